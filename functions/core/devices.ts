@@ -1,0 +1,112 @@
+/**
+ * The device resource of the specification ("Device resource"), as stored in
+ * the devices table and returned by search. Dates are ISO-8601 strings (UTC).
+ */
+
+/** `connection.state` values. */
+export const CONNECTION_STATES = ['UNKNOWN', 'CONNECTED', 'DISCONNECTED'] as const;
+/** `health.mode` values. */
+export const HEALTH_MODES = ['SERVER', 'EMBEDDED_PLATFORM_COMPUTER', 'EMBEDDED_PLATFORM_ANDROID', 'EMBEDDED_PLATFORM_UNKNOWN'] as const;
+/** `...battery.health.state` values. */
+export const BATTERY_HEALTH_STATES = ['COLD', 'DEAD', 'GOOD', 'OVERHEAT', 'OVER_VOLTAGE', 'UNKNOWN', 'UNSPECIFIED_VALUE'] as const;
+/** `...battery.health.plugged` values. */
+export const BATTERY_PLUGGED = ['AC', 'DOCK', 'USB', 'WIRELESS'] as const;
+/** `...battery.health.status` values. */
+export const BATTERY_STATUSES = ['CHARGING', 'DISCHARGING', 'FULL', 'NOT_CHARGING', 'UNKNOWN'] as const;
+/** `health.hubs.devices.health.state` values. */
+export const SUB_DEVICE_HEALTH_STATES = ['BOOTING', 'NOMINAL', 'WARNING', 'DOWN', 'HIBERNATION'] as const;
+/** `health.hubs.devices.health.messages.level` values. */
+export const MESSAGE_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR'] as const;
+/** `health.hubs.devices.capability.type` values. */
+export const CAPABILITY_TYPES = [
+  'SCENARIO', 'PRINTER', 'CDN', 'DATA', 'IOT', 'PAYMENT', 'GENERIC', 'GENERIC_USB', 'GENERIC_SERIAL', 'GENERIC_MONITORING', 'MEDIA', 'WEB',
+] as const;
+/** `health.hubs.devices.capability.modes` values. */
+export const CAPABILITY_MODES = [
+  'SCENARIO_EXECUTE', 'PRINTER_PRINT', 'CDN_PERSIST', 'DATA_PERSIST', 'DATA_SELECT', 'PAYMENT_CARD_CONTACTLESS', 'PAYMENT_CARD_PHYSICAL',
+  'PAYMENT_CARD_MAGNETIC', 'GENERIC_BEEP', 'GENERIC_LED', 'GENERIC_REBOOT', 'IOT_DATA_SELECT', 'IOT_LOCKER_OPEN', 'MEDIA_IMAGE_HTTP',
+  'GENERIC_MONITOR_PRINTER', 'WEB_PAGE',
+] as const;
+
+/**
+ * Battery of a hub or sub-device. The specification lists the battery level a
+ * second time under the name `status`; we expose it as `level` (percent, 0–100).
+ */
+export interface Battery {
+  health: {
+    state: (typeof BATTERY_HEALTH_STATES)[number];
+    plugged: (typeof BATTERY_PLUGGED)[number];
+    status: (typeof BATTERY_STATUSES)[number];
+    /** Battery level in percent, 0 to 100. */
+    level: number;
+    /** Charge cycle count. */
+    cycle: number;
+  };
+}
+
+/** A command a sub-device accepts. `arguments` is free-form (its structure is not specified). */
+export interface DeviceCommand {
+  command: string;
+  title: string;
+  description: string;
+  payload: unknown;
+  arguments: unknown;
+}
+
+/** A peripheral connected to a hub (printer, payment terminal, screen, ...). */
+export interface SubDevice {
+  uid: string;
+  label: string;
+  version: string;
+  health: {
+    state: (typeof SUB_DEVICE_HEALTH_STATES)[number];
+    message: string;
+    messages: { key: string; message: string; level: (typeof MESSAGE_LEVELS)[number] }[];
+  };
+  capability: { type: (typeof CAPABILITY_TYPES)[number]; modes: (typeof CAPABILITY_MODES)[number][] };
+  battery?: Battery;
+  commands: DeviceCommand[];
+}
+
+/** A hub inside a device, with its sub-devices. `type` values are reserved by the spec. */
+export interface Hub {
+  uid: string;
+  label: string;
+  version: string;
+  /** ISO-8601. */
+  registeredSince: string;
+  type: string;
+  battery?: Battery;
+  devices: SubDevice[];
+}
+
+/** The device resource (spec "Device resource"), without the search envelope fields. */
+export interface Device {
+  /** Device identifier, used as `target.id` in deployments. Never contains `#`. */
+  id: string;
+  /** Owning company id. */
+  company: string;
+  serial: string;
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601. */
+  updated: string;
+  location?: { name?: string; description?: string };
+  geoLocation?: { latitude?: number; longitude?: number; altitude?: number };
+  connection: {
+    state: (typeof CONNECTION_STATES)[number];
+    /** ISO-8601; present when CONNECTED. */
+    connectedSince?: string;
+    /** ISO-8601; present when DISCONNECTED. */
+    disconnectedSince?: string;
+  };
+  health?: {
+    /** ISO-8601. */
+    updated: string;
+    versionCode: string;
+    versionName: string;
+    connectedTo?: string;
+    mode: (typeof HEALTH_MODES)[number];
+    hubs: Hub[];
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Typed domain errors. The platform's error middleware maps each one to an
+ * RFC 9457 `application/problem+json` response; anything else becomes a
+ * generic 500 that is logged and never serialized.
+ */
+
+/** One violation inside a problem: `path` locates it (JSON pointer-ish, archive path or parameter name). */
+export interface ProblemViolation {
+  path: string;
+  message: string;
+}
+
+/** Base class: an HTTP status, a short title, a human `detail` and optional extension members. */
+export abstract class DomainError extends Error {
+  abstract readonly status: number;
+  abstract readonly title: string;
+  /** Extra members merged into the problem body (e.g. `errors`, `quotaBytes`). */
+  readonly extensions: Record<string, unknown>;
+  /** Extra response headers (e.g. `WWW-Authenticate`, `Retry-After`). */
+  readonly headers: Record<string, string>;
+
+  constructor(detail: string, extensions: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(detail);
+    this.name = new.target.name;
+    this.extensions = extensions;
+    this.headers = headers;
+  }
+
+  /** Problem `type` URI: a stable, documented identifier per error kind. */
+  get type(): string {
+    return `https://device-scenario-service.dev/problems/${this.title.toLowerCase().replaceAll(' ', '-')}`;
+  }
+}
+
+/** 400: the request is malformed (bad JSON, missing field, unknown parameter). Lists every violation. */
+export class BadRequestError extends DomainError {
+  readonly status = 400;
+  readonly title = 'Bad Request';
+  constructor(detail: string, errors: ProblemViolation[] = []) {
+    super(detail, errors.length > 0 ? { errors } : {});
+  }
+}
+
+/** 401: missing, malformed, expired or untrusted bearer token. Carries `WWW-Authenticate: Bearer`. */
+export class UnauthorizedError extends DomainError {
+  readonly status = 401;
+  readonly title = 'Unauthorized';
+  constructor(detail: string, bearerError: 'invalid_token' | 'invalid_request' | null = 'invalid_token') {
+    super(detail, {}, {
+      'WWW-Authenticate': bearerError === null ? 'Bearer' : `Bearer error="${bearerError}", error_description="${detail.replaceAll('"', "'")}"`,
+    });
+  }
+}
+
+/** 403: authenticated, but the token lacks the company or the scope. */
+export class ForbiddenError extends DomainError {
+  readonly status = 403;
+  readonly title = 'Forbidden';
+}
+
+/** 404: the addressed resource does not exist (or belongs to a company the caller cannot see). */
+export class NotFoundError extends DomainError {
+  readonly status = 404;
+  readonly title = 'Not Found';
+}
+
+/** 409: the resource already exists and is immutable (e.g. a scenario version). */
+export class ConflictError extends DomainError {
+  readonly status = 409;
+  readonly title = 'Conflict';
+}
+
+/** 413 (spec "Upload scenario"): storing the archive would exceed the company's storage quota. */
+export class QuotaExceededError extends DomainError {
+  readonly status = 413;
+  readonly title = 'Storage Quota Exceeded';
+  constructor(detail: string, figures: { quotaBytes: number; usedBytes: number; archiveBytes: number }) {
+    super(detail, figures);
+  }
+}
+
+/** 413: the request body is larger than the address accepts (API Gateway's payload limit). */
+export class PayloadTooLargeError extends DomainError {
+  readonly status = 413;
+  readonly title = 'Payload Too Large';
+}
+
+/** 422 (spec "Upload scenario"): the archive is invalid; `errors` lists every violation with its path. */
+export class InvalidArchiveError extends DomainError {
+  readonly status = 422;
+  readonly title = 'Invalid Scenario Archive';
+  constructor(detail: string, errors: ProblemViolation[]) {
+    super(detail, { errors });
+  }
+}
+
+/** 503: a backend (e.g. the search engine) is unavailable; carries `Retry-After` in seconds. */
+export class ServiceUnavailableError extends DomainError {
+  readonly status = 503;
+  readonly title = 'Service Unavailable';
+  constructor(detail: string, retryAfterSeconds = 5) {
+    super(detail, {}, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Ports: the small interfaces the domain needs from the outside world.
+ * Adapters in `functions/adapters/aws` (DynamoDB, S3, OpenSearch) and
+ * `functions/adapters/embedded` (local engines) implement them; the
+ * composition root (`functions/platform/composition.ts`) picks which.
+ */
+import type { Device } from './devices.js';
+import type { DocumentKey, SearchDocument } from './search/documents.js';
+import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from './search/query.js';
+
+/** The search index (OpenSearch in AWS, the embedded engine locally). Never the source of truth. */
+export interface SearchIndex {
+  /**
+   * Runs one page of a search: company restriction always applied, filters OR within a field and AND across
+   * fields, or `global` full text; sorted with the (type, company, id) tie-breaker.
+   * @throws ServiceUnavailableError when the backend cannot be reached.
+   */
+  search(query: SearchQuery): Promise<SearchResult>;
+  /** Counts, per field of `query.fields`, how many matching documents carry each value. */
+  countValues(query: CountQuery): Promise<ValueCounts>;
+  /** Inserts or replaces documents (by their DocumentKey). */
+  upsert(documents: SearchDocument[]): Promise<void>;
+  /** Removes documents; unknown keys are ignored. */
+  remove(keys: DocumentKey[]): Promise<void>;
+}
+
+/** A company and its storage account (bytes). */
+export interface Company {
+  id: string;
+  name: string;
+  /** Storage quota for scenario archives, bytes. */
+  quotaBytes: number;
+  /** Bytes of stored archives, bytes. */
+  usedBytes: number;
+}
+
+/** Company records (companies table). */
+export interface CompanyRepository {
+  /** Returns the company, or undefined when it does not exist. */
+  get(companyId: string): Promise<Company | undefined>;
+  /** Returns the companies that exist among `companyIds`, in no particular order. */
+  getMany(companyIds: readonly string[]): Promise<Company[]>;
+}
+
+/** Device records (devices table). */
+export interface DeviceRepository {
+  /** Returns the ids among `deviceIds` that exist in `companyId`, using batched reads. */
+  existing(companyId: string, deviceIds: readonly string[]): Promise<Set<string>>;
+  /** Writes devices (seeding, device registration). Feeds the search index through the table's stream. */
+  put(devices: readonly Device[]): Promise<void>;
+}
+
+/** A stored, immutable scenario version. */
+export interface ScenarioVersion {
+  company: string;
+  /** `scenario.json` `id` (`what.id`). */
+  scenarioId: string;
+  /** Semantic version (`what.subId`). */
+  version: string;
+  name: string;
+  description?: string;
+  /** Archive size, bytes. */
+  size: number;
+  /** Hex SHA-256 of the archive. */
+  sha256: string;
+  /** Object key of the archive in the archive store. */
+  archiveKey: string;
+  /** `sub` of the uploader. */
+  uploadedBy: string;
+  /** ISO-8601. */
+  created: string;
+}
+
+/** Outcome of recording a version: stored, or refused with the reason. Nothing is written when refused. */
+export type RecordVersionOutcome =
+  | { kind: 'stored' }
+  | { kind: 'version-exists' }
+  | { kind: 'quota-exceeded'; quotaBytes: number; usedBytes: number }
+  | { kind: 'company-not-found' };
+
+/** Scenario versions and their storage accounting (scenarios and companies tables). */
+export interface ScenarioRepository {
+  /**
+   * Atomically (one DynamoDB transaction): creates the version if (company, id, version) is new, adds `size` to the
+   * company's `usedBytes` only if the result stays within `quotaBytes`, and updates the scenario summary.
+   */
+  recordVersion(version: ScenarioVersion): Promise<RecordVersionOutcome>;
+  /** Returns `scenarioId#version` strings of the given references that exist in `companyId`, with batched reads. */
+  existingVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<Set<string>>;
+}
+
+/** An active deployment: (company, device, scenario, version) is its identity (decisions.md, "Deployments"). */
+export interface ActiveDeployment {
+  /** ULID of the action that created it. */
+  id: string;
+  company: string;
+  deviceId: string;
+  scenarioId: string;
+  version: string;
+  /** ISO-8601. */
+  deployedAt: string;
+  /** `sub` of the caller. */
+  deployedBy: string;
+  note?: string;
+}
+
+/** One line of the deployment history: every action, successful or not. */
+export interface DeploymentHistoryEntry {
+  /** ULID of the action (= result item `id`). */
+  id: string;
+  company: string;
+  deviceId: string;
+  deviceSubId: string | null;
+  targetType: string;
+  whatType: string;
+  scenarioId: string;
+  version: string;
+  action: 'DEPLOY' | 'UNDEPLOY';
+  state: 'SUCCESS' | 'FAILURE';
+  cause: string | null;
+  /** ISO-8601. */
+  at: string;
+  by: string;
+  note?: string;
+}
+
+/** A page of a listing with an opaque continuation cursor. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Active deployments and history (deployments table). */
+export interface DeploymentRepository {
+  /**
+   * Creates the active deployment and its history entry together, only if no deployment with the same identity is
+   * active (conditional write): of two racing identical calls exactly one returns `activated`.
+   */
+  activate(deployment: ActiveDeployment, history: DeploymentHistoryEntry): Promise<'activated' | 'already-active'>;
+  /** Removes the active deployment and records history together, only if it is active (conditional delete). */
+  deactivate(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    history: DeploymentHistoryEntry,
+  ): Promise<'deactivated' | 'already-inactive'>;
+  /** Appends history entries of failed actions. */
+  recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void>;
+  /**
+   * Lists active deployments of one device, or of every device when `deviceId` is undefined, ordered by
+   * (device, scenario, version). @throws BadRequestError on a cursor this adapter did not issue.
+   */
+  listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>>;
+}
+
+/** Archive object storage (S3 in AWS, s3rver locally). */
+export interface ArchiveStore {
+  /** Stores bytes under `key`. */
+  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  /** Reads a whole object; undefined when absent. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /** Deletes `key`; absent keys are ignored. */
+  delete(key: string): Promise<void>;
+}
+
+/** Issues access tokens for username/password (local issuer, Cognito in AWS). */
+export interface IdentityProvider {
+  /** Returns a signed JWT and its lifetime in seconds, or undefined when the credentials are wrong. */
+  issueToken(username: string, password: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined>;
+}

@@ -1,0 +1,37 @@
+import { ForbiddenError } from './errors.js';
+
+/** Permissions carried in the token's space-separated `scope` claim (decisions.md, "Authentication and permissions"). */
+export const SCOPES = [
+  'scenarios:read',
+  'scenarios:write',
+  'deployments:read',
+  'deployments:write',
+  'search:read',
+  'devices:write',
+] as const;
+
+/** One permission name. */
+export type Scope = (typeof SCOPES)[number];
+
+/** The authenticated caller, derived from a verified JWT. */
+export interface Principal {
+  /** `sub` claim: the user's identifier (username locally). */
+  subject: string;
+  /** `companies` claim: company ids the caller may act on. */
+  companies: readonly string[];
+  /** `scope` claim, split. Unknown scopes are kept but grant nothing. */
+  scopes: ReadonlySet<string>;
+}
+
+/**
+ * Checks that the caller holds `scope` and, when `companyId` is given, that the company is one of theirs.
+ * @throws ForbiddenError (403) naming the missing scope or the company.
+ */
+export function authorize(principal: Principal, scope: Scope, companyId?: string): void {
+  if (!principal.scopes.has(scope)) {
+    throw new ForbiddenError(`The token lacks the '${scope}' scope required by this operation.`);
+  }
+  if (companyId !== undefined && !principal.companies.includes(companyId)) {
+    throw new ForbiddenError(`The token does not grant access to company '${companyId}'.`);
+  }
+}

@@ -1,0 +1,66 @@
+import type { Device } from '../devices.js';
+
+/** Resource types that search covers (the `type` filter field). */
+export const RESOURCE_TYPES = ['DEVICE', 'SCENARIO'] as const;
+/** One resource type. */
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+/** A device as search returns it: the device resource plus the search envelope (`type`, `id`, `company`). */
+export type DeviceDocument = Device & { type: 'DEVICE' };
+
+/** A scenario as search returns it (decisions.md: `type`, `id`, `company` plus its own fields). */
+export interface ScenarioDocument {
+  type: 'SCENARIO';
+  /** Scenario identifier (`what.id`). */
+  id: string;
+  company: string;
+  name: string;
+  description?: string;
+  /** Highest semantic version stored. */
+  latestVersion: string;
+  /** Stored versions, oldest first. */
+  versions: string[];
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601. */
+  updated: string;
+}
+
+/** Any resource held by the search index. */
+export type SearchDocument = DeviceDocument | ScenarioDocument;
+
+/** Identity of a document in the index: (type, company, id). */
+export interface DocumentKey {
+  type: ResourceType;
+  company: string;
+  id: string;
+}
+
+/** Stable string form of a document key, `TYPE#company#id`; also the final sort tie-breaker. */
+export function documentKeyString(key: DocumentKey): string {
+  return `${key.type}#${key.company}#${key.id}`;
+}
+
+/**
+ * Reads every value at a dotted path, descending through arrays, so that
+ * `health.hubs.devices.health.state` yields one value per sub-device.
+ * Returns primitives only (strings, numbers, booleans), in document order.
+ */
+export function valuesAtPath(document: unknown, path: string): (string | number | boolean)[] {
+  const out: (string | number | boolean)[] = [];
+  const segments = path.split('.');
+  const walk = (node: unknown, index: number): void => {
+    if (node === undefined || node === null) return;
+    if (Array.isArray(node)) {
+      for (const element of node) walk(element, index);
+      return;
+    }
+    if (index === segments.length) {
+      if (typeof node === 'string' || typeof node === 'number' || typeof node === 'boolean') out.push(node);
+      return;
+    }
+    if (typeof node === 'object') walk((node as Record<string, unknown>)[segments[index] as string], index + 1);
+  };
+  walk(document, 0);
+  return out;
+}
