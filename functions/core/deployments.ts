@@ -1,0 +1,250 @@
+import pLimit from 'p-limit';
+import { monotonicFactory } from 'ulid';
+import { z } from 'zod';
+import { BadRequestError, NotFoundError, type ProblemViolation } from './errors.js';
+import type { ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page, ScenarioRepository } from './ports.js';
+import { authorize, type Principal } from './principal.js';
+import { IDENTIFIER_PATTERN } from './scenarios/manifest.js';
+
+/** Most entries accepted in one deployment request. */
+export const MAX_DEPLOYMENT_ENTRIES = 5_000;
+/** Conditional writes in flight at once for one request. */
+export const DEPLOYMENT_WRITE_CONCURRENCY = 16;
+
+/** Failure causes (spec "Deployment result item"). */
+export const DEPLOYMENT_CAUSES = ['NONE', 'TARGET_NOT_FOUND', 'WHAT_NOT_FOUND', 'ALREADY_DEPLOYED', 'ALREADY_UNDEPLOYED', 'NOT_IMPLEMENTED'] as const;
+/** One failure cause. */
+export type DeploymentCause = (typeof DEPLOYMENT_CAUSES)[number];
+
+/** Deployment request body (spec "Deployment request body"); the zod schema is also the 400 validator. */
+export const DeploymentRequestBodySchema = z.object({
+  requests: z
+    .array(
+      z.object({
+        target: z.object({ type: z.string().min(1), id: z.string().min(1), subId: z.string().nullable().optional() }),
+        what: z.object({ type: z.string().min(1), id: z.string().min(1), subId: z.string().min(1) }),
+        action: z.enum(['DEPLOY', 'UNDEPLOY']),
+      }),
+    )
+    .min(1)
+    .max(MAX_DEPLOYMENT_ENTRIES),
+  note: z.string().max(2_000).optional(),
+});
+
+/** A parsed deployment request body. */
+export type DeploymentRequestBody = z.infer<typeof DeploymentRequestBodySchema>;
+
+/** One result item (spec "Deployment result item"). */
+export interface DeploymentResultItem {
+  /** ULID of this action. */
+  id: string;
+  target: { type: string; id: string; subId: string | null };
+  what: { type: string; id: string; subId: string };
+  action: 'DEPLOY' | 'UNDEPLOY';
+  state: 'SUCCESS' | 'FAILURE';
+  cause: DeploymentCause | null;
+}
+
+/** What the deployment use cases need. */
+export interface DeploymentDependencies {
+  devices: DeviceRepository;
+  scenarios: ScenarioRepository;
+  deployments: DeploymentRepository;
+  now?: () => Date;
+  /** Called with each unexpected backend error (the item is then reported FAILURE / NONE). */
+  onError?: (error: unknown, context: Record<string, unknown>) => void;
+}
+
+function toViolations(error: z.ZodError): ProblemViolation[] {
+  return error.issues.map((issue) => ({ path: `/${issue.path.join('/')}`, message: issue.message }));
+}
+
+/**
+ * Parses a deployment request body.
+ * @throws BadRequestError (400) listing every structural violation; nothing is executed.
+ */
+export function parseDeploymentRequestBody(body: unknown): DeploymentRequestBody {
+  const result = DeploymentRequestBodySchema.safeParse(body);
+  if (!result.success) {
+    throw new BadRequestError('The deployment request body is invalid; nothing was changed.', toViolations(result.error));
+  }
+  return result.data;
+}
+
+/**
+ * Deploys or undeploys scenario versions on devices (spec endpoint 3). Every entry gets one result item, in request
+ * order. Existence is checked with batched reads; writes are conditional, so of two racing identical DEPLOYs exactly
+ * one succeeds. Entries with the same identity inside one request run one after another, in order.
+ * Cause precedence: NOT_IMPLEMENTED, TARGET_NOT_FOUND, WHAT_NOT_FOUND, ALREADY_DEPLOYED / ALREADY_UNDEPLOYED, NONE.
+ * @throws ForbiddenError (403) without `deployments:write` on the company.
+ * @throws BadRequestError (400) on a structurally invalid body.
+ */
+export async function executeDeployments(
+  dependencies: DeploymentDependencies,
+  principal: Principal,
+  companyId: string,
+  rawBody: unknown,
+): Promise<{ items: DeploymentResultItem[] }> {
+  authorize(principal, 'deployments:write', companyId);
+  const body = parseDeploymentRequestBody(rawBody);
+  const now = (dependencies.now?.() ?? new Date()).toISOString();
+  const nextId = monotonicFactory();
+
+  const items: DeploymentResultItem[] = body.requests.map((entry) => ({
+    id: nextId(),
+    target: { type: entry.target.type, id: entry.target.id, subId: entry.target.subId ?? null },
+    what: { type: entry.what.type, id: entry.what.id, subId: entry.what.subId },
+    action: entry.action,
+    state: 'FAILURE',
+    cause: 'NONE',
+  }));
+
+  const supported = items.filter((item) => {
+    const implemented = item.target.type === 'DEVICE' && item.target.subId === null && item.what.type === 'SCENARIO';
+    if (!implemented) item.cause = 'NOT_IMPLEMENTED';
+    return implemented;
+  });
+
+  const deviceIds = [...new Set(supported.map((item) => item.target.id).filter((id) => IDENTIFIER_PATTERN.test(id)))];
+  const references = [
+    ...new Map(
+      supported
+        .filter((item) => IDENTIFIER_PATTERN.test(item.what.id) && !item.what.subId.includes('#'))
+        .map((item) => [`${item.what.id}#${item.what.subId}`, { scenarioId: item.what.id, version: item.what.subId }]),
+    ).values(),
+  ];
+  const [existingDevices, existingVersions] = await Promise.all([
+    dependencies.devices.existing(companyId, deviceIds),
+    dependencies.scenarios.existingVersions(companyId, references),
+  ]);
+
+  const groups = new Map<string, DeploymentResultItem[]>();
+  for (const item of supported) {
+    if (!existingDevices.has(item.target.id)) {
+      item.cause = 'TARGET_NOT_FOUND';
+    } else if (!existingVersions.has(`${item.what.id}#${item.what.subId}`)) {
+      item.cause = 'WHAT_NOT_FOUND';
+    } else {
+      const identity = `${item.target.id}#${item.what.id}#${item.what.subId}`;
+      const group = groups.get(identity) ?? [];
+      group.push(item);
+      groups.set(identity, group);
+    }
+  }
+
+  const history = (item: DeploymentResultItem): DeploymentHistoryEntry => ({
+    id: item.id,
+    company: companyId,
+    deviceId: item.target.id,
+    deviceSubId: item.target.subId,
+    targetType: item.target.type,
+    whatType: item.what.type,
+    scenarioId: item.what.id,
+    version: item.what.subId,
+    action: item.action,
+    state: item.state,
+    cause: item.cause,
+    at: now,
+    by: principal.subject,
+    ...(body.note === undefined ? {} : { note: body.note }),
+  });
+
+  const limit = pLimit(DEPLOYMENT_WRITE_CONCURRENCY);
+  await Promise.all(
+    [...groups.values()].map((group) =>
+      limit(async () => {
+        for (const item of group) {
+          const identity = { company: companyId, deviceId: item.target.id, scenarioId: item.what.id, version: item.what.subId };
+          try {
+            const success = { ...history(item), state: 'SUCCESS' as const, cause: null };
+            if (item.action === 'DEPLOY') {
+              const deployment: ActiveDeployment = {
+                ...identity, id: item.id, deployedAt: now, deployedBy: principal.subject, ...(body.note === undefined ? {} : { note: body.note }),
+              };
+              const outcome = await dependencies.deployments.activate(deployment, success);
+              if (outcome === 'activated') Object.assign(item, { state: 'SUCCESS', cause: null });
+              else item.cause = 'ALREADY_DEPLOYED';
+            } else {
+              const outcome = await dependencies.deployments.deactivate(identity, success);
+              if (outcome === 'deactivated') Object.assign(item, { state: 'SUCCESS', cause: null });
+              else item.cause = 'ALREADY_UNDEPLOYED';
+            }
+          } catch (error) {
+            item.cause = 'NONE';
+            dependencies.onError?.(error, { deploymentId: item.id, ...identity, action: item.action });
+          }
+        }
+      }),
+    ),
+  );
+
+  const failures = items.filter((item) => item.state === 'FAILURE').map(history);
+  if (failures.length > 0) {
+    try {
+      await dependencies.deployments.recordHistory(failures);
+    } catch (error) {
+      dependencies.onError?.(error, { operation: 'recordHistory', count: failures.length });
+    }
+  }
+  return { items };
+}
+
+/** An active deployment as listed (decisions.md: result item fields plus deployedAt, deployedBy, note). */
+export interface ActiveDeploymentView extends DeploymentResultItem {
+  /** ISO-8601. */
+  deployedAt: string;
+  deployedBy: string;
+  note: string | null;
+}
+
+/** Default and maximum `limit` of active deployment listings (decisions.md, "Deployments"). */
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1_000;
+
+/**
+ * Lists active deployments (spec endpoint 4) of one device (`deviceId`) or of every device of the company.
+ * @param parameters the query string pairs: `limit` (1–1000, default 100) and `cursor`.
+ * @throws ForbiddenError (403) without `deployments:read` on the company.
+ * @throws BadRequestError (400) on an unknown parameter, a bad limit or a bad cursor.
+ * @throws NotFoundError (404) when `deviceId` is not a device of the company.
+ */
+export async function listActiveDeployments(
+  dependencies: Pick<DeploymentDependencies, 'devices' | 'deployments'>,
+  principal: Principal,
+  companyId: string,
+  deviceId: string | undefined,
+  parameters: [string, string][],
+): Promise<Page<ActiveDeploymentView>> {
+  authorize(principal, 'deployments:read', companyId);
+  const errors: ProblemViolation[] = [];
+  let limit = DEFAULT_LIST_LIMIT;
+  let cursor: string | undefined;
+  for (const [name, value] of parameters) {
+    if (name === 'limit') {
+      if (!/^[1-9][0-9]{0,3}$/.test(value) || Number(value) > MAX_LIST_LIMIT) {
+        errors.push({ path: 'limit', message: `'limit' must be an integer from 1 to ${MAX_LIST_LIMIT}; got '${value}'.` });
+      } else limit = Number(value);
+    } else if (name === 'cursor') cursor = value;
+    else errors.push({ path: name, message: `Unknown parameter '${name}'. Allowed: limit, cursor.` });
+  }
+  if (errors.length > 0) throw new BadRequestError('The listing request has invalid parameters.', errors);
+  if (deviceId !== undefined) {
+    const found = IDENTIFIER_PATTERN.test(deviceId) ? await dependencies.devices.existing(companyId, [deviceId]) : new Set<string>();
+    if (!found.has(deviceId)) throw new NotFoundError(`Device '${deviceId}' does not exist in company '${companyId}'.`);
+  }
+  const page = await dependencies.deployments.listActive(companyId, deviceId, limit, cursor);
+  return {
+    items: page.items.map((deployment) => ({
+      id: deployment.id,
+      target: { type: 'DEVICE', id: deployment.deviceId, subId: null },
+      what: { type: 'SCENARIO', id: deployment.scenarioId, subId: deployment.version },
+      action: 'DEPLOY',
+      state: 'SUCCESS',
+      cause: null,
+      deployedAt: deployment.deployedAt,
+      deployedBy: deployment.deployedBy,
+      note: deployment.note ?? null,
+    })),
+    nextCursor: page.nextCursor,
+  };
+}

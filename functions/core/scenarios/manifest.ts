@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/** Semantic Versioning 2.0.0 (semver.org's official regular expression). */
+export const SEMVER_PATTERN =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+/** Identifiers (scenario ids, device ids): letters, digits, `.`, `_`, `-`; 1–128 characters; never `#` or `/`. */
+export const IDENTIFIER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const resourcePath = z
+  .string()
+  .regex(/^resources\/[^\\]+[^/]$/, 'must be a file path under resources/ (e.g. resources/assets/logo.png)')
+  .refine((path) => !path.split('/').includes('..'), 'must not contain ".." segments');
+
+/**
+ * The `scenario.json` manifest at the root of every scenario archive (decisions.md, "Scenario packages").
+ * This zod schema is the single source of truth: the validator uses it and the published JSON Schema is generated
+ * from it (`scenarioManifestJsonSchema`).
+ */
+export const ScenarioManifestSchema = z
+  .object({
+    id: z.string().regex(IDENTIFIER_PATTERN, 'must be 1–128 letters, digits, ".", "_" or "-", starting with a letter or digit')
+      .describe('Scenario identifier: `what.id` in deployments. Uploading a new version with the same id adds a version.'),
+    name: z.string().min(1).max(200).describe('Display name.'),
+    version: z.string().regex(SEMVER_PATTERN, 'must be a semantic version such as 1.0.0')
+      .describe('Semantic version, immutable once uploaded: `what.subId` in deployments.'),
+    description: z.string().max(2000).optional().describe('What the scenario does.'),
+    thumbnails: z.array(resourcePath).max(20).default([]).describe('Thumbnail images, paths inside the archive under resources/.'),
+    assets: z.array(resourcePath).max(10_000).default([]).describe('Asset files the scenario uses, paths inside the archive under resources/.'),
+  })
+  .strict();
+
+/** A validated `scenario.json`. */
+export type ScenarioManifest = z.infer<typeof ScenarioManifestSchema>;
+
+/** JSON Schema (draft 2020-12) of `scenario.json`, generated from ScenarioManifestSchema. */
+export function scenarioManifestJsonSchema(): Record<string, unknown> {
+  return {
+    $id: 'https://device-scenario-service.dev/schemas/scenario.json',
+    title: 'scenario.json',
+    ...z.toJSONSchema(ScenarioManifestSchema, { io: 'input' }),
+  };
+}

@@ -1,0 +1,65 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
+import { type AuthConfig, authConfig } from './config.js';
+
+/** Asymmetric algorithms accepted (decisions.md): `alg: none` and HMAC are always rejected. */
+export const ACCEPTED_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
+
+let cached: { config: AuthConfig; keys: JWTVerifyGetKey } | undefined;
+
+function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
+  if (cached === undefined) {
+    const config = authConfig();
+    cached = { config, keys: createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }) };
+  }
+  return cached;
+}
+
+/**
+ * Verifies a bearer token with `jose` against the issuer's JWKS (issuer, audience, expiry, nbf, asymmetric algorithm)
+ * and returns the caller.
+ * @param authorization the `Authorization` header value.
+ * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the token is missing, malformed, expired or untrusted.
+ * @throws ServiceUnavailableError (503) when the issuer's JWKS cannot be fetched.
+ */
+export async function verifyBearerToken(authorization: string | undefined): Promise<Principal> {
+  if (authorization === undefined || authorization === '') {
+    throw new UnauthorizedError('An Authorization: Bearer <token> header is required.', null);
+  }
+  const match = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i.exec(authorization.trim());
+  if (match === null) throw new UnauthorizedError('The Authorization header must be "Bearer <JWT>".', 'invalid_request');
+  const { config, keys } = verifierSettings();
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(match[1] as string, keys, {
+      issuer: config.issuer,
+      audience: config.audience,
+      algorithms: ACCEPTED_ALGORITHMS,
+      requiredClaims: ['sub', 'exp'],
+    }));
+  } catch (error) {
+    if (error instanceof joseErrors.JWKSTimeout || (error instanceof TypeError && /fetch/i.test(error.message))) {
+      throw new ServiceUnavailableError('The token issuer cannot be reached to verify the token; retry shortly.');
+    }
+    if (error instanceof joseErrors.JWTExpired) throw new UnauthorizedError('The token has expired; request a new one.');
+    if (error instanceof joseErrors.JOSEError) throw new UnauthorizedError(`The token is not valid: ${error.message}.`);
+    throw error;
+  }
+  const companies = payload.companies;
+  if (!Array.isArray(companies) || !companies.every((company) => typeof company === 'string')) {
+    throw new UnauthorizedError('The token has no valid "companies" claim.');
+  }
+  const scope = typeof payload.scope === 'string' ? payload.scope : '';
+  return {
+    subject: payload.sub as string,
+    companies,
+    scopes: new Set(scope.split(' ').filter((item) => item !== '')),
+  };
+}
+
+/** Reads the bearer token of an API Gateway event and verifies it (see verifyBearerToken). */
+export function authenticate(event: APIGatewayProxyEventV2): Promise<Principal> {
+  return verifyBearerToken(event.headers?.authorization ?? event.headers?.Authorization);
+}

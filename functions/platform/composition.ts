@@ -1,0 +1,82 @@
+/**
+ * The composition root: the only place that chooses adapters. Lambda handlers and the local runtime both call
+ * `services()`; the environment (read once per cold start) decides between AWS endpoints and the embedded backends.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioRepository, SearchIndex } from '../core/ports.js';
+import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js';
+import {
+  DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository, type TableNames,
+} from '../adapters/aws/dynamodb-repositories.js';
+import { S3ArchiveStore } from '../adapters/aws/s3-archive-store.js';
+import { EmbeddedSearchIndex } from '../adapters/embedded/search-engine.js';
+import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
+import { searchBackend, storageConfig } from './config.js';
+
+/** Every adapter a handler may need. */
+export interface Services {
+  dynamoDb: DynamoDBDocumentClient;
+  s3: S3Client;
+  tables: TableNames;
+  companies: DynamoDbCompanyRepository;
+  devices: DeviceRepository;
+  scenarios: ScenarioRepository;
+  deployments: DeploymentRepository;
+  archives: ArchiveStore;
+  search: SearchIndex;
+}
+
+let built: Services | undefined;
+
+function createSearchIndex(): SearchIndex {
+  switch (searchBackend()) {
+    case 'embedded':
+      return new EmbeddedSearchIndex();
+    case 'opensearch':
+      throw new Error('SEARCH_BACKEND=opensearch: the OpenSearch adapter is not available in this build; use SEARCH_BACKEND=embedded.');
+  }
+}
+
+/** Builds (once) and returns the adapters. @throws Error naming a missing environment variable. */
+export function services(): Services {
+  if (built === undefined) {
+    const config = storageConfig();
+    const dynamoDb = createDocumentClient(config.dynamoDbEndpoint);
+    const s3 = createS3Client(config.s3Endpoint);
+    const tables: TableNames = {
+      companies: config.companiesTable, devices: config.devicesTable, scenarios: config.scenariosTable, deployments: config.deploymentsTable,
+    };
+    built = {
+      dynamoDb,
+      s3,
+      tables,
+      companies: new DynamoDbCompanyRepository(dynamoDb, tables),
+      devices: new DynamoDbDeviceRepository(dynamoDb, tables),
+      scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
+      deployments: new DynamoDbDeploymentRepository(dynamoDb, tables),
+      archives: new S3ArchiveStore(s3, config.archiveBucket),
+      search: createSearchIndex(),
+    };
+  }
+  return built;
+}
+
+let identity: Promise<LocalIdentityProvider> | undefined;
+
+/**
+ * The token issuer. Locally: the LocalIdentityProvider in `LOCAL_AUTH_DIR`, issuing for `JWT_ISSUER`/`JWT_AUDIENCE`.
+ * @throws Error when LOCAL_AUTH_DIR is not set (in AWS the token endpoint is backed by Cognito).
+ */
+export function identityProvider(): Promise<LocalIdentityProvider> {
+  if (identity === undefined) {
+    const directory = process.env.LOCAL_AUTH_DIR;
+    if (directory === undefined || directory === '') throw new Error('Missing required environment variable LOCAL_AUTH_DIR.');
+    identity = LocalIdentityProvider.fromDirectory(directory, {
+      issuer: process.env.JWT_ISSUER ?? '',
+      audience: process.env.JWT_AUDIENCE ?? '',
+      tokenLifetimeSeconds: Number(process.env.TOKEN_LIFETIME_SECONDS ?? 3600),
+    });
+  }
+  return identity;
+}

@@ -1,0 +1,99 @@
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { BadRequestError, type ProblemViolation } from '../core/errors.js';
+import type { Principal } from '../core/principal.js';
+import { authenticate } from './auth.js';
+import { problemJsonErrors } from './problem.js';
+
+/** Lambda context plus the verified caller (set by the authentication middleware). */
+export type AuthenticatedContext = Context & { principal: Principal };
+
+/** An API Gateway HTTP API (payload v2) route handler. */
+export type RouteHandler<TContext extends Context = AuthenticatedContext> = (
+  event: APIGatewayProxyEventV2,
+  context: TContext,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+type HttpMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
+
+/** middy middleware: verifies the bearer token before any body parsing and puts the caller on `context.principal`. */
+export function bearerAuthentication(): HttpMiddleware {
+  return {
+    before: async (request) => {
+      (request.context as AuthenticatedContext).principal = await authenticate(request.event);
+    },
+  };
+}
+
+function stack(middlewares: HttpMiddleware[]) {
+  // problem+json first so that its onError runs last (middy's onion order), then header normalization.
+  let chain = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({ timeoutEarlyInMillis: 0 })
+    .use(problemJsonErrors())
+    .use(httpHeaderNormalizer());
+  for (const middleware of middlewares) chain = chain.use(middleware);
+  return chain;
+}
+
+/**
+ * Wraps an authenticated route handler in the common middy stack: problem+json errors, header normalization,
+ * bearer authentication, then `middlewares` (e.g. the multipart parser) in order.
+ */
+export function httpHandler(handler: RouteHandler, ...middlewares: HttpMiddleware[]) {
+  return stack([bearerAuthentication(), ...middlewares]).handler(handler as unknown as RouteHandler<Context>);
+}
+
+/** Like httpHandler, for the few routes that take no bearer token (token issuance, JWKS). */
+export function publicHttpHandler(handler: RouteHandler<Context>, ...middlewares: HttpMiddleware[]) {
+  return stack(middlewares).handler(handler);
+}
+
+/** A JSON response with `content-type: application/json`. */
+export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+  return { statusCode, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}
+
+/** Every (name, value) pair of the query string, repeats kept, in order (API Gateway joins repeats with commas). */
+export function queryPairs(event: APIGatewayProxyEventV2): [string, string][] {
+  return [...new URLSearchParams(event.rawQueryString ?? '').entries()];
+}
+
+/**
+ * Returns the query parameters as a map of single values, refusing unknown or repeated ones.
+ * @throws BadRequestError (400) naming each unknown or repeated parameter and the allowed ones.
+ */
+export function singleQueryParameters(event: APIGatewayProxyEventV2, allowed: readonly string[]): Map<string, string> {
+  const values = new Map<string, string>();
+  const errors: ProblemViolation[] = [];
+  for (const [name, value] of queryPairs(event)) {
+    if (!allowed.includes(name)) errors.push({ path: name, message: `Unknown parameter '${name}'. Allowed: ${allowed.join(', ') || 'none'}.` });
+    else if (values.has(name)) errors.push({ path: name, message: `'${name}' may be given only once.` });
+    else values.set(name, value);
+  }
+  if (errors.length > 0) throw new BadRequestError('The request has invalid query parameters.', errors);
+  return values;
+}
+
+/** A path parameter that the route guarantees, URL-decoded. @throws BadRequestError when absent. */
+export function pathParameter(event: APIGatewayProxyEventV2, name: string): string {
+  const value = event.pathParameters?.[name];
+  if (value === undefined || value === '') throw new BadRequestError(`Path parameter '${name}' is required.`);
+  return decodeURIComponent(value);
+}
+
+/**
+ * Parses a JSON request body.
+ * @throws BadRequestError (400) when the content type is not JSON or the body is not valid JSON.
+ */
+export function jsonBody(event: APIGatewayProxyEventV2): unknown {
+  const contentType = event.headers?.['content-type'] ?? '';
+  if (!/^application\/([a-z.+-]*\+)?json\b/i.test(contentType)) {
+    throw new BadRequestError(`The request body must be application/json; got '${contentType || 'no content type'}'.`);
+  }
+  const text = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BadRequestError(`The request body is not valid JSON: ${(error as Error).message}.`, [{ path: '', message: 'not valid JSON' }]);
+  }
+}

@@ -1,0 +1,72 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { BadRequestError, DomainError, UnauthorizedError } from '../core/errors.js';
+import { logger } from './logger.js';
+
+/** An RFC 9457 problem body. */
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  [extension: string]: unknown;
+}
+
+/** Builds an `application/problem+json` API Gateway result. */
+export function problemResponse(body: ProblemBody, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: body.status,
+    headers: { 'content-type': 'application/problem+json', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Turns any thrown value into a DomainError, or undefined when it is unexpected (→ 500). */
+function toDomainError(error: unknown): DomainError | undefined {
+  if (error instanceof DomainError) return error;
+  const candidate = error as { statusCode?: number; message?: string; cause?: { package?: string } } | undefined;
+  if (candidate?.cause?.package === '@middy/http-multipart-body-parser') {
+    return new BadRequestError(
+      `The request must be multipart/form-data with one file part named 'payload' (${candidate.message ?? 'malformed'}).`,
+      [{ path: 'payload', message: 'expected a multipart/form-data body with a file part named payload' }],
+    );
+  }
+  return undefined;
+}
+
+/**
+ * middy `onError` middleware (register it first so it runs last): maps DomainErrors (and middy's parser errors) to
+ * RFC 9457 problem+json; logs anything else once and answers a generic 500 without internals.
+ */
+export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
+  return {
+    onError: async (request) => {
+      const error = toDomainError(request.error);
+      const instance = request.event?.rawPath;
+      if (error === undefined) {
+        logger.error('Unhandled error', { error: request.error as Error, path: instance });
+        request.response = problemResponse({
+          type: 'https://device-scenario-service.dev/problems/internal-server-error',
+          title: 'Internal Server Error',
+          status: 500,
+          detail: 'An unexpected error occurred; it has been logged.',
+          ...(instance === undefined ? {} : { instance }),
+        });
+        return;
+      }
+      if (error.status >= 500) logger.warn('Request failed', { error, path: instance });
+      request.response = problemResponse(
+        {
+          type: error.type,
+          title: error.title,
+          status: error.status,
+          detail: error.message,
+          ...(instance === undefined ? {} : { instance }),
+          ...error.extensions,
+        },
+        error instanceof UnauthorizedError ? { ...error.headers } : error.headers,
+      );
+    },
+  };
+}
