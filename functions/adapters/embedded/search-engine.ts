@@ -1,19 +1,18 @@
 /**
  * The embedded search engine: an in-memory implementation of the SearchIndex
- * port for the local runtime and the tests, with the same semantics as the
+ * port for the local runtime and the tests, with the semantics of the
  * OpenSearch adapter (company scoping, OR within a field and AND across fields,
  * `global` full text, sort with missing values last and the document-key
  * tie-breaker, facet counts).
  *
  * Layout, sized for ~100,000 documents:
- * - documents live in a Map by key string, each in an Entry with a numeric slot;
- * - every filter field has an inverted index (value → Set of slots) with the
- *   values dictionary-encoded, so filtering intersects sets and counting adds
- *   into typed arrays instead of walking documents;
- * - every (sort field, direction) has a lazily built presorted array, kept up
- *   to date on small writes and dropped on large ones, so a page of a big
- *   result is read by walking it instead of sorting;
- * - `global` is delegated to MiniSearch over FULL_TEXT_FIELDS.
+ * - each document sits in an Entry with a numeric slot;
+ * - every filter field (`type` and `company` included) has one bitset of slots
+ *   per value, so filtering is word-wise OR/AND and counting is a popcount;
+ * - every (sort field, direction) gets a presorted slot array, built on first
+ *   use, patched on small writes and dropped on large ones, so a page of a
+ *   large result is read by walking it instead of sorting the matches;
+ * - `global` is MiniSearch over FULL_TEXT_FIELDS.
  */
 import MiniSearch from 'minisearch';
 import type { SearchIndex } from '../../core/ports.js';
@@ -21,50 +20,104 @@ import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument 
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
 
-/** Fields with an inverted index: every filter field (including `type` and `company`). */
+/** Fields with bitset postings: every filter field. */
 const INDEXED_FIELDS: readonly string[] = FILTER_FIELDS.map((field) => field.field);
 const INDEXED_FIELD_POSITION = new Map(INDEXED_FIELDS.map((field, position) => [field, position]));
 const TYPE_POSITION = INDEXED_FIELD_POSITION.get('type') as number;
 const COMPANY_POSITION = INDEXED_FIELD_POSITION.get('company') as number;
 const SORT_FIELD_POSITION = new Map<string, number>(SORT_FIELDS.map((field, position) => [field, position]));
-/** Label field of each `data` filter field that has one (e.g. health.versionCode → health.versionName). */
+/** Label field of each `data` filter field that has one (health.versionCode → health.versionName). */
 const LABEL_FIELDS = new Map<string, string>(
   FILTER_FIELDS.flatMap((field) => (field.values.kind === 'data' && field.values.labelField !== undefined ? [[field.field, field.values.labelField]] : [])),
 );
 
-/** Below this many matches a page is sorted directly; above it, read from the presorted array. */
-const DIRECT_SORT_LIMIT = 1_000;
-/** Writes larger than this drop the presorted arrays (rebuilt on demand) instead of patching them. */
-const INCREMENTAL_SORT_LIMIT = 256;
-/** Field name under which MiniSearch reads the document key. */
+/** Up to this many matches a page is selected from the matches directly; above, from the presorted array. */
+const DIRECT_SORT_LIMIT = 2_000;
+/** Writes of more documents than this drop the presorted arrays (rebuilt on next use) instead of patching them. */
+const INCREMENTAL_SORT_LIMIT = 64;
+/** Field name under which MiniSearch reads the document key (cannot collide with a dotted resource path). */
 const KEY_FIELD = '\u0000key';
 
-/** One stored document with its precomputed index data. */
+const WHITESPACE = /[\n\r\p{Z}]+/u;
+const PUNCTUATION = /\p{P}+/u;
+
+/**
+ * Index-time tokenizer: MiniSearch's default split (whitespace and punctuation), plus, for a word with inner
+ * punctuation such as a serial `ACM-000123` or a version `v1.2`, the whole word with its parts joined by `-`.
+ */
+function tokenizeText(text: string): string[] {
+  const tokens: string[] = [];
+  for (const word of text.split(WHITESPACE)) {
+    const parts = word.split(PUNCTUATION).filter((part) => part !== '');
+    tokens.push(...parts);
+    if (parts.length > 1) tokens.push(parts.join('-'));
+  }
+  return tokens;
+}
+
+/**
+ * Query tokenizer: one term per whitespace-separated word; a word with inner punctuation stays whole (parts joined
+ * by `-`), so `ACM-000123` looks up the serial itself instead of every document containing `acm`.
+ */
+function tokenizeQuery(text: string): string[] {
+  const terms: string[] = [];
+  for (const word of text.split(WHITESPACE)) {
+    const parts = word.split(PUNCTUATION).filter((part) => part !== '');
+    if (parts.length > 0) terms.push(parts.join('-'));
+  }
+  return terms;
+}
+
+/** Full-text extraction: every value at the path joined with spaces; the key for KEY_FIELD. */
+function extractText(document: SearchDocument, field: string): string | undefined {
+  if (field === KEY_FIELD) return documentKeyString(document);
+  const values = valuesAtPath(document, field);
+  return values.length === 0 ? undefined : values.join(' ');
+}
+
+/** One stored document. */
 interface Entry {
   slot: number;
   key: string;
   document: SearchDocument;
-  /** First value (as a string) at each SORT_FIELDS path, undefined when missing. */
+  /** First value (as a string) at each SORT_FIELDS path; undefined when missing. */
   sortValues: (string | undefined)[];
-  /** Distinct value codes at each INDEXED_FIELDS path. */
-  codes: Int32Array[];
 }
 
-/** Inverted index of one field: dictionary-encoded values and the slots carrying each. */
+/** Postings of one filter field: dictionary-encoded values, one bitset of slots per value. */
 interface FieldIndex {
   codeOf: Map<string, number>;
   values: string[];
-  postings: Set<number>[];
+  bits: Uint32Array[];
 }
 
-/** One AND-ed condition: a slot satisfies it when any of the sets holds it. */
-type Group = Set<number>[];
+function popcount(word: number): number {
+  let x = word - ((word >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+}
+
+/** Calls `visit` with every slot set in `bits`, ascending. */
+function forEachSlot(bits: Uint32Array, visit: (slot: number) => void): void {
+  for (let index = 0; index < bits.length; index += 1) {
+    let word = bits[index] as number;
+    while (word !== 0) {
+      const lowest = word & -word;
+      visit(index * 32 + 31 - Math.clz32(lowest));
+      word ^= lowest;
+    }
+  }
+}
+
+function hasSlot(bits: Uint32Array, slot: number): boolean {
+  return (((bits[slot >>> 5] as number) >>> (slot & 31)) & 1) === 1;
+}
 
 function compareKeys(a: Entry, b: Entry): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
-/** Orders by the sort value (missing last in both directions), then by key ascending. */
+/** Orders by the sort value at `position` (missing last in both directions), then by key ascending. */
 function sortComparator(position: number, descending: boolean): (a: Entry, b: Entry) => number {
   const sign = descending ? -1 : 1;
   return (a, b) => {
@@ -79,67 +132,66 @@ function sortComparator(position: number, descending: boolean): (a: Entry, b: En
   };
 }
 
-/** The first `k` items of `items` in `compare` order, without sorting all of them (bounded max-heap). */
+/** The first `k` items of `items` in `compare` order, without sorting them all (bounded max-heap). */
 function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => number): T[] {
   if (k <= 0) return [];
   if (items.length <= k * 4) return [...items].sort(compare).slice(0, k);
   const heap: T[] = [];
-  const siftDown = (start: number): void => {
-    let index = start;
-    for (;;) {
-      const left = 2 * index + 1;
-      const right = left + 1;
-      let largest = index;
-      if (left < heap.length && compare(heap[left] as T, heap[largest] as T) > 0) largest = left;
-      if (right < heap.length && compare(heap[right] as T, heap[largest] as T) > 0) largest = right;
-      if (largest === index) return;
-      [heap[index], heap[largest]] = [heap[largest] as T, heap[index] as T];
-      index = largest;
-    }
+  const swap = (i: number, j: number): void => {
+    const held = heap[i] as T;
+    heap[i] = heap[j] as T;
+    heap[j] = held;
   };
   for (const item of items) {
     if (heap.length < k) {
       heap.push(item);
-      let index = heap.length - 1;
-      while (index > 0) {
+      for (let index = heap.length - 1; index > 0;) {
         const parent = (index - 1) >> 1;
         if (compare(heap[index] as T, heap[parent] as T) <= 0) break;
-        [heap[index], heap[parent]] = [heap[parent] as T, heap[index] as T];
+        swap(index, parent);
         index = parent;
       }
     } else if (compare(item, heap[0] as T) < 0) {
       heap[0] = item;
-      siftDown(0);
+      for (let index = 0; ;) {
+        const left = 2 * index + 1;
+        let largest = index;
+        if (left < k && compare(heap[left] as T, heap[largest] as T) > 0) largest = left;
+        if (left + 1 < k && compare(heap[left + 1] as T, heap[largest] as T) > 0) largest = left + 1;
+        if (largest === index) break;
+        swap(index, largest);
+        index = largest;
+      }
     }
   }
   return heap.sort(compare);
 }
 
-/** Full-text extraction: every value at the path, joined with spaces; the key for KEY_FIELD. */
-function extractText(document: SearchDocument, field: string): string | undefined {
-  if (field === KEY_FIELD) return documentKeyString(document);
-  const values = valuesAtPath(document, field);
-  return values.length === 0 ? undefined : values.join(' ');
-}
-
 /**
- * In-memory SearchIndex (local runtime and tests). Synchronous underneath; the
- * returned promises never reject except on programming errors. Documents are
- * copied on the way in and on the way out, so callers cannot alter the index.
+ * In-memory SearchIndex for the local runtime and the tests. Documents are copied on the way in and on the way
+ * out, so callers cannot alter the index through them. Work is synchronous; the promises only reject on bugs.
+ *
+ * Full text (`global`): every query word must match (AND), each as a prefix or, from 4 characters, with fuzziness
+ * 0.2 × length edits; relevance is MiniSearch's BM25 score. Words with inner punctuation (serials, versions) are
+ * matched as whole compounds, see `tokenizeQuery`.
  */
 export class EmbeddedSearchIndex implements SearchIndex {
   private readonly byKey = new Map<string, Entry>();
   /** Entries by slot; undefined for free slots. */
   private readonly slots: (Entry | undefined)[] = [];
   private readonly freeSlots: number[] = [];
-  private readonly fields: FieldIndex[] = INDEXED_FIELDS.map(() => ({ codeOf: new Map(), values: [], postings: [] }));
-  /** Presorted entries per `position:direction` of a sort field. */
-  private readonly sorted = new Map<string, Entry[]>();
+  /** Slots the bitsets can hold (a multiple of 32). */
+  private capacity = 1024;
+  private readonly fields: FieldIndex[] = INDEXED_FIELDS.map(() => ({ codeOf: new Map(), values: [], bits: [] }));
+  /** Presorted slots per `position:direction` of a sort field. */
+  private readonly sorted = new Map<string, number[]>();
   private readonly text = new MiniSearch<SearchDocument>({
     fields: [...FULL_TEXT_FIELDS],
     idField: KEY_FIELD,
     extractField: extractText,
+    tokenize: tokenizeText,
     searchOptions: {
+      tokenize: tokenizeQuery,
       combineWith: 'AND',
       prefix: true,
       fuzzy: (term) => (term.length >= 4 ? 0.2 : false),
@@ -147,80 +199,76 @@ export class EmbeddedSearchIndex implements SearchIndex {
   });
 
   /**
-   * One page of results (`query.page` is 1-based; beyond the end gives no resources) and the total number of
-   * matches. Resources are copies.
+   * One page of results (`query.page` is 1-based; past the end, `resources` is empty) and the total number of
+   * matching documents. Resources are copies.
    */
   async search(query: SearchQuery): Promise<SearchResult> {
-    const relevance = query.sort.field === 'relevance';
-    let matches: Entry[];
-    let scores: Map<Entry, number> | undefined;
-    if (query.global !== undefined) {
-      const companies = new Set(query.companies);
-      scores = new Map();
-      for (const hit of this.text.search(query.global)) {
-        const entry = this.byKey.get(hit.id as string);
-        if (entry !== undefined && companies.has(entry.document.company)) scores.set(entry, hit.score);
-      }
-      matches = [...scores.keys()];
-    } else {
-      matches = this.match(query.companies, undefined, query.filters);
-    }
-
     const start = (query.page - 1) * query.pageSize;
     const end = start + query.pageSize;
+    let total: number;
     let page: Entry[];
-    if (start >= matches.length) {
-      page = [];
-    } else if (relevance) {
-      // Without `global` every score is equal, as with OpenSearch's constant-score filters: key order.
-      const scoreOf = scores ?? new Map<Entry, number>();
-      const byRelevance = (a: Entry, b: Entry): number => (scoreOf.get(b) ?? 0) - (scoreOf.get(a) ?? 0) || compareKeys(a, b);
-      page = smallest(matches, end, byRelevance).slice(start);
+    if (query.global !== undefined) {
+      const scores = this.fullText(query.companies, query.global);
+      total = scores.size;
+      if (start >= total) {
+        page = [];
+      } else if (query.sort.field === 'relevance') {
+        const byScore = (a: Entry, b: Entry): number => (scores.get(b) as number) - (scores.get(a) as number) || compareKeys(a, b);
+        page = smallest([...scores.keys()], end, byScore).slice(start);
+      } else {
+        const matches = this.emptyBits();
+        for (const entry of scores.keys()) matches[entry.slot >>> 5] = (matches[entry.slot >>> 5] as number) | (1 << (entry.slot & 31));
+        page = this.sortedPage(matches, total, query.sort.field, query.sort.direction === 'DESC', start, end);
+      }
     } else {
-      page = this.sortedPage(matches, query.sort.field, query.sort.direction === 'DESC', start, end);
+      const matches = this.match(query.companies, undefined, query.filters);
+      total = matches.reduce((sum, word) => sum + popcount(word), 0);
+      if (start >= total) page = [];
+      else if (query.sort.field === 'relevance') page = this.sortedPage(matches, total, 'id', false, start, end, true);
+      else page = this.sortedPage(matches, total, query.sort.field, query.sort.direction === 'DESC', start, end);
     }
-    return { total: matches.length, resources: page.map((entry) => structuredClone(entry.document)) };
+    return { total, resources: page.map((entry) => structuredClone(entry.document)) };
   }
 
   /**
    * Per field of `query.fields`: each distinct value carried by the matching documents and how many carry it
-   * (a document counts once per value), with a `label` for data fields that have a label field.
-   * Fields without values map to an empty Map; values are listed in ascending order.
+   * (a document counts once per value), with a `label` for data fields that declare a label field.
+   * A field without values maps to an empty Map; values are listed in ascending order.
    */
   async countValues(query: CountQuery): Promise<ValueCounts> {
     const matches = this.match(query.companies, query.type, query.filters);
     const result: ValueCounts = new Map();
     for (const field of query.fields) {
       const labelField = LABEL_FIELDS.get(field);
+      /** Value → count and a matching document carrying it (the label source). */
+      const counted = new Map<string, { count: number; slot: number }>();
       const position = INDEXED_FIELD_POSITION.get(field);
-      /** Value → count and the first matching document carrying it (the label source). */
-      const counted = new Map<string, { count: number; first: Entry }>();
       if (position !== undefined) {
         const index = this.fields[position] as FieldIndex;
-        const counts = new Int32Array(index.values.length);
-        const first: Entry[] = [];
-        for (const entry of matches) {
-          for (const code of entry.codes[position] as Int32Array) {
-            if (counts[code] === 0) first[code] = entry;
-            counts[code] = (counts[code] as number) + 1;
+        index.bits.forEach((bits, code) => {
+          let count = 0;
+          let first = -1;
+          for (let word = 0; word < matches.length; word += 1) {
+            const both = (matches[word] as number) & (bits[word] as number);
+            if (both === 0) continue;
+            if (first < 0) first = word * 32 + 31 - Math.clz32(both & -both);
+            count += popcount(both);
           }
-        }
-        counts.forEach((count, code) => {
-          if (count > 0) counted.set(index.values[code] as string, { count, first: first[code] as Entry });
+          if (count > 0) counted.set(index.values[code] as string, { count, slot: first });
         });
       } else {
-        for (const entry of matches) {
-          for (const value of new Set(valuesAtPath(entry.document, field).map(String))) {
+        forEachSlot(matches, (slot) => {
+          for (const value of new Set(valuesAtPath((this.slots[slot] as Entry).document, field).map(String))) {
             const current = counted.get(value);
-            if (current === undefined) counted.set(value, { count: 1, first: entry });
+            if (current === undefined) counted.set(value, { count: 1, slot });
             else current.count += 1;
           }
-        }
+        });
       }
       const values = new Map<string, { count: number; label?: string }>();
       for (const value of [...counted.keys()].sort()) {
-        const { count, first } = counted.get(value) as { count: number; first: Entry };
-        const label = labelField === undefined ? undefined : valuesAtPath(first.document, labelField)[0];
+        const { count, slot } = counted.get(value) as { count: number; slot: number };
+        const label = labelField === undefined ? undefined : valuesAtPath((this.slots[slot] as Entry).document, labelField)[0];
         values.set(value, label === undefined ? { count } : { count, label: String(label) });
       }
       result.set(field, values);
@@ -232,32 +280,17 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async upsert(documents: SearchDocument[]): Promise<void> {
     const patchSorted = documents.length <= INCREMENTAL_SORT_LIMIT;
     if (!patchSorted) this.sorted.clear();
-    const added: SearchDocument[] = [];
+    const latest = new Map<string, SearchDocument>();
     for (const original of documents) {
       const document = structuredClone(original);
       const key = documentKeyString(document);
       const previous = this.byKey.get(key);
       if (previous !== undefined) this.detach(previous, patchSorted);
-      const slot = this.freeSlots.pop() ?? this.slots.length;
-      const entry: Entry = {
-        slot,
-        key,
-        document,
-        sortValues: SORT_FIELDS.map((field) => {
-          const first = valuesAtPath(document, field)[0];
-          return first === undefined ? undefined : String(first);
-        }),
-        codes: INDEXED_FIELDS.map((field, position) => this.encode(position, valuesAtPath(document, field), slot)),
-      };
-      this.slots[slot] = entry;
-      this.byKey.set(key, entry);
-      if (patchSorted) {
-        for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 0, entry);
-      }
-      added.push(document);
+      this.attach(key, document, patchSorted);
+      latest.set(key, document);
     }
-    // Replaced documents were discarded from the full-text index by `detach`; a key repeated in the batch is added once.
-    const latest = new Map(added.map((document) => [documentKeyString(document), document]));
+    // `detach` discarded replaced documents from the full-text index; a key repeated in the batch is added once.
+    for (const key of latest.keys()) if (this.text.has(key)) this.text.discard(key);
     this.text.addAll([...latest.values()]);
   }
 
@@ -267,143 +300,216 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (!patchSorted) this.sorted.clear();
     for (const key of keys) {
       const entry = this.byKey.get(documentKeyString(key));
-      if (entry !== undefined) this.detach(entry, patchSorted);
+      if (entry === undefined) continue;
+      this.detach(entry, patchSorted);
+      if (this.text.has(entry.key)) this.text.discard(entry.key);
     }
   }
 
-  /** Takes an entry out of every structure (map, slots, inverted indexes, presorted arrays, full text). */
+  /** Adds a document to the map, the slots, the bitsets and (when patching) the presorted arrays. */
+  private attach(key: string, document: SearchDocument, patchSorted: boolean): void {
+    const slot = this.freeSlots.pop() ?? this.slots.length;
+    if (slot >= this.capacity) this.grow();
+    const entry: Entry = {
+      slot,
+      key,
+      document,
+      sortValues: SORT_FIELDS.map((field) => {
+        const first = valuesAtPath(document, field)[0];
+        return first === undefined ? undefined : String(first);
+      }),
+    };
+    this.slots[slot] = entry;
+    this.byKey.set(key, entry);
+    INDEXED_FIELDS.forEach((field, position) => {
+      const index = this.fields[position] as FieldIndex;
+      for (const raw of valuesAtPath(document, field)) {
+        const value = String(raw);
+        let code = index.codeOf.get(value);
+        if (code === undefined) {
+          code = index.values.length;
+          index.codeOf.set(value, code);
+          index.values.push(value);
+          index.bits.push(new Uint32Array(this.capacity / 32));
+        }
+        const bits = index.bits[code] as Uint32Array;
+        bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
+      }
+    });
+    if (patchSorted) {
+      for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 0, slot);
+    }
+  }
+
+  /** Takes a document out of the map, the slots, the bitsets and the presorted arrays (not the full-text index). */
   private detach(entry: Entry, patchSorted: boolean): void {
     if (patchSorted) {
-      for (const [cacheKey, array] of this.sorted) {
-        const index = this.sortedIndexOf(cacheKey, array, entry);
-        if (array[index] === entry) array.splice(index, 1);
-        else this.sorted.delete(cacheKey); // cannot happen; never serve a stale order
-      }
+      for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 1);
     }
-    entry.codes.forEach((codes, position) => {
+    INDEXED_FIELDS.forEach((field, position) => {
       const index = this.fields[position] as FieldIndex;
-      for (const code of codes) index.postings[code]?.delete(entry.slot);
+      for (const raw of valuesAtPath(entry.document, field)) {
+        const bits = index.bits[index.codeOf.get(String(raw)) as number] as Uint32Array;
+        bits[entry.slot >>> 5] = (bits[entry.slot >>> 5] as number) & ~(1 << (entry.slot & 31));
+      }
     });
-    if (this.text.has(entry.key)) this.text.discard(entry.key);
     this.byKey.delete(entry.key);
     this.slots[entry.slot] = undefined;
     this.freeSlots.push(entry.slot);
   }
 
-  /** Dictionary-encodes the distinct values of one field and records `slot` in their postings. */
-  private encode(position: number, values: (string | number | boolean)[], slot: number): Int32Array {
-    const index = this.fields[position] as FieldIndex;
-    const codes = new Set<number>();
-    for (const raw of values) {
-      const value = String(raw);
-      let code = index.codeOf.get(value);
-      if (code === undefined) {
-        code = index.values.length;
-        index.codeOf.set(value, code);
-        index.values.push(value);
-        index.postings.push(new Set());
-      }
-      codes.add(code);
-      (index.postings[code] as Set<number>).add(slot);
+  /** Doubles the slot capacity of every bitset. */
+  private grow(): void {
+    this.capacity *= 2;
+    for (const index of this.fields) {
+      index.bits = index.bits.map((bits) => {
+        const larger = new Uint32Array(this.capacity / 32);
+        larger.set(bits);
+        return larger;
+      });
     }
-    return Int32Array.from(codes);
   }
 
-  /** Binary search: where `entry` is (or would go) in a presorted array. */
-  private sortedIndexOf(cacheKey: string, array: Entry[], entry: Entry): number {
+  private emptyBits(): Uint32Array {
+    return new Uint32Array(Math.ceil(this.slots.length / 32));
+  }
+
+  /** Binary search: the index of `entry` (or where it would go) in a presorted array. */
+  private sortedIndexOf(cacheKey: string, array: number[], entry: Entry): number {
     const [position, direction] = cacheKey.split(':');
     const compare = sortComparator(Number(position), direction === 'DESC');
     let low = 0;
     let high = array.length;
     while (low < high) {
-      const middle = (low + high) >> 1;
-      if (compare(array[middle] as Entry, entry) < 0) low = middle + 1;
+      const middle = (low + high) >>> 1;
+      if (compare(this.slots[array[middle] as number] as Entry, entry) < 0) low = middle + 1;
       else high = middle;
     }
     return low;
   }
 
   /**
-   * Entries in `companies` (and of `type`) matching every filter field (any of its values).
-   * Each condition is a group of posting sets; the smallest group drives, the others are probed.
+   * Bitset of the documents in `companies` (and of `type`) that match every filter field (any of its values).
+   * Fields outside the registry are checked document by document.
    */
-  private match(companies: readonly string[], type: string | undefined, filters: ReadonlyMap<string, readonly string[]>): Entry[] {
-    const groups: Group[] = [];
-    const predicates: ((entry: Entry) => boolean)[] = [];
-    const postingsOf = (position: number, values: readonly string[]): Group => {
+  private match(companies: readonly string[], type: string | undefined, filters: ReadonlyMap<string, readonly string[]>): Uint32Array {
+    const result = this.emptyBits();
+    const union = (position: number, values: readonly string[]): Uint32Array[] => {
       const index = this.fields[position] as FieldIndex;
       return values.flatMap((value) => {
         const code = index.codeOf.get(value);
-        const postings = code === undefined ? undefined : index.postings[code];
-        return postings === undefined || postings.size === 0 ? [] : [postings];
+        return code === undefined ? [] : [index.bits[code] as Uint32Array];
       });
     };
-    groups.push(postingsOf(COMPANY_POSITION, companies));
-    if (type !== undefined) groups.push(postingsOf(TYPE_POSITION, [type]));
-    for (const [field, values] of filters) {
+    for (const bits of union(COMPANY_POSITION, companies)) {
+      for (let word = 0; word < result.length; word += 1) result[word] = (result[word] as number) | (bits[word] as number);
+    }
+    const conditions: [string, readonly string[]][] = [...filters];
+    if (type !== undefined) conditions.push(['type', [type]]);
+    const unindexed: [string, readonly string[]][] = [];
+    for (const [field, values] of conditions) {
       const position = INDEXED_FIELD_POSITION.get(field);
-      if (position !== undefined) {
-        groups.push(postingsOf(position, values));
-      } else {
-        predicates.push((entry) => valuesAtPath(entry.document, field).some((value) => values.includes(String(value))));
+      if (position === undefined) {
+        unindexed.push([field, values]);
+        continue;
+      }
+      const sets = union(position, values);
+      for (let word = 0; word < result.length; word += 1) {
+        let any = 0;
+        for (const bits of sets) any |= bits[word] as number;
+        result[word] = (result[word] as number) & any;
       }
     }
-    if (groups.some((group) => group.length === 0)) return [];
-
-    const sizeOf = (group: Group): number => group.reduce((sum, postings) => sum + postings.size, 0);
-    groups.sort((a, b) => sizeOf(a) - sizeOf(b));
-    const [driver, ...probes] = groups as [Group, ...Group[]];
-    const seen = driver.length > 1 ? new Uint8Array(this.slots.length) : undefined;
-    const out: Entry[] = [];
-    for (const postings of driver) {
-      for (const slot of postings) {
-        if (seen !== undefined) {
-          if (seen[slot] === 1) continue;
-          seen[slot] = 1;
-        }
-        if (!probes.every((group) => group.length === 1 ? (group[0] as Set<number>).has(slot) : group.some((p) => p.has(slot)))) continue;
-        const entry = this.slots[slot] as Entry;
-        if (predicates.every((predicate) => predicate(entry))) out.push(entry);
-      }
+    if (unindexed.length > 0) {
+      forEachSlot(result, (slot) => {
+        const { document } = this.slots[slot] as Entry;
+        const keep = unindexed.every(([field, values]) => valuesAtPath(document, field).some((value) => values.includes(String(value))));
+        if (!keep) result[slot >>> 5] = (result[slot >>> 5] as number) & ~(1 << (slot & 31));
+      });
     }
-    return out;
+    return result;
   }
 
-  /** Entries `start`..`end` of `matches` in the order of one sort field. */
-  private sortedPage(matches: Entry[], field: string, descending: boolean, start: number, end: number): Entry[] {
+  /** MiniSearch hits of `text` within `companies`, with their scores. */
+  private fullText(companies: readonly string[], text: string): Map<Entry, number> {
+    const allowed = new Set(companies);
+    // Only pay a per-document check when the index holds documents of other companies.
+    const scoped = (this.fields[COMPANY_POSITION] as FieldIndex).values.some((company, code) =>
+      !allowed.has(company) && (this.fields[COMPANY_POSITION] as FieldIndex).bits[code]?.some((word) => word !== 0));
+    const inScope = (key: string): boolean => {
+      const entry = this.byKey.get(key);
+      return entry !== undefined && allowed.has(entry.document.company);
+    };
+    const hits = this.text.search(text, scoped ? { boostDocument: (key: string) => (inScope(key) ? 1 : 0) } : {});
+    const scores = new Map<Entry, number>();
+    for (const hit of hits) {
+      const entry = this.byKey.get(hit.id as string);
+      if (entry !== undefined && allowed.has(entry.document.company)) scores.set(entry, hit.score);
+    }
+    return scores;
+  }
+
+  /**
+   * Entries `start`..`end` (0-based, end excluded) of the `total` documents in `matches`, in the order of a sort
+   * field. `byKeyOnly` orders by document key alone (relevance without full text: every score is equal).
+   */
+  private sortedPage(
+    matches: Uint32Array, total: number, field: string, descending: boolean, start: number, end: number, byKeyOnly = false,
+  ): Entry[] {
     const position = SORT_FIELD_POSITION.get(field);
+    const collect = (): Entry[] => {
+      const entries: Entry[] = [];
+      forEachSlot(matches, (slot) => entries.push(this.slots[slot] as Entry));
+      return entries;
+    };
+    if (byKeyOnly) return smallest(collect(), end, compareKeys).slice(start);
     if (position === undefined) {
       // Not a registry sort field (the query parser never produces one): sort on the fly.
-      const valueOf = new Map(matches.map((entry) => {
+      const entries = collect();
+      const valueOf = new Map(entries.map((entry) => {
         const first = valuesAtPath(entry.document, field)[0];
         return [entry, first === undefined ? undefined : String(first)] as const;
       }));
       const sign = descending ? -1 : 1;
-      return smallest(matches, end, (a, b) => {
+      return smallest(entries, end, (a, b) => {
         const va = valueOf.get(a);
         const vb = valueOf.get(b);
         if (va !== vb) return va === undefined ? 1 : vb === undefined ? -1 : va < vb ? -sign : sign;
         return compareKeys(a, b);
       }).slice(start);
     }
-    if (matches.length <= DIRECT_SORT_LIMIT) return smallest(matches, end, sortComparator(position, descending)).slice(start);
+    if (total <= DIRECT_SORT_LIMIT) return smallest(collect(), end, sortComparator(position, descending)).slice(start);
 
     const cacheKey = `${position}:${descending ? 'DESC' : 'ASC'}`;
     let array = this.sorted.get(cacheKey);
     if (array === undefined) {
-      array = [...this.byKey.values()].sort(sortComparator(position, descending));
+      array = this.buildSorted(position, descending);
       this.sorted.set(cacheKey, array);
     }
-    const selected = new Uint8Array(this.slots.length);
-    for (const entry of matches) selected[entry.slot] = 1;
     const page: Entry[] = [];
     let rank = 0;
-    for (const entry of array) {
-      if (selected[entry.slot] !== 1) continue;
-      if (rank >= start) page.push(entry);
+    for (const slot of array) {
+      if (!hasSlot(matches, slot)) continue;
+      if (rank >= start) page.push(this.slots[slot] as Entry);
       rank += 1;
       if (rank >= end) break;
     }
     return page;
+  }
+
+  /** Every live slot in the order of the sort field at `position`. */
+  private buildSorted(position: number, descending: boolean): number[] {
+    // Compact records sort faster than entries scattered over the heap.
+    const records = [...this.byKey.values()].map((entry) => ({ v: entry.sortValues[position], k: entry.key, s: entry.slot }));
+    const sign = descending ? -1 : 1;
+    records.sort((a, b) => {
+      if (a.v !== b.v) {
+        if (a.v === undefined) return 1;
+        if (b.v === undefined) return -1;
+        return a.v < b.v ? -sign : sign;
+      }
+      return a.k < b.k ? -1 : a.k > b.k ? 1 : 0;
+    });
+    return records.map((record) => record.s);
   }
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * Local entry (`npm start`): the whole service on 127.0.0.1 with embedded backends and the same handlers as Lambda.
+ * Environment: API_PORT (3000), UPLOAD_PORT (3001), AUTH_PORT (3002), DYNAMODB_PORT and S3_PORT (0 = any free
+ * port), DATA_DIR (.data).
+ */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEMO_USERS } from '../functions/local/demo-data.js';
+import { startLocalRuntime } from '../functions/local/runtime.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new Error(`${name} must be a port number; got '${raw}'.`);
+  return value;
+}
+
+const started = Date.now();
+const runtime = await startLocalRuntime({
+  root,
+  dataDirectory: resolve(root, process.env.DATA_DIR ?? '.data'),
+  ports: { api: port('API_PORT', 3000), upload: port('UPLOAD_PORT', 3001), auth: port('AUTH_PORT', 3002), dynamoDb: port('DYNAMODB_PORT', 0), s3: port('S3_PORT', 0) },
+  log: (message) => process.stderr.write(`${message}\n`),
+}).catch((error: unknown) => {
+  process.stderr.write(`Could not start the local runtime: ${(error as Error).message}\n`);
+  process.exit(1);
+});
+
+process.stdout.write(
+  [
+    '',
+    `Device scenario service is up (${((Date.now() - started) / 1000).toFixed(1)} s, ${runtime.indexedDocuments} documents indexed).`,
+    `  main API     (base_url)             ${runtime.addresses.main}`,
+    `  upload API   (scenario_upload_url)  ${runtime.addresses.upload}`,
+    `  auth service (token, JWKS)          ${runtime.addresses.auth}`,
+    `  OpenAPI document                    ${runtime.addresses.main}/openapi.json`,
+    '',
+    'Demo users (username / password: companies; scopes):',
+    ...DEMO_USERS.map((user) => `  ${user.username} / ${user.password}: ${user.companies.join(', ')}; ${user.scope}`),
+    '',
+    `Get a token: curl -s -X POST ${runtime.addresses.auth}/token -H 'content-type: application/json' -d '{"username":"alice","password":"alice-demo-password"}'`,
+    'Press Ctrl+C to stop; data is kept in the data folder (npm run reset wipes it).',
+    'READY',
+    '',
+  ].join('\n'),
+);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    void runtime.stop().then(() => process.exit(0));
+  });
+}

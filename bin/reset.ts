@@ -1,0 +1,9 @@
+/** `npm run reset`: deletes the local data folder (DATA_DIR, default .data). Stop `npm start` first. */
+import { rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dataDirectory = resolve(root, process.env.DATA_DIR ?? '.data');
+await rm(dataDirectory, { recursive: true, force: true });
+process.stdout.write(`Removed ${dataDirectory}; the next npm start seeds the demo data again.\n`);

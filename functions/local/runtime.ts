@@ -1,0 +1,164 @@
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import S3rver from 's3rver';
+import { ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
+import { services } from '../platform/composition.js';
+import { rebuildSearchIndex } from '../platform/reindex.js';
+import { startDynamoDbLocal } from './dynamodb-local.js';
+import { createApiServer } from './http-gateway.js';
+import { seedDemoData, seedUsers } from './seed.js';
+import { DynamoDbStreamPoller } from './stream-poller.js';
+import { ensureTables } from './tables.js';
+
+/** Ports of the local runtime; 0 picks a free port. */
+export interface LocalPorts {
+  api: number;
+  upload: number;
+  auth: number;
+  dynamoDb: number;
+  s3: number;
+}
+
+/** Options of startLocalRuntime. */
+export interface LocalRuntimeOptions {
+  /** Folder holding every backend's data (created if missing). */
+  dataDirectory: string;
+  ports: LocalPorts;
+  /** Repository root, to resolve handler modules. */
+  root: string;
+  /** Progress and error reporting. */
+  log?: (message: string) => void;
+}
+
+/** A running local runtime. */
+export interface LocalRuntime {
+  /** `http://127.0.0.1:<port>` of each address. */
+  addresses: Record<ApiName, string>;
+  dynamoDbEndpoint: string;
+  s3Endpoint: string;
+  /** Documents in the search index after the start-up rebuild. */
+  indexedDocuments: number;
+  /** Whether this start seeded the demo data (empty data folder). */
+  seeded: boolean;
+  /** Stops listeners, the stream poller, s3rver and DynamoDB Local. */
+  stop(): Promise<void>;
+}
+
+/** Local table and bucket names (CloudFormation generates unique ones in AWS). */
+export const LOCAL_TABLES = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments' } as const;
+export const LOCAL_BUCKET = 'scenario-archives';
+/** `aud` of locally issued tokens. */
+export const LOCAL_AUDIENCE = 'device-scenario-service';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  if (address === null || typeof address === 'string') throw new Error('Could not allocate a free port.');
+  return address.port;
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', () => done());
+  });
+}
+
+/**
+ * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver,
+ * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
+ * handler, the local token issuer, and the three API listeners invoking the Lambda handlers of the route table.
+ * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's.
+ * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
+ */
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const log = options.log ?? (() => undefined);
+  const dataDirectory = resolve(options.dataDirectory);
+  await mkdir(dataDirectory, { recursive: true });
+  const ports: LocalPorts = { ...options.ports };
+  for (const name of Object.keys(ports) as (keyof LocalPorts)[]) if (ports[name] === 0) ports[name] = await freePort();
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step().catch((error: unknown) => log(`stop: ${(error as Error).message}`));
+  };
+
+  try {
+    const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb });
+    stops.push(dynamo.stop);
+    const s3 = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: join(dataDirectory, 's3'), silent: true, configureBuckets: [{ name: LOCAL_BUCKET }] });
+    await s3.run();
+    stops.push(() => s3.close());
+    const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
+    const addresses = { api: `http://127.0.0.1:${ports.api}`, upload: `http://127.0.0.1:${ports.upload}`, auth: `http://127.0.0.1:${ports.auth}` };
+    const authDirectory = join(dataDirectory, 'auth');
+    await mkdir(authDirectory, { recursive: true });
+
+    Object.assign(process.env, {
+      COMPANIES_TABLE: LOCAL_TABLES.companies,
+      DEVICES_TABLE: LOCAL_TABLES.devices,
+      SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
+      DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
+      ARCHIVE_BUCKET: LOCAL_BUCKET,
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      S3_ENDPOINT: s3Endpoint,
+      SEARCH_BACKEND: 'embedded',
+      LOCAL_AUTH_DIR: authDirectory,
+      JWT_ISSUER: addresses.auth,
+      JWT_AUDIENCE: LOCAL_AUDIENCE,
+      JWKS_URL: `${addresses.auth}/.well-known/jwks.json`,
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+    });
+
+    const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const streamArns = await ensureTables(tableClient, LOCAL_TABLES);
+    tableClient.destroy();
+    await seedUsers(authDirectory);
+    const built = services();
+    const seeded = await seedDemoData(built);
+    if (seeded) log('Seeded the demo data (companies acme and globex, 240 devices, 2 scenarios with 2 versions each).');
+
+    const indexer = (await import(new URL(`file://${resolve(options.root, SEARCH_INDEXER_ENTRY)}`).href)) as {
+      handler: (event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>;
+    };
+    const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const poller = new DynamoDbStreamPoller(streams, [...streamArns.values()], (event) => indexer.handler(event, {}), {
+      onError: (error) => log(`stream poller: ${(error as Error).message}`),
+    });
+    await poller.positionAtLatest();
+    const indexedDocuments = await rebuildSearchIndex(built);
+    poller.start();
+    stops.push(async () => {
+      await poller.stop();
+      streams.destroy();
+    });
+
+    for (const api of ['api', 'upload', 'auth'] as const) {
+      const server = createApiServer(api === 'api' ? 'main' : api, ROUTES, options.root, (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`));
+      await listen(server, ports[api]);
+      stops.push(
+        () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      );
+    }
+    return {
+      addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
+      dynamoDbEndpoint: dynamo.endpoint,
+      s3Endpoint,
+      indexedDocuments,
+      seeded,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

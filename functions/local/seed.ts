@@ -1,0 +1,65 @@
+import { access, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import JSZip from 'jszip';
+import { hashPassword, USERS_FILE, type LocalUser } from '../adapters/embedded/local-identity-provider.js';
+import type { Principal } from '../core/principal.js';
+import { uploadScenario } from '../core/scenarios/upload.js';
+import type { Services } from '../platform/composition.js';
+import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, generateDemoDevices } from './demo-data.js';
+
+/** The demo scenario of each company: two versions, so deployments can be tried at once (decisions.md). */
+export const DEMO_SCENARIOS = [
+  { company: 'acme', id: 'acme-welcome', name: 'Acme welcome screen', description: 'Greets shoppers and shows the weekly offers.' },
+  { company: 'globex', id: 'globex-timetable', name: 'Globex live timetable', description: 'Shows departures and platform changes.' },
+] as const;
+/** Versions uploaded for each demo scenario. */
+export const DEMO_SCENARIO_VERSIONS = ['1.0.0', '1.1.0'] as const;
+
+/** Builds a small, valid demo scenario archive. */
+export async function buildDemoScenarioArchive(scenario: (typeof DEMO_SCENARIOS)[number], version: string): Promise<Uint8Array> {
+  const zip = new JSZip();
+  zip.file('scenario.json', JSON.stringify({
+    id: scenario.id, name: scenario.name, version, description: scenario.description,
+    thumbnails: ['resources/thumbnails/thumbnail.svg'], assets: ['resources/assets/index.html'],
+  }, null, 2));
+  zip.file('resources/thumbnails/thumbnail.svg', `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#1f6feb"/></svg>`);
+  zip.file('resources/assets/index.html', `<!doctype html><title>${scenario.name}</title><h1>${scenario.name} ${version}</h1>`);
+  return zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
+}
+
+/**
+ * Writes users.json (scrypt hashes of the demo users) into `authDirectory` unless it exists.
+ */
+export async function seedUsers(authDirectory: string): Promise<void> {
+  const path = join(authDirectory, USERS_FILE);
+  try {
+    await access(path);
+    return;
+  } catch {
+    // first start
+  }
+  const users: LocalUser[] = await Promise.all(
+    DEMO_USERS.map(async (user) => ({ username: user.username, passwordHash: await hashPassword(user.password), companies: [...user.companies], scope: user.scope })),
+  );
+  await writeFile(path, `${JSON.stringify(users, null, 2)}\n`, { mode: 0o600 });
+}
+
+/**
+ * Seeds the deterministic demo (decisions.md, "Local demo data") when the companies table is empty: companies,
+ * 120 devices per company, and two versions of one scenario per company, uploaded through the upload use case.
+ * @returns whether anything was seeded.
+ */
+export async function seedDemoData(services: Services): Promise<boolean> {
+  if ((await services.companies.getMany(DEMO_COMPANIES.map((company) => company.id))).length > 0) return false;
+  await services.companies.put(DEMO_COMPANIES.map((company) => ({ id: company.id, name: company.name, quotaBytes: company.quotaBytes, usedBytes: 0 })));
+  for (const company of DEMO_COMPANIES) {
+    await services.devices.put(generateDemoDevices(company, DEMO_DEVICES_PER_COMPANY, DEMO_SEED));
+  }
+  for (const scenario of DEMO_SCENARIOS) {
+    const seeder: Principal = { subject: 'demo-seed', companies: [scenario.company], scopes: new Set(['scenarios:write']) };
+    for (const version of DEMO_SCENARIO_VERSIONS) {
+      await uploadScenario(services, seeder, scenario.company, await buildDemoScenarioArchive(scenario, version));
+    }
+  }
+  return true;
+}

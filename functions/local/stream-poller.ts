@@ -1,0 +1,144 @@
+import {
+  DescribeStreamCommand, type DynamoDBStreamsClient, ExpiredIteratorException, GetRecordsCommand, GetShardIteratorCommand,
+  type _Record as StreamRecord, TrimmedDataAccessException,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+
+interface ShardCursor {
+  streamArn: string;
+  shardId: string;
+  iterator: string | undefined;
+  lastSequenceNumber: string | undefined;
+  /** Records fetched but not yet acknowledged by the handler (redelivered on failure). */
+  pending: StreamRecord[];
+}
+
+/** A function consuming DynamoDB stream batches: the Lambda event-source contract. */
+export type StreamConsumer = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+
+function toLambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord {
+  const image = record.dynamodb ?? {};
+  return {
+    eventID: record.eventID,
+    eventName: record.eventName,
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: record.awsRegion ?? 'us-east-1',
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ...(image as DynamoDBRecord['dynamodb']),
+      ...(image.ApproximateCreationDateTime === undefined
+        ? {}
+        : { ApproximateCreationDateTime: Math.floor(new Date(image.ApproximateCreationDateTime).getTime() / 1000) }),
+    },
+  } as DynamoDBRecord;
+}
+
+/**
+ * Reads DynamoDB Local streams and delivers batches in the Lambda `DynamoDBStreamEvent` shape to a consumer, as the
+ * Lambda event source mapping does: in order per shard, up to `batchSize` records, and on `batchItemFailures` it
+ * redelivers from the first failed record after a back-off. Shards open at start are read from LATEST (the index is
+ * rebuilt from a scan right after); shards that appear later are read from TRIM_HORIZON.
+ */
+export class DynamoDbStreamPoller {
+  private readonly shards = new Map<string, ShardCursor>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private lastDiscovery = 0;
+
+  constructor(
+    private readonly client: DynamoDBStreamsClient,
+    private readonly streamArns: readonly string[],
+    private readonly consumer: StreamConsumer,
+    private readonly options: { intervalMs?: number; batchSize?: number; onError?: (error: unknown) => void } = {},
+  ) {}
+
+  /** Positions every open shard at LATEST. Call before rebuilding the index so no write falls between. */
+  async positionAtLatest(): Promise<void> {
+    await this.discoverShards('LATEST');
+  }
+
+  /** Starts polling every `intervalMs` (default 100 ms). */
+  start(): void {
+    const tick = async () => {
+      if (this.stopped) return;
+      this.running = this.pollOnce().catch((error) => this.options.onError?.(error));
+      await this.running;
+      if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs ?? 100);
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** Stops polling and waits for the batch in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private async discoverShards(newShardPosition: 'LATEST' | 'TRIM_HORIZON'): Promise<void> {
+    this.lastDiscovery = Date.now();
+    for (const streamArn of this.streamArns) {
+      let exclusiveStartShardId: string | undefined;
+      do {
+        const { StreamDescription } = await this.client.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }));
+        for (const shard of StreamDescription?.Shards ?? []) {
+          const shardId = shard.ShardId as string;
+          const key = `${streamArn}|${shardId}`;
+          if (this.shards.has(key)) continue;
+          if (newShardPosition === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber !== undefined) {
+            this.shards.set(key, { streamArn, shardId, iterator: undefined, lastSequenceNumber: undefined, pending: [] });
+            continue; // closed before we started: already reflected in the table scan
+          }
+          const { ShardIterator } = await this.client.send(
+            new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: newShardPosition }),
+          );
+          this.shards.set(key, { streamArn, shardId, iterator: ShardIterator, lastSequenceNumber: undefined, pending: [] });
+        }
+        exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
+      } while (exclusiveStartShardId !== undefined);
+    }
+  }
+
+  /** One pass over every shard. Exposed for tests. */
+  async pollOnce(): Promise<void> {
+    if (Date.now() - this.lastDiscovery > 1_000) await this.discoverShards('TRIM_HORIZON');
+    for (const cursor of this.shards.values()) {
+      if (cursor.pending.length === 0 && cursor.iterator !== undefined) {
+        try {
+          const response = await this.client.send(new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: this.options.batchSize ?? 500 }));
+          cursor.pending = response.Records ?? [];
+          cursor.iterator = response.NextShardIterator;
+        } catch (error) {
+          if (!(error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException)) throw error;
+          const { ShardIterator } = await this.client.send(
+            new GetShardIteratorCommand({
+              StreamArn: cursor.streamArn,
+              ShardId: cursor.shardId,
+              ...(cursor.lastSequenceNumber === undefined
+                ? { ShardIteratorType: 'TRIM_HORIZON' as const }
+                : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: cursor.lastSequenceNumber }),
+            }),
+          );
+          cursor.iterator = ShardIterator;
+          continue;
+        }
+      }
+      if (cursor.pending.length === 0) continue;
+      const batch = cursor.pending;
+      const response = await this.consumer({ Records: batch.map((record) => toLambdaRecord(record, cursor.streamArn)) });
+      const failures = response?.batchItemFailures ?? [];
+      if (failures.length === 0) {
+        cursor.lastSequenceNumber = batch.at(-1)?.dynamodb?.SequenceNumber;
+        cursor.pending = [];
+        continue;
+      }
+      const failedIds = new Set(failures.map((failure) => failure.itemIdentifier));
+      const firstFailed = batch.findIndex((record) => failedIds.has(record.dynamodb?.SequenceNumber ?? '') || failedIds.has(record.eventID ?? ''));
+      cursor.pending = firstFailed < 0 ? batch : batch.slice(firstFailed);
+      cursor.lastSequenceNumber = firstFailed > 0 ? batch[firstFailed - 1]?.dynamodb?.SequenceNumber : cursor.lastSequenceNumber;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}

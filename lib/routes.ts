@@ -1,0 +1,76 @@
+/**
+ * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
+ * (HTTP listener → the same exported handlers). Plain data: no AWS CDK imports, so the local runtime can load it.
+ */
+
+/** Which address a route belongs to (decisions.md, "Addresses"). */
+export type ApiName = 'main' | 'upload' | 'auth';
+
+/** One HTTP route. */
+export interface RouteDefinition {
+  /** Logical id, also the function's construct id in CDK (PascalCase). */
+  id: string;
+  api: ApiName;
+  method: 'GET' | 'POST';
+  /** API Gateway path template, e.g. `/companies/{companyId}/resources/deployments`. */
+  path: string;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  entry: string;
+}
+
+/** Every HTTP route of the service. */
+export const ROUTES: readonly RouteDefinition[] = [
+  { id: 'ScenarioSkeleton', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/skeleton.zip', entry: 'functions/handlers/scenarios-skeleton.ts' },
+  { id: 'ScenarioSchema', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/schema.json', entry: 'functions/handlers/scenarios-schema.ts' },
+  { id: 'DeploymentsExecute', api: 'main', method: 'POST', path: '/companies/{companyId}/resources/deployments', entry: 'functions/handlers/deployments-execute.ts' },
+  { id: 'DeploymentsListAll', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/DEVICE/deployments', entry: 'functions/handlers/deployments-list.ts' },
+  { id: 'DeploymentsListDevice', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/{deviceId}/deployments', entry: 'functions/handlers/deployments-list.ts' },
+  { id: 'SearchFilters', api: 'main', method: 'GET', path: '/resources/search/filters', entry: 'functions/handlers/search-filters.ts' },
+  { id: 'Search', api: 'main', method: 'GET', path: '/resources/search', entry: 'functions/handlers/search.ts' },
+  { id: 'OpenApiDocument', api: 'main', method: 'GET', path: '/openapi.json', entry: 'functions/handlers/openapi.ts' },
+  { id: 'ScenarioUpload', api: 'upload', method: 'POST', path: '/companies/{companyId}/resources/scenarios', entry: 'functions/handlers/scenarios-upload.ts' },
+  { id: 'AuthToken', api: 'auth', method: 'POST', path: '/token', entry: 'functions/handlers/auth-token.ts' },
+  { id: 'AuthJwks', api: 'auth', method: 'GET', path: '/.well-known/jwks.json', entry: 'functions/handlers/auth-jwks.ts' },
+];
+
+/** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
+export const SEARCH_INDEXER_ENTRY = 'functions/handlers/search-indexer.ts';
+
+/**
+ * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static
+ * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters, or undefined.
+ */
+export function matchRoute(
+  routes: readonly RouteDefinition[],
+  api: ApiName,
+  method: string,
+  path: string,
+): { route: RouteDefinition; pathParameters: Record<string, string> } | { methodNotAllowed: true } | undefined {
+  const segments = path.split('/').slice(1);
+  let best: { route: RouteDefinition; pathParameters: Record<string, string>; score: number } | undefined;
+  let pathMatched = false;
+  for (const route of routes) {
+    if (route.api !== api) continue;
+    const template = route.path.split('/').slice(1);
+    if (template.length !== segments.length) continue;
+    const pathParameters: Record<string, string> = {};
+    let score = 0;
+    const matches = template.every((part, index) => {
+      const segment = segments[index] as string;
+      const parameter = /^\{(\w+)\}$/.exec(part);
+      if (parameter !== null) {
+        if (segment === '') return false;
+        pathParameters[parameter[1] as string] = segment;
+        return true;
+      }
+      score += 1;
+      return part === segment;
+    });
+    if (!matches) continue;
+    pathMatched = true;
+    if (route.method !== method) continue;
+    if (best === undefined || score > best.score) best = { route, pathParameters, score };
+  }
+  if (best !== undefined) return { route: best.route, pathParameters: best.pathParameters };
+  return pathMatched ? { methodNotAllowed: true } : undefined;
+}

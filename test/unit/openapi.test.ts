@@ -1,0 +1,217 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { ROUTES } from '../../lib/routes.js';
+import { handler } from '../../functions/handlers/openapi.js';
+import { openApiDocument } from '../../functions/platform/openapi.js';
+import { FILTER_FIELDS, SORT_FIELDS } from '../../functions/core/search/registry.js';
+
+type Json = Record<string, unknown>;
+
+const document = openApiDocument();
+const PUBLIC_PATHS = new Set(['/token', '/.well-known/jwks.json', '/openapi.json']);
+
+function asObject(value: unknown): Json {
+  expect(value, 'expected an object').toBeTypeOf('object');
+  expect(value).not.toBeNull();
+  return value as Json;
+}
+
+/** Resolves a local JSON pointer (`#/a/b`) inside the document; undefined when it does not exist. */
+function resolvePointer(pointer: string): unknown {
+  if (!pointer.startsWith('#/')) return undefined;
+  let node: unknown = document;
+  for (const raw of pointer.slice(2).split('/')) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Json)[key];
+  }
+  return node;
+}
+
+/** Follows `$ref` chains. */
+function deref(value: unknown): Json {
+  let node = asObject(value);
+  for (let depth = 0; typeof node.$ref === 'string' && depth < 10; depth += 1) node = asObject(resolvePointer(node.$ref));
+  return node;
+}
+
+/** Every `$ref` string anywhere in a value. */
+function collectRefs(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const element of value) collectRefs(element, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string') out.push(child);
+      else collectRefs(child, out);
+    }
+  }
+  return out;
+}
+
+function paths(): Json {
+  return asObject(document.paths);
+}
+
+function operation(path: string, method: string): Json {
+  return asObject(asObject(paths()[path])[method]);
+}
+
+function operationFor(id: string): Json {
+  const route = ROUTES.find((candidate) => candidate.id === id);
+  if (route === undefined) throw new Error(`no route ${id}`);
+  return operation(route.path, route.method.toLowerCase());
+}
+
+function statuses(op: Json): string[] {
+  return Object.keys(asObject(op.responses));
+}
+
+function parametersOf(op: Json): Json[] {
+  return ((op.parameters ?? []) as unknown[]).map(deref);
+}
+
+describe('openApiDocument', () => {
+  it('is an OpenAPI 3.1 document with the service info and JSON-serializable', () => {
+    expect(document.openapi).toBe('3.1.0');
+    const info = asObject(document.info);
+    expect(info.version).toBe('0.1.0');
+    expect(info.title).toBeTypeOf('string');
+    expect(info.description).toMatch(/OR-ed/);
+    expect(info.description).toMatch(/AND-ed/);
+    expect(info.description).toMatch(/relevance/);
+    expect(JSON.parse(JSON.stringify(document))).toEqual(document);
+  });
+
+  it('describes every route under its path and lowercase method, with the route id as operationId', () => {
+    for (const route of ROUTES) {
+      const op = operation(route.path, route.method.toLowerCase());
+      expect(op.operationId, route.id).toBe(route.id);
+    }
+    const documented = Object.entries(paths()).flatMap(([path, item]) =>
+      Object.keys(asObject(item)).filter((key) => key !== 'servers' && key !== 'parameters').map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(documented.sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
+  });
+
+  it('resolves every $ref to an existing component', () => {
+    const refs = collectRefs(document);
+    expect(refs.length).toBeGreaterThan(50);
+    for (const target of refs) {
+      expect(target, target).toMatch(/^#\/components\/(schemas|responses|parameters|headers|requestBodies|securitySchemes)\/[^/]+$/);
+      expect(resolvePointer(target), target).toBeDefined();
+    }
+  });
+
+  it('gives upload and auth paths their own servers, and the main API as the default', () => {
+    const main = (document.servers as Json[]).map((server) => server.url);
+    expect(main).toEqual(['http://127.0.0.1:3000']);
+    for (const route of ROUTES) {
+      const item = asObject(paths()[route.path]);
+      const expected = { main: undefined, upload: 'http://127.0.0.1:3001', auth: 'http://127.0.0.1:3002' }[route.api];
+      expect((item.servers as Json[] | undefined)?.[0]?.url, route.id).toBe(expected);
+    }
+  });
+
+  it('requires the bearer token globally and waives it only on the public routes', () => {
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+    const schemes = asObject(asObject(document.components).securitySchemes);
+    expect(schemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    for (const route of ROUTES) {
+      const op = operation(route.path, route.method.toLowerCase());
+      if (PUBLIC_PATHS.has(route.path)) expect(op.security, route.id).toEqual([]);
+      else expect(op.security, route.id).not.toEqual([]);
+    }
+  });
+
+  it('declares a 2xx on every operation, and 401 and 403 on every authenticated one', () => {
+    for (const route of ROUTES) {
+      const codes = statuses(operation(route.path, route.method.toLowerCase()));
+      expect(codes.some((code) => /^2\d\d$/.test(code)), route.id).toBe(true);
+      expect(codes, route.id).toContain('500');
+      if (!PUBLIC_PATHS.has(route.path)) {
+        expect(codes, route.id).toEqual(expect.arrayContaining(['400', '401', '403', '503']));
+      }
+    }
+  });
+
+  it('announces WWW-Authenticate on 401 and Retry-After on 503', () => {
+    const responses = asObject(asObject(document.components).responses);
+    expect(asObject(asObject(responses.Unauthorized).headers)).toHaveProperty('WWW-Authenticate');
+    expect(asObject(asObject(responses.ServiceUnavailable).headers)).toHaveProperty('Retry-After');
+  });
+
+  it('declares the path parameters of every templated path', () => {
+    for (const route of ROUTES) {
+      const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      const declared = parametersOf(operation(route.path, route.method.toLowerCase()))
+        .filter((parameter) => parameter.in === 'path')
+        .map((parameter) => parameter.name);
+      expect(declared.sort(), route.id).toEqual(names.sort());
+    }
+  });
+
+  it('declares 201 (with Location), 404, 409, 413 and 422 on the upload, with a multipart payload part', () => {
+    const upload = operationFor('ScenarioUpload');
+    expect(statuses(upload)).toEqual(expect.arrayContaining(['201', '404', '409', '413', '422']));
+    const created = deref(asObject(upload.responses)['201']);
+    expect(asObject(created.headers)).toHaveProperty('Location');
+    const stored = deref(asObject(asObject(created.content)['application/json']).schema);
+    expect(stored.required).toEqual(['id', 'version', 'name', 'size', 'sha256', 'created']);
+
+    const tooLarge = deref(asObject(upload.responses)['413']);
+    const variants = (asObject(asObject(asObject(tooLarge.content)['application/problem+json']).schema).oneOf as unknown[]).map(deref);
+    expect(variants).toHaveLength(2);
+    expect(JSON.stringify(variants)).toContain('quotaBytes');
+
+    const invalid = deref(asObject(upload.responses)['422']);
+    expect(JSON.stringify(deref(asObject(asObject(invalid.content)['application/problem+json']).schema))).toContain('errors');
+
+    const body = deref(upload.requestBody);
+    const form = deref(asObject(asObject(body.content)['multipart/form-data']).schema);
+    expect(asObject(form.properties).payload).toMatchObject({ type: 'string', format: 'binary' });
+  });
+
+  it('declares 400 and 503 on the search, and every search parameter', () => {
+    const search = operationFor('Search');
+    expect(statuses(search)).toEqual(expect.arrayContaining(['200', '400', '503']));
+    const parameters = parametersOf(search);
+    const names = parameters.map((parameter) => parameter.name);
+    expect(names).toEqual(expect.arrayContaining(['page', 'pageSize', 'sort', 'direction', 'global']));
+    const sort = parameters.find((parameter) => parameter.name === 'sort');
+    expect(asObject(sort?.schema).enum).toEqual([...SORT_FIELDS]);
+  });
+
+  it('makes every filter field a repeatable query parameter of the search', () => {
+    const parameters = parametersOf(operationFor('Search'));
+    for (const field of FILTER_FIELDS) {
+      const parameter = parameters.find((candidate) => candidate.name === field.field);
+      expect(parameter, field.field).toMatchObject({ in: 'query', explode: true, schema: { type: 'array' } });
+      if (field.values.kind === 'fixed') expect(asObject(asObject(parameter?.schema).items).enum).toEqual([...field.values.list]);
+    }
+  });
+
+  it('declares 404 on the listing of one device only', () => {
+    expect(statuses(operationFor('DeploymentsListDevice'))).toContain('404');
+    expect(statuses(operationFor('DeploymentsListAll'))).not.toContain('404');
+    const page = deref(asObject(asObject(deref(asObject(operationFor('DeploymentsListAll').responses)['200']).content)['application/json']).schema);
+    expect(asObject(page.properties)).toHaveProperty('nextCursor');
+  });
+
+  it('describes batteries with a level and the deployment cause enumeration', () => {
+    const schemas = asObject(asObject(document.components).schemas);
+    const battery = asObject(asObject(asObject(schemas.Battery).properties).health);
+    expect(asObject(battery.properties).level).toMatchObject({ type: 'number', minimum: 0, maximum: 100 });
+    expect(asObject(schemas.DeploymentCause).enum).toContain('TARGET_NOT_FOUND');
+  });
+});
+
+describe('GET /openapi.json handler', () => {
+  it('answers 200 with the document and no bearer token', async () => {
+    const event = {
+      version: '2.0', routeKey: 'GET /openapi.json', rawPath: '/openapi.json', rawQueryString: '', headers: {}, isBase64Encoded: false,
+      requestContext: { http: { method: 'GET', path: '/openapi.json' } },
+    } as unknown as APIGatewayProxyEventV2;
+    const response = (await handler(event, {} as Context)) as APIGatewayProxyStructuredResultV2;
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body ?? '')).toEqual(document);
+  });
+});
