@@ -1,5 +1,5 @@
 import httpMultipartBodyParser from '@middy/http-multipart-body-parser';
-import { BadRequestError } from '../core/errors.js';
+import { BadRequestError, PayloadTooLargeError } from '../core/errors.js';
 import { authorize } from '../core/principal.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
 import { services } from '../platform/composition.js';
@@ -29,6 +29,11 @@ export const handler = httpHandler(
       throw new BadRequestError("The form must contain exactly one file part named 'payload' holding the ZIP archive.", [
         { path: 'payload', message: Array.isArray(payload) ? 'given more than once' : 'missing or not a file part' },
       ]);
+    }
+    if (payload.truncated === true) {
+      throw new PayloadTooLargeError(
+        `The archive exceeds the ${MAX_DIRECT_UPLOAD_BYTES}-byte limit of direct uploads; nothing was stored.`,
+      );
     }
     const { companies, scenarios, archives } = services();
     const stored = await uploadScenario({ companies, scenarios, archives }, principal, companyId, new Uint8Array(payload.content));

@@ -237,12 +237,18 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
         TableName: this.tables.deployments,
         KeyConditionExpression: deviceId === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
-        Limit: limit,
+        // One extra item tells whether another page exists, so the last page carries no cursor.
+        Limit: limit + 1,
         ConsistentRead: true,
         ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(cursor, pk, prefix) }),
       }),
     );
-    const items = (response.Items ?? []).map((item) => ({
+    const found = response.Items ?? [];
+    const more = found.length > limit;
+    const pageItems = found.slice(0, limit);
+    const last = pageItems.at(-1);
+    const nextKey = more && last !== undefined ? { pk: last.pk, sk: last.sk } : undefined;
+    const items = pageItems.map((item) => ({
       id: item.id as string,
       company: item.company as string,
       deviceId: item.deviceId as string,
@@ -252,6 +258,6 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
       deployedBy: item.deployedBy as string,
       ...(typeof item.note === 'string' ? { note: item.note } : {}),
     }));
-    return { items, nextCursor: encodeCursor(response.LastEvaluatedKey) };
+    return { items, nextCursor: encodeCursor(nextKey) };
   }
 }
