@@ -35,8 +35,8 @@ const LABEL_FIELDS = new Map<string, string>(
 const DIRECT_SORT_LIMIT = 2_000;
 /** Writes of more documents than this drop the presorted arrays (rebuilt on next use) instead of patching them. */
 const INCREMENTAL_SORT_LIMIT = 64;
-/** Field name under which MiniSearch reads the document key (cannot collide with a dotted resource path). */
-const KEY_FIELD = '\u0000key';
+/** Field name under which MiniSearch reads the document id, the slot (cannot collide with a resource path). */
+const SLOT_FIELD = '\u0000slot';
 
 const WHITESPACE = /[\n\r\p{Z}]+/u;
 const PUNCTUATION = /\p{P}+/u;
@@ -68,15 +68,14 @@ function tokenizeQuery(text: string): string[] {
   return terms;
 }
 
-/** Full-text extraction: every value at the path joined with spaces; the key for KEY_FIELD. */
-function extractText(document: SearchDocument, field: string): string | undefined {
-  if (field === KEY_FIELD) return documentKeyString(document);
-  const values = valuesAtPath(document, field);
-  return values.length === 0 ? undefined : values.join(' ');
+/** No fuzziness for terms with digits (serials, versions: a near miss is another device); 0.2 from 4 letters. */
+function fuzziness(term: string): number | false {
+  return term.length >= 4 && !/\p{N}/u.test(term) ? 0.2 : false;
 }
 
 /** One stored document. */
 interface Entry {
+  /** Position in the bitsets; also the document's id in the full-text index. */
   slot: number;
   key: string;
   document: SearchDocument;
@@ -185,17 +184,16 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private readonly fields: FieldIndex[] = INDEXED_FIELDS.map(() => ({ codeOf: new Map(), values: [], bits: [] }));
   /** Presorted slots per `position:direction` of a sort field. */
   private readonly sorted = new Map<string, number[]>();
-  private readonly text = new MiniSearch<SearchDocument>({
+  private readonly text = new MiniSearch<Entry>({
     fields: [...FULL_TEXT_FIELDS],
-    idField: KEY_FIELD,
-    extractField: extractText,
-    tokenize: tokenizeText,
-    searchOptions: {
-      tokenize: tokenizeQuery,
-      combineWith: 'AND',
-      prefix: true,
-      fuzzy: (term) => (term.length >= 4 ? 0.2 : false),
+    idField: SLOT_FIELD,
+    extractField: (entry, field) => {
+      if (field === SLOT_FIELD) return entry.slot;
+      const values = valuesAtPath(entry.document, field);
+      return values.length === 0 ? undefined : values.join(' ');
     },
+    tokenize: tokenizeText,
+    searchOptions: { tokenize: tokenizeQuery, combineWith: 'AND', prefix: true, fuzzy: fuzziness },
   });
 
   /**
@@ -280,17 +278,15 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async upsert(documents: SearchDocument[]): Promise<void> {
     const patchSorted = documents.length <= INCREMENTAL_SORT_LIMIT;
     if (!patchSorted) this.sorted.clear();
-    const latest = new Map<string, SearchDocument>();
+    const latest = new Map<string, Entry>();
     for (const original of documents) {
       const document = structuredClone(original);
       const key = documentKeyString(document);
       const previous = this.byKey.get(key);
+      // A key repeated in the batch is detached again before its full-text entry was added.
       if (previous !== undefined) this.detach(previous, patchSorted);
-      this.attach(key, document, patchSorted);
-      latest.set(key, document);
+      latest.set(key, this.attach(key, document, patchSorted));
     }
-    // `detach` discarded replaced documents from the full-text index; a key repeated in the batch is added once.
-    for (const key of latest.keys()) if (this.text.has(key)) this.text.discard(key);
     this.text.addAll([...latest.values()]);
   }
 
@@ -300,14 +296,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (!patchSorted) this.sorted.clear();
     for (const key of keys) {
       const entry = this.byKey.get(documentKeyString(key));
-      if (entry === undefined) continue;
-      this.detach(entry, patchSorted);
-      if (this.text.has(entry.key)) this.text.discard(entry.key);
+      if (entry !== undefined) this.detach(entry, patchSorted);
     }
   }
 
   /** Adds a document to the map, the slots, the bitsets and (when patching) the presorted arrays. */
-  private attach(key: string, document: SearchDocument, patchSorted: boolean): void {
+  private attach(key: string, document: SearchDocument, patchSorted: boolean): Entry {
     const slot = this.freeSlots.pop() ?? this.slots.length;
     if (slot >= this.capacity) this.grow();
     const entry: Entry = {
@@ -339,9 +333,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (patchSorted) {
       for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 0, slot);
     }
+    return entry;
   }
 
-  /** Takes a document out of the map, the slots, the bitsets and the presorted arrays (not the full-text index). */
+  /** Takes a document out of every structure, the full-text index included, and frees its slot. */
   private detach(entry: Entry, patchSorted: boolean): void {
     if (patchSorted) {
       for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 1);
@@ -353,6 +348,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         bits[entry.slot >>> 5] = (bits[entry.slot >>> 5] as number) & ~(1 << (entry.slot & 31));
       }
     });
+    if (this.text.has(entry.slot)) this.text.discard(entry.slot);
     this.byKey.delete(entry.key);
     this.slots[entry.slot] = undefined;
     this.freeSlots.push(entry.slot);
@@ -432,19 +428,14 @@ export class EmbeddedSearchIndex implements SearchIndex {
 
   /** MiniSearch hits of `text` within `companies`, with their scores. */
   private fullText(companies: readonly string[], text: string): Map<Entry, number> {
-    const allowed = new Set(companies);
-    // Only pay a per-document check when the index holds documents of other companies.
-    const scoped = (this.fields[COMPANY_POSITION] as FieldIndex).values.some((company, code) =>
-      !allowed.has(company) && (this.fields[COMPANY_POSITION] as FieldIndex).bits[code]?.some((word) => word !== 0));
-    const inScope = (key: string): boolean => {
-      const entry = this.byKey.get(key);
-      return entry !== undefined && allowed.has(entry.document.company);
-    };
-    const hits = this.text.search(text, scoped ? { boostDocument: (key: string) => (inScope(key) ? 1 : 0) } : {});
+    const inScope = this.match(companies, undefined, new Map());
+    // Documents of other companies get a zero boost, which makes MiniSearch skip them before scoring.
+    const hits = this.text.search(text, { boostDocument: (slot: number) => (hasSlot(inScope, slot) ? 1 : 0) });
     const scores = new Map<Entry, number>();
     for (const hit of hits) {
-      const entry = this.byKey.get(hit.id as string);
-      if (entry !== undefined && allowed.has(entry.document.company)) scores.set(entry, hit.score);
+      const slot = hit.id as number;
+      const entry = this.slots[slot];
+      if (entry !== undefined && hasSlot(inScope, slot)) scores.set(entry, hit.score);
     }
     return scores;
   }

@@ -1,0 +1,148 @@
+/**
+ * End-to-end harness: runs `bin/local.ts` (what `npm start` runs) as a child process on free ports with a
+ * temporary data folder, and offers small HTTP helpers. Every test file stops what it starts.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/** A running local service. */
+export interface LocalService {
+  api: string;
+  upload: string;
+  auth: string;
+  dataDirectory: string;
+  /** Everything the process printed (stdout and stderr). */
+  output(): string;
+  /** Stops the process (SIGTERM, then SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+/** Ports and data folder of one service instance; reuse them to restart "the same" service. */
+export interface ServiceSettings {
+  dataDirectory: string;
+  ports: { api: number; upload: number; auth: number };
+}
+
+/** Allocates free ports and a fresh temporary data folder. */
+export async function newServiceSettings(): Promise<ServiceSettings> {
+  return {
+    dataDirectory: await mkdtemp(join(tmpdir(), 'dss-e2e-')),
+    ports: { api: await freePort(), upload: await freePort(), auth: await freePort() },
+  };
+}
+
+/** Starts `bin/local.ts` and resolves once it prints READY (timeout 90 s). */
+export async function startService(settings: ServiceSettings): Promise<LocalService> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      API_PORT: String(settings.ports.api),
+      UPLOAD_PORT: String(settings.ports.upload),
+      AUTH_PORT: String(settings.ports.auth),
+      DATA_DIR: settings.dataDirectory,
+      POWERTOOLS_LOG_LEVEL: 'CRITICAL',
+      NODE_NO_WARNINGS: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const deadline = Date.now() + 90_000;
+  while (!output.includes('READY')) {
+    if (child.exitCode !== null) throw new Error(`bin/local.ts exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`bin/local.ts did not print READY within 90 s:\n${output}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return {
+    api: `http://127.0.0.1:${settings.ports.api}`,
+    upload: `http://127.0.0.1:${settings.ports.upload}`,
+    auth: `http://127.0.0.1:${settings.ports.auth}`,
+    dataDirectory: settings.dataDirectory,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** Removes a data folder made by newServiceSettings. */
+export async function removeDataDirectory(settings: ServiceSettings): Promise<void> {
+  await rm(settings.dataDirectory, { recursive: true, force: true });
+}
+
+/** Demo credentials (decisions.md, "Local demo data"). */
+export const DEMO_PASSWORDS = { alice: 'alice-demo-password', bob: 'bob-demo-password', olivia: 'olivia-demo-password' } as const;
+
+/** Gets an access token for a demo user. @throws when the token endpoint does not answer 200. */
+export async function tokenFor(service: LocalService, username: keyof typeof DEMO_PASSWORDS): Promise<string> {
+  const response = await fetch(`${service.auth}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password: DEMO_PASSWORDS[username] }),
+  });
+  if (response.status !== 200) throw new Error(`token for ${username}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/** A JSON response: status, headers and parsed body (undefined when empty). */
+// biome-ignore lint: test helper accepts any JSON
+export interface JsonResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** Sends a request and parses the JSON (or problem+json) answer. */
+export async function call<T = any>(url: string, options: { method?: string; token?: string; json?: unknown; body?: string | FormData | Uint8Array; headers?: Record<string, string> } = {}): Promise<JsonResult<T>> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  const response = await fetch(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, ...(body === undefined ? {} : { body }) });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** Uploads an archive as the `payload` part of a multipart form, like `curl -F payload=@file.zip`. */
+export function uploadArchive(service: LocalService, token: string, company: string, archive: Uint8Array, filename = 'scenario.zip'): Promise<JsonResult> {
+  const form = new FormData();
+  form.append('payload', new Blob([archive], { type: 'application/zip' }), filename);
+  return call(`${service.upload}/companies/${company}/resources/scenarios`, { method: 'POST', token, body: form });
+}
+
+/** Polls `check` every 100 ms until it returns true (timeout 15 s): for search results fed by the stream. */
+export async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
