@@ -29,12 +29,17 @@ export const ROUTES: readonly RouteDefinition[] = [
   { id: 'Search', api: 'main', method: 'GET', path: '/resources/search', entry: 'functions/handlers/search.ts' },
   { id: 'OpenApiDocument', api: 'main', method: 'GET', path: '/openapi.json', entry: 'functions/handlers/openapi.ts' },
   { id: 'ScenarioUpload', api: 'upload', method: 'POST', path: '/companies/{companyId}/resources/scenarios', entry: 'functions/handlers/scenarios-upload.ts' },
+  { id: 'ScenarioUploadSlot', api: 'upload', method: 'POST', path: '/companies/{companyId}/resources/scenarios/uploads', entry: 'functions/handlers/scenarios-upload-slot.ts' },
+  { id: 'ScenarioUploadStatus', api: 'upload', method: 'GET', path: '/companies/{companyId}/resources/scenarios/uploads/{uploadId}', entry: 'functions/handlers/scenarios-upload-status.ts' },
   { id: 'AuthToken', api: 'auth', method: 'POST', path: '/token', entry: 'functions/handlers/auth-token.ts' },
   { id: 'AuthJwks', api: 'auth', method: 'GET', path: '/.well-known/jwks.json', entry: 'functions/handlers/auth-jwks.ts' },
 ];
 
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
 export const SEARCH_INDEXER_ENTRY = 'functions/handlers/search-indexer.ts';
+
+/** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
+export const ARCHIVE_UPLOADED = { prefix: 'uploads/', entry: 'functions/handlers/scenario-archive-uploaded.ts' } as const;
 
 /**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static

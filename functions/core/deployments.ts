@@ -219,7 +219,13 @@ export async function listActiveDeployments(
   const errors: ProblemViolation[] = [];
   let limit = DEFAULT_LIST_LIMIT;
   let cursor: string | undefined;
+  const seen = new Set<string>();
   for (const [name, value] of parameters) {
+    if (seen.has(name)) {
+      errors.push({ path: name, message: `'${name}' may be given only once.` });
+      continue;
+    }
+    seen.add(name);
     if (name === 'limit') {
       if (!/^[1-9][0-9]{0,3}$/.test(value) || Number(value) > MAX_LIST_LIMIT) {
         errors.push({ path: 'limit', message: `'limit' must be an integer from 1 to ${MAX_LIST_LIMIT}; got '${value}'.` });

@@ -26,6 +26,11 @@ export abstract class DomainError extends Error {
     this.headers = headers;
   }
 
+  /** The RFC 9457 body members of this error (without `instance`). */
+  toProblem(): { type: string; title: string; status: number; detail: string } & Record<string, unknown> {
+    return { type: this.type, title: this.title, status: this.status, detail: this.message, ...this.extensions };
+  }
+
   /** Problem `type` URI: a stable, documented identifier per error kind. */
   get type(): string {
     return `https://device-scenario-service.dev/problems/${this.title.toLowerCase().replaceAll(' ', '-')}`;

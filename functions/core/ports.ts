@@ -159,6 +159,44 @@ export interface ArchiveStore {
   get(key: string): Promise<Uint8Array | undefined>;
   /** Deletes `key`; absent keys are ignored. */
   delete(key: string): Promise<void>;
+  /** A URL that lets its holder PUT one object at `key` with `contentType` until it expires (seconds). */
+  presignPut(key: string, contentType: string, expiresInSeconds: number): Promise<string>;
+}
+
+/** State of a presigned upload: waiting for the archive, stored, or rejected with the problem a direct upload gets. */
+export type UploadSlotStatus = 'PENDING' | 'STORED' | 'REJECTED';
+
+/** A presigned upload slot (scenarios table, `UPLOAD#{uploadId}`). */
+export interface UploadSlot {
+  /** ULID. */
+  uploadId: string;
+  company: string;
+  /** Object key the client PUTs to: `uploads/{company}/{uploadId}.zip`. */
+  objectKey: string;
+  /** `sub` of the caller who asked for the slot; the archive is stored in their name. */
+  requestedBy: string;
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601: the presigned URL's expiry. */
+  expiresAt: string;
+  status: UploadSlotStatus;
+  /** When STORED: the 201 body of a direct upload. */
+  result?: Record<string, unknown>;
+  /** When REJECTED: the problem+json body a direct upload would get (409, 413, 422). */
+  problem?: Record<string, unknown>;
+}
+
+/** Presigned upload slots. */
+export interface UploadSlotRepository {
+  /** Records a new PENDING slot. */
+  create(slot: UploadSlot): Promise<void>;
+  /** Returns the slot, or undefined when `company` has no such upload. */
+  get(company: string, uploadId: string): Promise<UploadSlot | undefined>;
+  /**
+   * Moves a PENDING slot to its outcome (conditional write): returns false when the slot was no longer PENDING,
+   * so a redelivered event cannot overwrite the first outcome.
+   */
+  complete(company: string, uploadId: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean>;
 }
 
 /** Issues access tokens for username/password (local issuer, Cognito in AWS). */

@@ -5,11 +5,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
-import { ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
+import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
 import { services } from '../platform/composition.js';
 import { rebuildSearchIndex } from '../platform/reindex.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { createApiServer } from './http-gateway.js';
+import { toS3Event } from './s3-events.js';
 import { seedDemoData, seedUsers } from './seed.js';
 import { DynamoDbStreamPoller } from './stream-poller.js';
 import { ensureTables } from './tables.js';
@@ -129,6 +130,32 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const poller = new DynamoDbStreamPoller(streams, [...streamArns.values()], (event) => indexer.handler(event, {}), {
       onError: (error) => log(`stream poller: ${(error as Error).message}`),
+    });
+    // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: two retries).
+    const uploaded = (await import(new URL(`file://${resolve(options.root, ARCHIVE_UPLOADED.entry)}`).href)) as {
+      handler: (event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>;
+    };
+    const inFlight = new Set<Promise<void>>();
+    s3.on('event', (event) => {
+      for (const record of event.Records) {
+        if (!record.eventName.startsWith('ObjectCreated') || !record.s3.object.key.startsWith(ARCHIVE_UPLOADED.prefix)) continue;
+        const invocation = (async () => {
+          for (let attempt = 1; attempt <= 3; attempt += 1) {
+            try {
+              await uploaded.handler(toS3Event(record, process.env.AWS_REGION ?? 'us-east-1'), {});
+              return;
+            } catch (error) {
+              log(`S3 event handler failed (attempt ${attempt} of 3) for ${record.s3.object.key}: ${(error as Error).message}`);
+              await new Promise((done) => setTimeout(done, 500 * attempt));
+            }
+          }
+        })();
+        inFlight.add(invocation);
+        void invocation.finally(() => inFlight.delete(invocation));
+      }
+    });
+    stops.push(async () => {
+      await Promise.allSettled([...inFlight]);
     });
     await poller.positionAtLatest();
     const indexedDocuments = await rebuildSearchIndex(built);

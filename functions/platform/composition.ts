@@ -4,10 +4,11 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioRepository, SearchIndex } from '../core/ports.js';
+import type { ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioRepository, SearchIndex, UploadSlotRepository } from '../core/ports.js';
 import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js';
 import {
-  DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository, type TableNames,
+  DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository, DynamoDbUploadSlotRepository,
+  type TableNames,
 } from '../adapters/aws/dynamodb-repositories.js';
 import { S3ArchiveStore } from '../adapters/aws/s3-archive-store.js';
 import { EmbeddedSearchIndex } from '../adapters/embedded/search-engine.js';
@@ -24,6 +25,7 @@ export interface Services {
   scenarios: ScenarioRepository;
   deployments: DeploymentRepository;
   archives: ArchiveStore;
+  uploads: UploadSlotRepository;
   search: SearchIndex;
 }
 
@@ -56,6 +58,7 @@ export function services(): Services {
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
       deployments: new DynamoDbDeploymentRepository(dynamoDb, tables),
       archives: new S3ArchiveStore(s3, config.archiveBucket),
+      uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
       search: createSearchIndex(),
     };
   }

@@ -599,6 +599,35 @@ const scenarioSchemas: Json = {
   },
 };
 
+const uploadSlotSchemas: Json = {
+  UploadSlotGrant: {
+    type: 'object',
+    description: 'Where and how to PUT a large archive: send it with `method` to `url` with `headers`, before `expiresAt`.',
+    properties: {
+      uploadId: text('Upload identifier (ULID); read its outcome at the Location address.'),
+      url: { type: 'string', format: 'uri', description: 'Presigned S3 URL (s3rver locally).' },
+      method: { type: 'string', enum: ['PUT'] },
+      headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Headers the PUT must carry.' },
+      expiresAt: dateTime('When the URL stops working.'),
+    },
+    required: ['uploadId', 'url', 'method', 'headers', 'expiresAt'],
+  },
+  UploadSlotStatus: {
+    type: 'object',
+    description:
+      'PENDING until the archive has been PUT and validated; then STORED with the 201 body of a direct upload in `result`, or REJECTED with the 409, 413 or 422 problem a direct upload would get in `problem`.',
+    properties: {
+      uploadId: text('Upload identifier.'),
+      status: { type: 'string', enum: ['PENDING', 'STORED', 'REJECTED'] },
+      created: dateTime('When the slot was granted.'),
+      expiresAt: dateTime('When the presigned URL expires.'),
+      result: ref('schemas', 'StoredScenario'),
+      problem: { type: 'object', description: 'An RFC 9457 problem body (status 409, 413 or 422).' },
+    },
+    required: ['uploadId', 'status', 'created', 'expiresAt'],
+  },
+};
+
 const authSchemas: Json = {
   TokenRequest: {
     type: 'object',
@@ -834,6 +863,27 @@ function operations(): Record<string, Json> {
         '422': ref('responses', 'UnprocessableArchive'),
       },
     }),
+    ScenarioUploadSlot: authenticated('scenarios:write', {
+      tags: ['Scenarios'],
+      summary: 'Request a presigned upload slot for a large archive',
+      description:
+        'For archives above the upload address\'s 10 MiB request limit: PUT the archive to the returned presigned URL; the S3 object-created event runs the same validation, quota and immutability rules as a direct upload. Poll the Location address for the outcome. Needs `scenarios:write` on the company.',
+      parameters: [ref('parameters', 'CompanyId')],
+      responses: {
+        '201': { description: 'The upload slot.', headers: { Location: ref('headers', 'Location') }, content: json(ref('schemas', 'UploadSlotGrant')) },
+        '404': { ...ref('responses', 'NotFound'), description: 'The company does not exist.' },
+      },
+    }),
+    ScenarioUploadStatus: authenticated('scenarios:read', {
+      tags: ['Scenarios'],
+      summary: 'Read the outcome of a presigned upload',
+      description: 'PENDING, STORED (with the 201 body) or REJECTED (with the 409/413/422 problem). Needs `scenarios:read` on the company.',
+      parameters: [ref('parameters', 'CompanyId'), { name: 'uploadId', in: 'path', required: true, description: 'Upload identifier from the slot.', schema: { type: 'string' } }],
+      responses: {
+        '200': { description: 'The upload\'s status.', content: json(ref('schemas', 'UploadSlotStatus')) },
+        '404': { ...ref('responses', 'NotFound'), description: 'The company has no such upload.' },
+      },
+    }),
     DeploymentsExecute: authenticated('deployments:write', {
       tags: ['Deployments'],
       summary: 'Deploy or undeploy scenario versions on devices',
@@ -966,7 +1016,7 @@ export function openApiDocument(): Record<string, unknown> {
           description: `JWT from POST {auth_url}/token, signed with ${ACCEPTED_ALGORITHMS.join(', ')}. Claims: \`sub\`, \`companies\` (company ids the caller may act on), \`scope\` (space-separated permissions). Operations list the scope they need.`,
         },
       },
-      schemas: { ...problemSchemas, ...deviceSchemas, ...searchSchemas, ...deploymentSchemas, ...scenarioSchemas, ...authSchemas },
+      schemas: { ...problemSchemas, ...deviceSchemas, ...searchSchemas, ...deploymentSchemas, ...scenarioSchemas, ...uploadSlotSchemas, ...authSchemas },
       responses: problemResponses,
       parameters,
       headers,

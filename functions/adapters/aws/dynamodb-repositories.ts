@@ -1,10 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Device } from '../../core/devices.js';
 import { BadRequestError } from '../../core/errors.js';
 import type {
   ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page,
-  RecordVersionOutcome, ScenarioRepository, ScenarioVersion,
+  RecordVersionOutcome, ScenarioRepository, ScenarioVersion, UploadSlot, UploadSlotRepository,
 } from '../../core/ports.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 
@@ -259,5 +259,49 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
       ...(typeof item.note === 'string' ? { note: item.note } : {}),
     }));
     return { items, nextCursor: encodeCursor(nextKey) };
+  }
+}
+
+/** UploadSlotRepository on the scenarios table: pk `company`, sk `UPLOAD#{uploadId}` (not indexed for search). */
+export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
+  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
+
+  /** @inheritdoc */
+  async create(slot: UploadSlot): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tables.scenarios,
+        Item: { ...slot, sk: `UPLOAD#${slot.uploadId}`, entity: 'UPLOAD' },
+        ConditionExpression: 'attribute_not_exists(sk)',
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async get(company: string, uploadId: string): Promise<UploadSlot | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tables.scenarios, Key: { company, sk: `UPLOAD#${uploadId}` }, ConsistentRead: true }));
+    if (Item === undefined) return undefined;
+    const { sk: _sk, entity: _entity, result, problem, ...slot } = Item;
+    return { ...(slot as UploadSlot), ...(result == null ? {} : { result }), ...(problem == null ? {} : { problem }) };
+  }
+
+  /** @inheritdoc */
+  async complete(company: string, uploadId: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.scenarios,
+          Key: { company, sk: `UPLOAD#${uploadId}` },
+          UpdateExpression: 'SET #status = :status, #result = :result, problem = :problem',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+          ExpressionAttributeValues: { ':status': outcome.status, ':result': outcome.result ?? null, ':problem': outcome.problem ?? null, ':pending': 'PENDING' },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException || (error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
   }
 }

@@ -1,4 +1,5 @@
 import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ArchiveStore } from '../../core/ports.js';
 
 /** ArchiveStore on one S3 bucket (s3rver locally). Objects are encrypted at rest by the bucket's default encryption. */
@@ -22,6 +23,11 @@ export class S3ArchiveStore implements ArchiveStore {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return undefined;
       throw error;
     }
+  }
+
+  /** @inheritdoc */
+  presignPut(key: string, contentType: string, expiresInSeconds: number): Promise<string> {
+    return getSignedUrl(this.s3, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }), { expiresIn: expiresInSeconds });
   }
 
   /** @inheritdoc */

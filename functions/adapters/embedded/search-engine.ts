@@ -12,9 +12,12 @@
  * - every (sort field, direction) gets a presorted slot array, built on first
  *   use, patched on small writes and dropped on large ones, so a page of a
  *   large result is read by walking it instead of sorting the matches;
- * - `global` is MiniSearch over FULL_TEXT_FIELDS.
+ * - `global` runs on FullTextIndex: MiniSearch's radix tree (SearchableMap) as
+ *   the term dictionary, for its exact, prefix and fuzzy term matching, with
+ *   per-field postings scored with MiniSearch's BM25+ (MiniSearch's own
+ *   `search` costs ~2 µs per matching document, too slow for broad terms at 100k).
  */
-import MiniSearch from 'minisearch';
+import SearchableMap from 'minisearch/SearchableMap';
 import type { SearchIndex } from '../../core/ports.js';
 import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
@@ -35,19 +38,23 @@ const LABEL_FIELDS = new Map<string, string>(
 const DIRECT_SORT_LIMIT = 2_000;
 /** Writes of more documents than this drop the presorted arrays (rebuilt on next use) instead of patching them. */
 const INCREMENTAL_SORT_LIMIT = 64;
-/** Field name under which MiniSearch reads the document id, the slot (cannot collide with a resource path). */
-const SLOT_FIELD = '\u0000slot';
+/** MiniSearch's defaults: BM25+ parameters, weights of prefix and fuzzy matches, largest edit distance. */
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+const PREFIX_WEIGHT = 0.375;
+const FUZZY_WEIGHT = 0.45;
+const MAX_FUZZY = 6;
 
 const WHITESPACE = /[\n\r\p{Z}]+/u;
 const PUNCTUATION = /\p{P}+/u;
 
 /**
- * Index-time tokenizer: MiniSearch's default split (whitespace and punctuation), plus, for a word with inner
- * punctuation such as a serial `ACM-000123` or a version `v1.2`, the whole word with its parts joined by `-`.
+ * Index-time tokenizer: MiniSearch's default split (whitespace and punctuation) and lower case, plus, for a word
+ * with inner punctuation such as a serial `ACM-000123` or a version `v1.2`, the whole word with its parts joined
+ * by `-`.
  */
 function tokenizeText(text: string): string[] {
   const tokens: string[] = [];
-  for (const word of text.split(WHITESPACE)) {
+  for (const word of text.toLowerCase().split(WHITESPACE)) {
     const parts = word.split(PUNCTUATION).filter((part) => part !== '');
     tokens.push(...parts);
     if (parts.length > 1) tokens.push(parts.join('-'));
@@ -56,16 +63,17 @@ function tokenizeText(text: string): string[] {
 }
 
 /**
- * Query tokenizer: one term per whitespace-separated word; a word with inner punctuation stays whole (parts joined
- * by `-`), so `ACM-000123` looks up the serial itself instead of every document containing `acm`.
+ * Query tokenizer: one lower-case term per whitespace-separated word, duplicates dropped; a word with inner
+ * punctuation stays whole (parts joined by `-`), so `ACM-000123` looks up the serial itself instead of every
+ * document containing `acm`.
  */
 function tokenizeQuery(text: string): string[] {
-  const terms: string[] = [];
-  for (const word of text.split(WHITESPACE)) {
+  const terms = new Set<string>();
+  for (const word of text.toLowerCase().split(WHITESPACE)) {
     const parts = word.split(PUNCTUATION).filter((part) => part !== '');
-    if (parts.length > 0) terms.push(parts.join('-'));
+    if (parts.length > 0) terms.add(parts.join('-'));
   }
-  return terms;
+  return [...terms];
 }
 
 /** No fuzziness for terms with digits (serials, versions: a near miss is another device); 0.2 from 4 letters. */
@@ -73,9 +81,139 @@ function fuzziness(term: string): number | false {
   return term.length >= 4 && !/\p{N}/u.test(term) ? 0.2 : false;
 }
 
+/** One term's postings: per FULL_TEXT_FIELDS position, slot → occurrences of the term in that field. */
+type TermPostings = (Map<number, number> | undefined)[];
+
+/**
+ * Full-text index over FULL_TEXT_FIELDS (multi-values joined with spaces), documents identified by slot.
+ * Matching follows MiniSearch (`combineWith: 'AND'`, `prefix: true`, `fuzzy: fuzziness`): a document matches when
+ * each query term matches one of its terms exactly, as a prefix or within the edit distance. Scores are MiniSearch's
+ * BM25+ per field, weighted 1 for exact, PREFIX_WEIGHT and FUZZY_WEIGHT (decreasing with distance) otherwise.
+ */
+class FullTextIndex {
+  private readonly terms = new SearchableMap<TermPostings>();
+  /** Per field: token count of the field, by slot. */
+  private lengths: Uint32Array[];
+  /** Per field: total tokens and number of documents having the field, for the average field length. */
+  private readonly totalLength: number[] = FULL_TEXT_FIELDS.map(() => 0);
+  private readonly documentsWithField: number[] = FULL_TEXT_FIELDS.map(() => 0);
+  private documentCount = 0;
+
+  constructor(capacity: number) {
+    this.lengths = FULL_TEXT_FIELDS.map(() => new Uint32Array(capacity));
+  }
+
+  /** Makes room for `capacity` slots. */
+  grow(capacity: number): void {
+    this.lengths = this.lengths.map((lengths) => {
+      const larger = new Uint32Array(capacity);
+      larger.set(lengths);
+      return larger;
+    });
+  }
+
+  /** Indexes `document` under `slot` (the slot must not be indexed). */
+  add(slot: number, document: SearchDocument): void {
+    this.documentCount += 1;
+    this.eachField(document, (field, tokens, counts) => {
+      (this.lengths[field] as Uint32Array)[slot] = tokens;
+      this.totalLength[field] = (this.totalLength[field] as number) + tokens;
+      this.documentsWithField[field] = (this.documentsWithField[field] as number) + 1;
+      for (const [term, count] of counts) {
+        let postings = this.terms.get(term);
+        if (postings === undefined) {
+          postings = [];
+          this.terms.set(term, postings);
+        }
+        (postings[field] ??= new Map()).set(slot, count);
+      }
+    });
+  }
+
+  /** Unindexes `document` from `slot` (the document given to `add`). */
+  remove(slot: number, document: SearchDocument): void {
+    this.documentCount -= 1;
+    this.eachField(document, (field, tokens, counts) => {
+      (this.lengths[field] as Uint32Array)[slot] = 0;
+      this.totalLength[field] = (this.totalLength[field] as number) - tokens;
+      this.documentsWithField[field] = (this.documentsWithField[field] as number) - 1;
+      for (const term of counts.keys()) {
+        const postings = this.terms.get(term);
+        if (postings === undefined) continue;
+        postings[field]?.delete(slot);
+        if (postings[field]?.size === 0) postings[field] = undefined;
+        if (postings.every((bySlot) => bySlot === undefined)) this.terms.delete(term);
+      }
+    });
+  }
+
+  /**
+   * Slots in `scope` matching every term of `text`, with their scores (indexed by slot).
+   * No terms (blank or punctuation only) matches nothing.
+   */
+  search(text: string, scope: Uint32Array): { slots: number[]; scores: Float64Array } {
+    const queryTerms = tokenizeQuery(text);
+    const scores = new Float64Array(scope.length * 32);
+    /** How many query terms each slot has matched so far. */
+    const matched = new Uint16Array(scope.length * 32);
+    const candidates: number[] = [];
+    queryTerms.forEach((queryTerm, index) => {
+      for (const [term, weight] of this.expand(queryTerm)) {
+        (this.terms.get(term) as TermPostings).forEach((bySlot, field) => {
+          if (bySlot === undefined) return;
+          const idf = Math.log(1 + (this.documentCount - bySlot.size + 0.5) / (bySlot.size + 0.5));
+          const averageLength = (this.totalLength[field] as number) / Math.max(1, this.documentsWithField[field] as number);
+          const lengths = this.lengths[field] as Uint32Array;
+          bySlot.forEach((count, slot) => {
+            const already = matched[slot] as number;
+            if (already < index || (index === 0 && !hasSlot(scope, slot))) return;
+            if (already === index) {
+              matched[slot] = index + 1;
+              if (index === 0) candidates.push(slot);
+            }
+            const norm = 1 - BM25.b + (BM25.b * (lengths[slot] as number)) / averageLength;
+            scores[slot] = (scores[slot] as number) + weight * idf * (BM25.d + (count * (BM25.k + 1)) / (count + BM25.k * norm));
+          });
+        });
+      }
+    });
+    return { slots: candidates.filter((slot) => matched[slot] === queryTerms.length), scores };
+  }
+
+  /** Indexed terms that `queryTerm` matches, with their weights: exact 1, prefix and fuzzy as in MiniSearch. */
+  private expand(queryTerm: string): Map<string, number> {
+    const weights = new Map<string, number>();
+    if (this.terms.has(queryTerm)) weights.set(queryTerm, 1);
+    for (const term of this.terms.atPrefix(queryTerm).keys()) {
+      const distance = term.length - queryTerm.length;
+      if (distance > 0) weights.set(term, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * distance));
+    }
+    const fuzzy = fuzziness(queryTerm);
+    const maxDistance = fuzzy === false ? 0 : Math.min(MAX_FUZZY, Math.round(queryTerm.length * fuzzy));
+    if (maxDistance > 0) {
+      for (const [term, [, distance]] of this.terms.fuzzyGet(queryTerm, maxDistance)) {
+        if (distance > 0 && !weights.has(term)) weights.set(term, (FUZZY_WEIGHT * term.length) / (term.length + distance));
+      }
+    }
+    return weights;
+  }
+
+  /** Calls `visit` for each full-text field the document has: its token count and term → occurrences. */
+  private eachField(document: SearchDocument, visit: (field: number, tokens: number, counts: Map<string, number>) => void): void {
+    FULL_TEXT_FIELDS.forEach((path, field) => {
+      const values = valuesAtPath(document, path);
+      if (values.length === 0) return;
+      const tokens = tokenizeText(values.join(' '));
+      const counts = new Map<string, number>();
+      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+      visit(field, tokens.length, counts);
+    });
+  }
+}
+
 /** One stored document. */
 interface Entry {
-  /** Position in the bitsets; also the document's id in the full-text index. */
+  /** Position in the bitsets and the full-text index. */
   slot: number;
   key: string;
   document: SearchDocument;
@@ -170,9 +308,9 @@ function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => nu
  * In-memory SearchIndex for the local runtime and the tests. Documents are copied on the way in and on the way
  * out, so callers cannot alter the index through them. Work is synchronous; the promises only reject on bugs.
  *
- * Full text (`global`): every query word must match (AND), each as a prefix or, from 4 characters, with fuzziness
- * 0.2 × length edits; relevance is MiniSearch's BM25 score. Words with inner punctuation (serials, versions) are
- * matched as whole compounds, see `tokenizeQuery`.
+ * Full text (`global`): every query word must match (AND), exactly, as a prefix or, for words of 4 or more
+ * characters without digits, within 0.2 × length edits; relevance is BM25+. A word with inner punctuation (a
+ * serial, a version) is matched as that whole compound, not as its separate parts (see `tokenizeQuery`).
  */
 export class EmbeddedSearchIndex implements SearchIndex {
   private readonly byKey = new Map<string, Entry>();
@@ -184,17 +322,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private readonly fields: FieldIndex[] = INDEXED_FIELDS.map(() => ({ codeOf: new Map(), values: [], bits: [] }));
   /** Presorted slots per `position:direction` of a sort field. */
   private readonly sorted = new Map<string, number[]>();
-  private readonly text = new MiniSearch<Entry>({
-    fields: [...FULL_TEXT_FIELDS],
-    idField: SLOT_FIELD,
-    extractField: (entry, field) => {
-      if (field === SLOT_FIELD) return entry.slot;
-      const values = valuesAtPath(entry.document, field);
-      return values.length === 0 ? undefined : values.join(' ');
-    },
-    tokenize: tokenizeText,
-    searchOptions: { tokenize: tokenizeQuery, combineWith: 'AND', prefix: true, fuzzy: fuzziness },
-  });
+  private readonly text = new FullTextIndex(this.capacity);
 
   /**
    * One page of results (`query.page` is 1-based; past the end, `resources` is empty) and the total number of
@@ -206,16 +334,17 @@ export class EmbeddedSearchIndex implements SearchIndex {
     let total: number;
     let page: Entry[];
     if (query.global !== undefined) {
-      const scores = this.fullText(query.companies, query.global);
-      total = scores.size;
+      const { slots, scores } = this.text.search(query.global, this.match(query.companies, undefined, new Map()));
+      total = slots.length;
       if (start >= total) {
         page = [];
       } else if (query.sort.field === 'relevance') {
-        const byScore = (a: Entry, b: Entry): number => (scores.get(b) as number) - (scores.get(a) as number) || compareKeys(a, b);
-        page = smallest([...scores.keys()], end, byScore).slice(start);
+        const byScore = (a: number, b: number): number =>
+          (scores[b] as number) - (scores[a] as number) || compareKeys(this.slots[a] as Entry, this.slots[b] as Entry);
+        page = smallest(slots, end, byScore).slice(start).map((slot) => this.slots[slot] as Entry);
       } else {
         const matches = this.emptyBits();
-        for (const entry of scores.keys()) matches[entry.slot >>> 5] = (matches[entry.slot >>> 5] as number) | (1 << (entry.slot & 31));
+        for (const slot of slots) matches[slot >>> 5] = (matches[slot >>> 5] as number) | (1 << (slot & 31));
         page = this.sortedPage(matches, total, query.sort.field, query.sort.direction === 'DESC', start, end);
       }
     } else {
@@ -278,16 +407,13 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async upsert(documents: SearchDocument[]): Promise<void> {
     const patchSorted = documents.length <= INCREMENTAL_SORT_LIMIT;
     if (!patchSorted) this.sorted.clear();
-    const latest = new Map<string, Entry>();
     for (const original of documents) {
       const document = structuredClone(original);
       const key = documentKeyString(document);
       const previous = this.byKey.get(key);
-      // A key repeated in the batch is detached again before its full-text entry was added.
       if (previous !== undefined) this.detach(previous, patchSorted);
-      latest.set(key, this.attach(key, document, patchSorted));
+      this.attach(key, document, patchSorted);
     }
-    this.text.addAll([...latest.values()]);
   }
 
   /** Removes documents by key; unknown keys are ignored. */
@@ -300,8 +426,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
     }
   }
 
-  /** Adds a document to the map, the slots, the bitsets and (when patching) the presorted arrays. */
-  private attach(key: string, document: SearchDocument, patchSorted: boolean): Entry {
+  /** Adds a document to every structure: map, slots, bitsets, presorted arrays (when patching), full text. */
+  private attach(key: string, document: SearchDocument, patchSorted: boolean): void {
     const slot = this.freeSlots.pop() ?? this.slots.length;
     if (slot >= this.capacity) this.grow();
     const entry: Entry = {
@@ -333,7 +459,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (patchSorted) {
       for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 0, slot);
     }
-    return entry;
+    this.text.add(slot, document);
   }
 
   /** Takes a document out of every structure, the full-text index included, and frees its slot. */
@@ -348,15 +474,16 @@ export class EmbeddedSearchIndex implements SearchIndex {
         bits[entry.slot >>> 5] = (bits[entry.slot >>> 5] as number) & ~(1 << (entry.slot & 31));
       }
     });
-    if (this.text.has(entry.slot)) this.text.discard(entry.slot);
+    this.text.remove(entry.slot, entry.document);
     this.byKey.delete(entry.key);
     this.slots[entry.slot] = undefined;
     this.freeSlots.push(entry.slot);
   }
 
-  /** Doubles the slot capacity of every bitset. */
+  /** Doubles the slot capacity of every bitset and of the full-text index. */
   private grow(): void {
     this.capacity *= 2;
+    this.text.grow(this.capacity);
     for (const index of this.fields) {
       index.bits = index.bits.map((bits) => {
         const larger = new Uint32Array(this.capacity / 32);
@@ -424,20 +551,6 @@ export class EmbeddedSearchIndex implements SearchIndex {
       });
     }
     return result;
-  }
-
-  /** MiniSearch hits of `text` within `companies`, with their scores. */
-  private fullText(companies: readonly string[], text: string): Map<Entry, number> {
-    const inScope = this.match(companies, undefined, new Map());
-    // Documents of other companies get a zero boost, which makes MiniSearch skip them before scoring.
-    const hits = this.text.search(text, { boostDocument: (slot: number) => (hasSlot(inScope, slot) ? 1 : 0) });
-    const scores = new Map<Entry, number>();
-    for (const hit of hits) {
-      const slot = hit.id as number;
-      const entry = this.slots[slot];
-      if (entry !== undefined && hasSlot(inScope, slot)) scores.set(entry, hit.score);
-    }
-    return scores;
   }
 
   /**

@@ -33,8 +33,10 @@ export async function validateScenarioArchive(archive: Uint8Array): Promise<Scen
   const errors: ProblemViolation[] = [];
   const names = Object.keys(zip.files);
   for (const name of names) {
-    const problem = unsafeEntryName(name);
-    if (problem !== undefined) errors.push({ path: name, message: problem });
+    // jszip rewrites ".." segments when loading; the name as stored in the archive is in unsafeOriginalName.
+    const original = (zip.files[name] as JSZip.JSZipObject & { unsafeOriginalName?: string }).unsafeOriginalName ?? name;
+    const problem = unsafeEntryName(original);
+    if (problem !== undefined) errors.push({ path: original, message: problem });
   }
   if (!names.some((name) => name.startsWith(RESOURCES_DIRECTORY))) {
     errors.push({ path: RESOURCES_DIRECTORY, message: 'the resources/ directory is missing' });

@@ -1,0 +1,113 @@
+import { ulid } from 'ulid';
+import { DomainError, NotFoundError } from '../errors.js';
+import type { ArchiveStore, CompanyRepository, ScenarioRepository, UploadSlot, UploadSlotRepository } from '../ports.js';
+import { authorize, type Principal } from '../principal.js';
+import { uploadScenario } from './upload.js';
+
+/** Lifetime of a presigned upload URL, seconds. */
+export const UPLOAD_URL_LIFETIME_SECONDS = 900;
+
+/** Object key prefix of presigned uploads; the object-created notification is filtered on it. */
+export const UPLOAD_PREFIX = 'uploads/';
+
+const UPLOAD_KEY_PATTERN = /^uploads\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/([0-9A-HJKMNP-TV-Z]{26})\.zip$/;
+
+/** What the presigned-upload use cases need. */
+export interface PresignedUploadDependencies {
+  companies: CompanyRepository;
+  scenarios: ScenarioRepository;
+  archives: ArchiveStore;
+  uploads: UploadSlotRepository;
+  now?: () => Date;
+}
+
+/** The answer to a slot request: where and how to PUT the archive, and until when. */
+export interface UploadSlotGrant {
+  uploadId: string;
+  /** Presigned URL (S3 in AWS, s3rver locally). */
+  url: string;
+  method: 'PUT';
+  /** Headers the PUT must carry. */
+  headers: Record<string, string>;
+  /** ISO-8601. */
+  expiresAt: string;
+}
+
+/** The status view of a slot (decisions.md: PENDING, STORED with the 201 body, REJECTED with the 413/422 details). */
+export interface UploadSlotView {
+  uploadId: string;
+  status: UploadSlot['status'];
+  created: string;
+  expiresAt: string;
+  result?: Record<string, unknown>;
+  problem?: Record<string, unknown>;
+}
+
+/** Parses `uploads/{company}/{uploadId}.zip`; undefined for any other key. */
+export function parseUploadObjectKey(key: string): { company: string; uploadId: string } | undefined {
+  const match = UPLOAD_KEY_PATTERN.exec(key);
+  return match === null ? undefined : { company: match[1] as string, uploadId: match[2] as string };
+}
+
+/**
+ * Grants a presigned upload slot for archives too large for the upload address (decisions.md, "Scenario packages").
+ * @throws ForbiddenError (403) without `scenarios:write` on the company.
+ * @throws NotFoundError (404) when the company does not exist.
+ */
+export async function requestUploadSlot(dependencies: PresignedUploadDependencies, principal: Principal, companyId: string): Promise<UploadSlotGrant> {
+  authorize(principal, 'scenarios:write', companyId);
+  if ((await dependencies.companies.get(companyId)) === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
+  const now = dependencies.now?.() ?? new Date();
+  const uploadId = ulid(now.getTime());
+  const objectKey = `${UPLOAD_PREFIX}${companyId}/${uploadId}.zip`;
+  const expiresAt = new Date(now.getTime() + UPLOAD_URL_LIFETIME_SECONDS * 1000).toISOString();
+  await dependencies.uploads.create({
+    uploadId, company: companyId, objectKey, requestedBy: principal.subject, created: now.toISOString(), expiresAt, status: 'PENDING',
+  });
+  const url = await dependencies.archives.presignPut(objectKey, 'application/zip', UPLOAD_URL_LIFETIME_SECONDS);
+  return { uploadId, url, method: 'PUT', headers: { 'content-type': 'application/zip' }, expiresAt };
+}
+
+/**
+ * Reads a slot's status.
+ * @throws ForbiddenError (403) without `scenarios:read` on the company.
+ * @throws NotFoundError (404) when the company has no such upload.
+ */
+export async function getUploadSlot(dependencies: Pick<PresignedUploadDependencies, 'uploads'>, principal: Principal, companyId: string, uploadId: string): Promise<UploadSlotView> {
+  authorize(principal, 'scenarios:read', companyId);
+  const slot = await dependencies.uploads.get(companyId, uploadId);
+  if (slot === undefined) throw new NotFoundError(`Upload '${uploadId}' does not exist in company '${companyId}'.`);
+  return {
+    uploadId: slot.uploadId, status: slot.status, created: slot.created, expiresAt: slot.expiresAt,
+    ...(slot.result === undefined ? {} : { result: slot.result }), ...(slot.problem === undefined ? {} : { problem: slot.problem }),
+  };
+}
+
+/**
+ * Validates and stores an archive PUT through a slot (S3 object-created event), with exactly the rules of a direct
+ * upload, in the name of the slot's requester. The uploaded object is deleted afterwards (the stored archive has
+ * its own key). Idempotent: a redelivered event for a slot that is no longer PENDING, or whose object is gone,
+ * changes nothing, and version immutability prevents a second store.
+ * @returns the slot's resulting status, or 'IGNORED' for keys that are not upload slots or already processed.
+ * @throws Error only for unexpected backend failures (the event is then retried).
+ */
+export async function processUploadedArchive(dependencies: PresignedUploadDependencies, objectKey: string): Promise<UploadSlot['status'] | 'IGNORED'> {
+  const parsed = parseUploadObjectKey(objectKey);
+  if (parsed === undefined) return 'IGNORED';
+  const slot = await dependencies.uploads.get(parsed.company, parsed.uploadId);
+  if (slot === undefined || slot.status !== 'PENDING') return 'IGNORED';
+  const archive = await dependencies.archives.get(objectKey);
+  if (archive === undefined) return 'IGNORED';
+  const principal: Principal = { subject: slot.requestedBy, companies: [slot.company], scopes: new Set(['scenarios:write']) };
+  let outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>;
+  try {
+    const stored = await uploadScenario(dependencies, principal, slot.company, archive);
+    outcome = { status: 'STORED', result: { ...stored } };
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.status >= 500) throw error;
+    outcome = { status: 'REJECTED', problem: error.toProblem() };
+  }
+  await dependencies.uploads.complete(slot.company, slot.uploadId, outcome);
+  await dependencies.archives.delete(objectKey);
+  return outcome.status;
+}

@@ -1,0 +1,18 @@
+import middy from '@middy/core';
+import type { S3Event } from 'aws-lambda';
+import { processUploadedArchive } from '../core/scenarios/presigned-upload.js';
+import { services } from '../platform/composition.js';
+import { logger } from '../platform/logger.js';
+
+/**
+ * S3 ObjectCreated notification (prefix `uploads/`): validates and stores each archive PUT through a presigned
+ * upload slot. Keys arrive URL-encoded with `+` for spaces, as S3 sends them. An unexpected failure throws, so the
+ * event is retried (then sent to the dead-letter queue in AWS).
+ */
+export const handler = middy<S3Event, void>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+  for (const record of event.Records) {
+    const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
+    const outcome = await processUploadedArchive(services(), key);
+    logger.info('Processed uploaded archive', { key, outcome, size: record.s3.object.size });
+  }
+});
