@@ -67,6 +67,32 @@ describe('README walkthrough', () => {
     expect(again.headers.get('content-type')).toBe('application/problem+json');
   });
 
+  it('stores a large archive PUT to a presigned upload slot through the S3 object-created event', async () => {
+    const skeleton = await fetch(`${service.api}/companies/acme/resources/scenarios/skeleton.zip?version=2.0.0`, { headers: { authorization: `Bearer ${alice}` } });
+    const archive = new Uint8Array(await skeleton.arrayBuffer());
+    const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
+    expect(slot.status).toBe(201);
+    expect(slot.body).toMatchObject({ method: 'PUT', headers: { 'content-type': 'application/zip' } });
+    expect(slot.headers.get('location')).toBe(`/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`);
+    const status = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: alice });
+    expect((await status()).body.status).toBe('PENDING');
+
+    const put = await fetch(slot.body.url, { method: 'PUT', headers: slot.body.headers, body: archive });
+    expect(put.status).toBe(200);
+    await eventually(async () => (await status()).body.status !== 'PENDING', 'the upload to be processed');
+    const stored = (await status()).body;
+    expect(stored).toMatchObject({ status: 'STORED', result: { version: '2.0.0', size: archive.byteLength } });
+
+    const second = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
+    await fetch(second.body.url, { method: 'PUT', headers: second.body.headers, body: new TextEncoder().encode('not a zip') });
+    const rejected = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${second.body.uploadId}`, { token: alice });
+    await eventually(async () => (await rejected()).body.status !== 'PENDING', 'the broken upload to be processed');
+    expect((await rejected()).body).toMatchObject({ status: 'REJECTED', problem: { status: 422, errors: [expect.objectContaining({ path: '' })] } });
+
+    const foreign = await call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: bob });
+    expect(foreign.status).toBe(403);
+  });
+
   it('makes an uploaded scenario searchable through the DynamoDB stream', async () => {
     await eventually(async () => {
       const found = await call(`${service.api}/resources/search?type=SCENARIO&pageSize=100`, { token: alice });

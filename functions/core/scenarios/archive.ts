@@ -59,7 +59,11 @@ export async function validateScenarioArchive(archive: Uint8Array): Promise<Scen
         manifest = result.data;
       } else {
         for (const issue of result.error.issues) {
-          errors.push({ path: `${MANIFEST_NAME}#/${issue.path.join('/')}`, message: issue.message });
+          if (issue.code === 'unrecognized_keys') {
+            for (const key of issue.keys) errors.push({ path: `${MANIFEST_NAME}#/${[...issue.path, key].join('/')}`, message: `unknown property '${key}'` });
+          } else {
+            errors.push({ path: `${MANIFEST_NAME}#/${issue.path.join('/')}`, message: issue.message });
+          }
         }
       }
     }

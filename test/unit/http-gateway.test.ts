@@ -1,0 +1,192 @@
+import type { IncomingMessage } from 'node:http';
+import { describe, it, expect } from 'vitest';
+import { ROUTES, matchRoute, type RouteDefinition } from '../../lib/routes.js';
+import { toApiGatewayEvent } from '../../functions/local/http-gateway.js';
+
+function route(id: string): RouteDefinition {
+  const found = ROUTES.find((candidate) => candidate.id === id);
+  if (found === undefined) throw new Error(`no route ${id}`);
+  return found;
+}
+
+describe('matchRoute', () => {
+  it('prefers the static DEVICE route over {deviceId}', () => {
+    const match = matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/DEVICE/deployments');
+    expect(match).toEqual({ route: route('DeploymentsListAll'), pathParameters: { companyId: 'acme' } });
+  });
+
+  it('extracts deviceId for any other device segment', () => {
+    const match = matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/acme-kiosk-0001/deployments');
+    expect(match).toEqual({ route: route('DeploymentsListDevice'), pathParameters: { companyId: 'acme', deviceId: 'acme-kiosk-0001' } });
+  });
+
+  it('prefers the static DEVICE route whatever the order of the route table', () => {
+    const reversed = [...ROUTES].reverse();
+    const match = matchRoute(reversed, 'main', 'GET', '/companies/acme/resources/DEVICE/deployments');
+    expect(match).toMatchObject({ route: { id: 'DeploymentsListAll' } });
+  });
+
+  it('matches static routes, with and without path parameters', () => {
+    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/globex/resources/scenarios/skeleton.zip')).toEqual({
+      route: route('ScenarioSkeleton'),
+      pathParameters: { companyId: 'globex' },
+    });
+    expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search')).toEqual({ route: route('Search'), pathParameters: {} });
+    expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search/filters')).toEqual({ route: route('SearchFilters'), pathParameters: {} });
+  });
+
+  it('answers method-not-allowed when the path exists with another method', () => {
+    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/deployments')).toEqual({ methodNotAllowed: true });
+    expect(matchRoute(ROUTES, 'main', 'POST', '/resources/search')).toEqual({ methodNotAllowed: true });
+    expect(matchRoute(ROUTES, 'main', 'DELETE', '/companies/acme/resources/DEVICE/deployments')).toEqual({ methodNotAllowed: true });
+  });
+
+  it('answers undefined for an unknown path, an extra segment, a trailing slash or an empty parameter', () => {
+    expect(matchRoute(ROUTES, 'main', 'GET', '/nope')).toBeUndefined();
+    expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search/filters/extra')).toBeUndefined();
+    expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search/')).toBeUndefined();
+    expect(matchRoute(ROUTES, 'main', 'GET', '/companies//resources/scenarios/skeleton.zip')).toBeUndefined();
+    expect(matchRoute(ROUTES, 'main', 'GET', '/')).toBeUndefined();
+  });
+
+  it('keeps the three addresses apart', () => {
+    // upload route only on the upload address
+    expect(matchRoute(ROUTES, 'main', 'POST', '/companies/acme/resources/scenarios')).toBeUndefined();
+    expect(matchRoute(ROUTES, 'upload', 'POST', '/companies/acme/resources/scenarios')).toEqual({
+      route: route('ScenarioUpload'),
+      pathParameters: { companyId: 'acme' },
+    });
+    // token only on the auth address, search only on main
+    expect(matchRoute(ROUTES, 'main', 'POST', '/token')).toBeUndefined();
+    expect(matchRoute(ROUTES, 'auth', 'POST', '/token')).toMatchObject({ route: { id: 'AuthToken' } });
+    expect(matchRoute(ROUTES, 'auth', 'GET', '/.well-known/jwks.json')).toMatchObject({ route: { id: 'AuthJwks' } });
+    expect(matchRoute(ROUTES, 'upload', 'GET', '/resources/search')).toBeUndefined();
+    expect(matchRoute(ROUTES, 'auth', 'GET', '/openapi.json')).toBeUndefined();
+  });
+
+  it('is case-sensitive on static segments', () => {
+    expect(matchRoute(ROUTES, 'main', 'GET', '/Resources/search')).toBeUndefined();
+  });
+});
+
+/** The parts of an IncomingMessage that toApiGatewayEvent reads. */
+function request(options: { method?: string; url: string; rawHeaders?: string[]; remoteAddress?: string; httpVersion?: string }): IncomingMessage {
+  return {
+    method: options.method ?? 'GET',
+    url: options.url,
+    rawHeaders: options.rawHeaders ?? [],
+    httpVersion: options.httpVersion ?? '1.1',
+    socket: { remoteAddress: options.remoteAddress ?? '10.1.2.3' },
+  } as unknown as IncomingMessage;
+}
+
+describe('toApiGatewayEvent', () => {
+  const search = route('Search');
+  const deploy = route('DeploymentsExecute');
+  const upload = route('ScenarioUpload');
+
+  it('joins repeated query parameters with commas and keeps the raw query string', () => {
+    const event = toApiGatewayEvent(
+      request({ url: '/resources/search?connection.state=CONNECTED&connection.state=UNKNOWN&page=2&global=a%20b' }),
+      Buffer.alloc(0),
+      search,
+      {},
+    );
+    expect(event.queryStringParameters).toEqual({ 'connection.state': 'CONNECTED,UNKNOWN', page: '2', global: 'a b' });
+    expect(event.rawQueryString).toBe('connection.state=CONNECTED&connection.state=UNKNOWN&page=2&global=a%20b');
+    expect(event.rawPath).toBe('/resources/search');
+    expect(event.requestContext.http.path).toBe('/resources/search');
+  });
+
+  it('omits queryStringParameters and pathParameters when there are none', () => {
+    const event = toApiGatewayEvent(request({ url: '/resources/search' }), Buffer.alloc(0), search, {});
+    expect(event.rawQueryString).toBe('');
+    expect(event).not.toHaveProperty('queryStringParameters');
+    expect(event).not.toHaveProperty('pathParameters');
+    expect(event).not.toHaveProperty('cookies');
+    expect(event).not.toHaveProperty('body');
+    expect(event.isBase64Encoded).toBe(false);
+  });
+
+  it('lower-cases header names, comma-joins repeated headers and splits cookies out', () => {
+    const event = toApiGatewayEvent(
+      request({
+        url: '/resources/search',
+        rawHeaders: [
+          'Host', '127.0.0.1:3000',
+          'Authorization', 'Bearer abc.def.ghi',
+          'X-Trace', 'one',
+          'x-trace', 'two',
+          'User-Agent', 'vitest',
+          'Cookie', 'session=1; theme=dark',
+        ],
+      }),
+      Buffer.alloc(0),
+      search,
+      {},
+    );
+    expect(event.headers).toEqual({ host: '127.0.0.1:3000', authorization: 'Bearer abc.def.ghi', 'x-trace': 'one,two', 'user-agent': 'vitest' });
+    expect(event.cookies).toEqual(['session=1', 'theme=dark']);
+    expect(event.requestContext.domainName).toBe('127.0.0.1:3000');
+    expect(event.requestContext.http.userAgent).toBe('vitest');
+  });
+
+  it('fills routeKey, method, protocol, source ip and path parameters', () => {
+    const event = toApiGatewayEvent(
+      request({ method: 'POST', url: '/companies/acme/resources/deployments', remoteAddress: '192.0.2.7', httpVersion: '1.0' }),
+      Buffer.alloc(0),
+      deploy,
+      { companyId: 'acme' },
+    );
+    expect(event.version).toBe('2.0');
+    expect(event.routeKey).toBe('POST /companies/{companyId}/resources/deployments');
+    expect(event.requestContext.routeKey).toBe(event.routeKey);
+    expect(event.requestContext.http).toMatchObject({ method: 'POST', protocol: 'HTTP/1.0', sourceIp: '192.0.2.7' });
+    expect(event.pathParameters).toEqual({ companyId: 'acme' });
+    expect(event.requestContext.stage).toBe('$default');
+    expect(event.requestContext.requestId).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(Math.abs(event.requestContext.timeEpoch - Date.now())).toBeLessThan(5_000);
+  });
+
+  it('gives each event its own request id', () => {
+    const a = toApiGatewayEvent(request({ url: '/resources/search' }), Buffer.alloc(0), search, {});
+    const b = toApiGatewayEvent(request({ url: '/resources/search' }), Buffer.alloc(0), search, {});
+    expect(a.requestContext.requestId).not.toBe(b.requestContext.requestId);
+  });
+
+  it('passes a JSON body as text (UTF-8 kept) with isBase64Encoded false', () => {
+    const json = JSON.stringify({ requests: [], note: 'déploiement ✓' });
+    const event = toApiGatewayEvent(
+      request({ method: 'POST', url: '/companies/acme/resources/deployments', rawHeaders: ['Content-Type', 'application/json; charset=utf-8'] }),
+      Buffer.from(json, 'utf8'),
+      deploy,
+      { companyId: 'acme' },
+    );
+    expect(event.body).toBe(json);
+    expect(event.isBase64Encoded).toBe(false);
+  });
+
+  it('treats +json media types and text/* as text', () => {
+    for (const contentType of ['application/problem+json', 'text/plain', 'application/x-www-form-urlencoded']) {
+      const event = toApiGatewayEvent(
+        request({ method: 'POST', url: '/token', rawHeaders: ['content-type', contentType] }),
+        Buffer.from('a=b'),
+        route('AuthToken'),
+        {},
+      );
+      expect(event.isBase64Encoded, contentType).toBe(false);
+      expect(event.body).toBe('a=b');
+    }
+  });
+
+  it('base64-encodes a binary body (zip, multipart, no content type) byte for byte', () => {
+    const bytes = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0xff, 0xfe, 0x80]);
+    for (const rawHeaders of [['Content-Type', 'application/zip'], ['Content-Type', 'multipart/form-data; boundary=x'], []]) {
+      const event = toApiGatewayEvent(request({ method: 'POST', url: '/companies/acme/resources/scenarios', rawHeaders }), bytes, upload, {
+        companyId: 'acme',
+      });
+      expect(event.isBase64Encoded).toBe(true);
+      expect(Buffer.from(event.body ?? '', 'base64').equals(bytes)).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,221 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { afterEach, describe, it, expect, vi } from 'vitest';
+import {
+  BadRequestError,
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  InvalidArchiveError,
+  NotFoundError,
+  PayloadTooLargeError,
+  QuotaExceededError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+} from '../../functions/core/errors.js';
+import { jsonResponse, publicHttpHandler } from '../../functions/platform/http.js';
+import { logger } from '../../functions/platform/logger.js';
+
+// The logger reads its level when its module loads: vi.hoisted runs before the imports above.
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+});
+
+type Problem = Record<string, unknown> & { type: string; title: string; status: number; detail: string };
+
+function event(rawPath = '/companies/acme/resources/deployments'): APIGatewayProxyEventV2 {
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: 'POST /companies/{companyId}/resources/deployments',
+    rawPath,
+    rawQueryString: '',
+    headers: { 'Content-Type': 'application/json' },
+    requestContext: {
+      accountId: 'test',
+      apiId: 'main',
+      domainName: 'localhost',
+      domainPrefix: 'localhost',
+      http: { method: 'POST', path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+      requestId: 'request-1',
+      routeKey: 'POST /companies/{companyId}/resources/deployments',
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    isBase64Encoded: false,
+  };
+}
+
+function context(): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'test',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test',
+    memoryLimitInMB: '128',
+    awsRequestId: 'request-1',
+    logGroupName: '/aws/lambda/test',
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Runs a public handler that throws `error` and returns the response with its parsed body. */
+async function responseFor(error: unknown, rawPath?: string): Promise<{ result: APIGatewayProxyStructuredResultV2; body: Problem }> {
+  const handler = publicHttpHandler(async () => {
+    throw error;
+  });
+  const result = (await handler(event(rawPath), context())) as APIGatewayProxyStructuredResultV2;
+  expect(result.headers?.['content-type']).toBe('application/problem+json');
+  return { result, body: JSON.parse(result.body ?? '') as Problem };
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('publicHttpHandler problem+json mapping', () => {
+  it.each([
+    [new BadRequestError('bad'), 400, 'Bad Request'],
+    [new ForbiddenError('no'), 403, 'Forbidden'],
+    [new NotFoundError('gone'), 404, 'Not Found'],
+    [new ConflictError('exists'), 409, 'Conflict'],
+    [new PayloadTooLargeError('too big'), 413, 'Payload Too Large'],
+  ])('maps %s to its status with type, title, status, detail and instance', async (error, status, title) => {
+    const { result, body } = await responseFor(error);
+    expect(result.statusCode).toBe(status);
+    expect(body).toEqual({
+      type: `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`,
+      title,
+      status,
+      detail: error.message,
+      instance: '/companies/acme/resources/deployments',
+    });
+    expect(result.headers).not.toHaveProperty('WWW-Authenticate');
+    expect(result.headers).not.toHaveProperty('Retry-After');
+  });
+
+  it('gives each error kind a distinct type URI', async () => {
+    const errors = [
+      new BadRequestError('a'),
+      new UnauthorizedError('a'),
+      new ForbiddenError('a'),
+      new NotFoundError('a'),
+      new ConflictError('a'),
+      new QuotaExceededError('a', { quotaBytes: 1, usedBytes: 1, archiveBytes: 1 }),
+      new PayloadTooLargeError('a'),
+      new InvalidArchiveError('a', []),
+      new ServiceUnavailableError('a'),
+    ];
+    const types = await Promise.all(errors.map(async (error) => (await responseFor(error)).body.type));
+    expect(new Set(types).size).toBe(errors.length);
+  });
+
+  it('400 carries every violation in errors', async () => {
+    const violations = [
+      { path: 'page', message: 'must be an integer' },
+      { path: 'colour', message: 'unknown parameter' },
+    ];
+    const { result, body } = await responseFor(new BadRequestError('2 invalid parameters', violations));
+    expect(result.statusCode).toBe(400);
+    expect(body.errors).toEqual(violations);
+  });
+
+  it('400 without violations has no errors member', async () => {
+    const { body } = await responseFor(new BadRequestError('bad'));
+    expect(body).not.toHaveProperty('errors');
+  });
+
+  it('401 carries WWW-Authenticate: Bearer with the error code and a quote-safe description', async () => {
+    const missing = await responseFor(new UnauthorizedError('An Authorization header is required.', null));
+    expect(missing.result.statusCode).toBe(401);
+    expect(missing.result.headers?.['WWW-Authenticate']).toBe('Bearer');
+    expect(missing.body).toMatchObject({ status: 401, title: 'Unauthorized', detail: 'An Authorization header is required.' });
+
+    const expired = await responseFor(new UnauthorizedError('The token "abc" has expired.'));
+    expect(expired.result.headers?.['WWW-Authenticate']).toBe(`Bearer error="invalid_token", error_description="The token 'abc' has expired."`);
+    expect(expired.body.detail).toBe('The token "abc" has expired.');
+  });
+
+  it('413 quota problem carries quotaBytes and usedBytes', async () => {
+    const { result, body } = await responseFor(
+      new QuotaExceededError('Not enough storage.', { quotaBytes: 5_242_880, usedBytes: 5_000_000, archiveBytes: 400_000 }),
+    );
+    expect(result.statusCode).toBe(413);
+    expect(body).toMatchObject({ title: 'Storage Quota Exceeded', status: 413, quotaBytes: 5_242_880, usedBytes: 5_000_000 });
+  });
+
+  it('422 carries every archive violation in errors', async () => {
+    const violations = [
+      { path: 'scenario.json#/version', message: 'must be a semantic version' },
+      { path: 'resources/', message: 'missing' },
+    ];
+    const { result, body } = await responseFor(new InvalidArchiveError('2 problems', violations));
+    expect(result.statusCode).toBe(422);
+    expect(body).toMatchObject({ title: 'Invalid Scenario Archive', status: 422, errors: violations });
+  });
+
+  it('503 carries Retry-After in seconds', async () => {
+    const defaulted = await responseFor(new ServiceUnavailableError('Search is down.'));
+    expect(defaulted.result.statusCode).toBe(503);
+    expect(defaulted.result.headers?.['Retry-After']).toBe('5');
+    expect(defaulted.body).toMatchObject({ status: 503, detail: 'Search is down.' });
+    const explicit = await responseFor(new ServiceUnavailableError('Search is down.', 30));
+    expect(explicit.result.headers?.['Retry-After']).toBe('30');
+  });
+
+  it('maps a multipart parser failure to 400 naming the payload part', async () => {
+    const parserError = new Error('Invalid or malformed multipart/form-data was provided', {
+      cause: { package: '@middy/http-multipart-body-parser', data: 'secret' },
+    });
+    const { result, body } = await responseFor(parserError);
+    expect(result.statusCode).toBe(400);
+    expect(body.errors).toEqual([{ path: 'payload', message: expect.any(String) }]);
+  });
+
+  it('answers an unexpected error with a generic 500 that does not leak its message, and logs it once', async () => {
+    const logged = vi.spyOn(logger, 'error');
+    const secret = 'connect ECONNREFUSED 10.0.0.5:5432 password=hunter2';
+    const { result, body } = await responseFor(new TypeError(secret));
+    expect(result.statusCode).toBe(500);
+    expect(body).toMatchObject({ title: 'Internal Server Error', status: 500, instance: '/companies/acme/resources/deployments' });
+    expect(body.detail).toBeTypeOf('string');
+    expect(result.body).not.toContain('ECONNREFUSED');
+    expect(result.body).not.toContain('hunter2');
+    expect(result.body).not.toContain('TypeError');
+    expect(logged).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers a thrown non-Error value with 500 too', async () => {
+    const { result } = await responseFor('a bare string with internals');
+    expect(result.statusCode).toBe(500);
+    expect(result.body).not.toContain('internals');
+  });
+
+  it('treats an error subclass outside the DomainError hierarchy as unexpected, even with a status property', async () => {
+    const error = Object.assign(new Error('upstream said 404 for s3://bucket/key'), { statusCode: 404, status: 404 });
+    const { result } = await responseFor(error);
+    expect(result.statusCode).toBe(500);
+    expect(result.body).not.toContain('s3://');
+  });
+
+  it('reports a custom DomainError subclass with its own status and extensions', async () => {
+    class TeapotError extends DomainError {
+      readonly status = 418;
+      readonly title = 'I Am A Teapot';
+    }
+    const { result, body } = await responseFor(new TeapotError('short and stout', { spout: true }, { 'X-Brew': 'earl-grey' }));
+    expect(result.statusCode).toBe(418);
+    expect(result.headers?.['X-Brew']).toBe('earl-grey');
+    expect(body).toMatchObject({ type: 'https://device-scenario-service.dev/problems/i-am-a-teapot', spout: true });
+  });
+
+  it('leaves successful responses untouched', async () => {
+    const handler = publicHttpHandler(async () => jsonResponse(200, { ok: true }));
+    const result = (await handler(event(), context())) as APIGatewayProxyStructuredResultV2;
+    expect(result).toEqual({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
+  });
+});
