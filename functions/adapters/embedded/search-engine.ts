@@ -37,7 +37,7 @@ const LABEL_FIELDS = new Map<string, string>(
 /** Up to this many matches a page is selected from the matches directly; above, from the presorted array. */
 const DIRECT_SORT_LIMIT = 2_000;
 /** Writes of more documents than this drop the presorted arrays (rebuilt on next use) instead of patching them. */
-const INCREMENTAL_SORT_LIMIT = 64;
+const INCREMENTAL_SORT_LIMIT = 128;
 /** MiniSearch's defaults: BM25+ parameters, weights of prefix and fuzzy matches, largest edit distance. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const PREFIX_WEIGHT = 0.375;
