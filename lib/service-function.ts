@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -103,6 +103,8 @@ export class ServiceFunction extends NodejsFunction {
         sourcesContent: false,
         target: ESBUILD_TARGET,
         externalModules: RUNTIME_PROVIDED_MODULES,
+        // Warnings and errors only: no per-file size listing on every synth.
+        logLevel: LogLevel.WARNING,
       },
     });
   }

@@ -51,6 +51,8 @@ export class StatefulStack extends Stack {
       lifecycleRules: [{ id: 'AbortIncompleteMultipartUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // The TLS-only policy stays with the retained bucket.
+    this.archiveBucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
   }
 
   private table(name: TableName, schema: TableKeySchema): Table {

@@ -1,6 +1,7 @@
 /**
  * Stateless resources: one ServiceFunction per handler module of lib/routes.ts, the main and upload HTTP APIs
- * (decisions.md, "Addresses"), and the search indexer fed by the devices and scenarios table streams.
+ * (decisions.md, "Addresses"), the search indexer fed by the devices and scenarios table streams, and the function
+ * that validates archives uploaded through presigned upload slots (S3 ObjectCreated under ARCHIVE_UPLOADED.prefix).
  *
  * The 'auth' routes are not deployed here: on AWS the authentication address is an API in front of a Cognito user
  * pool (a later change). Until then the token settings come from CDK context:
@@ -27,7 +28,7 @@ import { Bucket, EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { TableName } from '../functions/adapters/aws/tables.js';
+import { TABLES, type TableName } from '../functions/adapters/aws/tables.js';
 import { type ApiName, ARCHIVE_UPLOADED, ROUTES, type RouteDefinition, SEARCH_INDEXER_ENTRY } from './routes.js';
 import { type Access, ServiceFunction } from './service-function.js';
 
@@ -69,7 +70,7 @@ interface FunctionAccess {
   timeout?: Duration;
 }
 
-/** Seconds a presigned-upload archive may take to validate and store (archives above the 10 MB API limit). */
+/** How long validating and storing one presigned upload may take (archives above the upload API's 10 MB limit). */
 const ARCHIVE_UPLOADED_TIMEOUT = Duration.minutes(2);
 
 /**
@@ -190,10 +191,12 @@ export class StatelessStack extends Stack {
     this.uploadApi = upload.api;
     this.uploadStage = upload.stage;
 
-    // The search indexer: DynamoDB Streams of the searchable tables, in order per item, retried from the failed record.
+    // The search indexer: the streams of the searchable tables (TABLES.streamsToSearch: devices, scenarios), in order
+    // per item, retried from the failed record.
     this.searchIndexer = createFunction('SearchIndexerFunction', SEARCH_INDEXER_ENTRY, {});
     this.indexerDeadLetterQueue = deadLetterQueue(this, 'SearchIndexerDeadLetterQueue');
-    for (const table of [props.tables.devices, props.tables.scenarios]) {
+    const streamed = (Object.keys(TABLES) as TableName[]).filter((name) => TABLES[name].streamsToSearch);
+    for (const table of streamed.map((name) => props.tables[name])) {
       this.searchIndexer.addEventSource(
         new DynamoEventSource(table, {
           startingPosition: StartingPosition.TRIM_HORIZON,
