@@ -8,7 +8,7 @@ export type ApiName = 'main' | 'upload' | 'auth';
 
 /** One HTTP route. */
 export interface RouteDefinition {
-  /** Logical id, also the function's construct id in CDK (PascalCase). */
+  /** Logical id of the route (PascalCase); CDK names the route's integration after it. */
   id: string;
   api: ApiName;
   method: 'GET' | 'POST';

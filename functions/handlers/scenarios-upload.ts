@@ -5,8 +5,12 @@ import { uploadScenario } from '../core/scenarios/upload.js';
 import { services } from '../platform/composition.js';
 import { httpHandler, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
 
-/** Largest archive accepted on the upload address, bytes (API Gateway's 10 MB payload limit). Larger: presigned S3. */
-export const MAX_DIRECT_UPLOAD_BYTES = 10 * 1024 * 1024;
+/**
+ * Largest archive accepted on the upload address, bytes (4 MiB). Lambda receives at most 6 MB per synchronous
+ * invocation and API Gateway base64-encodes binary bodies (×4/3), which leaves about 4.4 MB for an archive and its
+ * multipart framing. Larger archives go through a presigned upload slot.
+ */
+export const MAX_DIRECT_UPLOAD_BYTES = 4 * 1024 * 1024;
 
 interface FilePart {
   filename?: string;
@@ -32,7 +36,7 @@ export const handler = httpHandler(
     }
     if (payload.truncated === true) {
       throw new PayloadTooLargeError(
-        `The archive exceeds the ${MAX_DIRECT_UPLOAD_BYTES}-byte limit of direct uploads; nothing was stored.`,
+        `The archive exceeds the ${MAX_DIRECT_UPLOAD_BYTES}-byte limit of direct uploads; nothing was stored. Request a presigned upload slot (POST .../resources/scenarios/uploads) for larger archives.`,
       );
     }
     const { companies, scenarios, archives } = services();

@@ -7,6 +7,8 @@ import { type ApiName, matchRoute, type RouteDefinition } from '../../lib/routes
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/** Lambda's synchronous invocation payload limit, bytes: the serialized event (base64 body included) must fit. */
+export const MAX_LAMBDA_EVENT_BYTES = 6 * 1024 * 1024;
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string | object>;
 
@@ -123,7 +125,7 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
 /**
  * An HTTP server for one API address that turns each request into an API Gateway v2 event, invokes the route's
  * exported Lambda handler and writes the result back. It holds no endpoint logic: unmatched paths get 404, wrong
- * methods 405, bodies above MAX_PAYLOAD_BYTES 413, as API Gateway would.
+ * methods 405, bodies above MAX_PAYLOAD_BYTES or events above MAX_LAMBDA_EVENT_BYTES 413, as API Gateway and Lambda would.
  * @param root repository root, to resolve each route's `entry`.
  */
 export function createApiServer(api: ApiName, routes: readonly RouteDefinition[], root: string, onError: (error: unknown) => void): Server {
@@ -151,6 +153,9 @@ export function createApiServer(api: ApiName, routes: readonly RouteDefinition[]
         if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${request.method} ${url.pathname} on this address.`);
         if ('methodNotAllowed' in match) return writeProblem(response, 405, 'Method Not Allowed', `${request.method} is not allowed on ${url.pathname}.`);
         const event = toApiGatewayEvent(request, Buffer.concat(chunks), match.route, match.pathParameters);
+        if (Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_EVENT_BYTES) {
+          return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
+        }
         const handler = await loadHandler(root, match.route.entry);
         writeResult(response, await handler(event, lambdaContext(match.route, event.requestContext.requestId)));
       })().catch((error: unknown) => {

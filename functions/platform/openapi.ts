@@ -867,7 +867,7 @@ function operations(): Record<string, Json> {
       tags: ['Scenarios'],
       summary: 'Request a presigned upload slot for a large archive',
       description:
-        'For archives above the upload address\'s 10 MiB request limit: PUT the archive to the returned presigned URL; the S3 object-created event runs the same validation, quota and immutability rules as a direct upload. Poll the Location address for the outcome. Needs `scenarios:write` on the company.',
+        'For archives above the 4 MiB limit of direct uploads: PUT the archive to the returned presigned URL; the S3 object-created event runs the same validation, quota and immutability rules as a direct upload. Poll the Location address for the outcome. Needs `scenarios:write` on the company.',
       parameters: [ref('parameters', 'CompanyId')],
       responses: {
         '201': { description: 'The upload slot.', headers: { Location: ref('headers', 'Location') }, content: json(ref('schemas', 'UploadSlotGrant')) },

@@ -542,6 +542,25 @@ describe('422: invalid scenario archives are refused with every violation, and n
 // 4. Quota (413)
 // ---------------------------------------------------------------------------------------------------------------
 
+describe('413: archives too large for a direct upload', () => {
+  it('refuses an archive above 4 MiB in the handler, and a body above the Lambda payload limit in the gateway; nothing is stored', async () => {
+    const overArchiveLimit = await validArchive('e2e-too-large', '1.0.0', { 'resources/assets/blob.bin': randomBytes(4 * MiB + 64 * 1024) }, true);
+    const refused = await uploadArchive(service, alice, 'acme', overArchiveLimit);
+    expect(refused.status).toBe(413);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(refused.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
+    expect(refused.body.detail).toMatch(/presigned upload slot/);
+
+    const overEventLimit = await validArchive('e2e-too-large', '1.0.0', { 'resources/assets/blob.bin': randomBytes(5 * MiB) }, true);
+    const gateway = await uploadArchive(service, alice, 'acme', overEventLimit);
+    expect(gateway.status).toBe(413);
+    expect(gateway.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
+
+    const small = await uploadArchive(service, alice, 'acme', await validArchive('e2e-too-large', '1.0.0'));
+    expect(small.status).toBe(201);
+  });
+});
+
 describe('413: globex storage quota (5 MiB)', () => {
   const bigArchive = (version: string, bytes: number) =>
     validArchive('e2e-quota', version, { 'resources/assets/blob.bin': randomBytes(bytes) }, true);
