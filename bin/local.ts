@@ -11,6 +11,12 @@ import { startLocalRuntime } from '../functions/local/runtime.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+// The AWS SDK announces at every start that it will require Node 22 in 2027; keep every other warning.
+process.removeAllListeners('warning');
+process.on('warning', (warning) => {
+  if (warning.name !== 'NodeVersionSupportWarning') process.stderr.write(`${warning.name}: ${warning.message}\n`);
+});
+
 function port(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
