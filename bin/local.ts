@@ -11,11 +11,8 @@ import { startLocalRuntime } from '../functions/local/runtime.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-// The AWS SDK announces at every start that it will require Node 22 in 2027; keep every other warning.
-process.removeAllListeners('warning');
-process.on('warning', (warning) => {
-  if (warning.name !== 'NodeVersionSupportWarning') process.stderr.write(`${warning.name}: ${warning.message}\n`);
-});
+// The AWS SDK announces at every start on Node 20 that its 2027 releases will need Node 22; the SDK's own switch.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 function port(name: string, fallback: number): number {
   const raw = process.env[name];
