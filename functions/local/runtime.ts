@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
@@ -9,6 +9,7 @@ import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '..
 import { services } from '../platform/composition.js';
 import { rebuildSearchIndex } from '../platform/reindex.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
+import { freePort } from './free-port.js';
 import { createApiServer } from './http-gateway.js';
 import { toS3Event } from './s3-events.js';
 import { seedDemoData, seedUsers } from './seed.js';
@@ -55,14 +56,6 @@ export const LOCAL_BUCKET = 'scenario-archives';
 /** `aud` of locally issued tokens. */
 export const LOCAL_AUDIENCE = 'device-scenario-service';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const address = server.address();
-  await new Promise<void>((done) => server.close(() => done()));
-  if (address === null || typeof address === 'string') throw new Error('Could not allocate a free port.');
-  return address.port;
-}
 
 function listen(server: Server, port: number): Promise<void> {
   return new Promise((done, fail) => {
