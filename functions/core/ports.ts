@@ -78,6 +78,34 @@ export type RecordVersionOutcome =
   | { kind: 'quota-exceeded'; quotaBytes: number; usedBytes: number }
   | { kind: 'company-not-found' };
 
+/** A scenario summary: its name and the versions stored (scenarios table, `SCENARIO#{id}`). */
+export interface ScenarioSummary {
+  company: string;
+  scenarioId: string;
+  name: string;
+  description?: string;
+  /** Most recently uploaded version. */
+  latestVersion: string;
+  /** Stored versions in upload order. */
+  versions: string[];
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601. */
+  updated: string;
+}
+
+/** Read side of the scenario catalogue: listings with opaque cursors, all single Queries. */
+export interface ScenarioCatalog {
+  /** Scenarios of a company ordered by id. @throws BadRequestError on a cursor this adapter did not issue. */
+  listScenarios(companyId: string, limit: number, cursor: string | undefined): Promise<Page<ScenarioSummary>>;
+  /** One scenario summary, or undefined. */
+  getScenario(companyId: string, scenarioId: string): Promise<ScenarioSummary | undefined>;
+  /** Every stored version of a scenario, ordered by version key. */
+  listVersions(companyId: string, scenarioId: string): Promise<ScenarioVersion[]>;
+  /** One version, or undefined. */
+  getVersion(companyId: string, scenarioId: string, version: string): Promise<ScenarioVersion | undefined>;
+}
+
 /** Scenario versions and their storage accounting (scenarios and companies tables). */
 export interface ScenarioRepository {
   /**
@@ -151,8 +179,22 @@ export interface DeploymentRepository {
   listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>>;
 }
 
+/** A byte range reader over one stored object: what the bounded-memory archive validator reads through. */
+export interface RandomAccessSource {
+  /** Object size, bytes. */
+  size: number;
+  /** Streams bytes [start, end) of the object (end exclusive). */
+  createReadStream(start: number, end: number): NodeJS.ReadableStream;
+}
+
 /** Archive object storage (S3 in AWS, s3rver locally). */
 export interface ArchiveStore {
+  /** Opens `key` for ranged reads (S3 GetObject with Range); undefined when absent. */
+  openRandomAccess(key: string): Promise<RandomAccessSource | undefined>;
+  /** Server-side copy of `sourceKey` to `targetKey` (S3 CopyObject): no bytes pass through the caller. */
+  copy(sourceKey: string, targetKey: string): Promise<void>;
+  /** A URL that lets its holder GET `key` until it expires (seconds); `filename` sets Content-Disposition. */
+  presignGet(key: string, expiresInSeconds: number, filename: string): Promise<string>;
   /** Stores bytes under `key`. */
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;
   /** Reads a whole object; undefined when absent. */
