@@ -1,5 +1,9 @@
-import JSZip from 'jszip';
+import { crc32 } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import pLimit from 'p-limit';
+import yauzl from 'yauzl';
 import { InvalidArchiveError, type ProblemViolation } from '../errors.js';
+import type { RandomAccessSource } from '../ports.js';
 import { type ScenarioManifest, ScenarioManifestSchema } from './manifest.js';
 
 /** Name of the manifest at the archive root. */
@@ -7,79 +11,242 @@ export const MANIFEST_NAME = 'scenario.json';
 /** Required resources directory. */
 export const RESOURCES_DIRECTORY = 'resources/';
 
+/** Limits that keep a hostile archive from hurting the service (issue 3, point 2). */
+export interface ArchiveLimits {
+  /** Most entries (files and directories) in one archive. */
+  maxEntries: number;
+  /** Most declared uncompressed bytes, all entries together. */
+  maxUncompressedBytes: number;
+  /** Highest uncompressed/compressed ratio of one entry (zip bombs)... */
+  maxCompressionRatio: number;
+  /** ...checked only on entries whose declared uncompressed size exceeds this many bytes (small text compresses well). */
+  compressionRatioMinBytes: number;
+  /** Largest scenario.json, bytes. */
+  maxManifestBytes: number;
+  /** Entries whose data is read (CRC check) at the same time. */
+  readConcurrency: number;
+}
+
+/** The limits in force unless a caller passes others. */
+export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
+  maxEntries: 10_000,
+  maxUncompressedBytes: 4 * 1024 ** 3,
+  maxCompressionRatio: 100,
+  compressionRatioMinBytes: 1024 * 1024,
+  maxManifestBytes: 1024 * 1024,
+  readConcurrency: 4,
+};
+
+/** What the validator reads: the whole archive in memory, or a ranged reader over a stored object. */
+export type ArchiveInput = Uint8Array | RandomAccessSource;
+
+const YAUZL_OPTIONS = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: true };
+
+/** yauzl reader over a RandomAccessSource: every read is one ranged stream (S3 GetObject with Range). */
+class SourceReader extends yauzl.RandomAccessReader {
+  constructor(private readonly source: RandomAccessSource) {
+    super();
+  }
+
+  override _readStreamForRange(start: number, end: number): Readable {
+    return this.source.createReadStream(start, end) as Readable;
+  }
+}
+
 function unsafeEntryName(name: string): string | undefined {
   if (name.includes('\\')) return 'entry name contains a backslash';
   if (name.startsWith('/')) return 'entry name is an absolute path';
   if (/^[A-Za-z]:/.test(name)) return 'entry name starts with a drive letter';
   if (name.split('/').includes('..')) return 'entry name contains a ".." segment';
+  if (name.includes('\u0000')) return 'entry name contains a NUL character';
   return undefined;
 }
 
+/** Unix file type bits of an entry, when it was made on a Unix-like system (0 otherwise). */
+function unixFileType(entry: yauzl.Entry): number {
+  const madeBy = entry.versionMadeBy >> 8;
+  return madeBy === 3 || madeBy === 19 ? (entry.externalFileAttributes >>> 16) & 0o170000 : 0;
+}
+
+interface ScannedEntry {
+  name: string;
+  entry: yauzl.Entry;
+  directory: boolean;
+  /** Whether the entry's data may be read (not encrypted, not a link, supported method, not a bomb). */
+  readable: boolean;
+}
+
+async function readAll(stream: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      stream.destroy();
+      throw new Error(`more than ${limit} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
 /**
- * Validates a scenario archive (spec "Scenario package": ZIP with scenario.json and resources/) and returns its
- * manifest. Collects every violation before failing.
- * @param archive the whole ZIP, bytes.
- * @throws InvalidArchiveError (422) with `errors: [{ path, message }]`, every violation found.
+ * Validates a scenario archive (spec "Scenario package"; issue 3 point 2) without holding it in memory: it reads
+ * the ZIP central directory and `scenario.json` by range, and streams every entry once to check its CRC-32.
+ * Collects every violation, each with its path: not a ZIP or truncated; scenario.json missing, not JSON, not
+ * valid against the schema (including a version that is not semantic); resources/ missing; a referenced file
+ * absent; entry names that are absolute, contain `..`, backslashes or drive letters; symbolic links; encrypted
+ * entries; duplicate names; unsupported compression; more entries, more declared bytes or a higher per-entry
+ * compression ratio than `limits` allow; CRC or size mismatches.
+ * @returns the manifest.
+ * @throws InvalidArchiveError (422) with `errors: [{ path, message }]`.
  */
-export async function validateScenarioArchive(archive: Uint8Array): Promise<ScenarioManifest> {
-  let zip: JSZip;
+export async function validateScenarioArchive(input: ArchiveInput, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<ScenarioManifest> {
+  let zipfile: yauzl.ZipFile;
   try {
-    zip = await JSZip.loadAsync(archive, { checkCRC32: true });
+    zipfile =
+      input instanceof Uint8Array
+        ? await yauzl.fromBufferPromise(Buffer.from(input.buffer, input.byteOffset, input.byteLength), YAUZL_OPTIONS)
+        : await yauzl.fromRandomAccessReaderPromise(new SourceReader(input), input.size, YAUZL_OPTIONS);
   } catch (error) {
-    throw new InvalidArchiveError('The upload is not a readable ZIP archive.', [
+    throw new InvalidArchiveError('The upload is not a readable ZIP archive; nothing was stored.', [
       { path: '', message: `not a valid ZIP archive (${(error as Error).message})` },
     ]);
   }
-  const errors: ProblemViolation[] = [];
-  const names = Object.keys(zip.files);
-  for (const name of names) {
-    // jszip rewrites ".." segments when loading; the name as stored in the archive is in unsafeOriginalName.
-    const original = (zip.files[name] as JSZip.JSZipObject & { unsafeOriginalName?: string }).unsafeOriginalName ?? name;
-    const problem = unsafeEntryName(original);
-    if (problem !== undefined) errors.push({ path: original, message: problem });
+  try {
+    return await validateOpenArchive(zipfile, limits);
+  } finally {
+    zipfile.close();
   }
-  if (!names.some((name) => name.startsWith(RESOURCES_DIRECTORY))) {
+}
+
+async function validateOpenArchive(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Promise<ScenarioManifest> {
+  const errors: ProblemViolation[] = [];
+  const fail = (): never => {
+    throw new InvalidArchiveError(`The scenario archive has ${errors.length} problem(s); nothing was stored.`, errors);
+  };
+  if (zipfile.entryCount > limits.maxEntries) {
+    errors.push({ path: '', message: `the archive has ${zipfile.entryCount} entries; at most ${limits.maxEntries} are allowed` });
+    fail();
+  }
+
+  const scanned: ScannedEntry[] = [];
+  const seen = new Set<string>();
+  let declaredTotal = 0;
+  try {
+    for await (const entry of zipfile.eachEntry()) {
+      const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields, true);
+      const directory = name.endsWith('/');
+      let readable = !directory;
+      const problem = unsafeEntryName(name);
+      if (problem !== undefined) errors.push({ path: name, message: problem });
+      if (seen.has(name)) errors.push({ path: name, message: 'duplicate entry name' });
+      seen.add(name);
+      if (unixFileType(entry) === 0o120000) {
+        errors.push({ path: name, message: 'symbolic links are not allowed' });
+        readable = false;
+      }
+      if (entry.isEncrypted()) {
+        errors.push({ path: name, message: 'encrypted entries are not allowed' });
+        readable = false;
+      } else if (!directory && entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+        errors.push({ path: name, message: `unsupported compression method ${entry.compressionMethod} (use stored or deflate)` });
+        readable = false;
+      }
+      if (
+        !directory &&
+        entry.uncompressedSize > limits.compressionRatioMinBytes &&
+        entry.uncompressedSize > Math.max(entry.compressedSize, 1) * limits.maxCompressionRatio
+      ) {
+        const ratio = Math.round(entry.uncompressedSize / Math.max(entry.compressedSize, 1));
+        errors.push({ path: name, message: `compression ratio ${ratio}:1 exceeds the limit of ${limits.maxCompressionRatio}:1` });
+        readable = false;
+      }
+      declaredTotal += entry.uncompressedSize;
+      scanned.push({ name, entry, directory, readable });
+    }
+  } catch (error) {
+    errors.push({ path: '', message: `the archive is truncated or corrupt (${(error as Error).message})` });
+    fail();
+  }
+  const tooLarge = declaredTotal > limits.maxUncompressedBytes;
+  if (tooLarge) {
+    errors.push({ path: '', message: `the entries declare ${declaredTotal} uncompressed bytes; at most ${limits.maxUncompressedBytes} are allowed` });
+  }
+
+  const files = new Set(scanned.filter((item) => !item.directory).map((item) => item.name));
+  if (!scanned.some((item) => item.name.startsWith(RESOURCES_DIRECTORY))) {
     errors.push({ path: RESOURCES_DIRECTORY, message: 'the resources/ directory is missing' });
   }
 
   let manifest: ScenarioManifest | undefined;
-  const manifestEntry = zip.file(MANIFEST_NAME);
-  if (manifestEntry === null) {
+  const manifestEntry = scanned.find((item) => item.name === MANIFEST_NAME);
+  if (manifestEntry === undefined) {
     errors.push({ path: MANIFEST_NAME, message: 'scenario.json is missing at the archive root' });
-  } else {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(await manifestEntry.async('string'));
-    } catch (error) {
-      errors.push({ path: MANIFEST_NAME, message: `not valid JSON (${(error as Error).message})` });
-    }
-    if (parsed !== undefined) {
-      const result = ScenarioManifestSchema.safeParse(parsed);
-      if (result.success) {
-        manifest = result.data;
-      } else {
-        for (const issue of result.error.issues) {
-          if (issue.code === 'unrecognized_keys') {
-            for (const key of issue.keys) errors.push({ path: `${MANIFEST_NAME}#/${[...issue.path, key].join('/')}`, message: `unknown property '${key}'` });
-          } else {
-            errors.push({ path: `${MANIFEST_NAME}#/${issue.path.join('/')}`, message: issue.message });
-          }
-        }
-      }
-    }
+  } else if (manifestEntry.entry.uncompressedSize > limits.maxManifestBytes) {
+    errors.push({ path: MANIFEST_NAME, message: `scenario.json is larger than ${limits.maxManifestBytes} bytes` });
+  } else if (manifestEntry.readable) {
+    manifest = await readManifest(zipfile, manifestEntry, limits, errors);
   }
-
   if (manifest !== undefined) {
     manifest.thumbnails.forEach((path, index) => {
-      if (zip.file(path) === null) errors.push({ path: `${MANIFEST_NAME}#/thumbnails/${index}`, message: `referenced file '${path}' is not in the archive` });
+      if (!files.has(path)) errors.push({ path: `${MANIFEST_NAME}#/thumbnails/${index}`, message: `referenced file '${path}' is not in the archive` });
     });
     manifest.assets.forEach((path, index) => {
-      if (zip.file(path) === null) errors.push({ path: `${MANIFEST_NAME}#/assets/${index}`, message: `referenced file '${path}' is not in the archive` });
+      if (!files.has(path)) errors.push({ path: `${MANIFEST_NAME}#/assets/${index}`, message: `referenced file '${path}' is not in the archive` });
     });
   }
 
-  if (errors.length > 0) {
-    throw new InvalidArchiveError(`The scenario archive has ${errors.length} problem(s); nothing was stored.`, errors);
-  }
+  if (!tooLarge) await checkEntryData(zipfile, scanned.filter((item) => item.readable), limits, errors);
+  if (errors.length > 0) fail();
   return manifest as ScenarioManifest;
+}
+
+async function readManifest(zipfile: yauzl.ZipFile, item: ScannedEntry, limits: ArchiveLimits, errors: ProblemViolation[]): Promise<ScenarioManifest | undefined> {
+  let text: string;
+  try {
+    text = (await readAll(await zipfile.openReadStreamPromise(item.entry), limits.maxManifestBytes)).toString('utf8');
+  } catch (error) {
+    errors.push({ path: MANIFEST_NAME, message: `scenario.json cannot be read (${(error as Error).message})` });
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    errors.push({ path: MANIFEST_NAME, message: `not valid JSON (${(error as Error).message})` });
+    return undefined;
+  }
+  const result = ScenarioManifestSchema.safeParse(parsed);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) errors.push({ path: `${MANIFEST_NAME}#/${[...issue.path, key].join('/')}`, message: `unknown property '${key}'` });
+    } else {
+      errors.push({ path: `${MANIFEST_NAME}#/${issue.path.join('/')}`, message: issue.message });
+    }
+  }
+  return undefined;
+}
+
+/** Streams each readable entry once, checking its CRC-32 and size (yauzl checks sizes against the directory). */
+async function checkEntryData(zipfile: yauzl.ZipFile, entries: ScannedEntry[], limits: ArchiveLimits, errors: ProblemViolation[]): Promise<void> {
+  const limit = pLimit(limits.readConcurrency);
+  await Promise.all(
+    entries.map((item) =>
+      limit(async () => {
+        let checksum = 0;
+        try {
+          const stream = await zipfile.openReadStreamPromise(item.entry);
+          for await (const chunk of stream) checksum = crc32(chunk as Buffer, checksum);
+        } catch (error) {
+          errors.push({ path: item.name, message: `entry data is corrupt (${(error as Error).message})` });
+          return;
+        }
+        if (checksum >>> 0 !== item.entry.crc32 >>> 0) {
+          errors.push({ path: item.name, message: 'CRC-32 mismatch: the entry is corrupt' });
+        }
+      }),
+    ),
+  );
 }

@@ -85,8 +85,9 @@ export async function getUploadSlot(dependencies: Pick<PresignedUploadDependenci
 
 /**
  * Validates and stores an archive PUT through a slot (S3 object-created event), with exactly the rules of a direct
- * upload, in the name of the slot's requester. The uploaded object is deleted afterwards (the stored archive has
- * its own key). Idempotent: a redelivered event for a slot that is no longer PENDING, or whose object is gone,
+ * upload, in the name of the slot's requester, reading the object by range and storing it by server-side copy, so
+ * memory stays bounded whatever the archive's size. The uploaded object is deleted afterwards (the stored archive
+ * has its own key). Idempotent: a redelivered event for a slot that is no longer PENDING, or whose object is gone,
  * changes nothing, and version immutability prevents a second store.
  * @returns the slot's resulting status, or 'IGNORED' for keys that are not upload slots or already processed.
  * @throws Error only for unexpected backend failures (the event is then retried).
@@ -96,12 +97,12 @@ export async function processUploadedArchive(dependencies: PresignedUploadDepend
   if (parsed === undefined) return 'IGNORED';
   const slot = await dependencies.uploads.get(parsed.company, parsed.uploadId);
   if (slot === undefined || slot.status !== 'PENDING') return 'IGNORED';
-  const archive = await dependencies.archives.get(objectKey);
-  if (archive === undefined) return 'IGNORED';
+  const source = await dependencies.archives.openRandomAccess(objectKey);
+  if (source === undefined) return 'IGNORED';
   const principal: Principal = { subject: slot.requestedBy, companies: [slot.company], scopes: new Set(['scenarios:write']) };
   let outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>;
   try {
-    const stored = await uploadScenario(dependencies, principal, slot.company, archive);
+    const stored = await uploadScenario(dependencies, principal, slot.company, { source, objectKey });
     outcome = { status: 'STORED', result: { ...stored } };
   } catch (error) {
     if (!(error instanceof DomainError) || error.status >= 500) throw error;

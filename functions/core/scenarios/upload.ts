@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { ConflictError, NotFoundError, QuotaExceededError } from '../errors.js';
-import type { ArchiveStore, CompanyRepository, ScenarioRepository } from '../ports.js';
+import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepository } from '../ports.js';
 import { authorize, type Principal } from '../principal.js';
-import { validateScenarioArchive } from './archive.js';
+import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, validateScenarioArchive } from './archive.js';
 
 /** The 201 body of an upload (decisions.md, "Scenario packages"). */
 export interface StoredScenario {
@@ -25,6 +25,22 @@ export interface UploadDependencies {
   archives: ArchiveStore;
   /** Current time; injectable for tests. */
   now?: () => Date;
+  /** Validation limits (defaults: DEFAULT_ARCHIVE_LIMITS). */
+  limits?: ArchiveLimits;
+}
+
+/**
+ * An archive to store: its bytes in memory (direct upload) or an object already in the archive store (presigned
+ * upload), read by range and stored by server-side copy so that no step holds it whole.
+ */
+export type IncomingArchive = Uint8Array | { source: RandomAccessSource; objectKey: string };
+
+/** Hex SHA-256 of an archive, streamed for stored objects. */
+async function sha256Of(archive: IncomingArchive): Promise<string> {
+  const hash = createHash('sha256');
+  if (archive instanceof Uint8Array) return hash.update(archive).digest('hex');
+  for await (const chunk of archive.source.createReadStream(0, archive.source.size)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 /** S3 key of a stored archive: one prefix per company keeps companies apart. */
@@ -36,7 +52,7 @@ export function archiveKeyFor(companyId: string, scenarioId: string, version: st
  * Validates and stores a scenario archive (spec endpoint 2). The archive is validated before anything is stored;
  * the version record and the quota charge are one conditional transaction; on refusal the stored object is removed,
  * so a refused upload leaves nothing behind and consumes no quota.
- * @param archive the ZIP bytes.
+ * @param archive the ZIP bytes, or a stored object to read by range and copy.
  * @throws ForbiddenError (403) without `scenarios:write` on the company.
  * @throws InvalidArchiveError (422) listing every violation.
  * @throws ConflictError (409) when (id, version) already exists.
@@ -47,11 +63,11 @@ export async function uploadScenario(
   dependencies: UploadDependencies,
   principal: Principal,
   companyId: string,
-  archive: Uint8Array,
+  archive: IncomingArchive,
 ): Promise<StoredScenario> {
   authorize(principal, 'scenarios:write', companyId);
-  const manifest = await validateScenarioArchive(archive);
-  const size = archive.byteLength;
+  const manifest = await validateScenarioArchive(archive instanceof Uint8Array ? archive : archive.source, dependencies.limits ?? DEFAULT_ARCHIVE_LIMITS);
+  const size = archive instanceof Uint8Array ? archive.byteLength : archive.source.size;
   const company = await dependencies.companies.get(companyId);
   if (company === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
   const quotaError = (quotaBytes: number, usedBytes: number) =>
@@ -61,10 +77,11 @@ export async function uploadScenario(
     );
   if (company.usedBytes + size > company.quotaBytes) throw quotaError(company.quotaBytes, company.usedBytes);
 
-  const sha256 = createHash('sha256').update(archive).digest('hex');
+  const sha256 = await sha256Of(archive);
   const created = (dependencies.now?.() ?? new Date()).toISOString();
   const archiveKey = archiveKeyFor(companyId, manifest.id, manifest.version, ulid());
-  await dependencies.archives.put(archiveKey, archive, 'application/zip');
+  if (archive instanceof Uint8Array) await dependencies.archives.put(archiveKey, archive, 'application/zip');
+  else await dependencies.archives.copy(archive.objectKey, archiveKey);
   const outcome = await dependencies.scenarios.recordVersion({
     company: companyId,
     scenarioId: manifest.id,
