@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { BadRequestError, NotFoundError, type ProblemViolation } from './errors.js';
 import type { ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page, ScenarioRepository } from './ports.js';
 import { authorize, type Principal } from './principal.js';
-import { IDENTIFIER_PATTERN } from './scenarios/manifest.js';
+import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from './scenarios/manifest.js';
 
 /** Most entries accepted in one deployment request. */
 export const MAX_DEPLOYMENT_ENTRIES = 5_000;
@@ -21,8 +21,8 @@ export const DeploymentRequestBodySchema = z.object({
   requests: z
     .array(
       z.object({
-        target: z.object({ type: z.string().min(1), id: z.string().min(1), subId: z.string().nullable().optional() }),
-        what: z.object({ type: z.string().min(1), id: z.string().min(1), subId: z.string().min(1) }),
+        target: z.object({ type: z.string().min(1).max(64), id: z.string().min(1).max(256), subId: z.string().max(256).nullable().optional() }),
+        what: z.object({ type: z.string().min(1).max(64), id: z.string().min(1).max(256), subId: z.string().min(1).max(256) }),
         action: z.enum(['DEPLOY', 'UNDEPLOY']),
       }),
     )
@@ -109,7 +109,7 @@ export async function executeDeployments(
   const references = [
     ...new Map(
       supported
-        .filter((item) => IDENTIFIER_PATTERN.test(item.what.id) && !item.what.subId.includes('#'))
+        .filter((item) => IDENTIFIER_PATTERN.test(item.what.id) && SEMVER_PATTERN.test(item.what.subId) && item.what.subId.length <= 128)
         .map((item) => [`${item.what.id}#${item.what.subId}`, { scenarioId: item.what.id, version: item.what.subId }]),
     ).values(),
   ];

@@ -206,7 +206,7 @@ export interface ArchiveStore {
 }
 
 /** State of a presigned upload: waiting for the archive, stored, or rejected with the problem a direct upload gets. */
-export type UploadSlotStatus = 'PENDING' | 'STORED' | 'REJECTED';
+export type UploadSlotStatus = 'PENDING' | 'PROCESSING' | 'STORED' | 'REJECTED';
 
 /** A presigned upload slot (scenarios table, `UPLOAD#{uploadId}`). */
 export interface UploadSlot {
@@ -222,6 +222,8 @@ export interface UploadSlot {
   /** ISO-8601: the presigned URL's expiry. */
   expiresAt: string;
   status: UploadSlotStatus;
+  /** ISO-8601: when a processor claimed the slot (status PROCESSING). */
+  claimedAt?: string;
   /** When STORED: the 201 body of a direct upload. */
   result?: Record<string, unknown>;
   /** When REJECTED: the problem+json body a direct upload would get (409, 413, 422). */
@@ -235,10 +237,15 @@ export interface UploadSlotRepository {
   /** Returns the slot, or undefined when `company` has no such upload. */
   get(company: string, uploadId: string): Promise<UploadSlot | undefined>;
   /**
-   * Moves a PENDING slot to its outcome (conditional write): returns false when the slot was no longer PENDING,
+   * Claims a slot for processing (conditional write PENDING → PROCESSING, or a PROCESSING claim older than
+   * `staleBefore`, left by a processor that died): of two racing events exactly one gets true.
+   */
+  claim(company: string, uploadId: string, claimedAt: string, staleBefore: string): Promise<boolean>;
+  /**
+   * Moves a PROCESSING slot claimed at `claimedAt` to its outcome (conditional write): false when the claim was lost,
    * so a redelivered event cannot overwrite the first outcome.
    */
-  complete(company: string, uploadId: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean>;
+  complete(company: string, uploadId: string, claimedAt: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean>;
 }
 
 /** Issues access tokens for username/password (local issuer, Cognito in AWS). */

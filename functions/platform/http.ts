@@ -78,7 +78,11 @@ export function singleQueryParameters(event: APIGatewayProxyEventV2, allowed: re
 export function pathParameter(event: APIGatewayProxyEventV2, name: string): string {
   const value = event.pathParameters?.[name];
   if (value === undefined || value === '') throw new BadRequestError(`Path parameter '${name}' is required.`);
-  return decodeURIComponent(value);
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new BadRequestError(`Path parameter '${name}' is not valid percent-encoding.`, [{ path: name, message: 'malformed percent-encoding' }]);
+  }
 }
 
 /**

@@ -11,7 +11,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+  call, eventually, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
 } from './harness.js';
 
 const AUDIENCE = 'device-scenario-service';
@@ -825,5 +825,53 @@ describe('search and filters: 400 for bad parameters; routing 404/405', () => {
     expectProblem(await call(`${service.api}/companies/acme/resources/deployments`, { method: 'GET', token: alice }), 405, /GET/);
     expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'GET', token: alice }), 405, /GET/);
     expectProblem(await call(`${service.auth}/token`, { method: 'GET' }), 405, /GET/);
+  });
+});
+
+describe('hostile inputs never reach the backends as 500s', () => {
+  it('oversize and malformed identifiers in a deployment become per-item causes, with valid entries still carried out', async () => {
+    const response = await call(`${service.api}/companies/acme/resources/deployments`, {
+      token: alice,
+      json: {
+        requests: [
+          { target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: 'x'.repeat(200) }, action: 'DEPLOY' },
+          { target: { type: 'DEVICE', id: 'k'.repeat(200), subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'DEPLOY' },
+          { target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'DEPLOY' },
+        ],
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.items.map((item: ResultItem) => item.cause)).toEqual(['WHAT_NOT_FOUND', 'TARGET_NOT_FOUND', null]);
+    const tooLong = await call(`${service.api}/companies/acme/resources/deployments`, {
+      token: alice,
+      json: { requests: [{ target: { type: 'DEVICE', id: 'k'.repeat(300), subId: null }, what: { type: 'SCENARIO', id: 'a', subId: '1.0.0' }, action: 'DEPLOY' }] },
+    });
+    expect(tooLong.status).toBe(400);
+    await call(`${service.api}/companies/acme/resources/deployments`, {
+      token: alice,
+      json: { requests: [{ target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'UNDEPLOY' }] },
+    });
+  });
+
+  it('malformed percent-encoding in a path is 400, a junk upload id is 404', async () => {
+    const encoded = await call(`${service.api}/companies/acme/resources/%ZZ/deployments`, { token: alice });
+    expect(encoded.status).toBe(400);
+    expect(encoded.headers.get('content-type')).toBe('application/problem+json');
+    const junk = await call(`${service.upload}/companies/acme/resources/scenarios/uploads/${'x'.repeat(2000)}`, { token: alice });
+    expect(junk.status).toBe(404);
+  });
+
+  it('an object PUT again to a finished upload slot is not kept and does not change the outcome', async () => {
+    const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
+    const status = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: alice });
+    await fetch(slot.body.url, { method: 'PUT', headers: slot.body.headers, body: await validArchive('e2e-slot-reuse', '1.0.0') });
+    await eventually(async () => (await status()).body.status !== 'PENDING', 'the first upload to be processed');
+    expect((await status()).body.status).toBe('STORED');
+    const junk = randomBytes(64 * 1024);
+    await fetch(slot.body.url, { method: 'PUT', headers: slot.body.headers, body: junk });
+    await new Promise((done) => setTimeout(done, 1_500));
+    expect((await status()).body).toMatchObject({ status: 'STORED', result: { id: 'e2e-slot-reuse', version: '1.0.0' } });
+    const leftover = await fetch(slot.body.url.replace(/\?.*$/, ''));
+    expect(leftover.status).toBe(404);
   });
 });

@@ -286,18 +286,34 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
   }
 
   /** @inheritdoc */
-  async complete(company: string, uploadId: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean> {
+  async claim(company: string, uploadId: string, claimedAt: string, staleBefore: string): Promise<boolean> {
+    return this.conditionalUpdate({
+      TableName: this.tables.scenarios,
+      Key: { company, sk: `UPLOAD#${uploadId}` },
+      UpdateExpression: 'SET #status = :processing, claimedAt = :claimedAt',
+      ConditionExpression: '#status = :pending OR (#status = :processing AND claimedAt < :staleBefore)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':processing': 'PROCESSING', ':pending': 'PENDING', ':claimedAt': claimedAt, ':staleBefore': staleBefore },
+    });
+  }
+
+  /** @inheritdoc */
+  async complete(company: string, uploadId: string, claimedAt: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean> {
+    return this.conditionalUpdate({
+      TableName: this.tables.scenarios,
+      Key: { company, sk: `UPLOAD#${uploadId}` },
+      UpdateExpression: 'SET #status = :status, #result = :result, problem = :problem',
+      ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
+      ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+      ExpressionAttributeValues: {
+        ':status': outcome.status, ':result': outcome.result ?? null, ':problem': outcome.problem ?? null, ':processing': 'PROCESSING', ':claimedAt': claimedAt,
+      },
+    });
+  }
+
+  private async conditionalUpdate(input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<boolean> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tables.scenarios,
-          Key: { company, sk: `UPLOAD#${uploadId}` },
-          UpdateExpression: 'SET #status = :status, #result = :result, problem = :problem',
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-          ExpressionAttributeValues: { ':status': outcome.status, ':result': outcome.result ?? null, ':problem': outcome.problem ?? null, ':pending': 'PENDING' },
-        }),
-      );
+      await this.client.send(new UpdateCommand(input));
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException || (error as { name?: string }).name === 'ConditionalCheckFailedException') return false;

@@ -1,3 +1,4 @@
+import { highestVersion } from '../../core/scenarios/manifest.js';
 import type { DeviceDocument, DocumentKey, ScenarioDocument, SearchDocument } from '../../core/search/documents.js';
 
 /**
@@ -16,7 +17,7 @@ export function searchDocumentFromItem(item: Record<string, unknown>): SearchDoc
         id: item.scenarioId as string,
         company: item.company as string,
         name: item.name as string,
-        latestVersion: item.latestVersion as string,
+        latestVersion: highestVersion((item.versions as string[] | undefined) ?? []) ?? (item.latestVersion as string),
         versions: (item.versions as string[] | undefined) ?? [],
         created: item.created as string,
         updated: item.updated as string,

@@ -36,7 +36,7 @@ export interface UploadSlotGrant {
 /** The status view of a slot (decisions.md: PENDING, STORED with the 201 body, REJECTED with the 413/422 details). */
 export interface UploadSlotView {
   uploadId: string;
-  status: UploadSlot['status'];
+  status: 'PENDING' | 'STORED' | 'REJECTED';
   created: string;
   expiresAt: string;
   result?: Record<string, unknown>;
@@ -75,30 +75,42 @@ export async function requestUploadSlot(dependencies: PresignedUploadDependencie
  */
 export async function getUploadSlot(dependencies: Pick<PresignedUploadDependencies, 'uploads'>, principal: Principal, companyId: string, uploadId: string): Promise<UploadSlotView> {
   authorize(principal, 'scenarios:read', companyId);
-  const slot = await dependencies.uploads.get(companyId, uploadId);
+  const slot = /^[0-9A-HJKMNP-TV-Z]{26}$/.test(uploadId) ? await dependencies.uploads.get(companyId, uploadId) : undefined;
   if (slot === undefined) throw new NotFoundError(`Upload '${uploadId}' does not exist in company '${companyId}'.`);
   return {
-    uploadId: slot.uploadId, status: slot.status, created: slot.created, expiresAt: slot.expiresAt,
+    // PROCESSING is internal: to the client the archive is still pending.
+    uploadId: slot.uploadId, status: slot.status === 'PROCESSING' ? 'PENDING' : slot.status, created: slot.created, expiresAt: slot.expiresAt,
     ...(slot.result === undefined ? {} : { result: slot.result }), ...(slot.problem === undefined ? {} : { problem: slot.problem }),
   };
 }
 
+/** How long a processing claim is trusted before another event may take the slot over (Lambda's maximum run). */
+export const PROCESSING_CLAIM_TIMEOUT_MS = 15 * 60 * 1000;
+
 /**
  * Validates and stores an archive PUT through a slot (S3 object-created event), with exactly the rules of a direct
  * upload, in the name of the slot's requester, reading the object by range and storing it by server-side copy, so
- * memory stays bounded whatever the archive's size. The uploaded object is deleted afterwards (the stored archive
- * has its own key). Idempotent: a redelivered event for a slot that is no longer PENDING, or whose object is gone,
- * changes nothing, and version immutability prevents a second store.
- * @returns the slot's resulting status, or 'IGNORED' for keys that are not upload slots or already processed.
+ * memory stays bounded whatever the archive's size. The slot is claimed first (conditional write), so two events
+ * for one slot never both process it. The uploaded object is deleted afterwards, and also when it arrives for a
+ * slot that is unknown or already finished, so nothing under `uploads/` escapes quota accounting.
+ * @returns the slot's resulting status, or 'IGNORED' for keys that are not upload slots, finished or claimed slots.
  * @throws Error only for unexpected backend failures (the event is then retried).
  */
 export async function processUploadedArchive(dependencies: PresignedUploadDependencies, objectKey: string): Promise<UploadSlot['status'] | 'IGNORED'> {
   const parsed = parseUploadObjectKey(objectKey);
   if (parsed === undefined) return 'IGNORED';
   const slot = await dependencies.uploads.get(parsed.company, parsed.uploadId);
-  if (slot === undefined || slot.status !== 'PENDING') return 'IGNORED';
+  if (slot === undefined || slot.status === 'STORED' || slot.status === 'REJECTED') {
+    await dependencies.archives.delete(objectKey);
+    return 'IGNORED';
+  }
   const source = await dependencies.archives.openRandomAccess(objectKey);
   if (source === undefined) return 'IGNORED';
+  const now = dependencies.now?.() ?? new Date();
+  const claimedAt = now.toISOString();
+  const staleBefore = new Date(now.getTime() - PROCESSING_CLAIM_TIMEOUT_MS).toISOString();
+  if (!(await dependencies.uploads.claim(slot.company, slot.uploadId, claimedAt, staleBefore))) return 'IGNORED';
+
   const principal: Principal = { subject: slot.requestedBy, companies: [slot.company], scopes: new Set(['scenarios:write']) };
   let outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>;
   try {
@@ -108,7 +120,7 @@ export async function processUploadedArchive(dependencies: PresignedUploadDepend
     if (!(error instanceof DomainError) || error.status >= 500) throw error;
     outcome = { status: 'REJECTED', problem: error.toProblem() };
   }
-  await dependencies.uploads.complete(slot.company, slot.uploadId, outcome);
+  await dependencies.uploads.complete(slot.company, slot.uploadId, claimedAt, outcome);
   await dependencies.archives.delete(objectKey);
   return outcome.status;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
-import { ConflictError, NotFoundError, QuotaExceededError } from '../errors.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepository } from '../ports.js';
 import { authorize, type Principal } from '../principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, validateScenarioArchive } from './archive.js';
@@ -43,6 +43,9 @@ async function sha256Of(archive: IncomingArchive): Promise<string> {
   return hash.digest('hex');
 }
 
+/** Largest archive accepted by any path, bytes (5 GiB: S3's single CopyObject limit). */
+export const MAX_ARCHIVE_BYTES = 5 * 1024 ** 3;
+
 /** S3 key of a stored archive: one prefix per company keeps companies apart. */
 export function archiveKeyFor(companyId: string, scenarioId: string, version: string, uploadId: string): string {
   return `companies/${companyId}/scenarios/${scenarioId}/${version}/${uploadId}.zip`;
@@ -66,8 +69,11 @@ export async function uploadScenario(
   archive: IncomingArchive,
 ): Promise<StoredScenario> {
   authorize(principal, 'scenarios:write', companyId);
-  const manifest = await validateScenarioArchive(archive instanceof Uint8Array ? archive : archive.source, dependencies.limits ?? DEFAULT_ARCHIVE_LIMITS);
   const size = archive instanceof Uint8Array ? archive.byteLength : archive.source.size;
+  if (size > MAX_ARCHIVE_BYTES) {
+    throw new PayloadTooLargeError(`The archive is ${size} bytes; archives are limited to ${MAX_ARCHIVE_BYTES} bytes. Nothing was stored.`);
+  }
+  // Quota first: an archive that cannot fit is refused before a byte of it is read.
   const company = await dependencies.companies.get(companyId);
   if (company === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
   const quotaError = (quotaBytes: number, usedBytes: number) =>
@@ -76,13 +82,16 @@ export async function uploadScenario(
       { quotaBytes, usedBytes, archiveBytes: size },
     );
   if (company.usedBytes + size > company.quotaBytes) throw quotaError(company.quotaBytes, company.usedBytes);
+  const manifest = await validateScenarioArchive(archive instanceof Uint8Array ? archive : archive.source, dependencies.limits ?? DEFAULT_ARCHIVE_LIMITS);
 
   const sha256 = await sha256Of(archive);
   const created = (dependencies.now?.() ?? new Date()).toISOString();
   const archiveKey = archiveKeyFor(companyId, manifest.id, manifest.version, ulid());
   if (archive instanceof Uint8Array) await dependencies.archives.put(archiveKey, archive, 'application/zip');
   else await dependencies.archives.copy(archive.objectKey, archiveKey);
-  const outcome = await dependencies.scenarios.recordVersion({
+  let outcome: Awaited<ReturnType<ScenarioRepository['recordVersion']>>;
+  try {
+    outcome = await dependencies.scenarios.recordVersion({
     company: companyId,
     scenarioId: manifest.id,
     version: manifest.version,
@@ -93,7 +102,11 @@ export async function uploadScenario(
     archiveKey,
     uploadedBy: principal.subject,
     created,
-  });
+    });
+  } catch (error) {
+    await dependencies.archives.delete(archiveKey).catch(() => undefined);
+    throw error;
+  }
   if (outcome.kind !== 'stored') {
     await dependencies.archives.delete(archiveKey);
     switch (outcome.kind) {

@@ -16,7 +16,7 @@ export interface ScenarioDocument {
   company: string;
   name: string;
   description?: string;
-  /** Highest semantic version stored. */
+  /** Highest semantic version stored (SemVer precedence, not upload order). */
   latestVersion: string;
   /** Stored versions, oldest first. */
   versions: string[];
