@@ -22,6 +22,13 @@ export interface RouteDefinition {
 export const ROUTES: readonly RouteDefinition[] = [
   { id: 'ScenarioSkeleton', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/skeleton.zip', entry: 'functions/handlers/scenarios-skeleton.ts' },
   { id: 'ScenarioSchema', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/schema.json', entry: 'functions/handlers/scenarios-schema.ts' },
+  // Listed before DeploymentsListDevice: `/companies/{c}/resources/scenarios/deployments` matches both it and ScenarioGet
+  // with as many static segments; matchRoute keeps the first listed. API Gateway does not document that tie, so a
+  // scenario id `deployments` (or a device id `scenarios`) is best avoided.
+  { id: 'ScenarioUsage', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/usage', entry: 'functions/handlers/scenarios-usage.ts' },
+  { id: 'ScenarioList', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios', entry: 'functions/handlers/scenarios-list.ts' },
+  { id: 'ScenarioGet', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/{scenarioId}', entry: 'functions/handlers/scenarios-get.ts' },
+  { id: 'ScenarioVersionGet', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}', entry: 'functions/handlers/scenario-version-get.ts' },
   { id: 'DeploymentsExecute', api: 'main', method: 'POST', path: '/companies/{companyId}/resources/deployments', entry: 'functions/handlers/deployments-execute.ts' },
   { id: 'DeploymentsListAll', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/DEVICE/deployments', entry: 'functions/handlers/deployments-list.ts' },
   { id: 'DeploymentsListDevice', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/{deviceId}/deployments', entry: 'functions/handlers/deployments-list.ts' },

@@ -21,6 +21,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, type HttpStage, type ThrottleSettings } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -64,6 +65,11 @@ interface FunctionAccess {
   bucket?: Access;
   /** Objects the bucket grant covers. @default '*' */
   bucketKeyPattern?: string;
+  /**
+   * `s3:GetObject` only, on the objects matching this pattern: what presigning downloads needs (a presigned URL
+   * carries its signer's permissions). Used instead of `bucket`.
+   */
+  bucketGetObjectKeyPattern?: string;
   /** Uses the search index: gets SEARCH_BACKEND and OPENSEARCH_URL. */
   search?: boolean;
   /** @default HTTP (29 s) */
@@ -98,6 +104,14 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   },
   // Reads the slot.
   'functions/handlers/scenarios-upload-status.ts': { storage: true, tables: { scenarios: 'R' } },
+  // Pages the scenario summaries (one Query).
+  'functions/handlers/scenarios-list.ts': { storage: true, tables: { scenarios: 'R' } },
+  // Reads a summary and its versions, presigns each version's download (stored archives live under `companies/`).
+  'functions/handlers/scenarios-get.ts': { storage: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
+  // Reads one version, presigns its download.
+  'functions/handlers/scenario-version-get.ts': { storage: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
+  // Reads the company's quota and usage.
+  'functions/handlers/scenarios-usage.ts': { storage: true, tables: { companies: 'R' } },
   // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload, deletes the upload.
   [ARCHIVE_UPLOADED.entry]: {
     storage: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW', timeout: ARCHIVE_UPLOADED_TIMEOUT,
@@ -164,8 +178,15 @@ export class StatelessStack extends Stack {
           if (tableAccess === undefined) fn.addEnvironment(TABLE_ENV[name], table.tableName);
           else fn.bindTable(table, tableAccess, TABLE_ENV[name]);
         }
-        if (access.bucket === undefined) fn.addEnvironment(ARCHIVE_BUCKET_ENV, props.archiveBucket.bucketName);
-        else fn.bindBucket(props.archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV, access.bucketKeyPattern);
+        if (access.bucket !== undefined) fn.bindBucket(props.archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV, access.bucketKeyPattern);
+        else {
+          fn.addEnvironment(ARCHIVE_BUCKET_ENV, props.archiveBucket.bucketName);
+          if (access.bucketGetObjectKeyPattern !== undefined) {
+            fn.addToRolePolicy(
+              new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.archiveBucket.arnForObjects(access.bucketGetObjectKeyPattern)] }),
+            );
+          }
+        }
       }
       return fn;
     };

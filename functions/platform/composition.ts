@@ -4,12 +4,15 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioRepository, SearchIndex, UploadSlotRepository } from '../core/ports.js';
+import type {
+  ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioCatalog, ScenarioRepository, SearchIndex, UploadSlotRepository,
+} from '../core/ports.js';
 import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js';
 import {
   DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository, DynamoDbUploadSlotRepository,
   type TableNames,
 } from '../adapters/aws/dynamodb-repositories.js';
+import { DynamoDbScenarioCatalog } from '../adapters/aws/dynamodb-scenario-catalog.js';
 import { S3ArchiveStore } from '../adapters/aws/s3-archive-store.js';
 import { EmbeddedSearchIndex } from '../adapters/embedded/search-engine.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
@@ -23,6 +26,8 @@ export interface Services {
   companies: DynamoDbCompanyRepository;
   devices: DeviceRepository;
   scenarios: ScenarioRepository;
+  /** Read side of scenarios: listings, versions (single Queries / GetItems). */
+  catalog: ScenarioCatalog;
   deployments: DeploymentRepository;
   archives: ArchiveStore;
   uploads: UploadSlotRepository;
@@ -56,6 +61,7 @@ export function services(): Services {
       companies: new DynamoDbCompanyRepository(dynamoDb, tables),
       devices: new DynamoDbDeviceRepository(dynamoDb, tables),
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
+      catalog: new DynamoDbScenarioCatalog(dynamoDb, tables),
       deployments: new DynamoDbDeploymentRepository(dynamoDb, tables),
       archives: new S3ArchiveStore(s3, config.archiveBucket),
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),

@@ -15,6 +15,7 @@ import {
 } from '../core/errors.js';
 import type { Scope } from '../core/principal.js';
 import { IDENTIFIER_PATTERN, scenarioManifestJsonSchema, SEMVER_PATTERN } from '../core/scenarios/manifest.js';
+import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../core/scenarios/catalog.js';
 import { DEFAULT_SKELETON_VERSION } from '../core/scenarios/skeleton.js';
 import { RESOURCE_TYPES } from '../core/search/documents.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW } from '../core/search/query.js';
@@ -68,6 +69,9 @@ Contract choices where the specification is silent (decisions.md):
   \`GET /companies/{companyId}/resources/scenarios/schema.json\`. Versions are immutable: re-uploading an existing
   (\`id\`, \`version\`) gives 409. A stored upload answers 201 with \`Location\`; an invalid archive 422 listing every
   violation; exceeding the company's storage quota 413 with \`quotaBytes\`, \`usedBytes\` and \`archiveBytes\`.
+  Scenarios and their versions (size, sha256, uploader) are listed under \`/companies/{companyId}/resources/scenarios\`;
+  each version's archive is downloaded through a presigned URL valid ${DOWNLOAD_URL_LIFETIME_SECONDS / 60} minutes, and
+  \`.../scenarios/usage\` reports the same quota figures as a 413.
 - **Deployments.** The response is 200 with one item per request entry, in request order, even when some items fail;
   a failed item has state \`FAILURE\` and a \`cause\`. A structurally invalid body gives 400 and changes nothing. Target
   types other than \`DEVICE\` and \`what\` types other than \`SCENARIO\` give \`NOT_IMPLEMENTED\`. Active deployments are
@@ -599,6 +603,73 @@ const scenarioSchemas: Json = {
   },
 };
 
+const catalogSchemas: Json = {
+  Scenario: {
+    type: 'object',
+    description: 'A scenario of the company and the versions stored.',
+    properties: {
+      id: { type: 'string', pattern: IDENTIFIER_PATTERN.source, description: 'Scenario identifier (`id` of scenario.json, `what.id`).' },
+      name: text('Display name from the latest upload.'),
+      description: { type: ['string', 'null'], description: 'Description from the latest upload, or null.' },
+      latestVersion: text('Highest semantic version stored (SemVer precedence, not upload order).'),
+      versions: { type: 'array', items: { type: 'string' }, description: 'Stored versions, in upload order.' },
+      created: dateTime('First upload.'),
+      updated: dateTime('Latest upload.'),
+    },
+    required: ['id', 'name', 'description', 'latestVersion', 'versions', 'created', 'updated'],
+  },
+  ScenarioPage: {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: ref('schemas', 'Scenario'), description: 'Scenarios ordered by id.' },
+      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` to get the next page; null on the last page.' },
+    },
+    required: ['items', 'nextCursor'],
+  },
+  ScenarioVersion: {
+    type: 'object',
+    description: 'A stored, immutable scenario version.',
+    properties: {
+      version: { type: 'string', pattern: SEMVER_PATTERN.source, description: 'Semantic version (`version` of scenario.json, `what.subId`).' },
+      size: { type: 'integer', minimum: 0, description: 'Archive size, bytes.' },
+      sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of the archive.' },
+      uploadedBy: text('`sub` of the uploader.'),
+      created: dateTime('Upload time.'),
+      download: {
+        type: 'object',
+        description: `A presigned URL to GET the archive (\`{scenarioId}-{version}.zip\`) without a bearer token; valid ${DOWNLOAD_URL_LIFETIME_SECONDS / 60} minutes.`,
+        properties: { url: { type: 'string', format: 'uri' }, expiresAt: dateTime('When the URL stops working.') },
+        required: ['url', 'expiresAt'],
+      },
+    },
+    required: ['version', 'size', 'sha256', 'uploadedBy', 'created', 'download'],
+  },
+  ScenarioDetail: {
+    type: 'object',
+    description: 'A scenario and every stored version.',
+    properties: {
+      id: { type: 'string', pattern: IDENTIFIER_PATTERN.source, description: 'Scenario identifier.' },
+      name: text('Display name from the latest upload.'),
+      description: { type: ['string', 'null'], description: 'Description from the latest upload, or null.' },
+      latestVersion: text('Highest semantic version stored (SemVer precedence, not upload order).'),
+      created: dateTime('First upload.'),
+      updated: dateTime('Latest upload.'),
+      versions: { type: 'array', items: ref('schemas', 'ScenarioVersion'), description: 'Stored versions, in upload order.' },
+    },
+    required: ['id', 'name', 'description', 'latestVersion', 'created', 'updated', 'versions'],
+  },
+  StorageUsage: {
+    type: 'object',
+    description: "The company's storage account for scenario archives: the figures a 413 reports.",
+    properties: {
+      quotaBytes: { type: 'integer', minimum: 0, description: 'Storage quota, bytes.' },
+      usedBytes: { type: 'integer', minimum: 0, description: 'Bytes of stored archives (the sum of every stored version\'s size).' },
+      availableBytes: { type: 'integer', minimum: 0, description: '`quotaBytes - usedBytes` (never below 0).' },
+    },
+    required: ['quotaBytes', 'usedBytes', 'availableBytes'],
+  },
+};
+
 const uploadSlotSchemas: Json = {
   UploadSlotGrant: {
     type: 'object',
@@ -695,6 +766,14 @@ const parameters: Json = {
     in: 'path',
     required: true,
     description: 'Device identifier (the literal `DEVICE` lists every device instead, see the other path).',
+    schema: { type: 'string' },
+  },
+  ScenarioId: { name: 'scenarioId', in: 'path', required: true, description: 'Scenario identifier (`id` of scenario.json).', schema: { type: 'string' } },
+  ScenarioVersion: {
+    name: 'version',
+    in: 'path',
+    required: true,
+    description: 'Scenario version (`version` of scenario.json).',
     schema: { type: 'string' },
   },
   SkeletonVersion: {
@@ -884,6 +963,43 @@ function operations(): Record<string, Json> {
         '404': { ...ref('responses', 'NotFound'), description: 'The company has no such upload.' },
       },
     }),
+    ScenarioList: authenticated('scenarios:read', {
+      tags: ['Scenarios'],
+      summary: "List the company's scenarios",
+      description: 'Scenarios ordered by id, with their stored versions, paginated with `limit` and `cursor`. Needs `scenarios:read` on the company.',
+      parameters: [ref('parameters', 'CompanyId'), ref('parameters', 'Limit'), ref('parameters', 'Cursor')],
+      responses: { '200': { description: 'A page of scenarios.', content: json(ref('schemas', 'ScenarioPage')) } },
+    }),
+    ScenarioGet: authenticated('scenarios:read', {
+      tags: ['Scenarios'],
+      summary: 'Get a scenario and its versions',
+      description: `Every stored version with its size, SHA-256, uploader, upload time and a presigned download URL valid ${DOWNLOAD_URL_LIFETIME_SECONDS / 60} minutes. Needs \`scenarios:read\` on the company.`,
+      parameters: [ref('parameters', 'CompanyId'), ref('parameters', 'ScenarioId')],
+      responses: {
+        '200': { description: 'The scenario.', content: json(ref('schemas', 'ScenarioDetail')) },
+        '404': { ...ref('responses', 'NotFound'), description: 'The company has no such scenario.' },
+      },
+    }),
+    ScenarioVersionGet: authenticated('scenarios:read', {
+      tags: ['Scenarios'],
+      summary: 'Get a scenario version',
+      description: `The address a 201 upload's \`Location\` points to: the version's size, SHA-256, uploader, upload time and a presigned download URL valid ${DOWNLOAD_URL_LIFETIME_SECONDS / 60} minutes. Needs \`scenarios:read\` on the company.`,
+      parameters: [ref('parameters', 'CompanyId'), ref('parameters', 'ScenarioId'), ref('parameters', 'ScenarioVersion')],
+      responses: {
+        '200': { description: 'The version.', content: json(ref('schemas', 'ScenarioVersion')) },
+        '404': { ...ref('responses', 'NotFound'), description: 'The company has no such scenario version.' },
+      },
+    }),
+    ScenarioUsage: authenticated('scenarios:read', {
+      tags: ['Scenarios'],
+      summary: "Get the company's storage usage",
+      description: 'The storage quota, the bytes used by stored archives and the bytes available: the figures a 413 upload answer reports. Needs `scenarios:read` on the company.',
+      parameters: [ref('parameters', 'CompanyId')],
+      responses: {
+        '200': { description: 'The storage account.', content: json(ref('schemas', 'StorageUsage')) },
+        '404': { ...ref('responses', 'NotFound'), description: 'The company does not exist.' },
+      },
+    }),
     DeploymentsExecute: authenticated('deployments:write', {
       tags: ['Deployments'],
       summary: 'Deploy or undeploy scenario versions on devices',
@@ -981,17 +1097,26 @@ function operations(): Record<string, Json> {
 
 /**
  * The OpenAPI 3.1 document of the whole service: one operation per route of lib/routes.ts (its `id` is the
- * `operationId`); upload and auth paths carry their own `servers`.
+ * `operationId`); upload and auth paths (or operations, on a path shared with the main API) carry their own `servers`.
  * @throws Error when a route has no operation description (a programming error caught by the unit tests).
  */
 export function openApiDocument(): Record<string, unknown> {
   const byId = operations();
   const paths: Record<string, Json> = {};
+  // A path served by one address carries that address's `servers`; a path served by several (GET on the main API,
+  // POST on the upload API) gives each operation outside the main API its own `servers` instead.
+  const addresses = new Map<string, Set<ApiName>>();
+  for (const route of ROUTES) addresses.set(route.path, (addresses.get(route.path) ?? new Set<ApiName>()).add(route.api));
   for (const route of ROUTES) {
     const operation = byId[route.id];
     if (operation === undefined) throw new Error(`No OpenAPI operation for route ${route.id} (${route.method} ${route.path}).`);
-    const item = (paths[route.path] ??= route.api === 'main' ? {} : { servers: [SERVERS[route.api]] });
-    item[route.method.toLowerCase()] = { operationId: route.id, ...operation };
+    const shared = (addresses.get(route.path)?.size ?? 1) > 1;
+    const item = (paths[route.path] ??= route.api === 'main' || shared ? {} : { servers: [SERVERS[route.api]] });
+    item[route.method.toLowerCase()] = {
+      operationId: route.id,
+      ...(shared && route.api !== 'main' ? { servers: [SERVERS[route.api]] } : {}),
+      ...operation,
+    };
   }
   return {
     openapi: '3.1.0',
@@ -1000,7 +1125,7 @@ export function openApiDocument(): Record<string, unknown> {
     servers: [SERVERS.main],
     security: [{ bearerAuth: [] }],
     tags: [
-      { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload.' },
+      { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
       { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
       { name: 'Search', description: 'Filters and search over devices and scenarios.' },
       { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
@@ -1016,7 +1141,7 @@ export function openApiDocument(): Record<string, unknown> {
           description: `JWT from POST {auth_url}/token, signed with ${ACCEPTED_ALGORITHMS.join(', ')}. Claims: \`sub\`, \`companies\` (company ids the caller may act on), \`scope\` (space-separated permissions). Operations list the scope they need.`,
         },
       },
-      schemas: { ...problemSchemas, ...deviceSchemas, ...searchSchemas, ...deploymentSchemas, ...scenarioSchemas, ...uploadSlotSchemas, ...authSchemas },
+      schemas: { ...problemSchemas, ...deviceSchemas, ...searchSchemas, ...deploymentSchemas, ...scenarioSchemas, ...catalogSchemas, ...uploadSlotSchemas, ...authSchemas },
       responses: problemResponses,
       parameters,
       headers,

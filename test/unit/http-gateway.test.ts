@@ -33,6 +33,14 @@ describe('matchRoute', () => {
     });
     expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search')).toEqual({ route: route('Search'), pathParameters: {} });
     expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search/filters')).toEqual({ route: route('SearchFilters'), pathParameters: {} });
+    // static scenario segments beat {scenarioId}
+    for (const [segment, id] of [['usage', 'ScenarioUsage'], ['skeleton.zip', 'ScenarioSkeleton'], ['schema.json', 'ScenarioSchema'], ['acme-welcome', 'ScenarioGet']]) {
+      expect(matchRoute(ROUTES, 'main', 'GET', `/companies/acme/resources/scenarios/${segment}`), segment).toMatchObject({ route: { id } });
+    }
+    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/scenarios/acme-welcome/versions/1.1.0')).toEqual({
+      route: route('ScenarioVersionGet'),
+      pathParameters: { companyId: 'acme', scenarioId: 'acme-welcome', version: '1.1.0' },
+    });
   });
 
   it('answers method-not-allowed when the path exists with another method', () => {
@@ -50,8 +58,13 @@ describe('matchRoute', () => {
   });
 
   it('keeps the three addresses apart', () => {
-    // upload route only on the upload address
-    expect(matchRoute(ROUTES, 'main', 'POST', '/companies/acme/resources/scenarios')).toBeUndefined();
+    // upload route only on the upload address (the main address lists scenarios at the same path, with GET)
+    expect(matchRoute(ROUTES, 'main', 'POST', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true });
+    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/scenarios')).toEqual({
+      route: route('ScenarioList'),
+      pathParameters: { companyId: 'acme' },
+    });
+    expect(matchRoute(ROUTES, 'upload', 'GET', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true });
     expect(matchRoute(ROUTES, 'upload', 'POST', '/companies/acme/resources/scenarios')).toEqual({
       route: route('ScenarioUpload'),
       pathParameters: { companyId: 'acme' },

@@ -101,14 +101,21 @@ describe('openApiDocument', () => {
     }
   });
 
-  it('gives upload and auth paths their own servers, and the main API as the default', () => {
+  it('gives upload and auth paths (or operations, on a path shared with the main API) their own servers, and the main API as the default', () => {
     const main = (document.servers as Json[]).map((server) => server.url);
     expect(main).toEqual(['http://127.0.0.1:3000']);
     for (const route of ROUTES) {
       const item = asObject(paths()[route.path]);
+      const op = operation(route.path, route.method.toLowerCase());
+      const effective = (op.servers ?? item.servers) as Json[] | undefined;
       const expected = { main: undefined, upload: 'http://127.0.0.1:3001', auth: 'http://127.0.0.1:3002' }[route.api];
-      expect((item.servers as Json[] | undefined)?.[0]?.url, route.id).toBe(expected);
+      expect(effective?.[0]?.url, route.id).toBe(expected);
     }
+    // GET (main) and POST (upload) share /companies/{companyId}/resources/scenarios: the servers sit on the POST only.
+    const shared = asObject(paths()['/companies/{companyId}/resources/scenarios']);
+    expect(shared.servers).toBeUndefined();
+    expect(asObject(shared.get).servers).toBeUndefined();
+    expect((asObject(shared.post).servers as Json[])[0]?.url).toBe('http://127.0.0.1:3001');
   });
 
   it('requires the bearer token globally and waives it only on the public routes', () => {

@@ -1,0 +1,13 @@
+import { listScenarios } from '../core/scenarios/catalog.js';
+import { services } from '../platform/composition.js';
+import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platform/http.js';
+
+/**
+ * GET {base_url}/companies/{companyId}/resources/scenarios: the company's scenarios ordered by id, `{ items,
+ * nextCursor }`, paginated with `limit` and `cursor`.
+ */
+export const handler = httpHandler(async (event, { principal }) => {
+  const companyId = pathParameter(event, 'companyId');
+  const { catalog } = services();
+  return jsonResponse(200, await listScenarios({ catalog }, principal, companyId, queryPairs(event)));
+});

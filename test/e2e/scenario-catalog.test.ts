@@ -1,0 +1,335 @@
+/**
+ * End-to-end scenario catalogue over real HTTP against one local service (`bin/local.ts`): listing and paging the
+ * company's scenarios, a scenario's versions with presigned downloads that really serve the archive, one version
+ * (the Location of a 201 upload), the storage usage and how an upload moves it, and the 400/401/403/404 answers.
+ */
+import { createHash } from 'node:crypto';
+import JSZip from 'jszip';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+} from './harness.js';
+
+let settings: ServiceSettings;
+let service: LocalService;
+let alice: string;
+let bob: string;
+let olivia: string;
+
+beforeAll(async () => {
+  settings = await newServiceSettings();
+  service = await startService(settings);
+  [alice, bob, olivia] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob'), tokenFor(service, 'olivia')]);
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+  if (settings !== undefined) await removeDataDirectory(settings);
+}, 120_000);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------------------------
+
+interface VersionView {
+  version: string;
+  size: number;
+  sha256: string;
+  uploadedBy: string;
+  created: string;
+  download: { url: string; expiresAt: string };
+}
+
+interface ScenarioView {
+  id: string;
+  name: string;
+  description: string | null;
+  latestVersion: string;
+  versions: string[];
+  created: string;
+  updated: string;
+}
+
+interface ScenarioDetail extends Omit<ScenarioView, 'versions'> {
+  versions: VersionView[];
+}
+
+interface ScenarioPage {
+  items: ScenarioView[];
+  nextCursor: string | null;
+}
+
+interface Problem {
+  status: number;
+  detail: string;
+  errors?: { path: string; message: string }[];
+}
+
+const scenariosUrl = (company: string) => `${service.api}/companies/${company}/resources/scenarios`;
+
+function expectProblem(result: JsonResult, status: number): Problem {
+  expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(status);
+  expect(result.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
+  expect(result.body).toMatchObject({ status, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  return result.body as Problem;
+}
+
+function expectOk<T>(result: JsonResult<T>): T {
+  expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(200);
+  expect(result.headers.get('content-type') ?? '').toMatch(/^application\/json\b/);
+  return result.body;
+}
+
+/** Every page of a company's scenario listing with `limit`, following nextCursor. */
+async function listAllPages(token: string, company: string, limit: number): Promise<ScenarioPage[]> {
+  const pages: ScenarioPage[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = `limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+    const page: ScenarioPage = expectOk(await call<ScenarioPage>(`${scenariosUrl(company)}?${query}`, { token }));
+    pages.push(page);
+    cursor = page.nextCursor;
+    expect(pages.length, 'too many pages').toBeLessThan(100);
+  } while (cursor !== null);
+  return pages;
+}
+
+async function detail(token: string, company: string, scenarioId: string): Promise<ScenarioDetail> {
+  return expectOk(await call<ScenarioDetail>(`${scenariosUrl(company)}/${encodeURIComponent(scenarioId)}`, { token }));
+}
+
+/** Sum of the sizes of every stored version of every scenario of the company, read through the catalogue. */
+async function storedBytes(token: string, company: string): Promise<number> {
+  const scenarios = (await listAllPages(token, company, 1000)).flatMap((page) => page.items);
+  const details = await Promise.all(scenarios.map((scenario) => detail(token, company, scenario.id)));
+  return details.flatMap((scenario) => scenario.versions).reduce((total, version) => total + version.size, 0);
+}
+
+async function usage(token: string, company: string): Promise<{ quotaBytes: number; usedBytes: number; availableBytes: number }> {
+  return expectOk(await call(`${scenariosUrl(company)}/usage`, { token }));
+}
+
+/** A small valid scenario archive. */
+async function validArchive(id: string, version: string): Promise<Uint8Array> {
+  const zip = new JSZip();
+  zip.file('scenario.json', JSON.stringify({
+    id, name: `Catalogue ${id}`, version, description: 'scenario catalogue e2e',
+    thumbnails: ['resources/thumbnails/t.svg'], assets: ['resources/assets/index.html'],
+  }));
+  zip.file('resources/thumbnails/t.svg', '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>');
+  zip.file('resources/assets/index.html', `<!doctype html><h1>${id} ${version}</h1>`);
+  return zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('listing scenarios', () => {
+  it('shows the demo scenario acme-welcome with versions 1.0.0 and 1.1.0, and only acme scenarios', async () => {
+    const page = expectOk(await call<ScenarioPage>(scenariosUrl('acme'), { token: alice }));
+    const welcome = page.items.find((scenario) => scenario.id === 'acme-welcome');
+    expect(welcome).toEqual({
+      id: 'acme-welcome',
+      name: 'Acme welcome screen',
+      description: 'Greets shoppers and shows the weekly offers.',
+      latestVersion: '1.1.0',
+      versions: ['1.0.0', '1.1.0'],
+      created: expect.any(String),
+      updated: expect.any(String),
+    });
+    expect(page.items.map((scenario) => scenario.id)).not.toContain('globex-timetable');
+    expect(page.nextCursor).toBeNull();
+  });
+
+  it('pages with limit=1 and cursor: every scenario exactly once, ordered by id, no cursor on the last page', async () => {
+    for (const id of ['catalog-paging-c', 'catalog-paging-a', 'catalog-paging-b']) {
+      expect((await uploadArchive(service, alice, 'acme', await validArchive(id, '1.0.0'))).status).toBe(201);
+    }
+    const all = expectOk(await call<ScenarioPage>(`${scenariosUrl('acme')}?limit=1000`, { token: alice }));
+    expect(all.items.length).toBeGreaterThanOrEqual(4);
+    const pages = await listAllPages(alice, 'acme', 1);
+    expect(pages).toHaveLength(all.items.length);
+    for (const page of pages) expect(page.items).toHaveLength(1);
+    expect(pages.at(-1)?.nextCursor).toBeNull();
+    const ids = pages.flatMap((page) => page.items.map((scenario) => scenario.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(all.items.map((scenario) => scenario.id));
+    expect(ids).toEqual([...ids].sort());
+    expect(ids).toEqual(expect.arrayContaining(['acme-welcome', 'catalog-paging-a', 'catalog-paging-b', 'catalog-paging-c']));
+
+    // limit=2 covers the same scenarios
+    const byTwo = (await listAllPages(alice, 'acme', 2)).flatMap((page) => page.items.map((scenario) => scenario.id));
+    expect(byTwo).toEqual(ids);
+  });
+
+  it('answers 400 for a bad limit, unknown or repeated parameters, naming each', async () => {
+    for (const limit of ['0', '1001', 'abc', '-1', '1.5', '']) {
+      const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=${limit}`, { token: alice }), 400);
+      expect(problem.errors, limit).toEqual([{ path: 'limit', message: expect.stringMatching(/1 to 1000/) }]);
+    }
+    const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=1&limit=2&colour=red`, { token: alice }), 400);
+    expect(problem.errors?.map((error) => error.path).sort()).toEqual(['colour', 'limit']);
+    expect(problem.errors?.find((error) => error.path === 'colour')?.message).toMatch(/Allowed: limit, cursor/);
+  });
+
+  it('answers 400 for a tampered cursor: garbage, another company, another item kind', async () => {
+    const first = expectOk(await call<ScenarioPage>(`${scenariosUrl('acme')}?limit=1`, { token: alice }));
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const key = JSON.parse(Buffer.from(first.nextCursor as string, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const forge = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const tampered = [
+      'not-a-cursor',
+      `${first.nextCursor as string}x`,
+      forge({ ...key, company: 'globex' }),
+      forge({ ...key, sk: 'VERSION#acme-welcome#1.0.0' }),
+      forge({ ...key, sk: 'UPLOAD#01' }),
+      forge({ ...key, extra: 1 }),
+      forge([key]),
+    ];
+    for (const cursor of tampered) {
+      const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=1&cursor=${encodeURIComponent(cursor)}`, { token: alice }), 400);
+      expect(problem.errors, cursor).toEqual([{ path: 'cursor', message: expect.any(String) }]);
+    }
+    // the genuine cursor still works
+    expectOk(await call(`${scenariosUrl('acme')}?limit=1&cursor=${encodeURIComponent(first.nextCursor as string)}`, { token: alice }));
+  });
+});
+
+describe('a scenario and its versions', () => {
+  it('lists every version with size, sha256, uploader and a 5-minute download URL', async () => {
+    const before = Date.now();
+    const scenario = await detail(alice, 'acme', 'acme-welcome');
+    expect(scenario).toMatchObject({ id: 'acme-welcome', name: 'Acme welcome screen', latestVersion: '1.1.0' });
+    expect(scenario.versions.map((version) => version.version)).toEqual(['1.0.0', '1.1.0']);
+    for (const version of scenario.versions) {
+      expect(version).toEqual({
+        version: version.version,
+        size: expect.any(Number),
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        uploadedBy: 'demo-seed',
+        created: expect.any(String),
+        download: { url: expect.stringMatching(/^https?:\/\//), expiresAt: expect.any(String) },
+      });
+      expect(version.size).toBeGreaterThan(0);
+      const expiresIn = Date.parse(version.download.expiresAt) - before;
+      expect(expiresIn).toBeGreaterThan(290_000);
+      expect(expiresIn).toBeLessThan(310_000);
+    }
+  });
+
+  it('serves the archive at the download URL without a token: its sha256 is the listed one and it unzips to that version', async () => {
+    const scenario = await detail(alice, 'acme', 'acme-welcome');
+    for (const version of scenario.versions) {
+      const response = await fetch(version.download.url);
+      expect(response.status, version.version).toBe(200);
+      expect(response.headers.get('content-disposition') ?? '').toContain(`acme-welcome-${version.version}.zip`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      expect(bytes.byteLength).toBe(version.size);
+      expect(sha256(bytes)).toBe(version.sha256);
+      const manifest = JSON.parse(await ((await JSZip.loadAsync(bytes)).file('scenario.json')?.async('string') ?? 'null')) as { id: string; version: string };
+      expect(manifest).toMatchObject({ id: 'acme-welcome', version: version.version });
+    }
+  });
+
+  it('answers one version at the Location of a 201 upload, with the 201 body figures', async () => {
+    const archive = await validArchive('catalog-location', '3.2.1');
+    const stored = await uploadArchive(service, alice, 'acme', archive);
+    expect(stored.status).toBe(201);
+    const location = stored.headers.get('location') as string;
+    expect(location).toBe('/companies/acme/resources/scenarios/catalog-location/versions/3.2.1');
+    const version = expectOk(await call<VersionView>(`${service.api}${location}`, { token: alice }));
+    expect(version).toMatchObject({ version: '3.2.1', size: archive.byteLength, sha256: sha256(archive), uploadedBy: 'alice', created: stored.body.created });
+    expect(stored.body).toMatchObject({ size: version.size, sha256: version.sha256 });
+    const downloaded = new Uint8Array(await (await fetch(version.download.url)).arrayBuffer());
+    expect(sha256(downloaded)).toBe(sha256(archive));
+
+    // a lower version uploaded later: versions stay in upload order, latestVersion is the highest
+    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.10.0-rc.1'))).status).toBe(201);
+    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.1.0'))).status).toBe(201);
+    const scenario = await detail(alice, 'acme', 'catalog-location');
+    expect(scenario).toMatchObject({ id: 'catalog-location', name: 'Catalogue catalog-location', description: 'scenario catalogue e2e', latestVersion: '3.10.0-rc.1' });
+    expect(scenario.versions.map((entry) => entry.version)).toEqual(['3.2.1', '3.10.0-rc.1', '3.1.0']);
+    const listed = (await listAllPages(alice, 'acme', 1000)).flatMap((page) => page.items).find((entry) => entry.id === 'catalog-location');
+    expect(listed).toMatchObject({ latestVersion: '3.10.0-rc.1', versions: ['3.2.1', '3.10.0-rc.1', '3.1.0'] });
+  });
+
+  it('answers 404 for an unknown scenario, an unknown version, and another company\'s scenario', async () => {
+    expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario`, { token: alice }), 404);
+    expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome/versions/9.9.9`, { token: alice }), 404);
+    expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome/versions/not-a-version`, { token: alice }), 404);
+    expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario/versions/1.0.0`, { token: alice }), 404);
+    // globex-timetable exists, but in globex: not visible from acme
+    expectProblem(await call(`${scenariosUrl('acme')}/globex-timetable`, { token: olivia }), 404);
+    expectProblem(await call(`${scenariosUrl('acme')}/globex-timetable/versions/1.0.0`, { token: olivia }), 404);
+    // an id that cannot exist (a key separator) is simply not found
+    expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome%231.0.0`, { token: alice }), 404);
+  });
+
+  it('answers 400 for query parameters on the detail, version and usage addresses', async () => {
+    for (const path of ['/acme-welcome', '/acme-welcome/versions/1.0.0', '/usage']) {
+      const problem = expectProblem(await call(`${scenariosUrl('acme')}${path}?limit=1`, { token: alice }), 400);
+      expect(problem.errors, path).toEqual([{ path: 'limit', message: expect.stringMatching(/Unknown parameter/) }]);
+    }
+  });
+});
+
+describe('storage usage', () => {
+  it('equals the sum of the sizes of every stored version of the company', async () => {
+    const account = await usage(bob, 'globex');
+    expect(account.quotaBytes).toBe(5_242_880);
+    expect(account.usedBytes).toBe(await storedBytes(bob, 'globex'));
+    expect(account.usedBytes).toBeGreaterThan(0);
+    expect(account.availableBytes).toBe(account.quotaBytes - account.usedBytes);
+  });
+
+  it('grows by exactly the size of a newly stored version, and not on a refused one', async () => {
+    const before = await usage(bob, 'globex');
+    const archive = await validArchive('globex-timetable', '2.0.0');
+    const stored = await uploadArchive(service, bob, 'globex', archive);
+    expect(stored.status).toBe(201);
+    expect(stored.body.size).toBe(archive.byteLength);
+    const after = await usage(bob, 'globex');
+    expect(after.usedBytes - before.usedBytes).toBe(archive.byteLength);
+    expect(after.usedBytes).toBe(await storedBytes(bob, 'globex'));
+
+    // the same version again: 409, nothing counted
+    expect((await uploadArchive(service, bob, 'globex', archive)).status).toBe(409);
+    expect((await usage(bob, 'globex')).usedBytes).toBe(after.usedBytes);
+
+    const timetable = await detail(bob, 'globex', 'globex-timetable');
+    expect(timetable.latestVersion).toBe('2.0.0');
+    expect(timetable.versions.map((version) => [version.version, version.uploadedBy])).toEqual([
+      ['1.0.0', 'demo-seed'], ['1.1.0', 'demo-seed'], ['2.0.0', 'bob'],
+    ]);
+  });
+});
+
+describe('authentication and authorization', () => {
+  const paths = ['', '?limit=1', '/acme-welcome', '/acme-welcome/versions/1.0.0', '/usage'];
+
+  it('answers 403 to bob on every acme catalogue address', async () => {
+    for (const path of paths) expectProblem(await call(`${scenariosUrl('acme')}${path}`, { token: bob }), 403);
+  });
+
+  it('answers 403 before looking at parameters or existence', async () => {
+    expectProblem(await call(`${scenariosUrl('acme')}?limit=0&colour=red`, { token: bob }), 403);
+    expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario?x=1`, { token: bob }), 403);
+    expectProblem(await call(`${scenariosUrl('no-such-company')}/usage`, { token: alice }), 403);
+  });
+
+  it('answers 401 without a token', async () => {
+    for (const path of paths) {
+      const result = await call(`${scenariosUrl('acme')}${path}`);
+      expectProblem(result, 401);
+      expect(result.headers.get('www-authenticate') ?? '').toMatch(/^Bearer\b/);
+    }
+  });
+
+  it('lets olivia (scenarios:read on acme and globex) read both companies', async () => {
+    expect((await usage(olivia, 'acme')).quotaBytes).toBe(1_073_741_824);
+    expect((await detail(olivia, 'globex', 'globex-timetable')).id).toBe('globex-timetable');
+  });
+});
