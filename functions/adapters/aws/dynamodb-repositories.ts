@@ -70,6 +70,28 @@ function cancellationCodes(error: unknown): string[] | undefined {
   return undefined;
 }
 
+const MAX_TRANSACTION_ATTEMPTS = 8;
+
+/**
+ * Sends a TransactWriteItems, retrying with jittered exponential back-off while DynamoDB cancels it only because a
+ * concurrent transaction touched the same items (`TransactionConflict`): racing requests then get their real answer
+ * (stored, already active, quota exceeded) instead of an error. Condition failures are not retried.
+ * @throws the last error after MAX_TRANSACTION_ATTEMPTS conflicts, or any other error at once.
+ */
+async function sendTransaction(client: DynamoDBDocumentClient, input: ConstructorParameters<typeof TransactWriteCommand>[0]): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await client.send(new TransactWriteCommand(input));
+      return;
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      const conflictOnly = codes !== undefined && codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+      if (!conflictOnly || attempt >= MAX_TRANSACTION_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
+    }
+  }
+}
+
 /** ScenarioRepository on the scenarios table, with quota accounting on the companies table. */
 export class DynamoDbScenarioRepository implements ScenarioRepository {
   constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
@@ -82,8 +104,7 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
     if (company === undefined) return { kind: 'company-not-found' };
     const quotaBytes = Number(company.quotaBytes);
     try {
-      await this.client.send(
-        new TransactWriteCommand({
+      await sendTransaction(this.client, {
           TransactItems: [
             {
               Put: {
@@ -117,8 +138,7 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
               },
             },
           ],
-        }),
-      );
+        });
       return { kind: 'stored' };
     } catch (error) {
       const codes = cancellationCodes(error);
@@ -181,8 +201,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   /** @inheritdoc */
   async activate(deployment: ActiveDeployment, history: DeploymentHistoryEntry): Promise<'activated' | 'already-active'> {
     try {
-      await this.client.send(
-        new TransactWriteCommand({
+      await sendTransaction(this.client, {
           TransactItems: [
             {
               Put: {
@@ -193,8 +212,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
             },
             { Put: { TableName: this.tables.deployments, Item: this.historyItem(history) } },
           ],
-        }),
-      );
+        });
       return 'activated';
     } catch (error) {
       if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return 'already-active';
@@ -208,14 +226,12 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     history: DeploymentHistoryEntry,
   ): Promise<'deactivated' | 'already-inactive'> {
     try {
-      await this.client.send(
-        new TransactWriteCommand({
+      await sendTransaction(this.client, {
           TransactItems: [
             { Delete: { TableName: this.tables.deployments, Key: this.activeKey(identity), ConditionExpression: 'attribute_exists(pk)' } },
             { Put: { TableName: this.tables.deployments, Item: this.historyItem(history) } },
           ],
-        }),
-      );
+        });
       return 'deactivated';
     } catch (error) {
       if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return 'already-inactive';

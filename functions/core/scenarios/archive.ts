@@ -40,7 +40,9 @@ export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
 /** What the validator reads: the whole archive in memory, or a ranged reader over a stored object. */
 export type ArchiveInput = Uint8Array | RandomAccessSource;
 
-const YAUZL_OPTIONS = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: true };
+// Sizes are checked here, per entry, rather than by yauzl: its check aborts the whole directory scan.
+const YAUZL_OPTIONS = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false, strictFileNames: true };
+const CENTRAL_DIRECTORY_HEADER = 0x02014b50;
 
 /** yauzl reader over a RandomAccessSource: every read is one ranged stream (S3 GetObject with Range). */
 class SourceReader extends yauzl.RandomAccessReader {
@@ -74,6 +76,68 @@ interface ScannedEntry {
   directory: boolean;
   /** Whether the entry's data may be read (not encrypted, not a link, supported method, not a bomb). */
   readable: boolean;
+}
+
+/** Reads `length` bytes at `position` from the archive (buffer slice or one ranged read). */
+async function readBytes(input: ArchiveInput, position: number, length: number): Promise<Buffer> {
+  if (input instanceof Uint8Array) return Buffer.from(input.buffer, input.byteOffset, input.byteLength).subarray(position, position + length);
+  const chunks: Buffer[] = [];
+  for await (const chunk of input.createReadStream(position, Math.min(position + length, input.size))) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A central directory record yauzl refused: its name (when readable) and where the next record starts. */
+interface BrokenRecord {
+  name: string;
+  next: number;
+}
+
+async function readBrokenRecord(input: ArchiveInput, offset: number): Promise<BrokenRecord | undefined> {
+  const header = await readBytes(input, offset, 46);
+  if (header.length < 46 || header.readUInt32LE(0) !== CENTRAL_DIRECTORY_HEADER) return undefined;
+  const nameLength = header.readUInt16LE(28);
+  const variableLength = nameLength + header.readUInt16LE(30) + header.readUInt16LE(32);
+  const rawName = await readBytes(input, offset + 46, nameLength);
+  if (rawName.length < nameLength) return undefined;
+  return { name: yauzl.getFileNameLowLevel(header.readUInt16LE(8), rawName, [], true), next: offset + 46 + variableLength };
+}
+
+/**
+ * Walks the central directory. When yauzl refuses one record (strong encryption, a broken zip64 field, a bad
+ * name), that record is reported by name and the walk resumes at the next record, so one bad entry cannot hide
+ * the others. Yields entries, and `{ broken }` for refused records. @throws when the directory itself is unreadable.
+ */
+async function* walkCentralDirectory(
+  input: ArchiveInput,
+  first: yauzl.ZipFile,
+  track: (zipfile: yauzl.ZipFile) => void,
+): AsyncGenerator<yauzl.Entry | { broken: BrokenRecord; message: string }> {
+  let zipfile = first;
+  let remaining = first.entryCount;
+  for (;;) {
+    // @types/yauzl declares readEntryCursor as boolean; it is the byte offset of the next central directory record.
+    const cursorOf = (file: yauzl.ZipFile) => file.readEntryCursor as unknown as number;
+    let cursor = cursorOf(zipfile);
+    try {
+      for await (const entry of zipfile.eachEntry()) {
+        remaining -= 1;
+        cursor = cursorOf(zipfile);
+        yield entry;
+      }
+      return;
+    } catch (error) {
+      const broken = await readBrokenRecord(input, cursor);
+      if (broken === undefined) throw error;
+      remaining -= 1;
+      yield { broken, message: (error as Error).message };
+      if (remaining <= 0) return;
+      const reader = (zipfile as unknown as { reader: yauzl.RandomAccessReader & { ref(): void } }).reader;
+      reader.ref();
+      const Resumed = yauzl.ZipFile as unknown as new (...parameters: unknown[]) => yauzl.ZipFile;
+      zipfile = new Resumed(reader, broken.next, zipfile.fileSize, remaining, '', false, true, false, false, true);
+      track(zipfile);
+    }
+  }
 }
 
 async function readAll(stream: Readable, limit: number): Promise<Buffer> {
@@ -113,14 +177,20 @@ export async function validateScenarioArchive(input: ArchiveInput, limits: Archi
       { path: '', message: `not a valid ZIP archive (${(error as Error).message})` },
     ]);
   }
+  const opened = [zipfile];
   try {
-    return await validateOpenArchive(zipfile, limits);
+    return await validateOpenArchive(input, zipfile, (resumed) => opened.push(resumed), limits);
   } finally {
-    zipfile.close();
+    for (const each of opened) each.close();
   }
 }
 
-async function validateOpenArchive(zipfile: yauzl.ZipFile, limits: ArchiveLimits): Promise<ScenarioManifest> {
+async function validateOpenArchive(
+  input: ArchiveInput,
+  zipfile: yauzl.ZipFile,
+  track: (zipfile: yauzl.ZipFile) => void,
+  limits: ArchiveLimits,
+): Promise<ScenarioManifest> {
   const errors: ProblemViolation[] = [];
   const fail = (): never => {
     throw new InvalidArchiveError(`The scenario archive has ${errors.length} problem(s); nothing was stored.`, errors);
@@ -134,12 +204,25 @@ async function validateOpenArchive(zipfile: yauzl.ZipFile, limits: ArchiveLimits
   const seen = new Set<string>();
   let declaredTotal = 0;
   try {
-    for await (const entry of zipfile.eachEntry()) {
-      const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileName as unknown as Buffer, entry.extraFields, true);
+    for await (const item of walkCentralDirectory(input, zipfile, track)) {
+      if ('broken' in item) {
+        errors.push({ path: item.broken.name, message: `entry cannot be read safely (${item.message})` });
+        continue;
+      }
+      const entry = item;
+      const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+      // Tools that ignore the Info-ZIP Unicode Path field use the raw name: both must be safe.
+      const rawName = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, [], true);
       const directory = name.endsWith('/');
       let readable = !directory;
-      const problem = unsafeEntryName(name);
-      if (problem !== undefined) errors.push({ path: name, message: problem });
+      for (const candidate of new Set([name, rawName])) {
+        const problem = unsafeEntryName(candidate);
+        if (problem !== undefined) errors.push({ path: candidate, message: problem });
+      }
+      if (!directory && entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize + (entry.isEncrypted() ? 12 : 0)) {
+        errors.push({ path: name, message: `stored entry sizes differ: ${entry.compressedSize} compressed, ${entry.uncompressedSize} uncompressed bytes` });
+        readable = false;
+      }
       if (seen.has(name)) errors.push({ path: name, message: 'duplicate entry name' });
       seen.add(name);
       if (unixFileType(entry) === 0o120000) {
@@ -197,7 +280,7 @@ async function validateOpenArchive(zipfile: yauzl.ZipFile, limits: ArchiveLimits
     });
   }
 
-  if (!tooLarge) await checkEntryData(zipfile, scanned.filter((item) => item.readable), limits, errors);
+  await checkEntryData(zipfile, scanned, limits, errors, tooLarge);
   if (errors.length > 0) fail();
   return manifest as ScenarioManifest;
 }
@@ -229,21 +312,57 @@ async function readManifest(zipfile: yauzl.ZipFile, item: ScannedEntry, limits: 
   return undefined;
 }
 
-/** Streams each readable entry once, checking its CRC-32 and size (yauzl checks sizes against the directory). */
-async function checkEntryData(zipfile: yauzl.ZipFile, entries: ScannedEntry[], limits: ArchiveLimits, errors: ProblemViolation[]): Promise<void> {
+/**
+ * Reads every entry's local header (its name must equal the central directory's: streaming extractors use the
+ * local one) and streams each readable entry's data once, checking its size and CRC-32. Inflation stops at the
+ * declared size, so an entry that lies about its size cannot expand further.
+ */
+async function checkEntryData(zipfile: yauzl.ZipFile, entries: ScannedEntry[], limits: ArchiveLimits, errors: ProblemViolation[], skipData: boolean): Promise<void> {
   const limit = pLimit(limits.readConcurrency);
   await Promise.all(
     entries.map((item) =>
       limit(async () => {
-        let checksum = 0;
+        let header: yauzl.LocalFileHeader;
         try {
-          const stream = await zipfile.openReadStreamPromise(item.entry);
-          for await (const chunk of stream) checksum = crc32(chunk as Buffer, checksum);
+          header = await zipfile.readLocalFileHeaderPromise(item.entry);
+        } catch (error) {
+          errors.push({ path: item.name, message: `local header cannot be read (${(error as Error).message})` });
+          return;
+        }
+        if (!header.fileName.equals(item.entry.fileNameRaw)) {
+          const localName = yauzl.getFileNameLowLevel(header.generalPurposeBitFlag, header.fileName, [], true);
+          errors.push({ path: item.name, message: `the local header names this entry '${localName}': both names must be equal` });
+          const problem = unsafeEntryName(localName);
+          if (problem !== undefined) errors.push({ path: localName, message: problem });
+          return;
+        }
+        if (!item.readable || skipData) return;
+        let checksum = 0;
+        let size = 0;
+        try {
+          // yauzl 3.4's openReadStreamLowLevelPromise calls the wrong method; use the callback form.
+          const stream = await new Promise<Readable>((resolve, reject) => {
+            zipfile.openReadStreamLowLevel(
+              header.fileDataStart, item.entry.compressedSize, 0, item.entry.compressedSize, item.entry.compressionMethod === 8, null as unknown as number,
+              (error, opened) => (error === null ? resolve(opened) : reject(error)),
+            );
+          });
+          for await (const chunk of stream) {
+            size += (chunk as Buffer).length;
+            if (size > item.entry.uncompressedSize) {
+              stream.destroy();
+              errors.push({ path: item.name, message: `entry data expands beyond its declared ${item.entry.uncompressedSize} bytes` });
+              return;
+            }
+            checksum = crc32(chunk as Buffer, checksum);
+          }
         } catch (error) {
           errors.push({ path: item.name, message: `entry data is corrupt (${(error as Error).message})` });
           return;
         }
-        if (checksum >>> 0 !== item.entry.crc32 >>> 0) {
+        if (size !== item.entry.uncompressedSize) {
+          errors.push({ path: item.name, message: `entry data has ${size} bytes, not the declared ${item.entry.uncompressedSize}` });
+        } else if (checksum >>> 0 !== item.entry.crc32 >>> 0) {
           errors.push({ path: item.name, message: 'CRC-32 mismatch: the entry is corrupt' });
         }
       }),
