@@ -8,6 +8,7 @@ import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } fr
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
+import { ARCHIVE_UPLOADED } from './routes.js';
 
 /** Construct id of each table. */
 const TABLE_IDS: Record<TableName, string> = {
@@ -48,7 +49,12 @@ export class StatefulStack extends Stack {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       // Archive keys are unique per upload and immutable (scenario versions never change): nothing to version.
       versioned: false,
-      lifecycleRules: [{ id: 'AbortIncompleteMultipartUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        { id: 'AbortIncompleteMultipartUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Presigned uploads are copied to companies/... once validated and then deleted; anything left under
+        // uploads/ (a slot never completed, a PUT racing the cleanup) expires rather than escaping quota accounting.
+        { id: 'ExpireUnprocessedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1) },
+      ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // The TLS-only policy stays with the retained bucket.
