@@ -1,0 +1,191 @@
+/**
+ * Benchmark step 3: one archive through the presigned upload flow of the local runtime. Starts `bin/local.ts`
+ * (as test/e2e/harness.ts does, but keeping the child's pid so that its peak RSS can be read from
+ * /proc/<pid>/status), requests an upload slot as alice, PUTs the file streamed from disk, polls the slot until
+ * STORED or REJECTED, then stops the runtime and removes its data folder.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, tokenFor } from '../e2e/harness.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const POLL_TIMEOUT_MS = 10 * 60_000;
+
+/** Peak and current resident set size of a process, bytes (Linux /proc); undefined elsewhere or once it exited. */
+export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number } | undefined> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    return { hwm: field('VmHWM'), rss: field('VmRSS') };
+  } catch {
+    return undefined;
+  }
+}
+
+interface RunningService extends LocalService {
+  pid: number;
+}
+
+/** Starts bin/local.ts like the e2e harness (same environment), resolving once it prints READY (timeout 90 s). */
+async function startService(settings: ServiceSettings): Promise<RunningService> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      API_PORT: String(settings.ports.api),
+      UPLOAD_PORT: String(settings.ports.upload),
+      AUTH_PORT: String(settings.ports.auth),
+      DATA_DIR: settings.dataDirectory,
+      POWERTOOLS_LOG_LEVEL: 'CRITICAL',
+      NODE_NO_WARNINGS: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  const deadline = Date.now() + 90_000;
+  while (!output.includes('READY')) {
+    if (child.exitCode !== null) throw new Error(`bin/local.ts exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`bin/local.ts did not print READY within 90 s:\n${output}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  if (child.pid === undefined) throw new Error('bin/local.ts has no pid');
+  return {
+    pid: child.pid,
+    api: `http://127.0.0.1:${settings.ports.api}`,
+    upload: `http://127.0.0.1:${settings.ports.upload}`,
+    auth: `http://127.0.0.1:${settings.ports.auth}`,
+    dataDirectory: settings.dataDirectory,
+    output: () => output,
+    stop,
+  };
+}
+
+/** PUTs a file to a (presigned) URL, streamed from disk with an explicit content-length. Resolves with the status. */
+async function putFile(url: string, headers: Record<string, string>, path: string, bytes: number): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  const send = target.protocol === 'https:' ? httpsRequest : request;
+  return new Promise((done, fail) => {
+    const outgoing = send(target, { method: 'PUT', headers: { ...headers, 'content-length': String(bytes) } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => { body += chunk; });
+      response.on('end', () => done({ status: response.statusCode ?? 0, body }));
+      response.on('error', fail);
+    });
+    outgoing.on('error', fail);
+    pipeline(createReadStream(path), outgoing).catch(fail);
+  });
+}
+
+export interface PresignedResult {
+  archiveBytes: number;
+  status: string;
+  /** Slot request → PUT answered, ms. */
+  putMs: number;
+  /** PUT answered → status STORED/REJECTED observed (polled every 250 ms), ms. */
+  processMs: number;
+  /** Runtime peak RSS (VmHWM) when READY, when the PUT was answered, and at the end; bytes. */
+  hwmReadyBytes: number;
+  hwmAfterPutBytes: number;
+  hwmEndBytes: number;
+  /** Highest VmRSS sampled every 100 ms during the PUT and during processing, bytes. */
+  sampledPeakPutBytes: number;
+  sampledPeakProcessBytes: number;
+  startMs: number;
+  result: unknown;
+}
+
+/** Runs the presigned flow for one archive file. Always stops the runtime and removes its data folder. */
+export async function runPresigned(path: string, archiveBytes: number, log: (line: string) => void): Promise<PresignedResult> {
+  const settings = await newServiceSettings();
+  let service: RunningService | undefined;
+  let sampler: NodeJS.Timeout | undefined;
+  try {
+    const startedAt = performance.now();
+    service = await startService(settings);
+    const startMs = performance.now() - startedAt;
+    const pid = service.pid;
+    const hwmReady = (await memoryOf(pid))?.hwm ?? NaN;
+    log(`  runtime pid ${pid} READY in ${(startMs / 1000).toFixed(1)} s, VmHWM ${mib(hwmReady)} MiB; data dir ${settings.dataDirectory}`);
+
+    let phase: 'put' | 'process' = 'put';
+    const peaks = { put: 0, process: 0 };
+    sampler = setInterval(() => {
+      void memoryOf(pid).then((memory) => {
+        if (memory !== undefined) peaks[phase] = Math.max(peaks[phase], memory.rss);
+      });
+    }, 100);
+
+    const alice = await tokenFor(service, 'alice');
+    const putStarted = performance.now();
+    const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
+    if (slot.status !== 201) throw new Error(`upload slot: ${slot.status} ${JSON.stringify(slot.body)}`);
+    const { uploadId, url, headers } = slot.body as { uploadId: string; url: string; headers: Record<string, string> };
+    const put = await putFile(url, headers, path, archiveBytes);
+    const putMs = performance.now() - putStarted;
+    if (put.status !== 200) throw new Error(`PUT: ${put.status} ${put.body}`);
+    const hwmAfterPut = (await memoryOf(pid))?.hwm ?? NaN;
+    phase = 'process';
+    log(`  PUT ${mib(archiveBytes)} MiB in ${(putMs / 1000).toFixed(1)} s; VmHWM ${mib(hwmAfterPut)} MiB; polling upload ${uploadId}`);
+
+    const putEnded = performance.now();
+    let view: { status: string; result?: unknown; problem?: unknown } = { status: 'PENDING' };
+    let token = alice;
+    let tokenAt = Date.now();
+    while (view.status === 'PENDING') {
+      if (performance.now() - putEnded > POLL_TIMEOUT_MS) throw new Error(`upload ${uploadId} still PENDING after ${POLL_TIMEOUT_MS / 60_000} minutes`);
+      await new Promise((done) => setTimeout(done, 250));
+      if (Date.now() - tokenAt > 30 * 60_000) {
+        token = await tokenFor(service, 'alice');
+        tokenAt = Date.now();
+      }
+      const answer = await call(`${service.upload}/companies/acme/resources/scenarios/uploads/${uploadId}`, { token });
+      if (answer.status !== 200) throw new Error(`upload status: ${answer.status} ${JSON.stringify(answer.body)}`);
+      view = answer.body;
+    }
+    const processMs = performance.now() - putEnded;
+    clearInterval(sampler);
+    sampler = undefined;
+    const hwmEnd = (await memoryOf(pid))?.hwm ?? NaN;
+    return {
+      archiveBytes,
+      status: view.status,
+      putMs,
+      processMs,
+      hwmReadyBytes: hwmReady,
+      hwmAfterPutBytes: hwmAfterPut,
+      hwmEndBytes: hwmEnd,
+      sampledPeakPutBytes: peaks.put,
+      sampledPeakProcessBytes: peaks.process,
+      startMs,
+      result: view.status === 'STORED' ? view.result : view.problem,
+    };
+  } finally {
+    if (sampler !== undefined) clearInterval(sampler);
+    await service?.stop();
+    await removeDataDirectory(settings);
+  }
+}
+
+export function mib(bytes: number): string {
+  return (bytes / 1024 ** 2).toFixed(1);
+}

@@ -1,0 +1,353 @@
+/**
+ * `npm run bench`: the archive-validation benchmark of issue 3 (a benchmark, not a test).
+ *
+ * For scenario archives of 10 MiB, 100 MiB and 1 GiB made of incompressible files (see archives.ts; generated once
+ * and cached under os.tmpdir()/dss-bench), measures `validateScenarioArchive` over a file-backed RandomAccessSource
+ * in a child process (wall and CPU time inside the child, peak RSS of the child; the child then validates a second
+ * time to show the warm figure) and `unzip -t -qq` on the same file in the same run (wall and CPU time through
+ * bash's `time`), each 3 times (median reported), interleaved, after one warm-up read that puts the file in the
+ * page cache. Then runs the largest selected archive through the presigned upload flow of the local runtime
+ * (presigned.ts). Prints a table and writes JSON to os.tmpdir()/dss-bench/archive-validation.json.
+ *
+ * Options: --only=10MiB,100MiB (or env BENCH_SIZES=10MiB,100MiB) limits the sizes; --skip-presigned skips the
+ * presigned flow; --repeat=N changes the number of measurements per tool (default 3).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
+import { mib, type PresignedResult, runPresigned } from './presigned.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const MiB = 1024 ** 2;
+const RSS_GOAL_BYTES = 256 * MiB;
+const RATIO_GOAL = 1.5;
+
+function usage(message?: string): never {
+  if (message !== undefined) process.stderr.write(`${message}\n`);
+  process.stderr.write(
+    `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
+      '       (BENCH_SIZES=10MiB,100MiB also limits the sizes)\n',
+  );
+  process.exit(message === undefined ? 0 : 2);
+}
+
+function parseArguments(): { sizes: BenchSize[]; presigned: boolean; repeat: number } {
+  let only = process.env.BENCH_SIZES;
+  let presigned = true;
+  let repeat = 3;
+  for (const argument of process.argv.slice(2)) {
+    if (argument === '--help' || argument === '-h') usage();
+    else if (argument === '--skip-presigned') presigned = false;
+    else if (argument.startsWith('--only=')) only = argument.slice('--only='.length);
+    else if (argument.startsWith('--repeat=')) {
+      repeat = Number(argument.slice('--repeat='.length));
+      if (!Number.isInteger(repeat) || repeat < 1) usage(`--repeat must be a positive integer; got '${argument}'.`);
+    } else usage(`unknown argument '${argument}'`);
+  }
+  let sizes = [...ALL_SIZES];
+  if (only !== undefined && only.trim() !== '') {
+    const labels = only.split(',').map((label) => label.trim()).filter((label) => label !== '');
+    for (const label of labels) {
+      if (!ALL_SIZES.some((size) => size.label.toLowerCase() === label.toLowerCase())) usage(`unknown size '${label}'`);
+    }
+    const wanted = labels.map((label) => label.toLowerCase());
+    sizes = sizes.filter((size) => wanted.includes(size.label.toLowerCase()));
+  }
+  return { sizes, presigned, repeat };
+}
+
+interface ValidationRun {
+  ok: boolean;
+  ms: number;
+  cpuMs: number;
+  warmMs?: number;
+  warmCpuMs?: number;
+  maxRssBytes: number;
+  reads?: number;
+  smallReads?: number;
+  readBytes?: number;
+  largestReadBytes?: number;
+  problem?: unknown;
+}
+
+/** Runs test/bench/validate-file.ts in a child process and parses its JSON line. */
+function validateInChild(...args: string[]): Promise<ValidationRun> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test/bench/validate-file.ts'), ...args], {
+      cwd: root,
+      env: { ...process.env, NODE_NO_WARNINGS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.on('error', fail);
+    child.on('close', (code) => {
+      const line = stdout.trim().split('\n').pop() ?? '';
+      try {
+        done(JSON.parse(line) as ValidationRun);
+      } catch {
+        fail(new Error(`validate-file.ts exited with ${code} without a result:\n${stdout}${stderr}`));
+      }
+    });
+  });
+}
+
+const unzipAvailable = !(spawnSync('unzip', ['-v'], { stdio: 'ignore' }).error);
+const bashAvailable = !(spawnSync('bash', ['-c', 'true'], { stdio: 'ignore' }).error);
+
+/**
+ * Times `unzip -t -qq <path>`: wall ms and CPU ms (user + system). Through bash's `time` when bash exists (wall
+ * and CPU of unzip alone), else wall time around spawnSync without CPU. @throws when unzip reports a problem.
+ */
+function timeUnzip(path: string): { ms: number; cpuMs?: number } {
+  if (bashAvailable) {
+    const script = 'TIMEFORMAT="BENCHTIME %3R %3U %3S"; time unzip -t -qq "$1" > /dev/null';
+    const result = spawnSync('bash', ['-c', script, 'bench', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const stderr = result.stderr?.toString() ?? '';
+    const times = /BENCHTIME (\d+\.\d+) (\d+\.\d+) (\d+\.\d+)/.exec(stderr);
+    if (result.status !== 0 || times === null) throw new Error(`unzip -t failed (${result.status}): ${stderr}`);
+    return { ms: Number(times[1]) * 1000, cpuMs: (Number(times[2]) + Number(times[3])) * 1000 };
+  }
+  const started = performance.now();
+  const result = spawnSync('unzip', ['-t', '-qq', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const ms = performance.now() - started;
+  if (result.error !== undefined || result.status !== 0) throw new Error(`unzip -t failed (${result.status}): ${result.stderr?.toString() ?? result.error?.message}`);
+  return { ms };
+}
+
+/** Reads the whole file once so that every measured run starts from the page cache. */
+async function warm(path: string): Promise<void> {
+  for await (const _ of createReadStream(path, { highWaterMark: 4 * MiB })) {
+    // discard
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join(' | ')} |`;
+  return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+interface SizeResult {
+  label: string;
+  archivePath: string;
+  archiveBytes: number;
+  files: number;
+  generatedMs: number;
+  validation: {
+    medianMs: number;
+    runsMs: number[];
+    medianCpuMs: number;
+    runsCpuMs: number[];
+    medianWarmMs?: number;
+    runsWarmMs: number[];
+    medianMaxRssBytes: number;
+    maxRssRunsBytes: number[];
+    reads: number;
+    smallReads: number;
+    readBytes: number;
+    largestReadBytes: number;
+  };
+  unzip?: { medianMs: number; runsMs: number[]; medianCpuMs?: number; runsCpuMs: number[] };
+  /** Validation wall time / unzip -t wall time (medians): the goal's measure. */
+  ratio?: number;
+  /** The same with CPU time (user + system), less sensitive to other load on the machine. */
+  cpuRatio?: number;
+  /** Warm validation (second in the same process) wall time / unzip -t wall time. */
+  warmRatio?: number;
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+const options = parseArguments();
+log(`Archive validation benchmark (issue 3): ${options.sizes.map((size) => size.label).join(', ')}; ${options.repeat} run(s) each, median reported.`);
+log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; archives cached in ${BENCH_DIRECTORY}.`);
+log('Archives: incompressible (crypto-random) files of 8 MiB, deflate-compressed (yazl level 6), scenario.json + README.md + PNG thumbnail.');
+if (!unzipAvailable) log('unzip is not installed: unzip -t times and ratios are skipped.');
+const formatLoad = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+const loadBefore = formatLoad();
+log(`Load average before: ${loadBefore} (other work on the machine inflates wall times; CPU times are less sensitive).`);
+
+const baseline = await validateInChild('--baseline');
+log(`Validator child baseline (Node + tsx + validator loaded, nothing validated): peak RSS ${mib(baseline.maxRssBytes)} MiB.`);
+
+const results: SizeResult[] = [];
+for (const size of options.sizes) {
+  const archive = await ensureArchive(size);
+  log(
+    archive.generated
+      ? `${size.label}: generated ${archive.path} (${archive.bytes} bytes, ${archive.files} files) in ${(archive.generateMs / 1000).toFixed(1)} s.`
+      : `${size.label}: reusing cached ${archive.path} (${archive.bytes} bytes, ${archive.files} files).`,
+  );
+  await warm(archive.path);
+  const validationRuns: ValidationRun[] = [];
+  const unzipRuns: { ms: number; cpuMs?: number }[] = [];
+  for (let run = 1; run <= options.repeat; run += 1) {
+    const validation = await validateInChild('--twice', archive.path);
+    if (!validation.ok) throw new Error(`${size.label}: the validator rejected the benchmark archive: ${JSON.stringify(validation.problem)}`);
+    validationRuns.push(validation);
+    const unzip = unzipAvailable ? timeUnzip(archive.path) : undefined;
+    if (unzip !== undefined) unzipRuns.push(unzip);
+    log(
+      `  run ${run}: validation ${validation.ms.toFixed(0)} ms (CPU ${validation.cpuMs.toFixed(0)} ms; warm ${validation.warmMs?.toFixed(0)} ms), ` +
+        `peak RSS ${mib(validation.maxRssBytes)} MiB, ${validation.reads} ranged reads (${mib(validation.readBytes ?? 0)} MiB)` +
+        (unzip === undefined ? '' : `; unzip -t ${unzip.ms.toFixed(0)} ms (CPU ${unzip.cpuMs === undefined ? 'n/a' : `${unzip.cpuMs.toFixed(0)} ms`})`),
+    );
+  }
+  const first = validationRuns[0] as ValidationRun;
+  const result: SizeResult = {
+    label: size.label,
+    archivePath: archive.path,
+    archiveBytes: archive.bytes,
+    files: archive.files,
+    generatedMs: archive.generateMs,
+    validation: {
+      medianMs: median(validationRuns.map((run) => run.ms)),
+      runsMs: validationRuns.map((run) => run.ms),
+      medianCpuMs: median(validationRuns.map((run) => run.cpuMs)),
+      runsCpuMs: validationRuns.map((run) => run.cpuMs),
+      runsWarmMs: validationRuns.flatMap((run) => (run.warmMs === undefined ? [] : [run.warmMs])),
+      medianMaxRssBytes: median(validationRuns.map((run) => run.maxRssBytes)),
+      maxRssRunsBytes: validationRuns.map((run) => run.maxRssBytes),
+      reads: first.reads ?? 0,
+      smallReads: first.smallReads ?? 0,
+      readBytes: first.readBytes ?? 0,
+      largestReadBytes: first.largestReadBytes ?? 0,
+    },
+  };
+  if (result.validation.runsWarmMs.length > 0) result.validation.medianWarmMs = median(result.validation.runsWarmMs);
+  if (unzipRuns.length > 0) {
+    const cpuRuns = unzipRuns.flatMap((run) => (run.cpuMs === undefined ? [] : [run.cpuMs]));
+    result.unzip = { medianMs: median(unzipRuns.map((run) => run.ms)), runsMs: unzipRuns.map((run) => run.ms), runsCpuMs: cpuRuns };
+    result.ratio = result.validation.medianMs / result.unzip.medianMs;
+    if (result.validation.medianWarmMs !== undefined) result.warmRatio = result.validation.medianWarmMs / result.unzip.medianMs;
+    if (cpuRuns.length > 0) {
+      result.unzip.medianCpuMs = median(cpuRuns);
+      result.cpuRatio = result.validation.medianCpuMs / result.unzip.medianCpuMs;
+    }
+  }
+  results.push(result);
+}
+
+let presigned: PresignedResult | { error: string } | undefined;
+const largest = results.at(-1);
+if (options.presigned && largest !== undefined) {
+  log('');
+  log(`Presigned upload flow (local runtime, ${largest.label} archive):`);
+  try {
+    presigned = await runPresigned(largest.archivePath, largest.archiveBytes, log);
+  } catch (error) {
+    presigned = { error: (error as Error).message };
+    log(`  FAILED: ${(error as Error).message}`);
+  }
+}
+
+log('');
+log('Validation (validateScenarioArchive over a file-backed RandomAccessSource, in a child process) vs unzip -t -qq:');
+log(
+  table(
+    ['Size', 'Archive MiB', 'Files', 'Validation ms', 'unzip -t ms', 'Ratio', 'Peak RSS MiB', 'MiB/s'],
+    results.map((result) => [
+      result.label,
+      mib(result.archiveBytes),
+      String(result.files),
+      result.validation.medianMs.toFixed(0),
+      result.unzip === undefined ? 'n/a' : result.unzip.medianMs.toFixed(0),
+      result.ratio === undefined ? 'n/a' : result.ratio.toFixed(2),
+      mib(result.validation.medianMaxRssBytes),
+      (result.archiveBytes / MiB / (result.validation.medianMs / 1000)).toFixed(0),
+    ]),
+  ),
+);
+log('');
+log('Details:');
+log(
+  table(
+    ['Size', 'CPU ms', 'unzip CPU ms', 'CPU ratio', 'Warm ms', 'Warm ratio', 'Ranged reads', 'of which < 4 KiB', 'Read MiB'],
+    results.map((result) => [
+      result.label,
+      result.validation.medianCpuMs.toFixed(0),
+      result.unzip?.medianCpuMs === undefined ? 'n/a' : result.unzip.medianCpuMs.toFixed(0),
+      result.cpuRatio === undefined ? 'n/a' : result.cpuRatio.toFixed(2),
+      result.validation.medianWarmMs === undefined ? 'n/a' : result.validation.medianWarmMs.toFixed(0),
+      result.warmRatio === undefined ? 'n/a' : result.warmRatio.toFixed(2),
+      String(result.validation.reads),
+      String(result.validation.smallReads),
+      mib(result.validation.readBytes),
+    ]),
+  ),
+);
+log(
+  [
+    `Validation ms, CPU ms (user + system, all threads) and peak RSS are the first validation in a fresh child process;`,
+    `peak RSS is the whole child (its floor with Node, tsx and the validator loaded is ${mib(baseline.maxRssBytes)} MiB).`,
+    'Warm ms: a second validation of the same file in the same process. Ratio = validation / unzip -t (medians).',
+    `Load average before: ${loadBefore}; after the validation runs: ${formatLoad()}.`,
+  ].join('\n'),
+);
+
+const verdicts: { goal: string; measured: string; met: boolean | undefined }[] = [];
+const gib = results.find((result) => result.label === '1GiB');
+verdicts.push({
+  goal: 'peak RSS < 256 MiB validating the 1 GiB archive',
+  measured: gib === undefined ? 'not measured (1GiB not selected)' : `${mib(gib.validation.medianMaxRssBytes)} MiB`,
+  met: gib === undefined ? undefined : gib.validation.medianMaxRssBytes < RSS_GOAL_BYTES,
+});
+for (const result of results) {
+  verdicts.push({
+    goal: `validation time <= 1.5x unzip -t (${result.label})`,
+    measured: result.ratio === undefined ? 'n/a (no unzip)' : `${result.ratio.toFixed(2)}x`,
+    met: result.ratio === undefined ? undefined : result.ratio <= RATIO_GOAL,
+  });
+}
+if (presigned !== undefined) {
+  verdicts.push({
+    goal: `presigned ${largest?.label} upload ends STORED`,
+    measured: 'error' in presigned ? `error: ${presigned.error}` : presigned.status,
+    met: !('error' in presigned) && presigned.status === 'STORED',
+  });
+}
+log('');
+log('Goals:');
+log(table(['Goal', 'Measured', 'Verdict'], verdicts.map((verdict) => [verdict.goal, verdict.measured, verdict.met === undefined ? 'SKIPPED' : verdict.met ? 'MET' : 'MISSED'])));
+
+if (presigned !== undefined && !('error' in presigned)) {
+  log('');
+  log(`Presigned flow (${largest?.label}, ${mib(presigned.archiveBytes)} MiB): ${presigned.status}`);
+  log(
+    table(
+      ['Measure', 'Value'],
+      [
+        ['runtime start to READY', `${(presigned.startMs / 1000).toFixed(1)} s`],
+        ['slot request + PUT (streamed from disk)', `${(presigned.putMs / 1000).toFixed(1)} s`],
+        ['PUT answered -> STORED/REJECTED seen', `${(presigned.processMs / 1000).toFixed(1)} s`],
+        ['runtime VmHWM at READY', `${mib(presigned.hwmReadyBytes)} MiB`],
+        ['runtime VmHWM after PUT', `${mib(presigned.hwmAfterPutBytes)} MiB`],
+        ['runtime VmHWM at the end (peak RSS)', `${mib(presigned.hwmEndBytes)} MiB`],
+        ['highest sampled VmRSS during PUT', `${mib(presigned.sampledPeakPutBytes)} MiB`],
+        ['highest sampled VmRSS during processing', `${mib(presigned.sampledPeakProcessBytes)} MiB`],
+      ],
+    ),
+  );
+  log('(The runtime process hosts s3rver, the upload API and the S3-event validation handler; DynamoDB Local is a separate Java process, not counted.)');
+  log(`Result: ${JSON.stringify(presigned.result)}`);
+}
+
+const output = join(BENCH_DIRECTORY, 'archive-validation.json');
+await writeFile(
+  output,
+  `${JSON.stringify({ when: new Date().toISOString(), node: process.version, loadBefore, loadAfter: formatLoad(), cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemBytes: totalmem(), baselineMaxRssBytes: baseline.maxRssBytes, results, presigned, verdicts }, null, 2)}\n`,
+);
+log('');
+log(`JSON results: ${output}`);
