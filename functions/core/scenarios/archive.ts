@@ -1,5 +1,9 @@
-import { crc32 } from 'node:zlib';
-import type { Readable } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+// ZlibOptions omits the stream options (writableHighWaterMark) that zlib streams accept, as every Transform does.
+import { crc32, createInflateRaw, type ZlibOptions } from 'node:zlib';
 import pLimit from 'p-limit';
 import yauzl from 'yauzl';
 import { InvalidArchiveError, type ProblemViolation } from '../errors.js';
@@ -44,13 +48,25 @@ export type ArchiveInput = Uint8Array | RandomAccessSource;
 const YAUZL_OPTIONS = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false, strictFileNames: true };
 const CENTRAL_DIRECTORY_HEADER = 0x02014b50;
 
-/** yauzl reader over a RandomAccessSource: every read is one ranged stream (S3 GetObject with Range). */
+/** Largest central directory kept in memory so that walking it costs one ranged read, bytes. */
+const CENTRAL_DIRECTORY_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * yauzl reader over a RandomAccessSource: each read is one ranged stream (S3 GetObject with Range), except reads
+ * inside the cached central directory, which are answered from memory (yauzl reads each record in two small reads).
+ */
 class SourceReader extends yauzl.RandomAccessReader {
+  cache: { start: number; bytes: Buffer } | undefined;
+
   constructor(private readonly source: RandomAccessSource) {
     super();
   }
 
   override _readStreamForRange(start: number, end: number): Readable {
+    const cache = this.cache;
+    if (cache !== undefined && start >= cache.start && end <= cache.start + cache.bytes.length) {
+      return Readable.from([cache.bytes.subarray(start - cache.start, end - cache.start)]);
+    }
     return this.source.createReadStream(start, end) as Readable;
   }
 }
@@ -162,20 +178,32 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
  * absent; entry names that are absolute, contain `..`, backslashes or drive letters; symbolic links; encrypted
  * entries; duplicate names; unsupported compression; more entries, more declared bytes or a higher per-entry
  * compression ratio than `limits` allow; CRC or size mismatches.
- * @returns the manifest.
+ * Every entry's data is checked in ONE sequential pass over the archive, as `unzip -t` does (local headers, gaps and
+ * overlaps, inflation, CRC-32), and the same bytes feed the archive's SHA-256: a stored object costs a few ranged
+ * reads whatever its number of entries.
+ * @returns the manifest and the archive's hex SHA-256.
  * @throws InvalidArchiveError (422) with `errors: [{ path, message }]`.
  */
-export async function validateScenarioArchive(input: ArchiveInput, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<ScenarioManifest> {
+export async function inspectScenarioArchive(
+  input: ArchiveInput,
+  limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+): Promise<{ manifest: ScenarioManifest; sha256: string }> {
   let zipfile: yauzl.ZipFile;
+  const reader = input instanceof Uint8Array ? undefined : new SourceReader(input);
   try {
     zipfile =
-      input instanceof Uint8Array
-        ? await yauzl.fromBufferPromise(Buffer.from(input.buffer, input.byteOffset, input.byteLength), YAUZL_OPTIONS)
-        : await yauzl.fromRandomAccessReaderPromise(new SourceReader(input), input.size, YAUZL_OPTIONS);
+      reader === undefined
+        ? await yauzl.fromBufferPromise(Buffer.from((input as Uint8Array).buffer, (input as Uint8Array).byteOffset, (input as Uint8Array).byteLength), YAUZL_OPTIONS)
+        : await yauzl.fromRandomAccessReaderPromise(reader, (input as RandomAccessSource).size, YAUZL_OPTIONS);
   } catch (error) {
     throw new InvalidArchiveError('The upload is not a readable ZIP archive; nothing was stored.', [
       { path: '', message: `not a valid ZIP archive (${(error as Error).message})` },
     ]);
+  }
+  const size = input instanceof Uint8Array ? input.byteLength : input.size;
+  const directoryStart = zipfile.readEntryCursor as unknown as number;
+  if (reader !== undefined && zipfile.entryCount <= limits.maxEntries && size - directoryStart <= CENTRAL_DIRECTORY_CACHE_BYTES) {
+    reader.cache = { start: directoryStart, bytes: await readBytes(input, directoryStart, size - directoryStart) };
   }
   const opened = [zipfile];
   try {
@@ -185,12 +213,18 @@ export async function validateScenarioArchive(input: ArchiveInput, limits: Archi
   }
 }
 
+/** validateScenarioArchive without the hash: resolves to the manifest. @throws InvalidArchiveError (422). */
+export async function validateScenarioArchive(input: ArchiveInput, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<ScenarioManifest> {
+  return (await inspectScenarioArchive(input, limits)).manifest;
+}
+
 async function validateOpenArchive(
   input: ArchiveInput,
   zipfile: yauzl.ZipFile,
   track: (zipfile: yauzl.ZipFile) => void,
   limits: ArchiveLimits,
-): Promise<ScenarioManifest> {
+): Promise<{ manifest: ScenarioManifest; sha256: string }> {
+  const directoryStart = zipfile.readEntryCursor as unknown as number;
   const errors: ProblemViolation[] = [];
   const fail = (): never => {
     throw new InvalidArchiveError(`The scenario archive has ${errors.length} problem(s); nothing was stored.`, errors);
@@ -280,9 +314,9 @@ async function validateOpenArchive(
     });
   }
 
-  await checkEntryData(zipfile, scanned, limits, errors, tooLarge);
+  const sha256 = tooLarge ? '' : await checkEntriesInOnePass(input, scanned, directoryStart, errors);
   if (errors.length > 0) fail();
-  return manifest as ScenarioManifest;
+  return { manifest: manifest as ScenarioManifest, sha256 };
 }
 
 async function readManifest(zipfile: yauzl.ZipFile, item: ScannedEntry, limits: ArchiveLimits, errors: ProblemViolation[]): Promise<ScenarioManifest | undefined> {
@@ -312,60 +346,183 @@ async function readManifest(zipfile: yauzl.ZipFile, item: ScannedEntry, limits: 
   return undefined;
 }
 
+const LOCAL_FILE_HEADER = 0x04034b50;
+const PASS_CHUNK_BYTES = 1024 * 1024;
+
+/** The archive as one sequential stream of chunks (a single ranged read for stored objects). */
+function wholeArchive(input: ArchiveInput): AsyncIterable<Buffer> {
+  if (input instanceof Uint8Array) {
+    const buffer = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+    return (function* () {
+      for (let offset = 0; offset < buffer.length; offset += PASS_CHUNK_BYTES) yield buffer.subarray(offset, offset + PASS_CHUNK_BYTES);
+    })() as unknown as AsyncIterable<Buffer>;
+  }
+  return input.createReadStream(0, input.size) as unknown as AsyncIterable<Buffer>;
+}
+
+/** Checks one entry's data as it streams by: inflates (when deflated), counts and CRCs, stopping at the declared size. */
+class EntryDataCheck {
+  private readonly inflater: ReturnType<typeof createInflateRaw> | undefined;
+  private checksum = 0;
+  private size = 0;
+  private failure: string | undefined;
+
+  constructor(private readonly item: ScannedEntry) {
+    // zlib inflates on the thread pool: a few MiB of input buffer lets it work while the main thread hashes the next
+    // chunk, and 256 KiB output chunks cut per-chunk overhead. Memory stays bounded by the buffer.
+    this.inflater = item.entry.compressionMethod === 8 ? createInflateRaw({ chunkSize: 256 * 1024, writableHighWaterMark: 8 * 1024 * 1024 } as ZlibOptions) : undefined;
+    this.inflater?.on('data', (chunk: Buffer) => this.take(chunk));
+    this.inflater?.on('error', (error: Error) => {
+      this.failure ??= `entry data is corrupt (${error.message})`;
+    });
+  }
+
+  private take(chunk: Buffer): void {
+    if (this.failure !== undefined) return;
+    this.size += chunk.length;
+    if (this.size > this.item.entry.uncompressedSize) {
+      this.failure = `entry data expands beyond its declared ${this.item.entry.uncompressedSize} bytes`;
+      this.inflater?.destroy();
+      return;
+    }
+    this.checksum = crc32(chunk, this.checksum);
+  }
+
+  /** Feeds compressed bytes, waiting for the inflater to drain (bounded memory). */
+  async write(compressed: Buffer): Promise<void> {
+    if (this.failure !== undefined) return;
+    if (this.inflater === undefined) return this.take(compressed);
+    if (!this.inflater.write(compressed)) await Promise.race([once(this.inflater, 'drain'), once(this.inflater, 'close')]);
+  }
+
+  /** Ends the entry and returns its violation, if any. */
+  async end(): Promise<string | undefined> {
+    if (this.inflater !== undefined && this.failure === undefined) {
+      this.inflater.end();
+      await finished(this.inflater).catch(() => undefined);
+    }
+    if (this.failure !== undefined) return this.failure;
+    if (this.size !== this.item.entry.uncompressedSize) return `entry data has ${this.size} bytes, not the declared ${this.item.entry.uncompressedSize}`;
+    if (this.checksum >>> 0 !== this.item.entry.crc32 >>> 0) return 'CRC-32 mismatch: the entry is corrupt';
+    return undefined;
+  }
+}
+
 /**
- * Reads every entry's local header (its name must equal the central directory's: streaming extractors use the
- * local one) and streams each readable entry's data once, checking its size and CRC-32. Inflation stops at the
- * declared size, so an entry that lies about its size cannot expand further.
+ * One sequential pass over the archive, like `unzip -t`: visits the entries in offset order, checks that each
+ * local header is there and names the entry as the central directory does (streaming extractors use the local
+ * name), that no entry overlaps another (overlapping entries are a zip-bomb technique) or runs into the central
+ * directory, and streams each readable entry's data through its size and CRC-32 check. Every byte also feeds the
+ * SHA-256 of the archive, so the archive is read once in all.
+ * @returns the archive's hex SHA-256.
  */
-async function checkEntryData(zipfile: yauzl.ZipFile, entries: ScannedEntry[], limits: ArchiveLimits, errors: ProblemViolation[], skipData: boolean): Promise<void> {
-  const limit = pLimit(limits.readConcurrency);
-  await Promise.all(
-    entries.map((item) =>
-      limit(async () => {
-        let header: yauzl.LocalFileHeader;
-        try {
-          header = await zipfile.readLocalFileHeaderPromise(item.entry);
-        } catch (error) {
-          errors.push({ path: item.name, message: `local header cannot be read (${(error as Error).message})` });
-          return;
+async function checkEntriesInOnePass(input: ArchiveInput, scanned: ScannedEntry[], directoryStart: number, errors: ProblemViolation[]): Promise<string> {
+  const hash = createHash('sha256');
+  const ordered = [...scanned].sort((left, right) => left.entry.relativeOffsetOfLocalHeader - right.entry.relativeOffsetOfLocalHeader);
+  let next = 0;
+  let position = 0;
+  let phase: 'seek' | 'header' | 'names' | 'data' = 'seek';
+  let pending: Buffer[] = [];
+  let pendingLength = 0;
+  let needed = 0;
+  let remaining = 0;
+  let dataEnd = 0;
+  let check: EntryDataCheck | undefined;
+  let current = ordered[0];
+
+  const advance = () => {
+    next += 1;
+    current = ordered[next];
+    phase = 'seek';
+    if (current !== undefined && current.entry.relativeOffsetOfLocalHeader < dataEnd) {
+      errors.push({ path: current.name, message: 'entry overlaps the previous entry\'s data' });
+      // Its bytes have already streamed by; later entries are still checked.
+      while (current !== undefined && current.entry.relativeOffsetOfLocalHeader < dataEnd) {
+        next += 1;
+        current = ordered[next];
+      }
+    }
+  };
+  const collect = (chunk: Buffer, offset: number): number => {
+    const take = Math.min(needed - pendingLength, chunk.length - offset);
+    pending.push(chunk.subarray(offset, offset + take));
+    pendingLength += take;
+    return take;
+  };
+
+  for await (const raw of wholeArchive(input)) {
+    const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
+    hash.update(chunk);
+    let offset = 0;
+    while (offset < chunk.length && current !== undefined) {
+      const item: ScannedEntry = current;
+      if (phase === 'seek') {
+        const skip = Math.min(chunk.length - offset, item.entry.relativeOffsetOfLocalHeader - position);
+        offset += skip;
+        position += skip;
+        if (position === item.entry.relativeOffsetOfLocalHeader) {
+          phase = 'header';
+          pending = [];
+          pendingLength = 0;
+          needed = 30;
         }
-        if (!header.fileName.equals(item.entry.fileNameRaw)) {
-          const localName = yauzl.getFileNameLowLevel(header.generalPurposeBitFlag, header.fileName, [], true);
-          errors.push({ path: item.name, message: `the local header names this entry '${localName}': both names must be equal` });
-          const problem = unsafeEntryName(localName);
-          if (problem !== undefined) errors.push({ path: localName, message: problem });
-          return;
-        }
-        if (!item.readable || skipData) return;
-        let checksum = 0;
-        let size = 0;
-        try {
-          // yauzl 3.4's openReadStreamLowLevelPromise calls the wrong method; use the callback form.
-          const stream = await new Promise<Readable>((resolve, reject) => {
-            zipfile.openReadStreamLowLevel(
-              header.fileDataStart, item.entry.compressedSize, 0, item.entry.compressedSize, item.entry.compressionMethod === 8, null as unknown as number,
-              (error, opened) => (error === null ? resolve(opened) : reject(error)),
-            );
-          });
-          for await (const chunk of stream) {
-            size += (chunk as Buffer).length;
-            if (size > item.entry.uncompressedSize) {
-              stream.destroy();
-              errors.push({ path: item.name, message: `entry data expands beyond its declared ${item.entry.uncompressedSize} bytes` });
-              return;
-            }
-            checksum = crc32(chunk as Buffer, checksum);
+      } else if (phase === 'header' || phase === 'names') {
+        const taken = collect(chunk, offset);
+        offset += taken;
+        position += taken;
+        if (pendingLength < needed) continue;
+        const bytes = Buffer.concat(pending);
+        if (phase === 'header') {
+          if (bytes.readUInt32LE(0) !== LOCAL_FILE_HEADER) {
+            errors.push({ path: item.name, message: 'the local header is missing where the central directory points' });
+            dataEnd = position;
+            advance();
+            continue;
           }
-        } catch (error) {
-          errors.push({ path: item.name, message: `entry data is corrupt (${(error as Error).message})` });
-          return;
+          phase = 'names';
+          needed = bytes.readUInt16LE(26) + bytes.readUInt16LE(28);
+          pending = [bytes.subarray(0, 30)];
+          needed += 30;
+          continue;
         }
-        if (size !== item.entry.uncompressedSize) {
-          errors.push({ path: item.name, message: `entry data has ${size} bytes, not the declared ${item.entry.uncompressedSize}` });
-        } else if (checksum >>> 0 !== item.entry.crc32 >>> 0) {
-          errors.push({ path: item.name, message: 'CRC-32 mismatch: the entry is corrupt' });
+        const localName = bytes.subarray(30, 30 + bytes.readUInt16LE(26));
+        if (!localName.equals(item.entry.fileNameRaw)) {
+          const decoded = yauzl.getFileNameLowLevel(bytes.readUInt16LE(6), localName, [], true);
+          errors.push({ path: item.name, message: `the local header names this entry '${decoded}': both names must be equal` });
+          const problem = unsafeEntryName(decoded);
+          if (problem !== undefined) errors.push({ path: decoded, message: problem });
         }
-      }),
-    ),
-  );
+        remaining = item.entry.compressedSize;
+        dataEnd = position + remaining;
+        if (dataEnd > directoryStart) {
+          errors.push({ path: item.name, message: 'entry data runs into the central directory' });
+          advance();
+          continue;
+        }
+        check = item.readable ? new EntryDataCheck(item) : undefined;
+        phase = 'data';
+        if (remaining === 0) {
+          const failure = await check?.end();
+          if (failure !== undefined) errors.push({ path: item.name, message: failure });
+          advance();
+        }
+      } else {
+        const take = Math.min(remaining, chunk.length - offset);
+        if (check !== undefined) await check.write(chunk.subarray(offset, offset + take));
+        offset += take;
+        position += take;
+        remaining -= take;
+        if (remaining === 0) {
+          const failure = await check?.end();
+          if (failure !== undefined) errors.push({ path: item.name, message: failure });
+          advance();
+        }
+      }
+    }
+    position += chunk.length - offset;
+  }
+  if (current !== undefined) {
+    errors.push({ path: current.name, message: 'the archive ends before this entry\'s data: it is truncated' });
+  }
+  return hash.digest('hex');
 }

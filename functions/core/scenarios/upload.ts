@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepository } from '../ports.js';
 import { authorize, type Principal } from '../principal.js';
-import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, validateScenarioArchive } from './archive.js';
+import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
 
 /** The 201 body of an upload (decisions.md, "Scenario packages"). */
 export interface StoredScenario {
@@ -34,14 +33,6 @@ export interface UploadDependencies {
  * upload), read by range and stored by server-side copy so that no step holds it whole.
  */
 export type IncomingArchive = Uint8Array | { source: RandomAccessSource; objectKey: string };
-
-/** Hex SHA-256 of an archive, streamed for stored objects. */
-async function sha256Of(archive: IncomingArchive): Promise<string> {
-  const hash = createHash('sha256');
-  if (archive instanceof Uint8Array) return hash.update(archive).digest('hex');
-  for await (const chunk of archive.source.createReadStream(0, archive.source.size)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
 
 /** Largest archive accepted by any path, bytes (5 GiB: S3's single CopyObject limit). */
 export const MAX_ARCHIVE_BYTES = 5 * 1024 ** 3;
@@ -82,9 +73,9 @@ export async function uploadScenario(
       { quotaBytes, usedBytes, archiveBytes: size },
     );
   if (company.usedBytes + size > company.quotaBytes) throw quotaError(company.quotaBytes, company.usedBytes);
-  const manifest = await validateScenarioArchive(archive instanceof Uint8Array ? archive : archive.source, dependencies.limits ?? DEFAULT_ARCHIVE_LIMITS);
+  // One pass validates every entry and hashes the archive.
+  const { manifest, sha256 } = await inspectScenarioArchive(archive instanceof Uint8Array ? archive : archive.source, dependencies.limits ?? DEFAULT_ARCHIVE_LIMITS);
 
-  const sha256 = await sha256Of(archive);
   const created = (dependencies.now?.() ?? new Date()).toISOString();
   const archiveKey = archiveKeyFor(companyId, manifest.id, manifest.version, ulid());
   if (archive instanceof Uint8Array) await dependencies.archives.put(archiveKey, archive, 'application/zip');
