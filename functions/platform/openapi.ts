@@ -229,7 +229,8 @@ const problemResponses: Json = {
     },
   },
   UnprocessableArchive: {
-    description: 'Unprocessable Content: the archive is invalid or badly structured; `errors` lists every violation.',
+    description:
+      'Unprocessable Content: the archive is invalid or badly structured; `errors` lists every violation with its path: not a ZIP or truncated; scenario.json missing, not JSON or not valid against the schema (path `scenario.json#/<pointer>`); resources/ missing; a referenced file absent; entry names absolute, with `..`, backslashes or drive letters (central directory, Unicode Path field and local header must agree); symbolic links; encrypted entries; unsupported compression; duplicate names; more than 10,000 entries; more than 4 GiB declared uncompressed; an entry above 1 MiB with a compression ratio above 100:1; overlapping entries; CRC-32 or size mismatches. Nothing is stored and no quota is consumed.',
     content: problemContent(ref('schemas', 'InvalidArchiveProblem'), {
       type: new InvalidArchiveError('', []).type,
       title: 'Invalid Scenario Archive',
