@@ -30,6 +30,9 @@ export const ROUTES: readonly RouteDefinition[] = [
   { id: 'ScenarioGet', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/{scenarioId}', entry: 'functions/handlers/scenarios-get.ts' },
   { id: 'ScenarioVersionGet', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}', entry: 'functions/handlers/scenario-version-get.ts' },
   { id: 'DeploymentsExecute', api: 'main', method: 'POST', path: '/companies/{companyId}/resources/deployments', entry: 'functions/handlers/deployments-execute.ts' },
+  // Three static segments after the company beat DeploymentsListDevice's `{deviceId}/deployments` (two), whatever the
+  // order; a device id `deployments` keeps its own listing at /companies/{c}/resources/deployments/deployments.
+  { id: 'DeploymentsHistory', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/deployments/history', entry: 'functions/handlers/deployments-history.ts' },
   { id: 'DeploymentsListAll', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/DEVICE/deployments', entry: 'functions/handlers/deployments-list.ts' },
   { id: 'DeploymentsListDevice', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/{deviceId}/deployments', entry: 'functions/handlers/deployments-list.ts' },
   { id: 'SearchFilters', api: 'main', method: 'GET', path: '/resources/search/filters', entry: 'functions/handlers/search-filters.ts' },

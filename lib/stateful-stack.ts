@@ -16,6 +16,7 @@ const TABLE_IDS: Record<TableName, string> = {
   devices: 'DevicesTable',
   scenarios: 'ScenariosTable',
   deployments: 'DeploymentsTable',
+  idempotency: 'IdempotencyTable',
 };
 
 export class StatefulStack extends Stack {
@@ -23,6 +24,7 @@ export class StatefulStack extends Stack {
   readonly devicesTable: Table;
   readonly scenariosTable: Table;
   readonly deploymentsTable: Table;
+  readonly idempotencyTable: Table;
   /** Every table by logical name (TABLES). */
   readonly tables: Readonly<Record<TableName, Table>>;
   /** Uploaded scenario archives. */
@@ -35,11 +37,13 @@ export class StatefulStack extends Stack {
     this.devicesTable = this.table('devices', TABLES.devices);
     this.scenariosTable = this.table('scenarios', TABLES.scenarios);
     this.deploymentsTable = this.table('deployments', TABLES.deployments);
+    this.idempotencyTable = this.table('idempotency', TABLES.idempotency);
     this.tables = {
       companies: this.companiesTable,
       devices: this.devicesTable,
       scenarios: this.scenariosTable,
       deployments: this.deploymentsTable,
+      idempotency: this.idempotencyTable,
     };
 
     this.archiveBucket = new Bucket(this, 'ArchiveBucket', {
@@ -69,8 +73,12 @@ export class StatefulStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       ...(schema.streamsToSearch ? { stream: StreamViewType.NEW_AND_OLD_IMAGES } : {}),
+      ...(schema.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: schema.timeToLiveAttribute }),
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // Indexes come from TABLES (deployments: gsi1 scenario history, gsi2 company history). CloudFormation creates or
+    // deletes at most one global secondary index per table per stack update: add indexes one deployment at a time.
+    // History entries written before an index existed need its keys backfilled (backfillHistoryKeys).
     for (const index of schema.globalSecondaryIndexes ?? []) {
       table.addGlobalSecondaryIndex({
         indexName: index.indexName,

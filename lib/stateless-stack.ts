@@ -21,6 +21,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, type HttpStage, type ThrottleSettings } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -39,6 +40,7 @@ export const TABLE_ENV: Readonly<Record<TableName, string>> = {
   devices: 'DEVICES_TABLE',
   scenarios: 'SCENARIOS_TABLE',
   deployments: 'DEPLOYMENTS_TABLE',
+  idempotency: 'IDEMPOTENCY_TABLE',
 };
 
 /** The variable the archive bucket's name is read from. */
@@ -72,6 +74,8 @@ interface FunctionAccess {
   bucketGetObjectKeyPattern?: string;
   /** Uses the search index: gets SEARCH_BACKEND and OPENSEARCH_URL. */
   search?: boolean;
+  /** Publishes DeploymentChanged events: gets EVENT_BUS_NAME and events:PutEvents on the bus. */
+  events?: boolean;
   /** @default HTTP (29 s) */
   timeout?: Duration;
 }
@@ -88,9 +92,11 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'functions/handlers/scenarios-schema.ts': { storage: false },
   'functions/handlers/openapi.ts': { storage: false },
   // Reads the devices and scenario versions a request names; writes active deployments and their history.
-  'functions/handlers/deployments-execute.ts': { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW' } },
+  'functions/handlers/deployments-execute.ts': { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' }, events: true },
   // Checks the device exists, pages active deployments.
   'functions/handlers/deployments-list.ts': { storage: true, tables: { devices: 'R', deployments: 'R' } },
+  // Pages the history: one Query on the deployments table or its gsi1/gsi2 (a read grant covers the indexes).
+  'functions/handlers/deployments-history.ts': { storage: true, tables: { deployments: 'R' } },
   // Only the index (OpenSearch, authorized by the search adapter, not by table grants).
   'functions/handlers/search.ts': { storage: true, search: true },
   // The index, plus company names for the `companies` filter.
@@ -162,6 +168,10 @@ export class StatelessStack extends Stack {
     if (opensearchUrl !== '') searchEnvironment.OPENSEARCH_URL = opensearchUrl;
     const logLevel = this.contextString('logLevel');
 
+    // DeploymentChanged events (issue 4): customers subscribe with EventBridge rules on this bus.
+    const deploymentEvents = new EventBus(this, 'DeploymentEvents');
+    new CfnOutput(this, 'DeploymentEventBusName', { value: deploymentEvents.eventBusName, description: 'EventBridge bus of DeploymentChanged events.' });
+
     const createFunction = (functionId: string, entry: string, environment: Record<string, string>): ServiceFunction => {
       const access = ACCESS[entry];
       if (access === undefined) throw new Error(`lib/stateless-stack.ts: no ACCESS entry for '${entry}'; declare what its function may touch.`);
@@ -172,6 +182,10 @@ export class StatelessStack extends Stack {
         ...(access.timeout === undefined ? {} : { timeout: access.timeout }),
         environment: { ...environment, ...(access.search === true ? searchEnvironment : {}) },
       });
+      if (access.events === true) {
+        deploymentEvents.grantPutEventsTo(fn);
+        fn.addEnvironment('EVENT_BUS_NAME', deploymentEvents.eventBusName);
+      }
       if (access.storage) {
         for (const [name, table] of Object.entries(props.tables) as [TableName, ITable][]) {
           const tableAccess = access.tables?.[name];

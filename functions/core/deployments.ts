@@ -1,8 +1,10 @@
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
-import { BadRequestError, NotFoundError, type ProblemViolation } from './errors.js';
-import type { ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page, ScenarioRepository } from './ports.js';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, type ProblemViolation } from './errors.js';
+import type {
+  ActiveDeployment, DeploymentChangedEvent, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, EventPublisher, Page, ScenarioRepository,
+} from './ports.js';
 import { authorize, type Principal } from './principal.js';
 import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from './scenarios/manifest.js';
 
@@ -50,6 +52,8 @@ export interface DeploymentDependencies {
   devices: DeviceRepository;
   scenarios: ScenarioRepository;
   deployments: DeploymentRepository;
+  /** Receives a DeploymentChanged event per SUCCESS item (not in dry runs). */
+  events?: EventPublisher;
   now?: () => Date;
   /** Called with each unexpected backend error (the item is then reported FAILURE / NONE). */
   onError?: (error: unknown, context: Record<string, unknown>) => void;
@@ -61,9 +65,16 @@ function toViolations(error: z.ZodError): ProblemViolation[] {
 
 /**
  * Parses a deployment request body.
+ * @throws PayloadTooLargeError (413) above MAX_DEPLOYMENT_ENTRIES entries.
  * @throws BadRequestError (400) listing every structural violation; nothing is executed.
  */
 export function parseDeploymentRequestBody(body: unknown): DeploymentRequestBody {
+  const requests = (body as { requests?: unknown } | null)?.requests;
+  if (Array.isArray(requests) && requests.length > MAX_DEPLOYMENT_ENTRIES) {
+    throw new PayloadTooLargeError(
+      `The request has ${requests.length} entries; at most ${MAX_DEPLOYMENT_ENTRIES} are accepted per request. Split it; nothing was changed.`,
+    );
+  }
   const result = DeploymentRequestBodySchema.safeParse(body);
   if (!result.success) {
     throw new BadRequestError('The deployment request body is invalid; nothing was changed.', toViolations(result.error));
@@ -76,6 +87,8 @@ export function parseDeploymentRequestBody(body: unknown): DeploymentRequestBody
  * order. Existence is checked with batched reads; writes are conditional, so of two racing identical DEPLOYs exactly
  * one succeeds. Entries with the same identity inside one request run one after another, in order.
  * Cause precedence: NOT_IMPLEMENTED, TARGET_NOT_FOUND, WHAT_NOT_FOUND, ALREADY_DEPLOYED / ALREADY_UNDEPLOYED, NONE.
+ * With `dryRun`, returns the items that would result without writing anything (state read in one batch).
+ * Each SUCCESS emits a DeploymentChanged event after the writes.
  * @throws ForbiddenError (403) without `deployments:write` on the company.
  * @throws BadRequestError (400) on a structurally invalid body.
  */
@@ -84,14 +97,16 @@ export async function executeDeployments(
   principal: Principal,
   companyId: string,
   rawBody: unknown,
-): Promise<{ items: DeploymentResultItem[] }> {
+  options: { dryRun?: boolean } = {},
+): Promise<{ items: DeploymentResultItem[]; dryRun: boolean }> {
   authorize(principal, 'deployments:write', companyId);
   const body = parseDeploymentRequestBody(rawBody);
   const now = (dependencies.now?.() ?? new Date()).toISOString();
   const nextId = monotonicFactory();
 
   const items: DeploymentResultItem[] = body.requests.map((entry) => ({
-    id: nextId(),
+    // The id's time part is the action's instant, so history bounds (`from`/`to`) and `at` agree exactly.
+    id: nextId(Date.parse(now)),
     target: { type: entry.target.type, id: entry.target.id, subId: entry.target.subId ?? null },
     what: { type: entry.what.type, id: entry.what.id, subId: entry.what.subId },
     action: entry.action,
@@ -149,6 +164,24 @@ export async function executeDeployments(
     ...(body.note === undefined ? {} : { note: body.note }),
   });
 
+  if (options.dryRun === true) {
+    // Nothing is written: replay each identity's entries in order against its current state, read in one batch.
+    const active = await dependencies.deployments.activeAmong(
+      companyId,
+      [...groups.values()].map((group) => ({ deviceId: group[0]!.target.id, scenarioId: group[0]!.what.id, version: group[0]!.what.subId })),
+    );
+    for (const [identity, group] of groups) {
+      let isActive = active.has(identity);
+      for (const item of group) {
+        if (item.action === 'DEPLOY' ? !isActive : isActive) {
+          Object.assign(item, { state: 'SUCCESS', cause: null });
+          isActive = !isActive;
+        } else item.cause = item.action === 'DEPLOY' ? 'ALREADY_DEPLOYED' : 'ALREADY_UNDEPLOYED';
+      }
+    }
+    return { items, dryRun: true };
+  }
+
   const limit = pLimit(DEPLOYMENT_WRITE_CONCURRENCY);
   await Promise.all(
     [...groups.values()].map((group) =>
@@ -178,6 +211,22 @@ export async function executeDeployments(
     ),
   );
 
+  if (dependencies.events !== undefined) {
+    const changed: DeploymentChangedEvent[] = items
+      .filter((item) => item.state === 'SUCCESS')
+      .map((item) => ({
+        type: 'DeploymentChanged', company: companyId, deploymentId: item.id, action: item.action, deviceId: item.target.id,
+        scenarioId: item.what.id, version: item.what.subId, at: now, by: principal.subject, note: body.note ?? null,
+      }));
+    if (changed.length > 0) {
+      try {
+        await dependencies.events.publish(changed);
+      } catch (error) {
+        dependencies.onError?.(error, { operation: 'publishEvents', count: changed.length });
+      }
+    }
+  }
+
   const failures = items.filter((item) => item.state === 'FAILURE').map(history);
   if (failures.length > 0) {
     try {
@@ -186,7 +235,7 @@ export async function executeDeployments(
       dependencies.onError?.(error, { operation: 'recordHistory', count: failures.length });
     }
   }
-  return { items };
+  return { items, dryRun: false };
 }
 
 /** An active deployment as listed (decisions.md: result item fields plus deployedAt, deployedBy, note). */

@@ -99,6 +99,12 @@ export class InvalidArchiveError extends DomainError {
   }
 }
 
+/** 422: the request is well-formed but cannot be processed as sent (e.g. an Idempotency-Key reused with another body). */
+export class UnprocessableRequestError extends DomainError {
+  readonly status = 422;
+  readonly title = 'Unprocessable Request';
+}
+
 /** 503: a backend (e.g. the search engine) is unavailable; carries `Retry-After` in seconds. */
 export class ServiceUnavailableError extends DomainError {
   readonly status = 503;

@@ -177,6 +177,8 @@ export interface DeploymentRepository {
    * (device, scenario, version). @throws BadRequestError on a cursor this adapter did not issue.
    */
   listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>>;
+  /** Returns which of `identities` are active, as `deviceId#scenarioId#version` strings, with batched reads. */
+  activeAmong(companyId: string, identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[]): Promise<Set<string>>;
 }
 
 /** A byte range reader over one stored object: what the bounded-memory archive validator reads through. */
@@ -252,4 +254,26 @@ export interface UploadSlotRepository {
 export interface IdentityProvider {
   /** Returns a signed JWT and its lifetime in seconds, or undefined when the credentials are wrong. */
   issueToken(username: string, password: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined>;
+}
+
+/** Emitted for each successful DEPLOY or UNDEPLOY (EventBridge in AWS, an in-process bus locally). */
+export interface DeploymentChangedEvent {
+  type: 'DeploymentChanged';
+  company: string;
+  /** ULID of the action (the result item's `id`). */
+  deploymentId: string;
+  action: 'DEPLOY' | 'UNDEPLOY';
+  deviceId: string;
+  scenarioId: string;
+  version: string;
+  /** ISO-8601. */
+  at: string;
+  by: string;
+  note: string | null;
+}
+
+/** Publishes domain events so integrators need not poll. */
+export interface EventPublisher {
+  /** Publishes events in order; @throws when the bus refuses them (the caller logs; the deployments stand). */
+  publish(events: readonly DeploymentChangedEvent[]): Promise<void>;
 }

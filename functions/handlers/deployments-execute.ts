@@ -1,21 +1,54 @@
+import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
+import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
+import { BadRequestError } from '../core/errors.js';
 import { executeDeployments } from '../core/deployments.js';
-import { services } from '../platform/composition.js';
-import { httpHandler, jsonBody, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
+import { eventPublisher, idempotencyStore, services } from '../platform/composition.js';
+import { httpHandler, jsonBody, jsonResponse, lazyMiddleware, pathParameter, singleQueryParameters } from '../platform/http.js';
 import { logger } from '../platform/logger.js';
 
 /**
- * POST {base_url}/companies/{companyId}/resources/deployments (spec endpoint 3): 200 with one result item per
- * request entry, in order; 400 for a structurally invalid body (nothing changed).
+ * Idempotency (issue 4): an `Idempotency-Key` header makes a retried POST return the first response without
+ * executing again. Keys are scoped per company and kept 24 h; the same key with a different body or query is 422,
+ * and a retry while the first request still runs is 409. Without the header nothing is cached.
  */
-export const handler = httpHandler(async (event, { principal }) => {
-  const companyId = pathParameter(event, 'companyId');
-  singleQueryParameters(event, []);
-  const { devices, scenarios, deployments } = services();
-  const result = await executeDeployments(
-    { devices, scenarios, deployments, onError: (error, context) => logger.error('Deployment write failed', { error: error as Error, ...context }) },
-    principal,
-    companyId,
-    jsonBody(event),
-  );
-  return jsonResponse(200, result);
+const idempotencyConfig = new IdempotencyConfig({
+  eventKeyJmesPath: 'headers."idempotency-key" && [pathParameters.companyId, headers."idempotency-key"]',
+  payloadValidationJmesPath: '[body, rawQueryString]',
+  throwOnNoIdempotencyKey: false,
+  expiresAfterSeconds: 24 * 60 * 60,
+  responseHook: (response) => {
+    const replayed = response as { headers?: Record<string, string> };
+    replayed.headers = { ...(replayed.headers ?? {}), 'idempotent-replayed': 'true' };
+    return replayed as typeof response;
+  },
 });
+
+/**
+ * POST {base_url}/companies/{companyId}/resources/deployments[?dryRun=true] (spec endpoint 3): 200 with one result
+ * item per request entry, in order; 400 for a structurally invalid body and 413 above 5,000 entries (nothing
+ * changed). `dryRun=true` returns the items that would result without writing anything.
+ */
+export const handler = httpHandler(
+  async (event, { principal }) => {
+    const companyId = pathParameter(event, 'companyId');
+    const dryRun = singleQueryParameters(event, ['dryRun']).get('dryRun') ?? 'false';
+    if (dryRun !== 'true' && dryRun !== 'false') {
+      throw new BadRequestError(`'dryRun' must be true or false; got '${dryRun}'.`, [{ path: 'dryRun', message: 'must be true or false' }]);
+    }
+    const { devices, scenarios, deployments } = services();
+    const result = await executeDeployments(
+      {
+        devices, scenarios, deployments, events: eventPublisher(),
+        onError: (error, context) => logger.error('Deployment write failed', { error: error as Error, ...context }),
+      },
+      principal,
+      companyId,
+      jsonBody(event),
+      { dryRun: dryRun === 'true' },
+    );
+    return jsonResponse(200, result);
+  },
+  lazyMiddleware(
+    () => makeHandlerIdempotent({ persistenceStore: idempotencyStore(), config: idempotencyConfig }) as unknown as Parameters<typeof httpHandler>[1],
+  ),
+);

@@ -51,7 +51,7 @@ export interface LocalRuntime {
 }
 
 /** Local table and bucket names (CloudFormation generates unique ones in AWS). */
-export const LOCAL_TABLES = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments' } as const;
+export const LOCAL_TABLES = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments', idempotency: 'idempotency' } as const;
 export const LOCAL_BUCKET = 'scenario-archives';
 /** `aud` of locally issued tokens. */
 export const LOCAL_AUDIENCE = 'device-scenario-service';
@@ -98,6 +98,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       DEVICES_TABLE: LOCAL_TABLES.devices,
       SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
       DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
+      IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
+      LOCAL_EVENTS_FILE: join(dataDirectory, 'events', 'events.jsonl'),
       ARCHIVE_BUCKET: LOCAL_BUCKET,
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       S3_ENDPOINT: s3Endpoint,

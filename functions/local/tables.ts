@@ -1,22 +1,96 @@
-import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { TABLES, type TableName } from '../adapters/aws/tables.js';
+import {
+  CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type GlobalSecondaryIndex, ResourceNotFoundException, type TableDescription,
+  UpdateTableCommand,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { backfillHistoryKeys } from '../adapters/aws/dynamodb-deployment-history.js';
+import { TABLES, type TableKeySchema, type TableName } from '../adapters/aws/tables.js';
+
+/** How long adding one index to an existing local table may take before the start fails. */
+const INDEX_CREATION_TIMEOUT_MS = 120_000;
+
+/**
+ * Data migrations run right after an index was added to an existing table: items written before the index existed
+ * (or under an older key design) get its keys. Only the deployments history has one (gsi1 → scenario history, gsi2).
+ */
+const AFTER_INDEXES_ADDED: Partial<Record<TableName, (client: DynamoDBClient, tableName: string) => Promise<unknown>>> = {
+  deployments: (client, tableName) => backfillHistoryKeys(DynamoDBDocumentClient.from(client), tableName),
+};
+
+function indexDefinition(index: { indexName: string; partitionKey: string; sortKey: string }): GlobalSecondaryIndex {
+  return {
+    IndexName: index.indexName,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: 'HASH' },
+      { AttributeName: index.sortKey, KeyType: 'RANGE' },
+    ],
+    Projection: { ProjectionType: 'ALL' },
+  };
+}
+
+/**
+ * Adds the indexes of `schema` that an existing table lacks (a data folder made by an older version), one
+ * UpdateTable per index as DynamoDB requires, waiting for each to become ACTIVE.
+ * @returns the names of the indexes added.
+ * @throws Error when an existing index has other keys than `schema` declares (the data folder must be reset).
+ */
+async function addMissingIndexes(client: DynamoDBClient, tableName: string, schema: TableKeySchema, description: TableDescription): Promise<string[]> {
+  const existing = new Map((description.GlobalSecondaryIndexes ?? []).map((index) => [index.IndexName, index]));
+  const added: string[] = [];
+  for (const index of schema.globalSecondaryIndexes ?? []) {
+    const current = existing.get(index.indexName);
+    if (current !== undefined) {
+      const keys = (current.KeySchema ?? []).map((key) => `${key.KeyType}:${key.AttributeName}`).join(',');
+      if (keys !== `HASH:${index.partitionKey},RANGE:${index.sortKey}`) {
+        throw new Error(`Table ${tableName}: index ${index.indexName} has keys ${keys}, expected ${index.partitionKey}/${index.sortKey}; run npm run reset.`);
+      }
+      continue;
+    }
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [
+          { AttributeName: index.partitionKey, AttributeType: 'S' },
+          { AttributeName: index.sortKey, AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexUpdates: [{ Create: indexDefinition(index) }],
+      }),
+    );
+    const deadline = Date.now() + INDEX_CREATION_TIMEOUT_MS;
+    for (;;) {
+      const table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+      const status = table?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.indexName)?.IndexStatus;
+      if (status === 'ACTIVE' && table?.TableStatus === 'ACTIVE') break;
+      if (Date.now() > deadline) throw new Error(`Table ${tableName}: index ${index.indexName} still ${status ?? 'absent'} after ${INDEX_CREATION_TIMEOUT_MS / 1000} s.`);
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    added.push(index.indexName);
+  }
+  return added;
+}
 
 /**
  * Creates the four tables in DynamoDB Local if they do not exist, with the key design of `tables.ts` and
- * NEW_AND_OLD_IMAGES streams on the searchable ones (the CDK stack declares the same).
+ * NEW_AND_OLD_IMAGES streams on the searchable ones (the CDK stack declares the same). Existing tables get the
+ * indexes they lack (data folders of older versions), and then their data migration (AFTER_INDEXES_ADDED).
  * @returns the stream ARN of each searchable table.
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<Map<string, string>> {
   const streams = new Map<string, string>();
-  for (const [logical, schema] of Object.entries(TABLES) as [TableName, (typeof TABLES)[TableName]][]) {
+  for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
     const tableName = names[logical];
-    let description;
+    let description: TableDescription | undefined;
     try {
       description = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
     } catch (error) {
       if (!(error instanceof ResourceNotFoundException)) throw error;
-      const indexes = 'globalSecondaryIndexes' in schema ? schema.globalSecondaryIndexes : [];
-      const attributes = new Set<string>([schema.partitionKey, ...('sortKey' in schema ? [schema.sortKey] : [])]);
+    }
+    if (description !== undefined) {
+      const added = await addMissingIndexes(client, tableName, schema, description);
+      if (added.length > 0) await AFTER_INDEXES_ADDED[logical]?.(client, tableName);
+    } else {
+      const indexes = schema.globalSecondaryIndexes ?? [];
+      const attributes = new Set<string>([schema.partitionKey, ...(schema.sortKey === undefined ? [] : [schema.sortKey])]);
       for (const index of indexes) {
         attributes.add(index.partitionKey);
         attributes.add(index.sortKey);
@@ -29,20 +103,9 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
             AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
             KeySchema: [
               { AttributeName: schema.partitionKey, KeyType: 'HASH' },
-              ...('sortKey' in schema ? [{ AttributeName: schema.sortKey, KeyType: 'RANGE' as const }] : []),
+              ...(schema.sortKey === undefined ? [] : [{ AttributeName: schema.sortKey, KeyType: 'RANGE' as const }]),
             ],
-            ...(indexes.length === 0
-              ? {}
-              : {
-                  GlobalSecondaryIndexes: indexes.map((index) => ({
-                    IndexName: index.indexName,
-                    KeySchema: [
-                      { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
-                      { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
-                    ],
-                    Projection: { ProjectionType: 'ALL' as const },
-                  })),
-                }),
+            ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes.map(indexDefinition) }),
             ...(schema.streamsToSearch ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } } : {}),
           }),
         )

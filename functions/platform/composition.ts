@@ -12,8 +12,16 @@ import {
   DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository, DynamoDbUploadSlotRepository,
   type TableNames,
 } from '../adapters/aws/dynamodb-repositories.js';
+import { DynamoDbDeploymentHistory } from '../adapters/aws/dynamodb-deployment-history.js';
 import { DynamoDbScenarioCatalog } from '../adapters/aws/dynamodb-scenario-catalog.js';
+import type { DeploymentHistory } from '../core/deployment-history.js';
 import { S3ArchiveStore } from '../adapters/aws/s3-archive-store.js';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import { createDynamoDbClient } from '../adapters/aws/clients.js';
+import { EventBridgeEventPublisher } from '../adapters/aws/eventbridge-event-publisher.js';
+import { LocalEventBus } from '../adapters/embedded/local-event-bus.js';
+import type { EventPublisher } from '../core/ports.js';
 import { EmbeddedSearchIndex } from '../adapters/embedded/search-engine.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
 import { searchBackend, storageConfig } from './config.js';
@@ -29,6 +37,8 @@ export interface Services {
   /** Read side of scenarios: listings, versions (single Queries / GetItems). */
   catalog: ScenarioCatalog;
   deployments: DeploymentRepository;
+  /** Read side of deployments: the history listings (single Queries on the deployments table and its indexes). */
+  history: DeploymentHistory;
   archives: ArchiveStore;
   uploads: UploadSlotRepository;
   search: SearchIndex;
@@ -63,6 +73,7 @@ export function services(): Services {
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
       catalog: new DynamoDbScenarioCatalog(dynamoDb, tables),
       deployments: new DynamoDbDeploymentRepository(dynamoDb, tables),
+      history: new DynamoDbDeploymentHistory(dynamoDb, tables),
       archives: new S3ArchiveStore(s3, config.archiveBucket),
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
       search: createSearchIndex(),
@@ -88,4 +99,38 @@ export function identityProvider(): Promise<LocalIdentityProvider> {
     });
   }
   return identity;
+}
+
+let publisher: EventPublisher | undefined;
+
+/**
+ * The event bus for DeploymentChanged events: EventBridge when `EVENT_BUS_NAME` is set (AWS), the local bus
+ * appending to `LOCAL_EVENTS_FILE` otherwise (local runtime).
+ * @throws Error when neither variable is set.
+ */
+export function eventPublisher(): EventPublisher {
+  if (publisher === undefined) {
+    const bus = process.env.EVENT_BUS_NAME;
+    const file = process.env.LOCAL_EVENTS_FILE;
+    if (bus !== undefined && bus !== '') publisher = new EventBridgeEventPublisher(new EventBridgeClient({}), bus);
+    else if (file !== undefined && file !== '') publisher = new LocalEventBus(file);
+    else throw new Error('Missing required environment variable EVENT_BUS_NAME (or LOCAL_EVENTS_FILE in the local runtime).');
+  }
+  return publisher;
+}
+
+let idempotency: DynamoDBPersistenceLayer | undefined;
+
+/**
+ * Powertools idempotency persistence on the `IDEMPOTENCY_TABLE` table (pk `id`, TTL attribute `expiration`).
+ * @throws Error when IDEMPOTENCY_TABLE is not set.
+ */
+export function idempotencyStore(): DynamoDBPersistenceLayer {
+  if (idempotency === undefined) {
+    const tableName = process.env.IDEMPOTENCY_TABLE;
+    if (tableName === undefined || tableName === '') throw new Error('Missing required environment variable IDEMPOTENCY_TABLE.');
+    const endpoint = process.env.DYNAMODB_ENDPOINT;
+    idempotency = new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: createDynamoDbClient(endpoint === '' ? undefined : endpoint) });
+  }
+  return idempotency;
 }

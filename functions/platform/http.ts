@@ -101,3 +101,17 @@ export function jsonBody(event: APIGatewayProxyEventV2): unknown {
     throw new BadRequestError(`The request body is not valid JSON: ${(error as Error).message}.`, [{ path: '', message: 'not valid JSON' }]);
   }
 }
+
+/**
+ * Defers building a middleware until the first request, so that configuration it needs (e.g. a table name) is read
+ * at invocation, not at module load. `before`, `after` and `onError` delegate to the built middleware.
+ */
+export function lazyMiddleware(build: () => HttpMiddleware): HttpMiddleware {
+  let built: HttpMiddleware | undefined;
+  const get = () => (built ??= build());
+  return {
+    before: async (request) => get().before?.(request),
+    after: async (request) => get().after?.(request),
+    onError: async (request) => get().onError?.(request),
+  };
+}

@@ -4,6 +4,7 @@
  * the domain modules so the document cannot drift from what the handlers accept.
  */
 import { ROUTES, type ApiName } from '../../lib/routes.js';
+import { MAX_HISTORY_ID_LENGTH } from '../core/deployment-history.js';
 import { DEFAULT_LIST_LIMIT, DEPLOYMENT_CAUSES, MAX_DEPLOYMENT_ENTRIES, MAX_LIST_LIMIT } from '../core/deployments.js';
 import {
   BATTERY_HEALTH_STATES, BATTERY_PLUGGED, BATTERY_STATUSES, CAPABILITY_MODES, CAPABILITY_TYPES, CONNECTION_STATES, HEALTH_MODES,
@@ -75,7 +76,8 @@ Contract choices where the specification is silent (decisions.md):
 - **Deployments.** The response is 200 with one item per request entry, in request order, even when some items fail;
   a failed item has state \`FAILURE\` and a \`cause\`. A structurally invalid body gives 400 and changes nothing. Target
   types other than \`DEVICE\` and \`what\` types other than \`SCENARIO\` give \`NOT_IMPLEMENTED\`. Active deployments are
-  listed with \`limit\`/\`cursor\` pagination (\`{ items, nextCursor }\`).
+  listed with \`limit\`/\`cursor\` pagination (\`{ items, nextCursor }\`). Every attempted action, successful or not, is
+  kept in the history (\`.../resources/deployments/history\`, newest first, same pagination), with who, when and the note.
 - **Search.** One query parameter per filter field, repeated for several values: values of one field are OR-ed,
   different fields are AND-ed. \`global\` is a full-text query over the resources' text fields; when present every
   filter parameter is ignored, and without an explicit \`sort\` results come in relevance order (most relevant first).
@@ -573,6 +575,29 @@ const deploymentSchemas: Json = {
     },
     required: ['items', 'nextCursor'],
   },
+  DeploymentHistoryEntry: {
+    description: 'One attempted action, successful or not: the result item it got, plus when, by whom and why.',
+    allOf: [
+      ref('schemas', 'DeploymentResultItem'),
+      {
+        type: 'object',
+        properties: {
+          at: dateTime('When the request was made.'),
+          by: text('`sub` of the caller who made it.'),
+          note: { type: ['string', 'null'], description: 'The note of the deployment request, or null.' },
+        },
+        required: ['at', 'by', 'note'],
+      },
+    ],
+  },
+  DeploymentHistoryPage: {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: ref('schemas', 'DeploymentHistoryEntry'), description: 'Newest first.' },
+      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor`, with the same filters, to get the next page; null on the last page.' },
+    },
+    required: ['items', 'nextCursor'],
+  },
 };
 
 const manifestSchema = (() => {
@@ -792,6 +817,41 @@ const parameters: Json = {
     schema: { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT },
   },
   Cursor: { name: 'cursor', in: 'query', required: false, description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
+  HistoryDeviceId: {
+    name: 'deviceId',
+    in: 'query',
+    required: false,
+    description: 'Only actions on this device (`target.id`). A device of another company has no history here.',
+    schema: { type: 'string', minLength: 1, maxLength: MAX_HISTORY_ID_LENGTH },
+  },
+  HistoryScenarioId: {
+    name: 'scenarioId',
+    in: 'query',
+    required: false,
+    description: 'Only actions on this scenario (`what.id`).',
+    schema: { type: 'string', minLength: 1, maxLength: MAX_HISTORY_ID_LENGTH },
+  },
+  HistoryVersion: {
+    name: 'version',
+    in: 'query',
+    required: false,
+    description: 'Only actions on this version (`what.subId`) of `scenarioId`, which it requires (400 without it).',
+    schema: { type: 'string', minLength: 1, maxLength: MAX_HISTORY_ID_LENGTH },
+  },
+  HistoryFrom: {
+    name: 'from',
+    in: 'query',
+    required: false,
+    description: 'Inclusive lower bound: actions recorded at or after this ISO-8601 instant (time zone required, e.g. `2025-03-01T12:00:00Z`).',
+    schema: { type: 'string', format: 'date-time' },
+  },
+  HistoryTo: {
+    name: 'to',
+    in: 'query',
+    required: false,
+    description: 'Exclusive upper bound: actions recorded before this ISO-8601 instant; must be after `from` (400 otherwise).',
+    schema: { type: 'string', format: 'date-time' },
+  },
   Page: {
     name: 'page',
     in: 'query',
@@ -1026,6 +1086,23 @@ function operations(): Record<string, Json> {
         '200': { description: 'A page of active deployments.', content: json(ref('schemas', 'ActiveDeploymentPage')) },
         '404': { ...ref('responses', 'NotFound'), description: 'The device does not exist in the company.' },
       },
+    }),
+    DeploymentsHistory: authenticated('deployments:read', {
+      tags: ['Deployments'],
+      summary: 'List the deployment history',
+      description:
+        "Every DEPLOY and UNDEPLOY attempted in the company, successful or not, newest first, with who made it, when, the request's note, the outcome and the cause. Filters combine (AND); `version` needs `scenarioId`; `from` is inclusive and `to` exclusive. Unknown, repeated or malformed parameters, `version` without `scenarioId`, `from` not before `to` and a cursor issued for another listing give 400 naming each parameter. Needs `deployments:read` on the company.",
+      parameters: [
+        ref('parameters', 'CompanyId'),
+        ref('parameters', 'HistoryDeviceId'),
+        ref('parameters', 'HistoryScenarioId'),
+        ref('parameters', 'HistoryVersion'),
+        ref('parameters', 'HistoryFrom'),
+        ref('parameters', 'HistoryTo'),
+        ref('parameters', 'Limit'),
+        ref('parameters', 'Cursor'),
+      ],
+      responses: { '200': { description: 'A page of history entries, newest first.', content: json(ref('schemas', 'DeploymentHistoryPage')) } },
     }),
     SearchFilters: authenticated('search:read', {
       tags: ['Search'],

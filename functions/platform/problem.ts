@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { BadRequestError, DomainError, UnauthorizedError } from '../core/errors.js';
+import { IdempotencyAlreadyInProgressError, IdempotencyValidationError } from '@aws-lambda-powertools/idempotency';
+import { BadRequestError, ConflictError, DomainError, UnauthorizedError, UnprocessableRequestError } from '../core/errors.js';
 import { logger } from './logger.js';
 
 /** An RFC 9457 problem body. */
@@ -26,6 +27,12 @@ export function problemResponse(body: ProblemBody, headers: Record<string, strin
 function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
   const candidate = error as { statusCode?: number; message?: string; cause?: { package?: string } } | undefined;
+  if (error instanceof IdempotencyValidationError) {
+    return new UnprocessableRequestError('This Idempotency-Key was already used with a different request; use a new key for a new request.');
+  }
+  if (error instanceof IdempotencyAlreadyInProgressError) {
+    return new ConflictError('A request with this Idempotency-Key is still being processed; retry in a moment to get its response.');
+  }
   if (candidate?.cause?.package === '@middy/http-multipart-body-parser') {
     return new BadRequestError(
       `The request must be multipart/form-data with one file part named 'payload' (${candidate.message ?? 'malformed'}).`,

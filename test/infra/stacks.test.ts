@@ -33,6 +33,7 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
   devices: 'DevicesTable',
   scenarios: 'ScenariosTable',
   deployments: 'DeploymentsTable',
+  idempotency: 'IdempotencyTable',
 };
 
 /** The custom resource handler CDK adds for S3 notifications: not one of ours (Python, CDK-managed). */
@@ -87,8 +88,8 @@ describe('stacks (bundling skipped)', () => {
     );
   });
 
-  it('declares the four tables of TABLES: on-demand, PITR, encrypted, streams where searched, retained', () => {
-    stateful.resourceCountIs('AWS::DynamoDB::Table', 4);
+  it('declares every table of TABLES: on-demand, PITR, encrypted, streams where searched, retained', () => {
+    stateful.resourceCountIs('AWS::DynamoDB::Table', Object.keys(TABLES).length);
     const tables = resourcesOf(stateful, 'AWS::DynamoDB::Table');
     for (const [name, schema] of Object.entries(TABLES) as [TableName, (typeof TABLES)[TableName]][]) {
       const found = tables.filter(([id]) => id.startsWith(TABLE_ID_PREFIX[name]));
@@ -232,6 +233,12 @@ describe('stacks (bundling skipped)', () => {
     expect(filters).not.toMatch(/DevicesTable|ScenariosTable|DeploymentsTable|dynamodb:PutItem|s3:/);
     const list = policyOf('functions/handlers/deployments-list.ts');
     expect(list).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
+    // The history reads the deployments table and its gsi1/gsi2 (`/index/*`), and nothing else.
+    const history = policyOf('functions/handlers/deployments-history.ts');
+    expect(history).toContain('dynamodb:Query');
+    expect(history).toContain('DeploymentsTable');
+    expect(history).toContain('/index/*');
+    expect(history).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/);
     const execute = policyOf('functions/handlers/deployments-execute.ts');
     expect(execute).not.toMatch(/CompaniesTable|s3:/);
     const slot = policyOf('functions/handlers/scenarios-upload-slot.ts');

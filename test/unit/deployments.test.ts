@@ -60,6 +60,14 @@ class FakeDeployments implements DeploymentRepository {
     return [identity.company, identity.deviceId, identity.scenarioId, identity.version].join('#');
   }
 
+  async activeAmong(companyId: string, identities: readonly { deviceId: string; scenarioId: string; version: string }[]): Promise<Set<string>> {
+    return new Set(
+      identities
+        .filter((identity) => this.active.has(FakeDeployments.key({ company: companyId, ...identity })))
+        .map((identity) => `${identity.deviceId}#${identity.scenarioId}#${identity.version}`),
+    );
+  }
+
   async activate(deployment: ActiveDeployment, history: DeploymentHistoryEntry): Promise<'activated' | 'already-active'> {
     if (this.failWhen(deployment)) throw new Error('simulated backend failure');
     const key = FakeDeployments.key(deployment);

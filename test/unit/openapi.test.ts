@@ -203,6 +203,17 @@ describe('openApiDocument', () => {
     expect(asObject(page.properties)).toHaveProperty('nextCursor');
   });
 
+  it('declares every history filter, the page of entries with who, when and note, and 400', () => {
+    const history = operationFor('DeploymentsHistory');
+    expect(statuses(history)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '500', '503']));
+    const query = parametersOf(history).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
+    expect(query.sort()).toEqual(['cursor', 'deviceId', 'from', 'limit', 'scenarioId', 'to', 'version']);
+    const page = deref(asObject(asObject(deref(asObject(history.responses)['200']).content)['application/json']).schema);
+    expect(asObject(page.properties)).toHaveProperty('nextCursor');
+    const entry = deref(asObject(asObject(page.properties).items).items);
+    expect(JSON.stringify(entry.allOf)).toContain('"required":["at","by","note"]');
+  });
+
   it('describes batteries with a level and the deployment cause enumeration', () => {
     const schemas = asObject(asObject(document.components).schemas);
     const battery = asObject(asObject(asObject(schemas.Battery).properties).health);

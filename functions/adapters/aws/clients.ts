@@ -33,3 +33,12 @@ export function createS3Client(endpoint?: string): S3Client {
         },
   );
 }
+
+/** A plain DynamoDB client (for libraries that take one, e.g. Powertools idempotency), configured like createDocumentClient. */
+export function createDynamoDbClient(endpoint?: string): DynamoDBClient {
+  return new DynamoDBClient(
+    endpoint === undefined
+      ? {}
+      : { endpoint, region: process.env.AWS_REGION ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
+  );
+}

@@ -9,8 +9,23 @@
  * - deployments: pk `pk`, sk `sk`:
  *                  pk `ACTIVE#{company}`, sk `{deviceId}#{scenarioId}#{version}`   active deployment; one device's
  *                    deployments are a `begins_with(sk, "{deviceId}#")` Query (ids never contain `#`)
- *                  pk `HISTORY#{company}#{deviceId}`, sk `{ulid}`                  history of a device, oldest first;
- *                    `gsi1pk` `HISTORY#{company}#{scenarioId}#{version}`, `gsi1sk` `{ulid}`: history of a version
+ *                  pk `HISTORY#{company}#{deviceId}`, sk `{ulid}`                  history entry; the base table
+ *                    partition is the history of one device (ULIDs sort by time: newest first is ScanIndexForward false)
+ *                    `gsi1pk` `HISTORY#{company}#{scenarioId}`, `gsi1sk` `{ulid}`  history of a scenario (`gsi1`)
+ *                    `gsi2pk` `HISTORY#{company}`, `gsi2sk` `{ulid}`               history of the company (`gsi2`)
+ *                Active items carry no gsi attributes, so both indexes are sparse: history only.
+ *
+ * History listings (functions/adapters/aws/dynamodb-deployment-history.ts), each one Query, never a Scan:
+ *   deviceId [+ scenarioId [+ version]]   base table, pk of the device; scenario and version as a FilterExpression
+ *   scenarioId [+ version]                `gsi1`, pk of the scenario; version as a FilterExpression
+ *   neither                               `gsi2`, pk of the company
+ *   `from` / `to`                         `sk BETWEEN` the ULIDs `{time(from)}0000000000000000` and
+ *                                         `{time(to - 1 ms)}ZZZZZZZZZZZZZZZZ` (ULIDs sort by their time part)
+ * A version filter reads the scenario's other versions' entries too (read cost, not correctness; pages are filled
+ * by following LastEvaluatedKey). It is a filter rather than a third index because every history entry is written
+ * once per index (a 5,000-entry request already writes base + 2 index copies), and CloudFormation adds at most one
+ * index per table update: `gsi2` alone keeps the change to an existing stack a single deployment. Should per-version
+ * reads become hot, a `gsi3` keyed `HISTORY#{company}#{scenarioId}#{version}` can be added in a later deployment.
  */
 
 /** Key schema of one table: partition key and optional sort key (all string attributes). */
@@ -21,9 +36,11 @@ export interface TableKeySchema {
   globalSecondaryIndexes?: { indexName: string; partitionKey: string; sortKey: string }[];
   /** Whether the table streams NEW_AND_OLD_IMAGES to the search indexer. */
   streamsToSearch: boolean;
+  /** Attribute holding an epoch-seconds expiry that DynamoDB's TTL deletes. */
+  timeToLiveAttribute?: string;
 }
 
-/** The four tables, by logical name. */
+/** The tables, by logical name. */
 export const TABLES = {
   companies: { partitionKey: 'companyId', streamsToSearch: false },
   devices: { partitionKey: 'company', sortKey: 'deviceId', streamsToSearch: true },
@@ -31,9 +48,16 @@ export const TABLES = {
   deployments: {
     partitionKey: 'pk',
     sortKey: 'sk',
-    globalSecondaryIndexes: [{ indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+    globalSecondaryIndexes: [
+      // History of a scenario: `HISTORY#{company}#{scenarioId}` / `{ulid}`.
+      { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+      // History of the company: `HISTORY#{company}` / `{ulid}`.
+      { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+    ],
     streamsToSearch: false,
   },
+  /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
+  idempotency: { partitionKey: 'id', streamsToSearch: false, timeToLiveAttribute: 'expiration' },
 } as const satisfies Record<string, TableKeySchema>;
 
 /** Logical table name. */

@@ -1,0 +1,204 @@
+/**
+ * Deployment history (issue 4, point 5): every DEPLOY and UNDEPLOY ever attempted, successful or not, with who, when,
+ * the request's note, the outcome and the cause. Read through the `DeploymentHistory` port, newest first, filtered by
+ * device, scenario, scenario version and time, with opaque cursors.
+ */
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './deployments.js';
+import { BadRequestError, type ProblemViolation } from './errors.js';
+import type { DeploymentHistoryEntry, Page } from './ports.js';
+import { authorize, type Principal } from './principal.js';
+
+/** One history listing, as the port receives it (parameters already validated). */
+export interface DeploymentHistoryQuery {
+  companyId: string;
+  /** Only the actions whose target is this device (`target.id`). */
+  deviceId?: string;
+  /** Only the actions on this scenario (`what.id`). */
+  scenarioId?: string;
+  /** Only the actions on this version of `scenarioId` (`what.subId`); never given without `scenarioId`. */
+  version?: string;
+  /** Epoch milliseconds, inclusive: actions recorded at or after this instant. */
+  from?: number;
+  /** Epoch milliseconds, exclusive: actions recorded before this instant. */
+  to?: number;
+  /** Page size, 1 to MAX_LIST_LIMIT. */
+  limit: number;
+  /** `nextCursor` of the previous page of the same listing. */
+  cursor?: string;
+}
+
+/**
+ * The deployment history store (DynamoDB in AWS and locally). Every query shape is one DynamoDB Query, never a Scan.
+ */
+export interface DeploymentHistory {
+  /**
+   * One page of the company's history matching `query`, newest first (ids are ULIDs: time ordered).
+   * @throws BadRequestError (400) on a cursor this adapter did not issue for this company and query shape.
+   */
+  list(query: DeploymentHistoryQuery): Promise<Page<DeploymentHistoryEntry>>;
+}
+
+/** One history entry as the API returns it: a deployment result item plus when, by whom and why. */
+export interface DeploymentHistoryView {
+  /** ULID of the action (= the result item's `id`). */
+  id: string;
+  target: { type: string; id: string; subId: string | null };
+  what: { type: string; id: string; subId: string };
+  action: 'DEPLOY' | 'UNDEPLOY';
+  state: 'SUCCESS' | 'FAILURE';
+  cause: string | null;
+  /** ISO-8601. */
+  at: string;
+  /** `sub` of the caller. */
+  by: string;
+  /** The note of the deployment request, or null. */
+  note: string | null;
+}
+
+/** Query parameters of the history listing, in the order they are documented. */
+export const HISTORY_PARAMETERS = ['deviceId', 'scenarioId', 'version', 'from', 'to', 'limit', 'cursor'] as const;
+/** Longest `deviceId`, `scenarioId` or `version` accepted (the longest a deployment request may name). */
+export const MAX_HISTORY_ID_LENGTH = 256;
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** Largest time a ULID can carry (48 bits of milliseconds). */
+export const MAX_ULID_TIME = 2 ** 48 - 1;
+
+/** The 10-character Crockford base32 time part of a ULID for `time` (epoch ms, 0 to MAX_ULID_TIME). */
+export function encodeUlidTime(time: number): string {
+  if (!Number.isInteger(time) || time < 0 || time > MAX_ULID_TIME) throw new RangeError(`ULID time out of range: ${time}`);
+  let rest = time;
+  let encoded = '';
+  for (let index = 0; index < 10; index += 1) {
+    encoded = (CROCKFORD[rest % 32] as string) + encoded;
+    rest = Math.floor(rest / 32);
+  }
+  return encoded;
+}
+
+/**
+ * Inclusive ULID bounds selecting the ids created in [from, to): ULIDs sort by their time part, so the lowest id of
+ * `from` is its time part followed by sixteen `0`, and the highest id before `to` is the time part of `to - 1 ms`
+ * followed by sixteen `Z`. A missing bound is open (the smallest or largest ULID). Returns undefined when the range
+ * is empty (`to` at or before `from`, or `to` at the epoch).
+ */
+export function ulidBounds(from: number | undefined, to: number | undefined): { lower: string; upper: string } | undefined {
+  const low = Math.max(0, from ?? 0);
+  const high = Math.min(MAX_ULID_TIME, to === undefined ? MAX_ULID_TIME : to - 1);
+  if (high < low || low > MAX_ULID_TIME) return undefined;
+  return { lower: `${encodeUlidTime(low)}${'0'.repeat(16)}`, upper: `${encodeUlidTime(high)}${'Z'.repeat(16)}` };
+}
+
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):(\d{2}))$/i;
+
+/**
+ * Parses an ISO-8601 instant (`2025-03-01T12:00:00Z`, `2025-03-01T13:00:00.250+01:00`; the offset is required) to
+ * epoch milliseconds, truncating digits below the millisecond. Undefined when it is not one, or is not a real date.
+ */
+export function parseInstant(value: string): number | undefined {
+  const match = INSTANT.exec(value);
+  if (match === null) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
+  const milliseconds = Number(((match[7] ?? '') + '000').slice(0, 3));
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, milliseconds);
+  if (new Date(local).getUTCDate() !== day) return undefined;
+  let offset = 0;
+  if (match[8]?.toUpperCase() !== 'Z') {
+    const offsetHours = Number(match[9]);
+    const offsetMinutes = Number(match[10]);
+    if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+    offset = (match[8]?.startsWith('-') ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  }
+  return local - offset;
+}
+
+function toView(entry: DeploymentHistoryEntry): DeploymentHistoryView {
+  return {
+    id: entry.id,
+    target: { type: entry.targetType, id: entry.deviceId, subId: entry.deviceSubId },
+    what: { type: entry.whatType, id: entry.scenarioId, subId: entry.version },
+    action: entry.action,
+    state: entry.state,
+    cause: entry.cause,
+    at: entry.at,
+    by: entry.by,
+    note: entry.note ?? null,
+  };
+}
+
+/**
+ * Validates the query string of a history listing.
+ * @throws BadRequestError (400) naming every unknown, repeated or malformed parameter, `version` without
+ * `scenarioId`, and `from` not before `to`.
+ */
+export function parseHistoryQuery(companyId: string, parameters: readonly [string, string][]): DeploymentHistoryQuery {
+  const errors: ProblemViolation[] = [];
+  const values = new Map<string, string>();
+  for (const [name, value] of parameters) {
+    if (!(HISTORY_PARAMETERS as readonly string[]).includes(name)) {
+      errors.push({ path: name, message: `Unknown parameter '${name}'. Allowed: ${HISTORY_PARAMETERS.join(', ')}.` });
+    } else if (values.has(name)) {
+      if (!errors.some((error) => error.path === name && error.message.includes('only once'))) {
+        errors.push({ path: name, message: `'${name}' may be given only once.` });
+      }
+    } else values.set(name, value);
+  }
+  const query: DeploymentHistoryQuery = { companyId, limit: DEFAULT_LIST_LIMIT };
+  for (const name of ['deviceId', 'scenarioId', 'version'] as const) {
+    const value = values.get(name);
+    if (value === undefined) continue;
+    if (value === '' || value.length > MAX_HISTORY_ID_LENGTH) {
+      errors.push({ path: name, message: `'${name}' must be 1 to ${MAX_HISTORY_ID_LENGTH} characters long.` });
+    } else query[name] = value;
+  }
+  if (values.has('version') && !values.has('scenarioId')) {
+    errors.push({ path: 'version', message: "'version' filters the versions of one scenario: it needs 'scenarioId'." });
+  }
+  for (const name of ['from', 'to'] as const) {
+    const value = values.get(name);
+    if (value === undefined) continue;
+    const instant = parseInstant(value);
+    if (instant === undefined || instant < 0 || instant > MAX_ULID_TIME) {
+      errors.push({
+        path: name,
+        message: `'${name}' must be an ISO-8601 instant with a time zone, e.g. 2025-03-01T12:00:00Z, not before 1970; got '${value}'.`,
+      });
+    } else query[name] = instant;
+  }
+  if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
+    errors.push({ path: 'to', message: `'to' (exclusive) must be after 'from' (inclusive); got from=${values.get('from')}, to=${values.get('to')}.` });
+  }
+  const limit = values.get('limit');
+  if (limit !== undefined) {
+    if (!/^[1-9][0-9]{0,3}$/.test(limit) || Number(limit) > MAX_LIST_LIMIT) {
+      errors.push({ path: 'limit', message: `'limit' must be an integer from 1 to ${MAX_LIST_LIMIT}; got '${limit}'.` });
+    } else query.limit = Number(limit);
+  }
+  const cursor = values.get('cursor');
+  if (cursor !== undefined) {
+    if (cursor === '') errors.push({ path: 'cursor', message: "'cursor' must be the 'nextCursor' of a previous page." });
+    else query.cursor = cursor;
+  }
+  if (errors.length > 0) throw new BadRequestError('The history request has invalid parameters.', errors);
+  return query;
+}
+
+/**
+ * Lists the company's deployment history (issue 4, point 5), newest first.
+ * @param parameters the query string pairs: `deviceId`, `scenarioId`, `version` (needs `scenarioId`), `from`
+ * (inclusive) and `to` (exclusive) ISO-8601 instants, `limit` (1–1000, default 100), `cursor`.
+ * @throws ForbiddenError (403) without `deployments:read` on the company.
+ * @throws BadRequestError (400) on an unknown, repeated or malformed parameter, or a cursor not issued for this listing.
+ */
+export async function listDeploymentHistory(
+  dependencies: { history: DeploymentHistory },
+  principal: Principal,
+  companyId: string,
+  parameters: readonly [string, string][],
+): Promise<Page<DeploymentHistoryView>> {
+  authorize(principal, 'deployments:read', companyId);
+  const query = parseHistoryQuery(companyId, parameters);
+  const page = await dependencies.history.list(query);
+  return { items: page.items.map(toView), nextCursor: page.nextCursor };
+}

@@ -1,0 +1,14 @@
+import { listDeploymentHistory } from '../core/deployment-history.js';
+import { services } from '../platform/composition.js';
+import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platform/http.js';
+
+/**
+ * GET {base_url}/companies/{companyId}/resources/deployments/history (issue 4, point 5): every DEPLOY and UNDEPLOY
+ * attempted, newest first, `{ items, nextCursor }`, filtered by `deviceId`, `scenarioId`, `version`, `from`, `to`
+ * and paginated with `limit` and `cursor`.
+ */
+export const handler = httpHandler(async (event, { principal }) => {
+  const companyId = pathParameter(event, 'companyId');
+  const { history } = services();
+  return jsonResponse(200, await listDeploymentHistory({ history }, principal, companyId, queryPairs(event)));
+});

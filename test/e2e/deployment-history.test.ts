@@ -1,0 +1,311 @@
+/**
+ * End-to-end: GET /companies/{companyId}/resources/deployments/history over real HTTP against one local service
+ * (`bin/local.ts`). The data folder is first given a deployments table of the previous key design (only `gsi1`, keyed
+ * by version) holding one old history entry, so the start also proves that missing indexes are added and old entries
+ * backfilled. Then deployments and undeployments (successes and failures, with and without notes) across two devices
+ * and two versions, and the history read back through every filter, bound, page and error.
+ */
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { join } from 'node:path';
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../functions/local/free-port.js';
+import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
+import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+
+interface HistoryItem {
+  id: string;
+  target: { type: string; id: string; subId: string | null };
+  what: { type: string; id: string; subId: string };
+  action: 'DEPLOY' | 'UNDEPLOY';
+  state: 'SUCCESS' | 'FAILURE';
+  cause: string | null;
+  at: string;
+  by: string;
+  note: string | null;
+}
+
+interface HistoryPage {
+  items: HistoryItem[];
+  nextCursor: string | null;
+}
+
+const D10 = 'acme-kiosk-0010';
+const D11 = 'acme-kiosk-0011';
+const OLD_DEVICE = 'acme-kiosk-0050';
+const SCENARIO = 'acme-welcome';
+
+let settings: ServiceSettings;
+let service: LocalService;
+let alice: string;
+let bob: string;
+let olivia: string;
+/** Every acme action made by this file (plus the pre-migration entry), as the history should report it. */
+const recorded: HistoryItem[] = [];
+/** Instants between the requests: before R1 < t1 < R2 < t2 < R3. */
+let t1: string;
+let t2: string;
+let oldEntry: HistoryItem;
+
+/** Writes a deployments table of the previous key design with one history entry into the data folder. */
+async function createPreviousDeploymentsTable(dataDirectory: string): Promise<HistoryItem> {
+  const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: await freePort() });
+  const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'deployments',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+        GlobalSecondaryIndexes: [{
+          IndexName: 'gsi1',
+          KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }],
+          Projection: { ProjectionType: 'ALL' },
+        }],
+      }),
+    );
+    const at = new Date(Date.now() - 60_000);
+    const id = ulid(at.getTime());
+    await DynamoDBDocumentClient.from(client).send(
+      new PutCommand({
+        TableName: 'deployments',
+        Item: {
+          id, company: 'acme', deviceId: OLD_DEVICE, deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO', scenarioId: SCENARIO, version: '1.0.0',
+          action: 'DEPLOY', state: 'SUCCESS', cause: null, at: at.toISOString(), by: 'alice', note: 'before the upgrade',
+          pk: `HISTORY#acme#${OLD_DEVICE}`, sk: id, gsi1pk: `HISTORY#acme#${SCENARIO}#1.0.0`, gsi1sk: id, entity: 'DEPLOYMENT_HISTORY',
+        },
+      }),
+    );
+    return {
+      id, target: { type: 'DEVICE', id: OLD_DEVICE, subId: null }, what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' }, action: 'DEPLOY', state: 'SUCCESS',
+      cause: null, at: at.toISOString(), by: 'alice', note: 'before the upgrade',
+    };
+  } finally {
+    client.destroy();
+    await dynamo.stop();
+  }
+}
+
+const entry = (device: string, scenario: string, version: string, action: 'DEPLOY' | 'UNDEPLOY') => ({
+  target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: scenario, subId: version }, action,
+});
+
+/** POSTs one deployment request as `token` in `company` and records what the history should show for it. */
+async function deploy(token: string, by: string, company: string, requests: ReturnType<typeof entry>[], note?: string): Promise<void> {
+  const response = await call<{ items: Omit<HistoryItem, 'at' | 'by' | 'note'>[] }>(`${service.api}/companies/${company}/resources/deployments`, {
+    token, json: { requests, ...(note === undefined ? {} : { note }) },
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  // `at` (the request's instant) is not in the response; listings are compared without it and it is checked apart.
+  if (company === 'acme') recorded.push(...response.body.items.map((item) => ({ ...item, at: '', by, note: note ?? null })));
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+function history(token: string, query: Record<string, string> = {}, company = 'acme'): Promise<JsonResult<HistoryPage>> {
+  return call<HistoryPage>(`${service.api}/companies/${company}/resources/deployments/history?${new URLSearchParams(query)}`, { token });
+}
+
+/** Reads every page of a listing with `limit`, checking that only the last page has no cursor. */
+async function allPages(query: Record<string, string>, limit: number): Promise<HistoryItem[]> {
+  const items: HistoryItem[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 100; page += 1) {
+    const response: JsonResult<HistoryPage> = await history(alice, { ...query, limit: String(limit), ...(cursor === null ? {} : { cursor }) });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.items.length).toBeLessThanOrEqual(limit);
+    items.push(...response.body.items);
+    cursor = response.body.nextCursor;
+    if (cursor === null) return items;
+    expect(response.body.items.length, 'a page before the last is full').toBe(limit);
+  }
+  throw new Error('more than 100 pages');
+}
+
+/** What the history should list for a predicate: newest (highest ULID) first. */
+function expected(predicate: (item: HistoryItem) => boolean): HistoryItem[] {
+  return recorded.filter(predicate).sort((a, b) => (a.id < b.id ? 1 : -1));
+}
+
+/** Compares listings ignoring `at` (checked separately against the request times). */
+const withoutAt = (items: HistoryItem[]) => items.map(({ at: _at, ...rest }) => rest);
+
+beforeAll(async () => {
+  settings = await newServiceSettings();
+  oldEntry = await createPreviousDeploymentsTable(settings.dataDirectory);
+  recorded.push(oldEntry);
+  service = await startService(settings);
+  [alice, bob, olivia] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob'), tokenFor(service, 'olivia')]);
+
+  // R1: two successful DEPLOYs of 1.0.0, with a note.
+  await deploy(alice, 'alice', 'acme', [entry(D10, SCENARIO, '1.0.0', 'DEPLOY'), entry(D11, SCENARIO, '1.0.0', 'DEPLOY')], 'first rollout');
+  await sleep(15);
+  t1 = new Date().toISOString();
+  await sleep(15);
+  // R2: an upgrade and two refused actions.
+  await deploy(alice, 'alice', 'acme', [
+    entry(D10, SCENARIO, '1.1.0', 'DEPLOY'), entry(D10, SCENARIO, '1.0.0', 'DEPLOY'), entry(D11, SCENARIO, '1.1.0', 'UNDEPLOY'),
+  ], 'upgrade');
+  await sleep(15);
+  t2 = new Date().toISOString();
+  await sleep(15);
+  // R3, without a note: an undeploy, a deploy, and failures on an unknown version, scenario and device.
+  await deploy(alice, 'alice', 'acme', [
+    entry(D10, SCENARIO, '1.0.0', 'UNDEPLOY'), entry(D11, SCENARIO, '1.1.0', 'DEPLOY'), entry(D10, SCENARIO, '9.9.9', 'DEPLOY'),
+    entry(D11, 'acme-missing', '1.0.0', 'DEPLOY'), entry('acme-kiosk-9999', SCENARIO, '1.0.0', 'DEPLOY'),
+  ]);
+  // Another company's history, which acme must never see.
+  await deploy(bob, 'bob', 'globex', [entry('globex-kiosk-0001', 'globex-timetable', '1.0.0', 'DEPLOY')], 'globex rollout');
+}, 180_000);
+
+afterAll(async () => {
+  await service?.stop();
+  if (settings !== undefined) await removeDataDirectory(settings);
+}, 120_000);
+
+describe('deployment history', () => {
+  it('recorded what the requests reported', () => {
+    expect(recorded).toHaveLength(11);
+    expect(recorded.map((item) => `${item.state}/${item.cause}`)).toEqual([
+      'SUCCESS/null', 'SUCCESS/null', 'SUCCESS/null', 'SUCCESS/null', 'FAILURE/ALREADY_DEPLOYED', 'FAILURE/ALREADY_UNDEPLOYED',
+      'SUCCESS/null', 'SUCCESS/null', 'FAILURE/WHAT_NOT_FOUND', 'FAILURE/WHAT_NOT_FOUND', 'FAILURE/TARGET_NOT_FOUND',
+    ]);
+  });
+
+  it("lists one device's history newest first, with who, when, note, outcome and cause", async () => {
+    const response = await history(alice, { deviceId: D10 });
+    expect(response.status).toBe(200);
+    expect(response.body.nextCursor).toBeNull();
+    expect(withoutAt(response.body.items)).toEqual(withoutAt(expected((item) => item.target.id === D10)));
+    expect(response.body.items.map((item) => `${item.action} ${item.what.subId} ${item.state} ${item.cause} ${item.note}`)).toEqual([
+      'DEPLOY 9.9.9 FAILURE WHAT_NOT_FOUND null',
+      'UNDEPLOY 1.0.0 SUCCESS null null',
+      'DEPLOY 1.0.0 FAILURE ALREADY_DEPLOYED upgrade',
+      'DEPLOY 1.1.0 SUCCESS null upgrade',
+      'DEPLOY 1.0.0 SUCCESS null first rollout',
+    ]);
+    for (const item of response.body.items) {
+      expect(item).toMatchObject({ target: { type: 'DEVICE', id: D10, subId: null }, what: { type: 'SCENARIO', id: SCENARIO }, by: 'alice' });
+      expect(new Date(item.at).toISOString()).toBe(item.at);
+    }
+    // `at` is the request's instant: one per request, in the order of the requests, between t1 and t2 for R2.
+    const [r3, , r2] = response.body.items;
+    expect((r3?.at ?? '') > t2, `${r3?.at} after ${t2}`).toBe(true);
+    expect((r2?.at ?? '') > t1 && (r2?.at ?? '') < t2, `${r2?.at} between ${t1} and ${t2}`).toBe(true);
+    expect(response.body.items[2]?.at).toBe(response.body.items[3]?.at);
+  });
+
+  it('filters by scenario, by scenario version, and by device and version together', async () => {
+    const scenario = await history(alice, { scenarioId: SCENARIO });
+    expect(withoutAt(scenario.body.items)).toEqual(withoutAt(expected((item) => item.what.id === SCENARIO)));
+    expect(scenario.body.items).toHaveLength(10);
+
+    for (const version of ['1.0.0', '1.1.0']) {
+      const page = await history(alice, { scenarioId: SCENARIO, version });
+      expect(withoutAt(page.body.items), version).toEqual(withoutAt(expected((item) => item.what.id === SCENARIO && item.what.subId === version)));
+    }
+    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).body.items).toHaveLength(6);
+
+    const missing = await history(alice, { scenarioId: 'acme-missing' });
+    expect(missing.body.items.map((item) => `${item.target.id} ${item.cause}`)).toEqual([`${D11} WHAT_NOT_FOUND`]);
+
+    const both = await history(alice, { deviceId: D10, scenarioId: SCENARIO, version: '1.0.0' });
+    expect(withoutAt(both.body.items)).toEqual(withoutAt(expected((item) => item.target.id === D10 && item.what.subId === '1.0.0')));
+    expect(both.body.items.map((item) => `${item.action} ${item.state}`)).toEqual(['UNDEPLOY SUCCESS', 'DEPLOY FAILURE', 'DEPLOY SUCCESS']);
+    expect((await history(alice, { deviceId: D11, scenarioId: 'acme-missing' })).body.items).toHaveLength(1);
+    expect((await history(alice, { deviceId: D10, scenarioId: 'acme-missing' })).body.items).toEqual([]);
+  });
+
+  it("lists the company's whole history, including an entry written before the key design changed", async () => {
+    const response = await history(olivia);
+    expect(response.status).toBe(200);
+    expect(withoutAt(response.body.items)).toEqual(withoutAt(expected(() => true)));
+    expect(response.body.items.at(-1)).toEqual(oldEntry);
+    // The backfilled entry is found by device and by scenario version too.
+    expect((await history(alice, { deviceId: OLD_DEVICE })).body.items).toEqual([oldEntry]);
+    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).body.items.at(-1)).toEqual(oldEntry);
+  });
+
+  it('bounds by time: from inclusive, to exclusive', async () => {
+    const requestsOf = (items: HistoryItem[]) => withoutAt(items);
+    const [first, second, third] = [recorded.slice(1, 3), recorded.slice(3, 6), recorded.slice(6, 11)];
+    const byIdDesc = (items: HistoryItem[]) => [...items].sort((a, b) => (a.id < b.id ? 1 : -1));
+    expect(requestsOf((await history(alice, { from: t1, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second)));
+    expect(requestsOf((await history(alice, { from: t2 })).body.items)).toEqual(requestsOf(byIdDesc(third)));
+    expect(requestsOf((await history(alice, { to: t1 })).body.items)).toEqual(requestsOf(byIdDesc([oldEntry, ...first])));
+    expect(requestsOf((await history(alice, { deviceId: D10, from: t1, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second.filter((item) => item.target.id === D10))));
+    expect(requestsOf((await history(alice, { scenarioId: SCENARIO, version: '1.1.0', from: t1 })).body.items).map((item) => item.action)).toEqual(['DEPLOY', 'UNDEPLOY', 'DEPLOY']);
+    // An instant with an offset is the same instant: t1 written in UTC+01:00.
+    const t1PlusOne = new Date(Date.parse(t1) + 3_600_000).toISOString().replace('Z', '+01:00');
+    expect(requestsOf((await history(alice, { from: t1PlusOne, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second)));
+    expect((await history(alice, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).body).toEqual({ items: [], nextCursor: null });
+  });
+
+  it('pages with limit=2 through nextCursor over every entry exactly once, for every query shape', async () => {
+    const shapes: [Record<string, string>, (item: HistoryItem) => boolean][] = [
+      [{}, () => true],
+      [{ deviceId: D10 }, (item) => item.target.id === D10],
+      [{ scenarioId: SCENARIO }, (item) => item.what.id === SCENARIO],
+      [{ scenarioId: SCENARIO, version: '1.0.0' }, (item) => item.what.id === SCENARIO && item.what.subId === '1.0.0'],
+      [{ deviceId: D11, scenarioId: SCENARIO }, (item) => item.target.id === D11 && item.what.id === SCENARIO],
+      [{ from: t1 }, (item) => item.id > (recorded[2]?.id ?? '')],
+    ];
+    for (const [query, predicate] of shapes) {
+      const items = await allPages(query, 2);
+      expect(new Set(items.map((item) => item.id)).size, JSON.stringify(query)).toBe(items.length);
+      expect(withoutAt(items), JSON.stringify(query)).toEqual(withoutAt(expected(predicate)));
+    }
+    expect(await allPages({}, 1)).toHaveLength(11);
+    expect(await allPages({ deviceId: D10, scenarioId: SCENARIO, version: '1.0.0' }, 1)).toHaveLength(3);
+    const exact = await history(alice, { deviceId: D11, limit: String(expected((item) => item.target.id === D11).length) });
+    expect(exact.body.nextCursor).toBeNull();
+  });
+
+  it('answers 400 naming each bad, unknown or repeated parameter', async () => {
+    const paths = async (query: string): Promise<string[]> => {
+      const response = await call(`${service.api}/companies/acme/resources/deployments/history?${query}`, { token: alice });
+      expect(response.status, query).toBe(400);
+      expect(response.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json/);
+      return ((response.body as { errors: { path: string }[] }).errors ?? []).map((error) => error.path).sort();
+    };
+    expect(await paths('colour=red')).toEqual(['colour']);
+    expect(await paths('deviceId=a&deviceId=b')).toEqual(['deviceId']);
+    expect(await paths('version=1.0.0')).toEqual(['version']);
+    expect(await paths(`from=${encodeURIComponent(t2)}&to=${encodeURIComponent(t1)}`)).toEqual(['to']);
+    expect(await paths(`from=${encodeURIComponent(t1)}&to=${encodeURIComponent(t1)}`)).toEqual(['to']);
+    expect(await paths('from=yesterday&to=2026-01-01')).toEqual(['from', 'to']);
+    expect(await paths('limit=0')).toEqual(['limit']);
+    expect(await paths('limit=1001')).toEqual(['limit']);
+    expect(await paths('deviceId=&scenarioId=&limit=x&sort=id')).toEqual(['deviceId', 'limit', 'scenarioId', 'sort']);
+    expect(await paths('cursor=not-a-cursor')).toEqual(['cursor']);
+    // A cursor is valid only for the listing that issued it.
+    const companyCursor = (await history(alice, { limit: '2' })).body.nextCursor ?? '';
+    const deviceCursor = (await history(alice, { deviceId: D10, limit: '2' })).body.nextCursor ?? '';
+    expect(await paths(`deviceId=${D10}&cursor=${companyCursor}`)).toEqual(['cursor']);
+    expect(await paths(`deviceId=${D11}&cursor=${deviceCursor}`)).toEqual(['cursor']);
+    expect(await paths(`scenarioId=${SCENARIO}&cursor=${deviceCursor}`)).toEqual(['cursor']);
+    const olderThanEverything = (await history(alice, { deviceId: D10, limit: '4' })).body.nextCursor ?? '';
+    expect(await paths(`deviceId=${D10}&from=${encodeURIComponent(t2)}&cursor=${olderThanEverything}`)).toEqual(['cursor']);
+  });
+
+  it('answers 403 to bob on acme and 401 without a token', async () => {
+    const forbidden = await history(bob);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json/);
+    expect((await history(bob, { deviceId: 'globex-kiosk-0001' })).status).toBe(403);
+    expect((await call(`${service.api}/companies/acme/resources/deployments/history`)).status).toBe(401);
+  });
+
+  it("never shows another company's history", async () => {
+    expect((await history(alice, { deviceId: 'globex-kiosk-0001' })).body).toEqual({ items: [], nextCursor: null });
+    expect((await history(olivia, { deviceId: 'globex-kiosk-0001' })).body).toEqual({ items: [], nextCursor: null });
+    expect((await history(olivia, { scenarioId: 'globex-timetable' })).body).toEqual({ items: [], nextCursor: null });
+    expect((await history(olivia)).body.items.some((item) => item.by === 'bob')).toBe(false);
+    // The same device read under its own company.
+    const globex = await history(olivia, { deviceId: 'globex-kiosk-0001' }, 'globex');
+    expect(globex.body.items.map((item) => `${item.by} ${item.what.id} ${item.state} ${item.note}`)).toEqual(['bob globex-timetable SUCCESS globex rollout']);
+    expect((await history(bob, {}, 'globex')).body.items).toHaveLength(1);
+  });
+});

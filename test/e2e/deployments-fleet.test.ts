@@ -1,0 +1,128 @@
+/**
+ * Deployments at fleet scale over HTTP against the local runtime: dry run, the 5,000-entry limit, Idempotency-Key
+ * replay, DeploymentChanged events, and 50-way races on DynamoDB Local.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+
+let settings: ServiceSettings;
+let service: LocalService;
+let alice: string;
+let bob: string;
+
+beforeAll(async () => {
+  settings = await newServiceSettings();
+  service = await startService(settings);
+  [alice, bob] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob')]);
+});
+
+afterAll(async () => {
+  await service?.stop();
+  if (settings !== undefined) await removeDataDirectory(settings);
+});
+
+const entry = (device: string, version: string, action: 'DEPLOY' | 'UNDEPLOY' = 'DEPLOY', scenario = 'acme-welcome') => ({
+  target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: scenario, subId: version }, action,
+});
+const deploy = (token: string, company: string, body: unknown, query = '', headers: Record<string, string> = {}) =>
+  call(`${service.api}/companies/${company}/resources/deployments${query}`, { token, json: body, headers });
+const active = async (device: string) =>
+  (await call(`${service.api}/companies/acme/resources/${device}/deployments`, { token: alice })).body.items.map(
+    (item: { what: { subId: string } }) => item.what.subId,
+  );
+
+describe('dry run', () => {
+  it('answers what would happen, replaying duplicates in order, and writes nothing', async () => {
+    const body = { requests: [entry('acme-kiosk-0101', '1.0.0'), entry('acme-kiosk-0101', '1.0.0'), entry('acme-kiosk-0101', '1.0.0', 'UNDEPLOY'), entry('acme-kiosk-0999', '1.0.0')] };
+    const dry = await deploy(alice, 'acme', body, '?dryRun=true');
+    expect(dry.status).toBe(200);
+    expect(dry.body.dryRun).toBe(true);
+    expect(dry.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
+    expect(await active('acme-kiosk-0101')).toEqual([]);
+
+    const real = await deploy(alice, 'acme', body);
+    expect(real.body.dryRun).toBe(false);
+    expect(real.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
+    expect(await active('acme-kiosk-0101')).toEqual([]);
+
+    await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] });
+    const again = await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }, '?dryRun=true');
+    expect(again.body.items[0]).toMatchObject({ state: 'FAILURE', cause: 'ALREADY_DEPLOYED' });
+    const bad = await deploy(alice, 'acme', body, '?dryRun=yes');
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('limits', () => {
+  it('refuses more than 5,000 entries with 413 naming the limit, and changes nothing', async () => {
+    const requests = Array.from({ length: 5_001 }, (_, index) => entry(`acme-kiosk-${String((index % 120) + 1).padStart(4, '0')}`, '1.0.0'));
+    const response = await deploy(alice, 'acme', { requests });
+    expect(response.status).toBe(413);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(response.body.detail).toContain('5000');
+    expect(await active('acme-kiosk-0001')).toEqual([]);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('returns the first response to a retry without executing again', async () => {
+    const body = { note: 'idempotent', requests: [entry('acme-kiosk-0102', '1.0.0'), entry('acme-kiosk-0103', '1.0.0')] };
+    const first = await deploy(alice, 'acme', body, '', { 'idempotency-key': 'retry-1' });
+    expect(first.status).toBe(200);
+    expect(first.body.items.map((item: { state: string }) => item.state)).toEqual(['SUCCESS', 'SUCCESS']);
+    const retry = await deploy(alice, 'acme', body, '', { 'idempotency-key': 'retry-1' });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    // Without the key the same body executes again (and finds the deployments active).
+    const fresh = await deploy(alice, 'acme', body);
+    expect(fresh.body.items.map((item: { cause: string | null }) => item.cause)).toEqual(['ALREADY_DEPLOYED', 'ALREADY_DEPLOYED']);
+  });
+
+  it('refuses the same key with a different body (422), and scopes keys per company', async () => {
+    await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0104', '1.0.0')] }, '', { 'idempotency-key': 'retry-2' });
+    const different = await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0105', '1.0.0')] }, '', { 'idempotency-key': 'retry-2' });
+    expect(different.status).toBe(422);
+    expect(different.headers.get('content-type')).toBe('application/problem+json');
+    expect(await active('acme-kiosk-0105')).toEqual([]);
+    const otherCompany = await deploy(bob, 'globex', { requests: [entry('globex-kiosk-0001', '1.0.0', 'DEPLOY', 'globex-timetable')] }, '', {
+      'idempotency-key': 'retry-2',
+    });
+    expect(otherCompany.status).toBe(200);
+    expect(otherCompany.body.items[0]).toMatchObject({ state: 'SUCCESS' });
+  });
+});
+
+describe('events', () => {
+  it('emits one DeploymentChanged event per SUCCESS, none for failures or dry runs', async () => {
+    const response = await deploy(alice, 'acme', {
+      note: 'events', requests: [entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0107', '1.0.0')],
+    });
+    const [first, duplicate, second] = response.body.items as { id: string }[];
+    await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, '?dryRun=true');
+    const lines = (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const ids = lines.map((event: { deploymentId: string }) => event.deploymentId);
+    expect(ids).toContain(first!.id);
+    expect(ids).toContain(second!.id);
+    expect(ids).not.toContain(duplicate!.id);
+    expect(lines.find((event: { deploymentId: string }) => event.deploymentId === first!.id)).toMatchObject({
+      type: 'DeploymentChanged', company: 'acme', action: 'DEPLOY', deviceId: 'acme-kiosk-0106', scenarioId: 'acme-welcome', version: '1.0.0', by: 'alice', note: 'events',
+    });
+    expect(lines.some((event: { deviceId: string }) => event.deviceId === 'acme-kiosk-0108')).toBe(false);
+  });
+});
+
+describe('races on DynamoDB Local', () => {
+  it('50 concurrent identical DEPLOYs: exactly one SUCCESS; 50 UNDEPLOYs: exactly one SUCCESS', async () => {
+    const run = (action: 'DEPLOY' | 'UNDEPLOY') =>
+      Promise.all(Array.from({ length: 50 }, () => deploy(alice, 'acme', { requests: [entry('acme-kiosk-0110', '1.1.0', action)] })));
+    const deploys = (await run('DEPLOY')).map((response) => response.body.items[0].cause);
+    expect(deploys.filter((cause) => cause === null)).toHaveLength(1);
+    expect(deploys.filter((cause) => cause === 'ALREADY_DEPLOYED')).toHaveLength(49);
+    const undeploys = (await run('UNDEPLOY')).map((response) => response.body.items[0].cause);
+    expect(undeploys.filter((cause) => cause === null)).toHaveLength(1);
+    expect(undeploys.filter((cause) => cause === 'ALREADY_UNDEPLOYED')).toHaveLength(49);
+  });
+});

@@ -1,0 +1,242 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { decodeTime, encodeTime, monotonicFactory } from 'ulid';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DynamoDbDeploymentHistory, historyKeys } from '../../functions/adapters/aws/dynamodb-deployment-history.js';
+import {
+  type DeploymentHistory, type DeploymentHistoryQuery, encodeUlidTime, listDeploymentHistory, MAX_ULID_TIME, parseHistoryQuery, parseInstant,
+  ulidBounds,
+} from '../../functions/core/deployment-history.js';
+import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/errors.js';
+import type { DeploymentHistoryEntry } from '../../functions/core/ports.js';
+import type { Principal } from '../../functions/core/principal.js';
+import { matchRoute, ROUTES } from '../../lib/routes.js';
+
+function violations(action: () => unknown): ProblemViolation[] {
+  try {
+    action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(BadRequestError);
+    return ((error as BadRequestError).extensions.errors as ProblemViolation[] | undefined) ?? [];
+  }
+  throw new Error('expected a BadRequestError');
+}
+
+describe('ULID bounds of a time range', () => {
+  it('encodes the time part as the ulid package does', () => {
+    for (const time of [0, 1, 31, 32, 1_700_000_000_000, Date.parse('2026-11-22T10:00:00.123Z'), MAX_ULID_TIME]) {
+      expect(encodeUlidTime(time), String(time)).toBe(encodeTime(time, 10));
+    }
+    expect(() => encodeUlidTime(-1)).toThrow(RangeError);
+    expect(() => encodeUlidTime(MAX_ULID_TIME + 1)).toThrow(RangeError);
+  });
+
+  it('selects exactly the ids created in [from, to): from inclusive, to exclusive, to the millisecond', () => {
+    const from = Date.parse('2026-11-22T10:00:00.000Z');
+    const to = Date.parse('2026-11-22T10:00:01.000Z');
+    const bounds = ulidBounds(from, to);
+    expect(bounds).toEqual({ lower: `${encodeTime(from, 10)}0000000000000000`, upper: `${encodeTime(to - 1, 10)}ZZZZZZZZZZZZZZZZ` });
+    const inside = (id: string) => bounds !== undefined && id >= bounds.lower && id <= bounds.upper;
+    const next = monotonicFactory();
+    for (const [time, expected] of [[from - 1, false], [from, true], [from + 500, true], [to - 1, true], [to, false]] as const) {
+      // Several ids per millisecond, with random parts anywhere in their range.
+      for (let index = 0; index < 20; index += 1) {
+        const id = next(time);
+        expect(decodeTime(id)).toBe(time);
+        expect(inside(id), `${new Date(time).toISOString()} ${id}`).toBe(expected);
+      }
+    }
+  });
+
+  it('leaves a missing bound open and reports an empty range', () => {
+    expect(ulidBounds(undefined, undefined)).toEqual({ lower: '0'.repeat(26), upper: `7ZZZZZZZZZ${'Z'.repeat(16)}` });
+    expect(ulidBounds(1000, undefined)?.upper).toBe(`7ZZZZZZZZZ${'Z'.repeat(16)}`);
+    expect(ulidBounds(undefined, 1000)?.lower).toBe('0'.repeat(26));
+    expect(ulidBounds(1000, 1000)).toBeUndefined();
+    expect(ulidBounds(undefined, 0)).toBeUndefined();
+  });
+});
+
+describe('parseInstant', () => {
+  it('accepts ISO-8601 instants with a time zone, to the millisecond', () => {
+    expect(parseInstant('2026-11-22T10:00:00Z')).toBe(Date.parse('2026-11-22T10:00:00Z'));
+    expect(parseInstant('2026-11-22T10:00Z')).toBe(Date.parse('2026-11-22T10:00:00Z'));
+    expect(parseInstant('2026-11-22T11:00:00.250+01:00')).toBe(Date.parse('2026-11-22T10:00:00.250Z'));
+    expect(parseInstant('2026-11-22T10:00:00.123999Z')).toBe(Date.parse('2026-11-22T10:00:00.123Z'));
+    expect(parseInstant('2026-11-22t10:00:00z')).toBe(Date.parse('2026-11-22T10:00:00Z'));
+  });
+
+  it('refuses dates without a zone, impossible dates and other formats', () => {
+    for (const value of ['2026-11-22T10:00:00', '2026-11-22', '2026-02-30T00:00:00Z', '2026-11-22T24:00:00Z', '2026-13-01T00:00:00Z', 'yesterday', '1700000000000', '']) {
+      expect(parseInstant(value), value).toBeUndefined();
+    }
+  });
+});
+
+describe('parseHistoryQuery', () => {
+  it('applies defaults and converts the bounds', () => {
+    expect(parseHistoryQuery('acme', [])).toEqual({ companyId: 'acme', limit: 100 });
+    expect(
+      parseHistoryQuery('acme', [['deviceId', 'd1'], ['scenarioId', 's1'], ['version', '1.0.0'], ['from', '2026-01-01T00:00:00Z'], ['to', '2026-01-02T00:00:00Z'], ['limit', '1000'], ['cursor', 'abc']]),
+    ).toEqual({
+      companyId: 'acme', deviceId: 'd1', scenarioId: 's1', version: '1.0.0', from: Date.parse('2026-01-01T00:00:00Z'), to: Date.parse('2026-01-02T00:00:00Z'),
+      limit: 1000, cursor: 'abc',
+    });
+  });
+
+  it('names every unknown, repeated and malformed parameter at once', () => {
+    const errors = violations(() =>
+      parseHistoryQuery('acme', [['colour', 'red'], ['limit', '0'], ['deviceId', 'a'], ['deviceId', 'b'], ['from', 'soon'], ['to', '2026-01-01'], ['scenarioId', '']]),
+    );
+    expect(errors.map((error) => error.path).sort()).toEqual(['colour', 'deviceId', 'from', 'limit', 'scenarioId', 'to']);
+    expect(violations(() => parseHistoryQuery('acme', [['limit', '1001']]))[0]?.path).toBe('limit');
+    expect(violations(() => parseHistoryQuery('acme', [['limit', '1.5']]))[0]?.path).toBe('limit');
+    expect(violations(() => parseHistoryQuery('acme', [['deviceId', 'x'.repeat(257)]]))[0]?.path).toBe('deviceId');
+    expect(violations(() => parseHistoryQuery('acme', [['from', '1969-12-31T23:59:59Z']]))[0]?.path).toBe('from');
+  });
+
+  it('refuses version without scenarioId, and from not before to', () => {
+    expect(violations(() => parseHistoryQuery('acme', [['version', '1.0.0']]))).toEqual([{ path: 'version', message: expect.stringContaining('scenarioId') }]);
+    expect(violations(() => parseHistoryQuery('acme', [['deviceId', 'd1'], ['version', '1.0.0']]))[0]?.path).toBe('version');
+    const same = '2026-01-01T00:00:00Z';
+    expect(violations(() => parseHistoryQuery('acme', [['from', same], ['to', same]]))[0]?.path).toBe('to');
+    expect(violations(() => parseHistoryQuery('acme', [['from', '2026-01-02T00:00:00Z'], ['to', same]]))[0]?.path).toBe('to');
+  });
+});
+
+const entry = (overrides: Partial<DeploymentHistoryEntry> = {}): DeploymentHistoryEntry => ({
+  id: '01JDEPLOY000000000000000000', company: 'acme', deviceId: 'acme-kiosk-0001', deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO',
+  scenarioId: 'acme-welcome', version: '1.0.0', action: 'DEPLOY', state: 'SUCCESS', cause: null, at: '2026-11-22T10:00:00.000Z', by: 'alice',
+  ...overrides,
+});
+
+describe('listDeploymentHistory', () => {
+  const alice: Principal = { subject: 'alice', companies: ['acme'], scopes: new Set(['deployments:read']) };
+
+  it('authorizes deployments:read on the company before reading', async () => {
+    const queries: DeploymentHistoryQuery[] = [];
+    const history: DeploymentHistory = { list: async (query) => (queries.push(query), { items: [], nextCursor: null }) };
+    await expect(listDeploymentHistory({ history }, alice, 'globex', [])).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(listDeploymentHistory({ history }, { ...alice, scopes: new Set(['deployments:write']) }, 'acme', [])).rejects.toBeInstanceOf(ForbiddenError);
+    expect(queries).toHaveLength(0);
+  });
+
+  it('maps entries to result items with at, by and note (null when absent)', async () => {
+    const history: DeploymentHistory = {
+      list: async () => ({ items: [entry({ note: 'rollout' }), entry({ id: '01JDEPLOY000000000000000001', state: 'FAILURE', cause: 'ALREADY_DEPLOYED' })], nextCursor: 'next' }),
+    };
+    expect(await listDeploymentHistory({ history }, alice, 'acme', [['deviceId', 'acme-kiosk-0001']])).toEqual({
+      items: [
+        {
+          id: '01JDEPLOY000000000000000000', target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+          action: 'DEPLOY', state: 'SUCCESS', cause: null, at: '2026-11-22T10:00:00.000Z', by: 'alice', note: 'rollout',
+        },
+        {
+          id: '01JDEPLOY000000000000000001', target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+          action: 'DEPLOY', state: 'FAILURE', cause: 'ALREADY_DEPLOYED', at: '2026-11-22T10:00:00.000Z', by: 'alice', note: null,
+        },
+      ],
+      nextCursor: 'next',
+    });
+  });
+});
+
+describe('the history route', () => {
+  it('is matched before the device listing for /resources/deployments/history', () => {
+    const match = matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/deployments/history');
+    expect(match && 'route' in match ? match.route.id : match).toBe('DeploymentsHistory');
+    const device = matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/deployments/deployments');
+    expect(device && 'route' in device ? device.route.id : device).toBe('DeploymentsListDevice');
+  });
+});
+
+describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
+  const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
+  const mock = mockClient(documentClient);
+  afterEach(() => mock.reset());
+  const adapter = new DynamoDbDeploymentHistory(documentClient, { deployments: 'deployments' });
+  const next = monotonicFactory();
+  const item = (overrides: Partial<DeploymentHistoryEntry> = {}) => {
+    const value = entry({ id: next(), ...overrides });
+    return { ...value, ...historyKeys(value), entity: 'DEPLOYMENT_HISTORY' };
+  };
+
+  it('queries one partition per shape, newest first, between the ULID bounds', async () => {
+    mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
+    const from = Date.parse('2026-11-22T10:00:00Z');
+    await adapter.list({ companyId: 'acme', deviceId: 'd1', scenarioId: 's1', version: '1.0.0', from, limit: 10 });
+    await adapter.list({ companyId: 'acme', scenarioId: 's1', version: '1.0.0', limit: 10 });
+    await adapter.list({ companyId: 'acme', limit: 10 });
+    const [device, scenario, company] = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(device).toMatchObject({
+      ConsistentRead: true, ScanIndexForward: false, Limit: 11, FilterExpression: '#f0 = :f0 AND #f1 = :f1',
+      ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#f0': 'scenarioId', '#f1': 'version' },
+      ExpressionAttributeValues: { ':pk': 'HISTORY#acme#d1', ':lower': `${encodeTime(from, 10)}${'0'.repeat(16)}`, ':f0': 's1', ':f1': '1.0.0' },
+    });
+    expect(device?.IndexName).toBeUndefined();
+    expect(scenario).toMatchObject({ IndexName: 'gsi1', ExpressionAttributeNames: { '#pk': 'gsi1pk', '#f0': 'version' }, ExpressionAttributeValues: { ':pk': 'HISTORY#acme#s1' } });
+    expect(company).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'HISTORY#acme' } });
+    expect(company?.FilterExpression).toBeUndefined();
+  });
+
+  it('fills a page through LastEvaluatedKey when the filter drops items, and cursors on the last item returned', async () => {
+    const items = Array.from({ length: 6 }, () => item()).reverse();
+    const lastEvaluated = (index: number) => { const { pk, sk } = items[index] as Record<string, string>; return { pk, sk }; };
+    mock
+      .on(QueryCommand)
+      .resolvesOnce({ Items: items.slice(0, 1), ScannedCount: 3, LastEvaluatedKey: lastEvaluated(2) })
+      .resolvesOnce({ Items: items.slice(1, 3), ScannedCount: 6, LastEvaluatedKey: lastEvaluated(5) });
+    const page = await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', limit: 2 });
+    expect(page.items.map((found) => found.id)).toEqual([items[0]?.id, items[1]?.id]);
+    const calls = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.ExclusiveStartKey).toEqual(lastEvaluated(2));
+    expect(calls[1]?.Limit).toBe(6);
+    expect(JSON.parse(Buffer.from(page.nextCursor ?? '', 'base64url').toString())).toEqual({ pk: items[1]?.pk, sk: items[1]?.sk });
+
+    mock.reset();
+    mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
+    await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', limit: 2, cursor: page.nextCursor ?? '' });
+    expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: items[1]?.pk, sk: items[1]?.sk });
+  });
+
+  it('ends a page early with the LastEvaluatedKey when the call budget runs out', async () => {
+    const start = item();
+    mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 1000, LastEvaluatedKey: { pk: start.pk, sk: start.sk } });
+    const page = await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'rare', limit: 5 });
+    expect(page.items).toEqual([]);
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(10);
+    expect(JSON.parse(Buffer.from(page.nextCursor ?? '', 'base64url').toString())).toEqual({ pk: start.pk, sk: start.sk });
+  });
+
+  it('refuses cursors of another company, another shape, outside the bounds or forged', async () => {
+    mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
+    const cursor = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
+    const own = item();
+    const globex = item({ company: 'globex', deviceId: 'globex-kiosk-0001' });
+    const refused = [
+      { query: { deviceId: 'globex-kiosk-0001' }, key: { pk: globex.pk, sk: globex.sk } },
+      { query: { deviceId: 'acme-kiosk-0002' }, key: { pk: own.pk, sk: own.sk } },
+      { query: {}, key: { pk: own.pk, sk: own.sk } },
+      { query: {}, key: { pk: globex.pk, sk: globex.sk, gsi2pk: 'HISTORY#acme', gsi2sk: globex.sk } },
+      { query: { scenarioId: 'acme-welcome' }, key: { pk: own.pk, sk: own.sk, gsi2pk: own.gsi2pk, gsi2sk: own.gsi2sk } },
+      { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: own.sk, extra: 'x' } },
+      { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: 'ACTIVE' } },
+      { query: { deviceId: 'acme-kiosk-0001', to: decodeTime(own.sk) }, key: { pk: own.pk, sk: own.sk } },
+    ];
+    for (const { query, key } of refused) {
+      await expect(adapter.list({ companyId: 'acme', limit: 5, ...query, cursor: cursor(key) }), JSON.stringify({ query, key })).rejects.toBeInstanceOf(BadRequestError);
+    }
+    await expect(adapter.list({ companyId: 'acme', limit: 5, cursor: 'not base64 json' })).rejects.toBeInstanceOf(BadRequestError);
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
+    await adapter.list({ companyId: 'acme', limit: 5, cursor: cursor({ pk: own.pk, sk: own.sk, gsi2pk: own.gsi2pk, gsi2sk: own.gsi2sk }) });
+    await adapter.list({ companyId: 'acme', scenarioId: 'acme-welcome', limit: 5, cursor: cursor({ pk: own.pk, sk: own.sk, gsi1pk: own.gsi1pk, gsi1sk: own.gsi1sk }) });
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(2);
+  });
+
+  it('answers an empty range without reading', async () => {
+    expect(await adapter.list({ companyId: 'acme', to: 0, limit: 5 })).toEqual({ items: [], nextCursor: null });
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+});
