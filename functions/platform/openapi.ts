@@ -11,6 +11,7 @@ import {
   MESSAGE_LEVELS, SUB_DEVICE_HEALTH_STATES,
 } from '../core/devices.js';
 import {
+  UnprocessableRequestError,
   BadRequestError, ConflictError, type DomainError, ForbiddenError, InvalidArchiveError, NotFoundError, PayloadTooLargeError,
   QuotaExceededError, ServiceUnavailableError, UnauthorizedError,
 } from '../core/errors.js';
@@ -137,6 +138,10 @@ const problemSchemas: Json = {
   ForbiddenProblem: problemVariant(new ForbiddenError(''), 'The token is valid but lacks the required scope or the addressed company.'),
   NotFoundProblem: problemVariant(new NotFoundError(''), 'The addressed resource does not exist (or belongs to a company the caller cannot see).'),
   ConflictProblem: problemVariant(new ConflictError(''), 'The resource already exists and is immutable (a scenario version).'),
+  UnprocessableRequestProblem: problemVariant(
+    new UnprocessableRequestError(''),
+    'The Idempotency-Key was already used with a different request body or query; use a new key for a new request.',
+  ),
   QuotaExceededProblem: problemVariant(
     new QuotaExceededError('', { quotaBytes: 0, usedBytes: 0, archiveBytes: 0 }),
     "Storing the archive would exceed the company's storage quota.",
@@ -546,8 +551,11 @@ const deploymentSchemas: Json = {
   },
   DeploymentResultList: {
     type: 'object',
-    properties: { items: { type: 'array', items: ref('schemas', 'DeploymentResultItem'), description: 'One item per request entry, in request order.' } },
-    required: ['items'],
+    properties: {
+      items: { type: 'array', items: ref('schemas', 'DeploymentResultItem'), description: 'One item per request entry, in request order.' },
+      dryRun: { type: 'boolean', description: 'true when nothing was written (`dryRun=true`): the items say what would have happened.' },
+    },
+    required: ['items', 'dryRun'],
   },
   ActiveDeployment: {
     description: 'An active deployment: a successful DEPLOY result item plus when, by whom and why.',
@@ -1065,10 +1073,36 @@ function operations(): Record<string, Json> {
       tags: ['Deployments'],
       summary: 'Deploy or undeploy scenario versions on devices',
       description:
-        'Carries out each request entry and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. A structurally invalid body gives 400 and changes nothing. Needs `deployments:write` on the company.',
-      parameters: [ref('parameters', 'CompanyId')],
+        'Carries out each request entry (at most 5,000) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than 5,000 entries 413; both change nothing. `dryRun=true` answers what would happen without writing anything. Each SUCCESS emits a `DeploymentChanged` event (EventBridge in AWS; the local bus appends to `.data/events/events.jsonl`). With an `Idempotency-Key` header, a retry returns the first response (marked `Idempotent-Replayed: true`) without executing again; keys are scoped per company and kept 24 h. Needs `deployments:write` on the company.',
+      parameters: [
+        ref('parameters', 'CompanyId'),
+        { name: 'dryRun', in: 'query', required: false, description: 'true: report what would happen, write nothing.', schema: { type: 'boolean', default: false } },
+        {
+          name: 'Idempotency-Key', in: 'header', required: false,
+          description: 'Any string up to 255 characters chosen by the client for this request; a retry with the same key and the same body returns the first response without executing again (24 h, per company).',
+          schema: { type: 'string', maxLength: 255 },
+        },
+      ],
       requestBody: ref('requestBodies', 'DeploymentRequestBody'),
-      responses: { '200': { description: 'One result item per request entry.', content: json(ref('schemas', 'DeploymentResultList')) } },
+      responses: {
+        '200': {
+          description: 'One result item per request entry.',
+          headers: { 'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } } },
+          content: json(ref('schemas', 'DeploymentResultList')),
+        },
+        '409': {
+          description: 'Conflict: a request with this Idempotency-Key is still being processed; retry shortly to get its response.',
+          content: problemContent(ref('schemas', 'ConflictProblem')),
+        },
+        '413': {
+          description: 'Content Too Large: more than 5,000 entries; split the request. Nothing was changed.',
+          content: problemContent(ref('schemas', 'PayloadTooLargeProblem')),
+        },
+        '422': {
+          description: 'Unprocessable: the Idempotency-Key was already used with a different body or query.',
+          content: problemContent(ref('schemas', 'UnprocessableRequestProblem')),
+        },
+      },
     }),
     DeploymentsListAll: authenticated('deployments:read', {
       tags: ['Deployments'],
