@@ -3,7 +3,7 @@
  * the request's note, the outcome and the cause. Read through the `DeploymentHistory` port, newest first, filtered by
  * device, scenario, scenario version and time, with opaque cursors.
  */
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './deployments.js';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
 import { BadRequestError, type ProblemViolation } from './errors.js';
 import type { DeploymentHistoryEntry, Page } from './ports.js';
 import { authorize, type Principal } from './principal.js';

@@ -6,6 +6,7 @@ import type {
   ActiveDeployment, DeploymentChangedEvent, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, EventPublisher, Page, ScenarioRepository,
 } from './ports.js';
 import { authorize, type Principal } from './principal.js';
+import { parseListParameters } from './paging.js';
 import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from './scenarios/manifest.js';
 
 /** Most entries accepted in one deployment request. */
@@ -246,9 +247,7 @@ export interface ActiveDeploymentView extends DeploymentResultItem {
   note: string | null;
 }
 
-/** Default and maximum `limit` of active deployment listings (decisions.md, "Deployments"). */
-export const DEFAULT_LIST_LIMIT = 100;
-export const MAX_LIST_LIMIT = 1_000;
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
 
 /**
  * Lists active deployments (spec endpoint 4) of one device (`deviceId`) or of every device of the company.
@@ -265,24 +264,7 @@ export async function listActiveDeployments(
   parameters: [string, string][],
 ): Promise<Page<ActiveDeploymentView>> {
   authorize(principal, 'deployments:read', companyId);
-  const errors: ProblemViolation[] = [];
-  let limit = DEFAULT_LIST_LIMIT;
-  let cursor: string | undefined;
-  const seen = new Set<string>();
-  for (const [name, value] of parameters) {
-    if (seen.has(name)) {
-      errors.push({ path: name, message: `'${name}' may be given only once.` });
-      continue;
-    }
-    seen.add(name);
-    if (name === 'limit') {
-      if (!/^[1-9][0-9]{0,3}$/.test(value) || Number(value) > MAX_LIST_LIMIT) {
-        errors.push({ path: 'limit', message: `'limit' must be an integer from 1 to ${MAX_LIST_LIMIT}; got '${value}'.` });
-      } else limit = Number(value);
-    } else if (name === 'cursor') cursor = value;
-    else errors.push({ path: name, message: `Unknown parameter '${name}'. Allowed: limit, cursor.` });
-  }
-  if (errors.length > 0) throw new BadRequestError('The listing request has invalid parameters.', errors);
+  const { limit, cursor } = parseListParameters(parameters);
   if (deviceId !== undefined) {
     const found = IDENTIFIER_PATTERN.test(deviceId) ? await dependencies.devices.existing(companyId, [deviceId]) : new Set<string>();
     if (!found.has(deviceId)) throw new NotFoundError(`Device '${deviceId}' does not exist in company '${companyId}'.`);

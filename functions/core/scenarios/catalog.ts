@@ -2,7 +2,7 @@
  * Read side of the scenario packages (issue 3, points 3 and 4): the company's scenarios and their immutable
  * versions, each version downloadable through a short-lived presigned URL, and the company's storage usage.
  */
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../deployments.js';
+import { parseListParameters } from '../paging.js';
 import { BadRequestError, NotFoundError, type ProblemViolation } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../ports.js';
 import { authorize, type Principal } from '../principal.js';
@@ -90,31 +90,6 @@ async function toVersionView(dependencies: CatalogDependencies, version: Scenari
     created: version.created,
     download: { url, expiresAt: new Date(now.getTime() + DOWNLOAD_URL_LIFETIME_SECONDS * 1000).toISOString() },
   };
-}
-
-/** Parses `limit` (1–1000, default 100) and `cursor`; collects every unknown, repeated or bad parameter. */
-function parseListParameters(parameters: readonly [string, string][]): { limit: number; cursor: string | undefined } {
-  const errors: ProblemViolation[] = [];
-  let limit = DEFAULT_LIST_LIMIT;
-  let cursor: string | undefined;
-  const seen = new Set<string>();
-  for (const [name, value] of parameters) {
-    if (seen.has(name)) {
-      errors.push({ path: name, message: `'${name}' may be given only once.` });
-      continue;
-    }
-    seen.add(name);
-    if (name === 'limit') {
-      if (!/^[1-9][0-9]{0,3}$/.test(value) || Number(value) > MAX_LIST_LIMIT) {
-        errors.push({ path: 'limit', message: `'limit' must be an integer from 1 to ${MAX_LIST_LIMIT}; got '${value}'.` });
-      } else limit = Number(value);
-    } else if (name === 'cursor') {
-      if (value === '') errors.push({ path: 'cursor', message: "'cursor' must be the nextCursor of a previous page." });
-      else cursor = value;
-    } else errors.push({ path: name, message: `Unknown parameter '${name}'. Allowed: limit, cursor.` });
-  }
-  if (errors.length > 0) throw new BadRequestError('The listing request has invalid parameters.', errors);
-  return { limit, cursor };
 }
 
 function scenarioNotFound(companyId: string, scenarioId: string): NotFoundError {
