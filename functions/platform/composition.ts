@@ -23,6 +23,7 @@ import { EventBridgeEventPublisher } from '../adapters/aws/eventbridge-event-pub
 import { LocalEventBus } from '../adapters/embedded/local-event-bus.js';
 import type { EventPublisher } from '../core/ports.js';
 import { EmbeddedSearchIndex } from '../adapters/embedded/search-engine.js';
+import { FetchTransport, OpenSearchSearchIndex } from '../adapters/aws/opensearch-search-index.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
 import { searchBackend, storageConfig } from './config.js';
 
@@ -50,8 +51,13 @@ function createSearchIndex(): SearchIndex {
   switch (searchBackend()) {
     case 'embedded':
       return new EmbeddedSearchIndex();
-    case 'opensearch':
-      throw new Error('SEARCH_BACKEND=opensearch: the OpenSearch adapter is not available in this build; use SEARCH_BACKEND=embedded.');
+    case 'opensearch': {
+      // Plain HTTP(S) endpoint (basic auth in the URL allowed); SigV4 signing for Amazon OpenSearch Service is not implemented yet.
+      const url = process.env.OPENSEARCH_URL;
+      if (url === undefined || url === '') throw new Error('Missing required environment variable OPENSEARCH_URL (SEARCH_BACKEND=opensearch).');
+      const alias = process.env.OPENSEARCH_INDEX === undefined || process.env.OPENSEARCH_INDEX === '' ? 'resources' : process.env.OPENSEARCH_INDEX;
+      return new OpenSearchSearchIndex({ transport: new FetchTransport(url), alias });
+    }
   }
 }
 
