@@ -44,7 +44,7 @@ export async function startDynamoDbLocal(options: { dataDirectory: string; port:
   const { jar, libraryPath } = locateJar();
   const child: ChildProcess = spawn(
     javaCommand(),
-    [`-Djava.library.path=${libraryPath}`, '-Xmx512m', '-jar', jar, '-dbPath', options.dataDirectory, '-sharedDb', '-disableTelemetry', '-port', String(options.port)],
+    [`-Djava.library.path=${libraryPath}`, '-Xmx2g', '-jar', jar, '-dbPath', options.dataDirectory, '-sharedDb', '-disableTelemetry', '-port', String(options.port)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

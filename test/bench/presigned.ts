@@ -27,16 +27,21 @@ export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number 
   }
 }
 
-interface RunningService extends LocalService {
+export interface RunningService extends LocalService {
   pid: number;
 }
 
-/** Starts bin/local.ts like the e2e harness (same environment), resolving once it prints READY (timeout 90 s). */
-async function startService(settings: ServiceSettings): Promise<RunningService> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
+/**
+ * Starts bin/local.ts like the e2e harness (same environment), resolving once it prints READY (timeout 90 s).
+ * `extraEnvironment` is added to the child's environment (e.g. DYNAMODB_PORT); `extraImports` are more `--import`
+ * modules loaded after tsx (e.g. a probe).
+ */
+export async function startService(settings: ServiceSettings, extraEnvironment: Record<string, string> = {}, extraImports: string[] = []): Promise<RunningService> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...extraImports.flatMap((module) => ['--import', module]), join(root, 'bin/local.ts')], {
     cwd: root,
     env: {
       ...process.env,
+      ...extraEnvironment,
       API_PORT: String(settings.ports.api),
       UPLOAD_PORT: String(settings.ports.upload),
       AUTH_PORT: String(settings.ports.auth),

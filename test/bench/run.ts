@@ -11,14 +11,21 @@
  *
  * Options: --only=10MiB,100MiB (or env BENCH_SIZES=10MiB,100MiB) limits the sizes; --skip-presigned skips the
  * presigned flow; --repeat=N changes the number of measurements per tool (default 3).
+ *
+ * Then the deployment benchmark of issue 4 (deployments.ts): one POST of 5,000 DEPLOY entries on the local runtime
+ * vs 5,000 conditional PutItems sent straight to its DynamoDB Local, twice; JSON to os.tmpdir()/dss-bench/deployments.json.
+ * --only-deployments runs only that step, --skip-deployments skips it; --deployment-runs=N (default 2);
+ * --profile-deployments preloads a DynamoDB call probe into the runtime and adds two raw baselines.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
+import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
+import { reportSearchBench, runSearchBench } from './search.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const MiB = 1024 ** 2;
@@ -29,18 +36,40 @@ function usage(message?: string): never {
   if (message !== undefined) process.stderr.write(`${message}\n`);
   process.stderr.write(
     `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
+      '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes)\n',
   );
   process.exit(message === undefined ? 0 : 2);
 }
 
-function parseArguments(): { sizes: BenchSize[]; presigned: boolean; repeat: number } {
+interface Options {
+  sizes: BenchSize[];
+  presigned: boolean;
+  repeat: number;
+  deployments: 'run' | 'only' | 'skip';
+  deploymentRuns: number;
+  profileDeployments: boolean;
+}
+
+function parseArguments(): Options {
   let only = process.env.BENCH_SIZES;
   let presigned = true;
   let repeat = 3;
+  let deployments: Options['deployments'] = 'run';
+  let deploymentRuns = 2;
+  let profileDeployments = false;
   for (const argument of process.argv.slice(2)) {
     if (argument === '--help' || argument === '-h') usage();
     else if (argument === '--skip-presigned') presigned = false;
+    else if (argument === '--only-deployments' || argument === '--skip-deployments') {
+      const wanted = argument === '--only-deployments' ? 'only' : 'skip';
+      if (deployments !== 'run' && deployments !== wanted) usage('--only-deployments and --skip-deployments exclude each other.');
+      deployments = wanted;
+    } else if (argument === '--profile-deployments') profileDeployments = true;
+    else if (argument.startsWith('--deployment-runs=')) {
+      deploymentRuns = Number(argument.slice('--deployment-runs='.length));
+      if (!Number.isInteger(deploymentRuns) || deploymentRuns < 1) usage(`--deployment-runs must be a positive integer; got '${argument}'.`);
+    }
     else if (argument.startsWith('--only=')) only = argument.slice('--only='.length);
     else if (argument.startsWith('--repeat=')) {
       repeat = Number(argument.slice('--repeat='.length));
@@ -56,7 +85,7 @@ function parseArguments(): { sizes: BenchSize[]; presigned: boolean; repeat: num
     const wanted = labels.map((label) => label.toLowerCase());
     sizes = sizes.filter((size) => wanted.includes(size.label.toLowerCase()));
   }
-  return { sizes, presigned, repeat };
+  return { sizes, presigned, repeat, deployments, deploymentRuns, profileDeployments };
 }
 
 interface ValidationRun {
@@ -170,7 +199,68 @@ interface SizeResult {
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
+/** Search benchmark of issue 5 (search.ts): --only-search runs only it, --skip-search skips it (taken out before parseArguments). */
+const searchMode: 'run' | 'only' | 'skip' = process.argv.includes('--only-search') ? 'only' : process.argv.includes('--skip-search') ? 'skip' : 'run';
+if (process.argv.includes('--only-search') && process.argv.includes('--skip-search')) usage('--only-search and --skip-search exclude each other.');
+process.argv = process.argv.filter((argument) => argument !== '--only-search' && argument !== '--skip-search');
+
+async function searchStep(): Promise<void> {
+  log(`Search benchmark (issue 5): 100,000 devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`);
+  log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
+  try {
+    const result = await runSearchBench(log);
+    log('');
+    reportSearchBench(result, log);
+    await mkdir(BENCH_DIRECTORY, { recursive: true });
+    const output = join(BENCH_DIRECTORY, 'search.json');
+    await writeFile(output, `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`);
+    log('');
+    log(`JSON results: ${output}`);
+  } catch (error) {
+    log(`  Search benchmark FAILED: ${(error as Error).stack ?? String(error)}`);
+    process.exitCode = 1;
+  }
+}
+
+if (searchMode === 'only') {
+  await searchStep();
+  process.exit();
+}
 const options = parseArguments();
+
+/** The deployment benchmark of issue 4 (deployments.ts): prints its tables and writes deployments.json. */
+async function deploymentStep(): Promise<void> {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['log', '-1', '--format=%h'], { cwd: resolve(import.meta.dirname, '../..'), encoding: 'utf8' }).trim();
+    if (execFileSync('git', ['status', '--porcelain', '--', 'functions', 'lib', 'bin'], { cwd: resolve(import.meta.dirname, '../..'), encoding: 'utf8' }).trim() !== '') {
+      commit += ' + uncommitted changes in functions/lib/bin';
+    }
+  } catch {
+    // not a git checkout
+  }
+  log(`Deployment benchmark (issue 4): one POST of 5,000 DEPLOY entries vs 5,000 conditional PutItems on the same DynamoDB Local; ${options.deploymentRuns} run(s).`);
+  log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); commit ${commit}; product write parallelism ${PRODUCT_PARALLELISM}; load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
+  try {
+    const result = await runDeploymentBench(log, { runs: options.deploymentRuns, profile: options.profileDeployments });
+    result.commit = commit;
+    log('');
+    reportDeploymentBench(result, log);
+    await mkdir(BENCH_DIRECTORY, { recursive: true });
+    const output = join(BENCH_DIRECTORY, 'deployments.json');
+    await writeFile(output, `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`);
+    log('');
+    log(`JSON results: ${output}`);
+  } catch (error) {
+    log(`  Deployment benchmark FAILED: ${(error as Error).stack ?? String(error)}`);
+    process.exitCode = 1;
+  }
+}
+
+if (options.deployments === 'only') {
+  await deploymentStep();
+  process.exit();
+}
 log(`Archive validation benchmark (issue 3): ${options.sizes.map((size) => size.label).join(', ')}; ${options.repeat} run(s) each, median reported.`);
 log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; archives cached in ${BENCH_DIRECTORY}.`);
 log('Archives: incompressible (crypto-random) files of 8 MiB, deflate-compressed (yazl level 6), scenario.json + README.md + PNG thumbnail.');
@@ -351,3 +441,13 @@ await writeFile(
 );
 log('');
 log(`JSON results: ${output}`);
+
+if (options.deployments === 'run') {
+  log('');
+  await deploymentStep();
+}
+
+if (searchMode === 'run') {
+  log('');
+  await searchStep();
+}
