@@ -15,7 +15,10 @@
  * Then the deployment benchmark of issue 4 (deployments.ts): one POST of 5,000 DEPLOY entries on the local runtime
  * vs 5,000 conditional PutItems sent straight to its DynamoDB Local, twice; JSON to os.tmpdir()/dss-bench/deployments.json.
  * --only-deployments runs only that step, --skip-deployments skips it; --deployment-runs=N (default 2);
- * --profile-deployments preloads a DynamoDB call probe into the runtime and adds two raw baselines.
+ * --profile-deployments preloads a DynamoDB call probe into the runtime and adds three raw baselines.
+ *
+ * Then the search benchmark of issue 5 (search.ts): 100,000 generated devices (SEARCH_BENCH_DEVICES=N to scale) in the
+ * embedded engine, three queries measured in-process and over HTTP; --only-search runs only it, --skip-search skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -25,7 +28,7 @@ import { join, resolve } from 'node:path';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
-import { reportSearchBench, runSearchBench } from './search.js';
+import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const MiB = 1024 ** 2;
@@ -37,7 +40,8 @@ function usage(message?: string): never {
   process.stderr.write(
     `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
-      '       (BENCH_SIZES=10MiB,100MiB also limits the sizes)\n',
+      '       [--only-search | --skip-search]\n' +
+      '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
 }
@@ -205,7 +209,7 @@ if (process.argv.includes('--only-search') && process.argv.includes('--skip-sear
 process.argv = process.argv.filter((argument) => argument !== '--only-search' && argument !== '--skip-search');
 
 async function searchStep(): Promise<void> {
-  log(`Search benchmark (issue 5): 100,000 devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`);
+  log(`Search benchmark (issue 5): ${SEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`);
   log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
   try {
     const result = await runSearchBench(log);

@@ -36,7 +36,8 @@ import { memoryOf, mib, type RunningService } from './presigned.js';
 
 const root = resolve(import.meta.dirname, '../..');
 /** SEARCH_BENCH_DEVICES=N scales the fleet (default 100,000; 60 % acme, 40 % globex). */
-const TOTAL = Number(process.env.SEARCH_BENCH_DEVICES ?? 100_000);
+export const SEARCH_DEVICE_COUNT = Number(process.env.SEARCH_BENCH_DEVICES ?? 100_000);
+const TOTAL = SEARCH_DEVICE_COUNT;
 const SPLIT: [string, number][] = [['acme', Math.round(TOTAL * 0.6)], ['globex', TOTAL - Math.round(TOTAL * 0.6)]];
 const SEED = 5_005;
 const SCAN_PAGE = 340;
@@ -411,7 +412,7 @@ export function reportSearchBench(result: SearchBenchResult, log: (line: string)
   log('');
   log(
     table(
-      ['Index build and memory (100,000 devices)', 'Value'],
+      [`Index build and memory (${TOTAL.toLocaleString('en-US')} devices)`, 'Value'],
       [
         ['direct: EmbeddedSearchIndex upserts (340/page) + first sorted query, ms', f(result.direct.buildMs, 0)],
         ['direct: heap + external growth, MiB', mib(result.direct.heapGrowthBytes)],
