@@ -161,16 +161,16 @@ export interface Page<T> {
 /** Active deployments and history (deployments table). */
 export interface DeploymentRepository {
   /**
-   * Creates the active deployment and its history entry together, only if no deployment with the same identity is
-   * active (conditional write): of two racing identical calls exactly one returns `activated`.
+   * Creates the active deployment only if no deployment with the same identity is active (one conditional write):
+   * of two racing identical calls exactly one returns `activated`. History is appended separately (recordHistory).
    */
-  activate(deployment: ActiveDeployment, history: DeploymentHistoryEntry): Promise<'activated' | 'already-active'>;
-  /** Removes the active deployment and records history together, only if it is active (conditional delete). */
-  deactivate(
-    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
-    history: DeploymentHistoryEntry,
-  ): Promise<'deactivated' | 'already-inactive'>;
-  /** Appends history entries of failed actions. */
+  activate(deployment: ActiveDeployment): Promise<'activated' | 'already-active'>;
+  /** Removes the active deployment only if it is active (one conditional delete): of two racing calls one wins. */
+  deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>): Promise<'deactivated' | 'already-inactive'>;
+  /**
+   * Appends history entries (every action of a request, SUCCESS and FAILURE) with batched writes.
+   * @throws Error when some entries could not be written after retries.
+   */
   recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void>;
   /**
    * Lists active deployments of one device, or of every device when `deviceId` is undefined, ordered by

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
@@ -67,10 +67,10 @@ describe('a DynamoDB fault in the middle of a batch', () => {
     const faulty = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
     const mock = mockClient(faulty);
     let writes = 0;
-    mock.on(TransactWriteCommand).callsFake(async (input) => {
+    mock.on(PutCommand).callsFake(async (input) => {
       writes += 1;
       if (writes % 5 === 0) throw Object.assign(new Error('Internal server error (simulated, before the write)'), { name: 'InternalServerError' });
-      const result = await real.send(new TransactWriteCommand(input));
+      const result = await real.send(new PutCommand(input));
       if (writes % 7 === 0) throw Object.assign(new Error('socket hang up (simulated, after the write)'), { name: 'TimeoutError' });
       return result;
     });

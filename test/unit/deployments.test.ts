@@ -68,23 +68,18 @@ class FakeDeployments implements DeploymentRepository {
     );
   }
 
-  async activate(deployment: ActiveDeployment, history: DeploymentHistoryEntry): Promise<'activated' | 'already-active'> {
+  async activate(deployment: ActiveDeployment): Promise<'activated' | 'already-active'> {
     if (this.failWhen(deployment)) throw new Error('simulated backend failure');
     const key = FakeDeployments.key(deployment);
     if (this.active.has(key)) return 'already-active';
     this.active.set(key, deployment);
-    this.history.push(history);
     return 'activated';
   }
 
-  async deactivate(
-    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
-    history: DeploymentHistoryEntry,
-  ): Promise<'deactivated' | 'already-inactive'> {
+  async deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>): Promise<'deactivated' | 'already-inactive'> {
     if (this.failWhen(identity)) throw new Error('simulated backend failure');
     const key = FakeDeployments.key(identity);
     if (!this.active.delete(key)) return 'already-inactive';
-    this.history.push(history);
     return 'deactivated';
   }
 
@@ -371,7 +366,7 @@ describe('executeDeployments', () => {
     expect([...keys].sort()).toEqual(['lobby#1.0.0', 'lobby#1.1.0', 'menu#2.0.0']);
   });
 
-  it('writes failures to history via recordHistory, with who, when, note and outcome; successes are written with their write', async () => {
+  it('appends every action to history in one recordHistory call after the writes, in request order, with who, when, note and outcome', async () => {
     const w = world();
     const { items } = await run(
       w,
@@ -380,6 +375,7 @@ describe('executeDeployments', () => {
     );
     expect(w.deployments.recordHistoryCalls).toHaveLength(1);
     expect(w.deployments.recordHistoryCalls[0]).toEqual([
+      expect.objectContaining({ id: items[0]?.id, action: 'DEPLOY', state: 'SUCCESS', cause: null, note: 'spring campaign' }),
       {
         id: items[1]?.id,
         company: 'acme',
@@ -398,8 +394,6 @@ describe('executeDeployments', () => {
       },
       expect.objectContaining({ id: items[2]?.id, state: 'FAILURE', cause: 'ALREADY_DEPLOYED' }),
     ]);
-    // the success entry went with activate()
-    expect(w.deployments.history.find((h) => h.id === items[0]?.id)).toMatchObject({ state: 'SUCCESS', cause: null, note: 'spring campaign' });
     expect(w.deployments.active.values().next().value?.note).toBe('spring campaign');
   });
 
@@ -410,19 +404,22 @@ describe('executeDeployments', () => {
     expect(w.deployments.recordHistoryCalls.flat()).toEqual([expect.objectContaining({ id: items[0]?.id, state: 'FAILURE', cause: 'NONE' })]);
   });
 
-  it('does not call recordHistory when everything succeeded', async () => {
+  it('records successful UNDEPLOYs in history too', async () => {
     const w = world();
     await run(w, [entry('kiosk-1', 'lobby', '1.0.0')]);
-    expect(w.deployments.recordHistoryCalls).toHaveLength(0);
+    const { items } = await run(w, [entry('kiosk-1', 'lobby', '1.0.0', 'UNDEPLOY')]);
+    expect(w.deployments.recordHistoryCalls.at(-1)).toEqual([expect.objectContaining({ id: items[0]?.id, action: 'UNDEPLOY', state: 'SUCCESS', cause: null })]);
   });
 
-  it('still answers with the items when recordHistory throws, and reports the error through onError', async () => {
+  it('still answers truthfully when recordHistory throws, and hands the unwritten entries to onError', async () => {
     const w = world();
     w.deployments.failRecordHistory = true;
-    const { items } = await run(w, [entry('nowhere', 'lobby', '1.0.0')]);
-    expect(outcomes(items)).toEqual([['FAILURE', 'TARGET_NOT_FOUND']]);
+    const { items } = await run(w, [entry('nowhere', 'lobby', '1.0.0'), entry('kiosk-1', 'lobby', '1.0.0')]);
+    expect(outcomes(items)).toEqual([['FAILURE', 'TARGET_NOT_FOUND'], ['SUCCESS', null]]);
+    expect(w.deployments.active.size).toBe(1);
     expect(w.errors).toHaveLength(1);
-    expect(w.errors[0]?.context).toMatchObject({ operation: 'recordHistory' });
+    expect(w.errors[0]?.context).toMatchObject({ operation: 'recordHistory', count: 2 });
+    expect((w.errors[0]?.context.entries as { id: string }[]).map((entry) => entry.id)).toEqual(items.map((item) => item.id));
   });
 
   it('gives every item a unique ULID, also across requests', async () => {

@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 const MAX_ATTEMPTS = 8;
@@ -39,19 +40,37 @@ export async function batchGetAll(
   return results.flat();
 }
 
+/** BatchWriteItem calls in flight at once in batchPutAll. */
+export const BATCH_WRITE_CONCURRENCY = 4;
+
 /**
- * Writes many items with BatchWriteItem (25 per call), retrying unprocessed items with exponential backoff.
- * Unconditional: use only for appends and seeding.
- * @throws Error when items stay unprocessed after the retries.
+ * Writes many items with BatchWriteItem (25 per call, BATCH_WRITE_CONCURRENCY calls in flight), retrying unprocessed
+ * items with exponential backoff. Unconditional: use only for appends and seeding. Every chunk is attempted even when
+ * another one fails.
+ * @throws Error naming how many items stayed unwritten (unprocessed after the retries, or refused by DynamoDB).
  */
 export async function batchPutAll(client: DynamoDBDocumentClient, table: string, items: Record<string, unknown>[]): Promise<void> {
-  for (let start = 0; start < items.length; start += 25) {
-    let pending = items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } }));
-    for (let attempt = 0; pending.length > 0; attempt += 1) {
-      if (attempt === MAX_ATTEMPTS) throw new Error(`BatchWriteItem on ${table} left ${pending.length} items unprocessed.`);
-      if (attempt > 0) await sleep(25 * 2 ** attempt);
-      const response = await client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-      pending = (response.UnprocessedItems?.[table] as typeof pending | undefined) ?? [];
-    }
+  const limit = pLimit(BATCH_WRITE_CONCURRENCY);
+  const chunks: Record<string, unknown>[][] = [];
+  for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
+  const outcomes = await Promise.allSettled(
+    chunks.map((chunk) =>
+      limit(async () => {
+        let pending = chunk.map((item) => ({ PutRequest: { Item: item } }));
+        for (let attempt = 0; pending.length > 0; attempt += 1) {
+          if (attempt === MAX_ATTEMPTS) throw new Error(`BatchWriteItem on ${table} left ${pending.length} items unprocessed.`);
+          if (attempt > 0) await sleep(25 * 2 ** attempt);
+          const response = await client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+          pending = (response.UnprocessedItems?.[table] as typeof pending | undefined) ?? [];
+        }
+      }),
+    ),
+  );
+  const failed = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' ? [{ reason: outcome.reason as unknown, size: chunks[index]!.length }] : []));
+  if (failed.length > 0) {
+    const unwritten = failed.reduce((sum, failure) => sum + failure.size, 0);
+    throw new Error(`BatchWriteItem on ${table}: ${unwritten} of ${items.length} items not written (${String((failed[0]!.reason as Error)?.message ?? failed[0]!.reason)}).`, {
+      cause: failed[0]!.reason,
+    });
   }
 }

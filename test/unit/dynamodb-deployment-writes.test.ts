@@ -1,0 +1,85 @@
+/**
+ * DynamoDB failure modes of the deployment writes that DynamoDB Local cannot produce on demand (throttled batch
+ * writes, refused conditions seen through the SDK's exception classes), simulated with aws-sdk-client-mock.
+ */
+import { ConditionalCheckFailedException, DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-repositories.js';
+import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
+
+const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments' };
+const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
+const mock = mockClient(documentClient);
+afterEach(() => mock.reset());
+
+const deployment: ActiveDeployment = {
+  id: '01JDEPLOY000000000000000000', company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0',
+  deployedAt: '2026-11-22T10:00:00.000Z', deployedBy: 'alice',
+};
+const historyEntry = (index: number): DeploymentHistoryEntry => ({
+  id: `01JDEPLOY${String(index).padStart(17, '0')}`, company: 'acme', deviceId: `acme-kiosk-${index}`, deviceSubId: null, targetType: 'DEVICE',
+  whatType: 'SCENARIO', scenarioId: 'acme-welcome', version: '1.0.0', action: 'DEPLOY', state: 'SUCCESS', cause: null, at: deployment.deployedAt, by: 'alice',
+});
+const refused = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+
+describe('deployment writes on DynamoDB', () => {
+  it('DEPLOY is one conditional put of the ACTIVE item; a refused condition means already active', async () => {
+    mock.on(PutCommand).resolvesOnce({}).rejects(refused());
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables);
+    expect(await repository.activate(deployment)).toBe('activated');
+    expect(await repository.activate(deployment)).toBe('already-active');
+    const input = mock.commandCalls(PutCommand)[0]!.args[0].input;
+    expect(input).toMatchObject({
+      TableName: 'deployments', ConditionExpression: 'attribute_not_exists(pk)',
+      Item: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', id: deployment.id, deployedBy: 'alice' },
+    });
+  });
+
+  it('UNDEPLOY is one conditional delete; a refused condition means already inactive', async () => {
+    mock.on(DeleteCommand).resolvesOnce({}).rejects(refused());
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables);
+    expect(await repository.deactivate(deployment)).toBe('deactivated');
+    expect(await repository.deactivate(deployment)).toBe('already-inactive');
+    expect(mock.commandCalls(DeleteCommand)[0]!.args[0].input).toMatchObject({
+      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' }, ConditionExpression: 'attribute_exists(pk)',
+    });
+  });
+
+  it('other errors are not mistaken for an outcome: they propagate (the item is then FAILURE / NONE)', async () => {
+    mock.on(PutCommand).rejects(new InternalServerError({ message: 'boom', $metadata: {} }));
+    await expect(new DynamoDbDeploymentRepository(documentClient, tables).activate(deployment)).rejects.toThrow('boom');
+  });
+
+  it('history is appended 25 entries per BatchWriteItem, unprocessed (throttled) entries retried until written', async () => {
+    const written = new Set<string>();
+    let calls = 0;
+    mock.on(BatchWriteCommand).callsFake((input: { RequestItems: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> }) => {
+      calls += 1;
+      const requests = input.RequestItems.deployments!;
+      // Every first attempt of a chunk leaves its last 5 entries unprocessed, as DynamoDB does when throttled.
+      const processed = requests.length === 25 ? requests.slice(0, 20) : requests;
+      for (const request of processed) written.add(request.PutRequest.Item.id as string);
+      const unprocessed = requests.length === 25 ? requests.slice(20) : [];
+      return Promise.resolve(unprocessed.length === 0 ? {} : { UnprocessedItems: { deployments: unprocessed } });
+    });
+    const entries = Array.from({ length: 60 }, (_, index) => historyEntry(index));
+    await new DynamoDbDeploymentRepository(documentClient, tables).recordHistory(entries);
+    expect(written).toEqual(new Set(entries.map((entry) => entry.id)));
+    expect(calls).toBe(3 + 2);
+    const item = mock.commandCalls(BatchWriteCommand)[0]!.args[0].input.RequestItems!.deployments![0]!.PutRequest!.Item!;
+    expect(item).toMatchObject({ pk: 'HISTORY#acme#acme-kiosk-0', sk: entries[0]!.id, gsi1pk: 'HISTORY#acme#acme-welcome', gsi2pk: 'HISTORY#acme' });
+  });
+
+  it('a history chunk that cannot be written fails the call with the number of unwritten entries, after every chunk was tried', async () => {
+    mock.on(BatchWriteCommand).callsFake((input: { RequestItems: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> }) => {
+      const requests = input.RequestItems.deployments!;
+      if (requests[0]!.PutRequest.Item.id === historyEntry(25).id) return Promise.reject(new InternalServerError({ message: 'boom', $metadata: {} }));
+      return Promise.resolve({});
+    });
+    const entries = Array.from({ length: 60 }, (_, index) => historyEntry(index));
+    await expect(new DynamoDbDeploymentRepository(documentClient, tables).recordHistory(entries)).rejects.toThrow(/25 of 60 items not written/);
+    expect(mock.commandCalls(BatchWriteCommand)).toHaveLength(3);
+  });
+});
