@@ -1,38 +1,74 @@
 import middy from '@middy/core';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { SearchIndex } from '../core/ports.js';
+import { documentKeyString, type DocumentKey, type SearchDocument } from '../core/search/documents.js';
+import { BulkIndexError } from '../adapters/aws/opensearch-search-index.js';
 import { documentKeyFromItem, searchDocumentFromItem } from '../adapters/aws/search-documents.js';
-import { services } from '../platform/composition.js';
 import { logger } from '../platform/logger.js';
+import { searchIndex } from '../platform/search-composition.js';
 
 type Image = Record<string, AttributeValue>;
 
+/** One index write derived from a stream record: an upsert (INSERT, MODIFY) or a removal (REMOVE). */
+type Change = { position: number; upsert: SearchDocument } | { position: number; remove: DocumentKey };
+
+/** The index write of a record, or undefined for items that are not searchable (scenario versions…). */
+function changeOf(record: DynamoDBRecord, position: number): Change | undefined {
+  if (record.eventName === 'REMOVE') {
+    const key = documentKeyFromItem(unmarshall((record.dynamodb?.OldImage ?? record.dynamodb?.Keys ?? {}) as Image));
+    return key === undefined ? undefined : { position, remove: key };
+  }
+  const document = searchDocumentFromItem(unmarshall((record.dynamodb?.NewImage ?? {}) as Image));
+  return document === undefined ? undefined : { position, upsert: document };
+}
+
+/**
+ * Applies the changes in record order, one index call per run of consecutive upserts or removals (one `_bulk`
+ * request on OpenSearch). Returns the position of the first record that was not applied, or undefined when all were.
+ */
+async function apply(index: SearchIndex, changes: readonly Change[]): Promise<{ failedAt: number; error: unknown } | undefined> {
+  let start = 0;
+  while (start < changes.length) {
+    const first = changes[start] as Change;
+    const isUpsert = 'upsert' in first;
+    let end = start;
+    while (end < changes.length && ('upsert' in (changes[end] as Change)) === isUpsert) end += 1;
+    const run = changes.slice(start, end);
+    try {
+      if (isUpsert) await index.upsert(run.map((change) => (change as { upsert: SearchDocument }).upsert));
+      else await index.remove(run.map((change) => (change as { remove: DocumentKey }).remove));
+    } catch (error) {
+      // A partial bulk failure: retry from the first record whose document failed (those before it are written).
+      const failed = error instanceof BulkIndexError ? new Set(error.failedIds) : undefined;
+      const firstFailed = failed === undefined
+        ? first
+        : run.find((change) => failed.has(documentKeyString('upsert' in change ? change.upsert : change.remove))) ?? first;
+      return { failedAt: firstFailed.position, error };
+    }
+    start = end;
+  }
+  return undefined;
+}
+
 /**
  * DynamoDB Streams consumer (devices and scenarios tables): INSERT/MODIFY upsert the item's search document,
- * REMOVE deletes it. Records are applied in order; on the first failure the handler reports that record and every
- * later one as `batchItemFailures`, so the event source (Lambda, or the local runtime) retries from there.
+ * REMOVE deletes it, in record order, one bulk request per run of same-kind records. When the index refuses or
+ * cannot be reached (OpenSearch down: ServiceUnavailableError; some documents refused: BulkIndexError), the
+ * handler reports the first record not applied and every later one as `batchItemFailures`, so the event source
+ * (Lambda with ReportBatchItemFailures, or the local runtime) retries from there and the index catches up once the
+ * backend is back.
  */
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
-  const { search } = services();
   const records = event.Records;
-  for (let index = 0; index < records.length; index += 1) {
-    const record = records[index];
-    if (record === undefined) continue;
-    try {
-      if (record.eventName === 'REMOVE') {
-        const key = documentKeyFromItem(unmarshall((record.dynamodb?.OldImage ?? record.dynamodb?.Keys ?? {}) as Image));
-        if (key !== undefined) await search.remove([key]);
-      } else {
-        const document = searchDocumentFromItem(unmarshall((record.dynamodb?.NewImage ?? {}) as Image));
-        if (document !== undefined) await search.upsert([document]);
-      }
-    } catch (error) {
-      logger.error('Indexing failed; the batch will be retried from this record', { error: error as Error, eventID: record.eventID });
-      return {
-        batchItemFailures: records.slice(index).map((failed) => ({ itemIdentifier: failed.dynamodb?.SequenceNumber ?? failed.eventID ?? '' })),
-      };
-    }
-  }
-  return { batchItemFailures: [] };
+  const changes = records.flatMap((record, position) => changeOf(record, position) ?? []);
+  if (changes.length === 0) return { batchItemFailures: [] };
+  const failure = await apply(searchIndex(), changes);
+  if (failure === undefined) return { batchItemFailures: [] };
+  const failed = records.slice(failure.failedAt);
+  logger.error('Indexing failed; the batch will be retried from this record', {
+    error: failure.error as Error, eventID: failed[0]?.eventID, retried: failed.length,
+  });
+  return { batchItemFailures: failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? record.eventID ?? '' })) };
 });

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -6,8 +6,10 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
 import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
+import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
-import { rebuildSearchIndex } from '../platform/reindex.js';
+import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
+import { createAdminServer, RUNTIME_FILE } from './admin.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { freePort } from './free-port.js';
 import { createApiServer } from './http-gateway.js';
@@ -42,8 +44,15 @@ export interface LocalRuntime {
   addresses: Record<ApiName, string>;
   dynamoDbEndpoint: string;
   s3Endpoint: string;
-  /** Documents in the search index after the start-up rebuild. */
+  /** Documents in the search index after the start-up rebuild (0 when OpenSearch could not be reached). */
   indexedDocuments: number;
+  /**
+   * `http://127.0.0.1:<port>` of the loopback-only admin listener: `POST /search/reindex` rebuilds the search index
+   * (reindexSearch) and answers `{ index, documents, tookMs }`. Also written, with the pid, to RUNTIME_FILE.
+   */
+  admin: string;
+  /** Rebuilds the search index from DynamoDB without downtime, as `POST {admin}/search/reindex` does. */
+  reindexSearch(): Promise<ReindexResult>;
   /** Whether this start seeded the demo data (empty data folder). */
   seeded: boolean;
   /** Stops listeners, the stream poller, s3rver and DynamoDB Local. */
@@ -103,7 +112,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       ARCHIVE_BUCKET: LOCAL_BUCKET,
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       S3_ENDPOINT: s3Endpoint,
-      SEARCH_BACKEND: 'embedded',
+      // The embedded engine, unless SEARCH_BACKEND=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
+      SEARCH_BACKEND: process.env.SEARCH_BACKEND ?? 'embedded',
       LOCAL_AUTH_DIR: authDirectory,
       JWT_ISSUER: addresses.auth,
       JWT_AUDIENCE: LOCAL_AUDIENCE,
@@ -153,7 +163,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       await Promise.allSettled([...inFlight]);
     });
     await poller.positionAtLatest();
-    const indexedDocuments = await rebuildSearchIndex(built);
+    let indexedDocuments = 0;
+    try {
+      indexedDocuments = (await reindexSearch()).documents;
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableError)) throw error;
+      // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
+      log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
+    }
     poller.start();
     stops.push(async () => {
       await poller.stop();
@@ -171,8 +188,20 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           }),
       );
     }
+    const admin = createAdminServer(reindexSearch, log);
+    await listen(admin, 0);
+    const adminAddress = `http://127.0.0.1:${(admin.address() as { port: number }).port}`;
+    stops.push(() => new Promise<void>((done) => {
+      admin.close(() => done());
+      admin.closeAllConnections();
+    }));
+    const runtimeFile = join(dataDirectory, RUNTIME_FILE);
+    await writeFile(runtimeFile, `${JSON.stringify({ pid: process.pid, admin: adminAddress })}\n`);
+    stops.push(() => rm(runtimeFile, { force: true }));
     return {
       addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
+      admin: adminAddress,
+      reindexSearch,
       dynamoDbEndpoint: dynamo.endpoint,
       s3Endpoint,
       indexedDocuments,

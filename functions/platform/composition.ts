@@ -1,11 +1,13 @@
 /**
  * The composition root: the only place that chooses adapters. Lambda handlers and the local runtime both call
  * `services()`; the environment (read once per cold start) decides between AWS endpoints and the embedded backends.
+ * The search adapters are chosen in search-composition.ts, apart, so that only the search functions bundle the
+ * OpenSearch client.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type {
-  ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioCatalog, ScenarioRepository, SearchIndex, UploadSlotRepository,
+  ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioCatalog, ScenarioRepository, UploadSlotRepository,
 } from '../core/ports.js';
 import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js';
 import {
@@ -22,12 +24,10 @@ import { createDynamoDbClient } from '../adapters/aws/clients.js';
 import { EventBridgeEventPublisher } from '../adapters/aws/eventbridge-event-publisher.js';
 import { LocalEventBus } from '../adapters/embedded/local-event-bus.js';
 import type { EventPublisher } from '../core/ports.js';
-import { EmbeddedSearchIndex } from '../adapters/embedded/search-engine.js';
-import { FetchTransport, OpenSearchSearchIndex } from '../adapters/aws/opensearch-search-index.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
-import { searchBackend, storageConfig } from './config.js';
+import { storageConfig } from './config.js';
 
-/** Every adapter a handler may need. */
+/** Every adapter a handler may need, but the search index (search-composition.ts: `searchIndex()`). */
 export interface Services {
   dynamoDb: DynamoDBDocumentClient;
   s3: S3Client;
@@ -42,24 +42,9 @@ export interface Services {
   history: DeploymentHistory;
   archives: ArchiveStore;
   uploads: UploadSlotRepository;
-  search: SearchIndex;
 }
 
 let built: Services | undefined;
-
-function createSearchIndex(): SearchIndex {
-  switch (searchBackend()) {
-    case 'embedded':
-      return new EmbeddedSearchIndex();
-    case 'opensearch': {
-      // Plain HTTP(S) endpoint (basic auth in the URL allowed); SigV4 signing for Amazon OpenSearch Service is not implemented yet.
-      const url = process.env.OPENSEARCH_URL;
-      if (url === undefined || url === '') throw new Error('Missing required environment variable OPENSEARCH_URL (SEARCH_BACKEND=opensearch).');
-      const alias = process.env.OPENSEARCH_INDEX === undefined || process.env.OPENSEARCH_INDEX === '' ? 'resources' : process.env.OPENSEARCH_INDEX;
-      return new OpenSearchSearchIndex({ transport: new FetchTransport(url), alias });
-    }
-  }
-}
 
 /** Builds (once) and returns the adapters. @throws Error naming a missing environment variable. */
 export function services(): Services {
@@ -82,7 +67,6 @@ export function services(): Services {
       history: new DynamoDbDeploymentHistory(dynamoDb, tables),
       archives: new S3ArchiveStore(s3, config.archiveBucket),
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
-      search: createSearchIndex(),
     };
   }
   return built;

@@ -63,3 +63,49 @@ export function searchBackend(): 'embedded' | 'opensearch' {
   if (value !== 'embedded' && value !== 'opensearch') throw new Error(`SEARCH_BACKEND must be 'embedded' or 'opensearch'; got '${value}'.`);
   return value;
 }
+
+/** How to reach OpenSearch (SEARCH_BACKEND=opensearch). */
+export interface OpenSearchConfig {
+  /** OPENSEARCH_URL: the domain endpoint, e.g. `https://search-….es.amazonaws.com`, or `http://localhost:9200`. */
+  url: string;
+  /** OPENSEARCH_INDEX: the alias searches and writes use (concrete indexes are `<alias>-<UTC time>`). @default resources */
+  alias: string;
+  /** OPENSEARCH_AUTH: `aws-sigv4` signs requests (service `es`, the function's role); `none` does not. @default none */
+  auth: 'aws-sigv4' | 'none';
+  /** AWS_REGION: the domain's region; required with `aws-sigv4`. */
+  region?: string;
+}
+
+/**
+ * Reads the OpenSearch settings (OPENSEARCH_URL, OPENSEARCH_INDEX, OPENSEARCH_AUTH, AWS_REGION).
+ * @throws Error naming OPENSEARCH_URL when it is missing, OPENSEARCH_AUTH when it is not `aws-sigv4` or `none`,
+ *   AWS_REGION when signing is asked without it.
+ */
+export function openSearchConfig(): OpenSearchConfig {
+  const url = required('OPENSEARCH_URL');
+  const auth = optional('OPENSEARCH_AUTH') ?? 'none';
+  if (auth !== 'aws-sigv4' && auth !== 'none') throw new Error(`OPENSEARCH_AUTH must be 'aws-sigv4' or 'none'; got '${auth}'.`);
+  const region = optional('AWS_REGION');
+  if (auth === 'aws-sigv4' && region === undefined) throw new Error('Missing required environment variable AWS_REGION (OPENSEARCH_AUTH=aws-sigv4).');
+  return { url, alias: optional('OPENSEARCH_INDEX') ?? 'resources', auth, ...(region === undefined ? {} : { region }) };
+}
+
+/** The tables a reindex reads the search documents from (DynamoDB, the source of truth). */
+export interface SearchSourceConfig {
+  /** DEVICES_TABLE. */
+  devicesTable: string;
+  /** SCENARIOS_TABLE. */
+  scenariosTable: string;
+  /** DYNAMODB_ENDPOINT, e.g. `http://127.0.0.1:8000` (DynamoDB Local); undefined in AWS. */
+  dynamoDbEndpoint?: string;
+}
+
+/** Reads the reindex's source tables. @throws Error naming DEVICES_TABLE or SCENARIOS_TABLE when missing. */
+export function searchSourceConfig(): SearchSourceConfig {
+  const dynamoDbEndpoint = optional('DYNAMODB_ENDPOINT');
+  return {
+    devicesTable: required('DEVICES_TABLE'),
+    scenariosTable: required('SCENARIOS_TABLE'),
+    ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
+  };
+}

@@ -1,10 +1,12 @@
 /**
- * The SearchIndex contract suite against OpenSearch, when OPENSEARCH_URL is set (e.g. `http://localhost:9200`).
+ * The SearchIndex contract suite against OpenSearch, when OPENSEARCH_URL is set (e.g. `http://localhost:9200`;
+ * OPENSEARCH_AUTH=aws-sigv4 with AWS_REGION for an Amazon OpenSearch Service domain), through the official client.
  * Each test gets a fresh index created from the template; bulk writes use `refresh=wait_for` so they are visible
  * to the next search. The indexes of the run are deleted at the end.
  */
 import { afterAll, describe, it } from 'vitest';
-import { FetchTransport, OpenSearchSearchIndex } from '../../functions/adapters/aws/opensearch-search-index.js';
+import { OpenSearchSearchIndex } from '../../functions/adapters/aws/opensearch-search-index.js';
+import { createOpenSearchTransport } from '../../functions/adapters/aws/opensearch-transport.js';
 import { describeSearchIndexContract } from './search-index.contract.js';
 
 const url = process.env.OPENSEARCH_URL;
@@ -16,7 +18,8 @@ if (url === undefined || url === '') {
     it.skip(SKIPPED, () => {});
   });
 } else {
-  const transport = new FetchTransport(url);
+  const signed = process.env.OPENSEARCH_AUTH === 'aws-sigv4';
+  const transport = createOpenSearchTransport({ url, auth: signed ? 'aws-sigv4' : 'none', ...(signed ? { region: process.env.AWS_REGION ?? '' } : {}) });
   const run = `contract-${Date.now().toString(36)}-${process.pid}`;
   const created: OpenSearchSearchIndex[] = [];
 

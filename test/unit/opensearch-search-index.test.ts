@@ -54,15 +54,30 @@ describe('OpenSearchSearchIndex', () => {
     await expect(index.search(query)).rejects.toThrow(/404: index_not_found_exception: no such index/);
   });
 
-  it('writes through _bulk with the refresh option and skips empty writes', async () => {
-    const transport = new FakeTransport([{ statusCode: 200, body: { errors: false, items: [] } }]);
+  it('writes through _bulk to the alias only (require_alias), with the refresh option, and skips empty writes', async () => {
+    const transport = new FakeTransport([{ statusCode: 200, body: { errors: false, items: [] } }, { statusCode: 200, body: { errors: false, items: [] } }]);
     const index = new OpenSearchSearchIndex({ transport, alias: 'resources', refresh: 'wait_for' });
     await index.upsert([]);
     await index.remove([]);
     expect(transport.requests).toHaveLength(0);
     await index.upsert([scenario('a')]);
-    expect(transport.requests[0]).toMatchObject({ method: 'POST', path: '/resources/_bulk?refresh=wait_for' });
+    expect(transport.requests[0]).toMatchObject({ method: 'POST', path: '/resources/_bulk?require_alias=true&refresh=wait_for' });
     expect(typeof transport.requests[0]?.body).toBe('string');
+    // The reindex writes to a concrete index: no require_alias there.
+    await new OpenSearchSearchIndex({ transport, alias: 'resources-20260101t000000000z', requireAlias: false }).upsert([scenario('a')]);
+    expect(transport.requests[1]).toMatchObject({ path: '/resources-20260101t000000000z/_bulk' });
+  });
+
+  it('reports writes and deletes refused because the alias is missing (nothing silently dropped)', async () => {
+    const missing = { type: 'index_not_found_exception', reason: 'no such index [resources] and [require_alias] request flag is [true]' };
+    const transport = new FakeTransport([{
+      statusCode: 200,
+      body: { errors: true, items: [{ index: { _id: 'SCENARIO#acme#a', status: 404, error: missing } }, { delete: { _id: 'DEVICE#acme#d', status: 404, error: missing } }] },
+    }]);
+    const error = await new OpenSearchSearchIndex({ transport, alias: 'resources' })
+      .bulk([scenario('a')], [{ type: 'DEVICE', company: 'acme', id: 'd' }]).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(BulkIndexError);
+    expect((error as BulkIndexError).failedIds).toEqual(['SCENARIO#acme#a', 'DEVICE#acme#d']);
   });
 
   it('throws BulkIndexError listing the failed ids; deleting an unknown document is not a failure', async () => {

@@ -1,0 +1,17 @@
+import middy from '@middy/core';
+import { logger } from '../platform/logger.js';
+import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
+
+/**
+ * Rebuilds the search index from DynamoDB without downtime (README, "Reindex"); invoked by hand
+ * (`aws lambda invoke --function-name <SearchReindexFunction> out.json`), any payload. With SEARCH_BACKEND=opensearch:
+ * a new concrete index `<alias>-<UTC time>`, every document of DEVICES_TABLE and SCENARIOS_TABLE bulk-loaded, the
+ * alias switched atomically, the old indexes deleted, then the items changed meanwhile rewritten.
+ * Returns `{ index, documents, tookMs }`.
+ * @throws ServiceUnavailableError when OpenSearch is unreachable (nothing changed); the invocation then fails.
+ */
+export const handler = middy<unknown, ReindexResult>({ timeoutEarlyInMillis: 0 }).handler(async () => {
+  const result = await reindexSearch();
+  logger.info('Search index rebuilt', { ...result });
+  return result;
+});

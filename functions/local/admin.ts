@@ -1,0 +1,69 @@
+/**
+ * The local runtime's admin listener (loopback only) and its client: how `npm run reindex` asks a running
+ * `npm start` to rebuild its search index. The runtime writes `{ pid, admin }` to `<data folder>/runtime.json`
+ * while it runs; the client reads it and sends `POST {admin}/search/reindex`.
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { DomainError } from '../core/errors.js';
+import type { ReindexResult } from '../platform/reindex.js';
+
+/** File of the data folder where a running runtime writes `{ pid, admin }` (removed on stop). */
+export const RUNTIME_FILE = 'runtime.json';
+
+/** Path of the admin listener's only route. */
+export const REINDEX_PATH = '/search/reindex';
+
+/**
+ * An HTTP server (listen on 127.0.0.1 only) serving `POST /search/reindex`: runs `reindex` and answers 200
+ * `{ index, documents, tookMs }`, or RFC 9457 problem+json: the DomainError's status (503 with Retry-After when
+ * OpenSearch is unreachable), 500 for anything else; any other request is 404.
+ * @param log one line per reindex, success or failure.
+ */
+export function createAdminServer(reindex: () => Promise<ReindexResult>, log: (message: string) => void): Server {
+  return createServer((request, response) => {
+    const problem = (status: number, title: string, detail: string, type: string, headers: Record<string, string> = {}): void => {
+      response.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
+      response.end(JSON.stringify({ type, title, status, detail, instance: request.url }));
+    };
+    request.resume();
+    if (request.method !== 'POST' || request.url !== REINDEX_PATH) {
+      problem(404, 'Not Found', `The admin listener only serves POST ${REINDEX_PATH}.`, 'https://device-scenario-service.dev/problems/not-found');
+      return;
+    }
+    reindex().then(
+      (result) => {
+        log(`Search index rebuilt: ${result.documents} documents in ${result.tookMs} ms (${result.index}).`);
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(result));
+      },
+      (error: unknown) => {
+        log(`Search reindex failed: ${(error as Error).message}`);
+        if (error instanceof DomainError) problem(error.status, error.title, error.message, error.type, error.headers);
+        else problem(500, 'Internal Server Error', `The reindex failed: ${(error as Error).message}`, 'https://device-scenario-service.dev/problems/internal-server-error');
+      },
+    );
+  });
+}
+
+/**
+ * Asks the runtime running on `dataDirectory` to rebuild its search index; resolves with its answer.
+ * @throws Error saying what to do when no runtime is found (no runtime.json), when it does not answer, or with
+ *   the problem's `detail` when the reindex failed.
+ */
+export async function requestLocalReindex(dataDirectory: string): Promise<ReindexResult> {
+  let admin: string;
+  try {
+    admin = (JSON.parse(await readFile(join(dataDirectory, RUNTIME_FILE), 'utf8')) as { admin: string }).admin;
+  } catch {
+    throw new Error(`No local runtime found in ${dataDirectory} (no ${RUNTIME_FILE}): start it with npm start (same DATA_DIR), `
+      + 'or set SEARCH_BACKEND=opensearch and OPENSEARCH_URL to reindex an OpenSearch.');
+  }
+  const response = await fetch(`${admin}${REINDEX_PATH}`, { method: 'POST' }).catch((error: unknown) => {
+    throw new Error(`The local runtime at ${admin} does not answer (${(error as Error).message}); is npm start still running?`);
+  });
+  const body = (await response.json()) as ReindexResult & { detail?: string };
+  if (response.status !== 200) throw new Error(`The local runtime answered ${response.status}: ${body.detail ?? JSON.stringify(body)}`);
+  return body;
+}

@@ -1,0 +1,138 @@
+/**
+ * Search index maintenance over real HTTP against the local runtime (`bin/local.ts`):
+ * - `npm run reindex` (bin/reindex.ts) rebuilds the embedded index of a running `npm start` and swaps it in;
+ * - with SEARCH_BACKEND=opensearch and an OpenSearch that does not answer, search and filters answer 503
+ *   problem+json with Retry-After while deployments and uploads keep working; once OpenSearch is back (an in-memory
+ *   fake here: no real OpenSearch is needed), the stream consumer's retries deliver the writes it missed, and
+ *   `npm run reindex` rebuilds the index through a new concrete index and an alias switch.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../functions/local/free-port.js';
+import { FakeOpenSearch } from '../unit/fake-opensearch.js';
+import {
+  call, eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+} from './harness.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const SEARCH_VARIABLES = ['SEARCH_BACKEND', 'OPENSEARCH_URL', 'OPENSEARCH_INDEX', 'OPENSEARCH_AUTH'];
+
+/** Runs `npm run reindex` (bin/reindex.ts) against the data folder; resolves with its exit code and output. */
+function runReindex(dataDirectory: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDirectory, NODE_NO_WARNINGS: '1' };
+  for (const name of SEARCH_VARIABLES) delete env[name];
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'bin/reindex.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
+}
+
+const SEARCH = '/resources/search?type=DEVICE&connection.state=DISCONNECTED&sort=serial&pageSize=100';
+
+describe('npm run reindex on the embedded engine', () => {
+  let settings: ServiceSettings;
+  let service: LocalService;
+  let token: string;
+
+  beforeAll(async () => {
+    settings = await newServiceSettings();
+    service = await startService(settings);
+    token = await tokenFor(service, 'olivia');
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    if (settings !== undefined) await removeDataDirectory(settings);
+  }, 120_000);
+
+  it('rebuilds the index of the running service and swaps it in; searches answer the same', async () => {
+    const before = await call(`${service.api}${SEARCH}`, { token });
+    expect(before.status).toBe(200);
+    const reindex = await runReindex(settings.dataDirectory);
+    expect(reindex.stderr).toBe('');
+    expect(reindex.code).toBe(0);
+    expect(JSON.parse(reindex.stdout)).toEqual({ index: 'embedded-3', documents: 242, tookMs: expect.any(Number) });
+    const after = await call(`${service.api}${SEARCH}`, { token });
+    expect(after.body).toEqual(before.body);
+    expect(service.output()).toContain('Search index rebuilt: 242 documents');
+  });
+});
+
+describe('OpenSearch unreachable, then back', () => {
+  let settings: ServiceSettings;
+  let service: LocalService;
+  let alice: string;
+  let port: number;
+  const fake = new FakeOpenSearch();
+
+  beforeAll(async () => {
+    port = await freePort();
+    Object.assign(process.env, { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: `http://127.0.0.1:${port}`, OPENSEARCH_INDEX: 'resources' });
+    settings = await newServiceSettings();
+    try {
+      service = await startService(settings);
+    } finally {
+      for (const name of SEARCH_VARIABLES) delete process.env[name];
+    }
+    alice = await tokenFor(service, 'alice');
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    await fake.close();
+    if (settings !== undefined) await removeDataDirectory(settings);
+  }, 120_000);
+
+  it('starts anyway and says so', () => {
+    expect(service.output()).toContain('Search index not rebuilt');
+    expect(service.output()).toContain('0 documents indexed');
+  });
+
+  it('answers 503 problem+json with Retry-After on search and filters', async () => {
+    for (const path of [SEARCH, '/resources/search/filters?type=DEVICE']) {
+      const result = await call(`${service.api}${path}`, { token: alice });
+      expect(result.status, path).toBe(503);
+      expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(Number(result.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(result.body).toMatchObject({ status: 503, title: 'Service Unavailable', detail: expect.stringContaining('search backend') });
+    }
+  });
+
+  let uploadedId: string;
+
+  it('keeps deployments and uploads working', async () => {
+    const deployed = await call(`${service.api}/companies/acme/resources/deployments`, {
+      token: alice,
+      json: { requests: [{ target: { type: 'DEVICE', id: 'acme-kiosk-0007', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' }, action: 'DEPLOY' }] },
+    });
+    expect(deployed.status).toBe(200);
+    expect(deployed.body.items[0]).toMatchObject({ state: 'SUCCESS', cause: null });
+
+    const skeleton = await fetch(`${service.api}/companies/acme/resources/scenarios/skeleton.zip?version=1.0.0`, {
+      headers: { authorization: `Bearer ${alice}`, accept: 'application/zip' },
+    });
+    expect(skeleton.status).toBe(200);
+    const uploaded = await uploadArchive(service, alice, 'acme', new Uint8Array(await skeleton.arrayBuffer()));
+    expect(uploaded.status).toBe(201);
+    uploadedId = uploaded.body.id;
+  });
+
+  it('delivers the missed write once OpenSearch is back (stream retries), and npm run reindex switches the alias', async () => {
+    // OpenSearch comes back with the index it had before it went away.
+    fake.seedIndex('resources-before', 'resources');
+    await fake.listen(port);
+    await eventually(async () => fake.documentsOf('resources').has(`SCENARIO#acme#${uploadedId}`), 'the uploaded scenario to reach OpenSearch');
+
+    const reindex = await runReindex(settings.dataDirectory);
+    expect(reindex.stderr).toBe('');
+    const result = JSON.parse(reindex.stdout) as { index: string; documents: number };
+    expect(result).toMatchObject({ index: expect.stringMatching(/^resources-\d{8}t\d{9}z$/), documents: 243 });
+    expect(fake.aliasTable()).toEqual({ resources: [result.index] });
+    expect(fake.indexes.has('resources-before')).toBe(false);
+    expect(fake.documentsOf('resources').size).toBe(243);
+    expect((await call(`${service.api}${SEARCH}`, { token: alice })).status).toBe(200);
+  });
+});
