@@ -1,4 +1,4 @@
-import { highestVersion } from '../../core/scenarios/manifest.js';
+import { highestVersion } from '../../core/scenarios/versions.js';
 import type { DeviceDocument, DocumentKey, ScenarioDocument, SearchDocument } from '../../core/search/documents.js';
 
 /**
