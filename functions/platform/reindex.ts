@@ -35,6 +35,9 @@ export interface ReindexResult {
   tookMs: number;
 }
 
+/** Items per Scan call of a rebuild (the 1 MB page limit usually ends a page first: ~420 devices). */
+export const SCAN_PAGE_LIMIT = 1_000;
+
 /**
  * Scans the devices and scenarios tables (paginated, 1 MB pages, consistent reads) and upserts every searchable
  * item into `search`, one call per page. With `since` (ISO-8601), only items whose `updated` is at or after it.
@@ -52,7 +55,11 @@ export async function rebuildSearchIndex(
   for (const table of [source.tables.devices, source.tables.scenarios]) {
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await source.dynamoDb.send(new ScanCommand({ TableName: table, ExclusiveStartKey: startKey, ConsistentRead: true, ...filter }));
+      // An explicit Limit: without one, DynamoDB Local answers each 1 MB page ~6x slower (20,000 devices: 168 s
+      // unlimited vs 28 s with Limit 1000, same 48 pages, measured here); DynamoDB itself is indifferent.
+      const page = await source.dynamoDb.send(
+        new ScanCommand({ TableName: table, ExclusiveStartKey: startKey, ConsistentRead: true, Limit: SCAN_PAGE_LIMIT, ...filter }),
+      );
       const documents = (page.Items ?? []).map(searchDocumentFromItem).filter((document): document is SearchDocument => document !== undefined);
       if (documents.length > 0) await source.search.upsert(documents);
       indexed += documents.length;
