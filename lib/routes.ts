@@ -48,6 +48,12 @@ export const ROUTES: readonly RouteDefinition[] = [
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
 export const SEARCH_INDEXER_ENTRY = 'functions/handlers/search-indexer.ts';
 
+/** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
+export const SEARCH_REINDEX_ENTRY = 'functions/handlers/search-reindex.ts';
+
+/** AWS only: the CloudFormation custom resource (CDK Provider `onEvent`) installing the index template and alias. */
+export const SEARCH_INDEX_SETUP_ENTRY = 'functions/handlers/search-index-setup.ts';
+
 /** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
 export const ARCHIVE_UPLOADED = { prefix: 'uploads/', entry: 'functions/handlers/scenario-archive-uploaded.ts' } as const;
 

@@ -6,11 +6,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { acknowledge, wildcardResourceFinding } from './nag.js';
 
 /** Repository root: `entry` paths (lib/routes.ts) are relative to it, and it is the bundler's project root. */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,6 +52,31 @@ export const POWERTOOLS_SERVICE_NAME = 'device-scenario-service';
 /** Read (`R`), read-write (`RW`) or write-only (`W`: put items / put objects) access to a table or bucket. */
 export type Access = 'R' | 'RW' | 'W';
 
+/**
+ * DynamoDB actions of a read grant: CDK's `grantReadData` without the stream actions (streams are granted by the
+ * event source). Explicit lists, instead of CDK's grants, so that index access names each index of TABLES rather
+ * than `<table>/index/*`.
+ */
+export const DYNAMODB_READ_ACTIONS = [
+  'dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable',
+] as const;
+
+/** DynamoDB actions of a write grant (CDK's `grantWriteData`). */
+export const DYNAMODB_WRITE_ACTIONS = [
+  'dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:DescribeTable',
+] as const;
+
+/**
+ * S3 object actions per access: the archive store calls Get/Head (GetObject), Put and server-side Copy (PutObject on
+ * the target, GetObject on the source) and Delete; no ACL, tagging, versioning or multipart action is needed
+ * (CDK's `grantReadWrite` would add `s3:GetObject*`, `s3:DeleteObject*`, `s3:Abort*`…).
+ */
+export const S3_OBJECT_ACTIONS: Readonly<Record<Access, readonly string[]>> = {
+  R: ['s3:GetObject'],
+  W: ['s3:PutObject'],
+  RW: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+};
+
 export interface ServiceFunctionProps {
   /** Handler module, relative to the repository root (an `entry` of lib/routes.ts); it exports `handler`. */
   entry: string;
@@ -62,17 +89,31 @@ export interface ServiceFunctionProps {
   logLevel?: string;
   /** Extra environment variables (merged over the defaults). */
   environment?: Record<string, string>;
+  /** Retention of the function's log group. @default one month */
+  logRetention?: RetentionDays;
+  /**
+   * Execution role to use instead of a new one (the search clients' roles live in the stateful stack, so that the
+   * OpenSearch domain's access policy can name them). It must be mutable: grants add policies to it.
+   * @default a new role with only the log-group, X-Ray and granted permissions
+   */
+  role?: IRole;
 }
 
 /**
- * NodejsFunction with the service's defaults: ARM_64, Node.js 24, 1024 MB, 29 s, X-Ray active tracing, a log group
- * kept one month, minified ESM bundles with source maps, always bundled by the locally installed esbuild (never
- * Docker). `bindTable`/`bindBucket` grant access and set the variable the function reads the name from.
+ * NodejsFunction with the service's defaults: ARM_64, Node.js 24, 1024 MB, 29 s, X-Ray active tracing, its own log
+ * group (one month unless `logRetention` says otherwise), minified ESM bundles with source maps, always bundled by
+ * the locally installed esbuild (never Docker). Its execution role carries no AWS managed policy: writing to its own
+ * log group and X-Ray, then only what `bindTable`/`bindBucket` (which also set the variable the function reads the
+ * name from) and explicit statements grant.
  */
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
-    // The log group must exist before the function (NodejsFunction takes it as a prop), so it is a sibling.
-    const logGroup = new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH });
+    // The log group and the role must exist before the function (NodejsFunction takes them as props): siblings.
+    const logGroup = new LogGroup(scope, `${id}Logs`, { retention: props.logRetention ?? RetentionDays.ONE_MONTH });
+    const role = props.role ?? new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of ${props.entry}`,
+    });
     super(scope, id, {
       entry: join(REPO_ROOT, props.entry),
       handler: 'handler',
@@ -84,6 +125,7 @@ export class ServiceFunction extends NodejsFunction {
       timeout: props.timeout ?? HTTP_FUNCTION_TIMEOUT,
       tracing: Tracing.ACTIVE,
       logGroup,
+      role,
       ...(props.description === undefined ? {} : { description: props.description }),
       environment: {
         POWERTOOLS_SERVICE_NAME,
@@ -107,26 +149,48 @@ export class ServiceFunction extends NodejsFunction {
         logLevel: LogLevel.WARNING,
       },
     });
+    // What AWSLambdaBasicExecutionRole would grant on every log group, on this function's log group only.
+    this.addToRolePolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+    acknowledge(
+      role,
+      wildcardResourceFinding('*'),
+      "Resource '*' in this role is only X-Ray's PutTraceSegments/PutTelemetryRecords (active tracing; X-Ray has no resource-level " +
+        "permissions) and, for the search indexer, dynamodb:ListStreams (no resource-level permissions either); " +
+        'test/infra/stacks.test.ts fails if any other action is granted on "*".',
+    );
   }
 
-  /** Grants `access` to the table's items (and indexes) and sets `envVar` to its name. */
-  bindTable(table: ITable, access: Access, envVar: string): this {
-    if (access === 'RW') table.grantReadWriteData(this);
-    else if (access === 'W') table.grantWriteData(this);
-    else table.grantReadData(this);
+  /**
+   * Grants `access` to the table's items and sets `envVar` to its name. Reads also cover the indexes named in
+   * `indexNames` (the table's GSIs in TABLES), each by its own ARN.
+   */
+  bindTable(table: ITable, access: Access, envVar: string, indexNames: readonly string[] = []): this {
+    if (access !== 'W') {
+      this.addToRolePolicy(new PolicyStatement({
+        actions: [...DYNAMODB_READ_ACTIONS],
+        resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
+      }));
+    }
+    if (access !== 'R') this.addToRolePolicy(new PolicyStatement({ actions: [...DYNAMODB_WRITE_ACTIONS], resources: [table.tableArn] }));
     this.addEnvironment(envVar, table.tableName);
     return this;
   }
 
   /**
-   * Grants `access` to the bucket's objects matching `keyPattern` (default: all) and sets `envVar` to its name.
-   * `W` is `s3:PutObject` only (e.g. to presign uploads).
+   * Grants `access` (S3_OBJECT_ACTIONS) to the bucket's objects matching `keyPattern` (default: all) and sets
+   * `envVar` to its name. `W` is `s3:PutObject` only (to presign uploads). Reads also get `s3:ListBucket` on the
+   * bucket: without it S3 answers 403 instead of 404 for a missing key, and the archive store tells them apart.
    */
   bindBucket(bucket: IBucket, access: Access, envVar: string, keyPattern = '*'): this {
-    if (access === 'RW') bucket.grantReadWrite(this, keyPattern);
-    else if (access === 'W') bucket.grantPut(this, keyPattern);
-    else bucket.grantRead(this, keyPattern);
+    this.addToRolePolicy(new PolicyStatement({ actions: [...S3_OBJECT_ACTIONS[access]], resources: [bucket.arnForObjects(keyPattern)] }));
+    if (access !== 'W') this.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
     this.addEnvironment(envVar, bucket.bucketName);
     return this;
   }
+}
+
+/** The construct id of an entry's function: `functions/handlers/deployments-list.ts` → `DeploymentsListFunction`. */
+export function functionIdOf(entry: string): string {
+  const base = entry.replace(/^.*\//, '').replace(/\.ts$/, '');
+  return `${base.split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}Function`;
 }

@@ -1,14 +1,20 @@
 /**
- * Stateful resources: the four DynamoDB tables (key design in functions/adapters/aws/tables.ts) and the scenario
- * archive bucket. All are retained when the stack is deleted, and none has a physical name, so a second stage
- * (or a re-created stack) never collides with retained resources.
+ * Stateful resources: the DynamoDB tables (key design in functions/adapters/aws/tables.ts), the scenario archive
+ * bucket (and its access-log bucket), the OpenSearch domain (lib/search-domain.ts, with the roles its access policy
+ * names) and the Cognito user pool (lib/identity.ts, with its pre-token-generation trigger). Data holders are
+ * retained when the stack is deleted, and none has a physical name, so a second stage (or a re-created stack) never
+ * collides with retained resources.
  */
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
+import { Identity } from './identity.js';
 import { ARCHIVE_UPLOADED } from './routes.js';
+import { SearchDomain } from './search-domain.js';
+import type { ServiceSettings } from './settings.js';
 
 /** Construct id of each table. */
 const TABLE_IDS: Record<TableName, string> = {
@@ -19,6 +25,16 @@ const TABLE_IDS: Record<TableName, string> = {
   idempotency: 'IdempotencyTable',
 };
 
+/** Props of the stateful stack. */
+export interface StatefulStackProps extends StackProps {
+  /** Customer parameters (lib/settings.ts). */
+  settings: ServiceSettings;
+}
+
+/** Presigned URLs are signed for these headers (functions/core/scenarios/presigned-upload.ts). */
+const PRESIGNED_HEADERS = ['content-type'];
+
+/** The stateful half of one stage (see the module comment). */
 export class StatefulStack extends Stack {
   readonly companiesTable: Table;
   readonly devicesTable: Table;
@@ -29,9 +45,22 @@ export class StatefulStack extends Stack {
   readonly tables: Readonly<Record<TableName, Table>>;
   /** Uploaded scenario archives. */
   readonly archiveBucket: Bucket;
+  /** Server access logs of the archive bucket. */
+  readonly accessLogsBucket: Bucket;
+  /**
+   * Name of the export of the archive bucket's ARN. The stateless stack builds its object grants from
+   * `Fn::ImportValue` of this name, so the cdk-nag findings of those `…/prefix/*` resources have a stable name to
+   * acknowledge.
+   */
+  readonly archiveBucketArnExport: string;
+  readonly search: SearchDomain;
+  /** Name of the export of the OpenSearch domain's ARN (see archiveBucketArnExport). */
+  readonly searchDomainArnExport: string;
+  readonly identity: Identity;
 
-  constructor(scope: Construct, id: string, props?: StackProps) {
+  constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
+    const { settings } = props;
 
     this.companiesTable = this.table('companies', TABLES.companies);
     this.devicesTable = this.table('devices', TABLES.devices);
@@ -45,7 +74,30 @@ export class StatefulStack extends Stack {
       deployments: this.deploymentsTable,
       idempotency: this.idempotencyTable,
     };
+    // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).
+    new CfnOutput(this, 'CompaniesTableName', { description: 'Companies table (one item per company: quota).', value: this.companiesTable.tableName });
+    new CfnOutput(this, 'DevicesTableName', { description: 'Devices table (one item per device of the fleet).', value: this.devicesTable.tableName });
 
+    const retentionDays = settings.logRetention === RetentionDays.INFINITE ? undefined : settings.logRetention;
+    this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: false,
+      lifecycleRules: retentionDays === undefined ? [] : [{ id: 'ExpireAccessLogs', expiration: Duration.days(retentionDays) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.accessLogsBucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
+
+    const cors: CorsRule[] = settings.corsAllowedOrigins.length === 0 ? [] : [{
+      // Browsers PUT archives to presigned upload URLs and may fetch presigned download URLs.
+      allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
+      allowedOrigins: settings.corsAllowedOrigins,
+      allowedHeaders: PRESIGNED_HEADERS,
+      exposedHeaders: ['ETag'],
+      maxAge: 3600,
+    }];
     this.archiveBucket = new Bucket(this, 'ArchiveBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
@@ -53,16 +105,36 @@ export class StatefulStack extends Stack {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       // Archive keys are unique per upload and immutable (scenario versions never change): nothing to version.
       versioned: false,
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'archive-bucket/',
+      ...(cors.length === 0 ? {} : { cors }),
       lifecycleRules: [
         { id: 'AbortIncompleteMultipartUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
-        // Presigned uploads are copied to companies/... once validated and then deleted; anything left under
-        // uploads/ (a slot never completed, a PUT racing the cleanup) expires rather than escaping quota accounting.
-        { id: 'ExpireUnprocessedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1) },
+        // Presigned uploads live under uploads/ only until the validation function has run: accepted archives are
+        // copied to companies/... and the upload deleted, rejected ones (REJECTED with the 409/413/422 problem) are
+        // deleted too. Anything still there a day later (a slot never completed, a rejected upload whose deletion
+        // failed, an event that went to the dead-letter queue) expires rather than escaping quota accounting.
+        { id: 'ExpireUnprocessedAndRejectedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1) },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // The TLS-only policy stays with the retained bucket.
     this.archiveBucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    this.archiveBucketArnExport = `${this.stackName}:ArchiveBucketArn`;
+    this.exportValue(this.archiveBucket.bucketArn, { name: this.archiveBucketArnExport });
+
+    this.search = new SearchDomain(this, 'Search', { ...settings.opensearch, logRetention: settings.logRetention });
+    this.searchDomainArnExport = `${this.stackName}:SearchDomainArn`;
+    this.exportValue(this.search.domain.domainArn, { name: this.searchDomainArnExport });
+
+    this.identity = new Identity(this, 'Identity', {
+      featurePlan: settings.cognitoFeaturePlan, logLevel: settings.logLevel, logRetention: settings.logRetention,
+    });
+
+    // Stack outputs (README, "Deploy to AWS"), under stable names.
+    new CfnOutput(this, 'UserPoolId', { description: 'Cognito user pool of the token endpoint (create users here).', value: this.identity.userPool.userPoolId });
+    new CfnOutput(this, 'UserPoolClientId', { description: "App client of the token endpoint (the tokens' aud).", value: this.identity.client.userPoolClientId });
+    new CfnOutput(this, 'SearchDomainEndpoint', { description: 'OpenSearch domain endpoint (SigV4 only).', value: `https://${this.search.domain.domainEndpoint}` });
   }
 
   private table(name: TableName, schema: TableKeySchema): Table {

@@ -1,38 +1,43 @@
 /**
- * Stateless resources: one ServiceFunction per handler module of lib/routes.ts, the main and upload HTTP APIs
- * (decisions.md, "Addresses"), the search indexer fed by the devices and scenarios table streams, and the function
- * that validates archives uploaded through presigned upload slots (S3 ObjectCreated under ARCHIVE_UPLOADED.prefix).
+ * Stateless resources of one stage: one ServiceFunction per handler module, the three HTTP APIs built from the route
+ * table of the local runtime (lib/routes.ts; decisions.md, "Addresses"), the search indexer fed by the devices and
+ * scenarios table streams, the function validating archives PUT through presigned upload slots (S3 ObjectCreated
+ * under ARCHIVE_UPLOADED.prefix), the search index setup (custom resource) and reindex functions, the
+ * DeploymentChanged event bus, and the alarms (lib/monitoring.ts).
  *
- * The 'auth' routes are not deployed here: on AWS the authentication address is an API in front of a Cognito user
- * pool (a later change). Until then the token settings come from CDK context:
- *
- * | context key     | environment variable | default (placeholder)                                   |
- * |-----------------|----------------------|---------------------------------------------------------|
- * | `jwtIssuer`     | JWT_ISSUER           | `https://auth.example.invalid`                          |
- * | `jwtAudience`   | JWT_AUDIENCE         | `device-scenario-service`                               |
- * | `jwksUrl`       | JWKS_URL             | `https://auth.example.invalid/.well-known/jwks.json`    |
- * | `searchBackend` | SEARCH_BACKEND       | `opensearch`                                            |
- * | `opensearchUrl` | OPENSEARCH_URL       | empty (the variable is then not set)                    |
- * | `logLevel`      | POWERTOOLS_LOG_LEVEL | `INFO`                                                  |
- *
- * e.g. `npx cdk synth -c jwtIssuer=https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc -c jwtAudience=...`.
+ * On AWS the authentication address is an API in front of the stateful stack's Cognito user pool: `POST /token`
+ * runs functions/handlers/auth-cognito-token.ts (same contract as the local token endpoint) and
+ * `GET /.well-known/jwks.json` proxies the pool's JWKS. Every other function verifies tokens against that pool:
+ * JWT_ISSUER, JWT_AUDIENCE (the app client id) and JWKS_URL come from it.
  */
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod, type HttpStage, type ThrottleSettings } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { type CfnElement, CfnOutput, CustomResource, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  CorsHttpMethod, HttpApi, HttpMethod, type HttpRouteIntegration, type HttpStage, LogGroupLogDestination, type ThrottleSettings,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { type IFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket, EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
+import { templateVersion } from '../functions/adapters/aws/opensearch-indexes.js';
 import { TABLES, type TableName } from '../functions/adapters/aws/tables.js';
-import { type ApiName, ARCHIVE_UPLOADED, ROUTES, type RouteDefinition, SEARCH_INDEXER_ENTRY } from './routes.js';
-import { type Access, ServiceFunction } from './service-function.js';
+import { Monitoring } from './monitoring.js';
+import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
+import {
+  type ApiName, ARCHIVE_UPLOADED, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY,
+} from './routes.js';
+import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
+import { type Access, functionIdOf, ServiceFunction } from './service-function.js';
+import type { ServiceSettings } from './settings.js';
 
 /** The variable each table's name is read from (functions/platform/config.ts). */
 export const TABLE_ENV: Readonly<Record<TableName, string>> = {
@@ -46,23 +51,26 @@ export const TABLE_ENV: Readonly<Record<TableName, string>> = {
 /** The variable the archive bucket's name is read from. */
 export const ARCHIVE_BUCKET_ENV = 'ARCHIVE_BUCKET';
 
-/** Placeholder defaults of the context keys (see the table above). */
-export const CONTEXT_DEFAULTS = {
-  jwtIssuer: 'https://auth.example.invalid',
-  jwtAudience: 'device-scenario-service',
-  jwksUrl: 'https://auth.example.invalid/.well-known/jwks.json',
-  searchBackend: 'opensearch',
-  opensearchUrl: '',
-  logLevel: 'INFO',
-} as const;
+/** The token endpoint on AWS: Cognito InitiateAuth (USER_PASSWORD_AUTH) behind the local endpoint's contract. */
+export const AUTH_COGNITO_TOKEN_ENTRY = 'functions/handlers/auth-cognito-token.ts';
 
-/** What one handler module may touch. */
+/**
+ * How each 'auth' route of ROUTES is served on AWS (the local runtime runs its own issuer): a function, or the
+ * Cognito pool's JWKS behind an HTTP proxy integration. A new 'auth' route without an entry here fails the synth.
+ */
+const AUTH_ROUTES_ON_AWS: Readonly<Record<string, { entry: string } | 'cognito-jwks'>> = {
+  AuthToken: { entry: AUTH_COGNITO_TOKEN_ENTRY },
+  AuthJwks: 'cognito-jwks',
+};
+
+/** What one handler module may touch. Search access (OpenSearch) comes from SEARCH_CLIENTS. */
 interface FunctionAccess {
   /**
    * The handler builds the composition root (`services()`), whose storageConfig() requires every table and bucket
    * name at cold start. Names are not permissions: the function gets the names, and grants only for `tables`/`bucket`.
    */
   storage: boolean;
+  /** Grants (and the table's name variable, with or without `storage`). */
   tables?: Partial<Record<TableName, Access>>;
   bucket?: Access;
   /** Objects the bucket grant covers. @default '*' */
@@ -72,78 +80,135 @@ interface FunctionAccess {
    * carries its signer's permissions). Used instead of `bucket`.
    */
   bucketGetObjectKeyPattern?: string;
-  /** Uses the search index: gets SEARCH_BACKEND and OPENSEARCH_URL. */
-  search?: boolean;
   /** Publishes DeploymentChanged events: gets EVENT_BUS_NAME and events:PutEvents on the bus. */
   events?: boolean;
+  /** Verifies bearer tokens: gets JWT_ISSUER, JWT_AUDIENCE, JWKS_URL. */
+  verifiesTokens?: boolean;
   /** @default HTTP (29 s) */
   timeout?: Duration;
+  /** @default 1024 MB */
+  memorySize?: number;
 }
 
 /** How long validating and storing one presigned upload may take (archives above the upload API's 10 MB limit). */
 const ARCHIVE_UPLOADED_TIMEOUT = Duration.minutes(2);
 
 /**
- * Least privilege, per handler module. A route whose entry is missing here fails the synth, so whoever adds a
+ * Least privilege, per handler module. A function whose entry is missing here fails the synth, so whoever adds a
  * route decides what its function may do.
  */
 const ACCESS: Readonly<Record<string, FunctionAccess>> = {
-  'functions/handlers/scenarios-skeleton.ts': { storage: false },
-  'functions/handlers/scenarios-schema.ts': { storage: false },
+  'functions/handlers/scenarios-skeleton.ts': { storage: false, verifiesTokens: true },
+  'functions/handlers/scenarios-schema.ts': { storage: false, verifiesTokens: true },
+  // Public: the OpenAPI document.
   'functions/handlers/openapi.ts': { storage: false },
   // Reads the devices and scenario versions a request names; writes active deployments and their history.
-  'functions/handlers/deployments-execute.ts': { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' }, events: true },
+  'functions/handlers/deployments-execute.ts': {
+    storage: true, verifiesTokens: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' }, events: true,
+  },
   // Checks the device exists, pages active deployments.
-  'functions/handlers/deployments-list.ts': { storage: true, tables: { devices: 'R', deployments: 'R' } },
-  // Pages the history: one Query on the deployments table or its gsi1/gsi2 (a read grant covers the indexes).
-  'functions/handlers/deployments-history.ts': { storage: true, tables: { deployments: 'R' } },
-  // Only the index (OpenSearch, authorized by the search adapter, not by table grants).
-  'functions/handlers/search.ts': { storage: true, search: true },
+  'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, tables: { devices: 'R', deployments: 'R' } },
+  // Pages the history: one Query on the deployments table or its gsi1/gsi2 (each index granted by name).
+  'functions/handlers/deployments-history.ts': { storage: true, verifiesTokens: true, tables: { deployments: 'R' } },
+  // Only the index (OpenSearch `search` access: SEARCH_CLIENTS).
+  'functions/handlers/search.ts': { storage: false, verifiesTokens: true },
   // The index, plus company names for the `companies` filter.
-  'functions/handlers/search-filters.ts': { storage: true, search: true, tables: { companies: 'R' } },
+  'functions/handlers/search-filters.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
   // Quota check and usage update on companies, version record on scenarios (one transaction), archive put/delete.
-  'functions/handlers/scenarios-upload.ts': { storage: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW' },
+  'functions/handlers/scenarios-upload.ts': { storage: true, verifiesTokens: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW' },
   // Checks the company, records the slot (scenarios table, `UPLOAD#`), presigns a PUT. Its credentials sign the URL
   // handed to the client, so its bucket grant is PutObject under the upload prefix only.
   'functions/handlers/scenarios-upload-slot.ts': {
-    storage: true, tables: { companies: 'R', scenarios: 'RW' }, bucket: 'W', bucketKeyPattern: `${ARCHIVE_UPLOADED.prefix}*`,
+    storage: true, verifiesTokens: true, tables: { companies: 'R', scenarios: 'RW' }, bucket: 'W', bucketKeyPattern: `${ARCHIVE_UPLOADED.prefix}*`,
   },
   // Reads the slot.
-  'functions/handlers/scenarios-upload-status.ts': { storage: true, tables: { scenarios: 'R' } },
+  'functions/handlers/scenarios-upload-status.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
   // Pages the scenario summaries (one Query).
-  'functions/handlers/scenarios-list.ts': { storage: true, tables: { scenarios: 'R' } },
+  'functions/handlers/scenarios-list.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
   // Reads a summary and its versions, presigns each version's download (stored archives live under `companies/`).
-  'functions/handlers/scenarios-get.ts': { storage: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
+  'functions/handlers/scenarios-get.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
   // Reads one version, presigns its download.
-  'functions/handlers/scenario-version-get.ts': { storage: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
+  'functions/handlers/scenario-version-get.ts': {
+    storage: true, verifiesTokens: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*',
+  },
   // Reads the company's quota and usage.
-  'functions/handlers/scenarios-usage.ts': { storage: true, tables: { companies: 'R' } },
+  'functions/handlers/scenarios-usage.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
+  // Cognito InitiateAuth is an unauthenticated API: no permission at all, only the app client id.
+  [AUTH_COGNITO_TOKEN_ENTRY]: { storage: false, memorySize: 256 },
   // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload, deletes the upload.
   [ARCHIVE_UPLOADED.entry]: {
     storage: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW', timeout: ARCHIVE_UPLOADED_TIMEOUT,
   },
-  // Stream reads are granted by the event sources; writes go to the index only.
-  [SEARCH_INDEXER_ENTRY]: { storage: true, search: true, timeout: Duration.seconds(60) },
+  // Stream reads are granted by the event sources; writes go to the index only (`index` access).
+  [SEARCH_INDEXER_ENTRY]: { storage: false, timeout: Duration.seconds(60) },
+  // Scans the two searchable tables into a new index (`admin` access), invoked by hand.
+  [SEARCH_REINDEX_ENTRY]: { storage: false, tables: { devices: 'R', scenarios: 'R' }, timeout: Duration.minutes(15) },
+  // Installs the index template and alias on deploy (`admin` access).
+  [SEARCH_INDEX_SETUP_ENTRY]: { storage: false, timeout: Duration.minutes(5), memorySize: 256 },
 };
 
-/** Throttling of each API's default stage (requests per second, burst). Uploads are heavy and rare. */
-const THROTTLE: Readonly<Record<Exclude<ApiName, 'auth'>, ThrottleSettings>> = {
+/** Throttling of each API's default stage (requests per second, burst). Uploads are heavy and rare; tokens are cheap but guessable. */
+export const THROTTLE: Readonly<Record<ApiName, ThrottleSettings>> = {
   main: { rateLimit: 100, burstLimit: 200 },
   upload: { rateLimit: 10, burstLimit: 20 },
+  auth: { rateLimit: 10, burstLimit: 20 },
 };
 
+/** One access-log line per request (HTTP API `$context` variables), JSON. */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify({
+  requestId: '$context.requestId',
+  ip: '$context.identity.sourceIp',
+  requestTime: '$context.requestTime',
+  httpMethod: '$context.httpMethod',
+  routeKey: '$context.routeKey',
+  status: '$context.status',
+  protocol: '$context.protocol',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integrationStatus',
+  integrationError: '$context.integrationErrorMessage',
+  userAgent: '$context.identity.userAgent',
+}));
+
+/** Props of the stateless stack: what it uses of the stateful stack. */
 export interface StatelessStackProps extends StackProps {
+  /** Customer parameters (lib/settings.ts). */
+  settings: ServiceSettings;
   /** The tables of StatefulStack, by logical name. */
   tables: Readonly<Record<TableName, ITable>>;
   archiveBucket: IBucket;
+  /** Name of the stateful stack's export of the archive bucket's ARN (StatefulStack.archiveBucketArnExport). */
+  archiveBucketArnExport: string;
+  search: {
+    /** Domain endpoint host name. */
+    domainEndpoint: string;
+    /** Name of the stateful stack's export of the domain ARN (StatefulStack.searchDomainArnExport). */
+    domainArnExport: string;
+    /** Execution role of each SEARCH_CLIENTS function, by handler module (named in the domain's access policy). */
+    clientRoles: ReadonlyMap<string, IRole>;
+  };
+  identity: {
+    /** Token issuer (`iss`). */
+    issuer: string;
+    /** The issuer's public keys. */
+    jwksUrl: string;
+    /** The app client id: the tokens' `aud`, and the client the token endpoint signs in with. */
+    clientId: string;
+    /** The pool's pre-token-generation trigger (stateful stack): alarmed here with the other functions. */
+    preTokenGeneration: IFunction;
+  };
 }
 
+/** The stateless half of one stage (see the module comment). */
 export class StatelessStack extends Stack {
   readonly mainApi: HttpApi;
   readonly uploadApi: HttpApi;
+  readonly authApi: HttpApi;
   readonly mainStage: HttpStage;
   readonly uploadStage: HttpStage;
-  /** One function per handler module, keyed by `entry`. */
+  readonly authStage: HttpStage;
+  /** Every function of this stack, keyed by `entry`. */
   readonly functions: ReadonlyMap<string, ServiceFunction>;
   readonly searchIndexer: ServiceFunction;
   /** Where stream batches that still fail after every retry are described (shard and sequence numbers). */
@@ -152,83 +217,149 @@ export class StatelessStack extends Stack {
   readonly archiveUploaded: ServiceFunction;
   /** S3 events the archive function still failed on after its retries. */
   readonly archiveUploadedDeadLetterQueue: Queue;
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
-
-    const authEnvironment = {
-      JWT_ISSUER: this.contextString('jwtIssuer'),
-      JWT_AUDIENCE: this.contextString('jwtAudience'),
-      JWKS_URL: this.contextString('jwksUrl'),
+    const { settings } = props;
+    const tokenEnvironment = { JWT_ISSUER: props.identity.issuer, JWT_AUDIENCE: props.identity.clientId, JWKS_URL: props.identity.jwksUrl };
+    const searchEnvironment = {
+      SEARCH_BACKEND: 'opensearch',
+      OPENSEARCH_URL: `https://${props.search.domainEndpoint}`,
+      OPENSEARCH_INDEX: SEARCH_INDEX_ALIAS,
+      OPENSEARCH_AUTH: 'aws-sigv4',
     };
-    const backend = this.contextString('searchBackend');
-    if (backend !== 'opensearch' && backend !== 'embedded') throw new Error(`CDK context 'searchBackend' must be 'opensearch' or 'embedded'; got '${backend}'.`);
-    const searchEnvironment: Record<string, string> = { SEARCH_BACKEND: backend };
-    const opensearchUrl = this.contextString('opensearchUrl');
-    if (opensearchUrl !== '') searchEnvironment.OPENSEARCH_URL = opensearchUrl;
-    const logLevel = this.contextString('logLevel');
+    const domainArn = Fn.importValue(props.search.domainArnExport);
+    // Grants on archive objects name the bucket through the explicitly named export, so that their cdk-nag findings
+    // (`<export>/<prefix>*`) can be acknowledged one by one.
+    const archiveBucket = Bucket.fromBucketAttributes(this, 'ArchiveBucketReference', {
+      bucketName: props.archiveBucket.bucketName,
+      bucketArn: Fn.importValue(props.archiveBucketArnExport),
+    });
+    const objectsFinding = (pattern: string) => wildcardResourceFinding(`${props.archiveBucketArnExport}/${pattern}`);
 
     // DeploymentChanged events (issue 4): customers subscribe with EventBridge rules on this bus.
     const deploymentEvents = new EventBus(this, 'DeploymentEvents');
     new CfnOutput(this, 'DeploymentEventBusName', { value: deploymentEvents.eventBusName, description: 'EventBridge bus of DeploymentChanged events.' });
 
-    const createFunction = (functionId: string, entry: string, environment: Record<string, string>): ServiceFunction => {
+    const functions = new Map<string, ServiceFunction>();
+    const createFunction = (entry: string, environment: Record<string, string> = {}): ServiceFunction => {
+      const existing = functions.get(entry);
+      if (existing !== undefined) return existing;
       const access = ACCESS[entry];
       if (access === undefined) throw new Error(`lib/stateless-stack.ts: no ACCESS entry for '${entry}'; declare what its function may touch.`);
+      const functionId = functionIdOf(entry);
+      const searchAccess = SEARCH_CLIENTS[entry];
+      let role: IRole | undefined;
+      if (searchAccess !== undefined) {
+        const clientRole = props.search.clientRoles.get(entry);
+        if (clientRole === undefined) throw new Error(`No OpenSearch client role for '${entry}' (SEARCH_CLIENTS).`);
+        // Mutable import: the function's other permissions become a policy of this stack attached to that role.
+        role = Role.fromRoleArn(this, `${functionId}Role`, clientRole.roleArn, { mutable: true });
+      }
       const fn = new ServiceFunction(this, functionId, {
         entry,
         description: entry,
-        logLevel,
+        logLevel: settings.logLevel,
+        logRetention: settings.logRetention,
         ...(access.timeout === undefined ? {} : { timeout: access.timeout }),
-        environment: { ...environment, ...(access.search === true ? searchEnvironment : {}) },
+        ...(access.memorySize === undefined ? {} : { memorySize: access.memorySize }),
+        ...(role === undefined ? {} : { role }),
+        environment: { ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment) },
       });
+      if (searchAccess !== undefined && role !== undefined) {
+        // The domain's access policy already allows exactly this; the same grant on the role keeps the function's
+        // permissions readable in one place and survives permission boundaries, which limit resource-policy grants.
+        fn.addToRolePolicy(new PolicyStatement({ actions: [...SEARCH_ACTIONS[searchAccess]], resources: searchResources(searchAccess, domainArn) }));
+        if (searchAccess === 'admin') {
+          acknowledge(role, wildcardResourceFinding(`${props.search.domainArnExport}/*`),
+            'Index administration (template, concrete indexes <alias>-<time>, the atomic _aliases switch, deleting old indexes) ' +
+            'spans several OpenSearch paths of this one domain; only the setup custom resource and the manual reindex have it.');
+        }
+      }
       if (access.events === true) {
         deploymentEvents.grantPutEventsTo(fn);
         fn.addEnvironment('EVENT_BUS_NAME', deploymentEvents.eventBusName);
       }
-      if (access.storage) {
-        for (const [name, table] of Object.entries(props.tables) as [TableName, ITable][]) {
-          const tableAccess = access.tables?.[name];
-          if (tableAccess === undefined) fn.addEnvironment(TABLE_ENV[name], table.tableName);
-          else fn.bindTable(table, tableAccess, TABLE_ENV[name]);
-        }
-        if (access.bucket !== undefined) fn.bindBucket(props.archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV, access.bucketKeyPattern);
-        else {
-          fn.addEnvironment(ARCHIVE_BUCKET_ENV, props.archiveBucket.bucketName);
-          if (access.bucketGetObjectKeyPattern !== undefined) {
-            fn.addToRolePolicy(
-              new PolicyStatement({ actions: ['s3:GetObject'], resources: [props.archiveBucket.arnForObjects(access.bucketGetObjectKeyPattern)] }),
-            );
-          }
-        }
+      for (const [name, table] of Object.entries(props.tables) as [TableName, ITable][]) {
+        const tableAccess = access.tables?.[name];
+        const indexes = (TABLES[name] as { globalSecondaryIndexes?: readonly { indexName: string }[] }).globalSecondaryIndexes ?? [];
+        if (tableAccess !== undefined) fn.bindTable(table, tableAccess, TABLE_ENV[name], indexes.map((index) => index.indexName));
+        else if (access.storage) fn.addEnvironment(TABLE_ENV[name], table.tableName);
       }
+      if (access.bucket !== undefined) {
+        const pattern = access.bucketKeyPattern ?? '*';
+        fn.bindBucket(archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV, pattern);
+        acknowledge(fn.role as IRole, objectsFinding(pattern),
+          pattern === '*'
+            ? 'Uploads store archives under companies/<company>/… and read or delete the upload under uploads/…: objects of the one ' +
+              'archive bucket under both prefixes, with only the Get/Put/Delete object actions (S3_OBJECT_ACTIONS).'
+            : `Presigning upload slots needs s3:PutObject on the objects under ${pattern}, and nothing else of the bucket.`);
+      } else if (access.storage) {
+        fn.addEnvironment(ARCHIVE_BUCKET_ENV, props.archiveBucket.bucketName);
+      }
+      if (access.bucketGetObjectKeyPattern !== undefined) {
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [archiveBucket.arnForObjects(access.bucketGetObjectKeyPattern)] }));
+        acknowledge(fn.role as IRole, objectsFinding(access.bucketGetObjectKeyPattern),
+          `Presigned downloads of stored archives: s3:GetObject only, on the objects under ${access.bucketGetObjectKeyPattern} (one object per scenario version).`);
+      }
+      functions.set(entry, fn);
       return fn;
     };
 
-    // HTTP functions: routes sharing a handler module share one function.
-    const httpRoutes = ROUTES.filter((route) => route.api !== 'auth');
-    const functions = new Map<string, ServiceFunction>();
-    for (const route of httpRoutes) {
-      if (!functions.has(route.entry)) functions.set(route.entry, createFunction(functionIdOf(route.entry), route.entry, authEnvironment));
-    }
-    this.functions = functions;
-
-    const httpApi = (apiId: string, api: Exclude<ApiName, 'auth'>, description: string): { api: HttpApi; stage: HttpStage } => {
-      const httpApi = new HttpApi(this, apiId, { description, createDefaultStage: false });
-      const stage = httpApi.addStage('DefaultStage', { stageName: '$default', autoDeploy: true, throttle: THROTTLE[api] });
-      for (const route of httpRoutes.filter((candidate) => candidate.api === api)) addRoute(httpApi, route, functions);
+    // HTTP APIs: every route of ROUTES; routes sharing a handler module share one function.
+    const integrationOf = (route: RouteDefinition): HttpRouteIntegration => {
+      if (route.api !== 'auth') return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(route.entry));
+      const onAws = AUTH_ROUTES_ON_AWS[route.id];
+      if (onAws === undefined) throw new Error(`lib/stateless-stack.ts: no AUTH_ROUTES_ON_AWS entry for auth route '${route.id}'.`);
+      if (onAws === 'cognito-jwks') return new HttpUrlIntegration(`${route.id}Integration`, props.identity.jwksUrl, { method: HttpMethod.GET });
+      return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(onAws.entry, { COGNITO_CLIENT_ID: props.identity.clientId }));
+    };
+    const httpApi = (apiId: string, api: ApiName, description: string): { api: HttpApi; stage: HttpStage } => {
+      const origins = settings.corsAllowedOrigins;
+      const httpApi = new HttpApi(this, apiId, {
+        description,
+        createDefaultStage: false,
+        ...(origins.length === 0 ? {} : {
+          corsPreflight: {
+            allowOrigins: origins,
+            allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.OPTIONS],
+            allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+            exposeHeaders: ['location', 'retry-after', 'www-authenticate', 'idempotent-replayed'],
+            maxAge: Duration.hours(1),
+          },
+        }),
+      });
+      const accessLogs = new LogGroup(this, `${apiId}AccessLogs`, { retention: settings.logRetention });
+      const stage = httpApi.addStage('DefaultStage', {
+        stageName: '$default',
+        autoDeploy: true,
+        throttle: THROTTLE[api],
+        accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
+      });
+      for (const route of ROUTES.filter((candidate) => candidate.api === api)) {
+        httpApi.addRoutes({ path: route.path, methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST], integration: integrationOf(route) });
+      }
+      acknowledge(httpApi, 'AwsSolutions-APIG4',
+        'Every non-public route authenticates in its handler (functions/platform/http.ts: jose verification of the Cognito ID token, ' +
+        'then scope and company checks), so the same handlers behave identically on the local runtime; an API Gateway JWT ' +
+        'authorizer would answer 401 without the problem+json body and WWW-Authenticate header of the contract. Public routes: ' +
+        'the token endpoint, the JWKS and the OpenAPI document.');
       return { api: httpApi, stage };
     };
     const main = httpApi('MainApi', 'main', 'Device scenario service: scenarios, deployments, search ({base_url}).');
     const upload = httpApi('UploadApi', 'upload', 'Device scenario service: scenario uploads ({scenario_upload_url}).');
+    const auth = httpApi('AuthApi', 'auth', 'Device scenario service: token endpoint and JWKS, backed by Cognito ({auth_url}).');
     this.mainApi = main.api;
     this.mainStage = main.stage;
     this.uploadApi = upload.api;
     this.uploadStage = upload.stage;
+    this.authApi = auth.api;
+    this.authStage = auth.stage;
 
     // The search indexer: the streams of the searchable tables (TABLES.streamsToSearch: devices, scenarios), in order
     // per item, retried from the failed record.
-    this.searchIndexer = createFunction('SearchIndexerFunction', SEARCH_INDEXER_ENTRY, {});
+    this.searchIndexer = createFunction(SEARCH_INDEXER_ENTRY);
     this.indexerDeadLetterQueue = deadLetterQueue(this, 'SearchIndexerDeadLetterQueue');
     const streamed = (Object.keys(TABLES) as TableName[]).filter((name) => TABLES[name].streamsToSearch);
     for (const table of streamed.map((name) => props.tables[name])) {
@@ -248,47 +379,74 @@ export class StatelessStack extends Stack {
     // (2 retries, then the dead-letter queue). The notification is configured through an imported reference to
     // the bucket, so its custom resource lives in this stack: configured from the bucket's own stack, it would
     // reference this stack's function while this stack already references the bucket (a cross-stack cycle).
-    this.archiveUploaded = createFunction('ArchiveUploadedFunction', ARCHIVE_UPLOADED.entry, {});
+    this.archiveUploaded = createFunction(ARCHIVE_UPLOADED.entry);
     this.archiveUploadedDeadLetterQueue = deadLetterQueue(this, 'ArchiveUploadedDeadLetterQueue');
     this.archiveUploaded.configureAsyncInvoke({
       retryAttempts: 2,
       maxEventAge: Duration.hours(6),
       onFailure: new SqsDestination(this.archiveUploadedDeadLetterQueue),
     });
-    Bucket.fromBucketAttributes(this, 'ArchiveBucketReference', {
-      bucketName: props.archiveBucket.bucketName,
-      bucketArn: props.archiveBucket.bucketArn,
-    }).addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(this.archiveUploaded), { prefix: ARCHIVE_UPLOADED.prefix });
+    archiveBucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(this.archiveUploaded), { prefix: ARCHIVE_UPLOADED.prefix });
+
+    // The index template and alias: installed by the first deployment, the template put again by any deployment that
+    // changes it (TemplateVersion, a hash of indexTemplate()). The domain's access policy is applied by the stateful
+    // stack, which deploys first.
+    const setup = createFunction(SEARCH_INDEX_SETUP_ENTRY);
+    const setupProvider = new Provider(this, 'SearchIndexSetupProvider', {
+      onEventHandler: setup,
+      logGroup: new LogGroup(this, 'SearchIndexSetupProviderLogs', { retention: settings.logRetention }),
+    });
+    new CustomResource(this, 'SearchIndexSetup', {
+      serviceToken: setupProvider.serviceToken,
+      resourceType: 'Custom::SearchIndexSetup',
+      properties: { Alias: SEARCH_INDEX_ALIAS, TemplateVersion: templateVersion() },
+    });
+    const reindex = createFunction(SEARCH_REINDEX_ENTRY);
+    this.functions = functions;
+
+    // Alarms: 5xx rate per API, errors and throttles per function, dead-letter queues, the indexer's stream lag.
+    this.monitoring = new Monitoring(this, 'Monitoring');
+    for (const [api, name] of [[this.mainApi, 'Main API'], [this.uploadApi, 'Upload API'], [this.authApi, 'Auth API']] as const) {
+      this.monitoring.api5xxRate(`${api.node.id}5xxRate`, api, name);
+    }
+    for (const [entry, fn] of functions) this.monitoring.functionHealth(fn.node.id, fn, entry);
+    this.monitoring.functionHealth('PreTokenGenerationFunction', props.identity.preTokenGeneration, 'Cognito pre-token-generation trigger');
+    this.monitoring.deadLetters('SearchIndexerDeadLetters', this.indexerDeadLetterQueue, 'Search indexer');
+    this.monitoring.deadLetters('ArchiveUploadedDeadLetters', this.archiveUploadedDeadLetterQueue, 'Archive validation');
+    this.monitoring.iteratorAge('SearchIndexerIteratorAge', this.searchIndexer, 'Search indexer');
 
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: this.mainStage.url });
     new CfnOutput(this, 'UploadApiUrl', { description: '{scenario_upload_url}', value: this.uploadStage.url });
+    new CfnOutput(this, 'AuthApiUrl', { description: '{auth_url}: POST /token, GET /.well-known/jwks.json', value: this.authStage.url });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic of every alarm of this stage (subscribe to it).', value: this.monitoring.topic.topicArn });
+    new CfnOutput(this, 'SearchReindexFunctionName', { description: 'Invoke to rebuild the search index from DynamoDB.', value: reindex.functionName });
+
+    this.acknowledgeCdkProvidedFunctions(setupProvider, setup);
   }
 
-  private contextString(key: keyof typeof CONTEXT_DEFAULTS): string {
-    const value: unknown = this.node.tryGetContext(key);
-    if (value === undefined || value === null) return CONTEXT_DEFAULTS[key];
-    if (typeof value !== 'string') throw new Error(`CDK context '${key}' must be a string; got ${JSON.stringify(value)}.`);
-    return value;
+  /** Findings on the functions aws-cdk-lib adds for the S3 notification and the custom-resource provider. */
+  private acknowledgeCdkProvidedFunctions(provider: Provider, onEvent: ServiceFunction): void {
+    const notifications = this.node.tryFindChild('BucketNotificationsHandler050a0587b7544547bf325f094a3db834');
+    if (notifications !== undefined) {
+      acknowledge(notifications, managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
+        "aws-cdk-lib's S3 notification handler (configures the uploads/ ObjectCreated notification at deploy time) comes with the " +
+        'basic execution managed policy; it runs only during deployments.');
+    }
+    acknowledge(provider, managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
+      "The custom-resource provider framework function of aws-cdk-lib (relays the index setup's CloudFormation events) comes with " +
+      'the basic execution managed policy; it runs only during deployments.');
+    const onEventId = this.getLogicalId(onEvent.node.defaultChild as CfnElement);
+    acknowledge(provider, wildcardResourceFinding(`<${onEventId}.Arn>:*`),
+      'The provider framework invokes the index setup function and any of its versions (lambda:InvokeFunction on <arn>:*), as ' +
+      'aws-cdk-lib grants it; nothing else.');
   }
 }
 
 /** An encrypted, TLS-only queue keeping failed events 14 days. */
 function deadLetterQueue(scope: Construct, id: string): Queue {
-  return new Queue(scope, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-}
-
-/** `functions/handlers/deployments-list.ts` → `DeploymentsListFunction`. */
-function functionIdOf(entry: string): string {
-  const base = entry.replace(/^.*\//, '').replace(/\.ts$/, '');
-  return `${base.split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}Function`;
-}
-
-function addRoute(api: HttpApi, route: RouteDefinition, functions: ReadonlyMap<string, ServiceFunction>): void {
-  const fn = functions.get(route.entry);
-  if (fn === undefined) throw new Error(`No function for ${route.entry}.`);
-  api.addRoutes({
-    path: route.path,
-    methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST],
-    integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
-  });
+  const queue = new Queue(scope, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+  acknowledge(queue, 'AwsSolutions-SQS3',
+    'This queue is itself a dead-letter destination (of a Lambda event source mapping or asynchronous invocation), so it has ' +
+    'no dead-letter queue of its own; its depth is alarmed.');
+  return queue;
 }

@@ -1,31 +1,41 @@
 /**
- * CDK assertions on the stateful and stateless stacks. Most tests synthesize with bundling skipped
- * (`aws:cdk:bundling-stacks` = []) and without the built-in CloudFormation validation, which keeps them fast;
- * one test does a full synth with real esbuild bundling and checks every function's bundle.
+ * CDK assertions on the two stacks of a stage, built by lib/stage.ts exactly as bin/app.ts builds them. Most tests
+ * synthesize with bundling skipped (`aws:cdk:bundling-stacks` = []) and without CloudFormation's built-in template
+ * validation, which keeps them fast; cdk-nag's AwsSolutionsChecks runs on those assemblies too. One test runs the
+ * real `cdk synth` (the CLI, offline, without credentials, real esbuild bundling, cdk-nag as bin/app.ts registers
+ * it) and checks every function's bundle.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
-import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEXER_ENTRY } from '../../lib/routes.js';
+import { PRE_TOKEN_GENERATION_ENTRY } from '../../lib/identity.js';
+import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
+import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../../lib/routes.js';
+import { SEARCH_ACTIONS, SEARCH_CLIENTS } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
-import { StatefulStack } from '../../lib/stateful-stack.js';
-import { StatelessStack } from '../../lib/stateless-stack.js';
+import { readServiceSettings } from '../../lib/settings.js';
+import { createStage, type ServiceStage } from '../../lib/stage.js';
+import { AUTH_COGNITO_TOKEN_ENTRY, THROTTLE } from '../../lib/stateless-stack.js';
 
-type Resource = { Type: string; Properties?: Record<string, unknown>; Metadata?: Record<string, unknown>; DeletionPolicy?: string };
-type Statement = { Effect: string; Action: string | string[]; Resource?: unknown };
-
-const CONTEXT = {
-  stage: 'test',
-  jwtIssuer: 'https://issuer.test',
-  jwtAudience: 'audience-test',
-  jwksUrl: 'https://issuer.test/jwks.json',
-  opensearchUrl: 'https://search.test',
-  '@aws-cdk/core:defaultCrossStackReferences': 'strong',
+type Resource = {
+  Type: string;
+  Properties?: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
 };
+type Statement = { Effect: string; Action: string | string[]; Resource?: unknown; Principal?: unknown };
+
+/** The context of cdk.json (feature flags included), so that the tests build what `cdk synth` builds. */
+const CDK_JSON_CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+const CONTEXT = { ...CDK_JSON_CONTEXT, stage: 'test' };
 
 /** The logical table name behind each construct id prefix (StatefulStack). */
 const TABLE_ID_PREFIX: Record<TableName, string> = {
@@ -36,17 +46,17 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
   idempotency: 'IdempotencyTable',
 };
 
-/** The custom resource handler CDK adds for S3 notifications: not one of ours (Python, CDK-managed). */
-const isCdkProvided = (logicalId: string) => logicalId.startsWith('BucketNotificationsHandler');
+/** Functions of aws-cdk-lib (S3 notifications, AwsCustomResource, the provider framework): not ours. */
+const isCdkProvided = (logicalId: string) => /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchIndexSetupProviderframework)/.test(logicalId);
 
-function createStacks(app: App): { stateful: StatefulStack; stateless: StatelessStack } {
-  const stateful = new StatefulStack(app, 'DeviceScenarioService-test-Stateful');
-  const stateless = new StatelessStack(app, 'DeviceScenarioService-test-Stateless', {
-    tables: stateful.tables,
-    archiveBucket: stateful.archiveBucket,
-  });
-  return { stateful, stateless };
-}
+/** Handler modules deployed as functions of the stateless stack. */
+const STATELESS_ENTRIES = [
+  ...new Set(ROUTES.filter((route) => route.api !== 'auth').map((route) => route.entry)),
+  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY,
+];
+
+/** Functions that verify bearer tokens: every route except the public ones. */
+const TOKEN_VERIFYING_ENTRIES = [...new Set(ROUTES.filter((route) => route.api !== 'auth' && route.id !== 'OpenApiDocument').map((route) => route.entry))];
 
 function resourcesOf(template: Template, type: string): [string, Resource][] {
   return Object.entries(template.findResources(type)) as [string, Resource][];
@@ -55,8 +65,7 @@ function resourcesOf(template: Template, type: string): [string, Resource][] {
 function statementsOf(template: Template): [string, Statement][] {
   const statements: [string, Statement][] = [];
   for (const [id, policy] of resourcesOf(template, 'AWS::IAM::Policy')) {
-    const document = policy.Properties?.PolicyDocument as { Statement: Statement[] };
-    for (const statement of document.Statement) statements.push([id, statement]);
+    for (const statement of (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement) statements.push([id, statement]);
   }
   for (const [id, role] of resourcesOf(template, 'AWS::IAM::Role')) {
     for (const inline of (role.Properties?.Policies as { PolicyDocument: { Statement: Statement[] } }[] | undefined) ?? []) {
@@ -66,27 +75,111 @@ function statementsOf(template: Template): [string, Statement][] {
   return statements;
 }
 
-const actionsOf = (statement: Statement): string[] => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
+const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
-/** Entries deployed as HTTP functions (routes sharing an entry share one). */
-const HTTP_ENTRIES = [...new Set(ROUTES.filter((route) => route.api !== 'auth').map((route) => route.entry))];
+/** Whether a resource policy denies every request made without TLS. */
+function deniesInsecureTransport(document: unknown): boolean {
+  return (document as { Statement: (Statement & { Condition?: { Bool?: Record<string, string> } })[] }).Statement.some(
+    (statement) => statement.Effect === 'Deny' && statement.Condition?.Bool?.['aws:SecureTransport'] === 'false',
+  );
+}
+
+/** Our functions of a template, by handler module (each function's description is its entry). */
+function functionsByEntry(template: Template): Map<string, [string, Resource]> {
+  return new Map(
+    resourcesOf(template, 'AWS::Lambda::Function')
+      .filter(([id]) => !isCdkProvided(id))
+      .map(([id, fn]) => [fn.Properties?.Description as string, [id, fn]]),
+  );
+}
+
+/**
+ * Turns an `Fn::Join` into a string, `{{Logical}}` for a Ref and `{{Logical.Attribute}}` for a GetAtt, so that JSON
+ * built by CloudFormation (the OpenSearch access policy) can be parsed.
+ */
+function flattenJoin(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const object = value as Record<string, unknown>;
+  if ('Fn::Join' in object) {
+    const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
+    return parts.map(flattenJoin).join(separator);
+  }
+  if ('Ref' in object) return `{{${object.Ref as string}}}`;
+  if ('Fn::GetAtt' in object) return `{{${(object['Fn::GetAtt'] as string[]).join('.')}}}`;
+  return JSON.stringify(object);
+}
+
+/** Every `Validations.acknowledge` of the construct tree: path, rule id and reason. */
+function acknowledgmentsOf(root: IConstruct): { path: string; id: string; reason: string }[] {
+  const found: { path: string; id: string; reason: string }[] = [];
+  const visit = (construct: IConstruct) => {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        found.push({ path: construct.node.path, id: id.replace(/^annotation::/i, ''), reason });
+      }
+    }
+    construct.node.children.forEach(visit);
+  };
+  visit(root);
+  return found;
+}
+
+/** Runs AwsSolutionsChecks on `app` and records which acknowledgments matched a finding. */
+function runNag(app: App): { violations: string[]; used: Set<string> } {
+  const proto = NagPack.prototype as unknown as { isAcknowledged?: (node: IConstruct, id: string) => boolean };
+  const original = proto.isAcknowledged;
+  if (typeof original !== 'function') throw new Error('cdk-nag no longer has NagPack.isAcknowledged: update runNag in this test.');
+  const used = new Set<string>();
+  proto.isAcknowledged = function (this: unknown, node: IConstruct, id: string): boolean {
+    const acknowledged = original.call(this, node, id);
+    if (acknowledged) {
+      for (let scope: IConstruct | undefined = node; scope !== undefined; scope = scope.node.scope) {
+        if (acknowledgmentsOf(scope).some((ack) => ack.path === scope?.node.path && ack.id === id)) used.add(`${scope.node.path} ${id}`);
+      }
+    }
+    return acknowledged;
+  };
+  try {
+    const report = new AwsSolutionsChecks().validateScope(app);
+    return {
+      violations: report.violations.flatMap((violation) =>
+        violation.violatingResources.map((resource) => `${violation.severity} ${violation.ruleName} at ${resource.constructPath}: ${violation.description}`)),
+      used,
+    };
+  } finally {
+    proto.isAcknowledged = original;
+  }
+}
+
+function quickStage(context: Record<string, unknown> = {}): { app: App; stage: ServiceStage; stateful: Template; stateless: Template } {
+  const app = new App({ context: { ...CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  const stage = createStage(app, readServiceSettings(app.node));
+  return { app, stage, stateful: Template.fromStack(stage.stateful), stateless: Template.fromStack(stage.stateless) };
+}
 
 describe('stacks (bundling skipped)', () => {
+  let app: App;
   let stateful: Template;
   let stateless: Template;
-  let functionsByEntry: Map<string, string>;
+  let ours: Map<string, [string, Resource]>;
+  let statefulFunctions: Map<string, [string, Resource]>;
 
   beforeAll(() => {
-    const app = new App({ context: { ...CONTEXT, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
-    const stacks = createStacks(app);
-    stateful = Template.fromStack(stacks.stateful);
-    stateless = Template.fromStack(stacks.stateless);
-    functionsByEntry = new Map(
-      resourcesOf(stateless, 'AWS::Lambda::Function')
-        .filter(([id]) => !isCdkProvided(id))
-        .map(([id, fn]) => [fn.Properties?.Description as string, id]),
-    );
+    ({ app, stateful, stateless } = quickStage());
+    ours = functionsByEntry(stateless);
+    statefulFunctions = functionsByEntry(stateful);
   });
+
+  /** The JSON of every policy attached to the execution role of `entry`'s function (own or imported role). */
+  const policyOf = (entry: string): string => {
+    const [, fn] = ours.get(entry) as [string, Resource];
+    const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string]; 'Fn::ImportValue'?: string };
+    const key = role['Fn::GetAtt']?.[0] ?? role['Fn::ImportValue'] as string;
+    const policies = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties?.Roles).includes(key));
+    expect(policies, entry).toHaveLength(1);
+    return JSON.stringify(policies.map(([, policy]) => policy.Properties?.PolicyDocument));
+  };
 
   it('declares every table of TABLES: on-demand, PITR, encrypted, streams where searched, retained', () => {
     stateful.resourceCountIs('AWS::DynamoDB::Table', Object.keys(TABLES).length);
@@ -117,36 +210,110 @@ describe('stacks (bundling skipped)', () => {
     }
   });
 
-  it('declares a private, encrypted, TLS-only, retained archive bucket', () => {
-    stateful.resourceCountIs('AWS::S3::Bucket', 1);
-    stateful.hasResource('AWS::S3::Bucket', {
-      DeletionPolicy: 'Retain',
-      Properties: {
+  it('declares private, encrypted, TLS-only, retained buckets; archive uploads expire and its accesses are logged', () => {
+    stateful.resourceCountIs('AWS::S3::Bucket', 2);
+    for (const [id, bucket] of resourcesOf(stateful, 'AWS::S3::Bucket')) {
+      expect(bucket.DeletionPolicy, id).toBe('Retain');
+      expect(bucket.Properties, id).toMatchObject({
         PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
         BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+      });
+      expect(bucket.Properties?.AccessControl, id).toBeUndefined();
+    }
+    const [logsId] = resourcesOf(stateful, 'AWS::S3::Bucket').find(([id]) => id.startsWith('AccessLogsBucket')) as [string, Resource];
+    stateful.hasResource('AWS::S3::Bucket', {
+      Properties: {
         VersioningConfiguration: Match.absent(),
+        CorsConfiguration: Match.absent(),
+        LoggingConfiguration: { DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'archive-bucket/' },
         LifecycleConfiguration: {
           Rules: Match.arrayWith([
             Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
-            Match.objectLike({ Prefix: 'uploads/', ExpirationInDays: 1, Status: 'Enabled' }),
+            Match.objectLike({ Prefix: ARCHIVE_UPLOADED.prefix, ExpirationInDays: 1, Status: 'Enabled' }),
           ]),
         },
       },
     });
-    stateful.hasResourceProperties('AWS::S3::BucketPolicy', {
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-        ]),
-      },
-    });
+    const policies = resourcesOf(stateful, 'AWS::S3::BucketPolicy');
+    expect(policies).toHaveLength(2);
+    for (const [id, policy] of policies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
   });
 
-  it('routes the main and upload APIs exactly as ROUTES, to the function of each entry', () => {
+  it('runs an OpenSearch domain encrypted at rest and node to node, HTTPS only with TLS 1.2+, IAM only, retained', () => {
+    stateful.resourceCountIs('AWS::OpenSearchService::Domain', 1);
+    const [[, domain]] = resourcesOf(stateful, 'AWS::OpenSearchService::Domain') as [[string, Resource]];
+    expect(domain.DeletionPolicy).toBe('Retain');
+    expect(domain.UpdateReplacePolicy).toBe('Retain');
+    expect(domain.Properties).toMatchObject({
+      EncryptionAtRestOptions: { Enabled: true },
+      NodeToNodeEncryptionOptions: { Enabled: true },
+      DomainEndpointOptions: { EnforceHTTPS: true, TLSSecurityPolicy: 'Policy-Min-TLS-1-2-2019-07' },
+      ClusterConfig: { InstanceType: 't3.small.search', InstanceCount: 1, ZoneAwarenessEnabled: false, DedicatedMasterEnabled: false },
+      EBSOptions: { EBSEnabled: true, VolumeSize: 10, VolumeType: 'gp3' },
+      LogPublishingOptions: { SEARCH_SLOW_LOGS: { Enabled: true }, INDEX_SLOW_LOGS: { Enabled: true }, ES_APPLICATION_LOGS: { Enabled: true } },
+    });
+    // No fine-grained access control, no internal users, no VPC: every request is SigV4-signed and IAM decides.
+    expect(domain.Properties?.AdvancedSecurityOptions).toBeUndefined();
+    expect(domain.Properties?.VPCOptions).toBeUndefined();
+    expect(domain.Properties?.AccessPolicies).toBeUndefined();
+  });
+
+  it("limits the domain's access policy to one role per client function and the paths that function uses", () => {
+    const [[, custom]] = resourcesOf(stateful, 'Custom::OpenSearchAccessPolicy') as [[string, Resource]];
+    const call = JSON.parse(flattenJoin(custom.Properties?.Create)) as { action: string; parameters: { AccessPolicies: string } };
+    expect(call.action).toBe('updateDomainConfig');
+    const statements = (JSON.parse(call.parameters.AccessPolicies) as { Statement: Statement[] }).Statement;
+    const [domainId] = resourcesOf(stateful, 'AWS::OpenSearchService::Domain')[0] as [string, Resource];
+    const roles = resourcesOf(stateful, 'AWS::IAM::Role');
+    expect(statements).toHaveLength(Object.keys(SEARCH_CLIENTS).length);
+    for (const [entry, access] of Object.entries(SEARCH_CLIENTS)) {
+      const [roleId] = roles.find(([, role]) => (role.Properties?.Description as string).startsWith(`Execution role of ${entry} `)) as [string, Resource];
+      const statement = statements.find((candidate) => JSON.stringify(candidate.Principal) === JSON.stringify({ AWS: `{{${roleId}.Arn}}` }));
+      expect(statement, entry).toBeDefined();
+      expect(statement?.Effect).toBe('Allow');
+      expect(asArray(statement?.Action as string | string[]).sort(), entry).toEqual([...SEARCH_ACTIONS[access]].sort());
+      const expected = { search: '/resources/_search', index: '/resources/_bulk', admin: '/*' }[access];
+      expect(statement?.Resource, entry).toBe(`{{${domainId}.Arn}}${expected}`);
+    }
+    expect(JSON.stringify(statements)).not.toContain('"AWS":"*"');
+  });
+
+  it('issues tokens from a retained Cognito pool whose V2_0 trigger adds the claims, through a secretless USER_PASSWORD_AUTH client', () => {
+    const [[, pool]] = resourcesOf(stateful, 'AWS::Cognito::UserPool') as [[string, Resource]];
+    expect(pool.DeletionPolicy).toBe('Retain');
+    const [triggerId] = statefulFunctions.get(PRE_TOKEN_GENERATION_ENTRY) as [string, Resource];
+    expect(pool.Properties).toMatchObject({
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      DeletionProtection: 'ACTIVE',
+      UserPoolTier: 'ESSENTIALS',
+      LambdaConfig: { PreTokenGenerationConfig: { LambdaArn: { 'Fn::GetAtt': [triggerId, 'Arn'] }, LambdaVersion: 'V2_0' } },
+      Policies: { PasswordPolicy: { MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true } },
+      Schema: expect.arrayContaining([expect.objectContaining({ Name: 'companies', Mutable: true }), expect.objectContaining({ Name: 'scope', Mutable: true })]),
+    });
+    stateful.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction', Principal: 'cognito-idp.amazonaws.com', FunctionName: { 'Fn::GetAtt': [triggerId, 'Arn'] },
+    });
+    const [[, client]] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient') as [[string, Resource]];
+    expect(client.Properties).toMatchObject({
+      ExplicitAuthFlows: ['ALLOW_USER_PASSWORD_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'],
+      GenerateSecret: false,
+      AllowedOAuthFlowsUserPoolClient: false,
+      PreventUserExistenceErrors: 'ENABLED',
+      IdTokenValidity: 60,
+    });
+    // Users must not be able to grant themselves companies or scopes.
+    const writable = client.Properties?.WriteAttributes as string[];
+    expect(writable.length).toBeGreaterThan(0);
+    expect(writable.filter((attribute) => attribute.startsWith('custom:'))).toEqual([]);
+  });
+
+  it('routes the three APIs exactly as ROUTES; on AWS the token route runs the Cognito function and the JWKS proxies the pool', () => {
     const apis = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api');
-    expect(apis).toHaveLength(2);
-    const integrations = stateless.findResources('AWS::ApiGatewayV2::Integration');
-    for (const [api, prefix] of [['main', 'MainApi'], ['upload', 'UploadApi']] as const) {
+    expect(apis).toHaveLength(3);
+    const integrations = stateless.findResources('AWS::ApiGatewayV2::Integration') as Record<string, Resource>;
+    const functionIds = new Map([...ours].map(([entry, [id]]) => [entry, id]));
+    for (const [api, prefix] of [['main', 'MainApi'], ['upload', 'UploadApi'], ['auth', 'AuthApi']] as const) {
       const apiId = apis.find(([id]) => id.startsWith(prefix))?.[0];
       expect(apiId, prefix).toBeDefined();
       const routes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route').filter(([, route]) => (route.Properties?.ApiId as { Ref: string }).Ref === apiId);
@@ -156,105 +323,142 @@ describe('stacks (bundling skipped)', () => {
         const [, route] = routes.find(([, candidate]) => candidate.Properties?.RouteKey === `${definition.method} ${definition.path}`) as [string, Resource];
         const target = (route.Properties?.Target as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1][1] as { Ref: string };
         const integration = integrations[target.Ref] as Resource;
+        if (definition.id === 'AuthJwks') {
+          expect(integration.Properties).toMatchObject({ IntegrationType: 'HTTP_PROXY', IntegrationMethod: 'GET' });
+          expect(flattenJoin(integration.Properties?.IntegrationUri)).toMatch(/^https:\/\/cognito-idp\..*\/\.well-known\/jwks\.json$/);
+          continue;
+        }
+        const entry = definition.id === 'AuthToken' ? AUTH_COGNITO_TOKEN_ENTRY : definition.entry;
         const uri = integration.Properties?.IntegrationUri as { 'Fn::GetAtt': [string, string] };
-        expect(uri['Fn::GetAtt'][0], definition.id).toBe(functionsByEntry.get(definition.entry));
+        expect(uri['Fn::GetAtt'][0], definition.id).toBe(functionIds.get(entry));
       }
+      stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        ApiId: { Ref: apiId },
+        StageName: '$default',
+        AutoDeploy: true,
+        DefaultRouteSettings: { ThrottlingRateLimit: THROTTLE[api].rateLimit, ThrottlingBurstLimit: THROTTLE[api].burstLimit },
+        AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp(`^${prefix}AccessLogs`), 'Arn'] }, Format: Match.stringLikeRegexp('requestId') },
+      });
+      // No CORS unless corsAllowedOrigins is set.
+      expect(apis.find(([id]) => id === apiId)?.[1].Properties?.CorsConfiguration, prefix).toBeUndefined();
     }
-    stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
-      ApiId: { Ref: apis.find(([id]) => id.startsWith('MainApi'))?.[0] },
-      StageName: '$default',
-      AutoDeploy: true,
-      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
-    });
-    stateless.resourceCountIs('AWS::ApiGatewayV2::Stage', 2);
-    stateless.hasOutput('MainApiUrl', {});
-    stateless.hasOutput('UploadApiUrl', {});
+    stateless.resourceCountIs('AWS::ApiGatewayV2::Stage', 3);
+    for (const output of ['MainApiUrl', 'UploadApiUrl', 'AuthApiUrl', 'SearchReindexFunctionName']) stateless.hasOutput(output, {});
+    for (const output of ['UserPoolId', 'UserPoolClientId', 'CompaniesTableName', 'DevicesTableName', 'SearchDomainEndpoint']) stateful.hasOutput(output, {});
   });
 
-  it('runs one function per entry, all arm64 on the newest Node.js runtime, traced, logs kept a month', () => {
-    expect([...functionsByEntry.keys()].sort()).toEqual([...HTTP_ENTRIES, SEARCH_INDEXER_ENTRY, ARCHIVE_UPLOADED.entry].sort());
-    for (const [id, fn] of resourcesOf(stateless, 'AWS::Lambda::Function').filter(([logicalId]) => !isCdkProvided(logicalId))) {
+  it('runs one function per entry, all arm64 on the newest Node.js runtime, traced, with their own log groups and no managed policies', () => {
+    expect([...ours.keys()].sort()).toEqual([...STATELESS_ENTRIES].sort());
+    expect([...statefulFunctions.keys()]).toEqual([PRE_TOKEN_GENERATION_ENTRY]);
+    for (const [id, fn] of [...ours.values(), ...statefulFunctions.values()]) {
       expect(fn.Properties, id).toMatchObject({
         Architectures: ['arm64'],
         Runtime: LAMBDA_RUNTIME.name,
         Handler: 'index.handler',
-        MemorySize: 1024,
         TracingConfig: { Mode: 'Active' },
         LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
       });
     }
     expect(LAMBDA_RUNTIME.name).toBe('nodejs24.x');
-    for (const [, logGroup] of resourcesOf(stateless, 'AWS::Logs::LogGroup')) expect(logGroup.Properties?.RetentionInDays).toBe(30);
-  });
-
-  it('passes the token settings to every HTTP function and the search settings only to search functions', () => {
-    for (const entry of HTTP_ENTRIES) {
-      const fn = stateless.findResources('AWS::Lambda::Function')[functionsByEntry.get(entry) as string] as Resource;
-      const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(variables, entry).toMatchObject({
-        JWT_ISSUER: CONTEXT.jwtIssuer,
-        JWT_AUDIENCE: CONTEXT.jwtAudience,
-        JWKS_URL: CONTEXT.jwksUrl,
-        POWERTOOLS_SERVICE_NAME: 'device-scenario-service',
-        POWERTOOLS_LOG_LEVEL: 'INFO',
-      });
-      const searches = entry.includes('/search');
-      expect(variables.SEARCH_BACKEND, entry).toBe(searches ? 'opensearch' : undefined);
-      expect(variables.OPENSEARCH_URL, entry).toBe(searches ? CONTEXT.opensearchUrl : undefined);
-    }
-  });
-
-  it('grants no wildcard actions', () => {
-    const statements = statementsOf(stateless).filter(([, statement]) => statement.Effect === 'Allow');
-    expect(statements.length).toBeGreaterThan(0);
-    for (const [id, statement] of statements) {
-      for (const action of actionsOf(statement)) {
-        expect(action, id).not.toBe('*');
-        expect(action, id).not.toMatch(/^(dynamodb|s3|sqs|lambda):\*$/);
+    for (const template of [stateful, stateless]) {
+      for (const [id, logGroup] of resourcesOf(template, 'AWS::Logs::LogGroup')) expect(logGroup.Properties?.RetentionInDays, id).toBe(30);
+      for (const [id, role] of resourcesOf(template, 'AWS::IAM::Role').filter(([roleId]) => !isCdkProvided(roleId))) {
+        expect(role.Properties?.ManagedPolicyArns, id).toBeUndefined();
       }
     }
   });
 
-  it('scopes each function to the tables and objects it uses', () => {
-    /** Every statement of the policies attached to the function's role, as JSON. */
-    const policyOf = (entry: string): string => {
-      const fn = stateless.findResources('AWS::Lambda::Function')[functionsByEntry.get(entry) as string] as Resource;
-      const roleId = (fn.Properties?.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-      const policies = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) =>
-        (policy.Properties?.Roles as { Ref: string }[]).some((role) => role.Ref === roleId));
-      expect(policies, entry).toHaveLength(1);
-      return JSON.stringify(policies.map(([, policy]) => policy.Properties?.PolicyDocument));
-    };
+  it('passes the Cognito token settings to token-verifying functions and the OpenSearch settings only to search clients', () => {
+    const variablesOf = (entry: string) => ((ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables);
+    const [poolId] = resourcesOf(stateful, 'AWS::Cognito::UserPool')[0] as [string, Resource];
+    const [clientId] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient')[0] as [string, Resource];
+    for (const entry of STATELESS_ENTRIES) {
+      const variables = variablesOf(entry);
+      expect(variables, entry).toMatchObject({ POWERTOOLS_SERVICE_NAME: 'device-scenario-service', POWERTOOLS_LOG_LEVEL: 'INFO' });
+      if (TOKEN_VERIFYING_ENTRIES.includes(entry)) {
+        expect(JSON.stringify(variables.JWT_ISSUER), entry).toMatch(new RegExp(`https://cognito-idp\\..*${poolId}`));
+        expect(JSON.stringify(variables.JWT_AUDIENCE), entry).toContain(clientId);
+        expect(JSON.stringify(variables.JWKS_URL), entry).toMatch(new RegExp(`${poolId}.*/\\.well-known/jwks\\.json`));
+      } else {
+        expect(variables.JWT_ISSUER, entry).toBeUndefined();
+      }
+      if (entry in SEARCH_CLIENTS) {
+        expect(variables, entry).toMatchObject({ SEARCH_BACKEND: 'opensearch', OPENSEARCH_INDEX: 'resources', OPENSEARCH_AUTH: 'aws-sigv4' });
+        expect(flattenJoin(variables.OPENSEARCH_URL), entry).toMatch(/^https:\/\/.*DomainEndpoint/);
+      } else {
+        expect(variables.SEARCH_BACKEND, entry).toBeUndefined();
+        expect(variables.OPENSEARCH_URL, entry).toBeUndefined();
+      }
+    }
+    expect(JSON.stringify(variablesOf(AUTH_COGNITO_TOKEN_ENTRY).COGNITO_CLIENT_ID)).toContain(clientId);
+  });
+
+  it('grants no wildcard action, and "*" resources only to X-Ray and dynamodb:ListStreams', () => {
+    const cdkProvidedPolicy = /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchDomainESLogGroupPolicy|SearchIndexSetupProviderframework)/;
+    for (const template of [stateful, stateless]) {
+      const statements = statementsOf(template).filter(([, statement]) => statement.Effect === 'Allow');
+      expect(statements.length).toBeGreaterThan(0);
+      for (const [id, statement] of statements) {
+        for (const action of asArray(statement.Action)) {
+          expect(action, id).not.toBe('*');
+          expect(action, `${id}: no wildcard action on a data service`).not.toMatch(/^(dynamodb|s3|sqs|es|events|lambda|cognito-idp):.*\*/);
+        }
+        if (cdkProvidedPolicy.test(id)) continue;
+        if (asArray(statement.Resource).includes('*')) {
+          for (const action of asArray(statement.Action)) expect(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'dynamodb:ListStreams'], id).toContain(action);
+        }
+      }
+    }
+  });
+
+  it('scopes each function to the tables, objects and search paths it uses', () => {
     const search = policyOf('functions/handlers/search.ts');
-    expect(search).not.toContain('dynamodb:');
-    expect(search).not.toContain('s3:');
+    expect(search).not.toMatch(/dynamodb:|s3:|_bulk|"\/\*"/);
+    expect(search).toMatch(/"Action":\["es:ESHttpGet","es:ESHttpPost"\].*\/resources\/_search/);
     const filters = policyOf('functions/handlers/search-filters.ts');
     expect(filters).toContain('CompaniesTable');
-    expect(filters).not.toMatch(/DevicesTable|ScenariosTable|DeploymentsTable|dynamodb:PutItem|s3:/);
+    expect(filters).not.toMatch(/DevicesTable|ScenariosTable|DeploymentsTable|dynamodb:PutItem|s3:|_bulk/);
+    const indexer = policyOf(SEARCH_INDEXER_ENTRY);
+    expect(indexer).toMatch(/"Action":"es:ESHttpPost".*\/resources\/_bulk/);
+    expect(indexer).not.toMatch(/_search|es:ESHttpDelete|es:ESHttpPut|s3:|dynamodb:(PutItem|GetItem|Query|Scan)/);
+    const reindex = policyOf(SEARCH_REINDEX_ENTRY);
+    expect(reindex).toMatch(/DevicesTable.*ScenariosTable|ScenariosTable.*DevicesTable/);
+    expect(reindex).not.toMatch(/CompaniesTable|DeploymentsTable|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
+    const setup = policyOf(SEARCH_INDEX_SETUP_ENTRY);
+    expect(setup).not.toMatch(/dynamodb:|s3:/);
+    // The token endpoint calls Cognito's unauthenticated InitiateAuth: no permission beyond logs and X-Ray.
+    const token = policyOf(AUTH_COGNITO_TOKEN_ENTRY);
+    expect(token).not.toMatch(/cognito-idp:|dynamodb:|s3:|es:/);
     const list = policyOf('functions/handlers/deployments-list.ts');
     expect(list).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
-    // The history reads the deployments table and its gsi1/gsi2 (`/index/*`), and nothing else.
+    // The history reads the deployments table and its gsi1/gsi2, each by name, and nothing else.
     const history = policyOf('functions/handlers/deployments-history.ts');
     expect(history).toContain('dynamodb:Query');
     expect(history).toContain('DeploymentsTable');
-    expect(history).toContain('/index/*');
-    expect(history).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/);
+    expect(history).toContain('/index/gsi1');
+    expect(history).toContain('/index/gsi2');
+    expect(history).not.toMatch(/\/index\/\*|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/);
     const execute = policyOf('functions/handlers/deployments-execute.ts');
     expect(execute).not.toMatch(/CompaniesTable|s3:/);
+    expect(execute).toContain('events:PutEvents');
     const slot = policyOf('functions/handlers/scenarios-upload-slot.ts');
     expect(slot).toContain(`/${ARCHIVE_UPLOADED.prefix}*`);
-    expect(slot).not.toMatch(/s3:GetObject|s3:DeleteObject/);
+    expect(slot).toMatch(/"Action":"s3:PutObject"/);
+    expect(slot).not.toMatch(/s3:GetObject|s3:DeleteObject|s3:ListBucket/);
     const upload = policyOf('functions/handlers/scenarios-upload.ts');
-    expect(upload).toMatch(/s3:PutObject/);
+    expect(upload).toMatch(/"Action":\["s3:GetObject","s3:PutObject","s3:DeleteObject"\]/);
     expect(upload).not.toMatch(/DevicesTable|DeploymentsTable/);
+    const download = policyOf('functions/handlers/scenarios-get.ts');
+    expect(download).toMatch(/"Action":"s3:GetObject".*\/companies\/\*/);
+    expect(download).not.toMatch(/s3:PutObject|s3:DeleteObject|dynamodb:PutItem/);
   });
 
-  it('feeds the indexer from the devices and scenarios streams, retrying from the failed record', () => {
+  it('feeds the indexer from the devices and scenarios streams, retrying from the failed record, failures to an encrypted queue', () => {
     stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping');
     for (const [id, mapping] of mappings) {
       expect(mapping.Properties, id).toMatchObject({
-        FunctionName: { Ref: functionsByEntry.get(SEARCH_INDEXER_ENTRY) },
+        FunctionName: { Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] },
         StartingPosition: 'TRIM_HORIZON',
         BatchSize: 100,
         BisectBatchOnFunctionError: true,
@@ -266,33 +470,78 @@ describe('stacks (bundling skipped)', () => {
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
     expect(sources).toMatch(/DevicesTable.*StreamArn/);
     expect(sources).toMatch(/ScenariosTable.*StreamArn/);
-    for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) expect(queue.Properties?.SqsManagedSseEnabled, id).toBe(true);
-    stateless.hasResourceProperties('AWS::SQS::QueuePolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
-    });
+    stateless.resourceCountIs('AWS::SQS::Queue', 2);
+    for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) {
+      expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    }
+    const queuePolicies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy');
+    expect(queuePolicies).toHaveLength(2);
+    for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
   });
 
-  it('invokes the archive function for objects created under the upload prefix', () => {
+  it('invokes the archive function for objects created under the upload prefix, failures to a dead-letter queue', () => {
     stateless.hasResourceProperties('Custom::S3BucketNotifications', {
       NotificationConfiguration: {
         LambdaFunctionConfigurations: [
           {
             Events: ['s3:ObjectCreated:*'],
             Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: ARCHIVE_UPLOADED.prefix }] } },
-            LambdaFunctionArn: { 'Fn::GetAtt': [functionsByEntry.get(ARCHIVE_UPLOADED.entry), 'Arn'] },
+            LambdaFunctionArn: { 'Fn::GetAtt': [ours.get(ARCHIVE_UPLOADED.entry)?.[0], 'Arn'] },
           },
         ],
       },
       Managed: false,
     });
     stateless.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-      FunctionName: { Ref: functionsByEntry.get(ARCHIVE_UPLOADED.entry) },
+      FunctionName: { Ref: ours.get(ARCHIVE_UPLOADED.entry)?.[0] },
       MaximumRetryAttempts: 2,
-      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ArchiveUploadedDeadLetterQueue'), 'Arn'] } } },
     });
   });
 
-  it('names no physical resource', () => {
+  it('installs the index template on every deployment through a custom resource that changes with the template', () => {
+    const [setupId] = ours.get(SEARCH_INDEX_SETUP_ENTRY) as [string, Resource];
+    const [[, resource]] = resourcesOf(stateless, 'Custom::SearchIndexSetup') as [[string, Resource]];
+    expect(resource.Properties).toMatchObject({ Alias: 'resources', TemplateVersion: templateVersion() });
+    const serviceToken = (resource.Properties?.ServiceToken as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const framework = stateless.findResources('AWS::Lambda::Function')[serviceToken] as Resource;
+    expect(framework.Properties?.Environment).toEqual({ Variables: { USER_ON_EVENT_FUNCTION_ARN: { 'Fn::GetAtt': [setupId, 'Arn'] } } });
+  });
+
+  it('alarms on 5xx rate per API, errors and throttles per function, dead letters and the indexer lag, all to the alarm topic', () => {
+    const alarms = resourcesOf(stateless, 'AWS::CloudWatch::Alarm');
+    const [topicId] = resourcesOf(stateless, 'AWS::SNS::Topic')[0] as [string, Resource];
+    for (const [id, alarm] of alarms) expect(alarm.Properties?.AlarmActions, id).toEqual([{ Ref: topicId }]);
+    const byMetric = (name: string) => alarms.filter(([, alarm]) => alarm.Properties?.MetricName === name);
+    for (const [entry, [functionId]] of ours) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = byMetric(metric).filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: functionId } }]));
+        expect(found, `${metric} ${entry}`).toHaveLength(1);
+        expect(found[0]?.[1].Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 300, Statistic: 'Sum' });
+      }
+    }
+    const [triggerId] = statefulFunctions.get(PRE_TOKEN_GENERATION_ENTRY) as [string, Resource];
+    expect(byMetric('Errors').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions).includes(triggerId)), 'trigger errors').toHaveLength(1);
+    const deadLetters = byMetric('ApproximateNumberOfMessagesVisible');
+    expect(deadLetters.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
+      resourcesOf(stateless, 'AWS::SQS::Queue').map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }])).sort(),
+    );
+    for (const [id, alarm] of deadLetters) expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    const [[, iteratorAge]] = byMetric('IteratorAge') as [[string, Resource]];
+    expect(iteratorAge.Properties).toMatchObject({
+      Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] } }],
+    });
+    const rates = alarms.filter(([, alarm]) => alarm.Properties?.Metrics !== undefined);
+    expect(rates).toHaveLength(3);
+    for (const [id, alarm] of rates) {
+      expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.api5xxPercent, EvaluationPeriods: 3, DatapointsToAlarm: 2 });
+      expect(JSON.stringify(alarm.Properties?.Metrics), id).toMatch(/"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/);
+    }
+    stateless.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+  });
+
+  it('names no physical resource (several stages share an account)', () => {
     const named: Record<string, string> = {
       'AWS::DynamoDB::Table': 'TableName',
       'AWS::S3::Bucket': 'BucketName',
@@ -300,16 +549,95 @@ describe('stacks (bundling skipped)', () => {
       'AWS::SQS::Queue': 'QueueName',
       'AWS::IAM::Role': 'RoleName',
       'AWS::Logs::LogGroup': 'LogGroupName',
+      'AWS::OpenSearchService::Domain': 'DomainName',
+      'AWS::Cognito::UserPool': 'UserPoolName',
+      'AWS::SNS::Topic': 'TopicName',
+      'AWS::CloudWatch::Alarm': 'AlarmName',
+      'AWS::Events::EventBus': 'Name',
     };
     for (const template of [stateful, stateless]) {
       for (const [type, property] of Object.entries(named)) {
-        for (const [id, resource] of resourcesOf(template, type)) expect(resource.Properties?.[property], id).toBeUndefined();
+        for (const [id, resource] of resourcesOf(template, type)) {
+          if (type === 'AWS::Events::EventBus') expect(resource.Properties?.[property], id).toMatch(/^DeviceScenarioServicetestStateless/);
+          else expect(resource.Properties?.[property], id).toBeUndefined();
+        }
       }
     }
   });
+
+  it('passes cdk-nag AwsSolutionsChecks; every acknowledgment has a reason and matches a finding', () => {
+    const { violations, used } = runNag(app);
+    expect(violations).toEqual([]);
+    const acknowledgments = acknowledgmentsOf(app);
+    expect(acknowledgments.length).toBeGreaterThan(0);
+    for (const ack of acknowledgments) {
+      expect(ack.reason.length, `${ack.path} ${ack.id}`).toBeGreaterThanOrEqual(60);
+      expect(used.has(`${ack.path} ${ack.id}`), `acknowledgment without a finding: ${ack.path} ${ack.id}`).toBe(true);
+    }
+    const grouped = new Map<string, string[]>();
+    for (const ack of acknowledgments) grouped.set(`${ack.id}\n      ${ack.reason}`, [...(grouped.get(`${ack.id}\n      ${ack.reason}`) ?? []), ack.path.replace(/^DeviceScenarioService-test-/, '')]);
+    console.log(`cdk-nag acknowledgments (${acknowledgments.length}):\n${[...grouped].map(([rule, paths]) => `  ${rule}\n      on ${paths.join(', ')}`).join('\n')}`);
+  });
 });
 
-describe('full synth with esbuild bundling', () => {
+describe('customer parameters from CDK context', () => {
+  let app: App;
+  let stage: ServiceStage;
+  let stateful: Template;
+  let stateless: Template;
+
+  beforeAll(() => {
+    ({ app, stage, stateful, stateless } = quickStage({
+      stage: 'staging',
+      logRetentionDays: '90',
+      corsAllowedOrigins: 'https://console.example.com,http://localhost:5173',
+      opensearchInstanceType: 'r7g.large.search',
+      opensearchInstanceCount: '2',
+      opensearchVolumeGiB: '50',
+      cognitoFeaturePlan: 'PLUS',
+      logLevel: 'debug',
+    }));
+  });
+
+  it('names the stacks after the stage', () => {
+    expect([stage.stateful.stackName, stage.stateless.stackName]).toEqual(['DeviceScenarioService-staging-Stateful', 'DeviceScenarioService-staging-Stateless']);
+  });
+
+  it('sizes the OpenSearch domain, with zone awareness for two nodes', () => {
+    stateful.hasResourceProperties('AWS::OpenSearchService::Domain', {
+      ClusterConfig: { InstanceType: 'r7g.large.search', InstanceCount: 2, ZoneAwarenessEnabled: true, ZoneAwarenessConfig: { AvailabilityZoneCount: 2 } },
+      EBSOptions: { VolumeSize: 50, VolumeType: 'gp3' },
+    });
+  });
+
+  it('allows the given origins on the three APIs and on presigned PUTs to the archive bucket', () => {
+    const origins = ['https://console.example.com', 'http://localhost:5173'];
+    for (const [id, api] of resourcesOf(stateless, 'AWS::ApiGatewayV2::Api')) {
+      expect(api.Properties?.CorsConfiguration, id).toMatchObject({ AllowOrigins: origins, AllowHeaders: expect.arrayContaining(['authorization', 'content-type']) });
+    }
+    stateful.hasResourceProperties('AWS::S3::Bucket', {
+      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedMethods: Match.arrayWith(['PUT']), AllowedOrigins: origins, AllowedHeaders: ['content-type'] })] },
+    });
+  });
+
+  it('applies the log retention, the log level and the Plus plan with threat protection', () => {
+    for (const template of [stateful, stateless]) {
+      for (const [id, logGroup] of resourcesOf(template, 'AWS::Logs::LogGroup')) expect(logGroup.Properties?.RetentionInDays, id).toBe(90);
+    }
+    for (const [id, fn] of functionsByEntry(stateless)) {
+      expect((fn[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_LOG_LEVEL, id).toBe('DEBUG');
+    }
+    stateful.hasResourceProperties('AWS::Cognito::UserPool', { UserPoolTier: 'PLUS', UserPoolAddOns: { AdvancedSecurityMode: 'ENFORCED' } });
+  });
+
+  it('still passes cdk-nag, with no acknowledgment left unused', () => {
+    const { violations, used } = runNag(app);
+    expect(violations).toEqual([]);
+    for (const ack of acknowledgmentsOf(app)) expect(used.has(`${ack.path} ${ack.id}`), `${ack.path} ${ack.id}`).toBe(true);
+  });
+});
+
+describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)', () => {
   const outputRoot = join(REPO_ROOT, 'cdk.out');
   let outdir: string | undefined;
 
@@ -317,28 +645,37 @@ describe('full synth with esbuild bundling', () => {
     if (outdir !== undefined) rmSync(outdir, { recursive: true, force: true });
   });
 
-  it('bundles every function into an index.mjs under 1 MiB that exports handler', { timeout: 180_000 }, () => {
+  it('synthesizes both stacks in under 3 minutes, cdk-nag clean, every bundle an index.mjs under 1 MiB that exports handler', { timeout: 240_000 }, () => {
     mkdirSync(outputRoot, { recursive: true });
     // Inside the repository so that the runtime-provided @aws-sdk/* modules resolve when the bundles are loaded.
     outdir = mkdtempSync(join(outputRoot, 'infra-test-'));
-    const app = new App({ outdir, context: { ...CONTEXT, 'aws:cdk:enable-asset-metadata': true }, builtinCloudFormationValidation: false });
-    const { stateless } = createStacks(app);
-    const assembly = app.synth();
-    const template = assembly.getStackByName(stateless.stackName).template as { Resources: Record<string, Resource> };
+    const environment: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
+    for (const name of Object.keys(environment)) if (/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(name)) delete environment[name];
+    const started = Date.now();
+    const synth = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '--no-notices', '--output', outdir], {
+      cwd: REPO_ROOT, encoding: 'utf8', env: environment, timeout: 200_000,
+    });
+    const seconds = (Date.now() - started) / 1000;
+    expect(synth.status, `${synth.stdout}\n${synth.stderr}`).toBe(0);
+    expect(seconds).toBeLessThan(180);
 
     const bundles: { id: string; file: string; bytes: number }[] = [];
-    for (const [id, resource] of Object.entries(template.Resources)) {
-      if (resource.Type !== 'AWS::Lambda::Function' || isCdkProvided(id)) continue;
-      const assetPath = resource.Metadata?.['aws:asset:path'];
-      expect(assetPath, id).toEqual(expect.any(String));
-      const file = join(assembly.directory, assetPath as string, 'index.mjs');
-      expect(existsSync(file), file).toBe(true);
-      bundles.push({ id, file, bytes: statSync(file).size });
+    for (const stack of ['Stateful', 'Stateless']) {
+      const template = JSON.parse(readFileSync(join(outdir, `DeviceScenarioService-dev-${stack}.template.json`), 'utf8')) as { Resources: Record<string, Resource> };
+      for (const [id, resource] of Object.entries(template.Resources)) {
+        if (resource.Type !== 'AWS::Lambda::Function' || isCdkProvided(id)) continue;
+        const assetPath = resource.Metadata?.['aws:asset:path'];
+        expect(assetPath, id).toEqual(expect.any(String));
+        const file = join(outdir, assetPath as string, 'index.mjs');
+        expect(existsSync(file), file).toBe(true);
+        bundles.push({ id, file, bytes: statSync(file).size });
+      }
     }
     console.log(
-      `Bundle sizes (index.mjs):\n${bundles.map((bundle) => `  ${bundle.id.padEnd(48)} ${String(bundle.bytes).padStart(9)} B`).join('\n')}`,
+      `cdk synth took ${seconds.toFixed(1)} s. Bundle sizes (index.mjs):\n` +
+        bundles.map((bundle) => `  ${bundle.id.padEnd(48)} ${String(bundle.bytes).padStart(9)} B`).join('\n'),
     );
-    expect(bundles).toHaveLength(HTTP_ENTRIES.length + 2);
+    expect(bundles).toHaveLength(STATELESS_ENTRIES.length + 1);
     for (const bundle of bundles) expect(bundle.bytes, bundle.id).toBeLessThan(1_048_576);
 
     // The ESM bundles load in plain Node (the createRequire banner, externals) and export a handler.
@@ -346,7 +683,7 @@ describe('full synth with esbuild bundling', () => {
     const loaded = spawnSync(process.execPath, ['--input-type=module', '-e', script, ...bundles.map((bundle) => bundle.file)], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
-      env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT' },
+      env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', AWS_REGION: 'eu-west-1' },
     });
     expect(loaded.status, loaded.stderr).toBe(0);
   });

@@ -1,0 +1,82 @@
+import { CognitoIdentityProviderClient, InitiateAuthCommand, type InitiateAuthCommandOutput } from '@aws-sdk/client-cognito-identity-provider';
+import { z } from 'zod';
+import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
+import { jsonBody, jsonResponse, publicHttpHandler } from '../platform/http.js';
+import { logger } from '../platform/logger.js';
+
+const TokenRequestSchema = z.object({ username: z.string().min(1).max(256), password: z.string().min(1).max(1024) });
+
+/** Cognito errors that mean "these credentials do not sign in": one 401, whatever the reason (logged, never shown). */
+const REFUSED_SIGN_IN = new Set([
+  'NotAuthorizedException', 'UserNotFoundException', 'UserNotConfirmedException', 'PasswordResetRequiredException',
+]);
+
+/** Cognito throttling: the client should retry. */
+const THROTTLED = new Set(['TooManyRequestsException', 'LimitExceededException', 'TooManyFailedAttemptsException']);
+
+/** The token answer of the local endpoint: the Cognito ID token (its `aud` is the app client id) and its lifetime. */
+export interface IssuedToken {
+  accessToken: string;
+  expiresInSeconds: number;
+}
+
+/** The part of the Cognito client the token endpoint uses (tests pass a fake). */
+export interface InitiateAuthClient {
+  send(command: InitiateAuthCommand): Promise<InitiateAuthCommandOutput>;
+}
+
+/**
+ * Signs `username` in with `USER_PASSWORD_AUTH` on the app client `clientId` and returns its ID token: the token
+ * the pre-token-generation trigger gave `companies` and `scope`, which the handlers verify against the pool's JWKS.
+ * @throws UnauthorizedError (401) for wrong credentials, an unknown, unconfirmed or reset user, or a pending challenge.
+ * @throws BadRequestError (400) when Cognito refuses the parameters.
+ * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
+ */
+export async function signInWithCognito(client: InitiateAuthClient, clientId: string, username: string, password: string): Promise<IssuedToken> {
+  let output: InitiateAuthCommandOutput;
+  try {
+    output = await client.send(new InitiateAuthCommand({
+      ClientId: clientId, AuthFlow: 'USER_PASSWORD_AUTH', AuthParameters: { USERNAME: username, PASSWORD: password },
+    }));
+  } catch (error) {
+    const name = (error as { name?: string }).name ?? '';
+    if (REFUSED_SIGN_IN.has(name)) {
+      logger.info('Sign-in refused', { reason: name });
+      throw new UnauthorizedError('The username or password is wrong.', null);
+    }
+    if (name === 'InvalidParameterException') throw new BadRequestError(`The sign-in request was refused: ${(error as Error).message}`);
+    if (THROTTLED.has(name)) throw new ServiceUnavailableError('Too many sign-in requests; retry shortly.', 5);
+    throw error;
+  }
+  if (output.ChallengeName !== undefined) {
+    logger.info('Sign-in needs a challenge', { challenge: output.ChallengeName });
+    throw new UnauthorizedError(
+      `The user must complete the ${output.ChallengeName} challenge first; an administrator can set a permanent password ` +
+        '(aws cognito-idp admin-set-user-password --permanent).',
+      null,
+    );
+  }
+  const idToken = output.AuthenticationResult?.IdToken;
+  if (idToken === undefined) throw new Error('Cognito answered InitiateAuth without an ID token.');
+  return { accessToken: idToken, expiresInSeconds: output.AuthenticationResult?.ExpiresIn ?? 3600 };
+}
+
+const cognito = new CognitoIdentityProviderClient({});
+
+/**
+ * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts):
+ * `{ username, password }` → `{ access_token, token_type: "Bearer", expires_in }`; 401 problem+json on bad
+ * credentials, 400 on a malformed body. Signs in on the Cognito app client COGNITO_CLIENT_ID.
+ */
+export const handler = publicHttpHandler(async (event) => {
+  const parsed = TokenRequestSchema.safeParse(jsonBody(event));
+  if (!parsed.success) {
+    throw new BadRequestError('The body must be {"username": "...", "password": "..."}.', parsed.error.issues.map((issue) => ({
+      path: `/${issue.path.join('/')}`, message: issue.message,
+    })));
+  }
+  const clientId = process.env.COGNITO_CLIENT_ID;
+  if (clientId === undefined || clientId === '') throw new Error('Missing required environment variable COGNITO_CLIENT_ID.');
+  const token = await signInWithCognito(cognito, clientId, parsed.data.username, parsed.data.password);
+  return jsonResponse(200, { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds }, { 'cache-control': 'no-store' });
+});

@@ -1,0 +1,107 @@
+/**
+ * The token issuer on AWS: a Cognito user pool whose ID tokens carry the claims the handlers verify
+ * (functions/platform/auth.ts): `aud` is the app client id, `companies` a JSON array and `scope` a space-separated
+ * string, added by the pre-token-generation trigger from the user attributes `custom:companies` and `custom:scope`.
+ * Arrays in claims need the V2_0 trigger event, which needs the Essentials or Plus feature plan.
+ */
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import {
+  AccountRecovery, ClientAttributes, FeaturePlan, LambdaVersion, Mfa, StandardThreatProtectionMode, StringAttribute, UserPool,
+  type UserPoolClient, UserPoolOperation,
+} from 'aws-cdk-lib/aws-cognito';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { acknowledge } from './nag.js';
+import { ServiceFunction } from './service-function.js';
+import type { CognitoPlan } from './settings.js';
+
+/** The pre-token-generation trigger (V2_0 event). */
+export const PRE_TOKEN_GENERATION_ENTRY = 'functions/handlers/cognito-pre-token-generation.ts';
+
+/** Lifetime of the ID token the token endpoint returns (its `expires_in`), as locally. */
+export const TOKEN_VALIDITY = Duration.hours(1);
+
+/** Settings of the identity construct. */
+export interface IdentityProps {
+  featurePlan: CognitoPlan;
+  logLevel: string;
+  logRetention: RetentionDays;
+}
+
+/**
+ * User pool (administrator-created users only, username sign-in, 12-character passwords with every character
+ * class, no self-service recovery, deletion protection, retained), its app client for the token endpoint
+ * (`USER_PASSWORD_AUTH`, no secret, no OAuth flows, users cannot write `custom:*` attributes) and the trigger.
+ * The trigger function lives here, not in the stateless stack, because the pool references it.
+ */
+export class Identity extends Construct {
+  readonly userPool: UserPool;
+  readonly client: UserPoolClient;
+  readonly preTokenGeneration: ServiceFunction;
+  /** `iss` of the pool's tokens: `https://cognito-idp.<region>.amazonaws.com/<pool id>` (JWT_ISSUER). */
+  readonly issuer: string;
+  /** The pool's public keys (JWKS_URL). */
+  readonly jwksUrl: string;
+
+  constructor(scope: Construct, id: string, props: IdentityProps) {
+    super(scope, id);
+    const plus = props.featurePlan === 'PLUS';
+    this.userPool = new UserPool(this, 'UserPool', {
+      selfSignUpEnabled: false,
+      signInAliases: { username: true },
+      signInCaseSensitive: false,
+      passwordPolicy: {
+        minLength: 12, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: true,
+        tempPasswordValidity: Duration.days(3),
+      },
+      mfa: Mfa.OFF,
+      accountRecovery: AccountRecovery.NONE,
+      customAttributes: {
+        // Comma-separated company ids and space-separated scopes; only administrators write them (see the client).
+        companies: new StringAttribute({ minLen: 0, maxLen: 2048, mutable: true }),
+        scope: new StringAttribute({ minLen: 0, maxLen: 2048, mutable: true }),
+      },
+      featurePlan: plus ? FeaturePlan.PLUS : FeaturePlan.ESSENTIALS,
+      ...(plus ? { standardThreatProtectionMode: StandardThreatProtectionMode.FULL_FUNCTION } : {}),
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.preTokenGeneration = new ServiceFunction(this, 'PreTokenGenerationFunction', {
+      entry: PRE_TOKEN_GENERATION_ENTRY,
+      description: PRE_TOKEN_GENERATION_ENTRY,
+      // Cognito waits at most 5 s for a trigger.
+      timeout: Duration.seconds(5),
+      memorySize: 256,
+      logLevel: props.logLevel,
+      logRetention: props.logRetention,
+    });
+    this.userPool.addTrigger(UserPoolOperation.PRE_TOKEN_GENERATION_CONFIG, this.preTokenGeneration, LambdaVersion.V2_0);
+
+    this.client = this.userPool.addClient('TokenEndpointClient', {
+      authFlows: { userPassword: true },
+      generateSecret: false,
+      disableOAuth: true,
+      preventUserExistenceErrors: true,
+      enableTokenRevocation: true,
+      idTokenValidity: TOKEN_VALIDITY,
+      accessTokenValidity: TOKEN_VALIDITY,
+      refreshTokenValidity: Duration.days(1),
+      // Without this list a user could rewrite custom:companies and custom:scope with their own access token.
+      writeAttributes: new ClientAttributes().withStandardAttributes({ fullname: true }),
+    });
+
+    this.issuer = `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${this.userPool.userPoolId}`;
+    this.jwksUrl = `${this.issuer}/.well-known/jwks.json`;
+
+    acknowledge(this.userPool, 'AwsSolutions-COG2',
+      'MFA is off because the token endpoint contract is username and password in one request (decisions.md, POST {auth_url}/token) ' +
+      'for kiosk tooling and scripts; an MFA challenge would need a second step the contract does not have. Users are created ' +
+      'by administrators only, passwords need 12 characters of every class, and the auth API is throttled.');
+    if (!plus) {
+      acknowledge(this.userPool, 'AwsSolutions-COG8',
+        'Essentials is the cheapest plan that delivers the V2_0 pre-token-generation event (array claims); Plus adds threat ' +
+        'protection at a higher price per monthly active user and no free tier. Deploy with -c cognitoFeaturePlan=PLUS to turn it on.');
+    }
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * CloudWatch alarms of one stage, all notifying one SNS topic (stack output `AlarmTopicArn`; subscribe an e-mail
+ * address or a chat integration to it). Thresholds are deliberately simple and documented here.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** The thresholds (README, "Deploy to AWS" lists them). */
+export const ALARM_THRESHOLDS = {
+  /** Percentage of 5xx answers over 5 minutes, counted once at least 10 requests arrived, in 2 of 3 periods. */
+  api5xxPercent: 5,
+  /** Minimum requests in 5 minutes before the 5xx percentage counts. */
+  api5xxMinimumRequests: 10,
+  /** Function errors (unhandled exceptions, timeouts) in 5 minutes. */
+  functionErrors: 1,
+  /** Throttled invocations in 5 minutes. */
+  functionThrottles: 1,
+  /** Messages visible in a dead-letter queue (any). */
+  deadLetterMessages: 0,
+  /** Age of the oldest stream record the indexer has not processed, ms (2 consecutive 5-minute maxima). */
+  iteratorAgeMs: 60_000,
+} as const;
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/** The alarm topic and the factory methods that create one alarm each and point it at the topic. */
+export class Monitoring extends Construct {
+  readonly topic: Topic;
+  private readonly action: SnsAction;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.topic = new Topic(this, 'AlarmTopic', { enforceSSL: true });
+    this.action = new SnsAction(this.topic);
+  }
+
+  /** 5xx answers above ALARM_THRESHOLDS.api5xxPercent of the requests of `api`. */
+  api5xxRate(id: string, api: HttpApi, name: string): Alarm {
+    const rate = new MathExpression({
+      expression: `IF(requests >= ${ALARM_THRESHOLDS.api5xxMinimumRequests}, 100 * errors / requests, 0)`,
+      usingMetrics: {
+        errors: api.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
+        requests: api.metricCount({ statistic: 'Sum', period: FIVE_MINUTES }),
+      },
+      period: FIVE_MINUTES,
+      label: `${name} 5xx %`,
+    });
+    return this.alarm(id, {
+      metric: rate, threshold: ALARM_THRESHOLDS.api5xxPercent, evaluationPeriods: 3, datapointsToAlarm: 2,
+      description: `${name}: more than ${ALARM_THRESHOLDS.api5xxPercent}% of requests answered 5xx (5-minute periods, 2 of 3).`,
+    });
+  }
+
+  /** Errors and throttles of `fn`. */
+  functionHealth(id: string, fn: IFunction, name: string): Alarm[] {
+    return [
+      this.alarm(`${id}Errors`, {
+        metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }), threshold: ALARM_THRESHOLDS.functionErrors,
+        comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        description: `${name}: unhandled errors or timeouts (5 minutes).`,
+      }),
+      this.alarm(`${id}Throttles`, {
+        metric: fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }), threshold: ALARM_THRESHOLDS.functionThrottles,
+        comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        description: `${name}: throttled invocations (5 minutes); check the account's Lambda concurrency.`,
+      }),
+    ];
+  }
+
+  /** Any message in the dead-letter queue `queue`. */
+  deadLetters(id: string, queue: IQueue, name: string): Alarm {
+    return this.alarm(id, {
+      metric: queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
+      threshold: ALARM_THRESHOLDS.deadLetterMessages,
+      description: `${name}: messages in the dead-letter queue (events that failed every retry; see the README for replay).`,
+    });
+  }
+
+  /** The stream consumer `fn` falls behind its streams. */
+  iteratorAge(id: string, fn: IFunction, name: string): Alarm {
+    return this.alarm(id, {
+      metric: fn.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }), threshold: ALARM_THRESHOLDS.iteratorAgeMs,
+      evaluationPeriods: 2,
+      description: `${name}: the oldest unprocessed stream record is older than ${ALARM_THRESHOLDS.iteratorAgeMs / 1000} s (two 5-minute periods).`,
+    });
+  }
+
+  private alarm(id: string, options: {
+    metric: MathExpression | ReturnType<IFunction['metricErrors']>;
+    threshold: number;
+    description: string;
+    evaluationPeriods?: number;
+    datapointsToAlarm?: number;
+    comparison?: ComparisonOperator;
+  }): Alarm {
+    const alarm = new Alarm(this, id, {
+      metric: options.metric,
+      threshold: options.threshold,
+      evaluationPeriods: options.evaluationPeriods ?? 1,
+      ...(options.datapointsToAlarm === undefined ? {} : { datapointsToAlarm: options.datapointsToAlarm }),
+      comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: options.description,
+    });
+    alarm.addAlarmAction(this.action);
+    return alarm;
+  }
+}

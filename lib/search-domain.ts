@@ -1,0 +1,157 @@
+/**
+ * The OpenSearch domain of the search index, and who may use it. The domain accepts only SigV4-signed requests
+ * (IAM, no fine-grained access control, no anonymous access): its access policy names one role per function that
+ * searches, indexes or administers the index, each limited to what that function calls (SEARCH_CLIENTS). Those roles
+ * are created here, in the stateful stack, because the stateless stack already depends on this one: a domain policy
+ * naming roles of the stateless stack would make the two stacks depend on each other. The stateless stack imports
+ * each role (mutable) and adds the function's other permissions to it.
+ */
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { EbsDeviceVolumeType } from 'aws-cdk-lib/aws-ec2';
+import { ArnPrincipal, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Domain, EngineVersion, TLSSecurityPolicy } from 'aws-cdk-lib/aws-opensearchservice';
+import { Construct } from 'constructs';
+import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
+import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from './routes.js';
+import { functionIdOf } from './service-function.js';
+
+/** The alias every search and write names (OPENSEARCH_INDEX); concrete indexes are `<alias>-<UTC time>`. */
+export const SEARCH_INDEX_ALIAS = 'resources';
+
+/**
+ * What a function may do on the domain:
+ * - `search`: `GET`/`POST <alias>/_search` only (searches and filter counts: OpenSearchSearchIndex.search/countValues);
+ * - `index`: `POST <alias>/_bulk` only (the stream consumer's upserts and deletes);
+ * - `admin`: every HTTP method on every path (index template, new concrete indexes, the `_aliases` switch, deleting
+ *   old indexes: the setup custom resource and the reindex).
+ * OpenSearch matches these resources against the request path, so a `search` client cannot `_bulk` even though it
+ * may POST.
+ */
+export type SearchAccess = 'search' | 'index' | 'admin';
+
+/** The functions that use the domain, by handler module, and their access. */
+export const SEARCH_CLIENTS: Readonly<Record<string, SearchAccess>> = {
+  'functions/handlers/search.ts': 'search',
+  'functions/handlers/search-filters.ts': 'search',
+  [SEARCH_INDEXER_ENTRY]: 'index',
+  [SEARCH_REINDEX_ENTRY]: 'admin',
+  [SEARCH_INDEX_SETUP_ENTRY]: 'admin',
+};
+
+/** The `es:ESHttp*` actions of each access level. */
+export const SEARCH_ACTIONS: Readonly<Record<SearchAccess, readonly string[]>> = {
+  search: ['es:ESHttpGet', 'es:ESHttpPost'],
+  index: ['es:ESHttpPost'],
+  admin: ['es:ESHttpGet', 'es:ESHttpHead', 'es:ESHttpPost', 'es:ESHttpPut', 'es:ESHttpDelete'],
+};
+
+/** The domain sub-resources (`<domain ARN>/<path>`) of each access level. */
+export function searchResources(access: SearchAccess, domainArn: string, alias = SEARCH_INDEX_ALIAS): string[] {
+  switch (access) {
+    case 'search':
+      return [`${domainArn}/${alias}/_search`];
+    case 'index':
+      return [`${domainArn}/${alias}/_bulk`];
+    case 'admin':
+      return [`${domainArn}/*`];
+  }
+}
+
+/** Sizing of the domain (CDK context, lib/settings.ts). */
+export interface SearchDomainProps {
+  instanceType: string;
+  instanceCount: number;
+  volumeGiB: number;
+  logRetention: RetentionDays;
+}
+
+/**
+ * The domain: OpenSearch 2.19, encryption at rest (AWS owned key) and node to node, HTTPS only with TLS 1.2 or
+ * newer, gp3 volumes, slow and application logs to CloudWatch, zone awareness when there are several data nodes,
+ * retained on stack deletion, and the access policy described above.
+ */
+export class SearchDomain extends Construct {
+  readonly domain: Domain;
+  /** The execution role of each client function (SEARCH_CLIENTS), by handler module. */
+  readonly clientRoles: ReadonlyMap<string, Role>;
+
+  constructor(scope: Construct, id: string, props: SearchDomainProps) {
+    super(scope, id);
+    const count = props.instanceCount;
+    const zones = count === 1 ? 1 : count % 3 === 0 ? 3 : count % 2 === 0 ? 2 : 0;
+    if (zones === 0) {
+      throw new Error(`CDK context 'opensearchInstanceCount' must be 1, an even number or a multiple of 3 (nodes spread evenly over 2 or 3 zones); got ${count}.`);
+    }
+    const logGroup = (name: string) => new LogGroup(this, name, { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
+
+    this.domain = new Domain(this, 'Domain', {
+      version: EngineVersion.OPENSEARCH_2_19,
+      capacity: { dataNodes: count, dataNodeInstanceType: props.instanceType, multiAzWithStandbyEnabled: false },
+      ebs: { enabled: true, volumeSize: props.volumeGiB, volumeType: EbsDeviceVolumeType.GP3 },
+      ...(zones > 1 ? { zoneAwareness: { enabled: true, availabilityZoneCount: zones } } : {}),
+      encryptionAtRest: { enabled: true },
+      nodeToNodeEncryption: true,
+      enforceHttps: true,
+      tlsSecurityPolicy: TLSSecurityPolicy.TLS_1_2,
+      logging: {
+        slowSearchLogEnabled: true,
+        slowSearchLogGroup: logGroup('SlowSearchLogs'),
+        slowIndexLogEnabled: true,
+        slowIndexLogGroup: logGroup('SlowIndexLogs'),
+        appLogEnabled: true,
+        appLogGroup: logGroup('ApplicationLogs'),
+      },
+      // A changed engine version upgrades the domain in place instead of replacing it (and its data).
+      enableVersionUpgrade: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const roles = new Map<string, Role>();
+    for (const [entry, access] of Object.entries(SEARCH_CLIENTS)) {
+      const role = new Role(this, `${functionIdOf(entry)}Role`, {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        description: `Execution role of ${entry} (OpenSearch access: ${access})`,
+      });
+      roles.set(entry, role);
+      this.domain.addAccessPolicies(new PolicyStatement({
+        principals: [new ArnPrincipal(role.roleArn)],
+        actions: [...SEARCH_ACTIONS[access]],
+        resources: searchResources(access, this.domain.domainArn),
+      }));
+    }
+    this.clientRoles = roles;
+
+    this.acknowledgeFindings(zones);
+  }
+
+  private acknowledgeFindings(zones: number): void {
+    acknowledge(this.domain, 'AwsSolutions-OS1',
+      'Not in a VPC by design: every request must be SigV4-signed by one of the roles named in the access policy, the functions ' +
+      'run outside a VPC, and a VPC would add NAT gateways or endpoints (tens of USD a month) for no additional access control.');
+    acknowledge(this.domain, 'AwsSolutions-OS3',
+      'Access is granted to IAM roles, not IP addresses: the callers are Lambda functions without fixed addresses; the access ' +
+      'policy names each role and limits it to the paths it uses (lib/search-domain.ts SEARCH_CLIENTS).');
+    acknowledge(this.domain, 'AwsSolutions-OS4',
+      'No dedicated master nodes at the default size (one t3.small.search data node): the index is a rebuildable copy of ' +
+      'DynamoDB (npm run reindex / the reindex function), so the cluster manager load and the availability target are low.');
+    if (zones === 1) {
+      acknowledge(this.domain, 'AwsSolutions-OS7',
+        'Zone awareness needs at least two data nodes; the default is one node (minimum cost) and the index can be rebuilt ' +
+        'from DynamoDB. Setting opensearchInstanceCount to 2 or more turns zone awareness on.');
+    }
+    // The domain's access and log-publishing policies are applied by CDK's AwsCustomResource singleton function.
+    const singleton = Stack.of(this).node.tryFindChild('AWS679f53fac002430cb0da5b7982bd2287');
+    if (singleton !== undefined) {
+      acknowledge(singleton, managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
+        "CDK's AwsCustomResource function (applies the OpenSearch access policy and the CloudWatch Logs resource policy at " +
+        'deploy time) is created by aws-cdk-lib with the basic execution managed policy; it runs only during deployments.');
+    }
+    const logPolicy = this.domain.node.children.find((child) => child.node.id.startsWith('ESLogGroupPolicy'));
+    if (logPolicy !== undefined) {
+      acknowledge(logPolicy, wildcardResourceFinding('*'),
+        'logs:PutResourcePolicy/DeleteResourcePolicy have no resource-level permissions; CDK uses them once per deployment to ' +
+        'let OpenSearch publish its slow and application logs.');
+    }
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Customer parameters of the CDK app: read once from CDK context (`cdk.json` or `-c key=value`), validated, with the
+ * documented defaults below. Nothing else in lib/ reads context, so this table is the whole list (README,
+ * "Deploy to AWS").
+ *
+ * | context key               | default           | meaning                                                        |
+ * |---------------------------|-------------------|----------------------------------------------------------------|
+ * | `stage`                   | `dev`             | suffix of the stack names; several stages live in one account  |
+ * | `logLevel`                | `INFO`            | Powertools log level of every function                         |
+ * | `logRetentionDays`        | `30`              | retention of function, API access and OpenSearch logs (days)   |
+ * | `corsAllowedOrigins`      | none              | browser origins allowed on the three APIs and presigned PUTs   |
+ * | `opensearchInstanceType`  | `t3.small.search` | data node instance type                                        |
+ * | `opensearchInstanceCount` | `1`               | data nodes (2 or more: zone awareness across 2 or 3 AZs)       |
+ * | `opensearchVolumeGiB`     | `10`              | gp3 volume per data node                                       |
+ * | `cognitoFeaturePlan`      | `ESSENTIALS`      | `ESSENTIALS` or `PLUS` (PLUS adds threat protection, per MAU)  |
+ */
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+
+/** Cognito user pool feature plans this app supports (V2_0 token customization needs ESSENTIALS or PLUS). */
+export type CognitoPlan = 'ESSENTIALS' | 'PLUS';
+
+/** Every customer parameter, validated. */
+export interface ServiceSettings {
+  stage: string;
+  logLevel: string;
+  logRetention: RetentionDays;
+  /** Exact origins (`https://app.example.com`) or `*`; empty: no CORS at all. */
+  corsAllowedOrigins: string[];
+  opensearch: { instanceType: string; instanceCount: number; volumeGiB: number };
+  cognitoFeaturePlan: CognitoPlan;
+}
+
+/** The defaults of ServiceSettings (README, "Deploy to AWS"). */
+export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = {
+  stage: 'dev',
+  logLevel: 'INFO',
+  logRetention: RetentionDays.ONE_MONTH,
+  corsAllowedOrigins: [],
+  opensearch: { instanceType: 't3.small.search', instanceCount: 1, volumeGiB: 10 },
+  cognitoFeaturePlan: 'ESSENTIALS',
+};
+
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
+
+/** Retention values CloudWatch Logs accepts (RetentionDays), in days. */
+const RETENTION_VALUES = new Set(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
+
+/**
+ * Reads and validates the customer parameters from `node`'s context; an absent key takes its default.
+ * @throws Error naming the context key and what it accepts.
+ */
+export function readServiceSettings(node: Node): ServiceSettings {
+  const context = (key: string): unknown => {
+    const value: unknown = node.tryGetContext(key);
+    return value === null || value === '' ? undefined : value;
+  };
+  const stage = stringSetting('stage', context('stage'), DEFAULT_SETTINGS.stage);
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
+    throw new Error(`CDK context 'stage' must be lowercase letters, digits and dashes (at most 20, starting with a letter); got '${stage}'.`);
+  }
+  const logLevel = stringSetting('logLevel', context('logLevel'), DEFAULT_SETTINGS.logLevel).toUpperCase();
+  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`CDK context 'logLevel' must be one of ${LOG_LEVELS.join(', ')}; got '${logLevel}'.`);
+  const retentionDays = integerSetting('logRetentionDays', context('logRetentionDays'), DEFAULT_SETTINGS.logRetention, 1, 9999);
+  if (!RETENTION_VALUES.has(retentionDays)) {
+    throw new Error(`CDK context 'logRetentionDays' must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}; got ${retentionDays}.`);
+  }
+  const instanceType = stringSetting('opensearchInstanceType', context('opensearchInstanceType'), DEFAULT_SETTINGS.opensearch.instanceType);
+  if (!/^[a-z0-9]+\.[a-z0-9]+\.search$/.test(instanceType)) {
+    throw new Error(`CDK context 'opensearchInstanceType' must be an OpenSearch instance type such as 't3.small.search'; got '${instanceType}'.`);
+  }
+  const plan = stringSetting('cognitoFeaturePlan', context('cognitoFeaturePlan'), DEFAULT_SETTINGS.cognitoFeaturePlan).toUpperCase();
+  if (plan !== 'ESSENTIALS' && plan !== 'PLUS') throw new Error(`CDK context 'cognitoFeaturePlan' must be ESSENTIALS or PLUS; got '${plan}'.`);
+  return {
+    stage,
+    logLevel,
+    logRetention: retentionDays as RetentionDays,
+    corsAllowedOrigins: originsSetting(context('corsAllowedOrigins')),
+    opensearch: {
+      instanceType,
+      instanceCount: integerSetting('opensearchInstanceCount', context('opensearchInstanceCount'), DEFAULT_SETTINGS.opensearch.instanceCount, 1, 80),
+      volumeGiB: integerSetting('opensearchVolumeGiB', context('opensearchVolumeGiB'), DEFAULT_SETTINGS.opensearch.volumeGiB, 10, 16_384),
+    },
+    cognitoFeaturePlan: plan,
+  };
+}
+
+function stringSetting(key: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string') throw new Error(`CDK context '${key}' must be a string; got ${JSON.stringify(value)}.`);
+  return value.trim();
+}
+
+/** A whole number in [min, max], given as a number (cdk.json) or a numeric string (`-c key=42`). */
+function integerSetting(key: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const parsed = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+    throw new Error(`CDK context '${key}' must be a whole number from ${min} to ${max}; got ${JSON.stringify(value)}.`);
+  }
+  return parsed;
+}
+
+/**
+ * A list of origins: a JSON array (cdk.json) or a comma-separated string (`-c corsAllowedOrigins=https://a,https://b`).
+ * Each is `*` or `scheme://host[:port]` without a path.
+ */
+function originsSetting(value: unknown): string[] {
+  if (value === undefined) return [...DEFAULT_SETTINGS.corsAllowedOrigins];
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  if (items === undefined || !items.every((item) => typeof item === 'string')) {
+    throw new Error(`CDK context 'corsAllowedOrigins' must be a list of origins or a comma-separated string; got ${JSON.stringify(value)}.`);
+  }
+  const origins = [...new Set((items as string[]).map((item) => item.trim()).filter((item) => item !== ''))];
+  for (const origin of origins) {
+    if (origin !== '*' && !/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(origin)) {
+      throw new Error(`CDK context 'corsAllowedOrigins': '${origin}' is not an origin such as 'https://app.example.com' (no path, no trailing slash) or '*'.`);
+    }
+  }
+  return origins;
+}

@@ -1,0 +1,44 @@
+/**
+ * One stage of the service: its stateful and stateless stacks, wired together. Used by bin/app.ts and by the
+ * infrastructure tests, so that both build exactly the same thing.
+ */
+import type { App, Environment } from 'aws-cdk-lib';
+import type { ServiceSettings } from './settings.js';
+import { StatefulStack } from './stateful-stack.js';
+import { StatelessStack } from './stateless-stack.js';
+
+/** The two stacks of a stage. */
+export interface ServiceStage {
+  stateful: StatefulStack;
+  stateless: StatelessStack;
+}
+
+/** Creates `DeviceScenarioService-<stage>-Stateful` and `-Stateless` in `app`. */
+export function createStage(app: App, settings: ServiceSettings, env: Environment = {}): ServiceStage {
+  const prefix = `DeviceScenarioService-${settings.stage}`;
+  const stateful = new StatefulStack(app, `${prefix}-Stateful`, {
+    env,
+    settings,
+    description: `Device scenario service (${settings.stage}): tables, archive bucket, OpenSearch domain, Cognito user pool; retained on deletion.`,
+  });
+  const stateless = new StatelessStack(app, `${prefix}-Stateless`, {
+    env,
+    settings,
+    description: `Device scenario service (${settings.stage}): functions, HTTP APIs, alarms.`,
+    tables: stateful.tables,
+    archiveBucket: stateful.archiveBucket,
+    archiveBucketArnExport: stateful.archiveBucketArnExport,
+    search: {
+      domainEndpoint: stateful.search.domain.domainEndpoint,
+      domainArnExport: stateful.searchDomainArnExport,
+      clientRoles: stateful.search.clientRoles,
+    },
+    identity: {
+      issuer: stateful.identity.issuer,
+      jwksUrl: stateful.identity.jwksUrl,
+      clientId: stateful.identity.client.userPoolClientId,
+      preTokenGeneration: stateful.identity.preTokenGeneration,
+    },
+  });
+  return { stateful, stateless };
+}
