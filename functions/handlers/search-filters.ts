@@ -1,10 +1,16 @@
 import { describeFilters } from '../core/search/service.js';
+import { CompanyNameCache } from '../platform/company-name-cache.js';
 import { services } from '../platform/composition.js';
 import { httpHandler, jsonResponse, queryPairs } from '../platform/http.js';
 import { searchIndex } from '../platform/search-composition.js';
 
-/** GET {base_url}/resources/search/filters?type= (spec endpoint 5): filter descriptors with live counts. */
+let companyNames: CompanyNameCache | undefined;
+
+/**
+ * GET {base_url}/resources/search/filters?type= (spec endpoint 5): filter descriptors with live counts. Company display
+ * names are cached per process for COMPANY_NAME_TTL_MS (the counts are always live).
+ */
 export const handler = httpHandler(async (event, { principal }) => {
-  const { companies } = services();
-  return jsonResponse(200, await describeFilters({ index: searchIndex(), companies }, principal, queryPairs(event)));
+  companyNames ??= new CompanyNameCache(services().companies);
+  return jsonResponse(200, await describeFilters({ index: searchIndex(), companies: companyNames }, principal, queryPairs(event)));
 });
