@@ -36,9 +36,9 @@ import * as deploymentCore from '../../functions/core/deployments.js';
 import type { Device } from '../../functions/core/devices.js';
 import { generateDemoDevices } from '../../functions/local/demo-data.js';
 import { freePort } from '../../functions/local/free-port.js';
-import { newServiceSettings, removeDataDirectory, tokenFor } from '../e2e/harness.js';
+import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import type { ProbeCall } from './dynamodb-probe.js';
-import { memoryOf, mib, type RunningService, startService } from './presigned.js';
+import { memoryOf, mib, type RunningService } from './presigned.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const COMPANY = 'acme';
@@ -578,11 +578,10 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
   const client = documentClient(endpoint, 128);
   try {
     const startedAt = performance.now();
-    service = await startService(
-      settings,
-      { DYNAMODB_PORT: String(dynamoPort), ...(probeFile === undefined ? {} : { BENCH_PROBE_FILE: probeFile }) },
-      probeFile === undefined ? [] : [join(root, 'test/bench/dynamodb-probe.ts')],
-    );
+    service = await startService(settings, {
+      environment: { DYNAMODB_PORT: String(dynamoPort), ...(probeFile === undefined ? {} : { BENCH_PROBE_FILE: probeFile }) },
+      imports: probeFile === undefined ? [] : [join(root, 'test/bench/dynamodb-probe.ts')],
+    });
     const startMs = performance.now() - startedAt;
     const javaPid = await javaChildOf(service.pid);
     const hwmReadyBytes = (await memoryOf(service.pid))?.hwm ?? NaN;

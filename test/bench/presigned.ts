@@ -1,19 +1,15 @@
 /**
  * Benchmark step 3: one archive through the presigned upload flow of the local runtime. Starts `bin/local.ts`
- * (as test/e2e/harness.ts does, but keeping the child's pid so that its peak RSS can be read from
- * /proc/<pid>/status), requests an upload slot as alice, PUTs the file streamed from disk, polls the slot until
+ * with the e2e harness (its pid lets the peak RSS be read from /proc/<pid>/status), requests an upload slot as alice, PUTs the file streamed from disk, polls the slot until
  * STORED or REJECTED, then stops the runtime and removes its data folder.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, tokenFor } from '../e2e/harness.js';
+import { call, type LocalService, newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 
-const root = resolve(import.meta.dirname, '../..');
 const POLL_TIMEOUT_MS = 10 * 60_000;
 
 /** Peak and current resident set size of a process, bytes (Linux /proc); undefined elsewhere or once it exited. */
@@ -27,62 +23,8 @@ export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number 
   }
 }
 
-export interface RunningService extends LocalService {
-  pid: number;
-}
-
-/**
- * Starts bin/local.ts like the e2e harness (same environment), resolving once it prints READY (timeout 90 s).
- * `extraEnvironment` is added to the child's environment (e.g. DYNAMODB_PORT); `extraImports` are more `--import`
- * modules loaded after tsx (e.g. a probe).
- */
-export async function startService(settings: ServiceSettings, extraEnvironment: Record<string, string> = {}, extraImports: string[] = []): Promise<RunningService> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...extraImports.flatMap((module) => ['--import', module]), join(root, 'bin/local.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      ...extraEnvironment,
-      API_PORT: String(settings.ports.api),
-      UPLOAD_PORT: String(settings.ports.upload),
-      AUTH_PORT: String(settings.ports.auth),
-      DATA_DIR: settings.dataDirectory,
-      POWERTOOLS_LOG_LEVEL: 'CRITICAL',
-      NODE_NO_WARNINGS: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
-  const deadline = Date.now() + 90_000;
-  while (!output.includes('READY')) {
-    if (child.exitCode !== null) throw new Error(`bin/local.ts exited with ${child.exitCode}:\n${output}`);
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`bin/local.ts did not print READY within 90 s:\n${output}`);
-    }
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  if (child.pid === undefined) throw new Error('bin/local.ts has no pid');
-  return {
-    pid: child.pid,
-    api: `http://127.0.0.1:${settings.ports.api}`,
-    upload: `http://127.0.0.1:${settings.ports.upload}`,
-    auth: `http://127.0.0.1:${settings.ports.auth}`,
-    dataDirectory: settings.dataDirectory,
-    output: () => output,
-    stop,
-  };
-}
+/** A running local runtime (the harness's LocalService carries the pid benchmarks read memory from). */
+export type RunningService = LocalService;
 
 /** PUTs a file to a (presigned) URL, streamed from disk with an explicit content-length. Resolves with the status. */
 async function putFile(url: string, headers: Record<string, string>, path: string, bytes: number): Promise<{ status: number; body: string }> {

@@ -13,9 +13,8 @@
  *    its VmRSS/VmHWM, gets olivia's token and times the same three requests with a keep-alive node:http agent.
  * 3. Prints tables and goal verdicts; stops the runtime and deletes the data folder.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { request, Agent } from 'node:http';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -31,10 +30,9 @@ import { describeFilters, searchResources } from '../../functions/core/search/se
 import { DEMO_COMPANIES, generateDemoDevices } from '../../functions/local/demo-data.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
-import { newServiceSettings, removeDataDirectory, type ServiceSettings, tokenFor } from '../e2e/harness.js';
+import { newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from '../e2e/harness.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';
 
-const root = resolve(import.meta.dirname, '../..');
 /** SEARCH_BENCH_DEVICES=N scales the fleet (default 100,000; 60 % acme, 40 % globex). */
 export const SEARCH_DEVICE_COUNT = Number(process.env.SEARCH_BENCH_DEVICES ?? 100_000);
 const TOTAL = SEARCH_DEVICE_COUNT;
@@ -123,52 +121,8 @@ const fakeCompanies: CompanyRepository = {
 };
 
 /** Starts bin/local.ts with a READY timeout long enough for a 100,000-document rebuild. */
-async function startRuntime(settings: ServiceSettings, dynamoPort: number, timeoutMs = 15 * 60_000): Promise<RunningService> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DYNAMODB_PORT: String(dynamoPort),
-      API_PORT: String(settings.ports.api),
-      UPLOAD_PORT: String(settings.ports.upload),
-      AUTH_PORT: String(settings.ports.auth),
-      DATA_DIR: settings.dataDirectory,
-      POWERTOOLS_LOG_LEVEL: 'CRITICAL',
-      NODE_NO_WARNINGS: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
-  const deadline = Date.now() + timeoutMs;
-  while (!output.includes('READY')) {
-    if (child.exitCode !== null) throw new Error(`bin/local.ts exited with ${child.exitCode}:\n${output}`);
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`bin/local.ts did not print READY within ${timeoutMs / 1000} s:\n${output}`);
-    }
-    await sleep(50);
-  }
-  if (child.pid === undefined) throw new Error('bin/local.ts has no pid');
-  return {
-    pid: child.pid,
-    api: `http://127.0.0.1:${settings.ports.api}`,
-    upload: `http://127.0.0.1:${settings.ports.upload}`,
-    auth: `http://127.0.0.1:${settings.ports.auth}`,
-    dataDirectory: settings.dataDirectory,
-    output: () => output,
-    stop,
-  };
+function startRuntime(settings: ServiceSettings, dynamoPort: number, readyTimeoutMs = 15 * 60_000): Promise<RunningService> {
+  return startService(settings, { environment: { DYNAMODB_PORT: String(dynamoPort) }, readyTimeoutMs, stopGraceMs: 20_000 });
 }
 
 async function seedDevices(endpoint: string, devices: Device[], parallelism = 16): Promise<void> {

@@ -12,13 +12,15 @@ const root = resolve(import.meta.dirname, '../..');
 
 /** A running local service. */
 export interface LocalService {
+  /** Process id of `bin/local.ts` (benchmarks read its peak RSS from /proc). */
+  pid: number;
   api: string;
   upload: string;
   auth: string;
   dataDirectory: string;
   /** Everything the process printed (stdout and stderr). */
   output(): string;
-  /** Stops the process (SIGTERM, then SIGKILL after 10 s). */
+  /** Stops the process (SIGTERM, then SIGKILL after StartOptions.stopGraceMs). */
   stop(): Promise<void>;
 }
 
@@ -37,12 +39,30 @@ export async function newServiceSettings(): Promise<ServiceSettings> {
   };
 }
 
-/** Starts `bin/local.ts` and resolves once it prints READY (timeout 90 s). */
-export async function startService(settings: ServiceSettings): Promise<LocalService> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
+/** How a test or benchmark starts `bin/local.ts` (startService). */
+export interface StartOptions {
+  /** Added to the child's environment (e.g. DYNAMODB_PORT). */
+  environment?: Record<string, string>;
+  /** More `--import` modules, loaded after tsx (e.g. a benchmark probe). */
+  imports?: string[];
+  /** How long to wait for READY, ms. @default 90_000 */
+  readyTimeoutMs?: number;
+  /** How long `stop` waits after SIGTERM before SIGKILL, ms. @default 10_000 */
+  stopGraceMs?: number;
+}
+
+/**
+ * Starts `bin/local.ts` and resolves once it prints READY. On a start that fails or times out, the child is stopped
+ * (SIGTERM first, so that it stops its DynamoDB Local) and the error carries everything it printed.
+ */
+export async function startService(settings: ServiceSettings, options: StartOptions = {}): Promise<LocalService> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 90_000;
+  const stopGraceMs = options.stopGraceMs ?? 10_000;
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...(options.imports ?? []).flatMap((module) => ['--import', module]), join(root, 'bin/local.ts')], {
     cwd: root,
     env: {
       ...process.env,
+      ...options.environment,
       API_PORT: String(settings.ports.api),
       UPLOAD_PORT: String(settings.ports.upload),
       AUTH_PORT: String(settings.ports.auth),
@@ -56,29 +76,32 @@ export async function startService(settings: ServiceSettings): Promise<LocalServ
   child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const deadline = Date.now() + 90_000;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  const deadline = Date.now() + readyTimeoutMs;
   while (!output.includes('READY')) {
     if (child.exitCode !== null) throw new Error(`bin/local.ts exited with ${child.exitCode}:\n${output}`);
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`bin/local.ts did not print READY within 90 s:\n${output}`);
+      await stop();
+      throw new Error(`bin/local.ts did not print READY within ${readyTimeoutMs / 1000} s:\n${output}`);
     }
     await new Promise((done) => setTimeout(done, 100));
   }
+  if (child.pid === undefined) throw new Error('bin/local.ts has no pid');
   return {
+    pid: child.pid,
     api: `http://127.0.0.1:${settings.ports.api}`,
     upload: `http://127.0.0.1:${settings.ports.upload}`,
     auth: `http://127.0.0.1:${settings.ports.auth}`,
     dataDirectory: settings.dataDirectory,
     output: () => output,
-    stop: async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        await exited;
-        clearTimeout(timer);
-      }
-    },
+    stop,
   };
 }
 
