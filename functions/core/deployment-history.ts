@@ -5,6 +5,7 @@
  */
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
 import { BadRequestError, type ProblemViolation } from './errors.js';
+import type { DeploymentResultItem } from './deployments.js';
 import type { DeploymentHistoryEntry, Page } from './ports.js';
 import { authorize, type Principal } from './principal.js';
 
@@ -39,13 +40,8 @@ export interface DeploymentHistory {
 }
 
 /** One history entry as the API returns it: a deployment result item plus when, by whom and why. */
-export interface DeploymentHistoryView {
-  /** ULID of the action (= the result item's `id`). */
-  id: string;
-  target: { type: string; id: string; subId: string | null };
-  what: { type: string; id: string; subId: string };
-  action: 'DEPLOY' | 'UNDEPLOY';
-  state: 'SUCCESS' | 'FAILURE';
+export interface DeploymentHistoryView extends Omit<DeploymentResultItem, 'cause'> {
+  /** The result item's cause as recorded (entries written by older versions may carry causes no longer produced). */
   cause: string | null;
   /** ISO-8601. */
   at: string;

@@ -12,19 +12,9 @@ import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
+import type { DeploymentHistoryView as HistoryItem } from '../../functions/core/deployment-history.js';
 import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
 
-interface HistoryItem {
-  id: string;
-  target: { type: string; id: string; subId: string | null };
-  what: { type: string; id: string; subId: string };
-  action: 'DEPLOY' | 'UNDEPLOY';
-  state: 'SUCCESS' | 'FAILURE';
-  cause: string | null;
-  at: string;
-  by: string;
-  note: string | null;
-}
 
 interface HistoryPage {
   items: HistoryItem[];

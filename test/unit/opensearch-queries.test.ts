@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  bulkBody, countRequestBody, documentId, indexTemplate, keywordField, MAX_COUNT_BUCKETS, pageWindow, queryTerms, searchRequestBody,
+  bulkBody, countRequestBody, documentId, indexTemplate, keywordField, MAX_COUNT_BUCKETS, pageWindow, searchRequestBody,
   SORT_KEY_FIELD, toSearchResult, toValueCounts,
 } from '../../functions/adapters/aws/opensearch-queries.js';
 import type { ScenarioDocument } from '../../functions/core/search/documents.js';
-import { MAX_RESULT_WINDOW, type CountQuery, type SearchQuery } from '../../functions/core/search/query.js';
+import { globalQueryTerms, MAX_RESULT_WINDOW, type CountQuery, type SearchQuery } from '../../functions/core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../functions/core/search/registry.js';
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -173,7 +173,7 @@ describe('indexTemplate', () => {
   it('analyzes words with inner punctuation as the whole word and its parts, one shard', () => {
     expect(template.settings.number_of_shards).toBe(1);
     expect(template.settings.max_result_window).toBe(MAX_RESULT_WINDOW);
-    expect(queryTerms('  ACM-0001  Lyon lyon 1.0.1 ,, ')).toEqual(['acm-0001', 'lyon', '1-0-1']);
+    expect(globalQueryTerms('  ACM-0001  Lyon lyon 1.0.1 ,, ')).toEqual(['acm-0001', 'lyon', '1-0-1']);
   });
 });
 

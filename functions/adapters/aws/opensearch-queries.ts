@@ -7,7 +7,7 @@
  * sorts with missing values last in both directions and the `TYPE#company#id` tie-breaker, counts per value.
  */
 import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
-import { MAX_RESULT_WINDOW, type CountQuery, type SearchQuery, type SearchResult, type ValueCounts } from '../../core/search/query.js';
+import { globalQueryTerms, MAX_RESULT_WINDOW, type CountQuery, type SearchQuery, type SearchResult, type ValueCounts } from '../../core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
 
 /** Keyword field holding `TYPE#company#id` (documentKeyString): the final sort tie-breaker. */
@@ -99,22 +99,6 @@ export function indexTemplate(): { settings: Json; mappings: Json } {
   };
 }
 
-const WHITESPACE = /[\n\r\p{Z}]+/u;
-const PUNCTUATION = /\p{P}+/u;
-
-/**
- * The query words of a `global` text as the embedded engine reads them: lower case, one term per
- * whitespace-separated word, inner punctuation joined by `-`, duplicates dropped.
- */
-export function queryTerms(text: string): string[] {
-  const terms = new Set<string>();
-  for (const word of text.toLowerCase().split(WHITESPACE)) {
-    const parts = word.split(PUNCTUATION).filter((part) => part !== '');
-    if (parts.length > 0) terms.add(parts.join('-'));
-  }
-  return [...terms];
-}
-
 /** Typo tolerance of one term: none with digits (serials, versions) or under 4 characters; else AUTO:4,8 (1 edit, 2 from 8). */
 function fuzzinessOf(term: string): string | undefined {
   return term.length >= 4 && !/\p{N}/u.test(term) ? 'AUTO:4,8' : undefined;
@@ -126,7 +110,7 @@ function fuzzinessOf(term: string): string | undefined {
  * expansion, lower boost). A text without words matches nothing.
  */
 export function fullTextQuery(text: string): Json {
-  const terms = queryTerms(text);
+  const terms = globalQueryTerms(text);
   if (terms.length === 0) return { match_none: {} };
   const fields = [...FULL_TEXT_FIELDS];
   return {

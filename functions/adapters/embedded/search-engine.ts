@@ -20,7 +20,7 @@
 import SearchableMap from 'minisearch/SearchableMap';
 import type { SearchIndex } from '../../core/ports.js';
 import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
-import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
+import { type CountQuery, globalQueryTerms, type SearchQuery, type SearchResult, type ValueCounts } from '../../core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
 
 /** Fields with bitset postings: every filter field. */
@@ -60,20 +60,6 @@ function tokenizeText(text: string): string[] {
     if (parts.length > 1) tokens.push(parts.join('-'));
   }
   return tokens;
-}
-
-/**
- * Query tokenizer: one lower-case term per whitespace-separated word, duplicates dropped; a word with inner
- * punctuation stays whole (parts joined by `-`), so `ACM-000123` looks up the serial itself instead of every
- * document containing `acm`.
- */
-function tokenizeQuery(text: string): string[] {
-  const terms = new Set<string>();
-  for (const word of text.toLowerCase().split(WHITESPACE)) {
-    const parts = word.split(PUNCTUATION).filter((part) => part !== '');
-    if (parts.length > 0) terms.add(parts.join('-'));
-  }
-  return [...terms];
 }
 
 /** No fuzziness for terms with digits (serials, versions: a near miss is another device); 0.2 from 4 letters. */
@@ -152,7 +138,7 @@ class FullTextIndex {
    * No terms (blank or punctuation only) matches nothing.
    */
   search(text: string, scope: Uint32Array): { slots: number[]; scores: Float64Array } {
-    const queryTerms = tokenizeQuery(text);
+    const queryTerms = globalQueryTerms(text);
     const scores = new Float64Array(scope.length * 32);
     /** How many query terms each slot has matched so far. */
     const matched = new Uint16Array(scope.length * 32);
@@ -310,7 +296,7 @@ function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => nu
  *
  * Full text (`global`): every query word must match (AND), exactly, as a prefix or, for words of 4 or more
  * characters without digits, within 0.2 × length edits; relevance is BM25+. A word with inner punctuation (a
- * serial, a version) is matched as that whole compound, not as its separate parts (see `tokenizeQuery`).
+ * serial, a version) is matched as that whole compound, not as its separate parts (see `globalQueryTerms`).
  */
 export class EmbeddedSearchIndex implements SearchIndex {
   private readonly byKey = new Map<string, Entry>();

@@ -9,6 +9,21 @@ export const MAX_PAGE_SIZE = 100;
 /** Deepest result reachable by paging (`page × pageSize`), OpenSearch's default `max_result_window`. */
 export const MAX_RESULT_WINDOW = 10_000;
 
+/**
+ * The words of a `global` text as every search adapter matches them: lower case, one term per whitespace-separated
+ * word, duplicates dropped; a word with inner punctuation stays whole (parts joined by `-`), so `ACM-000123` looks up
+ * the serial itself rather than every document containing `acm`. E.g. `'  ACM-0001 Lyon lyon 1.0.1 '` →
+ * `['acm-0001', 'lyon', '1-0-1']`.
+ */
+export function globalQueryTerms(text: string): string[] {
+  const terms = new Set<string>();
+  for (const word of text.toLowerCase().split(/[\n\r\p{Z}]+/u)) {
+    const parts = word.split(/\p{P}+/u).filter((part) => part !== '');
+    if (parts.length > 0) terms.add(parts.join('-'));
+  }
+  return [...terms];
+}
+
 /** Sort order. `relevance` is only used for `global` queries without an explicit `sort`. */
 export interface SearchSort {
   field: SortField | 'relevance';
