@@ -12,7 +12,8 @@ import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from './searc
 export interface SearchIndex {
   /**
    * Runs one page of a search: company restriction always applied, filters OR within a field and AND across
-   * fields, or `global` full text; sorted with the (type, company, id) tie-breaker.
+   * fields, or `global` full text; sorted with the (type, company, id) tie-breaker. Callers must treat the returned
+   * documents as read-only (an adapter may hand out its own frozen copies).
    * @throws ServiceUnavailableError when the backend cannot be reached.
    */
   search(query: SearchQuery): Promise<SearchResult>;

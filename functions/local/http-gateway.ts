@@ -1,8 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { ulid } from 'ulid';
 import { type ApiName, matchRoute, type RouteDefinition } from '../../lib/routes.js';
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
@@ -74,7 +74,7 @@ export function toApiGatewayEvent(
         sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
         userAgent: headers['user-agent'] ?? '',
       },
-      requestId: ulid(),
+      requestId: randomUUID(),
       routeKey: `${route.method} ${route.path}`,
       stage: '$default',
       time: now.toUTCString(),
@@ -83,6 +83,15 @@ export function toApiGatewayEvent(
     ...(body.length === 0 ? {} : { body: isText ? body.toString('utf8') : body.toString('base64') }),
     isBase64Encoded: body.length > 0 && !isText,
   };
+}
+
+/**
+ * False when the event built around `body` cannot reach MAX_LAMBDA_EVENT_BYTES, so that the exact check (serialize
+ * the event) runs only for large bodies: JSON escaping grows a body at most 6× (`\u0000`), and everything else in
+ * the event (headers are capped at Node's 16 KiB, plus the URL and the request context) stays under 64 KiB.
+ */
+function mayExceedLambdaEventLimit(body: Buffer): boolean {
+  return body.length * 6 + 64 * 1024 > MAX_LAMBDA_EVENT_BYTES;
 }
 
 function lambdaContext(route: RouteDefinition, requestId: string): Context {
@@ -152,8 +161,9 @@ export function createApiServer(api: ApiName, routes: readonly RouteDefinition[]
         const match = matchRoute(routes, api, request.method ?? 'GET', url.pathname);
         if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${request.method} ${url.pathname} on this address.`);
         if ('methodNotAllowed' in match) return writeProblem(response, 405, 'Method Not Allowed', `${request.method} is not allowed on ${url.pathname}.`);
-        const event = toApiGatewayEvent(request, Buffer.concat(chunks), match.route, match.pathParameters);
-        if (Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_EVENT_BYTES) {
+        const body = Buffer.concat(chunks);
+        const event = toApiGatewayEvent(request, body, match.route, match.pathParameters);
+        if (mayExceedLambdaEventLimit(body) && Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_EVENT_BYTES) {
           return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
         }
         const handler = await loadHandler(root, match.route.entry);

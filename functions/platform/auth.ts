@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { type AuthConfig, authConfig } from './config.js';
@@ -8,6 +9,18 @@ import { type AuthConfig, authConfig } from './config.js';
 export const ACCEPTED_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 
 let cached: { config: AuthConfig; keys: JWTVerifyGetKey } | undefined;
+
+/** How long a verified token is remembered at most, ms (as API Gateway's authorizer cache default, 300 s). */
+export const VERIFIED_TOKEN_TTL_MS = 300_000;
+/** How many verified tokens a process remembers (least recently used evicted first). */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
+/**
+ * Tokens already verified in this process (the exact compact JWT → its caller), each kept until the earlier of its
+ * `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature check (~0.3 ms) but is
+ * never accepted past the token's expiry. Any other string, a tampered one included, is verified in full.
+ */
+const verifiedTokens = new LRUCache<string, Principal>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
 
 function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
   if (cached === undefined) {
@@ -19,7 +32,8 @@ function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
 
 /**
  * Verifies a bearer token with `jose` against the issuer's JWKS (issuer, audience, expiry, nbf, asymmetric algorithm)
- * and returns the caller.
+ * and returns the caller. A token verified before in this process is answered from a cache until its expiry
+ * (at most VERIFIED_TOKEN_TTL_MS); the returned Principal is shared and must not be modified.
  * @param authorization the `Authorization` header value.
  * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the token is missing, malformed, expired or untrusted.
  * @throws ServiceUnavailableError (503) when the issuer's JWKS cannot be fetched.
@@ -30,10 +44,13 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
   }
   const match = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i.exec(authorization.trim());
   if (match === null) throw new UnauthorizedError('The Authorization header must be "Bearer <JWT>".', 'invalid_request');
+  const token = match[1] as string;
+  const remembered = verifiedTokens.get(token);
+  if (remembered !== undefined) return remembered;
   const { config, keys } = verifierSettings();
   let payload;
   try {
-    ({ payload } = await jwtVerify(match[1] as string, keys, {
+    ({ payload } = await jwtVerify(token, keys, {
       issuer: config.issuer,
       audience: config.audience,
       algorithms: ACCEPTED_ALGORITHMS,
@@ -52,11 +69,14 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
     throw new UnauthorizedError('The token has no valid "companies" claim.');
   }
   const scope = typeof payload.scope === 'string' ? payload.scope : '';
-  return {
+  const principal: Principal = {
     subject: payload.sub as string,
-    companies,
+    companies: Object.freeze([...companies]),
     scopes: new Set(scope.split(' ').filter((item) => item !== '')),
   };
+  const untilExpiryMs = (payload.exp as number) * 1000 - Date.now();
+  if (untilExpiryMs > 0) verifiedTokens.set(token, principal, { ttl: Math.min(VERIFIED_TOKEN_TTL_MS, untilExpiryMs) });
+  return principal;
 }
 
 /** Reads the bearer token of an API Gateway event and verifies it (see verifyBearerToken). */

@@ -157,7 +157,7 @@ describe('toApiGatewayEvent', () => {
     expect(event.requestContext.http).toMatchObject({ method: 'POST', protocol: 'HTTP/1.0', sourceIp: '192.0.2.7' });
     expect(event.pathParameters).toEqual({ companyId: 'acme' });
     expect(event.requestContext.stage).toBe('$default');
-    expect(event.requestContext.requestId).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(event.requestContext.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(Math.abs(event.requestContext.timeEpoch - Date.now())).toBeLessThan(5_000);
   });
 

@@ -290,9 +290,18 @@ function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => nu
   return heap.sort(compare);
 }
 
+/** Freezes `value` and everything it holds; returns it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 /**
- * In-memory SearchIndex for the local runtime and the tests. Documents are copied on the way in and on the way
- * out, so callers cannot alter the index through them. Work is synchronous; the promises only reject on bugs.
+ * In-memory SearchIndex for the local runtime and the tests. Documents are copied and deeply frozen on the way
+ * in and returned frozen, so callers cannot alter the index through them (a write to a result throws TypeError). Work is synchronous; the promises only reject on bugs.
  *
  * Full text (`global`): every query word must match (AND), exactly, as a prefix or, for words of 4 or more
  * characters without digits, within 0.2 × length edits; relevance is BM25+. A word with inner punctuation (a
@@ -312,7 +321,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
 
   /**
    * One page of results (`query.page` is 1-based; past the end, `resources` is empty) and the total number of
-   * matching documents. Resources are copies.
+   * matching documents. Resources are the index's own deeply frozen documents: read-only, never copied (a copy of
+   * a 20-device page cost ~1 ms, a third of the query).
    */
   async search(query: SearchQuery): Promise<SearchResult> {
     const start = (query.page - 1) * query.pageSize;
@@ -340,7 +350,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       else if (query.sort.field === 'relevance') page = this.sortedPage(matches, total, 'id', false, start, end, true);
       else page = this.sortedPage(matches, total, query.sort.field, query.sort.direction === 'DESC', start, end);
     }
-    return { total, resources: page.map((entry) => structuredClone(entry.document)) };
+    return { total, resources: page.map((entry) => entry.document) };
   }
 
   /**
@@ -394,7 +404,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const patchSorted = documents.length <= INCREMENTAL_SORT_LIMIT;
     if (!patchSorted) this.sorted.clear();
     for (const original of documents) {
-      const document = structuredClone(original);
+      const document = deepFreeze(structuredClone(original));
       const key = documentKeyString(document);
       const previous = this.byKey.get(key);
       if (previous !== undefined) this.detach(previous, patchSorted);

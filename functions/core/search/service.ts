@@ -32,6 +32,13 @@ export async function searchResources(index: SearchIndex, principal: Principal, 
   };
 }
 
+/** Data values in natural order ("v2" before "v10"); one collator, as `localeCompare` with options builds one per call. */
+const NATURAL_ORDER = new Intl.Collator('en', { numeric: true });
+/** Display names of the fixed enumeration values, computed once. */
+const FIXED_VALUE_NAMES = new Map(
+  FILTER_FIELDS.flatMap((field) => (field.values.kind === 'fixed' ? field.values.list.map((value) => [value, humanize(value)] as const) : [])),
+);
+
 /** A filter descriptor (spec "Filter descriptor"). */
 export interface FilterDescriptor {
   field: string;
@@ -93,7 +100,7 @@ export async function describeFilters(
     let parameters: FilterDescriptor['definition']['parameters'];
     switch (field.values.kind) {
       case 'fixed':
-        parameters = field.values.list.map((value) => ({ name: humanize(value), value, count: valueCounts.get(value)?.count ?? 0 }));
+        parameters = field.values.list.map((value) => ({ name: FIXED_VALUE_NAMES.get(value) ?? humanize(value), value, count: valueCounts.get(value)?.count ?? 0 }));
         break;
       case 'companies':
         parameters = principal.companies.map((company) => ({
@@ -102,7 +109,7 @@ export async function describeFilters(
         break;
       case 'data':
         parameters = [...valueCounts.entries()]
-          .sort(([left], [right]) => left.localeCompare(right, 'en', { numeric: true }))
+          .sort(([left], [right]) => NATURAL_ORDER.compare(left, right))
           .map(([value, { count, label }]) => ({ name: label ?? value, value, count }));
         break;
     }

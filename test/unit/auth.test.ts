@@ -1,0 +1,71 @@
+/**
+ * Bearer token verification (functions/platform/auth.ts) against a real JWKS served on 127.0.0.1: the cache of
+ * verified tokens answers repeats but never accepts a token past its `exp` nor a tampered copy of a cached token.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UnauthorizedError } from '../../functions/core/errors.js';
+import { verifyBearerToken } from '../../functions/platform/auth.js';
+
+const ISSUER = 'https://issuer.test';
+const AUDIENCE = 'device-scenario-service';
+let server: Server;
+let sign: (claims: Record<string, unknown>, expiresAt: number) => Promise<string>;
+
+beforeAll(async () => {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'ES256', use: 'sig' };
+  server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  process.env.JWT_ISSUER = ISSUER;
+  process.env.JWT_AUDIENCE = AUDIENCE;
+  process.env.JWKS_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
+  sign = (claims, expiresAt) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject('olivia')
+      .setIssuedAt()
+      .setExpirationTime(expiresAt)
+      .sign(privateKey);
+});
+
+afterAll(async () => {
+  await new Promise((done) => server.close(done));
+});
+
+const inOneHour = () => Math.floor(Date.now() / 1000) + 3_600;
+
+describe('verifyBearerToken', () => {
+  it('returns the caller from the token, and the same caller for a repeat of that token', async () => {
+    const token = await sign({ companies: ['acme', 'globex'], scope: 'search:read deployments:read' }, inOneHour());
+    const first = await verifyBearerToken(`Bearer ${token}`);
+    expect(first).toEqual({ subject: 'olivia', companies: ['acme', 'globex'], scopes: new Set(['search:read', 'deployments:read']) });
+    expect(await verifyBearerToken(`Bearer ${token}`)).toBe(first);
+    expect(Object.isFrozen(first.companies)).toBe(true);
+  });
+
+  it('refuses a token verified before once its exp has passed', async () => {
+    const expiresAt = Math.floor(Date.now() / 1000) + 2;
+    const token = await sign({ companies: ['acme'], scope: 'search:read' }, expiresAt);
+    expect((await verifyBearerToken(`Bearer ${token}`)).companies).toEqual(['acme']);
+    await new Promise((done) => setTimeout(done, expiresAt * 1000 - Date.now() + 50));
+    await expect(verifyBearerToken(`Bearer ${token}`)).rejects.toThrow(/expired/);
+  });
+
+  it('refuses a tampered copy of a cached token (payload or signature changed)', async () => {
+    const token = await sign({ companies: ['acme'], scope: 'search:read' }, inOneHour());
+    await verifyBearerToken(`Bearer ${token}`);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const widened = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), companies: ['acme', 'globex'] })).toString('base64url');
+    await expect(verifyBearerToken(`Bearer ${header}.${widened}.${signature}`)).rejects.toBeInstanceOf(UnauthorizedError);
+    const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
+    await expect(verifyBearerToken(`Bearer ${header}.${payload}.${flipped}`)).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+});

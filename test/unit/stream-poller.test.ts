@@ -1,0 +1,80 @@
+/**
+ * The local runtime's DynamoDB stream poller (functions/local/stream-poller.ts), in front of a mocked DynamoDB
+ * Streams client: records reach the consumer in the Lambda event shape, an idle stream is polled less and less
+ * often, and a record arriving after an idle spell is still delivered within the idle interval.
+ */
+import {
+  DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DynamoDbStreamPoller } from '../../functions/local/stream-poller.js';
+
+const STREAM = 'arn:aws:dynamodb:us-east-1:000000000000:table/devices/stream/2026-11-22T00:00:00.000';
+const streams = mockClient(DynamoDBStreamsClient);
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+function record(sequenceNumber: string): StreamRecord {
+  return { eventID: `event-${sequenceNumber}`, eventName: 'MODIFY', dynamodb: { SequenceNumber: sequenceNumber, Keys: { deviceId: { S: `device-${sequenceNumber}` } } } };
+}
+
+/** A one-shard stream whose GetRecords answers with `queued` records once, then nothing; counts GetRecords calls. */
+function fakeStream() {
+  const state = { queued: [] as StreamRecord[], getRecordsCalls: 0 };
+  streams.reset();
+  streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
+  streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'iterator' });
+  streams.on(GetRecordsCommand).callsFake(() => {
+    state.getRecordsCalls += 1;
+    const records = state.queued;
+    state.queued = [];
+    return { Records: records, NextShardIterator: 'iterator' };
+  });
+  return state;
+}
+
+let poller: DynamoDbStreamPoller | undefined;
+afterEach(async () => {
+  await poller?.stop();
+  poller = undefined;
+});
+
+describe('DynamoDbStreamPoller', () => {
+  it('backs off while the stream is idle and still delivers a late record within the idle interval', async () => {
+    const stream = fakeStream();
+    const delivered: DynamoDBStreamEvent[] = [];
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
+      delivered.push(event);
+    }, { intervalMs: 10, idleIntervalMs: 80 });
+    await poller.positionAtLatest();
+    poller.start();
+    await sleep(600);
+    // A fixed 10 ms interval would have polled ~60 times; doubling to 80 ms gives about 3 + 600 / 80.
+    expect(stream.getRecordsCalls).toBeGreaterThan(3);
+    expect(stream.getRecordsCalls).toBeLessThan(20);
+
+    stream.queued = [record('100'), record('101')];
+    const queuedAt = Date.now();
+    while (delivered.length === 0 && Date.now() - queuedAt < 2_000) await sleep(5);
+    expect(Date.now() - queuedAt).toBeLessThan(400);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]?.Records.map((item) => [item.eventSourceARN, item.dynamodb?.SequenceNumber])).toEqual([[STREAM, '100'], [STREAM, '101']]);
+  });
+
+  it('polls again at the busy interval right after a batch', async () => {
+    const stream = fakeStream();
+    let deliveries = 0;
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async () => {
+      deliveries += 1;
+      // Each batch brings another record along, as a steady write load does.
+      stream.queued = [record(String(200 + deliveries))];
+    }, { intervalMs: 10, idleIntervalMs: 1_000 });
+    await poller.positionAtLatest();
+    stream.queued = [record('200')];
+    poller.start();
+    await sleep(300);
+    // With records flowing the poller never backs off to 1 s: about one batch per 10 ms.
+    expect(deliveries).toBeGreaterThan(8);
+  });
+});
