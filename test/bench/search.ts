@@ -13,6 +13,7 @@
  *    its VmRSS/VmHWM, gets olivia's token and times the same three requests with a keep-alive node:http agent.
  * 3. Prints tables and goal verdicts; stops the runtime and deletes the data folder.
  */
+import { spawn } from 'node:child_process';
 import { request, Agent } from 'node:http';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -52,7 +53,15 @@ export interface SearchBenchOptions {
 }
 
 export interface Stats { p50: number; p99: number; mean: number; max: number; n: number }
-export interface QueryMeasure { name: string; direct: Stats; http?: Stats; directSerializeMs?: number; responseBytes?: number }
+export interface QueryMeasure {
+  name: string;
+  direct: Stats;
+  http?: Stats;
+  directSerializeMs?: number;
+  responseBytes?: number;
+  /** The same request to a bare node:http server in another process answering as many bytes: the transport floor. */
+  bare?: Stats;
+}
 
 export interface SearchBenchResult {
   devices: number;
@@ -167,6 +176,36 @@ function get(agent: Agent, url: string, token: string): Promise<{ status: number
     outgoing.on('error', fail);
     outgoing.end();
   });
+}
+
+/**
+ * Starts a bare node:http server in a child process (127.0.0.1, free port) that answers `GET /bytes/N` with N bytes
+ * of JSON text: what any Node.js HTTP service pays to move a response of that size, without routing, auth or handler.
+ */
+async function startBareServer(): Promise<{ url: string; stop: () => void }> {
+  const code = `
+    const { createServer } = require('node:http');
+    const bodies = new Map();
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        const size = Number(request.url.split('/').pop());
+        if (!bodies.has(size)) bodies.set(size, Buffer.from('"' + 'x'.repeat(Math.max(0, size - 2)) + '"'));
+        const body = bodies.get(size);
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+        response.end(body);
+      });
+    });
+    server.listen(0, '127.0.0.1', () => console.log('PORT ' + server.address().port));`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((done, fail) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /PORT (\d+)/.exec(chunk.toString());
+      if (match !== null) done(Number(match[1]));
+    });
+    child.once('exit', (code) => fail(new Error(`bare server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
 }
 
 /** Runs the search benchmark; `log` receives progress lines. Always stops the runtime and removes its data folder. */
@@ -302,6 +341,15 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
     (queries[1] as QueryMeasure).http = await timeLoop(iterations, warmup, (i) => check(urlB(i)));
     (queries[2] as QueryMeasure).http = await timeLoop(iterations, warmup, () => check(urlC));
     for (const query of queries) log(`  HTTP ${query.name}: p50 ${query.http?.p50.toFixed(2)} ms, p99 ${query.http?.p99.toFixed(2)} ms (${query.responseBytes} bytes)`);
+    const bare = await startBareServer();
+    try {
+      for (const query of queries) {
+        query.bare = await timeLoop(iterations, warmup, () => get(agent, `${bare.url}/bytes/${query.responseBytes ?? 0}`, token));
+        log(`  bare node:http, ${query.responseBytes} bytes: p50 ${query.bare.p50.toFixed(2)} ms, p99 ${query.bare.p99.toFixed(2)} ms`);
+      }
+    } finally {
+      bare.stop();
+    }
     // Fixed per-request cost of the HTTP path: an unauthenticated and an authenticated request that do no search work.
     const noAuth = await timeLoop(200, 20, () => get(agent, `${api}/resources/search?${QUERY_A}`, 'not-a-token'));
     const badQuery = await timeLoop(200, 20, () => get(agent, `${api}/resources/search?bogus=1`, token));
@@ -354,15 +402,16 @@ export function searchVerdicts(result: SearchBenchResult): { goal: string; measu
 export function reportSearchBench(result: SearchBenchResult, log: (line: string) => void): void {
   log(
     table(
-      ['Query', 'Direct p50 ms', 'Direct p99 ms', 'HTTP p50 ms', 'HTTP p99 ms', 'Ratio p50', 'Ratio p99', 'HTTP - direct p50 ms', 'JSON.stringify ms', 'Response bytes'],
+      ['Query', 'Direct p50 ms', 'Direct p99 ms', 'HTTP p50 ms', 'HTTP p99 ms', 'Ratio p50', 'Ratio p99', 'HTTP - direct p50 ms', 'JSON.stringify ms', 'Bare node:http p50 ms', 'Response bytes'],
       result.queries.map((query) => [
         query.name, f(query.direct.p50), f(query.direct.p99), f(query.http?.p50), f(query.http?.p99),
         f(query.http === undefined ? undefined : query.http.p50 / query.direct.p50), f(query.http === undefined ? undefined : query.http.p99 / query.direct.p99),
-        f(query.http === undefined ? undefined : query.http.p50 - query.direct.p50), f(query.directSerializeMs, 3), String(query.responseBytes ?? 'n/a'),
+        f(query.http === undefined ? undefined : query.http.p50 - query.direct.p50), f(query.directSerializeMs, 3), f(query.bare?.p50), String(query.responseBytes ?? 'n/a'),
       ]),
     ),
   );
   log(`Iterations per query: ${result.queries[0]?.direct.n} measured after warm-up, sequential; HTTP over one keep-alive connection (node:http Agent).`);
+  log('Bare node:http: the same client against a node:http server in another process that answers as many bytes with no routing, auth or handler (the transport floor).');
   log('');
   log(
     table(
