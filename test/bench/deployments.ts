@@ -168,7 +168,7 @@ async function cpuMsOf(pid: number | undefined): Promise<number> {
 }
 
 /** The DynamoDB Local JVM: the `java` child of the runtime. */
-async function javaChildOf(pid: number): Promise<number | undefined> {
+export async function javaChildOf(pid: number): Promise<number | undefined> {
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -209,7 +209,7 @@ async function machineTicks(): Promise<{ busy: number; steal: number }> {
 }
 
 /** Starts a CPU accounting window; the returned function ends it. */
-async function cpuWindow(runtimePid: number | undefined, dynamoPid: number | undefined): Promise<() => Promise<CpuUse>> {
+export async function cpuWindow(runtimePid: number | undefined, dynamoPid: number | undefined): Promise<() => Promise<CpuUse>> {
   const benchCpu = () => {
     const usage = process.cpuUsage();
     return (usage.user + usage.system) / 1000;

@@ -32,6 +32,7 @@ import { DEMO_COMPANIES, generateDemoDevices } from '../../functions/local/demo-
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from '../e2e/harness.js';
+import { cpuWindow, javaChildOf } from './deployments.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';
 
 /** SEARCH_BENCH_DEVICES=N scales the fleet (default 100,000; 60 % acme, 40 % globex). */
@@ -61,6 +62,10 @@ export interface QueryMeasure {
   responseBytes?: number;
   /** The same request to a bare node:http server in another process answering as many bytes: the transport floor. */
   bare?: Stats;
+  /** CPU time per HTTP request during the measured loop, ms: runtime (node), DynamoDB Local, this process, the rest. */
+  httpCpuPerRequest?: { runtime: number; dynamo: number; bench: number; other: number; steal: number };
+  /** CPU time of this process per direct query, ms. */
+  directCpuPerQuery?: number;
 }
 
 export interface SearchBenchResult {
@@ -250,10 +255,18 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
   const responsesB = await Promise.all(GLOBAL_TERMS.map((_, i) => searchResources(engine, OLIVIA, pairs(globalQuery(i)))));
   const responseC = await describeFilters(dependencies, OLIVIA, []);
   log(`  (a) total ${responseA.total}, ${responseA.resources.length} on page 2; (b) totals ${GLOBAL_TERMS.map((term, i) => `${term} ${responsesB[i]?.total}`).join(', ')}; (c) ${responseC.items.length} filter fields`);
+  /** Times a direct loop and the CPU time this process spent per query. */
+  const directLoop = async (name: string, body: (index: number) => Promise<unknown>): Promise<QueryMeasure> => {
+    for (let index = 0; index < warmup; index += 1) await body(index);
+    const cpuBefore = process.cpuUsage();
+    const direct = await timeLoop(iterations, 0, body);
+    const cpu = process.cpuUsage(cpuBefore);
+    return { name, direct, directCpuPerQuery: (cpu.user + cpu.system) / 1000 / iterations };
+  };
   const queries: QueryMeasure[] = [
-    { name: '(a) filtered, sorted page 2', direct: await timeLoop(iterations, warmup, () => searchResources(engine, OLIVIA, pairs(QUERY_A))) },
-    { name: `(b) global (${GLOBAL_TERMS.join('/')})`, direct: await timeLoop(iterations, warmup, (i) => searchResources(engine, OLIVIA, pairs(globalQuery(i)))) },
-    { name: '(c) filters with counts', direct: await timeLoop(iterations, warmup, () => describeFilters(dependencies, OLIVIA, [])) },
+    await directLoop('(a) filtered, sorted page 2', () => searchResources(engine, OLIVIA, pairs(QUERY_A))),
+    await directLoop(`(b) global (${GLOBAL_TERMS.join('/')})`, (i) => searchResources(engine, OLIVIA, pairs(globalQuery(i)))),
+    await directLoop('(c) filters with counts', () => describeFilters(dependencies, OLIVIA, [])),
   ];
   // Serialisation cost of the responses (part of the HTTP path, not of the direct figures).
   const serialize = (value: unknown) => timeLoop(200, 20, async () => JSON.stringify(value));
@@ -337,9 +350,19 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
     (queries[0] as QueryMeasure).responseBytes = firstA.bytes;
     (queries[1] as QueryMeasure).responseBytes = (await check(urlB(0))).bytes;
     (queries[2] as QueryMeasure).responseBytes = (await check(urlC)).bytes;
-    (queries[0] as QueryMeasure).http = await timeLoop(iterations, warmup, () => check(urlA));
-    (queries[1] as QueryMeasure).http = await timeLoop(iterations, warmup, (i) => check(urlB(i)));
-    (queries[2] as QueryMeasure).http = await timeLoop(iterations, warmup, () => check(urlC));
+    const javaPid = await javaChildOf(service.pid);
+    const httpLoop = async (query: QueryMeasure, body: (index: number) => Promise<unknown>) => {
+      for (let index = 0; index < warmup; index += 1) await body(index);
+      const finish = await cpuWindow(service?.pid, javaPid);
+      query.http = await timeLoop(iterations, 0, body);
+      const cpu = await finish();
+      query.httpCpuPerRequest = {
+        runtime: cpu.runtime / iterations, dynamo: cpu.dynamo / iterations, bench: cpu.bench / iterations, other: cpu.other / iterations, steal: cpu.steal / iterations,
+      };
+    };
+    await httpLoop(queries[0] as QueryMeasure, () => check(urlA));
+    await httpLoop(queries[1] as QueryMeasure, (i) => check(urlB(i)));
+    await httpLoop(queries[2] as QueryMeasure, () => check(urlC));
     for (const query of queries) log(`  HTTP ${query.name}: p50 ${query.http?.p50.toFixed(2)} ms, p99 ${query.http?.p99.toFixed(2)} ms (${query.responseBytes} bytes)`);
     const bare = await startBareServer();
     try {
@@ -411,6 +434,17 @@ export function reportSearchBench(result: SearchBenchResult, log: (line: string)
     ),
   );
   log(`Iterations per query: ${result.queries[0]?.direct.n} measured after warm-up, sequential; HTTP over one keep-alive connection (node:http Agent).`);
+  log('');
+  log(
+    table(
+      ['Query', 'Direct: bench CPU ms/query', 'HTTP: runtime CPU ms/request', 'DynamoDB Local', 'bench (client)', 'other processes', 'steal'],
+      result.queries.map((query) => {
+        const cpu = query.httpCpuPerRequest;
+        return [query.name, f(query.directCpuPerQuery), f(cpu?.runtime), f(cpu?.dynamo), f(cpu?.bench), f(cpu?.other), f(cpu?.steal)];
+      }),
+    ),
+  );
+  log('CPU time per request during the measured loops (user + system from /proc, 10 ms ticks averaged over the loop).');
   log('Bare node:http: the same client against a node:http server in another process that answers as many bytes with no routing, auth or handler (the transport floor).');
   log('');
   log(
