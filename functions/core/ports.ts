@@ -13,7 +13,7 @@ export interface SearchIndex {
   /**
    * Runs one page of a search: company restriction always applied, filters OR within a field and AND across
    * fields, or `global` full text; sorted with the (type, company, id) tie-breaker. Callers must treat the returned
-   * documents as read-only (an adapter may hand out its own frozen copies).
+   * documents as read-only (the embedded adapter hands out its stored documents, frozen).
    * @throws ServiceUnavailableError when the backend cannot be reached.
    */
   search(query: SearchQuery): Promise<SearchResult>;

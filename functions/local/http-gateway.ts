@@ -86,12 +86,15 @@ export function toApiGatewayEvent(
 }
 
 /**
- * False when the event built around `body` cannot reach MAX_LAMBDA_EVENT_BYTES, so that the exact check (serialize
- * the event) runs only for large bodies: JSON escaping grows a body at most 6× (`\u0000`), and everything else in
- * the event (headers are capped at Node's 16 KiB, plus the URL and the request context) stays under 64 KiB.
+ * Whether the event exceeds MAX_LAMBDA_EVENT_BYTES once serialized, without serializing a small body: the rest of
+ * the event is measured exactly, and a text body grows at most 6× in JSON (`\u0000`); only when that bound is over
+ * the limit is the whole event serialized.
  */
-function mayExceedLambdaEventLimit(body: Buffer): boolean {
-  return body.length * 6 + 64 * 1024 > MAX_LAMBDA_EVENT_BYTES;
+function exceedsLambdaEventLimit(event: APIGatewayProxyEventV2): boolean {
+  const body = event.body ?? '';
+  const rest = Buffer.byteLength(JSON.stringify({ ...event, body: '' }));
+  if (rest + Buffer.byteLength(body) * 6 <= MAX_LAMBDA_EVENT_BYTES) return false;
+  return Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_EVENT_BYTES;
 }
 
 function lambdaContext(route: RouteDefinition, requestId: string): Context {
@@ -161,9 +164,8 @@ export function createApiServer(api: ApiName, routes: readonly RouteDefinition[]
         const match = matchRoute(routes, api, request.method ?? 'GET', url.pathname);
         if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${request.method} ${url.pathname} on this address.`);
         if ('methodNotAllowed' in match) return writeProblem(response, 405, 'Method Not Allowed', `${request.method} is not allowed on ${url.pathname}.`);
-        const body = Buffer.concat(chunks);
-        const event = toApiGatewayEvent(request, body, match.route, match.pathParameters);
-        if (mayExceedLambdaEventLimit(body) && Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_EVENT_BYTES) {
+        const event = toApiGatewayEvent(request, Buffer.concat(chunks), match.route, match.pathParameters);
+        if (exceedsLambdaEventLimit(event)) {
           return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
         }
         const handler = await loadHandler(root, match.route.entry);

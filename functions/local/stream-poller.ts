@@ -4,6 +4,9 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 
+/** How often shards created since the last look are looked for, ms (below the default idle interval, 800 ms). */
+const SHARD_DISCOVERY_MS = 750;
+
 interface ShardCursor {
   streamArn: string;
   shardId: string;
@@ -72,7 +75,7 @@ export class DynamoDbStreamPoller {
       if (this.stopped) return;
       this.running = this.pollOnce()
         .then((delivered) => {
-          waitMs = delivered > 0 ? busyMs : Math.min(idleMs, waitMs * 2);
+          waitMs = delivered > 0 ? busyMs : Math.min(idleMs, Math.max(1, waitMs) * 2);
         })
         .catch((error) => this.options.onError?.(error));
       await this.running;
@@ -115,7 +118,8 @@ export class DynamoDbStreamPoller {
   /** One pass over every shard; resolves with the number of records handed to the consumer. Exposed for tests. */
   async pollOnce(): Promise<number> {
     let delivered = 0;
-    if (Date.now() - this.lastDiscovery > 1_000) await this.discoverShards('TRIM_HORIZON');
+    // New shards are looked for at most every SHARD_DISCOVERY_MS, so with the idle interval on every idle pass.
+    if (Date.now() - this.lastDiscovery >= SHARD_DISCOVERY_MS) await this.discoverShards('TRIM_HORIZON');
     for (const cursor of this.shards.values()) {
       if (cursor.pending.length === 0 && cursor.iterator !== undefined) {
         try {

@@ -20,7 +20,7 @@ export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
  * `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature check (~0.3 ms) but is
  * never accepted past the token's expiry. Any other string, a tampered one included, is verified in full.
  */
-const verifiedTokens = new LRUCache<string, Principal>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
+const verifiedTokens = new LRUCache<string, { principal: Principal; expiresAtMs: number }>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
 
 function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
   if (cached === undefined) {
@@ -46,7 +46,8 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
   if (match === null) throw new UnauthorizedError('The Authorization header must be "Bearer <JWT>".', 'invalid_request');
   const token = match[1] as string;
   const remembered = verifiedTokens.get(token);
-  if (remembered !== undefined) return remembered;
+  // The cache's TTL runs on a monotonic clock that may lag after a pause (a frozen Lambda); `exp` is wall-clock time.
+  if (remembered !== undefined && Date.now() < remembered.expiresAtMs) return remembered.principal;
   const { config, keys } = verifierSettings();
   let payload;
   try {
@@ -69,13 +70,14 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
     throw new UnauthorizedError('The token has no valid "companies" claim.');
   }
   const scope = typeof payload.scope === 'string' ? payload.scope : '';
-  const principal: Principal = {
+  const principal: Principal = Object.freeze({
     subject: payload.sub as string,
     companies: Object.freeze([...companies]),
     scopes: new Set(scope.split(' ').filter((item) => item !== '')),
-  };
-  const untilExpiryMs = (payload.exp as number) * 1000 - Date.now();
-  if (untilExpiryMs > 0) verifiedTokens.set(token, principal, { ttl: Math.min(VERIFIED_TOKEN_TTL_MS, untilExpiryMs) });
+  });
+  const expiresAtMs = (payload.exp as number) * 1000;
+  const untilExpiryMs = expiresAtMs - Date.now();
+  if (untilExpiryMs > 0) verifiedTokens.set(token, { principal, expiresAtMs }, { ttl: Math.min(VERIFIED_TOKEN_TTL_MS, untilExpiryMs) });
   return principal;
 }
 

@@ -457,13 +457,18 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
         const [first] = (await index.search(global('oslo'))).resources as DeviceDocument[];
         expect(first?.serial).toBe('ACM-0006');
         // An adapter may return copies (OpenSearch) or read-only documents (embedded: frozen, the write throws).
-        try {
-          if (first !== undefined) first.serial = 'CHANGED';
-        } catch (error) {
-          expect(error).toBeInstanceOf(TypeError);
-        }
+        const attempt = (write: () => void) => {
+          try {
+            write();
+          } catch (error) {
+            expect(error).toBeInstanceOf(TypeError);
+          }
+        };
+        attempt(() => { if (first !== undefined) first.serial = 'CHANGED'; });
+        attempt(() => { if (first?.location !== undefined) first.location.name = 'CHANGED'; });
         const again = (await index.search(global('oslo'))).resources as DeviceDocument[];
         expect(again[0]?.serial).toBe('ACM-0006');
+        expect(again[0]?.location?.name).toBe('Oslo Depot');
       });
     });
   });

@@ -1,7 +1,11 @@
-import type { IncomingMessage } from 'node:http';
-import { describe, it, expect } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, it, expect } from 'vitest';
 import { ROUTES, matchRoute, type RouteDefinition } from '../../lib/routes.js';
-import { toApiGatewayEvent } from '../../functions/local/http-gateway.js';
+import { createApiServer, toApiGatewayEvent } from '../../functions/local/http-gateway.js';
 
 function route(id: string): RouteDefinition {
   const found = ROUTES.find((candidate) => candidate.id === id);
@@ -201,5 +205,39 @@ describe('toApiGatewayEvent', () => {
       expect(event.isBase64Encoded).toBe(true);
       expect(Buffer.from(event.body ?? '', 'base64').equals(bytes)).toBe(true);
     }
+  });
+});
+
+describe('createApiServer: the Lambda invocation payload limit', () => {
+  let server: Server | undefined;
+  let directory: string | undefined;
+  afterEach(async () => {
+    if (server !== undefined) await new Promise((done) => server?.close(done));
+    if (directory !== undefined) await rm(directory, { recursive: true, force: true });
+    server = undefined;
+    directory = undefined;
+  });
+
+  /** A server for one POST route whose handler answers the body length it received. */
+  async function echoServer(): Promise<string> {
+    directory = await mkdtemp(join(tmpdir(), 'gateway-'));
+    await writeFile(join(directory, 'echo.mjs'), 'export const handler = async (event) => ({ statusCode: 200, body: String((event.body ?? "").length) });\n');
+    const echo: RouteDefinition = { id: 'Echo', api: 'main', method: 'POST', path: '/echo', entry: 'echo.mjs' };
+    server = createApiServer('main', [echo], directory, () => undefined);
+    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;
+  }
+
+  it('refuses with 413 a text body that JSON escaping grows past 6 MiB, and passes one that stays under', async () => {
+    const url = await echoServer();
+    // 1.1 MB of U+0001 is 6.6 MB once escaped as \u0001 in the event: over the limit although the body is small.
+    const escaped = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '\u0001'.repeat(1_100_000) });
+    expect(escaped.status).toBe(413);
+    expect(escaped.headers.get('content-type')).toBe('application/problem+json');
+    expect(((await escaped.json()) as { detail: string }).detail).toMatch(/6291456-byte Lambda invocation payload limit/);
+    // 3 MB of plain letters stays 3 MB in the event.
+    const plain = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'a'.repeat(3_000_000) });
+    expect(plain.status).toBe(200);
+    expect(await plain.text()).toBe('3000000');
   });
 });

@@ -21,12 +21,13 @@ function record(sequenceNumber: string): StreamRecord {
 
 /** A one-shard stream whose GetRecords answers with `queued` records once, then nothing; counts GetRecords calls. */
 function fakeStream() {
-  const state = { queued: [] as StreamRecord[], getRecordsCalls: 0 };
+  const state = { queued: [] as StreamRecord[], getRecordsCalls: 0, calledAt: [] as number[] };
   streams.reset();
   streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
   streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'iterator' });
   streams.on(GetRecordsCommand).callsFake(() => {
     state.getRecordsCalls += 1;
+    state.calledAt.push(performance.now());
     const records = state.queued;
     state.queued = [];
     return { Records: records, NextShardIterator: 'iterator' };
@@ -49,15 +50,18 @@ describe('DynamoDbStreamPoller', () => {
     }, { intervalMs: 10, idleIntervalMs: 80 });
     await poller.positionAtLatest();
     poller.start();
-    await sleep(600);
-    // A fixed 10 ms interval would have polled ~60 times; doubling to 80 ms gives about 3 + 600 / 80.
-    expect(stream.getRecordsCalls).toBeGreaterThan(3);
-    expect(stream.getRecordsCalls).toBeLessThan(20);
+    await sleep(1_200);
+    // A fixed 10 ms interval would have polled ~120 times; doubling to the 80 ms cap gives about 4 + 1,200 / 80.
+    expect(stream.getRecordsCalls).toBeGreaterThan(8);
+    expect(stream.getRecordsCalls).toBeLessThan(30);
+    // The wait stops growing at idleIntervalMs: no gap between two polls much above 80 ms (slack for a loaded CI).
+    const gaps = stream.calledAt.slice(1).map((at, index) => at - (stream.calledAt[index] as number));
+    expect(Math.max(...gaps.slice(-5))).toBeLessThan(80 + 150);
 
     stream.queued = [record('100'), record('101')];
     const queuedAt = Date.now();
     while (delivered.length === 0 && Date.now() - queuedAt < 2_000) await sleep(5);
-    expect(Date.now() - queuedAt).toBeLessThan(400);
+    expect(Date.now() - queuedAt).toBeLessThan(80 + 150);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]?.Records.map((item) => [item.eventSourceARN, item.dynamodb?.SequenceNumber])).toEqual([[STREAM, '100'], [STREAM, '101']]);
   });

@@ -290,9 +290,9 @@ function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => nu
   return heap.sort(compare);
 }
 
-/** Freezes `value` and everything it holds; returns it. */
+/** Freezes `value` and everything it holds (typed arrays, which cannot be frozen, excepted); returns it. */
 function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);
   }
