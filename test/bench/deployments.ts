@@ -243,7 +243,7 @@ async function waitForQuietMachine(timeoutMs = 180_000): Promise<boolean> {
  * Waits until the given processes together use less than 10 % of one CPU over a 1.5 s window (e.g. the stream poller
  * has indexed the seeded devices). @returns the time waited, ms. Gives up after `timeoutMs`.
  */
-async function waitForIdle(pids: (number | undefined)[], timeoutMs = 180_000): Promise<number> {
+export async function waitForIdle(pids: (number | undefined)[], timeoutMs = 180_000): Promise<number> {
   const started = performance.now();
   const total = async () => (await Promise.all(pids.map(cpuMsOf))).filter((value) => !Number.isNaN(value)).reduce((a, b) => a + b, 0);
   let before = await total();

@@ -32,7 +32,7 @@ import { DEMO_COMPANIES, generateDemoDevices } from '../../functions/local/demo-
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from '../e2e/harness.js';
-import { cpuWindow, javaChildOf } from './deployments.js';
+import { cpuWindow, javaChildOf, waitForIdle } from './deployments.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';
 
 /** SEARCH_BENCH_DEVICES=N scales the fleet (default 100,000; 60 % acme, 40 % globex). */
@@ -335,6 +335,9 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
     // The client's own heap should not hold the fleet while it times requests (its GC would count as HTTP time).
     devices.length = 0;
     gc();
+    // Steady state, not the start's aftermath (the rebuild's garbage collected, DynamoDB Local done with the scan).
+    const settledMs = await waitForIdle([service.pid, await javaChildOf(service.pid)], 180_000);
+    log(`  runtime and DynamoDB Local idle (< 10 % of a CPU over 1.5 s) ${(settledMs / 1000).toFixed(1)} s after READY`);
     const memory = await memoryOf(service.pid);
     log(`  runtime ready in ${(restartMs / 1000).toFixed(1)} s with ${indexedDocuments} documents indexed; VmRSS ${mib(memory?.rss ?? NaN)} MiB, VmHWM ${mib(memory?.hwm ?? NaN)} MiB`);
     result.http = { firstStartMs, seedMs, restartMs, indexedDocuments, rssBytes: memory?.rss ?? NaN, hwmBytes: memory?.hwm ?? NaN };

@@ -82,3 +82,33 @@ describe('DynamoDbStreamPoller', () => {
     expect(deliveries).toBeGreaterThan(8);
   });
 });
+
+describe('DynamoDbStreamPoller with a shard whose empty reads are slow', () => {
+  it('reads that shard less often (20x the time its empty read took) while still reading the fast one every pass', async () => {
+    const SLOW_STREAM = `${STREAM.replace('devices', 'scenarios')}`;
+    const calls = { fast: 0, slow: 0 };
+    streams.reset();
+    streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
+    streams.on(GetShardIteratorCommand).callsFake((input: { StreamArn: string }) => ({ ShardIterator: input.StreamArn === SLOW_STREAM ? 'slow' : 'fast' }));
+    streams.on(GetRecordsCommand).callsFake(async (input: { ShardIterator: string }) => {
+      if (input.ShardIterator === 'slow') {
+        calls.slow += 1;
+        await sleep(40); // as DynamoDB Local reading an idle table's shard after many writes elsewhere
+      } else {
+        calls.fast += 1;
+      }
+      return { Records: [], NextShardIterator: input.ShardIterator };
+    });
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM, SLOW_STREAM], async () => undefined, {
+      intervalMs: 10,
+      idleIntervalMs: 20,
+    });
+    await poller.positionAtLatest();
+    poller.start();
+    await sleep(1_500);
+    // Every ~20 ms pass reads the fast shard; the slow one waits >= 20 x 40 ms = 800 ms after each empty read.
+    expect(calls.fast).toBeGreaterThan(15);
+    expect(calls.slow).toBeGreaterThanOrEqual(1);
+    expect(calls.slow).toBeLessThanOrEqual(3);
+  });
+});
