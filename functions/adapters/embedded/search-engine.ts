@@ -20,7 +20,7 @@
 import SearchableMap from 'minisearch/SearchableMap';
 import type { SearchIndex } from '../../core/ports.js';
 import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
-import { type CountQuery, globalQueryTerms, type SearchQuery, type SearchResult, type ValueCounts } from '../../core/search/query.js';
+import { type CountQuery, globalQueryTerms, type SearchQuery, type SearchResult, type ValueCounts, textWords } from '../../core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
 
 /** Fields with bitset postings: every filter field. */
@@ -44,9 +44,6 @@ const PREFIX_WEIGHT = 0.375;
 const FUZZY_WEIGHT = 0.45;
 const MAX_FUZZY = 6;
 
-const WHITESPACE = /[\n\r\p{Z}]+/u;
-const PUNCTUATION = /\p{P}+/u;
-
 /**
  * Index-time tokenizer: MiniSearch's default split (whitespace and punctuation) and lower case, plus, for a word
  * with inner punctuation such as a serial `ACM-000123` or a version `v1.2`, the whole word with its parts joined
@@ -54,8 +51,7 @@ const PUNCTUATION = /\p{P}+/u;
  */
 function tokenizeText(text: string): string[] {
   const tokens: string[] = [];
-  for (const word of text.toLowerCase().split(WHITESPACE)) {
-    const parts = word.split(PUNCTUATION).filter((part) => part !== '');
+  for (const parts of textWords(text)) {
     tokens.push(...parts);
     if (parts.length > 1) tokens.push(parts.join('-'));
   }
@@ -301,7 +297,8 @@ function deepFreeze<T>(value: T): T {
 
 /**
  * In-memory SearchIndex for the local runtime and the tests. Documents are copied and deeply frozen on the way
- * in and returned frozen, so callers cannot alter the index through them (a write to a result throws TypeError). Work is synchronous; the promises only reject on bugs.
+ * in and returned frozen, so callers cannot alter the index through them (a write to a result throws TypeError).
+ * Work is synchronous; the promises only reject on bugs.
  *
  * Full text (`global`): every query word must match (AND), exactly, as a prefix or, for words of 4 or more
  * characters without digits, within 0.2 × length edits; relevance is BM25+. A word with inner punctuation (a

@@ -10,18 +10,27 @@ export const MAX_PAGE_SIZE = 100;
 export const MAX_RESULT_WINDOW = 10_000;
 
 /**
+ * The lower-cased words of `text` (split at whitespace and line breaks), each as its non-empty parts between
+ * punctuation; words without any part are dropped. E.g. `'ACM-0001 Lyon, …'` → `[['acm', '0001'], ['lyon']]`.
+ * The one word splitting of search: the embedded engine indexes text with it and `global` queries are read with it.
+ */
+export function textWords(text: string): string[][] {
+  const words: string[][] = [];
+  for (const word of text.toLowerCase().split(/[\n\r\p{Z}]+/u)) {
+    const parts = word.split(/\p{P}+/u).filter((part) => part !== '');
+    if (parts.length > 0) words.push(parts);
+  }
+  return words;
+}
+
+/**
  * The words of a `global` text as every search adapter matches them: lower case, one term per whitespace-separated
  * word, duplicates dropped; a word with inner punctuation stays whole (parts joined by `-`), so `ACM-000123` looks up
  * the serial itself rather than every document containing `acm`. E.g. `'  ACM-0001 Lyon lyon 1.0.1 '` →
  * `['acm-0001', 'lyon', '1-0-1']`.
  */
 export function globalQueryTerms(text: string): string[] {
-  const terms = new Set<string>();
-  for (const word of text.toLowerCase().split(/[\n\r\p{Z}]+/u)) {
-    const parts = word.split(/\p{P}+/u).filter((part) => part !== '');
-    if (parts.length > 0) terms.add(parts.join('-'));
-  }
-  return [...terms];
+  return [...new Set(textWords(text).map((parts) => parts.join('-')))];
 }
 
 /** Sort order. `relevance` is only used for `global` queries without an explicit `sort`. */
