@@ -1188,6 +1188,7 @@ function operations(): Record<string, Json> {
         '400': ref('responses', 'BadRequest'),
         '401': { ...ref('responses', 'Unauthorized'), description: 'The username or password is wrong.' },
         '500': ref('responses', 'InternalServerError'),
+        '503': { ...ref('responses', 'ServiceUnavailable'), description: 'On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds.' },
       },
     },
     AuthJwks: {
