@@ -1,20 +1,26 @@
-import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
+import { IdempotencyConfig, IdempotencyPersistenceLayerError } from '@aws-lambda-powertools/idempotency';
+import type { JSONValue } from '@aws-lambda-powertools/commons/types';
 import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
 import { BadRequestError } from '../core/errors.js';
 import { executeDeployments } from '../core/deployments.js';
 import { eventPublisher, idempotencyStore, services } from '../platform/composition.js';
-import { httpHandler, jsonBody, jsonResponse, lazyMiddleware, pathParameter, singleQueryParameters } from '../platform/http.js';
+import { httpHandler, jsonBody, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
 import { logger } from '../platform/logger.js';
 
+type HttpMiddleware = Parameters<typeof httpHandler>[1];
+
+/** Longest accepted `Idempotency-Key`, characters (the OpenAPI document says the same). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
 /**
- * Idempotency (issue 4): an `Idempotency-Key` header makes a retried POST return the first response without
- * executing again. Keys are scoped per company and kept 24 h; the same key with a different body or query is 422,
- * and a retry while the first request still runs is 409. Without the header nothing is cached.
+ * Idempotency: an `Idempotency-Key` header makes a retried POST return the first response without executing
+ * again. Keys are scoped per company and kept 24 h; the same key with a different body or query is 422, and a retry
+ * while the first request still runs is 409.
  */
 const idempotencyConfig = new IdempotencyConfig({
-  eventKeyJmesPath: 'headers."idempotency-key" && [pathParameters.companyId, headers."idempotency-key"]',
+  eventKeyJmesPath: '[pathParameters.companyId, headers."idempotency-key"]',
   payloadValidationJmesPath: '[body, rawQueryString]',
-  throwOnNoIdempotencyKey: false,
+  throwOnNoIdempotencyKey: true,
   expiresAfterSeconds: 24 * 60 * 60,
   responseHook: (response) => {
     const replayed = response as { headers?: Record<string, string> };
@@ -22,6 +28,52 @@ const idempotencyConfig = new IdempotencyConfig({
     return replayed as typeof response;
   },
 });
+
+/**
+ * The idempotency middleware, engaged only for requests that carry an `Idempotency-Key` header (requests without
+ * one are the common case: no record, no lookup, no log line). The key is checked first: empty or longer than 255
+ * characters is a 400 before anything runs. When the response cannot be stored after the changes were made, the
+ * client still gets it (a 500 would hide changes that happened): the failure is logged and the record removed, so a
+ * retry with the key executes again, which is safe because each entry is a conditional write (it then reports
+ * ALREADY_DEPLOYED / ALREADY_UNDEPLOYED for what the first execution did).
+ */
+function idempotencyWhenKeyed(): HttpMiddleware {
+  let inner: HttpMiddleware | undefined;
+  const engaged = new WeakSet<object>();
+  const idempotency = () => (inner ??= makeHandlerIdempotent({ persistenceStore: idempotencyStore(), config: idempotencyConfig }) as unknown as HttpMiddleware);
+  return {
+    before: async (request) => {
+      const key = request.event.headers?.['idempotency-key'];
+      if (key === undefined) return undefined;
+      if (key.trim() === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+        const message = key.trim() === '' ? 'must not be empty' : `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; got ${key.length}`;
+        throw new BadRequestError(
+          `The Idempotency-Key header ${message}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters that name this request, or leave the header out; nothing was changed.`,
+          [{ path: 'Idempotency-Key', message }],
+        );
+      }
+      engaged.add(request);
+      return idempotency().before?.(request);
+    },
+    after: async (request) => {
+      if (!engaged.has(request)) return;
+      try {
+        await idempotency().after?.(request);
+      } catch (error) {
+        if (!(error instanceof IdempotencyPersistenceLayerError)) throw error;
+        logger.error('The response could not be stored for its Idempotency-Key; it is returned, and a retry with this key executes again', {
+          error, path: request.event.rawPath,
+        });
+        await idempotencyStore().deleteRecord(request.event as unknown as JSONValue).catch((deleteError: unknown) =>
+          logger.error('The in-progress idempotency record could not be removed; a retry with this key gets 409 until it expires', { error: deleteError as Error }),
+        );
+      }
+    },
+    onError: async (request) => {
+      if (engaged.has(request)) await idempotency().onError?.(request);
+    },
+  };
+}
 
 /**
  * POST {base_url}/companies/{companyId}/resources/deployments[?dryRun=true] (spec endpoint 3): 200 with one result
@@ -48,7 +100,5 @@ export const handler = httpHandler(
     );
     return jsonResponse(200, result);
   },
-  lazyMiddleware(
-    () => makeHandlerIdempotent({ persistenceStore: idempotencyStore(), config: idempotencyConfig }) as unknown as Parameters<typeof httpHandler>[1],
-  ),
+  idempotencyWhenKeyed(),
 );

@@ -19,8 +19,8 @@ import { DynamoDbScenarioCatalog } from '../adapters/aws/dynamodb-scenario-catal
 import type { DeploymentHistory } from '../core/deployment-history.js';
 import { S3ArchiveStore } from '../adapters/aws/s3-archive-store.js';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { createDynamoDbClient } from '../adapters/aws/clients.js';
+import { CompressedDynamoDbPersistenceLayer } from '../adapters/aws/dynamodb-idempotency-store.js';
 import { EventBridgeEventPublisher } from '../adapters/aws/eventbridge-event-publisher.js';
 import { LocalEventBus } from '../adapters/embedded/local-event-bus.js';
 import type { EventPublisher } from '../core/ports.js';
@@ -109,18 +109,19 @@ export function eventPublisher(): EventPublisher {
   return publisher;
 }
 
-let idempotency: DynamoDBPersistenceLayer | undefined;
+let idempotency: CompressedDynamoDbPersistenceLayer | undefined;
 
 /**
- * Powertools idempotency persistence on the `IDEMPOTENCY_TABLE` table (pk `id`, TTL attribute `expiration`).
+ * Powertools idempotency persistence on the `IDEMPOTENCY_TABLE` table (pk `id`, TTL attribute `expiration`),
+ * storing responses compressed and, above 256 KiB compressed, in chunk items (so any response fits).
  * @throws Error when IDEMPOTENCY_TABLE is not set.
  */
-export function idempotencyStore(): DynamoDBPersistenceLayer {
+export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
   if (idempotency === undefined) {
     const tableName = process.env.IDEMPOTENCY_TABLE;
     if (tableName === undefined || tableName === '') throw new Error('Missing required environment variable IDEMPOTENCY_TABLE.');
     const endpoint = process.env.DYNAMODB_ENDPOINT;
-    idempotency = new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: createDynamoDbClient(endpoint === '' ? undefined : endpoint) });
+    idempotency = new CompressedDynamoDbPersistenceLayer({ tableName, client: createDynamoDbClient(endpoint === '' ? undefined : endpoint) });
   }
   return idempotency;
 }

@@ -1,0 +1,100 @@
+/**
+ * Idempotency-Key over HTTP against the local runtime (DynamoDB Local enforces the 400 KB item limit): a 5,000-entry
+ * response is stored and replayed, a malformed key is refused before anything runs, and a request without a key
+ * logs nothing about keys.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+
+let settings: ServiceSettings;
+let service: LocalService;
+let alice: string;
+
+beforeAll(async () => {
+  settings = await newServiceSettings();
+  service = await startService(settings);
+  alice = await tokenFor(service, 'alice');
+});
+
+afterAll(async () => {
+  await service?.stop();
+  if (settings !== undefined) await removeDataDirectory(settings);
+});
+
+const entry = (device: string, version: string) => ({
+  target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: version }, action: 'DEPLOY',
+});
+const kiosk = (index: number) => `acme-kiosk-${String(index).padStart(4, '0')}`;
+const deploy = (body: unknown, headers: Record<string, string> = {}) =>
+  call(`${service.api}/companies/acme/resources/deployments`, { token: alice, json: body, headers });
+const activeCount = async () => {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await call(`${service.api}/companies/acme/resources/DEVICE/deployments?limit=100${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { token: alice });
+    expect(page.status).toBe(200);
+    count += page.body.items.length;
+    cursor = page.body.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return count;
+};
+
+describe('Idempotency-Key with a 5,000-entry request', () => {
+  it('stores the response however large it is: the retry replays it with 200 and executes nothing again', { timeout: 240_000 }, async () => {
+    // 200 real deployments, and 4,800 entries naming unknown devices by 256 random characters: about 2 MB of
+    // response that compresses poorly (what a hostile client can send), far above DynamoDB's 400 KB item limit.
+    const requests = Array.from({ length: 5_000 }, (_, index) =>
+      index < 200 ? entry(kiosk((index % 100) + 1), index < 100 ? '1.0.0' : '1.1.0') : entry(randomBytes(192).toString('base64url'), '1.0.0'),
+    );
+    const body = { note: 'large idempotent batch', requests };
+    const before = await activeCount();
+
+    const first = await deploy(body, { 'idempotency-key': 'large-batch-1' });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(first.body.items).toHaveLength(5_000);
+    expect(first.body.items.filter((item: { state: string }) => item.state === 'SUCCESS')).toHaveLength(200);
+    expect(await activeCount()).toBe(before + 200);
+
+    const retry = await deploy(body, { 'idempotency-key': 'large-batch-1' });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    // The same result ids: the first execution's answer, not a second execution's (which would say ALREADY_DEPLOYED).
+    expect(retry.body).toEqual(first.body);
+    expect(await activeCount()).toBe(before + 200);
+  });
+});
+
+describe('Idempotency-Key validation', () => {
+  it('refuses an empty key and a key above 255 characters with 400 naming the header, before executing anything', async () => {
+    const body = { requests: [entry(kiosk(110), '1.0.0')] };
+    for (const key of ['', 'k'.repeat(256)]) {
+      const refused = await deploy(body, { 'idempotency-key': key });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('content-type')).toBe('application/problem+json');
+      expect(refused.body.detail).toContain('Idempotency-Key');
+      expect(refused.body.errors).toEqual([{ path: 'Idempotency-Key', message: expect.any(String) }]);
+    }
+    const active = await call(`${service.api}/companies/acme/resources/${kiosk(110)}/deployments`, { token: alice });
+    expect(active.body.items).toEqual([]);
+
+    const longest = await deploy(body, { 'idempotency-key': 'k'.repeat(255) });
+    expect(longest.status).toBe(200);
+    expect(longest.body.items[0]).toMatchObject({ state: 'SUCCESS' });
+  });
+});
+
+describe('logging', () => {
+  it('a request without Idempotency-Key (or with a refused empty one) logs nothing about a missing key', async () => {
+    const printedBefore = service.output().length;
+    const response = await deploy({ requests: [entry(kiosk(111), '1.0.0')] });
+    expect(response.status).toBe(200);
+    expect(response.body.items[0]).toMatchObject({ state: 'SUCCESS' });
+    const emptyKey = await deploy({ requests: [entry(kiosk(112), '1.0.0')] }, { 'idempotency-key': '' });
+    // The runtime prints what the handlers log; give it a moment to flush.
+    await new Promise((done) => setTimeout(done, 200));
+    expect(service.output().slice(printedBefore)).not.toMatch(/idempotency_key/i);
+    expect(emptyKey.status).toBe(400);
+  });
+});
