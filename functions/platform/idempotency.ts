@@ -1,0 +1,76 @@
+/**
+ * The `Idempotency-Key` middleware of the HTTP handlers: Powertools idempotency, engaged only when the header is
+ * present, with the key checked first and a response that cannot be stored still returned.
+ */
+import type { JSONValue } from '@aws-lambda-powertools/commons/types';
+import { type IdempotencyConfig, IdempotencyPersistenceLayerError } from '@aws-lambda-powertools/idempotency';
+import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
+import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { BadRequestError } from '../core/errors.js';
+import { logger } from './logger.js';
+
+/** Longest accepted `Idempotency-Key`, characters (the OpenAPI document says the same). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** What idempotencyWhenKeyed needs. */
+export interface KeyedIdempotencyOptions {
+  /** The persistence layer, built on first use (so that configuration is read at invocation, not at load). */
+  store: () => BasePersistenceLayer;
+  /** Powertools configuration; its `eventKeyJmesPath` must include `headers."idempotency-key"`. */
+  config: IdempotencyConfig;
+}
+
+/**
+ * middy middleware (register it after header normalization): Powertools idempotency for requests that carry an
+ * `Idempotency-Key` header; requests without one (the common case) get no record, no lookup and no log line.
+ * - The key is checked before anything runs: empty (or blank) or longer than MAX_IDEMPOTENCY_KEY_LENGTH
+ *   characters throws BadRequestError (400) naming the header.
+ * - When the response cannot be stored after the handler made its changes, the client still gets it (a 500 would
+ *   hide changes that happened): the failure is logged and the in-progress record removed, so a retry with the key
+ *   executes again. Handlers using this must be safe to run twice (e.g. conditional writes).
+ */
+export function idempotencyWhenKeyed(options: KeyedIdempotencyOptions): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
+  type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
+  let inner: Middleware | undefined;
+  const idempotency = () => (inner ??= makeHandlerIdempotent({ persistenceStore: options.store(), config: options.config }) as unknown as Middleware);
+  // The requests whose key was accepted: only those reach Powertools' after/onError.
+  const engaged = new WeakSet<object>();
+  return {
+    before: async (request) => {
+      const key = request.event.headers?.['idempotency-key'];
+      if (key === undefined) return undefined;
+      const blank = key.trim() === '';
+      if (blank || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+        const message = blank ? 'must not be empty' : `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; got ${key.length}`;
+        throw new BadRequestError(
+          `The Idempotency-Key header ${message}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters naming this request, or leave the header out; nothing was changed.`,
+          [{ path: 'Idempotency-Key', message }],
+        );
+      }
+      engaged.add(request);
+      // A replay is returned from here (middy's early return).
+      return idempotency().before?.(request);
+    },
+    after: async (request) => {
+      if (!engaged.has(request)) return;
+      try {
+        await idempotency().after?.(request);
+      } catch (error) {
+        if (!(error instanceof IdempotencyPersistenceLayerError)) throw error;
+        logger.error('The response could not be stored for its Idempotency-Key; it is returned, and a retry with this key executes again', {
+          error, path: request.event.rawPath,
+        });
+        await options.store().deleteRecord(request.event as unknown as JSONValue).catch((deleteError: unknown) =>
+          logger.error('The in-progress idempotency record could not be removed; a retry with this key answers 409 until it expires', {
+            error: deleteError as Error, path: request.event.rawPath,
+          }),
+        );
+      }
+    },
+    onError: async (request) => {
+      if (engaged.has(request)) await idempotency().onError?.(request);
+    },
+  };
+}
