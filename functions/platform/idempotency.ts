@@ -30,6 +30,8 @@ export interface KeyedIdempotencyOptions {
  * - When the response cannot be stored after the handler made its changes, the client still gets it (a 500 would
  *   hide changes that happened): the failure is logged and the in-progress record removed, so a retry with the key
  *   executes again. Handlers using this must be safe to run twice (e.g. conditional writes).
+ * - When the handler fails and its in-progress record cannot be removed, the handler's error is answered (logged).
+ * Failing to reach the store before the handler runs throws IdempotencyPersistenceLayerError (problem.ts: 503).
  */
 export function idempotencyWhenKeyed(options: KeyedIdempotencyOptions): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
   type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
@@ -70,7 +72,15 @@ export function idempotencyWhenKeyed(options: KeyedIdempotencyOptions): Middlewa
       }
     },
     onError: async (request) => {
-      if (engaged.has(request)) await idempotency().onError?.(request);
+      if (!engaged.has(request)) return;
+      try {
+        await idempotency().onError?.(request);
+      } catch (error) {
+        // Thrown from here it would replace the handler's error and escape the problem+json mapping.
+        logger.error('The in-progress idempotency record of a failed request could not be removed; a retry with this key answers 409 until it expires', {
+          error: error as Error, path: request.event.rawPath,
+        });
+      }
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { IdempotencyAlreadyInProgressError, IdempotencyValidationError } from '@aws-lambda-powertools/idempotency';
-import { BadRequestError, ConflictError, DomainError, UnauthorizedError, UnprocessableRequestError } from '../core/errors.js';
+import { IdempotencyAlreadyInProgressError, IdempotencyPersistenceLayerError, IdempotencyValidationError } from '@aws-lambda-powertools/idempotency';
+import { BadRequestError, ConflictError, DomainError, ServiceUnavailableError, UnauthorizedError, UnprocessableRequestError } from '../core/errors.js';
 import { logger } from './logger.js';
 
 /** An RFC 9457 problem body. */
@@ -32,6 +32,12 @@ function toDomainError(error: unknown): DomainError | undefined {
   }
   if (error instanceof IdempotencyAlreadyInProgressError) {
     return new ConflictError('A request with this Idempotency-Key is still being processed; retry in a moment to get its response.');
+  }
+  // Raised before the handler runs (the idempotency middleware swallows the later ones), so nothing was changed. A
+  // stored response that cannot be read back (by name: importing the DynamoDB adapter here would bundle it into every
+  // function) is no outage: it stays a 500.
+  if (error instanceof IdempotencyPersistenceLayerError && (error.cause as Error | undefined)?.name !== 'StoredResponseUnreadableError') {
+    return new ServiceUnavailableError('The Idempotency-Key store cannot be reached; nothing was changed. Retry shortly with the same Idempotency-Key.');
   }
   if (candidate?.cause?.package === '@middy/http-multipart-body-parser') {
     return new BadRequestError(

@@ -11,6 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompressedDynamoDbPersistenceLayer } from '../../functions/adapters/aws/dynamodb-idempotency-store.js';
 import { idempotencyWhenKeyed } from '../../functions/platform/idempotency.js';
+import { BadRequestError } from '../../functions/core/errors.js';
 import { problemJsonErrors } from '../../functions/platform/problem.js';
 
 const dynamoDb = new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
@@ -25,7 +26,7 @@ const event = (headers: Record<string, string>): APIGatewayProxyEventV2 =>
   }) as unknown as APIGatewayProxyEventV2;
 
 /** A handler behind the middleware (with a fresh store, as each Lambda container has), counting its executions. */
-function keyedHandler() {
+function keyedHandler(fails = false) {
   let executions = 0;
   const config = new IdempotencyConfig({ eventKeyJmesPath: '[pathParameters.companyId, headers."idempotency-key"]', throwOnNoIdempotencyKey: true });
   const store = new CompressedDynamoDbPersistenceLayer({ tableName: 'idempotency', client: dynamoDb });
@@ -35,6 +36,7 @@ function keyedHandler() {
     .use(idempotencyWhenKeyed({ store: () => store, config }))
     .handler(async () => {
       executions += 1;
+      if (fails) throw new BadRequestError('The request body is not valid.');
       return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ executed: executions }) };
     });
   return { handler: (headers: Record<string, string>) => handler(event(headers), context), executions: () => executions };
@@ -55,6 +57,26 @@ describe('idempotencyWhenKeyed', () => {
     expect(mock.commandCalls(DeleteItemCommand)).toHaveLength(1);
     const recordId = mock.commandCalls(PutItemCommand)[0]!.args[0].input.Item!.id;
     expect(mock.commandCalls(DeleteItemCommand)[0]!.args[0].input.Key).toEqual({ id: recordId });
+  });
+
+  it('answers 503 with Retry-After, executing nothing, when the idempotency table cannot be reached', async () => {
+    mock.on(PutItemCommand).rejects(new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: {}, message: 'unavailable' }));
+    const { handler, executions } = keyedHandler();
+    const response = await handler({ 'Idempotency-Key': 'store-down' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers).toMatchObject({ 'content-type': 'application/problem+json', 'Retry-After': expect.any(String) });
+    expect(JSON.parse(response.body!).detail).toContain('nothing was changed');
+    expect(executions()).toBe(0);
+  });
+
+  it("answers the handler's own error when its in-progress record cannot be removed", async () => {
+    mock.on(PutItemCommand).resolves({});
+    mock.on(DeleteItemCommand).rejects(new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: {}, message: 'unavailable' }));
+    const { handler } = keyedHandler(true);
+    const response = await handler({ 'Idempotency-Key': 'handler-fails' });
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body!).detail).toBe('The request body is not valid.');
+    expect(mock.commandCalls(DeleteItemCommand)).toHaveLength(1);
   });
 
   it('does not touch the idempotency table for a request without the header', async () => {

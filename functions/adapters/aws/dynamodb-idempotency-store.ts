@@ -26,6 +26,11 @@ const KEY_ATTRIBUTE = 'id';
 const DATA_ATTRIBUTE = 'data';
 const EXPIRY_ATTRIBUTE = 'expiration';
 
+/** A stored response that cannot be read back (a chunk missing or damaged): retrying does not help. */
+export class StoredResponseUnreadableError extends Error {
+  override readonly name = 'StoredResponseUnreadableError';
+}
+
 /** What the record's `data` attribute holds instead of the response (a plain response is read as is). */
 type StoredResponse =
   | { encoding: 'br'; json: Uint8Array }
@@ -57,7 +62,8 @@ export interface CompressedDynamoDbPersistenceOptions {
  * Powertools' DynamoDB persistence layer storing responses of any size: brotli-compressed in the record up to
  * `inlineBytes`, beyond that in chunk items `<record id>#response-chunk#<n>` (each `chunkBytes` at most, expiring
  * with the record). Chunks are written before the record turns COMPLETED, so a replay that sees COMPLETED finds
- * them; a chunk that is missing or does not match the recorded SHA-256 makes the read throw an Error. Records
+ * them; a chunk that is missing or does not match the recorded SHA-256 makes the read throw
+ * StoredResponseUnreadableError. Records
  * written by the plain layer (uncompressed response) are still read.
  */
 export class CompressedDynamoDbPersistenceLayer extends DynamoDBPersistenceLayer {
@@ -147,14 +153,14 @@ export class CompressedDynamoDbPersistenceLayer extends DynamoDBPersistenceLayer
             new GetItemCommand({ TableName: this.#tableName, Key: { [KEY_ATTRIBUTE]: { S: chunkId(idempotencyKey, index) } }, ConsistentRead: true }),
           );
           const bytes = Item?.[DATA_ATTRIBUTE]?.B;
-          if (bytes === undefined) throw new Error(`Chunk ${index + 1} of ${stored.chunks} of the stored response of idempotency record ${idempotencyKey} is missing.`);
+          if (bytes === undefined) throw new StoredResponseUnreadableError(`Chunk ${index + 1} of ${stored.chunks} of the stored response of idempotency record ${idempotencyKey} is missing.`);
           return bytes;
         }),
       );
       packed = Buffer.concat(parts);
       const sha256 = createHash('sha256').update(packed).digest('hex');
       if (packed.byteLength !== stored.bytes || sha256 !== stored.sha256) {
-        throw new Error(`The stored response of idempotency record ${idempotencyKey} does not match its recorded size and SHA-256.`);
+        throw new StoredResponseUnreadableError(`The stored response of idempotency record ${idempotencyKey} does not match its recorded size and SHA-256.`);
       }
     }
     return JSON.parse((await decompress(packed)).toString('utf8')) as JSONValue;
