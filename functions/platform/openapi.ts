@@ -1073,14 +1073,14 @@ function operations(): Record<string, Json> {
       tags: ['Deployments'],
       summary: 'Deploy or undeploy scenario versions on devices',
       description:
-        'Carries out each request entry (at most 5,000) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than 5,000 entries 413; both change nothing. `dryRun=true` answers what would happen without writing anything. Each SUCCESS emits a `DeploymentChanged` event (EventBridge in AWS; the local bus appends to `.data/events/events.jsonl`). With an `Idempotency-Key` header, a retry returns the first response (marked `Idempotent-Replayed: true`) without executing again; keys are scoped per company and kept 24 h. Needs `deployments:write` on the company.',
+        'Carries out each request entry (at most 5,000) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than 5,000 entries 413; both change nothing. `dryRun=true` answers what would happen without writing anything. Each SUCCESS emits a `DeploymentChanged` event (EventBridge in AWS; the local bus appends to `.data/events/events.jsonl`). With an `Idempotency-Key` header (1 to 255 characters; empty or longer gives 400 before anything runs), a retry returns the first response (marked `Idempotent-Replayed: true`) without executing again, whatever its size; keys are scoped per company and kept 24 h. Should storing the response fail, the response is still returned and a retry with the key executes again, which is safe: each entry is a conditional write. Needs `deployments:write` on the company.',
       parameters: [
         ref('parameters', 'CompanyId'),
         { name: 'dryRun', in: 'query', required: false, description: 'true: report what would happen, write nothing.', schema: { type: 'boolean', default: false } },
         {
           name: 'Idempotency-Key', in: 'header', required: false,
-          description: 'Any string up to 255 characters chosen by the client for this request; a retry with the same key and the same body returns the first response without executing again (24 h, per company).',
-          schema: { type: 'string', maxLength: 255 },
+          description: 'A string of 1 to 255 characters chosen by the client for this request; a retry with the same key and the same body returns the first response without executing again (24 h, per company). An empty or longer key gives 400.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       ],
       requestBody: ref('requestBodies', 'DeploymentRequestBody'),
@@ -1089,6 +1089,10 @@ function operations(): Record<string, Json> {
           description: 'One result item per request entry.',
           headers: { 'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } } },
           content: json(ref('schemas', 'DeploymentResultList')),
+        },
+        '400': {
+          ...ref('responses', 'BadRequest'),
+          description: 'Bad Request: a body that is not valid, a `dryRun` other than true or false, or an `Idempotency-Key` that is empty or longer than 255 characters (`errors[].path` `Idempotency-Key`). Nothing was changed.',
         },
         '409': {
           description: 'Conflict: a request with this Idempotency-Key is still being processed; retry shortly to get its response.',
@@ -1101,6 +1105,10 @@ function operations(): Record<string, Json> {
         '422': {
           description: 'Unprocessable: the Idempotency-Key was already used with a different body or query.',
           content: problemContent(ref('schemas', 'UnprocessableRequestProblem')),
+        },
+        '503': {
+          ...ref('responses', 'ServiceUnavailable'),
+          description: 'A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key.',
         },
       },
     }),
