@@ -63,8 +63,7 @@ export interface CompressedDynamoDbPersistenceOptions {
  * `inlineBytes`, beyond that in chunk items `<record id>#response-chunk#<n>` (each `chunkBytes` at most, expiring
  * with the record). Chunks are written before the record turns COMPLETED, so a replay that sees COMPLETED finds
  * them; a chunk that is missing or does not match the recorded SHA-256 makes the read throw
- * StoredResponseUnreadableError. Records
- * written by the plain layer (uncompressed response) are still read.
+ * StoredResponseUnreadableError. Records written by the plain layer (uncompressed response) are still read.
  */
 export class CompressedDynamoDbPersistenceLayer extends DynamoDBPersistenceLayer {
   readonly #client: DynamoDBClient;
