@@ -48,6 +48,9 @@ export const ROUTES: readonly RouteDefinition[] = [
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
 export const SEARCH_INDEXER_ENTRY = 'functions/handlers/search-indexer.ts';
 
+/** The deployments table's stream feeds this consumer: history entries and DeploymentChanged events of every change. */
+export const DEPLOYMENT_CHANGES_ENTRY = 'functions/handlers/deployment-changes.ts';
+
 /** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
 export const SEARCH_REINDEX_ENTRY = 'functions/handlers/search-reindex.ts';
 

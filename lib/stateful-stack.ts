@@ -144,7 +144,7 @@ export class StatefulStack extends Stack {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
-      ...(schema.streamsToSearch ? { stream: StreamViewType.NEW_AND_OLD_IMAGES } : {}),
+      ...(schema.stream === undefined ? {} : { stream: StreamViewType.NEW_AND_OLD_IMAGES }),
       ...(schema.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: schema.timeToLiveAttribute }),
       removalPolicy: RemovalPolicy.RETAIN,
     });

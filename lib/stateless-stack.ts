@@ -29,11 +29,12 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { templateVersion } from '../functions/adapters/aws/opensearch-indexes.js';
-import { TABLES, type TableName } from '../functions/adapters/aws/tables.js';
+import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import {
-  type ApiName, ARCHIVE_UPLOADED, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY,
+  type ApiName, ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY,
+  SEARCH_REINDEX_ENTRY,
 } from './routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
 import { type Access, functionIdOf, ServiceFunction } from './service-function.js';
@@ -102,10 +103,13 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'functions/handlers/scenarios-schema.ts': { storage: false, verifiesTokens: true },
   // Public: the OpenAPI document.
   'functions/handlers/openapi.ts': { storage: false },
-  // Reads the devices and scenario versions a request names; writes active deployments and their history.
+  // Reads the devices and scenario versions a request names; writes deployment slots and the history of failed entries.
   'functions/handlers/deployments-execute.ts': {
-    storage: true, verifiesTokens: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' }, events: true,
+    storage: true, verifiesTokens: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' },
   },
+  // The deployments stream (read granted by the event source): writes history entries, purges undeployed slots,
+  // publishes DeploymentChanged events.
+  [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'RW' }, events: true, timeout: Duration.seconds(60) },
   // Checks the device exists, pages active deployments.
   'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, tables: { devices: 'R', deployments: 'R' } },
   // Pages the history: one Query on the deployments table or its gsi1/gsi2 (each index granted by name).
@@ -213,6 +217,10 @@ export class StatelessStack extends Stack {
   readonly searchIndexer: ServiceFunction;
   /** Where stream batches that still fail after every retry are described (shard and sequence numbers). */
   readonly indexerDeadLetterQueue: Queue;
+  /** Derives history entries and events from the deployments table's stream. */
+  readonly deploymentChanges: ServiceFunction;
+  /** Deployments stream batches that still fail after every retry. */
+  readonly deploymentChangesDeadLetterQueue: Queue;
   /** Validates archives PUT through presigned upload slots (S3 ObjectCreated, ARCHIVE_UPLOADED.prefix). */
   readonly archiveUploaded: ServiceFunction;
   /** S3 events the archive function still failed on after its retries. */
@@ -357,11 +365,11 @@ export class StatelessStack extends Stack {
     this.authApi = auth.api;
     this.authStage = auth.stage;
 
-    // The search indexer: the streams of the searchable tables (TABLES.streamsToSearch: devices, scenarios), in order
-    // per item, retried from the failed record.
+    // The search indexer: the streams of the searchable tables (TABLES[name].stream 'search': devices, scenarios), in
+    // order per item, retried from the failed record.
     this.searchIndexer = createFunction(SEARCH_INDEXER_ENTRY);
     this.indexerDeadLetterQueue = deadLetterQueue(this, 'SearchIndexerDeadLetterQueue');
-    const streamed = (Object.keys(TABLES) as TableName[]).filter((name) => TABLES[name].streamsToSearch);
+    const streamed = (Object.keys(TABLES) as TableName[]).filter((name) => streamConsumerOf(name) === 'search');
     for (const table of streamed.map((name) => props.tables[name])) {
       this.searchIndexer.addEventSource(
         new DynamoEventSource(table, {
@@ -371,6 +379,24 @@ export class StatelessStack extends Stack {
           retryAttempts: 10,
           reportBatchItemFailures: true,
           onFailure: new SqsDlq(this.indexerDeadLetterQueue),
+        }),
+      );
+    }
+
+    // Deployment changes: the deployments table's stream gives every DEPLOY and UNDEPLOY its history entry and event
+    // (idempotent, so a batch is retried whole; after the retries it lands in the dead-letter queue, alarmed).
+    this.deploymentChanges = createFunction(DEPLOYMENT_CHANGES_ENTRY);
+    this.deploymentChangesDeadLetterQueue = deadLetterQueue(this, 'DeploymentChangesDeadLetterQueue');
+    for (const name of (Object.keys(TABLES) as TableName[]).filter((candidate) => streamConsumerOf(candidate) === 'deployment-changes')) {
+      this.deploymentChanges.addEventSource(
+        new DynamoEventSource(props.tables[name], {
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: 500,
+          maxBatchingWindow: Duration.seconds(1),
+          bisectBatchOnError: true,
+          retryAttempts: 20,
+          reportBatchItemFailures: true,
+          onFailure: new SqsDlq(this.deploymentChangesDeadLetterQueue),
         }),
       );
     }
@@ -414,6 +440,8 @@ export class StatelessStack extends Stack {
     this.monitoring.deadLetters('SearchIndexerDeadLetters', this.indexerDeadLetterQueue, 'Search indexer');
     this.monitoring.deadLetters('ArchiveUploadedDeadLetters', this.archiveUploadedDeadLetterQueue, 'Archive validation');
     this.monitoring.iteratorAge('SearchIndexerIteratorAge', this.searchIndexer, 'Search indexer');
+    this.monitoring.deadLetters('DeploymentChangesDeadLetters', this.deploymentChangesDeadLetterQueue, 'Deployment changes');
+    this.monitoring.iteratorAge('DeploymentChangesIteratorAge', this.deploymentChanges, 'Deployment changes');
 
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: this.mainStage.url });
     new CfnOutput(this, 'UploadApiUrl', { description: '{scenario_upload_url}', value: this.uploadStage.url });
@@ -440,6 +468,12 @@ export class StatelessStack extends Stack {
       'The provider framework invokes the index setup function and any of its versions (lambda:InvokeFunction on <arn>:*), as ' +
       'aws-cdk-lib grants it; nothing else.');
   }
+}
+
+/** The consumer of a table's stream (TABLES), if it has one. */
+function streamConsumerOf(name: TableName): TableKeySchema['stream'] {
+  const schema: TableKeySchema = TABLES[name];
+  return schema.stream;
 }
 
 /** An encrypted, TLS-only queue keeping failed events 14 days. */

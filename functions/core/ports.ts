@@ -133,6 +133,26 @@ export interface ActiveDeployment {
   note?: string;
 }
 
+/** Who undeployed an active deployment, when and why: the UNDEPLOY action recorded on the deployment itself. */
+export interface UndeployMark {
+  /** ULID of the UNDEPLOY action (= its result item `id`). */
+  id: string;
+  /** ISO-8601. */
+  at: string;
+  /** `sub` of the caller. */
+  by: string;
+  note?: string;
+}
+
+/**
+ * The stored state of one (company, device, scenario, version): an active deployment, or one just undeployed
+ * (`undeploy` set) whose history and event are still to be derived from the table's stream before it is purged.
+ * Listings and existence checks treat an undeployed one as absent.
+ */
+export interface DeploymentSlot extends ActiveDeployment {
+  undeploy?: UndeployMark;
+}
+
 /** One line of the deployment history: every action, successful or not. */
 export interface DeploymentHistoryEntry {
   /** ULID of the action (= result item `id`). */
@@ -162,17 +182,30 @@ export interface Page<T> {
 /** Active deployments and history (deployments table). */
 export interface DeploymentRepository {
   /**
-   * Creates the active deployment only if no deployment with the same identity is active (one conditional write):
-   * of two racing identical calls exactly one returns `activated`. History is appended separately (recordHistory).
+   * Creates the active deployment only if no deployment with the same identity is active (one conditional write,
+   * which replaces an undeployed slot): of two racing identical calls exactly one returns `activated`. Its history
+   * entry and event are derived from the table's stream (DeploymentSlot images), not written here.
    */
   activate(deployment: ActiveDeployment): Promise<'activated' | 'already-active'>;
-  /** Removes the active deployment only if it is active (one conditional delete): of two racing calls one wins. */
-  deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>): Promise<'deactivated' | 'already-inactive'>;
   /**
-   * Appends history entries (every action of a request, SUCCESS and FAILURE) with batched writes.
+   * Marks the active deployment undeployed with `undeploy` only if it is active (one conditional write): of two
+   * racing calls one wins. The slot stops counting as active at once; its history entry and event are derived from
+   * the table's stream, which then purges it (purgeUndeployed).
+   */
+  deactivate(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    undeploy: UndeployMark,
+  ): Promise<'deactivated' | 'already-inactive'>;
+  /**
+   * Writes history entries with batched, idempotent puts keyed by the entry id (writing one twice leaves one entry).
    * @throws Error when some entries could not be written after retries.
    */
   recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void>;
+  /**
+   * Deletes undeployed slots whose UNDEPLOY is `undeployId` (conditional deletes: a slot deployed again since, or
+   * already purged, is left alone).
+   */
+  purgeUndeployed(slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[]): Promise<void>;
   /**
    * Lists active deployments of one device, or of every device when `deviceId` is undefined, ordered by
    * (device, scenario, version). @throws BadRequestError on a cursor this adapter did not issue.
@@ -257,7 +290,10 @@ export interface IdentityProvider {
   issueToken(username: string, password: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined>;
 }
 
-/** Emitted for each successful DEPLOY or UNDEPLOY (EventBridge in AWS, an in-process bus locally). */
+/**
+ * Emitted for each successful DEPLOY or UNDEPLOY (EventBridge in AWS, an in-process bus locally), derived from the
+ * deployments table's stream. `deploymentId` identifies the change: a consumer that sees it twice has seen one change.
+ */
 export interface DeploymentChangedEvent {
   type: 'DeploymentChanged';
   company: string;
@@ -275,6 +311,10 @@ export interface DeploymentChangedEvent {
 
 /** Publishes domain events so integrators need not poll. */
 export interface EventPublisher {
-  /** Publishes events in order; @throws when the bus refuses them (the caller logs; the deployments stand). */
+  /**
+   * Publishes events in order. Publishing an event whose `deploymentId` was published before is allowed (the
+   * stream consumer retries whole batches); the local bus drops such repeats, EventBridge delivers at least once.
+   * @throws when the bus refuses them (the stream consumer then retries the batch).
+   */
   publish(events: readonly DeploymentChangedEvent[]): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
 import { BadRequestError } from '../core/errors.js';
 import { executeDeployments } from '../core/deployments.js';
-import { eventPublisher, idempotencyStore, services } from '../platform/composition.js';
+import { idempotencyStore, services } from '../platform/composition.js';
 import { httpHandler, jsonBody, jsonResponse, lazyMiddleware, pathParameter, singleQueryParameters } from '../platform/http.js';
 import { logger } from '../platform/logger.js';
 
@@ -38,7 +38,7 @@ export const handler = httpHandler(
     const { devices, scenarios, deployments } = services();
     const result = await executeDeployments(
       {
-        devices, scenarios, deployments, events: eventPublisher(),
+        devices, scenarios, deployments,
         onError: (error, context) => logger.error('Deployment write failed', { error: error as Error, ...context }),
       },
       principal,

@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
-import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
+import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
@@ -15,7 +15,8 @@ import { freePort } from './free-port.js';
 import { createApiServer } from './http-gateway.js';
 import { toS3Event } from './s3-events.js';
 import { seedDemoData, seedUsers } from './seed.js';
-import { DynamoDbStreamPoller } from './stream-poller.js';
+import { FileStreamCheckpoints } from './file-checkpoints.js';
+import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables } from './tables.js';
 
 /** Ports of the local runtime; 0 picks a free port. */
@@ -129,12 +130,21 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const seeded = await seedDemoData(built);
     if (seeded) log('Seeded the demo data (companies acme and globex, 240 devices, 2 scenarios with 2 versions each).');
 
-    const indexer = (await import(new URL(`file://${resolve(options.root, SEARCH_INDEXER_ENTRY)}`).href)) as {
-      handler: (event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>;
+    const consumer = async (entry: string): Promise<StreamConsumer> => {
+      const module = (await import(new URL(`file://${resolve(options.root, entry)}`).href)) as {
+        handler: (event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>;
+      };
+      return (event) => module.handler(event, {});
     };
     const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    const poller = new DynamoDbStreamPoller(streams, [...streamArns.values()], (event) => indexer.handler(event, {}), {
+    const poller = new DynamoDbStreamPoller(streams, streamArns.search, await consumer(SEARCH_INDEXER_ENTRY), {
       onError: (error) => log(`stream poller: ${(error as Error).message}`),
+    });
+    // Deployment changes resume where they stopped (history and events are derived from every change, even one made
+    // just before a crash); the search streams start at LATEST because the index is rebuilt from a scan below.
+    const changesPoller = new DynamoDbStreamPoller(streams, streamArns['deployment-changes'], await consumer(DEPLOYMENT_CHANGES_ENTRY), {
+      onError: (error) => log(`deployment changes poller: ${(error as Error).message}`),
+      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json')),
     });
     // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: two retries).
     const uploaded = (await import(new URL(`file://${resolve(options.root, ARCHIVE_UPLOADED.entry)}`).href)) as {
@@ -171,9 +181,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
       log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
     }
+    await changesPoller.resume();
     poller.start();
+    changesPoller.start();
     stops.push(async () => {
-      await poller.stop();
+      await Promise.all([poller.stop(), changesPoller.stop()]);
       streams.destroy();
     });
 

@@ -198,7 +198,7 @@ describe('stacks (bundling skipped)', () => {
           ...('sortKey' in schema ? [{ AttributeName: schema.sortKey, KeyType: 'RANGE' }] : []),
         ],
       });
-      if (schema.streamsToSearch) expect(table.Properties?.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      if ('stream' in schema) expect(table.Properties?.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
       else expect(table.Properties?.StreamSpecification).toBeUndefined();
       const indexes = (table.Properties?.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown }[] | undefined) ?? [];
       expect(indexes.map((index) => ({ name: index.IndexName, keys: index.KeySchema }))).toEqual(

@@ -3,7 +3,7 @@
  * writes, refused conditions seen through the SDK's exception classes), simulated with aws-sdk-client-mock.
  */
 import { ConditionalCheckFailedException, DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-repositories.js';
@@ -32,19 +32,35 @@ describe('deployment writes on DynamoDB', () => {
     expect(await repository.activate(deployment)).toBe('already-active');
     const input = mock.commandCalls(PutCommand)[0]!.args[0].input;
     expect(input).toMatchObject({
-      TableName: 'deployments', ConditionExpression: 'attribute_not_exists(pk)',
+      TableName: 'deployments', ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
       Item: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', id: deployment.id, deployedBy: 'alice' },
     });
   });
 
-  it('UNDEPLOY is one conditional delete; a refused condition means already inactive', async () => {
+  it('UNDEPLOY is one conditional update marking the slot with who, when and why; a refused condition means already inactive', async () => {
+    mock.on(UpdateCommand).resolvesOnce({}).rejects(refused());
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables);
+    const undeploy = { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob', note: 'retired' };
+    expect(await repository.deactivate(deployment, undeploy)).toBe('deactivated');
+    expect(await repository.deactivate(deployment, undeploy)).toBe('already-inactive');
+    expect(mock.commandCalls(UpdateCommand)[0]!.args[0].input).toMatchObject({
+      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
+      UpdateExpression: 'SET undeploy = :undeploy',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
+      ExpressionAttributeValues: { ':undeploy': undeploy },
+    });
+    expect(mock.commandCalls(DeleteCommand)).toHaveLength(0);
+  });
+
+  it('a purge deletes only the slot still marked with that UNDEPLOY; a slot deployed again since is left alone', async () => {
     mock.on(DeleteCommand).resolvesOnce({}).rejects(refused());
     const repository = new DynamoDbDeploymentRepository(documentClient, tables);
-    expect(await repository.deactivate(deployment)).toBe('deactivated');
-    expect(await repository.deactivate(deployment)).toBe('already-inactive');
-    expect(mock.commandCalls(DeleteCommand)[0]!.args[0].input).toMatchObject({
-      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' }, ConditionExpression: 'attribute_exists(pk)',
-    });
+    const slot = { company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0' };
+    await repository.purgeUndeployed([{ ...slot, undeployId: 'A' }, { ...slot, undeployId: 'B' }]);
+    expect(mock.commandCalls(DeleteCommand).map((call) => call.args[0].input)).toEqual([
+      expect.objectContaining({ ConditionExpression: 'undeploy.id = :undeployId', ExpressionAttributeValues: { ':undeployId': 'A' } }),
+      expect.objectContaining({ ConditionExpression: 'undeploy.id = :undeployId', ExpressionAttributeValues: { ':undeployId': 'B' } }),
+    ]);
   });
 
   it('other errors are not mistaken for an outcome: they propagate (the item is then FAILURE / NONE)', async () => {

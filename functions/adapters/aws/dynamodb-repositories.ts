@@ -2,9 +2,10 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Device } from '../../core/devices.js';
 import { BadRequestError } from '../../core/errors.js';
+import pLimit from 'p-limit';
 import type {
-  ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page,
-  RecordVersionOutcome, ScenarioRepository, ScenarioVersion, UploadSlot, UploadSlotRepository,
+  ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, DeviceRepository, Page,
+  RecordVersionOutcome, ScenarioRepository, ScenarioVersion, UndeployMark, UploadSlot, UploadSlotRepository,
 } from '../../core/ports.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';
@@ -185,7 +186,44 @@ function decodeCursor(cursor: string, partitionKey: string, skPrefix: string): R
   throw new BadRequestError("'cursor' is not a cursor issued for this listing.", [{ path: 'cursor', message: 'unknown or tampered cursor' }]);
 }
 
-/** DeploymentRepository on the deployments table (key design in tables.ts). */
+/** `entity` of a deployment slot item (active or undeployed) on the deployments table. */
+export const DEPLOYMENT_SLOT_ENTITY = 'ACTIVE_DEPLOYMENT';
+
+/** Conditional deletes in flight at once in purgeUndeployed. */
+const PURGE_CONCURRENCY = 8;
+
+/**
+ * The deployment slot stored in a deployments table item (as a stream image or a read gives it), or undefined when
+ * the item is something else (a history entry).
+ */
+export function deploymentSlotFromItem(item: Record<string, unknown> | undefined): DeploymentSlot | undefined {
+  if (item === undefined || item.entity !== DEPLOYMENT_SLOT_ENTITY) return undefined;
+  const undeploy = item.undeploy as Record<string, unknown> | undefined;
+  return {
+    id: item.id as string,
+    company: item.company as string,
+    deviceId: item.deviceId as string,
+    scenarioId: item.scenarioId as string,
+    version: item.version as string,
+    deployedAt: item.deployedAt as string,
+    deployedBy: item.deployedBy as string,
+    ...(typeof item.note === 'string' ? { note: item.note } : {}),
+    ...(undeploy === undefined || undeploy === null
+      ? {}
+      : {
+        undeploy: {
+          id: undeploy.id as string, at: undeploy.at as string, by: undeploy.by as string,
+          ...(typeof undeploy.note === 'string' ? { note: undeploy.note } : {}),
+        },
+      }),
+  };
+}
+
+/**
+ * DeploymentRepository on the deployments table (key design in tables.ts). A DEPLOY puts the slot, an UNDEPLOY marks
+ * it (`undeploy`): each one conditional write that carries everything its history entry and event need, which the
+ * table's stream derives (deployment-changes.ts) before purging the undeployed slot. Reads skip undeployed slots.
+ */
 export class DynamoDbDeploymentRepository implements DeploymentRepository {
   constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
 
@@ -203,8 +241,9 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
       await this.client.send(
         new PutCommand({
           TableName: this.tables.deployments,
-          Item: { ...deployment, ...this.activeKey(deployment), entity: 'ACTIVE_DEPLOYMENT' },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          Item: { ...deployment, ...this.activeKey(deployment), entity: DEPLOYMENT_SLOT_ENTITY },
+          // A slot undeployed but not yet purged counts as absent.
+          ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
         }),
       );
       return 'activated';
@@ -215,10 +254,19 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 
   /** @inheritdoc */
-  async deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>): Promise<'deactivated' | 'already-inactive'> {
+  async deactivate(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    undeploy: UndeployMark,
+  ): Promise<'deactivated' | 'already-inactive'> {
     try {
       await this.client.send(
-        new DeleteCommand({ TableName: this.tables.deployments, Key: this.activeKey(identity), ConditionExpression: 'attribute_exists(pk)' }),
+        new UpdateCommand({
+          TableName: this.tables.deployments,
+          Key: this.activeKey(identity),
+          UpdateExpression: 'SET undeploy = :undeploy',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: { ':undeploy': undeploy },
+        }),
       );
       return 'deactivated';
     } catch (error) {
@@ -233,45 +281,69 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 
   /** @inheritdoc */
+  async purgeUndeployed(slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[]): Promise<void> {
+    const limit = pLimit(PURGE_CONCURRENCY);
+    await Promise.all(
+      slots.map((slot) =>
+        limit(async () => {
+          try {
+            await this.client.send(
+              new DeleteCommand({
+                TableName: this.tables.deployments,
+                Key: this.activeKey(slot),
+                ConditionExpression: 'undeploy.id = :undeployId',
+                ExpressionAttributeValues: { ':undeployId': slot.undeployId },
+              }),
+            );
+          } catch (error) {
+            if (!isConditionalCheckFailed(error)) throw error;
+          }
+        }),
+      ),
+    );
+  }
+
+  /** @inheritdoc */
   async activeAmong(companyId: string, identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[]): Promise<Set<string>> {
     if (identities.length === 0) return new Set();
     const keys = [...new Set(identities.map((identity) => `${identity.deviceId}#${identity.scenarioId}#${identity.version}`))].map((sk) => ({
       pk: `ACTIVE#${companyId}`, sk,
     }));
-    const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk']);
-    return new Set(items.map((item) => item.sk as string));
+    const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk', 'undeploy']);
+    return new Set(items.filter((item) => item.undeploy === undefined).map((item) => item.sk as string));
   }
 
   /** @inheritdoc */
   async listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>> {
     const pk = `ACTIVE#${companyId}`;
     const prefix = deviceId === undefined ? '' : `${deviceId}#`;
-    const response = await this.client.send(
-      new QueryCommand({
-        TableName: this.tables.deployments,
-        KeyConditionExpression: deviceId === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
-        // One extra item tells whether another page exists, so the last page carries no cursor.
-        Limit: limit + 1,
-        ConsistentRead: true,
-        ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(cursor, pk, prefix) }),
-      }),
-    );
-    const found = response.Items ?? [];
-    const more = found.length > limit;
+    const found: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined = cursor === undefined ? undefined : decodeCursor(cursor, pk, prefix);
+    // Undeployed slots wait for the stream to purge them (a moment): the filter drops them after DynamoDB's Limit,
+    // so the page is filled by following LastEvaluatedKey.
+    do {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.deployments,
+          KeyConditionExpression: deviceId === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
+          // One extra item tells whether another page exists, so the last page carries no cursor.
+          Limit: limit + 1 - found.length,
+          ConsistentRead: true,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      found.push(...(response.Items ?? []));
+      startKey = response.LastEvaluatedKey;
+    } while (found.length <= limit && startKey !== undefined);
     const pageItems = found.slice(0, limit);
     const last = pageItems.at(-1);
-    const nextKey = more && last !== undefined ? { pk: last.pk, sk: last.sk } : undefined;
-    const items = pageItems.map((item) => ({
-      id: item.id as string,
-      company: item.company as string,
-      deviceId: item.deviceId as string,
-      scenarioId: item.scenarioId as string,
-      version: item.version as string,
-      deployedAt: item.deployedAt as string,
-      deployedBy: item.deployedBy as string,
-      ...(typeof item.note === 'string' ? { note: item.note } : {}),
-    }));
+    const nextKey = found.length > limit && last !== undefined ? { pk: last.pk, sk: last.sk } : undefined;
+    const items = pageItems.map((item) => {
+      const { undeploy: _undeploy, ...slot } = deploymentSlotFromItem(item) as DeploymentSlot;
+      return slot;
+    });
     return { items, nextCursor: encodeCursor(nextKey) };
   }
 }

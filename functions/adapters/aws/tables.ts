@@ -6,8 +6,9 @@
  * - scenarios:   pk `company`, sk `sk`:
  *                  `SCENARIO#{scenarioId}`             summary (name, latestVersion, versions); stream → search indexer
  *                  `VERSION#{scenarioId}#{version}`    immutable version (size, sha256, archiveKey, uploadedBy, created)
- * - deployments: pk `pk`, sk `sk`:
- *                  pk `ACTIVE#{company}`, sk `{deviceId}#{scenarioId}#{version}`   active deployment; one device's
+ * - deployments: pk `pk`, sk `sk`. Stream → deployment changes (history entries and events of every change).
+ *                  pk `ACTIVE#{company}`, sk `{deviceId}#{scenarioId}#{version}`   deployment slot: active, or
+ *                    undeployed (`undeploy` = who, when, why) until the stream consumer purges it; one device's
  *                    deployments are a `begins_with(sk, "{deviceId}#")` Query (ids never contain `#`)
  *                  pk `HISTORY#{company}#{deviceId}`, sk `{ulid}`                  history entry; the base table
  *                    partition is the history of one device (ULIDs sort by time: newest first is ScanIndexForward false)
@@ -34,17 +35,20 @@ export interface TableKeySchema {
   sortKey?: string;
   /** Global secondary indexes (string keys, all attributes projected). */
   globalSecondaryIndexes?: { indexName: string; partitionKey: string; sortKey: string }[];
-  /** Whether the table streams NEW_AND_OLD_IMAGES to the search indexer. */
-  streamsToSearch: boolean;
+  /**
+   * Who consumes the table's NEW_AND_OLD_IMAGES stream: the search indexer, or the deployment changes consumer
+   * (history entries and events). Absent: no stream.
+   */
+  stream?: 'search' | 'deployment-changes';
   /** Attribute holding an epoch-seconds expiry that DynamoDB's TTL deletes. */
   timeToLiveAttribute?: string;
 }
 
 /** The tables, by logical name. */
 export const TABLES = {
-  companies: { partitionKey: 'companyId', streamsToSearch: false },
-  devices: { partitionKey: 'company', sortKey: 'deviceId', streamsToSearch: true },
-  scenarios: { partitionKey: 'company', sortKey: 'sk', streamsToSearch: true },
+  companies: { partitionKey: 'companyId' },
+  devices: { partitionKey: 'company', sortKey: 'deviceId', stream: 'search' },
+  scenarios: { partitionKey: 'company', sortKey: 'sk', stream: 'search' },
   deployments: {
     partitionKey: 'pk',
     sortKey: 'sk',
@@ -54,10 +58,10 @@ export const TABLES = {
       // History of the company: `HISTORY#{company}` / `{ulid}`.
       { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
     ],
-    streamsToSearch: false,
+    stream: 'deployment-changes',
   },
   /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
-  idempotency: { partitionKey: 'id', streamsToSearch: false, timeToLiveAttribute: 'expiration' },
+  idempotency: { partitionKey: 'id', timeToLiveAttribute: 'expiration' },
 } as const satisfies Record<string, TableKeySchema>;
 
 /** Logical table name. */
