@@ -3,7 +3,7 @@
  * (HTTP listener → the same exported handlers). Plain data: no AWS CDK imports, so the local runtime can load it.
  */
 
-/** Which address a route belongs to (decisions.md, "Addresses"). */
+/** Which address a route belongs to (docs/contract.md, "Addresses"). */
 export type ApiName = 'main' | 'upload' | 'auth';
 
 /** One HTTP route. */

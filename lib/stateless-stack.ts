@@ -1,6 +1,6 @@
 /**
  * Stateless resources of one stage: one ServiceFunction per handler module, the three HTTP APIs built from the route
- * table of the local runtime (lib/routes.ts; decisions.md, "Addresses"), the search indexer fed by the devices and
+ * table of the local runtime (lib/routes.ts; docs/contract.md, "Addresses"), the search indexer fed by the devices and
  * scenarios table streams, the function validating archives PUT through presigned upload slots (S3 ObjectCreated
  * under ARCHIVE_UPLOADED.prefix), the search index setup (custom resource) and reindex functions, the
  * DeploymentChanged event bus, and the alarms (lib/monitoring.ts).

@@ -226,7 +226,7 @@ export async function executeDeployments(
   return { items, dryRun: false };
 }
 
-/** An active deployment as listed (decisions.md: result item fields plus deployedAt, deployedBy, note). */
+/** An active deployment as listed (docs/contract.md: result item fields plus deployedAt, deployedBy, note). */
 export interface ActiveDeploymentView extends DeploymentResultItem {
   /** ISO-8601. */
   deployedAt: string;

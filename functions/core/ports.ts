@@ -118,7 +118,7 @@ export interface ScenarioRepository {
   existingVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<Set<string>>;
 }
 
-/** An active deployment: (company, device, scenario, version) is its identity (decisions.md, "Deployments"). */
+/** An active deployment: (company, device, scenario, version) is its identity (docs/contract.md, "Deployments"). */
 export interface ActiveDeployment {
   /** ULID of the action that created it. */
   id: string;

@@ -20,7 +20,7 @@ interface FilePart {
 
 /**
  * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios (spec endpoint 2): multipart part `payload`.
- * 201 stored (Location, body per decisions.md) / 409 version exists / 413 quota / 422 invalid archive.
+ * 201 stored (Location, body per docs/contract.md) / 409 version exists / 413 quota / 422 invalid archive.
  */
 export const handler = httpHandler(
   async (event, { principal }) => {

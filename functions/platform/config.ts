@@ -42,7 +42,7 @@ export function storageConfig(): StorageConfig {
   };
 }
 
-/** Token verification settings (decisions.md, "Authentication and permissions"). */
+/** Token verification settings (docs/contract.md, "Authentication and permissions"). */
 export interface AuthConfig {
   /** Expected `iss`. */
   issuer: string;

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 description of the whole service (spec endpoints, decisions.md choices), served by
+ * The OpenAPI 3.1 description of the whole service (spec endpoints, docs/contract.md choices), served by
  * GET {base_url}/openapi.json. Hand-written object literals; enumerations, limits and the filter parameters come from
  * the domain modules so the document cannot drift from what the handlers accept.
  */
@@ -37,7 +37,7 @@ function filterParameterName(field: FilterField): string {
   return `filter.${field.field}`;
 }
 
-/** The three addresses of decisions.md, "Addresses" (local defaults; on AWS, each is its own API Gateway API). */
+/** The three addresses of docs/contract.md, "Addresses" (local defaults; on AWS, each is its own API Gateway API). */
 const SERVERS: Record<ApiName, Json> = {
   main: { url: 'http://127.0.0.1:3000', description: 'Main API ({base_url}); on AWS an API Gateway HTTP API.' },
   upload: {
@@ -53,7 +53,7 @@ const INFO_DESCRIPTION = `Device scenario deployment and resource search service
 customized scenario package, deploy or undeploy scenario versions on devices, list active deployments, and search the
 fleet (devices and scenarios) with filters, full-text search, sorting and pagination.
 
-Contract choices where the specification is silent (decisions.md):
+Contract choices where the specification is silent (docs/contract.md):
 
 - **Addresses.** The main API (\`{base_url}\`), a separate upload address (\`{scenario_upload_url}\`) used only for
   uploads, and an authentication service (\`{auth_url}\`) that issues tokens at \`POST /token\` and publishes its keys at

@@ -28,14 +28,12 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import * as deploymentCore from '../../functions/core/deployments.js';
-import type { Device } from '../../functions/core/devices.js';
-import { generateDemoDevices } from '../../functions/local/demo-data.js';
 import { freePort } from '../../functions/local/free-port.js';
+import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from '../e2e/fleet.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import type { ProbeCall } from './dynamodb-probe.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';
@@ -257,50 +255,7 @@ export async function waitForIdle(pids: (number | undefined)[], timeoutMs = 180_
 }
 
 /** Bench device i (1-based): `acme-bench-00001`. */
-const benchDeviceId = (index: number) => `${COMPANY}-bench-${String(index).padStart(5, '0')}`;
-
-/**
- * `count` realistic acme devices (generateDemoDevices with another seed than the demo), ids rewritten to
- * `acme-bench-NNNNN` everywhere they occur (hub and peripheral uids embed them) and serials to `ACM-K<rev>-9NNNNN`.
- */
-function benchDevices(count: number): Device[] {
-  return generateDemoDevices({ id: COMPANY, prefix: 'ACM' }, count, 4_242).map((device, index) => {
-    const id = benchDeviceId(index + 1);
-    const rewritten = JSON.parse(JSON.stringify(device).replaceAll(device.id, id)) as Device;
-    rewritten.serial = device.serial.replace(/-\d{6}$/, `-9${String(index + 1).padStart(5, '0')}`);
-    return rewritten;
-  });
-}
-
-function documentClient(endpoint: string, maxSockets: number): DynamoDBDocumentClient {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
-    requestHandler: { httpAgent: { keepAlive: true, maxSockets } },
-  });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
-}
-
-/** Writes the devices as DynamoDbDeviceRepository.put does: BatchWriteItem, 25 per call, `parallelism` calls at once. */
-async function seedDevices(client: DynamoDBDocumentClient, devices: Device[], parallelism = 16): Promise<void> {
-  const limit = pLimit(parallelism);
-  const chunks: Device[][] = [];
-  for (let start = 0; start < devices.length; start += 25) chunks.push(devices.slice(start, start + 25));
-  await Promise.all(
-    chunks.map((chunk) =>
-      limit(async () => {
-        let pending = chunk.map((device) => ({ PutRequest: { Item: { ...device, deviceId: device.id, entity: 'DEVICE' } as Record<string, unknown> } }));
-        for (let attempt = 0; pending.length > 0; attempt += 1) {
-          if (attempt === 8) throw new Error(`seeding: ${pending.length} devices left unprocessed`);
-          if (attempt > 0) await sleep(25 * 2 ** attempt);
-          const response = await client.send(new BatchWriteCommand({ RequestItems: { devices: pending } }));
-          pending = (response.UnprocessedItems?.devices as typeof pending | undefined) ?? [];
-        }
-      }),
-    ),
-  );
-}
+const benchDeviceId = (index: number) => fleetDeviceId(COMPANY, 'bench', index);
 
 /** The runtime's and DynamoDB Local's pids, for CPU accounting. */
 interface Pids {
@@ -575,7 +530,7 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
   const endpoint = `http://127.0.0.1:${dynamoPort}`;
   const probeFile = options.profile === true ? join(settings.dataDirectory, 'probe.json') : undefined;
   let service: RunningService | undefined;
-  const client = documentClient(endpoint, 128);
+  const client = localDocumentClient(endpoint, 128);
   try {
     const startedAt = performance.now();
     service = await startService(settings, {
@@ -589,7 +544,7 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
     const token = await tokenFor(service, 'alice');
     const context: Context = { service, pids: { runtime: service.pid, dynamo: javaPid }, token, javaPid, ...(probeFile === undefined ? {} : { probeFile }) };
 
-    const devices = benchDevices(entries);
+    const devices = fleetDevices(COMPANY, 'ACM', 'bench', entries);
     const seedStarted = performance.now();
     await seedDevices(client, devices);
     const seedMs = performance.now() - seedStarted;

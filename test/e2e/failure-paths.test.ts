@@ -2,7 +2,7 @@
  * End-to-end failure paths over real HTTP against one local service (`bin/local.ts`): authentication (401),
  * authorization (403), archive validation (422), quota (413), immutability (409), deployment request validation
  * (400) and per-item causes, concurrency on the embedded DynamoDB, active deployment listing, and search/filters
- * parameter validation. Every error must be an RFC 9457 problem (decisions.md, "Errors").
+ * parameter validation. Every error must be an RFC 9457 problem (docs/contract.md, "Errors").
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

@@ -17,7 +17,7 @@ import { templateVersion } from '../../functions/adapters/aws/opensearch-indexes
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { PRE_TOKEN_GENERATION_ENTRY } from '../../lib/identity.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
-import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../../lib/routes.js';
+import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../../lib/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
@@ -52,7 +52,7 @@ const isCdkProvided = (logicalId: string) => /^(BucketNotificationsHandler|AWS67
 /** Handler modules deployed as functions of the stateless stack. */
 const STATELESS_ENTRIES = [
   ...new Set(ROUTES.filter((route) => route.api !== 'auth').map((route) => route.entry)),
-  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY,
+  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY,
 ];
 
 /** Functions that verify bearer tokens: every route except the public ones. */
@@ -439,8 +439,12 @@ describe('stacks (bundling skipped)', () => {
     expect(history).toContain('/index/gsi2');
     expect(history).not.toMatch(/\/index\/\*|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/);
     const execute = policyOf('functions/handlers/deployments-execute.ts');
-    expect(execute).not.toMatch(/CompaniesTable|s3:/);
-    expect(execute).toContain('events:PutEvents');
+    expect(execute).not.toMatch(/CompaniesTable|s3:|events:PutEvents/);
+    // Events and the history of changes come from the deployments stream's consumer.
+    const changes = policyOf(DEPLOYMENT_CHANGES_ENTRY);
+    expect(changes).toContain('events:PutEvents');
+    expect(changes).toContain('DeploymentsTable');
+    expect(changes).not.toMatch(/CompaniesTable|DevicesTable|ScenariosTable|s3:|es:/);
     const slot = policyOf('functions/handlers/scenarios-upload-slot.ts');
     expect(slot).toContain(`/${ARCHIVE_UPLOADED.prefix}*`);
     expect(slot).toMatch(/"Action":"s3:PutObject"/);
@@ -454,8 +458,11 @@ describe('stacks (bundling skipped)', () => {
   });
 
   it('feeds the indexer from the devices and scenarios streams, retrying from the failed record, failures to an encrypted queue', () => {
-    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
-    const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping');
+    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping').filter(
+      ([, mapping]) => JSON.stringify(mapping.Properties?.FunctionName) === JSON.stringify({ Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] }),
+    );
+    expect(mappings).toHaveLength(2);
     for (const [id, mapping] of mappings) {
       expect(mapping.Properties, id).toMatchObject({
         FunctionName: { Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] },
@@ -470,13 +477,25 @@ describe('stacks (bundling skipped)', () => {
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
     expect(sources).toMatch(/DevicesTable.*StreamArn/);
     expect(sources).toMatch(/ScenariosTable.*StreamArn/);
-    stateless.resourceCountIs('AWS::SQS::Queue', 2);
+    stateless.resourceCountIs('AWS::SQS::Queue', 3);
     for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) {
       expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
     }
     const queuePolicies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy');
-    expect(queuePolicies).toHaveLength(2);
+    expect(queuePolicies).toHaveLength(3);
     for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
+  });
+
+  it('derives history entries and events from the deployments stream, from its start, failures to a dead-letter queue', () => {
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: ours.get(DEPLOYMENT_CHANGES_ENTRY)?.[0] },
+      EventSourceArn: { 'Fn::ImportValue': Match.stringLikeRegexp('DeploymentsTable.*StreamArn') },
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DeploymentChangesDeadLetterQueue'), 'Arn'] } } },
+    });
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', { KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }], StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });
   });
 
   it('invokes the archive function for objects created under the upload prefix, failures to a dead-letter queue', () => {
@@ -527,11 +546,11 @@ describe('stacks (bundling skipped)', () => {
       resourcesOf(stateless, 'AWS::SQS::Queue').map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }])).sort(),
     );
     for (const [id, alarm] of deadLetters) expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
-    const [[, iteratorAge]] = byMetric('IteratorAge') as [[string, Resource]];
-    expect(iteratorAge.Properties).toMatchObject({
-      Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum',
-      Dimensions: [{ Name: 'FunctionName', Value: { Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] } }],
-    });
+    const iteratorAges = byMetric('IteratorAge');
+    expect(iteratorAges.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
+      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY].map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }])).sort(),
+    );
+    for (const [id, alarm] of iteratorAges) expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum' });
     const rates = alarms.filter(([, alarm]) => alarm.Properties?.Metrics !== undefined);
     expect(rates).toHaveLength(3);
     for (const [id, alarm] of rates) {

@@ -33,7 +33,7 @@ export interface UploadSlotGrant {
   expiresAt: string;
 }
 
-/** The status view of a slot (decisions.md: PENDING, STORED with the 201 body, REJECTED with the 413/422 details). */
+/** The status view of a slot (docs/contract.md: PENDING, STORED with the 201 body, REJECTED with the 413/422 details). */
 export interface UploadSlotView {
   uploadId: string;
   status: 'PENDING' | 'STORED' | 'REJECTED';
@@ -50,7 +50,7 @@ export function parseUploadObjectKey(key: string): { company: string; uploadId: 
 }
 
 /**
- * Grants a presigned upload slot for archives too large for the upload address (decisions.md, "Scenario packages").
+ * Grants a presigned upload slot for archives too large for the upload address (docs/contract.md, "Scenario packages").
  * @throws ForbiddenError (403) without `scenarios:write` on the company.
  * @throws NotFoundError (404) when the company does not exist.
  */

@@ -4,7 +4,7 @@ import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepos
 import { authorize, type Principal } from '../principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
 
-/** The 201 body of an upload (decisions.md, "Scenario packages"). */
+/** The 201 body of an upload (docs/contract.md, "Scenario packages"). */
 export interface StoredScenario {
   id: string;
   version: string;
