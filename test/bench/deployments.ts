@@ -17,7 +17,7 @@
  *    8/16/32/64; a POST of 5,000 UNDEPLOY entries (which also resets the devices for the next run).
  * 5. Prints a table of the runs, CPU time per process during each measure (runtime, DynamoDB Local, this process,
  *    other processes, steal: wall times on a shared 2-CPU machine are only meaningful when the last two are ~0),
- *    the goals (request ≤ 1.5× raw, < 5,000 ms) and the runtime's peak RSS (VmHWM). Always stops the runtime and
+ *    the goals (request ≤ 1.15× raw, < 5,000 ms) and the runtime's peak RSS (VmHWM). Always stops the runtime and
  *    removes its data folder.
  *
  * With `profile: true` the runtime is started with dynamodb-probe.ts preloaded, and each request is broken down by
@@ -42,8 +42,11 @@ const root = resolve(import.meta.dirname, '../..');
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
 const VERSION = '1.0.0';
-/** Goals of issue 4: the request costs at most 1.5x the raw writes, and under 5 s. */
-export const RATIO_GOAL = 1.5;
+/**
+ * Goals: the request costs at most 1.15x the raw writes (its history and events are derived from the stream, off the
+ * request path), and under 5 s.
+ */
+export const RATIO_GOAL = 1.15;
 export const TIME_GOAL_MS = 5_000;
 const RAW_PARALLELISMS = [8, 16, 32, 64];
 
@@ -291,7 +294,8 @@ function activeItem(pk: string, index: number, id: string, at: string): Record<s
   const deviceId = benchDeviceId(index + 1);
   return {
     pk, sk: `${deviceId}#${SCENARIO}#${VERSION}`, id, company: COMPANY, deviceId, scenarioId: SCENARIO, version: VERSION,
-    deployedAt: at, deployedBy: 'bench', entity: 'ACTIVE_DEPLOYMENT',
+    // Not a deployment slot: the deployments stream's consumer must not derive history and events from the baseline.
+    deployedAt: at, deployedBy: 'bench', entity: 'BENCH_SCRATCH',
   };
 }
 
@@ -300,7 +304,7 @@ function historyItem(scratch: string, index: number, id: string, at: string): Re
   return {
     // Shaped like historyKeys() of dynamodb-deployment-history.ts (base table + gsi1 + gsi2), in scratch partitions.
     pk: `${scratch}#HISTORY#${COMPANY}#${deviceId}`, sk: id, gsi1pk: `${scratch}#HISTORY#${COMPANY}#${SCENARIO}`, gsi1sk: id,
-    gsi2pk: `${scratch}#HISTORY#${COMPANY}`, gsi2sk: id, entity: 'DEPLOYMENT_HISTORY',
+    gsi2pk: `${scratch}#HISTORY#${COMPANY}`, gsi2sk: id, entity: 'BENCH_SCRATCH',
     id, company: COMPANY, deviceId, deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO', scenarioId: SCENARIO, version: VERSION,
     action: 'DEPLOY', state: 'SUCCESS', cause: null, at, by: 'bench',
   };
