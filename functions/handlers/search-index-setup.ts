@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
-import { retryWhileUnavailable, type RetryOptions } from '../adapters/aws/opensearch-indexes.js';
+import { retryWhileUnavailable, SETUP_RETRY_BUDGET_MS, type RetryOptions } from '../adapters/aws/opensearch-indexes.js';
 import { logger } from '../platform/logger.js';
 import { openSearchIndexes } from '../platform/search-composition.js';
 
@@ -11,14 +11,6 @@ export interface SetupResult {
   /** `Indexes`: the concrete indexes behind the alias, comma-separated. */
   Data?: Record<string, string>;
 }
-
-/**
- * How long the setup keeps trying a domain that refuses it, ms. A new domain answers 403 until its access policy
- * (applied asynchronously after CloudFormation reports the stateful stack done) names the setup's role; waiting
- * beats failing and rolling the whole stack back. The function's timeout (lib/stateless-stack.ts) leaves room for
- * the last attempt.
- */
-export const SETUP_RETRY_BUDGET_MS = 10 * 60 * 1000;
 
 /**
  * CloudFormation custom resource (`onEvent` of the CDK Provider framework) installing the search index in the
