@@ -31,6 +31,9 @@ export interface StatefulStackProps extends StackProps {
   settings: ServiceSettings;
 }
 
+/** How long a deleted archive can be restored (its noncurrent version is kept), days. */
+export const NONCURRENT_ARCHIVE_DAYS = 30;
+
 /** Presigned URLs are signed for these headers (functions/core/scenarios/presigned-upload.ts). */
 const PRESIGNED_HEADERS = ['content-type'];
 
@@ -103,8 +106,10 @@ export class StatefulStack extends Stack {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      // Archive keys are unique per upload and immutable (scenario versions never change): nothing to version.
-      versioned: false,
+      // Archive keys are unique per upload and never overwritten, but the upload functions may delete objects (their
+      // own refused or processed uploads): with versioning, and no role allowed s3:DeleteObjectVersion, a deleted
+      // archive stays recoverable as a noncurrent version for NONCURRENT_ARCHIVE_DAYS.
+      versioned: true,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'archive-bucket/',
       ...(cors.length === 0 ? {} : { cors }),
@@ -114,7 +119,14 @@ export class StatefulStack extends Stack {
         // copied to companies/... and the upload deleted, rejected ones (REJECTED with the 409/413/422 problem) are
         // deleted too. Anything still there a day later (a slot never completed, a rejected upload whose deletion
         // failed, an event that went to the dead-letter queue) expires rather than escaping quota accounting.
-        { id: 'ExpireUnprocessedAndRejectedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1) },
+        // Deleted uploads need no keeping: their noncurrent versions go after a day too.
+        {
+          id: 'ExpireUnprocessedAndRejectedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        // Deleted or replaced objects elsewhere (stored archives) stay recoverable for NONCURRENT_ARCHIVE_DAYS; delete
+        // markers left without versions are removed.
+        { id: 'ExpireNoncurrentVersions', noncurrentVersionExpiration: Duration.days(NONCURRENT_ARCHIVE_DAYS), expiredObjectDeleteMarker: true },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -146,6 +158,8 @@ export class StatefulStack extends Stack {
       encryption: TableEncryption.AWS_MANAGED,
       ...(schema.stream === undefined ? {} : { stream: StreamViewType.NEW_AND_OLD_IMAGES }),
       ...(schema.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: schema.timeToLiveAttribute }),
+      // Retained tables hold the customer's data: CloudFormation or a console click must not delete them either.
+      deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // Indexes come from TABLES (deployments: gsi1 scenario history, gsi2 company history). CloudFormation creates or

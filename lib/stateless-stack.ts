@@ -20,6 +20,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { type IFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -29,6 +30,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { templateVersion } from '../functions/adapters/aws/opensearch-indexes.js';
+import { replicasFor } from '../functions/adapters/aws/opensearch-queries.js';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
@@ -37,7 +39,7 @@ import {
   SEARCH_REINDEX_ENTRY,
 } from './routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
-import { type Access, functionIdOf, ServiceFunction } from './service-function.js';
+import { type Access, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
 import type { ServiceSettings } from './settings.js';
 
 /** The variable each table's name is read from (functions/platform/config.ts). */
@@ -73,9 +75,8 @@ interface FunctionAccess {
   storage: boolean;
   /** Grants (and the table's name variable, with or without `storage`). */
   tables?: Partial<Record<TableName, Access>>;
-  bucket?: Access;
-  /** Objects the bucket grant covers. @default '*' */
-  bucketKeyPattern?: string;
+  /** Archive object actions by key pattern (`uploads/*`, `companies/*`); deletes are never granted on `*`. */
+  bucket?: Readonly<Record<string, readonly ObjectAction[]>>;
   /**
    * `s3:GetObject` only, on the objects matching this pattern: what presigning downloads needs (a presigned URL
    * carries its signer's permissions). Used instead of `bucket`.
@@ -93,6 +94,23 @@ interface FunctionAccess {
 
 /** How long validating and storing one presigned upload may take (archives above the upload API's 10 MB limit). */
 const ARCHIVE_UPLOADED_TIMEOUT = Duration.minutes(2);
+
+/** Timeout of the index setup: its 10-minute retry budget (SETUP_RETRY_BUDGET_MS) plus one last attempt (the provider framework waits 15). */
+export const SEARCH_INDEX_SETUP_TIMEOUT = Duration.minutes(12);
+
+/** Presigned uploads, until the validation function has run (ARCHIVE_UPLOADED). */
+const UPLOADED_ARCHIVES = `${ARCHIVE_UPLOADED.prefix}*`;
+/** Stored archives: `companies/<company>/…`, one immutable object per scenario version. */
+const STORED_ARCHIVES = 'companies/*';
+
+/** Why each archive key pattern is granted (cdk-nag acknowledgment of its wildcard). */
+const OBJECT_PATTERN_REASONS: Readonly<Record<string, string>> = {
+  [UPLOADED_ARCHIVES]: `Presigned uploads land under ${UPLOADED_ARCHIVES}: the slot function may only PUT there (the URL it signs), the ` +
+    'validation function reads and then deletes each upload; nothing else of the bucket.',
+  [STORED_ARCHIVES]: `Stored archives live under ${STORED_ARCHIVES} with a new key per upload; the upload functions write there and delete ` +
+    'only the archive they just wrote when its version record is refused. The bucket is versioned and no role may delete ' +
+    'versions, so a deleted archive stays recoverable for 30 days.',
+};
 
 /**
  * Least privilege, per handler module. A function whose entry is missing here fails the synth, so whoever adds a
@@ -118,12 +136,15 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'functions/handlers/search.ts': { storage: false, verifiesTokens: true },
   // The index, plus company names for the `companies` filter.
   'functions/handlers/search-filters.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
-  // Quota check and usage update on companies, version record on scenarios (one transaction), archive put/delete.
-  'functions/handlers/scenarios-upload.ts': { storage: true, verifiesTokens: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW' },
+  // Quota check and usage update on companies, version record on scenarios (one transaction), archive put under
+  // companies/, deleted again only when its version record is refused (the key is new, nothing references it).
+  'functions/handlers/scenarios-upload.ts': {
+    storage: true, verifiesTokens: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: { [STORED_ARCHIVES]: ['put', 'delete'] },
+  },
   // Checks the company, records the slot (scenarios table, `UPLOAD#`), presigns a PUT. Its credentials sign the URL
   // handed to the client, so its bucket grant is PutObject under the upload prefix only.
   'functions/handlers/scenarios-upload-slot.ts': {
-    storage: true, verifiesTokens: true, tables: { companies: 'R', scenarios: 'RW' }, bucket: 'W', bucketKeyPattern: `${ARCHIVE_UPLOADED.prefix}*`,
+    storage: true, verifiesTokens: true, tables: { companies: 'R', scenarios: 'RW' }, bucket: { [UPLOADED_ARCHIVES]: ['put'] },
   },
   // Reads the slot.
   'functions/handlers/scenarios-upload-status.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
@@ -139,16 +160,19 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'functions/handlers/scenarios-usage.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
   // Cognito InitiateAuth is an unauthenticated API: no permission at all, only the app client id.
   [AUTH_COGNITO_TOKEN_ENTRY]: { storage: false, memorySize: 256 },
-  // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload, deletes the upload.
+  // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload (server-side copy to
+  // companies/, deleted again only when its version record is refused), deletes the upload.
   [ARCHIVE_UPLOADED.entry]: {
-    storage: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW', timeout: ARCHIVE_UPLOADED_TIMEOUT,
+    storage: true, tables: { companies: 'RW', scenarios: 'RW' }, timeout: ARCHIVE_UPLOADED_TIMEOUT,
+    bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['put', 'delete'] },
   },
   // Stream reads are granted by the event sources; writes go to the index only (`index` access).
   [SEARCH_INDEXER_ENTRY]: { storage: false, timeout: Duration.seconds(60) },
   // Scans the two searchable tables into a new index (`admin` access), invoked by hand.
   [SEARCH_REINDEX_ENTRY]: { storage: false, tables: { devices: 'R', scenarios: 'R' }, timeout: Duration.minutes(15) },
-  // Installs the index template and alias on deploy (`admin` access).
-  [SEARCH_INDEX_SETUP_ENTRY]: { storage: false, timeout: Duration.minutes(5), memorySize: 256 },
+  // Installs the index template and alias on deploy (`admin` access), retrying for up to 10 minutes while the new
+  // domain refuses (SETUP_RETRY_BUDGET_MS); the last attempt fits in the remaining 2 minutes.
+  [SEARCH_INDEX_SETUP_ENTRY]: { storage: false, timeout: SEARCH_INDEX_SETUP_TIMEOUT, memorySize: 256 },
 };
 
 /** Throttling of each API's default stage (requests per second, burst). Uploads are heavy and rare; tokens are cheap but guessable. */
@@ -191,6 +215,8 @@ export interface StatelessStackProps extends StackProps {
     domainArnExport: string;
     /** Execution role of each SEARCH_CLIENTS function, by handler module (named in the domain's access policy). */
     clientRoles: ReadonlyMap<string, IRole>;
+    /** The domain itself, for its CloudWatch metrics (alarms). */
+    domain: IDomain;
   };
   identity: {
     /** Token issuer (`iss`). */
@@ -230,6 +256,7 @@ export class StatelessStack extends Stack {
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const { settings } = props;
+    const replicas = replicasFor(settings.opensearch.instanceCount);
     const tokenEnvironment = { JWT_ISSUER: props.identity.issuer, JWT_AUDIENCE: props.identity.clientId, JWKS_URL: props.identity.jwksUrl };
     const searchEnvironment = {
       SEARCH_BACKEND: 'opensearch',
@@ -273,7 +300,11 @@ export class StatelessStack extends Stack {
         ...(access.timeout === undefined ? {} : { timeout: access.timeout }),
         ...(access.memorySize === undefined ? {} : { memorySize: access.memorySize }),
         ...(role === undefined ? {} : { role }),
-        environment: { ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment) },
+        environment: {
+          ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment),
+          // Index administration creates indexes: their replicas follow the data node count (0 on one node).
+          ...(searchAccess === 'admin' ? { OPENSEARCH_REPLICAS: String(replicas) } : {}),
+        },
       });
       if (searchAccess !== undefined && role !== undefined) {
         // The domain's access policy already allows exactly this; the same grant on the role keeps the function's
@@ -296,13 +327,12 @@ export class StatelessStack extends Stack {
         else if (access.storage) fn.addEnvironment(TABLE_ENV[name], table.tableName);
       }
       if (access.bucket !== undefined) {
-        const pattern = access.bucketKeyPattern ?? '*';
-        fn.bindBucket(archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV, pattern);
-        acknowledge(fn.role as IRole, objectsFinding(pattern),
-          pattern === '*'
-            ? 'Uploads store archives under companies/<company>/… and read or delete the upload under uploads/…: objects of the one ' +
-              'archive bucket under both prefixes, with only the Get/Put/Delete object actions (S3_OBJECT_ACTIONS).'
-            : `Presigning upload slots needs s3:PutObject on the objects under ${pattern}, and nothing else of the bucket.`);
+        fn.bindBucket(archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV);
+        for (const pattern of Object.keys(access.bucket)) {
+          const reason = OBJECT_PATTERN_REASONS[pattern];
+          if (reason === undefined) throw new Error(`lib/stateless-stack.ts: no OBJECT_PATTERN_REASONS entry for '${pattern}'.`);
+          acknowledge(fn.role as IRole, objectsFinding(pattern), reason);
+        }
       } else if (access.storage) {
         fn.addEnvironment(ARCHIVE_BUCKET_ENV, props.archiveBucket.bucketName);
       }
@@ -425,12 +455,13 @@ export class StatelessStack extends Stack {
     new CustomResource(this, 'SearchIndexSetup', {
       serviceToken: setupProvider.serviceToken,
       resourceType: 'Custom::SearchIndexSetup',
-      properties: { Alias: SEARCH_INDEX_ALIAS, TemplateVersion: templateVersion() },
+      properties: { Alias: SEARCH_INDEX_ALIAS, TemplateVersion: templateVersion(replicas) },
     });
     const reindex = createFunction(SEARCH_REINDEX_ENTRY);
     this.functions = functions;
 
-    // Alarms: 5xx rate per API, errors and throttles per function, dead-letter queues, the indexer's stream lag.
+    // Alarms: 5xx rate per API, errors and throttles per function, dead-letter queues, the indexer's stream lag, the
+    // OpenSearch domain's health.
     this.monitoring = new Monitoring(this, 'Monitoring');
     for (const [api, name] of [[this.mainApi, 'Main API'], [this.uploadApi, 'Upload API'], [this.authApi, 'Auth API']] as const) {
       this.monitoring.api5xxRate(`${api.node.id}5xxRate`, api, name);
@@ -442,6 +473,7 @@ export class StatelessStack extends Stack {
     this.monitoring.iteratorAge('SearchIndexerIteratorAge', this.searchIndexer, 'Search indexer');
     this.monitoring.deadLetters('DeploymentChangesDeadLetters', this.deploymentChangesDeadLetterQueue, 'Deployment changes');
     this.monitoring.iteratorAge('DeploymentChangesIteratorAge', this.deploymentChanges, 'Deployment changes');
+    this.monitoring.searchDomain('SearchDomain', props.search.domain, settings.opensearch.volumeGiB);
 
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: this.mainStage.url });
     new CfnOutput(this, 'UploadApiUrl', { description: '{scenario_upload_url}', value: this.uploadStage.url });

@@ -74,11 +74,17 @@ export interface OpenSearchConfig {
   auth: 'aws-sigv4' | 'none';
   /** AWS_REGION: the domain's region; required with `aws-sigv4`. */
   region?: string;
+  /**
+   * OPENSEARCH_REPLICAS: `number_of_replicas` of the indexes the setup and the reindex create (the CDK derives it
+   * from the data node count: 0 on one node, else 1). @default 0
+   */
+  replicas: number;
 }
 
 /**
- * Reads the OpenSearch settings (OPENSEARCH_URL, OPENSEARCH_INDEX, OPENSEARCH_AUTH, AWS_REGION).
+ * Reads the OpenSearch settings (OPENSEARCH_URL, OPENSEARCH_INDEX, OPENSEARCH_AUTH, OPENSEARCH_REPLICAS, AWS_REGION).
  * @throws Error naming OPENSEARCH_URL when it is missing, OPENSEARCH_AUTH when it is not `aws-sigv4` or `none`,
+ *   OPENSEARCH_REPLICAS when it is not a whole number,
  *   AWS_REGION when signing is asked without it.
  */
 export function openSearchConfig(): OpenSearchConfig {
@@ -87,7 +93,9 @@ export function openSearchConfig(): OpenSearchConfig {
   if (auth !== 'aws-sigv4' && auth !== 'none') throw new Error(`OPENSEARCH_AUTH must be 'aws-sigv4' or 'none'; got '${auth}'.`);
   const region = optional('AWS_REGION');
   if (auth === 'aws-sigv4' && region === undefined) throw new Error('Missing required environment variable AWS_REGION (OPENSEARCH_AUTH=aws-sigv4).');
-  return { url, alias: optional('OPENSEARCH_INDEX') ?? 'resources', auth, ...(region === undefined ? {} : { region }) };
+  const replicasText = optional('OPENSEARCH_REPLICAS') ?? '0';
+  if (!/^\d{1,2}$/.test(replicasText)) throw new Error(`OPENSEARCH_REPLICAS must be a whole number of replicas (0 on a single-node domain); got '${replicasText}'.`);
+  return { url, alias: optional('OPENSEARCH_INDEX') ?? 'resources', auth, replicas: Number(replicasText), ...(region === undefined ? {} : { region }) };
 }
 
 /** The tables a reindex reads the search documents from (DynamoDB, the source of truth). */
