@@ -60,6 +60,9 @@ export const SEARCH_INDEX_SETUP_ENTRY = 'functions/handlers/search-index-setup.t
 /** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
 export const ARCHIVE_UPLOADED = { prefix: 'uploads/', entry: 'functions/handlers/scenario-archive-uploaded.ts' } as const;
 
+/** The upload sweeper: run every `everyMinutes` by a schedule on AWS, by a timer locally (UPLOAD_SWEEP_INTERVAL_MS). */
+export const UPLOAD_SWEEPER = { entry: 'functions/handlers/upload-sweeper.ts', everyMinutes: 5 } as const;
+
 /**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static
  * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters, or undefined.

@@ -2,7 +2,8 @@
  * Stateless resources of one stage: one ServiceFunction per handler module, the three HTTP APIs built from the route
  * table of the local runtime (lib/routes.ts; docs/contract.md, "Addresses"), the search indexer fed by the devices and
  * scenarios table streams, the function validating archives PUT through presigned upload slots (S3 ObjectCreated
- * under ARCHIVE_UPLOADED.prefix), the search index setup (custom resource) and reindex functions, the
+ * under ARCHIVE_UPLOADED.prefix), the upload sweeper (an EventBridge rule every few minutes), the search index
+ * setup (custom resource) and reindex functions, the
  * DeploymentChanged event bus, and the alarms (lib/monitoring.ts).
  *
  * On AWS the authentication address is an API in front of the stateful stack's Cognito user pool: `POST /token`
@@ -17,7 +18,8 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { EventBus } from 'aws-cdk-lib/aws-events';
+import { EventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { type IFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
@@ -36,7 +38,7 @@ import { Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import {
   type ApiName, ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY,
-  SEARCH_REINDEX_ENTRY,
+  SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER,
 } from './routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
 import { type Access, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
@@ -166,6 +168,9 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
     storage: true, tables: { companies: 'RW', scenarios: 'RW' }, timeout: ARCHIVE_UPLOADED_TIMEOUT,
     bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['put', 'delete'] },
   },
+  // Scheduled: queries the scenarios table's `sweep` index, rejects slots and drops staging records (conditional
+  // writes); its object grant (head and delete only) is added with the schedule.
+  [UPLOAD_SWEEPER.entry]: { storage: true, tables: { scenarios: 'RW' }, timeout: Duration.minutes(5), memorySize: 256 },
   // Stream reads are granted by the event sources; writes go to the index only (`index` access).
   [SEARCH_INDEXER_ENTRY]: { storage: false, timeout: Duration.seconds(60) },
   // Scans the two searchable tables into a new index (`admin` access), invoked by hand.
@@ -251,6 +256,8 @@ export class StatelessStack extends Stack {
   readonly archiveUploaded: ServiceFunction;
   /** S3 events the archive function still failed on after its retries. */
   readonly archiveUploadedDeadLetterQueue: Queue;
+  /** Rejects unfinished presigned uploads and deletes orphaned archives (UPLOAD_SWEEPER, on a schedule). */
+  readonly uploadSweeper: ServiceFunction;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
@@ -443,6 +450,21 @@ export class StatelessStack extends Stack {
       onFailure: new SqsDestination(this.archiveUploadedDeadLetterQueue),
     });
     archiveBucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(this.archiveUploaded), { prefix: ARCHIVE_UPLOADED.prefix });
+
+    // Unfinished uploads: a rule runs the sweeper every few minutes. It heads and deletes objects (expired or
+    // interrupted uploads under uploads/, orphaned archives under companies/), and never writes one.
+    this.uploadSweeper = createFunction(UPLOAD_SWEEPER.entry);
+    this.uploadSweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:DeleteObject'], resources: [archiveBucket.arnForObjects('*')] }));
+    this.uploadSweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [archiveBucket.bucketArn] }));
+    acknowledge(this.uploadSweeper.role as IRole, objectsFinding('*'),
+      'The upload sweeper deletes unfinished uploads under uploads/ and orphaned archives under companies/ of the one archive bucket ' +
+      '(s3:GetObject for HEAD, s3:DeleteObject; no PutObject).');
+    new Rule(this, 'UploadSweeperSchedule', {
+      description: 'Rejects presigned uploads that never finished and deletes orphaned archives.',
+      schedule: Schedule.rate(Duration.minutes(UPLOAD_SWEEPER.everyMinutes)),
+      // A missed run is made up by the next one.
+      targets: [new LambdaFunction(this.uploadSweeper, { retryAttempts: 0 })],
+    });
 
     // The index template and alias: installed by the first deployment, the template put again by any deployment that
     // changes it (TemplateVersion, a hash of indexTemplate()). The domain's access policy is applied by the stateful

@@ -113,3 +113,16 @@ export class ServiceUnavailableError extends DomainError {
     super(detail, {}, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
+
+/**
+ * 410: a presigned upload that never completed, only ever the `problem` of a REJECTED upload slot. `reason` is
+ * `expired` (no archive arrived before the slot's `expiresAt`) or `interrupted` (an archive arrived but its
+ * validation never completed); in both cases nothing was stored and the uploaded object was deleted.
+ */
+export class UploadNotCompletedError extends DomainError {
+  readonly status = 410;
+  readonly title = 'Upload Not Completed';
+  constructor(detail: string, reason: 'expired' | 'interrupted') {
+    super(detail, { reason });
+  }
+}

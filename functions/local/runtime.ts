@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
-import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
+import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../../lib/routes.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
@@ -77,7 +77,8 @@ function listen(server: Server, port: number): Promise<void> {
 /**
  * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver,
  * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
- * handler, the local token issuer, and the three API listeners invoking the Lambda handlers of the route table.
+ * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), and the
+ * three API listeners invoking the Lambda handlers of the route table.
  * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's.
  * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
  */
@@ -171,6 +172,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
     stops.push(async () => {
       await Promise.allSettled([...inFlight]);
+    });
+    // The upload sweeper on a timer: the handler the schedule runs on AWS, one run at a time.
+    const sweeper = (await import(new URL(`file://${resolve(options.root, UPLOAD_SWEEPER.entry)}`).href)) as {
+      handler: (event: unknown, context: unknown) => Promise<void>;
+    };
+    const sweepIntervalMs = Number(process.env.UPLOAD_SWEEP_INTERVAL_MS ?? 60_000);
+    if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 100) throw new Error(`UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds, at least 100; got '${process.env.UPLOAD_SWEEP_INTERVAL_MS}'.`);
+    let sweeping: Promise<void> | undefined;
+    const sweepTimer = setInterval(() => {
+      sweeping ??= sweeper.handler({}, {})
+        .catch((error: unknown) => log(`upload sweeper: ${(error as Error).message}`))
+        .finally(() => { sweeping = undefined; });
+    }, sweepIntervalMs);
+    stops.push(async () => {
+      clearInterval(sweepTimer);
+      await sweeping;
     });
     await poller.positionAtLatest();
     let indexedDocuments = 0;

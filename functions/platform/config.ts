@@ -117,3 +117,16 @@ export function searchSourceConfig(): SearchSourceConfig {
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
   };
 }
+
+/**
+ * UPLOAD_SLOT_TTL_SECONDS: lifetime of presigned upload URLs, seconds (a slot's `expiresAt` is this long after it was
+ * granted); undefined when unset (the default, 900 s, applies).
+ * @throws Error when set to anything but a whole number of seconds from 1 to 604800 (S3's presigning limit, 7 days).
+ */
+export function uploadSlotLifetimeSeconds(): number | undefined {
+  const raw = optional('UPLOAD_SLOT_TTL_SECONDS');
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 604_800) throw new Error(`UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800; got '${raw}'.`);
+  return value;
+}

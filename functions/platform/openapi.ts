@@ -713,21 +713,28 @@ const uploadSlotSchemas: Json = {
       url: { type: 'string', format: 'uri', description: 'Presigned S3 URL (s3rver locally).' },
       method: { type: 'string', enum: ['PUT'] },
       headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Headers the PUT must carry.' },
-      expiresAt: dateTime('When the URL stops working.'),
+      expiresAt: dateTime('When the URL stops working: an archive arriving later is rejected (`expired`). 15 minutes after the request.'),
     },
     required: ['uploadId', 'url', 'method', 'headers', 'expiresAt'],
   },
   UploadSlotStatus: {
     type: 'object',
     description:
-      'PENDING until the archive has been PUT and validated; then STORED with the 201 body of a direct upload in `result`, or REJECTED with the 409, 413 or 422 problem a direct upload would get in `problem`.',
+      'PENDING until the archive has been PUT and validated; then STORED with the 201 body of a direct upload in `result`, or REJECTED with a problem in `problem`: the 409, 413 or 422 problem a direct upload would get, or 410 `Upload Not Completed` with `reason` `expired` (no archive arrived before `expiresAt`; one arriving later is deleted unread) or `interrupted` (the archive arrived but its validation never completed). An upload still unfinished a few minutes after its deadline is rejected this way and its object deleted; nothing is stored or charged.',
     properties: {
       uploadId: text('Upload identifier.'),
       status: { type: 'string', enum: ['PENDING', 'STORED', 'REJECTED'] },
       created: dateTime('When the slot was granted.'),
       expiresAt: dateTime('When the presigned URL expires.'),
       result: ref('schemas', 'StoredScenario'),
-      problem: { type: 'object', description: 'An RFC 9457 problem body (status 409, 413 or 422).' },
+      problem: {
+        type: 'object',
+        description: 'An RFC 9457 problem body: status 409, 413 or 422 as for a direct upload, or 410 with `reason` for an upload that never completed.',
+        properties: {
+          status: { type: 'integer', enum: [409, 410, 413, 422] },
+          reason: { type: 'string', enum: ['expired', 'interrupted'], description: 'With status 410 only: why the upload never completed.' },
+        },
+      },
     },
     required: ['uploadId', 'status', 'created', 'expiresAt'],
   },

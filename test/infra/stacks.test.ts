@@ -18,7 +18,7 @@ import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { PRE_TOKEN_GENERATION_ENTRY } from '../../lib/identity.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { SEARCH_INDEX_SETUP_TIMEOUT } from '../../lib/stateless-stack.js';
-import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../../lib/routes.js';
+import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER } from '../../lib/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
@@ -53,7 +53,7 @@ const isCdkProvided = (logicalId: string) => /^(BucketNotificationsHandler|AWS67
 /** Handler modules deployed as functions of the stateless stack. */
 const STATELESS_ENTRIES = [
   ...new Set(ROUTES.filter((route) => route.api !== 'auth').map((route) => route.entry)),
-  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY,
+  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY, UPLOAD_SWEEPER.entry,
 ];
 
 /** Functions that verify bearer tokens: every route except the public ones. */
@@ -533,6 +533,33 @@ describe('stacks (bundling skipped)', () => {
       MaximumRetryAttempts: 2,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ArchiveUploadedDeadLetterQueue'), 'Arn'] } } },
     });
+  });
+
+  it('runs the upload sweeper every few minutes on the sparse sweep index of the scenarios table, heading and deleting objects only', () => {
+    const [, scenarios] = resourcesOf(stateful, 'AWS::DynamoDB::Table').find(([id]) => id.startsWith(TABLE_ID_PREFIX.scenarios)) as [string, Resource];
+    expect(scenarios.Properties?.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'sweep',
+        KeySchema: [{ AttributeName: 'sweepShard', KeyType: 'HASH' }, { AttributeName: 'sweepAt', KeyType: 'RANGE' }],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ]);
+    const [sweeperId] = ours.get(UPLOAD_SWEEPER.entry) as [string, Resource];
+    stateless.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${UPLOAD_SWEEPER.everyMinutes} minutes)`,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [sweeperId, 'Arn'] } })],
+    });
+    stateless.hasResourceProperties('AWS::Lambda::Permission', {
+      FunctionName: { 'Fn::GetAtt': [sweeperId, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^UploadSweeperSchedule'), 'Arn'] },
+    });
+    const policy = policyOf(UPLOAD_SWEEPER.entry);
+    expect(policy).toContain('/index/sweep');
+    expect(policy).toContain('dynamodb:Query');
+    expect(policy).toMatch(/"Action":\["s3:GetObject","s3:DeleteObject"\]/);
+    expect(policy).not.toMatch(/s3:PutObject|CompaniesTable|DevicesTable|DeploymentsTable|events:PutEvents/);
   });
 
   it('installs the index template on every deployment through a custom resource that changes with the template', () => {

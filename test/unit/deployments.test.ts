@@ -41,6 +41,18 @@ class FakeScenarios implements ScenarioRepository {
   async recordVersion(): Promise<never> {
     throw new Error('not used');
   }
+  async stageArchive(): Promise<never> {
+    throw new Error('not used');
+  }
+  async discardStagedArchive(): Promise<never> {
+    throw new Error('not used');
+  }
+  async abandonStagedArchive(): Promise<never> {
+    throw new Error('not used');
+  }
+  async overdueStagedArchives(): Promise<never> {
+    throw new Error('not used');
+  }
   async existingVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<Set<string>> {
     this.calls.push({ companyId, references: [...references] });
     const known = new Set(this.byCompany[companyId] ?? []);

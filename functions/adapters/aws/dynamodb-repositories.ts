@@ -5,10 +5,37 @@ import { BadRequestError } from '../../core/errors.js';
 import pLimit from 'p-limit';
 import type {
   ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, DeviceRepository, Page,
-  RecordVersionOutcome, ScenarioRepository, ScenarioVersion, UndeployMark, UploadSlot, UploadSlotRepository,
+  RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive, UndeployMark, UploadSlot, UploadSlotRepository,
 } from '../../core/ports.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';
+import { SWEEP_SHARDS, sweepShardOf } from './tables.js';
+
+/**
+ * Items of one kind in the `sweep` index whose `sweepAt` is at or before `now`: one Query per shard (eventually
+ * consistent, as every index read; the callers' conditional writes decide), at most `limit` items in all.
+ */
+async function overdueItems(client: DynamoDBDocumentClient, tableName: string, kind: 'UPLOAD' | 'STAGED', now: string, limit: number): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let shard = 0; shard < SWEEP_SHARDS && items.length < limit; shard += 1) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: 'sweep',
+          KeyConditionExpression: 'sweepShard = :shard AND sweepAt <= :now',
+          ExpressionAttributeValues: { ':shard': `${kind}#${shard}`, ':now': now },
+          Limit: limit - items.length,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined && items.length < limit);
+  }
+  return items;
+}
 
 /** True when DynamoDB refused a single-item write because its condition was false. */
 function isConditionalCheckFailed(error: unknown): boolean {
@@ -104,7 +131,7 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
   constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
 
   /** @inheritdoc */
-  async recordVersion(version: ScenarioVersion): Promise<RecordVersionOutcome> {
+  async recordVersion(version: ScenarioVersion, guards?: RecordVersionGuards): Promise<RecordVersionOutcome> {
     const { Item: company } = await this.client.send(
       new GetCommand({ TableName: this.tables.companies, Key: { companyId: version.company }, ConsistentRead: true }),
     );
@@ -144,12 +171,35 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
                 },
               },
             },
+            ...(guards === undefined ? [] : [{
+              // The staging record goes with the version; an abandoned one (the sweeper deletes its object) fails it.
+              Delete: {
+                TableName: this.tables.scenarios,
+                Key: { company: version.company, sk: `STAGED#${guards.stagedId}` },
+                ConditionExpression: 'attribute_exists(sk) AND attribute_not_exists(abandoned)',
+              },
+            }]),
+            ...(guards?.slot === undefined ? [] : [{
+              // The slot becomes STORED with the version, only under the processor's claim.
+              Update: {
+                TableName: this.tables.scenarios,
+                Key: { company: version.company, sk: `UPLOAD#${guards.slot.uploadId}` },
+                UpdateExpression: 'SET #status = :stored, #result = :result, problem = :null REMOVE sweepShard, sweepAt',
+                ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
+                ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+                ExpressionAttributeValues: {
+                  ':stored': 'STORED', ':result': guards.slot.result, ':null': null, ':processing': 'PROCESSING', ':claimedAt': guards.slot.claimedAt,
+                },
+              },
+            }]),
           ],
         });
       return { kind: 'stored' };
     } catch (error) {
       const codes = cancellationCodes(error);
       if (codes === undefined) throw error;
+      if (codes[4] === 'ConditionalCheckFailed') return { kind: 'claim-lost' };
+      if (codes[3] === 'ConditionalCheckFailed') return { kind: 'staging-abandoned' };
       if (codes[0] === 'ConditionalCheckFailed') return { kind: 'version-exists' };
       if (codes[1] === 'ConditionalCheckFailed') {
         const current = await this.client.send(
@@ -159,6 +209,50 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
       }
       throw error;
     }
+  }
+
+  /** @inheritdoc */
+  async stageArchive(staged: StagedArchive): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tables.scenarios,
+        Item: { ...staged, sk: `STAGED#${staged.stagedId}`, entity: 'STAGED_ARCHIVE', sweepShard: sweepShardOf('STAGED', staged.stagedId) },
+        ConditionExpression: 'attribute_not_exists(sk)',
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async discardStagedArchive(company: string, stagedId: string): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.tables.scenarios, Key: { company, sk: `STAGED#${stagedId}` } }));
+  }
+
+  /** @inheritdoc */
+  async abandonStagedArchive(company: string, stagedId: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.scenarios,
+          Key: { company, sk: `STAGED#${stagedId}` },
+          UpdateExpression: 'SET abandoned = :true',
+          ConditionExpression: 'attribute_exists(sk)',
+          ExpressionAttributeValues: { ':true': true },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async overdueStagedArchives(now: string, limit: number): Promise<StagedArchive[]> {
+    const items = await overdueItems(this.client, this.tables.scenarios, 'STAGED', now, limit);
+    return items.map((item) => ({
+      company: item.company as string, stagedId: item.stagedId as string, archiveKey: item.archiveKey as string, created: item.created as string,
+      sweepAt: item.sweepAt as string, ...(item.abandoned === true ? { abandoned: true } : {}),
+    }));
   }
 
   /** @inheritdoc */
@@ -348,7 +442,15 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 }
 
-/** UploadSlotRepository on the scenarios table: pk `company`, sk `UPLOAD#{uploadId}` (not indexed for search). */
+function toUploadSlot(item: Record<string, unknown>): UploadSlot {
+  const { sk: _sk, entity: _entity, sweepShard: _sweepShard, result, problem, ...slot } = item;
+  return { ...(slot as unknown as UploadSlot), ...(result == null ? {} : { result: result as Record<string, unknown> }), ...(problem == null ? {} : { problem: problem as Record<string, unknown> }) };
+}
+
+/**
+ * UploadSlotRepository on the scenarios table: pk `company`, sk `UPLOAD#{uploadId}` (not indexed for search); open
+ * slots are in the `sweep` index (tables.ts).
+ */
 export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
   constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
 
@@ -357,7 +459,7 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
     await this.client.send(
       new PutCommand({
         TableName: this.tables.scenarios,
-        Item: { ...slot, sk: `UPLOAD#${slot.uploadId}`, entity: 'UPLOAD' },
+        Item: { ...slot, sk: `UPLOAD#${slot.uploadId}`, entity: 'UPLOAD', ...(slot.sweepAt === undefined ? {} : { sweepShard: sweepShardOf('UPLOAD', slot.uploadId) }) },
         ConditionExpression: 'attribute_not_exists(sk)',
       }),
     );
@@ -366,21 +468,42 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
   /** @inheritdoc */
   async get(company: string, uploadId: string): Promise<UploadSlot | undefined> {
     const { Item } = await this.client.send(new GetCommand({ TableName: this.tables.scenarios, Key: { company, sk: `UPLOAD#${uploadId}` }, ConsistentRead: true }));
-    if (Item === undefined) return undefined;
-    const { sk: _sk, entity: _entity, result, problem, ...slot } = Item;
-    return { ...(slot as UploadSlot), ...(result == null ? {} : { result }), ...(problem == null ? {} : { problem }) };
+    return Item === undefined ? undefined : toUploadSlot(Item);
   }
 
   /** @inheritdoc */
-  async claim(company: string, uploadId: string, claimedAt: string, staleBefore: string): Promise<boolean> {
+  async claim(company: string, uploadId: string, claimedAt: string, staleBefore: string, sweepAt: string): Promise<boolean> {
     return this.conditionalUpdate({
       TableName: this.tables.scenarios,
       Key: { company, sk: `UPLOAD#${uploadId}` },
-      UpdateExpression: 'SET #status = :processing, claimedAt = :claimedAt',
+      UpdateExpression: 'SET #status = :processing, claimedAt = :claimedAt, sweepAt = :sweepAt, sweepShard = :shard',
       ConditionExpression: '#status = :pending OR (#status = :processing AND claimedAt < :staleBefore)',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':processing': 'PROCESSING', ':pending': 'PENDING', ':claimedAt': claimedAt, ':staleBefore': staleBefore },
+      ExpressionAttributeValues: {
+        ':processing': 'PROCESSING', ':pending': 'PENDING', ':claimedAt': claimedAt, ':staleBefore': staleBefore, ':sweepAt': sweepAt,
+        ':shard': sweepShardOf('UPLOAD', uploadId),
+      },
     });
+  }
+
+  /** @inheritdoc */
+  async reject(company: string, uploadId: string, expected: { status: 'PENDING' } | { status: 'PROCESSING'; claimedAt: string }, problem: Record<string, unknown>): Promise<boolean> {
+    const claimed = expected.status === 'PROCESSING';
+    return this.conditionalUpdate({
+      TableName: this.tables.scenarios,
+      Key: { company, sk: `UPLOAD#${uploadId}` },
+      UpdateExpression: 'SET #status = :rejected, problem = :problem, #result = :null REMOVE sweepShard, sweepAt',
+      ConditionExpression: claimed ? '#status = :expected AND claimedAt = :claimedAt' : '#status = :expected',
+      ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+      ExpressionAttributeValues: {
+        ':rejected': 'REJECTED', ':problem': problem, ':null': null, ':expected': expected.status, ...(claimed ? { ':claimedAt': expected.claimedAt } : {}),
+      },
+    });
+  }
+
+  /** @inheritdoc */
+  async overdue(now: string, limit: number): Promise<UploadSlot[]> {
+    return (await overdueItems(this.client, this.tables.scenarios, 'UPLOAD', now, limit)).map(toUploadSlot);
   }
 
   /** @inheritdoc */
@@ -388,7 +511,7 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
     return this.conditionalUpdate({
       TableName: this.tables.scenarios,
       Key: { company, sk: `UPLOAD#${uploadId}` },
-      UpdateExpression: 'SET #status = :status, #result = :result, problem = :problem',
+      UpdateExpression: 'SET #status = :status, #result = :result, problem = :problem REMOVE sweepShard, sweepAt',
       ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
       ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
       ExpressionAttributeValues: {

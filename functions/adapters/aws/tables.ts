@@ -6,6 +6,12 @@
  * - scenarios:   pk `company`, sk `sk`:
  *                  `SCENARIO#{scenarioId}`             summary (name, latestVersion, versions); stream → search indexer
  *                  `VERSION#{scenarioId}#{version}`    immutable version (size, sha256, archiveKey, uploadedBy, created)
+ *                  `UPLOAD#{uploadId}`                 presigned upload slot (status, expiresAt, claimedAt, result/problem)
+ *                  `STAGED#{ulid}`                     archive written under its final key, version not yet recorded
+ *                Open slots (PENDING, PROCESSING) and staged archives carry `sweepShard` (`UPLOAD#{0-3}` or
+ *                `STAGED#{0-3}`) and `sweepAt` (ISO-8601 deadline): the sparse `sweep` index holds only them, so
+ *                the upload sweeper finds overdue ones with one Query per shard (`sweepAt <= now`), never a Scan.
+ *                Finishing a slot removes both attributes; recording a version deletes its staged item.
  * - deployments: pk `pk`, sk `sk`. Stream → deployment changes (history entries and events of every change).
  *                  pk `ACTIVE#{company}`, sk `{deviceId}#{scenarioId}#{version}`   deployment slot: active, or
  *                    undeployed (`undeploy` = who, when, why) until the stream consumer purges it; one device's
@@ -48,7 +54,13 @@ export interface TableKeySchema {
 export const TABLES = {
   companies: { partitionKey: 'companyId' },
   devices: { partitionKey: 'company', sortKey: 'deviceId', stream: 'search' },
-  scenarios: { partitionKey: 'company', sortKey: 'sk', stream: 'search' },
+  scenarios: {
+    partitionKey: 'company',
+    sortKey: 'sk',
+    // Open upload slots and staged archives by deadline: `UPLOAD#{shard}` / `STAGED#{shard}` / ISO-8601 `sweepAt`.
+    globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
+    stream: 'search',
+  },
   deployments: {
     partitionKey: 'pk',
     sortKey: 'sk',
@@ -66,3 +78,16 @@ export const TABLES = {
 
 /** Logical table name. */
 export type TableName = keyof typeof TABLES;
+
+/**
+ * Partitions of the `sweep` index per kind of item. Uploads are rare (the upload API allows 10 requests/s), so a
+ * few shards keep every index partition far below DynamoDB's per-partition write limit; the sweeper queries each.
+ */
+export const SWEEP_SHARDS = 4;
+
+/** The `sweepShard` value of an item of `kind` with this id (ULID): a stable hash of the id into SWEEP_SHARDS. */
+export function sweepShardOf(kind: 'UPLOAD' | 'STAGED', id: string): string {
+  let hash = 0;
+  for (const character of id) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
+  return `${kind}#${hash % SWEEP_SHARDS}`;
+}
