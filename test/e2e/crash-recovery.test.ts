@@ -71,7 +71,8 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
     const pending = call(`${running.api}/companies/acme/resources/deployments`, { token, json: { note: 'crash test', requests } }).catch((error: unknown) => error);
 
     // Kill it once a fair share of the writes is made, so some changes have their history and events and some not.
-    await eventually(async () => (await activeIds()).length >= 800, '800 writes of the request', 180_000);
+    // Counted once a second: a tighter loop would slow the very writes it waits for.
+    await eventually(async () => (await sleep(1_000), (await activeIds()).length >= 800), '800 writes of the request', 180_000);
     const { javaChildOf } = await import('../bench/deployments.js'); const jp = await javaChildOf(running.pid);
     process.kill(running.pid, 'SIGKILL'); if (jp) setTimeout(() => process.kill(jp, 'SIGKILL'), 100);
     const interrupted = await pending;
