@@ -11,7 +11,7 @@ import {
   MESSAGE_LEVELS, SUB_DEVICE_HEALTH_STATES,
 } from '../core/devices.js';
 import {
-  UnprocessableRequestError,
+  UnprocessableRequestError, MAX_PROBLEM_ERRORS,
   BadRequestError, ConflictError, type DomainError, ForbiddenError, InvalidArchiveError, NotFoundError, PayloadTooLargeError,
   QuotaExceededError, ServiceUnavailableError, UnauthorizedError,
 } from '../core/errors.js';
@@ -87,7 +87,8 @@ Contract choices where the specification is silent (decisions.md):
   values. Without the \`company\` filter the search covers every company of the caller; a \`company\` outside the token
   gives 403. Unknown parameters and bad values give 400 naming the parameter and the allowed values.
 - **Errors.** Every error is RFC 9457 \`application/problem+json\` with \`type\`, \`title\`, \`status\`, \`detail\`, and
-  \`errors\` (a list of \`{ path, message }\`) where there are several.`;
+  \`errors\` (a list of \`{ path, message }\`) where there are several; at most ${MAX_PROBLEM_ERRORS} are listed, and a longer
+  list is cut, with \`errorCount\` giving the total.`;
 
 /* ----------------------------------------------------------------------------------------------------------------
  * Problem schemas and responses
@@ -108,7 +109,7 @@ function problemVariant(error: DomainError, description: string, extra: Json = {
   };
 }
 
-const violations = { type: 'array', items: ref('schemas', 'ProblemViolation'), minItems: 1 };
+const violations = { type: 'array', items: ref('schemas', 'ProblemViolation'), minItems: 1, maxItems: MAX_PROBLEM_ERRORS };
 
 const problemSchemas: Json = {
   Problem: {
@@ -120,6 +121,11 @@ const problemSchemas: Json = {
       status: { type: 'integer', minimum: 400, maximum: 599, description: 'HTTP status code.' },
       detail: { type: 'string', description: 'Explanation specific to this occurrence.' },
       instance: { type: 'string', description: 'Request path of this occurrence.' },
+      errorCount: {
+        type: 'integer',
+        minimum: MAX_PROBLEM_ERRORS + 1,
+        description: `Present when \`errors\` was cut: the total number of violations, of which only the first ${MAX_PROBLEM_ERRORS} are listed (\`detail\` says how many were omitted).`,
+      },
     },
     required: ['type', 'title', 'status', 'detail'],
   },

@@ -63,15 +63,10 @@ export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGa
         return;
       }
       if (error.status >= 500) logger.warn('Request failed', { error, path: instance });
+      // toProblem caps the `errors` list (MAX_PROBLEM_ERRORS) for every problem kind.
+      const { type, title, status, detail, ...extensions } = error.toProblem();
       request.response = problemResponse(
-        {
-          type: error.type,
-          title: error.title,
-          status: error.status,
-          detail: error.message,
-          ...(instance === undefined ? {} : { instance }),
-          ...error.extensions,
-        },
+        { type, title, status, detail, ...(instance === undefined ? {} : { instance }), ...extensions },
         error instanceof UnauthorizedError ? { ...error.headers } : error.headers,
       );
     },

@@ -140,6 +140,12 @@ describe('openApiDocument', () => {
     }
   });
 
+  it('documents errorCount on every problem and at most 20 errors entries', () => {
+    const schemas = asObject(asObject(document.components).schemas);
+    expect(asObject(asObject(asObject(schemas.Problem).properties).errorCount)).toMatchObject({ type: 'integer', minimum: 21 });
+    expect(JSON.stringify(schemas.BadRequestProblem)).toContain('"maxItems":20');
+  });
+
   it('announces WWW-Authenticate on 401 and Retry-After on 503', () => {
     const responses = asObject(asObject(document.components).responses);
     expect(asObject(asObject(responses.Unauthorized).headers)).toHaveProperty('WWW-Authenticate');
