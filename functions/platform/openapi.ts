@@ -37,15 +37,29 @@ function filterParameterName(field: FilterField): string {
   return `filter.${field.field}`;
 }
 
-/** The three addresses of decisions.md, "Addresses" (local defaults; on AWS, each is its own API Gateway API). */
-const SERVERS: Record<ApiName, Json> = {
-  main: { url: 'http://127.0.0.1:3000', description: 'Main API ({base_url}); on AWS an API Gateway HTTP API.' },
-  upload: {
-    url: 'http://127.0.0.1:3001',
-    description: 'Upload API ({scenario_upload_url}), used only for scenario uploads; on AWS its own API with its own payload limits and throttling.',
-  },
-  auth: { url: 'http://127.0.0.1:3002', description: 'Authentication service ({auth_url}); on AWS a small API in front of an Amazon Cognito user pool.' },
+/** Where each address listens when nothing else is known: the local runtime's default ports. */
+const DEFAULT_ADDRESSES: Record<ApiName, string> = { main: 'http://127.0.0.1:3000', upload: 'http://127.0.0.1:3001', auth: 'http://127.0.0.1:3002' };
+
+const SERVER_DESCRIPTIONS: Record<ApiName, string> = {
+  main: 'Main API ({base_url}); on AWS an API Gateway HTTP API.',
+  upload: 'Upload API ({scenario_upload_url}), used only for scenario uploads; on AWS its own API with its own payload limits and throttling.',
+  auth: 'Authentication service ({auth_url}); on AWS a small API in front of an Amazon Cognito user pool.',
 };
+
+/** Environment variables naming each address, set by the runtime (the local ports; the API URLs on AWS). */
+export const ADDRESS_ENVIRONMENT: Record<ApiName, string> = { main: 'MAIN_API_URL', upload: 'UPLOAD_API_URL', auth: 'AUTH_API_URL' };
+
+/**
+ * The three addresses of decisions.md, "Addresses", as `servers` entries: `addresses` first, then the environment
+ * (ADDRESS_ENVIRONMENT), then the local defaults. A trailing `/` (API Gateway stage URLs end with one) is dropped.
+ */
+function serversOf(baseUrls: Partial<Record<ApiName, string>>): Record<ApiName, Json> {
+  const server = (api: ApiName): Json => {
+    const url = baseUrls[api] ?? process.env[ADDRESS_ENVIRONMENT[api]] ?? DEFAULT_ADDRESSES[api];
+    return { url: url.replace(/\/+$/, ''), description: SERVER_DESCRIPTIONS[api] };
+  };
+  return { main: server('main'), upload: server('upload'), auth: server('auth') };
+}
 
 const INTERNAL_ERROR_TYPE = 'https://device-scenario-service.dev/problems/internal-server-error';
 
@@ -1217,9 +1231,12 @@ function operations(): Record<string, Json> {
 /**
  * The OpenAPI 3.1 document of the whole service: one operation per route of lib/routes.ts (its `id` is the
  * `operationId`); upload and auth paths (or operations, on a path shared with the main API) carry their own `servers`.
+ * @param baseUrls base URL of an address (e.g. `https://abc.execute-api.eu-west-1.amazonaws.com`) when it is not in
+ *   MAIN_API_URL, UPLOAD_API_URL or AUTH_API_URL; otherwise those, or else the local default ports 3000-3002.
  * @throws Error when a route has no operation description (a programming error caught by the unit tests).
  */
-export function openApiDocument(): Record<string, unknown> {
+export function openApiDocument(baseUrls: Partial<Record<ApiName, string>> = {}): Record<string, unknown> {
+  const SERVERS = serversOf(baseUrls);
   const byId = operations();
   const paths: Record<string, Json> = {};
   // A path served by one address carries that address's `servers`; a path served by several (GET on the main API,
