@@ -182,15 +182,6 @@ describe('publicHttpHandler problem+json mapping', () => {
     expect(explicit.result.headers?.['Retry-After']).toBe('30');
   });
 
-  it('maps a multipart parser failure to 400 naming the payload part', async () => {
-    const parserError = new Error('Invalid or malformed multipart/form-data was provided', {
-      cause: { package: '@middy/http-multipart-body-parser', data: 'secret' },
-    });
-    const { result, body } = await responseFor(parserError);
-    expect(result.statusCode).toBe(400);
-    expect(body.errors).toEqual([{ path: 'payload', message: expect.any(String) }]);
-  });
-
   it('answers an unexpected error with a generic 500 that does not leak its message, and logs it once', async () => {
     const logged = vi.spyOn(logger, 'error');
     const secret = 'connect ECONNREFUSED 10.0.0.5:5432 password=hunter2';
