@@ -102,7 +102,8 @@ Contract choices where the specification is silent (decisions.md):
   gives 403. Unknown parameters and bad values give 400 naming the parameter and the allowed values.
 - **Errors.** Every error is RFC 9457 \`application/problem+json\` with \`type\`, \`title\`, \`status\`, \`detail\`, and
   \`errors\` (a list of \`{ path, message }\`) where there are several; at most ${MAX_PROBLEM_ERRORS} are listed, and a longer
-  list is cut, with \`errorCount\` giving the total.`;
+  list is cut, with \`errorCount\` giving the total. Locally, a path that exists with other methods only gives 405 with
+  \`Allow\`; a route sent to the wrong address gives 404 naming the address that serves it; headers above 16 KiB give 431.`;
 
 /* ----------------------------------------------------------------------------------------------------------------
  * Problem schemas and responses
@@ -120,6 +121,15 @@ function problemVariant(error: DomainError, description: string, extra: Json = {
         ...(required.length > 0 ? { required } : {}),
       },
     ],
+  };
+}
+
+/** A problem answered by the local gateway itself, before any handler (no DomainError class). */
+function gatewayProblem(status: number, title: string, description: string): Json {
+  const type = `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`;
+  return {
+    description,
+    allOf: [ref('schemas', 'Problem'), { type: 'object', properties: { type: { const: type }, title: { const: title }, status: { const: status } } }],
   };
 }
 
@@ -193,6 +203,8 @@ const problemSchemas: Json = {
     new ServiceUnavailableError(''),
     "A backend is unavailable: the search engine, or the token issuer's key set (JWKS) needed to verify the token.",
   ),
+  MethodNotAllowedProblem: gatewayProblem(405, 'Method Not Allowed', 'The path exists on this address, with other methods only (listed in `Allow`).'),
+  RequestHeaderFieldsTooLargeProblem: gatewayProblem(431, 'Request Header Fields Too Large', 'The request headers exceed 16 KiB (a very long token or many cookies).'),
 };
 
 function problemContent(schema: Json, example?: Json): Json {
@@ -272,6 +284,15 @@ const problemResponses: Json = {
   InternalServerError: {
     description: 'Internal Server Error: an unexpected error, logged on the server.',
     content: problemContent(ref('schemas', 'InternalServerErrorProblem')),
+  },
+  MethodNotAllowed: {
+    description: 'Method Not Allowed (local runtime; API Gateway answers 404): the path exists on this address with other methods only; `Allow` lists them. A method and path served by another address get 404 instead, naming that address.',
+    headers: { Allow: ref('headers', 'Allow') },
+    content: problemContent(ref('schemas', 'MethodNotAllowedProblem')),
+  },
+  RequestHeaderFieldsTooLarge: {
+    description: 'Request Header Fields Too Large (local runtime): the request headers exceed 16 KiB; nothing was processed.',
+    content: problemContent(ref('schemas', 'RequestHeaderFieldsTooLargeProblem')),
   },
   ServiceUnavailable: {
     description: "Service Unavailable: the search backend, or the token issuer's JWKS needed to verify the token, cannot be reached. Retry after `Retry-After` seconds.",
@@ -934,6 +955,7 @@ const headers: Json = {
   Location: { description: 'Path of the stored scenario version.', schema: { type: 'string', format: 'uri-reference' } },
   'Content-Disposition': { description: 'attachment; filename="<scenario id>-<version>.zip"', schema: { type: 'string' } },
   'Cache-Control': { schema: { type: 'string' } },
+  Allow: { description: 'The methods the path supports on this address, comma-separated (RFC 9110), e.g. `GET`.', schema: { type: 'string' } },
 };
 
 const requestBodies: Json = {
@@ -1252,6 +1274,8 @@ export function openApiDocument(baseUrls: Partial<Record<ApiName, string>> = {})
       operationId: route.id,
       ...(shared && route.api !== 'main' ? { servers: [SERVERS[route.api]] } : {}),
       ...operation,
+      // Any request can carry too large headers; the gateway refuses them before routing.
+      responses: { ...(operation.responses as Json), '431': ref('responses', 'RequestHeaderFieldsTooLarge') },
     };
   }
   return {
