@@ -65,17 +65,19 @@ export const UPLOAD_SWEEPER = { entry: 'functions/handlers/upload-sweeper.ts', e
 
 /**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static
- * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters, or undefined.
+ * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters; when the path exists on
+ * this address with other methods only, `methodNotAllowed` and those methods (sorted, for an `Allow` header);
+ * otherwise undefined.
  */
 export function matchRoute(
   routes: readonly RouteDefinition[],
   api: ApiName,
   method: string,
   path: string,
-): { route: RouteDefinition; pathParameters: Record<string, string> } | { methodNotAllowed: true } | undefined {
+): { route: RouteDefinition; pathParameters: Record<string, string> } | { methodNotAllowed: true; allowedMethods: string[] } | undefined {
   const segments = path.split('/').slice(1);
   let best: { route: RouteDefinition; pathParameters: Record<string, string>; score: number } | undefined;
-  let pathMatched = false;
+  const pathMethods = new Set<string>();
   for (const route of routes) {
     if (route.api !== api) continue;
     const template = route.path.split('/').slice(1);
@@ -94,10 +96,10 @@ export function matchRoute(
       return part === segment;
     });
     if (!matches) continue;
-    pathMatched = true;
+    pathMethods.add(route.method);
     if (route.method !== method) continue;
     if (best === undefined || score > best.score) best = { route, pathParameters, score };
   }
   if (best !== undefined) return { route: best.route, pathParameters: best.pathParameters };
-  return pathMatched ? { methodNotAllowed: true } : undefined;
+  return pathMethods.size > 0 ? { methodNotAllowed: true, allowedMethods: [...pathMethods].sort() } : undefined;
 }

@@ -114,6 +114,9 @@ const OBJECT_PATTERN_REASONS: Readonly<Record<string, string>> = {
     'versions, so a deleted archive stays recoverable for 30 days.',
 };
 
+/** The function serving GET /openapi.json; it is given the three API URLs for the document's `servers`. */
+const OPENAPI_ENTRY = 'functions/handlers/openapi.ts';
+
 /**
  * Least privilege, per handler module. A function whose entry is missing here fails the synth, so whoever adds a
  * route decides what its function may do.
@@ -122,7 +125,7 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'functions/handlers/scenarios-skeleton.ts': { storage: false, verifiesTokens: true },
   'functions/handlers/scenarios-schema.ts': { storage: false, verifiesTokens: true },
   // Public: the OpenAPI document.
-  'functions/handlers/openapi.ts': { storage: false },
+  [OPENAPI_ENTRY]: { storage: false },
   // Reads the devices and scenario versions a request names; writes deployment slots and the history of failed entries.
   'functions/handlers/deployments-execute.ts': {
     storage: true, verifiesTokens: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' },
@@ -401,6 +404,13 @@ export class StatelessStack extends Stack {
     this.uploadStage = upload.stage;
     this.authApi = auth.api;
     this.authStage = auth.stage;
+    // The OpenAPI document names the addresses it is served from (its `servers`). The function only references the
+    // APIs' ids, which depend on nothing, so naming the main API it is an integration of makes no dependency cycle.
+    const openApiFunction = functions.get(OPENAPI_ENTRY);
+    if (openApiFunction === undefined) throw new Error(`lib/stateless-stack.ts: no function for ${OPENAPI_ENTRY}.`);
+    openApiFunction.addEnvironment('MAIN_API_URL', main.stage.url);
+    openApiFunction.addEnvironment('UPLOAD_API_URL', upload.stage.url);
+    openApiFunction.addEnvironment('AUTH_API_URL', auth.stage.url);
 
     // The search indexer: the streams of the searchable tables (TABLES[name].stream 'search': devices, scenarios), in
     // order per item, retried from the failed record.

@@ -121,6 +121,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       JWT_AUDIENCE: LOCAL_AUDIENCE,
       JWKS_URL: `${addresses.auth}/.well-known/jwks.json`,
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      // The addresses the OpenAPI document names in `servers`: the ports actually listened on.
+      MAIN_API_URL: addresses.api,
+      UPLOAD_API_URL: addresses.upload,
+      AUTH_API_URL: addresses.auth,
     });
 
     const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -207,7 +211,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
 
     for (const api of ['api', 'upload', 'auth'] as const) {
-      const server = createApiServer(api === 'api' ? 'main' : api, ROUTES, options.root, (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`));
+      const server = createApiServer(api === 'api' ? 'main' : api, ROUTES, options.root, (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`), {
+        main: addresses.api,
+        upload: addresses.upload,
+        auth: addresses.auth,
+      });
       await listen(server, ports[api]);
       stops.push(
         () =>

@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { IdempotencyAlreadyInProgressError, IdempotencyValidationError } from '@aws-lambda-powertools/idempotency';
-import { BadRequestError, ConflictError, DomainError, UnauthorizedError, UnprocessableRequestError } from '../core/errors.js';
+import { ConflictError, DomainError, UnauthorizedError, UnprocessableRequestError } from '../core/errors.js';
 import { logger } from './logger.js';
 
 /** An RFC 9457 problem body. */
@@ -26,25 +26,18 @@ export function problemResponse(body: ProblemBody, headers: Record<string, strin
 /** Turns any thrown value into a DomainError, or undefined when it is unexpected (→ 500). */
 function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
-  const candidate = error as { statusCode?: number; message?: string; cause?: { package?: string } } | undefined;
   if (error instanceof IdempotencyValidationError) {
     return new UnprocessableRequestError('This Idempotency-Key was already used with a different request; use a new key for a new request.');
   }
   if (error instanceof IdempotencyAlreadyInProgressError) {
     return new ConflictError('A request with this Idempotency-Key is still being processed; retry in a moment to get its response.');
   }
-  if (candidate?.cause?.package === '@middy/http-multipart-body-parser') {
-    return new BadRequestError(
-      `The request must be multipart/form-data with one file part named 'payload' (${candidate.message ?? 'malformed'}).`,
-      [{ path: 'payload', message: 'expected a multipart/form-data body with a file part named payload' }],
-    );
-  }
   return undefined;
 }
 
 /**
- * middy `onError` middleware (register it first so it runs last): maps DomainErrors (and middy's parser errors) to
- * RFC 9457 problem+json; logs anything else once and answers a generic 500 without internals.
+ * middy `onError` middleware (register it first so it runs last): maps DomainErrors (and Powertools idempotency
+ * errors) to RFC 9457 problem+json; logs anything else once and answers a generic 500 without internals.
  */
 export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
   return {
@@ -63,15 +56,10 @@ export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGa
         return;
       }
       if (error.status >= 500) logger.warn('Request failed', { error, path: instance });
+      // toProblem caps the `errors` list (MAX_PROBLEM_ERRORS) for every problem kind.
+      const { type, title, status, detail, ...extensions } = error.toProblem();
       request.response = problemResponse(
-        {
-          type: error.type,
-          title: error.title,
-          status: error.status,
-          detail: error.message,
-          ...(instance === undefined ? {} : { instance }),
-          ...error.extensions,
-        },
+        { type, title, status, detail, ...(instance === undefined ? {} : { instance }), ...extensions },
         error instanceof UnauthorizedError ? { ...error.headers } : error.headers,
       );
     },

@@ -816,14 +816,16 @@ describe('search and filters: 400 for bad parameters; routing 404/405', () => {
     expect((await call(`${service.api}/resources/search/filters?type=DEVICE`, { token: alice })).status).toBe(200);
   });
 
-  it('unknown route → 404 problem, wrong method → 405 problem, on each address', async () => {
+  it('unknown route → 404 problem, wrong method → 405 problem, route of another address → 404 naming it', async () => {
     expectProblem(await call(`${service.api}/no/such/route`, { token: alice }), 404, /No route/);
     expectProblem(await call(`${service.api}/companies/acme/resources`, { token: alice }), 404, /No route/);
-    expectProblem(await call(`${service.upload}/resources/search`, { token: alice }), 404, /No route/);
+    // A route of another address: 404 naming it.
+    expectProblem(await call(`${service.upload}/resources/search`, { token: alice }), 404, /served by the main address/);
     expectProblem(await call(`${service.auth}/nope`), 404, /No route/);
     expectProblem(await call(`${service.api}/resources/search`, { method: 'DELETE', token: alice }), 405, /DELETE/);
     expectProblem(await call(`${service.api}/companies/acme/resources/deployments`, { method: 'GET', token: alice }), 405, /GET/);
-    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'GET', token: alice }), 405, /GET/);
+    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios/uploads/x`, { method: 'POST', token: alice, body: 'x' }), 405, /POST/);
+    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'GET', token: alice }), 404, /served by the main address/);
     expectProblem(await call(`${service.auth}/token`, { method: 'GET' }), 405, /GET/);
   });
 });

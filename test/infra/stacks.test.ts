@@ -409,6 +409,15 @@ describe('stacks (bundling skipped)', () => {
     expect(JSON.stringify(variablesOf(AUTH_COGNITO_TOKEN_ENTRY).COGNITO_CLIENT_ID)).toContain(clientId);
   });
 
+  it("gives the OpenAPI document's function the three API URLs, for its servers", () => {
+    const variables = (ours.get('functions/handlers/openapi.ts')?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    const apis = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
+    for (const [variable, api] of [['MAIN_API_URL', 'MainApi'], ['UPLOAD_API_URL', 'UploadApi'], ['AUTH_API_URL', 'AuthApi']] as const) {
+      expect(flattenJoin(variables[variable]), variable).toMatch(new RegExp(`^https://\\{\\{${apis.get(api)}\\}\\}\\.execute-api\\.`));
+    }
+    // The main API integrates that function; Template.fromStack (beforeAll) refuses a template with a dependency cycle.
+  });
+
   it('grants no wildcard action, and "*" resources only to X-Ray and dynamodb:ListStreams', () => {
     const cdkProvidedPolicy = /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchLogsResourcePolicy|SearchIndexSetupProviderframework)/;
     for (const template of [stateful, stateless]) {

@@ -124,6 +124,21 @@ describe('publicHttpHandler problem+json mapping', () => {
     expect(body.errors).toEqual(violations);
   });
 
+  it('lists at most 20 violations, with errorCount holding the total and the detail saying how many were omitted', async () => {
+    const violations = Array.from({ length: 3000 }, (_, index) => ({ path: `p${index}`, message: `Unknown parameter 'p${index}'.` }));
+    const { result, body } = await responseFor(new BadRequestError('The request has invalid query parameters.', violations));
+    expect(result.statusCode).toBe(400);
+    expect(body.errors).toEqual(violations.slice(0, 20));
+    expect(body.errorCount).toBe(3000);
+    expect(body.detail).toBe('The request has invalid query parameters. Only the first 20 of 3000 errors are listed; 2980 more were omitted.');
+    const archive = await responseFor(new InvalidArchiveError('21 problems', violations.slice(0, 21)));
+    expect(archive.body).toMatchObject({ status: 422, errorCount: 21 });
+    expect(archive.body.errors).toHaveLength(20);
+    const exactly = await responseFor(new BadRequestError('20 problems', violations.slice(0, 20)));
+    expect(exactly.body.errors).toHaveLength(20);
+    expect(exactly.body).not.toHaveProperty('errorCount');
+  });
+
   it('400 without violations has no errors member', async () => {
     const { body } = await responseFor(new BadRequestError('bad'));
     expect(body).not.toHaveProperty('errors');
@@ -165,15 +180,6 @@ describe('publicHttpHandler problem+json mapping', () => {
     expect(defaulted.body).toMatchObject({ status: 503, detail: 'Search is down.' });
     const explicit = await responseFor(new ServiceUnavailableError('Search is down.', 30));
     expect(explicit.result.headers?.['Retry-After']).toBe('30');
-  });
-
-  it('maps a multipart parser failure to 400 naming the payload part', async () => {
-    const parserError = new Error('Invalid or malformed multipart/form-data was provided', {
-      cause: { package: '@middy/http-multipart-body-parser', data: 'secret' },
-    });
-    const { result, body } = await responseFor(parserError);
-    expect(result.statusCode).toBe(400);
-    expect(body.errors).toEqual([{ path: 'payload', message: expect.any(String) }]);
   });
 
   it('answers an unexpected error with a generic 500 that does not leak its message, and logs it once', async () => {
