@@ -1,11 +1,11 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Device } from '../../core/devices.js';
-import { BadRequestError } from '../../core/errors.js';
 import type {
   ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page,
   RecordVersionOutcome, ScenarioRepository, ScenarioVersion, UploadSlot, UploadSlotRepository,
 } from '../../core/ports.js';
+import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';
 
@@ -171,23 +171,30 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
   }
 }
 
-function encodeCursor(key: Record<string, unknown> | undefined): string | null {
-  return key === undefined ? null : Buffer.from(JSON.stringify(key)).toString('base64url');
+/** The listing an active-deployments cursor is bound to: the company and the device filter. */
+const activeListing = (companyId: string, deviceId: string | undefined): string => cursorListing('active-deployments', companyId, deviceId);
+
+/** The signed cursor after `key` (`{ pk, sk }`). Only the sort key is carried: the partition is the company's. */
+function encodeCursor(cursors: CursorCodec, companyId: string, deviceId: string | undefined, key: Record<string, unknown> | undefined): string | null {
+  return key === undefined ? null : cursors.encode(activeListing(companyId, deviceId), { sk: key.sk });
 }
 
-function decodeCursor(cursor: string, partitionKey: string, skPrefix: string): Record<string, unknown> {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
-    if (key.pk === partitionKey && typeof key.sk === 'string' && key.sk.startsWith(skPrefix) && Object.keys(key).length === 2) return key;
-  } catch {
-    // fall through
-  }
-  throw new BadRequestError("'cursor' is not a cursor issued for this listing.", [{ path: 'cursor', message: 'unknown or tampered cursor' }]);
+/**
+ * The ExclusiveStartKey of a cursor `encodeCursor` issued for this company and device filter. Besides the signature,
+ * the sort key must be a non-empty active deployment key under the device's prefix (defence in depth).
+ * @throws BadRequestError (400) otherwise.
+ */
+function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, deviceId: string | undefined): Record<string, unknown> {
+  const key = cursors.decode(activeListing(companyId, deviceId), cursor);
+  const prefix = deviceId === undefined ? '' : `${deviceId}#`;
+  const sk = key.sk;
+  if (typeof sk !== 'string' || !sk.startsWith(prefix) || sk.length === prefix.length || Object.keys(key).length !== 1) throw invalidCursor();
+  return { pk: `ACTIVE#${companyId}`, sk };
 }
 
-/** DeploymentRepository on the deployments table (key design in tables.ts). */
+/** DeploymentRepository on the deployments table (key design in tables.ts); listing cursors signed by `cursors`. */
 export class DynamoDbDeploymentRepository implements DeploymentRepository {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
+  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames, private readonly cursors: CursorCodec) {}
 
   private historyItem(entry: DeploymentHistoryEntry): Record<string, unknown> {
     return { ...entry, ...historyKeys(entry), entity: 'DEPLOYMENT_HISTORY' };
@@ -254,7 +261,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
         // One extra item tells whether another page exists, so the last page carries no cursor.
         Limit: limit + 1,
         ConsistentRead: true,
-        ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(cursor, pk, prefix) }),
+        ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(this.cursors, cursor, companyId, deviceId) }),
       }),
     );
     const found = response.Items ?? [];
@@ -272,7 +279,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
       deployedBy: item.deployedBy as string,
       ...(typeof item.note === 'string' ? { note: item.note } : {}),
     }));
-    return { items, nextCursor: encodeCursor(nextKey) };
+    return { items, nextCursor: encodeCursor(this.cursors, companyId, deviceId, nextKey) };
   }
 }
 
