@@ -39,6 +39,7 @@ export function createStage(app: App, settings: ServiceSettings, env: Environmen
       clientId: stateful.identity.client.userPoolClientId,
       preTokenGeneration: stateful.identity.preTokenGeneration,
     },
+    cursorSigningKey: stateful.cursorSigningKey,
   });
   return { stateful, stateless };
 }
