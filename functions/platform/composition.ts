@@ -43,6 +43,8 @@ export interface Services {
   history: DeploymentHistory;
   archives: ArchiveStore;
   uploads: UploadSlotRepository;
+  /** Signs and verifies every listing's cursors (CURSOR_SIGNING_KEY, read on first use or by `load()`). */
+  cursors: CursorCodec;
 }
 
 let built: Services | undefined;
@@ -71,6 +73,7 @@ export function services(): Services {
       history: new DynamoDbDeploymentHistory(dynamoDb, tables, cursors),
       archives: new S3ArchiveStore(s3, config.archiveBucket),
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
+      cursors,
     };
   }
   return built;

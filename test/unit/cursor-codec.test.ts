@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CursorCodec, cursorListing } from '../../functions/adapters/aws/cursor-codec.js';
 import { BadRequestError } from '../../functions/core/errors.js';
 import { CURSOR_KEY_FILE, localCursorSigningKey } from '../../functions/local/cursor-key.js';
@@ -140,5 +140,33 @@ describe('the local runtime cursor key', () => {
     const replaced = await localCursorSigningKey(directory);
     expect(replaced).toMatch(/^[0-9a-f]{64}$/);
     expect((await readFile(join(directory, CURSOR_KEY_FILE), 'utf8')).trim()).toBe(replaced);
+  });
+});
+
+describe('a paging function', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+    vi.resetModules();
+  });
+
+  it('fails its cold start, naming CURSOR_SIGNING_KEY, when the key is not configured', async () => {
+    Object.assign(process.env, {
+      COMPANIES_TABLE: 'companies', DEVICES_TABLE: 'devices', SCENARIOS_TABLE: 'scenarios', DEPLOYMENTS_TABLE: 'deployments', ARCHIVE_BUCKET: 'archives',
+      AWS_REGION: 'us-east-1',
+    });
+    delete process.env.CURSOR_SIGNING_KEY;
+    const paging = {
+      'deployments-list': () => import('../../functions/handlers/deployments-list.js'),
+      'deployments-history': () => import('../../functions/handlers/deployments-history.js'),
+      'scenarios-list': () => import('../../functions/handlers/scenarios-list.js'),
+    };
+    for (const [entry, load] of Object.entries(paging)) {
+      vi.resetModules();
+      await expect(load(), entry).rejects.toThrow(/Missing required environment variable CURSOR_SIGNING_KEY/);
+    }
+    vi.resetModules();
+    process.env.CURSOR_SIGNING_KEY = randomBytes(32).toString('hex');
+    await expect(import('../../functions/handlers/scenarios-list.js')).resolves.toHaveProperty('handler');
   });
 });

@@ -41,13 +41,22 @@ export class CursorCodec {
    */
   constructor(private readonly keySource: () => Buffer) {}
 
-  private signature(listing: string, payload: string): Buffer {
+  /**
+   * Reads the key now instead of on the first cursor: a function that pages calls it at cold start, so that a missing
+   * key fails its initialization rather than the first request with a next page.
+   * @throws Error when the key source does (naming the missing variable) or the key is shorter than 32 bytes.
+   */
+  load(): Buffer {
     if (this.key === undefined) {
       const key = this.keySource();
       if (key.length < MIN_CURSOR_KEY_BYTES) throw new Error(`The cursor signing key must be at least ${MIN_CURSOR_KEY_BYTES} bytes; got ${key.length}.`);
       this.key = key;
     }
-    return createHmac('sha256', this.key).update(`${listing}\n${payload}`).digest().subarray(0, SIGNATURE_BYTES);
+    return this.key;
+  }
+
+  private signature(listing: string, payload: string): Buffer {
+    return createHmac('sha256', this.load()).update(`${listing}\n${payload}`).digest().subarray(0, SIGNATURE_BYTES);
   }
 
   /** The cursor continuing `listing` after `key` (an object of DynamoDB key attributes, or less when derivable). */
