@@ -41,6 +41,7 @@ export function createStage(app: App, settings: ServiceSettings, env: Environmen
       clientId: stateful.identity.client.userPoolClientId,
       preTokenGeneration: stateful.identity.preTokenGeneration,
     },
+    cursorSigningKey: stateful.cursorSigningKey,
   });
   // Functions aws-cdk-lib adds on its own log to groups with the stage's retention too.
   for (const stack of [stateful, stateless]) Aspects.of(stack).add(new FunctionLogGroups(settings.logRetention));

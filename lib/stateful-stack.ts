@@ -1,7 +1,8 @@
 /**
  * Stateful resources: the DynamoDB tables (key design in functions/adapters/aws/tables.ts), the scenario archive
  * bucket (and its access-log bucket), the OpenSearch domain (lib/search-domain.ts, with the roles its access policy
- * names) and the Cognito user pool (lib/identity.ts, with its pre-token-generation trigger). Data holders are
+ * names), the Cognito user pool (lib/identity.ts, with its pre-token-generation trigger) and the secret listing
+ * cursors are signed with. Data holders are
  * retained when the stack is deleted, and none has a physical name, so a second stage (or a re-created stack) never
  * collides with retained resources.
  */
@@ -9,9 +10,11 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { Identity } from './identity.js';
+import { acknowledge } from './nag.js';
 import { ARCHIVE_UPLOADED } from './routes.js';
 import { SearchDomain } from './search-domain.js';
 import type { ServiceSettings } from './settings.js';
@@ -60,6 +63,11 @@ export class StatefulStack extends Stack {
   /** Name of the export of the OpenSearch domain's ARN (see archiveBucketArnExport). */
   readonly searchDomainArnExport: string;
   readonly identity: Identity;
+  /**
+   * The key of the listings' cursor signatures (CURSOR_SIGNING_KEY of the functions that page): 64 generated letters
+   * and digits, read as base64 (48 bytes). Retained, so that a re-created stack keeps the key.
+   */
+  readonly cursorSigningKey: Secret;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -142,6 +150,15 @@ export class StatefulStack extends Stack {
     this.identity = new Identity(this, 'Identity', {
       featurePlan: settings.cognitoFeaturePlan, logLevel: settings.logLevel, logRetention: settings.logRetention,
     });
+
+    this.cursorSigningKey = new Secret(this, 'CursorSigningKey', {
+      description: 'HMAC-SHA256 key of the listing cursors (CURSOR_SIGNING_KEY of the paging functions); base64.',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    acknowledge(this.cursorSigningKey, 'AwsSolutions-SMG4',
+      'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (README, ' +
+      '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.');
 
     // Stack outputs (README, "Deploy to AWS"), under stable names.
     new CfnOutput(this, 'UserPoolId', { description: 'Cognito user pool of the token endpoint (create users here).', value: this.identity.userPool.userPoolId });

@@ -28,6 +28,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket, EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
@@ -88,6 +89,8 @@ interface FunctionAccess {
   events?: boolean;
   /** Verifies bearer tokens: gets JWT_ISSUER, JWT_AUDIENCE, JWKS_URL. */
   verifiesTokens?: boolean;
+  /** Pages a listing: gets CURSOR_SIGNING_KEY (the stateful stack's secret) to sign and verify its cursors. */
+  pagesListings?: boolean;
   /** @default HTTP (29 s) */
   timeout?: Duration;
   /** @default 1024 MB */
@@ -134,9 +137,9 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // publishes DeploymentChanged events.
   [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'RW' }, events: true, timeout: Duration.seconds(60) },
   // Checks the device exists, pages active deployments.
-  'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, tables: { devices: 'R', deployments: 'R' } },
+  'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { devices: 'R', deployments: 'R' } },
   // Pages the history: one Query on the deployments table or its gsi1/gsi2 (each index granted by name).
-  'functions/handlers/deployments-history.ts': { storage: true, verifiesTokens: true, tables: { deployments: 'R' } },
+  'functions/handlers/deployments-history.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { deployments: 'R' } },
   // Only the index (OpenSearch `search` access: SEARCH_CLIENTS).
   'functions/handlers/search.ts': { storage: false, verifiesTokens: true },
   // The index, plus company names for the `companies` filter.
@@ -154,7 +157,7 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Reads the slot.
   'functions/handlers/scenarios-upload-status.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
   // Pages the scenario summaries (one Query).
-  'functions/handlers/scenarios-list.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
+  'functions/handlers/scenarios-list.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { scenarios: 'R' } },
   // Reads a summary and its versions, presigns each version's download (stored archives live under `companies/`).
   'functions/handlers/scenarios-get.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
   // Reads one version, presigns its download.
@@ -236,6 +239,8 @@ export interface StatelessStackProps extends StackProps {
     /** The pool's pre-token-generation trigger (stateful stack): alarmed here with the other functions. */
     preTokenGeneration: IFunction;
   };
+  /** The key listing cursors are signed with (StatefulStack.cursorSigningKey). */
+  cursorSigningKey: ISecret;
 }
 
 /** The stateless half of one stage (see the module comment). */
@@ -274,6 +279,9 @@ export class StatelessStack extends Stack {
       OPENSEARCH_INDEX: SEARCH_INDEX_ALIAS,
       OPENSEARCH_AUTH: 'aws-sigv4',
     };
+    // A CloudFormation dynamic reference, resolved at deployment: no Secrets Manager call at cold start, but the value
+    // is visible to whoever may read the functions' configuration (lambda:GetFunctionConfiguration).
+    const cursorEnvironment = { CURSOR_SIGNING_KEY: props.cursorSigningKey.secretValue.unsafeUnwrap() };
     const domainArn = Fn.importValue(props.search.domainArnExport);
     // Grants on archive objects name the bucket through the explicitly named export, so that their cdk-nag findings
     // (`<export>/<prefix>*`) can be acknowledged one by one.
@@ -314,6 +322,7 @@ export class StatelessStack extends Stack {
           ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment),
           // Index administration creates indexes: their replicas follow the data node count (0 on one node).
           ...(searchAccess === 'admin' ? { OPENSEARCH_REPLICAS: String(replicas) } : {}),
+          ...(access.pagesListings === true ? cursorEnvironment : {}),
         },
       });
       if (searchAccess !== undefined && role !== undefined) {

@@ -10,6 +10,7 @@ import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
 import { createAdminServer, RUNTIME_FILE } from './admin.js';
+import { localCursorSigningKey } from './cursor-key.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { freePort } from './free-port.js';
 import { createApiServer } from './http-gateway.js';
@@ -120,6 +121,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       JWT_ISSUER: addresses.auth,
       JWT_AUDIENCE: LOCAL_AUDIENCE,
       JWKS_URL: `${addresses.auth}/.well-known/jwks.json`,
+      // Signs the listings' cursors; kept in the data folder so that cursors survive restarts.
+      CURSOR_SIGNING_KEY: await localCursorSigningKey(authDirectory),
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
       // The addresses the OpenAPI document names in `servers`: the ports actually listened on.
       MAIN_API_URL: addresses.api,

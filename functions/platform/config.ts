@@ -2,6 +2,7 @@
  * Configuration read once per cold start from the environment. A missing required variable fails fast with its
  * name. The CDK stack sets these on each function; the local runtime sets them before loading the handlers.
  */
+import { MIN_CURSOR_KEY_BYTES } from '../adapters/aws/cursor-codec.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -129,4 +130,24 @@ export function uploadSlotLifetimeSeconds(): number | undefined {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1 || value > 604_800) throw new Error(`UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800; got '${raw}'.`);
   return value;
+}
+
+/** The variable the cursor signing key is read from. */
+export const CURSOR_SIGNING_KEY_ENV = 'CURSOR_SIGNING_KEY';
+
+/**
+ * Reads the key paged listings sign their cursors with (CursorCodec): CURSOR_SIGNING_KEY, at least 32 bytes given as
+ * hex (64+ hex digits, e.g. `openssl rand -hex 32`) or base64/base64url (e.g. the 64 letters and digits Secrets
+ * Manager generates, 48 bytes). The local runtime generates one into its data folder.
+ * @throws Error naming CURSOR_SIGNING_KEY when it is missing, not hex or base64, or shorter than 32 bytes.
+ */
+export function cursorSigningKey(): Buffer {
+  const value = required(CURSOR_SIGNING_KEY_ENV).trim();
+  let key: Buffer | undefined;
+  if (/^(?:[0-9a-fA-F]{2})+$/.test(value)) key = Buffer.from(value, 'hex');
+  else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) key = Buffer.from(value, 'base64');
+  if (key === undefined || key.length < MIN_CURSOR_KEY_BYTES) {
+    throw new Error(`${CURSOR_SIGNING_KEY_ENV} must be at least ${MIN_CURSOR_KEY_BYTES} bytes, given as hex or base64 (e.g. \`openssl rand -hex 32\`).`);
+  }
+  return key;
 }

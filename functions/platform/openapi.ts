@@ -872,7 +872,16 @@ const parameters: Json = {
     description: 'Page size.',
     schema: { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT },
   },
-  Cursor: { name: 'cursor', in: 'query', required: false, description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
+  Cursor: {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description:
+      'The `nextCursor` of the previous page, unchanged, with the same filters. Cursors are signed for the listing, company and ' +
+      'filters that issued them: a cursor altered, made up, empty or issued for another listing gives 400 naming `cursor` ' +
+      '(start over without it).',
+    schema: { type: 'string', minLength: 1 },
+  },
   HistoryDeviceId: {
     name: 'deviceId',
     in: 'query',

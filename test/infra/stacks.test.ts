@@ -409,6 +409,26 @@ describe('stacks (bundling skipped)', () => {
     expect(JSON.stringify(variablesOf(AUTH_COGNITO_TOKEN_ENTRY).COGNITO_CLIENT_ID)).toContain(clientId);
   });
 
+  it('signs listing cursors with a generated, retained secret, given only to the functions that page', () => {
+    const secrets = resourcesOf(stateful, 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    const [secretId, secret] = secrets[0] as [string, Resource];
+    expect(secret.DeletionPolicy).toBe('Retain');
+    expect(secret.UpdateReplacePolicy).toBe('Retain');
+    // 64 letters and digits: base64 of 48 bytes, as CURSOR_SIGNING_KEY expects (functions/platform/config.ts).
+    expect(secret.Properties?.GenerateSecretString).toEqual({ PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false });
+    const paging = ['functions/handlers/deployments-list.ts', 'functions/handlers/deployments-history.ts', 'functions/handlers/scenarios-list.ts'];
+    for (const entry of STATELESS_ENTRIES) {
+      const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      if (paging.includes(entry)) {
+        // A dynamic reference to the stateful stack's secret, resolved by CloudFormation at deployment.
+        expect(flattenJoin(variables.CURSOR_SIGNING_KEY), entry).toMatch(new RegExp(`^\\{\\{resolve:secretsmanager:.*Ref${secretId}.*:SecretString:::\\}\\}$`));
+      } else {
+        expect(variables.CURSOR_SIGNING_KEY, entry).toBeUndefined();
+      }
+    }
+  });
+
   it("gives the OpenAPI document's function the three API URLs, for its servers", () => {
     const variables = (ours.get('functions/handlers/openapi.ts')?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
     const apis = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
@@ -726,6 +746,7 @@ describe('stacks (bundling skipped)', () => {
       'AWS::SNS::Topic': 'TopicName',
       'AWS::CloudWatch::Alarm': 'AlarmName',
       'AWS::Events::EventBus': 'Name',
+      'AWS::SecretsManager::Secret': 'Name',
     };
     for (const template of [stateful, stateless]) {
       for (const [type, property] of Object.entries(named)) {

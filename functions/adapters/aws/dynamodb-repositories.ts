@@ -1,12 +1,12 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Device } from '../../core/devices.js';
-import { BadRequestError } from '../../core/errors.js';
 import pLimit from 'p-limit';
 import type {
   ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, DeviceRepository, Page,
   RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive, UndeployMark, UploadSlot, UploadSlotRepository,
 } from '../../core/ports.js';
+import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';
 import { SWEEP_SHARDS, sweepShardOf } from './tables.js';
@@ -266,18 +266,25 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
   }
 }
 
-function encodeCursor(key: Record<string, unknown> | undefined): string | null {
-  return key === undefined ? null : Buffer.from(JSON.stringify(key)).toString('base64url');
+/** The listing an active-deployments cursor is bound to: the company and the device filter. */
+const activeListing = (companyId: string, deviceId: string | undefined): string => cursorListing('active-deployments', companyId, deviceId);
+
+/** The signed cursor after `key` (`{ pk, sk }`). Only the sort key is carried: the partition is the company's. */
+function encodeCursor(cursors: CursorCodec, companyId: string, deviceId: string | undefined, key: Record<string, unknown> | undefined): string | null {
+  return key === undefined ? null : cursors.encode(activeListing(companyId, deviceId), { sk: key.sk });
 }
 
-function decodeCursor(cursor: string, partitionKey: string, skPrefix: string): Record<string, unknown> {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
-    if (key.pk === partitionKey && typeof key.sk === 'string' && key.sk.startsWith(skPrefix) && Object.keys(key).length === 2) return key;
-  } catch {
-    // fall through
-  }
-  throw new BadRequestError("'cursor' is not a cursor issued for this listing.", [{ path: 'cursor', message: 'unknown or tampered cursor' }]);
+/**
+ * The ExclusiveStartKey of a cursor `encodeCursor` issued for this company and device filter. Besides the signature,
+ * the sort key must be a non-empty active deployment key under the device's prefix (defence in depth).
+ * @throws BadRequestError (400) otherwise.
+ */
+function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, deviceId: string | undefined): Record<string, unknown> {
+  const key = cursors.decode(activeListing(companyId, deviceId), cursor);
+  const prefix = deviceId === undefined ? '' : `${deviceId}#`;
+  const sk = key.sk;
+  if (typeof sk !== 'string' || !sk.startsWith(prefix) || sk.length === prefix.length || Object.keys(key).length !== 1) throw invalidCursor();
+  return { pk: `ACTIVE#${companyId}`, sk };
 }
 
 /** `entity` of a deployment slot item (active or undeployed) on the deployments table. */
@@ -316,10 +323,11 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
 /**
  * DeploymentRepository on the deployments table (key design in tables.ts). A DEPLOY puts the slot, an UNDEPLOY marks
  * it (`undeploy`): each one conditional write that carries everything its history entry and event need, which the
- * table's stream derives (deployment-changes.ts) before purging the undeployed slot. Reads skip undeployed slots.
+ * table's stream derives (deployment-changes.ts) before purging the undeployed slot. Reads skip undeployed slots;
+ * listing cursors are signed by `cursors`.
  */
 export class DynamoDbDeploymentRepository implements DeploymentRepository {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
+  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames, private readonly cursors: CursorCodec) {}
 
   private historyItem(entry: DeploymentHistoryEntry): Record<string, unknown> {
     return { ...entry, ...historyKeys(entry), entity: 'DEPLOYMENT_HISTORY' };
@@ -412,7 +420,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     const pk = `ACTIVE#${companyId}`;
     const prefix = deviceId === undefined ? '' : `${deviceId}#`;
     const found: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined = cursor === undefined ? undefined : decodeCursor(cursor, pk, prefix);
+    let startKey: Record<string, unknown> | undefined = cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
     // Undeployed slots wait for the stream to purge them (a moment): the filter drops them after DynamoDB's Limit,
     // so the page is filled by following LastEvaluatedKey.
     do {
@@ -438,7 +446,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
       const { undeploy: _undeploy, ...slot } = deploymentSlotFromItem(item) as DeploymentSlot;
       return slot;
     });
-    return { items, nextCursor: encodeCursor(nextKey) };
+    return { items, nextCursor: encodeCursor(this.cursors, companyId, deviceId, nextKey) };
   }
 }
 
