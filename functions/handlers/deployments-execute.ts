@@ -23,6 +23,27 @@ const idempotencyConfig = new IdempotencyConfig({
   },
 });
 
+type HttpMiddleware = Parameters<typeof httpHandler>[1];
+
+/**
+ * Powertools' onError deletes the key's in-progress record. When the idempotency table cannot be reached that fails
+ * too, and a middleware that throws in onError makes middy skip the rest, the problem+json mapping included (the
+ * caller would get a bare 500 instead of 503 with Retry-After). The failure is logged and the request's own error
+ * kept; the record, if one was written, expires with the invocation's in-progress timeout.
+ */
+function keepingRequestError(middleware: HttpMiddleware): HttpMiddleware {
+  return {
+    ...middleware,
+    onError: async (request) => {
+      try {
+        await middleware.onError?.(request);
+      } catch (error) {
+        logger.warn('Idempotency record not released', { error: error as Error });
+      }
+    },
+  };
+}
+
 /**
  * POST {base_url}/companies/{companyId}/resources/deployments[?dryRun=true] (spec endpoint 3): 200 with one result
  * item per request entry, in order; 400 for a structurally invalid body and 413 above 5,000 entries (nothing
@@ -48,7 +69,9 @@ export const handler = httpHandler(
     );
     return jsonResponse(200, result);
   },
-  lazyMiddleware(
-    () => makeHandlerIdempotent({ persistenceStore: idempotencyStore(), config: idempotencyConfig }) as unknown as Parameters<typeof httpHandler>[1],
+  lazyMiddleware(() =>
+    keepingRequestError(
+      makeHandlerIdempotent({ persistenceStore: idempotencyStore(), config: idempotencyConfig }) as unknown as Parameters<typeof httpHandler>[1],
+    ),
   ),
 );

@@ -95,7 +95,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   };
 
   try {
-    const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb });
+    const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb, log });
     stops.push(dynamo.stop);
     const s3 = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: join(dataDirectory, 's3'), silent: true, configureBuckets: [{ name: LOCAL_BUCKET }] });
     await s3.run();

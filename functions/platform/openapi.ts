@@ -295,7 +295,8 @@ const problemResponses: Json = {
     content: problemContent(ref('schemas', 'RequestHeaderFieldsTooLargeProblem')),
   },
   ServiceUnavailable: {
-    description: "Service Unavailable: the search backend, or the token issuer's JWKS needed to verify the token, cannot be reached. Retry after `Retry-After` seconds.",
+    description:
+      "Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds.",
     headers: { 'Retry-After': ref('headers', 'Retry-After') },
     content: problemContent(ref('schemas', 'ServiceUnavailableProblem')),
   },

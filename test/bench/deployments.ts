@@ -168,17 +168,23 @@ async function cpuMsOf(pid: number | undefined): Promise<number> {
   }
 }
 
-/** The DynamoDB Local JVM: the `java` child of the runtime. */
+/** The DynamoDB Local JVM: the `java` process below the runtime (its watchdog's child). */
 export async function javaChildOf(pid: number): Promise<number | undefined> {
+  const parents = new Map<number, { parent: number; command: string }>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
       const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === pid && command === 'java') return Number(entry);
+      parents.set(Number(entry), { parent: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), command });
     } catch {
       // exited meanwhile
+    }
+  }
+  for (const [candidate, { command }] of parents) {
+    if (command !== 'java') continue;
+    for (let ancestor = parents.get(candidate)?.parent; ancestor !== undefined && ancestor > 1; ancestor = parents.get(ancestor)?.parent) {
+      if (ancestor === pid) return candidate;
     }
   }
   return undefined;

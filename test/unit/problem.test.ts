@@ -208,6 +208,37 @@ describe('publicHttpHandler problem+json mapping', () => {
     expect(result.body).not.toContain('s3://');
   });
 
+  it.each([
+    ['S3 SlowDown', Object.assign(new Error('Please reduce your request rate.'), { name: 'SlowDown', $fault: 'client', $metadata: { httpStatusCode: 503 } }), '2'],
+    ['a retryable throttling error', Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException', $retryable: { throttling: true } }), '2'],
+    ['S3 InternalError', Object.assign(new Error('We encountered an internal error.'), { name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 } }), '5'],
+    ['an AggregateError of refused connections', Object.assign(new AggregateError([
+      Object.assign(new Error('connect ECONNREFUSED ::1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+    ], 'connect ECONNREFUSED localhost:8000'), { code: 'ECONNREFUSED', $metadata: { attempts: 3 } }), '5'],
+    ['EPIPE', Object.assign(new Error('write EPIPE'), { code: 'EPIPE', syscall: 'write' }), '5'],
+    ['a library error caused by a timeout', new Error('Failed to save record', { cause: Object.assign(new Error('timed out'), { name: 'TimeoutError' }) }), '5'],
+  ])('maps a backend failure (%s) to 503 with Retry-After, logged once as a warning and not as an error', async (_name, error, retryAfter) => {
+    const warned = vi.spyOn(logger, 'warn');
+    const failed = vi.spyOn(logger, 'error');
+    const { result, body } = await responseFor(error);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe(retryAfter);
+    expect(body).toMatchObject({ title: 'Service Unavailable', status: 503, detail: expect.stringMatching(/retry/i) });
+    expect(result.body).not.toContain((error as Error).message);
+    expect(warned).toHaveBeenCalledTimes(1);
+    expect(failed).not.toHaveBeenCalled();
+  });
+
+  it('keeps a file-system error (not a backend) and an HTTP 4xx of AWS at 500', async () => {
+    const missing = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', syscall: 'open' });
+    expect((await responseFor(missing)).result.statusCode).toBe(500);
+    const validation = Object.assign(new Error('One or more parameter values were invalid'), {
+      name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 },
+    });
+    expect((await responseFor(validation)).result.statusCode).toBe(500);
+  });
+
   it('reports a custom DomainError subclass with its own status and extensions', async () => {
     class TeapotError extends DomainError {
       readonly status = 418;
