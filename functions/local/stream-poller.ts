@@ -138,7 +138,11 @@ export class DynamoDbStreamPoller {
         .then((delivered) => {
           waitMs = delivered > 0 ? busyMs : Math.min(idleMs, Math.max(1, waitMs) * 2);
         })
-        .catch((error) => this.options.onError?.(error));
+        .catch((error) => {
+          // A backend that is down (DynamoDB Local restarting) is retried at the idle interval, not every 100 ms.
+          waitMs = idleMs;
+          this.options.onError?.(error);
+        });
       await this.running;
       if (!this.stopped) this.timer = setTimeout(tick, waitMs);
     };
