@@ -7,6 +7,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEMO_USERS } from '../functions/local/demo-data.js';
+import { guardUncaughtErrors } from '../functions/local/http-gateway.js';
 import { startLocalRuntime } from '../functions/local/runtime.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,6 +22,9 @@ function port(name: string, fallback: number): number {
   if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new Error(`${name} must be a port number; got '${raw}'.`);
   return value;
 }
+
+// One request's stray error (an unhandled `error` event in a handler) answers that request 500 instead of ending the process.
+guardUncaughtErrors((message) => process.stderr.write(`${message}\n`));
 
 const started = Date.now();
 const runtime = await startLocalRuntime({

@@ -95,7 +95,7 @@ export class Identity extends Construct {
     this.jwksUrl = `${this.issuer}/.well-known/jwks.json`;
 
     acknowledge(this.userPool, 'AwsSolutions-COG2',
-      'MFA is off because the token endpoint contract is username and password in one request (decisions.md, POST {auth_url}/token) ' +
+      'MFA is off because the token endpoint contract is username and password in one request (docs/contract.md, POST {auth_url}/token) ' +
       'for kiosk tooling and scripts; an MFA challenge would need a second step the contract does not have. Users are created ' +
       'by administrators only, passwords need 12 characters of every class, and the auth API is throttled.');
     if (!plus) {

@@ -7,6 +7,7 @@ import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -25,6 +26,12 @@ export const ALARM_THRESHOLDS = {
   deadLetterMessages: 0,
   /** Age of the oldest stream record the indexer has not processed, ms (2 consecutive 5-minute maxima). */
   iteratorAgeMs: 60_000,
+  /** OpenSearch: free storage of the fullest data node below this percentage of its volume (1-minute minimum). */
+  searchFreeStoragePercent: 20,
+  /** OpenSearch: JVM memory pressure of any data node above this percentage (5-minute maxima, 3 in a row). */
+  searchJvmMemoryPressurePercent: 80,
+  /** OpenSearch: minutes in a row the cluster may be yellow (a node or a replica missing) before the alarm. */
+  searchYellowMinutes: 5,
 } as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -89,6 +96,48 @@ export class Monitoring extends Construct {
       evaluationPeriods: 2,
       description: `${name}: the oldest unprocessed stream record is older than ${ALARM_THRESHOLDS.iteratorAgeMs / 1000} s (two 5-minute periods).`,
     });
+  }
+
+  /**
+   * The health of the OpenSearch domain `domain` (data nodes of `volumeGiB` each), as AWS recommends for it: cluster
+   * red (a primary shard unassigned: searches and writes fail) at once; yellow (a replica unassigned: one node from
+   * data loss) for searchYellowMinutes; free storage under searchFreeStoragePercent of a node's volume; writes
+   * blocked (disk or memory protection); JVM memory pressure above searchJvmMemoryPressurePercent for 15 minutes;
+   * a failed automated snapshot.
+   */
+  searchDomain(id: string, domain: IDomain, volumeGiB: number): Alarm[] {
+    const oneMinute = Duration.minutes(1);
+    const freeMiB = Math.floor((volumeGiB * 1024 * ALARM_THRESHOLDS.searchFreeStoragePercent) / 100);
+    const atLeastOnce = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+    return [
+      this.alarm(`${id}ClusterRed`, {
+        metric: domain.metricClusterStatusRed({ statistic: 'Maximum', period: oneMinute }), threshold: 1, comparison: atLeastOnce,
+        description: 'OpenSearch cluster red: a primary shard is unassigned, searches and indexing of the affected index fail.',
+      }),
+      this.alarm(`${id}ClusterYellow`, {
+        metric: domain.metricClusterStatusYellow({ statistic: 'Maximum', period: oneMinute }), threshold: 1, comparison: atLeastOnce,
+        evaluationPeriods: ALARM_THRESHOLDS.searchYellowMinutes,
+        description: `OpenSearch cluster yellow for ${ALARM_THRESHOLDS.searchYellowMinutes} minutes: a replica shard is unassigned (a node is missing, or the index asks for more replicas than the nodes allow).`,
+      }),
+      this.alarm(`${id}FreeStorage`, {
+        metric: domain.metricFreeStorageSpace({ statistic: 'Minimum', period: oneMinute }), threshold: freeMiB,
+        comparison: ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+        description: `OpenSearch: a data node has ${freeMiB} MiB (${ALARM_THRESHOLDS.searchFreeStoragePercent}% of its ${volumeGiB} GiB) or less free; writes are blocked near full. Raise opensearchVolumeGiB.`,
+      }),
+      this.alarm(`${id}WritesBlocked`, {
+        metric: domain.metricClusterIndexWritesBlocked({ statistic: 'Maximum', period: FIVE_MINUTES }), threshold: 1, comparison: atLeastOnce,
+        description: 'OpenSearch blocks index writes (storage or memory protection): the search indexer fails and retries until it lifts.',
+      }),
+      this.alarm(`${id}JvmMemoryPressure`, {
+        metric: domain.metricJVMMemoryPressure({ statistic: 'Maximum', period: FIVE_MINUTES }),
+        threshold: ALARM_THRESHOLDS.searchJvmMemoryPressurePercent, evaluationPeriods: 3,
+        description: `OpenSearch JVM memory pressure above ${ALARM_THRESHOLDS.searchJvmMemoryPressurePercent}% for 15 minutes: requests may be rejected; consider a larger instance type.`,
+      }),
+      this.alarm(`${id}SnapshotFailure`, {
+        metric: domain.metricAutomatedSnapshotFailure({ statistic: 'Maximum', period: oneMinute }), threshold: 1, comparison: atLeastOnce,
+        description: 'OpenSearch automated snapshot failed (the index can also be rebuilt from DynamoDB with the reindex function).',
+      }),
+    ];
   }
 
   private alarm(id: string, options: {

@@ -3,7 +3,7 @@
  * (HTTP listener → the same exported handlers). Plain data: no AWS CDK imports, so the local runtime can load it.
  */
 
-/** Which address a route belongs to (decisions.md, "Addresses"). */
+/** Which address a route belongs to (docs/contract.md, "Addresses"). */
 export type ApiName = 'main' | 'upload' | 'auth';
 
 /** One HTTP route. */
@@ -48,6 +48,9 @@ export const ROUTES: readonly RouteDefinition[] = [
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
 export const SEARCH_INDEXER_ENTRY = 'functions/handlers/search-indexer.ts';
 
+/** The deployments table's stream feeds this consumer: history entries and DeploymentChanged events of every change. */
+export const DEPLOYMENT_CHANGES_ENTRY = 'functions/handlers/deployment-changes.ts';
+
 /** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
 export const SEARCH_REINDEX_ENTRY = 'functions/handlers/search-reindex.ts';
 
@@ -57,19 +60,24 @@ export const SEARCH_INDEX_SETUP_ENTRY = 'functions/handlers/search-index-setup.t
 /** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
 export const ARCHIVE_UPLOADED = { prefix: 'uploads/', entry: 'functions/handlers/scenario-archive-uploaded.ts' } as const;
 
+/** The upload sweeper: run every `everyMinutes` by a schedule on AWS, by a timer locally (UPLOAD_SWEEP_INTERVAL_MS). */
+export const UPLOAD_SWEEPER = { entry: 'functions/handlers/upload-sweeper.ts', everyMinutes: 5 } as const;
+
 /**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static
- * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters, or undefined.
+ * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters; when the path exists on
+ * this address with other methods only, `methodNotAllowed` and those methods (sorted, for an `Allow` header);
+ * otherwise undefined.
  */
 export function matchRoute(
   routes: readonly RouteDefinition[],
   api: ApiName,
   method: string,
   path: string,
-): { route: RouteDefinition; pathParameters: Record<string, string> } | { methodNotAllowed: true } | undefined {
+): { route: RouteDefinition; pathParameters: Record<string, string> } | { methodNotAllowed: true; allowedMethods: string[] } | undefined {
   const segments = path.split('/').slice(1);
   let best: { route: RouteDefinition; pathParameters: Record<string, string>; score: number } | undefined;
-  let pathMatched = false;
+  const pathMethods = new Set<string>();
   for (const route of routes) {
     if (route.api !== api) continue;
     const template = route.path.split('/').slice(1);
@@ -88,10 +96,10 @@ export function matchRoute(
       return part === segment;
     });
     if (!matches) continue;
-    pathMatched = true;
+    pathMethods.add(route.method);
     if (route.method !== method) continue;
     if (best === undefined || score > best.score) best = { route, pathParameters, score };
   }
   if (best !== undefined) return { route: best.route, pathParameters: best.pathParameters };
-  return pathMatched ? { methodNotAllowed: true } : undefined;
+  return pathMethods.size > 0 ? { methodNotAllowed: true, allowedMethods: [...pathMethods].sort() } : undefined;
 }

@@ -6,15 +6,45 @@
  * naming roles of the stateless stack would make the two stacks depend on each other. The stateless stack imports
  * each role (mutable) and adds the function's other permissions to it.
  */
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Aws, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { EbsDeviceVolumeType } from 'aws-cdk-lib/aws-ec2';
 import { ArnPrincipal, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Domain, EngineVersion, TLSSecurityPolicy } from 'aws-cdk-lib/aws-opensearchservice';
+import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from './routes.js';
 import { functionIdOf } from './service-function.js';
+import { SERVICE_STACK_PREFIX } from './settings.js';
+
+/**
+ * Name of the one CloudWatch Logs resource policy letting OpenSearch publish to this service's log groups, shared by
+ * every stage of an account and region (CloudWatch Logs allows 10 resource policies per region).
+ */
+export const SEARCH_LOGS_POLICY_NAME = `${SERVICE_STACK_PREFIX}-OpenSearchLogs`;
+
+/**
+ * The shared policy's document. It depends on nothing stage-specific, so every stage writes the same document under
+ * the same name: es.amazonaws.com, on behalf of this account's domains, may write to the log groups whose names
+ * CloudFormation generated in this service's stacks (`<SERVICE_STACK_PREFIX>-<stage>-Stateful-<logical id>-<suffix>`).
+ */
+export function searchLogsPolicyDocument(): string {
+  return JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [{
+      Sid: 'OpenSearchLogPublishing',
+      Effect: 'Allow',
+      Principal: { Service: 'es.amazonaws.com' },
+      Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      Resource: `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:log-group:${SERVICE_STACK_PREFIX}-*`,
+      Condition: {
+        StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+        ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:es:${Aws.REGION}:${Aws.ACCOUNT_ID}:domain/*` },
+      },
+    }],
+  });
+}
 
 /** The alias every search and write names (OPENSEARCH_INDEX); concrete indexes are `<alias>-<UTC time>`. */
 export const SEARCH_INDEX_ALIAS = 'resources';
@@ -68,13 +98,16 @@ export interface SearchDomainProps {
 
 /**
  * The domain: OpenSearch 2.19, encryption at rest (AWS owned key) and node to node, HTTPS only with TLS 1.2 or
- * newer, gp3 volumes, slow and application logs to CloudWatch, zone awareness when there are several data nodes,
+ * newer, gp3 volumes, slow and application logs to CloudWatch (allowed by the resource policy shared by all stages,
+ * SEARCH_LOGS_POLICY_NAME), zone awareness when there are several data nodes,
  * retained on stack deletion, and the access policy described above.
  */
 export class SearchDomain extends Construct {
   readonly domain: Domain;
   /** The execution role of each client function (SEARCH_CLIENTS), by handler module. */
   readonly clientRoles: ReadonlyMap<string, Role>;
+  /** Puts the shared CloudWatch Logs resource policy (SEARCH_LOGS_POLICY_NAME) the domain publishes its logs with. */
+  readonly logsPolicy: AwsCustomResource;
 
   constructor(scope: Construct, id: string, props: SearchDomainProps) {
     super(scope, id);
@@ -102,10 +135,29 @@ export class SearchDomain extends Construct {
         appLogEnabled: true,
         appLogGroup: logGroup('ApplicationLogs'),
       },
+      // CDK would add one CloudWatch Logs resource policy per domain, i.e. per stage, of the 10 a region allows; the
+      // shared one below replaces them.
+      suppressLogsResourcePolicy: true,
       // A changed engine version upgrades the domain in place instead of replacing it (and its data).
       enableVersionUpgrade: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+
+    // Put (create or overwrite with the same document) on every deployment of every stage, before the domain needs
+    // it; never deleted by a stage, since the other stages use it too (README, "Deploy to AWS").
+    const logsPolicy = new AwsCustomResource(this, 'LogsResourcePolicy', {
+      resourceType: 'Custom::SharedLogsResourcePolicy',
+      onUpdate: {
+        service: 'CloudWatchLogs',
+        action: 'putResourcePolicy',
+        parameters: { policyName: SEARCH_LOGS_POLICY_NAME, policyDocument: searchLogsPolicyDocument() },
+        physicalResourceId: PhysicalResourceId.of(SEARCH_LOGS_POLICY_NAME),
+      },
+      policy: AwsCustomResourcePolicy.fromSdkCalls({ resources: AwsCustomResourcePolicy.ANY_RESOURCE }),
+      installLatestAwsSdk: false,
+    });
+    this.domain.node.addDependency(logsPolicy);
+    this.logsPolicy = logsPolicy;
 
     const roles = new Map<string, Role>();
     for (const [entry, access] of Object.entries(SEARCH_CLIENTS)) {
@@ -147,11 +199,8 @@ export class SearchDomain extends Construct {
         "CDK's AwsCustomResource function (applies the OpenSearch access policy and the CloudWatch Logs resource policy at " +
         'deploy time) is created by aws-cdk-lib with the basic execution managed policy; it runs only during deployments.');
     }
-    const logPolicy = this.domain.node.children.find((child) => child.node.id.startsWith('ESLogGroupPolicy'));
-    if (logPolicy !== undefined) {
-      acknowledge(logPolicy, wildcardResourceFinding('*'),
-        'logs:PutResourcePolicy/DeleteResourcePolicy have no resource-level permissions; CDK uses them once per deployment to ' +
-        'let OpenSearch publish its slow and application logs.');
-    }
+    acknowledge(this.logsPolicy, wildcardResourceFinding('*'),
+      'logs:PutResourcePolicy has no resource-level permissions; the AwsCustomResource uses it once per deployment to put the ' +
+      'shared resource policy that lets OpenSearch publish its slow and application logs.');
   }
 }

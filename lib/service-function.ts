@@ -49,7 +49,7 @@ const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*', '@smithy/*'];
 /** Service name in every structured log line (Powertools Logger). */
 export const POWERTOOLS_SERVICE_NAME = 'device-scenario-service';
 
-/** Read (`R`), read-write (`RW`) or write-only (`W`: put items / put objects) access to a table or bucket. */
+/** Read (`R`), read-write (`RW`) or write-only (`W`: put items) access to a table. */
 export type Access = 'R' | 'RW' | 'W';
 
 /**
@@ -66,15 +66,19 @@ export const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:DescribeTable',
 ] as const;
 
+/** What a function may do with archive objects: read (Get/Head), write (Put, server-side copy target), delete. */
+export type ObjectAction = 'get' | 'put' | 'delete';
+
 /**
- * S3 object actions per access: the archive store calls Get/Head (GetObject), Put and server-side Copy (PutObject on
- * the target, GetObject on the source) and Delete; no ACL, tagging, versioning or multipart action is needed
- * (CDK's `grantReadWrite` would add `s3:GetObject*`, `s3:DeleteObject*`, `s3:Abort*`…).
+ * The S3 action of each ObjectAction: the archive store calls Get/Head (GetObject), Put and server-side Copy
+ * (PutObject on the target, GetObject on the source) and Delete; no ACL, tagging, version or multipart action is
+ * needed (CDK's `grantReadWrite` would add `s3:GetObject*`, `s3:DeleteObject*`, `s3:Abort*`…). Without
+ * `s3:DeleteObjectVersion`, a delete in the versioned archive bucket only hides the object.
  */
-export const S3_OBJECT_ACTIONS: Readonly<Record<Access, readonly string[]>> = {
-  R: ['s3:GetObject'],
-  W: ['s3:PutObject'],
-  RW: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+export const S3_OBJECT_ACTIONS: Readonly<Record<ObjectAction, string>> = {
+  get: 's3:GetObject',
+  put: 's3:PutObject',
+  delete: 's3:DeleteObject',
 };
 
 export interface ServiceFunctionProps {
@@ -177,13 +181,17 @@ export class ServiceFunction extends NodejsFunction {
   }
 
   /**
-   * Grants `access` (S3_OBJECT_ACTIONS) to the bucket's objects matching `keyPattern` (default: all) and sets
-   * `envVar` to its name. `W` is `s3:PutObject` only (to presign uploads). Reads also get `s3:ListBucket` on the
-   * bucket: without it S3 answers 403 instead of 404 for a missing key, and the archive store tells them apart.
+   * Grants, for each key pattern of `grants` (`uploads/*`), its actions (S3_OBJECT_ACTIONS) on the bucket's objects
+   * matching it, and sets `envVar` to the bucket's name. Reads also get `s3:ListBucket` on the bucket: without it S3
+   * answers 403 instead of 404 for a missing key, and the archive store tells them apart.
    */
-  bindBucket(bucket: IBucket, access: Access, envVar: string, keyPattern = '*'): this {
-    this.addToRolePolicy(new PolicyStatement({ actions: [...S3_OBJECT_ACTIONS[access]], resources: [bucket.arnForObjects(keyPattern)] }));
-    if (access !== 'W') this.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+  bindBucket(bucket: IBucket, grants: Readonly<Record<string, readonly ObjectAction[]>>, envVar: string): this {
+    for (const [keyPattern, actions] of Object.entries(grants)) {
+      this.addToRolePolicy(new PolicyStatement({ actions: actions.map((action) => S3_OBJECT_ACTIONS[action]), resources: [bucket.arnForObjects(keyPattern)] }));
+    }
+    if (Object.values(grants).some((actions) => actions.includes('get'))) {
+      this.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+    }
     this.addEnvironment(envVar, bucket.bucketName);
     return this;
   }

@@ -17,6 +17,13 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 
+/**
+ * First part of every stack name (`<prefix>-<stage>-Stateful`), and so of the log group names CloudFormation generates
+ * in them (`<stack name>-<logical id>-<suffix>`): the shared CloudWatch Logs resource policy of the OpenSearch logs
+ * covers `<prefix>-*` (lib/search-domain.ts). Changing it strands the existing stacks.
+ */
+export const SERVICE_STACK_PREFIX = 'DeviceScenarioService';
+
 /** Cognito user pool feature plans this app supports (V2_0 token customization needs ESSENTIALS or PLUS). */
 export type CognitoPlan = 'ESSENTIALS' | 'PLUS';
 

@@ -2,8 +2,9 @@
  * One stage of the service: its stateful and stateless stacks, wired together. Used by bin/app.ts and by the
  * infrastructure tests, so that both build exactly the same thing.
  */
-import type { App, Environment } from 'aws-cdk-lib';
-import type { ServiceSettings } from './settings.js';
+import { type App, Aspects, type Environment } from 'aws-cdk-lib';
+import { FunctionLogGroups } from './function-log-groups.js';
+import { SERVICE_STACK_PREFIX, type ServiceSettings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
 import { StatelessStack } from './stateless-stack.js';
 
@@ -13,9 +14,9 @@ export interface ServiceStage {
   stateless: StatelessStack;
 }
 
-/** Creates `DeviceScenarioService-<stage>-Stateful` and `-Stateless` in `app`. */
+/** Creates `<SERVICE_STACK_PREFIX>-<stage>-Stateful` and `-Stateless` in `app`. */
 export function createStage(app: App, settings: ServiceSettings, env: Environment = {}): ServiceStage {
-  const prefix = `DeviceScenarioService-${settings.stage}`;
+  const prefix = `${SERVICE_STACK_PREFIX}-${settings.stage}`;
   const stateful = new StatefulStack(app, `${prefix}-Stateful`, {
     env,
     settings,
@@ -32,6 +33,7 @@ export function createStage(app: App, settings: ServiceSettings, env: Environmen
       domainEndpoint: stateful.search.domain.domainEndpoint,
       domainArnExport: stateful.searchDomainArnExport,
       clientRoles: stateful.search.clientRoles,
+      domain: stateful.search.domain,
     },
     identity: {
       issuer: stateful.identity.issuer,
@@ -39,6 +41,9 @@ export function createStage(app: App, settings: ServiceSettings, env: Environmen
       clientId: stateful.identity.client.userPoolClientId,
       preTokenGeneration: stateful.identity.preTokenGeneration,
     },
+    cursorSigningKey: stateful.cursorSigningKey,
   });
+  // Functions aws-cdk-lib adds on its own log to groups with the stage's retention too.
+  for (const stack of [stateful, stateless]) Aspects.of(stack).add(new FunctionLogGroups(settings.logRetention));
   return { stateful, stateless };
 }

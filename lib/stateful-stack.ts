@@ -1,7 +1,8 @@
 /**
  * Stateful resources: the DynamoDB tables (key design in functions/adapters/aws/tables.ts), the scenario archive
  * bucket (and its access-log bucket), the OpenSearch domain (lib/search-domain.ts, with the roles its access policy
- * names) and the Cognito user pool (lib/identity.ts, with its pre-token-generation trigger). Data holders are
+ * names), the Cognito user pool (lib/identity.ts, with its pre-token-generation trigger) and the secret listing
+ * cursors are signed with. Data holders are
  * retained when the stack is deleted, and none has a physical name, so a second stage (or a re-created stack) never
  * collides with retained resources.
  */
@@ -9,9 +10,11 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { Identity } from './identity.js';
+import { acknowledge } from './nag.js';
 import { ARCHIVE_UPLOADED } from './routes.js';
 import { SearchDomain } from './search-domain.js';
 import type { ServiceSettings } from './settings.js';
@@ -30,6 +33,9 @@ export interface StatefulStackProps extends StackProps {
   /** Customer parameters (lib/settings.ts). */
   settings: ServiceSettings;
 }
+
+/** How long a deleted archive can be restored (its noncurrent version is kept), days. */
+export const NONCURRENT_ARCHIVE_DAYS = 30;
 
 /** Presigned URLs are signed for these headers (functions/core/scenarios/presigned-upload.ts). */
 const PRESIGNED_HEADERS = ['content-type'];
@@ -57,6 +63,11 @@ export class StatefulStack extends Stack {
   /** Name of the export of the OpenSearch domain's ARN (see archiveBucketArnExport). */
   readonly searchDomainArnExport: string;
   readonly identity: Identity;
+  /**
+   * The key of the listings' cursor signatures (CURSOR_SIGNING_KEY of the functions that page): 64 generated letters
+   * and digits, read as base64 (48 bytes). Retained, so that a re-created stack keeps the key.
+   */
+  readonly cursorSigningKey: Secret;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -103,8 +114,10 @@ export class StatefulStack extends Stack {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      // Archive keys are unique per upload and immutable (scenario versions never change): nothing to version.
-      versioned: false,
+      // Archive keys are unique per upload and never overwritten, but the upload functions may delete objects (their
+      // own refused or processed uploads): with versioning, and no role allowed s3:DeleteObjectVersion, a deleted
+      // archive stays recoverable as a noncurrent version for NONCURRENT_ARCHIVE_DAYS.
+      versioned: true,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'archive-bucket/',
       ...(cors.length === 0 ? {} : { cors }),
@@ -114,7 +127,14 @@ export class StatefulStack extends Stack {
         // copied to companies/... and the upload deleted, rejected ones (REJECTED with the 409/413/422 problem) are
         // deleted too. Anything still there a day later (a slot never completed, a rejected upload whose deletion
         // failed, an event that went to the dead-letter queue) expires rather than escaping quota accounting.
-        { id: 'ExpireUnprocessedAndRejectedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1) },
+        // Deleted uploads need no keeping: their noncurrent versions go after a day too.
+        {
+          id: 'ExpireUnprocessedAndRejectedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1),
+          noncurrentVersionExpiration: Duration.days(1),
+        },
+        // Deleted or replaced objects elsewhere (stored archives) stay recoverable for NONCURRENT_ARCHIVE_DAYS; delete
+        // markers left without versions are removed.
+        { id: 'ExpireNoncurrentVersions', noncurrentVersionExpiration: Duration.days(NONCURRENT_ARCHIVE_DAYS), expiredObjectDeleteMarker: true },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -131,6 +151,15 @@ export class StatefulStack extends Stack {
       featurePlan: settings.cognitoFeaturePlan, logLevel: settings.logLevel, logRetention: settings.logRetention,
     });
 
+    this.cursorSigningKey = new Secret(this, 'CursorSigningKey', {
+      description: 'HMAC-SHA256 key of the listing cursors (CURSOR_SIGNING_KEY of the paging functions); base64.',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    acknowledge(this.cursorSigningKey, 'AwsSolutions-SMG4',
+      'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (README, ' +
+      '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.');
+
     // Stack outputs (README, "Deploy to AWS"), under stable names.
     new CfnOutput(this, 'UserPoolId', { description: 'Cognito user pool of the token endpoint (create users here).', value: this.identity.userPool.userPoolId });
     new CfnOutput(this, 'UserPoolClientId', { description: "App client of the token endpoint (the tokens' aud).", value: this.identity.client.userPoolClientId });
@@ -144,8 +173,10 @@ export class StatefulStack extends Stack {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
-      ...(schema.streamsToSearch ? { stream: StreamViewType.NEW_AND_OLD_IMAGES } : {}),
+      ...(schema.stream === undefined ? {} : { stream: StreamViewType.NEW_AND_OLD_IMAGES }),
       ...(schema.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: schema.timeToLiveAttribute }),
+      // Retained tables hold the customer's data: CloudFormation or a console click must not delete them either.
+      deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // Indexes come from TABLES (deployments: gsi1 scenario history, gsi2 company history). CloudFormation creates or

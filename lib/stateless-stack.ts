@@ -1,8 +1,9 @@
 /**
  * Stateless resources of one stage: one ServiceFunction per handler module, the three HTTP APIs built from the route
- * table of the local runtime (lib/routes.ts; decisions.md, "Addresses"), the search indexer fed by the devices and
+ * table of the local runtime (lib/routes.ts; docs/contract.md, "Addresses"), the search indexer fed by the devices and
  * scenarios table streams, the function validating archives PUT through presigned upload slots (S3 ObjectCreated
- * under ARCHIVE_UPLOADED.prefix), the search index setup (custom resource) and reindex functions, the
+ * under ARCHIVE_UPLOADED.prefix), the upload sweeper (an EventBridge rule every few minutes), the search index
+ * setup (custom resource) and reindex functions, the
  * DeploymentChanged event bus, and the alarms (lib/monitoring.ts).
  *
  * On AWS the authentication address is an API in front of the stateful stack's Cognito user pool: `POST /token`
@@ -17,26 +18,31 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { EventBus } from 'aws-cdk-lib/aws-events';
+import { EventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import { type IFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket, EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { templateVersion } from '../functions/adapters/aws/opensearch-indexes.js';
-import { TABLES, type TableName } from '../functions/adapters/aws/tables.js';
+import { replicasFor } from '../functions/adapters/aws/opensearch-queries.js';
+import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import {
-  type ApiName, ARCHIVE_UPLOADED, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY,
+  type ApiName, ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY,
+  SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER,
 } from './routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
-import { type Access, functionIdOf, ServiceFunction } from './service-function.js';
+import { type Access, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
 import type { ServiceSettings } from './settings.js';
 
 /** The variable each table's name is read from (functions/platform/config.ts). */
@@ -72,9 +78,8 @@ interface FunctionAccess {
   storage: boolean;
   /** Grants (and the table's name variable, with or without `storage`). */
   tables?: Partial<Record<TableName, Access>>;
-  bucket?: Access;
-  /** Objects the bucket grant covers. @default '*' */
-  bucketKeyPattern?: string;
+  /** Archive object actions by key pattern (`uploads/*`, `companies/*`); deletes are never granted on `*`. */
+  bucket?: Readonly<Record<string, readonly ObjectAction[]>>;
   /**
    * `s3:GetObject` only, on the objects matching this pattern: what presigning downloads needs (a presigned URL
    * carries its signer's permissions). Used instead of `bucket`.
@@ -84,6 +89,8 @@ interface FunctionAccess {
   events?: boolean;
   /** Verifies bearer tokens: gets JWT_ISSUER, JWT_AUDIENCE, JWKS_URL. */
   verifiesTokens?: boolean;
+  /** Pages a listing: gets CURSOR_SIGNING_KEY (the stateful stack's secret) to sign and verify its cursors. */
+  pagesListings?: boolean;
   /** @default HTTP (29 s) */
   timeout?: Duration;
   /** @default 1024 MB */
@@ -93,6 +100,26 @@ interface FunctionAccess {
 /** How long validating and storing one presigned upload may take (archives above the upload API's 10 MB limit). */
 const ARCHIVE_UPLOADED_TIMEOUT = Duration.minutes(2);
 
+/** Timeout of the index setup: its 10-minute retry budget (SETUP_RETRY_BUDGET_MS) plus one last attempt (the provider framework waits 15). */
+export const SEARCH_INDEX_SETUP_TIMEOUT = Duration.minutes(12);
+
+/** Presigned uploads, until the validation function has run (ARCHIVE_UPLOADED). */
+const UPLOADED_ARCHIVES = `${ARCHIVE_UPLOADED.prefix}*`;
+/** Stored archives: `companies/<company>/…`, one immutable object per scenario version. */
+const STORED_ARCHIVES = 'companies/*';
+
+/** Why each archive key pattern is granted (cdk-nag acknowledgment of its wildcard). */
+const OBJECT_PATTERN_REASONS: Readonly<Record<string, string>> = {
+  [UPLOADED_ARCHIVES]: `Presigned uploads land under ${UPLOADED_ARCHIVES}: the slot function may only PUT there (the URL it signs), the ` +
+    'validation function reads and then deletes each upload; nothing else of the bucket.',
+  [STORED_ARCHIVES]: `Stored archives live under ${STORED_ARCHIVES} with a new key per upload; the upload functions write there and delete ` +
+    'only the archive they just wrote when its version record is refused. The bucket is versioned and no role may delete ' +
+    'versions, so a deleted archive stays recoverable for 30 days.',
+};
+
+/** The function serving GET /openapi.json; it is given the three API URLs for the document's `servers`. */
+const OPENAPI_ENTRY = 'functions/handlers/openapi.ts';
+
 /**
  * Least privilege, per handler module. A function whose entry is missing here fails the synth, so whoever adds a
  * route decides what its function may do.
@@ -101,30 +128,36 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'functions/handlers/scenarios-skeleton.ts': { storage: false, verifiesTokens: true },
   'functions/handlers/scenarios-schema.ts': { storage: false, verifiesTokens: true },
   // Public: the OpenAPI document.
-  'functions/handlers/openapi.ts': { storage: false },
-  // Reads the devices and scenario versions a request names; writes active deployments and their history.
+  [OPENAPI_ENTRY]: { storage: false },
+  // Reads the devices and scenario versions a request names; writes deployment slots and the history of failed entries.
   'functions/handlers/deployments-execute.ts': {
-    storage: true, verifiesTokens: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' }, events: true,
+    storage: true, verifiesTokens: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' },
   },
+  // The deployments stream (read granted by the event source): writes history entries, purges undeployed slots,
+  // publishes DeploymentChanged events.
+  [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'RW' }, events: true, timeout: Duration.seconds(60) },
   // Checks the device exists, pages active deployments.
-  'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, tables: { devices: 'R', deployments: 'R' } },
+  'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { devices: 'R', deployments: 'R' } },
   // Pages the history: one Query on the deployments table or its gsi1/gsi2 (each index granted by name).
-  'functions/handlers/deployments-history.ts': { storage: true, verifiesTokens: true, tables: { deployments: 'R' } },
+  'functions/handlers/deployments-history.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { deployments: 'R' } },
   // Only the index (OpenSearch `search` access: SEARCH_CLIENTS).
   'functions/handlers/search.ts': { storage: false, verifiesTokens: true },
   // The index, plus company names for the `companies` filter.
   'functions/handlers/search-filters.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
-  // Quota check and usage update on companies, version record on scenarios (one transaction), archive put/delete.
-  'functions/handlers/scenarios-upload.ts': { storage: true, verifiesTokens: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW' },
+  // Quota check and usage update on companies, version record on scenarios (one transaction), archive put under
+  // companies/, deleted again only when its version record is refused (the key is new, nothing references it).
+  'functions/handlers/scenarios-upload.ts': {
+    storage: true, verifiesTokens: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: { [STORED_ARCHIVES]: ['put', 'delete'] },
+  },
   // Checks the company, records the slot (scenarios table, `UPLOAD#`), presigns a PUT. Its credentials sign the URL
   // handed to the client, so its bucket grant is PutObject under the upload prefix only.
   'functions/handlers/scenarios-upload-slot.ts': {
-    storage: true, verifiesTokens: true, tables: { companies: 'R', scenarios: 'RW' }, bucket: 'W', bucketKeyPattern: `${ARCHIVE_UPLOADED.prefix}*`,
+    storage: true, verifiesTokens: true, tables: { companies: 'R', scenarios: 'RW' }, bucket: { [UPLOADED_ARCHIVES]: ['put'] },
   },
   // Reads the slot.
   'functions/handlers/scenarios-upload-status.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
   // Pages the scenario summaries (one Query).
-  'functions/handlers/scenarios-list.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
+  'functions/handlers/scenarios-list.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { scenarios: 'R' } },
   // Reads a summary and its versions, presigns each version's download (stored archives live under `companies/`).
   'functions/handlers/scenarios-get.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
   // Reads one version, presigns its download.
@@ -135,16 +168,22 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'functions/handlers/scenarios-usage.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
   // Cognito InitiateAuth is an unauthenticated API: no permission at all, only the app client id.
   [AUTH_COGNITO_TOKEN_ENTRY]: { storage: false, memorySize: 256 },
-  // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload, deletes the upload.
+  // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload (server-side copy to
+  // companies/, deleted again only when its version record is refused), deletes the upload.
   [ARCHIVE_UPLOADED.entry]: {
-    storage: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: 'RW', timeout: ARCHIVE_UPLOADED_TIMEOUT,
+    storage: true, tables: { companies: 'RW', scenarios: 'RW' }, timeout: ARCHIVE_UPLOADED_TIMEOUT,
+    bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['put', 'delete'] },
   },
+  // Scheduled: queries the scenarios table's `sweep` index, rejects slots and drops staging records (conditional
+  // writes); its object grant (head and delete only) is added with the schedule.
+  [UPLOAD_SWEEPER.entry]: { storage: true, tables: { scenarios: 'RW' }, timeout: Duration.minutes(5), memorySize: 256 },
   // Stream reads are granted by the event sources; writes go to the index only (`index` access).
   [SEARCH_INDEXER_ENTRY]: { storage: false, timeout: Duration.seconds(60) },
   // Scans the two searchable tables into a new index (`admin` access), invoked by hand.
   [SEARCH_REINDEX_ENTRY]: { storage: false, tables: { devices: 'R', scenarios: 'R' }, timeout: Duration.minutes(15) },
-  // Installs the index template and alias on deploy (`admin` access).
-  [SEARCH_INDEX_SETUP_ENTRY]: { storage: false, timeout: Duration.minutes(5), memorySize: 256 },
+  // Installs the index template and alias on deploy (`admin` access), retrying for up to 10 minutes while the new
+  // domain refuses (SETUP_RETRY_BUDGET_MS); the last attempt fits in the remaining 2 minutes.
+  [SEARCH_INDEX_SETUP_ENTRY]: { storage: false, timeout: SEARCH_INDEX_SETUP_TIMEOUT, memorySize: 256 },
 };
 
 /** Throttling of each API's default stage (requests per second, burst). Uploads are heavy and rare; tokens are cheap but guessable. */
@@ -187,6 +226,8 @@ export interface StatelessStackProps extends StackProps {
     domainArnExport: string;
     /** Execution role of each SEARCH_CLIENTS function, by handler module (named in the domain's access policy). */
     clientRoles: ReadonlyMap<string, IRole>;
+    /** The domain itself, for its CloudWatch metrics (alarms). */
+    domain: IDomain;
   };
   identity: {
     /** Token issuer (`iss`). */
@@ -198,6 +239,8 @@ export interface StatelessStackProps extends StackProps {
     /** The pool's pre-token-generation trigger (stateful stack): alarmed here with the other functions. */
     preTokenGeneration: IFunction;
   };
+  /** The key listing cursors are signed with (StatefulStack.cursorSigningKey). */
+  cursorSigningKey: ISecret;
 }
 
 /** The stateless half of one stage (see the module comment). */
@@ -213,15 +256,22 @@ export class StatelessStack extends Stack {
   readonly searchIndexer: ServiceFunction;
   /** Where stream batches that still fail after every retry are described (shard and sequence numbers). */
   readonly indexerDeadLetterQueue: Queue;
+  /** Derives history entries and events from the deployments table's stream. */
+  readonly deploymentChanges: ServiceFunction;
+  /** Deployments stream batches that still fail after every retry. */
+  readonly deploymentChangesDeadLetterQueue: Queue;
   /** Validates archives PUT through presigned upload slots (S3 ObjectCreated, ARCHIVE_UPLOADED.prefix). */
   readonly archiveUploaded: ServiceFunction;
   /** S3 events the archive function still failed on after its retries. */
   readonly archiveUploadedDeadLetterQueue: Queue;
+  /** Rejects unfinished presigned uploads and deletes orphaned archives (UPLOAD_SWEEPER, on a schedule). */
+  readonly uploadSweeper: ServiceFunction;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const { settings } = props;
+    const replicas = replicasFor(settings.opensearch.instanceCount);
     const tokenEnvironment = { JWT_ISSUER: props.identity.issuer, JWT_AUDIENCE: props.identity.clientId, JWKS_URL: props.identity.jwksUrl };
     const searchEnvironment = {
       SEARCH_BACKEND: 'opensearch',
@@ -229,6 +279,9 @@ export class StatelessStack extends Stack {
       OPENSEARCH_INDEX: SEARCH_INDEX_ALIAS,
       OPENSEARCH_AUTH: 'aws-sigv4',
     };
+    // A CloudFormation dynamic reference, resolved at deployment: no Secrets Manager call at cold start, but the value
+    // is visible to whoever may read the functions' configuration (lambda:GetFunctionConfiguration).
+    const cursorEnvironment = { CURSOR_SIGNING_KEY: props.cursorSigningKey.secretValue.unsafeUnwrap() };
     const domainArn = Fn.importValue(props.search.domainArnExport);
     // Grants on archive objects name the bucket through the explicitly named export, so that their cdk-nag findings
     // (`<export>/<prefix>*`) can be acknowledged one by one.
@@ -265,7 +318,12 @@ export class StatelessStack extends Stack {
         ...(access.timeout === undefined ? {} : { timeout: access.timeout }),
         ...(access.memorySize === undefined ? {} : { memorySize: access.memorySize }),
         ...(role === undefined ? {} : { role }),
-        environment: { ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment) },
+        environment: {
+          ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment),
+          // Index administration creates indexes: their replicas follow the data node count (0 on one node).
+          ...(searchAccess === 'admin' ? { OPENSEARCH_REPLICAS: String(replicas) } : {}),
+          ...(access.pagesListings === true ? cursorEnvironment : {}),
+        },
       });
       if (searchAccess !== undefined && role !== undefined) {
         // The domain's access policy already allows exactly this; the same grant on the role keeps the function's
@@ -288,13 +346,12 @@ export class StatelessStack extends Stack {
         else if (access.storage) fn.addEnvironment(TABLE_ENV[name], table.tableName);
       }
       if (access.bucket !== undefined) {
-        const pattern = access.bucketKeyPattern ?? '*';
-        fn.bindBucket(archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV, pattern);
-        acknowledge(fn.role as IRole, objectsFinding(pattern),
-          pattern === '*'
-            ? 'Uploads store archives under companies/<company>/… and read or delete the upload under uploads/…: objects of the one ' +
-              'archive bucket under both prefixes, with only the Get/Put/Delete object actions (S3_OBJECT_ACTIONS).'
-            : `Presigning upload slots needs s3:PutObject on the objects under ${pattern}, and nothing else of the bucket.`);
+        fn.bindBucket(archiveBucket, access.bucket, ARCHIVE_BUCKET_ENV);
+        for (const pattern of Object.keys(access.bucket)) {
+          const reason = OBJECT_PATTERN_REASONS[pattern];
+          if (reason === undefined) throw new Error(`lib/stateless-stack.ts: no OBJECT_PATTERN_REASONS entry for '${pattern}'.`);
+          acknowledge(fn.role as IRole, objectsFinding(pattern), reason);
+        }
       } else if (access.storage) {
         fn.addEnvironment(ARCHIVE_BUCKET_ENV, props.archiveBucket.bucketName);
       }
@@ -356,12 +413,19 @@ export class StatelessStack extends Stack {
     this.uploadStage = upload.stage;
     this.authApi = auth.api;
     this.authStage = auth.stage;
+    // The OpenAPI document names the addresses it is served from (its `servers`). The function only references the
+    // APIs' ids, which depend on nothing, so naming the main API it is an integration of makes no dependency cycle.
+    const openApiFunction = functions.get(OPENAPI_ENTRY);
+    if (openApiFunction === undefined) throw new Error(`lib/stateless-stack.ts: no function for ${OPENAPI_ENTRY}.`);
+    openApiFunction.addEnvironment('MAIN_API_URL', main.stage.url);
+    openApiFunction.addEnvironment('UPLOAD_API_URL', upload.stage.url);
+    openApiFunction.addEnvironment('AUTH_API_URL', auth.stage.url);
 
-    // The search indexer: the streams of the searchable tables (TABLES.streamsToSearch: devices, scenarios), in order
-    // per item, retried from the failed record.
+    // The search indexer: the streams of the searchable tables (TABLES[name].stream 'search': devices, scenarios), in
+    // order per item, retried from the failed record.
     this.searchIndexer = createFunction(SEARCH_INDEXER_ENTRY);
     this.indexerDeadLetterQueue = deadLetterQueue(this, 'SearchIndexerDeadLetterQueue');
-    const streamed = (Object.keys(TABLES) as TableName[]).filter((name) => TABLES[name].streamsToSearch);
+    const streamed = (Object.keys(TABLES) as TableName[]).filter((name) => streamConsumerOf(name) === 'search');
     for (const table of streamed.map((name) => props.tables[name])) {
       this.searchIndexer.addEventSource(
         new DynamoEventSource(table, {
@@ -371,6 +435,24 @@ export class StatelessStack extends Stack {
           retryAttempts: 10,
           reportBatchItemFailures: true,
           onFailure: new SqsDlq(this.indexerDeadLetterQueue),
+        }),
+      );
+    }
+
+    // Deployment changes: the deployments table's stream gives every DEPLOY and UNDEPLOY its history entry and event
+    // (idempotent, so a batch is retried whole; after the retries it lands in the dead-letter queue, alarmed).
+    this.deploymentChanges = createFunction(DEPLOYMENT_CHANGES_ENTRY);
+    this.deploymentChangesDeadLetterQueue = deadLetterQueue(this, 'DeploymentChangesDeadLetterQueue');
+    for (const name of (Object.keys(TABLES) as TableName[]).filter((candidate) => streamConsumerOf(candidate) === 'deployment-changes')) {
+      this.deploymentChanges.addEventSource(
+        new DynamoEventSource(props.tables[name], {
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: 500,
+          maxBatchingWindow: Duration.seconds(1),
+          bisectBatchOnError: true,
+          retryAttempts: 20,
+          reportBatchItemFailures: true,
+          onFailure: new SqsDlq(this.deploymentChangesDeadLetterQueue),
         }),
       );
     }
@@ -388,6 +470,21 @@ export class StatelessStack extends Stack {
     });
     archiveBucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(this.archiveUploaded), { prefix: ARCHIVE_UPLOADED.prefix });
 
+    // Unfinished uploads: a rule runs the sweeper every few minutes. It heads and deletes objects (expired or
+    // interrupted uploads under uploads/, orphaned archives under companies/), and never writes one.
+    this.uploadSweeper = createFunction(UPLOAD_SWEEPER.entry);
+    this.uploadSweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:DeleteObject'], resources: [archiveBucket.arnForObjects('*')] }));
+    this.uploadSweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [archiveBucket.bucketArn] }));
+    acknowledge(this.uploadSweeper.role as IRole, objectsFinding('*'),
+      'The upload sweeper deletes unfinished uploads under uploads/ and orphaned archives under companies/ of the one archive bucket ' +
+      '(s3:GetObject for HEAD, s3:DeleteObject; no PutObject).');
+    new Rule(this, 'UploadSweeperSchedule', {
+      description: 'Rejects presigned uploads that never finished and deletes orphaned archives.',
+      schedule: Schedule.rate(Duration.minutes(UPLOAD_SWEEPER.everyMinutes)),
+      // A missed run is made up by the next one.
+      targets: [new LambdaFunction(this.uploadSweeper, { retryAttempts: 0 })],
+    });
+
     // The index template and alias: installed by the first deployment, the template put again by any deployment that
     // changes it (TemplateVersion, a hash of indexTemplate()). The domain's access policy is applied by the stateful
     // stack, which deploys first.
@@ -399,12 +496,13 @@ export class StatelessStack extends Stack {
     new CustomResource(this, 'SearchIndexSetup', {
       serviceToken: setupProvider.serviceToken,
       resourceType: 'Custom::SearchIndexSetup',
-      properties: { Alias: SEARCH_INDEX_ALIAS, TemplateVersion: templateVersion() },
+      properties: { Alias: SEARCH_INDEX_ALIAS, TemplateVersion: templateVersion(replicas) },
     });
     const reindex = createFunction(SEARCH_REINDEX_ENTRY);
     this.functions = functions;
 
-    // Alarms: 5xx rate per API, errors and throttles per function, dead-letter queues, the indexer's stream lag.
+    // Alarms: 5xx rate per API, errors and throttles per function, dead-letter queues, the indexer's stream lag, the
+    // OpenSearch domain's health.
     this.monitoring = new Monitoring(this, 'Monitoring');
     for (const [api, name] of [[this.mainApi, 'Main API'], [this.uploadApi, 'Upload API'], [this.authApi, 'Auth API']] as const) {
       this.monitoring.api5xxRate(`${api.node.id}5xxRate`, api, name);
@@ -414,6 +512,9 @@ export class StatelessStack extends Stack {
     this.monitoring.deadLetters('SearchIndexerDeadLetters', this.indexerDeadLetterQueue, 'Search indexer');
     this.monitoring.deadLetters('ArchiveUploadedDeadLetters', this.archiveUploadedDeadLetterQueue, 'Archive validation');
     this.monitoring.iteratorAge('SearchIndexerIteratorAge', this.searchIndexer, 'Search indexer');
+    this.monitoring.deadLetters('DeploymentChangesDeadLetters', this.deploymentChangesDeadLetterQueue, 'Deployment changes');
+    this.monitoring.iteratorAge('DeploymentChangesIteratorAge', this.deploymentChanges, 'Deployment changes');
+    this.monitoring.searchDomain('SearchDomain', props.search.domain, settings.opensearch.volumeGiB);
 
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: this.mainStage.url });
     new CfnOutput(this, 'UploadApiUrl', { description: '{scenario_upload_url}', value: this.uploadStage.url });
@@ -440,6 +541,12 @@ export class StatelessStack extends Stack {
       'The provider framework invokes the index setup function and any of its versions (lambda:InvokeFunction on <arn>:*), as ' +
       'aws-cdk-lib grants it; nothing else.');
   }
+}
+
+/** The consumer of a table's stream (TABLES), if it has one. */
+function streamConsumerOf(name: TableName): TableKeySchema['stream'] {
+  const schema: TableKeySchema = TABLES[name];
+  return schema.stream;
 }
 
 /** An encrypted, TLS-only queue keeping failed events 14 days. */

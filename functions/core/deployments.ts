@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, type ProblemViolation } from './errors.js';
 import type {
-  ActiveDeployment, DeploymentChangedEvent, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, EventPublisher, Page, ScenarioRepository,
+  ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page, ScenarioRepository,
 } from './ports.js';
 import { authorize, type Principal } from './principal.js';
 import { parseListParameters } from './paging.js';
@@ -53,8 +53,6 @@ export interface DeploymentDependencies {
   devices: DeviceRepository;
   scenarios: ScenarioRepository;
   deployments: DeploymentRepository;
-  /** Receives a DeploymentChanged event per SUCCESS item (not in dry runs). */
-  events?: EventPublisher;
   now?: () => Date;
   /** Called with each unexpected backend error (the item is then reported FAILURE / NONE). */
   onError?: (error: unknown, context: Record<string, unknown>) => void;
@@ -89,9 +87,11 @@ export function parseDeploymentRequestBody(body: unknown): DeploymentRequestBody
  * one succeeds. Entries with the same identity inside one request run one after another, in order.
  * Cause precedence: NOT_IMPLEMENTED, TARGET_NOT_FOUND, WHAT_NOT_FOUND, ALREADY_DEPLOYED / ALREADY_UNDEPLOYED, NONE.
  * With `dryRun`, returns the items that would result without writing anything (state read in one batch).
- * Each SUCCESS emits a DeploymentChanged event after the writes; then every item (SUCCESS and FAILURE) is appended to
- * the history in batches. A history write that fails after retries does not change the answer (the changes were made)
- * and is reported through `onError` with the entries.
+ * A SUCCESS is one conditional write carrying who, when and why; its history entry and DeploymentChanged event are
+ * derived from that write by the deployments table's stream (deployment-changes.ts), so they exist even when this
+ * process dies right after the write. FAILURE items changed nothing: they are appended to the history here, best
+ * effort, once the writes are done; a history write that fails after retries does not change the answer and is
+ * reported through `onError` with the entries.
  * @throws ForbiddenError (403) without `deployments:write` on the company.
  * @throws BadRequestError (400) on a structurally invalid body.
  */
@@ -186,6 +186,7 @@ export async function executeDeployments(
   }
 
   const limit = pLimit(DEPLOYMENT_WRITE_CONCURRENCY);
+  const note = body.note === undefined ? {} : { note: body.note };
   await Promise.all(
     [...groups.values()].map((group) =>
       limit(async () => {
@@ -193,14 +194,12 @@ export async function executeDeployments(
           const identity = { company: companyId, deviceId: item.target.id, scenarioId: item.what.id, version: item.what.subId };
           try {
             if (item.action === 'DEPLOY') {
-              const deployment: ActiveDeployment = {
-                ...identity, id: item.id, deployedAt: now, deployedBy: principal.subject, ...(body.note === undefined ? {} : { note: body.note }),
-              };
+              const deployment: ActiveDeployment = { ...identity, id: item.id, deployedAt: now, deployedBy: principal.subject, ...note };
               const outcome = await dependencies.deployments.activate(deployment);
               if (outcome === 'activated') Object.assign(item, { state: 'SUCCESS', cause: null });
               else item.cause = 'ALREADY_DEPLOYED';
             } else {
-              const outcome = await dependencies.deployments.deactivate(identity);
+              const outcome = await dependencies.deployments.deactivate(identity, { id: item.id, at: now, by: principal.subject, ...note });
               if (outcome === 'deactivated') Object.assign(item, { state: 'SUCCESS', cause: null });
               else item.cause = 'ALREADY_UNDEPLOYED';
             }
@@ -213,36 +212,21 @@ export async function executeDeployments(
     ),
   );
 
-  if (dependencies.events !== undefined) {
-    const changed: DeploymentChangedEvent[] = items
-      .filter((item) => item.state === 'SUCCESS')
-      .map((item) => ({
-        type: 'DeploymentChanged', company: companyId, deploymentId: item.id, action: item.action, deviceId: item.target.id,
-        scenarioId: item.what.id, version: item.what.subId, at: now, by: principal.subject, note: body.note ?? null,
-      }));
-    if (changed.length > 0) {
-      try {
-        await dependencies.events.publish(changed);
-      } catch (error) {
-        dependencies.onError?.(error, { operation: 'publishEvents', count: changed.length });
-      }
+  // The audit trail of the entries that changed nothing, appended in batches once the conditional writes are done
+  // (best effort: no durable change carries them). SUCCESS entries come from the stream.
+  const entries = items.filter((item) => item.state === 'FAILURE').map(history);
+  if (entries.length > 0) {
+    try {
+      await dependencies.deployments.recordHistory(entries);
+    } catch (error) {
+      // The answer stays truthful; the entries go to the error log so the audit can be completed from it.
+      dependencies.onError?.(error, { operation: 'recordHistory', count: entries.length, entries });
     }
-  }
-
-  // The audit trail of every action, SUCCESS and FAILURE, appended in batches once the conditional writes are done
-  // (one conditional write per change plus 1/25 of a batch write per entry; a transaction per change cost 1.6x).
-  const entries = items.map(history);
-  try {
-    await dependencies.deployments.recordHistory(entries);
-  } catch (error) {
-    // The changes themselves are made and reported truthfully; the entries go to the error log so the audit can be
-    // completed from it.
-    dependencies.onError?.(error, { operation: 'recordHistory', count: entries.length, entries });
   }
   return { items, dryRun: false };
 }
 
-/** An active deployment as listed (decisions.md: result item fields plus deployedAt, deployedBy, note). */
+/** An active deployment as listed (docs/contract.md: result item fields plus deployedAt, deployedBy, note). */
 export interface ActiveDeploymentView extends DeploymentResultItem {
   /** ISO-8601. */
   deployedAt: string;

@@ -10,6 +10,12 @@ export interface ProblemViolation {
   message: string;
 }
 
+/**
+ * Most `errors` entries a problem body carries: a request with thousands of bad parameters (or an archive with
+ * thousands of bad entries) gets the first ones, `errorCount` with the total and a detail saying the rest were omitted.
+ */
+export const MAX_PROBLEM_ERRORS = 20;
+
 /** Base class: an HTTP status, a short title, a human `detail` and optional extension members. */
 export abstract class DomainError extends Error {
   abstract readonly status: number;
@@ -26,9 +32,21 @@ export abstract class DomainError extends Error {
     this.headers = headers;
   }
 
-  /** The RFC 9457 body members of this error (without `instance`). */
+  /**
+   * The RFC 9457 body members of this error (without `instance`). An `errors` list longer than MAX_PROBLEM_ERRORS is
+   * cut to its first MAX_PROBLEM_ERRORS entries, with `errorCount` (the total) and the omission stated in `detail`;
+   * the error object itself keeps every violation.
+   */
   toProblem(): { type: string; title: string; status: number; detail: string } & Record<string, unknown> {
-    return { type: this.type, title: this.title, status: this.status, detail: this.message, ...this.extensions };
+    const problem = { type: this.type, title: this.title, status: this.status, detail: this.message, ...this.extensions };
+    const errors = this.extensions.errors;
+    if (!Array.isArray(errors) || errors.length <= MAX_PROBLEM_ERRORS) return problem;
+    return {
+      ...problem,
+      detail: `${this.message} Only the first ${MAX_PROBLEM_ERRORS} of ${errors.length} errors are listed; ${errors.length - MAX_PROBLEM_ERRORS} more were omitted.`,
+      errors: errors.slice(0, MAX_PROBLEM_ERRORS),
+      errorCount: errors.length,
+    };
   }
 
   /** Problem `type` URI: a stable, documented identifier per error kind. */
@@ -111,5 +129,18 @@ export class ServiceUnavailableError extends DomainError {
   readonly title = 'Service Unavailable';
   constructor(detail: string, retryAfterSeconds = 5) {
     super(detail, {}, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/**
+ * 410: a presigned upload that never completed, only ever the `problem` of a REJECTED upload slot. `reason` is
+ * `expired` (no archive arrived before the slot's `expiresAt`) or `interrupted` (an archive arrived but its
+ * validation never completed); in both cases nothing was stored and the uploaded object was deleted.
+ */
+export class UploadNotCompletedError extends DomainError {
+  readonly status = 410;
+  readonly title = 'Upload Not Completed';
+  constructor(detail: string, reason: 'expired' | 'interrupted') {
+    super(detail, { reason });
   }
 }

@@ -1,6 +1,6 @@
 import { BadRequestError, type ProblemViolation } from './errors.js';
 
-/** Default and maximum `limit` of every cursor-paged listing (decisions.md, "Deployments"). */
+/** Default and maximum `limit` of every cursor-paged listing (docs/contract.md, "Deployments"). */
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1_000;
 

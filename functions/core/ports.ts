@@ -77,7 +77,11 @@ export type RecordVersionOutcome =
   | { kind: 'stored' }
   | { kind: 'version-exists' }
   | { kind: 'quota-exceeded'; quotaBytes: number; usedBytes: number }
-  | { kind: 'company-not-found' };
+  | { kind: 'company-not-found' }
+  /** The guarding staged archive was abandoned by the sweeper (or is gone): nothing was recorded. */
+  | { kind: 'staging-abandoned' }
+  /** The guarding slot is no longer PROCESSING under this claim (rejected by the sweeper, taken over): nothing was recorded. */
+  | { kind: 'claim-lost' };
 
 /** A scenario summary: its name and the versions stored (scenarios table, `SCENARIO#{id}`). */
 export interface ScenarioSummary {
@@ -113,12 +117,56 @@ export interface ScenarioRepository {
    * Atomically (one DynamoDB transaction): creates the version if (company, id, version) is new, adds `size` to the
    * company's `usedBytes` only if the result stays within `quotaBytes`, and updates the scenario summary.
    */
-  recordVersion(version: ScenarioVersion): Promise<RecordVersionOutcome>;
+  recordVersion(version: ScenarioVersion, guards?: RecordVersionGuards): Promise<RecordVersionOutcome>;
+  /**
+   * Records the intent to write `staged.archiveKey` (conditional put of a new item), before the object is written, so
+   * that an archive whose version never gets recorded (the process died in between) can be found and deleted.
+   */
+  stageArchive(staged: StagedArchive): Promise<void>;
+  /** Forgets a staged archive whose object the caller has deleted itself (a refused upload). Absent ones are ignored. */
+  discardStagedArchive(company: string, stagedId: string): Promise<void>;
+  /**
+   * Marks a staged archive abandoned (conditional write: it still exists): from then on a recordVersion guarded by it
+   * fails with `staging-abandoned`, so its object may be deleted. @returns false when it no longer exists (recorded or discarded).
+   */
+  abandonStagedArchive(company: string, stagedId: string): Promise<boolean>;
+  /** Staged archives whose `sweepAt` is at or before `now` (ISO-8601), at most `limit`, by an index query (no scan). */
+  overdueStagedArchives(now: string, limit: number): Promise<StagedArchive[]>;
   /** Returns `scenarioId#version` strings of the given references that exist in `companyId`, with batched reads. */
   existingVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<Set<string>>;
 }
 
-/** An active deployment: (company, device, scenario, version) is its identity (decisions.md, "Deployments"). */
+/**
+ * An archive object written (or about to be written) under its final key whose version record is not yet written
+ * (scenarios table, `STAGED#{stagedId}`). recordVersion deletes it in its transaction, so a staged archive that
+ * outlives `sweepAt` belongs to an upload that never finished: the sweeper deletes its object.
+ */
+export interface StagedArchive {
+  company: string;
+  /** ULID: the last segment of the archive key. */
+  stagedId: string;
+  /** Final object key (archiveKeyFor). */
+  archiveKey: string;
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601: after this the upload is considered dead (longer than any processing may take). */
+  sweepAt: string;
+  /** Set by abandonStagedArchive: the object is being deleted and may no longer be recorded. */
+  abandoned?: boolean;
+}
+
+/** What a recordVersion transaction must also check and change, atomically with the version record. */
+export interface RecordVersionGuards {
+  /** The staged archive of `archiveKey`: deleted by the transaction, which fails if it was abandoned or is gone. */
+  stagedId: string;
+  /**
+   * The upload slot being processed: the transaction moves it to STORED with `result`, and fails unless it is still
+   * PROCESSING under `claimedAt` (a slot the sweeper rejected never gets a version).
+   */
+  slot?: { uploadId: string; claimedAt: string; result: Record<string, unknown> };
+}
+
+/** An active deployment: (company, device, scenario, version) is its identity (docs/contract.md, "Deployments"). */
 export interface ActiveDeployment {
   /** ULID of the action that created it. */
   id: string;
@@ -131,6 +179,26 @@ export interface ActiveDeployment {
   /** `sub` of the caller. */
   deployedBy: string;
   note?: string;
+}
+
+/** Who undeployed an active deployment, when and why: the UNDEPLOY action recorded on the deployment itself. */
+export interface UndeployMark {
+  /** ULID of the UNDEPLOY action (= its result item `id`). */
+  id: string;
+  /** ISO-8601. */
+  at: string;
+  /** `sub` of the caller. */
+  by: string;
+  note?: string;
+}
+
+/**
+ * The stored state of one (company, device, scenario, version): an active deployment, or one just undeployed
+ * (`undeploy` set) whose history and event are still to be derived from the table's stream before it is purged.
+ * Listings and existence checks treat an undeployed one as absent.
+ */
+export interface DeploymentSlot extends ActiveDeployment {
+  undeploy?: UndeployMark;
 }
 
 /** One line of the deployment history: every action, successful or not. */
@@ -162,17 +230,30 @@ export interface Page<T> {
 /** Active deployments and history (deployments table). */
 export interface DeploymentRepository {
   /**
-   * Creates the active deployment only if no deployment with the same identity is active (one conditional write):
-   * of two racing identical calls exactly one returns `activated`. History is appended separately (recordHistory).
+   * Creates the active deployment only if no deployment with the same identity is active (one conditional write,
+   * which replaces an undeployed slot): of two racing identical calls exactly one returns `activated`. Its history
+   * entry and event are derived from the table's stream (DeploymentSlot images), not written here.
    */
   activate(deployment: ActiveDeployment): Promise<'activated' | 'already-active'>;
-  /** Removes the active deployment only if it is active (one conditional delete): of two racing calls one wins. */
-  deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>): Promise<'deactivated' | 'already-inactive'>;
   /**
-   * Appends history entries (every action of a request, SUCCESS and FAILURE) with batched writes.
+   * Marks the active deployment undeployed with `undeploy` only if it is active (one conditional write): of two
+   * racing calls one wins. The slot stops counting as active at once; its history entry and event are derived from
+   * the table's stream, which then purges it (purgeUndeployed).
+   */
+  deactivate(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    undeploy: UndeployMark,
+  ): Promise<'deactivated' | 'already-inactive'>;
+  /**
+   * Writes history entries with batched, idempotent puts keyed by the entry id (writing one twice leaves one entry).
    * @throws Error when some entries could not be written after retries.
    */
   recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void>;
+  /**
+   * Deletes undeployed slots whose UNDEPLOY is `undeployId` (conditional deletes: a slot deployed again since, or
+   * already purged, is left alone).
+   */
+  purgeUndeployed(slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[]): Promise<void>;
   /**
    * Lists active deployments of one device, or of every device when `deviceId` is undefined, ordered by
    * (device, scenario, version). @throws BadRequestError on a cursor this adapter did not issue.
@@ -204,6 +285,8 @@ export interface ArchiveStore {
   get(key: string): Promise<Uint8Array | undefined>;
   /** Deletes `key`; absent keys are ignored. */
   delete(key: string): Promise<void>;
+  /** Size (bytes) and last-modified time (ISO-8601: when its upload completed) of `key`; undefined when absent. */
+  stat(key: string): Promise<{ size: number; lastModified: string } | undefined>;
   /** A URL that lets its holder PUT one object at `key` with `contentType` until it expires (seconds). */
   presignPut(key: string, contentType: string, expiresInSeconds: number): Promise<string>;
 }
@@ -227,6 +310,11 @@ export interface UploadSlot {
   status: UploadSlotStatus;
   /** ISO-8601: when a processor claimed the slot (status PROCESSING). */
   claimedAt?: string;
+  /**
+   * ISO-8601: when the sweeper looks at the slot if it is still open (PENDING: `expiresAt`; PROCESSING: the claim's
+   * deadline). Kept only while the slot is open, so only open slots are in the sweep index.
+   */
+  sweepAt?: string;
   /** When STORED: the 201 body of a direct upload. */
   result?: Record<string, unknown>;
   /** When REJECTED: the problem+json body a direct upload would get (409, 413, 422). */
@@ -235,7 +323,7 @@ export interface UploadSlot {
 
 /** Presigned upload slots. */
 export interface UploadSlotRepository {
-  /** Records a new PENDING slot. */
+  /** Records a new PENDING slot (with its `sweepAt`). */
   create(slot: UploadSlot): Promise<void>;
   /** Returns the slot, or undefined when `company` has no such upload. */
   get(company: string, uploadId: string): Promise<UploadSlot | undefined>;
@@ -243,12 +331,19 @@ export interface UploadSlotRepository {
    * Claims a slot for processing (conditional write PENDING → PROCESSING, or a PROCESSING claim older than
    * `staleBefore`, left by a processor that died): of two racing events exactly one gets true.
    */
-  claim(company: string, uploadId: string, claimedAt: string, staleBefore: string): Promise<boolean>;
+  claim(company: string, uploadId: string, claimedAt: string, staleBefore: string, sweepAt: string): Promise<boolean>;
   /**
    * Moves a PROCESSING slot claimed at `claimedAt` to its outcome (conditional write): false when the claim was lost,
    * so a redelivered event cannot overwrite the first outcome.
    */
   complete(company: string, uploadId: string, claimedAt: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean>;
+  /**
+   * Rejects an open slot with `problem` (conditional write): only if it is still PENDING, or still PROCESSING under
+   * `claimedAt` when given, so a sweeper racing a processor never overwrites a real outcome. @returns whether it applied.
+   */
+  reject(company: string, uploadId: string, expected: { status: 'PENDING' } | { status: 'PROCESSING'; claimedAt: string }, problem: Record<string, unknown>): Promise<boolean>;
+  /** Open slots whose `sweepAt` is at or before `now` (ISO-8601), at most `limit`, by an index query (no scan). */
+  overdue(now: string, limit: number): Promise<UploadSlot[]>;
 }
 
 /** Issues access tokens for username/password (local issuer, Cognito in AWS). */
@@ -257,7 +352,10 @@ export interface IdentityProvider {
   issueToken(username: string, password: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined>;
 }
 
-/** Emitted for each successful DEPLOY or UNDEPLOY (EventBridge in AWS, an in-process bus locally). */
+/**
+ * Emitted for each successful DEPLOY or UNDEPLOY (EventBridge in AWS, an in-process bus locally), derived from the
+ * deployments table's stream. `deploymentId` identifies the change: a consumer that sees it twice has seen one change.
+ */
 export interface DeploymentChangedEvent {
   type: 'DeploymentChanged';
   company: string;
@@ -275,6 +373,10 @@ export interface DeploymentChangedEvent {
 
 /** Publishes domain events so integrators need not poll. */
 export interface EventPublisher {
-  /** Publishes events in order; @throws when the bus refuses them (the caller logs; the deployments stand). */
+  /**
+   * Publishes events in order. Publishing an event whose `deploymentId` was published before is allowed (the
+   * stream consumer retries whole batches); the local bus drops such repeats, EventBridge delivers at least once.
+   * @throws when the bus refuses them (the stream consumer then retries the batch).
+   */
   publish(events: readonly DeploymentChangedEvent[]): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { ForbiddenError } from './errors.js';
 
-/** Permissions carried in the token's space-separated `scope` claim (decisions.md, "Authentication and permissions"). */
+/** Permissions carried in the token's space-separated `scope` claim (docs/contract.md, "Authentication and permissions"). */
 export const SCOPES = [
   'scenarios:read',
   'scenarios:write',

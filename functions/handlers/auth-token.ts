@@ -7,7 +7,7 @@ const TokenRequestSchema = z.object({ username: z.string().min(1).max(256), pass
 
 /**
  * POST {auth_url}/token with `{ username, password }` → `{ access_token, token_type: "Bearer", expires_in }`
- * (decisions.md); 401 problem+json on bad credentials, 400 on a malformed body.
+ * (docs/contract.md); 401 problem+json on bad credentials, 400 on a malformed body.
  */
 export const handler = publicHttpHandler(async (event) => {
   const parsed = TokenRequestSchema.safeParse(jsonBody(event));

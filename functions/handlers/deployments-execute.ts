@@ -1,7 +1,7 @@
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { BadRequestError } from '../core/errors.js';
 import { executeDeployments } from '../core/deployments.js';
-import { eventPublisher, idempotencyStore, services } from '../platform/composition.js';
+import { idempotencyStore, services } from '../platform/composition.js';
 import { httpHandler, jsonBody, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
 import { idempotencyWhenKeyed } from '../platform/idempotency.js';
 import { logger } from '../platform/logger.js';
@@ -39,7 +39,7 @@ export const handler = httpHandler(
     const { devices, scenarios, deployments } = services();
     const result = await executeDeployments(
       {
-        devices, scenarios, deployments, events: eventPublisher(),
+        devices, scenarios, deployments,
         onError: (error, context) => logger.error('Deployment write failed', { error: error as Error, ...context }),
       },
       principal,

@@ -2,6 +2,9 @@ import { listDeploymentHistory } from '../core/deployment-history.js';
 import { services } from '../platform/composition.js';
 import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platform/http.js';
 
+// At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
+services().cursors.load();
+
 /**
  * GET {base_url}/companies/{companyId}/resources/deployments/history (issue 4, point 5): every DEPLOY and UNDEPLOY
  * attempted, newest first, `{ items, nextCursor }`, filtered by `deviceId`, `scenarioId`, `version`, `from`, `to`

@@ -6,13 +6,14 @@ import { logger } from '../platform/logger.js';
 
 /**
  * S3 ObjectCreated notification (prefix `uploads/`): validates and stores each archive PUT through a presigned
- * upload slot. Keys arrive URL-encoded with `+` for spaces, as S3 sends them. An unexpected failure throws, so the
+ * upload slot. Keys arrive URL-encoded with `+` for spaces, as S3 sends them; the record's `eventTime` (when the
+ * PUT completed) decides whether the archive arrived before the slot expired. An unexpected failure throws, so the
  * event is retried (then sent to the dead-letter queue in AWS).
  */
 export const handler = middy<S3Event, void>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
   for (const record of event.Records) {
     const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
-    const outcome = await processUploadedArchive(services(), key);
+    const outcome = await processUploadedArchive(services(), key, record.eventTime);
     logger.info('Processed uploaded archive', { key, outcome, size: record.s3.object.size });
   }
 });

@@ -2,6 +2,9 @@ import { listScenarios } from '../core/scenarios/catalog.js';
 import { services } from '../platform/composition.js';
 import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platform/http.js';
 
+// At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
+services().cursors.load();
+
 /**
  * GET {base_url}/companies/{companyId}/resources/scenarios: the company's scenarios ordered by id, `{ items,
  * nextCursor }`, paginated with `limit` and `cursor`.

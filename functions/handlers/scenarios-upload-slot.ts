@@ -1,5 +1,6 @@
 import { requestUploadSlot } from '../core/scenarios/presigned-upload.js';
 import { services } from '../platform/composition.js';
+import { uploadSlotLifetimeSeconds } from '../platform/config.js';
 import { httpHandler, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
 
 /**
@@ -9,7 +10,8 @@ import { httpHandler, jsonResponse, pathParameter, singleQueryParameters } from 
 export const handler = httpHandler(async (event, { principal }) => {
   const companyId = pathParameter(event, 'companyId');
   singleQueryParameters(event, []);
-  const grant = await requestUploadSlot(services(), principal, companyId);
+  const lifetime = uploadSlotLifetimeSeconds();
+  const grant = await requestUploadSlot({ ...services(), ...(lifetime === undefined ? {} : { urlLifetimeSeconds: lifetime }) }, principal, companyId);
   return jsonResponse(201, grant, {
     location: `/companies/${encodeURIComponent(companyId)}/resources/scenarios/uploads/${grant.uploadId}`,
     'cache-control': 'no-store',

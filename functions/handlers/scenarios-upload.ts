@@ -1,9 +1,8 @@
-import httpMultipartBodyParser from '@middy/http-multipart-body-parser';
 import { BadRequestError, PayloadTooLargeError } from '../core/errors.js';
-import { authorize } from '../core/principal.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
 import { services } from '../platform/composition.js';
-import { httpHandler, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
+import { authorization, httpHandler, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
+import { type MultipartForm, multipartFormBody } from '../platform/multipart.js';
 
 /**
  * Largest archive accepted on the upload address, bytes (4 MiB). Lambda receives at most 6 MB per synchronous
@@ -12,23 +11,16 @@ import { httpHandler, jsonResponse, pathParameter, singleQueryParameters } from 
  */
 export const MAX_DIRECT_UPLOAD_BYTES = 4 * 1024 * 1024;
 
-interface FilePart {
-  filename?: string;
-  content: Buffer;
-  truncated?: boolean;
-}
-
 /**
  * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios (spec endpoint 2): multipart part `payload`.
- * 201 stored (Location, body per decisions.md) / 409 version exists / 413 quota / 422 invalid archive.
+ * 201 stored (Location, body per docs/contract.md) / 409 version exists / 413 quota / 422 invalid archive. The token, its
+ * `scenarios:write` scope and the company are checked before the body is parsed (403 first, whatever the body).
  */
 export const handler = httpHandler(
   async (event, { principal }) => {
     const companyId = pathParameter(event, 'companyId');
-    authorize(principal, 'scenarios:write', companyId);
     singleQueryParameters(event, []);
-    const parts = event.body as unknown as Record<string, unknown>;
-    const payload = parts?.payload as FilePart | FilePart[] | string | undefined;
+    const payload = (event.body as unknown as MultipartForm).payload;
     if (payload === undefined || typeof payload === 'string' || Array.isArray(payload) || !Buffer.isBuffer(payload.content)) {
       throw new BadRequestError("The form must contain exactly one file part named 'payload' holding the ZIP archive.", [
         { path: 'payload', message: Array.isArray(payload) ? 'given more than once' : 'missing or not a file part' },
@@ -45,6 +37,6 @@ export const handler = httpHandler(
       location: `/companies/${encodeURIComponent(companyId)}/resources/scenarios/${encodeURIComponent(stored.id)}/versions/${encodeURIComponent(stored.version)}`,
     });
   },
-  // The parser's types target REST API (v1) events; it reads only `headers`, `body` and `isBase64Encoded`, which v2 events share.
-  httpMultipartBodyParser({ busboy: { limits: { files: 2, fileSize: MAX_DIRECT_UPLOAD_BYTES, fields: 10 } } }) as unknown as Parameters<typeof httpHandler>[1],
+  authorization('scenarios:write', 'companyId'),
+  multipartFormBody({ files: 2, fileBytes: MAX_DIRECT_UPLOAD_BYTES, fields: 10 }),
 );

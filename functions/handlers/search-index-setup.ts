@@ -1,5 +1,6 @@
 import middy from '@middy/core';
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
+import { retryWhileUnavailable, SETUP_RETRY_BUDGET_MS, type RetryOptions } from '../adapters/aws/opensearch-indexes.js';
 import { logger } from '../platform/logger.js';
 import { openSearchIndexes } from '../platform/search-composition.js';
 
@@ -14,19 +15,36 @@ export interface SetupResult {
 /**
  * CloudFormation custom resource (`onEvent` of the CDK Provider framework) installing the search index in the
  * OpenSearch domain. Create and Update: put the index template (opensearch-queries.ts `indexTemplate()`, for every
- * `<alias>-*` index) and, when the alias does not exist, create the first concrete index `<alias>-<UTC time>` with
- * the alias; existing indexes and their data are untouched (run the reindex to apply changed mappings to them).
- * Delete: nothing, the index and its data are retained, like the tables.
- * @throws ServiceUnavailableError when the domain cannot be reached; OpenSearchRequestError when it refuses the
- *   template or the index; CloudFormation then reports the resource as failed.
+ * `<alias>-*` index, with OPENSEARCH_REPLICAS replicas) and, when the alias does not exist, create the first
+ * concrete index `<alias>-<UTC time>` with the alias; existing indexes keep their data and mappings and take the
+ * replica count (run the reindex to apply changed mappings to them). While the domain answers 403, 429, 5xx or
+ * cannot be reached, the whole setup is tried again with exponential backoff (2 s doubling to 60 s) for up to
+ * SETUP_RETRY_BUDGET_MS. Delete: nothing, the index and its data are retained, like the tables.
+ * @param retry waiting overrides (tests inject `sleep` and `now`).
+ * @throws ServiceUnavailableError when the domain still cannot be reached once the budget is spent;
+ *   OpenSearchRequestError when it refuses the template or the index (403 only after the budget); CloudFormation
+ *   then reports the resource as failed.
  */
-export const handler = middy<CloudFormationCustomResourceEvent, SetupResult>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
-  const indexes = openSearchIndexes();
-  if (event.RequestType === 'Delete') {
-    logger.info('Search index setup: delete requested; the index and its data are retained', { alias: indexes.alias });
-    return { PhysicalResourceId: event.PhysicalResourceId };
-  }
-  const { indexes: behindAlias, created } = await indexes.ensure();
-  logger.info('Search index setup done', { alias: indexes.alias, indexes: behindAlias, created, requestType: event.RequestType });
-  return { PhysicalResourceId: indexes.alias, Data: { Indexes: behindAlias.join(',') } };
-});
+export function createHandler(retry: RetryOptions = {}): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
+  return middy<CloudFormationCustomResourceEvent, SetupResult>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+    const indexes = openSearchIndexes();
+    if (event.RequestType === 'Delete') {
+      logger.info('Search index setup: delete requested; the index and its data are retained', { alias: indexes.alias });
+      return { PhysicalResourceId: event.PhysicalResourceId };
+    }
+    const { indexes: behindAlias, created } = await retryWhileUnavailable(() => indexes.ensure(), {
+      budgetMs: SETUP_RETRY_BUDGET_MS,
+      ...retry,
+      onRetry: (error, attempt, delayMs) => {
+        logger.warn('Search index setup: the domain refused, trying again', {
+          attempt, delayMs, error: error instanceof Error ? error.message : String(error),
+        });
+      },
+    });
+    logger.info('Search index setup done', { alias: indexes.alias, indexes: behindAlias, created, replicas: indexes.replicas, requestType: event.RequestType });
+    return { PhysicalResourceId: indexes.alias, Data: { Indexes: behindAlias.join(',') } };
+  });
+}
+
+/** The deployed handler (see createHandler). */
+export const handler = createHandler();

@@ -1,5 +1,5 @@
 /**
- * Deterministic local demo data (decisions.md, "Local demo data"): the demo companies, the demo users and a
+ * Deterministic local demo data (docs/contract.md, "Local demo data"): the demo companies, the demo users and a
  * generator of realistic kiosk fleets. Everything here is pure: the same inputs give the same output on every
  * run and machine (seeded PRNG, fixed reference date, no `Math.random`, no `Date.now`).
  */

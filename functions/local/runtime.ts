@@ -5,17 +5,19 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
-import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEXER_ENTRY, type ApiName } from '../../lib/routes.js';
+import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../../lib/routes.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
 import { createAdminServer, RUNTIME_FILE } from './admin.js';
+import { localCursorSigningKey } from './cursor-key.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { freePort } from './free-port.js';
 import { createApiServer } from './http-gateway.js';
 import { toS3Event } from './s3-events.js';
 import { seedDemoData, seedUsers } from './seed.js';
-import { DynamoDbStreamPoller } from './stream-poller.js';
+import { FileStreamCheckpoints } from './file-checkpoints.js';
+import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables } from './tables.js';
 
 /** Ports of the local runtime; 0 picks a free port. */
@@ -76,7 +78,8 @@ function listen(server: Server, port: number): Promise<void> {
 /**
  * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver,
  * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
- * handler, the local token issuer, and the three API listeners invoking the Lambda handlers of the route table.
+ * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), and the
+ * three API listeners invoking the Lambda handlers of the route table.
  * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's.
  * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
  */
@@ -92,7 +95,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   };
 
   try {
-    const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb });
+    const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb, log });
     stops.push(dynamo.stop);
     const s3 = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: join(dataDirectory, 's3'), silent: true, configureBuckets: [{ name: LOCAL_BUCKET }] });
     await s3.run();
@@ -118,7 +121,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       JWT_ISSUER: addresses.auth,
       JWT_AUDIENCE: LOCAL_AUDIENCE,
       JWKS_URL: `${addresses.auth}/.well-known/jwks.json`,
+      // Signs the listings' cursors; kept in the data folder so that cursors survive restarts.
+      CURSOR_SIGNING_KEY: await localCursorSigningKey(authDirectory),
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      // The addresses the OpenAPI document names in `servers`: the ports actually listened on.
+      MAIN_API_URL: addresses.api,
+      UPLOAD_API_URL: addresses.upload,
+      AUTH_API_URL: addresses.auth,
     });
 
     const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -129,12 +138,21 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const seeded = await seedDemoData(built);
     if (seeded) log('Seeded the demo data (companies acme and globex, 240 devices, 2 scenarios with 2 versions each).');
 
-    const indexer = (await import(new URL(`file://${resolve(options.root, SEARCH_INDEXER_ENTRY)}`).href)) as {
-      handler: (event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>;
+    const consumer = async (entry: string): Promise<StreamConsumer> => {
+      const module = (await import(new URL(`file://${resolve(options.root, entry)}`).href)) as {
+        handler: (event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>;
+      };
+      return (event) => module.handler(event, {});
     };
     const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    const poller = new DynamoDbStreamPoller(streams, [...streamArns.values()], (event) => indexer.handler(event, {}), {
+    const poller = new DynamoDbStreamPoller(streams, streamArns.search, await consumer(SEARCH_INDEXER_ENTRY), {
       onError: (error) => log(`stream poller: ${(error as Error).message}`),
+    });
+    // Deployment changes resume where they stopped (history and events are derived from every change, even one made
+    // just before a crash); the search streams start at LATEST because the index is rebuilt from a scan below.
+    const changesPoller = new DynamoDbStreamPoller(streams, streamArns['deployment-changes'], await consumer(DEPLOYMENT_CHANGES_ENTRY), {
+      onError: (error) => log(`deployment changes poller: ${(error as Error).message}`),
+      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json')),
     });
     // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: two retries).
     const uploaded = (await import(new URL(`file://${resolve(options.root, ARCHIVE_UPLOADED.entry)}`).href)) as {
@@ -162,6 +180,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stops.push(async () => {
       await Promise.allSettled([...inFlight]);
     });
+    // The upload sweeper on a timer: the handler the schedule runs on AWS, one run at a time.
+    const sweeper = (await import(new URL(`file://${resolve(options.root, UPLOAD_SWEEPER.entry)}`).href)) as {
+      handler: (event: unknown, context: unknown) => Promise<void>;
+    };
+    const sweepIntervalMs = Number(process.env.UPLOAD_SWEEP_INTERVAL_MS ?? 60_000);
+    if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 100) throw new Error(`UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds, at least 100; got '${process.env.UPLOAD_SWEEP_INTERVAL_MS}'.`);
+    let sweeping: Promise<void> | undefined;
+    const sweepTimer = setInterval(() => {
+      sweeping ??= sweeper.handler({}, {})
+        .catch((error: unknown) => log(`upload sweeper: ${(error as Error).message}`))
+        .finally(() => { sweeping = undefined; });
+    }, sweepIntervalMs);
+    stops.push(async () => {
+      clearInterval(sweepTimer);
+      await sweeping;
+    });
     await poller.positionAtLatest();
     let indexedDocuments = 0;
     try {
@@ -171,14 +205,20 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
       log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
     }
+    await changesPoller.resume();
     poller.start();
+    changesPoller.start();
     stops.push(async () => {
-      await poller.stop();
+      await Promise.all([poller.stop(), changesPoller.stop()]);
       streams.destroy();
     });
 
     for (const api of ['api', 'upload', 'auth'] as const) {
-      const server = createApiServer(api === 'api' ? 'main' : api, ROUTES, options.root, (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`));
+      const server = createApiServer(api === 'api' ? 'main' : api, ROUTES, options.root, (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`), {
+        main: addresses.api,
+        upload: addresses.upload,
+        auth: addresses.auth,
+      });
       await listen(server, ports[api]);
       stops.push(
         () =>

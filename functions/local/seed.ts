@@ -7,7 +7,7 @@ import { uploadScenario } from '../core/scenarios/upload.js';
 import type { Services } from '../platform/composition.js';
 import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, generateDemoDevices } from './demo-data.js';
 
-/** The demo scenario of each company: two versions, so deployments can be tried at once (decisions.md). */
+/** The demo scenario of each company: two versions, so deployments can be tried at once (docs/contract.md). */
 export const DEMO_SCENARIOS = [
   { company: 'acme', id: 'acme-welcome', name: 'Acme welcome screen', description: 'Greets shoppers and shows the weekly offers.' },
   { company: 'globex', id: 'globex-timetable', name: 'Globex live timetable', description: 'Shows departures and platform changes.' },
@@ -45,7 +45,7 @@ export async function seedUsers(authDirectory: string): Promise<void> {
 }
 
 /**
- * Seeds the deterministic demo (decisions.md, "Local demo data") when the companies table is empty: companies,
+ * Seeds the deterministic demo (docs/contract.md, "Local demo data") when the companies table is empty: companies,
  * 120 devices per company, and two versions of one scenario per company, uploaded through the upload use case.
  * @returns whether anything was seeded.
  */

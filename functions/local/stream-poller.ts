@@ -25,6 +25,17 @@ interface ShardCursor {
   notBefore: number;
 }
 
+/**
+ * Where a poller keeps, per shard (`{streamArn}|{shardId}`), the sequence number of the last record its consumer
+ * handled, so that a restarted poller resumes after it (the Lambda event source mapping keeps the same position).
+ */
+export interface StreamCheckpoints {
+  /** The saved positions; none on a first start. */
+  load(): Promise<Map<string, string>>;
+  /** Replaces the saved positions (durably: a crash right after leaves them readable). */
+  save(positions: ReadonlyMap<string, string>): Promise<void>;
+}
+
 /** A function consuming DynamoDB stream batches: the Lambda event-source contract. */
 export type StreamConsumer = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
@@ -49,8 +60,10 @@ function toLambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord
 /**
  * Reads DynamoDB Local streams and delivers batches in the Lambda `DynamoDBStreamEvent` shape to a consumer, as the
  * Lambda event source mapping does: in order per shard, up to `batchSize` records, and on `batchItemFailures` it
- * redelivers from the first failed record after a back-off. Shards open at start are read from LATEST (the index is
- * rebuilt from a scan right after); shards that appear later are read from TRIM_HORIZON.
+ * redelivers from the first failed record after a back-off. Either shards open at start are read from LATEST
+ * (positionAtLatest: the search index is rebuilt from a scan right after), or, with `checkpoints`, every shard resumes
+ * after its last handled record, or from TRIM_HORIZON when it has none (resume: nothing written while no poller ran
+ * is missed, so the consumer must be idempotent). Shards that appear later are read from TRIM_HORIZON.
  */
 export class DynamoDbStreamPoller {
   private readonly shards = new Map<string, ShardCursor>();
@@ -58,17 +71,55 @@ export class DynamoDbStreamPoller {
   private running: Promise<void> | undefined;
   private stopped = false;
   private lastDiscovery = 0;
+  private positions = new Map<string, string>();
 
   constructor(
     private readonly client: DynamoDBStreamsClient,
     private readonly streamArns: readonly string[],
     private readonly consumer: StreamConsumer,
-    private readonly options: { intervalMs?: number; idleIntervalMs?: number; batchSize?: number; onError?: (error: unknown) => void } = {},
+    private readonly options: {
+      intervalMs?: number; idleIntervalMs?: number; batchSize?: number; onError?: (error: unknown) => void; checkpoints?: StreamCheckpoints;
+    } = {},
   ) {}
 
   /** Positions every open shard at LATEST. Call before rebuilding the index so no write falls between. */
   async positionAtLatest(): Promise<void> {
     await this.discoverShards('LATEST');
+  }
+
+  /**
+   * Positions every shard after its checkpoint (AFTER_SEQUENCE_NUMBER), or at TRIM_HORIZON without one.
+   * @throws Error when the poller has no `checkpoints`.
+   */
+  async resume(): Promise<void> {
+    if (this.options.checkpoints === undefined) throw new Error('resume() needs checkpoints.');
+    this.positions = await this.options.checkpoints.load();
+    await this.discoverShards('TRIM_HORIZON');
+  }
+
+  /** Records that the consumer handled `cursor`'s records up to `sequenceNumber`, and saves the checkpoints. */
+  private async checkpoint(cursor: ShardCursor, sequenceNumber: string | undefined): Promise<void> {
+    cursor.lastSequenceNumber = sequenceNumber;
+    if (this.options.checkpoints === undefined || sequenceNumber === undefined) return;
+    this.positions.set(`${cursor.streamArn}|${cursor.shardId}`, sequenceNumber);
+    await this.options.checkpoints.save(this.positions);
+  }
+
+  /** An iterator at `position`, or after the shard's checkpoint; TRIM_HORIZON when the checkpoint is trimmed away. */
+  private async iteratorAt(streamArn: string, shardId: string, position: 'LATEST' | 'TRIM_HORIZON'): Promise<string | undefined> {
+    const after = position === 'TRIM_HORIZON' ? this.positions.get(`${streamArn}|${shardId}`) : undefined;
+    if (after !== undefined) {
+      try {
+        const { ShardIterator } = await this.client.send(
+          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }),
+        );
+        return ShardIterator;
+      } catch (error) {
+        if (!(error instanceof TrimmedDataAccessException)) throw error;
+      }
+    }
+    const { ShardIterator } = await this.client.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: position }));
+    return ShardIterator;
   }
 
   /**
@@ -87,7 +138,11 @@ export class DynamoDbStreamPoller {
         .then((delivered) => {
           waitMs = delivered > 0 ? busyMs : Math.min(idleMs, Math.max(1, waitMs) * 2);
         })
-        .catch((error) => this.options.onError?.(error));
+        .catch((error) => {
+          // A backend that is down (DynamoDB Local restarting) is retried at the idle interval, not every 100 ms.
+          waitMs = idleMs;
+          this.options.onError?.(error);
+        });
       await this.running;
       if (!this.stopped) this.timer = setTimeout(tick, waitMs);
     };
@@ -115,10 +170,8 @@ export class DynamoDbStreamPoller {
             this.shards.set(key, { streamArn, shardId, iterator: undefined, lastSequenceNumber: undefined, pending: [], notBefore: 0 });
             continue; // closed before we started: already reflected in the table scan
           }
-          const { ShardIterator } = await this.client.send(
-            new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: newShardPosition }),
-          );
-          this.shards.set(key, { streamArn, shardId, iterator: ShardIterator, lastSequenceNumber: undefined, pending: [], notBefore: 0 });
+          const iterator = await this.iteratorAt(streamArn, shardId, newShardPosition);
+          this.shards.set(key, { streamArn, shardId, iterator, lastSequenceNumber: this.positions.get(key), pending: [], notBefore: 0 });
         }
         exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
       } while (exclusiveStartShardId !== undefined);
@@ -161,14 +214,14 @@ export class DynamoDbStreamPoller {
       const response = await this.consumer({ Records: batch.map((record) => toLambdaRecord(record, cursor.streamArn)) });
       const failures = response?.batchItemFailures ?? [];
       if (failures.length === 0) {
-        cursor.lastSequenceNumber = batch.at(-1)?.dynamodb?.SequenceNumber;
         cursor.pending = [];
+        await this.checkpoint(cursor, batch.at(-1)?.dynamodb?.SequenceNumber);
         continue;
       }
       const failedIds = new Set(failures.map((failure) => failure.itemIdentifier));
       const firstFailed = batch.findIndex((record) => failedIds.has(record.dynamodb?.SequenceNumber ?? '') || failedIds.has(record.eventID ?? ''));
       cursor.pending = firstFailed < 0 ? batch : batch.slice(firstFailed);
-      cursor.lastSequenceNumber = firstFailed > 0 ? batch[firstFailed - 1]?.dynamodb?.SequenceNumber : cursor.lastSequenceNumber;
+      if (firstFailed > 0) await this.checkpoint(cursor, batch[firstFailed - 1]?.dynamodb?.SequenceNumber);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     return delivered;

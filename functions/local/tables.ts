@@ -69,14 +69,18 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, sche
   return added;
 }
 
+/** Stream ARNs of the local tables, by consumer (TableKeySchema.stream). */
+export type StreamArns = Record<NonNullable<TableKeySchema['stream']>, string[]>;
+
 /**
- * Creates the four tables in DynamoDB Local if they do not exist, with the key design of `tables.ts` and
- * NEW_AND_OLD_IMAGES streams on the searchable ones (the CDK stack declares the same). Existing tables get the
- * indexes they lack (data folders of older versions), and then their data migration (AFTER_INDEXES_ADDED).
- * @returns the stream ARN of each searchable table.
+ * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts` and
+ * NEW_AND_OLD_IMAGES streams where TABLES names a consumer (the CDK stack declares the same). Existing tables get the
+ * indexes they lack (data folders of older versions), and then their data migration (AFTER_INDEXES_ADDED), and
+ * their stream when they have none yet.
+ * @returns the stream ARNs, by consumer.
  */
-export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<Map<string, string>> {
-  const streams = new Map<string, string>();
+export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {
+  const streams: StreamArns = { search: [], 'deployment-changes': [] };
   for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
     const tableName = names[logical];
     let description: TableDescription | undefined;
@@ -88,6 +92,11 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
     if (description !== undefined) {
       const added = await addMissingIndexes(client, tableName, schema, description);
       if (added.length > 0) await AFTER_INDEXES_ADDED[logical]?.(client, tableName);
+      if (schema.stream !== undefined && description.StreamSpecification?.StreamEnabled !== true) {
+        description = (
+          await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } }))
+        ).TableDescription;
+      }
     } else {
       const indexes = schema.globalSecondaryIndexes ?? [];
       const attributes = new Set<string>([schema.partitionKey, ...(schema.sortKey === undefined ? [] : [schema.sortKey])]);
@@ -106,12 +115,12 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
               ...(schema.sortKey === undefined ? [] : [{ AttributeName: schema.sortKey, KeyType: 'RANGE' as const }]),
             ],
             ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes.map(indexDefinition) }),
-            ...(schema.streamsToSearch ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } } : {}),
+            ...(schema.stream === undefined ? {} : { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } }),
           }),
         )
       ).TableDescription;
     }
-    if (schema.streamsToSearch && description?.LatestStreamArn !== undefined) streams.set(tableName, description.LatestStreamArn);
+    if (schema.stream !== undefined && description?.LatestStreamArn !== undefined) streams[schema.stream].push(description.LatestStreamArn);
   }
   return streams;
 }

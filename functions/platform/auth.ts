@@ -5,7 +5,7 @@ import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { type AuthConfig, authConfig } from './config.js';
 
-/** Asymmetric algorithms accepted (decisions.md): `alg: none` and HMAC are always rejected. */
+/** Asymmetric algorithms accepted (docs/contract.md): `alg: none` and HMAC are always rejected. */
 export const ACCEPTED_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 
 let cached: { config: AuthConfig; keys: JWTVerifyGetKey } | undefined;

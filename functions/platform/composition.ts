@@ -25,7 +25,8 @@ import { EventBridgeEventPublisher } from '../adapters/aws/eventbridge-event-pub
 import { LocalEventBus } from '../adapters/embedded/local-event-bus.js';
 import type { EventPublisher } from '../core/ports.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
-import { storageConfig } from './config.js';
+import { CursorCodec } from '../adapters/aws/cursor-codec.js';
+import { cursorSigningKey, storageConfig } from './config.js';
 
 /** Every adapter a handler may need, but the search index (search-composition.ts: `searchIndex()`). */
 export interface Services {
@@ -42,6 +43,8 @@ export interface Services {
   history: DeploymentHistory;
   archives: ArchiveStore;
   uploads: UploadSlotRepository;
+  /** Signs and verifies every listing's cursors (CURSOR_SIGNING_KEY, read on first use or by `load()`). */
+  cursors: CursorCodec;
 }
 
 let built: Services | undefined;
@@ -55,6 +58,9 @@ export function services(): Services {
     const tables: TableNames = {
       companies: config.companiesTable, devices: config.devicesTable, scenarios: config.scenariosTable, deployments: config.deploymentsTable,
     };
+    // One codec signs every listing's cursors; CURSOR_SIGNING_KEY is read on the first cursor, so functions that never
+    // page (and are not given the key) never need it.
+    const cursors = new CursorCodec(cursorSigningKey);
     built = {
       dynamoDb,
       s3,
@@ -62,11 +68,12 @@ export function services(): Services {
       companies: new DynamoDbCompanyRepository(dynamoDb, tables),
       devices: new DynamoDbDeviceRepository(dynamoDb, tables),
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
-      catalog: new DynamoDbScenarioCatalog(dynamoDb, tables),
-      deployments: new DynamoDbDeploymentRepository(dynamoDb, tables),
-      history: new DynamoDbDeploymentHistory(dynamoDb, tables),
+      catalog: new DynamoDbScenarioCatalog(dynamoDb, tables, cursors),
+      deployments: new DynamoDbDeploymentRepository(dynamoDb, tables, cursors),
+      history: new DynamoDbDeploymentHistory(dynamoDb, tables, cursors),
       archives: new S3ArchiveStore(s3, config.archiveBucket),
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
+      cursors,
     };
   }
   return built;

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { BadRequestError, type ProblemViolation } from '../core/errors.js';
-import type { Principal } from '../core/principal.js';
+import { authorize, type Principal, type Scope } from '../core/principal.js';
 import { authenticate } from './auth.js';
 import { problemJsonErrors } from './problem.js';
 
@@ -15,13 +15,29 @@ export type RouteHandler<TContext extends Context = AuthenticatedContext> = (
   context: TContext,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
-type HttpMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
+/** A middy middleware of the HTTP handlers. */
+export type HttpMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
 
 /** middy middleware: verifies the bearer token before any body parsing and puts the caller on `context.principal`. */
 export function bearerAuthentication(): HttpMiddleware {
   return {
     before: async (request) => {
       (request.context as AuthenticatedContext).principal = await authenticate(request.event);
+    },
+  };
+}
+
+/**
+ * middy middleware, registered after bearerAuthentication and before any body parser: checks that the caller holds
+ * `scope` and, with `companyParameter`, that the company in that path parameter is one of the token's, so that a
+ * caller without the right gets 403 before its body is read. The use cases keep their own checks.
+ * @throws ForbiddenError (403) naming the missing scope or the company; BadRequestError (400) for a malformed company.
+ */
+export function authorization(scope: Scope, companyParameter?: string): HttpMiddleware {
+  return {
+    before: async (request) => {
+      const { principal } = request.context as AuthenticatedContext;
+      authorize(principal, scope, companyParameter === undefined ? undefined : pathParameter(request.event, companyParameter));
     },
   };
 }
@@ -37,7 +53,7 @@ function stack(middlewares: HttpMiddleware[]) {
 
 /**
  * Wraps an authenticated route handler in the common middy stack: problem+json errors, header normalization,
- * bearer authentication, then `middlewares` (e.g. the multipart parser) in order.
+ * bearer authentication, then `middlewares` in order (e.g. `authorization(...)`, then the multipart parser).
  */
 export function httpHandler(handler: RouteHandler, ...middlewares: HttpMiddleware[]) {
   return stack([bearerAuthentication(), ...middlewares]).handler(handler as unknown as RouteHandler<Context>);

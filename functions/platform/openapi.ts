@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 description of the whole service (spec endpoints, decisions.md choices), served by
+ * The OpenAPI 3.1 description of the whole service (spec endpoints, docs/contract.md choices), served by
  * GET {base_url}/openapi.json. Hand-written object literals; enumerations, limits and the filter parameters come from
  * the domain modules so the document cannot drift from what the handlers accept.
  */
@@ -11,7 +11,7 @@ import {
   MESSAGE_LEVELS, SUB_DEVICE_HEALTH_STATES,
 } from '../core/devices.js';
 import {
-  UnprocessableRequestError,
+  UnprocessableRequestError, MAX_PROBLEM_ERRORS,
   BadRequestError, ConflictError, type DomainError, ForbiddenError, InvalidArchiveError, NotFoundError, PayloadTooLargeError,
   QuotaExceededError, ServiceUnavailableError, UnauthorizedError,
 } from '../core/errors.js';
@@ -37,15 +37,29 @@ function filterParameterName(field: FilterField): string {
   return `filter.${field.field}`;
 }
 
-/** The three addresses of decisions.md, "Addresses" (local defaults; on AWS, each is its own API Gateway API). */
-const SERVERS: Record<ApiName, Json> = {
-  main: { url: 'http://127.0.0.1:3000', description: 'Main API ({base_url}); on AWS an API Gateway HTTP API.' },
-  upload: {
-    url: 'http://127.0.0.1:3001',
-    description: 'Upload API ({scenario_upload_url}), used only for scenario uploads; on AWS its own API with its own payload limits and throttling.',
-  },
-  auth: { url: 'http://127.0.0.1:3002', description: 'Authentication service ({auth_url}); on AWS a small API in front of an Amazon Cognito user pool.' },
+/** Where each address listens when nothing else is known: the local runtime's default ports. */
+const DEFAULT_ADDRESSES: Record<ApiName, string> = { main: 'http://127.0.0.1:3000', upload: 'http://127.0.0.1:3001', auth: 'http://127.0.0.1:3002' };
+
+const SERVER_DESCRIPTIONS: Record<ApiName, string> = {
+  main: 'Main API ({base_url}); on AWS an API Gateway HTTP API.',
+  upload: 'Upload API ({scenario_upload_url}), used only for scenario uploads; on AWS its own API with its own payload limits and throttling.',
+  auth: 'Authentication service ({auth_url}); on AWS a small API in front of an Amazon Cognito user pool.',
 };
+
+/** Environment variables naming each address, set by the runtime (the local ports; the API URLs on AWS). */
+export const ADDRESS_ENVIRONMENT: Record<ApiName, string> = { main: 'MAIN_API_URL', upload: 'UPLOAD_API_URL', auth: 'AUTH_API_URL' };
+
+/**
+ * The three addresses of docs/contract.md, "Addresses", as `servers` entries: `addresses` first, then the environment
+ * (ADDRESS_ENVIRONMENT), then the local defaults. A trailing `/` (API Gateway stage URLs end with one) is dropped.
+ */
+function serversOf(baseUrls: Partial<Record<ApiName, string>>): Record<ApiName, Json> {
+  const server = (api: ApiName): Json => {
+    const url = baseUrls[api] ?? process.env[ADDRESS_ENVIRONMENT[api]] ?? DEFAULT_ADDRESSES[api];
+    return { url: url.replace(/\/+$/, ''), description: SERVER_DESCRIPTIONS[api] };
+  };
+  return { main: server('main'), upload: server('upload'), auth: server('auth') };
+}
 
 const INTERNAL_ERROR_TYPE = 'https://device-scenario-service.dev/problems/internal-server-error';
 
@@ -53,7 +67,7 @@ const INFO_DESCRIPTION = `Device scenario deployment and resource search service
 customized scenario package, deploy or undeploy scenario versions on devices, list active deployments, and search the
 fleet (devices and scenarios) with filters, full-text search, sorting and pagination.
 
-Contract choices where the specification is silent (decisions.md):
+Contract choices where the specification is silent (docs/contract.md):
 
 - **Addresses.** The main API (\`{base_url}\`), a separate upload address (\`{scenario_upload_url}\`) used only for
   uploads, and an authentication service (\`{auth_url}\`) that issues tokens at \`POST /token\` and publishes its keys at
@@ -87,7 +101,9 @@ Contract choices where the specification is silent (decisions.md):
   values. Without the \`company\` filter the search covers every company of the caller; a \`company\` outside the token
   gives 403. Unknown parameters and bad values give 400 naming the parameter and the allowed values.
 - **Errors.** Every error is RFC 9457 \`application/problem+json\` with \`type\`, \`title\`, \`status\`, \`detail\`, and
-  \`errors\` (a list of \`{ path, message }\`) where there are several.`;
+  \`errors\` (a list of \`{ path, message }\`) where there are several; at most ${MAX_PROBLEM_ERRORS} are listed, and a longer
+  list is cut, with \`errorCount\` giving the total. Locally, a path that exists with other methods only gives 405 with
+  \`Allow\`; a route sent to the wrong address gives 404 naming the address that serves it; headers above 16 KiB give 431.`;
 
 /* ----------------------------------------------------------------------------------------------------------------
  * Problem schemas and responses
@@ -108,7 +124,16 @@ function problemVariant(error: DomainError, description: string, extra: Json = {
   };
 }
 
-const violations = { type: 'array', items: ref('schemas', 'ProblemViolation'), minItems: 1 };
+/** A problem answered by the local gateway itself, before any handler (no DomainError class). */
+function gatewayProblem(status: number, title: string, description: string): Json {
+  const type = `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`;
+  return {
+    description,
+    allOf: [ref('schemas', 'Problem'), { type: 'object', properties: { type: { const: type }, title: { const: title }, status: { const: status } } }],
+  };
+}
+
+const violations = { type: 'array', items: ref('schemas', 'ProblemViolation'), minItems: 1, maxItems: MAX_PROBLEM_ERRORS };
 
 const problemSchemas: Json = {
   Problem: {
@@ -120,6 +145,11 @@ const problemSchemas: Json = {
       status: { type: 'integer', minimum: 400, maximum: 599, description: 'HTTP status code.' },
       detail: { type: 'string', description: 'Explanation specific to this occurrence.' },
       instance: { type: 'string', description: 'Request path of this occurrence.' },
+      errorCount: {
+        type: 'integer',
+        minimum: MAX_PROBLEM_ERRORS + 1,
+        description: `Present when \`errors\` was cut: the total number of violations, of which only the first ${MAX_PROBLEM_ERRORS} are listed (\`detail\` says how many were omitted).`,
+      },
     },
     required: ['type', 'title', 'status', 'detail'],
   },
@@ -173,6 +203,8 @@ const problemSchemas: Json = {
     new ServiceUnavailableError(''),
     "A backend is unavailable: the search engine, or the token issuer's key set (JWKS) needed to verify the token.",
   ),
+  MethodNotAllowedProblem: gatewayProblem(405, 'Method Not Allowed', 'The path exists on this address, with other methods only (listed in `Allow`).'),
+  RequestHeaderFieldsTooLargeProblem: gatewayProblem(431, 'Request Header Fields Too Large', 'The request headers exceed 16 KiB (a very long token or many cookies).'),
 };
 
 function problemContent(schema: Json, example?: Json): Json {
@@ -253,8 +285,18 @@ const problemResponses: Json = {
     description: 'Internal Server Error: an unexpected error, logged on the server.',
     content: problemContent(ref('schemas', 'InternalServerErrorProblem')),
   },
+  MethodNotAllowed: {
+    description: 'Method Not Allowed (local runtime; API Gateway answers 404): the path exists on this address with other methods only; `Allow` lists them. A method and path served by another address get 404 instead, naming that address.',
+    headers: { Allow: ref('headers', 'Allow') },
+    content: problemContent(ref('schemas', 'MethodNotAllowedProblem')),
+  },
+  RequestHeaderFieldsTooLarge: {
+    description: 'Request Header Fields Too Large (local runtime): the request headers exceed 16 KiB; nothing was processed.',
+    content: problemContent(ref('schemas', 'RequestHeaderFieldsTooLargeProblem')),
+  },
   ServiceUnavailable: {
-    description: "Service Unavailable: the search backend, or the token issuer's JWKS needed to verify the token, cannot be reached. Retry after `Retry-After` seconds.",
+    description:
+      "Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds.",
     headers: { 'Retry-After': ref('headers', 'Retry-After') },
     content: problemContent(ref('schemas', 'ServiceUnavailableProblem')),
   },
@@ -713,21 +755,28 @@ const uploadSlotSchemas: Json = {
       url: { type: 'string', format: 'uri', description: 'Presigned S3 URL (s3rver locally).' },
       method: { type: 'string', enum: ['PUT'] },
       headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Headers the PUT must carry.' },
-      expiresAt: dateTime('When the URL stops working.'),
+      expiresAt: dateTime('When the URL stops working: an archive arriving later is rejected (`expired`). 15 minutes after the request.'),
     },
     required: ['uploadId', 'url', 'method', 'headers', 'expiresAt'],
   },
   UploadSlotStatus: {
     type: 'object',
     description:
-      'PENDING until the archive has been PUT and validated; then STORED with the 201 body of a direct upload in `result`, or REJECTED with the 409, 413 or 422 problem a direct upload would get in `problem`.',
+      'PENDING until the archive has been PUT and validated; then STORED with the 201 body of a direct upload in `result`, or REJECTED with a problem in `problem`: the 409, 413 or 422 problem a direct upload would get, or 410 `Upload Not Completed` with `reason` `expired` (no archive arrived before `expiresAt`; one arriving later is deleted unread) or `interrupted` (the archive arrived but its validation never completed). An upload still unfinished a few minutes after its deadline is rejected this way and its object deleted; nothing is stored or charged.',
     properties: {
       uploadId: text('Upload identifier.'),
       status: { type: 'string', enum: ['PENDING', 'STORED', 'REJECTED'] },
       created: dateTime('When the slot was granted.'),
       expiresAt: dateTime('When the presigned URL expires.'),
       result: ref('schemas', 'StoredScenario'),
-      problem: { type: 'object', description: 'An RFC 9457 problem body (status 409, 413 or 422).' },
+      problem: {
+        type: 'object',
+        description: 'An RFC 9457 problem body: status 409, 413 or 422 as for a direct upload, or 410 with `reason` for an upload that never completed.',
+        properties: {
+          status: { type: 'integer', enum: [409, 410, 413, 422] },
+          reason: { type: 'string', enum: ['expired', 'interrupted'], description: 'With status 410 only: why the upload never completed.' },
+        },
+      },
     },
     required: ['uploadId', 'status', 'created', 'expiresAt'],
   },
@@ -824,7 +873,16 @@ const parameters: Json = {
     description: 'Page size.',
     schema: { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, default: DEFAULT_LIST_LIMIT },
   },
-  Cursor: { name: 'cursor', in: 'query', required: false, description: 'The `nextCursor` of the previous page.', schema: { type: 'string' } },
+  Cursor: {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description:
+      'The `nextCursor` of the previous page, unchanged, with the same filters. Cursors are signed for the listing, company and ' +
+      'filters that issued them: a cursor altered, made up, empty or issued for another listing gives 400 naming `cursor` ' +
+      '(start over without it).',
+    schema: { type: 'string', minLength: 1 },
+  },
   HistoryDeviceId: {
     name: 'deviceId',
     in: 'query',
@@ -914,6 +972,7 @@ const headers: Json = {
   Location: { description: 'Path of the stored scenario version.', schema: { type: 'string', format: 'uri-reference' } },
   'Content-Disposition': { description: 'attachment; filename="<scenario id>-<version>.zip"', schema: { type: 'string' } },
   'Cache-Control': { schema: { type: 'string' } },
+  Allow: { description: 'The methods the path supports on this address, comma-separated (RFC 9110), e.g. `GET`.', schema: { type: 'string' } },
 };
 
 const requestBodies: Json = {
@@ -1219,9 +1278,12 @@ function operations(): Record<string, Json> {
 /**
  * The OpenAPI 3.1 document of the whole service: one operation per route of lib/routes.ts (its `id` is the
  * `operationId`); upload and auth paths (or operations, on a path shared with the main API) carry their own `servers`.
+ * @param baseUrls base URL of an address (e.g. `https://abc.execute-api.eu-west-1.amazonaws.com`) when it is not in
+ *   MAIN_API_URL, UPLOAD_API_URL or AUTH_API_URL; otherwise those, or else the local default ports 3000-3002.
  * @throws Error when a route has no operation description (a programming error caught by the unit tests).
  */
-export function openApiDocument(): Record<string, unknown> {
+export function openApiDocument(baseUrls: Partial<Record<ApiName, string>> = {}): Record<string, unknown> {
+  const SERVERS = serversOf(baseUrls);
   const byId = operations();
   const paths: Record<string, Json> = {};
   // A path served by one address carries that address's `servers`; a path served by several (GET on the main API,
@@ -1237,6 +1299,8 @@ export function openApiDocument(): Record<string, unknown> {
       operationId: route.id,
       ...(shared && route.api !== 'main' ? { servers: [SERVERS[route.api]] } : {}),
       ...operation,
+      // Any request can carry too large headers; the gateway refuses them before routing.
+      responses: { ...(operation.responses as Json), '431': ref('responses', 'RequestHeaderFieldsTooLarge') },
     };
   }
   return {

@@ -75,6 +75,8 @@ export interface OpenSearchReindexDependencies {
   transport: OpenSearchTransport;
   /** The alias searches and writes use (OPENSEARCH_INDEX). */
   alias: string;
+  /** `number_of_replicas` of the new index (OPENSEARCH_REPLICAS). @default 0 */
+  replicas?: number;
   /** Clock (tests). */
   now?: () => Date;
   /** Waits between bulk retries (tests pass a no-op). */
@@ -132,7 +134,7 @@ export async function reindexOpenSearch(dependencies: OpenSearchReindexDependenc
   const now = dependencies.now ?? (() => new Date());
   const sleep = dependencies.sleep ?? wait;
   const started = now();
-  const indexes = new OpenSearchIndexes(transport, alias);
+  const indexes = new OpenSearchIndexes(transport, alias, dependencies.replicas === undefined ? {} : { replicas: dependencies.replicas });
   await indexes.putTemplate();
   const previous = await indexes.aliasIndexes();
   const name = concreteIndexName(alias, started);
@@ -164,6 +166,6 @@ export async function reindexOpenSearch(dependencies: OpenSearchReindexDependenc
 export function reindexSearch(): Promise<ReindexResult> {
   const search = searchIndex();
   if (search instanceof SwappableSearchIndex) return search.rebuild((sink) => rebuildSearchIndex({ ...searchSource(), search: sink }));
-  const { transport, alias } = openSearch();
-  return reindexOpenSearch({ source: searchSource(), transport, alias });
+  const { transport, alias, replicas } = openSearch();
+  return reindexOpenSearch({ source: searchSource(), transport, alias, replicas });
 }

@@ -13,19 +13,20 @@ import { openSearchConfig, searchBackend, searchSourceConfig } from './config.js
 import type { SearchSource } from './reindex.js';
 import { SwappableSearchIndex } from './swappable-search-index.js';
 
-let openSearchConnection: { transport: OpenSearchTransport; alias: string } | undefined;
+let openSearchConnection: { transport: OpenSearchTransport; alias: string; replicas: number } | undefined;
 
 /**
- * The OpenSearch transport (official client; SigV4-signed with OPENSEARCH_AUTH=aws-sigv4) and the alias
- * (OPENSEARCH_INDEX, default `resources`), built once.
- * @throws Error naming OPENSEARCH_URL, OPENSEARCH_AUTH or AWS_REGION when they are missing or wrong.
+ * The OpenSearch transport (official client; SigV4-signed with OPENSEARCH_AUTH=aws-sigv4), the alias
+ * (OPENSEARCH_INDEX, default `resources`) and the replicas of new indexes (OPENSEARCH_REPLICAS, default 0), built once.
+ * @throws Error naming OPENSEARCH_URL, OPENSEARCH_AUTH, OPENSEARCH_REPLICAS or AWS_REGION when they are missing or wrong.
  */
-export function openSearch(): { transport: OpenSearchTransport; alias: string } {
+export function openSearch(): { transport: OpenSearchTransport; alias: string; replicas: number } {
   if (openSearchConnection === undefined) {
     const config = openSearchConfig();
     openSearchConnection = {
       transport: createOpenSearchTransport({ url: config.url, auth: config.auth, ...(config.region === undefined ? {} : { region: config.region }) }),
       alias: config.alias,
+      replicas: config.replicas,
     };
   }
   return openSearchConnection;
@@ -33,8 +34,8 @@ export function openSearch(): { transport: OpenSearchTransport; alias: string } 
 
 /** Index administration (template, concrete indexes, alias) of the OpenSearch alias: the setup custom resource. */
 export function openSearchIndexes(): OpenSearchIndexes {
-  const { transport, alias } = openSearch();
-  return new OpenSearchIndexes(transport, alias);
+  const { transport, alias, replicas } = openSearch();
+  return new OpenSearchIndexes(transport, alias, { replicas });
 }
 
 let index: SearchIndex | undefined;

@@ -17,7 +17,7 @@
  *    8/16/32/64; a POST of 5,000 UNDEPLOY entries (which also resets the devices for the next run).
  * 5. Prints a table of the runs, CPU time per process during each measure (runtime, DynamoDB Local, this process,
  *    other processes, steal: wall times on a shared 2-CPU machine are only meaningful when the last two are ~0),
- *    the goals (request ≤ 1.5× raw, < 5,000 ms) and the runtime's peak RSS (VmHWM). Always stops the runtime and
+ *    the goals (request ≤ 1.15× raw, < 5,000 ms) and the runtime's peak RSS (VmHWM). Always stops the runtime and
  *    removes its data folder.
  *
  * With `profile: true` the runtime is started with dynamodb-probe.ts preloaded, and each request is broken down by
@@ -28,14 +28,12 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import * as deploymentCore from '../../functions/core/deployments.js';
-import type { Device } from '../../functions/core/devices.js';
-import { generateDemoDevices } from '../../functions/local/demo-data.js';
 import { freePort } from '../../functions/local/free-port.js';
+import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from '../e2e/fleet.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import type { ProbeCall } from './dynamodb-probe.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';
@@ -44,8 +42,11 @@ const root = resolve(import.meta.dirname, '../..');
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
 const VERSION = '1.0.0';
-/** Goals of issue 4: the request costs at most 1.5x the raw writes, and under 5 s. */
-export const RATIO_GOAL = 1.5;
+/**
+ * Goals: the request costs at most 1.15x the raw writes (its history and events are derived from the stream, off the
+ * request path), and under 5 s.
+ */
+export const RATIO_GOAL = 1.15;
 export const TIME_GOAL_MS = 5_000;
 const RAW_PARALLELISMS = [8, 16, 32, 64];
 
@@ -167,17 +168,23 @@ async function cpuMsOf(pid: number | undefined): Promise<number> {
   }
 }
 
-/** The DynamoDB Local JVM: the `java` child of the runtime. */
+/** The DynamoDB Local JVM: the `java` process below the runtime (its watchdog's child). */
 export async function javaChildOf(pid: number): Promise<number | undefined> {
+  const parents = new Map<number, { parent: number; command: string }>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
       const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === pid && command === 'java') return Number(entry);
+      parents.set(Number(entry), { parent: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), command });
     } catch {
       // exited meanwhile
+    }
+  }
+  for (const [candidate, { command }] of parents) {
+    if (command !== 'java') continue;
+    for (let ancestor = parents.get(candidate)?.parent; ancestor !== undefined && ancestor > 1; ancestor = parents.get(ancestor)?.parent) {
+      if (ancestor === pid) return candidate;
     }
   }
   return undefined;
@@ -257,50 +264,7 @@ export async function waitForIdle(pids: (number | undefined)[], timeoutMs = 180_
 }
 
 /** Bench device i (1-based): `acme-bench-00001`. */
-const benchDeviceId = (index: number) => `${COMPANY}-bench-${String(index).padStart(5, '0')}`;
-
-/**
- * `count` realistic acme devices (generateDemoDevices with another seed than the demo), ids rewritten to
- * `acme-bench-NNNNN` everywhere they occur (hub and peripheral uids embed them) and serials to `ACM-K<rev>-9NNNNN`.
- */
-function benchDevices(count: number): Device[] {
-  return generateDemoDevices({ id: COMPANY, prefix: 'ACM' }, count, 4_242).map((device, index) => {
-    const id = benchDeviceId(index + 1);
-    const rewritten = JSON.parse(JSON.stringify(device).replaceAll(device.id, id)) as Device;
-    rewritten.serial = device.serial.replace(/-\d{6}$/, `-9${String(index + 1).padStart(5, '0')}`);
-    return rewritten;
-  });
-}
-
-function documentClient(endpoint: string, maxSockets: number): DynamoDBDocumentClient {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
-    requestHandler: { httpAgent: { keepAlive: true, maxSockets } },
-  });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
-}
-
-/** Writes the devices as DynamoDbDeviceRepository.put does: BatchWriteItem, 25 per call, `parallelism` calls at once. */
-async function seedDevices(client: DynamoDBDocumentClient, devices: Device[], parallelism = 16): Promise<void> {
-  const limit = pLimit(parallelism);
-  const chunks: Device[][] = [];
-  for (let start = 0; start < devices.length; start += 25) chunks.push(devices.slice(start, start + 25));
-  await Promise.all(
-    chunks.map((chunk) =>
-      limit(async () => {
-        let pending = chunk.map((device) => ({ PutRequest: { Item: { ...device, deviceId: device.id, entity: 'DEVICE' } as Record<string, unknown> } }));
-        for (let attempt = 0; pending.length > 0; attempt += 1) {
-          if (attempt === 8) throw new Error(`seeding: ${pending.length} devices left unprocessed`);
-          if (attempt > 0) await sleep(25 * 2 ** attempt);
-          const response = await client.send(new BatchWriteCommand({ RequestItems: { devices: pending } }));
-          pending = (response.UnprocessedItems?.devices as typeof pending | undefined) ?? [];
-        }
-      }),
-    ),
-  );
-}
+const benchDeviceId = (index: number) => fleetDeviceId(COMPANY, 'bench', index);
 
 /** The runtime's and DynamoDB Local's pids, for CPU accounting. */
 interface Pids {
@@ -336,7 +300,8 @@ function activeItem(pk: string, index: number, id: string, at: string): Record<s
   const deviceId = benchDeviceId(index + 1);
   return {
     pk, sk: `${deviceId}#${SCENARIO}#${VERSION}`, id, company: COMPANY, deviceId, scenarioId: SCENARIO, version: VERSION,
-    deployedAt: at, deployedBy: 'bench', entity: 'ACTIVE_DEPLOYMENT',
+    // Not a deployment slot: the deployments stream's consumer must not derive history and events from the baseline.
+    deployedAt: at, deployedBy: 'bench', entity: 'BENCH_SCRATCH',
   };
 }
 
@@ -345,7 +310,7 @@ function historyItem(scratch: string, index: number, id: string, at: string): Re
   return {
     // Shaped like historyKeys() of dynamodb-deployment-history.ts (base table + gsi1 + gsi2), in scratch partitions.
     pk: `${scratch}#HISTORY#${COMPANY}#${deviceId}`, sk: id, gsi1pk: `${scratch}#HISTORY#${COMPANY}#${SCENARIO}`, gsi1sk: id,
-    gsi2pk: `${scratch}#HISTORY#${COMPANY}`, gsi2sk: id, entity: 'DEPLOYMENT_HISTORY',
+    gsi2pk: `${scratch}#HISTORY#${COMPANY}`, gsi2sk: id, entity: 'BENCH_SCRATCH',
     id, company: COMPANY, deviceId, deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO', scenarioId: SCENARIO, version: VERSION,
     action: 'DEPLOY', state: 'SUCCESS', cause: null, at, by: 'bench',
   };
@@ -575,7 +540,7 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
   const endpoint = `http://127.0.0.1:${dynamoPort}`;
   const probeFile = options.profile === true ? join(settings.dataDirectory, 'probe.json') : undefined;
   let service: RunningService | undefined;
-  const client = documentClient(endpoint, 128);
+  const client = localDocumentClient(endpoint, 128);
   try {
     const startedAt = performance.now();
     service = await startService(settings, {
@@ -589,7 +554,7 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
     const token = await tokenFor(service, 'alice');
     const context: Context = { service, pids: { runtime: service.pid, dynamo: javaPid }, token, javaPid, ...(probeFile === undefined ? {} : { probeFile }) };
 
-    const devices = benchDevices(entries);
+    const devices = fleetDevices(COMPANY, 'ACM', 'bench', entries);
     const seedStarted = performance.now();
     await seedDevices(client, devices);
     const seedMs = performance.now() - seedStarted;

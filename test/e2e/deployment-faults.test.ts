@@ -3,6 +3,7 @@
  * DynamoDB Local, so that every call that is not faulted really happens. Faults are injected both before a write
  * (the write never happens) and after it (the write happened, the response was lost).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand,
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
+import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
 import {
   DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository,
 } from '../../functions/adapters/aws/dynamodb-repositories.js';
@@ -26,6 +28,8 @@ let directory: string;
 let dynamo: DynamoDbLocal;
 let real: DynamoDBDocumentClient;
 const alice: Principal = { subject: 'alice', companies: ['acme'], scopes: new Set(['deployments:write']) };
+/** Deployments here are written, never paged: any cursor key. */
+const cursors = new CursorCodec(() => randomBytes(32));
 const DEVICES = 40;
 
 beforeAll(async () => {
@@ -82,7 +86,7 @@ describe('a DynamoDB fault in the middle of a batch', () => {
       {
         devices: new DynamoDbDeviceRepository(real, LOCAL_TABLES),
         scenarios: new DynamoDbScenarioRepository(real, LOCAL_TABLES),
-        deployments: new DynamoDbDeploymentRepository(faulty, LOCAL_TABLES),
+        deployments: new DynamoDbDeploymentRepository(faulty, LOCAL_TABLES, cursors),
         onError: (error) => errors.push(error),
       },
       alice, 'acme', body,
@@ -103,7 +107,7 @@ describe('a DynamoDB fault in the middle of a batch', () => {
       {
         devices: new DynamoDbDeviceRepository(real, LOCAL_TABLES),
         scenarios: new DynamoDbScenarioRepository(real, LOCAL_TABLES),
-        deployments: new DynamoDbDeploymentRepository(real, LOCAL_TABLES),
+        deployments: new DynamoDbDeploymentRepository(real, LOCAL_TABLES, cursors),
       },
       alice, 'acme', body,
     );

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import type { DeploymentHistoryView as HistoryItem } from '../../functions/core/deployment-history.js';
-import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, eventually } from './harness.js';
 
 
 interface HistoryPage {
@@ -148,6 +148,9 @@ beforeAll(async () => {
   ]);
   // Another company's history, which acme must never see.
   await deploy(bob, 'bob', 'globex', [entry('globex-kiosk-0001', 'globex-timetable', '1.0.0', 'DEPLOY')], 'globex rollout');
+  // SUCCESS entries are derived from the deployments table's stream, a moment after the answer.
+  await eventually(async () => (await history(alice, { limit: '1000' })).body.items.length === recorded.length, 'the acme history');
+  await eventually(async () => (await history(bob, {}, 'globex')).body.items.length === 1, 'the globex history');
 }, 180_000);
 
 afterAll(async () => {

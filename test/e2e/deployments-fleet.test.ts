@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, eventually } from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;
@@ -102,11 +102,15 @@ describe('events', () => {
     });
     const [first, duplicate, second] = response.body.items as { id: string }[];
     await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, '?dryRun=true');
-    const lines = (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    // Events are derived from the deployments table's stream, a moment after the answer.
+    const read = async () => (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '')).trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+    await eventually(async () => (await read()).some((event: { deploymentId: string }) => event.deploymentId === second!.id), 'the events');
+    const lines = await read();
     const ids = lines.map((event: { deploymentId: string }) => event.deploymentId);
     expect(ids).toContain(first!.id);
     expect(ids).toContain(second!.id);
     expect(ids).not.toContain(duplicate!.id);
+    expect(new Set(ids).size, 'each change once').toBe(ids.length);
     expect(lines.find((event: { deploymentId: string }) => event.deploymentId === first!.id)).toMatchObject({
       type: 'DeploymentChanged', company: 'acme', action: 'DEPLOY', deviceId: 'acme-kiosk-0106', scenarioId: 'acme-welcome', version: '1.0.0', by: 'alice', note: 'events',
     });

@@ -2,7 +2,7 @@
  * End-to-end failure paths over real HTTP against one local service (`bin/local.ts`): authentication (401),
  * authorization (403), archive validation (422), quota (413), immutability (409), deployment request validation
  * (400) and per-item causes, concurrency on the embedded DynamoDB, active deployment listing, and search/filters
- * parameter validation. Every error must be an RFC 9457 problem (decisions.md, "Errors").
+ * parameter validation. Every error must be an RFC 9457 problem (docs/contract.md, "Errors").
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -750,22 +750,28 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
     expect(first.status).toBe(200);
     const cursor = first.body.nextCursor as string;
     expect(cursor).toEqual(expect.any(String));
-    const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const [payload, signature] = cursor.split('.') as [string, string];
+    const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    // Another key under the signature the service issued.
+    const forge = (value: unknown) => `${Buffer.from(JSON.stringify(value)).toString('base64url')}.${signature}`;
 
     const tampered = [
       'not-a-cursor',
       `${cursor.slice(0, -2)}!!`,
-      Buffer.from(JSON.stringify({ ...decoded, pk: 'ACTIVE#globex' })).toString('base64url'), // another company's partition
-      Buffer.from(JSON.stringify({ ...decoded, extra: 1 })).toString('base64url'),
-      Buffer.from('[]').toString('base64url'),
+      payload, // the key without its signature
+      forge({ ...decoded, pk: 'ACTIVE#globex' }), // another company's partition
+      forge({ ...decoded, extra: 1 }),
+      forge([]),
     ];
     for (const value of tampered) {
       const problem = expectProblem(await call(`${base}?cursor=${encodeURIComponent(value)}`, { token: alice }), 400, /cursor/);
       expectViolation(problem, 'cursor');
     }
-    // A company-wide cursor is not valid for another device's listing.
-    const other = Buffer.from(JSON.stringify({ ...decoded, sk: 'acme-kiosk-0001#acme-welcome#1.0.0' })).toString('base64url');
-    expectProblem(await call(`${service.api}/companies/acme/resources/acme-kiosk-0102/deployments?cursor=${other}`, { token: alice }), 400, /cursor/);
+    // A company-wide cursor is valid for no device's listing, not even that of the device its page ended on.
+    const lastDevice = (decoded.sk as string).split('#')[0] as string;
+    for (const device of ['acme-kiosk-0102', lastDevice]) {
+      expectProblem(await call(`${service.api}/companies/acme/resources/${device}/deployments?cursor=${encodeURIComponent(cursor)}`, { token: alice }), 400, /cursor/);
+    }
   });
 
   it('an unknown device, or another company\'s device, → 404 problem', async () => {
@@ -816,14 +822,16 @@ describe('search and filters: 400 for bad parameters; routing 404/405', () => {
     expect((await call(`${service.api}/resources/search/filters?type=DEVICE`, { token: alice })).status).toBe(200);
   });
 
-  it('unknown route → 404 problem, wrong method → 405 problem, on each address', async () => {
+  it('unknown route → 404 problem, wrong method → 405 problem, route of another address → 404 naming it', async () => {
     expectProblem(await call(`${service.api}/no/such/route`, { token: alice }), 404, /No route/);
     expectProblem(await call(`${service.api}/companies/acme/resources`, { token: alice }), 404, /No route/);
-    expectProblem(await call(`${service.upload}/resources/search`, { token: alice }), 404, /No route/);
+    // A route of another address: 404 naming it.
+    expectProblem(await call(`${service.upload}/resources/search`, { token: alice }), 404, /served by the main address/);
     expectProblem(await call(`${service.auth}/nope`), 404, /No route/);
     expectProblem(await call(`${service.api}/resources/search`, { method: 'DELETE', token: alice }), 405, /DELETE/);
     expectProblem(await call(`${service.api}/companies/acme/resources/deployments`, { method: 'GET', token: alice }), 405, /GET/);
-    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'GET', token: alice }), 405, /GET/);
+    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios/uploads/x`, { method: 'POST', token: alice, body: 'x' }), 405, /POST/);
+    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'GET', token: alice }), 404, /served by the main address/);
     expectProblem(await call(`${service.auth}/token`, { method: 'GET' }), 405, /GET/);
   });
 });

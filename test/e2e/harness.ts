@@ -110,7 +110,7 @@ export async function removeDataDirectory(settings: ServiceSettings): Promise<vo
   await rm(settings.dataDirectory, { recursive: true, force: true });
 }
 
-/** Demo credentials (decisions.md, "Local demo data"). */
+/** Demo credentials (docs/contract.md, "Local demo data"). */
 export const DEMO_PASSWORDS = { alice: 'alice-demo-password', bob: 'bob-demo-password', olivia: 'olivia-demo-password' } as const;
 
 /** Gets an access token for a demo user. @throws when the token endpoint does not answer 200. */
@@ -153,9 +153,9 @@ export function uploadArchive(service: LocalService, token: string, company: str
   return call(`${service.upload}/companies/${company}/resources/scenarios`, { method: 'POST', token, body: form });
 }
 
-/** Polls `check` every 100 ms until it returns true (timeout 15 s): for search results fed by the stream. */
-export async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
+/** Polls `check` every 100 ms until it returns true (default timeout 15 s): for what the streams derive. */
+export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
     await new Promise((done) => setTimeout(done, 100));

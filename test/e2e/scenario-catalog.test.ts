@@ -178,11 +178,14 @@ describe('listing scenarios', () => {
   it('answers 400 for a tampered cursor: garbage, another company, another item kind', async () => {
     const first = expectOk(await call<ScenarioPage>(`${scenariosUrl('acme')}?limit=1`, { token: alice }));
     expect(first.nextCursor).toEqual(expect.any(String));
-    const key = JSON.parse(Buffer.from(first.nextCursor as string, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const forge = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const [payload, signature] = (first.nextCursor as string).split('.') as [string, string];
+    const key = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    // Another key under the signature the service issued.
+    const forge = (value: unknown) => `${Buffer.from(JSON.stringify(value)).toString('base64url')}.${signature}`;
     const tampered = [
       'not-a-cursor',
       `${first.nextCursor as string}x`,
+      payload,
       forge({ ...key, company: 'globex' }),
       forge({ ...key, sk: 'VERSION#acme-welcome#1.0.0' }),
       forge({ ...key, sk: 'UPLOAD#01' }),

@@ -13,12 +13,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
+import { SETUP_RETRY_BUDGET_MS, templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { PRE_TOKEN_GENERATION_ENTRY } from '../../lib/identity.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
-import { ARCHIVE_UPLOADED, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../../lib/routes.js';
-import { SEARCH_ACTIONS, SEARCH_CLIENTS } from '../../lib/search-domain.js';
+import { SEARCH_INDEX_SETUP_TIMEOUT } from '../../lib/stateless-stack.js';
+import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER } from '../../lib/routes.js';
+import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage, type ServiceStage } from '../../lib/stage.js';
@@ -52,7 +53,7 @@ const isCdkProvided = (logicalId: string) => /^(BucketNotificationsHandler|AWS67
 /** Handler modules deployed as functions of the stateless stack. */
 const STATELESS_ENTRIES = [
   ...new Set(ROUTES.filter((route) => route.api !== 'auth').map((route) => route.entry)),
-  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY,
+  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY, UPLOAD_SWEEPER.entry,
 ];
 
 /** Functions that verify bearer tokens: every route except the public ones. */
@@ -181,7 +182,16 @@ describe('stacks (bundling skipped)', () => {
     return JSON.stringify(policies.map(([, policy]) => policy.Properties?.PolicyDocument));
   };
 
-  it('declares every table of TABLES: on-demand, PITR, encrypted, streams where searched, retained', () => {
+  /** The logical id prefix of the policies attached to `entry`'s function role (see policyOf). */
+  const policyIdOf = (entry: string): string => {
+    const [, fn] = ours.get(entry) as [string, Resource];
+    const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string]; 'Fn::ImportValue'?: string };
+    const key = role['Fn::GetAtt']?.[0] ?? role['Fn::ImportValue'] as string;
+    const [[id]] = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties?.Roles).includes(key)) as [[string, Resource]];
+    return id;
+  };
+
+  it('declares every table of TABLES: on-demand, PITR, encrypted, streams where searched, retained and deletion-protected', () => {
     stateful.resourceCountIs('AWS::DynamoDB::Table', Object.keys(TABLES).length);
     const tables = resourcesOf(stateful, 'AWS::DynamoDB::Table');
     for (const [name, schema] of Object.entries(TABLES) as [TableName, (typeof TABLES)[TableName]][]) {
@@ -190,6 +200,7 @@ describe('stacks (bundling skipped)', () => {
       const [, table] = found[0] as [string, Resource];
       expect(table.DeletionPolicy).toBe('Retain');
       expect(table.Properties).toMatchObject({
+        DeletionProtectionEnabled: true,
         BillingMode: 'PAY_PER_REQUEST',
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
@@ -198,7 +209,7 @@ describe('stacks (bundling skipped)', () => {
           ...('sortKey' in schema ? [{ AttributeName: schema.sortKey, KeyType: 'RANGE' }] : []),
         ],
       });
-      if (schema.streamsToSearch) expect(table.Properties?.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      if ('stream' in schema) expect(table.Properties?.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
       else expect(table.Properties?.StreamSpecification).toBeUndefined();
       const indexes = (table.Properties?.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown }[] | undefined) ?? [];
       expect(indexes.map((index) => ({ name: index.IndexName, keys: index.KeySchema }))).toEqual(
@@ -210,7 +221,7 @@ describe('stacks (bundling skipped)', () => {
     }
   });
 
-  it('declares private, encrypted, TLS-only, retained buckets; archive uploads expire and its accesses are logged', () => {
+  it('declares private, encrypted, TLS-only, retained buckets; the archive bucket is versioned, uploads expire, accesses are logged', () => {
     stateful.resourceCountIs('AWS::S3::Bucket', 2);
     for (const [id, bucket] of resourcesOf(stateful, 'AWS::S3::Bucket')) {
       expect(bucket.DeletionPolicy, id).toBe('Retain');
@@ -224,13 +235,18 @@ describe('stacks (bundling skipped)', () => {
     const [logsId] = resourcesOf(stateful, 'AWS::S3::Bucket').find(([id]) => id.startsWith('AccessLogsBucket')) as [string, Resource];
     stateful.hasResource('AWS::S3::Bucket', {
       Properties: {
-        VersioningConfiguration: Match.absent(),
+        VersioningConfiguration: { Status: 'Enabled' },
         CorsConfiguration: Match.absent(),
         LoggingConfiguration: { DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'archive-bucket/' },
         LifecycleConfiguration: {
           Rules: Match.arrayWith([
             Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
-            Match.objectLike({ Prefix: ARCHIVE_UPLOADED.prefix, ExpirationInDays: 1, Status: 'Enabled' }),
+            Match.objectLike({
+              Prefix: ARCHIVE_UPLOADED.prefix, ExpirationInDays: 1, NoncurrentVersionExpiration: { NoncurrentDays: 1 }, Status: 'Enabled',
+            }),
+            Match.objectLike({
+              Prefix: Match.absent(), NoncurrentVersionExpiration: { NoncurrentDays: 30 }, ExpiredObjectDeleteMarker: true, Status: 'Enabled',
+            }),
           ]),
         },
       },
@@ -393,8 +409,37 @@ describe('stacks (bundling skipped)', () => {
     expect(JSON.stringify(variablesOf(AUTH_COGNITO_TOKEN_ENTRY).COGNITO_CLIENT_ID)).toContain(clientId);
   });
 
+  it('signs listing cursors with a generated, retained secret, given only to the functions that page', () => {
+    const secrets = resourcesOf(stateful, 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    const [secretId, secret] = secrets[0] as [string, Resource];
+    expect(secret.DeletionPolicy).toBe('Retain');
+    expect(secret.UpdateReplacePolicy).toBe('Retain');
+    // 64 letters and digits: base64 of 48 bytes, as CURSOR_SIGNING_KEY expects (functions/platform/config.ts).
+    expect(secret.Properties?.GenerateSecretString).toEqual({ PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false });
+    const paging = ['functions/handlers/deployments-list.ts', 'functions/handlers/deployments-history.ts', 'functions/handlers/scenarios-list.ts'];
+    for (const entry of STATELESS_ENTRIES) {
+      const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      if (paging.includes(entry)) {
+        // A dynamic reference to the stateful stack's secret, resolved by CloudFormation at deployment.
+        expect(flattenJoin(variables.CURSOR_SIGNING_KEY), entry).toMatch(new RegExp(`^\\{\\{resolve:secretsmanager:.*Ref${secretId}.*:SecretString:::\\}\\}$`));
+      } else {
+        expect(variables.CURSOR_SIGNING_KEY, entry).toBeUndefined();
+      }
+    }
+  });
+
+  it("gives the OpenAPI document's function the three API URLs, for its servers", () => {
+    const variables = (ours.get('functions/handlers/openapi.ts')?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    const apis = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
+    for (const [variable, api] of [['MAIN_API_URL', 'MainApi'], ['UPLOAD_API_URL', 'UploadApi'], ['AUTH_API_URL', 'AuthApi']] as const) {
+      expect(flattenJoin(variables[variable]), variable).toMatch(new RegExp(`^https://\\{\\{${apis.get(api)}\\}\\}\\.execute-api\\.`));
+    }
+    // The main API integrates that function; Template.fromStack (beforeAll) refuses a template with a dependency cycle.
+  });
+
   it('grants no wildcard action, and "*" resources only to X-Ray and dynamodb:ListStreams', () => {
-    const cdkProvidedPolicy = /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchDomainESLogGroupPolicy|SearchIndexSetupProviderframework)/;
+    const cdkProvidedPolicy = /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchLogsResourcePolicy|SearchIndexSetupProviderframework)/;
     for (const template of [stateful, stateless]) {
       const statements = statementsOf(template).filter(([, statement]) => statement.Effect === 'Allow');
       expect(statements.length).toBeGreaterThan(0);
@@ -439,14 +484,19 @@ describe('stacks (bundling skipped)', () => {
     expect(history).toContain('/index/gsi2');
     expect(history).not.toMatch(/\/index\/\*|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/);
     const execute = policyOf('functions/handlers/deployments-execute.ts');
-    expect(execute).not.toMatch(/CompaniesTable|s3:/);
-    expect(execute).toContain('events:PutEvents');
+    expect(execute).not.toMatch(/CompaniesTable|s3:|events:PutEvents/);
+    // Events and the history of changes come from the deployments stream's consumer.
+    const changes = policyOf(DEPLOYMENT_CHANGES_ENTRY);
+    expect(changes).toContain('events:PutEvents');
+    expect(changes).toContain('DeploymentsTable');
+    expect(changes).not.toMatch(/CompaniesTable|DevicesTable|ScenariosTable|s3:|es:/);
     const slot = policyOf('functions/handlers/scenarios-upload-slot.ts');
     expect(slot).toContain(`/${ARCHIVE_UPLOADED.prefix}*`);
     expect(slot).toMatch(/"Action":"s3:PutObject"/);
     expect(slot).not.toMatch(/s3:GetObject|s3:DeleteObject|s3:ListBucket/);
     const upload = policyOf('functions/handlers/scenarios-upload.ts');
-    expect(upload).toMatch(/"Action":\["s3:GetObject","s3:PutObject","s3:DeleteObject"\]/);
+    expect(upload).toMatch(/"Action":\["s3:PutObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/companies\/\*"/);
+    expect(upload).not.toMatch(/s3:GetObject|\/uploads\//);
     expect(upload).not.toMatch(/DevicesTable|DeploymentsTable/);
     const download = policyOf('functions/handlers/scenarios-get.ts');
     expect(download).toMatch(/"Action":"s3:GetObject".*\/companies\/\*/);
@@ -454,8 +504,11 @@ describe('stacks (bundling skipped)', () => {
   });
 
   it('feeds the indexer from the devices and scenarios streams, retrying from the failed record, failures to an encrypted queue', () => {
-    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
-    const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping');
+    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping').filter(
+      ([, mapping]) => JSON.stringify(mapping.Properties?.FunctionName) === JSON.stringify({ Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] }),
+    );
+    expect(mappings).toHaveLength(2);
     for (const [id, mapping] of mappings) {
       expect(mapping.Properties, id).toMatchObject({
         FunctionName: { Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] },
@@ -470,13 +523,25 @@ describe('stacks (bundling skipped)', () => {
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
     expect(sources).toMatch(/DevicesTable.*StreamArn/);
     expect(sources).toMatch(/ScenariosTable.*StreamArn/);
-    stateless.resourceCountIs('AWS::SQS::Queue', 2);
+    stateless.resourceCountIs('AWS::SQS::Queue', 3);
     for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) {
       expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
     }
     const queuePolicies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy');
-    expect(queuePolicies).toHaveLength(2);
+    expect(queuePolicies).toHaveLength(3);
     for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
+  });
+
+  it('derives history entries and events from the deployments stream, from its start, failures to a dead-letter queue', () => {
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: ours.get(DEPLOYMENT_CHANGES_ENTRY)?.[0] },
+      EventSourceArn: { 'Fn::ImportValue': Match.stringLikeRegexp('DeploymentsTable.*StreamArn') },
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DeploymentChangesDeadLetterQueue'), 'Arn'] } } },
+    });
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', { KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }], StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });
   });
 
   it('invokes the archive function for objects created under the upload prefix, failures to a dead-letter queue', () => {
@@ -497,6 +562,33 @@ describe('stacks (bundling skipped)', () => {
       MaximumRetryAttempts: 2,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ArchiveUploadedDeadLetterQueue'), 'Arn'] } } },
     });
+  });
+
+  it('runs the upload sweeper every few minutes on the sparse sweep index of the scenarios table, heading and deleting objects only', () => {
+    const [, scenarios] = resourcesOf(stateful, 'AWS::DynamoDB::Table').find(([id]) => id.startsWith(TABLE_ID_PREFIX.scenarios)) as [string, Resource];
+    expect(scenarios.Properties?.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'sweep',
+        KeySchema: [{ AttributeName: 'sweepShard', KeyType: 'HASH' }, { AttributeName: 'sweepAt', KeyType: 'RANGE' }],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ]);
+    const [sweeperId] = ours.get(UPLOAD_SWEEPER.entry) as [string, Resource];
+    stateless.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${UPLOAD_SWEEPER.everyMinutes} minutes)`,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [sweeperId, 'Arn'] } })],
+    });
+    stateless.hasResourceProperties('AWS::Lambda::Permission', {
+      FunctionName: { 'Fn::GetAtt': [sweeperId, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^UploadSweeperSchedule'), 'Arn'] },
+    });
+    const policy = policyOf(UPLOAD_SWEEPER.entry);
+    expect(policy).toContain('/index/sweep');
+    expect(policy).toContain('dynamodb:Query');
+    expect(policy).toMatch(/"Action":\["s3:GetObject","s3:DeleteObject"\]/);
+    expect(policy).not.toMatch(/s3:PutObject|CompaniesTable|DevicesTable|DeploymentsTable|events:PutEvents/);
   });
 
   it('installs the index template on every deployment through a custom resource that changes with the template', () => {
@@ -527,11 +619,11 @@ describe('stacks (bundling skipped)', () => {
       resourcesOf(stateless, 'AWS::SQS::Queue').map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }])).sort(),
     );
     for (const [id, alarm] of deadLetters) expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
-    const [[, iteratorAge]] = byMetric('IteratorAge') as [[string, Resource]];
-    expect(iteratorAge.Properties).toMatchObject({
-      Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum',
-      Dimensions: [{ Name: 'FunctionName', Value: { Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] } }],
-    });
+    const iteratorAges = byMetric('IteratorAge');
+    expect(iteratorAges.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
+      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY].map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }])).sort(),
+    );
+    for (const [id, alarm] of iteratorAges) expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum' });
     const rates = alarms.filter(([, alarm]) => alarm.Properties?.Metrics !== undefined);
     expect(rates).toHaveLength(3);
     for (const [id, alarm] of rates) {
@@ -539,6 +631,106 @@ describe('stacks (bundling skipped)', () => {
       expect(JSON.stringify(alarm.Properties?.Metrics), id).toMatch(/"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/);
     }
     stateless.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+  });
+
+  it('deletes archive objects only under uploads/ and companies/, never versions, never with a bucket-wide grant', () => {
+    const deletes: string[] = [];
+    for (const template of [stateful, stateless]) {
+      for (const [id, statement] of statementsOf(template).filter(([, candidate]) => candidate.Effect === 'Allow')) {
+        const actions = asArray(statement.Action);
+        expect(actions.filter((action) => /^s3:(\*|DeleteObject\*|DeleteObjectVersion|PutLifecycleConfiguration|PutBucketVersioning)$/.test(action)), id).toEqual([]);
+        if (!actions.includes('s3:DeleteObject')) continue;
+        for (const resource of asArray(statement.Resource)) deletes.push(`${id} ${flattenJoin(resource).replace(/^.*\}\}?/, '')}`);
+      }
+    }
+    const byFunction = (entry: string) => deletes.filter((line) => line.startsWith(policyIdOf(entry))).map((line) => line.split(' ')[1]).sort();
+    expect(byFunction(ARCHIVE_UPLOADED.entry)).toEqual(['/companies/*', `/${ARCHIVE_UPLOADED.prefix}*`]);
+    expect(byFunction('functions/handlers/scenarios-upload.ts')).toEqual(['/companies/*']);
+    expect(deletes.map((line) => line.split(' ')[1]).filter((pattern) => pattern !== '/companies/*' && pattern !== `/${ARCHIVE_UPLOADED.prefix}*`)).toEqual([]);
+    const archiveUploaded = policyOf(ARCHIVE_UPLOADED.entry);
+    expect(archiveUploaded).toMatch(/"Action":\["s3:GetObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/uploads\/\*"/);
+    expect(archiveUploaded).toMatch(/"Action":\["s3:PutObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/companies\/\*"/);
+  });
+
+  it("gives every function, aws-cdk-lib's own included, a log group with the configured retention", () => {
+    for (const template of [stateful, stateless]) {
+      const logGroups = template.findResources('AWS::Logs::LogGroup') as Record<string, Resource>;
+      const functions = resourcesOf(template, 'AWS::Lambda::Function');
+      expect(functions.length).toBeGreaterThan(0);
+      for (const [id, fn] of functions) {
+        const logGroup = (fn.Properties?.LoggingConfig as { LogGroup?: { Ref?: string } } | undefined)?.LogGroup?.Ref;
+        expect(logGroup, id).toEqual(expect.any(String));
+        expect(logGroups[logGroup as string]?.Properties?.RetentionInDays, id).toBe(30);
+      }
+    }
+    expect(resourcesOf(stateful, 'AWS::Lambda::Function').some(([id]) => isCdkProvided(id))).toBe(true);
+    expect(resourcesOf(stateless, 'AWS::Lambda::Function').filter(([id]) => isCdkProvided(id)).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('gives the index setup 10 minutes of retries within its timeout, and index administration the replica count of one node', () => {
+    const [, setup] = ours.get(SEARCH_INDEX_SETUP_ENTRY) as [string, Resource];
+    expect(setup.Properties?.Timeout).toBe(SEARCH_INDEX_SETUP_TIMEOUT.toSeconds());
+    expect(SEARCH_INDEX_SETUP_TIMEOUT.toMilliseconds()).toBeGreaterThanOrEqual(SETUP_RETRY_BUDGET_MS + 60_000);
+    expect(SEARCH_INDEX_SETUP_TIMEOUT.toMinutes()).toBeLessThan(15);
+    for (const [entry, [, fn]] of ours) {
+      const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables.OPENSEARCH_REPLICAS, entry).toBe(SEARCH_CLIENTS[entry] === 'admin' ? '0' : undefined);
+    }
+    stateless.hasResourceProperties('Custom::SearchIndexSetup', { TemplateVersion: templateVersion(0) });
+  });
+
+  it('alarms on the OpenSearch domain: red, yellow, free storage, blocked writes, JVM memory pressure, failed snapshots', () => {
+    const [domainId] = resourcesOf(stateful, 'AWS::OpenSearchService::Domain')[0] as [string, Resource];
+    const [topicId] = resourcesOf(stateless, 'AWS::SNS::Topic')[0] as [string, Resource];
+    const alarms = resourcesOf(stateless, 'AWS::CloudWatch::Alarm').filter(([, alarm]) => alarm.Properties?.Namespace === 'AWS/ES');
+    const byMetric = new Map(alarms.map(([, alarm]) => [alarm.Properties?.MetricName as string, alarm.Properties as Record<string, unknown>]));
+    expect([...byMetric.keys()].sort()).toEqual(
+      ['AutomatedSnapshotFailure', 'ClusterIndexWritesBlocked', 'ClusterStatus.red', 'ClusterStatus.yellow', 'FreeStorageSpace', 'JVMMemoryPressure'],
+    );
+    for (const [, alarm] of alarms) {
+      expect(alarm.Properties?.AlarmActions).toEqual([{ Ref: topicId }]);
+      const dimensions = JSON.stringify(alarm.Properties?.Dimensions);
+      expect(dimensions).toContain('"Name":"DomainName"');
+      expect(dimensions).toContain(domainId);
+      expect(dimensions).toContain('"Name":"ClientId"');
+    }
+    const atLeastOne = { Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Statistic: 'Maximum' };
+    expect(byMetric.get('ClusterStatus.red')).toMatchObject({ ...atLeastOne, Period: 60, EvaluationPeriods: 1 });
+    expect(byMetric.get('ClusterStatus.yellow')).toMatchObject({ ...atLeastOne, Period: 60, EvaluationPeriods: 5 });
+    expect(byMetric.get('ClusterIndexWritesBlocked')).toMatchObject({ ...atLeastOne, Period: 300 });
+    expect(byMetric.get('AutomatedSnapshotFailure')).toMatchObject({ ...atLeastOne, Period: 60 });
+    // 20% of the default 10 GiB volume, in MiB (the metric's unit).
+    expect(byMetric.get('FreeStorageSpace')).toMatchObject({ Threshold: 2048, ComparisonOperator: 'LessThanOrEqualToThreshold', Statistic: 'Minimum', Period: 60 });
+    expect(byMetric.get('JVMMemoryPressure')).toMatchObject({ Threshold: 80, ComparisonOperator: 'GreaterThanThreshold', Statistic: 'Maximum', EvaluationPeriods: 3 });
+  });
+
+  it('lets OpenSearch publish its logs through one resource policy shared by every stage, never deleted by one', () => {
+    expect(resourcesOf(stateful, 'Custom::CloudwatchLogResourcePolicy')).toEqual([]);
+    const policies = resourcesOf(stateful, 'Custom::SharedLogsResourcePolicy');
+    expect(policies).toHaveLength(1);
+    const [[policyId, policy]] = policies as [[string, Resource]];
+    const call = JSON.parse(flattenJoin(policy.Properties?.Create)) as {
+      action: string; parameters: { policyName: string; policyDocument: string }; physicalResourceId: { id: string };
+    };
+    expect(call).toMatchObject({ action: 'putResourcePolicy', parameters: { policyName: SEARCH_LOGS_POLICY_NAME }, physicalResourceId: { id: SEARCH_LOGS_POLICY_NAME } });
+    expect(policy.Properties?.Update).toEqual(policy.Properties?.Create);
+    expect(policy.Properties?.Delete).toBeUndefined();
+    const document = JSON.parse(call.parameters.policyDocument) as { Statement: (Statement & { Condition: unknown })[] };
+    expect(document.Statement).toEqual([expect.objectContaining({
+      Effect: 'Allow', Principal: { Service: 'es.amazonaws.com' }, Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      Resource: 'arn:{{AWS::Partition}}:logs:{{AWS::Region}}:{{AWS::AccountId}}:log-group:DeviceScenarioService-*',
+      Condition: { StringEquals: { 'aws:SourceAccount': '{{AWS::AccountId}}' }, ArnLike: { 'aws:SourceArn': 'arn:{{AWS::Partition}}:es:{{AWS::Region}}:{{AWS::AccountId}}:domain/*' } },
+    })]);
+    // Every stage puts the same document under the same name: one policy per account and region, whatever the stages.
+    const other = quickStage({ stage: 'other' }).stateful;
+    const [[, otherPolicy]] = resourcesOf(other, 'Custom::SharedLogsResourcePolicy') as [[string, Resource]];
+    expect(flattenJoin(otherPolicy.Properties?.Create)).toBe(flattenJoin(policy.Properties?.Create));
+    // The domain (whose log publishing needs the policy) is created or updated after it.
+    const [[, domain]] = resourcesOf(stateful, 'AWS::OpenSearchService::Domain') as [[string, Resource & { DependsOn?: string[] }]];
+    expect(domain.DependsOn).toContain(policyId);
+    // Log groups are named by CloudFormation `<stack name>-<logical id>-<suffix>`: within the policy's scope.
+    for (const [id, logGroup] of resourcesOf(stateful, 'AWS::Logs::LogGroup')) expect(logGroup.Properties?.LogGroupName, id).toBeUndefined();
+    expect(CONTEXT.stage).toBe('test');
   });
 
   it('names no physical resource (several stages share an account)', () => {
@@ -554,6 +746,7 @@ describe('stacks (bundling skipped)', () => {
       'AWS::SNS::Topic': 'TopicName',
       'AWS::CloudWatch::Alarm': 'AlarmName',
       'AWS::Events::EventBus': 'Name',
+      'AWS::SecretsManager::Secret': 'Name',
     };
     for (const template of [stateful, stateless]) {
       for (const [type, property] of Object.entries(named)) {
@@ -628,6 +821,15 @@ describe('customer parameters from CDK context', () => {
       expect((fn[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_LOG_LEVEL, id).toBe('DEBUG');
     }
     stateful.hasResourceProperties('AWS::Cognito::UserPool', { UserPoolTier: 'PLUS', UserPoolAddOns: { AdvancedSecurityMode: 'ENFORCED' } });
+  });
+
+  it('alarms when a 50 GiB node has less than 20% free, and gives new indexes one replica on two nodes', () => {
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'FreeStorageSpace', Threshold: 10_240 });
+    const functions = functionsByEntry(stateless);
+    for (const entry of [SEARCH_INDEX_SETUP_ENTRY, SEARCH_REINDEX_ENTRY]) {
+      expect((functions.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables.OPENSEARCH_REPLICAS, entry).toBe('1');
+    }
+    stateless.hasResourceProperties('Custom::SearchIndexSetup', { TemplateVersion: templateVersion(1) });
   });
 
   it('still passes cdk-nag, with no acknowledgment left unused', () => {

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { decodeTime, encodeTime, monotonicFactory } from 'ulid';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CursorCodec, cursorListing } from '../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentHistory, historyKeys } from '../../functions/adapters/aws/dynamodb-deployment-history.js';
 import {
   type DeploymentHistory, type DeploymentHistoryQuery, encodeUlidTime, listDeploymentHistory, MAX_ULID_TIME, parseHistoryQuery, parseInstant,
@@ -155,7 +157,7 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
   const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
   const mock = mockClient(documentClient);
   afterEach(() => mock.reset());
-  const adapter = new DynamoDbDeploymentHistory(documentClient, { deployments: 'deployments' });
+  const adapter = new DynamoDbDeploymentHistory(documentClient, { deployments: 'deployments' }, new CursorCodec(() => randomBytes(32)));
   const next = monotonicFactory();
   const item = (overrides: Partial<DeploymentHistoryEntry> = {}) => {
     const value = entry({ id: next(), ...overrides });
@@ -193,11 +195,11 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
     expect(calls).toHaveLength(2);
     expect(calls[1]?.ExclusiveStartKey).toEqual(lastEvaluated(2));
     expect(calls[1]?.Limit).toBe(6);
-    expect(JSON.parse(Buffer.from(page.nextCursor ?? '', 'base64url').toString())).toEqual({ pk: items[1]?.pk, sk: items[1]?.sk });
+    expect(page.nextCursor).toEqual(expect.any(String));
 
     mock.reset();
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
-    await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', limit: 2, cursor: page.nextCursor ?? '' });
+    await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', limit: 2, cursor: page.nextCursor ?? '' });
     expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: items[1]?.pk, sk: items[1]?.sk });
   });
 
@@ -207,32 +209,61 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
     const page = await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'rare', limit: 5 });
     expect(page.items).toEqual([]);
     expect(mock.commandCalls(QueryCommand)).toHaveLength(10);
-    expect(JSON.parse(Buffer.from(page.nextCursor ?? '', 'base64url').toString())).toEqual({ pk: start.pk, sk: start.sk });
+    mock.reset();
+    mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
+    await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'rare', limit: 5, cursor: page.nextCursor ?? '' });
+    expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: start.pk, sk: start.sk });
   });
 
-  it('refuses cursors of another company, another shape, outside the bounds or forged', async () => {
+  it('takes a cursor only with the company and filters that issued it', async () => {
+    const older = item();
+    const newer = item();
+    mock.on(QueryCommand).resolves({ Items: [newer, older], ScannedCount: 2 });
+    const issuedFor: DeploymentHistoryQuery = { companyId: 'acme', deviceId: 'acme-kiosk-0001', limit: 1 };
+    const cursor = (await adapter.list(issuedFor)).nextCursor ?? '';
+    mock.reset();
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
-    const cursor = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
+    const others: Partial<DeploymentHistoryQuery>[] = [
+      { companyId: 'globex' }, { deviceId: 'acme-kiosk-0002' }, { deviceId: undefined }, { scenarioId: 'acme-welcome' },
+      { from: 0 }, { to: MAX_ULID_TIME }, { cursor: `${cursor.slice(0, -1)}${cursor.endsWith('A') ? 'B' : 'A'}` }, { cursor: 'not a cursor' },
+    ];
+    for (const other of others) {
+      await expect(adapter.list({ ...issuedFor, cursor, ...other }), JSON.stringify(other)).rejects.toBeInstanceOf(BadRequestError);
+    }
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
+    await adapter.list({ ...issuedFor, limit: 50, cursor });
+    expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: newer.pk, sk: newer.sk });
+  });
+
+  it('refuses, even correctly signed, a key outside the query (another company, device, kind or time)', async () => {
+    mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
+    // Signs with the adapter's own codec and listing layout, as if the adapter had issued these keys.
+    const codec = new CursorCodec(() => Buffer.alloc(32, 7));
+    const signedAdapter = new DynamoDbDeploymentHistory(documentClient, { deployments: 'deployments' }, codec);
+    const signed = (query: Partial<DeploymentHistoryQuery>, key: Record<string, unknown>) =>
+      codec.encode(cursorListing('deployment-history', 'acme', query.deviceId, query.scenarioId, query.version, query.from, query.to), key);
     const own = item();
     const globex = item({ company: 'globex', deviceId: 'globex-kiosk-0001' });
-    const refused = [
-      { query: { deviceId: 'globex-kiosk-0001' }, key: { pk: globex.pk, sk: globex.sk } },
+    const refused: { query: Partial<DeploymentHistoryQuery>; key: Record<string, unknown> }[] = [
+      { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: globex.pk, sk: globex.sk } },
+      { query: {}, key: { pk: globex.pk, sk: globex.sk } },
       { query: { deviceId: 'acme-kiosk-0002' }, key: { pk: own.pk, sk: own.sk } },
-      { query: {}, key: { pk: own.pk, sk: own.sk } },
-      { query: {}, key: { pk: globex.pk, sk: globex.sk, gsi2pk: 'HISTORY#acme', gsi2sk: globex.sk } },
-      { query: { scenarioId: 'acme-welcome' }, key: { pk: own.pk, sk: own.sk, gsi2pk: own.gsi2pk, gsi2sk: own.gsi2sk } },
       { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: own.sk, extra: 'x' } },
+      { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: '' } },
       { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: 'ACTIVE' } },
       { query: { deviceId: 'acme-kiosk-0001', to: decodeTime(own.sk) }, key: { pk: own.pk, sk: own.sk } },
     ];
     for (const { query, key } of refused) {
-      await expect(adapter.list({ companyId: 'acme', limit: 5, ...query, cursor: cursor(key) }), JSON.stringify({ query, key })).rejects.toBeInstanceOf(BadRequestError);
+      await expect(signedAdapter.list({ companyId: 'acme', limit: 5, ...query, cursor: signed(query, key) }), JSON.stringify({ query, key }))
+        .rejects.toBeInstanceOf(BadRequestError);
     }
-    await expect(adapter.list({ companyId: 'acme', limit: 5, cursor: 'not base64 json' })).rejects.toBeInstanceOf(BadRequestError);
     expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
-    await adapter.list({ companyId: 'acme', limit: 5, cursor: cursor({ pk: own.pk, sk: own.sk, gsi2pk: own.gsi2pk, gsi2sk: own.gsi2sk }) });
-    await adapter.list({ companyId: 'acme', scenarioId: 'acme-welcome', limit: 5, cursor: cursor({ pk: own.pk, sk: own.sk, gsi1pk: own.gsi1pk, gsi1sk: own.gsi1sk }) });
-    expect(mock.commandCalls(QueryCommand)).toHaveLength(2);
+    await signedAdapter.list({ companyId: 'acme', limit: 5, cursor: signed({}, { pk: own.pk, sk: own.sk }) });
+    await signedAdapter.list({ companyId: 'acme', scenarioId: 'acme-welcome', limit: 5, cursor: signed({ scenarioId: 'acme-welcome' }, { pk: own.pk, sk: own.sk }) });
+    expect(mock.commandCalls(QueryCommand).map((call) => call.args[0].input.ExclusiveStartKey)).toEqual([
+      { pk: own.pk, sk: own.sk, gsi2pk: own.gsi2pk, gsi2sk: own.sk },
+      { pk: own.pk, sk: own.sk, gsi1pk: own.gsi1pk, gsi1sk: own.sk },
+    ]);
   });
 
   it('answers an empty range without reading', async () => {

@@ -13,6 +13,7 @@ import type {
   DeviceRepository,
   Page,
   ScenarioRepository,
+  UndeployMark,
 } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
 
@@ -38,6 +39,18 @@ class FakeScenarios implements ScenarioRepository {
   /** company → `scenarioId#version` */
   constructor(private readonly byCompany: Record<string, string[]>) {}
   async recordVersion(): Promise<never> {
+    throw new Error('not used');
+  }
+  async stageArchive(): Promise<never> {
+    throw new Error('not used');
+  }
+  async discardStagedArchive(): Promise<never> {
+    throw new Error('not used');
+  }
+  async abandonStagedArchive(): Promise<never> {
+    throw new Error('not used');
+  }
+  async overdueStagedArchives(): Promise<never> {
     throw new Error('not used');
   }
   async existingVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<Set<string>> {
@@ -76,11 +89,17 @@ class FakeDeployments implements DeploymentRepository {
     return 'activated';
   }
 
-  async deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>): Promise<'deactivated' | 'already-inactive'> {
+  readonly undeployMarks: UndeployMark[] = [];
+  async deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>, undeploy: UndeployMark): Promise<'deactivated' | 'already-inactive'> {
     if (this.failWhen(identity)) throw new Error('simulated backend failure');
     const key = FakeDeployments.key(identity);
     if (!this.active.delete(key)) return 'already-inactive';
+    this.undeployMarks.push(undeploy);
     return 'deactivated';
+  }
+
+  async purgeUndeployed(): Promise<void> {
+    throw new Error('not used by the request');
   }
 
   async recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void> {
@@ -366,7 +385,7 @@ describe('executeDeployments', () => {
     expect([...keys].sort()).toEqual(['lobby#1.0.0', 'lobby#1.1.0', 'menu#2.0.0']);
   });
 
-  it('appends every action to history in one recordHistory call after the writes, in request order, with who, when, note and outcome', async () => {
+  it('appends the entries that changed nothing to history in one recordHistory call after the writes, in request order, with who, when, note and cause', async () => {
     const w = world();
     const { items } = await run(
       w,
@@ -375,7 +394,6 @@ describe('executeDeployments', () => {
     );
     expect(w.deployments.recordHistoryCalls).toHaveLength(1);
     expect(w.deployments.recordHistoryCalls[0]).toEqual([
-      expect.objectContaining({ id: items[0]?.id, action: 'DEPLOY', state: 'SUCCESS', cause: null, note: 'spring campaign' }),
       {
         id: items[1]?.id,
         company: 'acme',
@@ -394,7 +412,8 @@ describe('executeDeployments', () => {
       },
       expect.objectContaining({ id: items[2]?.id, state: 'FAILURE', cause: 'ALREADY_DEPLOYED' }),
     ]);
-    expect(w.deployments.active.values().next().value?.note).toBe('spring campaign');
+    // The SUCCESS carries its history in the write itself: id, who, when and why on the active deployment.
+    expect(w.deployments.active.values().next().value).toMatchObject({ id: items[0]?.id, deployedBy: 'alice', deployedAt: NOW.toISOString(), note: 'spring campaign' });
   });
 
   it('records a throwing write as FAILURE / NONE in history', async () => {
@@ -404,11 +423,12 @@ describe('executeDeployments', () => {
     expect(w.deployments.recordHistoryCalls.flat()).toEqual([expect.objectContaining({ id: items[0]?.id, state: 'FAILURE', cause: 'NONE' })]);
   });
 
-  it('records successful UNDEPLOYs in history too', async () => {
+  it('an UNDEPLOY carries its id, caller, instant and note in its one write, and writes no history from the request', async () => {
     const w = world();
     await run(w, [entry('kiosk-1', 'lobby', '1.0.0')]);
-    const { items } = await run(w, [entry('kiosk-1', 'lobby', '1.0.0', 'UNDEPLOY')]);
-    expect(w.deployments.recordHistoryCalls.at(-1)).toEqual([expect.objectContaining({ id: items[0]?.id, action: 'UNDEPLOY', state: 'SUCCESS', cause: null })]);
+    const { items } = await run(w, [entry('kiosk-1', 'lobby', '1.0.0', 'UNDEPLOY')], 'retired');
+    expect(w.deployments.undeployMarks).toEqual([{ id: items[0]?.id, at: NOW.toISOString(), by: 'alice', note: 'retired' }]);
+    expect(w.deployments.recordHistoryCalls).toEqual([]);
   });
 
   it('still answers truthfully when recordHistory throws, and hands the unwritten entries to onError', async () => {
@@ -418,8 +438,8 @@ describe('executeDeployments', () => {
     expect(outcomes(items)).toEqual([['FAILURE', 'TARGET_NOT_FOUND'], ['SUCCESS', null]]);
     expect(w.deployments.active.size).toBe(1);
     expect(w.errors).toHaveLength(1);
-    expect(w.errors[0]?.context).toMatchObject({ operation: 'recordHistory', count: 2 });
-    expect((w.errors[0]?.context.entries as { id: string }[]).map((entry) => entry.id)).toEqual(items.map((item) => item.id));
+    expect(w.errors[0]?.context).toMatchObject({ operation: 'recordHistory', count: 1 });
+    expect((w.errors[0]?.context.entries as { id: string }[]).map((entry) => entry.id)).toEqual([items[0]?.id]);
   });
 
   it('gives every item a unique ULID, also across requests', async () => {

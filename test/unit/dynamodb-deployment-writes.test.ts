@@ -2,16 +2,20 @@
  * DynamoDB failure modes of the deployment writes that DynamoDB Local cannot produce on demand (throttled batch
  * writes, refused conditions seen through the SDK's exception classes), simulated with aws-sdk-client-mock.
  */
+import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException, DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-repositories.js';
 import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
 
 const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments' };
 const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
 const mock = mockClient(documentClient);
+/** Writes never page: any key. */
+const cursors = new CursorCodec(() => randomBytes(32));
 afterEach(() => mock.reset());
 
 const deployment: ActiveDeployment = {
@@ -27,29 +31,45 @@ const refused = () => new ConditionalCheckFailedException({ message: 'The condit
 describe('deployment writes on DynamoDB', () => {
   it('DEPLOY is one conditional put of the ACTIVE item; a refused condition means already active', async () => {
     mock.on(PutCommand).resolvesOnce({}).rejects(refused());
-    const repository = new DynamoDbDeploymentRepository(documentClient, tables);
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
     expect(await repository.activate(deployment)).toBe('activated');
     expect(await repository.activate(deployment)).toBe('already-active');
     const input = mock.commandCalls(PutCommand)[0]!.args[0].input;
     expect(input).toMatchObject({
-      TableName: 'deployments', ConditionExpression: 'attribute_not_exists(pk)',
+      TableName: 'deployments', ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
       Item: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', id: deployment.id, deployedBy: 'alice' },
     });
   });
 
-  it('UNDEPLOY is one conditional delete; a refused condition means already inactive', async () => {
-    mock.on(DeleteCommand).resolvesOnce({}).rejects(refused());
-    const repository = new DynamoDbDeploymentRepository(documentClient, tables);
-    expect(await repository.deactivate(deployment)).toBe('deactivated');
-    expect(await repository.deactivate(deployment)).toBe('already-inactive');
-    expect(mock.commandCalls(DeleteCommand)[0]!.args[0].input).toMatchObject({
-      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' }, ConditionExpression: 'attribute_exists(pk)',
+  it('UNDEPLOY is one conditional update marking the slot with who, when and why; a refused condition means already inactive', async () => {
+    mock.on(UpdateCommand).resolvesOnce({}).rejects(refused());
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
+    const undeploy = { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob', note: 'retired' };
+    expect(await repository.deactivate(deployment, undeploy)).toBe('deactivated');
+    expect(await repository.deactivate(deployment, undeploy)).toBe('already-inactive');
+    expect(mock.commandCalls(UpdateCommand)[0]!.args[0].input).toMatchObject({
+      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
+      UpdateExpression: 'SET undeploy = :undeploy',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
+      ExpressionAttributeValues: { ':undeploy': undeploy },
     });
+    expect(mock.commandCalls(DeleteCommand)).toHaveLength(0);
+  });
+
+  it('a purge deletes only the slot still marked with that UNDEPLOY; a slot deployed again since is left alone', async () => {
+    mock.on(DeleteCommand).resolvesOnce({}).rejects(refused());
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
+    const slot = { company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0' };
+    await repository.purgeUndeployed([{ ...slot, undeployId: 'A' }, { ...slot, undeployId: 'B' }]);
+    expect(mock.commandCalls(DeleteCommand).map((call) => call.args[0].input)).toEqual([
+      expect.objectContaining({ ConditionExpression: 'undeploy.id = :undeployId', ExpressionAttributeValues: { ':undeployId': 'A' } }),
+      expect.objectContaining({ ConditionExpression: 'undeploy.id = :undeployId', ExpressionAttributeValues: { ':undeployId': 'B' } }),
+    ]);
   });
 
   it('other errors are not mistaken for an outcome: they propagate (the item is then FAILURE / NONE)', async () => {
     mock.on(PutCommand).rejects(new InternalServerError({ message: 'boom', $metadata: {} }));
-    await expect(new DynamoDbDeploymentRepository(documentClient, tables).activate(deployment)).rejects.toThrow('boom');
+    await expect(new DynamoDbDeploymentRepository(documentClient, tables, cursors).activate(deployment)).rejects.toThrow('boom');
   });
 
   it('history is appended 25 entries per BatchWriteItem, unprocessed (throttled) entries retried until written', async () => {
@@ -65,7 +85,7 @@ describe('deployment writes on DynamoDB', () => {
       return Promise.resolve(unprocessed.length === 0 ? {} : { UnprocessedItems: { deployments: unprocessed } });
     });
     const entries = Array.from({ length: 60 }, (_, index) => historyEntry(index));
-    await new DynamoDbDeploymentRepository(documentClient, tables).recordHistory(entries);
+    await new DynamoDbDeploymentRepository(documentClient, tables, cursors).recordHistory(entries);
     expect(written).toEqual(new Set(entries.map((entry) => entry.id)));
     expect(calls).toBe(3 + 2);
     const item = mock.commandCalls(BatchWriteCommand)[0]!.args[0].input.RequestItems!.deployments![0]!.PutRequest!.Item!;
@@ -79,7 +99,7 @@ describe('deployment writes on DynamoDB', () => {
       return Promise.resolve({});
     });
     const entries = Array.from({ length: 60 }, (_, index) => historyEntry(index));
-    await expect(new DynamoDbDeploymentRepository(documentClient, tables).recordHistory(entries)).rejects.toThrow(/25 of 60 items not written/);
+    await expect(new DynamoDbDeploymentRepository(documentClient, tables, cursors).recordHistory(entries)).rejects.toThrow(/25 of 60 items not written/);
     expect(mock.commandCalls(BatchWriteCommand)).toHaveLength(3);
   });
 });

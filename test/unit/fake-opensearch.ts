@@ -41,6 +41,10 @@ export class FakeOpenSearch {
   readonly requests: FakeRequestRecord[] = [];
   /** When true, the transport rejects as if the connection were refused (HTTP: the server answers nothing). */
   down = false;
+  /** Answers queued here are given, in order, to the next requests instead of handling them (e.g. 403 refusals). */
+  readonly refusals: OpenSearchResponse[] = [];
+  /** `number_of_replicas` set on existing indexes through `PUT <names>/_settings`, by index. */
+  readonly replicaSettings = new Map<string, unknown>();
   /** Answers a `_bulk` item for `_id` with this status and error type instead of writing it. */
   rejectItem: (id: string) => { status: number; type: string } | undefined = () => undefined;
   private server: Server | undefined;
@@ -120,6 +124,8 @@ export class FakeOpenSearch {
   /** Handles one request (path with query string). */
   handle(method: string, fullPath: string, body: unknown, headers: IncomingHttpHeaders): OpenSearchResponse {
     this.requests.push({ method, path: fullPath, body, headers, aliasesBefore: this.aliasTable() });
+    const refusal = this.refusals.shift();
+    if (refusal !== undefined) return refusal;
     const url = new URL(fullPath, 'http://fake');
     const segments = url.pathname.split('/').slice(1).map(decodeURIComponent);
     const [first = '', second] = segments;
@@ -136,6 +142,12 @@ export class FakeOpenSearch {
     if (second === '_bulk' && method === 'POST') return this.bulk(first, String(body ?? ''), url.searchParams.get('require_alias') === 'true');
     if (second === '_refresh' && method === 'POST') {
       return this.resolve(first) === undefined ? error(404, 'index_not_found_exception', `no such index [${first}]`) : { statusCode: 200, body: {} };
+    }
+    if (second === '_settings' && method === 'PUT') {
+      const names = first.split(',');
+      if (names.some((name) => !this.indexes.has(name))) return error(404, 'index_not_found_exception', `no such index [${first}]`);
+      for (const name of names) this.replicaSettings.set(name, (body as { index?: Json } | undefined)?.index?.number_of_replicas);
+      return { statusCode: 200, body: { acknowledged: true } };
     }
     if (second === '_search' && method === 'POST') {
       const index = this.resolve(first);

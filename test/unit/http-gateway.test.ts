@@ -1,8 +1,10 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, it, expect } from 'vitest';
 import { ROUTES, matchRoute, type RouteDefinition } from '../../lib/routes.js';
 import { createApiServer, toApiGatewayEvent } from '../../functions/local/http-gateway.js';
@@ -47,10 +49,15 @@ describe('matchRoute', () => {
     });
   });
 
-  it('answers method-not-allowed when the path exists with another method', () => {
-    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/deployments')).toEqual({ methodNotAllowed: true });
-    expect(matchRoute(ROUTES, 'main', 'POST', '/resources/search')).toEqual({ methodNotAllowed: true });
-    expect(matchRoute(ROUTES, 'main', 'DELETE', '/companies/acme/resources/DEVICE/deployments')).toEqual({ methodNotAllowed: true });
+  it('answers method-not-allowed with the methods the path supports on this address', () => {
+    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/deployments')).toEqual({ methodNotAllowed: true, allowedMethods: ['POST'] });
+    expect(matchRoute(ROUTES, 'main', 'POST', '/resources/search')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
+    expect(matchRoute(ROUTES, 'main', 'DELETE', '/companies/acme/resources/DEVICE/deployments')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
+    const both: RouteDefinition[] = [
+      { id: 'A', api: 'main', method: 'POST', path: '/things/{id}', entry: 'a.ts' },
+      { id: 'B', api: 'main', method: 'GET', path: '/things/{id}', entry: 'b.ts' },
+    ];
+    expect(matchRoute(both, 'main', 'PUT', '/things/1')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET', 'POST'] });
   });
 
   it('answers undefined for an unknown path, an extra segment, a trailing slash or an empty parameter', () => {
@@ -63,12 +70,12 @@ describe('matchRoute', () => {
 
   it('keeps the three addresses apart', () => {
     // upload route only on the upload address (the main address lists scenarios at the same path, with GET)
-    expect(matchRoute(ROUTES, 'main', 'POST', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true });
+    expect(matchRoute(ROUTES, 'main', 'POST', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
     expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/scenarios')).toEqual({
       route: route('ScenarioList'),
       pathParameters: { companyId: 'acme' },
     });
-    expect(matchRoute(ROUTES, 'upload', 'GET', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true });
+    expect(matchRoute(ROUTES, 'upload', 'GET', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true, allowedMethods: ['POST'] });
     expect(matchRoute(ROUTES, 'upload', 'POST', '/companies/acme/resources/scenarios')).toEqual({
       route: route('ScenarioUpload'),
       pathParameters: { companyId: 'acme' },
@@ -239,5 +246,137 @@ describe('createApiServer: the Lambda invocation payload limit', () => {
     const plain = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'a'.repeat(3_000_000) });
     expect(plain.status).toBe(200);
     expect(await plain.text()).toBe('3000000');
+  });
+});
+
+describe('createApiServer: answers before any handler', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    if (server !== undefined) await new Promise((done) => server?.close(done));
+    server = undefined;
+  });
+
+  /** A server on a free port for `api` with the real route table; no handler is ever invoked by these tests. */
+  async function listening(api: 'main' | 'upload' | 'auth', addresses: Partial<Record<'main' | 'upload' | 'auth', string>> = {}): Promise<string> {
+    server = createApiServer(api, ROUTES, '/nonexistent', () => undefined, addresses);
+    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  /** Sends raw bytes and resolves with everything the server wrote before closing the connection. */
+  function raw(base: string, request: string): Promise<string> {
+    const { hostname, port } = new URL(base);
+    return new Promise((done, fail) => {
+      const socket = connect(Number(port), hostname, () => socket.end(request));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); });
+      socket.on('close', () => done(received));
+      socket.on('error', fail);
+    });
+  }
+
+  it('answers 405 with an Allow header listing the methods of the path', async () => {
+    const base = await listening('main');
+    const response = await fetch(`${base}/resources/search`, { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(((await response.json()) as { detail: string }).detail).toBe('DELETE is not allowed on /resources/search; allowed: GET.');
+  });
+
+  it('answers 404 naming the address that serves a route sent to the wrong one', async () => {
+    const main = await listening('main', { upload: 'http://127.0.0.1:3001' });
+    const upload = await fetch(`${main}/companies/acme/resources/scenarios`, { method: 'POST', body: 'x' });
+    expect(upload.status).toBe(404);
+    expect(upload.headers.get('content-type')).toBe('application/problem+json');
+    expect(((await upload.json()) as { detail: string }).detail).toBe(
+      'POST /companies/{companyId}/resources/scenarios is served by the upload address (scenario_upload_url), http://127.0.0.1:3001, not by the main address (base_url); send the request there.',
+    );
+    // An address that was not passed is still named, without its URL.
+    const token = await fetch(`${main}/token`, { method: 'POST' });
+    expect(token.status).toBe(404);
+    expect(((await token.json()) as { detail: string }).detail).toMatch(/^POST \/token is served by the auth address \(auth_url\), not by/);
+    // A path no address serves keeps the plain 404.
+    const nowhere = await fetch(`${main}/nowhere`);
+    expect(nowhere.status).toBe(404);
+    expect(((await nowhere.json()) as { detail: string }).detail).toBe('No route for GET /nowhere on this address.');
+  });
+
+  it('answers 404 naming the main address for a main route sent to the upload address', async () => {
+    const upload = await listening('upload', { main: 'http://127.0.0.1:3000' });
+    const response = await fetch(`${upload}/companies/acme/resources/scenarios?page=1`);
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { detail: string }).detail).toMatch(
+      /^GET \/companies\/\{companyId\}\/resources\/scenarios is served by the main address \(base_url\), http:\/\/127\.0\.0\.1:3000, /,
+    );
+  });
+
+  it('answers 431 with a problem+json body to headers above 16 KiB, and 400 to a malformed request, then keeps serving', async () => {
+    const base = await listening('main');
+    const huge = await fetch(`${base}/resources/search`, { headers: { authorization: `Bearer ${'a'.repeat(20 * 1024)}` } });
+    expect(huge.status).toBe(431);
+    expect(huge.headers.get('content-type')).toBe('application/problem+json');
+    expect(await huge.json()).toMatchObject({ status: 431, title: 'Request Header Fields Too Large', detail: expect.stringMatching(/16 KiB/) });
+
+    const garbled = await raw(base, 'GET /resources/search HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n');
+    expect(garbled).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(garbled).toContain('content-type: application/problem+json');
+    expect(JSON.parse(garbled.slice(garbled.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400, title: 'Bad Request' });
+
+    expect((await fetch(`${base}/nowhere`)).status).toBe(404);
+  });
+});
+
+describe('guardUncaughtErrors', () => {
+  let child: ChildProcess | undefined;
+  let directory: string | undefined;
+  afterEach(async () => {
+    if (child !== undefined && child.exitCode === null) {
+      const exited = new Promise((done) => child?.once('exit', done));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    if (directory !== undefined) await rm(directory, { recursive: true, force: true });
+    child = undefined;
+    directory = undefined;
+  });
+
+  // In its own process: vitest reports any uncaught error of its workers as a failure of the run.
+  it('answers 500 to a request whose handler fails outside its promise and keeps the process serving', { timeout: 30_000 }, async () => {
+    directory = await mkdtemp(join(tmpdir(), 'gateway-guard-'));
+    await writeFile(join(directory, 'stray.mjs'), [
+      "import { EventEmitter } from 'node:events';",
+      // An `error` event nobody listens to, emitted after the handler's promise settled: what busboy did.
+      "export const handler = async () => { const emitter = new EventEmitter(); setTimeout(() => emitter.emit('error', new Error('stray')), 10); return new Promise(() => undefined); };",
+    ].join('\n'));
+    await writeFile(join(directory, 'throws.mjs'), "export const handler = async () => { throw new Error('thrown'); };\n");
+    await writeFile(join(directory, 'ok.mjs'), "export const handler = async () => ({ statusCode: 200, body: 'ok' });\n");
+    const gateway = pathToFileURL(resolve(import.meta.dirname, '../../functions/local/http-gateway.ts')).href;
+    await writeFile(join(directory, 'main.ts'), [
+      `import { createApiServer, guardUncaughtErrors } from ${JSON.stringify(gateway)};`,
+      'guardUncaughtErrors((message) => process.stderr.write(`${message}\\n`));',
+      "const routes = ['stray', 'throws', 'ok'].map((name) => ({ id: name, api: 'main' as const, method: 'GET' as const, path: `/${name}`, entry: `${name}.mjs` }));",
+      `const server = createApiServer('main', routes, ${JSON.stringify(directory)}, (error) => process.stderr.write(\`handler error: \${(error as Error).message}\\n\`));`,
+      "server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\\n`));",
+    ].join('\n'));
+    child = spawn(process.execPath, ['--import', 'tsx', join(directory, 'main.ts')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    const deadline = Date.now() + 20_000;
+    while (!/PORT \d+/.test(output)) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start:\n${output}`);
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    const base = `http://127.0.0.1:${/PORT (\d+)/.exec(output)?.[1]}`;
+    const stray = await fetch(`${base}/stray`);
+    expect(stray.status).toBe(500);
+    expect(stray.headers.get('content-type')).toBe('application/problem+json');
+    expect((await fetch(`${base}/throws`)).status).toBe(500);
+    const ok = await fetch(`${base}/ok`);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toBe('ok');
+    expect(child.exitCode).toBeNull();
+    expect(output).toContain('handler error: stray');
   });
 });

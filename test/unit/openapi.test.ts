@@ -118,6 +118,32 @@ describe('openApiDocument', () => {
     expect((asObject(shared.post).servers as Json[])[0]?.url).toBe('http://127.0.0.1:3001');
   });
 
+  it('names the addresses given in MAIN_API_URL, UPLOAD_API_URL and AUTH_API_URL, without a trailing slash', () => {
+    const saved = { main: process.env.MAIN_API_URL, upload: process.env.UPLOAD_API_URL, auth: process.env.AUTH_API_URL };
+    try {
+      process.env.MAIN_API_URL = 'https://main.execute-api.eu-west-1.amazonaws.com/';
+      process.env.UPLOAD_API_URL = 'http://127.0.0.1:4001';
+      process.env.AUTH_API_URL = 'https://auth.execute-api.eu-west-1.amazonaws.com/';
+      const named = openApiDocument();
+      expect((named.servers as Json[])[0]?.url).toBe('https://main.execute-api.eu-west-1.amazonaws.com');
+      const item = asObject(asObject(named.paths)['/companies/{companyId}/resources/scenarios']);
+      expect((asObject(item.post).servers as Json[])[0]?.url).toBe('http://127.0.0.1:4001');
+      expect((asObject(asObject(named.paths)['/token']).servers as Json[])[0]?.url).toBe('https://auth.execute-api.eu-west-1.amazonaws.com');
+      expect((openApiDocument({ main: 'https://api.example.com' }).servers as Json[])[0]?.url).toBe('https://api.example.com');
+    } finally {
+      for (const [name, value] of [['MAIN_API_URL', saved.main], ['UPLOAD_API_URL', saved.upload], ['AUTH_API_URL', saved.auth]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
+  it('declares 431 on every operation, and a 405 response with Allow', () => {
+    for (const route of ROUTES) expect(statuses(operation(route.path, route.method.toLowerCase())), route.id).toContain('431');
+    const responses = asObject(asObject(document.components).responses);
+    expect(asObject(asObject(responses.MethodNotAllowed).headers)).toHaveProperty('Allow');
+  });
+
   it('requires the bearer token globally and waives it only on the public routes', () => {
     expect(document.security).toEqual([{ bearerAuth: [] }]);
     const schemes = asObject(asObject(document.components).securitySchemes);
@@ -138,6 +164,12 @@ describe('openApiDocument', () => {
         expect(codes, route.id).toEqual(expect.arrayContaining(['400', '401', '403', '503']));
       }
     }
+  });
+
+  it('documents errorCount on every problem and at most 20 errors entries', () => {
+    const schemas = asObject(asObject(document.components).schemas);
+    expect(asObject(asObject(asObject(schemas.Problem).properties).errorCount)).toMatchObject({ type: 'integer', minimum: 21 });
+    expect(JSON.stringify(schemas.BadRequestProblem)).toContain('"maxItems":20');
   });
 
   it('announces WWW-Authenticate on 401 and Retry-After on 503', () => {

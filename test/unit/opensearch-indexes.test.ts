@@ -50,6 +50,18 @@ describe('OpenSearchIndexes', () => {
     expect(fake.templates.has('resources-template')).toBe(true);
   });
 
+  it('ensure() with replicas puts them in the template and sets them on the indexes already behind the alias', async () => {
+    const fake = new FakeOpenSearch();
+    fake.seedIndex('resources-old', 'resources');
+    await new OpenSearchIndexes(fake.transport(), 'resources', { replicas: 1 }).ensure(NOW);
+    expect(fake.templates.get('resources-template')).toEqual(indexTemplateBody('resources', 1));
+    expect(fake.replicaSettings).toEqual(new Map([['resources-old', 1]]));
+    expect(templateVersion(1)).not.toBe(templateVersion(0));
+    const fresh = new FakeOpenSearch();
+    await new OpenSearchIndexes(fresh.transport(), 'resources', { replicas: 1 }).ensure(NOW);
+    expect(fresh.indexes.get('resources-20261122t161646712z')?.fromTemplate).toMatchObject({ settings: { number_of_replicas: 1 } });
+  });
+
   it('says why when an index already carries the alias name', async () => {
     const fake = new FakeOpenSearch();
     fake.indexes.set('resources', { documents: new Map(), aliases: new Set(), fromTemplate: undefined, autoCreated: false });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  bulkBody, countRequestBody, documentId, indexTemplate, keywordField, MAX_COUNT_BUCKETS, pageWindow, searchRequestBody,
+  bulkBody, countRequestBody, documentId, indexTemplate, replicasFor, keywordField, MAX_COUNT_BUCKETS, pageWindow, searchRequestBody,
   SORT_KEY_FIELD, toSearchResult, toValueCounts,
 } from '../../functions/adapters/aws/opensearch-queries.js';
 import type { ScenarioDocument } from '../../functions/core/search/documents.js';
@@ -140,6 +140,16 @@ describe('countRequestBody', () => {
 
 describe('indexTemplate', () => {
   const template = indexTemplate();
+
+  it('sets the replicas it is given, 0 unless told (a single-node domain stays green)', () => {
+    expect(template.settings).toMatchObject({ number_of_shards: 1, number_of_replicas: 0 });
+    expect(indexTemplate(1).settings).toMatchObject({ number_of_shards: 1, number_of_replicas: 1 });
+  });
+
+  it('derives the replicas from the data nodes: none on one node, one from two nodes on', () => {
+    expect([1, 2, 3, 6].map(replicasFor)).toEqual([0, 1, 1, 1]);
+    expect(() => replicasFor(0)).toThrow(/at least one data node/);
+  });
 
   it('refuses unmapped fields from the index (dynamic false) and maps the key as keyword', () => {
     expect(template.mappings.dynamic).toBe(false);

@@ -124,6 +124,21 @@ describe('publicHttpHandler problem+json mapping', () => {
     expect(body.errors).toEqual(violations);
   });
 
+  it('lists at most 20 violations, with errorCount holding the total and the detail saying how many were omitted', async () => {
+    const violations = Array.from({ length: 3000 }, (_, index) => ({ path: `p${index}`, message: `Unknown parameter 'p${index}'.` }));
+    const { result, body } = await responseFor(new BadRequestError('The request has invalid query parameters.', violations));
+    expect(result.statusCode).toBe(400);
+    expect(body.errors).toEqual(violations.slice(0, 20));
+    expect(body.errorCount).toBe(3000);
+    expect(body.detail).toBe('The request has invalid query parameters. Only the first 20 of 3000 errors are listed; 2980 more were omitted.');
+    const archive = await responseFor(new InvalidArchiveError('21 problems', violations.slice(0, 21)));
+    expect(archive.body).toMatchObject({ status: 422, errorCount: 21 });
+    expect(archive.body.errors).toHaveLength(20);
+    const exactly = await responseFor(new BadRequestError('20 problems', violations.slice(0, 20)));
+    expect(exactly.body.errors).toHaveLength(20);
+    expect(exactly.body).not.toHaveProperty('errorCount');
+  });
+
   it('400 without violations has no errors member', async () => {
     const { body } = await responseFor(new BadRequestError('bad'));
     expect(body).not.toHaveProperty('errors');
@@ -167,15 +182,6 @@ describe('publicHttpHandler problem+json mapping', () => {
     expect(explicit.result.headers?.['Retry-After']).toBe('30');
   });
 
-  it('maps a multipart parser failure to 400 naming the payload part', async () => {
-    const parserError = new Error('Invalid or malformed multipart/form-data was provided', {
-      cause: { package: '@middy/http-multipart-body-parser', data: 'secret' },
-    });
-    const { result, body } = await responseFor(parserError);
-    expect(result.statusCode).toBe(400);
-    expect(body.errors).toEqual([{ path: 'payload', message: expect.any(String) }]);
-  });
-
   it('answers an unexpected error with a generic 500 that does not leak its message, and logs it once', async () => {
     const logged = vi.spyOn(logger, 'error');
     const secret = 'connect ECONNREFUSED 10.0.0.5:5432 password=hunter2';
@@ -200,6 +206,37 @@ describe('publicHttpHandler problem+json mapping', () => {
     const { result } = await responseFor(error);
     expect(result.statusCode).toBe(500);
     expect(result.body).not.toContain('s3://');
+  });
+
+  it.each([
+    ['S3 SlowDown', Object.assign(new Error('Please reduce your request rate.'), { name: 'SlowDown', $fault: 'client', $metadata: { httpStatusCode: 503 } }), '2'],
+    ['a retryable throttling error', Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException', $retryable: { throttling: true } }), '2'],
+    ['S3 InternalError', Object.assign(new Error('We encountered an internal error.'), { name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 } }), '5'],
+    ['an AggregateError of refused connections', Object.assign(new AggregateError([
+      Object.assign(new Error('connect ECONNREFUSED ::1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+    ], 'connect ECONNREFUSED localhost:8000'), { code: 'ECONNREFUSED', $metadata: { attempts: 3 } }), '5'],
+    ['EPIPE', Object.assign(new Error('write EPIPE'), { code: 'EPIPE', syscall: 'write' }), '5'],
+    ['a library error caused by a timeout', new Error('Failed to save record', { cause: Object.assign(new Error('timed out'), { name: 'TimeoutError' }) }), '5'],
+  ])('maps a backend failure (%s) to 503 with Retry-After, logged once as a warning and not as an error', async (_name, error, retryAfter) => {
+    const warned = vi.spyOn(logger, 'warn');
+    const failed = vi.spyOn(logger, 'error');
+    const { result, body } = await responseFor(error);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe(retryAfter);
+    expect(body).toMatchObject({ title: 'Service Unavailable', status: 503, detail: expect.stringMatching(/retry/i) });
+    expect(result.body).not.toContain((error as Error).message);
+    expect(warned).toHaveBeenCalledTimes(1);
+    expect(failed).not.toHaveBeenCalled();
+  });
+
+  it('keeps a file-system error (not a backend) and an HTTP 4xx of AWS at 500', async () => {
+    const missing = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', syscall: 'open' });
+    expect((await responseFor(missing)).result.statusCode).toBe(500);
+    const validation = Object.assign(new Error('One or more parameter values were invalid'), {
+      name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 },
+    });
+    expect((await responseFor(validation)).result.statusCode).toBe(500);
   });
 
   it('reports a custom DomainError subclass with its own status and extensions', async () => {

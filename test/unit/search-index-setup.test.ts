@@ -8,14 +8,24 @@ import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.j
 import { FakeOpenSearch } from './fake-opensearch.js';
 
 type Handler = (event: CloudFormationCustomResourceEvent, context: Context) => Promise<{ PhysicalResourceId: string; Data?: Record<string, string> }>;
+type RetryOptions = { sleep?: (ms: number) => Promise<void>; now?: () => number };
 
 const fake = new FakeOpenSearch();
 let handler: Handler;
+let createHandler: (retry?: RetryOptions) => Handler;
+
+/** A handler whose waits only advance a fake clock; returns it and the waits it made, ms. */
+function handlerWithFakeClock(): { handler: Handler; waits: number[] } {
+  const waits: number[] = [];
+  let clock = 0;
+  const handler = createHandler({ now: () => clock, sleep: async (ms) => { waits.push(ms); clock += ms; } });
+  return { handler, waits };
+}
 
 beforeAll(async () => {
   const url = await fake.listen();
   Object.assign(process.env, { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: url, OPENSEARCH_INDEX: 'devices-search', OPENSEARCH_AUTH: 'none', POWERTOOLS_LOG_LEVEL: 'SILENT' });
-  ({ handler } = (await import('../../functions/handlers/search-index-setup.js')) as unknown as { handler: Handler });
+  ({ handler, createHandler } = (await import('../../functions/handlers/search-index-setup.js')) as unknown as { handler: Handler; createHandler: typeof createHandler });
 });
 
 afterAll(async () => {
@@ -24,6 +34,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   fake.down = false;
+  fake.refusals.length = 0;
 });
 
 function event(RequestType: 'Create' | 'Update' | 'Delete'): CloudFormationCustomResourceEvent {
@@ -65,8 +76,33 @@ describe('search index setup (custom resource)', () => {
     expect(Object.keys(fake.aliasTable())).toEqual(['devices-search']);
   });
 
-  it('fails (and so does the deployment) when the domain cannot be reached', async () => {
+  it('waits with exponential backoff while a new domain answers 403 (its access policy not applied yet), then succeeds', async () => {
+    const forbidden = { statusCode: 403, body: { Message: 'User: arn:aws:sts::123456789012:assumed-role/setup is not authorized to perform: es:ESHttpPut' } };
+    fake.refusals.push(forbidden, forbidden);
+    const before = fake.requests.length;
+    const { handler: patient, waits } = handlerWithFakeClock();
+    const result = await patient(event('Update'), {} as Context);
+    expect(result).toEqual({ PhysicalResourceId: 'devices-search', Data: { Indexes: fake.aliasTable()['devices-search']?.join(',') } });
+    expect(waits).toEqual([2_000, 4_000]);
+    expect(fake.requests.slice(before, before + 3).map((request) => `${request.method} ${request.path}`)).toEqual(
+      Array(3).fill('PUT /_index_template/devices-search-template'),
+    );
+  });
+
+  it('does not retry a refusal that waiting cannot fix (400)', async () => {
+    fake.refusals.push({ statusCode: 400, body: { error: { type: 'mapper_parsing_exception', reason: 'bad mapping' } } });
+    const { handler: patient, waits } = handlerWithFakeClock();
+    await expect(patient(event('Update'), {} as Context)).rejects.toThrow(/400: mapper_parsing_exception/);
+    expect(waits).toEqual([]);
+  });
+
+  it('fails (and so does the deployment) when the domain still cannot be reached after about 10 minutes', async () => {
     fake.down = true;
-    await expect(handler(event('Create'), {} as Context)).rejects.toThrow(/search backend cannot be reached/);
+    const { handler: patient, waits } = handlerWithFakeClock();
+    await expect(patient(event('Create'), {} as Context)).rejects.toThrow(/search backend cannot be reached/);
+    expect(waits.slice(0, 7)).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
+    const total = waits.reduce((sum, ms) => sum + ms, 0);
+    expect(total).toBeLessThanOrEqual(10 * 60_000);
+    expect(total).toBeGreaterThan(9 * 60_000);
   });
 });

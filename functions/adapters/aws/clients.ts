@@ -1,29 +1,55 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
+ * Attempts per SDK call (the first plus two retries, with the SDK's jittered back-off; throttling backs off longer).
+ * With CONNECTION_TIMEOUT_MS this bounds a call to an endpoint that does not answer at a few seconds, after which the
+ * error middleware answers 503 with Retry-After instead of holding the request until the gateway gives up.
+ */
+export const SDK_MAX_ATTEMPTS = 3;
+/** How long an SDK call waits for a TCP connection, ms: a DynamoDB or S3 endpoint connects in milliseconds. */
+export const CONNECTION_TIMEOUT_MS = 1_000;
+/**
+ * How long a DynamoDB call waits for the answer's headers, ms (then it fails with a TimeoutError and is retried): a
+ * DynamoDB call answers in milliseconds, and a page is at most 1 MB. Not set on S3, whose uploads take as long as
+ * their bodies need.
+ */
+export const DYNAMODB_REQUEST_TIMEOUT_MS = 5_000;
+
+function dynamoDbConfig(endpoint?: string): DynamoDBClientConfig {
+  return {
+    maxAttempts: SDK_MAX_ATTEMPTS,
+    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: DYNAMODB_REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
+    ...(endpoint === undefined
+      ? {}
+      : { endpoint, region: process.env.AWS_REGION ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  };
+}
+
+/**
  * A DynamoDB document client. With `endpoint` (DynamoDB Local) it uses fixed local credentials; without, the
- * Lambda role's credentials and region.
+ * Lambda role's credentials and region. Fails fast on an endpoint that does not answer (SDK_MAX_ATTEMPTS,
+ * CONNECTION_TIMEOUT_MS, DYNAMODB_REQUEST_TIMEOUT_MS).
  */
 export function createDocumentClient(endpoint?: string): DynamoDBDocumentClient {
-  const client = new DynamoDBClient(
-    endpoint === undefined
-      ? {}
-      : { endpoint, region: process.env.AWS_REGION ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
-  );
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+  return DynamoDBDocumentClient.from(new DynamoDBClient(dynamoDbConfig(endpoint)), {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
 }
 
 /**
  * An S3 client. With `endpoint` (s3rver) it uses path-style addressing, s3rver's credentials, and checksums only
- * when required (s3rver predates the SDK's default CRC trailers).
+ * when required (s3rver predates the SDK's default CRC trailers). Fails fast on an endpoint that does not accept
+ * connections (SDK_MAX_ATTEMPTS, CONNECTION_TIMEOUT_MS).
  */
 export function createS3Client(endpoint?: string): S3Client {
+  const config: S3ClientConfig = { maxAttempts: SDK_MAX_ATTEMPTS, requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS } };
   return new S3Client(
     endpoint === undefined
-      ? {}
+      ? config
       : {
+          ...config,
           endpoint,
           forcePathStyle: true,
           region: process.env.AWS_REGION ?? 'us-east-1',
@@ -36,9 +62,5 @@ export function createS3Client(endpoint?: string): S3Client {
 
 /** A plain DynamoDB client (for libraries that take one, e.g. Powertools idempotency), configured like createDocumentClient. */
 export function createDynamoDbClient(endpoint?: string): DynamoDBClient {
-  return new DynamoDBClient(
-    endpoint === undefined
-      ? {}
-      : { endpoint, region: process.env.AWS_REGION ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
-  );
+  return new DynamoDBClient(dynamoDbConfig(endpoint));
 }

@@ -1,7 +1,7 @@
 import { QueryCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type DeploymentHistory, type DeploymentHistoryQuery, ulidBounds } from '../../core/deployment-history.js';
-import { BadRequestError } from '../../core/errors.js';
 import type { DeploymentHistoryEntry, Page } from '../../core/ports.js';
+import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import type { TableNames } from './dynamodb-repositories.js';
 
 /**
@@ -58,39 +58,38 @@ function shapeOf(query: DeploymentHistoryQuery): QueryShape {
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-/** Opaque cursor: base64url of the key of the last item returned (or of DynamoDB's LastEvaluatedKey). */
-function encodeCursor(key: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify(key)).toString('base64url');
+/** The listing a history cursor is bound to: the company and every filter of the query (not the page size). */
+function listingOf(query: DeploymentHistoryQuery): string {
+  return cursorListing('deployment-history', query.companyId, query.deviceId, query.scenarioId, query.version, query.from, query.to);
 }
 
 /**
- * Decodes a cursor issued by this adapter for this listing: exactly the key attributes of the query's table or
- * index, the partition of the query (so of the caller's company), a history item of that company, and a ULID sort
- * key inside the query's time bounds. Anything else (another company, another shape, a forged key) is refused.
+ * The signed cursor after `key` (the key of the last item returned, or DynamoDB's LastEvaluatedKey). Only the
+ * table key `{ pk, sk }` is carried: an index's key is the query's partition and the same ULID.
+ */
+function encodeCursor(cursors: CursorCodec, query: DeploymentHistoryQuery, key: Record<string, unknown>): string {
+  return cursors.encode(listingOf(query), { pk: key.pk, sk: key.sk });
+}
+
+/**
+ * The ExclusiveStartKey of a cursor issued by `encodeCursor` for this query. Besides the signature (which binds the
+ * company and every filter), defence in depth: the pk must be a history partition of the company (the query's own on
+ * a device's history), the sk a ULID inside the query's time bounds.
  * @throws BadRequestError (400) otherwise.
  */
-function decodeCursor(cursor: string, query: DeploymentHistoryQuery, shape: QueryShape, bounds: { lower: string; upper: string }): Record<string, string> {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (key !== null && typeof key === 'object' && !Array.isArray(key)) {
-      const record = key as Record<string, unknown>;
-      const names = Object.keys(record);
-      const sk = record.sk;
-      if (
-        names.length === shape.keyAttributes.length && shape.keyAttributes.every((name) => typeof record[name] === 'string') &&
-        record[shape.partitionAttribute] === shape.partition &&
-        typeof record.pk === 'string' && record.pk.startsWith(`HISTORY#${query.companyId}#`) &&
-        typeof sk === 'string' && ULID.test(sk) && record[shape.sortAttribute] === sk && sk >= bounds.lower && sk <= bounds.upper
-      ) {
-        return Object.fromEntries(shape.keyAttributes.map((name) => [name, record[name] as string]));
-      }
-    }
-  } catch {
-    // fall through
+function decodeCursor(
+  cursors: CursorCodec, cursor: string, query: DeploymentHistoryQuery, shape: QueryShape, bounds: { lower: string; upper: string },
+): Record<string, string> {
+  const key = cursors.decode(listingOf(query), cursor);
+  const { pk, sk } = key;
+  if (
+    Object.keys(key).length !== 2 || typeof pk !== 'string' || typeof sk !== 'string' || !pk.startsWith(`HISTORY#${query.companyId}#`) ||
+    (shape.partitionAttribute === 'pk' && pk !== shape.partition) || !ULID.test(sk) || sk < bounds.lower || sk > bounds.upper
+  ) {
+    throw invalidCursor('unknown or altered cursor, or one issued for other filters');
   }
-  throw new BadRequestError("'cursor' is not a cursor issued for this history listing.", [
-    { path: 'cursor', message: 'unknown or tampered cursor, or one issued for other filters' },
-  ]);
+  const full: Record<string, string> = { pk, sk, [shape.partitionAttribute]: shape.partition, [shape.sortAttribute]: sk };
+  return Object.fromEntries(shape.keyAttributes.map((name) => [name, full[name] as string]));
 }
 
 function toEntry(item: Record<string, unknown>): DeploymentHistoryEntry {
@@ -122,10 +121,15 @@ const MAX_ITEMS_PER_QUERY = 1_000;
  * partition of the table, the scenario's partition of `gsi1` or the company's partition of `gsi2`, newest first,
  * with `from`/`to` as ULID bounds on the sort key. Filters that no key covers (scenario on a device's history,
  * version) are FilterExpressions; since DynamoDB applies `Limit` before them, the page is filled by following
- * LastEvaluatedKey (at most MAX_QUERIES_PER_PAGE calls). The cursor is the key of the page's last item.
+ * LastEvaluatedKey (at most MAX_QUERIES_PER_PAGE calls). The cursor is the key of the page's last item, signed by
+ * `cursors` (CursorCodec) for the company and filters of the query.
  */
 export class DynamoDbDeploymentHistory implements DeploymentHistory {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: Pick<TableNames, 'deployments'>) {}
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: Pick<TableNames, 'deployments'>,
+    private readonly cursors: CursorCodec,
+  ) {}
 
   /** @inheritdoc */
   async list(query: DeploymentHistoryQuery): Promise<Page<DeploymentHistoryEntry>> {
@@ -141,7 +145,7 @@ export class DynamoDbDeploymentHistory implements DeploymentHistory {
     });
     const filterExpression = filterNames.map((_, index) => `#f${index} = :f${index}`).join(' AND ');
 
-    let startKey: Record<string, unknown> | undefined = query.cursor === undefined ? undefined : decodeCursor(query.cursor, query, shape, bounds);
+    let startKey: Record<string, unknown> | undefined = query.cursor === undefined ? undefined : decodeCursor(this.cursors, query.cursor, query, shape, bounds);
     const found: Record<string, unknown>[] = [];
     let evaluated = 0;
     let lastEvaluatedKey: Record<string, unknown> | undefined;
@@ -179,7 +183,7 @@ export class DynamoDbDeploymentHistory implements DeploymentHistory {
       // The call budget ran out before the page filled: continue after the last item evaluated.
       nextKey = lastEvaluatedKey;
     }
-    return { items: pageItems.map(toEntry), nextCursor: nextKey === undefined ? null : encodeCursor(nextKey) };
+    return { items: pageItems.map(toEntry), nextCursor: nextKey === undefined ? null : encodeCursor(this.cursors, query, nextKey) };
   }
 }
 

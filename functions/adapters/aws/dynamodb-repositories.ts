@@ -1,13 +1,41 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Device } from '../../core/devices.js';
-import { BadRequestError } from '../../core/errors.js';
+import pLimit from 'p-limit';
 import type {
-  ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page,
-  RecordVersionOutcome, ScenarioRepository, ScenarioVersion, UploadSlot, UploadSlotRepository,
+  ActiveDeployment, Company, CompanyRepository, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, DeviceRepository, Page,
+  RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive, UndeployMark, UploadSlot, UploadSlotRepository,
 } from '../../core/ports.js';
+import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';
+import { SWEEP_SHARDS, sweepShardOf } from './tables.js';
+
+/**
+ * Items of one kind in the `sweep` index whose `sweepAt` is at or before `now`: one Query per shard (eventually
+ * consistent, as every index read; the callers' conditional writes decide), at most `limit` items in all.
+ */
+async function overdueItems(client: DynamoDBDocumentClient, tableName: string, kind: 'UPLOAD' | 'STAGED', now: string, limit: number): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let shard = 0; shard < SWEEP_SHARDS && items.length < limit; shard += 1) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: 'sweep',
+          KeyConditionExpression: 'sweepShard = :shard AND sweepAt <= :now',
+          ExpressionAttributeValues: { ':shard': `${kind}#${shard}`, ':now': now },
+          Limit: limit - items.length,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined && items.length < limit);
+  }
+  return items;
+}
 
 /** True when DynamoDB refused a single-item write because its condition was false. */
 function isConditionalCheckFailed(error: unknown): boolean {
@@ -103,7 +131,7 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
   constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
 
   /** @inheritdoc */
-  async recordVersion(version: ScenarioVersion): Promise<RecordVersionOutcome> {
+  async recordVersion(version: ScenarioVersion, guards?: RecordVersionGuards): Promise<RecordVersionOutcome> {
     const { Item: company } = await this.client.send(
       new GetCommand({ TableName: this.tables.companies, Key: { companyId: version.company }, ConsistentRead: true }),
     );
@@ -143,12 +171,35 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
                 },
               },
             },
+            ...(guards === undefined ? [] : [{
+              // The staging record goes with the version; an abandoned one (the sweeper deletes its object) fails it.
+              Delete: {
+                TableName: this.tables.scenarios,
+                Key: { company: version.company, sk: `STAGED#${guards.stagedId}` },
+                ConditionExpression: 'attribute_exists(sk) AND attribute_not_exists(abandoned)',
+              },
+            }]),
+            ...(guards?.slot === undefined ? [] : [{
+              // The slot becomes STORED with the version, only under the processor's claim.
+              Update: {
+                TableName: this.tables.scenarios,
+                Key: { company: version.company, sk: `UPLOAD#${guards.slot.uploadId}` },
+                UpdateExpression: 'SET #status = :stored, #result = :result, problem = :null REMOVE sweepShard, sweepAt',
+                ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
+                ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+                ExpressionAttributeValues: {
+                  ':stored': 'STORED', ':result': guards.slot.result, ':null': null, ':processing': 'PROCESSING', ':claimedAt': guards.slot.claimedAt,
+                },
+              },
+            }]),
           ],
         });
       return { kind: 'stored' };
     } catch (error) {
       const codes = cancellationCodes(error);
       if (codes === undefined) throw error;
+      if (codes[4] === 'ConditionalCheckFailed') return { kind: 'claim-lost' };
+      if (codes[3] === 'ConditionalCheckFailed') return { kind: 'staging-abandoned' };
       if (codes[0] === 'ConditionalCheckFailed') return { kind: 'version-exists' };
       if (codes[1] === 'ConditionalCheckFailed') {
         const current = await this.client.send(
@@ -158,6 +209,50 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
       }
       throw error;
     }
+  }
+
+  /** @inheritdoc */
+  async stageArchive(staged: StagedArchive): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tables.scenarios,
+        Item: { ...staged, sk: `STAGED#${staged.stagedId}`, entity: 'STAGED_ARCHIVE', sweepShard: sweepShardOf('STAGED', staged.stagedId) },
+        ConditionExpression: 'attribute_not_exists(sk)',
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async discardStagedArchive(company: string, stagedId: string): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.tables.scenarios, Key: { company, sk: `STAGED#${stagedId}` } }));
+  }
+
+  /** @inheritdoc */
+  async abandonStagedArchive(company: string, stagedId: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.scenarios,
+          Key: { company, sk: `STAGED#${stagedId}` },
+          UpdateExpression: 'SET abandoned = :true',
+          ConditionExpression: 'attribute_exists(sk)',
+          ExpressionAttributeValues: { ':true': true },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async overdueStagedArchives(now: string, limit: number): Promise<StagedArchive[]> {
+    const items = await overdueItems(this.client, this.tables.scenarios, 'STAGED', now, limit);
+    return items.map((item) => ({
+      company: item.company as string, stagedId: item.stagedId as string, archiveKey: item.archiveKey as string, created: item.created as string,
+      sweepAt: item.sweepAt as string, ...(item.abandoned === true ? { abandoned: true } : {}),
+    }));
   }
 
   /** @inheritdoc */
@@ -171,23 +266,68 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
   }
 }
 
-function encodeCursor(key: Record<string, unknown> | undefined): string | null {
-  return key === undefined ? null : Buffer.from(JSON.stringify(key)).toString('base64url');
+/** The listing an active-deployments cursor is bound to: the company and the device filter. */
+const activeListing = (companyId: string, deviceId: string | undefined): string => cursorListing('active-deployments', companyId, deviceId);
+
+/** The signed cursor after `key` (`{ pk, sk }`). Only the sort key is carried: the partition is the company's. */
+function encodeCursor(cursors: CursorCodec, companyId: string, deviceId: string | undefined, key: Record<string, unknown> | undefined): string | null {
+  return key === undefined ? null : cursors.encode(activeListing(companyId, deviceId), { sk: key.sk });
 }
 
-function decodeCursor(cursor: string, partitionKey: string, skPrefix: string): Record<string, unknown> {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
-    if (key.pk === partitionKey && typeof key.sk === 'string' && key.sk.startsWith(skPrefix) && Object.keys(key).length === 2) return key;
-  } catch {
-    // fall through
-  }
-  throw new BadRequestError("'cursor' is not a cursor issued for this listing.", [{ path: 'cursor', message: 'unknown or tampered cursor' }]);
+/**
+ * The ExclusiveStartKey of a cursor `encodeCursor` issued for this company and device filter. Besides the signature,
+ * the sort key must be a non-empty active deployment key under the device's prefix (defence in depth).
+ * @throws BadRequestError (400) otherwise.
+ */
+function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, deviceId: string | undefined): Record<string, unknown> {
+  const key = cursors.decode(activeListing(companyId, deviceId), cursor);
+  const prefix = deviceId === undefined ? '' : `${deviceId}#`;
+  const sk = key.sk;
+  if (typeof sk !== 'string' || !sk.startsWith(prefix) || sk.length === prefix.length || Object.keys(key).length !== 1) throw invalidCursor();
+  return { pk: `ACTIVE#${companyId}`, sk };
 }
 
-/** DeploymentRepository on the deployments table (key design in tables.ts). */
+/** `entity` of a deployment slot item (active or undeployed) on the deployments table. */
+export const DEPLOYMENT_SLOT_ENTITY = 'ACTIVE_DEPLOYMENT';
+
+/** Conditional deletes in flight at once in purgeUndeployed. */
+const PURGE_CONCURRENCY = 8;
+
+/**
+ * The deployment slot stored in a deployments table item (as a stream image or a read gives it), or undefined when
+ * the item is something else (a history entry).
+ */
+export function deploymentSlotFromItem(item: Record<string, unknown> | undefined): DeploymentSlot | undefined {
+  if (item === undefined || item.entity !== DEPLOYMENT_SLOT_ENTITY) return undefined;
+  const undeploy = item.undeploy as Record<string, unknown> | undefined;
+  return {
+    id: item.id as string,
+    company: item.company as string,
+    deviceId: item.deviceId as string,
+    scenarioId: item.scenarioId as string,
+    version: item.version as string,
+    deployedAt: item.deployedAt as string,
+    deployedBy: item.deployedBy as string,
+    ...(typeof item.note === 'string' ? { note: item.note } : {}),
+    ...(undeploy === undefined || undeploy === null
+      ? {}
+      : {
+        undeploy: {
+          id: undeploy.id as string, at: undeploy.at as string, by: undeploy.by as string,
+          ...(typeof undeploy.note === 'string' ? { note: undeploy.note } : {}),
+        },
+      }),
+  };
+}
+
+/**
+ * DeploymentRepository on the deployments table (key design in tables.ts). A DEPLOY puts the slot, an UNDEPLOY marks
+ * it (`undeploy`): each one conditional write that carries everything its history entry and event need, which the
+ * table's stream derives (deployment-changes.ts) before purging the undeployed slot. Reads skip undeployed slots;
+ * listing cursors are signed by `cursors`.
+ */
 export class DynamoDbDeploymentRepository implements DeploymentRepository {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
+  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames, private readonly cursors: CursorCodec) {}
 
   private historyItem(entry: DeploymentHistoryEntry): Record<string, unknown> {
     return { ...entry, ...historyKeys(entry), entity: 'DEPLOYMENT_HISTORY' };
@@ -203,8 +343,9 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
       await this.client.send(
         new PutCommand({
           TableName: this.tables.deployments,
-          Item: { ...deployment, ...this.activeKey(deployment), entity: 'ACTIVE_DEPLOYMENT' },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          Item: { ...deployment, ...this.activeKey(deployment), entity: DEPLOYMENT_SLOT_ENTITY },
+          // A slot undeployed but not yet purged counts as absent.
+          ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
         }),
       );
       return 'activated';
@@ -215,10 +356,19 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 
   /** @inheritdoc */
-  async deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>): Promise<'deactivated' | 'already-inactive'> {
+  async deactivate(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    undeploy: UndeployMark,
+  ): Promise<'deactivated' | 'already-inactive'> {
     try {
       await this.client.send(
-        new DeleteCommand({ TableName: this.tables.deployments, Key: this.activeKey(identity), ConditionExpression: 'attribute_exists(pk)' }),
+        new UpdateCommand({
+          TableName: this.tables.deployments,
+          Key: this.activeKey(identity),
+          UpdateExpression: 'SET undeploy = :undeploy',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: { ':undeploy': undeploy },
+        }),
       );
       return 'deactivated';
     } catch (error) {
@@ -233,50 +383,82 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 
   /** @inheritdoc */
+  async purgeUndeployed(slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[]): Promise<void> {
+    const limit = pLimit(PURGE_CONCURRENCY);
+    await Promise.all(
+      slots.map((slot) =>
+        limit(async () => {
+          try {
+            await this.client.send(
+              new DeleteCommand({
+                TableName: this.tables.deployments,
+                Key: this.activeKey(slot),
+                ConditionExpression: 'undeploy.id = :undeployId',
+                ExpressionAttributeValues: { ':undeployId': slot.undeployId },
+              }),
+            );
+          } catch (error) {
+            if (!isConditionalCheckFailed(error)) throw error;
+          }
+        }),
+      ),
+    );
+  }
+
+  /** @inheritdoc */
   async activeAmong(companyId: string, identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[]): Promise<Set<string>> {
     if (identities.length === 0) return new Set();
     const keys = [...new Set(identities.map((identity) => `${identity.deviceId}#${identity.scenarioId}#${identity.version}`))].map((sk) => ({
       pk: `ACTIVE#${companyId}`, sk,
     }));
-    const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk']);
-    return new Set(items.map((item) => item.sk as string));
+    const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk', 'undeploy']);
+    return new Set(items.filter((item) => item.undeploy === undefined).map((item) => item.sk as string));
   }
 
   /** @inheritdoc */
   async listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>> {
     const pk = `ACTIVE#${companyId}`;
     const prefix = deviceId === undefined ? '' : `${deviceId}#`;
-    const response = await this.client.send(
-      new QueryCommand({
-        TableName: this.tables.deployments,
-        KeyConditionExpression: deviceId === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
-        // One extra item tells whether another page exists, so the last page carries no cursor.
-        Limit: limit + 1,
-        ConsistentRead: true,
-        ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(cursor, pk, prefix) }),
-      }),
-    );
-    const found = response.Items ?? [];
-    const more = found.length > limit;
+    const found: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined = cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
+    // Undeployed slots wait for the stream to purge them (a moment): the filter drops them after DynamoDB's Limit,
+    // so the page is filled by following LastEvaluatedKey.
+    do {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.deployments,
+          KeyConditionExpression: deviceId === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
+          // One extra item tells whether another page exists, so the last page carries no cursor.
+          Limit: limit + 1 - found.length,
+          ConsistentRead: true,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      found.push(...(response.Items ?? []));
+      startKey = response.LastEvaluatedKey;
+    } while (found.length <= limit && startKey !== undefined);
     const pageItems = found.slice(0, limit);
     const last = pageItems.at(-1);
-    const nextKey = more && last !== undefined ? { pk: last.pk, sk: last.sk } : undefined;
-    const items = pageItems.map((item) => ({
-      id: item.id as string,
-      company: item.company as string,
-      deviceId: item.deviceId as string,
-      scenarioId: item.scenarioId as string,
-      version: item.version as string,
-      deployedAt: item.deployedAt as string,
-      deployedBy: item.deployedBy as string,
-      ...(typeof item.note === 'string' ? { note: item.note } : {}),
-    }));
-    return { items, nextCursor: encodeCursor(nextKey) };
+    const nextKey = found.length > limit && last !== undefined ? { pk: last.pk, sk: last.sk } : undefined;
+    const items = pageItems.map((item) => {
+      const { undeploy: _undeploy, ...slot } = deploymentSlotFromItem(item) as DeploymentSlot;
+      return slot;
+    });
+    return { items, nextCursor: encodeCursor(this.cursors, companyId, deviceId, nextKey) };
   }
 }
 
-/** UploadSlotRepository on the scenarios table: pk `company`, sk `UPLOAD#{uploadId}` (not indexed for search). */
+function toUploadSlot(item: Record<string, unknown>): UploadSlot {
+  const { sk: _sk, entity: _entity, sweepShard: _sweepShard, result, problem, ...slot } = item;
+  return { ...(slot as unknown as UploadSlot), ...(result == null ? {} : { result: result as Record<string, unknown> }), ...(problem == null ? {} : { problem: problem as Record<string, unknown> }) };
+}
+
+/**
+ * UploadSlotRepository on the scenarios table: pk `company`, sk `UPLOAD#{uploadId}` (not indexed for search); open
+ * slots are in the `sweep` index (tables.ts).
+ */
 export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
   constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
 
@@ -285,7 +467,7 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
     await this.client.send(
       new PutCommand({
         TableName: this.tables.scenarios,
-        Item: { ...slot, sk: `UPLOAD#${slot.uploadId}`, entity: 'UPLOAD' },
+        Item: { ...slot, sk: `UPLOAD#${slot.uploadId}`, entity: 'UPLOAD', ...(slot.sweepAt === undefined ? {} : { sweepShard: sweepShardOf('UPLOAD', slot.uploadId) }) },
         ConditionExpression: 'attribute_not_exists(sk)',
       }),
     );
@@ -294,21 +476,42 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
   /** @inheritdoc */
   async get(company: string, uploadId: string): Promise<UploadSlot | undefined> {
     const { Item } = await this.client.send(new GetCommand({ TableName: this.tables.scenarios, Key: { company, sk: `UPLOAD#${uploadId}` }, ConsistentRead: true }));
-    if (Item === undefined) return undefined;
-    const { sk: _sk, entity: _entity, result, problem, ...slot } = Item;
-    return { ...(slot as UploadSlot), ...(result == null ? {} : { result }), ...(problem == null ? {} : { problem }) };
+    return Item === undefined ? undefined : toUploadSlot(Item);
   }
 
   /** @inheritdoc */
-  async claim(company: string, uploadId: string, claimedAt: string, staleBefore: string): Promise<boolean> {
+  async claim(company: string, uploadId: string, claimedAt: string, staleBefore: string, sweepAt: string): Promise<boolean> {
     return this.conditionalUpdate({
       TableName: this.tables.scenarios,
       Key: { company, sk: `UPLOAD#${uploadId}` },
-      UpdateExpression: 'SET #status = :processing, claimedAt = :claimedAt',
+      UpdateExpression: 'SET #status = :processing, claimedAt = :claimedAt, sweepAt = :sweepAt, sweepShard = :shard',
       ConditionExpression: '#status = :pending OR (#status = :processing AND claimedAt < :staleBefore)',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':processing': 'PROCESSING', ':pending': 'PENDING', ':claimedAt': claimedAt, ':staleBefore': staleBefore },
+      ExpressionAttributeValues: {
+        ':processing': 'PROCESSING', ':pending': 'PENDING', ':claimedAt': claimedAt, ':staleBefore': staleBefore, ':sweepAt': sweepAt,
+        ':shard': sweepShardOf('UPLOAD', uploadId),
+      },
     });
+  }
+
+  /** @inheritdoc */
+  async reject(company: string, uploadId: string, expected: { status: 'PENDING' } | { status: 'PROCESSING'; claimedAt: string }, problem: Record<string, unknown>): Promise<boolean> {
+    const claimed = expected.status === 'PROCESSING';
+    return this.conditionalUpdate({
+      TableName: this.tables.scenarios,
+      Key: { company, sk: `UPLOAD#${uploadId}` },
+      UpdateExpression: 'SET #status = :rejected, problem = :problem, #result = :null REMOVE sweepShard, sweepAt',
+      ConditionExpression: claimed ? '#status = :expected AND claimedAt = :claimedAt' : '#status = :expected',
+      ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+      ExpressionAttributeValues: {
+        ':rejected': 'REJECTED', ':problem': problem, ':null': null, ':expected': expected.status, ...(claimed ? { ':claimedAt': expected.claimedAt } : {}),
+      },
+    });
+  }
+
+  /** @inheritdoc */
+  async overdue(now: string, limit: number): Promise<UploadSlot[]> {
+    return (await overdueItems(this.client, this.tables.scenarios, 'UPLOAD', now, limit)).map(toUploadSlot);
   }
 
   /** @inheritdoc */
@@ -316,7 +519,7 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
     return this.conditionalUpdate({
       TableName: this.tables.scenarios,
       Key: { company, sk: `UPLOAD#${uploadId}` },
-      UpdateExpression: 'SET #status = :status, #result = :result, problem = :problem',
+      UpdateExpression: 'SET #status = :status, #result = :result, problem = :problem REMOVE sweepShard, sweepAt',
       ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
       ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
       ExpressionAttributeValues: {

@@ -1,37 +1,34 @@
 import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BadRequestError } from '../../core/errors.js';
 import type { Page, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../../core/ports.js';
+import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import type { TableNames } from './dynamodb-repositories.js';
 
 const SCENARIO_PREFIX = 'SCENARIO#';
 const VERSION_PREFIX = 'VERSION#';
 
-/** Opaque cursor: base64url of the LastEvaluatedKey `{ company, sk }` of the page's last item. */
-function encodeCursor(key: { company: unknown; sk: unknown } | undefined): string | null {
-  return key === undefined ? null : Buffer.from(JSON.stringify({ company: key.company, sk: key.sk })).toString('base64url');
+/** Name of this listing in its cursors (cursorListing). */
+const SCENARIOS_LISTING = 'scenarios';
+
+/**
+ * The signed cursor after `sk`, for the company's scenario listing. Only the sort key is carried: the partition is the
+ * caller's company.
+ */
+function encodeCursor(cursors: CursorCodec, company: string, sk: unknown): string {
+  return cursors.encode(cursorListing(SCENARIOS_LISTING, company), { sk });
 }
 
 /**
- * Decodes a cursor issued by `encodeCursor` for this listing: exactly `{ company, sk }`, the caller's company, an sk
- * of this listing's item kind. A cursor forged to point into another company or at other items is refused.
+ * The ExclusiveStartKey of a cursor `encodeCursor` issued for this company's listing. Besides the signature, the sort
+ * key must be a scenario summary's (defence in depth: a key of another item kind is refused even if signed).
  * @throws BadRequestError (400) otherwise.
  */
-function decodeCursor(cursor: string, company: string, skPrefix: string): Record<string, unknown> {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (key !== null && typeof key === 'object' && !Array.isArray(key)) {
-      const record = key as Record<string, unknown>;
-      if (
-        record.company === company && typeof record.sk === 'string' && record.sk.startsWith(skPrefix) &&
-        record.sk.length > skPrefix.length && Object.keys(record).length === 2
-      ) {
-        return { company: record.company, sk: record.sk };
-      }
-    }
-  } catch {
-    // fall through
+function decodeCursor(cursors: CursorCodec, cursor: string, company: string): Record<string, unknown> {
+  const key = cursors.decode(cursorListing(SCENARIOS_LISTING, company), cursor);
+  const sk = key.sk;
+  if (typeof sk !== 'string' || !sk.startsWith(SCENARIO_PREFIX) || sk.length === SCENARIO_PREFIX.length || Object.keys(key).length !== 1) {
+    throw invalidCursor();
   }
-  throw new BadRequestError("'cursor' is not a cursor issued for this listing.", [{ path: 'cursor', message: 'unknown or tampered cursor' }]);
+  return { company, sk };
 }
 
 /** Identifiers and versions never contain `#` (the key separator); one that does addresses nothing. */
@@ -68,10 +65,15 @@ function toVersion(item: Record<string, unknown>): ScenarioVersion {
 /**
  * ScenarioCatalog on the scenarios table (key design in tables.ts): summaries are `SCENARIO#{id}` items, versions
  * `VERSION#{id}#{version}` items, both under pk `company`. Every read is a GetItem or a Query on the company's
- * partition, never a Scan; `UPLOAD#` items of the same partition are never read.
+ * partition, never a Scan; `UPLOAD#` items of the same partition are never read. Listing cursors are signed by
+ * `cursors` (CursorCodec).
  */
 export class DynamoDbScenarioCatalog implements ScenarioCatalog {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: Pick<TableNames, 'scenarios'>) {}
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: Pick<TableNames, 'scenarios'>,
+    private readonly cursors: CursorCodec,
+  ) {}
 
   /** @inheritdoc */
   async listScenarios(companyId: string, limit: number, cursor: string | undefined): Promise<Page<ScenarioSummary>> {
@@ -83,14 +85,14 @@ export class DynamoDbScenarioCatalog implements ScenarioCatalog {
         // One extra item tells whether another page exists, so the last page carries no cursor.
         Limit: limit + 1,
         ConsistentRead: true,
-        ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(cursor, companyId, SCENARIO_PREFIX) }),
+        ...(cursor === undefined ? {} : { ExclusiveStartKey: decodeCursor(this.cursors, cursor, companyId) }),
       }),
     );
     const found = response.Items ?? [];
     const pageItems = found.slice(0, limit);
     const last = pageItems.at(-1);
-    const nextKey = found.length > limit && last !== undefined ? { company: last.company, sk: last.sk } : undefined;
-    return { items: pageItems.map(toSummary), nextCursor: encodeCursor(nextKey) };
+    const nextCursor = found.length > limit && last !== undefined ? encodeCursor(this.cursors, companyId, last.sk) : null;
+    return { items: pageItems.map(toSummary), nextCursor };
   }
 
   /** @inheritdoc */

@@ -4,9 +4,11 @@
  * reindex builds a new concrete index and moves the alias to it in one atomic `_aliases` call (no downtime).
  */
 import { createHash } from 'node:crypto';
-import { indexTemplate, type Json } from './opensearch-queries.js';
+import { setTimeout as wait } from 'node:timers/promises';
+import { ServiceUnavailableError } from '../../core/errors.js';
+import { DEFAULT_REPLICAS, indexTemplate, type Json } from './opensearch-queries.js';
 import {
-  callOpenSearch, DEFAULT_RETRY_AFTER_SECONDS, expectSuccess, sendRequest, type OpenSearchTransport,
+  callOpenSearch, DEFAULT_RETRY_AFTER_SECONDS, expectSuccess, OpenSearchRequestError, sendRequest, type OpenSearchTransport,
 } from './opensearch-transport.js';
 
 /** Priority of our index template (higher wins when several templates match a new index). */
@@ -18,23 +20,24 @@ export function templateName(alias: string): string {
 }
 
 /**
- * Fingerprint of the template (16 hex digits of a SHA-256 of its JSON): changes whenever the mappings or the
- * settings change. The CDK passes it to the setup custom resource, so a mapping change runs its Update.
+ * Fingerprint of the template with `replicas` (16 hex digits of a SHA-256 of its JSON): changes whenever the
+ * mappings or the settings change. The CDK passes it to the setup custom resource, so a mapping change (or a new
+ * data node count) runs its Update.
  */
-export function templateVersion(): string {
-  return createHash('sha256').update(JSON.stringify(indexTemplate())).digest('hex').slice(0, 16);
+export function templateVersion(replicas: number = DEFAULT_REPLICAS): string {
+  return createHash('sha256').update(JSON.stringify(indexTemplate(replicas))).digest('hex').slice(0, 16);
 }
 
 /**
  * Body of `PUT _index_template/<alias>-template`: applies indexTemplate() (settings, explicit mappings) to every
  * index named `<alias>-*`, i.e. to every concrete index the setup and the reindex create.
  */
-export function indexTemplateBody(alias: string): Json {
+export function indexTemplateBody(alias: string, replicas: number = DEFAULT_REPLICAS): Json {
   return {
     index_patterns: [`${alias}-*`],
     priority: TEMPLATE_PRIORITY,
-    template: indexTemplate(),
-    _meta: { alias, version: templateVersion() },
+    template: indexTemplate(replicas),
+    _meta: { alias, version: templateVersion(replicas) },
   };
 }
 
@@ -47,21 +50,37 @@ export function concreteIndexName(alias: string, at: Date): string {
   return `${alias}-${stamp}`;
 }
 
+/** Options of OpenSearchIndexes. */
+export interface OpenSearchIndexesOptions {
+  /** Retry-After of the ServiceUnavailableError thrown when OpenSearch is unreachable, seconds. @default 5 */
+  retryAfterSeconds?: number;
+  /** `number_of_replicas` of the template and of the indexes behind the alias (OPENSEARCH_REPLICAS). @default 0 */
+  replicas?: number;
+}
+
 /** Index administration for one alias, through the same transport and error mapping as the search adapter. */
 export class OpenSearchIndexes {
   private readonly retryAfterSeconds: number;
+  readonly replicas: number;
 
-  /**
-   * @param alias the alias searches and writes use (OPENSEARCH_INDEX, default `resources`).
-   * @param retryAfterSeconds Retry-After of the ServiceUnavailableError thrown when OpenSearch is unreachable.
-   */
-  constructor(private readonly transport: OpenSearchTransport, readonly alias: string, retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS) {
-    this.retryAfterSeconds = retryAfterSeconds;
+  /** @param alias the alias searches and writes use (OPENSEARCH_INDEX, default `resources`). */
+  constructor(private readonly transport: OpenSearchTransport, readonly alias: string, options: OpenSearchIndexesOptions = {}) {
+    this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+    this.replicas = options.replicas ?? DEFAULT_REPLICAS;
   }
 
   /** Creates or replaces the index template (`PUT _index_template/<alias>-template`). Existing indexes are unchanged. */
   async putTemplate(): Promise<void> {
-    await this.call('PUT', `/_index_template/${encodeURIComponent(templateName(this.alias))}`, indexTemplateBody(this.alias));
+    await this.call('PUT', `/_index_template/${encodeURIComponent(templateName(this.alias))}`, indexTemplateBody(this.alias, this.replicas));
+  }
+
+  /**
+   * Sets `number_of_replicas` of existing indexes (`PUT <names>/_settings`, a dynamic setting): indexes created
+   * before the data node count changed follow it, so a single-node domain does not stay yellow.
+   */
+  async setReplicas(names: readonly string[]): Promise<void> {
+    if (names.length === 0) return;
+    await this.call('PUT', `/${names.map(encodeURIComponent).join(',')}/_settings`, { index: { number_of_replicas: this.replicas } });
   }
 
   /** The concrete indexes the alias points to (sorted), or [] when the alias does not exist. */
@@ -112,12 +131,16 @@ export class OpenSearchIndexes {
   /**
    * The setup (custom resource Create/Update): puts the template, then, when the alias does not exist yet, creates
    * the first concrete index `<alias>-<now>` with the alias. Returns the indexes behind the alias and whether
-   * this call created one. Idempotent: a second call only refreshes the template.
+   * this call created one. Idempotent: a second call only refreshes the template and the replica count of the
+   * indexes behind the alias (their mappings and data are untouched).
    */
   async ensure(now: Date = new Date()): Promise<{ indexes: string[]; created: boolean }> {
     await this.putTemplate();
     const existing = await this.aliasIndexes();
-    if (existing.length > 0) return { indexes: existing, created: false };
+    if (existing.length > 0) {
+      await this.setReplicas(existing);
+      return { indexes: existing, created: false };
+    }
     const name = concreteIndexName(this.alias, now);
     await this.createIndex(name, true);
     return { indexes: [name], created: true };
@@ -125,5 +148,57 @@ export class OpenSearchIndexes {
 
   private call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Json): Promise<unknown> {
     return callOpenSearch(this.transport, { method, path, ...(body === undefined ? {} : { body }) }, this.retryAfterSeconds);
+  }
+}
+
+/**
+ * How long the index setup keeps trying a domain that refuses it, ms. A new domain answers 403 until its access
+ * policy (applied asynchronously after CloudFormation reports the stateful stack done) names the setup's role;
+ * waiting beats failing and rolling the whole stack back. The setup function's timeout (lib/stateless-stack.ts)
+ * leaves room for the last attempt.
+ */
+export const SETUP_RETRY_BUDGET_MS = 10 * 60 * 1000;
+
+/** How retryWhileUnavailable waits (every field has a default; tests inject `sleep` and `now`). */
+export interface RetryOptions {
+  /** Time after the first attempt within which retries start, ms. @default 600000 (10 minutes) */
+  budgetMs?: number;
+  /** Wait before the second attempt, ms; doubled after every refusal up to `maxDelayMs`. @default 2000 */
+  firstDelayMs?: number;
+  /** Longest wait between two attempts, ms. @default 60000 */
+  maxDelayMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Clock, ms since the epoch. */
+  now?: () => number;
+  /** Called before each wait with the refusal, the attempt that failed (1-based) and the wait, ms. */
+  onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+}
+
+/**
+ * Whether waiting may help: OpenSearch unreachable, 429 or 5xx (ServiceUnavailableError), or 403, which a new
+ * domain answers until the access policy naming the caller's role has been applied (asynchronously, minutes after
+ * CloudFormation reports it done).
+ */
+export function isTransientRefusal(error: unknown): boolean {
+  return error instanceof ServiceUnavailableError || (error instanceof OpenSearchRequestError && error.statusCode === 403);
+}
+
+/**
+ * Runs `operation` until it succeeds, waiting with exponential backoff after each transient refusal
+ * (isTransientRefusal) while the next attempt would still start within the budget.
+ * @throws the operation's error when it is not transient, or the last one once the budget is spent.
+ */
+export async function retryWhileUnavailable<T>(operation: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const { budgetMs = 600_000, firstDelayMs = 2_000, maxDelayMs = 60_000, sleep = wait, now = Date.now } = options;
+  const deadline = now() + budgetMs;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await operation();
+    } catch (error) {
+      const delayMs = Math.min(firstDelayMs * 2 ** (attempt - 1), maxDelayMs);
+      if (!isTransientRefusal(error) || now() + delayMs > deadline) throw error;
+      options.onRetry?.(error, attempt, delayMs);
+      await sleep(delayMs);
+    }
   }
 }

@@ -50,12 +50,28 @@ function leafMapping(path: string): Json {
 }
 
 /**
+ * Replicas per shard for a domain of `dataNodes` data nodes: 0 on one node (OpenSearch never puts a replica on the
+ * node holding its primary, so a replica there stays unassigned and the cluster yellow), 1 from two nodes on (a
+ * copy of the index survives the loss of a node). The CDK passes it to the index administration functions as
+ * OPENSEARCH_REPLICAS.
+ * @throws Error when `dataNodes` is not a positive whole number.
+ */
+export function replicasFor(dataNodes: number): number {
+  if (!Number.isInteger(dataNodes) || dataNodes < 1) throw new Error(`A domain has at least one data node; got ${dataNodes}.`);
+  return dataNodes === 1 ? 0 : 1;
+}
+
+/** Replicas when nothing says otherwise: a single-node OpenSearch (local, or the default domain size). */
+export const DEFAULT_REPLICAS = 0;
+
+/**
  * The index settings and mappings (body of `PUT /{index}`; wrap in `template` for `_index_template`).
  * Every filter, sort, full-text and label path is mapped explicitly; everything else is kept in `_source` only
  * (`dynamic: false`). Hubs and sub-devices stay plain objects, so their fields are multi-valued keywords.
  * One shard keeps BM25 statistics global, so relevance (and its ties) is the same on every run.
+ * @param replicas `number_of_replicas` (replicasFor the domain's data nodes).
  */
-export function indexTemplate(): { settings: Json; mappings: Json } {
+export function indexTemplate(replicas: number = DEFAULT_REPLICAS): { settings: Json; mappings: Json } {
   const paths = new Set<string>([
     ...FILTER_FIELDS.map((field) => field.field), ...SORT_FIELDS, ...FULL_TEXT_FIELDS, ...LABEL_FIELDS.values(),
   ]);
@@ -76,6 +92,7 @@ export function indexTemplate(): { settings: Json; mappings: Json } {
   return {
     settings: {
       number_of_shards: 1,
+      number_of_replicas: replicas,
       max_result_window: MAX_RESULT_WINDOW,
       analysis: {
         filter: {

@@ -59,6 +59,17 @@ export class S3ArchiveStore implements ArchiveStore {
   }
 
   /** @inheritdoc */
+  async stat(key: string): Promise<{ size: number; lastModified: string } | undefined> {
+    try {
+      const head = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { size: head.ContentLength ?? 0, lastModified: (head.LastModified ?? new Date()).toISOString() };
+    } catch (error) {
+      if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
   async copy(sourceKey: string, targetKey: string): Promise<void> {
     await this.s3.send(
       new CopyObjectCommand({ Bucket: this.bucket, Key: targetKey, CopySource: `${this.bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}` }),

@@ -6,8 +6,15 @@
  * - scenarios:   pk `company`, sk `sk`:
  *                  `SCENARIO#{scenarioId}`             summary (name, latestVersion, versions); stream → search indexer
  *                  `VERSION#{scenarioId}#{version}`    immutable version (size, sha256, archiveKey, uploadedBy, created)
- * - deployments: pk `pk`, sk `sk`:
- *                  pk `ACTIVE#{company}`, sk `{deviceId}#{scenarioId}#{version}`   active deployment; one device's
+ *                  `UPLOAD#{uploadId}`                 presigned upload slot (status, expiresAt, claimedAt, result/problem)
+ *                  `STAGED#{ulid}`                     archive written under its final key, version not yet recorded
+ *                Open slots (PENDING, PROCESSING) and staged archives carry `sweepShard` (`UPLOAD#{0-3}` or
+ *                `STAGED#{0-3}`) and `sweepAt` (ISO-8601 deadline): the sparse `sweep` index holds only them, so
+ *                the upload sweeper finds overdue ones with one Query per shard (`sweepAt <= now`), never a Scan.
+ *                Finishing a slot removes both attributes; recording a version deletes its staged item.
+ * - deployments: pk `pk`, sk `sk`. Stream → deployment changes (history entries and events of every change).
+ *                  pk `ACTIVE#{company}`, sk `{deviceId}#{scenarioId}#{version}`   deployment slot: active, or
+ *                    undeployed (`undeploy` = who, when, why) until the stream consumer purges it; one device's
  *                    deployments are a `begins_with(sk, "{deviceId}#")` Query (ids never contain `#`)
  *                  pk `HISTORY#{company}#{deviceId}`, sk `{ulid}`                  history entry; the base table
  *                    partition is the history of one device (ULIDs sort by time: newest first is ScanIndexForward false)
@@ -34,17 +41,26 @@ export interface TableKeySchema {
   sortKey?: string;
   /** Global secondary indexes (string keys, all attributes projected). */
   globalSecondaryIndexes?: { indexName: string; partitionKey: string; sortKey: string }[];
-  /** Whether the table streams NEW_AND_OLD_IMAGES to the search indexer. */
-  streamsToSearch: boolean;
+  /**
+   * Who consumes the table's NEW_AND_OLD_IMAGES stream: the search indexer, or the deployment changes consumer
+   * (history entries and events). Absent: no stream.
+   */
+  stream?: 'search' | 'deployment-changes';
   /** Attribute holding an epoch-seconds expiry that DynamoDB's TTL deletes. */
   timeToLiveAttribute?: string;
 }
 
 /** The tables, by logical name. */
 export const TABLES = {
-  companies: { partitionKey: 'companyId', streamsToSearch: false },
-  devices: { partitionKey: 'company', sortKey: 'deviceId', streamsToSearch: true },
-  scenarios: { partitionKey: 'company', sortKey: 'sk', streamsToSearch: true },
+  companies: { partitionKey: 'companyId' },
+  devices: { partitionKey: 'company', sortKey: 'deviceId', stream: 'search' },
+  scenarios: {
+    partitionKey: 'company',
+    sortKey: 'sk',
+    // Open upload slots and staged archives by deadline: `UPLOAD#{shard}` / `STAGED#{shard}` / ISO-8601 `sweepAt`.
+    globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
+    stream: 'search',
+  },
   deployments: {
     partitionKey: 'pk',
     sortKey: 'sk',
@@ -54,11 +70,24 @@ export const TABLES = {
       // History of the company: `HISTORY#{company}` / `{ulid}`.
       { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
     ],
-    streamsToSearch: false,
+    stream: 'deployment-changes',
   },
   /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
-  idempotency: { partitionKey: 'id', streamsToSearch: false, timeToLiveAttribute: 'expiration' },
+  idempotency: { partitionKey: 'id', timeToLiveAttribute: 'expiration' },
 } as const satisfies Record<string, TableKeySchema>;
 
 /** Logical table name. */
 export type TableName = keyof typeof TABLES;
+
+/**
+ * Partitions of the `sweep` index per kind of item. Uploads are rare (the upload API allows 10 requests/s), so a
+ * few shards keep every index partition far below DynamoDB's per-partition write limit; the sweeper queries each.
+ */
+export const SWEEP_SHARDS = 4;
+
+/** The `sweepShard` value of an item of `kind` with this id (ULID): a stable hash of the id into SWEEP_SHARDS. */
+export function sweepShardOf(kind: 'UPLOAD' | 'STAGED', id: string): string {
+  let hash = 0;
+  for (const character of id) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
+  return `${kind}#${hash % SWEEP_SHARDS}`;
+}

@@ -9,7 +9,7 @@ const resourcePath = z
   .refine((path) => !path.split('/').includes('..'), 'must not contain ".." segments');
 
 /**
- * The `scenario.json` manifest at the root of every scenario archive (decisions.md, "Scenario packages").
+ * The `scenario.json` manifest at the root of every scenario archive (docs/contract.md, "Scenario packages").
  * This zod schema is the single source of truth: the validator uses it and the published JSON Schema is generated
  * from it (`scenarioManifestJsonSchema`).
  */

@@ -1,10 +1,10 @@
 import { ulid } from 'ulid';
-import { DomainError, NotFoundError } from '../errors.js';
+import { DomainError, NotFoundError, UploadNotCompletedError } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, ScenarioRepository, UploadSlot, UploadSlotRepository } from '../ports.js';
 import { authorize, type Principal } from '../principal.js';
-import { uploadScenario } from './upload.js';
+import { UploadAbandonedError, uploadScenario } from './upload.js';
 
-/** Lifetime of a presigned upload URL, seconds. */
+/** Default lifetime of a presigned upload URL, seconds: the slot's `expiresAt` is this long after the request. */
 export const UPLOAD_URL_LIFETIME_SECONDS = 900;
 
 /** Object key prefix of presigned uploads; the object-created notification is filtered on it. */
@@ -19,6 +19,8 @@ export interface PresignedUploadDependencies {
   archives: ArchiveStore;
   uploads: UploadSlotRepository;
   now?: () => Date;
+  /** Lifetime of granted URLs, seconds. @default UPLOAD_URL_LIFETIME_SECONDS */
+  urlLifetimeSeconds?: number;
 }
 
 /** The answer to a slot request: where and how to PUT the archive, and until when. */
@@ -33,7 +35,7 @@ export interface UploadSlotGrant {
   expiresAt: string;
 }
 
-/** The status view of a slot (decisions.md: PENDING, STORED with the 201 body, REJECTED with the 413/422 details). */
+/** The status view of a slot (docs/contract.md: PENDING, STORED with the 201 body, REJECTED with the 413/422 details). */
 export interface UploadSlotView {
   uploadId: string;
   status: 'PENDING' | 'STORED' | 'REJECTED';
@@ -50,7 +52,7 @@ export function parseUploadObjectKey(key: string): { company: string; uploadId: 
 }
 
 /**
- * Grants a presigned upload slot for archives too large for the upload address (decisions.md, "Scenario packages").
+ * Grants a presigned upload slot for archives too large for the upload address (docs/contract.md, "Scenario packages").
  * @throws ForbiddenError (403) without `scenarios:write` on the company.
  * @throws NotFoundError (404) when the company does not exist.
  */
@@ -60,11 +62,14 @@ export async function requestUploadSlot(dependencies: PresignedUploadDependencie
   const now = dependencies.now?.() ?? new Date();
   const uploadId = ulid(now.getTime());
   const objectKey = `${UPLOAD_PREFIX}${companyId}/${uploadId}.zip`;
-  const expiresAt = new Date(now.getTime() + UPLOAD_URL_LIFETIME_SECONDS * 1000).toISOString();
+  const lifetimeSeconds = dependencies.urlLifetimeSeconds ?? UPLOAD_URL_LIFETIME_SECONDS;
+  const expiresAt = new Date(now.getTime() + lifetimeSeconds * 1000).toISOString();
   await dependencies.uploads.create({
     uploadId, company: companyId, objectKey, requestedBy: principal.subject, created: now.toISOString(), expiresAt, status: 'PENDING',
+    // The sweeper first looks at the slot when its URL expires (upload-sweeper.ts).
+    sweepAt: expiresAt,
   });
-  const url = await dependencies.archives.presignPut(objectKey, 'application/zip', UPLOAD_URL_LIFETIME_SECONDS);
+  const url = await dependencies.archives.presignPut(objectKey, 'application/zip', lifetimeSeconds);
   return { uploadId, url, method: 'PUT', headers: { 'content-type': 'application/zip' }, expiresAt };
 }
 
@@ -84,19 +89,50 @@ export async function getUploadSlot(dependencies: Pick<PresignedUploadDependenci
   };
 }
 
-/** How long a processing claim is trusted before another event may take the slot over (Lambda's maximum run). */
+/**
+ * How long a processing claim is trusted before another event may take the slot over (Lambda's maximum run), ms;
+ * also how long after an archive arrived its processing must have completed before the sweeper rejects the upload
+ * as interrupted.
+ */
 export const PROCESSING_CLAIM_TIMEOUT_MS = 15 * 60 * 1000;
+
+/**
+ * The `problem` of a slot whose archive arrived after its `expiresAt`, or never (`arrivedAt` undefined): 410,
+ * reason `expired`.
+ */
+export function expiredUploadProblem(slot: Pick<UploadSlot, 'expiresAt'>, arrivedAt?: string): Record<string, unknown> {
+  const what = arrivedAt === undefined ? 'No archive arrived before the upload slot expired' : `The archive arrived at ${arrivedAt}, after the upload slot expired`;
+  return new UploadNotCompletedError(
+    `${what} at ${slot.expiresAt}; nothing was stored. Request a new upload slot (POST .../resources/scenarios/uploads) and PUT the archive before its expiresAt.`,
+    'expired',
+  ).toProblem();
+}
+
+/** The `problem` of a slot whose archive arrived but whose processing never completed: 410, reason `interrupted`. */
+export function interruptedUploadProblem(timeoutMs: number): Record<string, unknown> {
+  return new UploadNotCompletedError(
+    `The archive arrived but its validation did not complete within ${Math.round(timeoutMs / 1000)} s; nothing was stored and the uploaded object was deleted. Request a new upload slot and PUT the archive again.`,
+    'interrupted',
+  ).toProblem();
+}
 
 /**
  * Validates and stores an archive PUT through a slot (S3 object-created event), with exactly the rules of a direct
  * upload, in the name of the slot's requester, reading the object by range and storing it by server-side copy, so
  * memory stays bounded whatever the archive's size. The slot is claimed first (conditional write), so two events
  * for one slot never both process it. The uploaded object is deleted afterwards, and also when it arrives for a
- * slot that is unknown or already finished, so nothing under `uploads/` escapes quota accounting.
+ * slot that is unknown or already finished, so nothing under `uploads/` escapes quota accounting. An archive that
+ * arrived after the slot's `expiresAt` (a PUT started just before the URL expired, or a store that does not enforce
+ * the expiry) is not validated: the slot becomes REJECTED with reason `expired` and the object is deleted.
+ * @param arrivedAt ISO-8601: when the PUT completed (the S3 event's `eventTime`); @default now.
  * @returns the slot's resulting status, or 'IGNORED' for keys that are not upload slots, finished or claimed slots.
  * @throws Error only for unexpected backend failures (the event is then retried).
  */
-export async function processUploadedArchive(dependencies: PresignedUploadDependencies, objectKey: string): Promise<UploadSlot['status'] | 'IGNORED'> {
+export async function processUploadedArchive(
+  dependencies: PresignedUploadDependencies,
+  objectKey: string,
+  arrivedAt?: string,
+): Promise<UploadSlot['status'] | 'IGNORED'> {
   const parsed = parseUploadObjectKey(objectKey);
   if (parsed === undefined) return 'IGNORED';
   const slot = await dependencies.uploads.get(parsed.company, parsed.uploadId);
@@ -104,23 +140,35 @@ export async function processUploadedArchive(dependencies: PresignedUploadDepend
     await dependencies.archives.delete(objectKey);
     return 'IGNORED';
   }
+  const now = dependencies.now?.() ?? new Date();
+  const arrival = arrivedAt === undefined || Number.isNaN(Date.parse(arrivedAt)) ? now : new Date(arrivedAt);
+  if (slot.status === 'PENDING' && arrival.getTime() > Date.parse(slot.expiresAt)) {
+    const rejected = await dependencies.uploads.reject(slot.company, slot.uploadId, { status: 'PENDING' }, expiredUploadProblem(slot, arrival.toISOString()));
+    if (!rejected) return 'IGNORED';
+    await dependencies.archives.delete(objectKey);
+    return 'REJECTED';
+  }
   const source = await dependencies.archives.openRandomAccess(objectKey);
   if (source === undefined) return 'IGNORED';
-  const now = dependencies.now?.() ?? new Date();
   const claimedAt = now.toISOString();
   const staleBefore = new Date(now.getTime() - PROCESSING_CLAIM_TIMEOUT_MS).toISOString();
-  if (!(await dependencies.uploads.claim(slot.company, slot.uploadId, claimedAt, staleBefore))) return 'IGNORED';
+  const sweepAt = new Date(now.getTime() + PROCESSING_CLAIM_TIMEOUT_MS).toISOString();
+  if (!(await dependencies.uploads.claim(slot.company, slot.uploadId, claimedAt, staleBefore, sweepAt))) return 'IGNORED';
 
   const principal: Principal = { subject: slot.requestedBy, companies: [slot.company], scopes: new Set(['scenarios:write']) };
-  let outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>;
+  let rejection: Record<string, unknown>;
   try {
-    const stored = await uploadScenario(dependencies, principal, slot.company, { source, objectKey });
-    outcome = { status: 'STORED', result: { ...stored } };
+    // Recording the version moves the slot to STORED in the same transaction (only under this claim).
+    await uploadScenario(dependencies, principal, slot.company, { source, objectKey, slot: { uploadId: slot.uploadId, claimedAt } });
+    await dependencies.archives.delete(objectKey);
+    return 'STORED';
   } catch (error) {
+    // The sweeper (or a takeover) decided the slot's outcome first, and deletes the object.
+    if (error instanceof UploadAbandonedError) return 'IGNORED';
     if (!(error instanceof DomainError) || error.status >= 500) throw error;
-    outcome = { status: 'REJECTED', problem: error.toProblem() };
+    rejection = error.toProblem();
   }
-  await dependencies.uploads.complete(slot.company, slot.uploadId, claimedAt, outcome);
+  await dependencies.uploads.complete(slot.company, slot.uploadId, claimedAt, { status: 'REJECTED', problem: rejection });
   await dependencies.archives.delete(objectKey);
-  return outcome.status;
+  return 'REJECTED';
 }

@@ -8,7 +8,7 @@ export type ResourceType = (typeof RESOURCE_TYPES)[number];
 /** A device as search returns it: the device resource plus the search envelope (`type`, `id`, `company`). */
 export type DeviceDocument = Device & { type: 'DEVICE' };
 
-/** A scenario as search returns it (decisions.md: `type`, `id`, `company` plus its own fields). */
+/** A scenario as search returns it (docs/contract.md: `type`, `id`, `company` plus its own fields). */
 export interface ScenarioDocument {
   type: 'SCENARIO';
   /** Scenario identifier (`what.id`). */

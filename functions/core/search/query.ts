@@ -3,7 +3,7 @@ import type { Principal } from '../principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
 import { FILTER_FIELDS, findFilterField, SORT_FIELDS, type SortField } from './registry.js';
 
-/** Default and maximum page sizes (decisions.md, "Search"). */
+/** Default and maximum page sizes (docs/contract.md, "Search"). */
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 /** Deepest result reachable by paging (`page × pageSize`), OpenSearch's default `max_result_window`. */
@@ -86,7 +86,7 @@ function parsePositiveInteger(name: string, raw: string, max: number | undefined
 }
 
 /**
- * Parses the search query string (spec "Search resources", decisions.md "Search") into a SearchQuery.
+ * Parses the search query string (spec "Search resources", docs/contract.md "Search") into a SearchQuery.
  * Repeated filter parameters are OR-ed; different fields are AND-ed; `global` makes every filter ignored.
  * `company` narrows the caller's companies.
  * @param parameters every (name, value) pair of the query string, repeats included, in order.

@@ -27,7 +27,7 @@ export function humanize(value: string): string {
   return [first.charAt(0).toUpperCase() + first.slice(1), ...words.slice(1)].join(' ');
 }
 
-/** Every filter field, in the order the filters endpoint lists them (decisions.md, "Search"). */
+/** Every filter field, in the order the filters endpoint lists them (docs/contract.md, "Search"). */
 export const FILTER_FIELDS: readonly FilterField[] = [
   { field: 'type', scope: null, values: { kind: 'fixed', list: RESOURCE_TYPES } },
   { field: 'company', scope: null, values: { kind: 'companies' } },
@@ -52,7 +52,7 @@ export const SORT_FIELDS = [
 export type SortField = (typeof SORT_FIELDS)[number];
 
 /**
- * Text fields that `global` searches (decisions.md: serial, location, names, versions).
+ * Text fields that `global` searches (docs/contract.md: serial, location, names, versions).
  * Sub-device and hub labels are included so an operator can find "the kiosk with the receipt printer".
  */
 export const FULL_TEXT_FIELDS = [

@@ -1,0 +1,63 @@
+/**
+ * What follows from a change of a deployment slot: its history entry and its DeploymentChanged event. Both are
+ * derived from the durable change itself (the old and new image of the slot, as the deployments table's stream
+ * delivers them), so every state change has them eventually, whatever moment the process that made it died at.
+ * Everything derived here is keyed by the action's id, so applying the same change twice writes the same entry.
+ */
+import type { DeploymentChangedEvent, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, EventPublisher } from './ports.js';
+
+/** The derived consequences of one slot change. */
+export interface DeploymentChange {
+  entry: DeploymentHistoryEntry;
+  event: DeploymentChangedEvent;
+  /** Set for an UNDEPLOY: the undeployed slot to purge once the entry and the event are out. */
+  purge?: { company: string; deviceId: string; scenarioId: string; version: string; undeployId: string };
+}
+
+const isActive = (slot: DeploymentSlot | undefined): slot is DeploymentSlot => slot !== undefined && slot.undeploy === undefined;
+
+function change(slot: DeploymentSlot, action: 'DEPLOY' | 'UNDEPLOY', id: string, at: string, by: string, note: string | undefined): DeploymentChange {
+  const { company, deviceId, scenarioId, version } = slot;
+  return {
+    entry: {
+      id, company, deviceId, deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO', scenarioId, version,
+      action, state: 'SUCCESS', cause: null, at, by, ...(note === undefined ? {} : { note }),
+    },
+    event: { type: 'DeploymentChanged', company, deploymentId: id, action, deviceId, scenarioId, version, at, by, note: note ?? null },
+  };
+}
+
+/**
+ * The change between two images of one slot, or undefined when it is no deployment change: a slot that becomes
+ * active (created, or replacing an undeployed one) is a DEPLOY; an active slot that gets its `undeploy` mark is an
+ * UNDEPLOY; the purge of an undeployed slot changes nothing.
+ */
+export function deploymentChangeOf(oldImage: DeploymentSlot | undefined, newImage: DeploymentSlot | undefined): DeploymentChange | undefined {
+  if (isActive(newImage) && !isActive(oldImage)) {
+    return change(newImage, 'DEPLOY', newImage.id, newImage.deployedAt, newImage.deployedBy, newImage.note);
+  }
+  if (isActive(oldImage) && newImage?.undeploy !== undefined) {
+    const { id, at, by, note } = newImage.undeploy;
+    const derived = change(newImage, 'UNDEPLOY', id, at, by, note);
+    const { company, deviceId, scenarioId, version } = newImage;
+    return { ...derived, purge: { company, deviceId, scenarioId, version, undeployId: id } };
+  }
+  return undefined;
+}
+
+/**
+ * Applies derived changes in order: history entries (idempotent puts), then events, then the purge of undeployed
+ * slots. Safe to repeat after a failure at any step: the entries are rewritten as they were, repeated events carry
+ * the same `deploymentId`, and a purge only deletes the slot still marked with that UNDEPLOY.
+ * @throws the first error of the history store, the bus or the purge; the caller retries the whole batch.
+ */
+export async function applyDeploymentChanges(
+  dependencies: { deployments: Pick<DeploymentRepository, 'recordHistory' | 'purgeUndeployed'>; events: EventPublisher },
+  changes: readonly DeploymentChange[],
+): Promise<void> {
+  if (changes.length === 0) return;
+  await dependencies.deployments.recordHistory(changes.map((item) => item.entry));
+  await dependencies.events.publish(changes.map((item) => item.event));
+  const purges = changes.flatMap((item) => (item.purge === undefined ? [] : [item.purge]));
+  if (purges.length > 0) await dependencies.deployments.purgeUndeployed(purges);
+}

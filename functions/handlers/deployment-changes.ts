@@ -1,0 +1,32 @@
+import middy from '@middy/core';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { applyDeploymentChanges, deploymentChangeOf } from '../core/deployment-changes.js';
+import { deploymentSlotFromItem } from '../adapters/aws/dynamodb-repositories.js';
+import { eventPublisher, services } from '../platform/composition.js';
+import { logger } from '../platform/logger.js';
+
+type Image = Record<string, AttributeValue> | undefined;
+const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? undefined : unmarshall(image));
+
+/**
+ * DynamoDB Streams consumer of the deployments table: every DEPLOY (a slot becoming active) and UNDEPLOY (a slot
+ * marked undeployed) gets its history entry and its DeploymentChanged event, then the undeployed slot is purged
+ * (core/deployment-changes.ts). History entries and other items of the table change nothing here. Everything is
+ * idempotent, so on any failure the whole batch is reported from its first record and retried (Lambda with
+ * ReportBatchItemFailures, or the local stream poller), and a batch delivered twice after a crash changes nothing.
+ */
+export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+  const changes = event.Records.flatMap((record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? []);
+  try {
+    await applyDeploymentChanges({ deployments: services().deployments, events: eventPublisher() }, changes);
+    return { batchItemFailures: [] };
+  } catch (error) {
+    logger.error('Deriving deployment history and events failed; the batch will be retried', {
+      error: error as Error, changes: changes.length, firstEventID: event.Records[0]?.eventID,
+    });
+    const first = event.Records[0];
+    return { batchItemFailures: first === undefined ? [] : [{ itemIdentifier: first.dynamodb?.SequenceNumber ?? first.eventID ?? '' }] };
+  }
+});

@@ -1,0 +1,125 @@
+/**
+ * DynamoDB Local under `npm start` (bin/local.ts): when its JVM dies, requests answer 503 with Retry-After (not 500,
+ * not a hang) and the runtime restarts it on the same data, so the same request answers 200 again without a restart
+ * of the service; and when the runtime itself is killed (SIGKILL), the JVM, which listens on every interface, does
+ * not outlive it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../functions/local/free-port.js';
+import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+
+let settings: ServiceSettings;
+let service: LocalService;
+let dynamoDbPort: number;
+let alice: string;
+
+/** Pids of the java processes running DynamoDB Local on `dataDirectory` (their command line names its -dbPath). */
+function dynamoDbJvms(dataDirectory: string): number[] {
+  const dbPath = join(dataDirectory, 'dynamodb');
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (/java$/.test(argv[0] ?? '') && argv.includes(dbPath)) pids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a TCP connection to 127.0.0.1:`port` is refused. */
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return true;
+}
+
+beforeAll(async () => {
+  settings = await newServiceSettings();
+  dynamoDbPort = await freePort();
+  service = await startService(settings, { environment: { DYNAMODB_PORT: String(dynamoDbPort) } });
+  alice = await tokenFor(service, 'alice');
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+  // Whatever a failed assertion left behind.
+  if (settings !== undefined) {
+    for (const pid of dynamoDbJvms(settings.dataDirectory)) process.kill(pid, 'SIGKILL');
+    await removeDataDirectory(settings);
+  }
+}, 60_000);
+
+describe('DynamoDB Local supervision', () => {
+  it('a killed JVM: 503 with Retry-After while it is down, restarted on the same data, 200 again within 30 s', async () => {
+    const url = `${service.api}/companies/acme/resources/DEVICE/deployments`;
+    expect((await call(url, { token: alice })).status).toBe(200);
+    const [jvm] = dynamoDbJvms(settings.dataDirectory);
+    expect(jvm, 'no DynamoDB Local JVM found').toBeTypeOf('number');
+
+    process.kill(jvm as number, 'SIGKILL');
+    expect(await waitFor(() => !isRunning(jvm as number), 5_000)).toBe(true);
+    const started = Date.now();
+    const down = await call(url, { token: alice });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(down.status, JSON.stringify(down.body)).toBe(503);
+    expect(down.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(down.body).toMatchObject({ status: 503, title: 'Service Unavailable' });
+
+    let last = down;
+    const back = await waitFor(async () => {
+      last = await call(url, { token: alice });
+      expect([200, 503], JSON.stringify(last.body)).toContain(last.status);
+      return last.status === 200;
+    }, 30_000);
+    expect(back, `still ${last.status} after 30 s:\n${service.output()}`).toBe(true);
+    // The same data: alice still sees the seeded companies' data (the catalog of acme is not empty).
+    const scenarios = await call(`${service.api}/companies/acme/resources/scenarios`, { token: alice });
+    expect(scenarios.status).toBe(200);
+    expect(JSON.stringify(scenarios.body)).toContain('acme-');
+    expect(service.output()).toMatch(/DynamoDB Local exited unexpectedly \(signal SIGKILL\); restarting on the same data/);
+    const restarted = dynamoDbJvms(settings.dataDirectory);
+    expect(restarted).toHaveLength(1);
+    expect(restarted[0]).not.toBe(jvm);
+  }, 60_000);
+
+  it('a killed runtime (SIGKILL) takes its JVM with it: gone within a few seconds, its port refusing connections', async () => {
+    const [jvm] = dynamoDbJvms(settings.dataDirectory);
+    expect(jvm, 'no DynamoDB Local JVM found').toBeTypeOf('number');
+    expect(await refuses(dynamoDbPort)).toBe(false);
+
+    process.kill(service.pid, 'SIGKILL');
+    expect(await waitFor(() => !isRunning(jvm as number), 8_000), 'the JVM outlived the runtime').toBe(true);
+    expect(await refuses(dynamoDbPort)).toBe(true);
+    expect(dynamoDbJvms(settings.dataDirectory)).toEqual([]);
+  }, 30_000);
+});

@@ -1,0 +1,210 @@
+/**
+ * A backend that is unreachable, failing or throttling answers 503 problem+json with Retry-After on real route
+ * handlers, never 500: DynamoDB on a port where nothing listens (a real connection refusal), DynamoDB answering
+ * errors (aws-sdk-client-mock on the handlers' own client), the idempotency store (Powertools wraps the SDK's error),
+ * and an endpoint that accepts connections but never answers (the SDK clients' timeouts). A genuine bug stays 500.
+ */
+import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import {
+  InternalServerError, ProvisionedThroughputExceededException, TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
+import { freePort } from '../../functions/local/free-port.js';
+import { services } from '../../functions/platform/composition.js';
+import { publicHttpHandler, jsonResponse } from '../../functions/platform/http.js';
+import { logger } from '../../functions/platform/logger.js';
+
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+});
+
+const ISSUER = 'https://issuer.test';
+const AUDIENCE = 'device-scenario-service';
+let jwks: HttpServer;
+let token: string;
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+let listDeployments: Handler;
+let executeDeployments: Handler;
+
+beforeAll(async () => {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'ES256', use: 'sig' };
+  jwks = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
+  // Nothing listens on this port: every DynamoDB call is refused, as when DynamoDB Local has died.
+  const deadPort = await freePort();
+  Object.assign(process.env, {
+    JWT_ISSUER: ISSUER,
+    JWT_AUDIENCE: AUDIENCE,
+    JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
+    COMPANIES_TABLE: 'companies', DEVICES_TABLE: 'devices', SCENARIOS_TABLE: 'scenarios', DEPLOYMENTS_TABLE: 'deployments',
+    IDEMPOTENCY_TABLE: 'idempotency', ARCHIVE_BUCKET: 'archives', LOCAL_EVENTS_FILE: '/dev/null',
+    DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`, S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
+    AWS_REGION: 'us-east-1',
+  });
+  token = await new SignJWT({ companies: ['acme'], scope: 'deployments:read deployments:write' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject('alice')
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(privateKey);
+  listDeployments = (await import('../../functions/handlers/deployments-list.js')).handler as unknown as Handler;
+  executeDeployments = (await import('../../functions/handlers/deployments-execute.js')).handler as unknown as Handler;
+});
+
+afterAll(async () => {
+  await new Promise((done) => jwks.close(done));
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function context(): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false, functionName: 'test', functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test', memoryLimitInMB: '128', awsRequestId: 'request-1',
+    logGroupName: '/aws/lambda/test', logStreamName: 'local', getRemainingTimeInMillis: () => 30_000,
+    done: () => undefined, fail: () => undefined, succeed: () => undefined,
+  };
+}
+
+function event(method: 'GET' | 'POST', routeKey: string, rawPath: string, extra: { body?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
+  const now = new Date();
+  return {
+    version: '2.0', routeKey, rawPath, rawQueryString: '',
+    headers: { authorization: `Bearer ${token}`, ...(extra.headers ?? {}) },
+    pathParameters: { companyId: 'acme' },
+    requestContext: {
+      accountId: 'test', apiId: 'main', domainName: 'localhost', domainPrefix: 'localhost',
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+      requestId: 'request-1', routeKey, stage: '$default', time: now.toUTCString(), timeEpoch: now.getTime(),
+    },
+    isBase64Encoded: false,
+    ...(extra.body === undefined ? {} : { body: extra.body }),
+  };
+}
+
+const listEvent = () => event('GET', 'GET /companies/{companyId}/resources/DEVICE/deployments', '/companies/acme/resources/DEVICE/deployments');
+
+/** Asserts a 503 problem with `Retry-After: retryAfter` and a detail that says to retry. */
+function expectUnavailable(result: APIGatewayProxyStructuredResultV2, retryAfter: string): void {
+  expect(result.statusCode, result.body).toBe(503);
+  expect(result.headers?.['content-type']).toBe('application/problem+json');
+  expect(result.headers?.['Retry-After']).toBe(retryAfter);
+  const body = JSON.parse(result.body ?? '') as Record<string, unknown>;
+  expect(body).toMatchObject({ status: 503, title: 'Service Unavailable', instance: expect.any(String) });
+  expect(body.detail).toMatch(/retry/i);
+}
+
+describe('a backend that cannot serve the request answers 503 with Retry-After', () => {
+  it('GET active deployments with DynamoDB refusing connections: 503, Retry-After 5, logged once as a warning', async () => {
+    const warned = vi.spyOn(logger, 'warn');
+    const failed = vi.spyOn(logger, 'error');
+    const started = Date.now();
+    const result = await listDeployments(listEvent(), context());
+    expectUnavailable(result, '5');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(warned).toHaveBeenCalledTimes(1);
+    expect(failed).not.toHaveBeenCalled();
+  });
+
+  it('POST deployments with an Idempotency-Key while the idempotency table is unreachable: 503', async () => {
+    const body = JSON.stringify({ requests: [] });
+    const result = await executeDeployments(
+      event('POST', 'POST /companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', {
+        body, headers: { 'content-type': 'application/json', 'idempotency-key': 'key-1' },
+      }),
+      context(),
+    );
+    expectUnavailable(result, '5');
+  });
+
+  it.each([
+    ['ProvisionedThroughputExceededException', () => new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } }), '2'],
+    ['ThrottlingException', () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+      name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 },
+    }), '2'],
+    ['a throttled transaction', () => new TransactionCanceledException({
+      message: 'Transaction cancelled', $metadata: { httpStatusCode: 400 }, CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
+    }), '2'],
+    ['InternalServerError', () => new InternalServerError({ message: 'Internal server error', $metadata: { httpStatusCode: 500 } }), '5'],
+    ['an unknown 5xx ($fault server)', () => Object.assign(new Error('Service Unavailable'), {
+      name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 },
+    }), '5'],
+    ['a TimeoutError', () => Object.assign(new Error('a request has exceeded the configured 5000 ms requestTimeout.'), {
+      name: 'TimeoutError', code: 'ETIMEDOUT', $metadata: { attempts: 3 },
+    }), '5'],
+    ['socket hang up', () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), '5'],
+  ])('GET active deployments when DynamoDB rejects with %s: 503', async (_name, error, retryAfter) => {
+    const dynamo = mockClient(services().dynamoDb);
+    try {
+      dynamo.onAnyCommand().rejects(error());
+      expectUnavailable(await listDeployments(listEvent(), context()), retryAfter);
+    } finally {
+      dynamo.restore();
+    }
+  });
+
+  it('a genuine bug (TypeError) under the same handler is still 500, logged as an error', async () => {
+    const failed = vi.spyOn(logger, 'error');
+    const dynamo = mockClient(services().dynamoDb);
+    try {
+      dynamo.onAnyCommand().rejects(new TypeError("Cannot read properties of undefined (reading 'Items')"));
+      const result = await listDeployments(listEvent(), context());
+      expect(result.statusCode).toBe(500);
+      expect(result.headers?.['Retry-After']).toBeUndefined();
+      expect(failed).toHaveBeenCalledTimes(1);
+    } finally {
+      dynamo.restore();
+    }
+  });
+});
+
+describe('the SDK clients fail fast on an endpoint that does not answer', () => {
+  let silent: TcpServer;
+  const sockets = new Set<Socket>();
+
+  beforeAll(async () => {
+    // Accepts connections and never answers, like a JVM that hangs (or is stopped).
+    silent = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+  });
+
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((done) => silent.close(done));
+  });
+
+  it('a DynamoDB call gives up within 20 s and answers 503 instead of holding the request', async () => {
+    const client = createDocumentClient(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+    const handler = publicHttpHandler(async () => {
+      await client.send(new GetCommand({ TableName: 'devices', Key: { company: 'acme', sk: 'DEVICE#x' } }));
+      return jsonResponse(200, {});
+    });
+    const started = Date.now();
+    try {
+      const result = (await handler(listEvent(), context())) as APIGatewayProxyStructuredResultV2;
+      expectUnavailable(result, '5');
+      expect(Date.now() - started).toBeLessThan(20_000);
+    } finally {
+      client.destroy();
+    }
+  }, 40_000);
+});
