@@ -176,7 +176,10 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   },
   // Scheduled: queries the scenarios table's `sweep` index, rejects slots and drops staging records (conditional
   // writes); its object grant (head and delete only) is added with the schedule.
-  [UPLOAD_SWEEPER.entry]: { storage: true, tables: { scenarios: 'RW' }, timeout: Duration.minutes(5), memorySize: 256 },
+  [UPLOAD_SWEEPER.entry]: {
+    storage: true, tables: { scenarios: 'RW' }, timeout: Duration.minutes(5), memorySize: 256,
+    bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['get', 'delete'] },
+  },
   // Stream reads are granted by the event sources; writes go to the index only (`index` access).
   [SEARCH_INDEXER_ENTRY]: { storage: false, timeout: Duration.seconds(60) },
   // Scans the two searchable tables into a new index (`admin` access), invoked by hand.
@@ -473,11 +476,8 @@ export class StatelessStack extends Stack {
     // Unfinished uploads: a rule runs the sweeper every few minutes. It heads and deletes objects (expired or
     // interrupted uploads under uploads/, orphaned archives under companies/), and never writes one.
     this.uploadSweeper = createFunction(UPLOAD_SWEEPER.entry);
-    this.uploadSweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:DeleteObject'], resources: [archiveBucket.arnForObjects('*')] }));
+    // HEAD of an absent object answers 404 (not 403) only with ListBucket on the bucket itself.
     this.uploadSweeper.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [archiveBucket.bucketArn] }));
-    acknowledge(this.uploadSweeper.role as IRole, objectsFinding('*'),
-      'The upload sweeper deletes unfinished uploads under uploads/ and orphaned archives under companies/ of the one archive bucket ' +
-      '(s3:GetObject for HEAD, s3:DeleteObject; no PutObject).');
     new Rule(this, 'UploadSweeperSchedule', {
       description: 'Rejects presigned uploads that never finished and deletes orphaned archives.',
       schedule: Schedule.rate(Duration.minutes(UPLOAD_SWEEPER.everyMinutes)),

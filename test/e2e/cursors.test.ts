@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDemoScenarioArchive } from '../../functions/local/seed.js';
-import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive } from './harness.js';
+import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive, eventually } from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;
@@ -57,6 +57,8 @@ beforeAll(async () => {
     },
   });
   expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+  // History entries are derived from the deployments table's stream, a moment after the answer.
+  await eventually(async () => (await list('history', 'limit=10')).body.items?.length === 3, 'the history of the three deployments');
   const archive = await buildDemoScenarioArchive({ company: 'globex', id: 'globex-wayfinding', name: 'Globex wayfinding', description: 'Platform maps.' } as unknown as Parameters<typeof buildDemoScenarioArchive>[0], '1.0.0');
   const uploaded = await uploadArchive(service, bob, 'globex', archive);
   expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(201);

@@ -862,6 +862,9 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     expect(seconds).toBeLessThan(180);
 
     const bundles: { id: string; file: string; bytes: number }[] = [];
+    // Every variable a function of the stacks is given, with a stand-in value: functions that read their configuration
+    // at cold start fail to load without it (the cursor key must parse: 32 bytes of hex).
+    const configuration: Record<string, string> = {};
     for (const stack of ['Stateful', 'Stateless']) {
       const template = JSON.parse(readFileSync(join(outdir, `DeviceScenarioService-dev-${stack}.template.json`), 'utf8')) as { Resources: Record<string, Resource> };
       for (const [id, resource] of Object.entries(template.Resources)) {
@@ -870,6 +873,8 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
         expect(assetPath, id).toEqual(expect.any(String));
         const file = join(outdir, assetPath as string, 'index.mjs');
         expect(existsSync(file), file).toBe(true);
+        const variables = (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+        for (const name of Object.keys(variables)) configuration[name] = name === 'CURSOR_SIGNING_KEY' ? 'ab'.repeat(32) : `stand-in-${name.toLowerCase()}`;
         bundles.push({ id, file, bytes: statSync(file).size });
       }
     }
@@ -885,8 +890,8 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     const loaded = spawnSync(process.execPath, ['--input-type=module', '-e', script, ...bundles.map((bundle) => bundle.file)], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
-      env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'SILENT', AWS_REGION: 'eu-west-1' },
+      env: { ...process.env, ...configuration, POWERTOOLS_LOG_LEVEL: 'SILENT', AWS_REGION: 'eu-west-1' },
     });
-    expect(loaded.status, loaded.stderr).toBe(0);
+    expect(loaded.status, loaded.stderr.slice(-2_000)).toBe(0);
   });
 });

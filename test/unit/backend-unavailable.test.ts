@@ -49,7 +49,7 @@ beforeAll(async () => {
     JWT_AUDIENCE: AUDIENCE,
     JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
     COMPANIES_TABLE: 'companies', DEVICES_TABLE: 'devices', SCENARIOS_TABLE: 'scenarios', DEPLOYMENTS_TABLE: 'deployments',
-    IDEMPOTENCY_TABLE: 'idempotency', ARCHIVE_BUCKET: 'archives', LOCAL_EVENTS_FILE: '/dev/null',
+    IDEMPOTENCY_TABLE: 'idempotency', ARCHIVE_BUCKET: 'archives', LOCAL_EVENTS_FILE: '/dev/null', CURSOR_SIGNING_KEY: 'ab'.repeat(32),
     DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`, S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
     AWS_REGION: 'us-east-1',
   });
