@@ -294,7 +294,7 @@ export class StatelessStack extends Stack {
     });
     const objectsFinding = (pattern: string) => wildcardResourceFinding(`${props.archiveBucketArnExport}/${pattern}`);
 
-    // DeploymentChanged events (issue 4): customers subscribe with EventBridge rules on this bus.
+    // DeploymentChanged events: customers subscribe with EventBridge rules on this bus.
     const deploymentEvents = new EventBus(this, 'DeploymentEvents');
     new CfnOutput(this, 'DeploymentEventBusName', { value: deploymentEvents.eventBusName, description: 'EventBridge bus of DeploymentChanged events.' });
 

@@ -1,5 +1,5 @@
 /**
- * Deployment history (issue 4, point 5): every DEPLOY and UNDEPLOY ever attempted, successful or not, with who, when,
+ * Deployment history: every DEPLOY and UNDEPLOY ever attempted, successful or not, with who, when,
  * the request's note, the outcome and the cause. Read through the `DeploymentHistory` port, newest first, filtered by
  * device, scenario, scenario version and time, with opaque cursors.
  */
@@ -181,7 +181,7 @@ export function parseHistoryQuery(companyId: string, parameters: readonly [strin
 }
 
 /**
- * Lists the company's deployment history (issue 4, point 5), newest first.
+ * Lists the company's deployment history, newest first.
  * @param parameters the query string pairs: `deviceId`, `scenarioId`, `version` (needs `scenarioId`), `from`
  * (inclusive) and `to` (exclusive) ISO-8601 instants, `limit` (1–1000, default 100), `cursor`.
  * @throws ForbiddenError (403) without `deployments:read` on the company.

@@ -6,7 +6,7 @@ import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platfor
 services().cursors.load();
 
 /**
- * GET {base_url}/companies/{companyId}/resources/deployments/history (issue 4, point 5): every DEPLOY and UNDEPLOY
+ * GET {base_url}/companies/{companyId}/resources/deployments/history: every DEPLOY and UNDEPLOY
  * attempted, newest first, `{ items, nextCursor }`, filtered by `deviceId`, `scenarioId`, `version`, `from`, `to`
  * and paginated with `limit` and `cursor`.
  */

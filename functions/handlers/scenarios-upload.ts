@@ -11,6 +11,9 @@ import { type MultipartForm, multipartFormBody } from '../platform/multipart.js'
  */
 export const MAX_DIRECT_UPLOAD_BYTES = 4 * 1024 * 1024;
 
+/** MAX_DIRECT_UPLOAD_BYTES as the 413 and the README state it: `4 MiB (4,194,304 bytes)`. */
+export const DIRECT_UPLOAD_LIMIT_TEXT = `${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} MiB (${MAX_DIRECT_UPLOAD_BYTES.toLocaleString('en-US')} bytes)`;
+
 /**
  * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios (spec endpoint 2): multipart part `payload`.
  * 201 stored (Location, body per docs/contract.md) / 409 version exists / 413 quota / 422 invalid archive. The token, its
@@ -28,7 +31,7 @@ export const handler = httpHandler(
     }
     if (payload.truncated === true) {
       throw new PayloadTooLargeError(
-        `The archive exceeds the ${MAX_DIRECT_UPLOAD_BYTES}-byte limit of direct uploads; nothing was stored. Request a presigned upload slot (POST .../resources/scenarios/uploads) for larger archives.`,
+        `The archive is larger than ${DIRECT_UPLOAD_LIMIT_TEXT}, the limit of direct uploads; nothing was stored. Request a presigned upload slot (POST .../resources/scenarios/uploads) for larger archives.`,
       );
     }
     const { companies, scenarios, archives } = services();

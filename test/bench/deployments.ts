@@ -1,5 +1,5 @@
 /**
- * Benchmark step of issue 4: one deployment request of 5,000 DEPLOY entries against the local runtime, compared with
+ * Benchmark step: one deployment request of 5,000 DEPLOY entries against the local runtime, compared with
  * the same number of conditional PutItems sent straight to the same DynamoDB Local in the same run.
  *
  * 1. Starts `bin/local.ts` (keeping its pid) on free ports, a temporary DATA_DIR and a fixed free DYNAMODB_PORT, so
@@ -638,7 +638,7 @@ function table(headers: string[], rows: string[][]): string {
 
 const ms = (value: number) => (Number.isNaN(value) ? 'n/a' : value.toFixed(0));
 
-/** The goals of issue 4 for one run. */
+/** The goals for one run. */
 export function deploymentVerdicts(result: DeploymentBenchResult): { goal: string; measured: string; met: boolean }[] {
   return result.runs.flatMap((run) => [
     {
@@ -707,6 +707,6 @@ export function reportDeploymentBench(result: DeploymentBenchResult, log: (line:
       'and this process: when it is not near 0, something else was running and the wall times are skewed.',
   );
   log('');
-  log('Goals (issue 4):');
+  log('Goals:');
   log(table(['Goal', 'Measured', 'Verdict'], deploymentVerdicts(result).map((verdict) => [verdict.goal, verdict.measured, verdict.met ? 'MET' : 'MISSED'])));
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the archive-validation benchmark of issue 3 (a benchmark, not a test).
+ * `npm run bench`: the archive-validation benchmark (a benchmark, not a test).
  *
  * For scenario archives of 10 MiB, 100 MiB and 1 GiB made of incompressible files (see archives.ts; generated once
  * and cached under os.tmpdir()/dss-bench), measures `validateScenarioArchive` over a file-backed RandomAccessSource
@@ -12,12 +12,12 @@
  * Options: --only=10MiB,100MiB (or env BENCH_SIZES=10MiB,100MiB) limits the sizes; --skip-presigned skips the
  * presigned flow; --repeat=N changes the number of measurements per tool (default 3).
  *
- * Then the deployment benchmark of issue 4 (deployments.ts): one POST of 5,000 DEPLOY entries on the local runtime
+ * Then the deployment benchmark (deployments.ts): one POST of 5,000 DEPLOY entries on the local runtime
  * vs 5,000 conditional PutItems sent straight to its DynamoDB Local, twice; JSON to os.tmpdir()/dss-bench/deployments.json.
  * --only-deployments runs only that step, --skip-deployments skips it; --deployment-runs=N (default 2);
  * --profile-deployments preloads a DynamoDB call probe into the runtime and adds three raw baselines.
  *
- * Then the search benchmark of issue 5 (search.ts): 100,000 generated devices (SEARCH_BENCH_DEVICES=N to scale) in the
+ * Then the search benchmark (search.ts): 100,000 generated devices (SEARCH_BENCH_DEVICES=N to scale) in the
  * embedded engine, three queries measured in-process and over HTTP; --only-search runs only it, --skip-search skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -206,13 +206,13 @@ interface SizeResult {
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-/** Search benchmark of issue 5 (search.ts): --only-search runs only it, --skip-search skips it (taken out before parseArguments). */
+/** Search benchmark (search.ts): --only-search runs only it, --skip-search skips it (taken out before parseArguments). */
 const searchMode: 'run' | 'only' | 'skip' = process.argv.includes('--only-search') ? 'only' : process.argv.includes('--skip-search') ? 'skip' : 'run';
 if (process.argv.includes('--only-search') && process.argv.includes('--skip-search')) usage('--only-search and --skip-search exclude each other.');
 process.argv = process.argv.filter((argument) => argument !== '--only-search' && argument !== '--skip-search');
 
 async function searchStep(): Promise<void> {
-  log(`Search benchmark (issue 5): ${SEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`);
+  log(`Search benchmark: ${SEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`);
   log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
   try {
     const result = await runSearchBench(log);
@@ -235,7 +235,7 @@ if (searchMode === 'only') {
 }
 const options = parseArguments();
 
-/** The deployment benchmark of issue 4 (deployments.ts): prints its tables and writes deployments.json. */
+/** The deployment benchmark (deployments.ts): prints its tables and writes deployments.json. */
 async function deploymentStep(): Promise<void> {
   let commit = 'unknown';
   try {
@@ -246,7 +246,7 @@ async function deploymentStep(): Promise<void> {
   } catch {
     // not a git checkout
   }
-  log(`Deployment benchmark (issue 4): one POST of 5,000 DEPLOY entries vs 5,000 conditional PutItems on the same DynamoDB Local; ${options.deploymentRuns} run(s).`);
+  log(`Deployment benchmark: one POST of 5,000 DEPLOY entries vs 5,000 conditional PutItems on the same DynamoDB Local; ${options.deploymentRuns} run(s).`);
   log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); commit ${commit}; product write parallelism ${PRODUCT_PARALLELISM}; load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
   try {
     const result = await runDeploymentBench(log, { runs: options.deploymentRuns, profile: options.profileDeployments });
@@ -268,7 +268,7 @@ if (options.deployments === 'only') {
   await deploymentStep();
   process.exit();
 }
-log(`Archive validation benchmark (issue 3): ${options.sizes.map((size) => size.label).join(', ')}; ${options.repeat} run(s) each, median reported.`);
+log(`Archive validation benchmark: ${options.sizes.map((size) => size.label).join(', ')}; ${options.repeat} run(s) each, median reported.`);
 log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; archives cached in ${BENCH_DIRECTORY}.`);
 log('Archives: incompressible (crypto-random) files of 8 MiB, deflate-compressed (yazl level 6), scenario.json + README.md + PNG thumbnail.');
 if (!unzipAvailable) log('unzip is not installed: unzip -t times and ratios are skipped.');

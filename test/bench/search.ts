@@ -1,5 +1,5 @@
 /**
- * Search benchmark of issue 5: 100,000 generated devices (60,000 acme + 40,000 globex, generateDemoDevices with a
+ * Search benchmark: 100,000 generated devices (60,000 acme + 40,000 globex, generateDemoDevices with a
  * bench seed, ids rewritten to `acme-bench-000001`…) in the embedded search engine.
  *
  * 1. Direct, in-process: builds an EmbeddedSearchIndex from the documents (upserts of ~340 documents, the size of a
@@ -411,7 +411,7 @@ function table(headers: string[], rows: string[][]): string {
 
 const f = (value: number | undefined, digits = 2) => (value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits));
 
-/** Goal verdicts of issue 5. */
+/** Goal verdicts. */
 export function searchVerdicts(result: SearchBenchResult): { goal: string; measured: string; met: boolean | undefined }[] {
   const verdicts: { goal: string; measured: string; met: boolean | undefined }[] = [];
   result.queries.forEach((query, position) => {
@@ -475,6 +475,6 @@ export function reportSearchBench(result: SearchBenchResult, log: (line: string)
   for (const note of result.notes) log(`Note: ${note}`);
   if (result.httpError !== undefined) log(`HTTP part failed: ${result.httpError}`);
   log('');
-  log('Goals (issue 5):');
+  log('Goals:');
   log(table(['Goal', 'Measured', 'Verdict'], searchVerdicts(result).map((verdict) => [verdict.goal, verdict.measured, verdict.met === undefined ? 'SKIPPED' : verdict.met ? 'MET' : 'MISSED'])));
 }

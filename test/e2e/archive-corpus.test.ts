@@ -1,5 +1,5 @@
 /**
- * End-to-end archive corpus and quota race over real HTTP against one local service (`bin/local.ts`), issue 3:
+ * End-to-end archive corpus and quota race over real HTTP against one local service (`bin/local.ts`):
  * - a representative subset of the malicious/broken archive corpus (built byte by byte below; the full corpus is in
  *   test/unit/archive-corpus.test.ts) is uploaded as alice: each answer is a 422 problem+json listing the expected
  *   violations; afterwards the service still answers and nothing was stored (search, listing, S3 folder, usage);

@@ -1,5 +1,5 @@
 /**
- * A DynamoDB fault in the middle of a batch (issue 4): simulated with aws-sdk-client-mock in front of a REAL
+ * A DynamoDB fault in the middle of a batch: simulated with aws-sdk-client-mock in front of a REAL
  * DynamoDB Local, so that every call that is not faulted really happens. Faults are injected both before a write
  * (the write never happens) and after it (the write happened, the response was lost).
  */

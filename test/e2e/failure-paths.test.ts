@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/handlers/scenarios-upload.js';
 import {
   call, eventually, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
 } from './harness.js';
@@ -550,6 +551,10 @@ describe('413: archives too large for a direct upload', () => {
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(refused.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
     expect(refused.body.detail).toMatch(/presigned upload slot/);
+    // The limit is stated in the same words by the 413 and by the README.
+    const readme = await readFile(join(import.meta.dirname, '../../README.md'), 'utf8');
+    expect(refused.body.detail).toContain(DIRECT_UPLOAD_LIMIT_TEXT);
+    expect(readme).toContain(`limited to ${DIRECT_UPLOAD_LIMIT_TEXT}:`);
 
     const overEventLimit = await validArchive('e2e-too-large', '1.0.0', { 'resources/assets/blob.bin': randomBytes(5 * MiB) }, true);
     const gateway = await uploadArchive(service, alice, 'acme', overEventLimit);

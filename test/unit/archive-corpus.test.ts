@@ -1,5 +1,5 @@
 /**
- * A corpus of malicious and broken scenario archives (issue 3, point 2), built byte by byte by the small ZIP writer
+ * A corpus of malicious and broken scenario archives, built byte by byte by the small ZIP writer
  * below where libraries refuse to write them, each run through validateScenarioArchive: every case must be an
  * InvalidArchiveError (422) whose `errors` name the right path with the right message, and one archive that combines
  * many violations must list every one. The RandomAccessSource path (ranged reads, as over S3) is checked too: same

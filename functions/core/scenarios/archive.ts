@@ -15,7 +15,7 @@ export const MANIFEST_NAME = 'scenario.json';
 /** Required resources directory. */
 export const RESOURCES_DIRECTORY = 'resources/';
 
-/** Limits that keep a hostile archive from hurting the service (issue 3, point 2). */
+/** Limits that keep a hostile archive from hurting the service. */
 export interface ArchiveLimits {
   /** Most entries (files and directories) in one archive. */
   maxEntries: number;
@@ -171,7 +171,7 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
 }
 
 /**
- * Validates a scenario archive (spec "Scenario package"; issue 3 point 2) without holding it in memory: it reads
+ * Validates a scenario archive (spec "Scenario package") without holding it in memory: it reads
  * the ZIP central directory and `scenario.json` by range, and streams every entry once to check its CRC-32.
  * Collects every violation, each with its path: not a ZIP or truncated; scenario.json missing, not JSON, not
  * valid against the schema (including a version that is not semantic); resources/ missing; a referenced file

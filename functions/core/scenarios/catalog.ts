@@ -1,5 +1,5 @@
 /**
- * Read side of the scenario packages (issue 3, points 3 and 4): the company's scenarios and their immutable
+ * Read side of the scenario packages: the company's scenarios and their immutable
  * versions, each version downloadable through a short-lived presigned URL, and the company's storage usage.
  */
 import { parseListParameters } from '../paging.js';
