@@ -84,6 +84,13 @@ export function classifyBackendError(error: unknown, depth = 0): 'throttled' | '
 /** Turns any thrown value into a DomainError, or undefined when it is unexpected (→ 500). */
 function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
+  // Checked before the backend classification, which would see the network error it wraps. Raised before the handler
+  // runs (the idempotency middleware swallows the later ones), so nothing was changed. A stored response that cannot
+  // be read back (by name: importing the DynamoDB adapter here would bundle it into every function) is no outage: it
+  // stays a 500.
+  if (error instanceof IdempotencyPersistenceLayerError && (error.cause as Error | undefined)?.name !== 'StoredResponseUnreadableError') {
+    return new ServiceUnavailableError('The Idempotency-Key store cannot be reached; nothing was changed. Retry shortly with the same Idempotency-Key.');
+  }
   switch (classifyBackendError(error)) {
     case 'throttled':
       return new ServiceUnavailableError(
@@ -104,12 +111,6 @@ function toDomainError(error: unknown): DomainError | undefined {
   }
   if (error instanceof IdempotencyAlreadyInProgressError) {
     return new ConflictError('A request with this Idempotency-Key is still being processed; retry in a moment to get its response.');
-  }
-  // Raised before the handler runs (the idempotency middleware swallows the later ones), so nothing was changed. A
-  // stored response that cannot be read back (by name: importing the DynamoDB adapter here would bundle it into every
-  // function) is no outage: it stays a 500.
-  if (error instanceof IdempotencyPersistenceLayerError && (error.cause as Error | undefined)?.name !== 'StoredResponseUnreadableError') {
-    return new ServiceUnavailableError('The Idempotency-Key store cannot be reached; nothing was changed. Retry shortly with the same Idempotency-Key.');
   }
   return undefined;
 }
