@@ -135,7 +135,7 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   },
   // The deployments stream (read granted by the event source): writes history entries, purges undeployed slots,
   // publishes DeploymentChanged events.
-  [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'RW' }, events: true, timeout: Duration.seconds(60) },
+  [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'W' }, events: true, timeout: Duration.seconds(60) },
   // Checks the device exists, pages active deployments.
   'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { devices: 'R', deployments: 'R' } },
   // Pages the history: one Query on the deployments table or its gsi1/gsi2 (each index granted by name).
@@ -442,8 +442,10 @@ export class StatelessStack extends Stack {
       );
     }
 
-    // Deployment changes: the deployments table's stream gives every DEPLOY and UNDEPLOY its history entry and event
-    // (idempotent, so a batch is retried whole; after the retries it lands in the dead-letter queue, alarmed).
+    // Deployment changes: the deployments table's stream gives every DEPLOY and UNDEPLOY its history entry and event.
+    // The consumer is idempotent, so a failed batch is retried (halved each time) until its records are a day old,
+    // the stream's retention: a backend outage delays history and events, it does not lose them. Only records that
+    // still fail then reach the dead-letter queue (alarmed; see README "Operations" for the replay).
     this.deploymentChanges = createFunction(DEPLOYMENT_CHANGES_ENTRY);
     this.deploymentChangesDeadLetterQueue = deadLetterQueue(this, 'DeploymentChangesDeadLetterQueue');
     for (const name of (Object.keys(TABLES) as TableName[]).filter((candidate) => streamConsumerOf(candidate) === 'deployment-changes')) {
@@ -453,7 +455,8 @@ export class StatelessStack extends Stack {
           batchSize: 500,
           maxBatchingWindow: Duration.seconds(1),
           bisectBatchOnError: true,
-          retryAttempts: 20,
+          retryAttempts: -1,
+          maxRecordAge: Duration.hours(23),
           reportBatchItemFailures: true,
           onFailure: new SqsDlq(this.deploymentChangesDeadLetterQueue),
         }),

@@ -89,9 +89,10 @@ export function parseDeploymentRequestBody(body: unknown): DeploymentRequestBody
  * With `dryRun`, returns the items that would result without writing anything (state read in one batch).
  * A SUCCESS is one conditional write carrying who, when and why; its history entry and DeploymentChanged event are
  * derived from that write by the deployments table's stream (deployment-changes.ts), so they exist even when this
- * process dies right after the write. FAILURE items changed nothing: they are appended to the history here, best
- * effort, once the writes are done; a history write that fails after retries does not change the answer and is
- * reported through `onError` with the entries.
+ * process dies right after the write. FAILURE items with a definite cause changed nothing: they are appended to the
+ * history here, best effort, once the writes are done (FAILURE / NONE, whose write may have been made, is only
+ * logged through `onError`); a history write that fails after retries does not change the answer and is reported
+ * through `onError` with the entries.
  * @throws ForbiddenError (403) without `deployments:write` on the company.
  * @throws BadRequestError (400) on a structurally invalid body.
  */
@@ -213,8 +214,10 @@ export async function executeDeployments(
   );
 
   // The audit trail of the entries that changed nothing, appended in batches once the conditional writes are done
-  // (best effort: no durable change carries them). SUCCESS entries come from the stream.
-  const entries = items.filter((item) => item.state === 'FAILURE').map(history);
+  // (best effort: no durable change carries them). SUCCESS entries come from the stream. NONE (a write whose outcome
+  // is unknown: it may have been made) is left to the stream too, which records it if it happened; written here under
+  // the same id, it could replace that SUCCESS entry. The error log keeps it either way.
+  const entries = items.filter((item) => item.state === 'FAILURE' && item.cause !== 'NONE').map(history);
   if (entries.length > 0) {
     try {
       await dependencies.deployments.recordHistory(entries);

@@ -14,19 +14,18 @@ const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? un
  * DynamoDB Streams consumer of the deployments table: every DEPLOY (a slot becoming active) and UNDEPLOY (a slot
  * marked undeployed) gets its history entry and its DeploymentChanged event, then the undeployed slot is purged
  * (core/deployment-changes.ts). History entries and other items of the table change nothing here. Everything is
- * idempotent, so on any failure the whole batch is reported from its first record and retried (Lambda with
- * ReportBatchItemFailures, or the local stream poller), and a batch delivered twice after a crash changes nothing.
+ * idempotent, so a failure throws: the whole batch is retried (Lambda halves it on each failure, so one bad record
+ * cannot hold back the others; the local stream poller redelivers it), and a batch delivered twice changes nothing.
  */
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
   const changes = event.Records.flatMap((record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? []);
   try {
     await applyDeploymentChanges({ deployments: services().deployments, events: eventPublisher() }, changes);
-    return { batchItemFailures: [] };
   } catch (error) {
     logger.error('Deriving deployment history and events failed; the batch will be retried', {
-      error: error as Error, changes: changes.length, firstEventID: event.Records[0]?.eventID,
+      error: error as Error, records: event.Records.length, changes: changes.length, firstEventID: event.Records[0]?.eventID,
     });
-    const first = event.Records[0];
-    return { batchItemFailures: first === undefined ? [] : [{ itemIdentifier: first.dynamodb?.SequenceNumber ?? first.eventID ?? '' }] };
+    throw error;
   }
+  return { batchItemFailures: [] };
 });

@@ -152,7 +152,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     // just before a crash); the search streams start at LATEST because the index is rebuilt from a scan below.
     const changesPoller = new DynamoDbStreamPoller(streams, streamArns['deployment-changes'], await consumer(DEPLOYMENT_CHANGES_ENTRY), {
       onError: (error) => log(`deployment changes poller: ${(error as Error).message}`),
-      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json')),
+      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json'), (error) => log(error.message)),
     });
     // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: two retries).
     const uploaded = (await import(new URL(`file://${resolve(options.root, ARCHIVE_UPLOADED.entry)}`).href)) as {

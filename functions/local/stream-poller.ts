@@ -23,6 +23,8 @@ interface ShardCursor {
   pending: StreamRecord[];
   /** performance.now() before which the shard is not read again (after an empty read; see EMPTY_READ_COST_FACTOR). */
   notBefore: number;
+  /** A read failed (e.g. DynamoDB Local was restarted, which invalidates iterators): get a new iterator first. */
+  stale: boolean;
 }
 
 /**
@@ -105,9 +107,12 @@ export class DynamoDbStreamPoller {
     await this.options.checkpoints.save(this.positions);
   }
 
-  /** An iterator at `position`, or after the shard's checkpoint; TRIM_HORIZON when the checkpoint is trimmed away. */
-  private async iteratorAt(streamArn: string, shardId: string, position: 'LATEST' | 'TRIM_HORIZON'): Promise<string | undefined> {
-    const after = position === 'TRIM_HORIZON' ? this.positions.get(`${streamArn}|${shardId}`) : undefined;
+  /**
+   * An iterator after `after` (AFTER_SEQUENCE_NUMBER), or at `position` without one. When `after` has been trimmed
+   * from the stream (24 h of retention passed, or DynamoDB Local lost it), the records in between are gone: this is
+   * reported through `onError` and the shard is read from TRIM_HORIZON.
+   */
+  private async iteratorAt(streamArn: string, shardId: string, position: 'LATEST' | 'TRIM_HORIZON', after: string | undefined): Promise<string | undefined> {
     if (after !== undefined) {
       try {
         const { ShardIterator } = await this.client.send(
@@ -116,6 +121,8 @@ export class DynamoDbStreamPoller {
         return ShardIterator;
       } catch (error) {
         if (!(error instanceof TrimmedDataAccessException)) throw error;
+        this.options.onError?.(new Error(`Stream records after ${after} of ${shardId} were trimmed before they were handled; reading the shard from its oldest record.`));
+        position = 'TRIM_HORIZON';
       }
     }
     const { ShardIterator } = await this.client.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: position }));
@@ -167,11 +174,12 @@ export class DynamoDbStreamPoller {
           const key = `${streamArn}|${shardId}`;
           if (this.shards.has(key)) continue;
           if (newShardPosition === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber !== undefined) {
-            this.shards.set(key, { streamArn, shardId, iterator: undefined, lastSequenceNumber: undefined, pending: [], notBefore: 0 });
+            this.shards.set(key, { streamArn, shardId, iterator: undefined, lastSequenceNumber: undefined, pending: [], notBefore: 0, stale: false });
             continue; // closed before we started: already reflected in the table scan
           }
-          const iterator = await this.iteratorAt(streamArn, shardId, newShardPosition);
-          this.shards.set(key, { streamArn, shardId, iterator, lastSequenceNumber: this.positions.get(key), pending: [], notBefore: 0 });
+          const after = newShardPosition === 'TRIM_HORIZON' ? this.positions.get(key) : undefined;
+          const iterator = await this.iteratorAt(streamArn, shardId, newShardPosition, after);
+          this.shards.set(key, { streamArn, shardId, iterator, lastSequenceNumber: after, pending: [], notBefore: 0, stale: false });
         }
         exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
       } while (exclusiveStartShardId !== undefined);
@@ -186,6 +194,11 @@ export class DynamoDbStreamPoller {
     for (const cursor of this.shards.values()) {
       if (cursor.pending.length === 0 && cursor.iterator !== undefined) {
         if (performance.now() < cursor.notBefore) continue;
+        if (cursor.stale) {
+          // Resume after the last record handled (or from the oldest one when none was).
+          cursor.iterator = await this.iteratorAt(cursor.streamArn, cursor.shardId, 'TRIM_HORIZON', cursor.lastSequenceNumber);
+          cursor.stale = false;
+        }
         try {
           const started = performance.now();
           const response = await this.client.send(new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: this.options.batchSize ?? 500 }));
@@ -194,17 +207,8 @@ export class DynamoDbStreamPoller {
           const tookMs = performance.now() - started;
           cursor.notBefore = cursor.pending.length === 0 ? performance.now() + EMPTY_READ_COST_FACTOR * tookMs : 0;
         } catch (error) {
+          cursor.stale = true;
           if (!(error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException)) throw error;
-          const { ShardIterator } = await this.client.send(
-            new GetShardIteratorCommand({
-              StreamArn: cursor.streamArn,
-              ShardId: cursor.shardId,
-              ...(cursor.lastSequenceNumber === undefined
-                ? { ShardIteratorType: 'TRIM_HORIZON' as const }
-                : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: cursor.lastSequenceNumber }),
-            }),
-          );
-          cursor.iterator = ShardIterator;
           continue;
         }
       }

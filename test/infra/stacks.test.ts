@@ -489,7 +489,7 @@ describe('stacks (bundling skipped)', () => {
     const changes = policyOf(DEPLOYMENT_CHANGES_ENTRY);
     expect(changes).toContain('events:PutEvents');
     expect(changes).toContain('DeploymentsTable');
-    expect(changes).not.toMatch(/CompaniesTable|DevicesTable|ScenariosTable|s3:|es:/);
+    expect(changes).not.toMatch(/CompaniesTable|DevicesTable|ScenariosTable|s3:|es:|dynamodb:(GetItem|BatchGetItem|Query|Scan)/);
     const slot = policyOf('functions/handlers/scenarios-upload-slot.ts');
     expect(slot).toContain(`/${ARCHIVE_UPLOADED.prefix}*`);
     expect(slot).toMatch(/"Action":"s3:PutObject"/);
@@ -532,13 +532,15 @@ describe('stacks (bundling skipped)', () => {
     for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
   });
 
-  it('derives history entries and events from the deployments stream, from its start, failures to a dead-letter queue', () => {
+  it('derives history entries and events from the deployments stream, from its start, retrying until the records near expiry', () => {
     stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: ours.get(DEPLOYMENT_CHANGES_ENTRY)?.[0] },
       EventSourceArn: { 'Fn::ImportValue': Match.stringLikeRegexp('DeploymentsTable.*StreamArn') },
       StartingPosition: 'TRIM_HORIZON',
       BisectBatchOnFunctionError: true,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      // Idempotent: retried until the records near the stream's 24-hour retention, not dropped after a few attempts.
+      MaximumRetryAttempts: -1,
+      MaximumRecordAgeInSeconds: 23 * 3600,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DeploymentChangesDeadLetterQueue'), 'Arn'] } } },
     });
     stateful.hasResourceProperties('AWS::DynamoDB::Table', { KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }], StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });

@@ -416,11 +416,13 @@ describe('executeDeployments', () => {
     expect(w.deployments.active.values().next().value).toMatchObject({ id: items[0]?.id, deployedBy: 'alice', deployedAt: NOW.toISOString(), note: 'spring campaign' });
   });
 
-  it('records a throwing write as FAILURE / NONE in history', async () => {
+  it('reports a throwing write as FAILURE / NONE and logs it, but writes no history entry that could replace the one the stream derives if the write was made', async () => {
     const w = world();
     w.deployments.failWhen = () => true;
-    const { items } = await run(w, [entry('kiosk-1', 'lobby', '1.0.0')]);
-    expect(w.deployments.recordHistoryCalls.flat()).toEqual([expect.objectContaining({ id: items[0]?.id, state: 'FAILURE', cause: 'NONE' })]);
+    const { items } = await run(w, [entry('kiosk-1', 'lobby', '1.0.0'), entry('nowhere', 'lobby', '1.0.0')]);
+    expect(outcomes(items)).toEqual([['FAILURE', 'NONE'], ['FAILURE', 'TARGET_NOT_FOUND']]);
+    expect(w.deployments.recordHistoryCalls.flat().map((entry) => entry.id)).toEqual([items[1]?.id]);
+    expect(w.errors[0]?.context).toMatchObject({ deploymentId: items[0]?.id, action: 'DEPLOY' });
   });
 
   it('an UNDEPLOY carries its id, caller, instant and note in its one write, and writes no history from the request', async () => {

@@ -3,12 +3,13 @@
  * writes, refused conditions seen through the SDK's exception classes), simulated with aws-sdk-client-mock.
  */
 import { randomBytes } from 'node:crypto';
-import { ConditionalCheckFailedException, DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException, DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
-import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-repositories.js';
+import { DynamoDbDeploymentRepository, MAX_QUERIES_PER_PAGE } from '../../functions/adapters/aws/dynamodb-repositories.js';
 import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
 
 const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments' };
@@ -54,6 +55,39 @@ describe('deployment writes on DynamoDB', () => {
       ExpressionAttributeValues: { ':undeploy': undeploy },
     });
     expect(mock.commandCalls(DeleteCommand)).toHaveLength(0);
+  });
+
+  it('a refusal that finds this very deployment or UNDEPLOY stored (a retried write whose answer was lost) counts as made', async () => {
+    const undeploy = { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' };
+    const stored = marshall({ ...deployment, pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', entity: 'ACTIVE_DEPLOYMENT' });
+    const refusedFinding = (item: Record<string, AttributeValue>) => Object.assign(refused(), { Item: item });
+    mock.on(PutCommand).rejectsOnce(refusedFinding(stored)).rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), id: 'another' })));
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
+    expect(await repository.activate(deployment)).toBe('activated');
+    expect(await repository.activate(deployment)).toBe('already-active');
+    expect(mock.commandCalls(PutCommand)[0]!.args[0].input).toMatchObject({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+    mock.on(UpdateCommand).rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), undeploy }))).rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), undeploy: { ...undeploy, id: 'other' } })));
+    expect(await repository.deactivate(deployment, undeploy)).toBe('deactivated');
+    expect(await repository.deactivate(deployment, undeploy)).toBe('already-inactive');
+  });
+
+  it('a page of active deployments behind many undeployed slots takes at most a bounded number of queries, and goes on from a cursor', async () => {
+    const active = (n: number) => ({ pk: 'ACTIVE#acme', sk: `d${String(n).padStart(5, '0')}#s#1.0.0`, entity: 'ACTIVE_DEPLOYMENT', ...deployment, deviceId: `d${n}` });
+    let calls = 0;
+    // DynamoDB applies Limit before the filter: every query reads undeployed slots only and hands back a LastEvaluatedKey.
+    mock.on(QueryCommand).callsFake((input: { Limit: number }) => {
+      calls += 1;
+      expect(input.Limit).toBeGreaterThanOrEqual(11);
+      return { Items: calls === 1 ? [active(1)] : [], LastEvaluatedKey: { pk: 'ACTIVE#acme', sk: `d${String(calls * 100).padStart(5, '0')}#s#1.0.0` } };
+    });
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
+    const page = await repository.listActive('acme', undefined, 10, undefined);
+    expect(calls).toBe(MAX_QUERIES_PER_PAGE);
+    expect(page.items.map((item) => item.deviceId)).toEqual(['d1']);
+    expect(page.nextCursor).toEqual(expect.any(String));
+    calls = 0;
+    await repository.listActive('acme', undefined, 10, page.nextCursor as string);
+    expect(mock.commandCalls(QueryCommand).at(-MAX_QUERIES_PER_PAGE)?.args[0].input.ExclusiveStartKey).toEqual({ pk: 'ACTIVE#acme', sk: `d${String(MAX_QUERIES_PER_PAGE * 100).padStart(5, '0')}#s#1.0.0` });
   });
 
   it('a purge deletes only the slot still marked with that UNDEPLOY; a slot deployed again since is left alone', async () => {

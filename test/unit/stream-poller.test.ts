@@ -3,12 +3,16 @@
  * Streams client: records reach the consumer in the Lambda event shape, an idle stream is polled less and less
  * often, and a record arriving after an idle spell is still delivered within the idle interval.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
-  DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record as StreamRecord,
+  DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record as StreamRecord, TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FileStreamCheckpoints } from '../../functions/local/file-checkpoints.js';
 import { DynamoDbStreamPoller } from '../../functions/local/stream-poller.js';
 
 const STREAM = 'arn:aws:dynamodb:us-east-1:000000000000:table/devices/stream/2026-11-22T00:00:00.000';
@@ -110,5 +114,125 @@ describe('DynamoDbStreamPoller with a shard whose empty reads are slow', () => {
     expect(calls.fast).toBeGreaterThan(15);
     expect(calls.slow).toBeGreaterThanOrEqual(1);
     expect(calls.slow).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('DynamoDbStreamPoller with checkpoints', () => {
+  /** A one-shard stream holding `sequence` numbers 1…n; GetShardIterator positions are recorded. */
+  function storedStream(count: number, options: { trimmedBefore?: number } = {}) {
+    // `generation` counts DynamoDB Local restarts: an iterator issued before one is invalid for good.
+    const state = { positions: [] as string[], generation: 0 };
+    streams.reset();
+    streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
+    streams.on(GetShardIteratorCommand).callsFake((input: { ShardIteratorType: string; SequenceNumber?: string }) => {
+      const after = input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' ? Number(input.SequenceNumber) : 0;
+      if (after > 0 && options.trimmedBefore !== undefined && after < options.trimmedBefore) {
+        throw new TrimmedDataAccessException({ message: 'trimmed', $metadata: {} });
+      }
+      state.positions.push(`${input.ShardIteratorType}${input.SequenceNumber === undefined ? '' : ` ${input.SequenceNumber}`}`);
+      return { ShardIterator: `${state.generation}:from-${input.ShardIteratorType === 'TRIM_HORIZON' ? (options.trimmedBefore ?? 1) - 1 : after}` };
+    });
+    streams.on(GetRecordsCommand).callsFake((input: { ShardIterator: string }) => {
+      const [generation, position] = input.ShardIterator.split(':') as [string, string];
+      if (Number(generation) !== state.generation) throw new Error('Invalid ShardIterator (DynamoDB Local restarted)');
+      const from = Number(position.slice('from-'.length));
+      const records = Array.from({ length: Math.max(0, Math.min(2, count - from)) }, (_, index) => record(String(from + index + 1)));
+      return { Records: records, NextShardIterator: `${generation}:from-${from + records.length}` };
+    });
+    return state;
+  }
+
+  function memoryCheckpoints(initial: Record<string, string> = {}) {
+    const saved = { current: new Map(Object.entries(initial)), saves: 0 };
+    return {
+      saved,
+      checkpoints: {
+        load: async () => new Map(saved.current),
+        save: async (positions: ReadonlyMap<string, string>) => {
+          saved.current = new Map(positions);
+          saved.saves += 1;
+        },
+      },
+    };
+  }
+
+  const sequences = (events: DynamoDBStreamEvent[]) => events.flatMap((event) => event.Records.map((item) => item.dynamodb?.SequenceNumber));
+
+  it('saves the last handled record, resumes after it, and keeps a partly failed batch from its first failed record', async () => {
+    storedStream(6);
+    const { saved, checkpoints } = memoryCheckpoints();
+    const delivered: DynamoDBStreamEvent[] = [];
+    let failOnce = true;
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
+      delivered.push(event);
+      if (failOnce && event.Records.some((item) => item.dynamodb?.SequenceNumber === '4')) {
+        failOnce = false;
+        return { batchItemFailures: [{ itemIdentifier: '4' }] };
+      }
+      return { batchItemFailures: [] };
+    }, { checkpoints });
+    await poller.resume();
+    for (let pass = 0; pass < 6; pass += 1) await poller.pollOnce();
+    // 1-2, 3-4 (4 failed: 3 is kept), 4 again, 5-6.
+    expect(sequences(delivered)).toEqual(['1', '2', '3', '4', '4', '5', '6']);
+    expect(saved.current.get(`${STREAM}|shard-1`)).toBe('6');
+
+    // A new poller (a restarted runtime) resumes after the saved position.
+    storedStream(8);
+    const resumed: DynamoDBStreamEvent[] = [];
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
+      resumed.push(event);
+    }, { checkpoints });
+    await poller.resume();
+    for (let pass = 0; pass < 3; pass += 1) await poller.pollOnce();
+    expect(sequences(resumed)).toEqual(['7', '8']);
+  });
+
+  it('reads a shard whose saved position was trimmed from its oldest record, and says so', async () => {
+    const stream = storedStream(9, { trimmedBefore: 5 });
+    const { checkpoints } = memoryCheckpoints({ [`${STREAM}|shard-1`]: '2' });
+    const errors: string[] = [];
+    const delivered: DynamoDBStreamEvent[] = [];
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
+      delivered.push(event);
+    }, { checkpoints, onError: (error) => errors.push((error as Error).message) });
+    await poller.resume();
+    for (let pass = 0; pass < 4; pass += 1) await poller.pollOnce();
+    expect(stream.positions).toEqual(['TRIM_HORIZON']);
+    expect(errors).toEqual([expect.stringMatching(/trimmed before they were handled/)]);
+    expect(sequences(delivered)).toEqual(['5', '6', '7', '8', '9']);
+  });
+
+  it('after a failed read (iterators lost with a restarted DynamoDB Local) resumes after the last handled record', async () => {
+    const stream = storedStream(6);
+    const { checkpoints } = memoryCheckpoints();
+    const delivered: DynamoDBStreamEvent[] = [];
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
+      delivered.push(event);
+    }, { checkpoints });
+    await poller.resume();
+    await poller.pollOnce();
+    stream.generation += 1;
+    await expect(poller.pollOnce()).rejects.toThrow(/Invalid ShardIterator/);
+    for (let pass = 0; pass < 3; pass += 1) await poller.pollOnce();
+    expect(sequences(delivered)).toEqual(['1', '2', '3', '4', '5', '6']);
+    expect(stream.positions).toEqual(['TRIM_HORIZON', 'AFTER_SEQUENCE_NUMBER 2']);
+  });
+});
+
+describe('FileStreamCheckpoints', () => {
+  it('keeps positions across instances, and reads a damaged file as none, saying so', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dss-checkpoints-'));
+    try {
+      const file = join(directory, 'streams', 'positions.json');
+      await new FileStreamCheckpoints(file).save(new Map([['arn|shard', '42']]));
+      expect(await new FileStreamCheckpoints(file).load()).toEqual(new Map([['arn|shard', '42']]));
+      await writeFile(file, '{"arn|shard": "4');
+      const reported: string[] = [];
+      expect(await new FileStreamCheckpoints(file, (error) => reported.push(error.message)).load()).toEqual(new Map());
+      expect(reported).toEqual([expect.stringMatching(/unreadable/)]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Device } from '../../core/devices.js';
 import pLimit from 'p-limit';
@@ -35,6 +36,15 @@ async function overdueItems(client: DynamoDBDocumentClient, tableName: string, k
     } while (startKey !== undefined && items.length < limit);
   }
   return items;
+}
+
+/**
+ * The item a refused conditional write found (ReturnValuesOnConditionCheckFailure ALL_OLD), plain; undefined when
+ * DynamoDB returned none (no item, or a server that does not support the option).
+ */
+function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
+  const item = (error as { Item?: Record<string, AttributeValue> } | null)?.Item;
+  return item === undefined ? undefined : unmarshall(item);
 }
 
 /** True when DynamoDB refused a single-item write because its condition was false. */
@@ -290,6 +300,9 @@ function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, d
 /** `entity` of a deployment slot item (active or undeployed) on the deployments table. */
 export const DEPLOYMENT_SLOT_ENTITY = 'ACTIVE_DEPLOYMENT';
 
+/** Most Query calls one page of active deployments may take while undeployed slots are skipped. */
+export const MAX_QUERIES_PER_PAGE = 10;
+
 /** Conditional deletes in flight at once in purgeUndeployed. */
 const PURGE_CONCURRENCY = 8;
 
@@ -337,7 +350,11 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     return { pk: `ACTIVE#${identity.company}`, sk: `${identity.deviceId}#${identity.scenarioId}#${identity.version}` };
   }
 
-  /** @inheritdoc */
+  /**
+   * @inheritdoc
+   * A refusal that shows this very deployment stored (the SDK retried a put whose answer was lost) is `activated`:
+   * the change was made, and its history entry comes from the stream.
+   */
   async activate(deployment: ActiveDeployment): Promise<'activated' | 'already-active'> {
     try {
       await this.client.send(
@@ -346,12 +363,13 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
           Item: { ...deployment, ...this.activeKey(deployment), entity: DEPLOYMENT_SLOT_ENTITY },
           // A slot undeployed but not yet purged counts as absent.
           ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return 'activated';
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return 'already-active';
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
+      return deploymentSlotFromItem(storedOnRefusal(error))?.id === deployment.id ? 'activated' : 'already-active';
     }
   }
 
@@ -368,12 +386,14 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
           UpdateExpression: 'SET undeploy = :undeploy',
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
           ExpressionAttributeValues: { ':undeploy': undeploy },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return 'deactivated';
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return 'already-inactive';
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
+      // This very UNDEPLOY already stored (a retried update whose answer was lost): the change was made.
+      return deploymentSlotFromItem(storedOnRefusal(error))?.undeploy?.id === undeploy.id ? 'deactivated' : 'already-inactive';
     }
   }
 
@@ -421,9 +441,10 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     const prefix = deviceId === undefined ? '' : `${deviceId}#`;
     const found: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined = cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
-    // Undeployed slots wait for the stream to purge them (a moment): the filter drops them after DynamoDB's Limit,
-    // so the page is filled by following LastEvaluatedKey.
-    do {
+    // Undeployed slots wait for the stream to purge them: the filter drops them after DynamoDB's Limit, so the page is
+    // filled by following LastEvaluatedKey, at most MAX_QUERIES_PER_PAGE calls (then the page ends early, with a
+    // cursor), each reading at least a page's worth.
+    for (let round = 0; round < MAX_QUERIES_PER_PAGE && found.length <= limit; round += 1) {
       const response = await this.client.send(
         new QueryCommand({
           TableName: this.tables.deployments,
@@ -431,17 +452,19 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
           FilterExpression: 'attribute_not_exists(undeploy)',
           ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
           // One extra item tells whether another page exists, so the last page carries no cursor.
-          Limit: limit + 1 - found.length,
+          Limit: limit + 1,
           ConsistentRead: true,
           ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
         }),
       );
       found.push(...(response.Items ?? []));
       startKey = response.LastEvaluatedKey;
-    } while (found.length <= limit && startKey !== undefined);
+      if (startKey === undefined) break;
+    }
     const pageItems = found.slice(0, limit);
     const last = pageItems.at(-1);
-    const nextKey = found.length > limit && last !== undefined ? { pk: last.pk, sk: last.sk } : undefined;
+    // More found than the page holds: go on after its last item; the call budget ran out: after the last item read.
+    const nextKey = found.length > limit && last !== undefined ? { pk: last.pk, sk: last.sk } : startKey;
     const items = pageItems.map((item) => {
       const { undeploy: _undeploy, ...slot } = deploymentSlotFromItem(item) as DeploymentSlot;
       return slot;
