@@ -21,9 +21,9 @@
  *    removes its data folder.
  *
  * With `profile: true` the runtime is started with dynamodb-probe.ts preloaded, and each request is broken down by
- * DynamoDB operation (calls, latency, span, calls in flight); three extra raw baselines are measured: the product's
- * TransactWriteItems (conditional ACTIVE put + HISTORY put) one per entry, conditional PutItems + BatchWriteItem of
- * the history, and TransactWriteItems of 50 such pairs.
+ * DynamoDB operation (calls, latency, span, calls in flight); three extra raw baselines of alternative designs are
+ * measured: TransactWriteItems (conditional ACTIVE put + HISTORY put) one per entry, conditional PutItems +
+ * BatchWriteItem of the history, and TransactWriteItems of 50 such pairs.
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -131,7 +131,7 @@ export interface DeploymentRun {
   /** deploy.ms / rawSame.ms and deploy.ms / rawBest.ms. */
   ratioSame: number;
   ratioBest: number;
-  /** Profile mode: the product's TransactWriteItems issued directly, and PutItem + BatchWriteItem (history). */
+  /** Profile mode: alternative designs issued directly: a TransactWriteItems per entry, and PutItem + BatchWriteItem (history). */
   rawTransact?: RawMeasure;
   rawPutThenBatch?: RawMeasure;
   rawBatchedTransact?: RawMeasure;
@@ -325,7 +325,7 @@ function rawPuts(client: DynamoDBDocumentClient, pk: string, entries: number, pa
   }, pids);
 }
 
-/** The product's write per DEPLOY today, issued directly: TransactWriteItems of the conditional ACTIVE put + HISTORY put. */
+/** An alternative design, for comparison: one TransactWriteItems per DEPLOY of the conditional ACTIVE put + HISTORY put. */
 function rawTransacts(client: DynamoDBDocumentClient, scratch: string, entries: number, parallelism: number, pids: Pids): Promise<RawMeasure> {
   const nextId = monotonicFactory();
   const at = new Date().toISOString();
