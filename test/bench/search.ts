@@ -18,9 +18,6 @@ import { request, Agent } from 'node:http';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
 import { searchDocumentFromItem } from '../../functions/adapters/aws/search-documents.js';
 import { EmbeddedSearchIndex } from '../../functions/adapters/embedded/search-engine.js';
 import type { Device } from '../../functions/core/devices.js';
@@ -33,6 +30,7 @@ import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from '../e2e/harness.js';
 import { cpuWindow, javaChildOf, waitForIdle } from './deployments.js';
+import { localDocumentClient, seedDevices } from '../e2e/fleet.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';
 
 /** SEARCH_BENCH_DEVICES=N scales the fleet (default 100,000; 60 % acme, 40 % globex). */
@@ -139,28 +137,11 @@ function startRuntime(settings: ServiceSettings, dynamoPort: number, readyTimeou
   return startService(settings, { environment: { DYNAMODB_PORT: String(dynamoPort) }, readyTimeoutMs, stopGraceMs: 20_000 });
 }
 
-async function seedDevices(endpoint: string, devices: Device[], parallelism = 16): Promise<void> {
-  const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' }, requestHandler: { httpAgent: { keepAlive: true, maxSockets: parallelism } } }),
-    { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
-  );
-  const limit = pLimit(parallelism);
-  const chunks: Device[][] = [];
-  for (let start = 0; start < devices.length; start += 25) chunks.push(devices.slice(start, start + 25));
+/** Writes the devices into the DynamoDB Local at `endpoint` (fleet.ts seedDevices). */
+async function seedDevicesAt(endpoint: string, devices: Device[], parallelism = 16): Promise<void> {
+  const client = localDocumentClient(endpoint, parallelism);
   try {
-    await Promise.all(
-      chunks.map((chunk) =>
-        limit(async () => {
-          let pending = chunk.map((device) => ({ PutRequest: { Item: { ...device, deviceId: device.id, entity: 'DEVICE' } as Record<string, unknown> } }));
-          for (let attempt = 0; pending.length > 0; attempt += 1) {
-            if (attempt === 10) throw new Error(`seeding: ${pending.length} devices left unprocessed`);
-            if (attempt > 0) await sleep(25 * 2 ** attempt);
-            const response = await client.send(new BatchWriteCommand({ RequestItems: { devices: pending } }));
-            pending = (response.UnprocessedItems?.devices as typeof pending | undefined) ?? [];
-          }
-        }),
-      ),
-    );
+    await seedDevices(client, devices, parallelism);
   } finally {
     client.destroy();
   }
@@ -303,7 +284,7 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
       service = await startRuntime(settings, dynamoPort);
       token0.value = await tokenFor(service, 'olivia');
       started = performance.now();
-      await seedDevices(`http://127.0.0.1:${dynamoPort}`, devices);
+      await seedDevicesAt(`http://127.0.0.1:${dynamoPort}`, devices);
       seedMs = performance.now() - started;
       log(`  wrote ${devices.length} device items through the running runtime's DynamoDB Local in ${(seedMs / 1000).toFixed(1)} s; waiting for the stream poller`);
       for (;;) {
@@ -320,7 +301,7 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
       const dynamo = await startDynamoDbLocal({ dataDirectory: join(settings.dataDirectory, 'dynamodb'), port: dynamoPort });
       started = performance.now();
       try {
-        await seedDevices(dynamo.endpoint, devices);
+        await seedDevicesAt(dynamo.endpoint, devices);
       } finally {
         await dynamo.stop();
       }

@@ -9,7 +9,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from './fleet.js';
-import { call, eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import { call, eventually, isRunning, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
 
 const ENTRIES = 5_000;
 const LABEL = 'crash';
@@ -19,14 +19,6 @@ let service: LocalService | undefined;
 let dynamoPort: number;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 beforeAll(async () => {
   settings = await newServiceSettings();
@@ -79,7 +71,7 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
     // Its watchdog ends DynamoDB Local with it (another JVM on the same data folder would corrupt it).
     await eventually(async () => !(await fetch(`http://127.0.0.1:${dynamoPort}`).then(() => true, () => false)), 'DynamoDB Local to stop', 30_000);
     await running.stop();
-    expect(alive(running.pid)).toBe(false);
+    expect(isRunning(running.pid)).toBe(false);
     const beforeRestart = await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '');
 
     service = await startService(settings, { environment: { DYNAMODB_PORT: String(dynamoPort) } });

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/handlers/scenarios-upload.js';

@@ -153,6 +153,16 @@ export function uploadArchive(service: LocalService, token: string, company: str
   return call(`${service.upload}/companies/${company}/resources/scenarios`, { method: 'POST', token, body: form });
 }
 
+/** Whether process `pid` exists (signal 0 probes without signalling). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Polls `check` every 100 ms until it returns true (default timeout 15 s): for what the streams derive. */
 export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -11,17 +11,9 @@ import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/
 import { describe, expect, it } from 'vitest';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
+import { isRunning } from '../e2e/harness.js';
 
 const root = resolve(import.meta.dirname, '../..');
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('startDynamoDbLocal', () => {
   it('kills the JVM when the process that started it dies of an uncaught error', async () => {

@@ -26,7 +26,6 @@ import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/
 /** Fields with bitset postings: every filter field. */
 const INDEXED_FIELDS: readonly string[] = FILTER_FIELDS.map((field) => field.field);
 const INDEXED_FIELD_POSITION = new Map(INDEXED_FIELDS.map((field, position) => [field, position]));
-const TYPE_POSITION = INDEXED_FIELD_POSITION.get('type') as number;
 const COMPANY_POSITION = INDEXED_FIELD_POSITION.get('company') as number;
 const SORT_FIELD_POSITION = new Map<string, number>(SORT_FIELDS.map((field, position) => [field, position]));
 /** Label field of each `data` filter field that has one (health.versionCode → health.versionName). */

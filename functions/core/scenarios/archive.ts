@@ -4,7 +4,6 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 // ZlibOptions omits the stream options (writableHighWaterMark) that zlib streams accept, as every Transform does.
 import { crc32, createInflateRaw, type ZlibOptions } from 'node:zlib';
-import pLimit from 'p-limit';
 import yauzl from 'yauzl';
 import { InvalidArchiveError, type ProblemViolation } from '../errors.js';
 import type { RandomAccessSource } from '../ports.js';

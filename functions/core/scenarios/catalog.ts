@@ -3,7 +3,7 @@
  * versions, each version downloadable through a short-lived presigned URL, and the company's storage usage.
  */
 import { parseListParameters } from '../paging.js';
-import { BadRequestError, NotFoundError, type ProblemViolation } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../ports.js';
 import { authorize, type Principal } from '../principal.js';
 import { highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './manifest.js';
