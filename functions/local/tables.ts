@@ -1,5 +1,5 @@
 import {
-  CreateTableCommand, DescribeTableCommand, type DynamoDBClient, type GlobalSecondaryIndex, ResourceNotFoundException, type TableDescription,
+  CreateTableCommand, DescribeTableCommand, PutItemCommand, type DynamoDBClient, type GlobalSecondaryIndex, ResourceNotFoundException, type TableDescription,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -69,6 +69,20 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, sche
   return added;
 }
 
+/** `entity` of the item that gives a local table's stream its first record (no consumer derives anything from it). */
+export const STREAM_ANCHOR_ENTITY = 'STREAM_ANCHOR';
+
+/**
+ * Writes the anchor item of a table whose stream was just enabled, so that the stream's first record comes before
+ * any record of the other streams. DynamoDB Local finds a stream's oldest record by walking every stream's records
+ * from the oldest (in sequence-number order) on each write to a streamed table and each stream read: a table whose
+ * stream starts after 20,000 records of another measured 76 ms per conditional put against 3.6 ms anchored.
+ */
+async function anchorStream(client: DynamoDBClient, tableName: string, schema: TableKeySchema): Promise<void> {
+  const key = { [schema.partitionKey]: { S: 'STREAM#ANCHOR' }, ...(schema.sortKey === undefined ? {} : { [schema.sortKey]: { S: 'STREAM#ANCHOR' } }) };
+  await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key, entity: { S: STREAM_ANCHOR_ENTITY } } }));
+}
+
 /** Stream ARNs of the local tables, by consumer (TableKeySchema.stream). */
 export type StreamArns = Record<NonNullable<TableKeySchema['stream']>, string[]>;
 
@@ -96,6 +110,7 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
         description = (
           await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } }))
         ).TableDescription;
+        await anchorStream(client, tableName, schema);
       }
     } else {
       const indexes = schema.globalSecondaryIndexes ?? [];
@@ -119,6 +134,7 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
           }),
         )
       ).TableDescription;
+      if (schema.stream !== undefined) await anchorStream(client, tableName, schema);
     }
     if (schema.stream !== undefined && description?.LatestStreamArn !== undefined) streams[schema.stream].push(description.LatestStreamArn);
   }
