@@ -3,6 +3,7 @@
  * the request's note, the outcome and the cause. Read through the `DeploymentHistory` port, newest first, filtered by
  * device, scenario, scenario version and time, with opaque cursors.
  */
+import { encodeTime, TIME_LEN, TIME_MAX } from 'ulid';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
 import { BadRequestError, type ProblemViolation } from './errors.js';
 import type { DeploymentResultItem } from './deployments.js';
@@ -56,21 +57,8 @@ export const HISTORY_PARAMETERS = ['deviceId', 'scenarioId', 'version', 'from', 
 /** Longest `deviceId`, `scenarioId` or `version` accepted (the longest a deployment request may name). */
 export const MAX_HISTORY_ID_LENGTH = 256;
 
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 /** Largest time a ULID can carry (48 bits of milliseconds). */
-export const MAX_ULID_TIME = 2 ** 48 - 1;
-
-/** The 10-character Crockford base32 time part of a ULID for `time` (epoch ms, 0 to MAX_ULID_TIME). */
-export function encodeUlidTime(time: number): string {
-  if (!Number.isInteger(time) || time < 0 || time > MAX_ULID_TIME) throw new RangeError(`ULID time out of range: ${time}`);
-  let rest = time;
-  let encoded = '';
-  for (let index = 0; index < 10; index += 1) {
-    encoded = (CROCKFORD[rest % 32] as string) + encoded;
-    rest = Math.floor(rest / 32);
-  }
-  return encoded;
-}
+export const MAX_ULID_TIME = TIME_MAX;
 
 /**
  * Inclusive ULID bounds selecting the ids created in [from, to): ULIDs sort by their time part, so the lowest id of
@@ -82,7 +70,7 @@ export function ulidBounds(from: number | undefined, to: number | undefined): { 
   const low = Math.max(0, from ?? 0);
   const high = Math.min(MAX_ULID_TIME, to === undefined ? MAX_ULID_TIME : to - 1);
   if (high < low || low > MAX_ULID_TIME) return undefined;
-  return { lower: `${encodeUlidTime(low)}${'0'.repeat(16)}`, upper: `${encodeUlidTime(high)}${'Z'.repeat(16)}` };
+  return { lower: `${encodeTime(low, TIME_LEN)}${'0'.repeat(16)}`, upper: `${encodeTime(high, TIME_LEN)}${'Z'.repeat(16)}` };
 }
 
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):(\d{2}))$/i;
