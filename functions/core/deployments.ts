@@ -105,25 +105,58 @@ export async function executeDeployments(
 ): Promise<{ items: DeploymentResultItem[]; dryRun: boolean }> {
   authorize(principal, 'deployments:write', companyId);
   const body = parseDeploymentRequestBody(rawBody);
-  const now = (dependencies.now?.() ?? new Date()).toISOString();
-  const nextId = monotonicFactory();
+  const action: DeploymentAction = { companyId, at: (dependencies.now?.() ?? new Date()).toISOString(), by: principal.subject, note: body.note };
+  const items = pendingItems(body, action.at);
+  const groups = await groupByIdentity(dependencies, companyId, markUnsupported(items));
+  if (options.dryRun === true) {
+    await predictOutcomes(dependencies, companyId, groups);
+    return { items, dryRun: true };
+  }
+  await writeChanges(dependencies, action, groups);
+  await recordFailures(dependencies, action, items);
+  return { items, dryRun: false };
+}
 
-  const items: DeploymentResultItem[] = body.requests.map((entry) => ({
+/** Who acts on which company, when (ISO-8601) and why: shared by every entry of one request. */
+interface DeploymentAction {
+  companyId: string;
+  at: string;
+  by: string;
+  note: string | undefined;
+}
+
+/** One result item per entry, in request order, FAILURE / NONE until an outcome is known; ids are ULIDs of `at`. */
+function pendingItems(body: DeploymentRequestBody, at: string): DeploymentResultItem[] {
+  const nextId = monotonicFactory();
+  return body.requests.map((entry) => ({
     // The id's time part is the action's instant, so history bounds (`from`/`to`) and `at` agree exactly.
-    id: nextId(Date.parse(now)),
+    id: nextId(Date.parse(at)),
     target: { type: entry.target.type, id: entry.target.id, subId: entry.target.subId ?? null },
     what: { type: entry.what.type, id: entry.what.id, subId: entry.what.subId },
     action: entry.action,
     state: 'FAILURE',
     cause: 'NONE',
   }));
+}
 
-  const supported = items.filter((item) => {
+/** Marks the items this service does not implement (NOT_IMPLEMENTED) and returns the others. */
+function markUnsupported(items: DeploymentResultItem[]): DeploymentResultItem[] {
+  return items.filter((item) => {
     const implemented = item.target.type === 'DEVICE' && item.target.subId === null && item.what.type === 'SCENARIO';
     if (!implemented) item.cause = 'NOT_IMPLEMENTED';
     return implemented;
   });
+}
 
+/**
+ * Reads which devices and scenario versions exist (two batched reads), marks TARGET_NOT_FOUND and WHAT_NOT_FOUND, and
+ * groups the remaining items by identity (`device#scenario#version`), each group in request order.
+ */
+async function groupByIdentity(
+  dependencies: Pick<DeploymentDependencies, 'devices' | 'scenarios'>,
+  companyId: string,
+  supported: DeploymentResultItem[],
+): Promise<Map<string, DeploymentResultItem[]>> {
   const deviceIds = [...new Set(supported.map((item) => item.target.id).filter((id) => IDENTIFIER_PATTERN.test(id)))];
   const references = [
     ...new Map(
@@ -136,7 +169,6 @@ export async function executeDeployments(
     dependencies.devices.existing(companyId, deviceIds),
     dependencies.scenarios.existingVersions(companyId, references),
   ]);
-
   const groups = new Map<string, DeploymentResultItem[]>();
   for (const item of supported) {
     if (!existingDevices.has(item.target.id)) {
@@ -150,57 +182,50 @@ export async function executeDeployments(
       groups.set(identity, group);
     }
   }
+  return groups;
+}
 
-  const history = (item: DeploymentResultItem): DeploymentHistoryEntry => ({
-    id: item.id,
-    company: companyId,
-    deviceId: item.target.id,
-    deviceSubId: item.target.subId,
-    targetType: item.target.type,
-    whatType: item.what.type,
-    scenarioId: item.what.id,
-    version: item.what.subId,
-    action: item.action,
-    state: item.state,
-    cause: item.cause,
-    at: now,
-    by: principal.subject,
-    ...(body.note === undefined ? {} : { note: body.note }),
-  });
-
-  if (options.dryRun === true) {
-    // Nothing is written: replay each identity's entries in order against its current state, read in one batch.
-    const active = await dependencies.deployments.activeAmong(
-      companyId,
-      [...groups.values()].map((group) => ({ deviceId: group[0]!.target.id, scenarioId: group[0]!.what.id, version: group[0]!.what.subId })),
-    );
-    for (const [identity, group] of groups) {
-      let isActive = active.has(identity);
-      for (const item of group) {
-        if (item.action === 'DEPLOY' ? !isActive : isActive) {
-          Object.assign(item, { state: 'SUCCESS', cause: null });
-          isActive = !isActive;
-        } else item.cause = item.action === 'DEPLOY' ? 'ALREADY_DEPLOYED' : 'ALREADY_UNDEPLOYED';
-      }
+/** Dry run: replays each identity's entries in order against its current state, read in one batch; writes nothing. */
+async function predictOutcomes(
+  dependencies: Pick<DeploymentDependencies, 'deployments'>,
+  companyId: string,
+  groups: Map<string, DeploymentResultItem[]>,
+): Promise<void> {
+  const active = await dependencies.deployments.activeAmong(
+    companyId,
+    [...groups.values()].map((group) => ({ deviceId: group[0]!.target.id, scenarioId: group[0]!.what.id, version: group[0]!.what.subId })),
+  );
+  for (const [identity, group] of groups) {
+    let isActive = active.has(identity);
+    for (const item of group) {
+      if (item.action === 'DEPLOY' ? !isActive : isActive) {
+        Object.assign(item, { state: 'SUCCESS', cause: null });
+        isActive = !isActive;
+      } else item.cause = item.action === 'DEPLOY' ? 'ALREADY_DEPLOYED' : 'ALREADY_UNDEPLOYED';
     }
-    return { items, dryRun: true };
   }
+}
 
+/**
+ * One conditional write per item (DEPLOY: activate; UNDEPLOY: deactivate with the UNDEPLOY mark), groups in parallel
+ * (DEPLOYMENT_WRITE_CONCURRENCY), each group's items in order. A write that throws leaves its item FAILURE / NONE.
+ */
+async function writeChanges(dependencies: DeploymentDependencies, action: DeploymentAction, groups: Map<string, DeploymentResultItem[]>): Promise<void> {
   const limit = pLimit(DEPLOYMENT_WRITE_CONCURRENCY);
-  const note = body.note === undefined ? {} : { note: body.note };
+  const note = action.note === undefined ? {} : { note: action.note };
   await Promise.all(
     [...groups.values()].map((group) =>
       limit(async () => {
         for (const item of group) {
-          const identity = { company: companyId, deviceId: item.target.id, scenarioId: item.what.id, version: item.what.subId };
+          const identity = { company: action.companyId, deviceId: item.target.id, scenarioId: item.what.id, version: item.what.subId };
           try {
             if (item.action === 'DEPLOY') {
-              const deployment: ActiveDeployment = { ...identity, id: item.id, deployedAt: now, deployedBy: principal.subject, ...note };
+              const deployment: ActiveDeployment = { ...identity, id: item.id, deployedAt: action.at, deployedBy: action.by, ...note };
               const outcome = await dependencies.deployments.activate(deployment);
               if (outcome === 'activated') Object.assign(item, { state: 'SUCCESS', cause: null });
               else item.cause = 'ALREADY_DEPLOYED';
             } else {
-              const outcome = await dependencies.deployments.deactivate(identity, { id: item.id, at: now, by: principal.subject, ...note });
+              const outcome = await dependencies.deployments.deactivate(identity, { id: item.id, at: action.at, by: action.by, ...note });
               if (outcome === 'deactivated') Object.assign(item, { state: 'SUCCESS', cause: null });
               else item.cause = 'ALREADY_UNDEPLOYED';
             }
@@ -212,21 +237,40 @@ export async function executeDeployments(
       }),
     ),
   );
+}
 
-  // The audit trail of the entries that changed nothing, appended in batches once the conditional writes are done
-  // (best effort: no durable change carries them). SUCCESS entries come from the stream. NONE (a write whose outcome
-  // is unknown: it may have been made) is left to the stream too, which records it if it happened; written here under
-  // the same id, it could replace that SUCCESS entry. The error log keeps it either way.
-  const entries = items.filter((item) => item.state === 'FAILURE' && item.cause !== 'NONE').map(history);
-  if (entries.length > 0) {
-    try {
-      await dependencies.deployments.recordHistory(entries);
-    } catch (error) {
-      // The answer stays truthful; the entries go to the error log so the audit can be completed from it.
-      dependencies.onError?.(error, { operation: 'recordHistory', count: entries.length, entries });
-    }
+/**
+ * The audit trail of the entries that changed nothing, appended in batches once the conditional writes are done
+ * (best effort: no durable change carries them; SUCCESS entries come from the stream). NONE (a write whose outcome is
+ * unknown: it may have been made) is left to the stream too, which records it if it happened; written here under the
+ * same id, it could replace that SUCCESS entry. The error log keeps it either way. A failed write is reported through
+ * `onError` with the entries; the answer stays truthful.
+ */
+async function recordFailures(dependencies: DeploymentDependencies, action: DeploymentAction, items: DeploymentResultItem[]): Promise<void> {
+  const entries = items
+    .filter((item) => item.state === 'FAILURE' && item.cause !== 'NONE')
+    .map((item): DeploymentHistoryEntry => ({
+      id: item.id,
+      company: action.companyId,
+      deviceId: item.target.id,
+      deviceSubId: item.target.subId,
+      targetType: item.target.type,
+      whatType: item.what.type,
+      scenarioId: item.what.id,
+      version: item.what.subId,
+      action: item.action,
+      state: item.state,
+      cause: item.cause,
+      at: action.at,
+      by: action.by,
+      ...(action.note === undefined ? {} : { note: action.note }),
+    }));
+  if (entries.length === 0) return;
+  try {
+    await dependencies.deployments.recordHistory(entries);
+  } catch (error) {
+    dependencies.onError?.(error, { operation: 'recordHistory', count: entries.length, entries });
   }
-  return { items, dryRun: false };
 }
 
 /** An active deployment as listed (docs/contract.md: result item fields plus deployedAt, deployedBy, note). */
