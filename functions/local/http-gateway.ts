@@ -2,9 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { loadHandler } from './handler-module.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../../lib/routes.js';
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
@@ -15,20 +14,6 @@ export const MAX_LAMBDA_EVENT_BYTES = 6 * 1024 * 1024;
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string | object>;
 
 const TEXT_CONTENT_TYPE = /^(text\/|application\/([a-z.+-]*\+)?(json|xml)|application\/x-www-form-urlencoded)/i;
-
-/** Loads (once) the `handler` export of a route's module: the very function Lambda runs. */
-const handlers = new Map<string, Promise<LambdaHandler>>();
-function loadHandler(root: string, entry: string): Promise<LambdaHandler> {
-  let loaded = handlers.get(entry);
-  if (loaded === undefined) {
-    loaded = import(pathToFileURL(resolve(root, entry)).href).then((module: { handler?: LambdaHandler }) => {
-      if (typeof module.handler !== 'function') throw new Error(`${entry} exports no handler.`);
-      return module.handler;
-    });
-    handlers.set(entry, loaded);
-  }
-  return loaded;
-}
 
 /**
  * Builds the API Gateway HTTP API (payload format 2.0) event for a request, as API Gateway does: lower-case
@@ -257,7 +242,7 @@ export function createApiServer(
           if (exceedsLambdaEventLimit(event)) {
             return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
           }
-          const handler = await loadHandler(root, match.route.entry);
+          const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
           const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
           // A response already given (500 after an uncaught error of this invocation) is not written twice.
           if (!response.headersSent) writeResult(response, result);

@@ -17,6 +17,7 @@ import { createApiServer } from './http-gateway.js';
 import { toS3Event } from './s3-events.js';
 import { seedDemoData, seedUsers } from './seed.js';
 import { FileStreamCheckpoints } from './file-checkpoints.js';
+import { loadHandler } from './handler-module.js';
 import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables } from './tables.js';
 
@@ -139,10 +140,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     if (seeded) log('Seeded the demo data (companies acme and globex, 240 devices, 2 scenarios with 2 versions each).');
 
     const consumer = async (entry: string): Promise<StreamConsumer> => {
-      const module = (await import(new URL(`file://${resolve(options.root, entry)}`).href)) as {
-        handler: (event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>;
-      };
-      return (event) => module.handler(event, {});
+      const handler = await loadHandler<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(options.root, entry);
+      return (event) => handler(event, {});
     };
     const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const poller = new DynamoDbStreamPoller(streams, streamArns.search, await consumer(SEARCH_INDEXER_ENTRY), {
@@ -155,9 +154,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json'), (error) => log(error.message)),
     });
     // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: two retries).
-    const uploaded = (await import(new URL(`file://${resolve(options.root, ARCHIVE_UPLOADED.entry)}`).href)) as {
-      handler: (event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>;
-    };
+    const uploaded = await loadHandler<(event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>>(options.root, ARCHIVE_UPLOADED.entry);
     const inFlight = new Set<Promise<void>>();
     s3.on('event', (event) => {
       for (const record of event.Records) {
@@ -165,7 +162,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         const invocation = (async () => {
           for (let attempt = 1; attempt <= 3; attempt += 1) {
             try {
-              await uploaded.handler(toS3Event(record, process.env.AWS_REGION ?? 'us-east-1'), {});
+              await uploaded(toS3Event(record, process.env.AWS_REGION ?? 'us-east-1'), {});
               return;
             } catch (error) {
               log(`S3 event handler failed (attempt ${attempt} of 3) for ${record.s3.object.key}: ${(error as Error).message}`);
@@ -181,14 +178,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       await Promise.allSettled([...inFlight]);
     });
     // The upload sweeper on a timer: the handler the schedule runs on AWS, one run at a time.
-    const sweeper = (await import(new URL(`file://${resolve(options.root, UPLOAD_SWEEPER.entry)}`).href)) as {
-      handler: (event: unknown, context: unknown) => Promise<void>;
-    };
+    const sweeper = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, UPLOAD_SWEEPER.entry);
     const sweepIntervalMs = Number(process.env.UPLOAD_SWEEP_INTERVAL_MS ?? 60_000);
     if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 100) throw new Error(`UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds, at least 100; got '${process.env.UPLOAD_SWEEP_INTERVAL_MS}'.`);
     let sweeping: Promise<void> | undefined;
     const sweepTimer = setInterval(() => {
-      sweeping ??= sweeper.handler({}, {})
+      sweeping ??= sweeper({}, {})
         .catch((error: unknown) => log(`upload sweeper: ${(error as Error).message}`))
         .finally(() => { sweeping = undefined; });
     }, sweepIntervalMs);
