@@ -14,7 +14,7 @@ import { Domain, EngineVersion, TLSSecurityPolicy } from 'aws-cdk-lib/aws-opense
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
-import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from './routes.js';
+import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../functions/contract/routes.js';
 import { functionIdOf } from './service-function.js';
 import { SERVICE_STACK_PREFIX } from './settings.js';
 

@@ -14,7 +14,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { acknowledge, wildcardResourceFinding } from './nag.js';
 
-/** Repository root: `entry` paths (lib/routes.ts) are relative to it, and it is the bundler's project root. */
+/** Repository root: `entry` paths (functions/contract/routes.ts) are relative to it, and it is the bundler's project root. */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The newest Node.js Lambda runtime aws-cdk-lib 2.276 knows (NODEJS_24_X exists; there is no newer one). */
@@ -82,7 +82,7 @@ export const S3_OBJECT_ACTIONS: Readonly<Record<ObjectAction, string>> = {
 };
 
 export interface ServiceFunctionProps {
-  /** Handler module, relative to the repository root (an `entry` of lib/routes.ts); it exports `handler`. */
+  /** Handler module, relative to the repository root (an `entry` of functions/contract/routes.ts); it exports `handler`. */
   entry: string;
   description?: string;
   /** @default HTTP_FUNCTION_TIMEOUT (29 s) */

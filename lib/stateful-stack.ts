@@ -15,7 +15,7 @@ import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { Identity } from './identity.js';
 import { acknowledge } from './nag.js';
-import { ARCHIVE_UPLOADED } from './routes.js';
+import { ARCHIVE_UPLOADED } from '../functions/contract/routes.js';
 import { SearchDomain } from './search-domain.js';
 import type { ServiceSettings } from './settings.js';
 

@@ -1,6 +1,6 @@
 /**
  * Stateless resources of one stage: one ServiceFunction per handler module, the three HTTP APIs built from the route
- * table of the local runtime (lib/routes.ts; docs/contract.md, "Addresses"), the search indexer fed by the devices and
+ * table of the local runtime (functions/contract/routes.ts; docs/contract.md, "Addresses"), the search indexer fed by the devices and
  * scenarios table streams, the function validating archives PUT through presigned upload slots (S3 ObjectCreated
  * under ARCHIVE_UPLOADED.prefix), the upload sweeper (an EventBridge rule every few minutes), the search index
  * setup (custom resource) and reindex functions, the
@@ -40,7 +40,7 @@ import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './na
 import {
   type ApiName, ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER,
-} from './routes.js';
+} from '../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
 import { type Access, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
 import type { ServiceSettings } from './settings.js';

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { loadHandler } from './handler-module.js';
-import { type ApiName, matchRoute, type RouteDefinition } from '../../lib/routes.js';
+import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;

@@ -3,7 +3,7 @@
  * GET {base_url}/openapi.json. Hand-written object literals; enumerations, limits and the filter parameters come from
  * the domain modules so the document cannot drift from what the handlers accept.
  */
-import { ROUTES, type ApiName } from '../../lib/routes.js';
+import { ROUTES, type ApiName } from '../contract/routes.js';
 import { MAX_HISTORY_ID_LENGTH } from '../core/deployment-history.js';
 import { DEFAULT_LIST_LIMIT, DEPLOYMENT_CAUSES, MAX_DEPLOYMENT_ENTRIES, MAX_LIST_LIMIT } from '../core/deployments.js';
 import {
@@ -997,7 +997,7 @@ const requestBodies: Json = {
 };
 
 /* ----------------------------------------------------------------------------------------------------------------
- * Operations, keyed by route id (lib/routes.ts)
+ * Operations, keyed by route id (functions/contract/routes.ts)
  * -------------------------------------------------------------------------------------------------------------- */
 
 const json = (schema: Json, mediaType = 'application/json'): Json => ({ [mediaType]: { schema } });
@@ -1276,7 +1276,7 @@ function operations(): Record<string, Json> {
 }
 
 /**
- * The OpenAPI 3.1 document of the whole service: one operation per route of lib/routes.ts (its `id` is the
+ * The OpenAPI 3.1 document of the whole service: one operation per route of functions/contract/routes.ts (its `id` is the
  * `operationId`); upload and auth paths (or operations, on a path shared with the main API) carry their own `servers`.
  * @param baseUrls base URL of an address (e.g. `https://abc.execute-api.eu-west-1.amazonaws.com`) when it is not in
  *   MAIN_API_URL, UPLOAD_API_URL or AUTH_API_URL; otherwise those, or else the local default ports 3000-3002.

@@ -18,7 +18,7 @@ import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { PRE_TOKEN_GENERATION_ENTRY } from '../../lib/identity.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { SEARCH_INDEX_SETUP_TIMEOUT } from '../../lib/stateless-stack.js';
-import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER } from '../../lib/routes.js';
+import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER } from '../../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';

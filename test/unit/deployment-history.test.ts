@@ -13,7 +13,7 @@ import {
 import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/errors.js';
 import type { DeploymentHistoryEntry } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
-import { matchRoute, ROUTES } from '../../lib/routes.js';
+import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
 
 function violations(action: () => unknown): ProblemViolation[] {
   try {

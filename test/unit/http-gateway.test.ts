@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, it, expect } from 'vitest';
-import { ROUTES, matchRoute, type RouteDefinition } from '../../lib/routes.js';
+import { ROUTES, matchRoute, type RouteDefinition } from '../../functions/contract/routes.js';
 import { createApiServer, toApiGatewayEvent } from '../../functions/local/http-gateway.js';
 
 function route(id: string): RouteDefinition {
@@ -54,8 +54,8 @@ describe('matchRoute', () => {
     expect(matchRoute(ROUTES, 'main', 'POST', '/resources/search')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
     expect(matchRoute(ROUTES, 'main', 'DELETE', '/companies/acme/resources/DEVICE/deployments')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
     const both: RouteDefinition[] = [
-      { id: 'A', api: 'main', method: 'POST', path: '/things/{id}', entry: 'a.ts' },
-      { id: 'B', api: 'main', method: 'GET', path: '/things/{id}', entry: 'b.ts' },
+      { id: 'A', api: 'main', method: 'POST', path: '/things/{id}', scope: null, entry: 'a.ts' },
+      { id: 'B', api: 'main', method: 'GET', path: '/things/{id}', scope: null, entry: 'b.ts' },
     ];
     expect(matchRoute(both, 'main', 'PUT', '/things/1')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET', 'POST'] });
   });
@@ -229,7 +229,7 @@ describe('createApiServer: the Lambda invocation payload limit', () => {
   async function echoServer(): Promise<string> {
     directory = await mkdtemp(join(tmpdir(), 'gateway-'));
     await writeFile(join(directory, 'echo.mjs'), 'export const handler = async (event) => ({ statusCode: 200, body: String((event.body ?? "").length) });\n');
-    const echo: RouteDefinition = { id: 'Echo', api: 'main', method: 'POST', path: '/echo', entry: 'echo.mjs' };
+    const echo: RouteDefinition = { id: 'Echo', api: 'main', method: 'POST', path: '/echo', scope: null, entry: 'echo.mjs' };
     server = createApiServer('main', [echo], directory, () => undefined);
     await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`;

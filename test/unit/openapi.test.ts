@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lib/routes.js';
+import { ROUTES } from '../../functions/contract/routes.js';
 import { handler } from '../../functions/handlers/openapi.js';
 import { openApiDocument } from '../../functions/platform/openapi.js';
 import { FILTER_FIELDS, SORT_FIELDS } from '../../functions/core/search/registry.js';
