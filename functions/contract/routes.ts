@@ -1,29 +1,11 @@
-import type { Scope } from '../core/principal.js';
+import type { ApiName, RouteDefinition } from './route.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
  * (HTTP listener → the same exported handlers). Plain data: no AWS CDK imports, so the local runtime can load it.
  */
 
-/** Which address a route belongs to (docs/contract.md, "Addresses"). */
-export type ApiName = 'main' | 'upload' | 'auth';
-
-/** One HTTP route. */
-export interface RouteDefinition {
-  /** Logical id of the route (PascalCase); CDK names the route's integration after it. */
-  id: string;
-  api: ApiName;
-  method: 'GET' | 'POST';
-  /** API Gateway path template, e.g. `/companies/{companyId}/resources/deployments`. */
-  path: string;
-  /**
-   * The permission a caller's token must hold (its `scope` claim): API Gateway's JWT authorizer checks it on AWS, the
-   * local gateway locally, and the handler stack again. null: a public route (no token).
-   */
-  scope: Scope | null;
-  /** Handler module, relative to the repository root; it exports `handler`. */
-  entry: string;
-}
+export type { ApiName, RouteDefinition } from './route.js';
 
 /** Every HTTP route of the service. */
 export const ROUTES: readonly RouteDefinition[] = [

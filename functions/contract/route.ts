@@ -1,0 +1,127 @@
+/**
+ * One definition per HTTP route: where it is (address, method, path), who may call it (scope), what its function may
+ * touch (access), and zod schemas of every input and every response. From it follow the local gateway's and API
+ * Gateway's routes, the handler's validated input, the scope check of the middleware stack, the IAM grants of the
+ * route's function and the OpenAPI document. Plain data and zod only: the CDK app, the local runtime and the handlers
+ * all import it.
+ */
+import type { z } from 'zod';
+import type { Scope } from '../core/principal.js';
+
+/** Which address a route belongs to (docs/contract.md, "Addresses"). */
+export type ApiName = 'main' | 'upload' | 'auth';
+
+/** An HTTP method of a route. */
+export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** The tables a function may be granted (the stateful stack's tables, by logical name). */
+export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'idempotency';
+
+/** A table grant: read, read-write, or write-only (puts, updates and deletes without reads). */
+export type TableAccess = 'R' | 'RW' | 'W';
+
+/** An archive-bucket object action: get (and head), put (and server-side copy target), delete. */
+export type ObjectAction = 'get' | 'put' | 'delete';
+
+/** What the function of a route (or of an event) may touch; everything else is denied. */
+export interface FunctionAccess {
+  /**
+   * The handler builds the composition root (`services()`), whose storage configuration requires every table and
+   * bucket name at cold start. Names are not permissions: grants come only from `tables` and `bucket`.
+   */
+  storage: boolean;
+  /** Table grants (each also gives the table's name variable). */
+  tables?: Partial<Record<TableName, TableAccess>>;
+  /** Archive object actions by key pattern (`uploads/*`, `companies/*`); deletes are never granted on `*`. */
+  bucket?: Readonly<Record<string, readonly ObjectAction[]>>;
+  /** `s3:GetObject` only on the objects matching this pattern: what presigning downloads needs. */
+  bucketGetObjectKeyPattern?: string;
+  /** Publishes events on the service's bus (EVENT_BUS_NAME, events:PutEvents). */
+  events?: boolean;
+  /** Pages a listing: signs and verifies cursors with CURSOR_SIGNING_KEY. */
+  pagesListings?: boolean;
+  /** Function timeout, seconds. @default the HTTP maximum (29 s) for routes */
+  timeoutSeconds?: number;
+  /** Function memory, MB. @default 1024 */
+  memorySize?: number;
+}
+
+/** One response header of an operation. */
+export interface ResponseHeader {
+  description: string;
+  schema: z.ZodType;
+  /** @default false */
+  required?: boolean;
+}
+
+/** One documented response of an operation. */
+export interface RouteResponse {
+  description: string;
+  /** The body's schema; absent for a body-less response (204, 304). */
+  schema?: z.ZodType;
+  /** @default 'application/json', or 'application/problem+json' for 4xx/5xx */
+  contentType?: string;
+  headers?: Readonly<Record<string, ResponseHeader>>;
+}
+
+/** How a route's request body arrives. */
+export type RequestBody =
+  | { kind: 'json'; schema: z.ZodType; description?: string; maxBytes?: number }
+  | { kind: 'multipart'; schema: z.ZodType; description?: string }
+  | { kind: 'form'; schema: z.ZodType; description?: string };
+
+/** The request part of a route: path parameters, query parameters and body, each a zod schema. */
+export interface RouteRequest {
+  /** Path parameters, decoded (`{companyId}` → `companyId`). */
+  params?: z.ZodType<Record<string, unknown>, Record<string, string>>;
+  /**
+   * Query parameters: the handler stack gives the schema an object of the query string's parameters, a parameter given
+   * once as a string, a repeated one as an array of its values in order; unknown names must be refused (`.strict()`).
+   */
+  query?: z.ZodType<Record<string, unknown>, Record<string, string | string[]>>;
+  body?: RequestBody;
+}
+
+/** A route of the service: see the module comment. */
+export interface RouteDefinition {
+  /** Operation id (PascalCase): the OpenAPI `operationId`, and the name of the route's CDK integration. */
+  id: string;
+  api: ApiName;
+  method: RouteMethod;
+  /** API Gateway path template, e.g. `/companies/{companyId}/resources/deployments`. */
+  path: string;
+  /**
+   * The permission a caller's token must hold (its `scope` claim): API Gateway's JWT authorizer checks it on AWS, the
+   * local gateway locally, and the handler stack again. null: a public route (no token).
+   */
+  scope: Scope | null;
+  /**
+   * The path parameter naming the company the call acts on: the handler stack refuses (403) a company outside the
+   * caller's token before the body is read.
+   */
+  companyParameter?: string;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  entry: string;
+  /** What the route's function may touch. */
+  access?: FunctionAccess;
+  /** OpenAPI summary (one line) and description (Markdown). */
+  summary?: string;
+  description?: string;
+  /** OpenAPI tags. */
+  tags?: readonly string[];
+  request?: RouteRequest;
+  /** Every status the route answers, with its body and headers. */
+  responses?: Readonly<Record<number, RouteResponse>>;
+}
+
+/** Declares a route, keeping its literal types (so a handler's input is typed from its schemas). */
+export function defineRoute<const T extends RouteDefinition>(definition: T): T {
+  return definition;
+}
+
+/** The validated input a handler receives: each part typed by its schema's output. */
+export type RouteInput<T extends RouteDefinition> = {
+  params: T['request'] extends { params: z.ZodType } ? z.output<T['request']['params']> : Record<string, never>;
+  query: T['request'] extends { query: z.ZodType } ? z.output<T['request']['query']> : Record<string, never>;
+  body: T['request'] extends { body: { schema: z.ZodType } } ? z.output<T['request']['body']['schema']> : undefined;
+};
