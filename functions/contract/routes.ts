@@ -1,4 +1,9 @@
 import type { ApiName, RouteDefinition } from './route.js';
+import { scenarioSkeleton, scenarioSchema, scenarioUsage, scenarioList, scenarioGet, scenarioVersionGet } from './routes/scenarios.js';
+import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
+import { searchFilters, search } from './routes/search.js';
+import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
+import { openApiDocument, authToken, authJwks } from './routes/service.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
@@ -9,29 +14,29 @@ export type { ApiName, RouteDefinition } from './route.js';
 
 /** Every HTTP route of the service. */
 export const ROUTES: readonly RouteDefinition[] = [
-  { id: 'ScenarioSkeleton', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/skeleton.zip', scope: 'scenarios:read', entry: 'functions/handlers/scenarios-skeleton.ts' },
-  { id: 'ScenarioSchema', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/schema.json', scope: 'scenarios:read', entry: 'functions/handlers/scenarios-schema.ts' },
+  scenarioSkeleton,
+  scenarioSchema,
   // Listed before DeploymentsListDevice: `/companies/{c}/resources/scenarios/deployments` matches both it and ScenarioGet
   // with as many static segments; matchRoute keeps the first listed. API Gateway does not document that tie, so a
   // scenario id `deployments` (or a device id `scenarios`) is best avoided.
-  { id: 'ScenarioUsage', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/usage', scope: 'scenarios:read', entry: 'functions/handlers/scenarios-usage.ts' },
-  { id: 'ScenarioList', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios', scope: 'scenarios:read', entry: 'functions/handlers/scenarios-list.ts' },
-  { id: 'ScenarioGet', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/{scenarioId}', scope: 'scenarios:read', entry: 'functions/handlers/scenarios-get.ts' },
-  { id: 'ScenarioVersionGet', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}', scope: 'scenarios:read', entry: 'functions/handlers/scenario-version-get.ts' },
-  { id: 'DeploymentsExecute', api: 'main', method: 'POST', path: '/companies/{companyId}/resources/deployments', scope: 'deployments:write', entry: 'functions/handlers/deployments-execute.ts' },
+  scenarioUsage,
+  scenarioList,
+  scenarioGet,
+  scenarioVersionGet,
+  deploymentsExecute,
   // Three static segments after the company beat DeploymentsListDevice's `{deviceId}/deployments` (two), whatever the
   // order; a device id `deployments` keeps its own listing at /companies/{c}/resources/deployments/deployments.
-  { id: 'DeploymentsHistory', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/deployments/history', scope: 'deployments:read', entry: 'functions/handlers/deployments-history.ts' },
-  { id: 'DeploymentsListAll', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/DEVICE/deployments', scope: 'deployments:read', entry: 'functions/handlers/deployments-list.ts' },
-  { id: 'DeploymentsListDevice', api: 'main', method: 'GET', path: '/companies/{companyId}/resources/{deviceId}/deployments', scope: 'deployments:read', entry: 'functions/handlers/deployments-list.ts' },
-  { id: 'SearchFilters', api: 'main', method: 'GET', path: '/resources/search/filters', scope: 'search:read', entry: 'functions/handlers/search-filters.ts' },
-  { id: 'Search', api: 'main', method: 'GET', path: '/resources/search', scope: 'search:read', entry: 'functions/handlers/search.ts' },
-  { id: 'OpenApiDocument', api: 'main', method: 'GET', path: '/openapi.json', scope: null, entry: 'functions/handlers/openapi.ts' },
-  { id: 'ScenarioUpload', api: 'upload', method: 'POST', path: '/companies/{companyId}/resources/scenarios', scope: 'scenarios:write', entry: 'functions/handlers/scenarios-upload.ts' },
-  { id: 'ScenarioUploadSlot', api: 'upload', method: 'POST', path: '/companies/{companyId}/resources/scenarios/uploads', scope: 'scenarios:write', entry: 'functions/handlers/scenarios-upload-slot.ts' },
-  { id: 'ScenarioUploadStatus', api: 'upload', method: 'GET', path: '/companies/{companyId}/resources/scenarios/uploads/{uploadId}', scope: 'scenarios:read', entry: 'functions/handlers/scenarios-upload-status.ts' },
-  { id: 'AuthToken', api: 'auth', method: 'POST', path: '/token', scope: null, entry: 'functions/handlers/auth-token.ts' },
-  { id: 'AuthJwks', api: 'auth', method: 'GET', path: '/.well-known/jwks.json', scope: null, entry: 'functions/handlers/auth-jwks.ts' },
+  deploymentsHistory,
+  deploymentsListAll,
+  deploymentsListDevice,
+  searchFilters,
+  search,
+  openApiDocument,
+  scenarioUpload,
+  scenarioUploadSlot,
+  scenarioUploadStatus,
+  authToken,
+  authJwks,
 ];
 
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
