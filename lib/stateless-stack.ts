@@ -42,6 +42,7 @@ import {
   SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER,
 } from '../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
+import { STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../functions/contract/archives.js';
 import { type Access, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
 import type { ServiceSettings } from './settings.js';
 
@@ -103,10 +104,6 @@ const ARCHIVE_UPLOADED_TIMEOUT = Duration.minutes(2);
 /** Timeout of the index setup: its 10-minute retry budget (SETUP_RETRY_BUDGET_MS) plus one last attempt (the provider framework waits 15). */
 export const SEARCH_INDEX_SETUP_TIMEOUT = Duration.minutes(12);
 
-/** Presigned uploads, until the validation function has run (ARCHIVE_UPLOADED). */
-const UPLOADED_ARCHIVES = `${ARCHIVE_UPLOADED.prefix}*`;
-/** Stored archives: `companies/<company>/…`, one immutable object per scenario version. */
-const STORED_ARCHIVES = 'companies/*';
 
 /** Why each archive key pattern is granted (cdk-nag acknowledgment of its wildcard). */
 const OBJECT_PATTERN_REASONS: Readonly<Record<string, string>> = {
@@ -121,51 +118,35 @@ const OBJECT_PATTERN_REASONS: Readonly<Record<string, string>> = {
 const OPENAPI_ENTRY = 'functions/handlers/openapi.ts';
 
 /**
- * Least privilege, per handler module. A function whose entry is missing here fails the synth, so whoever adds a
- * route decides what its function may do.
+ * Least privilege of each route's function: the `access` of its route definition (functions/contract/routes), with
+ * token settings for scoped routes. Routes sharing a handler module must declare the same access.
+ */
+function routeAccess(): Record<string, FunctionAccess> {
+  const access: Record<string, FunctionAccess> = {};
+  for (const route of ROUTES) {
+    if (route.access === undefined) throw new Error(`Route ${route.id} declares no access; say what its function may touch.`);
+    const { timeoutSeconds, ...rest } = route.access;
+    const derived: FunctionAccess = {
+      ...rest, ...(route.scope === null ? {} : { verifiesTokens: true }), ...(timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(timeoutSeconds) }),
+    };
+    const previous = access[route.entry];
+    if (previous !== undefined && JSON.stringify(previous) !== JSON.stringify(derived)) {
+      throw new Error(`Routes served by '${route.entry}' declare different access; one function has one role.`);
+    }
+    access[route.entry] = derived;
+  }
+  return access;
+}
+
+/**
+ * Least privilege, per handler module: the routes' own (routeAccess), and here the functions no route defines. A
+ * function whose entry is missing fails the synth, so whoever adds a function decides what it may do.
  */
 const ACCESS: Readonly<Record<string, FunctionAccess>> = {
-  'functions/handlers/scenarios-skeleton.ts': { storage: false, verifiesTokens: true },
-  'functions/handlers/scenarios-schema.ts': { storage: false, verifiesTokens: true },
-  // Public: the OpenAPI document.
-  [OPENAPI_ENTRY]: { storage: false },
-  // Reads the devices and scenario versions a request names; writes deployment slots and the history of failed entries.
-  'functions/handlers/deployments-execute.ts': {
-    storage: true, verifiesTokens: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' },
-  },
+  ...routeAccess(),
   // The deployments stream (read granted by the event source): writes history entries, purges undeployed slots,
   // publishes DeploymentChanged events.
   [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'W' }, events: true, timeout: Duration.seconds(60) },
-  // Checks the device exists, pages active deployments.
-  'functions/handlers/deployments-list.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { devices: 'R', deployments: 'R' } },
-  // Pages the history: one Query on the deployments table or its gsi1/gsi2 (each index granted by name).
-  'functions/handlers/deployments-history.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { deployments: 'R' } },
-  // Only the index (OpenSearch `search` access: SEARCH_CLIENTS).
-  'functions/handlers/search.ts': { storage: false, verifiesTokens: true },
-  // The index, plus company names for the `companies` filter.
-  'functions/handlers/search-filters.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
-  // Quota check and usage update on companies, version record on scenarios (one transaction), archive put under
-  // companies/, deleted again only when its version record is refused (the key is new, nothing references it).
-  'functions/handlers/scenarios-upload.ts': {
-    storage: true, verifiesTokens: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: { [STORED_ARCHIVES]: ['put', 'delete'] },
-  },
-  // Checks the company, records the slot (scenarios table, `UPLOAD#`), presigns a PUT. Its credentials sign the URL
-  // handed to the client, so its bucket grant is PutObject under the upload prefix only.
-  'functions/handlers/scenarios-upload-slot.ts': {
-    storage: true, verifiesTokens: true, tables: { companies: 'R', scenarios: 'RW' }, bucket: { [UPLOADED_ARCHIVES]: ['put'] },
-  },
-  // Reads the slot.
-  'functions/handlers/scenarios-upload-status.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' } },
-  // Pages the scenario summaries (one Query).
-  'functions/handlers/scenarios-list.ts': { storage: true, verifiesTokens: true, pagesListings: true, tables: { scenarios: 'R' } },
-  // Reads a summary and its versions, presigns each version's download (stored archives live under `companies/`).
-  'functions/handlers/scenarios-get.ts': { storage: true, verifiesTokens: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*' },
-  // Reads one version, presigns its download.
-  'functions/handlers/scenario-version-get.ts': {
-    storage: true, verifiesTokens: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: 'companies/*',
-  },
-  // Reads the company's quota and usage.
-  'functions/handlers/scenarios-usage.ts': { storage: true, verifiesTokens: true, tables: { companies: 'R' } },
   // Cognito InitiateAuth is an unauthenticated API: no permission at all, only the app client id.
   [AUTH_COGNITO_TOKEN_ENTRY]: { storage: false, memorySize: 256 },
   // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload (server-side copy to

@@ -66,19 +66,25 @@ export interface RouteResponse {
 
 /** How a route's request body arrives. */
 export type RequestBody =
-  | { kind: 'json'; schema: z.ZodType; description?: string; maxBytes?: number }
+  | {
+    kind: 'json';
+    schema: z.ZodType;
+    description?: string;
+    /** A check run on the parsed JSON before the schema: the 413 `detail` when the body holds too much, else undefined. */
+    tooLarge?: (body: unknown) => string | undefined;
+  }
   | { kind: 'multipart'; schema: z.ZodType; description?: string }
-  | { kind: 'form'; schema: z.ZodType; description?: string };
+  | { kind: 'form'; schema: z.ZodType; description?: string; tooLarge?: (body: unknown) => string | undefined };
 
 /** The request part of a route: path parameters, query parameters and body, each a zod schema. */
 export interface RouteRequest {
   /** Path parameters, decoded (`{companyId}` → `companyId`). */
-  params?: z.ZodType<Record<string, unknown>, Record<string, string>>;
+  params?: z.ZodType;
   /**
    * Query parameters: the handler stack gives the schema an object of the query string's parameters, a parameter given
    * once as a string, a repeated one as an array of its values in order; unknown names must be refused (`.strict()`).
    */
-  query?: z.ZodType<Record<string, unknown>, Record<string, string | string[]>>;
+  query?: z.ZodType;
   body?: RequestBody;
 }
 

@@ -1,3 +1,4 @@
+import { UPLOAD_PREFIX } from './archives.js';
 import type { ApiName, RouteDefinition } from './route.js';
 import { scenarioSkeleton, scenarioSchema, scenarioUsage, scenarioList, scenarioGet, scenarioVersionGet } from './routes/scenarios.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
@@ -52,7 +53,7 @@ export const SEARCH_REINDEX_ENTRY = 'functions/handlers/search-reindex.ts';
 export const SEARCH_INDEX_SETUP_ENTRY = 'functions/handlers/search-index-setup.ts';
 
 /** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
-export const ARCHIVE_UPLOADED = { prefix: 'uploads/', entry: 'functions/handlers/scenario-archive-uploaded.ts' } as const;
+export const ARCHIVE_UPLOADED = { prefix: UPLOAD_PREFIX, entry: 'functions/handlers/scenario-archive-uploaded.ts' } as const;
 
 /** The upload sweeper: run every `everyMinutes` by a schedule on AWS, by a timer locally (UPLOAD_SWEEP_INTERVAL_MS). */
 export const UPLOAD_SWEEPER = { entry: 'functions/handlers/upload-sweeper.ts', everyMinutes: 5 } as const;

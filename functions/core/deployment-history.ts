@@ -4,11 +4,9 @@
  * device, scenario, scenario version and time, with opaque cursors.
  */
 import { encodeTime, TIME_LEN, TIME_MAX } from 'ulid';
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
-import { BadRequestError, type ProblemViolation } from './errors.js';
 import type { DeploymentResultItem } from './deployments.js';
 import type { DeploymentHistoryEntry, Page } from './ports.js';
-import { authorize, type Principal } from './principal.js';
+import { authorizeCompany, type Principal } from './principal.js';
 
 /** One history listing, as the port receives it (parameters already validated). */
 export interface DeploymentHistoryQuery {
@@ -52,8 +50,6 @@ export interface DeploymentHistoryView extends Omit<DeploymentResultItem, 'cause
   note: string | null;
 }
 
-/** Query parameters of the history listing, in the order they are documented. */
-export const HISTORY_PARAMETERS = ['deviceId', 'scenarioId', 'version', 'from', 'to', 'limit', 'cursor'] as const;
 /** Longest `deviceId`, `scenarioId` or `version` accepted (the longest a deployment request may name). */
 export const MAX_HISTORY_ID_LENGTH = 256;
 
@@ -112,77 +108,19 @@ function toView(entry: DeploymentHistoryEntry): DeploymentHistoryView {
 }
 
 /**
- * Validates the query string of a history listing.
- * @throws BadRequestError (400) naming every unknown, repeated or malformed parameter, `version` without
- * `scenarioId`, and `from` not before `to`.
- */
-export function parseHistoryQuery(companyId: string, parameters: readonly [string, string][]): DeploymentHistoryQuery {
-  const errors: ProblemViolation[] = [];
-  const values = new Map<string, string>();
-  for (const [name, value] of parameters) {
-    if (!(HISTORY_PARAMETERS as readonly string[]).includes(name)) {
-      errors.push({ path: name, message: `Unknown parameter '${name}'. Allowed: ${HISTORY_PARAMETERS.join(', ')}.` });
-    } else if (values.has(name)) {
-      if (!errors.some((error) => error.path === name && error.message.includes('only once'))) {
-        errors.push({ path: name, message: `'${name}' may be given only once.` });
-      }
-    } else values.set(name, value);
-  }
-  const query: DeploymentHistoryQuery = { companyId, limit: DEFAULT_LIST_LIMIT };
-  for (const name of ['deviceId', 'scenarioId', 'version'] as const) {
-    const value = values.get(name);
-    if (value === undefined) continue;
-    if (value === '' || value.length > MAX_HISTORY_ID_LENGTH) {
-      errors.push({ path: name, message: `'${name}' must be 1 to ${MAX_HISTORY_ID_LENGTH} characters long.` });
-    } else query[name] = value;
-  }
-  if (values.has('version') && !values.has('scenarioId')) {
-    errors.push({ path: 'version', message: "'version' filters the versions of one scenario: it needs 'scenarioId'." });
-  }
-  for (const name of ['from', 'to'] as const) {
-    const value = values.get(name);
-    if (value === undefined) continue;
-    const instant = parseInstant(value);
-    if (instant === undefined || instant < 0 || instant > MAX_ULID_TIME) {
-      errors.push({
-        path: name,
-        message: `'${name}' must be an ISO-8601 instant with a time zone, e.g. 2025-03-01T12:00:00Z, not before 1970; got '${value}'.`,
-      });
-    } else query[name] = instant;
-  }
-  if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
-    errors.push({ path: 'to', message: `'to' (exclusive) must be after 'from' (inclusive); got from=${values.get('from')}, to=${values.get('to')}.` });
-  }
-  const limit = values.get('limit');
-  if (limit !== undefined) {
-    if (!/^[1-9][0-9]{0,3}$/.test(limit) || Number(limit) > MAX_LIST_LIMIT) {
-      errors.push({ path: 'limit', message: `'limit' must be an integer from 1 to ${MAX_LIST_LIMIT}; got '${limit}'.` });
-    } else query.limit = Number(limit);
-  }
-  const cursor = values.get('cursor');
-  if (cursor !== undefined) {
-    if (cursor === '') errors.push({ path: 'cursor', message: "'cursor' must be the 'nextCursor' of a previous page." });
-    else query.cursor = cursor;
-  }
-  if (errors.length > 0) throw new BadRequestError('The history request has invalid parameters.', errors);
-  return query;
-}
-
-/**
  * Lists the company's deployment history, newest first.
- * @param parameters the query string pairs: `deviceId`, `scenarioId`, `version` (needs `scenarioId`), `from`
- * (inclusive) and `to` (exclusive) ISO-8601 instants, `limit` (1–1000, default 100), `cursor`.
- * @throws ForbiddenError (403) without `deployments:read` on the company.
- * @throws BadRequestError (400) on an unknown, repeated or malformed parameter, or a cursor not issued for this listing.
+ * @param filters the listing's filters and paging, validated by the route (HistoryQuery): `version` only with
+ * `scenarioId`, `from` before `to`.
+ * @throws ForbiddenError (403) for a company outside the token.
+ * @throws BadRequestError (400) on a cursor not issued for this listing.
  */
 export async function listDeploymentHistory(
   dependencies: { history: DeploymentHistory },
   principal: Principal,
   companyId: string,
-  parameters: readonly [string, string][],
+  filters: Omit<DeploymentHistoryQuery, 'companyId'>,
 ): Promise<Page<DeploymentHistoryView>> {
-  authorize(principal, 'deployments:read', companyId);
-  const query = parseHistoryQuery(companyId, parameters);
-  const page = await dependencies.history.list(query);
+  authorizeCompany(principal, companyId);
+  const page = await dependencies.history.list({ ...filters, companyId });
   return { items: page.items.map(toView), nextCursor: page.nextCursor };
 }

@@ -1,12 +1,12 @@
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, type ProblemViolation } from './errors.js';
+import { NotFoundError } from './errors.js';
 import type {
   ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page, ScenarioRepository,
 } from './ports.js';
-import { authorize, type Principal } from './principal.js';
-import { parseListParameters } from './paging.js';
+import { authorizeCompany, type Principal } from './principal.js';
+import type { ListParameters } from './paging.js';
 import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from './scenarios/manifest.js';
 
 /** Most entries accepted in one deployment request. */
@@ -58,27 +58,14 @@ export interface DeploymentDependencies {
   onError?: (error: unknown, context: Record<string, unknown>) => void;
 }
 
-function toViolations(error: z.ZodError): ProblemViolation[] {
-  return error.issues.map((issue) => ({ path: `/${issue.path.join('/')}`, message: issue.message }));
-}
-
 /**
- * Parses a deployment request body.
- * @throws PayloadTooLargeError (413) above MAX_DEPLOYMENT_ENTRIES entries.
- * @throws BadRequestError (400) listing every structural violation; nothing is executed.
+ * The 413 check of a deployment request, run on the parsed JSON before its schema: the `detail` when it holds more
+ * than MAX_DEPLOYMENT_ENTRIES entries (the request is then refused whole, nothing changed), else undefined.
  */
-export function parseDeploymentRequestBody(body: unknown): DeploymentRequestBody {
+export function deploymentRequestTooLarge(body: unknown): string | undefined {
   const requests = (body as { requests?: unknown } | null)?.requests;
-  if (Array.isArray(requests) && requests.length > MAX_DEPLOYMENT_ENTRIES) {
-    throw new PayloadTooLargeError(
-      `The request has ${requests.length} entries; at most ${MAX_DEPLOYMENT_ENTRIES} are accepted per request. Split it; nothing was changed.`,
-    );
-  }
-  const result = DeploymentRequestBodySchema.safeParse(body);
-  if (!result.success) {
-    throw new BadRequestError('The deployment request body is invalid; nothing was changed.', toViolations(result.error));
-  }
-  return result.data;
+  if (!Array.isArray(requests) || requests.length <= MAX_DEPLOYMENT_ENTRIES) return undefined;
+  return `The request has ${requests.length} entries; at most ${MAX_DEPLOYMENT_ENTRIES} are accepted per request. Split it; nothing was changed.`;
 }
 
 /**
@@ -93,18 +80,17 @@ export function parseDeploymentRequestBody(body: unknown): DeploymentRequestBody
  * history here, best effort, once the writes are done (FAILURE / NONE, whose write may have been made, is only
  * logged through `onError`); a history write that fails after retries does not change the answer and is reported
  * through `onError` with the entries.
- * @throws ForbiddenError (403) without `deployments:write` on the company.
- * @throws BadRequestError (400) on a structurally invalid body.
+ * @param body a request body valid against DeploymentRequestBodySchema (the route validates it).
+ * @throws ForbiddenError (403) for a company outside the token.
  */
 export async function executeDeployments(
   dependencies: DeploymentDependencies,
   principal: Principal,
   companyId: string,
-  rawBody: unknown,
+  body: DeploymentRequestBody,
   options: { dryRun?: boolean } = {},
 ): Promise<{ items: DeploymentResultItem[]; dryRun: boolean }> {
-  authorize(principal, 'deployments:write', companyId);
-  const body = parseDeploymentRequestBody(rawBody);
+  authorizeCompany(principal, companyId);
   const action: DeploymentAction = { companyId, at: (dependencies.now?.() ?? new Date()).toISOString(), by: principal.subject, note: body.note };
   const items = pendingItems(body, action.at);
   const groups = await groupByIdentity(dependencies, companyId, markUnsupported(items));
@@ -285,9 +271,9 @@ export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
 
 /**
  * Lists active deployments (spec endpoint 4) of one device (`deviceId`) or of every device of the company.
- * @param parameters the query string pairs: `limit` (1–1000, default 100) and `cursor`.
- * @throws ForbiddenError (403) without `deployments:read` on the company.
- * @throws BadRequestError (400) on an unknown parameter, a bad limit or a bad cursor.
+ * @param paging `limit` (1–1000) and `cursor`, validated by the route.
+ * @throws ForbiddenError (403) for a company outside the token.
+ * @throws BadRequestError (400) on a cursor not issued for this listing.
  * @throws NotFoundError (404) when `deviceId` is not a device of the company.
  */
 export async function listActiveDeployments(
@@ -295,10 +281,9 @@ export async function listActiveDeployments(
   principal: Principal,
   companyId: string,
   deviceId: string | undefined,
-  parameters: [string, string][],
+  { limit, cursor }: ListParameters,
 ): Promise<Page<ActiveDeploymentView>> {
-  authorize(principal, 'deployments:read', companyId);
-  const { limit, cursor } = parseListParameters(parameters);
+  authorizeCompany(principal, companyId);
   if (deviceId !== undefined) {
     const found = IDENTIFIER_PATTERN.test(deviceId) ? await dependencies.devices.existing(companyId, [deviceId]) : new Set<string>();
     if (!found.has(deviceId)) throw new NotFoundError(`Device '${deviceId}' does not exist in company '${companyId}'.`);

@@ -24,6 +24,17 @@ export interface Principal {
 }
 
 /**
+ * Checks that `companyId` is one of the caller's companies. The route's scope is checked before the use case runs
+ * (the handler stack, and API Gateway's authorizer on AWS); the use cases check the company they act on.
+ * @throws ForbiddenError (403) naming the company.
+ */
+export function authorizeCompany(principal: Principal, companyId: string): void {
+  if (!principal.companies.includes(companyId)) {
+    throw new ForbiddenError(`The token does not grant access to company '${companyId}'.`);
+  }
+}
+
+/**
  * Checks that the caller holds `scope` and, when `companyId` is given, that the company is one of theirs.
  * @throws ForbiddenError (403) naming the missing scope or the company.
  */

@@ -1,8 +1,8 @@
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
-import { BadRequestError } from '../core/errors.js';
+import { deploymentsExecute } from '../contract/routes/deployments.js';
 import { executeDeployments } from '../core/deployments.js';
 import { idempotencyStore, services } from '../platform/composition.js';
-import { httpHandler, jsonBody, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
 import { idempotencyWhenKeyed } from '../platform/idempotency.js';
 import { logger } from '../platform/logger.js';
 
@@ -29,13 +29,9 @@ const idempotencyConfig = new IdempotencyConfig({
  * item per request entry, in order; 400 for a structurally invalid body and 413 above 5,000 entries (nothing
  * changed). `dryRun=true` returns the items that would result without writing anything.
  */
-export const handler = httpHandler(
-  async (event, { principal }) => {
-    const companyId = pathParameter(event, 'companyId');
-    const dryRun = singleQueryParameters(event, ['dryRun']).get('dryRun') ?? 'false';
-    if (dryRun !== 'true' && dryRun !== 'false') {
-      throw new BadRequestError(`'dryRun' must be true or false; got '${dryRun}'.`, [{ path: 'dryRun', message: 'must be true or false' }]);
-    }
+export const handler = routeHandler(
+  deploymentsExecute,
+  async ({ params, query, body }, { principal }) => {
     const { devices, scenarios, deployments } = services();
     const result = await executeDeployments(
       {
@@ -43,9 +39,9 @@ export const handler = httpHandler(
         onError: (error, context) => logger.error('Deployment write failed', { error: error as Error, ...context }),
       },
       principal,
-      companyId,
-      jsonBody(event),
-      { dryRun: dryRun === 'true' },
+      params.companyId,
+      body,
+      { dryRun: query.dryRun },
     );
     return jsonResponse(200, result);
   },

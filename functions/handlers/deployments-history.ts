@@ -1,6 +1,7 @@
+import { deploymentsHistory } from '../contract/routes/deployments.js';
 import { listDeploymentHistory } from '../core/deployment-history.js';
 import { services } from '../platform/composition.js';
-import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platform/http.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 services().cursors.load();
@@ -10,8 +11,7 @@ services().cursors.load();
  * attempted, newest first, `{ items, nextCursor }`, filtered by `deviceId`, `scenarioId`, `version`, `from`, `to`
  * and paginated with `limit` and `cursor`.
  */
-export const handler = httpHandler(async (event, { principal }) => {
-  const companyId = pathParameter(event, 'companyId');
+export const handler = routeHandler(deploymentsHistory, async ({ params, query }, { principal }) => {
   const { history } = services();
-  return jsonResponse(200, await listDeploymentHistory({ history }, principal, companyId, queryPairs(event)));
+  return jsonResponse(200, await listDeploymentHistory({ history }, principal, params.companyId, query));
 });

@@ -1,18 +1,24 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { deploymentsListAll, deploymentsListDevice } from '../contract/routes/deployments.js';
 import { listActiveDeployments } from '../core/deployments.js';
 import { services } from '../platform/composition.js';
-import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platform/http.js';
+import { type RouteFunction, jsonResponse, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 services().cursors.load();
 
+const listing: RouteFunction<typeof deploymentsListDevice> = async ({ params, query }, { principal }) => {
+  const { devices, deployments } = services();
+  return jsonResponse(200, await listActiveDeployments({ devices, deployments }, principal, params.companyId, params.deviceId, query));
+};
+const allDevices = routeHandler(deploymentsListAll, (input, context, event) =>
+  listing({ ...input, params: { ...input.params, deviceId: undefined as unknown as string } }, context, event));
+const oneDevice = routeHandler(deploymentsListDevice, listing);
+
 /**
  * GET {base_url}/companies/{companyId}/resources/{deviceId}/deployments and
  * GET {base_url}/companies/{companyId}/resources/DEVICE/deployments (spec endpoint 4): active deployments,
- * `{ items, nextCursor }`, paginated with `limit` and `cursor`.
+ * `{ items, nextCursor }`, paginated with `limit` and `cursor`. One function serves both routes.
  */
-export const handler = httpHandler(async (event, { principal }) => {
-  const companyId = pathParameter(event, 'companyId');
-  const deviceId = event.pathParameters?.deviceId === undefined ? undefined : pathParameter(event, 'deviceId');
-  const { devices, deployments } = services();
-  return jsonResponse(200, await listActiveDeployments({ devices, deployments }, principal, companyId, deviceId, queryPairs(event)));
-});
+export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
+  (event.pathParameters?.deviceId === undefined ? allDevices : oneDevice)(event, context);

@@ -1,19 +1,13 @@
-import { authorize } from '../core/principal.js';
+import { scenarioVersionGet } from '../contract/routes/scenarios.js';
 import { getScenarioVersion } from '../core/scenarios/catalog.js';
 import { services } from '../platform/composition.js';
-import { httpHandler, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /**
  * GET {base_url}/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version} (the `Location` of a 201
  * upload): one stored version with a presigned download URL valid 5 minutes.
  */
-export const handler = httpHandler(async (event, { principal }) => {
-  const companyId = pathParameter(event, 'companyId');
-  const scenarioId = pathParameter(event, 'scenarioId');
-  const version = pathParameter(event, 'version');
-  // Company and scope first, so that a stranger learns nothing from parameter errors (the use case checks again).
-  authorize(principal, 'scenarios:read', companyId);
-  singleQueryParameters(event, []);
+export const handler = routeHandler(scenarioVersionGet, async ({ params }, { principal }) => {
   const { catalog, archives, companies } = services();
-  return jsonResponse(200, await getScenarioVersion({ catalog, archives, companies }, principal, companyId, scenarioId, version));
+  return jsonResponse(200, await getScenarioVersion({ catalog, archives, companies }, principal, params.companyId, params.scenarioId, params.version));
 });

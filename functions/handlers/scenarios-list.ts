@@ -1,6 +1,7 @@
+import { scenarioList } from '../contract/routes/scenarios.js';
 import { listScenarios } from '../core/scenarios/catalog.js';
 import { services } from '../platform/composition.js';
-import { httpHandler, jsonResponse, pathParameter, queryPairs } from '../platform/http.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 services().cursors.load();
@@ -9,8 +10,7 @@ services().cursors.load();
  * GET {base_url}/companies/{companyId}/resources/scenarios: the company's scenarios ordered by id, `{ items,
  * nextCursor }`, paginated with `limit` and `cursor`.
  */
-export const handler = httpHandler(async (event, { principal }) => {
-  const companyId = pathParameter(event, 'companyId');
+export const handler = routeHandler(scenarioList, async ({ params, query }, { principal }) => {
   const { catalog } = services();
-  return jsonResponse(200, await listScenarios({ catalog }, principal, companyId, queryPairs(event)));
+  return jsonResponse(200, await listScenarios({ catalog }, principal, params.companyId, query));
 });

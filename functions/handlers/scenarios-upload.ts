@@ -1,7 +1,8 @@
+import { scenarioUpload } from '../contract/routes/uploads.js';
 import { BadRequestError, PayloadTooLargeError } from '../core/errors.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
 import { services } from '../platform/composition.js';
-import { authorization, httpHandler, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
 import { type MultipartForm, multipartFormBody } from '../platform/multipart.js';
 
 /**
@@ -19,11 +20,11 @@ export const DIRECT_UPLOAD_LIMIT_TEXT = `${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} 
  * 201 stored (Location, body per docs/contract.md) / 409 version exists / 413 quota / 422 invalid archive. The token, its
  * `scenarios:write` scope and the company are checked before the body is parsed (403 first, whatever the body).
  */
-export const handler = httpHandler(
-  async (event, { principal }) => {
-    const companyId = pathParameter(event, 'companyId');
-    singleQueryParameters(event, []);
-    const payload = (event.body as unknown as MultipartForm).payload;
+export const handler = routeHandler(
+  scenarioUpload,
+  async ({ params, body }, { principal }) => {
+    const { companyId } = params;
+    const payload = (body as unknown as MultipartForm).payload;
     if (payload === undefined || typeof payload === 'string' || Array.isArray(payload) || !Buffer.isBuffer(payload.content)) {
       throw new BadRequestError("The form must contain exactly one file part named 'payload' holding the ZIP archive.", [
         { path: 'payload', message: Array.isArray(payload) ? 'given more than once' : 'missing or not a file part' },
@@ -40,6 +41,5 @@ export const handler = httpHandler(
       location: `/companies/${encodeURIComponent(companyId)}/resources/scenarios/${encodeURIComponent(stored.id)}/versions/${encodeURIComponent(stored.version)}`,
     });
   },
-  authorization('scenarios:write', 'companyId'),
   multipartFormBody({ files: 2, fileBytes: MAX_DIRECT_UPLOAD_BYTES, fields: 10 }),
 );

@@ -1,7 +1,9 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { BadRequestError, type ProblemViolation } from '../core/errors.js';
+import type { z } from 'zod';
+import type { RouteDefinition, RouteInput } from '../contract/route.js';
+import { BadRequestError, PayloadTooLargeError, type ProblemViolation } from '../core/errors.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
 import { authenticate } from './auth.js';
 import { problemJsonErrors } from './problem.js';
@@ -51,12 +53,123 @@ function stack(middlewares: HttpMiddleware[]) {
   return chain;
 }
 
+/** The function of a route: its validated input, the Lambda context (with the caller on scoped routes), the raw event. */
+export type RouteFunction<T extends RouteDefinition> = (
+  input: RouteInput<T>,
+  context: AuthenticatedContext,
+  event: APIGatewayProxyEventV2,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
 /**
- * Wraps an authenticated route handler in the common middy stack: problem+json errors, header normalization,
- * bearer authentication, then `middlewares` in order (e.g. `authorization(...)`, then the multipart parser).
+ * The Lambda handler of a route definition: problem+json errors, header normalization, then for a scoped route the
+ * bearer authentication and the check of its scope and company (403 before any body is read), then `middlewares` in
+ * order (a body parser, idempotency), then the route's input validated by its schemas (400 naming every bad field)
+ * and handed to `fn`.
  */
-export function httpHandler(handler: RouteHandler, ...middlewares: HttpMiddleware[]) {
-  return stack([bearerAuthentication(), ...middlewares]).handler(handler as unknown as RouteHandler<Context>);
+export function routeHandler<T extends RouteDefinition>(route: T, fn: RouteFunction<T>, ...middlewares: HttpMiddleware[]) {
+  const access = route.scope === null ? [] : [bearerAuthentication(), authorization(route.scope, route.companyParameter)];
+  return stack([...access, ...middlewares]).handler(((event: APIGatewayProxyEventV2, context: AuthenticatedContext) =>
+    fn(routeInput(route, event), context, event)) as unknown as RouteHandler<Context>);
+}
+
+/**
+ * The query string as a route's query schema receives it: a parameter given once → its value, a repeated one → its
+ * values in order.
+ */
+export function queryObject(event: APIGatewayProxyEventV2): Record<string, string | string[]> {
+  const values: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of queryPairs(event)) {
+    const previous = values[name];
+    values[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return values;
+}
+
+/**
+ * Validates the path parameters, the query string and (JSON or form) body of `event` against `route`'s schemas.
+ * Multipart bodies are left to the route's parser middleware and passed as parsed.
+ * @throws BadRequestError (400) naming every bad parameter or body field at once; PayloadTooLargeError (413) when the
+ * body's `tooLarge` check says so.
+ */
+export function routeInput<T extends RouteDefinition>(route: T, event: APIGatewayProxyEventV2): RouteInput<T> {
+  const { params, query, body } = route.request ?? {};
+  const violations: ProblemViolation[] = [];
+  const input: Record<string, unknown> = { params: {}, query: {}, body: undefined };
+  if (params !== undefined) {
+    const raw: Record<string, string> = {};
+    for (const name of Object.keys(event.pathParameters ?? {})) raw[name] = pathParameter(event, name);
+    input.params = validated(params, raw, 'param', violations);
+  }
+  const rawQuery = queryObject(event);
+  if (query !== undefined) input.query = validated(query, rawQuery, 'query', violations);
+  else if (Object.keys(rawQuery).length > 0) {
+    for (const name of Object.keys(rawQuery)) violations.push({ path: name, message: `Unknown parameter '${name}'. This operation takes none.` });
+  }
+  if (body !== undefined && body.kind !== 'multipart') {
+    const raw = body.kind === 'json' ? jsonBody(event) : formBody(event);
+    const tooLarge = body.tooLarge?.(raw);
+    if (tooLarge !== undefined) throw new PayloadTooLargeError(tooLarge);
+    input.body = validated(body.schema, raw, 'body', violations);
+  } else if (body?.kind === 'multipart') input.body = event.body;
+  if (violations.length > 0) {
+    const names = [...new Set(violations.map((violation) => violation.path))];
+    throw new BadRequestError(`The request has ${violations.length} invalid part(s): ${names.join(', ')}. Correct them and send it again.`, violations);
+  }
+  return input as RouteInput<T>;
+}
+
+/** The member names of an object schema, through pipes (transforms) and refinements. */
+function shapeKeys(schema: z.ZodType): string[] {
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+  if (shape !== undefined) return Object.keys(shape);
+  const inner = (schema as unknown as { _zod: { def: { in?: z.ZodType } } })._zod.def.in;
+  return inner === undefined ? [] : shapeKeys(inner);
+}
+
+/**
+ * Parses `raw` with `schema`, appending each issue to `violations`: parameters by name (in the order the request gave
+ * them), body fields as JSON pointers.
+ */
+function validated(schema: z.ZodType, raw: unknown, part: 'param' | 'query' | 'body', violations: ProblemViolation[]): unknown {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const found: ProblemViolation[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const allowed = shapeKeys(schema);
+      for (const key of issue.keys) {
+        found.push({
+          path: part === 'body' ? `/${[...issue.path, key].join('/')}` : key,
+          message: `Unknown ${part === 'body' ? 'member' : 'parameter'} '${key}'. Allowed: ${allowed.join(', ') || 'none'}.`,
+        });
+      }
+      continue;
+    }
+    // A repeated query parameter's values are an array: its violations are the parameter's.
+    const path = part === 'body' ? `/${issue.path.join('/')}` : String(issue.path[0] ?? '');
+    found.push({ path, message: issue.message });
+  }
+  if (part !== 'body' && raw !== null && typeof raw === 'object') {
+    const order = Object.keys(raw);
+    found.sort((left, right) => rank(order, left.path) - rank(order, right.path));
+  }
+  violations.push(...found);
+  return undefined;
+}
+
+function rank(order: string[], name: string): number {
+  const index = order.indexOf(name);
+  return index === -1 ? order.length : index;
+}
+
+/** Parses an `application/x-www-form-urlencoded` body into an object of single values. @throws BadRequestError otherwise. */
+export function formBody(event: APIGatewayProxyEventV2): Record<string, string> {
+  const contentType = event.headers?.['content-type'] ?? '';
+  if (!/^application\/x-www-form-urlencoded\b/i.test(contentType)) {
+    throw new BadRequestError(`The request body must be application/x-www-form-urlencoded; got '${contentType || 'no content type'}'.`);
+  }
+  const text = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+  return Object.fromEntries(new URLSearchParams(text));
 }
 
 /** Like httpHandler, for the few routes that take no bearer token (token issuance, JWKS). */
@@ -72,22 +185,6 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
 /** Every (name, value) pair of the query string, repeats kept, in order (API Gateway joins repeats with commas). */
 export function queryPairs(event: APIGatewayProxyEventV2): [string, string][] {
   return [...new URLSearchParams(event.rawQueryString ?? '').entries()];
-}
-
-/**
- * Returns the query parameters as a map of single values, refusing unknown or repeated ones.
- * @throws BadRequestError (400) naming each unknown or repeated parameter and the allowed ones.
- */
-export function singleQueryParameters(event: APIGatewayProxyEventV2, allowed: readonly string[]): Map<string, string> {
-  const values = new Map<string, string>();
-  const errors: ProblemViolation[] = [];
-  for (const [name, value] of queryPairs(event)) {
-    if (!allowed.includes(name)) errors.push({ path: name, message: `Unknown parameter '${name}'. Allowed: ${allowed.join(', ') || 'none'}.` });
-    else if (values.has(name)) errors.push({ path: name, message: `'${name}' may be given only once.` });
-    else values.set(name, value);
-  }
-  if (errors.length > 0) throw new BadRequestError('The request has invalid query parameters.', errors);
-  return values;
 }
 
 /** A path parameter that the route guarantees, URL-decoded. @throws BadRequestError when absent. */

@@ -24,7 +24,9 @@ import type { Device } from '../../functions/core/devices.js';
 import type { Company, CompanyRepository } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
 import type { SearchDocument } from '../../functions/core/search/documents.js';
+import { search } from '../../functions/contract/routes/search.js';
 import { describeFilters, searchResources } from '../../functions/core/search/service.js';
+import { queryOf } from '../support/route-input.js';
 import { DEMO_COMPANIES, generateDemoDevices } from '../../functions/local/demo-data.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
@@ -105,7 +107,10 @@ async function timeLoop(iterations: number, warmup: number, body: (index: number
   return stats(samples);
 }
 
-const pairs = (query: string): [string, string][] => [...new URLSearchParams(query).entries()];
+/** The search route's validated parameters of a query string, as the handler passes them to the use case. */
+const pairs = (query: string) => queryOf(search, [...new URLSearchParams(query).entries()]);
+/** No filter selected: the filter descriptors of the whole fleet. */
+const NO_FILTERS = { filters: new Map<string, string[]>(), companies: [] };
 
 /** The 100,000 bench devices; every occurrence of the generated id (hub uids embed it) is rewritten. */
 export function benchDevices(): Device[] {
@@ -234,7 +239,7 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
   const globalQuery = (i: number) => `global=${encodeURIComponent(GLOBAL_TERMS[i % GLOBAL_TERMS.length] as string)}`;
   const responseA = await searchResources(engine, OLIVIA, pairs(QUERY_A));
   const responsesB = await Promise.all(GLOBAL_TERMS.map((_, i) => searchResources(engine, OLIVIA, pairs(globalQuery(i)))));
-  const responseC = await describeFilters(dependencies, OLIVIA, []);
+  const responseC = await describeFilters(dependencies, OLIVIA, NO_FILTERS);
   log(`  (a) total ${responseA.total}, ${responseA.resources.length} on page 2; (b) totals ${GLOBAL_TERMS.map((term, i) => `${term} ${responsesB[i]?.total}`).join(', ')}; (c) ${responseC.items.length} filter fields`);
   /** Times a direct loop and the CPU time this process spent per query. */
   const directLoop = async (name: string, body: (index: number) => Promise<unknown>): Promise<QueryMeasure> => {
@@ -247,7 +252,7 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
   const queries: QueryMeasure[] = [
     await directLoop('(a) filtered, sorted page 2', () => searchResources(engine, OLIVIA, pairs(QUERY_A))),
     await directLoop(`(b) global (${GLOBAL_TERMS.join('/')})`, (i) => searchResources(engine, OLIVIA, pairs(globalQuery(i)))),
-    await directLoop('(c) filters with counts', () => describeFilters(dependencies, OLIVIA, [])),
+    await directLoop('(c) filters with counts', () => describeFilters(dependencies, OLIVIA, NO_FILTERS)),
   ];
   // Serialisation cost of the responses (part of the HTTP path, not of the direct figures).
   const serialize = (value: unknown) => timeLoop(200, 20, async () => JSON.stringify(value));

@@ -57,7 +57,7 @@ const body = {
   requests: Array.from({ length: DEVICES }, (_, index) => ({
     target: { type: 'DEVICE', id: `acme-kiosk-${String(index + 1).padStart(4, '0')}`, subId: null },
     what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
-    action: 'DEPLOY',
+    action: 'DEPLOY' as const,
   })),
 };
 

@@ -5,8 +5,16 @@ import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
   MAX_RESULT_WINDOW,
-  parseSearchQuery,
+  type SearchQuery,
+  searchQueryOf,
 } from '../../functions/core/search/query.js';
+import { search } from '../../functions/contract/routes/search.js';
+import { queryOf } from '../support/route-input.js';
+
+/** The search route's validation of a query string, then the search it runs for the caller. */
+function parseSearchQuery(parameters: [string, string][], principal: Principal): SearchQuery {
+  return searchQueryOf(queryOf(search, parameters), principal);
+}
 
 const olivia: Principal = { subject: 'olivia', companies: ['acme', 'globex'], scopes: new Set(['search:read']) };
 

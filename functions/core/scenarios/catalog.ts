@@ -2,10 +2,10 @@
  * Read side of the scenario packages: the company's scenarios and their immutable
  * versions, each version downloadable through a short-lived presigned URL, and the company's storage usage.
  */
-import { parseListParameters } from '../paging.js';
+import type { ListParameters } from '../paging.js';
 import { NotFoundError } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../ports.js';
-import { authorize, type Principal } from '../principal.js';
+import { authorizeCompany, type Principal } from '../principal.js';
 import { highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './manifest.js';
 
 /** Lifetime of a version's presigned download URL, seconds (5 minutes). */
@@ -98,20 +98,18 @@ function scenarioNotFound(companyId: string, scenarioId: string): NotFoundError 
 
 /**
  * Lists the company's scenarios, ordered by id, one page at a time.
- * @param parameters the query string pairs: `limit` (1–1000, default 100) and `cursor` (a previous `nextCursor`).
+ * @param paging `limit` (1–1000) and `cursor` (a previous `nextCursor`), validated by the route.
  * @returns `{ items, nextCursor }`; `nextCursor` is null on the last page.
- * @throws ForbiddenError (403) without `scenarios:read` on the company.
- * @throws BadRequestError (400) listing every unknown or repeated parameter, a bad limit, or a cursor not issued
- *   for this company's listing.
+ * @throws ForbiddenError (403) for a company outside the token.
+ * @throws BadRequestError (400) for a cursor not issued for this company's listing.
  */
 export async function listScenarios(
   dependencies: Pick<CatalogDependencies, 'catalog'>,
   principal: Principal,
   companyId: string,
-  parameters: readonly [string, string][],
+  { limit, cursor }: ListParameters,
 ): Promise<{ items: ScenarioView[]; nextCursor: string | null }> {
-  authorize(principal, 'scenarios:read', companyId);
-  const { limit, cursor } = parseListParameters(parameters);
+  authorizeCompany(principal, companyId);
   const page = await dependencies.catalog.listScenarios(companyId, limit, cursor);
   return { items: page.items.map(toScenarioView), nextCursor: page.nextCursor };
 }
@@ -119,7 +117,7 @@ export async function listScenarios(
 /**
  * One scenario with every stored version (size, sha256, uploader, upload time and a presigned download URL valid
  * 5 minutes), versions in upload order.
- * @throws ForbiddenError (403) without `scenarios:read` on the company.
+ * @throws ForbiddenError (403) for a company outside the token.
  * @throws NotFoundError (404) when the company has no such scenario.
  */
 export async function getScenario(
@@ -128,7 +126,7 @@ export async function getScenario(
   companyId: string,
   scenarioId: string,
 ): Promise<ScenarioDetailView> {
-  authorize(principal, 'scenarios:read', companyId);
+  authorizeCompany(principal, companyId);
   if (!IDENTIFIER_PATTERN.test(scenarioId)) throw scenarioNotFound(companyId, scenarioId);
   const [summary, versions] = await Promise.all([
     dependencies.catalog.getScenario(companyId, scenarioId),
@@ -149,7 +147,7 @@ export async function getScenario(
 
 /**
  * One stored version of a scenario with a presigned download URL valid 5 minutes (the `Location` of a 201 upload).
- * @throws ForbiddenError (403) without `scenarios:read` on the company.
+ * @throws ForbiddenError (403) for a company outside the token.
  * @throws NotFoundError (404) when the company has no such scenario version.
  */
 export async function getScenarioVersion(
@@ -159,7 +157,7 @@ export async function getScenarioVersion(
   scenarioId: string,
   version: string,
 ): Promise<VersionView> {
-  authorize(principal, 'scenarios:read', companyId);
+  authorizeCompany(principal, companyId);
   const stored =
     IDENTIFIER_PATTERN.test(scenarioId) && SEMVER_PATTERN.test(version)
       ? await dependencies.catalog.getVersion(companyId, scenarioId, version)
@@ -171,7 +169,7 @@ export async function getScenarioVersion(
 /**
  * The company's storage account: the quota, the bytes of stored archives (the figures a 413 reports) and what is
  * left.
- * @throws ForbiddenError (403) without `scenarios:read` on the company.
+ * @throws ForbiddenError (403) for a company outside the token.
  * @throws NotFoundError (404) when the company does not exist.
  */
 export async function getStorageUsage(
@@ -179,7 +177,7 @@ export async function getStorageUsage(
   principal: Principal,
   companyId: string,
 ): Promise<StorageUsageView> {
-  authorize(principal, 'scenarios:read', companyId);
+  authorizeCompany(principal, companyId);
   const company = await dependencies.companies.get(companyId);
   if (company === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
   return {

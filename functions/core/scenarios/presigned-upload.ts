@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
 import { DomainError, NotFoundError, UploadNotCompletedError } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, ScenarioRepository, UploadSlot, UploadSlotRepository } from '../ports.js';
-import { authorize, type Principal } from '../principal.js';
+import { authorizeCompany, type Principal } from '../principal.js';
 import { UploadAbandonedError, uploadScenario } from './upload.js';
 
 /** Default lifetime of a presigned upload URL, seconds: the slot's `expiresAt` is this long after the request. */
@@ -57,7 +57,7 @@ export function parseUploadObjectKey(key: string): { company: string; uploadId: 
  * @throws NotFoundError (404) when the company does not exist.
  */
 export async function requestUploadSlot(dependencies: PresignedUploadDependencies, principal: Principal, companyId: string): Promise<UploadSlotGrant> {
-  authorize(principal, 'scenarios:write', companyId);
+  authorizeCompany(principal, companyId);
   if ((await dependencies.companies.get(companyId)) === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
   const now = dependencies.now?.() ?? new Date();
   const uploadId = ulid(now.getTime());
@@ -79,7 +79,7 @@ export async function requestUploadSlot(dependencies: PresignedUploadDependencie
  * @throws NotFoundError (404) when the company has no such upload.
  */
 export async function getUploadSlot(dependencies: Pick<PresignedUploadDependencies, 'uploads'>, principal: Principal, companyId: string, uploadId: string): Promise<UploadSlotView> {
-  authorize(principal, 'scenarios:read', companyId);
+  authorizeCompany(principal, companyId);
   const slot = /^[0-9A-HJKMNP-TV-Z]{26}$/.test(uploadId) ? await dependencies.uploads.get(companyId, uploadId) : undefined;
   if (slot === undefined) throw new NotFoundError(`Upload '${uploadId}' does not exist in company '${companyId}'.`);
   return {

@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
 import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../errors.js';
 import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepository } from '../ports.js';
-import { authorize, type Principal } from '../principal.js';
+import { authorizeCompany, type Principal } from '../principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
 
 /** The 201 body of an upload (docs/contract.md, "Scenario packages"). */
@@ -87,7 +87,7 @@ export async function uploadScenario(
   companyId: string,
   archive: IncomingArchive,
 ): Promise<StoredScenario> {
-  authorize(principal, 'scenarios:write', companyId);
+  authorizeCompany(principal, companyId);
   const size = archive instanceof Uint8Array ? archive.byteLength : archive.source.size;
   if (size > MAX_ARCHIVE_BYTES) {
     throw new PayloadTooLargeError(`The archive is ${size} bytes; archives are limited to ${MAX_ARCHIVE_BYTES} bytes. Nothing was stored.`);

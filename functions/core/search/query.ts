@@ -1,7 +1,7 @@
-import { BadRequestError, ForbiddenError, type ProblemViolation } from '../errors.js';
+import { ForbiddenError } from '../errors.js';
 import type { Principal } from '../principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
-import { FILTER_FIELDS, findFilterField, SORT_FIELDS, type SortField } from './registry.js';
+import type { SortField } from './registry.js';
 
 /** Default and maximum page sizes (docs/contract.md, "Search"). */
 export const DEFAULT_PAGE_SIZE = 20;
@@ -75,89 +75,39 @@ export interface CountQuery {
 /** Field → value → number of matching documents (a document counts once per distinct value it has). */
 export type ValueCounts = Map<string, Map<string, { count: number; label?: string }>>;
 
-const PAGING_PARAMETERS = ['page', 'pageSize', 'sort', 'direction', 'global'] as const;
-
-function parsePositiveInteger(name: string, raw: string, max: number | undefined, errors: ProblemViolation[]): number | undefined {
-  if (!/^[1-9][0-9]{0,8}$/.test(raw) || (max !== undefined && Number(raw) > max)) {
-    errors.push({ path: name, message: `'${name}' must be an integer from 1${max === undefined ? '' : ` to ${max}`}; got '${raw}'.` });
-    return undefined;
-  }
-  return Number(raw);
+/**
+ * The search parameters of a request, as the route validated them (each value allowed, page × pageSize within
+ * MAX_RESULT_WINDOW): what searchQueryOf turns into a SearchQuery for the caller.
+ */
+export interface SearchParameters {
+  page: number;
+  pageSize: number;
+  sort?: SortField | undefined;
+  direction?: 'ASC' | 'DESC' | undefined;
+  /** Full-text query, trimmed; undefined or empty when absent. */
+  global?: string | undefined;
+  /** Filter field → accepted values (distinct), the `company` field excluded. */
+  filters: Map<string, string[]>;
+  /** The `company` filter's values: companies to narrow the search to. */
+  companies: string[];
 }
 
 /**
- * Parses the search query string (spec "Search resources", docs/contract.md "Search") into a SearchQuery.
- * Repeated filter parameters are OR-ed; different fields are AND-ed; `global` makes every filter ignored.
- * `company` narrows the caller's companies.
- * @param parameters every (name, value) pair of the query string, repeats included, in order.
- * @throws BadRequestError (400) listing every unknown parameter and bad value with the allowed values.
+ * The search to run for `parameters` and the caller (spec "Search resources", docs/contract.md "Search"): repeated
+ * filter values are OR-ed, different fields AND-ed, `global` makes every filter ignored; `company` narrows the
+ * caller's companies. Default sort: by relevance for `global`, else by serial ascending.
  * @throws ForbiddenError (403) when `company` names a company outside the caller's token.
  */
-export function parseSearchQuery(parameters: [string, string][], principal: Principal): SearchQuery {
-  const errors: ProblemViolation[] = [];
-  const single = new Map<string, string>();
-  const filters = new Map<string, string[]>();
-  const requestedCompanies: string[] = [];
-
-  for (const [name, value] of parameters) {
-    if ((PAGING_PARAMETERS as readonly string[]).includes(name)) {
-      if (single.has(name)) errors.push({ path: name, message: `'${name}' may be given only once.` });
-      single.set(name, value);
-      continue;
-    }
-    const field = findFilterField(name);
-    if (field === undefined) {
-      errors.push({
-        path: name,
-        message: `Unknown parameter '${name}'. Allowed: ${[...PAGING_PARAMETERS, ...FILTER_FIELDS.map((f) => f.field)].join(', ')}.`,
-      });
-      continue;
-    }
-    if (field.values.kind === 'fixed' && !field.values.list.includes(value)) {
-      errors.push({ path: name, message: `'${value}' is not a value of '${name}'. Allowed: ${field.values.list.join(', ')}.` });
-      continue;
-    }
-    if (value === '') {
-      errors.push({ path: name, message: `'${name}' needs a value.` });
-      continue;
-    }
-    if (field.values.kind === 'companies') {
-      requestedCompanies.push(value);
-      continue;
-    }
-    const list = filters.get(name) ?? [];
-    if (!list.includes(value)) list.push(value);
-    filters.set(name, list);
-  }
-
-  const page = single.has('page') ? parsePositiveInteger('page', single.get('page') as string, undefined, errors) : 1;
-  const pageSize = single.has('pageSize')
-    ? parsePositiveInteger('pageSize', single.get('pageSize') as string, MAX_PAGE_SIZE, errors)
-    : DEFAULT_PAGE_SIZE;
-  const sortRaw = single.get('sort');
-  if (sortRaw !== undefined && !(SORT_FIELDS as readonly string[]).includes(sortRaw)) {
-    errors.push({ path: 'sort', message: `'${sortRaw}' is not sortable. Allowed: ${SORT_FIELDS.join(', ')}.` });
-  }
-  const directionRaw = single.get('direction');
-  if (directionRaw !== undefined && directionRaw !== 'ASC' && directionRaw !== 'DESC') {
-    errors.push({ path: 'direction', message: `'direction' must be ASC or DESC; got '${directionRaw}'.` });
-  }
-  if (page !== undefined && pageSize !== undefined && page * pageSize > MAX_RESULT_WINDOW) {
-    errors.push({
-      path: 'page',
-      message: `page × pageSize may not exceed ${MAX_RESULT_WINDOW}; narrow the search with filters instead of paging this deep.`,
-    });
-  }
-  if (errors.length > 0) {
-    throw new BadRequestError(`The search request has ${errors.length} invalid parameter(s): ${errors.map((e) => e.path).join(', ')}.`, errors);
-  }
-
+export function searchQueryOf(parameters: SearchParameters, principal: Principal): SearchQuery {
+  const { page, pageSize, filters, companies: requestedCompanies } = parameters;
+  const sortRaw = parameters.sort;
+  const directionRaw = parameters.direction;
   const outside = requestedCompanies.filter((company) => !principal.companies.includes(company));
   if (outside.length > 0) {
     throw new ForbiddenError(`The token does not grant access to company '${outside.join("', '")}'.`);
   }
 
-  const globalRaw = single.get('global')?.trim();
+  const globalRaw = parameters.global?.trim();
   const global = globalRaw === undefined || globalRaw === '' ? undefined : globalRaw;
   const direction = (directionRaw as 'ASC' | 'DESC' | undefined) ?? (sortRaw === undefined && global !== undefined ? 'DESC' : 'ASC');
   const sort: SearchSort = sortRaw !== undefined
@@ -169,7 +119,7 @@ export function parseSearchQuery(parameters: [string, string][], principal: Prin
     filters: global === undefined ? filters : new Map(),
     ...(global === undefined ? {} : { global }),
     sort,
-    page: page as number,
-    pageSize: pageSize as number,
+    page,
+    pageSize,
   };
 }

@@ -1,8 +1,7 @@
-import { BadRequestError, type ProblemViolation } from '../errors.js';
 import type { CompanyRepository, SearchIndex } from '../ports.js';
-import { authorize, type Principal } from '../principal.js';
-import { RESOURCE_TYPES, type ResourceType, type SearchDocument } from './documents.js';
-import { parseSearchQuery, type SearchSort } from './query.js';
+import type { Principal } from '../principal.js';
+import type { ResourceType, SearchDocument } from './documents.js';
+import { type SearchParameters, searchQueryOf, type SearchSort } from './query.js';
 import { FILTER_FIELDS, humanize } from './registry.js';
 
 /** The search response (spec "Search response"). */
@@ -15,14 +14,12 @@ export interface SearchResponse {
 
 /**
  * Searches resources (spec endpoint 6) within the caller's companies.
- * @param parameters every query-string pair, repeats included.
- * @throws ForbiddenError (403) without `search:read`, or when `company` names a company outside the token.
- * @throws BadRequestError (400) on an unknown parameter or a bad value.
+ * @param parameters the request's search parameters, validated by the route.
+ * @throws ForbiddenError (403) when `company` names a company outside the token.
  * @throws ServiceUnavailableError (503) when the search backend is unreachable.
  */
-export async function searchResources(index: SearchIndex, principal: Principal, parameters: [string, string][]): Promise<SearchResponse> {
-  authorize(principal, 'search:read');
-  const query = parseSearchQuery(parameters, principal);
+export async function searchResources(index: SearchIndex, principal: Principal, parameters: SearchParameters): Promise<SearchResponse> {
+  const query = searchQueryOf(parameters, principal);
   const result = await index.search(query);
   return {
     total: result.total,
@@ -51,27 +48,16 @@ export interface FilterDescriptor {
  * `type` restricts to the fields (and counts) of one resource type. The search's filter parameters may also be given:
  * each field's counts are then computed as if that field's own selection were removed (disjunctive faceting).
  * Fixed enumerations list every value, with count 0 where nothing matches.
- * @throws ForbiddenError (403) without `search:read` or for a company outside the token.
- * @throws BadRequestError (400) on an unknown parameter or a bad `type`.
+ * @param request `type` and the filter selection (`filters`, `companies`), validated by the route.
+ * @throws ForbiddenError (403) for a company outside the token.
  */
 export async function describeFilters(
   dependencies: { index: SearchIndex; companies: CompanyRepository },
   principal: Principal,
-  parameters: [string, string][],
+  request: { type?: ResourceType | undefined; filters: Map<string, string[]>; companies: string[] },
 ): Promise<{ items: FilterDescriptor[] }> {
-  authorize(principal, 'search:read');
-  const errors: ProblemViolation[] = [];
-  let type: ResourceType | undefined;
-  const searchParameters: [string, string][] = [];
-  for (const [name, value] of parameters) {
-    if (name === 'type' && type === undefined && (RESOURCE_TYPES as readonly string[]).includes(value)) type = value as ResourceType;
-    else if (name === 'type' && type === undefined) errors.push({ path: 'type', message: `'type' must be one of ${RESOURCE_TYPES.join(', ')}; got '${value}'.` });
-    else if (['page', 'pageSize', 'sort', 'direction', 'global'].includes(name)) {
-      errors.push({ path: name, message: `'${name}' does not apply to filters. Allowed: type and the filter fields.` });
-    } else searchParameters.push([name, value]);
-  }
-  if (errors.length > 0) throw new BadRequestError('The filters request has invalid parameters.', errors);
-  const query = parseSearchQuery(searchParameters, principal);
+  const { type } = request;
+  const query = searchQueryOf({ page: 1, pageSize: 1, filters: new Map(request.filters), companies: request.companies }, principal);
   if (type !== undefined) query.filters.delete('type');
 
   const fields = FILTER_FIELDS.filter((field) => type === undefined || field.scope === null || field.scope === type);
