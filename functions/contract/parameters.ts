@@ -44,10 +44,10 @@ export function boolean(name: string) {
     .transform((value) => value === 'true');
 }
 
-/** A query parameter given once holding one of `values`. */
+/** A query parameter given once holding one of `values`; the message names the value given and the allowed ones. */
 export function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T) {
   return single(name).refine((value): value is T[number] => (values as readonly string[]).includes(value), {
-    error: (issue) => `'${name}' must be one of ${values.join(', ')}; got '${String(issue.input)}'.`,
+    error: (issue) => `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${values.join(', ')}.`,
   }) as unknown as z.ZodType<T[number], string>;
 }
 

@@ -113,7 +113,14 @@ export function routeInput<T extends RouteDefinition>(route: T, event: APIGatewa
   } else if (body?.kind === 'multipart') input.body = event.body;
   if (violations.length > 0) {
     const names = [...new Set(violations.map((violation) => violation.path))];
-    throw new BadRequestError(`The request has ${violations.length} invalid part(s): ${names.join(', ')}. Correct them and send it again.`, violations);
+    const bodyOnly = violations.every((violation) => violation.path.startsWith('/'));
+    const parametersOnly = violations.every((violation) => !violation.path.startsWith('/'));
+    const detail = bodyOnly
+      ? (body?.kind === 'json' ? body.invalidDetail : undefined) ?? `The request body is invalid at ${names.join(', ')}; correct it and send it again.`
+      : parametersOnly
+        ? `The request has ${violations.length} invalid parameter(s): ${names.join(', ')}.`
+        : `The request has ${violations.length} invalid parameter(s) or body member(s): ${names.join(', ')}.`;
+    throw new BadRequestError(detail, violations);
   }
   return input as RouteInput<T>;
 }

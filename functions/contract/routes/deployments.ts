@@ -58,7 +58,10 @@ export const deploymentsExecute = defineRoute({
       dryRun: boolean('dryRun').optional().transform((value) => value ?? false)
         .meta({ description: 'true: answer what would result, change nothing.', example: 'true' }),
     }),
-    body: { kind: 'json', schema: DeploymentRequestBodySchema, tooLarge: deploymentRequestTooLarge },
+    body: {
+      kind: 'json', schema: DeploymentRequestBodySchema, tooLarge: deploymentRequestTooLarge,
+      invalidDetail: 'The deployment request body is invalid; nothing was changed.',
+    },
   },
   // Reads the devices and scenario versions a request names; writes deployment slots and the history of failed entries.
   access: { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' } },

@@ -70,10 +70,11 @@ export const SearchQuery = z
 /** The filter descriptors' query string: `type` and the same filter parameters as the search (disjunctive counts). */
 export const FiltersQuery = z
   .strictObject({
-    type: oneOf('type', RESOURCE_TYPES).optional().meta({ description: 'Only the fields (and counts) of this resource type.' }),
     ...filterParameters,
+    // Here `type` restricts the descriptors to one resource type, instead of filtering on it.
+    type: oneOf('type', RESOURCE_TYPES).optional().meta({ description: 'Only the fields (and counts) of this resource type.' }),
   })
-  .transform((query) => ({ type: query.type, ...selection(query) }));
+  .transform((query) => ({ type: query.type, ...selection({ ...query, type: undefined }) }));
 
 /** GET /resources/search/filters */
 export const searchFilters = defineRoute({

@@ -28,7 +28,7 @@ export const authToken = defineRoute({
   method: 'POST',
   path: '/token',
   scope: null,
-  request: { query: NoQuery, body: { kind: 'json', schema: TokenRequest } },
+  request: { query: NoQuery, body: { kind: 'json', schema: TokenRequest, invalidDetail: 'The body must be {"username": "...", "password": "..."}.' } },
   // Locally the local issuer; on AWS Cognito InitiateAuth, an unauthenticated API: no permission at all.
   access: { storage: false, memorySize: 256 },
   entry: 'functions/handlers/auth-token.ts',
