@@ -1,5 +1,9 @@
 /** Deployment routes of the main address: execute (deploy/undeploy), history, active deployments. */
 import { defineRoute } from '../route.js';
+import { MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
+import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentResultList } from '../schemas/deployments.js';
+import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
 
 /** POST /companies/{companyId}/resources/deployments */
 export const deploymentsExecute = defineRoute({
@@ -7,9 +11,37 @@ export const deploymentsExecute = defineRoute({
   api: 'main',
   method: 'POST',
   path: '/companies/{companyId}/resources/deployments',
+  summary: 'Deploy or undeploy scenario versions on devices',
+  description: `Carries out each request entry (at most ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')}) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')} entries 413; both change nothing. \`dryRun=true\` answers what would happen without writing anything. Each SUCCESS emits a \`DeploymentChanged\` event (EventBridge in AWS; the local bus appends to \`.data/events/events.jsonl\`). With an \`Idempotency-Key\` header (1 to 255 characters; empty or longer gives 400 before anything runs), a retry returns the first response (marked \`Idempotent-Replayed: true\`) without executing again, whatever its size; keys are scoped per company and kept 24 h. Should storing the response fail, the response is still returned and a retry with the key executes again, which is safe: each entry is a conditional write. Needs \`deployments:write\` on the company.`,
+  tags: ['Deployments'],
   scope: 'deployments:write',
   companyParameter: 'companyId',
   entry: 'functions/handlers/deployments-execute.ts',
+  responses: {
+    200: {
+      description: 'One result item per request entry.',
+      schema: DeploymentResultList,
+      headers: { 'Idempotent-Replayed': HEADERS['Idempotent-Replayed'] },
+    },
+    ...AUTHENTICATED_PROBLEMS,
+    400: problem(
+      'BadRequest',
+      'Bad Request: a body that is not valid, a `dryRun` other than true or false, or an `Idempotency-Key` that is empty or longer than 255 characters (`errors[].path` `Idempotency-Key`). Nothing was changed.',
+    ),
+    409: {
+      description: 'Conflict: a request with this Idempotency-Key is still being processed; retry shortly to get its response.',
+      schema: ConflictProblem,
+    },
+    413: {
+      description: `Content Too Large: more than ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')} entries, or a body above the address's limit; split the request. Nothing was changed.`,
+      schema: PayloadTooLargeProblem,
+    },
+    422: { description: 'Unprocessable: the Idempotency-Key was already used with a different body or query.', schema: UnprocessableRequestProblem },
+    503: problem(
+      'ServiceUnavailable',
+      'A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key.',
+    ),
+  },
 });
 
 /** GET /companies/{companyId}/resources/deployments/history */
@@ -18,9 +50,17 @@ export const deploymentsHistory = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/deployments/history',
+  summary: 'List the deployment history',
+  description:
+    "Every DEPLOY and UNDEPLOY attempted in the company, successful or not, newest first, with who made it, when, the request's note, the outcome and the cause. Filters combine (AND); `version` needs `scenarioId`; `from` is inclusive and `to` exclusive. Unknown, repeated or malformed parameters, `version` without `scenarioId`, `from` not before `to` and a cursor issued for another listing give 400 naming each parameter. Needs `deployments:read` on the company.",
+  tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/deployments-history.ts',
+  responses: {
+    200: { description: 'A page of history entries, newest first.', schema: DeploymentHistoryPage },
+    ...AUTHENTICATED_PROBLEMS,
+  },
 });
 
 /** GET /companies/{companyId}/resources/DEVICE/deployments */
@@ -29,9 +69,17 @@ export const deploymentsListAll = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/DEVICE/deployments',
+  summary: 'List active deployments of every device of the company',
+  description:
+    'Only successful deployments that are still active, ordered by (device, scenario, version). Needs `deployments:read` on the company.',
+  tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/deployments-list.ts',
+  responses: {
+    200: { description: 'A page of active deployments.', schema: ActiveDeploymentPage },
+    ...AUTHENTICATED_PROBLEMS,
+  },
 });
 
 /** GET /companies/{companyId}/resources/{deviceId}/deployments */
@@ -40,7 +88,15 @@ export const deploymentsListDevice = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/{deviceId}/deployments',
+  summary: 'List active deployments of one device',
+  description: 'Only successful deployments that are still active, ordered by (scenario, version). Needs `deployments:read` on the company.',
+  tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/deployments-list.ts',
+  responses: {
+    200: { description: 'A page of active deployments.', schema: ActiveDeploymentPage },
+    ...AUTHENTICATED_PROBLEMS,
+    404: problem('NotFound', 'The device does not exist in the company.'),
+  },
 });

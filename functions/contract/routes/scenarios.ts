@@ -1,5 +1,8 @@
 /** Scenario catalog routes of the main address: skeleton, manifest schema, usage, listing, one scenario, one version. */
 import { defineRoute } from '../route.js';
+import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/catalog.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
+import { JsonSchemaDocument, ScenarioDetail, ScenarioPage, ScenarioVersion, StorageUsage, ZipArchive } from '../schemas/scenarios.js';
 
 /** GET /companies/{companyId}/resources/scenarios/skeleton.zip */
 export const scenarioSkeleton = defineRoute({
@@ -7,9 +10,22 @@ export const scenarioSkeleton = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/scenarios/skeleton.zip',
+  summary: 'Download a skeleton scenario archive',
+  description:
+    'A ZIP with scenario.json (fresh `id`, the requested `version`), resources/thumbnails, resources/assets and a README explaining each file. Needs `scenarios:read` on the company.',
+  tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/scenarios-skeleton.ts',
+  responses: {
+    200: {
+      description: 'The skeleton archive.',
+      schema: ZipArchive,
+      contentType: 'application/zip',
+      headers: { 'Content-Disposition': HEADERS['Content-Disposition'] },
+    },
+    ...AUTHENTICATED_PROBLEMS,
+  },
 });
 
 /** GET /companies/{companyId}/resources/scenarios/schema.json */
@@ -18,9 +34,17 @@ export const scenarioSchema = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/scenarios/schema.json',
+  summary: 'Get the JSON Schema of scenario.json',
+  description:
+    'The JSON Schema (draft 2020-12) that uploaded scenario.json files must satisfy; the same as `#/components/schemas/ScenarioManifest`. Needs `scenarios:read` on the company.',
+  tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/scenarios-schema.ts',
+  responses: {
+    200: { description: 'A JSON Schema document.', schema: JsonSchemaDocument, contentType: 'application/schema+json' },
+    ...AUTHENTICATED_PROBLEMS,
+  },
 });
 
 /** GET /companies/{companyId}/resources/scenarios/usage */
@@ -29,9 +53,18 @@ export const scenarioUsage = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/scenarios/usage',
+  summary: "Get the company's storage usage",
+  description:
+    'The storage quota, the bytes used by stored archives and the bytes available: the figures a 413 upload answer reports. Needs `scenarios:read` on the company.',
+  tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/scenarios-usage.ts',
+  responses: {
+    200: { description: 'The storage account.', schema: StorageUsage },
+    ...AUTHENTICATED_PROBLEMS,
+    404: problem('NotFound', 'The company does not exist.'),
+  },
 });
 
 /** GET /companies/{companyId}/resources/scenarios */
@@ -40,9 +73,17 @@ export const scenarioList = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/scenarios',
+  summary: "List the company's scenarios",
+  description:
+    'Scenarios ordered by id, with their stored versions, paginated with `limit` and `cursor`. Needs `scenarios:read` on the company.',
+  tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/scenarios-list.ts',
+  responses: {
+    200: { description: 'A page of scenarios.', schema: ScenarioPage },
+    ...AUTHENTICATED_PROBLEMS,
+  },
 });
 
 /** GET /companies/{companyId}/resources/scenarios/{scenarioId} */
@@ -51,9 +92,17 @@ export const scenarioGet = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/scenarios/{scenarioId}',
+  summary: 'Get a scenario and its versions',
+  description: `Every stored version with its size, SHA-256, uploader, upload time and a presigned download URL valid ${DOWNLOAD_URL_LIFETIME_SECONDS / 60} minutes. Needs \`scenarios:read\` on the company.`,
+  tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/scenarios-get.ts',
+  responses: {
+    200: { description: 'The scenario.', schema: ScenarioDetail },
+    ...AUTHENTICATED_PROBLEMS,
+    404: problem('NotFound', 'The company has no such scenario.'),
+  },
 });
 
 /** GET /companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version} */
@@ -62,7 +111,15 @@ export const scenarioVersionGet = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}',
+  summary: 'Get a scenario version',
+  description: `The address a 201 upload's \`Location\` points to: the version's size, SHA-256, uploader, upload time and a presigned download URL valid ${DOWNLOAD_URL_LIFETIME_SECONDS / 60} minutes. Needs \`scenarios:read\` on the company.`,
+  tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
   entry: 'functions/handlers/scenario-version-get.ts',
+  responses: {
+    200: { description: 'The version.', schema: ScenarioVersion },
+    ...AUTHENTICATED_PROBLEMS,
+    404: problem('NotFound', 'The company has no such scenario version.'),
+  },
 });

@@ -1,5 +1,8 @@
 /** Public routes: the OpenAPI document (main address), token issuance and key set (authentication address). */
 import { defineRoute } from '../route.js';
+import { JsonWebKeySet, OpenApiDocumentBody, TokenResponse } from '../schemas/auth.js';
+import { PayloadTooLargeProblem } from '../schemas/problems.js';
+import { COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
 
 /** GET /openapi.json */
 export const openApiDocument = defineRoute({
@@ -7,8 +10,15 @@ export const openApiDocument = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/openapi.json',
+  summary: 'This OpenAPI document',
+  description: 'The OpenAPI 3.1 description of the whole service, generated from the route definitions; no bearer token needed.',
+  tags: ['Meta'],
   scope: null,
   entry: 'functions/handlers/openapi.ts',
+  responses: {
+    200: { description: 'The OpenAPI 3.1 description of the service.', schema: OpenApiDocumentBody },
+    ...COMMON_PROBLEMS,
+  },
 });
 
 /** POST /token */
@@ -17,8 +27,19 @@ export const authToken = defineRoute({
   api: 'auth',
   method: 'POST',
   path: '/token',
+  summary: 'Get an access token',
+  description: 'Exchanges a username and password for a JWT to use as the bearer token on the other addresses.',
+  tags: ['Authentication'],
   scope: null,
   entry: 'functions/handlers/auth-token.ts',
+  responses: {
+    200: { description: 'The access token.', schema: TokenResponse, headers: { 'Cache-Control': HEADERS['Cache-Control'] } },
+    400: PROBLEM_RESPONSES.BadRequest,
+    401: problem('Unauthorized', 'The username or password is wrong.'),
+    413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },
+    503: problem('ServiceUnavailable', 'On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds.'),
+    ...COMMON_PROBLEMS,
+  },
 });
 
 /** GET /.well-known/jwks.json */
@@ -27,6 +48,18 @@ export const authJwks = defineRoute({
   api: 'auth',
   method: 'GET',
   path: '/.well-known/jwks.json',
+  summary: "The issuer's public keys",
+  description: 'The JSON Web Key Set used to verify access tokens.',
+  tags: ['Authentication'],
   scope: null,
   entry: 'functions/handlers/auth-jwks.ts',
+  responses: {
+    200: {
+      description: 'The key set.',
+      schema: JsonWebKeySet,
+      contentType: 'application/jwk-set+json',
+      headers: { 'Cache-Control': HEADERS['Cache-Control'] },
+    },
+    ...COMMON_PROBLEMS,
+  },
 });
