@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   call, eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
 } from './harness.js';
+import { expectDocumented } from './contract.js';
 
 let settings: ServiceSettings;
 let service: LocalService;
@@ -30,9 +31,11 @@ describe('README walkthrough', () => {
   it('issues a bearer token from the authentication service', async () => {
     const response = await call(`${service.auth}/token`, { json: { username: 'alice', password: 'alice-demo-password' } });
     expect(response.status).toBe(200);
+    await expectDocumented('AuthToken', response);
     expect(response.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
     expect(response.body.access_token.split('.')).toHaveLength(3);
     const jwks = await call(`${service.auth}/.well-known/jwks.json`);
+    await expectDocumented('AuthJwks', jwks);
     expect(jwks.body.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256' });
     expect(jwks.body.keys[0].d).toBeUndefined();
   });
@@ -42,6 +45,7 @@ describe('README walkthrough', () => {
       headers: { authorization: `Bearer ${alice}`, accept: 'application/zip' },
     });
     expect(download.status).toBe(200);
+    await expectDocumented('ScenarioSkeleton', download);
     expect(download.headers.get('content-type')).toBe('application/zip');
     const zip = await JSZip.loadAsync(await download.arrayBuffer());
     expect(zip.file('scenario.json')).not.toBeNull();
@@ -56,6 +60,7 @@ describe('README walkthrough', () => {
 
     const created = await uploadArchive(service, alice, 'acme', edited, 'lobby-loop.zip');
     expect(created.status).toBe(201);
+    await expectDocumented('ScenarioUpload', created);
     expect(created.body).toMatchObject({ id: manifest.id, version: '1.0.1', name: 'Lobby loop', size: edited.byteLength });
     expect(created.body.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(Number.isNaN(Date.parse(created.body.created))).toBe(false);
@@ -64,7 +69,7 @@ describe('README walkthrough', () => {
 
     const again = await uploadArchive(service, alice, 'acme', edited);
     expect(again.status).toBe(409);
-    expect(again.headers.get('content-type')).toBe('application/problem+json');
+    await expectDocumented('ScenarioUpload', again);
   });
 
   it('stores a large archive PUT to a presigned upload slot through the S3 object-created event', async () => {
@@ -72,6 +77,7 @@ describe('README walkthrough', () => {
     const archive = new Uint8Array(await skeleton.arrayBuffer());
     const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
     expect(slot.status).toBe(201);
+    await expectDocumented('ScenarioUploadSlot', slot);
     expect(slot.body).toMatchObject({ method: 'PUT', headers: { 'content-type': 'application/zip' } });
     expect(slot.headers.get('location')).toBe(`/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`);
     const status = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: alice });
@@ -80,17 +86,18 @@ describe('README walkthrough', () => {
     const put = await fetch(slot.body.url, { method: 'PUT', headers: slot.body.headers, body: archive });
     expect(put.status).toBe(200);
     await eventually(async () => (await status()).body.status !== 'PENDING', 'the upload to be processed');
-    const stored = (await status()).body;
+    const stored = await expectDocumented('ScenarioUploadStatus', await status());
     expect(stored).toMatchObject({ status: 'STORED', result: { version: '2.0.0', size: archive.byteLength } });
 
     const second = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
     await fetch(second.body.url, { method: 'PUT', headers: second.body.headers, body: new TextEncoder().encode('not a zip') });
     const rejected = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${second.body.uploadId}`, { token: alice });
     await eventually(async () => (await rejected()).body.status !== 'PENDING', 'the broken upload to be processed');
-    expect((await rejected()).body).toMatchObject({ status: 'REJECTED', problem: { status: 422, errors: [expect.objectContaining({ path: '' })] } });
+    expect(await expectDocumented('ScenarioUploadStatus', await rejected())).toMatchObject({ status: 'REJECTED', problem: { status: 422, errors: [expect.objectContaining({ path: '' })] } });
 
     const foreign = await call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: bob });
     expect(foreign.status).toBe(403);
+    await expectDocumented('ScenarioUploadStatus', foreign);
   });
 
   it('makes an uploaded scenario searchable through the DynamoDB stream', async () => {
@@ -120,6 +127,7 @@ describe('README walkthrough', () => {
       },
     });
     expect(response.status).toBe(200);
+    await expectDocumented('DeploymentsExecute', response);
     expect(response.body.items.map((item: { state: string; cause: string | null }) => [item.state, item.cause])).toEqual([
       ['SUCCESS', null],
       ['FAILURE', 'ALREADY_DEPLOYED'],
@@ -133,6 +141,7 @@ describe('README walkthrough', () => {
 
     const device = await call(`${service.api}/companies/acme/resources/acme-kiosk-0001/deployments`, { token: alice });
     expect(device.status).toBe(200);
+    await expectDocumented('DeploymentsListDevice', device);
     expect(device.body).toEqual({
       items: [
         expect.objectContaining({
@@ -143,6 +152,7 @@ describe('README walkthrough', () => {
       nextCursor: null,
     });
     const all = await call(`${service.api}/companies/acme/resources/DEVICE/deployments`, { token: olivia });
+    await expectDocumented('DeploymentsListAll', all);
     expect(all.body.items.map((item: { target: { id: string } }) => item.target.id).sort()).toEqual(['acme-kiosk-0001', 'acme-kiosk-0002']);
 
     const undeploy = await call(`${service.api}/companies/acme/resources/deployments`, { token: alice, json: { requests: [deploy('acme-kiosk-0002', '1.0.0', 'UNDEPLOY')] } });
@@ -154,6 +164,7 @@ describe('README walkthrough', () => {
   it('lists filters with live counts that match search totals, scoped to the caller', async () => {
     const filters = await call(`${service.api}/resources/search/filters?type=DEVICE`, { token: alice });
     expect(filters.status).toBe(200);
+    await expectDocumented('SearchFilters', filters);
     const connection = filters.body.items.find((item: { field: string }) => item.field === 'connection.state');
     expect(connection).toMatchObject({ scope: 'DEVICE', definition: { type: 'ENUMERATION' } });
     expect(connection.definition.parameters.map((parameter: { value: string }) => parameter.value)).toEqual(['UNKNOWN', 'CONNECTED', 'DISCONNECTED']);
@@ -175,6 +186,7 @@ describe('README walkthrough', () => {
   it('searches with OR within a field, AND across fields, sorting and pagination', async () => {
     const base = `${service.api}/resources/search?type=DEVICE&connection.state=DISCONNECTED&connection.state=UNKNOWN`;
     const either = await call(`${base}&pageSize=100`, { token: alice });
+    await expectDocumented('Search', either);
     expect(either.body.resources.every((device: { connection: { state: string } }) => ['DISCONNECTED', 'UNKNOWN'].includes(device.connection.state))).toBe(true);
     const disconnected = await call(`${service.api}/resources/search?connection.state=DISCONNECTED`, { token: alice });
     const unknown = await call(`${service.api}/resources/search?connection.state=UNKNOWN`, { token: alice });
@@ -195,12 +207,14 @@ describe('README walkthrough', () => {
   it('lets global full text override every filter and never shows another company', async () => {
     const global = await call(`${service.api}/resources/search?global=Toulouse&connection.state=UNKNOWN`, { token: alice });
     expect(global.status).toBe(200);
+    await expectDocumented('Search', global);
     expect(global.body.total).toBeGreaterThan(0);
     expect(global.body.sort).toEqual({ field: 'relevance', direction: 'DESC' });
     expect(global.body.resources.some((device: { connection: { state: string } }) => device.connection.state !== 'UNKNOWN')).toBe(true);
     expect(global.body.resources.every((device: { location: { name: string } }) => /toulouse/i.test(device.location.name))).toBe(true);
 
     const bobSearch = await call(`${service.api}/resources/search?pageSize=100`, { token: bob });
+    await expectDocumented('Search', bobSearch);
     expect(bobSearch.body.resources.every((resource: { company: string }) => resource.company === 'globex')).toBe(true);
     const bobGlobal = await call(`${service.api}/resources/search?global=acme`, { token: bob });
     expect(bobGlobal.body.resources.every((resource: { company: string }) => resource.company === 'globex')).toBe(true);

@@ -4,6 +4,10 @@ import { MAX_HISTORY_ID_LENGTH, MAX_ULID_TIME, parseInstant } from '../../core/d
 import { DeploymentRequestBodySchema, deploymentRequestTooLarge } from '../../core/deployments.js';
 import { boolean, CompanyParams, companyId, ListQuery, pagingParameters, pathId, single, text } from '../parameters.js';
 import { defineRoute } from '../route.js';
+import { MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
+import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentResultList } from '../schemas/deployments.js';
+import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
 
 const deviceId = pathId('deviceId', 'A device of the company.');
 
@@ -50,6 +54,9 @@ export const deploymentsExecute = defineRoute({
   api: 'main',
   method: 'POST',
   path: '/companies/{companyId}/resources/deployments',
+  summary: 'Deploy or undeploy scenario versions on devices',
+  description: `Carries out each request entry (at most ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')}) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')} entries 413; both change nothing. \`dryRun=true\` answers what would happen without writing anything. Each SUCCESS emits a \`DeploymentChanged\` event (EventBridge in AWS; the local bus appends to \`.data/events/events.jsonl\`). With an \`Idempotency-Key\` header (1 to 255 characters; empty or longer gives 400 before anything runs), a retry returns the first response (marked \`Idempotent-Replayed: true\`) without executing again, whatever its size; keys are scoped per company and kept 24 h. Should storing the response fail, the response is still returned and a retry with the key executes again, which is safe: each entry is a conditional write. Needs \`deployments:write\` on the company.`,
+  tags: ['Deployments'],
   scope: 'deployments:write',
   companyParameter: 'companyId',
   request: {
@@ -66,6 +73,31 @@ export const deploymentsExecute = defineRoute({
   // Reads the devices and scenario versions a request names; writes deployment slots and the history of failed entries.
   access: { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' } },
   entry: 'functions/handlers/deployments-execute.ts',
+  responses: {
+    200: {
+      description: 'One result item per request entry.',
+      schema: DeploymentResultList,
+      headers: { 'Idempotent-Replayed': HEADERS['Idempotent-Replayed'] },
+    },
+    ...AUTHENTICATED_PROBLEMS,
+    400: problem(
+      'BadRequest',
+      'Bad Request: a body that is not valid, a `dryRun` other than true or false, or an `Idempotency-Key` that is empty or longer than 255 characters (`errors[].path` `Idempotency-Key`). Nothing was changed.',
+    ),
+    409: {
+      description: 'Conflict: a request with this Idempotency-Key is still being processed; retry shortly to get its response.',
+      schema: ConflictProblem,
+    },
+    413: {
+      description: `Content Too Large: more than ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')} entries, or a body above the address's limit; split the request. Nothing was changed.`,
+      schema: PayloadTooLargeProblem,
+    },
+    422: { description: 'Unprocessable: the Idempotency-Key was already used with a different body or query.', schema: UnprocessableRequestProblem },
+    503: problem(
+      'ServiceUnavailable',
+      'A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key.',
+    ),
+  },
 });
 
 /** GET /companies/{companyId}/resources/deployments/history */
@@ -74,12 +106,20 @@ export const deploymentsHistory = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/deployments/history',
+  summary: 'List the deployment history',
+  description:
+    "Every DEPLOY and UNDEPLOY attempted in the company, successful or not, newest first, with who made it, when, the request's note, the outcome and the cause. Filters combine (AND); `version` needs `scenarioId`; `from` is inclusive and `to` exclusive. Unknown, repeated or malformed parameters, `version` without `scenarioId`, `from` not before `to` and a cursor issued for another listing give 400 naming each parameter. Needs `deployments:read` on the company.",
+  tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',
   request: { params: CompanyParams, query: HistoryQuery },
   // Pages the history: one Query on the deployments table or its gsi1/gsi2 (each index granted by name).
   access: { storage: true, pagesListings: true, tables: { deployments: 'R' } },
   entry: 'functions/handlers/deployments-history.ts',
+  responses: {
+    200: { description: 'A page of history entries, newest first.', schema: DeploymentHistoryPage },
+    ...AUTHENTICATED_PROBLEMS,
+  },
 });
 
 /** GET /companies/{companyId}/resources/DEVICE/deployments */
@@ -88,12 +128,20 @@ export const deploymentsListAll = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/DEVICE/deployments',
+  summary: 'List active deployments of every device of the company',
+  description:
+    'Only successful deployments that are still active, ordered by (device, scenario, version). Needs `deployments:read` on the company.',
+  tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',
   request: { params: CompanyParams, query: ListQuery },
   // Pages active deployments.
   access: { storage: true, pagesListings: true, tables: { devices: 'R', deployments: 'R' } },
   entry: 'functions/handlers/deployments-list.ts',
+  responses: {
+    200: { description: 'A page of active deployments.', schema: ActiveDeploymentPage },
+    ...AUTHENTICATED_PROBLEMS,
+  },
 });
 
 /** GET /companies/{companyId}/resources/{deviceId}/deployments */
@@ -102,10 +150,18 @@ export const deploymentsListDevice = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/companies/{companyId}/resources/{deviceId}/deployments',
+  summary: 'List active deployments of one device',
+  description: 'Only successful deployments that are still active, ordered by (scenario, version). Needs `deployments:read` on the company.',
+  tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',
   request: { params: z.object({ companyId, deviceId }), query: ListQuery },
   // Checks the device exists, pages its active deployments.
   access: { storage: true, pagesListings: true, tables: { devices: 'R', deployments: 'R' } },
   entry: 'functions/handlers/deployments-list.ts',
+  responses: {
+    200: { description: 'A page of active deployments.', schema: ActiveDeploymentPage },
+    ...AUTHENTICATED_PROBLEMS,
+    404: problem('NotFound', 'The device does not exist in the company.'),
+  },
 });

@@ -5,6 +5,8 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchParamet
 import { FILTER_FIELDS, type FilterField, SORT_FIELDS } from '../../core/search/registry.js';
 import { MAX_PARAMETER_LENGTH, integer, oneOf, single } from '../parameters.js';
 import { defineRoute } from '../route.js';
+import { AUTHENTICATED_PROBLEMS, problem } from '../schemas/responses.js';
+import { FilterDescriptorList, SearchResponse } from '../schemas/search.js';
 
 /** Most values one filter parameter may be given, repeats counted. */
 export const MAX_FILTER_VALUES = 100;
@@ -82,11 +84,20 @@ export const searchFilters = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/resources/search/filters',
+  summary: 'Get the search filters',
+  description:
+    "Every filter field with its selectable values and live counts, computed within the caller's companies. The search's filter parameters may also be given: each field's counts are then computed as if that field's own selection were removed. Needs `search:read`.",
+  tags: ['Search'],
   scope: 'search:read',
   request: { query: FiltersQuery },
   // The index (OpenSearch `search` access), plus company names for the `company` filter.
   access: { storage: true, tables: { companies: 'R' } },
   entry: 'functions/handlers/search-filters.ts',
+  responses: {
+    200: { description: 'The filter descriptors.', schema: FilterDescriptorList },
+    ...AUTHENTICATED_PROBLEMS,
+    403: problem('Forbidden', 'Forbidden: the token lacks `search:read`, or a `company` filter names a company outside the token.'),
+  },
 });
 
 /** GET /resources/search */
@@ -95,9 +106,22 @@ export const search = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/resources/search',
+  summary: 'Search resources',
+  description:
+    'Filter mode: one parameter per filter field, repeated for several values; values of one field are OR-ed, different fields AND-ed. Full-text mode: `global` ignores every filter parameter and, without `sort`, orders by relevance. Covers every company of the caller unless `company` narrows it. Needs `search:read`.',
+  tags: ['Search'],
   scope: 'search:read',
   request: { query: SearchQuery },
   // Only the index (OpenSearch `search` access).
   access: { storage: false },
   entry: 'functions/handlers/search.ts',
+  responses: {
+    200: { description: 'One page of matching resources with the effective sort and page.', schema: SearchResponse },
+    ...AUTHENTICATED_PROBLEMS,
+    403: problem('Forbidden', 'Forbidden: the token lacks `search:read`, or a `company` filter names a company outside the token.'),
+    503: problem(
+      'ServiceUnavailable',
+      "Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds.",
+    ),
+  },
 });

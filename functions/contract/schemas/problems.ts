@@ -1,0 +1,216 @@
+/**
+ * RFC 9457 problem bodies: the generic `Problem` and one closed variant per error kind, `type`, `title` and `status`
+ * fixed from the domain error class (core/errors.ts) or, for the local gateway's own answers, from its title.
+ */
+import { z } from 'zod';
+import {
+  BadRequestError, ConflictError, type DomainError, ForbiddenError, InvalidArchiveError, MAX_PROBLEM_ERRORS, NotFoundError,
+  PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError, UnauthorizedError, UnprocessableRequestError,
+} from '../../core/errors.js';
+import { MAX_PAGE_SIZE } from '../../core/search/query.js';
+
+/** One `{ path, message }` entry of a problem's `errors`. */
+export const ProblemViolation = z
+  .object({ path: z.string(), message: z.string() })
+  .strict()
+  .meta({
+    id: 'ProblemViolation',
+    description: 'One violation: `path` locates it (JSON pointer into the body, archive path or query parameter name).',
+  });
+
+/** The members every problem body has; `errorCount` only when `errors` was cut. */
+const problemMembers = {
+  type: z.url().describe('Stable identifier of the problem kind.'),
+  title: z.string().describe('Short summary of the problem kind.'),
+  status: z.int().min(400).max(599).describe('HTTP status code.'),
+  detail: z.string().describe('Explanation specific to this occurrence.'),
+  instance: z.string().optional().describe('Request path of this occurrence.'),
+  errorCount: z
+    .int()
+    .min(MAX_PROBLEM_ERRORS + 1)
+    .optional()
+    .describe(
+      `Present when \`errors\` was cut: the total number of violations, of which only the first ${MAX_PROBLEM_ERRORS} are listed (\`detail\` says how many were omitted).`,
+    ),
+};
+
+/** Any problem body: the RFC 9457 members, open to the extension members of each problem type. */
+export const Problem = z
+  .object(problemMembers)
+  .loose()
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details. Extension members depend on the problem type.' });
+
+/** The `errors` list of a problem: at most MAX_PROBLEM_ERRORS entries. */
+const violations = z.array(ProblemViolation).min(1).max(MAX_PROBLEM_ERRORS);
+
+/** The problem type URI of a title, as DomainError.type and the local gateway build it. */
+export function problemTypeOf(title: string): string {
+  return `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`;
+}
+
+/** A closed problem schema with `type`, `title` and `status` fixed, plus `extensions`. */
+function problemVariant<const Extensions extends z.ZodRawShape>(
+  id: string,
+  kind: { type: string; title: string; status: number },
+  description: string,
+  extensions: Extensions,
+  examples?: readonly Record<string, unknown>[],
+) {
+  return z
+    .object({ ...problemMembers, type: z.literal(kind.type), title: z.literal(kind.title), status: z.literal(kind.status), ...extensions })
+    .strict()
+    .meta({ id, description, ...(examples === undefined ? {} : { examples: [...examples] }) });
+}
+
+/** A variant of a domain error class. */
+function errorVariant<const Extensions extends z.ZodRawShape>(
+  id: string,
+  error: DomainError,
+  description: string,
+  extensions: Extensions,
+  examples?: readonly Record<string, unknown>[],
+) {
+  return problemVariant(id, error, description, extensions, examples);
+}
+
+export const BadRequestProblem = errorVariant(
+  'BadRequestProblem',
+  new BadRequestError(''),
+  'The request is malformed: unknown or repeated query parameter, bad value, invalid JSON or body structure. `errors` names each parameter or body path with the allowed values.',
+  { errors: violations.optional() },
+  [
+    {
+      type: new BadRequestError('').type,
+      title: 'Bad Request',
+      status: 400,
+      detail: 'The search request has 1 invalid parameter(s): pageSize.',
+      instance: '/resources/search',
+      errors: [{ path: 'pageSize', message: `'pageSize' must be an integer from 1 to ${MAX_PAGE_SIZE}; got '500'.` }],
+    },
+  ],
+);
+export const UnauthorizedProblem = errorVariant(
+  'UnauthorizedProblem',
+  new UnauthorizedError('', null),
+  'Missing, malformed, expired or untrusted bearer token; or wrong credentials at the token endpoint.',
+  {},
+);
+export const ForbiddenProblem = errorVariant(
+  'ForbiddenProblem',
+  new ForbiddenError(''),
+  'The token is valid but lacks the required scope or the addressed company.',
+  {},
+);
+export const NotFoundProblem = errorVariant(
+  'NotFoundProblem',
+  new NotFoundError(''),
+  'The addressed resource does not exist (or belongs to a company the caller cannot see).',
+  {},
+);
+export const ConflictProblem = errorVariant(
+  'ConflictProblem',
+  new ConflictError(''),
+  'The resource already exists and is immutable (a scenario version), or a request with the same Idempotency-Key is still being processed.',
+  {},
+);
+export const UnprocessableRequestProblem = errorVariant(
+  'UnprocessableRequestProblem',
+  new UnprocessableRequestError(''),
+  'The Idempotency-Key was already used with a different request body or query; use a new key for a new request.',
+  {},
+);
+export const QuotaExceededProblem = errorVariant(
+  'QuotaExceededProblem',
+  new QuotaExceededError('', { quotaBytes: 0, usedBytes: 0, archiveBytes: 0 }),
+  "Storing the archive would exceed the company's storage quota.",
+  {
+    quotaBytes: z.int().min(0).describe("The company's storage quota, bytes."),
+    usedBytes: z.int().min(0).describe('Bytes already used by stored archives.'),
+    archiveBytes: z.int().min(0).describe('Size of the refused archive, bytes.'),
+  },
+  [
+    {
+      type: new QuotaExceededError('', { quotaBytes: 0, usedBytes: 0, archiveBytes: 0 }).type,
+      title: 'Storage Quota Exceeded',
+      status: 413,
+      detail: "Storing this 2097152-byte archive would exceed company 'globex' storage quota: 4194304 of 5242880 bytes are used.",
+      quotaBytes: 5242880,
+      usedBytes: 4194304,
+      archiveBytes: 2097152,
+    },
+  ],
+);
+export const PayloadTooLargeProblem = errorVariant(
+  'PayloadTooLargeProblem',
+  new PayloadTooLargeError(''),
+  "The request body is larger than the address accepts (API Gateway's payload limit, the direct upload limit, or the most deployment entries); larger archives go through a presigned upload.",
+  {},
+  [{ type: new PayloadTooLargeError('').type, title: 'Payload Too Large', status: 413, detail: 'The request body exceeds 10485760 bytes.' }],
+);
+export const InvalidArchiveProblem = errorVariant(
+  'InvalidArchiveProblem',
+  new InvalidArchiveError('', []),
+  'The archive is not a readable ZIP, or scenario.json is missing or not compliant, or referenced resources are missing. `errors` lists every violation found, not only the first.',
+  { errors: violations },
+  [
+    {
+      type: new InvalidArchiveError('', []).type,
+      title: 'Invalid Scenario Archive',
+      status: 422,
+      detail: 'The scenario archive has 2 problem(s); nothing was stored.',
+      errors: [
+        { path: 'scenario.json/version', message: 'must be a semantic version such as 1.0.0' },
+        { path: 'resources/assets/index.html', message: 'referenced by scenario.json but missing from the archive' },
+      ],
+    },
+  ],
+);
+export const ServiceUnavailableProblem = errorVariant(
+  'ServiceUnavailableProblem',
+  new ServiceUnavailableError(''),
+  "A backend is unavailable: the database, the archive storage, the search engine, or the token issuer's key set (JWKS) needed to verify the token.",
+  {},
+);
+export const InternalServerErrorProblem = problemVariant(
+  'InternalServerErrorProblem',
+  { type: problemTypeOf('Internal Server Error'), title: 'Internal Server Error', status: 500 },
+  'An unexpected error; it has been logged. No internals are disclosed.',
+  {},
+);
+export const MethodNotAllowedProblem = problemVariant(
+  'MethodNotAllowedProblem',
+  { type: problemTypeOf('Method Not Allowed'), title: 'Method Not Allowed', status: 405 },
+  'The path exists on this address, with other methods only (listed in `Allow`).',
+  {},
+);
+export const RequestHeaderFieldsTooLargeProblem = problemVariant(
+  'RequestHeaderFieldsTooLargeProblem',
+  { type: problemTypeOf('Request Header Fields Too Large'), title: 'Request Header Fields Too Large', status: 431 },
+  'The request headers exceed 16 KiB (a very long token or many cookies).',
+  {},
+);
+
+/** 413 of the upload: the storage quota, or the request body above a limit. */
+export const UploadTooLargeProblem = z
+  .union([QuotaExceededProblem, PayloadTooLargeProblem])
+  .meta({
+    id: 'UploadTooLargeProblem',
+    description: "Either storing the archive would exceed the company's storage quota, or the request body exceeds the upload address's limit.",
+  });
+
+/**
+ * The `problem` of a REJECTED presigned upload: the 409, 413 or 422 problem a direct upload would get, or 410 with
+ * `reason` for an upload that never completed. Open: it carries the members of the problem it stands for.
+ */
+export const UploadProblem = z
+  .object({
+    ...problemMembers,
+    status: z.union([z.literal(409), z.literal(410), z.literal(413), z.literal(422)]),
+    reason: z.enum(['expired', 'interrupted']).optional().describe('With status 410 only: why the upload never completed.'),
+  })
+  .loose()
+  .meta({
+    id: 'UploadProblem',
+    description:
+      'An RFC 9457 problem body: status 409, 413 or 422 as for a direct upload, or 410 `Upload Not Completed` with `reason` for an upload that never completed.',
+  });
