@@ -8,11 +8,11 @@ import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.j
 import { FakeOpenSearch } from './fake-opensearch.js';
 
 type Handler = (event: CloudFormationCustomResourceEvent, context: Context) => Promise<{ PhysicalResourceId: string; Data?: Record<string, string> }>;
-type RetryOptions = { sleep?: (ms: number) => Promise<void>; now?: () => number };
+type Waiting = { sleep?: (ms: number) => Promise<void>; now?: () => number };
 
 const fake = new FakeOpenSearch();
 let handler: Handler;
-let createHandler: (retry?: RetryOptions) => Handler;
+let createHandler: (waiting?: Waiting) => Handler;
 
 /** A handler whose waits only advance a fake clock; returns it and the waits it made, ms. */
 function handlerWithFakeClock(): { handler: Handler; waits: number[] } {
