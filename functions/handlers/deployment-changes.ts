@@ -3,7 +3,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { applyDeploymentChanges, deploymentChangeOf } from '../core/deployment-changes.js';
-import { deploymentSlotFromItem } from '../adapters/aws/dynamodb-repositories.js';
+import { deploymentSlotFromItem } from '../adapters/aws/dynamodb-deployment-repository.js';
 import { eventPublisher, services } from '../platform/composition.js';
 import { logger } from '../platform/logger.js';
 

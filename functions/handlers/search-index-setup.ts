@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
-import { retryWhileUnavailable, SETUP_RETRY_BUDGET_MS, type RetryOptions } from '../adapters/aws/opensearch-indexes.js';
+import { SETUP_RETRY_POLICY } from '../adapters/aws/opensearch-indexes.js';
+import { retry, type RetryPolicy } from '../adapters/retry.js';
 import { logger } from '../platform/logger.js';
 import { openSearchIndexes } from '../platform/search-composition.js';
 
@@ -18,24 +19,24 @@ export interface SetupResult {
  * `<alias>-*` index, with OPENSEARCH_REPLICAS replicas) and, when the alias does not exist, create the first
  * concrete index `<alias>-<UTC time>` with the alias; existing indexes keep their data and mappings and take the
  * replica count (run the reindex to apply changed mappings to them). While the domain answers 403, 429, 5xx or
- * cannot be reached, the whole setup is tried again with exponential backoff (2 s doubling to 60 s) for up to
- * SETUP_RETRY_BUDGET_MS. Delete: nothing, the index and its data are retained, like the tables.
- * @param retry waiting overrides (tests inject `sleep` and `now`).
+ * cannot be reached, the whole setup is tried again with jittered exponential backoff (2 s doubling to 60 s) for up
+ * to SETUP_RETRY_BUDGET_MS (SETUP_RETRY_POLICY). Delete: nothing, the index and its data are retained, like the tables.
+ * @param waiting overrides of the policy's clock, waits and jitter (tests inject `sleep` and `now`).
  * @throws ServiceUnavailableError when the domain still cannot be reached once the budget is spent;
  *   OpenSearchRequestError when it refuses the template or the index (403 only after the budget); CloudFormation
  *   then reports the resource as failed.
  */
-export function createHandler(retry: RetryOptions = {}): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
+export function createHandler(waiting: Pick<RetryPolicy, 'sleep' | 'now' | 'random'> = {}): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
   return middy<CloudFormationCustomResourceEvent, SetupResult>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
     const indexes = openSearchIndexes();
     if (event.RequestType === 'Delete') {
       logger.info('Search index setup: delete requested; the index and its data are retained', { alias: indexes.alias });
       return { PhysicalResourceId: event.PhysicalResourceId };
     }
-    const { indexes: behindAlias, created } = await retryWhileUnavailable(() => indexes.ensure(), {
-      budgetMs: SETUP_RETRY_BUDGET_MS,
-      ...retry,
-      onRetry: (error, attempt, delayMs) => {
+    const { indexes: behindAlias, created } = await retry(() => indexes.ensure(), {
+      ...SETUP_RETRY_POLICY,
+      ...waiting,
+      onRetry: ({ error, attempt, delayMs }) => {
         logger.warn('Search index setup: the domain refused, trying again', {
           attempt, delayMs, error: error instanceof Error ? error.message : String(error),
         });

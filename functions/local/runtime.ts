@@ -6,6 +6,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
 import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../contract/routes.js';
+import { retry } from '../adapters/retry.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
@@ -20,6 +21,12 @@ import { FileStreamCheckpoints } from './file-checkpoints.js';
 import { loadHandler } from './handler-module.js';
 import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables } from './tables.js';
+
+/**
+ * Invocations of the archive handler per S3 event, the first included, as AWS makes for an asynchronous invocation
+ * (two retries); the waits between them are jittered around 0.5 s and 1 s.
+ */
+const S3_EVENT_ATTEMPTS = 3;
 
 /** Ports of the local runtime; 0 picks a free port. */
 export interface LocalPorts {
@@ -153,23 +160,20 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       onError: (error) => log(`deployment changes poller: ${(error as Error).message}`),
       checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json'), (error) => log(error.message)),
     });
-    // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: two retries).
+    // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: S3_EVENT_ATTEMPTS).
     const uploaded = await loadHandler<(event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>>(options.root, ARCHIVE_UPLOADED.entry);
     const inFlight = new Set<Promise<void>>();
     s3.on('event', (event) => {
       for (const record of event.Records) {
         if (!record.eventName.startsWith('ObjectCreated') || !record.s3.object.key.startsWith(ARCHIVE_UPLOADED.prefix)) continue;
-        const invocation = (async () => {
-          for (let attempt = 1; attempt <= 3; attempt += 1) {
-            try {
-              await uploaded(toS3Event(record, process.env.AWS_REGION ?? 'us-east-1'), {});
-              return;
-            } catch (error) {
-              log(`S3 event handler failed (attempt ${attempt} of 3) for ${record.s3.object.key}: ${(error as Error).message}`);
-              await new Promise((done) => setTimeout(done, 500 * attempt));
-            }
-          }
-        })();
+        const failed = (attempt: number, error: unknown) =>
+          log(`S3 event handler failed (attempt ${attempt} of ${S3_EVENT_ATTEMPTS}) for ${record.s3.object.key}: ${(error as Error).message}`);
+        let attempts = 0;
+        const invocation = retry((attempt) => {
+          attempts = attempt;
+          return uploaded(toS3Event(record, process.env.AWS_REGION ?? 'us-east-1'), {});
+        }, { attempts: S3_EVENT_ATTEMPTS, minDelayMs: 500, onRetry: ({ error, attempt }) => failed(attempt, error) })
+          .catch((error: unknown) => failed(attempts, error));
         inFlight.add(invocation);
         void invocation.finally(() => inFlight.delete(invocation));
       }

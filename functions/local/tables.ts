@@ -5,9 +5,19 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { backfillHistoryKeys } from '../adapters/aws/dynamodb-deployment-history.js';
 import { TABLES, type TableKeySchema, type TableName } from '../adapters/aws/tables.js';
+import { retry, type RetryPolicy } from '../adapters/retry.js';
 
 /** How long adding one index to an existing local table may take before the start fails. */
 const INDEX_CREATION_TIMEOUT_MS = 120_000;
+
+/** A table or index still being created; its message is the one thrown once the wait gives up. */
+class NotActiveYet extends Error {}
+
+/** Polling an index until it is ACTIVE: every 200 ms (a local poll: no jitter) for INDEX_CREATION_TIMEOUT_MS. */
+const INDEX_ACTIVE_POLL: RetryPolicy = {
+  attempts: Number.POSITIVE_INFINITY, minDelayMs: 200, maxDelayMs: 200, jitter: 0, budgetMs: INDEX_CREATION_TIMEOUT_MS,
+  retryable: (error) => error instanceof NotActiveYet,
+};
 
 /**
  * Data migrations run right after an index was added to an existing table: items written before the index existed
@@ -56,14 +66,13 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, sche
         GlobalSecondaryIndexUpdates: [{ Create: indexDefinition(index) }],
       }),
     );
-    const deadline = Date.now() + INDEX_CREATION_TIMEOUT_MS;
-    for (;;) {
+    await retry(async () => {
       const table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
       const status = table?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.indexName)?.IndexStatus;
-      if (status === 'ACTIVE' && table?.TableStatus === 'ACTIVE') break;
-      if (Date.now() > deadline) throw new Error(`Table ${tableName}: index ${index.indexName} still ${status ?? 'absent'} after ${INDEX_CREATION_TIMEOUT_MS / 1000} s.`);
-      await new Promise((done) => setTimeout(done, 200));
-    }
+      if (status !== 'ACTIVE' || table?.TableStatus !== 'ACTIVE') {
+        throw new NotActiveYet(`Table ${tableName}: index ${index.indexName} still ${status ?? 'absent'} after ${INDEX_CREATION_TIMEOUT_MS / 1000} s.`);
+      }
+    }, INDEX_ACTIVE_POLL);
     added.push(index.indexName);
   }
   return added;

@@ -10,10 +10,12 @@ import type {
   ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioCatalog, ScenarioRepository, UploadSlotRepository,
 } from '../core/ports.js';
 import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js';
-import {
-  DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository, DynamoDbUploadSlotRepository,
-  type TableNames,
-} from '../adapters/aws/dynamodb-repositories.js';
+import { DynamoDbCompanyRepository } from '../adapters/aws/dynamodb-company-repository.js';
+import { DynamoDbDeploymentRepository } from '../adapters/aws/dynamodb-deployment-repository.js';
+import { DynamoDbDeviceRepository } from '../adapters/aws/dynamodb-device-repository.js';
+import { DynamoDbScenarioRepository } from '../adapters/aws/dynamodb-scenario-repository.js';
+import type { TableNames } from '../adapters/aws/dynamodb-shared.js';
+import { DynamoDbUploadSlotRepository } from '../adapters/aws/dynamodb-upload-slot-repository.js';
 import { DynamoDbDeploymentHistory } from '../adapters/aws/dynamodb-deployment-history.js';
 import { DynamoDbScenarioCatalog } from '../adapters/aws/dynamodb-scenario-catalog.js';
 import type { DeploymentHistory } from '../core/deployment-history.js';

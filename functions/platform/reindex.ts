@@ -13,6 +13,7 @@ import type { SearchIndex } from '../core/ports.js';
 import type { SearchDocument } from '../core/search/documents.js';
 import { OpenSearchIndexes, concreteIndexName } from '../adapters/aws/opensearch-indexes.js';
 import { documentId } from '../adapters/aws/opensearch-queries.js';
+import { retry } from '../adapters/retry.js';
 import { BulkIndexError, OpenSearchSearchIndex } from '../adapters/aws/opensearch-search-index.js';
 import type { OpenSearchTransport } from '../adapters/aws/opensearch-transport.js';
 import { searchDocumentFromItem } from '../adapters/aws/search-documents.js';
@@ -92,28 +93,31 @@ export interface OpenSearchReindexDependencies {
 export const REINDEX_BULK_ATTEMPTS = 4;
 
 /**
- * Upserts through `index`, retrying up to REINDEX_BULK_ATTEMPTS times with exponential back-off (0.5, 1, 2 s):
- * only the documents a BulkIndexError names are sent again; a ServiceUnavailableError resends the page.
+ * Upserts through `index`, retrying up to REINDEX_BULK_ATTEMPTS times with jittered exponential back-off (waits of
+ * at most 0.5, 1 and 2 s, at least half of each): only the documents a BulkIndexError names are sent again; a
+ * ServiceUnavailableError resends the page.
+ * @param sleep waits between attempts, ms (tests record the waits instead).
  * @throws the last error when the attempts are exhausted, or any other error at once.
  */
-export async function upsertWithRetries(index: SearchIndex, documents: SearchDocument[], sleep: (ms: number) => Promise<void>): Promise<void> {
+export async function upsertWithRetries(index: SearchIndex, documents: SearchDocument[], sleep?: (ms: number) => Promise<void>): Promise<void> {
   let pending = documents;
-  for (let attempt = 1; ; attempt += 1) {
+  await retry(async () => {
     try {
       await index.upsert(pending);
-      return;
     } catch (error) {
-      if (attempt >= REINDEX_BULK_ATTEMPTS || !(error instanceof BulkIndexError || error instanceof ServiceUnavailableError)) throw error;
       if (error instanceof BulkIndexError) {
         const failed = new Set(error.failedIds);
         pending = pending.filter((document) => failed.has(documentId(document)));
       }
-      await sleep(500 * 2 ** (attempt - 1));
+      throw error;
     }
-  }
+  }, {
+    attempts: REINDEX_BULK_ATTEMPTS,
+    minDelayMs: 500,
+    retryable: (error) => error instanceof BulkIndexError || error instanceof ServiceUnavailableError,
+    ...(sleep === undefined ? {} : { sleep }),
+  });
 }
-
-const wait = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
 /**
  * Rebuilds the OpenSearch index behind `alias` without downtime:
@@ -132,7 +136,7 @@ const wait = (ms: number): Promise<void> => new Promise((done) => setTimeout(don
 export async function reindexOpenSearch(dependencies: OpenSearchReindexDependencies): Promise<ReindexResult> {
   const { source, transport, alias } = dependencies;
   const now = dependencies.now ?? (() => new Date());
-  const sleep = dependencies.sleep ?? wait;
+  const sleep = dependencies.sleep;
   const started = now();
   const indexes = new OpenSearchIndexes(transport, alias, dependencies.replicas === undefined ? {} : { replicas: dependencies.replicas });
   await indexes.putTemplate();

@@ -13,9 +13,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
 import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
-import {
-  DynamoDbCompanyRepository, DynamoDbDeploymentRepository, DynamoDbDeviceRepository, DynamoDbScenarioRepository,
-} from '../../functions/adapters/aws/dynamodb-repositories.js';
+import { DynamoDbCompanyRepository } from '../../functions/adapters/aws/dynamodb-company-repository.js';
+import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
+import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
+import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamodb-scenario-repository.js';
 import { executeDeployments } from '../../functions/core/deployments.js';
 import type { Principal } from '../../functions/core/principal.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../functions/local/dynamodb-local.js';

@@ -4,12 +4,10 @@
  * DynamoDbDeviceRepository.put writes them. The stream poller then indexes them.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchPutAll } from '../../functions/adapters/aws/dynamodb-batch.js';
 import type { Device } from '../../functions/core/devices.js';
 import { generateDemoDevices } from '../../functions/local/demo-data.js';
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** Device i (1-based) of a generated fleet: `{company}-{label}-00001`. */
 export const fleetDeviceId = (company: string, label: string, index: number) => `${company}-${label}-${String(index).padStart(5, '0')}`;
@@ -39,24 +37,10 @@ export function localDocumentClient(endpoint: string, maxSockets = 64): DynamoDB
 }
 
 /**
- * Writes the devices as DynamoDbDeviceRepository.put does: BatchWriteItem, 25 per call, `parallelism` calls at once.
- * @throws Error when some stay unprocessed after 8 attempts.
+ * Writes the devices as DynamoDbDeviceRepository.put does (batchPutAll: BatchWriteItem, 25 per call, unprocessed
+ * items retried), `parallelism` calls at once.
+ * @throws Error naming how many devices stayed unwritten.
  */
 export async function seedDevices(client: DynamoDBDocumentClient, devices: Device[], parallelism = 16): Promise<void> {
-  const limit = pLimit(parallelism);
-  const chunks: Device[][] = [];
-  for (let start = 0; start < devices.length; start += 25) chunks.push(devices.slice(start, start + 25));
-  await Promise.all(
-    chunks.map((chunk) =>
-      limit(async () => {
-        let pending = chunk.map((device) => ({ PutRequest: { Item: { ...device, deviceId: device.id, entity: 'DEVICE' } as Record<string, unknown> } }));
-        for (let attempt = 0; pending.length > 0; attempt += 1) {
-          if (attempt === 8) throw new Error(`seeding: ${pending.length} devices left unprocessed`);
-          if (attempt > 0) await sleep(25 * 2 ** attempt);
-          const response = await client.send(new BatchWriteCommand({ RequestItems: { devices: pending } }));
-          pending = (response.UnprocessedItems?.devices as typeof pending | undefined) ?? [];
-        }
-      }),
-    ),
-  );
+  await batchPutAll(client, 'devices', devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })), parallelism);
 }

@@ -9,7 +9,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
-import { DynamoDbDeploymentRepository, MAX_QUERIES_PER_PAGE } from '../../functions/adapters/aws/dynamodb-repositories.js';
+import { DynamoDbDeploymentRepository, MAX_QUERIES_PER_PAGE } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
 
 const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments' };

@@ -8,11 +8,11 @@ import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.j
 import { FakeOpenSearch } from './fake-opensearch.js';
 
 type Handler = (event: CloudFormationCustomResourceEvent, context: Context) => Promise<{ PhysicalResourceId: string; Data?: Record<string, string> }>;
-type RetryOptions = { sleep?: (ms: number) => Promise<void>; now?: () => number };
+type Waiting = { sleep?: (ms: number) => Promise<void>; now?: () => number };
 
 const fake = new FakeOpenSearch();
 let handler: Handler;
-let createHandler: (retry?: RetryOptions) => Handler;
+let createHandler: (waiting?: Waiting) => Handler;
 
 /** A handler whose waits only advance a fake clock; returns it and the waits it made, ms. */
 function handlerWithFakeClock(): { handler: Handler; waits: number[] } {
@@ -20,6 +20,15 @@ function handlerWithFakeClock(): { handler: Handler; waits: number[] } {
   let clock = 0;
   const handler = createHandler({ now: () => clock, sleep: async (ms) => { waits.push(ms); clock += ms; } });
   return { handler, waits };
+}
+
+/** Each wait is jittered between half and all of its nominal value (2 s doubling to 60 s). */
+function expectBackoff(waits: number[], nominal: number[]): void {
+  expect(waits).toHaveLength(nominal.length);
+  waits.forEach((ms, index) => {
+    expect(ms).toBeGreaterThanOrEqual(nominal[index]! / 2);
+    expect(ms).toBeLessThanOrEqual(nominal[index]!);
+  });
 }
 
 beforeAll(async () => {
@@ -76,14 +85,14 @@ describe('search index setup (custom resource)', () => {
     expect(Object.keys(fake.aliasTable())).toEqual(['devices-search']);
   });
 
-  it('waits with exponential backoff while a new domain answers 403 (its access policy not applied yet), then succeeds', async () => {
+  it('waits with jittered exponential backoff while a new domain answers 403 (its access policy not applied yet), then succeeds', async () => {
     const forbidden = { statusCode: 403, body: { Message: 'User: arn:aws:sts::123456789012:assumed-role/setup is not authorized to perform: es:ESHttpPut' } };
     fake.refusals.push(forbidden, forbidden);
     const before = fake.requests.length;
     const { handler: patient, waits } = handlerWithFakeClock();
     const result = await patient(event('Update'), {} as Context);
     expect(result).toEqual({ PhysicalResourceId: 'devices-search', Data: { Indexes: fake.aliasTable()['devices-search']?.join(',') } });
-    expect(waits).toEqual([2_000, 4_000]);
+    expectBackoff(waits, [2_000, 4_000]);
     expect(fake.requests.slice(before, before + 3).map((request) => `${request.method} ${request.path}`)).toEqual(
       Array(3).fill('PUT /_index_template/devices-search-template'),
     );
@@ -100,7 +109,7 @@ describe('search index setup (custom resource)', () => {
     fake.down = true;
     const { handler: patient, waits } = handlerWithFakeClock();
     await expect(patient(event('Create'), {} as Context)).rejects.toThrow(/search backend cannot be reached/);
-    expect(waits.slice(0, 7)).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
+    expectBackoff(waits.slice(0, 7), [2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
     const total = waits.reduce((sum, ms) => sum + ms, 0);
     expect(total).toBeLessThanOrEqual(10 * 60_000);
     expect(total).toBeGreaterThan(9 * 60_000);

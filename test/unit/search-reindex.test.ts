@@ -167,7 +167,12 @@ describe('upsertWithRetries', () => {
     });
 
     expect(fake.documentsOf('resources').size).toBe(5);
-    expect(waits).toEqual([500, 1000]);
+    // Jittered back-off: each wait between half and all of 0.5 s, then 1 s.
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThanOrEqual(250);
+    expect(waits[0]).toBeLessThanOrEqual(500);
+    expect(waits[1]).toBeGreaterThanOrEqual(500);
+    expect(waits[1]).toBeLessThanOrEqual(1000);
     expect(indexedThrough(fake, 'resources')).toBe(5 + 1 + 1);
   });
 });

@@ -11,7 +11,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
-import { DynamoDbCompanyRepository, DynamoDbScenarioRepository, DynamoDbUploadSlotRepository } from '../../functions/adapters/aws/dynamodb-repositories.js';
+import { DynamoDbCompanyRepository } from '../../functions/adapters/aws/dynamodb-company-repository.js';
+import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamodb-scenario-repository.js';
+import { DynamoDbUploadSlotRepository } from '../../functions/adapters/aws/dynamodb-upload-slot-repository.js';
 import type { ArchiveStore, RandomAccessSource } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
 import {

@@ -1,12 +1,21 @@
 import pLimit from 'p-limit';
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { retry, type RetryPolicy } from '../retry.js';
 
-const MAX_ATTEMPTS = 8;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Items DynamoDB left unprocessed (throttling) after a BatchGetItem or BatchWriteItem call: sent again. */
+class UnprocessedItemsError extends Error {}
+
+/**
+ * Back-off for unprocessed batch items: 8 calls in all, waits of about 50 ms doubling to 3.2 s (jittered, so that
+ * chunks throttled together do not come back together): about 6.4 s at most before giving up.
+ */
+const UNPROCESSED_RETRY: RetryPolicy = {
+  attempts: 8, minDelayMs: 50, maxDelayMs: 3_200, retryable: (error) => error instanceof UnprocessedItemsError,
+};
 
 /**
  * Reads many items by key with BatchGetItem (100 keys per call, chunks in parallel), retrying unprocessed keys with
- * exponential backoff. Returns the items found, in no particular order.
+ * exponential backoff (UNPROCESSED_RETRY). Returns the items found, in no particular order.
  * @param projection attribute names to read (keep it small: existence checks read only the keys).
  * @throws Error when keys stay unprocessed after the retries (throttling).
  */
@@ -23,9 +32,7 @@ export async function batchGetAll(
     chunks.map(async (chunk) => {
       const found: Record<string, unknown>[] = [];
       let pending: Record<string, unknown>[] = chunk;
-      for (let attempt = 0; pending.length > 0; attempt += 1) {
-        if (attempt === MAX_ATTEMPTS) throw new Error(`BatchGetItem on ${table} left ${pending.length} keys unprocessed.`);
-        if (attempt > 0) await sleep(25 * 2 ** attempt);
+      await retry(async () => {
         const response = await client.send(
           new BatchGetCommand({
             RequestItems: { [table]: { Keys: pending, ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names } },
@@ -33,7 +40,8 @@ export async function batchGetAll(
         );
         found.push(...(response.Responses?.[table] ?? []));
         pending = (response.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-      }
+        if (pending.length > 0) throw new UnprocessedItemsError(`BatchGetItem on ${table} left ${pending.length} keys unprocessed.`);
+      }, UNPROCESSED_RETRY);
       return found;
     }),
   );
@@ -44,25 +52,29 @@ export async function batchGetAll(
 export const BATCH_WRITE_CONCURRENCY = 4;
 
 /**
- * Writes many items with BatchWriteItem (25 per call, BATCH_WRITE_CONCURRENCY calls in flight), retrying unprocessed
- * items with exponential backoff. Unconditional: use only for appends and seeding. Every chunk is attempted even when
- * another one fails.
+ * Writes many items with BatchWriteItem (25 per call, `concurrency` calls in flight), retrying unprocessed items with
+ * exponential backoff (UNPROCESSED_RETRY). Unconditional: use only for appends and seeding. Every chunk is attempted
+ * even when another one fails.
  * @throws Error naming how many items stayed unwritten (unprocessed after the retries, or refused by DynamoDB).
  */
-export async function batchPutAll(client: DynamoDBDocumentClient, table: string, items: Record<string, unknown>[]): Promise<void> {
-  const limit = pLimit(BATCH_WRITE_CONCURRENCY);
+export async function batchPutAll(
+  client: DynamoDBDocumentClient,
+  table: string,
+  items: Record<string, unknown>[],
+  concurrency = BATCH_WRITE_CONCURRENCY,
+): Promise<void> {
+  const limit = pLimit(concurrency);
   const chunks: Record<string, unknown>[][] = [];
   for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
   const outcomes = await Promise.allSettled(
     chunks.map((chunk) =>
       limit(async () => {
         let pending = chunk.map((item) => ({ PutRequest: { Item: item } }));
-        for (let attempt = 0; pending.length > 0; attempt += 1) {
-          if (attempt === MAX_ATTEMPTS) throw new Error(`BatchWriteItem on ${table} left ${pending.length} items unprocessed.`);
-          if (attempt > 0) await sleep(25 * 2 ** attempt);
+        await retry(async () => {
           const response = await client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
           pending = (response.UnprocessedItems?.[table] as typeof pending | undefined) ?? [];
-        }
+          if (pending.length > 0) throw new UnprocessedItemsError(`BatchWriteItem on ${table} left ${pending.length} items unprocessed.`);
+        }, UNPROCESSED_RETRY);
       }),
     ),
   );

@@ -2,7 +2,7 @@ import { QueryCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient }
 import { type DeploymentHistory, type DeploymentHistoryQuery, ulidBounds } from '../../core/deployment-history.js';
 import type { DeploymentHistoryEntry, Page } from '../../core/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
-import type { TableNames } from './dynamodb-repositories.js';
+import type { TableNames } from './dynamodb-shared.js';
 
 /**
  * Key attributes of a history entry on the deployments table (key design in tables.ts). The writer is

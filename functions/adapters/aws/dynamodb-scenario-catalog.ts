@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Page, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../../core/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
-import type { TableNames } from './dynamodb-repositories.js';
+import type { TableNames } from './dynamodb-shared.js';
 
 const SCENARIO_PREFIX = 'SCENARIO#';
 const VERSION_PREFIX = 'VERSION#';

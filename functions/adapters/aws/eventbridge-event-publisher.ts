@@ -1,12 +1,19 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { DeploymentChangedEvent, EventPublisher } from '../../core/ports.js';
+import { retry, type RetryPolicy } from '../retry.js';
+
+/** Entries a PutEvents call refused (throttled or failed inside EventBridge): sent again. */
+class RefusedEntriesError extends Error {}
+
+/** Refused entries are sent once more, after 50 to 100 ms (jittered). */
+const REFUSED_ENTRIES_RETRY: RetryPolicy = { attempts: 2, minDelayMs: 100, retryable: (error) => error instanceof RefusedEntriesError };
 
 /** EventBridge `Source` of every event this service emits. */
 export const EVENT_SOURCE = 'device-scenario-service';
 
 /**
  * EventPublisher on an EventBridge bus: PutEvents in batches of 10 (the API's limit), `DetailType` = event type,
- * `Detail` = the event. Entries EventBridge refuses are retried once, then reported.
+ * `Detail` = the event. Entries EventBridge refuses are retried once (REFUSED_ENTRIES_RETRY), then reported.
  * @throws Error naming how many events could not be published.
  */
 export class EventBridgeEventPublisher implements EventPublisher {
@@ -19,10 +26,13 @@ export class EventBridgeEventPublisher implements EventPublisher {
       let entries = events.slice(start, start + 10).map((event) => ({
         EventBusName: this.eventBusName, Source: EVENT_SOURCE, DetailType: event.type, Detail: JSON.stringify(event), Time: new Date(event.at),
       }));
-      for (let attempt = 1; attempt <= 2 && entries.length > 0; attempt += 1) {
+      await retry(async () => {
         const response = await this.client.send(new PutEventsCommand({ Entries: entries }));
         entries = entries.filter((_, index) => response.Entries?.[index]?.ErrorCode !== undefined);
-      }
+        if (entries.length > 0) throw new RefusedEntriesError(`EventBridge refused ${entries.length} entries.`);
+      }, REFUSED_ENTRIES_RETRY).catch((error: unknown) => {
+        if (!(error instanceof RefusedEntriesError)) throw error;
+      });
       failed += entries.length;
     }
     if (failed > 0) throw new Error(`EventBridge refused ${failed} of ${events.length} events.`);

@@ -4,12 +4,12 @@
  * reindex builds a new concrete index and moves the alias to it in one atomic `_aliases` call (no downtime).
  */
 import { createHash } from 'node:crypto';
-import { setTimeout as wait } from 'node:timers/promises';
 import { ServiceUnavailableError } from '../../core/errors.js';
 import { DEFAULT_REPLICAS, indexTemplate, type Json } from './opensearch-queries.js';
 import {
   callOpenSearch, DEFAULT_RETRY_AFTER_SECONDS, expectSuccess, OpenSearchRequestError, sendRequest, type OpenSearchTransport,
 } from './opensearch-transport.js';
+import type { RetryPolicy } from '../retry.js';
 
 /** Priority of our index template (higher wins when several templates match a new index). */
 export const TEMPLATE_PRIORITY = 100;
@@ -159,21 +159,6 @@ export class OpenSearchIndexes {
  */
 export const SETUP_RETRY_BUDGET_MS = 10 * 60 * 1000;
 
-/** How retryWhileUnavailable waits (every field has a default; tests inject `sleep` and `now`). */
-export interface RetryOptions {
-  /** Time after the first attempt within which retries start, ms. @default 600000 (10 minutes) */
-  budgetMs?: number;
-  /** Wait before the second attempt, ms; doubled after every refusal up to `maxDelayMs`. @default 2000 */
-  firstDelayMs?: number;
-  /** Longest wait between two attempts, ms. @default 60000 */
-  maxDelayMs?: number;
-  sleep?: (ms: number) => Promise<void>;
-  /** Clock, ms since the epoch. */
-  now?: () => number;
-  /** Called before each wait with the refusal, the attempt that failed (1-based) and the wait, ms. */
-  onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
-}
-
 /**
  * Whether waiting may help: OpenSearch unreachable, 429 or 5xx (ServiceUnavailableError), or 403, which a new
  * domain answers until the access policy naming the caller's role has been applied (asynchronously, minutes after
@@ -184,21 +169,10 @@ export function isTransientRefusal(error: unknown): boolean {
 }
 
 /**
- * Runs `operation` until it succeeds, waiting with exponential backoff after each transient refusal
- * (isTransientRefusal) while the next attempt would still start within the budget.
- * @throws the operation's error when it is not transient, or the last one once the budget is spent.
+ * How the index setup waits for a domain that refuses it (for `retry`, ../retry.ts): while the refusal is transient
+ * (isTransientRefusal), waits of 2 s doubling to 60 s (jittered: each between half and all of that), no attempt
+ * starting later than SETUP_RETRY_BUDGET_MS after the first.
  */
-export async function retryWhileUnavailable<T>(operation: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
-  const { budgetMs = 600_000, firstDelayMs = 2_000, maxDelayMs = 60_000, sleep = wait, now = Date.now } = options;
-  const deadline = now() + budgetMs;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await operation();
-    } catch (error) {
-      const delayMs = Math.min(firstDelayMs * 2 ** (attempt - 1), maxDelayMs);
-      if (!isTransientRefusal(error) || now() + delayMs > deadline) throw error;
-      options.onRetry?.(error, attempt, delayMs);
-      await sleep(delayMs);
-    }
-  }
-}
+export const SETUP_RETRY_POLICY: RetryPolicy = {
+  attempts: Number.POSITIVE_INFINITY, minDelayMs: 2_000, maxDelayMs: 60_000, budgetMs: SETUP_RETRY_BUDGET_MS, retryable: isTransientRefusal,
+};

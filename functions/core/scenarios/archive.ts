@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 // ZlibOptions omits the stream options (writableHighWaterMark) that zlib streams accept, as every Transform does.
 import { crc32, createInflateRaw, type ZlibOptions } from 'node:zlib';
-import yauzl from 'yauzl';
 import { InvalidArchiveError, type ProblemViolation } from '../errors.js';
-import type { RandomAccessSource } from '../ports.js';
 import { type ScenarioManifest, ScenarioManifestSchema } from './manifest.js';
+import { decodeEntryName, NotAZipArchiveError, openZipArchive, type ZipArchive, type ZipEntry, type ZipInput } from './zip-reader.js';
 
 /** Name of the manifest at the archive root. */
 export const MANIFEST_NAME = 'scenario.json';
@@ -41,34 +40,7 @@ export const DEFAULT_ARCHIVE_LIMITS: ArchiveLimits = {
 };
 
 /** What the validator reads: the whole archive in memory, or a ranged reader over a stored object. */
-export type ArchiveInput = Uint8Array | RandomAccessSource;
-
-// Sizes are checked here, per entry, rather than by yauzl: its check aborts the whole directory scan.
-const YAUZL_OPTIONS = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: false, strictFileNames: true };
-const CENTRAL_DIRECTORY_HEADER = 0x02014b50;
-
-/** Largest central directory kept in memory so that walking it costs one ranged read, bytes. */
-const CENTRAL_DIRECTORY_CACHE_BYTES = 16 * 1024 * 1024;
-
-/**
- * yauzl reader over a RandomAccessSource: each read is one ranged stream (S3 GetObject with Range), except reads
- * inside the cached central directory, which are answered from memory (yauzl reads each record in two small reads).
- */
-class SourceReader extends yauzl.RandomAccessReader {
-  cache: { start: number; bytes: Buffer } | undefined;
-
-  constructor(private readonly source: RandomAccessSource) {
-    super();
-  }
-
-  override _readStreamForRange(start: number, end: number): Readable {
-    const cache = this.cache;
-    if (cache !== undefined && start >= cache.start && end <= cache.start + cache.bytes.length) {
-      return Readable.from([cache.bytes.subarray(start - cache.start, end - cache.start)]);
-    }
-    return this.source.createReadStream(start, end) as Readable;
-  }
-}
+export type ArchiveInput = ZipInput;
 
 function unsafeEntryName(name: string): string | undefined {
   if (name.includes('\\')) return 'entry name contains a backslash';
@@ -80,79 +52,17 @@ function unsafeEntryName(name: string): string | undefined {
 }
 
 /** Unix file type bits of an entry, when it was made on a Unix-like system (0 otherwise). */
-function unixFileType(entry: yauzl.Entry): number {
+function unixFileType(entry: ZipEntry): number {
   const madeBy = entry.versionMadeBy >> 8;
   return madeBy === 3 || madeBy === 19 ? (entry.externalFileAttributes >>> 16) & 0o170000 : 0;
 }
 
 interface ScannedEntry {
   name: string;
-  entry: yauzl.Entry;
+  entry: ZipEntry;
   directory: boolean;
   /** Whether the entry's data may be read (not encrypted, not a link, supported method, not a bomb). */
   readable: boolean;
-}
-
-/** Reads `length` bytes at `position` from the archive (buffer slice or one ranged read). */
-async function readBytes(input: ArchiveInput, position: number, length: number): Promise<Buffer> {
-  if (input instanceof Uint8Array) return Buffer.from(input.buffer, input.byteOffset, input.byteLength).subarray(position, position + length);
-  const chunks: Buffer[] = [];
-  for await (const chunk of input.createReadStream(position, Math.min(position + length, input.size))) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** A central directory record yauzl refused: its name (when readable) and where the next record starts. */
-interface BrokenRecord {
-  name: string;
-  next: number;
-}
-
-async function readBrokenRecord(input: ArchiveInput, offset: number): Promise<BrokenRecord | undefined> {
-  const header = await readBytes(input, offset, 46);
-  if (header.length < 46 || header.readUInt32LE(0) !== CENTRAL_DIRECTORY_HEADER) return undefined;
-  const nameLength = header.readUInt16LE(28);
-  const variableLength = nameLength + header.readUInt16LE(30) + header.readUInt16LE(32);
-  const rawName = await readBytes(input, offset + 46, nameLength);
-  if (rawName.length < nameLength) return undefined;
-  return { name: yauzl.getFileNameLowLevel(header.readUInt16LE(8), rawName, [], true), next: offset + 46 + variableLength };
-}
-
-/**
- * Walks the central directory. When yauzl refuses one record (strong encryption, a broken zip64 field, a bad
- * name), that record is reported by name and the walk resumes at the next record, so one bad entry cannot hide
- * the others. Yields entries, and `{ broken }` for refused records. @throws when the directory itself is unreadable.
- */
-async function* walkCentralDirectory(
-  input: ArchiveInput,
-  first: yauzl.ZipFile,
-  track: (zipfile: yauzl.ZipFile) => void,
-): AsyncGenerator<yauzl.Entry | { broken: BrokenRecord; message: string }> {
-  let zipfile = first;
-  let remaining = first.entryCount;
-  for (;;) {
-    // @types/yauzl declares readEntryCursor as boolean; it is the byte offset of the next central directory record.
-    const cursorOf = (file: yauzl.ZipFile) => file.readEntryCursor as unknown as number;
-    let cursor = cursorOf(zipfile);
-    try {
-      for await (const entry of zipfile.eachEntry()) {
-        remaining -= 1;
-        cursor = cursorOf(zipfile);
-        yield entry;
-      }
-      return;
-    } catch (error) {
-      const broken = await readBrokenRecord(input, cursor);
-      if (broken === undefined) throw error;
-      remaining -= 1;
-      yield { broken, message: (error as Error).message };
-      if (remaining <= 0) return;
-      const reader = (zipfile as unknown as { reader: yauzl.RandomAccessReader & { ref(): void } }).reader;
-      reader.ref();
-      const Resumed = yauzl.ZipFile as unknown as new (...parameters: unknown[]) => yauzl.ZipFile;
-      zipfile = new Resumed(reader, broken.next, zipfile.fileSize, remaining, '', false, true, false, false, true);
-      track(zipfile);
-    }
-  }
 }
 
 async function readAll(stream: Readable, limit: number): Promise<Buffer> {
@@ -187,28 +97,19 @@ export async function inspectScenarioArchive(
   input: ArchiveInput,
   limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
 ): Promise<{ manifest: ScenarioManifest; sha256: string }> {
-  let zipfile: yauzl.ZipFile;
-  const reader = input instanceof Uint8Array ? undefined : new SourceReader(input);
+  let archive: ZipArchive;
   try {
-    zipfile =
-      reader === undefined
-        ? await yauzl.fromBufferPromise(Buffer.from((input as Uint8Array).buffer, (input as Uint8Array).byteOffset, (input as Uint8Array).byteLength), YAUZL_OPTIONS)
-        : await yauzl.fromRandomAccessReaderPromise(reader, (input as RandomAccessSource).size, YAUZL_OPTIONS);
+    archive = await openZipArchive(input, { maxEntries: limits.maxEntries });
   } catch (error) {
+    if (!(error instanceof NotAZipArchiveError)) throw error;
     throw new InvalidArchiveError('The upload is not a readable ZIP archive; nothing was stored.', [
-      { path: '', message: `not a valid ZIP archive (${(error as Error).message})` },
+      { path: '', message: `not a valid ZIP archive (${error.message})` },
     ]);
   }
-  const size = input instanceof Uint8Array ? input.byteLength : input.size;
-  const directoryStart = zipfile.readEntryCursor as unknown as number;
-  if (reader !== undefined && zipfile.entryCount <= limits.maxEntries && size - directoryStart <= CENTRAL_DIRECTORY_CACHE_BYTES) {
-    reader.cache = { start: directoryStart, bytes: await readBytes(input, directoryStart, size - directoryStart) };
-  }
-  const opened = [zipfile];
   try {
-    return await validateOpenArchive(input, zipfile, (resumed) => opened.push(resumed), limits);
+    return await validateOpenArchive(input, archive, limits);
   } finally {
-    for (const each of opened) each.close();
+    archive.close();
   }
 }
 
@@ -217,19 +118,14 @@ export async function validateScenarioArchive(input: ArchiveInput, limits: Archi
   return (await inspectScenarioArchive(input, limits)).manifest;
 }
 
-async function validateOpenArchive(
-  input: ArchiveInput,
-  zipfile: yauzl.ZipFile,
-  track: (zipfile: yauzl.ZipFile) => void,
-  limits: ArchiveLimits,
-): Promise<{ manifest: ScenarioManifest; sha256: string }> {
-  const directoryStart = zipfile.readEntryCursor as unknown as number;
+async function validateOpenArchive(input: ArchiveInput, archive: ZipArchive, limits: ArchiveLimits): Promise<{ manifest: ScenarioManifest; sha256: string }> {
+  const { directoryStart } = archive;
   const errors: ProblemViolation[] = [];
   const fail = (): never => {
     throw new InvalidArchiveError(`The scenario archive has ${errors.length} problem(s); nothing was stored.`, errors);
   };
-  if (zipfile.entryCount > limits.maxEntries) {
-    errors.push({ path: '', message: `the archive has ${zipfile.entryCount} entries; at most ${limits.maxEntries} are allowed` });
+  if (archive.entryCount > limits.maxEntries) {
+    errors.push({ path: '', message: `the archive has ${archive.entryCount} entries; at most ${limits.maxEntries} are allowed` });
     fail();
   }
 
@@ -237,22 +133,21 @@ async function validateOpenArchive(
   const seen = new Set<string>();
   let declaredTotal = 0;
   try {
-    for await (const item of walkCentralDirectory(input, zipfile, track)) {
+    for await (const item of archive.entries()) {
       if ('broken' in item) {
-        errors.push({ path: item.broken.name, message: `entry cannot be read safely (${item.message})` });
+        errors.push({ path: item.broken.name, message: `entry cannot be read safely (${item.broken.message})` });
         continue;
       }
       const entry = item;
-      const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+      const { name, rawName } = entry;
       // Tools that ignore the Info-ZIP Unicode Path field use the raw name: both must be safe.
-      const rawName = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, [], true);
       const directory = name.endsWith('/');
       let readable = !directory;
       for (const candidate of new Set([name, rawName])) {
         const problem = unsafeEntryName(candidate);
         if (problem !== undefined) errors.push({ path: candidate, message: problem });
       }
-      if (!directory && entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize + (entry.isEncrypted() ? 12 : 0)) {
+      if (!directory && entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize + (entry.encrypted ? 12 : 0)) {
         errors.push({ path: name, message: `stored entry sizes differ: ${entry.compressedSize} compressed, ${entry.uncompressedSize} uncompressed bytes` });
         readable = false;
       }
@@ -262,7 +157,7 @@ async function validateOpenArchive(
         errors.push({ path: name, message: 'symbolic links are not allowed' });
         readable = false;
       }
-      if (entry.isEncrypted()) {
+      if (entry.encrypted) {
         errors.push({ path: name, message: 'encrypted entries are not allowed' });
         readable = false;
       } else if (!directory && entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
@@ -302,7 +197,7 @@ async function validateOpenArchive(
   } else if (manifestEntry.entry.uncompressedSize > limits.maxManifestBytes) {
     errors.push({ path: MANIFEST_NAME, message: `scenario.json is larger than ${limits.maxManifestBytes} bytes` });
   } else if (manifestEntry.readable) {
-    manifest = await readManifest(zipfile, manifestEntry, limits, errors);
+    manifest = await readManifest(archive, manifestEntry, limits, errors);
   }
   if (manifest !== undefined) {
     manifest.thumbnails.forEach((path, index) => {
@@ -318,10 +213,10 @@ async function validateOpenArchive(
   return { manifest: manifest as ScenarioManifest, sha256 };
 }
 
-async function readManifest(zipfile: yauzl.ZipFile, item: ScannedEntry, limits: ArchiveLimits, errors: ProblemViolation[]): Promise<ScenarioManifest | undefined> {
+async function readManifest(archive: ZipArchive, item: ScannedEntry, limits: ArchiveLimits, errors: ProblemViolation[]): Promise<ScenarioManifest | undefined> {
   let text: string;
   try {
-    text = (await readAll(await zipfile.openReadStreamPromise(item.entry), limits.maxManifestBytes)).toString('utf8');
+    text = (await readAll(await archive.openEntry(item.entry), limits.maxManifestBytes)).toString('utf8');
   } catch (error) {
     errors.push({ path: MANIFEST_NAME, message: `scenario.json cannot be read (${(error as Error).message})` });
     return undefined;
@@ -486,7 +381,7 @@ async function checkEntriesInOnePass(input: ArchiveInput, scanned: ScannedEntry[
         }
         const localName = bytes.subarray(30, 30 + bytes.readUInt16LE(26));
         if (!localName.equals(item.entry.fileNameRaw)) {
-          const decoded = yauzl.getFileNameLowLevel(bytes.readUInt16LE(6), localName, [], true);
+          const decoded = decodeEntryName(bytes.readUInt16LE(6), localName);
           errors.push({ path: item.name, message: `the local header names this entry '${decoded}': both names must be equal` });
           const problem = unsafeEntryName(decoded);
           if (problem !== undefined) errors.push({ path: decoded, message: problem });

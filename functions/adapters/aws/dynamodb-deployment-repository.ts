@@ -1,0 +1,215 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import type { ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, Page, UndeployMark } from '../../core/ports.js';
+import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
+import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
+import { historyKeys } from './dynamodb-deployment-history.js';
+import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
+
+/**
+ * The item a refused conditional write found (ReturnValuesOnConditionCheckFailure ALL_OLD), plain; undefined when
+ * DynamoDB returned none (no item, or a server that does not support the option).
+ */
+function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
+  const item = (error as { Item?: Record<string, AttributeValue> } | null)?.Item;
+  return item === undefined ? undefined : unmarshall(item);
+}
+
+/** The listing an active-deployments cursor is bound to: the company and the device filter. */
+const activeListing = (companyId: string, deviceId: string | undefined): string => cursorListing('active-deployments', companyId, deviceId);
+
+/** The signed cursor after `key` (`{ pk, sk }`). Only the sort key is carried: the partition is the company's. */
+function encodeCursor(cursors: CursorCodec, companyId: string, deviceId: string | undefined, key: Record<string, unknown> | undefined): string | null {
+  return key === undefined ? null : cursors.encode(activeListing(companyId, deviceId), { sk: key.sk });
+}
+
+/**
+ * The ExclusiveStartKey of a cursor `encodeCursor` issued for this company and device filter. Besides the signature,
+ * the sort key must be a non-empty active deployment key under the device's prefix (defence in depth).
+ * @throws BadRequestError (400) otherwise.
+ */
+function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, deviceId: string | undefined): Record<string, unknown> {
+  const key = cursors.decode(activeListing(companyId, deviceId), cursor);
+  const prefix = deviceId === undefined ? '' : `${deviceId}#`;
+  const sk = key.sk;
+  if (typeof sk !== 'string' || !sk.startsWith(prefix) || sk.length === prefix.length || Object.keys(key).length !== 1) throw invalidCursor();
+  return { pk: `ACTIVE#${companyId}`, sk };
+}
+
+/** `entity` of a deployment slot item (active or undeployed) on the deployments table. */
+export const DEPLOYMENT_SLOT_ENTITY = 'ACTIVE_DEPLOYMENT';
+
+/** Most Query calls one page of active deployments may take while undeployed slots are skipped. */
+export const MAX_QUERIES_PER_PAGE = 10;
+
+/** Conditional deletes in flight at once in purgeUndeployed. */
+const PURGE_CONCURRENCY = 8;
+
+/**
+ * The deployment slot stored in a deployments table item (as a stream image or a read gives it), or undefined when
+ * the item is something else (a history entry).
+ */
+export function deploymentSlotFromItem(item: Record<string, unknown> | undefined): DeploymentSlot | undefined {
+  if (item === undefined || item.entity !== DEPLOYMENT_SLOT_ENTITY) return undefined;
+  const undeploy = item.undeploy as Record<string, unknown> | undefined;
+  return {
+    id: item.id as string,
+    company: item.company as string,
+    deviceId: item.deviceId as string,
+    scenarioId: item.scenarioId as string,
+    version: item.version as string,
+    deployedAt: item.deployedAt as string,
+    deployedBy: item.deployedBy as string,
+    ...(typeof item.note === 'string' ? { note: item.note } : {}),
+    ...(undeploy === undefined || undeploy === null
+      ? {}
+      : {
+        undeploy: {
+          id: undeploy.id as string, at: undeploy.at as string, by: undeploy.by as string,
+          ...(typeof undeploy.note === 'string' ? { note: undeploy.note } : {}),
+        },
+      }),
+  };
+}
+
+/**
+ * DeploymentRepository on the deployments table (key design in tables.ts). A DEPLOY puts the slot, an UNDEPLOY marks
+ * it (`undeploy`): each one conditional write that carries everything its history entry and event need, which the
+ * table's stream derives (deployment-changes.ts) before purging the undeployed slot. Reads skip undeployed slots;
+ * listing cursors are signed by `cursors`.
+ */
+export class DynamoDbDeploymentRepository implements DeploymentRepository {
+  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames, private readonly cursors: CursorCodec) {}
+
+  private historyItem(entry: DeploymentHistoryEntry): Record<string, unknown> {
+    return { ...entry, ...historyKeys(entry), entity: 'DEPLOYMENT_HISTORY' };
+  }
+
+  private activeKey(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>) {
+    return { pk: `ACTIVE#${identity.company}`, sk: `${identity.deviceId}#${identity.scenarioId}#${identity.version}` };
+  }
+
+  /**
+   * @inheritdoc
+   * A refusal that shows this very deployment stored (the SDK retried a put whose answer was lost) is `activated`:
+   * the change was made, and its history entry comes from the stream.
+   */
+  async activate(deployment: ActiveDeployment): Promise<'activated' | 'already-active'> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tables.deployments,
+          Item: { ...deployment, ...this.activeKey(deployment), entity: DEPLOYMENT_SLOT_ENTITY },
+          // A slot undeployed but not yet purged counts as absent.
+          ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 'activated';
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      return deploymentSlotFromItem(storedOnRefusal(error))?.id === deployment.id ? 'activated' : 'already-active';
+    }
+  }
+
+  /** @inheritdoc */
+  async deactivate(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    undeploy: UndeployMark,
+  ): Promise<'deactivated' | 'already-inactive'> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.deployments,
+          Key: this.activeKey(identity),
+          UpdateExpression: 'SET undeploy = :undeploy',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: { ':undeploy': undeploy },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 'deactivated';
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      // This very UNDEPLOY already stored (a retried update whose answer was lost): the change was made.
+      return deploymentSlotFromItem(storedOnRefusal(error))?.undeploy?.id === undeploy.id ? 'deactivated' : 'already-inactive';
+    }
+  }
+
+  /** @inheritdoc */
+  async recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void> {
+    await batchPutAll(this.client, this.tables.deployments, entries.map((entry) => this.historyItem(entry)));
+  }
+
+  /** @inheritdoc */
+  async purgeUndeployed(slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[]): Promise<void> {
+    const limit = pLimit(PURGE_CONCURRENCY);
+    await Promise.all(
+      slots.map((slot) =>
+        limit(async () => {
+          try {
+            await this.client.send(
+              new DeleteCommand({
+                TableName: this.tables.deployments,
+                Key: this.activeKey(slot),
+                ConditionExpression: 'undeploy.id = :undeployId',
+                ExpressionAttributeValues: { ':undeployId': slot.undeployId },
+              }),
+            );
+          } catch (error) {
+            if (!isConditionalCheckFailed(error)) throw error;
+          }
+        }),
+      ),
+    );
+  }
+
+  /** @inheritdoc */
+  async activeAmong(companyId: string, identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[]): Promise<Set<string>> {
+    if (identities.length === 0) return new Set();
+    const keys = [...new Set(identities.map((identity) => `${identity.deviceId}#${identity.scenarioId}#${identity.version}`))].map((sk) => ({
+      pk: `ACTIVE#${companyId}`, sk,
+    }));
+    const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk', 'undeploy']);
+    return new Set(items.filter((item) => item.undeploy === undefined).map((item) => item.sk as string));
+  }
+
+  /** @inheritdoc */
+  async listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>> {
+    const pk = `ACTIVE#${companyId}`;
+    const prefix = deviceId === undefined ? '' : `${deviceId}#`;
+    const found: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined = cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
+    // Undeployed slots wait for the stream to purge them: the filter drops them after DynamoDB's Limit, so the page is
+    // filled by following LastEvaluatedKey, at most MAX_QUERIES_PER_PAGE calls (then the page ends early, with a
+    // cursor), each reading at least a page's worth.
+    for (let round = 0; round < MAX_QUERIES_PER_PAGE && found.length <= limit; round += 1) {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.deployments,
+          KeyConditionExpression: deviceId === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
+          // One extra item tells whether another page exists, so the last page carries no cursor.
+          Limit: limit + 1,
+          ConsistentRead: true,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      found.push(...(response.Items ?? []));
+      startKey = response.LastEvaluatedKey;
+      if (startKey === undefined) break;
+    }
+    const pageItems = found.slice(0, limit);
+    const last = pageItems.at(-1);
+    // More found than the page holds: go on after its last item; the call budget ran out: after the last item read.
+    const nextKey = found.length > limit && last !== undefined ? { pk: last.pk, sk: last.sk } : startKey;
+    const items = pageItems.map((item) => {
+      const { undeploy: _undeploy, ...slot } = deploymentSlotFromItem(item) as DeploymentSlot;
+      return slot;
+    });
+    return { items, nextCursor: encodeCursor(this.cursors, companyId, deviceId, nextKey) };
+  }
+}
