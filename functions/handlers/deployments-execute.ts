@@ -5,6 +5,7 @@ import { idempotencyStore, services } from '../platform/composition.js';
 import { httpHandler, jsonBody, jsonResponse, pathParameter, singleQueryParameters } from '../platform/http.js';
 import { idempotencyWhenKeyed } from '../platform/idempotency.js';
 import { logger } from '../platform/logger.js';
+import { recordDeploymentResults } from '../platform/observability.js';
 
 /**
  * Idempotency: an `Idempotency-Key` header makes a retried POST return the first response without executing
@@ -47,6 +48,7 @@ export const handler = httpHandler(
       jsonBody(event),
       { dryRun: dryRun === 'true' },
     );
+    recordDeploymentResults(result);
     return jsonResponse(200, result);
   },
   idempotencyWhenKeyed({ store: idempotencyStore, config: idempotencyConfig }),

@@ -1,7 +1,7 @@
-import middy from '@middy/core';
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import { retryWhileUnavailable, SETUP_RETRY_BUDGET_MS, type RetryOptions } from '../adapters/aws/opensearch-indexes.js';
 import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
 import { openSearchIndexes } from '../platform/search-composition.js';
 
 /** What the CDK `Provider` framework expects back from `onEvent`. */
@@ -26,7 +26,7 @@ export interface SetupResult {
  *   then reports the resource as failed.
  */
 export function createHandler(retry: RetryOptions = {}): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
-  return middy<CloudFormationCustomResourceEvent, SetupResult>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+  return eventHandler<CloudFormationCustomResourceEvent, SetupResult>().handler(async (event) => {
     const indexes = openSearchIndexes();
     if (event.RequestType === 'Delete') {
       logger.info('Search index setup: delete requested; the index and its data are retained', { alias: indexes.alias });
