@@ -25,7 +25,7 @@ const verifiedTokens = new LRUCache<string, { principal: Principal; expiresAtMs:
 /** Why a bearer token was refused: the `reason` of the TokenFailures metric (observability.ts). */
 export type TokenFailureReason = 'missing' | 'malformed' | 'expired' | 'invalid';
 
-/** The refusals verifyBearerToken threw, with their reason (a WeakMap: the errors are collected with their requests). */
+/** The refusals verifyBearerToken threw, with their reason (weakly held: collected with their requests). */
 const refusals = new WeakMap<object, TokenFailureReason>();
 
 function refused(reason: TokenFailureReason, detail: string, bearerError?: 'invalid_request' | null): UnauthorizedError {

@@ -67,7 +67,7 @@ class ServiceLogger extends Logger {
   }
 }
 
-/** The `service` of every log line, metric and trace: POWERTOOLS_SERVICE_NAME (the CDK sets it), else the service's name. */
+/** The `service` of every log line, metric and trace: POWERTOOLS_SERVICE_NAME (set by the CDK), else the same name. */
 export const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'device-scenario-service';
 
 /** The process-wide structured logger (Powertools). `POWERTOOLS_LOG_LEVEL` sets the level (default INFO). */

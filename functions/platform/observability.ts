@@ -8,8 +8,7 @@
  * Format (EMF) documents in the same log stream. Locally (LOG_FORMAT=text, set by the local runtime): readable log
  * lines, no tracing, metrics as DEBUG log lines.
  */
-import type middy from '@middy/core';
-import middyCore from '@middy/core';
+import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -24,7 +23,7 @@ import type { Principal } from '../core/principal.js';
 import { tokenFailureReason } from './auth.js';
 import { logger, readableLogs, REQUEST_COMPLETED, SERVICE_NAME } from './logger.js';
 
-/** CloudWatch namespace of every metric (POWERTOOLS_METRICS_NAMESPACE; the CDK functions and the local runtime set it). */
+/** Namespace of every metric when POWERTOOLS_METRICS_NAMESPACE is unset (the CDK sets it to the same name). */
 export const DEFAULT_METRICS_NAMESPACE = 'DeviceScenarioService';
 
 /** Metric names: what a dashboard or an alarm selects. */
@@ -41,7 +40,7 @@ export const METRIC = {
   tokenFailures: 'TokenFailures',
 } as const;
 
-/** Traces the handler and, through captureAWSv3Client, every AWS SDK call. Off outside Lambda and with POWERTOOLS_TRACE_ENABLED=false. */
+/** Traces the handler and, through `traced`, every AWS SDK call (off outside Lambda). */
 export const tracer = new Tracer({ serviceName: SERVICE_NAME });
 
 /**
@@ -65,7 +64,7 @@ class ServiceMetrics extends Metrics {
 }
 
 const metricsOptions = { namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE, serviceName: SERVICE_NAME };
-/** Request-scoped metrics without dimensions (search latency), flushed by the logMetrics middleware at the end of each invocation. */
+/** Request-scoped metrics without dimensions (search latency), flushed by logMetrics after each invocation. */
 export const metrics: Metrics = new ServiceMetrics(metricsOptions);
 /**
  * Counts with dimensions, published at once, one EMF document each: a document's values apply to all of its
@@ -74,7 +73,7 @@ export const metrics: Metrics = new ServiceMetrics(metricsOptions);
  */
 const immediateMetrics: Metrics = new ServiceMetrics({ ...metricsOptions, singleMetric: true });
 
-/** Wraps an AWS SDK v3 client so that each of its calls is a subsegment of the invocation's trace; the client itself when tracing is off. */
+/** Wraps an AWS SDK v3 client: each of its calls becomes a subsegment of the trace (a no-op when tracing is off). */
 export function traced<Client>(client: Client): Client {
   return tracer.captureAWSv3Client(client);
 }
@@ -97,7 +96,7 @@ export function powertoolsMiddlewares<TEvent, TResult>(): middy.MiddlewareObj<TE
  * observed like the HTTP ones: use it where `middy<TEvent, TResult>({ timeoutEarlyInMillis: 0 })` would be.
  */
 export function eventHandler<TEvent, TResult>(): middy.MiddyfiedHandler<TEvent, TResult, Error, Context> {
-  let chain = middyCore<TEvent, TResult>({ timeoutEarlyInMillis: 0 });
+  let chain = middy<TEvent, TResult>({ timeoutEarlyInMillis: 0 });
   for (const middleware of powertoolsMiddlewares<TEvent, TResult>()) chain = chain.use(middleware);
   return chain;
 }
@@ -132,7 +131,7 @@ function recordUpload(channel: 'direct' | 'presigned', outcome: 'accepted' | Upl
   else count(METRIC.uploadsRejected, { channel, reason: outcome });
 }
 
-/** The metrics that follow from a route's answer: direct uploads accepted or refused, search latency, token failures. */
+/** Metrics of a route's answer: direct uploads accepted or refused, search latency, token failures. */
 function recordRouteMetrics(route: string, status: number, latencyMs: number, error: unknown): void {
   const tokenFailure = tokenFailureReason(error);
   if (tokenFailure !== undefined) {
