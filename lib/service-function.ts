@@ -46,8 +46,11 @@ const ESM_REQUIRE_BANNER =
  */
 const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*', '@smithy/*'];
 
-/** Service name in every structured log line (Powertools Logger). */
+/** Service name in every structured log line, trace and metric (Powertools Logger, Tracer, Metrics). */
 export const POWERTOOLS_SERVICE_NAME = 'device-scenario-service';
+
+/** CloudWatch namespace of the service's metrics (Powertools Metrics, written as EMF to each function's log group). */
+export const POWERTOOLS_METRICS_NAMESPACE = 'DeviceScenarioService';
 
 /** Read (`R`), read-write (`RW`) or write-only (`W`: put items) access to a table. */
 export type Access = 'R' | 'RW' | 'W';
@@ -104,11 +107,11 @@ export interface ServiceFunctionProps {
 }
 
 /**
- * NodejsFunction with the service's defaults: ARM_64, Node.js 24, 1024 MB, 29 s, X-Ray active tracing, its own log
- * group (one month unless `logRetention` says otherwise), minified ESM bundles with source maps, always bundled by
- * the locally installed esbuild (never Docker). Its execution role carries no AWS managed policy: writing to its own
- * log group and X-Ray, then only what `bindTable`/`bindBucket` (which also set the variable the function reads the
- * name from) and explicit statements grant.
+ * NodejsFunction with the service's defaults: ARM_64, Node.js 24, 1024 MB, 29 s, X-Ray active tracing, Powertools'
+ * service name and metrics namespace, its own log group (one month unless `logRetention` says otherwise), minified
+ * ESM bundles with source maps, always bundled by the locally installed esbuild (never Docker). Its execution role
+ * carries no AWS managed policy: writing to its own log group and X-Ray, then only what `bindTable`/`bindBucket`
+ * (which also set the variable the function reads the name from) and explicit statements grant.
  */
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
@@ -133,6 +136,7 @@ export class ServiceFunction extends NodejsFunction {
       ...(props.description === undefined ? {} : { description: props.description }),
       environment: {
         POWERTOOLS_SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
         // Maps stack traces in logs back to the TypeScript sources (the bundle is minified).
         NODE_OPTIONS: '--enable-source-maps',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
 import { jsonBody, jsonResponse, publicHttpHandler } from '../platform/http.js';
 import { logger } from '../platform/logger.js';
+import { traced } from '../platform/observability.js';
 
 const TokenRequestSchema = z.object({ username: z.string().min(1).max(256), password: z.string().min(1).max(1024) });
 
@@ -61,7 +62,7 @@ export async function signInWithCognito(client: InitiateAuthClient, clientId: st
   return { accessToken: idToken, expiresInSeconds: output.AuthenticationResult?.ExpiresIn ?? 3600 };
 }
 
-const cognito = new CognitoIdentityProviderClient({});
+const cognito = traced(new CognitoIdentityProviderClient({}));
 
 /**
  * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts):

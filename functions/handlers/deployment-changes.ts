@@ -1,4 +1,3 @@
-import middy from '@middy/core';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
@@ -6,6 +5,7 @@ import { applyDeploymentChanges, deploymentChangeOf } from '../core/deployment-c
 import { deploymentSlotFromItem } from '../adapters/aws/dynamodb-deployment-repository.js';
 import { eventPublisher, services } from '../platform/composition.js';
 import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
 
 type Image = Record<string, AttributeValue> | undefined;
 const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? undefined : unmarshall(image));
@@ -17,7 +17,7 @@ const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? un
  * idempotent, so a failure throws: the whole batch is retried (Lambda halves it on each failure, so one bad record
  * cannot hold back the others; the local stream poller redelivers it), and a batch delivered twice changes nothing.
  */
-export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
   const changes = event.Records.flatMap((record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? []);
   try {
     await applyDeploymentChanges({ deployments: services().deployments, events: eventPublisher() }, changes);

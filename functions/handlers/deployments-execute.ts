@@ -5,6 +5,7 @@ import { idempotencyStore, services } from '../platform/composition.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { idempotencyWhenKeyed } from '../platform/idempotency.js';
 import { logger } from '../platform/logger.js';
+import { recordDeploymentResults } from '../platform/observability.js';
 
 /**
  * Idempotency: an `Idempotency-Key` header makes a retried POST return the first response without executing
@@ -43,6 +44,7 @@ export const handler = routeHandler(
       body,
       { dryRun: query.dryRun },
     );
+    recordDeploymentResults(result);
     return jsonResponse(200, result);
   },
   idempotencyWhenKeyed({ store: idempotencyStore, config: idempotencyConfig }),

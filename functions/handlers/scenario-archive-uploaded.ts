@@ -1,8 +1,8 @@
-import middy from '@middy/core';
 import type { S3Event } from 'aws-lambda';
 import { processUploadedArchive } from '../core/scenarios/presigned-upload.js';
 import { services } from '../platform/composition.js';
 import { logger } from '../platform/logger.js';
+import { eventHandler, measuredPresignedUpload } from '../platform/observability.js';
 
 /**
  * S3 ObjectCreated notification (prefix `uploads/`): validates and stores each archive PUT through a presigned
@@ -10,10 +10,10 @@ import { logger } from '../platform/logger.js';
  * PUT completed) decides whether the archive arrived before the slot expired. An unexpected failure throws, so the
  * event is retried (then sent to the dead-letter queue in AWS).
  */
-export const handler = middy<S3Event, void>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+export const handler = eventHandler<S3Event, void>().handler(async (event) => {
   for (const record of event.Records) {
     const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
-    const outcome = await processUploadedArchive(services(), key, record.eventTime);
+    const outcome = await measuredPresignedUpload(services(), (observed) => processUploadedArchive(observed, key, record.eventTime));
     logger.info('Processed uploaded archive', { key, outcome, size: record.s3.object.size });
   }
 });

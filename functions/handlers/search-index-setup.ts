@@ -1,8 +1,8 @@
-import middy from '@middy/core';
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import { SETUP_RETRY_POLICY } from '../adapters/aws/opensearch-indexes.js';
 import { retry, type RetryPolicy } from '../adapters/retry.js';
 import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
 import { openSearchIndexes } from '../platform/search-composition.js';
 
 /** What the CDK `Provider` framework expects back from `onEvent`. */
@@ -27,7 +27,7 @@ export interface SetupResult {
  *   then reports the resource as failed.
  */
 export function createHandler(waiting: Pick<RetryPolicy, 'sleep' | 'now' | 'random'> = {}): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
-  return middy<CloudFormationCustomResourceEvent, SetupResult>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+  return eventHandler<CloudFormationCustomResourceEvent, SetupResult>().handler(async (event) => {
     const indexes = openSearchIndexes();
     if (event.RequestType === 'Delete') {
       logger.info('Search index setup: delete requested; the index and its data are retained', { alias: indexes.alias });

@@ -1,4 +1,3 @@
-import middy from '@middy/core';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -7,6 +6,7 @@ import { documentKeyString, type DocumentKey, type SearchDocument } from '../cor
 import { BulkIndexError } from '../adapters/aws/opensearch-search-index.js';
 import { documentKeyFromItem, searchDocumentFromItem } from '../adapters/aws/search-documents.js';
 import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
 import { searchIndex } from '../platform/search-composition.js';
 
 type Image = Record<string, AttributeValue>;
@@ -60,7 +60,7 @@ async function apply(index: SearchIndex, changes: readonly Change[]): Promise<{ 
  * (Lambda with ReportBatchItemFailures, or the local runtime) retries from there and the index catches up once the
  * backend is back.
  */
-export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>({ timeoutEarlyInMillis: 0 }).handler(async (event) => {
+export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
   const records = event.Records;
   const changes = records.flatMap((record, position) => changeOf(record, position) ?? []);
   if (changes.length === 0) return { batchItemFailures: [] };

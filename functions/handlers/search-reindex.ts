@@ -1,5 +1,5 @@
-import middy from '@middy/core';
 import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
 
 /**
@@ -10,7 +10,7 @@ import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
  * Returns `{ index, documents, tookMs }`.
  * @throws ServiceUnavailableError when OpenSearch is unreachable (nothing changed); the invocation then fails.
  */
-export const handler = middy<unknown, ReindexResult>({ timeoutEarlyInMillis: 0 }).handler(async () => {
+export const handler = eventHandler<unknown, ReindexResult>().handler(async () => {
   const result = await reindexSearch();
   logger.info('Search index rebuilt', { ...result });
   return result;

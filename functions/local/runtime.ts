@@ -3,6 +3,7 @@ import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { InvokeStore } from '@aws/lambda-invoke-store';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
 import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../contract/routes.js';
@@ -93,6 +94,11 @@ function listen(server: Server, port: number): Promise<void> {
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const log = options.log ?? (() => undefined);
+  // Requests are served concurrently: each invocation gets its own invoke-store context (loadHandler), where Powertools
+  // keeps its log keys and metrics, as on a Lambda instance with concurrent invocations. The store must be created
+  // before the first AWS SDK call, which would otherwise create the single-invocation kind for the whole process.
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+  await InvokeStore.getInstanceAsync(true);
   const dataDirectory = resolve(options.dataDirectory);
   await mkdir(dataDirectory, { recursive: true });
   const ports: LocalPorts = { ...options.ports };
@@ -136,6 +142,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       MAIN_API_URL: addresses.api,
       UPLOAD_API_URL: addresses.upload,
       AUTH_API_URL: addresses.auth,
+      // Readable log lines (one per request) and metrics as DEBUG lines instead of JSON and EMF (LOG_FORMAT=json for
+      // Lambda's output); no X-Ray daemon here.
+      LOG_FORMAT: process.env.LOG_FORMAT ?? 'text',
+      POWERTOOLS_TRACE_ENABLED: 'false',
     });
 
     const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });

@@ -22,6 +22,23 @@ export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
  */
 const verifiedTokens = new LRUCache<string, { principal: Principal; expiresAtMs: number }>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
 
+/** Why a bearer token was refused: the `reason` of the TokenFailures metric (observability.ts). */
+export type TokenFailureReason = 'missing' | 'malformed' | 'expired' | 'invalid';
+
+/** The refusals verifyBearerToken threw, with their reason (weakly held: collected with their requests). */
+const refusals = new WeakMap<object, TokenFailureReason>();
+
+function refused(reason: TokenFailureReason, detail: string, bearerError?: 'invalid_request' | null): UnauthorizedError {
+  const error = new UnauthorizedError(detail, bearerError);
+  refusals.set(error, reason);
+  return error;
+}
+
+/** The reason verifyBearerToken refused a token with `error`; undefined for any other error (e.g. a wrong password). */
+export function tokenFailureReason(error: unknown): TokenFailureReason | undefined {
+  return typeof error === 'object' && error !== null ? refusals.get(error) : undefined;
+}
+
 function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
   if (cached === undefined) {
     const config = authConfig();
@@ -40,10 +57,10 @@ function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
  */
 export async function verifyBearerToken(authorization: string | undefined): Promise<Principal> {
   if (authorization === undefined || authorization === '') {
-    throw new UnauthorizedError('An Authorization: Bearer <token> header is required.', null);
+    throw refused('missing', 'An Authorization: Bearer <token> header is required.', null);
   }
   const match = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i.exec(authorization.trim());
-  if (match === null) throw new UnauthorizedError('The Authorization header must be "Bearer <JWT>".', 'invalid_request');
+  if (match === null) throw refused('malformed', 'The Authorization header must be "Bearer <JWT>".', 'invalid_request');
   const token = match[1] as string;
   const remembered = verifiedTokens.get(token);
   // The cache's TTL runs on a monotonic clock that may lag after a pause (a frozen Lambda); `exp` is wall-clock time.
@@ -61,13 +78,13 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
     if (error instanceof joseErrors.JWKSTimeout || (error instanceof TypeError && /fetch/i.test(error.message))) {
       throw new ServiceUnavailableError('The token issuer cannot be reached to verify the token; retry shortly.');
     }
-    if (error instanceof joseErrors.JWTExpired) throw new UnauthorizedError('The token has expired; request a new one.');
-    if (error instanceof joseErrors.JOSEError) throw new UnauthorizedError(`The token is not valid: ${error.message}.`);
+    if (error instanceof joseErrors.JWTExpired) throw refused('expired', 'The token has expired; request a new one.');
+    if (error instanceof joseErrors.JOSEError) throw refused('invalid', `The token is not valid: ${error.message}.`);
     throw error;
   }
   const companies = payload.companies;
   if (!Array.isArray(companies) || !companies.every((company) => typeof company === 'string')) {
-    throw new UnauthorizedError('The token has no valid "companies" claim.');
+    throw refused('invalid', 'The token has no valid "companies" claim.');
   }
   const scope = typeof payload.scope === 'string' ? payload.scope : '';
   const principal: Principal = Object.freeze({

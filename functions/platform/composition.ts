@@ -29,6 +29,7 @@ import type { EventPublisher } from '../core/ports.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
 import { CursorCodec } from '../adapters/aws/cursor-codec.js';
 import { cursorSigningKey, storageConfig } from './config.js';
+import { traced } from './observability.js';
 
 /** Every adapter a handler may need, but the search index (search-composition.ts: `searchIndex()`). */
 export interface Services {
@@ -55,8 +56,9 @@ let built: Services | undefined;
 export function services(): Services {
   if (built === undefined) {
     const config = storageConfig();
-    const dynamoDb = createDocumentClient(config.dynamoDbEndpoint);
-    const s3 = createS3Client(config.s3Endpoint);
+    // Traced once here (X-Ray subsegment per SDK call); the document client shares its DynamoDB client's middleware.
+    const dynamoDb = traced(createDocumentClient(config.dynamoDbEndpoint));
+    const s3 = traced(createS3Client(config.s3Endpoint));
     const tables: TableNames = {
       companies: config.companiesTable, devices: config.devicesTable, scenarios: config.scenariosTable, deployments: config.deploymentsTable,
     };
@@ -111,7 +113,7 @@ export function eventPublisher(): EventPublisher {
   if (publisher === undefined) {
     const bus = process.env.EVENT_BUS_NAME;
     const file = process.env.LOCAL_EVENTS_FILE;
-    if (bus !== undefined && bus !== '') publisher = new EventBridgeEventPublisher(new EventBridgeClient({}), bus);
+    if (bus !== undefined && bus !== '') publisher = new EventBridgeEventPublisher(traced(new EventBridgeClient({})), bus);
     else if (file !== undefined && file !== '') publisher = new LocalEventBus(file);
     else throw new Error('Missing required environment variable EVENT_BUS_NAME (or LOCAL_EVENTS_FILE in the local runtime).');
   }
@@ -130,7 +132,7 @@ export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
     const tableName = process.env.IDEMPOTENCY_TABLE;
     if (tableName === undefined || tableName === '') throw new Error('Missing required environment variable IDEMPOTENCY_TABLE.');
     const endpoint = process.env.DYNAMODB_ENDPOINT;
-    idempotency = new CompressedDynamoDbPersistenceLayer({ tableName, client: createDynamoDbClient(endpoint === '' ? undefined : endpoint) });
+    idempotency = new CompressedDynamoDbPersistenceLayer({ tableName, client: traced(createDynamoDbClient(endpoint === '' ? undefined : endpoint)) });
   }
   return idempotency;
 }

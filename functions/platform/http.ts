@@ -6,6 +6,7 @@ import type { RouteDefinition, RouteInput } from '../contract/route.js';
 import { BadRequestError, PayloadTooLargeError, type ProblemViolation } from '../core/errors.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
 import { authenticate } from './auth.js';
+import { powertoolsMiddlewares, requestObservability } from './observability.js';
 import { problemJsonErrors } from './problem.js';
 
 /** Lambda context plus the verified caller (set by the authentication middleware). */
@@ -45,8 +46,12 @@ export function authorization(scope: Scope, companyParameter?: string): HttpMidd
 }
 
 function stack(middlewares: HttpMiddleware[]) {
-  // problem+json first so that its onError runs last (middy's onion order), then header normalization.
+  // Tracing, Lambda context logging and the metrics flush outermost, then the request's log fields and summary (its
+  // after/onError see problem+json's answer); problem+json before the rest so that its onError runs after theirs
+  // (middy's onion order), then header normalization.
   let chain = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({ timeoutEarlyInMillis: 0 })
+    .use(powertoolsMiddlewares())
+    .use(requestObservability())
     .use(problemJsonErrors())
     .use(httpHeaderNormalizer());
   for (const middleware of middlewares) chain = chain.use(middleware);

@@ -10,6 +10,7 @@ import { OpenSearchIndexes } from '../adapters/aws/opensearch-indexes.js';
 import { OpenSearchSearchIndex } from '../adapters/aws/opensearch-search-index.js';
 import { createOpenSearchTransport, type OpenSearchTransport } from '../adapters/aws/opensearch-transport.js';
 import { openSearchConfig, searchBackend, searchSourceConfig } from './config.js';
+import { traced } from './observability.js';
 import type { SearchSource } from './reindex.js';
 import { SwappableSearchIndex } from './swappable-search-index.js';
 
@@ -67,7 +68,7 @@ let source: SearchSource | undefined;
 export function searchSource(): SearchSource {
   if (source === undefined) {
     const config = searchSourceConfig();
-    source = { dynamoDb: createDocumentClient(config.dynamoDbEndpoint), tables: { devices: config.devicesTable, scenarios: config.scenariosTable } };
+    source = { dynamoDb: traced(createDocumentClient(config.dynamoDbEndpoint)), tables: { devices: config.devicesTable, scenarios: config.scenariosTable } };
   }
   return source;
 }

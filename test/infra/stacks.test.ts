@@ -21,6 +21,8 @@ import { SEARCH_INDEX_SETUP_TIMEOUT } from '../../lib/stateless-stack.js';
 import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER } from '../../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
+import { SERVICE_NAME } from '../../functions/platform/logger.js';
+import { DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/observability.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage, type ServiceStage } from '../../lib/stage.js';
 import { AUTH_COGNITO_TOKEN_ENTRY, THROTTLE } from '../../lib/stateless-stack.js';
@@ -381,6 +383,16 @@ describe('stacks (bundling skipped)', () => {
       for (const [id, role] of resourcesOf(template, 'AWS::IAM::Role').filter(([roleId]) => !isCdkProvided(roleId))) {
         expect(role.Properties?.ManagedPolicyArns, id).toBeUndefined();
       }
+    }
+  });
+
+  it("gives every function Powertools' service name and the metrics namespace the handlers fall back to, tracing and metrics left on", () => {
+    for (const [id, fn] of [...ours.values(), ...statefulFunctions.values()]) {
+      const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables, id).toMatchObject({ POWERTOOLS_SERVICE_NAME: SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE: DEFAULT_METRICS_NAMESPACE });
+      expect(variables.POWERTOOLS_TRACE_ENABLED, id).toBeUndefined();
+      expect(variables.POWERTOOLS_METRICS_DISABLED, id).toBeUndefined();
+      expect(variables.LOG_FORMAT, id).toBeUndefined();
     }
   });
 
