@@ -142,7 +142,7 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
   // The cache's TTL runs on a monotonic clock that may lag after a pause (a frozen Lambda); `exp` is wall-clock time.
   if (remembered !== undefined && Date.now() < remembered.expiresAtMs) return remembered.verified;
   const { config, keys } = verifierSettings();
-  let payload;
+  let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, keys, {
       issuer: config.issuer,

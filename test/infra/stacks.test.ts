@@ -374,7 +374,8 @@ describe('stacks (bundling skipped)', () => {
     expect(authorizers).toHaveLength(2);
     for (const [id, authorizer] of authorizers) {
       expect(authorizer.Properties, id).toMatchObject({ AuthorizerType: 'JWT', IdentitySource: ['$request.header.Authorization'] });
-      const { Issuer, Audience } = authorizer.Properties?.JwtConfiguration as { Issuer: unknown; Audience: unknown[] };
+      const jwtConfiguration = authorizer.Properties?.JwtConfiguration as { Issuer: unknown; Audience: unknown[] } | undefined;
+      const { Issuer, Audience } = jwtConfiguration ?? { Issuer: undefined, Audience: [] };
       // https://cognito-idp.<region>.amazonaws.com/<pool id>: the stack's region and the stateful stack's pool id, nothing literal.
       expect(flattenJoin(Issuer), id).toMatch(/^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/);
       expect(JSON.stringify(Issuer), id).toContain(poolId);
@@ -385,7 +386,7 @@ describe('stacks (bundling skipped)', () => {
     for (const definition of ROUTES) {
       const apiId = apis.find(([id]) => id.startsWith({ main: 'MainApi', upload: 'UploadApi', auth: 'AuthApi' }[definition.api]))?.[0];
       const [, route] = routes.find(([, candidate]) =>
-        candidate.Properties?.RouteKey === `${definition.method} ${definition.path}` && (candidate.Properties?.ApiId as { Ref: string }).Ref === apiId) as [string, Resource];
+        candidate.Properties?.RouteKey === `${definition.method} ${definition.path}` && (candidate.Properties?.ApiId as { Ref: string } | undefined)?.Ref === apiId) as [string, Resource];
       if (definition.scope === null) {
         expect(route.Properties?.AuthorizationType ?? 'NONE', definition.id).toBe('NONE');
         expect(route.Properties?.AuthorizerId, definition.id).toBeUndefined();
@@ -393,7 +394,7 @@ describe('stacks (bundling skipped)', () => {
         continue;
       }
       expect(route.Properties, definition.id).toMatchObject({ AuthorizationType: 'JWT', AuthorizationScopes: [definition.scope] });
-      const authorizerId = (route.Properties?.AuthorizerId as { Ref: string }).Ref;
+      const authorizerId = (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref;
       const authorizer = authorizers.find(([id]) => id === authorizerId)?.[1];
       expect((authorizer?.Properties?.ApiId as { Ref: string } | undefined)?.Ref, definition.id).toBe(apiId);
     }

@@ -405,7 +405,7 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
     expect(await response.json()).toEqual({ subject: principal.subject, companies: [...principal.companies], scopes: [...principal.scopes].sort() });
     expect(principal).toMatchObject({ subject: 'olivia', companies: ['acme', 'globex'] });
     expect(recorded.calls).toHaveLength(before + 1);
-    const authorizer = (recorded.calls.at(-1)?.requestContext as { authorizer?: unknown }).authorizer;
+    const authorizer = (recorded.calls.at(-1)?.requestContext as { authorizer?: unknown } | undefined)?.authorizer;
     expect(authorizer).toEqual({
       jwt: {
         claims: {
