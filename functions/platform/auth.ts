@@ -1,3 +1,7 @@
+/**
+ * Bearer tokens: the local gateway's verification (verifyBearerToken, what API Gateway's JWT authorizer does on AWS)
+ * and the handlers' reading of the caller from the authorizer context either one passes (principalFromJwt).
+ */
 import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
@@ -16,8 +20,9 @@ export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 /**
  * Tokens already verified in this process (the exact compact JWT → its caller and claims), each kept until the
- * earlier of its `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature check (~0.3 ms) but is
- * never accepted past the token's expiry. Any other string, a tampered one included, is verified in full.
+ * earlier of its `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature check
+ * (~0.3 ms) but is never accepted past the token's expiry. Any other string, a tampered one included, is verified in
+ * full.
  */
 const verifiedTokens = new LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
 
