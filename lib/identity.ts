@@ -1,8 +1,9 @@
 /**
- * The token issuer on AWS: a Cognito user pool whose ID tokens carry the claims the handlers verify
- * (functions/platform/auth.ts): `aud` is the app client id, `companies` a JSON array and `scope` a space-separated
- * string, added by the pre-token-generation trigger from the user attributes `custom:companies` and `custom:scope`.
- * Arrays in claims need the V2_0 trigger event, which needs the Essentials or Plus feature plan.
+ * The token issuer on AWS: a Cognito user pool whose access tokens are what API Gateway's JWT authorizer verifies
+ * (lib/stateless-stack.ts) and the handlers read (functions/platform/auth.ts): `client_id` is the app client id,
+ * `scope` holds the user's scopes (space-separated) and `companies` is a JSON array, both added by the
+ * pre-token-generation trigger from the user attributes `custom:scope` and `custom:companies`. Customizing access
+ * tokens needs the V2_0 trigger event, which needs the Essentials or Plus feature plan (Lite only customizes ID tokens).
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
@@ -18,7 +19,7 @@ import type { CognitoPlan } from './settings.js';
 /** The pre-token-generation trigger (V2_0 event). */
 export const PRE_TOKEN_GENERATION_ENTRY = 'functions/handlers/cognito-pre-token-generation.ts';
 
-/** Lifetime of the ID token the token endpoint returns (its `expires_in`), as locally. */
+/** Lifetime of the access token the token endpoint returns (its `expires_in`), as locally; ID tokens live as long. */
 export const TOKEN_VALIDITY = Duration.hours(1);
 
 /** Settings of the identity construct. */
@@ -76,6 +77,7 @@ export class Identity extends Construct {
       logLevel: props.logLevel,
       logRetention: props.logRetention,
     });
+    // The V2_0 event customizes the access token (scopes, companies); Cognito requires the Essentials or Plus plan for it.
     this.userPool.addTrigger(UserPoolOperation.PRE_TOKEN_GENERATION_CONFIG, this.preTokenGeneration, LambdaVersion.V2_0);
 
     this.client = this.userPool.addClient('TokenEndpointClient', {
@@ -100,7 +102,8 @@ export class Identity extends Construct {
       'by administrators only, passwords need 12 characters of every class, and the auth API is throttled.');
     if (!plus) {
       acknowledge(this.userPool, 'AwsSolutions-COG8',
-        'Essentials is the cheapest plan that delivers the V2_0 pre-token-generation event (array claims); Plus adds threat ' +
+        'Essentials is the cheapest plan that delivers the V2_0 pre-token-generation event (access token customization: the ' +
+        'scopes the API Gateway authorizer checks, and the companies claim); Plus adds threat ' +
         'protection at a higher price per monthly active user and no free tier. Deploy with -c cognitoFeaturePlan=PLUS to turn it on.');
     }
   }

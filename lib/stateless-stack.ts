@@ -8,14 +8,17 @@
  *
  * On AWS the authentication address is an API in front of the stateful stack's Cognito user pool: `POST /token`
  * runs functions/handlers/auth-cognito-token.ts (same contract as the local token endpoint) and
- * `GET /.well-known/jwks.json` proxies the pool's JWKS. Every other function verifies tokens against that pool:
- * JWT_ISSUER, JWT_AUDIENCE (the app client id) and JWKS_URL come from it.
+ * `GET /.well-known/jwks.json` proxies the pool's JWKS. Every route with a scope is behind the API's native JWT
+ * authorizer: API Gateway verifies the pool's access token (issuer, the app client id as audience, expiry, signature)
+ * and that it holds the route's scope before the function runs, and hands the function the token's claims
+ * (`requestContext.authorizer.jwt`, read by functions/platform/auth.ts). A bad token never invokes a function.
  */
 import { type CfnElement, CfnOutput, CustomResource, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   CorsHttpMethod, HttpApi, HttpMethod, type HttpRouteIntegration, type HttpStage, LogGroupLogDestination, type ThrottleSettings,
 } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -214,11 +217,11 @@ export interface StatelessStackProps extends StackProps {
     domain: IDomain;
   };
   identity: {
-    /** Token issuer (`iss`). */
+    /** Token issuer (`iss`): `https://cognito-idp.<region>.amazonaws.com/<pool id>`, the JWT authorizers' issuer. */
     issuer: string;
     /** The issuer's public keys. */
     jwksUrl: string;
-    /** The app client id: the tokens' `aud`, and the client the token endpoint signs in with. */
+    /** The app client id: the access tokens' `client_id` (the JWT authorizers' audience), and the client the token endpoint signs in with. */
     clientId: string;
     /** The pool's pre-token-generation trigger (stateful stack): alarmed here with the other functions. */
     preTokenGeneration: IFunction;
@@ -378,14 +381,24 @@ export class StatelessStack extends Stack {
         throttle: THROTTLE[api],
         accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
       });
+      // One authorizer per API (an authorizer belongs to one API): the pool's access tokens, whose `client_id` is the
+      // app client (API Gateway checks `client_id` when a token has no `aud`). The issuer is built from tokens (region,
+      // pool id), nothing hard-coded.
+      const authorizer = new HttpJwtAuthorizer('CognitoAccessToken', props.identity.issuer, { jwtAudience: [props.identity.clientId] });
       for (const route of ROUTES.filter((candidate) => candidate.api === api)) {
-        httpApi.addRoutes({ path: route.path, methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST], integration: integrationOf(route) });
+        const [added] = httpApi.addRoutes({
+          path: route.path,
+          methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST],
+          integration: integrationOf(route),
+          // The token must hold the route's scope (its `scope` claim); the company in the path is the handler's check.
+          ...(route.scope === null ? {} : { authorizer, authorizationScopes: [route.scope] }),
+        });
+        if (route.scope === null && added !== undefined) {
+          acknowledge(added, 'AwsSolutions-APIG4',
+            `${route.method} ${route.path} is public by contract (docs/contract.md): the token endpoint, the issuer's public keys or ` +
+            'the OpenAPI document, which a caller needs before it has a token. Every other route has the Cognito JWT authorizer.');
+        }
       }
-      acknowledge(httpApi, 'AwsSolutions-APIG4',
-        'Every non-public route authenticates in its handler (functions/platform/http.ts: jose verification of the Cognito ID token, ' +
-        'then scope and company checks), so the same handlers behave identically on the local runtime; an API Gateway JWT ' +
-        'authorizer would answer 401 without the problem+json body and WWW-Authenticate header of the contract. Public routes: ' +
-        'the token endpoint, the JWKS and the OpenAPI document.');
       return { api: httpApi, stage };
     };
     const main = httpApi('MainApi', 'main', 'Device scenario service: scenarios, deployments, search ({base_url}).');

@@ -15,7 +15,10 @@ const REFUSED_SIGN_IN = new Set([
 /** Cognito throttling: the client should retry. */
 const THROTTLED = new Set(['TooManyRequestsException', 'LimitExceededException', 'TooManyFailedAttemptsException']);
 
-/** The token answer of the local endpoint: the Cognito ID token (its `aud` is the app client id) and its lifetime. */
+/**
+ * The token answer of the local endpoint: the Cognito access token (its `client_id` is the app client id, its `scope`
+ * and `companies` claims come from the pre-token-generation trigger) and its lifetime.
+ */
 export interface IssuedToken {
   accessToken: string;
   expiresInSeconds: number;
@@ -27,8 +30,9 @@ export interface InitiateAuthClient {
 }
 
 /**
- * Signs `username` in with `USER_PASSWORD_AUTH` on the app client `clientId` and returns its ID token: the token
- * the pre-token-generation trigger gave `companies` and `scope`, which the handlers verify against the pool's JWKS.
+ * Signs `username` in with `USER_PASSWORD_AUTH` on the app client `clientId` and returns its access token: the token
+ * the pre-token-generation trigger gave the user's scopes and `companies`, which API Gateway's JWT authorizer verifies
+ * (issuer, `client_id` as audience, expiry, the route's scope) before any function runs.
  * @throws UnauthorizedError (401) for wrong credentials, an unknown, unconfirmed or reset user, or a pending challenge.
  * @throws BadRequestError (400) when Cognito refuses the parameters.
  * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
@@ -57,9 +61,10 @@ export async function signInWithCognito(client: InitiateAuthClient, clientId: st
       null,
     );
   }
-  const idToken = output.AuthenticationResult?.IdToken;
-  if (idToken === undefined) throw new Error('Cognito answered InitiateAuth without an ID token.');
-  return { accessToken: idToken, expiresInSeconds: output.AuthenticationResult?.ExpiresIn ?? 3600 };
+  const accessToken = output.AuthenticationResult?.AccessToken;
+  if (accessToken === undefined) throw new Error('Cognito answered InitiateAuth without an access token.');
+  // ExpiresIn is the access token's lifetime (the app client's accessTokenValidity).
+  return { accessToken, expiresInSeconds: output.AuthenticationResult?.ExpiresIn ?? 3600 };
 }
 
 const cognito = traced(new CognitoIdentityProviderClient({}));

@@ -6,6 +6,12 @@ export const COMPANIES_ATTRIBUTE = 'custom:companies';
 /** User attribute holding the user's scopes, space-separated (`scenarios:read search:read`). */
 export const SCOPE_ATTRIBUTE = 'custom:scope';
 
+/** One token's changes in a V2_0 response. */
+interface TokenGeneration {
+  claimsToAddOrOverride?: Record<string, unknown>;
+  claimsToSuppress?: string[];
+}
+
 /**
  * The V2_0 pre-token-generation event, as far as this trigger uses it (@types/aws-lambda types claim values as
  * strings only, which is V1_0's limit; V2_0 accepts arrays).
@@ -13,29 +19,35 @@ export const SCOPE_ATTRIBUTE = 'custom:scope';
 export interface PreTokenGenerationV2Event extends Omit<PreTokenGenerationV2TriggerEvent, 'response'> {
   response: {
     claimsAndScopeOverrideDetails?: {
-      idTokenGeneration?: { claimsToAddOrOverride?: Record<string, unknown>; claimsToSuppress?: string[] };
+      idTokenGeneration?: TokenGeneration;
+      accessTokenGeneration?: TokenGeneration & { scopesToAdd?: string[]; scopesToSuppress?: string[] };
     } | null;
   };
 }
 
-/** The claims the handlers read (functions/platform/auth.ts), derived from the user's attributes. */
-export function tokenClaims(attributes: Readonly<Record<string, string>>): { companies: string[]; scope: string } {
-  const companies = [...new Set((attributes[COMPANIES_ATTRIBUTE] ?? '').split(',').map((item) => item.trim()).filter((item) => item !== ''))];
-  const scope = [...new Set((attributes[SCOPE_ATTRIBUTE] ?? '').split(/[\s,]+/).filter((item) => item !== ''))].join(' ');
-  return { companies, scope };
+/**
+ * What the access token carries for the handlers (functions/platform/auth.ts), from the user's attributes: the
+ * company ids (split on commas and white space, which a company id never contains) and the scopes, each once.
+ */
+export function tokenClaims(attributes: Readonly<Record<string, string>>): { companies: string[]; scopes: string[] } {
+  const items = (value: string | undefined) => [...new Set((value ?? '').split(/[\s,]+/).filter((item) => item !== ''))];
+  return { companies: items(attributes[COMPANIES_ATTRIBUTE]), scopes: items(attributes[SCOPE_ATTRIBUTE]) };
 }
 
 /**
- * Cognito pre-token-generation trigger (event version V2_0): adds `companies` (a JSON array of company ids) and
- * `scope` (space-separated) to the ID token, which the token endpoint returns, and removes the raw `custom:*`
- * attribute claims. A user without the attributes gets `companies: []` and an empty `scope`: a valid token that
- * grants nothing.
+ * Cognito pre-token-generation trigger (event version V2_0, which customizes access tokens: Essentials or Plus
+ * feature plan). The access token, which the token endpoint returns and API Gateway's JWT authorizer verifies, gets
+ * the user's scopes added to its `scope` claim (the authorizer checks each route's scope there) and `companies`, a
+ * JSON array of company ids. The ID token gets neither, and loses the raw `custom:*` attribute claims, so that it
+ * passes no route that needs a scope. A user without the attributes gets `companies: []` and no scope: a valid token
+ * that grants nothing.
  */
 export const handler = async (event: PreTokenGenerationV2Event): Promise<PreTokenGenerationV2Event> => {
-  const { companies, scope } = tokenClaims(event.request.userAttributes);
+  const { companies, scopes } = tokenClaims(event.request.userAttributes);
   event.response = {
     claimsAndScopeOverrideDetails: {
-      idTokenGeneration: { claimsToAddOrOverride: { companies, scope }, claimsToSuppress: [COMPANIES_ATTRIBUTE, SCOPE_ATTRIBUTE] },
+      idTokenGeneration: { claimsToSuppress: [COMPANIES_ATTRIBUTE, SCOPE_ATTRIBUTE] },
+      accessTokenGeneration: { claimsToAddOrOverride: { companies }, scopesToAdd: scopes },
     },
   };
   return event;

@@ -5,6 +5,9 @@ import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { loadHandler } from './handler-module.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
+import { DomainError } from '../core/errors.js';
+import { authorize, type Scope } from '../core/principal.js';
+import { type JwtAuthorizerContext, verifyBearerToken } from '../platform/auth.js';
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -18,13 +21,15 @@ const TEXT_CONTENT_TYPE = /^(text\/|application\/([a-z.+-]*\+)?(json|xml)|applic
 /**
  * Builds the API Gateway HTTP API (payload format 2.0) event for a request, as API Gateway does: lower-case
  * headers with repeats comma-joined, cookies split out, repeated query parameters comma-joined in
- * `queryStringParameters` (the raw string is kept), binary bodies base64-encoded.
+ * `queryStringParameters` (the raw string is kept), binary bodies base64-encoded, and, for a route behind the JWT
+ * authorizer, the verified token's context in `requestContext.authorizer.jwt`.
  */
 export function toApiGatewayEvent(
   request: IncomingMessage,
   body: Buffer,
   route: RouteDefinition,
   pathParameters: Record<string, string>,
+  jwt?: JwtAuthorizerContext,
 ): APIGatewayProxyEventV2 {
   const url = new URL(request.url ?? '/', 'http://localhost');
   const headers: Record<string, string> = {};
@@ -66,6 +71,8 @@ export function toApiGatewayEvent(
       stage: '$default',
       time: now.toUTCString(),
       timeEpoch: now.getTime(),
+      // API Gateway's shape for a JWT authorizer (payload-v2 events of a route with an authorizer only).
+      ...(jwt === undefined ? {} : { authorizer: { jwt: { claims: { ...jwt.claims }, scopes: jwt.scopes === null ? null : [...jwt.scopes] } } }),
     },
     ...(body.length === 0 ? {} : { body: isText ? body.toString('utf8') : body.toString('base64') }),
     isBase64Encoded: body.length > 0 && !isText,
@@ -175,12 +182,71 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
   response.end(body);
 }
 
+/** Writes a DomainError as problem+json with its headers (`WWW-Authenticate`, `Retry-After`), as the handlers' error middleware does. */
+function writeDomainError(response: ServerResponse, error: DomainError, instance: string): void {
+  const { type, title, status, detail, ...extensions } = error.toProblem();
+  const body = JSON.stringify({ type, title, status, detail, instance, ...extensions });
+  response.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': String(Buffer.byteLength(body)), ...error.headers });
+  response.end(body);
+}
+
+/**
+ * What API Gateway's JWT authorizer does on AWS for a route with authorization scopes, before the function runs:
+ * verifies the bearer token (verifyBearerToken: signature against the issuer's JWKS, issuer, audience, expiry) and
+ * checks that it holds `scope`. A refused request is answered here, 401 with `WWW-Authenticate: Bearer` or 403, as
+ * problem+json (API Gateway's own bodies are `{"message": …}`), and resolves undefined; otherwise resolves the
+ * authorizer context the event carries to the handler.
+ */
+async function authorizeBearer(request: IncomingMessage, response: ServerResponse, scope: Scope, instance: string): Promise<JwtAuthorizerContext | undefined> {
+  try {
+    const verified = await verifyBearerToken(request.headers.authorization);
+    authorize(verified.principal, scope);
+    return verified.jwt;
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    writeDomainError(response, error, instance);
+    return undefined;
+  }
+}
+
+/**
+ * Reads the request body. Past MAX_PAYLOAD_BYTES answers 413 at once (closing the connection) and resolves undefined,
+ * as does a request the client abandons before its end.
+ */
+function readBody(request: IncomingMessage, response: ServerResponse): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_PAYLOAD_BYTES) {
+        if (!refused) {
+          refused = true;
+          response.setHeader('connection', 'close');
+          writeProblem(response, 413, 'Payload Too Large', `Requests to this address are limited to ${MAX_PAYLOAD_BYTES} bytes.`);
+          resolve(undefined);
+        }
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (!refused) resolve(Buffer.concat(chunks));
+    });
+    // After `end` this changes nothing (a promise settles once).
+    request.on('close', () => resolve(undefined));
+  });
+}
+
 /**
  * An HTTP server for one API address that turns each request into an API Gateway v2 event, invokes the route's
- * exported Lambda handler and writes the result back. It holds no endpoint logic: unmatched paths get 404 (naming the
- * address that serves the route, when another one does), wrong methods 405 with `Allow`, bodies above
- * MAX_PAYLOAD_BYTES or events above MAX_LAMBDA_EVENT_BYTES 413, as API Gateway and Lambda would; requests Node's HTTP
- * parser refuses get 431 (headers too large) or 400 with a problem+json body. A handler that throws or fails
+ * exported Lambda handler and writes the result back. It holds no endpoint logic. In API Gateway's order: unmatched
+ * paths get 404 (naming the address that serves the route, when another one does), wrong methods 405 with `Allow`;
+ * then, on a route with a scope, the JWT authorizer's part (authorizeBearer: 401 or 403 without reading the body nor
+ * invoking the handler, else `requestContext.authorizer.jwt` as API Gateway sets it); then bodies above
+ * MAX_PAYLOAD_BYTES or events above MAX_LAMBDA_EVENT_BYTES get 413, as API Gateway and Lambda would. Requests Node's
+ * HTTP parser refuses get 431 (headers too large) or 400 with a problem+json body. A handler that throws or fails
  * asynchronously answers 500 (with guardUncaughtErrors installed); the server keeps serving.
  * @param root repository root, to resolve each route's `entry`.
  * @param addresses `http://127.0.0.1:<port>` of the other addresses, named in "served by another address" answers.
@@ -193,9 +259,6 @@ export function createApiServer(
   addresses: Partial<Record<ApiName, string>> = {},
 ): Server {
   const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
     // A client that goes away mid-request makes these streams emit `error`; nothing is left to answer.
     request.on('error', () => undefined);
     response.on('error', () => undefined);
@@ -204,50 +267,44 @@ export function createApiServer(
       if (!response.headersSent) writeProblem(response, 500, 'Internal Server Error', 'The local runtime failed to invoke the handler.');
       else response.end();
     };
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_PAYLOAD_BYTES) {
-        if (!refused) {
-          refused = true;
-          response.setHeader('connection', 'close');
-          writeProblem(response, 413, 'Payload Too Large', `Requests to this address are limited to ${MAX_PAYLOAD_BYTES} bytes.`);
+    invocations.run(fail, () => {
+      void (async () => {
+        const url = new URL(request.url ?? '/', 'http://localhost');
+        const method = request.method ?? 'GET';
+        const match = matchRoute(routes, api, method, url.pathname);
+        // Answered without reading the body: Node discards what remains of it once the answer is written.
+        if (match === undefined || 'methodNotAllowed' in match) {
+          const elsewhere = (['main', 'upload', 'auth'] as const)
+            .filter((other) => other !== api)
+            .map((other) => ({ other, found: matchRoute(routes, other, method, url.pathname) }))
+            .find(({ found }) => found !== undefined && 'route' in found);
+          if (elsewhere !== undefined && elsewhere.found !== undefined && 'route' in elsewhere.found) {
+            const address = addresses[elsewhere.other];
+            return writeProblem(response, 404, 'Not Found',
+              `${method} ${elsewhere.found.route.path} is served by the ${ADDRESS_NAMES[elsewhere.other]}${address === undefined ? '' : `, ${address}`}, not by the ${ADDRESS_NAMES[api]}; send the request there.`);
+          }
+          if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${method} ${url.pathname} on this address.`);
+          return writeProblem(response, 405, 'Method Not Allowed', `${method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(', ')}.`, {
+            allow: match.allowedMethods.join(', '),
+          });
         }
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => {
-      if (refused) return;
-      invocations.run(fail, () => {
-        void (async () => {
-          const url = new URL(request.url ?? '/', 'http://localhost');
-          const method = request.method ?? 'GET';
-          const match = matchRoute(routes, api, method, url.pathname);
-          if (match === undefined || 'methodNotAllowed' in match) {
-            const elsewhere = (['main', 'upload', 'auth'] as const)
-              .filter((other) => other !== api)
-              .map((other) => ({ other, found: matchRoute(routes, other, method, url.pathname) }))
-              .find(({ found }) => found !== undefined && 'route' in found);
-            if (elsewhere !== undefined && elsewhere.found !== undefined && 'route' in elsewhere.found) {
-              const address = addresses[elsewhere.other];
-              return writeProblem(response, 404, 'Not Found',
-                `${method} ${elsewhere.found.route.path} is served by the ${ADDRESS_NAMES[elsewhere.other]}${address === undefined ? '' : `, ${address}`}, not by the ${ADDRESS_NAMES[api]}; send the request there.`);
-            }
-            if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${method} ${url.pathname} on this address.`);
-            return writeProblem(response, 405, 'Method Not Allowed', `${method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(', ')}.`, {
-              allow: match.allowedMethods.join(', '),
-            });
-          }
-          const event = toApiGatewayEvent(request, Buffer.concat(chunks), match.route, match.pathParameters);
-          if (exceedsLambdaEventLimit(event)) {
-            return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
-          }
-          const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
-          const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
-          // A response already given (500 after an uncaught error of this invocation) is not written twice.
-          if (!response.headersSent) writeResult(response, result);
-        })().catch(fail);
-      });
+        // Public routes (scope null, or none declared) have no authorizer, as on AWS.
+        let jwt: JwtAuthorizerContext | undefined;
+        if (match.route.scope != null) {
+          jwt = await authorizeBearer(request, response, match.route.scope, url.pathname);
+          if (jwt === undefined) return;
+        }
+        const body = await readBody(request, response);
+        if (body === undefined) return;
+        const event = toApiGatewayEvent(request, body, match.route, match.pathParameters, jwt);
+        if (exceedsLambdaEventLimit(event)) {
+          return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
+        }
+        const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
+        const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
+        // A response already given (500 after an uncaught error of this invocation) is not written twice.
+        if (!response.headersSent) writeResult(response, result);
+      })().catch(fail);
     });
   });
   server.on('clientError', answerClientError);

@@ -1,5 +1,8 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+/**
+ * Bearer tokens: the local gateway's verification (verifyBearerToken, what API Gateway's JWT authorizer does on AWS)
+ * and the handlers' reading of the caller from the authorizer context either one passes (principalFromJwt).
+ */
+import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
@@ -16,11 +19,103 @@ export const VERIFIED_TOKEN_TTL_MS = 300_000;
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 /**
- * Tokens already verified in this process (the exact compact JWT → its caller), each kept until the earlier of its
- * `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature check (~0.3 ms) but is
- * never accepted past the token's expiry. Any other string, a tampered one included, is verified in full.
+ * Tokens already verified in this process (the exact compact JWT → its caller and claims), each kept until the
+ * earlier of its `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature check
+ * (~0.3 ms) but is never accepted past the token's expiry. Any other string, a tampered one included, is verified in
+ * full.
  */
-const verifiedTokens = new LRUCache<string, { principal: Principal; expiresAtMs: number }>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
+const verifiedTokens = new LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
+
+/**
+ * What API Gateway's JWT authorizer hands a payload-v2 Lambda in `requestContext.authorizer.jwt`, and what the local
+ * gateway hands it in the same place: the verified token's claims, and its scopes.
+ */
+export interface JwtAuthorizerContext {
+  /**
+   * Every claim of the token. API Gateway gives each as a string (see flattenClaims: `exp` as `"1767225600"`, an array
+   * as `"[acme globex]"`); a real array or number is accepted too.
+   */
+  claims: Readonly<Record<string, string | number | boolean | readonly string[]>>;
+  /** The token's `scope` claim, split, on a route with authorization scopes (every route here that takes a token); else null. */
+  scopes: readonly string[] | null;
+}
+
+/** A verified bearer token: the caller, and the authorizer context API Gateway would give the function for it. */
+export interface VerifiedToken {
+  principal: Principal;
+  jwt: JwtAuthorizerContext;
+}
+
+/**
+ * Flattens verified JWT claims the way API Gateway's HTTP API JWT authorizer does for a payload-v2 integration:
+ * strings as they are, numbers and booleans as text, an array as its items between brackets separated by one space
+ * (`["acme","globex"]` → `"[acme globex]"`), an object as JSON text; null claims are left out.
+ */
+export function flattenClaims(payload: JWTPayload): Record<string, string> {
+  const claims: Record<string, string> = {};
+  for (const [name, value] of Object.entries(payload)) {
+    if (value === null || value === undefined) continue;
+    if (typeof value === 'string') claims[name] = value;
+    else if (Array.isArray(value)) claims[name] = `[${value.map((item) => (typeof item === 'string' ? item : JSON.stringify(item))).join(' ')}]`;
+    else claims[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  }
+  return claims;
+}
+
+/**
+ * The authorizer context of a verified token's claims on a route with authorization scopes, as API Gateway builds it:
+ * the claims flattened (flattenClaims) and the `scope` claim split on spaces. Frozen.
+ */
+export function jwtAuthorizerContext(payload: JWTPayload): JwtAuthorizerContext {
+  const scope = typeof payload.scope === 'string' ? payload.scope : '';
+  return Object.freeze({
+    claims: Object.freeze(flattenClaims(payload)),
+    scopes: Object.freeze(scope.split(' ').filter((item) => item !== '')),
+  });
+}
+
+/**
+ * Reads a list-valued claim in any of the forms it reaches a function in: a real array of strings, the bracketed
+ * form API Gateway flattens arrays to (`[a b]`, also `[a, b]`), a JSON array in a string (`["a","b"]`), or a
+ * space- or comma-separated string. Undefined when the claim is absent or of another type. Items therefore never
+ * contain white space, commas, brackets or quotes (company ids and scopes do not).
+ */
+function listClaim(value: unknown): string[] | undefined {
+  if (Array.isArray(value)) return value.every((item) => typeof item === 'string') ? [...(value as string[])] : undefined;
+  if (typeof value !== 'string') return undefined;
+  let text = value.trim();
+  if (text.startsWith('[') && text.endsWith(']')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (Array.isArray(parsed) && parsed.every((item) => typeof item === 'string')) return parsed as string[];
+    } catch {
+      // Not JSON: API Gateway's `[a b]`.
+    }
+    text = text.slice(1, -1);
+  }
+  return text.split(/[\s,]+/).filter((item) => item !== '');
+}
+
+/**
+ * The caller of a request whose token a JWT authorizer verified (API Gateway on AWS, the local gateway locally),
+ * from `event.requestContext.authorizer.jwt`: `sub`, the `companies` claim (in any form listClaim reads) and the
+ * scopes (`jwt.scopes` and the `scope` claim, space-separated). The signature, issuer, audience and expiry were
+ * checked by the authorizer; this only reads.
+ * @throws UnauthorizedError (401) when `sub` or a `companies` claim is missing.
+ */
+export function principalFromJwt(jwt: { claims?: Readonly<Record<string, unknown>> | null; scopes?: readonly string[] | null }): Principal {
+  const claims = jwt.claims ?? {};
+  const subject = claims.sub;
+  if (typeof subject !== 'string' || subject === '') throw new UnauthorizedError('The token has no "sub" claim.');
+  const companies = listClaim(claims.companies);
+  if (companies === undefined) throw new UnauthorizedError('The token has no valid "companies" claim.');
+  const scope = typeof claims.scope === 'string' ? claims.scope.split(' ') : [];
+  return Object.freeze({
+    subject,
+    companies: Object.freeze([...new Set(companies)]),
+    scopes: new Set([...(jwt.scopes ?? []), ...scope].filter((item) => item !== '')),
+  });
+}
 
 /** Why a bearer token was refused: the `reason` of the TokenFailures metric (observability.ts). */
 export type TokenFailureReason = 'missing' | 'malformed' | 'expired' | 'invalid';
@@ -48,14 +143,17 @@ function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
 }
 
 /**
- * Verifies a bearer token with `jose` against the issuer's JWKS (issuer, audience, expiry, nbf, asymmetric algorithm)
- * and returns the caller. A token verified before in this process is answered from a cache until its expiry
- * (at most VERIFIED_TOKEN_TTL_MS); the returned Principal is shared and must not be modified.
+ * Verifies a bearer token with `jose` against the issuer's JWKS (issuer, audience, expiry, nbf, asymmetric algorithm),
+ * as API Gateway's JWT authorizer does on AWS; the local gateway calls it before invoking a route's handler. Returns
+ * the caller and the authorizer context to hand the handler (claims flattened as API Gateway does, the token's
+ * scopes). A token verified before in this process is answered from a cache until its expiry (at most
+ * VERIFIED_TOKEN_TTL_MS); the returned object is shared and must not be modified.
  * @param authorization the `Authorization` header value.
- * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the token is missing, malformed, expired or untrusted.
+ * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the token is missing, malformed, expired or
+ *   untrusted, or has no `companies` claim.
  * @throws ServiceUnavailableError (503) when the issuer's JWKS cannot be fetched.
  */
-export async function verifyBearerToken(authorization: string | undefined): Promise<Principal> {
+export async function verifyBearerToken(authorization: string | undefined): Promise<VerifiedToken> {
   if (authorization === undefined || authorization === '') {
     throw refused('missing', 'An Authorization: Bearer <token> header is required.', null);
   }
@@ -64,9 +162,9 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
   const token = match[1] as string;
   const remembered = verifiedTokens.get(token);
   // The cache's TTL runs on a monotonic clock that may lag after a pause (a frozen Lambda); `exp` is wall-clock time.
-  if (remembered !== undefined && Date.now() < remembered.expiresAtMs) return remembered.principal;
+  if (remembered !== undefined && Date.now() < remembered.expiresAtMs) return remembered.verified;
   const { config, keys } = verifierSettings();
-  let payload;
+  let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, keys, {
       issuer: config.issuer,
@@ -82,23 +180,10 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
     if (error instanceof joseErrors.JOSEError) throw refused('invalid', `The token is not valid: ${error.message}.`);
     throw error;
   }
-  const companies = payload.companies;
-  if (!Array.isArray(companies) || !companies.every((company) => typeof company === 'string')) {
-    throw refused('invalid', 'The token has no valid "companies" claim.');
-  }
-  const scope = typeof payload.scope === 'string' ? payload.scope : '';
-  const principal: Principal = Object.freeze({
-    subject: payload.sub as string,
-    companies: Object.freeze([...companies]),
-    scopes: new Set(scope.split(' ').filter((item) => item !== '')),
-  });
+  const jwt = jwtAuthorizerContext(payload);
+  const verified: VerifiedToken = Object.freeze({ principal: principalFromJwt(jwt), jwt });
   const expiresAtMs = (payload.exp as number) * 1000;
   const untilExpiryMs = expiresAtMs - Date.now();
-  if (untilExpiryMs > 0) verifiedTokens.set(token, { principal, expiresAtMs }, { ttl: Math.min(VERIFIED_TOKEN_TTL_MS, untilExpiryMs) });
-  return principal;
-}
-
-/** Reads the bearer token of an API Gateway event and verifies it (see verifyBearerToken). */
-export function authenticate(event: APIGatewayProxyEventV2): Promise<Principal> {
-  return verifyBearerToken(event.headers?.authorization ?? event.headers?.Authorization);
+  if (untilExpiryMs > 0) verifiedTokens.set(token, { verified, expiresAtMs }, { ttl: Math.min(VERIFIED_TOKEN_TTL_MS, untilExpiryMs) });
+  return verified;
 }

@@ -3,9 +3,9 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import type { RouteDefinition, RouteInput } from '../contract/route.js';
-import { BadRequestError, PayloadTooLargeError, type ProblemViolation } from '../core/errors.js';
+import { BadRequestError, PayloadTooLargeError, type ProblemViolation, UnauthorizedError } from '../core/errors.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
-import { authenticate } from './auth.js';
+import { type JwtAuthorizerContext, principalFromJwt } from './auth.js';
 import { powertoolsMiddlewares, requestObservability } from './observability.js';
 import { problemJsonErrors } from './problem.js';
 
@@ -21,11 +21,22 @@ export type RouteHandler<TContext extends Context = AuthenticatedContext> = (
 /** A middy middleware of the HTTP handlers. */
 export type HttpMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
 
-/** middy middleware: verifies the bearer token before any body parsing and puts the caller on `context.principal`. */
+/**
+ * middy middleware: puts the caller on `context.principal`, read from the JWT authorizer's context
+ * (`event.requestContext.authorizer.jwt`, see principalFromJwt). The token was verified before the function ran, by
+ * API Gateway's JWT authorizer on AWS and by the local gateway locally; a bad token never reaches the function.
+ * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the event carries no authorizer context (the
+ *   function was invoked without the authorizer) or the token lacks `sub` or `companies`.
+ */
 export function bearerAuthentication(): HttpMiddleware {
   return {
     before: async (request) => {
-      (request.context as AuthenticatedContext).principal = await authenticate(request.event);
+      const { authorizer } = request.event.requestContext as { authorizer?: { jwt?: JwtAuthorizerContext | null } | null };
+      const jwt = authorizer?.jwt;
+      if (jwt === undefined || jwt === null) {
+        throw new UnauthorizedError('No verified token reached this operation; send an Authorization: Bearer <token> header to the API address.', null);
+      }
+      (request.context as AuthenticatedContext).principal = principalFromJwt(jwt);
     },
   };
 }

@@ -297,7 +297,7 @@ describe('stacks (bundling skipped)', () => {
     expect(JSON.stringify(statements)).not.toContain('"AWS":"*"');
   });
 
-  it('issues tokens from a retained Cognito pool whose V2_0 trigger adds the claims, through a secretless USER_PASSWORD_AUTH client', () => {
+  it('issues tokens from a retained Essentials Cognito pool whose V2_0 trigger customizes access tokens, through a secretless USER_PASSWORD_AUTH client', () => {
     const [[, pool]] = resourcesOf(stateful, 'AWS::Cognito::UserPool') as [[string, Resource]];
     expect(pool.DeletionPolicy).toBe('Retain');
     const [triggerId] = statefulFunctions.get(PRE_TOKEN_GENERATION_ENTRY) as [string, Resource];
@@ -318,6 +318,8 @@ describe('stacks (bundling skipped)', () => {
       GenerateSecret: false,
       AllowedOAuthFlowsUserPoolClient: false,
       PreventUserExistenceErrors: 'ENABLED',
+      // The token endpoint returns the access token: its lifetime is the contract's expires_in (1 h, as locally).
+      AccessTokenValidity: 60,
       IdTokenValidity: 60,
     });
     // Users must not be able to grant themselves companies or scopes.
@@ -363,6 +365,42 @@ describe('stacks (bundling skipped)', () => {
     stateless.resourceCountIs('AWS::ApiGatewayV2::Stage', 3);
     for (const output of ['MainApiUrl', 'UploadApiUrl', 'AuthApiUrl', 'SearchReindexFunctionName']) stateless.hasOutput(output, {});
     for (const output of ['UserPoolId', 'UserPoolClientId', 'CompaniesTableName', 'DevicesTableName', 'SearchDomainEndpoint']) stateful.hasOutput(output, {});
+  });
+
+  it("puts each API's Cognito JWT authorizer, with the route's scope, on every route with a scope, and none on public routes", () => {
+    const [poolId] = resourcesOf(stateful, 'AWS::Cognito::UserPool')[0] as [string, Resource];
+    const [clientId] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient')[0] as [string, Resource];
+    const apis = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api');
+    const authorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer');
+    // The main and upload APIs have scoped routes; the auth API has none, hence no authorizer.
+    expect(authorizers).toHaveLength(2);
+    for (const [id, authorizer] of authorizers) {
+      expect(authorizer.Properties, id).toMatchObject({ AuthorizerType: 'JWT', IdentitySource: ['$request.header.Authorization'] });
+      const jwtConfiguration = authorizer.Properties?.JwtConfiguration as { Issuer: unknown; Audience: unknown[] } | undefined;
+      const { Issuer, Audience } = jwtConfiguration ?? { Issuer: undefined, Audience: [] };
+      // https://cognito-idp.<region>.amazonaws.com/<pool id>: the stack's region and the stateful stack's pool id, nothing literal.
+      expect(flattenJoin(Issuer), id).toMatch(/^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/);
+      expect(JSON.stringify(Issuer), id).toContain(poolId);
+      expect(Audience, id).toHaveLength(1);
+      expect(JSON.stringify(Audience), id).toContain(clientId);
+    }
+    const routes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route');
+    for (const definition of ROUTES) {
+      const apiId = apis.find(([id]) => id.startsWith({ main: 'MainApi', upload: 'UploadApi', auth: 'AuthApi' }[definition.api]))?.[0];
+      const [, route] = routes.find(([, candidate]) =>
+        candidate.Properties?.RouteKey === `${definition.method} ${definition.path}` && (candidate.Properties?.ApiId as { Ref: string } | undefined)?.Ref === apiId) as [string, Resource];
+      if (definition.scope === null) {
+        expect(route.Properties?.AuthorizationType ?? 'NONE', definition.id).toBe('NONE');
+        expect(route.Properties?.AuthorizerId, definition.id).toBeUndefined();
+        expect(route.Properties?.AuthorizationScopes, definition.id).toBeUndefined();
+        continue;
+      }
+      expect(route.Properties, definition.id).toMatchObject({ AuthorizationType: 'JWT', AuthorizationScopes: [definition.scope] });
+      const authorizerId = (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref;
+      const authorizer = authorizers.find(([id]) => id === authorizerId)?.[1];
+      expect((authorizer?.Properties?.ApiId as { Ref: string } | undefined)?.Ref, definition.id).toBe(apiId);
+    }
+    expect(ROUTES.filter((route) => route.scope === null).map((route) => route.id).sort()).toEqual(['AuthJwks', 'AuthToken', 'OpenApiDocument']);
   });
 
   it('runs one function per entry, all arm64 on the newest Node.js runtime, traced, with their own log groups and no managed policies', () => {

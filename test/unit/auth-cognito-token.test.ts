@@ -56,12 +56,12 @@ afterEach(() => {
 });
 
 describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
-  it('returns the ID token with the local contract and signs in on the configured app client', async () => {
+  it('returns the access token (not the ID token) with the local contract and signs in on the configured app client', async () => {
     cognito.on(InitiateAuthCommand).resolves({ AuthenticationResult: { IdToken: 'id.token.jwt', AccessToken: 'access.token.jwt', ExpiresIn: 3600 } });
     const response = await post({ username: 'alice', password: 'Correct-horse-9' });
     expect(response.statusCode).toBe(200);
     expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'cache-control': 'no-store' });
-    expect(response.json).toEqual({ access_token: 'id.token.jwt', token_type: 'Bearer', expires_in: 3600 });
+    expect(response.json).toEqual({ access_token: 'access.token.jwt', token_type: 'Bearer', expires_in: 3600 });
     expect(cognito.commandCalls(InitiateAuthCommand)[0]?.args[0].input).toEqual({
       ClientId: CLIENT_ID, AuthFlow: 'USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'alice', PASSWORD: 'Correct-horse-9' },
     });

@@ -4,7 +4,6 @@
  * errors (aws-sdk-client-mock on the handlers' own client), the idempotency store (Powertools wraps the SDK's error),
  * and an endpoint that accepts connections but never answers (the SDK clients' timeouts). A genuine bug stays 500.
  */
-import { createServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import {
@@ -13,60 +12,33 @@ import {
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { services } from '../../functions/platform/composition.js';
 import { publicHttpHandler, jsonResponse } from '../../functions/platform/http.js';
 import { logger } from '../../functions/platform/logger.js';
+import { withJwtAuthorizer } from './jwt-authorizer.js';
 
 vi.hoisted(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 });
-
-const ISSUER = 'https://issuer.test';
-const AUDIENCE = 'device-scenario-service';
-let jwks: HttpServer;
-let token: string;
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 let listDeployments: Handler;
 let executeDeployments: Handler;
 
 beforeAll(async () => {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'ES256', use: 'sig' };
-  jwks = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ keys: [jwk] }));
-  });
-  await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
   // Nothing listens on this port: every DynamoDB call is refused, as when DynamoDB Local has died.
   const deadPort = await freePort();
   Object.assign(process.env, {
-    JWT_ISSUER: ISSUER,
-    JWT_AUDIENCE: AUDIENCE,
-    JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
     COMPANIES_TABLE: 'companies', DEVICES_TABLE: 'devices', SCENARIOS_TABLE: 'scenarios', DEPLOYMENTS_TABLE: 'deployments',
     IDEMPOTENCY_TABLE: 'idempotency', ARCHIVE_BUCKET: 'archives', LOCAL_EVENTS_FILE: '/dev/null', CURSOR_SIGNING_KEY: 'ab'.repeat(32),
     DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`, S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
     AWS_REGION: 'us-east-1',
   });
-  token = await new SignJWT({ companies: ['acme'], scope: 'deployments:read deployments:write' })
-    .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setSubject('alice')
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(privateKey);
   listDeployments = (await import('../../functions/handlers/deployments-list.js')).handler as unknown as Handler;
   executeDeployments = (await import('../../functions/handlers/deployments-execute.js')).handler as unknown as Handler;
-});
-
-afterAll(async () => {
-  await new Promise((done) => jwks.close(done));
 });
 
 afterEach(() => {
@@ -84,9 +56,10 @@ function context(): Context {
 
 function event(method: 'GET' | 'POST', routeKey: string, rawPath: string, extra: { body?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
   const now = new Date();
-  return {
+  // As the gateway hands it over once alice's token is verified.
+  return withJwtAuthorizer({
     version: '2.0', routeKey, rawPath, rawQueryString: '',
-    headers: { authorization: `Bearer ${token}`, ...(extra.headers ?? {}) },
+    headers: { authorization: 'Bearer verified.by.gateway', ...(extra.headers ?? {}) },
     pathParameters: { companyId: 'acme' },
     requestContext: {
       accountId: 'test', apiId: 'main', domainName: 'localhost', domainPrefix: 'localhost',
@@ -95,7 +68,7 @@ function event(method: 'GET' | 'POST', routeKey: string, rawPath: string, extra:
     },
     isBase64Encoded: false,
     ...(extra.body === undefined ? {} : { body: extra.body }),
-  };
+  }, { sub: 'alice', companies: ['acme'], scope: 'deployments:read deployments:write' });
 }
 
 const listEvent = () => event('GET', 'GET /companies/{companyId}/resources/DEVICE/deployments', '/companies/acme/resources/DEVICE/deployments');

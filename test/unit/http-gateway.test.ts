@@ -1,13 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { IncomingMessage, Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, it, expect } from 'vitest';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, it, expect } from 'vitest';
 import { ROUTES, matchRoute, type RouteDefinition } from '../../functions/contract/routes.js';
+import { whoamiRoute } from './fixtures/whoami-handler.js';
 import { createApiServer, toApiGatewayEvent } from '../../functions/local/http-gateway.js';
+import { loadHandler } from '../../functions/local/handler-module.js';
+import { verifyBearerToken } from '../../functions/platform/auth.js';
 
 function route(id: string): RouteDefinition {
   const found = ROUTES.find((candidate) => candidate.id === id);
@@ -324,6 +329,139 @@ describe('createApiServer: answers before any handler', () => {
     expect(JSON.parse(garbled.slice(garbled.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400, title: 'Bad Request' });
 
     expect((await fetch(`${base}/nowhere`)).status).toBe(404);
+  });
+});
+
+describe('createApiServer: the JWT authorizer of routes with a scope', () => {
+  const ISSUER = 'https://issuer.test';
+  const AUDIENCE = 'device-scenario-service';
+  const REPO_ROOT = resolve(import.meta.dirname, '../..');
+  const WHOAMI_ENTRY = 'test/unit/fixtures/whoami-handler.ts';
+  const whoami: RouteDefinition = whoamiRoute;
+  type RecordingHandler = ((event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>) & { calls: APIGatewayProxyEventV2[] };
+  let jwks: Server;
+  let gateway: Server;
+  let base: string;
+  let recorded: RecordingHandler;
+  let sign: (claims: Record<string, unknown>) => Promise<string>;
+
+  beforeAll(async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'ES256', use: 'sig' };
+    jwks = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
+    Object.assign(process.env, {
+      JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    });
+    sign = (claims) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+      .setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('olivia').setIssuedAt().setExpirationTime('1h').sign(privateKey);
+    gateway = createApiServer('main', [whoami], REPO_ROOT, () => undefined);
+    await new Promise<void>((done) => gateway.listen(0, '127.0.0.1', done));
+    base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    // The module instance the gateway invokes (loadHandler loads each entry once).
+    recorded = await loadHandler<RecordingHandler>(REPO_ROOT, WHOAMI_ENTRY);
+  });
+
+  afterAll(async () => {
+    await new Promise((done) => gateway?.close(done));
+    await new Promise((done) => jwks?.close(done));
+  });
+
+  /**
+   * Sends the head of a POST announcing a 1 MB body and only its first bytes, and resolves with the answer: a server
+   * that waited for the body would never answer (the helper then fails after 5 s).
+   */
+  function answerBeforeBody(authorization: string | undefined): Promise<{ status: number; head: string; body: Record<string, unknown> }> {
+    const { hostname, port } = new URL(base);
+    return new Promise((done, fail) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(`POST /companies/acme/whoami HTTP/1.1\r\nHost: x\r\n${authorization === undefined ? '' : `Authorization: ${authorization}\r\n`}` +
+          'Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"partial":');
+      });
+      const timer = setTimeout(() => { socket.destroy(); fail(new Error('no answer before the body was complete')); }, 5_000);
+      let received = '';
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('utf8');
+        const end = received.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(received)?.[1] ?? NaN);
+        if (end < 0 || Buffer.byteLength(received.slice(end + 4)) < length) return;
+        clearTimeout(timer);
+        socket.destroy();
+        done({ status: Number(received.slice(9, 12)), head: received.slice(0, end), body: JSON.parse(received.slice(end + 4)) as Record<string, unknown> });
+      });
+      socket.on('error', fail);
+    });
+  }
+
+  it("passes the verified claims in API Gateway's shape, and the handler reads the caller the gateway verified", async () => {
+    const token = await sign({ companies: ['acme', 'globex'], scope: 'search:read scenarios:read' });
+    const before = recorded.calls.length;
+    const response = await fetch(`${base}/companies/acme/whoami`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+    expect(response.status).toBe(200);
+    const { principal } = await verifyBearerToken(`Bearer ${token}`);
+    expect(await response.json()).toEqual({ subject: principal.subject, companies: [...principal.companies], scopes: [...principal.scopes].sort() });
+    expect(principal).toMatchObject({ subject: 'olivia', companies: ['acme', 'globex'] });
+    expect(recorded.calls).toHaveLength(before + 1);
+    const authorizer = (recorded.calls.at(-1)?.requestContext as { authorizer?: unknown } | undefined)?.authorizer;
+    expect(authorizer).toEqual({
+      jwt: {
+        claims: {
+          sub: 'olivia', iss: ISSUER, aud: AUDIENCE, companies: '[acme globex]', scope: 'search:read scenarios:read',
+          iat: expect.stringMatching(/^\d+$/), exp: expect.stringMatching(/^\d+$/),
+        },
+        scopes: ['search:read', 'scenarios:read'],
+      },
+    });
+  });
+
+  it('answers 403 to a valid token without the route\'s scope, before the body arrives and without invoking the handler', async () => {
+    const token = await sign({ companies: ['acme'], scope: 'scenarios:read' });
+    const before = recorded.calls.length;
+    const refused = await answerBeforeBody(`Bearer ${token}`);
+    expect(refused.status).toBe(403);
+    expect(refused.head).toMatch(/content-type: application\/problem\+json/i);
+    expect(refused.body).toMatchObject({ status: 403, title: 'Forbidden', detail: expect.stringMatching(/'search:read'/), instance: '/companies/acme/whoami' });
+    expect(recorded.calls).toHaveLength(before);
+  });
+
+  it('answers 401 with WWW-Authenticate to a missing, malformed or forged token, before the body arrives and without invoking the handler', async () => {
+    const { privateKey } = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ companies: ['acme'], scope: 'search:read' }).setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+      .setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('mallory').setIssuedAt().setExpirationTime('1h').sign(privateKey);
+    const before = recorded.calls.length;
+    for (const [authorization, header] of [
+      [undefined, /www-authenticate: Bearer\r?$/im],
+      ['Bearer garbage', /www-authenticate: Bearer error="invalid_request"/i],
+      [`Bearer ${forged}`, /www-authenticate: Bearer error="invalid_token"/i],
+    ] as const) {
+      const refused = await answerBeforeBody(authorization);
+      expect(refused.status, authorization).toBe(401);
+      expect(refused.head, authorization).toMatch(header);
+      expect(refused.body, authorization).toMatchObject({ status: 401, title: 'Unauthorized', instance: '/companies/acme/whoami' });
+    }
+    expect(recorded.calls).toHaveLength(before);
+  });
+
+  it('a handler invoked without the authorizer context (not through the gateway) answers 401 problem+json', async () => {
+    const event: APIGatewayProxyEventV2 = {
+      version: '2.0', routeKey: 'POST /companies/{companyId}/whoami', rawPath: '/companies/acme/whoami', rawQueryString: '',
+      headers: { authorization: `Bearer ${await sign({ companies: ['acme'], scope: 'search:read' })}` },
+      pathParameters: { companyId: 'acme' },
+      requestContext: {
+        accountId: 'test', apiId: 'main', domainName: 'localhost', domainPrefix: 'localhost',
+        http: { method: 'POST', path: '/companies/acme/whoami', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+        requestId: 'request-1', routeKey: 'POST /companies/{companyId}/whoami', stage: '$default', time: new Date().toUTCString(), timeEpoch: Date.now(),
+      },
+      isBase64Encoded: false,
+    };
+    const result = await recorded(event, { getRemainingTimeInMillis: () => 30_000, awsRequestId: 'request-1' } as unknown as Context);
+    expect(result.statusCode).toBe(401);
+    expect(result.headers).toMatchObject({ 'content-type': 'application/problem+json', 'WWW-Authenticate': 'Bearer' });
+    expect(JSON.parse(result.body ?? '{}')).toMatchObject({ status: 401, detail: expect.stringMatching(/Authorization: Bearer/) });
   });
 });
 
