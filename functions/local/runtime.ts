@@ -5,6 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
+import { ENV, type EnvironmentGroup, type EnvName, readEnvironment } from '../contract/environment.js';
 import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../contract/routes.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
@@ -67,7 +68,70 @@ export const LOCAL_TABLES = { companies: 'companies', devices: 'devices', scenar
 export const LOCAL_BUCKET = 'scenario-archives';
 /** `aud` of locally issued tokens. */
 export const LOCAL_AUDIENCE = 'device-scenario-service';
+/** The region the local clients name (DynamoDB Local and s3rver accept any) unless AWS_REGION says otherwise. */
+const LOCAL_REGION = 'us-east-1';
 
+/** What localEnvironment() needs: where the data lives and where each backend answers. */
+export interface LocalEnvironmentOptions {
+  /** Absolute data folder. */
+  dataDirectory: string;
+  /** `http://127.0.0.1:<port>` of each address. */
+  addresses: Readonly<Record<ApiName, string>>;
+  dynamoDbEndpoint: string;
+  s3Endpoint: string;
+  /** The cursor key (localCursorSigningKey). */
+  cursorSigningKey: string;
+  /** The runtime's own environment: its search and region settings are passed on. */
+  inherited: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The environment the local runtime gives its handlers (through `process.env`, as Lambda's): the local table and
+ * bucket names, the embedded backends' endpoints, the local issuer, the events file, the cursor key, and the
+ * addresses actually listened on. SEARCH_BACKEND (default `embedded`) and AWS_REGION (default us-east-1) come from
+ * `inherited`; so do the other variables a user may set (OPENSEARCH_*, UPLOAD_SLOT_TTL_SECONDS, TOKEN_LIFETIME_SECONDS),
+ * which this leaves in place.
+ */
+export function localEnvironment(options: LocalEnvironmentOptions): Partial<Record<EnvName, string>> {
+  const { addresses, dataDirectory, inherited } = options;
+  return {
+    [ENV.companiesTable]: LOCAL_TABLES.companies,
+    [ENV.devicesTable]: LOCAL_TABLES.devices,
+    [ENV.scenariosTable]: LOCAL_TABLES.scenarios,
+    [ENV.deploymentsTable]: LOCAL_TABLES.deployments,
+    [ENV.idempotencyTable]: LOCAL_TABLES.idempotency,
+    [ENV.localEventsFile]: join(dataDirectory, 'events', 'events.jsonl'),
+    [ENV.archiveBucket]: LOCAL_BUCKET,
+    [ENV.dynamoDbEndpoint]: options.dynamoDbEndpoint,
+    [ENV.s3Endpoint]: options.s3Endpoint,
+    // The embedded engine, unless SEARCH_BACKEND=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
+    [ENV.searchBackend]: inherited[ENV.searchBackend] || 'embedded',
+    [ENV.localAuthDir]: localAuthDirectory(dataDirectory),
+    [ENV.jwtIssuer]: addresses.auth,
+    [ENV.jwtAudience]: LOCAL_AUDIENCE,
+    [ENV.jwksUrl]: `${addresses.auth}/.well-known/jwks.json`,
+    // Signs the listings' cursors; kept in the data folder so that cursors survive restarts.
+    [ENV.cursorSigningKey]: options.cursorSigningKey,
+    [ENV.awsRegion]: inherited[ENV.awsRegion] || LOCAL_REGION,
+    // The addresses the OpenAPI document names in `servers`: the ports actually listened on.
+    [ENV.mainApiUrl]: addresses.main,
+    [ENV.uploadApiUrl]: addresses.upload,
+    [ENV.authApiUrl]: addresses.auth,
+  };
+}
+
+/**
+ * The groups of variables the handlers read in the local runtime (every group but the AWS token endpoint's and
+ * the runtime's own), checked once the environment is set: a bad one stops `npm start` with its name.
+ */
+export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
+  'storage', 'idempotency', 'tokenVerification', 'search', 'events', 'cursors', 'uploads', 'addresses', 'localIssuer', 'function',
+];
+
+/** The local issuer's folder (users, signing keys, the cursor key) in the data folder. */
+function localAuthDirectory(dataDirectory: string): string {
+  return join(dataDirectory, 'auth');
+}
 
 function listen(server: Server, port: number): Promise<void> {
   return new Promise((done, fail) => {
@@ -81,11 +145,15 @@ function listen(server: Server, port: number): Promise<void> {
  * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
  * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), and the
  * three API listeners invoking the Lambda handlers of the route table.
- * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's.
+ * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
+ * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
+ * @throws EnvironmentError naming a missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0).
  * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const log = options.log ?? (() => undefined);
+  // The runtime's own settings first: a bad one stops the start before any backend runs.
+  const runtimeSettings = readEnvironment('localRuntime', process.env);
   const dataDirectory = resolve(options.dataDirectory);
   await mkdir(dataDirectory, { recursive: true });
   const ports: LocalPorts = { ...options.ports };
@@ -103,35 +171,21 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stops.push(() => s3.close());
     const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
     const addresses = { api: `http://127.0.0.1:${ports.api}`, upload: `http://127.0.0.1:${ports.upload}`, auth: `http://127.0.0.1:${ports.auth}` };
-    const authDirectory = join(dataDirectory, 'auth');
+    const authDirectory = localAuthDirectory(dataDirectory);
     await mkdir(authDirectory, { recursive: true });
 
-    Object.assign(process.env, {
-      COMPANIES_TABLE: LOCAL_TABLES.companies,
-      DEVICES_TABLE: LOCAL_TABLES.devices,
-      SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
-      DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
-      IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
-      LOCAL_EVENTS_FILE: join(dataDirectory, 'events', 'events.jsonl'),
-      ARCHIVE_BUCKET: LOCAL_BUCKET,
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
-      S3_ENDPOINT: s3Endpoint,
-      // The embedded engine, unless SEARCH_BACKEND=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
-      SEARCH_BACKEND: process.env.SEARCH_BACKEND ?? 'embedded',
-      LOCAL_AUTH_DIR: authDirectory,
-      JWT_ISSUER: addresses.auth,
-      JWT_AUDIENCE: LOCAL_AUDIENCE,
-      JWKS_URL: `${addresses.auth}/.well-known/jwks.json`,
-      // Signs the listings' cursors; kept in the data folder so that cursors survive restarts.
-      CURSOR_SIGNING_KEY: await localCursorSigningKey(authDirectory),
-      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
-      // The addresses the OpenAPI document names in `servers`: the ports actually listened on.
-      MAIN_API_URL: addresses.api,
-      UPLOAD_API_URL: addresses.upload,
-      AUTH_API_URL: addresses.auth,
-    });
+    Object.assign(process.env, localEnvironment({
+      dataDirectory,
+      addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
+      dynamoDbEndpoint: dynamo.endpoint,
+      s3Endpoint,
+      cursorSigningKey: await localCursorSigningKey(authDirectory),
+      inherited: process.env,
+    }));
+    for (const group of LOCAL_HANDLER_GROUPS) readEnvironment(group, process.env);
+    const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
 
-    const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const streamArns = await ensureTables(tableClient, LOCAL_TABLES);
     tableClient.destroy();
     await seedUsers(authDirectory);
@@ -143,7 +197,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       const handler = await loadHandler<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(options.root, entry);
       return (event) => handler(event, {});
     };
-    const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const poller = new DynamoDbStreamPoller(streams, streamArns.search, await consumer(SEARCH_INDEXER_ENTRY), {
       onError: (error) => log(`stream poller: ${(error as Error).message}`),
     });
@@ -162,7 +216,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         const invocation = (async () => {
           for (let attempt = 1; attempt <= 3; attempt += 1) {
             try {
-              await uploaded(toS3Event(record, process.env.AWS_REGION ?? 'us-east-1'), {});
+              await uploaded(toS3Event(record, region), {});
               return;
             } catch (error) {
               log(`S3 event handler failed (attempt ${attempt} of 3) for ${record.s3.object.key}: ${(error as Error).message}`);
@@ -179,8 +233,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
     // The upload sweeper on a timer: the handler the schedule runs on AWS, one run at a time.
     const sweeper = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, UPLOAD_SWEEPER.entry);
-    const sweepIntervalMs = Number(process.env.UPLOAD_SWEEP_INTERVAL_MS ?? 60_000);
-    if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 100) throw new Error(`UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds, at least 100; got '${process.env.UPLOAD_SWEEP_INTERVAL_MS}'.`);
+    const sweepIntervalMs = runtimeSettings[ENV.uploadSweepIntervalMs];
     let sweeping: Promise<void> | undefined;
     const sweepTimer = setInterval(() => {
       sweeping ??= sweeper({}, {})
