@@ -99,14 +99,17 @@ const tableName = () => text().regex(/^[A-Za-z0-9_.-]{3,255}$/, { error: 'must b
 /** An http(s) URL (a trailing `/` allowed). */
 const httpUrl = () => z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? 'is missing' : 'must be an http(s) URL') });
 
-/** A whole number of `unit` from `min` to `max`, given as decimal digits. */
-const wholeNumber = (unit: string, min: number, max: number) => {
-  const bounds = { error: `must be whole ${unit} from ${min} to ${max}` };
-  return text().regex(/^\d{1,16}$/, bounds).transform(Number).pipe(z.number().min(min, bounds).max(max, bounds));
+/** A whole number from `min` to `max`, given as decimal digits; `bounds` completes "<NAME> …" when it is not. */
+const wholeNumber = (min: number, max: number, bounds: string) => {
+  const error = { error: bounds };
+  return text().regex(/^\d{1,16}$/, error).transform(Number).pipe(z.number().min(min, error).max(max, error));
 };
 
+/** A whole number of `unit` from `min` to `max`. */
+const amount = (unit: string, min: number, max: number) => wholeNumber(min, max, `must be whole ${unit} from ${min} to ${max}`);
+
 /** A TCP port; 0 picks a free one. */
-const port = () => wholeNumber('port numbers (0: any free port)', 0, 65_535);
+const port = () => wholeNumber(0, 65_535, 'must be a port number from 0 to 65535 (0: any free port)');
 
 /** One of `values`. */
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
@@ -177,7 +180,7 @@ export const SearchEnvironment = z.object({
     .describe('The alias searches and writes use; concrete indexes are `<alias>-<UTC time>`.'),
   [ENV.openSearchAuth]: oneOf(OPENSEARCH_AUTH_MODES).default('none')
     .describe('`aws-sigv4` signs OpenSearch requests (service `es`, the role of the function; needs AWS_REGION); `none` does not.'),
-  [ENV.openSearchReplicas]: wholeNumber('replicas', 0, 99).default(0)
+  [ENV.openSearchReplicas]: amount('replicas', 0, 99).default(0)
     .describe('`number_of_replicas` of the indexes the setup and a reindex create (0 on a single data node).'),
   [ENV.awsRegion]: text().optional().describe("The OpenSearch domain's region (set by Lambda); required with OPENSEARCH_AUTH=aws-sigv4."),
 })
@@ -205,7 +208,7 @@ export const CursorEnvironment = z.object({
 
 /** Presigned upload slots. */
 export const UploadEnvironment = z.object({
-  [ENV.uploadSlotTtlSeconds]: wholeNumber('seconds', 1, MAX_PRESIGNED_URL_SECONDS).optional()
+  [ENV.uploadSlotTtlSeconds]: amount('seconds', 1, MAX_PRESIGNED_URL_SECONDS).optional()
     // Unset: the upload use case's default applies (UPLOAD_URL_LIFETIME_SECONDS, 900 s), kept in the domain.
     .describe("Lifetime of presigned upload URLs (a slot's `expiresAt`), seconds; at most S3's 7 days. Default 900."),
 });
@@ -222,7 +225,7 @@ export const LocalIssuerEnvironment = z.object({
   [ENV.localAuthDir]: text().describe("Folder of the local issuer's users and signing keys."),
   [ENV.jwtIssuer]: TokenVerificationEnvironment.shape[ENV.jwtIssuer],
   [ENV.jwtAudience]: TokenVerificationEnvironment.shape[ENV.jwtAudience],
-  [ENV.tokenLifetimeSeconds]: wholeNumber('seconds', 1, 86_400).default(3600).describe('Lifetime of locally issued tokens, seconds.'),
+  [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400).default(3600).describe('Lifetime of locally issued tokens, seconds.'),
 });
 
 /** The local data folder (`npm start`, `npm run reset`, `npm run reindex`). */
@@ -237,7 +240,7 @@ export const LocalRuntimeEnvironment = z.object({
   [ENV.authPort]: port().default(3002).describe('Authentication service port (127.0.0.1).'),
   [ENV.dynamoDbPort]: port().default(0).describe('DynamoDB Local port (it listens on every interface).'),
   [ENV.s3Port]: port().default(0).describe('s3rver port (127.0.0.1).'),
-  [ENV.uploadSweepIntervalMs]: wholeNumber('milliseconds', 100, 86_400_000).default(60_000)
+  [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000).default(60_000)
     .describe('How often the upload sweeper rejects unfinished upload slots and deletes orphaned archives, ms.'),
 });
 
@@ -347,4 +350,21 @@ export function readEnvironment<G extends EnvironmentGroup>(group: G, source: Re
     problems.set(name, `${name} ${issue.message}${shown}`);
   }
   throw new EnvironmentError(group, [...problems.keys()], [...problems.values()]);
+}
+
+/**
+ * Checks several groups at once (an entry point's whole environment, e.g. the local runtime's before it starts).
+ * @throws Error listing the EnvironmentError message of every group with a bad variable, one a line.
+ */
+export function checkEnvironment(groups: readonly EnvironmentGroup[], source: Readonly<Record<string, string | undefined>>): void {
+  const problems: string[] = [];
+  for (const group of groups) {
+    try {
+      readEnvironment(group, source);
+    } catch (error) {
+      if (!(error instanceof EnvironmentError)) throw error;
+      problems.push(error.message);
+    }
+  }
+  if (problems.length > 0) throw new Error(problems.join('\n'));
 }

@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
-import { ENV, type EnvironmentGroup, type EnvName, readEnvironment } from '../contract/environment.js';
+import { checkEnvironment, ENV, type EnvironmentGroup, type EnvName, readEnvironment } from '../contract/environment.js';
 import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../contract/routes.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
@@ -147,7 +147,7 @@ function listen(server: Server, port: number): Promise<void> {
  * three API listeners invoking the Lambda handlers of the route table.
  * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
  * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
- * @throws EnvironmentError naming a missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0).
+ * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
  * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
@@ -163,27 +163,31 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     for (const step of stops.reverse()) await step().catch((error: unknown) => log(`stop: ${(error as Error).message}`));
   };
 
+  const addresses = { api: `http://127.0.0.1:${ports.api}`, upload: `http://127.0.0.1:${ports.upload}`, auth: `http://127.0.0.1:${ports.auth}` };
+  const dynamoDbEndpoint = `http://127.0.0.1:${ports.dynamoDb}`;
+  const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
+  const authDirectory = localAuthDirectory(dataDirectory);
+  await mkdir(authDirectory, { recursive: true });
+  // The handlers' environment is known before any backend starts (every address follows from its port): checked
+  // first, a bad variable stops the start with its name before DynamoDB Local's JVM is even launched.
+  Object.assign(process.env, localEnvironment({
+    dataDirectory,
+    addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
+    dynamoDbEndpoint,
+    s3Endpoint,
+    cursorSigningKey: await localCursorSigningKey(authDirectory),
+    inherited: process.env,
+  }));
+  checkEnvironment(LOCAL_HANDLER_GROUPS, process.env);
+  const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
+
   try {
     const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb, log });
     stops.push(dynamo.stop);
+    if (dynamo.endpoint !== dynamoDbEndpoint) throw new Error(`DynamoDB Local answers on ${dynamo.endpoint}, not on ${dynamoDbEndpoint}.`);
     const s3 = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: join(dataDirectory, 's3'), silent: true, configureBuckets: [{ name: LOCAL_BUCKET }] });
     await s3.run();
     stops.push(() => s3.close());
-    const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
-    const addresses = { api: `http://127.0.0.1:${ports.api}`, upload: `http://127.0.0.1:${ports.upload}`, auth: `http://127.0.0.1:${ports.auth}` };
-    const authDirectory = localAuthDirectory(dataDirectory);
-    await mkdir(authDirectory, { recursive: true });
-
-    Object.assign(process.env, localEnvironment({
-      dataDirectory,
-      addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
-      dynamoDbEndpoint: dynamo.endpoint,
-      s3Endpoint,
-      cursorSigningKey: await localCursorSigningKey(authDirectory),
-      inherited: process.env,
-    }));
-    for (const group of LOCAL_HANDLER_GROUPS) readEnvironment(group, process.env);
-    const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
 
     const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const streamArns = await ensureTables(tableClient, LOCAL_TABLES);

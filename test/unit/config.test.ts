@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  ENV, ENVIRONMENT, type EnvironmentGroup, EnvironmentError, KNOWN_VARIABLES, readEnvironment, variablesOf,
+  checkEnvironment, ENV, ENVIRONMENT, type EnvironmentGroup, EnvironmentError, KNOWN_VARIABLES, readEnvironment, variablesOf,
 } from '../../functions/contract/environment.js';
 import { LOCAL_HANDLER_GROUPS, localEnvironment } from '../../functions/local/runtime.js';
 import {
@@ -70,7 +70,7 @@ describe('the environment schema', () => {
     }
     expect(readEnvironment('uploads', { UPLOAD_SLOT_TTL_SECONDS: '604800' })).toEqual({ UPLOAD_SLOT_TTL_SECONDS: 604_800 });
     expect(errorOf('localRuntime', { AUTH_PORT: '70000', UPLOAD_SWEEP_INTERVAL_MS: '50' }).message).toBe(
-      "Invalid environment (local runtime): AUTH_PORT must be whole port numbers (0: any free port) from 0 to 65535, got '70000'; " +
+      "Invalid environment (local runtime): AUTH_PORT must be a port number from 0 to 65535 (0: any free port), got '70000'; " +
       "UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds from 100 to 86400000, got '50'.",
     );
   });
@@ -165,9 +165,13 @@ describe('the local runtime environment', () => {
     expect(environment[ENV.awsRegion]).toBe('us-east-1');
   });
 
-  it("keeps the user's search backend and region, so a bad one fails the start naming it", () => {
-    const environment = localEnvironment({ ...options, inherited: { SEARCH_BACKEND: 'opensearch', AWS_REGION: 'eu-west-1' } });
+  it("keeps the user's settings, and a start with bad ones fails naming every one of them", () => {
+    const inherited = { SEARCH_BACKEND: 'opensearch', AWS_REGION: 'eu-west-1', UPLOAD_SLOT_TTL_SECONDS: '0' };
+    const environment = { ...inherited, ...localEnvironment({ ...options, inherited }) };
     expect(environment).toMatchObject({ SEARCH_BACKEND: 'opensearch', AWS_REGION: 'eu-west-1' });
-    expect(() => readEnvironment('search', environment)).toThrow(/OPENSEARCH_URL is missing \(required with SEARCH_BACKEND=opensearch\)/);
+    expect(() => checkEnvironment(LOCAL_HANDLER_GROUPS, environment)).toThrow(new Error(
+      'Invalid environment (search): OPENSEARCH_URL is missing (required with SEARCH_BACKEND=opensearch).\n' +
+      "Invalid environment (upload slots): UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800, got '0'.",
+    ));
   });
 });
