@@ -79,6 +79,9 @@ export const SEARCH_BACKENDS = ['embedded', 'opensearch'] as const;
 /** OpenSearch request signing: `aws-sigv4` (service `es`, the function's role) or `none`. */
 export const OPENSEARCH_AUTH_MODES = ['aws-sigv4', 'none'] as const;
 
+/** The default OpenSearch alias (OPENSEARCH_INDEX), the one the CDK stack gives its search clients. */
+export const DEFAULT_SEARCH_ALIAS = 'resources';
+
 /** Shortest cursor signing key, bytes (HMAC-SHA256 keys shorter than its output weaken it). */
 export const MIN_CURSOR_KEY_BYTES = 32;
 
@@ -176,7 +179,7 @@ export const SearchEnvironment = z.object({
     .describe('OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_BACKEND=opensearch.'),
   [ENV.openSearchIndex]: text()
     .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, { error: 'must be an OpenSearch index name (lowercase letters, digits, . _ -)' })
-    .default('resources')
+    .default(DEFAULT_SEARCH_ALIAS)
     .describe('The alias searches and writes use; concrete indexes are `<alias>-<UTC time>`.'),
   [ENV.openSearchAuth]: oneOf(OPENSEARCH_AUTH_MODES).default('none')
     .describe('`aws-sigv4` signs OpenSearch requests (service `es`, the role of the function; needs AWS_REGION); `none` does not.'),
@@ -294,9 +297,6 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
 
 /** The parsed variables of a group, keyed by variable name, with defaults applied and numbers, keys and enums typed. */
 export type EnvironmentOf<G extends EnvironmentGroup> = z.output<(typeof ENVIRONMENT)[G]>;
-
-/** The variables of a group, keyed by name, as a caller sets them (strings; optional ones may be left out). */
-export type EnvironmentInput<G extends EnvironmentGroup> = z.input<(typeof ENVIRONMENT)[G]>;
 
 /** Every variable name some group knows. */
 export const KNOWN_VARIABLES: ReadonlySet<string> = new Set(Object.values(ENV));
