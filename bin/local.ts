@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
  * Local entry (`npm start`): the whole service on 127.0.0.1 with embedded backends and the same handlers as Lambda.
- * Environment: API_PORT (3000), UPLOAD_PORT (3001), AUTH_PORT (3002), DYNAMODB_PORT and S3_PORT (0 = any free
- * port), DATA_DIR (.data).
+ * Environment (functions/contract/environment.ts, groups `localRuntime` and `localData`): API_PORT (3000), UPLOAD_PORT
+ * (3001), AUTH_PORT (3002), DYNAMODB_PORT and S3_PORT (0 = any free port), DATA_DIR (.data), UPLOAD_SWEEP_INTERVAL_MS.
+ * A malformed one stops the start with its name.
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENV, readEnvironment } from '../functions/contract/environment.js';
 import { DEMO_USERS } from '../functions/local/demo-data.js';
 import { guardUncaughtErrors } from '../functions/local/http-gateway.js';
 import { startLocalRuntime } from '../functions/local/runtime.js';
@@ -15,24 +17,21 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // The AWS SDK announces at every start on Node 20 that its 2027 releases will need Node 22; the SDK's own switch.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-function port(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > 65_535) throw new Error(`${name} must be a port number; got '${raw}'.`);
-  return value;
-}
-
 // One request's stray error (an unhandled `error` event in a handler) answers that request 500 instead of ending the process.
 guardUncaughtErrors((message) => process.stderr.write(`${message}\n`));
 
 const started = Date.now();
-const runtime = await startLocalRuntime({
-  root,
-  dataDirectory: resolve(root, process.env.DATA_DIR ?? '.data'),
-  ports: { api: port('API_PORT', 3000), upload: port('UPLOAD_PORT', 3001), auth: port('AUTH_PORT', 3002), dynamoDb: port('DYNAMODB_PORT', 0), s3: port('S3_PORT', 0) },
-  log: (message) => process.stderr.write(`${message}\n`),
-}).catch((error: unknown) => {
+const runtime = await (async () => {
+  const settings = readEnvironment('localRuntime', process.env);
+  return startLocalRuntime({
+    root,
+    dataDirectory: resolve(root, readEnvironment('localData', process.env)[ENV.dataDir]),
+    ports: {
+      api: settings[ENV.apiPort], upload: settings[ENV.uploadPort], auth: settings[ENV.authPort], dynamoDb: settings[ENV.dynamoDbPort], s3: settings[ENV.s3Port],
+    },
+    log: (message) => process.stderr.write(`${message}\n`),
+  });
+})().catch((error: unknown) => {
   process.stderr.write(`Could not start the local runtime: ${(error as Error).message}\n`);
   process.exit(1);
 });

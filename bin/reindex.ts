@@ -10,6 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENV, readEnvironment } from '../functions/contract/environment.js';
 import { requestLocalReindex } from '../functions/local/admin.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,9 +41,10 @@ if (process.argv.length > 2) {
   process.exit(1);
 }
 
-const toOpenSearch = process.env.SEARCH_BACKEND === 'opensearch' && (process.env.OPENSEARCH_URL ?? '') !== '';
 try {
-  const result = await (toOpenSearch ? reindexOpenSearch() : requestLocalReindex(resolve(root, process.env.DATA_DIR ?? '.data')));
+  // A malformed search variable, or SEARCH_BACKEND=opensearch without OPENSEARCH_URL, fails here with its name.
+  const toOpenSearch = readEnvironment('search', process.env)[ENV.searchBackend] === 'opensearch';
+  const result = await (toOpenSearch ? reindexOpenSearch() : requestLocalReindex(resolve(root, readEnvironment('localData', process.env)[ENV.dataDir])));
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
 } catch (error) {

@@ -14,6 +14,7 @@ import { Domain, EngineVersion, TLSSecurityPolicy } from 'aws-cdk-lib/aws-opense
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
+import { DEFAULT_SEARCH_ALIAS } from '../functions/contract/environment.js';
 import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../functions/contract/routes.js';
 import { functionIdOf } from './service-function.js';
 import { SERVICE_STACK_PREFIX } from './settings.js';
@@ -47,7 +48,7 @@ export function searchLogsPolicyDocument(): string {
 }
 
 /** The alias every search and write names (OPENSEARCH_INDEX); concrete indexes are `<alias>-<UTC time>`. */
-export const SEARCH_INDEX_ALIAS = 'resources';
+export const SEARCH_INDEX_ALIAS = DEFAULT_SEARCH_ALIAS;
 
 /**
  * What a function may do on the domain:

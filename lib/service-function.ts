@@ -12,6 +12,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { ENV, type EnvName, SERVICE_NAME } from '../functions/contract/environment.js';
 import { acknowledge, wildcardResourceFinding } from './nag.js';
 
 /** Repository root: `entry` paths (functions/contract/routes.ts) are relative to it, and it is the bundler's project root. */
@@ -47,7 +48,10 @@ const ESM_REQUIRE_BANNER =
 const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*', '@smithy/*'];
 
 /** Service name in every structured log line, trace and metric (Powertools Logger, Tracer, Metrics). */
-export const POWERTOOLS_SERVICE_NAME = 'device-scenario-service';
+export const POWERTOOLS_SERVICE_NAME = SERVICE_NAME;
+
+/** Variables of a function, by name: only names functions/contract/environment.ts declares. */
+export type FunctionEnvironment = Partial<Record<EnvName, string>>;
 
 /** CloudWatch namespace of the service's metrics (Powertools Metrics, written as EMF to each function's log group). */
 export const POWERTOOLS_METRICS_NAMESPACE = 'DeviceScenarioService';
@@ -95,7 +99,7 @@ export interface ServiceFunctionProps {
   /** Powertools log level. @default 'INFO' */
   logLevel?: string;
   /** Extra environment variables (merged over the defaults). */
-  environment?: Record<string, string>;
+  environment?: FunctionEnvironment;
   /** Retention of the function's log group. @default one month */
   logRetention?: RetentionDays;
   /**
@@ -135,13 +139,13 @@ export class ServiceFunction extends NodejsFunction {
       role,
       ...(props.description === undefined ? {} : { description: props.description }),
       environment: {
-        POWERTOOLS_SERVICE_NAME,
-        POWERTOOLS_METRICS_NAMESPACE,
-        POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        [ENV.powertoolsServiceName]: POWERTOOLS_SERVICE_NAME,
+        [ENV.powertoolsMetricsNamespace]: POWERTOOLS_METRICS_NAMESPACE,
+        [ENV.powertoolsLogLevel]: props.logLevel ?? 'INFO',
         // Maps stack traces in logs back to the TypeScript sources (the bundle is minified).
-        NODE_OPTIONS: '--enable-source-maps',
+        [ENV.nodeOptions]: '--enable-source-maps',
         ...props.environment,
-      },
+      } satisfies FunctionEnvironment,
       bundling: {
         forceDockerBundling: false,
         format: OutputFormat.ESM,
@@ -172,7 +176,7 @@ export class ServiceFunction extends NodejsFunction {
    * Grants `access` to the table's items and sets `envVar` to its name. Reads also cover the indexes named in
    * `indexNames` (the table's GSIs in TABLES), each by its own ARN.
    */
-  bindTable(table: ITable, access: Access, envVar: string, indexNames: readonly string[] = []): this {
+  bindTable(table: ITable, access: Access, envVar: EnvName, indexNames: readonly string[] = []): this {
     if (access !== 'W') {
       this.addToRolePolicy(new PolicyStatement({
         actions: [...DYNAMODB_READ_ACTIONS],
@@ -189,7 +193,7 @@ export class ServiceFunction extends NodejsFunction {
    * matching it, and sets `envVar` to the bucket's name. Reads also get `s3:ListBucket` on the bucket: without it S3
    * answers 403 instead of 404 for a missing key, and the archive store tells them apart.
    */
-  bindBucket(bucket: IBucket, grants: Readonly<Record<string, readonly ObjectAction[]>>, envVar: string): this {
+  bindBucket(bucket: IBucket, grants: Readonly<Record<string, readonly ObjectAction[]>>, envVar: EnvName): this {
     for (const [keyPattern, actions] of Object.entries(grants)) {
       this.addToRolePolicy(new PolicyStatement({ actions: actions.map((action) => S3_OBJECT_ACTIONS[action]), resources: [bucket.arnForObjects(keyPattern)] }));
     }

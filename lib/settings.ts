@@ -16,6 +16,7 @@
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { LOG_LEVELS } from '../functions/contract/environment.js';
 
 /**
  * First part of every stack name (`<prefix>-<stage>-Stateful`), and so of the log group names CloudFormation generates
@@ -48,7 +49,6 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = {
   cognitoFeaturePlan: 'ESSENTIALS',
 };
 
-const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
 
 /** Retention values CloudWatch Logs accepts (RetentionDays), in days. */
 const RETENTION_VALUES = new Set(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
@@ -67,7 +67,7 @@ export function readServiceSettings(node: Node): ServiceSettings {
     throw new Error(`CDK context 'stage' must be lowercase letters, digits and dashes (at most 20, starting with a letter); got '${stage}'.`);
   }
   const logLevel = stringSetting('logLevel', context('logLevel'), DEFAULT_SETTINGS.logLevel).toUpperCase();
-  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`CDK context 'logLevel' must be one of ${LOG_LEVELS.join(', ')}; got '${logLevel}'.`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`CDK context 'logLevel' must be one of ${LOG_LEVELS.join(', ')}; got '${logLevel}'.`);
   const retentionDays = integerSetting('logRetentionDays', context('logRetentionDays'), DEFAULT_SETTINGS.logRetention, 1, 9999);
   if (!RETENTION_VALUES.has(retentionDays)) {
     throw new Error(`CDK context 'logRetentionDays' must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}; got ${retentionDays}.`);

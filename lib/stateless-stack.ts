@@ -40,26 +40,27 @@ import { replicasFor } from '../functions/adapters/aws/opensearch-queries.js';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
+import { API_ADDRESS_ENV, ENV, type EnvName } from '../functions/contract/environment.js';
 import {
   type ApiName, ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER,
 } from '../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
 import { STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../functions/contract/archives.js';
-import { type Access, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
+import { type Access, type FunctionEnvironment, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
 import type { ServiceSettings } from './settings.js';
 
-/** The variable each table's name is read from (functions/platform/config.ts). */
-export const TABLE_ENV: Readonly<Record<TableName, string>> = {
-  companies: 'COMPANIES_TABLE',
-  devices: 'DEVICES_TABLE',
-  scenarios: 'SCENARIOS_TABLE',
-  deployments: 'DEPLOYMENTS_TABLE',
-  idempotency: 'IDEMPOTENCY_TABLE',
+/** The variable each table's name is read from (functions/contract/environment.ts). */
+export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
+  companies: ENV.companiesTable,
+  devices: ENV.devicesTable,
+  scenarios: ENV.scenariosTable,
+  deployments: ENV.deploymentsTable,
+  idempotency: ENV.idempotencyTable,
 };
 
 /** The variable the archive bucket's name is read from. */
-export const ARCHIVE_BUCKET_ENV = 'ARCHIVE_BUCKET';
+export const ARCHIVE_BUCKET_ENV = ENV.archiveBucket;
 
 /** The token endpoint on AWS: Cognito InitiateAuth (USER_PASSWORD_AUTH) behind the local endpoint's contract. */
 export const AUTH_COGNITO_TOKEN_ENTRY = 'functions/handlers/auth-cognito-token.ts';
@@ -259,16 +260,16 @@ export class StatelessStack extends Stack {
     super(scope, id, props);
     const { settings } = props;
     const replicas = replicasFor(settings.opensearch.instanceCount);
-    const tokenEnvironment = { JWT_ISSUER: props.identity.issuer, JWT_AUDIENCE: props.identity.clientId, JWKS_URL: props.identity.jwksUrl };
+    const tokenEnvironment = { [ENV.jwtIssuer]: props.identity.issuer, [ENV.jwtAudience]: props.identity.clientId, [ENV.jwksUrl]: props.identity.jwksUrl };
     const searchEnvironment = {
-      SEARCH_BACKEND: 'opensearch',
-      OPENSEARCH_URL: `https://${props.search.domainEndpoint}`,
-      OPENSEARCH_INDEX: SEARCH_INDEX_ALIAS,
-      OPENSEARCH_AUTH: 'aws-sigv4',
-    };
+      [ENV.searchBackend]: 'opensearch',
+      [ENV.openSearchUrl]: `https://${props.search.domainEndpoint}`,
+      [ENV.openSearchIndex]: SEARCH_INDEX_ALIAS,
+      [ENV.openSearchAuth]: 'aws-sigv4',
+    } satisfies FunctionEnvironment;
     // A CloudFormation dynamic reference, resolved at deployment: no Secrets Manager call at cold start, but the value
     // is visible to whoever may read the functions' configuration (lambda:GetFunctionConfiguration).
-    const cursorEnvironment = { CURSOR_SIGNING_KEY: props.cursorSigningKey.secretValue.unsafeUnwrap() };
+    const cursorEnvironment = { [ENV.cursorSigningKey]: props.cursorSigningKey.secretValue.unsafeUnwrap() };
     const domainArn = Fn.importValue(props.search.domainArnExport);
     // Grants on archive objects name the bucket through the explicitly named export, so that their cdk-nag findings
     // (`<export>/<prefix>*`) can be acknowledged one by one.
@@ -283,7 +284,7 @@ export class StatelessStack extends Stack {
     new CfnOutput(this, 'DeploymentEventBusName', { value: deploymentEvents.eventBusName, description: 'EventBridge bus of DeploymentChanged events.' });
 
     const functions = new Map<string, ServiceFunction>();
-    const createFunction = (entry: string, environment: Record<string, string> = {}): ServiceFunction => {
+    const createFunction = (entry: string, environment: FunctionEnvironment = {}): ServiceFunction => {
       const existing = functions.get(entry);
       if (existing !== undefined) return existing;
       const access = ACCESS[entry];
@@ -308,7 +309,7 @@ export class StatelessStack extends Stack {
         environment: {
           ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment),
           // Index administration creates indexes: their replicas follow the data node count (0 on one node).
-          ...(searchAccess === 'admin' ? { OPENSEARCH_REPLICAS: String(replicas) } : {}),
+          ...(searchAccess === 'admin' ? { [ENV.openSearchReplicas]: String(replicas) } : {}),
           ...(access.pagesListings === true ? cursorEnvironment : {}),
         },
       });
@@ -324,7 +325,7 @@ export class StatelessStack extends Stack {
       }
       if (access.events === true) {
         deploymentEvents.grantPutEventsTo(fn);
-        fn.addEnvironment('EVENT_BUS_NAME', deploymentEvents.eventBusName);
+        fn.addEnvironment(ENV.eventBusName, deploymentEvents.eventBusName);
       }
       for (const [name, table] of Object.entries(props.tables) as [TableName, ITable][]) {
         const tableAccess = access.tables?.[name];
@@ -357,7 +358,7 @@ export class StatelessStack extends Stack {
       const onAws = AUTH_ROUTES_ON_AWS[route.id];
       if (onAws === undefined) throw new Error(`lib/stateless-stack.ts: no AUTH_ROUTES_ON_AWS entry for auth route '${route.id}'.`);
       if (onAws === 'cognito-jwks') return new HttpUrlIntegration(`${route.id}Integration`, props.identity.jwksUrl, { method: HttpMethod.GET });
-      return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(onAws.entry, { COGNITO_CLIENT_ID: props.identity.clientId }));
+      return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(onAws.entry, { [ENV.cognitoClientId]: props.identity.clientId }));
     };
     const httpApi = (apiId: string, api: ApiName, description: string): { api: HttpApi; stage: HttpStage } => {
       const origins = settings.corsAllowedOrigins;
@@ -414,9 +415,7 @@ export class StatelessStack extends Stack {
     // APIs' ids, which depend on nothing, so naming the main API it is an integration of makes no dependency cycle.
     const openApiFunction = functions.get(OPENAPI_ENTRY);
     if (openApiFunction === undefined) throw new Error(`lib/stateless-stack.ts: no function for ${OPENAPI_ENTRY}.`);
-    openApiFunction.addEnvironment('MAIN_API_URL', main.stage.url);
-    openApiFunction.addEnvironment('UPLOAD_API_URL', upload.stage.url);
-    openApiFunction.addEnvironment('AUTH_API_URL', auth.stage.url);
+    for (const [api, { stage }] of [['main', main], ['upload', upload], ['auth', auth]] as const) openApiFunction.addEnvironment(API_ADDRESS_ENV[api], stage.url);
 
     // The search indexer: the streams of the searchable tables (TABLES[name].stream 'search': devices, scenarios), in
     // order per item, retried from the failed record.

@@ -6,6 +6,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { InvokeStore } from '@aws/lambda-invoke-store';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
+import { checkEnvironment, ENV, type EnvironmentGroup, type EnvName, readEnvironment } from '../contract/environment.js';
 import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../contract/routes.js';
 import { retry } from '../adapters/retry.js';
 import { ServiceUnavailableError } from '../core/errors.js';
@@ -75,7 +76,74 @@ export const LOCAL_TABLES = { companies: 'companies', devices: 'devices', scenar
 export const LOCAL_BUCKET = 'scenario-archives';
 /** `aud` of locally issued tokens. */
 export const LOCAL_AUDIENCE = 'device-scenario-service';
+/** The region the local clients name (DynamoDB Local and s3rver accept any) unless AWS_REGION says otherwise. */
+const LOCAL_REGION = 'us-east-1';
 
+/** What localEnvironment() needs: where the data lives and where each backend answers. */
+export interface LocalEnvironmentOptions {
+  /** Absolute data folder. */
+  dataDirectory: string;
+  /** `http://127.0.0.1:<port>` of each address. */
+  addresses: Readonly<Record<ApiName, string>>;
+  dynamoDbEndpoint: string;
+  s3Endpoint: string;
+  /** The cursor key (localCursorSigningKey). */
+  cursorSigningKey: string;
+  /** The runtime's own environment: its search and region settings are passed on. */
+  inherited: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The environment the local runtime gives its handlers (through `process.env`, as Lambda's): the local table and
+ * bucket names, the embedded backends' endpoints, the local issuer, the events file, the cursor key, and the
+ * addresses actually listened on. SEARCH_BACKEND (default `embedded`) and AWS_REGION (default us-east-1) come from
+ * `inherited`; so do the other variables a user may set (OPENSEARCH_*, UPLOAD_SLOT_TTL_SECONDS, TOKEN_LIFETIME_SECONDS),
+ * which this leaves in place.
+ */
+export function localEnvironment(options: LocalEnvironmentOptions): Partial<Record<EnvName, string>> {
+  const { addresses, dataDirectory, inherited } = options;
+  return {
+    [ENV.companiesTable]: LOCAL_TABLES.companies,
+    [ENV.devicesTable]: LOCAL_TABLES.devices,
+    [ENV.scenariosTable]: LOCAL_TABLES.scenarios,
+    [ENV.deploymentsTable]: LOCAL_TABLES.deployments,
+    [ENV.idempotencyTable]: LOCAL_TABLES.idempotency,
+    [ENV.localEventsFile]: join(dataDirectory, 'events', 'events.jsonl'),
+    [ENV.archiveBucket]: LOCAL_BUCKET,
+    [ENV.dynamoDbEndpoint]: options.dynamoDbEndpoint,
+    [ENV.s3Endpoint]: options.s3Endpoint,
+    // The embedded engine, unless SEARCH_BACKEND=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
+    [ENV.searchBackend]: inherited[ENV.searchBackend] || 'embedded',
+    [ENV.localAuthDir]: localAuthDirectory(dataDirectory),
+    [ENV.jwtIssuer]: addresses.auth,
+    [ENV.jwtAudience]: LOCAL_AUDIENCE,
+    [ENV.jwksUrl]: `${addresses.auth}/.well-known/jwks.json`,
+    // Signs the listings' cursors; kept in the data folder so that cursors survive restarts.
+    [ENV.cursorSigningKey]: options.cursorSigningKey,
+    [ENV.awsRegion]: inherited[ENV.awsRegion] || LOCAL_REGION,
+    // The addresses the OpenAPI document names in `servers`: the ports actually listened on.
+    [ENV.mainApiUrl]: addresses.main,
+    [ENV.uploadApiUrl]: addresses.upload,
+    [ENV.authApiUrl]: addresses.auth,
+    // Readable log lines (one per request) and metrics as DEBUG lines instead of JSON and EMF (LOG_FORMAT=json for
+    // Lambda's output); no X-Ray daemon here.
+    [ENV.logFormat]: inherited[ENV.logFormat] || 'text',
+    [ENV.powertoolsTraceEnabled]: 'false',
+  };
+}
+
+/**
+ * The groups of variables the handlers read in the local runtime (every group but the AWS token endpoint's and
+ * the runtime's own), checked once the environment is set: a bad one stops `npm start` with its name.
+ */
+export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
+  'storage', 'idempotency', 'tokenVerification', 'search', 'events', 'cursors', 'uploads', 'addresses', 'localIssuer', 'function',
+];
+
+/** The local issuer's folder (users, signing keys, the cursor key) in the data folder. */
+function localAuthDirectory(dataDirectory: string): string {
+  return join(dataDirectory, 'auth');
+}
 
 function listen(server: Server, port: number): Promise<void> {
   return new Promise((done, fail) => {
@@ -89,7 +157,9 @@ function listen(server: Server, port: number): Promise<void> {
  * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
  * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), and the
  * three API listeners invoking the Lambda handlers of the route table.
- * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's.
+ * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
+ * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
+ * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
  * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
@@ -99,6 +169,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   // before the first AWS SDK call, which would otherwise create the single-invocation kind for the whole process.
   process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
   await InvokeStore.getInstanceAsync(true);
+  // The runtime's own settings first: a bad one stops the start before any backend runs.
+  const runtimeSettings = readEnvironment('localRuntime', process.env);
   const dataDirectory = resolve(options.dataDirectory);
   await mkdir(dataDirectory, { recursive: true });
   const ports: LocalPorts = { ...options.ports };
@@ -108,47 +180,33 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     for (const step of stops.reverse()) await step().catch((error: unknown) => log(`stop: ${(error as Error).message}`));
   };
 
+  const addresses = { api: `http://127.0.0.1:${ports.api}`, upload: `http://127.0.0.1:${ports.upload}`, auth: `http://127.0.0.1:${ports.auth}` };
+  const dynamoDbEndpoint = `http://127.0.0.1:${ports.dynamoDb}`;
+  const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
+  const authDirectory = localAuthDirectory(dataDirectory);
+  await mkdir(authDirectory, { recursive: true });
+  // The handlers' environment is known before any backend starts (every address follows from its port): checked
+  // first, a bad variable stops the start with its name before DynamoDB Local's JVM is even launched.
+  Object.assign(process.env, localEnvironment({
+    dataDirectory,
+    addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
+    dynamoDbEndpoint,
+    s3Endpoint,
+    cursorSigningKey: await localCursorSigningKey(authDirectory),
+    inherited: process.env,
+  }));
+  checkEnvironment(LOCAL_HANDLER_GROUPS, process.env);
+  const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
+
   try {
     const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb, log });
     stops.push(dynamo.stop);
+    if (dynamo.endpoint !== dynamoDbEndpoint) throw new Error(`DynamoDB Local answers on ${dynamo.endpoint}, not on ${dynamoDbEndpoint}.`);
     const s3 = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: join(dataDirectory, 's3'), silent: true, configureBuckets: [{ name: LOCAL_BUCKET }] });
     await s3.run();
     stops.push(() => s3.close());
-    const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
-    const addresses = { api: `http://127.0.0.1:${ports.api}`, upload: `http://127.0.0.1:${ports.upload}`, auth: `http://127.0.0.1:${ports.auth}` };
-    const authDirectory = join(dataDirectory, 'auth');
-    await mkdir(authDirectory, { recursive: true });
 
-    Object.assign(process.env, {
-      COMPANIES_TABLE: LOCAL_TABLES.companies,
-      DEVICES_TABLE: LOCAL_TABLES.devices,
-      SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
-      DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
-      IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
-      LOCAL_EVENTS_FILE: join(dataDirectory, 'events', 'events.jsonl'),
-      ARCHIVE_BUCKET: LOCAL_BUCKET,
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
-      S3_ENDPOINT: s3Endpoint,
-      // The embedded engine, unless SEARCH_BACKEND=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
-      SEARCH_BACKEND: process.env.SEARCH_BACKEND ?? 'embedded',
-      LOCAL_AUTH_DIR: authDirectory,
-      JWT_ISSUER: addresses.auth,
-      JWT_AUDIENCE: LOCAL_AUDIENCE,
-      JWKS_URL: `${addresses.auth}/.well-known/jwks.json`,
-      // Signs the listings' cursors; kept in the data folder so that cursors survive restarts.
-      CURSOR_SIGNING_KEY: await localCursorSigningKey(authDirectory),
-      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
-      // The addresses the OpenAPI document names in `servers`: the ports actually listened on.
-      MAIN_API_URL: addresses.api,
-      UPLOAD_API_URL: addresses.upload,
-      AUTH_API_URL: addresses.auth,
-      // Readable log lines (one per request) and metrics as DEBUG lines instead of JSON and EMF (LOG_FORMAT=json for
-      // Lambda's output); no X-Ray daemon here.
-      LOG_FORMAT: process.env.LOG_FORMAT ?? 'text',
-      POWERTOOLS_TRACE_ENABLED: 'false',
-    });
-
-    const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const streamArns = await ensureTables(tableClient, LOCAL_TABLES);
     tableClient.destroy();
     await seedUsers(authDirectory);
@@ -160,7 +218,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       const handler = await loadHandler<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(options.root, entry);
       return (event) => handler(event, {});
     };
-    const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const poller = new DynamoDbStreamPoller(streams, streamArns.search, await consumer(SEARCH_INDEXER_ENTRY), {
       onError: (error) => log(`stream poller: ${(error as Error).message}`),
     });
@@ -181,7 +239,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         let attempts = 0;
         const invocation = retry((attempt) => {
           attempts = attempt;
-          return uploaded(toS3Event(record, process.env.AWS_REGION ?? 'us-east-1'), {});
+          return uploaded(toS3Event(record, region), {});
         }, { attempts: S3_EVENT_ATTEMPTS, minDelayMs: 500, onRetry: ({ error, attempt }) => failed(attempt, error) })
           .catch((error: unknown) => failed(attempts, error));
         inFlight.add(invocation);
@@ -193,8 +251,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
     // The upload sweeper on a timer: the handler the schedule runs on AWS, one run at a time.
     const sweeper = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, UPLOAD_SWEEPER.entry);
-    const sweepIntervalMs = Number(process.env.UPLOAD_SWEEP_INTERVAL_MS ?? 60_000);
-    if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 100) throw new Error(`UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds, at least 100; got '${process.env.UPLOAD_SWEEP_INTERVAL_MS}'.`);
+    const sweepIntervalMs = runtimeSettings[ENV.uploadSweepIntervalMs];
     let sweeping: Promise<void> | undefined;
     const sweepTimer = setInterval(() => {
       sweeping ??= sweeper({}, {})

@@ -28,7 +28,7 @@ import { LocalEventBus } from '../adapters/embedded/local-event-bus.js';
 import type { EventPublisher } from '../core/ports.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
 import { CursorCodec } from '../adapters/aws/cursor-codec.js';
-import { cursorSigningKey, storageConfig } from './config.js';
+import { cursorSigningKey, eventsConfig, idempotencyConfig, localIssuerConfig, storageConfig } from './config.js';
 import { traced } from './observability.js';
 
 /** Every adapter a handler may need, but the search index (search-composition.ts: `searchIndex()`). */
@@ -52,7 +52,7 @@ export interface Services {
 
 let built: Services | undefined;
 
-/** Builds (once) and returns the adapters. @throws Error naming a missing environment variable. */
+/** Builds (once) and returns the adapters. @throws EnvironmentError naming every missing or malformed storage variable. */
 export function services(): Services {
   if (built === undefined) {
     const config = storageConfig();
@@ -86,17 +86,18 @@ export function services(): Services {
 let identity: Promise<LocalIdentityProvider> | undefined;
 
 /**
- * The token issuer. Locally: the LocalIdentityProvider in `LOCAL_AUTH_DIR`, issuing for `JWT_ISSUER`/`JWT_AUDIENCE`.
- * @throws Error when LOCAL_AUTH_DIR is not set (in AWS the token endpoint is backed by Cognito).
+ * The token issuer. Locally: the LocalIdentityProvider in `LOCAL_AUTH_DIR`, issuing for `JWT_ISSUER`/`JWT_AUDIENCE`
+ * tokens valid `TOKEN_LIFETIME_SECONDS`.
+ * @throws EnvironmentError naming LOCAL_AUTH_DIR when it is not set (in AWS the token endpoint is backed by Cognito),
+ *   or another missing or malformed variable of the local issuer.
  */
 export function identityProvider(): Promise<LocalIdentityProvider> {
   if (identity === undefined) {
-    const directory = process.env.LOCAL_AUTH_DIR;
-    if (directory === undefined || directory === '') throw new Error('Missing required environment variable LOCAL_AUTH_DIR.');
-    identity = LocalIdentityProvider.fromDirectory(directory, {
-      issuer: process.env.JWT_ISSUER ?? '',
-      audience: process.env.JWT_AUDIENCE ?? '',
-      tokenLifetimeSeconds: Number(process.env.TOKEN_LIFETIME_SECONDS ?? 3600),
+    const config = localIssuerConfig();
+    identity = LocalIdentityProvider.fromDirectory(config.directory, {
+      issuer: config.issuer,
+      audience: config.audience,
+      tokenLifetimeSeconds: config.tokenLifetimeSeconds,
     });
   }
   return identity;
@@ -107,15 +108,12 @@ let publisher: EventPublisher | undefined;
 /**
  * The event bus for DeploymentChanged events: EventBridge when `EVENT_BUS_NAME` is set (AWS), the local bus
  * appending to `LOCAL_EVENTS_FILE` otherwise (local runtime).
- * @throws Error when neither variable is set.
+ * @throws EnvironmentError naming EVENT_BUS_NAME when neither variable is set.
  */
 export function eventPublisher(): EventPublisher {
   if (publisher === undefined) {
-    const bus = process.env.EVENT_BUS_NAME;
-    const file = process.env.LOCAL_EVENTS_FILE;
-    if (bus !== undefined && bus !== '') publisher = new EventBridgeEventPublisher(traced(new EventBridgeClient({})), bus);
-    else if (file !== undefined && file !== '') publisher = new LocalEventBus(file);
-    else throw new Error('Missing required environment variable EVENT_BUS_NAME (or LOCAL_EVENTS_FILE in the local runtime).');
+    const config = eventsConfig();
+    publisher = 'busName' in config ? new EventBridgeEventPublisher(traced(new EventBridgeClient({})), config.busName) : new LocalEventBus(config.localFile);
   }
   return publisher;
 }
@@ -125,14 +123,12 @@ let idempotency: CompressedDynamoDbPersistenceLayer | undefined;
 /**
  * Powertools idempotency persistence on the `IDEMPOTENCY_TABLE` table (pk `id`, TTL attribute `expiration`),
  * storing responses compressed and, above 256 KiB compressed, in chunk items (so any response fits).
- * @throws Error when IDEMPOTENCY_TABLE is not set.
+ * @throws EnvironmentError when IDEMPOTENCY_TABLE is not set (or DYNAMODB_ENDPOINT is not a URL).
  */
 export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
   if (idempotency === undefined) {
-    const tableName = process.env.IDEMPOTENCY_TABLE;
-    if (tableName === undefined || tableName === '') throw new Error('Missing required environment variable IDEMPOTENCY_TABLE.');
-    const endpoint = process.env.DYNAMODB_ENDPOINT;
-    idempotency = new CompressedDynamoDbPersistenceLayer({ tableName, client: traced(createDynamoDbClient(endpoint === '' ? undefined : endpoint)) });
+    const config = idempotencyConfig();
+    idempotency = new CompressedDynamoDbPersistenceLayer({ tableName: config.tableName, client: traced(createDynamoDbClient(config.dynamoDbEndpoint)) });
   }
   return idempotency;
 }

@@ -1,19 +1,10 @@
 /**
- * Configuration read once per cold start from the environment. A missing required variable fails fast with its
- * name. The CDK stack sets these on each function; the local runtime sets them before loading the handlers.
+ * Configuration read once per cold start from the environment, through the schemas of functions/contract/environment.ts
+ * (each variable's name, type, bounds and default are declared there once). A missing or malformed variable fails
+ * fast: an EnvironmentError naming every bad variable of the group read. The CDK stack sets these on each function;
+ * the local runtime sets them before loading the handlers.
  */
-import { MIN_CURSOR_KEY_BYTES } from '../adapters/aws/cursor-codec.js';
-
-function required(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`Missing required environment variable ${name}.`);
-  return value;
-}
-
-function optional(name: string): string | undefined {
-  const value = process.env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
+import { ENV, readEnvironment } from '../contract/environment.js';
 
 /** Table, bucket and endpoint settings. Endpoints are only set locally (DynamoDB Local, s3rver). */
 export interface StorageConfig {
@@ -28,16 +19,17 @@ export interface StorageConfig {
   s3Endpoint?: string;
 }
 
-/** Reads the storage settings. @throws Error naming the first missing variable. */
+/** Reads the storage settings (the `storage` group). @throws EnvironmentError naming every missing or malformed variable. */
 export function storageConfig(): StorageConfig {
-  const dynamoDbEndpoint = optional('DYNAMODB_ENDPOINT');
-  const s3Endpoint = optional('S3_ENDPOINT');
+  const env = readEnvironment('storage', process.env);
+  const dynamoDbEndpoint = env[ENV.dynamoDbEndpoint];
+  const s3Endpoint = env[ENV.s3Endpoint];
   return {
-    companiesTable: required('COMPANIES_TABLE'),
-    devicesTable: required('DEVICES_TABLE'),
-    scenariosTable: required('SCENARIOS_TABLE'),
-    deploymentsTable: required('DEPLOYMENTS_TABLE'),
-    archiveBucket: required('ARCHIVE_BUCKET'),
+    companiesTable: env[ENV.companiesTable],
+    devicesTable: env[ENV.devicesTable],
+    scenariosTable: env[ENV.scenariosTable],
+    deploymentsTable: env[ENV.deploymentsTable],
+    archiveBucket: env[ENV.archiveBucket],
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     ...(s3Endpoint === undefined ? {} : { s3Endpoint }),
   };
@@ -53,16 +45,24 @@ export interface AuthConfig {
   jwksUrl: string;
 }
 
-/** Reads the token verification settings. @throws Error naming the first missing variable. */
+/** Reads the token verification settings (JWT_ISSUER, JWT_AUDIENCE, JWKS_URL). @throws EnvironmentError naming each bad one. */
 export function authConfig(): AuthConfig {
-  return { issuer: required('JWT_ISSUER'), audience: required('JWT_AUDIENCE'), jwksUrl: required('JWKS_URL') };
+  const env = readEnvironment('tokenVerification', process.env);
+  return { issuer: env[ENV.jwtIssuer], audience: env[ENV.jwtAudience], jwksUrl: env[ENV.jwksUrl] };
 }
 
-/** Which search adapter to use: `embedded` (local runtime) or `opensearch` (with OPENSEARCH_URL). */
+/** The Cognito app client the AWS token endpoint signs in with (COGNITO_CLIENT_ID). @throws EnvironmentError when unset. */
+export function cognitoClientId(): string {
+  return readEnvironment('tokenEndpoint', process.env)[ENV.cognitoClientId];
+}
+
+/**
+ * Which search adapter to use: `embedded` (local runtime, the default) or `opensearch` (with OPENSEARCH_URL).
+ * @throws EnvironmentError naming SEARCH_BACKEND or another search variable that is malformed, or OPENSEARCH_URL when
+ *   `opensearch` is asked without it.
+ */
 export function searchBackend(): 'embedded' | 'opensearch' {
-  const value = optional('SEARCH_BACKEND') ?? 'embedded';
-  if (value !== 'embedded' && value !== 'opensearch') throw new Error(`SEARCH_BACKEND must be 'embedded' or 'opensearch'; got '${value}'.`);
-  return value;
+  return readEnvironment('search', process.env)[ENV.searchBackend];
 }
 
 /** How to reach OpenSearch (SEARCH_BACKEND=opensearch). */
@@ -84,19 +84,21 @@ export interface OpenSearchConfig {
 
 /**
  * Reads the OpenSearch settings (OPENSEARCH_URL, OPENSEARCH_INDEX, OPENSEARCH_AUTH, OPENSEARCH_REPLICAS, AWS_REGION).
- * @throws Error naming OPENSEARCH_URL when it is missing, OPENSEARCH_AUTH when it is not `aws-sigv4` or `none`,
- *   OPENSEARCH_REPLICAS when it is not a whole number,
- *   AWS_REGION when signing is asked without it.
+ * @throws EnvironmentError naming OPENSEARCH_URL when it is missing or not an http(s) URL, OPENSEARCH_AUTH when it is
+ *   not `aws-sigv4` or `none`, OPENSEARCH_REPLICAS when it is not a whole number from 0 to 99, AWS_REGION when signing
+ *   is asked without it.
  */
 export function openSearchConfig(): OpenSearchConfig {
-  const url = required('OPENSEARCH_URL');
-  const auth = optional('OPENSEARCH_AUTH') ?? 'none';
-  if (auth !== 'aws-sigv4' && auth !== 'none') throw new Error(`OPENSEARCH_AUTH must be 'aws-sigv4' or 'none'; got '${auth}'.`);
-  const region = optional('AWS_REGION');
-  if (auth === 'aws-sigv4' && region === undefined) throw new Error('Missing required environment variable AWS_REGION (OPENSEARCH_AUTH=aws-sigv4).');
-  const replicasText = optional('OPENSEARCH_REPLICAS') ?? '0';
-  if (!/^\d{1,2}$/.test(replicasText)) throw new Error(`OPENSEARCH_REPLICAS must be a whole number of replicas (0 on a single-node domain); got '${replicasText}'.`);
-  return { url, alias: optional('OPENSEARCH_INDEX') ?? 'resources', auth, replicas: Number(replicasText), ...(region === undefined ? {} : { region }) };
+  // Read as an OpenSearch client whatever SEARCH_BACKEND says: the setup and reindex functions only ever use OpenSearch.
+  const env = readEnvironment('search', { ...process.env, [ENV.searchBackend]: 'opensearch' });
+  const region = env[ENV.awsRegion];
+  return {
+    url: env[ENV.openSearchUrl] as string,
+    alias: env[ENV.openSearchIndex],
+    auth: env[ENV.openSearchAuth],
+    replicas: env[ENV.openSearchReplicas],
+    ...(region === undefined ? {} : { region }),
+  };
 }
 
 /** The tables a reindex reads the search documents from (DynamoDB, the source of truth). */
@@ -109,45 +111,76 @@ export interface SearchSourceConfig {
   dynamoDbEndpoint?: string;
 }
 
-/** Reads the reindex's source tables. @throws Error naming DEVICES_TABLE or SCENARIOS_TABLE when missing. */
+/** Reads the reindex's source tables. @throws EnvironmentError naming DEVICES_TABLE, SCENARIOS_TABLE or DYNAMODB_ENDPOINT. */
 export function searchSourceConfig(): SearchSourceConfig {
-  const dynamoDbEndpoint = optional('DYNAMODB_ENDPOINT');
+  const env = readEnvironment('searchSource', process.env);
+  const dynamoDbEndpoint = env[ENV.dynamoDbEndpoint];
   return {
-    devicesTable: required('DEVICES_TABLE'),
-    scenariosTable: required('SCENARIOS_TABLE'),
+    devicesTable: env[ENV.devicesTable],
+    scenariosTable: env[ENV.scenariosTable],
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
+  };
+}
+
+/** The idempotency records' table (IDEMPOTENCY_TABLE) and the local DynamoDB endpoint (undefined in AWS). */
+export interface IdempotencyConfig {
+  tableName: string;
+  dynamoDbEndpoint?: string;
+}
+
+/** Reads the idempotency settings. @throws EnvironmentError naming IDEMPOTENCY_TABLE or DYNAMODB_ENDPOINT. */
+export function idempotencyConfig(): IdempotencyConfig {
+  const env = readEnvironment('idempotency', process.env);
+  const dynamoDbEndpoint = env[ENV.dynamoDbEndpoint];
+  return { tableName: env[ENV.idempotencyTable], ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }) };
+}
+
+/** Where DeploymentChanged events go: an EventBridge bus (AWS) or, without one, a local JSON-lines file. */
+export type EventsConfig = { busName: string } | { localFile: string };
+
+/** Reads the events settings. @throws EnvironmentError naming EVENT_BUS_NAME when neither it nor LOCAL_EVENTS_FILE is set. */
+export function eventsConfig(): EventsConfig {
+  const env = readEnvironment('events', process.env);
+  const busName = env[ENV.eventBusName];
+  return busName !== undefined ? { busName } : { localFile: env[ENV.localEventsFile] as string };
+}
+
+/** The local token issuer's settings (local runtime only). */
+export interface LocalIssuerConfig {
+  /** LOCAL_AUTH_DIR: the issuer's users and signing keys. */
+  directory: string;
+  issuer: string;
+  audience: string;
+  /** TOKEN_LIFETIME_SECONDS, seconds. @default 3600 */
+  tokenLifetimeSeconds: number;
+}
+
+/** Reads the local issuer's settings. @throws EnvironmentError naming LOCAL_AUTH_DIR (unset in AWS) or another bad one. */
+export function localIssuerConfig(): LocalIssuerConfig {
+  const env = readEnvironment('localIssuer', process.env);
+  return {
+    directory: env[ENV.localAuthDir],
+    issuer: env[ENV.jwtIssuer],
+    audience: env[ENV.jwtAudience],
+    tokenLifetimeSeconds: env[ENV.tokenLifetimeSeconds],
   };
 }
 
 /**
  * UPLOAD_SLOT_TTL_SECONDS: lifetime of presigned upload URLs, seconds (a slot's `expiresAt` is this long after it was
  * granted); undefined when unset (the default, 900 s, applies).
- * @throws Error when set to anything but a whole number of seconds from 1 to 604800 (S3's presigning limit, 7 days).
+ * @throws EnvironmentError when set to anything but a whole number of seconds from 1 to 604800 (S3's presigning limit, 7 days).
  */
 export function uploadSlotLifetimeSeconds(): number | undefined {
-  const raw = optional('UPLOAD_SLOT_TTL_SECONDS');
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > 604_800) throw new Error(`UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800; got '${raw}'.`);
-  return value;
+  return readEnvironment('uploads', process.env)[ENV.uploadSlotTtlSeconds];
 }
-
-/** The variable the cursor signing key is read from. */
-export const CURSOR_SIGNING_KEY_ENV = 'CURSOR_SIGNING_KEY';
 
 /**
  * Reads the key paged listings sign their cursors with (CursorCodec): CURSOR_SIGNING_KEY, at least 32 bytes given as
  * hex (64+ hex digits, e.g. `openssl rand -hex 32`) or base64/base64url (e.g. the 64 letters and digits Secrets
  * Manager generates, 48 bytes). The local runtime generates one into its data folder.
- * @throws Error naming CURSOR_SIGNING_KEY when it is missing, not hex or base64, or shorter than 32 bytes.
+ * @throws EnvironmentError naming CURSOR_SIGNING_KEY when it is missing, not hex or base64, or shorter than 32 bytes.
  */
 export function cursorSigningKey(): Buffer {
-  const value = required(CURSOR_SIGNING_KEY_ENV).trim();
-  let key: Buffer | undefined;
-  if (/^(?:[0-9a-fA-F]{2})+$/.test(value)) key = Buffer.from(value, 'hex');
-  else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) key = Buffer.from(value, 'base64');
-  if (key === undefined || key.length < MIN_CURSOR_KEY_BYTES) {
-    throw new Error(`${CURSOR_SIGNING_KEY_ENV} must be at least ${MIN_CURSOR_KEY_BYTES} bytes, given as hex or base64 (e.g. \`openssl rand -hex 32\`).`);
-  }
-  return key;
+  return readEnvironment('cursors', process.env)[ENV.cursorSigningKey];
 }

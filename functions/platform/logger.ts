@@ -1,4 +1,5 @@
 import { Logger, type LogItem } from '@aws-lambda-powertools/logger';
+import { ENV, readEnvironment } from '../contract/environment.js';
 
 /**
  * Keys every Powertools log line carries (service, Lambda context, sampling) or that only matter when searching the
@@ -14,7 +15,7 @@ export const REQUEST_COMPLETED = 'request completed';
 
 /** Whether log lines print as readable text (LOG_FORMAT=text, what the local runtime sets) instead of JSON. */
 export function readableLogs(): boolean {
-  return process.env.LOG_FORMAT === 'text';
+  return process.env[ENV.logFormat] === 'text';
 }
 
 function errorText(value: unknown): string | undefined {
@@ -67,8 +68,12 @@ class ServiceLogger extends Logger {
   }
 }
 
-/** The `service` of every log line, metric and trace: POWERTOOLS_SERVICE_NAME (set by the CDK), else the same name. */
-export const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'device-scenario-service';
+/**
+ * The `service` of every log line, metric and trace: POWERTOOLS_SERVICE_NAME (set by the CDK), else the same name.
+ * Read at cold start with the other variables every function gets.
+ * @throws EnvironmentError (on import) naming POWERTOOLS_LOG_LEVEL or another such variable when it is malformed.
+ */
+export const SERVICE_NAME = readEnvironment('function', process.env)[ENV.powertoolsServiceName];
 
 /** The process-wide structured logger (Powertools). `POWERTOOLS_LOG_LEVEL` sets the level (default INFO). */
 export const logger: Logger = new ServiceLogger({ serviceName: SERVICE_NAME });

@@ -14,6 +14,7 @@ import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SETUP_RETRY_BUDGET_MS, templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
+import { ENV, type EnvironmentGroup, KNOWN_VARIABLES, readEnvironment } from '../../functions/contract/environment.js';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { PRE_TOKEN_GENERATION_ENTRY } from '../../lib/identity.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
@@ -110,6 +111,36 @@ function flattenJoin(value: unknown): string {
   if ('Ref' in object) return `{{${object.Ref as string}}}`;
   if ('Fn::GetAtt' in object) return `{{${(object['Fn::GetAtt'] as string[]).join('.')}}}`;
   return JSON.stringify(object);
+}
+
+/** What Lambda itself adds to every function's environment at run time (absent from the template). */
+const LAMBDA_PROVIDED: Readonly<Record<string, string>> = { [ENV.awsRegion]: 'eu-west-1' };
+
+/** What Secrets Manager generates for the cursor secret (64 letters and digits, its GenerateSecretString). */
+const GENERATED_CURSOR_SECRET = `${'Ab3'.repeat(21)}x`;
+
+/**
+ * A value a template's variable plausibly takes once deployed: literals as they are, each CloudFormation token (Ref,
+ * GetAtt, ImportValue) as a lowercase name (valid as a table, bucket or host name), a dynamic reference to a secret as
+ * what Secrets Manager generates for the cursor key.
+ * @throws Error on an intrinsic function a function environment is not expected to hold.
+ */
+function deployedValue(value: unknown): string {
+  const token = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40).replace(/^-+|-+$/g, '') || 'token';
+  const resolve = (part: unknown): string => {
+    if (typeof part === 'string') return part;
+    const object = part as Record<string, unknown>;
+    if ('Fn::Join' in object) {
+      const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
+      return parts.map(resolve).join(separator);
+    }
+    if ('Ref' in object) return token(String(object.Ref));
+    if ('Fn::GetAtt' in object) return token((object['Fn::GetAtt'] as string[]).join('-'));
+    if ('Fn::ImportValue' in object) return token(JSON.stringify(object['Fn::ImportValue']));
+    throw new Error(`Unexpected intrinsic function in a function environment: ${JSON.stringify(part)}`);
+  };
+  const resolved = resolve(value);
+  return /^\{\{resolve:secretsmanager:/.test(resolved) ? GENERATED_CURSOR_SECRET : resolved;
 }
 
 /** Every `Validations.acknowledge` of the construct tree: path, rule id and reason. */
@@ -486,6 +517,42 @@ describe('stacks (bundling skipped)', () => {
       expect(flattenJoin(variables[variable]), variable).toMatch(new RegExp(`^https://\\{\\{${apis.get(api)}\\}\\}\\.execute-api\\.`));
     }
     // The main API integrates that function; Template.fromStack (beforeAll) refuses a template with a dependency cycle.
+  });
+
+  it('gives functions only variables the environment schema declares, valid for every group their handler reads', () => {
+    const paging = ['functions/handlers/deployments-list.ts', 'functions/handlers/deployments-history.ts', 'functions/handlers/scenarios-list.ts'];
+    /** Groups read beyond what every function reads (`function`) and what the common flags below imply. */
+    const READS: Readonly<Record<string, readonly EnvironmentGroup[]>> = {
+      'functions/handlers/deployments-execute.ts': ['idempotency'],
+      [DEPLOYMENT_CHANGES_ENTRY]: ['events'],
+      'functions/handlers/openapi.ts': ['addresses'],
+      'functions/handlers/scenarios-upload-slot.ts': ['uploads'],
+      [AUTH_COGNITO_TOKEN_ENTRY]: ['tokenEndpoint'],
+      [SEARCH_REINDEX_ENTRY]: ['searchSource'],
+      ...Object.fromEntries(paging.map((entry) => [entry, ['cursors']])),
+    };
+    const checked = new Set<EnvironmentGroup>();
+    for (const [entry, [id, fn]] of [...ours, ...statefulFunctions]) {
+      const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(Object.keys(variables).filter((name) => !KNOWN_VARIABLES.has(name)), entry).toEqual([]);
+      const environment = { ...LAMBDA_PROVIDED, ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, deployedValue(value)])) };
+      const groups: EnvironmentGroup[] = ['function', ...(READS[entry] ?? [])];
+      // The composition root reads every storage variable: a function given one table name for it gets them all.
+      if (ENV.companiesTable in variables) groups.push('storage');
+      if (TOKEN_VERIFYING_ENTRIES.includes(entry)) groups.push('tokenVerification');
+      if (entry in SEARCH_CLIENTS) groups.push('search');
+      for (const group of groups) {
+        expect(() => readEnvironment(group, environment), `${entry} (${id}): ${group}`).not.toThrow();
+        checked.add(group);
+      }
+    }
+    expect([...checked].sort()).toEqual(
+      ['addresses', 'cursors', 'events', 'function', 'idempotency', 'search', 'searchSource', 'storage', 'tokenEndpoint', 'tokenVerification', 'uploads'],
+    );
+    // The search clients sign their requests: without the region Lambda provides, they would not start.
+    const indexer = (ours.get(SEARCH_INDEXER_ENTRY)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    const unsigned = Object.fromEntries(Object.entries(indexer).map(([name, value]) => [name, deployedValue(value)]));
+    expect(() => readEnvironment('search', unsigned)).toThrow(/AWS_REGION is missing \(required with OPENSEARCH_AUTH=aws-sigv4\)/);
   });
 
   it('grants no wildcard action, and "*" resources only to X-Ray and dynamodb:ListStreams', () => {
@@ -914,8 +981,8 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     expect(seconds).toBeLessThan(180);
 
     const bundles: { id: string; file: string; bytes: number }[] = [];
-    // Every variable a function of the stacks is given, with a stand-in value: functions that read their configuration
-    // at cold start fail to load without it (the cursor key must parse: 32 bytes of hex).
+    // Every variable a function of the stacks is given, with a value it plausibly takes once deployed (deployedValue):
+    // functions that read their configuration at cold start fail to load without it, or with one the schema refuses.
     const configuration: Record<string, string> = {};
     for (const stack of ['Stateful', 'Stateless']) {
       const template = JSON.parse(readFileSync(join(outdir, `DeviceScenarioService-dev-${stack}.template.json`), 'utf8')) as { Resources: Record<string, Resource> };
@@ -926,7 +993,7 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
         const file = join(outdir, assetPath as string, 'index.mjs');
         expect(existsSync(file), file).toBe(true);
         const variables = (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
-        for (const name of Object.keys(variables)) configuration[name] = name === 'CURSOR_SIGNING_KEY' ? 'ab'.repeat(32) : `stand-in-${name.toLowerCase()}`;
+        for (const [name, value] of Object.entries(variables)) configuration[name] = deployedValue(value);
         bundles.push({ id, file, bytes: statSync(file).size });
       }
     }
@@ -942,7 +1009,7 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     const loaded = spawnSync(process.execPath, ['--input-type=module', '-e', script, ...bundles.map((bundle) => bundle.file)], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
-      env: { ...process.env, ...configuration, POWERTOOLS_LOG_LEVEL: 'SILENT', AWS_REGION: 'eu-west-1' },
+      env: { ...process.env, ...configuration, ...LAMBDA_PROVIDED, POWERTOOLS_LOG_LEVEL: 'SILENT' },
     });
     expect(loaded.status, loaded.stderr.slice(-2_000)).toBe(0);
   });

@@ -1,6 +1,7 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ENV } from '../../contract/environment.js';
 
 /**
  * Attempts per SDK call (the first plus two retries, with the SDK's jittered back-off; throttling backs off longer).
@@ -23,7 +24,7 @@ function dynamoDbConfig(endpoint?: string): DynamoDBClientConfig {
     requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: DYNAMODB_REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
     ...(endpoint === undefined
       ? {}
-      : { endpoint, region: process.env.AWS_REGION ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+      : { endpoint, region: process.env[ENV.awsRegion] ?? 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
   };
 }
 
@@ -52,7 +53,7 @@ export function createS3Client(endpoint?: string): S3Client {
           ...config,
           endpoint,
           forcePathStyle: true,
-          region: process.env.AWS_REGION ?? 'us-east-1',
+          region: process.env[ENV.awsRegion] ?? 'us-east-1',
           credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
           requestChecksumCalculation: 'WHEN_REQUIRED',
           responseChecksumValidation: 'WHEN_REQUIRED',

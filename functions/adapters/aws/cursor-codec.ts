@@ -1,10 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { MIN_CURSOR_KEY_BYTES } from '../../contract/environment.js';
 import { BadRequestError } from '../../core/errors.js';
 
 /** Bytes of HMAC-SHA256 kept in a cursor: 128 bits (RFC 2104 allows truncating to half the hash), 22 characters. */
 const SIGNATURE_BYTES = 16;
-/** Shortest accepted signing key, bytes. */
-export const MIN_CURSOR_KEY_BYTES = 32;
+/** Shortest accepted signing key, bytes (declared with CURSOR_SIGNING_KEY, which is checked against it at cold start). */
+export { MIN_CURSOR_KEY_BYTES };
 /** Longest cursor decoded; anything longer was not issued here (cursors hold one key of a few identifiers). */
 const MAX_CURSOR_LENGTH = 2048;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;

@@ -1,0 +1,381 @@
+/**
+ * Every environment variable of the service, each named once (ENV) and described, typed and bounded once (the zod
+ * schema of its group). The CDK stacks (lib/) and the local runtime (functions/local/, bin/) set variables by these
+ * names; functions/platform/config.ts reads them through these schemas at cold start, so a missing or malformed
+ * variable fails the function's initialization with its name and what is wrong, not a request later.
+ *
+ * Groups follow what one adapter or entry point needs (storage, token verification, search…): a function reads only
+ * the groups it uses, and the stack gives it only those variables.
+ */
+import { z } from 'zod';
+import type { ApiName } from './route.js';
+
+/** The name of every variable the service reads or the stack sets, by setting. */
+export const ENV = {
+  // Storage (DynamoDB tables, the archive bucket; endpoints only locally).
+  companiesTable: 'COMPANIES_TABLE',
+  devicesTable: 'DEVICES_TABLE',
+  scenariosTable: 'SCENARIOS_TABLE',
+  deploymentsTable: 'DEPLOYMENTS_TABLE',
+  archiveBucket: 'ARCHIVE_BUCKET',
+  dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
+  s3Endpoint: 'S3_ENDPOINT',
+  // Idempotency records.
+  idempotencyTable: 'IDEMPOTENCY_TABLE',
+  // Token verification, and the token endpoint on AWS.
+  jwtIssuer: 'JWT_ISSUER',
+  jwtAudience: 'JWT_AUDIENCE',
+  jwksUrl: 'JWKS_URL',
+  cognitoClientId: 'COGNITO_CLIENT_ID',
+  // Search.
+  searchBackend: 'SEARCH_BACKEND',
+  openSearchUrl: 'OPENSEARCH_URL',
+  openSearchIndex: 'OPENSEARCH_INDEX',
+  openSearchAuth: 'OPENSEARCH_AUTH',
+  openSearchReplicas: 'OPENSEARCH_REPLICAS',
+  // DeploymentChanged events.
+  eventBusName: 'EVENT_BUS_NAME',
+  localEventsFile: 'LOCAL_EVENTS_FILE',
+  // Listing cursors.
+  cursorSigningKey: 'CURSOR_SIGNING_KEY',
+  // Presigned uploads.
+  uploadSlotTtlSeconds: 'UPLOAD_SLOT_TTL_SECONDS',
+  // The three addresses, for the OpenAPI document's `servers`.
+  mainApiUrl: 'MAIN_API_URL',
+  uploadApiUrl: 'UPLOAD_API_URL',
+  authApiUrl: 'AUTH_API_URL',
+  // Local runtime only: its token issuer, data folder, ports and sweeper.
+  localAuthDir: 'LOCAL_AUTH_DIR',
+  tokenLifetimeSeconds: 'TOKEN_LIFETIME_SECONDS',
+  dataDir: 'DATA_DIR',
+  apiPort: 'API_PORT',
+  uploadPort: 'UPLOAD_PORT',
+  authPort: 'AUTH_PORT',
+  dynamoDbPort: 'DYNAMODB_PORT',
+  s3Port: 'S3_PORT',
+  uploadSweepIntervalMs: 'UPLOAD_SWEEP_INTERVAL_MS',
+  // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
+  powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
+  powertoolsLogLevel: 'POWERTOOLS_LOG_LEVEL',
+  powertoolsMetricsNamespace: 'POWERTOOLS_METRICS_NAMESPACE',
+  powertoolsTraceEnabled: 'POWERTOOLS_TRACE_ENABLED',
+  logFormat: 'LOG_FORMAT',
+  lambdaMaxConcurrency: 'AWS_LAMBDA_MAX_CONCURRENCY',
+  nodeOptions: 'NODE_OPTIONS',
+  awsRegion: 'AWS_REGION',
+} as const;
+
+/** One variable's name. */
+export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+/** The variable naming each address (its URL; on AWS the API's stage URL, locally the port listened on). */
+export const API_ADDRESS_ENV: Readonly<Record<ApiName, EnvName>> = { main: ENV.mainApiUrl, upload: ENV.uploadApiUrl, auth: ENV.authApiUrl };
+
+/** Service name in every structured log line (Powertools Logger), the default of POWERTOOLS_SERVICE_NAME. */
+export const SERVICE_NAME = 'device-scenario-service';
+
+/** Powertools log levels (POWERTOOLS_LOG_LEVEL; also the CDK context `logLevel`). */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+
+/** Search adapters: `embedded` (the local runtime's in-memory engine) or `opensearch` (OPENSEARCH_URL). */
+export const SEARCH_BACKENDS = ['embedded', 'opensearch'] as const;
+
+/** OpenSearch request signing: `aws-sigv4` (service `es`, the function's role) or `none`. */
+export const OPENSEARCH_AUTH_MODES = ['aws-sigv4', 'none'] as const;
+
+/** The default OpenSearch alias (OPENSEARCH_INDEX), the one the CDK stack gives its search clients. */
+export const DEFAULT_SEARCH_ALIAS = 'resources';
+
+/** Shortest cursor signing key, bytes (HMAC-SHA256 keys shorter than its output weaken it). */
+export const MIN_CURSOR_KEY_BYTES = 32;
+
+/** Longest presigned URL S3 accepts, seconds (7 days): the bound of UPLOAD_SLOT_TTL_SECONDS. */
+export const MAX_PRESIGNED_URL_SECONDS = 604_800;
+
+// Variable types. Each message completes "<NAME> …" in the error listing a group's bad variables; a description
+// comes last (`.describe()` after `.optional()`/`.default()`, which wrap the schema).
+
+const missing = { error: 'is missing' };
+
+/** A non-empty string (empty values are treated as unset by readEnvironment). */
+const text = () => z.string(missing);
+
+/** A DynamoDB table name: 3 to 255 letters, digits, `_`, `-`, `.`. */
+const tableName = () => text().regex(/^[A-Za-z0-9_.-]{3,255}$/, { error: 'must be a DynamoDB table name (3 to 255 letters, digits, _ - .)' });
+
+/** An http(s) URL (a trailing `/` allowed). */
+const httpUrl = () => z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? 'is missing' : 'must be an http(s) URL') });
+
+/** A whole number from `min` to `max`, given as decimal digits; `bounds` completes "<NAME> …" when it is not. */
+const wholeNumber = (min: number, max: number, bounds: string) => {
+  const error = { error: bounds };
+  return text().regex(/^\d{1,16}$/, error).transform(Number).pipe(z.number().min(min, error).max(max, error));
+};
+
+/** A whole number of `unit` from `min` to `max`. */
+const amount = (unit: string, min: number, max: number) => wholeNumber(min, max, `must be whole ${unit} from ${min} to ${max}`);
+
+/** A TCP port; 0 picks a free one. */
+const port = () => wholeNumber(0, 65_535, 'must be a port number from 0 to 65535 (0: any free port)');
+
+/** One of `values`. */
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: (issue) => (issue.input === undefined ? 'is missing' : `must be one of ${values.join(', ')}`) });
+
+/**
+ * The cursor signing key as bytes: hex (an even number of hex digits) or base64/base64url, at least
+ * MIN_CURSOR_KEY_BYTES bytes once decoded.
+ */
+const signingKey = () =>
+  text().transform((value, context) => {
+    const trimmed = value.trim();
+    let key: Buffer | undefined;
+    if (/^(?:[0-9a-fA-F]{2})+$/.test(trimmed)) key = Buffer.from(trimmed, 'hex');
+    else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) key = Buffer.from(trimmed, 'base64');
+    if (key === undefined || key.length < MIN_CURSOR_KEY_BYTES) {
+      context.addIssue({ code: 'custom', input: value, message: `must be at least ${MIN_CURSOR_KEY_BYTES} bytes, given as hex or base64 (e.g. \`openssl rand -hex 32\`)` });
+      return z.NEVER;
+    }
+    return key;
+  });
+
+// The groups.
+
+/** Table and bucket names, and the local endpoints (unset in AWS). Read by every function that uses the composition root. */
+export const StorageEnvironment = z.object({
+  [ENV.companiesTable]: tableName().describe('DynamoDB table of companies (quota, usage).'),
+  [ENV.devicesTable]: tableName().describe('DynamoDB table of devices.'),
+  [ENV.scenariosTable]: tableName().describe('DynamoDB table of scenarios, their versions and upload slots.'),
+  [ENV.deploymentsTable]: tableName().describe('DynamoDB table of active deployments and their history.'),
+  [ENV.archiveBucket]: text()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
+    .describe('S3 bucket of scenario archives.'),
+  [ENV.dynamoDbEndpoint]: httpUrl().optional().describe('DynamoDB endpoint, e.g. `http://127.0.0.1:8000` (DynamoDB Local); unset in AWS.'),
+  [ENV.s3Endpoint]: httpUrl().optional().describe('S3 endpoint, e.g. `http://127.0.0.1:4569` (s3rver); unset in AWS.'),
+});
+
+/** The two tables a search reindex reads its documents from (DynamoDB, the source of truth). */
+export const SearchSourceEnvironment = StorageEnvironment.pick({ [ENV.devicesTable]: true, [ENV.scenariosTable]: true, [ENV.dynamoDbEndpoint]: true });
+
+/** Idempotency records of `Idempotency-Key` requests (Powertools persistence layer). */
+export const IdempotencyEnvironment = z.object({
+  [ENV.idempotencyTable]: tableName().describe('DynamoDB table of idempotency records (pk `id`, TTL attribute `expiration`).'),
+  [ENV.dynamoDbEndpoint]: StorageEnvironment.shape[ENV.dynamoDbEndpoint],
+});
+
+/** How bearer tokens are verified (docs/contract.md, "Authentication and permissions"). */
+export const TokenVerificationEnvironment = z.object({
+  [ENV.jwtIssuer]: text().describe('Expected `iss` of tokens: the Cognito user pool URL in AWS, the local auth address locally.'),
+  [ENV.jwtAudience]: text().describe('Expected `aud` of tokens: the Cognito app client id in AWS.'),
+  [ENV.jwksUrl]: httpUrl().describe("Where the issuer publishes its public keys (JWKS)."),
+});
+
+/** The token endpoint on AWS (functions/handlers/auth-cognito-token.ts). */
+export const TokenEndpointEnvironment = z.object({
+  [ENV.cognitoClientId]: text().describe('The Cognito app client the token endpoint signs users in with (USER_PASSWORD_AUTH).'),
+});
+
+/** Which search index, and how to reach OpenSearch. */
+export const SearchEnvironment = z.object({
+  [ENV.searchBackend]: oneOf(SEARCH_BACKENDS).default('embedded')
+    .describe('Search adapter: `embedded` (in-memory, the local runtime) or `opensearch` (OPENSEARCH_URL).'),
+  [ENV.openSearchUrl]: httpUrl().optional()
+    .describe('OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_BACKEND=opensearch.'),
+  [ENV.openSearchIndex]: text()
+    .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, { error: 'must be an OpenSearch index name (lowercase letters, digits, . _ -)' })
+    .default(DEFAULT_SEARCH_ALIAS)
+    .describe('The alias searches and writes use; concrete indexes are `<alias>-<UTC time>`.'),
+  [ENV.openSearchAuth]: oneOf(OPENSEARCH_AUTH_MODES).default('none')
+    .describe('`aws-sigv4` signs OpenSearch requests (service `es`, the role of the function; needs AWS_REGION); `none` does not.'),
+  [ENV.openSearchReplicas]: amount('replicas', 0, 99).default(0)
+    .describe('`number_of_replicas` of the indexes the setup and a reindex create (0 on a single data node).'),
+  [ENV.awsRegion]: text().optional().describe("The OpenSearch domain's region (set by Lambda); required with OPENSEARCH_AUTH=aws-sigv4."),
+})
+  .refine((value) => value[ENV.searchBackend] !== 'opensearch' || value[ENV.openSearchUrl] !== undefined, {
+    path: [ENV.openSearchUrl], message: 'is missing (required with SEARCH_BACKEND=opensearch)', when: () => true,
+  })
+  .refine((value) => value[ENV.openSearchAuth] !== 'aws-sigv4' || value[ENV.awsRegion] !== undefined, {
+    path: [ENV.awsRegion], message: 'is missing (required with OPENSEARCH_AUTH=aws-sigv4)', when: () => true,
+  });
+
+/** Where DeploymentChanged events go: EventBridge in AWS, a JSON-lines file locally. */
+export const EventsEnvironment = z.object({
+  [ENV.eventBusName]: text().optional().describe('EventBridge bus of DeploymentChanged events (AWS).'),
+  [ENV.localEventsFile]: text().optional().describe('File the local runtime appends DeploymentChanged events to, one JSON object a line.'),
+}).refine((value) => value[ENV.eventBusName] !== undefined || value[ENV.localEventsFile] !== undefined, {
+  path: [ENV.eventBusName], message: 'is missing (or LOCAL_EVENTS_FILE in the local runtime)', when: () => true,
+});
+
+/** The key listing cursors are signed with (CursorCodec). */
+export const CursorEnvironment = z.object({
+  [ENV.cursorSigningKey]: signingKey().describe(
+    `HMAC-SHA256 key of listing cursors: at least ${MIN_CURSOR_KEY_BYTES} bytes as hex or base64 (AWS: a Secrets Manager secret; locally generated into the data folder).`,
+  ),
+});
+
+/** Presigned upload slots. */
+export const UploadEnvironment = z.object({
+  [ENV.uploadSlotTtlSeconds]: amount('seconds', 1, MAX_PRESIGNED_URL_SECONDS).optional()
+    // Unset: the upload use case's default applies (UPLOAD_URL_LIFETIME_SECONDS, 900 s), kept in the domain.
+    .describe("Lifetime of presigned upload URLs (a slot's `expiresAt`), seconds; at most S3's 7 days. Default 900."),
+});
+
+/** The addresses the OpenAPI document names in `servers` (the local default ports when unset). */
+export const AddressEnvironment = z.object({
+  [ENV.mainApiUrl]: httpUrl().optional().describe('Main API address ({base_url}).'),
+  [ENV.uploadApiUrl]: httpUrl().optional().describe('Upload API address ({scenario_upload_url}).'),
+  [ENV.authApiUrl]: httpUrl().optional().describe('Authentication service address ({auth_url}).'),
+});
+
+/** The local token issuer (functions/handlers/auth-token.ts in the local runtime). */
+export const LocalIssuerEnvironment = z.object({
+  [ENV.localAuthDir]: text().describe("Folder of the local issuer's users and signing keys."),
+  [ENV.jwtIssuer]: TokenVerificationEnvironment.shape[ENV.jwtIssuer],
+  [ENV.jwtAudience]: TokenVerificationEnvironment.shape[ENV.jwtAudience],
+  [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400).default(3600).describe('Lifetime of locally issued tokens, seconds.'),
+});
+
+/** The local data folder (`npm start`, `npm run reset`, `npm run reindex`). */
+export const LocalDataEnvironment = z.object({
+  [ENV.dataDir]: text().default('.data').describe("Folder of every local backend's data, relative to the repository root."),
+});
+
+/** The local runtime's listeners and timers (`npm start`). */
+export const LocalRuntimeEnvironment = z.object({
+  [ENV.apiPort]: port().default(3000).describe('Main API port (127.0.0.1).'),
+  [ENV.uploadPort]: port().default(3001).describe('Upload API port (127.0.0.1).'),
+  [ENV.authPort]: port().default(3002).describe('Authentication service port (127.0.0.1).'),
+  [ENV.dynamoDbPort]: port().default(0).describe('DynamoDB Local port (it listens on every interface).'),
+  [ENV.s3Port]: port().default(0).describe('s3rver port (127.0.0.1).'),
+  [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000).default(60_000)
+    .describe('How often the upload sweeper rejects unfinished upload slots and deletes orphaned archives, ms.'),
+});
+
+/** What every function is given (lib/service-function.ts) or Lambda sets. */
+export const FunctionEnvironment = z.object({
+  [ENV.powertoolsServiceName]: text().default(SERVICE_NAME).describe('Service name of every structured log line.'),
+  [ENV.powertoolsLogLevel]: z.preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), oneOf(LOG_LEVELS))
+    .default('INFO').describe('Powertools log level of the handlers.'),
+  [ENV.powertoolsMetricsNamespace]: text().optional().describe('CloudWatch namespace of the EMF metrics (Powertools Metrics).'),
+  [ENV.powertoolsTraceEnabled]: oneOf(['true', 'false'] as const).optional()
+    .describe('false turns the X-Ray tracer off (the local runtime and tests, where no X-Ray daemon runs).'),
+  [ENV.logFormat]: oneOf(['json', 'text'] as const).optional()
+    .describe('text: one readable line per log item and metrics as DEBUG lines (what the local runtime sets); default JSON and EMF.'),
+  [ENV.lambdaMaxConcurrency]: text().optional()
+    .describe('Concurrent invocations per process: the local runtime serves requests concurrently, each in its own invoke-store context.'),
+  [ENV.nodeOptions]: text().optional().describe('Node.js options (`--enable-source-maps` in AWS: stack traces map to the TypeScript sources).'),
+  [ENV.awsRegion]: text().optional().describe('The region (set by Lambda; locally us-east-1 unless set).'),
+});
+
+/** Every group, by name: what readEnvironment() reads. */
+export const ENVIRONMENT = {
+  storage: StorageEnvironment,
+  searchSource: SearchSourceEnvironment,
+  idempotency: IdempotencyEnvironment,
+  tokenVerification: TokenVerificationEnvironment,
+  tokenEndpoint: TokenEndpointEnvironment,
+  search: SearchEnvironment,
+  events: EventsEnvironment,
+  cursors: CursorEnvironment,
+  uploads: UploadEnvironment,
+  addresses: AddressEnvironment,
+  localIssuer: LocalIssuerEnvironment,
+  localData: LocalDataEnvironment,
+  localRuntime: LocalRuntimeEnvironment,
+  function: FunctionEnvironment,
+} as const;
+
+/** A group's name. */
+export type EnvironmentGroup = keyof typeof ENVIRONMENT;
+
+/** What each group configures, as error messages name it. */
+const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
+  storage: 'storage',
+  searchSource: 'search source tables',
+  idempotency: 'idempotency',
+  tokenVerification: 'token verification',
+  tokenEndpoint: 'token endpoint',
+  search: 'search',
+  events: 'deployment events',
+  cursors: 'listing cursors',
+  uploads: 'upload slots',
+  addresses: 'API addresses',
+  localIssuer: 'local token issuer',
+  localData: 'local data folder',
+  localRuntime: 'local runtime',
+  function: 'function runtime',
+};
+
+/** The parsed variables of a group, keyed by variable name, with defaults applied and numbers, keys and enums typed. */
+export type EnvironmentOf<G extends EnvironmentGroup> = z.output<(typeof ENVIRONMENT)[G]>;
+
+/** Every variable name some group knows. */
+export const KNOWN_VARIABLES: ReadonlySet<string> = new Set(Object.values(ENV));
+
+/** Variables whose values never appear in an error message (a key, or a URL that may carry credentials). */
+const SECRET_VARIABLES: ReadonlySet<string> = new Set([ENV.cursorSigningKey, ENV.openSearchUrl]);
+
+/** The shape (variable name → schema) of a group (a refined zod object keeps its shape). */
+function shapeOf(group: EnvironmentGroup): Readonly<Record<string, z.ZodType>> {
+  return ENVIRONMENT[group].shape;
+}
+
+/** The variables of `group`: name and description, in declaration order (README, tests). */
+export function variablesOf(group: EnvironmentGroup): { name: string; description: string }[] {
+  return Object.entries(shapeOf(group)).map(([name, schema]) => ({ name, description: schema.description ?? '' }));
+}
+
+/** Thrown when the variables of a group are missing or malformed; `variables` lists each bad one by name. */
+export class EnvironmentError extends Error {
+  constructor(
+    readonly group: EnvironmentGroup,
+    readonly variables: readonly string[],
+    problems: readonly string[],
+  ) {
+    super(`Invalid environment (${GROUP_LABELS[group]}): ${problems.join('; ')}.`);
+    this.name = 'EnvironmentError';
+  }
+}
+
+/**
+ * Reads and validates one group from `source` (process.env in a function). An empty value counts as unset (then
+ * the default applies, or the variable is missing).
+ * @returns the group's variables keyed by name, typed (numbers, key bytes, enums), defaults applied.
+ * @throws EnvironmentError naming every missing or malformed variable of the group and what is wrong with it
+ *   (values are quoted, except those of secrets).
+ */
+export function readEnvironment<G extends EnvironmentGroup>(group: G, source: Readonly<Record<string, string | undefined>>): EnvironmentOf<G> {
+  const input: Record<string, string | undefined> = {};
+  for (const name of Object.keys(shapeOf(group))) {
+    const value = source[name];
+    if (value !== undefined && value !== '') input[name] = value;
+  }
+  const parsed = ENVIRONMENT[group].safeParse(input);
+  if (parsed.success) return parsed.data as EnvironmentOf<G>;
+  const problems = new Map<string, string>();
+  for (const issue of parsed.error.issues) {
+    const name = String(issue.path[0] ?? group);
+    if (problems.has(name)) continue;
+    const value = input[name];
+    const shown = value === undefined || SECRET_VARIABLES.has(name) || issue.message.startsWith('is missing') ? '' : `, got '${value.slice(0, 100)}'`;
+    problems.set(name, `${name} ${issue.message}${shown}`);
+  }
+  throw new EnvironmentError(group, [...problems.keys()], [...problems.values()]);
+}
+
+/**
+ * Checks several groups at once (an entry point's whole environment, e.g. the local runtime's before it starts).
+ * @throws Error listing the EnvironmentError message of every group with a bad variable, one a line.
+ */
+export function checkEnvironment(groups: readonly EnvironmentGroup[], source: Readonly<Record<string, string | undefined>>): void {
+  const problems: string[] = [];
+  for (const group of groups) {
+    try {
+      readEnvironment(group, source);
+    } catch (error) {
+      if (!(error instanceof EnvironmentError)) throw error;
+      problems.push(error.message);
+    }
+  }
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+}
