@@ -9,9 +9,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, it, expect } from 'vitest';
 import { ROUTES, matchRoute, type RouteDefinition } from '../../functions/contract/routes.js';
-import { whoamiRoute } from './fixtures/whoami-handler.js';
+import { handler as whoamiHandler, whoamiRoute } from './fixtures/whoami-handler.js';
 import { createApiServer, toApiGatewayEvent } from '../../functions/local/http-gateway.js';
-import { loadHandler } from '../../functions/local/handler-module.js';
 import { verifyBearerToken } from '../../functions/platform/auth.js';
 
 function route(id: string): RouteDefinition {
@@ -336,7 +335,6 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
   const ISSUER = 'https://issuer.test';
   const AUDIENCE = 'device-scenario-service';
   const REPO_ROOT = resolve(import.meta.dirname, '../..');
-  const WHOAMI_ENTRY = 'test/unit/fixtures/whoami-handler.ts';
   const whoami: RouteDefinition = whoamiRoute;
   type RecordingHandler = ((event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>) & { calls: APIGatewayProxyEventV2[] };
   let jwks: Server;
@@ -363,7 +361,8 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
     await new Promise<void>((done) => gateway.listen(0, '127.0.0.1', done));
     base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
     // The module instance the gateway invokes (loadHandler loads each entry once).
-    recorded = await loadHandler<RecordingHandler>(REPO_ROOT, WHOAMI_ENTRY);
+    // The fixture module itself (the gateway's loader wraps its handler in an invocation context).
+    recorded = whoamiHandler;
   });
 
   afterAll(async () => {
