@@ -1,11 +1,10 @@
 import { CognitoIdentityProviderClient, InitiateAuthCommand, type InitiateAuthCommandOutput } from '@aws-sdk/client-cognito-identity-provider';
-import { z } from 'zod';
 import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
-import { jsonBody, jsonResponse, publicHttpHandler } from '../platform/http.js';
+import { authToken } from '../contract/routes/service.js';
+import { cognitoClientId } from '../platform/config.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
 import { logger } from '../platform/logger.js';
 import { traced } from '../platform/observability.js';
-
-const TokenRequestSchema = z.object({ username: z.string().min(1).max(256), password: z.string().min(1).max(1024) });
 
 /** Cognito errors that mean "these credentials do not sign in": one 401, whatever the reason (logged, never shown). */
 const REFUSED_SIGN_IN = new Set([
@@ -74,15 +73,7 @@ const cognito = traced(new CognitoIdentityProviderClient({}));
  * `{ username, password }` → `{ access_token, token_type: "Bearer", expires_in }`; 401 problem+json on bad
  * credentials, 400 on a malformed body. Signs in on the Cognito app client COGNITO_CLIENT_ID.
  */
-export const handler = publicHttpHandler(async (event) => {
-  const parsed = TokenRequestSchema.safeParse(jsonBody(event));
-  if (!parsed.success) {
-    throw new BadRequestError('The body must be {"username": "...", "password": "..."}.', parsed.error.issues.map((issue) => ({
-      path: `/${issue.path.join('/')}`, message: issue.message,
-    })));
-  }
-  const clientId = process.env.COGNITO_CLIENT_ID;
-  if (clientId === undefined || clientId === '') throw new Error('Missing required environment variable COGNITO_CLIENT_ID.');
-  const token = await signInWithCognito(cognito, clientId, parsed.data.username, parsed.data.password);
+export const handler = routeHandler(authToken, async ({ body }) => {
+  const token = await signInWithCognito(cognito, cognitoClientId(), body.username, body.password);
   return jsonResponse(200, { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds }, { 'cache-control': 'no-store' });
 });

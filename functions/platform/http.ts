@@ -56,13 +56,13 @@ export function authorization(scope: Scope, companyParameter?: string): HttpMidd
   };
 }
 
-function stack(middlewares: HttpMiddleware[]) {
+function stack(routeId: string, middlewares: HttpMiddleware[]) {
   // Tracing, Lambda context logging and the metrics flush outermost, then the request's log fields and summary (its
   // after/onError see problem+json's answer); problem+json before the rest so that its onError runs after theirs
   // (middy's onion order), then header normalization.
   let chain = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>({ timeoutEarlyInMillis: 0 })
     .use(powertoolsMiddlewares())
-    .use(requestObservability())
+    .use(requestObservability(routeId))
     .use(problemJsonErrors())
     .use(httpHeaderNormalizer());
   for (const middleware of middlewares) chain = chain.use(middleware);
@@ -84,7 +84,7 @@ export type RouteFunction<T extends RouteDefinition> = (
  */
 export function routeHandler<T extends RouteDefinition>(route: T, fn: RouteFunction<T>, ...middlewares: HttpMiddleware[]) {
   const access = route.scope === null ? [] : [bearerAuthentication(), authorization(route.scope, route.companyParameter)];
-  return stack([...access, ...middlewares]).handler(((event: APIGatewayProxyEventV2, context: AuthenticatedContext) =>
+  return stack(route.id, [...access, ...middlewares]).handler(((event: APIGatewayProxyEventV2, context: AuthenticatedContext) =>
     fn(routeInput(route, event), context, event)) as unknown as RouteHandler<Context>);
 }
 
@@ -195,10 +195,6 @@ export function formBody(event: APIGatewayProxyEventV2): Record<string, string> 
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-/** Like httpHandler, for the few routes that take no bearer token (token issuance, JWKS). */
-export function publicHttpHandler(handler: RouteHandler<Context>, ...middlewares: HttpMiddleware[]) {
-  return stack(middlewares).handler(handler);
-}
 
 /** A JSON response with `content-type: application/json`. */
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {

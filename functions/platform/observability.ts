@@ -15,9 +15,6 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { ROUTES } from '../contract/routes.js';
-import { search } from '../contract/routes/search.js';
-import { scenarioUpload } from '../contract/routes/uploads.js';
 import { DomainError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { tokenFailureReason } from './auth.js';
@@ -101,7 +98,6 @@ export function eventHandler<TEvent, TResult>(): middy.MiddyfiedHandler<TEvent, 
   return chain;
 }
 
-const ROUTE_IDS = new Map(ROUTES.map((route) => [`${route.method} ${route.path}`, route.id]));
 
 /** Why an upload was refused: the `reason` dimension of UploadsRejected. */
 export type UploadRejectionReason = 'version-exists' | 'quota-exceeded' | 'too-large' | 'invalid-archive' | 'expired' | 'interrupted';
@@ -136,11 +132,11 @@ function recordRouteMetrics(route: string, status: number, latencyMs: number, er
   const tokenFailure = tokenFailureReason(error);
   if (tokenFailure !== undefined) {
     count(METRIC.tokenFailures, { reason: tokenFailure });
-  } else if (route === scenarioUpload.id) {
+  } else if (route === 'ScenarioUpload') {
     const rejection = error instanceof DomainError ? uploadRejectionReason(error.toProblem()) : undefined;
     if (status === 201) recordUpload('direct', 'accepted');
     else if (rejection !== undefined) recordUpload('direct', rejection);
-  } else if (route === search.id && status === 200) {
+  } else if (route === 'Search' && status === 200) {
     metrics.addMetric(METRIC.searchLatency, MetricUnit.Milliseconds, latencyMs);
   }
 }
@@ -158,17 +154,17 @@ function companyOf(event: APIGatewayProxyEventV2): string | undefined {
 /**
  * middy middleware of the HTTP stack, registered inside powertoolsMiddlewares and outside the problem+json one (so
  * that its `after`/`onError` see the final status): puts the request's correlation fields on every log line —
- * `requestId` (API Gateway's), `route` (the route id of `event.routeKey`, or `routeId`), `company` (the `companyId`
+ * `requestId` (API Gateway's), `route` (the route's id), `company` (the `companyId`
  * path parameter), `caller` (the token's subject, from the moment bearerAuthentication sets `context.principal`) —
  * then logs one `request completed` line with `method`, `path`, `status` and `latencyMs`, and records the route's
  * metrics (recordRouteMetrics).
  */
-export function requestObservability(routeId?: string): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
+export function requestObservability(routeId: string): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
   const startedAt = new WeakMap<object, number>();
   const complete = (request: middy.Request<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>) => {
     const latencyMs = Math.round(performance.now() - (startedAt.get(request) ?? performance.now()));
     const status = request.response?.statusCode ?? 500;
-    const route = routeId ?? ROUTE_IDS.get(request.event.routeKey) ?? request.event.routeKey;
+    const route = routeId;
     recordRouteMetrics(route, status, latencyMs, request.error);
     const { http } = request.event.requestContext;
     logger.info(REQUEST_COMPLETED, { method: http.method, path: request.event.rawPath, status, latencyMs });
@@ -180,7 +176,7 @@ export function requestObservability(routeId?: string): middy.MiddlewareObj<APIG
       const company = companyOf(event);
       logger.appendKeys({
         requestId: event.requestContext.requestId,
-        route: routeId ?? ROUTE_IDS.get(event.routeKey) ?? event.routeKey,
+        route: routeId,
         ...(company === undefined ? {} : { company }),
       });
       // The caller is known only once bearerAuthentication (registered after this middleware) has run: the property

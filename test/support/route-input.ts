@@ -25,3 +25,6 @@ export function queryOf<T extends RouteDefinition>(route: T, pairs: readonly [st
 export function bodyOf<T extends RouteDefinition>(route: T, body: unknown, pathParameters: Record<string, string> = { companyId: 'acme' }): RouteInput<T>['body'] {
   return routeInput(route, eventOf([], body, pathParameters)).body;
 }
+
+/** A public route for tests of the handler stack itself (no token, no input). */
+export const TEST_ROUTE = { id: 'StackTest', api: 'main', method: 'GET', path: '/stack-test', scope: null, entry: 'test' } as const satisfies RouteDefinition;

@@ -16,7 +16,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { services } from '../../functions/platform/composition.js';
-import { publicHttpHandler, jsonResponse } from '../../functions/platform/http.js';
+import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
+import { TEST_ROUTE } from '../support/route-input.js';
 import { logger } from '../../functions/platform/logger.js';
 import { withJwtAuthorizer } from './jwt-authorizer.js';
 
@@ -167,7 +168,7 @@ describe('the SDK clients fail fast on an endpoint that does not answer', () => 
 
   it('a DynamoDB call gives up within 20 s and answers 503 instead of holding the request', async () => {
     const client = createDocumentClient(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`);
-    const handler = publicHttpHandler(async () => {
+    const handler = routeHandler(TEST_ROUTE, async () => {
       await client.send(new GetCommand({ TableName: 'devices', Key: { company: 'acme', sk: 'DEVICE#x' } }));
       return jsonResponse(200, {});
     });

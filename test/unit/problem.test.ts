@@ -12,7 +12,8 @@ import {
   ServiceUnavailableError,
   UnauthorizedError,
 } from '../../functions/core/errors.js';
-import { jsonResponse, publicHttpHandler } from '../../functions/platform/http.js';
+import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
+import { TEST_ROUTE } from '../support/route-input.js';
 import { logger } from '../../functions/platform/logger.js';
 
 // The logger reads its level when its module loads: vi.hoisted runs before the imports above.
@@ -65,7 +66,7 @@ function context(): Context {
 
 /** Runs a public handler that throws `error` and returns the response with its parsed body. */
 async function responseFor(error: unknown, rawPath?: string): Promise<{ result: APIGatewayProxyStructuredResultV2; body: Problem }> {
-  const handler = publicHttpHandler(async () => {
+  const handler = routeHandler(TEST_ROUTE, async () => {
     throw error;
   });
   const result = (await handler(event(rawPath), context())) as APIGatewayProxyStructuredResultV2;
@@ -77,7 +78,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('publicHttpHandler problem+json mapping', () => {
+describe("the handler stack's problem+json mapping", () => {
   it.each([
     [new BadRequestError('bad'), 400, 'Bad Request'],
     [new ForbiddenError('no'), 403, 'Forbidden'],
@@ -251,7 +252,7 @@ describe('publicHttpHandler problem+json mapping', () => {
   });
 
   it('leaves successful responses untouched', async () => {
-    const handler = publicHttpHandler(async () => jsonResponse(200, { ok: true }));
+    const handler = routeHandler(TEST_ROUTE, async () => jsonResponse(200, { ok: true }));
     const result = (await handler(event(), context())) as APIGatewayProxyStructuredResultV2;
     expect(result).toEqual({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
   });
