@@ -39,7 +39,7 @@ const ESM_REQUIRE_BANNER =
 
 /**
  * The AWS SDK v3 is NOT bundled: the Node.js 24 runtime ships it (as CDK assumes by default for Node 18+), and
- * bundling it pushed the upload function's `index.mjs` to 1.18 MB, over the 1 MiB budget the infra tests enforce
+ * bundling it pushed the upload function's `index.mjs` to 1.18 MB, over the 1 MiB budget the infra tests enforced then
  * (measured with esbuild 0.28, minified; zod alone is ~455 KB of every bundle that validates input). The price:
  * the SDK version is the runtime's, not the lockfile's. The calls we make (GetItem, Query, BatchGet/Write,
  * TransactWrite, Put/Get/DeleteObject, presigned URLs) are long-stable, and `@smithy/*` is excluded with it so
