@@ -7,6 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../functions/local/free-port.js';
+import type { ApiName } from '../../functions/contract/route.js';
+import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
+import { expectDocumented } from './contract.js';
+
+/** The addresses (`host:port`) of the services started here, and which API each serves: `call` checks their answers. */
+const ADDRESSES = new Map<string, ApiName>();
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -94,6 +100,9 @@ export async function startService(settings: ServiceSettings, options: StartOpti
     await new Promise((done) => setTimeout(done, 100));
   }
   if (child.pid === undefined) throw new Error('bin/local.ts has no pid');
+  ADDRESSES.set(`127.0.0.1:${settings.ports.api}`, 'main');
+  ADDRESSES.set(`127.0.0.1:${settings.ports.upload}`, 'upload');
+  ADDRESSES.set(`127.0.0.1:${settings.ports.auth}`, 'auth');
   return {
     pid: child.pid,
     api: `http://127.0.0.1:${settings.ports.api}`,
@@ -141,9 +150,18 @@ export async function call<T = any>(url: string, options: { method?: string; tok
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.json);
   }
-  const response = await fetch(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, ...(body === undefined ? {} : { body }) });
+  const method = options.method ?? (body === undefined ? 'GET' : 'POST');
+  const response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }) });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+  const result = { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+  // Every answer of a route of the service must be one its route definition declares (status, headers, body).
+  const { host, pathname } = new URL(url);
+  const api = ADDRESSES.get(host);
+  if (api !== undefined) {
+    const found = matchRoute(ROUTES, api, method.toUpperCase(), pathname);
+    if (found !== undefined && 'route' in found) await expectDocumented(found.route.id, result);
+  }
+  return result;
 }
 
 /** Uploads an archive as the `payload` part of a multipart form, like `curl -F payload=@file.zip`. */
