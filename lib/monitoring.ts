@@ -1,16 +1,19 @@
 /**
  * CloudWatch alarms of one stage, all notifying one SNS topic (stack output `AlarmTopicArn`; subscribe an e-mail
- * address or a chat integration to it). Thresholds are deliberately simple and documented here.
+ * address or a chat integration to it). Thresholds are deliberately simple and documented here. Also the one service
+ * metric no function can write: token failures, counted from the APIs' access logs (countTokenFailures).
  */
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
-import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, Unit } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, type LogGroup, type MetricFilter } from 'aws-cdk-lib/aws-logs';
 import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { POWERTOOLS_METRICS_NAMESPACE } from './service-function.js';
 
 /** The thresholds (README, "Deploy to AWS" lists them). */
 export const ALARM_THRESHOLDS = {
@@ -35,6 +38,26 @@ export const ALARM_THRESHOLDS = {
 } as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
+
+/** Name of the token failure count: the handlers' METRIC.tokenFailures (functions/platform/observability.ts). */
+export const TOKEN_FAILURES_METRIC = 'TokenFailures';
+
+/**
+ * Counts the requests answered 401 in `accessLogs` (an HTTP API's JSON access log, `status` as text) as TokenFailures
+ * in the functions' metrics namespace, without dimension, so that the counts of every API given add up in one metric.
+ * On AWS a refused token never reaches a function: API Gateway's JWT authorizer answers 401 itself, so the access log
+ * is the only place that sees it (its `authorizerError` field says why). Give it only the access log of an API whose
+ * 401s are all refused tokens: not the auth API's, whose token endpoint answers 401 to a wrong password.
+ */
+export function countTokenFailures(accessLogs: LogGroup): MetricFilter {
+  return accessLogs.addMetricFilter('TokenFailures', {
+    metricNamespace: POWERTOOLS_METRICS_NAMESPACE,
+    metricName: TOKEN_FAILURES_METRIC,
+    filterPattern: FilterPattern.stringValue('$.status', '=', '401'),
+    metricValue: '1',
+    unit: Unit.COUNT,
+  });
+}
 
 /** The alarm topic and the factory methods that create one alarm each and point it at the topic. */
 export class Monitoring extends Construct {

@@ -38,7 +38,7 @@ import type { Construct } from 'constructs';
 import { templateVersion } from '../functions/adapters/aws/opensearch-indexes.js';
 import { replicasFor } from '../functions/adapters/aws/opensearch-queries.js';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
-import { Monitoring } from './monitoring.js';
+import { countTokenFailures, Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { API_ADDRESS_ENV, ENV, type EnvName } from '../functions/contract/environment.js';
 import {
@@ -195,6 +195,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify({
   integrationLatency: '$context.integrationLatency',
   integrationStatus: '$context.integrationStatus',
   integrationError: '$context.integrationErrorMessage',
+  // Why the JWT authorizer refused a request: the reason of a 401 that lib/monitoring.ts counts as a token failure.
+  authorizerError: '$context.authorizer.error',
   userAgent: '$context.identity.userAgent',
 }));
 
@@ -382,6 +384,9 @@ export class StatelessStack extends Stack {
         throttle: THROTTLE[api],
         accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
       });
+      // Tokens the JWT authorizer refuses never reach a function: counted from the access log. Only on an API with
+      // authorized routes, whose 401s are all refused tokens (the auth API's are wrong passwords).
+      if (ROUTES.some((route) => route.api === api && route.scope !== null)) countTokenFailures(accessLogs);
       // One authorizer per API (an authorizer belongs to one API): the pool's access tokens, whose `client_id` is the
       // app client (API Gateway checks `client_id` when a token has no `aud`). The issuer is built from tokens (region,
       // pool id), nothing hard-coded.

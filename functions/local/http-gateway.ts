@@ -8,6 +8,7 @@ import { type ApiName, matchRoute, type RouteDefinition } from '../contract/rout
 import { DomainError } from '../core/errors.js';
 import { authorize, type Scope } from '../core/principal.js';
 import { type JwtAuthorizerContext, verifyBearerToken } from '../platform/auth.js';
+import { recordTokenFailure } from '../platform/observability.js';
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -194,7 +195,8 @@ function writeDomainError(response: ServerResponse, error: DomainError, instance
  * What API Gateway's JWT authorizer does on AWS for a route with authorization scopes, before the function runs:
  * verifies the bearer token (verifyBearerToken: signature against the issuer's JWKS, issuer, audience, expiry) and
  * checks that it holds `scope`. A refused request is answered here, 401 with `WWW-Authenticate: Bearer` or 403, as
- * problem+json (API Gateway's own bodies are `{"message": …}`), and resolves undefined; otherwise resolves the
+ * problem+json (API Gateway's own bodies are `{"message": …}`), and resolves undefined; a refused token (401) is
+ * counted (TokenFailures, recordTokenFailure), as API Gateway's access logs count it on AWS. Otherwise resolves the
  * authorizer context the event carries to the handler.
  */
 async function authorizeBearer(request: IncomingMessage, response: ServerResponse, scope: Scope, instance: string): Promise<JwtAuthorizerContext | undefined> {
@@ -204,6 +206,7 @@ async function authorizeBearer(request: IncomingMessage, response: ServerRespons
     return verified.jwt;
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
+    recordTokenFailure(error);
     writeDomainError(response, error, instance);
     return undefined;
   }

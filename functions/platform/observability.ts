@@ -1,7 +1,8 @@
 /**
  * Logs, traces and metrics, put on every handler once: the HTTP stack (http.ts `stack()`) and `eventHandler()` for
  * the event-driven functions add the Powertools middlewares, and the few domain metrics are recorded here, from the
- * route and its outcome or by one call from a handler, so that the core never imports Powertools.
+ * route and its outcome, by one call from a handler or (token failures) from the local gateway, so that the core never
+ * imports Powertools.
  *
  * Logger, Tracer and Metrics are module singletons, created once per cold start. In AWS: JSON log lines in the
  * function's log group, X-Ray segments for the handler and every AWS SDK call, metrics as CloudWatch Embedded Metric
@@ -15,7 +16,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { DomainError } from '../core/errors.js';
+import { DomainError, UnauthorizedError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { tokenFailureReason } from './auth.js';
 import { logger, readableLogs, REQUEST_COMPLETED, SERVICE_NAME } from './logger.js';
@@ -33,7 +34,11 @@ export const METRIC = {
   uploadsRejected: 'UploadsRejected',
   /** Milliseconds from the stack's first middleware to the answer of a successful search (the Search route). */
   searchLatency: 'SearchLatency',
-  /** Count of bearer tokens refused (401), dimension `reason`: missing, malformed, expired, invalid. */
+  /**
+   * Count of bearer tokens refused (401) before any handler ran. Locally the gateway counts them (recordTokenFailure),
+   * dimension `reason`: missing, malformed, expired, invalid. On AWS API Gateway's JWT authorizer refuses them, so a
+   * metric filter on the APIs' access logs counts them, without dimension (lib/monitoring.ts).
+   */
   tokenFailures: 'TokenFailures',
 } as const;
 
@@ -127,12 +132,20 @@ function recordUpload(channel: 'direct' | 'presigned', outcome: 'accepted' | Upl
   else count(METRIC.uploadsRejected, { channel, reason: outcome });
 }
 
-/** Metrics of a route's answer: direct uploads accepted or refused, search latency, token failures. */
+/**
+ * Counts a token the local gateway refused with `error` (TokenFailures, published at once): an UnauthorizedError (401)
+ * with the reason verifyBearerToken gave it, `invalid` when it gave none (a verified token without a `companies`
+ * claim). Any other error (a 403 for a missing scope, a 503 when the issuer cannot be reached) counts nothing: the
+ * token itself was not refused. The handlers never count token failures, so that on AWS, where API Gateway refuses the
+ * tokens and its access logs count them, no refusal is counted twice.
+ */
+export function recordTokenFailure(error: unknown): void {
+  if (error instanceof UnauthorizedError) count(METRIC.tokenFailures, { reason: tokenFailureReason(error) ?? 'invalid' });
+}
+
+/** Metrics of a route's answer: direct uploads accepted or refused, search latency. */
 function recordRouteMetrics(route: string, status: number, latencyMs: number, error: unknown): void {
-  const tokenFailure = tokenFailureReason(error);
-  if (tokenFailure !== undefined) {
-    count(METRIC.tokenFailures, { reason: tokenFailure });
-  } else if (route === 'ScenarioUpload') {
+  if (route === 'ScenarioUpload') {
     const rejection = error instanceof DomainError ? uploadRejectionReason(error.toProblem()) : undefined;
     if (status === 201) recordUpload('direct', 'accepted');
     else if (rejection !== undefined) recordUpload('direct', rejection);

@@ -23,7 +23,7 @@ import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
-import { DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/observability.js';
+import { DEFAULT_METRICS_NAMESPACE, METRIC } from '../../functions/platform/observability.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage, type ServiceStage } from '../../lib/stage.js';
 import { AUTH_COGNITO_TOKEN_ENTRY, THROTTLE } from '../../lib/stateless-stack.js';
@@ -750,6 +750,27 @@ describe('stacks (bundling skipped)', () => {
       expect(JSON.stringify(alarm.Properties?.Metrics), id).toMatch(/"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/);
     }
     stateless.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+  });
+
+  it("counts the 401s in the access logs of the APIs with authorized routes as TokenFailures, in the functions' metrics namespace", () => {
+    const filters = resourcesOf(stateless, 'AWS::Logs::MetricFilter');
+    const logGroupOf = ([, filter]: [string, Resource]) => (filter.Properties?.LogGroupName as { Ref: string }).Ref;
+    // The main and upload APIs, whose 401s are refused tokens; not the auth API, whose token endpoint answers 401 to a wrong password.
+    const authorized = [...new Set(ROUTES.filter((route) => route.scope !== null).map((route) => route.api))].sort();
+    expect(authorized).toEqual(['main', 'upload']);
+    expect(filters.map(logGroupOf).sort()).toEqual([expect.stringMatching(/^MainApiAccessLogs/), expect.stringMatching(/^UploadApiAccessLogs/)]);
+    for (const [id, filter] of filters) {
+      expect(filter.Properties, id).toEqual({
+        LogGroupName: { Ref: logGroupOf([id, filter]) },
+        FilterPattern: '{ $.status = "401" }',
+        MetricTransformations: [{ MetricNamespace: DEFAULT_METRICS_NAMESPACE, MetricName: METRIC.tokenFailures, MetricValue: '1', Unit: 'Count' }],
+      });
+    }
+    // The filter reads `status` as text, and the reason of a refusal is in the same line.
+    for (const [id, stage] of resourcesOf(stateless, 'AWS::ApiGatewayV2::Stage')) {
+      const format = JSON.parse((stage.Properties?.AccessLogSettings as { Format: string }).Format) as Record<string, unknown>;
+      expect(format, id).toMatchObject({ status: '$context.status', authorizerError: '$context.authorizer.error' });
+    }
   });
 
   it('deletes archive objects only under uploads/ and companies/, never versions, never with a bucket-wide grant', () => {

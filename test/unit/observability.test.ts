@@ -1,17 +1,19 @@
 /**
- * What the handlers print, captured from stdout/stderr: every log line of a request carries its correlation fields,
- * one `request completed` line closes it, and the domain metrics come out as CloudWatch EMF documents (uploads
- * accepted and rejected by reason, deployment results by action and cause, token failures by reason, search latency).
- * The real handlers run on DynamoDB Local and s3rver; tokens are verified against a JWKS served on 127.0.0.1.
+ * What the handlers and the local gateway print, captured from stdout/stderr: every log line of a request carries its
+ * correlation fields, one `request completed` line closes it, and the domain metrics come out as CloudWatch EMF
+ * documents (uploads accepted and rejected by reason, deployment results by action and cause, search latency) or, with
+ * LOG_FORMAT=text, as readable lines. The real handlers run on DynamoDB Local and s3rver and get the caller as API
+ * Gateway's JWT authorizer hands it (withJwtAuthorizer); token failures are counted where tokens are refused, by the
+ * local gateway, which verifies them against a JWKS served on 127.0.0.1.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context, S3Event } from 'aws-lambda';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import S3rver from 's3rver';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -19,14 +21,17 @@ import type { Principal } from '../../functions/core/principal.js';
 import { requestUploadSlot } from '../../functions/core/scenarios/presigned-upload.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
+import { createApiServer } from '../../functions/local/http-gateway.js';
 import { LOCAL_BUCKET, LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { toS3Event } from '../../functions/local/s3-events.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS, seedDemoData } from '../../functions/local/seed.js';
 import { ensureTables } from '../../functions/local/tables.js';
 import { services } from '../../functions/platform/composition.js';
 import { scenarioList } from '../../functions/contract/routes/scenarios.js';
+import { search as searchRoute } from '../../functions/contract/routes/search.js';
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
 import { logger } from '../../functions/platform/logger.js';
+import { withJwtAuthorizer } from './jwt-authorizer.js';
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'device-scenario-service';
@@ -122,8 +127,11 @@ function metric(lines: string[], name: string): { value: unknown; dimensions: Re
     });
 }
 
-async function token(claims: { scope: string; expiresAt?: number }): Promise<string> {
-  return new SignJWT({ companies: ['acme'], scope: claims.scope })
+/** The claims of alice's token (a member of acme) holding `scope`, as the JWT authorizer hands them to a handler. */
+const alice = (scope: string): JWTPayload => ({ sub: 'alice', companies: ['acme'], scope });
+
+async function token(claims: { scope: string; expiresAt?: number; companies?: string[] | undefined }): Promise<string> {
+  return new SignJWT({ ...('companies' in claims ? (claims.companies === undefined ? {} : { companies: claims.companies }) : { companies: ['acme'] }), scope: claims.scope })
     .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -143,11 +151,18 @@ function context(): Context {
   };
 }
 
-function event(method: 'GET' | 'POST', path: string, rawPath: string, extra: { body?: Buffer; query?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
+/**
+ * The event API Gateway hands a route's function; with `claims`, the caller's verified token in the JWT authorizer
+ * context (without, as if the function were invoked around the authorizer).
+ */
+function event(
+  method: 'GET' | 'POST', path: string, rawPath: string,
+  extra: { body?: Buffer; query?: string; headers?: Record<string, string>; claims?: JWTPayload } = {},
+): APIGatewayProxyEventV2 {
   requests += 1;
   const now = new Date();
   const companyId = /^\/companies\/([^/]+)/.exec(rawPath)?.[1];
-  return {
+  const unauthorized: APIGatewayProxyEventV2 = {
     version: '2.0', routeKey: `${method} ${path}`, rawPath, rawQueryString: extra.query ?? '',
     headers: extra.headers ?? {},
     ...(companyId === undefined ? {} : { pathParameters: { companyId } }),
@@ -159,16 +174,17 @@ function event(method: 'GET' | 'POST', path: string, rawPath: string, extra: { b
     ...(extra.body === undefined ? {} : { body: extra.body.toString('base64') }),
     isBase64Encoded: extra.body !== undefined,
   };
+  return extra.claims === undefined ? unauthorized : withJwtAuthorizer(unauthorized, extra.claims);
 }
 
-async function uploadEvent(archive: Uint8Array): Promise<APIGatewayProxyEventV2> {
+function uploadEvent(archive: Uint8Array): APIGatewayProxyEventV2 {
   const body = Buffer.concat([
     Buffer.from('--boundary\r\nContent-Disposition: form-data; name="payload"; filename="scenario.zip"\r\nContent-Type: application/zip\r\n\r\n'),
     Buffer.from(archive),
     Buffer.from('\r\n--boundary--\r\n'),
   ]);
   return event('POST', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', {
-    body, headers: { authorization: `Bearer ${await token({ scope: 'scenarios:write' })}`, 'content-type': 'multipart/form-data; boundary=boundary' },
+    body, headers: { 'content-type': 'multipart/form-data; boundary=boundary' }, claims: alice('scenarios:write'),
   });
 }
 
@@ -184,25 +200,26 @@ describe('log lines', () => {
       logger.info('working on it');
       return jsonResponse(200, {});
     }) as unknown as Handler;
-    const request = event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', {
-      headers: { authorization: `Bearer ${await token({ scope: 'scenarios:read' })}` },
-    });
+    const request = event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', { claims: alice('scenarios:read') });
     const lines = logLines(await printed(() => handler(request, context())));
     expect(lines.map((line) => line.message)).toEqual(['working on it', 'request completed']);
     for (const line of lines) {
       expect(line).toMatchObject({ requestId: request.requestContext.requestId, route: 'ScenarioList', company: 'acme', caller: 'alice', function_request_id: expect.any(String) });
     }
     expect(lines[1]).toMatchObject({ method: 'GET', path: '/companies/acme/resources/scenarios', status: 200, latencyMs: expect.any(Number) });
-    // The next request starts clean: the keys of this one were cleared.
-    const anonymous = logLines(await printed(() => handler(event('GET', '/companies/{companyId}/resources/scenarios', '/companies/globex/resources/scenarios'), context())));
+    // The next request starts clean: the keys of this one were cleared. It reached the function without the JWT
+    // authorizer's context: refused, and not counted as a token failure (on AWS the access log counts refused tokens).
+    const output = await printed(() => handler(event('GET', '/companies/{companyId}/resources/scenarios', '/companies/globex/resources/scenarios'), context()));
+    const anonymous = logLines(output);
     expect(anonymous).toHaveLength(1);
     expect(anonymous[0]).toMatchObject({ status: 401, company: 'globex' });
     expect(anonymous[0]).not.toHaveProperty('caller');
+    expect(emf(output)).toEqual([]);
   });
 
   it('print as one readable line per request with LOG_FORMAT=text, without EMF documents or JSON', async () => {
     process.env.LOG_FORMAT = 'text';
-    const lines = await printed(async () => upload(await uploadEvent(await archiveWithoutManifest()), context()));
+    const lines = await printed(async () => upload(uploadEvent(await archiveWithoutManifest()), context()));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  POST \/companies\/acme\/resources\/scenarios 422 \d+ ms company=acme caller=alice$/);
   });
@@ -211,12 +228,12 @@ describe('log lines', () => {
 describe('metrics (EMF)', () => {
   it('count a 201 direct upload as accepted, a 422 and a 409 as rejected with their reason', async () => {
     const archive = await buildDemoScenarioArchive(DEMO_SCENARIOS[0], '7.0.0');
-    const accepted = await printed(async () => expect((await upload(await uploadEvent(archive), context())).statusCode).toBe(201));
+    const accepted = await printed(async () => expect((await upload(uploadEvent(archive), context())).statusCode).toBe(201));
     expect(metric(accepted, 'UploadsAccepted')).toEqual([{ value: 1, dimensions: { channel: 'direct' } }]);
     expect(metric(accepted, 'UploadsRejected')).toEqual([]);
-    const invalid = await printed(async () => expect((await upload(await uploadEvent(await archiveWithoutManifest()), context())).statusCode).toBe(422));
+    const invalid = await printed(async () => expect((await upload(uploadEvent(await archiveWithoutManifest()), context())).statusCode).toBe(422));
     expect(metric(invalid, 'UploadsRejected')).toEqual([{ value: 1, dimensions: { channel: 'direct', reason: 'invalid-archive' } }]);
-    const again = await printed(async () => expect((await upload(await uploadEvent(archive), context())).statusCode).toBe(409));
+    const again = await printed(async () => expect((await upload(uploadEvent(archive), context())).statusCode).toBe(409));
     expect(metric(again, 'UploadsRejected')).toEqual([{ value: 1, dimensions: { channel: 'direct', reason: 'version-exists' } }]);
     expect(metric([...accepted, ...invalid, ...again], 'UploadsAccepted')).toHaveLength(1);
   });
@@ -245,9 +262,11 @@ describe('metrics (EMF)', () => {
     });
     const body = JSON.stringify({ requests: [entry('acme-kiosk-0001', 'DEPLOY'), entry('acme-kiosk-9998', 'DEPLOY'), entry('acme-kiosk-9999', 'DEPLOY'), entry('acme-kiosk-0002', 'UNDEPLOY')] });
     const send = async (query = '') => {
-      const headers = { authorization: `Bearer ${await token({ scope: 'deployments:write' })}`, 'content-type': 'application/json' };
+      const headers = { 'content-type': 'application/json' };
       return printed(async () => {
-        const response = await deploy(event('POST', '/companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', { body: Buffer.from(body), headers, query }), context());
+        const response = await deploy(event('POST', '/companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', {
+          body: Buffer.from(body), headers, query, claims: alice('deployments:write'),
+        }), context());
         expect(response.statusCode).toBe(200);
       });
     };
@@ -261,28 +280,8 @@ describe('metrics (EMF)', () => {
     ]));
   });
 
-  it.each([
-    ['missing', {}],
-    ['malformed', { authorization: 'Basic YWxpY2U6cGFzc3dvcmQ=' }],
-    ['invalid', { authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.' }],
-  ] as const)('count a 401 as a token failure, reason %s', async (reason, headers) => {
-    const lines = await printed(async () => {
-      const response = await search(event('GET', '/resources/search', '/resources/search', { headers }), context());
-      expect(response.statusCode).toBe(401);
-    });
-    expect(metric(lines, 'TokenFailures')).toEqual([{ value: 1, dimensions: { reason } }]);
-    expect(metric(lines, 'SearchLatency')).toEqual([]);
-  });
-
-  it('count an expired token as a token failure, reason expired', async () => {
-    const expired = await token({ scope: 'search:read', expiresAt: Math.floor(Date.now() / 1000) - 60 });
-    const lines = await printed(() => search(event('GET', '/resources/search', '/resources/search', { headers: { authorization: `Bearer ${expired}` } }), context()));
-    expect(metric(lines, 'TokenFailures')).toEqual([{ value: 1, dimensions: { reason: 'expired' } }]);
-  });
-
   it('measure the latency of a search in milliseconds, with no company or caller dimension', async () => {
-    const headers = { authorization: `Bearer ${await token({ scope: 'search:read' })}` };
-    const lines = await printed(async () => expect((await search(event('GET', '/resources/search', '/resources/search', { headers }), context())).statusCode).toBe(200));
+    const lines = await printed(async () => expect((await search(event('GET', '/resources/search', '/resources/search', { claims: alice('search:read') }), context())).statusCode).toBe(200));
     const [latency] = emf(lines).filter((document) => 'SearchLatency' in document);
     expect(latency?._aws.CloudWatchMetrics[0]?.Metrics).toEqual([{ Name: 'SearchLatency', Unit: 'Milliseconds' }]);
     expect(latency?._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([['service']]);
@@ -293,9 +292,71 @@ describe('metrics (EMF)', () => {
 
   it('print nothing about metrics for a request that records none', async () => {
     const handler = routeHandler(scenarioList, async () => jsonResponse(200, {})) as unknown as Handler;
-    const headers = { authorization: `Bearer ${await token({ scope: 'scenarios:read' })}` };
-    const lines = await printed(() => handler(event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', { headers }), context()));
+    const lines = await printed(() => handler(event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', { claims: alice('scenarios:read') }), context()));
     expect(emf(lines)).toEqual([]);
     expect(lines.join('\n')).not.toMatch(/metrics/i);
+  });
+});
+
+describe('token failures (local gateway)', () => {
+  let gateway: Server;
+  let base: string;
+
+  beforeAll(async () => {
+    gateway = createApiServer('main', [searchRoute], resolve(import.meta.dirname, '../..'), () => undefined);
+    await new Promise<void>((done) => gateway.listen(0, '127.0.0.1', done));
+    base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise((done) => gateway?.close(done));
+  });
+
+  /** Sends a search with `authorization` to the gateway; returns the answer's status and every line printed meanwhile. */
+  async function searchThroughGateway(authorization: string | undefined): Promise<{ status: number; lines: string[] }> {
+    let status = 0;
+    const lines = await printed(async () => {
+      const response = await fetch(`${base}/resources/search`, { headers: authorization === undefined ? {} : { authorization } });
+      await response.arrayBuffer();
+      status = response.status;
+    });
+    return { status, lines };
+  }
+
+  /** Each refused token, its reason, and the Authorization header that carries it (none for a missing one). */
+  const refusals: [string, string, () => Promise<string | undefined>][] = [
+    ['missing', 'missing', async () => undefined],
+    ['non-Bearer', 'malformed', async () => 'Basic YWxpY2U6cGFzc3dvcmQ='],
+    ['unsigned (alg none)', 'invalid', async () => 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.'],
+    ['signed but company-less', 'invalid', async () => `Bearer ${await token({ scope: 'search:read', companies: undefined })}`],
+    ['expired', 'expired', async () => `Bearer ${await token({ scope: 'search:read', expiresAt: Math.floor(Date.now() / 1000) - 60 })}`],
+  ];
+
+  it.each(refusals)('count a %s token the gateway refuses (401) once, reason %s, as an EMF document', async (_token, reason, authorization) => {
+    const { status, lines } = await searchThroughGateway(await authorization());
+    expect(status).toBe(401);
+    expect(metric(lines, 'TokenFailures')).toEqual([{ value: 1, dimensions: { reason } }]);
+    // The handler never ran: no request line, no search latency.
+    expect(logLines(lines).filter((line) => line.message === 'request completed')).toEqual([]);
+    expect(metric(lines, 'SearchLatency')).toEqual([]);
+  });
+
+  it('count nothing for a valid token without the route\'s scope (403: the token was not refused, the request was)', async () => {
+    const { status, lines } = await searchThroughGateway(`Bearer ${await token({ scope: 'scenarios:read' })}`);
+    expect(status).toBe(403);
+    expect(emf(lines)).toEqual([]);
+  });
+
+  it('print each token failure as one readable DEBUG line with LOG_FORMAT=text, as every local metric', async () => {
+    process.env.LOG_FORMAT = 'text';
+    const level = logger.getLevelName();
+    logger.setLogLevel('DEBUG');
+    try {
+      const { status, lines } = await searchThroughGateway('Basic YWxpY2U6cGFzc3dvcmQ=');
+      expect(status).toBe(401);
+      expect(lines).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} DEBUG metric TokenFailures=1 Count reason=malformed$/)]);
+    } finally {
+      logger.setLogLevel(level);
+    }
   });
 });
