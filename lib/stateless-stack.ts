@@ -92,9 +92,7 @@ interface FunctionAccess {
   bucketGetObjectKeyPattern?: string;
   /** Publishes DeploymentChanged events: gets EVENT_BUS_NAME and events:PutEvents on the bus. */
   events?: boolean;
-  /** Verifies bearer tokens: gets JWT_ISSUER, JWT_AUDIENCE, JWKS_URL. */
-  verifiesTokens?: boolean;
-  /** Pages a listing: gets CURSOR_SIGNING_KEY (the stateful stack's secret) to sign and verify its cursors. */
+    /** Pages a listing: gets CURSOR_SIGNING_KEY (the stateful stack's secret) to sign and verify its cursors. */
   pagesListings?: boolean;
   /** @default HTTP (29 s) */
   timeout?: Duration;
@@ -131,7 +129,7 @@ function routeAccess(): Record<string, FunctionAccess> {
     if (route.access === undefined) throw new Error(`Route ${route.id} declares no access; say what its function may touch.`);
     const { timeoutSeconds, ...rest } = route.access;
     const derived: FunctionAccess = {
-      ...rest, ...(route.scope === null ? {} : { verifiesTokens: true }), ...(timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(timeoutSeconds) }),
+      ...rest, ...(timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(timeoutSeconds) }),
     };
     const previous = access[route.entry];
     if (previous !== undefined && JSON.stringify(previous) !== JSON.stringify(derived)) {
@@ -262,7 +260,6 @@ export class StatelessStack extends Stack {
     super(scope, id, props);
     const { settings } = props;
     const replicas = replicasFor(settings.opensearch.instanceCount);
-    const tokenEnvironment = { [ENV.jwtIssuer]: props.identity.issuer, [ENV.jwtAudience]: props.identity.clientId, [ENV.jwksUrl]: props.identity.jwksUrl };
     const searchEnvironment = {
       [ENV.searchBackend]: 'opensearch',
       [ENV.openSearchUrl]: `https://${props.search.domainEndpoint}`,
@@ -309,7 +306,7 @@ export class StatelessStack extends Stack {
         ...(access.memorySize === undefined ? {} : { memorySize: access.memorySize }),
         ...(role === undefined ? {} : { role }),
         environment: {
-          ...environment, ...(access.verifiesTokens === true ? tokenEnvironment : {}), ...(searchAccess === undefined ? {} : searchEnvironment),
+          ...environment, ...(searchAccess === undefined ? {} : searchEnvironment),
           // Index administration creates indexes: their replicas follow the data node count (0 on one node).
           ...(searchAccess === 'admin' ? { [ENV.openSearchReplicas]: String(replicas) } : {}),
           ...(access.pagesListings === true ? cursorEnvironment : {}),

@@ -60,7 +60,6 @@ const STATELESS_ENTRIES = [
 ];
 
 /** Functions that verify bearer tokens: every route except the public ones. */
-const TOKEN_VERIFYING_ENTRIES = [...new Set(ROUTES.filter((route) => route.api !== 'auth' && route.id !== 'OpenApiDocument').map((route) => route.entry))];
 
 function resourcesOf(template: Template, type: string): [string, Resource][] {
   return Object.entries(template.findResources(type)) as [string, Resource][];
@@ -465,20 +464,15 @@ describe('stacks (bundling skipped)', () => {
     }
   });
 
-  it('passes the Cognito token settings to token-verifying functions and the OpenSearch settings only to search clients', () => {
+  it('gives no function token settings (API Gateway verifies tokens) and the OpenSearch settings only to search clients', () => {
     const variablesOf = (entry: string) => ((ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables);
-    const [poolId] = resourcesOf(stateful, 'AWS::Cognito::UserPool')[0] as [string, Resource];
+
     const [clientId] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient')[0] as [string, Resource];
     for (const entry of STATELESS_ENTRIES) {
       const variables = variablesOf(entry);
       expect(variables, entry).toMatchObject({ POWERTOOLS_SERVICE_NAME: 'device-scenario-service', POWERTOOLS_LOG_LEVEL: 'INFO' });
-      if (TOKEN_VERIFYING_ENTRIES.includes(entry)) {
-        expect(JSON.stringify(variables.JWT_ISSUER), entry).toMatch(new RegExp(`https://cognito-idp\\..*${poolId}`));
-        expect(JSON.stringify(variables.JWT_AUDIENCE), entry).toContain(clientId);
-        expect(JSON.stringify(variables.JWKS_URL), entry).toMatch(new RegExp(`${poolId}.*/\\.well-known/jwks\\.json`));
-      } else {
-        expect(variables.JWT_ISSUER, entry).toBeUndefined();
-      }
+      expect(variables.JWT_ISSUER, entry).toBeUndefined();
+      expect(variables.JWKS_URL, entry).toBeUndefined();
       if (entry in SEARCH_CLIENTS) {
         expect(variables, entry).toMatchObject({ SEARCH_BACKEND: 'opensearch', OPENSEARCH_INDEX: 'resources', OPENSEARCH_AUTH: 'aws-sigv4' });
         expect(flattenJoin(variables.OPENSEARCH_URL), entry).toMatch(/^https:\/\/.*DomainEndpoint/);
@@ -539,15 +533,15 @@ describe('stacks (bundling skipped)', () => {
       const groups: EnvironmentGroup[] = ['function', ...(READS[entry] ?? [])];
       // The composition root reads every storage variable: a function given one table name for it gets them all.
       if (ENV.companiesTable in variables) groups.push('storage');
-      if (TOKEN_VERIFYING_ENTRIES.includes(entry)) groups.push('tokenVerification');
       if (entry in SEARCH_CLIENTS) groups.push('search');
       for (const group of groups) {
         expect(() => readEnvironment(group, environment), `${entry} (${id}): ${group}`).not.toThrow();
         checked.add(group);
       }
     }
+    // No function verifies tokens on AWS (API Gateway's JWT authorizer does): tokenVerification is the local gateway's.
     expect([...checked].sort()).toEqual(
-      ['addresses', 'cursors', 'events', 'function', 'idempotency', 'search', 'searchSource', 'storage', 'tokenEndpoint', 'tokenVerification', 'uploads'],
+      ['addresses', 'cursors', 'events', 'function', 'idempotency', 'search', 'searchSource', 'storage', 'tokenEndpoint', 'uploads'],
     );
     // The search clients sign their requests: without the region Lambda provides, they would not start.
     const indexer = (ours.get(SEARCH_INDEXER_ENTRY)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
