@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { openApiDocument, openApiDocumentOf } from '../../functions/contract/openapi.js';
 import { defineRoute } from '../../functions/contract/route.js';
 import { ScenarioUploadForm, StoredScenario } from '../../functions/contract/schemas/scenarios.js';
+import { SearchResponse } from '../../functions/contract/schemas/search.js';
+import { FILTER_FIELDS } from '../../functions/core/search/registry.js';
 
 type Json = Record<string, unknown>;
 
@@ -240,6 +242,35 @@ describe('openApiDocument', () => {
     expect(byName.get('q')).toMatchObject({ in: 'query', required: true, schema: { type: 'string' } });
     expect(byName.has('connection.state')).toBe(true);
     expect(op.security).toEqual([{ bearerAuth: ['search:read'] }]);
+  });
+
+  it('documents the query parameters of the real routes from their schemas: paging, history filters, search filters', () => {
+    const names = (id: string) => parametersOf(operationFor(id)).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
+    expect(names('ScenarioList')).toEqual(['limit', 'cursor']);
+    expect(names('DeploymentsHistory')).toEqual(['deviceId', 'scenarioId', 'version', 'from', 'to', 'limit', 'cursor']);
+    expect(names('DeploymentsExecute')).toContain('dryRun');
+    const search = new Map(parametersOf(operationFor('Search')).map((parameter) => [parameter.name, parameter]));
+    for (const field of FILTER_FIELDS) {
+      expect(search.get(field.field), field.field).toMatchObject({ in: 'query', required: false, style: 'form', explode: true, schema: { type: 'array' } });
+    }
+    expect(search.get('pageSize')).toMatchObject({ in: 'query', required: false });
+    const connection = asObject(asObject(search.get('connection.state')?.schema).items);
+    // Fixed enumerations are validated by the route; the document lists the values in the description of the filter.
+    expect(connection.type).toBe('string');
+    const filters = new Map(parametersOf(operationFor('SearchFilters')).map((parameter) => [parameter.name, parameter]));
+    expect(filters.get('type')).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
+    expect(filters.has('page')).toBe(false);
+  });
+
+  it('follows a route definition with no other edit: a field added to a response schema appears in the document', () => {
+    const withField = ROUTES.map((route) =>
+      route.id !== 'Search' ? route : { ...route, responses: { ...route.responses, 200: { description: 'OK', schema: SearchResponse.extend({ took: z.number() }) } } });
+    const before = JSON.stringify(operationFor('Search'));
+    const made = openApiDocumentOf(withField);
+    const changed = asObject(asObject(asObject(made.paths)['/resources/search']).get);
+    const schema = asObject(asObject(asObject(asObject(asObject(changed.responses)['200']).content)['application/json']).schema);
+    expect(asObject(schema.properties).took).toEqual({ type: 'number' });
+    expect(JSON.stringify(changed)).not.toBe(before);
   });
 
   it('refuses a route without responses', () => {
