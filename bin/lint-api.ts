@@ -20,11 +20,15 @@ export function lintOpenApiDocument(format: 'stylish' | 'json' = 'stylish'): { s
   try {
     const file = join(directory, 'openapi.json');
     writeFileSync(file, `${JSON.stringify(openApiDocument(), null, 2)}\n`);
-    const result = spawnSync(join(ROOT, 'node_modules/.bin/redocly'), ['lint', file, '--config', join(ROOT, 'redocly.yaml'), `--format=${format}`], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-    });
+    const result = spawnSync(
+      join(ROOT, 'node_modules/.bin/redocly'),
+      ['lint', file, '--config', join(ROOT, 'redocly.yaml'), `--format=${format}`],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      },
+    );
     if (result.error !== undefined) throw result.error;
     return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
   } finally {

@@ -27,7 +27,11 @@ const runtime = await (async () => {
     root,
     dataDirectory: resolve(root, readEnvironment('localData', process.env)[ENV.dataDir]),
     ports: {
-      api: settings[ENV.apiPort], upload: settings[ENV.uploadPort], auth: settings[ENV.authPort], dynamoDb: settings[ENV.dynamoDbPort], s3: settings[ENV.s3Port],
+      api: settings[ENV.apiPort],
+      upload: settings[ENV.uploadPort],
+      auth: settings[ENV.authPort],
+      dynamoDb: settings[ENV.dynamoDbPort],
+      s3: settings[ENV.s3Port],
     },
     log: (message) => process.stderr.write(`${message}\n`),
   });

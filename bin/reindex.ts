@@ -44,7 +44,9 @@ if (process.argv.length > 2) {
 try {
   // A malformed search variable, or SEARCH_BACKEND=opensearch without OPENSEARCH_URL, fails here with its name.
   const toOpenSearch = readEnvironment('search', process.env)[ENV.searchBackend] === 'opensearch';
-  const result = await (toOpenSearch ? reindexOpenSearch() : requestLocalReindex(resolve(root, readEnvironment('localData', process.env)[ENV.dataDir])));
+  const result = await (toOpenSearch
+    ? reindexOpenSearch()
+    : requestLocalReindex(resolve(root, readEnvironment('localData', process.env)[ENV.dataDir])));
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
 } catch (error) {

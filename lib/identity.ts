@@ -7,8 +7,16 @@
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
-  AccountRecovery, ClientAttributes, FeaturePlan, LambdaVersion, Mfa, StandardThreatProtectionMode, StringAttribute, UserPool,
-  type UserPoolClient, UserPoolOperation,
+  AccountRecovery,
+  ClientAttributes,
+  FeaturePlan,
+  LambdaVersion,
+  Mfa,
+  StandardThreatProtectionMode,
+  StringAttribute,
+  UserPool,
+  type UserPoolClient,
+  UserPoolOperation,
 } from 'aws-cdk-lib/aws-cognito';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -52,7 +60,11 @@ export class Identity extends Construct {
       signInAliases: { username: true },
       signInCaseSensitive: false,
       passwordPolicy: {
-        minLength: 12, requireLowercase: true, requireUppercase: true, requireDigits: true, requireSymbols: true,
+        minLength: 12,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireDigits: true,
+        requireSymbols: true,
         tempPasswordValidity: Duration.days(3),
       },
       mfa: Mfa.OFF,
@@ -96,15 +108,21 @@ export class Identity extends Construct {
     this.issuer = `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${this.userPool.userPoolId}`;
     this.jwksUrl = `${this.issuer}/.well-known/jwks.json`;
 
-    acknowledge(this.userPool, 'AwsSolutions-COG2',
+    acknowledge(
+      this.userPool,
+      'AwsSolutions-COG2',
       'MFA is off because the token endpoint contract is username and password in one request (docs/contract.md, POST {auth_url}/token) ' +
-      'for kiosk tooling and scripts; an MFA challenge would need a second step the contract does not have. Users are created ' +
-      'by administrators only, passwords need 12 characters of every class, and the auth API is throttled.');
+        'for kiosk tooling and scripts; an MFA challenge would need a second step the contract does not have. Users are created ' +
+        'by administrators only, passwords need 12 characters of every class, and the auth API is throttled.',
+    );
     if (!plus) {
-      acknowledge(this.userPool, 'AwsSolutions-COG8',
+      acknowledge(
+        this.userPool,
+        'AwsSolutions-COG8',
         'Essentials is the cheapest plan that delivers the V2_0 pre-token-generation event (access token customization: the ' +
-        'scopes the API Gateway authorizer checks, and the companies claim); Plus adds threat ' +
-        'protection at a higher price per monthly active user and no free tier. Deploy with -c cognitoFeaturePlan=PLUS to turn it on.');
+          'scopes the API Gateway authorizer checks, and the companies claim); Plus adds threat ' +
+          'protection at a higher price per monthly active user and no free tier. Deploy with -c cognitoFeaturePlan=PLUS to turn it on.',
+      );
     }
   }
 }

@@ -82,7 +82,10 @@ export class Monitoring extends Construct {
       label: `${name} 5xx %`,
     });
     return this.alarm(id, {
-      metric: rate, threshold: ALARM_THRESHOLDS.api5xxPercent, evaluationPeriods: 3, datapointsToAlarm: 2,
+      metric: rate,
+      threshold: ALARM_THRESHOLDS.api5xxPercent,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
       description: `${name}: more than ${ALARM_THRESHOLDS.api5xxPercent}% of requests answered 5xx (5-minute periods, 2 of 3).`,
     });
   }
@@ -91,12 +94,14 @@ export class Monitoring extends Construct {
   functionHealth(id: string, fn: IFunction, name: string): Alarm[] {
     return [
       this.alarm(`${id}Errors`, {
-        metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }), threshold: ALARM_THRESHOLDS.functionErrors,
+        metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
+        threshold: ALARM_THRESHOLDS.functionErrors,
         comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         description: `${name}: unhandled errors or timeouts (5 minutes).`,
       }),
       this.alarm(`${id}Throttles`, {
-        metric: fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }), threshold: ALARM_THRESHOLDS.functionThrottles,
+        metric: fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
+        threshold: ALARM_THRESHOLDS.functionThrottles,
         comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         description: `${name}: throttled invocations (5 minutes); check the account's Lambda concurrency.`,
       }),
@@ -115,7 +120,8 @@ export class Monitoring extends Construct {
   /** The stream consumer `fn` falls behind its streams. */
   iteratorAge(id: string, fn: IFunction, name: string): Alarm {
     return this.alarm(id, {
-      metric: fn.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }), threshold: ALARM_THRESHOLDS.iteratorAgeMs,
+      metric: fn.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
+      threshold: ALARM_THRESHOLDS.iteratorAgeMs,
       evaluationPeriods: 2,
       description: `${name}: the oldest unprocessed stream record is older than ${ALARM_THRESHOLDS.iteratorAgeMs / 1000} s (two 5-minute periods).`,
     });
@@ -134,43 +140,56 @@ export class Monitoring extends Construct {
     const atLeastOnce = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
     return [
       this.alarm(`${id}ClusterRed`, {
-        metric: domain.metricClusterStatusRed({ statistic: 'Maximum', period: oneMinute }), threshold: 1, comparison: atLeastOnce,
+        metric: domain.metricClusterStatusRed({ statistic: 'Maximum', period: oneMinute }),
+        threshold: 1,
+        comparison: atLeastOnce,
         description: 'OpenSearch cluster red: a primary shard is unassigned, searches and indexing of the affected index fail.',
       }),
       this.alarm(`${id}ClusterYellow`, {
-        metric: domain.metricClusterStatusYellow({ statistic: 'Maximum', period: oneMinute }), threshold: 1, comparison: atLeastOnce,
+        metric: domain.metricClusterStatusYellow({ statistic: 'Maximum', period: oneMinute }),
+        threshold: 1,
+        comparison: atLeastOnce,
         evaluationPeriods: ALARM_THRESHOLDS.searchYellowMinutes,
         description: `OpenSearch cluster yellow for ${ALARM_THRESHOLDS.searchYellowMinutes} minutes: a replica shard is unassigned (a node is missing, or the index asks for more replicas than the nodes allow).`,
       }),
       this.alarm(`${id}FreeStorage`, {
-        metric: domain.metricFreeStorageSpace({ statistic: 'Minimum', period: oneMinute }), threshold: freeMiB,
+        metric: domain.metricFreeStorageSpace({ statistic: 'Minimum', period: oneMinute }),
+        threshold: freeMiB,
         comparison: ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
         description: `OpenSearch: a data node has ${freeMiB} MiB (${ALARM_THRESHOLDS.searchFreeStoragePercent}% of its ${volumeGiB} GiB) or less free; writes are blocked near full. Raise opensearchVolumeGiB.`,
       }),
       this.alarm(`${id}WritesBlocked`, {
-        metric: domain.metricClusterIndexWritesBlocked({ statistic: 'Maximum', period: FIVE_MINUTES }), threshold: 1, comparison: atLeastOnce,
+        metric: domain.metricClusterIndexWritesBlocked({ statistic: 'Maximum', period: FIVE_MINUTES }),
+        threshold: 1,
+        comparison: atLeastOnce,
         description: 'OpenSearch blocks index writes (storage or memory protection): the search indexer fails and retries until it lifts.',
       }),
       this.alarm(`${id}JvmMemoryPressure`, {
         metric: domain.metricJVMMemoryPressure({ statistic: 'Maximum', period: FIVE_MINUTES }),
-        threshold: ALARM_THRESHOLDS.searchJvmMemoryPressurePercent, evaluationPeriods: 3,
+        threshold: ALARM_THRESHOLDS.searchJvmMemoryPressurePercent,
+        evaluationPeriods: 3,
         description: `OpenSearch JVM memory pressure above ${ALARM_THRESHOLDS.searchJvmMemoryPressurePercent}% for 15 minutes: requests may be rejected; consider a larger instance type.`,
       }),
       this.alarm(`${id}SnapshotFailure`, {
-        metric: domain.metricAutomatedSnapshotFailure({ statistic: 'Maximum', period: oneMinute }), threshold: 1, comparison: atLeastOnce,
+        metric: domain.metricAutomatedSnapshotFailure({ statistic: 'Maximum', period: oneMinute }),
+        threshold: 1,
+        comparison: atLeastOnce,
         description: 'OpenSearch automated snapshot failed (the index can also be rebuilt from DynamoDB with the reindex function).',
       }),
     ];
   }
 
-  private alarm(id: string, options: {
-    metric: MathExpression | ReturnType<IFunction['metricErrors']>;
-    threshold: number;
-    description: string;
-    evaluationPeriods?: number;
-    datapointsToAlarm?: number;
-    comparison?: ComparisonOperator;
-  }): Alarm {
+  private alarm(
+    id: string,
+    options: {
+      metric: MathExpression | ReturnType<IFunction['metricErrors']>;
+      threshold: number;
+      description: string;
+      evaluationPeriods?: number;
+      datapointsToAlarm?: number;
+      comparison?: ComparisonOperator;
+    },
+  ): Alarm {
     const alarm = new Alarm(this, id, {
       metric: options.metric,
       threshold: options.threshold,

@@ -33,17 +33,19 @@ export const SEARCH_LOGS_POLICY_NAME = `${SERVICE_STACK_PREFIX}-OpenSearchLogs`;
 export function searchLogsPolicyDocument(): string {
   return JSON.stringify({
     Version: '2012-10-17',
-    Statement: [{
-      Sid: 'OpenSearchLogPublishing',
-      Effect: 'Allow',
-      Principal: { Service: 'es.amazonaws.com' },
-      Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-      Resource: `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:log-group:${SERVICE_STACK_PREFIX}-*`,
-      Condition: {
-        StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-        ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:es:${Aws.REGION}:${Aws.ACCOUNT_ID}:domain/*` },
+    Statement: [
+      {
+        Sid: 'OpenSearchLogPublishing',
+        Effect: 'Allow',
+        Principal: { Service: 'es.amazonaws.com' },
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:log-group:${SERVICE_STACK_PREFIX}-*`,
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+          ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:es:${Aws.REGION}:${Aws.ACCOUNT_ID}:domain/*` },
+        },
       },
-    }],
+    ],
   });
 }
 
@@ -115,7 +117,9 @@ export class SearchDomain extends Construct {
     const count = props.instanceCount;
     const zones = count === 1 ? 1 : count % 3 === 0 ? 3 : count % 2 === 0 ? 2 : 0;
     if (zones === 0) {
-      throw new Error(`CDK context 'opensearchInstanceCount' must be 1, an even number or a multiple of 3 (nodes spread evenly over 2 or 3 zones); got ${count}.`);
+      throw new Error(
+        `CDK context 'opensearchInstanceCount' must be 1, an even number or a multiple of 3 (nodes spread evenly over 2 or 3 zones); got ${count}.`,
+      );
     }
     const logGroup = (name: string) => new LogGroup(this, name, { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
 
@@ -167,11 +171,13 @@ export class SearchDomain extends Construct {
         description: `Execution role of ${entry} (OpenSearch access: ${access})`,
       });
       roles.set(entry, role);
-      this.domain.addAccessPolicies(new PolicyStatement({
-        principals: [new ArnPrincipal(role.roleArn)],
-        actions: [...SEARCH_ACTIONS[access]],
-        resources: searchResources(access, this.domain.domainArn),
-      }));
+      this.domain.addAccessPolicies(
+        new PolicyStatement({
+          principals: [new ArnPrincipal(role.roleArn)],
+          actions: [...SEARCH_ACTIONS[access]],
+          resources: searchResources(access, this.domain.domainArn),
+        }),
+      );
     }
     this.clientRoles = roles;
 
@@ -179,29 +185,47 @@ export class SearchDomain extends Construct {
   }
 
   private acknowledgeFindings(zones: number): void {
-    acknowledge(this.domain, 'AwsSolutions-OS1',
+    acknowledge(
+      this.domain,
+      'AwsSolutions-OS1',
       'Not in a VPC by design: every request must be SigV4-signed by one of the roles named in the access policy, the functions ' +
-      'run outside a VPC, and a VPC would add NAT gateways or endpoints (tens of USD a month) for no additional access control.');
-    acknowledge(this.domain, 'AwsSolutions-OS3',
+        'run outside a VPC, and a VPC would add NAT gateways or endpoints (tens of USD a month) for no additional access control.',
+    );
+    acknowledge(
+      this.domain,
+      'AwsSolutions-OS3',
       'Access is granted to IAM roles, not IP addresses: the callers are Lambda functions without fixed addresses; the access ' +
-      'policy names each role and limits it to the paths it uses (lib/search-domain.ts SEARCH_CLIENTS).');
-    acknowledge(this.domain, 'AwsSolutions-OS4',
+        'policy names each role and limits it to the paths it uses (lib/search-domain.ts SEARCH_CLIENTS).',
+    );
+    acknowledge(
+      this.domain,
+      'AwsSolutions-OS4',
       'No dedicated master nodes at the default size (one t3.small.search data node): the index is a rebuildable copy of ' +
-      'DynamoDB (npm run reindex / the reindex function), so the cluster manager load and the availability target are low.');
+        'DynamoDB (npm run reindex / the reindex function), so the cluster manager load and the availability target are low.',
+    );
     if (zones === 1) {
-      acknowledge(this.domain, 'AwsSolutions-OS7',
+      acknowledge(
+        this.domain,
+        'AwsSolutions-OS7',
         'Zone awareness needs at least two data nodes; the default is one node (minimum cost) and the index can be rebuilt ' +
-        'from DynamoDB. Setting opensearchInstanceCount to 2 or more turns zone awareness on.');
+          'from DynamoDB. Setting opensearchInstanceCount to 2 or more turns zone awareness on.',
+      );
     }
     // The domain's access and log-publishing policies are applied by CDK's AwsCustomResource singleton function.
     const singleton = Stack.of(this).node.tryFindChild('AWS679f53fac002430cb0da5b7982bd2287');
     if (singleton !== undefined) {
-      acknowledge(singleton, managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
+      acknowledge(
+        singleton,
+        managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
         "CDK's AwsCustomResource function (applies the OpenSearch access policy and the CloudWatch Logs resource policy at " +
-        'deploy time) is created by aws-cdk-lib with the basic execution managed policy; it runs only during deployments.');
+          'deploy time) is created by aws-cdk-lib with the basic execution managed policy; it runs only during deployments.',
+      );
     }
-    acknowledge(this.logsPolicy, wildcardResourceFinding('*'),
+    acknowledge(
+      this.logsPolicy,
+      wildcardResourceFinding('*'),
       'logs:PutResourcePolicy has no resource-level permissions; the AwsCustomResource uses it once per deployment to put the ' +
-      'shared resource policy that lets OpenSearch publish its slow and application logs.');
+        'shared resource policy that lets OpenSearch publish its slow and application logs.',
+    );
   }
 }

@@ -65,12 +65,21 @@ export type Access = 'R' | 'RW' | 'W';
  * than `<table>/index/*`.
  */
 export const DYNAMODB_READ_ACTIONS = [
-  'dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable',
+  'dynamodb:BatchGetItem',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
 ] as const;
 
 /** DynamoDB actions of a write grant (CDK's `grantWriteData`). */
 export const DYNAMODB_WRITE_ACTIONS = [
-  'dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:DescribeTable',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:DescribeTable',
 ] as const;
 
 /** What a function may do with archive objects: read (Get/Head), write (Put, server-side copy target), delete. */
@@ -121,10 +130,12 @@ export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     // The log group and the role must exist before the function (NodejsFunction takes them as props): siblings.
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: props.logRetention ?? RetentionDays.ONE_MONTH });
-    const role = props.role ?? new Role(scope, `${id}Role`, {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `Execution role of ${props.entry}`,
-    });
+    const role =
+      props.role ??
+      new Role(scope, `${id}Role`, {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        description: `Execution role of ${props.entry}`,
+      });
     super(scope, id, {
       entry: join(REPO_ROOT, props.entry),
       handler: 'handler',
@@ -162,12 +173,14 @@ export class ServiceFunction extends NodejsFunction {
       },
     });
     // What AWSLambdaBasicExecutionRole would grant on every log group, on this function's log group only.
-    this.addToRolePolicy(new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+    this.addToRolePolicy(
+      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }),
+    );
     acknowledge(
       role,
       wildcardResourceFinding('*'),
       "Resource '*' in this role is only X-Ray's PutTraceSegments/PutTelemetryRecords (active tracing; X-Ray has no resource-level " +
-        "permissions) and, for the search indexer, dynamodb:ListStreams (no resource-level permissions either); " +
+        'permissions) and, for the search indexer, dynamodb:ListStreams (no resource-level permissions either); ' +
         'test/infra/stacks.test.ts fails if any other action is granted on "*".',
     );
   }
@@ -178,10 +191,12 @@ export class ServiceFunction extends NodejsFunction {
    */
   bindTable(table: ITable, access: Access, envVar: EnvName, indexNames: readonly string[] = []): this {
     if (access !== 'W') {
-      this.addToRolePolicy(new PolicyStatement({
-        actions: [...DYNAMODB_READ_ACTIONS],
-        resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
-      }));
+      this.addToRolePolicy(
+        new PolicyStatement({
+          actions: [...DYNAMODB_READ_ACTIONS],
+          resources: [table.tableArn, ...indexNames.map((name) => `${table.tableArn}/index/${name}`)],
+        }),
+      );
     }
     if (access !== 'R') this.addToRolePolicy(new PolicyStatement({ actions: [...DYNAMODB_WRITE_ACTIONS], resources: [table.tableArn] }));
     this.addEnvironment(envVar, table.tableName);
@@ -195,7 +210,9 @@ export class ServiceFunction extends NodejsFunction {
    */
   bindBucket(bucket: IBucket, grants: Readonly<Record<string, readonly ObjectAction[]>>, envVar: EnvName): this {
     for (const [keyPattern, actions] of Object.entries(grants)) {
-      this.addToRolePolicy(new PolicyStatement({ actions: actions.map((action) => S3_OBJECT_ACTIONS[action]), resources: [bucket.arnForObjects(keyPattern)] }));
+      this.addToRolePolicy(
+        new PolicyStatement({ actions: actions.map((action) => S3_OBJECT_ACTIONS[action]), resources: [bucket.arnForObjects(keyPattern)] }),
+      );
     }
     if (Object.values(grants).some((actions) => actions.includes('get'))) {
       this.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
@@ -208,5 +225,8 @@ export class ServiceFunction extends NodejsFunction {
 /** The construct id of an entry's function: `functions/handlers/deployments-list.ts` → `DeploymentsListFunction`. */
 export function functionIdOf(entry: string): string {
   const base = entry.replace(/^.*\//, '').replace(/\.ts$/, '');
-  return `${base.split(/[^A-Za-z0-9]+/).map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}Function`;
+  return `${base
+    .split(/[^A-Za-z0-9]+/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('')}Function`;
 }

@@ -49,7 +49,6 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = {
   cognitoFeaturePlan: 'ESSENTIALS',
 };
 
-
 /** Retention values CloudWatch Logs accepts (RetentionDays), in days. */
 const RETENTION_VALUES = new Set(Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'));
 
@@ -64,20 +63,28 @@ export function readServiceSettings(node: Node): ServiceSettings {
   };
   const stage = stringSetting('stage', context('stage'), DEFAULT_SETTINGS.stage);
   if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
-    throw new Error(`CDK context 'stage' must be lowercase letters, digits and dashes (at most 20, starting with a letter); got '${stage}'.`);
+    throw new Error(
+      `CDK context 'stage' must be lowercase letters, digits and dashes (at most 20, starting with a letter); got '${stage}'.`,
+    );
   }
   const logLevel = stringSetting('logLevel', context('logLevel'), DEFAULT_SETTINGS.logLevel).toUpperCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new Error(`CDK context 'logLevel' must be one of ${LOG_LEVELS.join(', ')}; got '${logLevel}'.`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new Error(`CDK context 'logLevel' must be one of ${LOG_LEVELS.join(', ')}; got '${logLevel}'.`);
   const retentionDays = integerSetting('logRetentionDays', context('logRetentionDays'), DEFAULT_SETTINGS.logRetention, 1, 9999);
   if (!RETENTION_VALUES.has(retentionDays)) {
-    throw new Error(`CDK context 'logRetentionDays' must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}; got ${retentionDays}.`);
+    throw new Error(
+      `CDK context 'logRetentionDays' must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}; got ${retentionDays}.`,
+    );
   }
   const instanceType = stringSetting('opensearchInstanceType', context('opensearchInstanceType'), DEFAULT_SETTINGS.opensearch.instanceType);
   if (!/^[a-z0-9]+\.[a-z0-9]+\.search$/.test(instanceType)) {
-    throw new Error(`CDK context 'opensearchInstanceType' must be an OpenSearch instance type such as 't3.small.search'; got '${instanceType}'.`);
+    throw new Error(
+      `CDK context 'opensearchInstanceType' must be an OpenSearch instance type such as 't3.small.search'; got '${instanceType}'.`,
+    );
   }
   const plan = stringSetting('cognitoFeaturePlan', context('cognitoFeaturePlan'), DEFAULT_SETTINGS.cognitoFeaturePlan).toUpperCase();
-  if (plan !== 'ESSENTIALS' && plan !== 'PLUS') throw new Error(`CDK context 'cognitoFeaturePlan' must be ESSENTIALS or PLUS; got '${plan}'.`);
+  if (plan !== 'ESSENTIALS' && plan !== 'PLUS')
+    throw new Error(`CDK context 'cognitoFeaturePlan' must be ESSENTIALS or PLUS; got '${plan}'.`);
   return {
     stage,
     logLevel,
@@ -85,7 +92,13 @@ export function readServiceSettings(node: Node): ServiceSettings {
     corsAllowedOrigins: originsSetting(context('corsAllowedOrigins')),
     opensearch: {
       instanceType,
-      instanceCount: integerSetting('opensearchInstanceCount', context('opensearchInstanceCount'), DEFAULT_SETTINGS.opensearch.instanceCount, 1, 80),
+      instanceCount: integerSetting(
+        'opensearchInstanceCount',
+        context('opensearchInstanceCount'),
+        DEFAULT_SETTINGS.opensearch.instanceCount,
+        1,
+        80,
+      ),
       volumeGiB: integerSetting('opensearchVolumeGiB', context('opensearchVolumeGiB'), DEFAULT_SETTINGS.opensearch.volumeGiB, 10, 16_384),
     },
     cognitoFeaturePlan: plan,
@@ -116,12 +129,16 @@ function originsSetting(value: unknown): string[] {
   if (value === undefined) return [...DEFAULT_SETTINGS.corsAllowedOrigins];
   const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
   if (items === undefined || !items.every((item) => typeof item === 'string')) {
-    throw new Error(`CDK context 'corsAllowedOrigins' must be a list of origins or a comma-separated string; got ${JSON.stringify(value)}.`);
+    throw new Error(
+      `CDK context 'corsAllowedOrigins' must be a list of origins or a comma-separated string; got ${JSON.stringify(value)}.`,
+    );
   }
   const origins = [...new Set((items as string[]).map((item) => item.trim()).filter((item) => item !== ''))];
   for (const origin of origins) {
     if (origin !== '*' && !/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(origin)) {
-      throw new Error(`CDK context 'corsAllowedOrigins': '${origin}' is not an origin such as 'https://app.example.com' (no path, no trailing slash) or '*'.`);
+      throw new Error(
+        `CDK context 'corsAllowedOrigins': '${origin}' is not an origin such as 'https://app.example.com' (no path, no trailing slash) or '*'.`,
+      );
     }
   }
   return origins;

@@ -86,8 +86,14 @@ export class StatefulStack extends Stack {
       idempotency: this.idempotencyTable,
     };
     // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).
-    new CfnOutput(this, 'CompaniesTableName', { description: 'Companies table (one item per company: quota).', value: this.companiesTable.tableName });
-    new CfnOutput(this, 'DevicesTableName', { description: 'Devices table (one item per device of the fleet).', value: this.devicesTable.tableName });
+    new CfnOutput(this, 'CompaniesTableName', {
+      description: 'Companies table (one item per company: quota).',
+      value: this.companiesTable.tableName,
+    });
+    new CfnOutput(this, 'DevicesTableName', {
+      description: 'Devices table (one item per device of the fleet).',
+      value: this.devicesTable.tableName,
+    });
 
     const retentionDays = settings.logRetention === RetentionDays.INFINITE ? undefined : settings.logRetention;
     this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
@@ -101,14 +107,19 @@ export class StatefulStack extends Stack {
     });
     this.accessLogsBucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
 
-    const cors: CorsRule[] = settings.corsAllowedOrigins.length === 0 ? [] : [{
-      // Browsers PUT archives to presigned upload URLs and may fetch presigned download URLs.
-      allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
-      allowedOrigins: settings.corsAllowedOrigins,
-      allowedHeaders: PRESIGNED_HEADERS,
-      exposedHeaders: ['ETag'],
-      maxAge: 3600,
-    }];
+    const cors: CorsRule[] =
+      settings.corsAllowedOrigins.length === 0
+        ? []
+        : [
+            {
+              // Browsers PUT archives to presigned upload URLs and may fetch presigned download URLs.
+              allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
+              allowedOrigins: settings.corsAllowedOrigins,
+              allowedHeaders: PRESIGNED_HEADERS,
+              exposedHeaders: ['ETag'],
+              maxAge: 3600,
+            },
+          ];
     this.archiveBucket = new Bucket(this, 'ArchiveBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
@@ -129,12 +140,18 @@ export class StatefulStack extends Stack {
         // failed, an event that went to the dead-letter queue) expires rather than escaping quota accounting.
         // Deleted uploads need no keeping: their noncurrent versions go after a day too.
         {
-          id: 'ExpireUnprocessedAndRejectedUploads', prefix: ARCHIVE_UPLOADED.prefix, expiration: Duration.days(1),
+          id: 'ExpireUnprocessedAndRejectedUploads',
+          prefix: ARCHIVE_UPLOADED.prefix,
+          expiration: Duration.days(1),
           noncurrentVersionExpiration: Duration.days(1),
         },
         // Deleted or replaced objects elsewhere (stored archives) stay recoverable for NONCURRENT_ARCHIVE_DAYS; delete
         // markers left without versions are removed.
-        { id: 'ExpireNoncurrentVersions', noncurrentVersionExpiration: Duration.days(NONCURRENT_ARCHIVE_DAYS), expiredObjectDeleteMarker: true },
+        {
+          id: 'ExpireNoncurrentVersions',
+          noncurrentVersionExpiration: Duration.days(NONCURRENT_ARCHIVE_DAYS),
+          expiredObjectDeleteMarker: true,
+        },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -148,7 +165,9 @@ export class StatefulStack extends Stack {
     this.exportValue(this.search.domain.domainArn, { name: this.searchDomainArnExport });
 
     this.identity = new Identity(this, 'Identity', {
-      featurePlan: settings.cognitoFeaturePlan, logLevel: settings.logLevel, logRetention: settings.logRetention,
+      featurePlan: settings.cognitoFeaturePlan,
+      logLevel: settings.logLevel,
+      logRetention: settings.logRetention,
     });
 
     this.cursorSigningKey = new Secret(this, 'CursorSigningKey', {
@@ -156,14 +175,26 @@ export class StatefulStack extends Stack {
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    acknowledge(this.cursorSigningKey, 'AwsSolutions-SMG4',
+    acknowledge(
+      this.cursorSigningKey,
+      'AwsSolutions-SMG4',
       'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (README, ' +
-      '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.');
+        '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.',
+    );
 
     // Stack outputs (README, "Deploy to AWS"), under stable names.
-    new CfnOutput(this, 'UserPoolId', { description: 'Cognito user pool of the token endpoint (create users here).', value: this.identity.userPool.userPoolId });
-    new CfnOutput(this, 'UserPoolClientId', { description: "App client of the token endpoint (the tokens' aud).", value: this.identity.client.userPoolClientId });
-    new CfnOutput(this, 'SearchDomainEndpoint', { description: 'OpenSearch domain endpoint (SigV4 only).', value: `https://${this.search.domain.domainEndpoint}` });
+    new CfnOutput(this, 'UserPoolId', {
+      description: 'Cognito user pool of the token endpoint (create users here).',
+      value: this.identity.userPool.userPoolId,
+    });
+    new CfnOutput(this, 'UserPoolClientId', {
+      description: "App client of the token endpoint (the tokens' aud).",
+      value: this.identity.client.userPoolClientId,
+    });
+    new CfnOutput(this, 'SearchDomainEndpoint', {
+      description: 'OpenSearch domain endpoint (SigV4 only).',
+      value: `https://${this.search.domain.domainEndpoint}`,
+    });
   }
 
   private table(name: TableName, schema: TableKeySchema): Table {

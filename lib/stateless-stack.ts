@@ -16,7 +16,13 @@
 import { type CfnElement, CfnOutput, CustomResource, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
-  CorsHttpMethod, HttpApi, HttpMethod, type HttpRouteIntegration, type HttpStage, LogGroupLogDestination, type ThrottleSettings,
+  CorsHttpMethod,
+  HttpApi,
+  HttpMethod,
+  type HttpRouteIntegration,
+  type HttpStage,
+  LogGroupLogDestination,
+  type ThrottleSettings,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -42,8 +48,15 @@ import { countTokenFailures, Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { API_ADDRESS_ENV, ENV, type EnvName } from '../functions/contract/environment.js';
 import {
-  type ApiName, ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, type RouteDefinition, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY,
-  SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER,
+  type ApiName,
+  ARCHIVE_UPLOADED,
+  DEPLOYMENT_CHANGES_ENTRY,
+  ROUTES,
+  type RouteDefinition,
+  SEARCH_INDEX_SETUP_ENTRY,
+  SEARCH_INDEXER_ENTRY,
+  SEARCH_REINDEX_ENTRY,
+  UPLOAD_SWEEPER,
 } from '../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
 import { STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../functions/contract/archives.js';
@@ -92,7 +105,7 @@ interface FunctionAccess {
   bucketGetObjectKeyPattern?: string;
   /** Publishes DeploymentChanged events: gets EVENT_BUS_NAME and events:PutEvents on the bus. */
   events?: boolean;
-    /** Pages a listing: gets CURSOR_SIGNING_KEY (the stateful stack's secret) to sign and verify its cursors. */
+  /** Pages a listing: gets CURSOR_SIGNING_KEY (the stateful stack's secret) to sign and verify its cursors. */
   pagesListings?: boolean;
   /** @default HTTP (29 s) */
   timeout?: Duration;
@@ -106,12 +119,13 @@ const ARCHIVE_UPLOADED_TIMEOUT = Duration.minutes(2);
 /** Timeout of the index setup: its 10-minute retry budget (SETUP_RETRY_BUDGET_MS) plus one last attempt (the provider framework waits 15). */
 export const SEARCH_INDEX_SETUP_TIMEOUT = Duration.minutes(12);
 
-
 /** Why each archive key pattern is granted (cdk-nag acknowledgment of its wildcard). */
 const OBJECT_PATTERN_REASONS: Readonly<Record<string, string>> = {
-  [UPLOADED_ARCHIVES]: `Presigned uploads land under ${UPLOADED_ARCHIVES}: the slot function may only PUT there (the URL it signs), the ` +
+  [UPLOADED_ARCHIVES]:
+    `Presigned uploads land under ${UPLOADED_ARCHIVES}: the slot function may only PUT there (the URL it signs), the ` +
     'validation function reads and then deletes each upload; nothing else of the bucket.',
-  [STORED_ARCHIVES]: `Stored archives live under ${STORED_ARCHIVES} with a new key per upload; the upload functions write there and delete ` +
+  [STORED_ARCHIVES]:
+    `Stored archives live under ${STORED_ARCHIVES} with a new key per upload; the upload functions write there and delete ` +
     'only the archive they just wrote when its version record is refused. The bucket is versioned and no role may delete ' +
     'versions, so a deleted archive stays recoverable for 30 days.',
 };
@@ -129,7 +143,8 @@ function routeAccess(): Record<string, FunctionAccess> {
     if (route.access === undefined) throw new Error(`Route ${route.id} declares no access; say what its function may touch.`);
     const { timeoutSeconds, ...rest } = route.access;
     const derived: FunctionAccess = {
-      ...rest, ...(timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(timeoutSeconds) }),
+      ...rest,
+      ...(timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(timeoutSeconds) }),
     };
     const previous = access[route.entry];
     if (previous !== undefined && JSON.stringify(previous) !== JSON.stringify(derived)) {
@@ -154,13 +169,18 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload (server-side copy to
   // companies/, deleted again only when its version record is refused), deletes the upload.
   [ARCHIVE_UPLOADED.entry]: {
-    storage: true, tables: { companies: 'RW', scenarios: 'RW' }, timeout: ARCHIVE_UPLOADED_TIMEOUT,
+    storage: true,
+    tables: { companies: 'RW', scenarios: 'RW' },
+    timeout: ARCHIVE_UPLOADED_TIMEOUT,
     bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['put', 'delete'] },
   },
   // Scheduled: queries the scenarios table's `sweep` index, rejects slots and drops staging records (conditional
   // writes); its object grant (head and delete only) is added with the schedule.
   [UPLOAD_SWEEPER.entry]: {
-    storage: true, tables: { scenarios: 'RW' }, timeout: Duration.minutes(5), memorySize: 256,
+    storage: true,
+    tables: { scenarios: 'RW' },
+    timeout: Duration.minutes(5),
+    memorySize: 256,
     bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['get', 'delete'] },
   },
   // Stream reads are granted by the event sources; writes go to the index only (`index` access).
@@ -180,23 +200,25 @@ export const THROTTLE: Readonly<Record<ApiName, ThrottleSettings>> = {
 };
 
 /** One access-log line per request (HTTP API `$context` variables), JSON. */
-const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify({
-  requestId: '$context.requestId',
-  ip: '$context.identity.sourceIp',
-  requestTime: '$context.requestTime',
-  httpMethod: '$context.httpMethod',
-  routeKey: '$context.routeKey',
-  status: '$context.status',
-  protocol: '$context.protocol',
-  responseLength: '$context.responseLength',
-  responseLatency: '$context.responseLatency',
-  integrationLatency: '$context.integrationLatency',
-  integrationStatus: '$context.integrationStatus',
-  integrationError: '$context.integrationErrorMessage',
-  // Why the JWT authorizer refused a request: the reason of a 401 that lib/monitoring.ts counts as a token failure.
-  authorizerError: '$context.authorizer.error',
-  userAgent: '$context.identity.userAgent',
-}));
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    ip: '$context.identity.sourceIp',
+    requestTime: '$context.requestTime',
+    httpMethod: '$context.httpMethod',
+    routeKey: '$context.routeKey',
+    status: '$context.status',
+    protocol: '$context.protocol',
+    responseLength: '$context.responseLength',
+    responseLatency: '$context.responseLatency',
+    integrationLatency: '$context.integrationLatency',
+    integrationStatus: '$context.integrationStatus',
+    integrationError: '$context.integrationErrorMessage',
+    // Why the JWT authorizer refused a request: the reason of a 401 that lib/monitoring.ts counts as a token failure.
+    authorizerError: '$context.authorizer.error',
+    userAgent: '$context.identity.userAgent',
+  }),
+);
 
 /** Props of the stateless stack: what it uses of the stateful stack. */
 export interface StatelessStackProps extends StackProps {
@@ -280,14 +302,18 @@ export class StatelessStack extends Stack {
 
     // DeploymentChanged events: customers subscribe with EventBridge rules on this bus.
     const deploymentEvents = new EventBus(this, 'DeploymentEvents');
-    new CfnOutput(this, 'DeploymentEventBusName', { value: deploymentEvents.eventBusName, description: 'EventBridge bus of DeploymentChanged events.' });
+    new CfnOutput(this, 'DeploymentEventBusName', {
+      value: deploymentEvents.eventBusName,
+      description: 'EventBridge bus of DeploymentChanged events.',
+    });
 
     const functions = new Map<string, ServiceFunction>();
     const createFunction = (entry: string, environment: FunctionEnvironment = {}): ServiceFunction => {
       const existing = functions.get(entry);
       if (existing !== undefined) return existing;
       const access = ACCESS[entry];
-      if (access === undefined) throw new Error(`lib/stateless-stack.ts: no ACCESS entry for '${entry}'; declare what its function may touch.`);
+      if (access === undefined)
+        throw new Error(`lib/stateless-stack.ts: no ACCESS entry for '${entry}'; declare what its function may touch.`);
       const functionId = functionIdOf(entry);
       const searchAccess = SEARCH_CLIENTS[entry];
       let role: IRole | undefined;
@@ -306,7 +332,8 @@ export class StatelessStack extends Stack {
         ...(access.memorySize === undefined ? {} : { memorySize: access.memorySize }),
         ...(role === undefined ? {} : { role }),
         environment: {
-          ...environment, ...(searchAccess === undefined ? {} : searchEnvironment),
+          ...environment,
+          ...(searchAccess === undefined ? {} : searchEnvironment),
           // Index administration creates indexes: their replicas follow the data node count (0 on one node).
           ...(searchAccess === 'admin' ? { [ENV.openSearchReplicas]: String(replicas) } : {}),
           ...(access.pagesListings === true ? cursorEnvironment : {}),
@@ -315,11 +342,16 @@ export class StatelessStack extends Stack {
       if (searchAccess !== undefined && role !== undefined) {
         // The domain's access policy already allows exactly this; the same grant on the role keeps the function's
         // permissions readable in one place and survives permission boundaries, which limit resource-policy grants.
-        fn.addToRolePolicy(new PolicyStatement({ actions: [...SEARCH_ACTIONS[searchAccess]], resources: searchResources(searchAccess, domainArn) }));
+        fn.addToRolePolicy(
+          new PolicyStatement({ actions: [...SEARCH_ACTIONS[searchAccess]], resources: searchResources(searchAccess, domainArn) }),
+        );
         if (searchAccess === 'admin') {
-          acknowledge(role, wildcardResourceFinding(`${props.search.domainArnExport}/*`),
+          acknowledge(
+            role,
+            wildcardResourceFinding(`${props.search.domainArnExport}/*`),
             'Index administration (template, concrete indexes <alias>-<time>, the atomic _aliases switch, deleting old indexes) ' +
-            'spans several OpenSearch paths of this one domain; only the setup custom resource and the manual reindex have it.');
+              'spans several OpenSearch paths of this one domain; only the setup custom resource and the manual reindex have it.',
+          );
         }
       }
       if (access.events === true) {
@@ -329,7 +361,13 @@ export class StatelessStack extends Stack {
       for (const [name, table] of Object.entries(props.tables) as [TableName, ITable][]) {
         const tableAccess = access.tables?.[name];
         const indexes = (TABLES[name] as { globalSecondaryIndexes?: readonly { indexName: string }[] }).globalSecondaryIndexes ?? [];
-        if (tableAccess !== undefined) fn.bindTable(table, tableAccess, TABLE_ENV[name], indexes.map((index) => index.indexName));
+        if (tableAccess !== undefined)
+          fn.bindTable(
+            table,
+            tableAccess,
+            TABLE_ENV[name],
+            indexes.map((index) => index.indexName),
+          );
         else if (access.storage) fn.addEnvironment(TABLE_ENV[name], table.tableName);
       }
       if (access.bucket !== undefined) {
@@ -343,9 +381,14 @@ export class StatelessStack extends Stack {
         fn.addEnvironment(ARCHIVE_BUCKET_ENV, props.archiveBucket.bucketName);
       }
       if (access.bucketGetObjectKeyPattern !== undefined) {
-        fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [archiveBucket.arnForObjects(access.bucketGetObjectKeyPattern)] }));
-        acknowledge(fn.role as IRole, objectsFinding(access.bucketGetObjectKeyPattern),
-          `Presigned downloads of stored archives: s3:GetObject only, on the objects under ${access.bucketGetObjectKeyPattern} (one object per scenario version).`);
+        fn.addToRolePolicy(
+          new PolicyStatement({ actions: ['s3:GetObject'], resources: [archiveBucket.arnForObjects(access.bucketGetObjectKeyPattern)] }),
+        );
+        acknowledge(
+          fn.role as IRole,
+          objectsFinding(access.bucketGetObjectKeyPattern),
+          `Presigned downloads of stored archives: s3:GetObject only, on the objects under ${access.bucketGetObjectKeyPattern} (one object per scenario version).`,
+        );
       }
       functions.set(entry, fn);
       return fn;
@@ -356,23 +399,29 @@ export class StatelessStack extends Stack {
       if (route.api !== 'auth') return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(route.entry));
       const onAws = AUTH_ROUTES_ON_AWS[route.id];
       if (onAws === undefined) throw new Error(`lib/stateless-stack.ts: no AUTH_ROUTES_ON_AWS entry for auth route '${route.id}'.`);
-      if (onAws === 'cognito-jwks') return new HttpUrlIntegration(`${route.id}Integration`, props.identity.jwksUrl, { method: HttpMethod.GET });
-      return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(onAws.entry, { [ENV.cognitoClientId]: props.identity.clientId }));
+      if (onAws === 'cognito-jwks')
+        return new HttpUrlIntegration(`${route.id}Integration`, props.identity.jwksUrl, { method: HttpMethod.GET });
+      return new HttpLambdaIntegration(
+        `${route.id}Integration`,
+        createFunction(onAws.entry, { [ENV.cognitoClientId]: props.identity.clientId }),
+      );
     };
     const httpApi = (apiId: string, api: ApiName, description: string): { api: HttpApi; stage: HttpStage } => {
       const origins = settings.corsAllowedOrigins;
       const httpApi = new HttpApi(this, apiId, {
         description,
         createDefaultStage: false,
-        ...(origins.length === 0 ? {} : {
-          corsPreflight: {
-            allowOrigins: origins,
-            allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.OPTIONS],
-            allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
-            exposeHeaders: ['location', 'retry-after', 'www-authenticate', 'idempotent-replayed'],
-            maxAge: Duration.hours(1),
-          },
-        }),
+        ...(origins.length === 0
+          ? {}
+          : {
+              corsPreflight: {
+                allowOrigins: origins,
+                allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.OPTIONS],
+                allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+                exposeHeaders: ['location', 'retry-after', 'www-authenticate', 'idempotent-replayed'],
+                maxAge: Duration.hours(1),
+              },
+            }),
       });
       const accessLogs = new LogGroup(this, `${apiId}AccessLogs`, { retention: settings.logRetention });
       const stage = httpApi.addStage('DefaultStage', {
@@ -397,9 +446,12 @@ export class StatelessStack extends Stack {
           ...(route.scope === null ? {} : { authorizer, authorizationScopes: [route.scope] }),
         });
         if (route.scope === null && added !== undefined) {
-          acknowledge(added, 'AwsSolutions-APIG4',
+          acknowledge(
+            added,
+            'AwsSolutions-APIG4',
             `${route.method} ${route.path} is public by contract (docs/contract.md): the token endpoint, the issuer's public keys or ` +
-            'the OpenAPI document, which a caller needs before it has a token. Every other route has the Cognito JWT authorizer.');
+              'the OpenAPI document, which a caller needs before it has a token. Every other route has the Cognito JWT authorizer.',
+          );
         }
       }
       return { api: httpApi, stage };
@@ -417,7 +469,12 @@ export class StatelessStack extends Stack {
     // APIs' ids, which depend on nothing, so naming the main API it is an integration of makes no dependency cycle.
     const openApiFunction = functions.get(OPENAPI_ENTRY);
     if (openApiFunction === undefined) throw new Error(`lib/stateless-stack.ts: no function for ${OPENAPI_ENTRY}.`);
-    for (const [api, { stage }] of [['main', main], ['upload', upload], ['auth', auth]] as const) openApiFunction.addEnvironment(API_ADDRESS_ENV[api], stage.url);
+    for (const [api, { stage }] of [
+      ['main', main],
+      ['upload', upload],
+      ['auth', auth],
+    ] as const)
+      openApiFunction.addEnvironment(API_ADDRESS_ENV[api], stage.url);
 
     // The search indexer: the streams of the searchable tables (TABLES[name].stream 'search': devices, scenarios), in
     // order per item, retried from the failed record.
@@ -469,7 +526,9 @@ export class StatelessStack extends Stack {
       maxEventAge: Duration.hours(6),
       onFailure: new SqsDestination(this.archiveUploadedDeadLetterQueue),
     });
-    archiveBucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(this.archiveUploaded), { prefix: ARCHIVE_UPLOADED.prefix });
+    archiveBucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(this.archiveUploaded), {
+      prefix: ARCHIVE_UPLOADED.prefix,
+    });
 
     // Unfinished uploads: a rule runs the sweeper every few minutes. It heads and deletes objects (expired or
     // interrupted uploads under uploads/, orphaned archives under companies/), and never writes one.
@@ -502,7 +561,11 @@ export class StatelessStack extends Stack {
     // Alarms: 5xx rate per API, errors and throttles per function, dead-letter queues, the indexer's stream lag, the
     // OpenSearch domain's health.
     this.monitoring = new Monitoring(this, 'Monitoring');
-    for (const [api, name] of [[this.mainApi, 'Main API'], [this.uploadApi, 'Upload API'], [this.authApi, 'Auth API']] as const) {
+    for (const [api, name] of [
+      [this.mainApi, 'Main API'],
+      [this.uploadApi, 'Upload API'],
+      [this.authApi, 'Auth API'],
+    ] as const) {
       this.monitoring.api5xxRate(`${api.node.id}5xxRate`, api, name);
     }
     for (const [entry, fn] of functions) this.monitoring.functionHealth(fn.node.id, fn, entry);
@@ -517,8 +580,14 @@ export class StatelessStack extends Stack {
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: this.mainStage.url });
     new CfnOutput(this, 'UploadApiUrl', { description: '{scenario_upload_url}', value: this.uploadStage.url });
     new CfnOutput(this, 'AuthApiUrl', { description: '{auth_url}: POST /token, GET /.well-known/jwks.json', value: this.authStage.url });
-    new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic of every alarm of this stage (subscribe to it).', value: this.monitoring.topic.topicArn });
-    new CfnOutput(this, 'SearchReindexFunctionName', { description: 'Invoke to rebuild the search index from DynamoDB.', value: reindex.functionName });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: 'SNS topic of every alarm of this stage (subscribe to it).',
+      value: this.monitoring.topic.topicArn,
+    });
+    new CfnOutput(this, 'SearchReindexFunctionName', {
+      description: 'Invoke to rebuild the search index from DynamoDB.',
+      value: reindex.functionName,
+    });
 
     this.acknowledgeCdkProvidedFunctions(setupProvider, setup);
   }
@@ -527,17 +596,26 @@ export class StatelessStack extends Stack {
   private acknowledgeCdkProvidedFunctions(provider: Provider, onEvent: ServiceFunction): void {
     const notifications = this.node.tryFindChild('BucketNotificationsHandler050a0587b7544547bf325f094a3db834');
     if (notifications !== undefined) {
-      acknowledge(notifications, managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
+      acknowledge(
+        notifications,
+        managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
         "aws-cdk-lib's S3 notification handler (configures the uploads/ ObjectCreated notification at deploy time) comes with the " +
-        'basic execution managed policy; it runs only during deployments.');
+          'basic execution managed policy; it runs only during deployments.',
+      );
     }
-    acknowledge(provider, managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
+    acknowledge(
+      provider,
+      managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
       "The custom-resource provider framework function of aws-cdk-lib (relays the index setup's CloudFormation events) comes with " +
-      'the basic execution managed policy; it runs only during deployments.');
+        'the basic execution managed policy; it runs only during deployments.',
+    );
     const onEventId = this.getLogicalId(onEvent.node.defaultChild as CfnElement);
-    acknowledge(provider, wildcardResourceFinding(`<${onEventId}.Arn>:*`),
+    acknowledge(
+      provider,
+      wildcardResourceFinding(`<${onEventId}.Arn>:*`),
       'The provider framework invokes the index setup function and any of its versions (lambda:InvokeFunction on <arn>:*), as ' +
-      'aws-cdk-lib grants it; nothing else.');
+        'aws-cdk-lib grants it; nothing else.',
+    );
   }
 }
 
@@ -550,8 +628,11 @@ function streamConsumerOf(name: TableName): TableKeySchema['stream'] {
 /** An encrypted, TLS-only queue keeping failed events 14 days. */
 function deadLetterQueue(scope: Construct, id: string): Queue {
   const queue = new Queue(scope, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-  acknowledge(queue, 'AwsSolutions-SQS3',
+  acknowledge(
+    queue,
+    'AwsSolutions-SQS3',
     'This queue is itself a dead-letter destination (of a Lambda event source mapping or asynchronous invocation), so it has ' +
-    'no dead-letter queue of its own; its depth is alarmed.');
+      'no dead-letter queue of its own; its depth is alarmed.',
+  );
   return queue;
 }

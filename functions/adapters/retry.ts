@@ -56,13 +56,22 @@ export interface RetryPolicy {
 }
 
 /** The defaults of every RetryPolicy field that has one. */
-export const DEFAULT_RETRY_POLICY = { attempts: 4, minDelayMs: 500, maxDelayMs: 30_000, jitter: 0.5, budgetMs: Number.POSITIVE_INFINITY } as const;
+export const DEFAULT_RETRY_POLICY = {
+  attempts: 4,
+  minDelayMs: 500,
+  maxDelayMs: 30_000,
+  jitter: 0.5,
+  budgetMs: Number.POSITIVE_INFINITY,
+} as const;
 
 /**
  * The wait before retry number `retryNumber` (1 = after the first failure), ms: min(maxDelayMs, minDelayMs ×
  * 2^(retryNumber − 1)), less up to `jitter` of it at random.
  */
-export function backoffDelayMs(retryNumber: number, policy: Pick<RetryPolicy, 'minDelayMs' | 'maxDelayMs' | 'jitter' | 'random'> = {}): number {
+export function backoffDelayMs(
+  retryNumber: number,
+  policy: Pick<RetryPolicy, 'minDelayMs' | 'maxDelayMs' | 'jitter' | 'random'> = {},
+): number {
   const minDelayMs = policy.minDelayMs ?? DEFAULT_RETRY_POLICY.minDelayMs;
   const maxDelayMs = policy.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs;
   const jitter = Math.min(1, Math.max(0, policy.jitter ?? DEFAULT_RETRY_POLICY.jitter));

@@ -101,15 +101,20 @@ const missing = { error: 'is missing' };
 const text = () => z.string(missing);
 
 /** A DynamoDB table name: 3 to 255 letters, digits, `_`, `-`, `.`. */
-const tableName = () => text().regex(/^[A-Za-z0-9_.-]{3,255}$/, { error: 'must be a DynamoDB table name (3 to 255 letters, digits, _ - .)' });
+const tableName = () =>
+  text().regex(/^[A-Za-z0-9_.-]{3,255}$/, { error: 'must be a DynamoDB table name (3 to 255 letters, digits, _ - .)' });
 
 /** An http(s) URL (a trailing `/` allowed). */
-const httpUrl = () => z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? 'is missing' : 'must be an http(s) URL') });
+const httpUrl = () =>
+  z.url({ protocol: /^https?$/, error: (issue) => (issue.input === undefined ? 'is missing' : 'must be an http(s) URL') });
 
 /** A whole number from `min` to `max`, given as decimal digits; `bounds` completes "<NAME> …" when it is not. */
 const wholeNumber = (min: number, max: number, bounds: string) => {
   const error = { error: bounds };
-  return text().regex(/^\d{1,16}$/, error).transform(Number).pipe(z.number().min(min, error).max(max, error));
+  return text()
+    .regex(/^\d{1,16}$/, error)
+    .transform(Number)
+    .pipe(z.number().min(min, error).max(max, error));
 };
 
 /** A whole number of `unit` from `min` to `max`. */
@@ -133,7 +138,11 @@ const signingKey = () =>
     if (/^(?:[0-9a-fA-F]{2})+$/.test(trimmed)) key = Buffer.from(trimmed, 'hex');
     else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) key = Buffer.from(trimmed, 'base64');
     if (key === undefined || key.length < MIN_CURSOR_KEY_BYTES) {
-      context.addIssue({ code: 'custom', input: value, message: `must be at least ${MIN_CURSOR_KEY_BYTES} bytes, given as hex or base64 (e.g. \`openssl rand -hex 32\`)` });
+      context.addIssue({
+        code: 'custom',
+        input: value,
+        message: `must be at least ${MIN_CURSOR_KEY_BYTES} bytes, given as hex or base64 (e.g. \`openssl rand -hex 32\`)`,
+      });
       return z.NEVER;
     }
     return key;
@@ -155,7 +164,11 @@ export const StorageEnvironment = z.object({
 });
 
 /** The two tables a search reindex reads its documents from (DynamoDB, the source of truth). */
-export const SearchSourceEnvironment = StorageEnvironment.pick({ [ENV.devicesTable]: true, [ENV.scenariosTable]: true, [ENV.dynamoDbEndpoint]: true });
+export const SearchSourceEnvironment = StorageEnvironment.pick({
+  [ENV.devicesTable]: true,
+  [ENV.scenariosTable]: true,
+  [ENV.dynamoDbEndpoint]: true,
+});
 
 /** Idempotency records of `Idempotency-Key` requests (Powertools persistence layer). */
 export const IdempotencyEnvironment = z.object({
@@ -167,7 +180,7 @@ export const IdempotencyEnvironment = z.object({
 export const TokenVerificationEnvironment = z.object({
   [ENV.jwtIssuer]: text().describe('Expected `iss` of tokens: the Cognito user pool URL in AWS, the local auth address locally.'),
   [ENV.jwtAudience]: text().describe('Expected `aud` of tokens: the Cognito app client id in AWS.'),
-  [ENV.jwksUrl]: httpUrl().describe("Where the issuer publishes its public keys (JWKS)."),
+  [ENV.jwksUrl]: httpUrl().describe('Where the issuer publishes its public keys (JWKS).'),
 });
 
 /** The token endpoint on AWS (functions/handlers/auth-cognito-token.ts). */
@@ -176,35 +189,52 @@ export const TokenEndpointEnvironment = z.object({
 });
 
 /** Which search index, and how to reach OpenSearch. */
-export const SearchEnvironment = z.object({
-  [ENV.searchBackend]: oneOf(SEARCH_BACKENDS).default('embedded')
-    .describe('Search adapter: `embedded` (in-memory, the local runtime) or `opensearch` (OPENSEARCH_URL).'),
-  [ENV.openSearchUrl]: httpUrl().optional()
-    .describe('OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_BACKEND=opensearch.'),
-  [ENV.openSearchIndex]: text()
-    .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, { error: 'must be an OpenSearch index name (lowercase letters, digits, . _ -)' })
-    .default(DEFAULT_SEARCH_ALIAS)
-    .describe('The alias searches and writes use; concrete indexes are `<alias>-<UTC time>`.'),
-  [ENV.openSearchAuth]: oneOf(OPENSEARCH_AUTH_MODES).default('none')
-    .describe('`aws-sigv4` signs OpenSearch requests (service `es`, the role of the function; needs AWS_REGION); `none` does not.'),
-  [ENV.openSearchReplicas]: amount('replicas', 0, 99).default(0)
-    .describe('`number_of_replicas` of the indexes the setup and a reindex create (0 on a single data node).'),
-  [ENV.awsRegion]: text().optional().describe("The OpenSearch domain's region (set by Lambda); required with OPENSEARCH_AUTH=aws-sigv4."),
-})
+export const SearchEnvironment = z
+  .object({
+    [ENV.searchBackend]: oneOf(SEARCH_BACKENDS)
+      .default('embedded')
+      .describe('Search adapter: `embedded` (in-memory, the local runtime) or `opensearch` (OPENSEARCH_URL).'),
+    [ENV.openSearchUrl]: httpUrl()
+      .optional()
+      .describe(
+        'OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_BACKEND=opensearch.',
+      ),
+    [ENV.openSearchIndex]: text()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, { error: 'must be an OpenSearch index name (lowercase letters, digits, . _ -)' })
+      .default(DEFAULT_SEARCH_ALIAS)
+      .describe('The alias searches and writes use; concrete indexes are `<alias>-<UTC time>`.'),
+    [ENV.openSearchAuth]: oneOf(OPENSEARCH_AUTH_MODES)
+      .default('none')
+      .describe('`aws-sigv4` signs OpenSearch requests (service `es`, the role of the function; needs AWS_REGION); `none` does not.'),
+    [ENV.openSearchReplicas]: amount('replicas', 0, 99)
+      .default(0)
+      .describe('`number_of_replicas` of the indexes the setup and a reindex create (0 on a single data node).'),
+    [ENV.awsRegion]: text().optional().describe("The OpenSearch domain's region (set by Lambda); required with OPENSEARCH_AUTH=aws-sigv4."),
+  })
   .refine((value) => value[ENV.searchBackend] !== 'opensearch' || value[ENV.openSearchUrl] !== undefined, {
-    path: [ENV.openSearchUrl], message: 'is missing (required with SEARCH_BACKEND=opensearch)', when: () => true,
+    path: [ENV.openSearchUrl],
+    message: 'is missing (required with SEARCH_BACKEND=opensearch)',
+    when: () => true,
   })
   .refine((value) => value[ENV.openSearchAuth] !== 'aws-sigv4' || value[ENV.awsRegion] !== undefined, {
-    path: [ENV.awsRegion], message: 'is missing (required with OPENSEARCH_AUTH=aws-sigv4)', when: () => true,
+    path: [ENV.awsRegion],
+    message: 'is missing (required with OPENSEARCH_AUTH=aws-sigv4)',
+    when: () => true,
   });
 
 /** Where DeploymentChanged events go: EventBridge in AWS, a JSON-lines file locally. */
-export const EventsEnvironment = z.object({
-  [ENV.eventBusName]: text().optional().describe('EventBridge bus of DeploymentChanged events (AWS).'),
-  [ENV.localEventsFile]: text().optional().describe('File the local runtime appends DeploymentChanged events to, one JSON object a line.'),
-}).refine((value) => value[ENV.eventBusName] !== undefined || value[ENV.localEventsFile] !== undefined, {
-  path: [ENV.eventBusName], message: 'is missing (or LOCAL_EVENTS_FILE in the local runtime)', when: () => true,
-});
+export const EventsEnvironment = z
+  .object({
+    [ENV.eventBusName]: text().optional().describe('EventBridge bus of DeploymentChanged events (AWS).'),
+    [ENV.localEventsFile]: text()
+      .optional()
+      .describe('File the local runtime appends DeploymentChanged events to, one JSON object a line.'),
+  })
+  .refine((value) => value[ENV.eventBusName] !== undefined || value[ENV.localEventsFile] !== undefined, {
+    path: [ENV.eventBusName],
+    message: 'is missing (or LOCAL_EVENTS_FILE in the local runtime)',
+    when: () => true,
+  });
 
 /** The key listing cursors are signed with (CursorCodec). */
 export const CursorEnvironment = z.object({
@@ -215,7 +245,8 @@ export const CursorEnvironment = z.object({
 
 /** Presigned upload slots. */
 export const UploadEnvironment = z.object({
-  [ENV.uploadSlotTtlSeconds]: amount('seconds', 1, MAX_PRESIGNED_URL_SECONDS).optional()
+  [ENV.uploadSlotTtlSeconds]: amount('seconds', 1, MAX_PRESIGNED_URL_SECONDS)
+    .optional()
     // Unset: the upload use case's default applies (UPLOAD_URL_LIFETIME_SECONDS, 900 s), kept in the domain.
     .describe("Lifetime of presigned upload URLs (a slot's `expiresAt`), seconds; at most S3's 7 days. Default 900."),
 });
@@ -247,23 +278,31 @@ export const LocalRuntimeEnvironment = z.object({
   [ENV.authPort]: port().default(3002).describe('Authentication service port (127.0.0.1).'),
   [ENV.dynamoDbPort]: port().default(0).describe('DynamoDB Local port (it listens on every interface).'),
   [ENV.s3Port]: port().default(0).describe('s3rver port (127.0.0.1).'),
-  [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000).default(60_000)
+  [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+    .default(60_000)
     .describe('How often the upload sweeper rejects unfinished upload slots and deletes orphaned archives, ms.'),
 });
 
 /** What every function is given (lib/service-function.ts) or Lambda sets. */
 export const FunctionEnvironment = z.object({
   [ENV.powertoolsServiceName]: text().default(SERVICE_NAME).describe('Service name of every structured log line.'),
-  [ENV.powertoolsLogLevel]: z.preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), oneOf(LOG_LEVELS))
-    .default('INFO').describe('Powertools log level of the handlers.'),
+  [ENV.powertoolsLogLevel]: z
+    .preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), oneOf(LOG_LEVELS))
+    .default('INFO')
+    .describe('Powertools log level of the handlers.'),
   [ENV.powertoolsMetricsNamespace]: text().optional().describe('CloudWatch namespace of the EMF metrics (Powertools Metrics).'),
-  [ENV.powertoolsTraceEnabled]: oneOf(['true', 'false'] as const).optional()
+  [ENV.powertoolsTraceEnabled]: oneOf(['true', 'false'] as const)
+    .optional()
     .describe('false turns the X-Ray tracer off (the local runtime and tests, where no X-Ray daemon runs).'),
-  [ENV.logFormat]: oneOf(['json', 'text'] as const).optional()
+  [ENV.logFormat]: oneOf(['json', 'text'] as const)
+    .optional()
     .describe('text: one readable line per log item and metrics as DEBUG lines (what the local runtime sets); default JSON and EMF.'),
-  [ENV.lambdaMaxConcurrency]: text().optional()
+  [ENV.lambdaMaxConcurrency]: text()
+    .optional()
     .describe('Concurrent invocations per process: the local runtime serves requests concurrently, each in its own invoke-store context.'),
-  [ENV.nodeOptions]: text().optional().describe('Node.js options (`--enable-source-maps` in AWS: stack traces map to the TypeScript sources).'),
+  [ENV.nodeOptions]: text()
+    .optional()
+    .describe('Node.js options (`--enable-source-maps` in AWS: stack traces map to the TypeScript sources).'),
   [ENV.awsRegion]: text().optional().describe('The region (set by Lambda; locally us-east-1 unless set).'),
 });
 
@@ -344,7 +383,10 @@ export class EnvironmentError extends Error {
  * @throws EnvironmentError naming every missing or malformed variable of the group and what is wrong with it
  *   (values are quoted, except those of secrets).
  */
-export function readEnvironment<G extends EnvironmentGroup>(group: G, source: Readonly<Record<string, string | undefined>>): EnvironmentOf<G> {
+export function readEnvironment<G extends EnvironmentGroup>(
+  group: G,
+  source: Readonly<Record<string, string | undefined>>,
+): EnvironmentOf<G> {
   const input: Record<string, string | undefined> = {};
   for (const name of Object.keys(shapeOf(group))) {
     const value = source[name];
@@ -357,7 +399,8 @@ export function readEnvironment<G extends EnvironmentGroup>(group: G, source: Re
     const name = String(issue.path[0] ?? group);
     if (problems.has(name)) continue;
     const value = input[name];
-    const shown = value === undefined || SECRET_VARIABLES.has(name) || issue.message.startsWith('is missing') ? '' : `, got '${value.slice(0, 100)}'`;
+    const shown =
+      value === undefined || SECRET_VARIABLES.has(name) || issue.message.startsWith('is missing') ? '' : `, got '${value.slice(0, 100)}'`;
     problems.set(name, `${name} ${issue.message}${shown}`);
   }
   throw new EnvironmentError(group, [...problems.keys()], [...problems.values()]);

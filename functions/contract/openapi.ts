@@ -23,11 +23,16 @@ import { ScenarioManifest, ScenarioUploadForm, UploadSlotRequest } from './schem
 type Json = Record<string, unknown>;
 
 /** Where each address listens when nothing else is known: the local runtime's default ports. */
-const DEFAULT_ADDRESSES: Record<ApiName, string> = { main: 'http://127.0.0.1:3000', upload: 'http://127.0.0.1:3001', auth: 'http://127.0.0.1:3002' };
+const DEFAULT_ADDRESSES: Record<ApiName, string> = {
+  main: 'http://127.0.0.1:3000',
+  upload: 'http://127.0.0.1:3001',
+  auth: 'http://127.0.0.1:3002',
+};
 
 const SERVER_DESCRIPTIONS: Record<ApiName, string> = {
   main: 'Main API ({base_url}); on AWS an API Gateway HTTP API.',
-  upload: 'Upload API ({scenario_upload_url}), used only for scenario uploads; on AWS its own API with its own payload limits and throttling.',
+  upload:
+    'Upload API ({scenario_upload_url}), used only for scenario uploads; on AWS its own API with its own payload limits and throttling.',
   auth: 'Authentication service ({auth_url}); on AWS a small API in front of an Amazon Cognito user pool.',
 };
 
@@ -142,7 +147,11 @@ class SchemaCollector {
    *   whose input and output sides differ and that is used on both sides).
    */
   render(schema: z.ZodType, io: 'input' | 'output'): Json {
-    const { $schema: _dialect, $defs, ...root } = z.toJSONSchema(schema, {
+    const {
+      $schema: _dialect,
+      $defs,
+      ...root
+    } = z.toJSONSchema(schema, {
       target: 'draft-2020-12',
       io,
       unrepresentable: 'any',
@@ -173,7 +182,11 @@ class DocumentBuilder {
 
   header(header: ResponseHeader): Json {
     const name = HEADER_NAMES.get(header);
-    const inline = { description: header.description, required: header.required ?? false, schema: this.schemas.render(header.schema, 'output') };
+    const inline = {
+      description: header.description,
+      required: header.required ?? false,
+      schema: this.schemas.render(header.schema, 'output'),
+    };
     if (name === undefined) return inline;
     this.headers[name] = inline;
     return { $ref: `#/components/headers/${name}` };
@@ -249,7 +262,9 @@ class DocumentBuilder {
       ...(route.tags === undefined ? {} : { tags: [...route.tags] }),
       ...(route.summary === undefined ? {} : { summary: route.summary }),
       ...(route.description === undefined ? {} : { description: route.description }),
-      ...(route.scope === null ? { security: [] } : { security: [{ bearerAuth: [route.scope] }], 'x-required-scope': route.scope satisfies Scope }),
+      ...(route.scope === null
+        ? { security: [] }
+        : { security: [{ bearerAuth: [route.scope] }], 'x-required-scope': route.scope satisfies Scope }),
       ...(parameters.length === 0 ? {} : { parameters }),
       ...(route.request?.body === undefined ? {} : { requestBody: this.requestBody(route.request.body) }),
       responses: Object.fromEntries(responses.map(([status, response]) => [status, this.response(Number(status), response)])),
@@ -270,7 +285,10 @@ export function openApiDocument(baseUrls: Partial<Record<ApiName, string>> = {})
 }
 
 /** openApiDocument for another list of routes (tests describe made-up routes with it). */
-export function openApiDocumentOf(routes: readonly RouteDefinition[], baseUrls: Partial<Record<ApiName, string>> = {}): Record<string, unknown> {
+export function openApiDocumentOf(
+  routes: readonly RouteDefinition[],
+  baseUrls: Partial<Record<ApiName, string>> = {},
+): Record<string, unknown> {
   const servers = serversOf(baseUrls);
   const builder = new DocumentBuilder();
   const paths: Record<string, Json> = {};
@@ -282,7 +300,11 @@ export function openApiDocumentOf(routes: readonly RouteDefinition[], baseUrls: 
     const shared = (addresses.get(route.path)?.size ?? 1) > 1;
     const item = (paths[route.path] ??= route.api === 'main' || shared ? {} : { servers: [servers[route.api]] });
     const { operationId, ...operation } = builder.operation(route);
-    item[route.method.toLowerCase()] = { operationId, ...(shared && route.api !== 'main' ? { servers: [servers[route.api]] } : {}), ...operation };
+    item[route.method.toLowerCase()] = {
+      operationId,
+      ...(shared && route.api !== 'main' ? { servers: [servers[route.api]] } : {}),
+      ...operation,
+    };
   }
   // Published whether or not an operation refers to them: the local gateway's 405 (the answer of no operation), the
   // generic problem, the manifest inside every archive, and the request bodies.

@@ -77,7 +77,7 @@ export const pagingParameters = {
     .meta({ description: `Page size, 1 to ${MAX_LIST_LIMIT}; default ${DEFAULT_LIST_LIMIT}.`, example: '50' }),
   cursor: text('cursor', 2_048)
     .optional()
-    .meta({ description: "The `nextCursor` of the previous page of the same listing; omit it for the first page." }),
+    .meta({ description: 'The `nextCursor` of the previous page of the same listing; omit it for the first page.' }),
 };
 
 /** The query of a cursor-paged listing: `limit` (default DEFAULT_LIST_LIMIT) and `cursor`. */

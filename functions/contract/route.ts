@@ -67,14 +67,14 @@ export interface RouteResponse {
 /** How a route's request body arrives. */
 export type RequestBody =
   | {
-    kind: 'json';
-    schema: z.ZodType;
-    description?: string;
-    /** A check run on the parsed JSON before the schema: the 413 `detail` when the body holds too much, else undefined. */
-    tooLarge?: (body: unknown) => string | undefined;
-    /** The 400 `detail` when the body is invalid (each violation is listed in `errors`). */
-    invalidDetail?: string;
-  }
+      kind: 'json';
+      schema: z.ZodType;
+      description?: string;
+      /** A check run on the parsed JSON before the schema: the 413 `detail` when the body holds too much, else undefined. */
+      tooLarge?: (body: unknown) => string | undefined;
+      /** The 400 `detail` when the body is invalid (each violation is listed in `errors`). */
+      invalidDetail?: string;
+    }
   | { kind: 'multipart'; schema: z.ZodType; description?: string }
   | { kind: 'form'; schema: z.ZodType; description?: string; tooLarge?: (body: unknown) => string | undefined };
 

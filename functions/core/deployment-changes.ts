@@ -16,12 +16,31 @@ export interface DeploymentChange {
 
 const isActive = (slot: DeploymentSlot | undefined): slot is DeploymentSlot => slot !== undefined && slot.undeploy === undefined;
 
-function change(slot: DeploymentSlot, action: 'DEPLOY' | 'UNDEPLOY', id: string, at: string, by: string, note: string | undefined): DeploymentChange {
+function change(
+  slot: DeploymentSlot,
+  action: 'DEPLOY' | 'UNDEPLOY',
+  id: string,
+  at: string,
+  by: string,
+  note: string | undefined,
+): DeploymentChange {
   const { company, deviceId, scenarioId, version } = slot;
   return {
     entry: {
-      id, company, deviceId, deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO', scenarioId, version,
-      action, state: 'SUCCESS', cause: null, at, by, ...(note === undefined ? {} : { note }),
+      id,
+      company,
+      deviceId,
+      deviceSubId: null,
+      targetType: 'DEVICE',
+      whatType: 'SCENARIO',
+      scenarioId,
+      version,
+      action,
+      state: 'SUCCESS',
+      cause: null,
+      at,
+      by,
+      ...(note === undefined ? {} : { note }),
     },
     event: { type: 'DeploymentChanged', company, deploymentId: id, action, deviceId, scenarioId, version, at, by, note: note ?? null },
   };
@@ -32,7 +51,10 @@ function change(slot: DeploymentSlot, action: 'DEPLOY' | 'UNDEPLOY', id: string,
  * active (created, or replacing an undeployed one) is a DEPLOY; an active slot that gets its `undeploy` mark is an
  * UNDEPLOY; the purge of an undeployed slot changes nothing.
  */
-export function deploymentChangeOf(oldImage: DeploymentSlot | undefined, newImage: DeploymentSlot | undefined): DeploymentChange | undefined {
+export function deploymentChangeOf(
+  oldImage: DeploymentSlot | undefined,
+  newImage: DeploymentSlot | undefined,
+): DeploymentChange | undefined {
   if (isActive(newImage) && !isActive(oldImage)) {
     return change(newImage, 'DEPLOY', newImage.id, newImage.deployedAt, newImage.deployedBy, newImage.note);
   }

@@ -78,8 +78,15 @@ const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9
 export function parseInstant(value: string): number | undefined {
   const match = INSTANT.exec(value);
   if (match === null) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
-  const milliseconds = Number(((match[7] ?? '') + '000').slice(0, 3));
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const milliseconds = Number(`${match[7] ?? ''}000`.slice(0, 3));
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
   const local = Date.UTC(year, month - 1, day, hour, minute, second, milliseconds);
   if (new Date(local).getUTCDate() !== day) return undefined;

@@ -3,7 +3,12 @@ import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 import { NotFoundError } from './errors.js';
 import type {
-  ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeviceRepository, Page, ScenarioRepository,
+  ActiveDeployment,
+  DeploymentHistoryEntry,
+  DeploymentRepository,
+  DeviceRepository,
+  Page,
+  ScenarioRepository,
 } from './ports.js';
 import { authorizeCompany, type Principal } from './principal.js';
 import type { ListParameters } from './paging.js';
@@ -15,7 +20,14 @@ export const MAX_DEPLOYMENT_ENTRIES = 5_000;
 export const DEPLOYMENT_WRITE_CONCURRENCY = 16;
 
 /** Failure causes (spec "Deployment result item"). */
-export const DEPLOYMENT_CAUSES = ['NONE', 'TARGET_NOT_FOUND', 'WHAT_NOT_FOUND', 'ALREADY_DEPLOYED', 'ALREADY_UNDEPLOYED', 'NOT_IMPLEMENTED'] as const;
+export const DEPLOYMENT_CAUSES = [
+  'NONE',
+  'TARGET_NOT_FOUND',
+  'WHAT_NOT_FOUND',
+  'ALREADY_DEPLOYED',
+  'ALREADY_UNDEPLOYED',
+  'NOT_IMPLEMENTED',
+] as const;
 /** One failure cause. */
 export type DeploymentCause = (typeof DEPLOYMENT_CAUSES)[number];
 
@@ -24,7 +36,11 @@ export const DeploymentRequestBodySchema = z.object({
   requests: z
     .array(
       z.object({
-        target: z.object({ type: z.string().min(1).max(64), id: z.string().min(1).max(256), subId: z.string().max(256).nullable().optional() }),
+        target: z.object({
+          type: z.string().min(1).max(64),
+          id: z.string().min(1).max(256),
+          subId: z.string().max(256).nullable().optional(),
+        }),
         what: z.object({ type: z.string().min(1).max(64), id: z.string().min(1).max(256), subId: z.string().min(1).max(256) }),
         action: z.enum(['DEPLOY', 'UNDEPLOY']),
       }),
@@ -91,7 +107,12 @@ export async function executeDeployments(
   options: { dryRun?: boolean } = {},
 ): Promise<{ items: DeploymentResultItem[]; dryRun: boolean }> {
   authorizeCompany(principal, companyId);
-  const action: DeploymentAction = { companyId, at: (dependencies.now?.() ?? new Date()).toISOString(), by: principal.subject, note: body.note };
+  const action: DeploymentAction = {
+    companyId,
+    at: (dependencies.now?.() ?? new Date()).toISOString(),
+    by: principal.subject,
+    note: body.note,
+  };
   const items = pendingItems(body, action.at);
   const groups = await groupByIdentity(dependencies, companyId, markUnsupported(items));
   if (options.dryRun === true) {
@@ -179,7 +200,9 @@ async function predictOutcomes(
 ): Promise<void> {
   const active = await dependencies.deployments.activeAmong(
     companyId,
-    [...groups.values()].map((group) => ({ deviceId: group[0]!.target.id, scenarioId: group[0]!.what.id, version: group[0]!.what.subId })),
+    [...groups.values()].flatMap(([first]) =>
+      first === undefined ? [] : [{ deviceId: first.target.id, scenarioId: first.what.id, version: first.what.subId }],
+    ),
   );
   for (const [identity, group] of groups) {
     let isActive = active.has(identity);
@@ -196,7 +219,11 @@ async function predictOutcomes(
  * One conditional write per item (DEPLOY: activate; UNDEPLOY: deactivate with the UNDEPLOY mark), groups in parallel
  * (DEPLOYMENT_WRITE_CONCURRENCY), each group's items in order. A write that throws leaves its item FAILURE / NONE.
  */
-async function writeChanges(dependencies: DeploymentDependencies, action: DeploymentAction, groups: Map<string, DeploymentResultItem[]>): Promise<void> {
+async function writeChanges(
+  dependencies: DeploymentDependencies,
+  action: DeploymentAction,
+  groups: Map<string, DeploymentResultItem[]>,
+): Promise<void> {
   const limit = pLimit(DEPLOYMENT_WRITE_CONCURRENCY);
   const note = action.note === undefined ? {} : { note: action.note };
   await Promise.all(
@@ -232,25 +259,31 @@ async function writeChanges(dependencies: DeploymentDependencies, action: Deploy
  * same id, it could replace that SUCCESS entry. The error log keeps it either way. A failed write is reported through
  * `onError` with the entries; the answer stays truthful.
  */
-async function recordFailures(dependencies: DeploymentDependencies, action: DeploymentAction, items: DeploymentResultItem[]): Promise<void> {
+async function recordFailures(
+  dependencies: DeploymentDependencies,
+  action: DeploymentAction,
+  items: DeploymentResultItem[],
+): Promise<void> {
   const entries = items
     .filter((item) => item.state === 'FAILURE' && item.cause !== 'NONE')
-    .map((item): DeploymentHistoryEntry => ({
-      id: item.id,
-      company: action.companyId,
-      deviceId: item.target.id,
-      deviceSubId: item.target.subId,
-      targetType: item.target.type,
-      whatType: item.what.type,
-      scenarioId: item.what.id,
-      version: item.what.subId,
-      action: item.action,
-      state: item.state,
-      cause: item.cause,
-      at: action.at,
-      by: action.by,
-      ...(action.note === undefined ? {} : { note: action.note }),
-    }));
+    .map(
+      (item): DeploymentHistoryEntry => ({
+        id: item.id,
+        company: action.companyId,
+        deviceId: item.target.id,
+        deviceSubId: item.target.subId,
+        targetType: item.target.type,
+        whatType: item.what.type,
+        scenarioId: item.what.id,
+        version: item.what.subId,
+        action: item.action,
+        state: item.state,
+        cause: item.cause,
+        at: action.at,
+        by: action.by,
+        ...(action.note === undefined ? {} : { note: action.note }),
+      }),
+    );
   if (entries.length === 0) return;
   try {
     await dependencies.deployments.recordHistory(entries);

@@ -69,9 +69,14 @@ export class UnauthorizedError extends DomainError {
   readonly status = 401;
   readonly title = 'Unauthorized';
   constructor(detail: string, bearerError: 'invalid_token' | 'invalid_request' | null = 'invalid_token') {
-    super(detail, {}, {
-      'WWW-Authenticate': bearerError === null ? 'Bearer' : `Bearer error="${bearerError}", error_description="${detail.replaceAll('"', "'")}"`,
-    });
+    super(
+      detail,
+      {},
+      {
+        'WWW-Authenticate':
+          bearerError === null ? 'Bearer' : `Bearer error="${bearerError}", error_description="${detail.replaceAll('"', "'")}"`,
+      },
+    );
   }
 }
 

@@ -253,14 +253,19 @@ export interface DeploymentRepository {
    * Deletes undeployed slots whose UNDEPLOY is `undeployId` (conditional deletes: a slot deployed again since, or
    * already purged, is left alone).
    */
-  purgeUndeployed(slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[]): Promise<void>;
+  purgeUndeployed(
+    slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[],
+  ): Promise<void>;
   /**
    * Lists active deployments of one device, or of every device when `deviceId` is undefined, ordered by
    * (device, scenario, version). @throws BadRequestError on a cursor this adapter did not issue.
    */
   listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>>;
   /** Returns which of `identities` are active, as `deviceId#scenarioId#version` strings, with batched reads. */
-  activeAmong(companyId: string, identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[]): Promise<Set<string>>;
+  activeAmong(
+    companyId: string,
+    identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[],
+  ): Promise<Set<string>>;
 }
 
 /** A byte range reader over one stored object: what the bounded-memory archive validator reads through. */
@@ -336,12 +341,22 @@ export interface UploadSlotRepository {
    * Moves a PROCESSING slot claimed at `claimedAt` to its outcome (conditional write): false when the claim was lost,
    * so a redelivered event cannot overwrite the first outcome.
    */
-  complete(company: string, uploadId: string, claimedAt: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean>;
+  complete(
+    company: string,
+    uploadId: string,
+    claimedAt: string,
+    outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>,
+  ): Promise<boolean>;
   /**
    * Rejects an open slot with `problem` (conditional write): only if it is still PENDING, or still PROCESSING under
    * `claimedAt` when given, so a sweeper racing a processor never overwrites a real outcome. @returns whether it applied.
    */
-  reject(company: string, uploadId: string, expected: { status: 'PENDING' } | { status: 'PROCESSING'; claimedAt: string }, problem: Record<string, unknown>): Promise<boolean>;
+  reject(
+    company: string,
+    uploadId: string,
+    expected: { status: 'PENDING' } | { status: 'PROCESSING'; claimedAt: string },
+    problem: Record<string, unknown>,
+  ): Promise<boolean>;
   /** Open slots whose `sweepAt` is at or before `now` (ISO-8601), at most `limit`, by an index query (no scan). */
   overdue(now: string, limit: number): Promise<UploadSlot[]>;
 }

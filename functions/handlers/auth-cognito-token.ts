@@ -1,4 +1,8 @@
-import { CognitoIdentityProviderClient, InitiateAuthCommand, type InitiateAuthCommandOutput } from '@aws-sdk/client-cognito-identity-provider';
+import {
+  CognitoIdentityProviderClient,
+  InitiateAuthCommand,
+  type InitiateAuthCommandOutput,
+} from '@aws-sdk/client-cognito-identity-provider';
 import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
 import { authToken } from '../contract/routes/service.js';
 import { cognitoClientId } from '../platform/config.js';
@@ -8,7 +12,10 @@ import { traced } from '../platform/observability.js';
 
 /** Cognito errors that mean "these credentials do not sign in": one 401, whatever the reason (logged, never shown). */
 const REFUSED_SIGN_IN = new Set([
-  'NotAuthorizedException', 'UserNotFoundException', 'UserNotConfirmedException', 'PasswordResetRequiredException',
+  'NotAuthorizedException',
+  'UserNotFoundException',
+  'UserNotConfirmedException',
+  'PasswordResetRequiredException',
 ]);
 
 /** Cognito throttling: the client should retry. */
@@ -36,12 +43,21 @@ export interface InitiateAuthClient {
  * @throws BadRequestError (400) when Cognito refuses the parameters.
  * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
  */
-export async function signInWithCognito(client: InitiateAuthClient, clientId: string, username: string, password: string): Promise<IssuedToken> {
+export async function signInWithCognito(
+  client: InitiateAuthClient,
+  clientId: string,
+  username: string,
+  password: string,
+): Promise<IssuedToken> {
   let output: InitiateAuthCommandOutput;
   try {
-    output = await client.send(new InitiateAuthCommand({
-      ClientId: clientId, AuthFlow: 'USER_PASSWORD_AUTH', AuthParameters: { USERNAME: username, PASSWORD: password },
-    }));
+    output = await client.send(
+      new InitiateAuthCommand({
+        ClientId: clientId,
+        AuthFlow: 'USER_PASSWORD_AUTH',
+        AuthParameters: { USERNAME: username, PASSWORD: password },
+      }),
+    );
   } catch (error) {
     const name = (error as { name?: string }).name ?? '';
     if (REFUSED_SIGN_IN.has(name)) {
@@ -75,5 +91,9 @@ const cognito = traced(new CognitoIdentityProviderClient({}));
  */
 export const handler = routeHandler(authToken, async ({ body }) => {
   const token = await signInWithCognito(cognito, cognitoClientId(), body.username, body.password);
-  return jsonResponse(200, { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds }, { 'cache-control': 'no-store' });
+  return jsonResponse(
+    200,
+    { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds },
+    { 'cache-control': 'no-store' },
+  );
 });

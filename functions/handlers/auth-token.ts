@@ -10,5 +10,9 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
 export const handler = routeHandler(authToken, async ({ body }) => {
   const token = await (await identityProvider()).issueToken(body.username, body.password);
   if (token === undefined) throw new UnauthorizedError('The username or password is wrong.', null);
-  return jsonResponse(200, { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds }, { 'cache-control': 'no-store' });
+  return jsonResponse(
+    200,
+    { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds },
+    { 'cache-control': 'no-store' },
+  );
 });

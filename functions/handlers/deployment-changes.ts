@@ -18,12 +18,17 @@ const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? un
  * cannot hold back the others; the local stream poller redelivers it), and a batch delivered twice changes nothing.
  */
 export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
-  const changes = event.Records.flatMap((record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? []);
+  const changes = event.Records.flatMap(
+    (record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? [],
+  );
   try {
     await applyDeploymentChanges({ deployments: services().deployments, events: eventPublisher() }, changes);
   } catch (error) {
     logger.error('Deriving deployment history and events failed; the batch will be retried', {
-      error: error as Error, records: event.Records.length, changes: changes.length, firstEventID: event.Records[0]?.eventID,
+      error: error as Error,
+      records: event.Records.length,
+      changes: changes.length,
+      firstEventID: event.Records[0]?.eventID,
     });
     throw error;
   }

@@ -36,7 +36,9 @@ export const handler = routeHandler(
     const { devices, scenarios, deployments } = services();
     const result = await executeDeployments(
       {
-        devices, scenarios, deployments,
+        devices,
+        scenarios,
+        deployments,
         onError: (error, context) => logger.error('Deployment write failed', { error: error as Error, ...context }),
       },
       principal,

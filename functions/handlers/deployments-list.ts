@@ -12,7 +12,8 @@ const listing: RouteFunction<typeof deploymentsListDevice> = async ({ params, qu
   return jsonResponse(200, await listActiveDeployments({ devices, deployments }, principal, params.companyId, params.deviceId, query));
 };
 const allDevices = routeHandler(deploymentsListAll, (input, context, event) =>
-  listing({ ...input, params: { ...input.params, deviceId: undefined as unknown as string } }, context, event));
+  listing({ ...input, params: { ...input.params, deviceId: undefined as unknown as string } }, context, event),
+);
 const oneDevice = routeHandler(deploymentsListDevice, listing);
 
 /**

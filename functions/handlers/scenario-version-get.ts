@@ -9,5 +9,8 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  */
 export const handler = routeHandler(scenarioVersionGet, async ({ params }, { principal }) => {
   const { catalog, archives, companies } = services();
-  return jsonResponse(200, await getScenarioVersion({ catalog, archives, companies }, principal, params.companyId, params.scenarioId, params.version));
+  return jsonResponse(
+    200,
+    await getScenarioVersion({ catalog, archives, companies }, principal, params.companyId, params.scenarioId, params.version),
+  );
 });

@@ -10,7 +10,11 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  */
 export const handler = routeHandler(scenarioUploadSlot, async ({ params: { companyId } }, { principal }) => {
   const lifetime = uploadSlotLifetimeSeconds();
-  const grant = await requestUploadSlot({ ...services(), ...(lifetime === undefined ? {} : { urlLifetimeSeconds: lifetime }) }, principal, companyId);
+  const grant = await requestUploadSlot(
+    { ...services(), ...(lifetime === undefined ? {} : { urlLifetimeSeconds: lifetime }) },
+    principal,
+    companyId,
+  );
   return jsonResponse(201, grant, {
     location: `/companies/${encodeURIComponent(companyId)}/resources/scenarios/uploads/${grant.uploadId}`,
     'cache-control': 'no-store',

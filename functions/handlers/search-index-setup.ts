@@ -26,7 +26,9 @@ export interface SetupResult {
  *   OpenSearchRequestError when it refuses the template or the index (403 only after the budget); CloudFormation
  *   then reports the resource as failed.
  */
-export function createHandler(waiting: Pick<RetryPolicy, 'sleep' | 'now' | 'random'> = {}): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
+export function createHandler(
+  waiting: Pick<RetryPolicy, 'sleep' | 'now' | 'random'> = {},
+): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
   return eventHandler<CloudFormationCustomResourceEvent, SetupResult>().handler(async (event) => {
     const indexes = openSearchIndexes();
     if (event.RequestType === 'Delete') {
@@ -38,11 +40,19 @@ export function createHandler(waiting: Pick<RetryPolicy, 'sleep' | 'now' | 'rand
       ...waiting,
       onRetry: ({ error, attempt, delayMs }) => {
         logger.warn('Search index setup: the domain refused, trying again', {
-          attempt, delayMs, error: error instanceof Error ? error.message : String(error),
+          attempt,
+          delayMs,
+          error: error instanceof Error ? error.message : String(error),
         });
       },
     });
-    logger.info('Search index setup done', { alias: indexes.alias, indexes: behindAlias, created, replicas: indexes.replicas, requestType: event.RequestType });
+    logger.info('Search index setup done', {
+      alias: indexes.alias,
+      indexes: behindAlias,
+      created,
+      replicas: indexes.replicas,
+      requestType: event.RequestType,
+    });
     return { PhysicalResourceId: indexes.alias, Data: { Indexes: behindAlias.join(',') } };
   });
 }

@@ -34,7 +34,7 @@ async function apply(index: SearchIndex, changes: readonly Change[]): Promise<{ 
     const first = changes[start] as Change;
     const isUpsert = 'upsert' in first;
     let end = start;
-    while (end < changes.length && ('upsert' in (changes[end] as Change)) === isUpsert) end += 1;
+    while (end < changes.length && 'upsert' in (changes[end] as Change) === isUpsert) end += 1;
     const run = changes.slice(start, end);
     try {
       if (isUpsert) await index.upsert(run.map((change) => (change as { upsert: SearchDocument }).upsert));
@@ -42,9 +42,10 @@ async function apply(index: SearchIndex, changes: readonly Change[]): Promise<{ 
     } catch (error) {
       // A partial bulk failure: retry from the first record whose document failed (those before it are written).
       const failed = error instanceof BulkIndexError ? new Set(error.failedIds) : undefined;
-      const firstFailed = failed === undefined
-        ? first
-        : run.find((change) => failed.has(documentKeyString('upsert' in change ? change.upsert : change.remove))) ?? first;
+      const firstFailed =
+        failed === undefined
+          ? first
+          : (run.find((change) => failed.has(documentKeyString('upsert' in change ? change.upsert : change.remove))) ?? first);
       return { failedAt: firstFailed.position, error };
     }
     start = end;
@@ -68,7 +69,9 @@ export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
   if (failure === undefined) return { batchItemFailures: [] };
   const failed = records.slice(failure.failedAt);
   logger.error('Indexing failed; the batch will be retried from this record', {
-    error: failure.error as Error, eventID: failed[0]?.eventID, retried: failed.length,
+    error: failure.error as Error,
+    eventID: failed[0]?.eventID,
+    retried: failed.length,
   });
   return { batchItemFailures: failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? record.eventID ?? '' })) };
 });

@@ -29,7 +29,12 @@ export function createAdminServer(reindex: () => Promise<ReindexResult>, log: (m
     };
     request.resume();
     if (request.method !== 'POST' || request.url !== REINDEX_PATH) {
-      problem(404, 'Not Found', `The admin listener only serves POST ${REINDEX_PATH}.`, 'https://device-scenario-service.dev/problems/not-found');
+      problem(
+        404,
+        'Not Found',
+        `The admin listener only serves POST ${REINDEX_PATH}.`,
+        'https://device-scenario-service.dev/problems/not-found',
+      );
       return;
     }
     reindex().then(
@@ -41,7 +46,13 @@ export function createAdminServer(reindex: () => Promise<ReindexResult>, log: (m
       (error: unknown) => {
         log(`Search reindex failed: ${(error as Error).message}`);
         if (error instanceof DomainError) problem(error.status, error.title, error.message, error.type, error.headers);
-        else problem(500, 'Internal Server Error', `The reindex failed: ${(error as Error).message}`, 'https://device-scenario-service.dev/problems/internal-server-error');
+        else
+          problem(
+            500,
+            'Internal Server Error',
+            `The reindex failed: ${(error as Error).message}`,
+            'https://device-scenario-service.dev/problems/internal-server-error',
+          );
       },
     );
   });
@@ -57,8 +68,10 @@ export async function requestLocalReindex(dataDirectory: string): Promise<Reinde
   try {
     admin = (JSON.parse(await readFile(join(dataDirectory, RUNTIME_FILE), 'utf8')) as { admin: string }).admin;
   } catch {
-    throw new Error(`No local runtime found in ${dataDirectory} (no ${RUNTIME_FILE}): start it with npm start (same DATA_DIR), `
-      + 'or set SEARCH_BACKEND=opensearch and OPENSEARCH_URL to reindex an OpenSearch.');
+    throw new Error(
+      `No local runtime found in ${dataDirectory} (no ${RUNTIME_FILE}): start it with npm start (same DATA_DIR), ` +
+        'or set SEARCH_BACKEND=opensearch and OPENSEARCH_URL to reindex an OpenSearch.',
+    );
   }
   const response = await fetch(`${admin}${REINDEX_PATH}`, { method: 'POST' }).catch((error: unknown) => {
     throw new Error(`The local runtime at ${admin} does not answer (${(error as Error).message}); is npm start still running?`);

@@ -74,20 +74,99 @@ export const DEMO_COMPANIES: readonly DemoCompany[] = [
     quotaBytes: 1_073_741_824,
     prefix: 'ACM',
     locations: [
-      { name: 'Acme Store Lyon Part-Dieu', description: 'Acme Store in the Part-Dieu shopping centre, Lyon, level 1', latitude: 45.7610, longitude: 4.8565, altitude: 170 },
-      { name: 'Acme Store Paris Rivoli', description: 'Acme flagship store, rue de Rivoli, Paris 1er', latitude: 48.8600, longitude: 2.3440, altitude: 35 },
-      { name: 'Acme Store Paris La Défense', description: 'Acme Store in the Westfield Les 4 Temps mall, La Défense', latitude: 48.8910, longitude: 2.2390, altitude: 60 },
-      { name: 'Acme Store Marseille Vieux-Port', description: 'Acme Store on the Quai des Belges, Marseille', latitude: 43.2955, longitude: 5.3745, altitude: 5 },
-      { name: 'Acme Store Bordeaux Sainte-Catherine', description: 'Acme Store, rue Sainte-Catherine, Bordeaux', latitude: 44.8400, longitude: -0.5730, altitude: 12 },
-      { name: 'Acme Store Lille Euralille', description: 'Acme Store in the Euralille shopping centre, Lille', latitude: 50.6370, longitude: 3.0750, altitude: 25 },
-      { name: 'Acme Store Toulouse Capitole', description: 'Acme Store near the Place du Capitole, Toulouse', latitude: 43.6045, longitude: 1.4430, altitude: 146 },
-      { name: 'Acme Store Nantes Atlantis', description: 'Acme Store in the Atlantis retail park, Saint-Herblain', latitude: 47.2250, longitude: -1.6290, altitude: 30 },
-      { name: 'Acme Store Bruxelles Louise', description: 'Acme Store, avenue Louise, Brussels', latitude: 50.8330, longitude: 4.3610, altitude: 70 },
-      { name: 'Acme Store Genève Rive', description: 'Acme Store, rue de Rive, Geneva', latitude: 46.2030, longitude: 6.1510, altitude: 375 },
-      { name: 'Acme Store Milano Duomo', description: 'Acme Store in the Galleria area near the Duomo, Milan', latitude: 45.4650, longitude: 9.1900, altitude: 122 },
-      { name: 'Acme Store Barcelona Diagonal', description: 'Acme Store in the Diagonal Mar centre, Barcelona', latitude: 41.4100, longitude: 2.2170, altitude: 8 },
-      { name: 'Acme Store Berlin Alexanderplatz', description: 'Acme Store at Alexanderplatz, Berlin-Mitte', latitude: 52.5215, longitude: 13.4120, altitude: 37 },
-      { name: 'Acme Store Amsterdam Kalverstraat', description: 'Acme Store, Kalverstraat, Amsterdam', latitude: 52.3700, longitude: 4.8920, altitude: 2 },
+      {
+        name: 'Acme Store Lyon Part-Dieu',
+        description: 'Acme Store in the Part-Dieu shopping centre, Lyon, level 1',
+        latitude: 45.761,
+        longitude: 4.8565,
+        altitude: 170,
+      },
+      {
+        name: 'Acme Store Paris Rivoli',
+        description: 'Acme flagship store, rue de Rivoli, Paris 1er',
+        latitude: 48.86,
+        longitude: 2.344,
+        altitude: 35,
+      },
+      {
+        name: 'Acme Store Paris La Défense',
+        description: 'Acme Store in the Westfield Les 4 Temps mall, La Défense',
+        latitude: 48.891,
+        longitude: 2.239,
+        altitude: 60,
+      },
+      {
+        name: 'Acme Store Marseille Vieux-Port',
+        description: 'Acme Store on the Quai des Belges, Marseille',
+        latitude: 43.2955,
+        longitude: 5.3745,
+        altitude: 5,
+      },
+      {
+        name: 'Acme Store Bordeaux Sainte-Catherine',
+        description: 'Acme Store, rue Sainte-Catherine, Bordeaux',
+        latitude: 44.84,
+        longitude: -0.573,
+        altitude: 12,
+      },
+      {
+        name: 'Acme Store Lille Euralille',
+        description: 'Acme Store in the Euralille shopping centre, Lille',
+        latitude: 50.637,
+        longitude: 3.075,
+        altitude: 25,
+      },
+      {
+        name: 'Acme Store Toulouse Capitole',
+        description: 'Acme Store near the Place du Capitole, Toulouse',
+        latitude: 43.6045,
+        // biome-ignore lint/suspicious/noApproximativeNumericConstant: Toulouse's longitude, not log2(e).
+        longitude: 1.443,
+        altitude: 146,
+      },
+      {
+        name: 'Acme Store Nantes Atlantis',
+        description: 'Acme Store in the Atlantis retail park, Saint-Herblain',
+        latitude: 47.225,
+        longitude: -1.629,
+        altitude: 30,
+      },
+      {
+        name: 'Acme Store Bruxelles Louise',
+        description: 'Acme Store, avenue Louise, Brussels',
+        latitude: 50.833,
+        longitude: 4.361,
+        altitude: 70,
+      },
+      { name: 'Acme Store Genève Rive', description: 'Acme Store, rue de Rive, Geneva', latitude: 46.203, longitude: 6.151, altitude: 375 },
+      {
+        name: 'Acme Store Milano Duomo',
+        description: 'Acme Store in the Galleria area near the Duomo, Milan',
+        latitude: 45.465,
+        longitude: 9.19,
+        altitude: 122,
+      },
+      {
+        name: 'Acme Store Barcelona Diagonal',
+        description: 'Acme Store in the Diagonal Mar centre, Barcelona',
+        latitude: 41.41,
+        longitude: 2.217,
+        altitude: 8,
+      },
+      {
+        name: 'Acme Store Berlin Alexanderplatz',
+        description: 'Acme Store at Alexanderplatz, Berlin-Mitte',
+        latitude: 52.5215,
+        longitude: 13.412,
+        altitude: 37,
+      },
+      {
+        name: 'Acme Store Amsterdam Kalverstraat',
+        description: 'Acme Store, Kalverstraat, Amsterdam',
+        latitude: 52.37,
+        longitude: 4.892,
+        altitude: 2,
+      },
     ],
     placements: [
       'self-checkout kiosk next to the main entrance',
@@ -105,18 +184,84 @@ export const DEMO_COMPANIES: readonly DemoCompany[] = [
     quotaBytes: 5_242_880,
     prefix: 'GLX',
     locations: [
-      { name: 'Globex Gare du Nord Hall 2', description: 'Paris Gare du Nord, Hall 2 (suburban lines), mezzanine', latitude: 48.8809, longitude: 2.3553, altitude: 40 },
-      { name: 'Globex Gare de Lyon Hall 1', description: 'Paris Gare de Lyon, Hall 1, main concourse', latitude: 48.8443, longitude: 2.3744, altitude: 38 },
-      { name: 'Globex Lyon Part-Dieu Gare', description: 'Lyon Part-Dieu station, Villette concourse', latitude: 45.7606, longitude: 4.8594, altitude: 170 },
-      { name: 'Globex Marseille Saint-Charles', description: 'Marseille Saint-Charles station, Halle Honnorat', latitude: 43.3027, longitude: 5.3806, altitude: 50 },
-      { name: 'Globex Lille Europe', description: 'Lille Europe station, platform level', latitude: 50.6392, longitude: 3.0755, altitude: 22 },
-      { name: 'Globex Strasbourg Gare Centrale', description: 'Strasbourg central station, under the glass dome', latitude: 48.5850, longitude: 7.7350, altitude: 142 },
-      { name: 'Globex Bruxelles-Midi', description: 'Brussels-South station, international hall', latitude: 50.8357, longitude: 4.3360, altitude: 22 },
-      { name: 'Globex Amsterdam Centraal', description: 'Amsterdam Centraal, IJhal (north side)', latitude: 52.3791, longitude: 4.9003, altitude: 1 },
-      { name: 'Globex Frankfurt Hauptbahnhof', description: 'Frankfurt (Main) Hauptbahnhof, B-level passage', latitude: 50.1071, longitude: 8.6638, altitude: 101 },
+      {
+        name: 'Globex Gare du Nord Hall 2',
+        description: 'Paris Gare du Nord, Hall 2 (suburban lines), mezzanine',
+        latitude: 48.8809,
+        longitude: 2.3553,
+        altitude: 40,
+      },
+      {
+        name: 'Globex Gare de Lyon Hall 1',
+        description: 'Paris Gare de Lyon, Hall 1, main concourse',
+        latitude: 48.8443,
+        longitude: 2.3744,
+        altitude: 38,
+      },
+      {
+        name: 'Globex Lyon Part-Dieu Gare',
+        description: 'Lyon Part-Dieu station, Villette concourse',
+        latitude: 45.7606,
+        longitude: 4.8594,
+        altitude: 170,
+      },
+      {
+        name: 'Globex Marseille Saint-Charles',
+        description: 'Marseille Saint-Charles station, Halle Honnorat',
+        latitude: 43.3027,
+        longitude: 5.3806,
+        altitude: 50,
+      },
+      {
+        name: 'Globex Lille Europe',
+        description: 'Lille Europe station, platform level',
+        latitude: 50.6392,
+        longitude: 3.0755,
+        altitude: 22,
+      },
+      {
+        name: 'Globex Strasbourg Gare Centrale',
+        description: 'Strasbourg central station, under the glass dome',
+        latitude: 48.585,
+        longitude: 7.735,
+        altitude: 142,
+      },
+      {
+        name: 'Globex Bruxelles-Midi',
+        description: 'Brussels-South station, international hall',
+        latitude: 50.8357,
+        longitude: 4.336,
+        altitude: 22,
+      },
+      {
+        name: 'Globex Amsterdam Centraal',
+        description: 'Amsterdam Centraal, IJhal (north side)',
+        latitude: 52.3791,
+        longitude: 4.9003,
+        altitude: 1,
+      },
+      {
+        name: 'Globex Frankfurt Hauptbahnhof',
+        description: 'Frankfurt (Main) Hauptbahnhof, B-level passage',
+        latitude: 50.1071,
+        longitude: 8.6638,
+        altitude: 101,
+      },
       { name: 'Globex Zürich HB Halle', description: 'Zürich HB, main hall', latitude: 47.3782, longitude: 8.5402, altitude: 408 },
-      { name: 'Globex Milano Centrale', description: 'Milano Centrale, ticket hall, ground floor', latitude: 45.4864, longitude: 9.2040, altitude: 125 },
-      { name: 'Globex Madrid Atocha', description: 'Madrid Puerta de Atocha, long-distance terminal', latitude: 40.4066, longitude: -3.6892, altitude: 620 },
+      {
+        name: 'Globex Milano Centrale',
+        description: 'Milano Centrale, ticket hall, ground floor',
+        latitude: 45.4864,
+        longitude: 9.204,
+        altitude: 125,
+      },
+      {
+        name: 'Globex Madrid Atocha',
+        description: 'Madrid Puerta de Atocha, long-distance terminal',
+        latitude: 40.4066,
+        longitude: -3.6892,
+        altitude: 620,
+      },
     ],
     placements: [
       'ticket machine near platform 7',
@@ -140,7 +285,12 @@ const FULL_SCOPE = SCOPES.join(' ');
 export const DEMO_USERS: readonly DemoUser[] = [
   { username: 'alice', password: 'alice-demo-password', companies: ['acme'], scope: FULL_SCOPE },
   { username: 'bob', password: 'bob-demo-password', companies: ['globex'], scope: FULL_SCOPE },
-  { username: 'olivia', password: 'olivia-demo-password', companies: ['acme', 'globex'], scope: 'scenarios:read deployments:read search:read' },
+  {
+    username: 'olivia',
+    password: 'olivia-demo-password',
+    companies: ['acme', 'globex'],
+    scope: 'scenarios:read deployments:read search:read',
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -227,7 +377,10 @@ class Rng {
     while (chosen.length < count && left.length > 0) {
       const value = this.weighted(left);
       chosen.push(value);
-      left.splice(left.findIndex(([candidate]) => candidate === value), 1);
+      left.splice(
+        left.findIndex(([candidate]) => candidate === value),
+        1,
+      );
     }
     return chosen;
   }
@@ -276,12 +429,12 @@ const SUB_STATE_WEIGHTS: readonly (readonly [SubState, number])[] = [
 /** Fallback sites for companies without `locations`, named `<Company> <City>`. */
 const FALLBACK_CITIES: readonly DemoLocation[] = [
   { name: 'Paris', description: 'Paris, France', latitude: 48.8566, longitude: 2.3522, altitude: 35 },
-  { name: 'Lyon', description: 'Lyon, France', latitude: 45.7640, longitude: 4.8357, altitude: 170 },
+  { name: 'Lyon', description: 'Lyon, France', latitude: 45.764, longitude: 4.8357, altitude: 170 },
   { name: 'Brussels', description: 'Brussels, Belgium', latitude: 50.8503, longitude: 4.3517, altitude: 60 },
   { name: 'Amsterdam', description: 'Amsterdam, Netherlands', latitude: 52.3676, longitude: 4.9041, altitude: 2 },
-  { name: 'Berlin', description: 'Berlin, Germany', latitude: 52.5200, longitude: 13.4050, altitude: 34 },
+  { name: 'Berlin', description: 'Berlin, Germany', latitude: 52.52, longitude: 13.405, altitude: 34 },
   { name: 'Madrid', description: 'Madrid, Spain', latitude: 40.4168, longitude: -3.7038, altitude: 657 },
-  { name: 'Milan', description: 'Milan, Italy', latitude: 45.4642, longitude: 9.1900, altitude: 120 },
+  { name: 'Milan', description: 'Milan, Italy', latitude: 45.4642, longitude: 9.19, altitude: 120 },
   { name: 'Vienna', description: 'Vienna, Austria', latitude: 48.2082, longitude: 16.3738, altitude: 190 },
 ];
 const FALLBACK_PLACEMENTS: readonly string[] = [
@@ -298,8 +451,7 @@ const command = (name: string, title: string, description: string, args: unknown
   payload,
   arguments: args,
 });
-const rebootCommand = (): DeviceCommand =>
-  command('reboot', 'Reboot', 'Restart the peripheral; it is unavailable for about a minute.');
+const rebootCommand = (): DeviceCommand => command('reboot', 'Reboot', 'Restart the peripheral; it is unavailable for about a minute.');
 
 /** One kind of peripheral a hub can carry. */
 interface PeripheralKind {
@@ -348,7 +500,9 @@ const KINDS = {
     batteryChance: 0,
     commands: () => [
       rebootCommand(),
-      command('print-test-page', 'Print test page', 'Print a test receipt showing the printer status and settings.', [], { template: 'test-receipt' }),
+      command('print-test-page', 'Print test page', 'Print a test receipt showing the printer status and settings.', [], {
+        template: 'test-receipt',
+      }),
     ],
     ok: 'Printer ready',
     warnings: [
@@ -519,14 +673,31 @@ type KindName = keyof typeof KINDS;
 
 /** Extra peripherals of a kiosk's main hub (it always carries a scenario player). */
 const MAIN_HUB_EXTRAS: readonly (readonly [KindName, number])[] = [
-  ['printer', 5], ['payment', 4], ['media', 3], ['web', 2], ['scanner', 2], ['locker', 1.5], ['watchdog', 1], ['acceptor', 0.7],
+  ['printer', 5],
+  ['payment', 4],
+  ['media', 3],
+  ['web', 2],
+  ['scanner', 2],
+  ['locker', 1.5],
+  ['watchdog', 1],
+  ['acceptor', 0.7],
 ];
 /** Peripherals of a kiosk's second hub. */
 const SECOND_HUB_KINDS: readonly (readonly [KindName, number])[] = [
-  ['locker', 3], ['printer', 2], ['media', 2], ['scanner', 2], ['watchdog', 2], ['acceptor', 1], ['payment', 1],
+  ['locker', 3],
+  ['printer', 2],
+  ['media', 2],
+  ['scanner', 2],
+  ['watchdog', 2],
+  ['acceptor', 1],
+  ['payment', 1],
 ];
 /** Extra services of a virtual (SERVER) device. */
-const SERVER_EXTRAS: readonly (readonly [KindName, number])[] = [['web', 3], ['cdn', 2], ['data', 2]];
+const SERVER_EXTRAS: readonly (readonly [KindName, number])[] = [
+  ['web', 3],
+  ['cdn', 2],
+  ['data', 2],
+];
 
 // ---------------------------------------------------------------------------------------------------------------
 // Generator
@@ -537,9 +708,20 @@ const capitalize = (text: string): string => text.charAt(0).toUpperCase() + text
 /** Battery of a hub or peripheral, coherent between state, status and level. */
 function makeBattery(rng: Rng, connected: boolean, ageDays: number): Battery {
   const state = rng.weighted<Battery['health']['state']>([
-    ['GOOD', 72], ['OVERHEAT', 6], ['UNKNOWN', 6], ['UNSPECIFIED_VALUE', 4], ['COLD', 4], ['DEAD', 5], ['OVER_VOLTAGE', 3],
+    ['GOOD', 72],
+    ['OVERHEAT', 6],
+    ['UNKNOWN', 6],
+    ['UNSPECIFIED_VALUE', 4],
+    ['COLD', 4],
+    ['DEAD', 5],
+    ['OVER_VOLTAGE', 3],
   ]);
-  const plugged = rng.weighted<Battery['health']['plugged']>([['AC', 60], ['DOCK', 20], ['USB', 15], ['WIRELESS', 5]]);
+  const plugged = rng.weighted<Battery['health']['plugged']>([
+    ['AC', 60],
+    ['DOCK', 20],
+    ['USB', 15],
+    ['WIRELESS', 5],
+  ]);
   let level: number;
   if (state === 'DEAD') level = 0;
   else if (!connected) level = rng.float(2, 60, 1);
@@ -549,7 +731,12 @@ function makeBattery(rng: Rng, connected: boolean, ageDays: number): Battery {
   else if (state === 'UNKNOWN' || state === 'UNSPECIFIED_VALUE') status = rng.chance(0.6) ? 'UNKNOWN' : 'CHARGING';
   else if (level >= 100) status = 'FULL';
   else if (!connected) status = 'DISCHARGING';
-  else status = rng.weighted<Battery['health']['status']>([['CHARGING', 75], ['DISCHARGING', 15], ['NOT_CHARGING', 10]]);
+  else
+    status = rng.weighted<Battery['health']['status']>([
+      ['CHARGING', 75],
+      ['DISCHARGING', 15],
+      ['NOT_CHARGING', 10],
+    ]);
   const cycle = Math.min(2500, Math.round(ageDays * rng.float(0.3, 1.2, 2)) + (state === 'DEAD' ? 800 : 0));
   return { health: { state, plugged, status, level, cycle } };
 }
@@ -566,7 +753,12 @@ function makeSubDevice(ctx: DeviceContext, hubUid: string, kindName: KindName): 
   const { rng } = ctx;
   const kind: PeripheralKind = KINDS[kindName];
   const battery = rng.chance(kind.batteryChance) ? makeBattery(rng, ctx.connected, ctx.ageDays) : undefined;
-  let state: SubState = ctx.neverSeen ? rng.weighted<SubState>([['BOOTING', 2], ['HIBERNATION', 1]]) : rng.weighted(SUB_STATE_WEIGHTS);
+  let state: SubState = ctx.neverSeen
+    ? rng.weighted<SubState>([
+        ['BOOTING', 2],
+        ['HIBERNATION', 1],
+      ])
+    : rng.weighted(SUB_STATE_WEIGHTS);
   const messages: Message[] = [];
   if (state === 'NOMINAL' && battery !== undefined && battery.health.level < 15) {
     state = 'WARNING';
@@ -587,7 +779,8 @@ function makeSubDevice(ctx: DeviceContext, hubUid: string, kindName: KindName): 
     case 'DOWN': {
       const [key, text] = rng.pick(kind.errors);
       messages.push({ key, message: text, level: 'ERROR' });
-      if (rng.chance(0.5)) messages.push({ key: `${kind.slug}.intervention.required`, message: 'On-site intervention required', level: 'WARNING' });
+      if (rng.chance(0.5))
+        messages.push({ key: `${kind.slug}.intervention.required`, message: 'On-site intervention required', level: 'WARNING' });
       break;
     }
     case 'BOOTING':
@@ -659,7 +852,11 @@ export function generateDemoDevices(company: DemoFleetOwner, count: number, seed
   const locations: readonly DemoLocation[] =
     company.locations !== undefined && company.locations.length > 0
       ? company.locations
-      : FALLBACK_CITIES.map((city) => ({ ...city, name: `${capitalize(company.id)} ${city.name}`, description: `${capitalize(company.id)} site in ${city.description}` }));
+      : FALLBACK_CITIES.map((city) => ({
+          ...city,
+          name: `${capitalize(company.id)} ${city.name}`,
+          description: `${capitalize(company.id)} site in ${city.description}`,
+        }));
   const placements = company.placements !== undefined && company.placements.length > 0 ? company.placements : FALLBACK_PLACEMENTS;
 
   const devices: Device[] = [];
@@ -675,7 +872,15 @@ export function generateDemoDevices(company: DemoFleetOwner, count: number, seed
     const createdMs = EPOCH_MS - ageDays * DAY - rng.int(0, DAY / 1000 - 1) * 1000;
     const ageMs = EPOCH_MS - createdMs;
     const mode = rng.weighted(HEALTH_MODE_WEIGHTS);
-    const hardwareRevision = mode === 'SERVER' ? 0 : ageDays > 400 ? 1 : rng.weighted([[2, 3], [3, 1]] as const);
+    const hardwareRevision =
+      mode === 'SERVER'
+        ? 0
+        : ageDays > 400
+          ? 1
+          : rng.weighted([
+              [2, 3],
+              [3, 1],
+            ] as const);
 
     const device: Device = {
       id,
@@ -734,7 +939,15 @@ export function generateDemoDevices(company: DemoFleetOwner, count: number, seed
         const extras = rng.weightedDistinct(SERVER_EXTRAS, rng.int(0, 3));
         hubs.push(makeHub(ctx, id, 1, 'Virtual hub', firstRegisteredMs, ['scenario', ...extras], 0));
       } else {
-        const extras = rng.weightedDistinct(MAIN_HUB_EXTRAS, rng.weighted([[0, 15], [1, 35], [2, 35], [3, 15]] as const));
+        const extras = rng.weightedDistinct(
+          MAIN_HUB_EXTRAS,
+          rng.weighted([
+            [0, 15],
+            [1, 35],
+            [2, 35],
+            [3, 15],
+          ] as const),
+        );
         const mainBattery = mode === 'EMBEDDED_PLATFORM_ANDROID' ? 0.7 : 0.15;
         hubs.push(makeHub(ctx, id, 1, 'Main hub', firstRegisteredMs, ['scenario', ...extras], mainBattery));
         if (rng.chance(0.35)) {

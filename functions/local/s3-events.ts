@@ -5,7 +5,10 @@ import type { S3Event, S3EventRecord } from 'aws-lambda';
  * Handlers decode with `decodeURIComponent(key.replace(/\+/g, ' '))`.
  */
 export function encodeS3EventKey(key: string): string {
-  return key.split('/').map((segment) => encodeURIComponent(segment).replace(/%20/g, '+')).join('/');
+  return key
+    .split('/')
+    .map((segment) => encodeURIComponent(segment).replace(/%20/g, '+'))
+    .join('/');
 }
 
 /** The subset of s3rver's `event` record that the runtime reads. */

@@ -18,11 +18,25 @@ export const DEMO_SCENARIO_VERSIONS = ['1.0.0', '1.1.0'] as const;
 /** Builds a small, valid demo scenario archive. */
 export async function buildDemoScenarioArchive(scenario: (typeof DEMO_SCENARIOS)[number], version: string): Promise<Uint8Array> {
   const zip = new JSZip();
-  zip.file('scenario.json', JSON.stringify({
-    id: scenario.id, name: scenario.name, version, description: scenario.description,
-    thumbnails: ['resources/thumbnails/thumbnail.svg'], assets: ['resources/assets/index.html'],
-  }, null, 2));
-  zip.file('resources/thumbnails/thumbnail.svg', `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#1f6feb"/></svg>`);
+  zip.file(
+    'scenario.json',
+    JSON.stringify(
+      {
+        id: scenario.id,
+        name: scenario.name,
+        version,
+        description: scenario.description,
+        thumbnails: ['resources/thumbnails/thumbnail.svg'],
+        assets: ['resources/assets/index.html'],
+      },
+      null,
+      2,
+    ),
+  );
+  zip.file(
+    'resources/thumbnails/thumbnail.svg',
+    `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#1f6feb"/></svg>`,
+  );
   zip.file('resources/assets/index.html', `<!doctype html><title>${scenario.name}</title><h1>${scenario.name} ${version}</h1>`);
   return zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
 }
@@ -39,7 +53,12 @@ export async function seedUsers(authDirectory: string): Promise<void> {
     // first start
   }
   const users: LocalUser[] = await Promise.all(
-    DEMO_USERS.map(async (user) => ({ username: user.username, passwordHash: await hashPassword(user.password), companies: [...user.companies], scope: user.scope })),
+    DEMO_USERS.map(async (user) => ({
+      username: user.username,
+      passwordHash: await hashPassword(user.password),
+      companies: [...user.companies],
+      scope: user.scope,
+    })),
   );
   await writeFile(path, `${JSON.stringify(users, null, 2)}\n`, { mode: 0o600 });
 }
@@ -51,7 +70,9 @@ export async function seedUsers(authDirectory: string): Promise<void> {
  */
 export async function seedDemoData(services: Services): Promise<boolean> {
   if ((await services.companies.getMany(DEMO_COMPANIES.map((company) => company.id))).length > 0) return false;
-  await services.companies.put(DEMO_COMPANIES.map((company) => ({ id: company.id, name: company.name, quotaBytes: company.quotaBytes, usedBytes: 0 })));
+  await services.companies.put(
+    DEMO_COMPANIES.map((company) => ({ id: company.id, name: company.name, quotaBytes: company.quotaBytes, usedBytes: 0 })),
+  );
   for (const company of DEMO_COMPANIES) {
     await services.devices.put(generateDemoDevices(company, DEMO_DEVICES_PER_COMPANY, DEMO_SEED));
   }

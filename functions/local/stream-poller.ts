@@ -1,6 +1,11 @@
 import {
-  DescribeStreamCommand, type DynamoDBStreamsClient, ExpiredIteratorException, GetRecordsCommand, GetShardIteratorCommand,
-  type _Record as StreamRecord, TrimmedDataAccessException,
+  DescribeStreamCommand,
+  type DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+  TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 
@@ -39,6 +44,7 @@ export interface StreamCheckpoints {
 }
 
 /** A function consuming DynamoDB stream batches: the Lambda event-source contract. */
+// biome-ignore lint/suspicious/noConfusingVoidType: as a Lambda stream handler, a consumer may resolve to nothing.
 export type StreamConsumer = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
 function toLambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord {
@@ -80,7 +86,11 @@ export class DynamoDbStreamPoller {
     private readonly streamArns: readonly string[],
     private readonly consumer: StreamConsumer,
     private readonly options: {
-      intervalMs?: number; idleIntervalMs?: number; batchSize?: number; onError?: (error: unknown) => void; checkpoints?: StreamCheckpoints;
+      intervalMs?: number;
+      idleIntervalMs?: number;
+      batchSize?: number;
+      onError?: (error: unknown) => void;
+      checkpoints?: StreamCheckpoints;
     } = {},
   ) {}
 
@@ -112,20 +122,36 @@ export class DynamoDbStreamPoller {
    * from the stream (24 h of retention passed, or DynamoDB Local lost it), the records in between are gone: this is
    * reported through `onError` and the shard is read from TRIM_HORIZON.
    */
-  private async iteratorAt(streamArn: string, shardId: string, position: 'LATEST' | 'TRIM_HORIZON', after: string | undefined): Promise<string | undefined> {
+  private async iteratorAt(
+    streamArn: string,
+    shardId: string,
+    position: 'LATEST' | 'TRIM_HORIZON',
+    after: string | undefined,
+  ): Promise<string | undefined> {
     if (after !== undefined) {
       try {
         const { ShardIterator } = await this.client.send(
-          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }),
+          new GetShardIteratorCommand({
+            StreamArn: streamArn,
+            ShardId: shardId,
+            ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+            SequenceNumber: after,
+          }),
         );
         return ShardIterator;
       } catch (error) {
         if (!(error instanceof TrimmedDataAccessException)) throw error;
-        this.options.onError?.(new Error(`Stream records after ${after} of ${shardId} were trimmed before they were handled; reading the shard from its oldest record.`));
+        this.options.onError?.(
+          new Error(
+            `Stream records after ${after} of ${shardId} were trimmed before they were handled; reading the shard from its oldest record.`,
+          ),
+        );
         position = 'TRIM_HORIZON';
       }
     }
-    const { ShardIterator } = await this.client.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: position }));
+    const { ShardIterator } = await this.client.send(
+      new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: position }),
+    );
     return ShardIterator;
   }
 
@@ -168,13 +194,23 @@ export class DynamoDbStreamPoller {
     for (const streamArn of this.streamArns) {
       let exclusiveStartShardId: string | undefined;
       do {
-        const { StreamDescription } = await this.client.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }));
+        const { StreamDescription } = await this.client.send(
+          new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
+        );
         for (const shard of StreamDescription?.Shards ?? []) {
           const shardId = shard.ShardId as string;
           const key = `${streamArn}|${shardId}`;
           if (this.shards.has(key)) continue;
           if (newShardPosition === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber !== undefined) {
-            this.shards.set(key, { streamArn, shardId, iterator: undefined, lastSequenceNumber: undefined, pending: [], notBefore: 0, stale: false });
+            this.shards.set(key, {
+              streamArn,
+              shardId,
+              iterator: undefined,
+              lastSequenceNumber: undefined,
+              pending: [],
+              notBefore: 0,
+              stale: false,
+            });
             continue; // closed before we started: already reflected in the table scan
           }
           const after = newShardPosition === 'TRIM_HORIZON' ? this.positions.get(key) : undefined;
@@ -201,7 +237,9 @@ export class DynamoDbStreamPoller {
         }
         try {
           const started = performance.now();
-          const response = await this.client.send(new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: this.options.batchSize ?? 500 }));
+          const response = await this.client.send(
+            new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: this.options.batchSize ?? 500 }),
+          );
           cursor.pending = response.Records ?? [];
           cursor.iterator = response.NextShardIterator;
           const tookMs = performance.now() - started;
@@ -223,7 +261,9 @@ export class DynamoDbStreamPoller {
         continue;
       }
       const failedIds = new Set(failures.map((failure) => failure.itemIdentifier));
-      const firstFailed = batch.findIndex((record) => failedIds.has(record.dynamodb?.SequenceNumber ?? '') || failedIds.has(record.eventID ?? ''));
+      const firstFailed = batch.findIndex(
+        (record) => failedIds.has(record.dynamodb?.SequenceNumber ?? '') || failedIds.has(record.eventID ?? ''),
+      );
       cursor.pending = firstFailed < 0 ? batch : batch.slice(firstFailed);
       if (firstFailed > 0) await this.checkpoint(cursor, batch[firstFailed - 1]?.dynamodb?.SequenceNumber);
       await new Promise((resolve) => setTimeout(resolve, 500));

@@ -1,5 +1,11 @@
 import {
-  CreateTableCommand, DescribeTableCommand, PutItemCommand, type DynamoDBClient, type GlobalSecondaryIndex, ResourceNotFoundException, type TableDescription,
+  CreateTableCommand,
+  DescribeTableCommand,
+  PutItemCommand,
+  type DynamoDBClient,
+  type GlobalSecondaryIndex,
+  ResourceNotFoundException,
+  type TableDescription,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -15,7 +21,11 @@ class NotActiveYet extends Error {}
 
 /** Polling an index until it is ACTIVE: every 200 ms (a local poll: no jitter) for INDEX_CREATION_TIMEOUT_MS. */
 const INDEX_ACTIVE_POLL: RetryPolicy = {
-  attempts: Number.POSITIVE_INFINITY, minDelayMs: 200, maxDelayMs: 200, jitter: 0, budgetMs: INDEX_CREATION_TIMEOUT_MS,
+  attempts: Number.POSITIVE_INFINITY,
+  minDelayMs: 200,
+  maxDelayMs: 200,
+  jitter: 0,
+  budgetMs: INDEX_CREATION_TIMEOUT_MS,
   retryable: (error) => error instanceof NotActiveYet,
 };
 
@@ -44,7 +54,12 @@ function indexDefinition(index: { indexName: string; partitionKey: string; sortK
  * @returns the names of the indexes added.
  * @throws Error when an existing index has other keys than `schema` declares (the data folder must be reset).
  */
-async function addMissingIndexes(client: DynamoDBClient, tableName: string, schema: TableKeySchema, description: TableDescription): Promise<string[]> {
+async function addMissingIndexes(
+  client: DynamoDBClient,
+  tableName: string,
+  schema: TableKeySchema,
+  description: TableDescription,
+): Promise<string[]> {
   const existing = new Map((description.GlobalSecondaryIndexes ?? []).map((index) => [index.IndexName, index]));
   const added: string[] = [];
   for (const index of schema.globalSecondaryIndexes ?? []) {
@@ -52,7 +67,9 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, sche
     if (current !== undefined) {
       const keys = (current.KeySchema ?? []).map((key) => `${key.KeyType}:${key.AttributeName}`).join(',');
       if (keys !== `HASH:${index.partitionKey},RANGE:${index.sortKey}`) {
-        throw new Error(`Table ${tableName}: index ${index.indexName} has keys ${keys}, expected ${index.partitionKey}/${index.sortKey}; run npm run reset.`);
+        throw new Error(
+          `Table ${tableName}: index ${index.indexName} has keys ${keys}, expected ${index.partitionKey}/${index.sortKey}; run npm run reset.`,
+        );
       }
       continue;
     }
@@ -70,7 +87,9 @@ async function addMissingIndexes(client: DynamoDBClient, tableName: string, sche
       const table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
       const status = table?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.indexName)?.IndexStatus;
       if (status !== 'ACTIVE' || table?.TableStatus !== 'ACTIVE') {
-        throw new NotActiveYet(`Table ${tableName}: index ${index.indexName} still ${status ?? 'absent'} after ${INDEX_CREATION_TIMEOUT_MS / 1000} s.`);
+        throw new NotActiveYet(
+          `Table ${tableName}: index ${index.indexName} still ${status ?? 'absent'} after ${INDEX_CREATION_TIMEOUT_MS / 1000} s.`,
+        );
       }
     }, INDEX_ACTIVE_POLL);
     added.push(index.indexName);
@@ -88,7 +107,10 @@ export const STREAM_ANCHOR_ENTITY = 'STREAM_ANCHOR';
  * stream starts after 20,000 records of another measured 76 ms per conditional put against 3.6 ms anchored.
  */
 async function anchorStream(client: DynamoDBClient, tableName: string, schema: TableKeySchema): Promise<void> {
-  const key = { [schema.partitionKey]: { S: 'STREAM#ANCHOR' }, ...(schema.sortKey === undefined ? {} : { [schema.sortKey]: { S: 'STREAM#ANCHOR' } }) };
+  const key = {
+    [schema.partitionKey]: { S: 'STREAM#ANCHOR' },
+    ...(schema.sortKey === undefined ? {} : { [schema.sortKey]: { S: 'STREAM#ANCHOR' } }),
+  };
   await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key, entity: { S: STREAM_ANCHOR_ENTITY } } }));
 }
 
@@ -117,7 +139,12 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
       if (added.length > 0) await AFTER_INDEXES_ADDED[logical]?.(client, tableName);
       if (schema.stream !== undefined && description.StreamSpecification?.StreamEnabled !== true) {
         description = (
-          await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } }))
+          await client.send(
+            new UpdateTableCommand({
+              TableName: tableName,
+              StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+            }),
+          )
         ).TableDescription;
         await anchorStream(client, tableName, schema);
       }
@@ -139,7 +166,9 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
               ...(schema.sortKey === undefined ? [] : [{ AttributeName: schema.sortKey, KeyType: 'RANGE' as const }]),
             ],
             ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes.map(indexDefinition) }),
-            ...(schema.stream === undefined ? {} : { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } }),
+            ...(schema.stream === undefined
+              ? {}
+              : { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } }),
           }),
         )
       ).TableDescription;

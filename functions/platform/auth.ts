@@ -24,7 +24,10 @@ export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
  * (~0.3 ms) but is never accepted past the token's expiry. Any other string, a tampered one included, is verified in
  * full.
  */
-const verifiedTokens = new LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }>({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
+const verifiedTokens = new LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }>({
+  max: VERIFIED_TOKEN_CACHE_SIZE,
+  ttl: VERIFIED_TOKEN_TTL_MS,
+});
 
 /**
  * What API Gateway's JWT authorizer hands a payload-v2 Lambda in `requestContext.authorizer.jwt`, and what the local
@@ -56,7 +59,8 @@ export function flattenClaims(payload: JWTPayload): Record<string, string> {
   for (const [name, value] of Object.entries(payload)) {
     if (value === null || value === undefined) continue;
     if (typeof value === 'string') claims[name] = value;
-    else if (Array.isArray(value)) claims[name] = `[${value.map((item) => (typeof item === 'string' ? item : JSON.stringify(item))).join(' ')}]`;
+    else if (Array.isArray(value))
+      claims[name] = `[${value.map((item) => (typeof item === 'string' ? item : JSON.stringify(item))).join(' ')}]`;
     else claims[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
   }
   return claims;

@@ -7,7 +7,12 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type {
-  ArchiveStore, DeploymentRepository, DeviceRepository, ScenarioCatalog, ScenarioRepository, UploadSlotRepository,
+  ArchiveStore,
+  DeploymentRepository,
+  DeviceRepository,
+  ScenarioCatalog,
+  ScenarioRepository,
+  UploadSlotRepository,
 } from '../core/ports.js';
 import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js';
 import { DynamoDbCompanyRepository } from '../adapters/aws/dynamodb-company-repository.js';
@@ -60,7 +65,10 @@ export function services(): Services {
     const dynamoDb = traced(createDocumentClient(config.dynamoDbEndpoint));
     const s3 = traced(createS3Client(config.s3Endpoint));
     const tables: TableNames = {
-      companies: config.companiesTable, devices: config.devicesTable, scenarios: config.scenariosTable, deployments: config.deploymentsTable,
+      companies: config.companiesTable,
+      devices: config.devicesTable,
+      scenarios: config.scenariosTable,
+      deployments: config.deploymentsTable,
     };
     // One codec signs every listing's cursors; CURSOR_SIGNING_KEY is read on the first cursor, so functions that never
     // page (and are not given the key) never need it.
@@ -113,7 +121,10 @@ let publisher: EventPublisher | undefined;
 export function eventPublisher(): EventPublisher {
   if (publisher === undefined) {
     const config = eventsConfig();
-    publisher = 'busName' in config ? new EventBridgeEventPublisher(traced(new EventBridgeClient({})), config.busName) : new LocalEventBus(config.localFile);
+    publisher =
+      'busName' in config
+        ? new EventBridgeEventPublisher(traced(new EventBridgeClient({})), config.busName)
+        : new LocalEventBus(config.localFile);
   }
   return publisher;
 }
@@ -128,7 +139,10 @@ let idempotency: CompressedDynamoDbPersistenceLayer | undefined;
 export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
   if (idempotency === undefined) {
     const config = idempotencyConfig();
-    idempotency = new CompressedDynamoDbPersistenceLayer({ tableName: config.tableName, client: traced(createDynamoDbClient(config.dynamoDbEndpoint)) });
+    idempotency = new CompressedDynamoDbPersistenceLayer({
+      tableName: config.tableName,
+      client: traced(createDynamoDbClient(config.dynamoDbEndpoint)),
+    });
   }
   return idempotency;
 }

@@ -34,7 +34,10 @@ export function bearerAuthentication(): HttpMiddleware {
       const { authorizer } = request.event.requestContext as { authorizer?: { jwt?: JwtAuthorizerContext | null } | null };
       const jwt = authorizer?.jwt;
       if (jwt === undefined || jwt === null) {
-        throw new UnauthorizedError('No verified token reached this operation; send an Authorization: Bearer <token> header to the API address.', null);
+        throw new UnauthorizedError(
+          'No verified token reached this operation; send an Authorization: Bearer <token> header to the API address.',
+          null,
+        );
       }
       (request.context as AuthenticatedContext).principal = principalFromJwt(jwt);
     },
@@ -119,7 +122,8 @@ export function routeInput<T extends RouteDefinition>(route: T, event: APIGatewa
   const rawQuery = queryObject(event);
   if (query !== undefined) input.query = validated(query, rawQuery, 'query', violations);
   else if (Object.keys(rawQuery).length > 0) {
-    for (const name of Object.keys(rawQuery)) violations.push({ path: name, message: `Unknown parameter '${name}'. This operation takes none.` });
+    for (const name of Object.keys(rawQuery))
+      violations.push({ path: name, message: `Unknown parameter '${name}'. This operation takes none.` });
   }
   if (body !== undefined && body.kind !== 'multipart') {
     const raw = body.kind === 'json' ? jsonBody(event) : formBody(event);
@@ -132,7 +136,8 @@ export function routeInput<T extends RouteDefinition>(route: T, event: APIGatewa
     const bodyOnly = violations.every((violation) => violation.path.startsWith('/'));
     const parametersOnly = violations.every((violation) => !violation.path.startsWith('/'));
     const detail = bodyOnly
-      ? (body?.kind === 'json' ? body.invalidDetail : undefined) ?? `The request body is invalid at ${names.join(', ')}; correct it and send it again.`
+      ? ((body?.kind === 'json' ? body.invalidDetail : undefined) ??
+        `The request body is invalid at ${names.join(', ')}; correct it and send it again.`)
       : parametersOnly
         ? `The request has ${violations.length} invalid parameter(s): ${names.join(', ')}.`
         : `The request has ${violations.length} invalid parameter(s) or body member(s): ${names.join(', ')}.`;
@@ -195,7 +200,6 @@ export function formBody(event: APIGatewayProxyEventV2): Record<string, string> 
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-
 /** A JSON response with `content-type: application/json`. */
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 {
   return { statusCode, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
@@ -213,7 +217,9 @@ export function pathParameter(event: APIGatewayProxyEventV2, name: string): stri
   try {
     return decodeURIComponent(value);
   } catch {
-    throw new BadRequestError(`Path parameter '${name}' is not valid percent-encoding.`, [{ path: name, message: 'malformed percent-encoding' }]);
+    throw new BadRequestError(`Path parameter '${name}' is not valid percent-encoding.`, [
+      { path: name, message: 'malformed percent-encoding' },
+    ]);
   }
 }
 
@@ -230,7 +236,9 @@ export function jsonBody(event: APIGatewayProxyEventV2): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new BadRequestError(`The request body is not valid JSON: ${(error as Error).message}.`, [{ path: '', message: 'not valid JSON' }]);
+    throw new BadRequestError(`The request body is not valid JSON: ${(error as Error).message}.`, [
+      { path: '', message: 'not valid JSON' },
+    ]);
   }
 }
 

@@ -33,10 +33,13 @@ export interface KeyedIdempotencyOptions {
  * - When the handler fails and its in-progress record cannot be removed, the handler's error is answered (logged).
  * Failing to reach the store before the handler runs throws IdempotencyPersistenceLayerError (problem.ts: 503).
  */
-export function idempotencyWhenKeyed(options: KeyedIdempotencyOptions): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
+export function idempotencyWhenKeyed(
+  options: KeyedIdempotencyOptions,
+): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
   type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
   let inner: Middleware | undefined;
-  const idempotency = () => (inner ??= makeHandlerIdempotent({ persistenceStore: options.store(), config: options.config }) as unknown as Middleware);
+  const idempotency = () =>
+    (inner ??= makeHandlerIdempotent({ persistenceStore: options.store(), config: options.config }) as unknown as Middleware);
   // The requests whose key was accepted: only those reach Powertools' after/onError.
   const engaged = new WeakSet<object>();
   return {
@@ -62,13 +65,18 @@ export function idempotencyWhenKeyed(options: KeyedIdempotencyOptions): Middlewa
       } catch (error) {
         if (!(error instanceof IdempotencyPersistenceLayerError)) throw error;
         logger.error('The response could not be stored for its Idempotency-Key; it is returned, and a retry with this key executes again', {
-          error, path: request.event.rawPath,
+          error,
+          path: request.event.rawPath,
         });
-        await options.store().deleteRecord(request.event as unknown as JSONValue).catch((deleteError: unknown) =>
-          logger.error('The in-progress idempotency record could not be removed; a retry with this key answers 409 until it expires', {
-            error: deleteError as Error, path: request.event.rawPath,
-          }),
-        );
+        await options
+          .store()
+          .deleteRecord(request.event as unknown as JSONValue)
+          .catch((deleteError: unknown) =>
+            logger.error('The in-progress idempotency record could not be removed; a retry with this key answers 409 until it expires', {
+              error: deleteError as Error,
+              path: request.event.rawPath,
+            }),
+          );
       }
     },
     onError: async (request) => {
@@ -77,9 +85,13 @@ export function idempotencyWhenKeyed(options: KeyedIdempotencyOptions): Middlewa
         await idempotency().onError?.(request);
       } catch (error) {
         // Thrown from here it would replace the handler's error and escape the problem+json mapping.
-        logger.error('The in-progress idempotency record of a failed request could not be removed; a retry with this key answers 409 until it expires', {
-          error: error as Error, path: request.event.rawPath,
-        });
+        logger.error(
+          'The in-progress idempotency record of a failed request could not be removed; a retry with this key answers 409 until it expires',
+          {
+            error: error as Error,
+            path: request.event.rawPath,
+          },
+        );
       }
     },
   };

@@ -6,8 +6,20 @@ import { ENV, readEnvironment } from '../contract/environment.js';
  * JSON logs (the request id): left out of the readable lines, where they would hide what the line says.
  */
 const CONTEXT_KEYS = new Set([
-  'level', 'message', 'timestamp', 'service', 'cold_start', 'function_arn', 'function_memory_size', 'function_name',
-  'function_request_id', 'sampling_rate', 'xray_trace_id', 'correlation_id', 'requestId', 'route',
+  'level',
+  'message',
+  'timestamp',
+  'service',
+  'cold_start',
+  'function_arn',
+  'function_memory_size',
+  'function_name',
+  'function_request_id',
+  'sampling_rate',
+  'xray_trace_id',
+  'correlation_id',
+  'requestId',
+  'route',
 ]);
 
 /** The message of the one summary line logged per HTTP request (observability.ts). */
@@ -20,7 +32,8 @@ export function readableLogs(): boolean {
 
 function errorText(value: unknown): string | undefined {
   if (value instanceof Error) return `${value.name}: ${value.message}`;
-  if (typeof value === 'object' && value !== null && 'message' in value && 'name' in value) return `${String(value.name)}: ${String(value.message)}`;
+  if (typeof value === 'object' && value !== null && 'message' in value && 'name' in value)
+    return `${String(value.name)}: ${String(value.message)}`;
   return undefined;
 }
 
@@ -60,7 +73,10 @@ export function readableLine(attributes: Record<string, unknown>): string {
  */
 class ServiceLogger extends Logger {
   protected override printLog(logLevel: number, log: LogItem): void {
-    if (!readableLogs()) return super.printLog(logLevel, log);
+    if (!readableLogs()) {
+      super.printLog(logLevel, log);
+      return;
+    }
     const attributes = log.getAttributes() as Record<string, unknown>;
     const level = String(attributes.level ?? '');
     const stream = level === 'WARN' || level === 'ERROR' || level === 'CRITICAL' ? process.stderr : process.stdout;

@@ -54,7 +54,10 @@ export function parseMultipartForm(event: APIGatewayProxyEventV2, limits: Multip
   if (!/^multipart\/form-data\s*;/i.test(contentType)) return Promise.reject(malformed(`got content type '${contentType || 'none'}'`));
   let parser: ReturnType<typeof Busboy>;
   try {
-    parser = Busboy({ headers: { 'content-type': contentType }, limits: { fileSize: limits.fileBytes, files: limits.files, fields: limits.fields } });
+    parser = Busboy({
+      headers: { 'content-type': contentType },
+      limits: { fileSize: limits.fileBytes, files: limits.files, fields: limits.fields },
+    });
   } catch (error) {
     return Promise.reject(malformed((error as Error).message));
   }
@@ -65,7 +68,15 @@ export function parseMultipartForm(event: APIGatewayProxyEventV2, limits: Multip
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('error', fail);
-      stream.on('end', () => add(form as Record<string, FilePart>, name, { filename, mimetype, encoding, content: Buffer.concat(chunks), truncated: stream.truncated }));
+      stream.on('end', () =>
+        add(form as Record<string, FilePart>, name, {
+          filename,
+          mimetype,
+          encoding,
+          content: Buffer.concat(chunks),
+          truncated: stream.truncated,
+        }),
+      );
     });
     parser.on('field', (name, value) => add(form as Record<string, string>, name, value));
     parser.on('error', fail);

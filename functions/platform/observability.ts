@@ -54,9 +54,13 @@ class ServiceMetrics extends Metrics {
   override publishStoredMetrics(): this {
     if (!this.hasStoredMetrics()) return this;
     if (!readableLogs()) return super.publishStoredMetrics();
-    const emf = this.serializeMetrics() as unknown as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
+    const emf = this.serializeMetrics() as unknown as Record<string, unknown> & {
+      _aws: { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+    };
     const [directive] = emf._aws.CloudWatchMetrics;
-    const dimensions = Object.fromEntries([...new Set(directive?.Dimensions.flat() ?? [])].filter((name) => name !== 'service').map((name) => [name, emf[name]]));
+    const dimensions = Object.fromEntries(
+      [...new Set(directive?.Dimensions.flat() ?? [])].filter((name) => name !== 'service').map((name) => [name, emf[name]]),
+    );
     for (const { Name, Unit } of directive?.Metrics ?? []) logger.debug(`metric ${Name}=${String(emf[Name])} ${Unit}`, dimensions);
     this.clearMetrics();
     this.clearDimensions();
@@ -103,7 +107,6 @@ export function eventHandler<TEvent, TResult>(): middy.MiddyfiedHandler<TEvent, 
   return chain;
 }
 
-
 /** Why an upload was refused: the `reason` dimension of UploadsRejected. */
 export type UploadRejectionReason = 'version-exists' | 'quota-exceeded' | 'too-large' | 'invalid-archive' | 'expired' | 'interrupted';
 
@@ -111,13 +114,22 @@ export type UploadRejectionReason = 'version-exists' | 'quota-exceeded' | 'too-l
  * The rejection reason of an upload's problem body (409, 413, 422, or 410 for a presigned upload that never
  * completed), or undefined for any other answer (a 400 or 403 is a bad request, not a refused archive).
  */
-export function uploadRejectionReason(problem: { status?: unknown; reason?: unknown; quotaBytes?: unknown }): UploadRejectionReason | undefined {
+export function uploadRejectionReason(problem: {
+  status?: unknown;
+  reason?: unknown;
+  quotaBytes?: unknown;
+}): UploadRejectionReason | undefined {
   switch (problem.status) {
-    case 409: return 'version-exists';
-    case 413: return problem.quotaBytes === undefined ? 'too-large' : 'quota-exceeded';
-    case 422: return 'invalid-archive';
-    case 410: return problem.reason === 'expired' || problem.reason === 'interrupted' ? problem.reason : undefined;
-    default: return undefined;
+    case 409:
+      return 'version-exists';
+    case 413:
+      return problem.quotaBytes === undefined ? 'too-large' : 'quota-exceeded';
+    case 422:
+      return 'invalid-archive';
+    case 410:
+      return problem.reason === 'expired' || problem.reason === 'interrupted' ? problem.reason : undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -228,7 +240,12 @@ export function recordDeploymentResults(result: { items: readonly { action: stri
 
 /** The part of the upload slot repository whose writes carry a presigned upload's rejection. */
 interface RejectingUploads {
-  complete(company: string, uploadId: string, claimedAt: string, outcome: { status: string; problem?: Record<string, unknown> }): Promise<boolean>;
+  complete(
+    company: string,
+    uploadId: string,
+    claimedAt: string,
+    outcome: { status: string; problem?: Record<string, unknown> },
+  ): Promise<boolean>;
   reject(company: string, uploadId: string, expected: never, problem: Record<string, unknown>): Promise<boolean>;
 }
 

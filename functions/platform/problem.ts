@@ -1,6 +1,10 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { IdempotencyAlreadyInProgressError, IdempotencyPersistenceLayerError, IdempotencyValidationError } from '@aws-lambda-powertools/idempotency';
+import {
+  IdempotencyAlreadyInProgressError,
+  IdempotencyPersistenceLayerError,
+  IdempotencyValidationError,
+} from '@aws-lambda-powertools/idempotency';
 import { ConflictError, DomainError, ServiceUnavailableError, UnauthorizedError, UnprocessableRequestError } from '../core/errors.js';
 import { logger } from './logger.js';
 
@@ -30,16 +34,41 @@ export const THROTTLED_RETRY_AFTER_SECONDS = 2;
 
 /** Node system error codes of a connection that could not be made or was lost (not file-system or bug codes). */
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN',
-  'EAI_AGAIN', 'ENOTFOUND', 'ERR_SOCKET_CONNECTION_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ERR_SOCKET_CONNECTION_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
 ]);
 /** AWS error names meaning "too many requests" (DynamoDB, S3, API Gateway-fronted services, generic). */
 const THROTTLING_NAMES = new Set([
-  'ThrottlingException', 'Throttling', 'ThrottledException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded',
-  'SlowDown', 'TooManyRequestsException', 'RequestThrottled', 'RequestThrottledException',
+  'ThrottlingException',
+  'Throttling',
+  'ThrottledException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'SlowDown',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestThrottledException',
 ]);
 /** AWS error names of a failure on the service's side. */
-const SERVER_FAULT_NAMES = new Set(['InternalServerError', 'InternalFailure', 'InternalError', 'ServiceUnavailable', 'ServiceUnavailableException']);
+const SERVER_FAULT_NAMES = new Set([
+  'InternalServerError',
+  'InternalFailure',
+  'InternalError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+]);
 
 type AwsLikeError = {
   name?: unknown;
@@ -64,13 +93,19 @@ export function classifyBackendError(error: unknown, depth = 0): 'throttled' | '
   const name = typeof candidate.name === 'string' ? candidate.name : '';
   const code = typeof candidate.code === 'string' ? candidate.code : '';
   const status = candidate.$metadata?.httpStatusCode;
-  if (THROTTLING_NAMES.has(name) || THROTTLING_NAMES.has(code) || candidate.$retryable?.throttling === true || status === 429) return 'throttled';
+  if (THROTTLING_NAMES.has(name) || THROTTLING_NAMES.has(code) || candidate.$retryable?.throttling === true || status === 429)
+    return 'throttled';
   // A transaction cancelled because one of its items was throttled.
-  if (name === 'TransactionCanceledException' && candidate.CancellationReasons?.some((reason) => reason.Code === 'ThrottlingError')) return 'throttled';
+  if (name === 'TransactionCanceledException' && candidate.CancellationReasons?.some((reason) => reason.Code === 'ThrottlingError'))
+    return 'throttled';
   if (SERVER_FAULT_NAMES.has(name) || candidate.$fault === 'server' || (status !== undefined && status >= 500)) return 'failing';
   // Network failures never got an HTTP answer: no status code, a system error code, a timeout or a dropped socket.
   if (status === undefined) {
-    if (NETWORK_CODES.has(code) || name === 'TimeoutError' || (typeof candidate.message === 'string' && /socket hang up/i.test(candidate.message))) {
+    if (
+      NETWORK_CODES.has(code) ||
+      name === 'TimeoutError' ||
+      (typeof candidate.message === 'string' && /socket hang up/i.test(candidate.message))
+    ) {
       return 'unreachable';
     }
   }
@@ -89,7 +124,9 @@ function toDomainError(error: unknown): DomainError | undefined {
   // be read back (by name: importing the DynamoDB adapter here would bundle it into every function) is no outage: it
   // stays a 500.
   if (error instanceof IdempotencyPersistenceLayerError && (error.cause as Error | undefined)?.name !== 'StoredResponseUnreadableError') {
-    return new ServiceUnavailableError('The Idempotency-Key store cannot be reached; nothing was changed. Retry shortly with the same Idempotency-Key.');
+    return new ServiceUnavailableError(
+      'The Idempotency-Key store cannot be reached; nothing was changed. Retry shortly with the same Idempotency-Key.',
+    );
   }
   switch (classifyBackendError(error)) {
     case 'throttled':
@@ -107,7 +144,9 @@ function toDomainError(error: unknown): DomainError | undefined {
       break;
   }
   if (error instanceof IdempotencyValidationError) {
-    return new UnprocessableRequestError('This Idempotency-Key was already used with a different request; use a new key for a new request.');
+    return new UnprocessableRequestError(
+      'This Idempotency-Key was already used with a different request; use a new key for a new request.',
+    );
   }
   if (error instanceof IdempotencyAlreadyInProgressError) {
     return new ConflictError('A request with this Idempotency-Key is still being processed; retry in a moment to get its response.');
@@ -138,7 +177,8 @@ export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGa
         return;
       }
       // A backend failure is logged with the SDK's own error (name, code, request id), once, as a warning: it is not a bug.
-      if (error.status >= 500) logger.warn('Request failed', { error: error === request.error ? error : (request.error as Error), path: instance });
+      if (error.status >= 500)
+        logger.warn('Request failed', { error: error === request.error ? error : (request.error as Error), path: instance });
       // toProblem caps the `errors` list (MAX_PROBLEM_ERRORS) for every problem kind.
       const { type, title, status, detail, ...extensions } = error.toProblem();
       request.response = problemResponse(

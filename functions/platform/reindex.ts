@@ -50,9 +50,14 @@ export async function rebuildSearchIndex(
   options: { since?: string } = {},
 ): Promise<number> {
   let indexed = 0;
-  const filter = options.since === undefined
-    ? {}
-    : { FilterExpression: '#updated >= :since', ExpressionAttributeNames: { '#updated': 'updated' }, ExpressionAttributeValues: { ':since': options.since } };
+  const filter =
+    options.since === undefined
+      ? {}
+      : {
+          FilterExpression: '#updated >= :since',
+          ExpressionAttributeNames: { '#updated': 'updated' },
+          ExpressionAttributeValues: { ':since': options.since },
+        };
   for (const table of [source.tables.devices, source.tables.scenarios]) {
     let startKey: Record<string, unknown> | undefined;
     do {
@@ -61,7 +66,9 @@ export async function rebuildSearchIndex(
       const page = await source.dynamoDb.send(
         new ScanCommand({ TableName: table, ExclusiveStartKey: startKey, ConsistentRead: true, Limit: SCAN_PAGE_LIMIT, ...filter }),
       );
-      const documents = (page.Items ?? []).map(searchDocumentFromItem).filter((document): document is SearchDocument => document !== undefined);
+      const documents = (page.Items ?? [])
+        .map(searchDocumentFromItem)
+        .filter((document): document is SearchDocument => document !== undefined);
       if (documents.length > 0) await source.search.upsert(documents);
       indexed += documents.length;
       startKey = page.LastEvaluatedKey;
@@ -99,24 +106,31 @@ export const REINDEX_BULK_ATTEMPTS = 4;
  * @param sleep waits between attempts, ms (tests record the waits instead).
  * @throws the last error when the attempts are exhausted, or any other error at once.
  */
-export async function upsertWithRetries(index: SearchIndex, documents: SearchDocument[], sleep?: (ms: number) => Promise<void>): Promise<void> {
+export async function upsertWithRetries(
+  index: SearchIndex,
+  documents: SearchDocument[],
+  sleep?: (ms: number) => Promise<void>,
+): Promise<void> {
   let pending = documents;
-  await retry(async () => {
-    try {
-      await index.upsert(pending);
-    } catch (error) {
-      if (error instanceof BulkIndexError) {
-        const failed = new Set(error.failedIds);
-        pending = pending.filter((document) => failed.has(documentId(document)));
+  await retry(
+    async () => {
+      try {
+        await index.upsert(pending);
+      } catch (error) {
+        if (error instanceof BulkIndexError) {
+          const failed = new Set(error.failedIds);
+          pending = pending.filter((document) => failed.has(documentId(document)));
+        }
+        throw error;
       }
-      throw error;
-    }
-  }, {
-    attempts: REINDEX_BULK_ATTEMPTS,
-    minDelayMs: 500,
-    retryable: (error) => error instanceof BulkIndexError || error instanceof ServiceUnavailableError,
-    ...(sleep === undefined ? {} : { sleep }),
-  });
+    },
+    {
+      attempts: REINDEX_BULK_ATTEMPTS,
+      minDelayMs: 500,
+      retryable: (error) => error instanceof BulkIndexError || error instanceof ServiceUnavailableError,
+      ...(sleep === undefined ? {} : { sleep }),
+    },
+  );
 }
 
 /**

@@ -25,7 +25,11 @@ export function openSearch(): { transport: OpenSearchTransport; alias: string; r
   if (openSearchConnection === undefined) {
     const config = openSearchConfig();
     openSearchConnection = {
-      transport: createOpenSearchTransport({ url: config.url, auth: config.auth, ...(config.region === undefined ? {} : { region: config.region }) }),
+      transport: createOpenSearchTransport({
+        url: config.url,
+        auth: config.auth,
+        ...(config.region === undefined ? {} : { region: config.region }),
+      }),
       alias: config.alias,
       replicas: config.replicas,
     };
@@ -68,7 +72,10 @@ let source: SearchSource | undefined;
 export function searchSource(): SearchSource {
   if (source === undefined) {
     const config = searchSourceConfig();
-    source = { dynamoDb: traced(createDocumentClient(config.dynamoDbEndpoint)), tables: { devices: config.devicesTable, scenarios: config.scenariosTable } };
+    source = {
+      dynamoDb: traced(createDocumentClient(config.dynamoDbEndpoint)),
+      tables: { devices: config.devicesTable, scenarios: config.scenariosTable },
+    };
   }
   return source;
 }

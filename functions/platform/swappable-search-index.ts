@@ -67,4 +67,3 @@ export class SwappableSearchIndex implements SearchIndex {
     await Promise.all([apply(live), ...(building === undefined ? [] : [apply(building.next)])]);
   }
 }
-

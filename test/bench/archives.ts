@@ -113,7 +113,9 @@ export async function ensureArchive(size: BenchSize): Promise<GeneratedArchive> 
     const mtime = new Date('2025-01-01T00:00:00Z');
     zip.addBuffer(Buffer.from(JSON.stringify(manifest, null, 2)), 'scenario.json', { compress: true, mtime });
     zip.addBuffer(
-      Buffer.from('# Benchmark scenario\n\n- scenario.json: the manifest\n- resources/thumbnails/: thumbnail\n- resources/assets/: random data\n'),
+      Buffer.from(
+        '# Benchmark scenario\n\n- scenario.json: the manifest\n- resources/thumbnails/: thumbnail\n- resources/assets/: random data\n',
+      ),
       'README.md',
       { compress: true, mtime },
     );
@@ -122,7 +124,9 @@ export async function ensureArchive(size: BenchSize): Promise<GeneratedArchive> 
     zip.addEmptyDirectory('resources/assets/', { mtime });
     zip.addBuffer(THUMBNAIL_PNG, 'resources/thumbnails/thumb.png', { compress: true, mtime });
     assets.forEach((bytes, index) => {
-      zip.addReadStreamLazy(names[index] as string, { compress: true, mtime, size: bytes }, (callback) => callback(null, randomStream(bytes)));
+      zip.addReadStreamLazy(names[index] as string, { compress: true, mtime, size: bytes }, (callback) =>
+        callback(null, randomStream(bytes)),
+      );
     });
     zip.end();
     await pipeline(zip.outputStream, createWriteStream(temporary));

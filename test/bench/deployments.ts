@@ -28,7 +28,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
-import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import * as deploymentCore from '../../functions/core/deployments.js';
@@ -226,7 +226,11 @@ export async function cpuWindow(runtimePid: number | undefined, dynamoPid: numbe
   return async () => {
     const [runtimeAfter, dynamoAfter, machineAfter] = await Promise.all([cpuMsOf(runtimePid), cpuMsOf(dynamoPid), machineTicks()]);
     const use = { runtime: runtimeAfter - runtime, dynamo: dynamoAfter - dynamo, bench: benchCpu() - bench };
-    return { ...use, other: Math.max(0, machineAfter.busy - machine.busy - use.runtime - use.dynamo - use.bench), steal: machineAfter.steal - machine.steal };
+    return {
+      ...use,
+      other: Math.max(0, machineAfter.busy - machine.busy - use.runtime - use.dynamo - use.bench),
+      steal: machineAfter.steal - machine.steal,
+    };
   };
 }
 
@@ -299,9 +303,17 @@ async function timeCalls(count: number, parallelism: number, operation: (index: 
 function activeItem(pk: string, index: number, id: string, at: string): Record<string, unknown> {
   const deviceId = benchDeviceId(index + 1);
   return {
-    pk, sk: `${deviceId}#${SCENARIO}#${VERSION}`, id, company: COMPANY, deviceId, scenarioId: SCENARIO, version: VERSION,
+    pk,
+    sk: `${deviceId}#${SCENARIO}#${VERSION}`,
+    id,
+    company: COMPANY,
+    deviceId,
+    scenarioId: SCENARIO,
+    version: VERSION,
     // Not a deployment slot: the deployments stream's consumer must not derive history and events from the baseline.
-    deployedAt: at, deployedBy: 'bench', entity: 'BENCH_SCRATCH',
+    deployedAt: at,
+    deployedBy: 'bench',
+    entity: 'BENCH_SCRATCH',
   };
 }
 
@@ -309,10 +321,26 @@ function historyItem(scratch: string, index: number, id: string, at: string): Re
   const deviceId = benchDeviceId(index + 1);
   return {
     // Shaped like historyKeys() of dynamodb-deployment-history.ts (base table + gsi1 + gsi2), in scratch partitions.
-    pk: `${scratch}#HISTORY#${COMPANY}#${deviceId}`, sk: id, gsi1pk: `${scratch}#HISTORY#${COMPANY}#${SCENARIO}`, gsi1sk: id,
-    gsi2pk: `${scratch}#HISTORY#${COMPANY}`, gsi2sk: id, entity: 'BENCH_SCRATCH',
-    id, company: COMPANY, deviceId, deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO', scenarioId: SCENARIO, version: VERSION,
-    action: 'DEPLOY', state: 'SUCCESS', cause: null, at, by: 'bench',
+    pk: `${scratch}#HISTORY#${COMPANY}#${deviceId}`,
+    sk: id,
+    gsi1pk: `${scratch}#HISTORY#${COMPANY}#${SCENARIO}`,
+    gsi1sk: id,
+    gsi2pk: `${scratch}#HISTORY#${COMPANY}`,
+    gsi2sk: id,
+    entity: 'BENCH_SCRATCH',
+    id,
+    company: COMPANY,
+    deviceId,
+    deviceSubId: null,
+    targetType: 'DEVICE',
+    whatType: 'SCENARIO',
+    scenarioId: SCENARIO,
+    version: VERSION,
+    action: 'DEPLOY',
+    state: 'SUCCESS',
+    cause: null,
+    at,
+    by: 'bench',
   };
 }
 
@@ -320,49 +348,95 @@ function historyItem(scratch: string, index: number, id: string, at: string): Re
 function rawPuts(client: DynamoDBDocumentClient, pk: string, entries: number, parallelism: number, pids: Pids): Promise<RawMeasure> {
   const nextId = monotonicFactory();
   const at = new Date().toISOString();
-  return timeCalls(entries, parallelism, async (index) => {
-    await client.send(new PutCommand({ TableName: 'deployments', Item: activeItem(pk, index, nextId(), at), ConditionExpression: 'attribute_not_exists(pk)' }));
-  }, pids);
+  return timeCalls(
+    entries,
+    parallelism,
+    async (index) => {
+      await client.send(
+        new PutCommand({
+          TableName: 'deployments',
+          Item: activeItem(pk, index, nextId(), at),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    },
+    pids,
+  );
 }
 
 /** An alternative design, for comparison: one TransactWriteItems per DEPLOY of the conditional ACTIVE put + HISTORY put. */
-function rawTransacts(client: DynamoDBDocumentClient, scratch: string, entries: number, parallelism: number, pids: Pids): Promise<RawMeasure> {
+function rawTransacts(
+  client: DynamoDBDocumentClient,
+  scratch: string,
+  entries: number,
+  parallelism: number,
+  pids: Pids,
+): Promise<RawMeasure> {
   const nextId = monotonicFactory();
   const at = new Date().toISOString();
-  return timeCalls(entries, parallelism, async (index) => {
-    const id = nextId();
-    await client.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: 'deployments', Item: activeItem(`${scratch}#ACTIVE`, index, id, at), ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: 'deployments', Item: historyItem(scratch, index, id, at) } },
-        ],
-      }),
-    );
-  }, pids);
+  return timeCalls(
+    entries,
+    parallelism,
+    async (index) => {
+      const id = nextId();
+      await client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: 'deployments',
+                Item: activeItem(`${scratch}#ACTIVE`, index, id, at),
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            { Put: { TableName: 'deployments', Item: historyItem(scratch, index, id, at) } },
+          ],
+        }),
+      );
+    },
+    pids,
+  );
 }
 
 /**
  * A batched alternative, for comparison: the same ACTIVE + HISTORY pairs, `size` pairs per TransactWriteItems (at
  * most 50: 100 actions), `parallelism` transactions at once. Reported with calls = entries.
  */
-async function rawBatchedTransacts(client: DynamoDBDocumentClient, scratch: string, entries: number, size: number, parallelism: number, pids: Pids): Promise<RawMeasure> {
+async function rawBatchedTransacts(
+  client: DynamoDBDocumentClient,
+  scratch: string,
+  entries: number,
+  size: number,
+  parallelism: number,
+  pids: Pids,
+): Promise<RawMeasure> {
   const nextId = monotonicFactory();
   const at = new Date().toISOString();
-  const measure = await timeCalls(Math.ceil(entries / size), parallelism, async (chunk) => {
-    const indexes = Array.from({ length: Math.min(size, entries - chunk * size) }, (_, offset) => chunk * size + offset);
-    await client.send(
-      new TransactWriteCommand({
-        TransactItems: indexes.flatMap((index) => {
-          const id = nextId();
-          return [
-            { Put: { TableName: 'deployments', Item: activeItem(`${scratch}#ACTIVE`, index, id, at), ConditionExpression: 'attribute_not_exists(pk)' } },
-            { Put: { TableName: 'deployments', Item: historyItem(scratch, index, id, at) } },
-          ];
+  const measure = await timeCalls(
+    Math.ceil(entries / size),
+    parallelism,
+    async (chunk) => {
+      const indexes = Array.from({ length: Math.min(size, entries - chunk * size) }, (_, offset) => chunk * size + offset);
+      await client.send(
+        new TransactWriteCommand({
+          TransactItems: indexes.flatMap((index) => {
+            const id = nextId();
+            return [
+              {
+                Put: {
+                  TableName: 'deployments',
+                  Item: activeItem(`${scratch}#ACTIVE`, index, id, at),
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              { Put: { TableName: 'deployments', Item: historyItem(scratch, index, id, at) } },
+            ];
+          }),
         }),
-      }),
-    );
-  }, pids);
+      );
+    },
+    pids,
+  );
   return { ...measure, calls: entries };
 }
 
@@ -370,27 +444,54 @@ async function rawBatchedTransacts(client: DynamoDBDocumentClient, scratch: stri
  * A non-transactional alternative, for comparison: the conditional ACTIVE PutItems at `parallelism`, then the
  * history items with BatchWriteItem (25 per call, same parallelism). Reported as one measure (calls = puts).
  */
-async function rawPutThenBatch(client: DynamoDBDocumentClient, scratch: string, entries: number, parallelism: number, pids: Pids): Promise<RawMeasure> {
+async function rawPutThenBatch(
+  client: DynamoDBDocumentClient,
+  scratch: string,
+  entries: number,
+  parallelism: number,
+  pids: Pids,
+): Promise<RawMeasure> {
   const nextId = monotonicFactory();
   const at = new Date().toISOString();
   const ids = Array.from({ length: entries }, () => nextId());
   const endWindow = await cpuWindow(pids.runtime, pids.dynamo);
   const started = performance.now();
-  const puts = await timeCalls(entries, parallelism, async (index) => {
-    await client.send(new PutCommand({ TableName: 'deployments', Item: activeItem(`${scratch}#ACTIVE`, index, ids[index] as string, at), ConditionExpression: 'attribute_not_exists(pk)' }));
-  }, { runtime: undefined, dynamo: undefined });
-  const batches = await timeCalls(Math.ceil(entries / 25), parallelism, async (chunk) => {
-    let pending = Array.from({ length: Math.min(25, entries - chunk * 25) }, (_, offset) => ({
-      PutRequest: { Item: historyItem(scratch, chunk * 25 + offset, ids[chunk * 25 + offset] as string, at) },
-    }));
-    while (pending.length > 0) {
-      const response = await client.send(new BatchWriteCommand({ RequestItems: { deployments: pending } }));
-      pending = (response.UnprocessedItems?.deployments as typeof pending | undefined) ?? [];
-    }
-  }, { runtime: undefined, dynamo: undefined });
+  const puts = await timeCalls(
+    entries,
+    parallelism,
+    async (index) => {
+      await client.send(
+        new PutCommand({
+          TableName: 'deployments',
+          Item: activeItem(`${scratch}#ACTIVE`, index, ids[index] as string, at),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    },
+    { runtime: undefined, dynamo: undefined },
+  );
+  const batches = await timeCalls(
+    Math.ceil(entries / 25),
+    parallelism,
+    async (chunk) => {
+      let pending = Array.from({ length: Math.min(25, entries - chunk * 25) }, (_, offset) => ({
+        PutRequest: { Item: historyItem(scratch, chunk * 25 + offset, ids[chunk * 25 + offset] as string, at) },
+      }));
+      while (pending.length > 0) {
+        const response = await client.send(new BatchWriteCommand({ RequestItems: { deployments: pending } }));
+        pending = (response.UnprocessedItems?.deployments as typeof pending | undefined) ?? [];
+      }
+    },
+    { runtime: undefined, dynamo: undefined },
+  );
   const ms = performance.now() - started;
   return {
-    parallelism, calls: entries, ms, failures: puts.failures + batches.failures, meanCallMs: puts.meanCallMs, cpu: await endWindow(),
+    parallelism,
+    calls: entries,
+    ms,
+    failures: puts.failures + batches.failures,
+    meanCallMs: puts.meanCallMs,
+    cpu: await endWindow(),
   };
 }
 
@@ -417,17 +518,26 @@ function summarize(calls: ProbeCall[], sentAt: number, receivedAt: number): Requ
   const inWindow = calls.filter(([, start, , end]) => start >= sentAt && end <= receivedAt);
   const byOperation = new Map<string, ProbeCall[]>();
   for (const entry of inWindow) byOperation.set(entry[0], [...(byOperation.get(entry[0]) ?? []), entry]);
-  const operations = [...byOperation.entries()].map(([operation, list]): OperationProfile => {
-    const durations = list.map(([, start, , end]) => end - start).sort((a, b) => a - b);
-    const first = Math.min(...list.map(([, start]) => start));
-    const last = Math.max(...list.map(([, , , end]) => end));
-    const sum = durations.reduce((a, b) => a + b, 0);
-    return {
-      operation, calls: list.length, errors: list.filter(([, , , , status]) => status !== 200).length, meanMs: sum / list.length,
-      p50Ms: percentile(durations, 0.5), p95Ms: percentile(durations, 0.95), maxMs: durations.at(-1) ?? NaN,
-      spanMs: last - first, concurrency: sum / Math.max(last - first, 0.001), startsAtMs: first - sentAt,
-    };
-  }).sort((a, b) => a.startsAtMs - b.startsAtMs);
+  const operations = [...byOperation.entries()]
+    .map(([operation, list]): OperationProfile => {
+      const durations = list.map(([, start, , end]) => end - start).sort((a, b) => a - b);
+      const first = Math.min(...list.map(([, start]) => start));
+      const last = Math.max(...list.map(([, , , end]) => end));
+      const sum = durations.reduce((a, b) => a + b, 0);
+      return {
+        operation,
+        calls: list.length,
+        errors: list.filter(([, , , , status]) => status !== 200).length,
+        meanMs: sum / list.length,
+        p50Ms: percentile(durations, 0.5),
+        p95Ms: percentile(durations, 0.95),
+        maxMs: durations.at(-1) ?? NaN,
+        spanMs: last - first,
+        concurrency: sum / Math.max(last - first, 0.001),
+        startsAtMs: first - sentAt,
+      };
+    })
+    .sort((a, b) => a.startsAtMs - b.startsAtMs);
   const firstStart = Math.min(...inWindow.map(([, start]) => start));
   const lastEnd = Math.max(...inWindow.map(([, , , end]) => end));
   return {
@@ -448,19 +558,29 @@ interface Context {
 /** POSTs `body` on a fresh connection (no keep-alive reuse, no client timeout); resolves with status and body text. */
 function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
   return new Promise((done, fail) => {
-    const outgoing = request(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', fail);
-    });
+    const outgoing = request(
+      url,
+      { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => done({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', fail);
+      },
+    );
     outgoing.on('error', fail);
     outgoing.end(body);
   });
 }
 
 /** POSTs one deployment request of `entries` entries on the bench devices and times it (body built beforehand). */
-async function timeRequest(context: Context, action: 'DEPLOY' | 'UNDEPLOY', entries: number, expected: string, deviceIds?: string[]): Promise<RequestMeasure> {
+async function timeRequest(
+  context: Context,
+  action: 'DEPLOY' | 'UNDEPLOY',
+  entries: number,
+  expected: string,
+  deviceIds?: string[],
+): Promise<RequestMeasure> {
   const ids = deviceIds ?? Array.from({ length: entries }, (_, index) => benchDeviceId(index + 1));
   const body = JSON.stringify({
     requests: ids.map((id) => ({ target: { type: 'DEVICE', id }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action })),
@@ -472,7 +592,11 @@ async function timeRequest(context: Context, action: 'DEPLOY' | 'UNDEPLOY', entr
   const started = performance.now();
   let response: { status: number; text: string };
   try {
-    response = await post(`${context.service.api}/companies/${COMPANY}/resources/deployments`, { authorization: `Bearer ${context.token}`, 'content-type': 'application/json' }, body);
+    response = await post(
+      `${context.service.api}/companies/${COMPANY}/resources/deployments`,
+      { authorization: `Bearer ${context.token}`, 'content-type': 'application/json' },
+      body,
+    );
   } catch (error) {
     const cause = (error as { cause?: Error }).cause;
     const alive = context.service.pid !== undefined && (await memoryOf(context.service.pid)) !== undefined;
@@ -496,12 +620,20 @@ async function timeRequest(context: Context, action: 'DEPLOY' | 'UNDEPLOY', entr
     outcomes[response.status === 0 ? text : `HTTP ${response.status}: ${text.slice(0, 500)}`] = 1;
   }
   const measure: RequestMeasure = {
-    action, entries: ids.length, ms, status: response.status, outcomes, expected,
+    action,
+    entries: ids.length,
+    ms,
+    status: response.status,
+    outcomes,
+    expected,
     asExpected: response.status === 200 && outcomes[expected] === ids.length,
-    requestBytes: Buffer.byteLength(body), responseBytes: Buffer.byteLength(text), cpu,
+    requestBytes: Buffer.byteLength(body),
+    responseBytes: Buffer.byteLength(text),
+    cpu,
     runtimeHwmBytes: (await memoryOf(context.service.pid))?.hwm ?? NaN,
   };
-  if (context.probeFile !== undefined) measure.profile = summarize(await dumpProbe(context.service.pid, context.probeFile), sentAt, receivedAt);
+  if (context.probeFile !== undefined)
+    measure.profile = summarize(await dumpProbe(context.service.pid, context.probeFile), sentAt, receivedAt);
   return measure;
 }
 
@@ -509,12 +641,22 @@ async function timeRequest(context: Context, action: 'DEPLOY' | 'UNDEPLOY', entr
 function logProfile(label: string, measure: RequestMeasure, log: (line: string) => void): void {
   const profile = measure.profile;
   if (profile === undefined) return;
-  log(`    ${label} (${ms(measure.ms)} ms): DynamoDB calls made by the runtime (probe); request sent -> first call ${ms(profile.beforeFirstCallMs)} ms, last call -> response read ${ms(profile.afterLastCallMs)} ms`);
+  log(
+    `    ${label} (${ms(measure.ms)} ms): DynamoDB calls made by the runtime (probe); request sent -> first call ${ms(profile.beforeFirstCallMs)} ms, last call -> response read ${ms(profile.afterLastCallMs)} ms`,
+  );
   const lines = table(
     ['Operation', 'Calls', 'Non-200', 'Starts at ms', 'Span ms', 'Mean ms', 'p50 ms', 'p95 ms', 'Max ms', 'In flight'],
     profile.operations.map((operation) => [
-      operation.operation, String(operation.calls), String(operation.errors), ms(operation.startsAtMs), ms(operation.spanMs),
-      operation.meanMs.toFixed(2), operation.p50Ms.toFixed(2), operation.p95Ms.toFixed(2), operation.maxMs.toFixed(1), operation.concurrency.toFixed(1),
+      operation.operation,
+      String(operation.calls),
+      String(operation.errors),
+      ms(operation.startsAtMs),
+      ms(operation.spanMs),
+      operation.meanMs.toFixed(2),
+      operation.p50Ms.toFixed(2),
+      operation.p95Ms.toFixed(2),
+      operation.maxMs.toFixed(1),
+      operation.concurrency.toFixed(1),
     ]),
   );
   for (const line of lines.split('\n')) log(`    ${line}`);
@@ -525,14 +667,19 @@ export const formatCpu = (cpu: CpuUse) =>
   `runtime ${(cpu.runtime / 1000).toFixed(1)} s, DynamoDB Local ${(cpu.dynamo / 1000).toFixed(1)} s, bench ${(cpu.bench / 1000).toFixed(1)} s, other processes ${(cpu.other / 1000).toFixed(1)} s, steal ${(cpu.steal / 1000).toFixed(1)} s`;
 
 export const formatOutcomes = (outcomes: Record<string, number>) =>
-  Object.entries(outcomes).map(([key, count]) => `${count} ${key}`).join(', ');
+  Object.entries(outcomes)
+    .map(([key, count]) => `${count} ${key}`)
+    .join(', ');
 
 /**
  * Runs the deployment benchmark; `log` receives progress lines. Always stops the runtime and removes its data folder.
  * @throws Error when the runtime does not start or a setup step fails (measures that miss their expectation are
  *   reported in the result, not thrown).
  */
-export async function runDeploymentBench(log: (line: string) => void, options: DeploymentBenchOptions = {}): Promise<DeploymentBenchResult> {
+export async function runDeploymentBench(
+  log: (line: string) => void,
+  options: DeploymentBenchOptions = {},
+): Promise<DeploymentBenchResult> {
   const runs = options.runs ?? 2;
   const entries = Math.min(options.entries ?? 5_000, MAX_ENTRIES);
   const settings = await newServiceSettings();
@@ -550,16 +697,26 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
     const startMs = performance.now() - startedAt;
     const javaPid = await javaChildOf(service.pid);
     const hwmReadyBytes = (await memoryOf(service.pid))?.hwm ?? NaN;
-    log(`  runtime pid ${service.pid} READY in ${(startMs / 1000).toFixed(1)} s (VmHWM ${mib(hwmReadyBytes)} MiB); DynamoDB Local pid ${javaPid ?? '?'} at ${endpoint}; data dir ${settings.dataDirectory}${probeFile === undefined ? '' : '; DynamoDB probe preloaded'}`);
+    log(
+      `  runtime pid ${service.pid} READY in ${(startMs / 1000).toFixed(1)} s (VmHWM ${mib(hwmReadyBytes)} MiB); DynamoDB Local pid ${javaPid ?? '?'} at ${endpoint}; data dir ${settings.dataDirectory}${probeFile === undefined ? '' : '; DynamoDB probe preloaded'}`,
+    );
     const token = await tokenFor(service, 'alice');
-    const context: Context = { service, pids: { runtime: service.pid, dynamo: javaPid }, token, javaPid, ...(probeFile === undefined ? {} : { probeFile }) };
+    const context: Context = {
+      service,
+      pids: { runtime: service.pid, dynamo: javaPid },
+      token,
+      javaPid,
+      ...(probeFile === undefined ? {} : { probeFile }),
+    };
 
     const devices = fleetDevices(COMPANY, 'ACM', 'bench', entries);
     const seedStarted = performance.now();
     await seedDevices(client, devices);
     const seedMs = performance.now() - seedStarted;
     const idleWaitMs = await waitForIdle([service.pid, javaPid]);
-    log(`  seeded ${devices.length} devices (${benchDeviceId(1)}…${benchDeviceId(devices.length)}) in ${(seedMs / 1000).toFixed(1)} s; runtime idle again after ${(idleWaitMs / 1000).toFixed(1)} s (stream poller indexing them)`);
+    log(
+      `  seeded ${devices.length} devices (${benchDeviceId(1)}…${benchDeviceId(devices.length)}) in ${(seedMs / 1000).toFixed(1)} s; runtime idle again after ${(idleWaitMs / 1000).toFixed(1)} s (stream poller indexing them)`,
+    );
 
     // Warm-up: load the handler module, open connections, warm the JIT of both processes.
     const warmIds = Array.from({ length: Math.min(500, entries) }, (_, index) => benchDeviceId(index + 1));
@@ -570,7 +727,8 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
       `  warm-up: ${warmIds.length}-entry DEPLOY ${warmDeploy.ms.toFixed(0)} ms (${formatOutcomes(warmDeploy.outcomes)}), UNDEPLOY ${warmUndeploy.ms.toFixed(0)} ms ` +
         `(${formatOutcomes(warmUndeploy.outcomes)}); 2000 raw puts ${warmRaw.ms.toFixed(0)} ms`,
     );
-    if (!warmDeploy.asExpected || !warmUndeploy.asExpected) throw new Error(`warm-up requests failed: ${formatOutcomes(warmDeploy.outcomes)} / ${formatOutcomes(warmUndeploy.outcomes)}`);
+    if (!warmDeploy.asExpected || !warmUndeploy.asExpected)
+      throw new Error(`warm-up requests failed: ${formatOutcomes(warmDeploy.outcomes)} / ${formatOutcomes(warmUndeploy.outcomes)}`);
 
     const results: DeploymentRun[] = [];
     for (let run = 1; run <= runs; run += 1) {
@@ -578,21 +736,29 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
       const measureRaw = async (parallelism: number, when = '') => {
         const measure = await rawPuts(client, `BENCH#raw#run${run}#p${parallelism}${when}`, entries, parallelism, context.pids);
         raw.push(measure);
-        log(`  run ${run}: raw ${entries} conditional PutItems at parallelism ${parallelism}${when === '' ? '' : ` (${when} the request)`}: ${measure.ms.toFixed(0)} ms (mean call ${measure.meanCallMs.toFixed(2)} ms${measure.failures > 0 ? `, ${measure.failures} FAILED` : ''}; CPU ${formatCpu(measure.cpu)})`);
+        log(
+          `  run ${run}: raw ${entries} conditional PutItems at parallelism ${parallelism}${when === '' ? '' : ` (${when} the request)`}: ${measure.ms.toFixed(0)} ms (mean call ${measure.meanCallMs.toFixed(2)} ms${measure.failures > 0 ? `, ${measure.failures} FAILED` : ''}; CPU ${formatCpu(measure.cpu)})`,
+        );
       };
       // The baseline at the product's parallelism right before and right after the request, so that both see the same
       // machine; the faster of the two is the baseline (the stricter ratio).
       await waitForIdle([service.pid, javaPid], 30_000);
       const quietStarted = performance.now();
       const quiet = await waitForQuietMachine();
-      log(`  run ${run}: ${quiet ? `machine quiet after ${((performance.now() - quietStarted) / 1000).toFixed(0)} s` : 'machine still busy after 180 s (other sessions?): measuring anyway'}`);
+      log(
+        `  run ${run}: ${quiet ? `machine quiet after ${((performance.now() - quietStarted) / 1000).toFixed(0)} s` : 'machine still busy after 180 s (other sessions?): measuring anyway'}`,
+      );
       await measureRaw(PRODUCT_PARALLELISM, 'before');
       const deploy = await timeRequest(context, 'DEPLOY', entries, 'SUCCESS');
-      log(`  run ${run}: DEPLOY x${entries} ${deploy.ms.toFixed(0)} ms, HTTP ${deploy.status}: ${formatOutcomes(deploy.outcomes)}${deploy.asExpected ? '' : '  <-- NOT ALL SUCCESS'}; CPU ${formatCpu(deploy.cpu)}`);
+      log(
+        `  run ${run}: DEPLOY x${entries} ${deploy.ms.toFixed(0)} ms, HTTP ${deploy.status}: ${formatOutcomes(deploy.outcomes)}${deploy.asExpected ? '' : '  <-- NOT ALL SUCCESS'}; CPU ${formatCpu(deploy.cpu)}`,
+      );
       logProfile('DEPLOY', deploy, log);
       await measureRaw(PRODUCT_PARALLELISM, 'after');
       const redeploy = await timeRequest(context, 'DEPLOY', entries, 'FAILURE/ALREADY_DEPLOYED');
-      log(`  run ${run}: DEPLOY again ${redeploy.ms.toFixed(0)} ms, HTTP ${redeploy.status}: ${formatOutcomes(redeploy.outcomes)}${redeploy.asExpected ? '' : '  <-- NOT ALL ALREADY_DEPLOYED'}; CPU ${formatCpu(redeploy.cpu)}`);
+      log(
+        `  run ${run}: DEPLOY again ${redeploy.ms.toFixed(0)} ms, HTTP ${redeploy.status}: ${formatOutcomes(redeploy.outcomes)}${redeploy.asExpected ? '' : '  <-- NOT ALL ALREADY_DEPLOYED'}; CPU ${formatCpu(redeploy.cpu)}`,
+      );
       logProfile('DEPLOY again', redeploy, log);
       for (const parallelism of RAW_PARALLELISMS.filter((value) => value !== PRODUCT_PARALLELISM)) await measureRaw(parallelism);
       let rawTransact: RawMeasure | undefined;
@@ -600,27 +766,52 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
       let rawBatched: RawMeasure | undefined;
       if (options.profile === true) {
         rawTransact = await rawTransacts(client, `BENCH#txn#run${run}`, entries, PRODUCT_PARALLELISM, context.pids);
-        log(`  run ${run}: raw ${entries} TransactWriteItems (ACTIVE put + HISTORY put) at ${PRODUCT_PARALLELISM}: ${rawTransact.ms.toFixed(0)} ms (mean call ${rawTransact.meanCallMs.toFixed(2)} ms${rawTransact.failures > 0 ? `, ${rawTransact.failures} FAILED` : ''}; CPU ${formatCpu(rawTransact.cpu)})`);
+        log(
+          `  run ${run}: raw ${entries} TransactWriteItems (ACTIVE put + HISTORY put) at ${PRODUCT_PARALLELISM}: ${rawTransact.ms.toFixed(0)} ms (mean call ${rawTransact.meanCallMs.toFixed(2)} ms${rawTransact.failures > 0 ? `, ${rawTransact.failures} FAILED` : ''}; CPU ${formatCpu(rawTransact.cpu)})`,
+        );
         rawBatch = await rawPutThenBatch(client, `BENCH#alt#run${run}`, entries, PRODUCT_PARALLELISM, context.pids);
-        log(`  run ${run}: raw ${entries} conditional PutItems + ${Math.ceil(entries / 25)} BatchWriteItems of history at ${PRODUCT_PARALLELISM}: ${rawBatch.ms.toFixed(0)} ms${rawBatch.failures > 0 ? ` (${rawBatch.failures} FAILED)` : ''}; CPU ${formatCpu(rawBatch.cpu)}`);
+        log(
+          `  run ${run}: raw ${entries} conditional PutItems + ${Math.ceil(entries / 25)} BatchWriteItems of history at ${PRODUCT_PARALLELISM}: ${rawBatch.ms.toFixed(0)} ms${rawBatch.failures > 0 ? ` (${rawBatch.failures} FAILED)` : ''}; CPU ${formatCpu(rawBatch.cpu)}`,
+        );
         rawBatched = await rawBatchedTransacts(client, `BENCH#batched#run${run}`, entries, 50, 4, context.pids);
-        log(`  run ${run}: raw ${Math.ceil(entries / 50)} TransactWriteItems of 50 x (ACTIVE put + HISTORY put) at 4: ${rawBatched.ms.toFixed(0)} ms${rawBatched.failures > 0 ? ` (${rawBatched.failures} FAILED)` : ''}; CPU ${formatCpu(rawBatched.cpu)}`);
+        log(
+          `  run ${run}: raw ${Math.ceil(entries / 50)} TransactWriteItems of 50 x (ACTIVE put + HISTORY put) at 4: ${rawBatched.ms.toFixed(0)} ms${rawBatched.failures > 0 ? ` (${rawBatched.failures} FAILED)` : ''}; CPU ${formatCpu(rawBatched.cpu)}`,
+        );
       }
       const undeploy = await timeRequest(context, 'UNDEPLOY', entries, 'SUCCESS');
-      log(`  run ${run}: UNDEPLOY x${entries} ${undeploy.ms.toFixed(0)} ms, HTTP ${undeploy.status}: ${formatOutcomes(undeploy.outcomes)}${undeploy.asExpected ? '' : '  <-- NOT ALL SUCCESS'}; CPU ${formatCpu(undeploy.cpu)}`);
+      log(
+        `  run ${run}: UNDEPLOY x${entries} ${undeploy.ms.toFixed(0)} ms, HTTP ${undeploy.status}: ${formatOutcomes(undeploy.outcomes)}${undeploy.asExpected ? '' : '  <-- NOT ALL SUCCESS'}; CPU ${formatCpu(undeploy.cpu)}`,
+      );
       logProfile('UNDEPLOY', undeploy, log);
       const sameRuns = raw.filter((measure) => measure.parallelism === PRODUCT_PARALLELISM);
       const rawSame = sameRuns.reduce((best, measure) => (measure.ms < best.ms ? measure : best));
       const rawBest = raw.reduce((best, measure) => (measure.ms < best.ms ? measure : best));
       results.push({
-        run, deploy, redeploy, undeploy, raw, rawSame, rawSameMs: sameRuns.map((measure) => measure.ms), rawBest, ratioSame: deploy.ms / rawSame.ms, ratioBest: deploy.ms / rawBest.ms,
-        ...(rawTransact === undefined ? {} : { rawTransact }), ...(rawBatch === undefined ? {} : { rawPutThenBatch: rawBatch }),
+        run,
+        deploy,
+        redeploy,
+        undeploy,
+        raw,
+        rawSame,
+        rawSameMs: sameRuns.map((measure) => measure.ms),
+        rawBest,
+        ratioSame: deploy.ms / rawSame.ms,
+        ratioBest: deploy.ms / rawBest.ms,
+        ...(rawTransact === undefined ? {} : { rawTransact }),
+        ...(rawBatch === undefined ? {} : { rawPutThenBatch: rawBatch }),
         ...(rawBatched === undefined ? {} : { rawBatchedTransact: rawBatched }),
       });
     }
     return {
-      entries, productParallelism: PRODUCT_PARALLELISM, startMs, seedMs, idleWaitMs, devicesSeeded: devices.length, runs: results,
-      hwmReadyBytes, hwmEndBytes: (await memoryOf(service.pid))?.hwm ?? NaN,
+      entries,
+      productParallelism: PRODUCT_PARALLELISM,
+      startMs,
+      seedMs,
+      idleWaitMs,
+      devicesSeeded: devices.length,
+      runs: results,
+      hwmReadyBytes,
+      hwmEndBytes: (await memoryOf(service.pid))?.hwm ?? NaN,
       dynamoHwmEndBytes: javaPid === undefined ? NaN : ((await memoryOf(javaPid))?.hwm ?? NaN),
     };
   } finally {
@@ -632,7 +823,8 @@ export async function runDeploymentBench(log: (line: string) => void, options: D
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join(' | ')} |`;
   return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
@@ -672,29 +864,58 @@ export function reportDeploymentBench(result: DeploymentBenchResult, log: (line:
   const rows = [
     row(`DEPLOY x${result.entries} request, ms`, (run) => request(run.deploy)),
     row('  outcome', (run) => formatOutcomes(run.deploy.outcomes)),
-    row(`raw conditional PutItem x${result.entries}, parallelism ${result.productParallelism} (product's), ms`, (run) => ms(run.rawSame.ms)),
+    row(`raw conditional PutItem x${result.entries}, parallelism ${result.productParallelism} (product's), ms`, (run) =>
+      ms(run.rawSame.ms),
+    ),
     row('  before / after the request, ms', (run) => run.rawSameMs.map(ms).join(' / ')),
     ...RAW_PARALLELISMS.filter((value) => value !== result.productParallelism).map((parallelism) =>
-      row(`raw conditional PutItem x${result.entries}, parallelism ${parallelism}, ms`, (run) => ms(run.raw.find((measure) => measure.parallelism === parallelism)?.ms ?? NaN)),
+      row(`raw conditional PutItem x${result.entries}, parallelism ${parallelism}, ms`, (run) =>
+        ms(run.raw.find((measure) => measure.parallelism === parallelism)?.ms ?? NaN),
+      ),
     ),
     row('raw best of all, ms (parallelism)', (run) => `${ms(run.rawBest.ms)} (${run.rawBest.parallelism})`),
     row(`ratio request / raw (same parallelism), goal <= ${RATIO_GOAL}`, (run) => run.ratioSame.toFixed(2)),
     row(`ratio request / raw (best), goal <= ${RATIO_GOAL}`, (run) => run.ratioBest.toFixed(2)),
     row('DEPLOY again (all ALREADY_DEPLOYED), ms', (run) => request(run.redeploy)),
     row(`UNDEPLOY x${result.entries} request, ms`, (run) => request(run.undeploy)),
-    row('CPU during DEPLOY: runtime (node) / DynamoDB Local (java), ms', (run) => `${ms(run.deploy.cpu.runtime)} / ${ms(run.deploy.cpu.dynamo)}`),
-    row('CPU during raw puts (same par.): bench / DynamoDB Local, ms', (run) => `${ms(run.rawSame.cpu.bench)} / ${ms(run.rawSame.cpu.dynamo)}`),
+    row(
+      'CPU during DEPLOY: runtime (node) / DynamoDB Local (java), ms',
+      (run) => `${ms(run.deploy.cpu.runtime)} / ${ms(run.deploy.cpu.dynamo)}`,
+    ),
+    row(
+      'CPU during raw puts (same par.): bench / DynamoDB Local, ms',
+      (run) => `${ms(run.rawSame.cpu.bench)} / ${ms(run.rawSame.cpu.dynamo)}`,
+    ),
     row('CPU ratio (runtime + java during DEPLOY) / (bench + java during raw)', (run) =>
-      ((run.deploy.cpu.runtime + run.deploy.cpu.dynamo) / (run.rawSame.cpu.bench + run.rawSame.cpu.dynamo)).toFixed(2)),
-    row('other processes CPU + steal during DEPLOY / raw, ms', (run) => `${ms(run.deploy.cpu.other + run.deploy.cpu.steal)} / ${ms(run.rawSame.cpu.other + run.rawSame.cpu.steal)}`),
+      ((run.deploy.cpu.runtime + run.deploy.cpu.dynamo) / (run.rawSame.cpu.bench + run.rawSame.cpu.dynamo)).toFixed(2),
+    ),
+    row(
+      'other processes CPU + steal during DEPLOY / raw, ms',
+      (run) => `${ms(run.deploy.cpu.other + run.deploy.cpu.steal)} / ${ms(run.rawSame.cpu.other + run.rawSame.cpu.steal)}`,
+    ),
     row('mean raw PutItem latency (same par.), ms', (run) => run.rawSame.meanCallMs.toFixed(2)),
-    row('request / response body, KiB', (run) => `${(run.deploy.requestBytes / 1024).toFixed(0)} / ${(run.deploy.responseBytes / 1024).toFixed(0)}`),
+    row(
+      'request / response body, KiB',
+      (run) => `${(run.deploy.requestBytes / 1024).toFixed(0)} / ${(run.deploy.responseBytes / 1024).toFixed(0)}`,
+    ),
     row('runtime VmHWM after the run, MiB', (run) => mib(run.undeploy.runtimeHwmBytes)),
   ];
   if (runs.some((run) => run.rawTransact !== undefined)) {
-    rows.push(row(`raw TransactWriteItems (ACTIVE+HISTORY) x${result.entries}, par. ${result.productParallelism}, ms`, (run) => ms(run.rawTransact?.ms ?? NaN)));
-    rows.push(row(`raw PutItem x${result.entries} + BatchWrite history, par. ${result.productParallelism}, ms`, (run) => ms(run.rawPutThenBatch?.ms ?? NaN)));
-    rows.push(row(`raw TransactWriteItems of 50 pairs x${Math.ceil(result.entries / 50)}, par. 4, ms`, (run) => ms(run.rawBatchedTransact?.ms ?? NaN)));
+    rows.push(
+      row(`raw TransactWriteItems (ACTIVE+HISTORY) x${result.entries}, par. ${result.productParallelism}, ms`, (run) =>
+        ms(run.rawTransact?.ms ?? NaN),
+      ),
+    );
+    rows.push(
+      row(`raw PutItem x${result.entries} + BatchWrite history, par. ${result.productParallelism}, ms`, (run) =>
+        ms(run.rawPutThenBatch?.ms ?? NaN),
+      ),
+    );
+    rows.push(
+      row(`raw TransactWriteItems of 50 pairs x${Math.ceil(result.entries / 50)}, par. 4, ms`, (run) =>
+        ms(run.rawBatchedTransact?.ms ?? NaN),
+      ),
+    );
   }
   log(table(['Measure', ...runs.map((run) => `Run ${run.run}`)], rows));
   log(
@@ -708,5 +929,10 @@ export function reportDeploymentBench(result: DeploymentBenchResult, log: (line:
   );
   log('');
   log('Goals:');
-  log(table(['Goal', 'Measured', 'Verdict'], deploymentVerdicts(result).map((verdict) => [verdict.goal, verdict.measured, verdict.met ? 'MET' : 'MISSED'])));
+  log(
+    table(
+      ['Goal', 'Measured', 'Verdict'],
+      deploymentVerdicts(result).map((verdict) => [verdict.goal, verdict.measured, verdict.met ? 'MET' : 'MISSED']),
+    ),
+  );
 }

@@ -27,14 +27,21 @@ export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number 
 export type RunningService = LocalService;
 
 /** PUTs a file to a (presigned) URL, streamed from disk with an explicit content-length. Resolves with the status. */
-async function putFile(url: string, headers: Record<string, string>, path: string, bytes: number): Promise<{ status: number; body: string }> {
+async function putFile(
+  url: string,
+  headers: Record<string, string>,
+  path: string,
+  bytes: number,
+): Promise<{ status: number; body: string }> {
   const target = new URL(url);
   const send = target.protocol === 'https:' ? httpsRequest : request;
   return new Promise((done, fail) => {
     const outgoing = send(target, { method: 'PUT', headers: { ...headers, 'content-length': String(bytes) } }, (response) => {
       let body = '';
       response.setEncoding('utf8');
-      response.on('data', (chunk: string) => { body += chunk; });
+      response.on('data', (chunk: string) => {
+        body += chunk;
+      });
       response.on('end', () => done({ status: response.statusCode ?? 0, body }));
       response.on('error', fail);
     });
@@ -99,7 +106,8 @@ export async function runPresigned(path: string, archiveBytes: number, log: (lin
     let token = alice;
     let tokenAt = Date.now();
     while (view.status === 'PENDING') {
-      if (performance.now() - putEnded > POLL_TIMEOUT_MS) throw new Error(`upload ${uploadId} still PENDING after ${POLL_TIMEOUT_MS / 60_000} minutes`);
+      if (performance.now() - putEnded > POLL_TIMEOUT_MS)
+        throw new Error(`upload ${uploadId} still PENDING after ${POLL_TIMEOUT_MS / 60_000} minutes`);
       await new Promise((done) => setTimeout(done, 250));
       if (Date.now() - tokenAt > 30 * 60_000) {
         token = await tokenFor(service, 'alice');

@@ -75,9 +75,9 @@ function parseArguments(): Options {
     } else if (argument === '--profile-deployments') profileDeployments = true;
     else if (argument.startsWith('--deployment-runs=')) {
       deploymentRuns = Number(argument.slice('--deployment-runs='.length));
-      if (!Number.isInteger(deploymentRuns) || deploymentRuns < 1) usage(`--deployment-runs must be a positive integer; got '${argument}'.`);
-    }
-    else if (argument.startsWith('--only=')) only = argument.slice('--only='.length);
+      if (!Number.isInteger(deploymentRuns) || deploymentRuns < 1)
+        usage(`--deployment-runs must be a positive integer; got '${argument}'.`);
+    } else if (argument.startsWith('--only=')) only = argument.slice('--only='.length);
     else if (argument.startsWith('--repeat=')) {
       repeat = Number(argument.slice('--repeat='.length));
       if (!Number.isInteger(repeat) || repeat < 1) usage(`--repeat must be a positive integer; got '${argument}'.`);
@@ -85,7 +85,10 @@ function parseArguments(): Options {
   }
   let sizes = [...ALL_SIZES];
   if (only !== undefined && only.trim() !== '') {
-    const labels = only.split(',').map((label) => label.trim()).filter((label) => label !== '');
+    const labels = only
+      .split(',')
+      .map((label) => label.trim())
+      .filter((label) => label !== '');
     for (const label of labels) {
       if (!ALL_SIZES.some((size) => size.label.toLowerCase() === label.toLowerCase())) usage(`unknown size '${label}'`);
     }
@@ -119,8 +122,12 @@ function validateInChild(...args: string[]): Promise<ValidationRun> {
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     child.on('error', fail);
     child.on('close', (code) => {
       const line = stdout.trim().split('\n').pop() ?? '';
@@ -133,8 +140,8 @@ function validateInChild(...args: string[]): Promise<ValidationRun> {
   });
 }
 
-const unzipAvailable = !(spawnSync('unzip', ['-v'], { stdio: 'ignore' }).error);
-const bashAvailable = !(spawnSync('bash', ['-c', 'true'], { stdio: 'ignore' }).error);
+const unzipAvailable = !spawnSync('unzip', ['-v'], { stdio: 'ignore' }).error;
+const bashAvailable = !spawnSync('bash', ['-c', 'true'], { stdio: 'ignore' }).error;
 
 /**
  * Times `unzip -t -qq <path>`: wall ms and CPU ms (user + system). Through bash's `time` when bash exists (wall
@@ -152,7 +159,8 @@ function timeUnzip(path: string): { ms: number; cpuMs?: number } {
   const started = performance.now();
   const result = spawnSync('unzip', ['-t', '-qq', path], { stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = performance.now() - started;
-  if (result.error !== undefined || result.status !== 0) throw new Error(`unzip -t failed (${result.status}): ${result.stderr?.toString() ?? result.error?.message}`);
+  if (result.error !== undefined || result.status !== 0)
+    throw new Error(`unzip -t failed (${result.status}): ${result.stderr?.toString() ?? result.error?.message}`);
   return { ms };
 }
 
@@ -171,7 +179,8 @@ function median(values: number[]): number {
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join(' | ')} |`;
   return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
@@ -207,20 +216,34 @@ interface SizeResult {
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** Search benchmark (search.ts): --only-search runs only it, --skip-search skips it (taken out before parseArguments). */
-const searchMode: 'run' | 'only' | 'skip' = process.argv.includes('--only-search') ? 'only' : process.argv.includes('--skip-search') ? 'skip' : 'run';
-if (process.argv.includes('--only-search') && process.argv.includes('--skip-search')) usage('--only-search and --skip-search exclude each other.');
+const searchMode: 'run' | 'only' | 'skip' = process.argv.includes('--only-search')
+  ? 'only'
+  : process.argv.includes('--skip-search')
+    ? 'skip'
+    : 'run';
+if (process.argv.includes('--only-search') && process.argv.includes('--skip-search'))
+  usage('--only-search and --skip-search exclude each other.');
 process.argv = process.argv.filter((argument) => argument !== '--only-search' && argument !== '--skip-search');
 
 async function searchStep(): Promise<void> {
-  log(`Search benchmark: ${SEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`);
-  log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
+  log(
+    `Search benchmark: ${SEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`,
+  );
+  log(
+    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}.`,
+  );
   try {
     const result = await runSearchBench(log);
     log('');
     reportSearchBench(result, log);
     await mkdir(BENCH_DIRECTORY, { recursive: true });
     const output = join(BENCH_DIRECTORY, 'search.json');
-    await writeFile(output, `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`);
+    await writeFile(
+      output,
+      `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`,
+    );
     log('');
     log(`JSON results: ${output}`);
   } catch (error) {
@@ -240,14 +263,25 @@ async function deploymentStep(): Promise<void> {
   let commit = 'unknown';
   try {
     commit = execFileSync('git', ['log', '-1', '--format=%h'], { cwd: resolve(import.meta.dirname, '../..'), encoding: 'utf8' }).trim();
-    if (execFileSync('git', ['status', '--porcelain', '--', 'functions', 'lib', 'bin'], { cwd: resolve(import.meta.dirname, '../..'), encoding: 'utf8' }).trim() !== '') {
+    if (
+      execFileSync('git', ['status', '--porcelain', '--', 'functions', 'lib', 'bin'], {
+        cwd: resolve(import.meta.dirname, '../..'),
+        encoding: 'utf8',
+      }).trim() !== ''
+    ) {
       commit += ' + uncommitted changes in functions/lib/bin';
     }
   } catch {
     // not a git checkout
   }
-  log(`Deployment benchmark: one POST of 5,000 DEPLOY entries vs 5,000 conditional PutItems on the same DynamoDB Local; ${options.deploymentRuns} run(s).`);
-  log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); commit ${commit}; product write parallelism ${PRODUCT_PARALLELISM}; load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
+  log(
+    `Deployment benchmark: one POST of 5,000 DEPLOY entries vs 5,000 conditional PutItems on the same DynamoDB Local; ${options.deploymentRuns} run(s).`,
+  );
+  log(
+    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); commit ${commit}; product write parallelism ${PRODUCT_PARALLELISM}; load average ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}.`,
+  );
   try {
     const result = await runDeploymentBench(log, { runs: options.deploymentRuns, profile: options.profileDeployments });
     result.commit = commit;
@@ -255,7 +289,10 @@ async function deploymentStep(): Promise<void> {
     reportDeploymentBench(result, log);
     await mkdir(BENCH_DIRECTORY, { recursive: true });
     const output = join(BENCH_DIRECTORY, 'deployments.json');
-    await writeFile(output, `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`);
+    await writeFile(
+      output,
+      `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`,
+    );
     log('');
     log(`JSON results: ${output}`);
   } catch (error) {
@@ -269,10 +306,17 @@ if (options.deployments === 'only') {
   process.exit();
 }
 log(`Archive validation benchmark: ${options.sizes.map((size) => size.label).join(', ')}; ${options.repeat} run(s) each, median reported.`);
-log(`Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; archives cached in ${BENCH_DIRECTORY}.`);
-log('Archives: incompressible (crypto-random) files of 8 MiB, deflate-compressed (yazl level 6), scenario.json + README.md + PNG thumbnail.');
+log(
+  `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB RAM; archives cached in ${BENCH_DIRECTORY}.`,
+);
+log(
+  'Archives: incompressible (crypto-random) files of 8 MiB, deflate-compressed (yazl level 6), scenario.json + README.md + PNG thumbnail.',
+);
 if (!unzipAvailable) log('unzip is not installed: unzip -t times and ratios are skipped.');
-const formatLoad = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+const formatLoad = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 const loadBefore = formatLoad();
 log(`Load average before: ${loadBefore} (other work on the machine inflates wall times; CPU times are less sensitive).`);
 
@@ -292,14 +336,17 @@ for (const size of options.sizes) {
   const unzipRuns: { ms: number; cpuMs?: number }[] = [];
   for (let run = 1; run <= options.repeat; run += 1) {
     const validation = await validateInChild('--twice', archive.path);
-    if (!validation.ok) throw new Error(`${size.label}: the validator rejected the benchmark archive: ${JSON.stringify(validation.problem)}`);
+    if (!validation.ok)
+      throw new Error(`${size.label}: the validator rejected the benchmark archive: ${JSON.stringify(validation.problem)}`);
     validationRuns.push(validation);
     const unzip = unzipAvailable ? timeUnzip(archive.path) : undefined;
     if (unzip !== undefined) unzipRuns.push(unzip);
     log(
       `  run ${run}: validation ${validation.ms.toFixed(0)} ms (CPU ${validation.cpuMs.toFixed(0)} ms; warm ${validation.warmMs?.toFixed(0)} ms), ` +
         `peak RSS ${mib(validation.maxRssBytes)} MiB, ${validation.reads} ranged reads (${mib(validation.readBytes ?? 0)} MiB)` +
-        (unzip === undefined ? '' : `; unzip -t ${unzip.ms.toFixed(0)} ms (CPU ${unzip.cpuMs === undefined ? 'n/a' : `${unzip.cpuMs.toFixed(0)} ms`})`),
+        (unzip === undefined
+          ? ''
+          : `; unzip -t ${unzip.ms.toFixed(0)} ms (CPU ${unzip.cpuMs === undefined ? 'n/a' : `${unzip.cpuMs.toFixed(0)} ms`})`),
     );
   }
   const first = validationRuns[0] as ValidationRun;
@@ -417,7 +464,12 @@ if (presigned !== undefined) {
 }
 log('');
 log('Goals:');
-log(table(['Goal', 'Measured', 'Verdict'], verdicts.map((verdict) => [verdict.goal, verdict.measured, verdict.met === undefined ? 'SKIPPED' : verdict.met ? 'MET' : 'MISSED'])));
+log(
+  table(
+    ['Goal', 'Measured', 'Verdict'],
+    verdicts.map((verdict) => [verdict.goal, verdict.measured, verdict.met === undefined ? 'SKIPPED' : verdict.met ? 'MET' : 'MISSED']),
+  ),
+);
 
 if (presigned !== undefined && !('error' in presigned)) {
   log('');
@@ -437,7 +489,9 @@ if (presigned !== undefined && !('error' in presigned)) {
       ],
     ),
   );
-  log('(The runtime process hosts s3rver, the upload API and the S3-event validation handler; DynamoDB Local is a separate Java process, not counted.)');
+  log(
+    '(The runtime process hosts s3rver, the upload API and the S3-event validation handler; DynamoDB Local is a separate Java process, not counted.)',
+  );
   log(`Result: ${JSON.stringify(presigned.result)}`);
 }
 

@@ -38,14 +38,22 @@ import { memoryOf, mib, type RunningService } from './presigned.js';
 /** SEARCH_BENCH_DEVICES=N scales the fleet (default 100,000; 60 % acme, 40 % globex). */
 export const SEARCH_DEVICE_COUNT = Number(process.env.SEARCH_BENCH_DEVICES ?? 100_000);
 const TOTAL = SEARCH_DEVICE_COUNT;
-const SPLIT: [string, number][] = [['acme', Math.round(TOTAL * 0.6)], ['globex', TOTAL - Math.round(TOTAL * 0.6)]];
+const SPLIT: [string, number][] = [
+  ['acme', Math.round(TOTAL * 0.6)],
+  ['globex', TOTAL - Math.round(TOTAL * 0.6)],
+];
 const SEED = 5_005;
 const SCAN_PAGE = 340;
 export const GOALS = { searchP50: 15, searchP99: 40, filtersP50: 30, overhead: 1.3 };
 
-const QUERY_A = 'connection.state=DISCONNECTED&connection.state=UNKNOWN&health.mode=EMBEDDED_PLATFORM_ANDROID&sort=updated&direction=DESC&page=2&pageSize=20';
+const QUERY_A =
+  'connection.state=DISCONNECTED&connection.state=UNKNOWN&health.mode=EMBEDDED_PLATFORM_ANDROID&sort=updated&direction=DESC&page=2&pageSize=20';
 const GLOBAL_TERMS = ['printer', 'Lyon', 'Amsterdam'];
-const OLIVIA: Principal = { subject: 'olivia', companies: ['acme', 'globex'], scopes: new Set(['scenarios:read', 'deployments:read', 'search:read']) };
+const OLIVIA: Principal = {
+  subject: 'olivia',
+  companies: ['acme', 'globex'],
+  scopes: new Set(['scenarios:read', 'deployments:read', 'search:read']),
+};
 
 export interface SearchBenchOptions {
   /** Measured iterations per query (default 300). */
@@ -53,7 +61,13 @@ export interface SearchBenchOptions {
   warmup?: number;
 }
 
-export interface Stats { p50: number; p99: number; mean: number; max: number; n: number }
+export interface Stats {
+  p50: number;
+  p99: number;
+  mean: number;
+  max: number;
+  n: number;
+}
 export interface QueryMeasure {
   name: string;
   direct: Stats;
@@ -93,7 +107,13 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 function stats(samples: number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] as number;
-  return { p50: at(0.5), p99: at(0.99), mean: samples.reduce((a, b) => a + b, 0) / samples.length, max: sorted.at(-1) as number, n: samples.length };
+  return {
+    p50: at(0.5),
+    p99: at(0.99),
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+    max: sorted.at(-1) as number,
+    n: samples.length,
+  };
 }
 
 async function timeLoop(iterations: number, warmup: number, body: (index: number) => Promise<unknown>): Promise<Stats> {
@@ -133,7 +153,9 @@ const fakeCompanies: CompanyRepository = {
     return (await this.getMany([companyId]))[0];
   },
   async getMany(ids) {
-    return DEMO_COMPANIES.filter((company) => ids.includes(company.id)).map((company): Company => ({ id: company.id, name: company.name, quotaBytes: company.quotaBytes, usedBytes: 0 }));
+    return DEMO_COMPANIES.filter((company) => ids.includes(company.id)).map(
+      (company): Company => ({ id: company.id, name: company.name, quotaBytes: company.quotaBytes, usedBytes: 0 }),
+    );
   },
 };
 
@@ -208,7 +230,9 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
   let started = performance.now();
   const devices = benchDevices();
   const generateMs = performance.now() - started;
-  log(`  generated ${devices.length} devices (${SPLIT.map(([company, count]) => `${count} ${company}`).join(', ')}) in ${(generateMs / 1000).toFixed(1)} s`);
+  log(
+    `  generated ${devices.length} devices (${SPLIT.map(([company, count]) => `${count} ${company}`).join(', ')}) in ${(generateMs / 1000).toFixed(1)} s`,
+  );
 
   // ---- Direct, in-process ----
   const documents = devices.map((device) => searchDocumentFromItem({ ...device, deviceId: device.id, entity: 'DEVICE' }) as SearchDocument);
@@ -227,12 +251,18 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
   const heapAfter = process.memoryUsage();
   const direct = {
     buildMs,
-    heapGrowthBytes: heapAfter.heapUsed + heapAfter.external + heapAfter.arrayBuffers - (heapBefore.heapUsed + heapBefore.external + heapBefore.arrayBuffers),
+    heapGrowthBytes:
+      heapAfter.heapUsed +
+      heapAfter.external +
+      heapAfter.arrayBuffers -
+      (heapBefore.heapUsed + heapBefore.external + heapBefore.arrayBuffers),
     rssGrowthBytes: heapAfter.rss - heapBefore.rss,
     heapAfterBytes: heapAfter.heapUsed,
     documents: documents.length,
   };
-  log(`  direct: index built in ${buildMs.toFixed(0)} ms (upserts ${insertMs.toFixed(0)} ms + first sorted query ${(buildMs - insertMs).toFixed(0)} ms); heap+external growth ${mib(direct.heapGrowthBytes)} MiB, RSS growth ${mib(direct.rssGrowthBytes)} MiB`);
+  log(
+    `  direct: index built in ${buildMs.toFixed(0)} ms (upserts ${insertMs.toFixed(0)} ms + first sorted query ${(buildMs - insertMs).toFixed(0)} ms); heap+external growth ${mib(direct.heapGrowthBytes)} MiB, RSS growth ${mib(direct.rssGrowthBytes)} MiB`,
+  );
 
   const engine = index;
   const dependencies = { index: engine, companies: fakeCompanies };
@@ -240,7 +270,9 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
   const responseA = await searchResources(engine, OLIVIA, pairs(QUERY_A));
   const responsesB = await Promise.all(GLOBAL_TERMS.map((_, i) => searchResources(engine, OLIVIA, pairs(globalQuery(i)))));
   const responseC = await describeFilters(dependencies, OLIVIA, NO_FILTERS);
-  log(`  (a) total ${responseA.total}, ${responseA.resources.length} on page 2; (b) totals ${GLOBAL_TERMS.map((term, i) => `${term} ${responsesB[i]?.total}`).join(', ')}; (c) ${responseC.items.length} filter fields`);
+  log(
+    `  (a) total ${responseA.total}, ${responseA.resources.length} on page 2; (b) totals ${GLOBAL_TERMS.map((term, i) => `${term} ${responsesB[i]?.total}`).join(', ')}; (c) ${responseC.items.length} filter fields`,
+  );
   /** Times a direct loop and the CPU time this process spent per query. */
   const directLoop = async (name: string, body: (index: number) => Promise<unknown>): Promise<QueryMeasure> => {
     for (let index = 0; index < warmup; index += 1) await body(index);
@@ -275,7 +307,9 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
     started = performance.now();
     service = await startRuntime(settings, dynamoPort);
     const firstStartMs = performance.now() - started;
-    log(`  runtime pid ${service.pid} READY in ${(firstStartMs / 1000).toFixed(1)} s (empty data folder: tables + demo data); data dir ${settings.dataDirectory}, DynamoDB Local port ${dynamoPort}`);
+    log(
+      `  runtime pid ${service.pid} READY in ${(firstStartMs / 1000).toFixed(1)} s (empty data folder: tables + demo data); data dir ${settings.dataDirectory}, DynamoDB Local port ${dynamoPort}`,
+    );
     await service.stop();
     service = undefined;
 
@@ -291,15 +325,22 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
       started = performance.now();
       await seedDevicesAt(`http://127.0.0.1:${dynamoPort}`, devices);
       seedMs = performance.now() - started;
-      log(`  wrote ${devices.length} device items through the running runtime's DynamoDB Local in ${(seedMs / 1000).toFixed(1)} s; waiting for the stream poller`);
+      log(
+        `  wrote ${devices.length} device items through the running runtime's DynamoDB Local in ${(seedMs / 1000).toFixed(1)} s; waiting for the stream poller`,
+      );
       for (;;) {
         const answer = await get(agent, `${service.api}/resources/search?pageSize=1`, token0.value);
         const total = (JSON.parse(answer.body) as { total: number }).total;
-        if (total >= deviceCount + 240) { indexedDocuments = total; break; }
+        if (total >= deviceCount + 240) {
+          indexedDocuments = total;
+          break;
+        }
         await sleep(500);
       }
       restartMs = performance.now() - started;
-      notes.push('HTTP index: NOT rebuilt at start; indexed live by the stream poller while the items were written (SEARCH_BENCH_NO_RESTART=1). "runtime start with rebuild" below is seed start -> all devices searchable.');
+      notes.push(
+        'HTTP index: NOT rebuilt at start; indexed live by the stream poller while the items were written (SEARCH_BENCH_NO_RESTART=1). "runtime start with rebuild" below is seed start -> all devices searchable.',
+      );
     } else {
       // DynamoDB Local alone on the runtime's data folder, so that the stream poller does not index the items one
       // batch at a time while they are written (the restart below rebuilds the index from the scan anyway).
@@ -311,7 +352,9 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
         await dynamo.stop();
       }
       seedMs = performance.now() - started;
-      log(`  wrote ${devices.length} device items into the devices table (BatchWriteItem x25, 16 in parallel) in ${(seedMs / 1000).toFixed(1)} s`);
+      log(
+        `  wrote ${devices.length} device items into the devices table (BatchWriteItem x25, 16 in parallel) in ${(seedMs / 1000).toFixed(1)} s`,
+      );
 
       started = performance.now();
       service = await startRuntime(settings, dynamoPort);
@@ -325,7 +368,9 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
     const settledMs = await waitForIdle([service.pid, await javaChildOf(service.pid)], 180_000);
     log(`  runtime and DynamoDB Local idle (< 10 % of a CPU over 1.5 s) ${(settledMs / 1000).toFixed(1)} s after READY`);
     const memory = await memoryOf(service.pid);
-    log(`  runtime ready in ${(restartMs / 1000).toFixed(1)} s with ${indexedDocuments} documents indexed; VmRSS ${mib(memory?.rss ?? NaN)} MiB, VmHWM ${mib(memory?.hwm ?? NaN)} MiB`);
+    log(
+      `  runtime ready in ${(restartMs / 1000).toFixed(1)} s with ${indexedDocuments} documents indexed; VmRSS ${mib(memory?.rss ?? NaN)} MiB, VmHWM ${mib(memory?.hwm ?? NaN)} MiB`,
+    );
     result.http = { firstStartMs, seedMs, restartMs, indexedDocuments, rssBytes: memory?.rss ?? NaN, hwmBytes: memory?.hwm ?? NaN };
 
     const token = await tokenFor(service, 'olivia');
@@ -340,7 +385,8 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
     const urlC = `${api}/resources/search/filters`;
     const firstA = await check(urlA);
     const bodyA = JSON.parse(firstA.body) as { total: number };
-    if (bodyA.total !== responseA.total) notes.push(`(a) HTTP total ${bodyA.total} vs direct ${responseA.total} (the runtime also holds the 240 demo devices).`);
+    if (bodyA.total !== responseA.total)
+      notes.push(`(a) HTTP total ${bodyA.total} vs direct ${responseA.total} (the runtime also holds the 240 demo devices).`);
     (queries[0] as QueryMeasure).responseBytes = firstA.bytes;
     (queries[1] as QueryMeasure).responseBytes = (await check(urlB(0))).bytes;
     (queries[2] as QueryMeasure).responseBytes = (await check(urlC)).bytes;
@@ -351,13 +397,20 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
       query.http = await timeLoop(iterations, 0, body);
       const cpu = await finish();
       query.httpCpuPerRequest = {
-        runtime: cpu.runtime / iterations, dynamo: cpu.dynamo / iterations, bench: cpu.bench / iterations, other: cpu.other / iterations, steal: cpu.steal / iterations,
+        runtime: cpu.runtime / iterations,
+        dynamo: cpu.dynamo / iterations,
+        bench: cpu.bench / iterations,
+        other: cpu.other / iterations,
+        steal: cpu.steal / iterations,
       };
     };
     await httpLoop(queries[0] as QueryMeasure, () => check(urlA));
     await httpLoop(queries[1] as QueryMeasure, (i) => check(urlB(i)));
     await httpLoop(queries[2] as QueryMeasure, () => check(urlC));
-    for (const query of queries) log(`  HTTP ${query.name}: p50 ${query.http?.p50.toFixed(2)} ms, p99 ${query.http?.p99.toFixed(2)} ms (${query.responseBytes} bytes)`);
+    for (const query of queries)
+      log(
+        `  HTTP ${query.name}: p50 ${query.http?.p50.toFixed(2)} ms, p99 ${query.http?.p99.toFixed(2)} ms (${query.responseBytes} bytes)`,
+      );
     const bare = await startBareServer();
     try {
       for (const query of queries) {
@@ -391,7 +444,8 @@ export async function runSearchBench(log: (line: string) => void, options: Searc
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number))).join(' | ')} |`;
   return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
@@ -404,13 +458,29 @@ export function searchVerdicts(result: SearchBenchResult): { goal: string; measu
     const label = query.name.slice(0, 3);
     const http = query.http;
     if (position < 2) {
-      verdicts.push({ goal: `${label} HTTP p50 <= ${GOALS.searchP50} ms`, measured: `${f(http?.p50)} ms`, met: http === undefined ? undefined : http.p50 <= GOALS.searchP50 });
-      verdicts.push({ goal: `${label} HTTP p99 <= ${GOALS.searchP99} ms`, measured: `${f(http?.p99)} ms`, met: http === undefined ? undefined : http.p99 <= GOALS.searchP99 });
+      verdicts.push({
+        goal: `${label} HTTP p50 <= ${GOALS.searchP50} ms`,
+        measured: `${f(http?.p50)} ms`,
+        met: http === undefined ? undefined : http.p50 <= GOALS.searchP50,
+      });
+      verdicts.push({
+        goal: `${label} HTTP p99 <= ${GOALS.searchP99} ms`,
+        measured: `${f(http?.p99)} ms`,
+        met: http === undefined ? undefined : http.p99 <= GOALS.searchP99,
+      });
     } else {
-      verdicts.push({ goal: `${label} HTTP p50 <= ${GOALS.filtersP50} ms`, measured: `${f(http?.p50)} ms`, met: http === undefined ? undefined : http.p50 <= GOALS.filtersP50 });
+      verdicts.push({
+        goal: `${label} HTTP p50 <= ${GOALS.filtersP50} ms`,
+        measured: `${f(http?.p50)} ms`,
+        met: http === undefined ? undefined : http.p50 <= GOALS.filtersP50,
+      });
     }
     const ratio = http === undefined ? undefined : http.p50 / query.direct.p50;
-    verdicts.push({ goal: `${label} HTTP / direct (p50) <= ${GOALS.overhead}x`, measured: `${f(ratio)}x`, met: ratio === undefined ? undefined : ratio <= GOALS.overhead });
+    verdicts.push({
+      goal: `${label} HTTP / direct (p50) <= ${GOALS.overhead}x`,
+      measured: `${f(ratio)}x`,
+      met: ratio === undefined ? undefined : ratio <= GOALS.overhead,
+    });
   });
   return verdicts;
 }
@@ -419,19 +489,49 @@ export function searchVerdicts(result: SearchBenchResult): { goal: string; measu
 export function reportSearchBench(result: SearchBenchResult, log: (line: string) => void): void {
   log(
     table(
-      ['Query', 'Direct p50 ms', 'Direct p99 ms', 'HTTP p50 ms', 'HTTP p99 ms', 'Ratio p50', 'Ratio p99', 'HTTP - direct p50 ms', 'JSON.stringify ms', 'Bare node:http p50 ms', 'Response bytes'],
+      [
+        'Query',
+        'Direct p50 ms',
+        'Direct p99 ms',
+        'HTTP p50 ms',
+        'HTTP p99 ms',
+        'Ratio p50',
+        'Ratio p99',
+        'HTTP - direct p50 ms',
+        'JSON.stringify ms',
+        'Bare node:http p50 ms',
+        'Response bytes',
+      ],
       result.queries.map((query) => [
-        query.name, f(query.direct.p50), f(query.direct.p99), f(query.http?.p50), f(query.http?.p99),
-        f(query.http === undefined ? undefined : query.http.p50 / query.direct.p50), f(query.http === undefined ? undefined : query.http.p99 / query.direct.p99),
-        f(query.http === undefined ? undefined : query.http.p50 - query.direct.p50), f(query.directSerializeMs, 3), f(query.bare?.p50), String(query.responseBytes ?? 'n/a'),
+        query.name,
+        f(query.direct.p50),
+        f(query.direct.p99),
+        f(query.http?.p50),
+        f(query.http?.p99),
+        f(query.http === undefined ? undefined : query.http.p50 / query.direct.p50),
+        f(query.http === undefined ? undefined : query.http.p99 / query.direct.p99),
+        f(query.http === undefined ? undefined : query.http.p50 - query.direct.p50),
+        f(query.directSerializeMs, 3),
+        f(query.bare?.p50),
+        String(query.responseBytes ?? 'n/a'),
       ]),
     ),
   );
-  log(`Iterations per query: ${result.queries[0]?.direct.n} measured after warm-up, sequential; HTTP over one keep-alive connection (node:http Agent).`);
+  log(
+    `Iterations per query: ${result.queries[0]?.direct.n} measured after warm-up, sequential; HTTP over one keep-alive connection (node:http Agent).`,
+  );
   log('');
   log(
     table(
-      ['Query', 'Direct: bench CPU ms/query', 'HTTP: runtime CPU ms/request', 'DynamoDB Local', 'bench (client)', 'other processes', 'steal'],
+      [
+        'Query',
+        'Direct: bench CPU ms/query',
+        'HTTP: runtime CPU ms/request',
+        'DynamoDB Local',
+        'bench (client)',
+        'other processes',
+        'steal',
+      ],
       result.queries.map((query) => {
         const cpu = query.httpCpuPerRequest;
         return [query.name, f(query.directCpuPerQuery), f(cpu?.runtime), f(cpu?.dynamo), f(cpu?.bench), f(cpu?.other), f(cpu?.steal)];
@@ -439,7 +539,9 @@ export function reportSearchBench(result: SearchBenchResult, log: (line: string)
     ),
   );
   log('CPU time per request during the measured loops (user + system from /proc, 10 ms ticks averaged over the loop).');
-  log('Bare node:http: the same client against a node:http server in another process that answers as many bytes with no routing, auth or handler (the transport floor).');
+  log(
+    'Bare node:http: the same client against a node:http server in another process that answers as many bytes with no routing, auth or handler (the transport floor).',
+  );
   log('');
   log(
     table(
@@ -462,5 +564,14 @@ export function reportSearchBench(result: SearchBenchResult, log: (line: string)
   if (result.httpError !== undefined) log(`HTTP part failed: ${result.httpError}`);
   log('');
   log('Goals:');
-  log(table(['Goal', 'Measured', 'Verdict'], searchVerdicts(result).map((verdict) => [verdict.goal, verdict.measured, verdict.met === undefined ? 'SKIPPED' : verdict.met ? 'MET' : 'MISSED'])));
+  log(
+    table(
+      ['Goal', 'Measured', 'Verdict'],
+      searchVerdicts(result).map((verdict) => [
+        verdict.goal,
+        verdict.measured,
+        verdict.met === undefined ? 'SKIPPED' : verdict.met ? 'MET' : 'MISSED',
+      ]),
+    ),
+  );
 }

@@ -50,7 +50,13 @@ const source: RandomAccessSource = {
     if (end <= start) return Readable.from([]);
     if (latencyMs > 0) {
       const output = new PassThrough();
-      setTimeout(() => createReadStream(path, { start, end: end - 1 }).on('error', (error) => output.destroy(error)).pipe(output), latencyMs);
+      setTimeout(
+        () =>
+          createReadStream(path, { start, end: end - 1 })
+            .on('error', (error) => output.destroy(error))
+            .pipe(output),
+        latencyMs,
+      );
       return output;
     }
     return createReadStream(path, { start, end: end - 1 });

@@ -19,7 +19,11 @@ if (url === undefined || url === '') {
   });
 } else {
   const signed = process.env.OPENSEARCH_AUTH === 'aws-sigv4';
-  const transport = createOpenSearchTransport({ url, auth: signed ? 'aws-sigv4' : 'none', ...(signed ? { region: process.env.AWS_REGION ?? '' } : {}) });
+  const transport = createOpenSearchTransport({
+    url,
+    auth: signed ? 'aws-sigv4' : 'none',
+    ...(signed ? { region: process.env.AWS_REGION ?? '' } : {}),
+  });
   const run = `contract-${Date.now().toString(36)}-${process.pid}`;
   const created: OpenSearchSearchIndex[] = [];
 

@@ -50,29 +50,31 @@ function device(spec: DeviceSpec): DeviceDocument {
     ...(spec.health === undefined
       ? {}
       : {
-        health: {
-          updated: '2024-06-01T12:00:00.000Z',
-          versionCode: spec.health.versionCode,
-          versionName: spec.health.versionName,
-          mode: spec.health.mode,
-          hubs: [{
-            uid: `${spec.id}-hub`,
-            label: 'Main hub',
-            version: '3.2.0',
-            registeredSince: created,
-            type: 'STANDARD',
-            battery: { health: { state: 'GOOD', plugged: 'AC', status: 'FULL', level: 100, cycle: 12 } },
-            devices: spec.health.subDevices.map((sub, index) => ({
-              uid: `${spec.id}-sub-${index}`,
-              label: sub.label,
-              version: '1.4.2',
-              health: { state: sub.state, message: sub.state === 'NOMINAL' ? 'OK' : 'Check device', messages: [] },
-              capability: { type: sub.type, modes: [] },
-              commands: [],
-            })),
-          }],
-        },
-      }),
+          health: {
+            updated: '2024-06-01T12:00:00.000Z',
+            versionCode: spec.health.versionCode,
+            versionName: spec.health.versionName,
+            mode: spec.health.mode,
+            hubs: [
+              {
+                uid: `${spec.id}-hub`,
+                label: 'Main hub',
+                version: '3.2.0',
+                registeredSince: created,
+                type: 'STANDARD',
+                battery: { health: { state: 'GOOD', plugged: 'AC', status: 'FULL', level: 100, cycle: 12 } },
+                devices: spec.health.subDevices.map((sub, index) => ({
+                  uid: `${spec.id}-sub-${index}`,
+                  label: sub.label,
+                  version: '1.4.2',
+                  health: { state: sub.state, message: sub.state === 'NOMINAL' ? 'OK' : 'Check device', messages: [] },
+                  capability: { type: sub.type, modes: [] },
+                  commands: [],
+                })),
+              },
+            ],
+          },
+        }),
   };
 }
 
@@ -100,28 +102,55 @@ const payment = (state: SubDeviceState) => ({ state, type: 'PAYMENT' as const, l
 function fixture(): SearchDocument[] {
   return [
     device({
-      id: 'dev-1', serial: 'ACM-0001', location: 'Lyon Part-Dieu Station', state: 'CONNECTED', created: '2024-01-03T10:00:00.000Z',
+      id: 'dev-1',
+      serial: 'ACM-0001',
+      location: 'Lyon Part-Dieu Station',
+      state: 'CONNECTED',
+      created: '2024-01-03T10:00:00.000Z',
       health: { mode: 'SERVER', versionCode: '100', versionName: '1.0.0', subDevices: [printer('NOMINAL'), payment('WARNING')] },
     }),
     device({
-      id: 'dev-2', serial: 'ACM-0002', location: 'Paris Gare de Lyon', state: 'DISCONNECTED', created: '2024-01-01T10:00:00.000Z',
+      id: 'dev-2',
+      serial: 'ACM-0002',
+      location: 'Paris Gare de Lyon',
+      state: 'DISCONNECTED',
+      created: '2024-01-01T10:00:00.000Z',
       health: { mode: 'EMBEDDED_PLATFORM_ANDROID', versionCode: '101', versionName: '1.0.1', subDevices: [printer('DOWN')] },
     }),
     device({ id: 'dev-3', serial: 'ACM-0003', state: 'UNKNOWN', created: '2024-01-05T10:00:00.000Z' }),
     device({
-      id: 'dev-4', serial: 'ACM-0004', location: 'Berlin Hauptbahnhof', state: 'CONNECTED', created: '2024-01-02T10:00:00.000Z',
+      id: 'dev-4',
+      serial: 'ACM-0004',
+      location: 'Berlin Hauptbahnhof',
+      state: 'CONNECTED',
+      created: '2024-01-02T10:00:00.000Z',
       health: {
-        mode: 'EMBEDDED_PLATFORM_COMPUTER', versionCode: '101', versionName: '1.0.1',
+        mode: 'EMBEDDED_PLATFORM_COMPUTER',
+        versionCode: '101',
+        versionName: '1.0.1',
         subDevices: [printer('NOMINAL'), { state: 'NOMINAL', type: 'MEDIA', label: 'Touch screen' }],
       },
     }),
     device({
-      id: 'dev-5', serial: 'ACM-0005', location: 'Lyon Saint-Exupery Airport', state: 'CONNECTED', created: '2024-01-04T10:00:00.000Z',
-      health: { mode: 'SERVER', versionCode: '100', versionName: '1.0.0', subDevices: [{ state: 'WARNING', type: 'IOT', label: 'Locker bank' }] },
+      id: 'dev-5',
+      serial: 'ACM-0005',
+      location: 'Lyon Saint-Exupery Airport',
+      state: 'CONNECTED',
+      created: '2024-01-04T10:00:00.000Z',
+      health: {
+        mode: 'SERVER',
+        versionCode: '100',
+        versionName: '1.0.0',
+        subDevices: [{ state: 'WARNING', type: 'IOT', label: 'Locker bank' }],
+      },
     }),
     scenario('welcome-kiosk', 'acme', 'Welcome kiosk'),
     device({
-      id: 'dev-1', company: 'globex', serial: 'GLX-0001', location: 'Lyon Perrache Station', state: 'CONNECTED',
+      id: 'dev-1',
+      company: 'globex',
+      serial: 'GLX-0001',
+      location: 'Lyon Perrache Station',
+      state: 'CONNECTED',
       health: { mode: 'SERVER', versionCode: '100', versionName: '1.0.0', subDevices: [printer('DOWN')] },
     }),
     scenario('timetable', 'globex', 'Timetable display'),
@@ -240,9 +269,11 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
 
       it('matches each nested field independently, not within one sub-device', async () => {
         // dev-1 has a NOMINAL printer and a WARNING card reader: it has a PRINTER and a WARNING sub-device.
-        const result = await index.search(query({
-          filters: filters({ 'health.hubs.devices.health.state': ['WARNING'], 'health.hubs.devices.capability.type': ['PRINTER'] }),
-        }));
+        const result = await index.search(
+          query({
+            filters: filters({ 'health.hubs.devices.health.state': ['WARNING'], 'health.hubs.devices.capability.type': ['PRINTER'] }),
+          }),
+        );
         expect(ids(result)).toEqual(['dev-1']);
       });
 
@@ -339,7 +370,14 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
         const result = await index.search(query({ companies: ['acme', 'globex'], sort: { field: 'health.mode', direction: 'ASC' } }));
         // EMBEDDED_PLATFORM_ANDROID, EMBEDDED_PLATFORM_COMPUTER, SERVER ×3, then no health: devices before scenarios.
         expect(refs(result)).toEqual([
-          'acme/dev-2', 'acme/dev-4', 'acme/dev-1', 'acme/dev-5', 'globex/dev-1', 'acme/dev-3', 'acme/welcome-kiosk', 'globex/timetable',
+          'acme/dev-2',
+          'acme/dev-4',
+          'acme/dev-1',
+          'acme/dev-5',
+          'globex/dev-1',
+          'acme/dev-3',
+          'acme/welcome-kiosk',
+          'globex/timetable',
         ]);
       });
     });
@@ -375,7 +413,10 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
       it('equal the search totals for each value', async () => {
         const fields = ['connection.state', 'health.hubs.devices.health.state'];
         const result = await index.countValues(counts({ fields }));
-        for (const [field, values] of [['connection.state', CONNECTION_STATES], ['health.hubs.devices.health.state', SUB_DEVICE_HEALTH_STATES]] as const) {
+        for (const [field, values] of [
+          ['connection.state', CONNECTION_STATES],
+          ['health.hubs.devices.health.state', SUB_DEVICE_HEALTH_STATES],
+        ] as const) {
           for (const value of values) {
             const { total } = await index.search(query({ filters: filters({ type: ['DEVICE'], [field]: [value] }) }));
             expect(result.get(field)?.get(value)?.count ?? 0, `${field}=${value}`).toBe(total);
@@ -387,19 +428,27 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
         // dev-4 has two NOMINAL sub-devices; dev-1 one NOMINAL and one WARNING.
         const result = await index.countValues(counts({ fields: ['health.hubs.devices.health.state'] }));
         expect(Object.fromEntries(result.get('health.hubs.devices.health.state') ?? [])).toEqual({
-          DOWN: { count: 1 }, NOMINAL: { count: 2 }, WARNING: { count: 2 },
+          DOWN: { count: 1 },
+          NOMINAL: { count: 2 },
+          WARNING: { count: 2 },
         });
       });
 
       it('apply the filters', async () => {
-        const result = await index.countValues(counts({ fields: ['health.mode'], filters: filters({ 'connection.state': ['CONNECTED'] }) }));
-        expect(Object.fromEntries(result.get('health.mode') ?? [])).toEqual({ EMBEDDED_PLATFORM_COMPUTER: { count: 1 }, SERVER: { count: 2 } });
+        const result = await index.countValues(
+          counts({ fields: ['health.mode'], filters: filters({ 'connection.state': ['CONNECTED'] }) }),
+        );
+        expect(Object.fromEntries(result.get('health.mode') ?? [])).toEqual({
+          EMBEDDED_PLATFORM_COMPUTER: { count: 1 },
+          SERVER: { count: 2 },
+        });
       });
 
       it('label data values with their label field', async () => {
         const result = await index.countValues(counts({ fields: ['health.versionCode'] }));
         expect(Object.fromEntries(result.get('health.versionCode') ?? [])).toEqual({
-          100: { count: 2, label: '1.0.0' }, 101: { count: 2, label: '1.0.1' },
+          100: { count: 2, label: '1.0.0' },
+          101: { count: 2, label: '1.0.1' },
         });
       });
 
@@ -464,8 +513,12 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
             expect(error).toBeInstanceOf(TypeError);
           }
         };
-        attempt(() => { if (first !== undefined) first.serial = 'CHANGED'; });
-        attempt(() => { if (first?.location !== undefined) first.location.name = 'CHANGED'; });
+        attempt(() => {
+          if (first !== undefined) first.serial = 'CHANGED';
+        });
+        attempt(() => {
+          if (first?.location !== undefined) first.location.name = 'CHANGED';
+        });
         const again = (await index.search(global('oslo'))).resources as DeviceDocument[];
         expect(again[0]?.serial).toBe('ACM-0006');
         expect(again[0]?.location?.name).toBe('Oslo Depot');

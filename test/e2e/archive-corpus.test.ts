@@ -12,7 +12,16 @@ import { join, relative } from 'node:path';
 import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  call, eventually, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+  call,
+  eventually,
+  type JsonResult,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  uploadArchive,
 } from './harness.js';
 
 const GLOBEX_QUOTA = 5_242_880;
@@ -75,16 +84,56 @@ function writeZip(entries: RawEntry[]): Buffer {
     const size = entry.uncompressedSize ?? data.length;
     const flags = entry.flags ?? 0x0800;
     const name = Buffer.from(entry.name, 'utf8');
-    const local = Buffer.concat([u32(0x04034b50), u16(20), u16(flags), u16(method), u16(0), u16(DOS_DATE), u32(crc), u32(payload.length), u32(size), u16(name.length), u16(0), name]);
-    central.push(Buffer.concat([
-      u32(0x02014b50), u16(entry.madeBy ?? 20), u16(20), u16(flags), u16(method), u16(0), u16(DOS_DATE), u32(crc), u32(payload.length), u32(size),
-      u16(name.length), u16(0), u16(0), u16(0), u16(0), u32(entry.externalAttributes ?? (entry.name.endsWith('/') ? 0x10 : 0)), u32(offset), name,
-    ]));
+    const local = Buffer.concat([
+      u32(0x04034b50),
+      u16(20),
+      u16(flags),
+      u16(method),
+      u16(0),
+      u16(DOS_DATE),
+      u32(crc),
+      u32(payload.length),
+      u32(size),
+      u16(name.length),
+      u16(0),
+      name,
+    ]);
+    central.push(
+      Buffer.concat([
+        u32(0x02014b50),
+        u16(entry.madeBy ?? 20),
+        u16(20),
+        u16(flags),
+        u16(method),
+        u16(0),
+        u16(DOS_DATE),
+        u32(crc),
+        u32(payload.length),
+        u32(size),
+        u16(name.length),
+        u16(0),
+        u16(0),
+        u16(0),
+        u16(0),
+        u32(entry.externalAttributes ?? (entry.name.endsWith('/') ? 0x10 : 0)),
+        u32(offset),
+        name,
+      ]),
+    );
     parts.push(local, payload);
     offset += local.length + payload.length;
   }
   const directory = Buffer.concat(central);
-  const end = Buffer.concat([u32(0x06054b50), u16(0), u16(0), u16(entries.length), u16(entries.length), u32(directory.length), u32(offset), u16(0)]);
+  const end = Buffer.concat([
+    u32(0x06054b50),
+    u16(0),
+    u16(0),
+    u16(entries.length),
+    u16(entries.length),
+    u32(directory.length),
+    u32(offset),
+    u16(0),
+  ]);
   return Buffer.concat([...parts, directory, end]);
 }
 
@@ -94,7 +143,13 @@ const HTML = text('<!doctype html><title>corpus</title><h1>corpus</h1>');
 
 /** A valid archive's entries for scenario `id`; its manifest is valid so that only the planted defect can refuse it. */
 function validEntries(id: string, version = '1.0.0', extraAssets: string[] = [], method = 8): RawEntry[] {
-  const manifest = { id, name: `Corpus ${id}`, version, thumbnails: ['resources/thumbnails/t.svg'], assets: ['resources/assets/index.html', ...extraAssets] };
+  const manifest = {
+    id,
+    name: `Corpus ${id}`,
+    version,
+    thumbnails: ['resources/thumbnails/t.svg'],
+    assets: ['resources/assets/index.html', ...extraAssets],
+  };
   return [
     { name: 'scenario.json', data: text(JSON.stringify(manifest)), method },
     { name: 'resources/' },
@@ -119,7 +174,12 @@ async function zipBomb(name: string): Promise<RawEntry> {
   return { name, method: 8, payload: Buffer.concat(chunks), crc: crc >>> 0, uncompressedSize: 64 * MiB };
 }
 
-const symlink = (name: string): RawEntry => ({ name, data: text('../../../../etc/passwd'), madeBy: (3 << 8) | 20, externalAttributes: (0o120777 << 16) >>> 0 });
+const symlink = (name: string): RawEntry => ({
+  name,
+  data: text('../../../../etc/passwd'),
+  madeBy: (3 << 8) | 20,
+  externalAttributes: (0o120777 << 16) >>> 0,
+});
 const encrypted = (name: string): RawEntry => {
   const data = text('secret');
   return { name, data, flags: 0x0801, payload: Buffer.concat([randomBytes(12), data]) };
@@ -144,7 +204,12 @@ function expectProblem(result: JsonResult, status: number): Problem {
   expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(status);
   expect(result.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
   const body = result.body as Problem;
-  expect(body).toMatchObject({ status, type: expect.stringMatching(/^https?:\/\//), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    type: expect.stringMatching(/^https?:\/\//),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   return body;
 }
 
@@ -166,7 +231,8 @@ interface CorpusCase {
 }
 
 async function corpus(): Promise<CorpusCase[]> {
-  const valid = (id: string, extra: RawEntry[] = [], extraAssets: string[] = []) => writeZip([...validEntries(id, '1.0.0', extraAssets), ...extra]);
+  const valid = (id: string, extra: RawEntry[] = [], extraAssets: string[] = []) =>
+    writeZip([...validEntries(id, '1.0.0', extraAssets), ...extra]);
   const truncated = valid('corpus-truncated');
   const dotDot = 'resources/../../../evil.sh';
   return [
@@ -228,7 +294,11 @@ async function corpus(): Promise<CorpusCase[]> {
       label: 'many violations in one archive',
       id: 'corpus-combined',
       archive: writeZip([
-        { name: 'scenario.json', data: text(JSON.stringify({ id: 'corpus-combined', name: 'Combined', version: '1.0', colour: 'blue' })), method: 8 },
+        {
+          name: 'scenario.json',
+          data: text(JSON.stringify({ id: 'corpus-combined', name: 'Combined', version: '1.0', colour: 'blue' })),
+          method: 8,
+        },
         { name: '/etc/passwd', data: text('root:x:0:0') },
         { name: 'assets/../../evil.sh', data: text('rm -rf /') },
         { name: 'assets\\evil.txt', data: text('backslash') },
@@ -332,13 +402,17 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
       const ids = (listing.body.items as { id: string }[]).map((item) => item.id);
       expect(ids).toContain('corpus-control');
       expect(ids.filter((id) => rejectedIds.includes(id))).toEqual([]);
-      for (const id of rejectedIds) expect((await call(`${service.api}/companies/acme/resources/scenarios/${id}`, { token: alice })).status, id).toBe(404);
+      for (const id of rejectedIds)
+        expect((await call(`${service.api}/companies/acme/resources/scenarios/${id}`, { token: alice })).status, id).toBe(404);
     } else {
       console.warn(`scenario listing answered ${listing.status}; checked search and S3 only`);
     }
 
     const files = await s3Files();
-    expect(files.some((file) => file.includes('corpus-control')), `control archive in S3: ${JSON.stringify(files)}`).toBe(true);
+    expect(
+      files.some((file) => file.includes('corpus-control')),
+      `control archive in S3: ${JSON.stringify(files)}`,
+    ).toBe(true);
     expect(files.filter((file) => rejectedIds.some((id) => file.includes(id)))).toEqual([]);
 
     const usageAfter = await usage(alice, 'acme');
@@ -364,7 +438,10 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
       ]),
     );
     const sizes = archives.map((archive) => archive.length);
-    expect(sizes.reduce((sum, size) => sum + size, 0), 'the 20 archives together do not fit').toBeGreaterThan(GLOBEX_QUOTA);
+    expect(
+      sizes.reduce((sum, size) => sum + size, 0),
+      'the 20 archives together do not fit',
+    ).toBeGreaterThan(GLOBEX_QUOTA);
 
     const before = await usage(bob, 'globex');
     if (before !== undefined) {
@@ -374,9 +451,13 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
       console.warn('GET .../resources/scenarios/usage answered 404: deriving usage from 413 bodies (usedBytes)');
     }
 
-    const results = await Promise.all(archives.map((archive, index) => uploadArchive(service, bob, 'globex', archive, `race-${index}.zip`)));
+    const results = await Promise.all(
+      archives.map((archive, index) => uploadArchive(service, bob, 'globex', archive, `race-${index}.zip`)),
+    );
 
-    const unexpected = results.map((result, index) => ({ index, status: result.status, body: result.body })).filter(({ status }) => status !== 201 && status !== 413);
+    const unexpected = results
+      .map((result, index) => ({ index, status: result.status, body: result.body }))
+      .filter(({ status }) => status !== 201 && status !== 413);
     expect(unexpected, 'every concurrent upload must end 201 or 413').toEqual([]);
     const stored = results.flatMap((result, index) => (result.status === 201 ? [{ index, result }] : []));
     const refused = results.flatMap((result, index) => (result.status === 413 ? [{ index, problem: expectProblem(result, 413) }] : []));
@@ -392,7 +473,9 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
       expect(problem.archiveBytes).toBe(sizes[index]);
       expect(problem.usedBytes).toEqual(expect.any(Number));
       // The refusal was justified when it was decided.
-      expect((problem.usedBytes as number) + (sizes[index] as number), `refusal of #${index}: ${JSON.stringify(problem)}`).toBeGreaterThan(GLOBEX_QUOTA);
+      expect((problem.usedBytes as number) + (sizes[index] as number), `refusal of #${index}: ${JSON.stringify(problem)}`).toBeGreaterThan(
+        GLOBEX_QUOTA,
+      );
     }
 
     // Usage after: the endpoint, or the usedBytes of one more (refused) upload.
@@ -401,7 +484,10 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
     if (after !== undefined) {
       usedAfter = after.usedBytes;
     } else {
-      const probe = writeZip([...validEntries(SCENARIO, '9.9.9', ['resources/assets/blob.bin'], 0), { name: 'resources/assets/blob.bin', data: randomBytes(2 * MiB) }]);
+      const probe = writeZip([
+        ...validEntries(SCENARIO, '9.9.9', ['resources/assets/blob.bin'], 0),
+        { name: 'resources/assets/blob.bin', data: randomBytes(2 * MiB) },
+      ]);
       const problem = expectProblem(await uploadArchive(service, bob, 'globex', probe), 413);
       usedAfter = problem.usedBytes as number;
     }

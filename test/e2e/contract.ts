@@ -96,7 +96,9 @@ function isJsonMediaType(mediaType: string): boolean {
 }
 
 function describeErrors(validate: ValidateFunction): string {
-  return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`).join('; ');
+  return (validate.errors ?? [])
+    .map((error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`)
+    .join('; ');
 }
 
 /**
@@ -111,7 +113,10 @@ export async function expectDocumented(which: Operation, response: Response | Js
   const { document } = contract();
   const responses = operation.responses as Json;
   const declared = responses[String(response.status)] as Json | undefined;
-  expect(declared, `${id} answered ${response.status}, which the OpenAPI document does not list (${Object.keys(responses).join(', ')})`).toBeDefined();
+  expect(
+    declared,
+    `${id} answered ${response.status}, which the OpenAPI document does not list (${Object.keys(responses).join(', ')})`,
+  ).toBeDefined();
   const documented = resolve(document, declared as Json);
 
   for (const [name, raw] of Object.entries((documented.headers ?? {}) as Json)) {
@@ -122,7 +127,10 @@ export async function expectDocumented(which: Operation, response: Response | Js
       continue;
     }
     const validate = validator(header.schema as Json);
-    expect(validate(headerValue(value, header.schema as Json)), `${id} ${response.status}: header ${name}: ${value}: ${describeErrors(validate)}`).toBe(true);
+    expect(
+      validate(headerValue(value, header.schema as Json)),
+      `${id} ${response.status}: header ${name}: ${value}: ${describeErrors(validate)}`,
+    ).toBe(true);
   }
 
   const content = documented.content as Record<string, Json> | undefined;
@@ -136,6 +144,9 @@ export async function expectDocumented(which: Operation, response: Response | Js
   if (!isJsonMediaType(mediaType)) return undefined;
   const body = response instanceof Response ? await response.clone().json() : response.body;
   const validate = validator((content[mediaType] as Json).schema as Json);
-  expect(validate(body), `${id} ${response.status}: the body does not match the document: ${describeErrors(validate)}\n${JSON.stringify(body).slice(0, 2000)}`).toBe(true);
+  expect(
+    validate(body),
+    `${id} ${response.status}: the body does not match the document: ${describeErrors(validate)}\n${JSON.stringify(body).slice(0, 2000)}`,
+  ).toBe(true);
   return body;
 }

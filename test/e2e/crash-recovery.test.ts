@@ -9,7 +9,17 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from './fleet.js';
-import { call, eventually, isRunning, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import {
+  call,
+  eventually,
+  isRunning,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+} from './harness.js';
 
 const ENTRIES = 5_000;
 const LABEL = 'crash';
@@ -37,10 +47,15 @@ async function activeIds(): Promise<string[]> {
   const ids: string[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await client.send(new QueryCommand({
-      TableName: 'deployments', KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', FilterExpression: 'attribute_not_exists(undeploy)',
-      ExpressionAttributeValues: { ':pk': 'ACTIVE#acme', ':prefix': `acme-${LABEL}-` }, ExclusiveStartKey: startKey,
-    }));
+    const page = await client.send(
+      new QueryCommand({
+        TableName: 'deployments',
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        FilterExpression: 'attribute_not_exists(undeploy)',
+        ExpressionAttributeValues: { ':pk': 'ACTIVE#acme', ':prefix': `acme-${LABEL}-` },
+        ExclusiveStartKey: startKey,
+      }),
+    );
     ids.push(...(page.Items ?? []).map((item) => item.id as string));
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
@@ -60,16 +75,33 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
       what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
       action: 'DEPLOY',
     }));
-    const pending = call(`${running.api}/companies/acme/resources/deployments`, { token, json: { note: 'crash test', requests } }).catch((error: unknown) => error);
+    const pending = call(`${running.api}/companies/acme/resources/deployments`, { token, json: { note: 'crash test', requests } }).catch(
+      (error: unknown) => error,
+    );
 
     // Kill it once a fair share of the writes is made, so some changes have their history and events and some not.
     // Counted once a second: a tighter loop would slow the very writes it waits for.
-    await eventually(async () => (await sleep(1_000), (await activeIds()).length >= 800), '800 writes of the request', 180_000);
+    await eventually(
+      async () => {
+        await sleep(1_000);
+        return (await activeIds()).length >= 800;
+      },
+      '800 writes of the request',
+      180_000,
+    );
     process.kill(running.pid, 'SIGKILL');
     const interrupted = await pending;
     expect(interrupted, 'the client saw the connection die').toBeInstanceOf(Error);
     // Its watchdog ends DynamoDB Local with it (another JVM on the same data folder would corrupt it).
-    await eventually(async () => !(await fetch(`http://127.0.0.1:${dynamoPort}`).then(() => true, () => false)), 'DynamoDB Local to stop', 30_000);
+    await eventually(
+      async () =>
+        !(await fetch(`http://127.0.0.1:${dynamoPort}`).then(
+          () => true,
+          () => false,
+        )),
+      'DynamoDB Local to stop',
+      30_000,
+    );
     await running.stop();
     expect(isRunning(running.pid)).toBe(false);
     const beforeRestart = await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '');
@@ -84,23 +116,42 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
       const ids: string[] = [];
       let cursor: string | null = null;
       do {
-        const query = new URLSearchParams({ scenarioId: 'acme-welcome', version: '1.0.0', limit: '1000', ...(cursor === null ? {} : { cursor }) });
-        const page = await call(`${restarted.api}/companies/acme/resources/deployments/history?${query}`, { token: await tokenFor(restarted, 'alice') });
+        const query = new URLSearchParams({
+          scenarioId: 'acme-welcome',
+          version: '1.0.0',
+          limit: '1000',
+          ...(cursor === null ? {} : { cursor }),
+        });
+        const page = await call(`${restarted.api}/companies/acme/resources/deployments/history?${query}`, {
+          token: await tokenFor(restarted, 'alice'),
+        });
         expect(page.status).toBe(200);
-        ids.push(...(page.body.items as { id: string; target: { id: string } }[]).filter((item) => item.target.id.startsWith(`acme-${LABEL}-`)).map((item) => item.id));
+        ids.push(
+          ...(page.body.items as { id: string; target: { id: string } }[])
+            .filter((item) => item.target.id.startsWith(`acme-${LABEL}-`))
+            .map((item) => item.id),
+        );
         cursor = page.body.nextCursor as string | null;
       } while (cursor !== null);
       return ids;
     };
     const eventIds = async (): Promise<string[]> =>
       (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8'))
-        .split('\n').filter((line) => line.includes(`"acme-${LABEL}-`)).map((line) => (JSON.parse(line) as { deploymentId: string }).deploymentId);
+        .split('\n')
+        .filter((line) => line.includes(`"acme-${LABEL}-`))
+        .map((line) => (JSON.parse(line) as { deploymentId: string }).deploymentId);
 
-    await eventually(async () => (await historyIds()).length === active.length && (await eventIds()).length >= active.length, 'history and events of every change', 120_000);
+    await eventually(
+      async () => (await historyIds()).length === active.length && (await eventIds()).length >= active.length,
+      'history and events of every change',
+      120_000,
+    );
     const history = await historyIds();
     const events = await eventIds();
     const eventsBefore = beforeRestart.split('\n').filter((line) => line.includes(`"acme-${LABEL}-`)).length;
-    console.log(`crash recovery: ${active.length} active deployments; before the restart ${eventsBefore} events; after it ${history.length} history entries and ${events.length} events`);
+    console.log(
+      `crash recovery: ${active.length} active deployments; before the restart ${eventsBefore} events; after it ${history.length} history entries and ${events.length} events`,
+    );
     expect(new Set(history).size, 'no duplicate history entry').toBe(history.length);
     expect(new Set(events).size, 'no duplicate event').toBe(events.length);
     expect([...history].sort()).toEqual([...active].sort());

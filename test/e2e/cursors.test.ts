@@ -5,7 +5,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDemoScenarioArchive } from '../../functions/local/seed.js';
-import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive, eventually } from './harness.js';
+import {
+  call,
+  type JsonResult,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  uploadArchive,
+  eventually,
+} from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;
@@ -25,7 +36,8 @@ const LISTINGS = {
 } as const;
 type Listing = keyof typeof LISTINGS;
 
-const list = (listing: Listing, query: string, token = bob): Promise<JsonResult<Page>> => call<Page>(`${service.api}${LISTINGS[listing]}?${query}`, { token });
+const list = (listing: Listing, query: string, token = bob): Promise<JsonResult<Page>> =>
+  call<Page>(`${service.api}${LISTINGS[listing]}?${query}`, { token });
 
 const forged = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
 
@@ -33,7 +45,10 @@ const forged = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base
 function expectCursorRefused(result: JsonResult, what: string): void {
   expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(400);
   expect(result.headers.get('content-type') ?? '', what).toMatch(/^application\/problem\+json\b/);
-  expect(result.body.errors.map((error: { path: string }) => error.path), what).toEqual(['cursor']);
+  expect(
+    result.body.errors.map((error: { path: string }) => error.path),
+    what,
+  ).toEqual(['cursor']);
   expect(result.body.detail, what).toMatch(/nextCursor/);
 }
 
@@ -52,14 +67,21 @@ beforeAll(async () => {
     token: bob,
     json: {
       requests: ['globex-kiosk-0001', 'globex-kiosk-0002', 'globex-kiosk-0003'].map((device) => ({
-        target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: 'globex-timetable', subId: '1.0.0' }, action: 'DEPLOY',
+        target: { type: 'DEVICE', id: device, subId: null },
+        what: { type: 'SCENARIO', id: 'globex-timetable', subId: '1.0.0' },
+        action: 'DEPLOY',
       })),
     },
   });
   expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
   // History entries are derived from the deployments table's stream, a moment after the answer.
   await eventually(async () => (await list('history', 'limit=10')).body.items?.length === 3, 'the history of the three deployments');
-  const archive = await buildDemoScenarioArchive({ company: 'globex', id: 'globex-wayfinding', name: 'Globex wayfinding', description: 'Platform maps.' } as unknown as Parameters<typeof buildDemoScenarioArchive>[0], '1.0.0');
+  const archive = await buildDemoScenarioArchive(
+    { company: 'globex', id: 'globex-wayfinding', name: 'Globex wayfinding', description: 'Platform maps.' } as unknown as Parameters<
+      typeof buildDemoScenarioArchive
+    >[0],
+    '1.0.0',
+  );
   const uploaded = await uploadArchive(service, bob, 'globex', archive);
   expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(201);
 }, 120_000);
@@ -77,7 +99,10 @@ describe('listing cursors', () => {
   });
 
   it('refuses a made-up cursor even when it names a real item of the caller', async () => {
-    expectCursorRefused(await list('deployments', `cursor=${forged({ pk: 'ACTIVE#globex', sk: 'globex-kiosk-0001#globex-timetable#1.0.0' })}`), 'active deployments');
+    expectCursorRefused(
+      await list('deployments', `cursor=${forged({ pk: 'ACTIVE#globex', sk: 'globex-kiosk-0001#globex-timetable#1.0.0' })}`),
+      'active deployments',
+    );
     expectCursorRefused(await list('scenarios', `cursor=${forged({ company: 'globex', sk: 'SCENARIO#globex-timetable' })}`), 'scenarios');
   });
 
@@ -92,7 +117,10 @@ describe('listing cursors', () => {
       expect(second.body.items).toHaveLength(1);
       expect(second.body.items[0]).not.toEqual(first.body.items[0]);
       for (const index of [0, Math.floor((cursor as string).length / 2), (cursor as string).length - 1]) {
-        expectCursorRefused(await list(listing, `limit=1&cursor=${encodeURIComponent(alter(cursor as string, index))}`), `${listing}, character ${index}`);
+        expectCursorRefused(
+          await list(listing, `limit=1&cursor=${encodeURIComponent(alter(cursor as string, index))}`),
+          `${listing}, character ${index}`,
+        );
       }
     });
 
@@ -105,7 +133,9 @@ describe('listing cursors', () => {
 
   it("refuses a cursor on another listing, another filter, or another caller's company", async () => {
     const cursors = Object.fromEntries(
-      await Promise.all((Object.keys(LISTINGS) as Listing[]).map(async (listing) => [listing, (await list(listing, 'limit=1')).body.nextCursor as string])),
+      await Promise.all(
+        (Object.keys(LISTINGS) as Listing[]).map(async (listing) => [listing, (await list(listing, 'limit=1')).body.nextCursor as string]),
+      ),
     ) as Record<Listing, string>;
     for (const from of Object.keys(LISTINGS) as Listing[]) {
       for (const to of Object.keys(LISTINGS) as Listing[]) {
@@ -113,11 +143,19 @@ describe('listing cursors', () => {
       }
     }
     // The history filtered by a scenario, and one device's active deployments, do not take the unfiltered cursors.
-    expectCursorRefused(await list('history', `scenarioId=globex-timetable&cursor=${encodeURIComponent(cursors.history)}`), 'history filter');
-    const device = await call(`${service.api}/companies/globex/resources/globex-kiosk-0001/deployments?cursor=${encodeURIComponent(cursors.deployments)}`, { token: bob });
+    expectCursorRefused(
+      await list('history', `scenarioId=globex-timetable&cursor=${encodeURIComponent(cursors.history)}`),
+      'history filter',
+    );
+    const device = await call(
+      `${service.api}/companies/globex/resources/globex-kiosk-0001/deployments?cursor=${encodeURIComponent(cursors.deployments)}`,
+      { token: bob },
+    );
     expectCursorRefused(device, 'device listing');
     // olivia reads both companies: globex's cursor does not page acme's listing.
-    const acme = await call(`${service.api}/companies/acme/resources/scenarios?cursor=${encodeURIComponent(cursors.scenarios)}`, { token: olivia });
+    const acme = await call(`${service.api}/companies/acme/resources/scenarios?cursor=${encodeURIComponent(cursors.scenarios)}`, {
+      token: olivia,
+    });
     expectCursorRefused(acme, 'other company');
   });
 });

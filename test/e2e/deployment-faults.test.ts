@@ -36,15 +36,26 @@ const DEVICES = 40;
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'dss-faults-'));
   dynamo = await startDynamoDbLocal({ dataDirectory: directory, port: await freePort() });
-  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const admin = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   await ensureTables(admin, LOCAL_TABLES);
   admin.destroy();
   real = createDocumentClient(dynamo.endpoint);
   await new DynamoDbCompanyRepository(real, LOCAL_TABLES).put([{ id: 'acme', name: 'Acme Retail', quotaBytes: 1_000_000, usedBytes: 0 }]);
   await new DynamoDbDeviceRepository(real, LOCAL_TABLES).put(generateDemoDevices({ id: 'acme', prefix: 'ACM' }, DEVICES, 1));
   await new DynamoDbScenarioRepository(real, LOCAL_TABLES).recordVersion({
-    company: 'acme', scenarioId: 'acme-welcome', version: '1.0.0', name: 'Welcome', size: 10, sha256: 'a'.repeat(64),
-    archiveKey: 'companies/acme/scenarios/acme-welcome/1.0.0/x.zip', uploadedBy: 'seed', created: '2026-11-22T00:00:00.000Z',
+    company: 'acme',
+    scenarioId: 'acme-welcome',
+    version: '1.0.0',
+    name: 'Welcome',
+    size: 10,
+    sha256: 'a'.repeat(64),
+    archiveKey: 'companies/acme/scenarios/acme-welcome/1.0.0/x.zip',
+    uploadedBy: 'seed',
+    created: '2026-11-22T00:00:00.000Z',
   });
 }, 120_000);
 
@@ -63,18 +74,31 @@ const body = {
 };
 
 async function isActive(deviceId: string): Promise<boolean> {
-  const { Item } = await real.send(new GetCommand({ TableName: LOCAL_TABLES.deployments, Key: { pk: 'ACTIVE#acme', sk: `${deviceId}#acme-welcome#1.0.0` }, ConsistentRead: true }));
+  const { Item } = await real.send(
+    new GetCommand({
+      TableName: LOCAL_TABLES.deployments,
+      Key: { pk: 'ACTIVE#acme', sk: `${deviceId}#acme-welcome#1.0.0` },
+      ConsistentRead: true,
+    }),
+  );
   return Item !== undefined;
 }
 
 describe('a DynamoDB fault in the middle of a batch', () => {
   it('never reports SUCCESS without a write, and a retry of the same request completes the rest', async () => {
-    const faulty = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const faulty = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
     const mock = mockClient(faulty);
     let writes = 0;
     mock.on(PutCommand).callsFake(async (input) => {
       writes += 1;
-      if (writes % 5 === 0) throw Object.assign(new Error('Internal server error (simulated, before the write)'), { name: 'InternalServerError' });
+      if (writes % 5 === 0)
+        throw Object.assign(new Error('Internal server error (simulated, before the write)'), { name: 'InternalServerError' });
       const result = await real.send(new PutCommand(input));
       if (writes % 7 === 0) throw Object.assign(new Error('socket hang up (simulated, after the write)'), { name: 'TimeoutError' });
       return result;
@@ -90,7 +114,9 @@ describe('a DynamoDB fault in the middle of a batch', () => {
         deployments: new DynamoDbDeploymentRepository(faulty, LOCAL_TABLES, cursors),
         onError: (error) => errors.push(error),
       },
-      alice, 'acme', body,
+      alice,
+      'acme',
+      body,
     );
     const failed = first.items.filter((item) => item.state === 'FAILURE');
     expect(failed.length).toBeGreaterThan(0);
@@ -110,7 +136,9 @@ describe('a DynamoDB fault in the middle of a batch', () => {
         scenarios: new DynamoDbScenarioRepository(real, LOCAL_TABLES),
         deployments: new DynamoDbDeploymentRepository(real, LOCAL_TABLES, cursors),
       },
-      alice, 'acme', body,
+      alice,
+      'acme',
+      body,
     );
     retry.items.forEach((item, index) => {
       const before = first.items[index]!;

@@ -13,8 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import type { DeploymentHistoryView as HistoryItem } from '../../functions/core/deployment-history.js';
-import { call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, eventually } from './harness.js';
-
+import {
+  call,
+  type JsonResult,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  eventually,
+} from './harness.js';
 
 interface HistoryPage {
   items: HistoryItem[];
@@ -41,19 +50,31 @@ let oldEntry: HistoryItem;
 /** Writes a deployments table of the previous key design with one history entry into the data folder. */
 async function createPreviousDeploymentsTable(dataDirectory: string): Promise<HistoryItem> {
   const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: await freePort() });
-  const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   try {
     await client.send(
       new CreateTableCommand({
         TableName: 'deployments',
         BillingMode: 'PAY_PER_REQUEST',
         AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-        GlobalSecondaryIndexes: [{
-          IndexName: 'gsi1',
-          KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }],
-          Projection: { ProjectionType: 'ALL' },
-        }],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'gsi1',
+            KeySchema: [
+              { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+              { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
       }),
     );
     const at = new Date(Date.now() - 60_000);
@@ -62,15 +83,38 @@ async function createPreviousDeploymentsTable(dataDirectory: string): Promise<Hi
       new PutCommand({
         TableName: 'deployments',
         Item: {
-          id, company: 'acme', deviceId: OLD_DEVICE, deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO', scenarioId: SCENARIO, version: '1.0.0',
-          action: 'DEPLOY', state: 'SUCCESS', cause: null, at: at.toISOString(), by: 'alice', note: 'before the upgrade',
-          pk: `HISTORY#acme#${OLD_DEVICE}`, sk: id, gsi1pk: `HISTORY#acme#${SCENARIO}#1.0.0`, gsi1sk: id, entity: 'DEPLOYMENT_HISTORY',
+          id,
+          company: 'acme',
+          deviceId: OLD_DEVICE,
+          deviceSubId: null,
+          targetType: 'DEVICE',
+          whatType: 'SCENARIO',
+          scenarioId: SCENARIO,
+          version: '1.0.0',
+          action: 'DEPLOY',
+          state: 'SUCCESS',
+          cause: null,
+          at: at.toISOString(),
+          by: 'alice',
+          note: 'before the upgrade',
+          pk: `HISTORY#acme#${OLD_DEVICE}`,
+          sk: id,
+          gsi1pk: `HISTORY#acme#${SCENARIO}#1.0.0`,
+          gsi1sk: id,
+          entity: 'DEPLOYMENT_HISTORY',
         },
       }),
     );
     return {
-      id, target: { type: 'DEVICE', id: OLD_DEVICE, subId: null }, what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' }, action: 'DEPLOY', state: 'SUCCESS',
-      cause: null, at: at.toISOString(), by: 'alice', note: 'before the upgrade',
+      id,
+      target: { type: 'DEVICE', id: OLD_DEVICE, subId: null },
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
+      action: 'DEPLOY',
+      state: 'SUCCESS',
+      cause: null,
+      at: at.toISOString(),
+      by: 'alice',
+      note: 'before the upgrade',
     };
   } finally {
     client.destroy();
@@ -79,14 +123,20 @@ async function createPreviousDeploymentsTable(dataDirectory: string): Promise<Hi
 }
 
 const entry = (device: string, scenario: string, version: string, action: 'DEPLOY' | 'UNDEPLOY') => ({
-  target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: scenario, subId: version }, action,
+  target: { type: 'DEVICE', id: device, subId: null },
+  what: { type: 'SCENARIO', id: scenario, subId: version },
+  action,
 });
 
 /** POSTs one deployment request as `token` in `company` and records what the history should show for it. */
 async function deploy(token: string, by: string, company: string, requests: ReturnType<typeof entry>[], note?: string): Promise<void> {
-  const response = await call<{ items: Omit<HistoryItem, 'at' | 'by' | 'note'>[] }>(`${service.api}/companies/${company}/resources/deployments`, {
-    token, json: { requests, ...(note === undefined ? {} : { note }) },
-  });
+  const response = await call<{ items: Omit<HistoryItem, 'at' | 'by' | 'note'>[] }>(
+    `${service.api}/companies/${company}/resources/deployments`,
+    {
+      token,
+      json: { requests, ...(note === undefined ? {} : { note }) },
+    },
+  );
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   // `at` (the request's instant) is not in the response; listings are compared without it and it is checked apart.
   if (company === 'acme') recorded.push(...response.body.items.map((item) => ({ ...item, at: '', by, note: note ?? null })));
@@ -103,7 +153,11 @@ async function allPages(query: Record<string, string>, limit: number): Promise<H
   const items: HistoryItem[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 100; page += 1) {
-    const response: JsonResult<HistoryPage> = await history(alice, { ...query, limit: String(limit), ...(cursor === null ? {} : { cursor }) });
+    const response: JsonResult<HistoryPage> = await history(alice, {
+      ...query,
+      limit: String(limit),
+      ...(cursor === null ? {} : { cursor }),
+    });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     expect(response.body.items.length).toBeLessThanOrEqual(limit);
     items.push(...response.body.items);
@@ -135,16 +189,23 @@ beforeAll(async () => {
   t1 = new Date().toISOString();
   await sleep(15);
   // R2: an upgrade and two refused actions.
-  await deploy(alice, 'alice', 'acme', [
-    entry(D10, SCENARIO, '1.1.0', 'DEPLOY'), entry(D10, SCENARIO, '1.0.0', 'DEPLOY'), entry(D11, SCENARIO, '1.1.0', 'UNDEPLOY'),
-  ], 'upgrade');
+  await deploy(
+    alice,
+    'alice',
+    'acme',
+    [entry(D10, SCENARIO, '1.1.0', 'DEPLOY'), entry(D10, SCENARIO, '1.0.0', 'DEPLOY'), entry(D11, SCENARIO, '1.1.0', 'UNDEPLOY')],
+    'upgrade',
+  );
   await sleep(15);
   t2 = new Date().toISOString();
   await sleep(15);
   // R3, without a note: an undeploy, a deploy, and failures on an unknown version, scenario and device.
   await deploy(alice, 'alice', 'acme', [
-    entry(D10, SCENARIO, '1.0.0', 'UNDEPLOY'), entry(D11, SCENARIO, '1.1.0', 'DEPLOY'), entry(D10, SCENARIO, '9.9.9', 'DEPLOY'),
-    entry(D11, 'acme-missing', '1.0.0', 'DEPLOY'), entry('acme-kiosk-9999', SCENARIO, '1.0.0', 'DEPLOY'),
+    entry(D10, SCENARIO, '1.0.0', 'UNDEPLOY'),
+    entry(D11, SCENARIO, '1.1.0', 'DEPLOY'),
+    entry(D10, SCENARIO, '9.9.9', 'DEPLOY'),
+    entry(D11, 'acme-missing', '1.0.0', 'DEPLOY'),
+    entry('acme-kiosk-9999', SCENARIO, '1.0.0', 'DEPLOY'),
   ]);
   // Another company's history, which acme must never see.
   await deploy(bob, 'bob', 'globex', [entry('globex-kiosk-0001', 'globex-timetable', '1.0.0', 'DEPLOY')], 'globex rollout');
@@ -162,8 +223,17 @@ describe('deployment history', () => {
   it('recorded what the requests reported', () => {
     expect(recorded).toHaveLength(11);
     expect(recorded.map((item) => `${item.state}/${item.cause}`)).toEqual([
-      'SUCCESS/null', 'SUCCESS/null', 'SUCCESS/null', 'SUCCESS/null', 'FAILURE/ALREADY_DEPLOYED', 'FAILURE/ALREADY_UNDEPLOYED',
-      'SUCCESS/null', 'SUCCESS/null', 'FAILURE/WHAT_NOT_FOUND', 'FAILURE/WHAT_NOT_FOUND', 'FAILURE/TARGET_NOT_FOUND',
+      'SUCCESS/null',
+      'SUCCESS/null',
+      'SUCCESS/null',
+      'SUCCESS/null',
+      'FAILURE/ALREADY_DEPLOYED',
+      'FAILURE/ALREADY_UNDEPLOYED',
+      'SUCCESS/null',
+      'SUCCESS/null',
+      'FAILURE/WHAT_NOT_FOUND',
+      'FAILURE/WHAT_NOT_FOUND',
+      'FAILURE/TARGET_NOT_FOUND',
     ]);
   });
 
@@ -180,7 +250,11 @@ describe('deployment history', () => {
       'DEPLOY 1.0.0 SUCCESS null first rollout',
     ]);
     for (const item of response.body.items) {
-      expect(item).toMatchObject({ target: { type: 'DEVICE', id: D10, subId: null }, what: { type: 'SCENARIO', id: SCENARIO }, by: 'alice' });
+      expect(item).toMatchObject({
+        target: { type: 'DEVICE', id: D10, subId: null },
+        what: { type: 'SCENARIO', id: SCENARIO },
+        by: 'alice',
+      });
       expect(new Date(item.at).toISOString()).toBe(item.at);
     }
     // `at` is the request's instant: one per request, in the order of the requests, between t1 and t2 for R2.
@@ -197,7 +271,9 @@ describe('deployment history', () => {
 
     for (const version of ['1.0.0', '1.1.0']) {
       const page = await history(alice, { scenarioId: SCENARIO, version });
-      expect(withoutAt(page.body.items), version).toEqual(withoutAt(expected((item) => item.what.id === SCENARIO && item.what.subId === version)));
+      expect(withoutAt(page.body.items), version).toEqual(
+        withoutAt(expected((item) => item.what.id === SCENARIO && item.what.subId === version)),
+      );
     }
     expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).body.items).toHaveLength(6);
 
@@ -228,12 +304,19 @@ describe('deployment history', () => {
     expect(requestsOf((await history(alice, { from: t1, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second)));
     expect(requestsOf((await history(alice, { from: t2 })).body.items)).toEqual(requestsOf(byIdDesc(third)));
     expect(requestsOf((await history(alice, { to: t1 })).body.items)).toEqual(requestsOf(byIdDesc([oldEntry, ...first])));
-    expect(requestsOf((await history(alice, { deviceId: D10, from: t1, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second.filter((item) => item.target.id === D10))));
-    expect(requestsOf((await history(alice, { scenarioId: SCENARIO, version: '1.1.0', from: t1 })).body.items).map((item) => item.action)).toEqual(['DEPLOY', 'UNDEPLOY', 'DEPLOY']);
+    expect(requestsOf((await history(alice, { deviceId: D10, from: t1, to: t2 })).body.items)).toEqual(
+      requestsOf(byIdDesc(second.filter((item) => item.target.id === D10))),
+    );
+    expect(
+      requestsOf((await history(alice, { scenarioId: SCENARIO, version: '1.1.0', from: t1 })).body.items).map((item) => item.action),
+    ).toEqual(['DEPLOY', 'UNDEPLOY', 'DEPLOY']);
     // An instant with an offset is the same instant: t1 written in UTC+01:00.
     const t1PlusOne = new Date(Date.parse(t1) + 3_600_000).toISOString().replace('Z', '+01:00');
     expect(requestsOf((await history(alice, { from: t1PlusOne, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second)));
-    expect((await history(alice, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).body).toEqual({ items: [], nextCursor: null });
+    expect((await history(alice, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).body).toEqual({
+      items: [],
+      nextCursor: null,
+    });
   });
 
   it('pages with limit=2 through nextCursor over every entry exactly once, for every query shape', async () => {
@@ -298,7 +381,9 @@ describe('deployment history', () => {
     expect((await history(olivia)).body.items.some((item) => item.by === 'bob')).toBe(false);
     // The same device read under its own company.
     const globex = await history(olivia, { deviceId: 'globex-kiosk-0001' }, 'globex');
-    expect(globex.body.items.map((item) => `${item.by} ${item.what.id} ${item.state} ${item.note}`)).toEqual(['bob globex-timetable SUCCESS globex rollout']);
+    expect(globex.body.items.map((item) => `${item.by} ${item.what.id} ${item.state} ${item.note}`)).toEqual([
+      'bob globex-timetable SUCCESS globex rollout',
+    ]);
     expect((await history(bob, {}, 'globex')).body.items).toHaveLength(1);
   });
 });

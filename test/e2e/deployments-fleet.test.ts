@@ -5,7 +5,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, eventually } from './harness.js';
+import {
+  call,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  eventually,
+} from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;
@@ -24,7 +33,9 @@ afterAll(async () => {
 });
 
 const entry = (device: string, version: string, action: 'DEPLOY' | 'UNDEPLOY' = 'DEPLOY', scenario = 'acme-welcome') => ({
-  target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: scenario, subId: version }, action,
+  target: { type: 'DEVICE', id: device, subId: null },
+  what: { type: 'SCENARIO', id: scenario, subId: version },
+  action,
 });
 const deploy = (token: string, company: string, body: unknown, query = '', headers: Record<string, string> = {}) =>
   call(`${service.api}/companies/${company}/resources/deployments${query}`, { token, json: body, headers });
@@ -35,16 +46,33 @@ const active = async (device: string) =>
 
 describe('dry run', () => {
   it('answers what would happen, replaying duplicates in order, and writes nothing', async () => {
-    const body = { requests: [entry('acme-kiosk-0101', '1.0.0'), entry('acme-kiosk-0101', '1.0.0'), entry('acme-kiosk-0101', '1.0.0', 'UNDEPLOY'), entry('acme-kiosk-0999', '1.0.0')] };
+    const body = {
+      requests: [
+        entry('acme-kiosk-0101', '1.0.0'),
+        entry('acme-kiosk-0101', '1.0.0'),
+        entry('acme-kiosk-0101', '1.0.0', 'UNDEPLOY'),
+        entry('acme-kiosk-0999', '1.0.0'),
+      ],
+    };
     const dry = await deploy(alice, 'acme', body, '?dryRun=true');
     expect(dry.status).toBe(200);
     expect(dry.body.dryRun).toBe(true);
-    expect(dry.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
+    expect(dry.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([
+      null,
+      'ALREADY_DEPLOYED',
+      null,
+      'TARGET_NOT_FOUND',
+    ]);
     expect(await active('acme-kiosk-0101')).toEqual([]);
 
     const real = await deploy(alice, 'acme', body);
     expect(real.body.dryRun).toBe(false);
-    expect(real.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
+    expect(real.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([
+      null,
+      'ALREADY_DEPLOYED',
+      null,
+      'TARGET_NOT_FOUND',
+    ]);
     expect(await active('acme-kiosk-0101')).toEqual([]);
 
     await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] });
@@ -57,7 +85,9 @@ describe('dry run', () => {
 
 describe('limits', () => {
   it('refuses more than 5,000 entries with 413 naming the limit, and changes nothing', async () => {
-    const requests = Array.from({ length: 5_001 }, (_, index) => entry(`acme-kiosk-${String((index % 120) + 1).padStart(4, '0')}`, '1.0.0'));
+    const requests = Array.from({ length: 5_001 }, (_, index) =>
+      entry(`acme-kiosk-${String((index % 120) + 1).padStart(4, '0')}`, '1.0.0'),
+    );
     const response = await deploy(alice, 'acme', { requests });
     expect(response.status).toBe(413);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
@@ -87,9 +117,15 @@ describe('Idempotency-Key', () => {
     expect(different.status).toBe(422);
     expect(different.headers.get('content-type')).toBe('application/problem+json');
     expect(await active('acme-kiosk-0105')).toEqual([]);
-    const otherCompany = await deploy(bob, 'globex', { requests: [entry('globex-kiosk-0001', '1.0.0', 'DEPLOY', 'globex-timetable')] }, '', {
-      'idempotency-key': 'retry-2',
-    });
+    const otherCompany = await deploy(
+      bob,
+      'globex',
+      { requests: [entry('globex-kiosk-0001', '1.0.0', 'DEPLOY', 'globex-timetable')] },
+      '',
+      {
+        'idempotency-key': 'retry-2',
+      },
+    );
     expect(otherCompany.status).toBe(200);
     expect(otherCompany.body.items[0]).toMatchObject({ state: 'SUCCESS' });
   });
@@ -98,12 +134,18 @@ describe('Idempotency-Key', () => {
 describe('events', () => {
   it('emits one DeploymentChanged event per SUCCESS, none for failures or dry runs', async () => {
     const response = await deploy(alice, 'acme', {
-      note: 'events', requests: [entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0107', '1.0.0')],
+      note: 'events',
+      requests: [entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0107', '1.0.0')],
     });
     const [first, duplicate, second] = response.body.items as { id: string }[];
     await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, '?dryRun=true');
     // Events are derived from the deployments table's stream, a moment after the answer.
-    const read = async () => (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '')).trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+    const read = async () =>
+      (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => ''))
+        .trim()
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line));
     await eventually(async () => (await read()).some((event: { deploymentId: string }) => event.deploymentId === second!.id), 'the events');
     const lines = await read();
     const ids = lines.map((event: { deploymentId: string }) => event.deploymentId);
@@ -112,7 +154,14 @@ describe('events', () => {
     expect(ids).not.toContain(duplicate!.id);
     expect(new Set(ids).size, 'each change once').toBe(ids.length);
     expect(lines.find((event: { deploymentId: string }) => event.deploymentId === first!.id)).toMatchObject({
-      type: 'DeploymentChanged', company: 'acme', action: 'DEPLOY', deviceId: 'acme-kiosk-0106', scenarioId: 'acme-welcome', version: '1.0.0', by: 'alice', note: 'events',
+      type: 'DeploymentChanged',
+      company: 'acme',
+      action: 'DEPLOY',
+      deviceId: 'acme-kiosk-0106',
+      scenarioId: 'acme-welcome',
+      version: '1.0.0',
+      by: 'alice',
+      note: 'events',
     });
     expect(lines.some((event: { deviceId: string }) => event.deviceId === 'acme-kiosk-0108')).toBe(false);
   });

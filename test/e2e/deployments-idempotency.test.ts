@@ -5,7 +5,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import {
+  call,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+} from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;
@@ -23,7 +31,9 @@ afterAll(async () => {
 });
 
 const entry = (device: string, version: string) => ({
-  target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: version }, action: 'DEPLOY',
+  target: { type: 'DEVICE', id: device, subId: null },
+  what: { type: 'SCENARIO', id: 'acme-welcome', subId: version },
+  action: 'DEPLOY',
 });
 const kiosk = (index: number) => `acme-kiosk-${String(index).padStart(4, '0')}`;
 const deploy = (body: unknown, headers: Record<string, string> = {}) =>
@@ -32,7 +42,10 @@ const activeCount = async () => {
   let count = 0;
   let cursor: string | undefined;
   do {
-    const page = await call(`${service.api}/companies/acme/resources/DEVICE/deployments?limit=100${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { token: alice });
+    const page = await call(
+      `${service.api}/companies/acme/resources/DEVICE/deployments?limit=100${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+      { token: alice },
+    );
     expect(page.status).toBe(200);
     count += page.body.items.length;
     cursor = page.body.nextCursor ?? undefined;
@@ -41,11 +54,15 @@ const activeCount = async () => {
 };
 
 describe('Idempotency-Key with a 5,000-entry request', () => {
-  it('stores the response however large it is: the retry replays it with 200 and executes nothing again', { timeout: 240_000 }, async () => {
+  it('stores the response however large it is: the retry replays it with 200 and executes nothing again', {
+    timeout: 240_000,
+  }, async () => {
     // 200 real deployments, and 4,800 entries naming unknown devices by 256 random characters: about 2 MB of
     // response that compresses poorly (what a hostile client can send), far above DynamoDB's 400 KB item limit.
     const requests = Array.from({ length: 5_000 }, (_, index) =>
-      index < 200 ? entry(kiosk((index % 100) + 1), index < 100 ? '1.0.0' : '1.1.0') : entry(randomBytes(192).toString('base64url'), '1.0.0'),
+      index < 200
+        ? entry(kiosk((index % 100) + 1), index < 100 ? '1.0.0' : '1.1.0')
+        : entry(randomBytes(192).toString('base64url'), '1.0.0'),
     );
     const body = { note: 'large idempotent batch', requests };
     const before = await activeCount();

@@ -9,7 +9,16 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
-import { call, isRunning, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import {
+  call,
+  isRunning,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+} from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;

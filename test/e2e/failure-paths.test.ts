@@ -12,7 +12,16 @@ import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/handlers/scenarios-upload.js';
 import {
-  call, eventually, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+  call,
+  eventually,
+  type JsonResult,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  uploadArchive,
 } from './harness.js';
 
 const AUDIENCE = 'device-scenario-service';
@@ -58,7 +67,12 @@ function expectProblem(result: JsonResult, status: number, detail?: RegExp): Pro
   expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(status);
   expect(result.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
   const body = result.body as Problem;
-  expect(body).toMatchObject({ status, type: expect.stringMatching(/^https?:\/\//), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    type: expect.stringMatching(/^https?:\/\//),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   expect(body.detail.length).toBeGreaterThan(10);
   if (detail !== undefined) expect(body.detail).toMatch(detail);
   return body;
@@ -69,7 +83,11 @@ function expectViolation(problem: Problem, path: string, message?: RegExp): void
   expect(problem.errors, `errors of ${JSON.stringify(problem)}`).toBeInstanceOf(Array);
   const found = (problem.errors ?? []).filter((error) => error.path === path);
   expect(found.length, `no violation at '${path}' in ${JSON.stringify(problem.errors)}`).toBeGreaterThan(0);
-  if (message !== undefined) expect(found.some((error) => message.test(error.message)), `no message ${message} at '${path}': ${JSON.stringify(found)}`).toBe(true);
+  if (message !== undefined)
+    expect(
+      found.some((error) => message.test(error.message)),
+      `no message ${message} at '${path}': ${JSON.stringify(found)}`,
+    ).toBe(true);
 }
 
 function expectUnauthorized(result: JsonResult, detail?: RegExp): Problem {
@@ -141,11 +159,23 @@ const THUMBNAIL_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height=
 const INDEX_HTML = '<!doctype html><title>e2e</title><h1>e2e</h1>';
 
 /** A valid scenario archive (thumbnail + asset present), optionally with extra files. */
-async function validArchive(id: string, version: string, extra: Record<string, string | Uint8Array> = {}, store = false): Promise<Uint8Array> {
+async function validArchive(
+  id: string,
+  version: string,
+  extra: Record<string, string | Uint8Array> = {},
+  store = false,
+): Promise<Uint8Array> {
   const assets = ['resources/assets/index.html', ...Object.keys(extra).filter((name) => name.startsWith('resources/assets/'))];
   return buildZip(
     {
-      'scenario.json': JSON.stringify({ id, name: `E2E ${id}`, version, description: 'failure-path test', thumbnails: ['resources/thumbnails/t.svg'], assets }),
+      'scenario.json': JSON.stringify({
+        id,
+        name: `E2E ${id}`,
+        version,
+        description: 'failure-path test',
+        thumbnails: ['resources/thumbnails/t.svg'],
+        assets,
+      }),
       'resources/thumbnails/t.svg': THUMBNAIL_SVG,
       'resources/assets/index.html': INDEX_HTML,
       ...extra,
@@ -179,7 +209,10 @@ interface ListedItem extends ResultItem {
 }
 
 /** Active deployments this file created, per company: `device#scenario#version`. Kept from every SUCCESS item. */
-const activeByCompany = new Map<string, Set<string>>([['acme', new Set()], ['globex', new Set()]]);
+const activeByCompany = new Map<string, Set<string>>([
+  ['acme', new Set()],
+  ['globex', new Set()],
+]);
 /** Every deployment result id seen, to prove ids are fresh. */
 const seenIds = new Set<string>();
 
@@ -190,7 +223,8 @@ function entry(device: string, scenario: string, version: string, action: 'DEPLO
 /** POSTs a deployment request, asserts 200 with one fresh-id item per entry in order, and tracks SUCCESS items. */
 async function deploy(token: string, company: string, requests: unknown[], note?: string): Promise<ResultItem[]> {
   const result = await call<{ items: ResultItem[] }>(`${service.api}/companies/${company}/resources/deployments`, {
-    token, json: { requests, ...(note === undefined ? {} : { note }) },
+    token,
+    json: { requests, ...(note === undefined ? {} : { note }) },
   });
   expect(result.status, JSON.stringify(result.body)).toBe(200);
   expect(result.headers.get('content-type') ?? '').toMatch(/^application\/json\b/);
@@ -240,7 +274,8 @@ function keysOf(items: ListedItem[]): string[] {
 
 async function deviceDeployments(token: string, company: string, device: string): Promise<ListedItem[]> {
   const result = await call<{ items: ListedItem[]; nextCursor: string | null }>(
-    `${service.api}/companies/${company}/resources/${device}/deployments?limit=1000`, { token },
+    `${service.api}/companies/${company}/resources/${device}/deployments?limit=1000`,
+    { token },
   );
   expect(result.status, JSON.stringify(result.body)).toBe(200);
   expect(result.body.nextCursor).toBeNull();
@@ -267,9 +302,15 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
       call(`${service.api}/resources/search`),
       call(`${service.api}/resources/search/filters`),
       call(`${service.api}/companies/acme/resources/DEVICE/deployments`),
-      call(`${service.api}/companies/acme/resources/deployments`, { json: { requests: [entry('acme-kiosk-0001', 'acme-welcome', '1.0.0')] } }),
+      call(`${service.api}/companies/acme/resources/deployments`, {
+        json: { requests: [entry('acme-kiosk-0001', 'acme-welcome', '1.0.0')] },
+      }),
       call(`${service.api}/companies/acme/resources/scenarios/skeleton.zip`),
-      call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'POST', body: new Uint8Array([1, 2, 3]), headers: { 'content-type': 'application/zip' } }),
+      call(`${service.upload}/companies/acme/resources/scenarios`, {
+        method: 'POST',
+        body: new Uint8Array([1, 2, 3]),
+        headers: { 'content-type': 'application/zip' },
+      }),
     ];
     for (const result of await Promise.all(probes)) expectUnauthorized(result, /Authorization: Bearer/);
     // Nothing was deployed by the unauthenticated POST.
@@ -289,7 +330,11 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
   it('refuses an ES256 token signed by another key (unknown kid, and the real kid)', async () => {
     const { kid } = await realSigningKey();
     const { privateKey } = await generateKeyPair('ES256');
-    for (const token of [await signEs256(privateKey, { kid: 'attacker-key' }), await signEs256(privateKey, { kid }), await signEs256(privateKey)]) {
+    for (const token of [
+      await signEs256(privateKey, { kid: 'attacker-key' }),
+      await signEs256(privateKey, { kid }),
+      await signEs256(privateKey),
+    ]) {
       const result = await searchWith({ authorization: `Bearer ${token}` });
       expectUnauthorized(result, /not valid/);
       expect(result.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
@@ -310,12 +355,22 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
     const jwks = await call<{ keys: JWK[] }>(`${service.auth}/.well-known/jwks.json`);
     expect(jwks.status).toBe(200);
     expect(jwks.body.keys.map((key) => key.kid)).toContain(kid);
-    expect(jwks.body.keys.every((key) => key.d === undefined), 'the JWKS must not publish the private part').toBe(true);
-    const secrets = [new TextEncoder().encode('a-shared-secret-of-at-least-32-bytes!!'), new TextEncoder().encode(JSON.stringify(publicJwk))];
+    expect(
+      jwks.body.keys.every((key) => key.d === undefined),
+      'the JWKS must not publish the private part',
+    ).toBe(true);
+    const secrets = [
+      new TextEncoder().encode('a-shared-secret-of-at-least-32-bytes!!'),
+      new TextEncoder().encode(JSON.stringify(publicJwk)),
+    ];
     for (const secret of secrets) {
       const token = await new SignJWT(aliceClaims())
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid })
-        .setSubject('alice').setIssuer(service.auth).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('10m')
+        .setSubject('alice')
+        .setIssuer(service.auth)
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime('10m')
         .sign(secret);
       expectUnauthorized(await searchWith({ authorization: `Bearer ${token}` }), /not valid/);
     }
@@ -332,19 +387,37 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
   it('refuses a real-key token with the wrong audience or the wrong issuer', async () => {
     const { key, kid } = await realSigningKey();
     expectUnauthorized(await searchWith({ authorization: `Bearer ${await signEs256(key, { kid, audience: 'another-service' })}` }), /aud/);
-    expectUnauthorized(await searchWith({ authorization: `Bearer ${await signEs256(key, { kid, issuer: 'https://evil.example' })}` }), /iss/);
+    expectUnauthorized(
+      await searchWith({ authorization: `Bearer ${await signEs256(key, { kid, issuer: 'https://evil.example' })}` }),
+      /iss/,
+    );
   });
 
   it('refuses real-key tokens that are not yet valid (nbf), lack the companies claim or lack sub', async () => {
     const { key, kid } = await realSigningKey();
     const now = Math.floor(Date.now() / 1000);
-    const base = () => new SignJWT(aliceClaims()).setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid }).setIssuer(service.auth).setAudience(AUDIENCE).setIssuedAt(now).setExpirationTime(now + 600);
-    const notYet = await base().setSubject('alice').setNotBefore(now + 3_600).sign(key);
+    const base = () =>
+      new SignJWT(aliceClaims())
+        .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid })
+        .setIssuer(service.auth)
+        .setAudience(AUDIENCE)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 600);
+    const notYet = await base()
+      .setSubject('alice')
+      .setNotBefore(now + 3_600)
+      .sign(key);
     expectUnauthorized(await searchWith({ authorization: `Bearer ${notYet}` }), /nbf/);
     const noSubject = await base().sign(key);
     expectUnauthorized(await searchWith({ authorization: `Bearer ${noSubject}` }), /sub/);
-    const noCompanies = await new SignJWT({ scope: FULL_SCOPE }).setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid })
-      .setSubject('alice').setIssuer(service.auth).setAudience(AUDIENCE).setIssuedAt(now).setExpirationTime(now + 600).sign(key);
+    const noCompanies = await new SignJWT({ scope: FULL_SCOPE })
+      .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid })
+      .setSubject('alice')
+      .setIssuer(service.auth)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 600)
+      .sign(key);
     expectUnauthorized(await searchWith({ authorization: `Bearer ${noCompanies}` }), /companies/);
   });
 
@@ -353,13 +426,21 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
     expectUnauthorized(wrong, /username or password/);
     expect(JSON.stringify(wrong.body)).not.toContain('access_token');
     const unknownUser = await call(`${service.auth}/token`, { json: { username: 'mallory', password: 'whatever' } });
-    expect(expectUnauthorized(unknownUser).detail, 'unknown users are indistinguishable from wrong passwords').toBe((wrong.body as Problem).detail);
+    expect(expectUnauthorized(unknownUser).detail, 'unknown users are indistinguishable from wrong passwords').toBe(
+      (wrong.body as Problem).detail,
+    );
 
     const missingPassword = expectProblem(await call(`${service.auth}/token`, { json: { username: 'alice' } }), 400, /username.*password/);
     expectViolation(missingPassword, '/password');
-    const notJson = await call(`${service.auth}/token`, { body: '{"username": "alice", ', headers: { 'content-type': 'application/json' } });
+    const notJson = await call(`${service.auth}/token`, {
+      body: '{"username": "alice", ',
+      headers: { 'content-type': 'application/json' },
+    });
     expectProblem(notJson, 400, /not valid JSON/);
-    const form = await call(`${service.auth}/token`, { body: 'username=alice&password=alice-demo-password', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await call(`${service.auth}/token`, {
+      body: 'username=alice&password=alice-demo-password',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectProblem(form, 400, /application\/json/);
   });
 });
@@ -372,8 +453,12 @@ describe('403: valid token without the company or the scope', () => {
   it('bob (globex) cannot touch acme: skeleton, deploy, list, upload', async () => {
     expectProblem(await call(`${service.api}/companies/acme/resources/scenarios/skeleton.zip`, { token: bob }), 403, /company 'acme'/);
     expectProblem(
-      await call(`${service.api}/companies/acme/resources/deployments`, { token: bob, json: { requests: [entry('acme-kiosk-0002', 'acme-welcome', '1.0.0')] } }),
-      403, /company 'acme'/,
+      await call(`${service.api}/companies/acme/resources/deployments`, {
+        token: bob,
+        json: { requests: [entry('acme-kiosk-0002', 'acme-welcome', '1.0.0')] },
+      }),
+      403,
+      /company 'acme'/,
     );
     expectProblem(await call(`${service.api}/companies/acme/resources/DEVICE/deployments`, { token: bob }), 403, /company 'acme'/);
     expectProblem(await call(`${service.api}/companies/acme/resources/acme-kiosk-0002/deployments`, { token: bob }), 403, /company 'acme'/);
@@ -386,8 +471,12 @@ describe('403: valid token without the company or the scope', () => {
 
   it('olivia (read-only scopes) cannot deploy or upload, but can read', async () => {
     expectProblem(
-      await call(`${service.api}/companies/acme/resources/deployments`, { token: olivia, json: { requests: [entry('acme-kiosk-0003', 'acme-welcome', '1.0.0')] } }),
-      403, /deployments:write/,
+      await call(`${service.api}/companies/acme/resources/deployments`, {
+        token: olivia,
+        json: { requests: [entry('acme-kiosk-0003', 'acme-welcome', '1.0.0')] },
+      }),
+      403,
+      /deployments:write/,
     );
     expectProblem(await uploadArchive(service, olivia, 'acme', await validArchive('e2e-olivia', '1.0.0')), 403, /scenarios:write/);
     expectProblem(await uploadArchive(service, olivia, 'globex', await validArchive('e2e-olivia', '1.0.0')), 403, /scenarios:write/);
@@ -411,7 +500,14 @@ describe('422: invalid scenario archives are refused with every violation, and n
   /** (id, version) used by rejected archives whose manifest is valid; uploaded for real at the end. */
   const REJECTED = { id: 'e2e-rejected', version: '2.0.0' } as const;
   const manifest = (overrides: Manifest = {}): string =>
-    JSON.stringify({ id: REJECTED.id, name: 'Rejected', version: REJECTED.version, thumbnails: ['resources/thumbnails/t.svg'], assets: ['resources/assets/index.html'], ...overrides });
+    JSON.stringify({
+      id: REJECTED.id,
+      name: 'Rejected',
+      version: REJECTED.version,
+      thumbnails: ['resources/thumbnails/t.svg'],
+      assets: ['resources/assets/index.html'],
+      ...overrides,
+    });
   const resources = { 'resources/thumbnails/t.svg': THUMBNAIL_SVG, 'resources/assets/index.html': INDEX_HTML };
 
   async function expectInvalid(archive: Uint8Array): Promise<Problem> {
@@ -459,13 +555,21 @@ describe('422: invalid scenario archives are refused with every violation, and n
   });
 
   it('a referenced thumbnail absent', async () => {
-    const problem = await expectInvalid(await buildZip({ 'scenario.json': manifest({ thumbnails: ['resources/thumbnails/missing.png'] }), ...resources }));
-    expect(problem.errors).toEqual([{ path: 'scenario.json#/thumbnails/0', message: expect.stringContaining('resources/thumbnails/missing.png') }]);
+    const problem = await expectInvalid(
+      await buildZip({ 'scenario.json': manifest({ thumbnails: ['resources/thumbnails/missing.png'] }), ...resources }),
+    );
+    expect(problem.errors).toEqual([
+      { path: 'scenario.json#/thumbnails/0', message: expect.stringContaining('resources/thumbnails/missing.png') },
+    ]);
   });
 
   it('an entry name with a ".." segment (zip slip) is refused', async () => {
     // JSZip writes the raw name (checked below), so the stored archive really holds "resources/../../evil.sh".
-    const archive = await buildZip({ 'scenario.json': JSON.stringify({ id: 'e2e-zip-slip', name: 'Zip slip', version: '1.0.0' }), ...resources, 'resources/../../evil.sh': '#!/bin/sh\nrm -rf /\n' });
+    const archive = await buildZip({
+      'scenario.json': JSON.stringify({ id: 'e2e-zip-slip', name: 'Zip slip', version: '1.0.0' }),
+      ...resources,
+      'resources/../../evil.sh': '#!/bin/sh\nrm -rf /\n',
+    });
     expect(Buffer.from(archive).includes(Buffer.from('resources/../../evil.sh')), 'the raw ".." name is in the ZIP bytes').toBe(true);
     const result = await uploadArchive(service, alice, 'acme', archive);
     // Regression guard for a product bug found at HEAD (functions/core/scenarios/archive.ts, validateScenarioArchive):
@@ -474,13 +578,22 @@ describe('422: invalid scenario archives are refused with every violation, and n
     // zip-slip entry intact. The check must run on unsafeOriginalName.
     expect(result.status, `a ".." entry must be refused with 422; got ${result.status} ${JSON.stringify(result.body)}`).toBe(422);
     const problem = expectProblem(result, 422);
-    expect(problem.errors?.some((error) => error.path.includes('..')), JSON.stringify(problem.errors)).toBe(true);
+    expect(
+      problem.errors?.some((error) => error.path.includes('..')),
+      JSON.stringify(problem.errors),
+    ).toBe(true);
   });
 
   it('one archive with many violations lists every one with its path', async () => {
     const archive = await buildZip({
       // name missing, version not semver, unknown property, a thumbnail path with "..", an asset outside resources/
-      'scenario.json': JSON.stringify({ id: REJECTED.id, version: '1.0', colour: 'blue', thumbnails: ['resources/../secret.png'], assets: ['assets/index.html'] }),
+      'scenario.json': JSON.stringify({
+        id: REJECTED.id,
+        version: '1.0',
+        colour: 'blue',
+        thumbnails: ['resources/../secret.png'],
+        assets: ['assets/index.html'],
+      }),
       '/etc/passwd': 'root:x:0:0', // absolute path
       'C:/autoexec.bat': 'echo', // drive letter
       'dir\\evil.txt': 'backslash', // backslash
@@ -489,7 +602,17 @@ describe('422: invalid scenario archives are refused with every violation, and n
     const problem = await expectInvalid(archive);
     const paths = (problem.errors ?? []).map((error) => error.path).sort();
     expect(paths).toEqual(
-      ['/etc/passwd', 'C:/autoexec.bat', 'dir\\evil.txt', 'resources/', 'scenario.json#/colour', 'scenario.json#/assets/0', 'scenario.json#/name', 'scenario.json#/thumbnails/0', 'scenario.json#/version'].sort(),
+      [
+        '/etc/passwd',
+        'C:/autoexec.bat',
+        'dir\\evil.txt',
+        'resources/',
+        'scenario.json#/colour',
+        'scenario.json#/assets/0',
+        'scenario.json#/name',
+        'scenario.json#/thumbnails/0',
+        'scenario.json#/version',
+      ].sort(),
     );
     const message = (path: string) => problem.errors?.find((error) => error.path === path)?.message ?? '';
     expect(message('/etc/passwd')).toMatch(/absolute/);
@@ -504,7 +627,11 @@ describe('422: invalid scenario archives are refused with every violation, and n
   it('multipart without a payload part → 400', async () => {
     const form = new FormData();
     form.append('other', new Blob([await validArchive(REJECTED.id, REJECTED.version)], { type: 'application/zip' }), 'x.zip');
-    const problem = expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { token: alice, body: form }), 400, /payload/);
+    const problem = expectProblem(
+      await call(`${service.upload}/companies/acme/resources/scenarios`, { token: alice, body: form }),
+      400,
+      /payload/,
+    );
     expectViolation(problem, 'payload');
   });
 
@@ -513,14 +640,23 @@ describe('422: invalid scenario archives are refused with every violation, and n
     const form = new FormData();
     form.append('payload', new Blob([archive], { type: 'application/zip' }), 'a.zip');
     form.append('payload', new Blob([archive], { type: 'application/zip' }), 'b.zip');
-    const problem = expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { token: alice, body: form }), 400, /payload/);
+    const problem = expectProblem(
+      await call(`${service.upload}/companies/acme/resources/scenarios`, { token: alice, body: form }),
+      400,
+      /payload/,
+    );
     expectViolation(problem, 'payload', /more than once/);
   });
 
   it('after all rejections the service still answers and nothing was stored: the rejected (id, version) uploads with 201', async () => {
     const stored = await uploadArchive(service, alice, 'acme', await validArchive(REJECTED.id, REJECTED.version));
     expect(stored.status, JSON.stringify(stored.body)).toBe(201);
-    expect(stored.body).toMatchObject({ id: REJECTED.id, version: REJECTED.version, size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(stored.body).toMatchObject({
+      id: REJECTED.id,
+      version: REJECTED.version,
+      size: expect.any(Number),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(stored.headers.get('location')).toContain(`/scenarios/${REJECTED.id}/versions/${REJECTED.version}`);
     // And it is deployable now (it was not before).
     const [item] = await deploy(alice, 'acme', [entry('acme-kiosk-0004', REJECTED.id, REJECTED.version)]);
@@ -529,7 +665,13 @@ describe('422: invalid scenario archives are refused with every violation, and n
 
   it('409 on re-upload of an existing (id, version): the demo acme-welcome 1.0.0 rebuilt', async () => {
     const archive = await buildZip({
-      'scenario.json': JSON.stringify({ id: 'acme-welcome', name: 'Acme welcome screen', version: '1.0.0', thumbnails: ['resources/thumbnails/thumbnail.svg'], assets: ['resources/assets/index.html'] }),
+      'scenario.json': JSON.stringify({
+        id: 'acme-welcome',
+        name: 'Acme welcome screen',
+        version: '1.0.0',
+        thumbnails: ['resources/thumbnails/thumbnail.svg'],
+        assets: ['resources/assets/index.html'],
+      }),
       'resources/thumbnails/thumbnail.svg': THUMBNAIL_SVG,
       'resources/assets/index.html': '<!doctype html><title>overwrite attempt</title>',
     });
@@ -545,7 +687,12 @@ describe('422: invalid scenario archives are refused with every violation, and n
 
 describe('413: archives too large for a direct upload', () => {
   it('refuses an archive above 4 MiB in the handler, and a body above the Lambda payload limit in the gateway; nothing is stored', async () => {
-    const overArchiveLimit = await validArchive('e2e-too-large', '1.0.0', { 'resources/assets/blob.bin': randomBytes(4 * MiB + 64 * 1024) }, true);
+    const overArchiveLimit = await validArchive(
+      'e2e-too-large',
+      '1.0.0',
+      { 'resources/assets/blob.bin': randomBytes(4 * MiB + 64 * 1024) },
+      true,
+    );
     const refused = await uploadArchive(service, alice, 'acme', overArchiveLimit);
     expect(refused.status).toBe(413);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
@@ -610,8 +757,16 @@ describe('deployments: 400 for structurally invalid bodies (nothing changed), FA
     const deviceBefore = await deviceDeployments(alice, 'acme', DEVICE);
     const companyBefore = await companyDeployments(alice, 'acme');
 
-    expectProblem(await call(url(), { token: alice, body: '{"requests": [', headers: { 'content-type': 'application/json' } }), 400, /not valid JSON/);
-    expectProblem(await call(url(), { token: alice, body: JSON.stringify({ requests: [valid] }), headers: { 'content-type': 'text/plain' } }), 400, /application\/json.*text\/plain/);
+    expectProblem(
+      await call(url(), { token: alice, body: '{"requests": [', headers: { 'content-type': 'application/json' } }),
+      400,
+      /not valid JSON/,
+    );
+    expectProblem(
+      await call(url(), { token: alice, body: JSON.stringify({ requests: [valid] }), headers: { 'content-type': 'text/plain' } }),
+      400,
+      /application\/json.*text\/plain/,
+    );
     expectProblem(await call(url(), { token: alice, body: JSON.stringify({ requests: [valid] }) }), 400, /application\/json/);
 
     const invalid = /invalid; nothing was changed/;
@@ -620,16 +775,27 @@ describe('deployments: 400 for structurally invalid bodies (nothing changed), FA
     expectViolation(expectProblem(await call(url(), { token: alice, json: [valid] }), 400, invalid), '/');
     expectViolation(
       expectProblem(await call(url(), { token: alice, json: { requests: [valid, { ...valid, action: 'REDEPLOY' }] } }), 400, invalid),
-      '/requests/1/action', /DEPLOY/,
+      '/requests/1/action',
+      /DEPLOY/,
     );
     expectViolation(
-      expectProblem(await call(url(), { token: alice, json: { requests: [valid, { ...valid, what: { type: 'SCENARIO', id: 'acme-welcome' } }] } }), 400, invalid),
+      expectProblem(
+        await call(url(), { token: alice, json: { requests: [valid, { ...valid, what: { type: 'SCENARIO', id: 'acme-welcome' } }] } }),
+        400,
+        invalid,
+      ),
       '/requests/1/what/subId',
     );
     // Several violations at once are all listed.
     const many = expectProblem(
-      await call(url(), { token: alice, json: { requests: [valid, { target: { type: 'DEVICE' }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'PUSH' }] } }),
-      400, invalid,
+      await call(url(), {
+        token: alice,
+        json: {
+          requests: [valid, { target: { type: 'DEVICE' }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'PUSH' }],
+        },
+      }),
+      400,
+      invalid,
     );
     expectViolation(many, '/requests/1/target/id');
     expectViolation(many, '/requests/1/action');
@@ -720,7 +886,12 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
   const DEVICES = ['acme-kiosk-0101', 'acme-kiosk-0102', 'acme-kiosk-0103', 'acme-kiosk-0104', 'acme-kiosk-0105'];
 
   it('limit=2 pages through exactly the active set, without duplicates, ending with nextCursor null', async () => {
-    const items = await deploy(alice, 'acme', DEVICES.map((device) => entry(device, 'acme-welcome', '1.0.0')), 'listing');
+    const items = await deploy(
+      alice,
+      'acme',
+      DEVICES.map((device) => entry(device, 'acme-welcome', '1.0.0')),
+      'listing',
+    );
     expect(items.every((item) => item.state === 'SUCCESS')).toBe(true);
 
     const pages = await listAllPages(alice, '/companies/acme/resources/DEVICE/deployments', 2);
@@ -733,7 +904,14 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
     expect(pages.slice(0, -1).every((page) => page.items.length === 2 && typeof page.nextCursor === 'string')).toBe(true);
     expect(pages.length).toBe(Math.ceil(expected.length / 2));
     for (const item of pages.flatMap((page) => page.items)) {
-      expect(item).toMatchObject({ id: expect.stringMatching(ULID), action: 'DEPLOY', state: 'SUCCESS', cause: null, deployedBy: 'alice', target: { type: 'DEVICE', subId: null } });
+      expect(item).toMatchObject({
+        id: expect.stringMatching(ULID),
+        action: 'DEPLOY',
+        state: 'SUCCESS',
+        cause: null,
+        deployedBy: 'alice',
+        target: { type: 'DEVICE', subId: null },
+      });
     }
     // Another company's listing shows none of acme's deployments.
     const globex = await companyDeployments(bob, 'globex');
@@ -746,7 +924,10 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
     expectViolation(expectProblem(await call(`${base}?limit=1001`, { token: alice }), 400), 'limit', /1 to 1000/);
     expectViolation(expectProblem(await call(`${base}?limit=ten`, { token: alice }), 400), 'limit');
     expectViolation(expectProblem(await call(`${base}?colour=blue`, { token: alice }), 400), 'colour', /limit, cursor/);
-    expectViolation(expectProblem(await call(`${service.api}/companies/acme/resources/acme-kiosk-0101/deployments?sort=id`, { token: alice }), 400), 'sort');
+    expectViolation(
+      expectProblem(await call(`${service.api}/companies/acme/resources/acme-kiosk-0101/deployments?sort=id`, { token: alice }), 400),
+      'sort',
+    );
   });
 
   it('a tampered or foreign cursor → 400', async () => {
@@ -775,13 +956,24 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
     // A company-wide cursor is valid for no device's listing, not even that of the device its page ended on.
     const lastDevice = (decoded.sk as string).split('#')[0] as string;
     for (const device of ['acme-kiosk-0102', lastDevice]) {
-      expectProblem(await call(`${service.api}/companies/acme/resources/${device}/deployments?cursor=${encodeURIComponent(cursor)}`, { token: alice }), 400, /cursor/);
+      expectProblem(
+        await call(`${service.api}/companies/acme/resources/${device}/deployments?cursor=${encodeURIComponent(cursor)}`, { token: alice }),
+        400,
+        /cursor/,
+      );
     }
   });
 
-  it('an unknown device, or another company\'s device, → 404 problem', async () => {
-    expectProblem(await call(`${service.api}/companies/acme/resources/acme-kiosk-9999/deployments`, { token: alice }), 404, /acme-kiosk-9999/);
-    const foreign = expectProblem(await call(`${service.api}/companies/acme/resources/globex-kiosk-0001/deployments`, { token: alice }), 404);
+  it("an unknown device, or another company's device, → 404 problem", async () => {
+    expectProblem(
+      await call(`${service.api}/companies/acme/resources/acme-kiosk-9999/deployments`, { token: alice }),
+      404,
+      /acme-kiosk-9999/,
+    );
+    const foreign = expectProblem(
+      await call(`${service.api}/companies/acme/resources/globex-kiosk-0001/deployments`, { token: alice }),
+      404,
+    );
     expect(foreign.detail).not.toMatch(/globex'/);
   });
 });
@@ -835,8 +1027,16 @@ describe('search and filters: 400 for bad parameters; routing 404/405', () => {
     expectProblem(await call(`${service.auth}/nope`), 404, /No route/);
     expectProblem(await call(`${service.api}/resources/search`, { method: 'DELETE', token: alice }), 405, /DELETE/);
     expectProblem(await call(`${service.api}/companies/acme/resources/deployments`, { method: 'GET', token: alice }), 405, /GET/);
-    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios/uploads/x`, { method: 'POST', token: alice, body: 'x' }), 405, /POST/);
-    expectProblem(await call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'GET', token: alice }), 404, /served by the main address/);
+    expectProblem(
+      await call(`${service.upload}/companies/acme/resources/scenarios/uploads/x`, { method: 'POST', token: alice, body: 'x' }),
+      405,
+      /POST/,
+    );
+    expectProblem(
+      await call(`${service.upload}/companies/acme/resources/scenarios`, { method: 'GET', token: alice }),
+      404,
+      /served by the main address/,
+    );
     expectProblem(await call(`${service.auth}/token`, { method: 'GET' }), 405, /GET/);
   });
 });
@@ -847,9 +1047,21 @@ describe('hostile inputs never reach the backends as 500s', () => {
       token: alice,
       json: {
         requests: [
-          { target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: 'x'.repeat(200) }, action: 'DEPLOY' },
-          { target: { type: 'DEVICE', id: 'k'.repeat(200), subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'DEPLOY' },
-          { target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'DEPLOY' },
+          {
+            target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null },
+            what: { type: 'SCENARIO', id: 'acme-welcome', subId: 'x'.repeat(200) },
+            action: 'DEPLOY',
+          },
+          {
+            target: { type: 'DEVICE', id: 'k'.repeat(200), subId: null },
+            what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+            action: 'DEPLOY',
+          },
+          {
+            target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null },
+            what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+            action: 'DEPLOY',
+          },
         ],
       },
     });
@@ -857,12 +1069,28 @@ describe('hostile inputs never reach the backends as 500s', () => {
     expect(response.body.items.map((item: ResultItem) => item.cause)).toEqual(['WHAT_NOT_FOUND', 'TARGET_NOT_FOUND', null]);
     const tooLong = await call(`${service.api}/companies/acme/resources/deployments`, {
       token: alice,
-      json: { requests: [{ target: { type: 'DEVICE', id: 'k'.repeat(300), subId: null }, what: { type: 'SCENARIO', id: 'a', subId: '1.0.0' }, action: 'DEPLOY' }] },
+      json: {
+        requests: [
+          {
+            target: { type: 'DEVICE', id: 'k'.repeat(300), subId: null },
+            what: { type: 'SCENARIO', id: 'a', subId: '1.0.0' },
+            action: 'DEPLOY',
+          },
+        ],
+      },
     });
     expect(tooLong.status).toBe(400);
     await call(`${service.api}/companies/acme/resources/deployments`, {
       token: alice,
-      json: { requests: [{ target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'UNDEPLOY' }] },
+      json: {
+        requests: [
+          {
+            target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null },
+            what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+            action: 'UNDEPLOY',
+          },
+        ],
+      },
     });
   });
 

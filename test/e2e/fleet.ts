@@ -42,5 +42,10 @@ export function localDocumentClient(endpoint: string, maxSockets = 64): DynamoDB
  * @throws Error naming how many devices stayed unwritten.
  */
 export async function seedDevices(client: DynamoDBDocumentClient, devices: Device[], parallelism = 16): Promise<void> {
-  await batchPutAll(client, 'devices', devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })), parallelism);
+  await batchPutAll(
+    client,
+    'devices',
+    devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })),
+    parallelism,
+  );
 }

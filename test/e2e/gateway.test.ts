@@ -6,7 +6,15 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import {
+  call,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+} from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;
@@ -42,9 +50,15 @@ describe('a multipart part cut short', () => {
     const refused = await postTruncatedPart(alice, 'acme');
     expect(refused.status).toBe(400);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
-    expect(refused.body).toMatchObject({ status: 400, detail: expect.stringMatching(/multipart\/form-data.*payload/), errors: [{ path: 'payload' }] });
+    expect(refused.body).toMatchObject({
+      status: 400,
+      detail: expect.stringMatching(/multipart\/form-data.*payload/),
+      errors: [{ path: 'payload' }],
+    });
     // The same listener and the others still answer.
-    expect((await call(`${service.upload}/companies/acme/resources/scenarios/uploads/01ARZ3NDEKTSV4RRFFQ69G5FAV`, { token: alice })).status).toBe(404);
+    expect(
+      (await call(`${service.upload}/companies/acme/resources/scenarios/uploads/01ARZ3NDEKTSV4RRFFQ69G5FAV`, { token: alice })).status,
+    ).toBe(404);
     expect((await call(`${service.api}/companies/acme/resources/scenarios`, { token: alice })).status).toBe(200);
     expect(service.output()).not.toMatch(/Uncaught error|handler error/);
   });
@@ -55,7 +69,7 @@ describe('a multipart part cut short', () => {
     expect(refused.body.detail).toMatch(/scenarios:write/);
   });
 
-  it("answers 403 to a token of another company, before the body is parsed", async () => {
+  it('answers 403 to a token of another company, before the body is parsed', async () => {
     const refused = await postTruncatedPart(bob, 'acme');
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toMatch(/company 'acme'/);
@@ -74,10 +88,14 @@ describe('routing', () => {
     const upload = await call(`${service.api}/companies/acme/resources/scenarios`, { method: 'POST', token: alice, body: TRUNCATED_PART });
     expect(upload.status).toBe(404);
     expect(upload.headers.get('content-type')).toBe('application/problem+json');
-    expect(upload.body.detail).toContain(`POST /companies/{companyId}/resources/scenarios is served by the upload address (scenario_upload_url), ${service.upload}`);
+    expect(upload.body.detail).toContain(
+      `POST /companies/{companyId}/resources/scenarios is served by the upload address (scenario_upload_url), ${service.upload}`,
+    );
     const list = await call(`${service.upload}/companies/acme/resources/scenarios`, { token: alice });
     expect(list.status).toBe(404);
-    expect(list.body.detail).toContain(`GET /companies/{companyId}/resources/scenarios is served by the main address (base_url), ${service.api}`);
+    expect(list.body.detail).toContain(
+      `GET /companies/{companyId}/resources/scenarios is served by the main address (base_url), ${service.api}`,
+    );
     const token = await call(`${service.api}/token`, { json: { username: 'alice', password: 'x' } });
     expect(token.status).toBe(404);
     expect(token.body.detail).toContain(`served by the auth address (auth_url), ${service.auth}`);
@@ -98,9 +116,13 @@ describe('oversized headers', () => {
   it('answers 400 with a problem+json body to a request that is not valid HTTP', async () => {
     const { port } = new URL(service.api);
     const received = await new Promise<string>((done, fail) => {
-      const socket = connect(Number(port), '127.0.0.1', () => socket.end('GET /resources/search HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n'));
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.end('GET /resources/search HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n'),
+      );
       let text = '';
-      socket.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+      });
       socket.on('close', () => done(text));
       socket.on('error', fail);
     });

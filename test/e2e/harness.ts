@@ -30,7 +30,6 @@ export interface LocalService {
   stop(): Promise<void>;
 }
 
-
 /** Ports and data folder of one service instance; reuse them to restart "the same" service. */
 export interface ServiceSettings {
   dataDirectory: string;
@@ -64,23 +63,31 @@ export interface StartOptions {
 export async function startService(settings: ServiceSettings, options: StartOptions = {}): Promise<LocalService> {
   const readyTimeoutMs = options.readyTimeoutMs ?? 90_000;
   const stopGraceMs = options.stopGraceMs ?? 10_000;
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', ...(options.imports ?? []).flatMap((module) => ['--import', module]), join(root, 'bin/local.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      ...options.environment,
-      API_PORT: String(settings.ports.api),
-      UPLOAD_PORT: String(settings.ports.upload),
-      AUTH_PORT: String(settings.ports.auth),
-      DATA_DIR: settings.dataDirectory,
-      POWERTOOLS_LOG_LEVEL: 'CRITICAL',
-      NODE_NO_WARNINGS: '1',
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', ...(options.imports ?? []).flatMap((module) => ['--import', module]), join(root, 'bin/local.ts')],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...options.environment,
+        API_PORT: String(settings.ports.api),
+        UPLOAD_PORT: String(settings.ports.upload),
+        AUTH_PORT: String(settings.ports.auth),
+        DATA_DIR: settings.dataDirectory,
+        POWERTOOLS_LOG_LEVEL: 'CRITICAL',
+        NODE_NO_WARNINGS: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -134,7 +141,6 @@ export async function tokenFor(service: LocalService, username: keyof typeof DEM
 }
 
 /** A JSON response: status, headers and parsed body (undefined when empty). */
-// biome-ignore lint: test helper accepts any JSON
 export interface JsonResult<T = any> {
   status: number;
   headers: Headers;
@@ -142,7 +148,16 @@ export interface JsonResult<T = any> {
 }
 
 /** Sends a request and parses the JSON (or problem+json) answer. */
-export async function call<T = any>(url: string, options: { method?: string; token?: string; json?: unknown; body?: string | FormData | Uint8Array; headers?: Record<string, string> } = {}): Promise<JsonResult<T>> {
+export async function call<T = any>(
+  url: string,
+  options: {
+    method?: string;
+    token?: string;
+    json?: unknown;
+    body?: string | FormData | Uint8Array;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<JsonResult<T>> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   let body = options.body;
@@ -165,7 +180,13 @@ export async function call<T = any>(url: string, options: { method?: string; tok
 }
 
 /** Uploads an archive as the `payload` part of a multipart form, like `curl -F payload=@file.zip`. */
-export function uploadArchive(service: LocalService, token: string, company: string, archive: Uint8Array, filename = 'scenario.zip'): Promise<JsonResult> {
+export function uploadArchive(
+  service: LocalService,
+  token: string,
+  company: string,
+  archive: Uint8Array,
+  filename = 'scenario.zip',
+): Promise<JsonResult> {
   const form = new FormData();
   form.append('payload', new Blob([archive], { type: 'application/zip' }), filename);
   return call(`${service.upload}/companies/${company}/resources/scenarios`, { method: 'POST', token, body: form });

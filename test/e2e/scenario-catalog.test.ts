@@ -7,7 +7,15 @@ import { createHash } from 'node:crypto';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  call, type JsonResult, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+  call,
+  type JsonResult,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  uploadArchive,
 } from './harness.js';
 
 let settings: ServiceSettings;
@@ -112,10 +120,17 @@ async function usage(token: string, company: string): Promise<{ quotaBytes: numb
 /** A small valid scenario archive. */
 async function validArchive(id: string, version: string): Promise<Uint8Array> {
   const zip = new JSZip();
-  zip.file('scenario.json', JSON.stringify({
-    id, name: `Catalogue ${id}`, version, description: 'scenario catalogue e2e',
-    thumbnails: ['resources/thumbnails/t.svg'], assets: ['resources/assets/index.html'],
-  }));
+  zip.file(
+    'scenario.json',
+    JSON.stringify({
+      id,
+      name: `Catalogue ${id}`,
+      version,
+      description: 'scenario catalogue e2e',
+      thumbnails: ['resources/thumbnails/t.svg'],
+      assets: ['resources/assets/index.html'],
+    }),
+  );
   zip.file('resources/thumbnails/t.svg', '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"/>');
   zip.file('resources/assets/index.html', `<!doctype html><h1>${id} ${version}</h1>`);
   return zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
@@ -193,7 +208,10 @@ describe('listing scenarios', () => {
       forge([key]),
     ];
     for (const cursor of tampered) {
-      const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=1&cursor=${encodeURIComponent(cursor)}`, { token: alice }), 400);
+      const problem = expectProblem(
+        await call(`${scenariosUrl('acme')}?limit=1&cursor=${encodeURIComponent(cursor)}`, { token: alice }),
+        400,
+      );
       expect(problem.errors, cursor).toEqual([{ path: 'cursor', message: expect.any(String) }]);
     }
     // the genuine cursor still works
@@ -232,7 +250,10 @@ describe('a scenario and its versions', () => {
       const bytes = new Uint8Array(await response.arrayBuffer());
       expect(bytes.byteLength).toBe(version.size);
       expect(sha256(bytes)).toBe(version.sha256);
-      const manifest = JSON.parse(await ((await JSZip.loadAsync(bytes)).file('scenario.json')?.async('string') ?? 'null')) as { id: string; version: string };
+      const manifest = JSON.parse(await ((await JSZip.loadAsync(bytes)).file('scenario.json')?.async('string') ?? 'null')) as {
+        id: string;
+        version: string;
+      };
       expect(manifest).toMatchObject({ id: 'acme-welcome', version: version.version });
     }
   });
@@ -244,7 +265,13 @@ describe('a scenario and its versions', () => {
     const location = stored.headers.get('location') as string;
     expect(location).toBe('/companies/acme/resources/scenarios/catalog-location/versions/3.2.1');
     const version = expectOk(await call<VersionView>(`${service.api}${location}`, { token: alice }));
-    expect(version).toMatchObject({ version: '3.2.1', size: archive.byteLength, sha256: sha256(archive), uploadedBy: 'alice', created: stored.body.created });
+    expect(version).toMatchObject({
+      version: '3.2.1',
+      size: archive.byteLength,
+      sha256: sha256(archive),
+      uploadedBy: 'alice',
+      created: stored.body.created,
+    });
     expect(stored.body).toMatchObject({ size: version.size, sha256: version.sha256 });
     const downloaded = new Uint8Array(await (await fetch(version.download.url)).arrayBuffer());
     expect(sha256(downloaded)).toBe(sha256(archive));
@@ -253,13 +280,18 @@ describe('a scenario and its versions', () => {
     expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.10.0-rc.1'))).status).toBe(201);
     expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.1.0'))).status).toBe(201);
     const scenario = await detail(alice, 'acme', 'catalog-location');
-    expect(scenario).toMatchObject({ id: 'catalog-location', name: 'Catalogue catalog-location', description: 'scenario catalogue e2e', latestVersion: '3.10.0-rc.1' });
+    expect(scenario).toMatchObject({
+      id: 'catalog-location',
+      name: 'Catalogue catalog-location',
+      description: 'scenario catalogue e2e',
+      latestVersion: '3.10.0-rc.1',
+    });
     expect(scenario.versions.map((entry) => entry.version)).toEqual(['3.2.1', '3.10.0-rc.1', '3.1.0']);
     const listed = (await listAllPages(alice, 'acme', 1000)).flatMap((page) => page.items).find((entry) => entry.id === 'catalog-location');
     expect(listed).toMatchObject({ latestVersion: '3.10.0-rc.1', versions: ['3.2.1', '3.10.0-rc.1', '3.1.0'] });
   });
 
-  it('answers 404 for an unknown scenario, an unknown version, and another company\'s scenario', async () => {
+  it("answers 404 for an unknown scenario, an unknown version, and another company's scenario", async () => {
     expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario`, { token: alice }), 404);
     expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome/versions/9.9.9`, { token: alice }), 404);
     expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome/versions/not-a-version`, { token: alice }), 404);
@@ -305,7 +337,9 @@ describe('storage usage', () => {
     const timetable = await detail(bob, 'globex', 'globex-timetable');
     expect(timetable.latestVersion).toBe('2.0.0');
     expect(timetable.versions.map((version) => [version.version, version.uploadedBy])).toEqual([
-      ['1.0.0', 'demo-seed'], ['1.1.0', 'demo-seed'], ['2.0.0', 'bob'],
+      ['1.0.0', 'demo-seed'],
+      ['1.1.0', 'demo-seed'],
+      ['2.0.0', 'bob'],
     ]);
   });
 });

@@ -12,7 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { FakeOpenSearch } from '../unit/fake-opensearch.js';
 import {
-  call, eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+  call,
+  eventually,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  uploadArchive,
 } from './harness.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -22,11 +30,19 @@ const SEARCH_VARIABLES = ['SEARCH_BACKEND', 'OPENSEARCH_URL', 'OPENSEARCH_INDEX'
 function runReindex(dataDirectory: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDirectory, NODE_NO_WARNINGS: '1' };
   for (const name of SEARCH_VARIABLES) delete env[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'bin/reindex.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'bin/reindex.ts')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
 }
 
@@ -106,7 +122,15 @@ describe('OpenSearch unreachable, then back', () => {
   it('keeps deployments and uploads working', async () => {
     const deployed = await call(`${service.api}/companies/acme/resources/deployments`, {
       token: alice,
-      json: { requests: [{ target: { type: 'DEVICE', id: 'acme-kiosk-0007', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' }, action: 'DEPLOY' }] },
+      json: {
+        requests: [
+          {
+            target: { type: 'DEVICE', id: 'acme-kiosk-0007', subId: null },
+            what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' },
+            action: 'DEPLOY',
+          },
+        ],
+      },
     });
     expect(deployed.status).toBe(200);
     expect(deployed.body.items[0]).toMatchObject({ state: 'SUCCESS', cause: null });
@@ -124,7 +148,10 @@ describe('OpenSearch unreachable, then back', () => {
     // OpenSearch comes back with the index it had before it went away.
     fake.seedIndex('resources-before', 'resources');
     await fake.listen(port);
-    await eventually(async () => fake.documentsOf('resources').has(`SCENARIO#acme#${uploadedId}`), 'the uploaded scenario to reach OpenSearch');
+    await eventually(
+      async () => fake.documentsOf('resources').has(`SCENARIO#acme#${uploadedId}`),
+      'the uploaded scenario to reach OpenSearch',
+    );
 
     const reindex = await runReindex(settings.dataDirectory);
     expect(reindex.stderr).toBe('');

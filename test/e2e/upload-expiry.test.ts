@@ -4,7 +4,16 @@
  * gets no archive is REJECTED with reason `expired` soon after its expiresAt.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from './harness.js';
+import {
+  call,
+  eventually,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+} from './harness.js';
 
 let settings: ServiceSettings;
 let service: LocalService;

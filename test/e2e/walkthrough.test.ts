@@ -5,7 +5,15 @@
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  call, eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor, uploadArchive,
+  call,
+  eventually,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+  uploadArchive,
 } from './harness.js';
 import { expectDocumented } from './contract.js';
 
@@ -73,7 +81,9 @@ describe('README walkthrough', () => {
   });
 
   it('stores a large archive PUT to a presigned upload slot through the S3 object-created event', async () => {
-    const skeleton = await fetch(`${service.api}/companies/acme/resources/scenarios/skeleton.zip?version=2.0.0`, { headers: { authorization: `Bearer ${alice}` } });
+    const skeleton = await fetch(`${service.api}/companies/acme/resources/scenarios/skeleton.zip?version=2.0.0`, {
+      headers: { authorization: `Bearer ${alice}` },
+    });
     const archive = new Uint8Array(await skeleton.arrayBuffer());
     const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
     expect(slot.status).toBe(201);
@@ -93,7 +103,10 @@ describe('README walkthrough', () => {
     await fetch(second.body.url, { method: 'PUT', headers: second.body.headers, body: new TextEncoder().encode('not a zip') });
     const rejected = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${second.body.uploadId}`, { token: alice });
     await eventually(async () => (await rejected()).body.status !== 'PENDING', 'the broken upload to be processed');
-    expect(await expectDocumented('ScenarioUploadStatus', await rejected())).toMatchObject({ status: 'REJECTED', problem: { status: 422, errors: [expect.objectContaining({ path: '' })] } });
+    expect(await expectDocumented('ScenarioUploadStatus', await rejected())).toMatchObject({
+      status: 'REJECTED',
+      problem: { status: 422, errors: [expect.objectContaining({ path: '' })] },
+    });
 
     const foreign = await call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: bob });
     expect(foreign.status).toBe(403);
@@ -103,13 +116,17 @@ describe('README walkthrough', () => {
   it('makes an uploaded scenario searchable through the DynamoDB stream', async () => {
     await eventually(async () => {
       const found = await call(`${service.api}/resources/search?type=SCENARIO&pageSize=100`, { token: alice });
-      return found.body.resources.some((resource: { id: string; versions: string[] }) => resource.id === uploadedScenarioId && resource.versions.includes('1.0.1'));
+      return found.body.resources.some(
+        (resource: { id: string; versions: string[] }) => resource.id === uploadedScenarioId && resource.versions.includes('1.0.1'),
+      );
     }, 'the uploaded scenario in search');
   });
 
   it('deploys, reports every cause in request order, and lists active deployments', async () => {
     const deploy = (target: string, version: string, action = 'DEPLOY', targetType = 'DEVICE') => ({
-      target: { type: targetType, id: target, subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: version }, action,
+      target: { type: targetType, id: target, subId: null },
+      what: { type: 'SCENARIO', id: 'acme-welcome', subId: version },
+      action,
     });
     const response = await call(`${service.api}/companies/acme/resources/deployments`, {
       token: alice,
@@ -137,7 +154,10 @@ describe('README walkthrough', () => {
       ['FAILURE', 'NOT_IMPLEMENTED'],
       ['SUCCESS', null],
     ]);
-    expect(response.body.items[2]).toMatchObject({ target: { type: 'DEVICE', id: 'acme-kiosk-0999', subId: null }, what: { id: 'acme-welcome', subId: '1.1.0' } });
+    expect(response.body.items[2]).toMatchObject({
+      target: { type: 'DEVICE', id: 'acme-kiosk-0999', subId: null },
+      what: { id: 'acme-welcome', subId: '1.1.0' },
+    });
 
     const device = await call(`${service.api}/companies/acme/resources/acme-kiosk-0001/deployments`, { token: alice });
     expect(device.status).toBe(200);
@@ -145,8 +165,13 @@ describe('README walkthrough', () => {
     expect(device.body).toEqual({
       items: [
         expect.objectContaining({
-          id: response.body.items[0].id, state: 'SUCCESS', cause: null, action: 'DEPLOY',
-          what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' }, deployedBy: 'alice', note: 'walkthrough',
+          id: response.body.items[0].id,
+          state: 'SUCCESS',
+          cause: null,
+          action: 'DEPLOY',
+          what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' },
+          deployedBy: 'alice',
+          note: 'walkthrough',
         }),
       ],
       nextCursor: null,
@@ -155,7 +180,10 @@ describe('README walkthrough', () => {
     await expectDocumented('DeploymentsListAll', all);
     expect(all.body.items.map((item: { target: { id: string } }) => item.target.id).sort()).toEqual(['acme-kiosk-0001', 'acme-kiosk-0002']);
 
-    const undeploy = await call(`${service.api}/companies/acme/resources/deployments`, { token: alice, json: { requests: [deploy('acme-kiosk-0002', '1.0.0', 'UNDEPLOY')] } });
+    const undeploy = await call(`${service.api}/companies/acme/resources/deployments`, {
+      token: alice,
+      json: { requests: [deploy('acme-kiosk-0002', '1.0.0', 'UNDEPLOY')] },
+    });
     expect(undeploy.body.items[0]).toMatchObject({ state: 'SUCCESS', cause: null });
     const after = await call(`${service.api}/companies/acme/resources/acme-kiosk-0002/deployments`, { token: alice });
     expect(after.body.items).toEqual([]);
@@ -167,7 +195,11 @@ describe('README walkthrough', () => {
     await expectDocumented('SearchFilters', filters);
     const connection = filters.body.items.find((item: { field: string }) => item.field === 'connection.state');
     expect(connection).toMatchObject({ scope: 'DEVICE', definition: { type: 'ENUMERATION' } });
-    expect(connection.definition.parameters.map((parameter: { value: string }) => parameter.value)).toEqual(['UNKNOWN', 'CONNECTED', 'DISCONNECTED']);
+    expect(connection.definition.parameters.map((parameter: { value: string }) => parameter.value)).toEqual([
+      'UNKNOWN',
+      'CONNECTED',
+      'DISCONNECTED',
+    ]);
     let sum = 0;
     for (const parameter of connection.definition.parameters) {
       const search = await call(`${service.api}/resources/search?connection.state=${parameter.value}&type=DEVICE`, { token: alice });
@@ -180,19 +212,28 @@ describe('README walkthrough', () => {
 
     const oliviaFilters = await call(`${service.api}/resources/search/filters?type=DEVICE`, { token: olivia });
     const oliviaCompanies = oliviaFilters.body.items.find((item: { field: string }) => item.field === 'company').definition.parameters;
-    expect(oliviaCompanies.map((parameter: { value: string; count: number }) => [parameter.value, parameter.count])).toEqual([['acme', 120], ['globex', 120]]);
+    expect(oliviaCompanies.map((parameter: { value: string; count: number }) => [parameter.value, parameter.count])).toEqual([
+      ['acme', 120],
+      ['globex', 120],
+    ]);
   });
 
   it('searches with OR within a field, AND across fields, sorting and pagination', async () => {
     const base = `${service.api}/resources/search?type=DEVICE&connection.state=DISCONNECTED&connection.state=UNKNOWN`;
     const either = await call(`${base}&pageSize=100`, { token: alice });
     await expectDocumented('Search', either);
-    expect(either.body.resources.every((device: { connection: { state: string } }) => ['DISCONNECTED', 'UNKNOWN'].includes(device.connection.state))).toBe(true);
+    expect(
+      either.body.resources.every((device: { connection: { state: string } }) =>
+        ['DISCONNECTED', 'UNKNOWN'].includes(device.connection.state),
+      ),
+    ).toBe(true);
     const disconnected = await call(`${service.api}/resources/search?connection.state=DISCONNECTED`, { token: alice });
     const unknown = await call(`${service.api}/resources/search?connection.state=UNKNOWN`, { token: alice });
     expect(either.body.total).toBe(disconnected.body.total + unknown.body.total);
 
-    const both = await call(`${base}&health.mode=EMBEDDED_PLATFORM_ANDROID&sort=updated&direction=DESC&pageSize=5&page=2`, { token: alice });
+    const both = await call(`${base}&health.mode=EMBEDDED_PLATFORM_ANDROID&sort=updated&direction=DESC&pageSize=5&page=2`, {
+      token: alice,
+    });
     expect(both.status).toBe(200);
     expect(both.body.page).toEqual({ page: 2, pages: Math.ceil(both.body.total / 5), pageSize: 5 });
     expect(both.body.sort).toEqual({ field: 'updated', direction: 'DESC' });
@@ -231,7 +272,9 @@ describe('restart', () => {
     expect(device.body.items).toHaveLength(1);
     const search = await call(`${service.api}/resources/search?type=SCENARIO`, { token: alice });
     expect(search.body.resources.map((resource: { id: string }) => resource.id)).toContain(uploadedScenarioId);
-    const skeleton = await fetch(`${service.api}/companies/acme/resources/scenarios/skeleton.zip`, { headers: { authorization: `Bearer ${alice}` } });
+    const skeleton = await fetch(`${service.api}/companies/acme/resources/scenarios/skeleton.zip`, {
+      headers: { authorization: `Bearer ${alice}` },
+    });
     const zip = await JSZip.loadAsync(await skeleton.arrayBuffer());
     const manifest = JSON.parse(await zip.file('scenario.json')!.async('string'));
     manifest.id = uploadedScenarioId;

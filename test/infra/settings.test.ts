@@ -21,17 +21,32 @@ describe('readServiceSettings', () => {
 
   it('reads `-c key=value` strings and cdk.json values alike', () => {
     const fromCli = read({
-      stage: 'staging', logLevel: 'debug', logRetentionDays: '90', corsAllowedOrigins: 'https://a.example.com, https://b.example.com',
-      opensearchInstanceType: 'm7g.large.search', opensearchInstanceCount: '3', opensearchVolumeGiB: '100', cognitoFeaturePlan: 'plus',
+      stage: 'staging',
+      logLevel: 'debug',
+      logRetentionDays: '90',
+      corsAllowedOrigins: 'https://a.example.com, https://b.example.com',
+      opensearchInstanceType: 'm7g.large.search',
+      opensearchInstanceCount: '3',
+      opensearchVolumeGiB: '100',
+      cognitoFeaturePlan: 'plus',
     });
     const fromJson = read({
-      stage: 'staging', logLevel: 'DEBUG', logRetentionDays: 90, corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
-      opensearchInstanceType: 'm7g.large.search', opensearchInstanceCount: 3, opensearchVolumeGiB: 100, cognitoFeaturePlan: 'PLUS',
+      stage: 'staging',
+      logLevel: 'DEBUG',
+      logRetentionDays: 90,
+      corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
+      opensearchInstanceType: 'm7g.large.search',
+      opensearchInstanceCount: 3,
+      opensearchVolumeGiB: 100,
+      cognitoFeaturePlan: 'PLUS',
     });
     expect(fromCli).toEqual(fromJson);
     expect(fromCli).toMatchObject({
-      logLevel: 'DEBUG', logRetention: RetentionDays.THREE_MONTHS, corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
-      opensearch: { instanceType: 'm7g.large.search', instanceCount: 3, volumeGiB: 100 }, cognitoFeaturePlan: 'PLUS',
+      logLevel: 'DEBUG',
+      logRetention: RetentionDays.THREE_MONTHS,
+      corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
+      opensearch: { instanceType: 'm7g.large.search', instanceCount: 3, volumeGiB: 100 },
+      cognitoFeaturePlan: 'PLUS',
     });
   });
 

@@ -19,7 +19,15 @@ import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { PRE_TOKEN_GENERATION_ENTRY } from '../../lib/identity.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { SEARCH_INDEX_SETUP_TIMEOUT } from '../../lib/stateless-stack.js';
-import { ARCHIVE_UPLOADED, DEPLOYMENT_CHANGES_ENTRY, ROUTES, SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY, UPLOAD_SWEEPER } from '../../functions/contract/routes.js';
+import {
+  ARCHIVE_UPLOADED,
+  DEPLOYMENT_CHANGES_ENTRY,
+  ROUTES,
+  SEARCH_INDEX_SETUP_ENTRY,
+  SEARCH_INDEXER_ENTRY,
+  SEARCH_REINDEX_ENTRY,
+  UPLOAD_SWEEPER,
+} from '../../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
@@ -51,12 +59,19 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
 };
 
 /** Functions of aws-cdk-lib (S3 notifications, AwsCustomResource, the provider framework): not ours. */
-const isCdkProvided = (logicalId: string) => /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchIndexSetupProviderframework)/.test(logicalId);
+const isCdkProvided = (logicalId: string) =>
+  /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchIndexSetupProviderframework)/.test(logicalId);
 
 /** Handler modules deployed as functions of the stateless stack. */
 const STATELESS_ENTRIES = [
   ...new Set(ROUTES.filter((route) => route.api !== 'auth').map((route) => route.entry)),
-  AUTH_COGNITO_TOKEN_ENTRY, SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, ARCHIVE_UPLOADED.entry, SEARCH_REINDEX_ENTRY, SEARCH_INDEX_SETUP_ENTRY, UPLOAD_SWEEPER.entry,
+  AUTH_COGNITO_TOKEN_ENTRY,
+  SEARCH_INDEXER_ENTRY,
+  DEPLOYMENT_CHANGES_ENTRY,
+  ARCHIVE_UPLOADED.entry,
+  SEARCH_REINDEX_ENTRY,
+  SEARCH_INDEX_SETUP_ENTRY,
+  UPLOAD_SWEEPER.entry,
 ];
 
 /** Functions that verify bearer tokens: every route except the public ones. */
@@ -125,7 +140,12 @@ const GENERATED_CURSOR_SECRET = `${'Ab3'.repeat(21)}x`;
  * @throws Error on an intrinsic function a function environment is not expected to hold.
  */
 function deployedValue(value: unknown): string {
-  const token = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40).replace(/^-+|-+$/g, '') || 'token';
+  const token = (text: string) =>
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .slice(0, 40)
+      .replace(/^-+|-+$/g, '') || 'token';
   const resolve = (part: unknown): string => {
     if (typeof part === 'string') return part;
     const object = part as Record<string, unknown>;
@@ -177,7 +197,10 @@ function runNag(app: App): { violations: string[]; used: Set<string> } {
     const report = new AwsSolutionsChecks().validateScope(app);
     return {
       violations: report.violations.flatMap((violation) =>
-        violation.violatingResources.map((resource) => `${violation.severity} ${violation.ruleName} at ${resource.constructPath}: ${violation.description}`)),
+        violation.violatingResources.map(
+          (resource) => `${violation.severity} ${violation.ruleName} at ${resource.constructPath}: ${violation.description}`,
+        ),
+      ),
       used,
     };
   } finally {
@@ -208,8 +231,10 @@ describe('stacks (bundling skipped)', () => {
   const policyOf = (entry: string): string => {
     const [, fn] = ours.get(entry) as [string, Resource];
     const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string]; 'Fn::ImportValue'?: string };
-    const key = role['Fn::GetAtt']?.[0] ?? role['Fn::ImportValue'] as string;
-    const policies = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties?.Roles).includes(key));
+    const key = role['Fn::GetAtt']?.[0] ?? (role['Fn::ImportValue'] as string);
+    const policies = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) =>
+      JSON.stringify(policy.Properties?.Roles).includes(key),
+    );
     expect(policies, entry).toHaveLength(1);
     return JSON.stringify(policies.map(([, policy]) => policy.Properties?.PolicyDocument));
   };
@@ -218,8 +243,10 @@ describe('stacks (bundling skipped)', () => {
   const policyIdOf = (entry: string): string => {
     const [, fn] = ours.get(entry) as [string, Resource];
     const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string]; 'Fn::ImportValue'?: string };
-    const key = role['Fn::GetAtt']?.[0] ?? role['Fn::ImportValue'] as string;
-    const [[id]] = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties?.Roles).includes(key)) as [[string, Resource]];
+    const key = role['Fn::GetAtt']?.[0] ?? (role['Fn::ImportValue'] as string);
+    const [[id]] = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) =>
+      JSON.stringify(policy.Properties?.Roles).includes(key),
+    ) as [[string, Resource]];
     return id;
   };
 
@@ -247,7 +274,10 @@ describe('stacks (bundling skipped)', () => {
       expect(indexes.map((index) => ({ name: index.IndexName, keys: index.KeySchema }))).toEqual(
         ('globalSecondaryIndexes' in schema ? schema.globalSecondaryIndexes : []).map((index) => ({
           name: index.indexName,
-          keys: [{ AttributeName: index.partitionKey, KeyType: 'HASH' }, { AttributeName: index.sortKey, KeyType: 'RANGE' }],
+          keys: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
         })),
       );
     }
@@ -258,7 +288,12 @@ describe('stacks (bundling skipped)', () => {
     for (const [id, bucket] of resourcesOf(stateful, 'AWS::S3::Bucket')) {
       expect(bucket.DeletionPolicy, id).toBe('Retain');
       expect(bucket.Properties, id).toMatchObject({
-        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
         BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
         OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
       });
@@ -274,10 +309,16 @@ describe('stacks (bundling skipped)', () => {
           Rules: Match.arrayWith([
             Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
             Match.objectLike({
-              Prefix: ARCHIVE_UPLOADED.prefix, ExpirationInDays: 1, NoncurrentVersionExpiration: { NoncurrentDays: 1 }, Status: 'Enabled',
+              Prefix: ARCHIVE_UPLOADED.prefix,
+              ExpirationInDays: 1,
+              NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+              Status: 'Enabled',
             }),
             Match.objectLike({
-              Prefix: Match.absent(), NoncurrentVersionExpiration: { NoncurrentDays: 30 }, ExpiredObjectDeleteMarker: true, Status: 'Enabled',
+              Prefix: Match.absent(),
+              NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+              ExpiredObjectDeleteMarker: true,
+              Status: 'Enabled',
             }),
           ]),
         },
@@ -299,7 +340,11 @@ describe('stacks (bundling skipped)', () => {
       DomainEndpointOptions: { EnforceHTTPS: true, TLSSecurityPolicy: 'Policy-Min-TLS-1-2-2019-07' },
       ClusterConfig: { InstanceType: 't3.small.search', InstanceCount: 1, ZoneAwarenessEnabled: false, DedicatedMasterEnabled: false },
       EBSOptions: { EBSEnabled: true, VolumeSize: 10, VolumeType: 'gp3' },
-      LogPublishingOptions: { SEARCH_SLOW_LOGS: { Enabled: true }, INDEX_SLOW_LOGS: { Enabled: true }, ES_APPLICATION_LOGS: { Enabled: true } },
+      LogPublishingOptions: {
+        SEARCH_SLOW_LOGS: { Enabled: true },
+        INDEX_SLOW_LOGS: { Enabled: true },
+        ES_APPLICATION_LOGS: { Enabled: true },
+      },
     });
     // No fine-grained access control, no internal users, no VPC: every request is SigV4-signed and IAM decides.
     expect(domain.Properties?.AdvancedSecurityOptions).toBeUndefined();
@@ -316,8 +361,13 @@ describe('stacks (bundling skipped)', () => {
     const roles = resourcesOf(stateful, 'AWS::IAM::Role');
     expect(statements).toHaveLength(Object.keys(SEARCH_CLIENTS).length);
     for (const [entry, access] of Object.entries(SEARCH_CLIENTS)) {
-      const [roleId] = roles.find(([, role]) => (role.Properties?.Description as string).startsWith(`Execution role of ${entry} `)) as [string, Resource];
-      const statement = statements.find((candidate) => JSON.stringify(candidate.Principal) === JSON.stringify({ AWS: `{{${roleId}.Arn}}` }));
+      const [roleId] = roles.find(([, role]) => (role.Properties?.Description as string).startsWith(`Execution role of ${entry} `)) as [
+        string,
+        Resource,
+      ];
+      const statement = statements.find(
+        (candidate) => JSON.stringify(candidate.Principal) === JSON.stringify({ AWS: `{{${roleId}.Arn}}` }),
+      );
       expect(statement, entry).toBeDefined();
       expect(statement?.Effect).toBe('Allow');
       expect(asArray(statement?.Action as string | string[]).sort(), entry).toEqual([...SEARCH_ACTIONS[access]].sort());
@@ -336,11 +386,18 @@ describe('stacks (bundling skipped)', () => {
       DeletionProtection: 'ACTIVE',
       UserPoolTier: 'ESSENTIALS',
       LambdaConfig: { PreTokenGenerationConfig: { LambdaArn: { 'Fn::GetAtt': [triggerId, 'Arn'] }, LambdaVersion: 'V2_0' } },
-      Policies: { PasswordPolicy: { MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true } },
-      Schema: expect.arrayContaining([expect.objectContaining({ Name: 'companies', Mutable: true }), expect.objectContaining({ Name: 'scope', Mutable: true })]),
+      Policies: {
+        PasswordPolicy: { MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true },
+      },
+      Schema: expect.arrayContaining([
+        expect.objectContaining({ Name: 'companies', Mutable: true }),
+        expect.objectContaining({ Name: 'scope', Mutable: true }),
+      ]),
     });
     stateful.hasResourceProperties('AWS::Lambda::Permission', {
-      Action: 'lambda:InvokeFunction', Principal: 'cognito-idp.amazonaws.com', FunctionName: { 'Fn::GetAtt': [triggerId, 'Arn'] },
+      Action: 'lambda:InvokeFunction',
+      Principal: 'cognito-idp.amazonaws.com',
+      FunctionName: { 'Fn::GetAtt': [triggerId, 'Arn'] },
     });
     const [[, client]] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient') as [[string, Resource]];
     expect(client.Properties).toMatchObject({
@@ -363,14 +420,25 @@ describe('stacks (bundling skipped)', () => {
     expect(apis).toHaveLength(3);
     const integrations = stateless.findResources('AWS::ApiGatewayV2::Integration') as Record<string, Resource>;
     const functionIds = new Map([...ours].map(([entry, [id]]) => [entry, id]));
-    for (const [api, prefix] of [['main', 'MainApi'], ['upload', 'UploadApi'], ['auth', 'AuthApi']] as const) {
+    for (const [api, prefix] of [
+      ['main', 'MainApi'],
+      ['upload', 'UploadApi'],
+      ['auth', 'AuthApi'],
+    ] as const) {
       const apiId = apis.find(([id]) => id.startsWith(prefix))?.[0];
       expect(apiId, prefix).toBeDefined();
-      const routes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route').filter(([, route]) => (route.Properties?.ApiId as { Ref: string }).Ref === apiId);
+      const routes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route').filter(
+        ([, route]) => (route.Properties?.ApiId as { Ref: string }).Ref === apiId,
+      );
       const expected = ROUTES.filter((route) => route.api === api);
-      expect(routes.map(([, route]) => route.Properties?.RouteKey).sort()).toEqual(expected.map((route) => `${route.method} ${route.path}`).sort());
+      expect(routes.map(([, route]) => route.Properties?.RouteKey).sort()).toEqual(
+        expected.map((route) => `${route.method} ${route.path}`).sort(),
+      );
       for (const definition of expected) {
-        const [, route] = routes.find(([, candidate]) => candidate.Properties?.RouteKey === `${definition.method} ${definition.path}`) as [string, Resource];
+        const [, route] = routes.find(([, candidate]) => candidate.Properties?.RouteKey === `${definition.method} ${definition.path}`) as [
+          string,
+          Resource,
+        ];
         const target = (route.Properties?.Target as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1][1] as { Ref: string };
         const integration = integrations[target.Ref] as Resource;
         if (definition.id === 'AuthJwks') {
@@ -387,14 +455,18 @@ describe('stacks (bundling skipped)', () => {
         StageName: '$default',
         AutoDeploy: true,
         DefaultRouteSettings: { ThrottlingRateLimit: THROTTLE[api].rateLimit, ThrottlingBurstLimit: THROTTLE[api].burstLimit },
-        AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp(`^${prefix}AccessLogs`), 'Arn'] }, Format: Match.stringLikeRegexp('requestId') },
+        AccessLogSettings: {
+          DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp(`^${prefix}AccessLogs`), 'Arn'] },
+          Format: Match.stringLikeRegexp('requestId'),
+        },
       });
       // No CORS unless corsAllowedOrigins is set.
       expect(apis.find(([id]) => id === apiId)?.[1].Properties?.CorsConfiguration, prefix).toBeUndefined();
     }
     stateless.resourceCountIs('AWS::ApiGatewayV2::Stage', 3);
     for (const output of ['MainApiUrl', 'UploadApiUrl', 'AuthApiUrl', 'SearchReindexFunctionName']) stateless.hasOutput(output, {});
-    for (const output of ['UserPoolId', 'UserPoolClientId', 'CompaniesTableName', 'DevicesTableName', 'SearchDomainEndpoint']) stateful.hasOutput(output, {});
+    for (const output of ['UserPoolId', 'UserPoolClientId', 'CompaniesTableName', 'DevicesTableName', 'SearchDomainEndpoint'])
+      stateful.hasOutput(output, {});
   });
 
   it("puts each API's Cognito JWT authorizer, with the route's scope, on every route with a scope, and none on public routes", () => {
@@ -409,7 +481,9 @@ describe('stacks (bundling skipped)', () => {
       const jwtConfiguration = authorizer.Properties?.JwtConfiguration as { Issuer: unknown; Audience: unknown[] } | undefined;
       const { Issuer, Audience } = jwtConfiguration ?? { Issuer: undefined, Audience: [] };
       // https://cognito-idp.<region>.amazonaws.com/<pool id>: the stack's region and the stateful stack's pool id, nothing literal.
-      expect(flattenJoin(Issuer), id).toMatch(/^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/);
+      expect(flattenJoin(Issuer), id).toMatch(
+        /^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/,
+      );
       expect(JSON.stringify(Issuer), id).toContain(poolId);
       expect(Audience, id).toHaveLength(1);
       expect(JSON.stringify(Audience), id).toContain(clientId);
@@ -417,8 +491,11 @@ describe('stacks (bundling skipped)', () => {
     const routes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route');
     for (const definition of ROUTES) {
       const apiId = apis.find(([id]) => id.startsWith({ main: 'MainApi', upload: 'UploadApi', auth: 'AuthApi' }[definition.api]))?.[0];
-      const [, route] = routes.find(([, candidate]) =>
-        candidate.Properties?.RouteKey === `${definition.method} ${definition.path}` && (candidate.Properties?.ApiId as { Ref: string } | undefined)?.Ref === apiId) as [string, Resource];
+      const [, route] = routes.find(
+        ([, candidate]) =>
+          candidate.Properties?.RouteKey === `${definition.method} ${definition.path}` &&
+          (candidate.Properties?.ApiId as { Ref: string } | undefined)?.Ref === apiId,
+      ) as [string, Resource];
       if (definition.scope === null) {
         expect(route.Properties?.AuthorizationType ?? 'NONE', definition.id).toBe('NONE');
         expect(route.Properties?.AuthorizerId, definition.id).toBeUndefined();
@@ -430,7 +507,11 @@ describe('stacks (bundling skipped)', () => {
       const authorizer = authorizers.find(([id]) => id === authorizerId)?.[1];
       expect((authorizer?.Properties?.ApiId as { Ref: string } | undefined)?.Ref, definition.id).toBe(apiId);
     }
-    expect(ROUTES.filter((route) => route.scope === null).map((route) => route.id).sort()).toEqual(['AuthJwks', 'AuthToken', 'OpenApiDocument']);
+    expect(
+      ROUTES.filter((route) => route.scope === null)
+        .map((route) => route.id)
+        .sort(),
+    ).toEqual(['AuthJwks', 'AuthToken', 'OpenApiDocument']);
   });
 
   it('runs one function per entry, all arm64 on the newest Node.js runtime, traced, with their own log groups and no managed policies', () => {
@@ -457,7 +538,10 @@ describe('stacks (bundling skipped)', () => {
   it("gives every function Powertools' service name and the metrics namespace the handlers fall back to, tracing and metrics left on", () => {
     for (const [id, fn] of [...ours.values(), ...statefulFunctions.values()]) {
       const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(variables, id).toMatchObject({ POWERTOOLS_SERVICE_NAME: SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE: DEFAULT_METRICS_NAMESPACE });
+      expect(variables, id).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: DEFAULT_METRICS_NAMESPACE,
+      });
       expect(variables.POWERTOOLS_TRACE_ENABLED, id).toBeUndefined();
       expect(variables.POWERTOOLS_METRICS_DISABLED, id).toBeUndefined();
       expect(variables.LOG_FORMAT, id).toBeUndefined();
@@ -465,7 +549,8 @@ describe('stacks (bundling skipped)', () => {
   });
 
   it('gives no function token settings (API Gateway verifies tokens) and the OpenSearch settings only to search clients', () => {
-    const variablesOf = (entry: string) => ((ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables);
+    const variablesOf = (entry: string) =>
+      (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
 
     const [clientId] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient')[0] as [string, Resource];
     for (const entry of STATELESS_ENTRIES) {
@@ -474,7 +559,11 @@ describe('stacks (bundling skipped)', () => {
       expect(variables.JWT_ISSUER, entry).toBeUndefined();
       expect(variables.JWKS_URL, entry).toBeUndefined();
       if (entry in SEARCH_CLIENTS) {
-        expect(variables, entry).toMatchObject({ SEARCH_BACKEND: 'opensearch', OPENSEARCH_INDEX: 'resources', OPENSEARCH_AUTH: 'aws-sigv4' });
+        expect(variables, entry).toMatchObject({
+          SEARCH_BACKEND: 'opensearch',
+          OPENSEARCH_INDEX: 'resources',
+          OPENSEARCH_AUTH: 'aws-sigv4',
+        });
         expect(flattenJoin(variables.OPENSEARCH_URL), entry).toMatch(/^https:\/\/.*DomainEndpoint/);
       } else {
         expect(variables.SEARCH_BACKEND, entry).toBeUndefined();
@@ -492,12 +581,18 @@ describe('stacks (bundling skipped)', () => {
     expect(secret.UpdateReplacePolicy).toBe('Retain');
     // 64 letters and digits: base64 of 48 bytes, as CURSOR_SIGNING_KEY expects (functions/platform/config.ts).
     expect(secret.Properties?.GenerateSecretString).toEqual({ PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false });
-    const paging = ['functions/handlers/deployments-list.ts', 'functions/handlers/deployments-history.ts', 'functions/handlers/scenarios-list.ts'];
+    const paging = [
+      'functions/handlers/deployments-list.ts',
+      'functions/handlers/deployments-history.ts',
+      'functions/handlers/scenarios-list.ts',
+    ];
     for (const entry of STATELESS_ENTRIES) {
       const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
       if (paging.includes(entry)) {
         // A dynamic reference to the stateful stack's secret, resolved by CloudFormation at deployment.
-        expect(flattenJoin(variables.CURSOR_SIGNING_KEY), entry).toMatch(new RegExp(`^\\{\\{resolve:secretsmanager:.*Ref${secretId}.*:SecretString:::\\}\\}$`));
+        expect(flattenJoin(variables.CURSOR_SIGNING_KEY), entry).toMatch(
+          new RegExp(`^\\{\\{resolve:secretsmanager:.*Ref${secretId}.*:SecretString:::\\}\\}$`),
+        );
       } else {
         expect(variables.CURSOR_SIGNING_KEY, entry).toBeUndefined();
       }
@@ -505,16 +600,25 @@ describe('stacks (bundling skipped)', () => {
   });
 
   it("gives the OpenAPI document's function the three API URLs, for its servers", () => {
-    const variables = (ours.get('functions/handlers/openapi.ts')?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    const variables = (ours.get('functions/handlers/openapi.ts')?.[1].Properties?.Environment as { Variables: Record<string, unknown> })
+      .Variables;
     const apis = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
-    for (const [variable, api] of [['MAIN_API_URL', 'MainApi'], ['UPLOAD_API_URL', 'UploadApi'], ['AUTH_API_URL', 'AuthApi']] as const) {
+    for (const [variable, api] of [
+      ['MAIN_API_URL', 'MainApi'],
+      ['UPLOAD_API_URL', 'UploadApi'],
+      ['AUTH_API_URL', 'AuthApi'],
+    ] as const) {
       expect(flattenJoin(variables[variable]), variable).toMatch(new RegExp(`^https://\\{\\{${apis.get(api)}\\}\\}\\.execute-api\\.`));
     }
     // The main API integrates that function; Template.fromStack (beforeAll) refuses a template with a dependency cycle.
   });
 
   it('gives functions only variables the environment schema declares, valid for every group their handler reads', () => {
-    const paging = ['functions/handlers/deployments-list.ts', 'functions/handlers/deployments-history.ts', 'functions/handlers/scenarios-list.ts'];
+    const paging = [
+      'functions/handlers/deployments-list.ts',
+      'functions/handlers/deployments-history.ts',
+      'functions/handlers/scenarios-list.ts',
+    ];
     /** Groups read beyond what every function reads (`function`) and what the common flags below imply. */
     const READS: Readonly<Record<string, readonly EnvironmentGroup[]>> = {
       'functions/handlers/deployments-execute.ts': ['idempotency'],
@@ -528,8 +632,14 @@ describe('stacks (bundling skipped)', () => {
     const checked = new Set<EnvironmentGroup>();
     for (const [entry, [id, fn]] of [...ours, ...statefulFunctions]) {
       const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(Object.keys(variables).filter((name) => !KNOWN_VARIABLES.has(name)), entry).toEqual([]);
-      const environment = { ...LAMBDA_PROVIDED, ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, deployedValue(value)])) };
+      expect(
+        Object.keys(variables).filter((name) => !KNOWN_VARIABLES.has(name)),
+        entry,
+      ).toEqual([]);
+      const environment = {
+        ...LAMBDA_PROVIDED,
+        ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, deployedValue(value)])),
+      };
       const groups: EnvironmentGroup[] = ['function', ...(READS[entry] ?? [])];
       // The composition root reads every storage variable: a function given one table name for it gets them all.
       if (ENV.companiesTable in variables) groups.push('storage');
@@ -540,9 +650,18 @@ describe('stacks (bundling skipped)', () => {
       }
     }
     // No function verifies tokens on AWS (API Gateway's JWT authorizer does): tokenVerification is the local gateway's.
-    expect([...checked].sort()).toEqual(
-      ['addresses', 'cursors', 'events', 'function', 'idempotency', 'search', 'searchSource', 'storage', 'tokenEndpoint', 'uploads'],
-    );
+    expect([...checked].sort()).toEqual([
+      'addresses',
+      'cursors',
+      'events',
+      'function',
+      'idempotency',
+      'search',
+      'searchSource',
+      'storage',
+      'tokenEndpoint',
+      'uploads',
+    ]);
     // The search clients sign their requests: without the region Lambda provides, they would not start.
     const indexer = (ours.get(SEARCH_INDEXER_ENTRY)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
     const unsigned = Object.fromEntries(Object.entries(indexer).map(([name, value]) => [name, deployedValue(value)]));
@@ -550,7 +669,8 @@ describe('stacks (bundling skipped)', () => {
   });
 
   it('grants no wildcard action, and "*" resources only to X-Ray and dynamodb:ListStreams', () => {
-    const cdkProvidedPolicy = /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchLogsResourcePolicy|SearchIndexSetupProviderframework)/;
+    const cdkProvidedPolicy =
+      /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchLogsResourcePolicy|SearchIndexSetupProviderframework)/;
     for (const template of [stateful, stateless]) {
       const statements = statementsOf(template).filter(([, statement]) => statement.Effect === 'Allow');
       expect(statements.length).toBeGreaterThan(0);
@@ -561,7 +681,8 @@ describe('stacks (bundling skipped)', () => {
         }
         if (cdkProvidedPolicy.test(id)) continue;
         if (asArray(statement.Resource).includes('*')) {
-          for (const action of asArray(statement.Action)) expect(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'dynamodb:ListStreams'], id).toContain(action);
+          for (const action of asArray(statement.Action))
+            expect(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'dynamodb:ListStreams'], id).toContain(action);
         }
       }
     }
@@ -593,7 +714,9 @@ describe('stacks (bundling skipped)', () => {
     expect(history).toContain('DeploymentsTable');
     expect(history).toContain('/index/gsi1');
     expect(history).toContain('/index/gsi2');
-    expect(history).not.toMatch(/\/index\/\*|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/);
+    expect(history).not.toMatch(
+      /\/index\/\*|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/,
+    );
     const execute = policyOf('functions/handlers/deployments-execute.ts');
     expect(execute).not.toMatch(/CompaniesTable|s3:|events:PutEvents/);
     // Events and the history of changes come from the deployments stream's consumer.
@@ -606,7 +729,9 @@ describe('stacks (bundling skipped)', () => {
     expect(slot).toMatch(/"Action":"s3:PutObject"/);
     expect(slot).not.toMatch(/s3:GetObject|s3:DeleteObject|s3:ListBucket/);
     const upload = policyOf('functions/handlers/scenarios-upload.ts');
-    expect(upload).toMatch(/"Action":\["s3:PutObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/companies\/\*"/);
+    expect(upload).toMatch(
+      /"Action":\["s3:PutObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/companies\/\*"/,
+    );
     expect(upload).not.toMatch(/s3:GetObject|\/uploads\//);
     expect(upload).not.toMatch(/DevicesTable|DeploymentsTable/);
     const download = policyOf('functions/handlers/scenarios-get.ts');
@@ -628,7 +753,9 @@ describe('stacks (bundling skipped)', () => {
         BisectBatchOnFunctionError: true,
         MaximumRetryAttempts: 10,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
-        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^SearchIndexerDeadLetterQueue/), 'Arn'] } } },
+        DestinationConfig: {
+          OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^SearchIndexerDeadLetterQueue/), 'Arn'] } },
+        },
       });
     }
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
@@ -652,9 +779,17 @@ describe('stacks (bundling skipped)', () => {
       // Idempotent: retried until the records near the stream's 24-hour retention, not dropped after a few attempts.
       MaximumRetryAttempts: -1,
       MaximumRecordAgeInSeconds: 23 * 3600,
-      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DeploymentChangesDeadLetterQueue'), 'Arn'] } } },
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^DeploymentChangesDeadLetterQueue'), 'Arn'] } },
+      },
     });
-    stateful.hasResourceProperties('AWS::DynamoDB::Table', { KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }], StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    });
   });
 
   it('invokes the archive function for objects created under the upload prefix, failures to a dead-letter queue', () => {
@@ -673,16 +808,24 @@ describe('stacks (bundling skipped)', () => {
     stateless.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: ours.get(ARCHIVE_UPLOADED.entry)?.[0] },
       MaximumRetryAttempts: 2,
-      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ArchiveUploadedDeadLetterQueue'), 'Arn'] } } },
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ArchiveUploadedDeadLetterQueue'), 'Arn'] } },
+      },
     });
   });
 
   it('runs the upload sweeper every few minutes on the sparse sweep index of the scenarios table, heading and deleting objects only', () => {
-    const [, scenarios] = resourcesOf(stateful, 'AWS::DynamoDB::Table').find(([id]) => id.startsWith(TABLE_ID_PREFIX.scenarios)) as [string, Resource];
+    const [, scenarios] = resourcesOf(stateful, 'AWS::DynamoDB::Table').find(([id]) => id.startsWith(TABLE_ID_PREFIX.scenarios)) as [
+      string,
+      Resource,
+    ];
     expect(scenarios.Properties?.GlobalSecondaryIndexes).toEqual([
       {
         IndexName: 'sweep',
-        KeySchema: [{ AttributeName: 'sweepShard', KeyType: 'HASH' }, { AttributeName: 'sweepAt', KeyType: 'RANGE' }],
+        KeySchema: [
+          { AttributeName: 'sweepShard', KeyType: 'HASH' },
+          { AttributeName: 'sweepAt', KeyType: 'RANGE' },
+        ],
         Projection: { ProjectionType: 'ALL' },
       },
     ]);
@@ -720,28 +863,47 @@ describe('stacks (bundling skipped)', () => {
     const byMetric = (name: string) => alarms.filter(([, alarm]) => alarm.Properties?.MetricName === name);
     for (const [entry, [functionId]] of ours) {
       for (const metric of ['Errors', 'Throttles']) {
-        const found = byMetric(metric).filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: functionId } }]));
+        const found = byMetric(metric).filter(
+          ([, alarm]) =>
+            JSON.stringify(alarm.Properties?.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: functionId } }]),
+        );
         expect(found, `${metric} ${entry}`).toHaveLength(1);
-        expect(found[0]?.[1].Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 300, Statistic: 'Sum' });
+        expect(found[0]?.[1].Properties).toMatchObject({
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          Period: 300,
+          Statistic: 'Sum',
+        });
       }
     }
     const [triggerId] = statefulFunctions.get(PRE_TOKEN_GENERATION_ENTRY) as [string, Resource];
-    expect(byMetric('Errors').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions).includes(triggerId)), 'trigger errors').toHaveLength(1);
+    expect(
+      byMetric('Errors').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions).includes(triggerId)),
+      'trigger errors',
+    ).toHaveLength(1);
     const deadLetters = byMetric('ApproximateNumberOfMessagesVisible');
     expect(deadLetters.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
-      resourcesOf(stateless, 'AWS::SQS::Queue').map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }])).sort(),
+      resourcesOf(stateless, 'AWS::SQS::Queue')
+        .map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]))
+        .sort(),
     );
-    for (const [id, alarm] of deadLetters) expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    for (const [id, alarm] of deadLetters)
+      expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
     const iteratorAges = byMetric('IteratorAge');
     expect(iteratorAges.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
-      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY].map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }])).sort(),
+      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY]
+        .map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }]))
+        .sort(),
     );
-    for (const [id, alarm] of iteratorAges) expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum' });
+    for (const [id, alarm] of iteratorAges)
+      expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum' });
     const rates = alarms.filter(([, alarm]) => alarm.Properties?.Metrics !== undefined);
     expect(rates).toHaveLength(3);
     for (const [id, alarm] of rates) {
       expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.api5xxPercent, EvaluationPeriods: 3, DatapointsToAlarm: 2 });
-      expect(JSON.stringify(alarm.Properties?.Metrics), id).toMatch(/"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/);
+      expect(JSON.stringify(alarm.Properties?.Metrics), id).toMatch(
+        /"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/,
+      );
     }
     stateless.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
   });
@@ -752,12 +914,17 @@ describe('stacks (bundling skipped)', () => {
     // The main and upload APIs, whose 401s are refused tokens; not the auth API, whose token endpoint answers 401 to a wrong password.
     const authorized = [...new Set(ROUTES.filter((route) => route.scope !== null).map((route) => route.api))].sort();
     expect(authorized).toEqual(['main', 'upload']);
-    expect(filters.map(logGroupOf).sort()).toEqual([expect.stringMatching(/^MainApiAccessLogs/), expect.stringMatching(/^UploadApiAccessLogs/)]);
+    expect(filters.map(logGroupOf).sort()).toEqual([
+      expect.stringMatching(/^MainApiAccessLogs/),
+      expect.stringMatching(/^UploadApiAccessLogs/),
+    ]);
     for (const [id, filter] of filters) {
       expect(filter.Properties, id).toEqual({
         LogGroupName: { Ref: logGroupOf([id, filter]) },
         FilterPattern: '{ $.status = "401" }',
-        MetricTransformations: [{ MetricNamespace: DEFAULT_METRICS_NAMESPACE, MetricName: METRIC.tokenFailures, MetricValue: '1', Unit: 'Count' }],
+        MetricTransformations: [
+          { MetricNamespace: DEFAULT_METRICS_NAMESPACE, MetricName: METRIC.tokenFailures, MetricValue: '1', Unit: 'Count' },
+        ],
       });
     }
     // The filter reads `status` as text, and the reason of a refusal is in the same line.
@@ -772,18 +939,35 @@ describe('stacks (bundling skipped)', () => {
     for (const template of [stateful, stateless]) {
       for (const [id, statement] of statementsOf(template).filter(([, candidate]) => candidate.Effect === 'Allow')) {
         const actions = asArray(statement.Action);
-        expect(actions.filter((action) => /^s3:(\*|DeleteObject\*|DeleteObjectVersion|PutLifecycleConfiguration|PutBucketVersioning)$/.test(action)), id).toEqual([]);
+        expect(
+          actions.filter((action) =>
+            /^s3:(\*|DeleteObject\*|DeleteObjectVersion|PutLifecycleConfiguration|PutBucketVersioning)$/.test(action),
+          ),
+          id,
+        ).toEqual([]);
         if (!actions.includes('s3:DeleteObject')) continue;
         for (const resource of asArray(statement.Resource)) deletes.push(`${id} ${flattenJoin(resource).replace(/^.*\}\}?/, '')}`);
       }
     }
-    const byFunction = (entry: string) => deletes.filter((line) => line.startsWith(policyIdOf(entry))).map((line) => line.split(' ')[1]).sort();
+    const byFunction = (entry: string) =>
+      deletes
+        .filter((line) => line.startsWith(policyIdOf(entry)))
+        .map((line) => line.split(' ')[1])
+        .sort();
     expect(byFunction(ARCHIVE_UPLOADED.entry)).toEqual(['/companies/*', `/${ARCHIVE_UPLOADED.prefix}*`]);
     expect(byFunction('functions/handlers/scenarios-upload.ts')).toEqual(['/companies/*']);
-    expect(deletes.map((line) => line.split(' ')[1]).filter((pattern) => pattern !== '/companies/*' && pattern !== `/${ARCHIVE_UPLOADED.prefix}*`)).toEqual([]);
+    expect(
+      deletes
+        .map((line) => line.split(' ')[1])
+        .filter((pattern) => pattern !== '/companies/*' && pattern !== `/${ARCHIVE_UPLOADED.prefix}*`),
+    ).toEqual([]);
     const archiveUploaded = policyOf(ARCHIVE_UPLOADED.entry);
-    expect(archiveUploaded).toMatch(/"Action":\["s3:GetObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/uploads\/\*"/);
-    expect(archiveUploaded).toMatch(/"Action":\["s3:PutObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/companies\/\*"/);
+    expect(archiveUploaded).toMatch(
+      /"Action":\["s3:GetObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/uploads\/\*"/,
+    );
+    expect(archiveUploaded).toMatch(
+      /"Action":\["s3:PutObject","s3:DeleteObject"\],"Effect":"Allow","Resource":\{"Fn::Join":\["",\[[^\]]*"\/companies\/\*"/,
+    );
   });
 
   it("gives every function, aws-cdk-lib's own included, a log group with the configured retention", () => {
@@ -817,10 +1001,17 @@ describe('stacks (bundling skipped)', () => {
     const [domainId] = resourcesOf(stateful, 'AWS::OpenSearchService::Domain')[0] as [string, Resource];
     const [topicId] = resourcesOf(stateless, 'AWS::SNS::Topic')[0] as [string, Resource];
     const alarms = resourcesOf(stateless, 'AWS::CloudWatch::Alarm').filter(([, alarm]) => alarm.Properties?.Namespace === 'AWS/ES');
-    const byMetric = new Map(alarms.map(([, alarm]) => [alarm.Properties?.MetricName as string, alarm.Properties as Record<string, unknown>]));
-    expect([...byMetric.keys()].sort()).toEqual(
-      ['AutomatedSnapshotFailure', 'ClusterIndexWritesBlocked', 'ClusterStatus.red', 'ClusterStatus.yellow', 'FreeStorageSpace', 'JVMMemoryPressure'],
+    const byMetric = new Map(
+      alarms.map(([, alarm]) => [alarm.Properties?.MetricName as string, alarm.Properties as Record<string, unknown>]),
     );
+    expect([...byMetric.keys()].sort()).toEqual([
+      'AutomatedSnapshotFailure',
+      'ClusterIndexWritesBlocked',
+      'ClusterStatus.red',
+      'ClusterStatus.yellow',
+      'FreeStorageSpace',
+      'JVMMemoryPressure',
+    ]);
     for (const [, alarm] of alarms) {
       expect(alarm.Properties?.AlarmActions).toEqual([{ Ref: topicId }]);
       const dimensions = JSON.stringify(alarm.Properties?.Dimensions);
@@ -834,8 +1025,18 @@ describe('stacks (bundling skipped)', () => {
     expect(byMetric.get('ClusterIndexWritesBlocked')).toMatchObject({ ...atLeastOne, Period: 300 });
     expect(byMetric.get('AutomatedSnapshotFailure')).toMatchObject({ ...atLeastOne, Period: 60 });
     // 20% of the default 10 GiB volume, in MiB (the metric's unit).
-    expect(byMetric.get('FreeStorageSpace')).toMatchObject({ Threshold: 2048, ComparisonOperator: 'LessThanOrEqualToThreshold', Statistic: 'Minimum', Period: 60 });
-    expect(byMetric.get('JVMMemoryPressure')).toMatchObject({ Threshold: 80, ComparisonOperator: 'GreaterThanThreshold', Statistic: 'Maximum', EvaluationPeriods: 3 });
+    expect(byMetric.get('FreeStorageSpace')).toMatchObject({
+      Threshold: 2048,
+      ComparisonOperator: 'LessThanOrEqualToThreshold',
+      Statistic: 'Minimum',
+      Period: 60,
+    });
+    expect(byMetric.get('JVMMemoryPressure')).toMatchObject({
+      Threshold: 80,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Statistic: 'Maximum',
+      EvaluationPeriods: 3,
+    });
   });
 
   it('lets OpenSearch publish its logs through one resource policy shared by every stage, never deleted by one', () => {
@@ -844,17 +1045,30 @@ describe('stacks (bundling skipped)', () => {
     expect(policies).toHaveLength(1);
     const [[policyId, policy]] = policies as [[string, Resource]];
     const call = JSON.parse(flattenJoin(policy.Properties?.Create)) as {
-      action: string; parameters: { policyName: string; policyDocument: string }; physicalResourceId: { id: string };
+      action: string;
+      parameters: { policyName: string; policyDocument: string };
+      physicalResourceId: { id: string };
     };
-    expect(call).toMatchObject({ action: 'putResourcePolicy', parameters: { policyName: SEARCH_LOGS_POLICY_NAME }, physicalResourceId: { id: SEARCH_LOGS_POLICY_NAME } });
+    expect(call).toMatchObject({
+      action: 'putResourcePolicy',
+      parameters: { policyName: SEARCH_LOGS_POLICY_NAME },
+      physicalResourceId: { id: SEARCH_LOGS_POLICY_NAME },
+    });
     expect(policy.Properties?.Update).toEqual(policy.Properties?.Create);
     expect(policy.Properties?.Delete).toBeUndefined();
     const document = JSON.parse(call.parameters.policyDocument) as { Statement: (Statement & { Condition: unknown })[] };
-    expect(document.Statement).toEqual([expect.objectContaining({
-      Effect: 'Allow', Principal: { Service: 'es.amazonaws.com' }, Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-      Resource: 'arn:{{AWS::Partition}}:logs:{{AWS::Region}}:{{AWS::AccountId}}:log-group:DeviceScenarioService-*',
-      Condition: { StringEquals: { 'aws:SourceAccount': '{{AWS::AccountId}}' }, ArnLike: { 'aws:SourceArn': 'arn:{{AWS::Partition}}:es:{{AWS::Region}}:{{AWS::AccountId}}:domain/*' } },
-    })]);
+    expect(document.Statement).toEqual([
+      expect.objectContaining({
+        Effect: 'Allow',
+        Principal: { Service: 'es.amazonaws.com' },
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: 'arn:{{AWS::Partition}}:logs:{{AWS::Region}}:{{AWS::AccountId}}:log-group:DeviceScenarioService-*',
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': '{{AWS::AccountId}}' },
+          ArnLike: { 'aws:SourceArn': 'arn:{{AWS::Partition}}:es:{{AWS::Region}}:{{AWS::AccountId}}:domain/*' },
+        },
+      }),
+    ]);
     // Every stage puts the same document under the same name: one policy per account and region, whatever the stages.
     const other = quickStage({ stage: 'other' }).stateful;
     const [[, otherPolicy]] = resourcesOf(other, 'Custom::SharedLogsResourcePolicy') as [[string, Resource]];
@@ -863,7 +1077,8 @@ describe('stacks (bundling skipped)', () => {
     const [[, domain]] = resourcesOf(stateful, 'AWS::OpenSearchService::Domain') as [[string, Resource & { DependsOn?: string[] }]];
     expect(domain.DependsOn).toContain(policyId);
     // Log groups are named by CloudFormation `<stack name>-<logical id>-<suffix>`: within the policy's scope.
-    for (const [id, logGroup] of resourcesOf(stateful, 'AWS::Logs::LogGroup')) expect(logGroup.Properties?.LogGroupName, id).toBeUndefined();
+    for (const [id, logGroup] of resourcesOf(stateful, 'AWS::Logs::LogGroup'))
+      expect(logGroup.Properties?.LogGroupName, id).toBeUndefined();
     expect(CONTEXT.stage).toBe('test');
   });
 
@@ -902,8 +1117,14 @@ describe('stacks (bundling skipped)', () => {
       expect(used.has(`${ack.path} ${ack.id}`), `acknowledgment without a finding: ${ack.path} ${ack.id}`).toBe(true);
     }
     const grouped = new Map<string, string[]>();
-    for (const ack of acknowledgments) grouped.set(`${ack.id}\n      ${ack.reason}`, [...(grouped.get(`${ack.id}\n      ${ack.reason}`) ?? []), ack.path.replace(/^DeviceScenarioService-test-/, '')]);
-    console.log(`cdk-nag acknowledgments (${acknowledgments.length}):\n${[...grouped].map(([rule, paths]) => `  ${rule}\n      on ${paths.join(', ')}`).join('\n')}`);
+    for (const ack of acknowledgments)
+      grouped.set(`${ack.id}\n      ${ack.reason}`, [
+        ...(grouped.get(`${ack.id}\n      ${ack.reason}`) ?? []),
+        ack.path.replace(/^DeviceScenarioService-test-/, ''),
+      ]);
+    console.log(
+      `cdk-nag acknowledgments (${acknowledgments.length}):\n${[...grouped].map(([rule, paths]) => `  ${rule}\n      on ${paths.join(', ')}`).join('\n')}`,
+    );
   });
 });
 
@@ -927,12 +1148,20 @@ describe('customer parameters from CDK context', () => {
   });
 
   it('names the stacks after the stage', () => {
-    expect([stage.stateful.stackName, stage.stateless.stackName]).toEqual(['DeviceScenarioService-staging-Stateful', 'DeviceScenarioService-staging-Stateless']);
+    expect([stage.stateful.stackName, stage.stateless.stackName]).toEqual([
+      'DeviceScenarioService-staging-Stateful',
+      'DeviceScenarioService-staging-Stateless',
+    ]);
   });
 
   it('sizes the OpenSearch domain, with zone awareness for two nodes', () => {
     stateful.hasResourceProperties('AWS::OpenSearchService::Domain', {
-      ClusterConfig: { InstanceType: 'r7g.large.search', InstanceCount: 2, ZoneAwarenessEnabled: true, ZoneAwarenessConfig: { AvailabilityZoneCount: 2 } },
+      ClusterConfig: {
+        InstanceType: 'r7g.large.search',
+        InstanceCount: 2,
+        ZoneAwarenessEnabled: true,
+        ZoneAwarenessConfig: { AvailabilityZoneCount: 2 },
+      },
       EBSOptions: { VolumeSize: 50, VolumeType: 'gp3' },
     });
   });
@@ -940,10 +1169,17 @@ describe('customer parameters from CDK context', () => {
   it('allows the given origins on the three APIs and on presigned PUTs to the archive bucket', () => {
     const origins = ['https://console.example.com', 'http://localhost:5173'];
     for (const [id, api] of resourcesOf(stateless, 'AWS::ApiGatewayV2::Api')) {
-      expect(api.Properties?.CorsConfiguration, id).toMatchObject({ AllowOrigins: origins, AllowHeaders: expect.arrayContaining(['authorization', 'content-type']) });
+      expect(api.Properties?.CorsConfiguration, id).toMatchObject({
+        AllowOrigins: origins,
+        AllowHeaders: expect.arrayContaining(['authorization', 'content-type']),
+      });
     }
     stateful.hasResourceProperties('AWS::S3::Bucket', {
-      CorsConfiguration: { CorsRules: [Match.objectLike({ AllowedMethods: Match.arrayWith(['PUT']), AllowedOrigins: origins, AllowedHeaders: ['content-type'] })] },
+      CorsConfiguration: {
+        CorsRules: [
+          Match.objectLike({ AllowedMethods: Match.arrayWith(['PUT']), AllowedOrigins: origins, AllowedHeaders: ['content-type'] }),
+        ],
+      },
     });
   });
 
@@ -954,14 +1190,20 @@ describe('customer parameters from CDK context', () => {
     for (const [id, fn] of functionsByEntry(stateless)) {
       expect((fn[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_LOG_LEVEL, id).toBe('DEBUG');
     }
-    stateful.hasResourceProperties('AWS::Cognito::UserPool', { UserPoolTier: 'PLUS', UserPoolAddOns: { AdvancedSecurityMode: 'ENFORCED' } });
+    stateful.hasResourceProperties('AWS::Cognito::UserPool', {
+      UserPoolTier: 'PLUS',
+      UserPoolAddOns: { AdvancedSecurityMode: 'ENFORCED' },
+    });
   });
 
   it('alarms when a 50 GiB node has less than 20% free, and gives new indexes one replica on two nodes', () => {
     stateless.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'FreeStorageSpace', Threshold: 10_240 });
     const functions = functionsByEntry(stateless);
     for (const entry of [SEARCH_INDEX_SETUP_ENTRY, SEARCH_REINDEX_ENTRY]) {
-      expect((functions.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables.OPENSEARCH_REPLICAS, entry).toBe('1');
+      expect(
+        (functions.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables.OPENSEARCH_REPLICAS,
+        entry,
+      ).toBe('1');
     }
     stateless.hasResourceProperties('Custom::SearchIndexSetup', { TemplateVersion: templateVersion(1) });
   });
@@ -981,15 +1223,21 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     if (outdir !== undefined) rmSync(outdir, { recursive: true, force: true });
   });
 
-  it('synthesizes both stacks in under 3 minutes, cdk-nag clean, every bundle an index.mjs under 1.25 MiB that exports handler', { timeout: 240_000 }, () => {
+  it('synthesizes both stacks in under 3 minutes, cdk-nag clean, every bundle an index.mjs under 1.25 MiB that exports handler', {
+    timeout: 240_000,
+  }, () => {
     mkdirSync(outputRoot, { recursive: true });
     // Inside the repository so that the runtime-provided @aws-sdk/* modules resolve when the bundles are loaded.
     outdir = mkdtempSync(join(outputRoot, 'infra-test-'));
     const environment: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
-    for (const name of Object.keys(environment)) if (/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(name)) delete environment[name];
+    for (const name of Object.keys(environment))
+      if (/^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN|PROFILE)$/.test(name)) delete environment[name];
     const started = Date.now();
     const synth = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '--no-notices', '--output', outdir], {
-      cwd: REPO_ROOT, encoding: 'utf8', env: environment, timeout: 200_000,
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: environment,
+      timeout: 200_000,
     });
     const seconds = (Date.now() - started) / 1000;
     expect(synth.status, `${synth.stdout}\n${synth.stderr}`).toBe(0);
@@ -1000,7 +1248,9 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     // functions that read their configuration at cold start fail to load without it, or with one the schema refuses.
     const configuration: Record<string, string> = {};
     for (const stack of ['Stateful', 'Stateless']) {
-      const template = JSON.parse(readFileSync(join(outdir, `DeviceScenarioService-dev-${stack}.template.json`), 'utf8')) as { Resources: Record<string, Resource> };
+      const template = JSON.parse(readFileSync(join(outdir, `DeviceScenarioService-dev-${stack}.template.json`), 'utf8')) as {
+        Resources: Record<string, Resource>;
+      };
       for (const [id, resource] of Object.entries(template.Resources)) {
         if (resource.Type !== 'AWS::Lambda::Function' || isCdkProvided(id)) continue;
         const assetPath = resource.Metadata?.['aws:asset:path'];

@@ -17,14 +17,29 @@ function eventOf(pairs: readonly [string, string][], body: unknown, pathParamete
 }
 
 /** The query of `route` validated from these (name, value) pairs, repeats kept. @throws BadRequestError as the route does. */
-export function queryOf<T extends RouteDefinition>(route: T, pairs: readonly [string, string][], pathParameters: Record<string, string> = { companyId: 'acme' }): RouteInput<T>['query'] {
+export function queryOf<T extends RouteDefinition>(
+  route: T,
+  pairs: readonly [string, string][],
+  pathParameters: Record<string, string> = { companyId: 'acme' },
+): RouteInput<T>['query'] {
   return routeInput(route, eventOf(pairs, undefined, pathParameters)).query;
 }
 
 /** The JSON body of `route` validated from `body`. @throws BadRequestError (400) or PayloadTooLargeError (413) as the route does. */
-export function bodyOf<T extends RouteDefinition>(route: T, body: unknown, pathParameters: Record<string, string> = { companyId: 'acme' }): RouteInput<T>['body'] {
+export function bodyOf<T extends RouteDefinition>(
+  route: T,
+  body: unknown,
+  pathParameters: Record<string, string> = { companyId: 'acme' },
+): RouteInput<T>['body'] {
   return routeInput(route, eventOf([], body, pathParameters)).body;
 }
 
 /** A public route for tests of the handler stack itself (no token, no input). */
-export const TEST_ROUTE = { id: 'StackTest', api: 'main', method: 'GET', path: '/stack-test', scope: null, entry: 'test' } as const satisfies RouteDefinition;
+export const TEST_ROUTE = {
+  id: 'StackTest',
+  api: 'main',
+  method: 'GET',
+  path: '/stack-test',
+  scope: null,
+  entry: 'test',
+} as const satisfies RouteDefinition;

@@ -11,7 +11,12 @@ import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { InvalidArchiveError, type ProblemViolation } from '../../functions/core/errors.js';
 import type { RandomAccessSource } from '../../functions/core/ports.js';
-import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive, validateScenarioArchive } from '../../functions/core/scenarios/archive.js';
+import {
+  type ArchiveLimits,
+  DEFAULT_ARCHIVE_LIMITS,
+  inspectScenarioArchive,
+  validateScenarioArchive,
+} from '../../functions/core/scenarios/archive.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // A tiny ZIP writer: local file headers, central directory, end of central directory record. It writes whatever it
@@ -89,24 +94,60 @@ function writeZipWithLayout(entries: RawEntry[], options: { declaredEntryCount?:
     const localName = Buffer.from(entry.localName ?? entry.name, 'utf8');
     const extra = Buffer.from(entry.extra ?? new Uint8Array());
     const local = Buffer.concat([
-      u32(0x04034b50), u16(20), u16(flags), u16(method), u16(0), u16(DOS_DATE),
-      u32(crc), u32(payload.length), u32(uncompressedSize), u16(localName.length), u16(0), localName,
+      u32(0x04034b50),
+      u16(20),
+      u16(flags),
+      u16(method),
+      u16(0),
+      u16(DOS_DATE),
+      u32(crc),
+      u32(payload.length),
+      u32(uncompressedSize),
+      u16(localName.length),
+      u16(0),
+      localName,
     ]);
-    spans.push({ name: entry.name, headerOffset: offset, dataStart: offset + local.length, dataEnd: offset + local.length + payload.length });
-    central.push(Buffer.concat([
-      u32(0x02014b50), u16(entry.madeBy ?? 20), u16(20), u16(flags), u16(method), u16(0), u16(DOS_DATE),
-      u32(crc), u32(payload.length), u32(uncompressedSize), u16(name.length), u16(extra.length), u16(0),
-      u16(0), u16(0), u32(entry.externalAttributes ?? (entry.name.endsWith('/') ? 0x10 : 0)), u32(offset), name, extra,
-    ]));
+    spans.push({
+      name: entry.name,
+      headerOffset: offset,
+      dataStart: offset + local.length,
+      dataEnd: offset + local.length + payload.length,
+    });
+    central.push(
+      Buffer.concat([
+        u32(0x02014b50),
+        u16(entry.madeBy ?? 20),
+        u16(20),
+        u16(flags),
+        u16(method),
+        u16(0),
+        u16(DOS_DATE),
+        u32(crc),
+        u32(payload.length),
+        u32(uncompressedSize),
+        u16(name.length),
+        u16(extra.length),
+        u16(0),
+        u16(0),
+        u16(0),
+        u32(entry.externalAttributes ?? (entry.name.endsWith('/') ? 0x10 : 0)),
+        u32(offset),
+        name,
+        extra,
+      ]),
+    );
     parts.push(local, payload);
     offset += local.length + payload.length;
   }
   const centralDirectory = Buffer.concat(central);
   const count = options.declaredEntryCount ?? entries.length;
-  const end = Buffer.concat([
-    u32(0x06054b50), u16(0), u16(0), u16(count), u16(count), u32(centralDirectory.length), u32(offset), u16(0),
-  ]);
-  return { bytes: Buffer.concat([...parts, centralDirectory, end]), spans, endRecordOffset: offset + centralDirectory.length, centralDirectoryOffset: offset };
+  const end = Buffer.concat([u32(0x06054b50), u16(0), u16(0), u16(count), u16(count), u32(centralDirectory.length), u32(offset), u16(0)]);
+  return {
+    bytes: Buffer.concat([...parts, centralDirectory, end]),
+    spans,
+    endRecordOffset: offset + centralDirectory.length,
+    centralDirectoryOffset: offset,
+  };
 }
 
 function writeZip(entries: RawEntry[], options: { declaredEntryCount?: number } = {}): Buffer {
@@ -155,7 +196,12 @@ const encrypted = (name: string): RawEntry => {
 
 const crcFlipped = (name: string, data = HTML): RawEntry => ({ name, data, method: 8, crc: (crc32(data) ^ 0x00010000) >>> 0 });
 
-const bzip2 = (name: string): RawEntry => ({ name, data: text('pretend bzip2 data'), method: 12, payload: Buffer.concat([text('BZh9'), randomBytes(60)]) });
+const bzip2 = (name: string): RawEntry => ({
+  name,
+  data: text('pretend bzip2 data'),
+  method: 12,
+  payload: Buffer.concat([text('BZh9'), randomBytes(60)]),
+});
 
 const MiB = 1024 * 1024;
 /** yauzl's end-record search reads the last 22 + 65,535 (comment) + 20 (ZIP64 locator) bytes in one read. */
@@ -200,7 +246,10 @@ interface Expected {
 }
 
 /** Validates and returns the violations; fails the test when the archive is accepted or the error is not a 422. */
-async function violationsOf(input: Uint8Array | RandomAccessSource, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<ProblemViolation[]> {
+async function violationsOf(
+  input: Uint8Array | RandomAccessSource,
+  limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+): Promise<ProblemViolation[]> {
   let accepted: unknown;
   try {
     accepted = await validateScenarioArchive(input, limits);
@@ -218,7 +267,11 @@ async function violationsOf(input: Uint8Array | RandomAccessSource, limits: Arch
 }
 
 /** Asserts that exactly the `expected` violations (any order) are reported. */
-async function expectViolations(input: Uint8Array | RandomAccessSource, expected: Expected[], limits?: ArchiveLimits): Promise<ProblemViolation[]> {
+async function expectViolations(
+  input: Uint8Array | RandomAccessSource,
+  expected: Expected[],
+  limits?: ArchiveLimits,
+): Promise<ProblemViolation[]> {
   const errors = await violationsOf(input, limits);
   expect(errors, JSON.stringify(errors, null, 1)).toEqual(
     expect.arrayContaining(expected.map(({ path, message }) => ({ path, message: expect.stringMatching(message) }))),
@@ -274,7 +327,9 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
   it('scenario.json missing (also when it is only in a subfolder)', async () => {
     const [manifest, ...rest] = validEntries();
     await expectViolations(writeZip(rest), [{ path: 'scenario.json', message: /missing/ }]);
-    await expectViolations(writeZip([...rest, { ...manifest!, name: 'nested/scenario.json' }]), [{ path: 'scenario.json', message: /missing/ }]);
+    await expectViolations(writeZip([...rest, { ...manifest!, name: 'nested/scenario.json' }]), [
+      { path: 'scenario.json', message: /missing/ },
+    ]);
   });
 
   it('scenario.json not JSON', async () => {
@@ -282,11 +337,19 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
     await expectViolations(writeZip([{ name: 'scenario.json', data: text('{ "id": "corpus-scenario", '), method: 8 }, ...rest]), [
       { path: 'scenario.json', message: /not valid JSON/ },
     ]);
-    await expectViolations(writeZip([{ name: 'scenario.json', data: randomBytes(64) }, ...rest]), [{ path: 'scenario.json', message: /not valid JSON/ }]);
+    await expectViolations(writeZip([{ name: 'scenario.json', data: randomBytes(64) }, ...rest]), [
+      { path: 'scenario.json', message: /not valid JSON/ },
+    ]);
   });
 
   it('scenario.json not valid against the schema: every violation at its JSON pointer', async () => {
-    const manifest = { id: 'has spaces', version: '1.0.0', thumbnails: ['../t.png'], assets: 'resources/assets/index.html', colour: 'blue' };
+    const manifest = {
+      id: 'has spaces',
+      version: '1.0.0',
+      thumbnails: ['../t.png'],
+      assets: 'resources/assets/index.html',
+      colour: 'blue',
+    };
     await expectViolations(writeZip(validEntries(manifest)), [
       { path: 'scenario.json#/id', message: /letters, digits/ },
       { path: 'scenario.json#/name', message: /expected string|required/i },
@@ -298,17 +361,27 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
   });
 
   it.each(['1.0', 'v1.2.3', '01.2.3', '1.2.3.4', 'latest', '1.2.3-'])('version %j is not a semantic version', async (version) => {
-    await expectViolations(writeZip(validEntries({ ...MANIFEST, version })), [{ path: 'scenario.json#/version', message: /semantic version/ }]);
-  });
-
-  it('resources/ missing', async () => {
-    await expectViolations(writeZip([{ name: 'scenario.json', data: text(JSON.stringify({ id: 'a', name: 'A', version: '1.0.0' })) }, { name: 'README.md', data: text('hi') }]), [
-      { path: 'resources/', message: /resources\/ directory is missing/ },
+    await expectViolations(writeZip(validEntries({ ...MANIFEST, version })), [
+      { path: 'scenario.json#/version', message: /semantic version/ },
     ]);
   });
 
+  it('resources/ missing', async () => {
+    await expectViolations(
+      writeZip([
+        { name: 'scenario.json', data: text(JSON.stringify({ id: 'a', name: 'A', version: '1.0.0' })) },
+        { name: 'README.md', data: text('hi') },
+      ]),
+      [{ path: 'resources/', message: /resources\/ directory is missing/ }],
+    );
+  });
+
   it('a referenced thumbnail and a referenced asset absent', async () => {
-    const manifest = { ...MANIFEST, thumbnails: ['resources/thumbnails/t.png', 'resources/thumbnails/missing.png'], assets: ['resources/assets/app.js'] };
+    const manifest = {
+      ...MANIFEST,
+      thumbnails: ['resources/thumbnails/t.png', 'resources/thumbnails/missing.png'],
+      assets: ['resources/assets/app.js'],
+    };
     await expectViolations(writeZip(validEntries(manifest)), [
       { path: 'scenario.json#/thumbnails/1', message: /'resources\/thumbnails\/missing\.png' is not in the archive/ },
       { path: 'scenario.json#/assets/0', message: /'resources\/assets\/app\.js' is not in the archive/ },
@@ -325,7 +398,9 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
     ['drive letter name', 'C:/Windows/evil.dll', /drive letter/],
     ['drive-relative name', 'c:evil.dll', /drive letter/],
   ])('%s (%s)', async (_, name, message) => {
-    await expectViolations(writeZip([...validEntries(), { name, data: text('#!/bin/sh\nrm -rf /\n'), method: 8 }]), [{ path: name, message }]);
+    await expectViolations(writeZip([...validEntries(), { name, data: text('#!/bin/sh\nrm -rf /\n'), method: 8 }]), [
+      { path: name, message },
+    ]);
   });
 
   it('a symbolic link (Unix made-by, mode 0o120777)', async () => {
@@ -370,7 +445,10 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
   });
 
   it('more entries than maxEntries (custom limits)', async () => {
-    const entries = [...validEntries(), ...Array.from({ length: 4 }, (_, index) => ({ name: `resources/assets/${index}.txt`, data: text(String(index)) }))];
+    const entries = [
+      ...validEntries(),
+      ...Array.from({ length: 4 }, (_, index) => ({ name: `resources/assets/${index}.txt`, data: text(String(index)) })),
+    ];
     const limits = { ...DEFAULT_ARCHIVE_LIMITS, maxEntries: 7 };
     await expectViolations(writeZip(entries), [{ path: '', message: /8 entries; at most 7/ }], limits);
     // At the limit it passes.
@@ -382,7 +460,11 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
     const entries = [...validEntries(), { name: 'resources/assets/blob.bin', data: blob }];
     const total = entries.reduce((sum, entry) => sum + (entry.data?.length ?? 0), 0);
     const limits = { ...DEFAULT_ARCHIVE_LIMITS, maxUncompressedBytes: 2048 };
-    await expectViolations(writeZip(entries), [{ path: '', message: new RegExp(`declare ${total} uncompressed bytes; at most 2048`) }], limits);
+    await expectViolations(
+      writeZip(entries),
+      [{ path: '', message: new RegExp(`declare ${total} uncompressed bytes; at most 2048`) }],
+      limits,
+    );
     expect(await validateScenarioArchive(writeZip(entries), { ...limits, maxUncompressedBytes: total })).toEqual(MANIFEST);
   });
 
@@ -392,17 +474,27 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
     // The bomb comes early and 128 KiB of padding follow it, so that yauzl's end-record search (the last 65,557
     // bytes) does not cover the bomb's data: any read of that data would be an attempt to inflate it.
     const [manifest, directory, ...resources] = validEntries();
-    const { bytes, spans } = writeZipWithLayout([manifest!, directory!, entry, ...resources, { name: 'resources/assets/pad.bin', data: randomBytes(128 * 1024) }]);
+    const { bytes, spans } = writeZipWithLayout([
+      manifest!,
+      directory!,
+      entry,
+      ...resources,
+      { name: 'resources/assets/pad.bin', data: randomBytes(128 * 1024) },
+    ]);
     const span = spans.find((item) => item.name === 'resources/assets/bomb.bin')!;
 
     // Through the ranged source: no read touches the bomb's compressed data (so nothing inflated it).
     const { source, calls } = rangedSource(bytes);
     const rssBefore = process.memoryUsage.rss();
     let rssPeak = rssBefore;
-    const sampler = setInterval(() => { rssPeak = Math.max(rssPeak, process.memoryUsage.rss()); }, 2);
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+    }, 2);
     const started = performance.now();
     try {
-      await expectViolations(source, [{ path: 'resources/assets/bomb.bin', message: /compression ratio \d+:1 exceeds the limit of 100:1/ }]);
+      await expectViolations(source, [
+        { path: 'resources/assets/bomb.bin', message: /compression ratio \d+:1 exceeds the limit of 100:1/ },
+      ]);
     } finally {
       clearInterval(sampler);
     }
@@ -425,7 +517,9 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
     const entry = { ...(await bomb('resources/assets/liar.bin')), uncompressedSize: 100 };
     const rssBefore = process.memoryUsage.rss();
     const started = performance.now();
-    await expectViolations(writeZip([...validEntries(), entry]), [{ path: 'resources/assets/liar.bin', message: /expands beyond its declared 100 bytes/ }]);
+    await expectViolations(writeZip([...validEntries(), entry]), [
+      { path: 'resources/assets/liar.bin', message: /expands beyond its declared 100 bytes/ },
+    ]);
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(process.memoryUsage.rss() - rssBefore).toBeLessThan(32 * MiB);
   });
@@ -443,7 +537,9 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
 
   it('a corrupt CRC on scenario.json is reported even though the manifest itself parses', async () => {
     const [manifest, ...rest] = validEntries();
-    await expectViolations(writeZip([{ ...manifest!, crc: (crc32(manifest!.data!) ^ 1) >>> 0 }, ...rest]), [{ path: 'scenario.json', message: /CRC-32 mismatch/ }]);
+    await expectViolations(writeZip([{ ...manifest!, crc: (crc32(manifest!.data!) ^ 1) >>> 0 }, ...rest]), [
+      { path: 'scenario.json', message: /CRC-32 mismatch/ },
+    ]);
   });
 
   it('an unsupported compression method (12, bzip2)', async () => {
@@ -455,7 +551,11 @@ describe('archive corpus: each malicious or broken archive → 422 naming the pa
   it('ONE archive with many violations lists every one of them', async () => {
     const entries: RawEntry[] = [
       // Schema-invalid manifest: version not semver and an unknown property.
-      { name: 'scenario.json', data: text(JSON.stringify({ id: 'corpus-combined', name: 'Combined', version: '1.0', colour: 'blue' })), method: 8 },
+      {
+        name: 'scenario.json',
+        data: text(JSON.stringify({ id: 'corpus-combined', name: 'Combined', version: '1.0', colour: 'blue' })),
+        method: 8,
+      },
       // No entry under resources/ at all.
       { name: '/etc/passwd', data: text('root:x:0:0') },
       { name: 'assets/../../evil.sh', data: text('rm -rf /') },
@@ -503,7 +603,10 @@ describe('archive corpus: names that differ between the places a ZIP stores them
       { name: 'resources/assets/app.sh', localName: '../../../../evil.sh', data: text('#!/bin/sh\nrm -rf /\n') },
     ]);
     const errors = await violationsOf(archive);
-    expect(errors.some((error) => error.path.includes('..') || error.path === 'resources/assets/app.sh'), JSON.stringify(errors)).toBe(true);
+    expect(
+      errors.some((error) => error.path.includes('..') || error.path === 'resources/assets/app.sh'),
+      JSON.stringify(errors),
+    ).toBe(true);
   });
 
   // With an Info-ZIP Unicode Path extra field (0x7075), extractors that ignore it (Python zipfile, Java, many embedded
@@ -512,18 +615,30 @@ describe('archive corpus: names that differ between the places a ZIP stores them
     const raw = '../../../../evil.sh';
     const shown = 'resources/assets/ok.sh';
     const field = Buffer.concat([Buffer.from([1]), u32(crc32(Buffer.from(raw))), Buffer.from(shown)]);
-    const archive = writeZip([...validEntries(), { name: raw, data: text('#!/bin/sh\nrm -rf /\n'), extra: Buffer.concat([u16(0x7075), u16(field.length), field]) }]);
+    const archive = writeZip([
+      ...validEntries(),
+      { name: raw, data: text('#!/bin/sh\nrm -rf /\n'), extra: Buffer.concat([u16(0x7075), u16(field.length), field]) },
+    ]);
     const errors = await violationsOf(archive);
-    expect(errors.some((error) => error.path.includes('..')), JSON.stringify(errors)).toBe(true);
+    expect(
+      errors.some((error) => error.path.includes('..')),
+      JSON.stringify(errors),
+    ).toBe(true);
   });
 
   it('a Unicode Path extra field carrying ".." behind a harmless raw name is refused', async () => {
     const raw = 'resources/assets/ok.sh';
     const shown = '../../../../evil.sh';
     const field = Buffer.concat([Buffer.from([1]), u32(crc32(Buffer.from(raw))), Buffer.from(shown)]);
-    const archive = writeZip([...validEntries(), { name: raw, data: text('x'), extra: Buffer.concat([u16(0x7075), u16(field.length), field]) }]);
+    const archive = writeZip([
+      ...validEntries(),
+      { name: raw, data: text('x'), extra: Buffer.concat([u16(0x7075), u16(field.length), field]) },
+    ]);
     const errors = await violationsOf(archive);
-    expect(errors.some((error) => error.path.includes('..')), JSON.stringify(errors)).toBe(true);
+    expect(
+      errors.some((error) => error.path.includes('..')),
+      JSON.stringify(errors),
+    ).toBe(true);
   });
 });
 
@@ -531,9 +646,15 @@ describe('archive corpus: entries that stop the directory scan must not hide the
   // yauzl refuses such records outright; the validator must name the entry and go on listing the other violations.
   it.each([
     ['strong encryption (bit 6)', { ...encrypted('resources/assets/strong.bin'), flags: 0x0841 }, /encrypt/],
-    ['stored entry with compressed size ≠ uncompressed size', { name: 'resources/assets/sizes.bin', data: text('abc'), uncompressedSize: 9 }, /size/],
+    [
+      'stored entry with compressed size ≠ uncompressed size',
+      { name: 'resources/assets/sizes.bin', data: text('abc'), uncompressedSize: 9 },
+      /size/,
+    ],
   ])('%s is named, and the other violations are still listed', async (_, entry, message) => {
-    const errors = await violationsOf(writeZip([...validEntries(), symlink('resources/assets/link'), entry, { name: 'resources/../../evil.sh', data: text('x') }]));
+    const errors = await violationsOf(
+      writeZip([...validEntries(), symlink('resources/assets/link'), entry, { name: 'resources/../../evil.sh', data: text('x') }]),
+    );
     expect(errors, JSON.stringify(errors)).toEqual(
       expect.arrayContaining([
         { path: entry.name, message: expect.stringMatching(message) },
@@ -578,7 +699,10 @@ function rangedSource(bytes: Buffer): { source: RandomAccessSource; calls: Range
 describe('validateScenarioArchive over a RandomAccessSource', () => {
   /** A valid archive comfortably larger than yauzl's end-record search window (65,557 bytes). */
   const largeValid = () =>
-    writeZipWithLayout([...validEntries({ ...MANIFEST, assets: ['resources/assets/index.html', 'resources/assets/video.bin'] }), { name: 'resources/assets/video.bin', data: randomBytes(512 * 1024) }]);
+    writeZipWithLayout([
+      ...validEntries({ ...MANIFEST, assets: ['resources/assets/index.html', 'resources/assets/video.bin'] }),
+      { name: 'resources/assets/video.bin', data: randomBytes(512 * 1024) },
+    ]);
 
   it('accepts a valid archive in a few ranged reads whatever its number of entries (S3 GETs cost latency)', async () => {
     const { bytes } = largeValid();
@@ -586,7 +710,10 @@ describe('validateScenarioArchive over a RandomAccessSource', () => {
     expect(await validateScenarioArchive(source)).toEqual(await validateScenarioArchive(bytes));
     // End record, central directory (cached), scenario.json header and data, and ONE sequential pass for the rest.
     expect(calls.length, JSON.stringify(calls)).toBeLessThanOrEqual(6);
-    expect(calls.filter((call) => call.end - call.start === bytes.length), 'one sequential pass over the whole archive').toHaveLength(1);
+    expect(
+      calls.filter((call) => call.end - call.start === bytes.length),
+      'one sequential pass over the whole archive',
+    ).toHaveLength(1);
   });
 
   it('returns the SHA-256 of the archive from the same pass', async () => {
@@ -599,7 +726,13 @@ describe('validateScenarioArchive over a RandomAccessSource', () => {
 
   it('rejects a CRC-broken archive exactly as the in-memory path does', async () => {
     const [manifest, directory, thumbnail] = validEntries();
-    const bytes = writeZip([manifest!, directory!, thumbnail!, crcFlipped('resources/assets/index.html'), { name: 'resources/assets/pad.bin', data: randomBytes(128 * 1024) }]);
+    const bytes = writeZip([
+      manifest!,
+      directory!,
+      thumbnail!,
+      crcFlipped('resources/assets/index.html'),
+      { name: 'resources/assets/pad.bin', data: randomBytes(128 * 1024) },
+    ]);
     const { source, calls } = rangedSource(bytes);
     const fromSource = await expectViolations(source, [{ path: 'resources/assets/index.html', message: /CRC-32 mismatch/ }]);
     expect(fromSource).toEqual(await violationsOf(bytes));
@@ -619,12 +752,16 @@ describe('validateScenarioArchive over a RandomAccessSource', () => {
   });
 
   it('too many entries: only the end of the archive is read (one ranged read of the end-record window), no entry data', async () => {
-    const entries = [...validEntries(), ...Array.from({ length: 8 }, (_, index) => ({ name: `resources/assets/${index}.bin`, data: randomBytes(64 * 1024) }))];
+    const entries = [
+      ...validEntries(),
+      ...Array.from({ length: 8 }, (_, index) => ({ name: `resources/assets/${index}.bin`, data: randomBytes(64 * 1024) })),
+    ];
     const { bytes, centralDirectoryOffset } = writeZipWithLayout(entries);
     const { source, calls } = rangedSource(bytes);
     await expectViolations(source, [{ path: '', message: /12 entries; at most 5/ }], { ...DEFAULT_ARCHIVE_LIMITS, maxEntries: 5 });
     expect(calls.length, JSON.stringify(calls)).toBeGreaterThanOrEqual(1);
-    for (const call of calls) expect(call.end - call.start, `a read of the whole archive: ${JSON.stringify(call)}`).toBeLessThan(bytes.length);
+    for (const call of calls)
+      expect(call.end - call.start, `a read of the whole archive: ${JSON.stringify(call)}`).toBeLessThan(bytes.length);
     const bytesRead = calls.reduce((sum, call) => sum + (call.end - call.start), 0);
     expect(bytesRead, `read ${bytesRead} of ${bytes.length} bytes`).toBeLessThanOrEqual(END_WINDOW);
     // Nothing before the last 64 KiB window (i.e. no local header or entry data of the first entries) was read.

@@ -4,7 +4,11 @@
  * 401/400 problem+json, throttling to 503.
  */
 import {
-  CognitoIdentityProviderClient, InitiateAuthCommand, InvalidParameterException, NotAuthorizedException, TooManyRequestsException,
+  CognitoIdentityProviderClient,
+  InitiateAuthCommand,
+  InvalidParameterException,
+  NotAuthorizedException,
+  TooManyRequestsException,
   UserNotFoundException,
 } from '@aws-sdk/client-cognito-identity-provider';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -29,9 +33,16 @@ function event(body: string | undefined, contentType = 'application/json'): APIG
     rawQueryString: '',
     headers: { 'content-type': contentType },
     requestContext: {
-      accountId: 'test', apiId: 'auth', domainName: 'localhost', domainPrefix: 'localhost',
+      accountId: 'test',
+      apiId: 'auth',
+      domainName: 'localhost',
+      domainPrefix: 'localhost',
       http: { method: 'POST', path: '/token', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-      requestId: 'request-1', routeKey: 'POST /token', stage: '$default', time: now.toUTCString(), timeEpoch: now.getTime(),
+      requestId: 'request-1',
+      routeKey: 'POST /token',
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
     },
     ...(body === undefined ? {} : { body }),
     isBase64Encoded: false,
@@ -41,7 +52,10 @@ function event(body: string | undefined, contentType = 'application/json'): APIG
 const context = { getRemainingTimeInMillis: () => 30_000, awsRequestId: 'request-1', functionName: 'test' } as unknown as Context;
 
 async function post(body: unknown): Promise<APIGatewayProxyStructuredResultV2 & { json: Record<string, unknown> }> {
-  const response = (await handler(event(typeof body === 'string' ? body : JSON.stringify(body)), context)) as APIGatewayProxyStructuredResultV2;
+  const response = (await handler(
+    event(typeof body === 'string' ? body : JSON.stringify(body)),
+    context,
+  )) as APIGatewayProxyStructuredResultV2;
   return { ...response, json: JSON.parse(response.body ?? '{}') as Record<string, unknown> };
 }
 
@@ -57,13 +71,17 @@ afterEach(() => {
 
 describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
   it('returns the access token (not the ID token) with the local contract and signs in on the configured app client', async () => {
-    cognito.on(InitiateAuthCommand).resolves({ AuthenticationResult: { IdToken: 'id.token.jwt', AccessToken: 'access.token.jwt', ExpiresIn: 3600 } });
+    cognito
+      .on(InitiateAuthCommand)
+      .resolves({ AuthenticationResult: { IdToken: 'id.token.jwt', AccessToken: 'access.token.jwt', ExpiresIn: 3600 } });
     const response = await post({ username: 'alice', password: 'Correct-horse-9' });
     expect(response.statusCode).toBe(200);
     expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'cache-control': 'no-store' });
     expect(response.json).toEqual({ access_token: 'access.token.jwt', token_type: 'Bearer', expires_in: 3600 });
     expect(cognito.commandCalls(InitiateAuthCommand)[0]?.args[0].input).toEqual({
-      ClientId: CLIENT_ID, AuthFlow: 'USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'alice', PASSWORD: 'Correct-horse-9' },
+      ClientId: CLIENT_ID,
+      AuthFlow: 'USER_PASSWORD_AUTH',
+      AuthParameters: { USERNAME: 'alice', PASSWORD: 'Correct-horse-9' },
     });
   });
 
@@ -91,7 +109,10 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
       expect(response.statusCode, JSON.stringify(body)).toBe(400);
       expect(response.headers?.['content-type']).toBe('application/problem+json');
     }
-    const wrongType = (await handler(event('username=alice', 'application/x-www-form-urlencoded'), context)) as APIGatewayProxyStructuredResultV2;
+    const wrongType = (await handler(
+      event('username=alice', 'application/x-www-form-urlencoded'),
+      context,
+    )) as APIGatewayProxyStructuredResultV2;
     expect(wrongType.statusCode).toBe(400);
     expect(cognito.commandCalls(InitiateAuthCommand)).toHaveLength(0);
   });

@@ -48,7 +48,11 @@ describe('verifyBearerToken', () => {
   it('returns the caller from the token, and the same caller for a repeat of that token', async () => {
     const token = await sign({ companies: ['acme', 'globex'], scope: 'search:read deployments:read' }, inOneHour());
     const first = await verifyBearerToken(`Bearer ${token}`);
-    expect(first.principal).toEqual({ subject: 'olivia', companies: ['acme', 'globex'], scopes: new Set(['search:read', 'deployments:read']) });
+    expect(first.principal).toEqual({
+      subject: 'olivia',
+      companies: ['acme', 'globex'],
+      scopes: new Set(['search:read', 'deployments:read']),
+    });
     expect(await verifyBearerToken(`Bearer ${token}`)).toBe(first);
     expect(Object.isFrozen(first.principal.companies)).toBe(true);
   });
@@ -59,8 +63,13 @@ describe('verifyBearerToken', () => {
     const { jwt, principal } = await verifyBearerToken(`Bearer ${token}`);
     expect(jwt.scopes).toEqual(['search:read', 'deployments:read']);
     expect(jwt.claims).toEqual({
-      sub: 'olivia', iss: ISSUER, aud: AUDIENCE, companies: '[acme globex]', scope: 'search:read deployments:read',
-      iat: expect.stringMatching(/^\d+$/), exp: String(expiresAt),
+      sub: 'olivia',
+      iss: ISSUER,
+      aud: AUDIENCE,
+      companies: '[acme globex]',
+      scope: 'search:read deployments:read',
+      iat: expect.stringMatching(/^\d+$/),
+      exp: String(expiresAt),
     });
     // The handler reads the same caller back from that context.
     expect(principalFromJwt(jwt)).toEqual(principal);
@@ -78,7 +87,9 @@ describe('verifyBearerToken', () => {
     const token = await sign({ companies: ['acme'], scope: 'search:read' }, inOneHour());
     await verifyBearerToken(`Bearer ${token}`);
     const [header, payload, signature] = token.split('.') as [string, string, string];
-    const widened = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), companies: ['acme', 'globex'] })).toString('base64url');
+    const widened = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), companies: ['acme', 'globex'] }),
+    ).toString('base64url');
     await expect(verifyBearerToken(`Bearer ${header}.${widened}.${signature}`)).rejects.toBeInstanceOf(UnauthorizedError);
     const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
     await expect(verifyBearerToken(`Bearer ${header}.${payload}.${flipped}`)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -87,8 +98,23 @@ describe('verifyBearerToken', () => {
 
 describe('flattenClaims', () => {
   it('renders claims as API Gateway does: strings kept, numbers and booleans as text, arrays as "[a b]", objects as JSON, nulls left out', () => {
-    expect(flattenClaims({ sub: 'alice', exp: 1767225600, flag: true, companies: ['acme'], none: [], address: { city: 'Lyon' }, gone: null } as never)).toEqual({
-      sub: 'alice', exp: '1767225600', flag: 'true', companies: '[acme]', none: '[]', address: '{"city":"Lyon"}',
+    expect(
+      flattenClaims({
+        sub: 'alice',
+        exp: 1767225600,
+        flag: true,
+        companies: ['acme'],
+        none: [],
+        address: { city: 'Lyon' },
+        gone: null,
+      } as never),
+    ).toEqual({
+      sub: 'alice',
+      exp: '1767225600',
+      flag: 'true',
+      companies: '[acme]',
+      none: '[]',
+      address: '{"city":"Lyon"}',
     });
   });
 });
@@ -112,8 +138,12 @@ describe('principalFromJwt', () => {
   });
 
   it('takes the scopes from jwt.scopes and from the scope claim', () => {
-    expect(principalFromJwt({ claims: { sub: 'olivia', companies: '[acme]' }, scopes: ['search:read'] }).scopes).toEqual(new Set(['search:read']));
-    expect(principalFromJwt({ claims: { ...claims, companies: '[acme]' }, scopes: null }).scopes).toEqual(new Set(['search:read', 'deployments:read']));
+    expect(principalFromJwt({ claims: { sub: 'olivia', companies: '[acme]' }, scopes: ['search:read'] }).scopes).toEqual(
+      new Set(['search:read']),
+    );
+    expect(principalFromJwt({ claims: { ...claims, companies: '[acme]' }, scopes: null }).scopes).toEqual(
+      new Set(['search:read', 'deployments:read']),
+    );
   });
 
   it('refuses with 401 a context without sub or without a companies claim', () => {

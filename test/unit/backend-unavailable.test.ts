@@ -6,9 +6,7 @@
  */
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import {
-  InternalServerError, ProvisionedThroughputExceededException, TransactionCanceledException,
-} from '@aws-sdk/client-dynamodb';
+import { InternalServerError, ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -33,9 +31,16 @@ beforeAll(async () => {
   // Nothing listens on this port: every DynamoDB call is refused, as when DynamoDB Local has died.
   const deadPort = await freePort();
   Object.assign(process.env, {
-    COMPANIES_TABLE: 'companies', DEVICES_TABLE: 'devices', SCENARIOS_TABLE: 'scenarios', DEPLOYMENTS_TABLE: 'deployments',
-    IDEMPOTENCY_TABLE: 'idempotency', ARCHIVE_BUCKET: 'archives', LOCAL_EVENTS_FILE: '/dev/null', CURSOR_SIGNING_KEY: 'ab'.repeat(32),
-    DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`, S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
+    COMPANIES_TABLE: 'companies',
+    DEVICES_TABLE: 'devices',
+    SCENARIOS_TABLE: 'scenarios',
+    DEPLOYMENTS_TABLE: 'deployments',
+    IDEMPOTENCY_TABLE: 'idempotency',
+    ARCHIVE_BUCKET: 'archives',
+    LOCAL_EVENTS_FILE: '/dev/null',
+    CURSOR_SIGNING_KEY: 'ab'.repeat(32),
+    DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`,
+    S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
     AWS_REGION: 'us-east-1',
   });
   listDeployments = (await import('../../functions/handlers/deployments-list.js')).handler as unknown as Handler;
@@ -48,31 +53,58 @@ afterEach(() => {
 
 function context(): Context {
   return {
-    callbackWaitsForEmptyEventLoop: false, functionName: 'test', functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test', memoryLimitInMB: '128', awsRequestId: 'request-1',
-    logGroupName: '/aws/lambda/test', logStreamName: 'local', getRemainingTimeInMillis: () => 30_000,
-    done: () => undefined, fail: () => undefined, succeed: () => undefined,
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'test',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test',
+    memoryLimitInMB: '128',
+    awsRequestId: 'request-1',
+    logGroupName: '/aws/lambda/test',
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
   };
 }
 
-function event(method: 'GET' | 'POST', routeKey: string, rawPath: string, extra: { body?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
+function event(
+  method: 'GET' | 'POST',
+  routeKey: string,
+  rawPath: string,
+  extra: { body?: string; headers?: Record<string, string> } = {},
+): APIGatewayProxyEventV2 {
   const now = new Date();
   // As the gateway hands it over once alice's token is verified.
-  return withJwtAuthorizer({
-    version: '2.0', routeKey, rawPath, rawQueryString: '',
-    headers: { authorization: 'Bearer verified.by.gateway', ...(extra.headers ?? {}) },
-    pathParameters: { companyId: 'acme' },
-    requestContext: {
-      accountId: 'test', apiId: 'main', domainName: 'localhost', domainPrefix: 'localhost',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-      requestId: 'request-1', routeKey, stage: '$default', time: now.toUTCString(), timeEpoch: now.getTime(),
+  return withJwtAuthorizer(
+    {
+      version: '2.0',
+      routeKey,
+      rawPath,
+      rawQueryString: '',
+      headers: { authorization: 'Bearer verified.by.gateway', ...(extra.headers ?? {}) },
+      pathParameters: { companyId: 'acme' },
+      requestContext: {
+        accountId: 'test',
+        apiId: 'main',
+        domainName: 'localhost',
+        domainPrefix: 'localhost',
+        http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+        requestId: 'request-1',
+        routeKey,
+        stage: '$default',
+        time: now.toUTCString(),
+        timeEpoch: now.getTime(),
+      },
+      isBase64Encoded: false,
+      ...(extra.body === undefined ? {} : { body: extra.body }),
     },
-    isBase64Encoded: false,
-    ...(extra.body === undefined ? {} : { body: extra.body }),
-  }, { sub: 'alice', companies: ['acme'], scope: 'deployments:read deployments:write' });
+    { sub: 'alice', companies: ['acme'], scope: 'deployments:read deployments:write' },
+  );
 }
 
-const listEvent = () => event('GET', 'GET /companies/{companyId}/resources/DEVICE/deployments', '/companies/acme/resources/DEVICE/deployments');
+const listEvent = () =>
+  event('GET', 'GET /companies/{companyId}/resources/DEVICE/deployments', '/companies/acme/resources/DEVICE/deployments');
 
 /** Asserts a 503 problem with `Retry-After: retryAfter` and a detail that says to retry. */
 function expectUnavailable(result: APIGatewayProxyStructuredResultV2, retryAfter: string): void {
@@ -100,7 +132,8 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
     const body = JSON.stringify({ requests: [] });
     const result = await executeDeployments(
       event('POST', 'POST /companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', {
-        body, headers: { 'content-type': 'application/json', 'idempotency-key': 'key-1' },
+        body,
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'key-1' },
       }),
       context(),
     );
@@ -108,20 +141,52 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
   });
 
   it.each([
-    ['ProvisionedThroughputExceededException', () => new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } }), '2'],
-    ['ThrottlingException', () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
-      name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 },
-    }), '2'],
-    ['a throttled transaction', () => new TransactionCanceledException({
-      message: 'Transaction cancelled', $metadata: { httpStatusCode: 400 }, CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
-    }), '2'],
+    [
+      'ProvisionedThroughputExceededException',
+      () => new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } }),
+      '2',
+    ],
+    [
+      'ThrottlingException',
+      () =>
+        Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+          name: 'ThrottlingException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+        }),
+      '2',
+    ],
+    [
+      'a throttled transaction',
+      () =>
+        new TransactionCanceledException({
+          message: 'Transaction cancelled',
+          $metadata: { httpStatusCode: 400 },
+          CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }],
+        }),
+      '2',
+    ],
     ['InternalServerError', () => new InternalServerError({ message: 'Internal server error', $metadata: { httpStatusCode: 500 } }), '5'],
-    ['an unknown 5xx ($fault server)', () => Object.assign(new Error('Service Unavailable'), {
-      name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 },
-    }), '5'],
-    ['a TimeoutError', () => Object.assign(new Error('a request has exceeded the configured 5000 ms requestTimeout.'), {
-      name: 'TimeoutError', code: 'ETIMEDOUT', $metadata: { attempts: 3 },
-    }), '5'],
+    [
+      'an unknown 5xx ($fault server)',
+      () =>
+        Object.assign(new Error('Service Unavailable'), {
+          name: 'ServiceUnavailable',
+          $fault: 'server',
+          $metadata: { httpStatusCode: 503 },
+        }),
+      '5',
+    ],
+    [
+      'a TimeoutError',
+      () =>
+        Object.assign(new Error('a request has exceeded the configured 5000 ms requestTimeout.'), {
+          name: 'TimeoutError',
+          code: 'ETIMEDOUT',
+          $metadata: { attempts: 3 },
+        }),
+      '5',
+    ],
     ['socket hang up', () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), '5'],
   ])('GET active deployments when DynamoDB rejects with %s: 503', async (_name, error, retryAfter) => {
     const dynamo = mockClient(services().dynamoDb);

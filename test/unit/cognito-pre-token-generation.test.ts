@@ -14,16 +14,25 @@ function event(userAttributes: Record<string, string>): PreTokenGenerationV2Even
     userPoolId: 'eu-west-1_test',
     userName: 'alice',
     callerContext: { awsSdkVersion: 'aws-sdk-unknown-unknown', clientId: 'client' },
-    request: { userAttributes, groupConfiguration: { groupsToOverride: [], iamRolesToOverride: [] }, scopes: ['aws.cognito.signin.user.admin'] },
+    request: {
+      userAttributes,
+      groupConfiguration: { groupsToOverride: [], iamRolesToOverride: [] },
+      scopes: ['aws.cognito.signin.user.admin'],
+    },
     response: { claimsAndScopeOverrideDetails: null },
   } as PreTokenGenerationV2Event;
 }
 
 describe('cognito-pre-token-generation', () => {
   it('adds the scopes and companies (an array) to the access token, and only drops the raw attributes from the ID token', async () => {
-    const result = await handler(event({
-      sub: 'f3a1-…', 'cognito:username': 'alice', 'custom:companies': 'acme, globex', 'custom:scope': 'scenarios:read  search:read',
-    }));
+    const result = await handler(
+      event({
+        sub: 'f3a1-…',
+        'cognito:username': 'alice',
+        'custom:companies': 'acme, globex',
+        'custom:scope': 'scenarios:read  search:read',
+      }),
+    );
     expect(result.response.claimsAndScopeOverrideDetails).toEqual({
       idTokenGeneration: { claimsToSuppress: ['custom:companies', 'custom:scope'] },
       accessTokenGeneration: { claimsToAddOrOverride: { companies: ['acme', 'globex'] }, scopesToAdd: ['scenarios:read', 'search:read'] },
@@ -33,7 +42,10 @@ describe('cognito-pre-token-generation', () => {
   it('gives a user without the attributes no company and no scope (a valid token that grants nothing)', async () => {
     expect(tokenClaims({})).toEqual({ companies: [], scopes: [] });
     const result = await handler(event({ sub: 'f3a1-…' }));
-    expect(result.response.claimsAndScopeOverrideDetails?.accessTokenGeneration).toEqual({ claimsToAddOrOverride: { companies: [] }, scopesToAdd: [] });
+    expect(result.response.claimsAndScopeOverrideDetails?.accessTokenGeneration).toEqual({
+      claimsToAddOrOverride: { companies: [] },
+      scopesToAdd: [],
+    });
   });
 
   it('trims, drops empty items and duplicates, and accepts commas between scopes', () => {

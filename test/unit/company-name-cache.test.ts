@@ -19,7 +19,12 @@ const company = (id: string, name: string): Company => ({ id, name, quotaBytes: 
 describe('CompanyNameCache', () => {
   it('reads each company once per TTL, then again after it expires (a rename shows)', async () => {
     let clock = 0;
-    const backing = new CountingCompanies(new Map([['acme', company('acme', 'Acme Retail')], ['globex', company('globex', 'Globex')]]));
+    const backing = new CountingCompanies(
+      new Map([
+        ['acme', company('acme', 'Acme Retail')],
+        ['globex', company('globex', 'Globex')],
+      ]),
+    );
     const cache = new CompanyNameCache(backing, 60_000, () => clock);
     expect((await cache.getMany(['acme', 'globex'])).map((item) => item.name).sort()).toEqual(['Acme Retail', 'Globex']);
     clock = 59_999;

@@ -6,15 +6,33 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  checkEnvironment, ENV, ENVIRONMENT, type EnvironmentGroup, EnvironmentError, KNOWN_VARIABLES, readEnvironment, variablesOf,
+  checkEnvironment,
+  ENV,
+  ENVIRONMENT,
+  type EnvironmentGroup,
+  EnvironmentError,
+  KNOWN_VARIABLES,
+  readEnvironment,
+  variablesOf,
 } from '../../functions/contract/environment.js';
 import { LOCAL_HANDLER_GROUPS, localEnvironment } from '../../functions/local/runtime.js';
 import {
-  authConfig, eventsConfig, idempotencyConfig, localIssuerConfig, openSearchConfig, searchBackend, storageConfig, uploadSlotLifetimeSeconds,
+  authConfig,
+  eventsConfig,
+  idempotencyConfig,
+  localIssuerConfig,
+  openSearchConfig,
+  searchBackend,
+  storageConfig,
+  uploadSlotLifetimeSeconds,
 } from '../../functions/platform/config.js';
 
 const STORAGE = {
-  COMPANIES_TABLE: 'companies', DEVICES_TABLE: 'devices', SCENARIOS_TABLE: 'scenarios', DEPLOYMENTS_TABLE: 'deployments', ARCHIVE_BUCKET: 'scenario-archives',
+  COMPANIES_TABLE: 'companies',
+  DEVICES_TABLE: 'devices',
+  SCENARIOS_TABLE: 'scenarios',
+  DEPLOYMENTS_TABLE: 'deployments',
+  ARCHIVE_BUCKET: 'scenario-archives',
 };
 
 /** The error readEnvironment throws for `source`, or a failure when it throws none. */
@@ -39,39 +57,59 @@ describe('the environment schema', () => {
       }
     }
     // Every declared name belongs to some group: none is set without being read and checked.
-    const grouped = new Set((Object.keys(ENVIRONMENT) as EnvironmentGroup[]).flatMap((group) => variablesOf(group).map((variable) => variable.name)));
+    const grouped = new Set(
+      (Object.keys(ENVIRONMENT) as EnvironmentGroup[]).flatMap((group) => variablesOf(group).map((variable) => variable.name)),
+    );
     expect([...KNOWN_VARIABLES].filter((name) => !grouped.has(name))).toEqual([]);
   });
 
   it('lists every missing or malformed variable of a group in one error, by name', () => {
-    const error = errorOf('storage', { ...STORAGE, COMPANIES_TABLE: undefined, DEVICES_TABLE: '', ARCHIVE_BUCKET: 'Not_A_Bucket', S3_ENDPOINT: 'localhost:4569' });
+    const error = errorOf('storage', {
+      ...STORAGE,
+      COMPANIES_TABLE: undefined,
+      DEVICES_TABLE: '',
+      ARCHIVE_BUCKET: 'Not_A_Bucket',
+      S3_ENDPOINT: 'localhost:4569',
+    });
     expect(error.variables).toEqual(['COMPANIES_TABLE', 'DEVICES_TABLE', 'ARCHIVE_BUCKET', 'S3_ENDPOINT']);
     expect(error.message).toBe(
       'Invalid environment (storage): COMPANIES_TABLE is missing; DEVICES_TABLE is missing; ' +
-      "ARCHIVE_BUCKET must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -), got 'Not_A_Bucket'; " +
-      "S3_ENDPOINT must be an http(s) URL, got 'localhost:4569'.",
+        "ARCHIVE_BUCKET must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -), got 'Not_A_Bucket'; " +
+        "S3_ENDPOINT must be an http(s) URL, got 'localhost:4569'.",
     );
   });
 
   it('types numbers, applies defaults and reads an empty value as unset', () => {
     expect(readEnvironment('search', { OPENSEARCH_REPLICAS: '', SEARCH_BACKEND: '' })).toEqual({
-      SEARCH_BACKEND: 'embedded', OPENSEARCH_INDEX: 'resources', OPENSEARCH_AUTH: 'none', OPENSEARCH_REPLICAS: 0,
+      SEARCH_BACKEND: 'embedded',
+      OPENSEARCH_INDEX: 'resources',
+      OPENSEARCH_AUTH: 'none',
+      OPENSEARCH_REPLICAS: 0,
     });
     expect(readEnvironment('localRuntime', { API_PORT: '8080', UPLOAD_SWEEP_INTERVAL_MS: '500' })).toEqual({
-      API_PORT: 8080, UPLOAD_PORT: 3001, AUTH_PORT: 3002, DYNAMODB_PORT: 0, S3_PORT: 0, UPLOAD_SWEEP_INTERVAL_MS: 500,
+      API_PORT: 8080,
+      UPLOAD_PORT: 3001,
+      AUTH_PORT: 3002,
+      DYNAMODB_PORT: 0,
+      S3_PORT: 0,
+      UPLOAD_SWEEP_INTERVAL_MS: 500,
     });
-    expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({ POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_SERVICE_NAME: 'device-scenario-service' });
+    expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_SERVICE_NAME: 'device-scenario-service',
+    });
   });
 
   it('bounds whole numbers and names the unit', () => {
     for (const value of ['0', '604801', '1.5', '15m', '-1', '1e3']) {
-      expect(errorOf('uploads', { UPLOAD_SLOT_TTL_SECONDS: value }).message, value)
-        .toBe(`Invalid environment (upload slots): UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800, got '${value}'.`);
+      expect(errorOf('uploads', { UPLOAD_SLOT_TTL_SECONDS: value }).message, value).toBe(
+        `Invalid environment (upload slots): UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800, got '${value}'.`,
+      );
     }
     expect(readEnvironment('uploads', { UPLOAD_SLOT_TTL_SECONDS: '604800' })).toEqual({ UPLOAD_SLOT_TTL_SECONDS: 604_800 });
     expect(errorOf('localRuntime', { AUTH_PORT: '70000', UPLOAD_SWEEP_INTERVAL_MS: '50' }).message).toBe(
       "Invalid environment (local runtime): AUTH_PORT must be a port number from 0 to 65535 (0: any free port), got '70000'; " +
-      "UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds from 100 to 86400000, got '50'.",
+        "UPLOAD_SWEEP_INTERVAL_MS must be whole milliseconds from 100 to 86400000, got '50'.",
     );
   });
 
@@ -87,13 +125,17 @@ describe('the environment schema', () => {
   it('never quotes a secret: the cursor key, or an OpenSearch URL that may carry credentials', () => {
     const short = randomBytes(16).toString('hex');
     const cursor = errorOf('cursors', { CURSOR_SIGNING_KEY: short });
-    expect(cursor.message).toBe('Invalid environment (listing cursors): CURSOR_SIGNING_KEY must be at least 32 bytes, given as hex or base64 (e.g. `openssl rand -hex 32`).');
+    expect(cursor.message).toBe(
+      'Invalid environment (listing cursors): CURSOR_SIGNING_KEY must be at least 32 bytes, given as hex or base64 (e.g. `openssl rand -hex 32`).',
+    );
     const url = errorOf('search', { OPENSEARCH_URL: 'user:secret-password@search.example' });
     expect(url.message).toBe('Invalid environment (search): OPENSEARCH_URL must be an http(s) URL.');
   });
 
   it('requires one destination of deployment events', () => {
-    expect(errorOf('events', {}).message).toBe('Invalid environment (deployment events): EVENT_BUS_NAME is missing (or LOCAL_EVENTS_FILE in the local runtime).');
+    expect(errorOf('events', {}).message).toBe(
+      'Invalid environment (deployment events): EVENT_BUS_NAME is missing (or LOCAL_EVENTS_FILE in the local runtime).',
+    );
     expect(readEnvironment('events', { LOCAL_EVENTS_FILE: '/tmp/events.jsonl' })).toEqual({ LOCAL_EVENTS_FILE: '/tmp/events.jsonl' });
   });
 });
@@ -110,20 +152,34 @@ describe('functions/platform/config.ts', () => {
   it('reads each group into the shapes the adapters take', () => {
     stub({ ...STORAGE, DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', S3_ENDPOINT: undefined });
     expect(storageConfig()).toEqual({
-      companiesTable: 'companies', devicesTable: 'devices', scenariosTable: 'scenarios', deploymentsTable: 'deployments',
-      archiveBucket: 'scenario-archives', dynamoDbEndpoint: 'http://127.0.0.1:8000',
+      companiesTable: 'companies',
+      devicesTable: 'devices',
+      scenariosTable: 'scenarios',
+      deploymentsTable: 'deployments',
+      archiveBucket: 'scenario-archives',
+      dynamoDbEndpoint: 'http://127.0.0.1:8000',
     });
     stub({ IDEMPOTENCY_TABLE: 'idempotency' });
     expect(idempotencyConfig()).toEqual({ tableName: 'idempotency', dynamoDbEndpoint: 'http://127.0.0.1:8000' });
-    stub({ JWT_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc', JWT_AUDIENCE: 'client', JWKS_URL: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc/.well-known/jwks.json' });
+    stub({
+      JWT_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc',
+      JWT_AUDIENCE: 'client',
+      JWKS_URL: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc/.well-known/jwks.json',
+    });
     expect(authConfig()).toEqual({
-      issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc', audience: 'client',
+      issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc',
+      audience: 'client',
       jwksUrl: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc/.well-known/jwks.json',
     });
     stub({ EVENT_BUS_NAME: 'bus', LOCAL_EVENTS_FILE: '/tmp/events.jsonl' });
     expect(eventsConfig()).toEqual({ busName: 'bus' });
     stub({ LOCAL_AUTH_DIR: '/tmp/auth', TOKEN_LIFETIME_SECONDS: undefined });
-    expect(localIssuerConfig()).toEqual({ directory: '/tmp/auth', issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc', audience: 'client', tokenLifetimeSeconds: 3600 });
+    expect(localIssuerConfig()).toEqual({
+      directory: '/tmp/auth',
+      issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc',
+      audience: 'client',
+      tokenLifetimeSeconds: 3600,
+    });
     stub({ UPLOAD_SLOT_TTL_SECONDS: undefined });
     expect(uploadSlotLifetimeSeconds()).toBeUndefined();
   });
@@ -140,10 +196,22 @@ describe('functions/platform/config.ts', () => {
   });
 
   it('reads OpenSearch settings whatever SEARCH_BACKEND says, requiring OPENSEARCH_URL', () => {
-    stub({ SEARCH_BACKEND: undefined, OPENSEARCH_URL: undefined, OPENSEARCH_AUTH: undefined, OPENSEARCH_INDEX: undefined, OPENSEARCH_REPLICAS: undefined });
+    stub({
+      SEARCH_BACKEND: undefined,
+      OPENSEARCH_URL: undefined,
+      OPENSEARCH_AUTH: undefined,
+      OPENSEARCH_INDEX: undefined,
+      OPENSEARCH_REPLICAS: undefined,
+    });
     expect(() => openSearchConfig()).toThrow(/OPENSEARCH_URL is missing/);
     stub({ OPENSEARCH_URL: 'https://search.example', OPENSEARCH_AUTH: 'aws-sigv4', AWS_REGION: 'eu-west-1' });
-    expect(openSearchConfig()).toEqual({ url: 'https://search.example', alias: 'resources', auth: 'aws-sigv4', region: 'eu-west-1', replicas: 0 });
+    expect(openSearchConfig()).toEqual({
+      url: 'https://search.example',
+      alias: 'resources',
+      auth: 'aws-sigv4',
+      region: 'eu-west-1',
+      replicas: 0,
+    });
   });
 });
 
@@ -169,9 +237,11 @@ describe('the local runtime environment', () => {
     const inherited = { SEARCH_BACKEND: 'opensearch', AWS_REGION: 'eu-west-1', UPLOAD_SLOT_TTL_SECONDS: '0' };
     const environment = { ...inherited, ...localEnvironment({ ...options, inherited }) };
     expect(environment).toMatchObject({ SEARCH_BACKEND: 'opensearch', AWS_REGION: 'eu-west-1' });
-    expect(() => checkEnvironment(LOCAL_HANDLER_GROUPS, environment)).toThrow(new Error(
-      'Invalid environment (search): OPENSEARCH_URL is missing (required with SEARCH_BACKEND=opensearch).\n' +
-      "Invalid environment (upload slots): UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800, got '0'.",
-    ));
+    expect(() => checkEnvironment(LOCAL_HANDLER_GROUPS, environment)).toThrow(
+      new Error(
+        'Invalid environment (search): OPENSEARCH_URL is missing (required with SEARCH_BACKEND=opensearch).\n' +
+          "Invalid environment (upload slots): UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800, got '0'.",
+      ),
+    );
   });
 });

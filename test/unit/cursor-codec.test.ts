@@ -57,8 +57,10 @@ describe('CursorCodec', () => {
   it('refuses a cursor issued for another listing, company or filter', () => {
     const cursor = codec.encode(LISTING, KEY_OF_ITEM);
     for (const other of [
-      cursorListing('scenarios', 'globex'), cursorListing('active-deployments', 'acme', undefined),
-      cursorListing('active-deployments', 'globex', 'globex-kiosk-0001'), cursorListing('active-deployments', 'globex', 'undefined'),
+      cursorListing('scenarios', 'globex'),
+      cursorListing('active-deployments', 'acme', undefined),
+      cursorListing('active-deployments', 'globex', 'globex-kiosk-0001'),
+      cursorListing('active-deployments', 'globex', 'undefined'),
     ]) {
       refusal(() => codec.decode(other, cursor));
     }
@@ -72,14 +74,25 @@ describe('CursorCodec', () => {
   it('refuses made-up cursors: a bare key, no signature, extra parts, non-base64url, too long', () => {
     const bare = Buffer.from(JSON.stringify({ pk: 'ACTIVE#globex', sk: '' })).toString('base64url');
     const [payload, signature] = codec.encode(LISTING, KEY_OF_ITEM).split('.') as [string, string];
-    for (const cursor of [bare, `${bare}.`, `.${signature}`, `${payload}.${signature}.${signature}`, `${payload}+.${signature}`, `${'A'.repeat(3000)}.${signature}`, '.']) {
+    for (const cursor of [
+      bare,
+      `${bare}.`,
+      `.${signature}`,
+      `${payload}.${signature}.${signature}`,
+      `${payload}+.${signature}`,
+      `${'A'.repeat(3000)}.${signature}`,
+      '.',
+    ]) {
       refusal(() => codec.decode(LISTING, cursor));
     }
   });
 
   it('reads its key once, on first use, and refuses a key shorter than 32 bytes', () => {
     let reads = 0;
-    const counted = new CursorCodec(() => (reads += 1, KEY));
+    const counted = new CursorCodec(() => {
+      reads += 1;
+      return KEY;
+    });
     expect(reads).toBe(0);
     counted.decode(LISTING, counted.encode(LISTING, KEY_OF_ITEM));
     counted.encode(LISTING, KEY_OF_ITEM);
@@ -109,14 +122,19 @@ describe('CURSOR_SIGNING_KEY', () => {
     process.env.CURSOR_SIGNING_KEY = key.toString('base64url');
     expect(cursorSigningKey().equals(key)).toBe(true);
     // What Secrets Manager generates (64 letters and digits) is base64 of 48 bytes.
-    process.env.CURSOR_SIGNING_KEY = 'Ab3'.repeat(21) + 'x';
+    process.env.CURSOR_SIGNING_KEY = `${'Ab3'.repeat(21)}x`;
     expect(cursorSigningKey()).toHaveLength(48);
   });
 
   it('fails naming the variable when it is missing, too short or neither hex nor base64', () => {
     delete process.env.CURSOR_SIGNING_KEY;
     expect(() => cursorSigningKey()).toThrow(/CURSOR_SIGNING_KEY/);
-    for (const value of ['', randomBytes(31).toString('hex'), randomBytes(16).toString('base64'), 'not a key, with spaces and punctuation!']) {
+    for (const value of [
+      '',
+      randomBytes(31).toString('hex'),
+      randomBytes(16).toString('base64'),
+      'not a key, with spaces and punctuation!',
+    ]) {
       process.env.CURSOR_SIGNING_KEY = value;
       expect(() => cursorSigningKey(), value).toThrow(/CURSOR_SIGNING_KEY/);
     }
@@ -152,7 +170,11 @@ describe('a paging function', () => {
 
   it('fails its cold start, naming CURSOR_SIGNING_KEY, when the key is not configured', async () => {
     Object.assign(process.env, {
-      COMPANIES_TABLE: 'companies', DEVICES_TABLE: 'devices', SCENARIOS_TABLE: 'scenarios', DEPLOYMENTS_TABLE: 'deployments', ARCHIVE_BUCKET: 'archives',
+      COMPANIES_TABLE: 'companies',
+      DEVICES_TABLE: 'devices',
+      SCENARIOS_TABLE: 'scenarios',
+      DEPLOYMENTS_TABLE: 'deployments',
+      ARCHIVE_BUCKET: 'archives',
       AWS_REGION: 'us-east-1',
     });
     delete process.env.CURSOR_SIGNING_KEY;

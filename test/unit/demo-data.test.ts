@@ -37,7 +37,9 @@ function valuesAt(devices: readonly Device[], path: string): unknown[] {
 
 function allBatteries(devices: readonly Device[]): Battery[] {
   return devices.flatMap((d) =>
-    (d.health?.hubs ?? []).flatMap((hub) => [hub.battery, ...hub.devices.map((s) => s.battery)].filter((b): b is Battery => b !== undefined)),
+    (d.health?.hubs ?? []).flatMap((hub) =>
+      [hub.battery, ...hub.devices.map((s) => s.battery)].filter((b): b is Battery => b !== undefined),
+    ),
   );
 }
 
@@ -59,7 +61,12 @@ describe('demo companies and users', () => {
     expect(DEMO_USERS).toEqual([
       { username: 'alice', password: 'alice-demo-password', companies: ['acme'], scope: full },
       { username: 'bob', password: 'bob-demo-password', companies: ['globex'], scope: full },
-      { username: 'olivia', password: 'olivia-demo-password', companies: ['acme', 'globex'], scope: 'scenarios:read deployments:read search:read' },
+      {
+        username: 'olivia',
+        password: 'olivia-demo-password',
+        companies: ['acme', 'globex'],
+        scope: 'scenarios:read deployments:read search:read',
+      },
     ]);
   });
 });
@@ -160,8 +167,13 @@ describe('generateDemoDevices', () => {
 
   it('uses UTC ISO-8601 dates with updated ≥ created and connection dates between them', () => {
     for (const device of acmeDevices) {
-      const dates = [device.created, device.updated, device.connection.connectedSince, device.connection.disconnectedSince, device.health?.updated]
-        .filter((d): d is string => d !== undefined);
+      const dates = [
+        device.created,
+        device.updated,
+        device.connection.connectedSince,
+        device.connection.disconnectedSince,
+        device.health?.updated,
+      ].filter((d): d is string => d !== undefined);
       for (const date of dates) expect(isIsoUtc(date)).toBe(true);
       expect(Date.parse(device.updated)).toBeGreaterThanOrEqual(Date.parse(device.created));
       const since = device.connection.connectedSince ?? device.connection.disconnectedSince;

@@ -7,31 +7,72 @@ import type { DeploymentChangedEvent, DeploymentHistoryEntry, DeploymentSlot } f
 import { LocalEventBus } from '../../functions/adapters/embedded/local-event-bus.js';
 
 const active: DeploymentSlot = {
-  id: '01JDEPLOY000000000000000000', company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0',
-  deployedAt: '2026-11-22T10:00:00.000Z', deployedBy: 'alice', note: 'spring',
+  id: '01JDEPLOY000000000000000000',
+  company: 'acme',
+  deviceId: 'acme-kiosk-0001',
+  scenarioId: 'acme-welcome',
+  version: '1.0.0',
+  deployedAt: '2026-11-22T10:00:00.000Z',
+  deployedBy: 'alice',
+  note: 'spring',
 };
-const undeployed: DeploymentSlot = { ...active, undeploy: { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' } };
+const undeployed: DeploymentSlot = {
+  ...active,
+  undeploy: { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' },
+};
 
 describe('deploymentChangeOf', () => {
   it('a slot put where none was is a DEPLOY with the id, instant, caller and note of the write', () => {
     expect(deploymentChangeOf(undefined, active)).toEqual({
       entry: {
-        id: active.id, company: 'acme', deviceId: 'acme-kiosk-0001', deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO',
-        scenarioId: 'acme-welcome', version: '1.0.0', action: 'DEPLOY', state: 'SUCCESS', cause: null, at: active.deployedAt, by: 'alice', note: 'spring',
+        id: active.id,
+        company: 'acme',
+        deviceId: 'acme-kiosk-0001',
+        deviceSubId: null,
+        targetType: 'DEVICE',
+        whatType: 'SCENARIO',
+        scenarioId: 'acme-welcome',
+        version: '1.0.0',
+        action: 'DEPLOY',
+        state: 'SUCCESS',
+        cause: null,
+        at: active.deployedAt,
+        by: 'alice',
+        note: 'spring',
       },
       event: {
-        type: 'DeploymentChanged', company: 'acme', deploymentId: active.id, action: 'DEPLOY', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome',
-        version: '1.0.0', at: active.deployedAt, by: 'alice', note: 'spring',
+        type: 'DeploymentChanged',
+        company: 'acme',
+        deploymentId: active.id,
+        action: 'DEPLOY',
+        deviceId: 'acme-kiosk-0001',
+        scenarioId: 'acme-welcome',
+        version: '1.0.0',
+        at: active.deployedAt,
+        by: 'alice',
+        note: 'spring',
       },
     });
   });
 
   it('an active slot marked undeployed is an UNDEPLOY by whoever marked it (not the deployer), with the slot to purge', () => {
     const change = deploymentChangeOf(active, undeployed);
-    expect(change?.entry).toMatchObject({ id: undeployed.undeploy?.id, action: 'UNDEPLOY', at: '2026-11-22T11:00:00.000Z', by: 'bob', state: 'SUCCESS' });
+    expect(change?.entry).toMatchObject({
+      id: undeployed.undeploy?.id,
+      action: 'UNDEPLOY',
+      at: '2026-11-22T11:00:00.000Z',
+      by: 'bob',
+      state: 'SUCCESS',
+    });
     expect(change?.entry.note).toBeUndefined();
     expect(change?.event).toMatchObject({ deploymentId: undeployed.undeploy?.id, action: 'UNDEPLOY', by: 'bob', note: null });
-    expect(change?.purge).toEqual({ company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0', undeployId: undeployed.undeploy?.id });
+    expect(change?.purge).toEqual({
+      company: 'acme',
+      deviceId: 'acme-kiosk-0001',
+      scenarioId: 'acme-welcome',
+      version: '1.0.0',
+      undeployId: undeployed.undeploy?.id,
+    });
   });
 
   it('a slot deployed again over an undeployed one is a DEPLOY of the new id', () => {
@@ -76,7 +117,10 @@ describe('applyDeploymentChanges', () => {
       expect(purged, 'nothing purged before the events are out').toEqual([]);
       await applyDeploymentChanges({ deployments, events }, changes);
       expect([...history.keys()]).toEqual([active.id, undeployed.undeploy?.id]);
-      const lines = (await readFile(join(directory, 'events.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line).deploymentId);
+      const lines = (await readFile(join(directory, 'events.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).deploymentId);
       expect(lines).toEqual([active.id, undeployed.undeploy?.id]);
       expect(purged).toEqual([undeployed.undeploy?.id]);
     } finally {
@@ -99,7 +143,10 @@ describe('LocalEventBus', () => {
       const other = { ...event, deploymentId: '01JOTHER000000000000000000' };
       await Promise.all([bus.publish([event, other]), bus.publish([other])]);
       const lines = (await readFile(file, 'utf8')).split('\n');
-      expect(lines.filter((line) => line.startsWith('{') && line.endsWith('}')).map((line) => JSON.parse(line).deploymentId)).toEqual([event.deploymentId, other.deploymentId]);
+      expect(lines.filter((line) => line.startsWith('{') && line.endsWith('}')).map((line) => JSON.parse(line).deploymentId)).toEqual([
+        event.deploymentId,
+        other.deploymentId,
+      ]);
       expect(heard).toEqual([other.deploymentId]);
     } finally {
       await rm(directory, { recursive: true, force: true });

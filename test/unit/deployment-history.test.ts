@@ -7,7 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CursorCodec, cursorListing } from '../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentHistory, historyKeys } from '../../functions/adapters/aws/dynamodb-deployment-history.js';
 import {
-  type DeploymentHistory, type DeploymentHistoryQuery, listDeploymentHistory, MAX_ULID_TIME, parseInstant,
+  type DeploymentHistory,
+  type DeploymentHistoryQuery,
+  listDeploymentHistory,
+  MAX_ULID_TIME,
+  parseInstant,
   ulidBounds,
 } from '../../functions/core/deployment-history.js';
 import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/errors.js';
@@ -40,7 +44,13 @@ describe('ULID bounds of a time range', () => {
     expect(bounds).toEqual({ lower: `${encodeTime(from, 10)}0000000000000000`, upper: `${encodeTime(to - 1, 10)}ZZZZZZZZZZZZZZZZ` });
     const inside = (id: string) => bounds !== undefined && id >= bounds.lower && id <= bounds.upper;
     const next = monotonicFactory();
-    for (const [time, expected] of [[from - 1, false], [from, true], [from + 500, true], [to - 1, true], [to, false]] as const) {
+    for (const [time, expected] of [
+      [from - 1, false],
+      [from, true],
+      [from + 500, true],
+      [to - 1, true],
+      [to, false],
+    ] as const) {
       // Several ids per millisecond, with random parts anywhere in their range.
       for (let index = 0; index < 20; index += 1) {
         const id = next(time);
@@ -69,26 +79,57 @@ describe('parseInstant', () => {
   });
 
   it('refuses dates without a zone, impossible dates and other formats', () => {
-    for (const value of ['2026-11-22T10:00:00', '2026-11-22', '2026-02-30T00:00:00Z', '2026-11-22T24:00:00Z', '2026-13-01T00:00:00Z', 'yesterday', '1700000000000', '']) {
+    for (const value of [
+      '2026-11-22T10:00:00',
+      '2026-11-22',
+      '2026-02-30T00:00:00Z',
+      '2026-11-22T24:00:00Z',
+      '2026-13-01T00:00:00Z',
+      'yesterday',
+      '1700000000000',
+      '',
+    ]) {
       expect(parseInstant(value), value).toBeUndefined();
     }
   });
 });
 
-describe('the history route\'s query', () => {
+describe("the history route's query", () => {
   it('applies defaults and converts the bounds', () => {
     expect(parseHistoryQuery('acme', [])).toEqual({ companyId: 'acme', limit: 100 });
     expect(
-      parseHistoryQuery('acme', [['deviceId', 'd1'], ['scenarioId', 's1'], ['version', '1.0.0'], ['from', '2026-01-01T00:00:00Z'], ['to', '2026-01-02T00:00:00Z'], ['limit', '1000'], ['cursor', 'abc']]),
+      parseHistoryQuery('acme', [
+        ['deviceId', 'd1'],
+        ['scenarioId', 's1'],
+        ['version', '1.0.0'],
+        ['from', '2026-01-01T00:00:00Z'],
+        ['to', '2026-01-02T00:00:00Z'],
+        ['limit', '1000'],
+        ['cursor', 'abc'],
+      ]),
     ).toEqual({
-      companyId: 'acme', deviceId: 'd1', scenarioId: 's1', version: '1.0.0', from: Date.parse('2026-01-01T00:00:00Z'), to: Date.parse('2026-01-02T00:00:00Z'),
-      limit: 1000, cursor: 'abc',
+      companyId: 'acme',
+      deviceId: 'd1',
+      scenarioId: 's1',
+      version: '1.0.0',
+      from: Date.parse('2026-01-01T00:00:00Z'),
+      to: Date.parse('2026-01-02T00:00:00Z'),
+      limit: 1000,
+      cursor: 'abc',
     });
   });
 
   it('names every unknown, repeated and malformed parameter at once', () => {
     const errors = violations(() =>
-      parseHistoryQuery('acme', [['colour', 'red'], ['limit', '0'], ['deviceId', 'a'], ['deviceId', 'b'], ['from', 'soon'], ['to', '2026-01-01'], ['scenarioId', '']]),
+      parseHistoryQuery('acme', [
+        ['colour', 'red'],
+        ['limit', '0'],
+        ['deviceId', 'a'],
+        ['deviceId', 'b'],
+        ['from', 'soon'],
+        ['to', '2026-01-01'],
+        ['scenarioId', ''],
+      ]),
     );
     expect(errors.map((error) => error.path).sort()).toEqual(['colour', 'deviceId', 'from', 'limit', 'scenarioId', 'to']);
     expect(violations(() => parseHistoryQuery('acme', [['limit', '1001']]))[0]?.path).toBe('limit');
@@ -98,17 +139,51 @@ describe('the history route\'s query', () => {
   });
 
   it('refuses version without scenarioId, and from not before to', () => {
-    expect(violations(() => parseHistoryQuery('acme', [['version', '1.0.0']]))).toEqual([{ path: 'version', message: expect.stringContaining('scenarioId') }]);
-    expect(violations(() => parseHistoryQuery('acme', [['deviceId', 'd1'], ['version', '1.0.0']]))[0]?.path).toBe('version');
+    expect(violations(() => parseHistoryQuery('acme', [['version', '1.0.0']]))).toEqual([
+      { path: 'version', message: expect.stringContaining('scenarioId') },
+    ]);
+    expect(
+      violations(() =>
+        parseHistoryQuery('acme', [
+          ['deviceId', 'd1'],
+          ['version', '1.0.0'],
+        ]),
+      )[0]?.path,
+    ).toBe('version');
     const same = '2026-01-01T00:00:00Z';
-    expect(violations(() => parseHistoryQuery('acme', [['from', same], ['to', same]]))[0]?.path).toBe('to');
-    expect(violations(() => parseHistoryQuery('acme', [['from', '2026-01-02T00:00:00Z'], ['to', same]]))[0]?.path).toBe('to');
+    expect(
+      violations(() =>
+        parseHistoryQuery('acme', [
+          ['from', same],
+          ['to', same],
+        ]),
+      )[0]?.path,
+    ).toBe('to');
+    expect(
+      violations(() =>
+        parseHistoryQuery('acme', [
+          ['from', '2026-01-02T00:00:00Z'],
+          ['to', same],
+        ]),
+      )[0]?.path,
+    ).toBe('to');
   });
 });
 
 const entry = (overrides: Partial<DeploymentHistoryEntry> = {}): DeploymentHistoryEntry => ({
-  id: '01JDEPLOY000000000000000000', company: 'acme', deviceId: 'acme-kiosk-0001', deviceSubId: null, targetType: 'DEVICE', whatType: 'SCENARIO',
-  scenarioId: 'acme-welcome', version: '1.0.0', action: 'DEPLOY', state: 'SUCCESS', cause: null, at: '2026-11-22T10:00:00.000Z', by: 'alice',
+  id: '01JDEPLOY000000000000000000',
+  company: 'acme',
+  deviceId: 'acme-kiosk-0001',
+  deviceSubId: null,
+  targetType: 'DEVICE',
+  whatType: 'SCENARIO',
+  scenarioId: 'acme-welcome',
+  version: '1.0.0',
+  action: 'DEPLOY',
+  state: 'SUCCESS',
+  cause: null,
+  at: '2026-11-22T10:00:00.000Z',
+  by: 'alice',
   ...overrides,
 });
 
@@ -117,24 +192,46 @@ describe('listDeploymentHistory', () => {
 
   it('authorizes deployments:read on the company before reading', async () => {
     const queries: DeploymentHistoryQuery[] = [];
-    const history: DeploymentHistory = { list: async (query) => (queries.push(query), { items: [], nextCursor: null }) };
+    const history: DeploymentHistory = {
+      list: async (query) => {
+        queries.push(query);
+        return { items: [], nextCursor: null };
+      },
+    };
     await expect(listDeploymentHistory({ history }, alice, 'globex', { limit: 100 })).rejects.toBeInstanceOf(ForbiddenError);
     expect(queries).toHaveLength(0);
   });
 
   it('maps entries to result items with at, by and note (null when absent)', async () => {
     const history: DeploymentHistory = {
-      list: async () => ({ items: [entry({ note: 'rollout' }), entry({ id: '01JDEPLOY000000000000000001', state: 'FAILURE', cause: 'ALREADY_DEPLOYED' })], nextCursor: 'next' }),
+      list: async () => ({
+        items: [entry({ note: 'rollout' }), entry({ id: '01JDEPLOY000000000000000001', state: 'FAILURE', cause: 'ALREADY_DEPLOYED' })],
+        nextCursor: 'next',
+      }),
     };
     expect(await listDeploymentHistory({ history }, alice, 'acme', { deviceId: 'acme-kiosk-0001', limit: 100 })).toEqual({
       items: [
         {
-          id: '01JDEPLOY000000000000000000', target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
-          action: 'DEPLOY', state: 'SUCCESS', cause: null, at: '2026-11-22T10:00:00.000Z', by: 'alice', note: 'rollout',
+          id: '01JDEPLOY000000000000000000',
+          target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null },
+          what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+          action: 'DEPLOY',
+          state: 'SUCCESS',
+          cause: null,
+          at: '2026-11-22T10:00:00.000Z',
+          by: 'alice',
+          note: 'rollout',
         },
         {
-          id: '01JDEPLOY000000000000000001', target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
-          action: 'DEPLOY', state: 'FAILURE', cause: 'ALREADY_DEPLOYED', at: '2026-11-22T10:00:00.000Z', by: 'alice', note: null,
+          id: '01JDEPLOY000000000000000001',
+          target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null },
+          what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+          action: 'DEPLOY',
+          state: 'FAILURE',
+          cause: 'ALREADY_DEPLOYED',
+          at: '2026-11-22T10:00:00.000Z',
+          by: 'alice',
+          note: null,
         },
       ],
       nextCursor: 'next',
@@ -152,7 +249,9 @@ describe('the history route', () => {
 });
 
 describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
-  const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
+  const documentClient = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+  );
   const mock = mockClient(documentClient);
   afterEach(() => mock.reset());
   const adapter = new DynamoDbDeploymentHistory(documentClient, { deployments: 'deployments' }, new CursorCodec(() => randomBytes(32)));
@@ -170,19 +269,34 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
     await adapter.list({ companyId: 'acme', limit: 10 });
     const [device, scenario, company] = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
     expect(device).toMatchObject({
-      ConsistentRead: true, ScanIndexForward: false, Limit: 11, FilterExpression: '#f0 = :f0 AND #f1 = :f1',
+      ConsistentRead: true,
+      ScanIndexForward: false,
+      Limit: 11,
+      FilterExpression: '#f0 = :f0 AND #f1 = :f1',
       ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#f0': 'scenarioId', '#f1': 'version' },
-      ExpressionAttributeValues: { ':pk': 'HISTORY#acme#d1', ':lower': `${encodeTime(from, 10)}${'0'.repeat(16)}`, ':f0': 's1', ':f1': '1.0.0' },
+      ExpressionAttributeValues: {
+        ':pk': 'HISTORY#acme#d1',
+        ':lower': `${encodeTime(from, 10)}${'0'.repeat(16)}`,
+        ':f0': 's1',
+        ':f1': '1.0.0',
+      },
     });
     expect(device?.IndexName).toBeUndefined();
-    expect(scenario).toMatchObject({ IndexName: 'gsi1', ExpressionAttributeNames: { '#pk': 'gsi1pk', '#f0': 'version' }, ExpressionAttributeValues: { ':pk': 'HISTORY#acme#s1' } });
+    expect(scenario).toMatchObject({
+      IndexName: 'gsi1',
+      ExpressionAttributeNames: { '#pk': 'gsi1pk', '#f0': 'version' },
+      ExpressionAttributeValues: { ':pk': 'HISTORY#acme#s1' },
+    });
     expect(company).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'HISTORY#acme' } });
     expect(company?.FilterExpression).toBeUndefined();
   });
 
   it('fills a page through LastEvaluatedKey when the filter drops items, and cursors on the last item returned', async () => {
     const items = Array.from({ length: 6 }, () => item()).reverse();
-    const lastEvaluated = (index: number) => { const { pk, sk } = items[index] as Record<string, string>; return { pk, sk }; };
+    const lastEvaluated = (index: number) => {
+      const { pk, sk } = items[index] as Record<string, string>;
+      return { pk, sk };
+    };
     mock
       .on(QueryCommand)
       .resolvesOnce({ Items: items.slice(0, 1), ScannedCount: 3, LastEvaluatedKey: lastEvaluated(2) })
@@ -197,7 +311,13 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
 
     mock.reset();
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
-    await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', limit: 2, cursor: page.nextCursor ?? '' });
+    await adapter.list({
+      companyId: 'acme',
+      deviceId: 'acme-kiosk-0001',
+      scenarioId: 'acme-welcome',
+      limit: 2,
+      cursor: page.nextCursor ?? '',
+    });
     expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: items[1]?.pk, sk: items[1]?.sk });
   });
 
@@ -222,8 +342,14 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
     mock.reset();
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
     const others: Partial<DeploymentHistoryQuery>[] = [
-      { companyId: 'globex' }, { deviceId: 'acme-kiosk-0002' }, { deviceId: undefined }, { scenarioId: 'acme-welcome' },
-      { from: 0 }, { to: MAX_ULID_TIME }, { cursor: `${cursor.slice(0, -1)}${cursor.endsWith('A') ? 'B' : 'A'}` }, { cursor: 'not a cursor' },
+      { companyId: 'globex' },
+      { deviceId: 'acme-kiosk-0002' },
+      { deviceId: undefined },
+      { scenarioId: 'acme-welcome' },
+      { from: 0 },
+      { to: MAX_ULID_TIME },
+      { cursor: `${cursor.slice(0, -1)}${cursor.endsWith('A') ? 'B' : 'A'}` },
+      { cursor: 'not a cursor' },
     ];
     for (const other of others) {
       await expect(adapter.list({ ...issuedFor, cursor, ...other }), JSON.stringify(other)).rejects.toBeInstanceOf(BadRequestError);
@@ -252,12 +378,19 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
       { query: { deviceId: 'acme-kiosk-0001', to: decodeTime(own.sk) }, key: { pk: own.pk, sk: own.sk } },
     ];
     for (const { query, key } of refused) {
-      await expect(signedAdapter.list({ companyId: 'acme', limit: 5, ...query, cursor: signed(query, key) }), JSON.stringify({ query, key }))
-        .rejects.toBeInstanceOf(BadRequestError);
+      await expect(
+        signedAdapter.list({ companyId: 'acme', limit: 5, ...query, cursor: signed(query, key) }),
+        JSON.stringify({ query, key }),
+      ).rejects.toBeInstanceOf(BadRequestError);
     }
     expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
     await signedAdapter.list({ companyId: 'acme', limit: 5, cursor: signed({}, { pk: own.pk, sk: own.sk }) });
-    await signedAdapter.list({ companyId: 'acme', scenarioId: 'acme-welcome', limit: 5, cursor: signed({ scenarioId: 'acme-welcome' }, { pk: own.pk, sk: own.sk }) });
+    await signedAdapter.list({
+      companyId: 'acme',
+      scenarioId: 'acme-welcome',
+      limit: 5,
+      cursor: signed({ scenarioId: 'acme-welcome' }, { pk: own.pk, sk: own.sk }),
+    });
     expect(mock.commandCalls(QueryCommand).map((call) => call.args[0].input.ExclusiveStartKey)).toEqual([
       { pk: own.pk, sk: own.sk, gsi2pk: own.gsi2pk, gsi2sk: own.sk },
       { pk: own.pk, sk: own.sk, gsi1pk: own.gsi1pk, gsi1sk: own.sk },

@@ -75,7 +75,10 @@ class FakeDeployments implements DeploymentRepository {
     return [identity.company, identity.deviceId, identity.scenarioId, identity.version].join('#');
   }
 
-  async activeAmong(companyId: string, identities: readonly { deviceId: string; scenarioId: string; version: string }[]): Promise<Set<string>> {
+  async activeAmong(
+    companyId: string,
+    identities: readonly { deviceId: string; scenarioId: string; version: string }[],
+  ): Promise<Set<string>> {
     return new Set(
       identities
         .filter((identity) => this.active.has(FakeDeployments.key({ company: companyId, ...identity })))
@@ -92,7 +95,10 @@ class FakeDeployments implements DeploymentRepository {
   }
 
   readonly undeployMarks: UndeployMark[] = [];
-  async deactivate(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>, undeploy: UndeployMark): Promise<'deactivated' | 'already-inactive'> {
+  async deactivate(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    undeploy: UndeployMark,
+  ): Promise<'deactivated' | 'already-inactive'> {
     if (this.failWhen(identity)) throw new Error('simulated backend failure');
     const key = FakeDeployments.key(identity);
     if (!this.active.delete(key)) return 'already-inactive';
@@ -111,7 +117,12 @@ class FakeDeployments implements DeploymentRepository {
   }
 
   readonly listCalls: { companyId: string; deviceId: string | undefined; limit: number; cursor: string | undefined }[] = [];
-  async listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>> {
+  async listActive(
+    companyId: string,
+    deviceId: string | undefined,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<ActiveDeployment>> {
     this.listCalls.push({ companyId, deviceId, limit, cursor });
     const items = [...this.active.values()]
       .filter((d) => d.company === companyId && (deviceId === undefined || d.deviceId === deviceId))
@@ -175,7 +186,13 @@ async function run(w: World, requests: Entry[], note?: string, principal: Princi
 }
 
 /** The route's validation of the query string, then the use case: what the handler does. */
-async function list(dependencies: World['dependencies'], principal: Principal, company: string, deviceId: string | undefined, pairs: [string, string][]) {
+async function list(
+  dependencies: World['dependencies'],
+  principal: Principal,
+  company: string,
+  deviceId: string | undefined,
+  pairs: [string, string][],
+) {
   return listActiveDeployments(dependencies, principal, company, deviceId, queryOf(deploymentsListAll, pairs));
 }
 
@@ -235,7 +252,11 @@ describe('executeDeployments', () => {
       // unsupported what type: NOT_IMPLEMENTED wins over the unknown device
       { target: { type: 'DEVICE', id: 'nowhere' }, what: { type: 'FIRMWARE', id: 'ghost', subId: '9.9.9' }, action: 'DEPLOY' },
       // a device sub-target is not implemented either
-      { target: { type: 'DEVICE', id: 'kiosk-1', subId: 'printer' }, what: { type: 'SCENARIO', id: 'lobby', subId: '1.0.0' }, action: 'DEPLOY' },
+      {
+        target: { type: 'DEVICE', id: 'kiosk-1', subId: 'printer' },
+        what: { type: 'SCENARIO', id: 'lobby', subId: '1.0.0' },
+        action: 'DEPLOY',
+      },
       // unknown device and unknown scenario: TARGET_NOT_FOUND wins
       entry('nowhere', 'ghost', '9.9.9'),
       // known device, unknown scenario / unknown version
@@ -425,14 +446,22 @@ describe('executeDeployments', () => {
       expect.objectContaining({ id: items[2]?.id, state: 'FAILURE', cause: 'ALREADY_DEPLOYED' }),
     ]);
     // The SUCCESS carries its history in the write itself: id, who, when and why on the active deployment.
-    expect(w.deployments.active.values().next().value).toMatchObject({ id: items[0]?.id, deployedBy: 'alice', deployedAt: NOW.toISOString(), note: 'spring campaign' });
+    expect(w.deployments.active.values().next().value).toMatchObject({
+      id: items[0]?.id,
+      deployedBy: 'alice',
+      deployedAt: NOW.toISOString(),
+      note: 'spring campaign',
+    });
   });
 
   it('reports a throwing write as FAILURE / NONE and logs it, but writes no history entry that could replace the one the stream derives if the write was made', async () => {
     const w = world();
     w.deployments.failWhen = () => true;
     const { items } = await run(w, [entry('kiosk-1', 'lobby', '1.0.0'), entry('nowhere', 'lobby', '1.0.0')]);
-    expect(outcomes(items)).toEqual([['FAILURE', 'NONE'], ['FAILURE', 'TARGET_NOT_FOUND']]);
+    expect(outcomes(items)).toEqual([
+      ['FAILURE', 'NONE'],
+      ['FAILURE', 'TARGET_NOT_FOUND'],
+    ]);
     expect(w.deployments.recordHistoryCalls.flat().map((entry) => entry.id)).toEqual([items[1]?.id]);
     expect(w.errors[0]?.context).toMatchObject({ deploymentId: items[0]?.id, action: 'DEPLOY' });
   });
@@ -449,7 +478,10 @@ describe('executeDeployments', () => {
     const w = world();
     w.deployments.failRecordHistory = true;
     const { items } = await run(w, [entry('nowhere', 'lobby', '1.0.0'), entry('kiosk-1', 'lobby', '1.0.0')]);
-    expect(outcomes(items)).toEqual([['FAILURE', 'TARGET_NOT_FOUND'], ['SUCCESS', null]]);
+    expect(outcomes(items)).toEqual([
+      ['FAILURE', 'TARGET_NOT_FOUND'],
+      ['SUCCESS', null],
+    ]);
     expect(w.deployments.active.size).toBe(1);
     expect(w.errors).toHaveLength(1);
     expect(w.errors[0]?.context).toMatchObject({ operation: 'recordHistory', count: 1 });
@@ -458,7 +490,10 @@ describe('executeDeployments', () => {
 
   it('gives every item a unique ULID, also across requests', async () => {
     const w = world();
-    const first = await run(w, Array.from({ length: 50 }, (_, i) => entry(`kiosk-${(i % 3) + 1}`, 'lobby', '1.0.0')));
+    const first = await run(
+      w,
+      Array.from({ length: 50 }, (_, i) => entry(`kiosk-${(i % 3) + 1}`, 'lobby', '1.0.0')),
+    );
     const second = await run(w, [entry('kiosk-1', 'menu', '2.0.0')]);
     const ids = [...first.items, ...second.items].map((i) => i.id);
     for (const id of ids) expect(id).toMatch(ULID);
@@ -472,10 +507,19 @@ describe('executeDeployments', () => {
       ['a missing requests array', { note: 'x' }, ['/requests']],
       ['an empty requests array', { requests: [] }, ['/requests']],
       ['an unknown action', { requests: [{ ...entry('kiosk-1', 'lobby', '1.0.0'), action: 'REDEPLOY' }] }, ['/requests/0/action']],
-      ['a missing target', { requests: [{ what: { type: 'SCENARIO', id: 'lobby', subId: '1.0.0' }, action: 'DEPLOY' }] }, ['/requests/0/target']],
+      [
+        'a missing target',
+        { requests: [{ what: { type: 'SCENARIO', id: 'lobby', subId: '1.0.0' }, action: 'DEPLOY' }] },
+        ['/requests/0/target'],
+      ],
       [
         'a missing what.subId and an empty target.id',
-        { requests: [entry('kiosk-1', 'lobby', '1.0.0'), { target: { type: 'DEVICE', id: '' }, what: { type: 'SCENARIO', id: 'lobby' }, action: 'DEPLOY' }] },
+        {
+          requests: [
+            entry('kiosk-1', 'lobby', '1.0.0'),
+            { target: { type: 'DEVICE', id: '' }, what: { type: 'SCENARIO', id: 'lobby' }, action: 'DEPLOY' },
+          ],
+        },
         ['/requests/1/target/id', '/requests/1/what/subId'],
       ],
       ['a non-string note', { requests: [entry('kiosk-1', 'lobby', '1.0.0')], note: 42 }, ['/note']],
@@ -498,11 +542,11 @@ describe('executeDeployments', () => {
   });
 
   describe('403', () => {
-    it('for a company outside the token (the scope is the handler stack\'s check)', async () => {
+    it("for a company outside the token (the scope is the handler stack's check)", async () => {
       const w = world();
-      await expect(execute(w.dependencies, alice, 'globex', { requests: [entry('globex-kiosk-1', 'transit', '1.0.0')] })).rejects.toBeInstanceOf(
-        ForbiddenError,
-      );
+      await expect(
+        execute(w.dependencies, alice, 'globex', { requests: [entry('globex-kiosk-1', 'transit', '1.0.0')] }),
+      ).rejects.toBeInstanceOf(ForbiddenError);
       expect(w.devices.calls).toHaveLength(0);
     });
   });
@@ -552,7 +596,10 @@ describe('listActiveDeployments', () => {
     const first = await list(w.dependencies, alice, 'acme', undefined, [['limit', '2']]);
     expect(first.items).toHaveLength(2);
     expect(first.nextCursor).not.toBeNull();
-    const second = await list(w.dependencies, alice, 'acme', undefined, [['limit', '2'], ['cursor', first.nextCursor!]]);
+    const second = await list(w.dependencies, alice, 'acme', undefined, [
+      ['limit', '2'],
+      ['cursor', first.nextCursor!],
+    ]);
     expect(second.items).toHaveLength(1);
     expect(second.nextCursor).toBeNull();
     await list(w.dependencies, alice, 'acme', undefined, []);
@@ -575,7 +622,11 @@ describe('listActiveDeployments', () => {
   it('refuses unknown parameters, all of them together with a bad limit', async () => {
     const w = await seeded();
     const paths = await badRequestPaths(
-      list(w.dependencies, alice, 'acme', 'kiosk-1', [['state', 'SUCCESS'], ['limit', 'x'], ['page', '2']]),
+      list(w.dependencies, alice, 'acme', 'kiosk-1', [
+        ['state', 'SUCCESS'],
+        ['limit', 'x'],
+        ['page', '2'],
+      ]),
     );
     expect([...paths].sort()).toEqual(['limit', 'page', 'state']);
   });

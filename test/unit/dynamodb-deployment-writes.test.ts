@@ -13,19 +13,37 @@ import { DynamoDbDeploymentRepository, MAX_QUERIES_PER_PAGE } from '../../functi
 import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
 
 const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments' };
-const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
+const documentClient = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+);
 const mock = mockClient(documentClient);
 /** Writes never page: any key. */
 const cursors = new CursorCodec(() => randomBytes(32));
 afterEach(() => mock.reset());
 
 const deployment: ActiveDeployment = {
-  id: '01JDEPLOY000000000000000000', company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0',
-  deployedAt: '2026-11-22T10:00:00.000Z', deployedBy: 'alice',
+  id: '01JDEPLOY000000000000000000',
+  company: 'acme',
+  deviceId: 'acme-kiosk-0001',
+  scenarioId: 'acme-welcome',
+  version: '1.0.0',
+  deployedAt: '2026-11-22T10:00:00.000Z',
+  deployedBy: 'alice',
 };
 const historyEntry = (index: number): DeploymentHistoryEntry => ({
-  id: `01JDEPLOY${String(index).padStart(17, '0')}`, company: 'acme', deviceId: `acme-kiosk-${index}`, deviceSubId: null, targetType: 'DEVICE',
-  whatType: 'SCENARIO', scenarioId: 'acme-welcome', version: '1.0.0', action: 'DEPLOY', state: 'SUCCESS', cause: null, at: deployment.deployedAt, by: 'alice',
+  id: `01JDEPLOY${String(index).padStart(17, '0')}`,
+  company: 'acme',
+  deviceId: `acme-kiosk-${index}`,
+  deviceSubId: null,
+  targetType: 'DEVICE',
+  whatType: 'SCENARIO',
+  scenarioId: 'acme-welcome',
+  version: '1.0.0',
+  action: 'DEPLOY',
+  state: 'SUCCESS',
+  cause: null,
+  at: deployment.deployedAt,
+  by: 'alice',
 });
 const refused = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
@@ -37,7 +55,8 @@ describe('deployment writes on DynamoDB', () => {
     expect(await repository.activate(deployment)).toBe('already-active');
     const input = mock.commandCalls(PutCommand)[0]!.args[0].input;
     expect(input).toMatchObject({
-      TableName: 'deployments', ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
+      TableName: 'deployments',
+      ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
       Item: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', id: deployment.id, deployedBy: 'alice' },
     });
   });
@@ -61,24 +80,39 @@ describe('deployment writes on DynamoDB', () => {
     const undeploy = { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' };
     const stored = marshall({ ...deployment, pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', entity: 'ACTIVE_DEPLOYMENT' });
     const refusedFinding = (item: Record<string, AttributeValue>) => Object.assign(refused(), { Item: item });
-    mock.on(PutCommand).rejectsOnce(refusedFinding(stored)).rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), id: 'another' })));
+    mock
+      .on(PutCommand)
+      .rejectsOnce(refusedFinding(stored))
+      .rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), id: 'another' })));
     const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
     expect(await repository.activate(deployment)).toBe('activated');
     expect(await repository.activate(deployment)).toBe('already-active');
     expect(mock.commandCalls(PutCommand)[0]!.args[0].input).toMatchObject({ ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
-    mock.on(UpdateCommand).rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), undeploy }))).rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), undeploy: { ...undeploy, id: 'other' } })));
+    mock
+      .on(UpdateCommand)
+      .rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), undeploy })))
+      .rejectsOnce(refusedFinding(marshall({ ...unmarshall(stored), undeploy: { ...undeploy, id: 'other' } })));
     expect(await repository.deactivate(deployment, undeploy)).toBe('deactivated');
     expect(await repository.deactivate(deployment, undeploy)).toBe('already-inactive');
   });
 
   it('a page of active deployments behind many undeployed slots takes at most a bounded number of queries, and goes on from a cursor', async () => {
-    const active = (n: number) => ({ pk: 'ACTIVE#acme', sk: `d${String(n).padStart(5, '0')}#s#1.0.0`, entity: 'ACTIVE_DEPLOYMENT', ...deployment, deviceId: `d${n}` });
+    const active = (n: number) => ({
+      pk: 'ACTIVE#acme',
+      sk: `d${String(n).padStart(5, '0')}#s#1.0.0`,
+      entity: 'ACTIVE_DEPLOYMENT',
+      ...deployment,
+      deviceId: `d${n}`,
+    });
     let calls = 0;
     // DynamoDB applies Limit before the filter: every query reads undeployed slots only and hands back a LastEvaluatedKey.
     mock.on(QueryCommand).callsFake((input: { Limit: number }) => {
       calls += 1;
       expect(input.Limit).toBeGreaterThanOrEqual(11);
-      return { Items: calls === 1 ? [active(1)] : [], LastEvaluatedKey: { pk: 'ACTIVE#acme', sk: `d${String(calls * 100).padStart(5, '0')}#s#1.0.0` } };
+      return {
+        Items: calls === 1 ? [active(1)] : [],
+        LastEvaluatedKey: { pk: 'ACTIVE#acme', sk: `d${String(calls * 100).padStart(5, '0')}#s#1.0.0` },
+      };
     });
     const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
     const page = await repository.listActive('acme', undefined, 10, undefined);
@@ -87,14 +121,20 @@ describe('deployment writes on DynamoDB', () => {
     expect(page.nextCursor).toEqual(expect.any(String));
     calls = 0;
     await repository.listActive('acme', undefined, 10, page.nextCursor as string);
-    expect(mock.commandCalls(QueryCommand).at(-MAX_QUERIES_PER_PAGE)?.args[0].input.ExclusiveStartKey).toEqual({ pk: 'ACTIVE#acme', sk: `d${String(MAX_QUERIES_PER_PAGE * 100).padStart(5, '0')}#s#1.0.0` });
+    expect(mock.commandCalls(QueryCommand).at(-MAX_QUERIES_PER_PAGE)?.args[0].input.ExclusiveStartKey).toEqual({
+      pk: 'ACTIVE#acme',
+      sk: `d${String(MAX_QUERIES_PER_PAGE * 100).padStart(5, '0')}#s#1.0.0`,
+    });
   });
 
   it('a purge deletes only the slot still marked with that UNDEPLOY; a slot deployed again since is left alone', async () => {
     mock.on(DeleteCommand).resolvesOnce({}).rejects(refused());
     const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
     const slot = { company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0' };
-    await repository.purgeUndeployed([{ ...slot, undeployId: 'A' }, { ...slot, undeployId: 'B' }]);
+    await repository.purgeUndeployed([
+      { ...slot, undeployId: 'A' },
+      { ...slot, undeployId: 'B' },
+    ]);
     expect(mock.commandCalls(DeleteCommand).map((call) => call.args[0].input)).toEqual([
       expect.objectContaining({ ConditionExpression: 'undeploy.id = :undeployId', ExpressionAttributeValues: { ':undeployId': 'A' } }),
       expect.objectContaining({ ConditionExpression: 'undeploy.id = :undeployId', ExpressionAttributeValues: { ':undeployId': 'B' } }),
@@ -123,17 +163,25 @@ describe('deployment writes on DynamoDB', () => {
     expect(written).toEqual(new Set(entries.map((entry) => entry.id)));
     expect(calls).toBe(3 + 2);
     const item = mock.commandCalls(BatchWriteCommand)[0]!.args[0].input.RequestItems!.deployments![0]!.PutRequest!.Item!;
-    expect(item).toMatchObject({ pk: 'HISTORY#acme#acme-kiosk-0', sk: entries[0]!.id, gsi1pk: 'HISTORY#acme#acme-welcome', gsi2pk: 'HISTORY#acme' });
+    expect(item).toMatchObject({
+      pk: 'HISTORY#acme#acme-kiosk-0',
+      sk: entries[0]!.id,
+      gsi1pk: 'HISTORY#acme#acme-welcome',
+      gsi2pk: 'HISTORY#acme',
+    });
   });
 
   it('a history chunk that cannot be written fails the call with the number of unwritten entries, after every chunk was tried', async () => {
     mock.on(BatchWriteCommand).callsFake((input: { RequestItems: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> }) => {
       const requests = input.RequestItems.deployments!;
-      if (requests[0]!.PutRequest.Item.id === historyEntry(25).id) return Promise.reject(new InternalServerError({ message: 'boom', $metadata: {} }));
+      if (requests[0]!.PutRequest.Item.id === historyEntry(25).id)
+        return Promise.reject(new InternalServerError({ message: 'boom', $metadata: {} }));
       return Promise.resolve({});
     });
     const entries = Array.from({ length: 60 }, (_, index) => historyEntry(index));
-    await expect(new DynamoDbDeploymentRepository(documentClient, tables, cursors).recordHistory(entries)).rejects.toThrow(/25 of 60 items not written/);
+    await expect(new DynamoDbDeploymentRepository(documentClient, tables, cursors).recordHistory(entries)).rejects.toThrow(
+      /25 of 60 items not written/,
+    );
     expect(mock.commandCalls(BatchWriteCommand)).toHaveLength(3);
   });
 });

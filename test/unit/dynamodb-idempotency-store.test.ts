@@ -24,7 +24,11 @@ let table = 0;
 beforeAll(async () => {
   dataDirectory = await mkdtemp(join(tmpdir(), 'idempotency-store-'));
   dynamoDbLocal = await startDynamoDbLocal({ dataDirectory, port: await freePort() });
-  client = new DynamoDBClient({ endpoint: dynamoDbLocal.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  client = new DynamoDBClient({
+    endpoint: dynamoDbLocal.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -36,10 +40,14 @@ afterAll(async () => {
 /** A fresh idempotency table (pk `id`), like the stacks declare. */
 async function newTable(): Promise<string> {
   const tableName = `idempotency-${(table += 1)}`;
-  await client.send(new CreateTableCommand({
-    TableName: tableName, BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-  }));
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+    }),
+  );
   return tableName;
 }
 
@@ -59,11 +67,18 @@ function idempotentHandler(store: BasePersistenceLayer, response: () => unknown)
 }
 
 // 600,000 random bytes, base64: 800 KB of JSON that brotli cannot shrink below 400 KB.
-const largeResponse = () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: randomBytes(600_000).toString('base64') });
+const largeResponse = () => ({
+  statusCode: 200,
+  headers: { 'content-type': 'application/json' },
+  body: randomBytes(600_000).toString('base64'),
+});
 
 describe('CompressedDynamoDbPersistenceLayer on DynamoDB Local', () => {
   it('the plain Powertools layer cannot store an 800 KB response: DynamoDB refuses the item', async () => {
-    const { handler } = idempotentHandler(new DynamoDBPersistenceLayer({ tableName: await newTable(), awsSdkV3Client: client }), largeResponse);
+    const { handler } = idempotentHandler(
+      new DynamoDBPersistenceLayer({ tableName: await newTable(), awsSdkV3Client: client }),
+      largeResponse,
+    );
     await expect(handler({ key: 'plain' })).rejects.toBeInstanceOf(IdempotencyPersistenceLayerError);
   });
 
@@ -84,7 +99,10 @@ describe('CompressedDynamoDbPersistenceLayer on DynamoDB Local', () => {
 
   it('keeps a small response compressed inside the record, without chunk items', async () => {
     const tableName = await newTable();
-    const response = { statusCode: 200, body: JSON.stringify({ items: Array.from({ length: 2_000 }, (_, index) => ({ id: index, state: 'SUCCESS' })) }) };
+    const response = {
+      statusCode: 200,
+      body: JSON.stringify({ items: Array.from({ length: 2_000 }, (_, index) => ({ id: index, state: 'SUCCESS' })) }),
+    };
     const { handler, executions } = idempotentHandler(new CompressedDynamoDbPersistenceLayer({ tableName, client }), () => response);
     expect(await handler({ key: 'small' })).toEqual(response);
     expect(await handler({ key: 'small' })).toEqual(response);

@@ -24,10 +24,17 @@ describe('startDynamoDbLocal', () => {
         const dynamo = await startDynamoDbLocal({ dataDirectory: ${JSON.stringify(dataDirectory)}, port: ${await freePort()} });
         console.log('JAVA ' + dynamo.pid);
         setTimeout(() => { throw new Error('crash on purpose'); }, 10);`;
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
-      child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-      child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
       const code = await new Promise<number | null>((done) => child.once('exit', done));
       const javaPid = Number(/JAVA (\d+)/.exec(output)?.[1]);
       expect(Number.isInteger(javaPid), output).toBe(true);
@@ -47,12 +54,21 @@ describe('startDynamoDbLocal', () => {
     const dataDirectory = await mkdtemp(join(tmpdir(), 'dynamodb-local-'));
     const messages: string[] = [];
     const dynamo = await startDynamoDbLocal({ dataDirectory, port: await freePort(), log: (message) => messages.push(message) });
-    const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const client = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
     try {
-      await client.send(new CreateTableCommand({
-        TableName: 'kept', BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      }));
+      await client.send(
+        new CreateTableCommand({
+          TableName: 'kept',
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        }),
+      );
       const first = dynamo.pid as number;
       expect(isRunning(first)).toBe(true);
       process.kill(first, 'SIGKILL');

@@ -23,8 +23,12 @@ describe('expectDocumented', () => {
   });
 
   it('finds the operation from the method, the concrete path and the address', async () => {
-    await expect(expectDocumented({ method: 'GET', path: '/companies/acme/resources/scenarios/usage', api: 'main' }, json(200, USAGE))).resolves.toEqual(USAGE);
-    await expect(expectDocumented({ method: 'GET', path: '/companies/acme/resources/scenarios/usage', api: 'upload' }, json(200, USAGE))).rejects.toThrow(/No route/);
+    await expect(
+      expectDocumented({ method: 'GET', path: '/companies/acme/resources/scenarios/usage', api: 'main' }, json(200, USAGE)),
+    ).resolves.toEqual(USAGE);
+    await expect(
+      expectDocumented({ method: 'GET', path: '/companies/acme/resources/scenarios/usage', api: 'upload' }, json(200, USAGE)),
+    ).rejects.toThrow(/No route/);
   });
 
   it('accepts a documented problem, and the e2e harness results', async () => {
@@ -40,7 +44,9 @@ describe('expectDocumented', () => {
     const { availableBytes: _available, ...missing } = USAGE;
     await expect(expectDocumented('ScenarioUsage', json(200, missing))).rejects.toThrow(/availableBytes/);
     await expect(expectDocumented('ScenarioUsage', json(200, { ...USAGE, spareBytes: 1 }))).rejects.toThrow(/additional/);
-    await expect(expectDocumented('ScenarioUsage', json(404, { ...NOT_FOUND, status: 410 }, {}, 'application/problem+json'))).rejects.toThrow(/status/);
+    await expect(
+      expectDocumented('ScenarioUsage', json(404, { ...NOT_FOUND, status: 410 }, {}, 'application/problem+json')),
+    ).rejects.toThrow(/status/);
   });
 
   it('refuses another content type than the documented one', async () => {
@@ -48,11 +54,25 @@ describe('expectDocumented', () => {
   });
 
   it('refuses a response without a header the document requires, or with an invalid one', async () => {
-    const unauthorized = { type: 'https://device-scenario-service.dev/problems/unauthorized', title: 'Unauthorized', status: 401, detail: 'No token.' };
-    await expect(expectDocumented('ScenarioUsage', json(401, unauthorized, {}, 'application/problem+json'))).rejects.toThrow(/WWW-Authenticate/);
+    const unauthorized = {
+      type: 'https://device-scenario-service.dev/problems/unauthorized',
+      title: 'Unauthorized',
+      status: 401,
+      detail: 'No token.',
+    };
+    await expect(expectDocumented('ScenarioUsage', json(401, unauthorized, {}, 'application/problem+json'))).rejects.toThrow(
+      /WWW-Authenticate/,
+    );
     await expectDocumented('ScenarioUsage', json(401, unauthorized, { 'www-authenticate': 'Bearer' }, 'application/problem+json'));
-    const unavailable = { type: 'https://device-scenario-service.dev/problems/service-unavailable', title: 'Service Unavailable', status: 503, detail: 'Down.' };
+    const unavailable = {
+      type: 'https://device-scenario-service.dev/problems/service-unavailable',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'Down.',
+    };
     await expectDocumented('ScenarioUsage', json(503, unavailable, { 'retry-after': '5' }, 'application/problem+json'));
-    await expect(expectDocumented('ScenarioUsage', json(503, unavailable, { 'retry-after': 'soon' }, 'application/problem+json'))).rejects.toThrow(/Retry-After/);
+    await expect(
+      expectDocumented('ScenarioUsage', json(503, unavailable, { 'retry-after': 'soon' }, 'application/problem+json')),
+    ).rejects.toThrow(/Retry-After/);
   });
 });

@@ -107,7 +107,12 @@ export class FakeOpenSearch {
 
   /** Creates an index with an alias, as a setup would have (test arrangement). */
   seedIndex(name: string, alias: string, documents: Record<string, Json> = {}): void {
-    this.indexes.set(name, { documents: new Map(Object.entries(documents)), aliases: new Set([alias]), fromTemplate: undefined, autoCreated: false });
+    this.indexes.set(name, {
+      documents: new Map(Object.entries(documents)),
+      aliases: new Set([alias]),
+      fromTemplate: undefined,
+      autoCreated: false,
+    });
   }
 
   private resolve(target: string): FakeIndex | undefined {
@@ -139,9 +144,12 @@ export class FakeOpenSearch {
       return { statusCode: 200, body: Object.fromEntries(names.map((name) => [name, { aliases: { [second]: {} } }])) };
     }
     if (first === '_aliases' && method === 'POST') return this.aliases(body as { actions: Json[] });
-    if (second === '_bulk' && method === 'POST') return this.bulk(first, String(body ?? ''), url.searchParams.get('require_alias') === 'true');
+    if (second === '_bulk' && method === 'POST')
+      return this.bulk(first, String(body ?? ''), url.searchParams.get('require_alias') === 'true');
     if (second === '_refresh' && method === 'POST') {
-      return this.resolve(first) === undefined ? error(404, 'index_not_found_exception', `no such index [${first}]`) : { statusCode: 200, body: {} };
+      return this.resolve(first) === undefined
+        ? error(404, 'index_not_found_exception', `no such index [${first}]`)
+        : { statusCode: 200, body: {} };
     }
     if (second === '_settings' && method === 'PUT') {
       const names = first.split(',');
@@ -159,7 +167,8 @@ export class FakeOpenSearch {
     if (second === undefined && method === 'DELETE') {
       const names = first.split(',');
       const existing = names.filter((name) => this.indexes.has(name));
-      if (existing.length === 0 && url.searchParams.get('ignore_unavailable') !== 'true') return error(404, 'index_not_found_exception', `no such index [${first}]`);
+      if (existing.length === 0 && url.searchParams.get('ignore_unavailable') !== 'true')
+        return error(404, 'index_not_found_exception', `no such index [${first}]`);
       for (const name of existing) this.indexes.delete(name);
       return { statusCode: 200, body: { acknowledged: true } };
     }
@@ -171,12 +180,24 @@ export class FakeOpenSearch {
     if (this.isAlias(name)) return error(400, 'invalid_index_name_exception', `Invalid index name [${name}], already exists as alias`);
     const aliases = Object.keys((body.aliases ?? {}) as Json);
     for (const alias of aliases) {
-      if (this.indexes.has(alias)) return error(400, 'invalid_alias_name_exception', `Invalid alias name [${alias}]: an index or data stream exists with the same name as the alias`);
+      if (this.indexes.has(alias))
+        return error(
+          400,
+          'invalid_alias_name_exception',
+          `Invalid alias name [${alias}]: an index or data stream exists with the same name as the alias`,
+        );
     }
     const template = [...this.templates.values()]
-      .filter((candidate) => (candidate.index_patterns as string[]).some((pattern) => new RegExp(`^${pattern.replaceAll('*', '.*')}$`).test(name)))
+      .filter((candidate) =>
+        (candidate.index_patterns as string[]).some((pattern) => new RegExp(`^${pattern.replaceAll('*', '.*')}$`).test(name)),
+      )
       .sort((a, b) => Number(b.priority ?? 0) - Number(a.priority ?? 0))[0];
-    this.indexes.set(name, { documents: new Map(), aliases: new Set(aliases), fromTemplate: template?.template as Json | undefined, autoCreated: false });
+    this.indexes.set(name, {
+      documents: new Map(),
+      aliases: new Set(aliases),
+      fromTemplate: template?.template as Json | undefined,
+      autoCreated: false,
+    });
     return { statusCode: 200, body: { acknowledged: true, index: name } };
   }
 
@@ -185,7 +206,8 @@ export class FakeOpenSearch {
       const [kind, spec] = Object.entries(action)[0] as [string, { index: string; alias: string }];
       const index = this.indexes.get(spec.index);
       if (index === undefined) return error(404, 'index_not_found_exception', `no such index [${spec.index}]`);
-      if (kind === 'remove' && !index.aliases.has(spec.alias)) return error(404, 'aliases_not_found_exception', `aliases [${spec.alias}] missing`);
+      if (kind === 'remove' && !index.aliases.has(spec.alias))
+        return error(404, 'aliases_not_found_exception', `aliases [${spec.alias}] missing`);
     }
     for (const action of body.actions) {
       const [kind, spec] = Object.entries(action)[0] as [string, { index: string; alias: string }];
@@ -209,12 +231,23 @@ export class FakeOpenSearch {
       const [kind, meta] = Object.entries(action)[0] as [string, { _id: string }];
       const source = kind === 'index' ? (JSON.parse(lines[(position += 1)] as string) as Json) : undefined;
       if (index === undefined) {
-        items.push({ [kind]: { _id: meta._id, status: 404, error: { type: 'index_not_found_exception', reason: `no such index [${target}] and [require_alias] request flag is [true] and [${target}] is not an alias` } } });
+        items.push({
+          [kind]: {
+            _id: meta._id,
+            status: 404,
+            error: {
+              type: 'index_not_found_exception',
+              reason: `no such index [${target}] and [require_alias] request flag is [true] and [${target}] is not an alias`,
+            },
+          },
+        });
         continue;
       }
       const rejection = this.rejectItem(meta._id);
       if (rejection !== undefined) {
-        items.push({ [kind]: { _id: meta._id, status: rejection.status, error: { type: rejection.type, reason: 'rejected by the fake' } } });
+        items.push({
+          [kind]: { _id: meta._id, status: rejection.status, error: { type: rejection.type, reason: 'rejected by the fake' } },
+        });
         continue;
       }
       if (kind === 'index') {

@@ -44,7 +44,12 @@ describe('matchRoute', () => {
     expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search')).toEqual({ route: route('Search'), pathParameters: {} });
     expect(matchRoute(ROUTES, 'main', 'GET', '/resources/search/filters')).toEqual({ route: route('SearchFilters'), pathParameters: {} });
     // static scenario segments beat {scenarioId}
-    for (const [segment, id] of [['usage', 'ScenarioUsage'], ['skeleton.zip', 'ScenarioSkeleton'], ['schema.json', 'ScenarioSchema'], ['acme-welcome', 'ScenarioGet']]) {
+    for (const [segment, id] of [
+      ['usage', 'ScenarioUsage'],
+      ['skeleton.zip', 'ScenarioSkeleton'],
+      ['schema.json', 'ScenarioSchema'],
+      ['acme-welcome', 'ScenarioGet'],
+    ]) {
       expect(matchRoute(ROUTES, 'main', 'GET', `/companies/acme/resources/scenarios/${segment}`), segment).toMatchObject({ route: { id } });
     }
     expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/scenarios/acme-welcome/versions/1.1.0')).toEqual({
@@ -54,9 +59,15 @@ describe('matchRoute', () => {
   });
 
   it('answers method-not-allowed with the methods the path supports on this address', () => {
-    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/deployments')).toEqual({ methodNotAllowed: true, allowedMethods: ['POST'] });
+    expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/deployments')).toEqual({
+      methodNotAllowed: true,
+      allowedMethods: ['POST'],
+    });
     expect(matchRoute(ROUTES, 'main', 'POST', '/resources/search')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
-    expect(matchRoute(ROUTES, 'main', 'DELETE', '/companies/acme/resources/DEVICE/deployments')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
+    expect(matchRoute(ROUTES, 'main', 'DELETE', '/companies/acme/resources/DEVICE/deployments')).toEqual({
+      methodNotAllowed: true,
+      allowedMethods: ['GET'],
+    });
     const both: RouteDefinition[] = [
       { id: 'A', api: 'main', method: 'POST', path: '/things/{id}', scope: null, entry: 'a.ts' },
       { id: 'B', api: 'main', method: 'GET', path: '/things/{id}', scope: null, entry: 'b.ts' },
@@ -74,12 +85,18 @@ describe('matchRoute', () => {
 
   it('keeps the three addresses apart', () => {
     // upload route only on the upload address (the main address lists scenarios at the same path, with GET)
-    expect(matchRoute(ROUTES, 'main', 'POST', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true, allowedMethods: ['GET'] });
+    expect(matchRoute(ROUTES, 'main', 'POST', '/companies/acme/resources/scenarios')).toEqual({
+      methodNotAllowed: true,
+      allowedMethods: ['GET'],
+    });
     expect(matchRoute(ROUTES, 'main', 'GET', '/companies/acme/resources/scenarios')).toEqual({
       route: route('ScenarioList'),
       pathParameters: { companyId: 'acme' },
     });
-    expect(matchRoute(ROUTES, 'upload', 'GET', '/companies/acme/resources/scenarios')).toEqual({ methodNotAllowed: true, allowedMethods: ['POST'] });
+    expect(matchRoute(ROUTES, 'upload', 'GET', '/companies/acme/resources/scenarios')).toEqual({
+      methodNotAllowed: true,
+      allowedMethods: ['POST'],
+    });
     expect(matchRoute(ROUTES, 'upload', 'POST', '/companies/acme/resources/scenarios')).toEqual({
       route: route('ScenarioUpload'),
       pathParameters: { companyId: 'acme' },
@@ -98,7 +115,13 @@ describe('matchRoute', () => {
 });
 
 /** The parts of an IncomingMessage that toApiGatewayEvent reads. */
-function request(options: { method?: string; url: string; rawHeaders?: string[]; remoteAddress?: string; httpVersion?: string }): IncomingMessage {
+function request(options: {
+  method?: string;
+  url: string;
+  rawHeaders?: string[];
+  remoteAddress?: string;
+  httpVersion?: string;
+}): IncomingMessage {
   return {
     method: options.method ?? 'GET',
     url: options.url,
@@ -141,19 +164,30 @@ describe('toApiGatewayEvent', () => {
       request({
         url: '/resources/search',
         rawHeaders: [
-          'Host', '127.0.0.1:3000',
-          'Authorization', 'Bearer abc.def.ghi',
-          'X-Trace', 'one',
-          'x-trace', 'two',
-          'User-Agent', 'vitest',
-          'Cookie', 'session=1; theme=dark',
+          'Host',
+          '127.0.0.1:3000',
+          'Authorization',
+          'Bearer abc.def.ghi',
+          'X-Trace',
+          'one',
+          'x-trace',
+          'two',
+          'User-Agent',
+          'vitest',
+          'Cookie',
+          'session=1; theme=dark',
         ],
       }),
       Buffer.alloc(0),
       search,
       {},
     );
-    expect(event.headers).toEqual({ host: '127.0.0.1:3000', authorization: 'Bearer abc.def.ghi', 'x-trace': 'one,two', 'user-agent': 'vitest' });
+    expect(event.headers).toEqual({
+      host: '127.0.0.1:3000',
+      authorization: 'Bearer abc.def.ghi',
+      'x-trace': 'one,two',
+      'user-agent': 'vitest',
+    });
     expect(event.cookies).toEqual(['session=1', 'theme=dark']);
     expect(event.requestContext.domainName).toBe('127.0.0.1:3000');
     expect(event.requestContext.http.userAgent).toBe('vitest');
@@ -185,7 +219,11 @@ describe('toApiGatewayEvent', () => {
   it('passes a JSON body as text (UTF-8 kept) with isBase64Encoded false', () => {
     const json = JSON.stringify({ requests: [], note: 'déploiement ✓' });
     const event = toApiGatewayEvent(
-      request({ method: 'POST', url: '/companies/acme/resources/deployments', rawHeaders: ['Content-Type', 'application/json; charset=utf-8'] }),
+      request({
+        method: 'POST',
+        url: '/companies/acme/resources/deployments',
+        rawHeaders: ['Content-Type', 'application/json; charset=utf-8'],
+      }),
       Buffer.from(json, 'utf8'),
       deploy,
       { companyId: 'acme' },
@@ -232,7 +270,10 @@ describe('createApiServer: the Lambda invocation payload limit', () => {
   /** A server for one POST route whose handler answers the body length it received. */
   async function echoServer(): Promise<string> {
     directory = await mkdtemp(join(tmpdir(), 'gateway-'));
-    await writeFile(join(directory, 'echo.mjs'), 'export const handler = async (event) => ({ statusCode: 200, body: String((event.body ?? "").length) });\n');
+    await writeFile(
+      join(directory, 'echo.mjs'),
+      'export const handler = async (event) => ({ statusCode: 200, body: String((event.body ?? "").length) });\n',
+    );
     const echo: RouteDefinition = { id: 'Echo', api: 'main', method: 'POST', path: '/echo', scope: null, entry: 'echo.mjs' };
     server = createApiServer('main', [echo], directory, () => undefined);
     await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
@@ -261,7 +302,10 @@ describe('createApiServer: answers before any handler', () => {
   });
 
   /** A server on a free port for `api` with the real route table; no handler is ever invoked by these tests. */
-  async function listening(api: 'main' | 'upload' | 'auth', addresses: Partial<Record<'main' | 'upload' | 'auth', string>> = {}): Promise<string> {
+  async function listening(
+    api: 'main' | 'upload' | 'auth',
+    addresses: Partial<Record<'main' | 'upload' | 'auth', string>> = {},
+  ): Promise<string> {
     server = createApiServer(api, ROUTES, '/nonexistent', () => undefined, addresses);
     await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -273,7 +317,9 @@ describe('createApiServer: answers before any handler', () => {
     return new Promise((done, fail) => {
       const socket = connect(Number(port), hostname, () => socket.end(request));
       let received = '';
-      socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1'); });
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('latin1');
+      });
       socket.on('close', () => done(received));
       socket.on('error', fail);
     });
@@ -320,7 +366,11 @@ describe('createApiServer: answers before any handler', () => {
     const huge = await fetch(`${base}/resources/search`, { headers: { authorization: `Bearer ${'a'.repeat(20 * 1024)}` } });
     expect(huge.status).toBe(431);
     expect(huge.headers.get('content-type')).toBe('application/problem+json');
-    expect(await huge.json()).toMatchObject({ status: 431, title: 'Request Header Fields Too Large', detail: expect.stringMatching(/16 KiB/) });
+    expect(await huge.json()).toMatchObject({
+      status: 431,
+      title: 'Request Header Fields Too Large',
+      detail: expect.stringMatching(/16 KiB/),
+    });
 
     const garbled = await raw(base, 'GET /resources/search HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n');
     expect(garbled).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
@@ -336,7 +386,9 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
   const AUDIENCE = 'device-scenario-service';
   const REPO_ROOT = resolve(import.meta.dirname, '../..');
   const whoami: RouteDefinition = whoamiRoute;
-  type RecordingHandler = ((event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>) & { calls: APIGatewayProxyEventV2[] };
+  type RecordingHandler = ((event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>) & {
+    calls: APIGatewayProxyEventV2[];
+  };
   let jwks: Server;
   let gateway: Server;
   let base: string;
@@ -352,11 +404,20 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
     });
     await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
     Object.assign(process.env, {
-      JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
+      JWT_ISSUER: ISSUER,
+      JWT_AUDIENCE: AUDIENCE,
+      JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     });
-    sign = (claims) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
-      .setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('olivia').setIssuedAt().setExpirationTime('1h').sign(privateKey);
+    sign = (claims) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setSubject('olivia')
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(privateKey);
     gateway = createApiServer('main', [whoami], REPO_ROOT, () => undefined);
     await new Promise<void>((done) => gateway.listen(0, '127.0.0.1', done));
     base = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
@@ -378,10 +439,15 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
     const { hostname, port } = new URL(base);
     return new Promise((done, fail) => {
       const socket = connect(Number(port), hostname, () => {
-        socket.write(`POST /companies/acme/whoami HTTP/1.1\r\nHost: x\r\n${authorization === undefined ? '' : `Authorization: ${authorization}\r\n`}` +
-          'Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"partial":');
+        socket.write(
+          `POST /companies/acme/whoami HTTP/1.1\r\nHost: x\r\n${authorization === undefined ? '' : `Authorization: ${authorization}\r\n`}` +
+            'Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"partial":',
+        );
       });
-      const timer = setTimeout(() => { socket.destroy(); fail(new Error('no answer before the body was complete')); }, 5_000);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        fail(new Error('no answer before the body was complete'));
+      }, 5_000);
       let received = '';
       socket.on('data', (chunk: Buffer) => {
         received += chunk.toString('utf8');
@@ -390,7 +456,11 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
         if (end < 0 || Buffer.byteLength(received.slice(end + 4)) < length) return;
         clearTimeout(timer);
         socket.destroy();
-        done({ status: Number(received.slice(9, 12)), head: received.slice(0, end), body: JSON.parse(received.slice(end + 4)) as Record<string, unknown> });
+        done({
+          status: Number(received.slice(9, 12)),
+          head: received.slice(0, end),
+          body: JSON.parse(received.slice(end + 4)) as Record<string, unknown>,
+        });
       });
       socket.on('error', fail);
     });
@@ -399,38 +469,62 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
   it("passes the verified claims in API Gateway's shape, and the handler reads the caller the gateway verified", async () => {
     const token = await sign({ companies: ['acme', 'globex'], scope: 'search:read scenarios:read' });
     const before = recorded.calls.length;
-    const response = await fetch(`${base}/companies/acme/whoami`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{}' });
+    const response = await fetch(`${base}/companies/acme/whoami`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: '{}',
+    });
     expect(response.status).toBe(200);
     const { principal } = await verifyBearerToken(`Bearer ${token}`);
-    expect(await response.json()).toEqual({ subject: principal.subject, companies: [...principal.companies], scopes: [...principal.scopes].sort() });
+    expect(await response.json()).toEqual({
+      subject: principal.subject,
+      companies: [...principal.companies],
+      scopes: [...principal.scopes].sort(),
+    });
     expect(principal).toMatchObject({ subject: 'olivia', companies: ['acme', 'globex'] });
     expect(recorded.calls).toHaveLength(before + 1);
     const authorizer = (recorded.calls.at(-1)?.requestContext as { authorizer?: unknown } | undefined)?.authorizer;
     expect(authorizer).toEqual({
       jwt: {
         claims: {
-          sub: 'olivia', iss: ISSUER, aud: AUDIENCE, companies: '[acme globex]', scope: 'search:read scenarios:read',
-          iat: expect.stringMatching(/^\d+$/), exp: expect.stringMatching(/^\d+$/),
+          sub: 'olivia',
+          iss: ISSUER,
+          aud: AUDIENCE,
+          companies: '[acme globex]',
+          scope: 'search:read scenarios:read',
+          iat: expect.stringMatching(/^\d+$/),
+          exp: expect.stringMatching(/^\d+$/),
         },
         scopes: ['search:read', 'scenarios:read'],
       },
     });
   });
 
-  it('answers 403 to a valid token without the route\'s scope, before the body arrives and without invoking the handler', async () => {
+  it("answers 403 to a valid token without the route's scope, before the body arrives and without invoking the handler", async () => {
     const token = await sign({ companies: ['acme'], scope: 'scenarios:read' });
     const before = recorded.calls.length;
     const refused = await answerBeforeBody(`Bearer ${token}`);
     expect(refused.status).toBe(403);
     expect(refused.head).toMatch(/content-type: application\/problem\+json/i);
-    expect(refused.body).toMatchObject({ status: 403, title: 'Forbidden', detail: expect.stringMatching(/'search:read'/), instance: '/companies/acme/whoami' });
+    expect(refused.body).toMatchObject({
+      status: 403,
+      title: 'Forbidden',
+      detail: expect.stringMatching(/'search:read'/),
+      instance: '/companies/acme/whoami',
+    });
     expect(recorded.calls).toHaveLength(before);
   });
 
   it('answers 401 with WWW-Authenticate to a missing, malformed or forged token, before the body arrives and without invoking the handler', async () => {
     const { privateKey } = await generateKeyPair('ES256');
-    const forged = await new SignJWT({ companies: ['acme'], scope: 'search:read' }).setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
-      .setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('mallory').setIssuedAt().setExpirationTime('1h').sign(privateKey);
+    const forged = await new SignJWT({ companies: ['acme'], scope: 'search:read' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject('mallory')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(privateKey);
     const before = recorded.calls.length;
     for (const [authorization, header] of [
       [undefined, /www-authenticate: Bearer\r?$/im],
@@ -447,13 +541,23 @@ describe('createApiServer: the JWT authorizer of routes with a scope', () => {
 
   it('a handler invoked without the authorizer context (not through the gateway) answers 401 problem+json', async () => {
     const event: APIGatewayProxyEventV2 = {
-      version: '2.0', routeKey: 'POST /companies/{companyId}/whoami', rawPath: '/companies/acme/whoami', rawQueryString: '',
+      version: '2.0',
+      routeKey: 'POST /companies/{companyId}/whoami',
+      rawPath: '/companies/acme/whoami',
+      rawQueryString: '',
       headers: { authorization: `Bearer ${await sign({ companies: ['acme'], scope: 'search:read' })}` },
       pathParameters: { companyId: 'acme' },
       requestContext: {
-        accountId: 'test', apiId: 'main', domainName: 'localhost', domainPrefix: 'localhost',
+        accountId: 'test',
+        apiId: 'main',
+        domainName: 'localhost',
+        domainPrefix: 'localhost',
         http: { method: 'POST', path: '/companies/acme/whoami', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-        requestId: 'request-1', routeKey: 'POST /companies/{companyId}/whoami', stage: '$default', time: new Date().toUTCString(), timeEpoch: Date.now(),
+        requestId: 'request-1',
+        routeKey: 'POST /companies/{companyId}/whoami',
+        stage: '$default',
+        time: new Date().toUTCString(),
+        timeEpoch: Date.now(),
       },
       isBase64Encoded: false,
     };
@@ -481,25 +585,35 @@ describe('guardUncaughtErrors', () => {
   // In its own process: vitest reports any uncaught error of its workers as a failure of the run.
   it('answers 500 to a request whose handler fails outside its promise and keeps the process serving', { timeout: 30_000 }, async () => {
     directory = await mkdtemp(join(tmpdir(), 'gateway-guard-'));
-    await writeFile(join(directory, 'stray.mjs'), [
-      "import { EventEmitter } from 'node:events';",
-      // An `error` event nobody listens to, emitted after the handler's promise settled: what busboy did.
-      "export const handler = async () => { const emitter = new EventEmitter(); setTimeout(() => emitter.emit('error', new Error('stray')), 10); return new Promise(() => undefined); };",
-    ].join('\n'));
+    await writeFile(
+      join(directory, 'stray.mjs'),
+      [
+        "import { EventEmitter } from 'node:events';",
+        // An `error` event nobody listens to, emitted after the handler's promise settled: what busboy did.
+        "export const handler = async () => { const emitter = new EventEmitter(); setTimeout(() => emitter.emit('error', new Error('stray')), 10); return new Promise(() => undefined); };",
+      ].join('\n'),
+    );
     await writeFile(join(directory, 'throws.mjs'), "export const handler = async () => { throw new Error('thrown'); };\n");
     await writeFile(join(directory, 'ok.mjs'), "export const handler = async () => ({ statusCode: 200, body: 'ok' });\n");
     const gateway = pathToFileURL(resolve(import.meta.dirname, '../../functions/local/http-gateway.ts')).href;
-    await writeFile(join(directory, 'main.ts'), [
-      `import { createApiServer, guardUncaughtErrors } from ${JSON.stringify(gateway)};`,
-      'guardUncaughtErrors((message) => process.stderr.write(`${message}\\n`));',
-      "const routes = ['stray', 'throws', 'ok'].map((name) => ({ id: name, api: 'main' as const, method: 'GET' as const, path: `/${name}`, entry: `${name}.mjs` }));",
-      `const server = createApiServer('main', routes, ${JSON.stringify(directory)}, (error) => process.stderr.write(\`handler error: \${(error as Error).message}\\n\`));`,
-      "server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\\n`));",
-    ].join('\n'));
+    await writeFile(
+      join(directory, 'main.ts'),
+      [
+        `import { createApiServer, guardUncaughtErrors } from ${JSON.stringify(gateway)};`,
+        'guardUncaughtErrors((message) => process.stderr.write(`${message}\\n`));',
+        "const routes = ['stray', 'throws', 'ok'].map((name) => ({ id: name, api: 'main' as const, method: 'GET' as const, path: `/${name}`, entry: `${name}.mjs` }));",
+        `const server = createApiServer('main', routes, ${JSON.stringify(directory)}, (error) => process.stderr.write(\`handler error: \${(error as Error).message}\\n\`));`,
+        "server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\\n`));",
+      ].join('\n'),
+    );
     child = spawn(process.execPath, ['--import', 'tsx', join(directory, 'main.ts')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     const deadline = Date.now() + 20_000;
     while (!/PORT \d+/.test(output)) {
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start:\n${output}`);

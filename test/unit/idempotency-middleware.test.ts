@@ -21,14 +21,21 @@ afterEach(() => mock.reset());
 const context = { getRemainingTimeInMillis: () => 30_000, functionName: 'deployments-execute' } as unknown as Context;
 const event = (headers: Record<string, string>): APIGatewayProxyEventV2 =>
   ({
-    rawPath: '/companies/acme/resources/deployments', rawQueryString: '', headers: { 'content-type': 'application/json', ...headers },
-    pathParameters: { companyId: 'acme' }, body: '{"requests":[]}', isBase64Encoded: false,
+    rawPath: '/companies/acme/resources/deployments',
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json', ...headers },
+    pathParameters: { companyId: 'acme' },
+    body: '{"requests":[]}',
+    isBase64Encoded: false,
   }) as unknown as APIGatewayProxyEventV2;
 
 /** A handler behind the middleware (with a fresh store, as each Lambda container has), counting its executions. */
 function keyedHandler(fails = false) {
   let executions = 0;
-  const config = new IdempotencyConfig({ eventKeyJmesPath: '[pathParameters.companyId, headers."idempotency-key"]', throwOnNoIdempotencyKey: true });
+  const config = new IdempotencyConfig({
+    eventKeyJmesPath: '[pathParameters.companyId, headers."idempotency-key"]',
+    throwOnNoIdempotencyKey: true,
+  });
   const store = new CompressedDynamoDbPersistenceLayer({ tableName: 'idempotency', client: dynamoDb });
   const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(problemJsonErrors())
@@ -45,9 +52,14 @@ function keyedHandler(fails = false) {
 describe('idempotencyWhenKeyed', () => {
   it('returns the real response when storing it fails after the changes were made, and removes the record so a retry executes', async () => {
     mock.on(PutItemCommand).resolves({});
-    mock.on(UpdateItemCommand).rejects(new DynamoDBServiceException({
-      name: 'ValidationException', $fault: 'client', $metadata: {}, message: 'Item size has exceeded the maximum allowed size',
-    }));
+    mock.on(UpdateItemCommand).rejects(
+      new DynamoDBServiceException({
+        name: 'ValidationException',
+        $fault: 'client',
+        $metadata: {},
+        message: 'Item size has exceeded the maximum allowed size',
+      }),
+    );
     mock.on(DeleteItemCommand).resolves({});
     const { handler, executions } = keyedHandler();
     const response = await handler({ 'Idempotency-Key': 'too-large' });
@@ -60,7 +72,9 @@ describe('idempotencyWhenKeyed', () => {
   });
 
   it('answers 503 with Retry-After, executing nothing, when the idempotency table cannot be reached', async () => {
-    mock.on(PutItemCommand).rejects(new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: {}, message: 'unavailable' }));
+    mock
+      .on(PutItemCommand)
+      .rejects(new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: {}, message: 'unavailable' }));
     const { handler, executions } = keyedHandler();
     const response = await handler({ 'Idempotency-Key': 'store-down' });
     expect(response.statusCode).toBe(503);
@@ -71,7 +85,9 @@ describe('idempotencyWhenKeyed', () => {
 
   it("answers the handler's own error when its in-progress record cannot be removed", async () => {
     mock.on(PutItemCommand).resolves({});
-    mock.on(DeleteItemCommand).rejects(new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: {}, message: 'unavailable' }));
+    mock
+      .on(DeleteItemCommand)
+      .rejects(new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: {}, message: 'unavailable' }));
     const { handler } = keyedHandler(true);
     const response = await handler({ 'Idempotency-Key': 'handler-fails' });
     expect(response.statusCode).toBe(400);

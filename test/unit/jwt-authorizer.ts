@@ -10,5 +10,11 @@ import { jwtAuthorizerContext } from '../../functions/platform/auth.js';
 /** `event` with `requestContext.authorizer.jwt` of a verified token carrying `claims` (`companies` an array, `scope` space-separated). */
 export function withJwtAuthorizer<T extends APIGatewayProxyEventV2>(event: T, claims: JWTPayload): T {
   const jwt = jwtAuthorizerContext(claims);
-  return { ...event, requestContext: { ...event.requestContext, authorizer: { jwt: { claims: { ...jwt.claims }, scopes: jwt.scopes === null ? null : [...jwt.scopes] } } } };
+  return {
+    ...event,
+    requestContext: {
+      ...event.requestContext,
+      authorizer: { jwt: { claims: { ...jwt.claims }, scopes: jwt.scopes === null ? null : [...jwt.scopes] } },
+    },
+  };
 }

@@ -47,8 +47,14 @@ describe('local reindex (admin listener and client)', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
     expect(response.headers.get('retry-after')).toBe('7');
-    expect(await response.json()).toMatchObject({ status: 503, title: 'Service Unavailable', detail: expect.stringContaining('ECONNREFUSED') });
-    await expect(requestLocalReindex(dataDirectory)).rejects.toThrow('The local runtime answered 503: The search backend cannot be reached');
+    expect(await response.json()).toMatchObject({
+      status: 503,
+      title: 'Service Unavailable',
+      detail: expect.stringContaining('ECONNREFUSED'),
+    });
+    await expect(requestLocalReindex(dataDirectory)).rejects.toThrow(
+      'The local runtime answered 503: The search backend cannot be reached',
+    );
   });
 
   it('serves nothing but POST /search/reindex', async () => {

@@ -32,14 +32,26 @@ describe('ensureTables', () => {
     const config = { endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
     const client = new DynamoDBClient(config);
     const arns = await ensureTables(client, LOCAL_TABLES);
-    await client.send(new PutItemCommand({ TableName: 'devices', Item: { company: { S: 'acme' }, deviceId: { S: 'acme-kiosk-0001' }, entity: { S: 'DEVICE' } } }));
-    await client.send(new PutItemCommand({ TableName: 'deployments', Item: { pk: { S: 'ACTIVE#acme' }, sk: { S: 'acme-kiosk-0001#s#1.0.0' }, entity: { S: 'ACTIVE_DEPLOYMENT' } } }));
+    await client.send(
+      new PutItemCommand({
+        TableName: 'devices',
+        Item: { company: { S: 'acme' }, deviceId: { S: 'acme-kiosk-0001' }, entity: { S: 'DEVICE' } },
+      }),
+    );
+    await client.send(
+      new PutItemCommand({
+        TableName: 'deployments',
+        Item: { pk: { S: 'ACTIVE#acme' }, sk: { S: 'acme-kiosk-0001#s#1.0.0' }, entity: { S: 'ACTIVE_DEPLOYMENT' } },
+      }),
+    );
     const streams = new DynamoDBStreamsClient(config);
     const firstRecords: { entity: string | undefined; sequence: bigint }[] = [];
     const dataRecords: bigint[] = [];
     for (const arn of [...arns.search, ...arns['deployment-changes']]) {
       const shard = (await streams.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription?.Shards?.[0]?.ShardId as string;
-      const { ShardIterator } = await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: shard, ShardIteratorType: 'TRIM_HORIZON' }));
+      const { ShardIterator } = await streams.send(
+        new GetShardIteratorCommand({ StreamArn: arn, ShardId: shard, ShardIteratorType: 'TRIM_HORIZON' }),
+      );
       const records = (await streams.send(new GetRecordsCommand({ ShardIterator }))).Records ?? [];
       const [first, ...rest] = records;
       firstRecords.push({ entity: first?.dynamodb?.NewImage?.entity?.S, sequence: BigInt(first?.dynamodb?.SequenceNumber ?? '-1') });

@@ -37,7 +37,9 @@ const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'device-scenario-service';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-type Emf = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
+type Emf = Record<string, unknown> & {
+  _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+};
 
 let directory: string;
 let dynamo: DynamoDbLocal;
@@ -61,16 +63,36 @@ beforeAll(async () => {
   await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done));
   dynamo = await startDynamoDbLocal({ dataDirectory: join(directory, 'dynamodb'), port: await freePort() });
   const s3Port = await freePort();
-  s3 = new S3rver({ address: '127.0.0.1', port: s3Port, directory: join(directory, 's3'), silent: true, configureBuckets: [{ name: LOCAL_BUCKET }] });
+  s3 = new S3rver({
+    address: '127.0.0.1',
+    port: s3Port,
+    directory: join(directory, 's3'),
+    silent: true,
+    configureBuckets: [{ name: LOCAL_BUCKET }],
+  });
   await s3.run();
   Object.assign(process.env, {
-    JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
-    COMPANIES_TABLE: LOCAL_TABLES.companies, DEVICES_TABLE: LOCAL_TABLES.devices, SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
-    DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments, IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency, ARCHIVE_BUCKET: LOCAL_BUCKET,
-    DYNAMODB_ENDPOINT: dynamo.endpoint, S3_ENDPOINT: `http://127.0.0.1:${s3Port}`, AWS_REGION: 'us-east-1',
-    LOCAL_EVENTS_FILE: join(directory, 'events.jsonl'), CURSOR_SIGNING_KEY: 'ab'.repeat(32), SEARCH_BACKEND: 'embedded',
+    JWT_ISSUER: ISSUER,
+    JWT_AUDIENCE: AUDIENCE,
+    JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
+    COMPANIES_TABLE: LOCAL_TABLES.companies,
+    DEVICES_TABLE: LOCAL_TABLES.devices,
+    SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
+    DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
+    IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
+    ARCHIVE_BUCKET: LOCAL_BUCKET,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
+    AWS_REGION: 'us-east-1',
+    LOCAL_EVENTS_FILE: join(directory, 'events.jsonl'),
+    CURSOR_SIGNING_KEY: 'ab'.repeat(32),
+    SEARCH_BACKEND: 'embedded',
   });
-  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const admin = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   await ensureTables(admin, LOCAL_TABLES);
   admin.destroy();
   await seedDemoData(services());
@@ -131,7 +153,10 @@ function metric(lines: string[], name: string): { value: unknown; dimensions: Re
 const alice = (scope: string): JWTPayload => ({ sub: 'alice', companies: ['acme'], scope });
 
 async function token(claims: { scope: string; expiresAt?: number; companies?: string[] | undefined }): Promise<string> {
-  return new SignJWT({ ...('companies' in claims ? (claims.companies === undefined ? {} : { companies: claims.companies }) : { companies: ['acme'] }), scope: claims.scope })
+  return new SignJWT({
+    ...('companies' in claims ? (claims.companies === undefined ? {} : { companies: claims.companies }) : { companies: ['acme'] }),
+    scope: claims.scope,
+  })
     .setProtectedHeader({ alg: 'ES256', kid: 'test-key' })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -144,10 +169,18 @@ async function token(claims: { scope: string; expiresAt?: number; companies?: st
 let requests = 0;
 function context(): Context {
   return {
-    callbackWaitsForEmptyEventLoop: false, functionName: 'test', functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test', memoryLimitInMB: '128', awsRequestId: `lambda-${requests}`,
-    logGroupName: '/aws/lambda/test', logStreamName: 'local', getRemainingTimeInMillis: () => 30_000,
-    done: () => undefined, fail: () => undefined, succeed: () => undefined,
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'test',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test',
+    memoryLimitInMB: '128',
+    awsRequestId: `lambda-${requests}`,
+    logGroupName: '/aws/lambda/test',
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
   };
 }
 
@@ -156,20 +189,32 @@ function context(): Context {
  * context (without, as if the function were invoked around the authorizer).
  */
 function event(
-  method: 'GET' | 'POST', path: string, rawPath: string,
+  method: 'GET' | 'POST',
+  path: string,
+  rawPath: string,
   extra: { body?: Buffer; query?: string; headers?: Record<string, string>; claims?: JWTPayload } = {},
 ): APIGatewayProxyEventV2 {
   requests += 1;
   const now = new Date();
   const companyId = /^\/companies\/([^/]+)/.exec(rawPath)?.[1];
   const unauthorized: APIGatewayProxyEventV2 = {
-    version: '2.0', routeKey: `${method} ${path}`, rawPath, rawQueryString: extra.query ?? '',
+    version: '2.0',
+    routeKey: `${method} ${path}`,
+    rawPath,
+    rawQueryString: extra.query ?? '',
     headers: extra.headers ?? {},
     ...(companyId === undefined ? {} : { pathParameters: { companyId } }),
     requestContext: {
-      accountId: 'test', apiId: 'main', domainName: 'localhost', domainPrefix: 'localhost',
+      accountId: 'test',
+      apiId: 'main',
+      domainName: 'localhost',
+      domainPrefix: 'localhost',
       http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-      requestId: `gateway-${requests}`, routeKey: `${method} ${path}`, stage: '$default', time: now.toUTCString(), timeEpoch: now.getTime(),
+      requestId: `gateway-${requests}`,
+      routeKey: `${method} ${path}`,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
     },
     ...(extra.body === undefined ? {} : { body: extra.body.toString('base64') }),
     isBase64Encoded: extra.body !== undefined,
@@ -179,12 +224,16 @@ function event(
 
 function uploadEvent(archive: Uint8Array): APIGatewayProxyEventV2 {
   const body = Buffer.concat([
-    Buffer.from('--boundary\r\nContent-Disposition: form-data; name="payload"; filename="scenario.zip"\r\nContent-Type: application/zip\r\n\r\n'),
+    Buffer.from(
+      '--boundary\r\nContent-Disposition: form-data; name="payload"; filename="scenario.zip"\r\nContent-Type: application/zip\r\n\r\n',
+    ),
     Buffer.from(archive),
     Buffer.from('\r\n--boundary--\r\n'),
   ]);
   return event('POST', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', {
-    body, headers: { 'content-type': 'multipart/form-data; boundary=boundary' }, claims: alice('scenarios:write'),
+    body,
+    headers: { 'content-type': 'multipart/form-data; boundary=boundary' },
+    claims: alice('scenarios:write'),
   });
 }
 
@@ -200,16 +249,31 @@ describe('log lines', () => {
       logger.info('working on it');
       return jsonResponse(200, {});
     }) as unknown as Handler;
-    const request = event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', { claims: alice('scenarios:read') });
+    const request = event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', {
+      claims: alice('scenarios:read'),
+    });
     const lines = logLines(await printed(() => handler(request, context())));
     expect(lines.map((line) => line.message)).toEqual(['working on it', 'request completed']);
     for (const line of lines) {
-      expect(line).toMatchObject({ requestId: request.requestContext.requestId, route: 'ScenarioList', company: 'acme', caller: 'alice', function_request_id: expect.any(String) });
+      expect(line).toMatchObject({
+        requestId: request.requestContext.requestId,
+        route: 'ScenarioList',
+        company: 'acme',
+        caller: 'alice',
+        function_request_id: expect.any(String),
+      });
     }
-    expect(lines[1]).toMatchObject({ method: 'GET', path: '/companies/acme/resources/scenarios', status: 200, latencyMs: expect.any(Number) });
+    expect(lines[1]).toMatchObject({
+      method: 'GET',
+      path: '/companies/acme/resources/scenarios',
+      status: 200,
+      latencyMs: expect.any(Number),
+    });
     // The next request starts clean: the keys of this one were cleared. It reached the function without the JWT
     // authorizer's context: refused, and not counted as a token failure (on AWS the access log counts refused tokens).
-    const output = await printed(() => handler(event('GET', '/companies/{companyId}/resources/scenarios', '/companies/globex/resources/scenarios'), context()));
+    const output = await printed(() =>
+      handler(event('GET', '/companies/{companyId}/resources/scenarios', '/companies/globex/resources/scenarios'), context()),
+    );
     const anonymous = logLines(output);
     expect(anonymous).toHaveLength(1);
     expect(anonymous[0]).toMatchObject({ status: 401, company: 'globex' });
@@ -221,7 +285,9 @@ describe('log lines', () => {
     process.env.LOG_FORMAT = 'text';
     const lines = await printed(async () => upload(uploadEvent(await archiveWithoutManifest()), context()));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  POST \/companies\/acme\/resources\/scenarios 422 \d+ ms company=acme caller=alice$/);
+    expect(lines[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}POST \/companies\/acme\/resources\/scenarios 422 \d+ ms company=acme caller=alice$/,
+    );
   });
 });
 
@@ -231,7 +297,9 @@ describe('metrics (EMF)', () => {
     const accepted = await printed(async () => expect((await upload(uploadEvent(archive), context())).statusCode).toBe(201));
     expect(metric(accepted, 'UploadsAccepted')).toEqual([{ value: 1, dimensions: { channel: 'direct' } }]);
     expect(metric(accepted, 'UploadsRejected')).toEqual([]);
-    const invalid = await printed(async () => expect((await upload(uploadEvent(await archiveWithoutManifest()), context())).statusCode).toBe(422));
+    const invalid = await printed(async () =>
+      expect((await upload(uploadEvent(await archiveWithoutManifest()), context())).statusCode).toBe(422),
+    );
     expect(metric(invalid, 'UploadsRejected')).toEqual([{ value: 1, dimensions: { channel: 'direct', reason: 'invalid-archive' } }]);
     const again = await printed(async () => expect((await upload(uploadEvent(archive), context())).statusCode).toBe(409));
     expect(metric(again, 'UploadsRejected')).toEqual([{ value: 1, dimensions: { channel: 'direct', reason: 'version-exists' } }]);
@@ -244,7 +312,11 @@ describe('metrics (EMF)', () => {
       const slot = await requestUploadSlot(services(), principal, 'acme');
       const key = `uploads/acme/${slot.uploadId}.zip`;
       await services().archives.put(key, archive, 'application/zip');
-      const record = { eventName: 'ObjectCreated:Put', eventTime: new Date().toISOString(), s3: { bucket: { name: LOCAL_BUCKET }, object: { key, size: archive.byteLength, eTag: 'e', sequencer: '1' } } };
+      const record = {
+        eventName: 'ObjectCreated:Put',
+        eventTime: new Date().toISOString(),
+        s3: { bucket: { name: LOCAL_BUCKET }, object: { key, size: archive.byteLength, eTag: 'e', sequencer: '1' } },
+      };
       return printed(() => archiveUploaded(toS3Event(record, 'us-east-1'), context()));
     };
     const stored = await arrive(await buildDemoScenarioArchive(DEMO_SCENARIOS[0], '8.0.0'));
@@ -253,35 +325,58 @@ describe('metrics (EMF)', () => {
     expect(metric(rejected, 'UploadsRejected')).toEqual([{ value: 1, dimensions: { channel: 'presigned', reason: 'invalid-archive' } }]);
     expect(metric(rejected, 'UploadsAccepted')).toEqual([]);
     // The event handler logs with the Lambda context too.
-    expect(logLines(rejected)).toContainEqual(expect.objectContaining({ message: 'Processed uploaded archive', outcome: 'REJECTED', function_name: 'test' }));
+    expect(logLines(rejected)).toContainEqual(
+      expect.objectContaining({ message: 'Processed uploaded archive', outcome: 'REJECTED', function_name: 'test' }),
+    );
   });
 
   it('count the results of a deployment request by action and cause, one document per combination; a dry run counts nothing', async () => {
     const entry = (device: string, action: 'DEPLOY' | 'UNDEPLOY') => ({
-      target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' }, action,
+      target: { type: 'DEVICE', id: device, subId: null },
+      what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' },
+      action,
     });
-    const body = JSON.stringify({ requests: [entry('acme-kiosk-0001', 'DEPLOY'), entry('acme-kiosk-9998', 'DEPLOY'), entry('acme-kiosk-9999', 'DEPLOY'), entry('acme-kiosk-0002', 'UNDEPLOY')] });
+    const body = JSON.stringify({
+      requests: [
+        entry('acme-kiosk-0001', 'DEPLOY'),
+        entry('acme-kiosk-9998', 'DEPLOY'),
+        entry('acme-kiosk-9999', 'DEPLOY'),
+        entry('acme-kiosk-0002', 'UNDEPLOY'),
+      ],
+    });
     const send = async (query = '') => {
       const headers = { 'content-type': 'application/json' };
       return printed(async () => {
-        const response = await deploy(event('POST', '/companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', {
-          body: Buffer.from(body), headers, query, claims: alice('deployments:write'),
-        }), context());
+        const response = await deploy(
+          event('POST', '/companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', {
+            body: Buffer.from(body),
+            headers,
+            query,
+            claims: alice('deployments:write'),
+          }),
+          context(),
+        );
         expect(response.statusCode).toBe(200);
       });
     };
     expect(metric(await send('dryRun=true'), 'DeploymentResults')).toEqual([]);
     const counts = metric(await send(), 'DeploymentResults');
     expect(counts).toHaveLength(3);
-    expect(counts).toEqual(expect.arrayContaining([
-      { value: 1, dimensions: { action: 'DEPLOY', cause: 'SUCCESS' } },
-      { value: 2, dimensions: { action: 'DEPLOY', cause: 'TARGET_NOT_FOUND' } },
-      { value: 1, dimensions: { action: 'UNDEPLOY', cause: 'ALREADY_UNDEPLOYED' } },
-    ]));
+    expect(counts).toEqual(
+      expect.arrayContaining([
+        { value: 1, dimensions: { action: 'DEPLOY', cause: 'SUCCESS' } },
+        { value: 2, dimensions: { action: 'DEPLOY', cause: 'TARGET_NOT_FOUND' } },
+        { value: 1, dimensions: { action: 'UNDEPLOY', cause: 'ALREADY_UNDEPLOYED' } },
+      ]),
+    );
   });
 
   it('measure the latency of a search in milliseconds, with no company or caller dimension', async () => {
-    const lines = await printed(async () => expect((await search(event('GET', '/resources/search', '/resources/search', { claims: alice('search:read') }), context())).statusCode).toBe(200));
+    const lines = await printed(async () =>
+      expect(
+        (await search(event('GET', '/resources/search', '/resources/search', { claims: alice('search:read') }), context())).statusCode,
+      ).toBe(200),
+    );
     const [latency] = emf(lines).filter((document) => 'SearchLatency' in document);
     expect(latency?._aws.CloudWatchMetrics[0]?.Metrics).toEqual([{ Name: 'SearchLatency', Unit: 'Milliseconds' }]);
     expect(latency?._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([['service']]);
@@ -292,7 +387,14 @@ describe('metrics (EMF)', () => {
 
   it('print nothing about metrics for a request that records none', async () => {
     const handler = routeHandler(scenarioList, async () => jsonResponse(200, {})) as unknown as Handler;
-    const lines = await printed(() => handler(event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', { claims: alice('scenarios:read') }), context()));
+    const lines = await printed(() =>
+      handler(
+        event('GET', '/companies/{companyId}/resources/scenarios', '/companies/acme/resources/scenarios', {
+          claims: alice('scenarios:read'),
+        }),
+        context(),
+      ),
+    );
     expect(emf(lines)).toEqual([]);
     expect(lines.join('\n')).not.toMatch(/metrics/i);
   });
@@ -332,16 +434,19 @@ describe('token failures (local gateway)', () => {
     ['expired', 'expired', async () => `Bearer ${await token({ scope: 'search:read', expiresAt: Math.floor(Date.now() / 1000) - 60 })}`],
   ];
 
-  it.each(refusals)('count a %s token the gateway refuses (401) once, reason %s, as an EMF document', async (_token, reason, authorization) => {
-    const { status, lines } = await searchThroughGateway(await authorization());
-    expect(status).toBe(401);
-    expect(metric(lines, 'TokenFailures')).toEqual([{ value: 1, dimensions: { reason } }]);
-    // The handler never ran: no request line, no search latency.
-    expect(logLines(lines).filter((line) => line.message === 'request completed')).toEqual([]);
-    expect(metric(lines, 'SearchLatency')).toEqual([]);
-  });
+  it.each(refusals)(
+    'count a %s token the gateway refuses (401) once, reason %s, as an EMF document',
+    async (_token, reason, authorization) => {
+      const { status, lines } = await searchThroughGateway(await authorization());
+      expect(status).toBe(401);
+      expect(metric(lines, 'TokenFailures')).toEqual([{ value: 1, dimensions: { reason } }]);
+      // The handler never ran: no request line, no search latency.
+      expect(logLines(lines).filter((line) => line.message === 'request completed')).toEqual([]);
+      expect(metric(lines, 'SearchLatency')).toEqual([]);
+    },
+  );
 
-  it('count nothing for a valid token without the route\'s scope (403: the token was not refused, the request was)', async () => {
+  it("count nothing for a valid token without the route's scope (403: the token was not refused, the request was)", async () => {
     const { status, lines } = await searchThroughGateway(`Bearer ${await token({ scope: 'scenarios:read' })}`);
     expect(status).toBe(403);
     expect(emf(lines)).toEqual([]);

@@ -91,7 +91,9 @@ describe('openApiDocument', () => {
       expect(op.operationId, route.id).toBe(route.id);
     }
     const documented = Object.entries(paths()).flatMap(([path, item]) =>
-      Object.keys(asObject(item)).filter((key) => key !== 'servers' && key !== 'parameters').map((method) => `${method.toUpperCase()} ${path}`),
+      Object.keys(asObject(item))
+        .filter((key) => key !== 'servers' && key !== 'parameters')
+        .map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(documented.sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
   });
@@ -132,10 +134,16 @@ describe('openApiDocument', () => {
       expect((named.servers as Json[])[0]?.url).toBe('https://main.execute-api.eu-west-1.amazonaws.com');
       const item = asObject(asObject(named.paths)['/companies/{companyId}/resources/scenarios']);
       expect((asObject(item.post).servers as Json[])[0]?.url).toBe('http://127.0.0.1:4001');
-      expect((asObject(asObject(named.paths)['/token']).servers as Json[])[0]?.url).toBe('https://auth.execute-api.eu-west-1.amazonaws.com');
+      expect((asObject(asObject(named.paths)['/token']).servers as Json[])[0]?.url).toBe(
+        'https://auth.execute-api.eu-west-1.amazonaws.com',
+      );
       expect((openApiDocument({ main: 'https://api.example.com' }).servers as Json[])[0]?.url).toBe('https://api.example.com');
     } finally {
-      for (const [name, value] of [['MAIN_API_URL', saved.main], ['UPLOAD_API_URL', saved.upload], ['AUTH_API_URL', saved.auth]] as const) {
+      for (const [name, value] of [
+        ['MAIN_API_URL', saved.main],
+        ['UPLOAD_API_URL', saved.upload],
+        ['AUTH_API_URL', saved.auth],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -162,7 +170,10 @@ describe('openApiDocument', () => {
   it('declares a 2xx on every operation, and 401 and 403 on every authenticated one', () => {
     for (const route of ROUTES) {
       const codes = statuses(operation(route.path, route.method.toLowerCase()));
-      expect(codes.some((code) => /^2\d\d$/.test(code)), route.id).toBe(true);
+      expect(
+        codes.some((code) => /^2\d\d$/.test(code)),
+        route.id,
+      ).toBe(true);
       expect(codes, route.id).toContain('500');
       if (!PUBLIC_PATHS.has(route.path)) {
         expect(codes, route.id).toEqual(expect.arrayContaining(['400', '401', '403', '503']));
@@ -218,26 +229,48 @@ describe('openApiDocument', () => {
 
   it('turns each property of a params or query schema into a parameter (input side), repeatable when an array', () => {
     const route = defineRoute({
-      id: 'Example', api: 'main', method: 'GET', path: '/companies/{companyId}/things/{thingId}', scope: 'search:read', entry: 'x.ts',
+      id: 'Example',
+      api: 'main',
+      method: 'GET',
+      path: '/companies/{companyId}/things/{thingId}',
+      scope: 'search:read',
+      entry: 'x.ts',
       request: {
         params: z.object({ companyId: z.string().describe('Company.') }),
-        query: z.object({
-          limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.int().min(1).max(10)).default(5).describe('Page size.'),
-          'connection.state': z.union([z.string(), z.array(z.string())]).transform((v) => [v].flat()).pipe(z.array(z.enum(['A', 'B']))).optional(),
-          tag: z.array(z.string()).optional(),
-          q: z.string(),
-        }).strict(),
+        query: z
+          .object({
+            limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.int().min(1).max(10)).default(5).describe('Page size.'),
+            'connection.state': z
+              .union([z.string(), z.array(z.string())])
+              .transform((v) => [v].flat())
+              .pipe(z.array(z.enum(['A', 'B'])))
+              .optional(),
+            tag: z.array(z.string()).optional(),
+            q: z.string(),
+          })
+          .strict(),
       },
       responses: { 200: { description: 'OK', schema: z.object({ ok: z.boolean() }) } },
     });
     const made = openApiDocumentOf([route]);
     const op = asObject(asObject(asObject(made.paths)['/companies/{companyId}/things/{thingId}']).get);
     const byName = new Map(((op.parameters ?? []) as Json[]).map((parameter) => [parameter.name, parameter]));
-    expect(byName.get('companyId')).toEqual({ name: 'companyId', in: 'path', required: true, description: 'Company.', schema: { type: 'string' } });
+    expect(byName.get('companyId')).toEqual({
+      name: 'companyId',
+      in: 'path',
+      required: true,
+      description: 'Company.',
+      schema: { type: 'string' },
+    });
     // A template parameter the params schema does not name is still declared, as a string.
     expect(byName.get('thingId')).toEqual({ name: 'thingId', in: 'path', required: true, schema: { type: 'string' } });
     // The input side: what the client sends (a string of digits), not the number the handler gets.
-    expect(byName.get('limit')).toMatchObject({ in: 'query', required: false, description: 'Page size.', schema: { type: 'string', pattern: '^\\d+$' } });
+    expect(byName.get('limit')).toMatchObject({
+      in: 'query',
+      required: false,
+      description: 'Page size.',
+      schema: { type: 'string', pattern: '^\\d+$' },
+    });
     expect(byName.get('tag')).toMatchObject({ in: 'query', required: false, style: 'form', explode: true, schema: { type: 'array' } });
     expect(byName.get('q')).toMatchObject({ in: 'query', required: true, schema: { type: 'string' } });
     expect(byName.has('connection.state')).toBe(true);
@@ -245,13 +278,22 @@ describe('openApiDocument', () => {
   });
 
   it('documents the query parameters of the real routes from their schemas: paging, history filters, search filters', () => {
-    const names = (id: string) => parametersOf(operationFor(id)).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
+    const names = (id: string) =>
+      parametersOf(operationFor(id))
+        .filter((parameter) => parameter.in === 'query')
+        .map((parameter) => parameter.name);
     expect(names('ScenarioList')).toEqual(['limit', 'cursor']);
     expect(names('DeploymentsHistory')).toEqual(['deviceId', 'scenarioId', 'version', 'from', 'to', 'limit', 'cursor']);
     expect(names('DeploymentsExecute')).toContain('dryRun');
     const search = new Map(parametersOf(operationFor('Search')).map((parameter) => [parameter.name, parameter]));
     for (const field of FILTER_FIELDS) {
-      expect(search.get(field.field), field.field).toMatchObject({ in: 'query', required: false, style: 'form', explode: true, schema: { type: 'array' } });
+      expect(search.get(field.field), field.field).toMatchObject({
+        in: 'query',
+        required: false,
+        style: 'form',
+        explode: true,
+        schema: { type: 'array' },
+      });
     }
     expect(search.get('pageSize')).toMatchObject({ in: 'query', required: false });
     const connection = asObject(asObject(search.get('connection.state')?.schema).items);
@@ -264,7 +306,10 @@ describe('openApiDocument', () => {
 
   it('follows a route definition with no other edit: a field added to a response schema appears in the document', () => {
     const withField = ROUTES.map((route) =>
-      route.id !== 'Search' ? route : { ...route, responses: { ...route.responses, 200: { description: 'OK', schema: SearchResponse.extend({ took: z.number() }) } } });
+      route.id !== 'Search'
+        ? route
+        : { ...route, responses: { ...route.responses, 200: { description: 'OK', schema: SearchResponse.extend({ took: z.number() }) } } },
+    );
     const before = JSON.stringify(operationFor('Search'));
     const made = openApiDocumentOf(withField);
     const changed = asObject(asObject(asObject(made.paths)['/resources/search']).get);
@@ -280,20 +325,29 @@ describe('openApiDocument', () => {
 
   it('turns a request body into a requestBody of its media type, with the schema of its input side', () => {
     const route = defineRoute({
-      id: 'Upload', api: 'upload', method: 'POST', path: '/things', scope: 'scenarios:write', entry: 'x.ts',
+      id: 'Upload',
+      api: 'upload',
+      method: 'POST',
+      path: '/things',
+      scope: 'scenarios:write',
+      entry: 'x.ts',
       request: { body: { kind: 'multipart', schema: ScenarioUploadForm, description: 'The form.' } },
       responses: { 201: { description: 'Created', schema: StoredScenario } },
     });
     const op = asObject(asObject(asObject(openApiDocumentOf([route]).paths)['/things']).post);
     expect(op.requestBody).toEqual({
-      required: true, description: 'The form.', content: { 'multipart/form-data': { schema: { $ref: '#/components/schemas/ScenarioUploadForm' } } },
+      required: true,
+      description: 'The form.',
+      content: { 'multipart/form-data': { schema: { $ref: '#/components/schemas/ScenarioUploadForm' } } },
     });
   });
 
   it('declares 404 on the listing of one device only', () => {
     expect(statuses(operationFor('DeploymentsListDevice'))).toContain('404');
     expect(statuses(operationFor('DeploymentsListAll'))).not.toContain('404');
-    const page = deref(asObject(asObject(deref(asObject(operationFor('DeploymentsListAll').responses)['200']).content)['application/json']).schema);
+    const page = deref(
+      asObject(asObject(deref(asObject(operationFor('DeploymentsListAll').responses)['200']).content)['application/json']).schema,
+    );
     expect(asObject(page.properties)).toHaveProperty('nextCursor');
   });
 
@@ -339,7 +393,12 @@ describe('openApiDocument', () => {
 describe('GET /openapi.json handler', () => {
   it('answers 200 with the document and no bearer token', async () => {
     const event = {
-      version: '2.0', routeKey: 'GET /openapi.json', rawPath: '/openapi.json', rawQueryString: '', headers: {}, isBase64Encoded: false,
+      version: '2.0',
+      routeKey: 'GET /openapi.json',
+      rawPath: '/openapi.json',
+      rawQueryString: '',
+      headers: {},
+      isBase64Encoded: false,
       requestContext: { http: { method: 'GET', path: '/openapi.json' } },
     } as unknown as APIGatewayProxyEventV2;
     const response = (await handler(event, {} as Context)) as APIGatewayProxyStructuredResultV2;

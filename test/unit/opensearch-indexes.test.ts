@@ -4,7 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  OpenSearchIndexes, concreteIndexName, indexTemplateBody, templateName, templateVersion,
+  OpenSearchIndexes,
+  concreteIndexName,
+  indexTemplateBody,
+  templateName,
+  templateVersion,
 } from '../../functions/adapters/aws/opensearch-indexes.js';
 import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.js';
 import { OpenSearchRequestError } from '../../functions/adapters/aws/opensearch-transport.js';
@@ -22,7 +26,10 @@ describe('concrete index names and the template', () => {
   it('applies the mappings of indexTemplate() to every <alias>-* index', () => {
     expect(templateName('resources')).toBe('resources-template');
     expect(indexTemplateBody('resources')).toEqual({
-      index_patterns: ['resources-*'], priority: 100, template: indexTemplate(), _meta: { alias: 'resources', version: templateVersion() },
+      index_patterns: ['resources-*'],
+      priority: 100,
+      template: indexTemplate(),
+      _meta: { alias: 'resources', version: templateVersion() },
     });
     expect(templateVersion()).toMatch(/^[0-9a-f]{16}$/);
   });
@@ -36,7 +43,9 @@ describe('OpenSearchIndexes', () => {
     expect(fake.aliasTable()).toEqual({ resources: ['resources-20261122t161646712z'] });
     expect(fake.indexes.get('resources-20261122t161646712z')?.fromTemplate).toEqual(indexTemplate());
     expect(fake.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
-      'PUT /_index_template/resources-template', 'GET /_alias/resources', 'PUT /resources-20261122t161646712z',
+      'PUT /_index_template/resources-template',
+      'GET /_alias/resources',
+      'PUT /resources-20261122t161646712z',
     ]);
   });
 
@@ -78,8 +87,15 @@ describe('OpenSearchIndexes', () => {
     await indexes.createIndex('resources-c');
     await indexes.switchAlias('resources-c', ['resources-a', 'resources-b']);
     expect(fake.requests.at(-1)).toMatchObject({
-      method: 'POST', path: '/_aliases',
-      body: { actions: [{ remove: { index: 'resources-a', alias: 'resources' } }, { remove: { index: 'resources-b', alias: 'resources' } }, { add: { index: 'resources-c', alias: 'resources' } }] },
+      method: 'POST',
+      path: '/_aliases',
+      body: {
+        actions: [
+          { remove: { index: 'resources-a', alias: 'resources' } },
+          { remove: { index: 'resources-b', alias: 'resources' } },
+          { add: { index: 'resources-c', alias: 'resources' } },
+        ],
+      },
     });
     expect(await indexes.aliasIndexes()).toEqual(['resources-c']);
     await indexes.deleteIndexes(['resources-a', 'resources-b', 'resources-gone']);

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import {
-  bulkBody, countRequestBody, documentId, indexTemplate, replicasFor, keywordField, MAX_COUNT_BUCKETS, pageWindow, searchRequestBody,
-  SORT_KEY_FIELD, toSearchResult, toValueCounts,
+  bulkBody,
+  countRequestBody,
+  documentId,
+  indexTemplate,
+  replicasFor,
+  keywordField,
+  MAX_COUNT_BUCKETS,
+  pageWindow,
+  searchRequestBody,
+  SORT_KEY_FIELD,
+  toSearchResult,
+  toValueCounts,
 } from '../../functions/adapters/aws/opensearch-queries.js';
 import type { ScenarioDocument } from '../../functions/core/search/documents.js';
 import { globalQueryTerms, MAX_RESULT_WINDOW, type CountQuery, type SearchQuery } from '../../functions/core/search/query.js';
@@ -14,7 +24,14 @@ const countBody = (count: CountQuery): Body => countRequestBody(count) as Body;
 const companyClause = (...companies: string[]): Body => ({ terms: { company: companies } });
 
 function query(overrides: Partial<SearchQuery> = {}): SearchQuery {
-  return { companies: ['acme', 'globex'], filters: new Map(), sort: { field: 'serial', direction: 'ASC' }, page: 1, pageSize: 20, ...overrides };
+  return {
+    companies: ['acme', 'globex'],
+    filters: new Map(),
+    sort: { field: 'serial', direction: 'ASC' },
+    page: 1,
+    pageSize: 20,
+    ...overrides,
+  };
 }
 
 /** The mapping of a dotted path in the template. */
@@ -25,18 +42,29 @@ function mappingOf(path: string): Body | undefined {
 }
 
 const scenario: ScenarioDocument = {
-  type: 'SCENARIO', id: 'welcome', company: 'acme', name: 'Welcome', latestVersion: '1.0.0', versions: ['1.0.0'],
-  created: '2024-01-01T00:00:00.000Z', updated: '2024-01-01T00:00:00.000Z',
+  type: 'SCENARIO',
+  id: 'welcome',
+  company: 'acme',
+  name: 'Welcome',
+  latestVersion: '1.0.0',
+  versions: ['1.0.0'],
+  created: '2024-01-01T00:00:00.000Z',
+  updated: '2024-01-01T00:00:00.000Z',
 };
 
 describe('searchRequestBody', () => {
   it('ORs the values of a field in one terms clause, ANDs fields, sorts DESC with missing last and the key tie-breaker, pages', () => {
-    const body = searchBody(query({
-      filters: new Map([['connection.state', ['CONNECTED', 'UNKNOWN']], ['health.mode', ['SERVER']]]),
-      sort: { field: 'created', direction: 'DESC' },
-      page: 2,
-      pageSize: 20,
-    }));
+    const body = searchBody(
+      query({
+        filters: new Map([
+          ['connection.state', ['CONNECTED', 'UNKNOWN']],
+          ['health.mode', ['SERVER']],
+        ]),
+        sort: { field: 'created', direction: 'DESC' },
+        page: 2,
+        pageSize: 20,
+      }),
+    );
     expect(body).toEqual({
       from: 20,
       size: 20,
@@ -55,20 +83,25 @@ describe('searchRequestBody', () => {
   });
 
   it('filters and sorts full-text fields on their keyword sub-field', () => {
-    const body = searchBody(query({
-      filters: new Map([['health.versionCode', ['100', '101']]]), sort: { field: 'serial', direction: 'ASC' },
-    }));
+    const body = searchBody(
+      query({
+        filters: new Map([['health.versionCode', ['100', '101']]]),
+        sort: { field: 'serial', direction: 'ASC' },
+      }),
+    );
     expect(body.query.bool.filter[1]).toEqual({ terms: { 'health.versionCode.keyword': ['100', '101'] } });
     expect(body.sort[0]).toEqual({ 'serial.keyword': { order: 'asc', missing: '_last' } });
   });
 
   it('global: ignores filters, keeps the company restriction, every word must match, ranks by _score then _key', () => {
-    const body = searchBody(query({
-      companies: ['acme'],
-      global: 'Lyon ACM-0001',
-      filters: new Map([['connection.state', ['CONNECTED']]]),
-      sort: { field: 'relevance', direction: 'DESC' },
-    }));
+    const body = searchBody(
+      query({
+        companies: ['acme'],
+        global: 'Lyon ACM-0001',
+        filters: new Map([['connection.state', ['CONNECTED']]]),
+        sort: { field: 'relevance', direction: 'DESC' },
+      }),
+    );
     expect(body.query.bool.filter).toEqual([companyClause('acme')]);
     expect(body.sort).toEqual([{ _score: { order: 'desc' } }, { [SORT_KEY_FIELD]: { order: 'asc' } }]);
     const words = body.query.bool.must[0].bool.must as Body[];
@@ -90,7 +123,9 @@ describe('searchRequestBody', () => {
   });
 
   it('global without words matches nothing; short words are not fuzzy', () => {
-    expect(searchBody(query({ global: '--', sort: { field: 'relevance', direction: 'DESC' } })).query.bool.must).toEqual([{ match_none: {} }]);
+    expect(searchBody(query({ global: '--', sort: { field: 'relevance', direction: 'DESC' } })).query.bool.must).toEqual([
+      { match_none: {} },
+    ]);
     const short = searchBody(query({ global: 'abc' })).query.bool.must[0].bool.must[0].bool.should as Body[];
     expect(short.filter((clause) => clause.multi_match !== undefined)).toHaveLength(1);
   });
@@ -120,18 +155,24 @@ describe('searchRequestBody', () => {
 describe('countRequestBody', () => {
   it('has no hits, the filters and type, one terms aggregation per field and a label top hit for data fields', () => {
     const count: CountQuery = {
-      companies: ['acme'], type: 'DEVICE', filters: new Map([['connection.state', ['CONNECTED']]]),
+      companies: ['acme'],
+      type: 'DEVICE',
+      filters: new Map([['connection.state', ['CONNECTED']]]),
       fields: ['health.mode', 'health.versionCode'],
     };
     expect(countBody(count)).toEqual({
       size: 0,
       track_total_hits: true,
-      query: { bool: { filter: [companyClause('acme'), { terms: { type: ['DEVICE'] } }, { terms: { 'connection.state': ['CONNECTED'] } }] } },
+      query: {
+        bool: { filter: [companyClause('acme'), { terms: { type: ['DEVICE'] } }, { terms: { 'connection.state': ['CONNECTED'] } }] },
+      },
       aggs: {
         f0: { terms: { field: 'health.mode', size: MAX_COUNT_BUCKETS, order: { _key: 'asc' } } },
         f1: {
           terms: { field: 'health.versionCode.keyword', size: MAX_COUNT_BUCKETS, order: { _key: 'asc' } },
-          aggs: { label: { top_hits: { size: 1, _source: { includes: ['health.versionName'] }, sort: [{ [SORT_KEY_FIELD]: { order: 'asc' } }] } } },
+          aggs: {
+            label: { top_hits: { size: 1, _source: { includes: ['health.versionName'] }, sort: [{ [SORT_KEY_FIELD]: { order: 'asc' } }] } },
+          },
         },
       },
     });
@@ -168,7 +209,8 @@ describe('indexTemplate', () => {
   });
 
   it('maps full-text fields as text with a keyword sub-field, dates as dates, every sort field', () => {
-    for (const field of FULL_TEXT_FIELDS) expect(mappingOf(field), field).toMatchObject({ type: 'text', fields: { keyword: { type: 'keyword' } } });
+    for (const field of FULL_TEXT_FIELDS)
+      expect(mappingOf(field), field).toMatchObject({ type: 'text', fields: { keyword: { type: 'keyword' } } });
     expect(mappingOf('created')).toMatchObject({ type: 'date' });
     expect(mappingOf('updated')).toMatchObject({ type: 'date' });
     for (const field of SORT_FIELDS) expect(mappingOf(field), field).toBeDefined();
@@ -190,29 +232,50 @@ describe('indexTemplate', () => {
 describe('response mapping', () => {
   it('maps hits to documents without the key field, and the total', () => {
     const result = toSearchResult({
-      hits: { total: { value: 42, relation: 'eq' }, hits: [{ _id: documentId(scenario), _source: { ...scenario, [SORT_KEY_FIELD]: 'SCENARIO#acme#welcome' } }] },
+      hits: {
+        total: { value: 42, relation: 'eq' },
+        hits: [{ _id: documentId(scenario), _source: { ...scenario, [SORT_KEY_FIELD]: 'SCENARIO#acme#welcome' } }],
+      },
     });
     expect(result).toEqual({ total: 42, resources: [scenario] });
     expect(toSearchResult({ hits: { total: 0, hits: [] } })).toEqual({ total: 0, resources: [] });
   });
 
   it('maps aggregations to value counts, ascending, with labels, empty maps for fields without buckets', () => {
-    const count: CountQuery = { companies: ['acme'], filters: new Map(), fields: ['health.versionCode', 'connection.state', 'health.mode'] };
-    const counts = toValueCounts({
-      hits: { total: { value: 4 }, hits: [] },
-      aggregations: {
-        f0: {
-          buckets: [
-            { key: '101', doc_count: 2, label: { hits: { hits: [{ _source: { health: { versionName: '1.0.1' } } }] } } },
-            { key: '100', doc_count: 2, label: { hits: { hits: [{ _source: { health: { versionName: '1.0.0' } } }] } } },
-          ],
+    const count: CountQuery = {
+      companies: ['acme'],
+      filters: new Map(),
+      fields: ['health.versionCode', 'connection.state', 'health.mode'],
+    };
+    const counts = toValueCounts(
+      {
+        hits: { total: { value: 4 }, hits: [] },
+        aggregations: {
+          f0: {
+            buckets: [
+              { key: '101', doc_count: 2, label: { hits: { hits: [{ _source: { health: { versionName: '1.0.1' } } }] } } },
+              { key: '100', doc_count: 2, label: { hits: { hits: [{ _source: { health: { versionName: '1.0.0' } } }] } } },
+            ],
+          },
+          f1: {
+            buckets: [
+              { key: 'UNKNOWN', doc_count: 1 },
+              { key: 'CONNECTED', doc_count: 3 },
+            ],
+          },
+          f2: { buckets: [] },
         },
-        f1: { buckets: [{ key: 'UNKNOWN', doc_count: 1 }, { key: 'CONNECTED', doc_count: 3 }] },
-        f2: { buckets: [] },
       },
-    }, count);
-    expect([...(counts.get('health.versionCode') ?? [])]).toEqual([['100', { count: 2, label: '1.0.0' }], ['101', { count: 2, label: '1.0.1' }]]);
-    expect([...(counts.get('connection.state') ?? [])]).toEqual([['CONNECTED', { count: 3 }], ['UNKNOWN', { count: 1 }]]);
+      count,
+    );
+    expect([...(counts.get('health.versionCode') ?? [])]).toEqual([
+      ['100', { count: 2, label: '1.0.0' }],
+      ['101', { count: 2, label: '1.0.1' }],
+    ]);
+    expect([...(counts.get('connection.state') ?? [])]).toEqual([
+      ['CONNECTED', { count: 3 }],
+      ['UNKNOWN', { count: 1 }],
+    ]);
     expect(counts.get('health.mode')).toEqual(new Map());
   });
 });
@@ -221,7 +284,12 @@ describe('bulkBody', () => {
   it('indexes documents with their key as _id and source field, then deletes', () => {
     const body = bulkBody([scenario], [{ type: 'DEVICE', company: 'acme', id: 'dev-1' }]);
     expect(body.endsWith('\n')).toBe(true);
-    expect(body.trimEnd().split('\n').map((line) => JSON.parse(line))).toEqual([
+    expect(
+      body
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
       { index: { _id: 'SCENARIO#acme#welcome' } },
       { ...scenario, [SORT_KEY_FIELD]: 'SCENARIO#acme#welcome' },
       { delete: { _id: 'DEVICE#acme#dev-1' } },

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  BulkIndexError, OpenSearchSearchIndex, type OpenSearchRequest, type OpenSearchResponse, type OpenSearchTransport,
+  BulkIndexError,
+  OpenSearchSearchIndex,
+  type OpenSearchRequest,
+  type OpenSearchResponse,
+  type OpenSearchTransport,
 } from '../../functions/adapters/aws/opensearch-search-index.js';
 import { ServiceUnavailableError } from '../../functions/core/errors.js';
 import type { ScenarioDocument } from '../../functions/core/search/documents.js';
@@ -20,26 +24,43 @@ class FakeTransport implements OpenSearchTransport {
 
 const query: SearchQuery = { companies: ['acme'], filters: new Map(), sort: { field: 'serial', direction: 'ASC' }, page: 1, pageSize: 20 };
 const scenario = (id: string): ScenarioDocument => ({
-  type: 'SCENARIO', id, company: 'acme', name: id, latestVersion: '1.0.0', versions: ['1.0.0'],
-  created: '2024-01-01T00:00:00.000Z', updated: '2024-01-01T00:00:00.000Z',
+  type: 'SCENARIO',
+  id,
+  company: 'acme',
+  name: id,
+  latestVersion: '1.0.0',
+  versions: ['1.0.0'],
+  created: '2024-01-01T00:00:00.000Z',
+  updated: '2024-01-01T00:00:00.000Z',
 });
 
 describe('OpenSearchSearchIndex', () => {
   it('searches the alias and maps the response', async () => {
-    const transport = new FakeTransport([{ statusCode: 200, body: { hits: { total: { value: 1 }, hits: [{ _source: { ...scenario('a'), _key: 'x' } }] } } }]);
+    const transport = new FakeTransport([
+      { statusCode: 200, body: { hits: { total: { value: 1 }, hits: [{ _source: { ...scenario('a'), _key: 'x' } }] } } },
+    ]);
     const index = new OpenSearchSearchIndex({ transport, alias: 'resources' });
     expect(await index.search(query)).toEqual({ total: 1, resources: [scenario('a')] });
     expect(transport.requests[0]).toMatchObject({ method: 'POST', path: '/resources/_search' });
   });
 
   it('maps connection failures and 5xx/429 to ServiceUnavailableError with Retry-After', async () => {
-    const unreachable = new OpenSearchSearchIndex({ transport: new FakeTransport([new Error('ECONNREFUSED')]), alias: 'r', retryAfterSeconds: 7 });
+    const unreachable = new OpenSearchSearchIndex({
+      transport: new FakeTransport([new Error('ECONNREFUSED')]),
+      alias: 'r',
+      retryAfterSeconds: 7,
+    });
     const refused = await unreachable.search(query).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ServiceUnavailableError);
     expect((refused as ServiceUnavailableError).headers['Retry-After']).toBe('7');
 
-    const busy = new OpenSearchSearchIndex({ transport: new FakeTransport([{ statusCode: 429, body: {}, retryAfterSeconds: 30 }]), alias: 'r' });
-    const throttled = await busy.countValues({ companies: ['acme'], filters: new Map(), fields: ['type'] }).catch((error: unknown) => error);
+    const busy = new OpenSearchSearchIndex({
+      transport: new FakeTransport([{ statusCode: 429, body: {}, retryAfterSeconds: 30 }]),
+      alias: 'r',
+    });
+    const throttled = await busy
+      .countValues({ companies: ['acme'], filters: new Map(), fields: ['type'] })
+      .catch((error: unknown) => error);
     expect(throttled).toBeInstanceOf(ServiceUnavailableError);
     expect((throttled as ServiceUnavailableError).headers['Retry-After']).toBe('30');
 
@@ -49,13 +70,19 @@ describe('OpenSearchSearchIndex', () => {
 
   it('reports other statuses as errors with the reason', async () => {
     const index = new OpenSearchSearchIndex({
-      transport: new FakeTransport([{ statusCode: 404, body: { error: { type: 'index_not_found_exception', reason: 'no such index [r]' } } }]), alias: 'r',
+      transport: new FakeTransport([
+        { statusCode: 404, body: { error: { type: 'index_not_found_exception', reason: 'no such index [r]' } } },
+      ]),
+      alias: 'r',
     });
     await expect(index.search(query)).rejects.toThrow(/404: index_not_found_exception: no such index/);
   });
 
   it('writes through _bulk to the alias only (require_alias), with the refresh option, and skips empty writes', async () => {
-    const transport = new FakeTransport([{ statusCode: 200, body: { errors: false, items: [] } }, { statusCode: 200, body: { errors: false, items: [] } }]);
+    const transport = new FakeTransport([
+      { statusCode: 200, body: { errors: false, items: [] } },
+      { statusCode: 200, body: { errors: false, items: [] } },
+    ]);
     const index = new OpenSearchSearchIndex({ transport, alias: 'resources', refresh: 'wait_for' });
     await index.upsert([]);
     await index.remove([]);
@@ -70,33 +97,50 @@ describe('OpenSearchSearchIndex', () => {
 
   it('reports writes and deletes refused because the alias is missing (nothing silently dropped)', async () => {
     const missing = { type: 'index_not_found_exception', reason: 'no such index [resources] and [require_alias] request flag is [true]' };
-    const transport = new FakeTransport([{
-      statusCode: 200,
-      body: { errors: true, items: [{ index: { _id: 'SCENARIO#acme#a', status: 404, error: missing } }, { delete: { _id: 'DEVICE#acme#d', status: 404, error: missing } }] },
-    }]);
+    const transport = new FakeTransport([
+      {
+        statusCode: 200,
+        body: {
+          errors: true,
+          items: [
+            { index: { _id: 'SCENARIO#acme#a', status: 404, error: missing } },
+            { delete: { _id: 'DEVICE#acme#d', status: 404, error: missing } },
+          ],
+        },
+      },
+    ]);
     const error = await new OpenSearchSearchIndex({ transport, alias: 'resources' })
-      .bulk([scenario('a')], [{ type: 'DEVICE', company: 'acme', id: 'd' }]).catch((caught: unknown) => caught);
+      .bulk([scenario('a')], [{ type: 'DEVICE', company: 'acme', id: 'd' }])
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(BulkIndexError);
     expect((error as BulkIndexError).failedIds).toEqual(['SCENARIO#acme#a', 'DEVICE#acme#d']);
   });
 
   it('throws BulkIndexError listing the failed ids; deleting an unknown document is not a failure', async () => {
-    const transport = new FakeTransport([{
-      statusCode: 200,
-      body: {
-        errors: true,
-        items: [
-          { index: { _id: 'SCENARIO#acme#a', status: 201 } },
-          { index: { _id: 'SCENARIO#acme#b', status: 400, error: { type: 'mapper_parsing_exception', reason: 'bad date' } } },
-          { delete: { _id: 'DEVICE#acme#gone', status: 404, result: 'not_found' } },
-          { delete: { _id: 'DEVICE#acme#busy', status: 429, error: { type: 'es_rejected_execution_exception' } } },
-        ],
+    const transport = new FakeTransport([
+      {
+        statusCode: 200,
+        body: {
+          errors: true,
+          items: [
+            { index: { _id: 'SCENARIO#acme#a', status: 201 } },
+            { index: { _id: 'SCENARIO#acme#b', status: 400, error: { type: 'mapper_parsing_exception', reason: 'bad date' } } },
+            { delete: { _id: 'DEVICE#acme#gone', status: 404, result: 'not_found' } },
+            { delete: { _id: 'DEVICE#acme#busy', status: 429, error: { type: 'es_rejected_execution_exception' } } },
+          ],
+        },
       },
-    }]);
+    ]);
     const index = new OpenSearchSearchIndex({ transport, alias: 'resources' });
-    const error = await index.bulk([scenario('a'), scenario('b')], [
-      { type: 'DEVICE', company: 'acme', id: 'gone' }, { type: 'DEVICE', company: 'acme', id: 'busy' },
-    ]).catch((caught: unknown) => caught);
+    const error = await index
+      .bulk(
+        [scenario('a'), scenario('b')],
+        [
+          { type: 'DEVICE', company: 'acme', id: 'gone' },
+          { type: 'DEVICE', company: 'acme', id: 'busy' },
+        ],
+      )
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(BulkIndexError);
     expect((error as BulkIndexError).failedIds).toEqual(['SCENARIO#acme#b', 'DEVICE#acme#busy']);
     expect((error as BulkIndexError).message).toContain('mapper_parsing_exception: bad date');
@@ -106,6 +150,10 @@ describe('OpenSearchSearchIndex', () => {
     const transport = new FakeTransport([{ statusCode: 200, body: { acknowledged: true } }]);
     await new OpenSearchSearchIndex({ transport, alias: 'resources', index: 'resources-v2' }).createIndex();
     const [request] = transport.requests;
-    expect(request).toMatchObject({ method: 'PUT', path: '/resources-v2', body: { aliases: { resources: {} }, mappings: { dynamic: false } } });
+    expect(request).toMatchObject({
+      method: 'PUT',
+      path: '/resources-v2',
+      body: { aliases: { resources: {} }, mappings: { dynamic: false } },
+    });
   });
 });

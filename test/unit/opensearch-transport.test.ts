@@ -13,8 +13,14 @@ import { freePort } from '../../functions/local/free-port.js';
 import { FakeOpenSearch, type FakeRequestRecord } from './fake-opensearch.js';
 
 const scenario = (id: string): ScenarioDocument => ({
-  type: 'SCENARIO', id, company: 'acme', name: `Scenario ${id}`, latestVersion: '1.0.0', versions: ['1.0.0'],
-  created: '2024-01-01T00:00:00.000Z', updated: '2024-01-01T00:00:00.000Z',
+  type: 'SCENARIO',
+  id,
+  company: 'acme',
+  name: `Scenario ${id}`,
+  latestVersion: '1.0.0',
+  versions: ['1.0.0'],
+  created: '2024-01-01T00:00:00.000Z',
+  updated: '2024-01-01T00:00:00.000Z',
 });
 
 let fake: FakeOpenSearch;
@@ -62,7 +68,7 @@ describe('OpenSearchClientTransport (unsigned)', () => {
     expect(fake.documentsOf('resources').get('SCENARIO#acme#a')).toMatchObject({ name: 'Scenario a', _key: 'SCENARIO#acme#a' });
   });
 
-  it('returns 4xx answers instead of throwing, with OpenSearch\'s error', async () => {
+  it("returns 4xx answers instead of throwing, with OpenSearch's error", async () => {
     const response = await transport.request({ method: 'POST', path: '/missing/_search', body: {} });
     expect(response.statusCode).toBe(404);
     expect(response.body).toMatchObject({ error: { type: 'index_not_found_exception' } });
@@ -82,12 +88,18 @@ describe('OpenSearchClientTransport (unsigned)', () => {
 /** Recomputes the SigV4 signature of a received request from the secret key; true when it matches. */
 function verifySigV4(request: FakeRequestRecord, secretAccessKey: string, body: string): boolean {
   const authorization = String(request.headers.authorization);
-  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization);
+  const match =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
+      authorization,
+    );
   if (match === null) return false;
   const [, , date, region, service, signedHeaders, signature] = match as unknown as string[];
   const url = new URL(request.path, 'http://host');
-  const query = [...url.searchParams].map(([key, value]) => [encodeURIComponent(key), encodeURIComponent(value)])
-    .sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)).map(([key, value]) => `${key}=${value}`).join('&');
+  const query = [...url.searchParams]
+    .map(([key, value]) => [encodeURIComponent(key), encodeURIComponent(value)])
+    .sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1))
+    .map(([key, value]) => `${key}=${value}`)
+    .join('&');
   const names = (signedHeaders as string).split(';');
   const canonicalHeaders = names.map((name) => `${name}:${String(request.headers[name]).trim().replace(/\s+/g, ' ')}\n`).join('');
   const payloadHash = createHash('sha256').update(body).digest('hex');
@@ -107,7 +119,11 @@ describe('OpenSearchClientTransport (OPENSEARCH_AUTH=aws-sigv4)', () => {
 
   beforeAll(() => {
     // The default provider chain reads the environment first, as it does in Lambda.
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: secret, AWS_SESSION_TOKEN: 'session-token-example' });
+    Object.assign(process.env, {
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: secret,
+      AWS_SESSION_TOKEN: 'session-token-example',
+    });
   });
 
   afterAll(() => {

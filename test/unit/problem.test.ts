@@ -131,7 +131,9 @@ describe("the handler stack's problem+json mapping", () => {
     expect(result.statusCode).toBe(400);
     expect(body.errors).toEqual(violations.slice(0, 20));
     expect(body.errorCount).toBe(3000);
-    expect(body.detail).toBe('The request has invalid query parameters. Only the first 20 of 3000 errors are listed; 2980 more were omitted.');
+    expect(body.detail).toBe(
+      'The request has invalid query parameters. Only the first 20 of 3000 errors are listed; 2980 more were omitted.',
+    );
     const archive = await responseFor(new InvalidArchiveError('21 problems', violations.slice(0, 21)));
     expect(archive.body).toMatchObject({ status: 422, errorCount: 21 });
     expect(archive.body.errors).toHaveLength(20);
@@ -152,7 +154,9 @@ describe("the handler stack's problem+json mapping", () => {
     expect(missing.body).toMatchObject({ status: 401, title: 'Unauthorized', detail: 'An Authorization header is required.' });
 
     const expired = await responseFor(new UnauthorizedError('The token "abc" has expired.'));
-    expect(expired.result.headers?.['WWW-Authenticate']).toBe(`Bearer error="invalid_token", error_description="The token 'abc' has expired."`);
+    expect(expired.result.headers?.['WWW-Authenticate']).toBe(
+      `Bearer error="invalid_token", error_description="The token 'abc' has expired."`,
+    );
     expect(expired.body.detail).toBe('The token "abc" has expired.');
   });
 
@@ -210,32 +214,71 @@ describe("the handler stack's problem+json mapping", () => {
   });
 
   it.each([
-    ['S3 SlowDown', Object.assign(new Error('Please reduce your request rate.'), { name: 'SlowDown', $fault: 'client', $metadata: { httpStatusCode: 503 } }), '2'],
-    ['a retryable throttling error', Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException', $retryable: { throttling: true } }), '2'],
-    ['S3 InternalError', Object.assign(new Error('We encountered an internal error.'), { name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 } }), '5'],
-    ['an AggregateError of refused connections', Object.assign(new AggregateError([
-      Object.assign(new Error('connect ECONNREFUSED ::1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
-      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
-    ], 'connect ECONNREFUSED localhost:8000'), { code: 'ECONNREFUSED', $metadata: { attempts: 3 } }), '5'],
+    [
+      'S3 SlowDown',
+      Object.assign(new Error('Please reduce your request rate.'), {
+        name: 'SlowDown',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 503 },
+      }),
+      '2',
+    ],
+    [
+      'a retryable throttling error',
+      Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException', $retryable: { throttling: true } }),
+      '2',
+    ],
+    [
+      'S3 InternalError',
+      Object.assign(new Error('We encountered an internal error.'), {
+        name: 'InternalError',
+        $fault: 'server',
+        $metadata: { httpStatusCode: 500 },
+      }),
+      '5',
+    ],
+    [
+      'an AggregateError of refused connections',
+      Object.assign(
+        new AggregateError(
+          [
+            Object.assign(new Error('connect ECONNREFUSED ::1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+            Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED', syscall: 'connect' }),
+          ],
+          'connect ECONNREFUSED localhost:8000',
+        ),
+        { code: 'ECONNREFUSED', $metadata: { attempts: 3 } },
+      ),
+      '5',
+    ],
     ['EPIPE', Object.assign(new Error('write EPIPE'), { code: 'EPIPE', syscall: 'write' }), '5'],
-    ['a library error caused by a timeout', new Error('Failed to save record', { cause: Object.assign(new Error('timed out'), { name: 'TimeoutError' }) }), '5'],
-  ])('maps a backend failure (%s) to 503 with Retry-After, logged once as a warning and not as an error', async (_name, error, retryAfter) => {
-    const warned = vi.spyOn(logger, 'warn');
-    const failed = vi.spyOn(logger, 'error');
-    const { result, body } = await responseFor(error);
-    expect(result.statusCode).toBe(503);
-    expect(result.headers?.['Retry-After']).toBe(retryAfter);
-    expect(body).toMatchObject({ title: 'Service Unavailable', status: 503, detail: expect.stringMatching(/retry/i) });
-    expect(result.body).not.toContain((error as Error).message);
-    expect(warned).toHaveBeenCalledTimes(1);
-    expect(failed).not.toHaveBeenCalled();
-  });
+    [
+      'a library error caused by a timeout',
+      new Error('Failed to save record', { cause: Object.assign(new Error('timed out'), { name: 'TimeoutError' }) }),
+      '5',
+    ],
+  ])(
+    'maps a backend failure (%s) to 503 with Retry-After, logged once as a warning and not as an error',
+    async (_name, error, retryAfter) => {
+      const warned = vi.spyOn(logger, 'warn');
+      const failed = vi.spyOn(logger, 'error');
+      const { result, body } = await responseFor(error);
+      expect(result.statusCode).toBe(503);
+      expect(result.headers?.['Retry-After']).toBe(retryAfter);
+      expect(body).toMatchObject({ title: 'Service Unavailable', status: 503, detail: expect.stringMatching(/retry/i) });
+      expect(result.body).not.toContain((error as Error).message);
+      expect(warned).toHaveBeenCalledTimes(1);
+      expect(failed).not.toHaveBeenCalled();
+    },
+  );
 
   it('keeps a file-system error (not a backend) and an HTTP 4xx of AWS at 500', async () => {
     const missing = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', syscall: 'open' });
     expect((await responseFor(missing)).result.statusCode).toBe(500);
     const validation = Object.assign(new Error('One or more parameter values were invalid'), {
-      name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 },
+      name: 'ValidationException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
     });
     expect((await responseFor(validation)).result.statusCode).toBe(500);
   });

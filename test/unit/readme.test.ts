@@ -25,7 +25,10 @@ describe('README', () => {
   });
 
   it('names every environment variable the schema declares in its Configuration section, and quotes a real error', () => {
-    const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## ', readme.indexOf('\n## Configuration\n') + 1));
+    const section = readme.slice(
+      readme.indexOf('\n## Configuration\n'),
+      readme.indexOf('\n## ', readme.indexOf('\n## Configuration\n') + 1),
+    );
     expect(section.length).toBeGreaterThan(100);
     expect([...KNOWN_VARIABLES].filter((name) => !section.includes(`\`${name}\``))).toEqual([]);
     let message = '';

@@ -23,13 +23,22 @@ function flaky(failures: number, error: () => Error = () => new Transient('not y
 function fakeTime() {
   const waits: number[] = [];
   let clock = 0;
-  return { waits, now: () => clock, sleep: async (ms: number) => { waits.push(ms); clock += ms; } };
+  return {
+    waits,
+    now: () => clock,
+    sleep: async (ms: number) => {
+      waits.push(ms);
+      clock += ms;
+    },
+  };
 }
 
 describe('backoffDelayMs', () => {
   it('doubles from minDelayMs up to maxDelayMs; jitter takes off up to its share of each wait', () => {
     const schedule = (random: number, jitter: number) =>
-      [1, 2, 3, 4, 5, 6, 7].map((retryNumber) => backoffDelayMs(retryNumber, { minDelayMs: 2_000, maxDelayMs: 60_000, jitter, random: () => random }));
+      [1, 2, 3, 4, 5, 6, 7].map((retryNumber) =>
+        backoffDelayMs(retryNumber, { minDelayMs: 2_000, maxDelayMs: 60_000, jitter, random: () => random }),
+      );
     expect(schedule(0.999_999, 0)).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
     expect(schedule(0, 0.5)).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
     expect(schedule(0.5, 0.5)).toEqual([1_500, 3_000, 6_000, 12_000, 24_000, 45_000, 45_000]);
@@ -62,7 +71,13 @@ describe('retry', () => {
   it('gives up after `attempts` in all, throwing the last error', async () => {
     let count = 0;
     const time = fakeTime();
-    const error = await retry(async () => { count += 1; throw new Transient(`failure ${count}`); }, { ...time, attempts: 3 }).catch((caught: unknown) => caught);
+    const error = await retry(
+      async () => {
+        count += 1;
+        throw new Transient(`failure ${count}`);
+      },
+      { ...time, attempts: 3 },
+    ).catch((caught: unknown) => caught);
     expect((error as Error).message).toBe('failure 3');
     expect(count).toBe(3);
     expect(time.waits).toHaveLength(2);
@@ -79,7 +94,9 @@ describe('retry', () => {
   it('starts no attempt after the budget: it stops when the next wait would end beyond it', async () => {
     const { operation, calls } = flaky(Number.POSITIVE_INFINITY);
     const time = fakeTime();
-    await expect(retry(operation, { ...time, attempts: Number.POSITIVE_INFINITY, minDelayMs: 1_000, maxDelayMs: 4_000, jitter: 0, budgetMs: 15_000 })).rejects.toThrow('not yet');
+    await expect(
+      retry(operation, { ...time, attempts: Number.POSITIVE_INFINITY, minDelayMs: 1_000, maxDelayMs: 4_000, jitter: 0, budgetMs: 15_000 }),
+    ).rejects.toThrow('not yet');
     // 1 + 2 + 4 + 4 = 11 s; a further 4 s wait would end at 15 s, still within; the next would not.
     expect(time.waits).toEqual([1_000, 2_000, 4_000, 4_000, 4_000]);
     expect(calls).toHaveLength(6);

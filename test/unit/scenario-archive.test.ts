@@ -217,7 +217,9 @@ describe('validateScenarioArchive rejects', () => {
   });
 
   it('documents that JSZip resolves ".." segments on load: the entry is seen under its normalised name', async () => {
-    const archive = renameEntries(await zipOf({ 'scenario.json': '{}', 'QQ/QQ/evil.sh': 'rm -rf /' }), { 'QQ/QQ/evil.sh': '../../evil.sh' });
+    const archive = renameEntries(await zipOf({ 'scenario.json': '{}', 'QQ/QQ/evil.sh': 'rm -rf /' }), {
+      'QQ/QQ/evil.sh': '../../evil.sh',
+    });
     const zip = await JSZip.loadAsync(archive);
     expect(Object.keys(zip.files)).toContain('evil.sh');
     expect(Object.keys(zip.files)).not.toContain('../../evil.sh');

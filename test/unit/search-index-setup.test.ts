@@ -7,7 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.js';
 import { FakeOpenSearch } from './fake-opensearch.js';
 
-type Handler = (event: CloudFormationCustomResourceEvent, context: Context) => Promise<{ PhysicalResourceId: string; Data?: Record<string, string> }>;
+type Handler = (
+  event: CloudFormationCustomResourceEvent,
+  context: Context,
+) => Promise<{ PhysicalResourceId: string; Data?: Record<string, string> }>;
 type Waiting = { sleep?: (ms: number) => Promise<void>; now?: () => number };
 
 const fake = new FakeOpenSearch();
@@ -18,7 +21,13 @@ let createHandler: (waiting?: Waiting) => Handler;
 function handlerWithFakeClock(): { handler: Handler; waits: number[] } {
   const waits: number[] = [];
   let clock = 0;
-  const handler = createHandler({ now: () => clock, sleep: async (ms) => { waits.push(ms); clock += ms; } });
+  const handler = createHandler({
+    now: () => clock,
+    sleep: async (ms) => {
+      waits.push(ms);
+      clock += ms;
+    },
+  });
   return { handler, waits };
 }
 
@@ -33,8 +42,17 @@ function expectBackoff(waits: number[], nominal: number[]): void {
 
 beforeAll(async () => {
   const url = await fake.listen();
-  Object.assign(process.env, { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: url, OPENSEARCH_INDEX: 'devices-search', OPENSEARCH_AUTH: 'none', POWERTOOLS_LOG_LEVEL: 'SILENT' });
-  ({ handler, createHandler } = (await import('../../functions/handlers/search-index-setup.js')) as unknown as { handler: Handler; createHandler: typeof createHandler });
+  Object.assign(process.env, {
+    SEARCH_BACKEND: 'opensearch',
+    OPENSEARCH_URL: url,
+    OPENSEARCH_INDEX: 'devices-search',
+    OPENSEARCH_AUTH: 'none',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+  });
+  ({ handler, createHandler } = (await import('../../functions/handlers/search-index-setup.js')) as unknown as {
+    handler: Handler;
+    createHandler: typeof createHandler;
+  });
 });
 
 afterAll(async () => {
@@ -48,13 +66,21 @@ beforeEach(() => {
 
 function event(RequestType: 'Create' | 'Update' | 'Delete'): CloudFormationCustomResourceEvent {
   const common = {
-    ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider', ResponseURL: 'https://cloudformation-custom-resource-response',
-    StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/DeviceScenarioService-dev-Stateless/1', RequestId: 'request-1',
-    LogicalResourceId: 'SearchIndexSetup', ResourceType: 'Custom::SearchIndexSetup',
+    ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',
+    ResponseURL: 'https://cloudformation-custom-resource-response',
+    StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/DeviceScenarioService-dev-Stateless/1',
+    RequestId: 'request-1',
+    LogicalResourceId: 'SearchIndexSetup',
+    ResourceType: 'Custom::SearchIndexSetup',
     ResourceProperties: { ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider', TemplateVersion: 'v1' },
   };
   if (RequestType === 'Create') return { ...common, RequestType };
-  return { ...common, RequestType, PhysicalResourceId: 'devices-search', OldResourceProperties: common.ResourceProperties } as CloudFormationCustomResourceEvent;
+  return {
+    ...common,
+    RequestType,
+    PhysicalResourceId: 'devices-search',
+    OldResourceProperties: common.ResourceProperties,
+  } as CloudFormationCustomResourceEvent;
 }
 
 describe('search index setup (custom resource)', () => {
@@ -64,7 +90,10 @@ describe('search index setup (custom resource)', () => {
     expect(created).toHaveLength(1);
     expect(result).toEqual({ PhysicalResourceId: 'devices-search', Data: { Indexes: created?.[0] } });
     expect(created?.[0]).toMatch(/^devices-search-\d{8}t\d{9}z$/);
-    expect(fake.templates.get('devices-search-template')).toMatchObject({ index_patterns: ['devices-search-*'], template: indexTemplate() });
+    expect(fake.templates.get('devices-search-template')).toMatchObject({
+      index_patterns: ['devices-search-*'],
+      template: indexTemplate(),
+    });
     expect(fake.indexes.get(created?.[0] as string)?.fromTemplate).toEqual(indexTemplate());
   });
 
@@ -86,7 +115,10 @@ describe('search index setup (custom resource)', () => {
   });
 
   it('waits with jittered exponential backoff while a new domain answers 403 (its access policy not applied yet), then succeeds', async () => {
-    const forbidden = { statusCode: 403, body: { Message: 'User: arn:aws:sts::123456789012:assumed-role/setup is not authorized to perform: es:ESHttpPut' } };
+    const forbidden = {
+      statusCode: 403,
+      body: { Message: 'User: arn:aws:sts::123456789012:assumed-role/setup is not authorized to perform: es:ESHttpPut' },
+    };
     fake.refusals.push(forbidden, forbidden);
     const before = fake.requests.length;
     const { handler: patient, waits } = handlerWithFakeClock();

@@ -19,7 +19,10 @@ let handler: Handler;
 beforeAll(async () => {
   port = await freePort();
   Object.assign(process.env, {
-    SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: `http://127.0.0.1:${port}`, OPENSEARCH_INDEX: 'resources', OPENSEARCH_AUTH: 'none',
+    SEARCH_BACKEND: 'opensearch',
+    OPENSEARCH_URL: `http://127.0.0.1:${port}`,
+    OPENSEARCH_INDEX: 'resources',
+    OPENSEARCH_AUTH: 'none',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   });
   ({ handler } = (await import('../../functions/handlers/search-indexer.js')) as unknown as { handler: Handler });
@@ -36,7 +39,13 @@ afterEach(() => {
 });
 
 const device = (id: string, state = 'CONNECTED'): Item => ({
-  entity: 'DEVICE', company: 'acme', deviceId: id, id, serial: `SN-${id}`, created: '2024-01-01T00:00:00.000Z', updated: '2024-06-01T00:00:00.000Z',
+  entity: 'DEVICE',
+  company: 'acme',
+  deviceId: id,
+  id,
+  serial: `SN-${id}`,
+  created: '2024-01-01T00:00:00.000Z',
+  updated: '2024-06-01T00:00:00.000Z',
   connection: { state },
 });
 
@@ -81,7 +90,9 @@ describe('search indexer on OpenSearch', () => {
     expect([...served.keys()].sort()).toEqual(['DEVICE#acme#k1', 'DEVICE#acme#k2', 'DEVICE#acme#k4']);
     expect(served.get('DEVICE#acme#k2')).toMatchObject({ connection: { state: 'DISCONNECTED' } });
     expect(fake.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
-      'POST /resources/_bulk?require_alias=true', 'POST /resources/_bulk?require_alias=true', 'POST /resources/_bulk?require_alias=true',
+      'POST /resources/_bulk?require_alias=true',
+      'POST /resources/_bulk?require_alias=true',
+      'POST /resources/_bulk?require_alias=true',
     ]);
   });
 

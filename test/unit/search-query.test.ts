@@ -1,13 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/errors.js';
 import type { Principal } from '../../functions/core/principal.js';
-import {
-  DEFAULT_PAGE_SIZE,
-  MAX_PAGE_SIZE,
-  MAX_RESULT_WINDOW,
-  type SearchQuery,
-  searchQueryOf,
-} from '../../functions/core/search/query.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchQuery, searchQueryOf } from '../../functions/core/search/query.js';
 import { search } from '../../functions/contract/routes/search.js';
 import { queryOf } from '../support/route-input.js';
 
@@ -57,7 +51,12 @@ describe('parseSearchQuery defaults', () => {
 
   it('accepts explicit paging and sorting values', () => {
     const query = parseSearchQuery(
-      [['page', '3'], ['pageSize', String(MAX_PAGE_SIZE)], ['sort', 'updated'], ['direction', 'DESC']],
+      [
+        ['page', '3'],
+        ['pageSize', String(MAX_PAGE_SIZE)],
+        ['sort', 'updated'],
+        ['direction', 'DESC'],
+      ],
       olivia,
     );
     expect(query).toMatchObject({ page: 3, pageSize: 100, sort: { field: 'updated', direction: 'DESC' } });
@@ -71,7 +70,11 @@ describe('parseSearchQuery defaults', () => {
 describe('parseSearchQuery filters', () => {
   it('OR-s repeats of one field into one deduplicated list, in order of first appearance', () => {
     const query = parseSearchQuery(
-      [['connection.state', 'CONNECTED'], ['connection.state', 'UNKNOWN'], ['connection.state', 'CONNECTED']],
+      [
+        ['connection.state', 'CONNECTED'],
+        ['connection.state', 'UNKNOWN'],
+        ['connection.state', 'CONNECTED'],
+      ],
       olivia,
     );
     expect(query.filters.get('connection.state')).toEqual(['CONNECTED', 'UNKNOWN']);
@@ -105,7 +108,13 @@ describe('parseSearchQuery filters', () => {
 
 describe('parseSearchQuery global', () => {
   it('empties filters and orders by relevance DESC without sort', () => {
-    const query = parseSearchQuery([['connection.state', 'CONNECTED'], ['global', 'lobby']], olivia);
+    const query = parseSearchQuery(
+      [
+        ['connection.state', 'CONNECTED'],
+        ['global', 'lobby'],
+      ],
+      olivia,
+    );
     expect(query.global).toBe('lobby');
     expect(query.filters.size).toBe(0);
     expect(query.sort).toEqual({ field: 'relevance', direction: 'DESC' });
@@ -116,25 +125,62 @@ describe('parseSearchQuery global', () => {
   });
 
   it('keeps relevance DESC even when direction=ASC is given without sort (documented: relevance is always DESC)', () => {
-    expect(parseSearchQuery([['global', 'lobby'], ['direction', 'ASC']], olivia).sort).toEqual({ field: 'relevance', direction: 'DESC' });
+    expect(
+      parseSearchQuery(
+        [
+          ['global', 'lobby'],
+          ['direction', 'ASC'],
+        ],
+        olivia,
+      ).sort,
+    ).toEqual({ field: 'relevance', direction: 'DESC' });
   });
 
   it('uses an explicit sort (default ASC) instead of relevance', () => {
-    expect(parseSearchQuery([['global', 'lobby'], ['sort', 'serial']], olivia).sort).toEqual({ field: 'serial', direction: 'ASC' });
-    expect(parseSearchQuery([['global', 'lobby'], ['sort', 'name'], ['direction', 'DESC']], olivia).sort).toEqual({
+    expect(
+      parseSearchQuery(
+        [
+          ['global', 'lobby'],
+          ['sort', 'serial'],
+        ],
+        olivia,
+      ).sort,
+    ).toEqual({ field: 'serial', direction: 'ASC' });
+    expect(
+      parseSearchQuery(
+        [
+          ['global', 'lobby'],
+          ['sort', 'name'],
+          ['direction', 'DESC'],
+        ],
+        olivia,
+      ).sort,
+    ).toEqual({
       field: 'name',
       direction: 'DESC',
     });
   });
 
   it('ignores the company filter too (every filter parameter is ignored), so the search covers all companies', () => {
-    const query = parseSearchQuery([['company', 'acme'], ['global', 'lobby']], olivia);
+    const query = parseSearchQuery(
+      [
+        ['company', 'acme'],
+        ['global', 'lobby'],
+      ],
+      olivia,
+    );
     expect(query.companies).toEqual(['acme', 'globex']);
   });
 
   it('ignores a blank global: filter mode and serial ASC stay', () => {
     for (const blank of ['', '   ']) {
-      const query = parseSearchQuery([['global', blank], ['health.mode', 'SERVER']], olivia);
+      const query = parseSearchQuery(
+        [
+          ['global', blank],
+          ['health.mode', 'SERVER'],
+        ],
+        olivia,
+      );
       expect(query.global).toBeUndefined();
       expect('global' in query).toBe(false);
       expect(query.filters.get('health.mode')).toEqual(['SERVER']);
@@ -145,8 +191,24 @@ describe('parseSearchQuery global', () => {
 
 describe('parseSearchQuery company scope', () => {
   it('narrows the companies to the requested ones (deduplicated)', () => {
-    expect(parseSearchQuery([['company', 'globex'], ['company', 'globex']], olivia).companies).toEqual(['globex']);
-    expect(parseSearchQuery([['company', 'globex'], ['company', 'acme']], olivia).companies).toEqual(['globex', 'acme']);
+    expect(
+      parseSearchQuery(
+        [
+          ['company', 'globex'],
+          ['company', 'globex'],
+        ],
+        olivia,
+      ).companies,
+    ).toEqual(['globex']);
+    expect(
+      parseSearchQuery(
+        [
+          ['company', 'globex'],
+          ['company', 'acme'],
+        ],
+        olivia,
+      ).companies,
+    ).toEqual(['globex', 'acme']);
   });
 
   it('does not treat company as an ordinary filter', () => {
@@ -154,7 +216,14 @@ describe('parseSearchQuery company scope', () => {
   });
 
   it('refuses a company outside the token with 403', () => {
-    const attempt = () => parseSearchQuery([['company', 'acme'], ['company', 'initech']], olivia);
+    const attempt = () =>
+      parseSearchQuery(
+        [
+          ['company', 'acme'],
+          ['company', 'initech'],
+        ],
+        olivia,
+      );
     expect(attempt).toThrow(ForbiddenError);
     try {
       attempt();
@@ -165,11 +234,27 @@ describe('parseSearchQuery company scope', () => {
   });
 
   it('refuses a foreign company with 403 even in global mode', () => {
-    expect(() => parseSearchQuery([['company', 'initech'], ['global', 'x']], olivia)).toThrow(ForbiddenError);
+    expect(() =>
+      parseSearchQuery(
+        [
+          ['company', 'initech'],
+          ['global', 'x'],
+        ],
+        olivia,
+      ),
+    ).toThrow(ForbiddenError);
   });
 
   it('reports 400 rather than 403 when the request is also malformed', () => {
-    expect(() => parseSearchQuery([['company', 'initech'], ['page', '0']], olivia)).toThrow(BadRequestError);
+    expect(() =>
+      parseSearchQuery(
+        [
+          ['company', 'initech'],
+          ['page', '0'],
+        ],
+        olivia,
+      ),
+    ).toThrow(BadRequestError);
   });
 });
 
@@ -182,7 +267,11 @@ describe('parseSearchQuery 400 cases', () => {
   });
 
   it('rejects values outside a fixed enumeration and lists the allowed values', () => {
-    const found = violations([['connection.state', 'ONLINE'], ['type', 'PRINTER'], ['health.mode', 'server']]);
+    const found = violations([
+      ['connection.state', 'ONLINE'],
+      ['type', 'PRINTER'],
+      ['health.mode', 'server'],
+    ]);
     expect(found.map((v) => v.path)).toEqual(['connection.state', 'type', 'health.mode']);
     expect(found[0]?.message).toContain('CONNECTED');
     expect(found[0]?.message).toContain('DISCONNECTED');
@@ -215,27 +304,55 @@ describe('parseSearchQuery 400 cases', () => {
   });
 
   it('rejects an unknown sort field and a direction other than ASC/DESC (case-sensitive)', () => {
-    const found = violations([['sort', 'colour'], ['direction', 'asc']]);
+    const found = violations([
+      ['sort', 'colour'],
+      ['direction', 'asc'],
+    ]);
     expect(found.map((v) => v.path)).toEqual(['sort', 'direction']);
     expect(found[0]?.message).toContain('serial');
     expect(found[1]?.message).toContain('ASC');
   });
 
   it('rejects sort=relevance (it is reported, not requested)', () => {
-    expect(paths([['sort', 'relevance'], ['global', 'x']])).toEqual(['sort']);
+    expect(
+      paths([
+        ['sort', 'relevance'],
+        ['global', 'x'],
+      ]),
+    ).toEqual(['sort']);
   });
 
   it('rejects a repeated page, pageSize or global', () => {
-    expect(paths([['page', '1'], ['page', '2']])).toEqual(['page']);
-    expect(paths([['pageSize', '10'], ['pageSize', '10']])).toEqual(['pageSize']);
-    expect(paths([['global', 'a'], ['global', 'b']])).toEqual(['global']);
+    expect(
+      paths([
+        ['page', '1'],
+        ['page', '2'],
+      ]),
+    ).toEqual(['page']);
+    expect(
+      paths([
+        ['pageSize', '10'],
+        ['pageSize', '10'],
+      ]),
+    ).toEqual(['pageSize']);
+    expect(
+      paths([
+        ['global', 'a'],
+        ['global', 'b'],
+      ]),
+    ).toEqual(['global']);
   });
 
   it('refuses paging beyond MAX_RESULT_WINDOW and accepts the last reachable page', () => {
     const lastPage = MAX_RESULT_WINDOW / DEFAULT_PAGE_SIZE;
     expect(parseSearchQuery([['page', String(lastPage)]], olivia).page).toBe(lastPage);
     expect(paths([['page', String(lastPage + 1)]])).toEqual(['page']);
-    expect(paths([['page', '101'], ['pageSize', '100']])).toEqual(['page']);
+    expect(
+      paths([
+        ['page', '101'],
+        ['pageSize', '100'],
+      ]),
+    ).toEqual(['page']);
   });
 
   it('collects every violation into one BadRequestError', () => {
@@ -254,7 +371,13 @@ describe('parseSearchQuery 400 cases', () => {
 
   it('names the invalid parameters in the detail', () => {
     try {
-      parseSearchQuery([['colour', 'x'], ['page', 'x']], olivia);
+      parseSearchQuery(
+        [
+          ['colour', 'x'],
+          ['page', 'x'],
+        ],
+        olivia,
+      );
       expect.unreachable('expected a 400');
     } catch (error) {
       expect((error as BadRequestError).message).toContain('colour');

@@ -17,7 +17,9 @@ import { FakeOpenSearch } from './fake-opensearch.js';
 
 type Item = Record<string, unknown>;
 
-const documentClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
+const documentClient = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+);
 const dynamo = mockClient(documentClient);
 const source: SearchSource = { dynamoDb: documentClient, tables: { devices: 'devices', scenarios: 'scenarios' } };
 const noSleep = async (): Promise<void> => undefined;
@@ -28,7 +30,13 @@ const PAGE_SIZE = 2;
 
 function device(id: string, state = 'CONNECTED', updated = '2024-06-01T00:00:00.000Z'): Item {
   return {
-    entity: 'DEVICE', company: 'acme', deviceId: id, id, serial: `SN-${id}`, created: '2024-01-01T00:00:00.000Z', updated,
+    entity: 'DEVICE',
+    company: 'acme',
+    deviceId: id,
+    id,
+    serial: `SN-${id}`,
+    created: '2024-01-01T00:00:00.000Z',
+    updated,
     connection: { state },
   };
 }
@@ -37,7 +45,17 @@ beforeEach(() => {
   tables = {
     devices: [device('k1'), device('k2'), device('k3'), device('k4'), device('k5')],
     scenarios: [
-      { entity: 'SCENARIO', company: 'acme', sk: 'SCENARIO#welcome', scenarioId: 'welcome', name: 'Welcome', versions: ['1.0.0'], latestVersion: '1.0.0', created: '2024-01-01T00:00:00.000Z', updated: '2024-01-01T00:00:00.000Z' },
+      {
+        entity: 'SCENARIO',
+        company: 'acme',
+        sk: 'SCENARIO#welcome',
+        scenarioId: 'welcome',
+        name: 'Welcome',
+        versions: ['1.0.0'],
+        latestVersion: '1.0.0',
+        created: '2024-01-01T00:00:00.000Z',
+        updated: '2024-01-01T00:00:00.000Z',
+      },
       { entity: 'SCENARIO_VERSION', company: 'acme', sk: 'VERSION#welcome#1.0.0', scenarioId: 'welcome', version: '1.0.0' },
     ],
   };
@@ -65,7 +83,14 @@ function key(item: Item): string {
 function indexedThrough(fake: FakeOpenSearch, target: string): number {
   return fake.requests
     .filter((request) => request.path.startsWith(`/${target}/_bulk`))
-    .reduce((sum, request) => sum + String(request.body).split('\n').filter((line) => line.startsWith('{"index"')).length, 0);
+    .reduce(
+      (sum, request) =>
+        sum +
+        String(request.body)
+          .split('\n')
+          .filter((line) => line.startsWith('{"index"')).length,
+      0,
+    );
 }
 
 describe('reindexOpenSearch', () => {
@@ -85,9 +110,11 @@ describe('reindexOpenSearch', () => {
     expect(fake.indexes.get(result.index)?.fromTemplate).toEqual(indexTemplate());
     // One _aliases call moves the alias; at every request the alias pointed to an index (no downtime).
     const switches = fake.requests.filter((request) => request.path === '/_aliases');
-    expect(switches.map((request) => request.body)).toEqual([{
-      actions: [{ remove: { index: 'resources-old', alias: 'resources' } }, { add: { index: result.index, alias: 'resources' } }],
-    }]);
+    expect(switches.map((request) => request.body)).toEqual([
+      {
+        actions: [{ remove: { index: 'resources-old', alias: 'resources' } }, { add: { index: result.index, alias: 'resources' } }],
+      },
+    ]);
     expect(fake.requests.every((request) => (request.aliasesBefore.resources ?? []).length === 1)).toBe(true);
     // The new index is loaded directly (no require_alias), refreshed before it is switched in.
     const order = fake.requests.map((request) => `${request.method} ${request.path.split('?')[0]}`);
@@ -108,7 +135,9 @@ describe('reindexOpenSearch', () => {
           changed = true;
           const updated = device('k1', 'DISCONNECTED', new Date().toISOString());
           tables.devices![0] = updated;
-          await new OpenSearchSearchIndex({ transport: base, alias: 'resources' }).upsert([searchDocumentFromItem(updated) as SearchDocument]);
+          await new OpenSearchSearchIndex({ transport: base, alias: 'resources' }).upsert([
+            searchDocumentFromItem(updated) as SearchDocument,
+          ]);
         }
         return base.request(request);
       },
@@ -127,7 +156,9 @@ describe('reindexOpenSearch', () => {
     fake.seedIndex('resources-old', 'resources', { 'DEVICE#acme#k1': { id: 'k1' } });
     fake.rejectItem = (id) => (id === 'DEVICE#acme#k3' ? { status: 429, type: 'es_rejected_execution_exception' } : undefined);
 
-    const error = await reindexOpenSearch({ source, transport: fake.transport(), alias: 'resources', sleep: noSleep }).catch((caught: unknown) => caught);
+    const error = await reindexOpenSearch({ source, transport: fake.transport(), alias: 'resources', sleep: noSleep }).catch(
+      (caught: unknown) => caught,
+    );
 
     expect(error).toBeInstanceOf(BulkIndexError);
     expect((error as BulkIndexError).failedIds).toEqual(['DEVICE#acme#k3']);
@@ -147,7 +178,9 @@ describe('reindexOpenSearch', () => {
     const fake = new FakeOpenSearch();
     fake.seedIndex('resources-old', 'resources');
     fake.down = true;
-    await expect(reindexOpenSearch({ source, transport: fake.transport(), alias: 'resources', sleep: noSleep })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    await expect(reindexOpenSearch({ source, transport: fake.transport(), alias: 'resources', sleep: noSleep })).rejects.toBeInstanceOf(
+      ServiceUnavailableError,
+    );
     fake.down = false;
     expect([...fake.indexes.keys()]).toEqual(['resources-old']);
   });
@@ -158,7 +191,8 @@ describe('upsertWithRetries', () => {
     const fake = new FakeOpenSearch();
     fake.seedIndex('resources-1', 'resources');
     let refusals = 2;
-    fake.rejectItem = (id) => (id === 'DEVICE#acme#k2' && refusals-- > 0 ? { status: 429, type: 'es_rejected_execution_exception' } : undefined);
+    fake.rejectItem = (id) =>
+      id === 'DEVICE#acme#k2' && refusals-- > 0 ? { status: 429, type: 'es_rejected_execution_exception' } : undefined;
     const waits: number[] = [];
     const documents = tables.devices!.map((item) => searchDocumentFromItem(item) as SearchDocument);
 

@@ -3,7 +3,19 @@ import { compareSemanticVersions, highestVersion } from '../../functions/core/sc
 
 describe('semantic version precedence', () => {
   it('orders versions as SemVer 2.0.0 §11 does', () => {
-    const ordered = ['0.9.0', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.2.0', '1.10.0'];
+    const ordered = [
+      '0.9.0',
+      '1.0.0-alpha',
+      '1.0.0-alpha.1',
+      '1.0.0-alpha.beta',
+      '1.0.0-beta',
+      '1.0.0-beta.2',
+      '1.0.0-beta.11',
+      '1.0.0-rc.1',
+      '1.0.0',
+      '1.2.0',
+      '1.10.0',
+    ];
     const shuffled = [...ordered].reverse();
     expect(shuffled.sort(compareSemanticVersions)).toEqual(ordered);
   });

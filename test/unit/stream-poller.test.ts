@@ -7,7 +7,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record as StreamRecord, TrimmedDataAccessException,
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+  TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -20,14 +25,20 @@ const streams = mockClient(DynamoDBStreamsClient);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 function record(sequenceNumber: string): StreamRecord {
-  return { eventID: `event-${sequenceNumber}`, eventName: 'MODIFY', dynamodb: { SequenceNumber: sequenceNumber, Keys: { deviceId: { S: `device-${sequenceNumber}` } } } };
+  return {
+    eventID: `event-${sequenceNumber}`,
+    eventName: 'MODIFY',
+    dynamodb: { SequenceNumber: sequenceNumber, Keys: { deviceId: { S: `device-${sequenceNumber}` } } },
+  };
 }
 
 /** A one-shard stream whose GetRecords answers with `queued` records once, then nothing; counts GetRecords calls. */
 function fakeStream() {
   const state = { queued: [] as StreamRecord[], getRecordsCalls: 0, calledAt: [] as number[] };
   streams.reset();
-  streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
+  streams
+    .on(DescribeStreamCommand)
+    .resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
   streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'iterator' });
   streams.on(GetRecordsCommand).callsFake(() => {
     state.getRecordsCalls += 1;
@@ -49,9 +60,14 @@ describe('DynamoDbStreamPoller', () => {
   it('backs off while the stream is idle and still delivers a late record within the idle interval', async () => {
     const stream = fakeStream();
     const delivered: DynamoDBStreamEvent[] = [];
-    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
-      delivered.push(event);
-    }, { intervalMs: 10, idleIntervalMs: 80 });
+    poller = new DynamoDbStreamPoller(
+      new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      [STREAM],
+      async (event) => {
+        delivered.push(event);
+      },
+      { intervalMs: 10, idleIntervalMs: 80 },
+    );
     await poller.positionAtLatest();
     poller.start();
     await sleep(1_200);
@@ -67,17 +83,25 @@ describe('DynamoDbStreamPoller', () => {
     while (delivered.length === 0 && Date.now() - queuedAt < 2_000) await sleep(5);
     expect(Date.now() - queuedAt).toBeLessThan(80 + 150);
     expect(delivered).toHaveLength(1);
-    expect(delivered[0]?.Records.map((item) => [item.eventSourceARN, item.dynamodb?.SequenceNumber])).toEqual([[STREAM, '100'], [STREAM, '101']]);
+    expect(delivered[0]?.Records.map((item) => [item.eventSourceARN, item.dynamodb?.SequenceNumber])).toEqual([
+      [STREAM, '100'],
+      [STREAM, '101'],
+    ]);
   });
 
   it('polls again at the busy interval right after a batch', async () => {
     const stream = fakeStream();
     let deliveries = 0;
-    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async () => {
-      deliveries += 1;
-      // Each batch brings another record along, as a steady write load does.
-      stream.queued = [record(String(200 + deliveries))];
-    }, { intervalMs: 10, idleIntervalMs: 1_000 });
+    poller = new DynamoDbStreamPoller(
+      new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      [STREAM],
+      async () => {
+        deliveries += 1;
+        // Each batch brings another record along, as a steady write load does.
+        stream.queued = [record(String(200 + deliveries))];
+      },
+      { intervalMs: 10, idleIntervalMs: 1_000 },
+    );
     await poller.positionAtLatest();
     stream.queued = [record('200')];
     poller.start();
@@ -92,8 +116,12 @@ describe('DynamoDbStreamPoller with a shard whose empty reads are slow', () => {
     const SLOW_STREAM = `${STREAM.replace('devices', 'scenarios')}`;
     const calls = { fast: 0, slow: 0 };
     streams.reset();
-    streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
-    streams.on(GetShardIteratorCommand).callsFake((input: { StreamArn: string }) => ({ ShardIterator: input.StreamArn === SLOW_STREAM ? 'slow' : 'fast' }));
+    streams
+      .on(DescribeStreamCommand)
+      .resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
+    streams
+      .on(GetShardIteratorCommand)
+      .callsFake((input: { StreamArn: string }) => ({ ShardIterator: input.StreamArn === SLOW_STREAM ? 'slow' : 'fast' }));
     streams.on(GetRecordsCommand).callsFake(async (input: { ShardIterator: string }) => {
       if (input.ShardIterator === 'slow') {
         calls.slow += 1;
@@ -123,14 +151,18 @@ describe('DynamoDbStreamPoller with checkpoints', () => {
     // `generation` counts DynamoDB Local restarts: an iterator issued before one is invalid for good.
     const state = { positions: [] as string[], generation: 0 };
     streams.reset();
-    streams.on(DescribeStreamCommand).resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
+    streams
+      .on(DescribeStreamCommand)
+      .resolves({ StreamDescription: { Shards: [{ ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '1' } }] } });
     streams.on(GetShardIteratorCommand).callsFake((input: { ShardIteratorType: string; SequenceNumber?: string }) => {
       const after = input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' ? Number(input.SequenceNumber) : 0;
       if (after > 0 && options.trimmedBefore !== undefined && after < options.trimmedBefore) {
         throw new TrimmedDataAccessException({ message: 'trimmed', $metadata: {} });
       }
       state.positions.push(`${input.ShardIteratorType}${input.SequenceNumber === undefined ? '' : ` ${input.SequenceNumber}`}`);
-      return { ShardIterator: `${state.generation}:from-${input.ShardIteratorType === 'TRIM_HORIZON' ? (options.trimmedBefore ?? 1) - 1 : after}` };
+      return {
+        ShardIterator: `${state.generation}:from-${input.ShardIteratorType === 'TRIM_HORIZON' ? (options.trimmedBefore ?? 1) - 1 : after}`,
+      };
     });
     streams.on(GetRecordsCommand).callsFake((input: { ShardIterator: string }) => {
       const [generation, position] = input.ShardIterator.split(':') as [string, string];
@@ -156,21 +188,27 @@ describe('DynamoDbStreamPoller with checkpoints', () => {
     };
   }
 
-  const sequences = (events: DynamoDBStreamEvent[]) => events.flatMap((event) => event.Records.map((item) => item.dynamodb?.SequenceNumber));
+  const sequences = (events: DynamoDBStreamEvent[]) =>
+    events.flatMap((event) => event.Records.map((item) => item.dynamodb?.SequenceNumber));
 
   it('saves the last handled record, resumes after it, and keeps a partly failed batch from its first failed record', async () => {
     storedStream(6);
     const { saved, checkpoints } = memoryCheckpoints();
     const delivered: DynamoDBStreamEvent[] = [];
     let failOnce = true;
-    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
-      delivered.push(event);
-      if (failOnce && event.Records.some((item) => item.dynamodb?.SequenceNumber === '4')) {
-        failOnce = false;
-        return { batchItemFailures: [{ itemIdentifier: '4' }] };
-      }
-      return { batchItemFailures: [] };
-    }, { checkpoints });
+    poller = new DynamoDbStreamPoller(
+      new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      [STREAM],
+      async (event) => {
+        delivered.push(event);
+        if (failOnce && event.Records.some((item) => item.dynamodb?.SequenceNumber === '4')) {
+          failOnce = false;
+          return { batchItemFailures: [{ itemIdentifier: '4' }] };
+        }
+        return { batchItemFailures: [] };
+      },
+      { checkpoints },
+    );
     await poller.resume();
     for (let pass = 0; pass < 6; pass += 1) await poller.pollOnce();
     // 1-2, 3-4 (4 failed: 3 is kept), 4 again, 5-6.
@@ -180,9 +218,14 @@ describe('DynamoDbStreamPoller with checkpoints', () => {
     // A new poller (a restarted runtime) resumes after the saved position.
     storedStream(8);
     const resumed: DynamoDBStreamEvent[] = [];
-    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
-      resumed.push(event);
-    }, { checkpoints });
+    poller = new DynamoDbStreamPoller(
+      new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      [STREAM],
+      async (event) => {
+        resumed.push(event);
+      },
+      { checkpoints },
+    );
     await poller.resume();
     for (let pass = 0; pass < 3; pass += 1) await poller.pollOnce();
     expect(sequences(resumed)).toEqual(['7', '8']);
@@ -193,9 +236,14 @@ describe('DynamoDbStreamPoller with checkpoints', () => {
     const { checkpoints } = memoryCheckpoints({ [`${STREAM}|shard-1`]: '2' });
     const errors: string[] = [];
     const delivered: DynamoDBStreamEvent[] = [];
-    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
-      delivered.push(event);
-    }, { checkpoints, onError: (error) => errors.push((error as Error).message) });
+    poller = new DynamoDbStreamPoller(
+      new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      [STREAM],
+      async (event) => {
+        delivered.push(event);
+      },
+      { checkpoints, onError: (error) => errors.push((error as Error).message) },
+    );
     await poller.resume();
     for (let pass = 0; pass < 4; pass += 1) await poller.pollOnce();
     expect(stream.positions).toEqual(['TRIM_HORIZON']);
@@ -207,9 +255,14 @@ describe('DynamoDbStreamPoller with checkpoints', () => {
     const stream = storedStream(6);
     const { checkpoints } = memoryCheckpoints();
     const delivered: DynamoDBStreamEvent[] = [];
-    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
-      delivered.push(event);
-    }, { checkpoints });
+    poller = new DynamoDbStreamPoller(
+      new DynamoDBStreamsClient({ region: 'us-east-1' }),
+      [STREAM],
+      async (event) => {
+        delivered.push(event);
+      },
+      { checkpoints },
+    );
     await poller.resume();
     await poller.pollOnce();
     stream.generation += 1;

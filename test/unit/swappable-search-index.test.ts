@@ -9,10 +9,22 @@ import type { SearchQuery } from '../../functions/core/search/query.js';
 import { SwappableSearchIndex } from '../../functions/platform/swappable-search-index.js';
 
 const scenario = (id: string, name = `Scenario ${id}`): ScenarioDocument => ({
-  type: 'SCENARIO', id, company: 'acme', name, latestVersion: '1.0.0', versions: ['1.0.0'],
-  created: '2024-01-01T00:00:00.000Z', updated: '2024-01-01T00:00:00.000Z',
+  type: 'SCENARIO',
+  id,
+  company: 'acme',
+  name,
+  latestVersion: '1.0.0',
+  versions: ['1.0.0'],
+  created: '2024-01-01T00:00:00.000Z',
+  updated: '2024-01-01T00:00:00.000Z',
 });
-const everything: SearchQuery = { companies: ['acme'], filters: new Map(), sort: { field: 'id', direction: 'ASC' }, page: 1, pageSize: 100 };
+const everything: SearchQuery = {
+  companies: ['acme'],
+  filters: new Map(),
+  sort: { field: 'id', direction: 'ASC' },
+  page: 1,
+  pageSize: 100,
+};
 
 async function names(index: SwappableSearchIndex): Promise<string[]> {
   return (await index.search(everything)).resources.map((document) => `${document.id}:${(document as ScenarioDocument).name}`);
@@ -58,9 +70,11 @@ describe('SwappableSearchIndex', () => {
   it('keeps the live index when the rebuild fails, and joins a rebuild already running', async () => {
     const index = new SwappableSearchIndex(() => new EmbeddedSearchIndex());
     await index.upsert([scenario('a')]);
-    await expect(index.rebuild(async () => {
-      throw new Error('DynamoDB is down');
-    })).rejects.toThrow('DynamoDB is down');
+    await expect(
+      index.rebuild(async () => {
+        throw new Error('DynamoDB is down');
+      }),
+    ).rejects.toThrow('DynamoDB is down');
     expect(await names(index)).toEqual(['a:Scenario a']);
 
     let loads = 0;

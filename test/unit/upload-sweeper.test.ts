@@ -17,7 +17,11 @@ import { DynamoDbUploadSlotRepository } from '../../functions/adapters/aws/dynam
 import type { ArchiveStore, RandomAccessSource } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
 import {
-  getUploadSlot, PROCESSING_CLAIM_TIMEOUT_MS, type PresignedUploadDependencies, processUploadedArchive, requestUploadSlot,
+  getUploadSlot,
+  PROCESSING_CLAIM_TIMEOUT_MS,
+  type PresignedUploadDependencies,
+  processUploadedArchive,
+  requestUploadSlot,
 } from '../../functions/core/scenarios/presigned-upload.js';
 import { STAGED_ARCHIVE_TIMEOUT_MS, UploadAbandonedError, uploadScenario } from '../../functions/core/scenarios/upload.js';
 import { sweepUploads } from '../../functions/core/scenarios/upload-sweeper.js';
@@ -56,7 +60,10 @@ class MemoryArchives implements ArchiveStore {
   async openRandomAccess(key: string): Promise<RandomAccessSource | undefined> {
     const object = this.objects.get(key);
     if (object === undefined) return undefined;
-    return { size: object.body.byteLength, createReadStream: (start, end) => Readable.from([Buffer.from(object.body.subarray(start, end))]) };
+    return {
+      size: object.body.byteLength,
+      createReadStream: (start, end) => Readable.from([Buffer.from(object.body.subarray(start, end))]),
+    };
   }
   async presignGet(key: string): Promise<string> {
     return `memory://${key}`;
@@ -86,7 +93,15 @@ const sweep = () => sweepUploads({ ...dependencies, now });
 const archive = (version: string) => buildDemoScenarioArchive(DEMO_SCENARIOS[0], version);
 const usedBytes = async () => (await dependencies.companies.get(company))?.usedBytes;
 const versions = async () =>
-  (await client.send(new QueryCommand({ TableName: LOCAL_TABLES.scenarios, KeyConditionExpression: 'company = :c AND begins_with(sk, :v)', ExpressionAttributeValues: { ':c': company, ':v': 'VERSION#' } }))).Items ?? [];
+  (
+    await client.send(
+      new QueryCommand({
+        TableName: LOCAL_TABLES.scenarios,
+        KeyConditionExpression: 'company = :c AND begins_with(sk, :v)',
+        ExpressionAttributeValues: { ':c': company, ':v': 'VERSION#' },
+      }),
+    )
+  ).Items ?? [];
 
 /** A granted slot whose archive was PUT at the current clock. */
 async function slotWithObject(version: string) {
@@ -99,7 +114,11 @@ async function slotWithObject(version: string) {
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'upload-sweeper-'));
   dynamo = await startDynamoDbLocal({ dataDirectory: directory, port: await freePort() });
-  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const admin = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   await ensureTables(admin, LOCAL_TABLES);
   admin.destroy();
   client = createDocumentClient(dynamo.endpoint);
@@ -120,7 +139,11 @@ beforeEach(async () => {
   const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES);
   await companies.put([{ id: company, name: company, quotaBytes: 10 * 1024 * 1024, usedBytes: 0 }]);
   dependencies = {
-    companies, scenarios: new DynamoDbScenarioRepository(client, LOCAL_TABLES), archives, uploads: new DynamoDbUploadSlotRepository(client, LOCAL_TABLES), now,
+    companies,
+    scenarios: new DynamoDbScenarioRepository(client, LOCAL_TABLES),
+    archives,
+    uploads: new DynamoDbUploadSlotRepository(client, LOCAL_TABLES),
+    now,
   };
 });
 
@@ -145,7 +168,10 @@ describe('upload sweeper', () => {
     const { grant, objectKey } = await slotWithObject('1.0.0');
     // The archive's reads never finish: validation hangs, as when the function is killed mid-way.
     const hanging: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
-      openRandomAccess: async (key: string) => ({ size: (await archives.stat(key))?.size ?? 0, createReadStream: () => new Readable({ read() {} }) }),
+      openRandomAccess: async (key: string) => ({
+        size: (await archives.stat(key))?.size ?? 0,
+        createReadStream: () => new Readable({ read() {} }),
+      }),
     });
     void processUploadedArchive({ ...dependencies, archives: hanging }, objectKey, clock.toISOString());
     await new Promise((done) => setTimeout(done, 500));
@@ -156,7 +182,8 @@ describe('upload sweeper', () => {
     advance(1_000);
     expect((await sweep()).interrupted).toEqual([grant.uploadId]);
     expect(await getUploadSlot(dependencies, alice(), company, grant.uploadId)).toMatchObject({
-      status: 'REJECTED', problem: { status: 410, reason: 'interrupted' },
+      status: 'REJECTED',
+      problem: { status: 410, reason: 'interrupted' },
     });
     expect(archives.keys('uploads/')).toEqual([]);
     expect(await usedBytes()).toBe(0);
@@ -165,7 +192,9 @@ describe('upload sweeper', () => {
   it('a validation that finishes after the sweeper rejected its slot records nothing and charges nothing', async () => {
     const { grant, objectKey } = await slotWithObject('1.0.0');
     let release: () => void = () => undefined;
-    const gate = new Promise<void>((done) => { release = done; });
+    const gate = new Promise<void>((done) => {
+      release = done;
+    });
     const slow: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
       // Validation takes 10 minutes; the copy to the final key then stalls until released.
       openRandomAccess: async (key: string) => {
@@ -188,7 +217,10 @@ describe('upload sweeper', () => {
     // The slow processor goes on: its version transaction needs the slot still PROCESSING under its claim.
     release();
     expect(await late).toBe('IGNORED');
-    expect(await getUploadSlot(dependencies, alice(), company, grant.uploadId)).toMatchObject({ status: 'REJECTED', problem: { reason: 'interrupted' } });
+    expect(await getUploadSlot(dependencies, alice(), company, grant.uploadId)).toMatchObject({
+      status: 'REJECTED',
+      problem: { reason: 'interrupted' },
+    });
     expect(await versions()).toEqual([]);
     expect(await usedBytes()).toBe(0);
     expect(archives.keys('')).toEqual([]);
@@ -203,10 +235,20 @@ describe('upload sweeper', () => {
     expect(await processUploadedArchive(dependencies, objectKey, clock.toISOString())).toBe('STORED');
     const stored = await dependencies.uploads.get(company, grant.uploadId);
     expect(await dependencies.uploads.reject(company, grant.uploadId, { status: 'PENDING' }, { reason: 'expired' })).toBe(false);
-    expect(await dependencies.uploads.reject(company, grant.uploadId, { status: 'PROCESSING', claimedAt: stored?.claimedAt ?? '' }, { reason: 'interrupted' })).toBe(false);
+    expect(
+      await dependencies.uploads.reject(
+        company,
+        grant.uploadId,
+        { status: 'PROCESSING', claimedAt: stored?.claimedAt ?? '' },
+        { reason: 'interrupted' },
+      ),
+    ).toBe(false);
     advance(2 * PROCESSING_CLAIM_TIMEOUT_MS);
     expect(await sweep()).toEqual({ expired: [], interrupted: [], waiting: [], orphansDeleted: [] });
-    expect(await getUploadSlot(dependencies, alice(), company, grant.uploadId)).toMatchObject({ status: 'STORED', result: { version: '1.0.0' } });
+    expect(await getUploadSlot(dependencies, alice(), company, grant.uploadId)).toMatchObject({
+      status: 'STORED',
+      result: { version: '1.0.0' },
+    });
     expect(archives.keys('companies/')).toHaveLength(1);
   }, 30_000);
 
@@ -293,7 +335,9 @@ describe('archives written without their version record', () => {
 
   it('a version recorded after the sweeper abandoned its staged archive is refused, so no record points to a deleted object', async () => {
     let release: () => void = () => undefined;
-    const gate = new Promise<void>((done) => { release = done; });
+    const gate = new Promise<void>((done) => {
+      release = done;
+    });
     const slow: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
       put: async (key: string, body: Uint8Array) => {
         await archives.put(key, body);

@@ -50,7 +50,8 @@ export class CursorCodec {
   load(): Buffer {
     if (this.key === undefined) {
       const key = this.keySource();
-      if (key.length < MIN_CURSOR_KEY_BYTES) throw new Error(`The cursor signing key must be at least ${MIN_CURSOR_KEY_BYTES} bytes; got ${key.length}.`);
+      if (key.length < MIN_CURSOR_KEY_BYTES)
+        throw new Error(`The cursor signing key must be at least ${MIN_CURSOR_KEY_BYTES} bytes; got ${key.length}.`);
       this.key = key;
     }
     return this.key;

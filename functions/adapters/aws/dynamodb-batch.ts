@@ -10,7 +10,10 @@ class UnprocessedItemsError extends Error {}
  * chunks throttled together do not come back together): about 6.4 s at most before giving up.
  */
 const UNPROCESSED_RETRY: RetryPolicy = {
-  attempts: 8, minDelayMs: 50, maxDelayMs: 3_200, retryable: (error) => error instanceof UnprocessedItemsError,
+  attempts: 8,
+  minDelayMs: 50,
+  maxDelayMs: 3_200,
+  retryable: (error) => error instanceof UnprocessedItemsError,
 };
 
 /**
@@ -35,7 +38,9 @@ export async function batchGetAll(
       await retry(async () => {
         const response = await client.send(
           new BatchGetCommand({
-            RequestItems: { [table]: { Keys: pending, ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names } },
+            RequestItems: {
+              [table]: { Keys: pending, ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names },
+            },
           }),
         );
         found.push(...(response.Responses?.[table] ?? []));
@@ -78,11 +83,17 @@ export async function batchPutAll(
       }),
     ),
   );
-  const failed = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' ? [{ reason: outcome.reason as unknown, size: chunks[index]!.length }] : []));
-  if (failed.length > 0) {
+  const failed = outcomes.flatMap((outcome, index) =>
+    outcome.status === 'rejected' ? [{ reason: outcome.reason as unknown, size: chunks[index]?.length ?? 0 }] : [],
+  );
+  const [first] = failed;
+  if (first !== undefined) {
     const unwritten = failed.reduce((sum, failure) => sum + failure.size, 0);
-    throw new Error(`BatchWriteItem on ${table}: ${unwritten} of ${items.length} items not written (${String((failed[0]!.reason as Error)?.message ?? failed[0]!.reason)}).`, {
-      cause: failed[0]!.reason,
-    });
+    throw new Error(
+      `BatchWriteItem on ${table}: ${unwritten} of ${items.length} items not written (${String((first.reason as Error)?.message ?? first.reason)}).`,
+      {
+        cause: first.reason,
+      },
+    );
   }
 }

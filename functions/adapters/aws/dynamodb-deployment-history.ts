@@ -39,20 +39,32 @@ function shapeOf(query: DeploymentHistoryQuery): QueryShape {
     if (query.scenarioId !== undefined) filters.scenarioId = query.scenarioId;
     if (query.version !== undefined) filters.version = query.version;
     return {
-      indexName: undefined, partitionAttribute: 'pk', sortAttribute: 'sk', partition: `HISTORY#${query.companyId}#${query.deviceId}`,
-      keyAttributes: ['pk', 'sk'], filters,
+      indexName: undefined,
+      partitionAttribute: 'pk',
+      sortAttribute: 'sk',
+      partition: `HISTORY#${query.companyId}#${query.deviceId}`,
+      keyAttributes: ['pk', 'sk'],
+      filters,
     };
   }
   if (query.scenarioId !== undefined) {
     if (query.version !== undefined) filters.version = query.version;
     return {
-      indexName: 'gsi1', partitionAttribute: 'gsi1pk', sortAttribute: 'gsi1sk', partition: `HISTORY#${query.companyId}#${query.scenarioId}`,
-      keyAttributes: ['pk', 'sk', 'gsi1pk', 'gsi1sk'], filters,
+      indexName: 'gsi1',
+      partitionAttribute: 'gsi1pk',
+      sortAttribute: 'gsi1sk',
+      partition: `HISTORY#${query.companyId}#${query.scenarioId}`,
+      keyAttributes: ['pk', 'sk', 'gsi1pk', 'gsi1sk'],
+      filters,
     };
   }
   return {
-    indexName: 'gsi2', partitionAttribute: 'gsi2pk', sortAttribute: 'gsi2sk', partition: `HISTORY#${query.companyId}`,
-    keyAttributes: ['pk', 'sk', 'gsi2pk', 'gsi2sk'], filters,
+    indexName: 'gsi2',
+    partitionAttribute: 'gsi2pk',
+    sortAttribute: 'gsi2sk',
+    partition: `HISTORY#${query.companyId}`,
+    keyAttributes: ['pk', 'sk', 'gsi2pk', 'gsi2sk'],
+    filters,
   };
 }
 
@@ -78,13 +90,23 @@ function encodeCursor(cursors: CursorCodec, query: DeploymentHistoryQuery, key: 
  * @throws BadRequestError (400) otherwise.
  */
 function decodeCursor(
-  cursors: CursorCodec, cursor: string, query: DeploymentHistoryQuery, shape: QueryShape, bounds: { lower: string; upper: string },
+  cursors: CursorCodec,
+  cursor: string,
+  query: DeploymentHistoryQuery,
+  shape: QueryShape,
+  bounds: { lower: string; upper: string },
 ): Record<string, string> {
   const key = cursors.decode(listingOf(query), cursor);
   const { pk, sk } = key;
   if (
-    Object.keys(key).length !== 2 || typeof pk !== 'string' || typeof sk !== 'string' || !pk.startsWith(`HISTORY#${query.companyId}#`) ||
-    (shape.partitionAttribute === 'pk' && pk !== shape.partition) || !ULID.test(sk) || sk < bounds.lower || sk > bounds.upper
+    Object.keys(key).length !== 2 ||
+    typeof pk !== 'string' ||
+    typeof sk !== 'string' ||
+    !pk.startsWith(`HISTORY#${query.companyId}#`) ||
+    (shape.partitionAttribute === 'pk' && pk !== shape.partition) ||
+    !ULID.test(sk) ||
+    sk < bounds.lower ||
+    sk > bounds.upper
   ) {
     throw invalidCursor('unknown or altered cursor, or one issued for other filters');
   }
@@ -145,7 +167,8 @@ export class DynamoDbDeploymentHistory implements DeploymentHistory {
     });
     const filterExpression = filterNames.map((_, index) => `#f${index} = :f${index}`).join(' AND ');
 
-    let startKey: Record<string, unknown> | undefined = query.cursor === undefined ? undefined : decodeCursor(this.cursors, query.cursor, query, shape, bounds);
+    let startKey: Record<string, unknown> | undefined =
+      query.cursor === undefined ? undefined : decodeCursor(this.cursors, query.cursor, query, shape, bounds);
     const found: Record<string, unknown>[] = [];
     let evaluated = 0;
     let lastEvaluatedKey: Record<string, unknown> | undefined;
@@ -153,7 +176,8 @@ export class DynamoDbDeploymentHistory implements DeploymentHistory {
       // One extra item tells whether another page exists, so the last page carries no cursor. When a filter dropped
       // items, the next call reads as many as the observed selectivity suggests are needed.
       const wanted = query.limit + 1 - found.length;
-      const readLimit = round === 0 ? wanted : Math.min(MAX_ITEMS_PER_QUERY, Math.max(wanted, Math.ceil((wanted * evaluated) / Math.max(found.length, 1))));
+      const readLimit =
+        round === 0 ? wanted : Math.min(MAX_ITEMS_PER_QUERY, Math.max(wanted, Math.ceil((wanted * evaluated) / Math.max(found.length, 1))));
       const response = await this.client.send(
         new QueryCommand({
           TableName: this.tables.deployments,
@@ -203,12 +227,25 @@ export async function backfillHistoryKeys(client: DynamoDBDocumentClient, tableN
         FilterExpression: 'begins_with(#pk, :history) AND attribute_not_exists(gsi2pk)',
         ExpressionAttributeValues: { ':history': 'HISTORY#' },
         ProjectionExpression: '#pk, #sk, #company, #deviceId, #scenarioId, #id',
-        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#company': 'company', '#deviceId': 'deviceId', '#scenarioId': 'scenarioId', '#id': 'id' },
+        ExpressionAttributeNames: {
+          '#pk': 'pk',
+          '#sk': 'sk',
+          '#company': 'company',
+          '#deviceId': 'deviceId',
+          '#scenarioId': 'scenarioId',
+          '#id': 'id',
+        },
         ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
       }),
     );
     for (const item of response.Items ?? []) {
-      if (typeof item.company !== 'string' || typeof item.deviceId !== 'string' || typeof item.scenarioId !== 'string' || typeof item.id !== 'string') continue;
+      if (
+        typeof item.company !== 'string' ||
+        typeof item.deviceId !== 'string' ||
+        typeof item.scenarioId !== 'string' ||
+        typeof item.id !== 'string'
+      )
+        continue;
       const keys = historyKeys({ company: item.company, deviceId: item.deviceId, scenarioId: item.scenarioId, id: item.id });
       await client.send(
         new UpdateCommand({

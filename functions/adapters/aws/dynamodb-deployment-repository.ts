@@ -2,7 +2,14 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import type { ActiveDeployment, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, Page, UndeployMark } from '../../core/ports.js';
+import type {
+  ActiveDeployment,
+  DeploymentHistoryEntry,
+  DeploymentRepository,
+  DeploymentSlot,
+  Page,
+  UndeployMark,
+} from '../../core/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';
@@ -21,7 +28,12 @@ function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
 const activeListing = (companyId: string, deviceId: string | undefined): string => cursorListing('active-deployments', companyId, deviceId);
 
 /** The signed cursor after `key` (`{ pk, sk }`). Only the sort key is carried: the partition is the company's. */
-function encodeCursor(cursors: CursorCodec, companyId: string, deviceId: string | undefined, key: Record<string, unknown> | undefined): string | null {
+function encodeCursor(
+  cursors: CursorCodec,
+  companyId: string,
+  deviceId: string | undefined,
+  key: Record<string, unknown> | undefined,
+): string | null {
   return key === undefined ? null : cursors.encode(activeListing(companyId, deviceId), { sk: key.sk });
 }
 
@@ -34,7 +46,8 @@ function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, d
   const key = cursors.decode(activeListing(companyId, deviceId), cursor);
   const prefix = deviceId === undefined ? '' : `${deviceId}#`;
   const sk = key.sk;
-  if (typeof sk !== 'string' || !sk.startsWith(prefix) || sk.length === prefix.length || Object.keys(key).length !== 1) throw invalidCursor();
+  if (typeof sk !== 'string' || !sk.startsWith(prefix) || sk.length === prefix.length || Object.keys(key).length !== 1)
+    throw invalidCursor();
   return { pk: `ACTIVE#${companyId}`, sk };
 }
 
@@ -66,11 +79,13 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
     ...(undeploy === undefined || undeploy === null
       ? {}
       : {
-        undeploy: {
-          id: undeploy.id as string, at: undeploy.at as string, by: undeploy.by as string,
-          ...(typeof undeploy.note === 'string' ? { note: undeploy.note } : {}),
-        },
-      }),
+          undeploy: {
+            id: undeploy.id as string,
+            at: undeploy.at as string,
+            by: undeploy.by as string,
+            ...(typeof undeploy.note === 'string' ? { note: undeploy.note } : {}),
+          },
+        }),
   };
 }
 
@@ -81,7 +96,11 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
  * listing cursors are signed by `cursors`.
  */
 export class DynamoDbDeploymentRepository implements DeploymentRepository {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames, private readonly cursors: CursorCodec) {}
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: TableNames,
+    private readonly cursors: CursorCodec,
+  ) {}
 
   private historyItem(entry: DeploymentHistoryEntry): Record<string, unknown> {
     return { ...entry, ...historyKeys(entry), entity: 'DEPLOYMENT_HISTORY' };
@@ -140,11 +159,17 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
 
   /** @inheritdoc */
   async recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void> {
-    await batchPutAll(this.client, this.tables.deployments, entries.map((entry) => this.historyItem(entry)));
+    await batchPutAll(
+      this.client,
+      this.tables.deployments,
+      entries.map((entry) => this.historyItem(entry)),
+    );
   }
 
   /** @inheritdoc */
-  async purgeUndeployed(slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[]): Promise<void> {
+  async purgeUndeployed(
+    slots: readonly (Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'> & { undeployId: string })[],
+  ): Promise<void> {
     const limit = pLimit(PURGE_CONCURRENCY);
     await Promise.all(
       slots.map((slot) =>
@@ -167,21 +192,33 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 
   /** @inheritdoc */
-  async activeAmong(companyId: string, identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[]): Promise<Set<string>> {
+  async activeAmong(
+    companyId: string,
+    identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[],
+  ): Promise<Set<string>> {
     if (identities.length === 0) return new Set();
-    const keys = [...new Set(identities.map((identity) => `${identity.deviceId}#${identity.scenarioId}#${identity.version}`))].map((sk) => ({
-      pk: `ACTIVE#${companyId}`, sk,
-    }));
+    const keys = [...new Set(identities.map((identity) => `${identity.deviceId}#${identity.scenarioId}#${identity.version}`))].map(
+      (sk) => ({
+        pk: `ACTIVE#${companyId}`,
+        sk,
+      }),
+    );
     const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk', 'undeploy']);
     return new Set(items.filter((item) => item.undeploy === undefined).map((item) => item.sk as string));
   }
 
   /** @inheritdoc */
-  async listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>> {
+  async listActive(
+    companyId: string,
+    deviceId: string | undefined,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<ActiveDeployment>> {
     const pk = `ACTIVE#${companyId}`;
     const prefix = deviceId === undefined ? '' : `${deviceId}#`;
     const found: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined = cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
+    let startKey: Record<string, unknown> | undefined =
+      cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
     // Undeployed slots wait for the stream to purge them: the filter drops them after DynamoDB's Limit, so the page is
     // filled by following LastEvaluatedKey, at most MAX_QUERIES_PER_PAGE calls (then the page ends early, with a
     // cursor), each reading at least a page's worth.

@@ -6,7 +6,10 @@ import type { TableNames } from './dynamodb-shared.js';
 
 /** DeviceRepository on the devices table. */
 export class DynamoDbDeviceRepository implements DeviceRepository {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: TableNames,
+  ) {}
 
   /** @inheritdoc */
   async existing(companyId: string, deviceIds: readonly string[]): Promise<Set<string>> {
@@ -18,6 +21,10 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
 
   /** @inheritdoc */
   async put(devices: readonly Device[]): Promise<void> {
-    await batchPutAll(this.client, this.tables.devices, devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })));
+    await batchPutAll(
+      this.client,
+      this.tables.devices,
+      devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })),
+    );
   }
 }

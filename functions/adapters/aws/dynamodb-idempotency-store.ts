@@ -32,14 +32,16 @@ export class StoredResponseUnreadableError extends Error {
 }
 
 /** What the record's `data` attribute holds instead of the response (a plain response is read as is). */
-type StoredResponse =
-  | { encoding: 'br'; json: Uint8Array }
-  | { encoding: 'br'; chunks: number; bytes: number; sha256: string };
+type StoredResponse = { encoding: 'br'; json: Uint8Array } | { encoding: 'br'; chunks: number; bytes: number; sha256: string };
 
 function isStoredResponse(value: unknown): value is StoredResponse {
   const candidate = value as { encoding?: unknown; json?: unknown; chunks?: unknown } | null;
-  return typeof candidate === 'object' && candidate !== null && candidate.encoding === 'br'
-    && (candidate.json instanceof Uint8Array || typeof candidate.chunks === 'number');
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    candidate.encoding === 'br' &&
+    (candidate.json instanceof Uint8Array || typeof candidate.chunks === 'number')
+  );
 }
 
 /** The id of chunk `index` of a record's response. Record keys end in a base64 hash (no '#'), so no record key looks like it. */
@@ -116,7 +118,11 @@ export class CompressedDynamoDbPersistenceLayer extends DynamoDBPersistenceLayer
     const text = JSON.stringify(response);
     const packed = new Uint8Array(
       await compress(text, {
-        params: { [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT, [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text) },
+        params: {
+          [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+          [zlib.BROTLI_PARAM_QUALITY]: 5,
+          [zlib.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text),
+        },
       }),
     );
     if (packed.byteLength <= this.#inlineBytes) return { encoding: 'br', json: packed };
@@ -149,17 +155,26 @@ export class CompressedDynamoDbPersistenceLayer extends DynamoDBPersistenceLayer
       const parts = await Promise.all(
         Array.from({ length: stored.chunks }, async (_, index) => {
           const { Item } = await this.#client.send(
-            new GetItemCommand({ TableName: this.#tableName, Key: { [KEY_ATTRIBUTE]: { S: chunkId(idempotencyKey, index) } }, ConsistentRead: true }),
+            new GetItemCommand({
+              TableName: this.#tableName,
+              Key: { [KEY_ATTRIBUTE]: { S: chunkId(idempotencyKey, index) } },
+              ConsistentRead: true,
+            }),
           );
           const bytes = Item?.[DATA_ATTRIBUTE]?.B;
-          if (bytes === undefined) throw new StoredResponseUnreadableError(`Chunk ${index + 1} of ${stored.chunks} of the stored response of idempotency record ${idempotencyKey} is missing.`);
+          if (bytes === undefined)
+            throw new StoredResponseUnreadableError(
+              `Chunk ${index + 1} of ${stored.chunks} of the stored response of idempotency record ${idempotencyKey} is missing.`,
+            );
           return bytes;
         }),
       );
       packed = Buffer.concat(parts);
       const sha256 = createHash('sha256').update(packed).digest('hex');
       if (packed.byteLength !== stored.bytes || sha256 !== stored.sha256) {
-        throw new StoredResponseUnreadableError(`The stored response of idempotency record ${idempotencyKey} does not match its recorded size and SHA-256.`);
+        throw new StoredResponseUnreadableError(
+          `The stored response of idempotency record ${idempotencyKey} does not match its recorded size and SHA-256.`,
+        );
       }
     }
     return JSON.parse((await decompress(packed)).toString('utf8')) as JSONValue;

@@ -99,7 +99,11 @@ export class DynamoDbScenarioCatalog implements ScenarioCatalog {
   async getScenario(companyId: string, scenarioId: string): Promise<ScenarioSummary | undefined> {
     if (!addressable(scenarioId)) return undefined;
     const { Item } = await this.client.send(
-      new GetCommand({ TableName: this.tables.scenarios, Key: { company: companyId, sk: `${SCENARIO_PREFIX}${scenarioId}` }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tables.scenarios,
+        Key: { company: companyId, sk: `${SCENARIO_PREFIX}${scenarioId}` },
+        ConsistentRead: true,
+      }),
     );
     return Item === undefined ? undefined : toSummary(Item);
   }

@@ -1,5 +1,12 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive } from '../../core/ports.js';
 import { retry, type RetryPolicy } from '../retry.js';
 import { batchGetAll } from './dynamodb-batch.js';
@@ -20,12 +27,17 @@ function cancellationCodes(error: unknown): string[] | undefined {
  * collide again), 2.5 s at most in all.
  */
 const TRANSACTION_CONFLICT_RETRY: RetryPolicy = {
-  attempts: 8, minDelayMs: 20, maxDelayMs: 1_280, jitter: 1, retryable: (error) => isConflictOnly(cancellationCodes(error)),
+  attempts: 8,
+  minDelayMs: 20,
+  maxDelayMs: 1_280,
+  jitter: 1,
+  retryable: (error) => isConflictOnly(cancellationCodes(error)),
 };
 
 /** Cancelled for `TransactionConflict` and for no condition: trying again gets the real answer. */
 function isConflictOnly(codes: string[] | undefined): boolean {
-  return codes !== undefined && codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+  const reasons = codes ?? [];
+  return reasons.includes('TransactionConflict') && !reasons.includes('ConditionalCheckFailed');
 }
 
 /**
@@ -34,7 +46,10 @@ function isConflictOnly(codes: string[] | undefined): boolean {
  * (stored, already active, quota exceeded) instead of an error. Condition failures are not retried.
  * @throws the last error after the attempts, or any other error at once.
  */
-async function sendTransaction(client: DynamoDBDocumentClient, input: ConstructorParameters<typeof TransactWriteCommand>[0]): Promise<void> {
+async function sendTransaction(
+  client: DynamoDBDocumentClient,
+  input: ConstructorParameters<typeof TransactWriteCommand>[0],
+): Promise<void> {
   await retry(async () => {
     await client.send(new TransactWriteCommand(input));
   }, TRANSACTION_CONFLICT_RETRY);
@@ -42,7 +57,10 @@ async function sendTransaction(client: DynamoDBDocumentClient, input: Constructo
 
 /** ScenarioRepository on the scenarios table, with quota accounting on the companies table. */
 export class DynamoDbScenarioRepository implements ScenarioRepository {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: TableNames,
+  ) {}
 
   /** @inheritdoc */
   async recordVersion(version: ScenarioVersion, guards?: RecordVersionGuards): Promise<RecordVersionOutcome> {
@@ -53,61 +71,79 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
     const quotaBytes = Number(company.quotaBytes);
     try {
       await sendTransaction(this.client, {
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tables.scenarios,
-                Item: { ...version, sk: `VERSION#${version.scenarioId}#${version.version}`, entity: 'SCENARIO_VERSION' },
-                ConditionExpression: 'attribute_not_exists(sk)',
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tables.scenarios,
+              Item: { ...version, sk: `VERSION#${version.scenarioId}#${version.version}`, entity: 'SCENARIO_VERSION' },
+              ConditionExpression: 'attribute_not_exists(sk)',
+            },
+          },
+          {
+            // Charge the quota only if usedBytes + size stays within the quota read above (and the quota is unchanged).
+            Update: {
+              TableName: this.tables.companies,
+              Key: { companyId: version.company },
+              UpdateExpression: 'ADD usedBytes :size',
+              ConditionExpression: 'quotaBytes = :quota AND (attribute_not_exists(usedBytes) OR usedBytes <= :ceiling)',
+              ExpressionAttributeValues: { ':size': version.size, ':quota': quotaBytes, ':ceiling': quotaBytes - version.size },
+            },
+          },
+          {
+            Update: {
+              TableName: this.tables.scenarios,
+              Key: { company: version.company, sk: `SCENARIO#${version.scenarioId}` },
+              UpdateExpression:
+                'SET entity = :entity, scenarioId = :id, #name = :name, description = :description, latestVersion = :version, ' +
+                'versions = list_append(if_not_exists(versions, :empty), :versions), created = if_not_exists(created, :now), updated = :now',
+              ExpressionAttributeNames: { '#name': 'name' },
+              ExpressionAttributeValues: {
+                ':entity': 'SCENARIO',
+                ':id': version.scenarioId,
+                ':name': version.name,
+                ':description': version.description ?? null,
+                ':version': version.version,
+                ':versions': [version.version],
+                ':empty': [],
+                ':now': version.created,
               },
             },
-            {
-              // Charge the quota only if usedBytes + size stays within the quota read above (and the quota is unchanged).
-              Update: {
-                TableName: this.tables.companies,
-                Key: { companyId: version.company },
-                UpdateExpression: 'ADD usedBytes :size',
-                ConditionExpression: 'quotaBytes = :quota AND (attribute_not_exists(usedBytes) OR usedBytes <= :ceiling)',
-                ExpressionAttributeValues: { ':size': version.size, ':quota': quotaBytes, ':ceiling': quotaBytes - version.size },
-              },
-            },
-            {
-              Update: {
-                TableName: this.tables.scenarios,
-                Key: { company: version.company, sk: `SCENARIO#${version.scenarioId}` },
-                UpdateExpression:
-                  'SET entity = :entity, scenarioId = :id, #name = :name, description = :description, latestVersion = :version, ' +
-                  'versions = list_append(if_not_exists(versions, :empty), :versions), created = if_not_exists(created, :now), updated = :now',
-                ExpressionAttributeNames: { '#name': 'name' },
-                ExpressionAttributeValues: {
-                  ':entity': 'SCENARIO', ':id': version.scenarioId, ':name': version.name, ':description': version.description ?? null,
-                  ':version': version.version, ':versions': [version.version], ':empty': [], ':now': version.created,
+          },
+          ...(guards === undefined
+            ? []
+            : [
+                {
+                  // The staging record goes with the version; an abandoned one (the sweeper deletes its object) fails it.
+                  Delete: {
+                    TableName: this.tables.scenarios,
+                    Key: { company: version.company, sk: `STAGED#${guards.stagedId}` },
+                    ConditionExpression: 'attribute_exists(sk) AND attribute_not_exists(abandoned)',
+                  },
                 },
-              },
-            },
-            ...(guards === undefined ? [] : [{
-              // The staging record goes with the version; an abandoned one (the sweeper deletes its object) fails it.
-              Delete: {
-                TableName: this.tables.scenarios,
-                Key: { company: version.company, sk: `STAGED#${guards.stagedId}` },
-                ConditionExpression: 'attribute_exists(sk) AND attribute_not_exists(abandoned)',
-              },
-            }]),
-            ...(guards?.slot === undefined ? [] : [{
-              // The slot becomes STORED with the version, only under the processor's claim.
-              Update: {
-                TableName: this.tables.scenarios,
-                Key: { company: version.company, sk: `UPLOAD#${guards.slot.uploadId}` },
-                UpdateExpression: 'SET #status = :stored, #result = :result, problem = :null REMOVE sweepShard, sweepAt',
-                ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
-                ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-                ExpressionAttributeValues: {
-                  ':stored': 'STORED', ':result': guards.slot.result, ':null': null, ':processing': 'PROCESSING', ':claimedAt': guards.slot.claimedAt,
+              ]),
+          ...(guards?.slot === undefined
+            ? []
+            : [
+                {
+                  // The slot becomes STORED with the version, only under the processor's claim.
+                  Update: {
+                    TableName: this.tables.scenarios,
+                    Key: { company: version.company, sk: `UPLOAD#${guards.slot.uploadId}` },
+                    UpdateExpression: 'SET #status = :stored, #result = :result, problem = :null REMOVE sweepShard, sweepAt',
+                    ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
+                    ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+                    ExpressionAttributeValues: {
+                      ':stored': 'STORED',
+                      ':result': guards.slot.result,
+                      ':null': null,
+                      ':processing': 'PROCESSING',
+                      ':claimedAt': guards.slot.claimedAt,
+                    },
+                  },
                 },
-              },
-            }]),
-          ],
-        });
+              ]),
+        ],
+      });
       return { kind: 'stored' };
     } catch (error) {
       const codes = cancellationCodes(error);
@@ -119,7 +155,11 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
         const current = await this.client.send(
           new GetCommand({ TableName: this.tables.companies, Key: { companyId: version.company }, ConsistentRead: true }),
         );
-        return { kind: 'quota-exceeded', quotaBytes: Number(current.Item?.quotaBytes ?? quotaBytes), usedBytes: Number(current.Item?.usedBytes ?? 0) };
+        return {
+          kind: 'quota-exceeded',
+          quotaBytes: Number(current.Item?.quotaBytes ?? quotaBytes),
+          usedBytes: Number(current.Item?.usedBytes ?? 0),
+        };
       }
       throw error;
     }
@@ -164,8 +204,12 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
   async overdueStagedArchives(now: string, limit: number): Promise<StagedArchive[]> {
     const items = await overdueItems(this.client, this.tables.scenarios, 'STAGED', now, limit);
     return items.map((item) => ({
-      company: item.company as string, stagedId: item.stagedId as string, archiveKey: item.archiveKey as string, created: item.created as string,
-      sweepAt: item.sweepAt as string, ...(item.abandoned === true ? { abandoned: true } : {}),
+      company: item.company as string,
+      stagedId: item.stagedId as string,
+      archiveKey: item.archiveKey as string,
+      created: item.created as string,
+      sweepAt: item.sweepAt as string,
+      ...(item.abandoned === true ? { abandoned: true } : {}),
     }));
   }
 
@@ -173,7 +217,8 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
   async existingVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<Set<string>> {
     if (references.length === 0) return new Set();
     const keys = [...new Set(references.map((reference) => `VERSION#${reference.scenarioId}#${reference.version}`))].map((sk) => ({
-      company: companyId, sk,
+      company: companyId,
+      sk,
     }));
     const items = await batchGetAll(this.client, this.tables.scenarios, keys, ['scenarioId', 'version']);
     return new Set(items.map((item) => `${item.scenarioId as string}#${item.version as string}`));

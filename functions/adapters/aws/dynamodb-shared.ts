@@ -16,14 +16,22 @@ export interface TableNames {
 
 /** True when DynamoDB refused a single-item write because its condition was false. */
 export function isConditionalCheckFailed(error: unknown): boolean {
-  return error instanceof ConditionalCheckFailedException || (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+  return (
+    error instanceof ConditionalCheckFailedException || (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException'
+  );
 }
 
 /**
  * Items of one kind in the `sweep` index whose `sweepAt` is at or before `now`: one Query per shard (eventually
  * consistent, as every index read; the callers' conditional writes decide), at most `limit` items in all.
  */
-export async function overdueItems(client: DynamoDBDocumentClient, tableName: string, kind: 'UPLOAD' | 'STAGED', now: string, limit: number): Promise<Record<string, unknown>[]> {
+export async function overdueItems(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  kind: 'UPLOAD' | 'STAGED',
+  now: string,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   for (let shard = 0; shard < SWEEP_SHARDS && items.length < limit; shard += 1) {
     let startKey: Record<string, unknown> | undefined;

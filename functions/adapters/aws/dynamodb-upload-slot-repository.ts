@@ -5,7 +5,11 @@ import { sweepShardOf } from './tables.js';
 
 function toUploadSlot(item: Record<string, unknown>): UploadSlot {
   const { sk: _sk, entity: _entity, sweepShard: _sweepShard, result, problem, ...slot } = item;
-  return { ...(slot as unknown as UploadSlot), ...(result == null ? {} : { result: result as Record<string, unknown> }), ...(problem == null ? {} : { problem: problem as Record<string, unknown> }) };
+  return {
+    ...(slot as unknown as UploadSlot),
+    ...(result == null ? {} : { result: result as Record<string, unknown> }),
+    ...(problem == null ? {} : { problem: problem as Record<string, unknown> }),
+  };
 }
 
 /**
@@ -13,14 +17,22 @@ function toUploadSlot(item: Record<string, unknown>): UploadSlot {
  * slots are in the `sweep` index (tables.ts).
  */
 export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
-  constructor(private readonly client: DynamoDBDocumentClient, private readonly tables: TableNames) {}
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: TableNames,
+  ) {}
 
   /** @inheritdoc */
   async create(slot: UploadSlot): Promise<void> {
     await this.client.send(
       new PutCommand({
         TableName: this.tables.scenarios,
-        Item: { ...slot, sk: `UPLOAD#${slot.uploadId}`, entity: 'UPLOAD', ...(slot.sweepAt === undefined ? {} : { sweepShard: sweepShardOf('UPLOAD', slot.uploadId) }) },
+        Item: {
+          ...slot,
+          sk: `UPLOAD#${slot.uploadId}`,
+          entity: 'UPLOAD',
+          ...(slot.sweepAt === undefined ? {} : { sweepShard: sweepShardOf('UPLOAD', slot.uploadId) }),
+        },
         ConditionExpression: 'attribute_not_exists(sk)',
       }),
     );
@@ -28,7 +40,9 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
 
   /** @inheritdoc */
   async get(company: string, uploadId: string): Promise<UploadSlot | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tables.scenarios, Key: { company, sk: `UPLOAD#${uploadId}` }, ConsistentRead: true }));
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tables.scenarios, Key: { company, sk: `UPLOAD#${uploadId}` }, ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : toUploadSlot(Item);
   }
 
@@ -41,14 +55,23 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
       ConditionExpression: '#status = :pending OR (#status = :processing AND claimedAt < :staleBefore)',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':processing': 'PROCESSING', ':pending': 'PENDING', ':claimedAt': claimedAt, ':staleBefore': staleBefore, ':sweepAt': sweepAt,
+        ':processing': 'PROCESSING',
+        ':pending': 'PENDING',
+        ':claimedAt': claimedAt,
+        ':staleBefore': staleBefore,
+        ':sweepAt': sweepAt,
         ':shard': sweepShardOf('UPLOAD', uploadId),
       },
     });
   }
 
   /** @inheritdoc */
-  async reject(company: string, uploadId: string, expected: { status: 'PENDING' } | { status: 'PROCESSING'; claimedAt: string }, problem: Record<string, unknown>): Promise<boolean> {
+  async reject(
+    company: string,
+    uploadId: string,
+    expected: { status: 'PENDING' } | { status: 'PROCESSING'; claimedAt: string },
+    problem: Record<string, unknown>,
+  ): Promise<boolean> {
     const claimed = expected.status === 'PROCESSING';
     return this.conditionalUpdate({
       TableName: this.tables.scenarios,
@@ -57,7 +80,11 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
       ConditionExpression: claimed ? '#status = :expected AND claimedAt = :claimedAt' : '#status = :expected',
       ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
       ExpressionAttributeValues: {
-        ':rejected': 'REJECTED', ':problem': problem, ':null': null, ':expected': expected.status, ...(claimed ? { ':claimedAt': expected.claimedAt } : {}),
+        ':rejected': 'REJECTED',
+        ':problem': problem,
+        ':null': null,
+        ':expected': expected.status,
+        ...(claimed ? { ':claimedAt': expected.claimedAt } : {}),
       },
     });
   }
@@ -68,7 +95,12 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
   }
 
   /** @inheritdoc */
-  async complete(company: string, uploadId: string, claimedAt: string, outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>): Promise<boolean> {
+  async complete(
+    company: string,
+    uploadId: string,
+    claimedAt: string,
+    outcome: Pick<UploadSlot, 'status' | 'result' | 'problem'>,
+  ): Promise<boolean> {
     return this.conditionalUpdate({
       TableName: this.tables.scenarios,
       Key: { company, sk: `UPLOAD#${uploadId}` },
@@ -76,7 +108,11 @@ export class DynamoDbUploadSlotRepository implements UploadSlotRepository {
       ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
       ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
       ExpressionAttributeValues: {
-        ':status': outcome.status, ':result': outcome.result ?? null, ':problem': outcome.problem ?? null, ':processing': 'PROCESSING', ':claimedAt': claimedAt,
+        ':status': outcome.status,
+        ':result': outcome.result ?? null,
+        ':problem': outcome.problem ?? null,
+        ':processing': 'PROCESSING',
+        ':claimedAt': claimedAt,
       },
     });
   }

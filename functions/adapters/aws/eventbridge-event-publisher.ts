@@ -17,14 +17,21 @@ export const EVENT_SOURCE = 'device-scenario-service';
  * @throws Error naming how many events could not be published.
  */
 export class EventBridgeEventPublisher implements EventPublisher {
-  constructor(private readonly client: EventBridgeClient, private readonly eventBusName: string) {}
+  constructor(
+    private readonly client: EventBridgeClient,
+    private readonly eventBusName: string,
+  ) {}
 
   /** @inheritdoc */
   async publish(events: readonly DeploymentChangedEvent[]): Promise<void> {
     let failed = 0;
     for (let start = 0; start < events.length; start += 10) {
       let entries = events.slice(start, start + 10).map((event) => ({
-        EventBusName: this.eventBusName, Source: EVENT_SOURCE, DetailType: event.type, Detail: JSON.stringify(event), Time: new Date(event.at),
+        EventBusName: this.eventBusName,
+        Source: EVENT_SOURCE,
+        DetailType: event.type,
+        Detail: JSON.stringify(event),
+        Time: new Date(event.at),
       }));
       await retry(async () => {
         const response = await this.client.send(new PutEventsCommand({ Entries: entries }));

@@ -7,7 +7,12 @@ import { createHash } from 'node:crypto';
 import { ServiceUnavailableError } from '../../core/errors.js';
 import { DEFAULT_REPLICAS, indexTemplate, type Json } from './opensearch-queries.js';
 import {
-  callOpenSearch, DEFAULT_RETRY_AFTER_SECONDS, expectSuccess, OpenSearchRequestError, sendRequest, type OpenSearchTransport,
+  callOpenSearch,
+  DEFAULT_RETRY_AFTER_SECONDS,
+  expectSuccess,
+  OpenSearchRequestError,
+  sendRequest,
+  type OpenSearchTransport,
 } from './opensearch-transport.js';
 import type { RetryPolicy } from '../retry.js';
 
@@ -25,7 +30,10 @@ export function templateName(alias: string): string {
  * data node count) runs its Update.
  */
 export function templateVersion(replicas: number = DEFAULT_REPLICAS): string {
-  return createHash('sha256').update(JSON.stringify(indexTemplate(replicas))).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify(indexTemplate(replicas)))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /**
@@ -64,14 +72,22 @@ export class OpenSearchIndexes {
   readonly replicas: number;
 
   /** @param alias the alias searches and writes use (OPENSEARCH_INDEX, default `resources`). */
-  constructor(private readonly transport: OpenSearchTransport, readonly alias: string, options: OpenSearchIndexesOptions = {}) {
+  constructor(
+    private readonly transport: OpenSearchTransport,
+    readonly alias: string,
+    options: OpenSearchIndexesOptions = {},
+  ) {
     this.retryAfterSeconds = options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
     this.replicas = options.replicas ?? DEFAULT_REPLICAS;
   }
 
   /** Creates or replaces the index template (`PUT _index_template/<alias>-template`). Existing indexes are unchanged. */
   async putTemplate(): Promise<void> {
-    await this.call('PUT', `/_index_template/${encodeURIComponent(templateName(this.alias))}`, indexTemplateBody(this.alias, this.replicas));
+    await this.call(
+      'PUT',
+      `/_index_template/${encodeURIComponent(templateName(this.alias))}`,
+      indexTemplateBody(this.alias, this.replicas),
+    );
   }
 
   /**
@@ -174,5 +190,9 @@ export function isTransientRefusal(error: unknown): boolean {
  * starting later than SETUP_RETRY_BUDGET_MS after the first.
  */
 export const SETUP_RETRY_POLICY: RetryPolicy = {
-  attempts: Number.POSITIVE_INFINITY, minDelayMs: 2_000, maxDelayMs: 60_000, budgetMs: SETUP_RETRY_BUDGET_MS, retryable: isTransientRefusal,
+  attempts: Number.POSITIVE_INFINITY,
+  minDelayMs: 2_000,
+  maxDelayMs: 60_000,
+  budgetMs: SETUP_RETRY_BUDGET_MS,
+  retryable: isTransientRefusal,
 };

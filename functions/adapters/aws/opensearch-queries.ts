@@ -7,7 +7,14 @@
  * sorts with missing values last in both directions and the `TYPE#company#id` tie-breaker, counts per value.
  */
 import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
-import { globalQueryTerms, MAX_RESULT_WINDOW, type CountQuery, type SearchQuery, type SearchResult, type ValueCounts } from '../../core/search/query.js';
+import {
+  globalQueryTerms,
+  MAX_RESULT_WINDOW,
+  type CountQuery,
+  type SearchQuery,
+  type SearchResult,
+  type ValueCounts,
+} from '../../core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
 
 /** Keyword field holding `TYPE#company#id` (documentKeyString): the final sort tie-breaker. */
@@ -26,7 +33,9 @@ const FUZZY_BOOST = 0.45;
 
 const FULL_TEXT: ReadonlySet<string> = new Set(FULL_TEXT_FIELDS);
 const LABEL_FIELDS = new Map<string, string>(
-  FILTER_FIELDS.flatMap((field) => (field.values.kind === 'data' && field.values.labelField !== undefined ? [[field.field, field.values.labelField]] : [])),
+  FILTER_FIELDS.flatMap((field) =>
+    field.values.kind === 'data' && field.values.labelField !== undefined ? [[field.field, field.values.labelField]] : [],
+  ),
 );
 
 /** A JSON object as sent to or received from OpenSearch. */
@@ -73,7 +82,10 @@ export const DEFAULT_REPLICAS = 0;
  */
 export function indexTemplate(replicas: number = DEFAULT_REPLICAS): { settings: Json; mappings: Json } {
   const paths = new Set<string>([
-    ...FILTER_FIELDS.map((field) => field.field), ...SORT_FIELDS, ...FULL_TEXT_FIELDS, ...LABEL_FIELDS.values(),
+    ...FILTER_FIELDS.map((field) => field.field),
+    ...SORT_FIELDS,
+    ...FULL_TEXT_FIELDS,
+    ...LABEL_FIELDS.values(),
   ]);
   const properties: Json = { [SORT_KEY_FIELD]: { type: 'keyword' } };
   for (const path of [...paths].sort()) {
@@ -98,8 +110,13 @@ export function indexTemplate(replicas: number = DEFAULT_REPLICAS): { settings: 
         filter: {
           // Keeps the parts of a word with inner punctuation (`acm`, `0001`) besides the whole word.
           word_parts: {
-            type: 'word_delimiter_graph', preserve_original: true, generate_word_parts: true, generate_number_parts: true,
-            split_on_case_change: false, split_on_numerics: false, stem_english_possessive: false,
+            type: 'word_delimiter_graph',
+            preserve_original: true,
+            generate_word_parts: true,
+            generate_number_parts: true,
+            split_on_case_change: false,
+            split_on_numerics: false,
+            stem_english_possessive: false,
           },
           trim_punctuation: { type: 'pattern_replace', pattern: '^\\p{P}+|\\p{P}+$', replacement: '' },
           // `ACM-0001`, `acm.0001`, `1.0.1` → `acm-0001`, `1-0-1`: the whole word as the embedded engine indexes it.
@@ -107,7 +124,11 @@ export function indexTemplate(replicas: number = DEFAULT_REPLICAS): { settings: 
           drop_empty: { type: 'length', min: 1 },
         },
         analyzer: {
-          [INDEX_ANALYZER]: { type: 'custom', tokenizer: 'whitespace', filter: ['lowercase', 'word_parts', ...punctuationFilters.slice(1)] },
+          [INDEX_ANALYZER]: {
+            type: 'custom',
+            tokenizer: 'whitespace',
+            filter: ['lowercase', 'word_parts', ...punctuationFilters.slice(1)],
+          },
           [SEARCH_ANALYZER]: { type: 'custom', tokenizer: 'whitespace', filter: punctuationFilters },
         },
       },
@@ -136,9 +157,21 @@ export function fullTextQuery(text: string): Json {
         const fuzziness = fuzzinessOf(term);
         const should: Json[] = [
           { multi_match: { query: term, fields, type: 'best_fields', operator: 'and' } },
-          ...(fuzziness === undefined ? [] : [{
-            multi_match: { query: term, fields, type: 'best_fields', operator: 'and', fuzziness, prefix_length: 0, boost: FUZZY_BOOST },
-          }]),
+          ...(fuzziness === undefined
+            ? []
+            : [
+                {
+                  multi_match: {
+                    query: term,
+                    fields,
+                    type: 'best_fields',
+                    operator: 'and',
+                    fuzziness,
+                    prefix_length: 0,
+                    boost: FUZZY_BOOST,
+                  },
+                },
+              ]),
           ...fields.map((field) => ({ prefix: { [field]: { value: term, boost: PREFIX_BOOST } } })),
         ];
         return { bool: { should, minimum_should_match: 1 } };
@@ -175,7 +208,10 @@ export function searchRequestBody(query: SearchQuery): Json {
   if (query.sort.field === 'relevance') {
     sort = global === undefined ? [tieBreaker] : [{ _score: { order: 'desc' } }, tieBreaker];
   } else {
-    sort = [{ [keywordField(query.sort.field)]: { order: query.sort.direction === 'DESC' ? 'desc' : 'asc', missing: '_last' } }, tieBreaker];
+    sort = [
+      { [keywordField(query.sort.field)]: { order: query.sort.direction === 'DESC' ? 'desc' : 'asc', missing: '_last' } },
+      tieBreaker,
+    ];
   }
   return { ...pageWindow(query.page, query.pageSize), track_total_hits: true, query: { bool }, sort };
 }
@@ -196,9 +232,11 @@ export function countRequestBody(query: CountQuery): Json {
     const labelField = LABEL_FIELDS.get(field);
     aggs[aggregationName(position)] = {
       terms: { field: keywordField(field), size: MAX_COUNT_BUCKETS, order: { _key: 'asc' } },
-      ...(labelField === undefined ? {} : {
-        aggs: { label: { top_hits: { size: 1, _source: { includes: [labelField] }, sort: [{ [SORT_KEY_FIELD]: { order: 'asc' } }] } } },
-      }),
+      ...(labelField === undefined
+        ? {}
+        : {
+            aggs: { label: { top_hits: { size: 1, _source: { includes: [labelField] }, sort: [{ [SORT_KEY_FIELD]: { order: 'asc' } }] } } },
+          }),
     };
   });
   return { size: 0, track_total_hits: true, query: { bool: { filter: filterClauses(query.companies, query.filters, query.type) } }, aggs };
@@ -267,16 +305,18 @@ export function toValueCounts(response: unknown, query: CountQuery): ValueCounts
     const labelField = LABEL_FIELDS.get(field);
     const buckets = asArray(asObject(aggregations[aggregationName(position)]).buckets).map(asObject);
     const values = new Map<string, { count: number; label?: string }>();
-    const entries = buckets.map((bucket) => {
-      const count = typeof bucket.doc_count === 'number' ? bucket.doc_count : 0;
-      let label: string | undefined;
-      if (labelField !== undefined) {
-        const [hit] = asArray(asObject(asObject(asObject(bucket.label).hits)).hits);
-        const first = hit === undefined ? undefined : valuesAtPath(asObject(hit)._source, labelField)[0];
-        label = first === undefined ? undefined : String(first);
-      }
-      return { value: String(bucket.key), count, label };
-    }).filter((entry) => entry.count > 0);
+    const entries = buckets
+      .map((bucket) => {
+        const count = typeof bucket.doc_count === 'number' ? bucket.doc_count : 0;
+        let label: string | undefined;
+        if (labelField !== undefined) {
+          const [hit] = asArray(asObject(asObject(asObject(bucket.label).hits)).hits);
+          const first = hit === undefined ? undefined : valuesAtPath(asObject(hit)._source, labelField)[0];
+          label = first === undefined ? undefined : String(first);
+        }
+        return { value: String(bucket.key), count, label };
+      })
+      .filter((entry) => entry.count > 0);
     entries.sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
     for (const { value, count, label } of entries) values.set(value, label === undefined ? { count } : { count, label });
     result.set(field, values);

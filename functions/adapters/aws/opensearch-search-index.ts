@@ -7,18 +7,35 @@ import type { SearchIndex } from '../../core/ports.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
 import {
-  bulkBody, countRequestBody, documentId, indexTemplate, searchRequestBody, toSearchResult, toValueCounts, type Json,
+  bulkBody,
+  countRequestBody,
+  documentId,
+  indexTemplate,
+  searchRequestBody,
+  toSearchResult,
+  toValueCounts,
+  type Json,
 } from './opensearch-queries.js';
 import {
-  callOpenSearch, DEFAULT_RETRY_AFTER_SECONDS, expectSuccess, sendRequest, type OpenSearchRequest, type OpenSearchTransport,
+  callOpenSearch,
+  DEFAULT_RETRY_AFTER_SECONDS,
+  expectSuccess,
+  sendRequest,
+  type OpenSearchRequest,
+  type OpenSearchTransport,
 } from './opensearch-transport.js';
 
 export type { OpenSearchRequest, OpenSearchResponse, OpenSearchTransport } from './opensearch-transport.js';
 
 /** Some documents of a `_bulk` request were not written or deleted; `failedIds` are their `_id`s (`TYPE#company#id`). */
 export class BulkIndexError extends Error {
-  constructor(readonly failedIds: string[], readonly reasons: string[]) {
-    super(`OpenSearch bulk request failed for ${failedIds.length} document(s): ${failedIds.map((id, n) => `${id} (${reasons[n] ?? 'unknown'})`).join(', ')}.`);
+  constructor(
+    readonly failedIds: string[],
+    readonly reasons: string[],
+  ) {
+    super(
+      `OpenSearch bulk request failed for ${failedIds.length} document(s): ${failedIds.map((id, n) => `${id} (${reasons[n] ?? 'unknown'})`).join(', ')}.`,
+    );
     this.name = 'BulkIndexError';
   }
 }

@@ -94,9 +94,10 @@ export interface OpenSearchConnectionSettings {
  * @throws Error when `aws-sigv4` is asked without a region.
  */
 export function createOpenSearchClient(settings: OpenSearchConnectionSettings): Client {
-  const signing = settings.auth === 'aws-sigv4'
-    ? AwsSigv4Signer({ region: requireRegion(settings.region), service: 'es', getCredentials: defaultProvider() })
-    : {};
+  const signing =
+    settings.auth === 'aws-sigv4'
+      ? AwsSigv4Signer({ region: requireRegion(settings.region), service: 'es', getCredentials: defaultProvider() })
+      : {};
   return new Client({
     node: settings.url,
     ...signing,
@@ -121,7 +122,11 @@ export class OpenSearchRequestError extends Error {
    * @param statusCode HTTP status of the answer (4xx).
    * @param type OpenSearch's `error.type`, e.g. `index_not_found_exception`, `resource_already_exists_exception`.
    */
-  constructor(readonly statusCode: number, readonly type: string | undefined, message: string) {
+  constructor(
+    readonly statusCode: number,
+    readonly type: string | undefined,
+    message: string,
+  ) {
     super(message);
     this.name = 'OpenSearchRequestError';
   }
@@ -134,12 +139,17 @@ export const DEFAULT_RETRY_AFTER_SECONDS = 5;
  * Sends a request through `transport`.
  * @throws ServiceUnavailableError (503, Retry-After `retryAfterSeconds`) when OpenSearch cannot be reached.
  */
-export async function sendRequest(transport: OpenSearchTransport, request: OpenSearchRequest, retryAfterSeconds: number): Promise<OpenSearchResponse> {
+export async function sendRequest(
+  transport: OpenSearchTransport,
+  request: OpenSearchRequest,
+  retryAfterSeconds: number,
+): Promise<OpenSearchResponse> {
   try {
     return await transport.request(request);
   } catch (error) {
     throw new ServiceUnavailableError(
-      `The search backend cannot be reached: ${error instanceof Error ? error.message : String(error)}.`, retryAfterSeconds,
+      `The search backend cannot be reached: ${error instanceof Error ? error.message : String(error)}.`,
+      retryAfterSeconds,
     );
   }
 }
@@ -165,7 +175,11 @@ export function expectSuccess(response: OpenSearchResponse, what: string, retryA
 }
 
 /** sendRequest then expectSuccess; returns the body of the 2xx answer. */
-export async function callOpenSearch(transport: OpenSearchTransport, request: OpenSearchRequest, retryAfterSeconds: number): Promise<unknown> {
+export async function callOpenSearch(
+  transport: OpenSearchTransport,
+  request: OpenSearchRequest,
+  retryAfterSeconds: number,
+): Promise<unknown> {
   const response = await sendRequest(transport, request, retryAfterSeconds);
   expectSuccess(response, `${request.method} ${request.path}`, retryAfterSeconds);
   return response.body;

@@ -1,5 +1,14 @@
-import { PassThrough, Readable } from 'node:stream';
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PassThrough, type Readable } from 'node:stream';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ArchiveStore, RandomAccessSource } from '../../core/ports.js';
 
@@ -12,7 +21,9 @@ export class S3ArchiveStore implements ArchiveStore {
 
   /** @inheritdoc */
   async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.byteLength }));
+    await this.s3.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.byteLength }),
+    );
   }
 
   /** @inheritdoc */
@@ -33,7 +44,12 @@ export class S3ArchiveStore implements ArchiveStore {
       const head = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       size = head.ContentLength ?? 0;
     } catch (error) {
-      if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+      if (
+        error instanceof NotFound ||
+        (error as { name?: string }).name === 'NotFound' ||
+        (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404
+      )
+        return undefined;
       throw error;
     }
     return {
@@ -64,7 +80,12 @@ export class S3ArchiveStore implements ArchiveStore {
       const head = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return { size: head.ContentLength ?? 0, lastModified: (head.LastModified ?? new Date()).toISOString() };
     } catch (error) {
-      if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+      if (
+        error instanceof NotFound ||
+        (error as { name?: string }).name === 'NotFound' ||
+        (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404
+      )
+        return undefined;
       throw error;
     }
   }
@@ -72,7 +93,11 @@ export class S3ArchiveStore implements ArchiveStore {
   /** @inheritdoc */
   async copy(sourceKey: string, targetKey: string): Promise<void> {
     await this.s3.send(
-      new CopyObjectCommand({ Bucket: this.bucket, Key: targetKey, CopySource: `${this.bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}` }),
+      new CopyObjectCommand({
+        Bucket: this.bucket,
+        Key: targetKey,
+        CopySource: `${this.bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}`,
+      }),
     );
   }
 
@@ -80,14 +105,20 @@ export class S3ArchiveStore implements ArchiveStore {
   presignGet(key: string, expiresInSeconds: number, filename: string): Promise<string> {
     return getSignedUrl(
       this.s3,
-      new GetObjectCommand({ Bucket: this.bucket, Key: key, ResponseContentDisposition: `attachment; filename="${filename.replace(/["\\]/g, '_')}"` }),
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ResponseContentDisposition: `attachment; filename="${filename.replace(/["\\]/g, '_')}"`,
+      }),
       { expiresIn: expiresInSeconds },
     );
   }
 
   /** @inheritdoc */
   presignPut(key: string, contentType: string, expiresInSeconds: number): Promise<string> {
-    return getSignedUrl(this.s3, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }), { expiresIn: expiresInSeconds });
+    return getSignedUrl(this.s3, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }), {
+      expiresIn: expiresInSeconds,
+    });
   }
 
   /** @inheritdoc */

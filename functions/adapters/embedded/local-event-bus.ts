@@ -24,14 +24,16 @@ export class LocalEventBus extends EventEmitter implements EventPublisher {
     this.published ??= readFile(this.file, 'utf8').then(
       (text) => {
         this.tornTail = text.length > 0 && !text.endsWith('\n');
-        return new Set(text.split('\n').flatMap((line) => {
-          try {
-            const id = (JSON.parse(line) as { deploymentId?: unknown }).deploymentId;
-            return typeof id === 'string' ? [id] : [];
-          } catch {
-            return [];
-          }
-        }));
+        return new Set(
+          text.split('\n').flatMap((line) => {
+            try {
+              const id = (JSON.parse(line) as { deploymentId?: unknown }).deploymentId;
+              return typeof id === 'string' ? [id] : [];
+            } catch {
+              return [];
+            }
+          }),
+        );
       },
       (error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return new Set<string>();

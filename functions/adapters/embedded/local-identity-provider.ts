@@ -6,7 +6,12 @@ import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { ulid } from 'ulid';
 import type { IdentityProvider } from '../../core/ports.js';
 
-const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, length: number, options: { N: number; r: number; p: number }) => Promise<Buffer>;
+const scrypt = promisify(scryptCallback) as (
+  password: string,
+  salt: Buffer,
+  length: number,
+  options: { N: number; r: number; p: number },
+) => Promise<Buffer>;
 const SCRYPT = { N: 16_384, r: 8, p: 1, length: 32 };
 
 /** A local user: scrypt password hash (`scrypt$N$r$p$salt$hash`, base64 parts), companies and scope. */

@@ -20,7 +20,14 @@
 import SearchableMap from 'minisearch/SearchableMap';
 import type { SearchIndex } from '../../core/ports.js';
 import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
-import { type CountQuery, globalQueryTerms, type SearchQuery, type SearchResult, type ValueCounts, textWords } from '../../core/search/query.js';
+import {
+  type CountQuery,
+  globalQueryTerms,
+  type SearchQuery,
+  type SearchResult,
+  type ValueCounts,
+  textWords,
+} from '../../core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
 
 /** Fields with bitset postings: every filter field. */
@@ -30,7 +37,9 @@ const COMPANY_POSITION = INDEXED_FIELD_POSITION.get('company') as number;
 const SORT_FIELD_POSITION = new Map<string, number>(SORT_FIELDS.map((field, position) => [field, position]));
 /** Label field of each `data` filter field that has one (health.versionCode → health.versionName). */
 const LABEL_FIELDS = new Map<string, string>(
-  FILTER_FIELDS.flatMap((field) => (field.values.kind === 'data' && field.values.labelField !== undefined ? [[field.field, field.values.labelField]] : [])),
+  FILTER_FIELDS.flatMap((field) =>
+    field.values.kind === 'data' && field.values.labelField !== undefined ? [[field.field, field.values.labelField]] : [],
+  ),
 );
 
 /** Up to this many matches a page is selected from the matches directly; above, from the presorted array. */
@@ -263,7 +272,7 @@ function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => nu
   for (const item of items) {
     if (heap.length < k) {
       heap.push(item);
-      for (let index = heap.length - 1; index > 0;) {
+      for (let index = heap.length - 1; index > 0; ) {
         const parent = (index - 1) >> 1;
         if (compare(heap[index] as T, heap[parent] as T) <= 0) break;
         swap(index, parent);
@@ -271,7 +280,7 @@ function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => nu
       }
     } else if (compare(item, heap[0] as T) < 0) {
       heap[0] = item;
-      for (let index = 0; ;) {
+      for (let index = 0; ; ) {
         const left = 2 * index + 1;
         let largest = index;
         if (left < k && compare(heap[left] as T, heap[largest] as T) > 0) largest = left;
@@ -333,7 +342,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
       } else if (query.sort.field === 'relevance') {
         const byScore = (a: number, b: number): number =>
           (scores[b] as number) - (scores[a] as number) || compareKeys(this.slots[a] as Entry, this.slots[b] as Entry);
-        page = smallest(slots, end, byScore).slice(start).map((slot) => this.slots[slot] as Entry);
+        page = smallest(slots, end, byScore)
+          .slice(start)
+          .map((slot) => this.slots[slot] as Entry);
       } else {
         const matches = this.emptyBits();
         for (const slot of slots) matches[slot >>> 5] = (matches[slot >>> 5] as number) | (1 << (slot & 31));
@@ -550,7 +561,13 @@ export class EmbeddedSearchIndex implements SearchIndex {
    * field. `byKeyOnly` orders by document key alone (relevance without full text: every score is equal).
    */
   private sortedPage(
-    matches: Uint32Array, total: number, field: string, descending: boolean, start: number, end: number, byKeyOnly = false,
+    matches: Uint32Array,
+    total: number,
+    field: string,
+    descending: boolean,
+    start: number,
+    end: number,
+    byKeyOnly = false,
   ): Entry[] {
     const position = SORT_FIELD_POSITION.get(field);
     const collect = (): Entry[] => {
@@ -562,14 +579,16 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (position === undefined) {
       // Not a registry sort field (the query parser never produces one): sort on the fly.
       const entries = collect();
-      const valueOf = new Map(entries.map((entry) => {
-        const first = valuesAtPath(entry.document, field)[0];
-        return [entry, first === undefined ? undefined : String(first)] as const;
-      }));
+      const sortValues = new Map(
+        entries.map((entry) => {
+          const first = valuesAtPath(entry.document, field)[0];
+          return [entry, first === undefined ? undefined : String(first)] as const;
+        }),
+      );
       const sign = descending ? -1 : 1;
       return smallest(entries, end, (a, b) => {
-        const va = valueOf.get(a);
-        const vb = valueOf.get(b);
+        const va = sortValues.get(a);
+        const vb = sortValues.get(b);
         if (va !== vb) return va === undefined ? 1 : vb === undefined ? -1 : va < vb ? -sign : sign;
         return compareKeys(a, b);
       }).slice(start);

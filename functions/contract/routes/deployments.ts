@@ -32,8 +32,11 @@ function instant(name: string) {
 export const HistoryQuery = z
   .strictObject({
     deviceId: text('deviceId', MAX_HISTORY_ID_LENGTH).optional().meta({ description: 'Only the actions on this device (`target.id`).' }),
-    scenarioId: text('scenarioId', MAX_HISTORY_ID_LENGTH).optional().meta({ description: 'Only the actions on this scenario (`what.id`).' }),
-    version: text('version', MAX_HISTORY_ID_LENGTH).optional()
+    scenarioId: text('scenarioId', MAX_HISTORY_ID_LENGTH)
+      .optional()
+      .meta({ description: 'Only the actions on this scenario (`what.id`).' }),
+    version: text('version', MAX_HISTORY_ID_LENGTH)
+      .optional()
       .meta({ description: 'Only the actions on this version of `scenarioId` (`what.subId`); requires `scenarioId`.' }),
     from: instant('from').meta({ description: 'ISO-8601 instant with a time zone, inclusive.', example: '2025-03-01T00:00:00Z' }),
     to: instant('to').meta({ description: 'ISO-8601 instant with a time zone, exclusive; after `from`.', example: '2025-04-01T00:00:00Z' }),
@@ -41,7 +44,11 @@ export const HistoryQuery = z
   })
   .superRefine((query, context) => {
     if (query.version !== undefined && query.scenarioId === undefined) {
-      context.addIssue({ code: 'custom', path: ['version'], message: "'version' filters the versions of one scenario: it needs 'scenarioId'." });
+      context.addIssue({
+        code: 'custom',
+        path: ['version'],
+        message: "'version' filters the versions of one scenario: it needs 'scenarioId'.",
+      });
     }
     if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
       context.addIssue({ code: 'custom', path: ['to'], message: "'to' (exclusive) must be after 'from' (inclusive)." });
@@ -62,11 +69,15 @@ export const deploymentsExecute = defineRoute({
   request: {
     params: CompanyParams,
     query: z.strictObject({
-      dryRun: boolean('dryRun').optional().transform((value) => value ?? false)
+      dryRun: boolean('dryRun')
+        .optional()
+        .transform((value) => value ?? false)
         .meta({ description: 'true: answer what would result, change nothing.', example: 'true' }),
     }),
     body: {
-      kind: 'json', schema: DeploymentRequestBodySchema, tooLarge: deploymentRequestTooLarge,
+      kind: 'json',
+      schema: DeploymentRequestBodySchema,
+      tooLarge: deploymentRequestTooLarge,
       invalidDetail: 'The deployment request body is invalid; nothing was changed.',
     },
   },
@@ -92,7 +103,10 @@ export const deploymentsExecute = defineRoute({
       description: `Content Too Large: more than ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')} entries, or a body above the address's limit; split the request. Nothing was changed.`,
       schema: PayloadTooLargeProblem,
     },
-    422: { description: 'Unprocessable: the Idempotency-Key was already used with a different body or query.', schema: UnprocessableRequestProblem },
+    422: {
+      description: 'Unprocessable: the Idempotency-Key was already used with a different body or query.',
+      schema: UnprocessableRequestProblem,
+    },
     503: problem(
       'ServiceUnavailable',
       'A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key.',
@@ -151,7 +165,8 @@ export const deploymentsListDevice = defineRoute({
   method: 'GET',
   path: '/companies/{companyId}/resources/{deviceId}/deployments',
   summary: 'List active deployments of one device',
-  description: 'Only successful deployments that are still active, ordered by (scenario, version). Needs `deployments:read` on the company.',
+  description:
+    'Only successful deployments that are still active, ordered by (scenario, version). Needs `deployments:read` on the company.',
   tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',

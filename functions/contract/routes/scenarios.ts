@@ -25,7 +25,9 @@ export const scenarioSkeleton = defineRoute({
   request: {
     params: CompanyParams,
     query: z.strictObject({
-      version: text('version', 64).optional().meta({ description: `Semantic version written into scenario.json; default ${DEFAULT_SKELETON_VERSION}.`, example: '1.0.0' }),
+      version: text('version', 64)
+        .optional()
+        .meta({ description: `Semantic version written into scenario.json; default ${DEFAULT_SKELETON_VERSION}.`, example: '1.0.0' }),
     }),
   },
   access: { storage: false },
@@ -140,7 +142,10 @@ export const scenarioVersionGet = defineRoute({
   tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
-  request: { params: z.object({ companyId, scenarioId, version: pathId('version', 'A semantic version of the scenario, e.g. 1.0.0.') }), query: NoQuery },
+  request: {
+    params: z.object({ companyId, scenarioId, version: pathId('version', 'A semantic version of the scenario, e.g. 1.0.0.') }),
+    query: NoQuery,
+  },
   // Reads one version, presigns its download.
   access: { storage: true, tables: { scenarios: 'R' }, bucketGetObjectKeyPattern: STORED_ARCHIVES },
   entry: 'functions/handlers/scenario-version-get.ts',

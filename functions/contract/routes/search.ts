@@ -17,11 +17,18 @@ function filterValues(field: FilterField) {
   const value =
     field.values.kind === 'fixed'
       ? z.string().refine((candidate) => (field.values as { list: readonly string[] }).list.includes(candidate), {
-        error: (issue) => `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${(field.values as { list: readonly string[] }).list.join(', ')}.`,
-      })
-      : z.string().min(1, { error: `'${name}' needs a value.` }).max(MAX_PARAMETER_LENGTH, { error: `A '${name}' value has at most ${MAX_PARAMETER_LENGTH} characters.` });
+          error: (issue) =>
+            `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${(field.values as { list: readonly string[] }).list.join(', ')}.`,
+        })
+      : z
+          .string()
+          .min(1, { error: `'${name}' needs a value.` })
+          .max(MAX_PARAMETER_LENGTH, { error: `A '${name}' value has at most ${MAX_PARAMETER_LENGTH} characters.` });
   return z
-    .preprocess((raw) => (typeof raw === 'string' ? [raw] : raw), z.array(value).max(MAX_FILTER_VALUES, { error: `'${name}' may be given at most ${MAX_FILTER_VALUES} times.` }))
+    .preprocess(
+      (raw) => (typeof raw === 'string' ? [raw] : raw),
+      z.array(value).max(MAX_FILTER_VALUES, { error: `'${name}' may be given at most ${MAX_FILTER_VALUES} times.` }),
+    )
     .optional()
     .meta({
       description: `Filter on \`${name}\`${field.scope === null ? '' : ` (${field.scope} resources)`}; repeat it to accept several values (OR).`,
@@ -47,27 +54,43 @@ function selection(query: Record<string, unknown>): Pick<SearchParameters, 'filt
 /** The search's query string: filters, `global`, `sort`/`direction`, `page`/`pageSize`. */
 export const SearchQuery = z
   .strictObject({
-    global: single('global').max(1_000, { error: "'global' has at most 1000 characters." }).optional()
-      .meta({ description: 'Full-text search over serial, location, names and versions; when given, every filter is ignored.', example: 'lyon printer' }),
+    global: single('global').max(1_000, { error: "'global' has at most 1000 characters." }).optional().meta({
+      description: 'Full-text search over serial, location, names and versions; when given, every filter is ignored.',
+      example: 'lyon printer',
+    }),
     sort: oneOf('sort', SORT_FIELDS).optional().meta({ description: 'Sort field; default `serial`, or relevance with `global`.' }),
-    direction: oneOf('direction', ['ASC', 'DESC'] as const).optional()
+    direction: oneOf('direction', ['ASC', 'DESC'] as const)
+      .optional()
       .meta({ description: 'Sort direction; default ASC, or DESC for a relevance sort.' }),
-    page: integer('page', 1, MAX_RESULT_WINDOW).optional().transform((value) => value ?? 1).meta({ description: '1-based page number; default 1.' }),
-    pageSize: integer('pageSize', 1, MAX_PAGE_SIZE).optional().transform((value) => value ?? DEFAULT_PAGE_SIZE)
+    page: integer('page', 1, MAX_RESULT_WINDOW)
+      .optional()
+      .transform((value) => value ?? 1)
+      .meta({ description: '1-based page number; default 1.' }),
+    pageSize: integer('pageSize', 1, MAX_PAGE_SIZE)
+      .optional()
+      .transform((value) => value ?? DEFAULT_PAGE_SIZE)
       .meta({ description: `Results per page, 1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}.` }),
     ...filterParameters,
   })
   .superRefine((query, context) => {
     if (query.page * query.pageSize > MAX_RESULT_WINDOW) {
       context.addIssue({
-        code: 'custom', path: ['page'],
+        code: 'custom',
+        path: ['page'],
         message: `page × pageSize may not exceed ${MAX_RESULT_WINDOW}; narrow the search with filters instead of paging this deep.`,
       });
     }
   })
-  .transform((query): SearchParameters => ({
-    page: query.page, pageSize: query.pageSize, sort: query.sort, direction: query.direction, global: query.global, ...selection(query),
-  }));
+  .transform(
+    (query): SearchParameters => ({
+      page: query.page,
+      pageSize: query.pageSize,
+      sort: query.sort,
+      direction: query.direction,
+      global: query.global,
+      ...selection(query),
+    }),
+  );
 
 /** The filter descriptors' query string: `type` and the same filter parameters as the search (disjunctive counts). */
 export const FiltersQuery = z

@@ -41,7 +41,10 @@ export const authToken = defineRoute({
   description: 'Exchanges a username and password for a JWT to use as the bearer token on the other addresses.',
   tags: ['Authentication'],
   scope: null,
-  request: { query: NoQuery, body: { kind: 'json', schema: TokenRequest, invalidDetail: 'The body must be {"username": "...", "password": "..."}.' } },
+  request: {
+    query: NoQuery,
+    body: { kind: 'json', schema: TokenRequest, invalidDetail: 'The body must be {"username": "...", "password": "..."}.' },
+  },
   // Locally the local issuer; on AWS Cognito InitiateAuth, an unauthenticated API: no permission at all.
   access: { storage: false, memorySize: 256 },
   entry: 'functions/handlers/auth-token.ts',

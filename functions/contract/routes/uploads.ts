@@ -9,7 +9,9 @@ import { StoredScenario, UploadSlotGrant, UploadSlotStatus } from '../schemas/sc
 
 /** The multipart form of a direct upload: one file part `payload` holding the ZIP archive. */
 const UploadForm = z.object({
-  payload: z.string().meta({ format: 'binary', contentMediaType: 'application/zip', description: 'The scenario archive (ZIP), at most 4 MiB.' }),
+  payload: z
+    .string()
+    .meta({ format: 'binary', contentMediaType: 'application/zip', description: 'The scenario archive (ZIP), at most 4 MiB.' }),
 });
 
 /** POST /companies/{companyId}/resources/scenarios */

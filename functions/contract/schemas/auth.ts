@@ -34,7 +34,10 @@ export const JsonWebKey = z
   .loose()
   .meta({ id: 'JsonWebKey', description: 'A public JSON Web Key (RFC 7517).' });
 
-export const JsonWebKeySet = z.object({ keys: z.array(JsonWebKey) }).strict().meta({ id: 'JsonWebKeySet' });
+export const JsonWebKeySet = z
+  .object({ keys: z.array(JsonWebKey) })
+  .strict()
+  .meta({ id: 'JsonWebKeySet' });
 
 /** The body of GET /openapi.json. */
 export const OpenApiDocumentBody = z

@@ -67,7 +67,7 @@ const resultItemMembers = {
   target: z
     .object({ type: z.string(), id: z.string(), subId: z.string().nullable().describe('null for a device.') })
     .strict()
-    .describe('The request entry\'s `target`, `subId` null when it was absent.'),
+    .describe("The request entry's `target`, `subId` null when it was absent."),
   what: z.object({ type: z.string(), id: z.string(), subId: z.string() }).strict().describe("The request entry's `what`."),
   action: DeploymentAction,
   state: z.enum(['SUCCESS', 'FAILURE']),
@@ -113,7 +113,10 @@ export const DeploymentHistoryEntry = z
     note: z.string().nullable().describe('The note of the deployment request, or null.'),
   })
   .strict()
-  .meta({ id: 'DeploymentHistoryEntry', description: 'One attempted action, successful or not: the result item it got, plus when, by whom and why.' });
+  .meta({
+    id: 'DeploymentHistoryEntry',
+    description: 'One attempted action, successful or not: the result item it got, plus when, by whom and why.',
+  });
 
 export const DeploymentHistoryPage = z
   .object({

@@ -4,19 +4,26 @@
  */
 import { z } from 'zod';
 import {
-  BadRequestError, ConflictError, type DomainError, ForbiddenError, InvalidArchiveError, MAX_PROBLEM_ERRORS, NotFoundError,
-  PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError, UnauthorizedError, UnprocessableRequestError,
+  BadRequestError,
+  ConflictError,
+  type DomainError,
+  ForbiddenError,
+  InvalidArchiveError,
+  MAX_PROBLEM_ERRORS,
+  NotFoundError,
+  PayloadTooLargeError,
+  QuotaExceededError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  UnprocessableRequestError,
 } from '../../core/errors.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 
 /** One `{ path, message }` entry of a problem's `errors`. */
-export const ProblemViolation = z
-  .object({ path: z.string(), message: z.string() })
-  .strict()
-  .meta({
-    id: 'ProblemViolation',
-    description: 'One violation: `path` locates it (JSON pointer into the body, archive path or query parameter name).',
-  });
+export const ProblemViolation = z.object({ path: z.string(), message: z.string() }).strict().meta({
+  id: 'ProblemViolation',
+  description: 'One violation: `path` locates it (JSON pointer into the body, archive path or query parameter name).',
+});
 
 /** The members every problem body has; `errorCount` only when `errors` was cut. */
 const problemMembers = {
@@ -145,7 +152,14 @@ export const PayloadTooLargeProblem = errorVariant(
   new PayloadTooLargeError(''),
   "The request body is larger than the address accepts (API Gateway's payload limit, the direct upload limit, or the most deployment entries); larger archives go through a presigned upload.",
   {},
-  [{ type: new PayloadTooLargeError('').type, title: 'Payload Too Large', status: 413, detail: 'The request body exceeds 10485760 bytes.' }],
+  [
+    {
+      type: new PayloadTooLargeError('').type,
+      title: 'Payload Too Large',
+      status: 413,
+      detail: 'The request body exceeds 10485760 bytes.',
+    },
+  ],
 );
 export const InvalidArchiveProblem = errorVariant(
   'InvalidArchiveProblem',
@@ -191,12 +205,11 @@ export const RequestHeaderFieldsTooLargeProblem = problemVariant(
 );
 
 /** 413 of the upload: the storage quota, or the request body above a limit. */
-export const UploadTooLargeProblem = z
-  .union([QuotaExceededProblem, PayloadTooLargeProblem])
-  .meta({
-    id: 'UploadTooLargeProblem',
-    description: "Either storing the archive would exceed the company's storage quota, or the request body exceeds the upload address's limit.",
-  });
+export const UploadTooLargeProblem = z.union([QuotaExceededProblem, PayloadTooLargeProblem]).meta({
+  id: 'UploadTooLargeProblem',
+  description:
+    "Either storing the archive would exceed the company's storage quota, or the request body exceeds the upload address's limit.",
+});
 
 /**
  * The `problem` of a REJECTED presigned upload: the 409, 413 or 422 problem a direct upload would get, or 410 with

@@ -6,9 +6,17 @@
 import { z } from 'zod';
 import type { ResponseHeader, RouteResponse } from '../route.js';
 import {
-  BadRequestProblem, ConflictProblem, ForbiddenProblem, InternalServerErrorProblem, InvalidArchiveProblem, MethodNotAllowedProblem,
-  NotFoundProblem, RequestHeaderFieldsTooLargeProblem, ServiceUnavailableProblem,
-  UnauthorizedProblem, UploadTooLargeProblem,
+  BadRequestProblem,
+  ConflictProblem,
+  ForbiddenProblem,
+  InternalServerErrorProblem,
+  InvalidArchiveProblem,
+  MethodNotAllowedProblem,
+  NotFoundProblem,
+  RequestHeaderFieldsTooLargeProblem,
+  ServiceUnavailableProblem,
+  UnauthorizedProblem,
+  UploadTooLargeProblem,
 } from './problems.js';
 
 /** Response headers by name (the `components.headers` key). */
@@ -21,8 +29,16 @@ export const HEADERS = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: z.int().min(0), required: true },
   Location: { description: 'Path of the created resource.', schema: z.string().meta({ format: 'uri-reference' }), required: true },
   'Content-Disposition': { description: 'attachment; filename="<scenario id>-<version>.zip"', schema: z.string(), required: true },
-  'Cache-Control': { description: 'How long the answer may be cached (`no-store`, or `public, max-age=<seconds>`).', schema: z.string(), required: true },
-  Allow: { description: 'The methods the path supports on this address, comma-separated (RFC 9110), e.g. `GET`.', schema: z.string(), required: true },
+  'Cache-Control': {
+    description: 'How long the answer may be cached (`no-store`, or `public, max-age=<seconds>`).',
+    schema: z.string(),
+    required: true,
+  },
+  Allow: {
+    description: 'The methods the path supports on this address, comma-separated (RFC 9110), e.g. `GET`.',
+    schema: z.string(),
+    required: true,
+  },
   'Idempotent-Replayed': {
     description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
     schema: z.literal('true'),

@@ -7,10 +7,15 @@ import type { FilePart } from '../../platform/multipart.js';
 import { UploadProblem } from './problems.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
-const sha256 = z.string().regex(/^[0-9a-f]{64}$/).describe('Hex SHA-256 of the archive.');
+const sha256 = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  .describe('Hex SHA-256 of the archive.');
 
 /** A ZIP archive as a response body (documentation only: binary bodies are not parsed). */
-export const ZipArchive = z.string().meta({ id: 'ZipArchive', format: 'binary', contentMediaType: 'application/zip', description: 'A ZIP archive.' });
+export const ZipArchive = z
+  .string()
+  .meta({ id: 'ZipArchive', format: 'binary', contentMediaType: 'application/zip', description: 'A ZIP archive.' });
 
 /** The manifest inside every archive: the core's schema, which stays the validator. */
 export const ScenarioManifest = ScenarioManifestSchema.meta({
@@ -38,7 +43,10 @@ export const ScenarioUploadForm = z
       description: 'The customized scenario archive (ZIP).',
     }),
   })
-  .meta({ id: 'ScenarioUploadForm', description: 'Multipart form with exactly one file part named `payload`: the customized ZIP archive.' });
+  .meta({
+    id: 'ScenarioUploadForm',
+    description: 'Multipart form with exactly one file part named `payload`: the customized ZIP archive.',
+  });
 
 export const StoredScenario = z
   .object({
@@ -113,9 +121,10 @@ export const StorageUsage = z
   .meta({ id: 'StorageUsage', description: "The company's storage account for scenario archives: the figures a 413 reports." });
 
 /** The slot request: the route takes no body today; an empty object documents that nothing is expected. */
-export const UploadSlotRequest = z
-  .object({})
-  .meta({ id: 'UploadSlotRequest', description: 'No member is needed: the slot is granted for the company of the path. A body, if sent, is ignored.' });
+export const UploadSlotRequest = z.object({}).meta({
+  id: 'UploadSlotRequest',
+  description: 'No member is needed: the slot is granted for the company of the path. A body, if sent, is ignored.',
+});
 
 export const UploadSlotGrant = z
   .object({

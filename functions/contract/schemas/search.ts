@@ -1,8 +1,15 @@
 /** Search responses: the device resource, scenario search documents, result pages and filter descriptors. */
 import { z } from 'zod';
 import {
-  BATTERY_HEALTH_STATES, BATTERY_PLUGGED, BATTERY_STATUSES, CAPABILITY_MODES, CAPABILITY_TYPES, CONNECTION_STATES, HEALTH_MODES,
-  MESSAGE_LEVELS, SUB_DEVICE_HEALTH_STATES,
+  BATTERY_HEALTH_STATES,
+  BATTERY_PLUGGED,
+  BATTERY_STATUSES,
+  CAPABILITY_MODES,
+  CAPABILITY_TYPES,
+  CONNECTION_STATES,
+  HEALTH_MODES,
+  MESSAGE_LEVELS,
+  SUB_DEVICE_HEALTH_STATES,
 } from '../../core/devices.js';
 import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
@@ -56,13 +63,18 @@ export const SubDevice = z
       .object({
         state: z
           .enum(SUB_DEVICE_HEALTH_STATES)
-          .describe('BOOTING; NOMINAL; WARNING (usable with a minor problem); DOWN (unusable, major problem); HIBERNATION (unusable, maintenance).'),
+          .describe(
+            'BOOTING; NOMINAL; WARNING (usable with a minor problem); DOWN (unusable, major problem); HIBERNATION (unusable, maintenance).',
+          ),
         message: text('General health message.'),
         messages: z.array(HealthMessage),
       })
       .strict(),
     capability: z
-      .object({ type: z.enum(CAPABILITY_TYPES).describe('Capability type.'), modes: z.array(z.enum(CAPABILITY_MODES).describe('Capability mode.')) })
+      .object({
+        type: z.enum(CAPABILITY_TYPES).describe('Capability type.'),
+        modes: z.array(z.enum(CAPABILITY_MODES).describe('Capability mode.')),
+      })
       .strict(),
     battery: Battery.optional(),
     commands: z.array(DeviceCommand),
@@ -92,8 +104,14 @@ const deviceMembers = {
   serial: text('Serial number.'),
   created: dateTime('Creation time.'),
   updated: dateTime('Last update time.'),
-  location: z.object({ name: text('Short location text.').optional(), description: text('Long location text.').optional() }).strict().optional(),
-  geoLocation: z.object({ latitude: coordinate.optional(), longitude: coordinate.optional(), altitude: coordinate.optional() }).strict().optional(),
+  location: z
+    .object({ name: text('Short location text.').optional(), description: text('Long location text.').optional() })
+    .strict()
+    .optional(),
+  geoLocation: z
+    .object({ latitude: coordinate.optional(), longitude: coordinate.optional(), altitude: coordinate.optional() })
+    .strict()
+    .optional(),
   connection: z
     .object({
       state: z.enum(CONNECTION_STATES).describe('UNKNOWN (never seen connected), CONNECTED or DISCONNECTED.'),
@@ -109,7 +127,9 @@ const deviceMembers = {
       connectedTo: text('Reserved for future use.').optional(),
       mode: z
         .enum(HEALTH_MODES)
-        .describe('SERVER (virtual device in the cloud), EMBEDDED_PLATFORM_COMPUTER, EMBEDDED_PLATFORM_ANDROID or EMBEDDED_PLATFORM_UNKNOWN.'),
+        .describe(
+          'SERVER (virtual device in the cloud), EMBEDDED_PLATFORM_COMPUTER, EMBEDDED_PLATFORM_ANDROID or EMBEDDED_PLATFORM_UNKNOWN.',
+        ),
       hubs: z.array(Hub),
     })
     .strict()
@@ -120,7 +140,10 @@ const deviceMembers = {
 export const DeviceSearchResource = z
   .object({ type: z.literal('DEVICE'), ...deviceMembers })
   .strict()
-  .meta({ id: 'DeviceSearchResource', description: 'A device in search results: the device resource (spec "Device resource") plus `type`.' });
+  .meta({
+    id: 'DeviceSearchResource',
+    description: 'A device in search results: the device resource (spec "Device resource") plus `type`.',
+  });
 
 export const ScenarioSearchResource = z
   .object({
@@ -167,7 +190,9 @@ export const SearchResponse = z
 
 export const FilterDescriptor = z
   .object({
-    field: z.enum(FILTER_FIELDS.map((field) => field.field) as [string, ...string[]]).describe('Filterable field; also the query parameter name.'),
+    field: z
+      .enum(FILTER_FIELDS.map((field) => field.field) as [string, ...string[]])
+      .describe('Filterable field; also the query parameter name.'),
     scope: z.enum(RESOURCE_TYPES).nullable().describe('Resource type the field applies to; null when not tied to one type.'),
     definition: z
       .object({
@@ -189,4 +214,7 @@ export const FilterDescriptor = z
   .strict()
   .meta({ id: 'FilterDescriptor' });
 
-export const FilterDescriptorList = z.object({ items: z.array(FilterDescriptor) }).strict().meta({ id: 'FilterDescriptorList' });
+export const FilterDescriptorList = z
+  .object({ items: z.array(FilterDescriptor) })
+  .strict()
+  .meta({ id: 'FilterDescriptorList' });

@@ -114,11 +114,18 @@ export async function inspectScenarioArchive(
 }
 
 /** validateScenarioArchive without the hash: resolves to the manifest. @throws InvalidArchiveError (422). */
-export async function validateScenarioArchive(input: ArchiveInput, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS): Promise<ScenarioManifest> {
+export async function validateScenarioArchive(
+  input: ArchiveInput,
+  limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
+): Promise<ScenarioManifest> {
   return (await inspectScenarioArchive(input, limits)).manifest;
 }
 
-async function validateOpenArchive(input: ArchiveInput, archive: ZipArchive, limits: ArchiveLimits): Promise<{ manifest: ScenarioManifest; sha256: string }> {
+async function validateOpenArchive(
+  input: ArchiveInput,
+  archive: ZipArchive,
+  limits: ArchiveLimits,
+): Promise<{ manifest: ScenarioManifest; sha256: string }> {
   const { directoryStart } = archive;
   const errors: ProblemViolation[] = [];
   const fail = (): never => {
@@ -148,7 +155,10 @@ async function validateOpenArchive(input: ArchiveInput, archive: ZipArchive, lim
         if (problem !== undefined) errors.push({ path: candidate, message: problem });
       }
       if (!directory && entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize + (entry.encrypted ? 12 : 0)) {
-        errors.push({ path: name, message: `stored entry sizes differ: ${entry.compressedSize} compressed, ${entry.uncompressedSize} uncompressed bytes` });
+        errors.push({
+          path: name,
+          message: `stored entry sizes differ: ${entry.compressedSize} compressed, ${entry.uncompressedSize} uncompressed bytes`,
+        });
         readable = false;
       }
       if (seen.has(name)) errors.push({ path: name, message: 'duplicate entry name' });
@@ -182,7 +192,10 @@ async function validateOpenArchive(input: ArchiveInput, archive: ZipArchive, lim
   }
   const tooLarge = declaredTotal > limits.maxUncompressedBytes;
   if (tooLarge) {
-    errors.push({ path: '', message: `the entries declare ${declaredTotal} uncompressed bytes; at most ${limits.maxUncompressedBytes} are allowed` });
+    errors.push({
+      path: '',
+      message: `the entries declare ${declaredTotal} uncompressed bytes; at most ${limits.maxUncompressedBytes} are allowed`,
+    });
   }
 
   const files = new Set(scanned.filter((item) => !item.directory).map((item) => item.name));
@@ -201,10 +214,12 @@ async function validateOpenArchive(input: ArchiveInput, archive: ZipArchive, lim
   }
   if (manifest !== undefined) {
     manifest.thumbnails.forEach((path, index) => {
-      if (!files.has(path)) errors.push({ path: `${MANIFEST_NAME}#/thumbnails/${index}`, message: `referenced file '${path}' is not in the archive` });
+      if (!files.has(path))
+        errors.push({ path: `${MANIFEST_NAME}#/thumbnails/${index}`, message: `referenced file '${path}' is not in the archive` });
     });
     manifest.assets.forEach((path, index) => {
-      if (!files.has(path)) errors.push({ path: `${MANIFEST_NAME}#/assets/${index}`, message: `referenced file '${path}' is not in the archive` });
+      if (!files.has(path))
+        errors.push({ path: `${MANIFEST_NAME}#/assets/${index}`, message: `referenced file '${path}' is not in the archive` });
     });
   }
 
@@ -213,7 +228,12 @@ async function validateOpenArchive(input: ArchiveInput, archive: ZipArchive, lim
   return { manifest: manifest as ScenarioManifest, sha256 };
 }
 
-async function readManifest(archive: ZipArchive, item: ScannedEntry, limits: ArchiveLimits, errors: ProblemViolation[]): Promise<ScenarioManifest | undefined> {
+async function readManifest(
+  archive: ZipArchive,
+  item: ScannedEntry,
+  limits: ArchiveLimits,
+  errors: ProblemViolation[],
+): Promise<ScenarioManifest | undefined> {
   let text: string;
   try {
     text = (await readAll(await archive.openEntry(item.entry), limits.maxManifestBytes)).toString('utf8');
@@ -232,7 +252,8 @@ async function readManifest(archive: ZipArchive, item: ScannedEntry, limits: Arc
   if (result.success) return result.data;
   for (const issue of result.error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) errors.push({ path: `${MANIFEST_NAME}#/${[...issue.path, key].join('/')}`, message: `unknown property '${key}'` });
+      for (const key of issue.keys)
+        errors.push({ path: `${MANIFEST_NAME}#/${[...issue.path, key].join('/')}`, message: `unknown property '${key}'` });
     } else {
       errors.push({ path: `${MANIFEST_NAME}#/${issue.path.join('/')}`, message: issue.message });
     }
@@ -264,7 +285,10 @@ class EntryDataCheck {
   constructor(private readonly item: ScannedEntry) {
     // zlib inflates on the thread pool: a few MiB of input buffer lets it work while the main thread hashes the next
     // chunk, and 256 KiB output chunks cut per-chunk overhead. Memory stays bounded by the buffer.
-    this.inflater = item.entry.compressionMethod === 8 ? createInflateRaw({ chunkSize: 256 * 1024, writableHighWaterMark: 8 * 1024 * 1024 } as ZlibOptions) : undefined;
+    this.inflater =
+      item.entry.compressionMethod === 8
+        ? createInflateRaw({ chunkSize: 256 * 1024, writableHighWaterMark: 8 * 1024 * 1024 } as ZlibOptions)
+        : undefined;
     this.inflater?.on('data', (chunk: Buffer) => this.take(chunk));
     this.inflater?.on('error', (error: Error) => {
       this.failure ??= `entry data is corrupt (${error.message})`;
@@ -296,7 +320,8 @@ class EntryDataCheck {
       await finished(this.inflater).catch(() => undefined);
     }
     if (this.failure !== undefined) return this.failure;
-    if (this.size !== this.item.entry.uncompressedSize) return `entry data has ${this.size} bytes, not the declared ${this.item.entry.uncompressedSize}`;
+    if (this.size !== this.item.entry.uncompressedSize)
+      return `entry data has ${this.size} bytes, not the declared ${this.item.entry.uncompressedSize}`;
     if (this.checksum >>> 0 !== this.item.entry.crc32 >>> 0) return 'CRC-32 mismatch: the entry is corrupt';
     return undefined;
   }
@@ -310,7 +335,12 @@ class EntryDataCheck {
  * SHA-256 of the archive, so the archive is read once in all.
  * @returns the archive's hex SHA-256.
  */
-async function checkEntriesInOnePass(input: ArchiveInput, scanned: ScannedEntry[], directoryStart: number, errors: ProblemViolation[]): Promise<string> {
+async function checkEntriesInOnePass(
+  input: ArchiveInput,
+  scanned: ScannedEntry[],
+  directoryStart: number,
+  errors: ProblemViolation[],
+): Promise<string> {
   const hash = createHash('sha256');
   const ordered = [...scanned].sort((left, right) => left.entry.relativeOffsetOfLocalHeader - right.entry.relativeOffsetOfLocalHeader);
   let next = 0;
@@ -329,7 +359,7 @@ async function checkEntriesInOnePass(input: ArchiveInput, scanned: ScannedEntry[
     current = ordered[next];
     phase = 'seek';
     if (current !== undefined && current.entry.relativeOffsetOfLocalHeader < dataEnd) {
-      errors.push({ path: current.name, message: 'entry overlaps the previous entry\'s data' });
+      errors.push({ path: current.name, message: "entry overlaps the previous entry's data" });
       // Its bytes have already streamed by; later entries are still checked.
       while (current !== undefined && current.entry.relativeOffsetOfLocalHeader < dataEnd) {
         next += 1;
@@ -416,7 +446,7 @@ async function checkEntriesInOnePass(input: ArchiveInput, scanned: ScannedEntry[
     position += chunk.length - offset;
   }
   if (current !== undefined) {
-    errors.push({ path: current.name, message: 'the archive ends before this entry\'s data: it is truncated' });
+    errors.push({ path: current.name, message: "the archive ends before this entry's data: it is truncated" });
   }
   return hash.digest('hex');
 }

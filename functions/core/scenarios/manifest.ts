@@ -15,14 +15,22 @@ const resourcePath = z
  */
 export const ScenarioManifestSchema = z
   .object({
-    id: z.string().regex(IDENTIFIER_PATTERN, 'must be 1–128 letters, digits, ".", "_" or "-", starting with a letter or digit')
+    id: z
+      .string()
+      .regex(IDENTIFIER_PATTERN, 'must be 1–128 letters, digits, ".", "_" or "-", starting with a letter or digit')
       .describe('Scenario identifier: `what.id` in deployments. Uploading a new version with the same id adds a version.'),
     name: z.string().min(1).max(200).describe('Display name.'),
-    version: z.string().regex(SEMVER_PATTERN, 'must be a semantic version such as 1.0.0')
+    version: z
+      .string()
+      .regex(SEMVER_PATTERN, 'must be a semantic version such as 1.0.0')
       .describe('Semantic version, immutable once uploaded: `what.subId` in deployments.'),
     description: z.string().max(2000).optional().describe('What the scenario does.'),
     thumbnails: z.array(resourcePath).max(20).default([]).describe('Thumbnail images, paths inside the archive under resources/.'),
-    assets: z.array(resourcePath).max(10_000).default([]).describe('Asset files the scenario uses, paths inside the archive under resources/.'),
+    assets: z
+      .array(resourcePath)
+      .max(10_000)
+      .default([])
+      .describe('Asset files the scenario uses, paths inside the archive under resources/.'),
   })
   .strict();
 

@@ -56,7 +56,11 @@ export function parseUploadObjectKey(key: string): { company: string; uploadId: 
  * @throws ForbiddenError (403) without `scenarios:write` on the company.
  * @throws NotFoundError (404) when the company does not exist.
  */
-export async function requestUploadSlot(dependencies: PresignedUploadDependencies, principal: Principal, companyId: string): Promise<UploadSlotGrant> {
+export async function requestUploadSlot(
+  dependencies: PresignedUploadDependencies,
+  principal: Principal,
+  companyId: string,
+): Promise<UploadSlotGrant> {
   authorizeCompany(principal, companyId);
   if ((await dependencies.companies.get(companyId)) === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
   const now = dependencies.now?.() ?? new Date();
@@ -65,7 +69,13 @@ export async function requestUploadSlot(dependencies: PresignedUploadDependencie
   const lifetimeSeconds = dependencies.urlLifetimeSeconds ?? UPLOAD_URL_LIFETIME_SECONDS;
   const expiresAt = new Date(now.getTime() + lifetimeSeconds * 1000).toISOString();
   await dependencies.uploads.create({
-    uploadId, company: companyId, objectKey, requestedBy: principal.subject, created: now.toISOString(), expiresAt, status: 'PENDING',
+    uploadId,
+    company: companyId,
+    objectKey,
+    requestedBy: principal.subject,
+    created: now.toISOString(),
+    expiresAt,
+    status: 'PENDING',
     // The sweeper first looks at the slot when its URL expires (upload-sweeper.ts).
     sweepAt: expiresAt,
   });
@@ -78,14 +88,23 @@ export async function requestUploadSlot(dependencies: PresignedUploadDependencie
  * @throws ForbiddenError (403) without `scenarios:read` on the company.
  * @throws NotFoundError (404) when the company has no such upload.
  */
-export async function getUploadSlot(dependencies: Pick<PresignedUploadDependencies, 'uploads'>, principal: Principal, companyId: string, uploadId: string): Promise<UploadSlotView> {
+export async function getUploadSlot(
+  dependencies: Pick<PresignedUploadDependencies, 'uploads'>,
+  principal: Principal,
+  companyId: string,
+  uploadId: string,
+): Promise<UploadSlotView> {
   authorizeCompany(principal, companyId);
   const slot = /^[0-9A-HJKMNP-TV-Z]{26}$/.test(uploadId) ? await dependencies.uploads.get(companyId, uploadId) : undefined;
   if (slot === undefined) throw new NotFoundError(`Upload '${uploadId}' does not exist in company '${companyId}'.`);
   return {
     // PROCESSING is internal: to the client the archive is still pending.
-    uploadId: slot.uploadId, status: slot.status === 'PROCESSING' ? 'PENDING' : slot.status, created: slot.created, expiresAt: slot.expiresAt,
-    ...(slot.result === undefined ? {} : { result: slot.result }), ...(slot.problem === undefined ? {} : { problem: slot.problem }),
+    uploadId: slot.uploadId,
+    status: slot.status === 'PROCESSING' ? 'PENDING' : slot.status,
+    created: slot.created,
+    expiresAt: slot.expiresAt,
+    ...(slot.result === undefined ? {} : { result: slot.result }),
+    ...(slot.problem === undefined ? {} : { problem: slot.problem }),
   };
 }
 
@@ -101,7 +120,10 @@ export const PROCESSING_CLAIM_TIMEOUT_MS = 15 * 60 * 1000;
  * reason `expired`.
  */
 export function expiredUploadProblem(slot: Pick<UploadSlot, 'expiresAt'>, arrivedAt?: string): Record<string, unknown> {
-  const what = arrivedAt === undefined ? 'No archive arrived before the upload slot expired' : `The archive arrived at ${arrivedAt}, after the upload slot expired`;
+  const what =
+    arrivedAt === undefined
+      ? 'No archive arrived before the upload slot expired'
+      : `The archive arrived at ${arrivedAt}, after the upload slot expired`;
   return new UploadNotCompletedError(
     `${what} at ${slot.expiresAt}; nothing was stored. Request a new upload slot (POST .../resources/scenarios/uploads) and PUT the archive before its expiresAt.`,
     'expired',
@@ -143,7 +165,12 @@ export async function processUploadedArchive(
   const now = dependencies.now?.() ?? new Date();
   const arrival = arrivedAt === undefined || Number.isNaN(Date.parse(arrivedAt)) ? now : new Date(arrivedAt);
   if (slot.status === 'PENDING' && arrival.getTime() > Date.parse(slot.expiresAt)) {
-    const rejected = await dependencies.uploads.reject(slot.company, slot.uploadId, { status: 'PENDING' }, expiredUploadProblem(slot, arrival.toISOString()));
+    const rejected = await dependencies.uploads.reject(
+      slot.company,
+      slot.uploadId,
+      { status: 'PENDING' },
+      expiredUploadProblem(slot, arrival.toISOString()),
+    );
     if (!rejected) return 'IGNORED';
     await dependencies.archives.delete(objectKey);
     return 'REJECTED';

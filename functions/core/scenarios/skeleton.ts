@@ -40,7 +40,9 @@ const ASSET_HTML = `<!doctype html>
  * @returns the ZIP bytes and the generated manifest.
  * @throws BadRequestError (400) when `version` is not a semantic version.
  */
-export async function buildSkeletonArchive(version: string = DEFAULT_SKELETON_VERSION): Promise<{ archive: Uint8Array; manifest: ScenarioManifest }> {
+export async function buildSkeletonArchive(
+  version: string = DEFAULT_SKELETON_VERSION,
+): Promise<{ archive: Uint8Array; manifest: ScenarioManifest }> {
   if (!SEMVER_PATTERN.test(version)) {
     throw new BadRequestError(`'version' must be a semantic version such as 1.0.0; got '${version}'.`, [
       { path: 'version', message: 'must be a semantic version such as 1.0.0' },

@@ -55,13 +55,22 @@ export async function sweepUploads(dependencies: UploadSweepDependencies): Promi
       const object = await dependencies.archives.stat(slot.objectKey);
       const arrivedLate = object !== undefined && Date.parse(object.lastModified) > Date.parse(slot.expiresAt);
       if (object === undefined || arrivedLate) {
-        if (await dependencies.uploads.reject(slot.company, slot.uploadId, { status: 'PENDING' }, expiredUploadProblem(slot, object?.lastModified))) {
+        if (
+          await dependencies.uploads.reject(
+            slot.company,
+            slot.uploadId,
+            { status: 'PENDING' },
+            expiredUploadProblem(slot, object?.lastModified),
+          )
+        ) {
           result.expired.push(slot.uploadId);
           if (object !== undefined) await dependencies.archives.delete(slot.objectKey);
         }
       } else if (now.getTime() < Date.parse(object.lastModified) + timeoutMs) {
         result.waiting.push(slot.uploadId);
-      } else if (await dependencies.uploads.reject(slot.company, slot.uploadId, { status: 'PENDING' }, interruptedUploadProblem(timeoutMs))) {
+      } else if (
+        await dependencies.uploads.reject(slot.company, slot.uploadId, { status: 'PENDING' }, interruptedUploadProblem(timeoutMs))
+      ) {
         result.interrupted.push(slot.uploadId);
         await dependencies.archives.delete(slot.objectKey);
       }

@@ -102,7 +102,10 @@ export async function uploadScenario(
     );
   if (company.usedBytes + size > company.quotaBytes) throw quotaError(company.quotaBytes, company.usedBytes);
   // One pass validates every entry and hashes the archive.
-  const { manifest, sha256 } = await inspectScenarioArchive(archive instanceof Uint8Array ? archive : archive.source, dependencies.limits ?? DEFAULT_ARCHIVE_LIMITS);
+  const { manifest, sha256 } = await inspectScenarioArchive(
+    archive instanceof Uint8Array ? archive : archive.source,
+    dependencies.limits ?? DEFAULT_ARCHIVE_LIMITS,
+  );
 
   const now = dependencies.now?.() ?? new Date();
   const created = now.toISOString();
@@ -110,7 +113,11 @@ export async function uploadScenario(
   const archiveKey = archiveKeyFor(companyId, manifest.id, manifest.version, stagedId);
   const stored: StoredScenario = { id: manifest.id, version: manifest.version, name: manifest.name, size, sha256, created };
   await dependencies.scenarios.stageArchive({
-    company: companyId, stagedId, archiveKey, created, sweepAt: new Date(now.getTime() + STAGED_ARCHIVE_TIMEOUT_MS).toISOString(),
+    company: companyId,
+    stagedId,
+    archiveKey,
+    created,
+    sweepAt: new Date(now.getTime() + STAGED_ARCHIVE_TIMEOUT_MS).toISOString(),
   });
   // Removes what this call wrote; a failure here leaves the staging record, and the sweeper finishes the job.
   const discard = async () => {
@@ -145,7 +152,9 @@ export async function uploadScenario(
     await discard();
     switch (outcome.kind) {
       case 'version-exists':
-        throw new ConflictError(`Scenario '${manifest.id}' version ${manifest.version} already exists; versions are immutable, upload a new version instead.`);
+        throw new ConflictError(
+          `Scenario '${manifest.id}' version ${manifest.version} already exists; versions are immutable, upload a new version instead.`,
+        );
       case 'quota-exceeded':
         throw quotaError(outcome.quotaBytes, outcome.usedBytes);
       case 'company-not-found':

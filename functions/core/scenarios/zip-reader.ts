@@ -106,7 +106,8 @@ export function decodeEntryName(generalPurposeBitFlag: number, raw: Buffer): str
 
 /** Reads `length` bytes at `position` from the archive (buffer slice or one ranged read). */
 async function readBytes(input: ZipInput, position: number, length: number): Promise<Buffer> {
-  if (input instanceof Uint8Array) return Buffer.from(input.buffer, input.byteOffset, input.byteLength).subarray(position, position + length);
+  if (input instanceof Uint8Array)
+    return Buffer.from(input.buffer, input.byteOffset, input.byteLength).subarray(position, position + length);
   const chunks: Buffer[] = [];
   for await (const chunk of input.createReadStream(position, Math.min(position + length, input.size))) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
@@ -153,9 +154,13 @@ export async function openZipArchive(input: ZipInput, options: { maxEntries: num
   const reader = input instanceof Uint8Array ? undefined : new SourceReader(input);
   let first: yauzl.ZipFile;
   try {
-    first = reader === undefined
-      ? await yauzl.fromBufferPromise(Buffer.from((input as Uint8Array).buffer, (input as Uint8Array).byteOffset, (input as Uint8Array).byteLength), YAUZL_OPTIONS)
-      : await yauzl.fromRandomAccessReaderPromise(reader, (input as RandomAccessSource).size, YAUZL_OPTIONS);
+    first =
+      reader === undefined
+        ? await yauzl.fromBufferPromise(
+            Buffer.from((input as Uint8Array).buffer, (input as Uint8Array).byteOffset, (input as Uint8Array).byteLength),
+            YAUZL_OPTIONS,
+          )
+        : await yauzl.fromRandomAccessReaderPromise(reader, (input as RandomAccessSource).size, YAUZL_OPTIONS);
   } catch (error) {
     throw new NotAZipArchiveError((error as Error).message, { cause: error });
   }

@@ -110,9 +110,12 @@ export function searchQueryOf(parameters: SearchParameters, principal: Principal
   const globalRaw = parameters.global?.trim();
   const global = globalRaw === undefined || globalRaw === '' ? undefined : globalRaw;
   const direction = (directionRaw as 'ASC' | 'DESC' | undefined) ?? (sortRaw === undefined && global !== undefined ? 'DESC' : 'ASC');
-  const sort: SearchSort = sortRaw !== undefined
-    ? { field: sortRaw as SortField, direction }
-    : global !== undefined ? { field: 'relevance', direction: 'DESC' } : { field: 'serial', direction };
+  const sort: SearchSort =
+    sortRaw !== undefined
+      ? { field: sortRaw as SortField, direction }
+      : global !== undefined
+        ? { field: 'relevance', direction: 'DESC' }
+        : { field: 'serial', direction };
 
   return {
     companies: global === undefined && requestedCompanies.length > 0 ? [...new Set(requestedCompanies)] : [...principal.companies],

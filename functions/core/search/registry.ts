@@ -1,6 +1,4 @@
-import {
-  BATTERY_HEALTH_STATES, CAPABILITY_TYPES, CONNECTION_STATES, HEALTH_MODES, SUB_DEVICE_HEALTH_STATES,
-} from '../devices.js';
+import { BATTERY_HEALTH_STATES, CAPABILITY_TYPES, CONNECTION_STATES, HEALTH_MODES, SUB_DEVICE_HEALTH_STATES } from '../devices.js';
 import { RESOURCE_TYPES, type ResourceType } from './documents.js';
 
 /**
@@ -46,7 +44,17 @@ export function findFilterField(name: string): FilterField | undefined {
 
 /** Fields the search can sort on (keyword or date fields). Documents missing the field sort last. */
 export const SORT_FIELDS = [
-  'serial', 'id', 'company', 'type', 'name', 'created', 'updated', 'connection.state', 'health.mode', 'health.versionCode', 'location.name',
+  'serial',
+  'id',
+  'company',
+  'type',
+  'name',
+  'created',
+  'updated',
+  'connection.state',
+  'health.mode',
+  'health.versionCode',
+  'location.name',
 ] as const;
 /** One sortable field. */
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -56,6 +64,16 @@ export type SortField = (typeof SORT_FIELDS)[number];
  * Sub-device and hub labels are included so an operator can find "the kiosk with the receipt printer".
  */
 export const FULL_TEXT_FIELDS = [
-  'id', 'serial', 'name', 'description', 'location.name', 'location.description', 'health.versionName', 'health.versionCode',
-  'health.hubs.label', 'health.hubs.devices.label', 'latestVersion', 'versions',
+  'id',
+  'serial',
+  'name',
+  'description',
+  'location.name',
+  'location.description',
+  'health.versionName',
+  'health.versionCode',
+  'health.hubs.label',
+  'health.hubs.devices.label',
+  'latestVersion',
+  'versions',
 ] as const;

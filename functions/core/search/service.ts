@@ -33,7 +33,9 @@ export async function searchResources(index: SearchIndex, principal: Principal, 
 const NATURAL_ORDER = new Intl.Collator('en', { numeric: true });
 /** Display names of the fixed enumeration values, computed once. */
 const FIXED_VALUE_NAMES = new Map(
-  FILTER_FIELDS.flatMap((field) => (field.values.kind === 'fixed' ? field.values.list.map((value) => [value, humanize(value)] as const) : [])),
+  FILTER_FIELDS.flatMap((field) =>
+    field.values.kind === 'fixed' ? field.values.list.map((value) => [value, humanize(value)] as const) : [],
+  ),
 );
 
 /** A filter descriptor (spec "Filter descriptor"). */
@@ -66,17 +68,24 @@ export async function describeFilters(
   const base = { companies: query.companies, ...(type === undefined ? {} : { type }) };
   const [shared, ...own] = await Promise.all([
     dependencies.index.countValues({ ...base, filters: query.filters, fields: [...unselected, 'company'] }),
-    ...[...query.filters.keys()].filter((field) => countedFields.includes(field)).map((field) => {
-      const filters = new Map(query.filters);
-      filters.delete(field);
-      return dependencies.index.countValues({ ...base, filters, fields: [field] });
-    }),
+    ...[...query.filters.keys()]
+      .filter((field) => countedFields.includes(field))
+      .map((field) => {
+        const filters = new Map(query.filters);
+        filters.delete(field);
+        return dependencies.index.countValues({ ...base, filters, fields: [field] });
+      }),
   ]);
   const counts = new Map(shared);
   for (const result of own) for (const [field, values] of result) counts.set(field, values);
   if (query.companies.length !== principal.companies.length) {
     // The company field's own selection is removed for its counts, like every other field's.
-    const all = await dependencies.index.countValues({ ...base, companies: [...principal.companies], filters: query.filters, fields: ['company'] });
+    const all = await dependencies.index.countValues({
+      ...base,
+      companies: [...principal.companies],
+      filters: query.filters,
+      fields: ['company'],
+    });
     counts.set('company', all.get('company') ?? new Map());
   }
 
@@ -86,11 +95,17 @@ export async function describeFilters(
     let parameters: FilterDescriptor['definition']['parameters'];
     switch (field.values.kind) {
       case 'fixed':
-        parameters = field.values.list.map((value) => ({ name: FIXED_VALUE_NAMES.get(value) ?? humanize(value), value, count: valueCounts.get(value)?.count ?? 0 }));
+        parameters = field.values.list.map((value) => ({
+          name: FIXED_VALUE_NAMES.get(value) ?? humanize(value),
+          value,
+          count: valueCounts.get(value)?.count ?? 0,
+        }));
         break;
       case 'companies':
         parameters = principal.companies.map((company) => ({
-          name: companyNames.get(company) ?? company, value: company, count: valueCounts.get(company)?.count ?? 0,
+          name: companyNames.get(company) ?? company,
+          value: company,
+          count: valueCounts.get(company)?.count ?? 0,
         }));
         break;
       case 'data':
