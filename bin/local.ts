@@ -5,6 +5,8 @@
  * (3001), AUTH_PORT (3002), DYNAMODB_PORT and S3_PORT (0 = any free port), DATA_DIR (.data), UPLOAD_SWEEP_INTERVAL_MS.
  * A malformed one stops the start with its name.
  */
+// First: settings read by modules as they load (tracing off).
+import '../functions/local/process-defaults.js';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ENV, readEnvironment } from '../functions/contract/environment.js';
