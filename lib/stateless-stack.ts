@@ -440,7 +440,7 @@ export class StatelessStack extends Stack {
       for (const route of ROUTES.filter((candidate) => candidate.api === api)) {
         const [added] = httpApi.addRoutes({
           path: route.path,
-          methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST],
+          methods: [HttpMethod[route.method]],
           integration: integrationOf(route),
           // The token must hold the route's scope (its `scope` claim); the company in the path is the handler's check.
           ...(route.scope === null ? {} : { authorizer, authorizationScopes: [route.scope] }),

@@ -291,10 +291,12 @@ export const FunctionEnvironment = z.object({
     .default('INFO')
     .describe('Powertools log level of the handlers.'),
   [ENV.powertoolsMetricsNamespace]: text().optional().describe('CloudWatch namespace of the EMF metrics (Powertools Metrics).'),
-  [ENV.powertoolsTraceEnabled]: oneOf(['true', 'false'] as const)
+  [ENV.powertoolsTraceEnabled]: z
+    .preprocess((value) => (typeof value === 'string' ? value.toLowerCase() : value), oneOf(['true', 'false', '1', '0'] as const))
     .optional()
     .describe('false turns the X-Ray tracer off (the local runtime and tests, where no X-Ray daemon runs).'),
-  [ENV.logFormat]: oneOf(['json', 'text'] as const)
+  [ENV.logFormat]: z
+    .preprocess((value) => (typeof value === 'string' ? value.toLowerCase() : value), oneOf(['json', 'text'] as const))
     .optional()
     .describe('text: one readable line per log item and metrics as DEBUG lines (what the local runtime sets); default JSON and EMF.'),
   [ENV.lambdaMaxConcurrency]: text()

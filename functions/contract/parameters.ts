@@ -28,11 +28,15 @@ export function text(name: string, maxLength = MAX_PARAMETER_LENGTH): z.ZodStrin
 
 /** A query parameter given once holding an integer from `min` to `max`, as a number. */
 export function integer(name: string, min: number, max: number) {
-  return single(name)
-    .refine((value) => /^(0|[1-9][0-9]{0,9})$/.test(value) && Number(value) >= min && Number(value) <= max, {
-      error: (issue) => `'${name}' must be an integer from ${min} to ${max}; got '${String(issue.input)}'.`,
-    })
-    .transform(Number);
+  return (
+    single(name)
+      .refine((value) => /^(0|[1-9][0-9]{0,9})$/.test(value) && Number(value) >= min && Number(value) <= max, {
+        error: (issue) => `'${name}' must be an integer from ${min} to ${max}; got '${String(issue.input)}'.`,
+      })
+      .transform(Number)
+      // What the document says the parameter holds (the schema's input side is the query string's text).
+      .meta({ type: 'integer', minimum: min, maximum: max })
+  );
 }
 
 /** A query parameter given once holding `true` or `false`, as a boolean. */
@@ -41,14 +45,17 @@ export function boolean(name: string) {
     .refine((value) => value === 'true' || value === 'false', {
       error: (issue) => `'${name}' must be true or false; got '${String(issue.input)}'.`,
     })
-    .transform((value) => value === 'true');
+    .transform((value) => value === 'true')
+    .meta({ type: 'boolean' });
 }
 
 /** A query parameter given once holding one of `values`; the message names the value given and the allowed ones. */
 export function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T) {
-  return single(name).refine((value): value is T[number] => (values as readonly string[]).includes(value), {
-    error: (issue) => `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${values.join(', ')}.`,
-  }) as unknown as z.ZodType<T[number], string>;
+  return single(name)
+    .refine((value): value is T[number] => (values as readonly string[]).includes(value), {
+      error: (issue) => `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${values.join(', ')}.`,
+    })
+    .meta({ enum: [...values] }) as unknown as z.ZodType<T[number], string>;
 }
 
 /** A path parameter: an identifier of 1 to MAX_PARAMETER_LENGTH characters (already percent-decoded). */
@@ -69,12 +76,15 @@ export const CompanyParams = z.object({ companyId });
 /** A query string that must be empty. */
 export const NoQuery = z.strictObject({});
 
+/** A query string that is ignored: the public documents and the token endpoint accept cache-busters (`?v=2`). */
+export const IgnoredQuery = z.object({});
+
 /** `limit` and `cursor` of every cursor-paged listing. */
 export const pagingParameters = {
   limit: integer('limit', 1, MAX_LIST_LIMIT)
     .optional()
     .transform((value) => value ?? DEFAULT_LIST_LIMIT)
-    .meta({ description: `Page size, 1 to ${MAX_LIST_LIMIT}; default ${DEFAULT_LIST_LIMIT}.`, example: '50' }),
+    .meta({ description: `Page size, 1 to ${MAX_LIST_LIMIT}; default ${DEFAULT_LIST_LIMIT}.`, default: DEFAULT_LIST_LIMIT, example: 50 }),
   cursor: text('cursor', 2_048)
     .optional()
     .meta({ description: 'The `nextCursor` of the previous page of the same listing; omit it for the first page.' }),

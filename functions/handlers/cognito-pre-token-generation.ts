@@ -1,4 +1,5 @@
 import type { PreTokenGenerationV2TriggerEvent } from 'aws-lambda';
+import { COMPANY_ID_PATTERN } from '../core/principal.js';
 
 /** User attribute holding the user's companies, comma-separated (`acme,globex`); written by administrators only. */
 export const COMPANIES_ATTRIBUTE = 'custom:companies';
@@ -27,11 +28,19 @@ export interface PreTokenGenerationV2Event extends Omit<PreTokenGenerationV2Trig
 
 /**
  * What the access token carries for the handlers (functions/platform/auth.ts), from the user's attributes: the
- * company ids (split on commas and white space, which a company id never contains) and the scopes, each once.
+ * company ids (comma-separated, trimmed; an item that is not a company id, e.g. `Acme Corp`, is dropped and logged
+ * rather than split into other ids) and the scopes (split on commas and white space), each once.
  */
 export function tokenClaims(attributes: Readonly<Record<string, string>>): { companies: string[]; scopes: string[] } {
-  const items = (value: string | undefined) => [...new Set((value ?? '').split(/[\s,]+/).filter((item) => item !== ''))];
-  return { companies: items(attributes[COMPANIES_ATTRIBUTE]), scopes: items(attributes[SCOPE_ATTRIBUTE]) };
+  const listed = (attributes[COMPANIES_ATTRIBUTE] ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  const refused = listed.filter((item) => !COMPANY_ID_PATTERN.test(item));
+  if (refused.length > 0) console.warn(JSON.stringify({ level: 'WARN', message: 'Company ids left out of the token', refused }));
+  const companies = [...new Set(listed.filter((item) => COMPANY_ID_PATTERN.test(item)))];
+  const scopes = [...new Set((attributes[SCOPE_ATTRIBUTE] ?? '').split(/[\s,]+/).filter((item) => item !== ''))];
+  return { companies, scopes };
 }
 
 /**

@@ -27,7 +27,7 @@ export const REQUEST_COMPLETED = 'request completed';
 
 /** Whether log lines print as readable text (LOG_FORMAT=text, what the local runtime sets) instead of JSON. */
 export function readableLogs(): boolean {
-  return process.env[ENV.logFormat] === 'text';
+  return process.env[ENV.logFormat]?.toLowerCase() === 'text';
 }
 
 function errorText(value: unknown): string | undefined {

@@ -54,7 +54,7 @@ async function loadTracing() {
   ]);
   return { tracer: new Tracer({ serviceName: SERVICE_NAME }), captureLambdaHandler };
 }
-const tracing = process.env[ENV.powertoolsTraceEnabled] === 'false' ? undefined : await loadTracing();
+const tracing = ['false', '0'].includes((process.env[ENV.powertoolsTraceEnabled] ?? '').toLowerCase()) ? undefined : await loadTracing();
 
 /** Traces the handler and, through `traced`, every AWS SDK call; undefined when tracing is off. */
 export const tracer: Tracer | undefined = tracing?.tracer;

@@ -60,3 +60,12 @@ describe('cognito-pre-token-generation', () => {
     expect(await handler(input)).toBe(input);
   });
 });
+
+describe('company ids in the token', () => {
+  it('keeps only ids that survive API Gateway flattening the list: an id with a space is left out, not split into two', () => {
+    expect(tokenClaims({ 'custom:companies': 'acme, Acme Corp,globex,acme', 'custom:scope': 'search:read' }).companies).toEqual([
+      'acme',
+      'globex',
+    ]);
+  });
+});

@@ -295,7 +295,14 @@ describe('openApiDocument', () => {
         schema: { type: 'array' },
       });
     }
-    expect(search.get('pageSize')).toMatchObject({ in: 'query', required: false });
+    expect(search.get('pageSize')).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } });
+    expect(search.get('sort')?.schema).toMatchObject({ type: 'string', enum: expect.arrayContaining(['serial', 'updated']) });
+    expect(asObject(asObject(search.get('connection.state')?.schema).items).enum).toEqual(['UNKNOWN', 'CONNECTED', 'DISCONNECTED']);
+    const listing = new Map(parametersOf(operationFor('ScenarioList')).map((parameter) => [parameter.name, parameter]));
+    expect(listing.get('limit')?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000 });
+    expect(parametersOf(operationFor('DeploymentsExecute')).find((parameter) => parameter.name === 'dryRun')?.schema).toMatchObject({
+      type: 'boolean',
+    });
     const connection = asObject(asObject(search.get('connection.state')?.schema).items);
     // Fixed enumerations are validated by the route; the document lists the values in the description of the filter.
     expect(connection.type).toBe('string');
@@ -396,7 +403,8 @@ describe('GET /openapi.json handler', () => {
       version: '2.0',
       routeKey: 'GET /openapi.json',
       rawPath: '/openapi.json',
-      rawQueryString: '',
+      // A cache-buster is ignored, not refused.
+      rawQueryString: 'v=2',
       headers: {},
       isBase64Encoded: false,
       requestContext: { http: { method: 'GET', path: '/openapi.json' } },

@@ -259,6 +259,16 @@ describe('parseSearchQuery company scope', () => {
 });
 
 describe('parseSearchQuery 400 cases', () => {
+  it('reports a bad page or pageSize once, for itself, without also blaming the result window', () => {
+    expect(
+      violations([
+        ['pageSize', '101'],
+        ['page', '200'],
+      ]).map((violation) => violation.path),
+    ).toEqual(['pageSize']);
+    expect(violations([['page', '10001']]).map((violation) => violation.path)).toEqual(['page']);
+  });
+
   it('names an unknown parameter and lists the allowed ones', () => {
     const [violation] = violations([['colour', 'blue']]);
     expect(violation?.path).toBe('colour');

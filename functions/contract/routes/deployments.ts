@@ -72,7 +72,7 @@ export const deploymentsExecute = defineRoute({
       dryRun: boolean('dryRun')
         .optional()
         .transform((value) => value ?? false)
-        .meta({ description: 'true: answer what would result, change nothing.', example: 'true' }),
+        .meta({ description: 'true: answer what would result, change nothing.', default: false, example: true }),
     }),
     body: {
       kind: 'json',

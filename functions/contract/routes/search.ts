@@ -16,10 +16,13 @@ function filterValues(field: FilterField) {
   const name = field.field;
   const value =
     field.values.kind === 'fixed'
-      ? z.string().refine((candidate) => (field.values as { list: readonly string[] }).list.includes(candidate), {
-          error: (issue) =>
-            `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${(field.values as { list: readonly string[] }).list.join(', ')}.`,
-        })
+      ? z
+          .string()
+          .refine((candidate) => (field.values as { list: readonly string[] }).list.includes(candidate), {
+            error: (issue) =>
+              `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${(field.values as { list: readonly string[] }).list.join(', ')}.`,
+          })
+          .meta({ enum: [...field.values.list] })
       : z
           .string()
           .min(1, { error: `'${name}' needs a value.` })
@@ -73,7 +76,8 @@ export const SearchQuery = z
     ...filterParameters,
   })
   .superRefine((query, context) => {
-    if (query.page * query.pageSize > MAX_RESULT_WINDOW) {
+    // Only when both are valid numbers: a bad page or pageSize is reported once, for itself.
+    if (Number.isInteger(query.page) && Number.isInteger(query.pageSize) && query.page * query.pageSize > MAX_RESULT_WINDOW) {
       context.addIssue({
         code: 'custom',
         path: ['page'],

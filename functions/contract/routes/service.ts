@@ -1,6 +1,6 @@
 /** Public routes: the OpenAPI document (main address), token issuance and key set (authentication address). */
 import { z } from 'zod';
-import { NoQuery } from '../parameters.js';
+import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { JsonWebKeySet, OpenApiDocumentBody, TokenResponse } from '../schemas/auth.js';
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
@@ -22,7 +22,7 @@ export const openApiDocument = defineRoute({
   description: 'The OpenAPI 3.1 description of the whole service, generated from the route definitions; no bearer token needed.',
   tags: ['Meta'],
   scope: null,
-  request: { query: NoQuery },
+  request: { query: IgnoredQuery },
   access: { storage: false },
   entry: 'functions/handlers/openapi.ts',
   responses: {
@@ -42,7 +42,7 @@ export const authToken = defineRoute({
   tags: ['Authentication'],
   scope: null,
   request: {
-    query: NoQuery,
+    query: IgnoredQuery,
     body: { kind: 'json', schema: TokenRequest, invalidDetail: 'The body must be {"username": "...", "password": "..."}.' },
   },
   // Locally the local issuer; on AWS Cognito InitiateAuth, an unauthenticated API: no permission at all.
@@ -68,7 +68,7 @@ export const authJwks = defineRoute({
   description: 'The JSON Web Key Set used to verify access tokens.',
   tags: ['Authentication'],
   scope: null,
-  request: { query: NoQuery },
+  request: { query: IgnoredQuery },
   access: { storage: false },
   entry: 'functions/handlers/auth-jwks.ts',
   responses: {
