@@ -18,22 +18,22 @@ describe('tracing', () => {
     // What Lambda sets: Powertools traces only inside Lambda.
     vi.stubEnv('AWS_EXECUTION_ENV', 'AWS_Lambda_nodejs24.x');
     vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'SearchFunction');
-    const { tracer, traced, powertoolsMiddlewares } = await observabilityWith(undefined);
-    expect(tracer?.isTracingEnabled()).toBe(true);
+    const { loadedTracer, traced } = await observabilityWith(undefined);
     const client = new DynamoDBClient({ region: 'us-east-1' });
     const middlewareCount = client.middlewareStack.identify().length;
     traced(client);
+    expect((await loadedTracer())?.isTracingEnabled()).toBe(true);
+    await Promise.resolve();
     expect(client.middlewareStack.identify().length).toBeGreaterThan(middlewareCount);
-    expect(powertoolsMiddlewares()).toHaveLength(3);
   });
 
-  it('is off with POWERTOOLS_TRACE_ENABLED=false (local runtime, tests): no tracer, clients untouched, no trace middleware', async () => {
-    const { tracer, traced, powertoolsMiddlewares } = await observabilityWith('false');
-    expect(tracer).toBeUndefined();
+  it('is off with POWERTOOLS_TRACE_ENABLED=false (local runtime, tests): no tracer, clients untouched', async () => {
+    const { loadedTracer, traced } = await observabilityWith('false');
     const client = new DynamoDBClient({ region: 'us-east-1' });
     const middlewareCount = client.middlewareStack.identify().length;
     expect(traced(client)).toBe(client);
+    expect(await loadedTracer()).toBeUndefined();
+    await Promise.resolve();
     expect(client.middlewareStack.identify().length).toBe(middlewareCount);
-    expect(powertoolsMiddlewares()).toHaveLength(2);
   });
 });
