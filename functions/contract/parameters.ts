@@ -49,21 +49,25 @@ export function boolean(name: string) {
     .meta({ type: 'boolean' });
 }
 
-/** A query parameter given once holding one of `values`; the message names the value given and the allowed ones. */
-export function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T) {
+/**
+ * A query parameter given once holding one of `values`; the message names the value given and the allowed ones, or
+ * is `message(value)`.
+ */
+export function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T, message?: (value: string) => string) {
   return single(name)
     .refine((value): value is T[number] => (values as readonly string[]).includes(value), {
-      error: (issue) => `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${values.join(', ')}.`,
+      error: (issue) =>
+        message?.(String(issue.input)) ?? `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${values.join(', ')}.`,
     })
     .meta({ enum: [...values] }) as unknown as z.ZodType<T[number], string>;
 }
 
 /** A path parameter: an identifier of 1 to MAX_PARAMETER_LENGTH characters (already percent-decoded). */
-export function pathId(name: string, description: string) {
+export function pathId(name: string, description: string, maxLength = MAX_PARAMETER_LENGTH) {
   return z
     .string()
     .min(1, { error: `'${name}' is required.` })
-    .max(MAX_PARAMETER_LENGTH, { error: `'${name}' must be at most ${MAX_PARAMETER_LENGTH} characters long.` })
+    .max(maxLength, { error: `'${name}' must be at most ${maxLength} characters long.` })
     .meta({ description });
 }
 

@@ -62,7 +62,7 @@ export const SearchQuery = z
       example: 'lyon printer',
     }),
     sort: oneOf('sort', SORT_FIELDS).optional().meta({ description: 'Sort field; default `serial`, or relevance with `global`.' }),
-    direction: oneOf('direction', ['ASC', 'DESC'] as const)
+    direction: oneOf('direction', ['ASC', 'DESC'] as const, (value) => `'direction' must be ASC or DESC; got '${value}'.`)
       .optional()
       .meta({ description: 'Sort direction; default ASC, or DESC for a relevance sort.' }),
     page: integer('page', 1, MAX_RESULT_WINDOW)

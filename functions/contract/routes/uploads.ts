@@ -3,6 +3,12 @@ import { z } from 'zod';
 import { UPLOADED_ARCHIVES, STORED_ARCHIVES } from '../archives.js';
 import { CompanyParams, companyId, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
+
+/**
+ * Longest `uploadId` accepted, characters: an id is a ULID (26), but any longer string up to this bound is simply one
+ * that does not exist (404), as it always was; beyond it, 400.
+ */
+const UPLOAD_ID_MAX_LENGTH = 4_096;
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
 import { StoredScenario, UploadSlotGrant, UploadSlotStatus } from '../schemas/scenarios.js';
@@ -81,7 +87,10 @@ export const scenarioUploadStatus = defineRoute({
   tags: ['Scenarios'],
   scope: 'scenarios:read',
   companyParameter: 'companyId',
-  request: { params: z.object({ companyId, uploadId: pathId('uploadId', 'The `uploadId` of the slot.') }), query: NoQuery },
+  request: {
+    params: z.object({ companyId, uploadId: pathId('uploadId', 'The `uploadId` of the slot.', UPLOAD_ID_MAX_LENGTH) }),
+    query: NoQuery,
+  },
   // Reads the slot.
   access: { storage: true, tables: { scenarios: 'R' } },
   entry: 'functions/handlers/scenarios-upload-status.ts',
