@@ -95,6 +95,17 @@ describe('parseInstant', () => {
 });
 
 describe("the history route's query", () => {
+  it('reports a version without scenarioId together with a malformed instant, not only the instant', () => {
+    expect(
+      violations(() =>
+        parseHistoryQuery('acme', [
+          ['version', '1.0.0'],
+          ['from', 'soon'],
+        ]),
+      ).map((violation) => violation.path),
+    ).toEqual(['version', 'from']);
+  });
+
   it('applies defaults and converts the bounds', () => {
     expect(parseHistoryQuery('acme', [])).toEqual({ companyId: 'acme', limit: 100 });
     expect(

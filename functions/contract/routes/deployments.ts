@@ -42,18 +42,21 @@ export const HistoryQuery = z
     to: instant('to').meta({ description: 'ISO-8601 instant with a time zone, exclusive; after `from`.', example: '2025-04-01T00:00:00Z' }),
     ...pagingParameters,
   })
-  .superRefine((query, context) => {
-    if (query.version !== undefined && query.scenarioId === undefined) {
-      context.addIssue({
-        code: 'custom',
-        path: ['version'],
-        message: "'version' filters the versions of one scenario: it needs 'scenarioId'.",
-      });
-    }
-    if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
-      context.addIssue({ code: 'custom', path: ['to'], message: "'to' (exclusive) must be after 'from' (inclusive)." });
-    }
-  });
+  .superRefine(
+    (query, context) => {
+      if (query.version !== undefined && query.scenarioId === undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: ['version'],
+          message: "'version' filters the versions of one scenario: it needs 'scenarioId'.",
+        });
+      }
+      if (typeof query.from === 'number' && typeof query.to === 'number' && query.from >= query.to) {
+        context.addIssue({ code: 'custom', path: ['to'], message: "'to' (exclusive) must be after 'from' (inclusive)." });
+      }
+    },
+    { when: () => true },
+  );
 
 /** POST /companies/{companyId}/resources/deployments */
 export const deploymentsExecute = defineRoute({
