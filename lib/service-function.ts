@@ -2,6 +2,7 @@
  * The one Lambda function construct of the service: every function (HTTP routes and the stream consumer) is a
  * ServiceFunction, so the runtime, architecture, tracing, logging and bundling are decided once, here.
  */
+import type { ObjectAction, TableAccess } from '../functions/contract/route.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
@@ -56,8 +57,8 @@ export type FunctionEnvironment = Partial<Record<EnvName, string>>;
 /** CloudWatch namespace of the service's metrics (Powertools Metrics, written as EMF to each function's log group). */
 export const POWERTOOLS_METRICS_NAMESPACE = 'DeviceScenarioService';
 
-/** Read (`R`), read-write (`RW`) or write-only (`W`: put items) access to a table. */
-export type Access = 'R' | 'RW' | 'W';
+/** Read (`R`), read-write (`RW`) or write-only (`W`: put items) access to a table, as route definitions declare it. */
+export type Access = TableAccess;
 
 /**
  * DynamoDB actions of a read grant: CDK's `grantReadData` without the stream actions (streams are granted by the
@@ -83,7 +84,7 @@ export const DYNAMODB_WRITE_ACTIONS = [
 ] as const;
 
 /** What a function may do with archive objects: read (Get/Head), write (Put, server-side copy target), delete. */
-export type ObjectAction = 'get' | 'put' | 'delete';
+export type { ObjectAction };
 
 /**
  * The S3 action of each ObjectAction: the archive store calls Get/Head (GetObject), Put and server-side Copy

@@ -60,7 +60,8 @@ import {
 } from '../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_INDEX_ALIAS, searchResources } from './search-domain.js';
 import { STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../functions/contract/archives.js';
-import { type Access, type FunctionEnvironment, functionIdOf, type ObjectAction, ServiceFunction } from './service-function.js';
+import type { FunctionAccess as RouteFunctionAccess } from '../functions/contract/route.js';
+import { type FunctionEnvironment, functionIdOf, ServiceFunction } from './service-function.js';
 import type { ServiceSettings } from './settings.js';
 
 /** The variable each table's name is read from (functions/contract/environment.ts). */
@@ -87,30 +88,13 @@ const AUTH_ROUTES_ON_AWS: Readonly<Record<string, { entry: string } | 'cognito-j
   AuthJwks: 'cognito-jwks',
 };
 
-/** What one handler module may touch. Search access (OpenSearch) comes from SEARCH_CLIENTS. */
-interface FunctionAccess {
-  /**
-   * The handler builds the composition root (`services()`), whose storageConfig() requires every table and bucket
-   * name at cold start. Names are not permissions: the function gets the names, and grants only for `tables`/`bucket`.
-   */
-  storage: boolean;
-  /** Grants (and the table's name variable, with or without `storage`). */
-  tables?: Partial<Record<TableName, Access>>;
-  /** Archive object actions by key pattern (`uploads/*`, `companies/*`); deletes are never granted on `*`. */
-  bucket?: Readonly<Record<string, readonly ObjectAction[]>>;
-  /**
-   * `s3:GetObject` only, on the objects matching this pattern: what presigning downloads needs (a presigned URL
-   * carries its signer's permissions). Used instead of `bucket`.
-   */
-  bucketGetObjectKeyPattern?: string;
-  /** Publishes DeploymentChanged events: gets EVENT_BUS_NAME and events:PutEvents on the bus. */
-  events?: boolean;
-  /** Pages a listing: gets CURSOR_SIGNING_KEY (the stateful stack's secret) to sign and verify its cursors. */
-  pagesListings?: boolean;
+/**
+ * What one handler module may touch (a route's `access`, with its timeout as a Duration). Search access (OpenSearch)
+ * comes from SEARCH_CLIENTS.
+ */
+interface FunctionAccess extends Omit<RouteFunctionAccess, 'timeoutSeconds'> {
   /** @default HTTP (29 s) */
   timeout?: Duration;
-  /** @default 1024 MB */
-  memorySize?: number;
 }
 
 /** How long validating and storing one presigned upload may take (archives above the upload API's 10 MB limit). */

@@ -13,12 +13,11 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../core/search/query.js';
 import { ACCEPTED_ALGORITHMS } from '../platform/auth.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../platform/idempotency.js';
 import type { RequestBody, ResponseHeader, RouteDefinition, RouteResponse } from './route.js';
+import { API_ADDRESS_ENV } from './environment.js';
 import { type ApiName, ROUTES } from './routes.js';
 import { HEADERS, PROBLEM_RESPONSES } from './schemas/responses.js';
-import { TokenRequest } from './schemas/auth.js';
-import { DeploymentRequestBody } from './schemas/deployments.js';
 import { Problem } from './schemas/problems.js';
-import { ScenarioManifest, ScenarioUploadForm, UploadSlotRequest } from './schemas/scenarios.js';
+import { ScenarioManifest, UploadSlotRequest } from './schemas/scenarios.js';
 
 type Json = Record<string, unknown>;
 
@@ -36,16 +35,13 @@ const SERVER_DESCRIPTIONS: Record<ApiName, string> = {
   auth: 'Authentication service ({auth_url}); on AWS a small API in front of an Amazon Cognito user pool.',
 };
 
-/** Environment variables naming each address, set by the runtime (the local ports; the API URLs on AWS). */
-export const ADDRESS_ENVIRONMENT: Record<ApiName, string> = { main: 'MAIN_API_URL', upload: 'UPLOAD_API_URL', auth: 'AUTH_API_URL' };
-
 /**
  * The three addresses of docs/contract.md, "Addresses", as `servers` entries: `addresses` first, then the environment
- * (ADDRESS_ENVIRONMENT), then the local defaults. A trailing `/` (API Gateway stage URLs end with one) is dropped.
+ * (API_ADDRESS_ENV), then the local defaults. A trailing `/` (API Gateway stage URLs end with one) is dropped.
  */
 function serversOf(baseUrls: Partial<Record<ApiName, string>>): Record<ApiName, Json> {
   const server = (api: ApiName): Json => {
-    const url = baseUrls[api] ?? process.env[ADDRESS_ENVIRONMENT[api]] ?? DEFAULT_ADDRESSES[api];
+    const url = baseUrls[api] ?? process.env[API_ADDRESS_ENV[api]] ?? DEFAULT_ADDRESSES[api];
     return { url: url.replace(/\/+$/, ''), description: SERVER_DESCRIPTIONS[api] };
   };
   return { main: server('main'), upload: server('upload'), auth: server('auth') };
@@ -245,7 +241,7 @@ class DocumentBuilder {
   }
 
   requestBody(body: RequestBody): Json {
-    const mediaType = { json: 'application/json', multipart: 'multipart/form-data', form: 'application/x-www-form-urlencoded' }[body.kind];
+    const mediaType = { json: 'application/json', multipart: 'multipart/form-data' }[body.kind];
     return {
       required: true,
       ...(body.description === undefined ? {} : { description: body.description }),
@@ -307,9 +303,9 @@ export function openApiDocumentOf(
     };
   }
   // Published whether or not an operation refers to them: the local gateway's 405 (the answer of no operation), the
-  // generic problem, the manifest inside every archive, and the request bodies.
+  // generic problem, the manifest inside every archive, and the body the upload slot route ignores.
   builder.response(405, PROBLEM_RESPONSES.MethodNotAllowed);
-  for (const schema of [Problem, ScenarioManifest, DeploymentRequestBody, ScenarioUploadForm, TokenRequest, UploadSlotRequest]) {
+  for (const schema of [Problem, ScenarioManifest, UploadSlotRequest]) {
     builder.schemas.render(schema, 'input');
   }
   return {

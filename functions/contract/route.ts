@@ -75,8 +75,7 @@ export type RequestBody =
       /** The 400 `detail` when the body is invalid (each violation is listed in `errors`). */
       invalidDetail?: string;
     }
-  | { kind: 'multipart'; schema: z.ZodType; description?: string }
-  | { kind: 'form'; schema: z.ZodType; description?: string; tooLarge?: (body: unknown) => string | undefined };
+  | { kind: 'multipart'; schema: z.ZodType; description?: string };
 
 /** The request part of a route: path parameters, query parameters and body, each a zod schema. */
 export interface RouteRequest {

@@ -105,7 +105,7 @@ export function queryObject(event: APIGatewayProxyEventV2): Record<string, strin
 }
 
 /**
- * Validates the path parameters, the query string and (JSON or form) body of `event` against `route`'s schemas.
+ * Validates the path parameters, the query string and the JSON body of `event` against `route`'s schemas.
  * Multipart bodies are left to the route's parser middleware and passed as parsed.
  * @throws BadRequestError (400) naming every bad parameter or body field at once; PayloadTooLargeError (413) when the
  * body's `tooLarge` check says so.
@@ -125,12 +125,12 @@ export function routeInput<T extends RouteDefinition>(route: T, event: APIGatewa
     for (const name of Object.keys(rawQuery))
       violations.push({ path: name, message: `Unknown parameter '${name}'. This operation takes none.` });
   }
-  if (body !== undefined && body.kind !== 'multipart') {
-    const raw = body.kind === 'json' ? jsonBody(event) : formBody(event);
+  if (body?.kind === 'json') {
+    const raw = jsonBody(event);
     const tooLarge = body.tooLarge?.(raw);
     if (tooLarge !== undefined) throw new PayloadTooLargeError(tooLarge);
     input.body = validated(body.schema, raw, 'body', violations);
-  } else if (body?.kind === 'multipart') input.body = event.body;
+  } else if (body !== undefined) input.body = event.body;
   if (violations.length > 0) {
     const names = [...new Set(violations.map((violation) => violation.path))];
     const bodyOnly = violations.every((violation) => violation.path.startsWith('/'));
@@ -188,16 +188,6 @@ function validated(schema: z.ZodType, raw: unknown, part: 'param' | 'query' | 'b
 function rank(order: string[], name: string): number {
   const index = order.indexOf(name);
   return index === -1 ? order.length : index;
-}
-
-/** Parses an `application/x-www-form-urlencoded` body into an object of single values. @throws BadRequestError otherwise. */
-export function formBody(event: APIGatewayProxyEventV2): Record<string, string> {
-  const contentType = event.headers?.['content-type'] ?? '';
-  if (!/^application\/x-www-form-urlencoded\b/i.test(contentType)) {
-    throw new BadRequestError(`The request body must be application/x-www-form-urlencoded; got '${contentType || 'no content type'}'.`);
-  }
-  const text = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
-  return Object.fromEntries(new URLSearchParams(text));
 }
 
 /** A JSON response with `content-type: application/json`. */

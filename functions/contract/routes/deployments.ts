@@ -1,11 +1,11 @@
 /** Deployment routes of the main address: execute (deploy/undeploy), history, active deployments. */
 import { z } from 'zod';
 import { MAX_HISTORY_ID_LENGTH, MAX_ULID_TIME, parseInstant } from '../../core/deployment-history.js';
-import { DeploymentRequestBodySchema, deploymentRequestTooLarge } from '../../core/deployments.js';
+import { deploymentRequestTooLarge } from '../../core/deployments.js';
 import { boolean, CompanyParams, companyId, ListQuery, pagingParameters, pathId, single, text } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
-import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentResultList } from '../schemas/deployments.js';
+import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentRequestBody, DeploymentResultList } from '../schemas/deployments.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
 
@@ -79,7 +79,7 @@ export const deploymentsExecute = defineRoute({
     }),
     body: {
       kind: 'json',
-      schema: DeploymentRequestBodySchema,
+      schema: DeploymentRequestBody,
       tooLarge: deploymentRequestTooLarge,
       invalidDetail: 'The deployment request body is invalid; nothing was changed.',
     },

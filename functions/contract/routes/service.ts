@@ -1,16 +1,9 @@
 /** Public routes: the OpenAPI document (main address), token issuance and key set (authentication address). */
-import { z } from 'zod';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
-import { JsonWebKeySet, OpenApiDocumentBody, TokenResponse } from '../schemas/auth.js';
+import { JsonWebKeySet, OpenApiDocumentBody, TokenRequest, TokenResponse } from '../schemas/auth.js';
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
 import { COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
-
-/** The token request of the authentication address (docs/contract.md, "Authentication and permissions"). */
-const TokenRequest = z.object({
-  username: z.string().min(1).max(256),
-  password: z.string().min(1).max(1024),
-});
 
 /** GET /openapi.json */
 export const openApiDocument = defineRoute({

@@ -11,14 +11,7 @@ import { defineRoute } from '../route.js';
 const UPLOAD_ID_MAX_LENGTH = 4_096;
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
-import { StoredScenario, UploadSlotGrant, UploadSlotStatus } from '../schemas/scenarios.js';
-
-/** The multipart form of a direct upload: one file part `payload` holding the ZIP archive. */
-const UploadForm = z.object({
-  payload: z
-    .string()
-    .meta({ format: 'binary', contentMediaType: 'application/zip', description: 'The scenario archive (ZIP), at most 4 MiB.' }),
-});
+import { ScenarioUploadForm, StoredScenario, UploadSlotGrant, UploadSlotStatus } from '../schemas/scenarios.js';
 
 /** POST /companies/{companyId}/resources/scenarios */
 export const scenarioUpload = defineRoute({
@@ -32,7 +25,15 @@ export const scenarioUpload = defineRoute({
   tags: ['Scenarios'],
   scope: 'scenarios:write',
   companyParameter: 'companyId',
-  request: { params: CompanyParams, query: NoQuery, body: { kind: 'multipart', schema: UploadForm } },
+  request: {
+    params: CompanyParams,
+    query: NoQuery,
+    body: {
+      kind: 'multipart',
+      schema: ScenarioUploadForm,
+      description: 'One file part `payload`: the scenario archive (ZIP), at most 4 MiB.',
+    },
+  },
   // Quota check and usage update on companies, version record on scenarios (one transaction), archive put under
   // companies/, deleted again only when its version record is refused (the key is new, nothing references it).
   access: { storage: true, tables: { companies: 'RW', scenarios: 'RW' }, bucket: { [STORED_ARCHIVES]: ['put', 'delete'] } },
