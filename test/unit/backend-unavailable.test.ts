@@ -18,6 +18,7 @@ import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
 import { TEST_ROUTE } from '../support/route-input.js';
 import { logger } from '../../functions/platform/logger.js';
 import { withJwtAuthorizer } from './jwt-authorizer.js';
+import { lambdaContext } from '../support/lambda-context.js';
 
 vi.hoisted(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
@@ -50,23 +51,6 @@ beforeAll(async () => {
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-function context(): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'test',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test',
-    memoryLimitInMB: '128',
-    awsRequestId: 'request-1',
-    logGroupName: '/aws/lambda/test',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => 30_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
 
 function event(
   method: 'GET' | 'POST',
@@ -121,7 +105,7 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
     const warned = vi.spyOn(logger, 'warn');
     const failed = vi.spyOn(logger, 'error');
     const started = Date.now();
-    const result = await listDeployments(listEvent(), context());
+    const result = await listDeployments(listEvent(), lambdaContext());
     expectUnavailable(result, '5');
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(warned).toHaveBeenCalledTimes(1);
@@ -135,7 +119,7 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
         body,
         headers: { 'content-type': 'application/json', 'idempotency-key': 'key-1' },
       }),
-      context(),
+      lambdaContext(),
     );
     expectUnavailable(result, '5');
   });
@@ -192,7 +176,7 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
     const dynamo = mockClient(services().dynamoDb);
     try {
       dynamo.onAnyCommand().rejects(error());
-      expectUnavailable(await listDeployments(listEvent(), context()), retryAfter);
+      expectUnavailable(await listDeployments(listEvent(), lambdaContext()), retryAfter);
     } finally {
       dynamo.restore();
     }
@@ -203,7 +187,7 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
     const dynamo = mockClient(services().dynamoDb);
     try {
       dynamo.onAnyCommand().rejects(new TypeError("Cannot read properties of undefined (reading 'Items')"));
-      const result = await listDeployments(listEvent(), context());
+      const result = await listDeployments(listEvent(), lambdaContext());
       expect(result.statusCode).toBe(500);
       expect(result.headers?.['Retry-After']).toBeUndefined();
       expect(failed).toHaveBeenCalledTimes(1);
@@ -239,7 +223,7 @@ describe('the SDK clients fail fast on an endpoint that does not answer', () => 
     });
     const started = Date.now();
     try {
-      const result = (await handler(listEvent(), context())) as APIGatewayProxyStructuredResultV2;
+      const result = (await handler(listEvent(), lambdaContext())) as APIGatewayProxyStructuredResultV2;
       expectUnavailable(result, '5');
       expect(Date.now() - started).toBeLessThan(20_000);
     } finally {

@@ -32,6 +32,7 @@ import { search as searchRoute } from '../../functions/contract/routes/search.js
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
 import { logger } from '../../functions/platform/logger.js';
 import { withJwtAuthorizer } from './jwt-authorizer.js';
+import { lambdaContext } from '../support/lambda-context.js';
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'device-scenario-service';
@@ -168,20 +169,7 @@ async function token(claims: { scope: string; expiresAt?: number; companies?: st
 
 let requests = 0;
 function context(): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'test',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test',
-    memoryLimitInMB: '128',
-    awsRequestId: `lambda-${requests}`,
-    logGroupName: '/aws/lambda/test',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => 30_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  return lambdaContext(`lambda-${requests}`);
 }
 
 /**

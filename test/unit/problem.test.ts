@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterEach, describe, it, expect, vi } from 'vitest';
 import {
   BadRequestError,
@@ -15,6 +15,7 @@ import {
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
 import { TEST_ROUTE } from '../support/route-input.js';
 import { logger } from '../../functions/platform/logger.js';
+import { lambdaContext } from '../support/lambda-context.js';
 
 // The logger reads its level when its module loads: vi.hoisted runs before the imports above.
 vi.hoisted(() => {
@@ -47,29 +48,12 @@ function event(rawPath = '/companies/acme/resources/deployments'): APIGatewayPro
   };
 }
 
-function context(): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'test',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:test',
-    memoryLimitInMB: '128',
-    awsRequestId: 'request-1',
-    logGroupName: '/aws/lambda/test',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => 30_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 /** Runs a public handler that throws `error` and returns the response with its parsed body. */
 async function responseFor(error: unknown, rawPath?: string): Promise<{ result: APIGatewayProxyStructuredResultV2; body: Problem }> {
   const handler = routeHandler(TEST_ROUTE, async () => {
     throw error;
   });
-  const result = (await handler(event(rawPath), context())) as APIGatewayProxyStructuredResultV2;
+  const result = (await handler(event(rawPath), lambdaContext())) as APIGatewayProxyStructuredResultV2;
   expect(result.headers?.['content-type']).toBe('application/problem+json');
   return { result, body: JSON.parse(result.body ?? '') as Problem };
 }
@@ -296,7 +280,7 @@ describe("the handler stack's problem+json mapping", () => {
 
   it('leaves successful responses untouched', async () => {
     const handler = routeHandler(TEST_ROUTE, async () => jsonResponse(200, { ok: true }));
-    const result = (await handler(event(), context())) as APIGatewayProxyStructuredResultV2;
+    const result = (await handler(event(), lambdaContext())) as APIGatewayProxyStructuredResultV2;
     expect(result).toEqual({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
   });
 });
