@@ -49,7 +49,5 @@ export function authorize(principal: Principal, scope: Scope, companyId?: string
   if (!principal.scopes.has(scope)) {
     throw new ForbiddenError(`The token lacks the '${scope}' scope required by this operation.`);
   }
-  if (companyId !== undefined && !principal.companies.includes(companyId)) {
-    throw new ForbiddenError(`The token does not grant access to company '${companyId}'.`);
-  }
+  if (companyId !== undefined) authorizeCompany(principal, companyId);
 }
