@@ -3,6 +3,29 @@
  * the devices table and returned by search. Dates are ISO-8601 strings (UTC).
  */
 
+/**
+ * What a device id may look like: letters, digits, `.`, `_`, `-`, at most 128 characters, starting with a letter or
+ * digit (as company ids). Ids are path segments, sort-key prefixes (`{deviceId}#…`) and halves of an OAuth client id,
+ * so they never contain `#`, `~`, `/`, `:` or white space.
+ */
+export const DEVICE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Separates the company from the device id in a device's OAuth client id; neither id may contain it. */
+const CLIENT_ID_SEPARATOR = '~';
+
+/** The OAuth client id of a device: `{company}~{deviceId}` (e.g. `acme~acme-kiosk-0001`), stable for its lifetime. */
+export function deviceClientId(company: string, deviceId: string): string {
+  return `${company}${CLIENT_ID_SEPARATOR}${deviceId}`;
+}
+
+/** The company and device a client id names, or undefined when it is not of the form deviceClientId makes. */
+export function parseDeviceClientId(clientId: string): { company: string; deviceId: string } | undefined {
+  const parts = clientId.split(CLIENT_ID_SEPARATOR);
+  if (parts.length !== 2) return undefined;
+  const [company, deviceId] = parts as [string, string];
+  return DEVICE_ID_PATTERN.test(company) && DEVICE_ID_PATTERN.test(deviceId) ? { company, deviceId } : undefined;
+}
+
 /** `connection.state` values. */
 export const CONNECTION_STATES = ['UNKNOWN', 'CONNECTED', 'DISCONNECTED'] as const;
 /** `health.mode` values. */

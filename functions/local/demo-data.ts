@@ -289,7 +289,7 @@ export const DEMO_USERS: readonly DemoUser[] = [
     username: 'olivia',
     password: 'olivia-demo-password',
     companies: ['acme', 'globex'],
-    scope: 'scenarios:read deployments:read search:read',
+    scope: 'scenarios:read deployments:read search:read devices:read',
   },
 ];
 

@@ -5,7 +5,7 @@
 import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
-import type { Principal } from '../core/principal.js';
+import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/principal.js';
 import { type AuthConfig, authConfig } from './config.js';
 
 /** Asymmetric algorithms accepted (docs/contract.md): `alg: none` and HMAC are always rejected. */
@@ -105,7 +105,10 @@ function listClaim(value: unknown): string[] | undefined {
  * from `event.requestContext.authorizer.jwt`: `sub`, the `companies` claim (in any form listClaim reads) and the
  * scopes (`jwt.scopes` and the `scope` claim, space-separated). The signature, issuer, audience and expiry were
  * checked by the authorizer; this only reads.
- * @throws UnauthorizedError (401) when `sub` or a `companies` claim is missing.
+ * A token holding DEVICE_SCOPE is a device token: its principal carries `device` (company, device id = `sub`,
+ * credential id = `cred` claim) and no other scope.
+ * @throws UnauthorizedError (401) when `sub` or a `companies` claim is missing, or a device token lacks its one
+ *   company or its `cred` claim.
  */
 export function principalFromJwt(jwt: { claims?: Readonly<Record<string, unknown>> | null; scopes?: readonly string[] | null }): Principal {
   const claims = jwt.claims ?? {};
@@ -114,10 +117,21 @@ export function principalFromJwt(jwt: { claims?: Readonly<Record<string, unknown
   const companies = listClaim(claims.companies);
   if (companies === undefined) throw new UnauthorizedError('The token has no valid "companies" claim.');
   const scope = typeof claims.scope === 'string' ? claims.scope.split(' ') : [];
+  const scopes = new Set([...(jwt.scopes ?? []), ...scope].filter((item) => item !== ''));
+  if (!scopes.has(DEVICE_SCOPE)) {
+    return Object.freeze({ subject, companies: Object.freeze([...new Set(companies)]), scopes });
+  }
+  // A device token acts as one device of one company, with the device scope only.
+  const credentialId = claims[DEVICE_TOKEN_CLAIMS.credentialId];
+  const [company] = companies;
+  if (companies.length !== 1 || company === undefined || typeof credentialId !== 'string' || credentialId === '') {
+    throw new UnauthorizedError('The device token must name one company and its credential ("cred" claim).');
+  }
   return Object.freeze({
     subject,
-    companies: Object.freeze([...new Set(companies)]),
-    scopes: new Set([...(jwt.scopes ?? []), ...scope].filter((item) => item !== '')),
+    companies: Object.freeze([company]),
+    scopes: new Set([DEVICE_SCOPE]),
+    device: Object.freeze({ company, deviceId: subject, credentialId }),
   });
 }
 
