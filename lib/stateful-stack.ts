@@ -25,6 +25,7 @@ const TABLE_IDS: Record<TableName, string> = {
   devices: 'DevicesTable',
   scenarios: 'ScenariosTable',
   deployments: 'DeploymentsTable',
+  presence: 'PresenceTable',
   idempotency: 'IdempotencyTable',
 };
 
@@ -46,6 +47,8 @@ export class StatefulStack extends Stack {
   readonly devicesTable: Table;
   readonly scenariosTable: Table;
   readonly deploymentsTable: Table;
+  /** Last-seen times and heartbeat deadlines of devices (small items rewritten by every health report). */
+  readonly presenceTable: Table;
   readonly idempotencyTable: Table;
   /** Every table by logical name (TABLES). */
   readonly tables: Readonly<Record<TableName, Table>>;
@@ -77,12 +80,14 @@ export class StatefulStack extends Stack {
     this.devicesTable = this.table('devices', TABLES.devices);
     this.scenariosTable = this.table('scenarios', TABLES.scenarios);
     this.deploymentsTable = this.table('deployments', TABLES.deployments);
+    this.presenceTable = this.table('presence', TABLES.presence);
     this.idempotencyTable = this.table('idempotency', TABLES.idempotency);
     this.tables = {
       companies: this.companiesTable,
       devices: this.devicesTable,
       scenarios: this.scenariosTable,
       deployments: this.deploymentsTable,
+      presence: this.presenceTable,
       idempotency: this.idempotencyTable,
     };
     // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).

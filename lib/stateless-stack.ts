@@ -70,6 +70,7 @@ export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
   devices: ENV.devicesTable,
   scenarios: ENV.scenariosTable,
   deployments: ENV.deploymentsTable,
+  presence: ENV.presenceTable,
   idempotency: ENV.idempotencyTable,
 };
 

@@ -17,6 +17,7 @@ export const ENV = {
   devicesTable: 'DEVICES_TABLE',
   scenariosTable: 'SCENARIOS_TABLE',
   deploymentsTable: 'DEPLOYMENTS_TABLE',
+  presenceTable: 'PRESENCE_TABLE',
   archiveBucket: 'ARCHIVE_BUCKET',
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
@@ -38,6 +39,9 @@ export const ENV = {
   localEventsFile: 'LOCAL_EVENTS_FILE',
   // Listing cursors.
   cursorSigningKey: 'CURSOR_SIGNING_KEY',
+  // Devices: heartbeat window and device token lifetime.
+  deviceHeartbeatSeconds: 'DEVICE_HEARTBEAT_SECONDS',
+  deviceTokenLifetimeSeconds: 'DEVICE_TOKEN_LIFETIME_SECONDS',
   // Presigned uploads.
   uploadSlotTtlSeconds: 'UPLOAD_SLOT_TTL_SECONDS',
   // The three addresses, for the OpenAPI document's `servers`.
@@ -54,6 +58,7 @@ export const ENV = {
   dynamoDbPort: 'DYNAMODB_PORT',
   s3Port: 'S3_PORT',
   uploadSweepIntervalMs: 'UPLOAD_SWEEP_INTERVAL_MS',
+  heartbeatSweepIntervalMs: 'HEARTBEAT_SWEEP_INTERVAL_MS',
   // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
   powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
   powertoolsLogLevel: 'POWERTOOLS_LOG_LEVEL',
@@ -156,6 +161,7 @@ export const StorageEnvironment = z.object({
   [ENV.devicesTable]: tableName().describe('DynamoDB table of devices.'),
   [ENV.scenariosTable]: tableName().describe('DynamoDB table of scenarios, their versions and upload slots.'),
   [ENV.deploymentsTable]: tableName().describe('DynamoDB table of active deployments and their history.'),
+  [ENV.presenceTable]: tableName().describe("DynamoDB table of devices' last-seen times and heartbeat deadlines."),
   [ENV.archiveBucket]: text()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
     .describe('S3 bucket of scenario archives.'),
@@ -251,6 +257,16 @@ export const UploadEnvironment = z.object({
     .describe("Lifetime of presigned upload URLs (a slot's `expiresAt`), seconds; at most S3's 7 days. Default 900."),
 });
 
+/** The device side: how long a device may stay silent, and how long its tokens live. */
+export const DeviceEnvironment = z.object({
+  [ENV.deviceHeartbeatSeconds]: amount('seconds', 1, 86_400)
+    .default(300)
+    .describe('A CONNECTED device silent for longer than this becomes DISCONNECTED, seconds.'),
+  [ENV.deviceTokenLifetimeSeconds]: amount('seconds', 60, 900)
+    .default(900)
+    .describe('Lifetime of device tokens (client credentials grant), seconds; at most 15 minutes.'),
+});
+
 /** The addresses the OpenAPI document names in `servers` (the local default ports when unset). */
 export const AddressEnvironment = z.object({
   [ENV.mainApiUrl]: httpUrl().optional().describe('Main API address ({base_url}).'),
@@ -281,6 +297,9 @@ export const LocalRuntimeEnvironment = z.object({
   [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
     .default(60_000)
     .describe('How often the upload sweeper rejects unfinished upload slots and deletes orphaned archives, ms.'),
+  [ENV.heartbeatSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+    .default(10_000)
+    .describe('How often the heartbeat sweeper marks silent devices DISCONNECTED, ms.'),
 });
 
 /** What every function is given (lib/service-function.ts) or Lambda sets. */
@@ -319,6 +338,7 @@ export const ENVIRONMENT = {
   events: EventsEnvironment,
   cursors: CursorEnvironment,
   uploads: UploadEnvironment,
+  devices: DeviceEnvironment,
   addresses: AddressEnvironment,
   localIssuer: LocalIssuerEnvironment,
   localData: LocalDataEnvironment,
@@ -340,6 +360,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   events: 'deployment events',
   cursors: 'listing cursors',
   uploads: 'upload slots',
+  devices: 'devices',
   addresses: 'API addresses',
   localIssuer: 'local token issuer',
   localData: 'local data folder',

@@ -59,6 +59,12 @@ export const ARCHIVE_UPLOADED = { prefix: UPLOAD_PREFIX, entry: 'functions/handl
 export const UPLOAD_SWEEPER = { entry: 'functions/handlers/upload-sweeper.ts', everyMinutes: 5 } as const;
 
 /**
+ * The heartbeat sweeper: marks devices silent beyond DEVICE_HEARTBEAT_SECONDS DISCONNECTED. Run every
+ * `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally (HEARTBEAT_SWEEP_INTERVAL_MS).
+ */
+export const HEARTBEAT_SWEEPER = { entry: 'functions/handlers/heartbeat-sweeper.ts', everyMinutes: 1 } as const;
+
+/**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static
  * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters; when the path exists on
  * this address with other methods only, `methodNotAllowed` and those methods (sorted, for an `Allow` header);

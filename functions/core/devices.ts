@@ -157,3 +157,22 @@ export interface Device {
     hubs: Hub[];
   };
 }
+
+/** A device's OAuth client secret, as stored: only its slow hash. Replaced by each new issue. */
+export interface DeviceCredential {
+  /** ULID: the `cred` claim of the tokens issued for it. */
+  id: string;
+  /** `scrypt$N$r$p$salt$hash` (base64 parts). */
+  secretHash: string;
+  /** ISO-8601. */
+  created: string;
+}
+
+/**
+ * A device as the devices table stores it: the resource, and what is never shown (its credential; `deleting`, set
+ * while a delete undeploys its deployments, during which the device counts as absent everywhere).
+ */
+export interface StoredDevice extends Device {
+  credential?: DeviceCredential;
+  deleting?: boolean;
+}

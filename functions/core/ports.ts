@@ -4,7 +4,7 @@
  * `functions/adapters/embedded` (local engines) implement them; the
  * composition root (`functions/platform/composition.ts`) picks which.
  */
-import type { Device } from './devices.js';
+import type { Device, StoredDevice } from './devices.js';
 import type { DocumentKey, SearchDocument } from './search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from './search/query.js';
 
@@ -49,6 +49,8 @@ export interface DeviceRepository {
   existing(companyId: string, deviceIds: readonly string[]): Promise<Set<string>>;
   /** Writes devices (seeding, device registration). Feeds the search index through the table's stream. */
   put(devices: readonly Device[]): Promise<void>;
+  /** One device as stored (credential and `deleting` included), or undefined. A strongly consistent read. */
+  get(companyId: string, deviceId: string): Promise<StoredDevice | undefined>;
 }
 
 /** A stored, immutable scenario version. */

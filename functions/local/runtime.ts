@@ -84,6 +84,7 @@ export const LOCAL_TABLES = {
   devices: 'devices',
   scenarios: 'scenarios',
   deployments: 'deployments',
+  presence: 'presence',
   idempotency: 'idempotency',
 } as const;
 export const LOCAL_BUCKET = 'scenario-archives';
@@ -120,6 +121,7 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.devicesTable]: LOCAL_TABLES.devices,
     [ENV.scenariosTable]: LOCAL_TABLES.scenarios,
     [ENV.deploymentsTable]: LOCAL_TABLES.deployments,
+    [ENV.presenceTable]: LOCAL_TABLES.presence,
     [ENV.idempotencyTable]: LOCAL_TABLES.idempotency,
     [ENV.localEventsFile]: join(dataDirectory, 'events', 'events.jsonl'),
     [ENV.archiveBucket]: LOCAL_BUCKET,
@@ -157,6 +159,7 @@ export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
   'events',
   'cursors',
   'uploads',
+  'devices',
   'addresses',
   'localIssuer',
   'function',

@@ -69,6 +69,7 @@ export function services(): Services {
       devices: config.devicesTable,
       scenarios: config.scenariosTable,
       deployments: config.deploymentsTable,
+      presence: config.presenceTable,
     };
     // One codec signs every listing's cursors; CURSOR_SIGNING_KEY is read on the first cursor, so functions that never
     // page (and are not given the key) never need it.

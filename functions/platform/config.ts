@@ -12,6 +12,7 @@ export interface StorageConfig {
   devicesTable: string;
   scenariosTable: string;
   deploymentsTable: string;
+  presenceTable: string;
   archiveBucket: string;
   /** e.g. `http://127.0.0.1:8000`; undefined in AWS. */
   dynamoDbEndpoint?: string;
@@ -29,6 +30,7 @@ export function storageConfig(): StorageConfig {
     devicesTable: env[ENV.devicesTable],
     scenariosTable: env[ENV.scenariosTable],
     deploymentsTable: env[ENV.deploymentsTable],
+    presenceTable: env[ENV.presenceTable],
     archiveBucket: env[ENV.archiveBucket],
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     ...(s3Endpoint === undefined ? {} : { s3Endpoint }),
@@ -183,4 +185,18 @@ export function uploadSlotLifetimeSeconds(): number | undefined {
  */
 export function cursorSigningKey(): Buffer {
   return readEnvironment('cursors', process.env)[ENV.cursorSigningKey];
+}
+
+/** The device side's settings (the `devices` group). */
+export interface DeviceConfig {
+  /** A CONNECTED device silent for longer becomes DISCONNECTED, seconds. */
+  heartbeatSeconds: number;
+  /** Device token lifetime, seconds (at most 900). */
+  tokenLifetimeSeconds: number;
+}
+
+/** Reads the device settings (`devices` group, defaults 300 s and 900 s). @throws EnvironmentError naming a malformed variable. */
+export function deviceConfig(): DeviceConfig {
+  const env = readEnvironment('devices', process.env);
+  return { heartbeatSeconds: env[ENV.deviceHeartbeatSeconds], tokenLifetimeSeconds: env[ENV.deviceTokenLifetimeSeconds] };
 }

@@ -54,6 +54,7 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
   companies: 'CompaniesTable',
   devices: 'DevicesTable',
   scenarios: 'ScenariosTable',
+  presence: 'PresenceTable',
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
 };

@@ -1,5 +1,5 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Device } from '../../core/devices.js';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { Device, StoredDevice } from '../../core/devices.js';
 import type { DeviceRepository } from '../../core/ports.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import type { TableNames } from './dynamodb-shared.js';
@@ -26,5 +26,15 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
       this.tables.devices,
       devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })),
     );
+  }
+
+  /** @inheritdoc */
+  async get(companyId: string, deviceId: string): Promise<StoredDevice | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tables.devices, Key: { company: companyId, deviceId }, ConsistentRead: true }),
+    );
+    if (Item === undefined) return undefined;
+    const { deviceId: id, entity: _entity, ...device } = Item;
+    return { ...device, id } as StoredDevice;
   }
 }

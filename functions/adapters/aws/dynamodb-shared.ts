@@ -12,6 +12,7 @@ export interface TableNames {
   devices: string;
   scenarios: string;
   deployments: string;
+  presence: string;
 }
 
 /** True when DynamoDB refused a single-item write because its condition was false. */

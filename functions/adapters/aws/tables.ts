@@ -72,6 +72,16 @@ export const TABLES = {
     ],
     stream: 'deployment-changes',
   },
+  /**
+   * A device's last report: pk `deviceKey` = `{company}#{deviceId}`; `lastSeen` (ISO-8601), and while the device is
+   * CONNECTED `sweepShard` (`HEARTBEAT#{0..HEARTBEAT_SHARDS-1}`) and `sweepAt` (ISO-8601: lastSeen + the heartbeat
+   * window). A small item of its own so that a report whose health did not change writes ~100 bytes, not the device
+   * item; the sparse `sweep` index holds only connected devices, so the heartbeat sweeper queries the overdue ones.
+   */
+  presence: {
+    partitionKey: 'deviceKey',
+    globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
+  },
   /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
   idempotency: { partitionKey: 'id', timeToLiveAttribute: 'expiration' },
 } as const satisfies Record<string, TableKeySchema>;
@@ -84,6 +94,20 @@ export type TableName = keyof typeof TABLES;
  * few shards keep every index partition far below DynamoDB's per-partition write limit; the sweeper queries each.
  */
 export const SWEEP_SHARDS = 4;
+
+/**
+ * Partitions of the presence table's `sweep` index: every connected device's heartbeat rewrites its index entry, so
+ * 100,000 devices reporting once a minute (~1,700 writes/s) spread over 16 keys stay near 100 writes/s per key, far
+ * below DynamoDB's 1,000 per partition.
+ */
+export const HEARTBEAT_SHARDS = 16;
+
+/** The `sweepShard` value of a connected device: a stable hash of `{company}#{deviceId}` into HEARTBEAT_SHARDS. */
+export function heartbeatShardOf(deviceKey: string): string {
+  let hash = 0;
+  for (const character of deviceKey) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
+  return `HEARTBEAT#${hash % HEARTBEAT_SHARDS}`;
+}
 
 /** The `sweepShard` value of an item of `kind` with this id (ULID): a stable hash of the id into SWEEP_SHARDS. */
 export function sweepShardOf(kind: 'UPLOAD' | 'STAGED', id: string): string {
