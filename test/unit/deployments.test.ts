@@ -34,6 +34,9 @@ class FakeDevices implements DeviceRepository {
   async put(): Promise<void> {
     throw new Error('not used');
   }
+  async get(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 class FakeScenarios implements ScenarioRepository {
