@@ -13,6 +13,8 @@ import { ENV, readEnvironment } from '../functions/contract/environment.js';
 import { DEMO_USERS } from '../functions/local/demo-data.js';
 import { guardUncaughtErrors } from '../functions/local/http-gateway.js';
 import { startLocalRuntime } from '../functions/local/runtime.js';
+import { SimulatedFleet } from '../simulator/fleet.js';
+import { fleetSummaryLine } from '../simulator/report.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -61,11 +63,49 @@ process.stdout.write(
   ].join('\n'),
 );
 
+// SIMULATE=N keeps the demo fleet alive: the first N of acme's kiosks (acme-kiosk-0001…, registered beyond the demo's
+// 120) report their health and install what is deployed to them, as `npm run simulate` does.
+const simulated = process.env.SIMULATE === undefined || process.env.SIMULATE === '' ? 0 : Number(process.env.SIMULATE);
+if (!Number.isInteger(simulated) || simulated < 0 || simulated > 100_000) {
+  process.stderr.write(`SIMULATE must be a whole number of devices from 0 to 100000; got '${process.env.SIMULATE}'.\n`);
+  await runtime.stop();
+  process.exit(1);
+}
+const fleet =
+  simulated === 0
+    ? undefined
+    : new SimulatedFleet({
+        baseUrl: runtime.addresses.main,
+        authUrl: runtime.addresses.auth,
+        username: 'alice',
+        password: 'alice-demo-password',
+        company: 'acme',
+        devices: simulated,
+        idPrefix: 'acme-kiosk-',
+        idDigits: 4,
+        credentialsFile: resolve(runtime.dataDirectory, 'simulator', 'acme-kiosk-credentials.json'),
+        log: (message) => process.stderr.write(`simulator: ${message}\n`),
+      });
+let summary: NodeJS.Timeout | undefined;
+if (fleet !== undefined) {
+  const started = Date.now();
+  await fleet.start().then(
+    () => {
+      process.stderr.write(`simulator: ${simulated} kiosks of acme report every 10 s and pull every 30 s.\n`);
+      summary = setInterval(() => process.stderr.write(`simulator: ${fleetSummaryLine(fleet, (Date.now() - started) / 1000, 0)}\n`), 60_000);
+    },
+    (error: unknown) => process.stderr.write(`simulator: could not start (${(error as Error).message}); the service keeps running.\n`),
+  );
+}
+
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    void runtime.stop().then(() => process.exit(0));
+    clearInterval(summary);
+    void (fleet?.stop() ?? Promise.resolve())
+      .then(() => runtime.stop())
+      .then(() => process.exit(0));
   });
 }

@@ -8,31 +8,44 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { DomainError } from '../core/errors.js';
 import type { ReindexResult } from '../platform/reindex.js';
+import type { WriteCounts } from './write-counter.js';
 
 /** File of the data folder where a running runtime writes `{ pid, admin }` (removed on stop). */
 export const RUNTIME_FILE = 'runtime.json';
 
-/** Path of the admin listener's only route. */
+/** Path of the admin listener's reindex route. */
 export const REINDEX_PATH = '/search/reindex';
+/** Path of the admin listener's write counts (benchmarks): `GET` answers WriteCounts. */
+export const WRITES_PATH = '/stats/writes';
 
 /**
  * An HTTP server (listen on 127.0.0.1 only) serving `POST /search/reindex`: runs `reindex` and answers 200
  * `{ index, documents, tookMs }`, or RFC 9457 problem+json: the DomainError's status (503 with Retry-After when
- * OpenSearch is unreachable), 500 for anything else; any other request is 404.
+ * OpenSearch is unreachable), 500 for anything else; and `GET /stats/writes`: the runtime's WriteCounts since it
+ * started (`writes`). Any other request is 404.
  * @param log one line per reindex, success or failure.
  */
-export function createAdminServer(reindex: () => Promise<ReindexResult>, log: (message: string) => void): Server {
+export function createAdminServer(
+  reindex: () => Promise<ReindexResult>,
+  log: (message: string) => void,
+  writes: () => WriteCounts = () => ({ dynamoDb: {}, searchDocuments: 0 }),
+): Server {
   return createServer((request, response) => {
     const problem = (status: number, title: string, detail: string, type: string, headers: Record<string, string> = {}): void => {
       response.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
       response.end(JSON.stringify({ type, title, status, detail, instance: request.url }));
     };
     request.resume();
+    if (request.method === 'GET' && request.url === WRITES_PATH) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(writes()));
+      return;
+    }
     if (request.method !== 'POST' || request.url !== REINDEX_PATH) {
       problem(
         404,
         'Not Found',
-        `The admin listener only serves POST ${REINDEX_PATH}.`,
+        `The admin listener serves POST ${REINDEX_PATH} and GET ${WRITES_PATH}.`,
         'https://device-scenario-service.dev/problems/not-found',
       );
       return;

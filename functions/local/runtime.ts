@@ -30,6 +30,8 @@ import { FileStreamCheckpoints } from './file-checkpoints.js';
 import { loadHandler } from './handler-module.js';
 import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables } from './tables.js';
+import { WriteCounter } from './write-counter.js';
+import { searchIndex } from '../platform/search-composition.js';
 
 /**
  * Invocations of the archive handler per S3 event, the first included, as AWS makes for an asynchronous invocation
@@ -72,6 +74,8 @@ export interface LocalRuntime {
   admin: string;
   /** Rebuilds the search index from DynamoDB without downtime, as `POST {admin}/search/reindex` does. */
   reindexSearch(): Promise<ReindexResult>;
+  /** The absolute data folder. */
+  dataDirectory: string;
   /** Whether this start seeded the demo data (empty data folder). */
   seeded: boolean;
   /** Stops listeners, the stream poller, s3rver and DynamoDB Local. */
@@ -320,6 +324,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       clearInterval(sweepTimer);
       await sweeping;
     });
+    // What handlers write from here on, for benchmarks (GET {admin}/stats/writes); the start-up rebuild is not counted.
+    const writeCounter = new WriteCounter();
+    writeCounter.watchDynamoDb(built.dynamoDb);
     await poller.positionAtLatest();
     let indexedDocuments = 0;
     try {
@@ -329,6 +336,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
       log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
     }
+    writeCounter.watchSearchIndex(searchIndex());
     await changesPoller.resume();
     poller.start();
     changesPoller.start();
@@ -358,7 +366,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           }),
       );
     }
-    const admin = createAdminServer(reindexSearch, log);
+    const admin = createAdminServer(reindexSearch, log, () => writeCounter.counts());
     await listen(admin, 0);
     const adminAddress = `http://127.0.0.1:${(admin.address() as { port: number }).port}`;
     stops.push(
@@ -378,6 +386,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       dynamoDbEndpoint: dynamo.endpoint,
       s3Endpoint,
       indexedDocuments,
+      dataDirectory,
       seeded,
       stop,
     };
