@@ -65,12 +65,7 @@ process.stdout.write(
 
 // SIMULATE=N keeps the demo fleet alive: the first N of acme's kiosks (acme-kiosk-0001…, registered beyond the demo's
 // 120) report their health and install what is deployed to them, as `npm run simulate` does.
-const simulated = process.env.SIMULATE === undefined || process.env.SIMULATE === '' ? 0 : Number(process.env.SIMULATE);
-if (!Number.isInteger(simulated) || simulated < 0 || simulated > 100_000) {
-  process.stderr.write(`SIMULATE must be a whole number of devices from 0 to 100000; got '${process.env.SIMULATE}'.\n`);
-  await runtime.stop();
-  process.exit(1);
-}
+const simulated = readEnvironment('localRuntime', process.env)[ENV.simulate];
 const fleet =
   simulated === 0
     ? undefined

@@ -59,6 +59,7 @@ export const ENV = {
   s3Port: 'S3_PORT',
   uploadSweepIntervalMs: 'UPLOAD_SWEEP_INTERVAL_MS',
   heartbeatSweepIntervalMs: 'HEARTBEAT_SWEEP_INTERVAL_MS',
+  simulate: 'SIMULATE',
   // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
   powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
   powertoolsLogLevel: 'POWERTOOLS_LOG_LEVEL',
@@ -300,6 +301,9 @@ export const LocalRuntimeEnvironment = z.object({
   [ENV.heartbeatSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
     .default(10_000)
     .describe('How often the heartbeat sweeper marks silent devices DISCONNECTED, ms.'),
+  [ENV.simulate]: amount('devices', 0, 100_000)
+    .default(0)
+    .describe("Simulated kiosks `npm start` keeps alive (acme's first N: health reports, pulls, installs); 0: none."),
 });
 
 /** What every function is given (lib/service-function.ts) or Lambda sets. */
