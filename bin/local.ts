@@ -87,7 +87,10 @@ if (fleet !== undefined) {
   await fleet.start().then(
     () => {
       process.stderr.write(`simulator: ${simulated} kiosks of acme report every 10 s and pull every 30 s.\n`);
-      summary = setInterval(() => process.stderr.write(`simulator: ${fleetSummaryLine(fleet, (Date.now() - started) / 1000, 0)}\n`), 60_000);
+      summary = setInterval(
+        () => process.stderr.write(`simulator: ${fleetSummaryLine(fleet, (Date.now() - started) / 1000, 0)}\n`),
+        60_000,
+      );
     },
     (error: unknown) => process.stderr.write(`simulator: could not start (${(error as Error).message}); the service keeps running.\n`),
   );
@@ -99,8 +102,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     clearInterval(summary);
-    void (fleet?.stop() ?? Promise.resolve())
-      .then(() => runtime.stop())
-      .then(() => process.exit(0));
+    void (fleet?.stop() ?? Promise.resolve()).then(() => runtime.stop()).then(() => process.exit(0));
   });
 }

@@ -87,13 +87,17 @@ try {
   process.exit(1);
 }
 const running = Date.now();
-const bar = options.progress && process.stderr.isTTY ? new SingleBar({ format: '{line}', hideCursor: true, clearOnComplete: false }) : undefined;
+const bar =
+  options.progress && process.stderr.isTTY ? new SingleBar({ format: '{line}', hideCursor: true, clearOnComplete: false }) : undefined;
 const line = () => fleetSummaryLine(fleet, (Date.now() - running) / 1000, options.duration);
 bar?.start(1, 0, { line: line() });
-const ticker = setInterval(() => {
-  if (bar !== undefined) bar.update(0, { line: line() });
-  else process.stderr.write(`${line()}\n`);
-}, bar === undefined ? 10_000 : 500);
+const ticker = setInterval(
+  () => {
+    if (bar !== undefined) bar.update(0, { line: line() });
+    else process.stderr.write(`${line()}\n`);
+  },
+  bar === undefined ? 10_000 : 500,
+);
 
 await new Promise<void>((done) => {
   if (options.duration > 0) setTimeout(done, options.duration * 1000);
@@ -104,6 +108,8 @@ clearInterval(ticker);
 await fleet.stop();
 bar?.update(0, { line: line() });
 bar?.stop();
-process.stdout.write(`\nSet-up ${((running - started) / 1000).toFixed(1)} s, then ${((Date.now() - running) / 1000).toFixed(0)} s of traffic.\n`);
+process.stdout.write(
+  `\nSet-up ${((running - started) / 1000).toFixed(1)} s, then ${((Date.now() - running) / 1000).toFixed(0)} s of traffic.\n`,
+);
 process.stdout.write(`${fleetTable(fleet, Table)}\n`);
 process.exit(fleet.stats.totals().errors === 0 ? 0 : 1);

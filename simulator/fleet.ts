@@ -285,7 +285,13 @@ export class SimulatedFleet {
         ENDPOINTS.status,
         'POST',
         '/device/deployments/status',
-        { json: { what: { type: 'SCENARIO', id: item.what.id, subId: item.what.subId }, state, ...(message === undefined ? {} : { message }) } },
+        {
+          json: {
+            what: { type: 'SCENARIO', id: item.what.id, subId: item.what.subId },
+            state,
+            ...(message === undefined ? {} : { message }),
+          },
+        },
         [204],
       );
     await report('DOWNLOADING');
@@ -373,7 +379,8 @@ export class SimulatedFleet {
       { json: { username: this.options.username, password: this.options.password } },
       [200],
     );
-    if (response.status !== 200) throw new SimulatorHttpError(response.status, `sign-in of ${this.options.username}: ${await response.text()}`);
+    if (response.status !== 200)
+      throw new SimulatorHttpError(response.status, `sign-in of ${this.options.username}: ${await response.text()}`);
     return ((await response.json()) as { access_token: string }).access_token;
   }
 
@@ -406,7 +413,8 @@ export class SimulatedFleet {
     if (response.status !== 200) throw new SimulatorHttpError(response.status, `device registration: ${await response.text()}`);
     const results = (await response.json()) as { id: string; state: string; errors?: unknown }[];
     const failed = results.filter((result) => result.state === 'FAILURE');
-    if (failed.length > 0) throw new SimulatorHttpError(200, `device registration refused ${failed.length} devices: ${JSON.stringify(failed[0])}`);
+    if (failed.length > 0)
+      throw new SimulatorHttpError(200, `device registration refused ${failed.length} devices: ${JSON.stringify(failed[0])}`);
   }
 
   private async issueCredentials(deviceId: string): Promise<DeviceCredentials> {

@@ -25,11 +25,17 @@ export function fleetSummaryLine(fleet: SimulatedFleet, elapsedSeconds: number, 
 
 /** The final table: one row per endpoint (requests, errors, p50 and p99 in ms), as text. */
 export function fleetTable(fleet: SimulatedFleet, TableClass: typeof Table): string {
-  const table = new TableClass({ head: ['endpoint', 'requests', 'errors', 'p50 ms', 'p99 ms'], colAligns: ['left', 'right', 'right', 'right', 'right'] });
+  const table = new TableClass({
+    head: ['endpoint', 'requests', 'errors', 'p50 ms', 'p99 ms'],
+    colAligns: ['left', 'right', 'right', 'right', 'right'],
+  });
   for (const row of fleet.stats.figures()) table.push([row.endpoint, row.requests, row.errors, ms(row.p50), ms(row.p99)]);
   const progress = fleet.progress();
   table.push([
-    { colSpan: 5, content: `installed ${progress.installed}, failed ${progress.failed} (sha256 mismatches ${progress.checksumMismatches})` },
+    {
+      colSpan: 5,
+      content: `installed ${progress.installed}, failed ${progress.failed} (sha256 mismatches ${progress.checksumMismatches})`,
+    },
   ]);
   return table.toString();
 }

@@ -19,6 +19,9 @@
  *
  * Then the search benchmark (search.ts): 100,000 generated devices (SEARCH_BENCH_DEVICES=N to scale) in the
  * embedded engine, three queries measured in-process and over HTTP; --only-search runs only it, --skip-search skips it.
+ *
+ * Then the device benchmark (devices.ts): 1,000 simulated kiosks for 60 s (DEVICE_BENCH_DEVICES, DEVICE_BENCH_SECONDS)
+ * and the writes per health report; --only-devices runs only it, --skip-devices skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -29,6 +32,7 @@ import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './arc
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
 import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
+import { reportDeviceBench, runDeviceBench } from './devices.js';
 
 // The AWS SDK announces on Node 20 that its 2027 releases will need Node 22; the SDK's own switch (as bin/local.ts).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -43,7 +47,7 @@ function usage(message?: string): never {
   process.stderr.write(
     `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
-      '       [--only-search | --skip-search]\n' +
+      '       [--only-search | --skip-search] [--only-devices | --skip-devices]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -252,6 +256,44 @@ async function searchStep(): Promise<void> {
   }
 }
 
+/** Device benchmark (devices.ts): --only-devices runs only it, --skip-devices skips it (taken out before parseArguments). */
+const deviceMode: 'run' | 'only' | 'skip' = process.argv.includes('--only-devices')
+  ? 'only'
+  : process.argv.includes('--skip-devices')
+    ? 'skip'
+    : 'run';
+if (process.argv.includes('--only-devices') && process.argv.includes('--skip-devices'))
+  usage('--only-devices and --skip-devices exclude each other.');
+process.argv = process.argv.filter((argument) => argument !== '--only-devices' && argument !== '--skip-devices');
+
+async function deviceStep(): Promise<void> {
+  log('Device benchmark: simulated kiosks against the local runtime (health every 10 s, pull every 30 s), then writes per health report.');
+  log(
+    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}.`,
+  );
+  try {
+    const result = await runDeviceBench();
+    reportDeviceBench(result);
+    await mkdir(BENCH_DIRECTORY, { recursive: true });
+    const output = join(BENCH_DIRECTORY, 'devices.json');
+    await writeFile(
+      output,
+      `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`,
+    );
+    log('');
+    log(`JSON results: ${output}`);
+  } catch (error) {
+    log(`  Device benchmark FAILED: ${(error as Error).stack ?? String(error)}`);
+    process.exitCode = 1;
+  }
+}
+
+if (deviceMode === 'only' && searchMode !== 'only') {
+  await deviceStep();
+  process.exit();
+}
 if (searchMode === 'only') {
   await searchStep();
   process.exit();
@@ -511,4 +553,9 @@ if (options.deployments === 'run') {
 if (searchMode === 'run') {
   log('');
   await searchStep();
+}
+
+if (deviceMode === 'run') {
+  log('');
+  await deviceStep();
 }

@@ -1,5 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { SearchIndex } from '../../functions/core/ports.js';
 import { WriteCounter } from '../../functions/local/write-counter.js';
@@ -23,13 +30,27 @@ describe('WriteCounter', () => {
     counter.watchDynamoDb(client);
     const commands = [
       new PutCommand({ TableName: 'presence', Item: { deviceKey: 'a#b' } }),
-      new UpdateCommand({ TableName: 'devices', Key: { company: 'a', deviceId: 'b' }, UpdateExpression: 'SET x = :x', ExpressionAttributeValues: { ':x': 1 } }),
+      new UpdateCommand({
+        TableName: 'devices',
+        Key: { company: 'a', deviceId: 'b' },
+        UpdateExpression: 'SET x = :x',
+        ExpressionAttributeValues: { ':x': 1 },
+      }),
       new GetCommand({ TableName: 'devices', Key: { company: 'a', deviceId: 'b' } }),
-      new BatchWriteCommand({ RequestItems: { deployments: [{ PutRequest: { Item: { pk: '1', sk: '1' } } }, { PutRequest: { Item: { pk: '2', sk: '2' } } }] } }),
+      new BatchWriteCommand({
+        RequestItems: { deployments: [{ PutRequest: { Item: { pk: '1', sk: '1' } } }, { PutRequest: { Item: { pk: '2', sk: '2' } } }] },
+      }),
       new TransactWriteCommand({
         TransactItems: [
           { ConditionCheck: { TableName: 'presence', Key: { deviceKey: 'a#b' }, ConditionExpression: 'attribute_exists(deviceKey)' } },
-          { Update: { TableName: 'devices', Key: { company: 'a', deviceId: 'b' }, UpdateExpression: 'SET y = :y', ExpressionAttributeValues: { ':y': 1 } } },
+          {
+            Update: {
+              TableName: 'devices',
+              Key: { company: 'a', deviceId: 'b' },
+              UpdateExpression: 'SET y = :y',
+              ExpressionAttributeValues: { ':y': 1 },
+            },
+          },
         ],
       }),
     ];
