@@ -32,6 +32,7 @@ const STORAGE = {
   DEVICES_TABLE: 'devices',
   SCENARIOS_TABLE: 'scenarios',
   DEPLOYMENTS_TABLE: 'deployments',
+  PRESENCE_TABLE: 'presence',
   ARCHIVE_BUCKET: 'scenario-archives',
 };
 
@@ -93,6 +94,8 @@ describe('the environment schema', () => {
       DYNAMODB_PORT: 0,
       S3_PORT: 0,
       UPLOAD_SWEEP_INTERVAL_MS: 500,
+      HEARTBEAT_SWEEP_INTERVAL_MS: 10_000,
+      SIMULATE: 0,
     });
     expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({
       POWERTOOLS_LOG_LEVEL: 'SILENT',
@@ -156,6 +159,7 @@ describe('functions/platform/config.ts', () => {
       devicesTable: 'devices',
       scenariosTable: 'scenarios',
       deploymentsTable: 'deployments',
+      presenceTable: 'presence',
       archiveBucket: 'scenario-archives',
       dynamoDbEndpoint: 'http://127.0.0.1:8000',
     });

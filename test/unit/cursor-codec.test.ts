@@ -174,6 +174,7 @@ describe('a paging function', () => {
       DEVICES_TABLE: 'devices',
       SCENARIOS_TABLE: 'scenarios',
       DEPLOYMENTS_TABLE: 'deployments',
+      PRESENCE_TABLE: 'presence',
       ARCHIVE_BUCKET: 'archives',
       AWS_REGION: 'us-east-1',
     });
