@@ -112,7 +112,12 @@ export function deploymentChangeOf(
     const { company, deviceId, scenarioId, version } = newImage;
     return { ...derived, purge: { company, deviceId, scenarioId, version, undeployId: id } };
   }
-  if (isActive(oldImage) && isActive(newImage) && newImage.deviceStatus !== undefined && newImage.deviceStatus.id !== oldImage.deviceStatus?.id) {
+  if (
+    isActive(oldImage) &&
+    isActive(newImage) &&
+    newImage.deviceStatus !== undefined &&
+    newImage.deviceStatus.id !== oldImage.deviceStatus?.id
+  ) {
     return statusChange({ ...newImage, deviceStatus: newImage.deviceStatus });
   }
   return undefined;

@@ -11,7 +11,9 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
 export const handler = routeHandler(deviceDeploymentsGet, async (_input, { principal }, event) => {
   const { devices, deployments, catalog, archives } = services();
   const ifNoneMatch = event.headers?.['if-none-match'];
-  const state = await deviceDesiredState({ devices, deployments, catalog, archives }, principal, (tag) => ifNoneMatchHolds(ifNoneMatch, tag));
+  const state = await deviceDesiredState({ devices, deployments, catalog, archives }, principal, (tag) =>
+    ifNoneMatchHolds(ifNoneMatch, tag),
+  );
   const headers = { etag: strongEntityTag(state.tag), 'cache-control': 'private, no-cache' };
   if (state.unchanged) return { statusCode: 304, headers };
   return jsonResponse(200, { items: state.items }, headers);

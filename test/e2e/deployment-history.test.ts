@@ -140,7 +140,8 @@ async function deploy(token: string, by: string, company: string, requests: Retu
   );
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   // `at` (the request's instant) is not in the response; listings are compared without it and it is checked apart.
-  if (company === 'acme') recorded.push(...response.body.items.map((item) => ({ kind: 'ACTION' as const, ...item, at: '', by, note: note ?? null })));
+  if (company === 'acme')
+    recorded.push(...response.body.items.map((item) => ({ kind: 'ACTION' as const, ...item, at: '', by, note: note ?? null })));
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));

@@ -141,7 +141,10 @@ describe('deploymentChangeOf: status reports', () => {
     expect(change?.entry).not.toHaveProperty('deviceStatus.message');
     expect(change?.event).toMatchObject({ statusId: '01JSTATUS000000000000000002', message: null });
     expect(deploymentChangeOf(reported, { ...reported, note: 'edited' })).toBeUndefined();
-    const undeployedAfterReport = { ...reported, undeploy: { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' } };
+    const undeployedAfterReport = {
+      ...reported,
+      undeploy: { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' },
+    };
     expect(deploymentChangeOf(reported, undeployedAfterReport)?.entry).toMatchObject({ action: 'UNDEPLOY' });
   });
 
@@ -161,12 +164,16 @@ describe('deploymentChangeOf: status reports', () => {
         deviceStatus: { id: '01JSTATUS000000000000000002', state: 'INSTALLED', updated: '2026-11-22T10:40:00.000Z' },
       };
       // Two reports on one deployment: both events carry its deploymentId, each its own statusId.
-      const batch = [deploymentChangeOf(undefined, active), deploymentChangeOf(active, reported), deploymentChangeOf(reported, later)].flatMap(
-        (change) => change ?? [],
-      );
+      const batch = [
+        deploymentChangeOf(undefined, active),
+        deploymentChangeOf(active, reported),
+        deploymentChangeOf(reported, later),
+      ].flatMap((change) => change ?? []);
       const heard: string[] = [];
       const bus = new LocalEventBus(file);
-      bus.on('DeploymentStatusChanged', (event: DeploymentEvent) => heard.push(event.type === 'DeploymentStatusChanged' ? event.statusId : ''));
+      bus.on('DeploymentStatusChanged', (event: DeploymentEvent) =>
+        heard.push(event.type === 'DeploymentStatusChanged' ? event.statusId : ''),
+      );
       await applyDeploymentChanges({ deployments, events: bus }, batch);
       await applyDeploymentChanges({ deployments, events: bus }, batch);
       await applyDeploymentChanges({ deployments, events: new LocalEventBus(file) }, batch);
@@ -175,7 +182,9 @@ describe('deploymentChangeOf: status reports', () => {
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line) as DeploymentEvent);
-      expect(lines.map((event) => `${event.type} ${event.type === 'DeploymentStatusChanged' ? event.statusId : event.deploymentId}`)).toEqual([
+      expect(
+        lines.map((event) => `${event.type} ${event.type === 'DeploymentStatusChanged' ? event.statusId : event.deploymentId}`),
+      ).toEqual([
         `DeploymentChanged ${active.id}`,
         'DeploymentStatusChanged 01JSTATUS000000000000000001',
         'DeploymentStatusChanged 01JSTATUS000000000000000002',

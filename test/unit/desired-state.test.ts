@@ -200,7 +200,10 @@ describe('deviceDesiredState', () => {
     const { dependencies } = seeded();
     const alice: Principal = { subject: 'alice', companies: ['acme'], scopes: new Set(['deployments:read']) };
     await expect(deviceDesiredState(dependencies, alice, () => false)).rejects.toBeInstanceOf(ForbiddenError);
-    const stale = { ...kiosk, device: { ...(kiosk.device as NonNullable<Principal['device']>), credentialId: '01JOLD00000000000000000000' } };
+    const stale = {
+      ...kiosk,
+      device: { ...(kiosk.device as NonNullable<Principal['device']>), credentialId: '01JOLD00000000000000000000' },
+    };
     await expect(deviceDesiredState(dependencies, stale, () => false)).rejects.toBeInstanceOf(UnauthorizedError);
   });
 });

@@ -154,7 +154,11 @@ export class DynamoDbScenarioCatalog implements ScenarioCatalog {
    */
   async getVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<ScenarioVersion[]> {
     const keys = [
-      ...new Set(references.filter((ref) => addressable(ref.scenarioId, ref.version)).map((ref) => `${VERSION_PREFIX}${ref.scenarioId}#${ref.version}`)),
+      ...new Set(
+        references
+          .filter((ref) => addressable(ref.scenarioId, ref.version))
+          .map((ref) => `${VERSION_PREFIX}${ref.scenarioId}#${ref.version}`),
+      ),
     ].map((sk) => ({ company: companyId, sk }));
     if (keys.length === 0) return [];
     const items = await batchGetAll(this.client, this.tables.scenarios, keys, [

@@ -17,7 +17,8 @@ const DESIRED_STATE_HEADERS = {
     required: true,
   },
   'Cache-Control': {
-    description: '`private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse.',
+    description:
+      '`private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse.',
     schema: z.literal('private, no-cache'),
     required: true,
   },

@@ -111,7 +111,9 @@ export const ActiveDeployment = z
     deployedAt: dateTime('When it was deployed.'),
     deployedBy: z.string().describe('`sub` of the caller who deployed it.'),
     note: z.string().nullable().describe('The note of the deployment request, or null.'),
-    deviceStatus: DeviceStatus.optional().describe('The latest status the device reported (`POST /device/deployments/status`); absent until it reports one.'),
+    deviceStatus: DeviceStatus.optional().describe(
+      'The latest status the device reported (`POST /device/deployments/status`); absent until it reports one.',
+    ),
   })
   .strict()
   .meta({ id: 'ActiveDeployment', description: 'An active deployment: a successful DEPLOY result item plus when, by whom and why.' });
@@ -146,7 +148,10 @@ export const DeviceStatusHistoryEntry = z
       .object({ type: z.literal('DEVICE'), id: z.string(), subId: z.null() })
       .strict()
       .describe('The reporting device.'),
-    what: z.object({ type: z.literal('SCENARIO'), id: z.string(), subId: z.string() }).strict().describe('The scenario version reported on.'),
+    what: z
+      .object({ type: z.literal('SCENARIO'), id: z.string(), subId: z.string() })
+      .strict()
+      .describe('The scenario version reported on.'),
     deploymentId: z.string().describe('The `id` of the active deployment reported on (its DEPLOY result item).'),
     deviceStatus: z
       .object({ state: DeviceStatusState, message: z.string().nullable().describe("The device's message, or null.") })
@@ -182,7 +187,7 @@ const ScenarioWhat = z
 export const DesiredDeployment = z
   .object({
     what: ScenarioWhat,
-    name: z.string().describe('The `name` of the version\'s scenario.json.'),
+    name: z.string().describe("The `name` of the version's scenario.json."),
     size: z.int().min(0).describe('Archive size, bytes.'),
     sha256: z.string().describe('Hex SHA-256 of the archive: check the download against it.'),
     downloadUrl: z
