@@ -1,4 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
+import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { deviceDeploymentStatusPost } from '../../functions/contract/routes/device-side.js';
 import { listActiveDeployments } from '../../functions/core/deployments.js';
 import {
@@ -301,5 +307,55 @@ describe('listActiveDeployments', () => {
       undefined,
     ]);
     expect(page.items[1]).not.toHaveProperty('deviceStatus');
+  });
+});
+
+describe('DynamoDbDeploymentRepository, device side (mocked DynamoDB)', () => {
+  const documentClient = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+  );
+  const mock = mockClient(documentClient);
+  afterEach(() => mock.reset());
+  const tables = { companies: 'c', devices: 'd', scenarios: 's', deployments: 'deployments', presence: 'p' };
+  const repository = new DynamoDbDeploymentRepository(documentClient, tables, new CursorCodec(() => randomBytes(32)));
+  const status: DeviceStatus = { id: '01JS00000000000000000000SS', state: 'INSTALLED', updated: NOW.toISOString() };
+
+  it("reads every page of the device's active slots, projecting only what the desired state needs", async () => {
+    mock
+      .on(QueryCommand)
+      .resolvesOnce({
+        Items: [{ id: 'A', scenarioId: 'acme-welcome', version: '1.0.0', deployedAt: 'T1', deviceStatus: status }],
+        LastEvaluatedKey: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
+      })
+      .resolvesOnce({ Items: [{ id: 'B', scenarioId: 'acme-welcome', version: '1.1.0', deployedAt: 'T2' }] });
+    expect(await repository.activeOnDevice('acme', 'acme-kiosk-0001')).toEqual([
+      { id: 'A', scenarioId: 'acme-welcome', version: '1.0.0', deployedAt: 'T1', deviceStatus: status },
+      { id: 'B', scenarioId: 'acme-welcome', version: '1.1.0', deployedAt: 'T2' },
+    ]);
+    const [first, second] = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(first).toMatchObject({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': 'ACTIVE#acme', ':prefix': 'acme-kiosk-0001#' },
+      FilterExpression: 'attribute_not_exists(#undeploy)',
+      ConsistentRead: true,
+    });
+    expect(first?.ProjectionExpression).not.toMatch(/note|deployedBy/);
+    expect(second?.ExclusiveStartKey).toEqual({ pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' });
+  });
+
+  it('sets the status with one conditional update of an active slot, false when the condition is refused', async () => {
+    mock
+      .on(UpdateCommand)
+      .resolvesOnce({})
+      .rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    const identity = { company: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'acme-welcome', version: '1.0.0' };
+    expect(await repository.recordDeviceStatus(identity, status)).toBe(true);
+    expect(await repository.recordDeviceStatus(identity, status)).toBe(false);
+    expect(mock.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
+      UpdateExpression: 'SET deviceStatus = :status',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
+      ExpressionAttributeValues: { ':status': status },
+    });
   });
 });
