@@ -92,7 +92,8 @@ Contract choices where the specification is silent (docs/contract.md):
 
 /**
  * Request headers a route's middleware reads, which its `request` schemas do not cover (they describe path, query and
- * body only): the Idempotency-Key of the deployment request, read by the idempotency middleware.
+ * body only): the Idempotency-Key of the deployment request, read by the idempotency middleware; the If-None-Match of
+ * the device's desired state, read by its handler.
  */
 const HEADER_PARAMETERS: Readonly<Record<string, readonly Json[]>> = {
   DeploymentsExecute: [
@@ -102,6 +103,16 @@ const HEADER_PARAMETERS: Readonly<Record<string, readonly Json[]>> = {
       required: false,
       description: `A string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters chosen by the client for this request; a retry with the same key and the same body returns the first response without executing again (24 h, per company). An empty or longer key gives 400.`,
       schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+    },
+  ],
+  DeviceDeploymentsGet: [
+    {
+      name: 'If-None-Match',
+      in: 'header',
+      required: false,
+      description:
+        'The `ETag` of the desired state the device last received (or a list of tags, or `*`): while it is still current the answer is 304 with no body.',
+      schema: { type: 'string' },
     },
   ],
 };
@@ -318,6 +329,7 @@ export function openApiDocumentOf(
       { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
       { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
       { name: 'Search', description: 'Filters and search over devices and scenarios.' },
+      { name: 'Devices', description: 'The device side: what a device pulls and reports, with its own token.' },
       { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
       { name: 'Meta', description: 'This document.' },
     ],

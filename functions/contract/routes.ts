@@ -5,6 +5,7 @@ import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deployments
 import { searchFilters, search } from './routes/search.js';
 import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
 import { openApiDocument, authToken, authJwks } from './routes/service.js';
+import { deviceDeploymentStatusPost, deviceDeploymentsGet } from './routes/device-side.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
@@ -32,6 +33,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   deploymentsListDevice,
   searchFilters,
   search,
+  deviceDeploymentsGet,
+  deviceDeploymentStatusPost,
   openApiDocument,
   scenarioUpload,
   scenarioUploadSlot,

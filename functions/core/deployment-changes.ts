@@ -1,15 +1,17 @@
 /**
- * What follows from a change of a deployment slot: its history entry and its DeploymentChanged event. Both are
- * derived from the durable change itself (the old and new image of the slot, as the deployments table's stream
- * delivers them), so every state change has them eventually, whatever moment the process that made it died at.
- * Everything derived here is keyed by the action's id, so applying the same change twice writes the same entry.
+ * What follows from a change of a deployment slot: its history entry and its event (DeploymentChanged for a DEPLOY
+ * or UNDEPLOY, DeploymentStatusChanged for a device's status report). Both are derived from the durable change
+ * itself (the old and new image of the slot, as the deployments table's stream delivers them), so every state change
+ * has them eventually, whatever moment the process that made it died at. Everything derived here is keyed by the
+ * action's or the report's id, so applying the same change twice writes the same entry.
  */
-import type { DeploymentChangedEvent, DeploymentHistoryEntry, DeploymentRepository, DeploymentSlot, EventPublisher } from './ports.js';
+import { deviceClientId } from './devices.js';
+import type { DeploymentEvent, DeploymentRepository, DeploymentSlot, EventPublisher, HistoryEntry } from './ports.js';
 
 /** The derived consequences of one slot change. */
 export interface DeploymentChange {
-  entry: DeploymentHistoryEntry;
-  event: DeploymentChangedEvent;
+  entry: HistoryEntry;
+  event: DeploymentEvent;
   /** Set for an UNDEPLOY: the undeployed slot to purge once the entry and the event are out. */
   purge?: { company: string; deviceId: string; scenarioId: string; version: string; undeployId: string };
 }
@@ -46,10 +48,56 @@ function change(
   };
 }
 
+/** The status report an active slot received, as its history entry and DeploymentStatusChanged event. */
+function statusChange(slot: DeploymentSlot & { deviceStatus: NonNullable<DeploymentSlot['deviceStatus']> }): DeploymentChange {
+  const { company, deviceId, scenarioId, version, deviceStatus } = slot;
+  const by = deviceClientId(company, deviceId);
+  return {
+    entry: {
+      kind: 'DEVICE_STATUS',
+      id: deviceStatus.id,
+      company,
+      deviceId,
+      deviceSubId: null,
+      targetType: 'DEVICE',
+      whatType: 'SCENARIO',
+      scenarioId,
+      version,
+      deploymentId: slot.id,
+      deviceStatus: { state: deviceStatus.state, ...(deviceStatus.message === undefined ? {} : { message: deviceStatus.message }) },
+      at: deviceStatus.updated,
+      by,
+    },
+    event: {
+      type: 'DeploymentStatusChanged',
+      company,
+      statusId: deviceStatus.id,
+      deploymentId: slot.id,
+      deviceId,
+      scenarioId,
+      version,
+      state: deviceStatus.state,
+      message: deviceStatus.message ?? null,
+      at: deviceStatus.updated,
+      by,
+    },
+  };
+}
+
+/**
+ * What identifies an event: a consumer (and the local bus) that sees the same id twice has seen one change. The
+ * DEPLOY's or UNDEPLOY's id for DeploymentChanged, the report's id for DeploymentStatusChanged (whose `deploymentId`
+ * names the deployment reported on, shared by all its reports).
+ */
+export function deploymentEventId(event: DeploymentEvent): string {
+  return event.type === 'DeploymentStatusChanged' ? event.statusId : event.deploymentId;
+}
+
 /**
  * The change between two images of one slot, or undefined when it is no deployment change: a slot that becomes
  * active (created, or replacing an undeployed one) is a DEPLOY; an active slot that gets its `undeploy` mark is an
- * UNDEPLOY; the purge of an undeployed slot changes nothing.
+ * UNDEPLOY; an active slot whose `deviceStatus.id` changed received a status report; the purge of an undeployed slot
+ * changes nothing.
  */
 export function deploymentChangeOf(
   oldImage: DeploymentSlot | undefined,
@@ -63,6 +111,14 @@ export function deploymentChangeOf(
     const derived = change(newImage, 'UNDEPLOY', id, at, by, note);
     const { company, deviceId, scenarioId, version } = newImage;
     return { ...derived, purge: { company, deviceId, scenarioId, version, undeployId: id } };
+  }
+  if (
+    isActive(oldImage) &&
+    isActive(newImage) &&
+    newImage.deviceStatus !== undefined &&
+    newImage.deviceStatus.id !== oldImage.deviceStatus?.id
+  ) {
+    return statusChange({ ...newImage, deviceStatus: newImage.deviceStatus });
   }
   return undefined;
 }

@@ -1,11 +1,12 @@
 /**
  * Deployment history: every DEPLOY and UNDEPLOY ever attempted, successful or not, with who, when,
- * the request's note, the outcome and the cause. Read through the `DeploymentHistory` port, newest first, filtered by
+ * the request's note, the outcome and the cause; and every status a device reported on one of its deployments. Read through the `DeploymentHistory` port, newest first, filtered by
  * device, scenario, scenario version and time, with opaque cursors.
  */
 import { encodeTime, TIME_LEN, TIME_MAX } from 'ulid';
 import type { DeploymentResultItem } from './deployments.js';
-import type { DeploymentHistoryEntry, Page } from './ports.js';
+import type { DeviceStatusState } from './desired-state.js';
+import type { HistoryEntry, Page } from './ports.js';
 import { authorizeCompany, type Principal } from './principal.js';
 
 /** One history listing, as the port receives it (parameters already validated). */
@@ -35,11 +36,12 @@ export interface DeploymentHistory {
    * One page of the company's history matching `query`, newest first (ids are ULIDs: time ordered).
    * @throws BadRequestError (400) on a cursor this adapter did not issue for this company and query shape.
    */
-  list(query: DeploymentHistoryQuery): Promise<Page<DeploymentHistoryEntry>>;
+  list(query: DeploymentHistoryQuery): Promise<Page<HistoryEntry>>;
 }
 
-/** One history entry as the API returns it: a deployment result item plus when, by whom and why. */
-export interface DeploymentHistoryView extends Omit<DeploymentResultItem, 'cause'> {
+/** An action's history entry as the API returns it: a deployment result item plus when, by whom and why. */
+export interface ActionHistoryView extends Omit<DeploymentResultItem, 'cause'> {
+  kind: 'ACTION';
   /** The result item's cause as recorded (entries written by older versions may carry causes no longer produced). */
   cause: string | null;
   /** ISO-8601. */
@@ -49,6 +51,25 @@ export interface DeploymentHistoryView extends Omit<DeploymentResultItem, 'cause
   /** The note of the deployment request, or null. */
   note: string | null;
 }
+
+/** A device's status report as the history lists it. */
+export interface DeviceStatusHistoryView {
+  kind: 'DEVICE_STATUS';
+  /** ULID of the report. */
+  id: string;
+  target: { type: 'DEVICE'; id: string; subId: null };
+  what: { type: 'SCENARIO'; id: string; subId: string };
+  /** ULID of the deployment reported on (its DEPLOY's id). */
+  deploymentId: string;
+  deviceStatus: { state: DeviceStatusState; message: string | null };
+  /** ISO-8601: when the service received the report. */
+  at: string;
+  /** The device's OAuth client id (`{company}~{deviceId}`). */
+  by: string;
+}
+
+/** One history entry as the API returns it: an action, or a device's status report (told apart by `kind`). */
+export type DeploymentHistoryView = ActionHistoryView | DeviceStatusHistoryView;
 
 /** Longest `deviceId`, `scenarioId` or `version` accepted (the longest a deployment request may name). */
 export const MAX_HISTORY_ID_LENGTH = 256;
@@ -100,8 +121,21 @@ export function parseInstant(value: string): number | undefined {
   return local - offset;
 }
 
-function toView(entry: DeploymentHistoryEntry): DeploymentHistoryView {
+function toView(entry: HistoryEntry): DeploymentHistoryView {
+  if (entry.kind === 'DEVICE_STATUS') {
+    return {
+      kind: 'DEVICE_STATUS',
+      id: entry.id,
+      target: { type: 'DEVICE', id: entry.deviceId, subId: null },
+      what: { type: 'SCENARIO', id: entry.scenarioId, subId: entry.version },
+      deploymentId: entry.deploymentId,
+      deviceStatus: { state: entry.deviceStatus.state, message: entry.deviceStatus.message ?? null },
+      at: entry.at,
+      by: entry.by,
+    };
+  }
   return {
+    kind: 'ACTION',
     id: entry.id,
     target: { type: entry.targetType, id: entry.deviceId, subId: entry.deviceSubId },
     what: { type: entry.whatType, id: entry.scenarioId, subId: entry.version },

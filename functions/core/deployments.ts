@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
+import { type DeviceStatusView, deviceStatusView } from './desired-state.js';
 import { NotFoundError } from './errors.js';
 import type {
   ActiveDeployment,
@@ -298,6 +299,8 @@ export interface ActiveDeploymentView extends DeploymentResultItem {
   deployedAt: string;
   deployedBy: string;
   note: string | null;
+  /** The device's latest status report on it, when it sent one. */
+  deviceStatus?: DeviceStatusView;
 }
 
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
@@ -333,6 +336,7 @@ export async function listActiveDeployments(
       deployedAt: deployment.deployedAt,
       deployedBy: deployment.deployedBy,
       note: deployment.note ?? null,
+      ...(deployment.deviceStatus === undefined ? {} : { deviceStatus: deviceStatusView(deployment.deviceStatus) }),
     })),
     nextCursor: page.nextCursor,
   };

@@ -4,6 +4,7 @@
  * `functions/adapters/embedded` (local engines) implement them; the
  * composition root (`functions/platform/composition.ts`) picks which.
  */
+import type { DeviceStatusState } from './desired-state.js';
 import type { Device, StoredDevice } from './devices.js';
 import type { DocumentKey, SearchDocument } from './search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from './search/query.js';
@@ -111,6 +112,8 @@ export interface ScenarioCatalog {
   listVersions(companyId: string, scenarioId: string): Promise<ScenarioVersion[]>;
   /** One version, or undefined. */
   getVersion(companyId: string, scenarioId: string, version: string): Promise<ScenarioVersion | undefined>;
+  /** The versions among `references` that exist, with batched reads, in no particular order. */
+  getVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<ScenarioVersion[]>;
 }
 
 /** Scenario versions and their storage accounting (scenarios and companies tables). */
@@ -181,6 +184,19 @@ export interface ActiveDeployment {
   /** `sub` of the caller. */
   deployedBy: string;
   note?: string;
+  /** The latest status the device reported for it (recordDeviceStatus); absent until the device reports one. */
+  deviceStatus?: DeviceStatus;
+}
+
+/** A device's latest report on one active deployment, as stored on the slot. */
+export interface DeviceStatus {
+  /** ULID of the report: its history entry's id, and what tells the stream a new report arrived. */
+  id: string;
+  state: DeviceStatusState;
+  /** The device's free text (bounded by the route), if it sent one. */
+  message?: string;
+  /** ISO-8601: when the service received the report. */
+  updated: string;
 }
 
 /** Who undeployed an active deployment, when and why: the UNDEPLOY action recorded on the deployment itself. */
@@ -205,6 +221,8 @@ export interface DeploymentSlot extends ActiveDeployment {
 
 /** One line of the deployment history: every action, successful or not. */
 export interface DeploymentHistoryEntry {
+  /** Absent on entries stored before status reports existed: every such entry is an action. */
+  kind?: 'ACTION';
   /** ULID of the action (= result item `id`). */
   id: string;
   company: string;
@@ -222,6 +240,37 @@ export interface DeploymentHistoryEntry {
   by: string;
   note?: string;
 }
+
+/**
+ * One line of the deployment history recording a device's status report on one of its active deployments (derived
+ * from the deployments table's stream when a slot's `deviceStatus.id` changes). Same keys as an action, so the
+ * listing's filters (device, scenario, version, time) find it.
+ */
+export interface DeviceStatusHistoryEntry {
+  kind: 'DEVICE_STATUS';
+  /** ULID of the report (DeviceStatus.id). */
+  id: string;
+  company: string;
+  deviceId: string;
+  deviceSubId: null;
+  targetType: 'DEVICE';
+  whatType: 'SCENARIO';
+  scenarioId: string;
+  version: string;
+  /** ULID of the active deployment the report is about (its DEPLOY action). */
+  deploymentId: string;
+  deviceStatus: { state: DeviceStatusState; message?: string };
+  /** ISO-8601: when the service received the report. */
+  at: string;
+  /** The reporting device's OAuth client id (`{company}~{deviceId}`, deviceClientId). */
+  by: string;
+}
+
+/** Any line of the deployment history. */
+export type HistoryEntry = DeploymentHistoryEntry | DeviceStatusHistoryEntry;
+
+/** An active deployment of one device as the device itself pulls it (DeploymentRepository.activeOnDevice). */
+export type DeviceSlot = Pick<ActiveDeployment, 'id' | 'scenarioId' | 'version' | 'deployedAt' | 'deviceStatus'>;
 
 /** A page of a listing with an opaque continuation cursor. */
 export interface Page<T> {
@@ -250,7 +299,7 @@ export interface DeploymentRepository {
    * Writes history entries with batched, idempotent puts keyed by the entry id (writing one twice leaves one entry).
    * @throws Error when some entries could not be written after retries.
    */
-  recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void>;
+  recordHistory(entries: readonly HistoryEntry[]): Promise<void>;
   /**
    * Deletes undeployed slots whose UNDEPLOY is `undeployId` (conditional deletes: a slot deployed again since, or
    * already purged, is left alone).
@@ -263,6 +312,20 @@ export interface DeploymentRepository {
    * (device, scenario, version). @throws BadRequestError on a cursor this adapter did not issue.
    */
   listActive(companyId: string, deviceId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>>;
+  /**
+   * Every active deployment of one device (all pages of one strongly consistent Query on the device's slots), with
+   * only what the device's desired state needs, ordered by (scenario, version).
+   */
+  activeOnDevice(companyId: string, deviceId: string): Promise<DeviceSlot[]>;
+  /**
+   * Sets `status` as the latest report on the active deployment (one conditional write: the slot exists and is not
+   * undeployed). Its history entry and event are derived from the table's stream.
+   * @returns false when no such deployment is active (nothing written).
+   */
+  recordDeviceStatus(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    status: DeviceStatus,
+  ): Promise<boolean>;
   /** Returns which of `identities` are active, as `deviceId#scenarioId#version` strings, with batched reads. */
   activeAmong(
     companyId: string,
@@ -388,12 +451,37 @@ export interface DeploymentChangedEvent {
   note: string | null;
 }
 
+/**
+ * Emitted for each status report of a device on one of its active deployments, derived from the deployments table's
+ * stream. `statusId` identifies the report: a consumer that sees it twice has seen one report.
+ */
+export interface DeploymentStatusChangedEvent {
+  type: 'DeploymentStatusChanged';
+  company: string;
+  /** ULID of the report (its history entry's id). */
+  statusId: string;
+  /** ULID of the active deployment the report is about (its DEPLOY action). */
+  deploymentId: string;
+  deviceId: string;
+  scenarioId: string;
+  version: string;
+  state: DeviceStatusState;
+  message: string | null;
+  /** ISO-8601: when the service received the report. */
+  at: string;
+  /** The reporting device's OAuth client id. */
+  by: string;
+}
+
+/** Every event the service publishes. */
+export type DeploymentEvent = DeploymentChangedEvent | DeploymentStatusChangedEvent;
+
 /** Publishes domain events so integrators need not poll. */
 export interface EventPublisher {
   /**
-   * Publishes events in order. Publishing an event whose `deploymentId` was published before is allowed (the
+   * Publishes events in order. Publishing an event published before (the same `deploymentEventId`) is allowed (the
    * stream consumer retries whole batches); the local bus drops such repeats, EventBridge delivers at least once.
    * @throws when the bus refuses them (the stream consumer then retries the batch).
    */
-  publish(events: readonly DeploymentChangedEvent[]): Promise<void>;
+  publish(events: readonly DeploymentEvent[]): Promise<void>;
 }

@@ -12,8 +12,9 @@ const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? un
 
 /**
  * DynamoDB Streams consumer of the deployments table: every DEPLOY (a slot becoming active) and UNDEPLOY (a slot
- * marked undeployed) gets its history entry and its DeploymentChanged event, then the undeployed slot is purged
- * (core/deployment-changes.ts). History entries and other items of the table change nothing here. Everything is
+ * marked undeployed) gets its history entry and its DeploymentChanged event, then the undeployed slot is purged; every
+ * device status report (an active slot's new `deviceStatus`) gets its DEVICE_STATUS history entry and its
+ * DeploymentStatusChanged event (core/deployment-changes.ts). History entries and other items of the table change nothing here. Everything is
  * idempotent, so a failure throws: the whole batch is retried (Lambda halves it on each failure, so one bad record
  * cannot hold back the others; the local stream poller redelivers it), and a batch delivered twice changes nothing.
  */

@@ -12,7 +12,7 @@ import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
-import type { DeploymentHistoryView as HistoryItem } from '../../functions/core/deployment-history.js';
+import type { ActionHistoryView as HistoryItem } from '../../functions/core/deployment-history.js';
 import {
   call,
   type JsonResult,
@@ -106,6 +106,7 @@ async function createPreviousDeploymentsTable(dataDirectory: string): Promise<Hi
       }),
     );
     return {
+      kind: 'ACTION',
       id,
       target: { type: 'DEVICE', id: OLD_DEVICE, subId: null },
       what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
@@ -130,7 +131,7 @@ const entry = (device: string, scenario: string, version: string, action: 'DEPLO
 
 /** POSTs one deployment request as `token` in `company` and records what the history should show for it. */
 async function deploy(token: string, by: string, company: string, requests: ReturnType<typeof entry>[], note?: string): Promise<void> {
-  const response = await call<{ items: Omit<HistoryItem, 'at' | 'by' | 'note'>[] }>(
+  const response = await call<{ items: Omit<HistoryItem, 'kind' | 'at' | 'by' | 'note'>[] }>(
     `${service.api}/companies/${company}/resources/deployments`,
     {
       token,
@@ -139,7 +140,8 @@ async function deploy(token: string, by: string, company: string, requests: Retu
   );
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   // `at` (the request's instant) is not in the response; listings are compared without it and it is checked apart.
-  if (company === 'acme') recorded.push(...response.body.items.map((item) => ({ ...item, at: '', by, note: note ?? null })));
+  if (company === 'acme')
+    recorded.push(...response.body.items.map((item) => ({ kind: 'ACTION' as const, ...item, at: '', by, note: note ?? null })));
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));

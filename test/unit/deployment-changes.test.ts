@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyDeploymentChanges, deploymentChangeOf } from '../../functions/core/deployment-changes.js';
-import type { DeploymentChangedEvent, DeploymentHistoryEntry, DeploymentSlot } from '../../functions/core/ports.js';
+import type {
+  DeploymentChangedEvent,
+  DeploymentEvent,
+  DeploymentHistoryEntry,
+  DeploymentSlot,
+  HistoryEntry,
+} from '../../functions/core/ports.js';
 import { LocalEventBus } from '../../functions/adapters/embedded/local-event-bus.js';
 
 const active: DeploymentSlot = {
@@ -64,7 +70,7 @@ describe('deploymentChangeOf', () => {
       by: 'bob',
       state: 'SUCCESS',
     });
-    expect(change?.entry.note).toBeUndefined();
+    expect(change?.entry).not.toHaveProperty('note');
     expect(change?.event).toMatchObject({ deploymentId: undeployed.undeploy?.id, action: 'UNDEPLOY', by: 'bob', note: null });
     expect(change?.purge).toEqual({
       company: 'acme',
@@ -83,6 +89,110 @@ describe('deploymentChangeOf', () => {
   it('the purge of an undeployed slot, and items that are no slot, change nothing', () => {
     expect(deploymentChangeOf(undeployed, undefined)).toBeUndefined();
     expect(deploymentChangeOf(undefined, undefined)).toBeUndefined();
+  });
+});
+
+describe('deploymentChangeOf: status reports', () => {
+  const reported: DeploymentSlot = {
+    ...active,
+    deviceStatus: { id: '01JSTATUS000000000000000001', state: 'FAILED', message: 'disk full', updated: '2026-11-22T10:30:00.000Z' },
+  };
+
+  it('an active slot whose deviceStatus.id changed gives a DEVICE_STATUS entry by the device and a DeploymentStatusChanged event', () => {
+    expect(deploymentChangeOf(active, reported)).toEqual({
+      entry: {
+        kind: 'DEVICE_STATUS',
+        id: '01JSTATUS000000000000000001',
+        company: 'acme',
+        deviceId: 'acme-kiosk-0001',
+        deviceSubId: null,
+        targetType: 'DEVICE',
+        whatType: 'SCENARIO',
+        scenarioId: 'acme-welcome',
+        version: '1.0.0',
+        deploymentId: active.id,
+        deviceStatus: { state: 'FAILED', message: 'disk full' },
+        at: '2026-11-22T10:30:00.000Z',
+        by: 'acme~acme-kiosk-0001',
+      },
+      event: {
+        type: 'DeploymentStatusChanged',
+        company: 'acme',
+        statusId: '01JSTATUS000000000000000001',
+        deploymentId: active.id,
+        deviceId: 'acme-kiosk-0001',
+        scenarioId: 'acme-welcome',
+        version: '1.0.0',
+        state: 'FAILED',
+        message: 'disk full',
+        at: '2026-11-22T10:30:00.000Z',
+        by: 'acme~acme-kiosk-0001',
+      },
+    });
+  });
+
+  it('a later report is a new entry; the same report seen again, or an undeploy of a reported slot, is no status change', () => {
+    const later: DeploymentSlot = {
+      ...reported,
+      deviceStatus: { id: '01JSTATUS000000000000000002', state: 'INSTALLED', updated: '2026-11-22T10:40:00.000Z' },
+    };
+    const change = deploymentChangeOf(reported, later);
+    expect(change?.entry).toMatchObject({ kind: 'DEVICE_STATUS', id: '01JSTATUS000000000000000002', deviceStatus: { state: 'INSTALLED' } });
+    expect(change?.entry).not.toHaveProperty('deviceStatus.message');
+    expect(change?.event).toMatchObject({ statusId: '01JSTATUS000000000000000002', message: null });
+    expect(deploymentChangeOf(reported, { ...reported, note: 'edited' })).toBeUndefined();
+    const undeployedAfterReport = {
+      ...reported,
+      undeploy: { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' },
+    };
+    expect(deploymentChangeOf(reported, undeployedAfterReport)?.entry).toMatchObject({ action: 'UNDEPLOY' });
+  });
+
+  it('a batch delivered twice leaves one entry per report and one event per report, also across a restart of the bus', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dss-status-'));
+    try {
+      const file = join(directory, 'events.jsonl');
+      const history = new Map<string, HistoryEntry>();
+      const deployments = {
+        recordHistory: async (entries: readonly HistoryEntry[]) => {
+          for (const entry of entries) history.set(entry.id, entry);
+        },
+        purgeUndeployed: async () => undefined,
+      };
+      const later: DeploymentSlot = {
+        ...reported,
+        deviceStatus: { id: '01JSTATUS000000000000000002', state: 'INSTALLED', updated: '2026-11-22T10:40:00.000Z' },
+      };
+      // Two reports on one deployment: both events carry its deploymentId, each its own statusId.
+      const batch = [
+        deploymentChangeOf(undefined, active),
+        deploymentChangeOf(active, reported),
+        deploymentChangeOf(reported, later),
+      ].flatMap((change) => change ?? []);
+      const heard: string[] = [];
+      const bus = new LocalEventBus(file);
+      bus.on('DeploymentStatusChanged', (event: DeploymentEvent) =>
+        heard.push(event.type === 'DeploymentStatusChanged' ? event.statusId : ''),
+      );
+      await applyDeploymentChanges({ deployments, events: bus }, batch);
+      await applyDeploymentChanges({ deployments, events: bus }, batch);
+      await applyDeploymentChanges({ deployments, events: new LocalEventBus(file) }, batch);
+      expect([...history.keys()].sort()).toEqual([active.id, '01JSTATUS000000000000000001', '01JSTATUS000000000000000002'].sort());
+      const lines = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as DeploymentEvent);
+      expect(
+        lines.map((event) => `${event.type} ${event.type === 'DeploymentStatusChanged' ? event.statusId : event.deploymentId}`),
+      ).toEqual([
+        `DeploymentChanged ${active.id}`,
+        'DeploymentStatusChanged 01JSTATUS000000000000000001',
+        'DeploymentStatusChanged 01JSTATUS000000000000000002',
+      ]);
+      expect(heard).toEqual(['01JSTATUS000000000000000001', '01JSTATUS000000000000000002']);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });
 

@@ -223,6 +223,7 @@ describe('listDeploymentHistory', () => {
     expect(await listDeploymentHistory({ history }, alice, 'acme', { deviceId: 'acme-kiosk-0001', limit: 100 })).toEqual({
       items: [
         {
+          kind: 'ACTION',
           id: '01JDEPLOY000000000000000000',
           target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null },
           what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
@@ -234,6 +235,7 @@ describe('listDeploymentHistory', () => {
           note: 'rollout',
         },
         {
+          kind: 'ACTION',
           id: '01JDEPLOY000000000000000001',
           target: { type: 'DEVICE', id: 'acme-kiosk-0001', subId: null },
           what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },

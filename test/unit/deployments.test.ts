@@ -11,6 +11,8 @@ import type {
   DeploymentHistoryEntry,
   DeploymentRepository,
   DeviceRepository,
+  DeviceSlot,
+  DeviceStatus,
   Page,
   ScenarioRepository,
   UndeployMark,
@@ -117,6 +119,29 @@ class FakeDeployments implements DeploymentRepository {
     if (this.failRecordHistory) throw new Error('history table down');
     this.recordHistoryCalls.push([...entries]);
     this.history.push(...entries);
+  }
+
+  async activeOnDevice(companyId: string, deviceId: string): Promise<DeviceSlot[]> {
+    return [...this.active.values()]
+      .filter((d) => d.company === companyId && d.deviceId === deviceId)
+      .sort((a, b) => FakeDeployments.key(a).localeCompare(FakeDeployments.key(b)))
+      .map(({ id, scenarioId, version, deployedAt, deviceStatus }) => ({
+        id,
+        scenarioId,
+        version,
+        deployedAt,
+        ...(deviceStatus === undefined ? {} : { deviceStatus }),
+      }));
+  }
+
+  async recordDeviceStatus(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    status: DeviceStatus,
+  ): Promise<boolean> {
+    const found = this.active.get(FakeDeployments.key(identity));
+    if (found === undefined) return false;
+    this.active.set(FakeDeployments.key(identity), { ...found, deviceStatus: status });
+    return true;
   }
 
   readonly listCalls: { companyId: string; deviceId: string | undefined; limit: number; cursor: string | undefined }[] = [];

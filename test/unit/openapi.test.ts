@@ -364,8 +364,13 @@ describe('openApiDocument', () => {
     const page = deref(asObject(asObject(deref(asObject(history.responses)['200']).content)['application/json']).schema);
     expect(asObject(page.properties)).toHaveProperty('nextCursor');
     const entry = deref(asObject(asObject(page.properties).items).items);
-    expect(entry.required).toEqual(expect.arrayContaining(['id', 'target', 'what', 'action', 'state', 'cause', 'at', 'by', 'note']));
-    expect(entry.additionalProperties).toBe(false);
+    const [action, status] = (entry.oneOf as unknown[]).map(deref);
+    expect(action?.required).toEqual(
+      expect.arrayContaining(['kind', 'id', 'target', 'what', 'action', 'state', 'cause', 'at', 'by', 'note']),
+    );
+    expect(action?.additionalProperties).toBe(false);
+    expect(status?.required).toEqual(expect.arrayContaining(['kind', 'id', 'target', 'what', 'deploymentId', 'deviceStatus', 'at', 'by']));
+    expect(status?.additionalProperties).toBe(false);
   });
 
   it('declares responses on every route, each JSON body a closed or referenced schema that resolves', () => {

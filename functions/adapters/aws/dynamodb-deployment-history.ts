@@ -1,6 +1,6 @@
 import { QueryCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type DeploymentHistory, type DeploymentHistoryQuery, ulidBounds } from '../../core/deployment-history.js';
-import type { DeploymentHistoryEntry, Page } from '../../core/ports.js';
+import type { DeploymentHistoryEntry, DeviceStatusHistoryEntry, HistoryEntry, Page } from '../../core/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import type { TableNames } from './dynamodb-shared.js';
 
@@ -114,8 +114,31 @@ function decodeCursor(
   return Object.fromEntries(shape.keyAttributes.map((name) => [name, full[name] as string]));
 }
 
-function toEntry(item: Record<string, unknown>): DeploymentHistoryEntry {
+/** A stored history item as an entry: a status report when its `kind` says so, an action otherwise (older items have no `kind`). */
+function toEntry(item: Record<string, unknown>): HistoryEntry {
+  if (item.kind === 'DEVICE_STATUS') {
+    const status = (item.deviceStatus ?? {}) as Record<string, unknown>;
+    return {
+      kind: 'DEVICE_STATUS',
+      id: item.id as string,
+      company: item.company as string,
+      deviceId: item.deviceId as string,
+      deviceSubId: null,
+      targetType: 'DEVICE',
+      whatType: 'SCENARIO',
+      scenarioId: item.scenarioId as string,
+      version: item.version as string,
+      deploymentId: item.deploymentId as string,
+      deviceStatus: {
+        state: status.state as DeviceStatusHistoryEntry['deviceStatus']['state'],
+        ...(typeof status.message === 'string' ? { message: status.message } : {}),
+      },
+      at: item.at as string,
+      by: item.by as string,
+    };
+  }
   return {
+    kind: 'ACTION',
     id: item.id as string,
     company: item.company as string,
     deviceId: item.deviceId as string,
@@ -154,7 +177,7 @@ export class DynamoDbDeploymentHistory implements DeploymentHistory {
   ) {}
 
   /** @inheritdoc */
-  async list(query: DeploymentHistoryQuery): Promise<Page<DeploymentHistoryEntry>> {
+  async list(query: DeploymentHistoryQuery): Promise<Page<HistoryEntry>> {
     const bounds = ulidBounds(query.from, query.to);
     if (bounds === undefined) return { items: [], nextCursor: null };
     const shape = shapeOf(query);

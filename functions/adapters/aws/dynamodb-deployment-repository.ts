@@ -4,9 +4,11 @@ import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDo
 import pLimit from 'p-limit';
 import type {
   ActiveDeployment,
-  DeploymentHistoryEntry,
   DeploymentRepository,
   DeploymentSlot,
+  DeviceSlot,
+  DeviceStatus,
+  HistoryEntry,
   Page,
   UndeployMark,
 } from '../../core/ports.js';
@@ -60,6 +62,18 @@ export const MAX_QUERIES_PER_PAGE = 10;
 /** Conditional deletes in flight at once in purgeUndeployed. */
 const PURGE_CONCURRENCY = 8;
 
+/** The device's latest status report stored on a slot item, or undefined when it has none. */
+function deviceStatusFromItem(value: unknown): DeviceStatus | undefined {
+  if (value === undefined || value === null || typeof value !== 'object') return undefined;
+  const status = value as Record<string, unknown>;
+  return {
+    id: status.id as string,
+    state: status.state as DeviceStatus['state'],
+    ...(typeof status.message === 'string' ? { message: status.message } : {}),
+    updated: status.updated as string,
+  };
+}
+
 /**
  * The deployment slot stored in a deployments table item (as a stream image or a read gives it), or undefined when
  * the item is something else (a history entry).
@@ -67,6 +81,7 @@ const PURGE_CONCURRENCY = 8;
 export function deploymentSlotFromItem(item: Record<string, unknown> | undefined): DeploymentSlot | undefined {
   if (item === undefined || item.entity !== DEPLOYMENT_SLOT_ENTITY) return undefined;
   const undeploy = item.undeploy as Record<string, unknown> | undefined;
+  const deviceStatus = deviceStatusFromItem(item.deviceStatus);
   return {
     id: item.id as string,
     company: item.company as string,
@@ -76,6 +91,7 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
     deployedAt: item.deployedAt as string,
     deployedBy: item.deployedBy as string,
     ...(typeof item.note === 'string' ? { note: item.note } : {}),
+    ...(deviceStatus === undefined ? {} : { deviceStatus }),
     ...(undeploy === undefined || undeploy === null
       ? {}
       : {
@@ -102,7 +118,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     private readonly cursors: CursorCodec,
   ) {}
 
-  private historyItem(entry: DeploymentHistoryEntry): Record<string, unknown> {
+  private historyItem(entry: HistoryEntry): Record<string, unknown> {
     return { ...entry, ...historyKeys(entry), entity: 'DEPLOYMENT_HISTORY' };
   }
 
@@ -158,7 +174,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 
   /** @inheritdoc */
-  async recordHistory(entries: readonly DeploymentHistoryEntry[]): Promise<void> {
+  async recordHistory(entries: readonly HistoryEntry[]): Promise<void> {
     await batchPutAll(
       this.client,
       this.tables.deployments,
@@ -189,6 +205,72 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
         }),
       ),
     );
+  }
+
+  /**
+   * @inheritdoc
+   * Projects the slot's identity, deployment time, status and `undeploy` only (undeployed slots waiting for their
+   * purge are dropped by a FilterExpression), following LastEvaluatedKey to the last page.
+   */
+  async activeOnDevice(companyId: string, deviceId: string): Promise<DeviceSlot[]> {
+    const slots: DeviceSlot[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.deployments,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'attribute_not_exists(#undeploy)',
+          ProjectionExpression: '#id, #scenarioId, #version, #deployedAt, #deviceStatus',
+          ExpressionAttributeNames: {
+            '#id': 'id',
+            '#scenarioId': 'scenarioId',
+            '#version': 'version',
+            '#deployedAt': 'deployedAt',
+            '#deviceStatus': 'deviceStatus',
+            '#undeploy': 'undeploy',
+          },
+          ExpressionAttributeValues: { ':pk': `ACTIVE#${companyId}`, ':prefix': `${deviceId}#` },
+          ConsistentRead: true,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      for (const item of response.Items ?? []) {
+        const deviceStatus = deviceStatusFromItem(item.deviceStatus);
+        slots.push({
+          id: item.id as string,
+          scenarioId: item.scenarioId as string,
+          version: item.version as string,
+          deployedAt: item.deployedAt as string,
+          ...(deviceStatus === undefined ? {} : { deviceStatus }),
+        });
+      }
+      startKey = response.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return slots;
+  }
+
+  /** @inheritdoc */
+  async recordDeviceStatus(
+    identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>,
+    status: DeviceStatus,
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.deployments,
+          Key: this.activeKey(identity),
+          UpdateExpression: 'SET deviceStatus = :status',
+          // Only an active slot: never one marked undeployed (its purge is pending), never a new item.
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: { ':status': status },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      return false;
+    }
   }
 
   /** @inheritdoc */

@@ -1,6 +1,7 @@
 import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Page, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../../core/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
+import { batchGetAll } from './dynamodb-batch.js';
 import type { TableNames } from './dynamodb-shared.js';
 
 const SCENARIO_PREFIX = 'SCENARIO#';
@@ -144,5 +145,33 @@ export class DynamoDbScenarioCatalog implements ScenarioCatalog {
       }),
     );
     return Item === undefined ? undefined : toVersion(Item);
+  }
+
+  /**
+   * @inheritdoc
+   * BatchGetItem (eventually consistent: versions are immutable once recorded), reading only what a version view
+   * needs; unaddressable references are skipped.
+   */
+  async getVersions(companyId: string, references: readonly { scenarioId: string; version: string }[]): Promise<ScenarioVersion[]> {
+    const keys = [
+      ...new Set(
+        references
+          .filter((ref) => addressable(ref.scenarioId, ref.version))
+          .map((ref) => `${VERSION_PREFIX}${ref.scenarioId}#${ref.version}`),
+      ),
+    ].map((sk) => ({ company: companyId, sk }));
+    if (keys.length === 0) return [];
+    const items = await batchGetAll(this.client, this.tables.scenarios, keys, [
+      'company',
+      'scenarioId',
+      'version',
+      'name',
+      'size',
+      'sha256',
+      'archiveKey',
+      'uploadedBy',
+      'created',
+    ]);
+    return items.map(toVersion);
   }
 }

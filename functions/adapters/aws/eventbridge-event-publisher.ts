@@ -1,5 +1,5 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import type { DeploymentChangedEvent, EventPublisher } from '../../core/ports.js';
+import type { DeploymentEvent, EventPublisher } from '../../core/ports.js';
 import { retry, type RetryPolicy } from '../retry.js';
 
 /** Entries a PutEvents call refused (throttled or failed inside EventBridge): sent again. */
@@ -23,7 +23,7 @@ export class EventBridgeEventPublisher implements EventPublisher {
   ) {}
 
   /** @inheritdoc */
-  async publish(events: readonly DeploymentChangedEvent[]): Promise<void> {
+  async publish(events: readonly DeploymentEvent[]): Promise<void> {
     let failed = 0;
     for (let start = 0; start < events.length; start += 10) {
       let entries = events.slice(start, start + 10).map((event) => ({

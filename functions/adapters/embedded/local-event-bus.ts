@@ -1,13 +1,15 @@
 import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { DeploymentChangedEvent, EventPublisher } from '../../core/ports.js';
+import { deploymentEventId } from '../../core/deployment-changes.js';
+import type { DeploymentEvent, EventPublisher } from '../../core/ports.js';
 
 /**
- * The local event bus: emits each event in process (`on('DeploymentChanged', …)`) and appends it as one JSON line to
- * `file`, so that tools and tests outside the process can follow events (`tail -f .data/events/events.jsonl`).
- * Events are keyed by `deploymentId`: one already in the file (a stream batch retried after a crash or a failure)
- * is not appended again, so the file holds each change exactly once.
+ * The local event bus: emits each event in process (`on('DeploymentChanged', …)`, `on('DeploymentStatusChanged', …)`)
+ * and appends it as one JSON line to `file`, so that tools and tests outside the process can follow events
+ * (`tail -f .data/events/events.jsonl`). Events are keyed by deploymentEventId (a DEPLOY's or UNDEPLOY's
+ * `deploymentId`, a status report's `statusId`): one already in the file (a stream batch retried after a crash or a
+ * failure) is not appended again, so the file holds each change exactly once.
  */
 export class LocalEventBus extends EventEmitter implements EventPublisher {
   private published: Promise<Set<string>> | undefined;
@@ -27,7 +29,7 @@ export class LocalEventBus extends EventEmitter implements EventPublisher {
         return new Set(
           text.split('\n').flatMap((line) => {
             try {
-              const id = (JSON.parse(line) as { deploymentId?: unknown }).deploymentId;
+              const id = deploymentEventId(JSON.parse(line) as DeploymentEvent) as unknown;
               return typeof id === 'string' ? [id] : [];
             } catch {
               return [];
@@ -44,17 +46,17 @@ export class LocalEventBus extends EventEmitter implements EventPublisher {
   }
 
   /** @inheritdoc */
-  publish(events: readonly DeploymentChangedEvent[]): Promise<void> {
+  publish(events: readonly DeploymentEvent[]): Promise<void> {
     // One append at a time, so two batches never interleave or both pass the repeat check.
     const done = this.queue.then(async () => {
       const published = await this.publishedIds();
-      const fresh = events.filter((event) => !published.has(event.deploymentId));
+      const fresh = events.filter((event) => !published.has(deploymentEventId(event)));
       if (fresh.length === 0) return;
       await mkdir(dirname(this.file), { recursive: true });
       await appendFile(this.file, (this.tornTail ? '\n' : '') + fresh.map((event) => `${JSON.stringify(event)}\n`).join(''));
       this.tornTail = false;
       for (const event of fresh) {
-        published.add(event.deploymentId);
+        published.add(deploymentEventId(event));
         this.emit(event.type, event);
       }
     });

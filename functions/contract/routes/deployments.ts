@@ -125,7 +125,7 @@ export const deploymentsHistory = defineRoute({
   path: '/companies/{companyId}/resources/deployments/history',
   summary: 'List the deployment history',
   description:
-    "Every DEPLOY and UNDEPLOY attempted in the company, successful or not, newest first, with who made it, when, the request's note, the outcome and the cause. Filters combine (AND); `version` needs `scenarioId`; `from` is inclusive and `to` exclusive. Unknown, repeated or malformed parameters, `version` without `scenarioId`, `from` not before `to` and a cursor issued for another listing give 400 naming each parameter. Needs `deployments:read` on the company.",
+    "Every DEPLOY and UNDEPLOY attempted in the company, successful or not, newest first, with who made it, when, the request's note, the outcome and the cause (entries of `kind` ACTION), and every status a device reported on one of its deployments (`kind` DEVICE_STATUS, `by` the device's client id). Filters combine (AND); `version` needs `scenarioId`; `from` is inclusive and `to` exclusive. Unknown, repeated or malformed parameters, `version` without `scenarioId`, `from` not before `to` and a cursor issued for another listing give 400 naming each parameter. Needs `deployments:read` on the company.",
   tags: ['Deployments'],
   scope: 'deployments:read',
   companyParameter: 'companyId',

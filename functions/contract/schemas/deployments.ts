@@ -1,9 +1,11 @@
 /**
  * Deployment request and responses: the request body (its limits are the core's DeploymentRequestBodySchema, which
- * stays the validator; this module only adds the documentation), result items, active deployments, history entries.
+ * stays the validator; this module only adds the documentation), result items, active deployments, history entries,
+ * and the device side: a device's desired state and its status reports.
  */
 import { z } from 'zod';
 import { DEPLOYMENT_CAUSES, DeploymentRequestBodySchema, MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
+import { DESIRED_STATE_URL_LIFETIME_SECONDS, DEVICE_STATUS_STATES, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/desired-state.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 
@@ -84,6 +86,22 @@ export const DeploymentResultList = z
   .strict()
   .meta({ id: 'DeploymentResultList' });
 
+export const DeviceStatusState = z.enum(DEVICE_STATUS_STATES).meta({
+  id: 'DeviceStatusState',
+  description:
+    'What a device reports about a deployment: DOWNLOADING the archive, INSTALLING it, INSTALLED (running it), or FAILED (see `message`).',
+});
+
+/** The latest status a device reported on one of its active deployments. */
+export const DeviceStatus = z
+  .object({
+    state: DeviceStatusState,
+    message: z.string().nullable().describe("The device's message, or null."),
+    updated: dateTime('When the service received the report.'),
+  })
+  .strict()
+  .meta({ id: 'DeviceStatus', description: 'The latest status the device reported on this deployment.' });
+
 export const ActiveDeployment = z
   .object({
     ...resultItemMembers,
@@ -93,6 +111,9 @@ export const ActiveDeployment = z
     deployedAt: dateTime('When it was deployed.'),
     deployedBy: z.string().describe('`sub` of the caller who deployed it.'),
     note: z.string().nullable().describe('The note of the deployment request, or null.'),
+    deviceStatus: DeviceStatus.optional().describe(
+      'The latest status the device reported (`POST /device/deployments/status`); absent until it reports one.',
+    ),
   })
   .strict()
   .meta({ id: 'ActiveDeployment', description: 'An active deployment: a successful DEPLOY result item plus when, by whom and why.' });
@@ -105,8 +126,9 @@ export const ActiveDeploymentPage = z
   .strict()
   .meta({ id: 'ActiveDeploymentPage' });
 
-export const DeploymentHistoryEntry = z
+export const ActionHistoryEntry = z
   .object({
+    kind: z.literal('ACTION'),
     ...resultItemMembers,
     at: dateTime('When the request was made.'),
     by: z.string().describe('`sub` of the caller who made it.'),
@@ -114,9 +136,36 @@ export const DeploymentHistoryEntry = z
   })
   .strict()
   .meta({
-    id: 'DeploymentHistoryEntry',
+    id: 'ActionHistoryEntry',
     description: 'One attempted action, successful or not: the result item it got, plus when, by whom and why.',
   });
+
+export const DeviceStatusHistoryEntry = z
+  .object({
+    kind: z.literal('DEVICE_STATUS'),
+    id: z.string().describe('Identifier of the report (ULID).'),
+    target: z
+      .object({ type: z.literal('DEVICE'), id: z.string(), subId: z.null() })
+      .strict()
+      .describe('The reporting device.'),
+    what: z
+      .object({ type: z.literal('SCENARIO'), id: z.string(), subId: z.string() })
+      .strict()
+      .describe('The scenario version reported on.'),
+    deploymentId: z.string().describe('The `id` of the active deployment reported on (its DEPLOY result item).'),
+    deviceStatus: z
+      .object({ state: DeviceStatusState, message: z.string().nullable().describe("The device's message, or null.") })
+      .strict(),
+    at: dateTime('When the service received the report.'),
+    by: z.string().describe("The reporting device's client id (`{companyId}~{deviceId}`)."),
+  })
+  .strict()
+  .meta({ id: 'DeviceStatusHistoryEntry', description: 'A status a device reported on one of its active deployments.' });
+
+export const DeploymentHistoryEntry = z.discriminatedUnion('kind', [ActionHistoryEntry, DeviceStatusHistoryEntry]).meta({
+  id: 'DeploymentHistoryEntry',
+  description: 'An action (`kind` ACTION) or a status report of a device (`kind` DEVICE_STATUS).',
+});
 
 export const DeploymentHistoryPage = z
   .object({
@@ -125,3 +174,49 @@ export const DeploymentHistoryPage = z
   })
   .strict()
   .meta({ id: 'DeploymentHistoryPage' });
+
+/** `what` of the device side: always a scenario version. */
+const ScenarioWhat = z
+  .object({
+    type: z.literal('SCENARIO'),
+    id: z.string().min(1).max(256).describe('Scenario identifier (`id` of scenario.json).'),
+    subId: z.string().min(1).max(256).describe('Scenario version (`version` of scenario.json).'),
+  })
+  .strict();
+
+export const DesiredDeployment = z
+  .object({
+    what: ScenarioWhat,
+    name: z.string().describe("The `name` of the version's scenario.json."),
+    size: z.int().min(0).describe('Archive size, bytes.'),
+    sha256: z.string().describe('Hex SHA-256 of the archive: check the download against it.'),
+    downloadUrl: z
+      .string()
+      .meta({ format: 'uri' })
+      .describe(`GET it without a bearer token to download the archive; valid ${DESIRED_STATE_URL_LIFETIME_SECONDS / 60} minutes.`),
+    downloadUrlExpiresAt: dateTime('When `downloadUrl` stops working.'),
+    deployedAt: dateTime('When it was deployed.'),
+    status: DeviceStatus.optional().describe('The latest status this device reported on it; absent until it reports one.'),
+  })
+  .strict()
+  .meta({ id: 'DesiredDeployment', description: 'One scenario version the device should have installed.' });
+
+export const DesiredState = z
+  .object({ items: z.array(DesiredDeployment).describe('Every scenario version active on the device, ordered by (scenario, version).') })
+  .strict()
+  .meta({ id: 'DesiredState' });
+
+export const DeviceStatusReportBody = z
+  .strictObject({
+    what: ScenarioWhat.describe('The scenario version reported on; it must be active on the calling device.'),
+    state: DeviceStatusState,
+    message: z
+      .string()
+      .max(MAX_DEVICE_STATUS_MESSAGE_LENGTH)
+      .optional()
+      .describe(`Free text, at most ${MAX_DEVICE_STATUS_MESSAGE_LENGTH.toLocaleString('en-US')} characters (e.g. why it FAILED).`),
+  })
+  .meta({
+    id: 'DeviceStatusReport',
+    examples: [{ what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' }, state: 'INSTALLED' }],
+  });

@@ -1,0 +1,78 @@
+/** Routes a device calls with its own token (scope `device`, main address): what it pulls and what it reports. */
+import { z } from 'zod';
+import { DESIRED_STATE_URL_LIFETIME_SECONDS } from '../../core/desired-state.js';
+import { DEVICE_SCOPE } from '../../core/principal.js';
+import { STORED_ARCHIVES } from '../archives.js';
+import { NoQuery } from '../parameters.js';
+import { defineRoute, type ResponseHeader } from '../route.js';
+import { DesiredState, DeviceStatusReportBody } from '../schemas/deployments.js';
+import { AUTHENTICATED_PROBLEMS, problem } from '../schemas/responses.js';
+
+/** Headers of the desired state's answers (200 and 304). */
+const DESIRED_STATE_HEADERS = {
+  ETag: {
+    description:
+      'Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes exactly when a deployment is made or undeployed, not when a status is reported or a download URL is renewed. Send it back as `If-None-Match`.',
+    schema: z.string().regex(/^"[^"]*"$/),
+    required: true,
+  },
+  'Cache-Control': {
+    description:
+      '`private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse.',
+    schema: z.literal('private, no-cache'),
+    required: true,
+  },
+} as const satisfies Record<string, ResponseHeader>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Desired state (helper C)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** GET /device/deployments */
+export const deviceDeploymentsGet = defineRoute({
+  id: 'DeviceDeploymentsGet',
+  api: 'main',
+  method: 'GET',
+  path: '/device/deployments',
+  summary: "Get the calling device's desired state",
+  description: `Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid ${DESIRED_STATE_URL_LIFETIME_SECONDS / 60} minutes, when it was deployed and the latest status the device reported on it. Poll it with \`If-None-Match: <ETag of the last 200>\`: while the set of active deployments is unchanged the answer is 304 with no body (nothing else is read or signed); a list of tags, weak tags (\`W/"…"\`) and \`*\` are understood as RFC 9110 says. Only for device tokens (scope \`device\`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.`,
+  tags: ['Devices'],
+  scope: DEVICE_SCOPE,
+  request: { query: NoQuery },
+  // Checks the device, lists its active deployments (one Query), reads their versions (batched), presigns each archive.
+  access: { storage: true, tables: { devices: 'R', deployments: 'R', scenarios: 'R' }, bucketGetObjectKeyPattern: STORED_ARCHIVES },
+  entry: 'functions/handlers/device-deployments-get.ts',
+  responses: {
+    200: { description: 'The desired state.', schema: DesiredState, headers: DESIRED_STATE_HEADERS },
+    304: {
+      description: 'Not Modified: `If-None-Match` holds the current ETag (or `*`); the device already has this desired state. No body.',
+      headers: DESIRED_STATE_HEADERS,
+    },
+    ...AUTHENTICATED_PROBLEMS,
+  },
+});
+
+/** POST /device/deployments/status */
+export const deviceDeploymentStatusPost = defineRoute({
+  id: 'DeviceDeploymentStatusPost',
+  api: 'main',
+  method: 'POST',
+  path: '/device/deployments/status',
+  summary: 'Report the status of one of the calling device’s deployments',
+  description:
+    "Records the state the device is in for one scenario version active on it (DOWNLOADING, INSTALLING, INSTALLED, FAILED, with an optional message). It becomes the deployment's `deviceStatus` in the active deployment listings and the `status` of its desired state item at once, and a `DEVICE_STATUS` entry of the deployment history and a `DeploymentStatusChanged` event shortly after. Only for device tokens (scope `device`); a user token gets 403.",
+  tags: ['Devices'],
+  scope: DEVICE_SCOPE,
+  request: {
+    query: NoQuery,
+    body: { kind: 'json', schema: DeviceStatusReportBody, invalidDetail: 'The status report is invalid; nothing was recorded.' },
+  },
+  // Checks the device, sets the status on its active deployment (one conditional UpdateItem).
+  access: { storage: true, tables: { devices: 'R', deployments: 'W' } },
+  entry: 'functions/handlers/device-deployment-status-post.ts',
+  responses: {
+    204: { description: 'Recorded.' },
+    ...AUTHENTICATED_PROBLEMS,
+    404: problem('NotFound', 'That scenario version is not deployed on the calling device; nothing was recorded.'),
+  },
+});

@@ -1,0 +1,20 @@
+import { deviceDeploymentsGet } from '../contract/routes/device-side.js';
+import { deviceDesiredState } from '../core/desired-state.js';
+import { services } from '../platform/composition.js';
+import { ifNoneMatchHolds, strongEntityTag } from '../platform/etag.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
+
+/**
+ * GET {base_url}/device/deployments: the calling device's desired state, `{ items }` with `ETag`, or 304 with no body
+ * when `If-None-Match` holds the current tag (then neither the versions are read nor any URL signed).
+ */
+export const handler = routeHandler(deviceDeploymentsGet, async (_input, { principal }, event) => {
+  const { devices, deployments, catalog, archives } = services();
+  const ifNoneMatch = event.headers?.['if-none-match'];
+  const state = await deviceDesiredState({ devices, deployments, catalog, archives }, principal, (tag) =>
+    ifNoneMatchHolds(ifNoneMatch, tag),
+  );
+  const headers = { etag: strongEntityTag(state.tag), 'cache-control': 'private, no-cache' };
+  if (state.unchanged) return { statusCode: 304, headers };
+  return jsonResponse(200, { items: state.items }, headers);
+});

@@ -1,0 +1,201 @@
+/**
+ * A device pulls its desired state and reports on it, over the local runtime: what an operator deploys to a device
+ * appears in that device's `GET /device/deployments` (and nowhere else), the ETag lets it poll for free (304), the
+ * archive it downloads is the one whose SHA-256 it was given, and what it reports shows on the operator's listings
+ * and in the history.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../functions/local/free-port.js';
+import { deviceToken } from '../support/device-token.js';
+import {
+  call,
+  eventually,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+} from './harness.js';
+
+const KIOSK = 'acme-kiosk-0001';
+const OTHER = 'acme-kiosk-0002';
+const SCENARIO = 'acme-welcome';
+
+let settings: ServiceSettings;
+let service: LocalService;
+let alice: string;
+let kiosk: string;
+let other: string;
+
+const what = (version: string) => ({ type: 'SCENARIO', id: SCENARIO, subId: version });
+
+async function deployments(action: 'DEPLOY' | 'UNDEPLOY', deviceId: string, version: string): Promise<void> {
+  const response = await call(`${service.api}/companies/acme/resources/deployments`, {
+    token: alice,
+    json: { requests: [{ target: { type: 'DEVICE', id: deviceId, subId: null }, what: what(version), action }] },
+  });
+  expect(response.body.items.map((item: { state: string }) => item.state)).toEqual(['SUCCESS']);
+}
+
+const pull = (token: string, ifNoneMatch?: string) =>
+  call(`${service.api}/device/deployments`, { token, headers: ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch } });
+
+const report = (token: string, version: string, state: string, message?: string) =>
+  call(`${service.api}/device/deployments/status`, {
+    token,
+    json: { what: what(version), state, ...(message === undefined ? {} : { message }) },
+  });
+
+beforeAll(async () => {
+  settings = await newServiceSettings();
+  const dynamoPort = await freePort();
+  service = await startService(settings, { environment: { DYNAMODB_PORT: String(dynamoPort) } });
+  const issuer = { dataDirectory: settings.dataDirectory, dynamoDbEndpoint: `http://127.0.0.1:${dynamoPort}`, auth: service.auth };
+  [alice, { token: kiosk }, { token: other }] = await Promise.all([
+    tokenFor(service, 'alice'),
+    deviceToken(issuer, 'acme', KIOSK),
+    deviceToken(issuer, 'acme', OTHER),
+  ]);
+  await deployments('DEPLOY', KIOSK, '1.0.0');
+  await deployments('DEPLOY', OTHER, '1.1.0');
+}, 180_000);
+
+afterAll(async () => {
+  await service?.stop();
+  if (settings !== undefined) await removeDataDirectory(settings);
+}, 60_000);
+
+describe('the desired state of a device', () => {
+  let etag: string;
+
+  it('lists what is deployed on the device, with an ETag, and answers 304 with no body while it is unchanged', async () => {
+    const first = await pull(kiosk);
+    expect(first.status).toBe(200);
+    etag = first.headers.get('etag') as string;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    expect(first.headers.get('cache-control')).toBe('private, no-cache');
+    expect(first.body.items).toEqual([
+      {
+        what: what('1.0.0'),
+        name: expect.any(String),
+        size: expect.any(Number),
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        downloadUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/),
+        downloadUrlExpiresAt: expect.any(String),
+        deployedAt: expect.any(String),
+      },
+    ]);
+    const expiresIn = Date.parse(first.body.items[0].downloadUrlExpiresAt) - Date.now();
+    expect(expiresIn).toBeGreaterThan(3_500_000);
+    expect(expiresIn).toBeLessThanOrEqual(3_600_000);
+
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"stale", ${etag}`, '*']) {
+      const again = await pull(kiosk, ifNoneMatch);
+      expect(again.status, ifNoneMatch).toBe(304);
+      expect(again.body).toBeUndefined();
+      expect(again.headers.get('etag')).toBe(etag);
+    }
+    expect((await pull(kiosk, '"stale"')).status).toBe(200);
+  });
+
+  it('gives a download of the very archive it describes', async () => {
+    const [item] = (await pull(kiosk)).body.items;
+    const download = await fetch(item.downloadUrl);
+    expect(download.status).toBe(200);
+    const bytes = new Uint8Array(await download.arrayBuffer());
+    expect(bytes.length).toBe(item.size);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(item.sha256);
+  });
+
+  it("takes the device's status report, shows it on the listings, and keeps it in the history and the events", async () => {
+    const accepted = await report(kiosk, '1.0.0', 'INSTALLED', 'running');
+    expect(accepted.status).toBe(204);
+    expect(accepted.body).toBeUndefined();
+
+    // A status is no change of what the device should run: the tag stays.
+    expect((await pull(kiosk, etag)).status).toBe(304);
+    const pulled = await pull(kiosk);
+    expect(pulled.body.items[0].status).toEqual({ state: 'INSTALLED', message: 'running', updated: expect.any(String) });
+
+    const listed = await call(`${service.api}/companies/acme/resources/${KIOSK}/deployments`, { token: alice });
+    expect(listed.body.items[0].deviceStatus).toEqual(pulled.body.items[0].status);
+    const all = await call(`${service.api}/companies/acme/resources/DEVICE/deployments`, { token: alice });
+    const byDevice = Object.fromEntries(all.body.items.map((item: { target: { id: string } }) => [item.target.id, item]));
+    expect(byDevice[KIOSK].deviceStatus).toEqual(pulled.body.items[0].status);
+    expect(byDevice[OTHER]).not.toHaveProperty('deviceStatus');
+
+    const historyUrl = `${service.api}/companies/acme/resources/deployments/history?deviceId=${KIOSK}&scenarioId=${SCENARIO}&version=1.0.0`;
+    let entries: { kind: string }[] = [];
+    await eventually(async () => {
+      entries = (await call(historyUrl, { token: alice })).body.items;
+      return entries.some((entry) => entry.kind === 'DEVICE_STATUS');
+    }, 'the status entry in the history');
+    expect(entries[0]).toEqual({
+      kind: 'DEVICE_STATUS',
+      id: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/),
+      target: { type: 'DEVICE', id: KIOSK, subId: null },
+      what: what('1.0.0'),
+      deploymentId: listed.body.items[0].id,
+      deviceStatus: { state: 'INSTALLED', message: 'running' },
+      at: pulled.body.items[0].status.updated,
+      by: `acme~${KIOSK}`,
+    });
+    expect(entries.map((entry) => entry.kind)).toEqual(['DEVICE_STATUS', 'ACTION']);
+
+    await eventually(async () => {
+      const text = await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8');
+      return text.includes('"DeploymentStatusChanged"');
+    }, 'the DeploymentStatusChanged event');
+    const events = (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((event) => event.type === 'DeploymentStatusChanged');
+    expect(events).toEqual([
+      {
+        type: 'DeploymentStatusChanged',
+        company: 'acme',
+        statusId: (entries[0] as { id?: string }).id,
+        deploymentId: listed.body.items[0].id,
+        deviceId: KIOSK,
+        scenarioId: SCENARIO,
+        version: '1.0.0',
+        state: 'INSTALLED',
+        message: 'running',
+        at: pulled.body.items[0].status.updated,
+        by: `acme~${KIOSK}`,
+      },
+    ]);
+  });
+
+  it('refuses a report on a version that is not active on the device (404), even when it is active on another one', async () => {
+    const elsewhere = await report(kiosk, '1.1.0', 'INSTALLED');
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.headers.get('content-type')).toBe('application/problem+json');
+    expect((await report(kiosk, '9.9.9', 'FAILED')).status).toBe(404);
+    // The other device's deployment got nothing.
+    const theirs = await call(`${service.api}/companies/acme/resources/${OTHER}/deployments`, { token: alice });
+    expect(theirs.body.items[0]).not.toHaveProperty('deviceStatus');
+  });
+
+  it('shows each device its own deployments only, and refuses user tokens', async () => {
+    const theirs = await pull(other);
+    expect(theirs.body.items.map((item: { what: { subId: string } }) => item.what.subId)).toEqual(['1.1.0']);
+    expect(theirs.headers.get('etag')).not.toBe(etag);
+    expect((await pull(alice)).status).toBe(403);
+    expect((await report(alice, '1.0.0', 'INSTALLED')).status).toBe(403);
+  });
+
+  it('changes the ETag once the deployment is undeployed, and then takes no report on it', async () => {
+    await deployments('UNDEPLOY', KIOSK, '1.0.0');
+    const after = await pull(kiosk, etag);
+    expect(after.status).toBe(200);
+    expect(after.headers.get('etag')).not.toBe(etag);
+    expect(after.body.items).toEqual([]);
+    expect((await report(kiosk, '1.0.0', 'INSTALLED')).status).toBe(404);
+  });
+});
