@@ -319,6 +319,7 @@ export function openApiDocumentOf(
       { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
       { name: 'Search', description: 'Filters and search over devices and scenarios.' },
       { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
+      { name: 'Device side', description: 'What a device calls with its own token (scope `device`): health reports.' },
       { name: 'Meta', description: 'This document.' },
     ],
     paths,
