@@ -100,10 +100,19 @@ try {
     const calls = await dumpProbe(service.pid, probeFile);
     const reports = rounds * tokens.length;
     const byOperation: Record<string, number> = {};
-    for (const [operation] of calls) if (operation !== 'GetRecords' && operation !== 'GetShardIterator' && operation !== 'DescribeStream') byOperation[operation] = (byOperation[operation] ?? 0) + 1;
+    for (const [operation] of calls)
+      if (operation !== 'GetRecords' && operation !== 'GetShardIterator' && operation !== 'DescribeStream')
+        byOperation[operation] = (byOperation[operation] ?? 0) + 1;
     const writes = WRITES.reduce((sum, operation) => sum + (byOperation[operation] ?? 0), 0);
     const deviceWrites = byOperation.UpdateItem ?? 0;
-    return { name, reports, byOperation, writesPerReport: writes / reports, deviceWritesPerReport: deviceWrites / reports, indexUpdatesPerReport: deviceWrites / reports };
+    return {
+      name,
+      reports,
+      byOperation,
+      writesPerReport: writes / reports,
+      deviceWritesPerReport: deviceWrites / reports,
+      indexUpdatesPerReport: deviceWrites / reports,
+    };
   };
   const results = [
     await phase('first', 1, health('40201')),

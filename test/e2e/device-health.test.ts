@@ -50,7 +50,11 @@ const report: DeviceHealthReport = {
           uid: `${DEVICE}-hub1-printer`,
           label: 'Receipt printer',
           version: '1.4.0',
-          health: { state: 'WARNING', message: 'Paper low', messages: [{ key: 'printer.paper.low', message: 'Paper low', level: 'WARNING' }] },
+          health: {
+            state: 'WARNING',
+            message: 'Paper low',
+            messages: [{ key: 'printer.paper.low', message: 'Paper low', level: 'WARNING' }],
+          },
           capability: { type: 'PRINTER', modes: ['PRINTER_PRINT'] },
           commands: [{ command: 'reboot', title: 'Reboot', description: 'Restart the printer.', payload: { delay: 0 }, arguments: [] }],
         },

@@ -306,7 +306,11 @@ describe('sweepHeartbeats', () => {
     const presence = new FakePresence(devices);
     for (let index = 0; index < 25; index += 1) {
       const id = `d${index}`;
-      devices.items.set(`acme#${id}`, { ...registered(), id, connection: { state: 'CONNECTED', connectedSince: '2026-01-01T00:00:00.000Z' } });
+      devices.items.set(`acme#${id}`, {
+        ...registered(),
+        id,
+        connection: { state: 'CONNECTED', connectedSince: '2026-01-01T00:00:00.000Z' },
+      });
       await presence.touch('acme', id, '2026-01-01T00:00:00.000Z', '2026-01-01T00:05:00.000Z');
     }
     const rounds: number[] = [];

@@ -18,14 +18,21 @@ const mock = mockClient(documentClient);
 afterEach(() => mock.reset());
 
 const cancelled = (...codes: string[]) =>
-  new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
+  new TransactionCanceledException({
+    message: 'Transaction cancelled',
+    $metadata: {},
+    CancellationReasons: codes.map((Code) => ({ Code })),
+  });
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
 const overdue = { company: 'acme', deviceId: 'k1', lastSeen: '2026-03-01T12:00:00.000Z', sweepAt: '2026-03-01T12:05:00.000Z' };
 
 describe('DynamoDbPresenceRepository', () => {
   it('records a report as one put of the entry with its shard and deadline, telling whether a deadline was replaced', async () => {
-    mock.on(PutCommand).resolvesOnce({ Attributes: { deviceKey: 'acme#k1', sweepAt: '2026-03-01T12:04:00.000Z' } }).resolvesOnce({});
+    mock
+      .on(PutCommand)
+      .resolvesOnce({ Attributes: { deviceKey: 'acme#k1', sweepAt: '2026-03-01T12:04:00.000Z' } })
+      .resolvesOnce({});
     const presence = new DynamoDbPresenceRepository(documentClient, tables);
     expect(await presence.touch('acme', 'k1', '2026-03-01T12:00:00.000Z', '2026-03-01T12:05:00.000Z')).toEqual({ watched: true });
     expect(await presence.touch('acme', 'k1', '2026-03-01T12:00:00.000Z', '2026-03-01T12:05:00.000Z')).toEqual({ watched: false });
@@ -99,9 +106,9 @@ describe('DynamoDbDeviceRepository.recordHealth', () => {
   it('writes health, connection and updated only for an existing, not deleting device with the same credential', async () => {
     mock.on(UpdateCommand).resolves({});
     const devices = new DynamoDbDeviceRepository(documentClient, tables);
-    expect(await devices.recordHealth('acme', 'k1', 'CRED', { health, connectedSince: '2026-03-01T11:00:00.000Z', updated: health.updated })).toBe(
-      'recorded',
-    );
+    expect(
+      await devices.recordHealth('acme', 'k1', 'CRED', { health, connectedSince: '2026-03-01T11:00:00.000Z', updated: health.updated }),
+    ).toBe('recorded');
     const input = mock.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.ConditionExpression).toBe(
       'attribute_exists(deviceId) AND (attribute_not_exists(#deleting) OR #deleting = :false) AND #credential.#id = :credential',

@@ -1,10 +1,4 @@
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive } from '../../core/ports.js';
 import { batchGetAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, overdueItems, sendTransaction, type TableNames } from './dynamodb-shared.js';
