@@ -17,7 +17,7 @@ import type { DeviceHealthReport } from '../../functions/core/device-health.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { localDocumentClient } from '../e2e/fleet.js';
-import { call, newServiceSettings, removeDataDirectory, startService } from '../e2e/harness.js';
+import { call, newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { deviceToken } from '../support/device-token.js';
 import { BENCH_DIRECTORY } from './archives.js';
 import type { ProbeCall } from './dynamodb-probe.js';
@@ -87,7 +87,11 @@ try {
   await new DynamoDbDeviceRepository(client, LOCAL_TABLES).put(
     ids.map((id) => ({ id, company: 'acme', serial: id, created: now, updated: now, connection: { state: 'UNKNOWN' as const } })),
   );
-  const tokens = await Promise.all(ids.map((id) => deviceToken(client, service, 'acme', id)));
+  // A user token first: the local issuer creates its signing key on its first token.
+  await tokenFor(service, 'alice');
+  const issuer = { ...service, dynamoDbEndpoint: `http://127.0.0.1:${dynamoDbPort}` };
+  const tokens: string[] = [];
+  for (const id of ids) tokens.push((await deviceToken(issuer, 'acme', id)).token);
   await dumpProbe(service.pid, probeFile);
 
   const phase = async (name: string, rounds: number, body: DeviceHealthReport) => {

@@ -105,8 +105,9 @@ beforeAll(async () => {
       connection: { state: 'UNKNOWN' },
     },
   ]);
-  device = await deviceToken(client, service, 'acme', DEVICE);
+  // A user token first: the local issuer creates its signing key on its first token.
   alice = await tokenFor(service, 'alice');
+  device = (await deviceToken({ ...service, dynamoDbEndpoint: `http://127.0.0.1:${dynamoDbPort}` }, 'acme', DEVICE)).token;
 }, 120_000);
 
 afterAll(async () => {
