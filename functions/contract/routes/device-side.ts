@@ -18,7 +18,7 @@ export const deviceHealthPut = defineRoute({
   summary: 'Report the device health',
   description:
     "A device reports its health (the `health` object of the device resource) and, by reporting, that it is alive. The device becomes CONNECTED (`connectedSince` kept while it stays connected) with this health, and search shows it within seconds; a device silent for longer than the heartbeat window (`DEVICE_HEARTBEAT_SECONDS`, default 300) becomes DISCONNECTED. Report at least once per window, e.g. every minute. `health.updated` is set by the service (an `updated` in the body is ignored). A report whose health equals the stored one (`updated` aside) from a device that is still connected writes only the device's last-seen time: its `updated`, `health.updated` and search document do not change. Needs a device token (scope `device`); a user token gets 403.",
-  tags: ['Device side'],
+  tags: ['Devices'],
   scope: DEVICE_SCOPE,
   request: {
     body: {
