@@ -5,7 +5,7 @@ import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deployments
 import { searchFilters, search } from './routes/search.js';
 import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
 import { openApiDocument, authToken, authJwks } from './routes/service.js';
-import { deviceDeploymentStatusPost, deviceDeploymentsGet } from './routes/device-side.js';
+import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
@@ -41,6 +41,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   scenarioUploadStatus,
   authToken,
   authJwks,
+  deviceHealthPut,
 ];
 
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */

@@ -52,6 +52,18 @@ export interface DeviceRepository {
   put(devices: readonly Device[]): Promise<void>;
   /** One device as stored (credential and `deleting` included), or undefined. A strongly consistent read. */
   get(companyId: string, deviceId: string): Promise<StoredDevice | undefined>;
+  /**
+   * Records a device's health report: one conditional update setting `health`, `connection` (CONNECTED since
+   * `connectedSince`) and `updated`, only if the device exists, is not being deleted and still has the credential
+   * `credentialId`. Feeds the search index through the table's stream.
+   * @returns `recorded`, or `refused` when the condition failed (nothing written).
+   */
+  recordHealth(
+    companyId: string,
+    deviceId: string,
+    credentialId: string,
+    report: { health: NonNullable<Device['health']>; connectedSince: string; updated: string },
+  ): Promise<'recorded' | 'refused'>;
 }
 
 /** A stored, immutable scenario version. */
@@ -484,4 +496,46 @@ export interface EventPublisher {
    * @throws when the bus refuses them (the stream consumer then retries the batch).
    */
   publish(events: readonly DeploymentEvent[]): Promise<void>;
+}
+
+/** A connected device's presence entry whose heartbeat deadline has passed (presence table, `sweep` index). */
+export interface OverduePresence {
+  company: string;
+  deviceId: string;
+  /** ISO-8601: the last report's time. */
+  lastSeen: string;
+  /** ISO-8601: `lastSeen` + the heartbeat window, as read from the index. */
+  sweepAt: string;
+}
+
+/**
+ * What disconnecting an overdue device did: `disconnected` (it was CONNECTED, now DISCONNECTED), `released` (the
+ * device is gone, being deleted or not CONNECTED: only the presence entry left the sweep index), `superseded` (a
+ * report moved its deadline since the index was read: nothing changed).
+ */
+export type DisconnectOutcome = 'disconnected' | 'released' | 'superseded';
+
+/**
+ * Devices' last reports (presence table): a small item per device, written by every health report so that a report
+ * that changes nothing searchable never writes the device item; while the device counts as connected it carries its
+ * heartbeat deadline in the sparse `sweep` index.
+ */
+export interface PresenceRepository {
+  /**
+   * Records a report (one put of ~100 bytes): `lastSeen` and the deadline `sweepAt` (ISO-8601 both).
+   * @returns `watched`: whether the entry replaced carried a deadline, i.e. the heartbeat sweeper had not disconnected
+   *   the device (nor had it never reported) since its previous report.
+   */
+  touch(company: string, deviceId: string, lastSeen: string, sweepAt: string): Promise<{ watched: boolean }>;
+  /** Entries whose `sweepAt` is at or before `now` (ISO-8601), at most `limit`, by index queries (no scan), oldest first per shard. */
+  overdue(now: string, limit: number): Promise<OverduePresence[]>;
+  /**
+   * Disconnects an overdue device in one transaction: the entry leaves the sweep index only if its `sweepAt` is still
+   * `entry.sweepAt`, and the device becomes DISCONNECTED (since `disconnectedSince`, `updated` = `updated`) only if it
+   * is CONNECTED and not being deleted. When only the device's condition fails, the entry still leaves the index
+   * (conditionally). See DisconnectOutcome.
+   */
+  disconnect(entry: OverduePresence, disconnectedSince: string, updated: string): Promise<DisconnectOutcome>;
+  /** Deletes a device's entry (device deletion); an absent one is ignored. */
+  forget(company: string, deviceId: string): Promise<void>;
 }

@@ -10,6 +10,7 @@ import { checkEnvironment, ENV, type EnvironmentGroup, type EnvName, readEnviron
 import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
+  HEARTBEAT_SWEEPER,
   ROUTES,
   SEARCH_INDEXER_ENTRY,
   UPLOAD_SWEEPER,
@@ -184,8 +185,8 @@ function listen(server: Server, port: number): Promise<void> {
 /**
  * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver,
  * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
- * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), and the
- * three API listeners invoking the Lambda handlers of the route table.
+ * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat
+ * sweeper every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), and the three API listeners invoking the Lambda handlers of the route table.
  * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
  * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
  * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
@@ -323,6 +324,20 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stops.push(async () => {
       clearInterval(sweepTimer);
       await sweeping;
+    });
+    // The heartbeat sweeper likewise: silent devices become DISCONNECTED, one run at a time.
+    const heartbeatSweeper = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, HEARTBEAT_SWEEPER.entry);
+    let heartbeatSweeping: Promise<void> | undefined;
+    const heartbeatTimer = setInterval(() => {
+      heartbeatSweeping ??= heartbeatSweeper({}, {})
+        .catch((error: unknown) => log(`heartbeat sweeper: ${(error as Error).message}`))
+        .finally(() => {
+          heartbeatSweeping = undefined;
+        });
+    }, runtimeSettings[ENV.heartbeatSweepIntervalMs]);
+    stops.push(async () => {
+      clearInterval(heartbeatTimer);
+      await heartbeatSweeping;
     });
     // What handlers write from here on, for benchmarks (GET {admin}/stats/writes); the start-up rebuild is not counted.
     const writeCounter = new WriteCounter();

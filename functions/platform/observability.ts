@@ -40,6 +40,12 @@ export const METRIC = {
    * metric filter on the APIs' access logs counts them, without dimension (lib/monitoring.ts).
    */
   tokenFailures: 'TokenFailures',
+  /**
+   * Count of DynamoDB item writes made by device health reports, dimension `kind`: `presence` (one per report, ~100
+   * bytes) or `device` (the device item, only when its health changed or it became CONNECTED; each one is also a
+   * stream record and a search index update). Their ratio is what an unchanged report saves.
+   */
+  deviceWrites: 'DeviceWrites',
 } as const;
 
 /**
@@ -318,4 +324,13 @@ export async function measuredPresignedUpload<Dependencies extends { uploads: ob
   if (outcome === 'STORED') recordUpload('presigned', 'accepted');
   else if (outcome === 'REJECTED' && reason !== undefined) recordUpload('presigned', reason);
   return outcome;
+}
+
+/**
+ * Counts the writes of one recorded health report (DeviceWrites): its presence entry, and the device item when
+ * reportDeviceHealth wrote it.
+ */
+export function recordHealthReportWrites(outcome: { deviceWrite?: string }): void {
+  count(METRIC.deviceWrites, { kind: 'presence' });
+  if (outcome.deviceWrite !== undefined) count(METRIC.deviceWrites, { kind: 'device' });
 }

@@ -39,6 +39,9 @@ class FakeDevices implements DeviceRepository {
   async get(): Promise<never> {
     throw new Error('not used');
   }
+  async recordHealth(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 class FakeScenarios implements ScenarioRepository {

@@ -1,8 +1,8 @@
-import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Device, StoredDevice } from '../../core/devices.js';
 import type { DeviceRepository } from '../../core/ports.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
-import type { TableNames } from './dynamodb-shared.js';
+import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
 
 /** DeviceRepository on the devices table. */
 export class DynamoDbDeviceRepository implements DeviceRepository {
@@ -36,5 +36,44 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
     if (Item === undefined) return undefined;
     const { deviceId: id, entity: _entity, ...device } = Item;
     return { ...device, id } as StoredDevice;
+  }
+
+  /** @inheritdoc */
+  async recordHealth(
+    companyId: string,
+    deviceId: string,
+    credentialId: string,
+    report: { health: NonNullable<Device['health']>; connectedSince: string; updated: string },
+  ): Promise<'recorded' | 'refused'> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.devices,
+          Key: { company: companyId, deviceId },
+          UpdateExpression: 'SET #health = :health, #connection = :connection, #updated = :updated',
+          ConditionExpression:
+            'attribute_exists(deviceId) AND (attribute_not_exists(#deleting) OR #deleting = :false) AND #credential.#id = :credential',
+          ExpressionAttributeNames: {
+            '#health': 'health',
+            '#connection': 'connection',
+            '#updated': 'updated',
+            '#deleting': 'deleting',
+            '#credential': 'credential',
+            '#id': 'id',
+          },
+          ExpressionAttributeValues: {
+            ':health': report.health,
+            ':connection': { state: 'CONNECTED', connectedSince: report.connectedSince },
+            ':updated': report.updated,
+            ':false': false,
+            ':credential': credentialId,
+          },
+        }),
+      );
+      return 'recorded';
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return 'refused';
+      throw error;
+    }
   }
 }

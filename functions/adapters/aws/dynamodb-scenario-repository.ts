@@ -1,59 +1,8 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive } from '../../core/ports.js';
-import { retry, type RetryPolicy } from '../retry.js';
 import { batchGetAll } from './dynamodb-batch.js';
-import { isConditionalCheckFailed, overdueItems, type TableNames } from './dynamodb-shared.js';
+import { cancellationCodes, isConditionalCheckFailed, overdueItems, sendTransaction, type TableNames } from './dynamodb-shared.js';
 import { sweepShardOf } from './tables.js';
-
-/** The cancellation reason codes of a cancelled transaction, in the order of its items; undefined for other errors. */
-function cancellationCodes(error: unknown): string[] | undefined {
-  if (error instanceof TransactionCanceledException || (error as { name?: string }).name === 'TransactionCanceledException') {
-    return ((error as TransactionCanceledException).CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
-  }
-  return undefined;
-}
-
-/**
- * Retries of a transaction DynamoDB cancelled only because a concurrent transaction touched the same items: 8
- * attempts in all, waits drawn between 0 and 20 ms doubling to 1.28 s ("full jitter": racing requests must not
- * collide again), 2.5 s at most in all.
- */
-const TRANSACTION_CONFLICT_RETRY: RetryPolicy = {
-  attempts: 8,
-  minDelayMs: 20,
-  maxDelayMs: 1_280,
-  jitter: 1,
-  retryable: (error) => isConflictOnly(cancellationCodes(error)),
-};
-
-/** Cancelled for `TransactionConflict` and for no condition: trying again gets the real answer. */
-function isConflictOnly(codes: string[] | undefined): boolean {
-  const reasons = codes ?? [];
-  return reasons.includes('TransactionConflict') && !reasons.includes('ConditionalCheckFailed');
-}
-
-/**
- * Sends a TransactWriteItems, retrying (TRANSACTION_CONFLICT_RETRY) while DynamoDB cancels it only because a
- * concurrent transaction touched the same items (`TransactionConflict`): racing requests then get their real answer
- * (stored, already active, quota exceeded) instead of an error. Condition failures are not retried.
- * @throws the last error after the attempts, or any other error at once.
- */
-async function sendTransaction(
-  client: DynamoDBDocumentClient,
-  input: ConstructorParameters<typeof TransactWriteCommand>[0],
-): Promise<void> {
-  await retry(async () => {
-    await client.send(new TransactWriteCommand(input));
-  }, TRANSACTION_CONFLICT_RETRY);
-}
 
 /** ScenarioRepository on the scenarios table, with quota accounting on the companies table. */
 export class DynamoDbScenarioRepository implements ScenarioRepository {

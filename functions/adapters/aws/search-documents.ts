@@ -8,7 +8,8 @@ import type { DeviceDocument, DocumentKey, ScenarioDocument, SearchDocument } fr
 export function searchDocumentFromItem(item: Record<string, unknown>): SearchDocument | undefined {
   switch (item.entity) {
     case 'DEVICE': {
-      const { deviceId: _deviceId, entity: _entity, ...device } = item;
+      // The credential and the delete mark are never shown (a health report's update carries the whole item).
+      const { deviceId: _deviceId, entity: _entity, credential: _credential, deleting: _deleting, ...device } = item;
       return { ...(device as Omit<DeviceDocument, 'type'>), type: 'DEVICE' };
     }
     case 'SCENARIO': {

@@ -5,3 +5,4 @@ export * from './problems.js';
 export * from './responses.js';
 export * from './scenarios.js';
 export * from './search.js';
+export * from './device-side.js';

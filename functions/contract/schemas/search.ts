@@ -11,6 +11,7 @@ import {
   MESSAGE_LEVELS,
   SUB_DEVICE_HEALTH_STATES,
 } from '../../core/devices.js';
+import { HEALTH_LIMITS } from '../../core/device-health.js';
 import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import { FILTER_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
@@ -18,6 +19,10 @@ import { IDENTIFIER_PATTERN } from '../../core/scenarios/manifest.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const text = (description: string) => z.string().describe(description);
+/** A health member's text: at most HEALTH_LIMITS.shortText characters (ids, labels, versions, keys, names). */
+const shortText = (description: string) => z.string().max(HEALTH_LIMITS.shortText).describe(description);
+/** A health member's prose: at most HEALTH_LIMITS.longText characters (messages, descriptions). */
+const longText = (description: string) => z.string().max(HEALTH_LIMITS.longText).describe(description);
 
 export const Battery = z
   .object({
@@ -39,15 +44,15 @@ export const Battery = z
   });
 
 export const HealthMessage = z
-  .object({ key: text('Message key.'), message: text('Message text.'), level: z.enum(MESSAGE_LEVELS).describe('Message level.') })
+  .object({ key: shortText('Message key.'), message: longText('Message text.'), level: z.enum(MESSAGE_LEVELS).describe('Message level.') })
   .strict()
   .meta({ id: 'HealthMessage' });
 
 export const DeviceCommand = z
   .object({
-    command: text('Command name.'),
-    title: text('Command title.'),
-    description: text('Command description.'),
+    command: shortText('Command name.'),
+    title: shortText('Command title.'),
+    description: longText('Command description.'),
     payload: z.unknown().describe('Command payload (any JSON).'),
     arguments: z.unknown().describe('Command arguments; their structure is not specified (any JSON).'),
   })
@@ -56,9 +61,9 @@ export const DeviceCommand = z
 
 export const SubDevice = z
   .object({
-    uid: text('Sub-device id.'),
-    label: text('Sub-device label.'),
-    version: text('Sub-device version.'),
+    uid: shortText('Sub-device id.'),
+    label: shortText('Sub-device label.'),
+    version: shortText('Sub-device version.'),
     health: z
       .object({
         state: z
@@ -66,34 +71,55 @@ export const SubDevice = z
           .describe(
             'BOOTING; NOMINAL; WARNING (usable with a minor problem); DOWN (unusable, major problem); HIBERNATION (unusable, maintenance).',
           ),
-        message: text('General health message.'),
-        messages: z.array(HealthMessage),
+        message: longText('General health message.'),
+        messages: z.array(HealthMessage).max(HEALTH_LIMITS.messages),
       })
       .strict(),
     capability: z
       .object({
         type: z.enum(CAPABILITY_TYPES).describe('Capability type.'),
-        modes: z.array(z.enum(CAPABILITY_MODES).describe('Capability mode.')),
+        modes: z.array(z.enum(CAPABILITY_MODES).describe('Capability mode.')).max(CAPABILITY_MODES.length),
       })
       .strict(),
     battery: Battery.optional(),
-    commands: z.array(DeviceCommand),
+    commands: z.array(DeviceCommand).max(HEALTH_LIMITS.commands),
   })
   .strict()
   .meta({ id: 'SubDevice', description: 'A peripheral connected to a hub (printer, payment terminal, screen, ...).' });
 
 export const Hub = z
   .object({
-    uid: text('Hub unique id.'),
-    label: text('Hub label.'),
-    version: text('Hub version.'),
+    uid: shortText('Hub unique id.'),
+    label: shortText('Hub label.'),
+    version: shortText('Hub version.'),
     registeredSince: dateTime('Hub registration time.'),
-    type: text('Hub type; values are reserved for future use.'),
+    type: shortText('Hub type; values are reserved for future use.'),
     battery: Battery.optional(),
-    devices: z.array(SubDevice).describe('Sub-devices connected to the hub.'),
+    devices: z.array(SubDevice).max(HEALTH_LIMITS.subDevices).describe('Sub-devices connected to the hub.'),
   })
   .strict()
   .meta({ id: 'Hub', description: 'A hub inside a device, with its sub-devices.' });
+
+/** The members of a device's health besides `updated`: what a device reports (PUT /device/health). */
+export const deviceHealthMembers = {
+  versionCode: shortText('Version code.'),
+  versionName: shortText('Version name.'),
+  connectedTo: shortText('Reserved for future use.').optional(),
+  mode: z
+    .enum(HEALTH_MODES)
+    .describe('SERVER (virtual device in the cloud), EMBEDDED_PLATFORM_COMPUTER, EMBEDDED_PLATFORM_ANDROID or EMBEDDED_PLATFORM_UNKNOWN.'),
+  hubs: z.array(Hub).max(HEALTH_LIMITS.hubs),
+};
+
+export const DeviceHealth = z
+  .object({
+    updated: dateTime(
+      'When the service last recorded this health: the report that changed it, or that brought the device back to CONNECTED.',
+    ),
+    ...deviceHealthMembers,
+  })
+  .strict()
+  .meta({ id: 'DeviceHealth', description: 'Device health state, as the device last reported it.' });
 
 const coordinate = z.number().meta({ format: 'double' });
 
@@ -119,22 +145,7 @@ const deviceMembers = {
       disconnectedSince: dateTime('Present when DISCONNECTED: since when.').optional(),
     })
     .strict(),
-  health: z
-    .object({
-      updated: dateTime('Health update time.'),
-      versionCode: text('Version code.'),
-      versionName: text('Version name.'),
-      connectedTo: text('Reserved for future use.').optional(),
-      mode: z
-        .enum(HEALTH_MODES)
-        .describe(
-          'SERVER (virtual device in the cloud), EMBEDDED_PLATFORM_COMPUTER, EMBEDDED_PLATFORM_ANDROID or EMBEDDED_PLATFORM_UNKNOWN.',
-        ),
-      hubs: z.array(Hub),
-    })
-    .strict()
-    .describe('Device health state.')
-    .optional(),
+  health: DeviceHealth.optional(),
 };
 
 export const DeviceSearchResource = z

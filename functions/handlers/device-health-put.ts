@@ -1,0 +1,16 @@
+import { deviceHealthPut } from '../contract/routes/device-side.js';
+import { reportDeviceHealth } from '../core/device-health.js';
+import { services } from '../platform/composition.js';
+import { deviceConfig } from '../platform/config.js';
+import { routeHandler } from '../platform/http.js';
+import { recordHealthReportWrites } from '../platform/observability.js';
+
+/**
+ * PUT {base_url}/device/health: records the calling device's health report (reportDeviceHealth) and counts its
+ * writes (DeviceWrites). 204 without a body.
+ */
+export const handler = routeHandler(deviceHealthPut, async ({ body }, { principal }) => {
+  const outcome = await reportDeviceHealth({ ...services(), heartbeatSeconds: deviceConfig().heartbeatSeconds }, principal, body);
+  recordHealthReportWrites(outcome);
+  return { statusCode: 204 };
+});

@@ -1,0 +1,199 @@
+/**
+ * Device health reports over the local runtime, with a 2-second heartbeat window and the heartbeat sweeper every
+ * 200 ms: a report makes the device CONNECTED and searchable by its health, an unchanged report changes nothing a
+ * user sees, silence makes it DISCONNECTED, and device and user tokens stay on their own routes.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
+import type { DeviceHealthReport } from '../../functions/core/device-health.js';
+import type { StoredDevice } from '../../functions/core/devices.js';
+import { freePort } from '../../functions/local/free-port.js';
+import { LOCAL_TABLES } from '../../functions/local/runtime.js';
+import { deviceToken } from '../support/device-token.js';
+import { localDocumentClient } from './fleet.js';
+import {
+  call,
+  eventually,
+  type LocalService,
+  newServiceSettings,
+  removeDataDirectory,
+  type ServiceSettings,
+  startService,
+  tokenFor,
+} from './harness.js';
+
+const HEARTBEAT_SECONDS = 2;
+const DEVICE = 'acme-health-0001';
+const VERSION_CODE = 'e2e-health-7001';
+
+let settings: ServiceSettings;
+let service: LocalService;
+let client: ReturnType<typeof localDocumentClient>;
+let device: string;
+let alice: string;
+
+const report: DeviceHealthReport = {
+  versionCode: VERSION_CODE,
+  versionName: '7.0.1',
+  mode: 'EMBEDDED_PLATFORM_COMPUTER',
+  hubs: [
+    {
+      uid: `${DEVICE}-hub1`,
+      label: 'Main hub',
+      version: '2.2.4',
+      registeredSince: '2025-06-14T15:27:41.000Z',
+      type: 'STANDARD',
+      battery: { health: { state: 'GOOD', plugged: 'AC', status: 'FULL', level: 100, cycle: 12 } },
+      devices: [
+        {
+          uid: `${DEVICE}-hub1-printer`,
+          label: 'Receipt printer',
+          version: '1.4.0',
+          health: {
+            state: 'WARNING',
+            message: 'Paper low',
+            messages: [{ key: 'printer.paper.low', message: 'Paper low', level: 'WARNING' }],
+          },
+          capability: { type: 'PRINTER', modes: ['PRINTER_PRINT'] },
+          commands: [{ command: 'reboot', title: 'Reboot', description: 'Restart the printer.', payload: { delay: 0 }, arguments: [] }],
+        },
+      ],
+    },
+  ],
+};
+
+const putHealth = (body: unknown, token = device) => call(`${service.api}/device/health`, { method: 'PUT', token, json: body });
+const stored = async () =>
+  (await client.send(new GetCommand({ TableName: LOCAL_TABLES.devices, Key: { company: 'acme', deviceId: DEVICE }, ConsistentRead: true })))
+    .Item as StoredDevice;
+const presence = async () =>
+  (await client.send(new GetCommand({ TableName: LOCAL_TABLES.presence, Key: { deviceKey: `acme#${DEVICE}` }, ConsistentRead: true })))
+    .Item as { lastSeen: string; sweepAt?: string } | undefined;
+const searchDevice = async (state: string) => {
+  const query = new URLSearchParams({
+    company: 'acme',
+    'connection.state': state,
+    'health.versionCode': VERSION_CODE,
+    'health.mode': 'EMBEDDED_PLATFORM_COMPUTER',
+    'health.hubs.devices.health.state': 'WARNING',
+    'health.hubs.devices.capability.type': 'PRINTER',
+  });
+  const result = await call(`${service.api}/resources/search?${query}`, { token: alice });
+  expect(result.status).toBe(200);
+  return result.body.resources as Record<string, any>[];
+};
+
+beforeAll(async () => {
+  settings = await newServiceSettings();
+  const dynamoDbPort = await freePort();
+  service = await startService(settings, {
+    environment: {
+      DYNAMODB_PORT: String(dynamoDbPort),
+      DEVICE_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS),
+      HEARTBEAT_SWEEP_INTERVAL_MS: '200',
+    },
+  });
+  client = localDocumentClient(`http://127.0.0.1:${dynamoDbPort}`, 4);
+  await new DynamoDbDeviceRepository(client, LOCAL_TABLES).put([
+    {
+      id: DEVICE,
+      company: 'acme',
+      serial: 'ACM-E2E-000001',
+      created: '2026-01-01T00:00:00.000Z',
+      updated: '2026-01-01T00:00:00.000Z',
+      connection: { state: 'UNKNOWN' },
+    },
+  ]);
+  // A user token first: the local issuer creates its signing key on its first token.
+  alice = await tokenFor(service, 'alice');
+  device = (await deviceToken({ ...service, dynamoDbEndpoint: `http://127.0.0.1:${dynamoDbPort}` }, 'acme', DEVICE)).token;
+}, 120_000);
+
+afterAll(async () => {
+  client?.destroy();
+  await service?.stop();
+  if (settings !== undefined) await removeDataDirectory(settings);
+});
+
+describe('device health reports', () => {
+  it('makes the device CONNECTED and searchable by its health; unchanged reports change nothing; silence disconnects it', async () => {
+    expect((await putHealth(report)).status).toBe(204);
+    const first = await stored();
+    expect(first.connection.state).toBe('CONNECTED');
+    const { updated, connection } = first;
+
+    // Keep reporting (unchanged) while the checks below run, well within the 2-second window.
+    let heartbeats = 0;
+    const failures: number[] = [];
+    const timer = setInterval(() => {
+      void putHealth(report).then((answer) => (answer.status === 204 ? (heartbeats += 1) : failures.push(answer.status)));
+    }, 400);
+    try {
+      // The device's own writes are visible in search within 2 seconds (stream poller + indexer).
+      await eventually(async () => (await searchDevice('CONNECTED')).length === 1, 'the device CONNECTED in search', 2_000);
+      const [found] = await searchDevice('CONNECTED');
+      expect(found).toMatchObject({
+        type: 'DEVICE',
+        id: DEVICE,
+        company: 'acme',
+        connection: { state: 'CONNECTED', connectedSince: connection.connectedSince },
+        health: { ...report, updated: first.health?.updated },
+      });
+      expect(found).not.toHaveProperty('credential');
+
+      const before = (await presence())?.lastSeen as string;
+      expect((await putHealth({ ...report, updated: '2001-01-01T00:00:00Z' })).status).toBe(204);
+      expect(Date.parse((await presence())?.lastSeen as string)).toBeGreaterThan(Date.parse(before));
+      await eventually(async () => heartbeats >= 2, 'two background heartbeats', 5_000);
+      const again = await stored();
+      expect(again.updated).toBe(updated);
+      expect(again.connection).toEqual(connection);
+      expect(again.health?.updated).toBe(first.health?.updated);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(failures).toEqual([]);
+
+    // Silence: DISCONNECTED since the report's deadline (last report + the window), in the table and in search.
+    await eventually(async () => (await stored()).connection.state === 'DISCONNECTED', 'the sweeper to disconnect the device', 10_000);
+    const lastSeen = Date.parse((await presence())?.lastSeen as string);
+    const disconnected = await stored();
+    expect(disconnected.connection).toEqual({
+      state: 'DISCONNECTED',
+      disconnectedSince: new Date(lastSeen + HEARTBEAT_SECONDS * 1_000).toISOString(),
+    });
+    expect((await presence())?.sweepAt).toBeUndefined();
+    await eventually(async () => (await searchDevice('DISCONNECTED')).length === 1, 'the device DISCONNECTED in search', 2_000);
+
+    // Reporting again reconnects it, with a new connectedSince.
+    expect((await putHealth(report)).status).toBe(204);
+    const back = await stored();
+    expect(back.connection.state).toBe('CONNECTED');
+    expect(Date.parse(back.connection.connectedSince as string)).toBeGreaterThan(Date.parse(connection.connectedSince as string));
+  }, 60_000);
+
+  it('refuses a bad health body with 400 naming each bad member, and records nothing', async () => {
+    const lastSeen = (await presence())?.lastSeen;
+    const bad = structuredClone(report) as Record<string, any>;
+    bad.mode = 'TOASTER';
+    bad.hubs[0].devices[0].capability.type = 'LASER';
+    bad.hubs[0].battery.health.level = 140;
+    delete bad.versionName;
+    const answer = await putHealth(bad);
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors.map((error: { path: string }) => error.path).sort()).toEqual([
+      '/hubs/0/battery/health/level',
+      '/hubs/0/devices/0/capability/type',
+      '/mode',
+      '/versionName',
+    ]);
+    expect((await presence())?.lastSeen).toBe(lastSeen);
+  });
+
+  it('keeps user tokens off the device routes and device tokens off the user routes (403)', async () => {
+    expect((await putHealth(report, alice)).status).toBe(403);
+    expect((await call(`${service.api}/resources/search?company=acme`, { token: device })).status).toBe(403);
+    expect((await call(`${service.api}/companies/acme/resources/deployments/history`, { token: device })).status).toBe(403);
+  });
+});
