@@ -36,6 +36,7 @@ beforeAll(async () => {
     DEVICES_TABLE: 'devices',
     SCENARIOS_TABLE: 'scenarios',
     DEPLOYMENTS_TABLE: 'deployments',
+    PRESENCE_TABLE: 'presence',
     IDEMPOTENCY_TABLE: 'idempotency',
     ARCHIVE_BUCKET: 'archives',
     LOCAL_EVENTS_FILE: '/dev/null',

@@ -80,6 +80,7 @@ beforeAll(async () => {
     DEVICES_TABLE: LOCAL_TABLES.devices,
     SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
     DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
+    PRESENCE_TABLE: LOCAL_TABLES.presence,
     IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
     ARCHIVE_BUCKET: LOCAL_BUCKET,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
