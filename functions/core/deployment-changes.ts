@@ -23,6 +23,7 @@ function change(
   at: string,
   by: string,
   note: string | undefined,
+  cause: string | null = null,
 ): DeploymentChange {
   const { company, deviceId, scenarioId, version } = slot;
   return {
@@ -37,7 +38,7 @@ function change(
       version,
       action,
       state: 'SUCCESS',
-      cause: null,
+      cause,
       at,
       by,
       ...(note === undefined ? {} : { note }),
@@ -59,8 +60,8 @@ export function deploymentChangeOf(
     return change(newImage, 'DEPLOY', newImage.id, newImage.deployedAt, newImage.deployedBy, newImage.note);
   }
   if (isActive(oldImage) && newImage?.undeploy !== undefined) {
-    const { id, at, by, note } = newImage.undeploy;
-    const derived = change(newImage, 'UNDEPLOY', id, at, by, note);
+    const { id, at, by, note, cause } = newImage.undeploy;
+    const derived = change(newImage, 'UNDEPLOY', id, at, by, note, cause ?? null);
     const { company, deviceId, scenarioId, version } = newImage;
     return { ...derived, purge: { company, deviceId, scenarioId, version, undeployId: id } };
   }
