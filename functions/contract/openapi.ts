@@ -195,7 +195,16 @@ class DocumentBuilder {
     const inline: Json = {
       description: response.description,
       ...(headers.length === 0 ? {} : { headers: Object.fromEntries(headers.map(([header, value]) => [header, this.header(value)])) }),
-      ...(response.schema === undefined ? {} : { content: { [contentType]: { schema: this.schemas.render(response.schema, 'output') } } }),
+      ...(response.schema === undefined
+        ? {}
+        : {
+            content: {
+              [contentType]: { schema: this.schemas.render(response.schema, 'output') },
+              ...Object.fromEntries(
+                Object.entries(response.alternatives ?? {}).map(([type, schema]) => [type, { schema: this.schemas.render(schema, 'output') }]),
+              ),
+            },
+          }),
     };
     if (name === undefined) return inline;
     this.responses[name] = inline;
@@ -242,10 +251,14 @@ class DocumentBuilder {
 
   requestBody(body: RequestBody): Json {
     const mediaType = { json: 'application/json', multipart: 'multipart/form-data' }[body.kind];
+    const form = body.kind === 'json' ? body.form : undefined;
     return {
       required: true,
       ...(body.description === undefined ? {} : { description: body.description }),
-      content: { [mediaType]: { schema: this.schemas.render(body.schema, 'input') } },
+      content: {
+        [mediaType]: { schema: this.schemas.render(body.schema, 'input') },
+        ...(form === undefined ? {} : { 'application/x-www-form-urlencoded': { schema: this.schemas.render(form.schema, 'input') } }),
+      },
     };
   }
 
@@ -318,6 +331,7 @@ export function openApiDocumentOf(
       { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
       { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
       { name: 'Search', description: 'Filters and search over devices and scenarios.' },
+      { name: 'Devices', description: 'The device registry: register, read and delete devices, issue their client credentials.' },
       { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
       { name: 'Meta', description: 'This document.' },
     ],

@@ -10,6 +10,8 @@ import type {
   ArchiveStore,
   DeploymentRepository,
   DeviceRepository,
+  DeviceTokenSigner,
+  PresenceRepository,
   ScenarioCatalog,
   ScenarioRepository,
   UploadSlotRepository,
@@ -18,6 +20,7 @@ import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js
 import { DynamoDbCompanyRepository } from '../adapters/aws/dynamodb-company-repository.js';
 import { DynamoDbDeploymentRepository } from '../adapters/aws/dynamodb-deployment-repository.js';
 import { DynamoDbDeviceRepository } from '../adapters/aws/dynamodb-device-repository.js';
+import { DynamoDbPresenceRepository } from '../adapters/aws/dynamodb-presence-repository.js';
 import { DynamoDbScenarioRepository } from '../adapters/aws/dynamodb-scenario-repository.js';
 import type { TableNames } from '../adapters/aws/dynamodb-shared.js';
 import { DynamoDbUploadSlotRepository } from '../adapters/aws/dynamodb-upload-slot-repository.js';
@@ -43,6 +46,8 @@ export interface Services {
   tables: TableNames;
   companies: DynamoDbCompanyRepository;
   devices: DeviceRepository;
+  /** When each device was last heard from (presence table). */
+  presence: PresenceRepository;
   scenarios: ScenarioRepository;
   /** Read side of scenarios: listings, versions (single Queries / GetItems). */
   catalog: ScenarioCatalog;
@@ -80,6 +85,7 @@ export function services(): Services {
       tables,
       companies: new DynamoDbCompanyRepository(dynamoDb, tables),
       devices: new DynamoDbDeviceRepository(dynamoDb, tables),
+      presence: new DynamoDbPresenceRepository(dynamoDb, tables),
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
       catalog: new DynamoDbScenarioCatalog(dynamoDb, tables, cursors),
       deployments: new DynamoDbDeploymentRepository(dynamoDb, tables, cursors),
@@ -110,6 +116,15 @@ export function identityProvider(): Promise<LocalIdentityProvider> {
     });
   }
   return identity;
+}
+
+/**
+ * The signer of device tokens (client credentials grant). Locally: the LocalIdentityProvider's key, so that device
+ * tokens verify against the same JWKS as user tokens.
+ * @throws EnvironmentError as identityProvider() does.
+ */
+export async function deviceTokenSigner(): Promise<DeviceTokenSigner> {
+  return identityProvider();
 }
 
 let publisher: EventPublisher | undefined;
