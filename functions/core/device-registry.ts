@@ -181,7 +181,10 @@ async function registerEntry(
 
 /** A violation inside entry `index`, as a pointer into the whole body. */
 function atEntry(index: number, violation: ProblemViolation): ProblemViolation {
-  return { path: `/${index}${violation.path === '' || violation.path.startsWith('/') ? violation.path : `/${violation.path}`}`, message: violation.message };
+  return {
+    path: `/${index}${violation.path === '' || violation.path.startsWith('/') ? violation.path : `/${violation.path}`}`,
+    message: violation.message,
+  };
 }
 
 /**

@@ -136,7 +136,11 @@ export async function issueDeviceToken(
     throw new OAuthError('unsupported_grant_type', `grant_type '${request.grantType}' is not supported; use client_credentials.`);
   }
   const { clientId, clientSecret, viaBasic } = clientCredentialsOf(request);
-  const refused = new OAuthError('invalid_client', 'Client authentication failed: unknown client, wrong secret, or no credentials.', viaBasic);
+  const refused = new OAuthError(
+    'invalid_client',
+    'Client authentication failed: unknown client, wrong secret, or no credentials.',
+    viaBasic,
+  );
   const named = clientId === undefined ? undefined : parseDeviceClientId(clientId);
   const device = named === undefined ? undefined : await dependencies.devices.get(named.company, named.deviceId);
   const credential = device === undefined || device.deleting === true ? undefined : device.credential;

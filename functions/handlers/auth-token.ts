@@ -19,7 +19,12 @@ export const handler = routeHandler(authToken, async ({ body }, _context, event)
   } else {
     token = await issueDeviceToken(
       { devices: services().devices, signer: await deviceTokenSigner() },
-      { grantType: body.grant_type, clientId: body.client_id, clientSecret: body.client_secret, authorization: event.headers.authorization },
+      {
+        grantType: body.grant_type,
+        clientId: body.client_id,
+        clientSecret: body.client_secret,
+        authorization: event.headers.authorization,
+      },
       deviceConfig().tokenLifetimeSeconds,
     );
   }

@@ -78,7 +78,11 @@ describe('device registry and device tokens', () => {
       connection: { state: 'UNKNOWN' },
     });
     expect(created.body).not.toHaveProperty('health');
-    const updated = await call(deviceUrl(DEVICE), { method: 'PUT', token: alice, json: { geoLocation: { latitude: 43.6, longitude: 1.44 } } });
+    const updated = await call(deviceUrl(DEVICE), {
+      method: 'PUT',
+      token: alice,
+      json: { geoLocation: { latitude: 43.6, longitude: 1.44 } },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ serial: SERIAL, location: { name: 'Lobby' }, geoLocation: { latitude: 43.6, longitude: 1.44 } });
     expect(updated.body.created).toBe(created.body.created);
@@ -217,16 +221,26 @@ describe('device registry and device tokens', () => {
     expect(active.body.items.filter((item: { target: { id: string } }) => item.target.id === DEVICE)).toEqual([]);
     const historyUrl = `${service.api}/companies/acme/resources/deployments/history?deviceId=${DEVICE}`;
     const undeploys = async () =>
-      ((await call(historyUrl, { token: alice })).body.items as { action: string; state: string; cause: string | null; by: string; what: { subId: string } }[]).filter(
-        (item) => item.action === 'UNDEPLOY',
-      );
+      (
+        (await call(historyUrl, { token: alice })).body.items as {
+          action: string;
+          state: string;
+          cause: string | null;
+          by: string;
+          what: { subId: string };
+        }[]
+      ).filter((item) => item.action === 'UNDEPLOY');
     await eventually(async () => (await undeploys()).length === 2, 'two UNDEPLOY history entries');
     for (const entry of await undeploys()) expect(entry).toMatchObject({ state: 'SUCCESS', cause: 'DEVICE_DELETED', by: 'alice' });
     expect((await undeploys()).map((entry) => entry.what.subId).sort()).toEqual(['1.0.0', '1.1.0']);
 
     const redeploy = await call(`${service.api}/companies/acme/resources/deployments`, {
       token: alice,
-      json: { requests: [{ target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'DEPLOY' }] },
+      json: {
+        requests: [
+          { target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'DEPLOY' },
+        ],
+      },
     });
     expect(redeploy.body.items[0].cause).toBe('TARGET_NOT_FOUND');
 

@@ -83,7 +83,12 @@ class FakeDeployments implements Pick<DeploymentRepository, 'listActive' | 'deac
   add(deployment: ActiveDeployment): void {
     this.active.set(`${deployment.company}#${deployment.deviceId}#${deployment.scenarioId}#${deployment.version}`, deployment);
   }
-  async listActive(companyId: string, deviceId: string | undefined, _limit: number, cursor: string | undefined): Promise<Page<ActiveDeployment>> {
+  async listActive(
+    companyId: string,
+    deviceId: string | undefined,
+    _limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<ActiveDeployment>> {
     // The cursor is the last key read, as DynamoDB's LastEvaluatedKey: slots undeployed meanwhile shift nothing.
     const sortKey = (deployment: ActiveDeployment) => `${deployment.scenarioId}#${deployment.version}`;
     const items = [...this.active.values()]
@@ -136,7 +141,15 @@ function world() {
 }
 
 function deployment(deviceId: string, scenarioId: string, version: string): ActiveDeployment {
-  return { id: `d-${scenarioId}-${version}`, company: 'acme', deviceId, scenarioId, version, deployedAt: T0.toISOString(), deployedBy: 'alice' };
+  return {
+    id: `d-${scenarioId}-${version}`,
+    company: 'acme',
+    deviceId,
+    scenarioId,
+    version,
+    deployedAt: T0.toISOString(),
+    deployedBy: 'alice',
+  };
 }
 
 describe('putDevice', () => {

@@ -120,9 +120,15 @@ describe('issueDeviceToken', () => {
     expect([unsupported.code, unsupported.status]).toEqual(['unsupported_grant_type', 400]);
     const both = await refusal({ grantType: 'client_credentials', clientSecret: secret, authorization: basic('acme~kiosk-1', secret) });
     expect([both.code, both.status]).toEqual(['invalid_request', 400]);
-    const noColon = await refusal({ grantType: 'client_credentials', authorization: `Basic ${Buffer.from('acme~kiosk-1').toString('base64')}` });
+    const noColon = await refusal({
+      grantType: 'client_credentials',
+      authorization: `Basic ${Buffer.from('acme~kiosk-1').toString('base64')}`,
+    });
     expect(noColon.code).toBe('invalid_request');
-    const badEscape = await refusal({ grantType: 'client_credentials', authorization: `Basic ${Buffer.from('acme%~kiosk-1:x').toString('base64')}` });
+    const badEscape = await refusal({
+      grantType: 'client_credentials',
+      authorization: `Basic ${Buffer.from('acme%~kiosk-1:x').toString('base64')}`,
+    });
     expect(badEscape.code).toBe('invalid_request');
   });
 });
@@ -137,7 +143,10 @@ describe('the token route body', () => {
       password: 'pw',
     });
     expect(
-      routeInput(authToken, event('application/x-www-form-urlencoded', 'grant_type=client_credentials&client_id=acme%7Ekiosk-1&client_secret=a%2Bb')).body,
+      routeInput(
+        authToken,
+        event('application/x-www-form-urlencoded', 'grant_type=client_credentials&client_id=acme%7Ekiosk-1&client_secret=a%2Bb'),
+      ).body,
     ).toEqual({ grant_type: 'client_credentials', client_id: 'acme~kiosk-1', client_secret: 'a+b' });
   });
 

@@ -107,7 +107,11 @@ describe('search indexer on OpenSearch', () => {
 
   it("indexes a device's resource members only, and removes a device once it is marked deleting", async () => {
     fake.seedIndex('resources-1', 'resources');
-    const credential = { id: '01JCREDENTIAL0000000000000', secretHash: 'scrypt$4096$8$1$c2FsdA==$aGFzaA==', created: '2024-01-01T00:00:00.000Z' };
+    const credential = {
+      id: '01JCREDENTIAL0000000000000',
+      secretHash: 'scrypt$4096$8$1$c2FsdA==$aGFzaA==',
+      created: '2024-01-01T00:00:00.000Z',
+    };
     await handler({ Records: [record('INSERT', { ...device('k5'), credential })] }, {} as Context);
     const indexed = fake.documentsOf('resources').get('DEVICE#acme#k5');
     expect(indexed).toMatchObject({ type: 'DEVICE', id: 'k5', serial: 'SN-k5' });

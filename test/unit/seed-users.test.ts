@@ -14,7 +14,12 @@ const EARLIER_USERS: LocalUser[] = [
     scope: 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:write',
   },
   { username: 'bob', passwordHash: 'scrypt$bob', companies: ['globex'], scope: 'search:read' },
-  { username: 'olivia', passwordHash: 'scrypt$olivia', companies: ['acme', 'globex'], scope: 'scenarios:read deployments:read search:read' },
+  {
+    username: 'olivia',
+    passwordHash: 'scrypt$olivia',
+    companies: ['acme', 'globex'],
+    scope: 'scenarios:read deployments:read search:read',
+  },
   { username: 'carol', passwordHash: 'scrypt$carol', companies: ['acme'], scope: 'scenarios:read deployments:read search:read' },
 ];
 

@@ -53,7 +53,10 @@ export const devicePut = defineRoute({
       'BadRequest',
       'Bad Request: a device id that is not 1 to 128 letters, digits, `.`, `_` or `-`, a body that is not valid, or a new device without `serial`. Nothing was changed.',
     ),
-    409: { description: 'Conflict: the device is being deleted; register it again once the delete has completed.', schema: ConflictProblem },
+    409: {
+      description: 'Conflict: the device is being deleted; register it again once the delete has completed.',
+      schema: ConflictProblem,
+    },
   },
 });
 
@@ -86,7 +89,7 @@ export const deviceDelete = defineRoute({
   path: DEVICE_PATH,
   summary: 'Delete a device',
   description:
-    "Deletes the device: at once it counts as absent (deployments to it report TARGET_NOT_FOUND, reads 404), its credentials and tokens stop working and it leaves search; each of its active deployments is undeployed, recorded in the history as an UNDEPLOY by the caller with cause `DEVICE_DELETED`. A delete interrupted half-way is completed by sending it again. Needs `devices:write` on the company.",
+    'Deletes the device: at once it counts as absent (deployments to it report TARGET_NOT_FOUND, reads 404), its credentials and tokens stop working and it leaves search; each of its active deployments is undeployed, recorded in the history as an UNDEPLOY by the caller with cause `DEVICE_DELETED`. A delete interrupted half-way is completed by sending it again. Needs `devices:write` on the company.',
   tags: ['Devices'],
   scope: 'devices:write',
   companyParameter: 'companyId',

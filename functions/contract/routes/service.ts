@@ -72,7 +72,13 @@ export const authToken = defineRoute({
       ...PROBLEM_RESPONSES.Unauthorized,
       description:
         'Unauthorized: the username or password is wrong (problem+json); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`.',
-      headers: { 'WWW-Authenticate': { ...HEADERS['WWW-Authenticate'], required: false, description: '`Bearer` for a user, `Basic realm="device"` for a device that authenticated with HTTP Basic.' } },
+      headers: {
+        'WWW-Authenticate': {
+          ...HEADERS['WWW-Authenticate'],
+          required: false,
+          description: '`Bearer` for a user, `Basic realm="device"` for a device that authenticated with HTTP Basic.',
+        },
+      },
       alternatives: { 'application/json': OAuthErrorBody },
     },
     413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },

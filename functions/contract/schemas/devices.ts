@@ -3,12 +3,7 @@
  * credentials. The device resource answered is the search result's (DeviceSearchResource).
  */
 import { z } from 'zod';
-import {
-  DEVICE_ID_RULE,
-  type DeviceRegistration,
-  type InvalidRegistration,
-  MAX_REGISTRATION_ENTRIES,
-} from '../../core/device-registry.js';
+import { DEVICE_ID_RULE, type DeviceRegistration, type InvalidRegistration, MAX_REGISTRATION_ENTRIES } from '../../core/device-registry.js';
 import { DEVICE_ID_PATTERN } from '../../core/devices.js';
 import type { ProblemViolation as Violation } from '../../core/errors.js';
 import { ProblemViolation } from './problems.js';
@@ -91,7 +86,9 @@ export function registrationTooLarge(body: unknown): string | undefined {
 export const DeviceRegistrationResult = z
   .strictObject({
     id: z.string().nullable().describe("The entry's `id`; null when the entry has no string `id`."),
-    state: z.enum(['CREATED', 'UPDATED', 'FAILURE']).describe('CREATED (new device), UPDATED (existing device), FAILURE (nothing written).'),
+    state: z
+      .enum(['CREATED', 'UPDATED', 'FAILURE'])
+      .describe('CREATED (new device), UPDATED (existing device), FAILURE (nothing written).'),
     errors: z
       .array(ProblemViolation)
       .min(1)
