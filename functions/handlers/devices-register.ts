@@ -10,7 +10,7 @@ import { logger } from '../platform/logger.js';
  */
 export const handler = routeHandler(devicesRegister, async ({ params, body }, { principal }) => {
   const { devices, deployments, presence } = services();
-  const items = await registerDevices(
+  const results = await registerDevices(
     {
       devices,
       deployments,
@@ -21,5 +21,5 @@ export const handler = routeHandler(devicesRegister, async ({ params, body }, { 
     params.companyId,
     body,
   );
-  return jsonResponse(200, { items });
+  return jsonResponse(200, results);
 });

@@ -104,7 +104,7 @@ describe('device registry and device tokens', () => {
       ],
     });
     expect(response.status).toBe(200);
-    expect(response.body.items).toEqual([
+    expect(response.body).toEqual([
       { id: 'e2e-kiosk-2', state: 'CREATED' },
       { id: 'e2e-kiosk-3', state: 'FAILURE', errors: [{ path: '/1/serial', message: expect.any(String) }] },
       { id: DEVICE, state: 'UPDATED' },

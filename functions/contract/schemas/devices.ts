@@ -98,8 +98,8 @@ export const DeviceRegistrationResult = z
   .meta({ id: 'DeviceRegistrationResult' });
 
 export const DeviceRegistrationResults = z
-  .strictObject({ items: z.array(DeviceRegistrationResult).describe('One result per entry, in request order.') })
-  .meta({ id: 'DeviceRegistrationResults' });
+  .array(DeviceRegistrationResult)
+  .meta({ id: 'DeviceRegistrationResults', description: 'One result per entry, in request order (as the request is an array).' });
 
 export const DeviceCredentials = z
   .strictObject({
