@@ -60,7 +60,7 @@ Contract choices where the specification is silent (docs/contract.md):
   Tokens are checked for issuer, audience, expiry and \`nbf\`, signed with ${ACCEPTED_ALGORITHMS.join(', ')} only.
   Missing or invalid token: 401 with \`WWW-Authenticate: Bearer\`. The token's \`companies\` claim lists the companies the
   caller may act on and its \`scope\` claim the permissions (\`scenarios:read\`, \`scenarios:write\`, \`deployments:read\`,
-  \`deployments:write\`, \`search:read\`, \`devices:write\`); a valid token without the company or the scope gets 403.
+  \`deployments:write\`, \`search:read\`, \`devices:read\`, \`devices:write\`); a valid token without the company or the scope gets 403.
   When the issuer's key set cannot be fetched, authenticated routes answer 503.
 - **Company scoping.** Another company's data is never visible, not even its existence: deploying to a device of
   another company reports \`TARGET_NOT_FOUND\`, and search and filter counts only cover the caller's companies.
@@ -77,6 +77,11 @@ Contract choices where the specification is silent (docs/contract.md):
   types other than \`DEVICE\` and \`what\` types other than \`SCENARIO\` give \`NOT_IMPLEMENTED\`. Active deployments are
   listed with \`limit\`/\`cursor\` pagination (\`{ items, nextCursor }\`). Every attempted action, successful or not, is
   kept in the history (\`.../resources/deployments/history\`, newest first, same pagination), with who, when and the note.
+- **Devices.** Operators register devices (\`PUT\` one, or \`POST\` up to 5,000 with one result per entry), read and
+  delete them (a deleted device's deployments are undeployed, with cause \`DEVICE_DELETED\` in the history), and issue
+  each a client id and secret. A device exchanges them at \`POST {auth_url}/token\` (OAuth 2.0 client credentials grant,
+  form body or HTTP Basic) for a token of scope \`device\` that acts only as that device; refusals are OAuth errors
+  (\`{ "error", "error_description" }\`).
 - **Search.** One query parameter per filter field, repeated for several values: values of one field are OR-ed,
   different fields are AND-ed. \`global\` is a full-text query over the resources' text fields; when present every
   filter parameter is ignored, and without an explicit \`sort\` results come in relevance order (most relevant first).
@@ -206,7 +211,19 @@ class DocumentBuilder {
     const inline: Json = {
       description: response.description,
       ...(headers.length === 0 ? {} : { headers: Object.fromEntries(headers.map(([header, value]) => [header, this.header(value)])) }),
-      ...(response.schema === undefined ? {} : { content: { [contentType]: { schema: this.schemas.render(response.schema, 'output') } } }),
+      ...(response.schema === undefined
+        ? {}
+        : {
+            content: {
+              [contentType]: { schema: this.schemas.render(response.schema, 'output') },
+              ...Object.fromEntries(
+                Object.entries(response.alternatives ?? {}).map(([type, schema]) => [
+                  type,
+                  { schema: this.schemas.render(schema, 'output') },
+                ]),
+              ),
+            },
+          }),
     };
     if (name === undefined) return inline;
     this.responses[name] = inline;
@@ -253,10 +270,14 @@ class DocumentBuilder {
 
   requestBody(body: RequestBody): Json {
     const mediaType = { json: 'application/json', multipart: 'multipart/form-data' }[body.kind];
+    const form = body.kind === 'json' ? body.form : undefined;
     return {
       required: true,
       ...(body.description === undefined ? {} : { description: body.description }),
-      content: { [mediaType]: { schema: this.schemas.render(body.schema, 'input') } },
+      content: {
+        [mediaType]: { schema: this.schemas.render(body.schema, 'input') },
+        ...(form === undefined ? {} : { 'application/x-www-form-urlencoded': { schema: this.schemas.render(form.schema, 'input') } }),
+      },
     };
   }
 
@@ -329,7 +350,7 @@ export function openApiDocumentOf(
       { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
       { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
       { name: 'Search', description: 'Filters and search over devices and scenarios.' },
-      { name: 'Devices', description: 'The device side: what a device pulls and reports, with its own token.' },
+      { name: 'Devices', description: 'Devices: the registry and client credentials (operator tokens), and what a device pulls and reports (its own token).' },
       { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
       { name: 'Meta', description: 'This document.' },
     ],

@@ -6,6 +6,7 @@
  * all import it.
  */
 import type { z } from 'zod';
+import type { ProblemViolation } from '../core/errors.js';
 import type { Scope } from '../core/principal.js';
 
 /** Which address a route belongs to (docs/contract.md, "Addresses"). */
@@ -61,6 +62,11 @@ export interface RouteResponse {
   schema?: z.ZodType;
   /** @default 'application/json', or 'application/problem+json' for 4xx/5xx */
   contentType?: string;
+  /**
+   * Other media types the same status may carry, with their body schemas: e.g. the token endpoint's OAuth error
+   * (`application/json`) beside its problem+json 400 and 401.
+   */
+  alternatives?: Readonly<Record<string, z.ZodType>>;
   headers?: Readonly<Record<string, ResponseHeader>>;
 }
 
@@ -74,8 +80,20 @@ export type RequestBody =
       tooLarge?: (body: unknown) => string | undefined;
       /** The 400 `detail` when the body is invalid (each violation is listed in `errors`). */
       invalidDetail?: string;
+      /** Also accepted: an `application/x-www-form-urlencoded` body (see FormBody). */
+      form?: FormBody;
     }
   | { kind: 'multipart'; schema: z.ZodType; description?: string };
+
+/**
+ * The `application/x-www-form-urlencoded` form of a route's body (the OAuth token request): the schema receives an
+ * object of the form's members (each given once; a repeated member is a violation), its output becomes the body.
+ */
+export interface FormBody {
+  schema: z.ZodType;
+  /** The error thrown when the form is invalid, instead of the 400 problem (e.g. an OAuth `invalid_request`). */
+  invalid?: (violations: readonly ProblemViolation[]) => Error;
+}
 
 /** The request part of a route: path parameters, query parameters and body, each a zod schema. */
 export interface RouteRequest {
@@ -130,5 +148,9 @@ export function defineRoute<const T extends RouteDefinition>(definition: T): T {
 export type RouteInput<T extends RouteDefinition> = {
   params: T['request'] extends { params: z.ZodType } ? z.output<T['request']['params']> : Record<string, never>;
   query: T['request'] extends { query: z.ZodType } ? z.output<T['request']['query']> : Record<string, never>;
-  body: T['request'] extends { body: { schema: z.ZodType } } ? z.output<T['request']['body']['schema']> : undefined;
+  body: T['request'] extends { body: { schema: z.ZodType } }
+    ?
+        | z.output<T['request']['body']['schema']>
+        | (T['request']['body'] extends { form: { schema: z.ZodType } } ? z.output<T['request']['body']['form']['schema']> : never)
+    : undefined;
 };

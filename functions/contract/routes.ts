@@ -6,6 +6,7 @@ import { searchFilters, search } from './routes/search.js';
 import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
 import { openApiDocument, authToken, authJwks } from './routes/service.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
+import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
@@ -31,6 +32,14 @@ export const ROUTES: readonly RouteDefinition[] = [
   deploymentsHistory,
   deploymentsListAll,
   deploymentsListDevice,
+  // After DeploymentsListDevice: `/companies/{c}/resources/devices/deployments` matches both it and DeviceGet with as
+  // many static segments, and keeps meaning the active deployments of a device `devices` (a device id `deployments`
+  // or `devices` is best avoided).
+  devicePut,
+  deviceGet,
+  deviceDelete,
+  devicesRegister,
+  deviceCredentialsIssue,
   searchFilters,
   search,
   deviceDeploymentsGet,

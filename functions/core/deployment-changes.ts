@@ -25,6 +25,7 @@ function change(
   at: string,
   by: string,
   note: string | undefined,
+  cause: string | null = null,
 ): DeploymentChange {
   const { company, deviceId, scenarioId, version } = slot;
   return {
@@ -39,7 +40,7 @@ function change(
       version,
       action,
       state: 'SUCCESS',
-      cause: null,
+      cause,
       at,
       by,
       ...(note === undefined ? {} : { note }),
@@ -107,8 +108,8 @@ export function deploymentChangeOf(
     return change(newImage, 'DEPLOY', newImage.id, newImage.deployedAt, newImage.deployedBy, newImage.note);
   }
   if (isActive(oldImage) && newImage?.undeploy !== undefined) {
-    const { id, at, by, note } = newImage.undeploy;
-    const derived = change(newImage, 'UNDEPLOY', id, at, by, note);
+    const { id, at, by, note, cause } = newImage.undeploy;
+    const derived = change(newImage, 'UNDEPLOY', id, at, by, note, cause ?? null);
     const { company, deviceId, scenarioId, version } = newImage;
     return { ...derived, purge: { company, deviceId, scenarioId, version, undeployId: id } };
   }

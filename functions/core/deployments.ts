@@ -32,6 +32,12 @@ export const DEPLOYMENT_CAUSES = [
 /** One failure cause. */
 export type DeploymentCause = (typeof DEPLOYMENT_CAUSES)[number];
 
+/**
+ * Causes only history entries carry, never a result item: the cause of a SUCCESS that no deployment request asked
+ * for (DEVICE_DELETED: the UNDEPLOY of each active deployment of a deleted device).
+ */
+export const HISTORY_ONLY_CAUSES = ['DEVICE_DELETED'] as const;
+
 /** Deployment request body (spec "Deployment request body"); the zod schema is also the 400 validator. */
 export const DeploymentRequestBodySchema = z.object({
   requests: z

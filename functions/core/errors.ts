@@ -149,3 +149,26 @@ export class UploadNotCompletedError extends DomainError {
     super(detail, { reason });
   }
 }
+
+/** The error codes of an OAuth 2.0 token request (RFC 6749 §5.2) this service answers. */
+export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type';
+
+/**
+ * A refused OAuth 2.0 token request (client credentials grant): answered as RFC 6749 §5.2 asks, `application/json`
+ * `{ "error", "error_description" }`, not as a problem: OAuth clients read `error`. `invalid_client` is 401 (the client
+ * did not authenticate), the others 400; `viaBasic` says the client authenticated with HTTP Basic, whose 401 carries
+ * a Basic challenge.
+ */
+export class OAuthError extends DomainError {
+  readonly status: number;
+  readonly title: string;
+  constructor(
+    readonly code: OAuthErrorCode,
+    detail: string,
+    readonly viaBasic = false,
+  ) {
+    super(detail);
+    this.status = code === 'invalid_client' ? 401 : 400;
+    this.title = code === 'invalid_client' ? 'Unauthorized' : 'Bad Request';
+  }
+}

@@ -5,7 +5,7 @@
  * composition root (`functions/platform/composition.ts`) picks which.
  */
 import type { DeviceStatusState } from './desired-state.js';
-import type { Device, StoredDevice } from './devices.js';
+import type { Device, DeviceCredential, StoredDevice } from './devices.js';
 import type { DocumentKey, SearchDocument } from './search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from './search/query.js';
 
@@ -46,9 +46,12 @@ export interface CompanyRepository {
 
 /** Device records (devices table). */
 export interface DeviceRepository {
-  /** Returns the ids among `deviceIds` that exist in `companyId`, using batched reads. */
+  /**
+   * Returns the ids among `deviceIds` that exist in `companyId`, using batched reads. A device being deleted
+   * (`deleting`) counts as absent.
+   */
   existing(companyId: string, deviceIds: readonly string[]): Promise<Set<string>>;
-  /** Writes devices (seeding, device registration). Feeds the search index through the table's stream. */
+  /** Writes devices unconditionally (seeding). Feeds the search index through the table's stream. */
   put(devices: readonly Device[]): Promise<void>;
   /** One device as stored (credential and `deleting` included), or undefined. A strongly consistent read. */
   get(companyId: string, deviceId: string): Promise<StoredDevice | undefined>;
@@ -64,6 +67,58 @@ export interface DeviceRepository {
     credentialId: string,
     report: { health: NonNullable<Device['health']>; connectedSince: string; updated: string },
   ): Promise<'recorded' | 'refused'>;
+  /**
+   * Registers a new device (one conditional write: only if no device with its id exists in its company, deleting or
+   * not). @returns false when one exists.
+   */
+  create(device: Device): Promise<boolean>;
+  /**
+   * Sets a device's static fields and `updated` (one conditional write: only if it exists and is not being deleted);
+   * health, connection and credential are left as they are. A member of `fields` left undefined is left as stored.
+   * @returns the device as stored afterwards, or undefined when it is absent or being deleted.
+   */
+  update(companyId: string, deviceId: string, fields: DeviceStaticFields, updated: string): Promise<StoredDevice | undefined>;
+  /**
+   * Replaces the device's credential (one conditional write: only if it exists and is not being deleted), so that
+   * every earlier secret and the tokens issued for it stop working. @returns false when absent or being deleted.
+   */
+  setCredential(companyId: string, deviceId: string, credential: DeviceCredential): Promise<boolean>;
+  /**
+   * Sets `deleting` (one conditional write: only if it exists; already deleting is fine, so a retried delete
+   * continues). From then on the device counts as absent everywhere. @returns false when absent.
+   */
+  markDeleting(companyId: string, deviceId: string): Promise<boolean>;
+  /** Deletes the device item (the last step of a delete); an absent one is ignored. */
+  remove(companyId: string, deviceId: string): Promise<void>;
+}
+
+/** The fields of a device its operator sets (spec "Device resource"); the rest is the device's own report. */
+export type DeviceStaticFields = Partial<Pick<Device, 'serial' | 'location' | 'geoLocation'>>;
+
+/**
+ * The claims of a device token (client credentials grant) that the signer does not add itself: the device, its
+ * company, DEVICE_SCOPE, the OAuth client id and the credential id (DEVICE_TOKEN_CLAIMS).
+ */
+export interface DeviceTokenClaims {
+  /** The device id. */
+  sub: string;
+  /** The device's one company. */
+  companies: [string];
+  /** DEVICE_SCOPE. */
+  scope: string;
+  /** deviceClientId(company, deviceId). */
+  client_id: string;
+  /** ULID of the credential the token is issued for. */
+  cred: string;
+}
+
+/** Signs device tokens with the issuer's key (the local issuer's key locally, a KMS key on AWS). */
+export interface DeviceTokenSigner {
+  /**
+   * A compact JWS (JWT) carrying `claims` plus `iss`, `aud`, `iat`, `nbf` (= iat), `exp` (= iat + lifetimeSeconds)
+   * and a fresh `jti`, signed with an algorithm the token verifiers accept (ES256, RS256 or EdDSA) and the key's `kid`.
+   */
+  sign(claims: DeviceTokenClaims, lifetimeSeconds: number): Promise<string>;
 }
 
 /** A stored, immutable scenario version. */
@@ -220,6 +275,11 @@ export interface UndeployMark {
   /** `sub` of the caller. */
   by: string;
   note?: string;
+  /**
+   * Set when the undeploy was not asked for by a deployment request but follows from another change: `DEVICE_DELETED`
+   * (its device was deleted). Its history entry carries it as its `cause`.
+   */
+  cause?: 'DEVICE_DELETED';
 }
 
 /**

@@ -3,7 +3,7 @@ import {
   InitiateAuthCommand,
   type InitiateAuthCommandOutput,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
+import { BadRequestError, OAuthError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
 import { authToken } from '../contract/routes/service.js';
 import { cognitoClientId } from '../platform/config.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
@@ -90,6 +90,9 @@ const cognito = traced(new CognitoIdentityProviderClient({}));
  * credentials, 400 on a malformed body. Signs in on the Cognito app client COGNITO_CLIENT_ID.
  */
 export const handler = routeHandler(authToken, async ({ body }) => {
+  if (!('username' in body)) {
+    throw new OAuthError('unsupported_grant_type', 'The client credentials grant is not served by this deployment yet.');
+  }
   const token = await signInWithCognito(cognito, cognitoClientId(), body.username, body.password);
   return jsonResponse(
     200,

@@ -14,14 +14,20 @@ type Image = Record<string, AttributeValue>;
 /** One index write derived from a stream record: an upsert (INSERT, MODIFY) or a removal (REMOVE). */
 type Change = { position: number; upsert: SearchDocument } | { position: number; remove: DocumentKey };
 
-/** The index write of a record, or undefined for items that are not searchable (scenario versions…). */
+/**
+ * The index write of a record, or undefined for items that are not searchable (scenario versions…). An item of a
+ * searchable kind that has no document (a device marked `deleting`) is removed, as its REMOVE will be.
+ */
 function changeOf(record: DynamoDBRecord, position: number): Change | undefined {
   if (record.eventName === 'REMOVE') {
     const key = documentKeyFromItem(unmarshall((record.dynamodb?.OldImage ?? record.dynamodb?.Keys ?? {}) as Image));
     return key === undefined ? undefined : { position, remove: key };
   }
-  const document = searchDocumentFromItem(unmarshall((record.dynamodb?.NewImage ?? {}) as Image));
-  return document === undefined ? undefined : { position, upsert: document };
+  const item = unmarshall((record.dynamodb?.NewImage ?? {}) as Image);
+  const document = searchDocumentFromItem(item);
+  if (document !== undefined) return { position, upsert: document };
+  const key = documentKeyFromItem(item);
+  return key === undefined ? undefined : { position, remove: key };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import JSZip from 'jszip';
 import { hashPassword, USERS_FILE, type LocalUser } from '../adapters/embedded/local-identity-provider.js';
@@ -42,16 +42,55 @@ export async function buildDemoScenarioArchive(scenario: (typeof DEMO_SCENARIOS)
 }
 
 /**
- * Writes users.json (scrypt hashes of the demo users) into `authDirectory` unless it exists.
+ * Scopes added to the demo users' sets since users.json was first written: a data folder made before has demo users
+ * holding their set without them.
+ */
+const SCOPES_ADDED_SINCE_FIRST_RELEASE = ['devices:read'] as const;
+
+/**
+ * The users of an existing users.json with the demo users brought up to date: a demo user still holding exactly the
+ * scope set an earlier start gave it (its current set less SCOPES_ADDED_SINCE_FIRST_RELEASE) gets its current set.
+ * Users changed by hand, and everyone else, are left as they are. Returns undefined when nothing changes.
+ */
+export function upgradedDemoUsers(users: readonly LocalUser[]): LocalUser[] | undefined {
+  const sameSet = (left: Iterable<string>, right: Iterable<string>) => {
+    const a = new Set(left);
+    const b = new Set(right);
+    return a.size === b.size && [...a].every((scope) => b.has(scope));
+  };
+  let changed = false;
+  const upgraded = users.map((user) => {
+    const demo = DEMO_USERS.find((candidate) => candidate.username === user.username);
+    if (demo === undefined) return user;
+    const current = demo.scope.split(' ');
+    const earlier = current.filter((scope) => !(SCOPES_ADDED_SINCE_FIRST_RELEASE as readonly string[]).includes(scope));
+    const held = user.scope.split(' ').filter((scope) => scope !== '');
+    if (sameSet(held, current) || !sameSet(held, earlier)) return user;
+    changed = true;
+    return { ...user, scope: demo.scope };
+  });
+  return changed ? upgraded : undefined;
+}
+
+/**
+ * Writes users.json (scrypt hashes of the demo users) into `authDirectory` unless it exists; when it exists, gives
+ * the demo users that still hold an earlier demo scope set the current one (upgradedDemoUsers).
+ * @throws Error when an existing users.json is not valid JSON.
  */
 export async function seedUsers(authDirectory: string): Promise<void> {
   const path = join(authDirectory, USERS_FILE);
   try {
     await access(path);
-    return;
   } catch {
-    // first start
+    await writeUsers(path);
+    return;
   }
+  const upgraded = upgradedDemoUsers(JSON.parse(await readFile(path, 'utf8')) as LocalUser[]);
+  if (upgraded !== undefined) await writeFile(path, `${JSON.stringify(upgraded, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** Writes a new users.json holding the demo users. */
+async function writeUsers(path: string): Promise<void> {
   const users: LocalUser[] = await Promise.all(
     DEMO_USERS.map(async (user) => ({
       username: user.username,

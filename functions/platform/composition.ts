@@ -10,6 +10,7 @@ import type {
   ArchiveStore,
   DeploymentRepository,
   DeviceRepository,
+  DeviceTokenSigner,
   PresenceRepository,
   ScenarioCatalog,
   ScenarioRepository,
@@ -115,6 +116,15 @@ export function identityProvider(): Promise<LocalIdentityProvider> {
     });
   }
   return identity;
+}
+
+/**
+ * The signer of device tokens (client credentials grant). Locally: the LocalIdentityProvider's key, so that device
+ * tokens verify against the same JWKS as user tokens.
+ * @throws EnvironmentError as identityProvider() does.
+ */
+export async function deviceTokenSigner(): Promise<DeviceTokenSigner> {
+  return identityProvider();
 }
 
 let publisher: EventPublisher | undefined;

@@ -125,8 +125,13 @@ export function routeInput<T extends RouteDefinition>(route: T, event: APIGatewa
     for (const name of Object.keys(rawQuery))
       violations.push({ path: name, message: `Unknown parameter '${name}'. This operation takes none.` });
   }
-  if (body?.kind === 'json') {
-    const raw = jsonBody(event);
+  if (body?.kind === 'json' && body.form !== undefined && isFormBody(event)) {
+    const formViolations: ProblemViolation[] = [];
+    input.body = validated(body.form.schema, formBody(event, formViolations), 'form', formViolations);
+    if (formViolations.length > 0 && body.form.invalid !== undefined) throw body.form.invalid(formViolations);
+    violations.push(...formViolations);
+  } else if (body?.kind === 'json') {
+    const raw = jsonBody(event, body.form === undefined ? [] : [FORM_MEDIA_TYPE]);
     const tooLarge = body.tooLarge?.(raw);
     if (tooLarge !== undefined) throw new PayloadTooLargeError(tooLarge);
     input.body = validated(body.schema, raw, 'body', violations);
@@ -158,7 +163,7 @@ function shapeKeys(schema: z.ZodType): string[] {
  * Parses `raw` with `schema`, appending each issue to `violations`: parameters by name (in the order the request gave
  * them), body fields as JSON pointers.
  */
-function validated(schema: z.ZodType, raw: unknown, part: 'param' | 'query' | 'body', violations: ProblemViolation[]): unknown {
+function validated(schema: z.ZodType, raw: unknown, part: 'param' | 'query' | 'form' | 'body', violations: ProblemViolation[]): unknown {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
   const found: ProblemViolation[] = [];
@@ -213,16 +218,44 @@ export function pathParameter(event: APIGatewayProxyEventV2, name: string): stri
   }
 }
 
+/** The media type of a form body. */
+const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+
+/** Whether the request body is declared `application/x-www-form-urlencoded`. */
+function isFormBody(event: APIGatewayProxyEventV2): boolean {
+  return (event.headers?.['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() === FORM_MEDIA_TYPE;
+}
+
+/** The request body as text (API Gateway base64-encodes bodies it does not take for text). */
+function bodyText(event: APIGatewayProxyEventV2): string {
+  return event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+}
+
+/**
+ * The members of an `application/x-www-form-urlencoded` body, each given once; a repeated member is appended to
+ * `violations` by name (RFC 6749 §3.2 forbids repeating a parameter) and its first value kept.
+ */
+function formBody(event: APIGatewayProxyEventV2, violations: ProblemViolation[]): Record<string, string> {
+  const members: Record<string, string> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(bodyText(event))) {
+    if (name in members) violations.push({ path: name, message: `'${name}' may be given only once.` });
+    else members[name] = value;
+  }
+  return members;
+}
+
 /**
  * Parses a JSON request body.
+ * @param alsoAccepted other media types the route accepts, named in the 400 of a wrong content type.
  * @throws BadRequestError (400) when the content type is not JSON or the body is not valid JSON.
  */
-export function jsonBody(event: APIGatewayProxyEventV2): unknown {
+export function jsonBody(event: APIGatewayProxyEventV2, alsoAccepted: readonly string[] = []): unknown {
   const contentType = event.headers?.['content-type'] ?? '';
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(contentType)) {
-    throw new BadRequestError(`The request body must be application/json; got '${contentType || 'no content type'}'.`);
+    const accepted = ['application/json', ...alsoAccepted].join(' or ');
+    throw new BadRequestError(`The request body must be ${accepted}; got '${contentType || 'no content type'}'.`);
   }
-  const text = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+  const text = bodyText(event);
   try {
     return JSON.parse(text);
   } catch (error) {

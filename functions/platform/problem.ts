@@ -5,7 +5,14 @@ import {
   IdempotencyPersistenceLayerError,
   IdempotencyValidationError,
 } from '@aws-lambda-powertools/idempotency';
-import { ConflictError, DomainError, ServiceUnavailableError, UnauthorizedError, UnprocessableRequestError } from '../core/errors.js';
+import {
+  ConflictError,
+  DomainError,
+  OAuthError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  UnprocessableRequestError,
+} from '../core/errors.js';
 import { logger } from './logger.js';
 
 /** An RFC 9457 problem body. */
@@ -179,6 +186,10 @@ export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGa
       // A backend failure is logged with the SDK's own error (name, code, request id), once, as a warning: it is not a bug.
       if (error.status >= 500)
         logger.warn('Request failed', { error: error === request.error ? error : (request.error as Error), path: instance });
+      if (error instanceof OAuthError) {
+        request.response = oauthErrorResponse(error);
+        return;
+      }
       // toProblem caps the `errors` list (MAX_PROBLEM_ERRORS) for every problem kind.
       const { type, title, status, detail, ...extensions } = error.toProblem();
       request.response = problemResponse(
@@ -186,5 +197,24 @@ export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGa
         error instanceof UnauthorizedError ? { ...error.headers } : error.headers,
       );
     },
+  };
+}
+
+/** The realm of the Basic challenge a device's refused client authentication gets. */
+export const DEVICE_BASIC_REALM = 'device';
+
+/**
+ * A refused token request as RFC 6749 §5.2 has it: `application/json` `{ error, error_description }`, never cached,
+ * and on a 401 of a client that authenticated with HTTP Basic a `WWW-Authenticate: Basic realm="device"` challenge.
+ */
+export function oauthErrorResponse(error: OAuthError): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: error.status,
+    headers: {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      ...(error.status === 401 && error.viaBasic ? { 'WWW-Authenticate': `Basic realm="${DEVICE_BASIC_REALM}"` } : {}),
+    },
+    body: JSON.stringify({ error: error.code, error_description: error.message }),
   };
 }

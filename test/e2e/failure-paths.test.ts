@@ -437,11 +437,14 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
       headers: { 'content-type': 'application/json' },
     });
     expectProblem(notJson, 400, /not valid JSON/);
+    // A form body is the devices' client credentials grant: without grant_type it is an OAuth invalid_request.
     const form = await call(`${service.auth}/token`, {
       body: 'username=alice&password=alice-demo-password',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    expectProblem(form, 400, /application\/json/);
+    expect([form.status, form.body.error]).toEqual([400, 'invalid_request']);
+    const text = await call(`${service.auth}/token`, { body: 'alice', headers: { 'content-type': 'text/plain' } });
+    expectProblem(text, 400, /application\/json or application\/x-www-form-urlencoded/);
   });
 });
 

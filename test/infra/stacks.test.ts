@@ -586,6 +586,8 @@ describe('stacks (bundling skipped)', () => {
       'functions/handlers/deployments-list.ts',
       'functions/handlers/deployments-history.ts',
       'functions/handlers/scenarios-list.ts',
+      // Pages the active deployments of the device it deletes.
+      'functions/handlers/device-delete.ts',
     ];
     for (const entry of STATELESS_ENTRIES) {
       const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -619,6 +621,8 @@ describe('stacks (bundling skipped)', () => {
       'functions/handlers/deployments-list.ts',
       'functions/handlers/deployments-history.ts',
       'functions/handlers/scenarios-list.ts',
+      // Pages the active deployments of the device it deletes.
+      'functions/handlers/device-delete.ts',
     ];
     /** Groups read beyond what every function reads (`function`) and what the common flags below imply. */
     const READS: Readonly<Record<string, readonly EnvironmentGroup[]>> = {

@@ -57,7 +57,7 @@ describe('demo companies and users', () => {
   });
 
   it('defines alice, bob and olivia with the documented companies and scopes', () => {
-    const full = 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:write';
+    const full = 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write';
     expect(DEMO_USERS).toEqual([
       { username: 'alice', password: 'alice-demo-password', companies: ['acme'], scope: full },
       { username: 'bob', password: 'bob-demo-password', companies: ['globex'], scope: full },
@@ -65,7 +65,7 @@ describe('demo companies and users', () => {
         username: 'olivia',
         password: 'olivia-demo-password',
         companies: ['acme', 'globex'],
-        scope: 'scenarios:read deployments:read search:read',
+        scope: 'scenarios:read deployments:read search:read devices:read',
       },
     ]);
   });

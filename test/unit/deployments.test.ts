@@ -42,6 +42,21 @@ class FakeDevices implements DeviceRepository {
   async recordHealth(): Promise<never> {
     throw new Error('not used');
   }
+  async create(): Promise<never> {
+    throw new Error('not used');
+  }
+  async update(): Promise<never> {
+    throw new Error('not used');
+  }
+  async setCredential(): Promise<never> {
+    throw new Error('not used');
+  }
+  async markDeleting(): Promise<never> {
+    throw new Error('not used');
+  }
+  async remove(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 class FakeScenarios implements ScenarioRepository {

@@ -105,6 +105,23 @@ describe('search indexer on OpenSearch', () => {
     expect(fake.documentsOf('resources').has('DEVICE#acme#k1')).toBe(true);
   });
 
+  it("indexes a device's resource members only, and removes a device once it is marked deleting", async () => {
+    fake.seedIndex('resources-1', 'resources');
+    const credential = {
+      id: '01JCREDENTIAL0000000000000',
+      secretHash: 'scrypt$4096$8$1$c2FsdA==$aGFzaA==',
+      created: '2024-01-01T00:00:00.000Z',
+    };
+    await handler({ Records: [record('INSERT', { ...device('k5'), credential })] }, {} as Context);
+    const indexed = fake.documentsOf('resources').get('DEVICE#acme#k5');
+    expect(indexed).toMatchObject({ type: 'DEVICE', id: 'k5', serial: 'SN-k5' });
+    expect(JSON.stringify(indexed)).not.toContain('secretHash');
+    expect(indexed).not.toHaveProperty('entity');
+    const response = await handler({ Records: [record('MODIFY', { ...device('k5'), credential, deleting: true })] }, {} as Context);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(fake.documentsOf('resources').has('DEVICE#acme#k5')).toBe(false);
+  });
+
   it('reports the batch, and creates no index, when the alias does not exist yet', async () => {
     const records = batch();
     const response = await handler({ Records: records }, {} as Context);

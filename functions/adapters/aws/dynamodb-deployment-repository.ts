@@ -100,6 +100,7 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
             at: undeploy.at as string,
             by: undeploy.by as string,
             ...(typeof undeploy.note === 'string' ? { note: undeploy.note } : {}),
+            ...(undeploy.cause === 'DEVICE_DELETED' ? { cause: undeploy.cause } : {}),
           },
         }),
   };

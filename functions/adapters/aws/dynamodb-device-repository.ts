@@ -1,10 +1,30 @@
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Device, StoredDevice } from '../../core/devices.js';
-import type { DeviceRepository } from '../../core/ports.js';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Device, DeviceCredential, StoredDevice } from '../../core/devices.js';
+import type { DeviceRepository, DeviceStaticFields } from '../../core/ports.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
 
-/** DeviceRepository on the devices table. */
+/** `entity` of a device item: what the search indexer and the reindex recognise as a device. */
+const DEVICE_ENTITY = 'DEVICE';
+
+/** The device a devices table item holds (its key attributes folded back into `id`). */
+function storedDeviceFromItem(item: Record<string, unknown>): StoredDevice {
+  const { deviceId: id, entity: _entity, ...device } = item;
+  return { ...device, id } as StoredDevice;
+}
+
+/** The item a refused conditional write found (ReturnValuesOnConditionCheckFailure ALL_OLD), plain, or undefined. */
+function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
+  const item = (error as { Item?: Record<string, AttributeValue> } | null)?.Item;
+  return item === undefined ? undefined : unmarshall(item);
+}
+
+/** Only an existing device that is not being deleted may change. */
+const PRESENT_AND_NOT_DELETING = 'attribute_exists(deviceId) AND attribute_not_exists(deleting)';
+
+/** DeviceRepository on the devices table (pk `company`, sk `deviceId`; the item is the device resource plus `entity`). */
 export class DynamoDbDeviceRepository implements DeviceRepository {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -15,8 +35,8 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
   async existing(companyId: string, deviceIds: readonly string[]): Promise<Set<string>> {
     if (deviceIds.length === 0) return new Set();
     const keys = [...new Set(deviceIds)].map((deviceId) => ({ company: companyId, deviceId }));
-    const items = await batchGetAll(this.client, this.tables.devices, keys, ['deviceId']);
-    return new Set(items.map((item) => item.deviceId as string));
+    const items = await batchGetAll(this.client, this.tables.devices, keys, ['deviceId', 'deleting']);
+    return new Set(items.filter((item) => item.deleting !== true).map((item) => item.deviceId as string));
   }
 
   /** @inheritdoc */
@@ -24,7 +44,7 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
     await batchPutAll(
       this.client,
       this.tables.devices,
-      devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })),
+      devices.map((device) => ({ ...device, deviceId: device.id, entity: DEVICE_ENTITY })),
     );
   }
 
@@ -33,9 +53,94 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tables.devices, Key: { company: companyId, deviceId }, ConsistentRead: true }),
     );
-    if (Item === undefined) return undefined;
-    const { deviceId: id, entity: _entity, ...device } = Item;
-    return { ...device, id } as StoredDevice;
+    return Item === undefined ? undefined : storedDeviceFromItem(Item);
+  }
+
+  /** @inheritdoc */
+  async create(device: Device): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tables.devices,
+          Item: { ...device, deviceId: device.id, entity: DEVICE_ENTITY },
+          ConditionExpression: 'attribute_not_exists(deviceId)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      // This very put already stored (an SDK retry whose first answer was lost): the device was created by this call.
+      const stored = storedOnRefusal(error);
+      return stored?.created === device.created && stored?.serial === device.serial && stored?.deleting === undefined;
+    }
+  }
+
+  /** @inheritdoc */
+  async update(companyId: string, deviceId: string, fields: DeviceStaticFields, updated: string): Promise<StoredDevice | undefined> {
+    const values: Record<string, unknown> = { updated };
+    for (const name of ['serial', 'location', 'geoLocation'] as const) if (fields[name] !== undefined) values[name] = fields[name];
+    const names = Object.keys(values);
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.devices,
+          Key: { company: companyId, deviceId },
+          UpdateExpression: `SET ${names.map((_, index) => `#f${index} = :f${index}`).join(', ')}`,
+          ConditionExpression: PRESENT_AND_NOT_DELETING,
+          ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#f${index}`, name])),
+          ExpressionAttributeValues: Object.fromEntries(names.map((name, index) => [`:f${index}`, values[name]])),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes === undefined ? undefined : storedDeviceFromItem(Attributes);
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async setCredential(companyId: string, deviceId: string, credential: DeviceCredential): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.devices,
+          Key: { company: companyId, deviceId },
+          UpdateExpression: 'SET credential = :credential',
+          ConditionExpression: PRESENT_AND_NOT_DELETING,
+          ExpressionAttributeValues: { ':credential': credential },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async markDeleting(companyId: string, deviceId: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.devices,
+          Key: { company: companyId, deviceId },
+          UpdateExpression: 'SET deleting = :deleting',
+          ConditionExpression: 'attribute_exists(deviceId)',
+          ExpressionAttributeValues: { ':deleting': true },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async remove(companyId: string, deviceId: string): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.tables.devices, Key: { company: companyId, deviceId } }));
   }
 
   /** @inheritdoc */

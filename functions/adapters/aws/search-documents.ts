@@ -1,16 +1,17 @@
 import { highestVersion } from '../../core/scenarios/versions.js';
-import type { DeviceDocument, DocumentKey, ScenarioDocument, SearchDocument } from '../../core/search/documents.js';
+import type { StoredDevice } from '../../core/devices.js';
+import { type DocumentKey, deviceDocumentOf, type ScenarioDocument, type SearchDocument } from '../../core/search/documents.js';
 
 /**
  * Maps a devices/scenarios table item (plain object, already unmarshalled) to its search document, or undefined
- * for items that are not searchable (scenario versions, unknown entities).
+ * for items that are not searchable (scenario versions, unknown entities) or no longer are (a device being deleted:
+ * its `deleting` mark takes it out of search at once, before its item is deleted).
  */
 export function searchDocumentFromItem(item: Record<string, unknown>): SearchDocument | undefined {
   switch (item.entity) {
     case 'DEVICE': {
-      // The credential and the delete mark are never shown (a health report's update carries the whole item).
-      const { deviceId: _deviceId, entity: _entity, credential: _credential, deleting: _deleting, ...device } = item;
-      return { ...(device as Omit<DeviceDocument, 'type'>), type: 'DEVICE' };
+      if (item.deleting === true) return undefined;
+      return deviceDocumentOf({ ...(item as unknown as StoredDevice), id: item.deviceId as string });
     }
     case 'SCENARIO': {
       const document: ScenarioDocument = {

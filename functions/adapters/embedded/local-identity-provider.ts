@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { ulid } from 'ulid';
-import type { IdentityProvider } from '../../core/ports.js';
+import type { DeviceTokenClaims, DeviceTokenSigner, IdentityProvider } from '../../core/ports.js';
 
 const scrypt = promisify(scryptCallback) as (
   password: string,
@@ -46,9 +46,10 @@ export const USERS_FILE = 'users.json';
 /**
  * The local token issuer: verifies username/password against users.json and signs ES256 JWTs with a key pair
  * generated on first start (kept in the folder). Tokens carry `sub`, `companies`, `scope`, `iss`, `aud`, `iat`,
- * `nbf`, `exp`, `jti`. Stands in for Cognito locally.
+ * `nbf`, `exp`, `jti`. Stands in for Cognito locally. It also signs device tokens (DeviceTokenSigner) with the same
+ * key, so the same JWKS verifies both.
  */
-export class LocalIdentityProvider implements IdentityProvider {
+export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigner {
   private constructor(
     private readonly settings: { issuer: string; audience: string; tokenLifetimeSeconds: number },
     private readonly privateKey: Awaited<ReturnType<typeof importJWK>>,
@@ -90,21 +91,35 @@ export class LocalIdentityProvider implements IdentityProvider {
   }
 
   /** @inheritdoc */
+  async sign(claims: DeviceTokenClaims, lifetimeSeconds: number): Promise<string> {
+    return this.signed({ ...claims }, lifetimeSeconds);
+  }
+
+  /** A JWT of `claims` (with `sub`) plus iss, aud, iat, nbf, exp and a fresh jti, signed with the issuer's key. */
+  private signed(claims: Record<string, unknown> & { sub: string }, lifetimeSeconds: number): Promise<string> {
+    const { sub, ...rest } = claims;
+    return new SignJWT(rest)
+      .setProtectedHeader({ alg: 'ES256', kid: this.publicJwk.kid as string, typ: 'JWT' })
+      .setSubject(sub)
+      .setIssuer(this.settings.issuer)
+      .setAudience(this.settings.audience)
+      .setIssuedAt()
+      .setNotBefore('0s')
+      .setExpirationTime(`${lifetimeSeconds}s`)
+      .setJti(ulid())
+      .sign(this.privateKey);
+  }
+
+  /** @inheritdoc */
   async issueToken(username: string, password: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined> {
     const user = this.users.get(username);
     // Hash even for unknown users so response time does not reveal which usernames exist.
     const matches = await verifyPassword(password, user?.passwordHash ?? `scrypt$16384$8$1$${'A'.repeat(24)}$${'A'.repeat(44)}`);
     if (user === undefined || !matches) return undefined;
-    const accessToken = await new SignJWT({ companies: user.companies, scope: user.scope })
-      .setProtectedHeader({ alg: 'ES256', kid: this.publicJwk.kid as string, typ: 'JWT' })
-      .setSubject(user.username)
-      .setIssuer(this.settings.issuer)
-      .setAudience(this.settings.audience)
-      .setIssuedAt()
-      .setNotBefore('0s')
-      .setExpirationTime(`${this.settings.tokenLifetimeSeconds}s`)
-      .setJti(ulid())
-      .sign(this.privateKey);
+    const accessToken = await this.signed(
+      { sub: user.username, companies: user.companies, scope: user.scope },
+      this.settings.tokenLifetimeSeconds,
+    );
     return { accessToken, expiresInSeconds: this.settings.tokenLifetimeSeconds };
   }
 }

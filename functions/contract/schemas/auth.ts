@@ -9,6 +9,42 @@ export const TokenRequest = z
   })
   .meta({ id: 'TokenRequest', examples: [{ username: 'alice', password: 'correct horse battery staple' }] });
 
+/** Longest client id (`{companyId}~{deviceId}`: two ids of at most 128 characters and the separator). */
+const MAX_CLIENT_ID_LENGTH = 257;
+
+export const ClientCredentialsRequest = z
+  .object({
+    grant_type: z.string().min(1).max(64).describe('`client_credentials`; another grant gives 400 `unsupported_grant_type`.'),
+    client_id: z
+      .string()
+      .min(1)
+      .max(MAX_CLIENT_ID_LENGTH)
+      .describe("The device's client id (`{companyId}~{deviceId}`); may be left out with HTTP Basic client authentication.")
+      .optional(),
+    client_secret: z
+      .string()
+      .min(1)
+      .max(256)
+      .meta({ format: 'password' })
+      .describe("The device's client secret; leave it out with HTTP Basic client authentication.")
+      .optional(),
+    scope: z.string().max(1024).describe('Ignored: a device token always has the one scope `device`.').optional(),
+  })
+  .meta({
+    id: 'ClientCredentialsRequest',
+    description:
+      'OAuth 2.0 client credentials grant (RFC 6749 §4.4) of a device. The client authenticates with `client_id` and `client_secret` here, or with HTTP Basic (`Authorization: Basic base64(urlencode(client_id) ":" urlencode(client_secret))`, RFC 6749 §2.3.1), not both. Other members are ignored.',
+    examples: [{ grant_type: 'client_credentials', client_id: 'acme~acme-kiosk-0001', client_secret: '<secret>' }],
+  });
+
+export const OAuthErrorBody = z
+  .object({
+    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type']).describe('RFC 6749 §5.2 error code.'),
+    error_description: z.string().describe('What went wrong, for a developer.'),
+  })
+  .strict()
+  .meta({ id: 'OAuthErrorBody', description: 'A refused client credentials request (RFC 6749 §5.2).' });
+
 export const TokenResponse = z
   .object({
     access_token: z.string().describe('The JWT to send as `Authorization: Bearer <access_token>`.'),

@@ -4,7 +4,7 @@
  * and the device side: a device's desired state and its status reports.
  */
 import { z } from 'zod';
-import { DEPLOYMENT_CAUSES, DeploymentRequestBodySchema, MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
+import { DEPLOYMENT_CAUSES, DeploymentRequestBodySchema, HISTORY_ONLY_CAUSES, MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS, DEVICE_STATUS_STATES, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/desired-state.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
@@ -19,6 +19,13 @@ export const DeploymentCause = z.enum(DEPLOYMENT_CAUSES).meta({
   id: 'DeploymentCause',
   description:
     'NONE: no specific cause; TARGET_NOT_FOUND: the device does not exist (or belongs to another company); WHAT_NOT_FOUND: the scenario or version does not exist; ALREADY_DEPLOYED; ALREADY_UNDEPLOYED; NOT_IMPLEMENTED: unsupported target or what type.',
+});
+
+/** The cause of a history entry: a result item's, or one only the history carries. */
+export const DeploymentHistoryCause = z.enum([...DEPLOYMENT_CAUSES, ...HISTORY_ONLY_CAUSES]).meta({
+  id: 'DeploymentHistoryCause',
+  description:
+    'A result item cause (see DeploymentCause), or DEVICE_DELETED, which appears only in the history: on the SUCCESS of an UNDEPLOY that no request asked for, made because its device was deleted.',
 });
 
 /** `target` of a request entry: the core's schema (same limits), documented. */
@@ -130,6 +137,9 @@ export const ActionHistoryEntry = z
   .object({
     kind: z.literal('ACTION'),
     ...resultItemMembers,
+    cause: DeploymentHistoryCause.nullable().describe(
+      'null on SUCCESS, except DEVICE_DELETED on the UNDEPLOY of a deleted device; the failure cause on FAILURE.',
+    ),
     at: dateTime('When the request was made.'),
     by: z.string().describe('`sub` of the caller who made it.'),
     note: z.string().nullable().describe('The note of the deployment request, or null.'),

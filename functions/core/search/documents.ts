@@ -1,4 +1,4 @@
-import type { Device } from '../devices.js';
+import type { Device, StoredDevice } from '../devices.js';
 
 /** Resource types that search covers (the `type` filter field). */
 export const RESOURCE_TYPES = ['DEVICE', 'SCENARIO'] as const;
@@ -7,6 +7,26 @@ export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
 /** A device as search returns it: the device resource plus the search envelope (`type`, `id`, `company`). */
 export type DeviceDocument = Device & { type: 'DEVICE' };
+
+/**
+ * The search document (and API resource) of a device: its resource members only, so what is stored beside them
+ * (its `credential`, the `deleting` mark, table attributes) never reaches the index or a response.
+ */
+export function deviceDocumentOf(device: StoredDevice): DeviceDocument {
+  const document: DeviceDocument = {
+    type: 'DEVICE',
+    id: device.id,
+    company: device.company,
+    serial: device.serial,
+    created: device.created,
+    updated: device.updated,
+    connection: device.connection,
+  };
+  if (device.location !== undefined) document.location = device.location;
+  if (device.geoLocation !== undefined) document.geoLocation = device.geoLocation;
+  if (device.health !== undefined) document.health = device.health;
+  return document;
+}
 
 /** A scenario as search returns it (docs/contract.md: `type`, `id`, `company` plus its own fields). */
 export interface ScenarioDocument {

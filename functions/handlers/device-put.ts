@@ -1,0 +1,13 @@
+import { devicePut } from '../contract/routes/devices.js';
+import { putDevice } from '../core/device-registry.js';
+import { services } from '../platform/composition.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
+
+/**
+ * PUT {base_url}/companies/{companyId}/resources/devices/{deviceId}: registers the device (201) or sets its static
+ * fields (200), answering the device resource; 400 for a bad id or body, 409 while the device is being deleted.
+ */
+export const handler = routeHandler(devicePut, async ({ params, body }, { principal }) => {
+  const { created, device } = await putDevice(services(), principal, params.companyId, params.deviceId, body);
+  return jsonResponse(created ? 201 : 200, device);
+});

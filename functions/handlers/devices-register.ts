@@ -1,0 +1,25 @@
+import { devicesRegister } from '../contract/routes/devices.js';
+import { registerDevices } from '../core/device-registry.js';
+import { services } from '../platform/composition.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
+import { logger } from '../platform/logger.js';
+
+/**
+ * POST {base_url}/companies/{companyId}/resources/devices: registers or updates up to 5,000 devices, 200 with one
+ * result per entry in order (FAILURE entries carry `errors`); 413 above 5,000 entries.
+ */
+export const handler = routeHandler(devicesRegister, async ({ params, body }, { principal }) => {
+  const { devices, deployments, presence } = services();
+  const results = await registerDevices(
+    {
+      devices,
+      deployments,
+      presence,
+      onError: (error, context) => logger.error('Device registration write failed', { error: error as Error, ...context }),
+    },
+    principal,
+    params.companyId,
+    body,
+  );
+  return jsonResponse(200, results);
+});
