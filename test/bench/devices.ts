@@ -105,13 +105,13 @@ export async function runDeviceBench(options: { devices?: number; seconds?: numb
     const deploy = await fetch(`${service.api}/companies/${COMPANY}/resources/deployments`, {
       method: 'POST',
       headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
-      body: JSON.stringify(
-        targets.map((id) => ({
+      body: JSON.stringify({
+        requests: targets.map((id) => ({
           target: { type: 'DEVICE', id },
           what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION },
           action: 'DEPLOY',
         })),
-      ),
+      }),
     });
     if (deploy.status !== 200) throw new Error(`deploying to the bench devices answered ${deploy.status}: ${await deploy.text()}`);
     await sleep(seconds * 1000 - Math.min(20_000, (seconds * 1000) / 3));

@@ -80,7 +80,7 @@ async function registerWithToken(deviceId: string): Promise<{ clientId: string; 
 }
 
 async function searchDevice(query: string): Promise<Record<string, any> | undefined> {
-  const result = await call(`${service.api}/companies/${COMPANY}/resources/search?${query}&pageSize=100`, { token: alice });
+  const result = await call(`${service.api}/resources/search?company=${COMPANY}&${query}&pageSize=100`, { token: alice });
   expect(result.status).toBe(200);
   return (result.body.resources as Record<string, any>[]).find((resource) => resource.id === DEVICE);
 }
@@ -132,9 +132,9 @@ describe('a kiosk from registration to deletion', () => {
   it('pulls a deployed scenario (200 with an ETag, then 304), downloads it and its sha256 matches', async () => {
     const deployed = await call(`${service.api}/companies/${COMPANY}/resources/deployments`, {
       token: alice,
-      json: [{ target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }],
+      json: { requests: [{ target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }] },
     });
-    expect(deployed.body[0].state).toBe('SUCCESS');
+    expect(deployed.body.items[0].state).toBe('SUCCESS');
     const pulled = await call(`${service.api}/device/deployments`, { token: device.token });
     expect(pulled.status).toBe(200);
     etag = pulled.headers.get('etag') as string;
@@ -206,7 +206,9 @@ describe('isolation', () => {
     const second = await registerWithToken(`${OTHER}-b`);
     await call(`${service.api}/companies/${COMPANY}/resources/deployments`, {
       token: alice,
-      json: [{ target: { type: 'DEVICE', id: `${OTHER}-b` }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }],
+      json: {
+        requests: [{ target: { type: 'DEVICE', id: `${OTHER}-b` }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }],
+      },
     });
     // The first device sees only its own (empty) desired state, and cannot report on the second's deployment.
     const own = await call(`${service.api}/device/deployments`, { token: first.token });
@@ -220,7 +222,7 @@ describe('isolation', () => {
     // A device token on user endpoints, a user token on device endpoints: 403.
     for (const url of [
       devices(`/${OTHER}-a`),
-      `${service.api}/companies/${COMPANY}/resources/search`,
+      `${service.api}/resources/search`,
       `${service.api}/companies/${COMPANY}/resources/DEVICE/deployments`,
     ]) {
       expect((await call(url, { token: second.token })).status).toBe(403);
@@ -229,7 +231,7 @@ describe('isolation', () => {
     expect((await call(`${service.api}/device/health`, { method: 'PUT', token: alice, json: health(1) })).status).toBe(403);
     // globex: no access to acme's registry, and acme's devices never appear in its search.
     expect((await call(devices(`/${OTHER}-a`), { token: bob })).status).toBe(403);
-    const globex = await call(`${service.api}/companies/globex/resources/search?pageSize=100&global=${OTHER}`, { token: bob });
+    const globex = await call(`${service.api}/resources/search?pageSize=100&global=${OTHER}`, { token: bob });
     expect(globex.status).toBe(200);
     expect(globex.body.resources).toEqual([]);
   });
