@@ -397,3 +397,9 @@ export interface EventPublisher {
    */
   publish(events: readonly DeploymentChangedEvent[]): Promise<void>;
 }
+
+/** Signs device tokens with the device issuer's key (the local issuer's key locally, a KMS key on AWS). */
+export interface DeviceTokenSigner {
+  /** Signs `claims` (sub, companies, scope, client_id, cred) as an ES256 JWT for the service's issuer and audience, valid `lifetimeSeconds`. */
+  sign(claims: Record<string, unknown>, lifetimeSeconds: number): Promise<string>;
+}

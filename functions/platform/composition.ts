@@ -34,6 +34,9 @@ import type { EventPublisher } from '../core/ports.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
 import { CursorCodec } from '../adapters/aws/cursor-codec.js';
 import { cursorSigningKey, eventsConfig, idempotencyConfig, localIssuerConfig, storageConfig } from './config.js';
+import { deviceIssuerConfig } from './config.js';
+import type { DeviceTokenSigner } from '../core/ports.js';
+import { KmsDeviceIssuerKeys, KmsDeviceTokenSigner, runtimeKmsClient } from '../adapters/aws/kms-device-token-signer.js';
 import { traced } from './observability.js';
 
 /** Every adapter a handler may need, but the search index (search-composition.ts: `searchIndex()`). */
@@ -146,4 +149,40 @@ export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
     });
   }
   return idempotency;
+}
+
+/** The device token issuer on AWS: a KMS key signs device tokens, and its public half is the issuer's key set. */
+export interface AwsDeviceIssuer {
+  /** Signs device tokens (KMS Sign; the function needs kms:Sign on the key). */
+  signer: DeviceTokenSigner;
+  /** The issuer's key set (KMS GetPublicKey, once per cold start; the function needs kms:GetPublicKey). */
+  keys: KmsDeviceIssuerKeys;
+  /** `iss` of device tokens: `{auth_url}/device`. */
+  issuer: string;
+}
+
+let awsIssuer: Promise<AwsDeviceIssuer> | undefined;
+
+/**
+ * The device issuer on AWS, built once: KmsDeviceTokenSigner and KmsDeviceIssuerKeys on the key DEVICE_TOKEN_KEY_ARN,
+ * for DEVICE_TOKEN_ISSUER and DEVICE_TOKEN_AUDIENCE.
+ * @throws EnvironmentError naming each missing or malformed variable of the `deviceIssuer` group (unset locally,
+ *   where the local issuer signs device tokens).
+ */
+export function awsDeviceIssuer(): Promise<AwsDeviceIssuer> {
+  if (awsIssuer === undefined) {
+    const config = deviceIssuerConfig();
+    awsIssuer = runtimeKmsClient().then((client) => {
+      const kms = traced(client);
+      return {
+        signer: new KmsDeviceTokenSigner(kms, config),
+        keys: new KmsDeviceIssuerKeys(kms, config.keyArn),
+        issuer: config.issuer,
+      };
+    });
+    awsIssuer.catch(() => {
+      awsIssuer = undefined;
+    });
+  }
+  return awsIssuer;
 }
