@@ -277,10 +277,14 @@ export const DeviceEnvironment = z.object({
  */
 export const DeviceIssuerEnvironment = z.object({
   [ENV.deviceTokenKeyArn]: text()
-    .regex(/^arn:[a-z-]+:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, { error: 'must be a KMS key ARN (arn:…:kms:<region>:<account>:key/<id>)' })
+    .regex(/^arn:[a-z-]+:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, {
+      error: 'must be a KMS key ARN (arn:…:kms:<region>:<account>:key/<id>)',
+    })
     .describe('ARN of the ECC_NIST_P256 KMS key that signs device tokens (only its ARN: the private key never leaves KMS).'),
-  [ENV.deviceTokenIssuer]: httpUrl().describe('`iss` of device tokens: `{auth_url}/device`, where its discovery document and JWKS are served.'),
-  [ENV.deviceTokenAudience]: text().describe('`aud` of device tokens: what the device routes\' JWT authorizer expects ({base_url}).'),
+  [ENV.deviceTokenIssuer]: httpUrl().describe(
+    '`iss` of device tokens: `{auth_url}/device`, where its discovery document and JWKS are served.',
+  ),
+  [ENV.deviceTokenAudience]: text().describe("`aud` of device tokens: what the device routes' JWT authorizer expects ({base_url})."),
 });
 
 /** The addresses the OpenAPI document names in `servers` (the local default ports when unset). */

@@ -56,14 +56,15 @@ describe('a device route on AWS', () => {
     const mainAuthorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer').filter(
       ([, authorizer]) => (authorizer.Properties?.ApiId as { Ref: string }).Ref === main,
     );
-    expect(mainAuthorizers.map(([, authorizer]) => authorizer.Properties?.Name).sort()).toEqual(['CognitoAccessToken', 'DeviceAccessToken']);
+    expect(mainAuthorizers.map(([, authorizer]) => authorizer.Properties?.Name).sort()).toEqual([
+      'CognitoAccessToken',
+      'DeviceAccessToken',
+    ]);
     const deviceAuthorizerId = mainAuthorizers.find(([, authorizer]) => authorizer.Properties?.Name === 'DeviceAccessToken')?.[0];
     const behindDevice = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route')
       .filter(([, route]) => (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref === deviceAuthorizerId)
       .map(([, route]) => route.Properties?.RouteKey);
-    expect(behindDevice).toEqual(
-      ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`),
-    );
+    expect(behindDevice).toEqual(ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`));
   });
 
   it('is throttled per route for a fleet, above the user-facing default of the stage', () => {
@@ -76,7 +77,9 @@ describe('a device route on AWS', () => {
       ThrottlingRateLimit: DEVICE_ROUTE_THROTTLE.rateLimit,
       ThrottlingBurstLimit: DEVICE_ROUTE_THROTTLE.burstLimit,
     });
-    expect(Object.keys(settings)).toEqual(ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`));
+    expect(Object.keys(settings)).toEqual(
+      ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`),
+    );
   });
 
   it('runs a function with the device settings of the context and only the tables its route declares', () => {

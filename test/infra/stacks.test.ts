@@ -79,7 +79,6 @@ const AWS_ROUTES = [...ROUTES, ...DEVICE_ISSUER_ROUTES];
 
 /** Functions that verify bearer tokens: every route except the public ones. */
 
-
 function statementsOf(template: Template): [string, Statement][] {
   const statements: [string, Statement][] = [];
   for (const [id, policy] of resourcesOf(template, 'AWS::IAM::Policy')) {
@@ -110,7 +109,6 @@ function functionsByEntry(template: Template): Map<string, [string, Resource]> {
       .map(([id, fn]) => [fn.Properties?.Description as string, [id, fn]]),
   );
 }
-
 
 /** What Lambda itself adds to every function's environment at run time (absent from the template). */
 const LAMBDA_PROVIDED: Readonly<Record<string, string>> = { [ENV.awsRegion]: 'eu-west-1' };
@@ -454,7 +452,14 @@ describe('stacks (bundling skipped)', () => {
     stateless.resourceCountIs('AWS::ApiGatewayV2::Stage', 3);
     for (const output of ['MainApiUrl', 'UploadApiUrl', 'AuthApiUrl', 'SearchReindexFunctionName', 'DeviceTokenIssuer'])
       stateless.hasOutput(output, {});
-    for (const output of ['UserPoolId', 'UserPoolClientId', 'CompaniesTableName', 'DevicesTableName', 'SearchDomainEndpoint', 'DeviceTokenKeyArn'])
+    for (const output of [
+      'UserPoolId',
+      'UserPoolClientId',
+      'CompaniesTableName',
+      'DevicesTableName',
+      'SearchDomainEndpoint',
+      'DeviceTokenKeyArn',
+    ])
       stateful.hasOutput(output, {});
   });
 
@@ -850,7 +855,7 @@ describe('stacks (bundling skipped)', () => {
     expect(schedule.Properties?.GroupName).toBeUndefined();
     expect(schedule.Properties?.Name).toBeUndefined();
     // The schedule's role may invoke this function (and its versions) only.
-    const roleId = ((schedule.Properties?.Target as { RoleArn: { 'Fn::GetAtt': [string, string] } }).RoleArn)['Fn::GetAtt'][0];
+    const roleId = (schedule.Properties?.Target as { RoleArn: { 'Fn::GetAtt': [string, string] } }).RoleArn['Fn::GetAtt'][0];
     const [, role] = resourcesOf(stateless, 'AWS::IAM::Role').find(([id]) => id === roleId) as [string, Resource];
     expect(JSON.stringify(role.Properties?.AssumeRolePolicyDocument)).toContain('scheduler.amazonaws.com');
     expect(JSON.stringify(role.Properties?.AssumeRolePolicyDocument)).toContain('aws:SourceAccount');
@@ -866,7 +871,9 @@ describe('stacks (bundling skipped)', () => {
     expect(policy).not.toMatch(/s3:|CompaniesTable|ScenariosTable|DeploymentsTable|events:PutEvents|kms:/);
     // Its alarms beyond errors and throttles: no run for 10 minutes (no data counts), a run near its timeout.
     const dimensions = JSON.stringify([{ Name: 'FunctionName', Value: { Ref: sweeperId } }]);
-    const alarms = resourcesOf(stateless, 'AWS::CloudWatch::Alarm').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions) === dimensions);
+    const alarms = resourcesOf(stateless, 'AWS::CloudWatch::Alarm').filter(
+      ([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions) === dimensions,
+    );
     expect(alarms.map(([, alarm]) => alarm.Properties?.MetricName).sort()).toEqual(['Duration', 'Errors', 'Invocations', 'Throttles']);
     const missed = alarms.find(([, alarm]) => alarm.Properties?.MetricName === 'Invocations')?.[1];
     expect(missed?.Properties).toMatchObject({
@@ -890,17 +897,20 @@ describe('stacks (bundling skipped)', () => {
     expect(key.UpdateReplacePolicy).toBe('Retain');
     expect(key.Properties).toMatchObject({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' });
     const roleIdOf = (entry: string) =>
-      (resourcesOf(stateful, 'AWS::IAM::Role').find(([, role]) => String(role.Properties?.Description).startsWith(`Execution role of ${entry} `)) as [
-        string,
-        Resource,
-      ])[0];
+      (
+        resourcesOf(stateful, 'AWS::IAM::Role').find(([, role]) =>
+          String(role.Properties?.Description).startsWith(`Execution role of ${entry} `),
+        ) as [string, Resource]
+      )[0];
     const statements = (key.Properties?.KeyPolicy as { Statement: (Statement & { Condition?: unknown })[] }).Statement;
     expect(statements).toHaveLength(3);
     // The account administers the key and may not use it: no IAM policy can grant a signature.
     const [admin, sign, read] = statements as [Statement, Statement & { Condition?: unknown }, Statement];
     expect(JSON.stringify(admin.Principal)).toContain(':root');
     expect(asArray(admin.Action).sort()).toEqual([...KEY_ADMINISTRATION_ACTIONS].sort());
-    expect(asArray(admin.Action).filter((action) => /\*|Sign|Verify|GetPublicKey|Decrypt|Encrypt|GenerateDataKey|CreateGrant/.test(action))).toEqual([]);
+    expect(
+      asArray(admin.Action).filter((action) => /\*|Sign|Verify|GetPublicKey|Decrypt|Encrypt|GenerateDataKey|CreateGrant/.test(action)),
+    ).toEqual([]);
     expect(sign).toMatchObject({
       Effect: 'Allow',
       Action: 'kms:Sign',
@@ -937,10 +947,15 @@ describe('stacks (bundling skipped)', () => {
       expect(text, entry).not.toMatch(/PRIVATE KEY|"d":|BEGIN /);
       if (entry === AUTH_COGNITO_TOKEN_ENTRY || entry === DEVICE_ISSUER_ENTRY) {
         expect(JSON.stringify(variables.DEVICE_TOKEN_KEY_ARN), entry).toContain(keyId);
-        expect(flattenJoin(variables.DEVICE_TOKEN_ISSUER), entry).toMatch(new RegExp(`^https://\\{\\{${apis.get('AuthApi')}\\}\\}\\..*/device$`));
+        expect(flattenJoin(variables.DEVICE_TOKEN_ISSUER), entry).toMatch(
+          new RegExp(`^https://\\{\\{${apis.get('AuthApi')}\\}\\}\\..*/device$`),
+        );
         expect(flattenJoin(variables.DEVICE_TOKEN_AUDIENCE), entry).toMatch(new RegExp(`^https://\\{\\{${apis.get('MainApi')}\\}\\}\\.`));
       } else {
-        expect(Object.keys(variables).filter((name) => name.startsWith('DEVICE_TOKEN_') && name !== 'DEVICE_TOKEN_LIFETIME_SECONDS'), entry).toEqual([]);
+        expect(
+          Object.keys(variables).filter((name) => name.startsWith('DEVICE_TOKEN_') && name !== 'DEVICE_TOKEN_LIFETIME_SECONDS'),
+          entry,
+        ).toEqual([]);
       }
     }
     // The device settings, from CDK context (defaults here), to the token function and the sweeper.

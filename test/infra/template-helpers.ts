@@ -43,19 +43,29 @@ export function checkAuthorizers(stateful: Template, stateless: Template, routes
   const [poolId] = resourcesOf(stateful, 'AWS::Cognito::UserPool')[0] as [string, Resource];
   const [clientId] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient')[0] as [string, Resource];
   const apis = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api');
-  const apiIdOf = (api: string) => apis.find(([id]) => id.startsWith({ main: 'MainApi', upload: 'UploadApi', auth: 'AuthApi' }[api] as string))?.[0];
+  const apiIdOf = (api: string) =>
+    apis.find(([id]) => id.startsWith({ main: 'MainApi', upload: 'UploadApi', auth: 'AuthApi' }[api] as string))?.[0];
   const authorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer');
   const issuerOf = (authorizer: Resource) =>
     flattenJoin((authorizer.Properties?.JwtConfiguration as { Issuer: unknown } | undefined)?.Issuer);
   const cognitoIssuer = /^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/;
-  const deviceIssuer = new RegExp(`^https://\\{\\{${apiIdOf('auth')}\\}\\}\\.execute-api\\.\\{\\{AWS::Region\\}\\}\\.\\{\\{AWS::URLSuffix\\}\\}/device$`);
+  const deviceIssuer = new RegExp(
+    `^https://\\{\\{${apiIdOf('auth')}\\}\\}\\.execute-api\\.\\{\\{AWS::Region\\}\\}\\.\\{\\{AWS::URLSuffix\\}\\}/device$`,
+  );
   // One authorizer per API and kind of caller that API has routes for.
   const expected = new Set(
     routes
       .filter((route) => route.scope !== null)
       .map((route) => `${apiIdOf(route.api)} ${route.scope === DEVICE_SCOPE ? 'device' : 'user'}`),
   );
-  expect(authorizers.map(([, authorizer]) => `${(authorizer.Properties?.ApiId as { Ref: string }).Ref} ${cognitoIssuer.test(issuerOf(authorizer)) ? 'user' : 'device'}`).sort()).toEqual([...expected].sort());
+  expect(
+    authorizers
+      .map(
+        ([, authorizer]) =>
+          `${(authorizer.Properties?.ApiId as { Ref: string }).Ref} ${cognitoIssuer.test(issuerOf(authorizer)) ? 'user' : 'device'}`,
+      )
+      .sort(),
+  ).toEqual([...expected].sort());
   for (const [id, authorizer] of authorizers) {
     expect(authorizer.Properties, id).toMatchObject({ AuthorizerType: 'JWT', IdentitySource: ['$request.header.Authorization'] });
     const { Issuer, Audience } = authorizer.Properties?.JwtConfiguration as { Issuer: unknown; Audience: unknown[] };
@@ -90,4 +100,3 @@ export function checkAuthorizers(stateful: Template, stateless: Template, routes
     expect(issuerOf(authorizer), definition.id).toMatch(definition.scope === DEVICE_SCOPE ? deviceIssuer : cognitoIssuer);
   }
 }
-

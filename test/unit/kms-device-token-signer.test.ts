@@ -84,7 +84,7 @@ class FakeKms implements KmsSignApi, KmsPublicKeyApi {
       const s = mod(modPow(k, N - 2n, N) * (z + r * this.d), N);
       if (r === 0n || s === 0n) continue;
       const [derR, derS] = [derInteger(r), derInteger(s)];
-      this.integerLengths.push([(derR[1] as number), derS[1] as number]);
+      this.integerLengths.push([derR[1] as number, derS[1] as number]);
       return { Signature: Buffer.concat([Buffer.from([0x30, derR.length + derS.length]), derR, derS]) };
     }
   }
@@ -172,9 +172,7 @@ describe('derToJoseSignature', () => {
     const s = Buffer.concat([Buffer.from([0x00, 0x00]), Buffer.alloc(30, 0x22)]);
     const der = Buffer.concat([Buffer.from([0x30, 2 + 31 + 2 + 33, 0x02, 31]), s.subarray(1), Buffer.from([0x02, 33, 0x00]), r]);
     // r is the 31-byte integer (s's bytes here), s is the 33-byte one.
-    expect(derToJoseSignature(der).toString('hex')).toBe(
-      Buffer.concat([Buffer.from([0]), s.subarray(1), r]).toString('hex'),
-    );
+    expect(derToJoseSignature(der).toString('hex')).toBe(Buffer.concat([Buffer.from([0]), s.subarray(1), r]).toString('hex'));
     expect(() => derToJoseSignature(Buffer.from([0x31, 0x00]))).toThrow(/SEQUENCE/);
     expect(() => derToJoseSignature(Buffer.concat([der, Buffer.from([0])]))).toThrow(/Malformed/);
     const tooLong = Buffer.concat([Buffer.from([0x30, 2 + 34 + 2 + 1, 0x02, 34]), Buffer.alloc(34, 0x7f), Buffer.from([0x02, 1, 1])]);
