@@ -156,7 +156,8 @@ export class KmsDeviceTokenSigner implements DeviceTokenSigner {
    * @throws ServiceUnavailableError (503) when KMS throttles or is briefly unavailable.
    * @throws Error when KMS refuses (access denied, disabled or deleted key) or answers without a valid signature.
    */
-  async sign(claims: Record<string, unknown>, lifetimeSeconds: number): Promise<string> {
+  // `object`, not a record type: any claims interface (without an index signature) is accepted as it is.
+  async sign(claims: object, lifetimeSeconds: number): Promise<string> {
     const issuedAt = Math.floor(this.now() / 1000);
     const header = { alg: 'ES256', typ: 'JWT', kid: this.kid };
     const payload = {
