@@ -35,6 +35,10 @@ export const ALARM_THRESHOLDS = {
   searchJvmMemoryPressurePercent: 80,
   /** OpenSearch: minutes in a row the cluster may be yellow (a node or a replica missing) before the alarm. */
   searchYellowMinutes: 5,
+  /** A scheduled function: 5-minute periods in a row without one invocation (the schedule stopped or is failing). */
+  scheduledMissedPeriods: 2,
+  /** A scheduled function: its longest run of 5 minutes above this percentage of its timeout (it is nearing it). */
+  scheduledDurationPercent: 80,
 } as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -128,6 +132,30 @@ export class Monitoring extends Construct {
   }
 
   /**
+   * A function a schedule runs every `everyMinutes` (errors and throttles: functionHealth): no invocation at all for
+   * scheduledMissedPeriods 5-minute periods (the schedule is disabled, deleted or cannot invoke it; no data counts as
+   * missing runs), and a run longer than scheduledDurationPercent of `timeout` (its work outgrows its schedule).
+   */
+  scheduledFunction(id: string, fn: IFunction, name: string, schedule: { everyMinutes: number; timeout: Duration }): Alarm[] {
+    const durationMs = Math.floor((schedule.timeout.toMilliseconds() * ALARM_THRESHOLDS.scheduledDurationPercent) / 100);
+    return [
+      this.alarm(`${id}MissedRuns`, {
+        metric: fn.metricInvocations({ statistic: 'Sum', period: FIVE_MINUTES }),
+        threshold: 1,
+        comparison: ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: ALARM_THRESHOLDS.scheduledMissedPeriods,
+        missingData: TreatMissingData.BREACHING,
+        description: `${name}: not invoked for ${5 * ALARM_THRESHOLDS.scheduledMissedPeriods} minutes although scheduled every ${schedule.everyMinutes} minute(s); check its schedule.`,
+      }),
+      this.alarm(`${id}Duration`, {
+        metric: fn.metricDuration({ statistic: 'Maximum', period: FIVE_MINUTES }),
+        threshold: durationMs,
+        description: `${name}: a run took more than ${ALARM_THRESHOLDS.scheduledDurationPercent}% of its ${schedule.timeout.toSeconds()} s timeout (${durationMs} ms).`,
+      }),
+    ];
+  }
+
+  /**
    * The health of the OpenSearch domain `domain` (data nodes of `volumeGiB` each), as AWS recommends for it: cluster
    * red (a primary shard unassigned: searches and writes fail) at once; yellow (a replica unassigned: one node from
    * data loss) for searchYellowMinutes; free storage under searchFreeStoragePercent of a node's volume; writes
@@ -188,6 +216,8 @@ export class Monitoring extends Construct {
       evaluationPeriods?: number;
       datapointsToAlarm?: number;
       comparison?: ComparisonOperator;
+      /** @default NOT_BREACHING: no data is no problem */
+      missingData?: TreatMissingData;
     },
   ): Alarm {
     const alarm = new Alarm(this, id, {
@@ -196,7 +226,7 @@ export class Monitoring extends Construct {
       evaluationPeriods: options.evaluationPeriods ?? 1,
       ...(options.datapointsToAlarm === undefined ? {} : { datapointsToAlarm: options.datapointsToAlarm }),
       comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      treatMissingData: options.missingData ?? TreatMissingData.NOT_BREACHING,
       alarmDescription: options.description,
     });
     alarm.addAlarmAction(this.action);

@@ -13,6 +13,8 @@
  * | `opensearchInstanceCount` | `1`               | data nodes (2 or more: zone awareness across 2 or 3 AZs)       |
  * | `opensearchVolumeGiB`     | `10`              | gp3 volume per data node                                       |
  * | `cognitoFeaturePlan`      | `ESSENTIALS`      | `ESSENTIALS` or `PLUS` (PLUS adds threat protection, per MAU)  |
+ * | `deviceHeartbeatSeconds`  | `300`             | a connected device silent this long becomes DISCONNECTED       |
+ * | `deviceTokenLifetimeSeconds` | `900`          | lifetime of device tokens (60 to 900 seconds)                  |
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
@@ -37,6 +39,8 @@ export interface ServiceSettings {
   corsAllowedOrigins: string[];
   opensearch: { instanceType: string; instanceCount: number; volumeGiB: number };
   cognitoFeaturePlan: CognitoPlan;
+  /** The device side (DEVICE_HEARTBEAT_SECONDS, DEVICE_TOKEN_LIFETIME_SECONDS of the functions that read them), seconds. */
+  devices: { heartbeatSeconds: number; tokenLifetimeSeconds: number };
 }
 
 /** The defaults of ServiceSettings (README, "Deploy to AWS"). */
@@ -47,6 +51,7 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = {
   corsAllowedOrigins: [],
   opensearch: { instanceType: 't3.small.search', instanceCount: 1, volumeGiB: 10 },
   cognitoFeaturePlan: 'ESSENTIALS',
+  devices: { heartbeatSeconds: 300, tokenLifetimeSeconds: 900 },
 };
 
 /** Retention values CloudWatch Logs accepts (RetentionDays), in days. */
@@ -102,6 +107,23 @@ export function readServiceSettings(node: Node): ServiceSettings {
       volumeGiB: integerSetting('opensearchVolumeGiB', context('opensearchVolumeGiB'), DEFAULT_SETTINGS.opensearch.volumeGiB, 10, 16_384),
     },
     cognitoFeaturePlan: plan,
+    // The bounds of the functions' environment schema (functions/contract/environment.ts, `devices`).
+    devices: {
+      heartbeatSeconds: integerSetting(
+        'deviceHeartbeatSeconds',
+        context('deviceHeartbeatSeconds'),
+        DEFAULT_SETTINGS.devices.heartbeatSeconds,
+        1,
+        86_400,
+      ),
+      tokenLifetimeSeconds: integerSetting(
+        'deviceTokenLifetimeSeconds',
+        context('deviceTokenLifetimeSeconds'),
+        DEFAULT_SETTINGS.devices.tokenLifetimeSeconds,
+        60,
+        900,
+      ),
+    },
   };
 }
 

@@ -42,6 +42,7 @@ export function createStage(app: App, settings: ServiceSettings, env: Environmen
       preTokenGeneration: stateful.identity.preTokenGeneration,
     },
     cursorSigningKey: stateful.cursorSigningKey,
+    deviceTokens: { keyArn: stateful.deviceTokenKey.key.keyArn, roles: stateful.deviceTokenKey.roles },
   });
   // Functions aws-cdk-lib adds on its own log to groups with the stage's retention too.
   for (const stack of [stateful, stateless]) Aspects.of(stack).add(new FunctionLogGroups(settings.logRetention));

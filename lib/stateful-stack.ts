@@ -1,8 +1,9 @@
 /**
  * Stateful resources: the DynamoDB tables (key design in functions/adapters/aws/tables.ts), the scenario archive
  * bucket (and its access-log bucket), the OpenSearch domain (lib/search-domain.ts, with the roles its access policy
- * names), the Cognito user pool (lib/identity.ts, with its pre-token-generation trigger) and the secret listing
- * cursors are signed with. Data holders are
+ * names), the Cognito user pool (lib/identity.ts, with its pre-token-generation trigger), the secret listing
+ * cursors are signed with, and the KMS key device tokens are signed with (lib/device-token-key.ts, with the roles its
+ * key policy names). Data holders are
  * retained when the stack is deleted, and none has a physical name, so a second stage (or a re-created stack) never
  * collides with retained resources.
  */
@@ -13,6 +14,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
+import { DeviceTokenKey } from './device-token-key.js';
 import { Identity } from './identity.js';
 import { acknowledge } from './nag.js';
 import { ARCHIVE_UPLOADED } from '../functions/contract/routes.js';
@@ -71,6 +73,8 @@ export class StatefulStack extends Stack {
    * and digits, read as base64 (48 bytes). Retained, so that a re-created stack keeps the key.
    */
   readonly cursorSigningKey: Secret;
+  /** The KMS key device tokens are signed with, and the roles of the two functions its key policy lets use it. */
+  readonly deviceTokenKey: DeviceTokenKey;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -187,6 +191,8 @@ export class StatefulStack extends Stack {
         '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.',
     );
 
+    this.deviceTokenKey = new DeviceTokenKey(this, 'DeviceTokens');
+
     // Stack outputs (README, "Deploy to AWS"), under stable names.
     new CfnOutput(this, 'UserPoolId', {
       description: 'Cognito user pool of the token endpoint (create users here).',
@@ -195,6 +201,10 @@ export class StatefulStack extends Stack {
     new CfnOutput(this, 'UserPoolClientId', {
       description: "App client of the token endpoint (the tokens' aud).",
       value: this.identity.client.userPoolClientId,
+    });
+    new CfnOutput(this, 'DeviceTokenKeyArn', {
+      description: 'KMS key signing device tokens (ES256); only the token function may sign with it.',
+      value: this.deviceTokenKey.key.keyArn,
     });
     new CfnOutput(this, 'SearchDomainEndpoint', {
       description: 'OpenSearch domain endpoint (SigV4 only).',

@@ -2,8 +2,8 @@
  * Stateless resources of one stage: one ServiceFunction per handler module, the three HTTP APIs built from the route
  * table of the local runtime (functions/contract/routes.ts; docs/contract.md, "Addresses"), the search indexer fed by the devices and
  * scenarios table streams, the function validating archives PUT through presigned upload slots (S3 ObjectCreated
- * under ARCHIVE_UPLOADED.prefix), the upload sweeper (an EventBridge rule every few minutes), the search index
- * setup (custom resource) and reindex functions, the
+ * under ARCHIVE_UPLOADED.prefix), the upload sweeper (an EventBridge rule every few minutes), the heartbeat sweeper
+ * (an EventBridge Scheduler schedule every minute), the search index setup (custom resource) and reindex functions, the
  * DeploymentChanged event bus, and the alarms (lib/monitoring.ts).
  *
  * On AWS the authentication address is an API in front of the stateful stack's Cognito user pool: `POST /token`
@@ -12,10 +12,16 @@
  * authorizer: API Gateway verifies the pool's access token (issuer, the app client id as audience, expiry, signature)
  * and that it holds the route's scope before the function runs, and hands the function the token's claims
  * (`requestContext.authorizer.jwt`, read by functions/platform/auth.ts). A bad token never invokes a function.
+ *
+ * Devices get their tokens from the same `POST /token` (client credentials): the token function signs them with the
+ * stateful stack's KMS key (lib/device-token-key.ts) for the device issuer `{auth_url}/device`, whose discovery
+ * document and key set the auth API serves (functions/contract/routes/device-issuer.ts). Device routes (scope
+ * DEVICE_SCOPE) have a second JWT authorizer trusting only that issuer; every other route keeps the Cognito one.
  */
 import { type CfnElement, CfnOutput, CustomResource, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type CfnStage,
   CorsHttpMethod,
   HttpApi,
   HttpMethod,
@@ -28,8 +34,10 @@ import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { ScheduleExpression, Schedule as ScheduledInvocation } from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -47,10 +55,14 @@ import { TABLES, type TableKeySchema, type TableName } from '../functions/adapte
 import { countTokenFailures, Monitoring } from './monitoring.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { API_ADDRESS_ENV, ENV, type EnvName } from '../functions/contract/environment.js';
+import { DEVICE_SCOPE } from '../functions/core/principal.js';
+import { DEVICE_ISSUER_ENTRY, DEVICE_ISSUER_PATH, DEVICE_ISSUER_ROUTES } from '../functions/contract/routes/device-issuer.js';
+import { DEVICE_KEY_USE, DEVICE_TOKEN_SIGNING_ENTRY } from './device-token-key.js';
 import {
   type ApiName,
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
+  HEARTBEAT_SWEEPER,
   ROUTES,
   type RouteDefinition,
   SEARCH_INDEX_SETUP_ENTRY,
@@ -77,8 +89,11 @@ export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
 /** The variable the archive bucket's name is read from. */
 export const ARCHIVE_BUCKET_ENV = ENV.archiveBucket;
 
-/** The token endpoint on AWS: Cognito InitiateAuth (USER_PASSWORD_AUTH) behind the local endpoint's contract. */
-export const AUTH_COGNITO_TOKEN_ENTRY = 'functions/handlers/auth-cognito-token.ts';
+/**
+ * The token endpoint on AWS: users through Cognito InitiateAuth (USER_PASSWORD_AUTH), devices through the client
+ * credentials grant signed by the device token key, behind the local endpoint's contract.
+ */
+export const AUTH_COGNITO_TOKEN_ENTRY = DEVICE_TOKEN_SIGNING_ENTRY;
 
 /**
  * How each 'auth' route of ROUTES is served on AWS (the local runtime runs its own issuer): a function, or the
@@ -87,7 +102,28 @@ export const AUTH_COGNITO_TOKEN_ENTRY = 'functions/handlers/auth-cognito-token.t
 const AUTH_ROUTES_ON_AWS: Readonly<Record<string, { entry: string } | 'cognito-jwks'>> = {
   AuthToken: { entry: AUTH_COGNITO_TOKEN_ENTRY },
   AuthJwks: 'cognito-jwks',
+  // AWS only (DEVICE_ISSUER_ROUTES): the device issuer's discovery document and key set.
+  ...Object.fromEntries(DEVICE_ISSUER_ROUTES.map((route) => [route.id, { entry: route.entry }])),
 };
+
+/** Every route of an address on AWS: ROUTES, and on the auth address the device issuer's (AWS only). */
+function routesOn(api: ApiName): RouteDefinition[] {
+  return [...ROUTES, ...DEVICE_ISSUER_ROUTES].filter((route) => route.api === api);
+}
+
+/** Device routes (scope DEVICE_SCOPE): behind the device issuer's authorizer, and route-level throttling. */
+function isDeviceRoute(route: RouteDefinition): boolean {
+  return route.scope === DEVICE_SCOPE;
+}
+
+/**
+ * Whether a function reads the device settings (DEVICE_HEARTBEAT_SECONDS, DEVICE_TOKEN_LIFETIME_SECONDS): the token
+ * function, the heartbeat sweeper, and the functions of device routes or of routes touching the presence table.
+ */
+function readsDeviceSettings(entry: string): boolean {
+  if (entry === AUTH_COGNITO_TOKEN_ENTRY || entry === HEARTBEAT_SWEEPER.entry) return true;
+  return ROUTES.some((route) => route.entry === entry && (isDeviceRoute(route) || route.access?.tables?.presence !== undefined));
+}
 
 /**
  * What one handler module may touch (a route's `access`, with its timeout as a Duration). Search access (OpenSearch)
@@ -149,8 +185,21 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // The deployments stream (read granted by the event source): writes history entries, purges undeployed slots,
   // publishes DeploymentChanged events.
   [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'W' }, events: true, timeout: Duration.seconds(60) },
-  // Cognito InitiateAuth is an unauthenticated API: no permission at all, only the app client id.
-  [AUTH_COGNITO_TOKEN_ENTRY]: { storage: false, memorySize: 256 },
+  // Users: Cognito InitiateAuth, an unauthenticated API (only the app client id). Devices: reads the device (its
+  // credential's scrypt hash, which the memory size gives CPU for) and signs with the KMS key, whose key policy is the
+  // grant (kms:Sign, lib/device-token-key.ts).
+  [AUTH_COGNITO_TOKEN_ENTRY]: { storage: true, tables: { devices: 'R' }, memorySize: 512 },
+  // The device issuer's discovery document and key set: kms:GetPublicKey on the device token key only.
+  [DEVICE_ISSUER_ENTRY]: { storage: false, memorySize: 256 },
+  // Scheduled every minute: queries the presence table's `sweep` index for connected devices past their deadline,
+  // marks each DISCONNECTED (conditional writes on the device) and clears its deadline. Under a minute, so that runs
+  // do not overlap.
+  [HEARTBEAT_SWEEPER.entry]: {
+    storage: true,
+    tables: { presence: 'RW', devices: 'RW' },
+    timeout: Duration.seconds(50),
+    memorySize: 512,
+  },
   // S3 ObjectCreated under the upload prefix: reads the upload, stores it like a direct upload (server-side copy to
   // companies/, deleted again only when its version record is refused), deletes the upload.
   [ARCHIVE_UPLOADED.entry]: {
@@ -177,12 +226,23 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   [SEARCH_INDEX_SETUP_ENTRY]: { storage: false, timeout: SEARCH_INDEX_SETUP_TIMEOUT, memorySize: 256 },
 };
 
-/** Throttling of each API's default stage (requests per second, burst). Uploads are heavy and rare; tokens are cheap but guessable. */
+/**
+ * Throttling of each API's default stage (requests per second, burst). Uploads are heavy and rare. Tokens: users sign
+ * in rarely and Cognito locks out password guessing itself; devices renew a token at least every 15 minutes (100,000
+ * devices: ~111/s) with 256-bit client secrets nobody guesses.
+ */
 export const THROTTLE: Readonly<Record<ApiName, ThrottleSettings>> = {
   main: { rateLimit: 100, burstLimit: 200 },
   upload: { rateLimit: 10, burstLimit: 20 },
-  auth: { rateLimit: 10, burstLimit: 20 },
+  auth: { rateLimit: 200, burstLimit: 400 },
 };
+
+/**
+ * Route-level throttling of each device route (main API), above the stage's user-facing default: 100,000 devices
+ * reporting their health once a minute make ~1,667 requests/s on PUT /device/health alone. The account's API Gateway
+ * limit (10,000/s per region by default) still applies across APIs.
+ */
+export const DEVICE_ROUTE_THROTTLE: ThrottleSettings = { rateLimit: 2_500, burstLimit: 5_000 };
 
 /** One access-log line per request (HTTP API `$context` variables), JSON. */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -236,6 +296,13 @@ export interface StatelessStackProps extends StackProps {
   };
   /** The key listing cursors are signed with (StatefulStack.cursorSigningKey). */
   cursorSigningKey: ISecret;
+  /** The device token key (StatefulStack.deviceTokenKey). */
+  deviceTokens: {
+    /** ARN of the KMS key; functions get only this, never key material. */
+    keyArn: string;
+    /** Execution role of each function using the key (DEVICE_KEY_USE), named in its key policy. */
+    roles: ReadonlyMap<string, IRole>;
+  };
 }
 
 /** The stateless half of one stage (see the module comment). */
@@ -261,6 +328,8 @@ export class StatelessStack extends Stack {
   readonly archiveUploadedDeadLetterQueue: Queue;
   /** Rejects unfinished presigned uploads and deletes orphaned archives (UPLOAD_SWEEPER, on a schedule). */
   readonly uploadSweeper: ServiceFunction;
+  /** Marks devices silent beyond their heartbeat window DISCONNECTED (HEARTBEAT_SWEEPER, on a schedule). */
+  readonly heartbeatSweeper: ServiceFunction;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
@@ -301,12 +370,14 @@ export class StatelessStack extends Stack {
         throw new Error(`lib/stateless-stack.ts: no ACCESS entry for '${entry}'; declare what its function may touch.`);
       const functionId = functionIdOf(entry);
       const searchAccess = SEARCH_CLIENTS[entry];
+      const keyUse = DEVICE_KEY_USE[entry];
       let role: IRole | undefined;
-      if (searchAccess !== undefined) {
-        const clientRole = props.search.clientRoles.get(entry);
-        if (clientRole === undefined) throw new Error(`No OpenSearch client role for '${entry}' (SEARCH_CLIENTS).`);
+      if (searchAccess !== undefined || keyUse !== undefined) {
+        // Roles a resource policy of the stateful stack names (the domain's access policy, the device key's policy).
+        const statefulRole = searchAccess !== undefined ? props.search.clientRoles.get(entry) : props.deviceTokens.roles.get(entry);
+        if (statefulRole === undefined) throw new Error(`No role of the stateful stack for '${entry}' (SEARCH_CLIENTS, DEVICE_KEY_USE).`);
         // Mutable import: the function's other permissions become a policy of this stack attached to that role.
-        role = Role.fromRoleArn(this, `${functionId}Role`, clientRole.roleArn, { mutable: true });
+        role = Role.fromRoleArn(this, `${functionId}Role`, statefulRole.roleArn, { mutable: true });
       }
       const fn = new ServiceFunction(this, functionId, {
         entry,
@@ -338,6 +409,14 @@ export class StatelessStack extends Stack {
               'spans several OpenSearch paths of this one domain; only the setup custom resource and the manual reindex have it.',
           );
         }
+      }
+      if (keyUse !== undefined) {
+        // The key policy already allows exactly this; the same grant on the role keeps the permissions readable here.
+        fn.addToRolePolicy(new PolicyStatement({ actions: [keyUse], resources: [props.deviceTokens.keyArn] }));
+      }
+      if (readsDeviceSettings(entry)) {
+        fn.addEnvironment(ENV.deviceHeartbeatSeconds, String(settings.devices.heartbeatSeconds));
+        fn.addEnvironment(ENV.deviceTokenLifetimeSeconds, String(settings.devices.tokenLifetimeSeconds));
       }
       if (access.events === true) {
         deploymentEvents.grantPutEventsTo(fn);
@@ -379,19 +458,10 @@ export class StatelessStack extends Stack {
       return fn;
     };
 
-    // HTTP APIs: every route of ROUTES; routes sharing a handler module share one function.
-    const integrationOf = (route: RouteDefinition): HttpRouteIntegration => {
-      if (route.api !== 'auth') return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(route.entry));
-      const onAws = AUTH_ROUTES_ON_AWS[route.id];
-      if (onAws === undefined) throw new Error(`lib/stateless-stack.ts: no AUTH_ROUTES_ON_AWS entry for auth route '${route.id}'.`);
-      if (onAws === 'cognito-jwks')
-        return new HttpUrlIntegration(`${route.id}Integration`, props.identity.jwksUrl, { method: HttpMethod.GET });
-      return new HttpLambdaIntegration(
-        `${route.id}Integration`,
-        createFunction(onAws.entry, { [ENV.cognitoClientId]: props.identity.clientId }),
-      );
-    };
-    const httpApi = (apiId: string, api: ApiName, description: string): { api: HttpApi; stage: HttpStage } => {
+    // HTTP APIs: every route of ROUTES (and the device issuer's on the auth API); routes sharing a handler module share
+    // one function. The APIs and stages come first: the device issuer is `{auth_url}/device` and device tokens are for
+    // `{base_url}`, names the token function and the device authorizer both need.
+    const newApi = (apiId: string, api: ApiName, description: string): { api: HttpApi; stage: HttpStage } => {
       const origins = settings.corsAllowedOrigins;
       const httpApi = new HttpApi(this, apiId, {
         description,
@@ -401,9 +471,9 @@ export class StatelessStack extends Stack {
           : {
               corsPreflight: {
                 allowOrigins: origins,
-                allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.OPTIONS],
-                allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
-                exposeHeaders: ['location', 'retry-after', 'www-authenticate', 'idempotent-replayed'],
+                allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.DELETE, CorsHttpMethod.OPTIONS],
+                allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match'],
+                exposeHeaders: ['location', 'retry-after', 'www-authenticate', 'idempotent-replayed', 'etag'],
                 maxAge: Duration.hours(1),
               },
             }),
@@ -417,33 +487,78 @@ export class StatelessStack extends Stack {
       });
       // Tokens the JWT authorizer refuses never reach a function: counted from the access log. Only on an API with
       // authorized routes, whose 401s are all refused tokens (the auth API's are wrong passwords).
-      if (ROUTES.some((route) => route.api === api && route.scope !== null)) countTokenFailures(accessLogs);
-      // One authorizer per API (an authorizer belongs to one API): the pool's access tokens, whose `client_id` is the
-      // app client (API Gateway checks `client_id` when a token has no `aud`). The issuer is built from tokens (region,
-      // pool id), nothing hard-coded.
-      const authorizer = new HttpJwtAuthorizer('CognitoAccessToken', props.identity.issuer, { jwtAudience: [props.identity.clientId] });
-      for (const route of ROUTES.filter((candidate) => candidate.api === api)) {
+      if (routesOn(api).some((route) => route.scope !== null)) countTokenFailures(accessLogs);
+      return { api: httpApi, stage };
+    };
+    const main = newApi('MainApi', 'main', 'Device scenario service: scenarios, deployments, search, devices ({base_url}).');
+    const upload = newApi('UploadApi', 'upload', 'Device scenario service: scenario uploads ({scenario_upload_url}).');
+    const auth = newApi('AuthApi', 'auth', 'Device scenario service: token endpoint and JWKS, backed by Cognito and KMS ({auth_url}).');
+    // Stage URLs end with `/`.
+    const deviceIssuer = `${auth.stage.url}${DEVICE_ISSUER_PATH.slice(1)}`;
+    const deviceAudience = main.stage.url;
+    const deviceIssuerEnvironment = {
+      [ENV.deviceTokenKeyArn]: props.deviceTokens.keyArn,
+      [ENV.deviceTokenIssuer]: deviceIssuer,
+      [ENV.deviceTokenAudience]: deviceAudience,
+    } satisfies FunctionEnvironment;
+
+    const integrationOf = (route: RouteDefinition): HttpRouteIntegration => {
+      if (route.api !== 'auth') return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(route.entry));
+      const onAws = AUTH_ROUTES_ON_AWS[route.id];
+      if (onAws === undefined) throw new Error(`lib/stateless-stack.ts: no AUTH_ROUTES_ON_AWS entry for auth route '${route.id}'.`);
+      if (onAws === 'cognito-jwks')
+        return new HttpUrlIntegration(`${route.id}Integration`, props.identity.jwksUrl, { method: HttpMethod.GET });
+      const environment: FunctionEnvironment =
+        onAws.entry === AUTH_COGNITO_TOKEN_ENTRY
+          ? { [ENV.cognitoClientId]: props.identity.clientId, ...deviceIssuerEnvironment }
+          : deviceIssuerEnvironment;
+      return new HttpLambdaIntegration(`${route.id}Integration`, createFunction(onAws.entry, environment));
+    };
+    const addRoutes = ({ api: httpApi, stage }: { api: HttpApi; stage: HttpStage }, api: ApiName): void => {
+      // One authorizer per API and issuer (an authorizer belongs to one API). Users: the pool's access tokens, whose
+      // `client_id` is the app client (API Gateway checks `client_id` when a token has no `aud`); the issuer is built
+      // from tokens (region, pool id), nothing hard-coded. Devices: the device issuer, whose discovery document API
+      // Gateway reads, and the audience device tokens carry; created only on an API with device routes.
+      const userAuthorizer = new HttpJwtAuthorizer('CognitoAccessToken', props.identity.issuer, { jwtAudience: [props.identity.clientId] });
+      let deviceAuthorizer: HttpJwtAuthorizer | undefined;
+      const deviceRouteKeys: string[] = [];
+      for (const route of routesOn(api)) {
+        let authorizer: HttpJwtAuthorizer | undefined;
+        if (isDeviceRoute(route)) {
+          deviceAuthorizer ??= new HttpJwtAuthorizer('DeviceAccessToken', deviceIssuer, { jwtAudience: [deviceAudience] });
+          authorizer = deviceAuthorizer;
+          deviceRouteKeys.push(`${route.method} ${route.path}`);
+        } else if (route.scope !== null) authorizer = userAuthorizer;
         const [added] = httpApi.addRoutes({
           path: route.path,
           methods: [HttpMethod[route.method]],
           integration: integrationOf(route),
           // The token must hold the route's scope (its `scope` claim); the company in the path is the handler's check.
-          ...(route.scope === null ? {} : { authorizer, authorizationScopes: [route.scope] }),
+          ...(authorizer === undefined || route.scope === null ? {} : { authorizer, authorizationScopes: [route.scope] }),
         });
         if (route.scope === null && added !== undefined) {
           acknowledge(
             added,
             'AwsSolutions-APIG4',
-            `${route.method} ${route.path} is public by contract (docs/contract.md): the token endpoint, the issuer's public keys or ` +
-              'the OpenAPI document, which a caller needs before it has a token. Every other route has the Cognito JWT authorizer.',
+            `${route.method} ${route.path} is public by contract (docs/contract.md): the token endpoint, the issuers' public keys and ` +
+              'discovery document, or the OpenAPI document, which a caller needs before it has a token. Every other route has a JWT authorizer.',
           );
         }
       }
-      return { api: httpApi, stage };
+      if (deviceRouteKeys.length > 0) {
+        // Route settings exist only on the CloudFormation stage (the L2 stage throttles its default route only).
+        const routeSettings = Object.fromEntries(
+          deviceRouteKeys.map((key) => [
+            key,
+            { ThrottlingRateLimit: DEVICE_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: DEVICE_ROUTE_THROTTLE.burstLimit },
+          ]),
+        );
+        (stage.node.defaultChild as CfnStage).addPropertyOverride('RouteSettings', routeSettings);
+      }
     };
-    const main = httpApi('MainApi', 'main', 'Device scenario service: scenarios, deployments, search ({base_url}).');
-    const upload = httpApi('UploadApi', 'upload', 'Device scenario service: scenario uploads ({scenario_upload_url}).');
-    const auth = httpApi('AuthApi', 'auth', 'Device scenario service: token endpoint and JWKS, backed by Cognito ({auth_url}).');
+    addRoutes(main, 'main');
+    addRoutes(upload, 'upload');
+    addRoutes(auth, 'auth');
     this.mainApi = main.api;
     this.mainStage = main.stage;
     this.uploadApi = upload.api;
@@ -527,6 +642,28 @@ export class StatelessStack extends Stack {
       targets: [new LambdaFunction(this.uploadSweeper, { retryAttempts: 0 })],
     });
 
+    // Silent devices: EventBridge Scheduler runs the heartbeat sweeper every minute (asynchronous invocations; a run
+    // that fails is not retried, the next one sweeps what it left). Scheduler rather than an EventBridge rule: its
+    // role invokes this function only, and a schedule has its own failure metrics.
+    this.heartbeatSweeper = createFunction(HEARTBEAT_SWEEPER.entry);
+    const schedulerRole = new Role(this, 'HeartbeatSweeperScheduleRole', {
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com').withConditions({
+        StringEquals: { 'aws:SourceAccount': this.account },
+      }),
+      description: `EventBridge Scheduler invoking ${HEARTBEAT_SWEEPER.entry}`,
+    });
+    new ScheduledInvocation(this, 'HeartbeatSweeperSchedule', {
+      description: 'Marks devices silent beyond their heartbeat window DISCONNECTED.',
+      schedule: ScheduleExpression.rate(Duration.minutes(HEARTBEAT_SWEEPER.everyMinutes)),
+      target: new LambdaInvoke(this.heartbeatSweeper, { role: schedulerRole, retryAttempts: 0, maxEventAge: Duration.minutes(1) }),
+    });
+    acknowledge(
+      schedulerRole,
+      wildcardResourceFinding(`<${this.getLogicalId(this.heartbeatSweeper.node.defaultChild as CfnElement)}.Arn>:*`),
+      "The schedule's role may invoke the heartbeat sweeper and its versions (lambda:InvokeFunction on <arn>:*, as aws-cdk-lib " +
+        'grants an invocation); no other function, no other action.',
+    );
+
     // The index template and alias: installed by the first deployment, the template put again by any deployment that
     // changes it (TemplateVersion, a hash of indexTemplate()). The domain's access policy is applied by the stateful
     // stack, which deploys first.
@@ -561,10 +698,18 @@ export class StatelessStack extends Stack {
     this.monitoring.deadLetters('DeploymentChangesDeadLetters', this.deploymentChangesDeadLetterQueue, 'Deployment changes');
     this.monitoring.iteratorAge('DeploymentChangesIteratorAge', this.deploymentChanges, 'Deployment changes');
     this.monitoring.searchDomain('SearchDomain', props.search.domain, settings.opensearch.volumeGiB);
+    this.monitoring.scheduledFunction('HeartbeatSweeper', this.heartbeatSweeper, 'Heartbeat sweeper', {
+      everyMinutes: HEARTBEAT_SWEEPER.everyMinutes,
+      timeout: ACCESS[HEARTBEAT_SWEEPER.entry]?.timeout ?? Duration.seconds(50),
+    });
 
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: this.mainStage.url });
     new CfnOutput(this, 'UploadApiUrl', { description: '{scenario_upload_url}', value: this.uploadStage.url });
     new CfnOutput(this, 'AuthApiUrl', { description: '{auth_url}: POST /token, GET /.well-known/jwks.json', value: this.authStage.url });
+    new CfnOutput(this, 'DeviceTokenIssuer', {
+      description: 'iss of device tokens; its discovery document is {issuer}/.well-known/openid-configuration.',
+      value: deviceIssuer,
+    });
     new CfnOutput(this, 'AlarmTopicArn', {
       description: 'SNS topic of every alarm of this stage (subscribe to it).',
       value: this.monitoring.topic.topicArn,

@@ -42,6 +42,10 @@ export const ENV = {
   // Devices: heartbeat window and device token lifetime.
   deviceHeartbeatSeconds: 'DEVICE_HEARTBEAT_SECONDS',
   deviceTokenLifetimeSeconds: 'DEVICE_TOKEN_LIFETIME_SECONDS',
+  // Devices on AWS: the KMS key device tokens are signed with, and their issuer and audience.
+  deviceTokenKeyArn: 'DEVICE_TOKEN_KEY_ARN',
+  deviceTokenIssuer: 'DEVICE_TOKEN_ISSUER',
+  deviceTokenAudience: 'DEVICE_TOKEN_AUDIENCE',
   // Presigned uploads.
   uploadSlotTtlSeconds: 'UPLOAD_SLOT_TTL_SECONDS',
   // The three addresses, for the OpenAPI document's `servers`.
@@ -268,6 +272,22 @@ export const DeviceEnvironment = z.object({
     .describe('Lifetime of device tokens (client credentials grant), seconds; at most 15 minutes.'),
 });
 
+/**
+ * The device token issuer on AWS (functions/adapters/aws/kms-device-token-signer.ts): a KMS key signs device tokens
+ * for this issuer and audience; the API Gateway JWT authorizer of the device routes expects both.
+ */
+export const DeviceIssuerEnvironment = z.object({
+  [ENV.deviceTokenKeyArn]: text()
+    .regex(/^arn:[a-z-]+:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, {
+      error: 'must be a KMS key ARN (arn:…:kms:<region>:<account>:key/<id>)',
+    })
+    .describe('ARN of the ECC_NIST_P256 KMS key that signs device tokens (only its ARN: the private key never leaves KMS).'),
+  [ENV.deviceTokenIssuer]: httpUrl().describe(
+    '`iss` of device tokens: `{auth_url}/device`, where its discovery document and JWKS are served.',
+  ),
+  [ENV.deviceTokenAudience]: text().describe("`aud` of device tokens: what the device routes' JWT authorizer expects ({base_url})."),
+});
+
 /** The addresses the OpenAPI document names in `servers` (the local default ports when unset). */
 export const AddressEnvironment = z.object({
   [ENV.mainApiUrl]: httpUrl().optional().describe('Main API address ({base_url}).'),
@@ -343,6 +363,7 @@ export const ENVIRONMENT = {
   cursors: CursorEnvironment,
   uploads: UploadEnvironment,
   devices: DeviceEnvironment,
+  deviceIssuer: DeviceIssuerEnvironment,
   addresses: AddressEnvironment,
   localIssuer: LocalIssuerEnvironment,
   localData: LocalDataEnvironment,
@@ -365,6 +386,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   cursors: 'listing cursors',
   uploads: 'upload slots',
   devices: 'devices',
+  deviceIssuer: 'device token issuer',
   addresses: 'API addresses',
   localIssuer: 'local token issuer',
   localData: 'local data folder',

@@ -3,9 +3,11 @@ import {
   InitiateAuthCommand,
   type InitiateAuthCommandOutput,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { BadRequestError, OAuthError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
+import { issueDeviceToken } from '../core/device-tokens.js';
+import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
+import { deviceTokenSigner, services } from '../platform/composition.js';
 import { authToken } from '../contract/routes/service.js';
-import { cognitoClientId } from '../platform/config.js';
+import { cognitoClientId, deviceConfig } from '../platform/config.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { logger } from '../platform/logger.js';
 import { traced } from '../platform/observability.js';
@@ -85,15 +87,26 @@ export async function signInWithCognito(
 const cognito = traced(new CognitoIdentityProviderClient({}));
 
 /**
- * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts):
- * `{ username, password }` → `{ access_token, token_type: "Bearer", expires_in }`; 401 problem+json on bad
- * credentials, 400 on a malformed body. Signs in on the Cognito app client COGNITO_CLIENT_ID.
+ * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts): a user's
+ * `{ username, password }` signs in on the Cognito app client COGNITO_CLIENT_ID (401 problem+json on bad
+ * credentials); a device's client credentials grant (form or HTTP Basic) is checked against the devices table and
+ * signed with the KMS key DEVICE_TOKEN_KEY_ARN (RFC 6749 §5.2 refusals). Either way
+ * `{ access_token, token_type: "Bearer", expires_in }`, never cached.
  */
-export const handler = routeHandler(authToken, async ({ body }) => {
-  if (!('username' in body)) {
-    throw new OAuthError('unsupported_grant_type', 'The client credentials grant is not served by this deployment yet.');
-  }
-  const token = await signInWithCognito(cognito, cognitoClientId(), body.username, body.password);
+export const handler = routeHandler(authToken, async ({ body }, _context, event) => {
+  const token =
+    'username' in body
+      ? await signInWithCognito(cognito, cognitoClientId(), body.username, body.password)
+      : await issueDeviceToken(
+          { devices: services().devices, signer: await deviceTokenSigner() },
+          {
+            grantType: body.grant_type,
+            clientId: body.client_id,
+            clientSecret: body.client_secret,
+            authorization: event.headers.authorization,
+          },
+          deviceConfig().tokenLifetimeSeconds,
+        );
   return jsonResponse(
     200,
     { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds },

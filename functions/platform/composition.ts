@@ -36,7 +36,10 @@ import { LocalEventBus } from '../adapters/embedded/local-event-bus.js';
 import type { EventPublisher } from '../core/ports.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
 import { CursorCodec } from '../adapters/aws/cursor-codec.js';
+import { ENV } from '../contract/environment.js';
 import { cursorSigningKey, eventsConfig, idempotencyConfig, localIssuerConfig, storageConfig } from './config.js';
+import { deviceIssuerConfig } from './config.js';
+import { KmsDeviceIssuerKeys, KmsDeviceTokenSigner, runtimeKmsClient } from '../adapters/aws/kms-device-token-signer.js';
 import { traced } from './observability.js';
 
 /** Every adapter a handler may need, but the search index (search-composition.ts: `searchIndex()`). */
@@ -119,11 +122,13 @@ export function identityProvider(): Promise<LocalIdentityProvider> {
 }
 
 /**
- * The signer of device tokens (client credentials grant). Locally: the LocalIdentityProvider's key, so that device
- * tokens verify against the same JWKS as user tokens.
+ * The signer of device tokens (client credentials grant). On AWS (DEVICE_TOKEN_KEY_ARN set): the KMS key of the device
+ * issuer. Locally: the LocalIdentityProvider's key, so that device tokens verify against the same JWKS as user tokens.
  * @throws EnvironmentError as identityProvider() does.
  */
 export async function deviceTokenSigner(): Promise<DeviceTokenSigner> {
+  // On AWS the key stays in KMS: the token function only holds the key's ARN and may only ask KMS to sign.
+  if (process.env[ENV.deviceTokenKeyArn] !== undefined) return (await awsDeviceIssuer()).signer;
   return identityProvider();
 }
 
@@ -161,4 +166,40 @@ export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
     });
   }
   return idempotency;
+}
+
+/** The device token issuer on AWS: a KMS key signs device tokens, and its public half is the issuer's key set. */
+export interface AwsDeviceIssuer {
+  /** Signs device tokens (KMS Sign; the function needs kms:Sign on the key). */
+  signer: DeviceTokenSigner;
+  /** The issuer's key set (KMS GetPublicKey, once per cold start; the function needs kms:GetPublicKey). */
+  keys: KmsDeviceIssuerKeys;
+  /** `iss` of device tokens: `{auth_url}/device`. */
+  issuer: string;
+}
+
+let awsIssuer: Promise<AwsDeviceIssuer> | undefined;
+
+/**
+ * The device issuer on AWS, built once: KmsDeviceTokenSigner and KmsDeviceIssuerKeys on the key DEVICE_TOKEN_KEY_ARN,
+ * for DEVICE_TOKEN_ISSUER and DEVICE_TOKEN_AUDIENCE.
+ * @throws EnvironmentError naming each missing or malformed variable of the `deviceIssuer` group (unset locally,
+ *   where the local issuer signs device tokens).
+ */
+export function awsDeviceIssuer(): Promise<AwsDeviceIssuer> {
+  if (awsIssuer === undefined) {
+    const config = deviceIssuerConfig();
+    awsIssuer = runtimeKmsClient().then((client) => {
+      const kms = traced(client);
+      return {
+        signer: new KmsDeviceTokenSigner(kms, config),
+        keys: new KmsDeviceIssuerKeys(kms, config.keyArn),
+        issuer: config.issuer,
+      };
+    });
+    awsIssuer.catch(() => {
+      awsIssuer = undefined;
+    });
+  }
+  return awsIssuer;
 }

@@ -200,3 +200,23 @@ export function deviceConfig(): DeviceConfig {
   const env = readEnvironment('devices', process.env);
   return { heartbeatSeconds: env[ENV.deviceHeartbeatSeconds], tokenLifetimeSeconds: env[ENV.deviceTokenLifetimeSeconds] };
 }
+
+/** The device token issuer on AWS (the `deviceIssuer` group): the KMS key, `iss` and `aud` of device tokens. */
+export interface DeviceIssuerConfig {
+  /** DEVICE_TOKEN_KEY_ARN: the ECC_NIST_P256 SIGN_VERIFY key. */
+  keyArn: string;
+  /** DEVICE_TOKEN_ISSUER: `{auth_url}/device`, no trailing slash. */
+  issuer: string;
+  /** DEVICE_TOKEN_AUDIENCE. */
+  audience: string;
+}
+
+/** Reads the device issuer's settings. @throws EnvironmentError naming each missing or malformed variable (unset locally). */
+export function deviceIssuerConfig(): DeviceIssuerConfig {
+  const env = readEnvironment('deviceIssuer', process.env);
+  return {
+    keyArn: env[ENV.deviceTokenKeyArn],
+    issuer: env[ENV.deviceTokenIssuer].replace(/\/+$/, ''),
+    audience: env[ENV.deviceTokenAudience],
+  };
+}

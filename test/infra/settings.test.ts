@@ -15,6 +15,7 @@ describe('readServiceSettings', () => {
       corsAllowedOrigins: [],
       opensearch: { instanceType: 't3.small.search', instanceCount: 1, volumeGiB: 10 },
       cognitoFeaturePlan: 'ESSENTIALS',
+      devices: { heartbeatSeconds: 300, tokenLifetimeSeconds: 900 },
     });
     expect(read({})).toEqual(DEFAULT_SETTINGS);
   });
@@ -29,6 +30,8 @@ describe('readServiceSettings', () => {
       opensearchInstanceCount: '3',
       opensearchVolumeGiB: '100',
       cognitoFeaturePlan: 'plus',
+      deviceHeartbeatSeconds: '120',
+      deviceTokenLifetimeSeconds: '600',
     });
     const fromJson = read({
       stage: 'staging',
@@ -39,6 +42,8 @@ describe('readServiceSettings', () => {
       opensearchInstanceCount: 3,
       opensearchVolumeGiB: 100,
       cognitoFeaturePlan: 'PLUS',
+      deviceHeartbeatSeconds: 120,
+      deviceTokenLifetimeSeconds: 600,
     });
     expect(fromCli).toEqual(fromJson);
     expect(fromCli).toMatchObject({
@@ -47,6 +52,7 @@ describe('readServiceSettings', () => {
       corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
       opensearch: { instanceType: 'm7g.large.search', instanceCount: 3, volumeGiB: 100 },
       cognitoFeaturePlan: 'PLUS',
+      devices: { heartbeatSeconds: 120, tokenLifetimeSeconds: 600 },
     });
   });
 
@@ -62,6 +68,9 @@ describe('readServiceSettings', () => {
     [{ opensearchInstanceCount: 'two' }, /opensearchInstanceCount/],
     [{ opensearchVolumeGiB: '5' }, /opensearchVolumeGiB/],
     [{ cognitoFeaturePlan: 'LITE' }, /cognitoFeaturePlan/],
+    [{ deviceHeartbeatSeconds: '0' }, /deviceHeartbeatSeconds/],
+    // Device tokens live at most 15 minutes (the contract).
+    [{ deviceTokenLifetimeSeconds: '901' }, /deviceTokenLifetimeSeconds/],
   ])('refuses %j naming the key', (context, message) => {
     expect(() => read(context)).toThrow(message);
   });

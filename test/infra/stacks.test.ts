@@ -22,27 +22,24 @@ import { SEARCH_INDEX_SETUP_TIMEOUT } from '../../lib/stateless-stack.js';
 import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
+  HEARTBEAT_SWEEPER,
   ROUTES,
   SEARCH_INDEX_SETUP_ENTRY,
   SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY,
   UPLOAD_SWEEPER,
 } from '../../functions/contract/routes.js';
+import { DEVICE_ISSUER_ENTRY, DEVICE_ISSUER_ROUTES } from '../../functions/contract/routes/device-issuer.js';
+import { KEY_ADMINISTRATION_ACTIONS } from '../../lib/device-token-key.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
 import { DEFAULT_METRICS_NAMESPACE, METRIC } from '../../functions/platform/observability.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage, type ServiceStage } from '../../lib/stage.js';
+import { checkAuthorizers, flattenJoin, type Resource, resourcesOf } from './template-helpers.js';
 import { AUTH_COGNITO_TOKEN_ENTRY, THROTTLE } from '../../lib/stateless-stack.js';
 
-type Resource = {
-  Type: string;
-  Properties?: Record<string, unknown>;
-  Metadata?: Record<string, unknown>;
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-};
 type Statement = { Effect: string; Action: string | string[]; Resource?: unknown; Principal?: unknown };
 
 /** The context of cdk.json (feature flags included), so that the tests build what `cdk synth` builds. */
@@ -73,13 +70,14 @@ const STATELESS_ENTRIES = [
   SEARCH_REINDEX_ENTRY,
   SEARCH_INDEX_SETUP_ENTRY,
   UPLOAD_SWEEPER.entry,
+  DEVICE_ISSUER_ENTRY,
+  HEARTBEAT_SWEEPER.entry,
 ];
 
-/** Functions that verify bearer tokens: every route except the public ones. */
+/** Every route API Gateway serves: ROUTES, and the device issuer's on the auth API (AWS only). */
+const AWS_ROUTES = [...ROUTES, ...DEVICE_ISSUER_ROUTES];
 
-function resourcesOf(template: Template, type: string): [string, Resource][] {
-  return Object.entries(template.findResources(type)) as [string, Resource][];
-}
+/** Functions that verify bearer tokens: every route except the public ones. */
 
 function statementsOf(template: Template): [string, Statement][] {
   const statements: [string, Statement][] = [];
@@ -112,24 +110,11 @@ function functionsByEntry(template: Template): Map<string, [string, Resource]> {
   );
 }
 
-/**
- * Turns an `Fn::Join` into a string, `{{Logical}}` for a Ref and `{{Logical.Attribute}}` for a GetAtt, so that JSON
- * built by CloudFormation (the OpenSearch access policy) can be parsed.
- */
-function flattenJoin(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const object = value as Record<string, unknown>;
-  if ('Fn::Join' in object) {
-    const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
-    return parts.map(flattenJoin).join(separator);
-  }
-  if ('Ref' in object) return `{{${object.Ref as string}}}`;
-  if ('Fn::GetAtt' in object) return `{{${(object['Fn::GetAtt'] as string[]).join('.')}}}`;
-  return JSON.stringify(object);
-}
-
 /** What Lambda itself adds to every function's environment at run time (absent from the template). */
 const LAMBDA_PROVIDED: Readonly<Record<string, string>> = { [ENV.awsRegion]: 'eu-west-1' };
+
+/** What the device token key's ARN resolves to once deployed. */
+const DEPLOYED_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
 /** What Secrets Manager generates for the cursor secret (64 letters and digits, its GenerateSecretString). */
 const GENERATED_CURSOR_SECRET = `${'Ab3'.repeat(21)}x`;
@@ -416,7 +401,7 @@ describe('stacks (bundling skipped)', () => {
     expect(writable.filter((attribute) => attribute.startsWith('custom:'))).toEqual([]);
   });
 
-  it('routes the three APIs exactly as ROUTES; on AWS the token route runs the Cognito function and the JWKS proxies the pool', () => {
+  it('routes the three APIs exactly as ROUTES and the device issuer; on AWS the token route runs the Cognito function and the JWKS proxies the pool', () => {
     const apis = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api');
     expect(apis).toHaveLength(3);
     const integrations = stateless.findResources('AWS::ApiGatewayV2::Integration') as Record<string, Resource>;
@@ -431,7 +416,7 @@ describe('stacks (bundling skipped)', () => {
       const routes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route').filter(
         ([, route]) => (route.Properties?.ApiId as { Ref: string }).Ref === apiId,
       );
-      const expected = ROUTES.filter((route) => route.api === api);
+      const expected = AWS_ROUTES.filter((route) => route.api === api);
       expect(routes.map(([, route]) => route.Properties?.RouteKey).sort()).toEqual(
         expected.map((route) => `${route.method} ${route.path}`).sort(),
       );
@@ -465,54 +450,26 @@ describe('stacks (bundling skipped)', () => {
       expect(apis.find(([id]) => id === apiId)?.[1].Properties?.CorsConfiguration, prefix).toBeUndefined();
     }
     stateless.resourceCountIs('AWS::ApiGatewayV2::Stage', 3);
-    for (const output of ['MainApiUrl', 'UploadApiUrl', 'AuthApiUrl', 'SearchReindexFunctionName']) stateless.hasOutput(output, {});
-    for (const output of ['UserPoolId', 'UserPoolClientId', 'CompaniesTableName', 'DevicesTableName', 'SearchDomainEndpoint'])
+    for (const output of ['MainApiUrl', 'UploadApiUrl', 'AuthApiUrl', 'SearchReindexFunctionName', 'DeviceTokenIssuer'])
+      stateless.hasOutput(output, {});
+    for (const output of [
+      'UserPoolId',
+      'UserPoolClientId',
+      'CompaniesTableName',
+      'DevicesTableName',
+      'SearchDomainEndpoint',
+      'DeviceTokenKeyArn',
+    ])
       stateful.hasOutput(output, {});
   });
 
-  it("puts each API's Cognito JWT authorizer, with the route's scope, on every route with a scope, and none on public routes", () => {
-    const [poolId] = resourcesOf(stateful, 'AWS::Cognito::UserPool')[0] as [string, Resource];
-    const [clientId] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient')[0] as [string, Resource];
-    const apis = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api');
-    const authorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer');
-    // The main and upload APIs have scoped routes; the auth API has none, hence no authorizer.
-    expect(authorizers).toHaveLength(2);
-    for (const [id, authorizer] of authorizers) {
-      expect(authorizer.Properties, id).toMatchObject({ AuthorizerType: 'JWT', IdentitySource: ['$request.header.Authorization'] });
-      const jwtConfiguration = authorizer.Properties?.JwtConfiguration as { Issuer: unknown; Audience: unknown[] } | undefined;
-      const { Issuer, Audience } = jwtConfiguration ?? { Issuer: undefined, Audience: [] };
-      // https://cognito-idp.<region>.amazonaws.com/<pool id>: the stack's region and the stateful stack's pool id, nothing literal.
-      expect(flattenJoin(Issuer), id).toMatch(
-        /^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/,
-      );
-      expect(JSON.stringify(Issuer), id).toContain(poolId);
-      expect(Audience, id).toHaveLength(1);
-      expect(JSON.stringify(Audience), id).toContain(clientId);
-    }
-    const routes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route');
-    for (const definition of ROUTES) {
-      const apiId = apis.find(([id]) => id.startsWith({ main: 'MainApi', upload: 'UploadApi', auth: 'AuthApi' }[definition.api]))?.[0];
-      const [, route] = routes.find(
-        ([, candidate]) =>
-          candidate.Properties?.RouteKey === `${definition.method} ${definition.path}` &&
-          (candidate.Properties?.ApiId as { Ref: string } | undefined)?.Ref === apiId,
-      ) as [string, Resource];
-      if (definition.scope === null) {
-        expect(route.Properties?.AuthorizationType ?? 'NONE', definition.id).toBe('NONE');
-        expect(route.Properties?.AuthorizerId, definition.id).toBeUndefined();
-        expect(route.Properties?.AuthorizationScopes, definition.id).toBeUndefined();
-        continue;
-      }
-      expect(route.Properties, definition.id).toMatchObject({ AuthorizationType: 'JWT', AuthorizationScopes: [definition.scope] });
-      const authorizerId = (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref;
-      const authorizer = authorizers.find(([id]) => id === authorizerId)?.[1];
-      expect((authorizer?.Properties?.ApiId as { Ref: string } | undefined)?.Ref, definition.id).toBe(apiId);
-    }
+  it("puts the Cognito JWT authorizer on user routes and the device issuer's on device routes, each with the route's scope, none on public routes", () => {
+    checkAuthorizers(stateful, stateless, AWS_ROUTES);
     expect(
-      ROUTES.filter((route) => route.scope === null)
+      AWS_ROUTES.filter((route) => route.scope === null)
         .map((route) => route.id)
         .sort(),
-    ).toEqual(['AuthJwks', 'AuthToken', 'OpenApiDocument']);
+    ).toEqual(['AuthJwks', 'AuthToken', 'DeviceIssuerDiscovery', 'DeviceIssuerJwks', 'OpenApiDocument']);
   });
 
   it('runs one function per entry, all arm64 on the newest Node.js runtime, traced, with their own log groups and no managed policies', () => {
@@ -630,7 +587,9 @@ describe('stacks (bundling skipped)', () => {
       [DEPLOYMENT_CHANGES_ENTRY]: ['events'],
       'functions/handlers/openapi.ts': ['addresses'],
       'functions/handlers/scenarios-upload-slot.ts': ['uploads'],
-      [AUTH_COGNITO_TOKEN_ENTRY]: ['tokenEndpoint'],
+      [AUTH_COGNITO_TOKEN_ENTRY]: ['tokenEndpoint', 'deviceIssuer', 'devices'],
+      [DEVICE_ISSUER_ENTRY]: ['deviceIssuer'],
+      [HEARTBEAT_SWEEPER.entry]: ['devices'],
       [SEARCH_REINDEX_ENTRY]: ['searchSource'],
       ...Object.fromEntries(paging.map((entry) => [entry, ['cursors']])),
     };
@@ -644,6 +603,8 @@ describe('stacks (bundling skipped)', () => {
       const environment = {
         ...LAMBDA_PROVIDED,
         ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, deployedValue(value)])),
+        // An import of the stateful stack's key ARN: what CloudFormation resolves it to.
+        ...(ENV.deviceTokenKeyArn in variables ? { [ENV.deviceTokenKeyArn]: DEPLOYED_KEY_ARN } : {}),
       };
       const groups: EnvironmentGroup[] = ['function', ...(READS[entry] ?? [])];
       // The composition root reads every storage variable: a function given one table name for it gets them all.
@@ -658,6 +619,8 @@ describe('stacks (bundling skipped)', () => {
     expect([...checked].sort()).toEqual([
       'addresses',
       'cursors',
+      'deviceIssuer',
+      'devices',
       'events',
       'function',
       'idempotency',
@@ -708,9 +671,16 @@ describe('stacks (bundling skipped)', () => {
     expect(reindex).not.toMatch(/CompaniesTable|DeploymentsTable|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
     const setup = policyOf(SEARCH_INDEX_SETUP_ENTRY);
     expect(setup).not.toMatch(/dynamodb:|s3:/);
-    // The token endpoint calls Cognito's unauthenticated InitiateAuth: no permission beyond logs and X-Ray.
+    // The token endpoint calls Cognito's unauthenticated InitiateAuth (no permission), reads devices (their credential)
+    // and signs device tokens with the KMS key; nothing else.
     const token = policyOf(AUTH_COGNITO_TOKEN_ENTRY);
-    expect(token).not.toMatch(/cognito-idp:|dynamodb:|s3:|es:/);
+    expect(token).not.toMatch(/cognito-idp:|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:|es:|kms:GetPublicKey/);
+    expect(token).toMatch(/DevicesTable/);
+    expect(token).not.toMatch(/CompaniesTable|ScenariosTable|DeploymentsTable|PresenceTable/);
+    expect(token).toMatch(/"Action":"kms:Sign"/);
+    const issuer = policyOf(DEVICE_ISSUER_ENTRY);
+    expect(issuer).toMatch(/"Action":"kms:GetPublicKey"/);
+    expect(issuer).not.toMatch(/kms:Sign|dynamodb:|s3:|es:/);
     const list = policyOf('functions/handlers/deployments-list.ts');
     expect(list).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
     // The history reads the deployments table and its gsi1/gsi2, each by name, and nothing else.
@@ -850,6 +820,155 @@ describe('stacks (bundling skipped)', () => {
     expect(policy).toContain('dynamodb:Query');
     expect(policy).toMatch(/"Action":\["s3:GetObject","s3:DeleteObject"\]/);
     expect(policy).not.toMatch(/s3:PutObject|CompaniesTable|DevicesTable|DeploymentsTable|events:PutEvents/);
+  });
+
+  it('runs the heartbeat sweeper every minute with EventBridge Scheduler, on the sparse sweep index of the presence table', () => {
+    const [, presence] = resourcesOf(stateful, 'AWS::DynamoDB::Table').find(([id]) => id.startsWith(TABLE_ID_PREFIX.presence)) as [
+      string,
+      Resource,
+    ];
+    expect(presence.DeletionPolicy).toBe('Retain');
+    expect(presence.Properties).toMatchObject({
+      KeySchema: [{ AttributeName: 'deviceKey', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'sweep',
+          KeySchema: [
+            { AttributeName: 'sweepShard', KeyType: 'HASH' },
+            { AttributeName: 'sweepAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    });
+    // No stream: a heartbeat is not a change anyone consumes.
+    expect(presence.Properties?.StreamSpecification).toBeUndefined();
+    const [sweeperId, sweeper] = ours.get(HEARTBEAT_SWEEPER.entry) as [string, Resource];
+    const schedules = resourcesOf(stateless, 'AWS::Scheduler::Schedule');
+    expect(schedules).toHaveLength(1);
+    const [, schedule] = schedules[0] as [string, Resource];
+    expect(schedule.Properties).toMatchObject({
+      ScheduleExpression: `rate(${HEARTBEAT_SWEEPER.everyMinutes} minute)`,
+      State: 'ENABLED',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: { Arn: { 'Fn::GetAtt': [sweeperId, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 } },
+    });
+    expect(schedule.Properties?.GroupName).toBeUndefined();
+    expect(schedule.Properties?.Name).toBeUndefined();
+    // The schedule's role may invoke this function (and its versions) only.
+    const roleId = (schedule.Properties?.Target as { RoleArn: { 'Fn::GetAtt': [string, string] } }).RoleArn['Fn::GetAtt'][0];
+    const [, role] = resourcesOf(stateless, 'AWS::IAM::Role').find(([id]) => id === roleId) as [string, Resource];
+    expect(JSON.stringify(role.Properties?.AssumeRolePolicyDocument)).toContain('scheduler.amazonaws.com');
+    expect(JSON.stringify(role.Properties?.AssumeRolePolicyDocument)).toContain('aws:SourceAccount');
+    const invoke = statementsOf(stateless).filter(([id]) => id.startsWith(roleId.replace(/[0-9A-F]{8}$/, '')));
+    expect(invoke.flatMap(([, statement]) => asArray(statement.Action))).toEqual(['lambda:InvokeFunction']);
+    expect(JSON.stringify(invoke.map(([, statement]) => statement.Resource))).not.toMatch(new RegExp(`"Fn::GetAtt":\\["(?!${sweeperId})`));
+    // Runs shorter than the schedule's period, so they do not overlap; presence and devices only.
+    expect(sweeper.Properties?.Timeout).toBeLessThan(60 * HEARTBEAT_SWEEPER.everyMinutes);
+    const policy = policyOf(HEARTBEAT_SWEEPER.entry);
+    expect(policy).toContain('PresenceTable');
+    expect(policy).toContain('/index/sweep');
+    expect(policy).toContain('dynamodb:Query');
+    expect(policy).not.toMatch(/s3:|CompaniesTable|ScenariosTable|DeploymentsTable|events:PutEvents|kms:/);
+    // Its alarms beyond errors and throttles: no run for 10 minutes (no data counts), a run near its timeout.
+    const dimensions = JSON.stringify([{ Name: 'FunctionName', Value: { Ref: sweeperId } }]);
+    const alarms = resourcesOf(stateless, 'AWS::CloudWatch::Alarm').filter(
+      ([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions) === dimensions,
+    );
+    expect(alarms.map(([, alarm]) => alarm.Properties?.MetricName).sort()).toEqual(['Duration', 'Errors', 'Invocations', 'Throttles']);
+    const missed = alarms.find(([, alarm]) => alarm.Properties?.MetricName === 'Invocations')?.[1];
+    expect(missed?.Properties).toMatchObject({
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      EvaluationPeriods: ALARM_THRESHOLDS.scheduledMissedPeriods,
+      TreatMissingData: 'breaching',
+    });
+    const duration = alarms.find(([, alarm]) => alarm.Properties?.MetricName === 'Duration')?.[1];
+    expect(duration?.Properties).toMatchObject({
+      Statistic: 'Maximum',
+      Threshold: ((sweeper.Properties?.Timeout as number) * 1000 * ALARM_THRESHOLDS.scheduledDurationPercent) / 100,
+    });
+  });
+
+  it('signs device tokens with a retained P-256 KMS key whose policy lets only the token function sign and the issuer function read it', () => {
+    const keys = resourcesOf(stateful, 'AWS::KMS::Key');
+    expect(keys).toHaveLength(1);
+    const [, key] = keys[0] as [string, Resource];
+    expect(key.DeletionPolicy).toBe('Retain');
+    expect(key.UpdateReplacePolicy).toBe('Retain');
+    expect(key.Properties).toMatchObject({ KeySpec: 'ECC_NIST_P256', KeyUsage: 'SIGN_VERIFY' });
+    const roleIdOf = (entry: string) =>
+      (
+        resourcesOf(stateful, 'AWS::IAM::Role').find(([, role]) =>
+          String(role.Properties?.Description).startsWith(`Execution role of ${entry} `),
+        ) as [string, Resource]
+      )[0];
+    const statements = (key.Properties?.KeyPolicy as { Statement: (Statement & { Condition?: unknown })[] }).Statement;
+    expect(statements).toHaveLength(3);
+    // The account administers the key and may not use it: no IAM policy can grant a signature.
+    const [admin, sign, read] = statements as [Statement, Statement & { Condition?: unknown }, Statement];
+    expect(JSON.stringify(admin.Principal)).toContain(':root');
+    expect(asArray(admin.Action).sort()).toEqual([...KEY_ADMINISTRATION_ACTIONS].sort());
+    expect(
+      asArray(admin.Action).filter((action) => /\*|Sign|Verify|GetPublicKey|Decrypt|Encrypt|GenerateDataKey|CreateGrant/.test(action)),
+    ).toEqual([]);
+    expect(sign).toMatchObject({
+      Effect: 'Allow',
+      Action: 'kms:Sign',
+      Principal: { AWS: { 'Fn::GetAtt': [roleIdOf(AUTH_COGNITO_TOKEN_ENTRY), 'Arn'] } },
+      Condition: { StringEquals: { 'kms:SigningAlgorithm': 'ECDSA_SHA_256', 'kms:MessageType': 'DIGEST' } },
+    });
+    expect(read).toMatchObject({
+      Effect: 'Allow',
+      Action: 'kms:GetPublicKey',
+      Principal: { AWS: { 'Fn::GetAtt': [roleIdOf(DEVICE_ISSUER_ENTRY), 'Arn'] } },
+    });
+    // Those two functions run with those roles (imported by the stateless stack).
+    for (const entry of [AUTH_COGNITO_TOKEN_ENTRY, DEVICE_ISSUER_ENTRY]) {
+      expect(JSON.stringify(ours.get(entry)?.[1].Properties?.Role), entry).toContain('Fn::ImportValue');
+      expect(JSON.stringify(ours.get(entry)?.[1].Properties?.Role), entry).toContain(roleIdOf(entry));
+    }
+    // No other role of either stack is granted any KMS action.
+    for (const template of [stateful, stateless]) {
+      for (const [id, statement] of statementsOf(template)) {
+        if (asArray(statement.Action).some((action) => action.startsWith('kms:'))) {
+          expect(id, JSON.stringify(statement)).toMatch(/^(AuthCognitoTokenFunction|DeviceIssuerFunction)/);
+        }
+      }
+    }
+  });
+
+  it('gives no function key material: the key ARN, the issuer and the audience, to the two functions using the key only', () => {
+    const [keyId] = resourcesOf(stateful, 'AWS::KMS::Key')[0] as [string, Resource];
+    const apis = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
+    for (const [entry, [, fn]] of [...ours, ...statefulFunctions]) {
+      const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      const text = JSON.stringify(variables);
+      // Nothing that looks like a private key, a JWK's private member or PEM.
+      expect(text, entry).not.toMatch(/PRIVATE KEY|"d":|BEGIN /);
+      if (entry === AUTH_COGNITO_TOKEN_ENTRY || entry === DEVICE_ISSUER_ENTRY) {
+        expect(JSON.stringify(variables.DEVICE_TOKEN_KEY_ARN), entry).toContain(keyId);
+        expect(flattenJoin(variables.DEVICE_TOKEN_ISSUER), entry).toMatch(
+          new RegExp(`^https://\\{\\{${apis.get('AuthApi')}\\}\\}\\..*/device$`),
+        );
+        expect(flattenJoin(variables.DEVICE_TOKEN_AUDIENCE), entry).toMatch(new RegExp(`^https://\\{\\{${apis.get('MainApi')}\\}\\}\\.`));
+      } else {
+        expect(
+          Object.keys(variables).filter((name) => name.startsWith('DEVICE_TOKEN_') && name !== 'DEVICE_TOKEN_LIFETIME_SECONDS'),
+          entry,
+        ).toEqual([]);
+      }
+    }
+    // The device settings, from CDK context (defaults here), to the token function and the sweeper.
+    for (const entry of [AUTH_COGNITO_TOKEN_ENTRY, HEARTBEAT_SWEEPER.entry]) {
+      expect((ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables, entry).toMatchObject({
+        DEVICE_HEARTBEAT_SECONDS: '300',
+        DEVICE_TOKEN_LIFETIME_SECONDS: '900',
+      });
+    }
   });
 
   it('installs the index template on every deployment through a custom resource that changes with the template', () => {

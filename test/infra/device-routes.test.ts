@@ -1,0 +1,93 @@
+/**
+ * The stateless stack with a device route added to ROUTES (a fixture, whatever device routes this branch defines):
+ * the route gets the device issuer's JWT authorizer and the device route throttle, user routes keep the Cognito
+ * authorizer, and the route's function gets the device settings and only its declared tables.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it, vi } from 'vitest';
+import type { RouteDefinition } from '../../functions/contract/route.js';
+import { DEVICE_ISSUER_ROUTES } from '../../functions/contract/routes/device-issuer.js';
+import { ROUTES } from '../../functions/contract/routes.js';
+import { DEVICE_SCOPE } from '../../functions/core/principal.js';
+import { REPO_ROOT } from '../../lib/service-function.js';
+import { readServiceSettings } from '../../lib/settings.js';
+import { createStage } from '../../lib/stage.js';
+import { DEVICE_ROUTE_THROTTLE } from '../../lib/stateless-stack.js';
+import { checkAuthorizers, type Resource, resourcesOf } from './template-helpers.js';
+
+const FIXTURE_ROUTE = vi.hoisted(
+  () =>
+    ({
+      id: 'FixtureDeviceReport',
+      api: 'main',
+      method: 'PUT',
+      path: '/device/fixture-report',
+      scope: 'device',
+      entry: 'test/infra/fixtures/device-route.ts',
+      access: { storage: true, tables: { presence: 'RW', devices: 'R' } },
+    }) as const,
+);
+
+vi.mock('../../functions/contract/routes.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../functions/contract/routes.js')>();
+  return { ...actual, ROUTES: [...actual.ROUTES, FIXTURE_ROUTE] };
+});
+
+const CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+
+describe('a device route on AWS', () => {
+  const app = new App({
+    context: { ...CONTEXT, stage: 'test', deviceHeartbeatSeconds: 120, 'aws:cdk:bundling-stacks': [] },
+    builtinCloudFormationValidation: false,
+  });
+  const stage = createStage(app, readServiceSettings(app.node));
+  const stateful = Template.fromStack(stage.stateful);
+  const stateless = Template.fromStack(stage.stateless);
+
+  it('is behind the device issuer’s authorizer with the device scope; user routes keep Cognito’s', () => {
+    expect(FIXTURE_ROUTE.scope).toBe(DEVICE_SCOPE);
+    expect(ROUTES).toContain(FIXTURE_ROUTE);
+    checkAuthorizers(stateful, stateless, [...ROUTES, ...DEVICE_ISSUER_ROUTES] as RouteDefinition[]);
+    // The main API has both authorizers; the device one serves device routes only.
+    const main = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').find(([id]) => id.startsWith('MainApi'))?.[0];
+    const mainAuthorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer').filter(
+      ([, authorizer]) => (authorizer.Properties?.ApiId as { Ref: string }).Ref === main,
+    );
+    expect(mainAuthorizers.map(([, authorizer]) => authorizer.Properties?.Name).sort()).toEqual([
+      'CognitoAccessToken',
+      'DeviceAccessToken',
+    ]);
+    const deviceAuthorizerId = mainAuthorizers.find(([, authorizer]) => authorizer.Properties?.Name === 'DeviceAccessToken')?.[0];
+    const behindDevice = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route')
+      .filter(([, route]) => (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref === deviceAuthorizerId)
+      .map(([, route]) => route.Properties?.RouteKey);
+    expect(behindDevice).toEqual(ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`));
+  });
+
+  it('is throttled per route for a fleet, above the user-facing default of the stage', () => {
+    const main = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').find(([id]) => id.startsWith('MainApi'))?.[0];
+    const [, stageResource] = resourcesOf(stateless, 'AWS::ApiGatewayV2::Stage').find(
+      ([, candidate]) => (candidate.Properties?.ApiId as { Ref: string }).Ref === main,
+    ) as [string, Resource];
+    const settings = stageResource.Properties?.RouteSettings as Record<string, unknown>;
+    expect(settings[`${FIXTURE_ROUTE.method} ${FIXTURE_ROUTE.path}`]).toEqual({
+      ThrottlingRateLimit: DEVICE_ROUTE_THROTTLE.rateLimit,
+      ThrottlingBurstLimit: DEVICE_ROUTE_THROTTLE.burstLimit,
+    });
+    expect(Object.keys(settings)).toEqual(
+      ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`),
+    );
+  });
+
+  it('runs a function with the device settings of the context and only the tables its route declares', () => {
+    const [, fn] = resourcesOf(stateless, 'AWS::Lambda::Function').find(
+      ([, candidate]) => candidate.Properties?.Description === FIXTURE_ROUTE.entry,
+    ) as [string, Resource];
+    const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(variables).toMatchObject({ DEVICE_HEARTBEAT_SECONDS: '120', DEVICE_TOKEN_LIFETIME_SECONDS: '900' });
+    expect(variables.DEVICE_TOKEN_KEY_ARN).toBeUndefined();
+  });
+});
