@@ -350,7 +350,10 @@ export function openApiDocumentOf(
       { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
       { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
       { name: 'Search', description: 'Filters and search over devices and scenarios.' },
-      { name: 'Devices', description: 'Devices: the registry and client credentials (operator tokens), and what a device pulls and reports (its own token).' },
+      {
+        name: 'Devices',
+        description: 'Devices: the registry and client credentials (operator tokens), and what a device pulls and reports (its own token).',
+      },
       { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
       { name: 'Meta', description: 'This document.' },
     ],

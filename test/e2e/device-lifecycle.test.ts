@@ -132,7 +132,9 @@ describe('a kiosk from registration to deletion', () => {
   it('pulls a deployed scenario (200 with an ETag, then 304), downloads it and its sha256 matches', async () => {
     const deployed = await call(`${service.api}/companies/${COMPANY}/resources/deployments`, {
       token: alice,
-      json: { requests: [{ target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }] },
+      json: {
+        requests: [{ target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }],
+      },
     });
     expect(deployed.body.items[0].state).toBe('SUCCESS');
     const pulled = await call(`${service.api}/device/deployments`, { token: device.token });
@@ -207,7 +209,9 @@ describe('isolation', () => {
     await call(`${service.api}/companies/${COMPANY}/resources/deployments`, {
       token: alice,
       json: {
-        requests: [{ target: { type: 'DEVICE', id: `${OTHER}-b` }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }],
+        requests: [
+          { target: { type: 'DEVICE', id: `${OTHER}-b` }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' },
+        ],
       },
     });
     // The first device sees only its own (empty) desired state, and cannot report on the second's deployment.
