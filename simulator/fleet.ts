@@ -476,7 +476,10 @@ export class SimulatedFleet {
       return response;
     }
     // The body is part of the exchange: read before the clock stops (the caller reads it again from a copy).
-    const buffered = new Response(await response.arrayBuffer(), { status: response.status, headers: response.headers });
+    const bytes = await response.arrayBuffer();
+    // 204 and 304 are null-body statuses: a Response with a body (even an empty one) cannot carry them.
+    const nullBody = response.status === 204 || response.status === 205 || response.status === 304;
+    const buffered = new Response(nullBody ? null : bytes, { status: response.status, headers: response.headers });
     this.stats.record(name(response.status), performance.now() - started, expected.includes(response.status));
     return buffered;
   }
