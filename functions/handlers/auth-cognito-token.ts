@@ -3,12 +3,11 @@ import {
   InitiateAuthCommand,
   type InitiateAuthCommandOutput,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { issueDeviceToken } from '../core/device-tokens.js';
 import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
-import { deviceTokenSigner, services } from '../platform/composition.js';
 import { authToken } from '../contract/routes/service.js';
-import { cognitoClientId, deviceConfig } from '../platform/config.js';
-import { jsonResponse, routeHandler } from '../platform/http.js';
+import { cognitoClientId } from '../platform/config.js';
+import { routeHandler } from '../platform/http.js';
+import { grantDeviceToken, tokenResponse } from '../platform/token-grant.js';
 import { logger } from '../platform/logger.js';
 import { traced } from '../platform/observability.js';
 
@@ -93,23 +92,10 @@ const cognito = traced(new CognitoIdentityProviderClient({}));
  * signed with the KMS key DEVICE_TOKEN_KEY_ARN (RFC 6749 §5.2 refusals). Either way
  * `{ access_token, token_type: "Bearer", expires_in }`, never cached.
  */
-export const handler = routeHandler(authToken, async ({ body }, _context, event) => {
-  const token =
+export const handler = routeHandler(authToken, async ({ body }, _context, event) =>
+  tokenResponse(
     'username' in body
       ? await signInWithCognito(cognito, cognitoClientId(), body.username, body.password)
-      : await issueDeviceToken(
-          { devices: services().devices, signer: await deviceTokenSigner() },
-          {
-            grantType: body.grant_type,
-            clientId: body.client_id,
-            clientSecret: body.client_secret,
-            authorization: event.headers.authorization,
-          },
-          deviceConfig().tokenLifetimeSeconds,
-        );
-  return jsonResponse(
-    200,
-    { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds },
-    { 'cache-control': 'no-store' },
-  );
-});
+      : await grantDeviceToken(body, event.headers.authorization),
+  ),
+);

@@ -1,9 +1,8 @@
 import { authToken } from '../contract/routes/service.js';
-import { issueDeviceToken } from '../core/device-tokens.js';
 import { UnauthorizedError } from '../core/errors.js';
-import { deviceTokenSigner, identityProvider, services } from '../platform/composition.js';
-import { deviceConfig } from '../platform/config.js';
-import { jsonResponse, routeHandler } from '../platform/http.js';
+import { identityProvider } from '../platform/composition.js';
+import { routeHandler } from '../platform/http.js';
+import { grantDeviceToken, tokenResponse } from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token (docs/contract.md), locally. A user: JSON `{ username, password }`, 401 problem+json on bad
@@ -12,25 +11,8 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * 401 invalid_client). Either way `{ access_token, token_type: "Bearer", expires_in }`, never cached.
  */
 export const handler = routeHandler(authToken, async ({ body }, _context, event) => {
-  let token: { accessToken: string; expiresInSeconds: number } | undefined;
-  if ('username' in body) {
-    token = await (await identityProvider()).issueToken(body.username, body.password);
-    if (token === undefined) throw new UnauthorizedError('The username or password is wrong.', null);
-  } else {
-    token = await issueDeviceToken(
-      { devices: services().devices, signer: await deviceTokenSigner() },
-      {
-        grantType: body.grant_type,
-        clientId: body.client_id,
-        clientSecret: body.client_secret,
-        authorization: event.headers.authorization,
-      },
-      deviceConfig().tokenLifetimeSeconds,
-    );
-  }
-  return jsonResponse(
-    200,
-    { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds },
-    { 'cache-control': 'no-store' },
-  );
+  if (!('username' in body)) return tokenResponse(await grantDeviceToken(body, event.headers.authorization));
+  const token = await (await identityProvider()).issueToken(body.username, body.password);
+  if (token === undefined) throw new UnauthorizedError('The username or password is wrong.', null);
+  return tokenResponse(token);
 });
