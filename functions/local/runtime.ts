@@ -310,35 +310,25 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stops.push(async () => {
       await Promise.allSettled([...inFlight]);
     });
-    // The upload sweeper on a timer: the handler the schedule runs on AWS, one run at a time.
-    const sweeper = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, UPLOAD_SWEEPER.entry);
-    const sweepIntervalMs = runtimeSettings[ENV.uploadSweepIntervalMs];
-    let sweeping: Promise<void> | undefined;
-    const sweepTimer = setInterval(() => {
-      sweeping ??= sweeper({}, {})
-        .catch((error: unknown) => log(`upload sweeper: ${(error as Error).message}`))
-        .finally(() => {
-          sweeping = undefined;
-        });
-    }, sweepIntervalMs);
-    stops.push(async () => {
-      clearInterval(sweepTimer);
-      await sweeping;
-    });
-    // The heartbeat sweeper likewise: silent devices become DISCONNECTED, one run at a time.
-    const heartbeatSweeper = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, HEARTBEAT_SWEEPER.entry);
-    let heartbeatSweeping: Promise<void> | undefined;
-    const heartbeatTimer = setInterval(() => {
-      heartbeatSweeping ??= heartbeatSweeper({}, {})
-        .catch((error: unknown) => log(`heartbeat sweeper: ${(error as Error).message}`))
-        .finally(() => {
-          heartbeatSweeping = undefined;
-        });
-    }, runtimeSettings[ENV.heartbeatSweepIntervalMs]);
-    stops.push(async () => {
-      clearInterval(heartbeatTimer);
-      await heartbeatSweeping;
-    });
+    // The scheduled functions on timers (EventBridge Scheduler runs the same handlers on AWS), each one run at a time:
+    // the upload sweeper, and the heartbeat sweeper that marks silent devices DISCONNECTED.
+    const schedule = async (entry: string, intervalMs: number, name: string): Promise<void> => {
+      const run = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, entry);
+      let running: Promise<void> | undefined;
+      const timer = setInterval(() => {
+        running ??= run({}, {})
+          .catch((error: unknown) => log(`${name}: ${(error as Error).message}`))
+          .finally(() => {
+            running = undefined;
+          });
+      }, intervalMs);
+      stops.push(async () => {
+        clearInterval(timer);
+        await running;
+      });
+    };
+    await schedule(UPLOAD_SWEEPER.entry, runtimeSettings[ENV.uploadSweepIntervalMs], 'upload sweeper');
+    await schedule(HEARTBEAT_SWEEPER.entry, runtimeSettings[ENV.heartbeatSweepIntervalMs], 'heartbeat sweeper');
     // What handlers write from here on, for benchmarks (GET {admin}/stats/writes); the start-up rebuild is not counted.
     const writeCounter = new WriteCounter();
     writeCounter.watchDynamoDb(built.dynamoDb);
