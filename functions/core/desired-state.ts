@@ -8,7 +8,7 @@ import { ulid } from 'ulid';
 import { activeDevice } from './device-session.js';
 import { NotFoundError } from './errors.js';
 import type { ArchiveStore, DeploymentRepository, DeviceRepository, DeviceSlot, DeviceStatus, ScenarioCatalog } from './ports.js';
-import type { Principal } from './principal.js';
+import { deviceOf, type Principal } from './principal.js';
 import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from './scenarios/versions.js';
 
 /** What a device reports about one of its active deployments while it installs it. */
@@ -96,11 +96,16 @@ export async function deviceDesiredState(
   principal: Principal,
   holds: (tag: string) => boolean,
 ): Promise<DesiredState> {
-  const device = await activeDevice(dependencies.devices, principal);
-  const slots = await dependencies.deployments.activeOnDevice(device.company, device.id);
+  // The token names the device, so its deployments are queried while the device read checks the token is still good:
+  // a poll costs one round trip, not two (the query's result is dropped when the check refuses).
+  const { company, deviceId } = deviceOf(principal);
+  const [, slots] = await Promise.all([
+    activeDevice(dependencies.devices, principal),
+    dependencies.deployments.activeOnDevice(company, deviceId),
+  ]);
   const tag = desiredStateTag(slots);
   if (holds(tag)) return { tag, unchanged: true };
-  const versions = await dependencies.catalog.getVersions(device.company, slots);
+  const versions = await dependencies.catalog.getVersions(company, slots);
   const byKey = new Map(versions.map((version) => [`${version.scenarioId}#${version.version}`, version]));
   const expiresAt = new Date((dependencies.now?.() ?? new Date()).getTime() + DESIRED_STATE_URL_LIFETIME_SECONDS * 1000).toISOString();
   const items = await Promise.all(
