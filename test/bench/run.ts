@@ -219,31 +219,34 @@ interface SizeResult {
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-/** Search benchmark (search.ts): --only-search runs only it, --skip-search skips it (taken out before parseArguments). */
-const searchMode: 'run' | 'only' | 'skip' = process.argv.includes('--only-search')
-  ? 'only'
-  : process.argv.includes('--skip-search')
-    ? 'skip'
-    : 'run';
-if (process.argv.includes('--only-search') && process.argv.includes('--skip-search'))
-  usage('--only-search and --skip-search exclude each other.');
-process.argv = process.argv.filter((argument) => argument !== '--only-search' && argument !== '--skip-search');
+/**
+ * Whether the step `name` runs as usual, alone (`--only-<name>`) or not at all (`--skip-<name>`); the flags are taken
+ * out of process.argv before parseArguments. Both flags: usage error.
+ */
+function stepMode(name: string): 'run' | 'only' | 'skip' {
+  const only = process.argv.includes(`--only-${name}`);
+  const skip = process.argv.includes(`--skip-${name}`);
+  if (only && skip) usage(`--only-${name} and --skip-${name} exclude each other.`);
+  process.argv = process.argv.filter((argument) => argument !== `--only-${name}` && argument !== `--skip-${name}`);
+  return only ? 'only' : skip ? 'skip' : 'run';
+}
 
-async function searchStep(): Promise<void> {
+/**
+ * One benchmark step: prints `title` and the machine (Node, CPUs, `context`, load average), runs `measure` (which
+ * prints its own report), and writes its result with the machine's figures to BENCH_DIRECTORY/`jsonName`. A failure
+ * is printed and sets the exit code; the next steps still run.
+ */
+async function benchmarkStep(title: string, name: string, jsonName: string, measure: () => Promise<object>, context = ''): Promise<void> {
+  log(title);
   log(
-    `Search benchmark: ${SEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`,
-  );
-  log(
-    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg()
+    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); ${context}load average ${loadavg()
       .map((value) => value.toFixed(2))
       .join(' ')}.`,
   );
   try {
-    const result = await runSearchBench(log);
-    log('');
-    reportSearchBench(result, log);
+    const result = await measure();
     await mkdir(BENCH_DIRECTORY, { recursive: true });
-    const output = join(BENCH_DIRECTORY, 'search.json');
+    const output = join(BENCH_DIRECTORY, jsonName);
     await writeFile(
       output,
       `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`,
@@ -251,43 +254,42 @@ async function searchStep(): Promise<void> {
     log('');
     log(`JSON results: ${output}`);
   } catch (error) {
-    log(`  Search benchmark FAILED: ${(error as Error).stack ?? String(error)}`);
+    log(`  ${name} benchmark FAILED: ${(error as Error).stack ?? String(error)}`);
     process.exitCode = 1;
   }
 }
 
-/** Device benchmark (devices.ts): --only-devices runs only it, --skip-devices skips it (taken out before parseArguments). */
-const deviceMode: 'run' | 'only' | 'skip' = process.argv.includes('--only-devices')
-  ? 'only'
-  : process.argv.includes('--skip-devices')
-    ? 'skip'
-    : 'run';
-if (process.argv.includes('--only-devices') && process.argv.includes('--skip-devices'))
-  usage('--only-devices and --skip-devices exclude each other.');
-process.argv = process.argv.filter((argument) => argument !== '--only-devices' && argument !== '--skip-devices');
+/** Search benchmark (search.ts): --only-search runs only it, --skip-search skips it. */
+const searchMode = stepMode('search');
 
-async function deviceStep(): Promise<void> {
-  log('Device benchmark: simulated kiosks against the local runtime (health every 10 s, pull every 30 s), then writes per health report.');
-  log(
-    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); load average ${loadavg()
-      .map((value) => value.toFixed(2))
-      .join(' ')}.`,
+function searchStep(): Promise<void> {
+  return benchmarkStep(
+    `Search benchmark: ${SEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices in the embedded engine, direct in-process vs over HTTP on the local runtime.`,
+    'Search',
+    'search.json',
+    async () => {
+      const result = await runSearchBench(log);
+      log('');
+      reportSearchBench(result, log);
+      return result;
+    },
   );
-  try {
-    const result = await runDeviceBench();
-    reportDeviceBench(result);
-    await mkdir(BENCH_DIRECTORY, { recursive: true });
-    const output = join(BENCH_DIRECTORY, 'devices.json');
-    await writeFile(
-      output,
-      `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`,
-    );
-    log('');
-    log(`JSON results: ${output}`);
-  } catch (error) {
-    log(`  Device benchmark FAILED: ${(error as Error).stack ?? String(error)}`);
-    process.exitCode = 1;
-  }
+}
+
+/** Device benchmark (devices.ts): --only-devices runs only it, --skip-devices skips it. */
+const deviceMode = stepMode('devices');
+
+function deviceStep(): Promise<void> {
+  return benchmarkStep(
+    'Device benchmark: simulated kiosks against the local runtime (health every 10 s, pull every 30 s), then writes per health report.',
+    'Device',
+    'devices.json',
+    async () => {
+      const result = await runDeviceBench();
+      reportDeviceBench(result);
+      return result;
+    },
+  );
 }
 
 if (deviceMode === 'only' && searchMode !== 'only') {
@@ -301,7 +303,7 @@ if (searchMode === 'only') {
 const options = parseArguments();
 
 /** The deployment benchmark (deployments.ts): prints its tables and writes deployments.json. */
-async function deploymentStep(): Promise<void> {
+function deploymentStep(): Promise<void> {
   let commit = 'unknown';
   try {
     commit = execFileSync('git', ['log', '-1', '--format=%h'], { cwd: resolve(import.meta.dirname, '../..'), encoding: 'utf8' }).trim();
@@ -316,31 +318,19 @@ async function deploymentStep(): Promise<void> {
   } catch {
     // not a git checkout
   }
-  log(
+  return benchmarkStep(
     `Deployment benchmark: one POST of 5,000 DEPLOY entries vs 5,000 conditional PutItems on the same DynamoDB Local; ${options.deploymentRuns} run(s).`,
+    'Deployment',
+    'deployments.json',
+    async () => {
+      const result = await runDeploymentBench(log, { runs: options.deploymentRuns, profile: options.profileDeployments });
+      result.commit = commit;
+      log('');
+      reportDeploymentBench(result, log);
+      return result;
+    },
+    `commit ${commit}; product write parallelism ${PRODUCT_PARALLELISM}; `,
   );
-  log(
-    `Node ${process.version}, ${cpus().length} CPU(s) (${cpus()[0]?.model ?? 'unknown'}); commit ${commit}; product write parallelism ${PRODUCT_PARALLELISM}; load average ${loadavg()
-      .map((value) => value.toFixed(2))
-      .join(' ')}.`,
-  );
-  try {
-    const result = await runDeploymentBench(log, { runs: options.deploymentRuns, profile: options.profileDeployments });
-    result.commit = commit;
-    log('');
-    reportDeploymentBench(result, log);
-    await mkdir(BENCH_DIRECTORY, { recursive: true });
-    const output = join(BENCH_DIRECTORY, 'deployments.json');
-    await writeFile(
-      output,
-      `${JSON.stringify({ when: new Date().toISOString(), node: process.version, cpus: cpus().length, loadAfter: loadavg(), ...result }, null, 2)}\n`,
-    );
-    log('');
-    log(`JSON results: ${output}`);
-  } catch (error) {
-    log(`  Deployment benchmark FAILED: ${(error as Error).stack ?? String(error)}`);
-    process.exitCode = 1;
-  }
 }
 
 if (options.deployments === 'only') {
