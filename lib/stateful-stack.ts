@@ -28,6 +28,7 @@ const TABLE_IDS: Record<TableName, string> = {
   scenarios: 'ScenariosTable',
   deployments: 'DeploymentsTable',
   presence: 'PresenceTable',
+  rollouts: 'RolloutsTable',
   idempotency: 'IdempotencyTable',
 };
 
@@ -51,6 +52,8 @@ export class StatefulStack extends Stack {
   readonly deploymentsTable: Table;
   /** Last-seen times and heartbeat deadlines of devices (small items rewritten by every health report). */
   readonly presenceTable: Table;
+  /** Rollouts, their target chunks and wave counts. */
+  readonly rolloutsTable: Table;
   readonly idempotencyTable: Table;
   /** Every table by logical name (TABLES). */
   readonly tables: Readonly<Record<TableName, Table>>;
@@ -85,6 +88,7 @@ export class StatefulStack extends Stack {
     this.scenariosTable = this.table('scenarios', TABLES.scenarios);
     this.deploymentsTable = this.table('deployments', TABLES.deployments);
     this.presenceTable = this.table('presence', TABLES.presence);
+    this.rolloutsTable = this.table('rollouts', TABLES.rollouts);
     this.idempotencyTable = this.table('idempotency', TABLES.idempotency);
     this.tables = {
       companies: this.companiesTable,
@@ -92,6 +96,7 @@ export class StatefulStack extends Stack {
       scenarios: this.scenariosTable,
       deployments: this.deploymentsTable,
       presence: this.presenceTable,
+      rollouts: this.rolloutsTable,
       idempotency: this.idempotencyTable,
     };
     // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).

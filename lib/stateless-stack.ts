@@ -83,6 +83,7 @@ export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
   scenarios: ENV.scenariosTable,
   deployments: ENV.deploymentsTable,
   presence: ENV.presenceTable,
+  rollouts: ENV.rolloutsTable,
   idempotency: ENV.idempotencyTable,
 };
 

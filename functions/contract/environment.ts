@@ -18,6 +18,7 @@ export const ENV = {
   scenariosTable: 'SCENARIOS_TABLE',
   deploymentsTable: 'DEPLOYMENTS_TABLE',
   presenceTable: 'PRESENCE_TABLE',
+  rolloutsTable: 'ROLLOUTS_TABLE',
   archiveBucket: 'ARCHIVE_BUCKET',
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
@@ -46,6 +47,9 @@ export const ENV = {
   deviceTokenKeyArn: 'DEVICE_TOKEN_KEY_ARN',
   deviceTokenIssuer: 'DEVICE_TOKEN_ISSUER',
   deviceTokenAudience: 'DEVICE_TOKEN_AUDIENCE',
+  // Rollouts: the queue their work messages go through.
+  rolloutQueueUrl: 'ROLLOUT_QUEUE_URL',
+  rolloutChunkTimeoutSeconds: 'ROLLOUT_CHUNK_TIMEOUT_SECONDS',
   // Presigned uploads.
   uploadSlotTtlSeconds: 'UPLOAD_SLOT_TTL_SECONDS',
   // The three addresses, for the OpenAPI document's `servers`.
@@ -63,6 +67,7 @@ export const ENV = {
   s3Port: 'S3_PORT',
   uploadSweepIntervalMs: 'UPLOAD_SWEEP_INTERVAL_MS',
   heartbeatSweepIntervalMs: 'HEARTBEAT_SWEEP_INTERVAL_MS',
+  rolloutSweepIntervalMs: 'ROLLOUT_SWEEP_INTERVAL_MS',
   simulate: 'SIMULATE',
   // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
   powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
@@ -167,6 +172,7 @@ export const StorageEnvironment = z.object({
   [ENV.scenariosTable]: tableName().describe('DynamoDB table of scenarios, their versions and upload slots.'),
   [ENV.deploymentsTable]: tableName().describe('DynamoDB table of active deployments and their history.'),
   [ENV.presenceTable]: tableName().describe("DynamoDB table of devices' last-seen times and heartbeat deadlines."),
+  [ENV.rolloutsTable]: tableName().describe('DynamoDB table of rollouts, their target chunks and wave counts.'),
   [ENV.archiveBucket]: text()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
     .describe('S3 bucket of scenario archives.'),
@@ -273,6 +279,21 @@ export const DeviceEnvironment = z.object({
 });
 
 /**
+ * Rollouts: where their work goes (functions/core/rollouts.ts). On AWS an SQS queue URL; in the local runtime
+ * `local:rollouts`, the in-process queue feeding the same worker handler.
+ */
+export const RolloutEnvironment = z.object({
+  [ENV.rolloutQueueUrl]: text()
+    .regex(/^(https:\/\/sqs\.[^\s]+|local:[a-z-]+)$/, {
+      error: 'must be an SQS queue URL (https://sqs.…) or local:<name> (the local runtime)',
+    })
+    .describe('Queue of rollout work messages: an SQS queue URL on AWS, `local:rollouts` in the local runtime.'),
+  [ENV.rolloutChunkTimeoutSeconds]: amount('seconds', 1, 86_400)
+    .default(900)
+    .describe('A chunk of a running wave sent this long ago and not done is sent again (its message was lost), seconds.'),
+});
+
+/**
  * The device token issuer on AWS (functions/adapters/aws/kms-device-token-signer.ts): a KMS key signs device tokens
  * for this issuer and audience; the API Gateway JWT authorizer of the device routes expects both.
  */
@@ -321,6 +342,9 @@ export const LocalRuntimeEnvironment = z.object({
   [ENV.heartbeatSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
     .default(10_000)
     .describe('How often the heartbeat sweeper marks silent devices DISCONNECTED, ms.'),
+  [ENV.rolloutSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+    .default(1_000)
+    .describe('How often the rollout sweeper completes waves, starts the next and re-sends unfinished work, ms.'),
   [ENV.simulate]: amount('devices', 0, 100_000)
     .default(0)
     .describe("Simulated kiosks `npm start` keeps alive (acme's first N: health reports, pulls, installs); 0: none."),
@@ -363,6 +387,7 @@ export const ENVIRONMENT = {
   cursors: CursorEnvironment,
   uploads: UploadEnvironment,
   devices: DeviceEnvironment,
+  rollouts: RolloutEnvironment,
   deviceIssuer: DeviceIssuerEnvironment,
   addresses: AddressEnvironment,
   localIssuer: LocalIssuerEnvironment,
@@ -386,6 +411,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   cursors: 'listing cursors',
   uploads: 'upload slots',
   devices: 'devices',
+  rollouts: 'rollouts',
   deviceIssuer: 'device token issuer',
   addresses: 'API addresses',
   localIssuer: 'local token issuer',

@@ -16,7 +16,7 @@ export type ApiName = 'main' | 'upload' | 'auth';
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** The tables a function may be granted (the stateful stack's tables, by logical name). */
-export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'presence' | 'idempotency';
+export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'presence' | 'rollouts' | 'idempotency';
 
 /** A table grant: read, read-write, or write-only (puts, updates and deletes without reads). */
 export type TableAccess = 'R' | 'RW' | 'W';
@@ -39,6 +39,8 @@ export interface FunctionAccess {
   bucketGetObjectKeyPattern?: string;
   /** Publishes events on the service's bus (EVENT_BUS_NAME, events:PutEvents). */
   events?: boolean;
+  /** Sends rollout work messages to the rollout queue (ROLLOUT_QUEUE_URL, sqs:SendMessage). */
+  rolloutQueue?: boolean;
   /** Pages a listing: signs and verifies cursors with CURSOR_SIGNING_KEY. */
   pagesListings?: boolean;
   /** Function timeout, seconds. @default the HTTP maximum (29 s) for routes */

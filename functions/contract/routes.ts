@@ -78,6 +78,20 @@ export const UPLOAD_SWEEPER = { entry: 'functions/handlers/upload-sweeper.ts', e
 export const HEARTBEAT_SWEEPER = { entry: 'functions/handlers/heartbeat-sweeper.ts', everyMinutes: 1 } as const;
 
 /**
+ * The rollout worker: consumes the rollout queue (SQS on AWS, `batchSize` messages per invocation, at most
+ * `maxConcurrency` invocations at once; the local runtime's in-process queue locally), each message one chunk of a
+ * wave's targets to deploy (functions/core/rollouts.ts, RolloutWorkMessage).
+ */
+export const ROLLOUT_WORKER = { entry: 'functions/handlers/rollout-worker.ts', batchSize: 1, maxConcurrency: 4 } as const;
+
+/**
+ * The rollout sweeper: completes waves (all reports in, or timed out), pauses on failures, starts the next wave and
+ * re-sends chunks whose message was lost. Run every `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally
+ * (ROLLOUT_SWEEP_INTERVAL_MS).
+ */
+export const ROLLOUT_SWEEPER = { entry: 'functions/handlers/rollout-sweeper.ts', everyMinutes: 1 } as const;
+
+/**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static
  * segments beat `{parameters}`). Returns the route and its decoded-later raw path parameters; when the path exists on
  * this address with other methods only, `methodNotAllowed` and those methods (sorted, for an `Allow` header);

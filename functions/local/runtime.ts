@@ -90,8 +90,11 @@ export const LOCAL_TABLES = {
   scenarios: 'scenarios',
   deployments: 'deployments',
   presence: 'presence',
+  rollouts: 'rollouts',
   idempotency: 'idempotency',
 } as const;
+/** ROLLOUT_QUEUE_URL of the local runtime: its in-process rollout queue. */
+export const LOCAL_ROLLOUT_QUEUE = 'local:rollouts';
 export const LOCAL_BUCKET = 'scenario-archives';
 /** `aud` of locally issued tokens. */
 export const LOCAL_AUDIENCE = 'device-scenario-service';
@@ -127,7 +130,12 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.scenariosTable]: LOCAL_TABLES.scenarios,
     [ENV.deploymentsTable]: LOCAL_TABLES.deployments,
     [ENV.presenceTable]: LOCAL_TABLES.presence,
+    [ENV.rolloutsTable]: LOCAL_TABLES.rollouts,
     [ENV.idempotencyTable]: LOCAL_TABLES.idempotency,
+    // The in-process queue the local runtime feeds the rollout worker from (SQS on AWS).
+    [ENV.rolloutQueueUrl]: LOCAL_ROLLOUT_QUEUE,
+    // Locally a lost message is one of a crashed runtime: send its chunk again soon after a restart.
+    [ENV.rolloutChunkTimeoutSeconds]: inherited[ENV.rolloutChunkTimeoutSeconds] || '15',
     [ENV.localEventsFile]: join(dataDirectory, 'events', 'events.jsonl'),
     [ENV.archiveBucket]: LOCAL_BUCKET,
     [ENV.dynamoDbEndpoint]: options.dynamoDbEndpoint,
@@ -165,6 +173,7 @@ export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
   'cursors',
   'uploads',
   'devices',
+  'rollouts',
   'addresses',
   'localIssuer',
   'function',

@@ -78,6 +78,7 @@ export function services(): Services {
       scenarios: config.scenariosTable,
       deployments: config.deploymentsTable,
       presence: config.presenceTable,
+      rollouts: config.rolloutsTable,
     };
     // One codec signs every listing's cursors; CURSOR_SIGNING_KEY is read on the first cursor, so functions that never
     // page (and are not given the key) never need it.

@@ -13,6 +13,7 @@ export interface StorageConfig {
   scenariosTable: string;
   deploymentsTable: string;
   presenceTable: string;
+  rolloutsTable: string;
   archiveBucket: string;
   /** e.g. `http://127.0.0.1:8000`; undefined in AWS. */
   dynamoDbEndpoint?: string;
@@ -31,6 +32,7 @@ export function storageConfig(): StorageConfig {
     scenariosTable: env[ENV.scenariosTable],
     deploymentsTable: env[ENV.deploymentsTable],
     presenceTable: env[ENV.presenceTable],
+    rolloutsTable: env[ENV.rolloutsTable],
     archiveBucket: env[ENV.archiveBucket],
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     ...(s3Endpoint === undefined ? {} : { s3Endpoint }),

@@ -52,6 +52,7 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
   devices: 'DevicesTable',
   scenarios: 'ScenariosTable',
   presence: 'PresenceTable',
+  rollouts: 'RolloutsTable',
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
 };

@@ -37,6 +37,7 @@ beforeAll(async () => {
     SCENARIOS_TABLE: 'scenarios',
     DEPLOYMENTS_TABLE: 'deployments',
     PRESENCE_TABLE: 'presence',
+    ROLLOUTS_TABLE: 'rollouts',
     IDEMPOTENCY_TABLE: 'idempotency',
     ARCHIVE_BUCKET: 'archives',
     LOCAL_EVENTS_FILE: '/dev/null',

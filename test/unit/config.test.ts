@@ -33,6 +33,8 @@ const STORAGE = {
   SCENARIOS_TABLE: 'scenarios',
   DEPLOYMENTS_TABLE: 'deployments',
   PRESENCE_TABLE: 'presence',
+  ROLLOUTS_TABLE: 'rollouts',
+  ROLLOUTS_TABLE: 'rollouts',
   ARCHIVE_BUCKET: 'scenario-archives',
 };
 
@@ -95,6 +97,7 @@ describe('the environment schema', () => {
       S3_PORT: 0,
       UPLOAD_SWEEP_INTERVAL_MS: 500,
       HEARTBEAT_SWEEP_INTERVAL_MS: 10_000,
+      ROLLOUT_SWEEP_INTERVAL_MS: 1_000,
       SIMULATE: 0,
     });
     expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({
@@ -160,6 +163,7 @@ describe('functions/platform/config.ts', () => {
       scenariosTable: 'scenarios',
       deploymentsTable: 'deployments',
       presenceTable: 'presence',
+      rolloutsTable: 'rollouts',
       archiveBucket: 'scenario-archives',
       dynamoDbEndpoint: 'http://127.0.0.1:8000',
     });

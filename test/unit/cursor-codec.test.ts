@@ -175,6 +175,7 @@ describe('a paging function', () => {
       SCENARIOS_TABLE: 'scenarios',
       DEPLOYMENTS_TABLE: 'deployments',
       PRESENCE_TABLE: 'presence',
+      ROLLOUTS_TABLE: 'rollouts',
       ARCHIVE_BUCKET: 'archives',
       AWS_REGION: 'us-east-1',
     });

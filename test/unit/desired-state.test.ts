@@ -316,7 +316,7 @@ describe('DynamoDbDeploymentRepository, device side (mocked DynamoDB)', () => {
   );
   const mock = mockClient(documentClient);
   afterEach(() => mock.reset());
-  const tables = { companies: 'c', devices: 'd', scenarios: 's', deployments: 'deployments', presence: 'p' };
+  const tables = { companies: 'c', devices: 'd', scenarios: 's', deployments: 'deployments', presence: 'p', rollouts: 'r' };
   const repository = new DynamoDbDeploymentRepository(documentClient, tables, new CursorCodec(() => randomBytes(32)));
   const status: DeviceStatus = { id: '01JS00000000000000000000SS', state: 'INSTALLED', updated: NOW.toISOString() };
 

@@ -12,7 +12,14 @@ import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentRepository, MAX_QUERIES_PER_PAGE } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
 
-const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments', presence: 'presence' };
+const tables = {
+  companies: 'companies',
+  devices: 'devices',
+  scenarios: 'scenarios',
+  deployments: 'deployments',
+  presence: 'presence',
+  rollouts: 'rollouts',
+};
 const documentClient = DynamoDBDocumentClient.from(
   new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
 );

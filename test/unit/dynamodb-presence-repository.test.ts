@@ -10,7 +10,14 @@ import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-
 import { DynamoDbPresenceRepository } from '../../functions/adapters/aws/dynamodb-presence-repository.js';
 import { heartbeatShardOf } from '../../functions/adapters/aws/tables.js';
 
-const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments', presence: 'presence' };
+const tables = {
+  companies: 'companies',
+  devices: 'devices',
+  scenarios: 'scenarios',
+  deployments: 'deployments',
+  presence: 'presence',
+  rollouts: 'rollouts',
+};
 const documentClient = DynamoDBDocumentClient.from(
   new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
 );

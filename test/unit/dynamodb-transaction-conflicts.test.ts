@@ -8,7 +8,14 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamodb-scenario-repository.js';
 
-const tables = { companies: 'companies', devices: 'devices', scenarios: 'scenarios', deployments: 'deployments', presence: 'presence' };
+const tables = {
+  companies: 'companies',
+  devices: 'devices',
+  scenarios: 'scenarios',
+  deployments: 'deployments',
+  presence: 'presence',
+  rollouts: 'rollouts',
+};
 const documentClient = DynamoDBDocumentClient.from(
   new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
 );

@@ -81,6 +81,7 @@ beforeAll(async () => {
     SCENARIOS_TABLE: LOCAL_TABLES.scenarios,
     DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
     PRESENCE_TABLE: LOCAL_TABLES.presence,
+    ROLLOUTS_TABLE: LOCAL_TABLES.rollouts,
     IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
     ARCHIVE_BUCKET: LOCAL_BUCKET,
     DYNAMODB_ENDPOINT: dynamo.endpoint,

@@ -15,6 +15,7 @@ export interface TableNames {
   scenarios: string;
   deployments: string;
   presence: string;
+  rollouts: string;
 }
 
 /** True when DynamoDB refused a single-item write because its condition was false. */

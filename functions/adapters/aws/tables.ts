@@ -82,6 +82,20 @@ export const TABLES = {
     partitionKey: 'deviceKey',
     globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
   },
+  /**
+   * Rollouts (docs/contract.md, "Rollouts"): pk `pk`, sk `sk`.
+   *   `ROLLOUT#{company}` / `{rolloutId}`                      the rollout: definition, state, waves
+   *   `TARGETS#{company}#{rolloutId}` / `{chunk, 6 digits}`     up to ROLLOUT_CHUNK_SIZE target device ids of one wave
+   *   `COUNTS#{company}#{rolloutId}` / `{wave}#{shard}`         device status counts of a wave (sharded counters)
+   *   `REPORT#{company}#{rolloutId}#{deviceId}` / `-`           the first terminal status a device reported (counts once)
+   * A RUNNING rollout carries `sweepShard` (`ROLLOUT`) and `sweepAt` (ISO-8601): the sparse `sweep` index holds only
+   * running rollouts, so the rollout sweeper finds them with one Query.
+   */
+  rollouts: {
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
+  },
   /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
   idempotency: { partitionKey: 'id', timeToLiveAttribute: 'expiration' },
 } as const satisfies Record<string, TableKeySchema>;
