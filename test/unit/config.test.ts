@@ -34,7 +34,6 @@ const STORAGE = {
   DEPLOYMENTS_TABLE: 'deployments',
   PRESENCE_TABLE: 'presence',
   ROLLOUTS_TABLE: 'rollouts',
-  ROLLOUTS_TABLE: 'rollouts',
   ARCHIVE_BUCKET: 'scenario-archives',
 };
 
