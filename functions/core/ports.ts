@@ -24,6 +24,13 @@ export interface SearchIndex {
   upsert(documents: SearchDocument[]): Promise<void>;
   /** Removes documents; unknown keys are ignored. */
   remove(keys: DocumentKey[]): Promise<void>;
+  /**
+   * The ids of the device documents of `query.companies` matching `query.filters` (OR within a field, AND across
+   * fields, as `search`): every match up to `max`, sorted by id ascending, and `total`, the number of matches (also
+   * those beyond `max`). Scenario documents never match. What a rollout's targets are resolved with.
+   * @throws ServiceUnavailableError when the backend cannot be reached.
+   */
+  selectIds(query: { companies: string[]; filters: Map<string, string[]> }, max: number): Promise<{ ids: string[]; total: number }>;
 }
 
 /** A company and its storage account (bytes). */

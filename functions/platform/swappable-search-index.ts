@@ -27,6 +27,10 @@ export class SwappableSearchIndex implements SearchIndex {
     return this.live.countValues(query);
   }
 
+  selectIds(query: { companies: string[]; filters: Map<string, string[]> }, max: number): Promise<{ ids: string[]; total: number }> {
+    return this.live.selectIds(query, max);
+  }
+
   async upsert(documents: SearchDocument[]): Promise<void> {
     await this.write(documents, (index) => index.upsert(documents));
   }

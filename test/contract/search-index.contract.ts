@@ -461,6 +461,40 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
       });
     });
 
+    describe('selectIds', () => {
+      const select = (companies: string[], entries: Record<string, string[]> = {}, max = 100) =>
+        index.selectIds({ companies, filters: filters(entries) }, max);
+
+      it('selects the device ids of the companies, never scenarios, sorted by id, with the total', async () => {
+        expect(await select(['acme'])).toEqual({ ids: ACME_DEVICES, total: 5 });
+        expect(await select(['globex'])).toEqual({ ids: ['dev-1'], total: 1 });
+        expect(await select(['acme', 'globex'])).toEqual({ ids: ['dev-1', ...ACME_DEVICES], total: 6 });
+        expect(await select(['initech'])).toEqual({ ids: [], total: 0 });
+        // Ids compare as strings: `dev-10` before `dev-2`, upper case before lower case.
+        await index.upsert([device({ id: 'dev-10', serial: 'ACM-0010' }), device({ id: 'Zeta', serial: 'ACM-0011' })]);
+        expect((await select(['acme'])).ids).toEqual(['Zeta', 'dev-1', 'dev-10', 'dev-2', 'dev-3', 'dev-4', 'dev-5']);
+      });
+
+      it('applies the filters as the search does: OR within a field, AND across fields', async () => {
+        for (const entries of [
+          { 'connection.state': ['CONNECTED', 'UNKNOWN'] },
+          { 'connection.state': ['CONNECTED'], 'health.mode': ['SERVER'] },
+          { 'health.hubs.devices.health.state': ['WARNING'], 'health.hubs.devices.capability.type': ['PRINTER'] },
+          { 'health.versionCode': ['999'] },
+          { type: ['DEVICE'], 'health.versionCode': ['101'] },
+        ]) {
+          const searched = await index.search(query({ filters: filters(entries), sort: { field: 'id', direction: 'ASC' } }));
+          expect(await select(['acme'], entries), JSON.stringify(entries)).toEqual({ ids: ids(searched), total: searched.total });
+        }
+        expect((await select(['acme'], { 'connection.state': ['CONNECTED'], 'health.mode': ['SERVER'] })).ids).toEqual(['dev-1', 'dev-5']);
+      });
+
+      it('returns at most max ids, the first in id order, and the total of every match', async () => {
+        expect(await select(['acme'], {}, 2)).toEqual({ ids: ['dev-1', 'dev-2'], total: 5 });
+        expect(await select(['acme'], { 'connection.state': ['CONNECTED'] }, 0)).toEqual({ ids: [], total: 3 });
+      });
+    });
+
     describe('writes', () => {
       it('upsert replaces a document with the same (type, company, id)', async () => {
         await index.upsert([device({ id: 'dev-1', serial: 'ACM-0001', location: 'Marseille Vieux-Port', state: 'DISCONNECTED' })]);

@@ -8,9 +8,12 @@ import {
   keywordField,
   MAX_COUNT_BUCKETS,
   pageWindow,
+  SELECT_PAGE_SIZE,
   searchRequestBody,
+  selectIdsRequestBody,
   SORT_KEY_FIELD,
   toSearchResult,
+  toSelectedIds,
   toValueCounts,
 } from '../../functions/adapters/aws/opensearch-queries.js';
 import type { ScenarioDocument } from '../../functions/core/search/documents.js';
@@ -149,6 +152,50 @@ describe('searchRequestBody', () => {
       countBody({ companies: ['acme'], type: 'DEVICE', filters: new Map([['health.mode', ['SERVER']]]), fields: ['health.mode'] }),
     ];
     for (const body of bodies) expect(body.query.bool.filter[0]).toEqual(companyClause('acme'));
+  });
+});
+
+describe('selectIdsRequestBody', () => {
+  const selection = { companies: ['acme'], filters: new Map([['connection.state', ['CONNECTED', 'UNKNOWN']], ['health.mode', ['SERVER']]]) };
+
+  it('selects device documents of the companies by the filters, ids only, sorted by id then key, with the exact total', () => {
+    expect(selectIdsRequestBody(selection, SELECT_PAGE_SIZE)).toEqual({
+      size: 10_000,
+      _source: false,
+      track_total_hits: true,
+      query: {
+        bool: {
+          filter: [
+            companyClause('acme'),
+            { terms: { type: ['DEVICE'] } },
+            { terms: { 'connection.state': ['CONNECTED', 'UNKNOWN'] } },
+            { terms: { 'health.mode': ['SERVER'] } },
+          ],
+        },
+      },
+      sort: [{ 'id.keyword': { order: 'asc' } }, { [SORT_KEY_FIELD]: { order: 'asc' } }],
+    });
+  });
+
+  it('resumes after the sort values of the previous page', () => {
+    const body = selectIdsRequestBody(selection, 250, ['dev-9', 'DEVICE#acme#dev-9']) as Body;
+    expect(body.search_after).toEqual(['dev-9', 'DEVICE#acme#dev-9']);
+    expect(body.size).toBe(250);
+    expect(body).not.toHaveProperty('from');
+  });
+
+  it('reads the ids from the sort values of the hits, the total and the last sort values', () => {
+    const response = {
+      hits: {
+        total: { value: 3, relation: 'eq' },
+        hits: [
+          { _id: 'DEVICE#acme#a', sort: ['a', 'DEVICE#acme#a'] },
+          { _id: 'DEVICE#acme#b', sort: ['b', 'DEVICE#acme#b'] },
+        ],
+      },
+    };
+    expect(toSelectedIds(response)).toEqual({ ids: ['a', 'b'], total: 3, after: ['b', 'DEVICE#acme#b'] });
+    expect(toSelectedIds({ hits: { total: { value: 0 }, hits: [] } })).toEqual({ ids: [], total: 0, after: undefined });
   });
 });
 

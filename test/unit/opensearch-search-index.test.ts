@@ -146,6 +146,34 @@ describe('OpenSearchSearchIndex', () => {
     expect((error as BulkIndexError).message).toContain('mapper_parsing_exception: bad date');
   });
 
+  it('selects ids page by page with search_after until max or the last match', async () => {
+    const page = (ids: string[], total: number): OpenSearchResponse => ({
+      statusCode: 200,
+      body: { hits: { total: { value: total }, hits: ids.map((id) => ({ _id: `DEVICE#acme#${id}`, sort: [id, `DEVICE#acme#${id}`] })) } },
+    });
+    const first = Array.from({ length: 10_000 }, (_, n) => `a-${String(n).padStart(5, '0')}`);
+    const transport = new FakeTransport([page(first, 10_002), page(['b-1', 'b-2'], 10_002)]);
+    const index = new OpenSearchSearchIndex({ transport, alias: 'resources' });
+    const selection = { companies: ['acme'], filters: new Map([['health.mode', ['SERVER']]]) };
+    expect(await index.selectIds(selection, 100_000)).toEqual({ ids: [...first, 'b-1', 'b-2'], total: 10_002 });
+    expect(transport.requests.map((request) => request.path)).toEqual(['/resources/_search', '/resources/_search']);
+    const bodies = transport.requests.map((request) => request.body as Record<string, unknown>);
+    expect(bodies[0]).toMatchObject({ size: 10_000, _source: false, track_total_hits: true });
+    expect(bodies[0]).not.toHaveProperty('search_after');
+    expect(bodies[1]).toMatchObject({ size: 10_000, search_after: ['a-09999', 'DEVICE#acme#a-09999'] });
+
+    // Stops at max: the second request asks only for what is missing, and no third is sent.
+    const bounded = new FakeTransport([page(first, 30_000), page(['b-1', 'b-2', 'b-3'], 30_000)]);
+    const limited = await new OpenSearchSearchIndex({ transport: bounded, alias: 'resources' }).selectIds(selection, 10_003);
+    expect(limited).toEqual({ ids: [...first, 'b-1', 'b-2', 'b-3'], total: 30_000 });
+    expect(bounded.requests.map((request) => (request.body as { size: number }).size)).toEqual([10_000, 3]);
+
+    // max 0: one request for the total alone.
+    const counting = new FakeTransport([page([], 7)]);
+    expect(await new OpenSearchSearchIndex({ transport: counting, alias: 'resources' }).selectIds(selection, 0)).toEqual({ ids: [], total: 7 });
+    expect((counting.requests[0]?.body as { size: number }).size).toBe(0);
+  });
+
   it('creates the index with the template behind the alias', async () => {
     const transport = new FakeTransport([{ statusCode: 200, body: { acknowledged: true } }]);
     await new OpenSearchSearchIndex({ transport, alias: 'resources', index: 'resources-v2' }).createIndex();

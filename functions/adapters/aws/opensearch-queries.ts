@@ -216,6 +216,43 @@ export function searchRequestBody(query: SearchQuery): Json {
   return { ...pageWindow(query.page, query.pageSize), track_total_hits: true, query: { bool }, sort };
 }
 
+/** Hits per `_search` request of selectIds: OpenSearch's default `max_result_window`, the most one request may return. */
+export const SELECT_PAGE_SIZE = 10_000;
+
+/** The sort of selectIds: the device id's keyword, then `_key` (two companies may hold the same device id). */
+const SELECT_SORT: readonly Json[] = [{ [keywordField('id')]: { order: 'asc' } }, { [SORT_KEY_FIELD]: { order: 'asc' } }];
+
+/**
+ * The `_search` body of one page of selectIds: device documents of the companies matching the filters, no `_source`
+ * (the ids are read from the sort values), sorted by id then `_key`, `size` hits after `after` (the sort values of the
+ * previous page's last hit, `search_after`), the exact total.
+ */
+export function selectIdsRequestBody(
+  query: { companies: readonly string[]; filters: ReadonlyMap<string, readonly string[]> },
+  size: number,
+  after?: readonly unknown[],
+): Json {
+  return {
+    size,
+    _source: false,
+    track_total_hits: true,
+    query: { bool: { filter: filterClauses(query.companies, query.filters, 'DEVICE') } },
+    sort: SELECT_SORT,
+    ...(after === undefined ? {} : { search_after: [...after] }),
+  };
+}
+
+/**
+ * Maps a selectIds page: the ids (first sort value of each hit, in hit order), the total, and the sort values of
+ * the last hit (the next page's `search_after`; undefined on an empty page).
+ */
+export function toSelectedIds(response: unknown): { ids: string[]; total: number; after: unknown[] | undefined } {
+  const hits = asArray(asObject(asObject(response).hits).hits).map(asObject);
+  const ids = hits.map((hit) => String(asArray(hit.sort)[0]));
+  const last = hits.at(-1);
+  return { ids, total: totalHits(response), after: last === undefined ? undefined : asArray(last.sort) };
+}
+
 /** Name of the aggregation of `query.fields[position]` (field paths hold dots; names stay simple). */
 function aggregationName(position: number): string {
   return `f${position}`;

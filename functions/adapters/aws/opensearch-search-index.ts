@@ -11,8 +11,11 @@ import {
   countRequestBody,
   documentId,
   indexTemplate,
+  SELECT_PAGE_SIZE,
   searchRequestBody,
+  selectIdsRequestBody,
   toSearchResult,
+  toSelectedIds,
   toValueCounts,
   type Json,
 } from './opensearch-queries.js';
@@ -102,6 +105,30 @@ export class OpenSearchSearchIndex implements SearchIndex {
   async countValues(query: CountQuery): Promise<ValueCounts> {
     const body = await this.call({ method: 'POST', path: `/${encodeURIComponent(this.alias)}/_search`, body: countRequestBody(query) });
     return toValueCounts(body, query);
+  }
+
+  /**
+   * Pages through the matches in id order with `search_after`, SELECT_PAGE_SIZE hits a request (`_source: false`),
+   * until `max` ids or the last match. Documents written between two pages may be missed or counted in `total`
+   * differently: the selection is as of each page.
+   */
+  async selectIds(query: { companies: string[]; filters: Map<string, string[]> }, max: number): Promise<{ ids: string[]; total: number }> {
+    const ids: string[] = [];
+    let total = 0;
+    let after: unknown[] | undefined;
+    for (;;) {
+      const size = Math.max(0, Math.min(SELECT_PAGE_SIZE, max - ids.length));
+      const body = await this.call({
+        method: 'POST',
+        path: `/${encodeURIComponent(this.alias)}/_search`,
+        body: selectIdsRequestBody(query, size, after),
+      });
+      const page = toSelectedIds(body);
+      total = page.total;
+      for (const id of page.ids) ids.push(id);
+      after = page.after;
+      if (page.ids.length < size || size === 0 || ids.length >= Math.min(max, total)) return { ids, total };
+    }
   }
 
   /** @throws BulkIndexError listing the ids that failed; ServiceUnavailableError when OpenSearch is unreachable. */

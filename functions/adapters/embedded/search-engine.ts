@@ -406,6 +406,23 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return result;
   }
 
+  /**
+   * The ids of the matching device documents, sorted (code unit order, which is OpenSearch's keyword order for the
+   * ASCII device ids), at most `max`, and the number of matches. Reads the bitsets: the only allocations are the id
+   * array and the bitset of matches.
+   */
+  async selectIds(query: { companies: string[]; filters: Map<string, string[]> }, max: number): Promise<{ ids: string[]; total: number }> {
+    const matches = this.match(query.companies, 'DEVICE', query.filters);
+    const ids: string[] = [];
+    forEachSlot(matches, (slot) => {
+      ids.push((this.slots[slot] as Entry).document.id);
+    });
+    const total = ids.length;
+    ids.sort();
+    if (ids.length > max) ids.length = Math.max(0, max);
+    return { ids, total };
+  }
+
   /** Inserts or replaces documents by (type, company, id); within one call the last duplicate wins. */
   async upsert(documents: SearchDocument[]): Promise<void> {
     const patchSorted = documents.length <= INCREMENTAL_SORT_LIMIT;
