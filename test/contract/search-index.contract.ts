@@ -476,13 +476,14 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
       });
 
       it('applies the filters as the search does: OR within a field, AND across fields', async () => {
-        for (const entries of [
+        const cases: Record<string, string[]>[] = [
           { 'connection.state': ['CONNECTED', 'UNKNOWN'] },
           { 'connection.state': ['CONNECTED'], 'health.mode': ['SERVER'] },
           { 'health.hubs.devices.health.state': ['WARNING'], 'health.hubs.devices.capability.type': ['PRINTER'] },
           { 'health.versionCode': ['999'] },
           { type: ['DEVICE'], 'health.versionCode': ['101'] },
-        ]) {
+        ];
+        for (const entries of cases) {
           const searched = await index.search(query({ filters: filters(entries), sort: { field: 'id', direction: 'ASC' } }));
           expect(await select(['acme'], entries), JSON.stringify(entries)).toEqual({ ids: ids(searched), total: searched.total });
         }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EmbeddedSearchIndex } from '../../functions/adapters/embedded/search-engine.js';
-import type { ScenarioDocument, SearchDocument } from '../../functions/core/search/documents.js';
+import type { DeviceDocument, ScenarioDocument, SearchDocument } from '../../functions/core/search/documents.js';
 import type { SearchQuery } from '../../functions/core/search/query.js';
 import { SwappableSearchIndex } from '../../functions/platform/swappable-search-index.js';
 
@@ -87,5 +87,26 @@ describe('SwappableSearchIndex', () => {
     expect(loads).toBe(1);
     expect(second).toEqual(first);
     expect(await names(index)).toEqual(['b:Scenario b']);
+  });
+
+  it('selects device ids from the live index, then from the rebuilt one', async () => {
+    const device = (id: string): DeviceDocument => ({
+      type: 'DEVICE',
+      id,
+      company: 'acme',
+      serial: id,
+      created: '2024-01-01T00:00:00.000Z',
+      updated: '2024-01-01T00:00:00.000Z',
+      connection: { state: 'CONNECTED' },
+    });
+    const index = new SwappableSearchIndex(() => new EmbeddedSearchIndex());
+    await index.upsert([device('k-2'), device('k-1'), scenario('a')]);
+    const all = { companies: ['acme'], filters: new Map<string, string[]>() };
+    expect(await index.selectIds(all, 10)).toEqual({ ids: ['k-1', 'k-2'], total: 2 });
+    await index.rebuild(async (sink) => {
+      await sink.upsert([device('k-3')]);
+      return 1;
+    });
+    expect(await index.selectIds(all, 10)).toEqual({ ids: ['k-3'], total: 1 });
   });
 });
