@@ -19,6 +19,21 @@ export function single(name: string): z.ZodString {
   });
 }
 
+/**
+ * The object a query schema receives from the (name, value) pairs of a query string: a parameter given once → its
+ * value, a repeated one → its values in order. E.g. `a=1&b=2&a=3` → `{ a: ['1', '3'], b: '2' }`.
+ */
+export function parameterObject(pairs: Iterable<readonly [string, string]>): Record<string, string | string[]> {
+  const values: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of pairs) {
+    const previous = values[name];
+    if (previous === undefined) values[name] = value;
+    else if (Array.isArray(previous)) previous.push(value);
+    else values[name] = [previous, value];
+  }
+  return values;
+}
+
 /** A query parameter given once, 1 to `maxLength` characters. */
 export function text(name: string, maxLength = MAX_PARAMETER_LENGTH): z.ZodString {
   return single(name)

@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
+import { parameterObject } from '../contract/parameters.js';
 import type { RouteDefinition, RouteInput } from '../contract/route.js';
 import { BadRequestError, PayloadTooLargeError, type ProblemViolation, UnauthorizedError } from '../core/errors.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
@@ -96,12 +97,7 @@ export function routeHandler<T extends RouteDefinition>(route: T, fn: RouteFunct
  * values in order.
  */
 export function queryObject(event: APIGatewayProxyEventV2): Record<string, string | string[]> {
-  const values: Record<string, string | string[]> = Object.create(null);
-  for (const [name, value] of queryPairs(event)) {
-    const previous = values[name];
-    values[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
-  }
-  return values;
+  return parameterObject(queryPairs(event));
 }
 
 /**

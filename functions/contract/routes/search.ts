@@ -54,6 +54,12 @@ function selection(query: Record<string, unknown>): Pick<SearchParameters, 'filt
   return { filters, companies };
 }
 
+/**
+ * The filter parameters of the search alone (no `global`, sort or paging), as the selection they make: what a
+ * rollout's `targets.query` holds (functions/contract/rollout-targets.ts).
+ */
+export const SearchSelectionQuery = z.strictObject(filterParameters).transform((query) => selection(query));
+
 /** The search's query string: filters, `global`, `sort`/`direction`, `page`/`pageSize`. */
 export const SearchQuery = z
   .strictObject({
