@@ -67,6 +67,8 @@ export type SearchAccess = 'search' | 'index' | 'admin';
 export const SEARCH_CLIENTS: Readonly<Record<string, SearchAccess>> = {
   'functions/handlers/search.ts': 'search',
   'functions/handlers/search-filters.ts': 'search',
+  // Resolves a rollout's `targets.query` on the index.
+  'functions/handlers/rollout-create.ts': 'search',
   [SEARCH_INDEXER_ENTRY]: 'index',
   [SEARCH_REINDEX_ENTRY]: 'admin',
   [SEARCH_INDEX_SETUP_ENTRY]: 'admin',

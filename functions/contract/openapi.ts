@@ -349,6 +349,7 @@ export function openApiDocumentOf(
     tags: [
       { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
       { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
+      { name: 'Rollouts', description: 'Deploying a scenario version to a fleet selected by a device search, wave by wave.' },
       { name: 'Search', description: 'Filters and search over devices and scenarios.' },
       {
         name: 'Devices',

@@ -7,6 +7,7 @@ import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './rout
 import { openApiDocument, authToken, authJwks } from './routes/service.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
+import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, rolloutsList } from './routes/rollouts.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
@@ -51,6 +52,15 @@ export const ROUTES: readonly RouteDefinition[] = [
   authToken,
   authJwks,
   deviceHealthPut,
+  // After DeploymentsListDevice: `/companies/{c}/resources/rollouts/deployments` matches both it and RolloutGet with as
+  // many static segments, and keeps meaning the active deployments of a device `rollouts` (a rollout id is a ULID,
+  // never `deployments`; a device id `rollouts` is best avoided, API Gateway not documenting that tie).
+  rolloutCreate,
+  rolloutsList,
+  rolloutGet,
+  rolloutPause,
+  rolloutResume,
+  rolloutCancel,
 ];
 
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */

@@ -156,7 +156,13 @@ describe('searchRequestBody', () => {
 });
 
 describe('selectIdsRequestBody', () => {
-  const selection = { companies: ['acme'], filters: new Map([['connection.state', ['CONNECTED', 'UNKNOWN']], ['health.mode', ['SERVER']]]) };
+  const selection = {
+    companies: ['acme'],
+    filters: new Map([
+      ['connection.state', ['CONNECTED', 'UNKNOWN']],
+      ['health.mode', ['SERVER']],
+    ]),
+  };
 
   it('selects device documents of the companies by the filters, ids only, sorted by id then key, with the exact total', () => {
     expect(selectIdsRequestBody(selection, SELECT_PAGE_SIZE)).toEqual({

@@ -170,7 +170,10 @@ describe('OpenSearchSearchIndex', () => {
 
     // max 0: one request for the total alone.
     const counting = new FakeTransport([page([], 7)]);
-    expect(await new OpenSearchSearchIndex({ transport: counting, alias: 'resources' }).selectIds(selection, 0)).toEqual({ ids: [], total: 7 });
+    expect(await new OpenSearchSearchIndex({ transport: counting, alias: 'resources' }).selectIds(selection, 0)).toEqual({
+      ids: [],
+      total: 7,
+    });
     expect((counting.requests[0]?.body as { size: number }).size).toBe(0);
   });
 

@@ -3,6 +3,7 @@ export * from './auth.js';
 export * from './deployments.js';
 export * from './problems.js';
 export * from './responses.js';
+export * from './rollouts.js';
 export * from './scenarios.js';
 export * from './search.js';
 export * from './device-side.js';

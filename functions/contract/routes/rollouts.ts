@@ -1,0 +1,193 @@
+/** Rollout routes of the main address: create, read, list, pause, resume and cancel a rollout. */
+import { z } from 'zod';
+import { DEFAULT_FAILURE_THRESHOLD, DEFAULT_WAVE_TIMEOUT_SECONDS, MAX_ROLLOUT_IDS, MAX_ROLLOUT_TARGETS } from '../../core/rollout-model.js';
+import { CompanyParams, companyId, ListQuery, NoQuery, pathId } from '../parameters.js';
+import { defineRoute } from '../route.js';
+import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
+import { Rollout, RolloutCreateBody, RolloutPage, rolloutCreateTooLarge } from '../schemas/rollouts.js';
+
+const count = (value: number) => value.toLocaleString('en-US');
+
+/** The listing's path, and the parent of each rollout's. */
+export const ROLLOUTS_PATH = '/companies/{companyId}/resources/rollouts';
+const ROLLOUT_PATH = `${ROLLOUTS_PATH}/{rolloutId}`;
+
+/**
+ * `{rolloutId}`: a rollout's `id` (a ULID). Validated as the other path ids are (1 to 256 characters): anything else is
+ * simply a rollout that does not exist (404).
+ */
+const rolloutId = pathId('rolloutId', 'The rollout (its `id`, a ULID).');
+const RolloutParams = z.object({ companyId, rolloutId });
+
+const notFound = problem('NotFound', 'The company has no such rollout.');
+
+/** What every rollout operation's description says about how a rollout runs. */
+const HOW_IT_RUNS =
+  'Waves run in order. Each deployment a rollout makes is an ordinary deployment, made in the name of its creator with its note: the same conditional write, history entry and DeploymentChanged event as `POST …/resources/deployments`, and a device that already has the version reports ALREADY_DEPLOYED in the counts. A wave completes when each device it deployed to has reported INSTALLED or FAILED (`POST /device/deployments/status`), or once `waveTimeoutSeconds` have passed since it started; when the share of FAILED reports in a completed wave is above `failureThreshold`, the rollout becomes PAUSED with `pausedReason`, otherwise the next wave starts. The rollout runs in the background and survives restarts: it goes on where it was.';
+
+/** POST /companies/{companyId}/resources/rollouts */
+export const rolloutCreate = defineRoute({
+  id: 'RolloutCreate',
+  api: 'main',
+  method: 'POST',
+  path: ROLLOUTS_PATH,
+  summary: 'Create a rollout: deploy a scenario version to a fleet, wave by wave',
+  description: `Resolves the targets once, now: the devices of the company that \`targets.query\` (a device search's query string: the same filters, values and semantics as \`GET /resources/search\`) matches, or the devices \`targets.ids\` lists, at most ${count(MAX_ROLLOUT_TARGETS)}; devices that match later are not added. The targets, sorted by id, are split into the waves \`waves\` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in \`Location\`; follow its progress there. ${HOW_IT_RUNS} Defaults: \`failureThreshold\` ${DEFAULT_FAILURE_THRESHOLD}, \`waveTimeoutSeconds\` ${DEFAULT_WAVE_TIMEOUT_SECONDS}, one wave. Needs \`deployments:write\` on the company.`,
+  tags: ['Rollouts'],
+  scope: 'deployments:write',
+  companyParameter: 'companyId',
+  request: {
+    params: CompanyParams,
+    query: NoQuery,
+    body: {
+      kind: 'json',
+      schema: RolloutCreateBody,
+      tooLarge: rolloutCreateTooLarge,
+      invalidDetail: 'The rollout body is invalid; nothing was created.',
+    },
+  },
+  // Reads the scenario version, writes the rollout and its target chunks, sends the first wave's work messages; the
+  // targets query runs on the index (OpenSearch `search` access, lib/search-domain.ts SEARCH_CLIENTS).
+  access: { storage: true, tables: { rollouts: 'RW', scenarios: 'R' }, rolloutQueue: true },
+  entry: 'functions/handlers/rollout-create.ts',
+  responses: {
+    202: {
+      description: 'The rollout is created and runs in the background.',
+      schema: Rollout,
+      headers: { Location: { ...HEADERS.Location, description: 'Address of the rollout (`GET` it to follow its progress).' } },
+    },
+    ...AUTHENTICATED_PROBLEMS,
+    400: problem(
+      'BadRequest',
+      "Bad Request: a body that is not valid, e.g. not exactly one of `targets.query` and `targets.ids`, a repeated id, or a query parameter the search does not take or a rollout refuses (`errors[].path` `/targets/query/<parameter>`: `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE, `company` other than the rollout's). Nothing was created.",
+    ),
+    413: {
+      description: `Content Too Large: \`targets.ids\` lists more than ${count(MAX_ROLLOUT_IDS)} ids (select them with \`targets.query\`), or a body above the address's limit. Nothing was created.`,
+      schema: PayloadTooLargeProblem,
+    },
+    422: {
+      description: `Unprocessable: the scenario version does not exist, or the targets resolve to no device or to more than ${count(MAX_ROLLOUT_TARGETS)} (the detail names the count: narrow the query, or split it into several rollouts). Nothing was created.`,
+      schema: UnprocessableRequestProblem,
+    },
+    503: problem(
+      'ServiceUnavailable',
+      'A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created.',
+    ),
+  },
+});
+
+/** GET /companies/{companyId}/resources/rollouts */
+export const rolloutsList = defineRoute({
+  id: 'RolloutsList',
+  api: 'main',
+  method: 'GET',
+  path: ROLLOUTS_PATH,
+  summary: 'List the rollouts',
+  description:
+    'Every rollout of the company, whatever its state, newest first, each as `GET …/rollouts/{rolloutId}` answers it. A cursor issued for another listing gives 400. Needs `deployments:read` on the company.',
+  tags: ['Rollouts'],
+  scope: 'deployments:read',
+  companyParameter: 'companyId',
+  request: { params: CompanyParams, query: ListQuery },
+  // Pages the company's rollouts (one Query), and reads each one's counts.
+  access: { storage: true, pagesListings: true, tables: { rollouts: 'R' } },
+  entry: 'functions/handlers/rollouts-list.ts',
+  responses: {
+    200: { description: 'A page of rollouts, newest first.', schema: RolloutPage },
+    ...AUTHENTICATED_PROBLEMS,
+  },
+});
+
+/** GET /companies/{companyId}/resources/rollouts/{rolloutId} */
+export const rolloutGet = defineRoute({
+  id: 'RolloutGet',
+  api: 'main',
+  method: 'GET',
+  path: ROLLOUT_PATH,
+  summary: 'Get a rollout',
+  description: `The rollout's state and, per wave, its size, state and counts: the deployment results by outcome (SUCCESS or the failure cause) and the devices' reports (INSTALLED, FAILED). ${HOW_IT_RUNS} Needs \`deployments:read\` on the company.`,
+  tags: ['Rollouts'],
+  scope: 'deployments:read',
+  companyParameter: 'companyId',
+  request: { params: RolloutParams, query: NoQuery },
+  // The rollout item, its chunks' results and its report counters.
+  access: { storage: true, tables: { rollouts: 'R' } },
+  entry: 'functions/handlers/rollout-get.ts',
+  responses: {
+    200: { description: 'The rollout.', schema: Rollout },
+    ...AUTHENTICATED_PROBLEMS,
+    404: notFound,
+  },
+});
+
+/** The pause, resume and cancel routes: one POST each on the rollout, answering it. */
+function transition<const Id extends string>(definition: {
+  id: Id;
+  verb: 'pause' | 'resume' | 'cancel';
+  summary: string;
+  description: string;
+  from: string;
+  entry: string;
+  rolloutQueue?: boolean;
+}) {
+  return defineRoute({
+    id: definition.id,
+    api: 'main',
+    method: 'POST',
+    path: `${ROLLOUT_PATH}/${definition.verb}`,
+    summary: definition.summary,
+    description: `${definition.description} Needs \`deployments:write\` on the company.`,
+    tags: ['Rollouts'],
+    scope: 'deployments:write',
+    companyParameter: 'companyId',
+    request: { params: RolloutParams, query: NoQuery },
+    // One conditional update of the rollout item (on its version), after reading it.
+    access: { storage: true, tables: { rollouts: 'RW' }, ...(definition.rolloutQueue === true ? { rolloutQueue: true } : {}) },
+    entry: definition.entry,
+    responses: {
+      200: { description: 'The rollout, in its new state.', schema: Rollout },
+      ...AUTHENTICATED_PROBLEMS,
+      404: notFound,
+      409: {
+        description: `Conflict: the rollout is not ${definition.from}; the detail names its state. Nothing was changed.`,
+        schema: ConflictProblem,
+      },
+    },
+  });
+}
+
+/** POST /companies/{companyId}/resources/rollouts/{rolloutId}/pause */
+export const rolloutPause = transition({
+  id: 'RolloutPause',
+  verb: 'pause',
+  summary: 'Pause a rollout',
+  description:
+    "RUNNING → PAUSED, with `pausedReason` naming the caller. No further chunk of devices is deployed to; deployments already being made finish, and their devices' reports are still counted. Resume or cancel it later.",
+  from: 'RUNNING',
+  entry: 'functions/handlers/rollout-pause.ts',
+});
+
+/** POST /companies/{companyId}/resources/rollouts/{rolloutId}/resume */
+export const rolloutResume = transition({
+  id: 'RolloutResume',
+  verb: 'resume',
+  summary: 'Resume a paused rollout',
+  description:
+    'PAUSED → RUNNING, `pausedReason` cleared: the rollout goes on where it was (the rest of the current wave, or the next wave after one paused on failures).',
+  from: 'PAUSED',
+  entry: 'functions/handlers/rollout-resume.ts',
+  // Sends the work messages of the wave it resumes.
+  rolloutQueue: true,
+});
+
+/** POST /companies/{companyId}/resources/rollouts/{rolloutId}/cancel */
+export const rolloutCancel = transition({
+  id: 'RolloutCancel',
+  verb: 'cancel',
+  summary: 'Cancel a rollout',
+  description:
+    'RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY).',
+  from: 'RUNNING or PAUSED',
+  entry: 'functions/handlers/rollout-cancel.ts',
+});

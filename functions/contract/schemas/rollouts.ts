@@ -1,0 +1,236 @@
+/**
+ * Rollouts: the create body (its output is the core's RolloutCreateInput), the rollout as every rollout route answers
+ * it (the core's RolloutView), and the listing's page. Limits come from functions/core/rollout-model.ts.
+ */
+import { z } from 'zod';
+import { DEVICE_ID_RULE } from '../../core/device-registry.js';
+import { DEVICE_ID_PATTERN } from '../../core/devices.js';
+import { DeploymentRequestBodySchema } from '../../core/deployments.js';
+import {
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_WAVE_TIMEOUT_SECONDS,
+  MAX_ROLLOUT_IDS,
+  MAX_ROLLOUT_TARGETS,
+  MAX_ROLLOUT_WAVES,
+  MAX_WAVE_TIMEOUT_SECONDS,
+  MIN_WAVE_TIMEOUT_SECONDS,
+  type RolloutCreateInput,
+  type RolloutState,
+  type WaveState,
+} from '../../core/rollout-model.js';
+import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
+import { DeploymentAction } from './deployments.js';
+
+const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
+const count = (value: number) => value.toLocaleString('en-US');
+
+/** Longest `note`, characters (as a deployment request's). */
+const MAX_NOTE_LENGTH = 2_000;
+
+const ROLLOUT_STATES = ['RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly RolloutState[];
+const WAVE_STATES = ['PENDING', 'RUNNING', 'COMPLETED'] as const satisfies readonly WaveState[];
+
+const coreWhat = DeploymentRequestBodySchema.shape.requests.element.shape.what;
+
+/** What a rollout deploys or undeploys: one scenario version (the bounds of a deployment request's `what`). */
+export const RolloutWhat = z
+  .strictObject({
+    type: z.literal('SCENARIO'),
+    id: coreWhat.shape.id.describe('Scenario identifier (`id` of scenario.json).'),
+    subId: coreWhat.shape.subId.describe('Scenario version (`version` of scenario.json); it must exist.'),
+  })
+  .meta({ id: 'RolloutWhat', description: 'The scenario version a rollout deploys or undeploys.' });
+
+/** `targets` of a create body: exactly one of `query` or `ids`; a query is checked as the search checks its own. */
+export const RolloutTargetsBody = z
+  .strictObject({
+    query: z
+      .string()
+      .max(MAX_TARGET_QUERY_LENGTH, { error: `'query' has at most ${count(MAX_TARGET_QUERY_LENGTH)} characters.` })
+      .optional()
+      .meta({
+        description: `The query string of a device search (\`GET /resources/search\`, without the leading \`?\`): its filter parameters, values of one parameter OR-ed, different parameters AND-ed, within the rollout's company; empty selects every device of the company. \`global\`, \`sort\`, \`direction\`, \`page\` and \`pageSize\` are refused (a rollout targets every match), as is \`type\` other than DEVICE and \`company\` other than the rollout's. At most ${count(MAX_TARGET_QUERY_LENGTH)} characters.`,
+        examples: ['connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER'],
+      }),
+    ids: z
+      .array(z.string().regex(DEVICE_ID_PATTERN, { error: DEVICE_ID_RULE }))
+      .min(1, { error: "'ids' lists at least one device id." })
+      .max(MAX_ROLLOUT_IDS, { error: `'ids' lists at most ${count(MAX_ROLLOUT_IDS)} device ids; select more with 'query'.` })
+      .optional()
+      .meta({
+        description: `Device ids, each once, 1 to ${count(MAX_ROLLOUT_IDS)}; a device that does not exist gets the deployment result TARGET_NOT_FOUND.`,
+        examples: [['kiosk-0001', 'kiosk-0002']],
+      }),
+  })
+  .superRefine((targets, context) => {
+    if ((targets.query === undefined) === (targets.ids === undefined)) {
+      context.addIssue({ code: 'custom', path: [], message: "Give exactly one of 'query' (a device search) or 'ids' (device ids)." });
+    }
+    // A query above its length is reported for that alone.
+    if (targets.query !== undefined && targets.query.length <= MAX_TARGET_QUERY_LENGTH) {
+      const parsed = parseTargetQuery(targets.query);
+      if ('violations' in parsed) {
+        for (const violation of parsed.violations)
+          context.addIssue({ code: 'custom', path: ['query', violation.path], message: violation.message });
+      }
+    }
+    const first = new Map<string, number>();
+    targets.ids?.forEach((id, index) => {
+      const earlier = first.get(id);
+      if (earlier === undefined) first.set(id, index);
+      else
+        context.addIssue({ code: 'custom', path: ['ids', index], message: `'${id}' is listed twice (also at /targets/ids/${earlier}).` });
+    });
+  })
+  .transform((targets): RolloutCreateInput['targets'] =>
+    targets.ids !== undefined ? { ids: targets.ids } : { query: targets.query ?? '' },
+  )
+  .meta({
+    id: 'RolloutTargets',
+    description: 'The devices of the rollout, resolved once, when it is created: exactly one of `query` or `ids`.',
+    minProperties: 1,
+    maxProperties: 1,
+  });
+
+/** The body of `POST /companies/{companyId}/resources/rollouts`; its output is the core's RolloutCreateInput. */
+export const RolloutCreateBody = z
+  .strictObject({
+    action: DeploymentAction,
+    what: RolloutWhat,
+    targets: RolloutTargetsBody,
+    waves: z
+      .array(z.int().min(1).max(MAX_ROLLOUT_TARGETS).meta({ description: 'Devices in this wave.' }))
+      .min(1)
+      .max(MAX_ROLLOUT_WAVES)
+      .optional()
+      .meta({
+        description: `Sizes of the first waves, in order, 1 to ${MAX_ROLLOUT_WAVES} of them; the remaining targets form one more, last wave (sizes beyond the targets are trimmed, empty waves dropped). Default: one wave of every target.`,
+        examples: [[10, 100, 1000]],
+      }),
+    failureThreshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .meta({
+        description: `Share of a completed wave's devices reporting FAILED above which the rollout pauses (0 to 1). Default ${DEFAULT_FAILURE_THRESHOLD}.`,
+        examples: [0.05],
+      }),
+    waveTimeoutSeconds: z
+      .int()
+      .min(MIN_WAVE_TIMEOUT_SECONDS)
+      .max(MAX_WAVE_TIMEOUT_SECONDS)
+      .optional()
+      .meta({
+        description: `How long a wave waits for its devices' INSTALLED or FAILED reports before it completes anyway, seconds, ${MIN_WAVE_TIMEOUT_SECONDS} to ${count(MAX_WAVE_TIMEOUT_SECONDS)}. Default ${DEFAULT_WAVE_TIMEOUT_SECONDS}.`,
+      }),
+    note: z
+      .string()
+      .max(MAX_NOTE_LENGTH)
+      .optional()
+      .describe('Free text giving the reason; the note of each deployment the rollout makes, kept in the history.'),
+  })
+  .meta({
+    id: 'RolloutCreateBody',
+    description: 'A rollout: deploy (or undeploy) one scenario version on the devices a query selects, wave after wave.',
+    examples: [
+      {
+        action: 'DEPLOY',
+        what: { type: 'SCENARIO', id: 'welcome', subId: '1.2.0' },
+        targets: { query: 'connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER' },
+        waves: [10, 100],
+        failureThreshold: 0.05,
+        note: 'Spring campaign',
+      },
+    ],
+  });
+
+/**
+ * The 413 check of a create body, run on the parsed JSON before its schema: the `detail` when `targets.ids` lists
+ * more than MAX_ROLLOUT_IDS ids (the rollout is then refused whole, nothing created), else undefined.
+ */
+export function rolloutCreateTooLarge(body: unknown): string | undefined {
+  const ids = (body as { targets?: { ids?: unknown } } | null)?.targets?.ids;
+  if (!Array.isArray(ids) || ids.length <= MAX_ROLLOUT_IDS) return undefined;
+  return `targets.ids lists ${count(ids.length)} device ids; at most ${count(MAX_ROLLOUT_IDS)} are accepted. Select the devices with targets.query instead, or split them into several rollouts; nothing was created.`;
+}
+
+export const RolloutWave = z
+  .object({
+    size: z.int().min(1).describe('Devices in the wave.'),
+    state: z.enum(WAVE_STATES).describe('PENDING (not started), RUNNING (deploying, or waiting for reports), COMPLETED.'),
+    counts: z
+      .record(z.string(), z.int().min(0))
+      .describe(
+        "The wave's deployment results by outcome (SUCCESS, or the failure cause: TARGET_NOT_FOUND, ALREADY_DEPLOYED, ...) and its devices' reports (INSTALLED, FAILED); an absent key is 0.",
+      ),
+    startedAt: dateTime('When the wave started; absent while PENDING.').optional(),
+    completedAt: dateTime('When the wave completed; absent until then.').optional(),
+  })
+  .strict()
+  .meta({ id: 'RolloutWave', examples: [{ size: 10, state: 'RUNNING', counts: { SUCCESS: 10, INSTALLED: 7, FAILED: 1 } }] });
+
+export const Rollout = z
+  .object({
+    id: z.string().describe('Rollout identifier (ULID).'),
+    state: z
+      .enum(ROLLOUT_STATES)
+      .describe(
+        'RUNNING until its last wave completes (COMPLETED); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.',
+      ),
+    action: DeploymentAction,
+    what: RolloutWhat,
+    targets: z.int().min(1).describe('How many devices the targets resolved to when the rollout was created.'),
+    waves: z.array(RolloutWave).describe('In the order they run.'),
+    failureThreshold: z.number().min(0).max(1).describe("Share of a completed wave's FAILED reports above which the rollout pauses."),
+    waveTimeoutSeconds: z
+      .int()
+      .min(MIN_WAVE_TIMEOUT_SECONDS)
+      .max(MAX_WAVE_TIMEOUT_SECONDS)
+      .describe('How long a wave waits for reports, seconds.'),
+    note: z.string().nullable().describe('The note of the create request, or null.'),
+    createdBy: z.string().describe('`sub` of the caller who created it: its deployments are made in their name.'),
+    created: dateTime('Creation time.'),
+    updated: dateTime('Last change of state.'),
+    pausedReason: z.string().optional().describe('Why the rollout is PAUSED: an operator, or a wave with too many failures.'),
+  })
+  .strict()
+  .meta({
+    id: 'Rollout',
+    description: 'A rollout: its state, targets and waves with their counts.',
+    examples: [
+      {
+        id: '01JD2X3Y4Z5A6B7C8D9E0F1G2H',
+        state: 'PAUSED',
+        action: 'DEPLOY',
+        what: { type: 'SCENARIO', id: 'welcome', subId: '1.2.0' },
+        targets: 110,
+        waves: [
+          {
+            size: 10,
+            state: 'COMPLETED',
+            counts: { SUCCESS: 10, INSTALLED: 8, FAILED: 2 },
+            startedAt: '2025-03-01T12:00:00.000Z',
+            completedAt: '2025-03-01T12:04:10.000Z',
+          },
+          { size: 100, state: 'PENDING', counts: {} },
+        ],
+        failureThreshold: 0.1,
+        waveTimeoutSeconds: 3600,
+        note: 'Spring campaign',
+        createdBy: 'operator-1',
+        created: '2025-03-01T12:00:00.000Z',
+        updated: '2025-03-01T12:04:10.000Z',
+        pausedReason:
+          'Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel.',
+      },
+    ],
+  });
+
+export const RolloutPage = z
+  .object({
+    items: z.array(Rollout).describe('Newest first.'),
+    nextCursor: z.string().nullable().describe('Pass as `cursor` to get the next page; null on the last page.'),
+  })
+  .strict()
+  .meta({ id: 'RolloutPage' });
