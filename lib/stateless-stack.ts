@@ -817,6 +817,10 @@ export class StatelessStack extends Stack {
       description: 'SNS topic of every alarm of this stage (subscribe to it).',
       value: this.monitoring.topic.topicArn,
     });
+    new CfnOutput(this, 'RolloutDeadLetterQueueUrl', {
+      description: 'Rollout chunks that failed every receive (README, "Operations").',
+      value: this.rolloutDeadLetterQueue.queueUrl,
+    });
     new CfnOutput(this, 'SearchReindexFunctionName', {
       description: 'Invoke to rebuild the search index from DynamoDB.',
       value: reindex.functionName,

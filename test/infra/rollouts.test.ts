@@ -139,6 +139,8 @@ describe('rollouts on AWS', () => {
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetterQueueId, 'Arn'] }, maxReceiveCount: 5 },
     });
     expect(ROLLOUT_MAX_RECEIVE_COUNT).toBe(5);
+    // Operators purge the dead-letter queue by its URL (README, "Operations").
+    stateless.hasOutput('RolloutDeadLetterQueueUrl', { Value: { Ref: deadLetterQueueId } });
     expect(queues.get(deadLetterQueueId)?.Properties).toEqual({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
     for (const id of [queueId, deadLetterQueueId]) {
       const policies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy').filter(([, policy]) =>
