@@ -27,6 +27,11 @@ export const ALARM_THRESHOLDS = {
   functionThrottles: 1,
   /** Messages visible in a dead-letter queue (any). */
   deadLetterMessages: 0,
+  /**
+   * Age of the oldest message of a work queue, seconds (5-minute maximum): 15 minutes, ROLLOUT_CHUNK_TIMEOUT, after
+   * which the rollout sweeper sends a waiting chunk again; the worker is failing or cannot keep up.
+   */
+  workQueueAgeSeconds: 900,
   /** Age of the oldest stream record the indexer has not processed, ms (2 consecutive 5-minute maxima). */
   iteratorAgeMs: 60_000,
   /** OpenSearch: free storage of the fullest data node below this percentage of its volume (1-minute minimum). */
@@ -118,6 +123,15 @@ export class Monitoring extends Construct {
       metric: queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       threshold: ALARM_THRESHOLDS.deadLetterMessages,
       description: `${name}: messages in the dead-letter queue (events that failed every retry; see the README for replay).`,
+    });
+  }
+
+  /** The oldest message of the work queue `queue` waits longer than workQueueAgeSeconds (its consumer is failing or behind). */
+  queueAge(id: string, queue: IQueue, name: string): Alarm {
+    return this.alarm(id, {
+      metric: queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: FIVE_MINUTES }),
+      threshold: ALARM_THRESHOLDS.workQueueAgeSeconds,
+      description: `${name}: a message has waited more than ${ALARM_THRESHOLDS.workQueueAgeSeconds / 60} minutes (its consumer is failing or cannot keep up).`,
     });
   }
 

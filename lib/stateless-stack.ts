@@ -6,6 +6,11 @@
  * (an EventBridge Scheduler schedule every minute), the search index setup (custom resource) and reindex functions, the
  * DeploymentChanged event bus, and the alarms (lib/monitoring.ts).
  *
+ * Rollouts run on an SQS queue (docs/architecture.md, "Rollouts on AWS"): the functions whose access says
+ * `rolloutQueue` send work messages to it, the rollout worker consumes them (ROLLOUT_WORKER: batches of `batchSize`,
+ * at most `maxConcurrency` invocations at once), messages that keep failing land in its dead-letter queue, and the
+ * rollout sweeper (an EventBridge Scheduler schedule every minute) drives waves and re-sends lost work.
+ *
  * On AWS the authentication address is an API in front of the stateful stack's Cognito user pool: `POST /token`
  * runs functions/handlers/auth-cognito-token.ts (same contract as the local token endpoint) and
  * `GET /.well-known/jwks.json` proxies the pool's JWKS. Every route with a scope is behind the API's native JWT
@@ -41,7 +46,7 @@ import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib
 import { type IFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Bucket, EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { LambdaDestination } from 'aws-cdk-lib/aws-s3-notifications';
@@ -63,6 +68,8 @@ import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
+  ROLLOUT_SWEEPER,
+  ROLLOUT_WORKER,
   ROUTES,
   type RouteDefinition,
   SEARCH_INDEX_SETUP_ENTRY,
@@ -127,6 +134,15 @@ function readsDeviceSettings(entry: string): boolean {
 }
 
 /**
+ * Whether a function reads the rollout settings (ROLLOUT_QUEUE_URL, ROLLOUT_CHUNK_TIMEOUT_SECONDS): the functions that
+ * may send to the rollout queue (`rolloutQueue` access), and the worker, whose composition root builds the same
+ * rollout services (the URL is a name, not a permission: only `rolloutQueue` grants sqs:SendMessage).
+ */
+function readsRolloutSettings(entry: string, access: FunctionAccess): boolean {
+  return access.rolloutQueue === true || entry === ROLLOUT_WORKER.entry;
+}
+
+/**
  * What one handler module may touch (a route's `access`, with its timeout as a Duration). Search access (OpenSearch)
  * comes from SEARCH_CLIENTS.
  */
@@ -137,6 +153,29 @@ interface FunctionAccess extends Omit<RouteFunctionAccess, 'timeoutSeconds'> {
 
 /** How long validating and storing one presigned upload may take (archives above the upload API's 10 MB limit). */
 const ARCHIVE_UPLOADED_TIMEOUT = Duration.minutes(2);
+
+/**
+ * Timeout of the rollout worker: one message is one chunk (at most ROLLOUT_CHUNK_SIZE = 500 devices, deployed 16
+ * conditional writes at a time), seconds of work; the rest is headroom for throttled writes retried with backoff.
+ */
+export const ROLLOUT_WORKER_TIMEOUT = Duration.seconds(120);
+
+/**
+ * Visibility timeout of the rollout queue: 6 times the worker's timeout, as AWS recommends for a queue feeding a
+ * Lambda function, so that a message is not delivered again while an invocation (or its retries by the event source
+ * after a throttle) may still be working on it.
+ */
+export const ROLLOUT_QUEUE_VISIBILITY = Duration.seconds(6 * ROLLOUT_WORKER_TIMEOUT.toSeconds());
+
+/** Receives of a rollout message before it moves to the dead-letter queue (each one a worker invocation that failed it). */
+export const ROLLOUT_MAX_RECEIVE_COUNT = 5;
+
+/**
+ * ROLLOUT_CHUNK_TIMEOUT_SECONDS on AWS: the sweeper sends a chunk again when it was sent this long ago and is not
+ * done (its message was lost, or it reached the dead-letter queue). Longer than the queue's visibility timeout, so a
+ * chunk SQS will redeliver by itself is not sent twice.
+ */
+export const ROLLOUT_CHUNK_TIMEOUT = Duration.minutes(15);
 
 /** Timeout of the index setup: its 10-minute retry budget (SETUP_RETRY_BUDGET_MS) plus one last attempt (the provider framework waits 15). */
 export const SEARCH_INDEX_SETUP_TIMEOUT = Duration.minutes(12);
@@ -185,7 +224,11 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   ...routeAccess(),
   // The deployments stream (read granted by the event source): writes history entries, purges undeployed slots,
   // publishes DeploymentChanged events.
-  [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'W' }, events: true, timeout: Duration.seconds(60) },
+  // Device reports of a rollout's deployments are counted in the rollouts table: one TransactWriteItems of a Put
+  // (conditioned on attribute_not_exists) and an Update (ADD). IAM checks each action of a transaction as its own
+  // operation (PutItem, UpdateItem; ConditionCheckItem only for a ConditionCheck action, which it has none of), so
+  // the write grant covers it without any read.
+  [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'W', rollouts: 'W' }, events: true, timeout: Duration.seconds(60) },
   // Users: Cognito InitiateAuth, an unauthenticated API (only the app client id). Devices: reads the device (its
   // credential's scrypt hash, which the memory size gives CPU for) and signs with the KMS key, whose key policy is the
   // grant (kms:Sign, lib/device-token-key.ts).
@@ -198,6 +241,24 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   [HEARTBEAT_SWEEPER.entry]: {
     storage: true,
     tables: { presence: 'RW', devices: 'RW' },
+    timeout: Duration.seconds(50),
+    memorySize: 512,
+  },
+  // The rollout queue: each message one chunk of a wave's targets, deployed or undeployed through the ordinary
+  // deployment use case (devices and scenario versions read, conditional writes of slots), then marked done in the
+  // rollouts table. It sends nothing: lost or failed chunks are the sweeper's to send again.
+  [ROLLOUT_WORKER.entry]: {
+    storage: true,
+    tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW' },
+    timeout: ROLLOUT_WORKER_TIMEOUT,
+  },
+  // Scheduled every minute: queries the rollouts table's `sweep` index for running rollouts, starts, completes or
+  // pauses their waves (conditional writes on the rollout's version) and sends their chunks to the rollout queue.
+  // Under a minute, so that runs do not overlap.
+  [ROLLOUT_SWEEPER.entry]: {
+    storage: true,
+    tables: { rollouts: 'RW' },
+    rolloutQueue: true,
     timeout: Duration.seconds(50),
     memorySize: 512,
   },
@@ -331,6 +392,14 @@ export class StatelessStack extends Stack {
   readonly uploadSweeper: ServiceFunction;
   /** Marks devices silent beyond their heartbeat window DISCONNECTED (HEARTBEAT_SWEEPER, on a schedule). */
   readonly heartbeatSweeper: ServiceFunction;
+  /** Rollout work messages (one chunk of a wave's targets each), consumed by the rollout worker. */
+  readonly rolloutQueue: Queue;
+  /** Rollout messages that failed ROLLOUT_MAX_RECEIVE_COUNT receives. */
+  readonly rolloutDeadLetterQueue: Queue;
+  /** Deploys the chunks of the rollout queue (ROLLOUT_WORKER). */
+  readonly rolloutWorker: ServiceFunction;
+  /** Drives the waves of running rollouts and re-sends lost chunks (ROLLOUT_SWEEPER, on a schedule). */
+  readonly rolloutSweeper: ServiceFunction;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
@@ -361,6 +430,21 @@ export class StatelessStack extends Stack {
       value: deploymentEvents.eventBusName,
       description: 'EventBridge bus of DeploymentChanged events.',
     });
+
+    // Rollout work: created before the functions, since every function allowed to send to it gets its URL.
+    this.rolloutDeadLetterQueue = deadLetterQueue(this, 'RolloutWorkDeadLetterQueue', 'queue');
+    this.rolloutQueue = new Queue(this, 'RolloutWorkQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: ROLLOUT_QUEUE_VISIBILITY,
+      // Longer than any wave waits for its chunks: the sweeper sends a chunk again after ROLLOUT_CHUNK_TIMEOUT anyway.
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.rolloutDeadLetterQueue, maxReceiveCount: ROLLOUT_MAX_RECEIVE_COUNT },
+    });
+    const rolloutEnvironment = {
+      [ENV.rolloutQueueUrl]: this.rolloutQueue.queueUrl,
+      [ENV.rolloutChunkTimeoutSeconds]: String(ROLLOUT_CHUNK_TIMEOUT.toSeconds()),
+    } satisfies FunctionEnvironment;
 
     const functions = new Map<string, ServiceFunction>();
     const createFunction = (entry: string, environment: FunctionEnvironment = {}): ServiceFunction => {
@@ -394,8 +478,13 @@ export class StatelessStack extends Stack {
           // Index administration creates indexes: their replicas follow the data node count (0 on one node).
           ...(searchAccess === 'admin' ? { [ENV.openSearchReplicas]: String(replicas) } : {}),
           ...(access.pagesListings === true ? cursorEnvironment : {}),
+          ...(readsRolloutSettings(entry, access) ? rolloutEnvironment : {}),
         },
       });
+      if (access.rolloutQueue === true) {
+        // SendMessage covers SendMessageBatch; with SQS-managed encryption no KMS permission is needed.
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.rolloutQueue.queueArn] }));
+      }
       if (searchAccess !== undefined && role !== undefined) {
         // The domain's access policy already allows exactly this; the same grant on the role keeps the function's
         // permissions readable in one place and survives permission boundaries, which limit resource-policy grants.
@@ -643,27 +732,34 @@ export class StatelessStack extends Stack {
       targets: [new LambdaFunction(this.uploadSweeper, { retryAttempts: 0 })],
     });
 
-    // Silent devices: EventBridge Scheduler runs the heartbeat sweeper every minute (asynchronous invocations; a run
-    // that fails is not retried, the next one sweeps what it left). Scheduler rather than an EventBridge rule: its
-    // role invokes this function only, and a schedule has its own failure metrics.
+    // Silent devices: EventBridge Scheduler runs the heartbeat sweeper every minute (see scheduleEvery).
     this.heartbeatSweeper = createFunction(HEARTBEAT_SWEEPER.entry);
-    const schedulerRole = new Role(this, 'HeartbeatSweeperScheduleRole', {
-      assumedBy: new ServicePrincipal('scheduler.amazonaws.com').withConditions({
-        StringEquals: { 'aws:SourceAccount': this.account },
-      }),
-      description: `EventBridge Scheduler invoking ${HEARTBEAT_SWEEPER.entry}`,
-    });
-    new ScheduledInvocation(this, 'HeartbeatSweeperSchedule', {
+    scheduleEvery(this, 'HeartbeatSweeper', this.heartbeatSweeper, {
+      entry: HEARTBEAT_SWEEPER.entry,
+      everyMinutes: HEARTBEAT_SWEEPER.everyMinutes,
       description: 'Marks devices silent beyond their heartbeat window DISCONNECTED.',
-      schedule: ScheduleExpression.rate(Duration.minutes(HEARTBEAT_SWEEPER.everyMinutes)),
-      target: new LambdaInvoke(this.heartbeatSweeper, { role: schedulerRole, retryAttempts: 0, maxEventAge: Duration.minutes(1) }),
     });
-    acknowledge(
-      schedulerRole,
-      wildcardResourceFinding(`<${this.getLogicalId(this.heartbeatSweeper.node.defaultChild as CfnElement)}.Arn>:*`),
-      "The schedule's role may invoke the heartbeat sweeper and its versions (lambda:InvokeFunction on <arn>:*, as aws-cdk-lib " +
-        'grants an invocation); no other function, no other action.',
+
+    // Rollouts: the worker consumes the rollout queue one message (chunk) per invocation, at most
+    // ROLLOUT_WORKER.maxConcurrency invocations at once whatever the queue's depth, so a large rollout never takes
+    // more of the account's concurrency than that from interactive requests. A chunk that throws is reported alone
+    // (partial batch response), received again after the visibility timeout, and after ROLLOUT_MAX_RECEIVE_COUNT
+    // receives moved to the dead-letter queue (alarmed); the sweeper sends a chunk not done again after
+    // ROLLOUT_CHUNK_TIMEOUT, and the worker skips a chunk already done, so duplicates are harmless.
+    this.rolloutWorker = createFunction(ROLLOUT_WORKER.entry);
+    this.rolloutWorker.addEventSource(
+      new SqsEventSource(this.rolloutQueue, {
+        batchSize: ROLLOUT_WORKER.batchSize,
+        maxConcurrency: ROLLOUT_WORKER.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
     );
+    this.rolloutSweeper = createFunction(ROLLOUT_SWEEPER.entry);
+    scheduleEvery(this, 'RolloutSweeper', this.rolloutSweeper, {
+      entry: ROLLOUT_SWEEPER.entry,
+      everyMinutes: ROLLOUT_SWEEPER.everyMinutes,
+      description: 'Starts, completes and pauses the waves of running rollouts; sends their chunks again when lost.',
+    });
 
     // The index template and alias: installed by the first deployment, the template put again by any deployment that
     // changes it (TemplateVersion, a hash of indexTemplate()). The domain's access policy is applied by the stateful
@@ -703,6 +799,12 @@ export class StatelessStack extends Stack {
       everyMinutes: HEARTBEAT_SWEEPER.everyMinutes,
       timeout: ACCESS[HEARTBEAT_SWEEPER.entry]?.timeout ?? Duration.seconds(50),
     });
+    this.monitoring.deadLetters('RolloutWorkDeadLetters', this.rolloutDeadLetterQueue, 'Rollout worker');
+    this.monitoring.queueAge('RolloutWorkQueueAge', this.rolloutQueue, 'Rollout queue');
+    this.monitoring.scheduledFunction('RolloutSweeper', this.rolloutSweeper, 'Rollout sweeper', {
+      everyMinutes: ROLLOUT_SWEEPER.everyMinutes,
+      timeout: ACCESS[ROLLOUT_SWEEPER.entry]?.timeout ?? Duration.seconds(50),
+    });
 
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: this.mainStage.url });
     new CfnOutput(this, 'UploadApiUrl', { description: '{scenario_upload_url}', value: this.uploadStage.url });
@@ -714,6 +816,10 @@ export class StatelessStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', {
       description: 'SNS topic of every alarm of this stage (subscribe to it).',
       value: this.monitoring.topic.topicArn,
+    });
+    new CfnOutput(this, 'RolloutDeadLetterQueueUrl', {
+      description: 'Rollout chunks that failed every receive (README, "Operations").',
+      value: this.rolloutDeadLetterQueue.queueUrl,
     });
     new CfnOutput(this, 'SearchReindexFunctionName', {
       description: 'Invoke to rebuild the search index from DynamoDB.',
@@ -756,9 +862,43 @@ function streamConsumerOf(name: TableName): TableKeySchema['stream'] {
   return schema.stream;
 }
 
-/** An encrypted, TLS-only queue keeping failed events 14 days. */
-function deadLetterQueue(scope: Construct, id: string): Queue {
+/**
+ * Runs `fn` every `everyMinutes` from an EventBridge Scheduler schedule (asynchronous invocations; a run that fails is
+ * not retried, the next one does what it left). Scheduler rather than an EventBridge rule: the schedule's role may
+ * invoke this function only, and a schedule has its own failure metrics. Constructs `{id}ScheduleRole`, `{id}Schedule`.
+ */
+function scheduleEvery(
+  stack: Stack,
+  id: string,
+  fn: ServiceFunction,
+  schedule: { entry: string; everyMinutes: number; description: string },
+): void {
+  const role = new Role(stack, `${id}ScheduleRole`, {
+    assumedBy: new ServicePrincipal('scheduler.amazonaws.com').withConditions({
+      StringEquals: { 'aws:SourceAccount': stack.account },
+    }),
+    description: `EventBridge Scheduler invoking ${schedule.entry}`,
+  });
+  new ScheduledInvocation(stack, `${id}Schedule`, {
+    description: schedule.description,
+    schedule: ScheduleExpression.rate(Duration.minutes(schedule.everyMinutes)),
+    target: new LambdaInvoke(fn, { role, retryAttempts: 0, maxEventAge: Duration.minutes(1) }),
+  });
+  acknowledge(
+    role,
+    wildcardResourceFinding(`<${stack.getLogicalId(fn.node.defaultChild as CfnElement)}.Arn>:*`),
+    `The schedule's role may invoke ${schedule.entry} and its versions (lambda:InvokeFunction on <arn>:*, as aws-cdk-lib ` +
+      'grants an invocation); no other function, no other action.',
+  );
+}
+
+/**
+ * An encrypted, TLS-only queue keeping failed events 14 days, the dead-letter queue of a Lambda event source or
+ * asynchronous invocation, or (`of: 'queue'`) the one another queue's redrive policy names, which cdk-nag recognizes.
+ */
+function deadLetterQueue(scope: Construct, id: string, of: 'lambda' | 'queue' = 'lambda'): Queue {
   const queue = new Queue(scope, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+  if (of === 'queue') return queue;
   acknowledge(
     queue,
     'AwsSolutions-SQS3',

@@ -8,8 +8,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { type App, Validations } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,8 @@ import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
+  ROLLOUT_SWEEPER,
+  ROLLOUT_WORKER,
   ROUTES,
   SEARCH_INDEX_SETUP_ENTRY,
   SEARCH_INDEXER_ENTRY,
@@ -35,16 +37,23 @@ import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../l
 import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
 import { DEFAULT_METRICS_NAMESPACE, METRIC } from '../../functions/platform/observability.js';
-import { readServiceSettings } from '../../lib/settings.js';
-import { createStage, type ServiceStage } from '../../lib/stage.js';
-import { checkAuthorizers, flattenJoin, type Resource, resourcesOf } from './template-helpers.js';
+import type { ServiceStage } from '../../lib/stage.js';
+import {
+  asArray,
+  CONTEXT,
+  checkAuthorizers,
+  deniesInsecureTransport,
+  flattenJoin,
+  functionsByEntry,
+  isCdkProvided,
+  quickStage,
+  type Resource,
+  resourcesOf,
+  rolePoliciesOf,
+  type Statement,
+  statementsOf,
+} from './template-helpers.js';
 import { AUTH_COGNITO_TOKEN_ENTRY, THROTTLE } from '../../lib/stateless-stack.js';
-
-type Statement = { Effect: string; Action: string | string[]; Resource?: unknown; Principal?: unknown };
-
-/** The context of cdk.json (feature flags included), so that the tests build what `cdk synth` builds. */
-const CDK_JSON_CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-const CONTEXT = { ...CDK_JSON_CONTEXT, stage: 'test' };
 
 /** The logical table name behind each construct id prefix (StatefulStack). */
 const TABLE_ID_PREFIX: Record<TableName, string> = {
@@ -56,10 +65,6 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
 };
-
-/** Functions of aws-cdk-lib (S3 notifications, AwsCustomResource, the provider framework): not ours. */
-const isCdkProvided = (logicalId: string) =>
-  /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchIndexSetupProviderframework)/.test(logicalId);
 
 /** Handler modules deployed as functions of the stateless stack. */
 const STATELESS_ENTRIES = [
@@ -73,6 +78,8 @@ const STATELESS_ENTRIES = [
   UPLOAD_SWEEPER.entry,
   DEVICE_ISSUER_ENTRY,
   HEARTBEAT_SWEEPER.entry,
+  ROLLOUT_WORKER.entry,
+  ROLLOUT_SWEEPER.entry,
 ];
 
 /** Every route API Gateway serves: ROUTES, and the device issuer's on the auth API (AWS only). */
@@ -80,39 +87,11 @@ const AWS_ROUTES = [...ROUTES, ...DEVICE_ISSUER_ROUTES];
 
 /** Functions that verify bearer tokens: every route except the public ones. */
 
-function statementsOf(template: Template): [string, Statement][] {
-  const statements: [string, Statement][] = [];
-  for (const [id, policy] of resourcesOf(template, 'AWS::IAM::Policy')) {
-    for (const statement of (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement) statements.push([id, statement]);
-  }
-  for (const [id, role] of resourcesOf(template, 'AWS::IAM::Role')) {
-    for (const inline of (role.Properties?.Policies as { PolicyDocument: { Statement: Statement[] } }[] | undefined) ?? []) {
-      for (const statement of inline.PolicyDocument.Statement) statements.push([id, statement]);
-    }
-  }
-  return statements;
-}
-
-const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
-
-/** Whether a resource policy denies every request made without TLS. */
-function deniesInsecureTransport(document: unknown): boolean {
-  return (document as { Statement: (Statement & { Condition?: { Bool?: Record<string, string> } })[] }).Statement.some(
-    (statement) => statement.Effect === 'Deny' && statement.Condition?.Bool?.['aws:SecureTransport'] === 'false',
-  );
-}
-
-/** Our functions of a template, by handler module (each function's description is its entry). */
-function functionsByEntry(template: Template): Map<string, [string, Resource]> {
-  return new Map(
-    resourcesOf(template, 'AWS::Lambda::Function')
-      .filter(([id]) => !isCdkProvided(id))
-      .map(([id, fn]) => [fn.Properties?.Description as string, [id, fn]]),
-  );
-}
-
 /** What Lambda itself adds to every function's environment at run time (absent from the template). */
 const LAMBDA_PROVIDED: Readonly<Record<string, string>> = { [ENV.awsRegion]: 'eu-west-1' };
+
+/** What the rollout queue's URL resolves to once deployed (a Ref to a queue is its URL). */
+const DEPLOYED_QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/DeviceScenarioService-test-Stateless-RolloutWorkQueue-AbC123';
 
 /** What the device token key's ARN resolves to once deployed. */
 const DEPLOYED_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
@@ -195,12 +174,6 @@ function runNag(app: App): { violations: string[]; used: Set<string> } {
   }
 }
 
-function quickStage(context: Record<string, unknown> = {}): { app: App; stage: ServiceStage; stateful: Template; stateless: Template } {
-  const app = new App({ context: { ...CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
-  const stage = createStage(app, readServiceSettings(app.node));
-  return { app, stage, stateful: Template.fromStack(stage.stateful), stateless: Template.fromStack(stage.stateless) };
-}
-
 describe('stacks (bundling skipped)', () => {
   let app: App;
   let stateful: Template;
@@ -216,24 +189,14 @@ describe('stacks (bundling skipped)', () => {
 
   /** The JSON of every policy attached to the execution role of `entry`'s function (own or imported role). */
   const policyOf = (entry: string): string => {
-    const [, fn] = ours.get(entry) as [string, Resource];
-    const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string]; 'Fn::ImportValue'?: string };
-    const key = role['Fn::GetAtt']?.[0] ?? (role['Fn::ImportValue'] as string);
-    const policies = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) =>
-      JSON.stringify(policy.Properties?.Roles).includes(key),
-    );
+    const policies = rolePoliciesOf(stateless, (ours.get(entry) as [string, Resource])[1]);
     expect(policies, entry).toHaveLength(1);
     return JSON.stringify(policies.map(([, policy]) => policy.Properties?.PolicyDocument));
   };
 
   /** The logical id prefix of the policies attached to `entry`'s function role (see policyOf). */
   const policyIdOf = (entry: string): string => {
-    const [, fn] = ours.get(entry) as [string, Resource];
-    const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string]; 'Fn::ImportValue'?: string };
-    const key = role['Fn::GetAtt']?.[0] ?? (role['Fn::ImportValue'] as string);
-    const [[id]] = resourcesOf(stateless, 'AWS::IAM::Policy').filter(([, policy]) =>
-      JSON.stringify(policy.Properties?.Roles).includes(key),
-    ) as [[string, Resource]];
+    const [[id]] = rolePoliciesOf(stateless, (ours.get(entry) as [string, Resource])[1]) as [[string, Resource]];
     return id;
   };
 
@@ -594,6 +557,12 @@ describe('stacks (bundling skipped)', () => {
       [SEARCH_REINDEX_ENTRY]: ['searchSource'],
       ...Object.fromEntries(paging.map((entry) => [entry, ['cursors']])),
     };
+    // The rollout settings: the functions that may send to the rollout queue, and the worker.
+    const readsRollouts = new Set([
+      ROLLOUT_WORKER.entry,
+      ROLLOUT_SWEEPER.entry,
+      ...ROUTES.filter((route) => route.access?.rolloutQueue === true).map((route) => route.entry),
+    ]);
     const checked = new Set<EnvironmentGroup>();
     for (const [entry, [id, fn]] of [...ours, ...statefulFunctions]) {
       const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -606,8 +575,11 @@ describe('stacks (bundling skipped)', () => {
         ...Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, deployedValue(value)])),
         // An import of the stateful stack's key ARN: what CloudFormation resolves it to.
         ...(ENV.deviceTokenKeyArn in variables ? { [ENV.deviceTokenKeyArn]: DEPLOYED_KEY_ARN } : {}),
+        ...(ENV.rolloutQueueUrl in variables ? { [ENV.rolloutQueueUrl]: DEPLOYED_QUEUE_URL } : {}),
       };
       const groups: EnvironmentGroup[] = ['function', ...(READS[entry] ?? [])];
+      expect(ENV.rolloutQueueUrl in variables, entry).toBe(readsRollouts.has(entry));
+      if (readsRollouts.has(entry)) groups.push('rollouts');
       // The composition root reads every storage variable: a function given one table name for it gets them all.
       if (ENV.companiesTable in variables) groups.push('storage');
       if (entry in SEARCH_CLIENTS) groups.push('search');
@@ -625,6 +597,7 @@ describe('stacks (bundling skipped)', () => {
       'events',
       'function',
       'idempotency',
+      'rollouts',
       'search',
       'searchSource',
       'storage',
@@ -716,7 +689,8 @@ describe('stacks (bundling skipped)', () => {
   });
 
   it('feeds the indexer from the devices and scenarios streams, retrying from the failed record, failures to an encrypted queue', () => {
-    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    // The indexer's two, the deployment changes' and the rollout worker's (test/infra/rollouts.test.ts).
+    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
     const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping').filter(
       ([, mapping]) => JSON.stringify(mapping.Properties?.FunctionName) === JSON.stringify({ Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] }),
     );
@@ -737,12 +711,14 @@ describe('stacks (bundling skipped)', () => {
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
     expect(sources).toMatch(/DevicesTable.*StreamArn/);
     expect(sources).toMatch(/ScenariosTable.*StreamArn/);
-    stateless.resourceCountIs('AWS::SQS::Queue', 3);
+    // Four dead-letter queues and the rollout queue (test/infra/rollouts.test.ts): all encrypted, all TLS only.
+    stateless.resourceCountIs('AWS::SQS::Queue', 5);
     for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) {
-      expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+      expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true });
+      if (!id.startsWith('RolloutWorkQueue')) expect(queue.Properties?.MessageRetentionPeriod, id).toBe(14 * 24 * 3600);
     }
     const queuePolicies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy');
-    expect(queuePolicies).toHaveLength(3);
+    expect(queuePolicies).toHaveLength(5);
     for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
   });
 
@@ -848,7 +824,11 @@ describe('stacks (bundling skipped)', () => {
     // No stream: a heartbeat is not a change anyone consumes.
     expect(presence.Properties?.StreamSpecification).toBeUndefined();
     const [sweeperId, sweeper] = ours.get(HEARTBEAT_SWEEPER.entry) as [string, Resource];
-    const schedules = resourcesOf(stateless, 'AWS::Scheduler::Schedule');
+    // One schedule per scheduled function (the rollout sweeper's: test/infra/rollouts.test.ts).
+    const schedules = resourcesOf(stateless, 'AWS::Scheduler::Schedule').filter(
+      ([, candidate]) =>
+        JSON.stringify((candidate.Properties?.Target as { Arn: unknown }).Arn) === JSON.stringify({ 'Fn::GetAtt': [sweeperId, 'Arn'] }),
+    );
     expect(schedules).toHaveLength(1);
     const [, schedule] = schedules[0] as [string, Resource];
     expect(schedule.Properties).toMatchObject({
@@ -1006,9 +986,11 @@ describe('stacks (bundling skipped)', () => {
       byMetric('Errors').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions).includes(triggerId)),
       'trigger errors',
     ).toHaveLength(1);
+    // Every queue but the rollout queue is a dead-letter queue (the rollout queue's age is alarmed instead).
     const deadLetters = byMetric('ApproximateNumberOfMessagesVisible');
     expect(deadLetters.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
       resourcesOf(stateless, 'AWS::SQS::Queue')
+        .filter(([queueId]) => !queueId.startsWith('RolloutWorkQueue'))
         .map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]))
         .sort(),
     );
@@ -1383,7 +1365,8 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
         const file = join(outdir, assetPath as string, 'index.mjs');
         expect(existsSync(file), file).toBe(true);
         const variables = (resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
-        for (const [name, value] of Object.entries(variables)) configuration[name] = deployedValue(value);
+        for (const [name, value] of Object.entries(variables))
+          configuration[name] = name === ENV.rolloutQueueUrl ? DEPLOYED_QUEUE_URL : deployedValue(value);
         bundles.push({ id, file, bytes: statSync(file).size });
       }
     }

@@ -1,8 +1,41 @@
 /** Template helpers shared by the infrastructure tests. */
-import type { Template } from 'aws-cdk-lib/assertions';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
 import type { RouteDefinition } from '../../functions/contract/route.js';
 import { DEVICE_SCOPE } from '../../functions/core/principal.js';
+import { REPO_ROOT } from '../../lib/service-function.js';
+import { readServiceSettings } from '../../lib/settings.js';
+import { createStage, type ServiceStage } from '../../lib/stage.js';
+
+/** The context of cdk.json (feature flags included) with the stage `test`, so that the tests build what `cdk synth` builds. */
+export const CONTEXT: Record<string, unknown> = {
+  ...(JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context,
+  stage: 'test',
+};
+
+/**
+ * Both stacks of a stage built by lib/stage.ts as bin/app.ts builds them, from CONTEXT and `context`, with bundling
+ * skipped and without CloudFormation's built-in template validation (fast; cdk-nag can still run on `app`).
+ */
+export function quickStage(context: Record<string, unknown> = {}): {
+  app: App;
+  stage: ServiceStage;
+  stateful: Template;
+  stateless: Template;
+} {
+  const app = new App({ context: { ...CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  const stage = createStage(app, readServiceSettings(app.node));
+  return { app, stage, stateful: Template.fromStack(stage.stateful), stateless: Template.fromStack(stage.stateless) };
+}
+
+/** One statement of an IAM policy document. */
+export type Statement = { Effect: string; Action: string | string[]; Resource?: unknown; Principal?: unknown; Condition?: unknown };
+
+/** A value or a list of values as a list. */
+export const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 /** A resource of a synthesized template. */
 export type Resource = {
@@ -16,6 +49,50 @@ export type Resource = {
 /** Every resource of `type` in `template`: [logical id, resource]. */
 export function resourcesOf(template: Template, type: string): [string, Resource][] {
   return Object.entries(template.findResources(type)) as [string, Resource][];
+}
+
+/** Functions of aws-cdk-lib (S3 notifications, AwsCustomResource, the provider framework): not ours. */
+export const isCdkProvided = (logicalId: string): boolean =>
+  /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchIndexSetupProviderframework)/.test(logicalId);
+
+/** Our functions of a template, by handler module (each function's description is its entry): [logical id, resource]. */
+export function functionsByEntry(template: Template): Map<string, [string, Resource]> {
+  return new Map(
+    resourcesOf(template, 'AWS::Lambda::Function')
+      .filter(([id]) => !isCdkProvided(id))
+      .map(([id, fn]) => [fn.Properties?.Description as string, [id, fn]]),
+  );
+}
+
+/** Every statement of the IAM policies and the roles' inline policies of `template`: [policy or role id, statement]. */
+export function statementsOf(template: Template): [string, Statement][] {
+  const statements: [string, Statement][] = [];
+  for (const [id, policy] of resourcesOf(template, 'AWS::IAM::Policy')) {
+    for (const statement of (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement) statements.push([id, statement]);
+  }
+  for (const [id, role] of resourcesOf(template, 'AWS::IAM::Role')) {
+    for (const inline of (role.Properties?.Policies as { PolicyDocument: { Statement: Statement[] } }[] | undefined) ?? []) {
+      for (const statement of inline.PolicyDocument.Statement) statements.push([id, statement]);
+    }
+  }
+  return statements;
+}
+
+/**
+ * The IAM policies of `template` attached to the execution role of `fn` (its own role, or one imported from the
+ * stateful stack): [policy id, policy].
+ */
+export function rolePoliciesOf(template: Template, fn: Resource): [string, Resource][] {
+  const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string]; 'Fn::ImportValue'?: string };
+  const key = role['Fn::GetAtt']?.[0] ?? (role['Fn::ImportValue'] as string);
+  return resourcesOf(template, 'AWS::IAM::Policy').filter(([, policy]) => JSON.stringify(policy.Properties?.Roles).includes(key));
+}
+
+/** Whether a resource policy denies every request made without TLS. */
+export function deniesInsecureTransport(document: unknown): boolean {
+  return (document as { Statement: (Statement & { Condition?: { Bool?: Record<string, string> } })[] }).Statement.some(
+    (statement) => statement.Effect === 'Deny' && statement.Condition?.Bool?.['aws:SecureTransport'] === 'false',
+  );
 }
 
 /**
