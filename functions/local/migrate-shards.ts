@@ -128,7 +128,8 @@ async function rekeyHistory(client: DynamoDBDocumentClient, tableName: string, i
   if (typeof company !== 'string' || typeof deviceId !== 'string' || typeof scenarioId !== 'string' || typeof id !== 'string') return false;
   const keys = historyKeys({ company, deviceId, scenarioId, id });
   if (item.pk !== keys.pk || item.sk !== keys.sk) return false;
-  if (item.gsi1pk === keys.gsi1pk && item.gsi1sk === keys.gsi1sk && item.gsi2pk === keys.gsi2pk && item.gsi2sk === keys.gsi2sk) return false;
+  if (item.gsi1pk === keys.gsi1pk && item.gsi1sk === keys.gsi1sk && item.gsi2pk === keys.gsi2pk && item.gsi2sk === keys.gsi2sk)
+    return false;
   try {
     await client.send(
       new UpdateCommand({

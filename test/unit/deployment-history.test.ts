@@ -312,7 +312,11 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
       Array.from({ length: 16 }, (_, shard) => `HISTORY#acme#s1#${shard}`),
     );
     for (const input of scenario) {
-      expect(input).toMatchObject({ IndexName: 'gsi1', ScanIndexForward: false, ExpressionAttributeNames: { '#pk': 'gsi1pk', '#f0': 'version' } });
+      expect(input).toMatchObject({
+        IndexName: 'gsi1',
+        ScanIndexForward: false,
+        ExpressionAttributeNames: { '#pk': 'gsi1pk', '#f0': 'version' },
+      });
       // About twice a shard's share of the 11 items wanted.
       expect(input.Limit).toBe(3);
     }

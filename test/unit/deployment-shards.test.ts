@@ -129,7 +129,11 @@ function legacyItems(company: string, devices: readonly string[], seed: number):
  * LastEvaluatedKey while a FilterExpression dropped items (at most 10 calls, reading as much as the selectivity seen
  * suggests), the page's cursor the key of its last item. Each page as the list of its items.
  */
-async function legacyPages(input: QueryCommandInput, keyAttributes: readonly string[], pageSize: number): Promise<Record<string, unknown>[][]> {
+async function legacyPages(
+  input: QueryCommandInput,
+  keyAttributes: readonly string[],
+  pageSize: number,
+): Promise<Record<string, unknown>[][]> {
   const pages: Record<string, unknown>[][] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -200,7 +204,12 @@ interface Legacy {
 }
 const legacy: Legacy = { active: new Map(), history: new Map() };
 /** The history listings compared, by name: the query filters, and the legacy Query. */
-const HISTORY_LISTINGS: { name: string; query: Omit<DeploymentHistoryQuery, 'limit' | 'companyId'>; input: QueryCommandInput; keys: string[] }[] = [
+const HISTORY_LISTINGS: {
+  name: string;
+  query: Omit<DeploymentHistoryQuery, 'limit' | 'companyId'>;
+  input: QueryCommandInput;
+  keys: string[];
+}[] = [
   {
     name: 'the company',
     query: {},
@@ -300,7 +309,10 @@ beforeAll(async () => {
     );
     for (const listing of HISTORY_LISTINGS) {
       const pages = await legacyPages(listing.input, listing.keys, size);
-      legacy.history.set(`${listing.name} ${size}`, pages.map((page) => page.map((item) => item.id as string)));
+      legacy.history.set(
+        `${listing.name} ${size}`,
+        pages.map((page) => page.map((item) => item.id as string)),
+      );
     }
   }
   recordsBeforeMigration = (await streamRecords()).length;
@@ -317,21 +329,36 @@ describe('sharding the deployments table', () => {
   it('the migration moves every slot to its shard and re-keys every history entry, once', async () => {
     const slots = seeded.filter((item) => item.entity === 'ACTIVE_DEPLOYMENT').length;
     const entries = seeded.length - slots;
-    expect(await migrateDeploymentShards(client, TABLE)).toEqual({ scanned: true, slotsMoved: slots, slotsLeft: 0, historyRekeyed: entries });
+    expect(await migrateDeploymentShards(client, TABLE)).toEqual({
+      scanned: true,
+      slotsMoved: slots,
+      slotsLeft: 0,
+      historyRekeyed: entries,
+    });
     expect(await migrateDeploymentShards(client, TABLE)).toEqual({ scanned: false, slotsMoved: 0, slotsLeft: 0, historyRekeyed: 0 });
     const unsharded = await documents.send(
       new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'ACTIVE#acme' } }),
     );
     expect(unsharded.Items).toEqual([]);
     const oldIndex = await documents.send(
-      new QueryCommand({ TableName: TABLE, IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': 'HISTORY#acme' } }),
+      new QueryCommand({
+        TableName: TABLE,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': 'HISTORY#acme' },
+      }),
     );
     expect(oldIndex.Items).toEqual([]);
     // Spread over the shards, not gathered in a few.
     const used = new Set<number>();
     for (let shard = 0; shard < DEPLOYMENT_SHARDS; shard += 1) {
       const { Count } = await documents.send(
-        new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `ACTIVE#acme#${shard}` }, Select: 'COUNT' }),
+        new QueryCommand({
+          TableName: TABLE,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `ACTIVE#acme#${shard}` },
+          Select: 'COUNT',
+        }),
       );
       if ((Count ?? 0) > 0) used.add(shard);
     }
@@ -347,7 +374,9 @@ describe('sharding the deployments table', () => {
     const slots = seeded.filter((item) => item.entity === 'ACTIVE_DEPLOYMENT').length;
     expect(slotRecords.filter((record) => record.eventName === 'INSERT')).toHaveLength(slots);
     expect(slotRecords.filter((record) => record.eventName === 'REMOVE')).toHaveLength(slots);
-    const changes = records.flatMap((record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage), slotOf(record.dynamodb?.NewImage)) ?? []);
+    const changes = records.flatMap(
+      (record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage), slotOf(record.dynamodb?.NewImage)) ?? [],
+    );
     expect(changes).toEqual([]);
   });
 
@@ -382,10 +411,18 @@ describe('sharding the deployments table', () => {
     const history = new DynamoDbDeploymentHistory(documents, tables, cursors);
     const from = Date.parse('2026-11-20T09:00:00Z');
     const to = Date.parse('2026-11-20T10:30:00Z');
-    const pages = await adapterPages((cursor) => history.list({ companyId: 'acme', limit: 7, from, to, ...(cursor === undefined ? {} : { cursor }) }));
+    const pages = await adapterPages((cursor) =>
+      history.list({ companyId: 'acme', limit: 7, from, to, ...(cursor === undefined ? {} : { cursor }) }),
+    );
     const all = (legacy.history.get('the company 100') ?? []).flat();
     const inRange = seeded
-      .filter((item) => item.company === 'acme' && item.entity === 'DEPLOYMENT_HISTORY' && Date.parse(item.at as string) >= from && Date.parse(item.at as string) < to)
+      .filter(
+        (item) =>
+          item.company === 'acme' &&
+          item.entity === 'DEPLOYMENT_HISTORY' &&
+          Date.parse(item.at as string) >= from &&
+          Date.parse(item.at as string) < to,
+      )
       .map((item) => item.id as string);
     const expected = all.filter((id) => inRange.includes(id));
     expect(expected).toHaveLength(90);

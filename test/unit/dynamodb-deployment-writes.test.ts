@@ -140,9 +140,15 @@ describe('deployment writes on DynamoDB', () => {
     // three times). Every shard resumes after it with a key condition.
     mock.resetHistory();
     await repository.listActive('acme', undefined, 10, page.nextCursor as string);
-    const resumed = mock.commandCalls(QueryCommand).slice(0, 16).map((call) => call.args[0].input);
+    const resumed = mock
+      .commandCalls(QueryCommand)
+      .slice(0, 16)
+      .map((call) => call.args[0].input);
     for (const input of resumed) {
-      expect(input).toMatchObject({ KeyConditionExpression: 'pk = :pk AND sk > :after', ExpressionAttributeValues: { ':after': 'd00300#s#1.0.0' } });
+      expect(input).toMatchObject({
+        KeyConditionExpression: 'pk = :pk AND sk > :after',
+        ExpressionAttributeValues: { ':after': 'd00300#s#1.0.0' },
+      });
       expect(input.ExclusiveStartKey).toBeUndefined();
     }
   });

@@ -108,7 +108,12 @@ function encodeCursor(cursors: CursorCodec, query: DeploymentHistoryQuery, id: s
  * ULID inside the query's time bounds.
  * @throws BadRequestError (400) otherwise.
  */
-function decodeCursor(cursors: CursorCodec, cursor: string, query: DeploymentHistoryQuery, bounds: { lower: string; upper: string }): string {
+function decodeCursor(
+  cursors: CursorCodec,
+  cursor: string,
+  query: DeploymentHistoryQuery,
+  bounds: { lower: string; upper: string },
+): string {
   const key = cursors.decode(listingOf(query), cursor);
   const { pk, sk } = key;
   const names = Object.keys(key).sort().join(',');

@@ -295,9 +295,9 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[],
   ): Promise<Set<string>> {
     if (identities.length === 0) return new Set();
-    const keys = [...new Map(identities.map((identity) => [`${identity.deviceId}#${identity.scenarioId}#${identity.version}`, identity]))].map(
-      ([sk, identity]) => ({ pk: activePartition(companyId, deploymentShardOf(identity.deviceId)), sk }),
-    );
+    const keys = [
+      ...new Map(identities.map((identity) => [`${identity.deviceId}#${identity.scenarioId}#${identity.version}`, identity])),
+    ].map(([sk, identity]) => ({ pk: activePartition(companyId, deploymentShardOf(identity.deviceId)), sk }));
     const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk', 'undeploy']);
     return new Set(items.filter((item) => item.undeploy === undefined).map((item) => item.sk as string));
   }
