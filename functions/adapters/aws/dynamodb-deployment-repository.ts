@@ -61,11 +61,9 @@ export function activePartition(companyId: string, shard: number): string {
 /** `entity` of a deployment slot item (active or undeployed) on the deployments table. */
 export const DEPLOYMENT_SLOT_ENTITY = 'ACTIVE_DEPLOYMENT';
 
-/**
- * Most Query calls one page of active deployments may take while undeployed slots are skipped: on one device's shard,
- * and merging a company's DEPLOYMENT_SHARDS shards.
- */
+/** Most Query calls one page of one device's active deployments may take while undeployed slots are skipped. */
 export const MAX_QUERIES_PER_PAGE = queryBudget(1);
+/** Most Query calls one page of a company's active deployments (DEPLOYMENT_SHARDS shards merged) may take. */
 export const MAX_QUERIES_PER_MERGED_PAGE = queryBudget(DEPLOYMENT_SHARDS);
 /** Most items one Query of a listing evaluates. */
 const MAX_ITEMS_PER_QUERY = 1_000;
