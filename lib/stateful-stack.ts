@@ -232,7 +232,7 @@ export class StatefulStack extends Stack {
     });
     // Indexes come from TABLES (deployments: gsi1 scenario history, gsi2 company history). CloudFormation creates or
     // deletes at most one global secondary index per table per stack update: add indexes one deployment at a time.
-    // History entries written before an index existed need its keys backfilled (backfillHistoryKeys).
+    // History entries written before an index existed need its keys backfilled (functions/local/migrate-shards.ts).
     for (const index of schema.globalSecondaryIndexes ?? []) {
       table.addGlobalSecondaryIndex({
         indexName: index.indexName,

@@ -98,12 +98,14 @@ export function deploymentEventId(event: DeploymentEvent): string {
  * The change between two images of one slot, or undefined when it is no deployment change: a slot that becomes
  * active (created, or replacing an undeployed one) is a DEPLOY; an active slot that gets its `undeploy` mark is an
  * UNDEPLOY; an active slot whose `deviceStatus.id` changed received a status report; the purge of an undeployed slot
- * changes nothing.
+ * changes nothing. Nor does a storage migration moving a slot to another key: the slot created under the new key
+ * (no old image, `movedFrom` set) and the deletion of the old key's (no new image).
  */
 export function deploymentChangeOf(
   oldImage: DeploymentSlot | undefined,
   newImage: DeploymentSlot | undefined,
 ): DeploymentChange | undefined {
+  if (oldImage === undefined && newImage?.movedFrom !== undefined) return undefined;
   if (isActive(newImage) && !isActive(oldImage)) {
     return change(newImage, 'DEPLOY', newImage.id, newImage.deployedAt, newImage.deployedBy, newImage.note);
   }

@@ -296,6 +296,11 @@ export interface UndeployMark {
  */
 export interface DeploymentSlot extends ActiveDeployment {
   undeploy?: UndeployMark;
+  /**
+   * Set on a slot a storage migration moved to another key (the key it came from): its appearance under the new key
+   * is no deployment change.
+   */
+  movedFrom?: string;
 }
 
 /** One line of the deployment history: every action, successful or not. */

@@ -31,6 +31,7 @@ import { FileStreamCheckpoints } from './file-checkpoints.js';
 import { loadHandler } from './handler-module.js';
 import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables } from './tables.js';
+import { migrateDeploymentShards } from './migrate-shards.js';
 import { WriteCounter } from './write-counter.js';
 import { searchIndex } from '../platform/search-composition.js';
 
@@ -264,6 +265,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     const streamArns = await ensureTables(tableClient, LOCAL_TABLES);
+    const migrated = await migrateDeploymentShards(tableClient, LOCAL_TABLES.deployments);
+    if (migrated.slotsMoved + migrated.slotsLeft + migrated.historyRekeyed > 0) {
+      log(
+        `Migrated the deployments table to sharded keys: ${migrated.slotsMoved} slots moved (${migrated.slotsLeft} left in place), ` +
+          `${migrated.historyRekeyed} history entries re-keyed.`,
+      );
+    }
     tableClient.destroy();
     await seedUsers(authDirectory);
     const built = services();

@@ -8,8 +8,6 @@ import {
   type TableDescription,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { backfillHistoryKeys } from '../adapters/aws/dynamodb-deployment-history.js';
 import { TABLES, type TableKeySchema, type TableName } from '../adapters/aws/tables.js';
 import { retry, type RetryPolicy } from '../adapters/retry.js';
 
@@ -27,14 +25,6 @@ const INDEX_ACTIVE_POLL: RetryPolicy = {
   jitter: 0,
   budgetMs: INDEX_CREATION_TIMEOUT_MS,
   retryable: (error) => error instanceof NotActiveYet,
-};
-
-/**
- * Data migrations run right after an index was added to an existing table: items written before the index existed
- * (or under an older key design) get its keys. Only the deployments history has one (gsi1 → scenario history, gsi2).
- */
-const AFTER_INDEXES_ADDED: Partial<Record<TableName, (client: DynamoDBClient, tableName: string) => Promise<unknown>>> = {
-  deployments: (client, tableName) => backfillHistoryKeys(DynamoDBDocumentClient.from(client), tableName),
 };
 
 function indexDefinition(index: { indexName: string; partitionKey: string; sortKey: string }): GlobalSecondaryIndex {
@@ -120,8 +110,8 @@ export type StreamArns = Record<NonNullable<TableKeySchema['stream']>, string[]>
 /**
  * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts` and
  * NEW_AND_OLD_IMAGES streams where TABLES names a consumer (the CDK stack declares the same). Existing tables get the
- * indexes they lack (data folders of older versions), and then their data migration (AFTER_INDEXES_ADDED), and
- * their stream when they have none yet.
+ * indexes they lack (data folders of older versions; their items get the index keys from migrateDeploymentShards,
+ * which the runtime runs right after), and their stream when they have none yet.
  * @returns the stream ARNs, by consumer.
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {
@@ -135,8 +125,7 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
       if (!(error instanceof ResourceNotFoundException)) throw error;
     }
     if (description !== undefined) {
-      const added = await addMissingIndexes(client, tableName, schema, description);
-      if (added.length > 0) await AFTER_INDEXES_ADDED[logical]?.(client, tableName);
+      await addMissingIndexes(client, tableName, schema, description);
       if (schema.stream !== undefined && description.StreamSpecification?.StreamEnabled !== true) {
         description = (
           await client.send(

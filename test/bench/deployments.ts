@@ -31,6 +31,7 @@ import { join, resolve } from 'node:path';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
+import { deploymentShardOf } from '../../functions/adapters/aws/tables.js';
 import * as deploymentCore from '../../functions/core/deployments.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from '../e2e/fleet.js';
@@ -317,15 +318,21 @@ function activeItem(pk: string, index: number, id: string, at: string): Record<s
   };
 }
 
+/** The slot partition of the bench device `index` in `scratch`, sharded as the product's (`ACTIVE#{company}#{shard}`). */
+function scratchActivePk(scratch: string, index: number): string {
+  return `${scratch}#ACTIVE#${deploymentShardOf(benchDeviceId(index + 1))}`;
+}
+
 function historyItem(scratch: string, index: number, id: string, at: string): Record<string, unknown> {
   const deviceId = benchDeviceId(index + 1);
+  const shard = deploymentShardOf(deviceId);
   return {
     // Shaped like historyKeys() of dynamodb-deployment-history.ts (base table + gsi1 + gsi2), in scratch partitions.
     pk: `${scratch}#HISTORY#${COMPANY}#${deviceId}`,
     sk: id,
-    gsi1pk: `${scratch}#HISTORY#${COMPANY}#${SCENARIO}`,
+    gsi1pk: `${scratch}#HISTORY#${COMPANY}#${SCENARIO}#${shard}`,
     gsi1sk: id,
-    gsi2pk: `${scratch}#HISTORY#${COMPANY}`,
+    gsi2pk: `${scratch}#HISTORY#${COMPANY}#${shard}`,
     gsi2sk: id,
     entity: 'BENCH_SCRATCH',
     id,
@@ -385,7 +392,7 @@ function rawTransacts(
             {
               Put: {
                 TableName: 'deployments',
-                Item: activeItem(`${scratch}#ACTIVE`, index, id, at),
+                Item: activeItem(scratchActivePk(scratch, index), index, id, at),
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
@@ -425,7 +432,7 @@ async function rawBatchedTransacts(
               {
                 Put: {
                   TableName: 'deployments',
-                  Item: activeItem(`${scratch}#ACTIVE`, index, id, at),
+                  Item: activeItem(scratchActivePk(scratch, index), index, id, at),
                   ConditionExpression: 'attribute_not_exists(pk)',
                 },
               },
@@ -463,7 +470,7 @@ async function rawPutThenBatch(
       await client.send(
         new PutCommand({
           TableName: 'deployments',
-          Item: activeItem(`${scratch}#ACTIVE`, index, ids[index] as string, at),
+          Item: activeItem(scratchActivePk(scratch, index), index, ids[index] as string, at),
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );

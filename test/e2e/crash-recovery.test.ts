@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPLOYMENT_SHARDS } from '../../functions/adapters/aws/tables.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from './fleet.js';
 import {
@@ -41,24 +42,26 @@ afterAll(async () => {
   if (settings !== undefined) await removeDataDirectory(settings);
 }, 120_000);
 
-/** Ids of the active deployments of the crash devices, read straight from the table (undeployed slots excluded). */
+/** Ids of the active deployments of the crash devices, read straight from the table's shards (undeployed slots excluded). */
 async function activeIds(): Promise<string[]> {
   const client = localDocumentClient(`http://127.0.0.1:${dynamoPort}`, 4);
   const ids: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new QueryCommand({
-        TableName: 'deployments',
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        FilterExpression: 'attribute_not_exists(undeploy)',
-        ExpressionAttributeValues: { ':pk': 'ACTIVE#acme', ':prefix': `acme-${LABEL}-` },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    ids.push(...(page.Items ?? []).map((item) => item.id as string));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
+  for (let shard = 0; shard < DEPLOYMENT_SHARDS; shard += 1) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({
+          TableName: 'deployments',
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'attribute_not_exists(undeploy)',
+          ExpressionAttributeValues: { ':pk': `ACTIVE#acme#${shard}`, ':prefix': `acme-${LABEL}-` },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      ids.push(...(page.Items ?? []).map((item) => item.id as string));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined);
+  }
   client.destroy();
   return ids;
 }

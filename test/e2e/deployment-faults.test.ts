@@ -17,6 +17,7 @@ import { DynamoDbCompanyRepository } from '../../functions/adapters/aws/dynamodb
 import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
 import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamodb-scenario-repository.js';
+import { deploymentShardOf } from '../../functions/adapters/aws/tables.js';
 import { executeDeployments } from '../../functions/core/deployments.js';
 import type { Principal } from '../../functions/core/principal.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../functions/local/dynamodb-local.js';
@@ -77,7 +78,7 @@ async function isActive(deviceId: string): Promise<boolean> {
   const { Item } = await real.send(
     new GetCommand({
       TableName: LOCAL_TABLES.deployments,
-      Key: { pk: 'ACTIVE#acme', sk: `${deviceId}#acme-welcome#1.0.0` },
+      Key: { pk: `ACTIVE#acme#${deploymentShardOf(deviceId)}`, sk: `${deviceId}#acme-welcome#1.0.0` },
       ConsistentRead: true,
     }),
   );

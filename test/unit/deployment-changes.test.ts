@@ -11,6 +11,7 @@ import type {
   HistoryEntry,
 } from '../../functions/core/ports.js';
 import { LocalEventBus } from '../../functions/adapters/embedded/local-event-bus.js';
+import { deploymentSlotFromItem } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 
 const active: DeploymentSlot = {
   id: '01JDEPLOY000000000000000000',
@@ -89,6 +90,31 @@ describe('deploymentChangeOf', () => {
   it('the purge of an undeployed slot, and items that are no slot, change nothing', () => {
     expect(deploymentChangeOf(undeployed, undefined)).toBeUndefined();
     expect(deploymentChangeOf(undefined, undefined)).toBeUndefined();
+  });
+});
+
+describe('deploymentChangeOf: a slot moved to its shard by the storage migration', () => {
+  // Stream images as the migration's transaction leaves them: the same slot put under its shard's key with
+  // `movedFrom`, and the old key's item deleted.
+  const oldItem = { ...active, pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', entity: 'ACTIVE_DEPLOYMENT' };
+  const movedItem = { ...oldItem, pk: 'ACTIVE#acme#8', movedFrom: 'ACTIVE#acme' };
+
+  it('the put under the new key (no old image, the marker set) and the delete of the old key change nothing', () => {
+    expect(deploymentSlotFromItem(movedItem)?.movedFrom).toBe('ACTIVE#acme');
+    expect(deploymentChangeOf(undefined, deploymentSlotFromItem(movedItem))).toBeUndefined();
+    expect(deploymentChangeOf(deploymentSlotFromItem(oldItem), undefined)).toBeUndefined();
+    // Without the marker the same put is a DEPLOY: the marker is what tells them apart.
+    expect(deploymentChangeOf(undefined, deploymentSlotFromItem(oldItem))?.entry).toMatchObject({ action: 'DEPLOY', id: active.id });
+  });
+
+  it('a moved slot goes on as any other: its undeploy, status reports and a deploy over it are changes', () => {
+    const moved = deploymentSlotFromItem(movedItem) as DeploymentSlot;
+    const undeploy = { id: '01JUNDEPLOY0000000000000001', at: '2026-11-23T11:00:00.000Z', by: 'bob' };
+    expect(deploymentChangeOf(moved, { ...moved, undeploy })).toMatchObject({ entry: { action: 'UNDEPLOY', id: undeploy.id } });
+    const status = { id: '01JSTATUS000000000000000001', state: 'INSTALLED' as const, updated: '2026-11-23T10:00:00.000Z' };
+    expect(deploymentChangeOf(moved, { ...moved, deviceStatus: status })?.entry).toMatchObject({ kind: 'DEVICE_STATUS', id: status.id });
+    const again = deploymentSlotFromItem({ ...oldItem, pk: 'ACTIVE#acme#8', id: '01JDEPLOY000000000000000002' });
+    expect(deploymentChangeOf({ ...moved, undeploy }, again)?.entry).toMatchObject({ action: 'DEPLOY', id: '01JDEPLOY000000000000000002' });
   });
 });
 

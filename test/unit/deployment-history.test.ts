@@ -5,7 +5,13 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { decodeTime, encodeTime, monotonicFactory } from 'ulid';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorCodec, cursorListing } from '../../functions/adapters/aws/cursor-codec.js';
-import { DynamoDbDeploymentHistory, historyKeys } from '../../functions/adapters/aws/dynamodb-deployment-history.js';
+import {
+  DynamoDbDeploymentHistory,
+  historyKeys,
+  MAX_QUERIES_PER_MERGED_PAGE,
+  MAX_QUERIES_PER_PAGE,
+  ulidBefore,
+} from '../../functions/adapters/aws/dynamodb-deployment-history.js';
 import {
   type DeploymentHistory,
   type DeploymentHistoryQuery,
@@ -274,17 +280,20 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
     return { ...value, ...historyKeys(value), entity: 'DEPLOYMENT_HISTORY' };
   };
 
-  it('queries one partition per shape, newest first, between the ULID bounds', async () => {
+  /** The `:upper` bound of a Query: where the read resumes (before the cursor's ULID) or the range's end. */
+  const uppers = () => mock.commandCalls(QueryCommand).map((call) => call.args[0].input.ExpressionAttributeValues?.[':upper']);
+
+  it("queries the device's partition, or the scenario's or company's 16 index shards, newest first, between the ULID bounds", async () => {
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
     const from = Date.parse('2026-11-22T10:00:00Z');
     await adapter.list({ companyId: 'acme', deviceId: 'd1', scenarioId: 's1', version: '1.0.0', from, limit: 10 });
-    await adapter.list({ companyId: 'acme', scenarioId: 's1', version: '1.0.0', limit: 10 });
-    await adapter.list({ companyId: 'acme', limit: 10 });
-    const [device, scenario, company] = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    const [device, ...others] = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(others).toEqual([]);
     expect(device).toMatchObject({
       ConsistentRead: true,
       ScanIndexForward: false,
       Limit: 11,
+      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lower AND :upper',
       FilterExpression: '#f0 = :f0 AND #f1 = :f1',
       ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#f0': 'scenarioId', '#f1': 'version' },
       ExpressionAttributeValues: {
@@ -295,16 +304,36 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
       },
     });
     expect(device?.IndexName).toBeUndefined();
-    expect(scenario).toMatchObject({
-      IndexName: 'gsi1',
-      ExpressionAttributeNames: { '#pk': 'gsi1pk', '#f0': 'version' },
-      ExpressionAttributeValues: { ':pk': 'HISTORY#acme#s1' },
-    });
-    expect(company).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeValues: { ':pk': 'HISTORY#acme' } });
-    expect(company?.FilterExpression).toBeUndefined();
+
+    mock.resetHistory();
+    await adapter.list({ companyId: 'acme', scenarioId: 's1', version: '1.0.0', limit: 10 });
+    const scenario = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(scenario.map((input) => input.ExpressionAttributeValues?.[':pk'])).toEqual(
+      Array.from({ length: 16 }, (_, shard) => `HISTORY#acme#s1#${shard}`),
+    );
+    for (const input of scenario) {
+      expect(input).toMatchObject({
+        IndexName: 'gsi1',
+        ScanIndexForward: false,
+        ExpressionAttributeNames: { '#pk': 'gsi1pk', '#f0': 'version' },
+      });
+      // About twice a shard's share of the 11 items wanted.
+      expect(input.Limit).toBe(3);
+    }
+
+    mock.resetHistory();
+    await adapter.list({ companyId: 'acme', limit: 10 });
+    const company = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(company.map((input) => input.ExpressionAttributeValues?.[':pk'])).toEqual(
+      Array.from({ length: 16 }, (_, shard) => `HISTORY#acme#${shard}`),
+    );
+    for (const input of company) {
+      expect(input).toMatchObject({ IndexName: 'gsi2', ExpressionAttributeNames: { '#pk': 'gsi2pk', '#sk': 'gsi2sk' } });
+      expect(input.FilterExpression).toBeUndefined();
+    }
   });
 
-  it('fills a page through LastEvaluatedKey when the filter drops items, and cursors on the last item returned', async () => {
+  it('fills a page by reading on when the filter drops items, and cursors on the last item returned', async () => {
     const items = Array.from({ length: 6 }, () => item()).reverse();
     const lastEvaluated = (index: number) => {
       const { pk, sk } = items[index] as Record<string, string>;
@@ -318,7 +347,8 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
     expect(page.items.map((found) => found.id)).toEqual([items[0]?.id, items[1]?.id]);
     const calls = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
     expect(calls).toHaveLength(2);
-    expect(calls[1]?.ExclusiveStartKey).toEqual(lastEvaluated(2));
+    // The second read goes on strictly before the last ULID evaluated, reading as much as the selectivity seen suggests.
+    expect(calls[1]?.ExpressionAttributeValues?.[':upper']).toBe(ulidBefore(items[2]?.sk as string));
     expect(calls[1]?.Limit).toBe(6);
     expect(page.nextCursor).toEqual(expect.any(String));
 
@@ -331,19 +361,28 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
       limit: 2,
       cursor: page.nextCursor ?? '',
     });
-    expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: items[1]?.pk, sk: items[1]?.sk });
+    expect(uppers()).toEqual([ulidBefore(items[1]?.sk as string)]);
   });
 
-  it('ends a page early with the LastEvaluatedKey when the call budget runs out', async () => {
+  it('ends a page early with where the reads got to when the call budget runs out', async () => {
     const start = item();
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 1000, LastEvaluatedKey: { pk: start.pk, sk: start.sk } });
     const page = await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'rare', limit: 5 });
     expect(page.items).toEqual([]);
-    expect(mock.commandCalls(QueryCommand)).toHaveLength(10);
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(MAX_QUERIES_PER_PAGE);
     mock.reset();
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
     await adapter.list({ companyId: 'acme', deviceId: 'acme-kiosk-0001', scenarioId: 'rare', limit: 5, cursor: page.nextCursor ?? '' });
-    expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: start.pk, sk: start.sk });
+    expect(uppers()).toEqual([ulidBefore(start.sk)]);
+  });
+
+  it('ends a merged page early too: at most three Queries per shard', async () => {
+    const start = item();
+    mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 1000, LastEvaluatedKey: { gsi1pk: 'x', gsi1sk: start.sk } });
+    const page = await adapter.list({ companyId: 'acme', scenarioId: 'acme-welcome', version: 'rare', limit: 5 });
+    expect(page).toEqual({ items: [], nextCursor: expect.any(String) });
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(MAX_QUERIES_PER_MERGED_PAGE);
+    expect(MAX_QUERIES_PER_MERGED_PAGE).toBe(48);
   });
 
   it('takes a cursor only with the company and filters that issued it', async () => {
@@ -369,10 +408,10 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
     }
     expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
     await adapter.list({ ...issuedFor, limit: 50, cursor });
-    expect(mock.commandCalls(QueryCommand)[0]?.args[0].input.ExclusiveStartKey).toEqual({ pk: newer.pk, sk: newer.sk });
+    expect(uppers()).toEqual([ulidBefore(newer.sk)]);
   });
 
-  it('refuses, even correctly signed, a key outside the query (another company, device, kind or time)', async () => {
+  it('refuses, even correctly signed, a key outside the query (another company, device, kind or time); takes a pre-sharding {pk, sk}', async () => {
     mock.on(QueryCommand).resolves({ Items: [], ScannedCount: 0 });
     // Signs with the adapter's own codec and listing layout, as if the adapter had issued these keys.
     const codec = new CursorCodec(() => Buffer.alloc(32, 7));
@@ -386,9 +425,11 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
       { query: {}, key: { pk: globex.pk, sk: globex.sk } },
       { query: { deviceId: 'acme-kiosk-0002' }, key: { pk: own.pk, sk: own.sk } },
       { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: own.sk, extra: 'x' } },
-      { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: '' } },
-      { query: { deviceId: 'acme-kiosk-0001' }, key: { pk: own.pk, sk: 'ACTIVE' } },
-      { query: { deviceId: 'acme-kiosk-0001', to: decodeTime(own.sk) }, key: { pk: own.pk, sk: own.sk } },
+      { query: { deviceId: 'acme-kiosk-0001' }, key: { sk: own.sk, extra: 'x' } },
+      { query: { deviceId: 'acme-kiosk-0001' }, key: { sk: '' } },
+      { query: { deviceId: 'acme-kiosk-0001' }, key: { sk: 'ACTIVE' } },
+      { query: {}, key: { gsi2sk: own.sk } },
+      { query: { deviceId: 'acme-kiosk-0001', to: decodeTime(own.sk) }, key: { sk: own.sk } },
     ];
     for (const { query, key } of refused) {
       await expect(
@@ -397,17 +438,22 @@ describe('DynamoDbDeploymentHistory (mocked DynamoDB)', () => {
       ).rejects.toBeInstanceOf(BadRequestError);
     }
     expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
-    await signedAdapter.list({ companyId: 'acme', limit: 5, cursor: signed({}, { pk: own.pk, sk: own.sk }) });
+    await signedAdapter.list({ companyId: 'acme', limit: 5, cursor: signed({}, { sk: own.sk }) });
     await signedAdapter.list({
       companyId: 'acme',
       scenarioId: 'acme-welcome',
       limit: 5,
       cursor: signed({ scenarioId: 'acme-welcome' }, { pk: own.pk, sk: own.sk }),
     });
-    expect(mock.commandCalls(QueryCommand).map((call) => call.args[0].input.ExclusiveStartKey)).toEqual([
-      { pk: own.pk, sk: own.sk, gsi2pk: own.gsi2pk, gsi2sk: own.sk },
-      { pk: own.pk, sk: own.sk, gsi1pk: own.gsi1pk, gsi1sk: own.sk },
-    ]);
+    // Every shard of both listings resumes before the cursor's ULID.
+    expect(uppers()).toEqual(Array.from({ length: 32 }, () => ulidBefore(own.sk)));
+  });
+
+  it('ulidBefore gives the greatest ULID before another, none before the smallest', () => {
+    expect(ulidBefore('01ARZ3NDEKTSV4RRFFQ69G5FB0')).toBe('01ARZ3NDEKTSV4RRFFQ69G5FAZ');
+    expect(ulidBefore('01ARZ3NDEKTSV4RRFFQ69G5FB1')).toBe('01ARZ3NDEKTSV4RRFFQ69G5FB0');
+    expect(ulidBefore(`01H${'0'.repeat(23)}`)).toBe(`01G${'Z'.repeat(23)}`);
+    expect(ulidBefore('0'.repeat(26))).toBeUndefined();
   });
 
   it('answers an empty range without reading', async () => {

@@ -325,7 +325,7 @@ describe('DynamoDbDeploymentRepository, device side (mocked DynamoDB)', () => {
       .on(QueryCommand)
       .resolvesOnce({
         Items: [{ id: 'A', scenarioId: 'acme-welcome', version: '1.0.0', deployedAt: 'T1', deviceStatus: status }],
-        LastEvaluatedKey: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
+        LastEvaluatedKey: { pk: 'ACTIVE#acme#8', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
       })
       .resolvesOnce({ Items: [{ id: 'B', scenarioId: 'acme-welcome', version: '1.1.0', deployedAt: 'T2' }] });
     expect(await repository.activeOnDevice('acme', 'acme-kiosk-0001')).toEqual([
@@ -335,12 +335,12 @@ describe('DynamoDbDeploymentRepository, device side (mocked DynamoDB)', () => {
     const [first, second] = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
     expect(first).toMatchObject({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': 'ACTIVE#acme', ':prefix': 'acme-kiosk-0001#' },
+      ExpressionAttributeValues: { ':pk': 'ACTIVE#acme#8', ':prefix': 'acme-kiosk-0001#' },
       FilterExpression: 'attribute_not_exists(#undeploy)',
       ConsistentRead: true,
     });
     expect(first?.ProjectionExpression).not.toMatch(/note|deployedBy/);
-    expect(second?.ExclusiveStartKey).toEqual({ pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' });
+    expect(second?.ExclusiveStartKey).toEqual({ pk: 'ACTIVE#acme#8', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' });
   });
 
   it('sets the status with one conditional update of an active slot, false when the condition is refused', async () => {
@@ -352,7 +352,7 @@ describe('DynamoDbDeploymentRepository, device side (mocked DynamoDB)', () => {
     expect(await repository.recordDeviceStatus(identity, status)).toBe(true);
     expect(await repository.recordDeviceStatus(identity, status)).toBe(false);
     expect(mock.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
-      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
+      Key: { pk: 'ACTIVE#acme#8', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
       UpdateExpression: 'SET deviceStatus = :status',
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
       ExpressionAttributeValues: { ':status': status },

@@ -9,7 +9,11 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
-import { DynamoDbDeploymentRepository, MAX_QUERIES_PER_PAGE } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
+import {
+  DynamoDbDeploymentRepository,
+  MAX_QUERIES_PER_MERGED_PAGE,
+  MAX_QUERIES_PER_PAGE,
+} from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
 
 const tables = {
@@ -55,7 +59,7 @@ const historyEntry = (index: number): DeploymentHistoryEntry => ({
 const refused = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
 describe('deployment writes on DynamoDB', () => {
-  it('DEPLOY is one conditional put of the ACTIVE item; a refused condition means already active', async () => {
+  it("DEPLOY is one conditional put of the ACTIVE item in the device's shard; a refused condition means already active", async () => {
     mock.on(PutCommand).resolvesOnce({}).rejects(refused());
     const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
     expect(await repository.activate(deployment)).toBe('activated');
@@ -64,7 +68,8 @@ describe('deployment writes on DynamoDB', () => {
     expect(input).toMatchObject({
       TableName: 'deployments',
       ConditionExpression: 'attribute_not_exists(pk) OR attribute_exists(undeploy)',
-      Item: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', id: deployment.id, deployedBy: 'alice' },
+      // deploymentShardOf('acme-kiosk-0001') is 8.
+      Item: { pk: 'ACTIVE#acme#8', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', id: deployment.id, deployedBy: 'alice' },
     });
   });
 
@@ -75,7 +80,7 @@ describe('deployment writes on DynamoDB', () => {
     expect(await repository.deactivate(deployment, undeploy)).toBe('deactivated');
     expect(await repository.deactivate(deployment, undeploy)).toBe('already-inactive');
     expect(mock.commandCalls(UpdateCommand)[0]!.args[0].input).toMatchObject({
-      Key: { pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
+      Key: { pk: 'ACTIVE#acme#8', sk: 'acme-kiosk-0001#acme-welcome#1.0.0' },
       UpdateExpression: 'SET undeploy = :undeploy',
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
       ExpressionAttributeValues: { ':undeploy': undeploy },
@@ -85,7 +90,7 @@ describe('deployment writes on DynamoDB', () => {
 
   it('a refusal that finds this very deployment or UNDEPLOY stored (a retried write whose answer was lost) counts as made', async () => {
     const undeploy = { id: '01JUNDEPLOY0000000000000000', at: '2026-11-22T11:00:00.000Z', by: 'bob' };
-    const stored = marshall({ ...deployment, pk: 'ACTIVE#acme', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', entity: 'ACTIVE_DEPLOYMENT' });
+    const stored = marshall({ ...deployment, pk: 'ACTIVE#acme#8', sk: 'acme-kiosk-0001#acme-welcome#1.0.0', entity: 'ACTIVE_DEPLOYMENT' });
     const refusedFinding = (item: Record<string, AttributeValue>) => Object.assign(refused(), { Item: item });
     mock
       .on(PutCommand)
@@ -104,34 +109,68 @@ describe('deployment writes on DynamoDB', () => {
   });
 
   it('a page of active deployments behind many undeployed slots takes at most a bounded number of queries, and goes on from a cursor', async () => {
-    const active = (n: number) => ({
-      pk: 'ACTIVE#acme',
+    const active = (shard: number, n: number) => ({
+      pk: `ACTIVE#acme#${shard}`,
       sk: `d${String(n).padStart(5, '0')}#s#1.0.0`,
       entity: 'ACTIVE_DEPLOYMENT',
       ...deployment,
       deviceId: `d${n}`,
     });
-    let calls = 0;
-    // DynamoDB applies Limit before the filter: every query reads undeployed slots only and hands back a LastEvaluatedKey.
-    mock.on(QueryCommand).callsFake((input: { Limit: number }) => {
-      calls += 1;
-      expect(input.Limit).toBeGreaterThanOrEqual(11);
+    const reads = new Map<string, number>();
+    // DynamoDB applies Limit before the filter: every query of a shard reads undeployed slots only (shard 3 has one
+    // active slot) and hands back a LastEvaluatedKey further on each time.
+    mock.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: Record<string, string> }) => {
+      const pk = input.ExpressionAttributeValues[':pk'] as string;
+      const shard = Number(pk.split('#')[2]);
+      const count = (reads.get(pk) ?? 0) + 1;
+      reads.set(pk, count);
       return {
-        Items: calls === 1 ? [active(1)] : [],
-        LastEvaluatedKey: { pk: 'ACTIVE#acme', sk: `d${String(calls * 100).padStart(5, '0')}#s#1.0.0` },
+        Items: shard === 3 && count === 1 ? [active(3, 1)] : [],
+        ScannedCount: 100,
+        LastEvaluatedKey: { pk, sk: `d${String(count * 100 + shard).padStart(5, '0')}#s#1.0.0` },
       };
     });
     const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
     const page = await repository.listActive('acme', undefined, 10, undefined);
-    expect(calls).toBe(MAX_QUERIES_PER_PAGE);
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(MAX_QUERIES_PER_MERGED_PAGE);
+    expect([...reads.keys()].sort()).toEqual(Array.from({ length: 16 }, (_, shard) => `ACTIVE#acme#${shard}`).sort());
     expect(page.items.map((item) => item.deviceId)).toEqual(['d1']);
     expect(page.nextCursor).toEqual(expect.any(String));
-    calls = 0;
+    // The cursor is where every shard was read up to: the least advanced shard's LastEvaluatedKey (shard 0, read
+    // three times). Every shard resumes after it with a key condition.
+    mock.resetHistory();
     await repository.listActive('acme', undefined, 10, page.nextCursor as string);
-    expect(mock.commandCalls(QueryCommand).at(-MAX_QUERIES_PER_PAGE)?.args[0].input.ExclusiveStartKey).toEqual({
-      pk: 'ACTIVE#acme',
-      sk: `d${String(MAX_QUERIES_PER_PAGE * 100).padStart(5, '0')}#s#1.0.0`,
+    const resumed = mock
+      .commandCalls(QueryCommand)
+      .slice(0, 16)
+      .map((call) => call.args[0].input);
+    for (const input of resumed) {
+      expect(input).toMatchObject({
+        KeyConditionExpression: 'pk = :pk AND sk > :after',
+        ExpressionAttributeValues: { ':after': 'd00300#s#1.0.0' },
+      });
+      expect(input.ExclusiveStartKey).toBeUndefined();
+    }
+  });
+
+  it("one device's page is a Query of its shard only, within the one-partition budget", async () => {
+    mock.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: Record<string, string> }) => ({
+      Items: [],
+      ScannedCount: 11,
+      LastEvaluatedKey: { pk: input.ExpressionAttributeValues[':pk'], sk: 'acme-kiosk-0001#s#9.9.9' },
+    }));
+    const repository = new DynamoDbDeploymentRepository(documentClient, tables, cursors);
+    const page = await repository.listActive('acme', 'acme-kiosk-0001', 10, undefined);
+    const calls = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(calls).toHaveLength(MAX_QUERIES_PER_PAGE);
+    expect(calls[0]).toMatchObject({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': 'ACTIVE#acme#8', ':prefix': 'acme-kiosk-0001#' },
+      FilterExpression: 'attribute_not_exists(undeploy)',
+      ConsistentRead: true,
     });
+    expect(calls[1]?.ExclusiveStartKey).toEqual({ pk: 'ACTIVE#acme#8', sk: 'acme-kiosk-0001#s#9.9.9' });
+    expect(page).toEqual({ items: [], nextCursor: expect.any(String) });
   });
 
   it('a purge deletes only the slot still marked with that UNDEPLOY; a slot deployed again since is left alone', async () => {
@@ -173,8 +212,9 @@ describe('deployment writes on DynamoDB', () => {
     expect(item).toMatchObject({
       pk: 'HISTORY#acme#acme-kiosk-0',
       sk: entries[0]!.id,
-      gsi1pk: 'HISTORY#acme#acme-welcome',
-      gsi2pk: 'HISTORY#acme',
+      // deploymentShardOf('acme-kiosk-0') is 9.
+      gsi1pk: 'HISTORY#acme#acme-welcome#9',
+      gsi2pk: 'HISTORY#acme#9',
     });
   });
 

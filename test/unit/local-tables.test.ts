@@ -41,7 +41,7 @@ describe('ensureTables', () => {
     await client.send(
       new PutItemCommand({
         TableName: 'deployments',
-        Item: { pk: { S: 'ACTIVE#acme' }, sk: { S: 'acme-kiosk-0001#s#1.0.0' }, entity: { S: 'ACTIVE_DEPLOYMENT' } },
+        Item: { pk: { S: 'ACTIVE#acme#8' }, sk: { S: 'acme-kiosk-0001#s#1.0.0' }, entity: { S: 'ACTIVE_DEPLOYMENT' } },
       }),
     );
     const streams = new DynamoDBStreamsClient(config);

@@ -1,37 +1,44 @@
-import { QueryCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type DeploymentHistory, type DeploymentHistoryQuery, ulidBounds } from '../../core/deployment-history.js';
 import type { DeploymentHistoryEntry, DeviceStatusHistoryEntry, HistoryEntry, Page } from '../../core/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import type { TableNames } from './dynamodb-shared.js';
+import { mergeShards, queryBudget, type ShardRead } from './sharded-query.js';
+import { DEPLOYMENT_SHARDS, deploymentShardOf } from './tables.js';
 
 /**
  * Key attributes of a history entry on the deployments table (key design in tables.ts). The writer is
- * `DynamoDbDeploymentRepository.historyItem`; this is the reader's (and the backfill's) copy of the same rule.
+ * `DynamoDbDeploymentRepository.historyItem`; this is the reader's (and the shard migration's) copy of the same rule.
  */
 export function historyKeys(
   entry: Pick<DeploymentHistoryEntry, 'company' | 'deviceId' | 'scenarioId' | 'id'>,
 ): Record<'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk', string> {
+  const shard = deploymentShardOf(entry.deviceId);
   return {
     pk: `HISTORY#${entry.company}#${entry.deviceId}`,
     sk: entry.id,
-    gsi1pk: `HISTORY#${entry.company}#${entry.scenarioId}`,
+    gsi1pk: `HISTORY#${entry.company}#${entry.scenarioId}#${shard}`,
     gsi1sk: entry.id,
-    gsi2pk: `HISTORY#${entry.company}`,
+    gsi2pk: `HISTORY#${entry.company}#${shard}`,
     gsi2sk: entry.id,
   };
 }
 
-/** Where one listing reads: the table (device history) or an index, with its key attributes and partition value. */
+/**
+ * Where one listing reads: the table (device history, one partition) or an index (DEPLOYMENT_SHARDS partitions,
+ * merged), with its key attributes.
+ */
 interface QueryShape {
   indexName: 'gsi1' | 'gsi2' | undefined;
   partitionAttribute: 'pk' | 'gsi1pk' | 'gsi2pk';
   sortAttribute: 'sk' | 'gsi1sk' | 'gsi2sk';
-  partition: string;
-  /** Attribute names of a LastEvaluatedKey of this shape (table keys, plus the index keys on an index). */
-  keyAttributes: readonly string[];
+  /** The partitions read, by shard number (mergeShards passes the number back). */
+  partitions: readonly string[];
   /** Attribute → value equalities applied as a FilterExpression (after the key condition, before the page is cut). */
   filters: Record<string, string>;
 }
+
+const shardNumbers = Array.from({ length: DEPLOYMENT_SHARDS }, (_, shard) => shard);
 
 function shapeOf(query: DeploymentHistoryQuery): QueryShape {
   const filters: Record<string, string> = {};
@@ -42,8 +49,7 @@ function shapeOf(query: DeploymentHistoryQuery): QueryShape {
       indexName: undefined,
       partitionAttribute: 'pk',
       sortAttribute: 'sk',
-      partition: `HISTORY#${query.companyId}#${query.deviceId}`,
-      keyAttributes: ['pk', 'sk'],
+      partitions: [`HISTORY#${query.companyId}#${query.deviceId}`],
       filters,
     };
   }
@@ -53,8 +59,7 @@ function shapeOf(query: DeploymentHistoryQuery): QueryShape {
       indexName: 'gsi1',
       partitionAttribute: 'gsi1pk',
       sortAttribute: 'gsi1sk',
-      partition: `HISTORY#${query.companyId}#${query.scenarioId}`,
-      keyAttributes: ['pk', 'sk', 'gsi1pk', 'gsi1sk'],
+      partitions: shardNumbers.map((shard) => `HISTORY#${query.companyId}#${query.scenarioId}#${shard}`),
       filters,
     };
   }
@@ -62,56 +67,65 @@ function shapeOf(query: DeploymentHistoryQuery): QueryShape {
     indexName: 'gsi2',
     partitionAttribute: 'gsi2pk',
     sortAttribute: 'gsi2sk',
-    partition: `HISTORY#${query.companyId}`,
-    keyAttributes: ['pk', 'sk', 'gsi2pk', 'gsi2sk'],
+    partitions: shardNumbers.map((shard) => `HISTORY#${query.companyId}#${shard}`),
     filters,
   };
 }
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * The greatest ULID before `id` (the base-32 number minus one), or undefined for the smallest. Every history sort key
+ * is a ULID, so `sk <= ulidBefore(id)` is `sk < id`, and a key condition can say it together with a lower bound.
+ */
+export function ulidBefore(id: string): string | undefined {
+  const digits = [...id].map((character) => ULID_ALPHABET.indexOf(character));
+  let index = digits.length - 1;
+  while (index >= 0 && digits[index] === 0) {
+    digits[index] = ULID_ALPHABET.length - 1;
+    index -= 1;
+  }
+  if (index < 0) return undefined;
+  digits[index] = (digits[index] as number) - 1;
+  return digits.map((digit) => ULID_ALPHABET[digit]).join('');
+}
 
 /** The listing a history cursor is bound to: the company and every filter of the query (not the page size). */
 function listingOf(query: DeploymentHistoryQuery): string {
   return cursorListing('deployment-history', query.companyId, query.deviceId, query.scenarioId, query.version, query.from, query.to);
 }
 
-/**
- * The signed cursor after `key` (the key of the last item returned, or DynamoDB's LastEvaluatedKey). Only the
- * table key `{ pk, sk }` is carried: an index's key is the query's partition and the same ULID.
- */
-function encodeCursor(cursors: CursorCodec, query: DeploymentHistoryQuery, key: Record<string, unknown>): string {
-  return cursors.encode(listingOf(query), { pk: key.pk, sk: key.sk });
+/** The signed cursor after the history entry `id` (a ULID): every partition of the listing resumes before it. */
+function encodeCursor(cursors: CursorCodec, query: DeploymentHistoryQuery, id: string): string {
+  return cursors.encode(listingOf(query), { sk: id });
 }
 
 /**
- * The ExclusiveStartKey of a cursor issued by `encodeCursor` for this query. Besides the signature (which binds the
- * company and every filter), defence in depth: the pk must be a history partition of the company (the query's own on
- * a device's history), the sk a ULID inside the query's time bounds.
+ * The ULID a cursor issued by `encodeCursor` for this query resumes before: `{ sk }`, or `{ pk, sk }` as issued before
+ * the indexes were sharded (its pk then had to be a history partition of the company, the query's own on a device's
+ * history). Besides the signature (which binds the company and every filter), defence in depth: the sk must be a
+ * ULID inside the query's time bounds.
  * @throws BadRequestError (400) otherwise.
  */
 function decodeCursor(
   cursors: CursorCodec,
   cursor: string,
   query: DeploymentHistoryQuery,
-  shape: QueryShape,
   bounds: { lower: string; upper: string },
-): Record<string, string> {
+): string {
   const key = cursors.decode(listingOf(query), cursor);
   const { pk, sk } = key;
-  if (
-    Object.keys(key).length !== 2 ||
-    typeof pk !== 'string' ||
-    typeof sk !== 'string' ||
-    !pk.startsWith(`HISTORY#${query.companyId}#`) ||
-    (shape.partitionAttribute === 'pk' && pk !== shape.partition) ||
-    !ULID.test(sk) ||
-    sk < bounds.lower ||
-    sk > bounds.upper
-  ) {
+  const names = Object.keys(key).sort().join(',');
+  const legacyPartition =
+    names === 'pk,sk' &&
+    typeof pk === 'string' &&
+    pk.startsWith(`HISTORY#${query.companyId}#`) &&
+    (query.deviceId === undefined || pk === `HISTORY#${query.companyId}#${query.deviceId}`);
+  if ((names !== 'sk' && !legacyPartition) || typeof sk !== 'string' || !ULID.test(sk) || sk < bounds.lower || sk > bounds.upper) {
     throw invalidCursor('unknown or altered cursor, or one issued for other filters');
   }
-  const full: Record<string, string> = { pk, sk, [shape.partitionAttribute]: shape.partition, [shape.sortAttribute]: sk };
-  return Object.fromEntries(shape.keyAttributes.map((name) => [name, full[name] as string]));
+  return sk;
 }
 
 /** A stored history item as an entry: a status report when its `kind` says so, an action otherwise (older items have no `kind`). */
@@ -156,18 +170,21 @@ function toEntry(item: Record<string, unknown>): HistoryEntry {
   };
 }
 
-/** Most Query calls one page may take when a FilterExpression drops items; the page then ends early with a cursor. */
-export const MAX_QUERIES_PER_PAGE = 10;
-/** Most items one of those follow-up Queries evaluates. */
+/** Most Query calls one page may take on a device's history (one partition) when a FilterExpression drops items. */
+export const MAX_QUERIES_PER_PAGE = queryBudget(1);
+/** Most Query calls one page of a scenario's or the company's history (DEPLOYMENT_SHARDS partitions merged) may take. */
+export const MAX_QUERIES_PER_MERGED_PAGE = queryBudget(DEPLOYMENT_SHARDS);
+/** Most items one Query evaluates. */
 const MAX_ITEMS_PER_QUERY = 1_000;
 
 /**
- * DeploymentHistory on the deployments table (key design in tables.ts): one Query per listing, on the device's
- * partition of the table, the scenario's partition of `gsi1` or the company's partition of `gsi2`, newest first,
- * with `from`/`to` as ULID bounds on the sort key. Filters that no key covers (scenario on a device's history,
- * version) are FilterExpressions; since DynamoDB applies `Limit` before them, the page is filled by following
- * LastEvaluatedKey (at most MAX_QUERIES_PER_PAGE calls). The cursor is the key of the page's last item, signed by
- * `cursors` (CursorCodec) for the company and filters of the query.
+ * DeploymentHistory on the deployments table (key design in tables.ts), newest first, with `from`/`to` as ULID bounds
+ * on the sort key: one device's history is Queries of its partition of the table; a scenario's or the company's merges
+ * the DEPLOYMENT_SHARDS partitions of `gsi1` or `gsi2` (mergeShards), each read lazily. Filters that no key covers
+ * (scenario on a device's history, version) are FilterExpressions; since DynamoDB applies `Limit` before them, the
+ * page is filled by reading on, within MAX_QUERIES_PER_PAGE or MAX_QUERIES_PER_MERGED_PAGE calls (then it ends early
+ * with a cursor). The cursor is the last ULID, signed by `cursors` (CursorCodec) for the company and filters of the
+ * query; every partition resumes with `sk < cursor`.
  */
 export class DynamoDbDeploymentHistory implements DeploymentHistory {
   constructor(
@@ -181,107 +198,57 @@ export class DynamoDbDeploymentHistory implements DeploymentHistory {
     const bounds = ulidBounds(query.from, query.to);
     if (bounds === undefined) return { items: [], nextCursor: null };
     const shape = shapeOf(query);
+    const after = query.cursor === undefined ? undefined : decodeCursor(this.cursors, query.cursor, query, bounds);
+    const shards = shape.partitions.map((_, shard) => shard);
+    const page = await mergeShards((shard, before, limit) => this.read(shape, shape.partitions[shard] as string, bounds, before, limit), {
+      shards,
+      order: 'descending',
+      sortKey: (item) => item[shape.sortAttribute] as string,
+      after,
+      limit: query.limit,
+      maxQueries: queryBudget(shards.length),
+      maxItemsPerQuery: MAX_ITEMS_PER_QUERY,
+    });
+    return { items: page.items.map(toEntry), nextCursor: page.next === undefined ? null : encodeCursor(this.cursors, query, page.next) };
+  }
+
+  /** One Query of one partition, newest first: entries within `bounds` strictly before the ULID `before`, if given. */
+  private async read(
+    shape: QueryShape,
+    partition: string,
+    bounds: { lower: string; upper: string },
+    before: string | undefined,
+    limit: number,
+  ): Promise<ShardRead<Record<string, unknown>>> {
+    const justBefore = before === undefined ? undefined : ulidBefore(before);
+    if (before !== undefined && (justBefore === undefined || justBefore < bounds.lower)) {
+      return { items: [], lastEvaluated: undefined, evaluated: 0 };
+    }
+    const upper = justBefore !== undefined && justBefore < bounds.upper ? justBefore : bounds.upper;
     const filterNames = Object.keys(shape.filters);
     const names: Record<string, string> = { '#pk': shape.partitionAttribute, '#sk': shape.sortAttribute };
-    const values: Record<string, unknown> = { ':pk': shape.partition, ':lower': bounds.lower, ':upper': bounds.upper };
+    const values: Record<string, unknown> = { ':pk': partition, ':lower': bounds.lower, ':upper': upper };
     filterNames.forEach((name, index) => {
       names[`#f${index}`] = name;
       values[`:f${index}`] = shape.filters[name];
     });
     const filterExpression = filterNames.map((_, index) => `#f${index} = :f${index}`).join(' AND ');
-
-    let startKey: Record<string, unknown> | undefined =
-      query.cursor === undefined ? undefined : decodeCursor(this.cursors, query.cursor, query, shape, bounds);
-    const found: Record<string, unknown>[] = [];
-    let evaluated = 0;
-    let lastEvaluatedKey: Record<string, unknown> | undefined;
-    for (let round = 0; round < MAX_QUERIES_PER_PAGE; round += 1) {
-      // One extra item tells whether another page exists, so the last page carries no cursor. When a filter dropped
-      // items, the next call reads as many as the observed selectivity suggests are needed.
-      const wanted = query.limit + 1 - found.length;
-      const readLimit =
-        round === 0 ? wanted : Math.min(MAX_ITEMS_PER_QUERY, Math.max(wanted, Math.ceil((wanted * evaluated) / Math.max(found.length, 1))));
-      const response = await this.client.send(
-        new QueryCommand({
-          TableName: this.tables.deployments,
-          ...(shape.indexName === undefined ? { ConsistentRead: true } : { IndexName: shape.indexName }),
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lower AND :upper',
-          ...(filterExpression === '' ? {} : { FilterExpression: filterExpression }),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ScanIndexForward: false,
-          Limit: readLimit,
-          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-        }),
-      );
-      found.push(...(response.Items ?? []));
-      evaluated += response.ScannedCount ?? 0;
-      lastEvaluatedKey = response.LastEvaluatedKey;
-      if (found.length > query.limit || lastEvaluatedKey === undefined) break;
-      startKey = lastEvaluatedKey;
-    }
-
-    const pageItems = found.slice(0, query.limit);
-    let nextKey: Record<string, unknown> | undefined;
-    if (found.length > query.limit) {
-      const last = pageItems.at(-1) as Record<string, unknown>;
-      nextKey = Object.fromEntries(shape.keyAttributes.map((name) => [name, last[name]]));
-    } else if (lastEvaluatedKey !== undefined) {
-      // The call budget ran out before the page filled: continue after the last item evaluated.
-      nextKey = lastEvaluatedKey;
-    }
-    return { items: pageItems.map(toEntry), nextCursor: nextKey === undefined ? null : encodeCursor(this.cursors, query, nextKey) };
-  }
-}
-
-/**
- * Gives history entries written before `gsi1` became the scenario history and `gsi2` existed their current index
- * keys (they lack `gsi2pk`). Run once, right after `gsi2` is added to an existing table (functions/local/tables.ts);
- * a Scan, so it belongs to a migration, never to a request. Idempotent.
- * @returns how many entries were updated.
- */
-export async function backfillHistoryKeys(client: DynamoDBDocumentClient, tableName: string): Promise<number> {
-  let updated = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const response = await client.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: 'begins_with(#pk, :history) AND attribute_not_exists(gsi2pk)',
-        ExpressionAttributeValues: { ':history': 'HISTORY#' },
-        ProjectionExpression: '#pk, #sk, #company, #deviceId, #scenarioId, #id',
-        ExpressionAttributeNames: {
-          '#pk': 'pk',
-          '#sk': 'sk',
-          '#company': 'company',
-          '#deviceId': 'deviceId',
-          '#scenarioId': 'scenarioId',
-          '#id': 'id',
-        },
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+    const response = await this.client.send(
+      new QueryCommand({
+        TableName: this.tables.deployments,
+        ...(shape.indexName === undefined ? { ConsistentRead: true } : { IndexName: shape.indexName }),
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lower AND :upper',
+        ...(filterExpression === '' ? {} : { FilterExpression: filterExpression }),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        Limit: limit,
       }),
     );
-    for (const item of response.Items ?? []) {
-      if (
-        typeof item.company !== 'string' ||
-        typeof item.deviceId !== 'string' ||
-        typeof item.scenarioId !== 'string' ||
-        typeof item.id !== 'string'
-      )
-        continue;
-      const keys = historyKeys({ company: item.company, deviceId: item.deviceId, scenarioId: item.scenarioId, id: item.id });
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET gsi1pk = :gsi1pk, gsi1sk = :gsi1sk, gsi2pk = :gsi2pk, gsi2sk = :gsi2sk',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':gsi1pk': keys.gsi1pk, ':gsi1sk': keys.gsi1sk, ':gsi2pk': keys.gsi2pk, ':gsi2sk': keys.gsi2sk },
-        }),
-      );
-      updated += 1;
-    }
-    startKey = response.LastEvaluatedKey;
-  } while (startKey !== undefined);
-  return updated;
+    return {
+      items: response.Items ?? [],
+      lastEvaluated: response.LastEvaluatedKey?.[shape.sortAttribute] as string | undefined,
+      evaluated: response.ScannedCount ?? response.Items?.length ?? 0,
+    };
+  }
 }

@@ -16,6 +16,8 @@ import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.j
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';
 import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
+import { mergeShards, queryBudget, type ShardRead } from './sharded-query.js';
+import { DEPLOYMENT_SHARDS, deploymentShardOf } from './tables.js';
 
 /**
  * The item a refused conditional write found (ReturnValuesOnConditionCheckFailure ALL_OLD), plain; undefined when
@@ -29,35 +31,42 @@ function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
 /** The listing an active-deployments cursor is bound to: the company and the device filter. */
 const activeListing = (companyId: string, deviceId: string | undefined): string => cursorListing('active-deployments', companyId, deviceId);
 
-/** The signed cursor after `key` (`{ pk, sk }`). Only the sort key is carried: the partition is the company's. */
-function encodeCursor(
-  cursors: CursorCodec,
-  companyId: string,
-  deviceId: string | undefined,
-  key: Record<string, unknown> | undefined,
-): string | null {
-  return key === undefined ? null : cursors.encode(activeListing(companyId, deviceId), { sk: key.sk });
+/**
+ * The signed cursor after the sort key `sk`. Only the sort key is carried: every shard of the company (or the device's
+ * one) resumes after it.
+ */
+function encodeCursor(cursors: CursorCodec, companyId: string, deviceId: string | undefined, sk: string | undefined): string | null {
+  return sk === undefined ? null : cursors.encode(activeListing(companyId, deviceId), { sk });
 }
 
 /**
- * The ExclusiveStartKey of a cursor `encodeCursor` issued for this company and device filter. Besides the signature,
- * the sort key must be a non-empty active deployment key under the device's prefix (defence in depth).
+ * The sort key a cursor `encodeCursor` issued for this company and device filter resumes after. Besides the
+ * signature, the sort key must be a non-empty active deployment key under the device's prefix (defence in depth).
  * @throws BadRequestError (400) otherwise.
  */
-function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, deviceId: string | undefined): Record<string, unknown> {
+function decodeCursor(cursors: CursorCodec, cursor: string, companyId: string, deviceId: string | undefined): string {
   const key = cursors.decode(activeListing(companyId, deviceId), cursor);
   const prefix = deviceId === undefined ? '' : `${deviceId}#`;
   const sk = key.sk;
   if (typeof sk !== 'string' || !sk.startsWith(prefix) || sk.length === prefix.length || Object.keys(key).length !== 1)
     throw invalidCursor();
-  return { pk: `ACTIVE#${companyId}`, sk };
+  return sk;
+}
+
+/** The partition key of a company's deployment slots in `shard`. */
+export function activePartition(companyId: string, shard: number): string {
+  return `ACTIVE#${companyId}#${shard}`;
 }
 
 /** `entity` of a deployment slot item (active or undeployed) on the deployments table. */
 export const DEPLOYMENT_SLOT_ENTITY = 'ACTIVE_DEPLOYMENT';
 
-/** Most Query calls one page of active deployments may take while undeployed slots are skipped. */
-export const MAX_QUERIES_PER_PAGE = 10;
+/** Most Query calls one page of one device's active deployments may take while undeployed slots are skipped. */
+export const MAX_QUERIES_PER_PAGE = queryBudget(1);
+/** Most Query calls one page of a company's active deployments (DEPLOYMENT_SHARDS shards merged) may take. */
+export const MAX_QUERIES_PER_MERGED_PAGE = queryBudget(DEPLOYMENT_SHARDS);
+/** Most items one Query of a listing evaluates. */
+const MAX_ITEMS_PER_QUERY = 1_000;
 
 /** Conditional deletes in flight at once in purgeUndeployed. */
 const PURGE_CONCURRENCY = 8;
@@ -92,6 +101,7 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
     deployedBy: item.deployedBy as string,
     ...(typeof item.note === 'string' ? { note: item.note } : {}),
     ...(deviceStatus === undefined ? {} : { deviceStatus }),
+    ...(typeof item.movedFrom === 'string' ? { movedFrom: item.movedFrom } : {}),
     ...(undeploy === undefined || undeploy === null
       ? {}
       : {
@@ -124,7 +134,10 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
   }
 
   private activeKey(identity: Pick<ActiveDeployment, 'company' | 'deviceId' | 'scenarioId' | 'version'>) {
-    return { pk: `ACTIVE#${identity.company}`, sk: `${identity.deviceId}#${identity.scenarioId}#${identity.version}` };
+    return {
+      pk: activePartition(identity.company, deploymentShardOf(identity.deviceId)),
+      sk: `${identity.deviceId}#${identity.scenarioId}#${identity.version}`,
+    };
   }
 
   /**
@@ -231,7 +244,7 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
             '#deviceStatus': 'deviceStatus',
             '#undeploy': 'undeploy',
           },
-          ExpressionAttributeValues: { ':pk': `ACTIVE#${companyId}`, ':prefix': `${deviceId}#` },
+          ExpressionAttributeValues: { ':pk': activePartition(companyId, deploymentShardOf(deviceId)), ':prefix': `${deviceId}#` },
           ConsistentRead: true,
           ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
         }),
@@ -280,56 +293,77 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     identities: readonly Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>[],
   ): Promise<Set<string>> {
     if (identities.length === 0) return new Set();
-    const keys = [...new Set(identities.map((identity) => `${identity.deviceId}#${identity.scenarioId}#${identity.version}`))].map(
-      (sk) => ({
-        pk: `ACTIVE#${companyId}`,
-        sk,
-      }),
-    );
+    const keys = [
+      ...new Map(identities.map((identity) => [`${identity.deviceId}#${identity.scenarioId}#${identity.version}`, identity])),
+    ].map(([sk, identity]) => ({ pk: activePartition(companyId, deploymentShardOf(identity.deviceId)), sk }));
     const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk', 'undeploy']);
     return new Set(items.filter((item) => item.undeploy === undefined).map((item) => item.sk as string));
   }
 
-  /** @inheritdoc */
+  /**
+   * @inheritdoc
+   * One device's: a Query of its shard. The company's: its DEPLOYMENT_SHARDS shards merged in sort key order
+   * (mergeShards), each resuming after the cursor's sort key. Undeployed slots wait for the stream to purge them:
+   * a FilterExpression drops them after DynamoDB's Limit, so shards are read on until the page is full, within
+   * MAX_QUERIES_PER_PAGE (one shard) or MAX_QUERIES_PER_MERGED_PAGE calls; then the page ends early, with a cursor.
+   */
   async listActive(
     companyId: string,
     deviceId: string | undefined,
     limit: number,
     cursor: string | undefined,
   ): Promise<Page<ActiveDeployment>> {
-    const pk = `ACTIVE#${companyId}`;
-    const prefix = deviceId === undefined ? '' : `${deviceId}#`;
-    const found: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined =
-      cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
-    // Undeployed slots wait for the stream to purge them: the filter drops them after DynamoDB's Limit, so the page is
-    // filled by following LastEvaluatedKey, at most MAX_QUERIES_PER_PAGE calls (then the page ends early, with a
-    // cursor), each reading at least a page's worth.
-    for (let round = 0; round < MAX_QUERIES_PER_PAGE && found.length <= limit; round += 1) {
-      const response = await this.client.send(
-        new QueryCommand({
-          TableName: this.tables.deployments,
-          KeyConditionExpression: deviceId === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-          FilterExpression: 'attribute_not_exists(undeploy)',
-          ExpressionAttributeValues: deviceId === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': prefix },
-          // One extra item tells whether another page exists, so the last page carries no cursor.
-          Limit: limit + 1,
-          ConsistentRead: true,
-          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-        }),
-      );
-      found.push(...(response.Items ?? []));
-      startKey = response.LastEvaluatedKey;
-      if (startKey === undefined) break;
-    }
-    const pageItems = found.slice(0, limit);
-    const last = pageItems.at(-1);
-    // More found than the page holds: go on after its last item; the call budget ran out: after the last item read.
-    const nextKey = found.length > limit && last !== undefined ? { pk: last.pk, sk: last.sk } : startKey;
-    const items = pageItems.map((item) => {
-      const { undeploy: _undeploy, ...slot } = deploymentSlotFromItem(item) as DeploymentSlot;
+    const after = cursor === undefined ? undefined : decodeCursor(this.cursors, cursor, companyId, deviceId);
+    const shards = deviceId === undefined ? Array.from({ length: DEPLOYMENT_SHARDS }, (_, shard) => shard) : [deploymentShardOf(deviceId)];
+    const page = await mergeShards((shard, from, readLimit) => this.readActive(companyId, shard, deviceId, from, readLimit), {
+      shards,
+      order: 'ascending',
+      sortKey: (item) => item.sk as string,
+      after,
+      limit,
+      maxQueries: queryBudget(shards.length),
+      maxItemsPerQuery: MAX_ITEMS_PER_QUERY,
+    });
+    const items = page.items.map((item) => {
+      const { undeploy: _undeploy, movedFrom: _movedFrom, ...slot } = deploymentSlotFromItem(item) as DeploymentSlot;
       return slot;
     });
-    return { items, nextCursor: encodeCursor(this.cursors, companyId, deviceId, nextKey) };
+    return { items, nextCursor: encodeCursor(this.cursors, companyId, deviceId, page.next) };
+  }
+
+  /**
+   * One read of a slot shard for listActive: active slots after the sort key `after` (a device's only when `deviceId`
+   * is given: its prefix, with `after` as ExclusiveStartKey since a key condition takes one operator on the sort key).
+   */
+  private async readActive(
+    companyId: string,
+    shard: number,
+    deviceId: string | undefined,
+    after: string | undefined,
+    limit: number,
+  ): Promise<ShardRead<Record<string, unknown>>> {
+    const pk = activePartition(companyId, shard);
+    const response = await this.client.send(
+      new QueryCommand({
+        TableName: this.tables.deployments,
+        ...(deviceId !== undefined
+          ? {
+              KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+              ExpressionAttributeValues: { ':pk': pk, ':prefix': `${deviceId}#` },
+              ...(after === undefined ? {} : { ExclusiveStartKey: { pk, sk: after } }),
+            }
+          : after === undefined
+            ? { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }
+            : { KeyConditionExpression: 'pk = :pk AND sk > :after', ExpressionAttributeValues: { ':pk': pk, ':after': after } }),
+        FilterExpression: 'attribute_not_exists(undeploy)',
+        Limit: limit,
+        ConsistentRead: true,
+      }),
+    );
+    return {
+      items: response.Items ?? [],
+      lastEvaluated: response.LastEvaluatedKey?.sk as string | undefined,
+      evaluated: response.ScannedCount ?? response.Items?.length ?? 0,
+    };
   }
 }

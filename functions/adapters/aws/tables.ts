@@ -13,23 +13,32 @@
  *                the upload sweeper finds overdue ones with one Query per shard (`sweepAt <= now`), never a Scan.
  *                Finishing a slot removes both attributes; recording a version deletes its staged item.
  * - deployments: pk `pk`, sk `sk`. Stream → deployment changes (history entries and events of every change).
- *                  pk `ACTIVE#{company}`, sk `{deviceId}#{scenarioId}#{version}`   deployment slot: active, or
+ *                `{shard}` below is deploymentShardOf(deviceId), 0..DEPLOYMENT_SHARDS-1: a company's hot keys are spread
+ *                over DEPLOYMENT_SHARDS partitions (docs/capacity.md), and one device's items all live in one of them.
+ *                  pk `ACTIVE#{company}#{shard}`, sk `{deviceId}#{scenarioId}#{version}`   deployment slot: active, or
  *                    undeployed (`undeploy` = who, when, why) until the stream consumer purges it; one device's
- *                    deployments are a `begins_with(sk, "{deviceId}#")` Query (ids never contain `#`)
+ *                    deployments are a `begins_with(sk, "{deviceId}#")` Query on its shard (ids never contain `#`).
+ *                    A slot moved from the unsharded key `ACTIVE#{company}` by the local migration carries
+ *                    `movedFrom` (the old pk), which tells the stream consumer the move is no deployment change.
  *                  pk `HISTORY#{company}#{deviceId}`, sk `{ulid}`                  history entry; the base table
  *                    partition is the history of one device (ULIDs sort by time: newest first is ScanIndexForward false)
- *                    `gsi1pk` `HISTORY#{company}#{scenarioId}`, `gsi1sk` `{ulid}`  history of a scenario (`gsi1`)
- *                    `gsi2pk` `HISTORY#{company}`, `gsi2sk` `{ulid}`               history of the company (`gsi2`)
+ *                    `gsi1pk` `HISTORY#{company}#{scenarioId}#{shard}`, `gsi1sk` `{ulid}`  history of a scenario (`gsi1`)
+ *                    `gsi2pk` `HISTORY#{company}#{shard}`, `gsi2sk` `{ulid}`               history of the company (`gsi2`)
  *                Active items carry no gsi attributes, so both indexes are sparse: history only.
  *
- * History listings (functions/adapters/aws/dynamodb-deployment-history.ts), each one Query, never a Scan:
- *   deviceId [+ scenarioId [+ version]]   base table, pk of the device; scenario and version as a FilterExpression
- *   scenarioId [+ version]                `gsi1`, pk of the scenario; version as a FilterExpression
- *   neither                               `gsi2`, pk of the company
+ * History listings (functions/adapters/aws/dynamodb-deployment-history.ts), never a Scan:
+ *   deviceId [+ scenarioId [+ version]]   base table, pk of the device (one partition); scenario and version as a
+ *                                         FilterExpression
+ *   scenarioId [+ version]                `gsi1`, the scenario's DEPLOYMENT_SHARDS partitions merged newest first
+ *                                         (sharded-query.ts); version as a FilterExpression
+ *   neither                               `gsi2`, the company's DEPLOYMENT_SHARDS partitions merged newest first
  *   `from` / `to`                         `sk BETWEEN` the ULIDs `{time(from)}0000000000000000` and
  *                                         `{time(to - 1 ms)}ZZZZZZZZZZZZZZZZ` (ULIDs sort by their time part)
+ * A company's active deployments merge its DEPLOYMENT_SHARDS slot partitions in sort key order the same way. A merged
+ * listing's cursor is the last sort key returned; every shard resumes strictly after it, so pages are the same as
+ * one unsharded partition would give.
  * A version filter reads the scenario's other versions' entries too (read cost, not correctness; pages are filled
- * by following LastEvaluatedKey). It is a filter rather than a third index because every history entry is written
+ * by reading on, within a budget of Query calls). It is a filter rather than a third index because every history entry is written
  * once per index (a 5,000-entry request already writes base + 2 index copies), and CloudFormation adds at most one
  * index per table update: `gsi2` alone keeps the change to an existing stack a single deployment. Should per-version
  * reads become hot, a `gsi3` keyed `HISTORY#{company}#{scenarioId}#{version}` can be added in a later deployment.
@@ -65,9 +74,9 @@ export const TABLES = {
     partitionKey: 'pk',
     sortKey: 'sk',
     globalSecondaryIndexes: [
-      // History of a scenario: `HISTORY#{company}#{scenarioId}` / `{ulid}`.
+      // History of a scenario: `HISTORY#{company}#{scenarioId}#{shard}` / `{ulid}`.
       { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-      // History of the company: `HISTORY#{company}` / `{ulid}`.
+      // History of the company: `HISTORY#{company}#{shard}` / `{ulid}`.
       { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
     ],
     stream: 'deployment-changes',
@@ -128,4 +137,19 @@ export function sweepShardOf(kind: 'UPLOAD' | 'STAGED', id: string): string {
   let hash = 0;
   for (const character of id) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
   return `${kind}#${hash % SWEEP_SHARDS}`;
+}
+
+/**
+ * Partitions of a company's hot deployment keys: the active slots (`ACTIVE#{company}#{shard}`) and the scenario and
+ * company history indexes (`gsi1`, `gsi2`). A 100,000-device rollout writes each of them once per device; spread
+ * over 16 keys, each stays far below DynamoDB's 1,000 writes/s per partition (docs/capacity.md). A company-wide
+ * listing reads every shard (16 Queries a page at least), so the count is fixed: changing it moves every item.
+ */
+export const DEPLOYMENT_SHARDS = 16;
+
+/** The shard (0..DEPLOYMENT_SHARDS-1) of a device's deployment items: a stable hash of its id. */
+export function deploymentShardOf(deviceId: string): number {
+  let hash = 0;
+  for (const character of deviceId) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
+  return hash % DEPLOYMENT_SHARDS;
 }
