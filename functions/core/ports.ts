@@ -714,7 +714,12 @@ export interface RolloutRepository {
    * Marks a chunk done with its results and adds them (and one done chunk) to its wave's tally, in one transaction,
    * only if the chunk is not done yet. @returns false when it was (nothing counted twice).
    */
-  markDone(company: string, rolloutId: string, chunk: Pick<RolloutChunk, 'index' | 'wave'>, results: Record<string, number>): Promise<boolean>;
+  markDone(
+    company: string,
+    rolloutId: string,
+    chunk: Pick<RolloutChunk, 'index' | 'wave'>,
+    results: Record<string, number>,
+  ): Promise<boolean>;
   /** Every wave's tally (waves without any are absent), by wave index. */
   tallies(company: string, rolloutId: string): Promise<Map<number, RolloutWaveTally>>;
   /**

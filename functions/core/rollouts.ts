@@ -79,7 +79,9 @@ export const RolloutWorkMessageSchema = z.object({
  * the same ids, so a DEPLOY whose write was already made finds its own id stored and reports SUCCESS.
  */
 export function rolloutDeploymentId(rolloutId: string, deviceId: string, startedAt: string): string {
-  const digest = createHash('sha256').update(rolloutId + deviceId).digest();
+  const digest = createHash('sha256')
+    .update(rolloutId + deviceId)
+    .digest();
   let random = '';
   let value = 0;
   let bits = 0;
@@ -239,7 +241,12 @@ export async function createRollout(
       chunks.push({ index: chunks.length, wave, deviceIds });
     }
     offset += size;
-    waves.push({ size, state: wave === 0 ? 'RUNNING' : 'PENDING', ...(wave === 0 ? { startedAt: now } : {}), chunks: [first, chunks.length - 1] });
+    waves.push({
+      size,
+      state: wave === 0 ? 'RUNNING' : 'PENDING',
+      ...(wave === 0 ? { startedAt: now } : {}),
+      chunks: [first, chunks.length - 1],
+    });
   }
   const rollout: StoredRollout = {
     id: ulid(Date.parse(now)),
@@ -336,9 +343,7 @@ async function transition(
   for (let attempt = 1; ; attempt += 1) {
     const before = await storedRollout(deps, companyId, rolloutId);
     if (!allowed.includes(before.state)) {
-      throw new ConflictError(
-        `Rollout '${rolloutId}' is ${before.state}; only a ${allowed.join(' or ')} rollout can be ${verb}.`,
-      );
+      throw new ConflictError(`Rollout '${rolloutId}' is ${before.state}; only a ${allowed.join(' or ')} rollout can be ${verb}.`);
     }
     const now = (deps.now?.() ?? new Date()).toISOString();
     const after = { ...change(structuredClone(before), now), updated: now, version: before.version + 1 };
@@ -645,7 +650,12 @@ async function writeThenSend(
   next: StoredRollout,
   now: string,
 ): Promise<boolean> {
-  const written: StoredRollout = { ...next, updated: now, version: read.version + 1, ...(next.state === 'RUNNING' ? { sweepAt: now } : {}) };
+  const written: StoredRollout = {
+    ...next,
+    updated: now,
+    version: read.version + 1,
+    ...(next.state === 'RUNNING' ? { sweepAt: now } : {}),
+  };
   if (!(await deps.rollouts.update(written))) return false;
   const wave = written.waves[written.currentWave];
   const startedNow = written.state === 'RUNNING' && wave?.state === 'RUNNING' && wave.startedAt === now;

@@ -15,7 +15,13 @@ afterEach(async () => {
   for (const consumer of consumers.splice(0)) await consumer.stop();
 });
 
-const message = (chunk: number): RolloutWorkMessage => ({ type: 'RolloutChunk', company: 'acme', rolloutId: '01J0000000000000000000000A', wave: 0, chunk });
+const message = (chunk: number): RolloutWorkMessage => ({
+  type: 'RolloutChunk',
+  company: 'acme',
+  rolloutId: '01J0000000000000000000000A',
+  wave: 0,
+  chunk,
+});
 const chunkOf = (body: string) => (JSON.parse(body) as RolloutWorkMessage).chunk;
 
 /** Resolves once `condition` holds (polled), or fails after 5 s. */

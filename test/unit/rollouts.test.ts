@@ -81,7 +81,8 @@ const advance = (ms: number) => {
   clock = new Date(clock.getTime() + ms);
 };
 const alice = (): Principal => ({ subject: 'alice', companies: [company], scopes: new Set(['deployments:write']) });
-const devices = (count: number, prefix = 'kiosk') => Array.from({ length: count }, (_, index) => `${prefix}-${String(index + 1).padStart(5, '0')}`);
+const devices = (count: number, prefix = 'kiosk') =>
+  Array.from({ length: count }, (_, index) => `${prefix}-${String(index + 1).padStart(5, '0')}`);
 
 const fakeDevices = {
   existing: async (_company: string, ids: readonly string[]) => new Set(ids.filter((id) => !unknownDevices.has(id))),
@@ -241,11 +242,17 @@ describe('createRollout', () => {
   it('survives a queue outage at creation: the sweeper sends the first wave once the chunk timeout has passed', async () => {
     queue.failNext = true;
     const errors: unknown[] = [];
-    const view = await createRollout({ ...deps, onError: (error) => errors.push(error) }, alice(), company, {
-      action: 'DEPLOY',
-      what: SCENARIO,
-      targets: { ids: devices(3) },
-    }, devices(3));
+    const view = await createRollout(
+      { ...deps, onError: (error) => errors.push(error) },
+      alice(),
+      company,
+      {
+        action: 'DEPLOY',
+        what: SCENARIO,
+        targets: { ids: devices(3) },
+      },
+      devices(3),
+    );
     expect(errors).toHaveLength(1);
     expect(queue.sent).toEqual([]);
     advance(14_000);

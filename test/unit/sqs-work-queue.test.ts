@@ -51,7 +51,7 @@ describe('SQS work queue', () => {
     expect(sent).toEqual([messages(10).map((each) => each.chunk), [3, 7]]);
   });
 
-  it('fails naming how many messages were not sent when SQS refuses them as the sender\'s fault, without retrying', async () => {
+  it("fails naming how many messages were not sent when SQS refuses them as the sender's fault, without retrying", async () => {
     mock.on(SendMessageBatchCommand).callsFake((input: { Entries: SendMessageBatchRequestEntry[] }) =>
       Promise.resolve({
         Failed: [{ Id: input.Entries[0]?.Id, Code: 'InvalidMessageContents', SenderFault: true, Message: 'bad' }],

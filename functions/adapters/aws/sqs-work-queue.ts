@@ -1,4 +1,9 @@
-import { type BatchResultErrorEntry, SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  type BatchResultErrorEntry,
+  SendMessageBatchCommand,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import type { RolloutWorkMessage, WorkQueue } from '../../core/ports.js';
 import { retry, type RetryPolicy } from '../retry.js';
@@ -67,7 +72,10 @@ export class SqsWorkQueue implements WorkQueue {
 
   /** Sends one batch, retrying its failed entries. @throws UnsentMessagesError with how many stayed unsent. */
   private async sendBatch(batch: readonly RolloutWorkMessage[]): Promise<void> {
-    let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) }));
+    let pending: SendMessageBatchRequestEntry[] = batch.map((message, index) => ({
+      Id: String(index),
+      MessageBody: JSON.stringify(message),
+    }));
     try {
       await retry(async () => {
         const response = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
@@ -79,7 +87,9 @@ export class SqsWorkQueue implements WorkQueue {
         if (senderFault !== undefined) {
           throw new Error(`SQS refused ${failed.length} messages, e.g. ${senderFault.Code}: ${senderFault.Message ?? 'no message'}.`);
         }
-        throw new FailedEntriesError(`SQS failed ${failed.length} messages, e.g. ${failed[0]?.Code}: ${failed[0]?.Message ?? 'no message'}.`);
+        throw new FailedEntriesError(
+          `SQS failed ${failed.length} messages, e.g. ${failed[0]?.Code}: ${failed[0]?.Message ?? 'no message'}.`,
+        );
       }, FAILED_ENTRY_RETRY);
     } catch (error) {
       throw new UnsentMessagesError(pending.length, error);

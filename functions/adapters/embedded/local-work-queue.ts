@@ -23,7 +23,7 @@ interface LocalMessage {
 }
 
 /** The handler a consumer invokes: an SQS Lambda handler (partial batch responses). */
-export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | undefined | void>;
+export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
 
 /** How a consumer delivers. */
 export interface LocalQueueConsumerOptions {
@@ -53,7 +53,9 @@ export class LocalQueue {
   private readonly ready: LocalMessage[] = [];
   private readonly delayed = new Map<NodeJS.Timeout, LocalMessage>();
   private readonly inFlight = new Set<Promise<void>>();
-  private consumer: { handler: SqsBatchHandler; options: Required<Omit<LocalQueueConsumerOptions, 'onError'>> & LocalQueueConsumerOptions } | undefined;
+  private consumer:
+    | { handler: SqsBatchHandler; options: Required<Omit<LocalQueueConsumerOptions, 'onError'>> & LocalQueueConsumerOptions }
+    | undefined;
 
   constructor(readonly name: string) {}
 
@@ -139,7 +141,9 @@ export class LocalQueue {
   private redeliver(consumer: NonNullable<LocalQueue['consumer']>, message: LocalMessage): void {
     if (message.receiveCount >= consumer.options.maxReceives) {
       consumer.options.onError?.(
-        new Error(`Local queue ${this.name}: message ${message.messageId} dropped after ${message.receiveCount} deliveries: ${message.body}`),
+        new Error(
+          `Local queue ${this.name}: message ${message.messageId} dropped after ${message.receiveCount} deliveries: ${message.body}`,
+        ),
       );
       return;
     }
