@@ -296,8 +296,8 @@ describe('the worker', () => {
   });
 
   it('stops at a pause: later chunks are skipped; resume sends them again and the wave goes on', async () => {
-    const view = await create({}, devices(1_100));
-    expect(queue.sent.map((message) => message.chunk)).toEqual([0, 1, 2]);
+    const view = await create({}, devices(600));
+    expect(queue.sent.map((message) => message.chunk)).toEqual([0, 1]);
     const [first, ...rest] = queue.sent.splice(0);
     await runRolloutChunk(workerDeps(), first as RolloutWorkMessage);
     const paused = await pauseRollout(deps, alice(), company, view.id);
@@ -312,10 +312,10 @@ describe('the worker', () => {
     const resumed = await resumeRollout(deps, alice(), company, view.id);
     expect(resumed.state).toBe('RUNNING');
     expect(resumed.pausedReason).toBeUndefined();
-    expect(queue.sent.map((message) => message.chunk)).toEqual([1, 2]);
-    expect(await drain()).toEqual(['done', 'done']);
-    expect(await activeCount()).toBe(1_100);
-    expect((await getRollout(deps, alice(), company, view.id)).waves[0]?.counts).toEqual({ SUCCESS: 1_100 });
+    expect(queue.sent.map((message) => message.chunk)).toEqual([1]);
+    expect(await drain()).toEqual(['done']);
+    expect(await activeCount()).toBe(600);
+    expect((await getRollout(deps, alice(), company, view.id)).waves[0]?.counts).toEqual({ SUCCESS: 600 });
   }, 60_000);
 
   it('a cancelled rollout runs nothing more; its deployments stay; it cannot be cancelled, paused or resumed again', async () => {
