@@ -5,8 +5,17 @@
  * has them eventually, whatever moment the process that made it died at. Everything derived here is keyed by the
  * action's or the report's id, so applying the same change twice writes the same entry.
  */
+import pLimit from 'p-limit';
 import { deviceClientId } from './devices.js';
-import type { DeploymentEvent, DeploymentRepository, DeploymentSlot, EventPublisher, HistoryEntry } from './ports.js';
+import type {
+  DeploymentEvent,
+  DeploymentRepository,
+  DeploymentSlot,
+  EventPublisher,
+  HistoryEntry,
+  RolloutReport,
+  RolloutRepository,
+} from './ports.js';
 
 /** The derived consequences of one slot change. */
 export interface DeploymentChange {
@@ -14,6 +23,8 @@ export interface DeploymentChange {
   event: DeploymentEvent;
   /** Set for an UNDEPLOY: the undeployed slot to purge once the entry and the event are out. */
   purge?: { company: string; deviceId: string; scenarioId: string; version: string; undeployId: string };
+  /** Set for an INSTALLED or FAILED report on a deployment a rollout made: the report its wave counts. */
+  report?: RolloutReport;
 }
 
 const isActive = (slot: DeploymentSlot | undefined): slot is DeploymentSlot => slot !== undefined && slot.undeploy === undefined;
@@ -53,7 +64,21 @@ function change(
 function statusChange(slot: DeploymentSlot & { deviceStatus: NonNullable<DeploymentSlot['deviceStatus']> }): DeploymentChange {
   const { company, deviceId, scenarioId, version, deviceStatus } = slot;
   const by = deviceClientId(company, deviceId);
+  const { rollout } = slot;
+  const terminal = deviceStatus.state === 'INSTALLED' || deviceStatus.state === 'FAILED';
   return {
+    ...(rollout === undefined || !terminal
+      ? {}
+      : {
+          report: {
+            company,
+            rolloutId: rollout.id,
+            wave: rollout.wave,
+            deviceId,
+            state: deviceStatus.state as RolloutReport['state'],
+            at: deviceStatus.updated,
+          },
+        }),
     entry: {
       kind: 'DEVICE_STATUS',
       id: deviceStatus.id,
@@ -126,19 +151,35 @@ export function deploymentChangeOf(
   return undefined;
 }
 
+/** Rollout reports counted at once (each one small transaction). */
+const REPORT_CONCURRENCY = 8;
+
 /**
- * Applies derived changes in order: history entries (idempotent puts), then events, then the purge of undeployed
- * slots. Safe to repeat after a failure at any step: the entries are rewritten as they were, repeated events carry
- * the same `deploymentId`, and a purge only deletes the slot still marked with that UNDEPLOY.
- * @throws the first error of the history store, the bus or the purge; the caller retries the whole batch.
+ * Applies derived changes in order: history entries (idempotent puts), then events, then the rollout reports, then
+ * the purge of undeployed slots. Safe to repeat after a failure at any step: the entries are rewritten as they were,
+ * repeated events carry the same `deploymentId`, a report counts only the first time its device reports in its
+ * rollout, and a purge only deletes the slot still marked with that UNDEPLOY.
+ * @param dependencies `rollouts` counts the reports on rollout deployments (left out: they are not counted).
+ * @throws the first error of the history store, the bus, the rollout counts or the purge; the caller retries the
+ *   whole batch.
  */
 export async function applyDeploymentChanges(
-  dependencies: { deployments: Pick<DeploymentRepository, 'recordHistory' | 'purgeUndeployed'>; events: EventPublisher },
+  dependencies: {
+    deployments: Pick<DeploymentRepository, 'recordHistory' | 'purgeUndeployed'>;
+    events: EventPublisher;
+    rollouts?: Pick<RolloutRepository, 'recordReport'>;
+  },
   changes: readonly DeploymentChange[],
 ): Promise<void> {
   if (changes.length === 0) return;
   await dependencies.deployments.recordHistory(changes.map((item) => item.entry));
   await dependencies.events.publish(changes.map((item) => item.event));
+  const reports = changes.flatMap((item) => (item.report === undefined ? [] : [item.report]));
+  const { rollouts } = dependencies;
+  if (rollouts !== undefined && reports.length > 0) {
+    const limit = pLimit(REPORT_CONCURRENCY);
+    await Promise.all(reports.map((report) => limit(() => rollouts.recordReport(report))));
+  }
   const purges = changes.flatMap((item) => (item.purge === undefined ? [] : [item.purge]));
   if (purges.length > 0) await dependencies.deployments.purgeUndeployed(purges);
 }

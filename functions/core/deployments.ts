@@ -104,6 +104,7 @@ export function deploymentRequestTooLarge(body: unknown): string | undefined {
  * logged through `onError`); a history write that fails after retries does not change the answer and is reported
  * through `onError` with the entries.
  * @param body a request body valid against DeploymentRequestBodySchema (the route validates it).
+ * @param options a dry run, or a rollout's deterministic ids, instant and tag (ExecuteDeploymentsOptions).
  * @throws ForbiddenError (403) for a company outside the token.
  */
 export async function executeDeployments(
@@ -111,16 +112,17 @@ export async function executeDeployments(
   principal: Principal,
   companyId: string,
   body: DeploymentRequestBody,
-  options: { dryRun?: boolean } = {},
+  options: ExecuteDeploymentsOptions = {},
 ): Promise<{ items: DeploymentResultItem[]; dryRun: boolean }> {
   authorizeCompany(principal, companyId);
   const action: DeploymentAction = {
     companyId,
-    at: (dependencies.now?.() ?? new Date()).toISOString(),
+    at: options.at ?? (dependencies.now?.() ?? new Date()).toISOString(),
     by: principal.subject,
     note: body.note,
+    ...(options.rollout === undefined ? {} : { rollout: options.rollout }),
   };
-  const items = pendingItems(body, action.at);
+  const items = pendingItems(body, action.at, options.ids);
   const groups = await groupByIdentity(dependencies, companyId, markUnsupported(items));
   if (options.dryRun === true) {
     await predictOutcomes(dependencies, companyId, groups);
@@ -131,20 +133,40 @@ export async function executeDeployments(
   return { items, dryRun: false };
 }
 
+/**
+ * How executeDeployments runs, besides an ordinary request (every option absent): a dry run, or the deployments of a
+ * rollout wave, which must come out the same when a chunk is run again (same ids, same instant, so that a retried
+ * DEPLOY finds its own write and reports SUCCESS, not ALREADY_DEPLOYED).
+ */
+export interface ExecuteDeploymentsOptions {
+  /** Answer what would happen, write nothing. */
+  dryRun?: boolean;
+  /** ISO-8601: the actions' instant instead of now (`at`, `deployedAt`). The ids' time part must be this instant. */
+  at?: string;
+  /** One id (ULID) per request entry, in request order, instead of fresh ones. */
+  ids?: readonly string[];
+  /** The rollout and wave (0-based) the deployments belong to: stored on every slot a DEPLOY writes. */
+  rollout?: { id: string; wave: number };
+}
+
 /** Who acts on which company, when (ISO-8601) and why: shared by every entry of one request. */
 interface DeploymentAction {
   companyId: string;
   at: string;
   by: string;
   note: string | undefined;
+  rollout?: { id: string; wave: number };
 }
 
-/** One result item per entry, in request order, FAILURE / NONE until an outcome is known; ids are ULIDs of `at`. */
-function pendingItems(body: DeploymentRequestBody, at: string): DeploymentResultItem[] {
+/**
+ * One result item per entry, in request order, FAILURE / NONE until an outcome is known; ids are ULIDs of `at`, or
+ * `ids` when given.
+ */
+function pendingItems(body: DeploymentRequestBody, at: string, ids: readonly string[] | undefined): DeploymentResultItem[] {
   const nextId = monotonicFactory();
-  return body.requests.map((entry) => ({
+  return body.requests.map((entry, index) => ({
     // The id's time part is the action's instant, so history bounds (`from`/`to`) and `at` agree exactly.
-    id: nextId(Date.parse(at)),
+    id: ids?.[index] ?? nextId(Date.parse(at)),
     target: { type: entry.target.type, id: entry.target.id, subId: entry.target.subId ?? null },
     what: { type: entry.what.type, id: entry.what.id, subId: entry.what.subId },
     action: entry.action,
@@ -233,6 +255,7 @@ async function writeChanges(
 ): Promise<void> {
   const limit = pLimit(DEPLOYMENT_WRITE_CONCURRENCY);
   const note = action.note === undefined ? {} : { note: action.note };
+  const rollout = action.rollout === undefined ? {} : { rollout: action.rollout };
   await Promise.all(
     [...groups.values()].map((group) =>
       limit(async () => {
@@ -240,7 +263,14 @@ async function writeChanges(
           const identity = { company: action.companyId, deviceId: item.target.id, scenarioId: item.what.id, version: item.what.subId };
           try {
             if (item.action === 'DEPLOY') {
-              const deployment: ActiveDeployment = { ...identity, id: item.id, deployedAt: action.at, deployedBy: action.by, ...note };
+              const deployment: ActiveDeployment = {
+                ...identity,
+                id: item.id,
+                deployedAt: action.at,
+                deployedBy: action.by,
+                ...note,
+                ...rollout,
+              };
               const outcome = await dependencies.deployments.activate(deployment);
               if (outcome === 'activated') Object.assign(item, { state: 'SUCCESS', cause: null });
               else item.cause = 'ALREADY_DEPLOYED';

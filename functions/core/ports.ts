@@ -6,6 +6,7 @@
  */
 import type { DeviceStatusState } from './desired-state.js';
 import type { Device, DeviceCredential, StoredDevice } from './devices.js';
+import type { RolloutState, RolloutWhat, WaveState } from './rollout-model.js';
 import type { DocumentKey, SearchDocument } from './search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from './search/query.js';
 
@@ -260,6 +261,11 @@ export interface ActiveDeployment {
   note?: string;
   /** The latest status the device reported for it (recordDeviceStatus); absent until the device reports one. */
   deviceStatus?: DeviceStatus;
+  /**
+   * Set when a rollout made it: the rollout and its wave (0-based), so that the device's INSTALLED or FAILED report
+   * counts for that wave (RolloutRepository.recordReport).
+   */
+  rollout?: { id: string; wave: number };
 }
 
 /** A device's latest report on one active deployment, as stored on the slot. */
@@ -610,4 +616,150 @@ export interface PresenceRepository {
   disconnect(entry: OverduePresence, disconnectedSince: string, updated: string): Promise<DisconnectOutcome>;
   /** Deletes a device's entry (device deletion); an absent one is ignored. */
   forget(company: string, deviceId: string): Promise<void>;
+}
+
+/** One wave of a stored rollout: its size, state and the range of target chunks holding its devices. */
+export interface StoredRolloutWave {
+  size: number;
+  state: WaveState;
+  /** ISO-8601: when the wave started; also the time of every deployment it makes (their ids' time part and `at`). */
+  startedAt?: string;
+  /** ISO-8601. */
+  completedAt?: string;
+  /** Indexes of its first and last chunk (inclusive). */
+  chunks: [number, number];
+}
+
+/** A rollout as stored (rollouts table, `ROLLOUT#{company}` / `{id}`); key design in tables.ts. */
+export interface StoredRollout {
+  /** ULID. */
+  id: string;
+  company: string;
+  action: 'DEPLOY' | 'UNDEPLOY';
+  what: RolloutWhat;
+  /** How the targets were given: the search query string, or how many ids were listed. */
+  targetsSpec: { query: string } | { ids: number };
+  /** Devices targeted (resolved at creation). */
+  targets: number;
+  waves: StoredRolloutWave[];
+  /** Index of the wave running, or next to run (0-based). */
+  currentWave: number;
+  /** 0..1. */
+  failureThreshold: number;
+  /** Seconds. */
+  waveTimeoutSeconds: number;
+  note?: string;
+  /** `sub` of the creator: the deployments are made in their name. */
+  createdBy: string;
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601. */
+  updated: string;
+  state: RolloutState;
+  pausedReason?: string;
+  /** Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). */
+  version: number;
+  /** ISO-8601: while RUNNING, when the sweeper looks at it next (the item is in the sweep index only while RUNNING). */
+  sweepAt?: string;
+}
+
+/** A chunk of a rollout's targets (rollouts table, `TARGETS#{company}#{rolloutId}` / `{index, 6 digits}`). */
+export interface RolloutChunk {
+  /** 0-based, global across the waves. */
+  index: number;
+  /** The wave it belongs to (0-based). */
+  wave: number;
+  /** At most ROLLOUT_CHUNK_SIZE device ids, sorted. */
+  deviceIds: string[];
+  /** ISO-8601: when its work message was last sent again (absent: sent when its wave started). */
+  dispatchedAt?: string;
+  /** Set once the worker has run it (its results counted). */
+  done?: boolean;
+  /** Its deploy results by cause (`SUCCESS` for a write made), once done. */
+  results?: Record<string, number>;
+}
+
+/** The tallies of one wave: deploy results by cause, device reports by state, and how many chunks are done. */
+export interface RolloutWaveTally {
+  /** e.g. `{ SUCCESS: 480, TARGET_NOT_FOUND: 20, INSTALLED: 470, FAILED: 3 }`; absent keys are 0. */
+  counts: Record<string, number>;
+  chunksDone: number;
+}
+
+/** A device's terminal status report on a deployment a rollout made. */
+export interface RolloutReport {
+  company: string;
+  rolloutId: string;
+  /** The wave that deployed it (0-based). */
+  wave: number;
+  deviceId: string;
+  state: 'INSTALLED' | 'FAILED';
+  /** ISO-8601: when the service received the report. */
+  at: string;
+}
+
+/** Rollouts, their target chunks and their wave tallies (rollouts table). */
+export interface RolloutRepository {
+  /**
+   * Writes the target chunks (batched puts), then the rollout item (a conditional put: only if new) last, so that a
+   * crash in between leaves only chunks no rollout refers to.
+   * @throws Error when a write fails (nothing refers to what was written).
+   */
+  create(rollout: StoredRollout, chunks: readonly RolloutChunk[]): Promise<void>;
+  /** The rollout (a strongly consistent read), or undefined. */
+  get(company: string, rolloutId: string): Promise<StoredRollout | undefined>;
+  /**
+   * Replaces the rollout item only if its stored `version` is `rollout.version - 1` (optimistic lock: the caller read
+   * version n and writes n + 1). A RUNNING rollout enters (or stays in) the sweep index at `sweepAt`; others leave it.
+   * @returns false when another write came first (nothing written).
+   */
+  update(rollout: StoredRollout): Promise<boolean>;
+  /** A company's rollouts, newest first. @throws BadRequestError on a cursor this listing did not issue. */
+  list(company: string, limit: number, cursor: string | undefined): Promise<Page<StoredRollout>>;
+  /** One chunk with its device ids (strongly consistent), or undefined. */
+  chunk(company: string, rolloutId: string, index: number): Promise<RolloutChunk | undefined>;
+  /** Chunks `first`..`last` (inclusive) without their device ids (`deviceIds` empty), in index order. */
+  chunkStates(company: string, rolloutId: string, first: number, last: number): Promise<RolloutChunk[]>;
+  /** Sets `dispatchedAt` on the chunks not done yet (absent ones are ignored). */
+  markDispatched(company: string, rolloutId: string, indexes: readonly number[], at: string): Promise<void>;
+  /**
+   * Marks a chunk done with its results and adds them (and one done chunk) to its wave's tally, in one transaction,
+   * only if the chunk is not done yet. @returns false when it was (nothing counted twice).
+   */
+  markDone(
+    company: string,
+    rolloutId: string,
+    chunk: Pick<RolloutChunk, 'index' | 'wave'>,
+    results: Record<string, number>,
+  ): Promise<boolean>;
+  /** Every wave's tally (waves without any are absent), by wave index. */
+  tallies(company: string, rolloutId: string): Promise<Map<number, RolloutWaveTally>>;
+  /**
+   * Counts a device's terminal report once per rollout: records that the device reported and adds 1 to its wave's
+   * `INSTALLED` or `FAILED`, in one transaction, only if the device has not reported in this rollout before.
+   * @returns false when it had (a redelivered stream record, or a later report: nothing counted).
+   */
+  recordReport(report: RolloutReport): Promise<boolean>;
+  /** RUNNING rollouts whose `sweepAt` is at or before `now` (ISO-8601), at most `limit`, by an index query (no scan). */
+  due(now: string, limit: number): Promise<{ company: string; rolloutId: string }[]>;
+}
+
+/** The body of a rollout work message (SQS body JSON, and the local queue's): one chunk of a wave to run. */
+export interface RolloutWorkMessage {
+  type: 'RolloutChunk';
+  company: string;
+  rolloutId: string;
+  /** 0-based. */
+  wave: number;
+  /** The chunk's index. */
+  chunk: number;
+}
+
+/** The queue of rollout work (SQS on AWS, the local runtime's in-process queue locally). */
+export interface WorkQueue {
+  /**
+   * Sends the messages (in batches); delivery is at least once, in no particular order.
+   * @throws Error naming how many messages could not be sent after retries.
+   */
+  send(messages: readonly RolloutWorkMessage[]): Promise<void>;
 }

@@ -14,7 +14,8 @@ const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? un
  * DynamoDB Streams consumer of the deployments table: every DEPLOY (a slot becoming active) and UNDEPLOY (a slot
  * marked undeployed) gets its history entry and its DeploymentChanged event, then the undeployed slot is purged; every
  * device status report (an active slot's new `deviceStatus`) gets its DEVICE_STATUS history entry and its
- * DeploymentStatusChanged event (core/deployment-changes.ts). History entries and other items of the table change nothing here. Everything is
+ * DeploymentStatusChanged event (core/deployment-changes.ts), and an INSTALLED or FAILED report on a deployment a
+ * rollout made counts once for its wave. History entries and other items of the table change nothing here. Everything is
  * idempotent, so a failure throws: the whole batch is retried (Lambda halves it on each failure, so one bad record
  * cannot hold back the others; the local stream poller redelivers it), and a batch delivered twice changes nothing.
  */
@@ -23,7 +24,8 @@ export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
     (record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? [],
   );
   try {
-    await applyDeploymentChanges({ deployments: services().deployments, events: eventPublisher() }, changes);
+    const { deployments, rollouts } = services();
+    await applyDeploymentChanges({ deployments, events: eventPublisher(), rollouts }, changes);
   } catch (error) {
     logger.error('Deriving deployment history and events failed; the batch will be retried', {
       error: error as Error,

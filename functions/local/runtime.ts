@@ -4,19 +4,22 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { InvokeStore } from '@aws/lambda-invoke-store';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import S3rver from 's3rver';
 import { checkEnvironment, ENV, type EnvironmentGroup, type EnvName, readEnvironment } from '../contract/environment.js';
 import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
+  ROLLOUT_SWEEPER,
+  ROLLOUT_WORKER,
   ROUTES,
   SEARCH_INDEXER_ENTRY,
   UPLOAD_SWEEPER,
   type ApiName,
 } from '../contract/routes.js';
 import { retry } from '../adapters/retry.js';
+import { localQueue } from '../adapters/embedded/local-work-queue.js';
 import { ServiceUnavailableError } from '../core/errors.js';
 import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
@@ -196,7 +199,8 @@ function listen(server: Server, port: number): Promise<void> {
  * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver,
  * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
  * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat
- * sweeper every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), and the three API listeners invoking the Lambda handlers of the route table.
+ * sweeper every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), the rollout worker on the in-process rollout queue and
+ * the rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda handlers of the route table.
  * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
  * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
  * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
@@ -346,6 +350,20 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     };
     await schedule(UPLOAD_SWEEPER.entry, runtimeSettings[ENV.uploadSweepIntervalMs], 'upload sweeper');
     await schedule(HEARTBEAT_SWEEPER.entry, runtimeSettings[ENV.heartbeatSweepIntervalMs], 'heartbeat sweeper');
+    // Rollouts: the in-process queue feeds the worker handler as SQS feeds it on AWS (same batch size and
+    // concurrency), and the sweeper runs on its timer. Stopped before DynamoDB Local (stops run in reverse order):
+    // the chunks in flight finish; messages still queued are lost with the process and sent again by the sweeper.
+    const rolloutWorker = await loadHandler<(event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>>(
+      options.root,
+      ROLLOUT_WORKER.entry,
+    );
+    const rolloutConsumer = localQueue(LOCAL_ROLLOUT_QUEUE).consume((event) => rolloutWorker(event, {}), {
+      batchSize: ROLLOUT_WORKER.batchSize,
+      concurrency: ROLLOUT_WORKER.maxConcurrency,
+      onError: (error) => log(`rollout worker: ${(error as Error).message}`),
+    });
+    stops.push(() => rolloutConsumer.stop());
+    await schedule(ROLLOUT_SWEEPER.entry, runtimeSettings[ENV.rolloutSweepIntervalMs], 'rollout sweeper');
     // What handlers write from here on, for benchmarks (GET {admin}/stats/writes); the start-up rebuild is not counted.
     const writeCounter = new WriteCounter();
     writeCounter.watchDynamoDb(built.dynamoDb);

@@ -12,10 +12,17 @@ import type {
   DeviceRepository,
   DeviceTokenSigner,
   PresenceRepository,
+  RolloutRepository,
   ScenarioCatalog,
   ScenarioRepository,
   UploadSlotRepository,
+  WorkQueue,
 } from '../core/ports.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDbRolloutRepository } from '../adapters/aws/dynamodb-rollout-repository.js';
+import { SqsWorkQueue } from '../adapters/aws/sqs-work-queue.js';
+import { LocalWorkQueue } from '../adapters/embedded/local-work-queue.js';
+import { rolloutConfig } from './config.js';
 import { createDocumentClient, createS3Client } from '../adapters/aws/clients.js';
 import { DynamoDbCompanyRepository } from '../adapters/aws/dynamodb-company-repository.js';
 import { DynamoDbDeploymentRepository } from '../adapters/aws/dynamodb-deployment-repository.js';
@@ -61,6 +68,14 @@ export interface Services {
   uploads: UploadSlotRepository;
   /** Signs and verifies every listing's cursors (CURSOR_SIGNING_KEY, read on first use or by `load()`). */
   cursors: CursorCodec;
+  /** Rollouts, their target chunks and wave tallies (rollouts table). */
+  rollouts: RolloutRepository;
+  /**
+   * The rollout work queue (ROLLOUT_QUEUE_URL: SQS, or the local runtime's in-process queue for `local:…`), built on
+   * first use, so that functions without the `rollouts` variables never read them.
+   * @throws EnvironmentError naming ROLLOUT_QUEUE_URL when it is missing or malformed.
+   */
+  readonly queue: WorkQueue;
 }
 
 let built: Services | undefined;
@@ -97,9 +112,24 @@ export function services(): Services {
       archives: new S3ArchiveStore(s3, config.archiveBucket),
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
       cursors,
+      rollouts: new DynamoDbRolloutRepository(dynamoDb, tables, cursors),
+      get queue() {
+        return workQueue();
+      },
     };
   }
   return built;
+}
+
+let queue: WorkQueue | undefined;
+
+/** The rollout work queue of services().queue, built once. @throws EnvironmentError naming a bad `rollouts` variable. */
+function workQueue(): WorkQueue {
+  if (queue === undefined) {
+    const { queueUrl } = rolloutConfig();
+    queue = queueUrl.startsWith('local:') ? new LocalWorkQueue(queueUrl) : new SqsWorkQueue(traced(new SQSClient({})), queueUrl);
+  }
+  return queue;
 }
 
 let identity: Promise<LocalIdentityProvider> | undefined;

@@ -222,3 +222,17 @@ export function deviceIssuerConfig(): DeviceIssuerConfig {
     audience: env[ENV.deviceTokenAudience],
   };
 }
+
+/** Where rollout work goes and when it is sent again (the `rollouts` group). */
+export interface RolloutConfig {
+  /** ROLLOUT_QUEUE_URL: an SQS queue URL, or `local:<name>` (the local runtime's in-process queue). */
+  queueUrl: string;
+  /** ROLLOUT_CHUNK_TIMEOUT_SECONDS: a chunk sent this long ago and not done is sent again, seconds. @default 900 */
+  chunkTimeoutSeconds: number;
+}
+
+/** Reads the rollout settings. @throws EnvironmentError naming ROLLOUT_QUEUE_URL or ROLLOUT_CHUNK_TIMEOUT_SECONDS. */
+export function rolloutConfig(): RolloutConfig {
+  const env = readEnvironment('rollouts', process.env);
+  return { queueUrl: env[ENV.rolloutQueueUrl], chunkTimeoutSeconds: env[ENV.rolloutChunkTimeoutSeconds] };
+}

@@ -83,6 +83,12 @@ function deviceStatusFromItem(value: unknown): DeviceStatus | undefined {
   };
 }
 
+/** The rollout tag stored on a slot (ActiveDeployment.rollout), as a member to spread: empty when there is none. */
+function rolloutTagFromItem(value: unknown): Pick<ActiveDeployment, 'rollout'> {
+  const tag = value as { id?: unknown; wave?: unknown } | null | undefined;
+  return typeof tag?.id === 'string' && typeof tag.wave === 'number' ? { rollout: { id: tag.id, wave: tag.wave } } : {};
+}
+
 /**
  * The deployment slot stored in a deployments table item (as a stream image or a read gives it), or undefined when
  * the item is something else (a history entry).
@@ -102,6 +108,7 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
     ...(typeof item.note === 'string' ? { note: item.note } : {}),
     ...(deviceStatus === undefined ? {} : { deviceStatus }),
     ...(typeof item.movedFrom === 'string' ? { movedFrom: item.movedFrom } : {}),
+    ...rolloutTagFromItem(item.rollout),
     ...(undeploy === undefined || undeploy === null
       ? {}
       : {

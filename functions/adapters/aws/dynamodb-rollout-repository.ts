@@ -1,0 +1,367 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import type { Page, RolloutChunk, RolloutReport, RolloutRepository, RolloutWaveTally, StoredRollout } from '../../core/ports.js';
+import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
+import { batchPutAll } from './dynamodb-batch.js';
+import { cancellationCodes, isConditionalCheckFailed, sendTransaction, type TableNames } from './dynamodb-shared.js';
+
+/** Shards of a wave's tally (`COUNTS#…` / `{wave}#{shard}`): reports and done chunks of one wave spread over them. */
+export const ROLLOUT_COUNT_SHARDS = 16;
+
+/** The `sweepShard` of every RUNNING rollout: one partition, since few rollouts run at once. */
+const SWEEP_SHARD = 'ROLLOUT';
+
+/** Updates of chunks' `dispatchedAt` in flight at once. */
+const DISPATCH_MARK_CONCURRENCY = 8;
+
+/** Attributes of a rollout item that are keys or index attributes, not members of StoredRollout. */
+const ROLLOUT_KEY_ATTRIBUTES = ['pk', 'sk', 'entity', 'sweepShard'];
+
+/** Attributes of a tally item that are not counts. */
+const TALLY_ATTRIBUTES = new Set(['pk', 'sk', 'chunksDone']);
+
+const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const rolloutKey = (company: string, rolloutId: string) => ({ pk: `ROLLOUT#${company}`, sk: rolloutId });
+const targetsPk = (company: string, rolloutId: string) => `TARGETS#${company}#${rolloutId}`;
+const chunkSk = (index: number) => String(index).padStart(6, '0');
+const countsPk = (company: string, rolloutId: string) => `COUNTS#${company}#${rolloutId}`;
+
+/** A stable hash of a string into ROLLOUT_COUNT_SHARDS (the same style as the table's other shard functions). */
+function shardOf(value: string): number {
+  let hash = 0;
+  for (const character of value) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
+  return hash % ROLLOUT_COUNT_SHARDS;
+}
+
+/** The listing a rollouts cursor is bound to: the company. */
+const rolloutsListing = (company: string) => cursorListing('rollouts', company);
+
+function rolloutFromItem(item: Record<string, unknown>): StoredRollout {
+  const rollout = { ...item };
+  for (const name of ROLLOUT_KEY_ATTRIBUTES) delete rollout[name];
+  return rollout as unknown as StoredRollout;
+}
+
+function chunkFromItem(item: Record<string, unknown>): RolloutChunk {
+  return {
+    index: Number(item.sk),
+    wave: item.wave as number,
+    deviceIds: (item.deviceIds as string[] | undefined) ?? [],
+    ...(typeof item.dispatchedAt === 'string' ? { dispatchedAt: item.dispatchedAt } : {}),
+    ...(item.done === true ? { done: true } : {}),
+    ...(item.results === undefined ? {} : { results: item.results as Record<string, number> }),
+  };
+}
+
+/**
+ * An ADD of `amounts` to the counters of one tally item: the UpdateExpression and its names and values. Counter names
+ * are result causes and report states (upper case), so each gets an attribute name placeholder.
+ */
+function addCounters(amounts: Record<string, number>): {
+  UpdateExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, number>;
+} {
+  const entries = Object.entries(amounts).filter(([, amount]) => amount !== 0);
+  return {
+    UpdateExpression: `ADD ${entries.map((_, index) => `#c${index} :c${index}`).join(', ')}`,
+    ExpressionAttributeNames: Object.fromEntries(entries.map(([name], index) => [`#c${index}`, name])),
+    ExpressionAttributeValues: Object.fromEntries(entries.map(([, amount], index) => [`:c${index}`, amount])),
+  };
+}
+
+/**
+ * RolloutRepository on the rollouts table (key design in tables.ts). The rollout item is written whole, conditioned
+ * on its `version`; a chunk's completion and a device's first terminal report are each one transaction with the
+ * ADD to their wave's tally (a sharded counter item), so that nothing is counted twice.
+ */
+export class DynamoDbRolloutRepository implements RolloutRepository {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tables: TableNames,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  private rolloutItem(rollout: StoredRollout): Record<string, unknown> {
+    const { sweepAt, ...rest } = rollout;
+    return {
+      ...rest,
+      ...rolloutKey(rollout.company, rollout.id),
+      entity: 'ROLLOUT',
+      // Only a RUNNING rollout is in the sparse sweep index.
+      ...(rollout.state === 'RUNNING' ? { sweepShard: SWEEP_SHARD, sweepAt: sweepAt ?? rollout.updated } : {}),
+    };
+  }
+
+  /** @inheritdoc */
+  async create(rollout: StoredRollout, chunks: readonly RolloutChunk[]): Promise<void> {
+    await batchPutAll(
+      this.client,
+      this.tables.rollouts,
+      chunks.map((chunk) => ({
+        pk: targetsPk(rollout.company, rollout.id),
+        sk: chunkSk(chunk.index),
+        entity: 'ROLLOUT_TARGETS',
+        wave: chunk.wave,
+        deviceIds: chunk.deviceIds,
+      })),
+    );
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tables.rollouts,
+        Item: this.rolloutItem(rollout),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async get(company: string, rolloutId: string): Promise<StoredRollout | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tables.rollouts, Key: rolloutKey(company, rolloutId), ConsistentRead: true }),
+    );
+    return Item === undefined ? undefined : rolloutFromItem(Item);
+  }
+
+  /** @inheritdoc */
+  async update(rollout: StoredRollout): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tables.rollouts,
+          Item: this.rolloutItem(rollout),
+          ConditionExpression: '#version = :read',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: { ':read': rollout.version - 1 },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async list(company: string, limit: number, cursor: string | undefined): Promise<Page<StoredRollout>> {
+    let startKey: Record<string, unknown> | undefined;
+    if (cursor !== undefined) {
+      const key = this.cursors.decode(rolloutsListing(company), cursor);
+      if (typeof key.sk !== 'string' || !ULID_PATTERN.test(key.sk) || Object.keys(key).length !== 1) throw invalidCursor();
+      startKey = rolloutKey(company, key.sk);
+    }
+    const response = await this.client.send(
+      new QueryCommand({
+        TableName: this.tables.rollouts,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `ROLLOUT#${company}` },
+        ScanIndexForward: false,
+        // One extra item tells whether another page exists, so the last page carries no cursor.
+        Limit: limit + 1,
+        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+      }),
+    );
+    const found = response.Items ?? [];
+    const items = found.slice(0, limit).map(rolloutFromItem);
+    const last = items.at(-1);
+    return {
+      items,
+      nextCursor: found.length > limit && last !== undefined ? this.cursors.encode(rolloutsListing(company), { sk: last.id }) : null,
+    };
+  }
+
+  /** @inheritdoc */
+  async chunk(company: string, rolloutId: string, index: number): Promise<RolloutChunk | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({
+        TableName: this.tables.rollouts,
+        Key: { pk: targetsPk(company, rolloutId), sk: chunkSk(index) },
+        ConsistentRead: true,
+      }),
+    );
+    return Item === undefined ? undefined : chunkFromItem(Item);
+  }
+
+  /** @inheritdoc */
+  async chunkStates(company: string, rolloutId: string, first: number, last: number): Promise<RolloutChunk[]> {
+    const chunks: RolloutChunk[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.rollouts,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+          ProjectionExpression: '#sk, #wave, #dispatchedAt, #done, #results',
+          ExpressionAttributeNames: {
+            '#sk': 'sk',
+            '#wave': 'wave',
+            '#dispatchedAt': 'dispatchedAt',
+            '#done': 'done',
+            '#results': 'results',
+          },
+          ExpressionAttributeValues: { ':pk': targetsPk(company, rolloutId), ':first': chunkSk(first), ':last': chunkSk(last) },
+          ConsistentRead: true,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      chunks.push(...(response.Items ?? []).map(chunkFromItem));
+      startKey = response.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return chunks;
+  }
+
+  /** @inheritdoc */
+  async markDispatched(company: string, rolloutId: string, indexes: readonly number[], at: string): Promise<void> {
+    const limit = pLimit(DISPATCH_MARK_CONCURRENCY);
+    await Promise.all(
+      indexes.map((index) =>
+        limit(async () => {
+          try {
+            await this.client.send(
+              new UpdateCommand({
+                TableName: this.tables.rollouts,
+                Key: { pk: targetsPk(company, rolloutId), sk: chunkSk(index) },
+                UpdateExpression: 'SET dispatchedAt = :at',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(done)',
+                ExpressionAttributeValues: { ':at': at },
+              }),
+            );
+          } catch (error) {
+            if (!isConditionalCheckFailed(error)) throw error;
+          }
+        }),
+      ),
+    );
+  }
+
+  /**
+   * @inheritdoc
+   * One TransactWriteItems: [0] the chunk gets `done` and `results` if it exists and is not done; [1] its wave's tally
+   * shard (chosen by the chunk index) ADDs the results and `chunksDone` 1. Cancelled by [0]: already done.
+   */
+  async markDone(
+    company: string,
+    rolloutId: string,
+    chunk: Pick<RolloutChunk, 'index' | 'wave'>,
+    results: Record<string, number>,
+  ): Promise<boolean> {
+    const counters = addCounters({ ...results, chunksDone: 1 });
+    try {
+      await sendTransaction(this.client, {
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tables.rollouts,
+              Key: { pk: targetsPk(company, rolloutId), sk: chunkSk(chunk.index) },
+              UpdateExpression: 'SET done = :true, results = :results',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(done)',
+              ExpressionAttributeValues: { ':true': true, ':results': results },
+            },
+          },
+          {
+            Update: {
+              TableName: this.tables.rollouts,
+              Key: { pk: countsPk(company, rolloutId), sk: `${chunk.wave}#${chunk.index % ROLLOUT_COUNT_SHARDS}` },
+              ...counters,
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async tallies(company: string, rolloutId: string): Promise<Map<number, RolloutWaveTally>> {
+    const tallies = new Map<number, RolloutWaveTally>();
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.rollouts,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': countsPk(company, rolloutId) },
+          ConsistentRead: true,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      for (const item of response.Items ?? []) {
+        const wave = Number(String(item.sk).split('#')[0]);
+        const tally = tallies.get(wave) ?? { counts: {}, chunksDone: 0 };
+        tally.chunksDone += typeof item.chunksDone === 'number' ? item.chunksDone : 0;
+        for (const [name, value] of Object.entries(item)) {
+          if (!TALLY_ATTRIBUTES.has(name) && typeof value === 'number') tally.counts[name] = (tally.counts[name] ?? 0) + value;
+        }
+        tallies.set(wave, tally);
+      }
+      startKey = response.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return tallies;
+  }
+
+  /**
+   * @inheritdoc
+   * One TransactWriteItems: [0] puts `REPORT#{company}#{rolloutId}#{deviceId}` / `-` if absent; [1] ADDs 1 to the
+   * state's counter of the wave's tally shard chosen by the device id. Cancelled by [0]: reported before.
+   */
+  async recordReport(report: RolloutReport): Promise<boolean> {
+    try {
+      await sendTransaction(this.client, {
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tables.rollouts,
+              Item: {
+                pk: `REPORT#${report.company}#${report.rolloutId}#${report.deviceId}`,
+                sk: '-',
+                entity: 'ROLLOUT_REPORT',
+                wave: report.wave,
+                state: report.state,
+                at: report.at,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Update: {
+              TableName: this.tables.rollouts,
+              Key: { pk: countsPk(report.company, report.rolloutId), sk: `${report.wave}#${shardOf(report.deviceId)}` },
+              ...addCounters({ [report.state]: 1 }),
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc */
+  async due(now: string, limit: number): Promise<{ company: string; rolloutId: string }[]> {
+    const found: { company: string; rolloutId: string }[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.rollouts,
+          IndexName: 'sweep',
+          KeyConditionExpression: 'sweepShard = :shard AND sweepAt <= :now',
+          ExpressionAttributeValues: { ':shard': SWEEP_SHARD, ':now': now },
+          ProjectionExpression: '#company, #id',
+          ExpressionAttributeNames: { '#company': 'company', '#id': 'id' },
+          Limit: limit - found.length,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      for (const item of response.Items ?? []) found.push({ company: item.company as string, rolloutId: item.id as string });
+      startKey = response.LastEvaluatedKey;
+    } while (startKey !== undefined && found.length < limit);
+    return found;
+  }
+}

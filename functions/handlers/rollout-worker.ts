@@ -1,0 +1,62 @@
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { RolloutChunkIncompleteError, RolloutWorkMessageSchema, runRolloutChunk } from '../core/rollouts.js';
+import type { RolloutWorkMessage } from '../core/ports.js';
+import { services } from '../platform/composition.js';
+import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
+
+/**
+ * Deliveries of a message after which a chunk whose deployments met backend errors is accepted with its NONE results
+ * (marked done) rather than retried again: below the queue's redrive count, so that it never lands in the
+ * dead-letter queue for that reason alone.
+ */
+const LAST_ATTEMPT_RECEIVE_COUNT = 3;
+
+/** The work message of a record, or undefined when its body is not one (logged: it is acknowledged, never retried). */
+function messageOf(record: SQSRecord): RolloutWorkMessage | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    body = undefined;
+  }
+  const parsed = RolloutWorkMessageSchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  logger.error('Malformed rollout work message dropped', {
+    messageId: record.messageId,
+    body: record.body.slice(0, 1_000),
+    issues: parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+  });
+  return undefined;
+}
+
+/**
+ * The rollout queue's consumer (SQS event source mapping on AWS, the local runtime's queue locally): runs each
+ * message's chunk (runRolloutChunk). A chunk that fails (a backend error) is reported in `batchItemFailures`, so that
+ * only its message is delivered again; a malformed message is logged and acknowledged.
+ */
+export const handler = eventHandler<SQSEvent, SQSBatchResponse>().handler(async (event) => {
+  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+  const { devices, scenarios, deployments, rollouts } = services();
+  const onError = (error: unknown, context: Record<string, unknown>) =>
+    logger.warn('A rollout deployment met a backend error', { error: error as Error, ...context });
+  const dependencies = { devices, scenarios, deployments, rollouts, onError };
+  for (const record of event.Records) {
+    const message = messageOf(record);
+    if (message === undefined) continue;
+    const lastAttempt = Number(record.attributes.ApproximateReceiveCount) >= LAST_ATTEMPT_RECEIVE_COUNT;
+    try {
+      const outcome = await runRolloutChunk(dependencies, message, { lastAttempt });
+      logger.info('Rollout chunk', { ...message, ...outcome });
+    } catch (error) {
+      const expected = error instanceof RolloutChunkIncompleteError;
+      logger[expected ? 'warn' : 'error']('Rollout chunk failed; its message will be delivered again', {
+        ...message,
+        messageId: record.messageId,
+        error: error as Error,
+      });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures };
+});
