@@ -1,0 +1,37 @@
+import { rolloutTargetsOf } from '../contract/rollout-targets.js';
+import { rolloutCreate } from '../contract/routes/rollouts.js';
+import { resolveRolloutTargets } from '../core/rollout-targets.js';
+import { createRollout } from '../core/rollouts.js';
+import { services } from '../platform/composition.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
+import { logger } from '../platform/logger.js';
+import { searchIndex } from '../platform/search-composition.js';
+
+/**
+ * POST {base_url}/companies/{companyId}/resources/rollouts: resolves the targets once (a device search's query string
+ * within the company, or ids), stores the rollout and its target chunks and starts its first wave; 202 with the
+ * rollout and its address in `Location`. 422 when the scenario version does not exist or the targets resolve to no
+ * device or to more than 100,000.
+ */
+export const handler = routeHandler(rolloutCreate, async ({ params, body }, { principal }) => {
+  const { rollouts, queue, scenarios } = services();
+  // The selection is checked before the search runs: a query naming another company is refused, not resolved.
+  const targets = rolloutTargetsOf(body.targets);
+  const ids = await resolveRolloutTargets(searchIndex(), params.companyId, targets);
+  const rollout = await createRollout(
+    {
+      rollouts,
+      queue,
+      scenarios,
+      onError: (error, context) =>
+        logger.warn('Rollout work not sent; the rollout sweeper sends it again', { error: error as Error, ...context }),
+    },
+    principal,
+    params.companyId,
+    body,
+    ids,
+  );
+  return jsonResponse(202, rollout, {
+    location: `/companies/${encodeURIComponent(params.companyId)}/resources/rollouts/${rollout.id}`,
+  });
+});
