@@ -5,7 +5,11 @@ import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.j
 import { batchPutAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, sendTransaction, type TableNames } from './dynamodb-shared.js';
 
-/** Shards of a wave's tally (`COUNTS#…` / `{wave}#{shard}`): reports and done chunks of one wave spread over them. */
+/**
+ * Shards of a rollout's tallies (`COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`): reports and done chunks spread
+ * over as many partition keys, so that a wave whose devices all report within a minute (100,000 reports, each a
+ * transaction of two writes) stays far below DynamoDB's 1,000 writes/s per partition (docs/capacity.md).
+ */
 export const ROLLOUT_COUNT_SHARDS = 16;
 
 /** The `sweepShard` of every RUNNING rollout: one partition, since few rollouts run at once. */
@@ -25,7 +29,7 @@ const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const rolloutKey = (company: string, rolloutId: string) => ({ pk: `ROLLOUT#${company}`, sk: rolloutId });
 const targetsPk = (company: string, rolloutId: string) => `TARGETS#${company}#${rolloutId}`;
 const chunkSk = (index: number) => String(index).padStart(6, '0');
-const countsPk = (company: string, rolloutId: string) => `COUNTS#${company}#${rolloutId}`;
+const countsPk = (company: string, rolloutId: string, shard: number) => `COUNTS#${company}#${rolloutId}#${shard}`;
 
 /** A stable hash of a string into ROLLOUT_COUNT_SHARDS (the same style as the table's other shard functions). */
 function shardOf(value: string): number {
@@ -262,7 +266,7 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
           {
             Update: {
               TableName: this.tables.rollouts,
-              Key: { pk: countsPk(company, rolloutId), sk: `${chunk.wave}#${chunk.index % ROLLOUT_COUNT_SHARDS}` },
+              Key: { pk: countsPk(company, rolloutId, chunk.index % ROLLOUT_COUNT_SHARDS), sk: String(chunk.wave) },
               ...counters,
             },
           },
@@ -278,28 +282,36 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
   /** @inheritdoc */
   async tallies(company: string, rolloutId: string): Promise<Map<number, RolloutWaveTally>> {
     const tallies = new Map<number, RolloutWaveTally>();
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const response = await this.client.send(
-        new QueryCommand({
-          TableName: this.tables.rollouts,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': countsPk(company, rolloutId) },
-          ConsistentRead: true,
-          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-        }),
-      );
-      for (const item of response.Items ?? []) {
-        const wave = Number(String(item.sk).split('#')[0]);
-        const tally = tallies.get(wave) ?? { counts: {}, chunksDone: 0 };
-        tally.chunksDone += typeof item.chunksDone === 'number' ? item.chunksDone : 0;
-        for (const [name, value] of Object.entries(item)) {
-          if (!TALLY_ATTRIBUTES.has(name) && typeof value === 'number') tally.counts[name] = (tally.counts[name] ?? 0) + value;
-        }
-        tallies.set(wave, tally);
+    // One small partition per shard (an item per wave), read in parallel.
+    const shards = await Promise.all(
+      Array.from({ length: ROLLOUT_COUNT_SHARDS }, async (_, shard) => {
+        const items: Record<string, unknown>[] = [];
+        let startKey: Record<string, unknown> | undefined;
+        do {
+          const response = await this.client.send(
+            new QueryCommand({
+              TableName: this.tables.rollouts,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': countsPk(company, rolloutId, shard) },
+              ConsistentRead: true,
+              ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+            }),
+          );
+          items.push(...(response.Items ?? []));
+          startKey = response.LastEvaluatedKey;
+        } while (startKey !== undefined);
+        return items;
+      }),
+    );
+    for (const item of shards.flat()) {
+      const wave = Number(item.sk);
+      const tally = tallies.get(wave) ?? { counts: {}, chunksDone: 0 };
+      tally.chunksDone += typeof item.chunksDone === 'number' ? item.chunksDone : 0;
+      for (const [name, value] of Object.entries(item)) {
+        if (!TALLY_ATTRIBUTES.has(name) && typeof value === 'number') tally.counts[name] = (tally.counts[name] ?? 0) + value;
       }
-      startKey = response.LastEvaluatedKey;
-    } while (startKey !== undefined);
+      tallies.set(wave, tally);
+    }
     return tallies;
   }
 
@@ -329,7 +341,7 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
           {
             Update: {
               TableName: this.tables.rollouts,
-              Key: { pk: countsPk(report.company, report.rolloutId), sk: `${report.wave}#${shardOf(report.deviceId)}` },
+              Key: { pk: countsPk(report.company, report.rolloutId, shardOf(report.deviceId)), sk: String(report.wave) },
               ...addCounters({ [report.state]: 1 }),
             },
           },
