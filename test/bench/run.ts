@@ -22,6 +22,9 @@
  *
  * Then the device benchmark (devices.ts): 1,000 simulated kiosks for 60 s (DEVICE_BENCH_DEVICES, DEVICE_BENCH_SECONDS)
  * and the writes per health report; --only-devices runs only it, --skip-devices skips it.
+ *
+ * Then the rollout benchmark (rollouts.ts): a rollout to 100,000 seeded devices (ROLLOUT_BENCH_DEVICES) against raw
+ * conditional puts, with search latency and peak RSS, then a rollout with 20 % failures; --only-rollouts / --skip-rollouts.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -33,6 +36,7 @@ import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from '
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
 import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
 import { reportDeviceBench, runDeviceBench } from './devices.js';
+import { reportRolloutBench, runRolloutBench } from './rollouts.js';
 
 // The AWS SDK announces on Node 20 that its 2027 releases will need Node 22; the SDK's own switch (as bin/local.ts).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -47,7 +51,7 @@ function usage(message?: string): never {
   process.stderr.write(
     `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
-      '       [--only-search | --skip-search] [--only-devices | --skip-devices]\n' +
+      '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -292,6 +296,26 @@ function deviceStep(): Promise<void> {
   );
 }
 
+/** Rollout benchmark (rollouts.ts): --only-rollouts runs only it, --skip-rollouts skips it. */
+const rolloutMode = stepMode('rollouts');
+
+function rolloutStep(): Promise<void> {
+  return benchmarkStep(
+    'Rollout benchmark: a rollout to a seeded fleet of 100,000 devices (waves 100, 1,000, rest) vs raw conditional puts; then one with 20 % failures.',
+    'Rollout',
+    'rollouts.json',
+    async () => {
+      const result = await runRolloutBench();
+      reportRolloutBench(result);
+      return result;
+    },
+  );
+}
+
+if (rolloutMode === 'only') {
+  await rolloutStep();
+  process.exit();
+}
 if (deviceMode === 'only' && searchMode !== 'only') {
   await deviceStep();
   process.exit();
@@ -548,4 +572,9 @@ if (searchMode === 'run') {
 if (deviceMode === 'run') {
   log('');
   await deviceStep();
+}
+
+if (rolloutMode === 'run') {
+  log('');
+  await rolloutStep();
 }

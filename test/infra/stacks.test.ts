@@ -509,6 +509,7 @@ describe('stacks (bundling skipped)', () => {
       'functions/handlers/scenarios-list.ts',
       // Pages the active deployments of the device it deletes.
       'functions/handlers/device-delete.ts',
+      'functions/handlers/rollouts-list.ts',
     ];
     for (const entry of STATELESS_ENTRIES) {
       const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
