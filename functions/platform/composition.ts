@@ -98,7 +98,7 @@ export function services(): Services {
     // One codec signs every listing's cursors; CURSOR_SIGNING_KEY is read on the first cursor, so functions that never
     // page (and are not given the key) never need it.
     const cursors = new CursorCodec(cursorSigningKey);
-    built = {
+    const parts: Omit<Services, 'queue'> = {
       dynamoDb,
       s3,
       tables,
@@ -113,10 +113,10 @@ export function services(): Services {
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
       cursors,
       rollouts: new DynamoDbRolloutRepository(dynamoDb, tables, cursors),
-      get queue() {
-        return workQueue();
-      },
     };
+    // Not enumerable: a caller spreading services() (`{ ...services(), … }`) must not build the queue, which reads
+    // the `rollouts` variables only the functions sending rollout work are given.
+    built = Object.defineProperty(parts, 'queue', { get: workQueue, enumerable: false }) as Services;
   }
   return built;
 }
