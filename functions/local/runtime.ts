@@ -74,6 +74,11 @@ export interface LocalRuntime {
   /** How the embedded search index was filled at start (from its snapshot or by a rebuild); absent with OpenSearch. */
   searchStart?: SearchStart;
   /**
+   * Resolves once the search stream consumer has handled every change of the devices and scenarios tables written
+   * before the call (what seeding waits for before the snapshot is taken at stop).
+   */
+  searchCaughtUp(): Promise<void>;
+  /**
    * `http://127.0.0.1:<port>` of the loopback-only admin listener: `POST /search/reindex` rebuilds the search index
    * (reindexSearch) and answers `{ index, documents, tookMs }`. Also written, with the pid, to RUNTIME_FILE.
    */
@@ -435,6 +440,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       s3Endpoint,
       indexedDocuments,
       ...(searchStart === undefined ? {} : { searchStart }),
+      searchCaughtUp: async () => {
+        const since = performance.now();
+        while (!poller.caughtUpSince(since)) await new Promise((done) => setTimeout(done, 100));
+      },
       dataDirectory,
       seeded,
       stop,

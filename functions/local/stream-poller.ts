@@ -1,4 +1,5 @@
 import {
+  type AttributeValue,
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
   ExpiredIteratorException,
@@ -51,6 +52,8 @@ interface ShardCursor {
   notBefore: number;
   /** A read failed (e.g. DynamoDB Local was restarted, which invalidates iterators): get a new iterator first. */
   stale: boolean;
+  /** performance.now() at the start of the last read that found no record (-Infinity before one). */
+  emptyReadAt?: number;
 }
 
 /**
@@ -68,8 +71,30 @@ export interface StreamCheckpoints {
 // biome-ignore lint/suspicious/noConfusingVoidType: as a Lambda stream handler, a consumer may resolve to nothing.
 export type StreamConsumer = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
+/**
+ * The attribute value as DynamoDB sent it: the Streams client reads an empty map (`{ "M": {} }`, e.g. a device
+ * command's `payload: {}`) back as `{}`, which unmarshall refuses ("No value defined"), so one such item stopped the
+ * search indexer for good. Lambda's event carries `{ "M": {} }`: restored here, in maps and lists at any depth.
+ */
+function repairedValue(value: AttributeValue): AttributeValue {
+  if (value.M !== undefined) return { M: repairedImage(value.M) };
+  if (value.L !== undefined) return { L: value.L.map(repairedValue) };
+  return Object.keys(value).length === 0 ? { M: {} } : value;
+}
+
+function repairedImage(image: Record<string, AttributeValue>): Record<string, AttributeValue> {
+  const repaired: Record<string, AttributeValue> = {};
+  for (const [name, value] of Object.entries(image)) repaired[name] = repairedValue(value);
+  return repaired;
+}
+
 function toLambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord {
-  const image = record.dynamodb ?? {};
+  const streamed = record.dynamodb ?? {};
+  const image = {
+    ...streamed,
+    ...(streamed.NewImage === undefined ? {} : { NewImage: repairedImage(streamed.NewImage) }),
+    ...(streamed.OldImage === undefined ? {} : { OldImage: repairedImage(streamed.OldImage) }),
+  };
   return {
     eventID: record.eventID,
     eventName: record.eventName,
@@ -163,6 +188,18 @@ export class DynamoDbStreamPoller {
       positions.set(key, cursor.lastSequenceNumber ?? (cursor.fromOldest ? FROM_OLDEST : undefined));
     }
     return positions;
+  }
+
+  /**
+   * Whether every record written to the streams before `since` (a performance.now() time) has been handled: every
+   * shard still open has had a read that started after `since`, found nothing, and left nothing to deliver.
+   */
+  caughtUpSince(since: number): boolean {
+    for (const cursor of this.shards.values()) {
+      if (cursor.iterator === undefined && cursor.pending.length === 0) continue; // closed, read to its end
+      if (cursor.pending.length > 0 || (cursor.emptyReadAt ?? Number.NEGATIVE_INFINITY) <= since) return false;
+    }
+    return true;
   }
 
   /**
@@ -330,6 +367,7 @@ export class DynamoDbStreamPoller {
           cursor.iterator = response.NextShardIterator;
           const tookMs = performance.now() - started;
           cursor.notBefore = cursor.pending.length === 0 ? performance.now() + EMPTY_READ_COST_FACTOR * tookMs : 0;
+          if (cursor.pending.length === 0) cursor.emptyReadAt = started;
         } catch (error) {
           cursor.stale = true;
           if (!(error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException)) throw error;
