@@ -107,7 +107,9 @@ try {
   } finally {
     await runtime.stop();
   }
-  log(`Seeded ${options.devices} kiosks of ${owner.id} in ${seconds(performance.now() - started)}. npm start now loads the search snapshot.`);
+  log(
+    `Seeded ${options.devices} kiosks of ${owner.id} in ${seconds(performance.now() - started)}. npm start now loads the search snapshot.`,
+  );
   process.exit(0);
 } catch (error) {
   log(`Seed failed: ${(error as Error).message}`);

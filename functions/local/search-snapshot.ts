@@ -102,7 +102,9 @@ function checkHeader(value: unknown, file: string): SearchSnapshotHeader {
     throw new UnreadableSnapshotError(`${file} is not a search snapshot.`);
   }
   if (header.version !== SEARCH_SNAPSHOT_VERSION) {
-    throw new UnreadableSnapshotError(`${file} is a version ${String(header.version)} snapshot; this runtime reads version ${SEARCH_SNAPSHOT_VERSION}.`);
+    throw new UnreadableSnapshotError(
+      `${file} is a version ${String(header.version)} snapshot; this runtime reads version ${SEARCH_SNAPSHOT_VERSION}.`,
+    );
   }
   const positions = header.positions;
   if (

@@ -9,12 +9,7 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { TABLES } from '../adapters/aws/tables.js';
 import type { ReindexResult } from '../platform/reindex.js';
 import type { SwappableSearchIndex } from '../platform/swappable-search-index.js';
-import {
-  readSearchSnapshot,
-  type SearchSnapshot,
-  UnreadableSnapshotError,
-  writeSearchSnapshot,
-} from './search-snapshot.js';
+import { readSearchSnapshot, type SearchSnapshot, UnreadableSnapshotError, writeSearchSnapshot } from './search-snapshot.js';
 import { type DynamoDbStreamPoller, type ShardPosition, StalePositionError } from './stream-poller.js';
 import { STREAM_ANCHOR_ENTITY } from './tables.js';
 

@@ -15,7 +15,10 @@ export interface SnapshotCapableIndex extends SearchIndex {
 }
 
 function isSnapshotCapable(index: SearchIndex): index is SnapshotCapableIndex {
-  return typeof (index as Partial<SnapshotCapableIndex>).documents === 'function' && typeof (index as Partial<SnapshotCapableIndex>).adopt === 'function';
+  return (
+    typeof (index as Partial<SnapshotCapableIndex>).documents === 'function' &&
+    typeof (index as Partial<SnapshotCapableIndex>).adopt === 'function'
+  );
 }
 
 /**

@@ -22,6 +22,9 @@
  *
  * Then the device benchmark (devices.ts): 1,000 simulated kiosks for 60 s (DEVICE_BENCH_DEVICES, DEVICE_BENCH_SECONDS)
  * and the writes per health report; --only-devices runs only it, --skip-devices skips it.
+ *
+ * Then the start-up benchmark (startup.ts): `npm start` to READY on 100,000 seeded devices with the search snapshot and
+ * without it (STARTUP_BENCH_DEVICES, STARTUP_BENCH_DATA_DIR); --only-startup runs only it, --skip-startup skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -33,6 +36,7 @@ import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from '
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
 import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
 import { reportDeviceBench, runDeviceBench } from './devices.js';
+import { reportStartupBench, runStartupBench, STARTUP_DEVICE_COUNT } from './startup.js';
 
 // The AWS SDK announces on Node 20 that its 2027 releases will need Node 22; the SDK's own switch (as bin/local.ts).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -47,7 +51,7 @@ function usage(message?: string): never {
   process.stderr.write(
     `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
-      '       [--only-search | --skip-search] [--only-devices | --skip-devices]\n' +
+      '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-startup | --skip-startup]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -292,6 +296,27 @@ function deviceStep(): Promise<void> {
   );
 }
 
+/** Start-up benchmark (startup.ts): --only-startup runs only it, --skip-startup skips it. */
+const startupMode = stepMode('startup');
+
+function startupStep(): Promise<void> {
+  return benchmarkStep(
+    `Start-up benchmark: npm start to READY on ${STARTUP_DEVICE_COUNT.toLocaleString('en-US')} devices, with the search snapshot and without it.`,
+    'Start-up',
+    'startup.json',
+    async () => {
+      const result = await runStartupBench(log);
+      log('');
+      reportStartupBench(result, log);
+      return result;
+    },
+  );
+}
+
+if (startupMode === 'only') {
+  await startupStep();
+  process.exit();
+}
 if (deviceMode === 'only' && searchMode !== 'only') {
   await deviceStep();
   process.exit();
@@ -548,4 +573,9 @@ if (searchMode === 'run') {
 if (deviceMode === 'run') {
   log('');
   await deviceStep();
+}
+
+if (startupMode === 'run') {
+  log('');
+  await startupStep();
 }

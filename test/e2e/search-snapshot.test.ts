@@ -78,7 +78,9 @@ describe('search snapshot across restarts', () => {
 
     await writeFile(file, '{"format":"device-scenario-service/search-snapshot","version":1,"created":');
     service = await startService(settings, { environment: ENVIRONMENT });
-    expect(service.output()).toMatch(/Search index rebuilt from a parallel scan of the tables \(243 documents\) in .*: .*line 1 is not JSON/);
+    expect(service.output()).toMatch(
+      /Search index rebuilt from a parallel scan of the tables \(243 documents\) in .*: .*line 1 is not JSON/,
+    );
     token = await tokenFor(service, 'alice');
     expect(await found(token)).toEqual(['snapshot-kiosk']);
   }, 240_000);

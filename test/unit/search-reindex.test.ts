@@ -215,7 +215,16 @@ describe('rebuildSearchIndex', () => {
       .filter((input) => input.ExclusiveStartKey === undefined)
       .map((input) => `${input.TableName} ${input.Segment}/${input.TotalSegments}`);
     expect(SCAN_SEGMENTS).toBe(4);
-    expect(firstPages.sort()).toEqual(['devices 0/4', 'devices 1/4', 'devices 2/4', 'devices 3/4', 'scenarios 0/4', 'scenarios 1/4', 'scenarios 2/4', 'scenarios 3/4']);
+    expect(firstPages.sort()).toEqual([
+      'devices 0/4',
+      'devices 1/4',
+      'devices 2/4',
+      'devices 3/4',
+      'scenarios 0/4',
+      'scenarios 1/4',
+      'scenarios 2/4',
+      'scenarios 3/4',
+    ]);
   });
 });
 

@@ -179,7 +179,12 @@ describe('startEmbeddedSearch', () => {
   it('rebuilds from the tables, streams read from LATEST and marked, when there is no usable snapshot', async () => {
     const cases: [string, () => Promise<unknown>, string[] | undefined, RegExp][] = [
       ['none', async () => undefined, undefined, /no snapshot yet/],
-      ['damaged', () => mkdir(dirname(file), { recursive: true }).then(() => writeFile(file, 'not json\n')), undefined, /line 1 is not JSON/],
+      [
+        'damaged',
+        () => mkdir(dirname(file), { recursive: true }).then(() => writeFile(file, 'not json\n')),
+        undefined,
+        /line 1 is not JSON/,
+      ],
       ['other streams', () => snapshotOf('7'), ['arn:other'], /taken of other streams/],
       ['trimmed', () => snapshotOf('3'), undefined, /snapshot is stale \(Cannot read shard-1 after 3: trimmed\)/],
     ];

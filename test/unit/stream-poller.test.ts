@@ -338,14 +338,20 @@ describe('DynamoDbStreamPoller positions (search snapshots)', () => {
       },
     });
     streams.on(GetShardIteratorCommand).callsFake((input: { ShardId: string; ShardIteratorType: string; SequenceNumber?: string }) => {
-      state.requests.push(`${input.ShardId} ${input.ShardIteratorType}${input.SequenceNumber === undefined ? '' : ` ${input.SequenceNumber}`}`);
+      state.requests.push(
+        `${input.ShardId} ${input.ShardIteratorType}${input.SequenceNumber === undefined ? '' : ` ${input.SequenceNumber}`}`,
+      );
       const after = Number(input.SequenceNumber ?? 0);
       if (input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' && options.trimmedBefore !== undefined && after < options.trimmedBefore) {
         throw new TrimmedDataAccessException({ message: 'trimmed', $metadata: {} });
       }
       const [first, end] = input.ShardId === 'shard-0' ? [1, 3] : [4, Number.POSITIVE_INFINITY];
       const from =
-        input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' ? after : input.ShardIteratorType === 'LATEST' ? Math.min(end, state.last) : first - 1;
+        input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER'
+          ? after
+          : input.ShardIteratorType === 'LATEST'
+            ? Math.min(end, state.last)
+            : first - 1;
       return { ShardIterator: `${input.ShardId}:${from}` };
     });
     streams.on(GetRecordsCommand).callsFake((input: { ShardIterator: string }) => {
@@ -367,7 +373,12 @@ describe('DynamoDbStreamPoller positions (search snapshots)', () => {
     const stream = twoShardStream(6);
     poller = newPoller();
     await poller.positionAtLatest();
-    expect(poller.shardPositions()).toEqual(new Map([[`${STREAM}|shard-0`, '3'], [`${STREAM}|shard-1`, undefined]]));
+    expect(poller.shardPositions()).toEqual(
+      new Map([
+        [`${STREAM}|shard-0`, '3'],
+        [`${STREAM}|shard-1`, undefined],
+      ]),
+    );
     expect(stream.requests).toEqual(['shard-1 LATEST']);
 
     stream.last = 9;
@@ -383,10 +394,20 @@ describe('DynamoDbStreamPoller positions (search snapshots)', () => {
     });
     await poller.resumeAfter(new Map([[`${STREAM}|shard-1`, '6']]));
     expect(stream.requests).toEqual(['shard-0 TRIM_HORIZON', 'shard-1 AFTER_SEQUENCE_NUMBER 6']);
-    expect(poller.shardPositions()).toEqual(new Map([[`${STREAM}|shard-0`, FROM_OLDEST], [`${STREAM}|shard-1`, '6']]));
+    expect(poller.shardPositions()).toEqual(
+      new Map([
+        [`${STREAM}|shard-0`, FROM_OLDEST],
+        [`${STREAM}|shard-1`, '6'],
+      ]),
+    );
     for (let pass = 0; pass < 3; pass += 1) await poller.pollOnce();
     expect(delivered.sort()).toEqual(['1', '2', '3', '7', '8']);
-    expect(poller.shardPositions()).toEqual(new Map([[`${STREAM}|shard-0`, '3'], [`${STREAM}|shard-1`, '8']]));
+    expect(poller.shardPositions()).toEqual(
+      new Map([
+        [`${STREAM}|shard-0`, '3'],
+        [`${STREAM}|shard-1`, '8'],
+      ]),
+    );
   });
 
   it('refuses a position that was trimmed or a shard that is gone, and can then be positioned at LATEST', async () => {
