@@ -47,7 +47,7 @@ const runtime = await (async () => {
 process.stdout.write(
   [
     '',
-    `Device scenario service is up (${((Date.now() - started) / 1000).toFixed(1)} s, ${runtime.indexedDocuments} documents indexed).`,
+    `Device scenario service is up (${((Date.now() - started) / 1000).toFixed(1)} s, ${runtime.indexedDocuments} documents indexed${runtime.searchStart?.path === 'snapshot' ? ' from the search snapshot' : ''}).`,
     `  main API     (base_url)             ${runtime.addresses.main}`,
     `  upload API   (scenario_upload_url)  ${runtime.addresses.upload}`,
     `  auth service (token, JWKS)          ${runtime.addresses.auth}`,

@@ -68,6 +68,7 @@ export const ENV = {
   uploadSweepIntervalMs: 'UPLOAD_SWEEP_INTERVAL_MS',
   heartbeatSweepIntervalMs: 'HEARTBEAT_SWEEP_INTERVAL_MS',
   rolloutSweepIntervalMs: 'ROLLOUT_SWEEP_INTERVAL_MS',
+  searchSnapshotIntervalMs: 'SEARCH_SNAPSHOT_INTERVAL_MS',
   simulate: 'SIMULATE',
   // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
   powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
@@ -345,6 +346,9 @@ export const LocalRuntimeEnvironment = z.object({
   [ENV.rolloutSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
     .default(1_000)
     .describe('How often the rollout sweeper completes waves, starts the next and re-sends unfinished work, ms.'),
+  [ENV.searchSnapshotIntervalMs]: amount('milliseconds', 1_000, 86_400_000)
+    .default(60_000)
+    .describe('How often the embedded search index is written to its snapshot in the data folder when it changed, ms (also at stop).'),
   [ENV.simulate]: amount('devices', 0, 100_000)
     .default(0)
     .describe("Simulated kiosks `npm start` keeps alive (acme's first N: health reports, pulls, installs); 0: none."),

@@ -37,6 +37,9 @@ import { ensureTables } from './tables.js';
 import { migrateDeploymentShards } from './migrate-shards.js';
 import { WriteCounter } from './write-counter.js';
 import { searchIndex } from '../platform/search-composition.js';
+import { SwappableSearchIndex } from '../platform/swappable-search-index.js';
+import { searchSnapshotFile } from './search-snapshot.js';
+import { markSearchStreams, type SearchStart, SearchSnapshots, startEmbeddedSearch } from './search-startup.js';
 
 /**
  * Invocations of the archive handler per S3 event, the first included, as AWS makes for an asynchronous invocation
@@ -70,8 +73,15 @@ export interface LocalRuntime {
   addresses: Record<ApiName, string>;
   dynamoDbEndpoint: string;
   s3Endpoint: string;
-  /** Documents in the search index after the start-up rebuild (0 when OpenSearch could not be reached). */
+  /** Documents in the search index after the start-up rebuild or snapshot load (0 when OpenSearch could not be reached). */
   indexedDocuments: number;
+  /** How the embedded search index was filled at start (from its snapshot or by a rebuild); absent with OpenSearch. */
+  searchStart?: SearchStart;
+  /**
+   * Resolves once the search stream consumer has handled every change of the devices and scenarios tables written
+   * before the call (what seeding waits for before the snapshot is taken at stop).
+   */
+  searchCaughtUp(): Promise<void>;
   /**
    * `http://127.0.0.1:<port>` of the loopback-only admin listener: `POST /search/reindex` rebuilds the search index
    * (reindexSearch) and answers `{ index, documents, tookMs }`. Also written, with the pid, to RUNTIME_FILE.
@@ -367,14 +377,42 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     // What handlers write from here on, for benchmarks (GET {admin}/stats/writes); the start-up rebuild is not counted.
     const writeCounter = new WriteCounter();
     writeCounter.watchDynamoDb(built.dynamoDb);
-    await poller.positionAtLatest();
     let indexedDocuments = 0;
-    try {
-      indexedDocuments = (await reindexSearch()).documents;
-    } catch (error) {
-      if (!(error instanceof ServiceUnavailableError)) throw error;
-      // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
-      log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
+    const search = searchIndex();
+    let searchStart: SearchStart | undefined;
+    let snapshots: SearchSnapshots | undefined;
+    if (search instanceof SwappableSearchIndex) {
+      // The embedded engine: loaded from its snapshot in the data folder when usable, else rebuilt from a parallel scan.
+      searchStart = await startEmbeddedSearch({
+        index: search,
+        poller,
+        streamArns: streamArns.search,
+        snapshotFile: searchSnapshotFile(dataDirectory),
+        rebuild: reindexSearch,
+        mark: () => markSearchStreams(dynamo.endpoint, LOCAL_TABLES),
+        log,
+      });
+      indexedDocuments = searchStart.documents;
+      snapshots = new SearchSnapshots({
+        index: search,
+        poller,
+        streamArns: streamArns.search,
+        file: searchSnapshotFile(dataDirectory),
+        log,
+        ...(searchStart.path === 'snapshot' ? { loaded: poller.shardPositions() } : {}),
+      });
+      // Runs after the pollers' stop below (stops run in reverse): the last snapshot covers every batch handled.
+      const taking = snapshots;
+      stops.push(() => taking.stop());
+    } else {
+      await poller.positionAtLatest();
+      try {
+        indexedDocuments = (await reindexSearch()).documents;
+      } catch (error) {
+        if (!(error instanceof ServiceUnavailableError)) throw error;
+        // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
+        log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
+      }
     }
     writeCounter.watchSearchIndex(searchIndex());
     await changesPoller.resume();
@@ -384,6 +422,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       await Promise.all([poller.stop(), changesPoller.stop()]);
       streams.destroy();
     });
+    snapshots?.start(runtimeSettings[ENV.searchSnapshotIntervalMs]);
 
     for (const api of ['api', 'upload', 'auth'] as const) {
       const server = createApiServer(
@@ -426,6 +465,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       dynamoDbEndpoint: dynamo.endpoint,
       s3Endpoint,
       indexedDocuments,
+      ...(searchStart === undefined ? {} : { searchStart }),
+      searchCaughtUp: async () => {
+        const since = performance.now();
+        while (!poller.caughtUpSince(since)) await new Promise((done) => setTimeout(done, 100));
+      },
       dataDirectory,
       seeded,
       stop,

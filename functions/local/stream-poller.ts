@@ -1,4 +1,5 @@
 import {
+  type AttributeValue,
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
   ExpiredIteratorException,
@@ -19,17 +20,40 @@ const SHARD_DISCOVERY_MS = 750;
  */
 const EMPTY_READ_COST_FACTOR = 20;
 
+/**
+ * Where a consumer stands in one shard: the sequence number of the last record it handled (the shard resumes after
+ * it), or FROM_OLDEST when it handled none of a shard it reads from its oldest record.
+ */
+export type ShardPosition = string;
+/** The ShardPosition of a shard none of whose records was handled, read from its oldest record (TRIM_HORIZON). */
+export const FROM_OLDEST: ShardPosition = 'TRIM_HORIZON';
+
+/** resumeAfter could not position a shard after its given position: its records were trimmed or the shard is gone. */
+export class StalePositionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StalePositionError';
+  }
+}
+
 interface ShardCursor {
   streamArn: string;
   shardId: string;
   iterator: string | undefined;
+  /**
+   * The last record handled, or the position the shard was opened after; undefined when none: the shard was opened
+   * at LATEST (`fromOldest` false: the position is unknown) or at TRIM_HORIZON (`fromOldest` true).
+   */
   lastSequenceNumber: string | undefined;
+  fromOldest: boolean;
   /** Records fetched but not yet acknowledged by the handler (redelivered on failure). */
   pending: StreamRecord[];
   /** performance.now() before which the shard is not read again (after an empty read; see EMPTY_READ_COST_FACTOR). */
   notBefore: number;
   /** A read failed (e.g. DynamoDB Local was restarted, which invalidates iterators): get a new iterator first. */
   stale: boolean;
+  /** performance.now() at the start of the last read that found no record (-Infinity before one). */
+  emptyReadAt?: number;
 }
 
 /**
@@ -47,8 +71,30 @@ export interface StreamCheckpoints {
 // biome-ignore lint/suspicious/noConfusingVoidType: as a Lambda stream handler, a consumer may resolve to nothing.
 export type StreamConsumer = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
+/**
+ * The attribute value as DynamoDB sent it: the Streams client reads an empty map (`{ "M": {} }`, e.g. a device
+ * command's `payload: {}`) back as `{}`, which unmarshall refuses ("No value defined"), so one such item stopped the
+ * search indexer for good. Lambda's event carries `{ "M": {} }`: restored here, in maps and lists at any depth.
+ */
+function repairedValue(value: AttributeValue): AttributeValue {
+  if (value.M !== undefined) return { M: repairedImage(value.M) };
+  if (value.L !== undefined) return { L: value.L.map(repairedValue) };
+  return Object.keys(value).length === 0 ? { M: {} } : value;
+}
+
+function repairedImage(image: Record<string, AttributeValue>): Record<string, AttributeValue> {
+  const repaired: Record<string, AttributeValue> = {};
+  for (const [name, value] of Object.entries(image)) repaired[name] = repairedValue(value);
+  return repaired;
+}
+
 function toLambdaRecord(record: StreamRecord, streamArn: string): DynamoDBRecord {
-  const image = record.dynamodb ?? {};
+  const streamed = record.dynamodb ?? {};
+  const image = {
+    ...streamed,
+    ...(streamed.NewImage === undefined ? {} : { NewImage: repairedImage(streamed.NewImage) }),
+    ...(streamed.OldImage === undefined ? {} : { OldImage: repairedImage(streamed.OldImage) }),
+  };
   return {
     eventID: record.eventID,
     eventName: record.eventName,
@@ -80,6 +126,8 @@ export class DynamoDbStreamPoller {
   private stopped = false;
   private lastDiscovery = 0;
   private positions = new Map<string, string>();
+  /** Passes and whenIdle functions, one at a time, in call order. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly client: DynamoDBStreamsClient,
@@ -109,6 +157,65 @@ export class DynamoDbStreamPoller {
     await this.discoverShards('TRIM_HORIZON');
   }
 
+  /**
+   * Positions every shard after its position in `positions` (keys `{streamArn}|{shardId}`; FROM_OLDEST or a shard
+   * not named: from its oldest record), as a consumer whose state (a snapshot) covers the records up to there.
+   * @throws StalePositionError when a named shard is no longer in the streams, or cannot be read after its position
+   *   (trimmed: the records in between are gone); nothing is then read.
+   */
+  async resumeAfter(positions: ReadonlyMap<string, ShardPosition>): Promise<void> {
+    this.positions = new Map([...positions].filter(([, position]) => position !== FROM_OLDEST));
+    try {
+      await this.discoverShards('TRIM_HORIZON', true);
+      const missing = [...positions.keys()].filter((key) => !this.shards.has(key));
+      if (missing.length > 0) throw new StalePositionError(`Shard(s) ${missing.join(', ')} no longer in the streams.`);
+    } catch (error) {
+      // Left unpositioned, so that the caller may position it otherwise (positionAtLatest) and rebuild.
+      this.shards.clear();
+      this.positions = new Map();
+      throw error;
+    }
+  }
+
+  /**
+   * The position of every shard known (keys `{streamArn}|{shardId}`): after the last record the consumer handled,
+   * FROM_OLDEST, or undefined when unknown (opened at LATEST, nothing handled since). Read it inside whenIdle for
+   * a position that matches what the consumer has applied.
+   */
+  shardPositions(): Map<string, ShardPosition | undefined> {
+    const positions = new Map<string, ShardPosition | undefined>();
+    for (const [key, cursor] of this.shards) {
+      positions.set(key, cursor.lastSequenceNumber ?? (cursor.fromOldest ? FROM_OLDEST : undefined));
+    }
+    return positions;
+  }
+
+  /**
+   * Whether every record written to the streams before `since` (a performance.now() time) has been handled: every
+   * shard still open has had a read that started after `since`, found nothing, and left nothing to deliver.
+   */
+  caughtUpSince(since: number): boolean {
+    for (const cursor of this.shards.values()) {
+      if (cursor.iterator === undefined && cursor.pending.length === 0) continue; // closed, read to its end
+      if (cursor.pending.length > 0 || (cursor.emptyReadAt ?? Number.NEGATIVE_INFINITY) <= since) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Runs `task` between two passes (no batch is being read or handled meanwhile, and none starts until it settles),
+   * or at once when the poller is stopped; resolves with its result.
+   */
+  whenIdle<T>(task: () => T | Promise<T>): Promise<T> {
+    return this.serialized(task);
+  }
+
+  private serialized<T>(task: () => T | Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   /** Records that the consumer handled `cursor`'s records up to `sequenceNumber`, and saves the checkpoints. */
   private async checkpoint(cursor: ShardCursor, sequenceNumber: string | undefined): Promise<void> {
     cursor.lastSequenceNumber = sequenceNumber;
@@ -127,6 +234,7 @@ export class DynamoDbStreamPoller {
     shardId: string,
     position: 'LATEST' | 'TRIM_HORIZON',
     after: string | undefined,
+    strict = false,
   ): Promise<string | undefined> {
     if (after !== undefined) {
       try {
@@ -140,6 +248,9 @@ export class DynamoDbStreamPoller {
         );
         return ShardIterator;
       } catch (error) {
+        // Strict (resumeAfter): whatever keeps the position from being read makes it stale (DynamoDB Local answers a
+        // sequence number it does not know with a validation error, not TrimmedDataAccessException).
+        if (strict) throw new StalePositionError(`Cannot read ${shardId} after ${after}: ${(error as Error).message}`, { cause: error });
         if (!(error instanceof TrimmedDataAccessException)) throw error;
         this.options.onError?.(
           new Error(
@@ -167,7 +278,7 @@ export class DynamoDbStreamPoller {
     let waitMs = busyMs;
     const tick = async () => {
       if (this.stopped) return;
-      this.running = this.pollOnce()
+      this.running = this.serialized(() => this.pollOnce())
         .then((delivered) => {
           waitMs = delivered > 0 ? busyMs : Math.min(idleMs, Math.max(1, waitMs) * 2);
         })
@@ -189,7 +300,7 @@ export class DynamoDbStreamPoller {
     await this.running;
   }
 
-  private async discoverShards(newShardPosition: 'LATEST' | 'TRIM_HORIZON'): Promise<void> {
+  private async discoverShards(newShardPosition: 'LATEST' | 'TRIM_HORIZON', strict = false): Promise<void> {
     this.lastDiscovery = Date.now();
     for (const streamArn of this.streamArns) {
       let exclusiveStartShardId: string | undefined;
@@ -201,21 +312,33 @@ export class DynamoDbStreamPoller {
           const shardId = shard.ShardId as string;
           const key = `${streamArn}|${shardId}`;
           if (this.shards.has(key)) continue;
-          if (newShardPosition === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber !== undefined) {
+          const ending = shard.SequenceNumberRange?.EndingSequenceNumber;
+          if (newShardPosition === 'LATEST' && ending !== undefined) {
+            // Closed before we started: already reflected in the table scan, so handled up to its last record.
             this.shards.set(key, {
               streamArn,
               shardId,
               iterator: undefined,
-              lastSequenceNumber: undefined,
+              lastSequenceNumber: ending,
+              fromOldest: false,
               pending: [],
               notBefore: 0,
               stale: false,
             });
-            continue; // closed before we started: already reflected in the table scan
+            continue;
           }
           const after = newShardPosition === 'TRIM_HORIZON' ? this.positions.get(key) : undefined;
-          const iterator = await this.iteratorAt(streamArn, shardId, newShardPosition, after);
-          this.shards.set(key, { streamArn, shardId, iterator, lastSequenceNumber: after, pending: [], notBefore: 0, stale: false });
+          const iterator = await this.iteratorAt(streamArn, shardId, newShardPosition, after, strict);
+          this.shards.set(key, {
+            streamArn,
+            shardId,
+            iterator,
+            lastSequenceNumber: after,
+            fromOldest: newShardPosition === 'TRIM_HORIZON',
+            pending: [],
+            notBefore: 0,
+            stale: false,
+          });
         }
         exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
       } while (exclusiveStartShardId !== undefined);
@@ -244,6 +367,7 @@ export class DynamoDbStreamPoller {
           cursor.iterator = response.NextShardIterator;
           const tookMs = performance.now() - started;
           cursor.notBefore = cursor.pending.length === 0 ? performance.now() + EMPTY_READ_COST_FACTOR * tookMs : 0;
+          if (cursor.pending.length === 0) cursor.emptyReadAt = started;
         } catch (error) {
           cursor.stale = true;
           if (!(error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException)) throw error;

@@ -39,16 +39,21 @@ export interface ReindexResult {
 /** Items per Scan call of a rebuild (the 1 MB page limit usually ends a page first: ~420 devices). */
 export const SCAN_PAGE_LIMIT = 1_000;
 
+/** Segments of the parallel Scan of each table in a rebuild (Scan `Segment`/`TotalSegments`). */
+export const SCAN_SEGMENTS = 4;
+
 /**
- * Scans the devices and scenarios tables (paginated, 1 MB pages, consistent reads) and upserts every searchable
- * item into `search`, one call per page. With `since` (ISO-8601), only items whose `updated` is at or after it.
+ * Scans the devices and scenarios tables (paginated, 1 MB pages, consistent reads; each table as a parallel Scan of
+ * `segments` segments read at the same time, default SCAN_SEGMENTS) and upserts every searchable item into `search`,
+ * one call per page. With `since` (ISO-8601), only items whose `updated` is at or after it.
  * Returns the number of documents written.
- * @throws whatever `search.upsert` or DynamoDB throws.
+ * @throws whatever `search.upsert` or DynamoDB throws (the other segments' reads are then left to finish).
  */
 export async function rebuildSearchIndex(
   source: SearchSource & { search: Pick<SearchIndex, 'upsert'> },
-  options: { since?: string } = {},
+  options: { since?: string; segments?: number } = {},
 ): Promise<number> {
+  const segments = options.segments ?? SCAN_SEGMENTS;
   let indexed = 0;
   const filter =
     options.since === undefined
@@ -58,13 +63,20 @@ export async function rebuildSearchIndex(
           ExpressionAttributeNames: { '#updated': 'updated' },
           ExpressionAttributeValues: { ':since': options.since },
         };
-  for (const table of [source.tables.devices, source.tables.scenarios]) {
+  const scanSegment = async (table: string, segment: number): Promise<void> => {
     let startKey: Record<string, unknown> | undefined;
     do {
       // An explicit Limit: without one, DynamoDB Local answers each 1 MB page ~6x slower (20,000 devices: 168 s
       // unlimited vs 28 s with Limit 1000, same 48 pages, measured here); DynamoDB itself is indifferent.
       const page = await source.dynamoDb.send(
-        new ScanCommand({ TableName: table, ExclusiveStartKey: startKey, ConsistentRead: true, Limit: SCAN_PAGE_LIMIT, ...filter }),
+        new ScanCommand({
+          TableName: table,
+          ExclusiveStartKey: startKey,
+          ConsistentRead: true,
+          Limit: SCAN_PAGE_LIMIT,
+          ...(segments > 1 ? { Segment: segment, TotalSegments: segments } : {}),
+          ...filter,
+        }),
       );
       const documents = (page.Items ?? [])
         .map(searchDocumentFromItem)
@@ -73,6 +85,9 @@ export async function rebuildSearchIndex(
       indexed += documents.length;
       startKey = page.LastEvaluatedKey;
     } while (startKey !== undefined);
+  };
+  for (const table of [source.tables.devices, source.tables.scenarios]) {
+    await Promise.all(Array.from({ length: Math.max(1, segments) }, (_, segment) => scanSegment(table, segment)));
   }
   return indexed;
 }

@@ -25,6 +25,8 @@
  *
  * Then the rollout benchmark (rollouts.ts): a rollout to 100,000 seeded devices (ROLLOUT_BENCH_DEVICES) against raw
  * conditional puts, with search latency and peak RSS, then a rollout with 20 % failures; --only-rollouts / --skip-rollouts.
+ * Then the start-up benchmark (startup.ts): `npm start` to READY on 100,000 seeded devices with the search snapshot and
+ * without it (STARTUP_BENCH_DEVICES, STARTUP_BENCH_DATA_DIR); --only-startup runs only it, --skip-startup skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -37,6 +39,7 @@ import { mib, type PresignedResult, runPresigned } from './presigned.js';
 import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
 import { reportDeviceBench, runDeviceBench } from './devices.js';
 import { reportRolloutBench, runRolloutBench } from './rollouts.js';
+import { reportStartupBench, runStartupBench, STARTUP_DEVICE_COUNT } from './startup.js';
 
 // The AWS SDK announces on Node 20 that its 2027 releases will need Node 22; the SDK's own switch (as bin/local.ts).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -52,6 +55,7 @@ function usage(message?: string): never {
     `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
+      '       [--only-startup | --skip-startup]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -312,8 +316,29 @@ function rolloutStep(): Promise<void> {
   );
 }
 
+/** Start-up benchmark (startup.ts): --only-startup runs only it, --skip-startup skips it. */
+const startupMode = stepMode('startup');
+
+function startupStep(): Promise<void> {
+  return benchmarkStep(
+    `Start-up benchmark: npm start to READY on ${STARTUP_DEVICE_COUNT.toLocaleString('en-US')} devices, with the search snapshot and without it.`,
+    'Start-up',
+    'startup.json',
+    async () => {
+      const result = await runStartupBench(log);
+      log('');
+      reportStartupBench(result, log);
+      return result;
+    },
+  );
+}
+
 if (rolloutMode === 'only') {
   await rolloutStep();
+  process.exit();
+}
+if (startupMode === 'only') {
+  await startupStep();
   process.exit();
 }
 if (deviceMode === 'only' && searchMode !== 'only') {
@@ -577,4 +602,9 @@ if (deviceMode === 'run') {
 if (rolloutMode === 'run') {
   log('');
   await rolloutStep();
+  process.exit();
+}
+if (startupMode === 'run') {
+  log('');
+  await startupStep();
 }

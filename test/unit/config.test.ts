@@ -97,6 +97,7 @@ describe('the environment schema', () => {
       UPLOAD_SWEEP_INTERVAL_MS: 500,
       HEARTBEAT_SWEEP_INTERVAL_MS: 10_000,
       ROLLOUT_SWEEP_INTERVAL_MS: 1_000,
+      SEARCH_SNAPSHOT_INTERVAL_MS: 60_000,
       SIMULATE: 0,
     });
     expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({

@@ -12,7 +12,13 @@ import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.j
 import { ServiceUnavailableError } from '../../functions/core/errors.js';
 import { searchDocumentFromItem } from '../../functions/adapters/aws/search-documents.js';
 import type { SearchDocument } from '../../functions/core/search/documents.js';
-import { reindexOpenSearch, upsertWithRetries, type SearchSource } from '../../functions/platform/reindex.js';
+import {
+  rebuildSearchIndex,
+  reindexOpenSearch,
+  SCAN_SEGMENTS,
+  upsertWithRetries,
+  type SearchSource,
+} from '../../functions/platform/reindex.js';
 import { FakeOpenSearch } from './fake-opensearch.js';
 
 type Item = Record<string, unknown>;
@@ -59,9 +65,12 @@ beforeEach(() => {
       { entity: 'SCENARIO_VERSION', company: 'acme', sk: 'VERSION#welcome#1.0.0', scenarioId: 'welcome', version: '1.0.0' },
     ],
   };
-  // Scan: pages of PAGE_SIZE items in table order; `updated >= :since` applied as DynamoDB does (after the read).
+  // Scan: pages of PAGE_SIZE items in table order; `updated >= :since` applied as DynamoDB does (after the read); a
+  // parallel Scan's segment holds every TotalSegments-th item.
   dynamo.on(ScanCommand).callsFake((input: ScanCommandInput) => {
-    const all = tables[input.TableName as string] ?? [];
+    const all = (tables[input.TableName as string] ?? []).filter(
+      (_, position) => input.TotalSegments === undefined || position % input.TotalSegments === input.Segment,
+    );
     const start = input.ExclusiveStartKey === undefined ? 0 : Number(input.ExclusiveStartKey.position);
     const page = all.slice(start, start + PAGE_SIZE);
     const since = input.ExpressionAttributeValues?.[':since'] as string | undefined;
@@ -183,6 +192,39 @@ describe('reindexOpenSearch', () => {
     );
     fake.down = false;
     expect([...fake.indexes.keys()]).toEqual(['resources-old']);
+  });
+});
+
+describe('rebuildSearchIndex', () => {
+  it('reads each table as a parallel Scan of SCAN_SEGMENTS segments and writes every searchable item once', async () => {
+    const written: string[] = [];
+    const count = await rebuildSearchIndex({
+      ...source,
+      search: {
+        upsert: async (documents) => {
+          written.push(...documents.map((document) => `${document.type}#${document.company}#${document.id}`));
+        },
+      },
+    });
+
+    expect(count).toBe(6);
+    expect(written.sort()).toEqual([...tables.devices!, tables.scenarios![0]!].map(key).sort());
+    const firstPages = dynamo
+      .commandCalls(ScanCommand)
+      .map((call) => call.args[0].input)
+      .filter((input) => input.ExclusiveStartKey === undefined)
+      .map((input) => `${input.TableName} ${input.Segment}/${input.TotalSegments}`);
+    expect(SCAN_SEGMENTS).toBe(4);
+    expect(firstPages.sort()).toEqual([
+      'devices 0/4',
+      'devices 1/4',
+      'devices 2/4',
+      'devices 3/4',
+      'scenarios 0/4',
+      'scenarios 1/4',
+      'scenarios 2/4',
+      'scenarios 3/4',
+    ]);
   });
 });
 

@@ -18,7 +18,7 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStreamCheckpoints } from '../../functions/local/file-checkpoints.js';
-import { DynamoDbStreamPoller } from '../../functions/local/stream-poller.js';
+import { DynamoDbStreamPoller, FROM_OLDEST, StalePositionError } from '../../functions/local/stream-poller.js';
 
 const STREAM = 'arn:aws:dynamodb:us-east-1:000000000000:table/devices/stream/2026-11-22T00:00:00.000';
 const streams = mockClient(DynamoDBStreamsClient);
@@ -108,6 +108,37 @@ describe('DynamoDbStreamPoller', () => {
     await sleep(300);
     // With records flowing the poller never backs off to 1 s: about one batch per 10 ms.
     expect(deliveries).toBeGreaterThan(8);
+  });
+});
+
+describe('DynamoDbStreamPoller record images', () => {
+  it('hands the consumer an empty map as DynamoDB wrote it ({ M: {} }), not as the Streams client reads it back ({})', async () => {
+    const stream = fakeStream();
+    const delivered: DynamoDBStreamEvent[] = [];
+    poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async (event) => {
+      delivered.push(event);
+    });
+    await poller.positionAtLatest();
+    stream.queued = [
+      {
+        eventID: 'event-1',
+        eventName: 'INSERT',
+        dynamodb: {
+          SequenceNumber: '1',
+          NewImage: {
+            deviceId: { S: 'k1' },
+            commands: { L: [{ M: { payload: {} as never, arguments: { L: [] } } }] },
+            health: { M: { extra: {} as never } },
+          },
+        },
+      },
+    ];
+    await poller.pollOnce();
+    expect(delivered[0]?.Records[0]?.dynamodb?.NewImage).toEqual({
+      deviceId: { S: 'k1' },
+      commands: { L: [{ M: { payload: { M: {} }, arguments: { L: [] } } }] },
+      health: { M: { extra: { M: {} } } },
+    });
   });
 });
 
@@ -287,5 +318,150 @@ describe('FileStreamCheckpoints', () => {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+});
+
+describe('DynamoDbStreamPoller positions (search snapshots)', () => {
+  /**
+   * A stream with a shard closed at record 3 (`shard-0`) and an open one (`shard-1`) holding records 4…`state.last`
+   * (grow it to append); trimmed before `trimmedBefore`. GetShardIterator requests are recorded.
+   */
+  function twoShardStream(last: number, options: { trimmedBefore?: number } = {}) {
+    const state = { last, requests: [] as string[], getRecordsCalls: 0 };
+    streams.reset();
+    streams.on(DescribeStreamCommand).resolves({
+      StreamDescription: {
+        Shards: [
+          { ShardId: 'shard-0', SequenceNumberRange: { StartingSequenceNumber: '1', EndingSequenceNumber: '3' } },
+          { ShardId: 'shard-1', SequenceNumberRange: { StartingSequenceNumber: '4' }, ParentShardId: 'shard-0' },
+        ],
+      },
+    });
+    streams.on(GetShardIteratorCommand).callsFake((input: { ShardId: string; ShardIteratorType: string; SequenceNumber?: string }) => {
+      state.requests.push(
+        `${input.ShardId} ${input.ShardIteratorType}${input.SequenceNumber === undefined ? '' : ` ${input.SequenceNumber}`}`,
+      );
+      const after = Number(input.SequenceNumber ?? 0);
+      if (input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' && options.trimmedBefore !== undefined && after < options.trimmedBefore) {
+        throw new TrimmedDataAccessException({ message: 'trimmed', $metadata: {} });
+      }
+      const [first, end] = input.ShardId === 'shard-0' ? [1, 3] : [4, Number.POSITIVE_INFINITY];
+      const from =
+        input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER'
+          ? after
+          : input.ShardIteratorType === 'LATEST'
+            ? Math.min(end, state.last)
+            : first - 1;
+      return { ShardIterator: `${input.ShardId}:${from}` };
+    });
+    streams.on(GetRecordsCommand).callsFake((input: { ShardIterator: string }) => {
+      state.getRecordsCalls += 1;
+      const [shard, position] = input.ShardIterator.split(':') as [string, string];
+      const end = shard === 'shard-0' ? 3 : state.last;
+      const from = Number(position);
+      const records = Array.from({ length: Math.max(0, Math.min(2, end - from)) }, (_, index) => record(String(from + index + 1)));
+      const next = from + records.length;
+      return { Records: records, ...(shard === 'shard-0' && next >= 3 ? {} : { NextShardIterator: `${shard}:${next}` }) };
+    });
+    return state;
+  }
+
+  const newPoller = (consumer: (event: DynamoDBStreamEvent) => Promise<void> = async () => undefined) =>
+    new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], consumer, { intervalMs: 5, idleIntervalMs: 5 });
+
+  it('knows no position of a shard opened at LATEST until it handles a record; a shard closed before is at its last record', async () => {
+    const stream = twoShardStream(6);
+    poller = newPoller();
+    await poller.positionAtLatest();
+    expect(poller.shardPositions()).toEqual(
+      new Map([
+        [`${STREAM}|shard-0`, '3'],
+        [`${STREAM}|shard-1`, undefined],
+      ]),
+    );
+    expect(stream.requests).toEqual(['shard-1 LATEST']);
+
+    stream.last = 9;
+    for (let pass = 0; pass < 3; pass += 1) await poller.pollOnce();
+    expect(poller.shardPositions().get(`${STREAM}|shard-1`)).toBe('9');
+  });
+
+  it('resumes each shard after its position and a shard it was not given from the oldest record', async () => {
+    const stream = twoShardStream(8);
+    const delivered: string[] = [];
+    poller = newPoller(async (event) => {
+      delivered.push(...event.Records.map((item) => item.dynamodb?.SequenceNumber as string));
+    });
+    await poller.resumeAfter(new Map([[`${STREAM}|shard-1`, '6']]));
+    expect(stream.requests).toEqual(['shard-0 TRIM_HORIZON', 'shard-1 AFTER_SEQUENCE_NUMBER 6']);
+    expect(poller.shardPositions()).toEqual(
+      new Map([
+        [`${STREAM}|shard-0`, FROM_OLDEST],
+        [`${STREAM}|shard-1`, '6'],
+      ]),
+    );
+    for (let pass = 0; pass < 3; pass += 1) await poller.pollOnce();
+    expect(delivered.sort()).toEqual(['1', '2', '3', '7', '8']);
+    expect(poller.shardPositions()).toEqual(
+      new Map([
+        [`${STREAM}|shard-0`, '3'],
+        [`${STREAM}|shard-1`, '8'],
+      ]),
+    );
+  });
+
+  it('refuses a position that was trimmed or a shard that is gone, and can then be positioned at LATEST', async () => {
+    const stream = twoShardStream(8, { trimmedBefore: 5 });
+    poller = newPoller();
+    await expect(poller.resumeAfter(new Map([[`${STREAM}|shard-1`, '4']]))).rejects.toThrow(StalePositionError);
+    await expect(poller.resumeAfter(new Map([[`${STREAM}|shard-7`, '4']]))).rejects.toThrow(/shard-7 no longer in the streams/);
+    stream.requests.length = 0;
+    await poller.positionAtLatest();
+    expect(stream.requests).toEqual(['shard-1 LATEST']);
+    expect([...poller.shardPositions().keys()]).toEqual([`${STREAM}|shard-0`, `${STREAM}|shard-1`]);
+  });
+
+  it('runs a whenIdle task between two batches, never during one, and holds the next pass until it ends', async () => {
+    const stream = twoShardStream(6);
+    let releaseBatch: () => void = () => undefined;
+    const events: string[] = [];
+    poller = newPoller(async (event) => {
+      events.push(`batch ${event.Records.map((item) => item.dynamodb?.SequenceNumber).join(',')} starts`);
+      await new Promise<void>((done) => {
+        releaseBatch = done;
+      });
+      events.push('batch ends');
+    });
+    await poller.positionAtLatest();
+    stream.last = 7;
+    poller.start();
+    while (events.length === 0) await sleep(5);
+    const task = poller.whenIdle(async () => {
+      events.push('task starts');
+      const readsBefore = stream.getRecordsCalls;
+      await sleep(100);
+      events.push(`task ends after ${stream.getRecordsCalls - readsBefore} reads`);
+      return poller?.shardPositions().get(`${STREAM}|shard-1`);
+    });
+    await sleep(50);
+    expect(events).toEqual(['batch 7 starts']);
+    releaseBatch();
+    expect(await task).toBe('7');
+    expect(events).toEqual(['batch 7 starts', 'batch ends', 'task starts', 'task ends after 0 reads']);
+  });
+
+  it('is caught up with a time once every open shard had an empty read started after it', async () => {
+    const stream = twoShardStream(6);
+    poller = newPoller();
+    await poller.positionAtLatest();
+    stream.last = 9;
+    const since = performance.now();
+    await poller.pollOnce(); // 7, 8
+    expect(poller.caughtUpSince(since)).toBe(false);
+    await poller.pollOnce(); // 9
+    expect(poller.caughtUpSince(since)).toBe(false);
+    await poller.pollOnce(); // nothing
+    expect(poller.caughtUpSince(since)).toBe(true);
+    expect(poller.caughtUpSince(performance.now())).toBe(false);
   });
 });

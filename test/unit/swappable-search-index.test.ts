@@ -110,3 +110,35 @@ describe('SwappableSearchIndex', () => {
     expect(await index.selectIds(all, 10)).toEqual({ ids: ['k-3'], total: 1 });
   });
 });
+
+describe('SwappableSearchIndex loading documents it is handed (a snapshot)', () => {
+  const globalSearch = (index: SwappableSearchIndex, text: string) =>
+    index
+      .search({ ...everything, global: text, sort: { field: 'relevance', direction: 'DESC' } })
+      .then((result) => result.resources.map((document) => document.id));
+
+  it('takes them over without a copy, serves filters at once and full text before the background indexing is done', async () => {
+    const index = new SwappableSearchIndex(() => new EmbeddedSearchIndex());
+    const handed: SearchDocument[] = [scenario('s1', 'Welcome screen'), scenario('s2', 'Timetable'), scenario('s3', 'Welcome back')];
+
+    const result = await index.rebuild(
+      async (sink) => {
+        await sink.upsert(handed);
+        return handed.length;
+      },
+      { adopt: true },
+    );
+    // Removed and replaced while their full-text indexing is still pending.
+    await index.remove([{ type: 'SCENARIO', company: 'acme', id: 's3' }]);
+    await index.upsert([scenario('s2', 'Welcome timetable')]);
+
+    expect(result).toMatchObject({ index: 'embedded-2', documents: 3 });
+    expect(index.generation).toBe(2);
+    expect(await names(index)).toEqual(['s1:Welcome screen', 's2:Welcome timetable']);
+    expect(await globalSearch(index, 'welcome')).toEqual(['s1', 's2']);
+    expect(await globalSearch(index, 'back')).toEqual([]);
+    // The handed objects are the index's own now, frozen like every document it holds.
+    expect(index.documents()?.[0]).toBe(handed[0]);
+    expect(Object.isFrozen(handed[0])).toBe(true);
+  });
+});

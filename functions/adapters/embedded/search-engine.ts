@@ -46,6 +46,8 @@ const LABEL_FIELDS = new Map<string, string>(
 const DIRECT_SORT_LIMIT = 2_000;
 /** Writes of more documents than this drop the presorted arrays (rebuilt on next use) instead of patching them. */
 const INCREMENTAL_SORT_LIMIT = 128;
+/** Adopted documents added to the full-text index per background slice (adopt). */
+const TEXT_SLICE = 500;
 /** MiniSearch's defaults: BM25+ parameters, weights of prefix and fuzzy matches, largest edit distance. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const PREFIX_WEIGHT = 0.375;
@@ -323,6 +325,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
   /** Presorted slots per `position:direction` of a sort field. */
   private readonly sorted = new Map<string, number[]>();
   private readonly text = new FullTextIndex(this.capacity);
+  /**
+   * Slots adopted (adopt) but not yet in the full-text index, in adoption order: indexed in slices in the
+   * background, and all at once by the first `global` search that finds some left.
+   */
+  private readonly textBacklog = new Set<number>();
+  private textWorker: NodeJS.Immediate | undefined;
 
   /**
    * One page of results (`query.page` is 1-based; past the end, `resources` is empty) and the total number of
@@ -335,6 +343,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     let total: number;
     let page: Entry[];
     if (query.global !== undefined) {
+      this.indexTextBacklog(Number.POSITIVE_INFINITY);
       const { slots, scores } = this.text.search(query.global, this.match(query.companies, undefined, new Map()));
       total = slots.length;
       if (start >= total) {
@@ -437,6 +446,54 @@ export class EmbeddedSearchIndex implements SearchIndex {
     }
   }
 
+  /**
+   * Takes `documents` over without copying them (they are frozen in place: the caller must not keep using them) and
+   * inserts or replaces them by key, like upsert. Made for loading a snapshot: about 4x faster than upsert, because
+   * the copy is skipped and the full-text index of these documents is built afterwards, in slices of
+   * TEXT_SLICE documents between other work (each slice ~0.1 s at 100,000 documents), or at once by the first
+   * `global` search that comes before it is done. Filters, counts and sorts see the documents at once.
+   */
+  adopt(documents: SearchDocument[]): void {
+    this.sorted.clear();
+    for (const document of documents) {
+      deepFreeze(document);
+      const key = documentKeyString(document);
+      const previous = this.byKey.get(key);
+      if (previous !== undefined) this.detach(previous, false);
+      this.attach(key, document, false, true);
+    }
+    this.textWorker ??= setImmediate(() => this.indexTextInBackground());
+  }
+
+  /** Whether every document is in the full-text index (adopt defers it). */
+  get textComplete(): boolean {
+    return this.textBacklog.size === 0;
+  }
+
+  /** Every document held, in slot order: the index's own frozen objects (read-only, never copied). */
+  documents(): SearchDocument[] {
+    const documents: SearchDocument[] = [];
+    for (const entry of this.slots) if (entry !== undefined) documents.push(entry.document);
+    return documents;
+  }
+
+  /** One slice of the full-text backlog, then the next one after pending I/O, until none is left. */
+  private indexTextInBackground(): void {
+    this.indexTextBacklog(TEXT_SLICE);
+    this.textWorker = this.textBacklog.size === 0 ? undefined : setImmediate(() => this.indexTextInBackground());
+  }
+
+  /** Adds up to `limit` backlog slots to the full-text index. */
+  private indexTextBacklog(limit: number): void {
+    let done = 0;
+    for (const slot of this.textBacklog) {
+      if (done >= limit) break;
+      this.textBacklog.delete(slot);
+      this.text.add(slot, (this.slots[slot] as Entry).document);
+      done += 1;
+    }
+  }
+
   /** Removes documents by key; unknown keys are ignored. */
   async remove(keys: DocumentKey[]): Promise<void> {
     const patchSorted = keys.length <= INCREMENTAL_SORT_LIMIT;
@@ -447,8 +504,11 @@ export class EmbeddedSearchIndex implements SearchIndex {
     }
   }
 
-  /** Adds a document to every structure: map, slots, bitsets, presorted arrays (when patching), full text. */
-  private attach(key: string, document: SearchDocument, patchSorted: boolean): void {
+  /**
+   * Adds a document to every structure: map, slots, bitsets, presorted arrays (when patching), full text (or the
+   * full-text backlog with `deferText`).
+   */
+  private attach(key: string, document: SearchDocument, patchSorted: boolean, deferText = false): void {
     const slot = this.freeSlots.pop() ?? this.slots.length;
     if (slot >= this.capacity) this.grow();
     const entry: Entry = {
@@ -480,7 +540,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (patchSorted) {
       for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 0, slot);
     }
-    this.text.add(slot, document);
+    if (deferText) this.textBacklog.add(slot);
+    else this.text.add(slot, document);
   }
 
   /** Takes a document out of every structure, the full-text index included, and frees its slot. */
@@ -495,7 +556,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         bits[entry.slot >>> 5] = (bits[entry.slot >>> 5] as number) & ~(1 << (entry.slot & 31));
       }
     });
-    this.text.remove(entry.slot, entry.document);
+    if (!this.textBacklog.delete(entry.slot)) this.text.remove(entry.slot, entry.document);
     this.byKey.delete(entry.key);
     this.slots[entry.slot] = undefined;
     this.freeSlots.push(entry.slot);

@@ -1,0 +1,239 @@
+/**
+ * How the local runtime fills its embedded search index at start, and keeps a snapshot of it in the data folder:
+ * - startEmbeddedSearch: from the snapshot when there is a usable one (then the search streams are read from the
+ *   positions it covers: the changes made since are caught up), else by rebuilding from a parallel scan of the
+ *   tables (the streams read from LATEST);
+ * - SearchSnapshots: writes the snapshot every SEARCH_SNAPSHOT_INTERVAL_MS when the index changed, and at stop.
+ */
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { TABLES } from '../adapters/aws/tables.js';
+import type { ReindexResult } from '../platform/reindex.js';
+import type { SwappableSearchIndex } from '../platform/swappable-search-index.js';
+import { readSearchSnapshot, type SearchSnapshot, UnreadableSnapshotError, writeSearchSnapshot } from './search-snapshot.js';
+import { type DynamoDbStreamPoller, type ShardPosition, StalePositionError } from './stream-poller.js';
+import { STREAM_ANCHOR_ENTITY } from './tables.js';
+
+/** How the index was filled at start. */
+export interface SearchStart {
+  /** `snapshot`: loaded from the snapshot file; `rebuild`: scanned from the tables. */
+  path: 'snapshot' | 'rebuild';
+  /** Documents in the index. */
+  documents: number;
+  /** From the start of the decision to the index being served, ms. */
+  tookMs: number;
+  /** Why the snapshot was not used (path `rebuild`). */
+  reason?: string;
+}
+
+/** What startEmbeddedSearch works with. */
+export interface SearchStartOptions {
+  index: SwappableSearchIndex;
+  /** The search streams' poller, not yet positioned nor started. */
+  poller: DynamoDbStreamPoller;
+  /** The search streams (devices and scenarios tables) as they are now. */
+  streamArns: readonly string[];
+  snapshotFile: string;
+  /** Rebuilds the index from the tables (reindexSearch). */
+  rebuild: () => Promise<ReindexResult>;
+  /** Writes one record into each search stream (markSearchStreams), so that the poller soon knows its position. */
+  mark: () => Promise<void>;
+  log: (message: string) => void;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * The snapshot, if it can be used: it exists, is of this format and version, was taken of the same streams (a reset
+ * data folder has new ones), and every position in it can still be read (poller.resumeAfter: no shard gone, no
+ * record trimmed). The poller is then positioned after those positions.
+ * @returns the snapshot, or why it cannot be used.
+ */
+async function usableSnapshot(options: SearchStartOptions): Promise<SearchSnapshot | { reason: string }> {
+  let snapshot: SearchSnapshot | undefined;
+  try {
+    snapshot = await readSearchSnapshot(options.snapshotFile);
+  } catch (error) {
+    if (!(error instanceof UnreadableSnapshotError)) throw error;
+    return { reason: error.message };
+  }
+  if (snapshot === undefined) return { reason: 'no snapshot yet' };
+  const taken = new Set(snapshot.header.streamArns);
+  if (taken.size !== options.streamArns.length || !options.streamArns.every((arn) => taken.has(arn))) {
+    return { reason: 'the snapshot was taken of other streams (the tables were created again since)' };
+  }
+  try {
+    await options.poller.resumeAfter(new Map(Object.entries(snapshot.header.positions)));
+  } catch (error) {
+    if (!(error instanceof StalePositionError)) throw error;
+    return { reason: `the snapshot is stale (${error.message})` };
+  }
+  return snapshot;
+}
+
+/**
+ * Fills the embedded index at start, and positions the search poller to match (the caller then starts it):
+ * - from the snapshot when usableSnapshot accepts it: its documents are handed to a fresh index (adopt: full text
+ *   completed in the background), and the poller reads on after the snapshot's positions, so the changes made since
+ *   it was taken (while the runtime was down, or after it was taken before a crash) are applied once it starts;
+ * - else: the poller is positioned at LATEST, the streams are marked (so their positions become known and the next
+ *   snapshot can be taken), and the index is rebuilt from a parallel scan of the tables.
+ * Logs which path was taken, why, and how long it took.
+ * @throws what the rebuild throws (ServiceUnavailableError is not expected of the embedded engine).
+ */
+export async function startEmbeddedSearch(options: SearchStartOptions): Promise<SearchStart> {
+  const started = performance.now();
+  const snapshot = await usableSnapshot(options);
+  if (!('reason' in snapshot)) {
+    const { documents, header } = snapshot;
+    await options.index.rebuild(
+      async (sink) => {
+        await sink.upsert(documents);
+        return documents.length;
+      },
+      { adopt: true },
+    );
+    const tookMs = performance.now() - started;
+    options.log(
+      `Search index loaded from the snapshot of ${header.created} (${documents.length} documents) in ${seconds(tookMs)}; ` +
+        'catching up with the changes since from the streams.',
+    );
+    return { path: 'snapshot', documents: documents.length, tookMs };
+  }
+  await options.poller.positionAtLatest();
+  await options.mark();
+  const result = await options.rebuild();
+  const tookMs = performance.now() - started;
+  options.log(
+    `Search index rebuilt from a parallel scan of the tables (${result.documents} documents) in ${seconds(tookMs)}: ${snapshot.reason}.`,
+  );
+  return { path: 'rebuild', documents: result.documents, tookMs, reason: snapshot.reason };
+}
+
+/** Key of the anchor item of every streamed local table (functions/local/tables.ts, anchorStream). */
+const STREAM_ANCHOR_KEY = 'STREAM#ANCHOR';
+
+/**
+ * Rewrites the anchor item of the devices and scenarios tables with a new `marked` time, so that each search stream
+ * gets a record (ignored by the search indexer: not a searchable entity). A poller positioned at LATEST knows no
+ * sequence number until it has handled a record; this gives it one within a pass.
+ */
+export async function markSearchStreams(endpoint: string, tables: { devices: string; scenarios: string }): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    for (const logical of ['devices', 'scenarios'] as const) {
+      const schema = TABLES[logical];
+      await client.send(
+        new PutItemCommand({
+          TableName: tables[logical],
+          Item: {
+            [schema.partitionKey]: { S: STREAM_ANCHOR_KEY },
+            [schema.sortKey]: { S: STREAM_ANCHOR_KEY },
+            entity: { S: STREAM_ANCHOR_ENTITY },
+            marked: { S: new Date().toISOString() },
+          },
+        }),
+      );
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+/** What a snapshot attempt did. */
+export type SnapshotOutcome =
+  | { written: true; documents: number; bytes: number; tookMs: number }
+  | { written: false; why: 'unchanged' | 'position unknown' | 'not embedded' };
+
+/**
+ * Takes snapshots of the embedded index into `file`: consistent (the documents and the positions read together
+ * between two batches of the search poller), and only when the index changed since the last one (another position
+ * in a stream, or a rebuild swapped in). One at a time.
+ */
+export class SearchSnapshots {
+  private lastKey: string | undefined;
+  private running: Promise<SnapshotOutcome> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * @param loaded the positions of the snapshot the index was loaded from, if it was: no new snapshot until the
+   *   index moves on from it.
+   */
+  constructor(
+    private readonly options: {
+      index: SwappableSearchIndex;
+      poller: DynamoDbStreamPoller;
+      streamArns: readonly string[];
+      file: string;
+      log: (message: string) => void;
+      loaded?: ReadonlyMap<string, ShardPosition | undefined>;
+    },
+  ) {
+    if (options.loaded !== undefined) this.lastKey = this.keyOf(options.index.generation, options.loaded);
+  }
+
+  private keyOf(generation: number, positions: ReadonlyMap<string, ShardPosition | undefined>): string {
+    return JSON.stringify([generation, [...positions].sort(([a], [b]) => (a < b ? -1 : 1))]);
+  }
+
+  /** Writes a snapshot if the index changed since the last one and every shard's position is known. */
+  take(): Promise<SnapshotOutcome> {
+    this.running ??= this.write().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async write(): Promise<SnapshotOutcome> {
+    const { index, poller } = this.options;
+    // Between two batches: the documents are the index's own frozen objects, so holding the array keeps them as
+    // they are now while the file is written and the poller goes on.
+    const captured = await poller.whenIdle(() => {
+      const positions = poller.shardPositions();
+      const documents = index.documents();
+      return { positions, documents, key: this.keyOf(index.generation, positions) };
+    });
+    if (captured.documents === undefined) return { written: false, why: 'not embedded' };
+    if (captured.key === this.lastKey) return { written: false, why: 'unchanged' };
+    const positions = new Map<string, ShardPosition>();
+    for (const [key, position] of captured.positions) {
+      if (position === undefined) return { written: false, why: 'position unknown' };
+      positions.set(key, position);
+    }
+    const started = performance.now();
+    const bytes = await writeSearchSnapshot(this.options.file, {
+      streamArns: this.options.streamArns,
+      positions,
+      documents: captured.documents,
+    });
+    this.lastKey = captured.key;
+    return { written: true, documents: captured.documents.length, bytes, tookMs: performance.now() - started };
+  }
+
+  /** Takes a snapshot every `intervalMs` (when changed); failures are logged and the next tick tries again. */
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => {
+      void this.take().catch((error: unknown) => this.options.log(`search snapshot: ${(error as Error).message}`));
+    }, intervalMs);
+  }
+
+  /**
+   * Stops the timer and takes the last snapshot; call once the poller is stopped, so it covers every batch handled.
+   * Logs what it did; failures are logged, not thrown (the next start then rebuilds or loads an older snapshot).
+   */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+    try {
+      const outcome = await this.take();
+      if (outcome.written) {
+        this.options.log(
+          `Search snapshot written (${outcome.documents} documents, ${(outcome.bytes / 1024 ** 2).toFixed(0)} MiB) in ${seconds(outcome.tookMs)}.`,
+        );
+      } else if (outcome.why === 'position unknown') {
+        this.options.log('Search snapshot not written: the search streams were not read yet since the start.');
+      }
+    } catch (error) {
+      this.options.log(`search snapshot: ${(error as Error).message}`);
+    }
+  }
+}
