@@ -25,6 +25,7 @@
  *
  * Then the rollout benchmark (rollouts.ts): a rollout to 100,000 seeded devices (ROLLOUT_BENCH_DEVICES) against raw
  * conditional puts, with search latency and peak RSS, then a rollout with 20 % failures; --only-rollouts / --skip-rollouts.
+ *
  * Then the start-up benchmark (startup.ts): `npm start` to READY on 100,000 seeded devices with the search snapshot and
  * without it (STARTUP_BENCH_DEVICES, STARTUP_BENCH_DATA_DIR); --only-startup runs only it, --skip-startup skips it.
  */
