@@ -2,9 +2,8 @@ import { rolloutTargetsOf } from '../contract/rollout-targets.js';
 import { rolloutCreate } from '../contract/routes/rollouts.js';
 import { resolveRolloutTargets } from '../core/rollout-targets.js';
 import { createRollout } from '../core/rollouts.js';
-import { services } from '../platform/composition.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
-import { logger } from '../platform/logger.js';
+import { rolloutDependencies } from '../platform/rollout-handlers.js';
 import { searchIndex } from '../platform/search-composition.js';
 
 /**
@@ -14,23 +13,10 @@ import { searchIndex } from '../platform/search-composition.js';
  * device or to more than 100,000.
  */
 export const handler = routeHandler(rolloutCreate, async ({ params, body }, { principal }) => {
-  const { rollouts, queue, scenarios } = services();
   // The selection is checked before the search runs: a query naming another company is refused, not resolved.
   const targets = rolloutTargetsOf(body.targets);
   const ids = await resolveRolloutTargets(searchIndex(), params.companyId, targets);
-  const rollout = await createRollout(
-    {
-      rollouts,
-      queue,
-      scenarios,
-      onError: (error, context) =>
-        logger.warn('Rollout work not sent; the rollout sweeper sends it again', { error: error as Error, ...context }),
-    },
-    principal,
-    params.companyId,
-    body,
-    ids,
-  );
+  const rollout = await createRollout(rolloutDependencies(), principal, params.companyId, body, ids);
   return jsonResponse(202, rollout, {
     location: `/companies/${encodeURIComponent(params.companyId)}/resources/rollouts/${rollout.id}`,
   });
