@@ -4,6 +4,7 @@ import type { Page, RolloutChunk, RolloutReport, RolloutRepository, RolloutWaveT
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchPutAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, sendTransaction, type TableNames } from './dynamodb-shared.js';
+import { shardOf } from './tables.js';
 
 /**
  * Shards of a rollout's tallies (`COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`): reports and done chunks spread
@@ -30,13 +31,6 @@ const rolloutKey = (company: string, rolloutId: string) => ({ pk: `ROLLOUT#${com
 const targetsPk = (company: string, rolloutId: string) => `TARGETS#${company}#${rolloutId}`;
 const chunkSk = (index: number) => String(index).padStart(6, '0');
 const countsPk = (company: string, rolloutId: string, shard: number) => `COUNTS#${company}#${rolloutId}#${shard}`;
-
-/** A stable hash of a string into ROLLOUT_COUNT_SHARDS (the same style as the table's other shard functions). */
-function shardOf(value: string): number {
-  let hash = 0;
-  for (const character of value) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
-  return hash % ROLLOUT_COUNT_SHARDS;
-}
 
 /** The listing a rollouts cursor is bound to: the company. */
 const rolloutsListing = (company: string) => cursorListing('rollouts', company);
@@ -341,7 +335,10 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
           {
             Update: {
               TableName: this.tables.rollouts,
-              Key: { pk: countsPk(report.company, report.rolloutId, shardOf(report.deviceId)), sk: String(report.wave) },
+              Key: {
+                pk: countsPk(report.company, report.rolloutId, shardOf(report.deviceId, ROLLOUT_COUNT_SHARDS)),
+                sk: String(report.wave),
+              },
               ...addCounters({ [report.state]: 1 }),
             },
           },

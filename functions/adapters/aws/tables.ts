@@ -125,18 +125,24 @@ export const SWEEP_SHARDS = 4;
  */
 export const HEARTBEAT_SHARDS = 16;
 
+/**
+ * The shard (0..shards-1) of `value`: a 31-multiplier string hash (unsigned 32 bits) modulo `shards`. Every sharded
+ * key of the tables uses it; it is part of the stored keys, so it never changes.
+ */
+export function shardOf(value: string, shards: number): number {
+  let hash = 0;
+  for (const character of value) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
+  return hash % shards;
+}
+
 /** The `sweepShard` value of a connected device: a stable hash of `{company}#{deviceId}` into HEARTBEAT_SHARDS. */
 export function heartbeatShardOf(deviceKey: string): string {
-  let hash = 0;
-  for (const character of deviceKey) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
-  return `HEARTBEAT#${hash % HEARTBEAT_SHARDS}`;
+  return `HEARTBEAT#${shardOf(deviceKey, HEARTBEAT_SHARDS)}`;
 }
 
 /** The `sweepShard` value of an item of `kind` with this id (ULID): a stable hash of the id into SWEEP_SHARDS. */
 export function sweepShardOf(kind: 'UPLOAD' | 'STAGED', id: string): string {
-  let hash = 0;
-  for (const character of id) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
-  return `${kind}#${hash % SWEEP_SHARDS}`;
+  return `${kind}#${shardOf(id, SWEEP_SHARDS)}`;
 }
 
 /**
@@ -149,7 +155,5 @@ export const DEPLOYMENT_SHARDS = 16;
 
 /** The shard (0..DEPLOYMENT_SHARDS-1) of a device's deployment items: a stable hash of its id. */
 export function deploymentShardOf(deviceId: string): number {
-  let hash = 0;
-  for (const character of deviceId) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
-  return hash % DEPLOYMENT_SHARDS;
+  return shardOf(deviceId, DEPLOYMENT_SHARDS);
 }
