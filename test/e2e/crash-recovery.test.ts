@@ -12,6 +12,7 @@ import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from './fleet.js';
 import {
   call,
+  dynamoDbLocalStopped,
   eventually,
   isRunning,
   type LocalService,
@@ -95,16 +96,7 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
     process.kill(running.pid, 'SIGKILL');
     const interrupted = await pending;
     expect(interrupted, 'the client saw the connection die').toBeInstanceOf(Error);
-    // Its watchdog ends DynamoDB Local with it (another JVM on the same data folder would corrupt it).
-    await eventually(
-      async () =>
-        !(await fetch(`http://127.0.0.1:${dynamoPort}`).then(
-          () => true,
-          () => false,
-        )),
-      'DynamoDB Local to stop',
-      30_000,
-    );
+    await dynamoDbLocalStopped(dynamoPort);
     await running.stop();
     expect(isRunning(running.pid)).toBe(false);
     const beforeRestart = await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '');

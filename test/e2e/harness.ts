@@ -210,3 +210,19 @@ export async function eventually(check: () => Promise<boolean>, what: string, ti
     await new Promise((done) => setTimeout(done, 100));
   }
 }
+
+/**
+ * Waits (up to 30 s) until nothing answers on DynamoDB Local's port: after a runtime is killed (SIGKILL), its watchdog
+ * ends DynamoDB Local with it, which must happen before a restart (another JVM on the same data folder would corrupt it).
+ */
+export async function dynamoDbLocalStopped(port: number): Promise<void> {
+  await eventually(
+    async () =>
+      !(await fetch(`http://127.0.0.1:${port}`).then(
+        () => true,
+        () => false,
+      )),
+    'DynamoDB Local to stop',
+    30_000,
+  );
+}

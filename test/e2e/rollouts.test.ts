@@ -12,6 +12,7 @@ import { SimulatedFleet } from '../../simulator/fleet.js';
 import {
   call,
   DEMO_PASSWORDS,
+  dynamoDbLocalStopped,
   eventually,
   type LocalService,
   newServiceSettings,
@@ -281,16 +282,7 @@ describe('a rollout survives the service', () => {
 
     const killed = service;
     process.kill(killed.pid, 'SIGKILL');
-    // Its watchdog ends DynamoDB Local with it (another JVM on the same data folder would corrupt it).
-    await eventually(
-      async () =>
-        !(await fetch(`http://127.0.0.1:${dynamoPort}`).then(
-          () => true,
-          () => false,
-        )),
-      'DynamoDB Local to stop',
-      30_000,
-    );
+    await dynamoDbLocalStopped(dynamoPort);
     await killed.stop();
     service = await startService(settings, { environment: { ...ENVIRONMENT, DYNAMODB_PORT: String(dynamoPort) } });
     alice = await tokenFor(service, 'alice');
