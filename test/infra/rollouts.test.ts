@@ -27,6 +27,7 @@ import {
   rolePoliciesOf,
   type Statement,
   statementsOf,
+  schedulesOf,
 } from './template-helpers.js';
 import type { Template } from 'aws-cdk-lib/assertions';
 
@@ -186,10 +187,7 @@ describe('rollouts on AWS', () => {
 
   it('runs the sweeper every minute from EventBridge Scheduler, with the rollouts table, its sweep index and sqs:SendMessage on the queue only', () => {
     const [sweeperId, sweeper] = functionOf(ROLLOUT_SWEEPER.entry);
-    const schedules = resourcesOf(stateless, 'AWS::Scheduler::Schedule').filter(
-      ([, schedule]) =>
-        JSON.stringify((schedule.Properties?.Target as { Arn: unknown }).Arn) === JSON.stringify({ 'Fn::GetAtt': [sweeperId, 'Arn'] }),
-    );
+    const schedules = schedulesOf(stateless, sweeperId);
     expect(schedules).toHaveLength(1);
     const [, schedule] = schedules[0] as [string, Resource];
     expect(schedule.Properties).toMatchObject({

@@ -52,6 +52,7 @@ import {
   rolePoliciesOf,
   type Statement,
   statementsOf,
+  schedulesOf,
 } from './template-helpers.js';
 import { AUTH_COGNITO_TOKEN_ENTRY, THROTTLE } from '../../lib/stateless-stack.js';
 
@@ -826,10 +827,7 @@ describe('stacks (bundling skipped)', () => {
     expect(presence.Properties?.StreamSpecification).toBeUndefined();
     const [sweeperId, sweeper] = ours.get(HEARTBEAT_SWEEPER.entry) as [string, Resource];
     // One schedule per scheduled function (the rollout sweeper's: test/infra/rollouts.test.ts).
-    const schedules = resourcesOf(stateless, 'AWS::Scheduler::Schedule').filter(
-      ([, candidate]) =>
-        JSON.stringify((candidate.Properties?.Target as { Arn: unknown }).Arn) === JSON.stringify({ 'Fn::GetAtt': [sweeperId, 'Arn'] }),
-    );
+    const schedules = schedulesOf(stateless, sweeperId);
     expect(schedules).toHaveLength(1);
     const [, schedule] = schedules[0] as [string, Resource];
     expect(schedule.Properties).toMatchObject({

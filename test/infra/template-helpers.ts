@@ -51,6 +51,13 @@ export function resourcesOf(template: Template, type: string): [string, Resource
   return Object.entries(template.findResources(type)) as [string, Resource][];
 }
 
+/** The EventBridge Scheduler schedules whose target is the function `functionId` (logical id). */
+export function schedulesOf(template: Template, functionId: string): [string, Resource][] {
+  return resourcesOf(template, 'AWS::Scheduler::Schedule').filter(
+    ([, schedule]) =>
+      JSON.stringify((schedule.Properties?.Target as { Arn: unknown }).Arn) === JSON.stringify({ 'Fn::GetAtt': [functionId, 'Arn'] }),
+  );
+}
 /** Functions of aws-cdk-lib (S3 notifications, AwsCustomResource, the provider framework): not ours. */
 export const isCdkProvided = (logicalId: string): boolean =>
   /^(BucketNotificationsHandler|AWS679f53fac002430cb0da5b7982bd2287|SearchIndexSetupProviderframework)/.test(logicalId);
