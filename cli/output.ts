@@ -1,0 +1,157 @@
+/**
+ * How the CLI answers: tables for people, `--json` for scripts, errors as the problem's `detail` and each violation on
+ * stderr (never a stack trace), and the exit codes of docs/contract.md, "Command-line client": 0 success, 1 a failed
+ * request (or failed items), 2 bad usage.
+ */
+import { SingleBar } from 'cli-progress';
+import Table from 'cli-table3';
+import { ApiError } from '../client/index.js';
+
+/** Exit code of a successful command. */
+export const EXIT_OK = 0;
+/** Exit code of a command whose request failed, or whose batch has failed items. */
+export const EXIT_FAILED = 1;
+/** Exit code of bad usage: unknown command or option, missing or invalid argument. */
+export const EXIT_USAGE = 2;
+
+/** Bad usage found by a command itself (a missing company, an unreadable file): exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/**
+ * A command that failed after its requests were answered (items refused, an upload rejected, a wait that timed out):
+ * its output was already printed; exit 1 with this message.
+ */
+export class CommandFailed extends Error {
+  override name = 'CommandFailed';
+}
+
+/** Writes a line to stdout. */
+export function say(line = ''): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Writes a line to stderr (progress, notes: what scripts reading stdout must not see). */
+export function note(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** Prints a value as indented JSON on stdout (`--json`). */
+export function printJson(value: unknown): void {
+  say(JSON.stringify(value, null, 2));
+}
+
+/** A table column: its heading and how a row shows in it. */
+export interface Column<T> {
+  head: string;
+  value: (row: T) => unknown;
+}
+
+/** Prints rows as a table on stdout; `empty` instead when there are none. */
+export function printTable<T>(rows: readonly T[], columns: readonly Column<T>[], empty = 'Nothing to show.'): void {
+  if (rows.length === 0) {
+    say(empty);
+    return;
+  }
+  const table = new Table({ head: columns.map((column) => column.head), style: { head: [], border: [] } });
+  for (const row of rows) table.push(columns.map((column) => cell(column.value(row))));
+  say(table.toString());
+}
+
+/** Prints one object as a two-column table (field, value) on stdout. */
+export function printRecord(record: Readonly<Record<string, unknown>>): void {
+  const table = new Table({ style: { head: [], border: [] } });
+  for (const [key, value] of Object.entries(record)) if (value !== undefined) table.push({ [key]: cell(value) });
+  say(table.toString());
+}
+
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A progress display on stderr: a bar on a terminal, a line per update elsewhere (logs, tests, CI). */
+export interface Progress {
+  /** Sets the done amount (items, bytes). */
+  update(done: number): void;
+  stop(): void;
+}
+
+/**
+ * Starts a progress display of `total` units.
+ * @param label e.g. `Deploying` (items) or `Uploading` (bytes: shown as KiB/MiB)
+ */
+export function startProgress(label: string, total: number, unit: 'items' | 'bytes' = 'items'): Progress {
+  const show = (value: number) => (unit === 'bytes' ? formatBytes(value) : value.toLocaleString('en-US'));
+  if (!process.stderr.isTTY) {
+    let last = -1;
+    return {
+      update(done) {
+        if (done === last) return;
+        last = done;
+        note(`${label}: ${show(done)} of ${show(total)} ${unit === 'items' ? 'items' : ''}`.trimEnd());
+      },
+      stop() {},
+    };
+  }
+  const bar = new SingleBar({
+    format: `${label} [{bar}] {percentage}% | {shown} of {totalShown}`,
+    stream: process.stderr,
+    hideCursor: true,
+    clearOnComplete: false,
+  });
+  bar.start(total, 0, { shown: show(0), totalShown: show(total) });
+  return {
+    update(done) {
+      bar.update(done, { shown: show(done), totalShown: show(total) });
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+/** Bytes for people: `512 B`, `3.4 KiB`, `12.0 MiB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
+}
+
+/**
+ * Prints an error on stderr as a user should see it and gives the exit code: an answer's problem `detail` and each
+ * violation (1), a connection that failed (1), bad usage (2). Never a stack trace.
+ */
+export function reportError(error: unknown): number {
+  if (error instanceof UsageError) {
+    note(`error: ${error.message}`);
+    return EXIT_USAGE;
+  }
+  if (error instanceof CommandFailed) {
+    note(`error: ${error.message}`);
+    return EXIT_FAILED;
+  }
+  if (error instanceof ApiError) {
+    const { problem } = error;
+    note(`error: ${error.status} ${problem.title}: ${problem.detail}`);
+    for (const violation of problem.errors ?? []) note(`  ${violation.path}: ${violation.message}`);
+    if (problem.errorCount !== undefined && problem.errors !== undefined && problem.errorCount > problem.errors.length) {
+      note(`  … and ${problem.errorCount - problem.errors.length} more`);
+    }
+    const retryAfter = error.response.headers.get('retry-after');
+    if (retryAfter !== null) note(`Retry after ${retryAfter} s.`);
+    return EXIT_FAILED;
+  }
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  if (error instanceof TypeError && cause !== undefined) {
+    note(
+      `error: cannot reach the service (${cause.code ?? cause.message ?? 'connection failed'}): check the address, or start it with \`npm start\`.`,
+    );
+    return EXIT_FAILED;
+  }
+  note(`error: ${error instanceof Error ? error.message : String(error)}`);
+  return EXIT_FAILED;
+}
