@@ -52,6 +52,7 @@ process.stdout.write(
     `  upload API   (scenario_upload_url)  ${runtime.addresses.upload}`,
     `  auth service (token, JWKS)          ${runtime.addresses.auth}`,
     `  OpenAPI document                    ${runtime.addresses.main}/openapi.json`,
+    `  API reference                       ${runtime.addresses.main}/docs`,
     '',
     'Demo users (username / password: companies; scopes):',
     ...DEMO_USERS.map((user) => `  ${user.username} / ${user.password}: ${user.companies.join(', ')}; ${user.scope}`),

@@ -376,6 +376,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference
+         * @description This document rendered as a browsable reference page (Redoc), for people; no bearer token needed. The page loads its script (`docs/redoc.standalone.js`) and this document (`openapi.json`) from this address, by URLs relative to itself, and nothing from anywhere else: its `Content-Security-Policy` allows only this origin.
+         */
+        get: operations["ApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/redoc.standalone.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script of the API reference page
+         * @description Redoc's standalone bundle (the `redoc` package the service is built with), which GET /docs loads to render this document; browsers may keep it a day. No bearer token needed.
+         */
+        get: operations["ApiReferenceScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/companies/{companyId}/resources/scenarios/uploads": {
         parameters: {
             query?: never;
@@ -1217,6 +1257,8 @@ export interface components {
              */
             level: "DEBUG" | "INFO" | "WARNING" | "ERROR";
         };
+        /** @description An HTML page (UTF-8). */
+        HtmlPage: string;
         /** @description A hub inside a device, with its sub-devices. */
         Hub: {
             /** @description Hub unique id. */
@@ -1285,6 +1327,8 @@ export interface components {
             errorCount?: number;
             errors: components["schemas"]["ProblemViolation"][];
         };
+        /** @description A browser script (UTF-8). */
+        JavaScriptSource: string;
         /** @description A JSON Schema (draft 2020-12): the same as `#/components/schemas/ScenarioManifest`. */
         JsonSchemaDocument: {
             $schema?: string;
@@ -3005,6 +3049,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocumentBody"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    ApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reference page. */
+            200: {
+                headers: {
+                    /** @description What the page may load: scripts from this origin and the page's own inline start-up script (by its hash), styles from this origin and inline (Redoc injects its styles), this document from this origin, the search worker from a `blob:` URL; nothing else. */
+                    "Content-Security-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    ApiReferenceScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": components["schemas"]["JavaScriptSource"];
                 };
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

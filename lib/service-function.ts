@@ -3,13 +3,13 @@
  * ServiceFunction, so the runtime, architecture, tracing, logging and bundling are decided once, here.
  */
 import type { ObjectAction, TableAccess } from '../functions/contract/route.js';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type ICommandHooks, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -118,6 +118,12 @@ export interface ServiceFunctionProps {
    * @default a new role with only the log-group, X-Ray and granted permissions
    */
   role?: IRole;
+  /**
+   * Files of installed packages the handler reads at run time (module specifiers, e.g.
+   * `redoc/bundles/redoc.standalone.js`; FunctionAccess `packageFiles`): copied into the bundle under `node_modules/`
+   * at the same path. @default none
+   */
+  packageFiles?: readonly string[];
 }
 
 /**
@@ -171,6 +177,9 @@ export class ServiceFunction extends NodejsFunction {
         externalModules: RUNTIME_PROVIDED_MODULES,
         // Warnings and errors only: no per-file size listing on every synth.
         logLevel: LogLevel.WARNING,
+        ...(props.packageFiles === undefined || props.packageFiles.length === 0
+          ? {}
+          : { commandHooks: packageFileCopies(props.packageFiles) }),
       },
     });
     // What AWSLambdaBasicExecutionRole would grant on every log group, on this function's log group only.
@@ -221,6 +230,28 @@ export class ServiceFunction extends NodejsFunction {
     this.addEnvironment(envVar, bucket.bucketName);
     return this;
   }
+}
+
+/**
+ * Bundling hooks that copy package files into the bundle after esbuild ran: `<input>/node_modules/<file>` to
+ * `<output>/node_modules/<file>` (POSIX shell commands; bundling is always local). A specifier must be a plain path
+ * inside a package, which the commands rely on.
+ * @throws Error for a specifier with anything but letters, digits, `@`, `.`, `_`, `-` and `/`, or with `..`.
+ */
+export function packageFileCopies(files: readonly string[]): ICommandHooks {
+  for (const file of files) {
+    if (!/^[\w@./-]+$/.test(file) || file.split('/').includes('..'))
+      throw new Error(`Package file '${file}' must be a plain path inside node_modules.`);
+  }
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) =>
+      files.flatMap((file) => [
+        `mkdir -p "${join(outputDir, 'node_modules', dirname(file))}"`,
+        `cp "${join(inputDir, 'node_modules', file)}" "${join(outputDir, 'node_modules', file)}"`,
+      ]),
+  };
 }
 
 /** The construct id of an entry's function: `functions/handlers/deployments-list.ts` → `DeploymentsListFunction`. */

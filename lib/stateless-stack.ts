@@ -471,6 +471,7 @@ export class StatelessStack extends Stack {
         logRetention: settings.logRetention,
         ...(access.timeout === undefined ? {} : { timeout: access.timeout }),
         ...(access.memorySize === undefined ? {} : { memorySize: access.memorySize }),
+        ...(access.packageFiles === undefined ? {} : { packageFiles: access.packageFiles }),
         ...(role === undefined ? {} : { role }),
         environment: {
           ...environment,

@@ -47,6 +47,12 @@ export interface FunctionAccess {
   timeoutSeconds?: number;
   /** Function memory, MB. @default 1024 */
   memorySize?: number;
+  /**
+   * Files of installed packages the handler reads at run time, as module specifiers
+   * (`redoc/bundles/redoc.standalone.js`): the bundler copies each into the function's bundle under `node_modules/` at
+   * the same path, so that `createRequire(import.meta.url).resolve` finds it on Lambda as it does locally.
+   */
+  packageFiles?: readonly string[];
 }
 
 /** One response header of an operation. */

@@ -4,7 +4,7 @@ import { scenarioSkeleton, scenarioSchema, scenarioUsage, scenarioList, scenario
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { searchFilters, search } from './routes/search.js';
 import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
-import { openApiDocument, authToken, authJwks } from './routes/service.js';
+import { openApiDocument, apiReference, apiReferenceScript, authToken, authJwks } from './routes/service.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
 import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, rolloutsList } from './routes/rollouts.js';
@@ -46,6 +46,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   deviceDeploymentsGet,
   deviceDeploymentStatusPost,
   openApiDocument,
+  apiReference,
+  apiReferenceScript,
   scenarioUpload,
   scenarioUploadSlot,
   scenarioUploadStatus,

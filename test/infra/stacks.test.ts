@@ -34,7 +34,7 @@ import {
 import { DEVICE_ISSUER_ENTRY, DEVICE_ISSUER_ROUTES } from '../../functions/contract/routes/device-issuer.js';
 import { KEY_ADMINISTRATION_ACTIONS } from '../../lib/device-token-key.js';
 import { SEARCH_ACTIONS, SEARCH_CLIENTS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
-import { LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
+import { functionIdOf, LAMBDA_RUNTIME, REPO_ROOT } from '../../lib/service-function.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
 import { DEFAULT_METRICS_NAMESPACE, METRIC } from '../../functions/platform/observability.js';
 import type { ServiceStage } from '../../lib/stage.js';
@@ -434,7 +434,15 @@ describe('stacks (bundling skipped)', () => {
       AWS_ROUTES.filter((route) => route.scope === null)
         .map((route) => route.id)
         .sort(),
-    ).toEqual(['AuthJwks', 'AuthToken', 'DeviceIssuerDiscovery', 'DeviceIssuerJwks', 'OpenApiDocument']);
+    ).toEqual([
+      'ApiReference',
+      'ApiReferenceScript',
+      'AuthJwks',
+      'AuthToken',
+      'DeviceIssuerDiscovery',
+      'DeviceIssuerJwks',
+      'OpenApiDocument',
+    ]);
   });
 
   it('runs one function per entry, all arm64 on the newest Node.js runtime, traced, with their own log groups and no managed policies', () => {
@@ -1350,6 +1358,7 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     expect(seconds).toBeLessThan(180);
 
     const bundles: { id: string; file: string; bytes: number }[] = [];
+    const packageFileChecks: { id: string; directory: string }[] = [];
     // Every variable a function of the stacks is given, with a value it plausibly takes once deployed (deployedValue):
     // functions that read their configuration at cold start fail to load without it, or with one the schema refuses.
     const configuration: Record<string, string> = {};
@@ -1367,6 +1376,7 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
         for (const [name, value] of Object.entries(variables))
           configuration[name] = name === ENV.rolloutQueueUrl ? DEPLOYED_QUEUE_URL : deployedValue(value);
         bundles.push({ id, file, bytes: statSync(file).size });
+        packageFileChecks.push({ id, directory: join(outdir, assetPath as string) });
       }
     }
     console.log(
@@ -1377,6 +1387,20 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     // zod (~450 KB minified: every route validates its input with its definition's schemas), the OpenSearch client of
     // the search functions (~250 KB) and the X-Ray SDK of Powertools Tracer (~80 KB) are most of the largest bundle.
     for (const bundle of bundles) expect(bundle.bytes, bundle.id).toBeLessThan(1.25 * 1_048_576);
+
+    // The package files a route's handler reads at run time (its access's packageFiles, e.g. Redoc's script for the
+    // API reference page) are in that function's bundle, at the path Node's resolution finds them from index.mjs.
+    const withPackageFiles = ROUTES.filter((route) => route.access?.packageFiles !== undefined);
+    expect(withPackageFiles.map((route) => route.id)).toEqual(['ApiReferenceScript']);
+    for (const route of withPackageFiles) {
+      const bundle = packageFileChecks.find(({ id }) => id.startsWith(functionIdOf(route.entry)));
+      expect(bundle, route.id).toBeDefined();
+      for (const file of route.access?.packageFiles ?? []) {
+        const copied = join(bundle?.directory ?? '', 'node_modules', file);
+        expect(existsSync(copied), copied).toBe(true);
+        expect(readFileSync(copied).equals(readFileSync(join(REPO_ROOT, 'node_modules', file))), copied).toBe(true);
+      }
+    }
 
     // The ESM bundles load in plain Node (the createRequire banner, externals) and export a handler.
     const script = `for (const file of process.argv.slice(1)) { const m = await import(file); if (typeof m.handler !== 'function') throw new Error(file + ': no handler'); }`;

@@ -12,7 +12,7 @@ import { FILTER_FIELDS } from '../../functions/core/search/registry.js';
 type Json = Record<string, unknown>;
 
 const document = openApiDocument();
-const PUBLIC_PATHS = new Set(['/token', '/.well-known/jwks.json', '/openapi.json']);
+const PUBLIC_PATHS = new Set(['/token', '/.well-known/jwks.json', '/openapi.json', '/docs', '/docs/redoc.standalone.js']);
 
 function asObject(value: unknown): Json {
   expect(value, 'expected an object').toBeTypeOf('object');

@@ -1,9 +1,15 @@
-/** Public routes: the OpenAPI document (main address), token issuance and key set (authentication address). */
+/**
+ * Public routes: the OpenAPI document and its rendered reference page with the page's script (main address), token
+ * issuance and key set (authentication address).
+ */
+import { z } from 'zod';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { OAuthError } from '../../core/errors.js';
 import {
   ClientCredentialsRequest,
+  HtmlPage,
+  JavaScriptSource,
   JsonWebKeySet,
   OAuthErrorBody,
   OpenApiDocumentBody,
@@ -28,6 +34,69 @@ export const openApiDocument = defineRoute({
   entry: 'functions/handlers/openapi.ts',
   responses: {
     200: { description: 'The OpenAPI 3.1 description of the service.', schema: OpenApiDocumentBody },
+    ...COMMON_PROBLEMS,
+  },
+});
+
+/**
+ * The script that renders the reference page: Redoc's standalone bundle, as a module specifier of the installed
+ * `redoc` package (about 1.1 MB).
+ */
+export const REDOC_SCRIPT_MODULE = 'redoc/bundles/redoc.standalone.js';
+
+/** GET /docs */
+export const apiReference = defineRoute({
+  id: 'ApiReference',
+  api: 'main',
+  method: 'GET',
+  path: '/docs',
+  summary: 'API reference',
+  description:
+    'This document rendered as a browsable reference page (Redoc), for people; no bearer token needed. The page loads its script (`docs/redoc.standalone.js`) and this document (`openapi.json`) from this address, by URLs relative to itself, and nothing from anywhere else: its `Content-Security-Policy` allows only this origin.',
+  tags: ['Meta'],
+  scope: null,
+  request: { query: IgnoredQuery },
+  access: { storage: false, memorySize: 256 },
+  entry: 'functions/handlers/api-reference.ts',
+  responses: {
+    200: {
+      description: 'The reference page.',
+      schema: HtmlPage,
+      contentType: 'text/html',
+      headers: {
+        'Content-Security-Policy': {
+          description:
+            "What the page may load: scripts from this origin and the page's own inline start-up script (by its hash), styles from this origin and inline (Redoc injects its styles), this document from this origin, the search worker from a `blob:` URL; nothing else.",
+          schema: z.string(),
+          required: true,
+        },
+      },
+    },
+    ...COMMON_PROBLEMS,
+  },
+});
+
+/** GET /docs/redoc.standalone.js */
+export const apiReferenceScript = defineRoute({
+  id: 'ApiReferenceScript',
+  api: 'main',
+  method: 'GET',
+  path: '/docs/redoc.standalone.js',
+  summary: 'Script of the API reference page',
+  description:
+    "Redoc's standalone bundle (the `redoc` package the service is built with), which GET /docs loads to render this document; browsers may keep it a day. No bearer token needed.",
+  tags: ['Meta'],
+  scope: null,
+  request: { query: IgnoredQuery },
+  access: { storage: false, memorySize: 256, packageFiles: [REDOC_SCRIPT_MODULE] },
+  entry: 'functions/handlers/api-reference-script.ts',
+  responses: {
+    200: {
+      description: 'The script.',
+      schema: JavaScriptSource,
+      contentType: 'application/javascript',
+      headers: { 'Cache-Control': HEADERS['Cache-Control'] },
+    },
     ...COMMON_PROBLEMS,
   },
 });

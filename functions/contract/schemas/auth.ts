@@ -1,4 +1,7 @@
-/** The authentication address: token request and answer, the issuer's key set; and the OpenAPI document itself. */
+/**
+ * The authentication address: token request and answer, the issuer's key set; and the OpenAPI document itself with its
+ * rendered reference page.
+ */
 import { z } from 'zod';
 import { ACCEPTED_ALGORITHMS } from '../../platform/auth.js';
 
@@ -80,3 +83,11 @@ export const OpenApiDocumentBody = z
   .object({ openapi: z.literal('3.1.0') })
   .loose()
   .meta({ id: 'OpenApiDocumentBody', description: 'The OpenAPI 3.1 description of the service.' });
+
+/** The body of GET /docs: an HTML page. */
+export const HtmlPage = z.string().meta({ id: 'HtmlPage', contentMediaType: 'text/html', description: 'An HTML page (UTF-8).' });
+
+/** The body of GET /docs/redoc.standalone.js: a browser script. */
+export const JavaScriptSource = z
+  .string()
+  .meta({ id: 'JavaScriptSource', contentMediaType: 'application/javascript', description: 'A browser script (UTF-8).' });
