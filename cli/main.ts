@@ -4,6 +4,8 @@
  * or failed items, 2 bad usage.
  */
 import { Command, CommanderError } from 'commander';
+import { registerDeploymentCommands } from './commands/deployments.js';
+import { registerSearchCommands } from './commands/search.js';
 import { registerSessionCommands } from './commands/session.js';
 import { EXIT_USAGE, reportError } from './output.js';
 
@@ -20,6 +22,8 @@ export function dssProgram(): Command {
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   registerSessionCommands(program);
+  registerDeploymentCommands(program);
+  registerSearchCommands(program);
   return program;
 }
 
