@@ -4,6 +4,7 @@
  * or failed items, 2 bad usage.
  */
 import { Command, CommanderError } from 'commander';
+import { registerScenarioCommands } from './commands/scenarios.js';
 import { registerSessionCommands } from './commands/session.js';
 import { EXIT_USAGE, reportError } from './output.js';
 
@@ -20,6 +21,7 @@ export function dssProgram(): Command {
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   registerSessionCommands(program);
+  registerScenarioCommands(program);
   return program;
 }
 
