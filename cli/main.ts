@@ -4,6 +4,8 @@
  * or failed items, 2 bad usage.
  */
 import { Command, CommanderError } from 'commander';
+import { registerDeviceCommands } from './commands/devices.js';
+import { registerRolloutCommands } from './commands/rollouts.js';
 import { registerScenarioCommands } from './commands/scenarios.js';
 import { registerSessionCommands } from './commands/session.js';
 import { EXIT_USAGE, reportError } from './output.js';
@@ -22,6 +24,8 @@ export function dssProgram(): Command {
     .exitOverride();
   registerSessionCommands(program);
   registerScenarioCommands(program);
+  registerDeviceCommands(program);
+  registerRolloutCommands(program);
   return program;
 }
 
