@@ -5,6 +5,9 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerDeploymentCommands } from './commands/deployments.js';
+import { registerDeviceCommands } from './commands/devices.js';
+import { registerRolloutCommands } from './commands/rollouts.js';
+import { registerScenarioCommands } from './commands/scenarios.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerSessionCommands } from './commands/session.js';
 import { EXIT_USAGE, reportError } from './output.js';
@@ -22,7 +25,10 @@ export function dssProgram(): Command {
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   registerSessionCommands(program);
+  registerScenarioCommands(program);
+  registerDeviceCommands(program);
   registerDeploymentCommands(program);
+  registerRolloutCommands(program);
   registerSearchCommands(program);
   return program;
 }

@@ -138,6 +138,13 @@ export function reportError(error: unknown): number {
     const { problem } = error;
     note(`error: ${error.status} ${problem.title}: ${problem.detail}`);
     for (const violation of problem.errors ?? []) note(`  ${violation.path}: ${violation.message}`);
+    // A 413 of the storage quota names the figures: what it allows, what is used, what the archive needed.
+    const { quotaBytes, usedBytes, archiveBytes } = problem as { quotaBytes?: unknown; usedBytes?: unknown; archiveBytes?: unknown };
+    if (typeof quotaBytes === 'number' && typeof usedBytes === 'number' && typeof archiveBytes === 'number') {
+      const figure = (bytes: number) => `${formatBytes(bytes)} (${bytes.toLocaleString('en-US')} bytes)`;
+      note(`  quota: ${figure(quotaBytes)}; used: ${figure(usedBytes)}; available: ${figure(Math.max(0, quotaBytes - usedBytes))}`);
+      note(`  archive: ${figure(archiveBytes)}`);
+    }
     if (problem.errorCount !== undefined && problem.errors !== undefined && problem.errorCount > problem.errors.length) {
       note(`  … and ${problem.errorCount - problem.errors.length} more`);
     }

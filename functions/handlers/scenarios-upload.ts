@@ -1,19 +1,10 @@
+import { DIRECT_UPLOAD_LIMIT_TEXT, MAX_DIRECT_UPLOAD_BYTES } from '../contract/archives.js';
 import { scenarioUpload } from '../contract/routes/uploads.js';
 import { BadRequestError, PayloadTooLargeError } from '../core/errors.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
 import { services } from '../platform/composition.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { type MultipartForm, multipartFormBody } from '../platform/multipart.js';
-
-/**
- * Largest archive accepted on the upload address, bytes (4 MiB). Lambda receives at most 6 MB per synchronous
- * invocation and API Gateway base64-encodes binary bodies (×4/3), which leaves about 4.4 MB for an archive and its
- * multipart framing. Larger archives go through a presigned upload slot.
- */
-export const MAX_DIRECT_UPLOAD_BYTES = 4 * 1024 * 1024;
-
-/** MAX_DIRECT_UPLOAD_BYTES as the 413 and the README state it: `4 MiB (4,194,304 bytes)`. */
-export const DIRECT_UPLOAD_LIMIT_TEXT = `${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} MiB (${MAX_DIRECT_UPLOAD_BYTES.toLocaleString('en-US')} bytes)`;
 
 /**
  * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios (spec endpoint 2): multipart part `payload`.

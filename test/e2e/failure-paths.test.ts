@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/handlers/scenarios-upload.js';
+import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/contract/archives.js';
 import {
   call,
   eventually,

@@ -1,6 +1,6 @@
 /** Routes of the upload address: direct upload, presigned upload slots and their status. */
 import { z } from 'zod';
-import { UPLOADED_ARCHIVES, STORED_ARCHIVES } from '../archives.js';
+import { MAX_DIRECT_UPLOAD_BYTES, STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../archives.js';
 import { CompanyParams, companyId, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 
@@ -31,7 +31,7 @@ export const scenarioUpload = defineRoute({
     body: {
       kind: 'multipart',
       schema: ScenarioUploadForm,
-      description: 'One file part `payload`: the scenario archive (ZIP), at most 4 MiB.',
+      description: `One file part \`payload\`: the scenario archive (ZIP), at most ${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} MiB.`,
     },
   },
   // Quota check and usage update on companies, version record on scenarios (one transaction), archive put under
@@ -55,8 +55,7 @@ export const scenarioUploadSlot = defineRoute({
   method: 'POST',
   path: '/companies/{companyId}/resources/scenarios/uploads',
   summary: 'Request a presigned upload slot for a large archive',
-  description:
-    'For archives above the 4 MiB limit of direct uploads: PUT the archive to the returned presigned URL; the S3 object-created event runs the same validation, quota and immutability rules as a direct upload. Poll the Location address for the outcome. Needs `scenarios:write` on the company.',
+  description: `For archives above the ${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} MiB limit of direct uploads: PUT the archive to the returned presigned URL; the S3 object-created event runs the same validation, quota and immutability rules as a direct upload. Poll the Location address for the outcome. Needs \`scenarios:write\` on the company.`,
   tags: ['Scenarios'],
   scope: 'scenarios:write',
   companyParameter: 'companyId',

@@ -1,0 +1,320 @@
+/**
+ * `dss rollout create|get|list|pause|resume|cancel`: one scenario version deployed (or undeployed) on a fleet, wave
+ * after wave (docs/contract.md, "Rollouts").
+ */
+import type { Command } from 'commander';
+import { type components, type DssClient, expectOk } from '../../client/index.js';
+import { MAX_ROLLOUT_IDS } from '../../functions/core/rollout-model.js';
+import { invocationOf } from '../context.js';
+import { readIds } from '../files.js';
+import { finiteNumber, positiveInteger, positiveNumber } from '../option-parsers.js';
+import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
+import { parseScenarioRef } from '../scenario-ref.js';
+
+type Rollout = components['schemas']['Rollout'];
+type RolloutWave = components['schemas']['RolloutWave'];
+type RolloutCreateBody = components['schemas']['RolloutCreateBody'];
+
+/** Default of `--interval`, seconds between two reads of a watched rollout. */
+const DEFAULT_WATCH_INTERVAL_SECONDS = 2;
+
+/** Adds `dss rollout` and its subcommands. */
+export function registerRolloutCommands(program: Command): void {
+  const rollout = program
+    .command('rollout')
+    .description('Deploy a scenario version to a fleet wave by wave, and follow, pause, resume or cancel it');
+
+  rollout
+    .command('create')
+    .description('Create a rollout: the targets are resolved now, split into waves, and deployed to in the background')
+    .argument('<scenario@version>', 'the scenario version, e.g. acme-welcome@1.1.0')
+    .option(
+      '--query <query>',
+      "a device search's query string selecting the targets (e.g. 'connection.state=CONNECTED&health.mode=SERVER'); '' selects every device",
+    )
+    .option('--devices <ids>', `device ids, comma-separated (at most ${MAX_ROLLOUT_IDS.toLocaleString('en-US')})`)
+    .option('--from <file>', 'device ids from a CSV (id column) or JSON file')
+    .option(
+      '--waves <sizes>',
+      'sizes of the first waves, comma-separated (e.g. 10,100); the rest of the targets form the last wave',
+      waveSizes,
+    )
+    .option(
+      '--failure-threshold <share>',
+      'share of FAILED reports in a wave above which the rollout pauses, 0 to 1 (service default 0.1)',
+      finiteNumber,
+    )
+    .option('--wave-timeout <seconds>', "how long a wave waits for its devices' reports, seconds (service default 3600)", positiveInteger)
+    .option('--note <text>', 'why: the note of every deployment the rollout makes')
+    .option('--undeploy', 'undeploy the version instead of deploying it')
+    .option('--watch', 'then follow it until it is no longer RUNNING (as `dss rollout get --watch`)')
+    .option('--interval <seconds>', `with --watch: seconds between two reads (default ${DEFAULT_WATCH_INTERVAL_SECONDS})`, positiveNumber)
+    .addHelpText(
+      'after',
+      "\nExamples:\n  dss rollout create acme-welcome@1.1.0 --query 'connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER' --waves 10,100 --failure-threshold 0.05\n  dss rollout create acme-welcome@1.1.0 --devices kiosk-0001,kiosk-0002 --note 'Spring campaign'\n  dss rollout create acme-welcome@1.1.0 --from kiosks.csv --wave-timeout 600 --watch",
+    )
+    .action(async (reference: string, options: CreateOptions, command: Command) => {
+      const what = parseScenarioRef(reference);
+      const targets = await targetsOf(options);
+      const { dss, json, company, settings } = await invocationOf(command);
+      const companyId = company();
+      const body: RolloutCreateBody = {
+        action: options.undeploy === true ? 'UNDEPLOY' : 'DEPLOY',
+        what: { type: 'SCENARIO', id: what.scenarioId, subId: what.version },
+        targets,
+        ...(options.waves === undefined ? {} : { waves: options.waves }),
+        ...(options.failureThreshold === undefined ? {} : { failureThreshold: options.failureThreshold }),
+        ...(options.waveTimeout === undefined ? {} : { waveTimeoutSeconds: options.waveTimeout }),
+        ...(options.note === undefined ? {} : { note: options.note }),
+      };
+      const result = await dss.main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId } }, body });
+      const created = expectOk(result);
+      const location = result.response.headers.get('location');
+      if (options.watch === true) {
+        if (!json) note(`Created rollout ${created.id}${location === null ? '' : ` (${addressOf(settings.baseUrl, location)})`}.`);
+        await watch(dss, companyId, created, json, options.interval);
+        return;
+      }
+      if (json) {
+        printJson(created);
+        return;
+      }
+      say(`Created rollout ${created.id}: ${created.targets} devices in ${created.waves.length} wave(s).`);
+      printRollout(created);
+      if (location !== null) note(`Follow it: dss rollout get ${created.id} --watch (${addressOf(settings.baseUrl, location)})`);
+    });
+
+  rollout
+    .command('get')
+    .description('Show a rollout: its state and each wave with its counts')
+    .argument('<rolloutId>', 'rollout id')
+    .option('--watch', 'read it again until it is no longer RUNNING; exit code 0 when it COMPLETED, 1 when PAUSED or CANCELLED')
+    .option('--interval <seconds>', `with --watch: seconds between two reads (default ${DEFAULT_WATCH_INTERVAL_SECONDS})`, positiveNumber)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dss rollout get 01JD2X3Y4Z5A6B7C8D9E0F1G2H\n  dss rollout get 01JD2X3Y4Z5A6B7C8D9E0F1G2H --watch --interval 5',
+    )
+    .action(async (rolloutId: string, options: WatchOptions, command: Command) => {
+      const { dss, json, company } = await invocationOf(command);
+      const companyId = company();
+      const current = await readRollout(dss, companyId, rolloutId);
+      if (options.watch === true) {
+        await watch(dss, companyId, current, json, options.interval);
+        return;
+      }
+      if (json) printJson(current);
+      else printRollout(current);
+    });
+
+  rollout
+    .command('list')
+    .description("List the company's rollouts, newest first")
+    .option('--limit <n>', 'rollouts per page (1 to 1000; the service defaults to 100)', positiveInteger)
+    .option('--cursor <cursor>', 'continue a listing from the cursor a previous page printed')
+    .option('--all', 'follow every page')
+    .addHelpText('after', '\nExamples:\n  dss rollout list\n  dss rollout list --all --json')
+    .action(async (options: ListOptions, command: Command) => {
+      const { dss, json, company } = await invocationOf(command);
+      const companyId = company();
+      const items: Rollout[] = [];
+      let cursor = options.cursor;
+      let nextCursor: string | null = null;
+      do {
+        const query = { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(cursor === undefined ? {} : { cursor }) };
+        const page = expectOk(await dss.main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId }, query } }));
+        items.push(...page.items);
+        nextCursor = page.nextCursor;
+        cursor = nextCursor ?? undefined;
+      } while (options.all === true && nextCursor !== null);
+      if (json) {
+        printJson({ items, nextCursor });
+        return;
+      }
+      printTable(
+        items,
+        [
+          { head: 'ID', value: (item) => item.id },
+          { head: 'STATE', value: (item) => item.state },
+          { head: 'ACTION', value: (item) => item.action },
+          { head: 'SCENARIO', value: (item) => `${item.what.id}@${item.what.subId}` },
+          { head: 'TARGETS', value: (item) => item.targets },
+          { head: 'WAVES', value: (item) => `${item.waves.filter((wave) => wave.state === 'COMPLETED').length}/${item.waves.length} done` },
+          { head: 'CREATED', value: (item) => item.created },
+        ],
+        'No rollouts.',
+      );
+      if (nextCursor !== null) note(`More rollouts: add --all, or --cursor ${nextCursor}`);
+    });
+
+  for (const [verb, description] of [
+    ['pause', 'Pause a RUNNING rollout: no further device is deployed to (those being deployed finish)'],
+    ['resume', 'Resume a PAUSED rollout where it was'],
+    ['cancel', 'Cancel a RUNNING or PAUSED rollout for good (the deployments made stay)'],
+  ] as const) {
+    rollout
+      .command(verb)
+      .description(description)
+      .argument('<rolloutId>', 'rollout id')
+      .addHelpText(
+        'after',
+        `\nExample:\n  dss rollout ${verb} 01JD2X3Y4Z5A6B7C8D9E0F1G2H\n\nExit code 1 when the rollout is in a state it cannot ${verb} from (409, naming its state).`,
+      )
+      .action(async (rolloutId: string, _options: unknown, command: Command) => {
+        const { dss, json, company } = await invocationOf(command);
+        const companyId = company();
+        const params = { params: { path: { companyId, rolloutId } } };
+        const changed = expectOk(
+          verb === 'pause'
+            ? await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/pause', params)
+            : verb === 'resume'
+              ? await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/resume', params)
+              : await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', params),
+        );
+        if (json) printJson(changed);
+        else {
+          say(`Rollout ${changed.id} is ${changed.state}.`);
+          printRollout(changed);
+        }
+      });
+  }
+}
+
+interface WatchOptions {
+  watch?: boolean;
+  interval?: number;
+}
+
+interface CreateOptions extends WatchOptions {
+  query?: string;
+  devices?: string;
+  from?: string;
+  waves?: number[];
+  failureThreshold?: number;
+  waveTimeout?: number;
+  note?: string;
+  undeploy?: boolean;
+}
+
+interface ListOptions {
+  limit?: number;
+  cursor?: string;
+  all?: boolean;
+}
+
+/** `--waves 10,100`: wave sizes, each an integer of 1 or more. */
+export function waveSizes(text: string): number[] {
+  const sizes = text.split(',').map((part) => part.trim());
+  if (sizes.some((size) => !/^[1-9]\d*$/.test(size))) {
+    throw new UsageError(`--waves '${text}': give wave sizes as integers of 1 or more, comma-separated (e.g. 10,100).`);
+  }
+  return sizes.map(Number);
+}
+
+/**
+ * The `targets` of a create body from `--query`, `--devices` or `--from` (exactly one).
+ * @throws UsageError when none or several are given, a list is empty or longer than MAX_ROLLOUT_IDS, or the file cannot be read
+ */
+export async function targetsOf(options: Pick<CreateOptions, 'query' | 'devices' | 'from'>): Promise<RolloutCreateBody['targets']> {
+  const given = [options.query, options.devices, options.from].filter((value) => value !== undefined).length;
+  if (given !== 1) throw new UsageError('Give exactly one of --query, --devices or --from.');
+  if (options.query !== undefined) return { query: options.query.replace(/^\?/, '') };
+  const ids =
+    options.devices !== undefined
+      ? [
+          ...new Set(
+            options.devices
+              .split(',')
+              .map((id) => id.trim())
+              .filter((id) => id !== ''),
+          ),
+        ]
+      : await readIds(options.from as string);
+  if (ids.length === 0) throw new UsageError('No device id given.');
+  if (ids.length > MAX_ROLLOUT_IDS) {
+    throw new UsageError(
+      `${ids.length.toLocaleString('en-US')} device ids; a rollout lists at most ${MAX_ROLLOUT_IDS.toLocaleString('en-US')}: select them with --query, or split them into several rollouts.`,
+    );
+  }
+  return { ids };
+}
+
+async function readRollout(dss: DssClient, companyId: string, rolloutId: string): Promise<Rollout> {
+  return expectOk(
+    await dss.main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', { params: { path: { companyId, rolloutId } } }),
+  );
+}
+
+/**
+ * Reads the rollout every `intervalSeconds` and prints it each time it changed, until it is no longer RUNNING.
+ * @throws CommandFailed when it ends PAUSED or CANCELLED (a script waiting for it must not go on as if it completed)
+ */
+async function watch(
+  dss: DssClient,
+  companyId: string,
+  first: Rollout,
+  json: boolean,
+  intervalSeconds = DEFAULT_WATCH_INTERVAL_SECONDS,
+): Promise<void> {
+  let current = first;
+  let shown = '';
+  for (;;) {
+    const picture = JSON.stringify([current.state, current.waves, current.pausedReason]);
+    if (picture !== shown && !json) {
+      if (shown !== '') say();
+      say(new Date().toISOString());
+      printRollout(current);
+    }
+    shown = picture;
+    if (current.state !== 'RUNNING') break;
+    await new Promise((done) => setTimeout(done, intervalSeconds * 1000));
+    current = await readRollout(dss, companyId, current.id);
+  }
+  if (json) printJson(current);
+  if (current.state === 'PAUSED') throw new CommandFailed(`Rollout ${current.id} is PAUSED: ${current.pausedReason ?? 'no reason given'}`);
+  if (current.state === 'CANCELLED') throw new CommandFailed(`Rollout ${current.id} was CANCELLED.`);
+}
+
+/** The counts shown in columns of their own; any other (failure causes) go in OTHER. */
+const COUNT_COLUMNS = ['SUCCESS', 'INSTALLED', 'FAILED'] as const;
+
+/** A rollout as a record (state, scenario, settings) and a table of its waves with their counts. */
+export function printRollout(rollout: Rollout): void {
+  printRecord({
+    id: rollout.id,
+    state: rollout.state,
+    pausedReason: rollout.pausedReason,
+    action: rollout.action,
+    scenario: `${rollout.what.id}@${rollout.what.subId}`,
+    targets: rollout.targets,
+    failureThreshold: rollout.failureThreshold,
+    waveTimeoutSeconds: rollout.waveTimeoutSeconds,
+    note: rollout.note ?? undefined,
+    createdBy: rollout.createdBy,
+    created: rollout.created,
+    updated: rollout.updated,
+  });
+  printTable(
+    rollout.waves.map((wave, index) => ({ wave, number: index + 1 })),
+    [
+      { head: 'WAVE', value: ({ number }) => number },
+      { head: 'SIZE', value: ({ wave }) => wave.size },
+      { head: 'STATE', value: ({ wave }) => wave.state },
+      ...COUNT_COLUMNS.map((key) => ({ head: key, value: ({ wave }: { wave: RolloutWave }) => wave.counts[key] ?? 0 })),
+      { head: 'OTHER', value: ({ wave }) => otherCounts(wave) },
+      { head: 'STARTED', value: ({ wave }) => wave.startedAt },
+      { head: 'COMPLETED', value: ({ wave }) => wave.completedAt },
+    ],
+  );
+}
+
+function otherCounts(wave: RolloutWave): string {
+  return Object.entries(wave.counts)
+    .filter(([key, count]) => !(COUNT_COLUMNS as readonly string[]).includes(key) && count > 0)
+    .map(([key, count]) => `${key} ${count}`)
+    .join(', ');
+}
+
+/** A Location path as an address of the main API (kept whole when it is already absolute). */
+function addressOf(baseUrl: string, location: string): string {
+  return location.startsWith('/') ? `${baseUrl}${location}` : location;
+}
