@@ -16,7 +16,6 @@ import { dirname, join } from 'node:path';
 import pRetry from 'p-retry';
 import { ulid } from 'ulid';
 import { ApiError, type components } from '../client/index.js';
-import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from '../functions/core/scenarios/versions.js';
 import { UsageError } from './output.js';
 
 /** Most entries one deployment request may carry (the service's limit, MAX_DEPLOYMENT_ENTRIES): the largest chunk. */
@@ -38,33 +37,6 @@ export type DeploymentEntry = components['schemas']['DeploymentRequest'];
 export type DeploymentResultItem = components['schemas']['DeploymentResultItem'];
 /** DEPLOY or UNDEPLOY. */
 export type DeploymentAction = components['schemas']['DeploymentAction'];
-
-/** A scenario version named on the command line. */
-export interface ScenarioVersion {
-  /** The scenario id (`what.id`). */
-  scenario: string;
-  /** Its semantic version (`what.subId`). */
-  version: string;
-}
-
-/**
- * Parses `SCENARIO@VERSION`, e.g. `acme-welcome@1.2.0`.
- * @throws UsageError when there is no `@`, the id is not an identifier or the version not a semantic version
- */
-export function parseScenarioVersion(text: string): ScenarioVersion {
-  const at = text.indexOf('@');
-  if (at < 0) throw new UsageError(`'${text}': name the scenario and its version as SCENARIO@VERSION, e.g. acme-welcome@1.2.0.`);
-  const scenario = text.slice(0, at);
-  const version = text.slice(at + 1);
-  if (!IDENTIFIER_PATTERN.test(scenario)) {
-    throw new UsageError(
-      `'${scenario}' is not a scenario id (1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit); expected SCENARIO@VERSION.`,
-    );
-  }
-  if (!SEMVER_PATTERN.test(version))
-    throw new UsageError(`'${version}' is not a semantic version such as 1.2.0; expected SCENARIO@VERSION.`);
-  return { scenario, version };
-}
 
 /**
  * The device ids of a `--devices a,b,c` list: trimmed, blanks dropped, each kept once in first-seen order.

@@ -14,11 +14,11 @@ import {
   MAX_LISTED_DEVICES,
   MAX_NOTE_LENGTH,
   parseDeviceList,
-  parseScenarioVersion,
   runBatch,
   type SendChunk,
   summarize,
 } from '../batch.js';
+import { parseScenarioRef } from '../scenario-ref.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
 import { CommandFailed, note, printJson, printTable, type Progress, say, startProgress, UsageError } from '../output.js';
@@ -206,7 +206,7 @@ Examples:
   dss ${name} acme-welcome@1.2.0 --from devices.json --chunk-size 1000 --json > result.json`,
     )
     .action(async (target: string, options: BatchCommandOptions, command: Command) => {
-      const { scenario, version } = parseScenarioVersion(target);
+      const { scenarioId: scenario, version } = parseScenarioRef(target);
       const ids = await deviceIdsOf(options);
       if (options.note !== undefined && options.note.length > MAX_NOTE_LENGTH) {
         throw new UsageError(`--note has ${options.note.length} characters; at most ${MAX_NOTE_LENGTH} are kept.`);

@@ -7,7 +7,7 @@ import { type components, type DssClient, expectOk } from '../../client/index.js
 import { MAX_ROLLOUT_IDS } from '../../functions/core/rollout-model.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
-import { finiteNumber, positiveInteger, positiveNumber } from '../option-parsers.js';
+import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { parseScenarioRef } from '../scenario-ref.js';
 

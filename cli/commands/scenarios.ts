@@ -6,7 +6,7 @@ import { type components, expectOk } from '../../client/index.js';
 import { MAX_DIRECT_UPLOAD_BYTES } from '../../functions/contract/archives.js';
 import { unzipInto, zipFolder } from '../archives.js';
 import { invocationOf } from '../context.js';
-import { positiveInteger, positiveNumber } from '../option-parsers.js';
+import { positiveInteger, positiveNumber } from '../arguments.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { type ArchiveSource, archiveFile, rejection, type StoredScenario, uploadDirect, uploadPresigned } from '../upload.js';
 

@@ -20,7 +20,6 @@ import {
   journalPath,
   MAX_CHUNK_SIZE,
   parseDeviceList,
-  parseScenarioVersion,
   runBatch,
   sendWithRetry,
   summarize,
@@ -93,19 +92,6 @@ const exists = (path: string) =>
     () => true,
     () => false,
   );
-
-describe('SCENARIO@VERSION', () => {
-  it('splits a scenario id and its semantic version', () => {
-    expect(parseScenarioVersion('acme-welcome@1.2.0')).toEqual({ scenario: 'acme-welcome', version: '1.2.0' });
-    expect(parseScenarioVersion('a.b_c@2.0.0-rc.1+build.5')).toEqual({ scenario: 'a.b_c', version: '2.0.0-rc.1+build.5' });
-  });
-
-  it('refuses a missing version, a version that is not semantic and an id that is not one, as bad usage', () => {
-    for (const text of ['acme-welcome', 'acme-welcome@', '@1.0.0', 'acme-welcome@1.0', 'acme welcome@1.0.0', 'a@b@1.0.0']) {
-      expect(() => parseScenarioVersion(text), text).toThrow(UsageError);
-    }
-  });
-});
 
 describe('--devices', () => {
   it('trims the ids, drops blanks and keeps each once in first-seen order', () => {
