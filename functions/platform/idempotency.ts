@@ -40,7 +40,7 @@ export function idempotencyWhenKeyed(
   let inner: Middleware | undefined;
   const idempotency = () =>
     (inner ??= makeHandlerIdempotent({ persistenceStore: options.store(), config: options.config }) as unknown as Middleware);
-  // The requests whose key was accepted: only those reach Powertools' after/onError.
+  // The requests that wrote their own in-progress record: only those reach Powertools' after/onError.
   const engaged = new WeakSet<object>();
   return {
     before: async (request) => {
@@ -54,9 +54,13 @@ export function idempotencyWhenKeyed(
           [{ path: 'Idempotency-Key', message }],
         );
       }
+      // Throws when the request wrote no record of its own (another request holds the key: 409; the store is down:
+      // 503). Such a request must not reach Powertools' onError, which would delete the record of the request holding
+      // the key, and the next retry would execute again instead of getting that request's response.
+      const replay = await idempotency().before?.(request);
       engaged.add(request);
       // A replay is returned from here (middy's early return).
-      return idempotency().before?.(request);
+      return replay;
     },
     after: async (request) => {
       if (!engaged.has(request)) return;

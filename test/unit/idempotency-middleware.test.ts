@@ -2,11 +2,19 @@
  * The Idempotency-Key middleware with DynamoDB simulated by aws-sdk-client-mock: a response that cannot be stored is
  * still returned, requests without a key never touch the idempotency table, malformed keys are refused first.
  */
-import { DeleteItemCommand, DynamoDBClient, DynamoDBServiceException, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  DynamoDBClient,
+  DynamoDBServiceException,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompressedDynamoDbPersistenceLayer } from '../../functions/adapters/aws/dynamodb-idempotency-store.js';
@@ -93,6 +101,26 @@ describe('idempotencyWhenKeyed', () => {
     expect(response.statusCode).toBe(400);
     expect(JSON.parse(response.body!).detail).toBe('The request body is not valid.');
     expect(mock.commandCalls(DeleteItemCommand)).toHaveLength(1);
+  });
+
+  it('answers 409 to a retry while the first request runs, and leaves its record so the next retry gets its response', async () => {
+    const { handler, executions } = keyedHandler();
+    mock.on(PutItemCommand).rejects(
+      new ConditionalCheckFailedException({
+        $metadata: {},
+        message: 'The conditional request failed',
+        Item: marshall({
+          id: 'deployments-execute#held',
+          expiration: Math.floor(Date.now() / 1000) + 3600,
+          status: 'INPROGRESS',
+          in_progress_expiration: Date.now() + 25_000,
+        }),
+      }),
+    );
+    const response = await handler({ 'Idempotency-Key': 'held' });
+    expect(response.statusCode).toBe(409);
+    expect(executions()).toBe(0);
+    expect(mock.commandCalls(DeleteItemCommand)).toHaveLength(0);
   });
 
   it('does not touch the idempotency table for a request without the header', async () => {
