@@ -132,16 +132,25 @@ describe('dss, from a token to 2,000 deployed kiosks', () => {
   }, 240_000);
 
   it('searches the fleet with filters, as a table and as JSON', async () => {
-    const json = await runDss(user, ['search', 'type=DEVICE', 'company=acme', '--global', 'SN-CLI-1234', '--json']);
-    expect(json.code, json.stderr).toBe(0);
-    const found = JSON.parse(json.stdout) as { items?: Array<{ id: string }> } | Array<{ id: string }>;
-    const items = Array.isArray(found) ? found : (found.items ?? []);
-    expect(items.map((item) => item.id)).toContain(deviceId(1234));
+    // The search index follows the device table's stream: the kiosks imported above are there within moments.
+    let found: Array<{ id: string; serial: string }> = [];
+    await eventually(async () => {
+      const json = await runDss(user, ['search', 'type=DEVICE', 'company=acme', '--global', 'SN-CLI-1234', '--json']);
+      expect(json.code, json.stderr).toBe(0);
+      found = (JSON.parse(json.stdout) as { resources: Array<{ id: string; serial: string }> }).resources;
+      return found.length > 0;
+    }, 'kiosk 1234 in the search index');
+    expect(found[0]).toMatchObject({ id: deviceId(1234), serial: 'SN-CLI-1234' });
 
     const filtered = await runDss(user, ['search', 'type=DEVICE', 'connection.state=UNKNOWN', '--sort', 'serial', '--json']);
     expect(filtered.code, filtered.stderr).toBe(0);
+    const page = JSON.parse(filtered.stdout) as { total: number; resources: Array<{ serial: string; connection: { state: string } }> };
+    expect(page.total).toBeGreaterThanOrEqual(FLEET_SIZE);
+    expect(page.resources.every((resource) => resource.connection.state === 'UNKNOWN')).toBe(true);
+    const serials = page.resources.map((resource) => resource.serial);
+    expect(serials).toEqual([...serials].sort());
 
-    const table = await runDss(user, ['search', 'type=DEVICE', '--global', 'SN-CLI-0042']);
+    const table = await runDss(user, ['search', 'type=DEVICE', '--global', 'SN-CLI-42']);
     expect(table.code).toBe(0);
     expect(table.stdout).toContain(deviceId(42));
 
