@@ -11,7 +11,9 @@ import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/handlers/scenarios-upload.js';
+import { expectOk } from '../../client/index.js';
 import {
+  answerOf,
   call,
   eventually,
   type JsonResult,
@@ -21,6 +23,7 @@ import {
   type ServiceSettings,
   startService,
   tokenFor,
+  type TypedResult,
   uploadArchive,
 } from './harness.js';
 
@@ -63,7 +66,8 @@ interface Problem {
 }
 
 /** Asserts an RFC 9457 problem with `status` and a `detail` matching `detail`; returns its body. */
-function expectProblem(result: JsonResult, status: number, detail?: RegExp): Problem {
+function expectProblem(answer: JsonResult | TypedResult, status: number, detail?: RegExp): Problem {
+  const result = answerOf(answer);
   expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(status);
   expect(result.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
   const body = result.body as Problem;
@@ -469,7 +473,7 @@ describe('403: valid token without the company or the scope', () => {
     // Nothing happened in acme.
     expect(await deviceDeployments(alice, 'acme', 'acme-kiosk-0002')).toEqual([]);
     // The refused upload stored nothing: alice can upload the same (id, version).
-    expect((await uploadArchive(service, alice, 'acme', await validArchive('e2e-bob-intrusion', '1.0.0'))).status).toBe(201);
+    expect((await uploadArchive(service, alice, 'acme', await validArchive('e2e-bob-intrusion', '1.0.0'))).response.status).toBe(201);
   });
 
   it('olivia (read-only scopes) cannot deploy or upload, but can read', async () => {
@@ -579,7 +583,7 @@ describe('422: invalid scenario archives are refused with every violation, and n
     // JSZip >= 3.8 loadAsync sanitizes entry names (`resources/../../evil.sh` becomes `evil.sh`; the raw name is only in
     // `unsafeOriginalName`), so checking Object.keys(zip.files) never saw "..", and the archive was stored (201) with its
     // zip-slip entry intact. The check must run on unsafeOriginalName.
-    expect(result.status, `a ".." entry must be refused with 422; got ${result.status} ${JSON.stringify(result.body)}`).toBe(422);
+    expect(result.response.status, `a ".." entry must be refused with 422; got ${JSON.stringify(answerOf(result))}`).toBe(422);
     const problem = expectProblem(result, 422);
     expect(
       problem.errors?.some((error) => error.path.includes('..')),
@@ -653,14 +657,14 @@ describe('422: invalid scenario archives are refused with every violation, and n
 
   it('after all rejections the service still answers and nothing was stored: the rejected (id, version) uploads with 201', async () => {
     const stored = await uploadArchive(service, alice, 'acme', await validArchive(REJECTED.id, REJECTED.version));
-    expect(stored.status, JSON.stringify(stored.body)).toBe(201);
-    expect(stored.body).toMatchObject({
+    expect(stored.response.status, JSON.stringify(stored.error)).toBe(201);
+    expect(stored.data).toMatchObject({
       id: REJECTED.id,
       version: REJECTED.version,
       size: expect.any(Number),
       sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
-    expect(stored.headers.get('location')).toContain(`/scenarios/${REJECTED.id}/versions/${REJECTED.version}`);
+    expect(stored.response.headers.get('location')).toContain(`/scenarios/${REJECTED.id}/versions/${REJECTED.version}`);
     // And it is deployable now (it was not before).
     const [item] = await deploy(alice, 'acme', [entry('acme-kiosk-0004', REJECTED.id, REJECTED.version)]);
     expect(item).toMatchObject({ state: 'SUCCESS', cause: null });
@@ -697,22 +701,22 @@ describe('413: archives too large for a direct upload', () => {
       true,
     );
     const refused = await uploadArchive(service, alice, 'acme', overArchiveLimit);
-    expect(refused.status).toBe(413);
-    expect(refused.headers.get('content-type')).toBe('application/problem+json');
-    expect(refused.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
-    expect(refused.body.detail).toMatch(/presigned upload slot/);
+    expect(refused.response.status).toBe(413);
+    expect(refused.response.headers.get('content-type')).toBe('application/problem+json');
+    expect(refused.error).toMatchObject({ title: 'Payload Too Large', status: 413 });
+    expect(refused.error?.detail).toMatch(/presigned upload slot/);
     // The limit is stated in the same words by the 413 and by the README.
     const readme = await readFile(join(import.meta.dirname, '../../README.md'), 'utf8');
-    expect(refused.body.detail).toContain(DIRECT_UPLOAD_LIMIT_TEXT);
+    expect(refused.error?.detail).toContain(DIRECT_UPLOAD_LIMIT_TEXT);
     expect(readme).toContain(`limited to ${DIRECT_UPLOAD_LIMIT_TEXT}:`);
 
     const overEventLimit = await validArchive('e2e-too-large', '1.0.0', { 'resources/assets/blob.bin': randomBytes(5 * MiB) }, true);
     const gateway = await uploadArchive(service, alice, 'acme', overEventLimit);
-    expect(gateway.status).toBe(413);
-    expect(gateway.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
+    expect(gateway.response.status).toBe(413);
+    expect(gateway.error).toMatchObject({ title: 'Payload Too Large', status: 413 });
 
     const small = await uploadArchive(service, alice, 'acme', await validArchive('e2e-too-large', '1.0.0'));
-    expect(small.status).toBe(201);
+    expect(small.response.status).toBe(201);
   });
 });
 
@@ -722,8 +726,8 @@ describe('413: globex storage quota (5 MiB)', () => {
 
   it('3 MiB fits, a second 3 MiB is refused with the figures, and the refusal consumed nothing', async () => {
     const first = await uploadArchive(service, bob, 'globex', await bigArchive('1.0.0', 3 * MiB));
-    expect(first.status, JSON.stringify(first.body)).toBe(201);
-    const firstSize = (first.body as { size: number }).size;
+    expect(first.response.status, JSON.stringify(first.error)).toBe(201);
+    const firstSize = expectOk(first).size;
     expect(firstSize).toBeGreaterThanOrEqual(3 * MiB);
 
     const secondArchive = await bigArchive('2.0.0', 3 * MiB);
@@ -737,8 +741,8 @@ describe('413: globex storage quota (5 MiB)', () => {
 
     // A small version (the same version number that was refused) fits: the refused one stored and charged nothing.
     const small = await uploadArchive(service, bob, 'globex', await validArchive('e2e-quota', '2.0.0'));
-    expect(small.status, JSON.stringify(small.body)).toBe(201);
-    const smallSize = (small.body as { size: number }).size;
+    expect(small.response.status, JSON.stringify(small.error)).toBe(201);
+    const smallSize = expectOk(small).size;
 
     // usedBytes moved by exactly the small archive.
     const again = expectProblem(await uploadArchive(service, bob, 'globex', await bigArchive('3.0.0', 3 * MiB)), 413);
