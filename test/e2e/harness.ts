@@ -179,6 +179,19 @@ export interface JsonResult<T = any> {
   body: T;
 }
 
+/**
+ * Asks for a device token with the client credentials grant, form-encoded as devices send it (RFC 6749 §4.4),
+ * through the typed client.
+ * @returns the openapi-fetch result: `data` (the token) on 200, the OAuth or problem `error` otherwise.
+ */
+export function deviceTokenRequest(service: LocalService, clientId: string, clientSecret: string) {
+  return clientFor(service).auth.POST('/token', {
+    body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
+    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+}
+
 /** What a typed-client call resolves to: the response and, by status, the parsed `data` (2xx) or `error` body. */
 export interface TypedResult {
   response: Response;
