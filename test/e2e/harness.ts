@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Middleware } from 'openapi-fetch';
 import { expect } from 'vitest';
-import { createDssClient, type DssClient, expectOk } from '../../client/index.js';
+import { createDssClient, type DssClient, expectOk, type ProblemBody } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
 import type { ApiName } from '../../functions/contract/route.js';
 import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
@@ -197,6 +197,17 @@ export interface TypedResult {
   response: Response;
   data?: unknown;
   error?: unknown;
+}
+
+/**
+ * Asserts that a typed-client answer has `status` (not 2xx) with a problem+json body, and returns that body. The
+ * client types `error` as the union of every documented error body; the contract check has already validated it
+ * against the schema of its status.
+ */
+export function expectError(result: TypedResult, status: number): ProblemBody {
+  expect(result.response.status, `unexpected status; body: ${JSON.stringify(result.error ?? result.data)}`).toBe(status);
+  expect(result.response.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
+  return result.error as ProblemBody;
 }
 
 /**
