@@ -11,16 +11,18 @@ import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../../client/index.js';
 import {
-  call,
+  answerOf,
+  clientFor,
   eventually,
-  type JsonResult,
   type LocalService,
   newServiceSettings,
   removeDataDirectory,
   type ServiceSettings,
   startService,
   tokenFor,
+  type TypedResult,
   uploadArchive,
 } from './harness.js';
 
@@ -200,7 +202,8 @@ interface Problem {
   [extension: string]: unknown;
 }
 
-function expectProblem(result: JsonResult, status: number): Problem {
+function expectProblem(typed: TypedResult, status: number): Problem {
+  const result = answerOf(typed);
   expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(status);
   expect(result.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
   const body = result.body as Problem;
@@ -338,23 +341,25 @@ async function s3Files(): Promise<string[]> {
 }
 
 async function scenarioSearchIds(token: string): Promise<string[]> {
-  const result = await call(`${service.api}/resources/search?type=SCENARIO&pageSize=100`, { token });
-  expect(result.status, JSON.stringify(result.body)).toBe(200);
-  expect(result.body.total, 'all scenarios fit in one page').toBeLessThanOrEqual(100);
-  return (result.body.resources as { id: string }[]).map((resource) => resource.id);
+  const result = expectOk(
+    await clientFor(service, token).main.GET('/resources/search', { params: { query: { type: ['SCENARIO'], pageSize: 100 } } }),
+  );
+  expect(result.total, 'all scenarios fit in one page').toBeLessThanOrEqual(100);
+  return result.resources.map((resource) => resource.id);
 }
 
-/** GET usage, or undefined when the endpoint does not exist (404 "No route"). */
-async function usage(token: string, company: string): Promise<{ quotaBytes: number; usedBytes: number } | undefined> {
-  const result = await call(`${service.api}/companies/${company}/resources/scenarios/usage`, { token });
-  if (result.status === 404) return undefined;
-  expect(result.status, JSON.stringify(result.body)).toBe(200);
-  return result.body as { quotaBytes: number; usedBytes: number };
+/** The company's storage usage (quota, used and available bytes). */
+async function usage(token: string, company: string) {
+  return expectOk(
+    await clientFor(service, token).main.GET('/companies/{companyId}/resources/scenarios/usage', {
+      params: { path: { companyId: company } },
+    }),
+  );
 }
 
 describe('archive corpus over HTTP: every malicious or broken archive → 422, the service keeps answering, nothing stored', () => {
   let cases: CorpusCase[];
-  let usageBefore: { quotaBytes: number; usedBytes: number } | undefined;
+  let usageBefore: { quotaBytes: number; usedBytes: number };
 
   beforeAll(async () => {
     cases = await corpus();
@@ -366,8 +371,8 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
     for (const item of cases) {
       expect(item.archive.length, `${item.label}: under the direct upload limit`).toBeLessThan(4 * MiB);
       const result = await uploadArchive(service, alice, 'acme', item.archive, `${item.id}.zip`);
-      if (result.status !== 422) {
-        failures.push(`${item.label}: ${result.status} ${JSON.stringify(result.body)}`);
+      if (result.response.status !== 422) {
+        failures.push(`${item.label}: ${result.response.status} ${JSON.stringify(answerOf(result).body)}`);
         continue;
       }
       const problem = expectProblem(result, 422);
@@ -382,12 +387,13 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
 
   it('the service still answers: a fresh token, search and a valid upload work', async () => {
     const token = await tokenFor(service, 'alice');
-    const search = await call(`${service.api}/resources/search?type=DEVICE&pageSize=1`, { token });
-    expect(search.status).toBe(200);
-    expect(search.body.total).toBeGreaterThan(0);
+    const search = expectOk(
+      await clientFor(service, token).main.GET('/resources/search', { params: { query: { type: ['DEVICE'], pageSize: 1 } } }),
+    );
+    expect(search.total).toBeGreaterThan(0);
     const control = await uploadArchive(service, token, 'acme', writeZip(validEntries('corpus-control')));
-    expect(control.status, JSON.stringify(control.body)).toBe(201);
-    expect(control.body).toMatchObject({ id: 'corpus-control', version: '1.0.0' });
+    expect(control.response.status, JSON.stringify(control.error)).toBe(201);
+    expect(control.data).toMatchObject({ id: 'corpus-control', version: '1.0.0' });
   });
 
   it('nothing was stored: no rejected id in search (after the control upload shows up), listing, scenario GET or S3; usage unchanged', async () => {
@@ -397,15 +403,18 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
     const searched = await scenarioSearchIds(alice);
     expect(searched.filter((id) => rejectedIds.includes(id))).toEqual([]);
 
-    const listing = await call(`${service.api}/companies/acme/resources/scenarios?limit=1000`, { token: alice });
-    if (listing.status === 200) {
-      const ids = (listing.body.items as { id: string }[]).map((item) => item.id);
-      expect(ids).toContain('corpus-control');
-      expect(ids.filter((id) => rejectedIds.includes(id))).toEqual([]);
-      for (const id of rejectedIds)
-        expect((await call(`${service.api}/companies/acme/resources/scenarios/${id}`, { token: alice })).status, id).toBe(404);
-    } else {
-      console.warn(`scenario listing answered ${listing.status}; checked search and S3 only`);
+    const dss = clientFor(service, alice);
+    const listing = expectOk(
+      await dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId: 'acme' }, query: { limit: 1000 } } }),
+    );
+    const ids = listing.items.map((item) => item.id);
+    expect(ids).toContain('corpus-control');
+    expect(ids.filter((id) => rejectedIds.includes(id))).toEqual([]);
+    for (const id of rejectedIds) {
+      const scenario = await dss.main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', {
+        params: { path: { companyId: 'acme', scenarioId: id } },
+      });
+      expect(scenario.response.status, id).toBe(404);
     }
 
     const files = await s3Files();
@@ -416,10 +425,8 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
     expect(files.filter((file) => rejectedIds.some((id) => file.includes(id)))).toEqual([]);
 
     const usageAfter = await usage(alice, 'acme');
-    if (usageBefore !== undefined && usageAfter !== undefined) {
-      const controlSize = writeZip(validEntries('corpus-control')).length;
-      expect(usageAfter.usedBytes, 'only the control upload was charged').toBe(usageBefore.usedBytes + controlSize);
-    }
+    const controlSize = writeZip(validEntries('corpus-control')).length;
+    expect(usageAfter.usedBytes, 'only the control upload was charged').toBe(usageBefore.usedBytes + controlSize);
   });
 });
 
@@ -444,28 +451,26 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
     ).toBeGreaterThan(GLOBEX_QUOTA);
 
     const before = await usage(bob, 'globex');
-    if (before !== undefined) {
-      expect(before.quotaBytes).toBe(GLOBEX_QUOTA);
-      expect(before.usedBytes, 'demo data uses a few KB').toBeLessThan(64 * 1024);
-    } else {
-      console.warn('GET .../resources/scenarios/usage answered 404: deriving usage from 413 bodies (usedBytes)');
-    }
+    expect(before.quotaBytes).toBe(GLOBEX_QUOTA);
+    expect(before.usedBytes, 'demo data uses a few KB').toBeLessThan(64 * 1024);
 
     const results = await Promise.all(
       archives.map((archive, index) => uploadArchive(service, bob, 'globex', archive, `race-${index}.zip`)),
     );
 
     const unexpected = results
-      .map((result, index) => ({ index, status: result.status, body: result.body }))
+      .map((result, index) => ({ index, status: result.response.status, body: answerOf(result).body }))
       .filter(({ status }) => status !== 201 && status !== 413);
     expect(unexpected, 'every concurrent upload must end 201 or 413').toEqual([]);
-    const stored = results.flatMap((result, index) => (result.status === 201 ? [{ index, result }] : []));
-    const refused = results.flatMap((result, index) => (result.status === 413 ? [{ index, problem: expectProblem(result, 413) }] : []));
+    const stored = results.flatMap((result, index) => (result.response.status === 201 ? [{ index, result: expectOk(result) }] : []));
+    const refused = results.flatMap((result, index) =>
+      result.response.status === 413 ? [{ index, problem: expectProblem(result, 413) }] : [],
+    );
     expect(stored.length, 'some uploads succeed').toBeGreaterThan(0);
     expect(refused.length, 'some uploads are refused').toBeGreaterThan(0);
 
     for (const { index, result } of stored) {
-      expect(result.body).toMatchObject({ id: SCENARIO, version: `1.0.${index}`, size: sizes[index] });
+      expect(result).toMatchObject({ id: SCENARIO, version: `1.0.${index}`, size: sizes[index] });
     }
     const storedBytes = stored.reduce((sum, { index }) => sum + (sizes[index] as number), 0);
     for (const { index, problem } of refused) {
@@ -478,22 +483,9 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
       );
     }
 
-    // Usage after: the endpoint, or the usedBytes of one more (refused) upload.
-    let usedAfter: number;
-    const after = await usage(bob, 'globex');
-    if (after !== undefined) {
-      usedAfter = after.usedBytes;
-    } else {
-      const probe = writeZip([
-        ...validEntries(SCENARIO, '9.9.9', ['resources/assets/blob.bin'], 0),
-        { name: 'resources/assets/blob.bin', data: randomBytes(2 * MiB) },
-      ]);
-      const problem = expectProblem(await uploadArchive(service, bob, 'globex', probe), 413);
-      usedAfter = problem.usedBytes as number;
-    }
-    const usedBefore = before?.usedBytes ?? usedAfter - storedBytes;
+    const usedAfter = (await usage(bob, 'globex')).usedBytes;
+    const usedBefore = before.usedBytes;
     const summary = `before ${usedBefore}, stored ${stored.length} (${storedBytes} bytes), refused ${refused.length}, after ${usedAfter}`;
-    console.info(`quota race (${before === undefined ? 'usage derived from a 413' : 'usage endpoint'}): ${summary}`);
     expect(usedBefore + storedBytes, `quota never exceeded: ${summary}`).toBeLessThanOrEqual(GLOBEX_QUOTA);
     expect(usedAfter, `usage = before + sum of stored sizes: ${summary}`).toBe(usedBefore + storedBytes);
     expect(usedBefore, summary).toBeGreaterThanOrEqual(0);
@@ -506,15 +498,16 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
     const smallestRefused = Math.min(...refused.map(({ index }) => sizes[index] as number));
     expect(usedAfter + smallestRefused, summary).toBeGreaterThan(GLOBEX_QUOTA);
 
-    // The versions recorded are exactly the 201s, with their sizes (when the scenario read endpoint exists).
-    const detail = await call(`${service.api}/companies/globex/resources/scenarios/${SCENARIO}`, { token: bob });
-    if (detail.status !== 200) console.warn(`GET .../scenarios/${SCENARIO} answered ${detail.status}; versions not compared`);
-    if (detail.status === 200) {
-      const versions = (detail.body.versions as { version: string; size: number }[]).map(({ version, size }) => ({ version, size }));
-      expect(versions.sort((a, b) => a.version.localeCompare(b.version))).toEqual(
-        stored.map(({ index }) => ({ version: `1.0.${index}`, size: sizes[index] })).sort((a, b) => a.version.localeCompare(b.version)),
-      );
-    }
+    // The versions recorded are exactly the 201s, with their sizes.
+    const detail = expectOk(
+      await clientFor(service, bob).main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', {
+        params: { path: { companyId: 'globex', scenarioId: SCENARIO } },
+      }),
+    );
+    const versions = detail.versions.map(({ version, size }) => ({ version, size }));
+    expect(versions.sort((a, b) => a.version.localeCompare(b.version))).toEqual(
+      stored.map(({ index }) => ({ version: `1.0.${index}`, size: sizes[index] })).sort((a, b) => a.version.localeCompare(b.version)),
+    );
     // Exactly one archive object per stored version; refused archives left no object behind.
     const objectVersions = (await s3Files())
       .filter((file) => file.endsWith('._S3rver_object') && file.includes(`/globex/scenarios/${SCENARIO}/`))

@@ -7,11 +7,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../../client/index.js';
 import { DEPLOYMENT_SHARDS } from '../../functions/adapters/aws/tables.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from './fleet.js';
 import {
-  call,
+  clientFor,
   dynamoDbLocalStopped,
   eventually,
   isRunning,
@@ -77,11 +78,14 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
     const requests = Array.from({ length: ENTRIES }, (_, index) => ({
       target: { type: 'DEVICE', id: fleetDeviceId('acme', LABEL, index + 1), subId: null },
       what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
-      action: 'DEPLOY',
+      action: 'DEPLOY' as const,
     }));
-    const pending = call(`${running.api}/companies/acme/resources/deployments`, { token, json: { note: 'crash test', requests } }).catch(
-      (error: unknown) => error,
-    );
+    const pending = clientFor(running, token)
+      .main.POST('/companies/{companyId}/resources/deployments', {
+        params: { path: { companyId: 'acme' } },
+        body: { note: 'crash test', requests },
+      })
+      .catch((error: unknown) => error);
 
     // Kill it once a fair share of the writes is made, so some changes have their history and events and some not.
     // Counted once a second: a tighter loop would slow the very writes it waits for.
@@ -107,26 +111,23 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
     expect(active.length).toBeGreaterThanOrEqual(800);
     expect(active.length).toBeLessThan(ENTRIES);
 
+    /** One page of the history of acme-welcome 1.0.0 on the restarted service. */
+    const historyPage = async (cursor: string | null) =>
+      expectOk(
+        await clientFor(restarted, await tokenFor(restarted, 'alice')).main.GET('/companies/{companyId}/resources/deployments/history', {
+          params: {
+            path: { companyId: 'acme' },
+            query: { scenarioId: 'acme-welcome', version: '1.0.0', limit: 1000, ...(cursor === null ? {} : { cursor }) },
+          },
+        }),
+      );
     const historyIds = async (): Promise<string[]> => {
       const ids: string[] = [];
       let cursor: string | null = null;
       do {
-        const query = new URLSearchParams({
-          scenarioId: 'acme-welcome',
-          version: '1.0.0',
-          limit: '1000',
-          ...(cursor === null ? {} : { cursor }),
-        });
-        const page = await call(`${restarted.api}/companies/acme/resources/deployments/history?${query}`, {
-          token: await tokenFor(restarted, 'alice'),
-        });
-        expect(page.status).toBe(200);
-        ids.push(
-          ...(page.body.items as { id: string; target: { id: string } }[])
-            .filter((item) => item.target.id.startsWith(`acme-${LABEL}-`))
-            .map((item) => item.id),
-        );
-        cursor = page.body.nextCursor as string | null;
+        const page = await historyPage(cursor);
+        ids.push(...page.items.filter((item) => item.target.id.startsWith(`acme-${LABEL}-`)).map((item) => item.id));
+        cursor = page.nextCursor;
       } while (cursor !== null);
       return ids;
     };

@@ -4,16 +4,18 @@
  * listing, company or filter, or empty, answers 400 naming `cursor`; the `nextCursor` of page 1 still reads page 2.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk, type FetchResult } from '../../client/index.js';
 import { buildDemoScenarioArchive } from '../../functions/local/seed.js';
 import {
-  call,
-  type JsonResult,
+  answerOf,
+  clientFor,
   type LocalService,
   newServiceSettings,
   removeDataDirectory,
   type ServiceSettings,
   startService,
   tokenFor,
+  type TypedResult,
   uploadArchive,
   eventually,
 } from './harness.js';
@@ -23,26 +25,35 @@ let service: LocalService;
 let bob: string;
 let olivia: string;
 
+/** The three paged listings of a company, by name. */
+const LISTINGS = ['deployments', 'scenarios', 'history'] as const;
+type Listing = (typeof LISTINGS)[number];
+
+/** What the three listings have in common. */
 interface Page {
-  items: Record<string, unknown>[];
+  items: unknown[];
   nextCursor: string | null;
 }
 
-/** The three listings of globex, by name: path and the query selecting one page. */
-const LISTINGS = {
-  deployments: '/companies/globex/resources/DEVICE/deployments',
-  scenarios: '/companies/globex/resources/scenarios',
-  history: '/companies/globex/resources/deployments/history',
-} as const;
-type Listing = keyof typeof LISTINGS;
-
-const list = (listing: Listing, query: string, token = bob): Promise<JsonResult<Page>> =>
-  call<Page>(`${service.api}${LISTINGS[listing]}?${query}`, { token });
+/** One page of a listing of `company` (default globex), through the typed client. */
+async function list(
+  listing: Listing,
+  query: { limit?: number; cursor?: string } = {},
+  token = bob,
+  company = 'globex',
+): Promise<FetchResult<Page, unknown>> {
+  const dss = clientFor(service, token);
+  const path = { companyId: company };
+  if (listing === 'deployments') return dss.main.GET('/companies/{companyId}/resources/DEVICE/deployments', { params: { path, query } });
+  if (listing === 'scenarios') return dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path, query } });
+  return dss.main.GET('/companies/{companyId}/resources/deployments/history', { params: { path, query } });
+}
 
 const forged = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
 
 /** Expects the 400 problem naming `cursor` whose detail tells the client what to do. */
-function expectCursorRefused(result: JsonResult, what: string): void {
+function expectCursorRefused(typed: TypedResult, what: string): void {
+  const result = answerOf(typed);
   expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(400);
   expect(result.headers.get('content-type') ?? '', what).toMatch(/^application\/problem\+json\b/);
   expect(
@@ -63,19 +74,19 @@ beforeAll(async () => {
   service = await startService(settings);
   [bob, olivia] = await Promise.all([tokenFor(service, 'bob'), tokenFor(service, 'olivia')]);
   // Three active deployments (and three history entries), two scenarios: every listing has a page 2 with limit=1.
-  const deployed = await call(`${service.api}/companies/globex/resources/deployments`, {
-    token: bob,
-    json: {
+  const deployed = await clientFor(service, bob).main.POST('/companies/{companyId}/resources/deployments', {
+    params: { path: { companyId: 'globex' } },
+    body: {
       requests: ['globex-kiosk-0001', 'globex-kiosk-0002', 'globex-kiosk-0003'].map((device) => ({
         target: { type: 'DEVICE', id: device, subId: null },
         what: { type: 'SCENARIO', id: 'globex-timetable', subId: '1.0.0' },
-        action: 'DEPLOY',
+        action: 'DEPLOY' as const,
       })),
     },
   });
-  expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+  expect(deployed.response.status, JSON.stringify(deployed.error)).toBe(200);
   // History entries are derived from the deployments table's stream, a moment after the answer.
-  await eventually(async () => (await list('history', 'limit=10')).body.items?.length === 3, 'the history of the three deployments');
+  await eventually(async () => expectOk(await list('history', { limit: 10 })).items.length === 3, 'the history of the three deployments');
   const archive = await buildDemoScenarioArchive(
     { company: 'globex', id: 'globex-wayfinding', name: 'Globex wayfinding', description: 'Platform maps.' } as unknown as Parameters<
       typeof buildDemoScenarioArchive
@@ -83,7 +94,7 @@ beforeAll(async () => {
     '1.0.0',
   );
   const uploaded = await uploadArchive(service, bob, 'globex', archive);
-  expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(201);
+  expect(uploaded.response.status, JSON.stringify(uploaded.error)).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -93,39 +104,36 @@ afterAll(async () => {
 
 describe('listing cursors', () => {
   it('answers 400, not 500, to a made-up cursor holding an empty DynamoDB key', async () => {
-    expectCursorRefused(await list('deployments', `cursor=${forged({ pk: 'ACTIVE#globex', sk: '' })}`), 'active deployments');
-    expectCursorRefused(await list('scenarios', `cursor=${forged({ company: 'globex', sk: '' })}`), 'scenarios');
-    expectCursorRefused(await list('history', `cursor=${forged({ pk: '', sk: '', gsi2pk: 'HISTORY#globex', gsi2sk: '' })}`), 'history');
+    expectCursorRefused(await list('deployments', { cursor: forged({ pk: 'ACTIVE#globex', sk: '' }) }), 'active deployments');
+    expectCursorRefused(await list('scenarios', { cursor: forged({ company: 'globex', sk: '' }) }), 'scenarios');
+    expectCursorRefused(await list('history', { cursor: forged({ pk: '', sk: '', gsi2pk: 'HISTORY#globex', gsi2sk: '' }) }), 'history');
   });
 
   it('refuses a made-up cursor even when it names a real item of the caller', async () => {
     expectCursorRefused(
-      await list('deployments', `cursor=${forged({ pk: 'ACTIVE#globex', sk: 'globex-kiosk-0001#globex-timetable#1.0.0' })}`),
+      await list('deployments', { cursor: forged({ pk: 'ACTIVE#globex', sk: 'globex-kiosk-0001#globex-timetable#1.0.0' }) }),
       'active deployments',
     );
-    expectCursorRefused(await list('scenarios', `cursor=${forged({ company: 'globex', sk: 'SCENARIO#globex-timetable' })}`), 'scenarios');
+    expectCursorRefused(await list('scenarios', { cursor: forged({ company: 'globex', sk: 'SCENARIO#globex-timetable' }) }), 'scenarios');
   });
 
-  for (const listing of Object.keys(LISTINGS) as Listing[]) {
+  for (const listing of LISTINGS) {
     it(`${listing}: the nextCursor of page 1 reads page 2; one character changed anywhere answers 400`, async () => {
-      const first = await list(listing, 'limit=1');
-      expect(first.status, JSON.stringify(first.body)).toBe(200);
-      const cursor = first.body.nextCursor;
+      const first = expectOk(await list(listing, { limit: 1 }));
+      const cursor = first.nextCursor;
       expect(cursor).toEqual(expect.any(String));
-      const second = await list(listing, `limit=1&cursor=${encodeURIComponent(cursor as string)}`);
-      expect(second.status, JSON.stringify(second.body)).toBe(200);
-      expect(second.body.items).toHaveLength(1);
-      expect(second.body.items[0]).not.toEqual(first.body.items[0]);
+      const second = expectOk(await list(listing, { limit: 1, cursor: cursor as string }));
+      expect(second.items).toHaveLength(1);
+      expect(second.items[0]).not.toEqual(first.items[0]);
       for (const index of [0, Math.floor((cursor as string).length / 2), (cursor as string).length - 1]) {
-        expectCursorRefused(
-          await list(listing, `limit=1&cursor=${encodeURIComponent(alter(cursor as string, index))}`),
-          `${listing}, character ${index}`,
-        );
+        expectCursorRefused(await list(listing, { limit: 1, cursor: alter(cursor as string, index) }), `${listing}, character ${index}`);
       }
     });
 
     it(`${listing}: an empty cursor answers 400`, async () => {
-      const result: JsonResult = await list(listing, 'cursor=');
+      const typed = await list(listing, { cursor: '' });
+      expect(new URL(typed.response.url).search).toBe('?cursor=');
+      const result = answerOf(typed);
       expect(result.status, JSON.stringify(result.body)).toBe(400);
       expect(result.body.errors.map((error: { path: string }) => error.path)).toEqual(['cursor']);
     });
@@ -133,29 +141,24 @@ describe('listing cursors', () => {
 
   it("refuses a cursor on another listing, another filter, or another caller's company", async () => {
     const cursors = Object.fromEntries(
-      await Promise.all(
-        (Object.keys(LISTINGS) as Listing[]).map(async (listing) => [listing, (await list(listing, 'limit=1')).body.nextCursor as string]),
-      ),
+      await Promise.all(LISTINGS.map(async (listing) => [listing, expectOk(await list(listing, { limit: 1 })).nextCursor as string])),
     ) as Record<Listing, string>;
-    for (const from of Object.keys(LISTINGS) as Listing[]) {
-      for (const to of Object.keys(LISTINGS) as Listing[]) {
-        if (from !== to) expectCursorRefused(await list(to, `cursor=${encodeURIComponent(cursors[from])}`), `${from} cursor on ${to}`);
+    for (const from of LISTINGS) {
+      for (const to of LISTINGS) {
+        if (from !== to) expectCursorRefused(await list(to, { cursor: cursors[from] }), `${from} cursor on ${to}`);
       }
     }
     // The history filtered by a scenario, and one device's active deployments, do not take the unfiltered cursors.
-    expectCursorRefused(
-      await list('history', `scenarioId=globex-timetable&cursor=${encodeURIComponent(cursors.history)}`),
-      'history filter',
-    );
-    const device = await call(
-      `${service.api}/companies/globex/resources/globex-kiosk-0001/deployments?cursor=${encodeURIComponent(cursors.deployments)}`,
-      { token: bob },
-    );
+    const dss = clientFor(service, bob);
+    const filtered = await dss.main.GET('/companies/{companyId}/resources/deployments/history', {
+      params: { path: { companyId: 'globex' }, query: { scenarioId: 'globex-timetable', cursor: cursors.history } },
+    });
+    expectCursorRefused(filtered, 'history filter');
+    const device = await dss.main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+      params: { path: { companyId: 'globex', deviceId: 'globex-kiosk-0001' }, query: { cursor: cursors.deployments } },
+    });
     expectCursorRefused(device, 'device listing');
     // olivia reads both companies: globex's cursor does not page acme's listing.
-    const acme = await call(`${service.api}/companies/acme/resources/scenarios?cursor=${encodeURIComponent(cursors.scenarios)}`, {
-      token: olivia,
-    });
-    expectCursorRefused(acme, 'other company');
+    expectCursorRefused(await list('scenarios', { cursor: cursors.scenarios }, olivia, 'acme'), 'other company');
   });
 });

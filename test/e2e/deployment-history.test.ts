@@ -12,10 +12,11 @@ import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
-import type { ActionHistoryView as HistoryItem } from '../../functions/core/deployment-history.js';
+import { type components, expectOk, type operations } from '../../client/index.js';
 import {
+  answerOf,
   call,
-  type JsonResult,
+  clientFor,
   type LocalService,
   newServiceSettings,
   removeDataDirectory,
@@ -25,6 +26,10 @@ import {
   eventually,
 } from './harness.js';
 
+type HistoryItem = components['schemas']['ActionHistoryEntry'];
+type HistoryQuery = NonNullable<operations['DeploymentsHistory']['parameters']['query']>;
+
+/** A page of the history whose entries are all actions: no device reports a status in this file. */
 interface HistoryPage {
   items: HistoryItem[];
   nextCursor: string | null;
@@ -123,7 +128,12 @@ async function createPreviousDeploymentsTable(dataDirectory: string): Promise<Hi
   }
 }
 
-const entry = (device: string, scenario: string, version: string, action: 'DEPLOY' | 'UNDEPLOY') => ({
+const entry = (
+  device: string,
+  scenario: string,
+  version: string,
+  action: 'DEPLOY' | 'UNDEPLOY',
+): components['schemas']['DeploymentRequest'] => ({
   target: { type: 'DEVICE', id: device, subId: null },
   what: { type: 'SCENARIO', id: scenario, subId: version },
   action,
@@ -131,41 +141,45 @@ const entry = (device: string, scenario: string, version: string, action: 'DEPLO
 
 /** POSTs one deployment request as `token` in `company` and records what the history should show for it. */
 async function deploy(token: string, by: string, company: string, requests: ReturnType<typeof entry>[], note?: string): Promise<void> {
-  const response = await call<{ items: Omit<HistoryItem, 'kind' | 'at' | 'by' | 'note'>[] }>(
-    `${service.api}/companies/${company}/resources/deployments`,
-    {
-      token,
-      json: { requests, ...(note === undefined ? {} : { note }) },
-    },
+  const response = expectOk(
+    await clientFor(service, token).main.POST('/companies/{companyId}/resources/deployments', {
+      params: { path: { companyId: company } },
+      body: { requests, ...(note === undefined ? {} : { note }) },
+    }),
   );
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
   // `at` (the request's instant) is not in the response; listings are compared without it and it is checked apart.
   if (company === 'acme')
-    recorded.push(...response.body.items.map((item) => ({ kind: 'ACTION' as const, ...item, at: '', by, note: note ?? null })));
+    recorded.push(...response.items.map((item) => ({ kind: 'ACTION' as const, ...item, at: '', by, note: note ?? null })));
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-function history(token: string, query: Record<string, string> = {}, company = 'acme'): Promise<JsonResult<HistoryPage>> {
-  return call<HistoryPage>(`${service.api}/companies/${company}/resources/deployments/history?${new URLSearchParams(query)}`, { token });
+/** GET the history of `company` through the typed client: the whole answer, for its status. */
+function historyAnswer(token: string, query: HistoryQuery = {}, company = 'acme') {
+  return clientFor(service, token).main.GET('/companies/{companyId}/resources/deployments/history', {
+    params: { path: { companyId: company }, query },
+  });
+}
+
+/** One page of the history of `company` (a 2xx answer), every entry of which must be an action. */
+async function history(token: string, query: HistoryQuery = {}, company = 'acme'): Promise<HistoryPage> {
+  const page = expectOk(await historyAnswer(token, query, company));
+  const items = page.items.flatMap((item) => (item.kind === 'ACTION' ? [item] : []));
+  expect(items, 'only actions').toHaveLength(page.items.length);
+  return { items, nextCursor: page.nextCursor };
 }
 
 /** Reads every page of a listing with `limit`, checking that only the last page has no cursor. */
-async function allPages(query: Record<string, string>, limit: number): Promise<HistoryItem[]> {
+async function allPages(query: HistoryQuery, limit: number): Promise<HistoryItem[]> {
   const items: HistoryItem[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 100; page += 1) {
-    const response: JsonResult<HistoryPage> = await history(alice, {
-      ...query,
-      limit: String(limit),
-      ...(cursor === null ? {} : { cursor }),
-    });
-    expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body.items.length).toBeLessThanOrEqual(limit);
-    items.push(...response.body.items);
-    cursor = response.body.nextCursor;
+    const response: HistoryPage = await history(alice, { ...query, limit, ...(cursor === null ? {} : { cursor }) });
+    expect(response.items.length).toBeLessThanOrEqual(limit);
+    items.push(...response.items);
+    cursor = response.nextCursor;
     if (cursor === null) return items;
-    expect(response.body.items.length, 'a page before the last is full').toBe(limit);
+    expect(response.items.length, 'a page before the last is full').toBe(limit);
   }
   throw new Error('more than 100 pages');
 }
@@ -212,8 +226,8 @@ beforeAll(async () => {
   // Another company's history, which acme must never see.
   await deploy(bob, 'bob', 'globex', [entry('globex-kiosk-0001', 'globex-timetable', '1.0.0', 'DEPLOY')], 'globex rollout');
   // SUCCESS entries are derived from the deployments table's stream, a moment after the answer.
-  await eventually(async () => (await history(alice, { limit: '1000' })).body.items.length === recorded.length, 'the acme history');
-  await eventually(async () => (await history(bob, {}, 'globex')).body.items.length === 1, 'the globex history');
+  await eventually(async () => (await history(alice, { limit: 1000 })).items.length === recorded.length, 'the acme history');
+  await eventually(async () => (await history(bob, {}, 'globex')).items.length === 1, 'the globex history');
 }, 180_000);
 
 afterAll(async () => {
@@ -241,17 +255,16 @@ describe('deployment history', () => {
 
   it("lists one device's history newest first, with who, when, note, outcome and cause", async () => {
     const response = await history(alice, { deviceId: D10 });
-    expect(response.status).toBe(200);
-    expect(response.body.nextCursor).toBeNull();
-    expect(withoutAt(response.body.items)).toEqual(withoutAt(expected((item) => item.target.id === D10)));
-    expect(response.body.items.map((item) => `${item.action} ${item.what.subId} ${item.state} ${item.cause} ${item.note}`)).toEqual([
+    expect(response.nextCursor).toBeNull();
+    expect(withoutAt(response.items)).toEqual(withoutAt(expected((item) => item.target.id === D10)));
+    expect(response.items.map((item) => `${item.action} ${item.what.subId} ${item.state} ${item.cause} ${item.note}`)).toEqual([
       'DEPLOY 9.9.9 FAILURE WHAT_NOT_FOUND null',
       'UNDEPLOY 1.0.0 SUCCESS null null',
       'DEPLOY 1.0.0 FAILURE ALREADY_DEPLOYED upgrade',
       'DEPLOY 1.1.0 SUCCESS null upgrade',
       'DEPLOY 1.0.0 SUCCESS null first rollout',
     ]);
-    for (const item of response.body.items) {
+    for (const item of response.items) {
       expect(item).toMatchObject({
         target: { type: 'DEVICE', id: D10, subId: null },
         what: { type: 'SCENARIO', id: SCENARIO },
@@ -260,69 +273,68 @@ describe('deployment history', () => {
       expect(new Date(item.at).toISOString()).toBe(item.at);
     }
     // `at` is the request's instant: one per request, in the order of the requests, between t1 and t2 for R2.
-    const [r3, , r2] = response.body.items;
+    const [r3, , r2] = response.items;
     expect((r3?.at ?? '') > t2, `${r3?.at} after ${t2}`).toBe(true);
     expect((r2?.at ?? '') > t1 && (r2?.at ?? '') < t2, `${r2?.at} between ${t1} and ${t2}`).toBe(true);
-    expect(response.body.items[2]?.at).toBe(response.body.items[3]?.at);
+    expect(response.items[2]?.at).toBe(response.items[3]?.at);
   });
 
   it('filters by scenario, by scenario version, and by device and version together', async () => {
     const scenario = await history(alice, { scenarioId: SCENARIO });
-    expect(withoutAt(scenario.body.items)).toEqual(withoutAt(expected((item) => item.what.id === SCENARIO)));
-    expect(scenario.body.items).toHaveLength(10);
+    expect(withoutAt(scenario.items)).toEqual(withoutAt(expected((item) => item.what.id === SCENARIO)));
+    expect(scenario.items).toHaveLength(10);
 
     for (const version of ['1.0.0', '1.1.0']) {
       const page = await history(alice, { scenarioId: SCENARIO, version });
-      expect(withoutAt(page.body.items), version).toEqual(
+      expect(withoutAt(page.items), version).toEqual(
         withoutAt(expected((item) => item.what.id === SCENARIO && item.what.subId === version)),
       );
     }
-    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).body.items).toHaveLength(6);
+    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).items).toHaveLength(6);
 
     const missing = await history(alice, { scenarioId: 'acme-missing' });
-    expect(missing.body.items.map((item) => `${item.target.id} ${item.cause}`)).toEqual([`${D11} WHAT_NOT_FOUND`]);
+    expect(missing.items.map((item) => `${item.target.id} ${item.cause}`)).toEqual([`${D11} WHAT_NOT_FOUND`]);
 
     const both = await history(alice, { deviceId: D10, scenarioId: SCENARIO, version: '1.0.0' });
-    expect(withoutAt(both.body.items)).toEqual(withoutAt(expected((item) => item.target.id === D10 && item.what.subId === '1.0.0')));
-    expect(both.body.items.map((item) => `${item.action} ${item.state}`)).toEqual(['UNDEPLOY SUCCESS', 'DEPLOY FAILURE', 'DEPLOY SUCCESS']);
-    expect((await history(alice, { deviceId: D11, scenarioId: 'acme-missing' })).body.items).toHaveLength(1);
-    expect((await history(alice, { deviceId: D10, scenarioId: 'acme-missing' })).body.items).toEqual([]);
+    expect(withoutAt(both.items)).toEqual(withoutAt(expected((item) => item.target.id === D10 && item.what.subId === '1.0.0')));
+    expect(both.items.map((item) => `${item.action} ${item.state}`)).toEqual(['UNDEPLOY SUCCESS', 'DEPLOY FAILURE', 'DEPLOY SUCCESS']);
+    expect((await history(alice, { deviceId: D11, scenarioId: 'acme-missing' })).items).toHaveLength(1);
+    expect((await history(alice, { deviceId: D10, scenarioId: 'acme-missing' })).items).toEqual([]);
   });
 
   it("lists the company's whole history, including an entry written before the key design changed", async () => {
     const response = await history(olivia);
-    expect(response.status).toBe(200);
-    expect(withoutAt(response.body.items)).toEqual(withoutAt(expected(() => true)));
-    expect(response.body.items.at(-1)).toEqual(oldEntry);
+    expect(withoutAt(response.items)).toEqual(withoutAt(expected(() => true)));
+    expect(response.items.at(-1)).toEqual(oldEntry);
     // The backfilled entry is found by device and by scenario version too.
-    expect((await history(alice, { deviceId: OLD_DEVICE })).body.items).toEqual([oldEntry]);
-    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).body.items.at(-1)).toEqual(oldEntry);
+    expect((await history(alice, { deviceId: OLD_DEVICE })).items).toEqual([oldEntry]);
+    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).items.at(-1)).toEqual(oldEntry);
   });
 
   it('bounds by time: from inclusive, to exclusive', async () => {
     const requestsOf = (items: HistoryItem[]) => withoutAt(items);
     const [first, second, third] = [recorded.slice(1, 3), recorded.slice(3, 6), recorded.slice(6, 11)];
     const byIdDesc = (items: HistoryItem[]) => [...items].sort((a, b) => (a.id < b.id ? 1 : -1));
-    expect(requestsOf((await history(alice, { from: t1, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second)));
-    expect(requestsOf((await history(alice, { from: t2 })).body.items)).toEqual(requestsOf(byIdDesc(third)));
-    expect(requestsOf((await history(alice, { to: t1 })).body.items)).toEqual(requestsOf(byIdDesc([oldEntry, ...first])));
-    expect(requestsOf((await history(alice, { deviceId: D10, from: t1, to: t2 })).body.items)).toEqual(
+    expect(requestsOf((await history(alice, { from: t1, to: t2 })).items)).toEqual(requestsOf(byIdDesc(second)));
+    expect(requestsOf((await history(alice, { from: t2 })).items)).toEqual(requestsOf(byIdDesc(third)));
+    expect(requestsOf((await history(alice, { to: t1 })).items)).toEqual(requestsOf(byIdDesc([oldEntry, ...first])));
+    expect(requestsOf((await history(alice, { deviceId: D10, from: t1, to: t2 })).items)).toEqual(
       requestsOf(byIdDesc(second.filter((item) => item.target.id === D10))),
     );
     expect(
-      requestsOf((await history(alice, { scenarioId: SCENARIO, version: '1.1.0', from: t1 })).body.items).map((item) => item.action),
+      requestsOf((await history(alice, { scenarioId: SCENARIO, version: '1.1.0', from: t1 })).items).map((item) => item.action),
     ).toEqual(['DEPLOY', 'UNDEPLOY', 'DEPLOY']);
     // An instant with an offset is the same instant: t1 written in UTC+01:00.
     const t1PlusOne = new Date(Date.parse(t1) + 3_600_000).toISOString().replace('Z', '+01:00');
-    expect(requestsOf((await history(alice, { from: t1PlusOne, to: t2 })).body.items)).toEqual(requestsOf(byIdDesc(second)));
-    expect((await history(alice, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).body).toEqual({
+    expect(requestsOf((await history(alice, { from: t1PlusOne, to: t2 })).items)).toEqual(requestsOf(byIdDesc(second)));
+    expect(await history(alice, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).toEqual({
       items: [],
       nextCursor: null,
     });
   });
 
   it('pages with limit=2 through nextCursor over every entry exactly once, for every query shape', async () => {
-    const shapes: [Record<string, string>, (item: HistoryItem) => boolean][] = [
+    const shapes: [HistoryQuery, (item: HistoryItem) => boolean][] = [
       [{}, () => true],
       [{ deviceId: D10 }, (item) => item.target.id === D10],
       [{ scenarioId: SCENARIO }, (item) => item.what.id === SCENARIO],
@@ -337,55 +349,61 @@ describe('deployment history', () => {
     }
     expect(await allPages({}, 1)).toHaveLength(11);
     expect(await allPages({ deviceId: D10, scenarioId: SCENARIO, version: '1.0.0' }, 1)).toHaveLength(3);
-    const exact = await history(alice, { deviceId: D11, limit: String(expected((item) => item.target.id === D11).length) });
-    expect(exact.body.nextCursor).toBeNull();
+    const exact = await history(alice, { deviceId: D11, limit: expected((item) => item.target.id === D11).length });
+    expect(exact.nextCursor).toBeNull();
   });
 
   it('answers 400 naming each bad, unknown or repeated parameter', async () => {
-    const paths = async (query: string): Promise<string[]> => {
-      const response = await call(`${service.api}/companies/acme/resources/deployments/history?${query}`, { token: alice });
-      expect(response.status, query).toBe(400);
+    /** The `errors[].path` of the 400 answer to a query: typed, or a hand-built query string for what the document does not allow. */
+    const paths = async (query: HistoryQuery | string): Promise<string[]> => {
+      const response =
+        typeof query === 'string'
+          ? await call(`${service.api}/companies/acme/resources/deployments/history?${query}`, { token: alice })
+          : answerOf(await historyAnswer(alice, query));
+      expect(response.status, JSON.stringify(query)).toBe(400);
       expect(response.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json/);
       return ((response.body as { errors: { path: string }[] }).errors ?? []).map((error) => error.path).sort();
     };
     expect(await paths('colour=red')).toEqual(['colour']);
     expect(await paths('deviceId=a&deviceId=b')).toEqual(['deviceId']);
-    expect(await paths('version=1.0.0')).toEqual(['version']);
-    expect(await paths(`from=${encodeURIComponent(t2)}&to=${encodeURIComponent(t1)}`)).toEqual(['to']);
-    expect(await paths(`from=${encodeURIComponent(t1)}&to=${encodeURIComponent(t1)}`)).toEqual(['to']);
-    expect(await paths('from=yesterday&to=2026-01-01')).toEqual(['from', 'to']);
-    expect(await paths('limit=0')).toEqual(['limit']);
-    expect(await paths('limit=1001')).toEqual(['limit']);
+    expect(await paths({ version: '1.0.0' })).toEqual(['version']);
+    expect(await paths({ from: t2, to: t1 })).toEqual(['to']);
+    expect(await paths({ from: t1, to: t1 })).toEqual(['to']);
+    expect(await paths({ from: 'yesterday', to: '2026-01-01' })).toEqual(['from', 'to']);
+    expect(await paths({ limit: 0 })).toEqual(['limit']);
+    expect(await paths({ limit: 1001 })).toEqual(['limit']);
     expect(await paths('deviceId=&scenarioId=&limit=x&sort=id')).toEqual(['deviceId', 'limit', 'scenarioId', 'sort']);
-    expect(await paths('cursor=not-a-cursor')).toEqual(['cursor']);
+    expect(await paths({ cursor: 'not-a-cursor' })).toEqual(['cursor']);
     // A cursor is valid only for the listing that issued it.
-    const companyCursor = (await history(alice, { limit: '2' })).body.nextCursor ?? '';
-    const deviceCursor = (await history(alice, { deviceId: D10, limit: '2' })).body.nextCursor ?? '';
-    expect(await paths(`deviceId=${D10}&cursor=${companyCursor}`)).toEqual(['cursor']);
-    expect(await paths(`deviceId=${D11}&cursor=${deviceCursor}`)).toEqual(['cursor']);
-    expect(await paths(`scenarioId=${SCENARIO}&cursor=${deviceCursor}`)).toEqual(['cursor']);
-    const olderThanEverything = (await history(alice, { deviceId: D10, limit: '4' })).body.nextCursor ?? '';
-    expect(await paths(`deviceId=${D10}&from=${encodeURIComponent(t2)}&cursor=${olderThanEverything}`)).toEqual(['cursor']);
+    const companyCursor = (await history(alice, { limit: 2 })).nextCursor ?? '';
+    const deviceCursor = (await history(alice, { deviceId: D10, limit: 2 })).nextCursor ?? '';
+    expect(await paths({ deviceId: D10, cursor: companyCursor })).toEqual(['cursor']);
+    expect(await paths({ deviceId: D11, cursor: deviceCursor })).toEqual(['cursor']);
+    expect(await paths({ scenarioId: SCENARIO, cursor: deviceCursor })).toEqual(['cursor']);
+    const olderThanEverything = (await history(alice, { deviceId: D10, limit: 4 })).nextCursor ?? '';
+    expect(await paths({ deviceId: D10, from: t2, cursor: olderThanEverything })).toEqual(['cursor']);
   });
 
   it('answers 403 to bob on acme and 401 without a token', async () => {
-    const forbidden = await history(bob);
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json/);
-    expect((await history(bob, { deviceId: 'globex-kiosk-0001' })).status).toBe(403);
+    const forbidden = await historyAnswer(bob);
+    expect(forbidden.response.status).toBe(403);
+    expect(forbidden.response.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json/);
+    expect(forbidden.error).toMatchObject({ status: 403 });
+    expect((await historyAnswer(bob, { deviceId: 'globex-kiosk-0001' })).response.status).toBe(403);
+    // Hand-built: no Authorization header.
     expect((await call(`${service.api}/companies/acme/resources/deployments/history`)).status).toBe(401);
   });
 
   it("never shows another company's history", async () => {
-    expect((await history(alice, { deviceId: 'globex-kiosk-0001' })).body).toEqual({ items: [], nextCursor: null });
-    expect((await history(olivia, { deviceId: 'globex-kiosk-0001' })).body).toEqual({ items: [], nextCursor: null });
-    expect((await history(olivia, { scenarioId: 'globex-timetable' })).body).toEqual({ items: [], nextCursor: null });
-    expect((await history(olivia)).body.items.some((item) => item.by === 'bob')).toBe(false);
+    expect(await history(alice, { deviceId: 'globex-kiosk-0001' })).toEqual({ items: [], nextCursor: null });
+    expect(await history(olivia, { deviceId: 'globex-kiosk-0001' })).toEqual({ items: [], nextCursor: null });
+    expect(await history(olivia, { scenarioId: 'globex-timetable' })).toEqual({ items: [], nextCursor: null });
+    expect((await history(olivia)).items.some((item) => item.by === 'bob')).toBe(false);
     // The same device read under its own company.
     const globex = await history(olivia, { deviceId: 'globex-kiosk-0001' }, 'globex');
-    expect(globex.body.items.map((item) => `${item.by} ${item.what.id} ${item.state} ${item.note}`)).toEqual([
+    expect(globex.items.map((item) => `${item.by} ${item.what.id} ${item.state} ${item.note}`)).toEqual([
       'bob globex-timetable SUCCESS globex rollout',
     ]);
-    expect((await history(bob, {}, 'globex')).body.items).toHaveLength(1);
+    expect((await history(bob, {}, 'globex')).items).toHaveLength(1);
   });
 });

@@ -5,8 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type components, expectOk } from '../../client/index.js';
 import {
   call,
+  clientFor,
   type LocalService,
   newServiceSettings,
   removeDataDirectory,
@@ -37,12 +39,27 @@ const entry = (device: string, version: string, action: 'DEPLOY' | 'UNDEPLOY' = 
   what: { type: 'SCENARIO', id: scenario, subId: version },
   action,
 });
-const deploy = (token: string, company: string, body: unknown, query = '', headers: Record<string, string> = {}) =>
-  call(`${service.api}/companies/${company}/resources/deployments${query}`, { token, json: body, headers });
+/** POSTs a deployment request through the typed client, with `?dryRun` and an `Idempotency-Key` when given. */
+const deploy = (
+  token: string,
+  company: string,
+  body: components['schemas']['DeploymentRequestBody'],
+  options: { dryRun?: boolean; key?: string } = {},
+) =>
+  clientFor(service, token).main.POST('/companies/{companyId}/resources/deployments', {
+    params: {
+      path: { companyId: company },
+      query: options.dryRun === undefined ? {} : { dryRun: options.dryRun },
+      header: options.key === undefined ? {} : { 'Idempotency-Key': options.key },
+    },
+    body,
+  });
 const active = async (device: string) =>
-  (await call(`${service.api}/companies/acme/resources/${device}/deployments`, { token: alice })).body.items.map(
-    (item: { what: { subId: string } }) => item.what.subId,
-  );
+  expectOk(
+    await clientFor(service, alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+      params: { path: { companyId: 'acme', deviceId: device } },
+    }),
+  ).items.map((item) => item.what.subId);
 
 describe('dry run', () => {
   it('answers what would happen, replaying duplicates in order, and writes nothing', async () => {
@@ -54,31 +71,21 @@ describe('dry run', () => {
         entry('acme-kiosk-0999', '1.0.0'),
       ],
     };
-    const dry = await deploy(alice, 'acme', body, '?dryRun=true');
-    expect(dry.status).toBe(200);
-    expect(dry.body.dryRun).toBe(true);
-    expect(dry.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([
-      null,
-      'ALREADY_DEPLOYED',
-      null,
-      'TARGET_NOT_FOUND',
-    ]);
+    const dry = expectOk(await deploy(alice, 'acme', body, { dryRun: true }));
+    expect(dry.dryRun).toBe(true);
+    expect(dry.items.map((item) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
     expect(await active('acme-kiosk-0101')).toEqual([]);
 
-    const real = await deploy(alice, 'acme', body);
-    expect(real.body.dryRun).toBe(false);
-    expect(real.body.items.map((item: { cause: string | null }) => item.cause)).toEqual([
-      null,
-      'ALREADY_DEPLOYED',
-      null,
-      'TARGET_NOT_FOUND',
-    ]);
+    const real = expectOk(await deploy(alice, 'acme', body));
+    expect(real.dryRun).toBe(false);
+    expect(real.items.map((item) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
     expect(await active('acme-kiosk-0101')).toEqual([]);
 
-    await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] });
-    const again = await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }, '?dryRun=true');
-    expect(again.body.items[0]).toMatchObject({ state: 'FAILURE', cause: 'ALREADY_DEPLOYED' });
-    const bad = await deploy(alice, 'acme', body, '?dryRun=yes');
+    expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }));
+    const again = expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }, { dryRun: true }));
+    expect(again.items[0]).toMatchObject({ state: 'FAILURE', cause: 'ALREADY_DEPLOYED' });
+    // Hand-built: a dryRun that is not a boolean, which the typed client does not send.
+    const bad = await call(`${service.api}/companies/acme/resources/deployments?dryRun=yes`, { token: alice, json: body });
     expect(bad.status).toBe(400);
   });
 });
@@ -89,9 +96,9 @@ describe('limits', () => {
       entry(`acme-kiosk-${String((index % 120) + 1).padStart(4, '0')}`, '1.0.0'),
     );
     const response = await deploy(alice, 'acme', { requests });
-    expect(response.status).toBe(413);
-    expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(response.body.detail).toContain('5000');
+    expect(response.response.status).toBe(413);
+    expect(response.response.headers.get('content-type')).toBe('application/problem+json');
+    expect(response.error?.detail).toContain('5000');
     expect(await active('acme-kiosk-0001')).toEqual([]);
   });
 });
@@ -99,46 +106,46 @@ describe('limits', () => {
 describe('Idempotency-Key', () => {
   it('returns the first response to a retry without executing again', async () => {
     const body = { note: 'idempotent', requests: [entry('acme-kiosk-0102', '1.0.0'), entry('acme-kiosk-0103', '1.0.0')] };
-    const first = await deploy(alice, 'acme', body, '', { 'idempotency-key': 'retry-1' });
-    expect(first.status).toBe(200);
-    expect(first.body.items.map((item: { state: string }) => item.state)).toEqual(['SUCCESS', 'SUCCESS']);
-    const retry = await deploy(alice, 'acme', body, '', { 'idempotency-key': 'retry-1' });
-    expect(retry.status).toBe(200);
-    expect(retry.body).toEqual(first.body);
-    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    const first = await deploy(alice, 'acme', body, { key: 'retry-1' });
+    expect(first.response.status).toBe(200);
+    expect(expectOk(first).items.map((item) => item.state)).toEqual(['SUCCESS', 'SUCCESS']);
+    const retry = await deploy(alice, 'acme', body, { key: 'retry-1' });
+    expect(retry.response.status).toBe(200);
+    expect(retry.data).toEqual(first.data);
+    expect(retry.response.headers.get('idempotent-replayed')).toBe('true');
     // Without the key the same body executes again (and finds the deployments active).
-    const fresh = await deploy(alice, 'acme', body);
-    expect(fresh.body.items.map((item: { cause: string | null }) => item.cause)).toEqual(['ALREADY_DEPLOYED', 'ALREADY_DEPLOYED']);
+    const fresh = expectOk(await deploy(alice, 'acme', body));
+    expect(fresh.items.map((item) => item.cause)).toEqual(['ALREADY_DEPLOYED', 'ALREADY_DEPLOYED']);
   });
 
   it('refuses the same key with a different body (422), and scopes keys per company', async () => {
-    await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0104', '1.0.0')] }, '', { 'idempotency-key': 'retry-2' });
-    const different = await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0105', '1.0.0')] }, '', { 'idempotency-key': 'retry-2' });
-    expect(different.status).toBe(422);
-    expect(different.headers.get('content-type')).toBe('application/problem+json');
+    expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0104', '1.0.0')] }, { key: 'retry-2' }));
+    const different = await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0105', '1.0.0')] }, { key: 'retry-2' });
+    expect(different.response.status).toBe(422);
+    expect(different.response.headers.get('content-type')).toBe('application/problem+json');
+    expect(different.error).toMatchObject({ status: 422 });
     expect(await active('acme-kiosk-0105')).toEqual([]);
     const otherCompany = await deploy(
       bob,
       'globex',
       { requests: [entry('globex-kiosk-0001', '1.0.0', 'DEPLOY', 'globex-timetable')] },
-      '',
-      {
-        'idempotency-key': 'retry-2',
-      },
+      { key: 'retry-2' },
     );
-    expect(otherCompany.status).toBe(200);
-    expect(otherCompany.body.items[0]).toMatchObject({ state: 'SUCCESS' });
+    expect(otherCompany.response.status).toBe(200);
+    expect(expectOk(otherCompany).items[0]).toMatchObject({ state: 'SUCCESS' });
   });
 });
 
 describe('events', () => {
   it('emits one DeploymentChanged event per SUCCESS, none for failures or dry runs', async () => {
-    const response = await deploy(alice, 'acme', {
-      note: 'events',
-      requests: [entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0107', '1.0.0')],
-    });
-    const [first, duplicate, second] = response.body.items as { id: string }[];
-    await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, '?dryRun=true');
+    const response = expectOk(
+      await deploy(alice, 'acme', {
+        note: 'events',
+        requests: [entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0107', '1.0.0')],
+      }),
+    );
+    const [first, duplicate, second] = response.items;
+    expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, { dryRun: true }));
     // Events are derived from the deployments table's stream, a moment after the answer.
     const read = async () =>
       (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => ''))
@@ -171,10 +178,10 @@ describe('races on DynamoDB Local', () => {
   it('50 concurrent identical DEPLOYs: exactly one SUCCESS; 50 UNDEPLOYs: exactly one SUCCESS', async () => {
     const run = (action: 'DEPLOY' | 'UNDEPLOY') =>
       Promise.all(Array.from({ length: 50 }, () => deploy(alice, 'acme', { requests: [entry('acme-kiosk-0110', '1.1.0', action)] })));
-    const deploys = (await run('DEPLOY')).map((response) => response.body.items[0].cause);
+    const deploys = (await run('DEPLOY')).map((response) => expectOk(response).items[0]?.cause);
     expect(deploys.filter((cause) => cause === null)).toHaveLength(1);
     expect(deploys.filter((cause) => cause === 'ALREADY_DEPLOYED')).toHaveLength(49);
-    const undeploys = (await run('UNDEPLOY')).map((response) => response.body.items[0].cause);
+    const undeploys = (await run('UNDEPLOY')).map((response) => expectOk(response).items[0]?.cause);
     expect(undeploys.filter((cause) => cause === null)).toHaveLength(1);
     expect(undeploys.filter((cause) => cause === 'ALREADY_UNDEPLOYED')).toHaveLength(49);
   });

@@ -5,8 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type components, expectOk } from '../../client/index.js';
 import {
-  call,
+  clientFor,
   type LocalService,
   newServiceSettings,
   removeDataDirectory,
@@ -33,22 +34,30 @@ afterAll(async () => {
 const entry = (device: string, version: string) => ({
   target: { type: 'DEVICE', id: device, subId: null },
   what: { type: 'SCENARIO', id: 'acme-welcome', subId: version },
-  action: 'DEPLOY',
+  action: 'DEPLOY' as const,
 });
 const kiosk = (index: number) => `acme-kiosk-${String(index).padStart(4, '0')}`;
-const deploy = (body: unknown, headers: Record<string, string> = {}) =>
-  call(`${service.api}/companies/acme/resources/deployments`, { token: alice, json: body, headers });
+/**
+ * POSTs a deployment request through the typed client, with an `Idempotency-Key` when given. The empty and the
+ * 256-character keys below are outside the document's 1 to 255 characters but still strings: the typed client sends
+ * them as they are, and the service must refuse them.
+ */
+const deploy = (body: components['schemas']['DeploymentRequestBody'], key?: string) =>
+  clientFor(service, alice).main.POST('/companies/{companyId}/resources/deployments', {
+    params: { path: { companyId: 'acme' }, header: key === undefined ? {} : { 'Idempotency-Key': key } },
+    body,
+  });
 const activeCount = async () => {
   let count = 0;
   let cursor: string | undefined;
   do {
-    const page = await call(
-      `${service.api}/companies/acme/resources/DEVICE/deployments?limit=100${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
-      { token: alice },
+    const page = expectOk(
+      await clientFor(service, alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+        params: { path: { companyId: 'acme' }, query: cursor === undefined ? { limit: 100 } : { limit: 100, cursor } },
+      }),
     );
-    expect(page.status).toBe(200);
-    count += page.body.items.length;
-    cursor = page.body.nextCursor ?? undefined;
+    count += page.items.length;
+    cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);
   return count;
 };
@@ -67,18 +76,18 @@ describe('Idempotency-Key with a 5,000-entry request', () => {
     const body = { note: 'large idempotent batch', requests };
     const before = await activeCount();
 
-    const first = await deploy(body, { 'idempotency-key': 'large-batch-1' });
-    expect(first.status).toBe(200);
-    expect(first.headers.get('idempotent-replayed')).toBeNull();
-    expect(first.body.items).toHaveLength(5_000);
-    expect(first.body.items.filter((item: { state: string }) => item.state === 'SUCCESS')).toHaveLength(200);
+    const first = await deploy(body, 'large-batch-1');
+    expect(first.response.status).toBe(200);
+    expect(first.response.headers.get('idempotent-replayed')).toBeNull();
+    expect(expectOk(first).items).toHaveLength(5_000);
+    expect(expectOk(first).items.filter((item) => item.state === 'SUCCESS')).toHaveLength(200);
     expect(await activeCount()).toBe(before + 200);
 
-    const retry = await deploy(body, { 'idempotency-key': 'large-batch-1' });
-    expect(retry.status).toBe(200);
-    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    const retry = await deploy(body, 'large-batch-1');
+    expect(retry.response.status).toBe(200);
+    expect(retry.response.headers.get('idempotent-replayed')).toBe('true');
     // The same result ids: the first execution's answer, not a second execution's (which would say ALREADY_DEPLOYED).
-    expect(retry.body).toEqual(first.body);
+    expect(retry.data).toEqual(first.data);
     expect(await activeCount()).toBe(before + 200);
   });
 });
@@ -87,18 +96,22 @@ describe('Idempotency-Key validation', () => {
   it('refuses an empty key and a key above 255 characters with 400 naming the header, before executing anything', async () => {
     const body = { requests: [entry(kiosk(110), '1.0.0')] };
     for (const key of ['', 'k'.repeat(256)]) {
-      const refused = await deploy(body, { 'idempotency-key': key });
-      expect(refused.status).toBe(400);
-      expect(refused.headers.get('content-type')).toBe('application/problem+json');
-      expect(refused.body.detail).toContain('Idempotency-Key');
-      expect(refused.body.errors).toEqual([{ path: 'Idempotency-Key', message: expect.any(String) }]);
+      const refused = await deploy(body, key);
+      expect(refused.response.status).toBe(400);
+      expect(refused.response.headers.get('content-type')).toBe('application/problem+json');
+      expect(refused.error?.detail).toContain('Idempotency-Key');
+      expect(refused.error).toMatchObject({ status: 400, errors: [{ path: 'Idempotency-Key', message: expect.any(String) }] });
     }
-    const active = await call(`${service.api}/companies/acme/resources/${kiosk(110)}/deployments`, { token: alice });
-    expect(active.body.items).toEqual([]);
+    const active = expectOk(
+      await clientFor(service, alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+        params: { path: { companyId: 'acme', deviceId: kiosk(110) } },
+      }),
+    );
+    expect(active.items).toEqual([]);
 
-    const longest = await deploy(body, { 'idempotency-key': 'k'.repeat(255) });
-    expect(longest.status).toBe(200);
-    expect(longest.body.items[0]).toMatchObject({ state: 'SUCCESS' });
+    const longest = await deploy(body, 'k'.repeat(255));
+    expect(longest.response.status).toBe(200);
+    expect(expectOk(longest).items[0]).toMatchObject({ state: 'SUCCESS' });
   });
 });
 
@@ -106,12 +119,12 @@ describe('logging', () => {
   it('a request without Idempotency-Key (or with a refused empty one) logs nothing about a missing key', async () => {
     const printedBefore = service.output().length;
     const response = await deploy({ requests: [entry(kiosk(111), '1.0.0')] });
-    expect(response.status).toBe(200);
-    expect(response.body.items[0]).toMatchObject({ state: 'SUCCESS' });
-    const emptyKey = await deploy({ requests: [entry(kiosk(112), '1.0.0')] }, { 'idempotency-key': '' });
+    expect(response.response.status).toBe(200);
+    expect(expectOk(response).items[0]).toMatchObject({ state: 'SUCCESS' });
+    const emptyKey = await deploy({ requests: [entry(kiosk(112), '1.0.0')] }, '');
     // The runtime prints what the handlers log; give it a moment to flush.
     await new Promise((done) => setTimeout(done, 200));
     expect(service.output().slice(printedBefore)).not.toMatch(/idempotency_key/i);
-    expect(emptyKey.status).toBe(400);
+    expect(emptyKey.response.status).toBe(400);
   });
 });

@@ -9,9 +9,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
+import { expectOk } from '../../client/index.js';
 import { deviceToken } from '../support/device-token.js';
 import {
-  call,
+  clientFor,
   eventually,
   type LocalService,
   newServiceSettings,
@@ -31,24 +32,36 @@ let alice: string;
 let kiosk: string;
 let other: string;
 
-const what = (version: string) => ({ type: 'SCENARIO', id: SCENARIO, subId: version });
+const what = (version: string) => ({ type: 'SCENARIO' as const, id: SCENARIO, subId: version });
+
+/** The typed client as the holder of `token` (a user's or a device's); answers are checked against the document. */
+const as = (token: string) => clientFor(service, token);
 
 async function deployments(action: 'DEPLOY' | 'UNDEPLOY', deviceId: string, version: string): Promise<void> {
-  const response = await call(`${service.api}/companies/acme/resources/deployments`, {
-    token: alice,
-    json: { requests: [{ target: { type: 'DEVICE', id: deviceId, subId: null }, what: what(version), action }] },
-  });
-  expect(response.body.items.map((item: { state: string }) => item.state)).toEqual(['SUCCESS']);
+  const response = expectOk(
+    await as(alice).main.POST('/companies/{companyId}/resources/deployments', {
+      params: { path: { companyId: 'acme' } },
+      body: { requests: [{ target: { type: 'DEVICE', id: deviceId, subId: null }, what: what(version), action }] },
+    }),
+  );
+  expect(response.items.map((item) => item.state)).toEqual(['SUCCESS']);
 }
 
+/** The device's desired state (`GET /device/deployments`), conditional when `ifNoneMatch` is given. */
 const pull = (token: string, ifNoneMatch?: string) =>
-  call(`${service.api}/device/deployments`, { token, headers: ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch } });
+  as(token).main.GET('/device/deployments', { params: { header: ifNoneMatch === undefined ? {} : { 'If-None-Match': ifNoneMatch } } });
 
-const report = (token: string, version: string, state: string, message?: string) =>
-  call(`${service.api}/device/deployments/status`, {
-    token,
-    json: { what: what(version), state, ...(message === undefined ? {} : { message }) },
+const report = (token: string, version: string, state: 'DOWNLOADING' | 'INSTALLING' | 'INSTALLED' | 'FAILED', message?: string) =>
+  as(token).main.POST('/device/deployments/status', {
+    body: { what: what(version), state, ...(message === undefined ? {} : { message }) },
   });
+
+const deviceListing = async (deviceId: string) =>
+  expectOk(
+    await as(alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+      params: { path: { companyId: 'acme', deviceId } },
+    }),
+  );
 
 beforeAll(async () => {
   settings = await newServiceSettings();
@@ -74,11 +87,12 @@ describe('the desired state of a device', () => {
 
   it('lists what is deployed on the device, with an ETag, and answers 304 with no body while it is unchanged', async () => {
     const first = await pull(kiosk);
-    expect(first.status).toBe(200);
-    etag = first.headers.get('etag') as string;
+    expect(first.response.status).toBe(200);
+    etag = first.response.headers.get('etag') as string;
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
-    expect(first.headers.get('cache-control')).toBe('private, no-cache');
-    expect(first.body.items).toEqual([
+    expect(first.response.headers.get('cache-control')).toBe('private, no-cache');
+    const state = expectOk(first);
+    expect(state.items).toEqual([
       {
         what: what('1.0.0'),
         name: expect.any(String),
@@ -89,49 +103,56 @@ describe('the desired state of a device', () => {
         deployedAt: expect.any(String),
       },
     ]);
-    const expiresIn = Date.parse(first.body.items[0].downloadUrlExpiresAt) - Date.now();
+    const expiresIn = Date.parse(state.items[0]?.downloadUrlExpiresAt ?? '') - Date.now();
     expect(expiresIn).toBeGreaterThan(3_500_000);
     expect(expiresIn).toBeLessThanOrEqual(3_600_000);
 
     for (const ifNoneMatch of [etag, `W/${etag}`, `"stale", ${etag}`, '*']) {
       const again = await pull(kiosk, ifNoneMatch);
-      expect(again.status, ifNoneMatch).toBe(304);
-      expect(again.body).toBeUndefined();
-      expect(again.headers.get('etag')).toBe(etag);
+      expect(again.response.status, ifNoneMatch).toBe(304);
+      expect(again.data).toBeUndefined();
+      expect(await again.response.text()).toBe('');
+      expect(again.response.headers.get('etag')).toBe(etag);
     }
-    expect((await pull(kiosk, '"stale"')).status).toBe(200);
+    expect((await pull(kiosk, '"stale"')).response.status).toBe(200);
   });
 
   it('gives a download of the very archive it describes', async () => {
-    const [item] = (await pull(kiosk)).body.items;
-    const download = await fetch(item.downloadUrl);
+    const [item] = expectOk(await pull(kiosk)).items;
+    // The download URL is a presigned S3 URL, outside the document: fetched as a device fetches it.
+    const download = await fetch(item?.downloadUrl as string);
     expect(download.status).toBe(200);
     const bytes = new Uint8Array(await download.arrayBuffer());
-    expect(bytes.length).toBe(item.size);
-    expect(createHash('sha256').update(bytes).digest('hex')).toBe(item.sha256);
+    expect(bytes.length).toBe(item?.size);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(item?.sha256);
   });
 
   it("takes the device's status report, shows it on the listings, and keeps it in the history and the events", async () => {
     const accepted = await report(kiosk, '1.0.0', 'INSTALLED', 'running');
-    expect(accepted.status).toBe(204);
-    expect(accepted.body).toBeUndefined();
+    expect(accepted.response.status).toBe(204);
+    expect(await accepted.response.text()).toBe('');
 
     // A status is no change of what the device should run: the tag stays.
-    expect((await pull(kiosk, etag)).status).toBe(304);
-    const pulled = await pull(kiosk);
-    expect(pulled.body.items[0].status).toEqual({ state: 'INSTALLED', message: 'running', updated: expect.any(String) });
+    expect((await pull(kiosk, etag)).response.status).toBe(304);
+    const pulled = expectOk(await pull(kiosk)).items[0];
+    expect(pulled?.status).toEqual({ state: 'INSTALLED', message: 'running', updated: expect.any(String) });
 
-    const listed = await call(`${service.api}/companies/acme/resources/${KIOSK}/deployments`, { token: alice });
-    expect(listed.body.items[0].deviceStatus).toEqual(pulled.body.items[0].status);
-    const all = await call(`${service.api}/companies/acme/resources/DEVICE/deployments`, { token: alice });
-    const byDevice = Object.fromEntries(all.body.items.map((item: { target: { id: string } }) => [item.target.id, item]));
-    expect(byDevice[KIOSK].deviceStatus).toEqual(pulled.body.items[0].status);
+    const listed = (await deviceListing(KIOSK)).items[0];
+    expect(listed?.deviceStatus).toEqual(pulled?.status);
+    const all = expectOk(
+      await as(alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', { params: { path: { companyId: 'acme' } } }),
+    );
+    const byDevice = Object.fromEntries(all.items.map((item) => [item.target.id, item]));
+    expect(byDevice[KIOSK]?.deviceStatus).toEqual(pulled?.status);
     expect(byDevice[OTHER]).not.toHaveProperty('deviceStatus');
 
-    const historyUrl = `${service.api}/companies/acme/resources/deployments/history?deviceId=${KIOSK}&scenarioId=${SCENARIO}&version=1.0.0`;
     let entries: { kind: string }[] = [];
     await eventually(async () => {
-      entries = (await call(historyUrl, { token: alice })).body.items;
+      entries = expectOk(
+        await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+          params: { path: { companyId: 'acme' }, query: { deviceId: KIOSK, scenarioId: SCENARIO, version: '1.0.0' } },
+        }),
+      ).items;
       return entries.some((entry) => entry.kind === 'DEVICE_STATUS');
     }, 'the status entry in the history');
     expect(entries[0]).toEqual({
@@ -139,9 +160,9 @@ describe('the desired state of a device', () => {
       id: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/),
       target: { type: 'DEVICE', id: KIOSK, subId: null },
       what: what('1.0.0'),
-      deploymentId: listed.body.items[0].id,
+      deploymentId: listed?.id,
       deviceStatus: { state: 'INSTALLED', message: 'running' },
-      at: pulled.body.items[0].status.updated,
+      at: pulled?.status?.updated,
       by: `acme~${KIOSK}`,
     });
     expect(entries.map((entry) => entry.kind)).toEqual(['DEVICE_STATUS', 'ACTION']);
@@ -160,13 +181,13 @@ describe('the desired state of a device', () => {
         type: 'DeploymentStatusChanged',
         company: 'acme',
         statusId: (entries[0] as { id?: string }).id,
-        deploymentId: listed.body.items[0].id,
+        deploymentId: listed?.id,
         deviceId: KIOSK,
         scenarioId: SCENARIO,
         version: '1.0.0',
         state: 'INSTALLED',
         message: 'running',
-        at: pulled.body.items[0].status.updated,
+        at: pulled?.status?.updated,
         by: `acme~${KIOSK}`,
       },
     ]);
@@ -174,28 +195,27 @@ describe('the desired state of a device', () => {
 
   it('refuses a report on a version that is not active on the device (404), even when it is active on another one', async () => {
     const elsewhere = await report(kiosk, '1.1.0', 'INSTALLED');
-    expect(elsewhere.status).toBe(404);
-    expect(elsewhere.headers.get('content-type')).toBe('application/problem+json');
-    expect((await report(kiosk, '9.9.9', 'FAILED')).status).toBe(404);
+    expect(elsewhere.response.status).toBe(404);
+    expect(elsewhere.response.headers.get('content-type')).toBe('application/problem+json');
+    expect((await report(kiosk, '9.9.9', 'FAILED')).response.status).toBe(404);
     // The other device's deployment got nothing.
-    const theirs = await call(`${service.api}/companies/acme/resources/${OTHER}/deployments`, { token: alice });
-    expect(theirs.body.items[0]).not.toHaveProperty('deviceStatus');
+    expect((await deviceListing(OTHER)).items[0]).not.toHaveProperty('deviceStatus');
   });
 
   it('shows each device its own deployments only, and refuses user tokens', async () => {
     const theirs = await pull(other);
-    expect(theirs.body.items.map((item: { what: { subId: string } }) => item.what.subId)).toEqual(['1.1.0']);
-    expect(theirs.headers.get('etag')).not.toBe(etag);
-    expect((await pull(alice)).status).toBe(403);
-    expect((await report(alice, '1.0.0', 'INSTALLED')).status).toBe(403);
+    expect(expectOk(theirs).items.map((item) => item.what.subId)).toEqual(['1.1.0']);
+    expect(theirs.response.headers.get('etag')).not.toBe(etag);
+    expect((await pull(alice)).response.status).toBe(403);
+    expect((await report(alice, '1.0.0', 'INSTALLED')).response.status).toBe(403);
   });
 
   it('changes the ETag once the deployment is undeployed, and then takes no report on it', async () => {
     await deployments('UNDEPLOY', KIOSK, '1.0.0');
     const after = await pull(kiosk, etag);
-    expect(after.status).toBe(200);
-    expect(after.headers.get('etag')).not.toBe(etag);
-    expect(after.body.items).toEqual([]);
-    expect((await report(kiosk, '1.0.0', 'INSTALLED')).status).toBe(404);
+    expect(after.response.status).toBe(200);
+    expect(after.response.headers.get('etag')).not.toBe(etag);
+    expect(expectOk(after).items).toEqual([]);
+    expect((await report(kiosk, '1.0.0', 'INSTALLED')).response.status).toBe(404);
   });
 });

@@ -10,10 +10,12 @@ import type { DeviceHealthReport } from '../../functions/core/device-health.js';
 import type { StoredDevice } from '../../functions/core/devices.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';
+import { type components, expectOk } from '../../client/index.js';
 import { deviceToken } from '../support/device-token.js';
 import { localDocumentClient } from './fleet.js';
 import {
   call,
+  clientFor,
   eventually,
   type LocalService,
   newServiceSettings,
@@ -33,7 +35,7 @@ let client: ReturnType<typeof localDocumentClient>;
 let device: string;
 let alice: string;
 
-const report: DeviceHealthReport = {
+const report: DeviceHealthReport & components['schemas']['DeviceHealthReport'] = {
   versionCode: VERSION_CODE,
   versionName: '7.0.1',
   mode: 'EMBEDDED_PLATFORM_COMPUTER',
@@ -63,25 +65,25 @@ const report: DeviceHealthReport = {
   ],
 };
 
-const putHealth = (body: unknown, token = device) => call(`${service.api}/device/health`, { method: 'PUT', token, json: body });
+/** PUT /device/health through the typed client: its status. */
+const putHealth = async (body: components['schemas']['DeviceHealthReport'], token = device) =>
+  (await clientFor(service, token).main.PUT('/device/health', { body })).response.status;
 const stored = async () =>
   (await client.send(new GetCommand({ TableName: LOCAL_TABLES.devices, Key: { company: 'acme', deviceId: DEVICE }, ConsistentRead: true })))
     .Item as StoredDevice;
 const presence = async () =>
   (await client.send(new GetCommand({ TableName: LOCAL_TABLES.presence, Key: { deviceKey: `acme#${DEVICE}` }, ConsistentRead: true })))
     .Item as { lastSeen: string; sweepAt?: string } | undefined;
-const searchDevice = async (state: string) => {
-  const query = new URLSearchParams({
-    company: 'acme',
-    'connection.state': state,
-    'health.versionCode': VERSION_CODE,
-    'health.mode': 'EMBEDDED_PLATFORM_COMPUTER',
-    'health.hubs.devices.health.state': 'WARNING',
-    'health.hubs.devices.capability.type': 'PRINTER',
-  });
-  const result = await call(`${service.api}/resources/search?${query}`, { token: alice });
-  expect(result.status).toBe(200);
-  return result.body.resources as Record<string, any>[];
+const searchDevice = async (state: 'CONNECTED' | 'DISCONNECTED') => {
+  const query = {
+    company: ['acme'],
+    'connection.state': [state],
+    'health.versionCode': [VERSION_CODE],
+    'health.mode': ['EMBEDDED_PLATFORM_COMPUTER' as const],
+    'health.hubs.devices.health.state': ['WARNING' as const],
+    'health.hubs.devices.capability.type': ['PRINTER' as const],
+  };
+  return expectOk(await clientFor(service, alice).main.GET('/resources/search', { params: { query } })).resources;
 };
 
 beforeAll(async () => {
@@ -118,7 +120,7 @@ afterAll(async () => {
 
 describe('device health reports', () => {
   it('makes the device CONNECTED and searchable by its health; unchanged reports change nothing; silence disconnects it', async () => {
-    expect((await putHealth(report)).status).toBe(204);
+    expect(await putHealth(report)).toBe(204);
     const first = await stored();
     expect(first.connection.state).toBe('CONNECTED');
     const { updated, connection } = first;
@@ -127,7 +129,7 @@ describe('device health reports', () => {
     let heartbeats = 0;
     const failures: number[] = [];
     const timer = setInterval(() => {
-      void putHealth(report).then((answer) => (answer.status === 204 ? (heartbeats += 1) : failures.push(answer.status)));
+      void putHealth(report).then((status) => (status === 204 ? (heartbeats += 1) : failures.push(status)));
     }, 400);
     try {
       // The device's own writes are visible in search within 2 seconds (stream poller + indexer).
@@ -143,7 +145,7 @@ describe('device health reports', () => {
       expect(found).not.toHaveProperty('credential');
 
       const before = (await presence())?.lastSeen as string;
-      expect((await putHealth({ ...report, updated: '2001-01-01T00:00:00Z' })).status).toBe(204);
+      expect(await putHealth({ ...report, updated: '2001-01-01T00:00:00Z' })).toBe(204);
       expect(Date.parse((await presence())?.lastSeen as string)).toBeGreaterThan(Date.parse(before));
       await eventually(async () => heartbeats >= 2, 'two background heartbeats', 5_000);
       const again = await stored();
@@ -167,7 +169,7 @@ describe('device health reports', () => {
     await eventually(async () => (await searchDevice('DISCONNECTED')).length === 1, 'the device DISCONNECTED in search', 2_000);
 
     // Reporting again reconnects it, with a new connectedSince.
-    expect((await putHealth(report)).status).toBe(204);
+    expect(await putHealth(report)).toBe(204);
     const back = await stored();
     expect(back.connection.state).toBe('CONNECTED');
     expect(Date.parse(back.connection.connectedSince as string)).toBeGreaterThan(Date.parse(connection.connectedSince as string));
@@ -180,7 +182,8 @@ describe('device health reports', () => {
     bad.hubs[0].devices[0].capability.type = 'LASER';
     bad.hubs[0].battery.health.level = 140;
     delete bad.versionName;
-    const answer = await putHealth(bad);
+    // Hand-built: members of the wrong type or value, and one missing, which the typed client does not let through.
+    const answer = await call(`${service.api}/device/health`, { method: 'PUT', token: device, json: bad });
     expect(answer.status).toBe(400);
     expect(answer.body.errors.map((error: { path: string }) => error.path).sort()).toEqual([
       '/hubs/0/battery/health/level',
@@ -192,8 +195,12 @@ describe('device health reports', () => {
   });
 
   it('keeps user tokens off the device routes and device tokens off the user routes (403)', async () => {
-    expect((await putHealth(report, alice)).status).toBe(403);
-    expect((await call(`${service.api}/resources/search?company=acme`, { token: device })).status).toBe(403);
-    expect((await call(`${service.api}/companies/acme/resources/deployments/history`, { token: device })).status).toBe(403);
+    expect(await putHealth(report, alice)).toBe(403);
+    const asDevice = clientFor(service, device);
+    expect((await asDevice.main.GET('/resources/search', { params: { query: { company: ['acme'] } } })).response.status).toBe(403);
+    const history = await asDevice.main.GET('/companies/{companyId}/resources/deployments/history', {
+      params: { path: { companyId: 'acme' } },
+    });
+    expect(history.response.status).toBe(403);
   });
 });

@@ -8,8 +8,10 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type components, expectOk, type paths } from '../../client/index.js';
 import {
-  call,
+  clientFor,
+  deviceTokenRequest,
   eventually,
   type LocalService,
   newServiceSettings,
@@ -31,7 +33,12 @@ let service: LocalService;
 let alice: string;
 let bob: string;
 
-const health = (level: number) => ({
+type SearchQuery = NonNullable<paths['/resources/search']['get']['parameters']['query']>;
+
+/** The typed client as the holder of `token` (a user's or a device's); answers are checked against the document. */
+const as = (token: string) => clientFor(service, token);
+
+const health = (level: number): components['schemas']['DeviceHealthReport'] => ({
   versionCode: VERSION_CODE,
   versionName: '4.7.11',
   mode: 'EMBEDDED_PLATFORM_ANDROID',
@@ -57,32 +64,53 @@ const health = (level: number) => ({
   ],
 });
 
-const devices = (suffix = '') => `${service.api}/companies/${COMPANY}/resources/devices${suffix}`;
+/** GET a device of the company as `token`. */
+const getDevice = (token: string, deviceId: string) =>
+  as(token).main.GET('/companies/{companyId}/resources/devices/{deviceId}', { params: { path: { companyId: COMPANY, deviceId } } });
 
-async function deviceToken(clientId: string, clientSecret: string): Promise<{ status: number; token?: string; body: unknown }> {
-  const result = await call(`${service.auth}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
-  });
-  return { status: result.status, token: result.body?.access_token, body: result.body };
-}
+/** The history of one device of the company, as alice. */
+const deviceHistory = async (deviceId: string) =>
+  expectOk(
+    await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+      params: { path: { companyId: COMPANY }, query: { deviceId } },
+    }),
+  );
+
+/** Deploys the scenario version to a device as alice. */
+const deployTo = async (deviceId: string) =>
+  expectOk(
+    await as(alice).main.POST('/companies/{companyId}/resources/deployments', {
+      params: { path: { companyId: COMPANY } },
+      body: {
+        requests: [
+          { target: { type: 'DEVICE', id: deviceId }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' },
+        ],
+      },
+    }),
+  );
 
 async function registerWithToken(deviceId: string): Promise<{ clientId: string; clientSecret: string; token: string }> {
-  const created = await call(devices(`/${deviceId}`), { method: 'PUT', token: alice, json: { serial: `SN-${deviceId}` } });
-  expect(created.status).toBe(201);
-  const credentials = await call(devices(`/${deviceId}/credentials`), { method: 'POST', token: alice });
-  expect(credentials.status).toBe(201);
-  const { clientId, clientSecret } = credentials.body as { clientId: string; clientSecret: string };
-  const token = await deviceToken(clientId, clientSecret);
-  expect(token.status).toBe(200);
-  return { clientId, clientSecret, token: token.token as string };
+  const created = await as(alice).main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
+    params: { path: { companyId: COMPANY, deviceId } },
+    body: { serial: `SN-${deviceId}` },
+  });
+  expect(created.response.status).toBe(201);
+  const credentials = await as(alice).main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', {
+    params: { path: { companyId: COMPANY, deviceId } },
+  });
+  expect(credentials.response.status).toBe(201);
+  const { clientId, clientSecret } = expectOk(credentials);
+  const token = await deviceTokenRequest(service, clientId, clientSecret);
+  expect(token.response.status).toBe(200);
+  return { clientId, clientSecret, token: expectOk(token).access_token };
 }
 
-async function searchDevice(query: string): Promise<Record<string, any> | undefined> {
-  const result = await call(`${service.api}/resources/search?company=${COMPANY}&${query}&pageSize=100`, { token: alice });
-  expect(result.status).toBe(200);
-  return (result.body.resources as Record<string, any>[]).find((resource) => resource.id === DEVICE);
+/** The device DEVICE among the company's search results for `query`, if it is there. */
+async function searchDevice(query: SearchQuery) {
+  const result = expectOk(
+    await as(alice).main.GET('/resources/search', { params: { query: { company: [COMPANY], ...query, pageSize: 100 } } }),
+  );
+  return result.resources.find((resource) => resource.id === DEVICE);
 }
 
 beforeAll(async () => {
@@ -103,99 +131,106 @@ describe('a kiosk from registration to deletion', () => {
   it('is registered, gets credentials and a device token', async () => {
     device = await registerWithToken(DEVICE);
     expect(device.clientId).toBe(`${COMPANY}~${DEVICE}`);
-    const read = await call(devices(`/${DEVICE}`), { token: alice });
-    expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ id: DEVICE, serial: `SN-${DEVICE}`, connection: { state: 'UNKNOWN' } });
-    expect(JSON.stringify(read.body)).not.toContain('secretHash');
+    const read = expectOk(await getDevice(alice, DEVICE));
+    expect(read).toMatchObject({ id: DEVICE, serial: `SN-${DEVICE}`, connection: { state: 'UNKNOWN' } });
+    expect(JSON.stringify(read)).not.toContain('secretHash');
   });
 
   it('reports its health and is found CONNECTED in search by its health fields', async () => {
-    const reported = await call(`${service.api}/device/health`, { method: 'PUT', token: device.token, json: health(80) });
-    expect(reported.status).toBe(204);
+    const reported = await as(device.token).main.PUT('/device/health', { body: health(80) });
+    expect(reported.response.status).toBe(204);
     await eventually(
-      async () => (await searchDevice(`connection.state=CONNECTED&health.versionCode=${VERSION_CODE}`)) !== undefined,
+      async () => (await searchDevice({ 'connection.state': ['CONNECTED'], 'health.versionCode': [VERSION_CODE] })) !== undefined,
       'the device to be CONNECTED in search',
       2_000 + 3_000,
     );
-    const found = await searchDevice(
-      `health.versionCode=${VERSION_CODE}&health.hubs.devices.capability.type=PRINTER&health.mode=EMBEDDED_PLATFORM_ANDROID`,
-    );
+    const found = await searchDevice({
+      'health.versionCode': [VERSION_CODE],
+      'health.hubs.devices.capability.type': ['PRINTER'],
+      'health.mode': ['EMBEDDED_PLATFORM_ANDROID'],
+    });
     expect(found).toMatchObject({
       type: 'DEVICE',
       company: COMPANY,
       connection: { state: 'CONNECTED' },
       health: { versionCode: VERSION_CODE },
     });
-    expect(found?.connection.connectedSince).toEqual(expect.any(String));
+    expect(found?.type === 'DEVICE' && found.connection.connectedSince).toEqual(expect.any(String));
   });
 
   it('pulls a deployed scenario (200 with an ETag, then 304), downloads it and its sha256 matches', async () => {
-    const deployed = await call(`${service.api}/companies/${COMPANY}/resources/deployments`, {
-      token: alice,
-      json: {
-        requests: [{ target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' }],
-      },
-    });
-    expect(deployed.body.items[0].state).toBe('SUCCESS');
-    const pulled = await call(`${service.api}/device/deployments`, { token: device.token });
-    expect(pulled.status).toBe(200);
-    etag = pulled.headers.get('etag') as string;
+    expect((await deployTo(DEVICE)).items[0]?.state).toBe('SUCCESS');
+    const pulled = await as(device.token).main.GET('/device/deployments');
+    expect(pulled.response.status).toBe(200);
+    etag = pulled.response.headers.get('etag') as string;
     expect(etag).toMatch(/^"/);
-    const [item] = pulled.body.items;
+    const [item] = expectOk(pulled).items;
     expect(item).toMatchObject({ what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION } });
-    const again = await call(`${service.api}/device/deployments`, { token: device.token, headers: { 'if-none-match': etag } });
-    expect(again.status).toBe(304);
-    expect(again.body).toBeUndefined();
-    const archive = await fetch(item.downloadUrl);
+    const again = await as(device.token).main.GET('/device/deployments', { params: { header: { 'If-None-Match': etag } } });
+    expect(again.response.status).toBe(304);
+    expect(await again.response.text()).toBe('');
+    // The download URL is a presigned S3 URL, outside the document: fetched as a device fetches it.
+    const archive = await fetch(item?.downloadUrl as string);
     expect(archive.status).toBe(200);
     const bytes = Buffer.from(await archive.arrayBuffer());
-    expect(bytes.length).toBe(item.size);
-    expect(createHash('sha256').update(bytes).digest('hex')).toBe(item.sha256);
+    expect(bytes.length).toBe(item?.size);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(item?.sha256);
   });
 
   it('reports INSTALLED, seen on the active deployment and in the history', async () => {
-    const what = { type: 'SCENARIO', id: SCENARIO, subId: VERSION };
-    for (const state of ['DOWNLOADING', 'INSTALLING', 'INSTALLED']) {
-      const reported = await call(`${service.api}/device/deployments/status`, { token: device.token, json: { what, state } });
-      expect(reported.status).toBe(204);
+    const what = { type: 'SCENARIO', id: SCENARIO, subId: VERSION } as const;
+    for (const state of ['DOWNLOADING', 'INSTALLING', 'INSTALLED'] as const) {
+      const reported = await as(device.token).main.POST('/device/deployments/status', { body: { what, state } });
+      expect(reported.response.status).toBe(204);
     }
-    const active = await call(`${service.api}/companies/${COMPANY}/resources/${DEVICE}/deployments`, { token: alice });
-    expect(active.body.items[0].deviceStatus).toMatchObject({ state: 'INSTALLED' });
-    await eventually(async () => {
-      const history = await call(`${service.api}/companies/${COMPANY}/resources/deployments/history?deviceId=${DEVICE}`, { token: alice });
-      return JSON.stringify(history.body.items).includes('INSTALLED');
-    }, 'the INSTALLED report in the history');
+    const active = expectOk(
+      await as(alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+        params: { path: { companyId: COMPANY, deviceId: DEVICE } },
+      }),
+    );
+    expect(active.items[0]?.deviceStatus).toMatchObject({ state: 'INSTALLED' });
+    await eventually(
+      async () =>
+        (await deviceHistory(DEVICE)).items.some((entry) => entry.kind === 'DEVICE_STATUS' && entry.deviceStatus.state === 'INSTALLED'),
+      'the INSTALLED report in the history',
+    );
     // A status change is not a change of what is deployed: the pull still answers 304.
-    const pulled = await call(`${service.api}/device/deployments`, { token: device.token, headers: { 'if-none-match': etag } });
-    expect(pulled.status).toBe(304);
+    const pulled = await as(device.token).main.GET('/device/deployments', { params: { header: { 'If-None-Match': etag } } });
+    expect(pulled.response.status).toBe(304);
   });
 
   it('becomes DISCONNECTED, with disconnectedSince, once silent beyond the heartbeat window', async () => {
     await eventually(
-      async () => (await call(devices(`/${DEVICE}`), { token: alice })).body.connection.state === 'DISCONNECTED',
+      async () => expectOk(await getDevice(alice, DEVICE)).connection.state === 'DISCONNECTED',
       'the device to become DISCONNECTED',
       10_000,
     );
-    const read = await call(devices(`/${DEVICE}`), { token: alice });
-    expect(read.body.connection.disconnectedSince).toEqual(expect.any(String));
-    expect(read.body.connection.connectedSince).toBeUndefined();
+    const read = expectOk(await getDevice(alice, DEVICE));
+    expect(read.connection.disconnectedSince).toEqual(expect.any(String));
+    expect(read.connection.connectedSince).toBeUndefined();
   });
 
   it('is deleted: its token is refused, its deployments are undeployed (DEVICE_DELETED) and it leaves search', async () => {
-    const deleted = await call(devices(`/${DEVICE}`), { method: 'DELETE', token: alice });
-    expect(deleted.status).toBe(204);
-    expect((await call(devices(`/${DEVICE}`), { token: alice })).status).toBe(404);
-    const refused = await call(`${service.api}/device/deployments`, { token: device.token });
-    expect(refused.status).toBe(401);
-    expect((await deviceToken(device.clientId, device.clientSecret)).status).toBe(401);
-    const active = await call(`${service.api}/companies/${COMPANY}/resources/DEVICE/deployments?limit=1000`, { token: alice });
-    expect(active.body.items.filter((item: { target: { id: string } }) => item.target.id === DEVICE)).toEqual([]);
-    await eventually(async () => {
-      const history = await call(`${service.api}/companies/${COMPANY}/resources/deployments/history?deviceId=${DEVICE}`, { token: alice });
-      return JSON.stringify(history.body.items).includes('DEVICE_DELETED');
-    }, 'the DEVICE_DELETED undeploy in the history');
+    const deleted = await as(alice).main.DELETE('/companies/{companyId}/resources/devices/{deviceId}', {
+      params: { path: { companyId: COMPANY, deviceId: DEVICE } },
+    });
+    expect(deleted.response.status).toBe(204);
+    expect((await getDevice(alice, DEVICE)).response.status).toBe(404);
+    const refused = await as(device.token).main.GET('/device/deployments');
+    expect(refused.response.status).toBe(401);
+    expect((await deviceTokenRequest(service, device.clientId, device.clientSecret)).response.status).toBe(401);
+    const active = expectOk(
+      await as(alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+        params: { path: { companyId: COMPANY }, query: { limit: 1000 } },
+      }),
+    );
+    expect(active.items.filter((item) => item.target.id === DEVICE)).toEqual([]);
     await eventually(
-      async () => (await searchDevice(`health.versionCode=${VERSION_CODE}`)) === undefined,
+      async () => (await deviceHistory(DEVICE)).items.some((entry) => entry.kind === 'ACTION' && entry.cause === 'DEVICE_DELETED'),
+      'the DEVICE_DELETED undeploy in the history',
+    );
+    await eventually(
+      async () => (await searchDevice({ 'health.versionCode': [VERSION_CODE] })) === undefined,
       'the device to leave search',
       5_000,
     );
@@ -206,37 +241,28 @@ describe('isolation', () => {
   it("keeps devices to themselves, users off device endpoints, devices off user endpoints, and acme's devices from globex", async () => {
     const first = await registerWithToken(`${OTHER}-a`);
     const second = await registerWithToken(`${OTHER}-b`);
-    await call(`${service.api}/companies/${COMPANY}/resources/deployments`, {
-      token: alice,
-      json: {
-        requests: [
-          { target: { type: 'DEVICE', id: `${OTHER}-b` }, what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, action: 'DEPLOY' },
-        ],
-      },
-    });
+    expect((await deployTo(`${OTHER}-b`)).items[0]?.state).toBe('SUCCESS');
     // The first device sees only its own (empty) desired state, and cannot report on the second's deployment.
-    const own = await call(`${service.api}/device/deployments`, { token: first.token });
-    expect(own.status).toBe(200);
-    expect(own.body.items).toEqual([]);
-    const foreign = await call(`${service.api}/device/deployments/status`, {
-      token: first.token,
-      json: { what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, state: 'INSTALLED' },
+    expect(expectOk(await as(first.token).main.GET('/device/deployments')).items).toEqual([]);
+    const foreign = await as(first.token).main.POST('/device/deployments/status', {
+      body: { what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION }, state: 'INSTALLED' },
     });
-    expect(foreign.status).toBe(404);
+    expect(foreign.response.status).toBe(404);
     // A device token on user endpoints, a user token on device endpoints: 403.
-    for (const url of [
-      devices(`/${OTHER}-a`),
-      `${service.api}/resources/search`,
-      `${service.api}/companies/${COMPANY}/resources/DEVICE/deployments`,
+    const asDevice = as(second.token);
+    for (const answer of [
+      await getDevice(second.token, `${OTHER}-a`),
+      await asDevice.main.GET('/resources/search'),
+      await asDevice.main.GET('/companies/{companyId}/resources/DEVICE/deployments', { params: { path: { companyId: COMPANY } } }),
+      await as(alice).main.GET('/device/deployments'),
+      await as(alice).main.PUT('/device/health', { body: health(1) }),
+      // globex: no access to acme's registry.
+      await getDevice(bob, `${OTHER}-a`),
     ]) {
-      expect((await call(url, { token: second.token })).status).toBe(403);
+      expect(answer.response.status, answer.response.url).toBe(403);
     }
-    expect((await call(`${service.api}/device/deployments`, { token: alice })).status).toBe(403);
-    expect((await call(`${service.api}/device/health`, { method: 'PUT', token: alice, json: health(1) })).status).toBe(403);
-    // globex: no access to acme's registry, and acme's devices never appear in its search.
-    expect((await call(devices(`/${OTHER}-a`), { token: bob })).status).toBe(403);
-    const globex = await call(`${service.api}/resources/search?pageSize=100&global=${OTHER}`, { token: bob });
-    expect(globex.status).toBe(200);
-    expect(globex.body.resources).toEqual([]);
+    // acme's devices never appear in globex's search.
+    const globex = expectOk(await as(bob).main.GET('/resources/search', { params: { query: { pageSize: 100, global: OTHER } } }));
+    expect(globex.resources).toEqual([]);
   });
 });

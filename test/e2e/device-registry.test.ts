@@ -6,10 +6,14 @@
  */
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type components, expectOk } from '../../client/index.js';
 import {
+  answerOf,
   call,
+  clientFor,
+  deviceTokenRequest,
   eventually,
-  type JsonResult,
+  expectError,
   type LocalService,
   newServiceSettings,
   removeDataDirectory,
@@ -38,38 +42,45 @@ afterAll(async () => {
   if (settings !== undefined) await removeDataDirectory(settings);
 });
 
-const deviceUrl = (id: string, company = 'acme') => `${service.api}/companies/${company}/resources/devices/${id}`;
+/** The typed client as the holder of `token`; answers are checked against the document. */
+const as = (token: string) => clientFor(service, token);
 
-/** A client credentials request with the client authenticated in the form. */
-function formToken(clientId: string, clientSecret: string): Promise<JsonResult> {
-  return call(`${service.auth}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
-  });
+const path = (deviceId: string, companyId = 'acme') => ({ params: { path: { companyId, deviceId } } });
+const getDevice = (token: string, deviceId: string, company = 'acme') =>
+  as(token).main.GET('/companies/{companyId}/resources/devices/{deviceId}', path(deviceId, company));
+const putDevice = (token: string, deviceId: string, body: components['schemas']['DeviceBody']) =>
+  as(token).main.PUT('/companies/{companyId}/resources/devices/{deviceId}', { ...path(deviceId), body });
+const deleteDevice = (token: string, deviceId: string) =>
+  as(token).main.DELETE('/companies/{companyId}/resources/devices/{deviceId}', path(deviceId));
+const issueCredentials = (token: string, deviceId: string) =>
+  as(token).main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', path(deviceId));
+const searchSerial = async () =>
+  expectOk(await as(alice).main.GET('/resources/search', { params: { query: { global: SERIAL, company: ['acme'] } } }));
+
+/** A client credentials request with the client authenticated in the form, as the status, headers and body. */
+async function formToken(clientId: string, clientSecret: string) {
+  return answerOf(await deviceTokenRequest(service, clientId, clientSecret));
 }
 
 /** A client credentials request with HTTP Basic client authentication (RFC 6749 §2.3.1). */
-function basicToken(clientId: string, clientSecret: string): Promise<JsonResult> {
+async function basicToken(clientId: string, clientSecret: string) {
   const credential = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
-  return call(`${service.auth}/token`, {
-    method: 'POST',
+  const result = await clientFor(service).auth.POST('/token', {
+    body: { grant_type: 'client_credentials' },
+    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${credential}` },
-    body: 'grant_type=client_credentials',
   });
+  return answerOf(result);
 }
 
 describe('device registry and device tokens', () => {
   let credentials: { clientId: string; clientSecret: string };
 
   it('registers a device (201), then updates it (200), answering the device resource', async () => {
-    const created = await call(deviceUrl(DEVICE), {
-      method: 'PUT',
-      token: alice,
-      json: { serial: SERIAL, location: { name: 'Lobby', description: 'Next to the lifts' } },
-    });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    const creation = await putDevice(alice, DEVICE, { serial: SERIAL, location: { name: 'Lobby', description: 'Next to the lifts' } });
+    expect(creation.response.status).toBe(201);
+    const created = expectOk(creation);
+    expect(created).toMatchObject({
       type: 'DEVICE',
       id: DEVICE,
       company: 'acme',
@@ -77,24 +88,21 @@ describe('device registry and device tokens', () => {
       location: { name: 'Lobby' },
       connection: { state: 'UNKNOWN' },
     });
-    expect(created.body).not.toHaveProperty('health');
-    const updated = await call(deviceUrl(DEVICE), {
-      method: 'PUT',
-      token: alice,
-      json: { geoLocation: { latitude: 43.6, longitude: 1.44 } },
-    });
-    expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ serial: SERIAL, location: { name: 'Lobby' }, geoLocation: { latitude: 43.6, longitude: 1.44 } });
-    expect(updated.body.created).toBe(created.body.created);
+    expect(created).not.toHaveProperty('health');
+    const update = await putDevice(alice, DEVICE, { geoLocation: { latitude: 43.6, longitude: 1.44 } });
+    expect(update.response.status).toBe(200);
+    const updated = expectOk(update);
+    expect(updated).toMatchObject({ serial: SERIAL, location: { name: 'Lobby' }, geoLocation: { latitude: 43.6, longitude: 1.44 } });
+    expect(updated.created).toBe(created.created);
 
-    const badId = await call(deviceUrl('bad~id'), { method: 'PUT', token: alice, json: { serial: 'x' } });
-    expect(badId.status).toBe(400);
-    expect(badId.body.errors.map((error: { path: string }) => error.path)).toEqual(['deviceId']);
-    const noSerial = await call(deviceUrl('e2e-kiosk-new'), { method: 'PUT', token: alice, json: {} });
-    expect(noSerial.status).toBe(400);
+    const badId = expectError(await putDevice(alice, 'bad~id', { serial: 'x' }), 400);
+    expect(badId.errors?.map((error) => error.path)).toEqual(['deviceId']);
+    const noSerial = await putDevice(alice, 'e2e-kiosk-new', {});
+    expect(noSerial.response.status).toBe(400);
   });
 
   it('registers in bulk: one result per entry in order, a bad entry FAILURE with errors, the rest written', async () => {
+    // Hand-built: the second entry's serial is a number, which the typed client does not let through.
     const response = await call(`${service.api}/companies/acme/resources/devices`, {
       token: alice,
       json: [
@@ -109,33 +117,36 @@ describe('device registry and device tokens', () => {
       { id: 'e2e-kiosk-3', state: 'FAILURE', errors: [{ path: '/1/serial', message: expect.any(String) }] },
       { id: DEVICE, state: 'UPDATED' },
     ]);
-    expect((await call(deviceUrl('e2e-kiosk-2'), { token: alice })).status).toBe(200);
-    expect((await call(deviceUrl('e2e-kiosk-3'), { token: alice })).status).toBe(404);
+    expect((await getDevice(alice, 'e2e-kiosk-2')).response.status).toBe(200);
+    expect((await getDevice(alice, 'e2e-kiosk-3')).response.status).toBe(404);
     const tooMany = Array.from({ length: 5_001 }, (_, index) => ({ id: `bulk-${index}`, serial: 'x' }));
-    expect((await call(`${service.api}/companies/acme/resources/devices`, { token: alice, json: tooMany })).status).toBe(413);
+    const refused = await as(alice).main.POST('/companies/{companyId}/resources/devices', {
+      params: { path: { companyId: 'acme' } },
+      body: tooMany,
+    });
+    expect(refused.response.status).toBe(413);
   });
 
   it('reads the device back; olivia may read but not write; bob (globex) does not see it', async () => {
-    const got = await call(deviceUrl(DEVICE), { token: olivia });
-    expect(got.status).toBe(200);
-    expect(got.body).toMatchObject({ id: DEVICE, serial: SERIAL, location: { name: 'Main lobby' } });
-    expect(JSON.stringify(got.body)).not.toMatch(/credential|secretHash|deleting/);
-    expect((await call(deviceUrl(DEVICE), { method: 'PUT', token: olivia, json: { serial: 'olivia' } })).status).toBe(403);
-    expect((await call(`${deviceUrl(DEVICE)}/credentials`, { method: 'POST', token: olivia })).status).toBe(403);
-    expect((await call(deviceUrl(DEVICE), { method: 'DELETE', token: olivia })).status).toBe(403);
-    expect((await call(deviceUrl(DEVICE), { token: bob })).status).toBe(403);
-    expect((await call(deviceUrl(DEVICE, 'globex'), { token: bob })).status).toBe(404);
-    expect((await call(`${deviceUrl(DEVICE)}/credentials`, { method: 'POST', token: bob })).status).toBe(403);
+    const got = expectOk(await getDevice(olivia, DEVICE));
+    expect(got).toMatchObject({ id: DEVICE, serial: SERIAL, location: { name: 'Main lobby' } });
+    expect(JSON.stringify(got)).not.toMatch(/credential|secretHash|deleting/);
+    expect((await putDevice(olivia, DEVICE, { serial: 'olivia' })).response.status).toBe(403);
+    expect((await issueCredentials(olivia, DEVICE)).response.status).toBe(403);
+    expect((await deleteDevice(olivia, DEVICE)).response.status).toBe(403);
+    expect((await getDevice(bob, DEVICE)).response.status).toBe(403);
+    expect((await getDevice(bob, DEVICE, 'globex')).response.status).toBe(404);
+    expect((await issueCredentials(bob, DEVICE)).response.status).toBe(403);
   });
 
   it('issues credentials (201, not cached; 404 for an absent device)', async () => {
-    const issued = await call(`${deviceUrl(DEVICE)}/credentials`, { method: 'POST', token: alice });
-    expect(issued.status).toBe(201);
-    expect(issued.headers.get('cache-control')).toBe('no-store');
-    expect(issued.body.clientId).toBe(`acme~${DEVICE}`);
-    expect(issued.body.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    credentials = issued.body;
-    expect((await call(`${deviceUrl('e2e-kiosk-absent')}/credentials`, { method: 'POST', token: alice })).status).toBe(404);
+    const issued = await issueCredentials(alice, DEVICE);
+    expect(issued.response.status).toBe(201);
+    expect(issued.response.headers.get('cache-control')).toBe('no-store');
+    credentials = expectOk(issued);
+    expect(credentials.clientId).toBe(`acme~${DEVICE}`);
+    expect(credentials.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await issueCredentials(alice, 'e2e-kiosk-absent')).response.status).toBe(404);
   });
 
   it('gives a device token for the client credentials, in the form and with HTTP Basic; refuses a wrong secret', async () => {
@@ -151,7 +162,7 @@ describe('device registry and device tokens', () => {
     expect(decodeJwt(viaBasic.body.access_token).cred).toBe(claims.cred);
 
     // A device token acts only as its device: user routes refuse it.
-    expect((await call(deviceUrl(DEVICE), { token: viaForm.body.access_token })).status).toBe(403);
+    expect((await getDevice(viaForm.body.access_token, DEVICE)).response.status).toBe(403);
 
     const wrong = await formToken(credentials.clientId, 'not-the-secret');
     expect(wrong.status).toBe(401);
@@ -164,6 +175,7 @@ describe('device registry and device tokens', () => {
     const unknown = await formToken('acme~e2e-kiosk-absent', credentials.clientSecret);
     expect([unknown.status, unknown.body.error]).toEqual([401, 'invalid_client']);
 
+    // Hand-built: a grant other than client credentials, and a form without grant_type.
     const otherGrant = await call(`${service.auth}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -177,77 +189,69 @@ describe('device registry and device tokens', () => {
     });
     expect([malformed.status, malformed.body.error]).toEqual([400, 'invalid_request']);
     // The users' JSON form is unchanged.
-    expect((await call(`${service.auth}/token`, { json: { username: 'alice', password: 'wrong' } })).status).toBe(401);
+    expect((await clientFor(service).auth.POST('/token', { body: { username: 'alice', password: 'wrong' } })).response.status).toBe(401);
   });
 
   it('new credentials make the old secret stop working', async () => {
-    const renewed = await call(`${deviceUrl(DEVICE)}/credentials`, { method: 'POST', token: alice });
-    expect(renewed.status).toBe(201);
-    expect(renewed.body.clientSecret).not.toBe(credentials.clientSecret);
+    const renewal = await issueCredentials(alice, DEVICE);
+    expect(renewal.response.status).toBe(201);
+    const renewed = expectOk(renewal);
+    expect(renewed.clientSecret).not.toBe(credentials.clientSecret);
     const old = await formToken(credentials.clientId, credentials.clientSecret);
     expect([old.status, old.body.error]).toEqual([401, 'invalid_client']);
-    const current = await formToken(renewed.body.clientId, renewed.body.clientSecret);
+    const current = await formToken(renewed.clientId, renewed.clientSecret);
     expect(current.status).toBe(200);
-    credentials = renewed.body;
+    credentials = renewed;
   });
 
   it('finds the registered device in search by its serial', async () => {
-    const query = `${service.api}/resources/search?global=${SERIAL}&company=acme`;
-    await eventually(async () => (await call(query, { token: alice })).body.total === 1, 'the device in search');
-    const found = await call(query, { token: alice });
-    expect(found.body.resources[0]).toMatchObject({ type: 'DEVICE', id: DEVICE, company: 'acme', serial: SERIAL });
-    expect(JSON.stringify(found.body)).not.toMatch(/credential|secretHash/);
+    await eventually(async () => (await searchSerial()).total === 1, 'the device in search');
+    const found = await searchSerial();
+    expect(found.resources[0]).toMatchObject({ type: 'DEVICE', id: DEVICE, company: 'acme', serial: SERIAL });
+    expect(JSON.stringify(found)).not.toMatch(/credential|secretHash/);
   });
 
   it('deletes the device (204): its deployments are undeployed with DEVICE_DELETED, it leaves search, its credentials stop', async () => {
-    const deployed = await call(`${service.api}/companies/acme/resources/deployments`, {
-      token: alice,
-      json: {
-        requests: ['1.0.0', '1.1.0'].map((version) => ({
-          target: { type: 'DEVICE', id: DEVICE },
-          what: { type: 'SCENARIO', id: 'acme-welcome', subId: version },
-          action: 'DEPLOY',
-        })),
-      },
-    });
-    expect(deployed.body.items.map((item: { state: string }) => item.state)).toEqual(['SUCCESS', 'SUCCESS']);
+    const deploy = async (versions: string[]) =>
+      expectOk(
+        await as(alice).main.POST('/companies/{companyId}/resources/deployments', {
+          params: { path: { companyId: 'acme' } },
+          body: {
+            requests: versions.map((version) => ({
+              target: { type: 'DEVICE', id: DEVICE },
+              what: { type: 'SCENARIO', id: 'acme-welcome', subId: version },
+              action: 'DEPLOY' as const,
+            })),
+          },
+        }),
+      );
+    expect((await deploy(['1.0.0', '1.1.0'])).items.map((item) => item.state)).toEqual(['SUCCESS', 'SUCCESS']);
 
-    const deleted = await call(deviceUrl(DEVICE), { method: 'DELETE', token: alice });
-    expect(deleted.status).toBe(204);
-    expect((await call(deviceUrl(DEVICE), { token: alice })).status).toBe(404);
-    expect((await call(deviceUrl(DEVICE), { method: 'DELETE', token: alice })).status).toBe(404);
+    expect((await deleteDevice(alice, DEVICE)).response.status).toBe(204);
+    expect((await getDevice(alice, DEVICE)).response.status).toBe(404);
+    expect((await deleteDevice(alice, DEVICE)).response.status).toBe(404);
 
-    const active = await call(`${service.api}/companies/acme/resources/DEVICE/deployments?limit=1000`, { token: alice });
-    expect(active.body.items.filter((item: { target: { id: string } }) => item.target.id === DEVICE)).toEqual([]);
-    const historyUrl = `${service.api}/companies/acme/resources/deployments/history?deviceId=${DEVICE}`;
+    const active = expectOk(
+      await as(alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+        params: { path: { companyId: 'acme' }, query: { limit: 1000 } },
+      }),
+    );
+    expect(active.items.filter((item) => item.target.id === DEVICE)).toEqual([]);
     const undeploys = async () =>
-      (
-        (await call(historyUrl, { token: alice })).body.items as {
-          action: string;
-          state: string;
-          cause: string | null;
-          by: string;
-          what: { subId: string };
-        }[]
-      ).filter((item) => item.action === 'UNDEPLOY');
+      expectOk(
+        await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+          params: { path: { companyId: 'acme' }, query: { deviceId: DEVICE } },
+        }),
+      ).items.flatMap((item) => (item.kind === 'ACTION' && item.action === 'UNDEPLOY' ? [item] : []));
     await eventually(async () => (await undeploys()).length === 2, 'two UNDEPLOY history entries');
     for (const entry of await undeploys()) expect(entry).toMatchObject({ state: 'SUCCESS', cause: 'DEVICE_DELETED', by: 'alice' });
     expect((await undeploys()).map((entry) => entry.what.subId).sort()).toEqual(['1.0.0', '1.1.0']);
 
-    const redeploy = await call(`${service.api}/companies/acme/resources/deployments`, {
-      token: alice,
-      json: {
-        requests: [
-          { target: { type: 'DEVICE', id: DEVICE }, what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' }, action: 'DEPLOY' },
-        ],
-      },
-    });
-    expect(redeploy.body.items[0].cause).toBe('TARGET_NOT_FOUND');
+    expect((await deploy(['1.0.0'])).items[0]?.cause).toBe('TARGET_NOT_FOUND');
 
     const afterDelete = await formToken(credentials.clientId, credentials.clientSecret);
     expect([afterDelete.status, afterDelete.body.error]).toEqual([401, 'invalid_client']);
 
-    const query = `${service.api}/resources/search?global=${SERIAL}&company=acme`;
-    await eventually(async () => (await call(query, { token: alice })).body.total === 0, 'the device out of search');
+    await eventually(async () => (await searchSerial()).total === 0, 'the device out of search');
   });
 });

@@ -8,9 +8,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
 import {
-  call,
+  answerOf,
+  clientFor,
   isRunning,
   type LocalService,
   newServiceSettings,
@@ -80,15 +82,20 @@ afterAll(async () => {
 
 describe('DynamoDB Local supervision', () => {
   it('a killed JVM: 503 with Retry-After while it is down, restarted on the same data, 200 again within 30 s', async () => {
-    const url = `${service.api}/companies/acme/resources/DEVICE/deployments`;
-    expect((await call(url, { token: alice })).status).toBe(200);
+    const listing = async () =>
+      answerOf(
+        await clientFor(service, alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+          params: { path: { companyId: 'acme' } },
+        }),
+      );
+    expect((await listing()).status).toBe(200);
     const [jvm] = dynamoDbJvms(settings.dataDirectory);
     expect(jvm, 'no DynamoDB Local JVM found').toBeTypeOf('number');
 
     process.kill(jvm as number, 'SIGKILL');
     expect(await waitFor(() => !isRunning(jvm as number), 5_000)).toBe(true);
     const started = Date.now();
-    const down = await call(url, { token: alice });
+    const down = await listing();
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(down.status, JSON.stringify(down.body)).toBe(503);
     expect(down.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -97,15 +104,16 @@ describe('DynamoDB Local supervision', () => {
 
     let last = down;
     const back = await waitFor(async () => {
-      last = await call(url, { token: alice });
+      last = await listing();
       expect([200, 503], JSON.stringify(last.body)).toContain(last.status);
       return last.status === 200;
     }, 30_000);
     expect(back, `still ${last.status} after 30 s:\n${service.output()}`).toBe(true);
     // The same data: alice still sees the seeded companies' data (the catalog of acme is not empty).
-    const scenarios = await call(`${service.api}/companies/acme/resources/scenarios`, { token: alice });
-    expect(scenarios.status).toBe(200);
-    expect(JSON.stringify(scenarios.body)).toContain('acme-');
+    const scenarios = expectOk(
+      await clientFor(service, alice).main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId: 'acme' } } }),
+    );
+    expect(scenarios.items.map((scenario) => scenario.id)).toContain('acme-welcome');
     expect(service.output()).toMatch(/DynamoDB Local exited unexpectedly \(signal SIGKILL\); restarting on the same data/);
     const restarted = dynamoDbJvms(settings.dataDirectory);
     expect(restarted).toHaveLength(1);

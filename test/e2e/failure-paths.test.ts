@@ -3,6 +3,10 @@
  * authorization (403), archive validation (422), quota (413), immutability (409), deployment request validation
  * (400) and per-item causes, concurrency on the embedded DynamoDB, active deployment listing, and search/filters
  * parameter validation. Every error must be an RFC 9457 problem (docs/contract.md, "Errors").
+ *
+ * Requests the typed client can express go through it (clientFor); the others are hand-built with `call` on purpose:
+ * missing, forged or foreign-scheme tokens, bodies that are not JSON or not of the documented shape, parameters the
+ * document does not have or values of the wrong type, routes sent to the wrong address or with the wrong method.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -11,8 +15,11 @@ import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/contract/archives.js';
+import { type components, expectOk } from '../../client/index.js';
 import {
+  answerOf,
   call,
+  clientFor,
   eventually,
   type JsonResult,
   type LocalService,
@@ -21,6 +28,7 @@ import {
   type ServiceSettings,
   startService,
   tokenFor,
+  type TypedResult,
   uploadArchive,
 } from './harness.js';
 
@@ -63,7 +71,8 @@ interface Problem {
 }
 
 /** Asserts an RFC 9457 problem with `status` and a `detail` matching `detail`; returns its body. */
-function expectProblem(result: JsonResult, status: number, detail?: RegExp): Problem {
+function expectProblem(answer: JsonResult | TypedResult, status: number, detail?: RegExp): Problem {
+  const result = answerOf(answer);
   expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(status);
   expect(result.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
   const body = result.body as Problem;
@@ -184,29 +193,16 @@ async function validArchive(
   );
 }
 
-interface Reference {
-  type: string;
-  id: string;
-  subId?: string | null;
-}
-interface DeploymentEntry {
-  target: Reference;
-  what: Reference;
-  action: string;
-}
-interface ResultItem {
-  id: string;
-  target: { type: string; id: string; subId: string | null };
-  what: { type: string; id: string; subId: string };
-  action: 'DEPLOY' | 'UNDEPLOY';
-  state: 'SUCCESS' | 'FAILURE';
-  cause: string | null;
-}
-interface ListedItem extends ResultItem {
-  deployedAt: string;
-  deployedBy: string;
-  note: string | null;
-}
+type DeploymentEntry = components['schemas']['DeploymentRequest'];
+type ResultItem = components['schemas']['DeploymentResultItem'];
+/**
+ * An active deployment as the typed client gives it: openapi-fetch's response types drop members whose schema type is
+ * exactly `null` (here `cause`), though the body has them and the contract check requires them.
+ */
+type ListedItem = Omit<components['schemas']['ActiveDeployment'], 'cause'>;
+
+/** The typed client as the holder of `token`; answers are checked against the document. */
+const as = (token: string) => clientFor(service, token);
 
 /** Active deployments this file created, per company: `device#scenario#version`. Kept from every SUCCESS item. */
 const activeByCompany = new Map<string, Set<string>>([
@@ -220,15 +216,32 @@ function entry(device: string, scenario: string, version: string, action: 'DEPLO
   return { target: { type: 'DEVICE', id: device, subId: null }, what: { type: 'SCENARIO', id: scenario, subId: version }, action };
 }
 
-/** POSTs a deployment request, asserts 200 with one fresh-id item per entry in order, and tracks SUCCESS items. */
-async function deploy(token: string, company: string, requests: unknown[], note?: string): Promise<ResultItem[]> {
-  const result = await call<{ items: ResultItem[] }>(`${service.api}/companies/${company}/resources/deployments`, {
-    token,
-    json: { requests, ...(note === undefined ? {} : { note }) },
+/** POSTs a deployment request through the typed client: the whole answer. */
+function postDeployments(token: string, company: string, requests: DeploymentEntry[], note?: string) {
+  return as(token).main.POST('/companies/{companyId}/resources/deployments', {
+    params: { path: { companyId: company } },
+    body: { requests, ...(note === undefined ? {} : { note }) },
   });
-  expect(result.status, JSON.stringify(result.body)).toBe(200);
-  expect(result.headers.get('content-type') ?? '').toMatch(/^application\/json\b/);
-  const items = result.body.items;
+}
+
+/** A company's active deployments (one page) through the typed client: the whole answer. */
+function listDeployments(token: string, company: string, query: { limit?: number; cursor?: string } = {}) {
+  return as(token).main.GET('/companies/{companyId}/resources/DEVICE/deployments', { params: { path: { companyId: company }, query } });
+}
+
+/** A device's active deployments (one page) through the typed client: the whole answer. */
+function listDeviceDeployments(token: string, company: string, deviceId: string, query: { limit?: number; cursor?: string } = {}) {
+  return as(token).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+    params: { path: { companyId: company, deviceId }, query },
+  });
+}
+
+/** POSTs a deployment request, asserts 200 with one fresh-id item per entry in order, and tracks SUCCESS items. */
+async function deploy(token: string, company: string, requests: DeploymentEntry[], note?: string): Promise<ResultItem[]> {
+  const result = await postDeployments(token, company, requests, note);
+  expect(result.response.status, JSON.stringify(result.error)).toBe(200);
+  expect(result.response.headers.get('content-type') ?? '').toMatch(/^application\/json\b/);
+  const items = expectOk(result).items;
   expect(items).toHaveLength(requests.length);
   items.forEach((item, index) => {
     const request = requests[index] as DeploymentEntry;
@@ -252,17 +265,17 @@ async function deploy(token: string, company: string, requests: unknown[], note?
   return items;
 }
 
-/** Follows `nextCursor` from `path` with `limit`, returning every page. */
-async function listAllPages(token: string, path: string, limit: number): Promise<{ items: ListedItem[]; nextCursor: string | null }[]> {
+/** Follows `nextCursor` through a company's active deployments with `limit`, returning every page. */
+async function listAllPages(token: string, company: string, limit: number): Promise<{ items: ListedItem[]; nextCursor: string | null }[]> {
   const pages: { items: ListedItem[]; nextCursor: string | null }[] = [];
   let cursor: string | null = null;
   do {
-    const query: string = `limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
-    const result = await call<{ items: ListedItem[]; nextCursor: string | null }>(`${service.api}${path}?${query}`, { token });
-    expect(result.status, JSON.stringify(result.body)).toBe(200);
-    expect(result.body.items.length).toBeLessThanOrEqual(limit);
-    pages.push(result.body);
-    cursor = result.body.nextCursor;
+    const page: { items: ListedItem[]; nextCursor: string | null } = expectOk(
+      await listDeployments(token, company, cursor === null ? { limit } : { limit, cursor }),
+    );
+    expect(page.items.length).toBeLessThanOrEqual(limit);
+    pages.push(page);
+    cursor = page.nextCursor;
     expect(pages.length, 'pagination does not terminate').toBeLessThan(1_000);
   } while (cursor !== null);
   return pages;
@@ -273,17 +286,13 @@ function keysOf(items: ListedItem[]): string[] {
 }
 
 async function deviceDeployments(token: string, company: string, device: string): Promise<ListedItem[]> {
-  const result = await call<{ items: ListedItem[]; nextCursor: string | null }>(
-    `${service.api}/companies/${company}/resources/${device}/deployments?limit=1000`,
-    { token },
-  );
-  expect(result.status, JSON.stringify(result.body)).toBe(200);
-  expect(result.body.nextCursor).toBeNull();
-  return result.body.items;
+  const result = expectOk(await listDeviceDeployments(token, company, device, { limit: 1000 }));
+  expect(result.nextCursor).toBeNull();
+  return result.items;
 }
 
 async function companyDeployments(token: string, company: string): Promise<ListedItem[]> {
-  return (await listAllPages(token, `/companies/${company}/resources/DEVICE/deployments`, 1000)).flatMap((page) => page.items);
+  return (await listAllPages(token, company, 1000)).flatMap((page) => page.items);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -352,11 +361,10 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
 
   it('refuses HS256 tokens, including one keyed with the published public key (algorithm confusion)', async () => {
     const { kid, publicJwk } = await realSigningKey();
-    const jwks = await call<{ keys: JWK[] }>(`${service.auth}/.well-known/jwks.json`);
-    expect(jwks.status).toBe(200);
-    expect(jwks.body.keys.map((key) => key.kid)).toContain(kid);
+    const jwks = expectOk(await clientFor(service).auth.GET('/.well-known/jwks.json'));
+    expect(jwks.keys.map((key) => key.kid)).toContain(kid);
     expect(
-      jwks.body.keys.every((key) => key.d === undefined),
+      jwks.keys.every((key) => key.d === undefined),
       'the JWKS must not publish the private part',
     ).toBe(true);
     const secrets = [
@@ -422,10 +430,12 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
   });
 
   it('POST /token: wrong password → 401 problem; malformed body → 400 problem', async () => {
-    const wrong = await call(`${service.auth}/token`, { json: { username: 'alice', password: 'not-the-password' } });
+    const userToken = async (username: string, password: string) =>
+      answerOf(await clientFor(service).auth.POST('/token', { body: { username, password } }));
+    const wrong = await userToken('alice', 'not-the-password');
     expectUnauthorized(wrong, /username or password/);
     expect(JSON.stringify(wrong.body)).not.toContain('access_token');
-    const unknownUser = await call(`${service.auth}/token`, { json: { username: 'mallory', password: 'whatever' } });
+    const unknownUser = await userToken('mallory', 'whatever');
     expect(expectUnauthorized(unknownUser).detail, 'unknown users are indistinguishable from wrong passwords').toBe(
       (wrong.body as Problem).detail,
     );
@@ -454,44 +464,35 @@ describe('401: missing, malformed or untrusted bearer tokens', () => {
 
 describe('403: valid token without the company or the scope', () => {
   it('bob (globex) cannot touch acme: skeleton, deploy, list, upload', async () => {
-    expectProblem(await call(`${service.api}/companies/acme/resources/scenarios/skeleton.zip`, { token: bob }), 403, /company 'acme'/);
     expectProblem(
-      await call(`${service.api}/companies/acme/resources/deployments`, {
-        token: bob,
-        json: { requests: [entry('acme-kiosk-0002', 'acme-welcome', '1.0.0')] },
-      }),
+      await as(bob).main.GET('/companies/{companyId}/resources/scenarios/skeleton.zip', { params: { path: { companyId: 'acme' } } }),
       403,
       /company 'acme'/,
     );
-    expectProblem(await call(`${service.api}/companies/acme/resources/DEVICE/deployments`, { token: bob }), 403, /company 'acme'/);
-    expectProblem(await call(`${service.api}/companies/acme/resources/acme-kiosk-0002/deployments`, { token: bob }), 403, /company 'acme'/);
+    expectProblem(await postDeployments(bob, 'acme', [entry('acme-kiosk-0002', 'acme-welcome', '1.0.0')]), 403, /company 'acme'/);
+    expectProblem(await listDeployments(bob, 'acme'), 403, /company 'acme'/);
+    expectProblem(await listDeviceDeployments(bob, 'acme', 'acme-kiosk-0002'), 403, /company 'acme'/);
     expectProblem(await uploadArchive(service, bob, 'acme', await validArchive('e2e-bob-intrusion', '1.0.0')), 403, /company 'acme'/);
     // Nothing happened in acme.
     expect(await deviceDeployments(alice, 'acme', 'acme-kiosk-0002')).toEqual([]);
     // The refused upload stored nothing: alice can upload the same (id, version).
-    expect((await uploadArchive(service, alice, 'acme', await validArchive('e2e-bob-intrusion', '1.0.0'))).status).toBe(201);
+    expect((await uploadArchive(service, alice, 'acme', await validArchive('e2e-bob-intrusion', '1.0.0'))).response.status).toBe(201);
   });
 
   it('olivia (read-only scopes) cannot deploy or upload, but can read', async () => {
-    expectProblem(
-      await call(`${service.api}/companies/acme/resources/deployments`, {
-        token: olivia,
-        json: { requests: [entry('acme-kiosk-0003', 'acme-welcome', '1.0.0')] },
-      }),
-      403,
-      /deployments:write/,
-    );
+    expectProblem(await postDeployments(olivia, 'acme', [entry('acme-kiosk-0003', 'acme-welcome', '1.0.0')]), 403, /deployments:write/);
     expectProblem(await uploadArchive(service, olivia, 'acme', await validArchive('e2e-olivia', '1.0.0')), 403, /scenarios:write/);
     expectProblem(await uploadArchive(service, olivia, 'globex', await validArchive('e2e-olivia', '1.0.0')), 403, /scenarios:write/);
     expect(await deviceDeployments(olivia, 'acme', 'acme-kiosk-0003')).toEqual([]);
   });
 
   it('alice searching with company=globex gets 403, also on the filters endpoint', async () => {
-    expectProblem(await call(`${service.api}/resources/search?company=globex`, { token: alice }), 403, /globex/);
-    expectProblem(await call(`${service.api}/resources/search?company=acme&company=globex`, { token: alice }), 403, /globex/);
-    expectProblem(await call(`${service.api}/resources/search/filters?company=globex`, { token: alice }), 403, /globex/);
+    const search = (query: { company: string[]; pageSize?: number }) => as(alice).main.GET('/resources/search', { params: { query } });
+    expectProblem(await search({ company: ['globex'] }), 403, /globex/);
+    expectProblem(await search({ company: ['acme', 'globex'] }), 403, /globex/);
+    expectProblem(await as(alice).main.GET('/resources/search/filters', { params: { query: { company: ['globex'] } } }), 403, /globex/);
     // Control: her own company is fine.
-    expect((await call(`${service.api}/resources/search?company=acme&pageSize=1`, { token: alice })).status).toBe(200);
+    expect((await search({ company: ['acme'], pageSize: 1 })).response.status).toBe(200);
   });
 });
 
@@ -579,7 +580,7 @@ describe('422: invalid scenario archives are refused with every violation, and n
     // JSZip >= 3.8 loadAsync sanitizes entry names (`resources/../../evil.sh` becomes `evil.sh`; the raw name is only in
     // `unsafeOriginalName`), so checking Object.keys(zip.files) never saw "..", and the archive was stored (201) with its
     // zip-slip entry intact. The check must run on unsafeOriginalName.
-    expect(result.status, `a ".." entry must be refused with 422; got ${result.status} ${JSON.stringify(result.body)}`).toBe(422);
+    expect(result.response.status, `a ".." entry must be refused with 422; got ${JSON.stringify(answerOf(result))}`).toBe(422);
     const problem = expectProblem(result, 422);
     expect(
       problem.errors?.some((error) => error.path.includes('..')),
@@ -653,14 +654,14 @@ describe('422: invalid scenario archives are refused with every violation, and n
 
   it('after all rejections the service still answers and nothing was stored: the rejected (id, version) uploads with 201', async () => {
     const stored = await uploadArchive(service, alice, 'acme', await validArchive(REJECTED.id, REJECTED.version));
-    expect(stored.status, JSON.stringify(stored.body)).toBe(201);
-    expect(stored.body).toMatchObject({
+    expect(stored.response.status, JSON.stringify(stored.error)).toBe(201);
+    expect(stored.data).toMatchObject({
       id: REJECTED.id,
       version: REJECTED.version,
       size: expect.any(Number),
       sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
-    expect(stored.headers.get('location')).toContain(`/scenarios/${REJECTED.id}/versions/${REJECTED.version}`);
+    expect(stored.response.headers.get('location')).toContain(`/scenarios/${REJECTED.id}/versions/${REJECTED.version}`);
     // And it is deployable now (it was not before).
     const [item] = await deploy(alice, 'acme', [entry('acme-kiosk-0004', REJECTED.id, REJECTED.version)]);
     expect(item).toMatchObject({ state: 'SUCCESS', cause: null });
@@ -697,22 +698,22 @@ describe('413: archives too large for a direct upload', () => {
       true,
     );
     const refused = await uploadArchive(service, alice, 'acme', overArchiveLimit);
-    expect(refused.status).toBe(413);
-    expect(refused.headers.get('content-type')).toBe('application/problem+json');
-    expect(refused.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
-    expect(refused.body.detail).toMatch(/presigned upload slot/);
+    expect(refused.response.status).toBe(413);
+    expect(refused.response.headers.get('content-type')).toBe('application/problem+json');
+    expect(refused.error).toMatchObject({ title: 'Payload Too Large', status: 413 });
+    expect(refused.error?.detail).toMatch(/presigned upload slot/);
     // The limit is stated in the same words by the 413 and by the README.
     const readme = await readFile(join(import.meta.dirname, '../../README.md'), 'utf8');
-    expect(refused.body.detail).toContain(DIRECT_UPLOAD_LIMIT_TEXT);
+    expect(refused.error?.detail).toContain(DIRECT_UPLOAD_LIMIT_TEXT);
     expect(readme).toContain(`limited to ${DIRECT_UPLOAD_LIMIT_TEXT}:`);
 
     const overEventLimit = await validArchive('e2e-too-large', '1.0.0', { 'resources/assets/blob.bin': randomBytes(5 * MiB) }, true);
     const gateway = await uploadArchive(service, alice, 'acme', overEventLimit);
-    expect(gateway.status).toBe(413);
-    expect(gateway.body).toMatchObject({ title: 'Payload Too Large', status: 413 });
+    expect(gateway.response.status).toBe(413);
+    expect(gateway.error).toMatchObject({ title: 'Payload Too Large', status: 413 });
 
     const small = await uploadArchive(service, alice, 'acme', await validArchive('e2e-too-large', '1.0.0'));
-    expect(small.status).toBe(201);
+    expect(small.response.status).toBe(201);
   });
 });
 
@@ -722,8 +723,8 @@ describe('413: globex storage quota (5 MiB)', () => {
 
   it('3 MiB fits, a second 3 MiB is refused with the figures, and the refusal consumed nothing', async () => {
     const first = await uploadArchive(service, bob, 'globex', await bigArchive('1.0.0', 3 * MiB));
-    expect(first.status, JSON.stringify(first.body)).toBe(201);
-    const firstSize = (first.body as { size: number }).size;
+    expect(first.response.status, JSON.stringify(first.error)).toBe(201);
+    const firstSize = expectOk(first).size;
     expect(firstSize).toBeGreaterThanOrEqual(3 * MiB);
 
     const secondArchive = await bigArchive('2.0.0', 3 * MiB);
@@ -737,8 +738,8 @@ describe('413: globex storage quota (5 MiB)', () => {
 
     // A small version (the same version number that was refused) fits: the refused one stored and charged nothing.
     const small = await uploadArchive(service, bob, 'globex', await validArchive('e2e-quota', '2.0.0'));
-    expect(small.status, JSON.stringify(small.body)).toBe(201);
-    const smallSize = (small.body as { size: number }).size;
+    expect(small.response.status, JSON.stringify(small.error)).toBe(201);
+    const smallSize = expectOk(small).size;
 
     // usedBytes moved by exactly the small archive.
     const again = expectProblem(await uploadArchive(service, bob, 'globex', await bigArchive('3.0.0', 3 * MiB)), 413);
@@ -757,6 +758,7 @@ describe('deployments: 400 for structurally invalid bodies (nothing changed), FA
   const url = () => `${service.api}/companies/acme/resources/deployments`;
 
   it('each invalid body is a 400 problem and changes nothing', async () => {
+    // Hand-built: none of these bodies is of the documented shape, which the typed client would refuse to send.
     const deviceBefore = await deviceDeployments(alice, 'acme', DEVICE);
     const companyBefore = await companyDeployments(alice, 'acme');
 
@@ -897,7 +899,7 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
     );
     expect(items.every((item) => item.state === 'SUCCESS')).toBe(true);
 
-    const pages = await listAllPages(alice, '/companies/acme/resources/DEVICE/deployments', 2);
+    const pages = await listAllPages(alice, 'acme', 2);
     const keys = keysOf(pages.flatMap((page) => page.items));
     const expected = [...(activeByCompany.get('acme') as Set<string>)];
     expect(expected.length).toBeGreaterThanOrEqual(DEVICES.length);
@@ -922,9 +924,10 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
   });
 
   it('limit=0, limit=1001, a non-numeric limit and an unknown parameter → 400', async () => {
+    expectViolation(expectProblem(await listDeployments(alice, 'acme', { limit: 0 }), 400), 'limit', /1 to 1000/);
+    expectViolation(expectProblem(await listDeployments(alice, 'acme', { limit: 1001 }), 400), 'limit', /1 to 1000/);
+    // Hand-built: a limit that is not a number, and parameters the listings do not have.
     const base = `${service.api}/companies/acme/resources/DEVICE/deployments`;
-    expectViolation(expectProblem(await call(`${base}?limit=0`, { token: alice }), 400), 'limit', /1 to 1000/);
-    expectViolation(expectProblem(await call(`${base}?limit=1001`, { token: alice }), 400), 'limit', /1 to 1000/);
     expectViolation(expectProblem(await call(`${base}?limit=ten`, { token: alice }), 400), 'limit');
     expectViolation(expectProblem(await call(`${base}?colour=blue`, { token: alice }), 400), 'colour', /limit, cursor/);
     expectViolation(
@@ -934,10 +937,7 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
   });
 
   it('a tampered or foreign cursor → 400', async () => {
-    const base = `${service.api}/companies/acme/resources/DEVICE/deployments`;
-    const first = await call<{ nextCursor: string | null }>(`${base}?limit=1`, { token: alice });
-    expect(first.status).toBe(200);
-    const cursor = first.body.nextCursor as string;
+    const cursor = expectOk(await listDeployments(alice, 'acme', { limit: 1 })).nextCursor as string;
     expect(cursor).toEqual(expect.any(String));
     const [payload, signature] = cursor.split('.') as [string, string];
     const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -953,30 +953,19 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
       forge([]),
     ];
     for (const value of tampered) {
-      const problem = expectProblem(await call(`${base}?cursor=${encodeURIComponent(value)}`, { token: alice }), 400, /cursor/);
+      const problem = expectProblem(await listDeployments(alice, 'acme', { cursor: value }), 400, /cursor/);
       expectViolation(problem, 'cursor');
     }
     // A company-wide cursor is valid for no device's listing, not even that of the device its page ended on.
     const lastDevice = (decoded.sk as string).split('#')[0] as string;
     for (const device of ['acme-kiosk-0102', lastDevice]) {
-      expectProblem(
-        await call(`${service.api}/companies/acme/resources/${device}/deployments?cursor=${encodeURIComponent(cursor)}`, { token: alice }),
-        400,
-        /cursor/,
-      );
+      expectProblem(await listDeviceDeployments(alice, 'acme', device, { cursor }), 400, /cursor/);
     }
   });
 
   it("an unknown device, or another company's device, → 404 problem", async () => {
-    expectProblem(
-      await call(`${service.api}/companies/acme/resources/acme-kiosk-9999/deployments`, { token: alice }),
-      404,
-      /acme-kiosk-9999/,
-    );
-    const foreign = expectProblem(
-      await call(`${service.api}/companies/acme/resources/globex-kiosk-0001/deployments`, { token: alice }),
-      404,
-    );
+    expectProblem(await listDeviceDeployments(alice, 'acme', 'acme-kiosk-9999'), 404, /acme-kiosk-9999/);
+    const foreign = expectProblem(await listDeviceDeployments(alice, 'acme', 'globex-kiosk-0001'), 404);
     expect(foreign.detail).not.toMatch(/globex'/);
   });
 });
@@ -986,6 +975,7 @@ describe('listing active deployments: cursor pagination and 400/404', () => {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('search and filters: 400 for bad parameters; routing 404/405', () => {
+  // Hand-built: the query strings as sent, most of them outside what the document allows.
   const search = (query: string) => call(`${service.api}/resources/search?${query}`, { token: alice });
 
   it('unknown parameter is named in errors[].path with the allowed ones', async () => {
@@ -1019,7 +1009,7 @@ describe('search and filters: 400 for bad parameters; routing 404/405', () => {
     expectViolation(expectProblem(await call(`${service.api}/resources/search/filters?pageSize=10`, { token: alice }), 400), 'pageSize');
     expectViolation(expectProblem(await call(`${service.api}/resources/search/filters?colour=red`, { token: alice }), 400), 'colour');
     // Control.
-    expect((await call(`${service.api}/resources/search/filters?type=DEVICE`, { token: alice })).status).toBe(200);
+    expect((await as(alice).main.GET('/resources/search/filters', { params: { query: { type: 'DEVICE' } } })).response.status).toBe(200);
   });
 
   it('unknown route → 404 problem, wrong method → 405 problem, route of another address → 404 naming it', async () => {
@@ -1046,76 +1036,48 @@ describe('search and filters: 400 for bad parameters; routing 404/405', () => {
 
 describe('hostile inputs never reach the backends as 500s', () => {
   it('oversize and malformed identifiers in a deployment become per-item causes, with valid entries still carried out', async () => {
-    const response = await call(`${service.api}/companies/acme/resources/deployments`, {
-      token: alice,
-      json: {
-        requests: [
-          {
-            target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null },
-            what: { type: 'SCENARIO', id: 'acme-welcome', subId: 'x'.repeat(200) },
-            action: 'DEPLOY',
-          },
-          {
-            target: { type: 'DEVICE', id: 'k'.repeat(200), subId: null },
-            what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
-            action: 'DEPLOY',
-          },
-          {
-            target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null },
-            what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
-            action: 'DEPLOY',
-          },
-        ],
-      },
-    });
-    expect(response.status).toBe(200);
-    expect(response.body.items.map((item: ResultItem) => item.cause)).toEqual(['WHAT_NOT_FOUND', 'TARGET_NOT_FOUND', null]);
-    const tooLong = await call(`${service.api}/companies/acme/resources/deployments`, {
-      token: alice,
-      json: {
-        requests: [
-          {
-            target: { type: 'DEVICE', id: 'k'.repeat(300), subId: null },
-            what: { type: 'SCENARIO', id: 'a', subId: '1.0.0' },
-            action: 'DEPLOY',
-          },
-        ],
-      },
-    });
-    expect(tooLong.status).toBe(400);
-    await call(`${service.api}/companies/acme/resources/deployments`, {
-      token: alice,
-      json: {
-        requests: [
-          {
-            target: { type: 'DEVICE', id: 'acme-kiosk-0077', subId: null },
-            what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
-            action: 'UNDEPLOY',
-          },
-        ],
-      },
-    });
+    const response = await postDeployments(alice, 'acme', [
+      entry('acme-kiosk-0077', 'acme-welcome', 'x'.repeat(200)),
+      entry('k'.repeat(200), 'acme-welcome', '1.0.0'),
+      entry('acme-kiosk-0077', 'acme-welcome', '1.0.0'),
+    ]);
+    expect(response.response.status).toBe(200);
+    expect(expectOk(response).items.map((item) => item.cause)).toEqual(['WHAT_NOT_FOUND', 'TARGET_NOT_FOUND', null]);
+    const tooLong = await postDeployments(alice, 'acme', [entry('k'.repeat(300), 'a', '1.0.0')]);
+    expect(tooLong.response.status).toBe(400);
+    const undeployed = expectOk(await postDeployments(alice, 'acme', [entry('acme-kiosk-0077', 'acme-welcome', '1.0.0', 'UNDEPLOY')]));
+    expect(undeployed.items[0]).toMatchObject({ state: 'SUCCESS', cause: null });
   });
 
   it('malformed percent-encoding in a path is 400, a junk upload id is 404', async () => {
     const encoded = await call(`${service.api}/companies/acme/resources/%ZZ/deployments`, { token: alice });
     expect(encoded.status).toBe(400);
     expect(encoded.headers.get('content-type')).toBe('application/problem+json');
-    const junk = await call(`${service.upload}/companies/acme/resources/scenarios/uploads/${'x'.repeat(2000)}`, { token: alice });
-    expect(junk.status).toBe(404);
+    const junk = await as(alice).upload.GET('/companies/{companyId}/resources/scenarios/uploads/{uploadId}', {
+      params: { path: { companyId: 'acme', uploadId: 'x'.repeat(2000) } },
+    });
+    expect(junk.response.status).toBe(404);
   });
 
   it('an object PUT again to a finished upload slot is not kept and does not change the outcome', async () => {
-    const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
-    const status = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: alice });
-    await fetch(slot.body.url, { method: 'PUT', headers: slot.body.headers, body: await validArchive('e2e-slot-reuse', '1.0.0') });
-    await eventually(async () => (await status()).body.status !== 'PENDING', 'the first upload to be processed');
-    expect((await status()).body.status).toBe('STORED');
+    const slot = expectOk(
+      await as(alice).upload.POST('/companies/{companyId}/resources/scenarios/uploads', { params: { path: { companyId: 'acme' } } }),
+    );
+    const status = async () =>
+      expectOk(
+        await as(alice).upload.GET('/companies/{companyId}/resources/scenarios/uploads/{uploadId}', {
+          params: { path: { companyId: 'acme', uploadId: slot.uploadId } },
+        }),
+      );
+    // The presigned URL is S3's, outside the document: plain PUTs.
+    await fetch(slot.url, { method: 'PUT', headers: slot.headers, body: await validArchive('e2e-slot-reuse', '1.0.0') });
+    await eventually(async () => (await status()).status !== 'PENDING', 'the first upload to be processed');
+    expect((await status()).status).toBe('STORED');
     const junk = randomBytes(64 * 1024);
-    await fetch(slot.body.url, { method: 'PUT', headers: slot.body.headers, body: junk });
+    await fetch(slot.url, { method: 'PUT', headers: slot.headers, body: junk });
     await new Promise((done) => setTimeout(done, 1_500));
-    expect((await status()).body).toMatchObject({ status: 'STORED', result: { id: 'e2e-slot-reuse', version: '1.0.0' } });
-    const leftover = await fetch(slot.body.url.replace(/\?.*$/, ''));
+    expect(await status()).toMatchObject({ status: 'STORED', result: { id: 'e2e-slot-reuse', version: '1.0.0' } });
+    const leftover = await fetch(slot.url.replace(/\?.*$/, ''));
     expect(leftover.status).toBe(404);
   });
 });

@@ -2,12 +2,15 @@
  * End-to-end behaviour of the local gateway in front of the handlers, over real HTTP against one local service on
  * free (non-default) ports: malformed multipart bodies, authorization before the body is parsed, 405 with Allow,
  * routes sent to the wrong address, oversized headers, the addresses named by the OpenAPI document, and capped
- * `errors` lists.
+ * `errors` lists. Those requests are hand-built (`call`, fetch, a raw socket) on purpose: the typed client cannot
+ * send them; it sends the well-formed controls.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../../client/index.js';
 import {
   call,
+  clientFor,
   type LocalService,
   newServiceSettings,
   removeDataDirectory,
@@ -56,10 +59,13 @@ describe('a multipart part cut short', () => {
       errors: [{ path: 'payload' }],
     });
     // The same listener and the others still answer.
-    expect(
-      (await call(`${service.upload}/companies/acme/resources/scenarios/uploads/01ARZ3NDEKTSV4RRFFQ69G5FAV`, { token: alice })).status,
-    ).toBe(404);
-    expect((await call(`${service.api}/companies/acme/resources/scenarios`, { token: alice })).status).toBe(200);
+    const dss = clientFor(service, alice);
+    const upload = await dss.upload.GET('/companies/{companyId}/resources/scenarios/uploads/{uploadId}', {
+      params: { path: { companyId: 'acme', uploadId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' } },
+    });
+    expect(upload.response.status).toBe(404);
+    const scenarios = await dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId: 'acme' } } });
+    expect(scenarios.response.status).toBe(200);
     expect(service.output()).not.toMatch(/Uncaught error|handler error/);
   });
 
@@ -110,7 +116,7 @@ describe('oversized headers', () => {
       expect(response.headers.get('content-type'), base).toBe('application/problem+json');
       expect(await response.json()).toMatchObject({ status: 431, title: 'Request Header Fields Too Large' });
     }
-    expect((await call(`${service.api}/resources/search`, { token: alice })).status).toBe(200);
+    expect((await clientFor(service, alice).main.GET('/resources/search')).response.status).toBe(200);
   });
 
   it('answers 400 with a problem+json body to a request that is not valid HTTP', async () => {
@@ -134,7 +140,11 @@ describe('oversized headers', () => {
 describe('openapi.json', () => {
   it('names the addresses the service listens on', async () => {
     expect(settings.ports.api).not.toBe(3000);
-    const { body } = await call(`${service.api}/openapi.json`);
+    // The document's own schema is open (`openapi: 3.1.0` and any other member): read here as the parts checked.
+    const body = expectOk(await clientFor(service).main.GET('/openapi.json')) as unknown as {
+      servers: { url: string }[];
+      paths: Record<string, any>;
+    };
     expect(body.servers.map((server: { url: string }) => server.url)).toEqual([service.api]);
     expect(body.paths['/companies/{companyId}/resources/scenarios'].post.servers[0].url).toBe(service.upload);
     expect(body.paths['/token'].servers[0].url).toBe(service.auth);

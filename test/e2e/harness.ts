@@ -1,11 +1,15 @@
 /**
  * End-to-end harness: runs `bin/local.ts` (what `npm start` runs) as a child process on free ports with a
- * temporary data folder, and offers small HTTP helpers. Every test file stops what it starts.
+ * temporary data folder, and offers the typed client on it (`clientFor`) plus `call` for hand-built requests. Both
+ * check every answer of the service against its route definition. Every test file stops what it starts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Middleware } from 'openapi-fetch';
+import { expect } from 'vitest';
+import { createDssClient, type DssClient, expectOk, type ProblemBody } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
 import type { ApiName } from '../../functions/contract/route.js';
 import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
@@ -129,15 +133,43 @@ export async function removeDataDirectory(settings: ServiceSettings): Promise<vo
 /** Demo credentials (docs/contract.md, "Local demo data"). */
 export const DEMO_PASSWORDS = { alice: 'alice-demo-password', bob: 'bob-demo-password', olivia: 'olivia-demo-password' } as const;
 
-/** Gets an access token for a demo user. @throws when the token endpoint does not answer 200. */
+/** Gets an access token for a demo user. @throws ApiError when the token endpoint does not answer 200. */
 export async function tokenFor(service: LocalService, username: keyof typeof DEMO_PASSWORDS): Promise<string> {
-  const response = await fetch(`${service.auth}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username, password: DEMO_PASSWORDS[username] }),
+  const dss = clientFor(service);
+  return expectOk(await dss.auth.POST('/token', { body: { username, password: DEMO_PASSWORDS[username] } })).access_token;
+}
+
+/**
+ * The typed client (client/index.ts) on a local service, sending `token` as the bearer token on the main and upload
+ * addresses. Every answer, on all three addresses, must be one its route definition declares (expectDocumented on a
+ * clone, so the client still reads the body), and every request must name a route of the address it is sent to.
+ */
+export function clientFor(service: LocalService, token?: string): DssClient {
+  const apis = new Map<string, ApiName>([
+    [new URL(service.api).host, 'main'],
+    [new URL(service.upload).host, 'upload'],
+    [new URL(service.auth).host, 'auth'],
+  ]);
+  const documented: Middleware = {
+    async onResponse({ request, response }) {
+      const { host, pathname } = new URL(request.url);
+      const api = apis.get(host);
+      const found = api === undefined ? undefined : matchRoute(ROUTES, api, request.method, pathname);
+      expect(
+        found !== undefined && 'route' in found,
+        `${request.method} ${request.url} is no route of the ${api ?? 'unknown'} address`,
+      ).toBe(true);
+      if (found !== undefined && 'route' in found) await expectDocumented(found.route.id, response.clone());
+      return response;
+    },
+  };
+  return createDssClient({
+    baseUrl: service.api,
+    uploadUrl: service.upload,
+    authUrl: service.auth,
+    ...(token === undefined ? {} : { token }),
+    middleware: [documented],
   });
-  if (response.status !== 200) throw new Error(`token for ${username}: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { access_token: string }).access_token;
 }
 
 /** A JSON response: status, headers and parsed body (undefined when empty). */
@@ -147,7 +179,53 @@ export interface JsonResult<T = any> {
   body: T;
 }
 
-/** Sends a request and parses the JSON (or problem+json) answer. */
+/**
+ * Asks for a device token with the client credentials grant, form-encoded as devices send it (RFC 6749 §4.4),
+ * through the typed client.
+ * @returns the openapi-fetch result: `data` (the token) on 200, the OAuth or problem `error` otherwise.
+ */
+export function deviceTokenRequest(service: LocalService, clientId: string, clientSecret: string) {
+  return clientFor(service).auth.POST('/token', {
+    body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
+    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+}
+
+/** What a typed-client call resolves to: the response and, by status, the parsed `data` (2xx) or `error` body. */
+export interface TypedResult {
+  response: Response;
+  data?: unknown;
+  error?: unknown;
+}
+
+/**
+ * Asserts that a typed-client answer has `status` (not 2xx) with a problem+json body, and returns that body. The
+ * client types `error` as the union of every documented error body; the contract check has already validated it
+ * against the schema of its status.
+ */
+export function expectError(result: TypedResult, status: number): ProblemBody {
+  expect(result.response.status, `unexpected status; body: ${JSON.stringify(result.error ?? result.data)}`).toBe(status);
+  expect(result.response.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
+  return result.error as ProblemBody;
+}
+
+/**
+ * The status, headers and parsed body of either kind of answer (a `call` result, or a typed-client result whose body
+ * is `data` on 2xx and `error` otherwise), for assertions shared by hand-built and typed requests.
+ */
+export function answerOf(result: JsonResult | TypedResult): JsonResult {
+  if (!('response' in result)) return result;
+  // openapi-fetch gives an empty error body as '', `call` as undefined.
+  const body = result.response.ok ? result.data : result.error === '' ? undefined : result.error;
+  return { status: result.response.status, headers: result.response.headers, body };
+}
+
+/**
+ * Sends a hand-built request and parses the JSON (or problem+json) answer, checking it against its route definition
+ * when it is one of the service's. For what the typed client (clientFor) cannot or must not send: malformed bodies,
+ * wrong content types, missing or forged tokens, undocumented query parameters, raw presigned S3 URLs.
+ */
 export async function call<T = any>(
   url: string,
   options: {
@@ -179,17 +257,22 @@ export async function call<T = any>(
   return result;
 }
 
-/** Uploads an archive as the `payload` part of a multipart form, like `curl -F payload=@file.zip`. */
-export function uploadArchive(
-  service: LocalService,
-  token: string,
-  company: string,
-  archive: Uint8Array,
-  filename = 'scenario.zip',
-): Promise<JsonResult> {
-  const form = new FormData();
-  form.append('payload', new Blob([archive], { type: 'application/zip' }), filename);
-  return call(`${service.upload}/companies/${company}/resources/scenarios`, { method: 'POST', token, body: form });
+/**
+ * Uploads an archive as the `payload` part of a multipart form, like `curl -F payload=@file.zip`, through the typed
+ * client (ScenarioUpload).
+ * @returns the openapi-fetch result: `data` (the stored version) on 201, the typed problem `error` otherwise.
+ */
+export function uploadArchive(service: LocalService, token: string, company: string, archive: Uint8Array, filename = 'scenario.zip') {
+  return clientFor(service, token).upload.POST('/companies/{companyId}/resources/scenarios', {
+    params: { path: { companyId: company } },
+    // The document's `format: binary` part is typed as a string; the part is the archive, which FormData sends as a file.
+    body: { payload: new Blob([archive], { type: 'application/zip' }) as unknown as string },
+    bodySerializer: (body) => {
+      const form = new FormData();
+      form.append('payload', body.payload as unknown as Blob, filename);
+      return form;
+    },
+  });
 }
 
 /** Whether process `pid` exists (signal 0 probes without signalling). */

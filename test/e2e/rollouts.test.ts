@@ -7,10 +7,11 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type components, expectOk } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { SimulatedFleet } from '../../simulator/fleet.js';
 import {
-  call,
+  clientFor,
   DEMO_PASSWORDS,
   dynamoDbLocalStopped,
   eventually,
@@ -26,6 +27,8 @@ const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
 /** The simulator's health reports carry version codes 40, 41 and 42; the demo devices' are five digits long. */
 const SIMULATED_QUERY = 'connection.state=CONNECTED&health.versionCode=40&health.versionCode=41&health.versionCode=42';
+/** The same selection as a typed search query. */
+const SIMULATED_SEARCH = { 'connection.state': ['CONNECTED' as const], 'health.versionCode': ['40', '41', '42'] };
 const ENVIRONMENT = { ROLLOUT_SWEEP_INTERVAL_MS: '200', ROLLOUT_CHUNK_TIMEOUT_SECONDS: '2' };
 
 let settings: ServiceSettings;
@@ -35,20 +38,28 @@ let bob: string;
 let dynamoPort: number;
 const fleets: SimulatedFleet[] = [];
 
-interface Wave {
-  size: number;
-  state: 'PENDING' | 'RUNNING' | 'COMPLETED';
-  counts: Record<string, number>;
-}
-interface Rollout {
-  id: string;
-  state: 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED';
-  targets: number;
-  waves: Wave[];
-  pausedReason?: string;
-}
+type Rollout = components['schemas']['Rollout'];
 
-const rollouts = (suffix = '', company = COMPANY) => `${service.api}/companies/${company}/resources/rollouts${suffix}`;
+/** The typed client on the running service (it changes at the restart) as the holder of `token`. */
+const as = (token: string) => clientFor(service, token);
+
+/** POST a rollout of COMPANY as alice. */
+const createRollout = (body: components['schemas']['RolloutCreateBody']) =>
+  as(alice).main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: COMPANY } }, body });
+
+/** POST .../rollouts/{id}/pause, resume or cancel as alice. */
+const control = (id: string, verb: 'pause' | 'resume' | 'cancel') =>
+  as(alice).main.POST(`/companies/{companyId}/resources/rollouts/{rolloutId}/${verb}`, {
+    params: { path: { companyId: COMPANY, rolloutId: id } },
+  });
+
+/** The history of one scenario version of COMPANY, up to `limit` entries. */
+const versionHistory = async (version: string, limit: number) =>
+  expectOk(
+    await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+      params: { path: { companyId: COMPANY }, query: { scenarioId: SCENARIO, version, limit } },
+    }),
+  ).items;
 
 /** A fleet of `count` simulated kiosks `{prefix}{n}` reporting every 300 ms, installing whatever they are given. */
 async function startFleet(prefix: string, count: number, failureRate: number): Promise<SimulatedFleet> {
@@ -82,9 +93,11 @@ const fleetIds = (prefix: string, count: number) =>
   Array.from({ length: count }, (_, index) => `${prefix}${String(index + 1).padStart(2, '0')}`);
 
 async function getRollout(id: string): Promise<Rollout> {
-  const result = await call<Rollout>(rollouts(`/${id}`), { token: alice });
-  expect(result.status).toBe(200);
-  return result.body;
+  return expectOk(
+    await as(alice).main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
+      params: { path: { companyId: COMPANY, rolloutId: id } },
+    }),
+  );
 }
 
 /** Polls the rollout until `check` holds; returns every distinct wave-state picture seen on the way. */
@@ -107,11 +120,12 @@ async function waitFor(id: string, check: (rollout: Rollout) => boolean, what: s
 
 /** The active deployments of `deviceId` of `version`. */
 async function activeVersions(deviceId: string): Promise<string[]> {
-  const result = await call(`${service.api}/companies/${COMPANY}/resources/${deviceId}/deployments`, { token: alice });
-  expect(result.status).toBe(200);
-  return (result.body.items as { what: { id: string; subId: string } }[])
-    .filter((item) => item.what.id === SCENARIO)
-    .map((item) => item.what.subId);
+  const result = expectOk(
+    await as(alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+      params: { path: { companyId: COMPANY, deviceId } },
+    }),
+  );
+  return result.items.filter((item) => item.what.id === SCENARIO).map((item) => item.what.subId);
 }
 
 beforeAll(async () => {
@@ -132,30 +146,29 @@ describe('a rollout over the fleet a search selects', () => {
   it('resolves its targets once from the query, and completes wave by wave as the devices report INSTALLED', async () => {
     await startFleet('acme-wave-', 12, 0);
     await eventually(async () => {
-      const found = await call(`${service.api}/resources/search?type=DEVICE&${SIMULATED_QUERY}&pageSize=100`, { token: alice });
-      return found.status === 200 && found.body.total === 12;
+      const found = await as(alice).main.GET('/resources/search', {
+        params: { query: { type: ['DEVICE'], ...SIMULATED_SEARCH, pageSize: 100 } },
+      });
+      return found.response.status === 200 && found.data?.total === 12;
     }, 'the 12 simulated kiosks CONNECTED in search');
 
-    const created = await call<Rollout>(rollouts(), {
-      method: 'POST',
-      token: alice,
-      json: {
-        action: 'DEPLOY',
-        what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
-        targets: { query: SIMULATED_QUERY },
-        waves: [2, 4],
-        note: 'canary then widen',
-      },
+    const answer = await createRollout({
+      action: 'DEPLOY',
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
+      targets: { query: SIMULATED_QUERY },
+      waves: [2, 4],
+      note: 'canary then widen',
     });
-    expect(created.status).toBe(202);
-    expect(created.headers.get('location')).toBe(`/companies/${COMPANY}/resources/rollouts/${created.body.id}`);
-    expect(created.body.targets).toBe(12);
-    expect(created.body.waves.map((wave) => wave.size)).toEqual([2, 4, 6]);
+    expect(answer.response.status).toBe(202);
+    const created = expectOk(answer);
+    expect(answer.response.headers.get('location')).toBe(`/companies/${COMPANY}/resources/rollouts/${created.id}`);
+    expect(created.targets).toBe(12);
+    expect(created.waves.map((wave) => wave.size)).toEqual([2, 4, 6]);
 
     // Waves run in order: a later wave never starts before the earlier one completed.
     const seen: string[] = [];
     const done = await waitFor(
-      created.body.id,
+      created.id,
       (rollout) => {
         const picture = rollout.waves.map((wave) => wave.state[0]).join('');
         if (seen.at(-1) !== picture) seen.push(picture);
@@ -174,42 +187,33 @@ describe('a rollout over the fleet a search selects', () => {
     for (const deviceId of fleetIds('acme-wave-', 12)) expect(await activeVersions(deviceId)).toEqual(['1.0.0']);
 
     // Ordinary deployments: in the history, made by the rollout's creator with its note, in wave order.
-    const history = await call(
-      `${service.api}/companies/${COMPANY}/resources/deployments/history?scenarioId=${SCENARIO}&version=1.0.0&limit=100`,
-      { token: alice },
-    );
-    const deploys = (history.body.items as { kind: string; action?: string; state?: string; by: string; note?: string }[]).filter(
-      (entry) => entry.kind === 'ACTION' && entry.action === 'DEPLOY' && entry.state === 'SUCCESS',
-    );
+    const history = await versionHistory('1.0.0', 100);
+    const deploys = history.filter((entry) => entry.kind === 'ACTION' && entry.action === 'DEPLOY' && entry.state === 'SUCCESS');
     expect(deploys).toHaveLength(12);
     for (const entry of deploys) expect(entry).toMatchObject({ by: expect.any(String), note: 'canary then widen' });
-    const statuses = (history.body.items as { kind: string; deviceStatus?: { state: string } }[]).filter(
-      (entry) => entry.kind === 'DEVICE_STATUS' && entry.deviceStatus?.state === 'INSTALLED',
-    );
+    const statuses = history.filter((entry) => entry.kind === 'DEVICE_STATUS' && entry.deviceStatus.state === 'INSTALLED');
     expect(statuses.length).toBeGreaterThanOrEqual(12);
 
-    const listed = await call(rollouts(), { token: alice });
-    expect(listed.status).toBe(200);
-    expect((listed.body.items as Rollout[]).map((rollout) => rollout.id)).toContain(created.body.id);
+    const listed = expectOk(
+      await as(alice).main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: COMPANY } } }),
+    );
+    expect(listed.items.map((rollout) => rollout.id)).toContain(created.id);
   }, 120_000);
 
   it('pauses after a wave whose failures exceed the threshold, deploys nothing further, and resumes and cancels on request', async () => {
     await startFleet('acme-flaky-', 8, 1);
     const ids = fleetIds('acme-flaky-', 8);
 
-    const created = await call<Rollout>(rollouts(), {
-      method: 'POST',
-      token: alice,
-      json: {
-        action: 'DEPLOY',
-        what: { type: 'SCENARIO', id: SCENARIO, subId: '1.1.0' },
-        targets: { ids },
-        waves: [2, 2],
-        failureThreshold: 0.1,
-      },
+    const answer = await createRollout({
+      action: 'DEPLOY',
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.1.0' },
+      targets: { ids },
+      waves: [2, 2],
+      failureThreshold: 0.1,
     });
-    expect(created.status).toBe(202);
-    const paused = await waitFor(created.body.id, (rollout) => rollout.state === 'PAUSED', 'the rollout PAUSED by failures');
+    expect(answer.response.status).toBe(202);
+    const created = expectOk(answer);
+    const paused = await waitFor(created.id, (rollout) => rollout.state === 'PAUSED', 'the rollout PAUSED by failures');
     expect(paused.waves.map((wave) => wave.state)).toEqual(['COMPLETED', 'PENDING', 'PENDING']);
     expect(paused.waves[0]?.counts).toMatchObject({ SUCCESS: 2, FAILED: 2 });
     expect(paused.pausedReason).toMatch(/FAILED/);
@@ -217,49 +221,51 @@ describe('a rollout over the fleet a search selects', () => {
     expect(await activeVersions(ids[0] as string)).toEqual(['1.1.0']);
     for (const deviceId of ids.slice(2)) expect(await activeVersions(deviceId)).toEqual([]);
 
-    const resumed = await call<Rollout>(rollouts(`/${created.body.id}/resume`), { method: 'POST', token: alice });
-    expect(resumed.status).toBe(200);
-    expect(resumed.body.state).toBe('RUNNING');
-    expect(resumed.body.pausedReason).toBeUndefined();
+    const resumed = await control(created.id, 'resume');
+    expect(resumed.response.status).toBe(200);
+    expect(expectOk(resumed).state).toBe('RUNNING');
+    expect(expectOk(resumed).pausedReason).toBeUndefined();
     const pausedAgain = await waitFor(
-      created.body.id,
+      created.id,
       (rollout) => rollout.state === 'PAUSED' && rollout.waves[1]?.state === 'COMPLETED',
       'the second wave written, failed and paused',
     );
     expect(pausedAgain.waves[1]?.counts).toMatchObject({ SUCCESS: 2, FAILED: 2 });
     expect(pausedAgain.waves[2]?.state).toBe('PENDING');
 
-    const cancelled = await call<Rollout>(rollouts(`/${created.body.id}/cancel`), { method: 'POST', token: alice });
-    expect(cancelled.status).toBe(200);
-    expect(cancelled.body.state).toBe('CANCELLED');
+    const cancelled = await control(created.id, 'cancel');
+    expect(cancelled.response.status).toBe(200);
+    expect(expectOk(cancelled).state).toBe('CANCELLED');
     // The last wave was never written.
     for (const deviceId of ids.slice(4)) expect(await activeVersions(deviceId)).toEqual([]);
-    const again = await call(rollouts(`/${created.body.id}/resume`), { method: 'POST', token: alice });
-    expect(again.status).toBe(409);
-    expect(again.body.detail).toMatch(/CANCELLED/);
+    const again = await control(created.id, 'resume');
+    expect(again.response.status).toBe(409);
+    expect(again.error?.detail).toMatch(/CANCELLED/);
   }, 120_000);
 
   it('pauses on request: no wave starts while paused, and a resumed rollout finishes', async () => {
     const ids = fleetIds('acme-wave-', 12);
-    const created = await call<Rollout>(rollouts(), {
-      method: 'POST',
-      token: alice,
-      json: { action: 'UNDEPLOY', what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' }, targets: { ids }, waves: [1, 1, 1] },
+    const answer = await createRollout({
+      action: 'UNDEPLOY',
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
+      targets: { ids },
+      waves: [1, 1, 1],
     });
-    expect(created.status).toBe(202);
-    const paused = await call<Rollout>(rollouts(`/${created.body.id}/pause`), { method: 'POST', token: alice });
-    expect(paused.status).toBe(200);
-    expect(paused.body.state).toBe('PAUSED');
-    expect(paused.body.pausedReason).toMatch(/alice|Paused/);
-    const twice = await call(rollouts(`/${created.body.id}/pause`), { method: 'POST', token: alice });
-    expect(twice.status).toBe(409);
+    expect(answer.response.status).toBe(202);
+    const created = expectOk(answer);
+    const paused = await control(created.id, 'pause');
+    expect(paused.response.status).toBe(200);
+    expect(expectOk(paused).state).toBe('PAUSED');
+    expect(expectOk(paused).pausedReason).toMatch(/alice|Paused/);
+    const twice = await control(created.id, 'pause');
+    expect(twice.response.status).toBe(409);
     await new Promise((done) => setTimeout(done, 1_500));
-    const still = await getRollout(created.body.id);
+    const still = await getRollout(created.id);
     expect(still.state).toBe('PAUSED');
     expect(still.waves.filter((wave) => wave.state === 'COMPLETED').length).toBeLessThanOrEqual(1);
 
-    expect((await call(rollouts(`/${created.body.id}/resume`), { method: 'POST', token: alice })).status).toBe(200);
-    const done = await waitFor(created.body.id, (rollout) => rollout.state === 'COMPLETED', 'the undeploy rollout COMPLETED');
+    expect((await control(created.id, 'resume')).response.status).toBe(200);
+    const done = await waitFor(created.id, (rollout) => rollout.state === 'COMPLETED', 'the undeploy rollout COMPLETED');
     const written = done.waves.reduce((sum, wave) => sum + (wave.counts.SUCCESS ?? 0), 0);
     expect(written).toBe(12);
     for (const deviceId of ids) expect(await activeVersions(deviceId)).toEqual([]);
@@ -272,13 +278,15 @@ describe('a rollout survives the service', () => {
     // The devices fall silent: the first wave is written but waits for their reports.
     await stopFleet(fleet);
     const ids = fleetIds('acme-wave-', 12);
-    const created = await call<Rollout>(rollouts(), {
-      method: 'POST',
-      token: alice,
-      json: { action: 'DEPLOY', what: { type: 'SCENARIO', id: SCENARIO, subId: '1.1.0' }, targets: { ids }, waves: [3] },
+    const answer = await createRollout({
+      action: 'DEPLOY',
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.1.0' },
+      targets: { ids },
+      waves: [3],
     });
-    expect(created.status).toBe(202);
-    await waitFor(created.body.id, (rollout) => rollout.waves[0]?.counts.SUCCESS === 3, 'the first wave written');
+    expect(answer.response.status).toBe(202);
+    const created = expectOk(answer);
+    await waitFor(created.id, (rollout) => rollout.waves[0]?.counts.SUCCESS === 3, 'the first wave written');
 
     const killed = service;
     process.kill(killed.pid, 'SIGKILL');
@@ -286,27 +294,18 @@ describe('a rollout survives the service', () => {
     await killed.stop();
     service = await startService(settings, { environment: { ...ENVIRONMENT, DYNAMODB_PORT: String(dynamoPort) } });
     alice = await tokenFor(service, 'alice');
-    const after = await getRollout(created.body.id);
+    const after = await getRollout(created.id);
     expect(after.state).toBe('RUNNING');
     expect(after.waves[0]?.counts.SUCCESS).toBe(3);
 
     await startFleet('acme-wave-', 12, 0);
-    const done = await waitFor(
-      created.body.id,
-      (rollout) => rollout.state === 'COMPLETED',
-      'the rollout COMPLETED after the restart',
-      90_000,
-    );
+    const done = await waitFor(created.id, (rollout) => rollout.state === 'COMPLETED', 'the rollout COMPLETED after the restart', 90_000);
     expect(done.waves.map((wave) => [wave.counts.SUCCESS, wave.counts.INSTALLED])).toEqual([
       [3, 3],
       [9, 9],
     ]);
     // Each device got exactly one DEPLOY of the version: nothing was redone twice, nothing lost.
-    const history = await call(
-      `${service.api}/companies/${COMPANY}/resources/deployments/history?scenarioId=${SCENARIO}&version=1.1.0&limit=500`,
-      { token: alice },
-    );
-    const deploys = (history.body.items as { kind: string; action?: string; state?: string; target: { id: string } }[])
+    const deploys = (await versionHistory('1.1.0', 500))
       .filter((entry) => entry.kind === 'ACTION' && entry.action === 'DEPLOY' && entry.state === 'SUCCESS')
       .map((entry) => entry.target.id)
       .filter((deviceId) => deviceId.startsWith('acme-wave-'));
@@ -316,48 +315,51 @@ describe('a rollout survives the service', () => {
 
 describe('a rollout stays in its company', () => {
   it('never touches another company: its query is restricted, another company in it is refused, and ids of another company are not found', async () => {
-    const connected = await call(`${service.api}/resources/search?type=DEVICE&company=acme&connection.state=CONNECTED&pageSize=1`, {
-      token: alice,
+    const connected = expectOk(
+      await as(alice).main.GET('/resources/search', {
+        params: { query: { type: ['DEVICE'], company: ['acme'], 'connection.state': ['CONNECTED'], pageSize: 1 } },
+      }),
+    );
+    const answer = await createRollout({
+      action: 'UNDEPLOY',
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
+      targets: { query: 'connection.state=CONNECTED' },
     });
-    const created = await call<Rollout>(rollouts(), {
-      method: 'POST',
-      token: alice,
-      json: {
-        action: 'UNDEPLOY',
-        what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
-        targets: { query: 'connection.state=CONNECTED' },
-      },
-    });
-    expect(created.status).toBe(202);
-    expect(created.body.targets).toBe(connected.body.total);
+    expect(answer.response.status).toBe(202);
+    const created = expectOk(answer);
+    expect(created.targets).toBe(connected.total);
 
-    const foreign = await call(rollouts(), {
-      method: 'POST',
-      token: alice,
-      json: { action: 'UNDEPLOY', what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' }, targets: { query: 'company=globex' } },
+    const foreign = await createRollout({
+      action: 'UNDEPLOY',
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
+      targets: { query: 'company=globex' },
     });
-    expect(foreign.status).toBe(400);
+    expect(foreign.response.status).toBe(400);
 
-    const byIds = await call<Rollout>(rollouts(), {
-      method: 'POST',
-      token: alice,
-      json: {
-        action: 'DEPLOY',
-        what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
-        targets: { ids: ['globex-kiosk-0001', 'globex-kiosk-0002'] },
-        waveTimeoutSeconds: 60,
-      },
+    const byIdsAnswer = await createRollout({
+      action: 'DEPLOY',
+      what: { type: 'SCENARIO', id: SCENARIO, subId: '1.0.0' },
+      targets: { ids: ['globex-kiosk-0001', 'globex-kiosk-0002'] },
+      waveTimeoutSeconds: 60,
     });
-    expect(byIds.status).toBe(202);
-    const done = await waitFor(byIds.body.id, (rollout) => (rollout.waves[0]?.counts.TARGET_NOT_FOUND ?? 0) === 2, 'both ids not found');
+    expect(byIdsAnswer.response.status).toBe(202);
+    const byIds = expectOk(byIdsAnswer);
+    const done = await waitFor(byIds.id, (rollout) => (rollout.waves[0]?.counts.TARGET_NOT_FOUND ?? 0) === 2, 'both ids not found');
     expect(done.waves[0]?.counts.SUCCESS ?? 0).toBe(0);
-    const globexActive = await call(`${service.api}/companies/globex/resources/globex-kiosk-0001/deployments`, { token: bob });
-    expect(globexActive.status).toBe(200);
-    expect((globexActive.body.items as { what: { id: string } }[]).some((item) => item.what.id === SCENARIO)).toBe(false);
+    const globexActive = expectOk(
+      await as(bob).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+        params: { path: { companyId: 'globex', deviceId: 'globex-kiosk-0001' } },
+      }),
+    );
+    expect(globexActive.items.some((item) => item.what.id === SCENARIO)).toBe(false);
 
-    expect((await call(rollouts(`/${created.body.id}`), { token: bob })).status).toBe(403);
-    const globexList = await call(rollouts('', 'globex'), { token: bob });
-    expect(globexList.status).toBe(200);
-    expect(globexList.body.items).toEqual([]);
+    const foreignRead = await as(bob).main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
+      params: { path: { companyId: COMPANY, rolloutId: created.id } },
+    });
+    expect(foreignRead.response.status).toBe(403);
+    const globexList = expectOk(
+      await as(bob).main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: 'globex' } } }),
+    );
+    expect(globexList.items).toEqual([]);
   }, 120_000);
 });

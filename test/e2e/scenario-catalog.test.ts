@@ -6,8 +6,11 @@
 import { createHash } from 'node:crypto';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type components, expectOk } from '../../client/index.js';
 import {
+  answerOf,
   call,
+  clientFor,
   type JsonResult,
   type LocalService,
   newServiceSettings,
@@ -15,6 +18,7 @@ import {
   type ServiceSettings,
   startService,
   tokenFor,
+  type TypedResult,
   uploadArchive,
 } from './harness.js';
 
@@ -39,33 +43,7 @@ afterAll(async () => {
 // Helpers
 // ---------------------------------------------------------------------------------------------------------------
 
-interface VersionView {
-  version: string;
-  size: number;
-  sha256: string;
-  uploadedBy: string;
-  created: string;
-  download: { url: string; expiresAt: string };
-}
-
-interface ScenarioView {
-  id: string;
-  name: string;
-  description: string | null;
-  latestVersion: string;
-  versions: string[];
-  created: string;
-  updated: string;
-}
-
-interface ScenarioDetail extends Omit<ScenarioView, 'versions'> {
-  versions: VersionView[];
-}
-
-interface ScenarioPage {
-  items: ScenarioView[];
-  nextCursor: string | null;
-}
+type ScenarioPage = components['schemas']['ScenarioPage'];
 
 interface Problem {
   status: number;
@@ -73,28 +51,40 @@ interface Problem {
   errors?: { path: string; message: string }[];
 }
 
+/** The typed client as the holder of `token` (none: no Authorization header); answers are checked against the document. */
+const as = (token?: string) => clientFor(service, token);
+
+/** Hand-built requests (`call`) here are the ones the typed client must not send: undocumented or invalid query parameters. */
 const scenariosUrl = (company: string) => `${service.api}/companies/${company}/resources/scenarios`;
 
-function expectProblem(result: JsonResult, status: number): Problem {
-  expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(status);
-  expect(result.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
-  expect(result.body).toMatchObject({ status, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
-  return result.body as Problem;
+function expectProblem(result: JsonResult | TypedResult, status: number): Problem {
+  const answer = answerOf(result);
+  expect(answer.status, `unexpected status; body: ${JSON.stringify(answer.body)}`).toBe(status);
+  expect(answer.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json\b/);
+  expect(answer.body).toMatchObject({ status, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  return answer.body as Problem;
 }
 
-function expectOk<T>(result: JsonResult<T>): T {
-  expect(result.status, `unexpected status; body: ${JSON.stringify(result.body)}`).toBe(200);
-  expect(result.headers.get('content-type') ?? '').toMatch(/^application\/json\b/);
-  return result.body;
-}
+const list = (token: string, companyId: string, query: { limit?: number; cursor?: string } = {}) =>
+  as(token).main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId }, query } });
+
+const scenario = (token: string, companyId: string, scenarioId: string) =>
+  as(token).main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', { params: { path: { companyId, scenarioId } } });
+
+const scenarioVersion = (token: string, companyId: string, scenarioId: string, version: string) =>
+  as(token).main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}', {
+    params: { path: { companyId, scenarioId, version } },
+  });
+
+const usageOf = (token: string, companyId: string) =>
+  as(token).main.GET('/companies/{companyId}/resources/scenarios/usage', { params: { path: { companyId } } });
 
 /** Every page of a company's scenario listing with `limit`, following nextCursor. */
 async function listAllPages(token: string, company: string, limit: number): Promise<ScenarioPage[]> {
   const pages: ScenarioPage[] = [];
   let cursor: string | null = null;
   do {
-    const query: string = `limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
-    const page: ScenarioPage = expectOk(await call<ScenarioPage>(`${scenariosUrl(company)}?${query}`, { token }));
+    const page: ScenarioPage = expectOk(await list(token, company, cursor === null ? { limit } : { limit, cursor }));
     pages.push(page);
     cursor = page.nextCursor;
     expect(pages.length, 'too many pages').toBeLessThan(100);
@@ -102,8 +92,8 @@ async function listAllPages(token: string, company: string, limit: number): Prom
   return pages;
 }
 
-async function detail(token: string, company: string, scenarioId: string): Promise<ScenarioDetail> {
-  return expectOk(await call<ScenarioDetail>(`${scenariosUrl(company)}/${encodeURIComponent(scenarioId)}`, { token }));
+async function detail(token: string, company: string, scenarioId: string) {
+  return expectOk(await scenario(token, company, scenarioId));
 }
 
 /** Sum of the sizes of every stored version of every scenario of the company, read through the catalogue. */
@@ -113,8 +103,8 @@ async function storedBytes(token: string, company: string): Promise<number> {
   return details.flatMap((scenario) => scenario.versions).reduce((total, version) => total + version.size, 0);
 }
 
-async function usage(token: string, company: string): Promise<{ quotaBytes: number; usedBytes: number; availableBytes: number }> {
-  return expectOk(await call(`${scenariosUrl(company)}/usage`, { token }));
+async function usage(token: string, company: string) {
+  return expectOk(await usageOf(token, company));
 }
 
 /** A small valid scenario archive. */
@@ -144,7 +134,7 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 
 describe('listing scenarios', () => {
   it('shows the demo scenario acme-welcome with versions 1.0.0 and 1.1.0, and only acme scenarios', async () => {
-    const page = expectOk(await call<ScenarioPage>(scenariosUrl('acme'), { token: alice }));
+    const page = expectOk(await list(alice, 'acme'));
     const welcome = page.items.find((scenario) => scenario.id === 'acme-welcome');
     expect(welcome).toEqual({
       id: 'acme-welcome',
@@ -161,9 +151,9 @@ describe('listing scenarios', () => {
 
   it('pages with limit=1 and cursor: every scenario exactly once, ordered by id, no cursor on the last page', async () => {
     for (const id of ['catalog-paging-c', 'catalog-paging-a', 'catalog-paging-b']) {
-      expect((await uploadArchive(service, alice, 'acme', await validArchive(id, '1.0.0'))).status).toBe(201);
+      expect((await uploadArchive(service, alice, 'acme', await validArchive(id, '1.0.0'))).response.status).toBe(201);
     }
-    const all = expectOk(await call<ScenarioPage>(`${scenariosUrl('acme')}?limit=1000`, { token: alice }));
+    const all = expectOk(await list(alice, 'acme', { limit: 1000 }));
     expect(all.items.length).toBeGreaterThanOrEqual(4);
     const pages = await listAllPages(alice, 'acme', 1);
     expect(pages).toHaveLength(all.items.length);
@@ -181,6 +171,7 @@ describe('listing scenarios', () => {
   });
 
   it('answers 400 for a bad limit, unknown or repeated parameters, naming each', async () => {
+    // Hand-built: values and parameters outside the document, which the typed client does not let through.
     for (const limit of ['0', '1001', 'abc', '-1', '1.5', '']) {
       const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=${limit}`, { token: alice }), 400);
       expect(problem.errors, limit).toEqual([{ path: 'limit', message: expect.stringMatching(/1 to 1000/) }]);
@@ -191,7 +182,7 @@ describe('listing scenarios', () => {
   });
 
   it('answers 400 for a tampered cursor: garbage, another company, another item kind', async () => {
-    const first = expectOk(await call<ScenarioPage>(`${scenariosUrl('acme')}?limit=1`, { token: alice }));
+    const first = expectOk(await list(alice, 'acme', { limit: 1 }));
     expect(first.nextCursor).toEqual(expect.any(String));
     const [payload, signature] = (first.nextCursor as string).split('.') as [string, string];
     const key = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -208,14 +199,11 @@ describe('listing scenarios', () => {
       forge([key]),
     ];
     for (const cursor of tampered) {
-      const problem = expectProblem(
-        await call(`${scenariosUrl('acme')}?limit=1&cursor=${encodeURIComponent(cursor)}`, { token: alice }),
-        400,
-      );
+      const problem = expectProblem(await list(alice, 'acme', { limit: 1, cursor }), 400);
       expect(problem.errors, cursor).toEqual([{ path: 'cursor', message: expect.any(String) }]);
     }
     // the genuine cursor still works
-    expectOk(await call(`${scenariosUrl('acme')}?limit=1&cursor=${encodeURIComponent(first.nextCursor as string)}`, { token: alice }));
+    expectOk(await list(alice, 'acme', { limit: 1, cursor: first.nextCursor as string }));
   });
 });
 
@@ -260,25 +248,27 @@ describe('a scenario and its versions', () => {
 
   it('answers one version at the Location of a 201 upload, with the 201 body figures', async () => {
     const archive = await validArchive('catalog-location', '3.2.1');
-    const stored = await uploadArchive(service, alice, 'acme', archive);
-    expect(stored.status).toBe(201);
-    const location = stored.headers.get('location') as string;
+    const uploaded = await uploadArchive(service, alice, 'acme', archive);
+    expect(uploaded.response.status).toBe(201);
+    const stored = expectOk(uploaded);
+    const location = uploaded.response.headers.get('location') as string;
     expect(location).toBe('/companies/acme/resources/scenarios/catalog-location/versions/3.2.1');
-    const version = expectOk(await call<VersionView>(`${service.api}${location}`, { token: alice }));
+    // The typed call below sends exactly that path (ScenarioVersionGet).
+    const version = expectOk(await scenarioVersion(alice, 'acme', 'catalog-location', '3.2.1'));
     expect(version).toMatchObject({
       version: '3.2.1',
       size: archive.byteLength,
       sha256: sha256(archive),
       uploadedBy: 'alice',
-      created: stored.body.created,
+      created: stored.created,
     });
-    expect(stored.body).toMatchObject({ size: version.size, sha256: version.sha256 });
+    expect(stored).toMatchObject({ size: version.size, sha256: version.sha256 });
     const downloaded = new Uint8Array(await (await fetch(version.download.url)).arrayBuffer());
     expect(sha256(downloaded)).toBe(sha256(archive));
 
     // a lower version uploaded later: versions stay in upload order, latestVersion is the highest
-    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.10.0-rc.1'))).status).toBe(201);
-    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.1.0'))).status).toBe(201);
+    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.10.0-rc.1'))).response.status).toBe(201);
+    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.1.0'))).response.status).toBe(201);
     const scenario = await detail(alice, 'acme', 'catalog-location');
     expect(scenario).toMatchObject({
       id: 'catalog-location',
@@ -292,18 +282,21 @@ describe('a scenario and its versions', () => {
   });
 
   it("answers 404 for an unknown scenario, an unknown version, and another company's scenario", async () => {
-    expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario`, { token: alice }), 404);
-    expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome/versions/9.9.9`, { token: alice }), 404);
-    expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome/versions/not-a-version`, { token: alice }), 404);
-    expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario/versions/1.0.0`, { token: alice }), 404);
+    expectProblem(await scenario(alice, 'acme', 'no-such-scenario'), 404);
+    expectProblem(await scenarioVersion(alice, 'acme', 'acme-welcome', '9.9.9'), 404);
+    expectProblem(await scenarioVersion(alice, 'acme', 'acme-welcome', 'not-a-version'), 404);
+    expectProblem(await scenarioVersion(alice, 'acme', 'no-such-scenario', '1.0.0'), 404);
     // globex-timetable exists, but in globex: not visible from acme
-    expectProblem(await call(`${scenariosUrl('acme')}/globex-timetable`, { token: olivia }), 404);
-    expectProblem(await call(`${scenariosUrl('acme')}/globex-timetable/versions/1.0.0`, { token: olivia }), 404);
-    // an id that cannot exist (a key separator) is simply not found
-    expectProblem(await call(`${scenariosUrl('acme')}/acme-welcome%231.0.0`, { token: alice }), 404);
+    expectProblem(await scenario(olivia, 'acme', 'globex-timetable'), 404);
+    expectProblem(await scenarioVersion(olivia, 'acme', 'globex-timetable', '1.0.0'), 404);
+    // an id that cannot exist (a key separator, sent as %23) is simply not found
+    const separator = await scenario(alice, 'acme', 'acme-welcome#1.0.0');
+    expect(new URL(separator.response.url).pathname).toBe('/companies/acme/resources/scenarios/acme-welcome%231.0.0');
+    expectProblem(separator, 404);
   });
 
   it('answers 400 for query parameters on the detail, version and usage addresses', async () => {
+    // Hand-built: these addresses document no query parameter.
     for (const path of ['/acme-welcome', '/acme-welcome/versions/1.0.0', '/usage']) {
       const problem = expectProblem(await call(`${scenariosUrl('acme')}${path}?limit=1`, { token: alice }), 400);
       expect(problem.errors, path).toEqual([{ path: 'limit', message: expect.stringMatching(/Unknown parameter/) }]);
@@ -324,14 +317,14 @@ describe('storage usage', () => {
     const before = await usage(bob, 'globex');
     const archive = await validArchive('globex-timetable', '2.0.0');
     const stored = await uploadArchive(service, bob, 'globex', archive);
-    expect(stored.status).toBe(201);
-    expect(stored.body.size).toBe(archive.byteLength);
+    expect(stored.response.status).toBe(201);
+    expect(expectOk(stored).size).toBe(archive.byteLength);
     const after = await usage(bob, 'globex');
     expect(after.usedBytes - before.usedBytes).toBe(archive.byteLength);
     expect(after.usedBytes).toBe(await storedBytes(bob, 'globex'));
 
     // the same version again: 409, nothing counted
-    expect((await uploadArchive(service, bob, 'globex', archive)).status).toBe(409);
+    expect((await uploadArchive(service, bob, 'globex', archive)).response.status).toBe(409);
     expect((await usage(bob, 'globex')).usedBytes).toBe(after.usedBytes);
 
     const timetable = await detail(bob, 'globex', 'globex-timetable');
@@ -348,16 +341,25 @@ describe('authentication and authorization', () => {
   const paths = ['', '?limit=1', '/acme-welcome', '/acme-welcome/versions/1.0.0', '/usage'];
 
   it('answers 403 to bob on every acme catalogue address', async () => {
-    for (const path of paths) expectProblem(await call(`${scenariosUrl('acme')}${path}`, { token: bob }), 403);
+    const answers = [
+      await list(bob, 'acme'),
+      await list(bob, 'acme', { limit: 1 }),
+      await scenario(bob, 'acme', 'acme-welcome'),
+      await scenarioVersion(bob, 'acme', 'acme-welcome', '1.0.0'),
+      await usageOf(bob, 'acme'),
+    ];
+    for (const answer of answers) expectProblem(answer, 403);
   });
 
   it('answers 403 before looking at parameters or existence', async () => {
+    // Hand-built: invalid and undocumented parameters.
     expectProblem(await call(`${scenariosUrl('acme')}?limit=0&colour=red`, { token: bob }), 403);
     expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario?x=1`, { token: bob }), 403);
-    expectProblem(await call(`${scenariosUrl('no-such-company')}/usage`, { token: alice }), 403);
+    expectProblem(await usageOf(alice, 'no-such-company'), 403);
   });
 
   it('answers 401 without a token', async () => {
+    // Hand-built: no Authorization header at all.
     for (const path of paths) {
       const result = await call(`${scenariosUrl('acme')}${path}`);
       expectProblem(result, 401);

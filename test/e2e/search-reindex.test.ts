@@ -9,10 +9,12 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { FakeOpenSearch } from '../unit/fake-opensearch.js';
 import {
-  call,
+  answerOf,
+  clientFor,
   eventually,
   type LocalService,
   newServiceSettings,
@@ -46,7 +48,14 @@ function runReindex(dataDirectory: string): Promise<{ code: number | null; stdou
   return new Promise((done) => child.once('exit', (code) => done({ code, stdout, stderr })));
 }
 
-const SEARCH = '/resources/search?type=DEVICE&connection.state=DISCONNECTED&sort=serial&pageSize=100';
+/** The disconnected devices, by serial, 100 a page: the search both suites run. */
+const search = (service: LocalService, token: string) =>
+  clientFor(service, token).main.GET('/resources/search', {
+    params: { query: { type: ['DEVICE'], 'connection.state': ['DISCONNECTED'], sort: 'serial', pageSize: 100 } },
+  });
+
+const filters = (service: LocalService, token: string) =>
+  clientFor(service, token).main.GET('/resources/search/filters', { params: { query: { type: 'DEVICE' } } });
 
 describe('npm run reindex on the embedded engine', () => {
   let settings: ServiceSettings;
@@ -65,14 +74,13 @@ describe('npm run reindex on the embedded engine', () => {
   }, 120_000);
 
   it('rebuilds the index of the running service and swaps it in; searches answer the same', async () => {
-    const before = await call(`${service.api}${SEARCH}`, { token });
-    expect(before.status).toBe(200);
+    const before = expectOk(await search(service, token));
     const reindex = await runReindex(settings.dataDirectory);
     expect(reindex.stderr).toBe('');
     expect(reindex.code).toBe(0);
     expect(JSON.parse(reindex.stdout)).toEqual({ index: 'embedded-3', documents: 242, tookMs: expect.any(Number) });
-    const after = await call(`${service.api}${SEARCH}`, { token });
-    expect(after.body).toEqual(before.body);
+    const after = expectOk(await search(service, token));
+    expect(after).toEqual(before);
     expect(service.output()).toContain('Search index rebuilt: 242 documents');
   });
 });
@@ -108,8 +116,11 @@ describe('OpenSearch unreachable, then back', () => {
   });
 
   it('answers 503 problem+json with Retry-After on search and filters', async () => {
-    for (const path of [SEARCH, '/resources/search/filters?type=DEVICE']) {
-      const result = await call(`${service.api}${path}`, { token: alice });
+    for (const [path, typed] of [
+      ['search', await search(service, alice)],
+      ['filters', await filters(service, alice)],
+    ] as const) {
+      const result = answerOf(typed);
       expect(result.status, path).toBe(503);
       expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(Number(result.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -120,9 +131,10 @@ describe('OpenSearch unreachable, then back', () => {
   let uploadedId: string;
 
   it('keeps deployments and uploads working', async () => {
-    const deployed = await call(`${service.api}/companies/acme/resources/deployments`, {
-      token: alice,
-      json: {
+    const dss = clientFor(service, alice);
+    const deployed = await dss.main.POST('/companies/{companyId}/resources/deployments', {
+      params: { path: { companyId: 'acme' } },
+      body: {
         requests: [
           {
             target: { type: 'DEVICE', id: 'acme-kiosk-0007', subId: null },
@@ -132,16 +144,18 @@ describe('OpenSearch unreachable, then back', () => {
         ],
       },
     });
-    expect(deployed.status).toBe(200);
-    expect(deployed.body.items[0]).toMatchObject({ state: 'SUCCESS', cause: null });
+    expect(deployed.response.status).toBe(200);
+    expect(expectOk(deployed).items[0]).toMatchObject({ state: 'SUCCESS', cause: null });
 
-    const skeleton = await fetch(`${service.api}/companies/acme/resources/scenarios/skeleton.zip?version=1.0.0`, {
-      headers: { authorization: `Bearer ${alice}`, accept: 'application/zip' },
+    const skeleton = await dss.main.GET('/companies/{companyId}/resources/scenarios/skeleton.zip', {
+      params: { path: { companyId: 'acme' }, query: { version: '1.0.0' } },
+      headers: { accept: 'application/zip' },
+      parseAs: 'arrayBuffer',
     });
-    expect(skeleton.status).toBe(200);
-    const uploaded = await uploadArchive(service, alice, 'acme', new Uint8Array(await skeleton.arrayBuffer()));
-    expect(uploaded.status).toBe(201);
-    uploadedId = uploaded.body.id;
+    expect(skeleton.response.status).toBe(200);
+    const uploaded = await uploadArchive(service, alice, 'acme', new Uint8Array(expectOk(skeleton)));
+    expect(uploaded.response.status).toBe(201);
+    uploadedId = expectOk(uploaded).id;
   });
 
   it('delivers the missed write once OpenSearch is back (stream retries), and npm run reindex switches the alias', async () => {
@@ -160,6 +174,6 @@ describe('OpenSearch unreachable, then back', () => {
     expect(fake.aliasTable()).toEqual({ resources: [result.index] });
     expect(fake.indexes.has('resources-before')).toBe(false);
     expect(fake.documentsOf('resources').size).toBe(243);
-    expect((await call(`${service.api}${SEARCH}`, { token: alice })).status).toBe(200);
+    expect((await search(service, alice)).response.status).toBe(200);
   });
 });

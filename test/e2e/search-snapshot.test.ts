@@ -6,9 +6,10 @@
  */
 import { access, copyFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../../client/index.js';
 import { readSearchSnapshot, searchSnapshotFile } from '../../functions/local/search-snapshot.js';
 import {
-  call,
+  clientFor,
   eventually,
   type LocalService,
   newServiceSettings,
@@ -36,9 +37,11 @@ describe('search snapshot across restarts', () => {
 
   /** Devices whose serial search finds (global full text), as the operator alice sees them. */
   async function found(token: string): Promise<string[]> {
-    const answer = await call(`${service?.api}/resources/search?type=DEVICE&global=${SERIAL}`, { token });
-    expect(answer.status).toBe(200);
-    return answer.body.resources.map((resource: { id: string }) => resource.id);
+    const running = service as LocalService;
+    const answer = expectOk(
+      await clientFor(running, token).main.GET('/resources/search', { params: { query: { type: ['DEVICE'], global: SERIAL } } }),
+    );
+    return answer.resources.map((resource) => resource.id);
   }
 
   it('rebuilds at the first start, loads the snapshot and catches up at the next, and rebuilds again when it is damaged', async () => {
@@ -57,12 +60,11 @@ describe('search snapshot across restarts', () => {
     // The snapshot as a crash right now would leave it: taken before the device below exists.
     await copyFile(file, `${file}.before`);
     let token = await tokenFor(service, 'alice');
-    const created = await call(`${service.api}/companies/acme/resources/devices/snapshot-kiosk`, {
-      method: 'PUT',
-      token,
-      json: { serial: SERIAL },
+    const created = await clientFor(service, token).main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
+      params: { path: { companyId: 'acme', deviceId: 'snapshot-kiosk' } },
+      body: { serial: SERIAL },
     });
-    expect(created.status).toBe(201);
+    expect(created.response.status).toBe(201);
     await eventually(async () => (await found(token)).includes('snapshot-kiosk'), 'the new device searchable');
     await service.stop();
     // Written periodically or at stop: covers the device either way.

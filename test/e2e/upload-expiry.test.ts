@@ -4,8 +4,9 @@
  * gets no archive is REJECTED with reason `expired` soon after its expiresAt.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../../client/index.js';
 import {
-  call,
+  clientFor,
   eventually,
   type LocalService,
   newServiceSettings,
@@ -30,39 +31,52 @@ afterAll(async () => {
   if (settings !== undefined) await removeDataDirectory(settings);
 });
 
+/** A new upload slot of acme, as alice. */
+const newSlot = () =>
+  clientFor(service, alice).upload.POST('/companies/{companyId}/resources/scenarios/uploads', { params: { path: { companyId: 'acme' } } });
+
+/** The status of an upload slot of acme, as alice (must answer 200). */
+const slotStatus = async (uploadId: string) =>
+  expectOk(
+    await clientFor(service, alice).upload.GET('/companies/{companyId}/resources/scenarios/uploads/{uploadId}', {
+      params: { path: { companyId: 'acme', uploadId } },
+    }),
+  );
+
 describe('upload slots that never finish', () => {
   it('a slot that never gets its archive is REJECTED with reason expired after its expiresAt', async () => {
     const requested = Date.now();
-    const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
-    expect(slot.status).toBe(201);
-    const expiresAt = Date.parse(slot.body.expiresAt);
+    const granted = await newSlot();
+    expect(granted.response.status).toBe(201);
+    const slot = expectOk(granted);
+    const expiresAt = Date.parse(slot.expiresAt);
     expect(expiresAt - requested).toBeGreaterThanOrEqual(1_000);
     expect(expiresAt - requested).toBeLessThan(4_000);
-    const status = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: alice });
-    expect((await status()).body.status).toBe('PENDING');
+    const status = () => slotStatus(slot.uploadId);
+    expect((await status()).status).toBe('PENDING');
 
-    await eventually(async () => (await status()).body.status !== 'PENDING', 'the sweeper to finish the slot');
+    await eventually(async () => (await status()).status !== 'PENDING', 'the sweeper to finish the slot');
     const finished = await status();
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
-    expect(finished.status).toBe(200);
-    expect(finished.body).toMatchObject({
-      uploadId: slot.body.uploadId,
+    expect(finished).toMatchObject({
+      uploadId: slot.uploadId,
       status: 'REJECTED',
       problem: { status: 410, title: 'Upload Not Completed', reason: 'expired' },
     });
-    expect(finished.body.problem.detail).toMatch(/Request a new upload slot/);
+    expect(finished.problem?.detail).toMatch(/Request a new upload slot/);
   });
 
   it('an archive PUT after the slot expired is not stored and not kept', async () => {
-    const slot = await call(`${service.upload}/companies/acme/resources/scenarios/uploads`, { method: 'POST', token: alice });
-    const status = () => call(`${service.upload}/companies/acme/resources/scenarios/uploads/${slot.body.uploadId}`, { token: alice });
-    await new Promise((done) => setTimeout(done, Date.parse(slot.body.expiresAt) - Date.now() + 1_000));
-    // s3rver may or may not refuse the expired URL; either way nothing may be stored or left behind.
-    await fetch(slot.body.url, { method: 'PUT', headers: slot.body.headers, body: new Uint8Array(1024) });
-    await eventually(async () => (await status()).body.status !== 'PENDING', 'the slot to be finished');
+    const slot = expectOk(await newSlot());
+    const status = () => slotStatus(slot.uploadId);
+    await new Promise((done) => setTimeout(done, Date.parse(slot.expiresAt) - Date.now() + 1_000));
+    // The presigned URL is S3's, outside the document: a plain PUT. s3rver may or may not refuse the expired URL;
+    // either way nothing may be stored or left behind.
+    await fetch(slot.url, { method: 'PUT', headers: slot.headers, body: new Uint8Array(1024) });
+    await eventually(async () => (await status()).status !== 'PENDING', 'the slot to be finished');
     await new Promise((done) => setTimeout(done, 1_000));
-    expect((await status()).body).toMatchObject({ status: 'REJECTED', problem: { reason: 'expired' } });
-    const leftover = await fetch(slot.body.url.replace(/\?.*$/, ''));
+    expect(await status()).toMatchObject({ status: 'REJECTED', problem: { reason: 'expired' } });
+    const leftover = await fetch(slot.url.replace(/\?.*$/, ''));
     expect(leftover.status).toBe(404);
   });
 });
