@@ -146,7 +146,7 @@ beforeAll(async () => {
   if (scenario === undefined) throw new Error(`no demo scenario ${SCENARIO}`);
   for (const version of [FIRST, SECOND]) {
     const uploaded = await uploadArchive(service, alice, COMPANY, await buildDemoScenarioArchive(scenario, version));
-    expect(uploaded.status).toBe(201);
+    expect(uploaded.response.status).toBe(201);
   }
   devicesCsv = join(configDirectory, 'devices.csv');
   await writeFile(devicesCsv, `id,note\n${DEVICES.map((id) => `${id},kiosk`).join('\n')}\n`);

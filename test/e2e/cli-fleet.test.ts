@@ -157,8 +157,9 @@ describe('scenario packages', () => {
       }),
     );
     // The problem the service gives for this very archive, to compare with what the CLI prints.
-    const expected = await uploadArchive(service, alice, 'acme', (await zipFolder(broken)).bytes);
-    expect(expected.status).toBe(422);
+    const uploaded = await uploadArchive(service, alice, 'acme', (await zipFolder(broken)).bytes);
+    expect(uploaded.response.status).toBe(422);
+    const expected = { body: uploaded.error as { title: string; detail: string; errors: Array<{ path: string; message: string }> } };
     expect(expected.body.errors.length).toBeGreaterThanOrEqual(3);
 
     const run = await dss(['upload', broken]);
