@@ -15,6 +15,7 @@ import { guardUncaughtErrors } from '../functions/local/http-gateway.js';
 import { startLocalRuntime } from '../functions/local/runtime.js';
 import { SimulatedFleet } from '../simulator/fleet.js';
 import { fleetSummaryLine } from '../simulator/report.js';
+import { LOCAL_DEFAULTS } from '../cli/settings.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -44,6 +45,11 @@ const runtime = await (async () => {
   process.exit(1);
 });
 
+// The CLI finds the local runtime by itself on the default ports; on others it needs them once, at login (stored).
+const defaultPorts =
+  runtime.addresses.main === LOCAL_DEFAULTS.baseUrl &&
+  runtime.addresses.upload === LOCAL_DEFAULTS.uploadUrl &&
+  runtime.addresses.auth === LOCAL_DEFAULTS.authUrl;
 process.stdout.write(
   [
     '',
@@ -58,6 +64,7 @@ process.stdout.write(
     ...DEMO_USERS.map((user) => `  ${user.username} / ${user.password}: ${user.companies.join(', ')}; ${user.scope}`),
     '',
     `Get a token: curl -s -X POST ${runtime.addresses.auth}/token -H 'content-type: application/json' -d '{"username":"alice","password":"alice-demo-password"}'`,
+    `Or with the CLI: npx dss login --username alice${defaultPorts ? '' : ` --base-url ${runtime.addresses.main} --upload-url ${runtime.addresses.upload} --auth-url ${runtime.addresses.auth}`}   (then npx dss --help)`,
     'Press Ctrl+C to stop; data is kept in the data folder (npm run reset wipes it).',
     'READY',
     '',

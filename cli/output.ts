@@ -48,20 +48,23 @@ export interface Column<T> {
   value: (row: T) => unknown;
 }
 
+/** Table borders without a rule between rows: a listing of 100 rows stays 100 lines (plus the heading). */
+const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
+
 /** Prints rows as a table on stdout; `empty` instead when there are none. */
 export function printTable<T>(rows: readonly T[], columns: readonly Column<T>[], empty = 'Nothing to show.'): void {
   if (rows.length === 0) {
     say(empty);
     return;
   }
-  const table = new Table({ head: columns.map((column) => column.head), style: { head: [], border: [] } });
+  const table = new Table({ head: columns.map((column) => column.head), style: { head: [], border: [] }, chars: COMPACT });
   for (const row of rows) table.push(columns.map((column) => cell(column.value(row))));
   say(table.toString());
 }
 
 /** Prints one object as a two-column table (field, value) on stdout. */
 export function printRecord(record: Readonly<Record<string, unknown>>): void {
-  const table = new Table({ style: { head: [], border: [] } });
+  const table = new Table({ style: { head: [], border: [] }, chars: COMPACT });
   for (const [key, value] of Object.entries(record)) if (value !== undefined) table.push({ [key]: cell(value) });
   say(table.toString());
 }
