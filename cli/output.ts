@@ -116,12 +116,17 @@ export function startProgress(label: string, total: number, unit: 'items' | 'byt
   };
 }
 
-/** Bytes for people: `512 B`, `3.4 KiB`, `12.0 MiB`. */
+/** Bytes for people: `512 B`, `3.4 KiB`, `12.0 MiB`, `1.00 GiB` (a value that would show as 1024.0 takes the next unit). */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`;
+  const units = ['KiB', 'MiB', 'GiB'] as const;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (unit < units.length - 1 && Number(value.toFixed(1)) >= 1024) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === units.length - 1 ? `${value.toFixed(2)} GiB` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /**
