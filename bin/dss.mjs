@@ -3,5 +3,7 @@
 import { register } from 'tsx/esm/api';
 
 register();
+const { endQuietlyOnClosedStdout } = await import('../cli/output.ts');
+endQuietlyOnClosedStdout();
 const { runDss } = await import('../cli/main.ts');
 process.exitCode = await runDss(process.argv);

@@ -27,6 +27,18 @@ export class CommandFailed extends Error {
   override name = 'CommandFailed';
 }
 
+/**
+ * Ends the process quietly (exit code 0, as for SIGPIPE) when the reader of stdout closes it early, e.g.
+ * `dss scenarios | head -1`: the next write fails with EPIPE, which would otherwise crash with a stack trace.
+ * Any other stdout error is thrown. Installed once per process by bin/dss.mjs.
+ */
+export function endQuietlyOnClosedStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(EXIT_OK);
+    throw error;
+  });
+}
+
 /** Writes a line to stdout. */
 export function say(line = ''): void {
   process.stdout.write(`${line}\n`);

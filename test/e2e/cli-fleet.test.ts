@@ -1,20 +1,21 @@
 /**
- * End-to-end over `npm start` (bin/local.ts), as an operator uses the `dss` CLI (run as a child process, `node
- * bin/dss.mjs`, with its own config folder): a skeleton is unzipped, edited and uploaded (201), refused a second time
+ * End-to-end over `npm start` (bin/local.ts), as an operator uses the `dss` CLI (a child process per command through
+ * cli-runner.ts, each user with a config folder of their own): a skeleton is unzipped, edited and uploaded (201), refused a second time
  * (409), a broken one refused with every violation; uploads through a presigned slot, stored or rejected; the
  * catalogue and the storage usage; devices registered, imported (a bad record listed as FAILURE), given credentials
  * a device logs in with, deleted; a rollout created over a few devices, paused, resumed and cancelled.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFolder } from '../../cli/archives.js';
+import { type DssClient, expectOk } from '../../client/index.js';
+import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
 import {
-  call,
+  clientFor,
   DEMO_PASSWORDS,
   type LocalService,
   newServiceSettings,
@@ -25,67 +26,37 @@ import {
   uploadArchive,
 } from './harness.js';
 
-const root = resolve(import.meta.dirname, '../..');
-
 let settings: ServiceSettings;
 let service: LocalService;
-let alice: string;
+let aliceToken: string;
+/** The typed client as alice, to compare what the CLI prints with what the API answers. */
+let api: DssClient;
 /** Scratch folder: the CLI's config folders, skeletons, import files. */
 let work: string;
-/** Alice's config folder (her stored login). */
-let aliceConfig: string;
+/** Alice at the CLI (her stored login in work/config-alice). */
+let alice: DssUser;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+/** Runs `dss …` as alice, `stdin` written to its input. */
+const dss = (args: readonly string[], stdin?: string) => runDss(alice, args, stdin === undefined ? {} : { stdin });
 
-/** Runs `dss …` against the test service, with `configDir` as DSS_CONFIG_DIR and `input` on stdin. */
-function dss(args: string[], options: { input?: string; configDir?: string; environment?: Record<string, string> } = {}): Promise<Run> {
-  const environment: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DSS_TOKEN', 'DSS_COMPANY', 'DSS_CLIENT_SECRET', 'DSS_UPLOAD_PRESIGNED']) delete environment[name];
-  const child = spawn(process.execPath, [join(root, 'bin/dss.mjs'), ...args], {
-    cwd: work,
-    env: {
-      ...environment,
-      DSS_CONFIG_DIR: options.configDir ?? aliceConfig,
-      DSS_BASE_URL: service.api,
-      DSS_UPLOAD_URL: service.upload,
-      DSS_AUTH_URL: service.auth,
-      NODE_NO_WARNINGS: '1',
-      ...options.environment,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdin.end(options.input ?? '');
-  return new Promise((done) => child.on('close', (code) => done({ code, stdout, stderr })));
-}
-
-/** Runs `dss … --json`, expects exit code 0 and parses stdout. */
-async function dssJson<T = any>(args: string[], options: { configDir?: string } = {}): Promise<T> {
-  const run = await dss([...args, '--json'], options);
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout) as T;
-}
+/** A version of an acme scenario, as the API answers it. */
+const scenarioVersion = async (scenarioId: string, version: string) =>
+  expectOk(
+    await api.main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}', {
+      params: { path: { companyId: 'acme', scenarioId, version } },
+    }),
+  );
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 beforeAll(async () => {
   settings = await newServiceSettings();
   service = await startService(settings, { environment: { ROLLOUT_SWEEP_INTERVAL_MS: '200' } });
-  alice = await tokenFor(service, 'alice');
+  aliceToken = await tokenFor(service, 'alice');
+  api = clientFor(service, aliceToken);
   work = await mkdtemp(join(tmpdir(), 'dss-cli-fleet-'));
-  aliceConfig = join(work, 'config-alice');
-  const login = await dss(['login', '--username', 'alice', '--password-stdin'], { input: `${DEMO_PASSWORDS.alice}\n` });
+  alice = await dssUser(service, { configDirectory: join(work, 'config-alice') });
+  const login = await dss(['login', '--username', 'alice', '--password-stdin'], `${DEMO_PASSWORDS.alice}\n`);
   expect(login.code, login.stderr).toBe(0);
 }, 120_000);
 
@@ -130,10 +101,9 @@ describe('scenario packages', () => {
     expect(run.stdout).toContain(`${service.api}/companies/acme/resources/scenarios/${scenarioId}/versions/1.0.0`);
     expect(run.stderr).toMatch(/Uploading: .* of /);
 
-    const version = await call(`${service.api}/companies/acme/resources/scenarios/${scenarioId}/versions/1.0.0`, { token: alice });
-    expect(version.status).toBe(200);
-    expect(run.stdout).toContain(version.body.sha256);
-    const stored = await JSZip.loadAsync(await (await fetch(version.body.download.url)).arrayBuffer());
+    const version = await scenarioVersion(scenarioId, '1.0.0');
+    expect(run.stdout).toContain(version.sha256);
+    const stored = await JSZip.loadAsync(await (await fetch(version.download.url)).arrayBuffer());
     const names = Object.keys(stored.files);
     expect(names).toContain('scenario.json');
     expect(names.some((name) => name.includes('.DS_Store'))).toBe(false);
@@ -157,7 +127,7 @@ describe('scenario packages', () => {
       }),
     );
     // The problem the service gives for this very archive, to compare with what the CLI prints.
-    const uploaded = await uploadArchive(service, alice, 'acme', (await zipFolder(broken)).bytes);
+    const uploaded = await uploadArchive(service, aliceToken, 'acme', (await zipFolder(broken)).bytes);
     expect(uploaded.response.status).toBe(422);
     const expected = { body: uploaded.error as { title: string; detail: string; errors: Array<{ path: string; message: string }> } };
     expect(expected.body.errors.length).toBeGreaterThanOrEqual(3);
@@ -175,22 +145,19 @@ describe('scenario packages', () => {
   it('upload --presigned stores the archive through an upload slot', async () => {
     const manifest = JSON.parse(await readFile(join(folder, 'scenario.json'), 'utf8'));
     await writeFile(join(folder, 'scenario.json'), JSON.stringify({ ...manifest, version: '1.0.1' }));
-    const status = await dssJson(['upload', folder, '--presigned']);
+    const status = await dssJson(alice, ['upload', folder, '--presigned']);
     expect(status).toMatchObject({ status: 'STORED', result: { id: scenarioId, version: '1.0.1', name: 'Lobby loop' } });
-    const version = await call(`${service.api}/companies/acme/resources/scenarios/${scenarioId}/versions/1.0.1`, { token: alice });
-    expect(version.body.sha256).toBe(status.result.sha256);
+    expect((await scenarioVersion(scenarioId, '1.0.1')).sha256).toBe(status.result.sha256);
   }, 60_000);
 
   it('an archive above the company quota is refused (413) with the quota figures', async () => {
     // globex's quota is 5 MiB: 6 MB of random bytes cannot fit, and take the presigned path on their own.
-    const bobConfig = join(work, 'config-bob');
-    expect(
-      (await dss(['login', '--username', 'bob', '--password-stdin'], { input: `${DEMO_PASSWORDS.bob}\n`, configDir: bobConfig })).code,
-    ).toBe(0);
+    const bob = await dssUser(service, { configDirectory: join(work, 'config-bob') });
+    expect((await runDss(bob, ['login', '--username', 'bob', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.bob}\n` })).code).toBe(0);
     const big = join(work, 'big');
     await cp(folder, big, { recursive: true });
     await writeFile(join(big, 'resources/assets/video.bin'), randomBytes(6_000_000));
-    const run = await dss(['upload', big], { configDir: bobConfig });
+    const run = await runDss(bob, ['upload', big]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('waiting for upload');
     expect(run.stderr).toMatch(/^error: 413 /m);
@@ -199,7 +166,7 @@ describe('scenario packages', () => {
   }, 60_000);
 
   it('scenarios lists, shows a scenario with its versions and one version with its download URL; usage shows the account', async () => {
-    const list = await dssJson<{ items: { id: string; versions: string[] }[] }>(['scenarios', '--all']);
+    const list = await dssJson<{ items: { id: string; versions: string[] }[] }>(alice, ['scenarios', '--all']);
     expect(list.items.find((scenario) => scenario.id === scenarioId)?.versions).toEqual(['1.0.0', '1.0.1']);
 
     const table = await dss(['scenarios', '--limit', '1']);
@@ -224,8 +191,10 @@ describe('scenario packages', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error: 404 /m);
 
-    const usage = await dssJson(['usage']);
-    expect(usage).toEqual((await call(`${service.api}/companies/acme/resources/scenarios/usage`, { token: alice })).body);
+    const usage = await dssJson(alice, ['usage']);
+    expect(usage).toEqual(
+      expectOk(await api.main.GET('/companies/{companyId}/resources/scenarios/usage', { params: { path: { companyId: 'acme' } } })),
+    );
     const text = await dss(['usage']);
     expect(text.stdout).toContain(`${usage.usedBytes.toLocaleString('en-US')} bytes`);
   }, 60_000);
@@ -248,7 +217,7 @@ describe('devices', () => {
     expect(created.stdout).toContain('Registered device cli-kiosk-1.');
     const updated = await dss(['devices', 'register', 'cli-kiosk-1', '--location-name', 'Back door']);
     expect(updated.stdout).toContain('Updated device cli-kiosk-1.');
-    const device = await dssJson(['devices', 'get', 'cli-kiosk-1']);
+    const device = await dssJson(alice, ['devices', 'get', 'cli-kiosk-1']);
     expect(device).toMatchObject({
       id: 'cli-kiosk-1',
       serial: 'SN-CLI-1',
@@ -273,7 +242,7 @@ describe('devices', () => {
     expect(run.stdout).toMatch(/│ FAILURE +│ 1 +│/);
     expect(run.stdout).toMatch(/│ 3 +│ cli-kiosk-4 +│ \/serial: /);
     expect(run.stderr).toContain('error: 1 of 4 devices were not registered (FAILURE).');
-    expect(await dssJson(['devices', 'get', 'cli-kiosk-2'])).toMatchObject({
+    expect(await dssJson(alice, ['devices', 'get', 'cli-kiosk-2'])).toMatchObject({
       location: { name: 'Door' },
       geoLocation: { latitude: 48.85 },
     });
@@ -287,10 +256,10 @@ describe('devices', () => {
     const line = run.stdout.split('\n').find((text) => text.startsWith('dss login --client-id '));
     expect(line).toMatch(/^dss login --client-id acme~cli-kiosk-3 --client-secret [A-Za-z0-9_-]{43}$/);
 
-    const deviceConfig = join(work, 'config-device');
-    const login = await dss((line as string).split(' ').slice(1), { configDir: deviceConfig });
+    const kiosk = await dssUser(service, { configDirectory: join(work, 'config-device') });
+    const login = await runDss(kiosk, (line as string).split(' ').slice(1));
     expect(login.code, login.stderr).toBe(0);
-    const whoami = await dssJson(['whoami'], { configDir: deviceConfig });
+    const whoami = await dssJson(kiosk, ['whoami']);
     expect(whoami).toMatchObject({ subject: 'cli-kiosk-3', clientId: 'acme~cli-kiosk-3', companies: ['acme'], scope: ['device'] });
   }, 60_000);
 
@@ -306,7 +275,7 @@ describe('devices', () => {
 
 describe('rollouts', () => {
   it('create over a few devices, get, pause, resume, cancel; a second cancel is refused (409) naming the state', async () => {
-    const created = await dssJson([
+    const created = await dssJson(alice, [
       'rollout',
       'create',
       'acme-welcome@1.1.0',
@@ -349,14 +318,14 @@ describe('rollouts', () => {
 
     const resumed = await dss(['rollout', 'resume', id]);
     expect(resumed.stdout).toContain(`Rollout ${id} is RUNNING.`);
-    expect((await dssJson(['rollout', 'list'])).items.find((item: { id: string }) => item.id === id)?.state).toBe('RUNNING');
+    expect((await dssJson(alice, ['rollout', 'list'])).items.find((item: { id: string }) => item.id === id)?.state).toBe('RUNNING');
 
     const cancelled = await dss(['rollout', 'cancel', id]);
     expect(cancelled.stdout).toContain(`Rollout ${id} is CANCELLED.`);
     const again = await dss(['rollout', 'cancel', id]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^error: 409 Conflict: .*CANCELLED/m);
-    expect((await dssJson(['rollout', 'get', id])).state).toBe('CANCELLED');
+    expect((await dssJson(alice, ['rollout', 'get', id])).state).toBe('CANCELLED');
   }, 90_000);
 
   it('refuses bad usage with exit code 2 and an unknown version with 1', async () => {

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { expect } from 'vitest';
 import type { LocalService } from './harness.js';
 
 const DSS = resolve(import.meta.dirname, '../../bin/dss.mjs');
@@ -24,9 +25,12 @@ export interface DssUser {
   configDirectory: string;
 }
 
-/** A CLI user of `service` with a fresh config folder (no login stored yet). */
-export async function dssUser(service: LocalService): Promise<DssUser> {
-  const configDirectory = await mkdtemp(join(tmpdir(), 'dss-cli-'));
+/**
+ * A CLI user of `service` with a config folder of its own and no login stored yet: `configDirectory` (the CLI creates
+ * it on login; the caller removes it), else a fresh temporary folder.
+ */
+export async function dssUser(service: LocalService, options: { configDirectory?: string } = {}): Promise<DssUser> {
+  const configDirectory = options.configDirectory ?? (await mkdtemp(join(tmpdir(), 'dss-cli-')));
   return {
     configDirectory,
     environment: {
@@ -43,23 +47,29 @@ export interface DssRunOptions {
   /** Written to the CLI's stdin, which is then closed. */
   stdin?: string;
   cwd?: string;
+  /** More environment variables for this run only (over the user's). */
+  environment?: Record<string, string>;
+  /** Called with the stdout read so far each time more arrives (a test may close the pipe from here). */
+  onStdout?: (stdoutSoFar: string, child: ChildProcess) => void;
   /** Called with the stderr printed so far each time more arrives (a test may kill the child from here). */
   onStderr?: (stderrSoFar: string, child: ChildProcess) => void;
   /** Killed with SIGKILL after this long, ms. @default 240_000 */
   timeoutMs?: number;
 }
 
-/** Runs `dss <args>` and resolves when it exits. */
+/** Runs `dss <args>` and resolves when it exits. No DSS_* variable of the test process reaches the CLI. */
 export function runDss(user: DssUser, args: readonly string[], options: DssRunOptions = {}): Promise<DssRun> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DSS_')));
   const child = spawn(process.execPath, [DSS, ...args], {
     cwd: options.cwd ?? resolve(import.meta.dirname, '../..'),
-    env: { ...process.env, ...user.environment, NODE_NO_WARNINGS: '1' },
+    env: { ...inherited, ...user.environment, ...options.environment, NODE_NO_WARNINGS: '1' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
+    options.onStdout?.(stdout, child);
   });
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -74,4 +84,21 @@ export function runDss(user: DssUser, args: readonly string[], options: DssRunOp
       done({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * An `onStderr` that kills the run with SIGKILL (no chance to say goodbye) as soon as its stderr so far contains
+ * `pattern` (a string) or matches it (a RegExp): an interruption at a known point, e.g. after the first progress line.
+ */
+export function killWhen(pattern: string | RegExp): NonNullable<DssRunOptions['onStderr']> {
+  return (stderr, child) => {
+    if (typeof pattern === 'string' ? stderr.includes(pattern) : pattern.test(stderr)) child.kill('SIGKILL');
+  };
+}
+
+/** Runs `dss <args> --json`, expects exit code 0 (showing stderr otherwise) and answers stdout parsed. */
+export async function dssJson<T = any>(user: DssUser, args: readonly string[], options: DssRunOptions = {}): Promise<T> {
+  const run = await runDss(user, [...args, '--json'], options);
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as T;
 }

@@ -6,7 +6,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DssUser, dssUser, runDss } from './cli-runner.js';
+import { type DssUser, dssJson, dssUser, killWhen, runDss } from './cli-runner.js';
 import { eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService } from './harness.js';
 
 const FLEET_SIZE = 2_000;
@@ -37,19 +37,22 @@ afterAll(async () => {
 
 /** The devices with an active deployment of a scenario version, through the CLI (read after the conditional writes). */
 async function activeOn(version: string): Promise<string[]> {
-  const run = await runDss(user, ['deployments', '--all', '--json']);
-  expect(run.code, run.stderr).toBe(0);
-  return (JSON.parse(run.stdout) as Array<{ target: { id: string }; what: { id: string; subId: string } }>)
+  return (await dssJson<Array<{ target: { id: string }; what: { id: string; subId: string } }>>(user, ['deployments', '--all']))
     .filter((item) => item.what.id === scenarioId && item.what.subId === version)
     .map((item) => item.target.id);
 }
 
-/** Every DEPLOY SUCCESS of a scenario version in the history (derived from the table's stream, so a little behind). */
-async function deploySuccesses(version: string): Promise<Array<{ target: { id: string } }>> {
-  const run = await runDss(user, ['history', '--scenario', scenarioId, '--version', version, '--all', '--json']);
-  expect(run.code, run.stderr).toBe(0);
-  const entries = JSON.parse(run.stdout) as Array<{ kind: string; action: string; state: string; target: { id: string } }>;
-  return entries.filter((entry) => entry.kind === 'ACTION' && entry.action === 'DEPLOY' && entry.state === 'SUCCESS');
+/** Every action on a scenario version in the history (derived from the table's stream, so a little behind). */
+async function actionsOn(version: string): Promise<Array<{ action: string; state: string; target: { id: string } }>> {
+  const entries = await dssJson<Array<{ kind: string; action: string; state: string; target: { id: string } }>>(user, [
+    'history',
+    '--scenario',
+    scenarioId,
+    '--version',
+    version,
+    '--all',
+  ]);
+  return entries.filter((entry) => entry.kind === 'ACTION');
 }
 
 describe('dss, from a token to 2,000 deployed kiosks', () => {
@@ -169,11 +172,7 @@ describe('dss, from a token to 2,000 deployed kiosks', () => {
 
     const command = ['deploy', `${scenarioId}@1.1.0`, '--from', devicesCsv, '--chunk-size', '250'];
     // Killed as soon as the first chunk is answered: the process cannot say goodbye.
-    const interrupted = await runDss(user, command, {
-      onStderr: (stderr, child) => {
-        if (stderr.includes('250 of 2,000')) child.kill('SIGKILL');
-      },
-    });
+    const interrupted = await runDss(user, command, { onStderr: killWhen('250 of 2,000') });
     expect(interrupted.code).toBeNull();
     const before = await activeOn('1.1.0');
     expect(before.length).toBeGreaterThanOrEqual(250);
@@ -187,9 +186,11 @@ describe('dss, from a token to 2,000 deployed kiosks', () => {
     expect(result.items.filter((item) => item.state !== 'SUCCESS')).toEqual([]);
 
     expect(new Set(await activeOn('1.1.0')).size).toBe(FLEET_SIZE);
-    // The history catches up with the writes; once it has them all, it must hold no second DEPLOY of any kiosk.
-    await eventually(async () => (await deploySuccesses('1.1.0')).length >= FLEET_SIZE, 'the history of 1.1.0 to catch up', 60_000);
-    const after = await deploySuccesses('1.1.0');
+    // The history catches up with the writes; once it has them all, it must hold one DEPLOY SUCCESS per kiosk and
+    // nothing else: no second DEPLOY, no item refused as ALREADY_DEPLOYED.
+    await eventually(async () => (await actionsOn('1.1.0')).length >= FLEET_SIZE, 'the history of 1.1.0 to catch up', 60_000);
+    const after = await actionsOn('1.1.0');
+    expect(after.filter((entry) => entry.action !== 'DEPLOY' || entry.state !== 'SUCCESS')).toEqual([]);
     expect(after).toHaveLength(FLEET_SIZE);
     expect(new Set(after.map((entry) => entry.target.id)).size).toBe(FLEET_SIZE);
   }, 300_000);
