@@ -18,6 +18,7 @@ import {
   type SendChunk,
   summarize,
 } from '../batch.js';
+import { readPages } from '../paging.js';
 import { parseScenarioRef } from '../scenario-ref.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
@@ -51,7 +52,7 @@ export function registerDeploymentCommands(program: Command): void {
         ...(cursor === undefined ? {} : { cursor }),
       });
       const device = options.device;
-      const listing = await pages(
+      const listing = await readPages(
         async (cursor) =>
           device === undefined
             ? expectOk(
@@ -114,7 +115,7 @@ export function registerDeploymentCommands(program: Command): void {
         ...(options.until === undefined ? {} : { to: options.until }),
         ...(options.limit === undefined ? {} : { limit: options.limit }),
       };
-      const listing = await pages(
+      const listing = await readPages(
         async (cursor) =>
           expectOk(
             await dss.main.GET('/companies/{companyId}/resources/deployments/history', {
@@ -321,30 +322,6 @@ function reportBatch(outcome: BatchOutcome, what: { action: DeploymentAction; sc
     }
   }
   return failures.length;
-}
-
-/** A listing's first page and, with `all`, every page's items. */
-interface Listing<T> {
-  first: { items: T[]; nextCursor: string | null };
-  items: T[];
-  /** The cursor after the last page read (null when it was the last). */
-  nextCursor: string | null;
-}
-
-/** Reads the first page of a cursor-paged listing and, with `all`, the following ones. */
-async function pages<T>(
-  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>,
-  all: boolean,
-): Promise<Listing<T>> {
-  const first = await page(undefined);
-  const items = [...first.items];
-  let nextCursor = first.nextCursor;
-  while (all && nextCursor !== null) {
-    const next = await page(nextCursor);
-    items.push(...next.items);
-    nextCursor = next.nextCursor;
-  }
-  return { first, items, nextCursor };
 }
 
 function moreNote(nextCursor: string | null, what: string): void {

@@ -9,6 +9,7 @@ import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
+import { readPages } from '../paging.js';
 import { parseScenarioRef } from '../scenario-ref.js';
 
 type Rollout = components['schemas']['Rollout'];
@@ -116,16 +117,14 @@ export function registerRolloutCommands(program: Command): void {
     .action(async (options: ListOptions, command: Command) => {
       const { dss, json, company } = await invocationOf(command);
       const companyId = company();
-      const items: Rollout[] = [];
-      let cursor = options.cursor;
-      let nextCursor: string | null = null;
-      do {
-        const query = { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(cursor === undefined ? {} : { cursor }) };
-        const page = expectOk(await dss.main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId }, query } }));
-        items.push(...page.items);
-        nextCursor = page.nextCursor;
-        cursor = nextCursor ?? undefined;
-      } while (options.all === true && nextCursor !== null);
+      const { items, nextCursor } = await readPages(
+        async (cursor) => {
+          const query = { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(cursor === undefined ? {} : { cursor }) };
+          return expectOk(await dss.main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId }, query } }));
+        },
+        options.all === true,
+        options.cursor,
+      );
       if (json) {
         printJson({ items, nextCursor });
         return;

@@ -2,15 +2,14 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { type components, expectOk } from '../../client/index.js';
+import { expectOk } from '../../client/index.js';
 import { MAX_DIRECT_UPLOAD_BYTES } from '../../functions/contract/archives.js';
 import { unzipInto, zipFolder } from '../archives.js';
 import { invocationOf } from '../context.js';
+import { readPages } from '../paging.js';
 import { positiveInteger, positiveNumber } from '../arguments.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { type ArchiveSource, archiveFile, rejection, type StoredScenario, uploadDirect, uploadPresigned } from '../upload.js';
-
-type Scenario = components['schemas']['Scenario'];
 
 /** Default of `dss upload --wait-timeout`, seconds. */
 const DEFAULT_WAIT_TIMEOUT_SECONDS = 300;
@@ -111,18 +110,14 @@ export function registerScenarioCommands(program: Command): void {
       if (scenarioId === undefined) {
         if (options.version !== undefined)
           throw new UsageError('--version needs a scenario id: dss scenarios <scenarioId> --version <semver>.');
-        const items: Scenario[] = [];
-        let cursor = options.cursor;
-        let nextCursor: string | null = null;
-        do {
-          const query = { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(cursor === undefined ? {} : { cursor }) };
-          const page = expectOk(
-            await dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId }, query } }),
-          );
-          items.push(...page.items);
-          nextCursor = page.nextCursor;
-          cursor = nextCursor ?? undefined;
-        } while (options.all === true && nextCursor !== null);
+        const { items, nextCursor } = await readPages(
+          async (cursor) => {
+            const query = { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(cursor === undefined ? {} : { cursor }) };
+            return expectOk(await dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId }, query } }));
+          },
+          options.all === true,
+          options.cursor,
+        );
         if (json) {
           printJson({ items, nextCursor });
           return;
