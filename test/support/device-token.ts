@@ -48,6 +48,11 @@ export async function deviceToken(
   } finally {
     client.destroy();
   }
+  // The issuer creates its key on first use: asking for its key set first makes sure the file exists (a token asked
+  // for at the same moment, or none yet, would otherwise leave this read racing the key's creation).
+  const jwks = await fetch(`${issuer.auth}/.well-known/jwks.json`);
+  if (jwks.status !== 200) throw new Error(`The local issuer's key set answered ${jwks.status}.`);
+  await jwks.arrayBuffer();
   const jwk = JSON.parse(await readFile(join(issuer.dataDirectory, 'auth', SIGNING_KEY_FILE), 'utf8')) as JWK;
   const clientId = deviceClientId(company, deviceId);
   const token = await new SignJWT({
