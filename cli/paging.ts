@@ -29,3 +29,8 @@ export async function readPages<T>(
   }
   return { first, items, nextCursor };
 }
+
+/** The paging parameters of one page's request: `limit` (page size) and `cursor`, each only when given. */
+export function pageQuery(limit: number | undefined, cursor: string | undefined): { limit?: number; cursor?: string } {
+  return { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) };
+}

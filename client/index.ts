@@ -65,6 +65,19 @@ export function createDssClient(options: DssClientOptions): DssClient {
   return { main: clientFor(options.baseUrl, true), upload: clientFor(options.uploadUrl, true), auth: clientFor(options.authUrl, false) };
 }
 
+/**
+ * Asks `{auth_url}/token` for a device token with the OAuth 2.0 client credentials grant, form-encoded as RFC 6749
+ * §4.4 asks (the JSON body of the route is a user's password sign-in).
+ * @returns the openapi-fetch result: `data` (the token) on 200, the OAuth or problem `error` otherwise
+ */
+export function requestClientCredentialsToken(auth: DssClient['auth'], clientId: string, clientSecret: string) {
+  return auth.POST('/token', {
+    body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
+    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+}
+
 /** An answer outside 2xx (or 304 where a body was expected): its status and, when it sent one, its problem body. */
 export class ApiError extends Error {
   constructor(

@@ -18,7 +18,7 @@ import {
   type SendChunk,
   summarize,
 } from '../batch.js';
-import { readPages } from '../paging.js';
+import { pageQuery, readPages } from '../paging.js';
 import { parseScenarioRef } from '../scenario-ref.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
@@ -47,22 +47,18 @@ export function registerDeploymentCommands(program: Command): void {
     .action(async (options: { device?: string; limit?: number; all?: boolean }, command: Command) => {
       const { dss, json, company } = await invocationOf(command);
       const companyId = company();
-      const query = (cursor: string | undefined) => ({
-        ...(options.limit === undefined ? {} : { limit: options.limit }),
-        ...(cursor === undefined ? {} : { cursor }),
-      });
       const device = options.device;
       const listing = await readPages(
         async (cursor) =>
           device === undefined
             ? expectOk(
                 await dss.main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
-                  params: { path: { companyId }, query: query(cursor) },
+                  params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
                 }),
               )
             : expectOk(
                 await dss.main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
-                  params: { path: { companyId, deviceId: device }, query: query(cursor) },
+                  params: { path: { companyId, deviceId: device }, query: pageQuery(options.limit, cursor) },
                 }),
               ),
         options.all === true,
@@ -113,13 +109,12 @@ export function registerDeploymentCommands(program: Command): void {
         ...(options.version === undefined ? {} : { version: options.version }),
         ...(options.since === undefined ? {} : { from: options.since }),
         ...(options.until === undefined ? {} : { to: options.until }),
-        ...(options.limit === undefined ? {} : { limit: options.limit }),
       };
       const listing = await readPages(
         async (cursor) =>
           expectOk(
             await dss.main.GET('/companies/{companyId}/resources/deployments/history', {
-              params: { path: { companyId }, query: { ...filters, ...(cursor === undefined ? {} : { cursor }) } },
+              params: { path: { companyId }, query: { ...filters, ...pageQuery(options.limit, cursor) } },
             }),
           ),
         options.all === true,

@@ -9,7 +9,7 @@ import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
-import { readPages } from '../paging.js';
+import { pageQuery, readPages } from '../paging.js';
 import { parseScenarioRef } from '../scenario-ref.js';
 
 type Rollout = components['schemas']['Rollout'];
@@ -119,8 +119,11 @@ export function registerRolloutCommands(program: Command): void {
       const companyId = company();
       const { items, nextCursor } = await readPages(
         async (cursor) => {
-          const query = { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(cursor === undefined ? {} : { cursor }) };
-          return expectOk(await dss.main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId }, query } }));
+          return expectOk(
+            await dss.main.GET('/companies/{companyId}/resources/rollouts', {
+              params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
+            }),
+          );
         },
         options.all === true,
         options.cursor,

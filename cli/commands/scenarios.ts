@@ -6,7 +6,7 @@ import { expectOk } from '../../client/index.js';
 import { MAX_DIRECT_UPLOAD_BYTES } from '../../functions/contract/archives.js';
 import { unzipInto, zipFolder } from '../archives.js';
 import { invocationOf } from '../context.js';
-import { readPages } from '../paging.js';
+import { pageQuery, readPages } from '../paging.js';
 import { positiveInteger, positiveNumber } from '../arguments.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { type ArchiveSource, archiveFile, rejection, type StoredScenario, uploadDirect, uploadPresigned } from '../upload.js';
@@ -112,8 +112,11 @@ export function registerScenarioCommands(program: Command): void {
           throw new UsageError('--version needs a scenario id: dss scenarios <scenarioId> --version <semver>.');
         const { items, nextCursor } = await readPages(
           async (cursor) => {
-            const query = { ...(options.limit === undefined ? {} : { limit: options.limit }), ...(cursor === undefined ? {} : { cursor }) };
-            return expectOk(await dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId }, query } }));
+            return expectOk(
+              await dss.main.GET('/companies/{companyId}/resources/scenarios', {
+                params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
+              }),
+            );
           },
           options.all === true,
           options.cursor,

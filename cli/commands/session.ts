@@ -1,7 +1,7 @@
 /** `dss login`, `dss logout`, `dss whoami`. */
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { expectOk } from '../../client/index.js';
+import { expectOk, requestClientCredentialsToken } from '../../client/index.js';
 import { invocationOf } from '../context.js';
 import { note, printJson, printRecord, say, UsageError } from '../output.js';
 import { claimsOf, removeLogin, writeLogin } from '../settings.js';
@@ -27,13 +27,7 @@ export function registerSessionCommands(program: Command): void {
       if (options.clientId !== undefined) {
         const secret = options.clientSecret ?? process.env.DSS_CLIENT_SECRET;
         if (!secret) throw new UsageError('--client-id needs --client-secret (or DSS_CLIENT_SECRET).');
-        token = expectOk(
-          await dss.auth.POST('/token', {
-            body: { grant_type: 'client_credentials', client_id: options.clientId, client_secret: secret } as never,
-            bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          }),
-        );
+        token = expectOk(await requestClientCredentialsToken(dss.auth, options.clientId, secret));
         subject = `client:${options.clientId}`;
       } else {
         if (options.username === undefined) throw new UsageError('Give --username (a user) or --client-id (a device).');

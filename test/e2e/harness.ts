@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Middleware } from 'openapi-fetch';
 import { expect } from 'vitest';
-import { createDssClient, type DssClient, expectOk, type ProblemBody } from '../../client/index.js';
+import { createDssClient, type DssClient, expectOk, type ProblemBody, requestClientCredentialsToken } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
 import type { ApiName } from '../../functions/contract/route.js';
 import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
@@ -185,11 +185,7 @@ export interface JsonResult<T = any> {
  * @returns the openapi-fetch result: `data` (the token) on 200, the OAuth or problem `error` otherwise.
  */
 export function deviceTokenRequest(service: LocalService, clientId: string, clientSecret: string) {
-  return clientFor(service).auth.POST('/token', {
-    body: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
-    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  });
+  return requestClientCredentialsToken(clientFor(service).auth, clientId, clientSecret);
 }
 
 /** What a typed-client call resolves to: the response and, by status, the parsed `data` (2xx) or `error` body. */
