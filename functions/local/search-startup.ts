@@ -9,7 +9,13 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { TABLES } from '../adapters/aws/tables.js';
 import type { ReindexResult } from '../platform/reindex.js';
 import type { SwappableSearchIndex } from '../platform/swappable-search-index.js';
-import { readSearchSnapshot, type SearchSnapshot, UnreadableSnapshotError, writeSearchSnapshot } from './search-snapshot.js';
+import {
+  readSearchSnapshot,
+  removeAbandonedSnapshotFiles,
+  type SearchSnapshot,
+  UnreadableSnapshotError,
+  writeSearchSnapshot,
+} from './search-snapshot.js';
 import { type DynamoDbStreamPoller, type ShardPosition, StalePositionError } from './stream-poller.js';
 import { STREAM_ANCHOR_ENTITY } from './tables.js';
 
@@ -77,11 +83,16 @@ async function usableSnapshot(options: SearchStartOptions): Promise<SearchSnapsh
  *   it was taken (while the runtime was down, or after it was taken before a crash) are applied once it starts;
  * - else: the poller is positioned at LATEST, the streams are marked (so their positions become known and the next
  *   snapshot can be taken), and the index is rebuilt from a parallel scan of the tables.
- * Logs which path was taken, why, and how long it took.
+ * Logs which path was taken, why, and how long it took. First removes the temporary snapshot files that runs killed
+ * while writing one left behind (removeAbandonedSnapshotFiles).
  * @throws what the rebuild throws (ServiceUnavailableError is not expected of the embedded engine).
  */
 export async function startEmbeddedSearch(options: SearchStartOptions): Promise<SearchStart> {
   const started = performance.now();
+  const abandoned = await removeAbandonedSnapshotFiles(options.snapshotFile);
+  if (abandoned.length > 0) {
+    options.log(`Removed ${abandoned.length} unfinished search snapshot file(s) of stopped runs: ${abandoned.join(', ')}.`);
+  }
   const snapshot = await usableSnapshot(options);
   if (!('reason' in snapshot)) {
     const { documents, header } = snapshot;

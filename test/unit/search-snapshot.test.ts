@@ -4,6 +4,8 @@
  * (another format or version, truncated, other streams, a trimmed position or a shard gone) and the rebuild it then
  * falls back to, and snapshots taken only when the index moved on. The streams are a mocked DynamoDB Streams client.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,6 +23,7 @@ import type { SearchDocument } from '../../functions/core/search/documents.js';
 import { SwappableSearchIndex } from '../../functions/platform/swappable-search-index.js';
 import {
   readSearchSnapshot,
+  removeAbandonedSnapshotFiles,
   SEARCH_SNAPSHOT_VERSION,
   searchSnapshotFile,
   UnreadableSnapshotError,
@@ -202,6 +205,55 @@ describe('startEmbeddedSearch', () => {
       expect(found).toEqual([]);
       expect(logged).toEqual([expect.stringMatching(/^Search index rebuilt from a parallel scan of the tables \(1 documents\)/)]);
     }
+  });
+});
+
+describe('unfinished snapshot files', () => {
+  /** The pid of a process that has exited (a real one: the startup path asks the system, not a fake). */
+  const exitedPid = async () => {
+    const child = spawn(process.execPath, ['-e', '']);
+    await once(child, 'exit');
+    return child.pid as number;
+  };
+
+  it('are removed at start when the run that wrote them is gone, and the search starts as usual', async () => {
+    stream();
+    const dead = [await exitedPid(), await exitedPid()];
+    await mkdir(dirname(file), { recursive: true });
+    for (const pid of dead) await writeFile(`${file}.${pid}.tmp`, '{"format":"device-scenario-service/search-snapshot"');
+    await writeFile(join(dirname(file), 'notes.tmp'), 'not ours');
+    const index = new SwappableSearchIndex(() => new EmbeddedSearchIndex());
+    const logged: string[] = [];
+
+    const start = await startEmbeddedSearch({
+      index,
+      poller: new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async () => undefined),
+      streamArns: [STREAM],
+      snapshotFile: file,
+      rebuild: () => index.rebuild(async () => 0),
+      mark: async () => undefined,
+      log: (message) => logged.push(message),
+    });
+
+    expect(start.path).toBe('rebuild');
+    expect((await readdir(dirname(file))).sort()).toEqual(['notes.tmp']);
+    expect(logged[0]).toMatch(/^Removed 2 unfinished search snapshot file\(s\) of stopped runs: snapshot\.jsonl\.\d+\.tmp, /);
+  });
+
+  it('are kept while the process writing them runs', async () => {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(`${file}.101.tmp`, 'being written');
+    await writeFile(`${file}.202.tmp`, 'abandoned');
+    await writeFile(`${file}.${process.pid}.tmp`, 'this process, before it writes');
+
+    const removed = await removeAbandonedSnapshotFiles(file, (pid) => pid === 101);
+
+    expect(removed.sort()).toEqual([`snapshot.jsonl.${process.pid}.tmp`, 'snapshot.jsonl.202.tmp'].sort());
+    expect(await readdir(dirname(file))).toEqual(['snapshot.jsonl.101.tmp']);
+  });
+
+  it('are nothing to remove when the data folder has no search folder yet', async () => {
+    expect(await removeAbandonedSnapshotFiles(join(folder, 'absent', 'snapshot.jsonl'))).toEqual([]);
   });
 });
 
