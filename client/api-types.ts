@@ -611,7 +611,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a rollout
-         * @description RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY). Needs `deployments:write` on the company.
+         * @description RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to, and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY). Needs `deployments:write` on the company.
          */
         post: operations["RolloutCancel"];
         delete?: never;
@@ -1632,10 +1632,10 @@ export interface components {
             /** @description Devices in the wave. */
             size: number;
             /**
-             * @description PENDING (not started), RUNNING (deploying, or waiting for reports), COMPLETED.
+             * @description PENDING (not started), RUNNING (deploying, or waiting for reports), COMPLETED, or CANCELLED (the rollout was cancelled before the wave completed; it runs nothing more).
              * @enum {string}
              */
-            state: "PENDING" | "RUNNING" | "COMPLETED";
+            state: "PENDING" | "RUNNING" | "COMPLETED" | "CANCELLED";
             /** @description The wave's deployment results by outcome (SUCCESS, or the failure cause: TARGET_NOT_FOUND, ALREADY_DEPLOYED, ...) and its devices' reports (INSTALLED, FAILED); an absent key is 0. */
             counts: {
                 [key: string]: number;
@@ -1647,7 +1647,7 @@ export interface components {
             startedAt?: string;
             /**
              * Format: date-time
-             * @description When the wave completed; absent until then.
+             * @description When the wave completed, or was cancelled while RUNNING; absent until then.
              */
             completedAt?: string;
         };

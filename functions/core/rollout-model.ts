@@ -21,8 +21,11 @@ export const MAX_WAVE_TIMEOUT_SECONDS = 604_800;
 
 /** A rollout's state: RUNNING until its last wave completes, PAUSED by an operator or too many failures, or ended. */
 export type RolloutState = 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED';
-/** A wave's state. */
-export type WaveState = 'PENDING' | 'RUNNING' | 'COMPLETED';
+/**
+ * A wave's state: PENDING until it starts, RUNNING while it deploys and waits for reports, COMPLETED when it is done,
+ * CANCELLED when the rollout was cancelled before the wave completed (it runs nothing more).
+ */
+export type WaveState = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'CANCELLED';
 
 /** What a rollout deploys (or undeploys): one scenario version. */
 export interface RolloutWhat {

@@ -404,7 +404,8 @@ export async function resumeRollout(
 }
 
 /**
- * Cancels a RUNNING or PAUSED rollout: nothing more runs; the deployments it made stay.
+ * Cancels a RUNNING or PAUSED rollout: nothing more runs; the deployments it made stay. Every wave not COMPLETED
+ * becomes CANCELLED, the one that was RUNNING with `completedAt` = now, so that no wave shows RUNNING for ever.
  * @throws ForbiddenError (403), NotFoundError (404), ConflictError (409) when it has ended already.
  */
 export async function cancelRollout(
@@ -413,9 +414,13 @@ export async function cancelRollout(
   companyId: string,
   rolloutId: string,
 ): Promise<RolloutView> {
-  const { after } = await transition(deps, principal, companyId, rolloutId, 'cancelled', ['RUNNING', 'PAUSED'], (rollout) => {
+  const { after } = await transition(deps, principal, companyId, rolloutId, 'cancelled', ['RUNNING', 'PAUSED'], (rollout, now) => {
     const { sweepAt: _sweepAt, pausedReason: _reason, ...rest } = rollout;
-    return { ...rest, state: 'CANCELLED' };
+    const waves = rollout.waves.map((wave) => {
+      if (wave.state === 'COMPLETED') return wave;
+      return { ...wave, state: 'CANCELLED' as const, ...(wave.state === 'RUNNING' ? { completedAt: now } : {}) };
+    });
+    return { ...rest, waves, state: 'CANCELLED' };
   });
   return viewOf(deps, after);
 }

@@ -319,9 +319,16 @@ describe('the worker', () => {
   }, 60_000);
 
   it('a cancelled rollout runs nothing more; its deployments stay; it cannot be cancelled, paused or resumed again', async () => {
-    const view = await create({}, devices(3));
+    const view = await create({ waves: [1] }, devices(3));
+    expect(view.waves.map((wave) => wave.state)).toEqual(['RUNNING', 'PENDING']);
     const cancelled = await cancelRollout(deps, alice(), company, view.id);
     expect(cancelled.state).toBe('CANCELLED');
+    // No wave stays RUNNING (or PENDING) for ever: the running one ended when the rollout was cancelled.
+    expect(cancelled.waves).toEqual([
+      expect.objectContaining({ state: 'CANCELLED', startedAt: view.waves[0]?.startedAt, completedAt: cancelled.updated }),
+      { size: 2, state: 'CANCELLED', counts: {} },
+    ]);
+    expect((await getRollout(deps, alice(), company, view.id)).waves).toEqual(cancelled.waves);
     expect(await drain()).toEqual(['skipped']);
     expect(await activeCount()).toBe(0);
     for (const action of [cancelRollout, pauseRollout, resumeRollout]) {

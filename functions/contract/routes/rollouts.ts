@@ -187,7 +187,7 @@ export const rolloutCancel = transition({
   verb: 'cancel',
   summary: 'Cancel a rollout',
   description:
-    'RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY).',
+    'RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to, and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY).',
   from: 'RUNNING or PAUSED',
   entry: 'functions/handlers/rollout-cancel.ts',
 });

@@ -28,7 +28,7 @@ const count = (value: number) => value.toLocaleString('en-US');
 const MAX_NOTE_LENGTH = 2_000;
 
 const ROLLOUT_STATES = ['RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly RolloutState[];
-const WAVE_STATES = ['PENDING', 'RUNNING', 'COMPLETED'] as const satisfies readonly WaveState[];
+const WAVE_STATES = ['PENDING', 'RUNNING', 'COMPLETED', 'CANCELLED'] as const satisfies readonly WaveState[];
 
 const coreWhat = DeploymentRequestBodySchema.shape.requests.element.shape.what;
 
@@ -158,14 +158,18 @@ export function rolloutCreateTooLarge(body: unknown): string | undefined {
 export const RolloutWave = z
   .object({
     size: z.int().min(1).describe('Devices in the wave.'),
-    state: z.enum(WAVE_STATES).describe('PENDING (not started), RUNNING (deploying, or waiting for reports), COMPLETED.'),
+    state: z
+      .enum(WAVE_STATES)
+      .describe(
+        'PENDING (not started), RUNNING (deploying, or waiting for reports), COMPLETED, or CANCELLED (the rollout was cancelled before the wave completed; it runs nothing more).',
+      ),
     counts: z
       .record(z.string(), z.int().min(0))
       .describe(
         "The wave's deployment results by outcome (SUCCESS, or the failure cause: TARGET_NOT_FOUND, ALREADY_DEPLOYED, ...) and its devices' reports (INSTALLED, FAILED); an absent key is 0.",
       ),
     startedAt: dateTime('When the wave started; absent while PENDING.').optional(),
-    completedAt: dateTime('When the wave completed; absent until then.').optional(),
+    completedAt: dateTime('When the wave completed, or was cancelled while RUNNING; absent until then.').optional(),
   })
   .strict()
   .meta({ id: 'RolloutWave', examples: [{ size: 10, state: 'RUNNING', counts: { SUCCESS: 10, INSTALLED: 7, FAILED: 1 } }] });
