@@ -2677,7 +2677,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceSearchResource"];
                 };
             };
-            /** @description Bad Request: a device id that is not 1 to 128 letters, digits, `.`, `_` or `-`, a body that is not valid, or a new device without `serial`. Nothing was changed. */
+            /** @description Bad Request: a device id that is not 1 to 128 letters, digits, `.`, `_` or `-`, or that is a path segment of the API after `resources/` (`DEVICE`, `devices`, `deployments`, `scenarios`, `rollouts`, `search`, …), a body that is not valid, or a new device without `serial`. Nothing was changed. */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -22,20 +22,19 @@ export const ROUTES: readonly RouteDefinition[] = [
   scenarioSchema,
   // Listed before DeploymentsListDevice: `/companies/{c}/resources/scenarios/deployments` matches both it and ScenarioGet
   // with as many static segments; matchRoute keeps the first listed. API Gateway does not document that tie, so a
-  // scenario id `deployments` (or a device id `scenarios`) is best avoided.
+  // scenario id `deployments` is best avoided (a device id `scenarios` is refused: RESERVED_DEVICE_IDS).
   scenarioUsage,
   scenarioList,
   scenarioGet,
   scenarioVersionGet,
   deploymentsExecute,
   // Three static segments after the company beat DeploymentsListDevice's `{deviceId}/deployments` (two), whatever the
-  // order; a device id `deployments` keeps its own listing at /companies/{c}/resources/deployments/deployments.
+  // order.
   deploymentsHistory,
   deploymentsListAll,
   deploymentsListDevice,
   // After DeploymentsListDevice: `/companies/{c}/resources/devices/deployments` matches both it and DeviceGet with as
-  // many static segments, and keeps meaning the active deployments of a device `devices` (a device id `deployments`
-  // or `devices` is best avoided).
+  // many static segments; it would name the active deployments of a device `devices`, an id the registry refuses.
   devicePut,
   deviceGet,
   deviceDelete,
@@ -55,8 +54,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   authJwks,
   deviceHealthPut,
   // After DeploymentsListDevice: `/companies/{c}/resources/rollouts/deployments` matches both it and RolloutGet with as
-  // many static segments, and keeps meaning the active deployments of a device `rollouts` (a rollout id is a ULID,
-  // never `deployments`; a device id `rollouts` is best avoided, API Gateway not documenting that tie).
+  // many static segments (a rollout id is a ULID, never `deployments`; a device id `rollouts` is refused).
   rolloutCreate,
   rolloutsList,
   rolloutGet,
@@ -64,6 +62,25 @@ export const ROUTES: readonly RouteDefinition[] = [
   rolloutResume,
   rolloutCancel,
 ];
+
+/**
+ * The literal path segments that follow `resources` in the route paths (`DEVICE`, `deployments`, `devices`,
+ * `scenarios`, `search`, `rollouts`, `cancel`, …), as a set: a device with such an id would have
+ * `…/resources/{deviceId}/deployments` name another route (or match none), so the registry refuses them.
+ */
+export function reservedPathSegments(routes: readonly RouteDefinition[]): ReadonlySet<string> {
+  const segments = new Set<string>();
+  for (const route of routes) {
+    const parts = route.path.split('/');
+    const start = parts.indexOf('resources');
+    if (start === -1) continue;
+    for (const part of parts.slice(start + 1)) if (part !== '' && !/^\{\w+\}$/.test(part)) segments.add(part);
+  }
+  return segments;
+}
+
+/** Ids no device may have (reservedPathSegments of ROUTES): a new route's segments are reserved with it. */
+export const RESERVED_DEVICE_IDS = reservedPathSegments(ROUTES);
 
 /** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
 export const SEARCH_INDEXER_ENTRY = 'functions/handlers/search-indexer.ts';

@@ -29,6 +29,17 @@ export interface DeviceRegistryDependencies {
   onError?: (error: unknown, context: Record<string, unknown>) => void;
 }
 
+/** What registering devices needs besides the registry's ports. */
+export interface DeviceRegistrationDependencies extends DeviceRegistryDependencies {
+  /**
+   * Ids no device may have: the literal path segments the API uses after `resources/` (`DEVICE`, `devices`,
+   * `deployments`, `scenarios`, …), derived from the route definitions (RESERVED_DEVICE_IDS of the contract), because
+   * `…/resources/{deviceId}/deployments` would then name another route's path. Compared exactly, as API Gateway
+   * matches paths case-sensitively.
+   */
+  reservedIds: ReadonlySet<string>;
+}
+
 /** A bulk registration entry: a device id and the static fields to set. */
 export interface DeviceRegistration extends DeviceStaticFields {
   id: string;
@@ -97,18 +108,19 @@ async function register(
 /**
  * PUT a device: registers it (created: true) or sets its static fields (see `register`).
  * @throws ForbiddenError (403) for a company outside the token; BadRequestError (400) for an id that is not a
- *   device id or a new device without a serial; ConflictError (409) when the device is being deleted.
+ *   device id or is reserved (deviceIdViolation), or a new device without a serial; ConflictError (409) when the device is being deleted.
  */
 export async function putDevice(
-  dependencies: DeviceRegistryDependencies,
+  dependencies: DeviceRegistrationDependencies,
   principal: Principal,
   companyId: string,
   deviceId: string,
   fields: DeviceStaticFields,
 ): Promise<{ created: boolean; device: DeviceDocument }> {
   authorizeCompany(principal, companyId);
-  if (!DEVICE_ID_PATTERN.test(deviceId)) {
-    throw new BadRequestError(`'${deviceId.slice(0, 128)}' is not a device id.`, [{ path: 'deviceId', message: DEVICE_ID_RULE }]);
+  const violation = deviceIdViolation(deviceId, dependencies.reservedIds);
+  if (violation !== undefined) {
+    throw new BadRequestError(`'${deviceId.slice(0, 128)}' is not a device id.`, [{ path: 'deviceId', message: violation }]);
   }
   return register(dependencies, companyId, deviceId, fields);
 }
@@ -117,13 +129,25 @@ export async function putDevice(
 export const DEVICE_ID_RULE = 'A device id is 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit.';
 
 /**
+ * Why `deviceId` cannot be a new device's id (a message naming it), or undefined when it can: it must match
+ * DEVICE_ID_PATTERN and not be one of `reservedIds` (a path segment of the API).
+ */
+export function deviceIdViolation(deviceId: string, reservedIds: ReadonlySet<string>): string | undefined {
+  if (!DEVICE_ID_PATTERN.test(deviceId)) return DEVICE_ID_RULE;
+  if (reservedIds.has(deviceId)) {
+    return `'${deviceId}' cannot be a device id: the API uses it as a path segment (…/resources/${deviceId}/…), so the device's own paths would name another route. Choose another id.`;
+  }
+  return undefined;
+}
+
+/**
  * Registers or updates many devices, each entry on its own: every entry gets one result, in request order; invalid
  * entries are FAILURE with their errors and the others proceed. Entries with the same id run one after another, in
  * order; others run REGISTRY_WRITE_CONCURRENCY at a time.
  * @throws ForbiddenError (403) for a company outside the token.
  */
 export async function registerDevices(
-  dependencies: DeviceRegistryDependencies,
+  dependencies: DeviceRegistrationDependencies,
   principal: Principal,
   companyId: string,
   entries: readonly (DeviceRegistration | InvalidRegistration)[],
@@ -137,8 +161,9 @@ export async function registerDevices(
   const byId = new Map<string, number[]>();
   entries.forEach((entry, index) => {
     if ('invalid' in entry) return;
-    if (!DEVICE_ID_PATTERN.test(entry.id)) {
-      (results[index] as RegistrationResult).errors = [{ path: `/${index}/id`, message: DEVICE_ID_RULE }];
+    const violation = deviceIdViolation(entry.id, dependencies.reservedIds);
+    if (violation !== undefined) {
+      (results[index] as RegistrationResult).errors = [{ path: `/${index}/id`, message: violation }];
       return;
     }
     byId.set(entry.id, [...(byId.get(entry.id) ?? []), index]);

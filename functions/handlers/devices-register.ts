@@ -1,3 +1,4 @@
+import { RESERVED_DEVICE_IDS } from '../contract/routes.js';
 import { devicesRegister } from '../contract/routes/devices.js';
 import { registerDevices } from '../core/device-registry.js';
 import { services } from '../platform/composition.js';
@@ -15,6 +16,7 @@ export const handler = routeHandler(devicesRegister, async ({ params, body }, { 
       devices,
       deployments,
       presence,
+      reservedIds: RESERVED_DEVICE_IDS,
       onError: (error, context) => logger.error('Device registration write failed', { error: error as Error, ...context }),
     },
     principal,

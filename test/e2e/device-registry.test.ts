@@ -127,6 +127,23 @@ describe('device registry and device tokens', () => {
     expect(refused.response.status).toBe(413);
   });
 
+  it('refuses device ids that are path segments of the API (400 naming the id), one by one and in bulk', async () => {
+    for (const id of ['DEVICE', 'scenarios']) {
+      const refused = expectError(await putDevice(alice, id, { serial: 'SN-RESERVED' }), 400);
+      expect(refused.errors).toEqual([{ path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a device id`) }]);
+    }
+    const bulk = expectOk(
+      await as(alice).main.POST('/companies/{companyId}/resources/devices', {
+        params: { path: { companyId: 'acme' } },
+        body: [{ id: 'deployments', serial: 'SN-RESERVED' }],
+      }),
+    );
+    expect(bulk).toEqual([
+      { id: 'deployments', state: 'FAILURE', errors: [{ path: '/0/id', message: expect.stringContaining('path segment') }] },
+    ]);
+    expect((await getDevice(alice, 'DEVICE')).response.status).toBe(404);
+  });
+
   it('reads the device back; olivia may read but not write; bob (globex) does not see it', async () => {
     const got = expectOk(await getDevice(olivia, DEVICE));
     expect(got).toMatchObject({ id: DEVICE, serial: SERIAL, location: { name: 'Main lobby' } });

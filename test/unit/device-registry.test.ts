@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { RESERVED_DEVICE_IDS, ROUTES, reservedPathSegments } from '../../functions/contract/routes.js';
 import { devicesRegister } from '../../functions/contract/routes/devices.js';
 import {
   deleteDevice,
-  type DeviceRegistryDependencies,
+  type DeviceRegistrationDependencies,
   getDevice,
   issueDeviceCredentials,
   putDevice,
@@ -130,10 +131,11 @@ function world() {
   const presence = new FakePresence();
   const errors: unknown[] = [];
   let now = T0;
-  const dependencies: DeviceRegistryDependencies = {
+  const dependencies: DeviceRegistrationDependencies = {
     devices,
     deployments,
     presence,
+    reservedIds: RESERVED_DEVICE_IDS,
     now: () => now,
     onError: (error) => errors.push(error),
   };
@@ -213,12 +215,55 @@ describe('putDevice', () => {
     expect(w.devices.items.size).toBe(0);
   });
 
+  it('refuses an id the API uses as a path segment after resources/ (400 naming the id): its listings would answer another route', async () => {
+    const w = world();
+    for (const id of ['DEVICE', 'devices', 'deployments', 'rollouts', 'scenarios', 'search', 'history', 'uploads', 'cancel']) {
+      const refused = await putDevice(w.dependencies, alice, 'acme', id, { serial: 'SN-1' }).catch((error) => error);
+      expect(refused).toBeInstanceOf(BadRequestError);
+      expect(refused.extensions.errors).toEqual([{ path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a device id`) }]);
+    }
+    expect(w.devices.items.size).toBe(0);
+    // Exact segments only: paths are matched case-sensitively, so a device 'device' or 'Scenarios' names no route.
+    expect((await putDevice(w.dependencies, alice, 'acme', 'Scenarios', { serial: 'SN-1' })).created).toBe(true);
+  });
+
   it('answers 409 for a device being deleted, and changes nothing', async () => {
     const w = world();
     await putDevice(w.dependencies, alice, 'acme', 'kiosk-1', { serial: 'SN-1' });
     await w.devices.markDeleting('acme', 'kiosk-1');
     await expect(putDevice(w.dependencies, alice, 'acme', 'kiosk-1', { serial: 'SN-2' })).rejects.toBeInstanceOf(ConflictError);
     expect(w.devices.items.get('acme#kiosk-1')?.serial).toBe('SN-1');
+  });
+});
+
+describe('reserved device ids', () => {
+  it('are every literal segment after resources/ in the route definitions, so that a new route reserves its own', () => {
+    const literal = ROUTES.flatMap((route) => route.path.split('/resources/')[1]?.split('/') ?? []).filter((part) => !part.startsWith('{'));
+    expect([...RESERVED_DEVICE_IDS].sort()).toEqual([...new Set(literal)].sort());
+    expect(RESERVED_DEVICE_IDS).toContain('DEVICE');
+    const withNewRoute = reservedPathSegments([
+      ...ROUTES,
+      { ...(ROUTES[0] as (typeof ROUTES)[number]), path: '/companies/{companyId}/resources/groups/{groupId}' },
+    ]);
+    expect(withNewRoute.has('groups')).toBe(true);
+    expect(RESERVED_DEVICE_IDS.has('groups')).toBe(false);
+  });
+
+  it('fail their bulk registration entry, naming the id, while the other entries are registered', async () => {
+    const w = world();
+    const results = await registerDevices(w.dependencies, alice, 'acme', [
+      { id: 'scenarios', serial: 'SN-1' },
+      { id: 'kiosk-2', serial: 'SN-2' },
+    ]);
+    expect(results).toEqual([
+      {
+        id: 'scenarios',
+        state: 'FAILURE',
+        errors: [{ path: '/0/id', message: expect.stringContaining("'scenarios' cannot be a device id") }],
+      },
+      { id: 'kiosk-2', state: 'CREATED' },
+    ]);
+    expect([...w.devices.items.keys()]).toEqual(['acme#kiosk-2']);
   });
 });
 

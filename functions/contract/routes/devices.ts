@@ -51,7 +51,7 @@ export const devicePut = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem(
       'BadRequest',
-      'Bad Request: a device id that is not 1 to 128 letters, digits, `.`, `_` or `-`, a body that is not valid, or a new device without `serial`. Nothing was changed.',
+      'Bad Request: a device id that is not 1 to 128 letters, digits, `.`, `_` or `-`, or that is a path segment of the API after `resources/` (`DEVICE`, `devices`, `deployments`, `scenarios`, `rollouts`, `search`, …), a body that is not valid, or a new device without `serial`. Nothing was changed.',
     ),
     409: {
       description: 'Conflict: the device is being deleted; register it again once the delete has completed.',
