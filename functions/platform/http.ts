@@ -5,9 +5,9 @@ import type { z } from 'zod';
 import { parameterObject } from '../contract/parameters.js';
 import type { RouteDefinition, RouteInput } from '../contract/route.js';
 import { BadRequestError, PayloadTooLargeError, type ProblemViolation, UnauthorizedError } from '../core/errors.js';
+import { MAX_JSON_DEPTH, tooDeepMember } from '../core/json-depth.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
 import { type JwtAuthorizerContext, principalFromJwt } from './auth.js';
-import { MAX_JSON_DEPTH, tooDeepMember } from './json-depth.js';
 import { powertoolsMiddlewares, requestObservability } from './observability.js';
 import { problemJsonErrors } from './problem.js';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { deploymentsExecute } from '../../functions/contract/routes/deployments.js';
 import { BadRequestError } from '../../functions/core/errors.js';
-import { MAX_JSON_DEPTH, MAX_POINTER_CHARACTERS, tooDeepMember } from '../../functions/platform/json-depth.js';
+import { MAX_JSON_DEPTH, MAX_POINTER_CHARACTERS, tooDeepMember } from '../../functions/core/json-depth.js';
 import { bodyOfText } from '../support/route-input.js';
 
 /** `levels` arrays, one inside the other, around `inner`. */
