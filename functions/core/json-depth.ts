@@ -50,12 +50,7 @@ export function tooDeepMember(text: string, maxDepth: number = MAX_JSON_DEPTH): 
     const code = text.charCodeAt(at);
     if (code === QUOTE) {
       const start = at;
-      at += 1;
-      while (at < length) {
-        const inner = text.charCodeAt(at);
-        if (inner === QUOTE) break;
-        at += inner === BACKSLASH ? 2 : 1;
-      }
+      at = closingQuote(text, at + 1);
       const frame = depth - 1;
       if (frame >= 0 && !isArray[frame] && nameNext[frame]) {
         nameStart[frame] = start;
@@ -78,6 +73,22 @@ export function tooDeepMember(text: string, maxDepth: number = MAX_JSON_DEPTH): 
     }
   }
   return undefined;
+}
+
+/**
+ * Where the string whose content starts at `from` ends: its closing quote, the first one not escaped (preceded by an
+ * even number of backslashes), or the text's length when there is none. Each backslash is read at most once.
+ */
+function closingQuote(text: string, from: number): number {
+  let quote = from;
+  for (;;) {
+    quote = text.indexOf('"', quote);
+    if (quote === -1) return text.length;
+    let backslashes = 0;
+    while (quote - backslashes - 1 >= from && text.charCodeAt(quote - backslashes - 1) === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return quote;
+    quote += 1;
+  }
 }
 
 /** The pointer of the member the `depth` open frames lead to. */

@@ -24,6 +24,8 @@ describe('tooDeepMember', () => {
     expect(tooDeepMember(`{"x":"${'['.repeat(100)}\\"${'{'.repeat(100)}"}`, 1)).toBeUndefined();
     expect(tooDeepMember('{"a/b~c\\"d":{"e":[]}}', 2)).toBe('/a~1b~0c"d/e');
     expect(tooDeepMember('{"k":"v","\\u0041":[[]]}', 2)).toBe('/A/0');
+    // An escaped backslash then an escaped quote (the string goes on), and a name ending in an escaped backslash.
+    expect(tooDeepMember('{"b\\\\\\"[":1,"a\\\\":[[]]}', 2)).toBe('/a\\/0');
   });
 
   it('scans a million levels without recursion and bounds the pointer it returns', () => {
