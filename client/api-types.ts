@@ -1005,7 +1005,7 @@ export interface components {
             mode: "SERVER" | "EMBEDDED_PLATFORM_COMPUTER" | "EMBEDDED_PLATFORM_ANDROID" | "EMBEDDED_PLATFORM_UNKNOWN";
             hubs: components["schemas"]["Hub"][];
         };
-        /** @description The `health` object of the device resource (DeviceHealth), `updated` optional and ignored. Bounds: texts of ids, labels, versions, keys and names at most 256 characters, messages and descriptions 2048; at most 16 hubs, 64 sub-devices per hub, 32 messages and 32 commands per sub-device; 65,536 bytes in all (serialized without white space). */
+        /** @description The `health` object of the device resource (DeviceHealth), `updated` optional and ignored. Bounds: texts of ids, labels, versions, keys and names at most 256 characters, messages and descriptions 2048; at most 16 hubs, 64 sub-devices per hub, 32 messages and 32 commands per sub-device; 31 levels of nested objects and arrays in all (a command's `payload` and `arguments` are at level 8); 65,536 bytes in all (serialized without white space). */
         DeviceHealthReport: {
             /**
              * Format: date-time
@@ -3305,7 +3305,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Bad Request: the body is not JSON or not a valid health object (`errors` names each bad member as a JSON pointer), or the query string is not empty. Nothing was recorded. */
+            /** @description Bad Request: the body is not JSON, nests objects and arrays more than 31 levels deep, or is not a valid health object (`errors` names each bad member, or the first one too deep, as a JSON pointer), or the query string is not empty. Nothing was recorded: the device stays as it was. */
             400: {
                 headers: {
                     [name: string]: unknown;

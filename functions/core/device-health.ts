@@ -23,11 +23,48 @@ export const HEALTH_LIMITS = { shortText: 256, longText: 2_048, hubs: 16, subDev
  */
 export const MAX_HEALTH_REPORT_BYTES = 65_536;
 
-/** The 413 check of a health report, run on the parsed JSON before its schema: the `detail` when it is too large. */
+/**
+ * The 413 check of a health report, run on the parsed JSON before its schema: the `detail` when it has more than
+ * MAX_HEALTH_REPORT_BYTES bytes serialized without white space, else undefined. Measured without recursion
+ * (serializedBytes), so that no nesting of the body can exhaust the stack here.
+ */
 export function healthReportTooLarge(body: unknown): string | undefined {
-  const bytes = Buffer.byteLength(JSON.stringify(body) ?? '');
+  const bytes = serializedBytes(body);
   if (bytes <= MAX_HEALTH_REPORT_BYTES) return undefined;
   return `The health report has ${bytes} bytes (serialized without white space); at most ${MAX_HEALTH_REPORT_BYTES} are accepted. Nothing was recorded.`;
+}
+
+/**
+ * UTF-8 bytes of `JSON.stringify(value)` (no white space), counted with a loop and an explicit stack instead of
+ * serializing, so that any depth is measured: JSON.stringify recurses and overflows the stack at a few thousand levels.
+ * Members JSON.stringify leaves out (undefined, functions, symbols) are left out; in arrays they count as `null`.
+ */
+function serializedBytes(value: unknown): number {
+  let bytes = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (Array.isArray(next)) {
+      bytes += 2 + Math.max(0, next.length - 1);
+      for (const element of next) {
+        if (isOmitted(element)) bytes += 4;
+        else pending.push(element);
+      }
+    } else if (next !== null && typeof next === 'object') {
+      const members = Object.entries(next).filter(([, member]) => !isOmitted(member));
+      bytes += 2 + Math.max(0, members.length - 1);
+      for (const [name, member] of members) {
+        bytes += Buffer.byteLength(JSON.stringify(name)) + 1;
+        pending.push(member);
+      }
+    } else if (!isOmitted(next)) bytes += Buffer.byteLength(JSON.stringify(next));
+  }
+  return bytes;
+}
+
+/** Whether JSON.stringify leaves this member out of an object (and writes `null` for it in an array). */
+function isOmitted(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }
 
 /** A device's health as stored and shown (`health` of the device resource). */

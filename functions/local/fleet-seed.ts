@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { encodeTime } from 'ulid';
+import { deviceItem } from '../adapters/aws/device-items.js';
 import { batchPutAll } from '../adapters/aws/dynamodb-batch.js';
 import type { DeviceCredential } from '../core/devices.js';
 import { DEMO_EPOCH, DEMO_SEED, type DemoFleetOwner, generateDemoDevices } from './demo-data.js';
@@ -110,7 +111,7 @@ export async function seedFleet(options: FleetSeedOptions): Promise<void> {
           secretHash: options.secretHash,
           created: DEMO_EPOCH,
         };
-        return { ...device, credential, deviceId: device.id, entity: 'DEVICE' };
+        return deviceItem({ ...device, credential });
       });
       await batchPutAll(client, options.table, items, options.concurrency ?? 16);
       options.progress?.(Math.min(devices.length, start + SLICE));

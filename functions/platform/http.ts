@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { parameterObject } from '../contract/parameters.js';
 import type { RouteDefinition, RouteInput } from '../contract/route.js';
 import { BadRequestError, PayloadTooLargeError, type ProblemViolation, UnauthorizedError } from '../core/errors.js';
+import { MAX_JSON_DEPTH, tooDeepMember } from '../core/json-depth.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
 import { type JwtAuthorizerContext, principalFromJwt } from './auth.js';
 import { powertoolsMiddlewares, requestObservability } from './observability.js';
@@ -241,9 +242,11 @@ function formBody(event: APIGatewayProxyEventV2, violations: ProblemViolation[])
 }
 
 /**
- * Parses a JSON request body.
+ * Parses a JSON request body, after checking on its text that it nests at most MAX_JSON_DEPTH levels (tooDeepMember),
+ * so that nothing recursive downstream (the size check, the schema, the use case, the store) sees a deeper one.
  * @param alsoAccepted other media types the route accepts, named in the 400 of a wrong content type.
- * @throws BadRequestError (400) when the content type is not JSON or the body is not valid JSON.
+ * @throws BadRequestError (400) when the content type is not JSON, the body nests deeper than MAX_JSON_DEPTH levels
+ *   (`errors` names the first member too deep as a JSON pointer) or the body is not valid JSON.
  */
 export function jsonBody(event: APIGatewayProxyEventV2, alsoAccepted: readonly string[] = []): unknown {
   const contentType = event.headers?.['content-type'] ?? '';
@@ -252,6 +255,13 @@ export function jsonBody(event: APIGatewayProxyEventV2, alsoAccepted: readonly s
     throw new BadRequestError(`The request body must be ${accepted}; got '${contentType || 'no content type'}'.`);
   }
   const text = bodyText(event);
+  const tooDeep = tooDeepMember(text);
+  if (tooDeep !== undefined) {
+    throw new BadRequestError(
+      `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep, first at ${tooDeep}; send it with at most ${MAX_JSON_DEPTH} levels (the body itself is level 1).`,
+      [{ path: tooDeep, message: `nested more than ${MAX_JSON_DEPTH} levels deep` }],
+    );
+  }
   try {
     return JSON.parse(text);
   } catch (error) {

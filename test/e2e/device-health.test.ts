@@ -1,7 +1,8 @@
 /**
  * Device health reports over the local runtime, with a 2-second heartbeat window and the heartbeat sweeper every
  * 200 ms: a report makes the device CONNECTED and searchable by its health, an unchanged report changes nothing a
- * user sees, silence makes it DISCONNECTED, and device and user tokens stay on their own routes.
+ * user sees, silence makes it DISCONNECTED, a report refused (too deep) changes nothing at all, any JSON a command
+ * carries is stored and shown as sent, and device and user tokens stay on their own routes.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,11 +29,14 @@ import {
 const HEARTBEAT_SECONDS = 2;
 const DEVICE = 'acme-health-0001';
 const VERSION_CODE = 'e2e-health-7001';
+/** A device that only the tests of refused and free-form reports use, so that the heartbeat tests never see it. */
+const OTHER = 'acme-health-0002';
 
 let settings: ServiceSettings;
 let service: LocalService;
 let client: ReturnType<typeof localDocumentClient>;
 let device: string;
+let otherDevice: string;
 let alice: string;
 
 const report: DeviceHealthReport & components['schemas']['DeviceHealthReport'] = {
@@ -68,11 +72,11 @@ const report: DeviceHealthReport & components['schemas']['DeviceHealthReport'] =
 /** PUT /device/health through the typed client: its status. */
 const putHealth = async (body: components['schemas']['DeviceHealthReport'], token = device) =>
   (await clientFor(service, token).main.PUT('/device/health', { body })).response.status;
-const stored = async () =>
-  (await client.send(new GetCommand({ TableName: LOCAL_TABLES.devices, Key: { company: 'acme', deviceId: DEVICE }, ConsistentRead: true })))
+const stored = async (deviceId = DEVICE) =>
+  (await client.send(new GetCommand({ TableName: LOCAL_TABLES.devices, Key: { company: 'acme', deviceId }, ConsistentRead: true })))
     .Item as StoredDevice;
-const presence = async () =>
-  (await client.send(new GetCommand({ TableName: LOCAL_TABLES.presence, Key: { deviceKey: `acme#${DEVICE}` }, ConsistentRead: true })))
+const presence = async (deviceId = DEVICE) =>
+  (await client.send(new GetCommand({ TableName: LOCAL_TABLES.presence, Key: { deviceKey: `acme#${deviceId}` }, ConsistentRead: true })))
     .Item as { lastSeen: string; sweepAt?: string } | undefined;
 const searchDevice = async (state: 'CONNECTED' | 'DISCONNECTED') => {
   const query = {
@@ -97,19 +101,21 @@ beforeAll(async () => {
     },
   });
   client = localDocumentClient(`http://127.0.0.1:${dynamoDbPort}`, 4);
-  await new DynamoDbDeviceRepository(client, LOCAL_TABLES).put([
-    {
-      id: DEVICE,
+  await new DynamoDbDeviceRepository(client, LOCAL_TABLES).put(
+    [DEVICE, OTHER].map((id, index) => ({
+      id,
       company: 'acme',
-      serial: 'ACM-E2E-000001',
+      serial: `ACM-E2E-00000${index + 1}`,
       created: '2026-01-01T00:00:00.000Z',
       updated: '2026-01-01T00:00:00.000Z',
-      connection: { state: 'UNKNOWN' },
-    },
-  ]);
+      connection: { state: 'UNKNOWN' as const },
+    })),
+  );
   // A user token first: the local issuer creates its signing key on its first token.
   alice = await tokenFor(service, 'alice');
-  device = (await deviceToken({ ...service, dynamoDbEndpoint: `http://127.0.0.1:${dynamoDbPort}` }, 'acme', DEVICE)).token;
+  const issuer = { ...service, dynamoDbEndpoint: `http://127.0.0.1:${dynamoDbPort}` };
+  device = (await deviceToken(issuer, 'acme', DEVICE)).token;
+  otherDevice = (await deviceToken(issuer, 'acme', OTHER)).token;
 }, 120_000);
 
 afterAll(async () => {
@@ -192,6 +198,74 @@ describe('device health reports', () => {
       '/versionName',
     ]);
     expect((await presence())?.lastSeen).toBe(lastSeen);
+  });
+
+  it('refuses a report nested more than 31 levels with 400 naming the member, leaves the device as it was, and keeps serving', async () => {
+    const before = await stored(OTHER);
+    expect(before.connection.state).toBe('UNKNOWN');
+    /** The report's text with `member` (the first command's payload, or hubs) replaced by `levels` nested arrays. */
+    const deep = (member: 'payload' | 'hubs', levels: number) => {
+      const body = structuredClone(report) as Record<string, any>;
+      if (member === 'hubs') body.hubs = '__DEEP__';
+      else body.hubs[0].devices[0].commands[0].payload = '__DEEP__';
+      return JSON.stringify(body).replace('"__DEEP__"', `${'['.repeat(levels)}${']'.repeat(levels)}`);
+    };
+    const payload = '/hubs/0/devices/0/commands/0/payload';
+    const cases = [
+      // The payload is at level 8: 25 nested arrays put the report at 32 levels.
+      { text: deep('payload', 25), pointer: `${payload}${'/0'.repeat(24)}` },
+      { text: deep('payload', 5_000), pointer: `${payload}${'/0'.repeat(24)}` },
+      { text: deep('hubs', 5_000), pointer: `/hubs${'/0'.repeat(30)}` },
+    ];
+    for (const { text, pointer } of cases) {
+      // Hand-built: no typed client (nor JSON.stringify) makes a body thousands of levels deep.
+      const answer = await call(`${service.api}/device/health`, {
+        method: 'PUT',
+        token: otherDevice,
+        body: text,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(answer.body.errors).toEqual([{ path: pointer, message: 'nested more than 31 levels deep' }]);
+    }
+    // Nothing changed: not CONNECTED, no health, no presence entry (so no heartbeat deadline either).
+    expect(await stored(OTHER)).toEqual(before);
+    expect(await presence(OTHER)).toBeUndefined();
+
+    const valid = { ...structuredClone(report), versionCode: 'e2e-health-deep' };
+    expect(await putHealth(valid, otherDevice)).toBe(204);
+    expect((await stored(OTHER)).connection.state).toBe('CONNECTED');
+  });
+
+  it('stores whatever JSON a command carries and shows it as sent, in the device and in search', async () => {
+    const versionCode = 'e2e-health-free-form';
+    // Legal JSON that DynamoDB cannot hold as maps and lists: an empty member name, an integer above 2^53, a
+    // magnitude below 1E-130, 31 levels of nesting in all (the payload object is at level 8).
+    const payload = { '': 'empty name', big: 2 ** 60, tiny: 1e-200, deep: JSON.parse(`${'['.repeat(23)}${']'.repeat(23)}`) };
+    const args = ['--force', { '': null }];
+    const sent = structuredClone(report);
+    sent.versionCode = versionCode;
+    Object.assign(sent.hubs[0]?.devices[0]?.commands[0] ?? {}, { payload, arguments: args });
+    expect(await putHealth(sent, otherDevice)).toBe(204);
+
+    const shown = expectOk(
+      await clientFor(service, alice).main.GET('/companies/{companyId}/resources/devices/{deviceId}', {
+        params: { path: { companyId: 'acme', deviceId: OTHER } },
+      }),
+    );
+    expect(shown.health?.hubs[0]?.devices[0]?.commands[0]).toEqual({ ...sent.hubs[0]?.devices[0]?.commands[0] });
+    const found = async () =>
+      expectOk(
+        await clientFor(service, alice).main.GET('/resources/search', {
+          params: { query: { company: ['acme'], 'health.versionCode': [versionCode] } },
+        }),
+      ).resources;
+    await eventually(async () => (await found()).length === 1, 'the device in search with its new health', 5_000);
+    const [document] = await found();
+    expect(document?.type === 'DEVICE' && document.health?.hubs[0]?.devices[0]?.commands[0]).toEqual({
+      ...sent.hubs[0]?.devices[0]?.commands[0],
+    });
   });
 
   it('keeps user tokens off the device routes and device tokens off the user routes (403)', async () => {

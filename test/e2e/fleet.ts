@@ -5,6 +5,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { deviceItem } from '../../functions/adapters/aws/device-items.js';
 import { batchPutAll } from '../../functions/adapters/aws/dynamodb-batch.js';
 import type { Device } from '../../functions/core/devices.js';
 import { generateDemoDevices } from '../../functions/local/demo-data.js';
@@ -45,7 +46,7 @@ export async function seedDevices(client: DynamoDBDocumentClient, devices: Devic
   await batchPutAll(
     client,
     'devices',
-    devices.map((device) => ({ ...device, deviceId: device.id, entity: 'DEVICE' })),
+    devices.map((device) => deviceItem(device)),
     parallelism,
   );
 }

@@ -4,13 +4,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { deviceHealthPut } from '../../functions/contract/routes/device-side.js';
-import { type DeviceHealthReport, MAX_HEALTH_REPORT_BYTES, reportDeviceHealth } from '../../functions/core/device-health.js';
+import {
+  type DeviceHealthReport,
+  healthReportTooLarge,
+  MAX_HEALTH_REPORT_BYTES,
+  reportDeviceHealth,
+} from '../../functions/core/device-health.js';
 import type { Device, StoredDevice } from '../../functions/core/devices.js';
 import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from '../../functions/core/errors.js';
 import { sweepHeartbeats } from '../../functions/core/heartbeat-sweeper.js';
 import type { DeviceRepository, DisconnectOutcome, OverduePresence, PresenceRepository } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
-import { bodyOf } from '../support/route-input.js';
+import { bodyOf, bodyOfText } from '../support/route-input.js';
 
 const HEARTBEAT_SECONDS = 300;
 
@@ -264,6 +269,49 @@ describe('the health report body', () => {
       payload: 'x'.repeat(MAX_HEALTH_REPORT_BYTES),
     } as { payload: unknown };
     expect(() => bodyOf(deviceHealthPut, huge)).toThrow(PayloadTooLargeError);
+  });
+});
+
+describe('a health report nested deep', () => {
+  /** The report's text with its first command's `payload` (or `hubs`) replaced by `levels` nested arrays. */
+  const deepReport = (member: 'payload' | 'hubs', levels: number) => {
+    const body = report() as unknown as Record<string, any>;
+    if (member === 'hubs') body.hubs = '__DEEP__';
+    else body.hubs[0].devices[0].commands[0].payload = '__DEEP__';
+    return JSON.stringify(body).replace('"__DEEP__"', `${'['.repeat(levels)}${']'.repeat(levels)}`);
+  };
+  const payloadPointer = '/hubs/0/devices/0/commands/0/payload';
+  const refusal = (text: string) => {
+    try {
+      bodyOfText(deviceHealthPut, text);
+    } catch (error) {
+      if (!(error instanceof BadRequestError)) throw error;
+      return error.toProblem().errors as { path: string }[];
+    }
+    return expect.unreachable('the report is too deep');
+  };
+
+  it('is a 400 naming the member, before its size is measured or its schema checked', () => {
+    // A payload of 25 nested arrays puts the report at 32 levels (the payload itself is at level 8).
+    expect(refusal(deepReport('payload', 25)).map((violation) => violation.path)).toEqual([`${payloadPointer}${'/0'.repeat(24)}`]);
+    expect(refusal(deepReport('payload', 5_000)).map((violation) => violation.path)).toEqual([`${payloadPointer}${'/0'.repeat(24)}`]);
+    expect(refusal(deepReport('hubs', 5_000)).map((violation) => violation.path)).toEqual([`/hubs${'/0'.repeat(30)}`]);
+  });
+
+  it('is accepted up to 31 levels, a payload of 24 nested arrays', () => {
+    const body = bodyOfText(deviceHealthPut, deepReport('payload', 24));
+    expect(JSON.stringify(body?.hubs[0]?.devices[0]?.commands[0]?.payload)).toBe(`${'['.repeat(24)}${']'.repeat(24)}`);
+  });
+
+  it('is measured by the size check without overflowing the stack', () => {
+    const deep: unknown[] = [];
+    let inner = deep;
+    for (let level = 0; level < 100_000; level += 1) inner = inner[inner.push([]) - 1] as unknown[];
+    // 100,001 arrays of 2 bytes each inside `{"hubs":…}`.
+    expect(healthReportTooLarge({ hubs: deep })).toContain(`has ${2 * 100_001 + '{"hubs":}'.length} bytes`);
+    expect(healthReportTooLarge(report())).toBeUndefined();
+    const large = { ...report(), hubs: Array.from({ length: 1_000 }, () => report().hubs[0]), extra: [null, 'é', 1.5e300, true] };
+    expect(healthReportTooLarge(large)).toContain(`has ${Buffer.byteLength(JSON.stringify(large))} bytes`);
   });
 });
 

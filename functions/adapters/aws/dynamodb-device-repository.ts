@@ -3,17 +3,9 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Device, DeviceCredential, StoredDevice } from '../../core/devices.js';
 import type { DeviceRepository, DeviceStaticFields } from '../../core/ports.js';
+import { deviceFromItem, deviceItem, storedHealth } from './device-items.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
-
-/** `entity` of a device item: what the search indexer and the reindex recognise as a device. */
-const DEVICE_ENTITY = 'DEVICE';
-
-/** The device a devices table item holds (its key attributes folded back into `id`). */
-function storedDeviceFromItem(item: Record<string, unknown>): StoredDevice {
-  const { deviceId: id, entity: _entity, ...device } = item;
-  return { ...device, id } as StoredDevice;
-}
 
 /** The item a refused conditional write found (ReturnValuesOnConditionCheckFailure ALL_OLD), plain, or undefined. */
 function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
@@ -24,7 +16,10 @@ function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
 /** Only an existing device that is not being deleted may change. */
 const PRESENT_AND_NOT_DELETING = 'attribute_exists(deviceId) AND attribute_not_exists(deleting)';
 
-/** DeviceRepository on the devices table (pk `company`, sk `deviceId`; the item is the device resource plus `entity`). */
+/**
+ * DeviceRepository on the devices table (pk `company`, sk `deviceId`; the item is the device resource plus `entity`,
+ * commands' free-form members as JSON text: device-items.ts).
+ */
 export class DynamoDbDeviceRepository implements DeviceRepository {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -44,7 +39,7 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
     await batchPutAll(
       this.client,
       this.tables.devices,
-      devices.map((device) => ({ ...device, deviceId: device.id, entity: DEVICE_ENTITY })),
+      devices.map((device) => deviceItem(device)),
     );
   }
 
@@ -53,7 +48,7 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
     const { Item } = await this.client.send(
       new GetCommand({ TableName: this.tables.devices, Key: { company: companyId, deviceId }, ConsistentRead: true }),
     );
-    return Item === undefined ? undefined : storedDeviceFromItem(Item);
+    return Item === undefined ? undefined : deviceFromItem(Item);
   }
 
   /** @inheritdoc */
@@ -62,7 +57,7 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
       await this.client.send(
         new PutCommand({
           TableName: this.tables.devices,
-          Item: { ...device, deviceId: device.id, entity: DEVICE_ENTITY },
+          Item: deviceItem(device),
           ConditionExpression: 'attribute_not_exists(deviceId)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -93,7 +88,7 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return Attributes === undefined ? undefined : storedDeviceFromItem(Attributes);
+      return Attributes === undefined ? undefined : deviceFromItem(Attributes);
     } catch (error) {
       if (isConditionalCheckFailed(error)) return undefined;
       throw error;
@@ -167,7 +162,7 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
             '#id': 'id',
           },
           ExpressionAttributeValues: {
-            ':health': report.health,
+            ':health': storedHealth(report.health),
             ':connection': { state: 'CONNECTED', connectedSince: report.connectedSince },
             ':updated': report.updated,
             ':false': false,

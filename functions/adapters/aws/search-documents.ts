@@ -1,6 +1,6 @@
 import { highestVersion } from '../../core/scenarios/versions.js';
-import type { StoredDevice } from '../../core/devices.js';
 import { type DocumentKey, deviceDocumentOf, type ScenarioDocument, type SearchDocument } from '../../core/search/documents.js';
+import { DEVICE_ENTITY, deviceFromItem } from './device-items.js';
 
 /**
  * Maps a devices/scenarios table item (plain object, already unmarshalled) to its search document, or undefined
@@ -9,9 +9,10 @@ import { type DocumentKey, deviceDocumentOf, type ScenarioDocument, type SearchD
  */
 export function searchDocumentFromItem(item: Record<string, unknown>): SearchDocument | undefined {
   switch (item.entity) {
-    case 'DEVICE': {
+    case DEVICE_ENTITY: {
       if (item.deleting === true) return undefined;
-      return deviceDocumentOf({ ...(item as unknown as StoredDevice), id: item.deviceId as string });
+      // The device as the API shows it (commands' payload and arguments parsed back from their stored JSON text).
+      return deviceDocumentOf(deviceFromItem(item));
     }
     case 'SCENARIO': {
       const document: ScenarioDocument = {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS } from '../../core/desired-state.js';
 import { healthReportTooLarge, MAX_HEALTH_REPORT_BYTES } from '../../core/device-health.js';
+import { MAX_JSON_DEPTH } from '../../core/json-depth.js';
 import { DEVICE_SCOPE } from '../../core/principal.js';
 import { STORED_ARCHIVES } from '../archives.js';
 import { NoQuery } from '../parameters.js';
@@ -107,7 +108,7 @@ export const deviceHealthPut = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem(
       'BadRequest',
-      'Bad Request: the body is not JSON or not a valid health object (`errors` names each bad member as a JSON pointer), or the query string is not empty. Nothing was recorded.',
+      `Bad Request: the body is not JSON, nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep, or is not a valid health object (\`errors\` names each bad member, or the first one too deep, as a JSON pointer), or the query string is not empty. Nothing was recorded: the device stays as it was.`,
     ),
     401: problem(
       'Unauthorized',
