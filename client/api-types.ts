@@ -1940,6 +1940,21 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
+        /** @description The JSON body is declared in a character encoding other than UTF-8, the only one JSON exchanged between systems may use (RFC 8259 §8.1). */
+        UnsupportedMediaTypeProblem: {
+            /** @constant */
+            type: "https://device-scenario-service.dev/problems/unsupported-media-type";
+            /** @constant */
+            title: "Unsupported Media Type";
+            /** @constant */
+            status: 415;
+            /** @description Explanation specific to this occurrence. */
+            detail: string;
+            /** @description Request path of this occurrence. */
+            instance?: string;
+            /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
+            errorCount?: number;
+        };
         /** @description An RFC 9457 problem body: status 409, 413 or 422 as for a direct upload, or 410 `Upload Not Completed` with `reason` for an upload that never completed. */
         UploadProblem: {
             /**
@@ -2106,6 +2121,15 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["InvalidArchiveProblem"];
+            };
+        };
+        /** @description Unsupported Media Type: the JSON body is declared in a charset other than UTF-8 (e.g. `application/json; charset=utf-16`). Send it as UTF-8, with no charset or `charset=utf-8` (RFC 8259 §8.1). Nothing was processed. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
             };
         };
     };
@@ -2455,6 +2479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Unprocessable: the Idempotency-Key was already used with a different body or query. */
             422: {
                 headers: {
@@ -2697,6 +2722,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ConflictProblem"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2785,6 +2811,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3028,6 +3055,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3248,6 +3276,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             /** @description On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds. */
@@ -3342,6 +3371,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3428,6 +3458,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Unprocessable: the scenario version does not exist, or the targets resolve to no device or to more than 100,000 (the detail names the count: narrow the query, or split it into several rollouts). Nothing was created. */
             422: {
                 headers: {

@@ -113,6 +113,12 @@ export class PayloadTooLargeError extends DomainError {
   readonly title = 'Payload Too Large';
 }
 
+/** 415: the body is in an encoding the service does not read (a JSON body declared in another charset than UTF-8). */
+export class UnsupportedMediaTypeError extends DomainError {
+  readonly status = 415;
+  readonly title = 'Unsupported Media Type';
+}
+
 /** 422 (spec "Upload scenario"): the archive is invalid; `errors` lists every violation with its path. */
 export class InvalidArchiveError extends DomainError {
   readonly status = 422;

@@ -4,7 +4,13 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { z } from 'zod';
 import { parameterObject } from '../contract/parameters.js';
 import type { RouteDefinition, RouteInput } from '../contract/route.js';
-import { BadRequestError, PayloadTooLargeError, type ProblemViolation, UnauthorizedError } from '../core/errors.js';
+import {
+  BadRequestError,
+  PayloadTooLargeError,
+  type ProblemViolation,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+} from '../core/errors.js';
 import { MAX_JSON_DEPTH, tooDeepMember } from '../core/json-depth.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
 import { type JwtAuthorizerContext, principalFromJwt } from './auth.js';
@@ -241,10 +247,27 @@ function formBody(event: APIGatewayProxyEventV2, violations: ProblemViolation[])
   return members;
 }
 
+/** Charsets a JSON body may declare: UTF-8 (RFC 8259 §8.1), under either spelling, and its subset US-ASCII. */
+const JSON_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
+
+/**
+ * The `charset` parameter of a Content-Type header (RFC 9110 §8.3: case-insensitive, optionally quoted), lower-cased,
+ * or undefined when there is none.
+ */
+export function declaredCharset(contentType: string): string | undefined {
+  for (const parameter of contentType.split(';').slice(1)) {
+    const [name, ...value] = parameter.split('=');
+    if (name?.trim().toLowerCase() === 'charset') return value.join('=').trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return undefined;
+}
+
 /**
  * Parses a JSON request body, after checking on its text that it nests at most MAX_JSON_DEPTH levels (tooDeepMember),
  * so that nothing recursive downstream (the size check, the schema, the use case, the store) sees a deeper one.
  * @param alsoAccepted other media types the route accepts, named in the 400 of a wrong content type.
+ * @throws UnsupportedMediaTypeError (415) when the content type declares a charset other than UTF-8 (the body would be
+ *   read as UTF-8 whatever it says, and garbled).
  * @throws BadRequestError (400) when the content type is not JSON, the body nests deeper than MAX_JSON_DEPTH levels
  *   (`errors` names the first member too deep as a JSON pointer) or the body is not valid JSON.
  */
@@ -253,6 +276,12 @@ export function jsonBody(event: APIGatewayProxyEventV2, alsoAccepted: readonly s
   if (!/^application\/([a-z.+-]*\+)?json\b/i.test(contentType)) {
     const accepted = ['application/json', ...alsoAccepted].join(' or ');
     throw new BadRequestError(`The request body must be ${accepted}; got '${contentType || 'no content type'}'.`);
+  }
+  const charset = declaredCharset(contentType);
+  if (charset !== undefined && !JSON_CHARSETS.has(charset)) {
+    throw new UnsupportedMediaTypeError(
+      `The body is declared as ${charset.slice(0, 64)}; JSON is read as UTF-8 only. Send it encoded as UTF-8, with no charset or charset=utf-8. Nothing was processed.`,
+    );
   }
   const text = bodyText(event);
   const tooDeep = tooDeepMember(text);

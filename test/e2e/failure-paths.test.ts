@@ -810,6 +810,37 @@ describe('deployments: 400 for structurally invalid bodies (nothing changed), FA
     expect(deviceBefore).toEqual([]);
   });
 
+  it('a body declared in a charset other than UTF-8 is 415 and changes nothing; UTF-8 declared is read', async () => {
+    // Hand-built: the typed client sends UTF-8 JSON only.
+    const text = JSON.stringify({ requests: [valid] });
+    const utf16 = new Uint8Array(Buffer.from(`\ufeff${text}`, 'utf16le'));
+    for (const contentType of [
+      'application/json; charset=utf-16',
+      'application/json; charset="UTF-16LE"',
+      'application/json;charset=latin1',
+    ]) {
+      const refused = expectProblem(
+        await call(url(), { token: alice, body: utf16, headers: { 'content-type': contentType } }),
+        415,
+        /read as UTF-8 only/,
+      );
+      expect(refused.title).toBe('Unsupported Media Type');
+    }
+    expect(await deviceDeployments(alice, 'acme', DEVICE)).toEqual([]);
+    const devicePut = await call(`${service.api}/companies/acme/resources/devices/${DEVICE}`, {
+      method: 'PUT',
+      token: alice,
+      body: new Uint8Array(Buffer.from(JSON.stringify({ serial: 'SN-UTF16' }), 'utf16le')),
+      headers: { 'content-type': 'application/json; charset=utf-16le' },
+    });
+    expectProblem(devicePut, 415, /UTF-8/);
+
+    const accepted = await call(url(), { token: alice, body: text, headers: { 'content-type': 'application/json; charset=UTF-8' } });
+    expect(accepted.status).toBe(200);
+    expect(await deviceDeployments(alice, 'acme', DEVICE)).toHaveLength(1);
+    await deploy(alice, 'acme', [{ ...valid, action: 'UNDEPLOY' }]);
+  });
+
   it('one mixed request reports every cause, in request order, each item with a fresh id', async () => {
     await deploy(alice, 'acme', [entry('acme-kiosk-0021', 'acme-welcome', '1.1.0')]);
     const requests: DeploymentEntry[] = [

@@ -181,6 +181,14 @@ describe('openApiDocument', () => {
     }
   });
 
+  it('declares 415 on every operation that reads a JSON body, and only there (a body in another charset is refused)', () => {
+    for (const route of ROUTES) {
+      const codes = statuses(operation(route.path, route.method.toLowerCase()));
+      if (route.request?.body?.kind === 'json') expect(codes, route.id).toContain('415');
+      else expect(codes, route.id).not.toContain('415');
+    }
+  });
+
   it('documents errorCount on every problem and at most 20 errors entries', () => {
     const schemas = asObject(asObject(document.components).schemas);
     expect(asObject(asObject(asObject(schemas.Problem).properties).errorCount)).toMatchObject({ type: 'integer', minimum: 21 });

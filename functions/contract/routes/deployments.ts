@@ -7,7 +7,7 @@ import { defineRoute } from '../route.js';
 import { MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
 import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentRequestBody, DeploymentResultList } from '../schemas/deployments.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
-import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
 
 const deviceId = pathId('deviceId', 'A device of the company.');
 
@@ -88,6 +88,7 @@ export const deploymentsExecute = defineRoute({
   access: { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', idempotency: 'RW' } },
   entry: 'functions/handlers/deployments-execute.ts',
   responses: {
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
     200: {
       description: 'One result item per request entry.',
       schema: DeploymentResultList,

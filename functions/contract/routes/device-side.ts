@@ -13,7 +13,7 @@ import { defineRoute, type ResponseHeader } from '../route.js';
 import { DesiredState, DeviceStatusReportBody } from '../schemas/deployments.js';
 import { DeviceHealthReport } from '../schemas/device-side.js';
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
-import { AUTHENTICATED_PROBLEMS, problem } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
 
 /** Headers of the desired state's answers (200 and 304). */
 const DESIRED_STATE_HEADERS = {
@@ -74,6 +74,7 @@ export const deviceDeploymentStatusPost = defineRoute({
   access: { storage: true, tables: { devices: 'R', deployments: 'W' } },
   entry: 'functions/handlers/device-deployment-status-post.ts',
   responses: {
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
     204: { description: 'Recorded.' },
     ...AUTHENTICATED_PROBLEMS,
     404: problem('NotFound', 'That scenario version is not deployed on the calling device; nothing was recorded.'),
@@ -104,6 +105,7 @@ export const deviceHealthPut = defineRoute({
   access: { storage: true, tables: { devices: 'RW', presence: 'W' } },
   entry: 'functions/handlers/device-health-put.ts',
   responses: {
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
     204: { description: 'Recorded.' },
     ...AUTHENTICATED_PROBLEMS,
     400: problem(

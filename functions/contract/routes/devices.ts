@@ -13,7 +13,7 @@ import {
 } from '../schemas/devices.js';
 import { ConflictProblem, PayloadTooLargeProblem } from '../schemas/problems.js';
 import { DeviceSearchResource } from '../schemas/search.js';
-import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
 
 const deviceId = pathId('deviceId', 'A device of the company.');
 
@@ -46,6 +46,7 @@ export const devicePut = defineRoute({
   access: { storage: true, tables: { devices: 'RW' } },
   entry: 'functions/handlers/device-put.ts',
   responses: {
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
     200: { description: 'The device was updated; its resource.', schema: DeviceSearchResource },
     201: { description: 'The device was registered; its resource.', schema: DeviceSearchResource },
     ...AUTHENTICATED_PROBLEMS,
@@ -127,6 +128,7 @@ export const devicesRegister = defineRoute({
   access: { storage: true, tables: { devices: 'RW' } },
   entry: 'functions/handlers/devices-register.ts',
   responses: {
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
     200: { description: 'One result per entry.', schema: DeviceRegistrationResults },
     ...AUTHENTICATED_PROBLEMS,
     400: problem('BadRequest', 'Bad Request: the body is not a JSON array. Nothing was changed.'),

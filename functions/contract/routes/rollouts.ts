@@ -4,7 +4,7 @@ import { DEFAULT_FAILURE_THRESHOLD, DEFAULT_WAVE_TIMEOUT_SECONDS, MAX_ROLLOUT_ID
 import { CompanyParams, companyId, ListQuery, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
-import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
 import { Rollout, RolloutCreateBody, RolloutPage, rolloutCreateTooLarge } from '../schemas/rollouts.js';
 
 const count = (value: number) => value.toLocaleString('en-US');
@@ -52,6 +52,7 @@ export const rolloutCreate = defineRoute({
   access: { storage: true, tables: { rollouts: 'RW', scenarios: 'R' }, rolloutQueue: true },
   entry: 'functions/handlers/rollout-create.ts',
   responses: {
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
     202: {
       description: 'The rollout is created and runs in the background.',
       schema: Rollout,

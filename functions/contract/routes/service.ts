@@ -130,6 +130,7 @@ export const authToken = defineRoute({
   access: { storage: true, tables: { devices: 'R' }, memorySize: 256 },
   entry: 'functions/handlers/auth-token.ts',
   responses: {
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
     200: { description: 'The access token.', schema: TokenResponse, headers: { 'Cache-Control': HEADERS['Cache-Control'] } },
     400: {
       ...PROBLEM_RESPONSES.BadRequest,

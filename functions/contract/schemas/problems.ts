@@ -16,6 +16,7 @@ import {
   ServiceUnavailableError,
   UnauthorizedError,
   UnprocessableRequestError,
+  UnsupportedMediaTypeError,
 } from '../../core/errors.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 
@@ -95,6 +96,12 @@ export const BadRequestProblem = errorVariant(
       errors: [{ path: 'pageSize', message: `'pageSize' must be an integer from 1 to ${MAX_PAGE_SIZE}; got '500'.` }],
     },
   ],
+);
+export const UnsupportedMediaTypeProblem = errorVariant(
+  'UnsupportedMediaTypeProblem',
+  new UnsupportedMediaTypeError(''),
+  'The JSON body is declared in a character encoding other than UTF-8, the only one JSON exchanged between systems may use (RFC 8259 §8.1).',
+  {},
 );
 export const UnauthorizedProblem = errorVariant(
   'UnauthorizedProblem',

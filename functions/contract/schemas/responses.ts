@@ -16,6 +16,7 @@ import {
   RequestHeaderFieldsTooLargeProblem,
   ServiceUnavailableProblem,
   UnauthorizedProblem,
+  UnsupportedMediaTypeProblem,
   UploadTooLargeProblem,
 } from './problems.js';
 
@@ -90,6 +91,11 @@ export const PROBLEM_RESPONSES = {
   RequestHeaderFieldsTooLarge: {
     description: 'Request Header Fields Too Large (local runtime): the request headers exceed 16 KiB; nothing was processed.',
     schema: RequestHeaderFieldsTooLargeProblem,
+  },
+  UnsupportedMediaType: {
+    description:
+      'Unsupported Media Type: the JSON body is declared in a charset other than UTF-8 (e.g. `application/json; charset=utf-16`). Send it as UTF-8, with no charset or `charset=utf-8` (RFC 8259 §8.1). Nothing was processed.',
+    schema: UnsupportedMediaTypeProblem,
   },
   ServiceUnavailable: {
     description:
