@@ -257,7 +257,9 @@ const JSON_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
 export function declaredCharset(contentType: string): string | undefined {
   for (const parameter of contentType.split(';').slice(1)) {
     const [name, ...value] = parameter.split('=');
-    if (name?.trim().toLowerCase() === 'charset') return value.join('=').trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (name?.trim().toLowerCase() !== 'charset') continue;
+    const charset = value.join('=').trim().toLowerCase();
+    return charset.startsWith('"') && charset.endsWith('"') ? charset.slice(1, -1) : charset;
   }
   return undefined;
 }
