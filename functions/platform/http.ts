@@ -12,6 +12,7 @@ import {
   UnsupportedMediaTypeError,
 } from '../core/errors.js';
 import { MAX_JSON_DEPTH, tooDeepMember } from '../core/json-depth.js';
+import { STORABLE_NUMBER_RULE, unstorableNumber } from '../core/json-numbers.js';
 import { authorize, type Principal, type Scope } from '../core/principal.js';
 import { type JwtAuthorizerContext, principalFromJwt } from './auth.js';
 import { powertoolsMiddlewares, requestObservability } from './observability.js';
@@ -266,12 +267,15 @@ export function declaredCharset(contentType: string): string | undefined {
 
 /**
  * Parses a JSON request body, after checking on its text that it nests at most MAX_JSON_DEPTH levels (tooDeepMember),
- * so that nothing recursive downstream (the size check, the schema, the use case, the store) sees a deeper one.
+ * so that nothing recursive downstream (the size check, the schema, the use case, the store) sees a deeper one; then
+ * checks that each of its numbers can be stored (unstorableNumber).
  * @param alsoAccepted other media types the route accepts, named in the 400 of a wrong content type.
  * @throws UnsupportedMediaTypeError (415) when the content type declares a charset other than UTF-8 (the body would be
  *   read as UTF-8 whatever it says, and garbled).
  * @throws BadRequestError (400) when the content type is not JSON, the body nests deeper than MAX_JSON_DEPTH levels
- *   (`errors` names the first member too deep as a JSON pointer) or the body is not valid JSON.
+ *   (`errors` names the first member too deep as a JSON pointer), the body is not valid JSON, or a number in it is
+ *   one DynamoDB cannot store (unstorableNumber: not finite, or a magnitude below 1e-130 or from 1e126). `-0` is read
+ *   as 0.
  */
 export function jsonBody(event: APIGatewayProxyEventV2, alsoAccepted: readonly string[] = []): unknown {
   const contentType = event.headers?.['content-type'] ?? '';
@@ -293,13 +297,22 @@ export function jsonBody(event: APIGatewayProxyEventV2, alsoAccepted: readonly s
       [{ path: tooDeep, message: `nested more than ${MAX_JSON_DEPTH} levels deep` }],
     );
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new BadRequestError(`The request body is not valid JSON: ${(error as Error).message}.`, [
       { path: '', message: 'not valid JSON' },
     ]);
   }
+  const unstorable = unstorableNumber(parsed);
+  if (unstorable !== undefined) {
+    throw new BadRequestError(
+      `The request body has a number that cannot be stored at ${unstorable.pointer || 'its root'} (${unstorable.value}). ${STORABLE_NUMBER_RULE}`,
+      [{ path: unstorable.pointer, message: STORABLE_NUMBER_RULE }],
+    );
+  }
+  return parsed;
 }
 
 /**

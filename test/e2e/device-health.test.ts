@@ -240,9 +240,9 @@ describe('device health reports', () => {
 
   it('stores whatever JSON a command carries and shows it as sent, in the device and in search', async () => {
     const versionCode = 'e2e-health-free-form';
-    // Legal JSON that DynamoDB cannot hold as maps and lists: an empty member name, an integer above 2^53, a
-    // magnitude below 1E-130, 31 levels of nesting in all (the payload object is at level 8).
-    const payload = { '': 'empty name', big: 2 ** 60, tiny: 1e-200, deep: JSON.parse(`${'['.repeat(23)}${']'.repeat(23)}`) };
+    // Legal JSON that DynamoDB cannot hold as maps and lists: an empty member name, an integer above 2^53, 31 levels
+    // of nesting in all (the payload object is at level 8).
+    const payload = { '': 'empty name', big: 2 ** 60, deep: JSON.parse(`${'['.repeat(23)}${']'.repeat(23)}`) };
     const args = ['--force', { '': null }];
     const sent = structuredClone(report);
     sent.versionCode = versionCode;
@@ -266,6 +266,49 @@ describe('device health reports', () => {
     expect(document?.type === 'DEVICE' && document.health?.hubs[0]?.devices[0]?.commands[0]).toEqual({
       ...sent.hubs[0]?.devices[0]?.commands[0],
     });
+  });
+
+  it('refuses a number DynamoDB cannot store with 400 naming it, and counts -0 as 0 so that a repeated report changes nothing', async () => {
+    const before = await stored(DEVICE);
+    const lastSeen = (await presence(DEVICE))?.lastSeen;
+    const level = '/hubs/0/battery/health/level';
+    const payload = '/hubs/0/devices/0/commands/0/payload';
+    const cases: [string, string][] = [
+      [JSON.stringify(report).replace('"level":100', '"level":1e-200'), level],
+      [JSON.stringify(report).replace('"payload":{"delay":0}', '"payload":{"delay":1e400}'), `${payload}/delay`],
+      [JSON.stringify(report).replace('"payload":{"delay":0}', '"payload":[-5e-324]'), `${payload}/0`],
+    ];
+    for (const [text, pointer] of cases) {
+      // Hand-built: JSON.stringify writes neither 1e400 nor a typed client such a number.
+      const answer = await call(`${service.api}/device/health`, {
+        method: 'PUT',
+        token: device,
+        body: text,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(answer.status, text.slice(0, 80)).toBe(400);
+      expect(answer.body.errors).toEqual([{ path: pointer, message: expect.stringContaining('1e-130') }]);
+    }
+    expect(await stored(DEVICE)).toEqual(before);
+    expect((await presence(DEVICE))?.lastSeen).toBe(lastSeen);
+
+    const withMinusZero = JSON.stringify({ ...report, versionCode: 'e2e-health-minus-zero' }).replace(
+      '"payload":{"delay":0}',
+      '"payload":{"delay":-0}',
+    );
+    const send = () =>
+      call(`${service.api}/device/health`, {
+        method: 'PUT',
+        token: device,
+        body: withMinusZero,
+        headers: { 'content-type': 'application/json' },
+      });
+    expect((await send()).status).toBe(204);
+    const first = await stored(DEVICE);
+    expect((await send()).status).toBe(204);
+    const second = await stored(DEVICE);
+    expect(second.updated).toBe(first.updated);
+    expect(second.health?.updated).toBe(first.health?.updated);
   });
 
   it('keeps user tokens off the device routes and device tokens off the user routes (403)', async () => {
