@@ -68,7 +68,10 @@ const BEING_DELETED = 'The device is being deleted; register it again once the d
 /**
  * Registers the device or sets its static fields (members absent from `fields` are kept; `location` and
  * `geoLocation`, when given, replace the stored ones whole). A new device has `connection.state` UNKNOWN and no health.
- * @throws BadRequestError (400, path `/serial`) when the device is new and `fields` has no serial.
+ * @param creationRefused set when the id may not be given to a new device (a reserved id): the device is then only
+ *   updated if it exists (one registered before the id was reserved), else this violation is thrown.
+ * @throws BadRequestError (400, path `/serial`) when the device is new and `fields` has no serial, or with
+ *   `creationRefused` when the device is new and may not be created.
  * @throws ConflictError (409) when the device is being deleted.
  */
 async function register(
@@ -76,12 +79,13 @@ async function register(
   companyId: string,
   deviceId: string,
   fields: DeviceStaticFields,
+  creationRefused?: ProblemViolation,
 ): Promise<{ created: boolean; device: DeviceDocument }> {
   const now = (dependencies.now?.() ?? new Date()).toISOString();
   // Create first when a serial allows it (registering a fleet creates); each write is conditional, so a device
   // created or deleted in between is found by the other write. Two rounds cover any single interleaving.
   for (let round = 0; round < 2; round += 1) {
-    if (fields.serial !== undefined) {
+    if (fields.serial !== undefined && creationRefused === undefined) {
       const device: Device = {
         id: deviceId,
         company: companyId,
@@ -98,6 +102,7 @@ async function register(
     if (updated !== undefined) return { created: false, device: deviceDocumentOf(updated) };
     const stored = await dependencies.devices.get(companyId, deviceId);
     if (stored?.deleting === true) throw new ConflictError(BEING_DELETED);
+    if (stored === undefined && creationRefused !== undefined) throw new BadRequestError(creationRefused.message, [creationRefused]);
     if (stored === undefined && fields.serial === undefined) {
       throw new BadRequestError('A new device needs a serial.', [{ path: '/serial', message: 'Required to register a new device.' }]);
     }
@@ -108,7 +113,8 @@ async function register(
 /**
  * PUT a device: registers it (created: true) or sets its static fields (see `register`).
  * @throws ForbiddenError (403) for a company outside the token; BadRequestError (400) for an id that is not a
- *   device id or is reserved (deviceIdViolation), or a new device without a serial; ConflictError (409) when the device is being deleted.
+ *   device id, a reserved id (reservedIdRefusal) of a device that does not exist yet, or a new device without a
+ *   serial; ConflictError (409) when the device is being deleted.
  */
 export async function putDevice(
   dependencies: DeviceRegistrationDependencies,
@@ -118,26 +124,24 @@ export async function putDevice(
   fields: DeviceStaticFields,
 ): Promise<{ created: boolean; device: DeviceDocument }> {
   authorizeCompany(principal, companyId);
-  const violation = deviceIdViolation(deviceId, dependencies.reservedIds);
-  if (violation !== undefined) {
-    throw new BadRequestError(`'${deviceId.slice(0, 128)}' is not a device id.`, [{ path: 'deviceId', message: violation }]);
+  if (!DEVICE_ID_PATTERN.test(deviceId)) {
+    throw new BadRequestError(`'${deviceId.slice(0, 128)}' is not a device id.`, [{ path: 'deviceId', message: DEVICE_ID_RULE }]);
   }
-  return register(dependencies, companyId, deviceId, fields);
+  const refusal = reservedIdRefusal(deviceId, dependencies.reservedIds);
+  return register(dependencies, companyId, deviceId, fields, refusal === undefined ? undefined : { path: 'deviceId', message: refusal });
 }
 
 /** What a device id may be, in words (DEVICE_ID_PATTERN). */
 export const DEVICE_ID_RULE = 'A device id is 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit.';
 
 /**
- * Why `deviceId` cannot be a new device's id (a message naming it), or undefined when it can: it must match
- * DEVICE_ID_PATTERN and not be one of `reservedIds` (a path segment of the API).
+ * Why a new device cannot have `deviceId` (a message naming it), or undefined when it can: the id is one of
+ * `reservedIds` (a path segment of the API). A device registered with such an id before it was reserved keeps it: it
+ * can still be updated, read and deleted.
  */
-export function deviceIdViolation(deviceId: string, reservedIds: ReadonlySet<string>): string | undefined {
-  if (!DEVICE_ID_PATTERN.test(deviceId)) return DEVICE_ID_RULE;
-  if (reservedIds.has(deviceId)) {
-    return `'${deviceId}' cannot be a device id: the API uses it as a path segment (…/resources/${deviceId}/…), so the device's own paths would name another route. Choose another id.`;
-  }
-  return undefined;
+export function reservedIdRefusal(deviceId: string, reservedIds: ReadonlySet<string>): string | undefined {
+  if (!reservedIds.has(deviceId)) return undefined;
+  return `'${deviceId}' cannot be a new device's id: the API uses it as a path segment (…/resources/${deviceId}/…), so the device's own paths would name another route. Choose another id.`;
 }
 
 /**
@@ -161,9 +165,8 @@ export async function registerDevices(
   const byId = new Map<string, number[]>();
   entries.forEach((entry, index) => {
     if ('invalid' in entry) return;
-    const violation = deviceIdViolation(entry.id, dependencies.reservedIds);
-    if (violation !== undefined) {
-      (results[index] as RegistrationResult).errors = [{ path: `/${index}/id`, message: violation }];
+    if (!DEVICE_ID_PATTERN.test(entry.id)) {
+      (results[index] as RegistrationResult).errors = [{ path: `/${index}/id`, message: DEVICE_ID_RULE }];
       return;
     }
     byId.set(entry.id, [...(byId.get(entry.id) ?? []), index]);
@@ -174,7 +177,9 @@ export async function registerDevices(
       limit(async () => {
         for (const index of indexes) {
           const { id, ...fields } = entries[index] as DeviceRegistration;
-          results[index] = await registerEntry(dependencies, companyId, id, fields, index);
+          const refusal = reservedIdRefusal(id, dependencies.reservedIds);
+          const creationRefused = refusal === undefined ? undefined : { path: '/id', message: refusal };
+          results[index] = await registerEntry(dependencies, companyId, id, fields, index, creationRefused);
         }
       }),
     ),
@@ -189,9 +194,10 @@ async function registerEntry(
   id: string,
   fields: DeviceStaticFields,
   index: number,
+  creationRefused: ProblemViolation | undefined,
 ): Promise<RegistrationResult> {
   try {
-    const { created } = await register(dependencies, companyId, id, fields);
+    const { created } = await register(dependencies, companyId, id, fields, creationRefused);
     return { id, state: created ? 'CREATED' : 'UPDATED' };
   } catch (error) {
     if (error instanceof BadRequestError) {

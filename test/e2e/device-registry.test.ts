@@ -130,7 +130,7 @@ describe('device registry and device tokens', () => {
   it('refuses device ids that are path segments of the API (400 naming the id), one by one and in bulk', async () => {
     for (const id of ['DEVICE', 'scenarios']) {
       const refused = expectError(await putDevice(alice, id, { serial: 'SN-RESERVED' }), 400);
-      expect(refused.errors).toEqual([{ path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a device id`) }]);
+      expect(refused.errors).toEqual([{ path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a new device's id`) }]);
     }
     const bulk = expectOk(
       await as(alice).main.POST('/companies/{companyId}/resources/devices', {

@@ -220,11 +220,24 @@ describe('putDevice', () => {
     for (const id of ['DEVICE', 'devices', 'deployments', 'rollouts', 'scenarios', 'search', 'history', 'uploads', 'cancel']) {
       const refused = await putDevice(w.dependencies, alice, 'acme', id, { serial: 'SN-1' }).catch((error) => error);
       expect(refused).toBeInstanceOf(BadRequestError);
-      expect(refused.extensions.errors).toEqual([{ path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a device id`) }]);
+      expect(refused.extensions.errors).toEqual([
+        { path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a new device's id`) },
+      ]);
     }
     expect(w.devices.items.size).toBe(0);
     // Exact segments only: paths are matched case-sensitively, so a device 'device' or 'Scenarios' names no route.
     expect((await putDevice(w.dependencies, alice, 'acme', 'Scenarios', { serial: 'SN-1' })).created).toBe(true);
+  });
+
+  it('keeps a device registered with an id before it was reserved: it can still be updated, one by one and in bulk', async () => {
+    const w = world();
+    await putDevice({ ...w.dependencies, reservedIds: new Set() }, alice, 'acme', 'history', { serial: 'SN-1' });
+    const updated = await putDevice(w.dependencies, alice, 'acme', 'history', { serial: 'SN-2' });
+    expect(updated).toMatchObject({ created: false, device: { id: 'history', serial: 'SN-2' } });
+    expect(await registerDevices(w.dependencies, alice, 'acme', [{ id: 'history', serial: 'SN-3' }])).toEqual([
+      { id: 'history', state: 'UPDATED' },
+    ]);
+    expect(w.devices.items.get('acme#history')?.serial).toBe('SN-3');
   });
 
   it('answers 409 for a device being deleted, and changes nothing', async () => {
@@ -259,7 +272,7 @@ describe('reserved device ids', () => {
       {
         id: 'scenarios',
         state: 'FAILURE',
-        errors: [{ path: '/0/id', message: expect.stringContaining("'scenarios' cannot be a device id") }],
+        errors: [{ path: '/0/id', message: expect.stringContaining("'scenarios' cannot be a new device's id") }],
       },
       { id: 'kiosk-2', state: 'CREATED' },
     ]);
