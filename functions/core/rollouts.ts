@@ -144,8 +144,13 @@ export function waveComplete(rollout: StoredRollout, wave: StoredRolloutWave, co
   return wave.startedAt !== undefined && now.getTime() >= Date.parse(wave.startedAt) + rollout.waveTimeoutSeconds * 1000;
 }
 
-/** A stored rollout as every rollout route answers it, with each wave's counts from its tally. */
+/**
+ * A stored rollout as every rollout route answers it, with each wave's counts from its tally. A CANCELLED rollout
+ * stored before cancelling also cancelled its waves shows them CANCELLED all the same (without `completedAt`, which
+ * it did not record).
+ */
 export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number, RolloutWaveTally>): RolloutView {
+  const ended = (state: StoredRolloutWave['state']) => (rollout.state === 'CANCELLED' && state !== 'COMPLETED' ? 'CANCELLED' : state);
   return {
     id: rollout.id,
     state: rollout.state,
@@ -155,7 +160,7 @@ export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number,
     waves: rollout.waves.map(
       (wave, index): RolloutWaveView => ({
         size: wave.size,
-        state: wave.state,
+        state: ended(wave.state),
         counts: { ...(tallies.get(index)?.counts ?? {}) },
         ...(wave.startedAt === undefined ? {} : { startedAt: wave.startedAt }),
         ...(wave.completedAt === undefined ? {} : { completedAt: wave.completedAt }),

@@ -25,6 +25,7 @@ import type {
   RolloutRepository,
   RolloutWorkMessage,
   ScenarioRepository,
+  StoredRollout,
   WorkQueue,
 } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
@@ -39,6 +40,7 @@ import {
   resumeRollout,
   type RolloutDependencies,
   rolloutDeploymentId,
+  rolloutView,
   runRolloutChunk,
   sweepRollouts,
 } from '../../functions/core/rollouts.js';
@@ -336,6 +338,38 @@ describe('the worker', () => {
     }
     advance(60_000);
     expect((await sweep()).started).toEqual([]);
+  });
+});
+
+describe('rolloutView', () => {
+  it('shows the unfinished waves of a rollout cancelled before cancelling cancelled its waves as CANCELLED', () => {
+    const stored: StoredRollout = {
+      id: '01J00000000000000000000000',
+      company,
+      action: 'DEPLOY',
+      what: SCENARIO,
+      targetsSpec: { ids: 3 },
+      targets: 3,
+      waves: [
+        { size: 1, state: 'COMPLETED', startedAt: '2026-01-01T00:00:00.000Z', completedAt: '2026-01-01T00:01:00.000Z', chunks: [0, 0] },
+        { size: 1, state: 'RUNNING', startedAt: '2026-01-01T00:01:00.000Z', chunks: [1, 1] },
+        { size: 1, state: 'PENDING', chunks: [2, 2] },
+      ],
+      currentWave: 1,
+      failureThreshold: 0.1,
+      waveTimeoutSeconds: 3600,
+      createdBy: 'alice',
+      created: '2026-01-01T00:00:00.000Z',
+      updated: '2026-01-01T00:02:00.000Z',
+      state: 'CANCELLED',
+      version: 3,
+    };
+    expect(rolloutView(stored, new Map()).waves.map((wave) => wave.state)).toEqual(['COMPLETED', 'CANCELLED', 'CANCELLED']);
+    expect(rolloutView({ ...stored, state: 'PAUSED' }, new Map()).waves.map((wave) => wave.state)).toEqual([
+      'COMPLETED',
+      'RUNNING',
+      'PENDING',
+    ]);
   });
 });
 
