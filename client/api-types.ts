@@ -763,11 +763,11 @@ export interface components {
         ClientCredentialsRequest: {
             /** @description `client_credentials`; another grant gives 400 `unsupported_grant_type`. */
             grant_type: string;
-            /** @description The device's client id (`{companyId}~{deviceId}`); may be left out with HTTP Basic client authentication. */
+            /** @description The device's client id (`{companyId}~{deviceId}`, at most 257 characters; another is an unknown client, 401 `invalid_client`); may be left out with HTTP Basic client authentication. */
             client_id?: string;
             /**
              * Format: password
-             * @description The device's client secret; leave it out with HTTP Basic client authentication.
+             * @description The device's client secret (43 characters as issued; over 256 is a wrong secret, 401 `invalid_client`); leave it out with HTTP Basic client authentication.
              */
             client_secret?: string;
             /** @description Ignored: a device token always has the one scope `device`. */

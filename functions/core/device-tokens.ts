@@ -30,6 +30,12 @@ const MAX_SCRYPT_MEMORY_BYTES = 64 * 1024 * 1024;
 /** Random bytes of a device secret (256 bits), shown once as base64url (43 characters). */
 const SECRET_BYTES = 32;
 
+/** Longest client id, characters: `{companyId}~{deviceId}`, two ids of at most 128 characters and the separator. */
+export const MAX_CLIENT_ID_LENGTH = 257;
+
+/** Longest client secret checked against a hash, characters (issued secrets have 43): a longer one is wrong. */
+export const MAX_CLIENT_SECRET_LENGTH = 256;
+
 /** Hashes a device secret into `scrypt$N$r$p$salt$hash` (base64 salt and hash). */
 export async function hashDeviceSecret(secret: string): Promise<string> {
   const salt = randomBytes(16);
@@ -141,12 +147,15 @@ export async function issueDeviceToken(
     'Client authentication failed: unknown client, wrong secret, or no credentials.',
     viaBasic,
   );
-  const named = clientId === undefined ? undefined : parseDeviceClientId(clientId);
+  // Bounds apply alike whichever way the client authenticated (form or HTTP Basic): a client id out of them names no
+  // client, a secret out of them is wrong; both are a failed client authentication (RFC 6749 §5.2 invalid_client).
+  const named = clientId === undefined || clientId.length > MAX_CLIENT_ID_LENGTH ? undefined : parseDeviceClientId(clientId);
   const device = named === undefined ? undefined : await dependencies.devices.get(named.company, named.deviceId);
   const credential = device === undefined || device.deleting === true ? undefined : device.credential;
   // Verified whatever was found, so the answer takes as long for an unknown client as for a wrong secret.
-  const matches = await verifyDeviceSecret(clientSecret ?? '', credential?.secretHash ?? DECOY_HASH);
-  if (named === undefined || credential === undefined || clientSecret === undefined || !matches) throw refused;
+  const usableSecret = clientSecret !== undefined && clientSecret.length <= MAX_CLIENT_SECRET_LENGTH ? clientSecret : undefined;
+  const matches = await verifyDeviceSecret(usableSecret ?? '', credential?.secretHash ?? DECOY_HASH);
+  if (named === undefined || credential === undefined || usableSecret === undefined || !matches) throw refused;
   const accessToken = await dependencies.signer.sign(
     { sub: named.deviceId, companies: [named.company], scope: DEVICE_SCOPE, client_id: clientId as string, cred: credential.id },
     lifetimeSeconds,

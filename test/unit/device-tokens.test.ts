@@ -163,6 +163,39 @@ describe('the token route body', () => {
     }
   });
 
+  it('answers an over-long client_id or client_secret the same by form and by HTTP Basic: 401 invalid_client', async () => {
+    /** What the token endpoint answers a form (and Authorization header): its route input, then the grant. */
+    const answer = async (form: string, authorization?: string) => {
+      try {
+        const { body } = routeInput(
+          authToken,
+          event('application/x-www-form-urlencoded', form, authorization === undefined ? {} : { authorization }),
+        );
+        if ('username' in body) throw new Error('not a client credentials form');
+        await issueDeviceToken(
+          world().dependencies,
+          { grantType: body.grant_type, clientId: body.client_id, clientSecret: body.client_secret, authorization },
+          900,
+        );
+        return { status: 200 };
+      } catch (error) {
+        const response = oauthErrorResponse(error as OAuthError);
+        return { status: response.statusCode, error: JSON.parse(response.body as string).error };
+      }
+    };
+    const longId = `acme~${'k'.repeat(300)}`;
+    const longSecret = 's'.repeat(300);
+    for (const [id, password] of [
+      [longId, secret],
+      ['acme~kiosk-1', longSecret],
+    ] as const) {
+      const byForm = await answer(`grant_type=client_credentials&client_id=${encodeURIComponent(id)}&client_secret=${password}`);
+      const byBasic = await answer('grant_type=client_credentials', basic(id, password));
+      expect(byForm).toEqual({ status: 401, error: 'invalid_client' });
+      expect(byBasic).toEqual(byForm);
+    }
+  });
+
   it('answers OAuth errors as RFC 6749 §5.2 JSON, with a Basic challenge only on a 401 of a Basic client', () => {
     const response = oauthErrorResponse(new OAuthError('invalid_client', 'no', true));
     expect(response.statusCode).toBe(401);
