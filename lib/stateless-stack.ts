@@ -92,6 +92,7 @@ export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
   presence: ENV.presenceTable,
   rollouts: ENV.rolloutsTable,
   idempotency: ENV.idempotencyTable,
+  clientFailures: ENV.clientFailuresTable,
 };
 
 /** The variable the archive bucket's name is read from. */

@@ -65,6 +65,7 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
   rollouts: 'RolloutsTable',
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
+  clientFailures: 'ClientFailuresTable',
 };
 
 /** Handler modules deployed as functions of the stateless stack. */

@@ -5,6 +5,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalIdentityProvider, USERS_FILE } from '../../functions/adapters/embedded/local-identity-provider.js';
+import { BoundedVerificationGate } from '../../functions/adapters/verification-gate.js';
+import { DEFAULT_CLIENT_FAILURE_POLICY } from '../../functions/core/client-failures.js';
 import { authToken } from '../../functions/contract/routes/service.js';
 import { type ClientCredentialsRequest, issueDeviceToken, newDeviceCredential } from '../../functions/core/device-tokens.js';
 import type { StoredDevice } from '../../functions/core/devices.js';
@@ -14,6 +16,7 @@ import { DEVICE_SCOPE } from '../../functions/core/principal.js';
 import { jwtAuthorizerContext, principalFromJwt } from '../../functions/platform/auth.js';
 import { routeInput } from '../../functions/platform/http.js';
 import { oauthErrorResponse } from '../../functions/platform/problem.js';
+import { InMemoryClientFailureStore } from '../support/client-failures.js';
 
 const T0 = '2026-01-02T03:04:05.000Z';
 const CREDENTIAL_ID = '01JCREDENTIAL0000000000000';
@@ -53,7 +56,14 @@ function world(stored: StoredDevice | null = device) {
       return stored !== null && companyId === stored.company && deviceId === stored.id ? stored : undefined;
     },
   };
-  return { signer, reads, dependencies: { devices, signer } };
+  const dependencies = {
+    devices,
+    signer,
+    failures: new InMemoryClientFailureStore(),
+    gate: new BoundedVerificationGate(),
+    policy: DEFAULT_CLIENT_FAILURE_POLICY,
+  };
+  return { signer, reads, dependencies };
 }
 
 const basic = (id: string, password: string) =>
