@@ -159,6 +159,4 @@ describe('failed client authentications', () => {
     expect(await w.ask('kiosk-1', secret, DEVICE_ADDRESS)).toEqual({ status: 503, error: 'temporarily_unavailable', retryAfter: 1 });
     expect([w.reads, w.hashes, w.failures.calls]).toEqual([[], [], []]);
   });
-    expect([w.reads, w.hashes, w.failures.calls]).toEqual([[], [], []]);
-  });
 });
