@@ -42,7 +42,9 @@ export const ClientCredentialsRequest = z
 
 export const OAuthErrorBody = z
   .object({
-    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type']).describe('RFC 6749 §5.2 error code.'),
+    error: z
+      .enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable'])
+      .describe('RFC 6749 §5.2 error code; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.'),
     error_description: z.string().describe('What went wrong, for a developer.'),
   })
   .strict()
