@@ -32,14 +32,17 @@ export interface VerificationGateOptions {
 /**
  * The defaults, for a Lambda function or the local runtime. 2 hashes at once: half of libuv's 4 threads, so file and
  * DNS work keeps the other half, and as many as the CPU a 512 MB function (or a small host) runs in parallel anyway.
- * 64 trusted attempts under way: at about 10 ms a hash, 2 at a time, the last waits about 0.3 s. 16 suspect ones: a
- * flood keeps the hashes busy, past that it is told to come back (503, Retry-After). A source with 4 attempts under
- * way, or a failure in the last 5 minutes (the failure window), is suspect.
+ * 64 trusted attempts under way: at about 10 ms a hash, 2 at a time, the last waits about 0.3 s. 8 suspect ones:
+ * enough to keep both hashes busy between a flood's reads and writes, past that it is told to come back (503,
+ * Retry-After) at the cost of a parsed request, no I/O. A source with a failure in the
+ * last 5 minutes (the failure window) is suspect, and so is one with 16 attempts under way: devices behind one
+ * address (a shop's router) rarely ask for 16 tokens at the same moment, a flood from one address does from its
+ * first instant, before any of its failures is known.
  */
 export const DEFAULT_GATE_OPTIONS: Readonly<VerificationGateOptions> = {
   concurrency: 2,
-  maxAdmitted: { trusted: 64, suspect: 16 },
-  trustedPerSource: 4,
+  maxAdmitted: { trusted: 64, suspect: 8 },
+  trustedPerSource: 16,
   suspectForMs: 300_000,
   maxSuspectSources: 10_000,
 };
