@@ -763,11 +763,11 @@ export interface components {
         ClientCredentialsRequest: {
             /** @description `client_credentials`; another grant gives 400 `unsupported_grant_type`. */
             grant_type: string;
-            /** @description The device's client id (`{companyId}~{deviceId}`); may be left out with HTTP Basic client authentication. */
+            /** @description The device's client id (`{companyId}~{deviceId}`, at most 257 characters; another is an unknown client, 401 `invalid_client`); may be left out with HTTP Basic client authentication. */
             client_id?: string;
             /**
              * Format: password
-             * @description The device's client secret; leave it out with HTTP Basic client authentication.
+             * @description The device's client secret (43 characters as issued; over 256 is a wrong secret, 401 `invalid_client`); leave it out with HTTP Basic client authentication.
              */
             client_secret?: string;
             /** @description Ignored: a device token always has the one scope `device`. */
@@ -1388,10 +1388,10 @@ export interface components {
         /** @description A refused client credentials request (RFC 6749 §5.2). */
         OAuthErrorBody: {
             /**
-             * @description RFC 6749 §5.2 error code.
+             * @description RFC 6749 §5.2 error code; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "unsupported_grant_type";
+            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "temporarily_unavailable";
             /** @description What went wrong, for a developer. */
             error_description: string;
         };
@@ -3277,9 +3277,20 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description Too Many Requests (client credentials grant, application/json `temporarily_unavailable`): this client id has failed to authenticate as many times as allowed from this address (its /64 for IPv6) within the window that opened at its first failure (by default 5 times in 5 minutes); every attempt from there, with the right secret too, gets this answer until the window closes, `Retry-After` seconds from now. Other addresses, and other clients, are not affected. On AWS, the API's throttling answers 429 too, with API Gateway's own `{"message":"Too Many Requests"}`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the window closes (at least 1). */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthErrorBody"];
+                };
+            };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles sign-ins (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3287,6 +3298,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                    "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
         };

@@ -15,6 +15,8 @@
  * | `cognitoFeaturePlan`      | `ESSENTIALS`      | `ESSENTIALS` or `PLUS` (PLUS adds threat protection, per MAU)  |
  * | `deviceHeartbeatSeconds`  | `300`             | a connected device silent this long becomes DISCONNECTED       |
  * | `deviceTokenLifetimeSeconds` | `900`          | lifetime of device tokens (60 to 900 seconds)                  |
+ * | `authRateLimit`           | `200`             | auth API (token, JWKS): steady requests per second, stage-wide |
+ * | `authBurstLimit`          | `400`             | auth API: requests it takes at once above the steady rate      |
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
@@ -41,6 +43,12 @@ export interface ServiceSettings {
   cognitoFeaturePlan: CognitoPlan;
   /** The device side (DEVICE_HEARTBEAT_SECONDS, DEVICE_TOKEN_LIFETIME_SECONDS of the functions that read them), seconds. */
   devices: { heartbeatSeconds: number; tokenLifetimeSeconds: number };
+  /**
+   * Throttling of the auth API's stage (every route: the token endpoint, the key sets), requests per second and burst.
+   * What bounds the cost of wrong secrets on AWS (each costs a hash): the failure count limits each client id and
+   * address, this the total.
+   */
+  authThrottle: { rateLimit: number; burstLimit: number };
 }
 
 /** The defaults of ServiceSettings (README, "Deploy to AWS"). */
@@ -52,6 +60,10 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = {
   opensearch: { instanceType: 't3.small.search', instanceCount: 1, volumeGiB: 10 },
   cognitoFeaturePlan: 'ESSENTIALS',
   devices: { heartbeatSeconds: 300, tokenLifetimeSeconds: 900 },
+  // 100,000 devices renewing a 15-minute token make ~111 token requests a second: twice that, and a burst of twice
+  // again for a fleet reconnecting at once. At that rate wrong secrets cost at most ~200 hashes a second (a few
+  // concurrent executions), whoever sends them.
+  authThrottle: { rateLimit: 200, burstLimit: 400 },
 };
 
 /** Retention values CloudWatch Logs accepts (RetentionDays), in days. */
@@ -123,6 +135,11 @@ export function readServiceSettings(node: Node): ServiceSettings {
         60,
         900,
       ),
+    },
+    // API Gateway's account defaults (10,000 requests a second, a burst of 5,000 per region) bound a stage's settings.
+    authThrottle: {
+      rateLimit: integerSetting('authRateLimit', context('authRateLimit'), DEFAULT_SETTINGS.authThrottle.rateLimit, 1, 10_000),
+      burstLimit: integerSetting('authBurstLimit', context('authBurstLimit'), DEFAULT_SETTINGS.authThrottle.burstLimit, 1, 5_000),
     },
   };
 }

@@ -30,6 +30,7 @@ const TABLE_IDS: Record<TableName, string> = {
   presence: 'PresenceTable',
   rollouts: 'RolloutsTable',
   idempotency: 'IdempotencyTable',
+  clientFailures: 'ClientFailuresTable',
 };
 
 /** Props of the stateful stack. */
@@ -55,6 +56,8 @@ export class StatefulStack extends Stack {
   /** Rollouts, their target chunks and wave counts. */
   readonly rolloutsTable: Table;
   readonly idempotencyTable: Table;
+  /** Failed client authentications of the token endpoint, per client id and source, expired by TTL. */
+  readonly clientFailuresTable: Table;
   /** Every table by logical name (TABLES). */
   readonly tables: Readonly<Record<TableName, Table>>;
   /** Uploaded scenario archives. */
@@ -90,6 +93,7 @@ export class StatefulStack extends Stack {
     this.presenceTable = this.table('presence', TABLES.presence);
     this.rolloutsTable = this.table('rollouts', TABLES.rollouts);
     this.idempotencyTable = this.table('idempotency', TABLES.idempotency);
+    this.clientFailuresTable = this.table('clientFailures', TABLES.clientFailures);
     this.tables = {
       companies: this.companiesTable,
       devices: this.devicesTable,
@@ -98,6 +102,7 @@ export class StatefulStack extends Stack {
       presence: this.presenceTable,
       rollouts: this.rolloutsTable,
       idempotency: this.idempotencyTable,
+      clientFailures: this.clientFailuresTable,
     };
     // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).
     new CfnOutput(this, 'CompaniesTableName', {

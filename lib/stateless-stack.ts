@@ -62,6 +62,7 @@ import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './na
 import { API_ADDRESS_ENV, ENV, type EnvName } from '../functions/contract/environment.js';
 import { DEVICE_SCOPE } from '../functions/core/principal.js';
 import { DEVICE_ISSUER_ENTRY, DEVICE_ISSUER_PATH, DEVICE_ISSUER_ROUTES } from '../functions/contract/routes/device-issuer.js';
+import { authToken } from '../functions/contract/routes/service.js';
 import { DEVICE_KEY_USE, DEVICE_TOKEN_SIGNING_ENTRY } from './device-token-key.js';
 import {
   type ApiName,
@@ -92,6 +93,7 @@ export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
   presence: ENV.presenceTable,
   rollouts: ENV.rolloutsTable,
   idempotency: ENV.idempotencyTable,
+  clientFailures: ENV.clientFailuresTable,
 };
 
 /** The variable the archive bucket's name is read from. */
@@ -229,10 +231,10 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // operation (PutItem, UpdateItem; ConditionCheckItem only for a ConditionCheck action, which it has none of), so
   // the write grant covers it without any read.
   [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'W', rollouts: 'W' }, events: true, timeout: Duration.seconds(60) },
-  // Users: Cognito InitiateAuth, an unauthenticated API (only the app client id). Devices: reads the device (its
-  // credential's scrypt hash, which the memory size gives CPU for) and signs with the KMS key, whose key policy is the
-  // grant (kms:Sign, lib/device-token-key.ts).
-  [AUTH_COGNITO_TOKEN_ENTRY]: { storage: true, tables: { devices: 'R' }, memorySize: 512 },
+  // Users: Cognito InitiateAuth, an unauthenticated API (only the app client id). Devices: the token route's table
+  // grants (the device's credential, the failed attempts' counts), the scrypt hash, which the memory size gives CPU
+  // for, and a signature by the KMS key, whose key policy is the grant (kms:Sign, lib/device-token-key.ts).
+  [AUTH_COGNITO_TOKEN_ENTRY]: { storage: true, tables: { ...authToken.access?.tables }, memorySize: 512 },
   // The device issuer's discovery document and key set: kms:GetPublicKey on the device token key only.
   [DEVICE_ISSUER_ENTRY]: { storage: false, memorySize: 256 },
   // Scheduled every minute: queries the presence table's `sweep` index for connected devices past their deadline,
@@ -289,14 +291,12 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
 };
 
 /**
- * Throttling of each API's default stage (requests per second, burst). Uploads are heavy and rare. Tokens: users sign
- * in rarely and Cognito locks out password guessing itself; devices renew a token at least every 15 minutes (100,000
- * devices: ~111/s) with 256-bit client secrets nobody guesses.
+ * Throttling of the main and upload APIs' default stage (requests per second, burst). Uploads are heavy and rare. The
+ * auth API's is a setting (ServiceSettings.authThrottle): it bounds what wrong client secrets cost in all.
  */
-export const THROTTLE: Readonly<Record<ApiName, ThrottleSettings>> = {
+export const THROTTLE: Readonly<Record<Exclude<ApiName, 'auth'>, ThrottleSettings>> = {
   main: { rateLimit: 100, burstLimit: 200 },
   upload: { rateLimit: 10, burstLimit: 20 },
-  auth: { rateLimit: 200, burstLimit: 400 },
 };
 
 /**
@@ -573,7 +573,7 @@ export class StatelessStack extends Stack {
       const stage = httpApi.addStage('DefaultStage', {
         stageName: '$default',
         autoDeploy: true,
-        throttle: THROTTLE[api],
+        throttle: api === 'auth' ? settings.authThrottle : THROTTLE[api],
         accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
       });
       // Tokens the JWT authorizer refuses never reach a function: counted from the access log. Only on an API with

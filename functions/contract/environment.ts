@@ -8,6 +8,7 @@
  * the groups it uses, and the stack gives it only those variables.
  */
 import { z } from 'zod';
+import { DEFAULT_CLIENT_FAILURE_POLICY } from '../core/client-failures.js';
 import type { ApiName } from './route.js';
 
 /** The name of every variable the service reads or the stack sets, by setting. */
@@ -24,6 +25,10 @@ export const ENV = {
   s3Endpoint: 'S3_ENDPOINT',
   // Idempotency records.
   idempotencyTable: 'IDEMPOTENCY_TABLE',
+  // Failed client authentications of the token endpoint.
+  clientFailuresTable: 'CLIENT_FAILURES_TABLE',
+  clientFailureLimit: 'CLIENT_FAILURE_LIMIT',
+  clientFailureWindowSeconds: 'CLIENT_FAILURE_WINDOW_SECONDS',
   // Token verification, and the token endpoint on AWS.
   jwtIssuer: 'JWT_ISSUER',
   jwtAudience: 'JWT_AUDIENCE',
@@ -192,6 +197,20 @@ export const SearchSourceEnvironment = StorageEnvironment.pick({
 export const IdempotencyEnvironment = z.object({
   [ENV.idempotencyTable]: tableName().describe('DynamoDB table of idempotency records (pk `id`, TTL attribute `expiration`).'),
   [ENV.dynamoDbEndpoint]: StorageEnvironment.shape[ENV.dynamoDbEndpoint],
+});
+
+/**
+ * Failed client authentications of the token endpoint (docs/contract.md, "Credentials and device tokens"): where they
+ * are counted, and how many a client id may make from one source in what window (functions/core/client-failures.ts).
+ */
+export const ClientFailuresEnvironment = z.object({
+  [ENV.clientFailuresTable]: tableName().describe('DynamoDB table of failed client authentications (pk `pk`, TTL attribute `expiresAt`).'),
+  [ENV.clientFailureLimit]: amount('failures', 1, 1_000)
+    .default(DEFAULT_CLIENT_FAILURE_POLICY.limit)
+    .describe('Failed client authentications of one client id from one source after which it gets 429 until its window closes.'),
+  [ENV.clientFailureWindowSeconds]: amount('seconds', 1, 86_400)
+    .default(DEFAULT_CLIENT_FAILURE_POLICY.windowMs / 1000)
+    .describe("How long a window of failed client authentications lasts from its first failure, seconds (Retry-After's bound)."),
 });
 
 /** How bearer tokens are verified (docs/contract.md, "Authentication and permissions"). */
@@ -384,6 +403,7 @@ export const ENVIRONMENT = {
   storage: StorageEnvironment,
   searchSource: SearchSourceEnvironment,
   idempotency: IdempotencyEnvironment,
+  clientFailures: ClientFailuresEnvironment,
   tokenVerification: TokenVerificationEnvironment,
   tokenEndpoint: TokenEndpointEnvironment,
   search: SearchEnvironment,
@@ -408,6 +428,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   storage: 'storage',
   searchSource: 'search source tables',
   idempotency: 'idempotency',
+  clientFailures: 'failed client authentications',
   tokenVerification: 'token verification',
   tokenEndpoint: 'token endpoint',
   search: 'search',

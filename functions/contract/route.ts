@@ -16,7 +16,7 @@ export type ApiName = 'main' | 'upload' | 'auth';
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** The tables a function may be granted (the stateful stack's tables, by logical name). */
-export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'presence' | 'rollouts' | 'idempotency';
+export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'presence' | 'rollouts' | 'idempotency' | 'clientFailures';
 
 /** A table grant: read, read-write, or write-only (puts, updates and deletes without reads). */
 export type TableAccess = 'R' | 'RW' | 'W';

@@ -156,14 +156,18 @@ export class UploadNotCompletedError extends DomainError {
   }
 }
 
-/** The error codes of an OAuth 2.0 token request (RFC 6749 §5.2) this service answers. */
-export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type';
+/**
+ * The error codes of an OAuth 2.0 token request this service answers: RFC 6749 §5.2's, and `temporarily_unavailable`
+ * (RFC 6749 §4.1.2.1, the registered code for a server that cannot answer now; §5.2 has none) for the 429 and 503
+ * that ask the client to retry later.
+ */
+export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'temporarily_unavailable';
 
 /**
  * A refused OAuth 2.0 token request (client credentials grant): answered as RFC 6749 §5.2 asks, `application/json`
  * `{ "error", "error_description" }`, not as a problem: OAuth clients read `error`. `invalid_client` is 401 (the client
- * did not authenticate), the others 400; `viaBasic` says the client authenticated with HTTP Basic, whose 401 carries
- * a Basic challenge.
+ * did not authenticate), `temporarily_unavailable` 429 or 503 with `Retry-After` (OAuthError.retryLater), the others
+ * 400; `viaBasic` says the client authenticated with HTTP Basic, whose 401 carries a Basic challenge.
  */
 export class OAuthError extends DomainError {
   readonly status: number;
@@ -172,9 +176,19 @@ export class OAuthError extends DomainError {
     readonly code: OAuthErrorCode,
     detail: string,
     readonly viaBasic = false,
+    retry?: { status: 429 | 503; afterSeconds: number },
   ) {
-    super(detail);
-    this.status = code === 'invalid_client' ? 401 : 400;
-    this.title = code === 'invalid_client' ? 'Unauthorized' : 'Bad Request';
+    super(detail, {}, retry === undefined ? {} : { 'Retry-After': String(retry.afterSeconds) });
+    this.status = retry?.status ?? (code === 'invalid_client' ? 401 : 400);
+    this.title = { 400: 'Bad Request', 401: 'Unauthorized', 429: 'Too Many Requests', 503: 'Service Unavailable' }[this.status] ?? '';
+  }
+
+  /**
+   * `temporarily_unavailable` with `Retry-After`: 429 when this client sent too many (its failed attempts), 503 when
+   * the service has too many to check (its verification queue is full).
+   * @param afterSeconds whole seconds, at least 1.
+   */
+  static retryLater(status: 429 | 503, detail: string, afterSeconds: number): OAuthError {
+    return new OAuthError('temporarily_unavailable', detail, false, { status, afterSeconds: Math.max(1, Math.ceil(afterSeconds)) });
   }
 }

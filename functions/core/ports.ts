@@ -129,6 +129,62 @@ export interface DeviceTokenSigner {
   sign(claims: DeviceTokenClaims, lifetimeSeconds: number): Promise<string>;
 }
 
+/** The failed client authentications of one key in its open window (ClientFailureStore). */
+export interface ClientFailureCount {
+  /** Failures recorded since the window opened. */
+  failures: number;
+  /** When the window closes and the count is forgotten, epoch ms. */
+  windowEndsAt: number;
+}
+
+/**
+ * Failed client authentications per key (a client id from one source: clientFailureKey), counted in a window that a
+ * key's first failure opens and that closes `windowMs` later, whatever happens in between: a count only ever ends
+ * by time or by `clear`, never later. The clientFailures table (its items expire by DynamoDB TTL).
+ */
+export interface ClientFailureStore {
+  /**
+   * The key's count in the window open at `now` (epoch ms), or undefined when none is open (no failure, or the
+   * window closed). One read.
+   */
+  current(key: string, now: number): Promise<ClientFailureCount | undefined>;
+  /**
+   * Adds one failure to the key's open window, or opens a window of `windowMs` at `now` (epoch ms) with a count of 1
+   * when none is open. One conditional write (two when a closed window is replaced).
+   * @returns the count after it.
+   */
+  record(key: string, now: number, windowMs: number): Promise<ClientFailureCount>;
+  /** Forgets the key's failures (the client authenticated). */
+  clear(key: string): Promise<void>;
+}
+
+/**
+ * Admission and ordering of the secret verifications of one process (the hash runs on a small shared thread pool):
+ * how many attempts may be under way, and which waits least. In-process only; the durable counts are the
+ * ClientFailureStore's.
+ */
+export interface VerificationGate {
+  /**
+   * Admits one client authentication attempt from `source` (clientSourceOf) for `key` (clientFailureKey) before
+   * any I/O, or answers undefined when too many attempts of its class are under way (the caller answers at once
+   * that the service is busy). Every pass admitted must be left (VerificationPass.leave) exactly once.
+   */
+  enter(source: string, key: string): VerificationPass | undefined;
+}
+
+/** One admitted attempt (VerificationGate.enter). */
+export interface VerificationPass {
+  /** Attempts for the same key admitted in this process and not left yet, this one excluded. */
+  readonly othersForKey: number;
+  /**
+   * Runs `check` (the hash verification) once a verification slot of the process is free. Attempts from sources
+   * without recent failures go first; `suspect` (e.g. the key has failures in its window) puts this one behind them.
+   */
+  verify<T>(check: () => Promise<T>, suspect: boolean): Promise<T>;
+  /** Ends the attempt; `failed` (a wrong secret or unknown client) makes its source suspect for a while. */
+  leave(failed: boolean): void;
+}
+
 /** A stored, immutable scenario version. */
 export interface ScenarioVersion {
   company: string;

@@ -96,6 +96,6 @@ export const handler = routeHandler(authToken, async ({ body }, _context, event)
   tokenResponse(
     'username' in body
       ? await signInWithCognito(cognito, cognitoClientId(), body.username, body.password)
-      : await grantDeviceToken(body, event.headers.authorization),
+      : await grantDeviceToken(body, event.headers.authorization, event.requestContext?.http?.sourceIp),
   ),
 );

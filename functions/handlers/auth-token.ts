@@ -11,7 +11,8 @@ import { grantDeviceToken, tokenResponse } from '../platform/token-grant.js';
  * 401 invalid_client). Either way `{ access_token, token_type: "Bearer", expires_in }`, never cached.
  */
 export const handler = routeHandler(authToken, async ({ body }, _context, event) => {
-  if (!('username' in body)) return tokenResponse(await grantDeviceToken(body, event.headers.authorization));
+  if (!('username' in body))
+    return tokenResponse(await grantDeviceToken(body, event.headers.authorization, event.requestContext?.http?.sourceIp));
   const token = await (await identityProvider()).issueToken(body.username, body.password);
   if (token === undefined) throw new UnauthorizedError('The username or password is wrong.', null);
   return tokenResponse(token);

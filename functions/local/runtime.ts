@@ -106,6 +106,7 @@ export const LOCAL_TABLES = {
   presence: 'presence',
   rollouts: 'rollouts',
   idempotency: 'idempotency',
+  clientFailures: 'client-failures',
 } as const;
 /** ROLLOUT_QUEUE_URL of the local runtime: its in-process rollout queue. */
 export const LOCAL_ROLLOUT_QUEUE = 'local:rollouts';
@@ -146,6 +147,7 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.presenceTable]: LOCAL_TABLES.presence,
     [ENV.rolloutsTable]: LOCAL_TABLES.rollouts,
     [ENV.idempotencyTable]: LOCAL_TABLES.idempotency,
+    [ENV.clientFailuresTable]: LOCAL_TABLES.clientFailures,
     // The in-process queue the local runtime feeds the rollout worker from (SQS on AWS).
     [ENV.rolloutQueueUrl]: LOCAL_ROLLOUT_QUEUE,
     // Locally a lost message is one of a crashed runtime: send its chunk again soon after a restart.
@@ -181,6 +183,7 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
 export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
   'storage',
   'idempotency',
+  'clientFailures',
   'tokenVerification',
   'search',
   'events',

@@ -1,12 +1,14 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   PutItemCommand,
   type DynamoDBClient,
   type GlobalSecondaryIndex,
   ResourceNotFoundException,
   type TableDescription,
   UpdateTableCommand,
+  UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { TABLES, type TableKeySchema, type TableName } from '../adapters/aws/tables.js';
 import { retry, type RetryPolicy } from '../adapters/retry.js';
@@ -104,12 +106,25 @@ async function anchorStream(client: DynamoDBClient, tableName: string, schema: T
   await client.send(new PutItemCommand({ TableName: tableName, Item: { ...key, entity: { S: STREAM_ANCHOR_ENTITY } } }));
 }
 
+/**
+ * Turns on the table's TTL on `attribute` unless it is on already (a table made before it was declared, or just now),
+ * as the CDK stack declares it. Readers never rely on the deletion, which DynamoDB makes within days: expired items
+ * are ignored by their expiry attribute.
+ */
+async function enableTimeToLive(client: DynamoDBClient, tableName: string, attribute: string): Promise<void> {
+  const current = (await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }))).TimeToLiveDescription;
+  if (current?.AttributeName === attribute && (current.TimeToLiveStatus === 'ENABLED' || current.TimeToLiveStatus === 'ENABLING')) return;
+  await client.send(
+    new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: attribute, Enabled: true } }),
+  );
+}
+
 /** Stream ARNs of the local tables, by consumer (TableKeySchema.stream). */
 export type StreamArns = Record<NonNullable<TableKeySchema['stream']>, string[]>;
 
 /**
- * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts` and
- * NEW_AND_OLD_IMAGES streams where TABLES names a consumer (the CDK stack declares the same). Existing tables get the
+ * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts`, NEW_AND_OLD_IMAGES
+ * streams where TABLES names a consumer and TTL where it names an attribute (the CDK stack declares the same). Existing tables get the
  * indexes they lack (data folders of older versions; their items get the index keys from migrateDeploymentShards,
  * which the runtime runs right after), and their stream when they have none yet.
  * @returns the stream ARNs, by consumer.
@@ -163,6 +178,7 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
       ).TableDescription;
       if (schema.stream !== undefined) await anchorStream(client, tableName, schema);
     }
+    if (schema.timeToLiveAttribute !== undefined) await enableTimeToLive(client, tableName, schema.timeToLiveAttribute);
     if (schema.stream !== undefined && description?.LatestStreamArn !== undefined) streams[schema.stream].push(description.LatestStreamArn);
   }
   return streams;

@@ -8,6 +8,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type {
   ArchiveStore,
+  ClientFailureStore,
   DeploymentRepository,
   DeviceRepository,
   DeviceTokenSigner,
@@ -16,8 +17,12 @@ import type {
   ScenarioCatalog,
   ScenarioRepository,
   UploadSlotRepository,
+  VerificationGate,
   WorkQueue,
 } from '../core/ports.js';
+import type { ClientFailurePolicy } from '../core/client-failures.js';
+import { DynamoDbClientFailureStore } from '../adapters/aws/dynamodb-client-failure-store.js';
+import { BoundedVerificationGate } from '../adapters/verification-gate.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbRolloutRepository } from '../adapters/aws/dynamodb-rollout-repository.js';
 import { SqsWorkQueue } from '../adapters/aws/sqs-work-queue.js';
@@ -44,7 +49,7 @@ import type { EventPublisher } from '../core/ports.js';
 import { LocalIdentityProvider } from '../adapters/embedded/local-identity-provider.js';
 import { CursorCodec } from '../adapters/aws/cursor-codec.js';
 import { ENV } from '../contract/environment.js';
-import { cursorSigningKey, eventsConfig, idempotencyConfig, localIssuerConfig, storageConfig } from './config.js';
+import { clientFailuresConfig, cursorSigningKey, eventsConfig, idempotencyConfig, localIssuerConfig, storageConfig } from './config.js';
 import { deviceIssuerConfig } from './config.js';
 import { KmsDeviceIssuerKeys, KmsDeviceTokenSigner, runtimeKmsClient } from '../adapters/aws/kms-device-token-signer.js';
 import { traced } from './observability.js';
@@ -197,6 +202,36 @@ export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
     });
   }
   return idempotency;
+}
+
+/** What the client credentials grant needs besides the devices and the signer (functions/core/device-tokens.ts). */
+export interface ClientAuthentication {
+  /** Failed attempts per client id and source, on CLIENT_FAILURES_TABLE. */
+  failures: ClientFailureStore;
+  /** This process's admission and ordering of secret hashes (one per process: it bounds the process's hashing). */
+  gate: VerificationGate;
+  /** CLIENT_FAILURE_LIMIT failures in CLIENT_FAILURE_WINDOW_SECONDS. */
+  policy: ClientFailurePolicy;
+}
+
+let clientAuthenticationParts: ClientAuthentication | undefined;
+
+/**
+ * The client credentials grant's failure store (DynamoDbClientFailureStore on services()' DynamoDB client), its
+ * verification gate (BoundedVerificationGate with DEFAULT_GATE_OPTIONS, the window as how long a failed source stays
+ * suspect) and its policy, built once.
+ * @throws EnvironmentError naming each missing or malformed variable of the `clientFailures` (or `storage`) group.
+ */
+export function clientAuthentication(): ClientAuthentication {
+  if (clientAuthenticationParts === undefined) {
+    const config = clientFailuresConfig();
+    clientAuthenticationParts = {
+      failures: new DynamoDbClientFailureStore(services().dynamoDb, config.tableName),
+      gate: new BoundedVerificationGate({ suspectForMs: config.policy.windowMs }),
+      policy: config.policy,
+    };
+  }
+  return clientAuthenticationParts;
 }
 
 /** The device token issuer on AWS: a KMS key signs device tokens, and its public half is the issuer's key set. */

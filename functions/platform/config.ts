@@ -5,6 +5,7 @@
  * the local runtime sets them before loading the handlers.
  */
 import { ENV, readEnvironment } from '../contract/environment.js';
+import type { ClientFailurePolicy } from '../core/client-failures.js';
 
 /** Table, bucket and endpoint settings. Endpoints are only set locally (DynamoDB Local, s3rver). */
 export interface StorageConfig {
@@ -137,6 +138,23 @@ export function idempotencyConfig(): IdempotencyConfig {
   const env = readEnvironment('idempotency', process.env);
   const dynamoDbEndpoint = env[ENV.dynamoDbEndpoint];
   return { tableName: env[ENV.idempotencyTable], ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }) };
+}
+
+/** Where failed client authentications are counted, and the policy (functions/core/client-failures.ts). */
+export interface ClientFailuresConfig {
+  /** CLIENT_FAILURES_TABLE. */
+  tableName: string;
+  /** CLIENT_FAILURE_LIMIT and CLIENT_FAILURE_WINDOW_SECONDS (as ms). */
+  policy: ClientFailurePolicy;
+}
+
+/** Reads the `clientFailures` group. @throws EnvironmentError naming each missing or malformed variable. */
+export function clientFailuresConfig(): ClientFailuresConfig {
+  const env = readEnvironment('clientFailures', process.env);
+  return {
+    tableName: env[ENV.clientFailuresTable],
+    policy: { limit: env[ENV.clientFailureLimit], windowMs: env[ENV.clientFailureWindowSeconds] * 1000 },
+  };
 }
 
 /** Where DeploymentChanged events go: an EventBridge bus (AWS) or, without one, a local JSON-lines file. */

@@ -205,7 +205,8 @@ export const DEVICE_BASIC_REALM = 'device';
 
 /**
  * A refused token request as RFC 6749 §5.2 has it: `application/json` `{ error, error_description }`, never cached,
- * and on a 401 of a client that authenticated with HTTP Basic a `WWW-Authenticate: Basic realm="device"` challenge.
+ * on a 401 of a client that authenticated with HTTP Basic a `WWW-Authenticate: Basic realm="device"` challenge, and
+ * on a 429 or 503 its `Retry-After` (seconds).
  */
 export function oauthErrorResponse(error: OAuthError): APIGatewayProxyStructuredResultV2 {
   return {
@@ -214,6 +215,8 @@ export function oauthErrorResponse(error: OAuthError): APIGatewayProxyStructured
       'content-type': 'application/json',
       'cache-control': 'no-store',
       ...(error.status === 401 && error.viaBasic ? { 'WWW-Authenticate': `Basic realm="${DEVICE_BASIC_REALM}"` } : {}),
+      // Retry-After of a 429 or 503 (OAuthError.retryLater).
+      ...error.headers,
     },
     body: JSON.stringify({ error: error.code, error_description: error.message }),
   };

@@ -6,7 +6,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { RouteInput } from '../contract/route.js';
 import type { authToken } from '../contract/routes/service.js';
 import { issueDeviceToken } from '../core/device-tokens.js';
-import { deviceTokenSigner, services } from './composition.js';
+import { clientAuthentication, deviceTokenSigner, services } from './composition.js';
 import { deviceConfig } from './config.js';
 import { jsonResponse } from './http.js';
 
@@ -14,18 +14,20 @@ import { jsonResponse } from './http.js';
 export type ClientCredentialsForm = Exclude<RouteInput<typeof authToken>['body'], { username: string }>;
 
 /**
- * Issues a device token for the grant's form and `Authorization` header (HTTP Basic client authentication), checked
- * against the devices table and signed by deviceTokenSigner() (the local issuer's key, or KMS on AWS), valid
- * DEVICE_TOKEN_LIFETIME_SECONDS.
- * @throws OAuthError (RFC 6749 §5.2: 400 invalid_request or unsupported_grant_type, 401 invalid_client).
+ * Issues a device token for the grant's form, `Authorization` header (HTTP Basic client authentication) and the
+ * caller's address (`sourceIp`, whose failed attempts are counted per client id), checked against the devices table
+ * and signed by deviceTokenSigner() (the local issuer's key, or KMS on AWS), valid DEVICE_TOKEN_LIFETIME_SECONDS.
+ * @throws OAuthError (RFC 6749 §5.2: 400 invalid_request or unsupported_grant_type, 401 invalid_client; 429 or 503
+ *   temporarily_unavailable with Retry-After).
  */
 export async function grantDeviceToken(
   form: ClientCredentialsForm,
   authorization: string | undefined,
+  sourceIp: string | undefined,
 ): Promise<{ accessToken: string; expiresInSeconds: number }> {
   return issueDeviceToken(
-    { devices: services().devices, signer: await deviceTokenSigner() },
-    { grantType: form.grant_type, clientId: form.client_id, clientSecret: form.client_secret, authorization },
+    { devices: services().devices, signer: await deviceTokenSigner(), ...clientAuthentication() },
+    { grantType: form.grant_type, clientId: form.client_id, clientSecret: form.client_secret, authorization, source: sourceIp },
     deviceConfig().tokenLifetimeSeconds,
   );
 }

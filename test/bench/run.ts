@@ -28,6 +28,10 @@
  *
  * Then the start-up benchmark (startup.ts): `npm start` to READY on 100,000 seeded devices with the search snapshot and
  * without it (STARTUP_BENCH_DEVICES, STARTUP_BENCH_DATA_DIR); --only-startup runs only it, --skip-startup skips it.
+ *
+ * Then the token flood benchmark (token-flood.ts): real devices' token latency while 1,000 wrong client secrets at a
+ * time arrive from another address (TOKEN_FLOOD_DEVICES, TOKEN_FLOOD_ATTEMPTS, TOKEN_FLOOD_SECONDS);
+ * --only-token-flood runs only it, --skip-token-flood skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -41,6 +45,7 @@ import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search
 import { reportDeviceBench, runDeviceBench } from './devices.js';
 import { reportRolloutBench, runRolloutBench } from './rollouts.js';
 import { reportStartupBench, runStartupBench, STARTUP_DEVICE_COUNT } from './startup.js';
+import { reportTokenFloodBench, runTokenFloodBench } from './token-flood.js';
 
 // The AWS SDK announces on Node 20 that its 2027 releases will need Node 22; the SDK's own switch (as bin/local.ts).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -56,7 +61,7 @@ function usage(message?: string): never {
     `usage: npm run bench -- [--only=${ALL_SIZES.map((size) => size.label).join(',')}] [--skip-presigned] [--repeat=N]\n` +
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
-      '       [--only-startup | --skip-startup]\n' +
+      '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -334,6 +339,27 @@ function startupStep(): Promise<void> {
   );
 }
 
+/** Token flood benchmark (token-flood.ts): --only-token-flood runs only it, --skip-token-flood skips it. */
+const tokenFloodMode = stepMode('token-flood');
+
+function tokenFloodStep(): Promise<void> {
+  return benchmarkStep(
+    'Token flood benchmark: real devices asking for tokens while 1,000 wrong client secrets at a time arrive from another address.',
+    'Token flood',
+    'token-flood.json',
+    async () => {
+      const result = await runTokenFloodBench(log);
+      log('');
+      reportTokenFloodBench(result, log);
+      return result;
+    },
+  );
+}
+
+if (tokenFloodMode === 'only') {
+  await tokenFloodStep();
+  process.exit();
+}
 if (rolloutMode === 'only') {
   await rolloutStep();
   process.exit();
@@ -598,6 +624,11 @@ if (searchMode === 'run') {
 if (deviceMode === 'run') {
   log('');
   await deviceStep();
+}
+
+if (tokenFloodMode === 'run') {
+  log('');
+  await tokenFloodStep();
 }
 
 if (rolloutMode === 'run') {

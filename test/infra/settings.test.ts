@@ -16,6 +16,7 @@ describe('readServiceSettings', () => {
       opensearch: { instanceType: 't3.small.search', instanceCount: 1, volumeGiB: 10 },
       cognitoFeaturePlan: 'ESSENTIALS',
       devices: { heartbeatSeconds: 300, tokenLifetimeSeconds: 900 },
+      authThrottle: { rateLimit: 200, burstLimit: 400 },
     });
     expect(read({})).toEqual(DEFAULT_SETTINGS);
   });
@@ -32,6 +33,8 @@ describe('readServiceSettings', () => {
       cognitoFeaturePlan: 'plus',
       deviceHeartbeatSeconds: '120',
       deviceTokenLifetimeSeconds: '600',
+      authRateLimit: '50',
+      authBurstLimit: '80',
     });
     const fromJson = read({
       stage: 'staging',
@@ -44,6 +47,8 @@ describe('readServiceSettings', () => {
       cognitoFeaturePlan: 'PLUS',
       deviceHeartbeatSeconds: 120,
       deviceTokenLifetimeSeconds: 600,
+      authRateLimit: 50,
+      authBurstLimit: 80,
     });
     expect(fromCli).toEqual(fromJson);
     expect(fromCli).toMatchObject({
@@ -53,6 +58,7 @@ describe('readServiceSettings', () => {
       opensearch: { instanceType: 'm7g.large.search', instanceCount: 3, volumeGiB: 100 },
       cognitoFeaturePlan: 'PLUS',
       devices: { heartbeatSeconds: 120, tokenLifetimeSeconds: 600 },
+      authThrottle: { rateLimit: 50, burstLimit: 80 },
     });
   });
 
@@ -71,6 +77,9 @@ describe('readServiceSettings', () => {
     [{ deviceHeartbeatSeconds: '0' }, /deviceHeartbeatSeconds/],
     // Device tokens live at most 15 minutes (the contract).
     [{ deviceTokenLifetimeSeconds: '901' }, /deviceTokenLifetimeSeconds/],
+    // API Gateway's account defaults bound a stage's throttle; 0 would refuse every token request.
+    [{ authRateLimit: '0' }, /authRateLimit/],
+    [{ authBurstLimit: '5001' }, /authBurstLimit/],
   ])('refuses %j naming the key', (context, message) => {
     expect(() => read(context)).toThrow(message);
   });

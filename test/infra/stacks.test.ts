@@ -55,6 +55,7 @@ import {
   schedulesOf,
 } from './template-helpers.js';
 import { AUTH_COGNITO_TOKEN_ENTRY, THROTTLE } from '../../lib/stateless-stack.js';
+import { DEFAULT_SETTINGS } from '../../lib/settings.js';
 
 /** The logical table name behind each construct id prefix (StatefulStack). */
 const TABLE_ID_PREFIX: Record<TableName, string> = {
@@ -65,6 +66,7 @@ const TABLE_ID_PREFIX: Record<TableName, string> = {
   rollouts: 'RolloutsTable',
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
+  clientFailures: 'ClientFailuresTable',
 };
 
 /** Handler modules deployed as functions of the stateless stack. */
@@ -221,6 +223,10 @@ describe('stacks (bundling skipped)', () => {
       });
       if ('stream' in schema) expect(table.Properties?.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
       else expect(table.Properties?.StreamSpecification).toBeUndefined();
+      // TTL where TABLES names an attribute (idempotency records, failed client authentications), nowhere else.
+      if ('timeToLiveAttribute' in schema)
+        expect(table.Properties?.TimeToLiveSpecification, name).toEqual({ AttributeName: schema.timeToLiveAttribute, Enabled: true });
+      else expect(table.Properties?.TimeToLiveSpecification, name).toBeUndefined();
       const indexes = (table.Properties?.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown }[] | undefined) ?? [];
       expect(indexes.map((index) => ({ name: index.IndexName, keys: index.KeySchema }))).toEqual(
         ('globalSecondaryIndexes' in schema ? schema.globalSecondaryIndexes : []).map((index) => ({
@@ -405,7 +411,10 @@ describe('stacks (bundling skipped)', () => {
         ApiId: { Ref: apiId },
         StageName: '$default',
         AutoDeploy: true,
-        DefaultRouteSettings: { ThrottlingRateLimit: THROTTLE[api].rateLimit, ThrottlingBurstLimit: THROTTLE[api].burstLimit },
+        DefaultRouteSettings: {
+          ThrottlingRateLimit: (api === 'auth' ? DEFAULT_SETTINGS.authThrottle : THROTTLE[api]).rateLimit,
+          ThrottlingBurstLimit: (api === 'auth' ? DEFAULT_SETTINGS.authThrottle : THROTTLE[api]).burstLimit,
+        },
         AccessLogSettings: {
           DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp(`^${prefix}AccessLogs`), 'Arn'] },
           Format: Match.stringLikeRegexp('requestId'),
@@ -561,7 +570,7 @@ describe('stacks (bundling skipped)', () => {
       [DEPLOYMENT_CHANGES_ENTRY]: ['events'],
       'functions/handlers/openapi.ts': ['addresses'],
       'functions/handlers/scenarios-upload-slot.ts': ['uploads'],
-      [AUTH_COGNITO_TOKEN_ENTRY]: ['tokenEndpoint', 'deviceIssuer', 'devices'],
+      [AUTH_COGNITO_TOKEN_ENTRY]: ['tokenEndpoint', 'deviceIssuer', 'devices', 'clientFailures'],
       [DEVICE_ISSUER_ENTRY]: ['deviceIssuer'],
       [HEARTBEAT_SWEEPER.entry]: ['devices'],
       [SEARCH_REINDEX_ENTRY]: ['searchSource'],
@@ -601,6 +610,7 @@ describe('stacks (bundling skipped)', () => {
     // No function verifies tokens on AWS (API Gateway's JWT authorizer does): tokenVerification is the local gateway's.
     expect([...checked].sort()).toEqual([
       'addresses',
+      'clientFailures',
       'cursors',
       'deviceIssuer',
       'devices',
@@ -655,13 +665,25 @@ describe('stacks (bundling skipped)', () => {
     expect(reindex).not.toMatch(/CompaniesTable|DeploymentsTable|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
     const setup = policyOf(SEARCH_INDEX_SETUP_ENTRY);
     expect(setup).not.toMatch(/dynamodb:|s3:/);
-    // The token endpoint calls Cognito's unauthenticated InitiateAuth (no permission), reads devices (their credential)
-    // and signs device tokens with the KMS key; nothing else.
+    // The token endpoint calls Cognito's unauthenticated InitiateAuth (no permission), reads devices (their credential),
+    // reads and writes the failed attempts' counts, and signs device tokens with the KMS key; nothing else.
     const token = policyOf(AUTH_COGNITO_TOKEN_ENTRY);
-    expect(token).not.toMatch(/cognito-idp:|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:|es:|kms:GetPublicKey/);
+    expect(token).not.toMatch(/cognito-idp:|s3:|es:|kms:GetPublicKey/);
     expect(token).toMatch(/DevicesTable/);
-    expect(token).not.toMatch(/CompaniesTable|ScenariosTable|DeploymentsTable|PresenceTable/);
+    expect(token).not.toMatch(/CompaniesTable|ScenariosTable|DeploymentsTable|PresenceTable|IdempotencyTable/);
     expect(token).toMatch(/"Action":"kms:Sign"/);
+    const tokenStatements = (JSON.parse(token) as { Statement: { Action: string | string[]; Resource: unknown }[] }[]).flatMap(
+      (document) => document.Statement,
+    );
+    const writes = tokenStatements.filter((statement) =>
+      asArray(statement.Action).some((action) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(action)),
+    );
+    expect(writes.map((statement) => JSON.stringify(statement.Resource))).toEqual([expect.stringMatching(/ClientFailuresTable/)]);
+    const reads = tokenStatements.filter((statement) => asArray(statement.Action).includes('dynamodb:GetItem'));
+    expect(reads.map((statement) => JSON.stringify(statement.Resource)).sort()).toEqual([
+      expect.stringMatching(/ClientFailuresTable/),
+      expect.stringMatching(/DevicesTable/),
+    ]);
     const issuer = policyOf(DEVICE_ISSUER_ENTRY);
     expect(issuer).toMatch(/"Action":"kms:GetPublicKey"/);
     expect(issuer).not.toMatch(/kms:Sign|dynamodb:|s3:|es:/);
@@ -1258,7 +1280,19 @@ describe('customer parameters from CDK context', () => {
       opensearchVolumeGiB: '50',
       cognitoFeaturePlan: 'PLUS',
       logLevel: 'debug',
+      authRateLimit: '50',
+      authBurstLimit: 80,
     }));
+  });
+
+  it("throttles the auth API's stage (the token endpoint) at the given rate and burst, and only that one", () => {
+    const apiIds = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
+    for (const [api, throttle] of [
+      ['AuthApi', { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 }],
+      ['MainApi', { ThrottlingRateLimit: THROTTLE.main.rateLimit, ThrottlingBurstLimit: THROTTLE.main.burstLimit }],
+    ] as const) {
+      stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', { ApiId: { Ref: apiIds.get(api) }, DefaultRouteSettings: throttle });
+    }
   });
 
   it('names the stacks after the stage', () => {

@@ -4,7 +4,10 @@
  * errors (aws-sdk-client-mock on the handlers' own client), the idempotency store (Powertools wraps the SDK's error),
  * and an endpoint that accepts connections but never answers (the SDK clients' timeouts). A genuine bug stays 500.
  */
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { InternalServerError, ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -12,6 +15,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
+import { USERS_FILE } from '../../functions/adapters/embedded/local-identity-provider.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { services } from '../../functions/platform/composition.js';
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
@@ -27,6 +31,7 @@ vi.hoisted(() => {
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 let listDeployments: Handler;
 let executeDeployments: Handler;
+let tokenEndpoint: Handler;
 
 beforeAll(async () => {
   // Nothing listens on this port: every DynamoDB call is refused, as when DynamoDB Local has died.
@@ -39,6 +44,7 @@ beforeAll(async () => {
     PRESENCE_TABLE: 'presence',
     ROLLOUTS_TABLE: 'rollouts',
     IDEMPOTENCY_TABLE: 'idempotency',
+    CLIENT_FAILURES_TABLE: 'client-failures',
     ARCHIVE_BUCKET: 'archives',
     LOCAL_EVENTS_FILE: '/dev/null',
     CURSOR_SIGNING_KEY: 'ab'.repeat(32),
@@ -46,6 +52,11 @@ beforeAll(async () => {
     S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
     AWS_REGION: 'us-east-1',
   });
+  // The local token endpoint's issuer: an empty users file in a folder of its own.
+  const authDirectory = await mkdtemp(join(tmpdir(), 'dss-unavailable-'));
+  await writeFile(join(authDirectory, USERS_FILE), '[]');
+  Object.assign(process.env, { LOCAL_AUTH_DIR: authDirectory, JWT_ISSUER: 'http://127.0.0.1:3002', JWT_AUDIENCE: 'test' });
+  tokenEndpoint = (await import('../../functions/handlers/auth-token.js')).handler as unknown as Handler;
   listDeployments = (await import('../../functions/handlers/deployments-list.js')).handler as unknown as Handler;
   executeDeployments = (await import('../../functions/handlers/deployments-execute.js')).handler as unknown as Handler;
 });
@@ -179,6 +190,28 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
     try {
       dynamo.onAnyCommand().rejects(error());
       expectUnavailable(await listDeployments(listEvent(), lambdaContext()), retryAfter);
+    } finally {
+      dynamo.restore();
+    }
+  });
+
+  it("POST /token (client credentials) while the failed attempts' table throttles: 503 problem, Retry-After 2, every time", async () => {
+    const dynamo = mockClient(services().dynamoDb);
+    try {
+      dynamo
+        .on(GetCommand, { TableName: 'client-failures' })
+        .rejects(new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } }));
+      dynamo.on(GetCommand, { TableName: 'devices' }).resolves({});
+      const token = () => {
+        const request = event('POST', 'POST /token', '/token', {
+          body: 'grant_type=client_credentials&client_id=acme~kiosk-1&client_secret=wrong',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+        return tokenEndpoint({ ...request, pathParameters: {} }, lambdaContext());
+      };
+      // More than the verification gate admits at once: each failed attempt leaves it (else the last would be the
+      // gate's own 503, Retry-After 1).
+      for (let attempt = 0; attempt < 70; attempt += 1) expectUnavailable(await token(), '2');
     } finally {
       dynamo.restore();
     }

@@ -5,6 +5,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalIdentityProvider, USERS_FILE } from '../../functions/adapters/embedded/local-identity-provider.js';
+import { BoundedVerificationGate } from '../../functions/adapters/verification-gate.js';
+import { DEFAULT_CLIENT_FAILURE_POLICY } from '../../functions/core/client-failures.js';
 import { authToken } from '../../functions/contract/routes/service.js';
 import { type ClientCredentialsRequest, issueDeviceToken, newDeviceCredential } from '../../functions/core/device-tokens.js';
 import type { StoredDevice } from '../../functions/core/devices.js';
@@ -14,6 +16,7 @@ import { DEVICE_SCOPE } from '../../functions/core/principal.js';
 import { jwtAuthorizerContext, principalFromJwt } from '../../functions/platform/auth.js';
 import { routeInput } from '../../functions/platform/http.js';
 import { oauthErrorResponse } from '../../functions/platform/problem.js';
+import { InMemoryClientFailureStore } from '../support/client-failures.js';
 
 const T0 = '2026-01-02T03:04:05.000Z';
 const CREDENTIAL_ID = '01JCREDENTIAL0000000000000';
@@ -53,7 +56,14 @@ function world(stored: StoredDevice | null = device) {
       return stored !== null && companyId === stored.company && deviceId === stored.id ? stored : undefined;
     },
   };
-  return { signer, reads, dependencies: { devices, signer } };
+  const dependencies = {
+    devices,
+    signer,
+    failures: new InMemoryClientFailureStore(),
+    gate: new BoundedVerificationGate(),
+    policy: DEFAULT_CLIENT_FAILURE_POLICY,
+  };
+  return { signer, reads, dependencies };
 }
 
 const basic = (id: string, password: string) =>
@@ -160,6 +170,39 @@ describe('the token route body', () => {
       }
       expect(thrown).toBeInstanceOf(OAuthError);
       expect((thrown as OAuthError).code).toBe('invalid_request');
+    }
+  });
+
+  it('answers an over-long client_id or client_secret the same by form and by HTTP Basic: 401 invalid_client', async () => {
+    /** What the token endpoint answers a form (and Authorization header): its route input, then the grant. */
+    const answer = async (form: string, authorization?: string) => {
+      try {
+        const { body } = routeInput(
+          authToken,
+          event('application/x-www-form-urlencoded', form, authorization === undefined ? {} : { authorization }),
+        );
+        if ('username' in body) throw new Error('not a client credentials form');
+        await issueDeviceToken(
+          world().dependencies,
+          { grantType: body.grant_type, clientId: body.client_id, clientSecret: body.client_secret, authorization },
+          900,
+        );
+        return { status: 200 };
+      } catch (error) {
+        const response = oauthErrorResponse(error as OAuthError);
+        return { status: response.statusCode, error: JSON.parse(response.body as string).error };
+      }
+    };
+    const longId = `acme~${'k'.repeat(300)}`;
+    const longSecret = 's'.repeat(300);
+    for (const [id, password] of [
+      [longId, secret],
+      ['acme~kiosk-1', longSecret],
+    ] as const) {
+      const byForm = await answer(`grant_type=client_credentials&client_id=${encodeURIComponent(id)}&client_secret=${password}`);
+      const byBasic = await answer('grant_type=client_credentials', basic(id, password));
+      expect(byForm).toEqual({ status: 401, error: 'invalid_client' });
+      expect(byBasic).toEqual(byForm);
     }
   });
 

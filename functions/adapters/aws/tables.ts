@@ -107,6 +107,13 @@ export const TABLES = {
   },
   /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
   idempotency: { partitionKey: 'id', timeToLiveAttribute: 'expiration' },
+  /**
+   * Failed client authentications of the token endpoint (functions/adapters/aws/dynamodb-client-failure-store.ts): pk
+   * `pk` = `{clientId}#{source}` (clientFailureKey), `failures`, `windowEndsAt` (epoch ms) and `expiresAt` (epoch
+   * seconds, the window's end), which DynamoDB's TTL deletes. A small table of its own: the token function may write
+   * only it, and nothing here outlives its window.
+   */
+  clientFailures: { partitionKey: 'pk', timeToLiveAttribute: 'expiresAt' },
 } as const satisfies Record<string, TableKeySchema>;
 
 /** Logical table name. */

@@ -17,7 +17,7 @@ import {
   TokenResponse,
 } from '../schemas/auth.js';
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
-import { COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
+import { COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES } from '../schemas/responses.js';
 
 /** GET /openapi.json */
 export const openApiDocument = defineRoute({
@@ -125,9 +125,10 @@ export const authToken = defineRoute({
       },
     },
   },
-  // Locally the local issuer, which reads a device's stored credential for the client credentials grant; on AWS the
-  // route is served by AUTH_ROUTES_ON_AWS's function instead.
-  access: { storage: true, tables: { devices: 'R' }, memorySize: 256 },
+  // Locally the local issuer, which reads a device's stored credential for the client credentials grant and counts
+  // failed attempts (reads, adds to and clears a key's count); on AWS the route is served by AUTH_ROUTES_ON_AWS's
+  // function instead, with these table grants.
+  access: { storage: true, tables: { devices: 'R', clientFailures: 'RW' }, memorySize: 256 },
   entry: 'functions/handlers/auth-token.ts',
   responses: {
     415: PROBLEM_RESPONSES.UnsupportedMediaType,
@@ -152,7 +153,19 @@ export const authToken = defineRoute({
       alternatives: { 'application/json': OAuthErrorBody },
     },
     413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },
-    503: problem('ServiceUnavailable', 'On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds.'),
+    429: {
+      description:
+        'Too Many Requests (client credentials grant, application/json `temporarily_unavailable`): this client id has failed to authenticate as many times as allowed from this address (its /64 for IPv6) within the window that opened at its first failure (by default 5 times in 5 minutes); every attempt from there, with the right secret too, gets this answer until the window closes, `Retry-After` seconds from now. Other addresses, and other clients, are not affected. On AWS, the API\'s throttling answers 429 too, with API Gateway\'s own `{"message":"Too Many Requests"}`.',
+      schema: OAuthErrorBody,
+      contentType: 'application/json',
+      headers: { 'Retry-After': { ...HEADERS['Retry-After'], description: 'Seconds until the window closes (at least 1).' } },
+    },
+    503: {
+      ...PROBLEM_RESPONSES.ServiceUnavailable,
+      description:
+        'Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles sign-ins (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds.',
+      alternatives: { 'application/json': OAuthErrorBody },
+    },
     ...COMMON_PROBLEMS,
   },
 });

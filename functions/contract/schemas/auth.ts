@@ -12,24 +12,24 @@ export const TokenRequest = z
   })
   .meta({ id: 'TokenRequest', examples: [{ username: 'alice', password: 'correct horse battery staple' }] });
 
-/** Longest client id (`{companyId}~{deviceId}`: two ids of at most 128 characters and the separator). */
-const MAX_CLIENT_ID_LENGTH = 257;
-
 export const ClientCredentialsRequest = z
   .object({
     grant_type: z.string().min(1).max(64).describe('`client_credentials`; another grant gives 400 `unsupported_grant_type`.'),
+    // No length bounds here: an empty or over-long client id or secret is a failed client authentication (401
+    // invalid_client, RFC 6749 §5.2), the same answer as through HTTP Basic, whose credential this schema never sees.
+    // The bounds are the grant's (functions/core/device-tokens.ts), within the address's body limit.
     client_id: z
       .string()
-      .min(1)
-      .max(MAX_CLIENT_ID_LENGTH)
-      .describe("The device's client id (`{companyId}~{deviceId}`); may be left out with HTTP Basic client authentication.")
+      .describe(
+        "The device's client id (`{companyId}~{deviceId}`, at most 257 characters; another is an unknown client, 401 `invalid_client`); may be left out with HTTP Basic client authentication.",
+      )
       .optional(),
     client_secret: z
       .string()
-      .min(1)
-      .max(256)
       .meta({ format: 'password' })
-      .describe("The device's client secret; leave it out with HTTP Basic client authentication.")
+      .describe(
+        "The device's client secret (43 characters as issued; over 256 is a wrong secret, 401 `invalid_client`); leave it out with HTTP Basic client authentication.",
+      )
       .optional(),
     scope: z.string().max(1024).describe('Ignored: a device token always has the one scope `device`.').optional(),
   })
@@ -42,7 +42,9 @@ export const ClientCredentialsRequest = z
 
 export const OAuthErrorBody = z
   .object({
-    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type']).describe('RFC 6749 §5.2 error code.'),
+    error: z
+      .enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable'])
+      .describe('RFC 6749 §5.2 error code; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.'),
     error_description: z.string().describe('What went wrong, for a developer.'),
   })
   .strict()
