@@ -253,7 +253,7 @@ describe('the OpenAPI document of the rollout routes', () => {
 
   it('has the six operations with every status', () => {
     const expected: [string, string, string, string[]][] = [
-      [base, 'post', 'RolloutCreate', ['202', '400', '401', '403', '413', '422', '431', '500', '503']],
+      [base, 'post', 'RolloutCreate', ['202', '400', '401', '403', '413', '415', '422', '431', '500', '503']],
       [base, 'get', 'RolloutsList', ['200', '400', '401', '403', '431', '500', '503']],
       [`${base}/{rolloutId}`, 'get', 'RolloutGet', ['200', '400', '401', '403', '404', '431', '500', '503']],
       [`${base}/{rolloutId}/pause`, 'post', 'RolloutPause', ['200', '400', '401', '403', '404', '409', '431', '500', '503']],
