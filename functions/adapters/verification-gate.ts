@@ -1,8 +1,10 @@
 /**
  * The VerificationGate of one process: how many secret hashes run at once, how many attempts may be under way, and
- * which go first. Device secrets are checked with scrypt (about 10 ms of CPU each) on libuv's thread pool, 4 threads
- * by default, which also serves file and DNS work: without a bound, 1,000 wrong attempts arriving together queue every
- * other request behind seconds of hashing.
+ * which go first. Device secrets (and, locally, users' passwords) are checked with scrypt (about 10 ms of CPU each,
+ * 40 ms for a password) on libuv's thread pool, 4 threads by default, which also serves file and DNS work: without a
+ * bound, 1,000 wrong attempts arriving together queue every other request behind seconds of hashing. It bounds this
+ * process only: on AWS each function instance serves one request at a time, so there the per-key bound is the
+ * ClientFailureStore's reservation, never this gate.
  *
  * An attempt is `suspect` when its source failed recently (in this process) or already has `trustedPerSource`
  * attempts under way; otherwise `trusted`. Trusted attempts are admitted up to `maxAdmitted.trusted` and hashed
@@ -55,7 +57,6 @@ export class BoundedVerificationGate implements VerificationGate {
   private readonly now: () => number;
   private readonly admitted: Record<Class, number> = { trusted: 0, suspect: 0 };
   private readonly bySource = new Map<string, number>();
-  private readonly byKey = new Map<string, number>();
   /** Source → until when it is suspect (epoch ms). */
   private readonly failedUntil: LRUCache<string, number>;
   private running = 0;
@@ -77,26 +78,22 @@ export class BoundedVerificationGate implements VerificationGate {
     };
   }
 
-  enter(source: string, key: string): VerificationPass | undefined {
+  enter(source: string): VerificationPass | undefined {
     const failedUntil = this.failedUntil.get(source);
     const underWay = this.bySource.get(source) ?? 0;
     const entered: Class =
       (failedUntil !== undefined && failedUntil > this.now()) || underWay >= this.options.trustedPerSource ? 'suspect' : 'trusted';
     if (this.admitted[entered] >= this.options.maxAdmitted[entered]) return undefined;
-    const othersForKey = this.byKey.get(key) ?? 0;
     this.admitted[entered] += 1;
     this.bySource.set(source, underWay + 1);
-    this.byKey.set(key, othersForKey + 1);
     let left = false;
     return {
-      othersForKey,
       verify: (check, suspect) => this.run(check, suspect ? 'suspect' : entered),
       leave: (failed) => {
         if (left) return;
         left = true;
         this.admitted[entered] -= 1;
         decrement(this.bySource, source);
-        decrement(this.byKey, key);
         if (failed) this.failedUntil.set(source, this.now() + this.options.suspectForMs);
       },
     };

@@ -6,9 +6,9 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { type DeviceCredential, parseDeviceClientId } from './devices.js';
-import { type ClientFailurePolicy, clientFailureKey, clientSourceOf } from './client-failures.js';
+import { type CheckLimits, type CheckRefusals, clientFailureKey, clientSourceOf, limitedCheck } from './client-failures.js';
 import { OAuthError } from './errors.js';
-import type { ClientFailureStore, DeviceRepository, DeviceTokenSigner, VerificationGate } from './ports.js';
+import type { DeviceRepository, DeviceTokenSigner } from './ports.js';
 import { DEVICE_SCOPE } from './principal.js';
 
 const scrypt = promisify(scryptCallback) as (
@@ -127,40 +127,47 @@ export function clientCredentialsOf(request: ClientCredentialsRequest): { client
   return { clientId, clientSecret, viaBasic: true };
 }
 
-/** Seconds a client is told to wait when the process has too many verifications under way (503). */
-export const BUSY_RETRY_AFTER_SECONDS = 1;
-
-/** What the client credentials grant uses. */
-export interface DeviceTokenDependencies {
+/** What the client credentials grant uses: the devices, the signer, and the limits of secret checks. */
+export interface DeviceTokenDependencies extends CheckLimits {
   devices: Pick<DeviceRepository, 'get'>;
   signer: DeviceTokenSigner;
-  /** Failed attempts per client id and source, durable (the clientFailures table). */
-  failures: ClientFailureStore;
-  /** This process's admission and ordering of hash verifications. */
-  gate: VerificationGate;
-  /** How many failures a key may make, in what window. */
-  policy: ClientFailurePolicy;
-  /** The clock, epoch ms. @default Date.now */
-  now?: () => number;
   /** Checks a secret against a stored hash. @default verifyDeviceSecret */
   verify?: (secret: string, stored: string) => Promise<boolean>;
 }
+
+/** The client credentials grant's refusals before a hash: OAuth `temporarily_unavailable` (RFC 6749 JSON). */
+const DEVICE_REFUSALS: CheckRefusals = {
+  busy: (seconds) =>
+    OAuthError.retryLater(
+      503,
+      `Too many client authentications are being checked right now; retry after ${seconds} second(s) (Retry-After).`,
+      seconds,
+    ),
+  blocked: (seconds) =>
+    OAuthError.retryLater(
+      429,
+      `Too many failed client authentications for this client from this address; retry after ${seconds} second(s) (Retry-After), with the right secret.`,
+      seconds,
+    ),
+};
 
 /**
  * The client credentials grant: checks the device's client id and secret against its stored credential and signs a
  * token acting as that device (claims `sub` = device id, `companies` = [company], `scope` = DEVICE_SCOPE,
  * `client_id`, `cred` = the credential's id), valid `lifetimeSeconds`.
  *
- * Failed attempts are counted per client id and source (clientFailureKey, `request.source`): once a key has
- * `policy.limit` failures in its window (in the store, plus its attempts still under way in this process), its
- * attempts answer 429 until the window closes, whatever the secret, after one read and no hash. A success clears the
- * key's count. Hashes run through `gate`: a full gate answers 503 before any I/O.
+ * Attempts are counted per client id and source (clientFailureKey, `request.source`) through limitedCheck: each is
+ * reserved in the store before its hash, so a key gets at most `policy.limit` hashes per window across every
+ * process, and once it has `policy.limit` attempts without a success in its window, its attempts answer 429 until
+ * the window closes, whatever the secret, after one write and no read of the device. A success clears the key's
+ * count. Hashes run through `gate`: a full gate answers 503 before any I/O.
  * @throws OAuthError unsupported_grant_type (400) for a grant other than client_credentials; invalid_request (400)
  *   for a request using two client authentication methods or a malformed Basic credential; invalid_client (401)
  *   for a missing, unknown or malformed client id, a missing or wrong secret, a device that is deleted or being
  *   deleted, or one without credentials: one answer for all, which tells nothing about which devices exist;
  *   temporarily_unavailable 429 with Retry-After (seconds until the key's window closes) for a key at its limit, or
  *   503 with Retry-After BUSY_RETRY_AFTER_SECONDS when the gate admits no more attempts.
+ * @throws ServiceUnavailableError (503) when the store of attempts cannot be used: no secret is checked then.
  */
 export async function issueDeviceToken(
   dependencies: DeviceTokenDependencies,
@@ -182,47 +189,25 @@ export async function issueDeviceToken(
   // No client id of the public syntax: refused at once, neither counted nor hashed (answering faster tells only what
   // the syntax already says).
   if (named === undefined) throw refused;
-  const { failures, gate, policy, now = Date.now, verify = verifyDeviceSecret } = dependencies;
+  const { verify = verifyDeviceSecret } = dependencies;
   const source = clientSourceOf(request.source);
-  const key = clientFailureKey(clientId as string, source);
-  const pass = gate.enter(source, key);
-  if (pass === undefined) {
-    throw OAuthError.retryLater(
-      503,
-      `Too many client authentications are being checked right now; retry after ${BUSY_RETRY_AFTER_SECONDS} second(s) (Retry-After).`,
-      BUSY_RETRY_AFTER_SECONDS,
-    );
-  }
-  let failed = false;
-  let credentialId: string;
-  try {
-    const at = now();
-    const recent = await failures.current(key, at);
-    if ((recent?.failures ?? 0) + pass.othersForKey >= policy.limit) {
-      // At the limit in the store: until the window closes. Only with attempts under way here: they decide in moments.
-      const seconds = recent !== undefined && recent.failures >= policy.limit ? (recent.windowEndsAt - at) / 1000 : 1;
-      throw OAuthError.retryLater(
-        429,
-        `Too many failed client authentications for this client from this address; retry after ${Math.max(1, Math.ceil(seconds))} second(s) (Retry-After), with the right secret.`,
-        seconds,
-      );
-    }
-    const device = await dependencies.devices.get(named.company, named.deviceId);
-    const credential = device === undefined || device.deleting === true ? undefined : device.credential;
-    const usableSecret = clientSecret !== undefined && clientSecret.length <= MAX_CLIENT_SECRET_LENGTH ? clientSecret : undefined;
-    // Verified whatever was found, so the answer takes as long for an unknown client as for a wrong secret. A key with
-    // failures in its window waits behind the attempts of clients without.
-    const matches = await pass.verify(() => verify(usableSecret ?? '', credential?.secretHash ?? DECOY_HASH), recent !== undefined);
-    if (credential === undefined || usableSecret === undefined || !matches) {
-      failed = true;
-      await failures.record(key, now(), policy.windowMs);
-      throw refused;
-    }
-    if (recent !== undefined) await failures.clear(key);
-    credentialId = credential.id;
-  } finally {
-    pass.leave(failed);
-  }
+  let credentialId: string | undefined;
+  const authenticated = await limitedCheck(
+    dependencies,
+    { key: clientFailureKey(clientId as string, source), source },
+    DEVICE_REFUSALS,
+    async (slot) => {
+      const device = await dependencies.devices.get(named.company, named.deviceId);
+      const credential = device === undefined || device.deleting === true ? undefined : device.credential;
+      const usableSecret = clientSecret !== undefined && clientSecret.length <= MAX_CLIENT_SECRET_LENGTH ? clientSecret : undefined;
+      // Verified whatever was found, so the answer takes as long for an unknown client as for a wrong secret.
+      const matches = await slot(() => verify(usableSecret ?? '', credential?.secretHash ?? DECOY_HASH));
+      if (credential === undefined || usableSecret === undefined || !matches) return false;
+      credentialId = credential.id;
+      return true;
+    },
+  );
+  if (!authenticated || credentialId === undefined) throw refused;
   const accessToken = await dependencies.signer.sign(
     { sub: named.deviceId, companies: [named.company], scope: DEVICE_SCOPE, client_id: clientId as string, cred: credentialId },
     lifetimeSeconds,

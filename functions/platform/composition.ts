@@ -204,9 +204,12 @@ export function idempotencyStore(): CompressedDynamoDbPersistenceLayer {
   return idempotency;
 }
 
-/** What the client credentials grant needs besides the devices and the signer (functions/core/device-tokens.ts). */
+/**
+ * What secret checks need besides the credentials (functions/core/client-failures.ts, CheckLimits): the client
+ * credentials grant's, and the local issuer's password checks.
+ */
 export interface ClientAuthentication {
-  /** Failed attempts per client id and source, on CLIENT_FAILURES_TABLE. */
+  /** Attempts per key (client id or username, and source), on CLIENT_FAILURES_TABLE. */
   failures: ClientFailureStore;
   /** This process's admission and ordering of secret hashes (one per process: it bounds the process's hashing). */
   gate: VerificationGate;
@@ -217,7 +220,7 @@ export interface ClientAuthentication {
 let clientAuthenticationParts: ClientAuthentication | undefined;
 
 /**
- * The client credentials grant's failure store (DynamoDbClientFailureStore on services()' DynamoDB client), its
+ * The secret checks' attempt store (DynamoDbClientFailureStore on services()' DynamoDB client), their
  * verification gate (BoundedVerificationGate with DEFAULT_GATE_OPTIONS, the window as how long a failed source stays
  * suspect) and its policy, built once.
  * @throws EnvironmentError naming each missing or malformed variable of the `clientFailures` (or `storage`) group.

@@ -1,24 +1,32 @@
-/** In-memory fakes of the client credentials grant's failure store, for unit tests of the use case. */
-import type { ClientFailureCount, ClientFailureStore } from '../../functions/core/ports.js';
+/** In-memory fakes of the secret checks' attempt store, for unit tests of the use cases. */
+import type { ClientAttemptReservation, ClientFailureStore } from '../../functions/core/ports.js';
 
-/** A ClientFailureStore in a Map, with the window rules of the DynamoDB adapter; counts its calls. */
+/** A key's count in its window, as the fake keeps it. */
+export interface StoredAttempts {
+  /** Attempts in the window without a success. */
+  failures: number;
+  /** Epoch ms. */
+  windowEndsAt: number;
+}
+
+/**
+ * A ClientFailureStore in a Map, with the window rules of the DynamoDB adapter (a reservation is atomic: it runs
+ * without awaiting anything, as the conditional write does on the table); counts its calls.
+ */
 export class InMemoryClientFailureStore implements ClientFailureStore {
-  readonly counts = new Map<string, ClientFailureCount>();
+  readonly counts = new Map<string, StoredAttempts>();
   readonly calls: string[] = [];
 
-  async current(key: string, now: number): Promise<ClientFailureCount | undefined> {
-    this.calls.push(`current ${key}`);
-    const count = this.counts.get(key);
-    return count !== undefined && count.windowEndsAt > now ? { ...count } : undefined;
-  }
-
-  async record(key: string, now: number, windowMs: number): Promise<ClientFailureCount> {
-    this.calls.push(`record ${key}`);
-    const open = await this.current(key, now);
-    this.calls.pop();
-    const next = open === undefined ? { failures: 1, windowEndsAt: now + windowMs } : { ...open, failures: open.failures + 1 };
-    this.counts.set(key, next);
-    return { ...next };
+  async reserve(key: string, now: number, policy: { limit: number; windowMs: number }): Promise<ClientAttemptReservation> {
+    this.calls.push(`reserve ${key}`);
+    const stored = this.counts.get(key);
+    if (stored === undefined || stored.windowEndsAt <= now) {
+      this.counts.set(key, { failures: 1, windowEndsAt: now + policy.windowMs });
+      return { reserved: true, attempts: 1, windowEndsAt: now + policy.windowMs };
+    }
+    if (stored.failures >= policy.limit) return { reserved: false, windowEndsAt: stored.windowEndsAt };
+    stored.failures += 1;
+    return { reserved: true, attempts: stored.failures, windowEndsAt: stored.windowEndsAt };
   }
 
   async clear(key: string): Promise<void> {

@@ -4,13 +4,13 @@
  * errors (aws-sdk-client-mock on the handlers' own client), the idempotency store (Powertools wraps the SDK's error),
  * and an endpoint that accepts connections but never answers (the SDK clients' timeouts). A genuine bug stays 500.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { InternalServerError, ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -32,6 +32,7 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIG
 let listDeployments: Handler;
 let executeDeployments: Handler;
 let tokenEndpoint: Handler;
+let authDirectory: string | undefined;
 
 beforeAll(async () => {
   // Nothing listens on this port: every DynamoDB call is refused, as when DynamoDB Local has died.
@@ -53,12 +54,16 @@ beforeAll(async () => {
     AWS_REGION: 'us-east-1',
   });
   // The local token endpoint's issuer: an empty users file in a folder of its own.
-  const authDirectory = await mkdtemp(join(tmpdir(), 'dss-unavailable-'));
+  authDirectory = await mkdtemp(join(tmpdir(), 'dss-unavailable-'));
   await writeFile(join(authDirectory, USERS_FILE), '[]');
   Object.assign(process.env, { LOCAL_AUTH_DIR: authDirectory, JWT_ISSUER: 'http://127.0.0.1:3002', JWT_AUDIENCE: 'test' });
   tokenEndpoint = (await import('../../functions/handlers/auth-token.js')).handler as unknown as Handler;
   listDeployments = (await import('../../functions/handlers/deployments-list.js')).handler as unknown as Handler;
   executeDeployments = (await import('../../functions/handlers/deployments-execute.js')).handler as unknown as Handler;
+});
+
+afterAll(async () => {
+  if (authDirectory !== undefined) await rm(authDirectory, { recursive: true, force: true });
 });
 
 afterEach(() => {
@@ -195,27 +200,46 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
     }
   });
 
+  /** POST /token with the client credentials grant, a wrong secret. */
+  const wrongSecret = () => {
+    const request = event('POST', 'POST /token', '/token', {
+      body: 'grant_type=client_credentials&client_id=acme~kiosk-1&client_secret=wrong',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    return tokenEndpoint({ ...request, pathParameters: {} }, lambdaContext());
+  };
+
   it("POST /token (client credentials) while the failed attempts' table throttles: 503 problem, Retry-After 2, every time", async () => {
     const dynamo = mockClient(services().dynamoDb);
     try {
       dynamo
-        .on(GetCommand, { TableName: 'client-failures' })
+        .on(UpdateCommand, { TableName: 'client-failures' })
         .rejects(new ProvisionedThroughputExceededException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } }));
       dynamo.on(GetCommand, { TableName: 'devices' }).resolves({});
-      const token = () => {
-        const request = event('POST', 'POST /token', '/token', {
-          body: 'grant_type=client_credentials&client_id=acme~kiosk-1&client_secret=wrong',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        });
-        return tokenEndpoint({ ...request, pathParameters: {} }, lambdaContext());
-      };
       // More than the verification gate admits at once: each failed attempt leaves it (else the last would be the
       // gate's own 503, Retry-After 1).
-      for (let attempt = 0; attempt < 70; attempt += 1) expectUnavailable(await token(), '2');
+      for (let attempt = 0; attempt < 70; attempt += 1) expectUnavailable(await wrongSecret(), '2');
     } finally {
       dynamo.restore();
     }
   });
+
+  it.each(['ResourceNotFoundException', 'AccessDeniedException'])(
+    "POST /token (client credentials) when the failed attempts' table cannot be used (%s): 503 problem, Retry-After 5, no device read",
+    async (name) => {
+      const dynamo = mockClient(services().dynamoDb);
+      try {
+        dynamo
+          .on(UpdateCommand, { TableName: 'client-failures' })
+          .rejects(Object.assign(new Error(`${name} on client-failures`), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } }));
+        dynamo.on(GetCommand, { TableName: 'devices' }).resolves({});
+        expectUnavailable(await wrongSecret(), '5');
+        expect(dynamo.commandCalls(GetCommand)).toHaveLength(0);
+      } finally {
+        dynamo.restore();
+      }
+    },
+  );
 
   it('a genuine bug (TypeError) under the same handler is still 500, logged as an error', async () => {
     const failed = vi.spyOn(logger, 'error');

@@ -32,7 +32,7 @@ describe('BoundedVerificationGate', () => {
   it('runs at most `concurrency` hashes at once; each finished one starts the next', async () => {
     const gate = new BoundedVerificationGate({ concurrency: 2 });
     const { started, hash, end } = hashes();
-    for (const name of ['a', 'b', 'c', 'd']) void gate.enter(`10.0.0.${name.charCodeAt(0)}`, name)?.verify(hash(name), false);
+    for (const name of ['a', 'b', 'c', 'd']) void gate.enter(`10.0.0.${name.charCodeAt(0)}`)?.verify(hash(name), false);
     await settle();
     expect(started).toEqual(['a', 'b']);
     await end('a');
@@ -45,10 +45,10 @@ describe('BoundedVerificationGate', () => {
   it('hashes every waiting trusted attempt before any suspect one, whatever their order of arrival', async () => {
     const gate = new BoundedVerificationGate({ concurrency: 1 });
     const { started, hash, end } = hashes();
-    void gate.enter('10.0.0.1', 'first')?.verify(hash('first'), false);
-    void gate.enter('10.0.0.2', 'flood-1')?.verify(hash('flood-1'), true);
-    void gate.enter('10.0.0.2', 'flood-2')?.verify(hash('flood-2'), true);
-    void gate.enter('10.0.0.3', 'device')?.verify(hash('device'), false);
+    void gate.enter('10.0.0.1')?.verify(hash('first'), false);
+    void gate.enter('10.0.0.2')?.verify(hash('flood-1'), true);
+    void gate.enter('10.0.0.2')?.verify(hash('flood-2'), true);
+    void gate.enter('10.0.0.3')?.verify(hash('device'), false);
     await settle();
     await end('first');
     await end('device');
@@ -61,13 +61,13 @@ describe('BoundedVerificationGate', () => {
     const gate = new BoundedVerificationGate({ concurrency: 1, trustedPerSource: 2, suspectForMs: 1_000, now: () => now });
     const { started, hash, end } = hashes();
     // A source that failed a moment ago waits behind one that did not, though it came first.
-    gate.enter('10.0.0.9', 'k')?.leave(true);
+    gate.enter('10.0.0.9')?.leave(true);
     const passes = [
       ['10.0.0.5', 'busy'],
       ['10.0.0.9', 'failed-recently'],
       ['10.0.0.1', 'clean'],
     ].map(([source, name]) => {
-      const pass = gate.enter(source as string, name as string) as VerificationPass;
+      const pass = gate.enter(source as string) as VerificationPass;
       void pass.verify(hash(name as string), false);
       return pass;
     });
@@ -80,11 +80,11 @@ describe('BoundedVerificationGate', () => {
     // Its failure forgotten after suspectForMs, it is trusted again.
     now = 1_001;
     expect(gate.stats().admitted).toEqual({ trusted: 0, suspect: 0 });
-    const again = gate.enter('10.0.0.9', 'later') as VerificationPass;
+    const again = gate.enter('10.0.0.9') as VerificationPass;
     expect(gate.stats().admitted).toEqual({ trusted: 1, suspect: 0 });
     // Two under way from one source: its third is suspect.
-    gate.enter('10.0.0.9', 'later-2');
-    gate.enter('10.0.0.9', 'later-3');
+    gate.enter('10.0.0.9');
+    gate.enter('10.0.0.9');
     expect(gate.stats().admitted).toEqual({ trusted: 2, suspect: 1 });
     again.leave(false);
   });
@@ -92,24 +92,24 @@ describe('BoundedVerificationGate', () => {
   it('admits at most maxAdmitted attempts of a class; leaving one admits the next; a flood does not take the trusted share', () => {
     const gate = new BoundedVerificationGate({ trustedPerSource: 1, maxAdmitted: { trusted: 2, suspect: 3 } });
     const flood: (VerificationPass | undefined)[] = [];
-    for (let attempt = 0; attempt < 10; attempt += 1) flood.push(gate.enter('203.0.113.9', `acme~kiosk-${attempt}#203.0.113.9`));
+    for (let attempt = 0; attempt < 10; attempt += 1) flood.push(gate.enter('203.0.113.9'));
     // One trusted (the first of its source), then three suspect, then refusals.
     expect(flood.filter((pass) => pass !== undefined)).toHaveLength(4);
     expect(gate.stats().admitted).toEqual({ trusted: 1, suspect: 3 });
-    expect(gate.enter('198.51.100.7', 'acme~device#198.51.100.7')).toBeDefined();
-    expect(gate.enter('198.51.100.8', 'acme~other#198.51.100.8')).toBeUndefined();
+    expect(gate.enter('198.51.100.7')).toBeDefined();
+    expect(gate.enter('198.51.100.8')).toBeUndefined();
     flood[1]?.leave(false);
-    expect(gate.enter('203.0.113.9', 'acme~kiosk-10#203.0.113.9')).toBeDefined();
+    expect(gate.enter('203.0.113.9')).toBeDefined();
   });
 
-  it('counts the attempts of a key under way (othersForKey), and forgets them once left', () => {
-    const gate = new BoundedVerificationGate();
-    const first = gate.enter('10.0.0.1', 'key') as VerificationPass;
-    const second = gate.enter('10.0.0.1', 'key') as VerificationPass;
-    expect([first.othersForKey, second.othersForKey]).toEqual([0, 1]);
+  it('counts a pass out once, however often it is left', () => {
+    const gate = new BoundedVerificationGate({ maxAdmitted: { trusted: 2, suspect: 0 } });
+    const first = gate.enter('10.0.0.1') as VerificationPass;
+    gate.enter('10.0.0.2');
     first.leave(false);
-    second.leave(false);
-    second.leave(false);
-    expect((gate.enter('10.0.0.1', 'key') as VerificationPass).othersForKey).toBe(0);
+    first.leave(false);
+    expect(gate.stats().admitted).toEqual({ trusted: 1, suspect: 0 });
+    expect(gate.enter('10.0.0.3')).toBeDefined();
+    expect(gate.enter('10.0.0.4')).toBeUndefined();
   });
 });

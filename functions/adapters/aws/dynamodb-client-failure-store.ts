@@ -1,17 +1,37 @@
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ClientFailureCount, ClientFailureStore } from '../../core/ports.js';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ServiceUnavailableError } from '../../core/errors.js';
+import type { ClientAttemptReservation, ClientFailureStore } from '../../core/ports.js';
 import { isConditionalCheckFailed } from './dynamodb-shared.js';
 
 /** The item's attributes, by expression name (names, not reserved words, but spelled once). */
 const NAMES = { '#failures': 'failures', '#end': 'windowEndsAt', '#expires': 'expiresAt' } as const;
 
-/** Writes `record` tries when racing writers replace a closed window under it (each race needs another writer). */
-const RECORD_ATTEMPTS = 3;
+/**
+ * Rounds of `reserve` when racing writers replace a closed window under it. Each lost round means another writer
+ * opened a window, which the next round finds open; a third loss needs clocks apart by a whole window.
+ */
+const RESERVE_ROUNDS = 3;
+
+/** How long a reservation that lost every round is refused, ms: the key has that many attempts arriving at once. */
+const CONTENDED_RETRY_MS = 1_000;
+
+/**
+ * Errors meaning the table cannot be used at all (deleted or never created, the role without the grant, the
+ * function's credentials refused): answered 503 like an outage, never with a hash. Throttling and unreachable
+ * endpoints keep the client's error, which the platform already answers 503 with its own Retry-After.
+ */
+const UNUSABLE_TABLE_ERRORS = new Set(['ResourceNotFoundException', 'AccessDeniedException', 'UnrecognizedClientException']);
+
+/** Seconds a client is told to wait when the table cannot be used. */
+const UNUSABLE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * ClientFailureStore on the clientFailures table (tables.ts): one item per key, pk `pk` = the key, `failures` (the
- * count), `windowEndsAt` (epoch ms) and `expiresAt` (epoch seconds, the table's TTL attribute, the end of the window:
- * DynamoDB deletes closed windows, within days; until then reads ignore them).
+ * attempts of the window not followed by a success), `windowEndsAt` (epoch ms) and `expiresAt` (epoch seconds, the
+ * table's TTL attribute, the end of the window: DynamoDB deletes closed windows, within days; until then `reserve`
+ * treats them as absent). Uses UpdateItem and DeleteItem only.
  */
 export class DynamoDbClientFailureStore implements ClientFailureStore {
   constructor(
@@ -21,77 +41,81 @@ export class DynamoDbClientFailureStore implements ClientFailureStore {
 
   /**
    * @inheritdoc
-   * An eventually consistent GetItem (half a read unit, on every token request): a failure written a moment ago may
-   * be missed by a read in another function instance, which lets a burst through a few attempts beyond the limit.
+   * An UpdateItem adding 1 on condition that there is no item, or an open window below the limit (creating the item
+   * with a window when there is none); refused, it returns the item it found (ReturnValuesOnConditionCheckFailure),
+   * so an open window at the limit costs no read. A closed window found is replaced by an UpdateItem on condition it
+   * is still closed (or gone); losing that race starts the round again.
    */
-  async current(key: string, now: number): Promise<ClientFailureCount | undefined> {
-    const { Item } = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: key },
-        ProjectionExpression: '#failures, #end',
-        ExpressionAttributeNames: { '#failures': NAMES['#failures'], '#end': NAMES['#end'] },
-      }),
-    );
-    return open(Item, now);
-  }
-
-  /**
-   * @inheritdoc
-   * An UpdateItem adding 1 on condition that no window or an open one is there (creating the item with the window if
-   * there is none); when the stored window has closed, an UpdateItem setting a new window on condition it is still
-   * closed. Racing writers that replace the same closed window make the losers add to the winner's window
-   * (RECORD_ATTEMPTS).
-   */
-  async record(key: string, now: number, windowMs: number): Promise<ClientFailureCount> {
-    const windowEndsAt = now + windowMs;
+  async reserve(key: string, now: number, policy: { limit: number; windowMs: number }): Promise<ClientAttemptReservation> {
+    const windowEndsAt = now + policy.windowMs;
     const expiresAt = Math.ceil(windowEndsAt / 1000);
-    for (let attempt = 1; ; attempt += 1) {
+    for (let round = 1; round <= RESERVE_ROUNDS; round += 1) {
       try {
-        const { Attributes } = await this.client.send(
+        const { Attributes } = await this.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: { pk: key },
             UpdateExpression: 'ADD #failures :one SET #end = if_not_exists(#end, :end), #expires = if_not_exists(#expires, :expires)',
-            ConditionExpression: 'attribute_not_exists(pk) OR #end > :now',
+            ConditionExpression: 'attribute_not_exists(pk) OR (#end > :now AND #failures < :limit)',
             ExpressionAttributeNames: NAMES,
-            ExpressionAttributeValues: { ':one': 1, ':end': windowEndsAt, ':expires': expiresAt, ':now': now },
+            ExpressionAttributeValues: { ':one': 1, ':end': windowEndsAt, ':expires': expiresAt, ':now': now, ':limit': policy.limit },
             ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return open(Attributes, now) as ClientFailureCount;
+        return { reserved: true, attempts: Number(Attributes?.failures), windowEndsAt: Number(Attributes?.windowEndsAt) };
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
+        const found = storedOnRefusal(error);
+        const foundEnd = found?.windowEndsAt;
+        // An open window at its limit: refused until it closes.
+        if (typeof foundEnd === 'number' && foundEnd > now) return { reserved: false, windowEndsAt: foundEnd };
       }
-      // The stored window has closed: a new one, unless another writer opened it first.
+      // The window found has closed: a new one counting this attempt, unless another writer opened one first.
       try {
-        await this.client.send(
+        await this.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: { pk: key },
             UpdateExpression: 'SET #failures = :one, #end = :end, #expires = :expires',
-            ConditionExpression: '#end <= :now',
+            ConditionExpression: 'attribute_not_exists(pk) OR #end <= :now',
             ExpressionAttributeNames: NAMES,
             ExpressionAttributeValues: { ':one': 1, ':end': windowEndsAt, ':expires': expiresAt, ':now': now },
           }),
         );
-        return { failures: 1, windowEndsAt };
+        return { reserved: true, attempts: 1, windowEndsAt };
       } catch (error) {
-        if (!isConditionalCheckFailed(error) || attempt >= RECORD_ATTEMPTS) throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
     }
+    return { reserved: false, windowEndsAt: now + CONTENDED_RETRY_MS };
   }
 
   /** @inheritdoc One DeleteItem. */
   async clear(key: string): Promise<void> {
-    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: key } }));
+    await this.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: key } }));
+  }
+
+  /**
+   * Sends `command`, a table that cannot be used becoming a ServiceUnavailableError (the SDK's error as its cause).
+   * @throws ServiceUnavailableError for UNUSABLE_TABLE_ERRORS; the client's error otherwise.
+   */
+  private async send(command: UpdateCommand | DeleteCommand): Promise<{ Attributes?: Record<string, unknown> }> {
+    try {
+      return command instanceof UpdateCommand ? await this.client.send(command) : await this.client.send(command);
+    } catch (error) {
+      if (!UNUSABLE_TABLE_ERRORS.has((error as { name?: string } | null)?.name ?? '')) throw error;
+      const unavailable = new ServiceUnavailableError(
+        `Failed authentication attempts cannot be counted right now, so none is checked; retry after ${UNUSABLE_RETRY_AFTER_SECONDS} seconds (Retry-After).`,
+        UNUSABLE_RETRY_AFTER_SECONDS,
+      );
+      throw Object.assign(unavailable, { cause: error });
+    }
   }
 }
 
-/** The count of a stored item if its window is open at `now` (epoch ms). */
-function open(item: Record<string, unknown> | undefined, now: number): ClientFailureCount | undefined {
-  const failures = item?.failures;
-  const windowEndsAt = item?.windowEndsAt;
-  if (typeof failures !== 'number' || typeof windowEndsAt !== 'number' || windowEndsAt <= now) return undefined;
-  return { failures, windowEndsAt };
+/** The item a refused conditional write found (ReturnValuesOnConditionCheckFailure ALL_OLD), plain, or undefined. */
+function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
+  const item = (error as { Item?: Record<string, AttributeValue> } | null)?.Item;
+  return item === undefined ? undefined : unmarshall(item);
 }
