@@ -153,6 +153,38 @@ describe('failed client authentications', () => {
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(7);
   });
 
+  it.each([
+    ['blocked (429)', 'blocked'],
+    ['refused (401)', 'wrong'],
+    ['failing on the store', 'store'],
+    ['failing on the device read', 'read'],
+    ['failing in the hash', 'hash'],
+  ] as const)('lets each of 20 attempts in a row %s leave the gate, so devices still get their tokens', async (_name, exit) => {
+    // A gate that admits 2 attempts of each class: an attempt that never left would refuse the third with 503.
+    const w = world(new BoundedVerificationGate({ maxAdmitted: { trusted: 2, suspect: 2 } }));
+    if (exit === 'blocked') for (let attempt = 0; attempt < 5; attempt += 1) await w.ask('kiosk-1', 'wrong', ATTACKER_ADDRESS);
+    const failing = new Error(`${exit} failed`);
+    const { dependencies } = w;
+    const restore = { ...dependencies, devices: { ...dependencies.devices } };
+    if (exit === 'store') dependencies.failures.reserve = async () => Promise.reject(failing);
+    if (exit === 'read') dependencies.devices.get = async () => Promise.reject(failing);
+    if (exit === 'hash') dependencies.verify = async () => Promise.reject(failing);
+    const expected = { blocked: 429, wrong: 401, store: 'failed', read: 'failed', hash: 'failed' }[exit];
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      // One client id blocked, or a new one each time: every attempt counts, so one key would be blocked after 5.
+      const deviceId = exit === 'blocked' ? 'kiosk-1' : `kiosk-x${attempt}`;
+      const answer = await w
+        .ask(deviceId, 'wrong', ATTACKER_ADDRESS)
+        .catch((error: Error) => ({ status: error === failing ? 'failed' : error.message }));
+      expect(answer.status).toBe(expected);
+    }
+    Object.assign(dependencies, restore);
+    dependencies.failures.reserve = InMemoryClientFailureStore.prototype.reserve;
+    // A device on its own address, and one behind the address the attempts came from (a shop's router).
+    expect(await w.ask('kiosk-2', secret, DEVICE_ADDRESS)).toEqual({ status: 200 });
+    expect(await w.ask('kiosk-2', secret, ATTACKER_ADDRESS)).toEqual({ status: 200 });
+  });
+
   it('answers 503 with Retry-After before any read when the gate admits no more attempts', async () => {
     const gate = new BoundedVerificationGate({ maxAdmitted: { trusted: 0, suspect: 0 } });
     const w = world(gate);
