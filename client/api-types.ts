@@ -1910,6 +1910,21 @@ export interface components {
             /** @description Token lifetime, seconds. */
             expires_in: number;
         };
+        /** @description Too many failed attempts from this address: wait `Retry-After` seconds. */
+        TooManyRequestsProblem: {
+            /** @constant */
+            type: "https://device-scenario-service.dev/problems/too-many-requests";
+            /** @constant */
+            title: "Too Many Requests";
+            /** @constant */
+            status: 429;
+            /** @description Explanation specific to this occurrence. */
+            detail: string;
+            /** @description Request path of this occurrence. */
+            instance?: string;
+            /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
+            errorCount?: number;
+        };
         /** @description Missing, malformed, expired or untrusted bearer token; or wrong credentials at the token endpoint. */
         UnauthorizedProblem: {
             /** @constant */
@@ -3277,7 +3292,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Too Many Requests (client credentials grant, application/json `temporarily_unavailable`): this client id has failed to authenticate as many times as allowed from this address (its /64 for IPv6) within the window that opened at its first failure (by default 5 times in 5 minutes); every attempt from there, with the right secret too, gets this answer until the window closes, `Retry-After` seconds from now. Other addresses, and other clients, are not affected. On AWS, the API's throttling answers 429 too, with API Gateway's own `{"message":"Too Many Requests"}`. */
+            /** @description Too Many Requests: this client id (client credentials grant, application/json `temporarily_unavailable`), or locally this username (problem+json), has made as many attempts without a success as allowed from this address (its /64 for IPv6) within the window that opened at its first one (by default 5 in 5 minutes; simultaneous attempts count, the right secret too); every attempt from there, with the right secret too, gets this answer until the window closes, `Retry-After` seconds from now. Other addresses, and other clients, are not affected. On AWS, the token route's throttling answers 429 too, with API Gateway's own `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds until the window closes (at least 1). */
@@ -3285,12 +3300,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["TooManyRequestsProblem"];
                     "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles sign-ins (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];

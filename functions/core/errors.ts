@@ -134,6 +134,18 @@ export class UnprocessableRequestError extends DomainError {
   readonly title = 'Unprocessable Request';
 }
 
+/**
+ * 429: this caller made too many failed attempts (a user's sign-ins from one address); carries `Retry-After`, the
+ * seconds until it may try again.
+ */
+export class TooManyRequestsError extends DomainError {
+  readonly status = 429;
+  readonly title = 'Too Many Requests';
+  constructor(detail: string, retryAfterSeconds: number) {
+    super(detail, {}, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 /** 503: a backend (e.g. the search engine) is unavailable; carries `Retry-After` in seconds. */
 export class ServiceUnavailableError extends DomainError {
   readonly status = 503;

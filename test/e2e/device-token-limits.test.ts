@@ -3,7 +3,8 @@
  * (CLIENT_FAILURE_WINDOW_SECONDS; the limit is the default 5). After 5 wrong secrets from an address a client id
  * answers 429 with Retry-After, also to the right secret, until the window closes; the same client from another
  * address (127.0.0.2, the same host through another loopback address) and another client from the same address are
- * not affected. An over-long client id is one answer by form and by HTTP Basic.
+ * not affected. A user's wrong passwords are counted the same way (problem+json answers). An over-long client id is
+ * one answer by form and by HTTP Basic.
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { expectDocumented } from './contract.js';
 import {
   answerOf,
   clientFor,
+  DEMO_PASSWORDS,
   deviceTokenRequest,
   type JsonResult,
   type LocalService,
@@ -132,6 +134,24 @@ describe('failed client authentications', () => {
     expect(after.status).toBe(200);
     expect(Date.now() - blockedAt).toBeGreaterThanOrEqual((retryAfter - 1) * 1000);
     expect(after.body).toMatchObject({ token_type: 'Bearer' });
+  });
+
+  it("counts a user's wrong passwords per address the same way: 429 problem+json with Retry-After, to the right password too", async () => {
+    const json = { 'content-type': 'application/json' };
+    const signIn = (from: string, password: string) => tokenFrom(from, JSON.stringify({ username: 'bob', password }), json);
+    for (let attempt = 1; attempt <= LIMIT; attempt += 1) {
+      const wrong = await signIn('127.0.0.3', `wrong-${attempt}`);
+      expect([wrong.status, wrong.headers.get('content-type')]).toEqual([401, 'application/problem+json']);
+    }
+    const blocked = await signIn('127.0.0.3', DEMO_PASSWORDS.bob);
+    expect([blocked.status, blocked.headers.get('content-type'), blocked.body.title]).toEqual([
+      429,
+      'application/problem+json',
+      'Too Many Requests',
+    ]);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(blocked.headers.get('retry-after'))).toBeLessThanOrEqual(WINDOW_SECONDS);
+    expect((await signIn('127.0.0.4', DEMO_PASSWORDS.bob)).status).toBe(200);
   });
 
   it('answers an over-long client_id 401 invalid_client by form and by HTTP Basic alike', async () => {

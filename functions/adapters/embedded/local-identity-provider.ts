@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { ulid } from 'ulid';
-import type { DeviceTokenClaims, DeviceTokenSigner, IdentityProvider } from '../../core/ports.js';
+import type { DeviceTokenClaims, DeviceTokenSigner, HashSlot, IdentityProvider } from '../../core/ports.js';
 
 const scrypt = promisify(scryptCallback) as (
   password: string,
@@ -111,10 +111,16 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
   }
 
   /** @inheritdoc */
-  async issueToken(username: string, password: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined> {
+  async issueToken(
+    username: string,
+    password: string,
+    slot: HashSlot = (hash) => hash(),
+  ): Promise<{ accessToken: string; expiresInSeconds: number } | undefined> {
     const user = this.users.get(username);
     // Hash even for unknown users so response time does not reveal which usernames exist.
-    const matches = await verifyPassword(password, user?.passwordHash ?? `scrypt$16384$8$1$${'A'.repeat(24)}$${'A'.repeat(44)}`);
+    const matches = await slot(() =>
+      verifyPassword(password, user?.passwordHash ?? `scrypt$16384$8$1$${'A'.repeat(24)}$${'A'.repeat(44)}`),
+    );
     if (user === undefined || !matches) return undefined;
     const accessToken = await this.signed(
       { sub: user.username, companies: user.companies, scope: user.scope },

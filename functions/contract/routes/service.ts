@@ -16,7 +16,7 @@ import {
   TokenRequest,
   TokenResponse,
 } from '../schemas/auth.js';
-import { PayloadTooLargeProblem } from '../schemas/problems.js';
+import { PayloadTooLargeProblem, TooManyRequestsProblem } from '../schemas/problems.js';
 import { COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES } from '../schemas/responses.js';
 
 /** GET /openapi.json */
@@ -126,8 +126,8 @@ export const authToken = defineRoute({
     },
   },
   // Locally the local issuer, which reads a device's stored credential for the client credentials grant and counts
-  // failed attempts (reads, adds to and clears a key's count); on AWS the route is served by AUTH_ROUTES_ON_AWS's
-  // function instead, with these table grants.
+  // attempts per key (a conditional update reserves one, a delete clears them: items by key only); on AWS the route
+  // is served by AUTH_ROUTES_ON_AWS's function instead, with these table grants.
   access: { storage: true, tables: { devices: 'R', clientFailures: 'RW' }, memorySize: 256 },
   entry: 'functions/handlers/auth-token.ts',
   responses: {
@@ -155,15 +155,15 @@ export const authToken = defineRoute({
     413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },
     429: {
       description:
-        'Too Many Requests (client credentials grant, application/json `temporarily_unavailable`): this client id has failed to authenticate as many times as allowed from this address (its /64 for IPv6) within the window that opened at its first failure (by default 5 times in 5 minutes); every attempt from there, with the right secret too, gets this answer until the window closes, `Retry-After` seconds from now. Other addresses, and other clients, are not affected. On AWS, the API\'s throttling answers 429 too, with API Gateway\'s own `{"message":"Too Many Requests"}`.',
-      schema: OAuthErrorBody,
-      contentType: 'application/json',
+        'Too Many Requests: this client id (client credentials grant, application/json `temporarily_unavailable`), or locally this username (problem+json), has made as many attempts without a success as allowed from this address (its /64 for IPv6) within the window that opened at its first one (by default 5 in 5 minutes; simultaneous attempts count, the right secret too); every attempt from there, with the right secret too, gets this answer until the window closes, `Retry-After` seconds from now. Other addresses, and other clients, are not affected. On AWS, the token route\'s throttling answers 429 too, with API Gateway\'s own `{"message":"Too Many Requests"}`.',
+      schema: TooManyRequestsProblem,
+      alternatives: { 'application/json': OAuthErrorBody },
       headers: { 'Retry-After': { ...HEADERS['Retry-After'], description: 'Seconds until the window closes (at least 1).' } },
     },
     503: {
       ...PROBLEM_RESPONSES.ServiceUnavailable,
       description:
-        'Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles sign-ins (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds.',
+        'Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds.',
       alternatives: { 'application/json': OAuthErrorBody },
     },
     ...COMMON_PROBLEMS,

@@ -14,6 +14,7 @@ import {
   PayloadTooLargeError,
   QuotaExceededError,
   ServiceUnavailableError,
+  TooManyRequestsError,
   UnauthorizedError,
   UnprocessableRequestError,
   UnsupportedMediaTypeError,
@@ -185,6 +186,12 @@ export const InvalidArchiveProblem = errorVariant(
       ],
     },
   ],
+);
+export const TooManyRequestsProblem = errorVariant(
+  'TooManyRequestsProblem',
+  new TooManyRequestsError('', 1),
+  'Too many failed attempts from this address: wait `Retry-After` seconds.',
+  {},
 );
 export const ServiceUnavailableProblem = errorVariant(
   'ServiceUnavailableProblem',
