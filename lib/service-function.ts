@@ -83,6 +83,12 @@ export const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:DescribeTable',
 ] as const;
 
+/**
+ * DynamoDB actions of an `Item` grant: single items named by their key, nothing that lists or reads in bulk (Query,
+ * Scan, BatchGetItem, BatchWriteItem) and no DescribeTable.
+ */
+export const DYNAMODB_ITEM_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+
 /** What a function may do with archive objects: read (Get/Head), write (Put, server-side copy target), delete. */
 export type { ObjectAction };
 
@@ -197,9 +203,14 @@ export class ServiceFunction extends NodejsFunction {
 
   /**
    * Grants `access` to the table's items and sets `envVar` to its name. Reads also cover the indexes named in
-   * `indexNames` (the table's GSIs in TABLES), each by its own ARN.
+   * `indexNames` (the table's GSIs in TABLES), each by its own ARN; an `Item` grant covers the table's items only.
    */
   bindTable(table: ITable, access: Access, envVar: EnvName, indexNames: readonly string[] = []): this {
+    if (access === 'Item') {
+      this.addToRolePolicy(new PolicyStatement({ actions: [...DYNAMODB_ITEM_ACTIONS], resources: [table.tableArn] }));
+      this.addEnvironment(envVar, table.tableName);
+      return this;
+    }
     if (access !== 'W') {
       this.addToRolePolicy(
         new PolicyStatement({

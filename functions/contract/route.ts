@@ -18,8 +18,12 @@ export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 /** The tables a function may be granted (the stateful stack's tables, by logical name). */
 export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'presence' | 'rollouts' | 'idempotency' | 'clientFailures';
 
-/** A table grant: read, read-write, or write-only (puts, updates and deletes without reads). */
-export type TableAccess = 'R' | 'RW' | 'W';
+/**
+ * A table grant: read, read-write, write-only (puts, updates and deletes without reads), or `Item`: single items by
+ * key only (get, put, update, delete), no Query, Scan or batch, for a function that only ever names the item it
+ * touches.
+ */
+export type TableAccess = 'R' | 'RW' | 'W' | 'Item';
 
 /** An archive-bucket object action: get (and head), put (and server-side copy target), delete. */
 export type ObjectAction = 'get' | 'put' | 'delete';

@@ -666,7 +666,8 @@ describe('stacks (bundling skipped)', () => {
     const setup = policyOf(SEARCH_INDEX_SETUP_ENTRY);
     expect(setup).not.toMatch(/dynamodb:|s3:/);
     // The token endpoint calls Cognito's unauthenticated InitiateAuth (no permission), reads devices (their credential),
-    // reads and writes the failed attempts' counts, and signs device tokens with the KMS key; nothing else.
+    // reserves and clears attempts' counts by key (items only: no Query, Scan or batch), and signs device tokens with
+    // the KMS key; nothing else.
     const token = policyOf(AUTH_COGNITO_TOKEN_ENTRY);
     expect(token).not.toMatch(/cognito-idp:|s3:|es:|kms:GetPublicKey/);
     expect(token).toMatch(/DevicesTable/);
@@ -679,6 +680,13 @@ describe('stacks (bundling skipped)', () => {
       asArray(statement.Action).some((action) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(action)),
     );
     expect(writes.map((statement) => JSON.stringify(statement.Resource))).toEqual([expect.stringMatching(/ClientFailuresTable/)]);
+    const onFailures = tokenStatements.filter((statement) => JSON.stringify(statement.Resource).includes('ClientFailuresTable'));
+    expect(onFailures.flatMap((statement) => asArray(statement.Action)).sort()).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
     const reads = tokenStatements.filter((statement) => asArray(statement.Action).includes('dynamodb:GetItem'));
     expect(reads.map((statement) => JSON.stringify(statement.Resource)).sort()).toEqual([
       expect.stringMatching(/ClientFailuresTable/),

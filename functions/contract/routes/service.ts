@@ -128,7 +128,7 @@ export const authToken = defineRoute({
   // Locally the local issuer, which reads a device's stored credential for the client credentials grant and counts
   // attempts per key (a conditional update reserves one, a delete clears them: items by key only); on AWS the route
   // is served by AUTH_ROUTES_ON_AWS's function instead, with these table grants.
-  access: { storage: true, tables: { devices: 'R', clientFailures: 'RW' }, memorySize: 256 },
+  access: { storage: true, tables: { devices: 'R', clientFailures: 'Item' }, memorySize: 256 },
   entry: 'functions/handlers/auth-token.ts',
   responses: {
     415: PROBLEM_RESPONSES.UnsupportedMediaType,
