@@ -15,8 +15,8 @@
  * | `cognitoFeaturePlan`      | `ESSENTIALS`      | `ESSENTIALS` or `PLUS` (PLUS adds threat protection, per MAU)  |
  * | `deviceHeartbeatSeconds`  | `300`             | a connected device silent this long becomes DISCONNECTED       |
  * | `deviceTokenLifetimeSeconds` | `900`          | lifetime of device tokens (60 to 900 seconds)                  |
- * | `authRateLimit`           | `200`             | auth API (token, JWKS): steady requests per second, stage-wide |
- * | `authBurstLimit`          | `400`             | auth API: requests it takes at once above the steady rate      |
+ * | `authRateLimit`           | `200`             | POST /token: steady requests per second (its own bucket)       |
+ * | `authBurstLimit`          | `400`             | POST /token: requests it takes at once above the steady rate   |
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
@@ -44,9 +44,10 @@ export interface ServiceSettings {
   /** The device side (DEVICE_HEARTBEAT_SECONDS, DEVICE_TOKEN_LIFETIME_SECONDS of the functions that read them), seconds. */
   devices: { heartbeatSeconds: number; tokenLifetimeSeconds: number };
   /**
-   * Throttling of the auth API's stage (every route: the token endpoint, the key sets), requests per second and burst.
-   * What bounds the cost of wrong secrets on AWS (each costs a hash): the failure count limits each client id and
-   * address, this the total.
+   * Throttling of the token route (POST /token, a bucket of its own on the auth API's stage), requests per second and
+   * burst; the stage's other routes (the key sets, the discovery document) get the same figures in another bucket.
+   * What bounds the cost of wrong secrets on AWS (each costs a hash): the attempt count limits each client id and
+   * address, this the total. Shared by every caller: it is no per-caller limit (docs/contract.md).
    */
   authThrottle: { rateLimit: number; burstLimit: number };
 }

@@ -292,7 +292,8 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
 
 /**
  * Throttling of the main and upload APIs' default stage (requests per second, burst). Uploads are heavy and rare. The
- * auth API's is a setting (ServiceSettings.authThrottle): it bounds what wrong client secrets cost in all.
+ * auth API's is a setting (ServiceSettings.authThrottle), given to its token route as a bucket of its own (it bounds
+ * what wrong secrets cost in all) and, apart, to the stage's other routes (the key sets and discovery document).
  */
 export const THROTTLE: Readonly<Record<Exclude<ApiName, 'auth'>, ThrottleSettings>> = {
   main: { rateLimit: 100, burstLimit: 200 },
@@ -636,13 +637,14 @@ export class StatelessStack extends Stack {
           );
         }
       }
-      if (deviceRouteKeys.length > 0) {
-        // Route settings exist only on the CloudFormation stage (the L2 stage throttles its default route only).
+      // Route settings exist only on the CloudFormation stage (the L2 stage throttles its default route only). Device
+      // routes get the fleet's throttle; the token route a bucket of its own, so that a flood of token requests never
+      // throttles the device issuer's discovery document and key set, which the main API's device authorizer fetches.
+      const throttled: [string, ThrottleSettings][] = deviceRouteKeys.map((key) => [key, DEVICE_ROUTE_THROTTLE]);
+      if (api === 'auth') throttled.push([`${authToken.method} ${authToken.path}`, settings.authThrottle]);
+      if (throttled.length > 0) {
         const routeSettings = Object.fromEntries(
-          deviceRouteKeys.map((key) => [
-            key,
-            { ThrottlingRateLimit: DEVICE_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: DEVICE_ROUTE_THROTTLE.burstLimit },
-          ]),
+          throttled.map(([key, throttle]) => [key, { ThrottlingRateLimit: throttle.rateLimit, ThrottlingBurstLimit: throttle.burstLimit }]),
         );
         (stage.node.defaultChild as CfnStage).addPropertyOverride('RouteSettings', routeSettings);
       }

@@ -1293,14 +1293,27 @@ describe('customer parameters from CDK context', () => {
     }));
   });
 
-  it("throttles the auth API's stage (the token endpoint) at the given rate and burst, and only that one", () => {
+  it('throttles the token route in a bucket of its own at the given rate and burst, apart from the key sets and discovery document', () => {
     const apiIds = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
-    for (const [api, throttle] of [
-      ['AuthApi', { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 }],
-      ['MainApi', { ThrottlingRateLimit: THROTTLE.main.rateLimit, ThrottlingBurstLimit: THROTTLE.main.burstLimit }],
-    ] as const) {
-      stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', { ApiId: { Ref: apiIds.get(api) }, DefaultRouteSettings: throttle });
-    }
+    const stageOf = (api: string) =>
+      resourcesOf(stateless, 'AWS::ApiGatewayV2::Stage').find(
+        ([, candidate]) => (candidate.Properties?.ApiId as { Ref: string }).Ref === apiIds.get(api),
+      )?.[1].Properties ?? {};
+    const auth = stageOf('AuthApi');
+    // POST /token alone has route settings: the routes a device authorizer fetches (discovery document, key set) and
+    // the Cognito key set stay in the stage's default bucket, which a flood of token requests does not drain.
+    expect(auth.RouteSettings).toEqual({ 'POST /token': { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 } });
+    const authRouteKeys = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route')
+      .filter(([, route]) => (route.Properties?.ApiId as { Ref: string }).Ref === apiIds.get('AuthApi'))
+      .map(([, route]) => route.Properties?.RouteKey);
+    expect(authRouteKeys).toEqual(
+      expect.arrayContaining(['POST /token', 'GET /.well-known/jwks.json', ...DEVICE_ISSUER_ROUTES.map((route) => `GET ${route.path}`)]),
+    );
+    expect(auth.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 });
+    expect(stageOf('MainApi').DefaultRouteSettings).toEqual({
+      ThrottlingRateLimit: THROTTLE.main.rateLimit,
+      ThrottlingBurstLimit: THROTTLE.main.burstLimit,
+    });
   });
 
   it('names the stacks after the stage', () => {
