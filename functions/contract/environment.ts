@@ -200,14 +200,19 @@ export const IdempotencyEnvironment = z.object({
 });
 
 /**
- * Failed client authentications of the token endpoint (docs/contract.md, "Credentials and device tokens"): where they
- * are counted, and how many a client id may make from one source in what window (functions/core/client-failures.ts).
+ * Failed authentications of the token endpoint (docs/contract.md, "Credentials and device tokens"): where attempts
+ * are counted, and how many a client id (or, locally, a username) may make from one source in what window
+ * (functions/core/client-failures.ts).
  */
 export const ClientFailuresEnvironment = z.object({
-  [ENV.clientFailuresTable]: tableName().describe('DynamoDB table of failed client authentications (pk `pk`, TTL attribute `expiresAt`).'),
+  [ENV.clientFailuresTable]: tableName().describe(
+    'DynamoDB table of authentication attempts without a success, per key and window (pk `pk`, TTL attribute `expiresAt`).',
+  ),
   [ENV.clientFailureLimit]: amount('failures', 1, 1_000)
     .default(DEFAULT_CLIENT_FAILURE_POLICY.limit)
-    .describe('Failed client authentications of one client id from one source after which it gets 429 until its window closes.'),
+    .describe(
+      'Attempts without a success of one client id (or username) from one source after which it gets 429 until its window closes; also the most verified per window.',
+    ),
   [ENV.clientFailureWindowSeconds]: amount('seconds', 1, 86_400)
     .default(DEFAULT_CLIENT_FAILURE_POLICY.windowMs / 1000)
     .describe("How long a window of failed client authentications lasts from its first failure, seconds (Retry-After's bound)."),
