@@ -182,7 +182,7 @@ describe('DynamoDbClientFailureStore on a table that keeps refusing', () => {
       ...(item === undefined ? {} : { Item: marshall(item) }),
     });
 
-  it('answers a reservation that loses every race to replace a closed window with a refusal a second long, never an error', async () => {
+  it('answers attempts that lose every race to replace a closed window 429 with Retry-After 1, never an error (500)', async () => {
     const documents = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
     const mocked = mockClient(documents);
     try {
@@ -190,8 +190,8 @@ describe('DynamoDbClientFailureStore on a table that keeps refusing', () => {
       mocked.on(UpdateCommand).callsFake((input: { UpdateExpression: string }) => {
         throw input.UpdateExpression.startsWith('ADD') ? refused({ pk: 'k', failures: 5, windowEndsAt: T0 - 1 }) : refused();
       });
+      mocked.on(GetCommand).resolves({});
       const contended = new DynamoDbClientFailureStore(documents, 'client-failures');
-      expect(await contended.reserve('k', T0, policy)).toEqual({ reserved: false, windowEndsAt: T0 + 1_000 });
       const answer = await issueDeviceToken(
         {
           devices: { get: async () => undefined },
@@ -206,6 +206,7 @@ describe('DynamoDbClientFailureStore on a table that keeps refusing', () => {
       ).catch((error: unknown) => error);
       expect(answer).toBeInstanceOf(OAuthError);
       expect([(answer as OAuthError).status, (answer as OAuthError).headers['Retry-After']]).toEqual([429, '1']);
+      expect(await contended.reserve('k', T0, policy)).toEqual({ reserved: false, windowEndsAt: T0 + 1_000 });
     } finally {
       mocked.restore();
     }
