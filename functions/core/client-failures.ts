@@ -21,7 +21,7 @@ export interface ClientFailurePolicy {
 /**
  * The default policy: 5 failures in 5 minutes. A device that has a wrong secret (an old one after a rotation, a
  * typo while provisioning) learns it at the first 401 and has four more tries; someone who makes it fail gets at most
- * 5 hashes per key every 5 minutes, and a blocked key costs one read per attempt, no hash.
+ * 5 hashes per key every 5 minutes, and a blocked key costs one refused conditional write per attempt, no hash.
  */
 export const DEFAULT_CLIENT_FAILURE_POLICY: Readonly<ClientFailurePolicy> = { limit: 5, windowMs: 300_000 };
 
