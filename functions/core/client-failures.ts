@@ -94,7 +94,8 @@ export interface CheckRefusals {
  * store reserves the attempt before any hash (else `refusals.blocked`, Retry-After the seconds until the key's window
  * closes), so a key gets at most `policy.limit` hashes per window across every process; then `check` runs, its hash
  * through `slot` (behind the attempts of trusted sources when the key has other attempts in its window). A check that
- * authenticates clears the key's count; any other outcome leaves the attempt counted. The pass always leaves the gate.
+ * authenticates clears the key's count; a wrong secret leaves the attempt counted; a check that throws (a backend
+ * failed) gives the attempt back (best effort). The pass always leaves the gate.
  * @returns what `check` returned: true when the secret was right.
  * @throws what `refusals` make; what `check` or the store throws.
  */
@@ -113,7 +114,15 @@ export async function limitedCheck(
     const reservation = await failures.reserve(attempt.key, at, policy);
     if (!reservation.reserved) throw refusals.blocked(Math.max(1, Math.ceil((reservation.windowEndsAt - at) / 1000)));
     const suspect = reservation.attempts > 1;
-    const authenticated = await check((hash) => pass.verify(hash, suspect));
+    let authenticated: boolean;
+    try {
+      authenticated = await check((hash) => pass.verify(hash, suspect));
+    } catch (error) {
+      // The check could not be made (a backend failed): not a failure of the client's, so its attempt is given back,
+      // else a device retrying through an outage would find itself blocked once the outage is over.
+      await failures.release(attempt.key).catch(() => undefined);
+      throw error;
+    }
     if (!authenticated) {
       failed = true;
       return false;

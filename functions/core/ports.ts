@@ -157,6 +157,11 @@ export interface ClientFailureStore {
   reserve(key: string, now: number, policy: { limit: number; windowMs: number }): Promise<ClientAttemptReservation>;
   /** Forgets the key's count (the client authenticated). One delete. */
   clear(key: string): Promise<void>;
+  /**
+   * Gives back one attempt reserve counted (its check could not be made: a backend failed), so that an outage does
+   * not leave a device blocked once it is over. One conditional update, a no-op when the count is 0 or gone.
+   */
+  release(key: string): Promise<void>;
 }
 
 /** Runs a secret's hash in a verification slot of the process (VerificationPass.verify with its priority set). */

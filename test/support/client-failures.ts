@@ -33,4 +33,10 @@ export class InMemoryClientFailureStore implements ClientFailureStore {
     this.calls.push(`clear ${key}`);
     this.counts.delete(key);
   }
+
+  async release(key: string): Promise<void> {
+    this.calls.push(`release ${key}`);
+    const stored = this.counts.get(key);
+    if (stored !== undefined && stored.failures > 0) stored.failures -= 1;
+  }
 }

@@ -185,6 +185,20 @@ describe('failed client authentications', () => {
     expect(await w.ask('kiosk-2', secret, ATTACKER_ADDRESS)).toEqual({ status: 200 });
   });
 
+  it('gives back the attempts whose check a backend failure stopped, so a device retrying through an outage is not blocked after it', async () => {
+    const w = world();
+    const get = w.dependencies.devices.get;
+    w.dependencies.devices.get = async () => Promise.reject(new Error('devices table unavailable'));
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      await expect(w.ask('kiosk-1', secret, DEVICE_ADDRESS)).rejects.toThrow('devices table unavailable');
+    }
+    w.dependencies.devices.get = get;
+    expect(await w.ask('kiosk-1', secret, DEVICE_ADDRESS)).toEqual({ status: 200 });
+    // A wrong secret still counts: the limit is of failed checks, not of outages.
+    for (let attempt = 0; attempt < 5; attempt += 1) expect((await w.ask('kiosk-1', 'wrong', DEVICE_ADDRESS)).status).toBe(401);
+    expect((await w.ask('kiosk-1', secret, DEVICE_ADDRESS)).status).toBe(429);
+  });
+
   it('answers 503 with Retry-After before any read when the gate admits no more attempts', async () => {
     const gate = new BoundedVerificationGate({ maxAdmitted: { trusted: 0, suspect: 0 } });
     const w = world(gate);

@@ -94,6 +94,17 @@ describe('DynamoDbClientFailureStore', () => {
     expect((await store.reserve('acme~kiosk-3#203.0.113.9', T0, policy)).reserved).toBe(false);
   });
 
+  it('gives back one attempt on release, never below 0, and ignores a key it does not hold', async () => {
+    const key = 'acme~kiosk-4#198.51.100.7';
+    await store.reserve(key, T0, policy);
+    await store.reserve(key, T0, policy);
+    await store.release(key);
+    expect(await store.reserve(key, T0, policy)).toMatchObject({ reserved: true, attempts: 2 });
+    for (let release = 0; release < 4; release += 1) await store.release(key);
+    expect(await store.reserve(key, T0, policy)).toMatchObject({ reserved: true, attempts: 1 });
+    await expect(store.release('acme~kiosk-4#203.0.113.250')).resolves.toBeUndefined();
+  });
+
   it('lives in a table whose TTL is on, on the attribute TABLES declares (as every table declaring one)', async () => {
     for (const name of ['clientFailures', 'idempotency'] as const) {
       const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: LOCAL_TABLES[name] }));

@@ -96,6 +96,25 @@ export class DynamoDbClientFailureStore implements ClientFailureStore {
     await this.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: key } }));
   }
 
+  /** @inheritdoc One UpdateItem (ADD -1 on condition that the count is above 0). */
+  async release(key: string): Promise<void> {
+    try {
+      await this.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: key },
+          UpdateExpression: 'ADD #failures :minusOne',
+          ConditionExpression: '#failures > :zero',
+          ExpressionAttributeNames: { '#failures': 'failures' },
+          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+        }),
+      );
+    } catch (error) {
+      // Nothing to give back: the key was cleared, or its item expired, meanwhile.
+      if ((error as { name?: string } | null)?.name !== 'ConditionalCheckFailedException') throw error;
+    }
+  }
+
   /**
    * Sends `command`, a table that cannot be used becoming a ServiceUnavailableError (the SDK's error as its cause).
    * @throws ServiceUnavailableError for UNUSABLE_TABLE_ERRORS; the client's error otherwise.
