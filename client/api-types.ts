@@ -1820,7 +1820,7 @@ export interface components {
             };
             resources: components["schemas"]["SearchResource"][];
         };
-        /** @description A backend is unavailable: the database, the archive storage, the search engine, or the token issuer's key set (JWKS) needed to verify the token. */
+        /** @description A backend is unavailable: the database, the archive storage, the search engine, or the token issuer's key set (JWKS) needed to verify the token; or, locally, the address admits no more requests for now. */
         ServiceUnavailableProblem: {
             /** @constant */
             type: "https://device-scenario-service.dev/problems/service-unavailable";
@@ -2079,7 +2079,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["RequestHeaderFieldsTooLargeProblem"];
             };
         };
-        /** @description Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds. */
+        /** @description Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -2466,7 +2466,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key. */
+            /** @description A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2940,7 +2940,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3053,6 +3053,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     ApiReference: {
@@ -3077,6 +3087,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     ApiReferenceScript: {
@@ -3100,6 +3120,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     ScenarioUploadSlot: {
@@ -3250,7 +3280,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds. */
+            /** @description On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3283,6 +3313,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     DeviceHealthPut: {
@@ -3439,7 +3479,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created. */
+            /** @description A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];

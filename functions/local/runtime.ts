@@ -424,6 +424,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
     snapshots?.start(runtimeSettings[ENV.searchSnapshotIntervalMs]);
 
+    const maxInFlight = {
+      api: runtimeSettings[ENV.maxInFlightMain],
+      upload: runtimeSettings[ENV.maxInFlightUpload],
+      auth: runtimeSettings[ENV.maxInFlightAuth],
+    };
     for (const api of ['api', 'upload', 'auth'] as const) {
       const server = createApiServer(
         api === 'api' ? 'main' : api,
@@ -435,6 +440,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           upload: addresses.upload,
           auth: addresses.auth,
         },
+        // Every handler runs on this process's one event loop: bounded work per address keeps what is admitted fast
+        // and answers the rest 503 at once (0: no bound).
+        maxInFlight[api] === 0
+          ? undefined
+          : {
+              maxInFlight: maxInFlight[api],
+              maxQueued: runtimeSettings[ENV.maxQueuedRequests],
+              maxWaitMs: runtimeSettings[ENV.maxQueueWaitMs],
+            },
       );
       await listen(server, ports[api]);
       stops.push(

@@ -17,7 +17,7 @@ import {
   TokenResponse,
 } from '../schemas/auth.js';
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
-import { COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
+import { BUSY_PROBLEMS, COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES, serviceUnavailable } from '../schemas/responses.js';
 
 /** GET /openapi.json */
 export const openApiDocument = defineRoute({
@@ -34,6 +34,7 @@ export const openApiDocument = defineRoute({
   entry: 'functions/handlers/openapi.ts',
   responses: {
     200: { description: 'The OpenAPI 3.1 description of the service.', schema: OpenApiDocumentBody },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });
@@ -72,6 +73,7 @@ export const apiReference = defineRoute({
         },
       },
     },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });
@@ -97,6 +99,7 @@ export const apiReferenceScript = defineRoute({
       contentType: 'application/javascript',
       headers: { 'Cache-Control': HEADERS['Cache-Control'] },
     },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });
@@ -151,7 +154,7 @@ export const authToken = defineRoute({
       alternatives: { 'application/json': OAuthErrorBody },
     },
     413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },
-    503: problem('ServiceUnavailable', 'On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds.'),
+    503: serviceUnavailable('On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds.'),
     ...COMMON_PROBLEMS,
   },
 });
@@ -176,6 +179,7 @@ export const authJwks = defineRoute({
       contentType: 'application/jwk-set+json',
       headers: { 'Cache-Control': HEADERS['Cache-Control'] },
     },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });
