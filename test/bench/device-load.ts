@@ -136,7 +136,7 @@ export class DeviceLoad {
 
   /**
    * Runs the schedule for `seconds` and waits for every request sent to be answered (or to time out).
-   * @param options.at optional action run once, `at.seconds` into the schedule (e.g. a deploy).
+   * @param options.at optional action run once, `at.seconds` into the schedule (e.g. a deploy); its failure fails the run.
    */
   async run(options: {
     healthIntervalMs: number;
@@ -166,11 +166,16 @@ export class DeviceLoad {
     const started = performance.now();
     let next = 0;
     let actionDone = options.at === undefined;
+    let actionFinished: Promise<void> = Promise.resolve();
     while (next < events.length) {
       const now = performance.now() - started;
       if (!actionDone && options.at !== undefined && now >= options.at.seconds * 1000) {
         actionDone = true;
-        track(options.at.action());
+        const action = options.at.action();
+        // Its failure is the run's, once the run is over (not an unhandled rejection in between).
+        action.catch(() => undefined);
+        actionFinished = action;
+        track(action);
       }
       while (next < events.length && (events[next] as { at: number }).at <= now) {
         const event = events[next] as (typeof events)[number];
@@ -181,6 +186,7 @@ export class DeviceLoad {
       if (wait > 0) await new Promise((done) => setTimeout(done, wait));
     }
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    await actionFinished;
     const elapsedSeconds = (performance.now() - started) / 1000;
     return this.figures(exchanges, { healthIntervalMs, pullIntervalMs, seconds, elapsedSeconds });
   }

@@ -59,8 +59,8 @@ export interface LoadResult {
   notInSearch: number;
   /** Devices checked (those with an acknowledged report). */
   checked: number;
-  /** Of the devices deployed to during the load, how many pulled the deployment before it ended. */
-  deployment?: { targets: number; seen: number };
+  /** Of the devices deployed to during the load, how many pulled the deployment before it ended; the deploy's attempts. */
+  deployment?: { targets: number; seen: number; attempts: number };
   /**
    * CPU the runtime process (handlers, gateway, stream consumers: one event loop) and its backends (DynamoDB Local's
    * JVM) used during the load, ms per request sent, and as a share of one core.
@@ -199,19 +199,30 @@ export async function runDeviceBench(options: { devices?: number; seconds?: numb
       { length: Math.min(DEPLOY_TARGETS, devices) },
       (_, index) => `${COMPANY}-bench-${String(index + 1).padStart(5, '0')}`,
     );
+    // An operator's deploy in the middle of the devices' traffic: refused (503) while the address is full, it is sent
+    // again after Retry-After, as the CLI does.
+    let deployAttempts = 0;
     const deploy = async () => {
-      const response = await fetch(`${service.api}/companies/${COMPANY}/resources/deployments`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          requests: targets.map((id) => ({
-            target: { type: 'DEVICE', id },
-            what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION },
-            action: 'DEPLOY',
-          })),
-        }),
-      });
-      if (response.status !== 200) throw new Error(`deploying to the bench devices answered ${response.status}: ${await response.text()}`);
+      for (;;) {
+        deployAttempts += 1;
+        const response = await fetch(`${service.api}/companies/${COMPANY}/resources/deployments`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            requests: targets.map((id) => ({
+              target: { type: 'DEVICE', id },
+              what: { type: 'SCENARIO', id: SCENARIO, subId: VERSION },
+              action: 'DEPLOY',
+            })),
+          }),
+        });
+        if (response.status === 200) return;
+        const text = await response.text();
+        if ((response.status !== 503 && response.status !== 429) || deployAttempts >= 20) {
+          throw new Error(`deploying to the bench devices answered ${response.status}: ${text}`);
+        }
+        await sleep(Number(response.headers.get('retry-after') ?? 1) * 1000);
+      }
     };
 
     const loads: LoadResult[] = [];
@@ -244,7 +255,7 @@ export async function runDeviceBench(options: { devices?: number; seconds?: numb
         load: figures,
         cpu,
         ...checked,
-        ...(first ? { deployment: { targets: targets.length, seen: figures.deploymentsSeen } } : {}),
+        ...(first ? { deployment: { targets: targets.length, seen: figures.deploymentsSeen, attempts: deployAttempts } } : {}),
       });
       log(
         `  offered ${figures.offeredPerSecond.toFixed(0)}/s, served ${figures.servedPerSecond.toFixed(0)}/s, refused ${(figures.refusedShare * 100).toFixed(1)} %, ` +
@@ -420,7 +431,9 @@ export function reportDeviceBench(result: DeviceBenchResult): void {
         `devices without an acknowledged report: ${load.devicesWithoutAcknowledgedReport}`,
     );
     if (deployment !== undefined)
-      out(`    deployed to ${deployment.targets} devices during the load: ${deployment.seen} pulled it before the end`);
+      out(
+        `    deployed to ${deployment.targets} devices during the load (${deployment.attempts} attempt(s)): ${deployment.seen} pulled it before the end`,
+      );
     out(
       `    CPU per request sent: runtime ${cpu.runtimeMsPerRequest.toFixed(2)} ms (${percent(cpu.runtimeCoreShare)} of a core), ` +
         `DynamoDB Local ${cpu.backendsMsPerRequest.toFixed(2)} ms (${percent(cpu.backendsCoreShare)} of a core)`,
