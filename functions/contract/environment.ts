@@ -113,7 +113,7 @@ export const DEFAULT_SEARCH_ALIAS = 'resources';
  * requests served at once per address, requests waiting per address, and the longest wait, ms. Measured on a 2-core
  * machine with `npm run bench -- --only-devices` (docs/capacity.md, "The local runtime under load").
  */
-export const DEFAULT_ADMISSION = { main: 32, upload: 4, auth: 8, queued: 64, waitMs: 500 } as const;
+export const DEFAULT_ADMISSION = { main: 16, upload: 8, auth: 8, queued: 256, waitMs: 500 } as const;
 
 /** Shortest cursor signing key, bytes (HMAC-SHA256 keys shorter than its output weaken it). */
 export const MIN_CURSOR_KEY_BYTES = 32;

@@ -214,8 +214,9 @@ export class DeviceLoad {
   }
 
   /**
-   * Brings the fleet to its steady state, unmeasured: each device reports its health once and pulls once (getting
-   * its first ETag), `concurrency` at a time; this also loads every handler module the load calls.
+   * Brings the fleet to its steady state, unmeasured: each device reports its health once and pulls twice (getting
+   * its first ETag, then polling with it, which stores the device's tag), `concurrency` at a time; this also loads
+   * every handler module the load calls.
    */
   async warmUp(concurrency = 8): Promise<void> {
     const ignored: Exchange[] = [];
@@ -224,6 +225,7 @@ export class DeviceLoad {
       while (next < this.states.length) {
         const state = this.states[next++] as DeviceState;
         await this.report(state, ignored);
+        await this.pull(state, ignored);
         await this.pull(state, ignored);
       }
     };
