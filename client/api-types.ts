@@ -325,7 +325,7 @@ export interface paths {
         };
         /**
          * Get the calling device's desired state
-         * @description Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid 60 minutes, when it was deployed and the latest status the device reported on it. Poll it with `If-None-Match: <ETag of the last 200>`: while the set of active deployments is unchanged the answer is 304 with no body (nothing else is read or signed); a list of tags, weak tags (`W/"…"`) and `*` are understood as RFC 9110 says. Only for device tokens (scope `device`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.
+         * @description Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid 60 minutes, when it was deployed and the latest status the device reported on it. Poll it with `If-None-Match: <ETag of the last 200>`: while the set of active deployments is unchanged the answer is 304 with no body, after one read of the device (nothing else is read or signed); a deploy or an undeploy reaches the poll within moments (the tag polls are compared with follows the deployments' change stream). A list of tags, weak tags (`W/"…"`) and `*` are understood as RFC 9110 says. Only for device tokens (scope `device`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.
          */
         get: operations["DeviceDeploymentsGet"];
         put?: never;
@@ -2079,7 +2079,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["RequestHeaderFieldsTooLargeProblem"];
             };
         };
-        /** @description Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+        /** @description Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -2466,7 +2466,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2940,7 +2940,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2967,7 +2967,7 @@ export interface operations {
             /** @description The desired state. */
             200: {
                 headers: {
-                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes exactly when a deployment is made or undeployed, not when a status is reported or a download URL is renewed. Send it back as `If-None-Match`. */
+                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later). */
                     ETag: string;
                     /** @description `private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse. */
                     "Cache-Control": "private, no-cache";
@@ -2980,7 +2980,7 @@ export interface operations {
             /** @description Not Modified: `If-None-Match` holds the current ETag (or `*`); the device already has this desired state. No body. */
             304: {
                 headers: {
-                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes exactly when a deployment is made or undeployed, not when a status is reported or a download URL is renewed. Send it back as `If-None-Match`. */
+                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later). */
                     ETag: string;
                     /** @description `private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse. */
                     "Cache-Control": "private, no-cache";
@@ -3053,7 +3053,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3087,7 +3087,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3120,7 +3120,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3280,7 +3280,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description On AWS: Amazon Cognito throttles sign-ins. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3313,7 +3313,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3479,7 +3479,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];

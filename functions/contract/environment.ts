@@ -76,6 +76,7 @@ export const ENV = {
   maxInFlightAuth: 'MAX_IN_FLIGHT_AUTH',
   maxQueuedRequests: 'MAX_QUEUED_REQUESTS',
   maxQueueWaitMs: 'MAX_QUEUE_WAIT_MS',
+  overloadQueueWaitMs: 'OVERLOAD_QUEUE_WAIT_MS',
   // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
   powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
   powertoolsLogLevel: 'POWERTOOLS_LOG_LEVEL',
@@ -109,11 +110,12 @@ export const OPENSEARCH_AUTH_MODES = ['aws-sigv4', 'none'] as const;
 export const DEFAULT_SEARCH_ALIAS = 'resources';
 
 /**
- * Defaults of the local runtime's admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS):
- * requests served at once per address, requests waiting per address, and the longest wait, ms. Measured on a 2-core
- * machine with `npm run bench -- --only-devices` (docs/capacity.md, "The local runtime under load").
+ * Defaults of the local runtime's admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS,
+ * OVERLOAD_QUEUE_WAIT_MS): requests served at once per address, requests waiting per address, the longest wait while
+ * the queue absorbs a burst and once it stands, ms. Measured on a 2-core machine with `npm run bench --
+ * --only-devices` (docs/capacity.md, "The local runtime under load").
  */
-export const DEFAULT_ADMISSION = { main: 16, upload: 8, auth: 8, queued: 256, waitMs: 500 } as const;
+export const DEFAULT_ADMISSION = { main: 16, upload: 8, auth: 8, queued: 256, waitMs: 1_000, overloadWaitMs: 250 } as const;
 
 /** Shortest cursor signing key, bytes (HMAC-SHA256 keys shorter than its output weaken it). */
 export const MIN_CURSOR_KEY_BYTES = 32;
@@ -380,7 +382,12 @@ export const LocalRuntimeEnvironment = z.object({
     .describe('Requests that may wait for a place on each address; one more is answered 503 with Retry-After at once.'),
   [ENV.maxQueueWaitMs]: amount('milliseconds', 0, 60_000)
     .default(DEFAULT_ADMISSION.waitMs)
-    .describe('Longest wait of a request for a place, ms; a request not admitted by then is answered 503 with Retry-After.'),
+    .describe('Longest wait of a request for a place while the queue absorbs a burst, ms; then it is answered 503 with Retry-After.'),
+  [ENV.overloadQueueWaitMs]: amount('milliseconds', 0, 60_000)
+    .default(DEFAULT_ADMISSION.overloadWaitMs)
+    .describe(
+      'Longest wait for a place once the queue has held requests without emptying for longer than this, ms (sustained overload); at most MAX_QUEUE_WAIT_MS.',
+    ),
 });
 
 /** What every function is given (lib/service-function.ts) or Lambda sets. */

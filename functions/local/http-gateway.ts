@@ -288,7 +288,8 @@ export function admissionRetryAfterSeconds(limits: AdmissionLimits): number {
  * exported Lambda handler and writes the result back. It holds no endpoint logic. In API Gateway's order: unmatched
  * paths get 404 (naming the address that serves the route, when another one does), wrong methods 405 with `Allow`;
  * then, with `admission`, a request that gets no place (AdmissionGate: `maxInFlight` served at once, `maxQueued`
- * waiting, each at most `maxWaitMs`) is answered 503 problem+json with `Retry-After` (admissionRetryAfterSeconds)
+ * waiting, each at most `maxWaitMs`, or `overloadWaitMs` under sustained overload) is answered 503 problem+json with
+ * `Retry-After` (admissionRetryAfterSeconds)
  * without reading its body or invoking anything (the place is held until the answer is written); then, on a route
  * with a scope, the JWT authorizer's part (authorizeBearer: 401 or 403 without reading the body nor
  * invoking the handler, else `requestContext.authorizer.jwt` as API Gateway sets it); then bodies above
@@ -312,7 +313,7 @@ export function createApiServer(
   const busy = () => {
     const seconds = admission === undefined ? 1 : admissionRetryAfterSeconds(admission);
     return new ServiceUnavailableError(
-      `The ${ADDRESS_NAMES[api]} is serving as many requests as it admits (${admission?.maxInFlight} at once, ${admission?.maxQueued} more waiting at most ${admission?.maxWaitMs} ms each); this one was not processed. Retry after ${seconds} s.`,
+      `The ${ADDRESS_NAMES[api]} is serving as many requests as it admits (${admission?.maxInFlight} at once, ${admission?.maxQueued} more waiting); this one was not processed. Retry after ${seconds} s.`,
       seconds,
     );
   };

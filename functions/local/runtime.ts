@@ -448,6 +448,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
               maxInFlight: maxInFlight[api],
               maxQueued: runtimeSettings[ENV.maxQueuedRequests],
               maxWaitMs: runtimeSettings[ENV.maxQueueWaitMs],
+              overloadWaitMs: Math.min(runtimeSettings[ENV.overloadQueueWaitMs], runtimeSettings[ENV.maxQueueWaitMs]),
             },
       );
       await listen(server, ports[api]);

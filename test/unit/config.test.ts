@@ -105,6 +105,7 @@ describe('the environment schema', () => {
       MAX_IN_FLIGHT_AUTH: DEFAULT_ADMISSION.auth,
       MAX_QUEUED_REQUESTS: DEFAULT_ADMISSION.queued,
       MAX_QUEUE_WAIT_MS: DEFAULT_ADMISSION.waitMs,
+      OVERLOAD_QUEUE_WAIT_MS: DEFAULT_ADMISSION.overloadWaitMs,
     });
     expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({
       POWERTOOLS_LOG_LEVEL: 'SILENT',

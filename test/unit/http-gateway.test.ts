@@ -687,6 +687,7 @@ describe('createApiServer: admission (requests in flight and the wait for a plac
     const timers: { callback: () => void; ms: number; cleared: boolean }[] = [];
     const scheduledWaiters: { count: number; done: () => void }[] = [];
     const clock = {
+      now: () => 0,
       setTimeout: (callback: () => void, ms: number) => {
         const timer = { callback, ms, cleared: false };
         timers.push(timer);
