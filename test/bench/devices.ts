@@ -75,6 +75,8 @@ export interface RateStep {
   servedP99Ms: number;
   refusedShare: number;
   refusedP99Ms: number;
+  /** Shares of one core used by the runtime, by DynamoDB Local and by this load generator during the step. */
+  cores: { runtime: number; backends: number; loadGenerator: number };
 }
 
 /** What the device benchmark measured. */
@@ -268,13 +270,24 @@ export async function runDeviceBench(options: { devices?: number; seconds?: numb
     let p99PassesOneSecondAt: number | null = null;
     for (const rate of stepRates) {
       const healthIntervalMs = (3 * devices * 1000) / rate;
+      const cpuBefore = await runtimeCpu(service.pid);
+      const ownBefore = process.cpuUsage();
+      const startedAt = performance.now();
       const figures = await load.run({ healthIntervalMs, pullIntervalMs: healthIntervalMs / 2, seconds: stepSeconds });
+      const elapsedMs = performance.now() - startedAt;
+      const cpuAfter = await runtimeCpu(service.pid);
+      const own = process.cpuUsage(ownBefore);
       steps.push({
         offeredPerSecond: figures.offeredPerSecond,
         servedPerSecond: figures.servedPerSecond,
         servedP99Ms: figures.servedP99Ms,
         refusedShare: figures.refusedShare,
         refusedP99Ms: figures.refusedP99Ms,
+        cores: {
+          runtime: (cpuAfter.runtimeMs - cpuBefore.runtimeMs) / elapsedMs,
+          backends: (cpuAfter.backendsMs - cpuBefore.backendsMs) / elapsedMs,
+          loadGenerator: (own.user + own.system) / 1000 / elapsedMs,
+        },
       });
       log(
         `  step ${rate}/s: offered ${figures.offeredPerSecond.toFixed(0)}/s, served ${figures.servedPerSecond.toFixed(0)}/s, ` +
@@ -450,7 +463,8 @@ export function reportDeviceBench(result: DeviceBenchResult): void {
   out('\n  Offered rate steps (1 health report to 2 pulls):');
   for (const step of result.steps) {
     out(
-      `    offered ${step.offeredPerSecond.toFixed(0).padStart(4)}/s  served ${step.servedPerSecond.toFixed(0).padStart(4)}/s  p99 served ${ms(step.servedP99Ms).padStart(6)} ms  refused ${percent(step.refusedShare).padStart(7)} (p99 ${ms(step.refusedP99Ms)} ms)`,
+      `    offered ${step.offeredPerSecond.toFixed(0).padStart(4)}/s  served ${step.servedPerSecond.toFixed(0).padStart(4)}/s  p99 served ${ms(step.servedP99Ms).padStart(6)} ms  refused ${percent(step.refusedShare).padStart(7)} (p99 ${ms(step.refusedP99Ms)} ms)` +
+        `  cores: runtime ${step.cores.runtime.toFixed(2)}, DynamoDB Local ${step.cores.backends.toFixed(2)}, load generator ${step.cores.loadGenerator.toFixed(2)}`,
     );
   }
   out(
