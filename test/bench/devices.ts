@@ -16,7 +16,7 @@
  * 3. Cost: 200 more devices report (a) their first health (UNKNOWN → CONNECTED), (b) the same health again, (c) a
  *    changed battery level; after each round the runtime's write counts (GET {admin}/stats/writes) give DynamoDB item
  *    writes and search document updates per report. Goal for (b): at most 1 small write, 0 index updates.
- * JSON to os.tmpdir()/dss-bench/devices.json. The whole step takes 6 to 8 minutes on a 2-core machine.
+ * JSON to os.tmpdir()/dss-bench/devices.json. The whole step takes about 8 minutes on a 2-core machine.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
