@@ -93,7 +93,7 @@ export interface LoadFigures {
   kinds: KindFigures[];
   /** Devices none of whose health reports was acknowledged. */
   devicesWithoutAcknowledgedReport: number;
-  /** Devices whose pull brought a deployment made during the run (onDeploy's ids), and when the first did, s. */
+  /** Devices whose pull brought a deployment they had not seen before, during this run. */
   deploymentsSeen: number;
 }
 
