@@ -325,7 +325,7 @@ export interface paths {
         };
         /**
          * Get the calling device's desired state
-         * @description Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid 60 minutes, when it was deployed and the latest status the device reported on it. Poll it with `If-None-Match: <ETag of the last 200>`: while the set of active deployments is unchanged the answer is 304 with no body (nothing else is read or signed); a list of tags, weak tags (`W/"…"`) and `*` are understood as RFC 9110 says. Only for device tokens (scope `device`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.
+         * @description Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid 60 minutes, when it was deployed and the latest status the device reported on it. Poll it with `If-None-Match: <ETag of the last 200>`: while the set of active deployments is unchanged the answer is 304 with no body, after one read of the device (nothing else is read or signed); a deploy or an undeploy reaches the poll within moments (the tag polls are compared with follows the deployments' change stream). A list of tags, weak tags (`W/"…"`) and `*` are understood as RFC 9110 says. Only for device tokens (scope `device`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.
          */
         get: operations["DeviceDeploymentsGet"];
         put?: never;
@@ -1820,7 +1820,7 @@ export interface components {
             };
             resources: components["schemas"]["SearchResource"][];
         };
-        /** @description A backend is unavailable: the database, the archive storage, the search engine, or the token issuer's key set (JWKS) needed to verify the token. */
+        /** @description A backend is unavailable: the database, the archive storage, the search engine, or the token issuer's key set (JWKS) needed to verify the token; or, locally, the address admits no more requests for now. */
         ServiceUnavailableProblem: {
             /** @constant */
             type: "https://device-scenario-service.dev/problems/service-unavailable";
@@ -2109,7 +2109,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["RequestHeaderFieldsTooLargeProblem"];
             };
         };
-        /** @description Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds. */
+        /** @description Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -2506,7 +2506,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key. */
+            /** @description A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2982,7 +2982,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3009,7 +3009,7 @@ export interface operations {
             /** @description The desired state. */
             200: {
                 headers: {
-                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes exactly when a deployment is made or undeployed, not when a status is reported or a download URL is renewed. Send it back as `If-None-Match`. */
+                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later). */
                     ETag: string;
                     /** @description `private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse. */
                     "Cache-Control": "private, no-cache";
@@ -3022,7 +3022,7 @@ export interface operations {
             /** @description Not Modified: `If-None-Match` holds the current ETag (or `*`); the device already has this desired state. No body. */
             304: {
                 headers: {
-                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes exactly when a deployment is made or undeployed, not when a status is reported or a download URL is renewed. Send it back as `If-None-Match`. */
+                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later). */
                     ETag: string;
                     /** @description `private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse. */
                     "Cache-Control": "private, no-cache";
@@ -3096,6 +3096,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     ApiReference: {
@@ -3120,6 +3130,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     ApiReferenceScript: {
@@ -3143,6 +3163,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     ScenarioUploadSlot: {
@@ -3306,7 +3336,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3340,6 +3370,16 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
     DeviceHealthPut: {
@@ -3498,7 +3538,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created. */
+            /** @description A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];

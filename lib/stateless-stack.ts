@@ -225,12 +225,18 @@ function routeAccess(): Record<string, FunctionAccess> {
 const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   ...routeAccess(),
   // The deployments stream (read granted by the event source): writes history entries, purges undeployed slots,
-  // publishes DeploymentChanged events.
+  // publishes DeploymentChanged events; refreshes the desired state tag of each device whose deployments changed
+  // (reads the device and queries its active slots, then one conditional UpdateItem of the device).
   // Device reports of a rollout's deployments are counted in the rollouts table: one TransactWriteItems of a Put
   // (conditioned on attribute_not_exists) and an Update (ADD). IAM checks each action of a transaction as its own
   // operation (PutItem, UpdateItem; ConditionCheckItem only for a ConditionCheck action, which it has none of), so
   // the write grant covers it without any read.
-  [DEPLOYMENT_CHANGES_ENTRY]: { storage: true, tables: { deployments: 'W', rollouts: 'W' }, events: true, timeout: Duration.seconds(60) },
+  [DEPLOYMENT_CHANGES_ENTRY]: {
+    storage: true,
+    tables: { deployments: 'RW', devices: 'RW', rollouts: 'W' },
+    events: true,
+    timeout: Duration.seconds(60),
+  },
   // Users: Cognito InitiateAuth, an unauthenticated API (only the app client id). Devices: the token route's table
   // grants (the device's credential, the failed attempts' counts), the scrypt hash, which the memory size gives CPU
   // for, and a signature by the KMS key, whose key policy is the grant (kms:Sign, lib/device-token-key.ts).

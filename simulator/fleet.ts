@@ -157,12 +157,24 @@ export class SimulatedFleet {
   }
 
   /**
-   * Sets the fleet up (operator token; devices registered unless they exist, whose health is then kept as the
-   * baseline; credentials reused from `credentialsFile` or issued; one device token each) and starts every device's
-   * health and pull loops.
+   * Sets the fleet up (setUp) and starts every device's health and pull loops.
    * @throws SimulatorHttpError when the operator cannot sign in or a device cannot be set up.
    */
   async start(): Promise<void> {
+    await this.setUp();
+    for (const device of this.devices) {
+      this.schedule(device, Math.random() * this.options.healthIntervalMs, () => this.healthTick(device), this.options.healthIntervalMs);
+      this.schedule(device, Math.random() * this.options.pullIntervalMs, () => this.pullTick(device), this.options.pullIntervalMs);
+    }
+  }
+
+  /**
+   * Sets the fleet up without starting it: operator token; devices registered unless they exist, whose health is
+   * then kept as the baseline; credentials reused from `credentialsFile` or issued; one device token each. What a
+   * load generator of its own needs (sessions()).
+   * @throws SimulatorHttpError when the operator cannot sign in or a device cannot be set up.
+   */
+  async setUp(): Promise<void> {
     const log = this.options.log ?? (() => undefined);
     this.operatorToken = await this.userToken();
     const limit = pLimit(this.options.setupConcurrency);
@@ -200,10 +212,18 @@ export class SimulatedFleet {
     );
     await this.writeCredentials();
     log(`Credentials: ${this.devices.length - issued} reused, ${issued} issued; every device holds a token.`);
-    for (const device of this.devices) {
-      this.schedule(device, Math.random() * this.options.healthIntervalMs, () => this.healthTick(device), this.options.healthIntervalMs);
-      this.schedule(device, Math.random() * this.options.pullIntervalMs, () => this.pullTick(device), this.options.pullIntervalMs);
-    }
+  }
+
+  /**
+   * Each device set up so far: its id, its number (from 1), its current device token and a copy of the health it
+   * reports, in device order.
+   */
+  sessions(): { id: string; index: number; token: string; health: Record<string, unknown> }[] {
+    return this.devices.flatMap((device) =>
+      device.token === undefined
+        ? []
+        : [{ id: device.id, index: device.index, token: device.token, health: structuredClone(device.health) }],
+    );
   }
 
   /** Stops every device's loops and waits for the requests under way. */

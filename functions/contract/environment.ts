@@ -75,6 +75,13 @@ export const ENV = {
   rolloutSweepIntervalMs: 'ROLLOUT_SWEEP_INTERVAL_MS',
   searchSnapshotIntervalMs: 'SEARCH_SNAPSHOT_INTERVAL_MS',
   simulate: 'SIMULATE',
+  // Local runtime only: admission control of each address (functions/local/admission.ts).
+  maxInFlightMain: 'MAX_IN_FLIGHT_MAIN',
+  maxInFlightUpload: 'MAX_IN_FLIGHT_UPLOAD',
+  maxInFlightAuth: 'MAX_IN_FLIGHT_AUTH',
+  maxQueuedRequests: 'MAX_QUEUED_REQUESTS',
+  maxQueueWaitMs: 'MAX_QUEUE_WAIT_MS',
+  overloadQueueWaitMs: 'OVERLOAD_QUEUE_WAIT_MS',
   // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
   powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
   powertoolsLogLevel: 'POWERTOOLS_LOG_LEVEL',
@@ -106,6 +113,14 @@ export const OPENSEARCH_AUTH_MODES = ['aws-sigv4', 'none'] as const;
 
 /** The default OpenSearch alias (OPENSEARCH_INDEX), the one the CDK stack gives its search clients. */
 export const DEFAULT_SEARCH_ALIAS = 'resources';
+
+/**
+ * Defaults of the local runtime's admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS,
+ * OVERLOAD_QUEUE_WAIT_MS): requests served at once per address, requests waiting per address, the longest wait while
+ * the queue absorbs a burst and once it stands, ms. Measured on a 2-core machine with `npm run bench --
+ * --only-devices` (docs/capacity.md, "The local runtime under load").
+ */
+export const DEFAULT_ADMISSION = { main: 16, upload: 8, auth: 8, queued: 256, waitMs: 1_000, overloadWaitMs: 250 } as const;
 
 /** Shortest cursor signing key, bytes (HMAC-SHA256 keys shorter than its output weaken it). */
 export const MIN_CURSOR_KEY_BYTES = 32;
@@ -376,6 +391,27 @@ export const LocalRuntimeEnvironment = z.object({
   [ENV.simulate]: amount('devices', 0, 100_000)
     .default(0)
     .describe("Simulated kiosks `npm start` keeps alive (acme's first N: health reports, pulls, installs); 0: none."),
+  // Defaults measured on a 2-core machine (docs/capacity.md, "The local runtime under load").
+  [ENV.maxInFlightMain]: amount('requests', 0, 10_000)
+    .default(DEFAULT_ADMISSION.main)
+    .describe('Requests the main address serves at once (token check, body, handler); more wait, then get 503. 0: no bound.'),
+  [ENV.maxInFlightUpload]: amount('requests', 0, 10_000)
+    .default(DEFAULT_ADMISSION.upload)
+    .describe('Requests the upload address serves at once (each may hold an archive of up to 10 MiB); 0: no bound.'),
+  [ENV.maxInFlightAuth]: amount('requests', 0, 10_000)
+    .default(DEFAULT_ADMISSION.auth)
+    .describe('Requests the auth address serves at once (password and client secret checks are scrypt hashes); 0: no bound.'),
+  [ENV.maxQueuedRequests]: amount('requests', 0, 100_000)
+    .default(DEFAULT_ADMISSION.queued)
+    .describe('Requests that may wait for a place on each address; one more is answered 503 with Retry-After at once.'),
+  [ENV.maxQueueWaitMs]: amount('milliseconds', 0, 60_000)
+    .default(DEFAULT_ADMISSION.waitMs)
+    .describe('Longest wait of a request for a place while the queue absorbs a burst, ms; then it is answered 503 with Retry-After.'),
+  [ENV.overloadQueueWaitMs]: amount('milliseconds', 0, 60_000)
+    .default(DEFAULT_ADMISSION.overloadWaitMs)
+    .describe(
+      'Longest wait for a place once the queue has held requests without emptying for longer than this, ms (sustained overload); at most MAX_QUEUE_WAIT_MS.',
+    ),
 });
 
 /** What every function is given (lib/service-function.ts) or Lambda sets. */

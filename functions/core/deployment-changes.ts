@@ -6,6 +6,7 @@
  * action's or the report's id, so applying the same change twice writes the same entry.
  */
 import pLimit from 'p-limit';
+import { type DesiredStateTagDependencies, refreshDesiredStateTag } from './desired-state.js';
 import { deviceClientId } from './devices.js';
 import type {
   DeploymentEvent,
@@ -154,32 +155,68 @@ export function deploymentChangeOf(
 /** Rollout reports counted at once (each one small transaction). */
 const REPORT_CONCURRENCY = 8;
 
+/** Devices whose desired state tag is refreshed at once (each a read, a query and a conditional write). */
+const TAG_CONCURRENCY = 16;
+
 /**
- * Applies derived changes in order: history entries (idempotent puts), then events, then the rollout reports, then
- * the purge of undeployed slots. Safe to repeat after a failure at any step: the entries are rewritten as they were,
- * repeated events carry the same `deploymentId`, a report counts only the first time its device reports in its
- * rollout, and a purge only deletes the slot still marked with that UNDEPLOY.
- * @param dependencies `rollouts` counts the reports on rollout deployments (left out: they are not counted).
- * @throws the first error of the history store, the bus, the rollout counts or the purge; the caller retries the
- *   whole batch.
+ * The devices (company, device id) whose set of active deployments a batch of changes altered (DEPLOY, UNDEPLOY;
+ * not status reports), each once, in first-seen order.
+ */
+export function devicesWithNewDesiredState(changes: readonly DeploymentChange[]): { company: string; deviceId: string }[] {
+  const devices = new Map<string, { company: string; deviceId: string }>();
+  for (const { event } of changes) {
+    if (event.type !== 'DeploymentChanged') continue;
+    devices.set(`${event.company}#${event.deviceId}`, { company: event.company, deviceId: event.deviceId });
+  }
+  return [...devices.values()];
+}
+
+/**
+ * Applies derived changes: history entries (idempotent puts), then events, then the rollout reports, then the purge
+ * of undeployed slots; alongside, the desired state tag of each device whose active deployments changed
+ * (refreshDesiredStateTag, once per device per batch: every change of the batch is committed before it runs). Safe
+ * to repeat after a failure at any step: the entries are rewritten as they were, repeated events carry the same
+ * `deploymentId`, a report counts only the first time its device reports in its rollout, a purge only deletes the
+ * slot still marked with that UNDEPLOY, and a tag is recomputed from the deployments as they are.
+ * @param dependencies `rollouts` counts the reports on rollout deployments (left out: they are not counted);
+ *   `desiredStates` refreshes the devices' tags (left out: not refreshed).
+ * @throws the first error of the history store, the bus, the rollout counts, the purge or a tag refresh (once both
+ *   have settled); the caller retries the whole batch.
  */
 export async function applyDeploymentChanges(
   dependencies: {
     deployments: Pick<DeploymentRepository, 'recordHistory' | 'purgeUndeployed'>;
     events: EventPublisher;
     rollouts?: Pick<RolloutRepository, 'recordReport'>;
+    desiredStates?: DesiredStateTagDependencies;
   },
   changes: readonly DeploymentChange[],
 ): Promise<void> {
   if (changes.length === 0) return;
-  await dependencies.deployments.recordHistory(changes.map((item) => item.entry));
-  await dependencies.events.publish(changes.map((item) => item.event));
-  const reports = changes.flatMap((item) => (item.report === undefined ? [] : [item.report]));
-  const { rollouts } = dependencies;
-  if (rollouts !== undefined && reports.length > 0) {
-    const limit = pLimit(REPORT_CONCURRENCY);
-    await Promise.all(reports.map((report) => limit(() => rollouts.recordReport(report))));
-  }
-  const purges = changes.flatMap((item) => (item.purge === undefined ? [] : [item.purge]));
-  if (purges.length > 0) await dependencies.deployments.purgeUndeployed(purges);
+  const derive = async () => {
+    await dependencies.deployments.recordHistory(changes.map((item) => item.entry));
+    await dependencies.events.publish(changes.map((item) => item.event));
+    const reports = changes.flatMap((item) => (item.report === undefined ? [] : [item.report]));
+    const { rollouts } = dependencies;
+    if (rollouts !== undefined && reports.length > 0) {
+      const limit = pLimit(REPORT_CONCURRENCY);
+      await Promise.all(reports.map((report) => limit(() => rollouts.recordReport(report))));
+    }
+    const purges = changes.flatMap((item) => (item.purge === undefined ? [] : [item.purge]));
+    if (purges.length > 0) await dependencies.deployments.purgeUndeployed(purges);
+  };
+  const tags = async () => {
+    const { desiredStates } = dependencies;
+    if (desiredStates === undefined) return;
+    const limit = pLimit(TAG_CONCURRENCY);
+    await Promise.all(
+      devicesWithNewDesiredState(changes).map(({ company, deviceId }) =>
+        limit(() => refreshDesiredStateTag(desiredStates, company, deviceId)),
+      ),
+    );
+  };
+  // Neither waits for the other (the history is what operators read, the tag what devices poll); a failure of either
+  // is thrown once both are done, so no work of a batch being retried still runs.
+  const settled = await Promise.allSettled([derive(), tags()]);
+  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
 }

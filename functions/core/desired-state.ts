@@ -74,7 +74,7 @@ export function desiredStateTag(slots: readonly Pick<DeviceSlot, 'id' | 'scenari
 
 /** What the desired-state use case needs. */
 export interface DesiredStateDependencies {
-  devices: Pick<DeviceRepository, 'get'>;
+  devices: Pick<DeviceRepository, 'get' | 'setDesiredState'>;
   deployments: Pick<DeploymentRepository, 'activeOnDevice'>;
   catalog: Pick<ScenarioCatalog, 'getVersions'>;
   archives: Pick<ArchiveStore, 'presignGet'>;
@@ -85,26 +85,46 @@ export interface DesiredStateDependencies {
 export type DesiredState = { tag: string; unchanged: true } | { tag: string; unchanged: false; items: DesiredDeploymentView[] };
 
 /**
- * The calling device's desired state: one Query of its active deployments gives the tag; when `holds(tag)` (the
- * device already has this state) nothing else is read or signed. Otherwise the versions are read (batched) and each
- * archive gets a presigned download valid DESIRED_STATE_URL_LIFETIME_SECONDS. Items are ordered by (scenario, version).
+ * The calling device's desired state. With `holds` (the device sent `If-None-Match`), the device item is read first
+ * (the token check, one strongly consistent GetItem): when `holds` its stored tag (StoredDevice.desiredState), that is
+ * the whole answer: one read. Otherwise (no tag stored yet, or another one) its active deployments are queried and
+ * the tag computed from them; a device without a stored tag gets it stored (a compare-and-set that loses to any other
+ * writer, see refreshDesiredStateTag). Without `holds`, the device and its deployments are read at once (one round
+ * trip). When the device holds the computed tag nothing else is read or signed; otherwise the versions are read
+ * (batched) and each archive gets a presigned download valid DESIRED_STATE_URL_LIFETIME_SECONDS. Items are ordered by
+ * (scenario, version).
+ *
+ * The stored tag follows the active deployments through the deployments table's stream (refreshDesiredStateTag, run
+ * by the deployment changes consumer), so for as long as that consumer lags behind a deploy or an undeploy (under a
+ * second or two locally; its iterator age is alarmed on AWS) a device that holds the previous tag is still answered
+ * 304; its first poll after the consumer caught up gets the change.
  * @throws ForbiddenError (403) when the caller is not a device; UnauthorizedError (401) when its device is gone,
  *   being deleted, or its credential was replaced (activeDevice).
  */
 export async function deviceDesiredState(
   dependencies: DesiredStateDependencies,
   principal: Principal,
-  holds: (tag: string) => boolean,
+  holds?: (tag: string) => boolean,
 ): Promise<DesiredState> {
-  // The token names the device, so its deployments are queried while the device read checks the token is still good:
-  // a poll costs one round trip, not two (the query's result is dropped when the check refuses).
   const { company, deviceId } = deviceOf(principal);
-  const [, slots] = await Promise.all([
-    activeDevice(dependencies.devices, principal),
-    dependencies.deployments.activeOnDevice(company, deviceId),
-  ]);
+  let slots: DeviceSlot[];
+  if (holds === undefined) {
+    // Nothing to compare: the deployments are queried while the device read checks the token is still good (the
+    // query's result is dropped when the check refuses).
+    [, slots] = await Promise.all([
+      activeDevice(dependencies.devices, principal),
+      dependencies.deployments.activeOnDevice(company, deviceId),
+    ]);
+  } else {
+    const device = await activeDevice(dependencies.devices, principal);
+    const stored = device.desiredState?.tag;
+    if (stored !== undefined && holds(stored)) return { tag: stored, unchanged: true };
+    slots = await dependencies.deployments.activeOnDevice(company, deviceId);
+    // Queried after the device was read: safe to store for a device that has no tag yet (refreshDesiredStateTag).
+    if (device.desiredState === undefined) await dependencies.devices.setDesiredState(company, deviceId, desiredStateTag(slots), undefined);
+  }
   const tag = desiredStateTag(slots);
-  if (holds(tag)) return { tag, unchanged: true };
+  if (holds?.(tag) === true) return { tag, unchanged: true };
   const versions = await dependencies.catalog.getVersions(company, slots);
   const byKey = new Map(versions.map((version) => [`${version.scenarioId}#${version.version}`, version]));
   const expiresAt = new Date((dependencies.now?.() ?? new Date()).getTime() + DESIRED_STATE_URL_LIFETIME_SECONDS * 1000).toISOString();
@@ -133,6 +153,39 @@ export async function deviceDesiredState(
     }),
   );
   return { tag, unchanged: false, items };
+}
+
+/** Compare-and-set rounds of refreshDesiredStateTag before it gives up (only writers racing on one device conflict). */
+const DESIRED_STATE_WRITE_ATTEMPTS = 5;
+
+/** What refreshDesiredStateTag needs. */
+export interface DesiredStateTagDependencies {
+  devices: Pick<DeviceRepository, 'get' | 'setDesiredState'>;
+  deployments: Pick<DeploymentRepository, 'activeOnDevice'>;
+}
+
+/**
+ * Brings the device's stored desired state tag (StoredDevice.desiredState) up to date after a change of its active
+ * deployments: reads the device (its generation), then queries its active deployments, then writes their tag with
+ * the next generation on condition that the generation is still the one read; on a conflict, all over again. It
+ * always writes, even a tag equal to the stored one, so that the last successful write is always one whose query
+ * came after every change committed before its read: run after a change is committed (by the stream consumer), the
+ * stored tag is current once it returns, whatever other writers did with staler reads in between (each of their
+ * writes either came before this one, or read this one's generation and so queried after it). A device that does not
+ * exist (deleted since) is left alone.
+ * @throws Error when DESIRED_STATE_WRITE_ATTEMPTS rounds all conflicted, or a read or write fails (the caller retries).
+ */
+export async function refreshDesiredStateTag(dependencies: DesiredStateTagDependencies, company: string, deviceId: string): Promise<void> {
+  for (let attempt = 1; attempt <= DESIRED_STATE_WRITE_ATTEMPTS; attempt += 1) {
+    const device = await dependencies.devices.get(company, deviceId);
+    if (device === undefined) return;
+    const tag = desiredStateTag(await dependencies.deployments.activeOnDevice(company, deviceId));
+    const outcome = await dependencies.devices.setDesiredState(company, deviceId, tag, device.desiredState?.generation);
+    if (outcome !== 'conflict') return;
+  }
+  throw new Error(
+    `The desired state tag of device '${deviceId}' (${company}) kept changing under ${DESIRED_STATE_WRITE_ATTEMPTS} attempts; retry.`,
+  );
 }
 
 /** A device's report on one of its deployments (the request body, validated by the route). */

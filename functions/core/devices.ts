@@ -169,10 +169,23 @@ export interface DeviceCredential {
 }
 
 /**
+ * The version of a device's desired state kept on the device item, so that a device polling `GET /device/deployments`
+ * with the tag it holds is answered 304 after one read of its item (functions/core/desired-state.ts).
+ */
+export interface DesiredStateVersion {
+  /** desiredStateTag of the device's active deployments when it was written. */
+  tag: string;
+  /** How many times it was written: each write is conditional on the previous value (a compare-and-set). */
+  generation: number;
+}
+
+/**
  * A device as the devices table stores it: the resource, and what is never shown (its credential; `deleting`, set
- * while a delete undeploys its deployments, during which the device counts as absent everywhere).
+ * while a delete undeploys its deployments, during which the device counts as absent everywhere; the version of its
+ * desired state, absent until first written).
  */
 export interface StoredDevice extends Device {
   credential?: DeviceCredential;
   deleting?: boolean;
+  desiredState?: DesiredStateVersion;
 }

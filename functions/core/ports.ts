@@ -98,6 +98,19 @@ export interface DeviceRepository {
   markDeleting(companyId: string, deviceId: string): Promise<boolean>;
   /** Deletes the device item (the last step of a delete); an absent one is ignored. */
   remove(companyId: string, deviceId: string): Promise<void>;
+  /**
+   * Stores `tag` as the device's desired state version (StoredDevice.desiredState) with the next generation, only if
+   * the stored one still has generation `expectedGeneration` (undefined: only if none is stored): one conditional
+   * write, a compare-and-set, so that of writers that read the same generation exactly one wins. Never creates a
+   * device. Feeds the devices table's stream (its search document does not change).
+   * @returns `written`; `conflict` when the stored generation is another (read again); `absent` when no device.
+   */
+  setDesiredState(
+    companyId: string,
+    deviceId: string,
+    tag: string,
+    expectedGeneration: number | undefined,
+  ): Promise<'written' | 'conflict' | 'absent'>;
 }
 
 /** The fields of a device its operator sets (spec "Device resource"); the rest is the device's own report. */

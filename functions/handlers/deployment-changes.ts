@@ -15,7 +15,8 @@ const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? un
  * marked undeployed) gets its history entry and its DeploymentChanged event, then the undeployed slot is purged; every
  * device status report (an active slot's new `deviceStatus`) gets its DEVICE_STATUS history entry and its
  * DeploymentStatusChanged event (core/deployment-changes.ts), and an INSTALLED or FAILED report on a deployment a
- * rollout made counts once for its wave. History entries and other items of the table change nothing here. Everything is
+ * rollout made counts once for its wave; the device of every DEPLOY and UNDEPLOY gets its desired state tag refreshed
+ * (what `GET /device/deployments` answers 304 to after one read). History entries and other items of the table change nothing here. Everything is
  * idempotent, so a failure throws: the whole batch is retried (Lambda halves it on each failure, so one bad record
  * cannot hold back the others; the local stream poller redelivers it), and a batch delivered twice changes nothing.
  */
@@ -24,8 +25,8 @@ export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
     (record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? [],
   );
   try {
-    const { deployments, rollouts } = services();
-    await applyDeploymentChanges({ deployments, events: eventPublisher(), rollouts }, changes);
+    const { deployments, rollouts, devices } = services();
+    await applyDeploymentChanges({ deployments, events: eventPublisher(), rollouts, desiredStates: { devices, deployments } }, changes);
   } catch (error) {
     logger.error('Deriving deployment history and events failed; the batch will be retried', {
       error: error as Error,

@@ -15,8 +15,10 @@ type Image = Record<string, AttributeValue>;
 type Change = { position: number; upsert: SearchDocument } | { position: number; remove: DocumentKey };
 
 /**
- * The index write of a record, or undefined for items that are not searchable (scenario versions…). An item of a
- * searchable kind that has no document (a device marked `deleting`) is removed, as its REMOVE will be.
+ * The index write of a record, or undefined for items that are not searchable (scenario versions…) and for a MODIFY
+ * that leaves the item's document as it was (a device's credential or desired state tag written: what is stored
+ * beside the resource). An item of a searchable kind that has no document (a device marked `deleting`) is removed, as
+ * its REMOVE will be.
  */
 function changeOf(record: DynamoDBRecord, position: number): Change | undefined {
   if (record.eventName === 'REMOVE') {
@@ -25,6 +27,11 @@ function changeOf(record: DynamoDBRecord, position: number): Change | undefined 
   }
   const item = unmarshall((record.dynamodb?.NewImage ?? {}) as Image);
   const document = searchDocumentFromItem(item);
+  if (document !== undefined && record.eventName === 'MODIFY' && record.dynamodb?.OldImage !== undefined) {
+    // Records are applied in order, so the index already holds the old image's document.
+    const before = searchDocumentFromItem(unmarshall(record.dynamodb.OldImage as Image));
+    if (before !== undefined && JSON.stringify(before) === JSON.stringify(document)) return undefined;
+  }
   if (document !== undefined) return { position, upsert: document };
   const key = documentKeyFromItem(item);
   return key === undefined ? undefined : { position, remove: key };

@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { type AdmissionClock, AdmissionGate, type AdmissionLimits } from './admission.js';
 import { loadHandler } from './handler-module.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
-import { DomainError } from '../core/errors.js';
+import { DomainError, ServiceUnavailableError } from '../core/errors.js';
 import { authorize, type Scope } from '../core/principal.js';
 import { type JwtAuthorizerContext, verifyBearerToken } from '../platform/auth.js';
 import { recordTokenFailure } from '../platform/observability.js';
@@ -274,17 +275,31 @@ function readBody(request: IncomingMessage, response: ServerResponse): Promise<B
   });
 }
 
+/** The admission bounds of an address (AdmissionGate), and optionally the timers its waits use (tests). */
+export type AdmissionOptions = AdmissionLimits & { clock?: AdmissionClock };
+
+/** Seconds a refused request is told to wait (`Retry-After`, RFC 9110 §10.2.3): the wait bound, at least 1 s. */
+export function admissionRetryAfterSeconds(limits: AdmissionLimits): number {
+  return Math.max(1, Math.ceil(limits.maxWaitMs / 1000));
+}
+
 /**
  * An HTTP server for one API address that turns each request into an API Gateway v2 event, invokes the route's
  * exported Lambda handler and writes the result back. It holds no endpoint logic. In API Gateway's order: unmatched
  * paths get 404 (naming the address that serves the route, when another one does), wrong methods 405 with `Allow`;
- * then, on a route with a scope, the JWT authorizer's part (authorizeBearer: 401 or 403 without reading the body nor
+ * then, with `admission`, a request that gets no place (AdmissionGate: `maxInFlight` served at once, `maxQueued`
+ * waiting, each at most `maxWaitMs`, or `overloadWaitMs` under sustained overload) is answered 503 problem+json with
+ * `Retry-After` (admissionRetryAfterSeconds)
+ * without reading its body or invoking anything (the place is held until the answer is written); then, on a route
+ * with a scope, the JWT authorizer's part (authorizeBearer: 401 or 403 without reading the body nor
  * invoking the handler, else `requestContext.authorizer.jwt` as API Gateway sets it); then bodies above
  * MAX_PAYLOAD_BYTES or events above MAX_LAMBDA_EVENT_BYTES get 413, as API Gateway and Lambda would. Requests Node's
  * HTTP parser refuses get 431 (headers too large) or 400 with a problem+json body. A handler that throws or fails
  * asynchronously answers 500 (with guardUncaughtErrors installed); the server keeps serving.
  * @param root repository root, to resolve each route's `entry`.
  * @param addresses `http://127.0.0.1:<port>` of the other addresses, named in "served by another address" answers.
+ * @param admission bounds of the work admitted at once; none: every request is served at once.
+ * @throws RangeError when `admission` holds a bound out of range (AdmissionGate).
  */
 export function createApiServer(
   api: ApiName,
@@ -292,7 +307,16 @@ export function createApiServer(
   root: string,
   onError: (error: unknown) => void,
   addresses: Partial<Record<ApiName, string>> = {},
+  admission?: AdmissionOptions,
 ): Server {
+  const gate = admission === undefined ? undefined : new AdmissionGate(admission, admission.clock);
+  const busy = () => {
+    const seconds = admission === undefined ? 1 : admissionRetryAfterSeconds(admission);
+    return new ServiceUnavailableError(
+      `The ${ADDRESS_NAMES[api]} is serving as many requests as it admits (${admission?.maxInFlight} at once, ${admission?.maxQueued} more waiting); this one was not processed. Retry after ${seconds} s.`,
+      seconds,
+    );
+  };
   const server = createServer((request, response) => {
     // A client that goes away mid-request makes these streams emit `error`; nothing is left to answer.
     request.on('error', () => undefined);
@@ -334,27 +358,42 @@ export function createApiServer(
             },
           );
         }
-        // Public routes (scope null, or none declared) have no authorizer, as on AWS.
-        let jwt: JwtAuthorizerContext | undefined;
-        if (match.route.scope != null) {
-          jwt = await authorizeBearer(request, response, match.route.scope, url.pathname);
-          if (jwt === undefined) return;
+        let release: (() => void) | undefined = () => undefined;
+        if (gate !== undefined) {
+          // A client that goes away while its request waits gives its place in the queue back.
+          const gone = new AbortController();
+          response.once('close', () => gone.abort());
+          release = await gate.admit(gone.signal);
+          if (release === undefined) return writeDomainError(response, busy(), url.pathname);
+          // The place is given back once the answer is written, or once the handler settles if it never is (a
+          // handler whose promise never settles after a 500 from guardUncaughtErrors holds no place).
+          response.once('finish', release);
         }
-        const body = await readBody(request, response);
-        if (body === undefined) return;
-        const event = toApiGatewayEvent(request, body, match.route, match.pathParameters, jwt);
-        if (exceedsLambdaEventLimit(event)) {
-          return writeProblem(
-            response,
-            413,
-            'Payload Too Large',
-            `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`,
-          );
+        try {
+          // Public routes (scope null, or none declared) have no authorizer, as on AWS.
+          let jwt: JwtAuthorizerContext | undefined;
+          if (match.route.scope != null) {
+            jwt = await authorizeBearer(request, response, match.route.scope, url.pathname);
+            if (jwt === undefined) return;
+          }
+          const body = await readBody(request, response);
+          if (body === undefined) return;
+          const event = toApiGatewayEvent(request, body, match.route, match.pathParameters, jwt);
+          if (exceedsLambdaEventLimit(event)) {
+            return writeProblem(
+              response,
+              413,
+              'Payload Too Large',
+              `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`,
+            );
+          }
+          const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
+          const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
+          // A response already given (500 after an uncaught error of this invocation) is not written twice.
+          if (!response.headersSent) writeResult(response, result);
+        } finally {
+          release();
         }
-        const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
-        const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
-        // A response already given (500 after an uncaught error of this invocation) is not written twice.
-        if (!response.headersSent) writeResult(response, result);
       })().catch(fail);
     });
   });

@@ -213,7 +213,8 @@ function listen(server: Server, port: number): Promise<void> {
  * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
  * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat
  * sweeper every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), the rollout worker on the in-process rollout queue and
- * the rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda handlers of the route table.
+ * the rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda handlers of the route table,
+ * each behind its admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS, OVERLOAD_QUEUE_WAIT_MS).
  * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
  * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
  * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
@@ -427,6 +428,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     });
     snapshots?.start(runtimeSettings[ENV.searchSnapshotIntervalMs]);
 
+    const maxInFlight = {
+      api: runtimeSettings[ENV.maxInFlightMain],
+      upload: runtimeSettings[ENV.maxInFlightUpload],
+      auth: runtimeSettings[ENV.maxInFlightAuth],
+    };
     for (const api of ['api', 'upload', 'auth'] as const) {
       const server = createApiServer(
         api === 'api' ? 'main' : api,
@@ -438,6 +444,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
           upload: addresses.upload,
           auth: addresses.auth,
         },
+        // Every handler runs on this process's one event loop: bounded work per address keeps what is admitted fast
+        // and answers the rest 503 at once (0: no bound).
+        maxInFlight[api] === 0
+          ? undefined
+          : {
+              maxInFlight: maxInFlight[api],
+              maxQueued: runtimeSettings[ENV.maxQueuedRequests],
+              maxWaitMs: runtimeSettings[ENV.maxQueueWaitMs],
+              overloadWaitMs: Math.min(runtimeSettings[ENV.overloadQueueWaitMs], runtimeSettings[ENV.maxQueueWaitMs]),
+            },
       );
       await listen(server, ports[api]);
       stops.push(

@@ -20,8 +20,10 @@
  * Then the search benchmark (search.ts): 100,000 generated devices (SEARCH_BENCH_DEVICES=N to scale) in the
  * embedded engine, three queries measured in-process and over HTTP; --only-search runs only it, --skip-search skips it.
  *
- * Then the device benchmark (devices.ts): 1,000 simulated kiosks for 60 s (DEVICE_BENCH_DEVICES, DEVICE_BENCH_SECONDS)
- * and the writes per health report; --only-devices runs only it, --skip-devices skips it.
+ * Then the device benchmark (devices.ts): 1,000 kiosks at 10 s health / 5 s pull and at 60 s / 30 s, 60 s each
+ * (DEVICE_BENCH_DEVICES, DEVICE_BENCH_SECONDS), a step search of the offered rate (DEVICE_BENCH_STEPS,
+ * DEVICE_BENCH_STEP_SECONDS), and the writes per health report; DEVICE_BENCH_ADMISSION=off runs the runtime without
+ * admission control; --only-devices runs only it, --skip-devices skips it.
  *
  * Then the rollout benchmark (rollouts.ts): a rollout to 100,000 seeded devices (ROLLOUT_BENCH_DEVICES) against raw
  * conditional puts, with search latency and peak RSS, then a rollout with 20 % failures; --only-rollouts / --skip-rollouts.
@@ -295,7 +297,7 @@ const deviceMode = stepMode('devices');
 
 function deviceStep(): Promise<void> {
   return benchmarkStep(
-    'Device benchmark: simulated kiosks against the local runtime (health every 10 s, pull every 30 s), then writes per health report.',
+    'Device benchmark: kiosks against the local runtime (health 10 s / pull 5 s, then 60 s / 30 s), a step search of the offered rate, then writes per health report.',
     'Device',
     'devices.json',
     async () => {

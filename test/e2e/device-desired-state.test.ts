@@ -212,8 +212,13 @@ describe('the desired state of a device', () => {
 
   it('changes the ETag once the deployment is undeployed, and then takes no report on it', async () => {
     await deployments('UNDEPLOY', KIOSK, '1.0.0');
-    const after = await pull(kiosk, etag);
-    expect(after.response.status).toBe(200);
+    // A poll is compared with the tag the deployments' change stream keeps on the device: the undeploy shows within
+    // moments, not necessarily at once.
+    let after = await pull(kiosk, etag);
+    await eventually(async () => {
+      after = await pull(kiosk, etag);
+      return after.response.status === 200;
+    }, 'a poll with the old ETag to get the new desired state');
     expect(after.response.headers.get('etag')).not.toBe(etag);
     expect(expectOk(after).items).toEqual([]);
     expect((await report(kiosk, '1.0.0', 'INSTALLED')).response.status).toBe(404);

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   checkEnvironment,
+  DEFAULT_ADMISSION,
   ENV,
   ENVIRONMENT,
   type EnvironmentGroup,
@@ -99,6 +100,12 @@ describe('the environment schema', () => {
       ROLLOUT_SWEEP_INTERVAL_MS: 1_000,
       SEARCH_SNAPSHOT_INTERVAL_MS: 60_000,
       SIMULATE: 0,
+      MAX_IN_FLIGHT_MAIN: DEFAULT_ADMISSION.main,
+      MAX_IN_FLIGHT_UPLOAD: DEFAULT_ADMISSION.upload,
+      MAX_IN_FLIGHT_AUTH: DEFAULT_ADMISSION.auth,
+      MAX_QUEUED_REQUESTS: DEFAULT_ADMISSION.queued,
+      MAX_QUEUE_WAIT_MS: DEFAULT_ADMISSION.waitMs,
+      OVERLOAD_QUEUE_WAIT_MS: DEFAULT_ADMISSION.overloadWaitMs,
     });
     expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({
       POWERTOOLS_LOG_LEVEL: 'SILENT',

@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyDeploymentChanges, deploymentChangeOf } from '../../functions/core/deployment-changes.js';
+import { applyDeploymentChanges, deploymentChangeOf, devicesWithNewDesiredState } from '../../functions/core/deployment-changes.js';
+import type { StoredDevice } from '../../functions/core/devices.js';
 import type {
   DeploymentChangedEvent,
   DeploymentEvent,
@@ -262,6 +263,63 @@ describe('applyDeploymentChanges', () => {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+});
+
+describe('applyDeploymentChanges: the desired state tags', () => {
+  it('refreshes the tag of each device whose deployments changed, once per batch, and not for status reports', async () => {
+    const reported: DeploymentSlot = {
+      ...active,
+      deviceId: 'acme-kiosk-0002',
+      deviceStatus: { id: '01JSTATUS000000000000000009', state: 'INSTALLED', updated: '2026-11-22T10:30:00.000Z' },
+    };
+    const changes = [
+      deploymentChangeOf(undefined, active),
+      deploymentChangeOf(active, undeployed),
+      deploymentChangeOf({ ...reported, deviceStatus: undefined }, reported),
+      deploymentChangeOf(undefined, { ...active, deviceId: 'acme-kiosk-0003', id: '01JDEPLOY000000000000000003' }),
+    ].flatMap((change) => change ?? []);
+    expect(devicesWithNewDesiredState(changes)).toEqual([
+      { company: 'acme', deviceId: 'acme-kiosk-0001' },
+      { company: 'acme', deviceId: 'acme-kiosk-0003' },
+    ]);
+    const written: string[] = [];
+    const desiredStates = {
+      devices: {
+        get: async (company: string, deviceId: string) =>
+          ({ id: deviceId, company, serial: 's', created: '', updated: '', connection: { state: 'UNKNOWN' } }) as StoredDevice,
+        setDesiredState: async (_company: string, deviceId: string) => {
+          written.push(deviceId);
+          return 'written' as const;
+        },
+      },
+      deployments: { activeOnDevice: async () => [] },
+    };
+    const deployments = { recordHistory: async () => undefined, purgeUndeployed: async () => undefined };
+    await applyDeploymentChanges({ deployments, events: { publish: async () => undefined }, desiredStates }, changes);
+    expect(written).toEqual(['acme-kiosk-0001', 'acme-kiosk-0003']);
+  });
+
+  it('throws when a tag could not be refreshed, after the history and events are out, so that the batch is retried', async () => {
+    const published: string[] = [];
+    const desiredStates = {
+      devices: {
+        get: async () => {
+          throw new Error('devices table unreachable');
+        },
+        setDesiredState: async () => 'written' as const,
+      },
+      deployments: { activeOnDevice: async () => [] },
+    };
+    const deployments = { recordHistory: async () => undefined, purgeUndeployed: async () => undefined };
+    const events = {
+      publish: async (batch: readonly DeploymentEvent[]) => {
+        published.push(...batch.map((event) => event.type));
+      },
+    };
+    const changes = [deploymentChangeOf(undefined, active)].flatMap((change) => change ?? []);
+    await expect(applyDeploymentChanges({ deployments, events, desiredStates }, changes)).rejects.toThrow('devices table unreachable');
+    expect(published).toEqual(['DeploymentChanged']);
   });
 });
 

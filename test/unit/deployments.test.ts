@@ -57,6 +57,9 @@ class FakeDevices implements DeviceRepository {
   async remove(): Promise<never> {
     throw new Error('not used');
   }
+  async setDesiredState(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 class FakeScenarios implements ScenarioRepository {

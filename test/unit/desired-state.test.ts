@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
+import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
 import { deviceDeploymentStatusPost } from '../../functions/contract/routes/device-side.js';
 import { listActiveDeployments } from '../../functions/core/deployments.js';
 import {
@@ -12,6 +14,7 @@ import {
   desiredStateTag,
   deviceDesiredState,
   MAX_DEVICE_STATUS_MESSAGE_LENGTH,
+  refreshDesiredStateTag,
   reportDeviceStatus,
 } from '../../functions/core/desired-state.js';
 import type { StoredDevice } from '../../functions/core/devices.js';
@@ -122,14 +125,39 @@ const version = (scenarioId: string, semver: string): ScenarioVersion => ({
   created: '2026-11-01T00:00:00.000Z',
 });
 
-/** The deployments table of one company, as slots keyed `deviceId#scenarioId#version`. */
+/**
+ * The deployments table of one company, as slots keyed `deviceId#scenarioId#version`, and its one device (whose
+ * stored desired state version a compare-and-set changes), counting the reads of each.
+ */
 function world(slots: Record<string, DeviceSlot> = {}) {
   const table = new Map(Object.entries(slots));
-  const calls = { versionReads: 0, presigns: [] as { key: string; seconds: number; filename: string }[], statusWrites: 0 };
-  const devices = { get: async (company: string, deviceId: string) => (company === 'acme' && deviceId === device.id ? device : undefined) };
+  const calls = {
+    versionReads: 0,
+    presigns: [] as { key: string; seconds: number; filename: string }[],
+    statusWrites: 0,
+    deviceReads: 0,
+    deploymentQueries: 0,
+    tagWrites: 0,
+  };
+  const stored: StoredDevice = structuredClone(device);
+  const devices = {
+    get: async (company: string, deviceId: string) => {
+      calls.deviceReads += 1;
+      return company === 'acme' && deviceId === stored.id ? structuredClone(stored) : undefined;
+    },
+    setDesiredState: async (company: string, deviceId: string, tag: string, expected: number | undefined) => {
+      if (company !== 'acme' || deviceId !== stored.id) return 'absent' as const;
+      if (stored.desiredState?.generation !== expected) return 'conflict' as const;
+      calls.tagWrites += 1;
+      stored.desiredState = { tag, generation: (expected ?? 0) + 1 };
+      return 'written' as const;
+    },
+  };
   const deployments = {
-    activeOnDevice: async (_company: string, deviceId: string) =>
-      [...table.entries()].filter(([key]) => key.startsWith(`${deviceId}#`)).map(([, value]) => value),
+    activeOnDevice: async (_company: string, deviceId: string) => {
+      calls.deploymentQueries += 1;
+      return [...table.entries()].filter(([key]) => key.startsWith(`${deviceId}#`)).map(([, value]) => structuredClone(value));
+    },
     recordDeviceStatus: async (identity: Pick<ActiveDeployment, 'deviceId' | 'scenarioId' | 'version'>, status: DeviceStatus) => {
       calls.statusWrites += 1;
       const key = `${identity.deviceId}#${identity.scenarioId}#${identity.version}`;
@@ -151,7 +179,7 @@ function world(slots: Record<string, DeviceSlot> = {}) {
       return `http://127.0.0.1:9/archives/${key}?signed`;
     },
   };
-  return { table, calls, dependencies: { devices, deployments, catalog, archives, now: () => NOW } };
+  return { table, calls, stored, dependencies: { devices, deployments, catalog, archives, now: () => NOW } };
 }
 
 describe('deviceDesiredState', () => {
@@ -211,6 +239,113 @@ describe('deviceDesiredState', () => {
       device: { ...(kiosk.device as NonNullable<Principal['device']>), credentialId: '01JOLD00000000000000000000' },
     };
     await expect(deviceDesiredState(dependencies, stale, () => false)).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+});
+
+describe('the desired state tag kept on the device item', () => {
+  const seeded = () =>
+    world({
+      'acme-kiosk-0001#acme-welcome#1.0.0': slot('acme-welcome', '1.0.0', '01JA00000000000000000000AA'),
+      'acme-kiosk-0002#acme-welcome#1.0.0': slot('acme-welcome', '1.0.0', '01JC00000000000000000000CC'),
+    });
+  const holding = (tag: string) => (candidate: string) => candidate === tag;
+
+  it('answers a poll holding the stored tag after one read of the device, without querying its deployments', async () => {
+    const { dependencies, calls } = seeded();
+    const first = await deviceDesiredState(dependencies, kiosk);
+    expect(first.unchanged).toBe(false);
+    // The first poll with a tag stores it for a device that has none (its deployments are queried once more).
+    expect(await deviceDesiredState(dependencies, kiosk, holding(first.tag))).toEqual({ tag: first.tag, unchanged: true });
+    expect(calls.tagWrites).toBe(1);
+    Object.assign(calls, { deviceReads: 0, deploymentQueries: 0, versionReads: 0, tagWrites: 0 });
+    calls.presigns.length = 0;
+    for (let poll = 0; poll < 3; poll += 1) {
+      expect(await deviceDesiredState(dependencies, kiosk, holding(first.tag))).toEqual({ tag: first.tag, unchanged: true });
+    }
+    expect(calls).toMatchObject({ deviceReads: 3, deploymentQueries: 0, versionReads: 0, tagWrites: 0, presigns: [] });
+  });
+
+  it('changes after a deploy and after an undeploy once refreshed: a poll holding the old tag then gets the new state', async () => {
+    const { dependencies, table, stored } = seeded();
+    await refreshDesiredStateTag(dependencies, 'acme', 'acme-kiosk-0001');
+    const before = stored.desiredState?.tag as string;
+    expect(before).toBe(desiredStateTag([slot('acme-welcome', '1.0.0', '01JA00000000000000000000AA')]));
+
+    table.set('acme-kiosk-0001#acme-welcome#1.1.0', slot('acme-welcome', '1.1.0', '01JB00000000000000000000BB'));
+    // Until the stream consumer refreshes it, the stored tag is the previous one: the documented lag.
+    expect((await deviceDesiredState(dependencies, kiosk, holding(before))).unchanged).toBe(true);
+    await refreshDesiredStateTag(dependencies, 'acme', 'acme-kiosk-0001');
+    const deployed = stored.desiredState?.tag as string;
+    expect(deployed).not.toBe(before);
+    const afterDeploy = await deviceDesiredState(dependencies, kiosk, holding(before));
+    expect(afterDeploy.unchanged === false && afterDeploy.items.map((item) => item.what.subId)).toEqual(['1.0.0', '1.1.0']);
+    expect(afterDeploy.tag).toBe(deployed);
+    expect((await deviceDesiredState(dependencies, kiosk, holding(deployed))).unchanged).toBe(true);
+
+    table.delete('acme-kiosk-0001#acme-welcome#1.0.0');
+    await refreshDesiredStateTag(dependencies, 'acme', 'acme-kiosk-0001');
+    const undeployed = stored.desiredState?.tag as string;
+    expect(undeployed).not.toBe(deployed);
+    const afterUndeploy = await deviceDesiredState(dependencies, kiosk, holding(deployed));
+    expect(afterUndeploy.unchanged === false && afterUndeploy.items.map((item) => item.what.subId)).toEqual(['1.1.0']);
+    expect(stored.desiredState?.generation).toBe(3);
+  });
+
+  it('ends on the current tag when a refresh that queried before an undeploy writes after the undeploy’s own refresh', async () => {
+    const { dependencies, table, stored } = seeded();
+    await refreshDesiredStateTag(dependencies, 'acme', 'acme-kiosk-0001');
+    const current = stored.desiredState?.tag as string;
+    // A deploy, whose refresh queries (seeing it) and is then held before its write...
+    table.set('acme-kiosk-0001#acme-welcome#1.1.0', slot('acme-welcome', '1.1.0', '01JB00000000000000000000BB'));
+    let resume: () => void = () => undefined;
+    const held = new Promise<void>((done) => {
+      resume = done;
+    });
+    const outcomes: string[] = [];
+    let firstWrite = true;
+    let queried: () => void = () => undefined;
+    const firstQuery = new Promise<void>((done) => {
+      queried = done;
+    });
+    const slowWriter = {
+      ...dependencies,
+      deployments: {
+        activeOnDevice: async (company: string, deviceId: string) => {
+          const slots = await dependencies.deployments.activeOnDevice(company, deviceId);
+          queried();
+          return slots;
+        },
+      },
+      devices: {
+        ...dependencies.devices,
+        setDesiredState: async (company: string, deviceId: string, tag: string, expected: number | undefined) => {
+          if (firstWrite) {
+            firstWrite = false;
+            await held;
+          }
+          const outcome = await dependencies.devices.setDesiredState(company, deviceId, tag, expected);
+          outcomes.push(outcome);
+          return outcome;
+        },
+      },
+    };
+    const deployRefresh = refreshDesiredStateTag(slowWriter, 'acme', 'acme-kiosk-0001');
+    await firstQuery;
+    // ...then the undeploy of the same deployment, whose refresh runs to the end: the set is back to what it was.
+    table.delete('acme-kiosk-0001#acme-welcome#1.1.0');
+    await refreshDesiredStateTag(dependencies, 'acme', 'acme-kiosk-0001');
+    expect(stored.desiredState?.tag).toBe(current);
+    resume();
+    await deployRefresh;
+    // The held write found another generation, read again and wrote the tag of the set as it is.
+    expect(outcomes).toEqual(['conflict', 'written']);
+    expect(stored.desiredState?.tag).toBe(current);
+  });
+
+  it('leaves a device that no longer exists alone', async () => {
+    const { dependencies, calls } = seeded();
+    await refreshDesiredStateTag(dependencies, 'acme', 'acme-kiosk-0404');
+    expect(calls.tagWrites).toBe(0);
   });
 });
 
@@ -356,6 +491,69 @@ describe('DynamoDbDeploymentRepository, device side (mocked DynamoDB)', () => {
       UpdateExpression: 'SET deviceStatus = :status',
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(undeploy)',
       ExpressionAttributeValues: { ':status': status },
+    });
+  });
+});
+
+describe('the desired state on DynamoDB (mocked): what a poll costs', () => {
+  const documentClient = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+  );
+  const mock = mockClient(documentClient);
+  afterEach(() => mock.reset());
+  const tables = { companies: 'c', devices: 'devices', scenarios: 's', deployments: 'deployments', presence: 'p', rollouts: 'r' };
+  const devices = new DynamoDbDeviceRepository(documentClient, tables);
+  const deployments = new DynamoDbDeploymentRepository(documentClient, tables, new CursorCodec(() => randomBytes(32)));
+  const unused = async (): Promise<never> => {
+    throw new Error('not read on this path');
+  };
+  const dependencies = { devices, deployments, catalog: { getVersions: unused }, archives: { presignGet: unused } };
+  const tag = desiredStateTag([slot('acme-welcome', '1.0.0', '01JA00000000000000000000AA')]);
+  const item = { ...device, deviceId: device.id, entity: 'DEVICE', desiredState: { tag, generation: 3 } };
+
+  it('a poll holding the stored tag is one strongly consistent GetItem of the device, and no other call', async () => {
+    mock.on(GetCommand).resolves({ Item: item });
+    const state = await deviceDesiredState(dependencies, kiosk, (candidate) => ifNoneMatchHolds(strongEntityTag(tag), candidate));
+    expect(state).toEqual({ tag, unchanged: true });
+    expect(mock.calls()).toHaveLength(1);
+    expect(mock.commandCalls(GetCommand)[0]?.args[0].input).toEqual({
+      TableName: 'devices',
+      Key: { company: 'acme', deviceId: 'acme-kiosk-0001' },
+      ConsistentRead: true,
+    });
+  });
+
+  it('a poll holding another tag than the stored one also queries the deployments, and compares with their tag', async () => {
+    // The stored tag lags (the stream consumer has not refreshed it yet); the device already holds the current one.
+    mock.on(GetCommand).resolves({ Item: { ...item, desiredState: { tag: 'AAAAAAAAAAAAAAAAAAAAAA', generation: 2 } } });
+    mock
+      .on(QueryCommand)
+      .resolves({ Items: [{ id: '01JA00000000000000000000AA', scenarioId: 'acme-welcome', version: '1.0.0', deployedAt: 'T1' }] });
+    const state = await deviceDesiredState(dependencies, kiosk, (candidate) => candidate === tag);
+    expect(state).toEqual({ tag, unchanged: true });
+    expect(mock.calls().map((call) => call.args[0].constructor.name)).toEqual(['GetCommand', 'QueryCommand']);
+  });
+
+  it('stores a tag with a compare-and-set on its generation, never creating a device', async () => {
+    const refused = (stored?: Record<string, unknown>) =>
+      Object.assign(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }), {
+        ...(stored === undefined ? {} : { Item: marshall(stored) }),
+      });
+    mock.on(UpdateCommand).resolvesOnce({}).resolvesOnce({}).rejectsOnce(refused(item)).rejectsOnce(refused());
+    expect(await devices.setDesiredState('acme', 'acme-kiosk-0001', tag, undefined)).toBe('written');
+    expect(await devices.setDesiredState('acme', 'acme-kiosk-0001', tag, 3)).toBe('written');
+    expect(await devices.setDesiredState('acme', 'acme-kiosk-0001', tag, 2)).toBe('conflict');
+    expect(await devices.setDesiredState('acme', 'acme-kiosk-0404', tag, undefined)).toBe('absent');
+    const [first, second] = mock.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(first).toMatchObject({
+      Key: { company: 'acme', deviceId: 'acme-kiosk-0001' },
+      UpdateExpression: 'SET #desired = :desired',
+      ConditionExpression: 'attribute_exists(deviceId) AND attribute_not_exists(#desired)',
+      ExpressionAttributeValues: { ':desired': { tag, generation: 1 } },
+    });
+    expect(second).toMatchObject({
+      ConditionExpression: 'attribute_exists(deviceId) AND #desired.#generation = :expected',
+      ExpressionAttributeValues: { ':desired': { tag, generation: 4 }, ':expected': 3 },
     });
   });
 });

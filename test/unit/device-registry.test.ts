@@ -72,6 +72,9 @@ class FakeDevices implements Omit<DeviceRepository, 'recordHealth'> {
   async remove(companyId: string, deviceId: string): Promise<void> {
     this.items.delete(this.key(companyId, deviceId));
   }
+  async setDesiredState(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 /** Active deployments in a Map, paged two at a time so that a delete must follow cursors. */

@@ -631,3 +631,163 @@ describe('guardUncaughtErrors', () => {
     expect(output).toContain('handler error: stray');
   });
 });
+
+describe('createApiServer: admission (requests in flight and the wait for a place)', () => {
+  let server: Server | undefined;
+  let directory: string | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    if (server !== undefined) await new Promise((done) => server?.close(done));
+    if (directory !== undefined) await rm(directory, { recursive: true, force: true });
+    server = undefined;
+    directory = undefined;
+  });
+
+  /** What the slow handler module shares with the test through globalThis: invocations, and how to finish them. */
+  interface SlowHandlers {
+    invoked: number;
+    /** Resolves each pending invocation (in order) with 200 and its request path. */
+    finish: (() => void)[];
+    /** Resolved when `invoked` reaches `count`. */
+    waiters: { count: number; done: () => void }[];
+  }
+  const slow = () => (globalThis as unknown as { slowHandlers: SlowHandlers }).slowHandlers;
+
+  /** Resolves once the slow handler has been invoked `count` times in all. */
+  const invocations = (count: number) =>
+    new Promise<void>((done) => {
+      if (slow().invoked >= count) done();
+      else slow().waiters.push({ count, done });
+    });
+
+  /**
+   * A gateway whose one route's handler answers only when the test finishes it, admitting 2 requests at once and 1
+   * waiting; the wait's timer is the test's own (`expire()` runs it as if its delay had passed).
+   */
+  async function saturable(): Promise<{
+    url: string;
+    delays: () => number[];
+    expire: () => void;
+    scheduled: (count: number) => Promise<void>;
+  }> {
+    (globalThis as unknown as { slowHandlers: SlowHandlers }).slowHandlers = { invoked: 0, finish: [], waiters: [] };
+    directory = await mkdtemp(join(tmpdir(), 'gateway-admission-'));
+    await writeFile(
+      join(directory, 'slow.mjs'),
+      [
+        'export const handler = (event) => new Promise((resolve) => {',
+        '  const state = globalThis.slowHandlers;',
+        '  state.finish.push(() => resolve({ statusCode: 200, body: event.rawPath }));',
+        '  state.invoked += 1;',
+        '  for (const waiter of state.waiters.filter((item) => item.count <= state.invoked)) waiter.done();',
+        '});',
+      ].join('\n'),
+    );
+    const route: RouteDefinition = { id: 'Slow', api: 'main', method: 'GET', path: '/slow/{n}', scope: null, entry: 'slow.mjs' };
+    const timers: { callback: () => void; ms: number; cleared: boolean }[] = [];
+    const scheduledWaiters: { count: number; done: () => void }[] = [];
+    const clock = {
+      now: () => 0,
+      setTimeout: (callback: () => void, ms: number) => {
+        const timer = { callback, ms, cleared: false };
+        timers.push(timer);
+        for (const waiter of scheduledWaiters.filter((item) => item.count <= timers.length)) waiter.done();
+        return timer;
+      },
+      clearTimeout: (timer: unknown) => {
+        (timer as { cleared: boolean }).cleared = true;
+      },
+    };
+    server = createApiServer('main', [route], directory, () => undefined, {}, { maxInFlight: 2, maxQueued: 1, maxWaitMs: 1_000, clock });
+    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`,
+      delays: () => timers.map((timer) => timer.ms),
+      expire: () => {
+        for (const timer of timers.filter((item) => !item.cleared)) {
+          timer.cleared = true;
+          timer.callback();
+        }
+      },
+      scheduled: (count) =>
+        new Promise<void>((done) => {
+          if (timers.length >= count) done();
+          else scheduledWaiters.push({ count, done });
+        }),
+    };
+  }
+
+  /** Resolves once a third request waits for a place; fails at once should the gateway invoke it instead. */
+  const queued = (gateway: { scheduled: (count: number) => Promise<void> }) =>
+    Promise.race([
+      gateway.scheduled(1),
+      invocations(3).then(() => {
+        throw new Error('the third request was invoked although two were in flight');
+      }),
+    ]);
+
+  /**
+   * Sends a GET and resolves with its status, Retry-After and body (as text), however long it takes; status 0 when the
+   * connection closes unanswered (a failed test's server closing under it).
+   */
+  const get = async (url: string) => {
+    try {
+      const response = await fetch(url);
+      const { status, headers } = response;
+      return { status, retryAfter: headers.get('retry-after'), type: headers.get('content-type'), body: await response.text() };
+    } catch {
+      return { status: 0, retryAfter: null, type: null, body: '' };
+    }
+  };
+
+  it('answers 503 with Retry-After, without invoking the handler, to a request beyond the places and the queue, and to one whose wait expires; the admitted ones complete', async () => {
+    const gateway = await saturable();
+    // Two requests take both places.
+    const first = get(`${gateway.url}/1`);
+    const second = get(`${gateway.url}/2`);
+    await invocations(2);
+    // A third waits for a place (its wait's timer is scheduled), a fourth finds the queue full.
+    const third = get(`${gateway.url}/3`);
+    await queued(gateway);
+    const fourth = await Promise.race([get(`${gateway.url}/4`), invocations(3).then(() => 'invoked' as const)]);
+    expect(fourth).not.toBe('invoked');
+    expect(fourth).toMatchObject({ status: 503, retryAfter: '1', type: 'application/problem+json' });
+    expect(JSON.parse((fourth as { body: string }).body)).toMatchObject({
+      status: 503,
+      title: 'Service Unavailable',
+      detail: expect.stringMatching(/Retry after 1 s/),
+      instance: '/slow/4',
+    });
+    // The third's wait runs out after the bound it asked for: 503 too, and the handler still ran only twice.
+    expect(gateway.delays()).toEqual([1_000]);
+    gateway.expire();
+    expect(await third).toMatchObject({ status: 503, retryAfter: '1' });
+    expect(slow().invoked).toBe(2);
+    // The admitted ones complete; then the places are free again.
+    for (const finish of slow().finish.splice(0)) finish();
+    expect(await first).toMatchObject({ status: 200, body: '/slow/1' });
+    expect(await second).toMatchObject({ status: 200, body: '/slow/2' });
+    const fifth = get(`${gateway.url}/5`);
+    await invocations(3);
+    for (const finish of slow().finish.splice(0)) finish();
+    expect(await fifth).toMatchObject({ status: 200, body: '/slow/5' });
+  });
+
+  it('admits a waiting request as soon as a place frees, before its wait runs out', async () => {
+    const gateway = await saturable();
+    const first = get(`${gateway.url}/1`);
+    const second = get(`${gateway.url}/2`);
+    await invocations(2);
+    const third = get(`${gateway.url}/3`);
+    await queued(gateway);
+    slow().finish.shift()?.();
+    expect(await first).toMatchObject({ status: 200 });
+    await invocations(3);
+    for (const finish of slow().finish.splice(0)) finish();
+    expect(await third).toMatchObject({ status: 200, body: '/slow/3' });
+    expect(await second).toMatchObject({ status: 200 });
+    // Its wait was cancelled: running the timers now refuses nothing.
+    gateway.expire();
+    expect(slow().invoked).toBe(3);
+  });
+});

@@ -122,6 +122,25 @@ describe('search indexer on OpenSearch', () => {
     expect(fake.documentsOf('resources').has('DEVICE#acme#k5')).toBe(false);
   });
 
+  it('writes nothing for a change that leaves the document as it was (the desired state tag, a credential), and indexes one that does not', async () => {
+    fake.seedIndex('resources-1', 'resources');
+    const modified = (before: Item, after: Item): DynamoDBRecord => {
+      const entry = record('MODIFY', after);
+      return {
+        ...entry,
+        dynamodb: { ...entry.dynamodb, OldImage: marshall(before) as NonNullable<DynamoDBRecord['dynamodb']>['OldImage'] },
+      };
+    };
+    const tagged = { ...device('k6'), desiredState: { tag: 'AAAAAAAAAAAAAAAAAAAAAA', generation: 1 } };
+    const retagged = { ...device('k6'), desiredState: { tag: 'BBBBBBBBBBBBBBBBBBBBBB', generation: 2 } };
+    const response = await handler({ Records: [modified(device('k6'), tagged), modified(tagged, retagged)] }, {} as Context);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(fake.requests).toEqual([]);
+    await handler({ Records: [modified(retagged, { ...retagged, connection: { state: 'DISCONNECTED' } })] }, {} as Context);
+    expect(fake.documentsOf('resources').get('DEVICE#acme#k6')).toMatchObject({ connection: { state: 'DISCONNECTED' } });
+    expect(JSON.stringify(fake.documentsOf('resources').get('DEVICE#acme#k6'))).not.toContain('desiredState');
+  });
+
   it('reports the batch, and creates no index, when the alias does not exist yet', async () => {
     const records = batch();
     const response = await handler({ Records: records }, {} as Context);

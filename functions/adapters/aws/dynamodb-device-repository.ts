@@ -139,6 +139,41 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
   }
 
   /** @inheritdoc */
+  async setDesiredState(
+    companyId: string,
+    deviceId: string,
+    tag: string,
+    expectedGeneration: number | undefined,
+  ): Promise<'written' | 'conflict' | 'absent'> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tables.devices,
+          Key: { company: companyId, deviceId },
+          UpdateExpression: 'SET #desired = :desired',
+          ConditionExpression:
+            expectedGeneration === undefined
+              ? 'attribute_exists(deviceId) AND attribute_not_exists(#desired)'
+              : 'attribute_exists(deviceId) AND #desired.#generation = :expected',
+          ExpressionAttributeNames: {
+            '#desired': 'desiredState',
+            ...(expectedGeneration === undefined ? {} : { '#generation': 'generation' }),
+          },
+          ExpressionAttributeValues: {
+            ':desired': { tag, generation: (expectedGeneration ?? 0) + 1 },
+            ...(expectedGeneration === undefined ? {} : { ':expected': expectedGeneration }),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 'written';
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      return storedOnRefusal(error) === undefined ? 'absent' : 'conflict';
+    }
+  }
+
+  /** @inheritdoc */
   async recordHealth(
     companyId: string,
     deviceId: string,

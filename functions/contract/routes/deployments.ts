@@ -7,7 +7,7 @@ import { defineRoute } from '../route.js';
 import { MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
 import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentRequestBody, DeploymentResultList } from '../schemas/deployments.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
-import { AUTHENTICATED_PROBLEMS, HEADERS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem, serviceUnavailable } from '../schemas/responses.js';
 
 const deviceId = pathId('deviceId', 'A device of the company.');
 
@@ -111,8 +111,7 @@ export const deploymentsExecute = defineRoute({
       description: 'Unprocessable: the Idempotency-Key was already used with a different body or query.',
       schema: UnprocessableRequestProblem,
     },
-    503: problem(
-      'ServiceUnavailable',
+    503: serviceUnavailable(
       'A backend is unavailable, e.g. the Idempotency-Key store before the request ran (nothing was changed). Retry after `Retry-After` seconds, with the same key.',
     ),
   },

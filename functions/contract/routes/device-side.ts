@@ -19,7 +19,7 @@ import { AUTHENTICATED_PROBLEMS, problem, PROBLEM_RESPONSES } from '../schemas/r
 const DESIRED_STATE_HEADERS = {
   ETag: {
     description:
-      'Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes exactly when a deployment is made or undeployed, not when a status is reported or a download URL is renewed. Send it back as `If-None-Match`.',
+      'Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later).',
     schema: z.string().regex(/^"[^"]*"$/),
     required: true,
   },
@@ -38,12 +38,13 @@ export const deviceDeploymentsGet = defineRoute({
   method: 'GET',
   path: '/device/deployments',
   summary: "Get the calling device's desired state",
-  description: `Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid ${DESIRED_STATE_URL_LIFETIME_SECONDS / 60} minutes, when it was deployed and the latest status the device reported on it. Poll it with \`If-None-Match: <ETag of the last 200>\`: while the set of active deployments is unchanged the answer is 304 with no body (nothing else is read or signed); a list of tags, weak tags (\`W/"…"\`) and \`*\` are understood as RFC 9110 says. Only for device tokens (scope \`device\`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.`,
+  description: `Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid ${DESIRED_STATE_URL_LIFETIME_SECONDS / 60} minutes, when it was deployed and the latest status the device reported on it. Poll it with \`If-None-Match: <ETag of the last 200>\`: while the set of active deployments is unchanged the answer is 304 with no body, after one read of the device (nothing else is read or signed); a deploy or an undeploy reaches the poll within moments (the tag polls are compared with follows the deployments' change stream). A list of tags, weak tags (\`W/"…"\`) and \`*\` are understood as RFC 9110 says. Only for device tokens (scope \`device\`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.`,
   tags: ['Devices'],
   scope: DEVICE_SCOPE,
   request: { query: NoQuery },
-  // Checks the device, lists its active deployments (one Query), reads their versions (batched), presigns each archive.
-  access: { storage: true, tables: { devices: 'R', deployments: 'R', scenarios: 'R' }, bucketGetObjectKeyPattern: STORED_ARCHIVES },
+  // Reads the device (its token check and its stored tag: all a matching If-None-Match costs), else lists its active
+  // deployments (one Query), stores the tag of a device that has none, reads their versions (batched), presigns each archive.
+  access: { storage: true, tables: { devices: 'RW', deployments: 'R', scenarios: 'R' }, bucketGetObjectKeyPattern: STORED_ARCHIVES },
   entry: 'functions/handlers/device-deployments-get.ts',
   responses: {
     200: { description: 'The desired state.', schema: DesiredState, headers: DESIRED_STATE_HEADERS },

@@ -4,7 +4,7 @@ import { DEFAULT_FAILURE_THRESHOLD, DEFAULT_WAVE_TIMEOUT_SECONDS, MAX_ROLLOUT_ID
 import { CompanyParams, companyId, ListQuery, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
-import { AUTHENTICATED_PROBLEMS, HEADERS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem, serviceUnavailable } from '../schemas/responses.js';
 import { Rollout, RolloutCreateBody, RolloutPage, rolloutCreateTooLarge } from '../schemas/rollouts.js';
 
 const count = (value: number) => value.toLocaleString('en-US');
@@ -71,8 +71,7 @@ export const rolloutCreate = defineRoute({
       description: `Unprocessable: the scenario version does not exist, or the targets resolve to no device or to more than ${count(MAX_ROLLOUT_TARGETS)} (the detail names the count: narrow the query, or split it into several rollouts). Nothing was created.`,
       schema: UnprocessableRequestProblem,
     },
-    503: problem(
-      'ServiceUnavailable',
+    503: serviceUnavailable(
       'A backend (the database, the search index the query runs on, or the work queue) is unavailable. Retry after `Retry-After` seconds; nothing was created.',
     ),
   },

@@ -5,7 +5,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchParamet
 import { FILTER_FIELDS, type FilterField, SORT_FIELDS } from '../../core/search/registry.js';
 import { MAX_PARAMETER_LENGTH, integer, oneOf, single } from '../parameters.js';
 import { defineRoute } from '../route.js';
-import { AUTHENTICATED_PROBLEMS, problem } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, problem, serviceUnavailable } from '../schemas/responses.js';
 import { FilterDescriptorList, SearchResponse } from '../schemas/search.js';
 
 /** Most values one filter parameter may be given, repeats counted. */
@@ -152,8 +152,7 @@ export const search = defineRoute({
     200: { description: 'One page of matching resources with the effective sort and page.', schema: SearchResponse },
     ...AUTHENTICATED_PROBLEMS,
     403: problem('Forbidden', 'Forbidden: the token lacks `search:read`, or a `company` filter names a company outside the token.'),
-    503: problem(
-      'ServiceUnavailable',
+    503: serviceUnavailable(
       "Service Unavailable: the search backend (or the token issuer's JWKS) cannot be reached or is throttling requests. Retry after `Retry-After` seconds.",
     ),
   },

@@ -17,7 +17,7 @@ import {
   TokenResponse,
 } from '../schemas/auth.js';
 import { PayloadTooLargeProblem, TooManyRequestsProblem } from '../schemas/problems.js';
-import { COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES } from '../schemas/responses.js';
+import { BUSY_PROBLEMS, COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES, serviceUnavailable } from '../schemas/responses.js';
 
 /** GET /openapi.json */
 export const openApiDocument = defineRoute({
@@ -34,6 +34,7 @@ export const openApiDocument = defineRoute({
   entry: 'functions/handlers/openapi.ts',
   responses: {
     200: { description: 'The OpenAPI 3.1 description of the service.', schema: OpenApiDocumentBody },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });
@@ -72,6 +73,7 @@ export const apiReference = defineRoute({
         },
       },
     },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });
@@ -97,6 +99,7 @@ export const apiReferenceScript = defineRoute({
       contentType: 'application/javascript',
       headers: { 'Cache-Control': HEADERS['Cache-Control'] },
     },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });
@@ -161,9 +164,9 @@ export const authToken = defineRoute({
       headers: { 'Retry-After': { ...HEADERS['Retry-After'], description: 'Seconds until the window closes (at least 1).' } },
     },
     503: {
-      ...PROBLEM_RESPONSES.ServiceUnavailable,
-      description:
+      ...serviceUnavailable(
         'Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds.',
+      ),
       alternatives: { 'application/json': OAuthErrorBody },
     },
     ...COMMON_PROBLEMS,
@@ -190,6 +193,7 @@ export const authJwks = defineRoute({
       contentType: 'application/jwk-set+json',
       headers: { 'Cache-Control': HEADERS['Cache-Control'] },
     },
+    ...BUSY_PROBLEMS,
     ...COMMON_PROBLEMS,
   },
 });

@@ -196,7 +196,7 @@ export const TooManyRequestsProblem = errorVariant(
 export const ServiceUnavailableProblem = errorVariant(
   'ServiceUnavailableProblem',
   new ServiceUnavailableError(''),
-  "A backend is unavailable: the database, the archive storage, the search engine, or the token issuer's key set (JWKS) needed to verify the token.",
+  "A backend is unavailable: the database, the archive storage, the search engine, or the token issuer's key set (JWKS) needed to verify the token; or, locally, the address admits no more requests for now.",
   {},
 );
 export const InternalServerErrorProblem = problemVariant(

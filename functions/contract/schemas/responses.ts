@@ -20,6 +20,13 @@ import {
   UploadTooLargeProblem,
 } from './problems.js';
 
+/**
+ * Why any route of the local runtime may answer 503: its admission control (functions/local/admission.ts) refuses a
+ * request it has no place for within its wait bound, before reading the body or invoking anything.
+ */
+const LOCAL_ADMISSION_NOTE =
+  'Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds.';
+
 /** Response headers by name (the `components.headers` key). */
 export const HEADERS = {
   'WWW-Authenticate': {
@@ -98,8 +105,7 @@ export const PROBLEM_RESPONSES = {
     schema: UnsupportedMediaTypeProblem,
   },
   ServiceUnavailable: {
-    description:
-      "Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after `Retry-After` seconds.",
+    description: `Service Unavailable: a backend (the database, the archive storage, the search backend, or the token issuer's JWKS needed to verify the token) cannot be reached, is failing or is throttling requests. Retry after \`Retry-After\` seconds. ${LOCAL_ADMISSION_NOTE}`,
     schema: ServiceUnavailableProblem,
     headers: { 'Retry-After': HEADERS['Retry-After'] },
   },
@@ -109,6 +115,16 @@ export const PROBLEM_RESPONSES = {
 export function problem(name: keyof typeof PROBLEM_RESPONSES, description: string): RouteResponse {
   return { ...PROBLEM_RESPONSES[name], description };
 }
+
+/** The 503 of a route whose backends fail in their own way (`description`), with the local runtime's refusal added. */
+export function serviceUnavailable(description: string): RouteResponse {
+  return problem('ServiceUnavailable', `${description} ${LOCAL_ADMISSION_NOTE}`);
+}
+
+/** The 503 of a route that calls no backend: only the local runtime's refusal (admission control). */
+export const BUSY_PROBLEMS = {
+  503: problem('ServiceUnavailable', `Service Unavailable. ${LOCAL_ADMISSION_NOTE}`),
+} as const satisfies Record<number, RouteResponse>;
 
 /** Answers any route can give: an unexpected error, or request headers the gateway refuses. */
 export const COMMON_PROBLEMS = {
