@@ -82,6 +82,7 @@ export const ENV = {
   maxQueuedRequests: 'MAX_QUEUED_REQUESTS',
   maxQueueWaitMs: 'MAX_QUEUE_WAIT_MS',
   overloadQueueWaitMs: 'OVERLOAD_QUEUE_WAIT_MS',
+  maxPerSourceAuth: 'MAX_PER_SOURCE_AUTH',
   // Every function: logging, source maps, region (AWS_REGION is set by Lambda itself).
   powertoolsServiceName: 'POWERTOOLS_SERVICE_NAME',
   powertoolsLogLevel: 'POWERTOOLS_LOG_LEVEL',
@@ -116,11 +117,21 @@ export const DEFAULT_SEARCH_ALIAS = 'resources';
 
 /**
  * Defaults of the local runtime's admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS,
- * OVERLOAD_QUEUE_WAIT_MS): requests served at once per address, requests waiting per address, the longest wait while
+ * OVERLOAD_QUEUE_WAIT_MS, MAX_PER_SOURCE_AUTH): requests served at once per address, requests waiting per address, the longest wait while
  * the queue absorbs a burst and once it stands, ms. Measured on a 2-core machine with `npm run bench --
  * --only-devices` (docs/capacity.md, "The local runtime under load").
  */
-export const DEFAULT_ADMISSION = { main: 16, upload: 8, auth: 8, queued: 256, waitMs: 1_000, overloadWaitMs: 250 } as const;
+export const DEFAULT_ADMISSION = {
+  main: 16,
+  upload: 8,
+  auth: 8,
+  queued: 256,
+  waitMs: 1_000,
+  overloadWaitMs: 250,
+  // The auth address's share of one source address (served and waiting): above the simulator's 16 token requests at
+  // once, far below a flood's thousand (`npm run bench -- --only-token-flood`).
+  authPerSource: 32,
+} as const;
 
 /** Shortest cursor signing key, bytes (HMAC-SHA256 keys shorter than its output weaken it). */
 export const MIN_CURSOR_KEY_BYTES = 32;
@@ -411,6 +422,11 @@ export const LocalRuntimeEnvironment = z.object({
     .default(DEFAULT_ADMISSION.overloadWaitMs)
     .describe(
       'Longest wait for a place once the queue has held requests without emptying for longer than this, ms (sustained overload); at most MAX_QUEUE_WAIT_MS.',
+    ),
+  [ENV.maxPerSourceAuth]: amount('requests', 0, 100_000)
+    .default(DEFAULT_ADMISSION.authPerSource)
+    .describe(
+      'Requests one client address may have served or waiting on the auth address at once; one more is answered 503 with Retry-After at once, so a flood from one address leaves room for devices elsewhere. 0: no bound.',
     ),
 });
 

@@ -30,6 +30,12 @@ export interface AdmissionLimits {
    * most `maxWaitMs`. Defaults to `maxWaitMs` (one wait bound).
    */
   overloadWaitMs?: number;
+  /**
+   * Requests one source address may hold on this address at once, served or waiting; one more from it is refused at
+   * once. Undefined: no bound. So that one client flooding the address (wrong secrets by the thousand, say) fills
+   * its own share of the places and the queue, not everyone's, and clients elsewhere are still admitted.
+   */
+  maxPerSource?: number;
 }
 
 /** The time and timer functions the gate uses (the system's by default; a test passes its own to control time). */
@@ -57,6 +63,8 @@ export type Release = () => void;
 interface Waiter {
   admit: (release: Release) => void;
   timer: unknown;
+  /** The source whose share the waiter holds, if counted. */
+  source: string | undefined;
 }
 
 /** A bounded number of places, a bounded FIFO queue for them and a bounded wait in it (see the module comment). */
@@ -67,6 +75,8 @@ export class AdmissionGate {
   /** When the queue last went from empty to holding a request (clock ms); undefined while it is empty. */
   private standingSince: number | undefined;
   private readonly overloadWaitMs: number;
+  /** Places and queue places held per source (only with `maxPerSource`); a source holding none has no entry. */
+  private readonly bySource = new Map<string, number>();
 
   /**
    * @throws RangeError when `maxInFlight` is below 1, `maxQueued`, `maxWaitMs` or `overloadWaitMs` is negative or not
@@ -84,6 +94,9 @@ export class AdmissionGate {
     if (!integer(overloadWaitMs, 0) || overloadWaitMs > maxWaitMs) {
       throw new RangeError(`overloadWaitMs must be an integer from 0 to maxWaitMs (${maxWaitMs}), got ${overloadWaitMs}.`);
     }
+    if (limits.maxPerSource !== undefined && !integer(limits.maxPerSource, 1)) {
+      throw new RangeError(`maxPerSource must be an integer >= 1, got ${limits.maxPerSource}.`);
+    }
     this.overloadWaitMs = overloadWaitMs;
   }
 
@@ -100,22 +113,31 @@ export class AdmissionGate {
   /**
    * Asks for a place: resolves a Release at once when one is free, after a wait when one frees in time (first come,
    * first served; the wait bound is `maxWaitMs`, or `overloadWaitMs` when the queue stands, see the module comment),
-   * or undefined (refused) when the queue is full, the wait runs out or `signal` aborts (the client went away) while
-   * waiting. Whoever gets a Release must call it once the request is answered.
+   * or undefined (refused) when `source` already holds `maxPerSource` places, the queue is full, the wait runs out or
+   * `signal` aborts (the client went away) while waiting. Whoever gets a Release must call it once the request is
+   * answered.
+   * @param source the client's address, counted against `maxPerSource` (uncounted when undefined).
    */
-  admit(signal?: AbortSignal): Promise<Release | undefined> {
+  admit(signal?: AbortSignal, source?: string): Promise<Release | undefined> {
     if (signal?.aborted === true) return Promise.resolve(undefined);
+    const counted = this.limits.maxPerSource === undefined ? undefined : source;
+    if (counted !== undefined && (this.bySource.get(counted) ?? 0) >= (this.limits.maxPerSource as number)) {
+      return Promise.resolve(undefined);
+    }
     if (this.active < this.limits.maxInFlight && this.waiting.size === 0) {
       this.active += 1;
-      return Promise.resolve(this.release());
+      this.hold(counted);
+      return Promise.resolve(this.release(counted));
     }
     if (this.waiting.size >= this.limits.maxQueued) return Promise.resolve(undefined);
+    this.hold(counted);
     const now = this.clock.now();
     this.standingSince ??= now;
     const waitMs = now - this.standingSince > this.overloadWaitMs ? this.overloadWaitMs : this.limits.maxWaitMs;
     return new Promise((resolve) => {
       const leave = () => {
         this.remove(waiter);
+        this.free(counted);
         signal?.removeEventListener('abort', leave);
         resolve(undefined);
       };
@@ -125,6 +147,7 @@ export class AdmissionGate {
           resolve(release);
         },
         timer: this.clock.setTimeout(() => leave(), waitMs),
+        source: counted,
       };
       this.waiting.add(waiter);
       signal?.addEventListener('abort', leave, { once: true });
@@ -138,12 +161,26 @@ export class AdmissionGate {
     if (this.waiting.size === 0) this.standingSince = undefined;
   }
 
-  /** A Release of one place: hands it to the first waiter, or frees it. */
-  private release(): Release {
+  /** Counts one more place held by `source` (none when undefined). */
+  private hold(source: string | undefined): void {
+    if (source !== undefined) this.bySource.set(source, (this.bySource.get(source) ?? 0) + 1);
+  }
+
+  /** Counts one place fewer held by `source`. */
+  private free(source: string | undefined): void {
+    if (source === undefined) return;
+    const held = (this.bySource.get(source) ?? 1) - 1;
+    if (held <= 0) this.bySource.delete(source);
+    else this.bySource.set(source, held);
+  }
+
+  /** A Release of one place held by `source`: hands the place to the first waiter, or frees it. */
+  private release(source: string | undefined): Release {
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.free(source);
       const next = this.waiting.values().next();
       if (next.done === true) {
         this.active -= 1;
@@ -152,7 +189,7 @@ export class AdmissionGate {
       // The place passes to the first waiter: the count of places in use does not change.
       const waiter = next.value;
       this.remove(waiter);
-      waiter.admit(this.release());
+      waiter.admit(this.release(waiter.source));
     };
   }
 }

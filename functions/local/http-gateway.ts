@@ -363,7 +363,7 @@ export function createApiServer(
           // A client that goes away while its request waits gives its place in the queue back.
           const gone = new AbortController();
           response.once('close', () => gone.abort());
-          release = await gate.admit(gone.signal);
+          release = await gate.admit(gone.signal, request.socket.remoteAddress);
           if (release === undefined) return writeDomainError(response, busy(), url.pathname);
           // The place is given back once the answer is written, or once the handler settles if it never is (a
           // handler whose promise never settles after a 500 from guardUncaughtErrors holds no place).

@@ -214,7 +214,8 @@ function listen(server: Server, port: number): Promise<void> {
  * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat
  * sweeper every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), the rollout worker on the in-process rollout queue and
  * the rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda handlers of the route table,
- * each behind its admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS, OVERLOAD_QUEUE_WAIT_MS).
+ * each behind its admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS, OVERLOAD_QUEUE_WAIT_MS,
+ * MAX_PER_SOURCE_AUTH).
  * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
  * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
  * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
@@ -453,6 +454,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
               maxQueued: runtimeSettings[ENV.maxQueuedRequests],
               maxWaitMs: runtimeSettings[ENV.maxQueueWaitMs],
               overloadWaitMs: Math.min(runtimeSettings[ENV.overloadQueueWaitMs], runtimeSettings[ENV.maxQueueWaitMs]),
+              // Secret checks are what a flood targets: one address's share of the auth address is bounded.
+              ...(api === 'auth' && runtimeSettings[ENV.maxPerSourceAuth] > 0
+                ? { maxPerSource: runtimeSettings[ENV.maxPerSourceAuth] }
+                : {}),
             },
       );
       await listen(server, ports[api]);

@@ -86,9 +86,44 @@ describe('AdmissionGate', () => {
     expect(gate.inFlight).toBe(0);
   });
 
+  it("bounds one source's share, served and waiting, so that a flood from one address leaves room for the others", async () => {
+    const { clock, advance } = manualClock();
+    const gate = new AdmissionGate({ maxInFlight: 2, maxQueued: 10, maxWaitMs: 1_000, maxPerSource: 3 }, clock);
+    /** Whether a request is still waiting (its promise not settled yet). */
+    const pending = async (place: Promise<Release | undefined>) => (await Promise.race([place, Promise.resolve('pending')])) === 'pending';
+    const flood = [gate.admit(undefined, '127.0.0.2'), gate.admit(undefined, '127.0.0.2'), gate.admit(undefined, '127.0.0.2')];
+    // The fourth from the flooding address is refused at once; a device elsewhere still gets a queue place.
+    expect(await gate.admit(undefined, '127.0.0.2')).toBeUndefined();
+    const device = gate.admit(undefined, '127.0.0.9');
+    expect(await pending(device)).toBe(true);
+    const [first, second] = (await Promise.all(flood.slice(0, 2))) as Release[];
+    expect([gate.inFlight, gate.queued]).toEqual([2, 2]);
+    // Places pass in order; a place given back gives its share back.
+    first?.();
+    const third = (await flood[2]) as Release;
+    second?.();
+    const admittedDevice = (await device) as Release;
+    third();
+    admittedDevice();
+    expect(gate.inFlight).toBe(0);
+    // Waits that run out give their share back too: three new ones from one address wait, a fourth is refused.
+    const holders = [(await gate.admit(undefined, '127.0.0.5')) as Release, (await gate.admit(undefined, '127.0.0.6')) as Release];
+    const timedOut = [gate.admit(undefined, '127.0.0.3'), gate.admit(undefined, '127.0.0.3')];
+    advance(2_000);
+    expect(await Promise.all(timedOut)).toEqual([undefined, undefined]);
+    const again = [1, 2, 3].map(() => gate.admit(undefined, '127.0.0.3'));
+    expect(await pending(again[2] as Promise<Release | undefined>)).toBe(true);
+    expect(await gate.admit(undefined, '127.0.0.3')).toBeUndefined();
+    for (const release of holders) release();
+    for (const place of again.slice(0, 2)) ((await place) as Release)();
+    ((await again[2]) as Release)();
+    expect([gate.inFlight, gate.queued]).toEqual([0, 0]);
+  });
+
   it('refuses bounds out of range', () => {
     expect(() => new AdmissionGate({ maxInFlight: 0, maxQueued: 1, maxWaitMs: 1 })).toThrow(RangeError);
     expect(() => new AdmissionGate({ maxInFlight: 1, maxQueued: -1, maxWaitMs: 1 })).toThrow(RangeError);
     expect(() => new AdmissionGate({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 100, overloadWaitMs: 200 })).toThrow(RangeError);
+    expect(() => new AdmissionGate({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 100, maxPerSource: 0 })).toThrow(RangeError);
   });
 });

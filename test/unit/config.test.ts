@@ -106,6 +106,7 @@ describe('the environment schema', () => {
       MAX_QUEUED_REQUESTS: DEFAULT_ADMISSION.queued,
       MAX_QUEUE_WAIT_MS: DEFAULT_ADMISSION.waitMs,
       OVERLOAD_QUEUE_WAIT_MS: DEFAULT_ADMISSION.overloadWaitMs,
+      MAX_PER_SOURCE_AUTH: DEFAULT_ADMISSION.authPerSource,
     });
     expect(readEnvironment('function', { POWERTOOLS_LOG_LEVEL: 'silent' })).toMatchObject({
       POWERTOOLS_LOG_LEVEL: 'SILENT',
