@@ -79,7 +79,21 @@ export interface DesiredStateDependencies {
   catalog: Pick<ScenarioCatalog, 'getVersions'>;
   archives: Pick<ArchiveStore, 'presignGet'>;
   now?: () => Date;
+  /**
+   * Whether this poll checks the stored tag against the device's deployments even when the device holds it.
+   * @default one poll in STORED_TAG_CHECK_ONE_IN, at random
+   */
+  checkStoredTag?: () => boolean;
 }
+
+/**
+ * One poll in this many that hold the stored tag checks it against the device's deployments (one Query more) and
+ * corrects it when it differs. A stored tag can only be stale if a refresh was lost (a deployments stream record
+ * dropped after its retention, a deploy handled by a consumer of an older version during an upgrade or a rollback):
+ * the check bounds how long such a device is told nothing changed, to about this many polls (10 minutes at one poll
+ * every 30 s), for 5 % more reads and no write unless the tag was wrong.
+ */
+export const STORED_TAG_CHECK_ONE_IN = 20;
 
 /** The desired state: its tag, and its items unless the caller already holds that tag. */
 export type DesiredState = { tag: string; unchanged: true } | { tag: string; unchanged: false; items: DesiredDeploymentView[] };
@@ -88,16 +102,18 @@ export type DesiredState = { tag: string; unchanged: true } | { tag: string; unc
  * The calling device's desired state. With `holds` (the device sent `If-None-Match`), the device item is read first
  * (the token check, one strongly consistent GetItem): when `holds` its stored tag (StoredDevice.desiredState), that is
  * the whole answer: one read. Otherwise (no tag stored yet, or another one) its active deployments are queried and
- * the tag computed from them; a device without a stored tag gets it stored (a compare-and-set that loses to any other
- * writer, see refreshDesiredStateTag). Without `holds`, the device and its deployments are read at once (one round
+ * the tag computed from them; a device without a stored tag, or with another one, gets it stored (a compare-and-set
+ * on the generation read, which loses to any other writer, see refreshDesiredStateTag). Without `holds`, the device and its deployments are read at once (one round
  * trip). When the device holds the computed tag nothing else is read or signed; otherwise the versions are read
  * (batched) and each archive gets a presigned download valid DESIRED_STATE_URL_LIFETIME_SECONDS. Items are ordered by
- * (scenario, version).
+ * (scenario, version). One poll in STORED_TAG_CHECK_ONE_IN that holds the stored tag is checked against the
+ * deployments all the same, and a stored tag found wrong is corrected (compare-and-set on its generation).
  *
  * The stored tag follows the active deployments through the deployments table's stream (refreshDesiredStateTag, run
  * by the deployment changes consumer), so for as long as that consumer lags behind a deploy or an undeploy (under a
  * second or two locally; its iterator age is alarmed on AWS) a device that holds the previous tag is still answered
- * 304; its first poll after the consumer caught up gets the change.
+ * 304; its first poll after the consumer caught up gets the change. Should a refresh be lost, the sampled check
+ * (STORED_TAG_CHECK_ONE_IN) corrects the tag within about that many polls.
  * @throws ForbiddenError (403) when the caller is not a device; UnauthorizedError (401) when its device is gone,
  *   being deleted, or its credential was replaced (activeDevice).
  */
@@ -117,11 +133,14 @@ export async function deviceDesiredState(
     ]);
   } else {
     const device = await activeDevice(dependencies.devices, principal);
-    const stored = device.desiredState?.tag;
-    if (stored !== undefined && holds(stored)) return { tag: stored, unchanged: true };
+    const stored = device.desiredState;
+    const check = dependencies.checkStoredTag ?? (() => Math.random() < 1 / STORED_TAG_CHECK_ONE_IN);
+    if (stored !== undefined && holds(stored.tag) && !check()) return { tag: stored.tag, unchanged: true };
     slots = await dependencies.deployments.activeOnDevice(company, deviceId);
-    // Queried after the device was read: safe to store for a device that has no tag yet (refreshDesiredStateTag).
-    if (device.desiredState === undefined) await dependencies.devices.setDesiredState(company, deviceId, desiredStateTag(slots), undefined);
+    // Queried after the device was read: safe to store with a compare-and-set on the generation read (a refresh
+    // written meanwhile wins, see refreshDesiredStateTag). Written when there is none, or it differs (a lost refresh).
+    const current = desiredStateTag(slots);
+    if (stored?.tag !== current) await dependencies.devices.setDesiredState(company, deviceId, current, stored?.generation);
   }
   const tag = desiredStateTag(slots);
   if (holds?.(tag) === true) return { tag, unchanged: true };

@@ -179,7 +179,15 @@ function world(slots: Record<string, DeviceSlot> = {}) {
       return `http://127.0.0.1:9/archives/${key}?signed`;
     },
   };
-  return { table, calls, stored, dependencies: { devices, deployments, catalog, archives, now: () => NOW } };
+  // The sampled check of the stored tag is off unless a test turns it on (`check.next`).
+  const check = { next: false };
+  return {
+    table,
+    calls,
+    stored,
+    check,
+    dependencies: { devices, deployments, catalog, archives, now: () => NOW, checkStoredTag: () => check.next },
+  };
 }
 
 describe('deviceDesiredState', () => {
@@ -289,6 +297,23 @@ describe('the desired state tag kept on the device item', () => {
     const afterUndeploy = await deviceDesiredState(dependencies, kiosk, holding(deployed));
     expect(afterUndeploy.unchanged === false && afterUndeploy.items.map((item) => item.what.subId)).toEqual(['1.1.0']);
     expect(stored.desiredState?.generation).toBe(3);
+  });
+
+  it('corrects a stale stored tag that the device holds at a sampled check, so that a lost refresh is not lost for ever', async () => {
+    const { dependencies, table, stored, check, calls } = seeded();
+    await refreshDesiredStateTag(dependencies, 'acme', 'acme-kiosk-0001');
+    const before = stored.desiredState?.tag as string;
+    // A deploy whose refresh is lost (its stream record dropped, or handled by an older consumer during an upgrade).
+    table.set('acme-kiosk-0001#acme-welcome#1.1.0', slot('acme-welcome', '1.1.0', '01JB00000000000000000000BB'));
+    for (let poll = 0; poll < 3; poll += 1) expect((await deviceDesiredState(dependencies, kiosk, holding(before))).unchanged).toBe(true);
+    check.next = true;
+    const checked = await deviceDesiredState(dependencies, kiosk, holding(before));
+    expect(checked.unchanged === false && checked.items.map((item) => item.what.subId)).toEqual(['1.0.0', '1.1.0']);
+    expect(stored.desiredState?.tag).toBe(checked.tag);
+    // A check that finds the stored tag right writes nothing.
+    Object.assign(calls, { deploymentQueries: 0, tagWrites: 0 });
+    expect((await deviceDesiredState(dependencies, kiosk, holding(checked.tag))).unchanged).toBe(true);
+    expect(calls).toMatchObject({ deploymentQueries: 1, tagWrites: 0 });
   });
 
   it('ends on the current tag when a refresh that queried before an undeploy writes after the undeploy’s own refresh', async () => {
@@ -507,7 +532,13 @@ describe('the desired state on DynamoDB (mocked): what a poll costs', () => {
   const unused = async (): Promise<never> => {
     throw new Error('not read on this path');
   };
-  const dependencies = { devices, deployments, catalog: { getVersions: unused }, archives: { presignGet: unused } };
+  const dependencies = {
+    devices,
+    deployments,
+    catalog: { getVersions: unused },
+    archives: { presignGet: unused },
+    checkStoredTag: () => false,
+  };
   const tag = desiredStateTag([slot('acme-welcome', '1.0.0', '01JA00000000000000000000AA')]);
   const item = { ...device, deviceId: device.id, entity: 'DEVICE', desiredState: { tag, generation: 3 } };
 
@@ -531,7 +562,11 @@ describe('the desired state on DynamoDB (mocked): what a poll costs', () => {
       .resolves({ Items: [{ id: '01JA00000000000000000000AA', scenarioId: 'acme-welcome', version: '1.0.0', deployedAt: 'T1' }] });
     const state = await deviceDesiredState(dependencies, kiosk, (candidate) => candidate === tag);
     expect(state).toEqual({ tag, unchanged: true });
-    expect(mock.calls().map((call) => call.args[0].constructor.name)).toEqual(['GetCommand', 'QueryCommand']);
+    // The stored tag is corrected, on condition that it is still the one read (generation 2).
+    expect(mock.calls().map((call) => call.args[0].constructor.name)).toEqual(['GetCommand', 'QueryCommand', 'UpdateCommand']);
+    expect(mock.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      ExpressionAttributeValues: { ':desired': { tag, generation: 3 }, ':expected': 2 },
+    });
   });
 
   it('stores a tag with a compare-and-set on its generation, never creating a device', async () => {
