@@ -313,7 +313,7 @@ export function createApiServer(
   const busy = () => {
     const seconds = admission === undefined ? 1 : admissionRetryAfterSeconds(admission);
     return new ServiceUnavailableError(
-      `The ${ADDRESS_NAMES[api]} is serving as many requests as it admits (${admission?.maxInFlight} at once, ${admission?.maxQueued} more waiting); this one was not processed. Retry after ${seconds} s.`,
+      `The ${ADDRESS_NAMES[api]} is serving as many requests as it admits (${admission?.maxInFlight} at once, ${admission?.maxQueued} more waiting${admission?.maxPerSource === undefined ? '' : `, ${admission.maxPerSource} of one client address`}); this one was not processed. Retry after ${seconds} s.`,
       seconds,
     );
   };

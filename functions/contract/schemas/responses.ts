@@ -25,7 +25,7 @@ import {
  * request it has no place for within its wait bound, before reading the body or invoking anything.
  */
 const LOCAL_ADMISSION_NOTE =
-  'Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`): the request was not processed; retry after `Retry-After` seconds.';
+  'Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds.';
 
 /** Response headers by name (the `components.headers` key). */
 export const HEADERS = {
