@@ -233,7 +233,7 @@ const ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // the write grant covers it without any read.
   [DEPLOYMENT_CHANGES_ENTRY]: {
     storage: true,
-    tables: { deployments: 'RW', devices: 'RW', rollouts: 'W' },
+    tables: { deployments: 'RW', devices: 'Item', rollouts: 'W' },
     events: true,
     timeout: Duration.seconds(60),
   },

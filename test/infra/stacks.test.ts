@@ -695,6 +695,20 @@ describe('stacks (bundling skipped)', () => {
     const issuer = policyOf(DEVICE_ISSUER_ENTRY);
     expect(issuer).toMatch(/"Action":"kms:GetPublicKey"/);
     expect(issuer).not.toMatch(/kms:Sign|dynamodb:|s3:|es:/);
+    // The device poll and the deployment changes consumer read and conditionally update single device items (the
+    // desired state tag): the table of every device's credential hash is never scanned, queried or batch-written by them.
+    for (const entry of ['functions/handlers/device-deployments-get.ts', DEPLOYMENT_CHANGES_ENTRY]) {
+      const statements = (JSON.parse(policyOf(entry)) as { Statement: { Action: string | string[]; Resource: unknown }[] }[]).flatMap(
+        (document) => document.Statement,
+      );
+      const onDevices = statements.filter((statement) => JSON.stringify(statement.Resource).includes('DevicesTable'));
+      expect(onDevices.flatMap((statement) => asArray(statement.Action)).sort(), entry).toEqual([
+        'dynamodb:DeleteItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+      ]);
+    }
     const list = policyOf('functions/handlers/deployments-list.ts');
     expect(list).not.toMatch(/dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
     // The history reads the deployments table and its gsi1/gsi2, each by name, and nothing else.
