@@ -25,7 +25,7 @@ import type { WriteCounts } from '../../functions/local/write-counter.js';
 import { SimulatedFleet, simulatedHealth } from '../../simulator/fleet.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { comparableHealth, DeviceLoad, type LoadFigures } from './device-load.js';
-import { memoryOf, mib } from './presigned.js';
+import { samplePeakRss, mib } from './presigned.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
@@ -190,11 +190,7 @@ export async function runDeviceBench(options: { devices?: number; seconds?: numb
     const setupSeconds = (Date.now() - setupStarted) / 1000;
     log(`fleet set up in ${setupSeconds.toFixed(1)} s (admission: ${admission.label})`);
     const alice = await tokenFor(service, 'alice');
-    let peakRss = 0;
-    const sampler = setInterval(async () => {
-      const memory = await memoryOf(service.pid).catch(() => undefined);
-      if (memory !== undefined && memory.hwm > peakRss) peakRss = memory.hwm;
-    }, 1_000);
+    const rss = samplePeakRss(service.pid);
     const load = new DeviceLoad(service.api, fleet.sessions());
     await load.warmUp();
     const targets = Array.from(
@@ -299,7 +295,7 @@ export async function runDeviceBench(options: { devices?: number; seconds?: numb
       }
       await sleep(2_000);
     }
-    clearInterval(sampler);
+    rss.stop();
 
     const cost = await costRounds(service.api, service.auth, alice, admin);
     return {
@@ -310,7 +306,7 @@ export async function runDeviceBench(options: { devices?: number; seconds?: numb
       loads,
       steps,
       p99PassesOneSecondAt,
-      ...(peakRss > 0 ? { runtimePeakRssBytes: peakRss } : {}),
+      ...(rss.peakBytes() > 0 ? { runtimePeakRssBytes: rss.peakBytes() } : {}),
       cost,
     };
   } finally {

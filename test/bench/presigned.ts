@@ -23,6 +23,19 @@ export async function memoryOf(pid: number): Promise<{ hwm: number; rss: number 
   }
 }
 
+/**
+ * Samples a process's peak resident set size (memoryOf's `hwm`) every second until stopped.
+ * @returns `peakBytes()`: the highest seen so far, bytes (0 before the first sample); `stop()` ends the sampling.
+ */
+export function samplePeakRss(pid: number): { peakBytes: () => number; stop: () => void } {
+  let peak = 0;
+  const sampler = setInterval(async () => {
+    const memory = await memoryOf(pid).catch(() => undefined);
+    if (memory !== undefined && memory.hwm > peak) peak = memory.hwm;
+  }, 1_000);
+  return { peakBytes: () => peak, stop: () => clearInterval(sampler) };
+}
+
 /** A running local runtime (the harness's LocalService carries the pid benchmarks read memory from). */
 export type RunningService = LocalService;
 

@@ -28,7 +28,7 @@ import { localDocumentClient } from '../e2e/fleet.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor, type LocalService } from '../e2e/harness.js';
 import { deviceToken, type LocalIssuer } from '../support/device-token.js';
 import { BENCH_DIRECTORY } from './archives.js';
-import { memoryOf, mib } from './presigned.js';
+import { samplePeakRss, mib } from './presigned.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const SCENARIO = 'acme-welcome';
@@ -305,11 +305,7 @@ export async function runRolloutBench(options: { devices?: number } = {}): Promi
   process.stdout.write(
     `  runtime READY in ${((performance.now() - startedAt) / 1000).toFixed(1)} s on ${devices.toLocaleString('en-US')} devices\n`,
   );
-  let peakRss = 0;
-  const sampler = setInterval(async () => {
-    const memory = await memoryOf(service.pid).catch(() => undefined);
-    if (memory !== undefined && memory.hwm > peakRss) peakRss = memory.hwm;
-  }, 1_000);
+  const rss = samplePeakRss(service.pid);
   try {
     const alice = await tokenFor(service, 'alice');
     const issuer = { dataDirectory: settings.dataDirectory, dynamoDbEndpoint: `http://127.0.0.1:${dynamoPort}`, auth: service.auth };
@@ -360,9 +356,9 @@ export async function runRolloutBench(options: { devices?: number } = {}): Promi
     const run = await rollout(service, alice, issuer, devices, '1.0.0', 0);
     await sleep(5_000);
     const failureRun = await rollout(service, alice, issuer, devices, '1.1.0', 0.2);
-    return { devices, baseline, run, failureRun, runtimePeakRssBytes: peakRss };
+    return { devices, baseline, run, failureRun, runtimePeakRssBytes: rss.peakBytes() };
   } finally {
-    clearInterval(sampler);
+    rss.stop();
     await service.stop();
     await removeDataDirectory(settings);
   }

@@ -25,7 +25,7 @@ import pLimit from 'p-limit';
 import { newDeviceCredential } from '../../functions/core/device-tokens.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { DEFAULT_SETTINGS } from '../../lib/settings.js';
-import { memoryOf, mib } from './presigned.js';
+import { samplePeakRss, mib } from './presigned.js';
 
 const COMPANY = 'acme';
 /** Goal: a real device's token p99 while the flood runs, ms. */
@@ -128,11 +128,7 @@ export async function runTokenFloodBench(
   const service = await startService(settings, { readyTimeoutMs: 180_000 });
   const deviceAgents = Array.from({ length: devices }, (_, index) => new Agent({ keepAlive: true, localAddress: deviceAddress(index) }));
   const floodAgent = new Agent({ keepAlive: true, localAddress: FLOOD_ADDRESS, maxSockets: attempts });
-  let peakRss = 0;
-  const sampler = setInterval(async () => {
-    const memory = await memoryOf(service.pid).catch(() => undefined);
-    if (memory !== undefined && memory.hwm > peakRss) peakRss = memory.hwm;
-  }, 1_000);
+  const rss = samplePeakRss(service.pid);
   try {
     const alice = await tokenFor(service, 'alice');
     const json = { authorization: `Bearer ${alice}`, 'content-type': 'application/json' };
@@ -268,9 +264,16 @@ export async function runTokenFloodBench(
     );
     phases.push(await phase(`${DEFAULT_SETTINGS.authThrottle.rateLimit}/s, distinct ids`, atThrottleRate));
     phases.push(await phase(`${attempts} senders in a loop, distinct ids`, closedLoop));
-    return { devices, attempts, cpus: cpus().length, hashMs, phases, ...(peakRss > 0 ? { runtimePeakRssBytes: peakRss } : {}) };
+    return {
+      devices,
+      attempts,
+      cpus: cpus().length,
+      hashMs,
+      phases,
+      ...(rss.peakBytes() > 0 ? { runtimePeakRssBytes: rss.peakBytes() } : {}),
+    };
   } finally {
-    clearInterval(sampler);
+    rss.stop();
     for (const agent of deviceAgents) agent.destroy();
     floodAgent.destroy();
     await service.stop();
