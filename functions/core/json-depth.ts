@@ -91,6 +91,11 @@ function closingQuote(text: string, from: number): number {
   }
 }
 
+/** One reference token of a JSON pointer: a member name or index with `~` and `/` escaped as `~0` and `~1` (RFC 6901). */
+export function pointerSegment(name: string): string {
+  return name.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
 /** The pointer of the member the `depth` open frames lead to. */
 function pointerOf(
   text: string,
@@ -103,7 +108,7 @@ function pointerOf(
   let pointer = '';
   for (let frame = 0; frame < depth && pointer.length <= MAX_POINTER_CHARACTERS; frame += 1) {
     const segment = isArray[frame] ? String(index[frame]) : memberName(text, nameStart[frame] as number, nameEnd[frame] as number);
-    pointer += `/${segment.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    pointer += `/${pointerSegment(segment)}`;
   }
   return pointer.length <= MAX_POINTER_CHARACTERS ? pointer : `${pointer.slice(0, MAX_POINTER_CHARACTERS - 1)}…`;
 }

@@ -3,6 +3,7 @@
  * DynamoDB item (a health report is the device's `health`, a rollout's threshold its item), so a number DynamoDB
  * cannot store is refused at the edge, naming it, instead of failing the write after other writes were made.
  */
+import { pointerSegment } from './json-depth.js';
 
 /**
  * Magnitudes DynamoDB stores (AWS DynamoDB developer guide, "Supported data types: Number"): 0, or from 1E-130 up to
@@ -15,9 +16,6 @@ export const FIRST_UNSTORABLE = 1e126;
 
 /** What a number must be, in words, for a 400's message. */
 export const STORABLE_NUMBER_RULE = 'A number must be 0, or of magnitude 1e-130 to below 1e126 (the numbers DynamoDB stores).';
-
-/** RFC 6901 escaping of one member name. */
-const escapeName = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /**
  * Checks every number of a parsed JSON value and makes `-0` plain `0` in place (DynamoDB stores both as 0: read
@@ -36,12 +34,12 @@ export function unstorableNumber(value: unknown): { pointer: string; value: numb
     const entries: [string, unknown][] = Array.isArray(node) ? node.map((item, index) => [String(index), item]) : Object.entries(node);
     for (const [key, member] of entries) {
       if (typeof member !== 'number') {
-        if (member !== null && typeof member === 'object') stack.push([member, `${pointer}/${escapeName(key)}`]);
+        if (member !== null && typeof member === 'object') stack.push([member, `${pointer}/${pointerSegment(key)}`]);
         continue;
       }
       const magnitude = Math.abs(member);
       if (!Number.isFinite(member) || (magnitude !== 0 && (magnitude < SMALLEST_STORABLE || magnitude >= FIRST_UNSTORABLE))) {
-        return { pointer: `${pointer}/${escapeName(key)}`, value: member };
+        return { pointer: `${pointer}/${pointerSegment(key)}`, value: member };
       }
       if (Object.is(member, -0)) (node as Record<string, unknown>)[key] = 0;
     }
