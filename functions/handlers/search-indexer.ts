@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -30,7 +31,8 @@ function changeOf(record: DynamoDBRecord, position: number): Change | undefined 
   if (document !== undefined && record.eventName === 'MODIFY' && record.dynamodb?.OldImage !== undefined) {
     // Records are applied in order, so the index already holds the old image's document.
     const before = searchDocumentFromItem(unmarshall(record.dynamodb.OldImage as Image));
-    if (before !== undefined && JSON.stringify(before) === JSON.stringify(document)) return undefined;
+    // Compared whatever the order of their members: the two images need not list attributes in the same order.
+    if (before !== undefined && isDeepStrictEqual(before, document)) return undefined;
   }
   if (document !== undefined) return { position, upsert: document };
   const key = documentKeyFromItem(item);
