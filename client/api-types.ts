@@ -1072,7 +1072,7 @@ export interface components {
         };
         /** @description One result per entry, in request order (as the request is an array). */
         DeviceRegistrationResults: components["schemas"]["DeviceRegistrationResult"][];
-        /** @description A device in search results: the device resource (spec "Device resource") plus `type`. */
+        /** @description A device in search results: the device resource plus `type`. */
         DeviceSearchResource: {
             /**
              * @description discriminator enum property added by openapi-typescript

@@ -20,7 +20,7 @@ export const MAX_DEPLOYMENT_ENTRIES = 5_000;
 /** Conditional writes in flight at once for one request. */
 export const DEPLOYMENT_WRITE_CONCURRENCY = 16;
 
-/** Failure causes (spec "Deployment result item"). */
+/** Failure causes. */
 export const DEPLOYMENT_CAUSES = [
   'NONE',
   'TARGET_NOT_FOUND',
@@ -38,7 +38,7 @@ export type DeploymentCause = (typeof DEPLOYMENT_CAUSES)[number];
  */
 export const HISTORY_ONLY_CAUSES = ['DEVICE_DELETED'] as const;
 
-/** Deployment request body (spec "Deployment request body"); the zod schema is also the 400 validator. */
+/** Deployment request body; the zod schema is also the 400 validator. */
 export const DeploymentRequestBodySchema = z.object({
   requests: z
     .array(
@@ -60,7 +60,7 @@ export const DeploymentRequestBodySchema = z.object({
 /** A parsed deployment request body. */
 export type DeploymentRequestBody = z.infer<typeof DeploymentRequestBodySchema>;
 
-/** One result item (spec "Deployment result item"). */
+/** One result item. */
 export interface DeploymentResultItem {
   /** ULID of this action. */
   id: string;
@@ -92,7 +92,7 @@ export function deploymentRequestTooLarge(body: unknown): string | undefined {
 }
 
 /**
- * Deploys or undeploys scenario versions on devices (spec endpoint 3). Every entry gets one result item, in request
+ * Deploys or undeploys scenario versions on devices. Every entry gets one result item, in request
  * order. Existence is checked with batched reads; writes are conditional, so of two racing identical DEPLOYs exactly
  * one succeeds. Entries with the same identity inside one request run one after another, in order.
  * Cause precedence: NOT_IMPLEMENTED, TARGET_NOT_FOUND, WHAT_NOT_FOUND, ALREADY_DEPLOYED / ALREADY_UNDEPLOYED, NONE.
@@ -342,7 +342,7 @@ export interface ActiveDeploymentView extends DeploymentResultItem {
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './paging.js';
 
 /**
- * Lists active deployments (spec endpoint 4) of one device (`deviceId`) or of every device of the company.
+ * Lists active deployments of one device (`deviceId`) or of every device of the company.
  * @param paging `limit` (1–1000) and `cursor`, validated by the route.
  * @throws ForbiddenError (403) for a company outside the token.
  * @throws BadRequestError (400) on a cursor not issued for this listing.

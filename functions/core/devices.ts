@@ -1,6 +1,5 @@
 /**
- * The device resource of the specification ("Device resource"), as stored in
- * the devices table and returned by search. Dates are ISO-8601 strings (UTC).
+ * The device resource (docs/contract.md, "Devices"), as stored in the devices table and returned by search. Dates are ISO-8601 strings (UTC).
  */
 
 /**
@@ -127,7 +126,7 @@ export interface Hub {
   devices: SubDevice[];
 }
 
-/** The device resource (spec "Device resource"), without the search envelope fields. */
+/** The device resource, without the search envelope fields. */
 export interface Device {
   /** Device identifier, used as `target.id` in deployments. Never contains `#`. */
   id: string;

@@ -98,7 +98,7 @@ export class ConflictError extends DomainError {
   readonly title = 'Conflict';
 }
 
-/** 413 (spec "Upload scenario"): storing the archive would exceed the company's storage quota. */
+/** 413: storing the archive would exceed the company's storage quota. */
 export class QuotaExceededError extends DomainError {
   readonly status = 413;
   readonly title = 'Storage Quota Exceeded';
@@ -119,7 +119,7 @@ export class UnsupportedMediaTypeError extends DomainError {
   readonly title = 'Unsupported Media Type';
 }
 
-/** 422 (spec "Upload scenario"): the archive is invalid; `errors` lists every violation with its path. */
+/** 422: the archive is invalid; `errors` lists every violation with its path. */
 export class InvalidArchiveError extends DomainError {
   readonly status = 422;
   readonly title = 'Invalid Scenario Archive';

@@ -113,7 +113,7 @@ export interface DeviceRepository {
   ): Promise<'written' | 'conflict' | 'absent'>;
 }
 
-/** The fields of a device its operator sets (spec "Device resource"); the rest is the device's own report. */
+/** The fields of a device its operator sets; the rest is the device's own report. */
 export type DeviceStaticFields = Partial<Pick<Device, 'serial' | 'location' | 'geoLocation'>>;
 
 /**

@@ -26,7 +26,7 @@ const idempotencyConfig = new IdempotencyConfig({
 });
 
 /**
- * POST {base_url}/companies/{companyId}/resources/deployments[?dryRun=true] (spec endpoint 3): 200 with one result
+ * POST {base_url}/companies/{companyId}/resources/deployments[?dryRun=true]: 200 with one result
  * item per request entry, in order; 400 for a structurally invalid body and 413 above 5,000 entries (nothing
  * changed). `dryRun=true` returns the items that would result without writing anything.
  */

@@ -18,7 +18,7 @@ const oneDevice = routeHandler(deploymentsListDevice, listing);
 
 /**
  * GET {base_url}/companies/{companyId}/resources/{deviceId}/deployments and
- * GET {base_url}/companies/{companyId}/resources/DEVICE/deployments (spec endpoint 4): active deployments,
+ * GET {base_url}/companies/{companyId}/resources/DEVICE/deployments: active deployments,
  * `{ items, nextCursor }`, paginated with `limit` and `cursor`. One function serves both routes.
  */
 export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>

@@ -2,7 +2,7 @@ import { scenarioSkeleton } from '../contract/routes/scenarios.js';
 import { buildSkeletonArchive, DEFAULT_SKELETON_VERSION } from '../core/scenarios/skeleton.js';
 import { routeHandler } from '../platform/http.js';
 
-/** GET {base_url}/companies/{companyId}/resources/scenarios/skeleton.zip?version= (spec endpoint 1): a skeleton ZIP. */
+/** GET {base_url}/companies/{companyId}/resources/scenarios/skeleton.zip?version=: a skeleton ZIP. */
 export const handler = routeHandler(scenarioSkeleton, async ({ query }) => {
   const { archive, manifest } = await buildSkeletonArchive(query.version ?? DEFAULT_SKELETON_VERSION);
   return {

@@ -7,7 +7,7 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
 import { type MultipartForm, multipartFormBody } from '../platform/multipart.js';
 
 /**
- * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios (spec endpoint 2): multipart part `payload`.
+ * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios: multipart part `payload`.
  * 201 stored (Location, body per docs/contract.md) / 409 version exists / 413 quota / 422 invalid archive. The token, its
  * `scenarios:write` scope and the company are checked before the body is parsed (403 first, whatever the body).
  */

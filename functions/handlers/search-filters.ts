@@ -8,7 +8,7 @@ import { searchIndex } from '../platform/search-composition.js';
 let companyNames: CompanyNameCache | undefined;
 
 /**
- * GET {base_url}/resources/search/filters?type= (spec endpoint 5): filter descriptors with live counts. Company display
+ * GET {base_url}/resources/search/filters?type=: filter descriptors with live counts. Company display
  * names are cached per process for COMPANY_NAME_TTL_MS (the counts are always live).
  */
 export const handler = routeHandler(searchFilters, async ({ query }, { principal }) => {

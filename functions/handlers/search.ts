@@ -3,7 +3,7 @@ import { searchResources } from '../core/search/service.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { searchIndex } from '../platform/search-composition.js';
 
-/** GET {base_url}/resources/search (spec endpoint 6): filters, `global`, `sort`/`direction`, `page`/`pageSize`. */
+/** GET {base_url}/resources/search: filters, `global`, `sort`/`direction`, `page`/`pageSize`. */
 export const handler = routeHandler(search, async ({ query }, { principal }) =>
   jsonResponse(200, await searchResources(searchIndex(), principal, query)),
 );

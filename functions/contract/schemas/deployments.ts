@@ -70,7 +70,7 @@ export const DeploymentRequestBody = DeploymentRequestBodySchema.extend({
   ],
 });
 
-/** A result item's members (spec "Deployment result item"). */
+/** A result item's members. */
 const resultItemMembers = {
   id: z.string().describe('Deployment identifier (ULID of this action).'),
   target: z

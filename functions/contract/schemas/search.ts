@@ -123,7 +123,7 @@ export const DeviceHealth = z
 
 const coordinate = z.number().meta({ format: 'double' });
 
-/** The device resource's members (spec "Device resource"), shared by the search result. */
+/** The device resource's members, shared by the search result. */
 const deviceMembers = {
   id: z.string().regex(IDENTIFIER_PATTERN).describe('Device identifier, used as `target.id` in deployments.'),
   company: text('Owning company id.'),
@@ -153,7 +153,7 @@ export const DeviceSearchResource = z
   .strict()
   .meta({
     id: 'DeviceSearchResource',
-    description: 'A device in search results: the device resource (spec "Device resource") plus `type`.',
+    description: 'A device in search results: the device resource plus `type`.',
   });
 
 export const ScenarioSearchResource = z

@@ -80,7 +80,7 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
 }
 
 /**
- * Validates a scenario archive (spec "Scenario package") without holding it in memory: it reads
+ * Validates a scenario archive without holding it in memory: it reads
  * the ZIP central directory and `scenario.json` by range, and streams every entry once to check its CRC-32.
  * Collects every violation, each with its path: not a ZIP or truncated; scenario.json missing, not JSON, not
  * valid against the schema (including a version that is not semantic); resources/ missing; a referenced file

@@ -3,7 +3,7 @@ import { ulid } from 'ulid';
 import { BadRequestError } from '../errors.js';
 import { SEMVER_PATTERN, type ScenarioManifest } from './manifest.js';
 
-/** Default version of the skeleton download (spec "Versioning"). */
+/** Default version of the skeleton download. */
 export const DEFAULT_SKELETON_VERSION = '1.0.0';
 
 /** A 16×16 PNG thumbnail (a blue square), so the skeleton validates as shipped. */
@@ -34,7 +34,7 @@ const ASSET_HTML = `<!doctype html>
 `;
 
 /**
- * Builds the skeleton scenario archive (spec endpoint 1): scenario.json with a fresh `id` and the given version,
+ * Builds the skeleton scenario archive: scenario.json with a fresh `id` and the given version,
  * resources/thumbnails/thumbnail.png, resources/assets/index.html and a README.md explaining each file.
  * @param version semantic version to put in scenario.json.
  * @returns the ZIP bytes and the generated manifest.

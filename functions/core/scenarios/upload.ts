@@ -62,7 +62,7 @@ export function archiveKeyFor(companyId: string, scenarioId: string, version: st
 }
 
 /**
- * Validates and stores a scenario archive (spec endpoint 2). The archive is validated before anything is stored;
+ * Validates and stores a scenario archive. The archive is validated before anything is stored;
  * the version record and the quota charge are one conditional transaction; on refusal the stored object is removed,
  * so a refused upload leaves nothing behind and consumes no quota.
  *

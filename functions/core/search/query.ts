@@ -40,14 +40,14 @@ export interface SearchSort {
 }
 
 /**
- * A parsed, validated search (spec "Search resources"): what every search adapter executes.
+ * A parsed, validated search: what every search adapter executes.
  * `companies` is always a non-empty subset of the caller's companies and is always applied.
  */
 export interface SearchQuery {
   companies: string[];
   /** Field → accepted values. Values of one field are OR-ed, fields are AND-ed. Empty when `global` is set. */
   filters: Map<string, string[]>;
-  /** Full-text query; when set, `filters` is empty (spec rule 1). */
+  /** Full-text query; when set, `filters` is empty: a search by full text ignores the filters (docs/contract.md, "Search"). */
   global?: string;
   sort: SearchSort;
   /** 1-based page number. */
@@ -93,7 +93,7 @@ export interface SearchParameters {
 }
 
 /**
- * The search to run for `parameters` and the caller (spec "Search resources", docs/contract.md "Search"): repeated
+ * The search to run for `parameters` and the caller (docs/contract.md "Search"): repeated
  * filter values are OR-ed, different fields AND-ed, `global` makes every filter ignored; `company` narrows the
  * caller's companies. Default sort: by relevance for `global`, else by serial ascending.
  * @throws ForbiddenError (403) when `company` names a company outside the caller's token.

@@ -3,7 +3,7 @@ import { RESOURCE_TYPES, type ResourceType } from './documents.js';
 
 /**
  * One filterable field: the single registry that drives the filters endpoint,
- * query validation and every search adapter (spec "Filter descriptor").
+ * query validation and every search adapter.
  */
 export interface FilterField {
   /** Dotted resource path, also the query parameter name (e.g. `connection.state`). */

@@ -4,7 +4,7 @@ import type { ResourceType, SearchDocument } from './documents.js';
 import { type SearchParameters, searchQueryOf, type SearchSort } from './query.js';
 import { FILTER_FIELDS, humanize } from './registry.js';
 
-/** The search response (spec "Search response"). */
+/** The search response. */
 export interface SearchResponse {
   total: number;
   page: { page: number; pages: number; pageSize: number };
@@ -13,7 +13,7 @@ export interface SearchResponse {
 }
 
 /**
- * Searches resources (spec endpoint 6) within the caller's companies.
+ * Searches resources within the caller's companies.
  * @param parameters the request's search parameters, validated by the route.
  * @throws ForbiddenError (403) when `company` names a company outside the token.
  * @throws ServiceUnavailableError (503) when the search backend is unreachable.
@@ -38,7 +38,7 @@ const FIXED_VALUE_NAMES = new Map(
   ),
 );
 
-/** A filter descriptor (spec "Filter descriptor"). */
+/** A filter descriptor. */
 export interface FilterDescriptor {
   field: string;
   scope: ResourceType | null;
@@ -46,7 +46,7 @@ export interface FilterDescriptor {
 }
 
 /**
- * Describes the search filters with live counts (spec endpoint 5), computed within the caller's companies.
+ * Describes the search filters with live counts, computed within the caller's companies.
  * `type` restricts to the fields (and counts) of one resource type. The search's filter parameters may also be given:
  * each field's counts are then computed as if that field's own selection were removed (disjunctive faceting).
  * Fixed enumerations list every value, with count 0 where nothing matches.
