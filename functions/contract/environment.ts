@@ -117,9 +117,9 @@ export const DEFAULT_SEARCH_ALIAS = 'resources';
 
 /**
  * Defaults of the local runtime's admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS,
- * OVERLOAD_QUEUE_WAIT_MS, MAX_PER_SOURCE_AUTH): requests served at once per address, requests waiting per address, the longest wait while
- * the queue absorbs a burst and once it stands, ms. Measured on a 2-core machine with `npm run bench --
- * --only-devices` (docs/capacity.md, "The local runtime under load").
+ * OVERLOAD_QUEUE_WAIT_MS, MAX_PER_SOURCE_AUTH): requests served at once per address, requests waiting per address, the
+ * longest wait while the queue absorbs a burst and once it stands, ms. Measured on a 2-core machine with `npm run bench
+ * -- --only-devices` (docs/capacity.md, "The local runtime under load").
  */
 export const DEFAULT_ADMISSION = {
   main: 16,

@@ -101,21 +101,22 @@ export type DesiredState = { tag: string; unchanged: true } | { tag: string; unc
 /**
  * The calling device's desired state. With `holds` (the device sent `If-None-Match`), the device item is read first
  * (the token check, one strongly consistent GetItem): when `holds` its stored tag (StoredDevice.desiredState), that is
- * the whole answer: one read. Otherwise (no tag stored yet, or another one) its active deployments are queried and
- * the tag computed from them; a device without a stored tag, or with another one, gets it stored (a compare-and-set
- * on the generation read, which loses to any other writer, see refreshDesiredStateTag). Without `holds`, the device and its deployments are read at once (one round
- * trip). When the device holds the computed tag nothing else is read or signed; otherwise the versions are read
- * (batched) and each archive gets a presigned download valid DESIRED_STATE_URL_LIFETIME_SECONDS. Items are ordered by
- * (scenario, version). One poll in STORED_TAG_CHECK_ONE_IN that holds the stored tag is checked against the
- * deployments all the same, and a stored tag found wrong is corrected (compare-and-set on its generation).
+ * the whole answer: one read. Otherwise (no tag stored yet, or another one) its active deployments are queried and the
+ * tag computed from them; a device without a stored tag, or with another one, gets it stored (a compare-and-set on the
+ * generation read, which loses to any other writer, see refreshDesiredStateTag). Without `holds`, the device and its
+ * deployments are read at once (one round trip). When the device holds the computed tag nothing else is read or signed;
+ * otherwise the versions are read (batched) and each archive gets a presigned download valid
+ * DESIRED_STATE_URL_LIFETIME_SECONDS. Items are ordered by (scenario, version). One poll in STORED_TAG_CHECK_ONE_IN
+ * that holds the stored tag is checked against the deployments all the same, and a stored tag found wrong is corrected
+ * (compare-and-set on its generation).
  *
- * The stored tag follows the active deployments through the deployments table's stream (refreshDesiredStateTag, run
- * by the deployment changes consumer), so for as long as that consumer lags behind a deploy or an undeploy (under a
- * second or two locally; its iterator age is alarmed on AWS) a device that holds the previous tag is still answered
- * 304; its first poll after the consumer caught up gets the change. Should a refresh be lost, the sampled check
+ * The stored tag follows the active deployments through the deployments table's stream (refreshDesiredStateTag, run by
+ * the deployment changes consumer), so for as long as that consumer lags behind a deploy or an undeploy (under a second
+ * or two locally; its iterator age is alarmed on AWS) a device that holds the previous tag is still answered 304; its
+ * first poll after the consumer caught up gets the change. Should a refresh be lost, the sampled check
  * (STORED_TAG_CHECK_ONE_IN) corrects the tag within about that many polls.
- * @throws ForbiddenError (403) when the caller is not a device; UnauthorizedError (401) when its device is gone,
- *   being deleted, or its credential was replaced (activeDevice).
+ * @throws ForbiddenError (403) when the caller is not a device; UnauthorizedError (401) when its device is gone, being
+ *   deleted, or its credential was replaced (activeDevice).
  */
 export async function deviceDesiredState(
   dependencies: DesiredStateDependencies,

@@ -1,5 +1,6 @@
 /**
- * The device resource (docs/contract.md, "Devices"), as stored in the devices table and returned by search. Dates are ISO-8601 strings (UTC).
+ * The device resource (docs/contract.md, "Devices"), as stored in the devices table and returned by search. Dates are
+ * ISO-8601 strings (UTC).
  */
 
 /**

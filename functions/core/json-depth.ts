@@ -91,7 +91,7 @@ function closingQuote(text: string, from: number): number {
   }
 }
 
-/** One reference token of a JSON pointer: a member name or index with `~` and `/` escaped as `~0` and `~1` (RFC 6901). */
+/** A reference token of a JSON pointer: a member name or index, `~` and `/` escaped as `~0` and `~1` (RFC 6901). */
 export function pointerSegment(name: string): string {
   return name.replaceAll('~', '~0').replaceAll('/', '~1');
 }

@@ -284,15 +284,14 @@ export function admissionRetryAfterSeconds(limits: AdmissionLimits): number {
 }
 
 /**
- * An HTTP server for one API address that turns each request into an API Gateway v2 event, invokes the route's
- * exported Lambda handler and writes the result back. It holds no endpoint logic. In API Gateway's order: unmatched
- * paths get 404 (naming the address that serves the route, when another one does), wrong methods 405 with `Allow`;
- * then, with `admission`, a request that gets no place (AdmissionGate: `maxInFlight` served at once, `maxQueued`
- * waiting, each at most `maxWaitMs`, or `overloadWaitMs` under sustained overload) is answered 503 problem+json with
- * `Retry-After` (admissionRetryAfterSeconds)
- * without reading its body or invoking anything (the place is held until the answer is written); then, on a route
- * with a scope, the JWT authorizer's part (authorizeBearer: 401 or 403 without reading the body nor
- * invoking the handler, else `requestContext.authorizer.jwt` as API Gateway sets it); then bodies above
+ * An HTTP server for one API address that turns each request into an API Gateway v2 event, invokes the route's exported
+ * Lambda handler and writes the result back. It holds no endpoint logic. In API Gateway's order: unmatched paths get
+ * 404 (naming the address that serves the route, when another one does), wrong methods 405 with `Allow`; then, with
+ * `admission`, a request that gets no place (AdmissionGate: `maxInFlight` served at once, `maxQueued` waiting, each at
+ * most `maxWaitMs`, or `overloadWaitMs` under sustained overload) is answered 503 problem+json with `Retry-After`
+ * (admissionRetryAfterSeconds) without reading its body or invoking anything (the place is held until the answer is
+ * written); then, on a route with a scope, the JWT authorizer's part (authorizeBearer: 401 or 403 without reading the
+ * body nor invoking the handler, else `requestContext.authorizer.jwt` as API Gateway sets it); then bodies above
  * MAX_PAYLOAD_BYTES or events above MAX_LAMBDA_EVENT_BYTES get 413, as API Gateway and Lambda would. Requests Node's
  * HTTP parser refuses get 431 (headers too large) or 400 with a problem+json body. A handler that throws or fails
  * asynchronously answers 500 (with guardUncaughtErrors installed); the server keeps serving.

@@ -209,15 +209,15 @@ function listen(server: Server, port: number): Promise<void> {
 }
 
 /**
- * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver,
- * the embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer
- * handler, the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat
- * sweeper every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), the rollout worker on the in-process rollout queue and
- * the rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda handlers of the route table,
- * each behind its admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS, MAX_QUEUE_WAIT_MS, OVERLOAD_QUEUE_WAIT_MS,
- * MAX_PER_SOURCE_AUTH).
- * Seeds the demo data on an empty data folder. Handler configuration is passed through `process.env`, as Lambda's
- * (localEnvironment), and checked against the schemas of the groups the handlers read before any handler loads.
+ * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver, the
+ * embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer handler,
+ * the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat sweeper
+ * every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), the rollout worker on the in-process rollout queue and the
+ * rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda
+ * handlers of the route table, each behind its admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS,
+ * MAX_QUEUE_WAIT_MS, OVERLOAD_QUEUE_WAIT_MS, MAX_PER_SOURCE_AUTH). Seeds the demo data on an empty data folder. Handler
+ * configuration is passed through `process.env`, as Lambda's (localEnvironment), and checked against the schemas of the
+ * groups the handlers read before any handler loads.
  * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
  * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
  */

@@ -124,9 +124,9 @@ export type StreamArns = Record<NonNullable<TableKeySchema['stream']>, string[]>
 
 /**
  * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts`, NEW_AND_OLD_IMAGES
- * streams where TABLES names a consumer and TTL where it names an attribute (the CDK stack declares the same). Existing tables get the
- * indexes they lack (data folders of older versions; their items get the index keys from migrateDeploymentShards,
- * which the runtime runs right after), and their stream when they have none yet.
+ * streams where TABLES names a consumer and TTL where it names an attribute (the CDK stack declares the same). Existing
+ * tables get the indexes they lack (data folders of older versions; their items get the index keys from
+ * migrateDeploymentShards, which the runtime runs right after), and their stream when they have none yet.
  * @returns the stream ARNs, by consumer.
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {

@@ -47,7 +47,7 @@ export interface SearchQuery {
   companies: string[];
   /** Field → accepted values. Values of one field are OR-ed, fields are AND-ed. Empty when `global` is set. */
   filters: Map<string, string[]>;
-  /** Full-text query; when set, `filters` is empty: a search by full text ignores the filters (docs/contract.md, "Search"). */
+  /** Full-text query; when set, `filters` is empty: a full-text search ignores filters (docs/contract.md, "Search"). */
   global?: string;
   sort: SearchSort;
   /** 1-based page number. */
