@@ -327,6 +327,7 @@ export class DeviceLoad {
   ): LoadFigures {
     const served = exchanges.filter((exchange) => exchange.outcome === 'served');
     const refused = exchanges.filter((exchange) => exchange.outcome === 'refused');
+    const refusedMs = refused.map((exchange) => exchange.ms);
     const kinds = (['health', 'pull', 'status'] as const).flatMap((kind): KindFigures[] => {
       const ofKind = exchanges.filter((exchange) => exchange.kind === kind);
       if (ofKind.length === 0) return [];
@@ -334,6 +335,7 @@ export class DeviceLoad {
       for (const exchange of ofKind) statuses[exchange.status] = (statuses[exchange.status] ?? 0) + 1;
       const servedMs = ofKind.filter((exchange) => exchange.outcome === 'served').map((exchange) => exchange.ms);
       const refusedOfKind = ofKind.filter((exchange) => exchange.outcome === 'refused');
+      const refusedMs = refusedOfKind.map((exchange) => exchange.ms);
       return [
         {
           kind,
@@ -344,14 +346,8 @@ export class DeviceLoad {
           failed: ofKind.filter((exchange) => exchange.outcome === 'failed').length,
           servedP50Ms: percentile(servedMs, 0.5),
           servedP99Ms: percentile(servedMs, 0.99),
-          refusedP50Ms: percentile(
-            refusedOfKind.map((exchange) => exchange.ms),
-            0.5,
-          ),
-          refusedP99Ms: percentile(
-            refusedOfKind.map((exchange) => exchange.ms),
-            0.99,
-          ),
+          refusedP50Ms: percentile(refusedMs, 0.5),
+          refusedP99Ms: percentile(refusedMs, 0.99),
           statuses,
         },
       ];
@@ -367,14 +363,8 @@ export class DeviceLoad {
       offeredPerSecond: exchanges.length / run.seconds,
       servedPerSecond: served.length / Math.max(run.seconds, run.elapsedSeconds),
       refusedShare: exchanges.length === 0 ? 0 : refused.length / exchanges.length,
-      refusedP50Ms: percentile(
-        refused.map((exchange) => exchange.ms),
-        0.5,
-      ),
-      refusedP99Ms: percentile(
-        refused.map((exchange) => exchange.ms),
-        0.99,
-      ),
+      refusedP50Ms: percentile(refusedMs, 0.5),
+      refusedP99Ms: percentile(refusedMs, 0.99),
       servedP99Ms: percentile(
         served.map((exchange) => exchange.ms),
         0.99,
