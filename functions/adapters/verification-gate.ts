@@ -14,6 +14,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { VerificationGate, VerificationPass } from '../core/ports.js';
+import { CountsByKey } from './counts-by-key.js';
 
 /** Settings of a BoundedVerificationGate. */
 export interface VerificationGateOptions {
@@ -56,7 +57,7 @@ export class BoundedVerificationGate implements VerificationGate {
   private readonly options: VerificationGateOptions;
   private readonly now: () => number;
   private readonly admitted: Record<Class, number> = { trusted: 0, suspect: 0 };
-  private readonly bySource = new Map<string, number>();
+  private readonly bySource = new CountsByKey();
   /** Source → until when it is suspect (epoch ms). */
   private readonly failedUntil: LRUCache<string, number>;
   private running = 0;
@@ -80,12 +81,12 @@ export class BoundedVerificationGate implements VerificationGate {
 
   enter(source: string): VerificationPass | undefined {
     const failedUntil = this.failedUntil.get(source);
-    const underWay = this.bySource.get(source) ?? 0;
+    const underWay = this.bySource.get(source);
     const entered: Class =
       (failedUntil !== undefined && failedUntil > this.now()) || underWay >= this.options.trustedPerSource ? 'suspect' : 'trusted';
     if (this.admitted[entered] >= this.options.maxAdmitted[entered]) return undefined;
     this.admitted[entered] += 1;
-    this.bySource.set(source, underWay + 1);
+    this.bySource.add(source);
     let left = false;
     return {
       verify: (check, suspect) => this.run(check, suspect ? 'suspect' : entered),
@@ -93,7 +94,7 @@ export class BoundedVerificationGate implements VerificationGate {
         if (left) return;
         left = true;
         this.admitted[entered] -= 1;
-        decrement(this.bySource, source);
+        this.bySource.remove(source);
         if (failed) this.failedUntil.set(source, this.now() + this.options.suspectForMs);
       },
     };
@@ -114,10 +115,4 @@ export class BoundedVerificationGate implements VerificationGate {
       else this.running -= 1;
     }
   }
-}
-
-function decrement(counts: Map<string, number>, name: string): void {
-  const count = (counts.get(name) ?? 1) - 1;
-  if (count <= 0) counts.delete(name);
-  else counts.set(name, count);
 }

@@ -16,6 +16,7 @@
  * Written here rather than on p-limit (a dependency): p-limit cannot withdraw a queued task whose wait ran out, so an
  * abandoned request would keep its place in the queue and count against the queue's bound until its turn came.
  */
+import { CountsByKey } from '../adapters/counts-by-key.js';
 
 /** The bounds of one address. */
 export interface AdmissionLimits {
@@ -76,7 +77,7 @@ export class AdmissionGate {
   private standingSince: number | undefined;
   private readonly overloadWaitMs: number;
   /** Places and queue places held per source (only with `maxPerSource`); a source holding none has no entry. */
-  private readonly bySource = new Map<string, number>();
+  private readonly bySource = new CountsByKey();
 
   /**
    * @throws RangeError when `maxInFlight` is below 1, `maxQueued`, `maxWaitMs` or `overloadWaitMs` is negative or not
@@ -121,7 +122,7 @@ export class AdmissionGate {
   admit(signal?: AbortSignal, source?: string): Promise<Release | undefined> {
     if (signal?.aborted === true) return Promise.resolve(undefined);
     const counted = this.limits.maxPerSource === undefined ? undefined : source;
-    if (counted !== undefined && (this.bySource.get(counted) ?? 0) >= (this.limits.maxPerSource as number)) {
+    if (counted !== undefined && this.bySource.get(counted) >= (this.limits.maxPerSource as number)) {
       return Promise.resolve(undefined);
     }
     if (this.active < this.limits.maxInFlight && this.waiting.size === 0) {
@@ -163,15 +164,12 @@ export class AdmissionGate {
 
   /** Counts one more place held by `source` (none when undefined). */
   private hold(source: string | undefined): void {
-    if (source !== undefined) this.bySource.set(source, (this.bySource.get(source) ?? 0) + 1);
+    if (source !== undefined) this.bySource.add(source);
   }
 
   /** Counts one place fewer held by `source`. */
   private free(source: string | undefined): void {
-    if (source === undefined) return;
-    const held = (this.bySource.get(source) ?? 1) - 1;
-    if (held <= 0) this.bySource.delete(source);
-    else this.bySource.set(source, held);
+    if (source !== undefined) this.bySource.remove(source);
   }
 
   /** A Release of one place held by `source`: hands the place to the first waiter, or frees it. */
