@@ -39,7 +39,8 @@ module.exports = {
     },
     {
       name: 'handlers-use-the-composition-root',
-      comment: 'Handlers are thin: they get their ports from the one composition root (functions/platform/composition), never build or import an adapter.',
+      comment:
+        'Handlers are thin: they get their ports from the one composition root (functions/platform/composition), never build or import an adapter.',
       severity: 'error',
       from: { path: '^functions/handlers/' },
       to: { path: '^functions/(adapters|local)/|^(lib|cli|bin)/' },
