@@ -110,9 +110,19 @@ export class SearchDomain extends Construct {
         `CDK context 'opensearchInstanceCount' must be 1, an even number or a multiple of 3 (nodes spread evenly over 2 or 3 zones); got ${count}.`,
       );
     }
+    this.domain = this.createDomain(props, zones);
+    this.logsPolicy = this.createLogsPolicy();
+    this.domain.node.addDependency(this.logsPolicy);
+    this.clientRoles = this.createClientRoles(props.clients);
+    this.acknowledgeFindings(zones);
+  }
+
+  /** The domain (see the class comment), its data nodes spread over `zones` zones. */
+  private createDomain(props: SearchDomainProps, zones: number): Domain {
+    const count = props.instanceCount;
     const logGroup = (name: string) => new LogGroup(this, name, { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
 
-    this.domain = new Domain(this, 'Domain', {
+    return new Domain(this, 'Domain', {
       version: EngineVersion.OPENSEARCH_2_19,
       capacity: { dataNodes: count, dataNodeInstanceType: props.instanceType, multiAzWithStandbyEnabled: false },
       ebs: { enabled: true, volumeSize: props.volumeGiB, volumeType: EbsDeviceVolumeType.GP3 },
@@ -136,9 +146,14 @@ export class SearchDomain extends Construct {
       enableVersionUpgrade: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+  }
 
-    // Put (create or overwrite with the same document) on every deployment of every stage, before the domain needs
-    // it; never deleted by a stage, since the other stages use it too (README, "Deploy to AWS").
+  /**
+   * The shared CloudWatch Logs resource policy, put (created or overwritten with the same document) on every
+   * deployment of every stage, before the domain needs it; never deleted by a stage, since the other stages use it too
+   * (README, "Deploy to AWS").
+   */
+  private createLogsPolicy(): AwsCustomResource {
     const logsPolicy = new AwsCustomResource(this, 'LogsResourcePolicy', {
       resourceType: 'Custom::SharedLogsResourcePolicy',
       onUpdate: {
@@ -150,11 +165,13 @@ export class SearchDomain extends Construct {
       policy: AwsCustomResourcePolicy.fromSdkCalls({ resources: AwsCustomResourcePolicy.ANY_RESOURCE }),
       installLatestAwsSdk: false,
     });
-    this.domain.node.addDependency(logsPolicy);
-    this.logsPolicy = logsPolicy;
+    return logsPolicy;
+  }
 
+  /** One role per client function, named in the domain's access policy with the paths of its access level. */
+  private createClientRoles(clients: ReadonlyMap<string, SearchAccess>): Map<string, Role> {
     const roles = new Map<string, Role>();
-    for (const [entry, access] of props.clients) {
+    for (const [entry, access] of clients) {
       const role = new Role(this, `${functionIdOf(entry)}Role`, {
         assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
         description: `Execution role of ${entry} (OpenSearch access: ${access})`,
@@ -168,9 +185,7 @@ export class SearchDomain extends Construct {
         }),
       );
     }
-    this.clientRoles = roles;
-
-    this.acknowledgeFindings(zones);
+    return roles;
   }
 
   private acknowledgeFindings(zones: number): void {
