@@ -7,7 +7,7 @@ import { Duration, type Stack } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { Monitoring } from '../monitoring.js';
-import type { ServiceFunction } from '../service-function.js';
+import { HTTP_FUNCTION_TIMEOUT, type ServiceFunction } from '../service-function.js';
 import type { EventFunction, WorkQueue } from './event-functions.js';
 import type { ApiStage } from './http-apis.js';
 
@@ -48,7 +48,7 @@ function alarmEventFunction(monitoring: Monitoring, { definition, fn, deadLetter
   if (trigger.kind === 'schedule' && trigger.via === 'scheduler') {
     monitoring.scheduledFunction(id, fn, label, {
       everyMinutes: trigger.everyMinutes,
-      timeout: Duration.seconds(definition.access.timeoutSeconds ?? 29),
+      timeout: definition.access.timeoutSeconds === undefined ? HTTP_FUNCTION_TIMEOUT : Duration.seconds(definition.access.timeoutSeconds),
     });
   }
 }

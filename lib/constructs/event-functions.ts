@@ -35,7 +35,7 @@ import type {
 } from '../../functions/contract/function.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from '../nag.js';
 import { SEARCH_INDEX_ALIAS } from '../search-domain.js';
-import type { ServiceFunction } from '../service-function.js';
+import { HTTP_FUNCTION_TIMEOUT, type ServiceFunction } from '../service-function.js';
 import type { ServiceSettings } from '../settings.js';
 import type { ServiceFunctions } from './function-access.js';
 
@@ -45,7 +45,8 @@ import type { ServiceFunctions } from './function-access.js';
  * throttle) may still be working on it.
  */
 export function visibilityTimeoutOf(consumer: FunctionDefinition<QueueTrigger>): Duration {
-  return Duration.seconds(6 * (consumer.access.timeoutSeconds ?? 29));
+  const timeout = consumer.access.timeoutSeconds ?? HTTP_FUNCTION_TIMEOUT.toSeconds();
+  return Duration.seconds(6 * timeout);
 }
 
 /**

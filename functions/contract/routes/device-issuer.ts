@@ -4,7 +4,7 @@
  * the issuer `{auth_url}/device`, and API Gateway's JWT authorizer of the device routes finds the key set through
  * `{issuer}/.well-known/openid-configuration`. Not in ROUTES: the local runtime signs device tokens with its own issuer
  * (`{auth_url}`, whose key set is `{auth_url}/.well-known/jwks.json`), so these routes exist on AWS only
- * (lib/stateless-stack.ts adds DEVICE_ISSUER_ROUTES to the auth API).
+ * (AWS_ROUTES of functions/contract/routes.ts adds DEVICE_ISSUER_ROUTES to the auth API).
  */
 import { z } from 'zod';
 import { IgnoredQuery } from '../parameters.js';
