@@ -64,8 +64,9 @@ export interface FunctionAccess {
   /** Pages a listing: signs and verifies cursors with CURSOR_SIGNING_KEY. */
   pagesListings?: boolean;
   /**
-   * Uses the search index (OPENSEARCH_* variables, a role the domain's access policy names). A function that reaches
-   * the index without this is refused by the domain, so the synth checks that search handlers declare it.
+   * Uses the search index at this level (OPENSEARCH_* variables, and a role the domain's access policy names with the
+   * level's paths). On AWS the domain refuses a function without it; the synth fails when the two stacks disagree
+   * on who has it.
    */
   search?: SearchAccess;
   /** Uses the device token key (DEVICE_TOKEN_* variables, a role its key policy names); see DeviceKeyUse. */

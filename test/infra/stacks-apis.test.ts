@@ -15,10 +15,10 @@ import {
   serviceTemplates,
   TOKEN_FUNCTION_ENTRY,
   AWS_ROUTES,
+  type ServiceTemplates,
 } from './template-helpers.js';
 import { THROTTLE } from '../../lib/constructs/http-apis.js';
 import { DEFAULT_SETTINGS } from '../../lib/settings.js';
-import type { ServiceTemplates } from './template-helpers.js';
 
 describe('stacks, apis (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

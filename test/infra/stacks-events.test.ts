@@ -21,8 +21,8 @@ import {
   schedulesOf,
   TABLE_ID_PREFIX,
   serviceTemplates,
+  type ServiceTemplates,
 } from './template-helpers.js';
-import type { ServiceTemplates } from './template-helpers.js';
 
 describe('stacks, events (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

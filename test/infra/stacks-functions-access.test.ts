@@ -32,12 +32,12 @@ import {
   deployedValue,
   serviceTemplates,
   TOKEN_FUNCTION_ENTRY,
+  type ServiceTemplates,
 } from './template-helpers.js';
 import { LAMBDA_RUNTIME } from '../../lib/service-function.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
 import { DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/observability.js';
 import { preTokenGeneration } from '../../functions/contract/functions.js';
-import type { ServiceTemplates } from './template-helpers.js';
 
 describe('stacks, functions access (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

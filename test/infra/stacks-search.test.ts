@@ -16,10 +16,10 @@ import {
   resourcesOf,
   type Statement,
   serviceTemplates,
+  type ServiceTemplates,
 } from './template-helpers.js';
 import { SEARCH_INDEX_SETUP_ENTRY } from '../../functions/contract/routes.js';
 import { SEARCH_ACTIONS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
-import type { ServiceTemplates } from './template-helpers.js';
 
 describe('stacks, search (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

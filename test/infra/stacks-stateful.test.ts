@@ -18,9 +18,9 @@ import {
   TABLE_ID_PREFIX,
   serviceTemplates,
   TOKEN_FUNCTION_ENTRY,
+  type ServiceTemplates,
 } from './template-helpers.js';
 import { preTokenGeneration } from '../../functions/contract/functions.js';
-import type { ServiceTemplates } from './template-helpers.js';
 
 describe('stacks, stateful (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];
