@@ -7,6 +7,8 @@
  */
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { FUNCTIONS } from '../functions/contract/functions.js';
+import { AWS_ROUTES } from '../functions/contract/routes.js';
 import { createStage } from '../lib/stage.js';
 import { POWERTOOLS_SERVICE_NAME } from '../lib/service-function.js';
 import { readServiceSettings } from '../lib/settings.js';
@@ -16,7 +18,12 @@ const settings = readServiceSettings(app.node);
 
 const account = process.env.CDK_DEFAULT_ACCOUNT;
 const region = process.env.CDK_DEFAULT_REGION;
-createStage(app, settings, { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) });
+createStage(
+  app,
+  settings,
+  { routes: AWS_ROUTES, functions: FUNCTIONS },
+  { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
+);
 
 Tags.of(app).add('service', POWERTOOLS_SERVICE_NAME);
 Tags.of(app).add('stage', settings.stage);

@@ -1,7 +1,7 @@
 /**
- * The KMS key that signs device tokens (ECC_NIST_P256, SIGN_VERIFY: ES256), with the execution roles of the only two
- * functions that use it, so that its key policy can name them: the token function may only Sign (a SHA-256 digest,
- * ECDSA_SHA_256), the device issuer function may only read the public key. The account keeps the administration of
+ * The KMS key that signs device tokens (ECC_NIST_P256, SIGN_VERIFY: ES256), with the execution roles of the functions
+ * whose access names `deviceKey`, so that its key policy can name them: the signer (the token function) may only Sign
+ * (a SHA-256 digest, ECDSA_SHA_256), the public key reader (the device issuer function) may only read the public key. The account keeps the administration of
  * the key (describe, policy, tags, enable/disable, deletion) and no use of it, so no IAM policy can grant anyone else
  * a signature. KMS does not rotate asymmetric keys (cdk-nag's rotation rule covers symmetric keys only); rotating means a
  * new key, whose kid the key set publishes. Retained: a re-created stack keeps the key; a new key would only make tokens of the old one fail
@@ -11,11 +11,8 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { AccountRootPrincipal, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { DEVICE_ISSUER_ENTRY } from '../functions/contract/routes/device-issuer.js';
+import type { DeviceKeyUse } from '../functions/contract/route.js';
 import { functionIdOf } from './service-function.js';
-
-/** The token endpoint on AWS (users through Cognito, devices through this key). */
-export const DEVICE_TOKEN_SIGNING_ENTRY = 'functions/handlers/auth-cognito-token.ts';
 
 /** What the account may do with the key: administer it, never use it. Explicit actions, no wildcard. */
 export const KEY_ADMINISTRATION_ACTIONS = [
@@ -38,31 +35,42 @@ export const KEY_ADMINISTRATION_ACTIONS = [
   'kms:RevokeGrant',
 ] as const;
 
-/** The use each function makes of the key, by handler module. */
-export const DEVICE_KEY_USE: Readonly<Record<string, 'kms:Sign' | 'kms:GetPublicKey'>> = {
-  [DEVICE_TOKEN_SIGNING_ENTRY]: 'kms:Sign',
-  [DEVICE_ISSUER_ENTRY]: 'kms:GetPublicKey',
+/** The KMS action of each DeviceKeyUse: the key policy allows exactly these, each to the roles of its users. */
+export const DEVICE_KEY_ACTIONS: Readonly<Record<DeviceKeyUse, 'kms:Sign' | 'kms:GetPublicKey'>> = {
+  sign: 'kms:Sign',
+  publicKey: 'kms:GetPublicKey',
 };
+
+/** The key and the functions that use it. */
+export interface DeviceTokenKeyProps {
+  /** The use each function makes of the key, by handler module (the functions whose access names `deviceKey`). */
+  users: ReadonlyMap<string, DeviceKeyUse>;
+}
 
 /** The device token key and the roles of the functions that use it (see the module comment). */
 export class DeviceTokenKey extends Construct {
   readonly key: Key;
-  /** Execution role of each DEVICE_KEY_USE function, by handler module (the stateless stack imports them). */
+  /** Execution role of each user of the key, by handler module (the stateless stack imports them). */
   readonly roles: ReadonlyMap<string, Role>;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: DeviceTokenKeyProps) {
     super(scope, id);
     const roles = new Map<string, Role>();
-    for (const [entry, action] of Object.entries(DEVICE_KEY_USE)) {
+    for (const [entry, use] of props.users) {
       roles.set(
         entry,
         new Role(this, `${functionIdOf(entry)}Role`, {
           assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-          description: `Execution role of ${entry} (device token key: ${action})`,
+          description: `Execution role of ${entry} (device token key: ${DEVICE_KEY_ACTIONS[use]})`,
         }),
       );
     }
-    const roleOf = (entry: string) => roles.get(entry) as Role;
+    const rolesOf = (use: DeviceKeyUse): Role[] => {
+      const users = [...props.users].filter(([, candidate]) => candidate === use).map(([entry]) => roles.get(entry) as Role);
+      if (users.length === 0)
+        throw new Error(`No function's access names deviceKey '${use}': the device token key has no use without one.`);
+      return users;
+    };
     this.key = new Key(this, 'Key', {
       description: 'Signs the device tokens of the device scenario service (ES256); the private key never leaves KMS.',
       keySpec: KeySpec.ECC_NIST_P256,
@@ -79,15 +87,15 @@ export class DeviceTokenKey extends Construct {
           }),
           new PolicyStatement({
             sid: 'TokenFunctionSignsDigests',
-            principals: [roleOf(DEVICE_TOKEN_SIGNING_ENTRY)],
-            actions: ['kms:Sign'],
+            principals: rolesOf('sign'),
+            actions: [DEVICE_KEY_ACTIONS.sign],
             resources: ['*'],
             conditions: { StringEquals: { 'kms:SigningAlgorithm': 'ECDSA_SHA_256', 'kms:MessageType': 'DIGEST' } },
           }),
           new PolicyStatement({
             sid: 'IssuerFunctionReadsThePublicKey',
-            principals: [roleOf(DEVICE_ISSUER_ENTRY)],
-            actions: ['kms:GetPublicKey'],
+            principals: rolesOf('publicKey'),
+            actions: [DEVICE_KEY_ACTIONS.publicKey],
             resources: ['*'],
           }),
         ],

@@ -23,9 +23,7 @@ import { Construct } from 'constructs';
 import { acknowledge } from './nag.js';
 import { ServiceFunction } from './service-function.js';
 import type { CognitoPlan } from './settings.js';
-
-/** The pre-token-generation trigger (V2_0 event). */
-export const PRE_TOKEN_GENERATION_ENTRY = 'functions/handlers/cognito-pre-token-generation.ts';
+import type { FunctionDefinition } from '../functions/contract/function.js';
 
 /** Lifetime of the access token the token endpoint returns (its `expires_in`), as locally; ID tokens live as long. */
 export const TOKEN_VALIDITY = Duration.hours(1);
@@ -33,6 +31,8 @@ export const TOKEN_VALIDITY = Duration.hours(1);
 /** Settings of the identity construct. */
 export interface IdentityProps {
   featurePlan: CognitoPlan;
+  /** The pre-token-generation trigger's definition (its handler module, timeout and memory). */
+  preTokenGeneration: FunctionDefinition;
   logLevel: string;
   logRetention: RetentionDays;
 }
@@ -55,7 +55,41 @@ export class Identity extends Construct {
   constructor(scope: Construct, id: string, props: IdentityProps) {
     super(scope, id);
     const plus = props.featurePlan === 'PLUS';
-    this.userPool = new UserPool(this, 'UserPool', {
+    this.userPool = this.createUserPool(plus);
+    const trigger = props.preTokenGeneration;
+    this.preTokenGeneration = new ServiceFunction(this, 'PreTokenGenerationFunction', {
+      entry: trigger.entry,
+      description: trigger.entry,
+      ...(trigger.access.timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(trigger.access.timeoutSeconds) }),
+      ...(trigger.access.memorySize === undefined ? {} : { memorySize: trigger.access.memorySize }),
+      logLevel: props.logLevel,
+      logRetention: props.logRetention,
+    });
+    // The V2_0 event customizes the access token (scopes, companies); Cognito requires the Essentials or Plus plan for it.
+    this.userPool.addTrigger(UserPoolOperation.PRE_TOKEN_GENERATION_CONFIG, this.preTokenGeneration, LambdaVersion.V2_0);
+
+    this.client = this.userPool.addClient('TokenEndpointClient', {
+      authFlows: { userPassword: true },
+      generateSecret: false,
+      disableOAuth: true,
+      preventUserExistenceErrors: true,
+      enableTokenRevocation: true,
+      idTokenValidity: TOKEN_VALIDITY,
+      accessTokenValidity: TOKEN_VALIDITY,
+      refreshTokenValidity: Duration.days(1),
+      // Without this list a user could rewrite custom:companies and custom:scope with their own access token.
+      writeAttributes: new ClientAttributes().withStandardAttributes({ fullname: true }),
+    });
+
+    this.issuer = `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${this.userPool.userPoolId}`;
+    this.jwksUrl = `${this.issuer}/.well-known/jwks.json`;
+
+    this.acknowledgeFindings(plus);
+  }
+
+  /** The user pool (see the class comment). */
+  private createUserPool(plus: boolean): UserPool {
+    return new UserPool(this, 'UserPool', {
       selfSignUpEnabled: false,
       signInAliases: { username: true },
       signInCaseSensitive: false,
@@ -79,35 +113,9 @@ export class Identity extends Construct {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+  }
 
-    this.preTokenGeneration = new ServiceFunction(this, 'PreTokenGenerationFunction', {
-      entry: PRE_TOKEN_GENERATION_ENTRY,
-      description: PRE_TOKEN_GENERATION_ENTRY,
-      // Cognito waits at most 5 s for a trigger.
-      timeout: Duration.seconds(5),
-      memorySize: 256,
-      logLevel: props.logLevel,
-      logRetention: props.logRetention,
-    });
-    // The V2_0 event customizes the access token (scopes, companies); Cognito requires the Essentials or Plus plan for it.
-    this.userPool.addTrigger(UserPoolOperation.PRE_TOKEN_GENERATION_CONFIG, this.preTokenGeneration, LambdaVersion.V2_0);
-
-    this.client = this.userPool.addClient('TokenEndpointClient', {
-      authFlows: { userPassword: true },
-      generateSecret: false,
-      disableOAuth: true,
-      preventUserExistenceErrors: true,
-      enableTokenRevocation: true,
-      idTokenValidity: TOKEN_VALIDITY,
-      accessTokenValidity: TOKEN_VALIDITY,
-      refreshTokenValidity: Duration.days(1),
-      // Without this list a user could rewrite custom:companies and custom:scope with their own access token.
-      writeAttributes: new ClientAttributes().withStandardAttributes({ fullname: true }),
-    });
-
-    this.issuer = `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${this.userPool.userPoolId}`;
-    this.jwksUrl = `${this.issuer}/.well-known/jwks.json`;
-
+  private acknowledgeFindings(plus: boolean): void {
     acknowledge(
       this.userPool,
       'AwsSolutions-COG2',

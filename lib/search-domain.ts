@@ -1,7 +1,7 @@
 /**
  * The OpenSearch domain of the search index, and who may use it. The domain accepts only SigV4-signed requests
  * (IAM, no fine-grained access control, no anonymous access): its access policy names one role per function that
- * searches, indexes or administers the index, each limited to what that function calls (SEARCH_CLIENTS). Those roles
+ * searches, indexes or administers the index, each limited to what that function calls (its access's `search`). Those roles
  * are created here, in the stateful stack, because the stateless stack already depends on this one: a domain policy
  * naming roles of the stateless stack would make the two stacks depend on each other. The stateless stack imports
  * each role (mutable) and adds the function's other permissions to it.
@@ -15,7 +15,7 @@ import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from '
 import { Construct } from 'constructs';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { DEFAULT_SEARCH_ALIAS } from '../functions/contract/environment.js';
-import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_INDEXER_ENTRY, SEARCH_REINDEX_ENTRY } from '../functions/contract/routes.js';
+import type { SearchAccess } from '../functions/contract/route.js';
 import { functionIdOf } from './service-function.js';
 import { SERVICE_STACK_PREFIX } from './settings.js';
 
@@ -53,26 +53,11 @@ export function searchLogsPolicyDocument(): string {
 export const SEARCH_INDEX_ALIAS = DEFAULT_SEARCH_ALIAS;
 
 /**
- * What a function may do on the domain:
- * - `search`: `GET`/`POST <alias>/_search` only (searches and filter counts: OpenSearchSearchIndex.search/countValues);
- * - `index`: `POST <alias>/_bulk` only (the stream consumer's upserts and deletes);
- * - `admin`: every HTTP method on every path (index template, new concrete indexes, the `_aliases` switch, deleting
- *   old indexes: the setup custom resource and the reindex).
- * OpenSearch matches these resources against the request path, so a `search` client cannot `_bulk` even though it
+ * What a function may do on the domain (functions/contract/route.ts): `search`, `index` or `admin`. OpenSearch
+ * matches the resources of each level against the request path, so a `search` client cannot `_bulk` even though it
  * may POST.
  */
-export type SearchAccess = 'search' | 'index' | 'admin';
-
-/** The functions that use the domain, by handler module, and their access. */
-export const SEARCH_CLIENTS: Readonly<Record<string, SearchAccess>> = {
-  'functions/handlers/search.ts': 'search',
-  'functions/handlers/search-filters.ts': 'search',
-  // Resolves a rollout's `targets.query` on the index.
-  'functions/handlers/rollout-create.ts': 'search',
-  [SEARCH_INDEXER_ENTRY]: 'index',
-  [SEARCH_REINDEX_ENTRY]: 'admin',
-  [SEARCH_INDEX_SETUP_ENTRY]: 'admin',
-};
+export type { SearchAccess };
 
 /** The `es:ESHttp*` actions of each access level. */
 export const SEARCH_ACTIONS: Readonly<Record<SearchAccess, readonly string[]>> = {
@@ -99,6 +84,8 @@ export interface SearchDomainProps {
   instanceCount: number;
   volumeGiB: number;
   logRetention: RetentionDays;
+  /** The access level of each function that uses the domain, by handler module (its access's `search`). */
+  clients: ReadonlyMap<string, SearchAccess>;
 }
 
 /**
@@ -109,7 +96,7 @@ export interface SearchDomainProps {
  */
 export class SearchDomain extends Construct {
   readonly domain: Domain;
-  /** The execution role of each client function (SEARCH_CLIENTS), by handler module. */
+  /** The execution role of each client function (SearchDomainProps.clients), by handler module. */
   readonly clientRoles: ReadonlyMap<string, Role>;
   /** Puts the shared CloudWatch Logs resource policy (SEARCH_LOGS_POLICY_NAME) the domain publishes its logs with. */
   readonly logsPolicy: AwsCustomResource;
@@ -123,9 +110,19 @@ export class SearchDomain extends Construct {
         `CDK context 'opensearchInstanceCount' must be 1, an even number or a multiple of 3 (nodes spread evenly over 2 or 3 zones); got ${count}.`,
       );
     }
+    this.domain = this.createDomain(props, zones);
+    this.logsPolicy = this.createLogsPolicy();
+    this.domain.node.addDependency(this.logsPolicy);
+    this.clientRoles = this.createClientRoles(props.clients);
+    this.acknowledgeFindings(zones);
+  }
+
+  /** The domain (see the class comment), its data nodes spread over `zones` zones. */
+  private createDomain(props: SearchDomainProps, zones: number): Domain {
+    const count = props.instanceCount;
     const logGroup = (name: string) => new LogGroup(this, name, { retention: props.logRetention, removalPolicy: RemovalPolicy.RETAIN });
 
-    this.domain = new Domain(this, 'Domain', {
+    return new Domain(this, 'Domain', {
       version: EngineVersion.OPENSEARCH_2_19,
       capacity: { dataNodes: count, dataNodeInstanceType: props.instanceType, multiAzWithStandbyEnabled: false },
       ebs: { enabled: true, volumeSize: props.volumeGiB, volumeType: EbsDeviceVolumeType.GP3 },
@@ -149,9 +146,14 @@ export class SearchDomain extends Construct {
       enableVersionUpgrade: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+  }
 
-    // Put (create or overwrite with the same document) on every deployment of every stage, before the domain needs
-    // it; never deleted by a stage, since the other stages use it too (README, "Deploy to AWS").
+  /**
+   * The shared CloudWatch Logs resource policy, put (created or overwritten with the same document) on every
+   * deployment of every stage, before the domain needs it; never deleted by a stage, since the other stages use it too
+   * (README, "Deploy to AWS").
+   */
+  private createLogsPolicy(): AwsCustomResource {
     const logsPolicy = new AwsCustomResource(this, 'LogsResourcePolicy', {
       resourceType: 'Custom::SharedLogsResourcePolicy',
       onUpdate: {
@@ -163,11 +165,13 @@ export class SearchDomain extends Construct {
       policy: AwsCustomResourcePolicy.fromSdkCalls({ resources: AwsCustomResourcePolicy.ANY_RESOURCE }),
       installLatestAwsSdk: false,
     });
-    this.domain.node.addDependency(logsPolicy);
-    this.logsPolicy = logsPolicy;
+    return logsPolicy;
+  }
 
+  /** One role per client function, named in the domain's access policy with the paths of its access level. */
+  private createClientRoles(clients: ReadonlyMap<string, SearchAccess>): Map<string, Role> {
     const roles = new Map<string, Role>();
-    for (const [entry, access] of Object.entries(SEARCH_CLIENTS)) {
+    for (const [entry, access] of clients) {
       const role = new Role(this, `${functionIdOf(entry)}Role`, {
         assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
         description: `Execution role of ${entry} (OpenSearch access: ${access})`,
@@ -181,9 +185,7 @@ export class SearchDomain extends Construct {
         }),
       );
     }
-    this.clientRoles = roles;
-
-    this.acknowledgeFindings(zones);
+    return roles;
   }
 
   private acknowledgeFindings(zones: number): void {
@@ -197,7 +199,7 @@ export class SearchDomain extends Construct {
       this.domain,
       'AwsSolutions-OS3',
       'Access is granted to IAM roles, not IP addresses: the callers are Lambda functions without fixed addresses; the access ' +
-        'policy names each role and limits it to the paths it uses (lib/search-domain.ts SEARCH_CLIENTS).',
+        'policy names each role and limits it to the paths it uses (the `search` of its access).',
     );
     acknowledge(
       this.domain,

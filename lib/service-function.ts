@@ -197,7 +197,7 @@ export class ServiceFunction extends NodejsFunction {
       wildcardResourceFinding('*'),
       "Resource '*' in this role is only X-Ray's PutTraceSegments/PutTelemetryRecords (active tracing; X-Ray has no resource-level " +
         'permissions) and, for the search indexer, dynamodb:ListStreams (no resource-level permissions either); ' +
-        'test/infra/stacks.test.ts fails if any other action is granted on "*".',
+        'test/infra/stacks-functions-access.test.ts fails if any other action is granted on "*".',
     );
   }
 

@@ -79,69 +79,112 @@ export function readServiceSettings(node: Node): ServiceSettings {
     const value: unknown = node.tryGetContext(key);
     return value === null || value === '' ? undefined : value;
   };
-  const stage = stringSetting('stage', context('stage'), DEFAULT_SETTINGS.stage);
-  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
-    throw new Error(
-      `CDK context 'stage' must be lowercase letters, digits and dashes (at most 20, starting with a letter); got '${stage}'.`,
-    );
-  }
-  const logLevel = stringSetting('logLevel', context('logLevel'), DEFAULT_SETTINGS.logLevel).toUpperCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
-    throw new Error(`CDK context 'logLevel' must be one of ${LOG_LEVELS.join(', ')}; got '${logLevel}'.`);
-  const retentionDays = integerSetting('logRetentionDays', context('logRetentionDays'), DEFAULT_SETTINGS.logRetention, 1, 9999);
-  if (!RETENTION_VALUES.has(retentionDays)) {
-    throw new Error(
-      `CDK context 'logRetentionDays' must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}; got ${retentionDays}.`,
-    );
-  }
-  const instanceType = stringSetting('opensearchInstanceType', context('opensearchInstanceType'), DEFAULT_SETTINGS.opensearch.instanceType);
-  if (!/^[a-z0-9]+\.[a-z0-9]+\.search$/.test(instanceType)) {
-    throw new Error(
-      `CDK context 'opensearchInstanceType' must be an OpenSearch instance type such as 't3.small.search'; got '${instanceType}'.`,
-    );
-  }
-  const plan = stringSetting('cognitoFeaturePlan', context('cognitoFeaturePlan'), DEFAULT_SETTINGS.cognitoFeaturePlan).toUpperCase();
-  if (plan !== 'ESSENTIALS' && plan !== 'PLUS')
-    throw new Error(`CDK context 'cognitoFeaturePlan' must be ESSENTIALS or PLUS; got '${plan}'.`);
+  // Validated in this order: of several invalid keys, the first is the one reported.
+  const stage = stageSetting(context('stage'));
+  const logLevel = logLevelSetting(context('logLevel'));
+  const logRetention = retentionSetting(context('logRetentionDays'));
+  const instanceType = instanceTypeSetting(context('opensearchInstanceType'));
+  const cognitoFeaturePlan = planSetting(context('cognitoFeaturePlan'));
   return {
     stage,
     logLevel,
-    logRetention: retentionDays as RetentionDays,
+    logRetention,
     corsAllowedOrigins: originsSetting(context('corsAllowedOrigins')),
-    opensearch: {
-      instanceType,
-      instanceCount: integerSetting(
-        'opensearchInstanceCount',
-        context('opensearchInstanceCount'),
-        DEFAULT_SETTINGS.opensearch.instanceCount,
-        1,
-        80,
-      ),
-      volumeGiB: integerSetting('opensearchVolumeGiB', context('opensearchVolumeGiB'), DEFAULT_SETTINGS.opensearch.volumeGiB, 10, 16_384),
-    },
-    cognitoFeaturePlan: plan,
-    // The bounds of the functions' environment schema (functions/contract/environment.ts, `devices`).
-    devices: {
-      heartbeatSeconds: integerSetting(
-        'deviceHeartbeatSeconds',
-        context('deviceHeartbeatSeconds'),
-        DEFAULT_SETTINGS.devices.heartbeatSeconds,
-        1,
-        86_400,
-      ),
-      tokenLifetimeSeconds: integerSetting(
-        'deviceTokenLifetimeSeconds',
-        context('deviceTokenLifetimeSeconds'),
-        DEFAULT_SETTINGS.devices.tokenLifetimeSeconds,
-        60,
-        900,
-      ),
-    },
+    opensearch: opensearchSettings(context, instanceType),
+    cognitoFeaturePlan,
+    devices: deviceSettings(context),
     // API Gateway's account defaults (10,000 requests a second, a burst of 5,000 per region) bound a stage's settings.
     authThrottle: {
       rateLimit: integerSetting('authRateLimit', context('authRateLimit'), DEFAULT_SETTINGS.authThrottle.rateLimit, 1, 10_000),
       burstLimit: integerSetting('authBurstLimit', context('authBurstLimit'), DEFAULT_SETTINGS.authThrottle.burstLimit, 1, 5_000),
     },
+  };
+}
+
+/** A context key's value, undefined when absent (null and '' count as absent). */
+type ContextReader = (key: string) => unknown;
+
+/** `stage`: lowercase letters, digits and dashes, at most 20, starting with a letter. */
+function stageSetting(value: unknown): string {
+  const stage = stringSetting('stage', value, DEFAULT_SETTINGS.stage);
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
+    throw new Error(
+      `CDK context 'stage' must be lowercase letters, digits and dashes (at most 20, starting with a letter); got '${stage}'.`,
+    );
+  }
+  return stage;
+}
+
+/** `logLevel`: one of LOG_LEVELS, any case. */
+function logLevelSetting(value: unknown): string {
+  const logLevel = stringSetting('logLevel', value, DEFAULT_SETTINGS.logLevel).toUpperCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new Error(`CDK context 'logLevel' must be one of ${LOG_LEVELS.join(', ')}; got '${logLevel}'.`);
+  return logLevel;
+}
+
+/** `logRetentionDays`: a value CloudWatch Logs accepts. */
+function retentionSetting(value: unknown): RetentionDays {
+  const retentionDays = integerSetting('logRetentionDays', value, DEFAULT_SETTINGS.logRetention, 1, 9999);
+  if (!RETENTION_VALUES.has(retentionDays)) {
+    throw new Error(
+      `CDK context 'logRetentionDays' must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}; got ${retentionDays}.`,
+    );
+  }
+  return retentionDays as RetentionDays;
+}
+
+/** `opensearchInstanceType`: an OpenSearch instance type (`<family>.<size>.search`). */
+function instanceTypeSetting(value: unknown): string {
+  const instanceType = stringSetting('opensearchInstanceType', value, DEFAULT_SETTINGS.opensearch.instanceType);
+  if (!/^[a-z0-9]+\.[a-z0-9]+\.search$/.test(instanceType)) {
+    throw new Error(
+      `CDK context 'opensearchInstanceType' must be an OpenSearch instance type such as 't3.small.search'; got '${instanceType}'.`,
+    );
+  }
+  return instanceType;
+}
+
+/** The domain's sizing: `instanceType`, `opensearchInstanceCount` (1 to 80) and `opensearchVolumeGiB` (10 to 16,384). */
+function opensearchSettings(context: ContextReader, instanceType: string): ServiceSettings['opensearch'] {
+  return {
+    instanceType,
+    instanceCount: integerSetting(
+      'opensearchInstanceCount',
+      context('opensearchInstanceCount'),
+      DEFAULT_SETTINGS.opensearch.instanceCount,
+      1,
+      80,
+    ),
+    volumeGiB: integerSetting('opensearchVolumeGiB', context('opensearchVolumeGiB'), DEFAULT_SETTINGS.opensearch.volumeGiB, 10, 16_384),
+  };
+}
+
+/** `cognitoFeaturePlan`: ESSENTIALS or PLUS, any case. */
+function planSetting(value: unknown): CognitoPlan {
+  const plan = stringSetting('cognitoFeaturePlan', value, DEFAULT_SETTINGS.cognitoFeaturePlan).toUpperCase();
+  if (plan !== 'ESSENTIALS' && plan !== 'PLUS')
+    throw new Error(`CDK context 'cognitoFeaturePlan' must be ESSENTIALS or PLUS; got '${plan}'.`);
+  return plan;
+}
+
+/** The device side, within the bounds of the functions' environment schema (functions/contract/environment.ts, `devices`). */
+function deviceSettings(context: ContextReader): ServiceSettings['devices'] {
+  return {
+    heartbeatSeconds: integerSetting(
+      'deviceHeartbeatSeconds',
+      context('deviceHeartbeatSeconds'),
+      DEFAULT_SETTINGS.devices.heartbeatSeconds,
+      1,
+      86_400,
+    ),
+    tokenLifetimeSeconds: integerSetting(
+      'deviceTokenLifetimeSeconds',
+      context('deviceTokenLifetimeSeconds'),
+      DEFAULT_SETTINGS.devices.tokenLifetimeSeconds,
+      60,
+      900,
+    ),
   };
 }
 

@@ -3,6 +3,8 @@
  * infrastructure tests, so that both build exactly the same thing.
  */
 import { type App, Aspects, type Environment } from 'aws-cdk-lib';
+import type { FunctionDefinition } from '../functions/contract/function.js';
+import type { RouteDefinition } from '../functions/contract/route.js';
 import { FunctionLogGroups } from './function-log-groups.js';
 import { SERVICE_STACK_PREFIX, type ServiceSettings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
@@ -14,17 +16,27 @@ export interface ServiceStage {
   stateless: StatelessStack;
 }
 
-/** Creates `<SERVICE_STACK_PREFIX>-<stage>-Stateful` and `-Stateless` in `app`. */
-export function createStage(app: App, settings: ServiceSettings, env: Environment = {}): ServiceStage {
+/** What a stage runs: every route served on AWS and every function no route runs. */
+export interface ServiceDefinitions {
+  /** AWS_ROUTES of functions/contract/routes.ts, or a test's fixtures. */
+  routes: readonly RouteDefinition[];
+  /** FUNCTIONS of functions/contract/functions.ts, or a test's fixtures. */
+  functions: readonly FunctionDefinition[];
+}
+
+/** Creates `<SERVICE_STACK_PREFIX>-<stage>-Stateful` and `-Stateless` in `app`, both built from `definitions`. */
+export function createStage(app: App, settings: ServiceSettings, definitions: ServiceDefinitions, env: Environment = {}): ServiceStage {
   const prefix = `${SERVICE_STACK_PREFIX}-${settings.stage}`;
   const stateful = new StatefulStack(app, `${prefix}-Stateful`, {
     env,
     settings,
+    ...definitions,
     description: `Device scenario service (${settings.stage}): tables, archive bucket, OpenSearch domain, Cognito user pool; retained on deletion.`,
   });
   const stateless = new StatelessStack(app, `${prefix}-Stateless`, {
     env,
     settings,
+    ...definitions,
     description: `Device scenario service (${settings.stage}): functions, HTTP APIs, alarms.`,
     tables: stateful.tables,
     archiveBucket: stateful.archiveBucket,
@@ -39,7 +51,7 @@ export function createStage(app: App, settings: ServiceSettings, env: Environmen
       issuer: stateful.identity.issuer,
       jwksUrl: stateful.identity.jwksUrl,
       clientId: stateful.identity.client.userPoolClientId,
-      preTokenGeneration: stateful.identity.preTokenGeneration,
+      preTokenGeneration: { fn: stateful.identity.preTokenGeneration, label: cognitoLabel(definitions.functions) },
     },
     cursorSigningKey: stateful.cursorSigningKey,
     deviceTokens: { keyArn: stateful.deviceTokenKey.key.keyArn, roles: stateful.deviceTokenKey.roles },
@@ -47,4 +59,9 @@ export function createStage(app: App, settings: ServiceSettings, env: Environmen
   // Functions aws-cdk-lib adds on its own log to groups with the stage's retention too.
   for (const stack of [stateful, stateless]) Aspects.of(stack).add(new FunctionLogGroups(settings.logRetention));
   return { stateful, stateless };
+}
+
+/** The alarm name of the Cognito trigger (its definition's label). */
+function cognitoLabel(functions: readonly FunctionDefinition[]): string {
+  return functions.find((definition) => definition.trigger.kind === 'cognito')?.label ?? 'Cognito trigger';
 }

@@ -17,7 +17,10 @@ import { TABLES, type TableKeySchema, type TableName } from '../functions/adapte
 import { DeviceTokenKey } from './device-token-key.js';
 import { Identity } from './identity.js';
 import { acknowledge } from './nag.js';
-import { ARCHIVE_UPLOADED } from '../functions/contract/routes.js';
+import { UPLOAD_PREFIX } from '../functions/contract/archives.js';
+import type { FunctionDefinition } from '../functions/contract/function.js';
+import type { DeviceKeyUse, RouteDefinition, SearchAccess } from '../functions/contract/route.js';
+import { awsFunctionAccess } from './constructs/function-access.js';
 import { SearchDomain } from './search-domain.js';
 import type { ServiceSettings } from './settings.js';
 
@@ -37,6 +40,10 @@ const TABLE_IDS: Record<TableName, string> = {
 export interface StatefulStackProps extends StackProps {
   /** Customer parameters (lib/settings.ts). */
   settings: ServiceSettings;
+  /** Every route served on AWS: the search domain and the device token key name the roles of their functions. */
+  routes: readonly RouteDefinition[];
+  /** Every function no route runs: as `routes`, and the Cognito trigger lives here with its pool. */
+  functions: readonly FunctionDefinition[];
 }
 
 /** How long a deleted archive can be restored (its noncurrent version is kept), days. */
@@ -85,37 +92,57 @@ export class StatefulStack extends Stack {
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
     const { settings } = props;
+    this.tables = this.createTables();
+    this.companiesTable = this.tables.companies;
+    this.devicesTable = this.tables.devices;
+    this.scenariosTable = this.tables.scenarios;
+    this.deploymentsTable = this.tables.deployments;
+    this.presenceTable = this.tables.presence;
+    this.rolloutsTable = this.tables.rollouts;
+    this.idempotencyTable = this.tables.idempotency;
+    this.clientFailuresTable = this.tables.clientFailures;
+    this.accessLogsBucket = this.createAccessLogsBucket(settings);
+    this.archiveBucket = this.createArchiveBucket(settings);
+    this.archiveBucketArnExport = `${this.stackName}:ArchiveBucketArn`;
+    this.exportValue(this.archiveBucket.bucketArn, { name: this.archiveBucketArnExport });
 
-    this.companiesTable = this.table('companies', TABLES.companies);
-    this.devicesTable = this.table('devices', TABLES.devices);
-    this.scenariosTable = this.table('scenarios', TABLES.scenarios);
-    this.deploymentsTable = this.table('deployments', TABLES.deployments);
-    this.presenceTable = this.table('presence', TABLES.presence);
-    this.rolloutsTable = this.table('rollouts', TABLES.rollouts);
-    this.idempotencyTable = this.table('idempotency', TABLES.idempotency);
-    this.clientFailuresTable = this.table('clientFailures', TABLES.clientFailures);
-    this.tables = {
-      companies: this.companiesTable,
-      devices: this.devicesTable,
-      scenarios: this.scenariosTable,
-      deployments: this.deploymentsTable,
-      presence: this.presenceTable,
-      rollouts: this.rolloutsTable,
-      idempotency: this.idempotencyTable,
-      clientFailures: this.clientFailuresTable,
-    };
+    const { searchClients, deviceKeyUsers } = resourcePolicyUsers(props.routes, props.functions);
+    this.search = new SearchDomain(this, 'Search', { ...settings.opensearch, logRetention: settings.logRetention, clients: searchClients });
+    this.searchDomainArnExport = `${this.stackName}:SearchDomainArn`;
+    this.exportValue(this.search.domain.domainArn, { name: this.searchDomainArnExport });
+
+    this.identity = new Identity(this, 'Identity', {
+      featurePlan: settings.cognitoFeaturePlan,
+      preTokenGeneration: cognitoTrigger(props.functions),
+      logLevel: settings.logLevel,
+      logRetention: settings.logRetention,
+    });
+    this.cursorSigningKey = this.createCursorSigningKey();
+    this.deviceTokenKey = new DeviceTokenKey(this, 'DeviceTokens', { users: deviceKeyUsers });
+    this.addOutputs();
+  }
+
+  /** Every table of TABLES, and the outputs naming the two the customer writes. */
+  private createTables(): Record<TableName, Table> {
+    const tables = Object.fromEntries(
+      (Object.keys(TABLE_IDS) as TableName[]).map((name) => [name, this.table(name, TABLES[name])]),
+    ) as Record<TableName, Table>;
     // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).
     new CfnOutput(this, 'CompaniesTableName', {
       description: 'Companies table (one item per company: quota).',
-      value: this.companiesTable.tableName,
+      value: tables.companies.tableName,
     });
     new CfnOutput(this, 'DevicesTableName', {
       description: 'Devices table (one item per device of the fleet).',
-      value: this.devicesTable.tableName,
+      value: tables.devices.tableName,
     });
+    return tables;
+  }
 
+  /** The server access logs of the archive bucket, kept as long as the other logs. */
+  private createAccessLogsBucket(settings: ServiceSettings): Bucket {
     const retentionDays = settings.logRetention === RetentionDays.INFINITE ? undefined : settings.logRetention;
-    this.accessLogsBucket = new Bucket(this, 'AccessLogsBucket', {
+    const bucket = new Bucket(this, 'AccessLogsBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -124,8 +151,12 @@ export class StatefulStack extends Stack {
       lifecycleRules: retentionDays === undefined ? [] : [{ id: 'ExpireAccessLogs', expiration: Duration.days(retentionDays) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.accessLogsBucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    bucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    return bucket;
+  }
 
+  /** The archive bucket: versioned, uploads expire, accesses logged, CORS for the browsers' presigned requests. */
+  private createArchiveBucket(settings: ServiceSettings): Bucket {
     const cors: CorsRule[] =
       settings.corsAllowedOrigins.length === 0
         ? []
@@ -139,7 +170,7 @@ export class StatefulStack extends Stack {
               maxAge: 3600,
             },
           ];
-    this.archiveBucket = new Bucket(this, 'ArchiveBucket', {
+    const bucket = new Bucket(this, 'ArchiveBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -160,7 +191,7 @@ export class StatefulStack extends Stack {
         // Deleted uploads need no keeping: their noncurrent versions go after a day too.
         {
           id: 'ExpireUnprocessedAndRejectedUploads',
-          prefix: ARCHIVE_UPLOADED.prefix,
+          prefix: UPLOAD_PREFIX,
           expiration: Duration.days(1),
           noncurrentVersionExpiration: Duration.days(1),
         },
@@ -175,35 +206,28 @@ export class StatefulStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // The TLS-only policy stays with the retained bucket.
-    this.archiveBucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
-    this.archiveBucketArnExport = `${this.stackName}:ArchiveBucketArn`;
-    this.exportValue(this.archiveBucket.bucketArn, { name: this.archiveBucketArnExport });
+    bucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    return bucket;
+  }
 
-    this.search = new SearchDomain(this, 'Search', { ...settings.opensearch, logRetention: settings.logRetention });
-    this.searchDomainArnExport = `${this.stackName}:SearchDomainArn`;
-    this.exportValue(this.search.domain.domainArn, { name: this.searchDomainArnExport });
-
-    this.identity = new Identity(this, 'Identity', {
-      featurePlan: settings.cognitoFeaturePlan,
-      logLevel: settings.logLevel,
-      logRetention: settings.logRetention,
-    });
-
-    this.cursorSigningKey = new Secret(this, 'CursorSigningKey', {
+  /** The retained, generated cursor signing key. */
+  private createCursorSigningKey(): Secret {
+    const secret = new Secret(this, 'CursorSigningKey', {
       description: 'HMAC-SHA256 key of the listing cursors (CURSOR_SIGNING_KEY of the paging functions); base64.',
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
       removalPolicy: RemovalPolicy.RETAIN,
     });
     acknowledge(
-      this.cursorSigningKey,
+      secret,
       'AwsSolutions-SMG4',
       'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (README, ' +
         '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.',
     );
+    return secret;
+  }
 
-    this.deviceTokenKey = new DeviceTokenKey(this, 'DeviceTokens');
-
-    // Stack outputs (README, "Deploy to AWS"), under stable names.
+  /** Stack outputs (README, "Deploy to AWS"), under stable names. */
+  private addOutputs(): void {
     new CfnOutput(this, 'UserPoolId', {
       description: 'Cognito user pool of the token endpoint (create users here).',
       value: this.identity.userPool.userPoolId,
@@ -247,4 +271,31 @@ export class StatefulStack extends Stack {
     }
     return table;
   }
+}
+
+/**
+ * The functions the stateful stack's resource policies name, by handler module: the search domain's clients (their
+ * access's `search`) and the device token key's users (`deviceKey`).
+ */
+function resourcePolicyUsers(
+  routes: readonly RouteDefinition[],
+  functions: readonly FunctionDefinition[],
+): { searchClients: Map<string, SearchAccess>; deviceKeyUsers: Map<string, DeviceKeyUse> } {
+  const searchClients = new Map<string, SearchAccess>();
+  const deviceKeyUsers = new Map<string, DeviceKeyUse>();
+  for (const [entry, access] of awsFunctionAccess(routes, functions)) {
+    if (access.search !== undefined) searchClients.set(entry, access.search);
+    if (access.deviceKey !== undefined) deviceKeyUsers.set(entry, access.deviceKey);
+  }
+  return { searchClients, deviceKeyUsers };
+}
+
+/**
+ * The one Cognito trigger of `functions`.
+ * @throws Error when there is none or more than one.
+ */
+function cognitoTrigger(functions: readonly FunctionDefinition[]): FunctionDefinition {
+  const triggers = functions.filter((definition) => definition.trigger.kind === 'cognito');
+  if (triggers.length !== 1) throw new Error(`Exactly one function must be the user pool's Cognito trigger; got ${triggers.length}.`);
+  return triggers[0] as FunctionDefinition;
 }

@@ -28,6 +28,22 @@ export type TableAccess = 'R' | 'RW' | 'W' | 'Item';
 /** An archive-bucket object action: get (and head), put (and server-side copy target), delete. */
 export type ObjectAction = 'get' | 'put' | 'delete';
 
+/**
+ * What a function may do on the OpenSearch domain, each level limited to the paths its calls use (the domain's access
+ * policy names the function's role with exactly these):
+ * - `search`: `GET`/`POST <alias>/_search` only (searches and filter counts);
+ * - `index`: `POST <alias>/_bulk` only (the stream consumer's upserts and deletes);
+ * - `admin`: every HTTP method on every path of the domain (index template, new concrete indexes, the `_aliases`
+ *   switch, deleting old indexes: the setup custom resource and the reindex).
+ */
+export type SearchAccess = 'search' | 'index' | 'admin';
+
+/**
+ * What a function may do with the device token key (a KMS key whose key policy names the function's role): `sign`
+ * digests (the token function), or read its `publicKey` (the device issuer's key set).
+ */
+export type DeviceKeyUse = 'sign' | 'publicKey';
+
 /** What the function of a route (or of an event) may touch; everything else is denied. */
 export interface FunctionAccess {
   /**
@@ -47,6 +63,23 @@ export interface FunctionAccess {
   rolloutQueue?: boolean;
   /** Pages a listing: signs and verifies cursors with CURSOR_SIGNING_KEY. */
   pagesListings?: boolean;
+  /**
+   * Uses the search index at this level (OPENSEARCH_* variables, and a role the domain's access policy names with the
+   * level's paths). On AWS the domain refuses a function without it; the synth fails when the two stacks disagree
+   * on who has it.
+   */
+  search?: SearchAccess;
+  /** Uses the device token key (DEVICE_TOKEN_* variables, a role its key policy names); see DeviceKeyUse. */
+  deviceKey?: DeviceKeyUse;
+  /**
+   * Reads the device settings (DEVICE_HEARTBEAT_SECONDS, DEVICE_TOKEN_LIFETIME_SECONDS). A route's function reads
+   * them anyway when the route is a device route or touches the presence table.
+   */
+  deviceSettings?: boolean;
+  /** Signs users in through the Cognito app client (COGNITO_CLIENT_ID). */
+  cognitoClient?: boolean;
+  /** Names the three addresses (their API URLs), e.g. for the OpenAPI document's `servers`. */
+  apiAddresses?: boolean;
   /** Function timeout, seconds. @default the HTTP maximum (29 s) for routes */
   timeoutSeconds?: number;
   /** Function memory, MB. @default 1024 */
@@ -119,6 +152,21 @@ export interface RouteRequest {
   body?: RequestBody;
 }
 
+/** How an `auth` route is served on AWS (RouteDefinition `onAws`). */
+export type AwsAuthServing =
+  | { kind: 'entry' }
+  | {
+      kind: 'function';
+      entry: string;
+      access: FunctionAccess;
+      /**
+       * Throttled in a bucket of its own (the token route: it bounds what wrong secrets cost in all), apart from the
+       * stage's other routes. @default false
+       */
+      ownThrottle?: boolean;
+    }
+  | { kind: 'cognito-jwks' };
+
 /** A route of the service: see the module comment. */
 export interface RouteDefinition {
   /** Operation id (PascalCase): the OpenAPI `operationId`, and the name of the route's CDK integration. */
@@ -141,6 +189,12 @@ export interface RouteDefinition {
   entry: string;
   /** What the route's function may touch. */
   access?: FunctionAccess;
+  /**
+   * How an `auth` route is served on AWS, where the local runtime's issuer is replaced (required of every `auth`
+   * route; the synth fails without it): by the route's own `entry` (`entry`), by another function (`function`, with
+   * its own access), or by the Cognito pool's key set behind an HTTP proxy (`cognito-jwks`).
+   */
+  onAws?: AwsAuthServing;
   /** OpenAPI summary (one line) and description (Markdown). */
   summary?: string;
   description?: string;

@@ -1,5 +1,16 @@
-import { UPLOAD_PREFIX } from './archives.js';
+import {
+  archiveUploaded,
+  deploymentChanges,
+  heartbeatSweeper,
+  rolloutSweeper,
+  rolloutWorker,
+  searchIndexer,
+  searchIndexSetup,
+  searchReindex,
+  uploadSweeper,
+} from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
+import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
 import { scenarioSkeleton, scenarioSchema, scenarioUsage, scenarioList, scenarioGet, scenarioVersionGet } from './routes/scenarios.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { searchFilters, search } from './routes/search.js';
@@ -79,46 +90,61 @@ export function reservedPathSegments(routes: readonly RouteDefinition[]): Readon
   return segments;
 }
 
+/**
+ * Every route served on AWS: ROUTES (the `auth` ones as their `onAws` says) and the device issuer's documents on the
+ * authentication address, which only AWS has (the local runtime is its own device issuer).
+ */
+export const AWS_ROUTES: readonly RouteDefinition[] = [...ROUTES, ...DEVICE_ISSUER_ROUTES];
+
 /** Ids no device may have (reservedPathSegments of ROUTES): a new route's segments are reserved with it. */
 export const RESERVED_DEVICE_IDS = reservedPathSegments(ROUTES);
 
-/** Event-driven functions: DynamoDB Streams of the searchable tables feed the search indexer. */
-export const SEARCH_INDEXER_ENTRY = 'functions/handlers/search-indexer.ts';
+// The handler modules and figures of the functions no route runs, for the local runtime's pollers and timers: each
+// read from its definition (functions/contract/functions.ts), so that AWS and the local runtime cannot disagree.
+
+/** The search indexer, fed by DynamoDB Streams of the searchable tables. */
+export const SEARCH_INDEXER_ENTRY = searchIndexer.entry;
 
 /** The deployments table's stream feeds this consumer: history entries and DeploymentChanged events of every change. */
-export const DEPLOYMENT_CHANGES_ENTRY = 'functions/handlers/deployment-changes.ts';
+export const DEPLOYMENT_CHANGES_ENTRY = deploymentChanges.entry;
 
 /** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
-export const SEARCH_REINDEX_ENTRY = 'functions/handlers/search-reindex.ts';
+export const SEARCH_REINDEX_ENTRY = searchReindex.entry;
 
 /** AWS only: the CloudFormation custom resource (CDK Provider `onEvent`) installing the index template and alias. */
-export const SEARCH_INDEX_SETUP_ENTRY = 'functions/handlers/search-index-setup.ts';
+export const SEARCH_INDEX_SETUP_ENTRY = searchIndexSetup.entry;
 
 /** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
-export const ARCHIVE_UPLOADED = { prefix: UPLOAD_PREFIX, entry: 'functions/handlers/scenario-archive-uploaded.ts' } as const;
+export const ARCHIVE_UPLOADED = { prefix: archiveUploaded.trigger.prefix, entry: archiveUploaded.entry } as const;
 
 /** The upload sweeper: run every `everyMinutes` by a schedule on AWS, by a timer locally (UPLOAD_SWEEP_INTERVAL_MS). */
-export const UPLOAD_SWEEPER = { entry: 'functions/handlers/upload-sweeper.ts', everyMinutes: 5 } as const;
+export const UPLOAD_SWEEPER = { entry: uploadSweeper.entry, everyMinutes: uploadSweeper.trigger.everyMinutes } as const;
 
 /**
  * The heartbeat sweeper: marks devices silent beyond DEVICE_HEARTBEAT_SECONDS DISCONNECTED. Run every
  * `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally (HEARTBEAT_SWEEP_INTERVAL_MS).
  */
-export const HEARTBEAT_SWEEPER = { entry: 'functions/handlers/heartbeat-sweeper.ts', everyMinutes: 1 } as const;
+export const HEARTBEAT_SWEEPER = { entry: heartbeatSweeper.entry, everyMinutes: heartbeatSweeper.trigger.everyMinutes } as const;
 
 /**
  * The rollout worker: consumes the rollout queue (SQS on AWS, `batchSize` messages per invocation, at most
  * `maxConcurrency` invocations at once; the local runtime's in-process queue locally), each message one chunk of a
- * wave's targets to deploy (functions/core/rollouts.ts, RolloutWorkMessage).
+ * wave's targets to deploy (functions/core/rollouts.ts, RolloutWorkMessage); a message failed `maxReceiveCount` times
+ * is given up (the dead-letter queue on AWS).
  */
-export const ROLLOUT_WORKER = { entry: 'functions/handlers/rollout-worker.ts', batchSize: 1, maxConcurrency: 4 } as const;
+export const ROLLOUT_WORKER = {
+  entry: rolloutWorker.entry,
+  batchSize: rolloutWorker.trigger.batchSize,
+  maxConcurrency: rolloutWorker.trigger.maxConcurrency,
+  maxReceiveCount: rolloutWorker.trigger.maxReceiveCount,
+} as const;
 
 /**
  * The rollout sweeper: completes waves (all reports in, or timed out), pauses on failures, starts the next wave and
  * re-sends chunks whose message was lost. Run every `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally
  * (ROLLOUT_SWEEP_INTERVAL_MS).
  */
-export const ROLLOUT_SWEEPER = { entry: 'functions/handlers/rollout-sweeper.ts', everyMinutes: 1 } as const;
+export const ROLLOUT_SWEEPER = { entry: rolloutSweeper.entry, everyMinutes: rolloutSweeper.trigger.everyMinutes } as const;
 
 /**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static

@@ -1,5 +1,6 @@
 /**
- * The stateless stack with a device route added to ROUTES (a fixture, whatever device routes this branch defines):
+ * The stateless stack built with a device route beside the service's routes (a fixture, whatever device routes this
+ * branch defines):
  * the route gets the device issuer's JWT authorizer and the device route throttle, user routes keep the Cognito
  * authorizer, and the route's function gets the device settings and only its declared tables.
  */
@@ -7,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RouteDefinition } from '../../functions/contract/route.js';
+import { FUNCTIONS } from '../../functions/contract/functions.js';
 import { DEVICE_ISSUER_ROUTES } from '../../functions/contract/routes/device-issuer.js';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { DEVICE_SCOPE } from '../../functions/core/principal.js';
@@ -18,23 +20,19 @@ import { createStage } from '../../lib/stage.js';
 import { DEVICE_ROUTE_THROTTLE } from '../../lib/stateless-stack.js';
 import { checkAuthorizers, type Resource, resourcesOf } from './template-helpers.js';
 
-const FIXTURE_ROUTE = vi.hoisted(
-  () =>
-    ({
-      id: 'FixtureDeviceReport',
-      api: 'main',
-      method: 'PUT',
-      path: '/device/fixture-report',
-      scope: 'device',
-      entry: 'test/infra/fixtures/device-route.ts',
-      access: { storage: true, tables: { presence: 'RW', devices: 'R' } },
-    }) as const,
-);
+/** A device route, passed to the stack beside the service's own routes. */
+const FIXTURE_ROUTE: RouteDefinition = {
+  id: 'FixtureDeviceReport',
+  api: 'main',
+  method: 'PUT',
+  path: '/device/fixture-report',
+  scope: 'device',
+  entry: 'test/infra/fixtures/device-route.ts',
+  access: { storage: true, tables: { presence: 'RW', devices: 'R' } },
+};
 
-vi.mock('../../functions/contract/routes.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../functions/contract/routes.js')>();
-  return { ...actual, ROUTES: [...actual.ROUTES, FIXTURE_ROUTE] };
-});
+/** The routes of the stack under test: the service's, and the fixture. */
+const ROUTES_WITH_FIXTURE = [...ROUTES, FIXTURE_ROUTE];
 
 const CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
 
@@ -43,14 +41,16 @@ describe('a device route on AWS', () => {
     context: { ...CONTEXT, stage: 'test', deviceHeartbeatSeconds: 120, 'aws:cdk:bundling-stacks': [] },
     builtinCloudFormationValidation: false,
   });
-  const stage = createStage(app, readServiceSettings(app.node));
+  const stage = createStage(app, readServiceSettings(app.node), {
+    routes: [...ROUTES_WITH_FIXTURE, ...DEVICE_ISSUER_ROUTES],
+    functions: FUNCTIONS,
+  });
   const stateful = Template.fromStack(stage.stateful);
   const stateless = Template.fromStack(stage.stateless);
 
   it('is behind the device issuer’s authorizer with the device scope; user routes keep Cognito’s', () => {
     expect(FIXTURE_ROUTE.scope).toBe(DEVICE_SCOPE);
-    expect(ROUTES).toContain(FIXTURE_ROUTE);
-    checkAuthorizers(stateful, stateless, [...ROUTES, ...DEVICE_ISSUER_ROUTES] as RouteDefinition[]);
+    checkAuthorizers(stateful, stateless, [...ROUTES_WITH_FIXTURE, ...DEVICE_ISSUER_ROUTES]);
     // The main API has both authorizers; the device one serves device routes only.
     const main = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').find(([id]) => id.startsWith('MainApi'))?.[0];
     const mainAuthorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer').filter(
@@ -64,7 +64,9 @@ describe('a device route on AWS', () => {
     const behindDevice = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route')
       .filter(([, route]) => (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref === deviceAuthorizerId)
       .map(([, route]) => route.Properties?.RouteKey);
-    expect(behindDevice).toEqual(ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`));
+    expect(behindDevice).toEqual(
+      ROUTES_WITH_FIXTURE.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`),
+    );
   });
 
   it('is throttled per route for a fleet, above the user-facing default of the stage', () => {
@@ -78,7 +80,7 @@ describe('a device route on AWS', () => {
       ThrottlingBurstLimit: DEVICE_ROUTE_THROTTLE.burstLimit,
     });
     expect(Object.keys(settings)).toEqual(
-      ROUTES.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`),
+      ROUTES_WITH_FIXTURE.filter((route) => route.scope === DEVICE_SCOPE).map((route) => `${route.method} ${route.path}`),
     );
   });
 

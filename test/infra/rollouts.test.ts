@@ -1,21 +1,19 @@
 /**
  * Rollouts on AWS (docs/architecture.md, "Rollouts on AWS"): the rollout queue and its dead-letter queue, the worker
  * fed by it with bounded concurrency, the sweeper on a schedule, who may send to the queue (a fixture route with
- * `rolloutQueue` access is added to ROUTES, whatever rollout routes this branch defines), the least privilege of each
+ * `rolloutQueue` access is passed to the stack beside the service's routes, whatever rollout routes this branch defines), the least privilege of each
  * function touching the rollouts table, and the alarms.
  */
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { ENV, readEnvironment } from '../../functions/contract/environment.js';
+import { rolloutWorker } from '../../functions/contract/functions.js';
+import type { RouteDefinition } from '../../functions/contract/route.js';
 import { DEPLOYMENT_CHANGES_ENTRY, ROLLOUT_SWEEPER, ROLLOUT_WORKER, ROUTES } from '../../functions/contract/routes.js';
+import { visibilityTimeoutOf } from '../../lib/constructs/event-functions.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS } from '../../lib/service-function.js';
-import {
-  ROLLOUT_CHUNK_TIMEOUT,
-  ROLLOUT_MAX_RECEIVE_COUNT,
-  ROLLOUT_QUEUE_VISIBILITY,
-  ROLLOUT_WORKER_TIMEOUT,
-} from '../../lib/stateless-stack.js';
+import { ROLLOUT_CHUNK_TIMEOUT } from '../../lib/stateless-stack.js';
 import {
   asArray,
   deniesInsecureTransport,
@@ -23,6 +21,7 @@ import {
   functionsByEntry,
   quickStage,
   type Resource,
+  SERVICE,
   resourcesOf,
   rolePoliciesOf,
   type Statement,
@@ -31,24 +30,25 @@ import {
 } from './template-helpers.js';
 import type { Template } from 'aws-cdk-lib/assertions';
 
-const FIXTURE_ROUTE = vi.hoisted(
-  () =>
-    ({
-      id: 'FixtureRolloutStart',
-      api: 'main',
-      method: 'POST',
-      path: '/companies/{companyId}/fixture-rollouts',
-      scope: 'deployments:write',
-      companyParameter: 'companyId',
-      entry: 'test/infra/fixtures/rollout-route.ts',
-      access: { storage: true, tables: { rollouts: 'RW' }, rolloutQueue: true },
-    }) as const,
-);
+/** A route that may send rollout work, passed to the stack beside the service's own routes. */
+const FIXTURE_ROUTE: RouteDefinition = {
+  id: 'FixtureRolloutStart',
+  api: 'main',
+  method: 'POST',
+  path: '/companies/{companyId}/fixture-rollouts',
+  scope: 'deployments:write',
+  companyParameter: 'companyId',
+  entry: 'test/infra/fixtures/rollout-route.ts',
+  access: { storage: true, tables: { rollouts: 'RW' }, rolloutQueue: true },
+};
 
-vi.mock('../../functions/contract/routes.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../functions/contract/routes.js')>();
-  return { ...actual, ROUTES: [...actual.ROUTES, FIXTURE_ROUTE] };
-});
+/** The routes the stack is built from: the service's, and the fixture. */
+const ROUTES_WITH_FIXTURE = [...ROUTES, FIXTURE_ROUTE];
+
+/** The worker's timeout and the queue's visibility timeout and redrive count, from the worker's definition. */
+const ROLLOUT_WORKER_TIMEOUT_SECONDS = rolloutWorker.access.timeoutSeconds as number;
+const ROLLOUT_QUEUE_VISIBILITY = visibilityTimeoutOf(rolloutWorker);
+const ROLLOUT_MAX_RECEIVE_COUNT = rolloutWorker.trigger.maxReceiveCount;
 
 /** What the consumer of an SQS event source is granted by aws-cdk-lib (its receive, delete and visibility calls). */
 const CONSUME_ACTIONS = [
@@ -115,7 +115,7 @@ describe('rollouts on AWS', () => {
   let deadLetterQueueId: string;
 
   beforeAll(() => {
-    ({ stateless } = quickStage());
+    ({ stateless } = quickStage({}, { ...SERVICE, routes: [...SERVICE.routes, FIXTURE_ROUTE] }));
     ours = functionsByEntry(stateless);
     const queues = resourcesOf(stateless, 'AWS::SQS::Queue');
     queueId = (queues.find(([id]) => id.startsWith('RolloutWorkQueue')) as [string, Resource])[0];
@@ -132,7 +132,7 @@ describe('rollouts on AWS', () => {
   it('queues work on an encrypted, TLS-only, unnamed queue whose messages stay invisible 6 times the worker timeout and move to a dead-letter queue after 5 receives', () => {
     const queues = new Map(resourcesOf(stateless, 'AWS::SQS::Queue'));
     const [, worker] = functionOf(ROLLOUT_WORKER.entry);
-    expect(worker.Properties?.Timeout).toBe(ROLLOUT_WORKER_TIMEOUT.toSeconds());
+    expect(worker.Properties?.Timeout).toBe(ROLLOUT_WORKER_TIMEOUT_SECONDS);
     expect(queues.get(queueId)?.Properties).toEqual({
       SqsManagedSseEnabled: true,
       VisibilityTimeout: 6 * (worker.Properties?.Timeout as number),
@@ -219,7 +219,7 @@ describe('rollouts on AWS', () => {
   it('gives the queue URL and the chunk timeout to the functions that send rollout work and to the worker, and sqs:SendMessage only to the senders', () => {
     const senders = new Set([
       ROLLOUT_SWEEPER.entry,
-      ...ROUTES.filter((route) => route.access?.rolloutQueue === true).map((route) => route.entry),
+      ...ROUTES_WITH_FIXTURE.filter((route) => route.access?.rolloutQueue === true).map((route) => route.entry),
     ]);
     expect(senders).toContain(FIXTURE_ROUTE.entry);
     for (const [entry, [, fn]] of ours) {

@@ -1,14 +1,39 @@
 /** Template helpers shared by the infrastructure tests. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Duration, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import type { TableName } from '../../functions/adapters/aws/tables.js';
+import { ENV } from '../../functions/contract/environment.js';
+import { searchIndexSetup } from '../../functions/contract/functions.js';
+import type { FunctionAccess, SearchAccess } from '../../functions/contract/route.js';
+import { authToken } from '../../functions/contract/routes/service.js';
+import {
+  ARCHIVE_UPLOADED,
+  DEPLOYMENT_CHANGES_ENTRY,
+  HEARTBEAT_SWEEPER,
+  ROLLOUT_SWEEPER,
+  ROLLOUT_WORKER,
+  AWS_ROUTES,
+  ROUTES,
+  SEARCH_INDEX_SETUP_ENTRY,
+  SEARCH_INDEXER_ENTRY,
+  SEARCH_REINDEX_ENTRY,
+  UPLOAD_SWEEPER,
+} from '../../functions/contract/routes.js';
+import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
 import type { RouteDefinition } from '../../functions/contract/route.js';
 import { DEVICE_SCOPE } from '../../functions/core/principal.js';
 import { REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
-import { createStage, type ServiceStage } from '../../lib/stage.js';
+import { createStage, type ServiceDefinitions, type ServiceStage } from '../../lib/stage.js';
+import { FUNCTIONS } from '../../functions/contract/functions.js';
+
+/** What bin/app.ts builds a stage from: every route served on AWS and every function no route runs. */
+export const SERVICE: ServiceDefinitions = { routes: AWS_ROUTES, functions: FUNCTIONS };
 
 /** The context of cdk.json (feature flags included) with the stage `test`, so that the tests build what `cdk synth` builds. */
 export const CONTEXT: Record<string, unknown> = {
@@ -17,17 +42,21 @@ export const CONTEXT: Record<string, unknown> = {
 };
 
 /**
- * Both stacks of a stage built by lib/stage.ts as bin/app.ts builds them, from CONTEXT and `context`, with bundling
- * skipped and without CloudFormation's built-in template validation (fast; cdk-nag can still run on `app`).
+ * Both stacks of a stage built by lib/stage.ts as bin/app.ts builds them, from CONTEXT and `context`, and from
+ * `definitions` (the service's own unless a test passes fixtures), with bundling skipped and without CloudFormation's
+ * built-in template validation (fast; cdk-nag can still run on `app`).
  */
-export function quickStage(context: Record<string, unknown> = {}): {
+export function quickStage(
+  context: Record<string, unknown> = {},
+  definitions: ServiceDefinitions = SERVICE,
+): {
   app: App;
   stage: ServiceStage;
   stateful: Template;
   stateless: Template;
 } {
   const app = new App({ context: { ...CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
-  const stage = createStage(app, readServiceSettings(app.node));
+  const stage = createStage(app, readServiceSettings(app.node), definitions);
   return { app, stage, stateful: Template.fromStack(stage.stateful), stateless: Template.fromStack(stage.stateless) };
 }
 
@@ -184,3 +213,181 @@ export function checkAuthorizers(stateful: Template, stateless: Template, routes
     expect(issuerOf(authorizer), definition.id).toMatch(definition.scope === DEVICE_SCOPE ? deviceIssuer : cognitoIssuer);
   }
 }
+
+/** The function serving the token route on AWS (its `onAws`). */
+export const TOKEN_FUNCTION_ENTRY = (authToken.onAws as { entry: string }).entry;
+
+/** The logical table name behind each construct id prefix (StatefulStack). */
+export const TABLE_ID_PREFIX: Record<TableName, string> = {
+  companies: 'CompaniesTable',
+  devices: 'DevicesTable',
+  scenarios: 'ScenariosTable',
+  presence: 'PresenceTable',
+  rollouts: 'RolloutsTable',
+  deployments: 'DeploymentsTable',
+  idempotency: 'IdempotencyTable',
+  clientFailures: 'ClientFailuresTable',
+};
+
+/** Handler modules deployed as functions of the stateless stack. */
+export const STATELESS_ENTRIES = [
+  ...new Set(ROUTES.filter((route) => route.api !== 'auth').map((route) => route.entry)),
+  TOKEN_FUNCTION_ENTRY,
+  SEARCH_INDEXER_ENTRY,
+  DEPLOYMENT_CHANGES_ENTRY,
+  ARCHIVE_UPLOADED.entry,
+  SEARCH_REINDEX_ENTRY,
+  SEARCH_INDEX_SETUP_ENTRY,
+  UPLOAD_SWEEPER.entry,
+  DEVICE_ISSUER_ENTRY,
+  HEARTBEAT_SWEEPER.entry,
+  ROLLOUT_WORKER.entry,
+  ROLLOUT_SWEEPER.entry,
+];
+
+/** What Lambda itself adds to every function's environment at run time (absent from the template). */
+export const LAMBDA_PROVIDED: Readonly<Record<string, string>> = { [ENV.awsRegion]: 'eu-west-1' };
+
+/** What the rollout queue's URL resolves to once deployed (a Ref to a queue is its URL). */
+export const DEPLOYED_QUEUE_URL =
+  'https://sqs.eu-west-1.amazonaws.com/123456789012/DeviceScenarioService-test-Stateless-RolloutWorkQueue-AbC123';
+
+/** What the device token key's ARN resolves to once deployed. */
+export const DEPLOYED_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+
+/** What Secrets Manager generates for the cursor secret (64 letters and digits, its GenerateSecretString). */
+export const GENERATED_CURSOR_SECRET = `${'Ab3'.repeat(21)}x`;
+
+/**
+ * A value a template's variable plausibly takes once deployed: literals as they are, each CloudFormation token (Ref,
+ * GetAtt, ImportValue) as a lowercase name (valid as a table, bucket or host name), a dynamic reference to a secret as
+ * what Secrets Manager generates for the cursor key.
+ * @throws Error on an intrinsic function a function environment is not expected to hold.
+ */
+export function deployedValue(value: unknown): string {
+  const token = (text: string) =>
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .slice(0, 40)
+      .replace(/^-+|-+$/g, '') || 'token';
+  const resolve = (part: unknown): string => {
+    if (typeof part === 'string') return part;
+    const object = part as Record<string, unknown>;
+    if ('Fn::Join' in object) {
+      const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
+      return parts.map(resolve).join(separator);
+    }
+    if ('Ref' in object) return token(String(object.Ref));
+    if ('Fn::GetAtt' in object) return token((object['Fn::GetAtt'] as string[]).join('-'));
+    if ('Fn::ImportValue' in object) return token(JSON.stringify(object['Fn::ImportValue']));
+    throw new Error(`Unexpected intrinsic function in a function environment: ${JSON.stringify(part)}`);
+  };
+  const resolved = resolve(value);
+  return /^\{\{resolve:secretsmanager:/.test(resolved) ? GENERATED_CURSOR_SECRET : resolved;
+}
+
+/** Every `Validations.acknowledge` of the construct tree: path, rule id and reason. */
+export function acknowledgmentsOf(root: IConstruct): { path: string; id: string; reason: string }[] {
+  const found: { path: string; id: string; reason: string }[] = [];
+  const visit = (construct: IConstruct) => {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        found.push({ path: construct.node.path, id: id.replace(/^annotation::/i, ''), reason });
+      }
+    }
+    construct.node.children.forEach(visit);
+  };
+  visit(root);
+  return found;
+}
+
+/** Runs AwsSolutionsChecks on `app` and records which acknowledgments matched a finding. */
+export function runNag(app: App): { violations: string[]; used: Set<string> } {
+  const proto = NagPack.prototype as unknown as { isAcknowledged?: (node: IConstruct, id: string) => boolean };
+  const original = proto.isAcknowledged;
+  if (typeof original !== 'function') throw new Error('cdk-nag no longer has NagPack.isAcknowledged: update runNag in this test.');
+  const used = new Set<string>();
+  proto.isAcknowledged = function (this: unknown, node: IConstruct, id: string): boolean {
+    const acknowledged = original.call(this, node, id);
+    if (acknowledged) {
+      for (let scope: IConstruct | undefined = node; scope !== undefined; scope = scope.node.scope) {
+        if (acknowledgmentsOf(scope).some((ack) => ack.path === scope?.node.path && ack.id === id)) used.add(`${scope.node.path} ${id}`);
+      }
+    }
+    return acknowledged;
+  };
+  try {
+    const report = new AwsSolutionsChecks().validateScope(app);
+    return {
+      violations: report.violations.flatMap((violation) =>
+        violation.violatingResources.map(
+          (resource) => `${violation.severity} ${violation.ruleName} at ${resource.constructPath}: ${violation.description}`,
+        ),
+      ),
+      used,
+    };
+  } finally {
+    proto.isAcknowledged = original;
+  }
+}
+
+/**
+ * The access of each function on AWS, by handler module, read from the definitions: a route's (an auth route's
+ * `onAws` function's), and each function definition's.
+ */
+export function accessByEntry(definitions: ServiceDefinitions = SERVICE): Map<string, FunctionAccess> {
+  const access = new Map<string, FunctionAccess>();
+  for (const route of definitions.routes) {
+    if (route.onAws?.kind === 'cognito-jwks') continue;
+    if (route.onAws?.kind === 'function') access.set(route.onAws.entry, route.onAws.access);
+    else if (route.access !== undefined) access.set(route.entry, route.access);
+  }
+  for (const definition of definitions.functions) access.set(definition.entry, definition.access);
+  return access;
+}
+
+/** The functions whose access names `search`, by handler module, with their level. */
+export const SEARCH_CLIENTS: Readonly<Record<string, SearchAccess>> = Object.fromEntries(
+  [...accessByEntry()].flatMap(([entry, access]) => (access.search === undefined ? [] : [[entry, access.search]])),
+);
+
+/** The index setup's timeout (its definition's). */
+export const SEARCH_INDEX_SETUP_TIMEOUT = Duration.seconds(searchIndexSetup.access.timeoutSeconds as number);
+
+/** The stage the feature tests share, its two templates, and lookups of its functions. */
+export interface ServiceTemplates {
+  app: App;
+  stateful: Template;
+  stateless: Template;
+  /** The stateless stack's functions by handler module (functionsByEntry). */
+  ours: Map<string, [string, Resource]>;
+  statefulFunctions: Map<string, [string, Resource]>;
+  /** The JSON of every policy attached to the execution role of `entry`'s function (own or imported role). */
+  policyOf: (entry: string) => string;
+  /** The logical id of the policy attached to `entry`'s function role (see policyOf). */
+  policyIdOf: (entry: string) => string;
+}
+
+/** A stage of the service's own routes and functions (quickStage), with the lookups of ServiceTemplates. */
+export function serviceTemplates(): ServiceTemplates {
+  const { app, stateful, stateless } = quickStage();
+  const ours = functionsByEntry(stateless);
+  const policies = (entry: string) => rolePoliciesOf(stateless, (ours.get(entry) as [string, Resource])[1]);
+  return {
+    app,
+    stateful,
+    stateless,
+    ours,
+    statefulFunctions: functionsByEntry(stateful),
+    policyOf: (entry) => {
+      expect(policies(entry), entry).toHaveLength(1);
+      return JSON.stringify(policies(entry).map(([, policy]) => policy.Properties?.PolicyDocument));
+    },
+    policyIdOf: (entry) => (policies(entry)[0] as [string, Resource])[0],
+  };
+}
+
+/** Every route API Gateway serves (functions/contract/routes.ts). */
+export { AWS_ROUTES };

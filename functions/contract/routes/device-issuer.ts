@@ -4,7 +4,7 @@
  * the issuer `{auth_url}/device`, and API Gateway's JWT authorizer of the device routes finds the key set through
  * `{issuer}/.well-known/openid-configuration`. Not in ROUTES: the local runtime signs device tokens with its own issuer
  * (`{auth_url}`, whose key set is `{auth_url}/.well-known/jwks.json`), so these routes exist on AWS only
- * (lib/stateless-stack.ts adds DEVICE_ISSUER_ROUTES to the auth API).
+ * (AWS_ROUTES of functions/contract/routes.ts adds DEVICE_ISSUER_ROUTES to the auth API).
  */
 import { z } from 'zod';
 import { IgnoredQuery } from '../parameters.js';
@@ -15,7 +15,7 @@ import { COMMON_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
 /** The device issuer's path under the authentication address: `iss` of device tokens on AWS is `{auth_url}/device`. */
 export const DEVICE_ISSUER_PATH = '/device';
 
-/** The one function serving both documents (it needs kms:GetPublicKey on the device token key, nothing else). */
+/** The one function serving both documents (it reads the device token key's public key, nothing else). */
 export const DEVICE_ISSUER_ENTRY = 'functions/handlers/device-issuer.ts';
 
 /** The discovery document: what a JWT verifier needs of it (OpenID Connect Discovery 1.0 §3). */
@@ -35,8 +35,9 @@ const common = {
   tags: ['Authentication'],
   scope: null,
   request: { query: IgnoredQuery },
-  access: { storage: false, memorySize: 256 },
+  access: { storage: false, memorySize: 256, deviceKey: 'publicKey' },
   entry: DEVICE_ISSUER_ENTRY,
+  onAws: { kind: 'entry' },
 } as const;
 
 /** GET /device/.well-known/openid-configuration (AWS only) */

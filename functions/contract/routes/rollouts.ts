@@ -48,8 +48,8 @@ export const rolloutCreate = defineRoute({
     },
   },
   // Reads the scenario version, writes the rollout and its target chunks, sends the first wave's work messages; the
-  // targets query runs on the index (OpenSearch `search` access, lib/search-domain.ts SEARCH_CLIENTS).
-  access: { storage: true, tables: { rollouts: 'RW', scenarios: 'R' }, rolloutQueue: true },
+  // targets query runs on the index.
+  access: { storage: true, tables: { rollouts: 'RW', scenarios: 'R' }, rolloutQueue: true, search: 'search' },
   entry: 'functions/handlers/rollout-create.ts',
   responses: {
     415: PROBLEM_RESPONSES.UnsupportedMediaType,

@@ -123,8 +123,8 @@ export const searchFilters = defineRoute({
   tags: ['Search'],
   scope: 'search:read',
   request: { query: FiltersQuery },
-  // The index (OpenSearch `search` access), plus company names for the `company` filter.
-  access: { storage: true, tables: { companies: 'R' } },
+  // The index, plus company names for the `company` filter.
+  access: { storage: true, tables: { companies: 'R' }, search: 'search' },
   entry: 'functions/handlers/search-filters.ts',
   responses: {
     200: { description: 'The filter descriptors.', schema: FilterDescriptorList },
@@ -145,8 +145,8 @@ export const search = defineRoute({
   tags: ['Search'],
   scope: 'search:read',
   request: { query: SearchQuery },
-  // Only the index (OpenSearch `search` access).
-  access: { storage: false },
+  // Only the index.
+  access: { storage: false, search: 'search' },
   entry: 'functions/handlers/search.ts',
   responses: {
     200: { description: 'One page of matching resources with the effective sort and page.', schema: SearchResponse },

@@ -30,7 +30,8 @@ export const openApiDocument = defineRoute({
   tags: ['Meta'],
   scope: null,
   request: { query: IgnoredQuery },
-  access: { storage: false },
+  // The document's `servers` are the three addresses.
+  access: { storage: false, apiAddresses: true },
   entry: 'functions/handlers/openapi.ts',
   responses: {
     200: { description: 'The OpenAPI 3.1 description of the service.', schema: OpenApiDocumentBody },
@@ -104,6 +105,12 @@ export const apiReferenceScript = defineRoute({
   },
 });
 
+/**
+ * What the token endpoint's function reads and writes, locally and on AWS: a device's stored credential (client
+ * credentials grant) and the failed attempts' counts, by key only.
+ */
+const TOKEN_TABLES = { devices: 'R', clientFailures: 'Item' } as const;
+
 /** POST /token */
 export const authToken = defineRoute({
   id: 'AuthToken',
@@ -129,10 +136,18 @@ export const authToken = defineRoute({
     },
   },
   // Locally the local issuer, which reads a device's stored credential for the client credentials grant and counts
-  // attempts per key (a conditional update reserves one, a delete clears them: items by key only); on AWS the route
-  // is served by AUTH_ROUTES_ON_AWS's function instead, with these table grants.
-  access: { storage: true, tables: { devices: 'R', clientFailures: 'Item' }, memorySize: 256 },
+  // attempts per key (a conditional update reserves one, a delete clears them: items by key only).
+  access: { storage: true, tables: TOKEN_TABLES, memorySize: 256 },
   entry: 'functions/handlers/auth-token.ts',
+  // On AWS, users sign in through Cognito InitiateAuth (an unauthenticated API: only the app client id) and devices
+  // get tokens signed by the device token key, whose key policy is the grant (kms:Sign); the same table grants, and
+  // the memory size gives the scrypt hash of client secrets its CPU.
+  onAws: {
+    kind: 'function',
+    entry: 'functions/handlers/auth-cognito-token.ts',
+    access: { storage: true, tables: TOKEN_TABLES, memorySize: 512, deviceKey: 'sign', deviceSettings: true, cognitoClient: true },
+    ownThrottle: true,
+  },
   responses: {
     415: PROBLEM_RESPONSES.UnsupportedMediaType,
     200: { description: 'The access token.', schema: TokenResponse, headers: { 'Cache-Control': HEADERS['Cache-Control'] } },
@@ -186,6 +201,8 @@ export const authJwks = defineRoute({
   request: { query: IgnoredQuery },
   access: { storage: false },
   entry: 'functions/handlers/auth-jwks.ts',
+  // On AWS the Cognito pool's key set, proxied.
+  onAws: { kind: 'cognito-jwks' },
   responses: {
     200: {
       description: 'The key set.',

@@ -1,0 +1,207 @@
+/**
+ * Every function of the service that no HTTP route runs (functions/contract/function.ts): stream consumers, the
+ * archive validation, the sweepers, the rollout worker, the search index setup and reindex, and the Cognito trigger.
+ * The CDK stacks build them from FUNCTIONS; the local runtime runs the same handlers from its pollers and timers.
+ */
+import { STORED_ARCHIVES, UPLOAD_PREFIX, UPLOADED_ARCHIVES } from './archives.js';
+import { defineFunction, type FunctionDefinition } from './function.js';
+
+/**
+ * The search indexer: the streams of the searchable tables, in order per item, retried from the failed record.
+ * Stream reads are granted by the event sources; writes go to the index only.
+ */
+export const searchIndexer = defineFunction({
+  id: 'SearchIndexer',
+  label: 'Search indexer',
+  entry: 'functions/handlers/search-indexer.ts',
+  trigger: { kind: 'tableStream', tables: ['devices', 'scenarios'], batchSize: 100, retryAttempts: 10 },
+  access: { storage: false, timeoutSeconds: 60, search: 'index' },
+});
+
+/**
+ * Deployment changes: the deployments table's stream gives every DEPLOY and UNDEPLOY its history entry and
+ * DeploymentChanged event. The consumer is idempotent, so a failed batch is retried (halved each time) until its
+ * records are nearly a day old, the stream's retention: a backend outage delays history and events, it does not lose
+ * them. It writes history entries, purges undeployed slots, publishes the events and refreshes the desired state tag of
+ * each device whose deployments changed (reads the device and queries its active slots, then one conditional
+ * UpdateItem of the device). Device reports of a rollout's deployments are counted in the rollouts table: one
+ * TransactWriteItems of a Put (conditioned on attribute_not_exists) and an Update (ADD); IAM checks each action of a
+ * transaction as its own operation (PutItem, UpdateItem; ConditionCheckItem only for a ConditionCheck action, which
+ * it has none of), so the write grant covers it without any read.
+ */
+export const deploymentChanges = defineFunction({
+  id: 'DeploymentChanges',
+  label: 'Deployment changes',
+  entry: 'functions/handlers/deployment-changes.ts',
+  trigger: {
+    kind: 'tableStream',
+    tables: ['deployments'],
+    batchSize: 500,
+    maxBatchingWindowSeconds: 1,
+    retryAttempts: -1,
+    maxRecordAgeHours: 23,
+  },
+  access: { storage: true, tables: { deployments: 'RW', devices: 'Item', rollouts: 'W' }, events: true, timeoutSeconds: 60 },
+});
+
+/**
+ * Presigned uploads: S3 ObjectCreated under the upload prefix. Reads the upload, stores it like a direct upload
+ * (server-side copy to companies/, deleted again only when its version record is refused), deletes the upload; 2
+ * minutes for archives above the upload API's 10 MB limit.
+ */
+export const archiveUploaded = defineFunction({
+  id: 'ArchiveUploaded',
+  label: 'Archive validation',
+  entry: 'functions/handlers/scenario-archive-uploaded.ts',
+  trigger: { kind: 'objectCreated', prefix: UPLOAD_PREFIX, retryAttempts: 2, maxEventAgeHours: 6 },
+  access: {
+    storage: true,
+    tables: { companies: 'RW', scenarios: 'RW' },
+    timeoutSeconds: 120,
+    bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['put', 'delete'] },
+  },
+});
+
+/**
+ * Unfinished uploads: queries the scenarios table's `sweep` index, rejects slots and drops staging records
+ * (conditional writes); heads and deletes objects (expired or interrupted uploads under uploads/, orphaned archives
+ * under companies/), and never writes one. Run by a timer locally (UPLOAD_SWEEP_INTERVAL_MS).
+ */
+export const uploadSweeper = defineFunction({
+  id: 'UploadSweeper',
+  label: 'Upload sweeper',
+  entry: 'functions/handlers/upload-sweeper.ts',
+  trigger: {
+    kind: 'schedule',
+    everyMinutes: 5,
+    via: 'rule',
+    description: 'Rejects presigned uploads that never finished and deletes orphaned archives.',
+  },
+  access: {
+    storage: true,
+    tables: { scenarios: 'RW' },
+    timeoutSeconds: 300,
+    memorySize: 256,
+    bucket: { [UPLOADED_ARCHIVES]: ['get', 'delete'], [STORED_ARCHIVES]: ['get', 'delete'] },
+  },
+});
+
+/**
+ * The heartbeat sweeper: queries the presence table's `sweep` index for connected devices past their deadline, marks
+ * each DISCONNECTED (conditional writes on the device) and clears its deadline. Under a minute, so that runs do not
+ * overlap. Run by a timer locally (HEARTBEAT_SWEEP_INTERVAL_MS).
+ */
+export const heartbeatSweeper = defineFunction({
+  id: 'HeartbeatSweeper',
+  label: 'Heartbeat sweeper',
+  entry: 'functions/handlers/heartbeat-sweeper.ts',
+  trigger: {
+    kind: 'schedule',
+    everyMinutes: 1,
+    via: 'scheduler',
+    description: 'Marks devices silent beyond their heartbeat window DISCONNECTED.',
+  },
+  access: { storage: true, tables: { presence: 'RW', devices: 'RW' }, timeoutSeconds: 50, memorySize: 512, deviceSettings: true },
+});
+
+/**
+ * The rollout worker: consumes the rollout queue (the local runtime's in-process queue locally), each message one
+ * chunk of a wave's targets (functions/core/rollouts.ts, RolloutWorkMessage) deployed or undeployed through the
+ * ordinary deployment use case (devices and scenario versions read, conditional writes of slots), then marked done in
+ * the rollouts table. One chunk per invocation, at most `maxConcurrency` at once whatever the queue's depth, so that a
+ * large rollout never takes more of the account's concurrency than that from interactive requests. It sends nothing:
+ * lost or failed chunks are the sweeper's to send again. Its timeout: one chunk (at most 500 devices, deployed 16
+ * conditional writes at a time) is seconds of work; the rest is headroom for throttled writes retried with backoff.
+ */
+export const rolloutWorker = defineFunction({
+  id: 'RolloutWorker',
+  label: 'Rollout worker',
+  entry: 'functions/handlers/rollout-worker.ts',
+  trigger: {
+    kind: 'queue',
+    queue: 'RolloutWork',
+    queueLabel: 'Rollout queue',
+    batchSize: 1,
+    maxConcurrency: 4,
+    maxReceiveCount: 5,
+    // Longer than any wave waits for its chunks: the sweeper sends a chunk again after its chunk timeout anyway.
+    retentionDays: 4,
+  },
+  access: { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW' }, timeoutSeconds: 120 },
+});
+
+/**
+ * Deliveries of a rollout message after which a chunk whose deployments met backend errors is accepted with its NONE
+ * results (marked done) rather than retried again: two below the queue's redrive count (rolloutWorker's
+ * `maxReceiveCount`), so that it never lands in the dead-letter queue for that reason alone.
+ */
+export const ROLLOUT_LAST_ATTEMPT_RECEIVE_COUNT = rolloutWorker.trigger.maxReceiveCount - 2;
+
+/**
+ * The rollout sweeper: queries the rollouts table's `sweep` index for running rollouts, starts, completes or pauses
+ * their waves (conditional writes on the rollout's version) and sends their chunks to the rollout queue, again when
+ * lost. Under a minute, so that runs do not overlap. Run by a timer locally (ROLLOUT_SWEEP_INTERVAL_MS).
+ */
+export const rolloutSweeper = defineFunction({
+  id: 'RolloutSweeper',
+  label: 'Rollout sweeper',
+  entry: 'functions/handlers/rollout-sweeper.ts',
+  trigger: {
+    kind: 'schedule',
+    everyMinutes: 1,
+    via: 'scheduler',
+    description: 'Starts, completes and pauses the waves of running rollouts; sends their chunks again when lost.',
+  },
+  access: { storage: true, tables: { rollouts: 'RW' }, rolloutQueue: true, timeoutSeconds: 50, memorySize: 512 },
+});
+
+/**
+ * AWS only: installs the index template and alias on deploy (the custom resource changes with the template),
+ * retrying for up to 10 minutes while a new domain refuses (SETUP_RETRY_BUDGET_MS); the last attempt fits in the
+ * remaining 2 minutes of its 12 (the provider framework waits 15).
+ */
+export const searchIndexSetup = defineFunction({
+  id: 'SearchIndexSetup',
+  label: 'Search index setup',
+  entry: 'functions/handlers/search-index-setup.ts',
+  trigger: { kind: 'customResource', resourceType: 'Custom::SearchIndexSetup' },
+  access: { storage: false, timeoutSeconds: 720, memorySize: 256, search: 'admin' },
+});
+
+/** AWS only: scans the two searchable tables into a new index, invoked by hand (`npm run reindex` locally). */
+export const searchReindex = defineFunction({
+  id: 'SearchReindex',
+  label: 'Search reindex',
+  entry: 'functions/handlers/search-reindex.ts',
+  trigger: {
+    kind: 'manual',
+    output: { name: 'SearchReindexFunctionName', description: 'Invoke to rebuild the search index from DynamoDB.' },
+  },
+  access: { storage: false, tables: { devices: 'R', scenarios: 'R' }, timeoutSeconds: 900, search: 'admin' },
+});
+
+/**
+ * AWS only: the user pool's pre-token-generation trigger, adding the user's scopes and companies to access tokens.
+ * Cognito waits at most 5 s for a trigger.
+ */
+export const preTokenGeneration = defineFunction({
+  id: 'PreTokenGeneration',
+  label: 'Cognito pre-token-generation trigger',
+  entry: 'functions/handlers/cognito-pre-token-generation.ts',
+  trigger: { kind: 'cognito', operation: 'preTokenGeneration' },
+  access: { storage: false, timeoutSeconds: 5, memorySize: 256 },
+});
+
+/** Every function no route runs, in the order the stateless stack creates them. */
+export const FUNCTIONS: readonly FunctionDefinition[] = [
+  searchIndexer,
+  deploymentChanges,
+  archiveUploaded,
+  uploadSweeper,
+  heartbeatSweeper,
+  rolloutWorker,
+  rolloutSweeper,
+  searchIndexSetup,
+  searchReindex,
+  preTokenGeneration,
+];

@@ -1,0 +1,278 @@
+/**
+ * The three HTTP APIs of a stage (docs/contract.md, "Addresses") built from the routes the stack is given: one
+ * default stage each with access logs and throttling, every route integrated with its function (routes sharing a
+ * handler module share one), behind a JWT authorizer when it has a scope.
+ *
+ * On AWS the authentication address is served as each `auth` route's `onAws` says: the token route by a function
+ * behind the local endpoint's contract (users through the Cognito pool, devices signed by the device token key), the
+ * pool's JWKS by an HTTP proxy, the device issuer's documents by their own function. Every user route with a scope is
+ * behind the API's native JWT authorizer (the pool's access tokens: issuer, the app client id as audience, expiry,
+ * signature, the route's scope), device routes (scope DEVICE_SCOPE) behind a second one trusting only the device issuer
+ * `{auth_url}/device`. A bad token never invokes a function. Resources are children of the stack itself, so that
+ * their logical ids (and so the APIs' URLs) stay those of the stack before it was split into these parts.
+ */
+import { Duration, type Stack } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  type CfnStage,
+  CorsHttpMethod,
+  HttpApi,
+  HttpMethod,
+  type HttpRouteIntegration,
+  type HttpStage,
+  LogGroupLogDestination,
+  type ThrottleSettings,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { API_ADDRESS_ENV, ENV } from '../../functions/contract/environment.js';
+import type { ApiName, FunctionAccess, RouteDefinition } from '../../functions/contract/route.js';
+import { DEVICE_ISSUER_PATH } from '../../functions/contract/routes/device-issuer.js';
+import { countTokenFailures } from '../monitoring.js';
+import { acknowledge } from '../nag.js';
+import type { FunctionEnvironment } from '../service-function.js';
+import type { ServiceSettings } from '../settings.js';
+import { isDeviceRoute, routeFunctionAccess, type ServiceFunctions, servingOf } from './function-access.js';
+
+/**
+ * Throttling of the main and upload APIs' default stage (requests per second, burst). Uploads are heavy and rare. The
+ * auth API's is a setting (ServiceSettings.authThrottle), given to its token route as a bucket of its own (it bounds
+ * what wrong secrets cost in all) and, apart, to the stage's other routes (the key sets and discovery document).
+ */
+export const THROTTLE: Readonly<Record<Exclude<ApiName, 'auth'>, ThrottleSettings>> = {
+  main: { rateLimit: 100, burstLimit: 200 },
+  upload: { rateLimit: 10, burstLimit: 20 },
+};
+
+/**
+ * Route-level throttling of each device route (main API), above the stage's user-facing default: 100,000 devices
+ * reporting their health once a minute make ~1,667 requests/s on PUT /device/health alone. The account's API Gateway
+ * limit (10,000/s per region by default) still applies across APIs.
+ */
+export const DEVICE_ROUTE_THROTTLE: ThrottleSettings = { rateLimit: 2_500, burstLimit: 5_000 };
+
+/** One access-log line per request (HTTP API `$context` variables), JSON. */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    ip: '$context.identity.sourceIp',
+    requestTime: '$context.requestTime',
+    httpMethod: '$context.httpMethod',
+    routeKey: '$context.routeKey',
+    status: '$context.status',
+    protocol: '$context.protocol',
+    responseLength: '$context.responseLength',
+    responseLatency: '$context.responseLatency',
+    integrationLatency: '$context.integrationLatency',
+    integrationStatus: '$context.integrationStatus',
+    integrationError: '$context.integrationErrorMessage',
+    // Why the JWT authorizer refused a request: the reason of a 401 that lib/monitoring.ts counts as a token failure.
+    authorizerError: '$context.authorizer.error',
+    userAgent: '$context.identity.userAgent',
+  }),
+);
+
+/** Construct id and description of each API. */
+const APIS: readonly { api: ApiName; id: string; description: string }[] = [
+  { api: 'main', id: 'MainApi', description: 'Device scenario service: scenarios, deployments, search, devices ({base_url}).' },
+  { api: 'upload', id: 'UploadApi', description: 'Device scenario service: scenario uploads ({scenario_upload_url}).' },
+  { api: 'auth', id: 'AuthApi', description: 'Device scenario service: token endpoint and JWKS, backed by Cognito and KMS ({auth_url}).' },
+];
+
+/** An API and its default stage. */
+export interface ApiStage {
+  api: HttpApi;
+  stage: HttpStage;
+}
+
+/** What the APIs are built from. */
+export interface HttpApisProps {
+  settings: ServiceSettings;
+  /** Every route served on AWS. */
+  routes: readonly RouteDefinition[];
+  identity: { issuer: string; jwksUrl: string; clientId: string };
+  deviceKeyArn: string;
+  functions: ServiceFunctions;
+}
+
+/** The three APIs with their routes (see the module comment). */
+export class HttpApis {
+  readonly main: ApiStage;
+  readonly upload: ApiStage;
+  readonly auth: ApiStage;
+  /** `iss` of device tokens: `{auth_url}/device`. */
+  readonly deviceIssuer: string;
+  /** `aud` of device tokens: `{base_url}`. */
+  readonly deviceAudience: string;
+  private readonly access: Map<string, FunctionAccess>;
+
+  constructor(
+    private readonly stack: Stack,
+    private readonly props: HttpApisProps,
+  ) {
+    this.access = routeFunctionAccess(props.routes);
+    // The APIs and stages come first: the device issuer is `{auth_url}/device` and device tokens are for
+    // `{base_url}`, names the token function and the device authorizer both need.
+    const [main, upload, auth] = APIS.map(({ api, id, description }) => this.newApi(id, api, description)) as [
+      ApiStage,
+      ApiStage,
+      ApiStage,
+    ];
+    this.main = main;
+    this.upload = upload;
+    this.auth = auth;
+    // Stage URLs end with `/`.
+    this.deviceIssuer = `${auth.stage.url}${DEVICE_ISSUER_PATH.slice(1)}`;
+    this.deviceAudience = main.stage.url;
+    this.addRoutes(main, 'main');
+    this.addRoutes(upload, 'upload');
+    this.addRoutes(auth, 'auth');
+    this.nameAddresses();
+  }
+
+  /** Every API with its name in alarms. */
+  get all(): readonly [ApiStage, string][] {
+    return [
+      [this.main, 'Main API'],
+      [this.upload, 'Upload API'],
+      [this.auth, 'Auth API'],
+    ];
+  }
+
+  private newApi(apiId: string, api: ApiName, description: string): ApiStage {
+    const { settings } = this.props;
+    const origins = settings.corsAllowedOrigins;
+    const httpApi = new HttpApi(this.stack, apiId, {
+      description,
+      createDefaultStage: false,
+      ...(origins.length === 0
+        ? {}
+        : {
+            corsPreflight: {
+              allowOrigins: origins,
+              allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.DELETE, CorsHttpMethod.OPTIONS],
+              allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match'],
+              exposeHeaders: ['location', 'retry-after', 'www-authenticate', 'idempotent-replayed', 'etag'],
+              maxAge: Duration.hours(1),
+            },
+          }),
+    });
+    const accessLogs = new LogGroup(this.stack, `${apiId}AccessLogs`, { retention: settings.logRetention });
+    const stage = httpApi.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: api === 'auth' ? settings.authThrottle : THROTTLE[api],
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
+    });
+    // Tokens the JWT authorizer refuses never reach a function: counted from the access log. Only on an API with
+    // authorized routes, whose 401s are all refused tokens (the auth API's are wrong passwords).
+    if (this.routesOn(api).some((route) => route.scope !== null)) countTokenFailures(accessLogs);
+    return { api: httpApi, stage };
+  }
+
+  private routesOn(api: ApiName): RouteDefinition[] {
+    return this.props.routes.filter((route) => route.api === api);
+  }
+
+  /** The route's integration: its function (created on first use) or the pool's key set. */
+  private integrationOf(route: RouteDefinition): HttpRouteIntegration {
+    const serving = servingOf(route);
+    if (serving === 'cognito-jwks')
+      return new HttpUrlIntegration(`${route.id}Integration`, this.props.identity.jwksUrl, { method: HttpMethod.GET });
+    const access = this.access.get(serving.entry) as FunctionAccess;
+    const fn = this.props.functions.function({ entry: serving.entry, access, environment: this.environmentOf(access) });
+    return new HttpLambdaIntegration(`${route.id}Integration`, fn);
+  }
+
+  /** The variables only the APIs know: the device issuer and audience, the app client id. */
+  private environmentOf(access: FunctionAccess): FunctionEnvironment {
+    return {
+      ...(access.cognitoClient === true ? { [ENV.cognitoClientId]: this.props.identity.clientId } : {}),
+      ...(access.deviceKey === undefined
+        ? {}
+        : {
+            [ENV.deviceTokenKeyArn]: this.props.deviceKeyArn,
+            [ENV.deviceTokenIssuer]: this.deviceIssuer,
+            [ENV.deviceTokenAudience]: this.deviceAudience,
+          }),
+    };
+  }
+
+  /**
+   * Adds the routes of `api`. One authorizer per API and issuer (an authorizer belongs to one API). Users: the pool's
+   * access tokens, whose `client_id` is the app client (API Gateway checks `client_id` when a token has no `aud`); the
+   * issuer is built from tokens (region, pool id), nothing hard-coded. Devices: the device issuer, whose discovery
+   * document API Gateway reads, and the audience device tokens carry; created only on an API with device routes.
+   */
+  private addRoutes({ api: httpApi, stage }: ApiStage, api: ApiName): void {
+    const { identity } = this.props;
+    const userAuthorizer = new HttpJwtAuthorizer('CognitoAccessToken', identity.issuer, { jwtAudience: [identity.clientId] });
+    let deviceAuthorizer: HttpJwtAuthorizer | undefined;
+    for (const route of this.routesOn(api)) {
+      let authorizer: HttpJwtAuthorizer | undefined;
+      if (isDeviceRoute(route)) {
+        deviceAuthorizer ??= new HttpJwtAuthorizer('DeviceAccessToken', this.deviceIssuer, { jwtAudience: [this.deviceAudience] });
+        authorizer = deviceAuthorizer;
+      } else if (route.scope !== null) authorizer = userAuthorizer;
+      const [added] = httpApi.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: this.integrationOf(route),
+        // The token must hold the route's scope (its `scope` claim); the company in the path is the handler's check.
+        ...(authorizer === undefined || route.scope === null ? {} : { authorizer, authorizationScopes: [route.scope] }),
+      });
+      if (route.scope === null && added !== undefined) {
+        acknowledge(
+          added,
+          'AwsSolutions-APIG4',
+          `${route.method} ${route.path} is public by contract (docs/contract.md): the token endpoint, the issuers' public keys and ` +
+            'discovery document, or the OpenAPI document, which a caller needs before it has a token. Every other route has a JWT authorizer.',
+        );
+      }
+    }
+    this.throttleRoutes(stage, api);
+  }
+
+  /**
+   * Route settings exist only on the CloudFormation stage (the L2 stage throttles its default route only). Device
+   * routes get the fleet's throttle; the token route a bucket of its own (`ownThrottle`), so that a flood of token
+   * requests never throttles the device issuer's discovery document and key set, which the main API's device
+   * authorizer fetches.
+   */
+  private throttleRoutes(stage: HttpStage, api: ApiName): void {
+    const key = (route: RouteDefinition) => `${route.method} ${route.path}`;
+    const routes = this.routesOn(api);
+    const throttled: [string, ThrottleSettings][] = routes.filter(isDeviceRoute).map((route) => [key(route), DEVICE_ROUTE_THROTTLE]);
+    for (const route of routes) {
+      if (route.onAws?.kind === 'function' && route.onAws.ownThrottle === true)
+        throttled.push([key(route), this.props.settings.authThrottle]);
+    }
+    if (throttled.length === 0) return;
+    const routeSettings = Object.fromEntries(
+      throttled.map(([routeKey, throttle]) => [
+        routeKey,
+        { ThrottlingRateLimit: throttle.rateLimit, ThrottlingBurstLimit: throttle.burstLimit },
+      ]),
+    );
+    (stage.node.defaultChild as CfnStage).addPropertyOverride('RouteSettings', routeSettings);
+  }
+
+  /**
+   * The functions whose access says `apiAddresses` get the three API URLs (the OpenAPI document's `servers`). They only
+   * reference the APIs' ids, which depend on nothing, so naming the API a function integrates makes no cycle.
+   */
+  private nameAddresses(): void {
+    for (const [entry, access] of this.access) {
+      if (access.apiAddresses !== true) continue;
+      const fn = this.props.functions.byEntry.get(entry);
+      if (fn === undefined) throw new Error(`lib/constructs/http-apis.ts: no function for ${entry}.`);
+      for (const [api, { stage }] of [
+        ['main', this.main],
+        ['upload', this.upload],
+        ['auth', this.auth],
+      ] as const)
+        fn.addEnvironment(API_ADDRESS_ENV[api], stage.url);
+    }
+  }
+}

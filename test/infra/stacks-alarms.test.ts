@@ -1,0 +1,73 @@
+/**
+ * The alarms of the stateless stack, all to one topic. Built by lib/stage.ts exactly as bin/app.ts builds them, with
+ * bundling skipped (template-helpers.ts).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
+import { DEPLOYMENT_CHANGES_ENTRY, SEARCH_INDEXER_ENTRY } from '../../functions/contract/routes.js';
+import { type Resource, resourcesOf, serviceTemplates, type ServiceTemplates } from './template-helpers.js';
+import { preTokenGeneration } from '../../functions/contract/functions.js';
+
+describe('stacks, alarms (bundling skipped)', () => {
+  let stateless: ServiceTemplates['stateless'];
+  let ours: ServiceTemplates['ours'];
+  let statefulFunctions: ServiceTemplates['statefulFunctions'];
+
+  beforeAll(() => {
+    ({ stateless, ours, statefulFunctions } = serviceTemplates());
+  });
+
+  it('alarms on 5xx rate per API, errors and throttles per function, dead letters and the indexer lag, all to the alarm topic', () => {
+    const alarms = resourcesOf(stateless, 'AWS::CloudWatch::Alarm');
+    const [topicId] = resourcesOf(stateless, 'AWS::SNS::Topic')[0] as [string, Resource];
+    for (const [id, alarm] of alarms) expect(alarm.Properties?.AlarmActions, id).toEqual([{ Ref: topicId }]);
+    const byMetric = (name: string) => alarms.filter(([, alarm]) => alarm.Properties?.MetricName === name);
+    for (const [entry, [functionId]] of ours) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = byMetric(metric).filter(
+          ([, alarm]) =>
+            JSON.stringify(alarm.Properties?.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: functionId } }]),
+        );
+        expect(found, `${metric} ${entry}`).toHaveLength(1);
+        expect(found[0]?.[1].Properties).toMatchObject({
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          Period: 300,
+          Statistic: 'Sum',
+        });
+      }
+    }
+    const [triggerId] = statefulFunctions.get(preTokenGeneration.entry) as [string, Resource];
+    expect(
+      byMetric('Errors').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions).includes(triggerId)),
+      'trigger errors',
+    ).toHaveLength(1);
+    // Every queue but the rollout queue is a dead-letter queue (the rollout queue's age is alarmed instead).
+    const deadLetters = byMetric('ApproximateNumberOfMessagesVisible');
+    expect(deadLetters.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
+      resourcesOf(stateless, 'AWS::SQS::Queue')
+        .filter(([queueId]) => !queueId.startsWith('RolloutWorkQueue'))
+        .map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]))
+        .sort(),
+    );
+    for (const [id, alarm] of deadLetters)
+      expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    const iteratorAges = byMetric('IteratorAge');
+    expect(iteratorAges.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
+      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY]
+        .map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }]))
+        .sort(),
+    );
+    for (const [id, alarm] of iteratorAges)
+      expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum' });
+    const rates = alarms.filter(([, alarm]) => alarm.Properties?.Metrics !== undefined);
+    expect(rates).toHaveLength(3);
+    for (const [id, alarm] of rates) {
+      expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.api5xxPercent, EvaluationPeriods: 3, DatapointsToAlarm: 2 });
+      expect(JSON.stringify(alarm.Properties?.Metrics), id).toMatch(
+        /"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/,
+      );
+    }
+    stateless.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+  });
+});
