@@ -226,7 +226,7 @@ describe('rollout routes', () => {
       ['RolloutCancel', 'deployments:write', 'functions/handlers/rollout-cancel.ts'],
     ]);
     expect(routes.map((route) => route.access)).toEqual([
-      { storage: true, tables: { rollouts: 'RW', scenarios: 'R' }, rolloutQueue: true },
+      { storage: true, tables: { rollouts: 'RW', scenarios: 'R' }, rolloutQueue: true, search: 'search' },
       { storage: true, pagesListings: true, tables: { rollouts: 'R' } },
       { storage: true, tables: { rollouts: 'R' } },
       { storage: true, tables: { rollouts: 'RW' } },
