@@ -151,7 +151,7 @@ export class SearchDomain extends Construct {
     });
 
     // Put (create or overwrite with the same document) on every deployment of every stage, before the domain needs
-    // it; never deleted by a stage, since the other stages use it too (README, "Deploy to AWS").
+    // it; never deleted by a stage, since the other stages use it too (docs/aws.md, "Commands").
     const logsPolicy = new AwsCustomResource(this, 'LogsResourcePolicy', {
       resourceType: 'Custom::SharedLogsResourcePolicy',
       onUpdate: {

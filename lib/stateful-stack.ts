@@ -104,7 +104,7 @@ export class StatefulStack extends Stack {
       idempotency: this.idempotencyTable,
       clientFailures: this.clientFailuresTable,
     };
-    // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).
+    // Companies and devices are written by the customer (docs/aws.md, "First company, first user, first token").
     new CfnOutput(this, 'CompaniesTableName', {
       description: 'Companies table (one item per company: quota).',
       value: this.companiesTable.tableName,
@@ -197,13 +197,13 @@ export class StatefulStack extends Stack {
     acknowledge(
       this.cursorSigningKey,
       'AwsSolutions-SMG4',
-      'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (README, ' +
-        '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.',
+      'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (docs/aws.md, ' +
+        '"Deploy to AWS") merely makes outstanding cursors answer 400, and clients then list again from the first page.',
     );
 
     this.deviceTokenKey = new DeviceTokenKey(this, 'DeviceTokens');
 
-    // Stack outputs (README, "Deploy to AWS"), under stable names.
+    // Stack outputs (docs/aws.md, "First company, first user, first token"), under stable names.
     new CfnOutput(this, 'UserPoolId', {
       description: 'Cognito user pool of the token endpoint (create users here).',
       value: this.identity.userPool.userPoolId,

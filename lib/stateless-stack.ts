@@ -696,7 +696,7 @@ export class StatelessStack extends Stack {
     // Deployment changes: the deployments table's stream gives every DEPLOY and UNDEPLOY its history entry and event.
     // The consumer is idempotent, so a failed batch is retried (halved each time) until its records are a day old,
     // the stream's retention: a backend outage delays history and events, it does not lose them. Only records that
-    // still fail then reach the dead-letter queue (alarmed; see README "Operations" for the replay).
+    // still fail then reach the dead-letter queue (alarmed; see docs/operations.md, "On AWS" for the replay).
     this.deploymentChanges = createFunction(DEPLOYMENT_CHANGES_ENTRY);
     this.deploymentChangesDeadLetterQueue = deadLetterQueue(this, 'DeploymentChangesDeadLetterQueue');
     for (const name of (Object.keys(TABLES) as TableName[]).filter((candidate) => streamConsumerOf(candidate) === 'deployment-changes')) {
@@ -827,7 +827,7 @@ export class StatelessStack extends Stack {
       value: this.monitoring.topic.topicArn,
     });
     new CfnOutput(this, 'RolloutDeadLetterQueueUrl', {
-      description: 'Rollout chunks that failed every receive (README, "Operations").',
+      description: 'Rollout chunks that failed every receive (docs/operations.md, "On AWS").',
       value: this.rolloutDeadLetterQueue.queueUrl,
     });
     new CfnOutput(this, 'SearchReindexFunctionName', {
