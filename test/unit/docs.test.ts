@@ -55,6 +55,10 @@ function sources(directory: string, extensions: string[]): string[] {
 }
 
 describe('documentation', () => {
+  it('keeps the README a front door, at most 250 lines, the rest in docs/', () => {
+    expect(read('README.md').split('\n').length).toBeLessThanOrEqual(250);
+  });
+
   it('links only to files and headings that exist', () => {
     const broken: string[] = [];
     for (const document of documents) {
