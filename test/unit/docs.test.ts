@@ -1,7 +1,8 @@
 /**
- * What the documentation must keep true that no other test would notice: every link between the README and the pages
- * of docs/ leads to a file and a heading that exist, every section the code and its comments point readers to
- * exists, and the configuration page names every environment variable the service reads, quoting a real error.
+ * What the documentation must keep true that no other test would notice: the README stays a front door, every link
+ * between the README and the pages of docs/ leads to a file and a heading that exist, every section the code and its
+ * comments point readers to exists, and the configuration page names every environment variable the service reads,
+ * quoting a real error.
  * What the walkthrough's commands answer is checked by test/e2e/docs-walkthrough.test.ts, against the service.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
