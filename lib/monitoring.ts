@@ -15,7 +15,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { POWERTOOLS_METRICS_NAMESPACE } from './service-function.js';
 
-/** The thresholds (README, "Deploy to AWS" lists them). */
+/** The thresholds (docs/operations.md, "On AWS" lists them). */
 export const ALARM_THRESHOLDS = {
   /** Percentage of 5xx answers over 5 minutes, counted once at least 10 requests arrived, in 2 of 3 periods. */
   api5xxPercent: 5,
@@ -122,7 +122,7 @@ export class Monitoring extends Construct {
     return this.alarm(id, {
       metric: queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) }),
       threshold: ALARM_THRESHOLDS.deadLetterMessages,
-      description: `${name}: messages in the dead-letter queue (events that failed every retry; see the README for replay).`,
+      description: `${name}: messages in the dead-letter queue (events that failed every retry; see docs/operations.md for replay).`,
     });
   }
 

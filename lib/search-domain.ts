@@ -151,7 +151,7 @@ export class SearchDomain extends Construct {
   /**
    * The shared CloudWatch Logs resource policy, put (created or overwritten with the same document) on every
    * deployment of every stage, before the domain needs it; never deleted by a stage, since the other stages use it too
-   * (README, "Deploy to AWS").
+   * (docs/aws.md, "Commands").
    */
   private createLogsPolicy(): AwsCustomResource {
     const logsPolicy = new AwsCustomResource(this, 'LogsResourcePolicy', {

@@ -1,7 +1,7 @@
 /**
  * Customer parameters of the CDK app: read once from CDK context (`cdk.json` or `-c key=value`), validated, with the
- * documented defaults below. Nothing else in lib/ reads context, so this table is the whole list (README,
- * "Deploy to AWS").
+ * documented defaults below. Nothing else in lib/ reads context, so this table is the whole list (docs/aws.md,
+ * "Parameters (CDK context)").
  *
  * | context key               | default           | meaning                                                        |
  * |---------------------------|-------------------|----------------------------------------------------------------|
@@ -52,7 +52,7 @@ export interface ServiceSettings {
   authThrottle: { rateLimit: number; burstLimit: number };
 }
 
-/** The defaults of ServiceSettings (README, "Deploy to AWS"). */
+/** The defaults of ServiceSettings (docs/aws.md, "Parameters (CDK context)"). */
 export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = {
   stage: 'dev',
   logLevel: 'INFO',

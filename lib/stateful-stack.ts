@@ -127,7 +127,7 @@ export class StatefulStack extends Stack {
     const tables = Object.fromEntries(
       (Object.keys(TABLE_IDS) as TableName[]).map((name) => [name, this.table(name, TABLES[name])]),
     ) as Record<TableName, Table>;
-    // Companies and devices are written by the customer (README, "Deploy to AWS": the first company).
+    // Companies and devices are written by the customer (docs/aws.md, "First company, first user, first token").
     new CfnOutput(this, 'CompaniesTableName', {
       description: 'Companies table (one item per company: quota).',
       value: tables.companies.tableName,
@@ -220,13 +220,13 @@ export class StatefulStack extends Stack {
     acknowledge(
       secret,
       'AwsSolutions-SMG4',
-      'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (README, ' +
-        '"Configuration") merely makes outstanding cursors answer 400, and clients then list again from the first page.',
+      'The cursor signing key only authenticates the opaque paging cursors the service hands out; rotating it (docs/aws.md, ' +
+        '"Commands") merely makes outstanding cursors answer 400, and clients then list again from the first page.',
     );
     return secret;
   }
 
-  /** Stack outputs (README, "Deploy to AWS"), under stable names. */
+  /** Stack outputs (docs/aws.md, "First company, first user, first token"), under stable names. */
   private addOutputs(): void {
     new CfnOutput(this, 'UserPoolId', {
       description: 'Cognito user pool of the token endpoint (create users here).',

@@ -161,7 +161,7 @@ export class StatelessStack extends Stack {
     this.addOutputs();
   }
 
-  /** Stack outputs (README, "Deploy to AWS"), under stable names. */
+  /** Stack outputs (docs/aws.md, "First company, first user, first token"), under stable names. */
   private addOutputs(): void {
     const { main, upload, auth, deviceIssuer } = this.apis;
     new CfnOutput(this, 'MainApiUrl', { description: '{base_url}', value: main.stage.url });
@@ -176,7 +176,7 @@ export class StatelessStack extends Stack {
       value: this.monitoring.topic.topicArn,
     });
     new CfnOutput(this, 'RolloutDeadLetterQueueUrl', {
-      description: 'Rollout chunks that failed every receive (README, "Operations").',
+      description: 'Rollout chunks that failed every receive (docs/operations.md, "On AWS").',
       value: this.workQueue.deadLetterQueue.queueUrl,
     });
     for (const { definition, fn } of this.eventFunctions.all) {

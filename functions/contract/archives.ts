@@ -14,5 +14,5 @@ export const STORED_ARCHIVES = 'companies/*';
  */
 export const MAX_DIRECT_UPLOAD_BYTES = 4 * 1024 * 1024;
 
-/** MAX_DIRECT_UPLOAD_BYTES as the 413 and the README state it: `4 MiB (4,194,304 bytes)`. */
+/** MAX_DIRECT_UPLOAD_BYTES as the 413 and docs/contract.md state it: `4 MiB (4,194,304 bytes)`. */
 export const DIRECT_UPLOAD_LIMIT_TEXT = `${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} MiB (${MAX_DIRECT_UPLOAD_BYTES.toLocaleString('en-US')} bytes)`;

@@ -516,7 +516,7 @@ function shapeOf(group: EnvironmentGroup): Readonly<Record<string, z.ZodType>> {
   return ENVIRONMENT[group].shape;
 }
 
-/** The variables of `group`: name and description, in declaration order (README, tests). */
+/** The variables of `group`: name and description, in declaration order (docs/configuration.md, tests). */
 export function variablesOf(group: EnvironmentGroup): { name: string; description: string }[] {
   return Object.entries(shapeOf(group)).map(([name, schema]) => ({ name, description: schema.description ?? '' }));
 }

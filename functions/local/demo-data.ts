@@ -280,7 +280,7 @@ const FULL_SCOPE = SCOPES.join(' ');
 
 /**
  * The three demo users: `alice` (acme, every scope), `bob` (globex, every scope), `olivia` (both companies, read
- * scopes only). Passwords are fixed so that the README can show them.
+ * scopes only). Passwords are fixed so that the start banner and docs/walkthrough.md can show them.
  */
 export const DEMO_USERS: readonly DemoUser[] = [
   { username: 'alice', password: 'alice-demo-password', companies: ['acme'], scope: FULL_SCOPE },

@@ -127,7 +127,7 @@ function writeProblem(response: ServerResponse, status: number, title: string, d
   response.end(problemBody(status, title, detail));
 }
 
-/** How each address is named in the README and the OpenAPI document, for "served by another address" answers. */
+/** How each address is named in the docs and the OpenAPI document, for "served by another address" answers. */
 const ADDRESS_NAMES: Record<ApiName, string> = {
   main: 'main address (base_url)',
   upload: 'upload address (scenario_upload_url)',

@@ -702,8 +702,8 @@ describe('413: archives too large for a direct upload', () => {
     expect(refused.response.headers.get('content-type')).toBe('application/problem+json');
     expect(refused.error).toMatchObject({ title: 'Payload Too Large', status: 413 });
     expect(refused.error?.detail).toMatch(/presigned upload slot/);
-    // The limit is stated in the same words by the 413 and by the README.
-    const readme = await readFile(join(import.meta.dirname, '../../README.md'), 'utf8');
+    // The limit is stated in the same words by the 413 and by docs/contract.md.
+    const readme = await readFile(join(import.meta.dirname, '../../docs/contract.md'), 'utf8');
     expect(refused.error?.detail).toContain(DIRECT_UPLOAD_LIMIT_TEXT);
     expect(readme).toContain(`limited to ${DIRECT_UPLOAD_LIMIT_TEXT}:`);
 

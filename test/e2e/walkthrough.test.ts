@@ -1,5 +1,5 @@
 /**
- * The README walkthrough over real HTTP against `bin/local.ts` with embedded backends: token, skeleton, edit,
+ * The walkthrough (docs/walkthrough.md) over real HTTP against `bin/local.ts` with embedded backends: token, skeleton, edit,
  * upload, deploy, list, filters, search, and a restart that keeps everything.
  */
 import JSZip from 'jszip';
@@ -57,7 +57,7 @@ const uploadStatus = (token: string, uploadId: string) =>
     params: { path: { companyId: 'acme', uploadId } },
   });
 
-describe('README walkthrough', () => {
+describe('walkthrough, through the typed client', () => {
   it('issues a bearer token from the authentication service', async () => {
     const token = expectOk(await as().auth.POST('/token', { body: { username: 'alice', password: 'alice-demo-password' } }));
     expect(token).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });

@@ -140,7 +140,7 @@ describe('rollouts on AWS', () => {
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetterQueueId, 'Arn'] }, maxReceiveCount: 5 },
     });
     expect(ROLLOUT_MAX_RECEIVE_COUNT).toBe(5);
-    // Operators purge the dead-letter queue by its URL (README, "Operations").
+    // Operators purge the dead-letter queue by its URL (docs/operations.md, "On AWS").
     stateless.hasOutput('RolloutDeadLetterQueueUrl', { Value: { Ref: deadLetterQueueId } });
     expect(queues.get(deadLetterQueueId)?.Properties).toEqual({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
     for (const id of [queueId, deadLetterQueueId]) {
