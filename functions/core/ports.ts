@@ -4,9 +4,9 @@
  * `functions/adapters/embedded` (local engines) implement them; the
  * composition root (`functions/platform/composition.ts`) picks which.
  */
-import type { DeviceStatusState } from './desired-state.js';
-import type { Device, DeviceCredential, StoredDevice } from './devices.js';
-import type { RolloutState, RolloutWhat, WaveState } from './rollout-model.js';
+import type { DeviceStatusState } from './devices/desired-state.js';
+import type { Device, DeviceCredential, StoredDevice } from './devices/model.js';
+import type { RolloutState, RolloutWhat, WaveState } from './rollouts/model.js';
 import type { DocumentKey, SearchDocument } from './search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from './search/query.js';
 

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 // ZlibOptions omits the stream options (writableHighWaterMark) that zlib streams accept, as every Transform does.
 import { crc32, createInflateRaw, type ZlibOptions } from 'node:zlib';
-import { InvalidArchiveError, type ProblemViolation } from '../errors.js';
+import { InvalidArchiveError, type ProblemViolation } from '../shared/errors.js';
 import { type ScenarioManifest, ScenarioManifestSchema } from './manifest.js';
 import { decodeEntryName, NotAZipArchiveError, openZipArchive, type ZipArchive, type ZipEntry, type ZipInput } from './zip-reader.js';
 

@@ -2,10 +2,10 @@
  * Read side of the scenario packages: the company's scenarios and their immutable
  * versions, each version downloadable through a short-lived presigned URL, and the company's storage usage.
  */
-import type { ListParameters } from '../paging.js';
-import { NotFoundError } from '../errors.js';
+import type { ListParameters } from '../shared/paging.js';
+import { NotFoundError } from '../shared/errors.js';
 import type { ArchiveStore, CompanyRepository, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../ports.js';
-import { authorizeCompany, type Principal } from '../principal.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './manifest.js';
 
 /** Lifetime of a version's presigned download URL, seconds (5 minutes). */

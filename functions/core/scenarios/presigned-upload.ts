@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
-import { DomainError, NotFoundError, UploadNotCompletedError } from '../errors.js';
+import { DomainError, NotFoundError, UploadNotCompletedError } from '../shared/errors.js';
 import type { ArchiveStore, CompanyRepository, ScenarioRepository, UploadSlot, UploadSlotRepository } from '../ports.js';
-import { authorizeCompany, type Principal } from '../principal.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { UploadAbandonedError, uploadScenario } from './upload.js';
 
 /** Default lifetime of a presigned upload URL, seconds: the slot's `expiresAt` is this long after the request. */

@@ -1,6 +1,6 @@
 import JSZip from 'jszip';
 import { ulid } from 'ulid';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../shared/errors.js';
 import { SEMVER_PATTERN, type ScenarioManifest } from './manifest.js';
 
 /** Default version of the skeleton download. */

@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
-import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../errors.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../shared/errors.js';
 import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepository } from '../ports.js';
-import { authorizeCompany, type Principal } from '../principal.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
 
 /** The 201 body of an upload (docs/contract.md, "Scenario packages"). */

@@ -1,5 +1,5 @@
-import { ForbiddenError } from '../errors.js';
-import type { Principal } from '../principal.js';
+import { ForbiddenError } from '../shared/errors.js';
+import type { Principal } from '../shared/principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
 import type { SortField } from './registry.js';
 

@@ -1,5 +1,5 @@
 import type { CompanyRepository, SearchIndex } from '../ports.js';
-import type { Principal } from '../principal.js';
+import type { Principal } from '../shared/principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
 import { type SearchParameters, searchQueryOf, type SearchSort } from './query.js';
 import { FILTER_FIELDS, humanize } from './registry.js';
