@@ -4,7 +4,7 @@
  * bits, so the count is not there to stop guessing (nobody guesses one) but to bound what wrong attempts cost: each
  * one is a hash of about 10 ms of CPU (a local user's password, about 40 ms).
  */
-import type { ClientFailureStore, HashSlot, VerificationGate } from '../ports.js';
+import type { ClientFailureStore, HashSlot, VerificationGate } from './ports.js';
 
 /** How many failed attempts a key may make, and in what window. */
 export interface ClientFailurePolicy {

@@ -5,7 +5,7 @@
  */
 import { type CheckLimits, type CheckRefusals, clientSourceOf, limitedCheck, userFailureKey } from './client-failures.js';
 import { ServiceUnavailableError, TooManyRequestsError, UnauthorizedError } from '../shared/errors.js';
-import type { IdentityProvider } from '../ports.js';
+import type { IdentityProvider } from './ports.js';
 
 /** What a sign-in uses: the issuer that checks passwords and signs, and the limits of secret checks. */
 export interface UserTokenDependencies extends CheckLimits {

@@ -3,16 +3,12 @@ import { monotonicFactory } from 'ulid';
 import { z } from 'zod';
 import { type DeviceStatusView, deviceStatusView } from '../devices/desired-state.js';
 import { NotFoundError } from '../shared/errors.js';
-import type {
-  ActiveDeployment,
-  DeploymentHistoryEntry,
-  DeploymentRepository,
-  DeviceRepository,
-  Page,
-  ScenarioRepository,
-} from '../ports.js';
+import type { ActiveDeployment, DeploymentHistoryEntry } from './model.js';
+import type { DeploymentRepository } from './ports.js';
+import type { DeviceRepository } from '../devices/ports.js';
+import type { ScenarioRepository } from '../scenarios/ports.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
-import type { ListParameters } from '../shared/paging.js';
+import type { ListParameters, Page } from '../shared/paging.js';
 import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from '../scenarios/manifest.js';
 
 /** Most entries accepted in one deployment request. */

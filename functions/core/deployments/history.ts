@@ -5,8 +5,9 @@
  */
 import { encodeTime, TIME_LEN, TIME_MAX } from 'ulid';
 import type { DeploymentResultItem } from './deployments.js';
-import type { DeviceStatusState } from '../devices/desired-state.js';
-import type { HistoryEntry, Page } from '../ports.js';
+import type { DeviceStatusState } from './model.js';
+import type { HistoryEntry } from './model.js';
+import type { Page } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 
 /** One history listing, as the port receives it (parameters already validated). */

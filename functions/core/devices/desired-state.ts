@@ -7,15 +7,12 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { activeDevice } from './session.js';
 import { NotFoundError } from '../shared/errors.js';
-import type { ArchiveStore, DeploymentRepository, DeviceRepository, DeviceSlot, DeviceStatus, ScenarioCatalog } from '../ports.js';
+import type { ArchiveStore, ScenarioCatalog } from '../scenarios/ports.js';
+import type { DeploymentRepository } from '../deployments/ports.js';
+import type { DeviceRepository } from './ports.js';
+import type { DeviceSlot, DeviceStatus, DeviceStatusState } from '../deployments/model.js';
 import { deviceOf, type Principal } from '../shared/principal.js';
 import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from '../scenarios/versions.js';
-
-/** What a device reports about one of its active deployments while it installs it. */
-export const DEVICE_STATUS_STATES = ['DOWNLOADING', 'INSTALLING', 'INSTALLED', 'FAILED'] as const;
-
-/** One state of DEVICE_STATUS_STATES. */
-export type DeviceStatusState = (typeof DEVICE_STATUS_STATES)[number];
 
 /** Longest `message` a status report may carry, characters. */
 export const MAX_DEVICE_STATUS_MESSAGE_LENGTH = 1_000;

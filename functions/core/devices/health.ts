@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Device } from './model.js';
 import { activeDevice } from './session.js';
 import { UnauthorizedError } from '../shared/errors.js';
-import type { DeviceRepository, PresenceRepository } from '../ports.js';
+import type { DeviceRepository, PresenceRepository } from './ports.js';
 import type { Principal } from '../shared/principal.js';
 
 /**

@@ -2,7 +2,7 @@
  * The heartbeat sweeper: devices silent for longer than their heartbeat window become DISCONNECTED. Run every
  * minute (a schedule on AWS, a timer locally); the overdue devices are found by index queries on their deadline.
  */
-import type { DisconnectOutcome, OverduePresence, PresenceRepository } from '../ports.js';
+import type { DisconnectOutcome, OverduePresence, PresenceRepository } from './ports.js';
 
 /** What sweepHeartbeats needs. */
 export interface HeartbeatSweepDependencies {

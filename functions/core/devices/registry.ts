@@ -8,7 +8,9 @@ import { monotonicFactory } from 'ulid';
 import { DEVICE_ID_PATTERN, type Device, deviceClientId } from './model.js';
 import { newDeviceCredential } from './tokens.js';
 import { BadRequestError, ConflictError, NotFoundError, type ProblemViolation } from '../shared/errors.js';
-import type { DeploymentRepository, DeviceRepository, DeviceStaticFields, PresenceRepository, UndeployMark } from '../ports.js';
+import type { DeploymentRepository } from '../deployments/ports.js';
+import type { DeviceRepository, DeviceStaticFields, PresenceRepository } from './ports.js';
+import type { UndeployMark } from '../deployments/model.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { type DeviceDocument, deviceDocumentOf } from '../search/documents.js';
 

@@ -4,7 +4,7 @@
  */
 import type { StoredDevice } from './model.js';
 import { UnauthorizedError } from '../shared/errors.js';
-import type { DeviceRepository } from '../ports.js';
+import type { DeviceRepository } from './ports.js';
 import { deviceOf, type Principal } from '../shared/principal.js';
 
 /**

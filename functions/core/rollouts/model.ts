@@ -1,6 +1,7 @@
 /**
- * The rollout model shared by the use cases (rollouts.ts), target resolution (rollout-targets.ts) and the HTTP
- * contract (docs/contract.md, "Rollouts"): limits, states, the create input and the view every route answers.
+ * The rollout model shared by the use cases (rollouts.ts), target resolution (targets.ts) and the HTTP
+ * contract (docs/contract.md, "Rollouts"): limits, states, the create input, the view every route answers,
+ * and the stored rollout with its target chunks and tallies.
  */
 
 /** Most devices one rollout may target (a query matching more is refused, naming the count). */
@@ -82,4 +83,95 @@ export interface RolloutView {
   updated: string;
   /** Why the rollout is PAUSED (an operator, or a wave's failures). */
   pausedReason?: string;
+}
+
+/** One wave of a stored rollout: its size, state and the range of target chunks holding its devices. */
+export interface StoredRolloutWave {
+  size: number;
+  state: WaveState;
+  /** ISO-8601: when the wave started; also the time of every deployment it makes (their ids' time part and `at`). */
+  startedAt?: string;
+  /** ISO-8601. */
+  completedAt?: string;
+  /** Indexes of its first and last chunk (inclusive). */
+  chunks: [number, number];
+}
+
+/** A rollout as stored (rollouts table, `ROLLOUT#{company}` / `{id}`); key design in tables.ts. */
+export interface StoredRollout {
+  /** ULID. */
+  id: string;
+  company: string;
+  action: 'DEPLOY' | 'UNDEPLOY';
+  what: RolloutWhat;
+  /** How the targets were given: the search query string, or how many ids were listed. */
+  targetsSpec: { query: string } | { ids: number };
+  /** Devices targeted (resolved at creation). */
+  targets: number;
+  waves: StoredRolloutWave[];
+  /** Index of the wave running, or next to run (0-based). */
+  currentWave: number;
+  /** 0..1. */
+  failureThreshold: number;
+  /** Seconds. */
+  waveTimeoutSeconds: number;
+  note?: string;
+  /** `sub` of the creator: the deployments are made in their name. */
+  createdBy: string;
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601. */
+  updated: string;
+  state: RolloutState;
+  pausedReason?: string;
+  /** Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). */
+  version: number;
+  /** ISO-8601: while RUNNING, when the sweeper looks at it next (the item is in the sweep index only while RUNNING). */
+  sweepAt?: string;
+}
+
+/** A chunk of a rollout's targets (rollouts table, `TARGETS#{company}#{rolloutId}` / `{index, 6 digits}`). */
+export interface RolloutChunk {
+  /** 0-based, global across the waves. */
+  index: number;
+  /** The wave it belongs to (0-based). */
+  wave: number;
+  /** At most ROLLOUT_CHUNK_SIZE device ids, sorted. */
+  deviceIds: string[];
+  /** ISO-8601: when its work message was last sent again (absent: sent when its wave started). */
+  dispatchedAt?: string;
+  /** Set once the worker has run it (its results counted). */
+  done?: boolean;
+  /** Its deploy results by cause (`SUCCESS` for a write made), once done. */
+  results?: Record<string, number>;
+}
+
+/** The tallies of one wave: deploy results by cause, device reports by state, and how many chunks are done. */
+export interface RolloutWaveTally {
+  /** e.g. `{ SUCCESS: 480, TARGET_NOT_FOUND: 20, INSTALLED: 470, FAILED: 3 }`; absent keys are 0. */
+  counts: Record<string, number>;
+  chunksDone: number;
+}
+
+/** A device's terminal status report on a deployment a rollout made. */
+export interface RolloutReport {
+  company: string;
+  rolloutId: string;
+  /** The wave that deployed it (0-based). */
+  wave: number;
+  deviceId: string;
+  state: 'INSTALLED' | 'FAILED';
+  /** ISO-8601: when the service received the report. */
+  at: string;
+}
+
+/** The body of a rollout work message (SQS body JSON, and the local queue's): one chunk of a wave to run. */
+export interface RolloutWorkMessage {
+  type: 'RolloutChunk';
+  company: string;
+  rolloutId: string;
+  /** 0-based. */
+  wave: number;
+  /** The chunk's index. */
+  chunk: number;
 }

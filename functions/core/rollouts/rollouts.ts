@@ -15,18 +15,9 @@ import { encodeTime, ulid } from 'ulid';
 import { z } from 'zod';
 import { type DeploymentDependencies, type DeploymentResultItem, executeDeployments } from '../deployments/deployments.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../shared/errors.js';
-import type { ListParameters } from '../shared/paging.js';
-import type {
-  Page,
-  RolloutChunk,
-  RolloutRepository,
-  RolloutWaveTally,
-  RolloutWorkMessage,
-  ScenarioRepository,
-  StoredRollout,
-  StoredRolloutWave,
-  WorkQueue,
-} from '../ports.js';
+import type { ListParameters, Page } from '../shared/paging.js';
+import type { RolloutRepository, WorkQueue } from './ports.js';
+import type { ScenarioRepository } from '../scenarios/ports.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
@@ -39,6 +30,11 @@ import {
   type RolloutCreateInput,
   type RolloutView,
   type RolloutWaveView,
+  type RolloutChunk,
+  type RolloutWaveTally,
+  type RolloutWorkMessage,
+  type StoredRollout,
+  type StoredRolloutWave,
 } from './model.js';
 
 /** What the rollout use cases need. */

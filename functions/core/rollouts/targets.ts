@@ -3,7 +3,7 @@
  * (docs/contract.md, "Rollouts"). A device that matches the query later is not added; one that stops matching stays.
  */
 import { BadRequestError, UnprocessableRequestError } from '../shared/errors.js';
-import type { SearchIndex } from '../ports.js';
+import type { SearchIndex } from '../search/ports.js';
 import { MAX_ROLLOUT_TARGETS } from './model.js';
 import type { SearchParameters } from '../search/query.js';
 

@@ -4,7 +4,9 @@
  */
 import type { ListParameters } from '../shared/paging.js';
 import { NotFoundError } from '../shared/errors.js';
-import type { ArchiveStore, CompanyRepository, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../ports.js';
+import type { ArchiveStore, ScenarioCatalog } from './ports.js';
+import type { CompanyRepository } from '../shared/companies.js';
+import type { ScenarioSummary, ScenarioVersion } from './model.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './manifest.js';
 

@@ -1,6 +1,8 @@
 import { ulid } from 'ulid';
 import { DomainError, NotFoundError, UploadNotCompletedError } from '../shared/errors.js';
-import type { ArchiveStore, CompanyRepository, ScenarioRepository, UploadSlot, UploadSlotRepository } from '../ports.js';
+import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from './ports.js';
+import type { CompanyRepository } from '../shared/companies.js';
+import type { UploadSlot } from './model.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { UploadAbandonedError, uploadScenario } from './upload.js';
 

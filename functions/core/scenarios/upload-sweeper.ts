@@ -1,4 +1,4 @@
-import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from '../ports.js';
+import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from './ports.js';
 import { expiredUploadProblem, interruptedUploadProblem, PROCESSING_CLAIM_TIMEOUT_MS } from './presigned-upload.js';
 
 /** What the upload sweeper needs. */

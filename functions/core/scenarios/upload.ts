@@ -1,6 +1,7 @@
 import { ulid } from 'ulid';
 import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../shared/errors.js';
-import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepository } from '../ports.js';
+import type { ArchiveStore, RandomAccessSource, ScenarioRepository } from './ports.js';
+import type { CompanyRepository } from '../shared/companies.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
 

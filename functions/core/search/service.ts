@@ -1,4 +1,5 @@
-import type { CompanyRepository, SearchIndex } from '../ports.js';
+import type { CompanyRepository } from '../shared/companies.js';
+import type { SearchIndex } from './ports.js';
 import type { Principal } from '../shared/principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
 import { type SearchParameters, searchQueryOf, type SearchSort } from './query.js';

@@ -8,3 +8,9 @@ export interface ListParameters {
   /** The `nextCursor` of the previous page; undefined for the first page. */
   cursor?: string | undefined;
 }
+
+/** A page of a listing with an opaque continuation cursor. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
