@@ -15,9 +15,15 @@ export interface SearchIndex {
   search(query: SearchQuery): Promise<SearchResult>;
   /** Counts, per field of `query.fields`, how many matching documents carry each value. */
   countValues(query: CountQuery): Promise<ValueCounts>;
-  /** Inserts or replaces documents (by their DocumentKey). */
+  /**
+   * Inserts or replaces documents (by their DocumentKey).
+   * @throws SearchIndexWriteError naming the documents the index refused (the others are written).
+   */
   upsert(documents: SearchDocument[]): Promise<void>;
-  /** Removes documents; unknown keys are ignored. */
+  /**
+   * Removes documents; unknown keys are ignored.
+   * @throws SearchIndexWriteError naming the documents the index refused (the others are removed).
+   */
   remove(keys: DocumentKey[]): Promise<void>;
   /**
    * The ids of the device documents of `query.companies` matching `query.filters` (OR within a field, AND across
@@ -26,4 +32,20 @@ export interface SearchIndex {
    * @throws ServiceUnavailableError when the backend cannot be reached.
    */
   selectIds(query: { companies: string[]; filters: Map<string, string[]> }, max: number): Promise<{ ids: string[]; total: number }>;
+}
+
+/**
+ * Some documents of one `upsert` or `remove` were not written or removed, the others were: `failedIds` are their
+ * keys as documentKeyString writes them (`TYPE#company#id`), `reasons[n]` the index's reason for `failedIds[n]`.
+ * Sending those documents again is the retry; it is no outage of the index (that is ServiceUnavailableError).
+ */
+export class SearchIndexWriteError extends Error {
+  constructor(
+    readonly failedIds: string[],
+    readonly reasons: string[],
+    message = `The search index refused ${failedIds.length} document(s): ${failedIds.join(', ')}.`,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
 }
