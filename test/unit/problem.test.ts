@@ -267,15 +267,17 @@ describe("the handler stack's problem+json mapping", () => {
     expect((await responseFor(validation)).result.statusCode).toBe(500);
   });
 
-  it('reports a custom DomainError subclass with its own status and extensions', async () => {
-    class TeapotError extends DomainError {
-      readonly status = 418;
-      readonly title = 'I Am A Teapot';
+  it('answers a DomainError subclass as the kind it declares', async () => {
+    class StaleEtagError extends DomainError {
+      readonly kind = 'conflict';
     }
-    const { result, body } = await responseFor(new TeapotError('short and stout', { spout: true }, { 'X-Brew': 'earl-grey' }));
-    expect(result.statusCode).toBe(418);
-    expect(result.headers?.['X-Brew']).toBe('earl-grey');
-    expect(body).toMatchObject({ type: 'https://device-scenario-service.dev/problems/i-am-a-teapot', spout: true });
+    const { result, body } = await responseFor(new StaleEtagError('The resource changed since it was read.'));
+    expect(result.statusCode).toBe(409);
+    expect(body).toMatchObject({
+      type: 'https://device-scenario-service.dev/problems/conflict',
+      title: 'Conflict',
+      detail: 'The resource changed since it was read.',
+    });
   });
 
   it('leaves successful responses untouched', async () => {

@@ -203,7 +203,7 @@ async function registerEntry(
     return { id, state: created ? 'CREATED' : 'UPDATED' };
   } catch (error) {
     if (error instanceof BadRequestError) {
-      const violations = (error.extensions.errors as ProblemViolation[] | undefined) ?? [{ path: '', message: error.message }];
+      const violations = error.violations.length > 0 ? error.violations : [{ path: '', message: error.message }];
       return { id, state: 'FAILURE', errors: violations.map((violation) => atEntry(index, violation)) };
     }
     if (error instanceof ConflictError) return { id, state: 'FAILURE', errors: [{ path: `/${index}/id`, message: error.message }] };

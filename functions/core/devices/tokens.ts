@@ -139,13 +139,13 @@ export interface DeviceTokenDependencies extends CheckLimits {
 const DEVICE_REFUSALS: CheckRefusals = {
   busy: (seconds) =>
     OAuthError.retryLater(
-      503,
+      'busy',
       `Too many client authentications are being checked right now; retry after ${seconds} second(s) (Retry-After).`,
       seconds,
     ),
   blocked: (seconds) =>
     OAuthError.retryLater(
-      429,
+      'too-many-attempts',
       `Too many failed client authentications for this client from this address; retry after ${seconds} second(s) (Retry-After), with the right secret.`,
       seconds,
     ),
