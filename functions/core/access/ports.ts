@@ -22,7 +22,7 @@ export interface ClientFailureStore {
    * happen per window, however many attempts arrive at once and wherever. One conditional write (two when a closed
    * window is replaced). Writers that keep replacing a closed window under it for a few rounds get a refusal ending
    * a second later: the key is that busy.
-   * @throws ServiceUnavailableError (503, Retry-After) when the store cannot be used (missing, access denied); a
+   * @throws ServiceUnavailableError (with retryAfterSeconds) when the store cannot be used (missing, access denied); a
    *   throttled or unreachable store throws the client's own error, which the platform answers 503 as well.
    */
   reserve(key: string, now: number, policy: { limit: number; windowMs: number }): Promise<ClientAttemptReservation>;

@@ -28,10 +28,10 @@ const USER_REFUSALS: CheckRefusals = {
  * secret checks (limitedCheck): at most `policy.limit` password hashes per username and source per window, across
  * every process; a success clears the count.
  * @returns the issuer's token and its lifetime, seconds.
- * @throws UnauthorizedError (401) for a wrong password or an unknown user (one answer for both).
- * @throws TooManyRequestsError (429, Retry-After: seconds until the window closes) when this username has
+ * @throws UnauthorizedError for a wrong password or an unknown user (one answer for both).
+ * @throws TooManyRequestsError (retryAfterSeconds: until the window closes) when this username has
  *   `policy.limit` attempts without a success from this source in its window, whatever the password.
- * @throws ServiceUnavailableError (503, Retry-After) when the process's gate admits no more attempts, or the store of
+ * @throws ServiceUnavailableError (with retryAfterSeconds) when the process's gate admits no more attempts, or the store of
  *   attempts cannot be used.
  */
 export async function issueUserToken(

@@ -101,7 +101,7 @@ export function deploymentRequestTooLarge(body: unknown): string | undefined {
  * through `onError` with the entries.
  * @param body a request body valid against DeploymentRequestBodySchema (the route validates it).
  * @param options a dry run, or a rollout's deterministic ids, instant and tag (ExecuteDeploymentsOptions).
- * @throws ForbiddenError (403) for a company outside the token.
+ * @throws ForbiddenError for a company outside the token.
  */
 export async function executeDeployments(
   dependencies: DeploymentDependencies,
@@ -340,9 +340,9 @@ export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../shared/paging.js';
 /**
  * Lists active deployments of one device (`deviceId`) or of every device of the company.
  * @param paging `limit` (1–1000) and `cursor`, validated by the route.
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws BadRequestError (400) on a cursor not issued for this listing.
- * @throws NotFoundError (404) when `deviceId` is not a device of the company.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws BadRequestError on a cursor not issued for this listing.
+ * @throws NotFoundError when `deviceId` is not a device of the company.
  */
 export async function listActiveDeployments(
   dependencies: Pick<DeploymentDependencies, 'devices' | 'deployments'>,

@@ -35,7 +35,7 @@ export interface DeploymentHistoryQuery {
 export interface DeploymentHistory {
   /**
    * One page of the company's history matching `query`, newest first (ids are ULIDs: time ordered).
-   * @throws BadRequestError (400) on a cursor this adapter did not issue for this company and query shape.
+   * @throws BadRequestError on a cursor this adapter did not issue for this company and query shape.
    */
   list(query: DeploymentHistoryQuery): Promise<Page<HistoryEntry>>;
 }
@@ -153,8 +153,8 @@ function toView(entry: HistoryEntry): DeploymentHistoryView {
  * Lists the company's deployment history, newest first.
  * @param filters the listing's filters and paging, validated by the route (HistoryQuery): `version` only with
  * `scenarioId`, `from` before `to`.
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws BadRequestError (400) on a cursor not issued for this listing.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws BadRequestError on a cursor not issued for this listing.
  */
 export async function listDeploymentHistory(
   dependencies: { history: DeploymentHistory },

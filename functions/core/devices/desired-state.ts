@@ -112,7 +112,7 @@ export type DesiredState = { tag: string; unchanged: true } | { tag: string; unc
  * or two locally; its iterator age is alarmed on AWS) a device that holds the previous tag is still answered 304; its
  * first poll after the consumer caught up gets the change. Should a refresh be lost, the sampled check
  * (STORED_TAG_CHECK_ONE_IN) corrects the tag within about that many polls.
- * @throws ForbiddenError (403) when the caller is not a device; UnauthorizedError (401) when its device is gone, being
+ * @throws ForbiddenError when the caller is not a device; UnauthorizedError when its device is gone, being
  *   deleted, or its credential was replaced (activeDevice).
  */
 export async function deviceDesiredState(
@@ -224,8 +224,8 @@ export interface StatusReportDependencies {
  * Records the calling device's report on one of its active deployments as that deployment's latest status (a new
  * ULID per report, so that every report becomes its own history entry and event, derived from the table's stream).
  * @returns the stored status.
- * @throws ForbiddenError (403) / UnauthorizedError (401) as deviceDesiredState.
- * @throws NotFoundError (404) when that scenario version is not active on the device.
+ * @throws ForbiddenError / UnauthorizedError as deviceDesiredState.
+ * @throws NotFoundError when that scenario version is not active on the device.
  */
 export async function reportDeviceStatus(
   dependencies: StatusReportDependencies,

@@ -108,8 +108,8 @@ const REFUSED =
  *    (CONNECTED, `connectedSince` kept while the device stays connected, else now) and `updated` = now.
  * An unchanged report of a connected device therefore writes only the presence entry: no device write, no stream
  * record, no search index update.
- * @throws ForbiddenError (403) when the caller is not a device token.
- * @throws UnauthorizedError (401) when the device is gone, being deleted or re-credentialed (also when that happens
+ * @throws ForbiddenError when the caller is not a device token.
+ * @throws UnauthorizedError when the device is gone, being deleted or re-credentialed (also when that happens
  *   between steps 1 and 3: the conditional update refuses, nothing is written to the device).
  */
 export async function reportDeviceHealth(

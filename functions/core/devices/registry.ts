@@ -72,9 +72,9 @@ const BEING_DELETED = 'The device is being deleted; register it again once the d
  * `geoLocation`, when given, replace the stored ones whole). A new device has `connection.state` UNKNOWN and no health.
  * @param creationRefused set when the id may not be given to a new device (a reserved id): the device is then only
  *   updated if it exists (one registered before the id was reserved), else this violation is thrown.
- * @throws BadRequestError (400, path `/serial`) when the device is new and `fields` has no serial, or with
+ * @throws BadRequestError (path `/serial`) when the device is new and `fields` has no serial, or with
  *   `creationRefused` when the device is new and may not be created.
- * @throws ConflictError (409) when the device is being deleted.
+ * @throws ConflictError when the device is being deleted.
  */
 async function register(
   dependencies: DeviceRegistryDependencies,
@@ -114,9 +114,9 @@ async function register(
 
 /**
  * PUT a device: registers it (created: true) or sets its static fields (see `register`).
- * @throws ForbiddenError (403) for a company outside the token; BadRequestError (400) for an id that is not a
+ * @throws ForbiddenError for a company outside the token; BadRequestError for an id that is not a
  *   device id, a reserved id (reservedIdRefusal) of a device that does not exist yet, or a new device without a
- *   serial; ConflictError (409) when the device is being deleted.
+ *   serial; ConflictError when the device is being deleted.
  */
 export async function putDevice(
   dependencies: DeviceRegistrationDependencies,
@@ -150,7 +150,7 @@ export function reservedIdRefusal(deviceId: string, reservedIds: ReadonlySet<str
  * Registers or updates many devices, each entry on its own: every entry gets one result, in request order; invalid
  * entries are FAILURE with their errors and the others proceed. Entries with the same id run one after another, in
  * order; others run REGISTRY_WRITE_CONCURRENCY at a time.
- * @throws ForbiddenError (403) for a company outside the token.
+ * @throws ForbiddenError for a company outside the token.
  */
 export async function registerDevices(
   dependencies: DeviceRegistrationDependencies,
@@ -222,7 +222,7 @@ function atEntry(index: number, violation: ProblemViolation): ProblemViolation {
 
 /**
  * One device of the company, as the API shows it.
- * @throws ForbiddenError (403) for a company outside the token; NotFoundError (404) when it does not exist or is
+ * @throws ForbiddenError for a company outside the token; NotFoundError when it does not exist or is
  *   being deleted.
  */
 export async function getDevice(
@@ -246,7 +246,7 @@ function notFound(deviceId: string): NotFoundError {
  * undeploys each of its active deployments (an UNDEPLOY by the caller with cause DEVICE_DELETED, recorded in the
  * history like any other), forgets its presence, then deletes its item. Every step is idempotent, so a delete that
  * failed half-way is completed by sending it again.
- * @throws ForbiddenError (403) for a company outside the token; NotFoundError (404) when the device does not exist.
+ * @throws ForbiddenError for a company outside the token; NotFoundError when the device does not exist.
  */
 export async function deleteDevice(
   dependencies: DeviceRegistryDependencies,
@@ -291,7 +291,7 @@ async function undeployAll(
  * Issues new client credentials for the device: a fresh secret (256 random bits, base64url), stored only as its
  * scrypt hash with a new credential id, replacing any earlier one, whose secret and tokens stop working at once.
  * @returns the client id and the secret, which is shown this once.
- * @throws ForbiddenError (403) for a company outside the token; NotFoundError (404) when the device does not exist
+ * @throws ForbiddenError for a company outside the token; NotFoundError when the device does not exist
  *   or is being deleted.
  */
 export async function issueDeviceCredentials(

@@ -9,8 +9,8 @@ import { deviceOf, type Principal } from '../shared/principal.js';
 
 /**
  * The stored device the caller's device token acts as (one strongly consistent read).
- * @throws ForbiddenError (403) when the caller is not a device token.
- * @throws UnauthorizedError (401, `invalid_token`) when the device no longer exists, is being deleted, or its
+ * @throws ForbiddenError when the caller is not a device token.
+ * @throws UnauthorizedError (`invalid_token`) when the device no longer exists, is being deleted, or its
  *   credential was replaced since the token was issued.
  */
 export async function activeDevice(devices: Pick<DeviceRepository, 'get'>, principal: Principal): Promise<StoredDevice> {

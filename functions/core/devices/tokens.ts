@@ -167,7 +167,7 @@ const DEVICE_REFUSALS: CheckRefusals = {
  *   deleted, or one without credentials: one answer for all, which tells nothing about which devices exist;
  *   temporarily_unavailable 429 with Retry-After (seconds until the key's window closes) for a key at its limit, or
  *   503 with Retry-After BUSY_RETRY_AFTER_SECONDS when the gate admits no more attempts.
- * @throws ServiceUnavailableError (503) when the store of attempts cannot be used: no secret is checked then.
+ * @throws ServiceUnavailableError when the store of attempts cannot be used: no secret is checked then.
  */
 export async function issueDeviceToken(
   dependencies: DeviceTokenDependencies,

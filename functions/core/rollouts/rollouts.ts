@@ -204,9 +204,9 @@ function checkCreateInput(input: RolloutCreateInput): void {
  * @param targetIds the resolved targets, sorted by device id, unique (resolveRolloutTargets); the devices are
  *   deployed in this order, in waves of the sizes asked for, the rest forming the last wave.
  * @returns the rollout as created (every count empty).
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws BadRequestError (400) when a wave size, the threshold or the timeout is out of bounds.
- * @throws UnprocessableRequestError (422) when the scenario version does not exist in the company, or `targetIds` is
+ * @throws ForbiddenError for a company outside the token.
+ * @throws BadRequestError when a wave size, the threshold or the timeout is out of bounds.
+ * @throws UnprocessableRequestError when the scenario version does not exist in the company, or `targetIds` is
  *   empty or longer than MAX_ROLLOUT_TARGETS.
  */
 export async function createRollout(
@@ -282,7 +282,7 @@ async function sendBestEffort(deps: RolloutDependencies, messages: RolloutWorkMe
   }
 }
 
-/** The stored rollout. @throws NotFoundError (404) when the company has no such rollout. */
+/** The stored rollout. @throws NotFoundError when the company has no such rollout. */
 async function storedRollout(deps: Pick<RolloutDependencies, 'rollouts'>, companyId: string, rolloutId: string): Promise<StoredRollout> {
   const rollout = ULID_PATTERN.test(rolloutId) ? await deps.rollouts.get(companyId, rolloutId) : undefined;
   if (rollout === undefined) throw new NotFoundError(`Rollout '${rolloutId}' does not exist in company '${companyId}'.`);
@@ -291,8 +291,8 @@ async function storedRollout(deps: Pick<RolloutDependencies, 'rollouts'>, compan
 
 /**
  * One rollout with its waves' counts (deploy results by cause, first INSTALLED / FAILED reports).
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws NotFoundError (404) when the company has no such rollout.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws NotFoundError when the company has no such rollout.
  */
 export async function getRollout(
   deps: Pick<RolloutDependencies, 'rollouts'>,
@@ -308,8 +308,8 @@ export async function getRollout(
 /**
  * A page of the company's rollouts, newest first, each with its counts.
  * @param paging `limit` (1–1000) and `cursor`, validated by the route.
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws BadRequestError (400) on a cursor not issued for this listing.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws BadRequestError on a cursor not issued for this listing.
  */
 export async function listRollouts(
   deps: Pick<RolloutDependencies, 'rollouts'>,
@@ -329,7 +329,7 @@ export async function listRollouts(
 /**
  * Applies `change` to the rollout if `allowed` accepts its state, as one write conditioned on the version read;
  * read again and retried when the sweeper wrote in between.
- * @throws NotFoundError (404); ConflictError (409) naming the state when `allowed` refuses it.
+ * @throws NotFoundError; ConflictError naming the state when `allowed` refuses it.
  */
 async function transition(
   deps: RolloutDependencies,
@@ -363,7 +363,7 @@ async function viewOf(deps: Pick<RolloutDependencies, 'rollouts'>, rollout: Stor
 /**
  * Pauses a RUNNING rollout (`pausedReason` "Paused by {sub}."): no further chunk runs (the worker checks the state
  * before each one); chunks already running finish.
- * @throws ForbiddenError (403), NotFoundError (404), ConflictError (409) when it is not RUNNING.
+ * @throws ForbiddenError, NotFoundError, ConflictError when it is not RUNNING.
  */
 export async function pauseRollout(
   deps: RolloutDependencies,
@@ -381,7 +381,7 @@ export async function pauseRollout(
 /**
  * Resumes a PAUSED rollout where it stopped: its current wave starts now if it had not started (a pause on failures
  * stops before the next wave), and the chunks of the current wave not run yet are sent again at once.
- * @throws ForbiddenError (403), NotFoundError (404), ConflictError (409) when it is not PAUSED.
+ * @throws ForbiddenError, NotFoundError, ConflictError when it is not PAUSED.
  */
 export async function resumeRollout(
   deps: RolloutDependencies,
@@ -407,7 +407,7 @@ export async function resumeRollout(
 /**
  * Cancels a RUNNING or PAUSED rollout: nothing more runs; the deployments it made stay. Every wave not COMPLETED
  * becomes CANCELLED, the one that was RUNNING with `completedAt` = now, so that no wave shows RUNNING for ever.
- * @throws ForbiddenError (403), NotFoundError (404), ConflictError (409) when it has ended already.
+ * @throws ForbiddenError, NotFoundError, ConflictError when it has ended already.
  */
 export async function cancelRollout(
   deps: RolloutDependencies,

@@ -60,8 +60,8 @@ export function parseUploadObjectKey(key: string): { company: string; uploadId: 
 
 /**
  * Grants a presigned upload slot for archives too large for the upload address (docs/contract.md, "Scenario packages").
- * @throws ForbiddenError (403) without `scenarios:write` on the company.
- * @throws NotFoundError (404) when the company does not exist.
+ * @throws ForbiddenError without `scenarios:write` on the company.
+ * @throws NotFoundError when the company does not exist.
  */
 export async function requestUploadSlot(
   dependencies: PresignedUploadDependencies,
@@ -92,8 +92,8 @@ export async function requestUploadSlot(
 
 /**
  * Reads a slot's status.
- * @throws ForbiddenError (403) without `scenarios:read` on the company.
- * @throws NotFoundError (404) when the company has no such upload.
+ * @throws ForbiddenError without `scenarios:read` on the company.
+ * @throws NotFoundError when the company has no such upload.
  */
 export async function getUploadSlot(
   dependencies: Pick<PresignedUploadDependencies, 'uploads'>,

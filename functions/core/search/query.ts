@@ -96,7 +96,7 @@ export interface SearchParameters {
  * The search to run for `parameters` and the caller (docs/contract.md "Search"): repeated
  * filter values are OR-ed, different fields AND-ed, `global` makes every filter ignored; `company` narrows the
  * caller's companies. Default sort: by relevance for `global`, else by serial ascending.
- * @throws ForbiddenError (403) when `company` names a company outside the caller's token.
+ * @throws ForbiddenError when `company` names a company outside the caller's token.
  */
 export function searchQueryOf(parameters: SearchParameters, principal: Principal): SearchQuery {
   const { page, pageSize, filters, companies: requestedCompanies } = parameters;

@@ -61,7 +61,7 @@ export interface Principal {
 /**
  * Checks that `companyId` is one of the caller's companies. The route's scope is checked before the use case runs
  * (the handler stack, and API Gateway's authorizer on AWS); the use cases check the company they act on.
- * @throws ForbiddenError (403) naming the company.
+ * @throws ForbiddenError naming the company.
  */
 export function authorizeCompany(principal: Principal, companyId: string): void {
   if (!principal.companies.includes(companyId)) {
@@ -71,7 +71,7 @@ export function authorizeCompany(principal: Principal, companyId: string): void 
 
 /**
  * Checks that the caller holds `scope` and, when `companyId` is given, that the company is one of theirs.
- * @throws ForbiddenError (403) naming the missing scope or the company.
+ * @throws ForbiddenError naming the missing scope or the company.
  */
 export function authorize(principal: Principal, scope: Scope, companyId?: string): void {
   if (!principal.scopes.has(scope)) {
@@ -82,7 +82,7 @@ export function authorize(principal: Principal, scope: Scope, companyId?: string
 
 /**
  * The device a device-endpoint call acts as.
- * @throws ForbiddenError (403) when the caller is not a device (a user token).
+ * @throws ForbiddenError when the caller is not a device (a user token).
  */
 export function deviceOf(principal: Principal): DeviceIdentity {
   if (principal.device === undefined) throw new ForbiddenError('This endpoint is for device tokens (client credentials grant) only.');
