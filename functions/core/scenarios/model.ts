@@ -38,7 +38,10 @@ export interface ScenarioSummary {
   scenarioId: string;
   name: string;
   description?: string;
-  /** Most recently uploaded version. */
+  /**
+   * Most recently uploaded version, as stored. Not what the views and search call `latestVersion`: the highest by
+   * SemVer precedence (highestVersion of `versions`), which toScenarioView answers.
+   */
   latestVersion: string;
   /** Stored versions in upload order. */
   versions: string[];
