@@ -1,6 +1,6 @@
 /**
- * Temporary re-export of the ports' new places, each in its area (removed by tools/core-imports.ts once importers
- * name the area modules).
+ * Temporary re-export of the ports' new places, each in its area, kept until every importer names the area
+ * modules (then deleted).
  */
 export type {
   ClientAttemptReservation,

@@ -1,2 +1,2 @@
-/** Temporary re-export of the module's new place (removed by tools/core-imports.ts). */
+/** Temporary re-export of this module's new place, kept until every importer names that place (then deleted). */
 export * from './shared/principal.js';

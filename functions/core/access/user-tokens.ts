@@ -1,6 +1,6 @@
 /**
  * A user's sign-in with username and password at the token endpoint, as the local issuer runs it: the password's
- * hash is a secret check like a device's (functions/core/client-failures.ts), counted per username and source and
+ * hash is a secret check like a device's (functions/core/access/client-failures.ts), counted per username and source and
  * hashed through the process's gate. On AWS, Cognito signs users in and applies its own protections instead.
  */
 import { type CheckLimits, type CheckRefusals, clientSourceOf, limitedCheck, userFailureKey } from './client-failures.js';

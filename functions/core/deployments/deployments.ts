@@ -94,7 +94,7 @@ export function deploymentRequestTooLarge(body: unknown): string | undefined {
  * Cause precedence: NOT_IMPLEMENTED, TARGET_NOT_FOUND, WHAT_NOT_FOUND, ALREADY_DEPLOYED / ALREADY_UNDEPLOYED, NONE.
  * With `dryRun`, returns the items that would result without writing anything (state read in one batch).
  * A SUCCESS is one conditional write carrying who, when and why; its history entry and DeploymentChanged event are
- * derived from that write by the deployments table's stream (deployment-changes.ts), so they exist even when this
+ * derived from that write by the deployments table's stream (changes.ts), so they exist even when this
  * process dies right after the write. FAILURE items with a definite cause changed nothing: they are appended to the
  * history here, best effort, once the writes are done (FAILURE / NONE, whose write may have been made, is only
  * logged through `onError`); a history write that fails after retries does not change the answer and is reported

@@ -170,7 +170,7 @@ export interface DeviceCredential {
 
 /**
  * The version of a device's desired state kept on the device item, so that a device polling `GET /device/deployments`
- * with the tag it holds is answered 304 after one read of its item (functions/core/desired-state.ts).
+ * with the tag it holds is answered 304 after one read of its item (functions/core/devices/desired-state.ts).
  */
 export interface DesiredStateVersion {
   /** desiredStateTag of the device's active deployments when it was written. */
