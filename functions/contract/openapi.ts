@@ -6,12 +6,12 @@
  * `#/components/schemas/<id>`.
  */
 import { z } from 'zod';
-import { MAX_PROBLEM_ERRORS } from '../core/errors.js';
 import type { Scope } from '../core/principal.js';
 import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../core/scenarios/catalog.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../core/search/query.js';
 import { ACCEPTED_ALGORITHMS } from '../platform/auth.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../platform/idempotency.js';
+import { MAX_PROBLEM_ERRORS } from '../platform/problem.js';
 import type { RequestBody, ResponseHeader, RouteDefinition, RouteResponse } from './route.js';
 import { API_ADDRESS_ENV } from './environment.js';
 import { type ApiName, ROUTES } from './routes.js';

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { DomainError } from '../core/errors.js';
+import { problemHeadersOf, problemTypeOf, statusOf, titleOf } from '../platform/problem.js';
 import type { ReindexResult } from '../platform/reindex.js';
 import type { WriteCounts } from './write-counter.js';
 
@@ -58,7 +59,8 @@ export function createAdminServer(
       },
       (error: unknown) => {
         log(`Search reindex failed: ${(error as Error).message}`);
-        if (error instanceof DomainError) problem(error.status, error.title, error.message, error.type, error.headers);
+        if (error instanceof DomainError)
+          problem(statusOf(error), titleOf(error), error.message, problemTypeOf(error), problemHeadersOf(error));
         else
           problem(
             500,

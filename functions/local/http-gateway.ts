@@ -10,6 +10,7 @@ import { DomainError, ServiceUnavailableError } from '../core/errors.js';
 import { authorize, type Scope } from '../core/principal.js';
 import { type JwtAuthorizerContext, verifyBearerToken } from '../platform/auth.js';
 import { recordTokenFailure } from '../platform/observability.js';
+import { problemHeadersOf, problemOf } from '../platform/problem.js';
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -209,12 +210,12 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
 
 /** Writes a DomainError as problem+json with its headers (`WWW-Authenticate`, `Retry-After`), as the handlers' error middleware does. */
 function writeDomainError(response: ServerResponse, error: DomainError, instance: string): void {
-  const { type, title, status, detail, ...extensions } = error.toProblem();
+  const { type, title, status, detail, ...extensions } = problemOf(error);
   const body = JSON.stringify({ type, title, status, detail, instance, ...extensions });
   response.writeHead(status, {
     'content-type': 'application/problem+json',
     'content-length': String(Buffer.byteLength(body)),
-    ...error.headers,
+    ...problemHeadersOf(error),
   });
   response.end(body);
 }

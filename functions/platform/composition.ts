@@ -53,6 +53,7 @@ import { clientFailuresConfig, cursorSigningKey, eventsConfig, idempotencyConfig
 import { deviceIssuerConfig } from './config.js';
 import { KmsDeviceIssuerKeys, KmsDeviceTokenSigner, runtimeKmsClient } from '../adapters/aws/kms-device-token-signer.js';
 import { traced } from './observability.js';
+import { problemOf } from './problem.js';
 
 /** Every adapter a handler may need, but the search index (search-composition.ts: `searchIndex()`). */
 export interface Services {
@@ -81,6 +82,8 @@ export interface Services {
    * @throws EnvironmentError naming ROLLOUT_QUEUE_URL when it is missing or malformed.
    */
   readonly queue: WorkQueue;
+  /** Shapes a refusal as its problem+json body (problem.ts): what a REJECTED upload slot keeps. */
+  problemOf: typeof problemOf;
 }
 
 let built: Services | undefined;
@@ -118,6 +121,7 @@ export function services(): Services {
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
       cursors,
       rollouts: new DynamoDbRolloutRepository(dynamoDb, tables, cursors),
+      problemOf,
     };
     // Not enumerable: a caller spreading services() (`{ ...services(), … }`) must not build the queue, which reads
     // the `rollouts` variables only the functions sending rollout work are given.

@@ -20,6 +20,7 @@ import { DomainError, UnauthorizedError } from '../core/errors.js';
 import type { Principal } from '../core/principal.js';
 import { tokenFailureReason } from './auth.js';
 import { logger, readableLogs, REQUEST_COMPLETED, SERVICE_NAME } from './logger.js';
+import { problemOf } from './problem.js';
 
 /** Namespace of every metric when POWERTOOLS_METRICS_NAMESPACE is unset (the CDK sets it to the same name). */
 export const DEFAULT_METRICS_NAMESPACE = 'DeviceScenarioService';
@@ -206,7 +207,7 @@ export function recordTokenFailure(error: unknown): void {
 /** Metrics of a route's answer: direct uploads accepted or refused, search latency. */
 function recordRouteMetrics(route: string, status: number, latencyMs: number, error: unknown): void {
   if (route === 'ScenarioUpload') {
-    const rejection = error instanceof DomainError ? uploadRejectionReason(error.toProblem()) : undefined;
+    const rejection = error instanceof DomainError ? uploadRejectionReason(problemOf(error)) : undefined;
     if (status === 201) recordUpload('direct', 'accepted');
     else if (rejection !== undefined) recordUpload('direct', rejection);
   } else if (route === 'Search' && status === 200) {

@@ -6,13 +6,19 @@ import {
   IdempotencyValidationError,
 } from '@aws-lambda-powertools/idempotency';
 import {
+  BadRequestError,
   ConflictError,
   DomainError,
+  type DomainErrorKind,
+  InvalidArchiveError,
   OAuthError,
+  QuotaExceededError,
   ServiceUnavailableError,
+  TooManyRequestsError,
   UnauthorizedError,
   UnprocessableRequestError,
-} from '../core/errors.js';
+  UploadNotCompletedError,
+} from '../core/shared/errors.js';
 import { logger } from './logger.js';
 
 /** An RFC 9457 problem body. */
@@ -23,6 +29,110 @@ export interface ProblemBody {
   detail: string;
   instance?: string;
   [extension: string]: unknown;
+}
+
+/**
+ * Most `errors` entries a problem body carries: a request with thousands of bad parameters (or an archive with
+ * thousands of bad entries) gets the first ones, `errorCount` with the total and a detail saying the rest were omitted.
+ */
+export const MAX_PROBLEM_ERRORS = 20;
+
+/** The HTTP status and problem title of each kind of domain error (OAuth refusals: oauthStatusOf). */
+const PROBLEM_KINDS: Record<Exclude<DomainErrorKind, 'oauth'>, { status: number; title: string }> = {
+  'bad-request': { status: 400, title: 'Bad Request' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  'not-found': { status: 404, title: 'Not Found' },
+  conflict: { status: 409, title: 'Conflict' },
+  'upload-not-completed': { status: 410, title: 'Upload Not Completed' },
+  'quota-exceeded': { status: 413, title: 'Storage Quota Exceeded' },
+  'payload-too-large': { status: 413, title: 'Payload Too Large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported Media Type' },
+  'invalid-archive': { status: 422, title: 'Invalid Scenario Archive' },
+  'unprocessable-request': { status: 422, title: 'Unprocessable Request' },
+  'too-many-requests': { status: 429, title: 'Too Many Requests' },
+  'service-unavailable': { status: 503, title: 'Service Unavailable' },
+};
+
+/** Titles of the statuses an OAuth refusal answers with. */
+const OAUTH_TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  429: 'Too Many Requests',
+  503: 'Service Unavailable',
+};
+
+/**
+ * The status of a refused token request: `temporarily_unavailable` 429 (the client's attempts) or 503 (the service
+ * is busy), `invalid_client` 401 (the client did not authenticate), the others 400.
+ */
+function oauthStatusOf(error: OAuthError): number {
+  if (error.retry !== undefined) return error.retry.cause === 'too-many-attempts' ? 429 : 503;
+  return error.code === 'invalid_client' ? 401 : 400;
+}
+
+/** The HTTP status a domain error is answered with. */
+export function statusOf(error: DomainError): number {
+  return error instanceof OAuthError ? oauthStatusOf(error) : PROBLEM_KINDS[error.kind as Exclude<DomainErrorKind, 'oauth'>].status;
+}
+
+/** The problem `title` of a domain error: a short summary of its kind. */
+export function titleOf(error: DomainError): string {
+  return error instanceof OAuthError
+    ? (OAUTH_TITLES[oauthStatusOf(error)] ?? '')
+    : PROBLEM_KINDS[error.kind as Exclude<DomainErrorKind, 'oauth'>].title;
+}
+
+/** The problem `type` URI of a domain error: a stable, documented identifier per kind, derived from its title. */
+export function problemTypeOf(error: DomainError): string {
+  return `https://device-scenario-service.dev/problems/${titleOf(error).toLowerCase().replaceAll(' ', '-')}`;
+}
+
+/**
+ * The response headers a domain error carries: `WWW-Authenticate: Bearer` (with the bearer error and the detail, `"`
+ * turned into `'`) on an UnauthorizedError, `Retry-After` (whole seconds) when the caller may retry later, else none.
+ */
+export function problemHeadersOf(error: DomainError): Record<string, string> {
+  if (error instanceof UnauthorizedError) {
+    return {
+      'WWW-Authenticate':
+        error.bearerError === null
+          ? 'Bearer'
+          : `Bearer error="${error.bearerError}", error_description="${error.message.replaceAll('"', "'")}"`,
+    };
+  }
+  if (error instanceof TooManyRequestsError || error instanceof ServiceUnavailableError)
+    return { 'Retry-After': String(error.retryAfterSeconds) };
+  if (error instanceof OAuthError && error.retry !== undefined) return { 'Retry-After': String(error.retry.afterSeconds) };
+  return {};
+}
+
+/** The members a problem body adds for a domain error: its violations (`errors`), quota figures or `reason`. */
+function problemMembersOf(error: DomainError): Record<string, unknown> {
+  if (error instanceof BadRequestError) return error.violations.length > 0 ? { errors: error.violations } : {};
+  if (error instanceof InvalidArchiveError) return { errors: error.violations };
+  if (error instanceof QuotaExceededError)
+    return { quotaBytes: error.quotaBytes, usedBytes: error.usedBytes, archiveBytes: error.archiveBytes };
+  if (error instanceof UploadNotCompletedError) return { reason: error.reason };
+  return {};
+}
+
+/**
+ * The RFC 9457 body of a domain error (without `instance`): `type`, `title`, `status`, `detail`, then its members.
+ * An `errors` list longer than MAX_PROBLEM_ERRORS is cut to its first MAX_PROBLEM_ERRORS entries, with `errorCount`
+ * (the total) and the omission stated in `detail`; the error itself keeps every violation.
+ */
+export function problemOf(error: DomainError): { type: string; title: string; status: number; detail: string } & Record<string, unknown> {
+  const members = problemMembersOf(error);
+  const problem = { type: problemTypeOf(error), title: titleOf(error), status: statusOf(error), detail: error.message, ...members };
+  const errors = members.errors;
+  if (!Array.isArray(errors) || errors.length <= MAX_PROBLEM_ERRORS) return problem;
+  return {
+    ...problem,
+    detail: `${error.message} Only the first ${MAX_PROBLEM_ERRORS} of ${errors.length} errors are listed; ${errors.length - MAX_PROBLEM_ERRORS} more were omitted.`,
+    errors: errors.slice(0, MAX_PROBLEM_ERRORS),
+    errorCount: errors.length,
+  };
 }
 
 /** Builds an `application/problem+json` API Gateway result. */
@@ -184,17 +294,17 @@ export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGa
         return;
       }
       // A backend failure is logged with the SDK's own error (name, code, request id), once, as a warning: it is not a bug.
-      if (error.status >= 500)
+      if (statusOf(error) >= 500)
         logger.warn('Request failed', { error: error === request.error ? error : (request.error as Error), path: instance });
       if (error instanceof OAuthError) {
         request.response = oauthErrorResponse(error);
         return;
       }
-      // toProblem caps the `errors` list (MAX_PROBLEM_ERRORS) for every problem kind.
-      const { type, title, status, detail, ...extensions } = error.toProblem();
+      // problemOf caps the `errors` list (MAX_PROBLEM_ERRORS) for every problem kind.
+      const { type, title, status, detail, ...extensions } = problemOf(error);
       request.response = problemResponse(
         { type, title, status, detail, ...(instance === undefined ? {} : { instance }), ...extensions },
-        error instanceof UnauthorizedError ? { ...error.headers } : error.headers,
+        problemHeadersOf(error),
       );
     },
   };
@@ -210,13 +320,13 @@ export const DEVICE_BASIC_REALM = 'device';
  */
 export function oauthErrorResponse(error: OAuthError): APIGatewayProxyStructuredResultV2 {
   return {
-    statusCode: error.status,
+    statusCode: oauthStatusOf(error),
     headers: {
       'content-type': 'application/json',
       'cache-control': 'no-store',
-      ...(error.status === 401 && error.viaBasic ? { 'WWW-Authenticate': `Basic realm="${DEVICE_BASIC_REALM}"` } : {}),
+      ...(oauthStatusOf(error) === 401 && error.viaBasic ? { 'WWW-Authenticate': `Basic realm="${DEVICE_BASIC_REALM}"` } : {}),
       // Retry-After of a 429 or 503 (OAuthError.retryLater).
-      ...error.headers,
+      ...problemHeadersOf(error),
     },
     body: JSON.stringify({ error: error.code, error_description: error.message }),
   };

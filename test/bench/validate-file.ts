@@ -71,8 +71,8 @@ async function timed(): Promise<{ ms: number; cpuMs: number; problem?: unknown }
   try {
     await validateScenarioArchive(source);
   } catch (error) {
-    const details = error as { errors?: unknown; extensions?: { errors?: unknown } };
-    problem = { message: (error as Error).message, errors: details.extensions?.errors ?? details.errors };
+    const details = error as { errors?: unknown; violations?: unknown };
+    problem = { message: (error as Error).message, errors: details.violations ?? details.errors };
   }
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);

@@ -17,6 +17,7 @@ import {
   inspectScenarioArchive,
   validateScenarioArchive,
 } from '../../functions/core/scenarios/archive.js';
+import { statusOf } from '../../functions/platform/problem.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // A tiny ZIP writer: local file headers, central directory, end of central directory record. It writes whatever it
@@ -256,8 +257,8 @@ async function violationsOf(
   } catch (error) {
     expect(error).toBeInstanceOf(InvalidArchiveError);
     const problem = error as InvalidArchiveError;
-    expect(problem.status).toBe(422);
-    const errors = problem.extensions.errors as ProblemViolation[];
+    expect(statusOf(problem)).toBe(422);
+    const errors: ProblemViolation[] = problem.violations;
     expect(errors).toBeInstanceOf(Array);
     for (const violation of errors) expect(violation).toEqual({ path: expect.any(String), message: expect.any(String) });
     expect(problem.message).toMatch(/nothing was stored/);

@@ -12,6 +12,7 @@ import { CursorCodec, cursorListing } from '../../functions/adapters/aws/cursor-
 import { BadRequestError } from '../../functions/core/errors.js';
 import { CURSOR_KEY_FILE, localCursorSigningKey } from '../../functions/local/cursor-key.js';
 import { cursorSigningKey } from '../../functions/platform/config.js';
+import { problemOf } from '../../functions/platform/problem.js';
 
 const KEY = randomBytes(32);
 const codec = new CursorCodec(() => KEY);
@@ -24,7 +25,7 @@ function refusal(action: () => unknown): BadRequestError {
     action();
   } catch (error) {
     expect(error).toBeInstanceOf(BadRequestError);
-    const problem = (error as BadRequestError).toProblem();
+    const problem = problemOf(error as BadRequestError);
     expect(problem.status).toBe(400);
     expect((problem.errors as { path: string }[]).map((violation) => violation.path)).toEqual(['cursor']);
     expect(problem.detail).toMatch(/nextCursor.*unchanged.*start over without cursor/);

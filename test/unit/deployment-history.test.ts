@@ -37,7 +37,7 @@ function violations(action: () => unknown): ProblemViolation[] {
     action();
   } catch (error) {
     expect(error).toBeInstanceOf(BadRequestError);
-    return ((error as BadRequestError).extensions.errors as ProblemViolation[] | undefined) ?? [];
+    return (error as BadRequestError).violations;
   }
   throw new Error('expected a BadRequestError');
 }

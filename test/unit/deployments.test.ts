@@ -5,7 +5,7 @@ import {
   type DeploymentDependencies,
   type DeploymentResultItem,
 } from '../../functions/core/deployments.js';
-import { BadRequestError, ForbiddenError, NotFoundError, type ProblemViolation } from '../../functions/core/errors.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../functions/core/errors.js';
 import type {
   ActiveDeployment,
   DeploymentHistoryEntry,
@@ -255,7 +255,7 @@ async function badRequestPaths(promise: Promise<unknown>): Promise<string[]> {
     await promise;
   } catch (error) {
     expect(error).toBeInstanceOf(BadRequestError);
-    return ((error as BadRequestError).extensions.errors as ProblemViolation[]).map((v) => v.path);
+    return (error as BadRequestError).violations.map((v) => v.path);
   }
   throw new Error('expected a 400');
 }

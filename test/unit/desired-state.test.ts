@@ -419,7 +419,7 @@ describe('reportDeviceStatus', () => {
         return [];
       } catch (error) {
         expect(error).toBeInstanceOf(BadRequestError);
-        return ((error as BadRequestError).extensions.errors as { path: string }[]).map((violation) => violation.path);
+        return (error as BadRequestError).violations.map((violation) => violation.path);
       }
     };
     expect(paths({ what, state: 'RUNNING' })).toEqual(['/state']);

@@ -16,6 +16,7 @@ import { sweepHeartbeats } from '../../functions/core/heartbeat-sweeper.js';
 import type { DeviceRepository, DisconnectOutcome, OverduePresence, PresenceRepository } from '../../functions/core/ports.js';
 import type { Principal } from '../../functions/core/principal.js';
 import { bodyOf, bodyOfText } from '../support/route-input.js';
+import { problemOf } from '../../functions/platform/problem.js';
 
 const HEARTBEAT_SECONDS = 300;
 
@@ -255,7 +256,7 @@ describe('the health report body', () => {
       expect.unreachable('the body is invalid');
     } catch (error) {
       expect(error).toBeInstanceOf(BadRequestError);
-      const paths = ((error as BadRequestError).toProblem().errors as { path: string }[]).map((violation) => violation.path).sort();
+      const paths = (problemOf(error as BadRequestError).errors as { path: string }[]).map((violation) => violation.path).sort();
       expect(paths).toEqual(['/colour', '/hubs/0/devices/0/health/state', '/hubs/0/label', '/mode', '/versionCode']);
     }
   });
@@ -286,7 +287,7 @@ describe('a health report nested deep', () => {
       bodyOfText(deviceHealthPut, text);
     } catch (error) {
       if (!(error instanceof BadRequestError)) throw error;
-      return error.toProblem().errors as { path: string }[];
+      return problemOf(error).errors as { path: string }[];
     }
     return expect.unreachable('the report is too deep');
   };

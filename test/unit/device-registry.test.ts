@@ -210,10 +210,10 @@ describe('putDevice', () => {
     const w = world();
     const missing = await putDevice(w.dependencies, alice, 'acme', 'kiosk-1', { location: { name: 'Hall' } }).catch((error) => error);
     expect(missing).toBeInstanceOf(BadRequestError);
-    expect(missing.extensions.errors).toEqual([{ path: '/serial', message: expect.any(String) }]);
+    expect(missing.violations).toEqual([{ path: '/serial', message: expect.any(String) }]);
     const badId = await putDevice(w.dependencies, alice, 'acme', 'kiosk#1', { serial: 'x' }).catch((error) => error);
     expect(badId).toBeInstanceOf(BadRequestError);
-    expect(badId.extensions.errors[0].path).toBe('deviceId');
+    expect(badId.violations[0].path).toBe('deviceId');
     await expect(putDevice(w.dependencies, alice, 'globex', 'kiosk-1', { serial: 'x' })).rejects.toBeInstanceOf(ForbiddenError);
     expect(w.devices.items.size).toBe(0);
   });
@@ -223,9 +223,7 @@ describe('putDevice', () => {
     for (const id of ['DEVICE', 'devices', 'deployments', 'rollouts', 'scenarios', 'search', 'history', 'uploads', 'cancel']) {
       const refused = await putDevice(w.dependencies, alice, 'acme', id, { serial: 'SN-1' }).catch((error) => error);
       expect(refused).toBeInstanceOf(BadRequestError);
-      expect(refused.extensions.errors).toEqual([
-        { path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a new device's id`) },
-      ]);
+      expect(refused.violations).toEqual([{ path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a new device's id`) }]);
     }
     expect(w.devices.items.size).toBe(0);
     // Exact segments only: paths are matched case-sensitively, so a device 'device' or 'Scenarios' names no route.

@@ -17,6 +17,7 @@ import { jwtAuthorizerContext, principalFromJwt } from '../../functions/platform
 import { routeInput } from '../../functions/platform/http.js';
 import { oauthErrorResponse } from '../../functions/platform/problem.js';
 import { InMemoryClientFailureStore } from '../support/client-failures.js';
+import { statusOf } from '../../functions/platform/problem.js';
 
 const T0 = '2026-01-02T03:04:05.000Z';
 const CREDENTIAL_ID = '01JCREDENTIAL0000000000000';
@@ -117,7 +118,7 @@ describe('issueDeviceToken', () => {
     ];
     for (const error of refusals) {
       expect(error.code).toBe('invalid_client');
-      expect(error.status).toBe(401);
+      expect(statusOf(error)).toBe(401);
       expect(error.message).toBe(refusals[0]?.message);
       expect(error.viaBasic).toBe(false);
     }
@@ -127,9 +128,9 @@ describe('issueDeviceToken', () => {
 
   it('refuses another grant (400 unsupported_grant_type), two authentication methods or a malformed Basic credential (400 invalid_request)', async () => {
     const unsupported = await refusal({ grantType: 'password', clientId: 'acme~kiosk-1', clientSecret: secret });
-    expect([unsupported.code, unsupported.status]).toEqual(['unsupported_grant_type', 400]);
+    expect([unsupported.code, statusOf(unsupported)]).toEqual(['unsupported_grant_type', 400]);
     const both = await refusal({ grantType: 'client_credentials', clientSecret: secret, authorization: basic('acme~kiosk-1', secret) });
-    expect([both.code, both.status]).toEqual(['invalid_request', 400]);
+    expect([both.code, statusOf(both)]).toEqual(['invalid_request', 400]);
     const noColon = await refusal({
       grantType: 'client_credentials',
       authorization: `Basic ${Buffer.from('acme~kiosk-1').toString('base64')}`,

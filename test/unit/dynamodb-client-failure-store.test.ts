@@ -22,6 +22,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from '../../functions/local/dy
 import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { ensureTables } from '../../functions/local/tables.js';
+import { problemHeadersOf, statusOf as problemStatusOf } from '../../functions/platform/problem.js';
 
 // DynamoDB Local deletes items whose TTL attribute is past (as DynamoDB does, later): the windows start now.
 const T0 = Math.ceil(Date.now() / 1000) * 1000;
@@ -134,7 +135,7 @@ describe('the client credentials grant on several function instances sharing the
   const statusOf = (attempt: Promise<unknown>) =>
     attempt.then(
       () => 200,
-      (error: unknown) => (error instanceof OAuthError ? error.status : 500),
+      (error: unknown) => (error instanceof OAuthError ? problemStatusOf(error) : 500),
     );
   const wrong = (clientId: string) => ({ grantType: 'client_credentials', clientId, clientSecret: 'wrong', source: '203.0.113.9' });
 
@@ -216,7 +217,7 @@ describe('DynamoDbClientFailureStore on a table that keeps refusing', () => {
         900,
       ).catch((error: unknown) => error);
       expect(answer).toBeInstanceOf(OAuthError);
-      expect([(answer as OAuthError).status, (answer as OAuthError).headers['Retry-After']]).toEqual([429, '1']);
+      expect([problemStatusOf(answer as OAuthError), problemHeadersOf(answer as OAuthError)['Retry-After']]).toEqual([429, '1']);
       expect(await contended.reserve('k', T0, policy)).toEqual({ reserved: false, windowEndsAt: T0 + 1_000 });
     } finally {
       mocked.restore();
@@ -234,10 +235,10 @@ describe('DynamoDbClientFailureStore on a table that keeps refusing', () => {
         for (const call of [() => unusable.reserve('k', T0, policy), () => unusable.clear('k')]) {
           const error = await call().catch((caught: unknown) => caught);
           expect(error).toBeInstanceOf(ServiceUnavailableError);
-          expect([(error as ServiceUnavailableError).status, (error as ServiceUnavailableError).headers['Retry-After']]).toEqual([
-            503,
-            '5',
-          ]);
+          expect([
+            problemStatusOf(error as ServiceUnavailableError),
+            problemHeadersOf(error as ServiceUnavailableError)['Retry-After'],
+          ]).toEqual([503, '5']);
         }
       } finally {
         mocked.restore();

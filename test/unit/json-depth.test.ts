@@ -7,6 +7,7 @@ import { deploymentsExecute } from '../../functions/contract/routes/deployments.
 import { BadRequestError } from '../../functions/core/errors.js';
 import { MAX_JSON_DEPTH, MAX_POINTER_CHARACTERS, tooDeepMember } from '../../functions/core/json-depth.js';
 import { bodyOfText } from '../support/route-input.js';
+import { problemOf } from '../../functions/platform/problem.js';
 
 /** `levels` arrays, one inside the other, around `inner`. */
 const nested = (levels: number, inner = '') => `${'['.repeat(levels)}${inner}${']'.repeat(levels)}`;
@@ -50,7 +51,7 @@ describe('a JSON body nested too deep', () => {
       expect.unreachable('the body is too deep');
     } catch (error) {
       expect(error).toBeInstanceOf(BadRequestError);
-      const problem = (error as BadRequestError).toProblem();
+      const problem = problemOf(error as BadRequestError);
       expect(problem.status).toBe(400);
       expect(problem.errors).toEqual([{ path: '/0'.repeat(MAX_JSON_DEPTH), message: `nested more than ${MAX_JSON_DEPTH} levels deep` }]);
       expect(problem.detail).toContain(`at most ${MAX_JSON_DEPTH} levels`);

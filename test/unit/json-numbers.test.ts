@@ -8,6 +8,7 @@ import { rolloutCreate } from '../../functions/contract/routes/rollouts.js';
 import { BadRequestError } from '../../functions/core/errors.js';
 import { unstorableNumber } from '../../functions/core/json-numbers.js';
 import { bodyOfText } from '../support/route-input.js';
+import { problemOf } from '../../functions/platform/problem.js';
 
 describe('unstorableNumber', () => {
   it('accepts 0, -0 and every magnitude from 1e-130 to below 1e126, and names the first number outside', () => {
@@ -54,7 +55,7 @@ describe('a JSON body with a number DynamoDB cannot store', () => {
         return undefined;
       })();
       expect(error, route.id).toBeInstanceOf(BadRequestError);
-      expect((error as BadRequestError).toProblem().errors).toEqual([{ path: pointer, message: expect.stringContaining('1e-130') }]);
+      expect(problemOf(error as BadRequestError).errors).toEqual([{ path: pointer, message: expect.stringContaining('1e-130') }]);
     }
   });
 });

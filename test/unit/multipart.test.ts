@@ -37,7 +37,7 @@ describe('parseMultipartForm', () => {
     await expect(refused).rejects.toBeInstanceOf(BadRequestError);
     await expect(refused).rejects.toMatchObject({
       message: expect.stringMatching(/Unexpected end of multipart data/),
-      extensions: { errors: [{ path: 'payload' }] },
+      violations: [{ path: 'payload' }],
     });
     // An unhandled `error` event would surface after the rejection; vitest fails the run on it.
     await new Promise((done) => setTimeout(done, 50));
@@ -45,9 +45,11 @@ describe('parseMultipartForm', () => {
 
   it('refuses another content type, or multipart without a boundary, with a 400', async () => {
     await expect(parseMultipartForm(event('PK', 'application/zip'), LIMITS)).rejects.toMatchObject({
-      status: 400,
+      kind: 'bad-request',
       message: expect.stringMatching(/application\/zip/),
     });
-    await expect(parseMultipartForm(event('x', 'multipart/form-data; charset=utf-8'), LIMITS)).rejects.toMatchObject({ status: 400 });
+    await expect(parseMultipartForm(event('x', 'multipart/form-data; charset=utf-8'), LIMITS)).rejects.toMatchObject({
+      kind: 'bad-request',
+    });
   });
 });

@@ -52,7 +52,7 @@ describe('OpenSearchSearchIndex', () => {
     });
     const refused = await unreachable.search(query).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ServiceUnavailableError);
-    expect((refused as ServiceUnavailableError).headers['Retry-After']).toBe('7');
+    expect((refused as ServiceUnavailableError).retryAfterSeconds).toBe(7);
 
     const busy = new OpenSearchSearchIndex({
       transport: new FakeTransport([{ statusCode: 429, body: {}, retryAfterSeconds: 30 }]),
@@ -62,7 +62,7 @@ describe('OpenSearchSearchIndex', () => {
       .countValues({ companies: ['acme'], filters: new Map(), fields: ['type'] })
       .catch((error: unknown) => error);
     expect(throttled).toBeInstanceOf(ServiceUnavailableError);
-    expect((throttled as ServiceUnavailableError).headers['Retry-After']).toBe('30');
+    expect((throttled as ServiceUnavailableError).retryAfterSeconds).toBe(30);
 
     const down = new OpenSearchSearchIndex({ transport: new FakeTransport([{ statusCode: 503, body: { error: 'red' } }]), alias: 'r' });
     await expect(down.upsert([scenario('a')])).rejects.toBeInstanceOf(ServiceUnavailableError);

@@ -81,7 +81,7 @@ describe('OpenSearchClientTransport (unsigned)', () => {
       .search({ companies: ['acme'], filters: new Map(), sort: { field: 'serial', direction: 'ASC' }, page: 1, pageSize: 20 })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServiceUnavailableError);
-    expect((error as ServiceUnavailableError).headers['Retry-After']).toBe('9');
+    expect((error as ServiceUnavailableError).retryAfterSeconds).toBe(9);
   });
 });
 

@@ -7,14 +7,17 @@ import {
   ForbiddenError,
   InvalidArchiveError,
   NotFoundError,
+  OAuthError,
   PayloadTooLargeError,
   QuotaExceededError,
   ServiceUnavailableError,
+  TooManyRequestsError,
   UnauthorizedError,
 } from '../../functions/core/errors.js';
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
 import { TEST_ROUTE } from '../support/route-input.js';
 import { logger } from '../../functions/platform/logger.js';
+import { oauthErrorResponse, problemHeadersOf, statusOf, titleOf } from '../../functions/platform/problem.js';
 import { lambdaContext } from '../support/lambda-context.js';
 
 // The logger reads its level when its module loads: vi.hoisted runs before the imports above.
@@ -267,20 +270,54 @@ describe("the handler stack's problem+json mapping", () => {
     expect((await responseFor(validation)).result.statusCode).toBe(500);
   });
 
-  it('reports a custom DomainError subclass with its own status and extensions', async () => {
-    class TeapotError extends DomainError {
-      readonly status = 418;
-      readonly title = 'I Am A Teapot';
+  it('answers a DomainError subclass as the kind it declares', async () => {
+    class StaleEtagError extends DomainError {
+      readonly kind = 'conflict';
     }
-    const { result, body } = await responseFor(new TeapotError('short and stout', { spout: true }, { 'X-Brew': 'earl-grey' }));
-    expect(result.statusCode).toBe(418);
-    expect(result.headers?.['X-Brew']).toBe('earl-grey');
-    expect(body).toMatchObject({ type: 'https://device-scenario-service.dev/problems/i-am-a-teapot', spout: true });
+    const { result, body } = await responseFor(new StaleEtagError('The resource changed since it was read.'));
+    expect(result.statusCode).toBe(409);
+    expect(body).toMatchObject({
+      type: 'https://device-scenario-service.dev/problems/conflict',
+      title: 'Conflict',
+      detail: 'The resource changed since it was read.',
+    });
   });
 
   it('leaves successful responses untouched', async () => {
     const handler = routeHandler(TEST_ROUTE, async () => jsonResponse(200, { ok: true }));
     const result = (await handler(event(), lambdaContext())) as APIGatewayProxyStructuredResultV2;
     expect(result).toEqual({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
+  });
+});
+
+describe('how a domain error is answered', () => {
+  it('gives each kind its status and title, and Retry-After in whole seconds to the ones that may retry', () => {
+    const answers = [
+      new BadRequestError('a'),
+      new NotFoundError('a'),
+      new QuotaExceededError('a', { quotaBytes: 1, usedBytes: 1, archiveBytes: 1 }),
+      new TooManyRequestsError('a', 7),
+      new ServiceUnavailableError('a'),
+    ].map((error) => [statusOf(error), titleOf(error), problemHeadersOf(error)['Retry-After']]);
+    expect(answers).toEqual([
+      [400, 'Bad Request', undefined],
+      [404, 'Not Found', undefined],
+      [413, 'Storage Quota Exceeded', undefined],
+      [429, 'Too Many Requests', '7'],
+      [503, 'Service Unavailable', '5'],
+    ]);
+  });
+
+  it('answers an OAuth refusal 400, 401 for an unauthenticated client (a Basic challenge when it used Basic), 429 or 503 to retry later', () => {
+    expect(statusOf(new OAuthError('invalid_request', 'a'))).toBe(400);
+    const basic = oauthErrorResponse(new OAuthError('invalid_client', 'a', true));
+    expect([basic.statusCode, basic.headers?.['WWW-Authenticate']]).toEqual([401, 'Basic realm="device"']);
+    const attempts = oauthErrorResponse(OAuthError.retryLater('too-many-attempts', 'a', 0.2));
+    expect([attempts.statusCode, attempts.headers?.['Retry-After'], attempts.body]).toEqual([
+      429,
+      '1',
+      JSON.stringify({ error: 'temporarily_unavailable', error_description: 'a' }),
+    ]);
+    expect(oauthErrorResponse(OAuthError.retryLater('busy', 'a', 2)).statusCode).toBe(503);
   });
 });

@@ -35,7 +35,8 @@ function violations(body: unknown): unknown {
   try {
     bodyOf(rolloutCreate, body);
   } catch (error) {
-    return error instanceof BadRequestError ? error.extensions.errors : error;
+    // An error without violations had no `errors` member.
+    return error instanceof BadRequestError ? (error.violations.length > 0 ? error.violations : undefined) : error;
   }
   return 'accepted';
 }

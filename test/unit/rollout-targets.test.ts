@@ -132,11 +132,11 @@ describe('resolveRolloutTargets', () => {
   it('refuses a company filter naming another company, and keeps one naming its own', async () => {
     const error = await resolve('company=globex&connection.state=CONNECTED').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(BadRequestError);
-    expect((error as BadRequestError).extensions.errors).toEqual([
+    expect((error as BadRequestError).violations).toEqual([
       { path: '/targets/query/company', message: expect.stringContaining("'globex' is not the company of this rollout") },
     ]);
     const both = await resolve('company=acme&company=globex').catch((caught: unknown) => caught);
-    expect((both as BadRequestError).extensions.errors).toHaveLength(1);
+    expect((both as BadRequestError).violations).toHaveLength(1);
     expect(await resolve('company=acme')).toHaveLength(300);
   });
 
@@ -210,6 +210,6 @@ describe('parseTargetQuery', () => {
       }
     })();
     expect(error).toBeInstanceOf(BadRequestError);
-    expect((error as BadRequestError).extensions.errors).toEqual([{ path: '/targets/query/sort', message: expect.any(String) }]);
+    expect((error as BadRequestError).violations).toEqual([{ path: '/targets/query/sort', message: expect.any(String) }]);
   });
 });

@@ -4,6 +4,7 @@ import { BadRequestError, InvalidArchiveError, type ProblemViolation } from '../
 import { validateScenarioArchive } from '../../functions/core/scenarios/archive.js';
 import { ScenarioManifestSchema, scenarioManifestJsonSchema } from '../../functions/core/scenarios/manifest.js';
 import { DEFAULT_SKELETON_VERSION, buildSkeletonArchive } from '../../functions/core/scenarios/skeleton.js';
+import { statusOf } from '../../functions/platform/problem.js';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -55,8 +56,8 @@ async function violationsOf(archive: Uint8Array): Promise<ProblemViolation[]> {
   } catch (error) {
     expect(error).toBeInstanceOf(InvalidArchiveError);
     const problem = error as InvalidArchiveError;
-    expect(problem.status).toBe(422);
-    const errors = problem.extensions.errors as ProblemViolation[];
+    expect(statusOf(problem)).toBe(422);
+    const errors: ProblemViolation[] = problem.violations;
     expect(errors.length).toBeGreaterThan(0);
     return errors;
   }
@@ -107,7 +108,7 @@ describe('buildSkeletonArchive', () => {
   it.each(['1.0', 'v1.0.0', '01.0.0', '', 'latest', '1.0.0 '])('refuses version %j with 400', async (version) => {
     const attempt = buildSkeletonArchive(version);
     await expect(attempt).rejects.toBeInstanceOf(BadRequestError);
-    await expect(attempt).rejects.toMatchObject({ status: 400, extensions: { errors: [{ path: 'version' }] } });
+    await expect(attempt).rejects.toMatchObject({ kind: 'bad-request', violations: [{ path: 'version' }] });
   });
 });
 

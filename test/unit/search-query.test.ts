@@ -4,6 +4,7 @@ import type { Principal } from '../../functions/core/principal.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchQuery, searchQueryOf } from '../../functions/core/search/query.js';
 import { search } from '../../functions/contract/routes/search.js';
 import { queryOf } from '../support/route-input.js';
+import { statusOf } from '../../functions/platform/problem.js';
 
 /** The search route's validation of a query string, then the search it runs for the caller. */
 function parseSearchQuery(parameters: [string, string][], principal: Principal): SearchQuery {
@@ -21,8 +22,8 @@ function violations(parameters: Pairs, principal: Principal = olivia): ProblemVi
   } catch (error) {
     expect(error).toBeInstanceOf(BadRequestError);
     const problem = error as BadRequestError;
-    expect(problem.status).toBe(400);
-    return problem.extensions.errors as ProblemViolation[];
+    expect(statusOf(problem)).toBe(400);
+    return problem.violations;
   }
   throw new Error(`expected a 400 for ${JSON.stringify(parameters)}`);
 }
@@ -228,7 +229,7 @@ describe('parseSearchQuery company scope', () => {
     try {
       attempt();
     } catch (error) {
-      expect((error as ForbiddenError).status).toBe(403);
+      expect(statusOf(error as ForbiddenError)).toBe(403);
       expect((error as ForbiddenError).message).toContain('initech');
     }
   });

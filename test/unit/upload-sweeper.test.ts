@@ -30,6 +30,7 @@ import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS } from '../../functions/local/seed.js';
 import { ensureTables } from '../../functions/local/tables.js';
+import { problemOf } from '../../functions/platform/problem.js';
 
 const START = Date.parse('2031-03-01T08:00:00.000Z');
 const MINUTE = 60_000;
@@ -144,6 +145,7 @@ beforeEach(async () => {
     archives,
     uploads: new DynamoDbUploadSlotRepository(client, LOCAL_TABLES),
     now,
+    problemOf,
   };
 });
 

@@ -14,6 +14,7 @@ import { DomainError } from '../../functions/core/errors.js';
 import type { HashSlot } from '../../functions/core/ports.js';
 import { issueUserToken } from '../../functions/core/user-tokens.js';
 import { InMemoryClientFailureStore } from '../support/client-failures.js';
+import { problemHeadersOf, statusOf } from '../../functions/platform/problem.js';
 
 const T0 = Date.parse('2026-01-02T03:04:05.000Z');
 const PASSWORD = 'alice-password';
@@ -55,8 +56,8 @@ function world() {
       return { status: 200 };
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      const retryAfter = error.headers['Retry-After'];
-      return { status: error.status, ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }) };
+      const retryAfter = problemHeadersOf(error)['Retry-After'];
+      return { status: statusOf(error), ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }) };
     }
   };
   return { gate, failures, runningDuringHash, signIn, advance: (ms: number) => (now += ms) };
@@ -92,8 +93,8 @@ describe('a local sign-in', () => {
     const dependencies = { identity: provider, gate: new BoundedVerificationGate(), failures, policy: DEFAULT_CLIENT_FAILURE_POLICY };
     const answers = await Promise.all(
       Array.from({ length: 12 }, () =>
-        issueUserToken(dependencies, { username: 'alice', password: 'wrong', source: '203.0.113.9' }).catch(
-          (error: DomainError) => error.status,
+        issueUserToken(dependencies, { username: 'alice', password: 'wrong', source: '203.0.113.9' }).catch((error: DomainError) =>
+          statusOf(error),
         ),
       ),
     );
@@ -108,7 +109,7 @@ describe('a local sign-in', () => {
       { identity: provider, gate: full, failures: w.failures, policy: DEFAULT_CLIENT_FAILURE_POLICY },
       { username: 'alice', password: PASSWORD, source: '198.51.100.7' },
     ).catch((caught: DomainError) => caught);
-    expect([(error as DomainError).status, (error as DomainError).headers['Retry-After']]).toEqual([503, '1']);
+    expect([statusOf(error as DomainError), problemHeadersOf(error as DomainError)['Retry-After']]).toEqual([503, '1']);
     expect(w.failures.calls).toEqual([]);
   });
 });

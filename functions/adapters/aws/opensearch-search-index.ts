@@ -6,6 +6,7 @@
 import type { SearchIndex } from '../../core/ports.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
+import { SearchIndexWriteError } from '../../core/search/ports.js';
 import {
   bulkBody,
   countRequestBody,
@@ -30,13 +31,15 @@ import {
 
 export type { OpenSearchRequest, OpenSearchResponse, OpenSearchTransport } from './opensearch-transport.js';
 
-/** Some documents of a `_bulk` request were not written or deleted; `failedIds` are their `_id`s (`TYPE#company#id`). */
-export class BulkIndexError extends Error {
-  constructor(
-    readonly failedIds: string[],
-    readonly reasons: string[],
-  ) {
+/**
+ * Some documents of a `_bulk` request were not written or deleted; `failedIds` are their `_id`s (`TYPE#company#id`).
+ * The search port's SearchIndexWriteError with OpenSearch's reasons in its message.
+ */
+export class BulkIndexError extends SearchIndexWriteError {
+  constructor(failedIds: string[], reasons: string[]) {
     super(
+      failedIds,
+      reasons,
       `OpenSearch bulk request failed for ${failedIds.length} document(s): ${failedIds.map((id, n) => `${id} (${reasons[n] ?? 'unknown'})`).join(', ')}.`,
     );
     this.name = 'BulkIndexError';

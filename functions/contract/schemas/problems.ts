@@ -1,6 +1,6 @@
 /**
  * RFC 9457 problem bodies: the generic `Problem` and one closed variant per error kind, `type`, `title` and `status`
- * fixed from the domain error class (core/errors.ts) or, for the local gateway's own answers, from its title.
+ * fixed from the domain error class (as platform/problem.ts answers it) or, for the local gateway's own answers, from its title.
  */
 import { z } from 'zod';
 import {
@@ -9,7 +9,6 @@ import {
   type DomainError,
   ForbiddenError,
   InvalidArchiveError,
-  MAX_PROBLEM_ERRORS,
   NotFoundError,
   PayloadTooLargeError,
   QuotaExceededError,
@@ -20,6 +19,7 @@ import {
   UnsupportedMediaTypeError,
 } from '../../core/errors.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
+import { MAX_PROBLEM_ERRORS, problemTypeOf as problemTypeOfError, statusOf, titleOf } from '../../platform/problem.js';
 
 /** One `{ path, message }` entry of a problem's `errors`. */
 export const ProblemViolation = z.object({ path: z.string(), message: z.string() }).strict().meta({
@@ -52,7 +52,7 @@ export const Problem = z
 /** The `errors` list of a problem: at most MAX_PROBLEM_ERRORS entries. */
 const violations = z.array(ProblemViolation).min(1).max(MAX_PROBLEM_ERRORS);
 
-/** The problem type URI of a title, as DomainError.type and the local gateway build it. */
+/** The problem type URI of a title, as platform/problem.ts (problemTypeOf) and the local gateway build it. */
 export function problemTypeOf(title: string): string {
   return `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`;
 }
@@ -79,7 +79,13 @@ function errorVariant<const Extensions extends z.ZodRawShape>(
   extensions: Extensions,
   examples?: readonly Record<string, unknown>[],
 ) {
-  return problemVariant(id, error, description, extensions, examples);
+  return problemVariant(
+    id,
+    { type: problemTypeOfError(error), title: titleOf(error), status: statusOf(error) },
+    description,
+    extensions,
+    examples,
+  );
 }
 
 export const BadRequestProblem = errorVariant(
@@ -89,7 +95,7 @@ export const BadRequestProblem = errorVariant(
   { errors: violations.optional() },
   [
     {
-      type: new BadRequestError('').type,
+      type: problemTypeOfError(new BadRequestError('')),
       title: 'Bad Request',
       status: 400,
       detail: 'The search request has 1 invalid parameter(s): pageSize.',
@@ -145,7 +151,7 @@ export const QuotaExceededProblem = errorVariant(
   },
   [
     {
-      type: new QuotaExceededError('', { quotaBytes: 0, usedBytes: 0, archiveBytes: 0 }).type,
+      type: problemTypeOfError(new QuotaExceededError('', { quotaBytes: 0, usedBytes: 0, archiveBytes: 0 })),
       title: 'Storage Quota Exceeded',
       status: 413,
       detail: "Storing this 2097152-byte archive would exceed company 'globex' storage quota: 4194304 of 5242880 bytes are used.",
@@ -162,7 +168,7 @@ export const PayloadTooLargeProblem = errorVariant(
   {},
   [
     {
-      type: new PayloadTooLargeError('').type,
+      type: problemTypeOfError(new PayloadTooLargeError('')),
       title: 'Payload Too Large',
       status: 413,
       detail: 'The request body exceeds 10485760 bytes.',
@@ -176,7 +182,7 @@ export const InvalidArchiveProblem = errorVariant(
   { errors: violations },
   [
     {
-      type: new InvalidArchiveError('', []).type,
+      type: problemTypeOfError(new InvalidArchiveError('', [])),
       title: 'Invalid Scenario Archive',
       status: 422,
       detail: 'The scenario archive has 2 problem(s); nothing was stored.',

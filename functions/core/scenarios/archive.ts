@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 // ZlibOptions omits the stream options (writableHighWaterMark) that zlib streams accept, as every Transform does.
 import { crc32, createInflateRaw, type ZlibOptions } from 'node:zlib';
-import { InvalidArchiveError, type ProblemViolation } from '../errors.js';
+import { InvalidArchiveError, type ProblemViolation } from '../shared/errors.js';
 import { type ScenarioManifest, ScenarioManifestSchema } from './manifest.js';
 import { decodeEntryName, NotAZipArchiveError, openZipArchive, type ZipArchive, type ZipEntry, type ZipInput } from './zip-reader.js';
 
@@ -91,7 +91,7 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
  * overlaps, inflation, CRC-32), and the same bytes feed the archive's SHA-256: a stored object costs a few ranged
  * reads whatever its number of entries.
  * @returns the manifest and the archive's hex SHA-256.
- * @throws InvalidArchiveError (422) with `errors: [{ path, message }]`.
+ * @throws InvalidArchiveError with `errors: [{ path, message }]`.
  */
 export async function inspectScenarioArchive(
   input: ArchiveInput,
@@ -113,7 +113,7 @@ export async function inspectScenarioArchive(
   }
 }
 
-/** validateScenarioArchive without the hash: resolves to the manifest. @throws InvalidArchiveError (422). */
+/** validateScenarioArchive without the hash: resolves to the manifest. @throws InvalidArchiveError. */
 export async function validateScenarioArchive(
   input: ArchiveInput,
   limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,

@@ -2,10 +2,12 @@
  * Read side of the scenario packages: the company's scenarios and their immutable
  * versions, each version downloadable through a short-lived presigned URL, and the company's storage usage.
  */
-import type { ListParameters } from '../paging.js';
-import { NotFoundError } from '../errors.js';
-import type { ArchiveStore, CompanyRepository, ScenarioCatalog, ScenarioSummary, ScenarioVersion } from '../ports.js';
-import { authorizeCompany, type Principal } from '../principal.js';
+import type { ListParameters } from '../shared/paging.js';
+import { NotFoundError } from '../shared/errors.js';
+import type { ArchiveStore, ScenarioCatalog } from './ports.js';
+import type { CompanyRepository } from '../shared/companies.js';
+import type { ScenarioSummary, ScenarioVersion } from './model.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './manifest.js';
 
 /** Lifetime of a version's presigned download URL, seconds (5 minutes). */
@@ -100,8 +102,8 @@ function scenarioNotFound(companyId: string, scenarioId: string): NotFoundError 
  * Lists the company's scenarios, ordered by id, one page at a time.
  * @param paging `limit` (1–1000) and `cursor` (a previous `nextCursor`), validated by the route.
  * @returns `{ items, nextCursor }`; `nextCursor` is null on the last page.
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws BadRequestError (400) for a cursor not issued for this company's listing.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws BadRequestError for a cursor not issued for this company's listing.
  */
 export async function listScenarios(
   dependencies: Pick<CatalogDependencies, 'catalog'>,
@@ -117,8 +119,8 @@ export async function listScenarios(
 /**
  * One scenario with every stored version (size, sha256, uploader, upload time and a presigned download URL valid
  * 5 minutes), versions in upload order.
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws NotFoundError (404) when the company has no such scenario.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws NotFoundError when the company has no such scenario.
  */
 export async function getScenario(
   dependencies: CatalogDependencies,
@@ -147,8 +149,8 @@ export async function getScenario(
 
 /**
  * One stored version of a scenario with a presigned download URL valid 5 minutes (the `Location` of a 201 upload).
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws NotFoundError (404) when the company has no such scenario version.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws NotFoundError when the company has no such scenario version.
  */
 export async function getScenarioVersion(
   dependencies: CatalogDependencies,
@@ -169,8 +171,8 @@ export async function getScenarioVersion(
 /**
  * The company's storage account: the quota, the bytes of stored archives (the figures a 413 reports) and what is
  * left.
- * @throws ForbiddenError (403) for a company outside the token.
- * @throws NotFoundError (404) when the company does not exist.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws NotFoundError when the company does not exist.
  */
 export async function getStorageUsage(
   dependencies: Pick<CatalogDependencies, 'companies'>,

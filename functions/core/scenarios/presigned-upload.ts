@@ -1,7 +1,9 @@
 import { ulid } from 'ulid';
-import { DomainError, NotFoundError, UploadNotCompletedError } from '../errors.js';
-import type { ArchiveStore, CompanyRepository, ScenarioRepository, UploadSlot, UploadSlotRepository } from '../ports.js';
-import { authorizeCompany, type Principal } from '../principal.js';
+import { DomainError, isServiceFailure, NotFoundError, UploadNotCompletedError } from '../shared/errors.js';
+import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from './ports.js';
+import type { CompanyRepository } from '../shared/companies.js';
+import type { UploadSlot } from './model.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { UploadAbandonedError, uploadScenario } from './upload.js';
 
 /** Default lifetime of a presigned upload URL, seconds: the slot's `expiresAt` is this long after the request. */
@@ -21,7 +23,12 @@ export interface PresignedUploadDependencies {
   now?: () => Date;
   /** Lifetime of granted URLs, seconds. @default UPLOAD_URL_LIFETIME_SECONDS */
   urlLifetimeSeconds?: number;
+  /** The problem body a direct upload refused with `error` answers: what a REJECTED slot keeps (UploadSlot.problem). */
+  problemOf: ProblemOf;
 }
+
+/** Shapes a refusal as the problem+json body (without `instance`) the HTTP API answers for it. */
+export type ProblemOf = (error: DomainError) => Record<string, unknown>;
 
 /** The answer to a slot request: where and how to PUT the archive, and until when. */
 export interface UploadSlotGrant {
@@ -53,8 +60,8 @@ export function parseUploadObjectKey(key: string): { company: string; uploadId: 
 
 /**
  * Grants a presigned upload slot for archives too large for the upload address (docs/contract.md, "Scenario packages").
- * @throws ForbiddenError (403) without `scenarios:write` on the company.
- * @throws NotFoundError (404) when the company does not exist.
+ * @throws ForbiddenError without `scenarios:write` on the company.
+ * @throws NotFoundError when the company does not exist.
  */
 export async function requestUploadSlot(
   dependencies: PresignedUploadDependencies,
@@ -85,8 +92,8 @@ export async function requestUploadSlot(
 
 /**
  * Reads a slot's status.
- * @throws ForbiddenError (403) without `scenarios:read` on the company.
- * @throws NotFoundError (404) when the company has no such upload.
+ * @throws ForbiddenError without `scenarios:read` on the company.
+ * @throws NotFoundError when the company has no such upload.
  */
 export async function getUploadSlot(
   dependencies: Pick<PresignedUploadDependencies, 'uploads'>,
@@ -115,11 +122,8 @@ export async function getUploadSlot(
  */
 export const PROCESSING_CLAIM_TIMEOUT_MS = 15 * 60 * 1000;
 
-/**
- * The `problem` of a slot whose archive arrived after its `expiresAt`, or never (`arrivedAt` undefined): 410,
- * reason `expired`.
- */
-export function expiredUploadProblem(slot: Pick<UploadSlot, 'expiresAt'>, arrivedAt?: string): Record<string, unknown> {
+/** The refusal of a slot whose archive arrived after its `expiresAt`, or never (`arrivedAt` undefined): reason `expired`. */
+export function expiredUploadError(slot: Pick<UploadSlot, 'expiresAt'>, arrivedAt?: string): UploadNotCompletedError {
   const what =
     arrivedAt === undefined
       ? 'No archive arrived before the upload slot expired'
@@ -127,15 +131,15 @@ export function expiredUploadProblem(slot: Pick<UploadSlot, 'expiresAt'>, arrive
   return new UploadNotCompletedError(
     `${what} at ${slot.expiresAt}; nothing was stored. Request a new upload slot (POST .../resources/scenarios/uploads) and PUT the archive before its expiresAt.`,
     'expired',
-  ).toProblem();
+  );
 }
 
-/** The `problem` of a slot whose archive arrived but whose processing never completed: 410, reason `interrupted`. */
-export function interruptedUploadProblem(timeoutMs: number): Record<string, unknown> {
+/** The refusal of a slot whose archive arrived but whose processing never completed: reason `interrupted`. */
+export function interruptedUploadError(timeoutMs: number): UploadNotCompletedError {
   return new UploadNotCompletedError(
     `The archive arrived but its validation did not complete within ${Math.round(timeoutMs / 1000)} s; nothing was stored and the uploaded object was deleted. Request a new upload slot and PUT the archive again.`,
     'interrupted',
-  ).toProblem();
+  );
 }
 
 /**
@@ -169,7 +173,7 @@ export async function processUploadedArchive(
       slot.company,
       slot.uploadId,
       { status: 'PENDING' },
-      expiredUploadProblem(slot, arrival.toISOString()),
+      dependencies.problemOf(expiredUploadError(slot, arrival.toISOString())),
     );
     if (!rejected) return 'IGNORED';
     await dependencies.archives.delete(objectKey);
@@ -192,8 +196,8 @@ export async function processUploadedArchive(
   } catch (error) {
     // The sweeper (or a takeover) decided the slot's outcome first, and deletes the object.
     if (error instanceof UploadAbandonedError) return 'IGNORED';
-    if (!(error instanceof DomainError) || error.status >= 500) throw error;
-    rejection = error.toProblem();
+    if (!(error instanceof DomainError) || isServiceFailure(error)) throw error;
+    rejection = dependencies.problemOf(error);
   }
   await dependencies.uploads.complete(slot.company, slot.uploadId, claimedAt, { status: 'REJECTED', problem: rejection });
   await dependencies.archives.delete(objectKey);

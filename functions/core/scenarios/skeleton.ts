@@ -1,6 +1,6 @@
 import JSZip from 'jszip';
 import { ulid } from 'ulid';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from '../shared/errors.js';
 import { SEMVER_PATTERN, type ScenarioManifest } from './manifest.js';
 
 /** Default version of the skeleton download. */
@@ -38,7 +38,7 @@ const ASSET_HTML = `<!doctype html>
  * resources/thumbnails/thumbnail.png, resources/assets/index.html and a README.md explaining each file.
  * @param version semantic version to put in scenario.json.
  * @returns the ZIP bytes and the generated manifest.
- * @throws BadRequestError (400) when `version` is not a semantic version.
+ * @throws BadRequestError when `version` is not a semantic version.
  */
 export async function buildSkeletonArchive(
   version: string = DEFAULT_SKELETON_VERSION,

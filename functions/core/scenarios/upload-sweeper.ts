@@ -1,5 +1,5 @@
-import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from '../ports.js';
-import { expiredUploadProblem, interruptedUploadProblem, PROCESSING_CLAIM_TIMEOUT_MS } from './presigned-upload.js';
+import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from './ports.js';
+import { expiredUploadError, interruptedUploadError, PROCESSING_CLAIM_TIMEOUT_MS, type ProblemOf } from './presigned-upload.js';
 
 /** What the upload sweeper needs. */
 export interface UploadSweepDependencies {
@@ -12,6 +12,8 @@ export interface UploadSweepDependencies {
   processingTimeoutMs?: number;
   /** Most slots, and most staged archives, looked at per run (the next run goes on). @default 200 */
   batchSize?: number;
+  /** The problem body a REJECTED slot keeps for its refusal (UploadSlot.problem). */
+  problemOf: ProblemOf;
 }
 
 /** What one sweep did: upload ids, and the keys of deleted orphan archives. */
@@ -60,7 +62,7 @@ export async function sweepUploads(dependencies: UploadSweepDependencies): Promi
             slot.company,
             slot.uploadId,
             { status: 'PENDING' },
-            expiredUploadProblem(slot, object?.lastModified),
+            dependencies.problemOf(expiredUploadError(slot, object?.lastModified)),
           )
         ) {
           result.expired.push(slot.uploadId);
@@ -69,14 +71,21 @@ export async function sweepUploads(dependencies: UploadSweepDependencies): Promi
       } else if (now.getTime() < Date.parse(object.lastModified) + timeoutMs) {
         result.waiting.push(slot.uploadId);
       } else if (
-        await dependencies.uploads.reject(slot.company, slot.uploadId, { status: 'PENDING' }, interruptedUploadProblem(timeoutMs))
+        await dependencies.uploads.reject(
+          slot.company,
+          slot.uploadId,
+          { status: 'PENDING' },
+          dependencies.problemOf(interruptedUploadError(timeoutMs)),
+        )
       ) {
         result.interrupted.push(slot.uploadId);
         await dependencies.archives.delete(slot.objectKey);
       }
     } else if (slot.status === 'PROCESSING' && slot.claimedAt !== undefined && Date.parse(slot.claimedAt) + timeoutMs <= now.getTime()) {
       const expected = { status: 'PROCESSING' as const, claimedAt: slot.claimedAt };
-      if (await dependencies.uploads.reject(slot.company, slot.uploadId, expected, interruptedUploadProblem(timeoutMs))) {
+      if (
+        await dependencies.uploads.reject(slot.company, slot.uploadId, expected, dependencies.problemOf(interruptedUploadError(timeoutMs)))
+      ) {
         result.interrupted.push(slot.uploadId);
         await dependencies.archives.delete(slot.objectKey);
       }

@@ -1,7 +1,8 @@
 import { ulid } from 'ulid';
-import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../errors.js';
-import type { ArchiveStore, CompanyRepository, RandomAccessSource, ScenarioRepository } from '../ports.js';
-import { authorizeCompany, type Principal } from '../principal.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../shared/errors.js';
+import type { ArchiveStore, RandomAccessSource, ScenarioRepository } from './ports.js';
+import type { CompanyRepository } from '../shared/companies.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
 
 /** The 201 body of an upload (docs/contract.md, "Scenario packages"). */
@@ -74,12 +75,12 @@ export function archiveKeyFor(companyId: string, scenarioId: string, version: st
  * object. The version record is not written first because the quota would then be charged, and the version
  * visible, for an archive that may never arrive.
  * @param archive the ZIP bytes, or a stored object to read by range and copy.
- * @throws ForbiddenError (403) without `scenarios:write` on the company.
- * @throws InvalidArchiveError (422) listing every violation.
- * @throws ConflictError (409) when (id, version) already exists.
- * @throws QuotaExceededError (413) with quotaBytes, usedBytes and archiveBytes.
- * @throws NotFoundError (404) when the company does not exist.
- * @throws UploadAbandonedError (503) when the upload sweeper gave the upload up first (nothing stored).
+ * @throws ForbiddenError without `scenarios:write` on the company.
+ * @throws InvalidArchiveError listing every violation.
+ * @throws ConflictError when (id, version) already exists.
+ * @throws QuotaExceededError with quotaBytes, usedBytes and archiveBytes.
+ * @throws NotFoundError when the company does not exist.
+ * @throws UploadAbandonedError when the upload sweeper gave the upload up first (nothing stored).
  */
 export async function uploadScenario(
   dependencies: UploadDependencies,

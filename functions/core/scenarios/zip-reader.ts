@@ -16,7 +16,7 @@
  */
 import { Readable } from 'node:stream';
 import yauzl from 'yauzl';
-import type { RandomAccessSource } from '../ports.js';
+import type { RandomAccessSource } from './ports.js';
 
 /** What the reader reads: the whole archive in memory, or a ranged reader over a stored object. */
 export type ZipInput = Uint8Array | RandomAccessSource;

@@ -1,4 +1,4 @@
-import type { Device, StoredDevice } from '../devices.js';
+import type { Device, StoredDevice } from '../devices/model.js';
 
 /** Resource types that search covers (the `type` filter field). */
 export const RESOURCE_TYPES = ['DEVICE', 'SCENARIO'] as const;

@@ -1,5 +1,5 @@
-import { ForbiddenError } from '../errors.js';
-import type { Principal } from '../principal.js';
+import { ForbiddenError } from '../shared/errors.js';
+import type { Principal } from '../shared/principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
 import type { SortField } from './registry.js';
 
@@ -96,7 +96,7 @@ export interface SearchParameters {
  * The search to run for `parameters` and the caller (docs/contract.md "Search"): repeated
  * filter values are OR-ed, different fields AND-ed, `global` makes every filter ignored; `company` narrows the
  * caller's companies. Default sort: by relevance for `global`, else by serial ascending.
- * @throws ForbiddenError (403) when `company` names a company outside the caller's token.
+ * @throws ForbiddenError when `company` names a company outside the caller's token.
  */
 export function searchQueryOf(parameters: SearchParameters, principal: Principal): SearchQuery {
   const { page, pageSize, filters, companies: requestedCompanies } = parameters;

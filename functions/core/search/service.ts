@@ -1,5 +1,6 @@
-import type { CompanyRepository, SearchIndex } from '../ports.js';
-import type { Principal } from '../principal.js';
+import type { CompanyRepository } from '../shared/companies.js';
+import type { SearchIndex } from './ports.js';
+import type { Principal } from '../shared/principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
 import { type SearchParameters, searchQueryOf, type SearchSort } from './query.js';
 import { FILTER_FIELDS, humanize } from './registry.js';
@@ -15,8 +16,8 @@ export interface SearchResponse {
 /**
  * Searches resources within the caller's companies.
  * @param parameters the request's search parameters, validated by the route.
- * @throws ForbiddenError (403) when `company` names a company outside the token.
- * @throws ServiceUnavailableError (503) when the search backend is unreachable.
+ * @throws ForbiddenError when `company` names a company outside the token.
+ * @throws ServiceUnavailableError when the search backend is unreachable.
  */
 export async function searchResources(index: SearchIndex, principal: Principal, parameters: SearchParameters): Promise<SearchResponse> {
   const query = searchQueryOf(parameters, principal);
@@ -51,7 +52,7 @@ export interface FilterDescriptor {
  * each field's counts are then computed as if that field's own selection were removed (disjunctive faceting).
  * Fixed enumerations list every value, with count 0 where nothing matches.
  * @param request `type` and the filter selection (`filters`, `companies`), validated by the route.
- * @throws ForbiddenError (403) for a company outside the token.
+ * @throws ForbiddenError for a company outside the token.
  */
 export async function describeFilters(
   dependencies: { index: SearchIndex; companies: CompanyRepository },

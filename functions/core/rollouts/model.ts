@@ -1,0 +1,177 @@
+/**
+ * The rollout model shared by the use cases (rollouts.ts), target resolution (targets.ts) and the HTTP
+ * contract (docs/contract.md, "Rollouts"): limits, states, the create input, the view every route answers,
+ * and the stored rollout with its target chunks and tallies.
+ */
+
+/** Most devices one rollout may target (a query matching more is refused, naming the count). */
+export const MAX_ROLLOUT_TARGETS = 100_000;
+/** Most device ids a `targets.ids` list may hold; beyond, select the devices with a query. */
+export const MAX_ROLLOUT_IDS = 10_000;
+/** Most waves one rollout may list (the rest of the targets forms one more). */
+export const MAX_ROLLOUT_WAVES = 20;
+/** Target device ids per chunk: one work message, one worker run. */
+export const ROLLOUT_CHUNK_SIZE = 500;
+/** Share of FAILED reports in a completed wave above which the rollout pauses, when the request gives none. */
+export const DEFAULT_FAILURE_THRESHOLD = 0.1;
+/** How long a wave waits for its devices' reports before it completes anyway, seconds, when the request gives none. */
+export const DEFAULT_WAVE_TIMEOUT_SECONDS = 3600;
+/** Bounds of `waveTimeoutSeconds`: a minute to a week. */
+export const MIN_WAVE_TIMEOUT_SECONDS = 60;
+export const MAX_WAVE_TIMEOUT_SECONDS = 604_800;
+
+/** A rollout's state: RUNNING until its last wave completes, PAUSED by an operator or too many failures, or ended. */
+export type RolloutState = 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED';
+/**
+ * A wave's state: PENDING until it starts, RUNNING while it deploys and waits for reports, COMPLETED when it is done,
+ * CANCELLED when the rollout was cancelled before the wave completed (it runs nothing more).
+ */
+export type WaveState = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'CANCELLED';
+
+/** What a rollout deploys (or undeploys): one scenario version. */
+export interface RolloutWhat {
+  type: 'SCENARIO';
+  id: string;
+  subId: string;
+}
+
+/** The body of a create request, validated by the route. */
+export interface RolloutCreateInput {
+  action: 'DEPLOY' | 'UNDEPLOY';
+  what: RolloutWhat;
+  /** The query string of a device search (e.g. `connection.state=CONNECTED&location.name=Lyon`), or device ids. */
+  targets: { query: string } | { ids: string[] };
+  /** Sizes of the first waves, in order; the remaining targets form the last wave. @default one wave of every target */
+  waves?: number[];
+  /** 0..1. @default DEFAULT_FAILURE_THRESHOLD */
+  failureThreshold?: number;
+  /** Seconds, MIN_WAVE_TIMEOUT_SECONDS..MAX_WAVE_TIMEOUT_SECONDS. @default DEFAULT_WAVE_TIMEOUT_SECONDS */
+  waveTimeoutSeconds?: number;
+  note?: string;
+}
+
+/** One wave as answered: its size, state and counts (deploy results by cause, device reports by state). */
+export interface RolloutWaveView {
+  size: number;
+  state: WaveState;
+  /** e.g. `{ SUCCESS: 98, TARGET_NOT_FOUND: 2, INSTALLED: 90, FAILED: 3 }`; absent keys are 0. */
+  counts: Record<string, number>;
+  /** ISO-8601. */
+  startedAt?: string;
+  /** ISO-8601. */
+  completedAt?: string;
+}
+
+/** A rollout as every rollout route answers it. */
+export interface RolloutView {
+  /** ULID. */
+  id: string;
+  state: RolloutState;
+  action: 'DEPLOY' | 'UNDEPLOY';
+  what: RolloutWhat;
+  /** How many devices the targets resolved to at creation. */
+  targets: number;
+  waves: RolloutWaveView[];
+  failureThreshold: number;
+  waveTimeoutSeconds: number;
+  note: string | null;
+  /** `sub` of the creator: the deployments are made in their name. */
+  createdBy: string;
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601. */
+  updated: string;
+  /** Why the rollout is PAUSED (an operator, or a wave's failures). */
+  pausedReason?: string;
+}
+
+/** One wave of a stored rollout: its size, state and the range of target chunks holding its devices. */
+export interface StoredRolloutWave {
+  size: number;
+  state: WaveState;
+  /** ISO-8601: when the wave started; also the time of every deployment it makes (their ids' time part and `at`). */
+  startedAt?: string;
+  /** ISO-8601. */
+  completedAt?: string;
+  /** Indexes of its first and last chunk (inclusive). */
+  chunks: [number, number];
+}
+
+/** A rollout as stored (rollouts table, `ROLLOUT#{company}` / `{id}`); key design in tables.ts. */
+export interface StoredRollout {
+  /** ULID. */
+  id: string;
+  company: string;
+  action: 'DEPLOY' | 'UNDEPLOY';
+  what: RolloutWhat;
+  /** How the targets were given: the search query string, or how many ids were listed. */
+  targetsSpec: { query: string } | { ids: number };
+  /** Devices targeted (resolved at creation). */
+  targets: number;
+  waves: StoredRolloutWave[];
+  /** Index of the wave running, or next to run (0-based). */
+  currentWave: number;
+  /** 0..1. */
+  failureThreshold: number;
+  /** Seconds. */
+  waveTimeoutSeconds: number;
+  note?: string;
+  /** `sub` of the creator: the deployments are made in their name. */
+  createdBy: string;
+  /** ISO-8601. */
+  created: string;
+  /** ISO-8601. */
+  updated: string;
+  state: RolloutState;
+  pausedReason?: string;
+  /** Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). */
+  version: number;
+  /** ISO-8601: while RUNNING, when the sweeper looks at it next (the item is in the sweep index only while RUNNING). */
+  sweepAt?: string;
+}
+
+/** A chunk of a rollout's targets (rollouts table, `TARGETS#{company}#{rolloutId}` / `{index, 6 digits}`). */
+export interface RolloutChunk {
+  /** 0-based, global across the waves. */
+  index: number;
+  /** The wave it belongs to (0-based). */
+  wave: number;
+  /** At most ROLLOUT_CHUNK_SIZE device ids, sorted. */
+  deviceIds: string[];
+  /** ISO-8601: when its work message was last sent again (absent: sent when its wave started). */
+  dispatchedAt?: string;
+  /** Set once the worker has run it (its results counted). */
+  done?: boolean;
+  /** Its deploy results by cause (`SUCCESS` for a write made), once done. */
+  results?: Record<string, number>;
+}
+
+/** The tallies of one wave: deploy results by cause, device reports by state, and how many chunks are done. */
+export interface RolloutWaveTally {
+  /** e.g. `{ SUCCESS: 480, TARGET_NOT_FOUND: 20, INSTALLED: 470, FAILED: 3 }`; absent keys are 0. */
+  counts: Record<string, number>;
+  chunksDone: number;
+}
+
+/** A device's terminal status report on a deployment a rollout made. */
+export interface RolloutReport {
+  company: string;
+  rolloutId: string;
+  /** The wave that deployed it (0-based). */
+  wave: number;
+  deviceId: string;
+  state: 'INSTALLED' | 'FAILED';
+  /** ISO-8601: when the service received the report. */
+  at: string;
+}
+
+/** The body of a rollout work message (SQS body JSON, and the local queue's): one chunk of a wave to run. */
+export interface RolloutWorkMessage {
+  type: 'RolloutChunk';
+  company: string;
+  rolloutId: string;
+  /** 0-based. */
+  wave: number;
+  /** The chunk's index. */
+  chunk: number;
+}

@@ -1,0 +1,58 @@
+/** Ports of the rollout area: rollouts with their target chunks and tallies, and the work queue. */
+import type { Page } from '../shared/paging.js';
+import type { RolloutChunk, RolloutReport, RolloutWaveTally, RolloutWorkMessage, StoredRollout } from './model.js';
+
+/** Rollouts, their target chunks and their wave tallies (rollouts table). */
+export interface RolloutRepository {
+  /**
+   * Writes the target chunks (batched puts), then the rollout item (a conditional put: only if new) last, so that a
+   * crash in between leaves only chunks no rollout refers to.
+   * @throws Error when a write fails (nothing refers to what was written).
+   */
+  create(rollout: StoredRollout, chunks: readonly RolloutChunk[]): Promise<void>;
+  /** The rollout (a strongly consistent read), or undefined. */
+  get(company: string, rolloutId: string): Promise<StoredRollout | undefined>;
+  /**
+   * Replaces the rollout item only if its stored `version` is `rollout.version - 1` (optimistic lock: the caller read
+   * version n and writes n + 1). A RUNNING rollout enters (or stays in) the sweep index at `sweepAt`; others leave it.
+   * @returns false when another write came first (nothing written).
+   */
+  update(rollout: StoredRollout): Promise<boolean>;
+  /** A company's rollouts, newest first. @throws BadRequestError on a cursor this listing did not issue. */
+  list(company: string, limit: number, cursor: string | undefined): Promise<Page<StoredRollout>>;
+  /** One chunk with its device ids (strongly consistent), or undefined. */
+  chunk(company: string, rolloutId: string, index: number): Promise<RolloutChunk | undefined>;
+  /** Chunks `first`..`last` (inclusive) without their device ids (`deviceIds` empty), in index order. */
+  chunkStates(company: string, rolloutId: string, first: number, last: number): Promise<RolloutChunk[]>;
+  /** Sets `dispatchedAt` on the chunks not done yet (absent ones are ignored). */
+  markDispatched(company: string, rolloutId: string, indexes: readonly number[], at: string): Promise<void>;
+  /**
+   * Marks a chunk done with its results and adds them (and one done chunk) to its wave's tally, in one transaction,
+   * only if the chunk is not done yet. @returns false when it was (nothing counted twice).
+   */
+  markDone(
+    company: string,
+    rolloutId: string,
+    chunk: Pick<RolloutChunk, 'index' | 'wave'>,
+    results: Record<string, number>,
+  ): Promise<boolean>;
+  /** Every wave's tally (waves without any are absent), by wave index. */
+  tallies(company: string, rolloutId: string): Promise<Map<number, RolloutWaveTally>>;
+  /**
+   * Counts a device's terminal report once per rollout: records that the device reported and adds 1 to its wave's
+   * `INSTALLED` or `FAILED`, in one transaction, only if the device has not reported in this rollout before.
+   * @returns false when it had (a redelivered stream record, or a later report: nothing counted).
+   */
+  recordReport(report: RolloutReport): Promise<boolean>;
+  /** RUNNING rollouts whose `sweepAt` is at or before `now` (ISO-8601), at most `limit`, by an index query (no scan). */
+  due(now: string, limit: number): Promise<{ company: string; rolloutId: string }[]>;
+}
+
+/** The queue of rollout work (SQS on AWS, the local runtime's in-process queue locally). */
+export interface WorkQueue {
+  /**
+   * Sends the messages (in batches); delivery is at least once, in no particular order.
+   * @throws Error naming how many messages could not be sent after retries.
+   */
+  send(messages: readonly RolloutWorkMessage[]): Promise<void>;
+}
