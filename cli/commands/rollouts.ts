@@ -70,7 +70,10 @@ function registerRolloutCreate(rollout: Command): void {
     .action(createRollout);
 }
 
-/** Action of `dss rollout create`. @throws UsageError on a bad reference or target selection; CommandFailed as watch */
+/**
+ * Action of `dss rollout create`.
+ * @throws UsageError on a bad reference or target selection; CommandFailed when, with --watch, it ends PAUSED or CANCELLED
+ */
 async function createRollout(reference: string, options: CreateOptions, command: Command): Promise<void> {
   const what = parseScenarioRef(reference);
   const targets = await targetsOf(options);
@@ -117,7 +120,7 @@ function registerRolloutGet(rollout: Command): void {
     .action(getRollout);
 }
 
-/** Action of `dss rollout get`. @throws CommandFailed as watch */
+/** Action of `dss rollout get`. @throws CommandFailed when, with --watch, it ends PAUSED or CANCELLED */
 async function getRollout(rolloutId: string, options: WatchOptions, command: Command): Promise<void> {
   const { dss, json, company } = await invocationOf(command);
   const companyId = company();
