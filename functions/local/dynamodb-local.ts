@@ -80,7 +80,7 @@ function javaCommand(): string {
   return java;
 }
 
-/** A JVM (behind its watchdog) as launched by `launch`. */
+/** A JVM (behind its watchdog) as launchInstance launches it. */
 interface Instance {
   watchdog: ChildProcess;
   /** The JVM's pid, once the watchdog reported it. */
