@@ -16,10 +16,11 @@ import { dirname, join } from 'node:path';
 import pRetry from 'p-retry';
 import { ulid } from 'ulid';
 import { ApiError, type components } from '../client/index.js';
+import { MAX_DEPLOYMENT_ENTRIES } from '../functions/core/deployments.js';
 import { UsageError } from './output.js';
 
-/** Most entries one deployment request may carry (the service's limit, MAX_DEPLOYMENT_ENTRIES): the largest chunk. */
-export const MAX_CHUNK_SIZE = 5_000;
+/** Most entries one deployment request may carry (the service's own limit): the largest chunk. */
+export const MAX_CHUNK_SIZE = MAX_DEPLOYMENT_ENTRIES;
 /** Chunk size when `--chunk-size` is not given. */
 export const DEFAULT_CHUNK_SIZE = MAX_CHUNK_SIZE;
 /** Most ids a `--devices` list may hold (a longer list belongs in a file: `--from`). */

@@ -1,6 +1,6 @@
 /** `dss deploy`, `dss undeploy` (chunked, resumable batches: cli/batch.ts), `dss deployments`, `dss history`. */
 import { type Command, Option } from 'commander';
-import { type components, expectOk } from '../../client/index.js';
+import { type components, type DssClient, expectOk } from '../../client/index.js';
 import { integerArgument } from '../arguments.js';
 import {
   type BatchInput,
@@ -36,7 +36,12 @@ type ActiveDeployment = components['schemas']['ActiveDeployment'];
 export function registerDeploymentCommands(program: Command): void {
   registerBatchCommand(program, 'deploy', 'DEPLOY');
   registerBatchCommand(program, 'undeploy', 'UNDEPLOY');
+  registerDeploymentsList(program);
+  registerHistory(program);
+}
 
+/** `dss deployments`: lists active deployments, the company's or one device's. */
+function registerDeploymentsList(program: Command): void {
   program
     .command('deployments')
     .description("List active deployments: the company's, or one device's (--device)")
@@ -44,45 +49,51 @@ export function registerDeploymentCommands(program: Command): void {
     .option('--limit <n>', `deployments per page (the API's limit), 1 to ${MAX_LIMIT}; default 100`, integerArgument(1, MAX_LIMIT))
     .option('--all', 'follow nextCursor and list every page')
     .addHelpText('after', '\nExamples:\n  dss deployments --device acme-kiosk-0001\n  dss deployments --all --json > deployments.json')
-    .action(async (options: { device?: string; limit?: number; all?: boolean }, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const device = options.device;
-      const listing = await readPages(
-        async (cursor) =>
-          device === undefined
-            ? expectOk(
-                await dss.main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
-                  params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
-                }),
-              )
-            : expectOk(
-                await dss.main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
-                  params: { path: { companyId, deviceId: device }, query: pageQuery(options.limit, cursor) },
-                }),
-              ),
-        options.all === true,
-      );
-      if (json) {
-        printJson(options.all ? listing.items : listing.first);
-        return;
-      }
-      printTable(
-        listing.items,
-        [
-          { head: 'Device', value: (item) => item.target.id },
-          { head: 'Scenario', value: (item) => item.what.id },
-          { head: 'Version', value: (item) => item.what.subId },
-          { head: 'Deployed at', value: (item) => item.deployedAt },
-          { head: 'Deployed by', value: (item) => item.deployedBy },
-          { head: 'Device status', value: (item) => deviceStatusText(item.deviceStatus) },
-          { head: 'Note', value: (item) => item.note },
-        ],
-        'No active deployment.',
-      );
-      moreNote(listing.nextCursor, 'deployments');
-    });
+    .action(listDeployments);
+}
 
+/** Action of `dss deployments`. */
+async function listDeployments(options: { device?: string; limit?: number; all?: boolean }, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const device = options.device;
+  const listing = await readPages(
+    async (cursor) =>
+      device === undefined
+        ? expectOk(
+            await dss.main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+              params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
+            }),
+          )
+        : expectOk(
+            await dss.main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+              params: { path: { companyId, deviceId: device }, query: pageQuery(options.limit, cursor) },
+            }),
+          ),
+    options.all === true,
+  );
+  if (json) {
+    printJson(options.all ? listing.items : listing.first);
+    return;
+  }
+  printTable(
+    listing.items,
+    [
+      { head: 'Device', value: (item) => item.target.id },
+      { head: 'Scenario', value: (item) => item.what.id },
+      { head: 'Version', value: (item) => item.what.subId },
+      { head: 'Deployed at', value: (item) => item.deployedAt },
+      { head: 'Deployed by', value: (item) => item.deployedBy },
+      { head: 'Device status', value: (item) => deviceStatusText(item.deviceStatus) },
+      { head: 'Note', value: (item) => item.note },
+    ],
+    'No active deployment.',
+  );
+  moreNote(listing.nextCursor, 'deployments');
+}
+
+/** `dss history`: lists the deployment history, newest first. */
+function registerHistory(program: Command): void {
   program
     .command('history')
     .description('List the deployment history, newest first: every DEPLOY and UNDEPLOY attempted, and the status reports of devices')
@@ -97,49 +108,52 @@ export function registerDeploymentCommands(program: Command): void {
       'after',
       '\nExamples:\n  dss history --device acme-kiosk-0001\n  dss history --scenario acme-welcome --version 1.1.0 --since 2026-03-01T00:00:00Z --all --json',
     )
-    .action(async (options: HistoryOptions, command: Command) => {
-      if (options.version !== undefined && options.scenario === undefined) {
-        throw new UsageError('--version filters the versions of one scenario: give --scenario too.');
-      }
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const filters = {
-        ...(options.device === undefined ? {} : { deviceId: options.device }),
-        ...(options.scenario === undefined ? {} : { scenarioId: options.scenario }),
-        ...(options.version === undefined ? {} : { version: options.version }),
-        ...(options.since === undefined ? {} : { from: options.since }),
-        ...(options.until === undefined ? {} : { to: options.until }),
-      };
-      const listing = await readPages(
-        async (cursor) =>
-          expectOk(
-            await dss.main.GET('/companies/{companyId}/resources/deployments/history', {
-              params: { path: { companyId }, query: { ...filters, ...pageQuery(options.limit, cursor) } },
-            }),
-          ),
-        options.all === true,
-      );
-      if (json) {
-        printJson(options.all ? listing.items : listing.first);
-        return;
-      }
-      printTable(
-        listing.items,
-        [
-          { head: 'At', value: (entry) => entry.at },
-          { head: 'Device', value: (entry) => entry.target.id },
-          { head: 'Scenario', value: (entry) => entry.what.id },
-          { head: 'Version', value: (entry) => entry.what.subId },
-          { head: 'Action', value: (entry) => (entry.kind === 'ACTION' ? entry.action : 'STATUS') },
-          { head: 'State', value: (entry) => (entry.kind === 'ACTION' ? entry.state : entry.deviceStatus.state) },
-          { head: 'Cause', value: (entry) => (entry.kind === 'ACTION' ? entry.cause : null) },
-          { head: 'By', value: (entry) => entry.by },
-          { head: 'Note', value: (entry) => (entry.kind === 'ACTION' ? entry.note : entry.deviceStatus.message) },
-        ],
-        'No history entry.',
-      );
-      moreNote(listing.nextCursor, 'entries');
-    });
+    .action(listHistory);
+}
+
+/** Action of `dss history`. @throws UsageError on --version without --scenario */
+async function listHistory(options: HistoryOptions, command: Command): Promise<void> {
+  if (options.version !== undefined && options.scenario === undefined) {
+    throw new UsageError('--version filters the versions of one scenario: give --scenario too.');
+  }
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const filters = {
+    ...(options.device === undefined ? {} : { deviceId: options.device }),
+    ...(options.scenario === undefined ? {} : { scenarioId: options.scenario }),
+    ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.since === undefined ? {} : { from: options.since }),
+    ...(options.until === undefined ? {} : { to: options.until }),
+  };
+  const listing = await readPages(
+    async (cursor) =>
+      expectOk(
+        await dss.main.GET('/companies/{companyId}/resources/deployments/history', {
+          params: { path: { companyId }, query: { ...filters, ...pageQuery(options.limit, cursor) } },
+        }),
+      ),
+    options.all === true,
+  );
+  if (json) {
+    printJson(options.all ? listing.items : listing.first);
+    return;
+  }
+  printTable(
+    listing.items,
+    [
+      { head: 'At', value: (entry) => entry.at },
+      { head: 'Device', value: (entry) => entry.target.id },
+      { head: 'Scenario', value: (entry) => entry.what.id },
+      { head: 'Version', value: (entry) => entry.what.subId },
+      { head: 'Action', value: (entry) => (entry.kind === 'ACTION' ? entry.action : 'STATUS') },
+      { head: 'State', value: (entry) => (entry.kind === 'ACTION' ? entry.state : entry.deviceStatus.state) },
+      { head: 'Cause', value: (entry) => (entry.kind === 'ACTION' ? entry.cause : null) },
+      { head: 'By', value: (entry) => entry.by },
+      { head: 'Note', value: (entry) => (entry.kind === 'ACTION' ? entry.note : entry.deviceStatus.message) },
+    ],
+    'No history entry.',
+  );
+  moreNote(listing.nextCursor, 'entries');
 }
 
 interface HistoryOptions {
@@ -201,63 +215,79 @@ Examples:
   dss ${name} acme-welcome@1.2.0 --from devices.csv --dry-run
   dss ${name} acme-welcome@1.2.0 --from devices.json --chunk-size 1000 --json > result.json`,
     )
-    .action(async (target: string, options: BatchCommandOptions, command: Command) => {
-      const { scenarioId: scenario, version } = parseScenarioRef(target);
-      const ids = await deviceIdsOf(options);
-      if (options.note !== undefined && options.note.length > MAX_NOTE_LENGTH) {
-        throw new UsageError(`--note has ${options.note.length} characters; at most ${MAX_NOTE_LENGTH} are kept.`);
-      }
-      const { settings, dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const dryRun = options.dryRun === true;
-      const input: BatchInput = {
-        baseUrl: settings.baseUrl,
-        company: companyId,
-        action,
-        scenario,
-        version,
-        ids,
-        chunkSize: options.chunkSize,
-        ...(options.note === undefined ? {} : { note: options.note }),
-      };
-      const send: SendChunk = async (requests, key) => {
-        const result = await dss.main.POST('/companies/{companyId}/resources/deployments', {
-          params: {
-            path: { companyId },
-            ...(dryRun ? { query: { dryRun: true } } : {}),
-            ...(key === undefined ? {} : { header: { 'Idempotency-Key': key } }),
-          },
-          body: { requests, ...(options.note === undefined ? {} : { note: options.note }) },
-        });
-        return { items: expectOk(result).items, replayed: result.response.headers.get('idempotent-replayed') === 'true' };
-      };
-      const chunks = chunksOf(ids, options.chunkSize).length;
-      note(
-        `${verb}ing ${scenario}@${version} ${action === 'DEPLOY' ? 'on' : 'from'} ${count(ids.length, 'device')} in ${count(chunks, 'chunk')} of at most ${options.chunkSize.toLocaleString('en-US')}${dryRun ? ' (dry run: nothing is changed)' : ''}.`,
-      );
-      let progress: Progress | undefined;
-      let outcome: BatchOutcome;
-      try {
-        outcome = await runBatch(input, {
-          directory: configDirectory(),
-          dryRun,
-          send,
-          note,
-          progress: (done) => {
-            progress ??= startProgress(dryRun ? 'Dry run' : `${verb}ing`, ids.length, 'items');
-            progress.update(done);
-          },
-        });
-      } finally {
-        progress?.stop();
-      }
-      const failed = reportBatch(outcome, { action, scenario, version }, json);
-      if (failed > 0) {
-        throw new CommandFailed(
-          `${count(failed, 'item')} of ${outcome.items.length.toLocaleString('en-US')} ${dryRun ? 'would fail' : 'failed'}.`,
-        );
-      }
+    .action((target: string, options: BatchCommandOptions, command: Command) => runBatchCommand(action, target, options, command));
+}
+
+/**
+ * Action of `dss deploy` and `dss undeploy`: sends the batch in journaled chunks and prints its report.
+ * @throws UsageError on a bad reference, device list or --note; CommandFailed when any item failed
+ */
+async function runBatchCommand(action: DeploymentAction, target: string, options: BatchCommandOptions, command: Command): Promise<void> {
+  const verb = action === 'DEPLOY' ? 'Deploy' : 'Undeploy';
+  const { scenarioId: scenario, version } = parseScenarioRef(target);
+  const ids = await deviceIdsOf(options);
+  if (options.note !== undefined && options.note.length > MAX_NOTE_LENGTH) {
+    throw new UsageError(`--note has ${options.note.length} characters; at most ${MAX_NOTE_LENGTH} are kept.`);
+  }
+  const { settings, dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const dryRun = options.dryRun === true;
+  const input: BatchInput = {
+    baseUrl: settings.baseUrl,
+    company: companyId,
+    action,
+    scenario,
+    version,
+    ids,
+    chunkSize: options.chunkSize,
+    ...(options.note === undefined ? {} : { note: options.note }),
+  };
+  const send = chunkSender(dss, companyId, dryRun, options.note);
+  const chunks = chunksOf(ids, options.chunkSize).length;
+  note(
+    `${verb}ing ${scenario}@${version} ${action === 'DEPLOY' ? 'on' : 'from'} ${count(ids.length, 'device')} in ${count(chunks, 'chunk')} of at most ${options.chunkSize.toLocaleString('en-US')}${dryRun ? ' (dry run: nothing is changed)' : ''}.`,
+  );
+  const outcome = await runBatchShowingProgress(input, send, dryRun, dryRun ? 'Dry run' : `${verb}ing`);
+  const failed = reportBatch(outcome, { action, scenario, version }, json);
+  if (failed > 0) {
+    throw new CommandFailed(
+      `${count(failed, 'item')} of ${outcome.items.length.toLocaleString('en-US')} ${dryRun ? 'would fail' : 'failed'}.`,
+    );
+  }
+}
+
+/** Sends one chunk of a batch as a deployment request (a dry run with `dryRun`), keyed when a key is given. */
+function chunkSender(dss: DssClient, companyId: string, dryRun: boolean, batchNote: string | undefined): SendChunk {
+  return async (requests, key) => {
+    const result = await dss.main.POST('/companies/{companyId}/resources/deployments', {
+      params: {
+        path: { companyId },
+        ...(dryRun ? { query: { dryRun: true } } : {}),
+        ...(key === undefined ? {} : { header: { 'Idempotency-Key': key } }),
+      },
+      body: { requests, ...(batchNote === undefined ? {} : { note: batchNote }) },
     });
+    return { items: expectOk(result).items, replayed: result.response.headers.get('idempotent-replayed') === 'true' };
+  };
+}
+
+/** Runs a batch with the journal of the configuration folder, with a progress bar shown from the first answer on. */
+async function runBatchShowingProgress(input: BatchInput, send: SendChunk, dryRun: boolean, label: string): Promise<BatchOutcome> {
+  let progress: Progress | undefined;
+  try {
+    return await runBatch(input, {
+      directory: configDirectory(),
+      dryRun,
+      send,
+      note,
+      progress: (done) => {
+        progress ??= startProgress(label, input.ids.length, 'items');
+        progress.update(done);
+      },
+    });
+  } finally {
+    progress?.stop();
+  }
 }
 
 /** The ids of `--devices` or `--from`. @throws UsageError when neither (or an empty file) is given */

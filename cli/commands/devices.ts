@@ -19,7 +19,15 @@ export function registerDeviceCommands(program: Command): void {
   const devices = program
     .command('devices')
     .description('Register, read and delete devices, import many at once, issue their client credentials');
+  registerDeviceRegister(devices);
+  registerDeviceGet(devices);
+  registerDeviceDelete(devices);
+  registerDeviceImport(devices);
+  registerDeviceCredentials(devices);
+}
 
+/** `dss devices register`: registers a device or updates its static fields. */
+function registerDeviceRegister(devices: Command): void {
   devices
     .command('register')
     .description('Register a device (needs --serial) or update its static fields; options left out are kept')
@@ -34,50 +42,68 @@ export function registerDeviceCommands(program: Command): void {
       'after',
       '\nExamples:\n  dss devices register kiosk-0001 --serial SN-0001 --location-name Entrance --latitude 52.52 --longitude 13.405\n  dss devices register kiosk-0001 --location-name "Back door"\n\nThe location options given replace the stored location whole (as do the coordinates): give its name and description together.',
     )
-    .action(async (deviceId: string, options: RegisterOptions, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const result = await dss.main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
-        params: { path: { companyId, deviceId } },
-        body: deviceBodyOf(options),
-      });
-      const device = expectOk(result);
-      if (json) {
-        printJson(device);
-        return;
-      }
-      say(`${result.response.status === 201 ? 'Registered' : 'Updated'} device ${device.id}.`);
-      printRecord(deviceRecord(device));
-    });
+    .action(registerDevice);
+}
 
+/** Action of `dss devices register`: prints whether the device was registered or updated. */
+async function registerDevice(deviceId: string, options: RegisterOptions, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const result = await dss.main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
+    params: { path: { companyId, deviceId } },
+    body: deviceBodyOf(options),
+  });
+  const device = expectOk(result);
+  if (json) {
+    printJson(device);
+    return;
+  }
+  say(`${result.response.status === 201 ? 'Registered' : 'Updated'} device ${device.id}.`);
+  printRecord(deviceRecord(device));
+}
+
+/** `dss devices get`: shows one device. */
+function registerDeviceGet(devices: Command): void {
   devices
     .command('get')
     .description('Show a device: static fields, connection state, latest health')
     .argument('<deviceId>', 'device id')
     .addHelpText('after', '\nExamples:\n  dss devices get kiosk-0001\n  dss devices get kiosk-0001 --json')
-    .action(async (deviceId: string, _options: unknown, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const device = expectOk(
-        await dss.main.GET('/companies/{companyId}/resources/devices/{deviceId}', { params: { path: { companyId, deviceId } } }),
-      );
-      if (json) printJson(device);
-      else printRecord(deviceRecord(device));
-    });
+    .action(showDevice);
+}
 
+/** Action of `dss devices get`. */
+async function showDevice(deviceId: string, _options: unknown, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const device = expectOk(
+    await dss.main.GET('/companies/{companyId}/resources/devices/{deviceId}', { params: { path: { companyId, deviceId } } }),
+  );
+  if (json) printJson(device);
+  else printRecord(deviceRecord(device));
+}
+
+/** `dss devices delete`: deletes a device. */
+function registerDeviceDelete(devices: Command): void {
   devices
     .command('delete')
     .description('Delete a device: its credentials stop working and each of its active deployments is undeployed')
     .argument('<deviceId>', 'device id')
     .addHelpText('after', '\nExample:\n  dss devices delete kiosk-0001\n\nA delete interrupted half-way is completed by running it again.')
-    .action(async (deviceId: string, _options: unknown, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      expectOk(await dss.main.DELETE('/companies/{companyId}/resources/devices/{deviceId}', { params: { path: { companyId, deviceId } } }));
-      if (json) printJson({ id: deviceId, deleted: true });
-      else say(`Deleted device ${deviceId}.`);
-    });
+    .action(deleteDevice);
+}
 
+/** Action of `dss devices delete`. */
+async function deleteDevice(deviceId: string, _options: unknown, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  expectOk(await dss.main.DELETE('/companies/{companyId}/resources/devices/{deviceId}', { params: { path: { companyId, deviceId } } }));
+  if (json) printJson({ id: deviceId, deleted: true });
+  else say(`Deleted device ${deviceId}.`);
+}
+
+/** `dss devices import`: registers the devices of a CSV or JSON file. */
+function registerDeviceImport(devices: Command): void {
   devices
     .command('import')
     .description(
@@ -88,42 +114,51 @@ export function registerDeviceCommands(program: Command): void {
       'after',
       '\nExamples:\n  dss devices import devices.csv\n  dss devices import devices.json --json\n\ndevices.csv:\n  id,serial,location.name,geoLocation.latitude,geoLocation.longitude\n  kiosk-0001,SN-0001,Entrance,52.52,13.405\n\nExit code 1 when any record is a FAILURE (the others are written). Running it again is safe: a device already registered is UPDATED.',
     )
-    .action(async (file: string, _options: unknown, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const records = (await readRecords(file)).map(registrationEntryOf);
-      if (records.length === 0) throw new UsageError(`${file} holds no device.`);
-      const results: RegistrationResult[] = [];
-      const progress = startProgress('Registering', records.length, 'items');
-      try {
-        for (let offset = 0; offset < records.length; offset += MAX_REGISTRATION_ENTRIES) {
-          const batch = records.slice(offset, offset + MAX_REGISTRATION_ENTRIES);
-          try {
-            const answered = expectOk(
-              await dss.main.POST('/companies/{companyId}/resources/devices', {
-                params: { path: { companyId } },
-                // Entries are sent as read: the service validates each on its own and reports it.
-                body: batch as components['schemas']['DeviceRegistrationBody'],
-              }),
-            );
-            results.push(...answered);
-          } catch (error) {
-            if (offset > 0) note(`The first ${offset} records were written; running the import again is safe.`);
-            throw error;
-          }
-          progress.update(results.length);
-        }
-      } finally {
-        progress.stop();
-      }
-      const summary = summarize(results);
-      if (json) printJson({ counts: summary.counts, results });
-      else printSummary(summary);
-      if (summary.counts.FAILURE > 0) {
-        throw new CommandFailed(`${summary.counts.FAILURE} of ${results.length} devices were not registered (FAILURE).`);
-      }
-    });
+    .action(importDevices);
+}
 
+/**
+ * Action of `dss devices import`: sends the records MAX_REGISTRATION_ENTRIES at a time.
+ * @throws UsageError on an empty file; CommandFailed when any record is a FAILURE
+ */
+async function importDevices(file: string, _options: unknown, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const records = (await readRecords(file)).map(registrationEntryOf);
+  if (records.length === 0) throw new UsageError(`${file} holds no device.`);
+  const results: RegistrationResult[] = [];
+  const progress = startProgress('Registering', records.length, 'items');
+  try {
+    for (let offset = 0; offset < records.length; offset += MAX_REGISTRATION_ENTRIES) {
+      const batch = records.slice(offset, offset + MAX_REGISTRATION_ENTRIES);
+      try {
+        const answered = expectOk(
+          await dss.main.POST('/companies/{companyId}/resources/devices', {
+            params: { path: { companyId } },
+            // Entries are sent as read: the service validates each on its own and reports it.
+            body: batch as components['schemas']['DeviceRegistrationBody'],
+          }),
+        );
+        results.push(...answered);
+      } catch (error) {
+        if (offset > 0) note(`The first ${offset} records were written; running the import again is safe.`);
+        throw error;
+      }
+      progress.update(results.length);
+    }
+  } finally {
+    progress.stop();
+  }
+  const summary = summarize(results);
+  if (json) printJson({ counts: summary.counts, results });
+  else printSummary(summary);
+  if (summary.counts.FAILURE > 0) {
+    throw new CommandFailed(`${summary.counts.FAILURE} of ${results.length} devices were not registered (FAILURE).`);
+  }
+}
+
+/** `dss devices credentials`: issues a device's client id and secret. */
+function registerDeviceCredentials(devices: Command): void {
   devices
     .command('credentials')
     .description("Issue a device's client id and secret (replacing any earlier secret, which stops working at once)")
@@ -132,23 +167,26 @@ export function registerDeviceCommands(program: Command): void {
       'after',
       '\nExample:\n  dss devices credentials kiosk-0001\n\nThe secret is shown only this once. The device gets its token with:\n  dss login --client-id <clientId> --client-secret <clientSecret>',
     )
-    .action(async (deviceId: string, _options: unknown, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const credentials = expectOk(
-        await dss.main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', {
-          params: { path: { companyId, deviceId } },
-        }),
-      );
-      if (json) printJson(credentials);
-      else {
-        printRecord({ clientId: credentials.clientId, clientSecret: credentials.clientSecret });
-        say(`dss login --client-id ${credentials.clientId} --client-secret ${credentials.clientSecret}`);
-      }
-      note(
-        'The secret is shown only now: store it where the device can read it. Any earlier secret of the device has stopped working. (Logging in with it replaces the stored login: use another DSS_CONFIG_DIR to keep yours.)',
-      );
-    });
+    .action(issueCredentials);
+}
+
+/** Action of `dss devices credentials`: prints the secret, shown only this once. */
+async function issueCredentials(deviceId: string, _options: unknown, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const credentials = expectOk(
+    await dss.main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', {
+      params: { path: { companyId, deviceId } },
+    }),
+  );
+  if (json) printJson(credentials);
+  else {
+    printRecord({ clientId: credentials.clientId, clientSecret: credentials.clientSecret });
+    say(`dss login --client-id ${credentials.clientId} --client-secret ${credentials.clientSecret}`);
+  }
+  note(
+    'The secret is shown only now: store it where the device can read it. Any earlier secret of the device has stopped working. (Logging in with it replaces the stored login: use another DSS_CONFIG_DIR to keep yours.)',
+  );
 }
 
 interface RegisterOptions {

@@ -24,7 +24,20 @@ export function registerRolloutCommands(program: Command): void {
   const rollout = program
     .command('rollout')
     .description('Deploy a scenario version to a fleet wave by wave, and follow, pause, resume or cancel it');
+  registerRolloutCreate(rollout);
+  registerRolloutGet(rollout);
+  registerRolloutList(rollout);
+  for (const [verb, description] of [
+    ['pause', 'Pause a RUNNING rollout: no further device is deployed to (those being deployed finish)'],
+    ['resume', 'Resume a PAUSED rollout where it was'],
+    ['cancel', 'Cancel a RUNNING or PAUSED rollout for good (the deployments made stay)'],
+  ] as const) {
+    registerRolloutTransition(rollout, verb, description);
+  }
+}
 
+/** `dss rollout create`: creates a rollout from a scenario version and a target selection. */
+function registerRolloutCreate(rollout: Command): void {
   rollout
     .command('create')
     .description('Create a rollout: the targets are resolved now, split into waves, and deployed to in the background')
@@ -54,37 +67,46 @@ export function registerRolloutCommands(program: Command): void {
       'after',
       "\nExamples:\n  dss rollout create acme-welcome@1.1.0 --query 'connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER' --waves 10,100 --failure-threshold 0.05\n  dss rollout create acme-welcome@1.1.0 --devices kiosk-0001,kiosk-0002 --note 'Spring campaign'\n  dss rollout create acme-welcome@1.1.0 --from kiosks.csv --wave-timeout 600 --watch",
     )
-    .action(async (reference: string, options: CreateOptions, command: Command) => {
-      const what = parseScenarioRef(reference);
-      const targets = await targetsOf(options);
-      const { dss, json, company, settings } = await invocationOf(command);
-      const companyId = company();
-      const body: RolloutCreateBody = {
-        action: options.undeploy === true ? 'UNDEPLOY' : 'DEPLOY',
-        what: { type: 'SCENARIO', id: what.scenarioId, subId: what.version },
-        targets,
-        ...(options.waves === undefined ? {} : { waves: options.waves }),
-        ...(options.failureThreshold === undefined ? {} : { failureThreshold: options.failureThreshold }),
-        ...(options.waveTimeout === undefined ? {} : { waveTimeoutSeconds: options.waveTimeout }),
-        ...(options.note === undefined ? {} : { note: options.note }),
-      };
-      const result = await dss.main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId } }, body });
-      const created = expectOk(result);
-      const location = result.response.headers.get('location');
-      if (options.watch === true) {
-        if (!json) note(`Created rollout ${created.id}${location === null ? '' : ` (${addressOf(settings.baseUrl, location)})`}.`);
-        await watch(dss, companyId, created, json, options.interval);
-        return;
-      }
-      if (json) {
-        printJson(created);
-        return;
-      }
-      say(`Created rollout ${created.id}: ${created.targets} devices in ${created.waves.length} wave(s).`);
-      printRollout(created);
-      if (location !== null) note(`Follow it: dss rollout get ${created.id} --watch (${addressOf(settings.baseUrl, location)})`);
-    });
+    .action(createRollout);
+}
 
+/**
+ * Action of `dss rollout create`.
+ * @throws UsageError on a bad reference or target selection; CommandFailed when, with --watch, it ends PAUSED or CANCELLED
+ */
+async function createRollout(reference: string, options: CreateOptions, command: Command): Promise<void> {
+  const what = parseScenarioRef(reference);
+  const targets = await targetsOf(options);
+  const { dss, json, company, settings } = await invocationOf(command);
+  const companyId = company();
+  const body: RolloutCreateBody = {
+    action: options.undeploy === true ? 'UNDEPLOY' : 'DEPLOY',
+    what: { type: 'SCENARIO', id: what.scenarioId, subId: what.version },
+    targets,
+    ...(options.waves === undefined ? {} : { waves: options.waves }),
+    ...(options.failureThreshold === undefined ? {} : { failureThreshold: options.failureThreshold }),
+    ...(options.waveTimeout === undefined ? {} : { waveTimeoutSeconds: options.waveTimeout }),
+    ...(options.note === undefined ? {} : { note: options.note }),
+  };
+  const result = await dss.main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId } }, body });
+  const created = expectOk(result);
+  const location = result.response.headers.get('location');
+  if (options.watch === true) {
+    if (!json) note(`Created rollout ${created.id}${location === null ? '' : ` (${addressOf(settings.baseUrl, location)})`}.`);
+    await watch(dss, companyId, created, json, options.interval);
+    return;
+  }
+  if (json) {
+    printJson(created);
+    return;
+  }
+  say(`Created rollout ${created.id}: ${created.targets} devices in ${created.waves.length} wave(s).`);
+  printRollout(created);
+  if (location !== null) note(`Follow it: dss rollout get ${created.id} --watch (${addressOf(settings.baseUrl, location)})`);
+}
+
+/** `dss rollout get`: shows a rollout, once or until it is no longer RUNNING. */
+function registerRolloutGet(rollout: Command): void {
   rollout
     .command('get')
     .description('Show a rollout: its state and each wave with its counts')
@@ -95,18 +117,24 @@ export function registerRolloutCommands(program: Command): void {
       'after',
       '\nExamples:\n  dss rollout get 01JD2X3Y4Z5A6B7C8D9E0F1G2H\n  dss rollout get 01JD2X3Y4Z5A6B7C8D9E0F1G2H --watch --interval 5',
     )
-    .action(async (rolloutId: string, options: WatchOptions, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const current = await readRollout(dss, companyId, rolloutId);
-      if (options.watch === true) {
-        await watch(dss, companyId, current, json, options.interval);
-        return;
-      }
-      if (json) printJson(current);
-      else printRollout(current);
-    });
+    .action(getRollout);
+}
 
+/** Action of `dss rollout get`. @throws CommandFailed when, with --watch, it ends PAUSED or CANCELLED */
+async function getRollout(rolloutId: string, options: WatchOptions, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const current = await readRollout(dss, companyId, rolloutId);
+  if (options.watch === true) {
+    await watch(dss, companyId, current, json, options.interval);
+    return;
+  }
+  if (json) printJson(current);
+  else printRollout(current);
+}
+
+/** `dss rollout list`: lists the company's rollouts, newest first. */
+function registerRolloutList(rollout: Command): void {
   rollout
     .command('list')
     .description("List the company's rollouts, newest first")
@@ -114,70 +142,76 @@ export function registerRolloutCommands(program: Command): void {
     .option('--cursor <cursor>', 'continue a listing from the cursor a previous page printed')
     .option('--all', 'follow every page')
     .addHelpText('after', '\nExamples:\n  dss rollout list\n  dss rollout list --all --json')
-    .action(async (options: ListOptions, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const { items, nextCursor } = await readPages(
-        async (cursor) => {
-          return expectOk(
-            await dss.main.GET('/companies/{companyId}/resources/rollouts', {
-              params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
-            }),
-          );
-        },
-        options.all === true,
-        options.cursor,
-      );
-      if (json) {
-        printJson({ items, nextCursor });
-        return;
-      }
-      printTable(
-        items,
-        [
-          { head: 'ID', value: (item) => item.id },
-          { head: 'STATE', value: (item) => item.state },
-          { head: 'ACTION', value: (item) => item.action },
-          { head: 'SCENARIO', value: (item) => `${item.what.id}@${item.what.subId}` },
-          { head: 'TARGETS', value: (item) => item.targets },
-          { head: 'WAVES', value: (item) => `${item.waves.filter((wave) => wave.state === 'COMPLETED').length}/${item.waves.length} done` },
-          { head: 'CREATED', value: (item) => item.created },
-        ],
-        'No rollouts.',
-      );
-      if (nextCursor !== null) note(`More rollouts: add --all, or --cursor ${nextCursor}`);
-    });
+    .action(listRollouts);
+}
 
-  for (const [verb, description] of [
-    ['pause', 'Pause a RUNNING rollout: no further device is deployed to (those being deployed finish)'],
-    ['resume', 'Resume a PAUSED rollout where it was'],
-    ['cancel', 'Cancel a RUNNING or PAUSED rollout for good (the deployments made stay)'],
-  ] as const) {
-    rollout
-      .command(verb)
-      .description(description)
-      .argument('<rolloutId>', 'rollout id')
-      .addHelpText(
-        'after',
-        `\nExample:\n  dss rollout ${verb} 01JD2X3Y4Z5A6B7C8D9E0F1G2H\n\nExit code 1 when the rollout is in a state it cannot ${verb} from (409, naming its state).`,
-      )
-      .action(async (rolloutId: string, _options: unknown, command: Command) => {
-        const { dss, json, company } = await invocationOf(command);
-        const companyId = company();
-        const params = { params: { path: { companyId, rolloutId } } };
-        const changed = expectOk(
-          verb === 'pause'
-            ? await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/pause', params)
-            : verb === 'resume'
-              ? await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/resume', params)
-              : await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', params),
-        );
-        if (json) printJson(changed);
-        else {
-          say(`Rollout ${changed.id} is ${changed.state}.`);
-          printRollout(changed);
-        }
-      });
+/** Action of `dss rollout list`. */
+async function listRollouts(options: ListOptions, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const { items, nextCursor } = await readPages(
+    async (cursor) => {
+      return expectOk(
+        await dss.main.GET('/companies/{companyId}/resources/rollouts', {
+          params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
+        }),
+      );
+    },
+    options.all === true,
+    options.cursor,
+  );
+  if (json) {
+    printJson({ items, nextCursor });
+    return;
+  }
+  printTable(
+    items,
+    [
+      { head: 'ID', value: (item) => item.id },
+      { head: 'STATE', value: (item) => item.state },
+      { head: 'ACTION', value: (item) => item.action },
+      { head: 'SCENARIO', value: (item) => `${item.what.id}@${item.what.subId}` },
+      { head: 'TARGETS', value: (item) => item.targets },
+      { head: 'WAVES', value: (item) => `${item.waves.filter((wave) => wave.state === 'COMPLETED').length}/${item.waves.length} done` },
+      { head: 'CREATED', value: (item) => item.created },
+    ],
+    'No rollouts.',
+  );
+  if (nextCursor !== null) note(`More rollouts: add --all, or --cursor ${nextCursor}`);
+}
+
+/** A verb that moves a rollout from one state to another. */
+type RolloutVerb = 'pause' | 'resume' | 'cancel';
+
+/** `dss rollout pause|resume|cancel`: moves a rollout to another state. */
+function registerRolloutTransition(rollout: Command, verb: RolloutVerb, description: string): void {
+  rollout
+    .command(verb)
+    .description(description)
+    .argument('<rolloutId>', 'rollout id')
+    .addHelpText(
+      'after',
+      `\nExample:\n  dss rollout ${verb} 01JD2X3Y4Z5A6B7C8D9E0F1G2H\n\nExit code 1 when the rollout is in a state it cannot ${verb} from (409, naming its state).`,
+    )
+    .action((rolloutId: string, _options: unknown, command: Command) => transitionRollout(verb, rolloutId, command));
+}
+
+/** Action of `dss rollout pause|resume|cancel`: prints the rollout in its new state. */
+async function transitionRollout(verb: RolloutVerb, rolloutId: string, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const params = { params: { path: { companyId, rolloutId } } };
+  const changed = expectOk(
+    verb === 'pause'
+      ? await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/pause', params)
+      : verb === 'resume'
+        ? await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/resume', params)
+        : await dss.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', params),
+  );
+  if (json) printJson(changed);
+  else {
+    say(`Rollout ${changed.id} is ${changed.state}.`);
+    printRollout(changed);
   }
 }
 

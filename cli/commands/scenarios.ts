@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { expectOk } from '../../client/index.js';
 import { MAX_DIRECT_UPLOAD_BYTES } from '../../functions/contract/archives.js';
 import { unzipInto, zipFolder } from '../archives.js';
-import { invocationOf } from '../context.js';
+import { type Invocation, invocationOf } from '../context.js';
 import { pageQuery, readPages } from '../paging.js';
 import { positiveInteger, positiveNumber } from '../arguments.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
@@ -16,6 +16,14 @@ const DEFAULT_WAIT_TIMEOUT_SECONDS = 300;
 
 /** Adds the scenario commands. */
 export function registerScenarioCommands(program: Command): void {
+  registerSkeleton(program);
+  registerUpload(program);
+  registerScenarios(program);
+  registerUsage(program);
+}
+
+/** `dss skeleton`: downloads a skeleton scenario into a folder or a .zip file. */
+function registerSkeleton(program: Command): void {
   program
     .command('skeleton')
     .description('Download a skeleton scenario (scenario.json with a fresh id, resources/, a README) and unzip it into a folder')
@@ -27,34 +35,43 @@ export function registerScenarioCommands(program: Command): void {
       'after',
       '\nExamples:\n  dss skeleton --version 1.0.0 -o lobby/\n  dss skeleton --zip lobby.zip\n\nThen edit lobby/scenario.json and lobby/resources/, and run `dss upload lobby/`.',
     )
-    .action(async (options: SkeletonOptions, command: Command) => {
-      if ((options.output === undefined) === (options.zip === undefined))
-        throw new UsageError('Give exactly one of -o <folder> or --zip <file>.');
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const result = await dss.main.GET('/companies/{companyId}/resources/scenarios/skeleton.zip', {
-        params: { path: { companyId }, query: options.version === undefined ? {} : { version: options.version } },
-        parseAs: 'arrayBuffer',
-      });
-      const bytes = new Uint8Array(expectOk(result) as unknown as ArrayBuffer);
-      if (options.zip !== undefined) {
-        if (options.force !== true && (await stat(options.zip).catch(() => undefined)) !== undefined) {
-          throw new UsageError(`${options.zip} exists: choose another name, or pass --force to replace it.`);
-        }
-        await writeFile(options.zip, bytes);
-        if (json) printJson({ zip: resolve(options.zip), bytes: bytes.byteLength });
-        else say(`Wrote ${options.zip} (${formatBytes(bytes.byteLength)}).`);
-        return;
-      }
-      const folder = options.output as string;
-      const files = await unzipInto(bytes, folder, { force: options.force === true });
-      if (json) printJson({ folder: resolve(folder), files });
-      else {
-        say(`Wrote ${files.length} files into ${folder}:`);
-        for (const file of files) say(`  ${file}`);
-      }
-    });
+    .action(downloadSkeleton);
+}
 
+/**
+ * Action of `dss skeleton`.
+ * @throws UsageError unless exactly one of -o and --zip is given, or when --zip names a file and --force is absent
+ */
+async function downloadSkeleton(options: SkeletonOptions, command: Command): Promise<void> {
+  if ((options.output === undefined) === (options.zip === undefined))
+    throw new UsageError('Give exactly one of -o <folder> or --zip <file>.');
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const result = await dss.main.GET('/companies/{companyId}/resources/scenarios/skeleton.zip', {
+    params: { path: { companyId }, query: options.version === undefined ? {} : { version: options.version } },
+    parseAs: 'arrayBuffer',
+  });
+  const bytes = new Uint8Array(expectOk(result) as unknown as ArrayBuffer);
+  if (options.zip !== undefined) {
+    if (options.force !== true && (await stat(options.zip).catch(() => undefined)) !== undefined) {
+      throw new UsageError(`${options.zip} exists: choose another name, or pass --force to replace it.`);
+    }
+    await writeFile(options.zip, bytes);
+    if (json) printJson({ zip: resolve(options.zip), bytes: bytes.byteLength });
+    else say(`Wrote ${options.zip} (${formatBytes(bytes.byteLength)}).`);
+    return;
+  }
+  const folder = options.output as string;
+  const files = await unzipInto(bytes, folder, { force: options.force === true });
+  if (json) printJson({ folder: resolve(folder), files });
+  else {
+    say(`Wrote ${files.length} files into ${folder}:`);
+    for (const file of files) say(`  ${file}`);
+  }
+}
+
+/** `dss upload`: uploads a scenario folder or .zip file, directly or through a presigned slot. */
+function registerUpload(program: Command): void {
   program
     .command('upload')
     .description(
@@ -71,27 +88,33 @@ export function registerScenarioCommands(program: Command): void {
       'after',
       '\nExamples:\n  dss upload lobby/\n  dss upload lobby-1.0.0.zip\n  dss upload big-scenario.zip --wait-timeout 900\n\nExit code 1 when the version exists (409), the quota is exceeded (413) or the archive is refused (422: every violation is listed).',
     )
-    .action(async (path: string, options: UploadOptions, command: Command) => {
-      const { dss, json, company, settings } = await invocationOf(command);
-      const companyId = company();
-      const source = await archiveOf(path);
-      const presigned = options.presigned === true || process.env.DSS_UPLOAD_PRESIGNED === '1' || source.size > MAX_DIRECT_UPLOAD_BYTES;
-      if (!presigned) {
-        const { stored, location } = await uploadDirect(dss, companyId, source);
-        if (json) printJson(stored);
-        else printStored(stored, location === null ? undefined : addressOf(settings.baseUrl, location));
-        return;
-      }
-      const waitTimeoutMs = (options.waitTimeout ?? DEFAULT_WAIT_TIMEOUT_SECONDS) * 1000;
-      const { status, response } = await uploadPresigned(dss, companyId, source, { waitTimeoutMs });
-      if (json) printJson(status);
-      if (status.status === 'STORED' && status.result !== undefined) {
-        if (!json) printStored(status.result, addressOf(settings.baseUrl, versionPath(companyId, status.result)));
-        return;
-      }
-      throw rejection(status, response);
-    });
+    .action(uploadScenarioAt);
+}
 
+/** Action of `dss upload`. @throws the upload's rejection when a presigned upload ends other than STORED */
+async function uploadScenarioAt(path: string, options: UploadOptions, command: Command): Promise<void> {
+  const { dss, json, company, settings } = await invocationOf(command);
+  const companyId = company();
+  const source = await archiveOf(path);
+  const presigned = options.presigned === true || process.env.DSS_UPLOAD_PRESIGNED === '1' || source.size > MAX_DIRECT_UPLOAD_BYTES;
+  if (!presigned) {
+    const { stored, location } = await uploadDirect(dss, companyId, source);
+    if (json) printJson(stored);
+    else printStored(stored, location === null ? undefined : addressOf(settings.baseUrl, location));
+    return;
+  }
+  const waitTimeoutMs = (options.waitTimeout ?? DEFAULT_WAIT_TIMEOUT_SECONDS) * 1000;
+  const { status, response } = await uploadPresigned(dss, companyId, source, { waitTimeoutMs });
+  if (json) printJson(status);
+  if (status.status === 'STORED' && status.result !== undefined) {
+    if (!json) printStored(status.result, addressOf(settings.baseUrl, versionPath(companyId, status.result)));
+    return;
+  }
+  throw rejection(status, response);
+}
+
+/** `dss scenarios`: lists the company's scenarios, or shows one, or one version of one. */
+function registerScenarios(program: Command): void {
   program
     .command('scenarios')
     .description("List the company's scenarios, or show one with its versions, or one version with its download URL")
@@ -104,104 +127,126 @@ export function registerScenarioCommands(program: Command): void {
       'after',
       '\nExamples:\n  dss scenarios\n  dss scenarios --all --json\n  dss scenarios acme-welcome\n  dss scenarios acme-welcome --version 1.1.0',
     )
-    .action(async (scenarioId: string | undefined, options: ScenariosOptions, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      if (scenarioId === undefined) {
-        if (options.version !== undefined)
-          throw new UsageError('--version needs a scenario id: dss scenarios <scenarioId> --version <semver>.');
-        const { items, nextCursor } = await readPages(
-          async (cursor) => {
-            return expectOk(
-              await dss.main.GET('/companies/{companyId}/resources/scenarios', {
-                params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
-              }),
-            );
-          },
-          options.all === true,
-          options.cursor,
-        );
-        if (json) {
-          printJson({ items, nextCursor });
-          return;
-        }
-        printTable(
-          items,
-          [
-            { head: 'ID', value: (scenario) => scenario.id },
-            { head: 'NAME', value: (scenario) => scenario.name },
-            { head: 'LATEST', value: (scenario) => scenario.latestVersion },
-            { head: 'VERSIONS', value: (scenario) => scenario.versions.join(', ') },
-            { head: 'UPDATED', value: (scenario) => scenario.updated },
-          ],
-          'No scenarios.',
-        );
-        if (nextCursor !== null) note(`More scenarios: add --all, or --cursor ${nextCursor}`);
-        return;
-      }
-      if (options.version !== undefined) {
-        const version = expectOk(
-          await dss.main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}', {
-            params: { path: { companyId, scenarioId, version: options.version } },
-          }),
-        );
-        if (json) printJson(version);
-        else {
-          printRecord({
-            scenario: scenarioId,
-            version: version.version,
-            size: bytesText(version.size),
-            sha256: version.sha256,
-            uploadedBy: version.uploadedBy,
-            created: version.created,
-          });
-          // On a line of its own, where it can be copied whole (a table would wrap it).
-          say(`Download URL (until ${version.download.expiresAt}):`);
-          say(version.download.url);
-        }
-        return;
-      }
-      const detail = expectOk(
-        await dss.main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', { params: { path: { companyId, scenarioId } } }),
-      );
-      if (json) {
-        printJson(detail);
-        return;
-      }
-      printRecord({
-        id: detail.id,
-        name: detail.name,
-        description: detail.description ?? undefined,
-        latestVersion: detail.latestVersion,
-        created: detail.created,
-        updated: detail.updated,
-      });
-      printTable(detail.versions, [
-        { head: 'VERSION', value: (version) => version.version },
-        { head: 'SIZE', value: (version) => formatBytes(version.size) },
-        { head: 'SHA-256', value: (version) => version.sha256 },
-        { head: 'UPLOADED BY', value: (version) => version.uploadedBy },
-        { head: 'CREATED', value: (version) => version.created },
-      ]);
-      note(`Download URLs: dss scenarios ${detail.id} --version <version>`);
-    });
+    .action(showScenarios);
+}
 
+/**
+ * Action of `dss scenarios`: picks the listing, the scenario or the version view.
+ * @throws UsageError on --version without a scenario id
+ */
+async function showScenarios(scenarioId: string | undefined, options: ScenariosOptions, command: Command): Promise<void> {
+  const invocation = await invocationOf(command);
+  const companyId = invocation.company();
+  if (scenarioId === undefined) {
+    if (options.version !== undefined)
+      throw new UsageError('--version needs a scenario id: dss scenarios <scenarioId> --version <semver>.');
+    await listScenarios(invocation, companyId, options);
+  } else if (options.version !== undefined) await showScenarioVersion(invocation, companyId, scenarioId, options.version);
+  else await showScenario(invocation, companyId, scenarioId);
+}
+
+/** Prints one page of the company's scenarios (or every page with --all), and the cursor of the next. */
+async function listScenarios({ dss, json }: Invocation, companyId: string, options: ScenariosOptions): Promise<void> {
+  const { items, nextCursor } = await readPages(
+    async (cursor) => {
+      return expectOk(
+        await dss.main.GET('/companies/{companyId}/resources/scenarios', {
+          params: { path: { companyId }, query: pageQuery(options.limit, cursor) },
+        }),
+      );
+    },
+    options.all === true,
+    options.cursor,
+  );
+  if (json) {
+    printJson({ items, nextCursor });
+    return;
+  }
+  printTable(
+    items,
+    [
+      { head: 'ID', value: (scenario) => scenario.id },
+      { head: 'NAME', value: (scenario) => scenario.name },
+      { head: 'LATEST', value: (scenario) => scenario.latestVersion },
+      { head: 'VERSIONS', value: (scenario) => scenario.versions.join(', ') },
+      { head: 'UPDATED', value: (scenario) => scenario.updated },
+    ],
+    'No scenarios.',
+  );
+  if (nextCursor !== null) note(`More scenarios: add --all, or --cursor ${nextCursor}`);
+}
+
+/** Prints one stored version of a scenario, with its download URL. */
+async function showScenarioVersion({ dss, json }: Invocation, companyId: string, scenarioId: string, versionName: string): Promise<void> {
+  const version = expectOk(
+    await dss.main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}/versions/{version}', {
+      params: { path: { companyId, scenarioId, version: versionName } },
+    }),
+  );
+  if (json) printJson(version);
+  else {
+    printRecord({
+      scenario: scenarioId,
+      version: version.version,
+      size: bytesText(version.size),
+      sha256: version.sha256,
+      uploadedBy: version.uploadedBy,
+      created: version.created,
+    });
+    // On a line of its own, where it can be copied whole (a table would wrap it).
+    say(`Download URL (until ${version.download.expiresAt}):`);
+    say(version.download.url);
+  }
+}
+
+/** Prints one scenario and the table of its versions. */
+async function showScenario({ dss, json }: Invocation, companyId: string, scenarioId: string): Promise<void> {
+  const detail = expectOk(
+    await dss.main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', { params: { path: { companyId, scenarioId } } }),
+  );
+  if (json) {
+    printJson(detail);
+    return;
+  }
+  printRecord({
+    id: detail.id,
+    name: detail.name,
+    description: detail.description ?? undefined,
+    latestVersion: detail.latestVersion,
+    created: detail.created,
+    updated: detail.updated,
+  });
+  printTable(detail.versions, [
+    { head: 'VERSION', value: (version) => version.version },
+    { head: 'SIZE', value: (version) => formatBytes(version.size) },
+    { head: 'SHA-256', value: (version) => version.sha256 },
+    { head: 'UPLOADED BY', value: (version) => version.uploadedBy },
+    { head: 'CREATED', value: (version) => version.created },
+  ]);
+  note(`Download URLs: dss scenarios ${detail.id} --version <version>`);
+}
+
+/** `dss usage`: shows the company's storage quota, use and availability. */
+function registerUsage(program: Command): void {
   program
     .command('usage')
     .description("Show the company's storage quota, the bytes its stored archives use, and the bytes available")
     .addHelpText('after', '\nExample:\n  dss usage --company acme')
-    .action(async (_options: unknown, command: Command) => {
-      const { dss, json, company } = await invocationOf(command);
-      const companyId = company();
-      const usage = expectOk(await dss.main.GET('/companies/{companyId}/resources/scenarios/usage', { params: { path: { companyId } } }));
-      if (json) printJson(usage);
-      else
-        printRecord({
-          company: companyId,
-          quota: bytesText(usage.quotaBytes),
-          used: bytesText(usage.usedBytes),
-          available: bytesText(usage.availableBytes),
-        });
+    .action(showUsage);
+}
+
+/** Action of `dss usage`. */
+async function showUsage(_options: unknown, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  const usage = expectOk(await dss.main.GET('/companies/{companyId}/resources/scenarios/usage', { params: { path: { companyId } } }));
+  if (json) printJson(usage);
+  else
+    printRecord({
+      company: companyId,
+      quota: bytesText(usage.quotaBytes),
+      used: bytesText(usage.usedBytes),
+      available: bytesText(usage.availableBytes),
     });
 }
 

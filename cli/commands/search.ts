@@ -35,6 +35,12 @@ export function parseSort(text: string): { sort: string; direction?: 'ASC' | 'DE
 
 /** Adds the search commands. */
 export function registerSearchCommands(program: Command): void {
+  registerSearch(program);
+  registerFilters(program);
+}
+
+/** `dss search`: searches devices and scenarios across the token's companies. */
+function registerSearch(program: Command): void {
   program
     .command('search')
     .description("Search devices and scenarios across the token's companies: filters as FIELD=VALUE (`dss filters` lists them)")
@@ -61,65 +67,74 @@ Examples:
   dss search --global "lyon printer"
   dss search connection.state=CONNECTED --all --json > connected.json`,
     )
-    .action(async (pairs: string[], options: SearchOptions, command: Command) => {
-      const filters = filterArguments(pairs);
-      const types = [...(filters.type ?? []), ...(options.type ?? [])];
-      const sort = options.sort === undefined ? {} : parseSort(options.sort);
-      if (options.all && options.page !== undefined) throw new UsageError('--all lists every page: leave --page out.');
-      const { dss, json } = await invocationOf(command);
-      const all = options.all === true;
-      const pageSize = options.limit ?? (all ? MAX_PAGE_SIZE : undefined);
-      const base = {
-        ...filters,
-        ...(types.length === 0 ? {} : { type: types }),
-        ...(options.global === undefined ? {} : { global: options.global }),
-        ...sort,
-        ...(pageSize === undefined ? {} : { pageSize }),
-      };
-      const fetchPage = async (page: number | undefined): Promise<SearchResponse> =>
-        expectOk(
-          await dss.main.GET('/resources/search', {
-            params: { query: { ...base, ...(page === undefined ? {} : { page }) } as SearchQuery },
-          }),
-        );
-      const first = await fetchPage(options.page);
-      const resources = [...first.resources];
-      if (all) {
-        const size = first.page.pageSize;
-        const lastPage = Math.min(first.page.pages, Math.floor(MAX_RESULT_WINDOW / size));
-        for (let page = 2; page <= lastPage; page += 1) resources.push(...(await fetchPage(page)).resources);
-        if (first.total > lastPage * size) {
-          note(
-            `Only the first ${(lastPage * size).toLocaleString('en-US')} of ${first.total.toLocaleString('en-US')} matches can be listed: narrow the search with filters.`,
-          );
-        }
-      }
-      if (json) {
-        printJson(all ? resources : first);
-        return;
-      }
-      printTable<SearchResource>(
-        resources,
-        [
-          { head: 'ID', value: (resource) => resource.id },
-          { head: 'Type', value: (resource) => resource.type },
-          { head: 'Company', value: (resource) => resource.company },
-          { head: 'Serial / name', value: (resource) => (resource.type === 'DEVICE' ? resource.serial : resource.name) },
-          { head: 'Location', value: (resource) => (resource.type === 'DEVICE' ? resource.location?.name : undefined) },
-          { head: 'Connection', value: (resource) => (resource.type === 'DEVICE' ? resource.connection.state : undefined) },
-          {
-            head: 'Version',
-            value: (resource) => (resource.type === 'DEVICE' ? resource.health?.versionName : resource.latestVersion),
-          },
-        ],
-        'No match.',
-      );
-      const shown = all ? `${resources.length.toLocaleString('en-US')} shown` : `page ${first.page.page} of ${first.page.pages}`;
-      const more = !all && first.page.page < first.page.pages ? ' (--all for every page)' : '';
-      const matches = `${first.total.toLocaleString('en-US')} ${first.total === 1 ? 'match' : 'matches'}`;
-      note(`${matches}, ${shown}, sorted by ${first.sort.field} ${first.sort.direction}${more}.`);
-    });
+    .action(searchResources);
+}
 
+/**
+ * Action of `dss search`: one page, or every page up to MAX_RESULT_WINDOW with --all.
+ * @throws UsageError on bad filters, --sort, or --all with --page
+ */
+async function searchResources(pairs: string[], options: SearchOptions, command: Command): Promise<void> {
+  const filters = filterArguments(pairs);
+  const types = [...(filters.type ?? []), ...(options.type ?? [])];
+  const sort = options.sort === undefined ? {} : parseSort(options.sort);
+  if (options.all && options.page !== undefined) throw new UsageError('--all lists every page: leave --page out.');
+  const { dss, json } = await invocationOf(command);
+  const all = options.all === true;
+  const pageSize = options.limit ?? (all ? MAX_PAGE_SIZE : undefined);
+  const base = {
+    ...filters,
+    ...(types.length === 0 ? {} : { type: types }),
+    ...(options.global === undefined ? {} : { global: options.global }),
+    ...sort,
+    ...(pageSize === undefined ? {} : { pageSize }),
+  };
+  const fetchPage = async (page: number | undefined): Promise<SearchResponse> =>
+    expectOk(
+      await dss.main.GET('/resources/search', {
+        params: { query: { ...base, ...(page === undefined ? {} : { page }) } as SearchQuery },
+      }),
+    );
+  const first = await fetchPage(options.page);
+  const resources = [...first.resources];
+  if (all) {
+    const size = first.page.pageSize;
+    const lastPage = Math.min(first.page.pages, Math.floor(MAX_RESULT_WINDOW / size));
+    for (let page = 2; page <= lastPage; page += 1) resources.push(...(await fetchPage(page)).resources);
+    if (first.total > lastPage * size) {
+      note(
+        `Only the first ${(lastPage * size).toLocaleString('en-US')} of ${first.total.toLocaleString('en-US')} matches can be listed: narrow the search with filters.`,
+      );
+    }
+  }
+  if (json) {
+    printJson(all ? resources : first);
+    return;
+  }
+  printTable<SearchResource>(
+    resources,
+    [
+      { head: 'ID', value: (resource) => resource.id },
+      { head: 'Type', value: (resource) => resource.type },
+      { head: 'Company', value: (resource) => resource.company },
+      { head: 'Serial / name', value: (resource) => (resource.type === 'DEVICE' ? resource.serial : resource.name) },
+      { head: 'Location', value: (resource) => (resource.type === 'DEVICE' ? resource.location?.name : undefined) },
+      { head: 'Connection', value: (resource) => (resource.type === 'DEVICE' ? resource.connection.state : undefined) },
+      {
+        head: 'Version',
+        value: (resource) => (resource.type === 'DEVICE' ? resource.health?.versionName : resource.latestVersion),
+      },
+    ],
+    'No match.',
+  );
+  const shown = all ? `${resources.length.toLocaleString('en-US')} shown` : `page ${first.page.page} of ${first.page.pages}`;
+  const more = !all && first.page.page < first.page.pages ? ' (--all for every page)' : '';
+  const matches = `${first.total.toLocaleString('en-US')} ${first.total === 1 ? 'match' : 'matches'}`;
+  note(`${matches}, ${shown}, sorted by ${first.sort.field} ${first.sort.direction}${more}.`);
+}
+
+/** `dss filters`: lists the search filters with their values and counts. */
+function registerFilters(program: Command): void {
   program
     .command('filters')
     .description('List the search filters: each field, its values and how many resources match each')
@@ -129,33 +144,36 @@ Examples:
       'after',
       '\nExamples:\n  dss filters\n  dss filters --type DEVICE connection.state=DISCONNECTED\n  dss search connection.state=DISCONNECTED  # then search with a value listed',
     )
-    .action(async (pairs: string[], options: { type?: string }, command: Command) => {
-      const filters = filterArguments(pairs);
-      const { dss, json } = await invocationOf(command);
-      const body = expectOk(
-        await dss.main.GET('/resources/search/filters', {
-          params: { query: { ...filters, ...(options.type === undefined ? {} : { type: options.type }) } as FiltersQuery },
-        }),
-      );
-      if (json) {
-        printJson(body);
-        return;
-      }
-      const rows = body.items.flatMap((descriptor: FilterDescriptor) =>
-        descriptor.definition.parameters.map((parameter) => ({ descriptor, parameter })),
-      );
-      printTable(
-        rows,
-        [
-          { head: 'Field', value: (row) => row.descriptor.field },
-          { head: 'Scope', value: (row) => row.descriptor.scope },
-          { head: 'Value', value: (row) => row.parameter.value },
-          { head: 'Name', value: (row) => row.parameter.name },
-          { head: 'Count', value: (row) => row.parameter.count.toLocaleString('en-US') },
-        ],
-        'No filter.',
-      );
-    });
+    .action(listFilters);
+}
+
+/** Action of `dss filters`. @throws UsageError on bad filters */
+async function listFilters(pairs: string[], options: { type?: string }, command: Command): Promise<void> {
+  const filters = filterArguments(pairs);
+  const { dss, json } = await invocationOf(command);
+  const body = expectOk(
+    await dss.main.GET('/resources/search/filters', {
+      params: { query: { ...filters, ...(options.type === undefined ? {} : { type: options.type }) } as FiltersQuery },
+    }),
+  );
+  if (json) {
+    printJson(body);
+    return;
+  }
+  const rows = body.items.flatMap((descriptor: FilterDescriptor) =>
+    descriptor.definition.parameters.map((parameter) => ({ descriptor, parameter })),
+  );
+  printTable(
+    rows,
+    [
+      { head: 'Field', value: (row) => row.descriptor.field },
+      { head: 'Scope', value: (row) => row.descriptor.scope },
+      { head: 'Value', value: (row) => row.parameter.value },
+      { head: 'Name', value: (row) => row.parameter.name },
+      { head: 'Count', value: (row) => row.parameter.count.toLocaleString('en-US') },
+    ],
+    'No filter.',
+  );
 }
 
 interface SearchOptions {

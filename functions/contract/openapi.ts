@@ -320,21 +320,7 @@ export function openApiDocumentOf(
 ): Record<string, unknown> {
   const servers = serversOf(baseUrls);
   const builder = new DocumentBuilder();
-  const paths: Record<string, Json> = {};
-  // A path served by one address carries that address's `servers`; a path served by several (GET on the main API,
-  // POST on the upload API) gives each operation outside the main API its own `servers` instead.
-  const addresses = new Map<string, Set<ApiName>>();
-  for (const route of routes) addresses.set(route.path, (addresses.get(route.path) ?? new Set<ApiName>()).add(route.api));
-  for (const route of routes) {
-    const shared = (addresses.get(route.path)?.size ?? 1) > 1;
-    const item = (paths[route.path] ??= route.api === 'main' || shared ? {} : { servers: [servers[route.api]] });
-    const { operationId, ...operation } = builder.operation(route);
-    item[route.method.toLowerCase()] = {
-      operationId,
-      ...(shared && route.api !== 'main' ? { servers: [servers[route.api]] } : {}),
-      ...operation,
-    };
-  }
+  const paths = pathsOf(routes, servers, builder);
   // Published whether or not an operation refers to them: the local gateway's 405 (the answer of no operation), the
   // generic problem, the manifest inside every archive, and the body the upload slot route ignores.
   builder.response(405, PROBLEM_RESPONSES.MethodNotAllowed);
@@ -347,18 +333,7 @@ export function openApiDocumentOf(
     info: { title: 'Device scenario deployment and search service', version: '0.1.0', description: INFO_DESCRIPTION },
     servers: [servers.main],
     security: [{ bearerAuth: [] }],
-    tags: [
-      { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
-      { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
-      { name: 'Rollouts', description: 'Deploying a scenario version to a fleet selected by a device search, wave by wave.' },
-      { name: 'Search', description: 'Filters and search over devices and scenarios.' },
-      {
-        name: 'Devices',
-        description: 'Devices: the registry and client credentials (operator tokens), and what a device pulls and reports (its own token).',
-      },
-      { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
-      { name: 'Meta', description: 'This document, and its rendered reference page for people (`GET /docs`).' },
-    ],
+    tags: DOCUMENT_TAGS,
     paths,
     components: {
       securitySchemes: {
@@ -374,6 +349,46 @@ export function openApiDocumentOf(
       headers: sortKeys(builder.headers),
     },
   };
+}
+
+/** The document's tags, in the order the reference page shows them. */
+const DOCUMENT_TAGS: readonly Json[] = [
+  { name: 'Scenarios', description: 'Scenario packages: skeleton, schema, upload, catalogue, storage usage.' },
+  { name: 'Deployments', description: 'Deploying scenario versions to devices.' },
+  { name: 'Rollouts', description: 'Deploying a scenario version to a fleet selected by a device search, wave by wave.' },
+  { name: 'Search', description: 'Filters and search over devices and scenarios.' },
+  {
+    name: 'Devices',
+    description: 'Devices: the registry and client credentials (operator tokens), and what a device pulls and reports (its own token).',
+  },
+  { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
+  { name: 'Meta', description: 'This document, and its rendered reference page for people (`GET /docs`).' },
+];
+
+/**
+ * The document's `paths`: each route's operation under its path and method. A path served by one address carries
+ * that address's `servers`; a path served by several (GET on the main API, POST on the upload API) gives each
+ * operation outside the main API its own `servers` instead.
+ */
+function pathsOf(
+  routes: readonly RouteDefinition[],
+  servers: ReturnType<typeof serversOf>,
+  builder: DocumentBuilder,
+): Record<string, Json> {
+  const paths: Record<string, Json> = {};
+  const addresses = new Map<string, Set<ApiName>>();
+  for (const route of routes) addresses.set(route.path, (addresses.get(route.path) ?? new Set<ApiName>()).add(route.api));
+  for (const route of routes) {
+    const shared = (addresses.get(route.path)?.size ?? 1) > 1;
+    const item = (paths[route.path] ??= route.api === 'main' || shared ? {} : { servers: [servers[route.api]] });
+    const { operationId, ...operation } = builder.operation(route);
+    item[route.method.toLowerCase()] = {
+      operationId,
+      ...(shared && route.api !== 'main' ? { servers: [servers[route.api]] } : {}),
+      ...operation,
+    };
+  }
+  return paths;
 }
 
 function sortKeys(record: Record<string, Json>): Record<string, Json> {

@@ -844,6 +844,27 @@ function makeHub(
  * - every timestamp is at or before {@link DEMO_EPOCH}, `updated` ≥ `created`.
  */
 export function generateDemoDevices(company: DemoFleetOwner, count: number, seed: number): Device[] {
+  const fleet = demoFleetOf(company, seed);
+  const devices: Device[] = [];
+  for (let n = 1; n <= count; n++) devices.push(generateDemoDevice(fleet, n));
+  return devices;
+}
+
+/** What every device of one company's demo fleet is drawn from. */
+interface DemoFleet {
+  company: DemoFleetOwner;
+  /** Seed of the company's fleet; device n's own generator is seeded from it and n. */
+  companySeed: number;
+  /** First serial number, before each device's offset. */
+  serialBase: number;
+  /** Start of the golden-ratio sequence that picks connection states. */
+  stateOffset: number;
+  locations: readonly DemoLocation[];
+  placements: readonly string[];
+}
+
+/** The company's fleet basis: its seed, serial base and state offset (drawn in that order), locations and placements. */
+function demoFleetOf(company: DemoFleetOwner, seed: number): DemoFleet {
   const companySeed = mixSeeds(seed, hashString(company.id));
   const companyRng = new Rng(companySeed);
   const serialBase = companyRng.int(100_000, 400_000);
@@ -858,116 +879,132 @@ export function generateDemoDevices(company: DemoFleetOwner, count: number, seed
           description: `${capitalize(company.id)} site in ${city.description}`,
         }));
   const placements = company.placements !== undefined && company.placements.length > 0 ? company.placements : FALLBACK_PLACEMENTS;
+  return { company, companySeed, serialBase, stateOffset, locations, placements };
+}
 
-  const devices: Device[] = [];
-  for (let n = 1; n <= count; n++) {
-    const rng = new Rng(mixSeeds(companySeed, n));
-    const id = `${company.id}-kiosk-${String(n).padStart(4, '0')}`;
-    const u = (stateOffset + n * 0.6180339887498949) % 1;
-    const state: Device['connection']['state'] = u < 0.7 ? 'CONNECTED' : u < 0.92 ? 'DISCONNECTED' : 'UNKNOWN';
-    const neverSeen = state === 'UNKNOWN';
+/** Device `n` (from 1) of the fleet, drawn from its own generator: identity, location, connection, health. */
+function generateDemoDevice(fleet: DemoFleet, n: number): Device {
+  const { company } = fleet;
+  const rng = new Rng(mixSeeds(fleet.companySeed, n));
+  const id = `${company.id}-kiosk-${String(n).padStart(4, '0')}`;
+  const u = (fleet.stateOffset + n * 0.6180339887498949) % 1;
+  const state: Device['connection']['state'] = u < 0.7 ? 'CONNECTED' : u < 0.92 ? 'DISCONNECTED' : 'UNKNOWN';
+  const neverSeen = state === 'UNKNOWN';
 
-    // Never-seen devices were provisioned recently; the rest of the fleet over the last two years.
-    const ageDays = neverSeen ? rng.int(1, 60) : rng.int(20, 730);
-    const createdMs = EPOCH_MS - ageDays * DAY - rng.int(0, DAY / 1000 - 1) * 1000;
-    const ageMs = EPOCH_MS - createdMs;
-    const mode = rng.weighted(HEALTH_MODE_WEIGHTS);
-    const hardwareRevision =
-      mode === 'SERVER'
-        ? 0
-        : ageDays > 400
-          ? 1
-          : rng.weighted([
-              [2, 3],
-              [3, 1],
-            ] as const);
+  // Never-seen devices were provisioned recently; the rest of the fleet over the last two years.
+  const ageDays = neverSeen ? rng.int(1, 60) : rng.int(20, 730);
+  const createdMs = EPOCH_MS - ageDays * DAY - rng.int(0, DAY / 1000 - 1) * 1000;
+  const mode = rng.weighted(HEALTH_MODE_WEIGHTS);
+  const hardwareRevision =
+    mode === 'SERVER'
+      ? 0
+      : ageDays > 400
+        ? 1
+        : rng.weighted([
+            [2, 3],
+            [3, 1],
+          ] as const);
 
-    const device: Device = {
-      id,
-      company: company.id,
-      serial: `${company.prefix}-K${hardwareRevision}-${String(serialBase + n * 13 + rng.int(0, 12)).padStart(6, '0')}`,
-      created: iso(createdMs),
-      updated: iso(createdMs),
-      connection: { state },
-    };
+  const device: Device = {
+    id,
+    company: company.id,
+    serial: `${company.prefix}-K${hardwareRevision}-${String(fleet.serialBase + n * 13 + rng.int(0, 12)).padStart(6, '0')}`,
+    created: iso(createdMs),
+    updated: iso(createdMs),
+    connection: { state },
+  };
+  placeDemoDevice(device, fleet, rng, mode, neverSeen);
+  let { lastChangeMs, healthMs } = demoConnectionTimes(device, rng, createdMs);
 
-    if (mode === 'SERVER') {
-      device.location = {
-        name: `${capitalize(company.id)} Cloud eu-west-3`,
-        description: 'Virtual kiosk hosted in the cloud (Paris region), used for scenario previews and the web channel',
-      };
-    } else {
-      const site = rng.pick(locations);
-      device.location = { name: site.name, description: `${capitalize(rng.pick(placements))}. ${site.description}` };
-      if (!neverSeen || rng.chance(0.5)) {
-        device.geoLocation = {
-          latitude: Math.round((site.latitude + (rng.next() - 0.5) * 0.004) * 1e6) / 1e6,
-          longitude: Math.round((site.longitude + (rng.next() - 0.5) * 0.004) * 1e6) / 1e6,
-          altitude: Math.round((site.altitude + rng.float(-3, 8, 1)) * 10) / 10,
-        };
-      }
-    }
-
-    /** A whole number of seconds between `minMs` and `maxMs` (`minMs` when the range is empty), in ms. */
-    const between = (minMs: number, maxMs: number): number => {
-      const min = Math.ceil(minMs / 1000);
-      return rng.int(min, Math.max(min, Math.floor(maxMs / 1000))) * 1000;
-    };
-    let lastChangeMs = createdMs;
-    let healthMs: number;
-    if (state === 'CONNECTED') {
-      const sinceMs = Math.max(createdMs, EPOCH_MS - between(5 * MINUTE, Math.min(45 * DAY, ageMs)));
-      device.connection.connectedSince = iso(sinceMs);
-      healthMs = EPOCH_MS - between(0, Math.min(15 * MINUTE, EPOCH_MS - sinceMs));
-      lastChangeMs = sinceMs;
-    } else if (state === 'DISCONNECTED') {
-      const sinceMs = Math.max(createdMs, EPOCH_MS - between(10 * MINUTE, Math.min(120 * DAY, ageMs)));
-      device.connection.disconnectedSince = iso(sinceMs);
-      healthMs = Math.max(createdMs, sinceMs - between(0, 10 * MINUTE));
-      lastChangeMs = sinceMs;
-    } else {
-      healthMs = Math.min(EPOCH_MS, createdMs + between(MINUTE, HOUR));
-    }
-
-    // Never-seen devices mostly have no health; the others carry a health report.
-    if (!neverSeen || rng.chance(0.3)) {
-      const firmware = rng.weighted(FIRMWARE.map((release, i) => [release, FIRMWARE_WEIGHTS[mode][i] ?? 0] as const));
-      const ctx: DeviceContext = { rng, connected: state === 'CONNECTED', neverSeen, ageDays };
-      const hubs: Hub[] = [];
-      const firstRegisteredMs = Math.min(healthMs, createdMs + between(0, 2 * HOUR));
-      if (mode === 'SERVER') {
-        const extras = rng.weightedDistinct(SERVER_EXTRAS, rng.int(0, 3));
-        hubs.push(makeHub(ctx, id, 1, 'Virtual hub', firstRegisteredMs, ['scenario', ...extras], 0));
-      } else {
-        const extras = rng.weightedDistinct(
-          MAIN_HUB_EXTRAS,
-          rng.weighted([
-            [0, 15],
-            [1, 35],
-            [2, 35],
-            [3, 15],
-          ] as const),
-        );
-        const mainBattery = mode === 'EMBEDDED_PLATFORM_ANDROID' ? 0.7 : 0.15;
-        hubs.push(makeHub(ctx, id, 1, 'Main hub', firstRegisteredMs, ['scenario', ...extras], mainBattery));
-        if (rng.chance(0.35)) {
-          const secondRegisteredMs = Math.min(healthMs, firstRegisteredMs + between(0, healthMs - firstRegisteredMs));
-          const kinds = rng.weightedDistinct(SECOND_HUB_KINDS, rng.int(1, 4));
-          hubs.push(makeHub(ctx, id, 2, rng.pick(['Peripheral hub', 'Locker hub', 'Secondary hub']), secondRegisteredMs, kinds, 0.25));
-        }
-      }
-      device.health = {
-        updated: iso(healthMs),
-        versionCode: firmware.versionCode,
-        versionName: firmware.versionName,
-        mode,
-        hubs,
-      };
-      lastChangeMs = Math.max(lastChangeMs, healthMs);
-    }
-
-    device.updated = iso(lastChangeMs);
-    devices.push(device);
+  // Never-seen devices mostly have no health; the others carry a health report.
+  if (!neverSeen || rng.chance(0.3)) {
+    const ctx: DeviceContext = { rng, connected: state === 'CONNECTED', neverSeen, ageDays };
+    device.health = demoHealth(ctx, id, mode, createdMs, healthMs);
+    lastChangeMs = Math.max(lastChangeMs, healthMs);
   }
-  return devices;
+
+  device.updated = iso(lastChangeMs);
+  return device;
+}
+
+/** Sets the device's location (a cloud region for SERVER) and, for most physical kiosks, its coordinates near the site. */
+function placeDemoDevice(device: Device, fleet: DemoFleet, rng: Rng, mode: HealthMode, neverSeen: boolean): void {
+  if (mode === 'SERVER') {
+    device.location = {
+      name: `${capitalize(fleet.company.id)} Cloud eu-west-3`,
+      description: 'Virtual kiosk hosted in the cloud (Paris region), used for scenario previews and the web channel',
+    };
+    return;
+  }
+  const site = rng.pick(fleet.locations);
+  device.location = { name: site.name, description: `${capitalize(rng.pick(fleet.placements))}. ${site.description}` };
+  if (!neverSeen || rng.chance(0.5)) {
+    device.geoLocation = {
+      latitude: Math.round((site.latitude + (rng.next() - 0.5) * 0.004) * 1e6) / 1e6,
+      longitude: Math.round((site.longitude + (rng.next() - 0.5) * 0.004) * 1e6) / 1e6,
+      altitude: Math.round((site.altitude + rng.float(-3, 8, 1)) * 10) / 10,
+    };
+  }
+}
+
+/** A whole number of seconds between `minMs` and `maxMs` (`minMs` when the range is empty), in ms. */
+function secondsBetween(rng: Rng, minMs: number, maxMs: number): number {
+  const min = Math.ceil(minMs / 1000);
+  return rng.int(min, Math.max(min, Math.floor(maxMs / 1000))) * 1000;
+}
+
+/**
+ * Sets the device's `connectedSince` or `disconnectedSince` after its creation; returns that instant (its creation
+ * when never seen) and the instant of its health report, both epoch ms at or before DEMO_EPOCH.
+ */
+function demoConnectionTimes(device: Device, rng: Rng, createdMs: number): { lastChangeMs: number; healthMs: number } {
+  const ageMs = EPOCH_MS - createdMs;
+  const { connection } = device;
+  if (connection.state === 'CONNECTED') {
+    const sinceMs = Math.max(createdMs, EPOCH_MS - secondsBetween(rng, 5 * MINUTE, Math.min(45 * DAY, ageMs)));
+    connection.connectedSince = iso(sinceMs);
+    return { lastChangeMs: sinceMs, healthMs: EPOCH_MS - secondsBetween(rng, 0, Math.min(15 * MINUTE, EPOCH_MS - sinceMs)) };
+  }
+  if (connection.state === 'DISCONNECTED') {
+    const sinceMs = Math.max(createdMs, EPOCH_MS - secondsBetween(rng, 10 * MINUTE, Math.min(120 * DAY, ageMs)));
+    connection.disconnectedSince = iso(sinceMs);
+    return { lastChangeMs: sinceMs, healthMs: Math.max(createdMs, sinceMs - secondsBetween(rng, 0, 10 * MINUTE)) };
+  }
+  return { lastChangeMs: createdMs, healthMs: Math.min(EPOCH_MS, createdMs + secondsBetween(rng, MINUTE, HOUR)) };
+}
+
+/** The device's health report at `healthMs`: its firmware and 1–2 hubs (one virtual hub for SERVER). */
+function demoHealth(ctx: DeviceContext, id: string, mode: HealthMode, createdMs: number, healthMs: number): NonNullable<Device['health']> {
+  const { rng } = ctx;
+  const firmware = rng.weighted(FIRMWARE.map((release, i) => [release, FIRMWARE_WEIGHTS[mode][i] ?? 0] as const));
+  const hubs: Hub[] = [];
+  const firstRegisteredMs = Math.min(healthMs, createdMs + secondsBetween(rng, 0, 2 * HOUR));
+  if (mode === 'SERVER') {
+    const extras = rng.weightedDistinct(SERVER_EXTRAS, rng.int(0, 3));
+    hubs.push(makeHub(ctx, id, 1, 'Virtual hub', firstRegisteredMs, ['scenario', ...extras], 0));
+  } else {
+    const extras = rng.weightedDistinct(
+      MAIN_HUB_EXTRAS,
+      rng.weighted([
+        [0, 15],
+        [1, 35],
+        [2, 35],
+        [3, 15],
+      ] as const),
+    );
+    const mainBattery = mode === 'EMBEDDED_PLATFORM_ANDROID' ? 0.7 : 0.15;
+    hubs.push(makeHub(ctx, id, 1, 'Main hub', firstRegisteredMs, ['scenario', ...extras], mainBattery));
+    if (rng.chance(0.35)) {
+      const secondRegisteredMs = Math.min(healthMs, firstRegisteredMs + secondsBetween(rng, 0, healthMs - firstRegisteredMs));
+      const kinds = rng.weightedDistinct(SECOND_HUB_KINDS, rng.int(1, 4));
+      hubs.push(makeHub(ctx, id, 2, rng.pick(['Peripheral hub', 'Locker hub', 'Secondary hub']), secondRegisteredMs, kinds, 0.25));
+    }
+  }
+  return {
+    updated: iso(healthMs),
+    versionCode: firmware.versionCode,
+    versionName: firmware.versionName,
+    mode,
+    hubs,
+  };
 }

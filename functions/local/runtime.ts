@@ -6,7 +6,14 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { InvokeStore } from '@aws/lambda-invoke-store';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import S3rver from 's3rver';
-import { checkEnvironment, ENV, type EnvironmentGroup, type EnvName, readEnvironment } from '../contract/environment.js';
+import {
+  checkEnvironment,
+  ENV,
+  type EnvironmentGroup,
+  type EnvironmentOf,
+  type EnvName,
+  readEnvironment,
+} from '../contract/environment.js';
 import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
@@ -25,15 +32,15 @@ import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
 import { createAdminServer, RUNTIME_FILE } from './admin.js';
 import { localCursorSigningKey } from './cursor-key.js';
-import { startDynamoDbLocal } from './dynamodb-local.js';
+import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.js';
 import { freePort } from './free-port.js';
-import { createApiServer } from './http-gateway.js';
+import { type AdmissionOptions, createApiServer } from './http-gateway.js';
 import { toS3Event } from './s3-events.js';
 import { seedDemoData, seedUsers } from './seed.js';
 import { FileStreamCheckpoints } from './file-checkpoints.js';
 import { loadHandler } from './handler-module.js';
 import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
-import { ensureTables } from './tables.js';
+import { ensureTables, type StreamArns } from './tables.js';
 import { migrateDeploymentShards } from './migrate-shards.js';
 import { WriteCounter } from './write-counter.js';
 import { searchIndex } from '../platform/search-composition.js';
@@ -201,6 +208,7 @@ function localAuthDirectory(dataDirectory: string): string {
   return join(dataDirectory, 'auth');
 }
 
+/** Listens on 127.0.0.1:`port` (0: a free port). @throws the server's error, e.g. EADDRINUSE */
 function listen(server: Server, port: number): Promise<void> {
   return new Promise((done, fail) => {
     server.once('error', fail);
@@ -208,21 +216,46 @@ function listen(server: Server, port: number): Promise<void> {
   });
 }
 
+/** Closes a listener and drops its open connections, for a stop step. */
+function closeServer(server: Server & { closeAllConnections(): void }): Promise<void> {
+  return new Promise<void>((done) => {
+    server.close(() => done());
+    server.closeAllConnections();
+  });
+}
+
+/** The local runtime's own settings (sweep intervals, admission bounds, snapshot interval). */
+type RuntimeSettings = EnvironmentOf<'localRuntime'>;
+
+/** Steps that stop what a start began, run in reverse order of their push. */
+type StopSteps = (() => Promise<void>)[];
+
+/** Progress and error reporting of the runtime. */
+type Log = (message: string) => void;
+
+/** What configureRuntime settles before any backend starts. */
+interface RuntimeLayout {
+  runtimeSettings: RuntimeSettings;
+  /** The absolute data folder (created). */
+  dataDirectory: string;
+  /** Every port, the 0s replaced by free ones. */
+  ports: LocalPorts;
+  /** `http://127.0.0.1:<port>` of each API listener. */
+  addresses: { api: string; upload: string; auth: string };
+  dynamoDbEndpoint: string;
+  s3Endpoint: string;
+  /** The local issuer's folder (created). */
+  authDirectory: string;
+  /** The region the handlers' clients name. */
+  region: string;
+}
+
 /**
- * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver, the
- * embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer handler,
- * the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat sweeper
- * every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), the rollout worker on the in-process rollout queue and the
- * rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda
- * handlers of the route table, each behind its admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS,
- * MAX_QUEUE_WAIT_MS, OVERLOAD_QUEUE_WAIT_MS, MAX_PER_SOURCE_AUTH). Seeds the demo data on an empty data folder. Handler
- * configuration is passed through `process.env`, as Lambda's (localEnvironment), and checked against the schemas of the
- * groups the handlers read before any handler loads.
- * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
- * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
+ * Prepares the process and the handlers' environment: the invoke store, the runtime's settings, the data and auth
+ * folders, free ports for the 0s, and `process.env` as localEnvironment() gives it.
+ * @throws Error naming every missing or malformed variable, before any backend starts
  */
-export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
-  const log = options.log ?? (() => undefined);
+async function configureRuntime(options: LocalRuntimeOptions): Promise<RuntimeLayout> {
   // Requests are served concurrently: each invocation gets its own invoke-store context (loadHandler), where Powertools
   // keeps its log keys and metrics, as on a Lambda instance with concurrent invocations. The store must be created
   // before the first AWS SDK call, which would otherwise create the single-invocation kind for the whole process.
@@ -234,10 +267,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   await mkdir(dataDirectory, { recursive: true });
   const ports: LocalPorts = { ...options.ports };
   for (const name of Object.keys(ports) as (keyof LocalPorts)[]) if (ports[name] === 0) ports[name] = await freePort();
-  const stops: (() => Promise<void>)[] = [];
-  const stop = async () => {
-    for (const step of stops.reverse()) await step().catch((error: unknown) => log(`stop: ${(error as Error).message}`));
-  };
 
   const addresses = {
     api: `http://127.0.0.1:${ports.api}`,
@@ -263,225 +292,348 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   );
   checkEnvironment(LOCAL_HANDLER_GROUPS, process.env);
   const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
+  return { runtimeSettings, dataDirectory, ports, addresses, dynamoDbEndpoint, s3Endpoint, authDirectory, region };
+}
+
+/**
+ * Starts DynamoDB Local and s3rver (with the archive bucket), pushing their stops.
+ * @throws Error when one does not start, or DynamoDB Local answers elsewhere than `layout.dynamoDbEndpoint`
+ */
+async function startStorageBackends(layout: RuntimeLayout, stops: StopSteps, log: Log): Promise<{ dynamo: DynamoDbLocal; s3: S3rver }> {
+  const { dataDirectory, ports, dynamoDbEndpoint } = layout;
+  const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb, log });
+  stops.push(dynamo.stop);
+  if (dynamo.endpoint !== dynamoDbEndpoint) throw new Error(`DynamoDB Local answers on ${dynamo.endpoint}, not on ${dynamoDbEndpoint}.`);
+  const s3 = new S3rver({
+    address: '127.0.0.1',
+    port: ports.s3,
+    directory: join(dataDirectory, 's3'),
+    silent: true,
+    configureBuckets: [{ name: LOCAL_BUCKET }],
+  });
+  await s3.run();
+  stops.push(() => s3.close());
+  return { dynamo, s3 };
+}
+
+/** Creates the missing local tables and moves the deployments table to sharded keys; returns their stream ARNs. */
+async function prepareTables(endpoint: string, log: Log): Promise<StreamArns> {
+  const tableClient = new DynamoDBClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const streamArns = await ensureTables(tableClient, LOCAL_TABLES);
+  const migrated = await migrateDeploymentShards(tableClient, LOCAL_TABLES.deployments);
+  if (migrated.slotsMoved + migrated.slotsLeft + migrated.historyRekeyed > 0) {
+    log(
+      `Migrated the deployments table to sharded keys: ${migrated.slotsMoved} slots moved (${migrated.slotsLeft} left in place), ` +
+        `${migrated.historyRekeyed} history entries re-keyed.`,
+    );
+  }
+  tableClient.destroy();
+  return streamArns;
+}
+
+/** The stream handler of module `entry` as a poller's consumer. */
+async function streamConsumerOf(root: string, entry: string): Promise<StreamConsumer> {
+  const handler = await loadHandler<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(root, entry);
+  return (event) => handler(event, {});
+}
+
+/** The two stream pollers (not started) and the streams client they share. */
+interface StreamPollers {
+  streams: DynamoDBStreamsClient;
+  /** Feeds the search indexer from the devices and scenarios tables. */
+  poller: DynamoDbStreamPoller;
+  /** Feeds the deployment-changes handler from the deployments table, checkpointed in the data folder. */
+  changesPoller: DynamoDbStreamPoller;
+}
+
+/** Creates the search and deployment-changes stream pollers on DynamoDB Local's streams. */
+async function createStreamPollers(
+  endpoint: string,
+  streamArns: StreamArns,
+  root: string,
+  dataDirectory: string,
+  log: Log,
+): Promise<StreamPollers> {
+  const streams = new DynamoDBStreamsClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const poller = new DynamoDbStreamPoller(streams, streamArns.search, await streamConsumerOf(root, SEARCH_INDEXER_ENTRY), {
+    onError: (error) => log(`stream poller: ${(error as Error).message}`),
+  });
+  // Deployment changes resume where they stopped (history and events are derived from every change, even one made
+  // just before a crash); the search streams start at LATEST because the index is rebuilt from a scan.
+  const changesPoller = new DynamoDbStreamPoller(
+    streams,
+    streamArns['deployment-changes'],
+    await streamConsumerOf(root, DEPLOYMENT_CHANGES_ENTRY),
+    {
+      onError: (error) => log(`deployment changes poller: ${(error as Error).message}`),
+      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json'), (error) => log(error.message)),
+    },
+  );
+  return { streams, poller, changesPoller };
+}
+
+/**
+ * Hands s3rver's ObjectCreated notifications under the upload prefix to the archive handler, as S3 invokes it on AWS
+ * (asynchronously: S3_EVENT_ATTEMPTS); the stop step waits for the invocations in flight.
+ */
+async function forwardS3Events(s3: S3rver, root: string, region: string, stops: StopSteps, log: Log): Promise<void> {
+  const uploaded = await loadHandler<(event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>>(
+    root,
+    ARCHIVE_UPLOADED.entry,
+  );
+  const inFlight = new Set<Promise<void>>();
+  s3.on('event', (event) => {
+    for (const record of event.Records) {
+      if (!record.eventName.startsWith('ObjectCreated') || !record.s3.object.key.startsWith(ARCHIVE_UPLOADED.prefix)) continue;
+      const failed = (attempt: number, error: unknown) =>
+        log(
+          `S3 event handler failed (attempt ${attempt} of ${S3_EVENT_ATTEMPTS}) for ${record.s3.object.key}: ${(error as Error).message}`,
+        );
+      let attempts = 0;
+      const invocation = retry(
+        (attempt) => {
+          attempts = attempt;
+          return uploaded(toS3Event(record, region), {});
+        },
+        { attempts: S3_EVENT_ATTEMPTS, minDelayMs: 500, onRetry: ({ error, attempt }) => failed(attempt, error) },
+      ).catch((error: unknown) => failed(attempts, error));
+      inFlight.add(invocation);
+      void invocation.finally(() => inFlight.delete(invocation));
+    }
+  });
+  stops.push(async () => {
+    await Promise.allSettled([...inFlight]);
+  });
+}
+
+/**
+ * Starts both pollers, the deployment changes from their checkpoints; the stop step stops them and closes their
+ * streams client.
+ */
+async function startStreamPollers({ streams, poller, changesPoller }: StreamPollers, stops: StopSteps): Promise<void> {
+  await changesPoller.resume();
+  poller.start();
+  changesPoller.start();
+  stops.push(async () => {
+    await Promise.all([poller.stop(), changesPoller.stop()]);
+    streams.destroy();
+  });
+}
+
+/**
+ * Runs the scheduled handler of module `entry` every `intervalMs`, one run at a time (EventBridge Scheduler runs the
+ * same handlers on AWS); the stop step clears the timer and waits for the run in progress.
+ */
+async function scheduleHandler(root: string, entry: string, intervalMs: number, name: string, stops: StopSteps, log: Log): Promise<void> {
+  const run = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(root, entry);
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= run({}, {})
+      .catch((error: unknown) => log(`${name}: ${(error as Error).message}`))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  stops.push(async () => {
+    clearInterval(timer);
+    await running;
+  });
+}
+
+/**
+ * Starts the background work: the upload sweeper, the heartbeat sweeper that marks silent devices DISCONNECTED, the
+ * rollout worker on the in-process rollout queue and the rollout sweeper.
+ */
+async function startBackgroundWork(root: string, runtimeSettings: RuntimeSettings, stops: StopSteps, log: Log): Promise<void> {
+  await scheduleHandler(root, UPLOAD_SWEEPER.entry, runtimeSettings[ENV.uploadSweepIntervalMs], 'upload sweeper', stops, log);
+  await scheduleHandler(root, HEARTBEAT_SWEEPER.entry, runtimeSettings[ENV.heartbeatSweepIntervalMs], 'heartbeat sweeper', stops, log);
+  // Rollouts: the in-process queue feeds the worker handler as SQS feeds it on AWS (same batch size and
+  // concurrency), and the sweeper runs on its timer. Stopped before DynamoDB Local (stops run in reverse order):
+  // the chunks in flight finish; messages still queued are lost with the process and sent again by the sweeper.
+  const rolloutWorker = await loadHandler<(event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>>(root, ROLLOUT_WORKER.entry);
+  const rolloutConsumer = localQueue(LOCAL_ROLLOUT_QUEUE).consume((event) => rolloutWorker(event, {}), {
+    batchSize: ROLLOUT_WORKER.batchSize,
+    concurrency: ROLLOUT_WORKER.maxConcurrency,
+    onError: (error) => log(`rollout worker: ${(error as Error).message}`),
+  });
+  stops.push(() => rolloutConsumer.stop());
+  await scheduleHandler(root, ROLLOUT_SWEEPER.entry, runtimeSettings[ENV.rolloutSweepIntervalMs], 'rollout sweeper', stops, log);
+}
+
+/** How the search index was filled at start. */
+interface SearchFill {
+  /** Documents in the index (0 when OpenSearch could not be reached). */
+  indexedDocuments: number;
+  /** Absent with OpenSearch. */
+  searchStart?: SearchStart;
+  /** The embedded index's periodic snapshots (not started); absent with OpenSearch. */
+  snapshots?: SearchSnapshots;
+}
+
+/**
+ * Fills the search index and positions the search poller: the embedded engine from its snapshot when usable, else
+ * by a rebuild (pushing the final snapshot's stop step); OpenSearch by a rebuild, skipped while it is unreachable.
+ * @throws what the rebuild throws, but ServiceUnavailableError from OpenSearch
+ */
+async function fillSearchIndex(
+  poller: DynamoDbStreamPoller,
+  streamArns: StreamArns,
+  dynamoDbEndpoint: string,
+  dataDirectory: string,
+  stops: StopSteps,
+  log: Log,
+): Promise<SearchFill> {
+  const search = searchIndex();
+  if (search instanceof SwappableSearchIndex) {
+    // The embedded engine: loaded from its snapshot in the data folder when usable, else rebuilt from a parallel scan.
+    const searchStart = await startEmbeddedSearch({
+      index: search,
+      poller,
+      streamArns: streamArns.search,
+      snapshotFile: searchSnapshotFile(dataDirectory),
+      rebuild: reindexSearch,
+      mark: () => markSearchStreams(dynamoDbEndpoint, LOCAL_TABLES),
+      log,
+    });
+    const snapshots = new SearchSnapshots({
+      index: search,
+      poller,
+      streamArns: streamArns.search,
+      file: searchSnapshotFile(dataDirectory),
+      log,
+      ...(searchStart.path === 'snapshot' ? { loaded: poller.shardPositions() } : {}),
+    });
+    // Runs after the pollers' stop (stops run in reverse): the last snapshot covers every batch handled.
+    stops.push(() => snapshots.stop());
+    return { indexedDocuments: searchStart.documents, searchStart, snapshots };
+  }
+  await poller.positionAtLatest();
+  try {
+    return { indexedDocuments: (await reindexSearch()).documents };
+  } catch (error) {
+    if (!(error instanceof ServiceUnavailableError)) throw error;
+    // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
+    log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
+    return { indexedDocuments: 0 };
+  }
+}
+
+/** The admission control of one API listener, or undefined when its MAX_IN_FLIGHT_* is 0 (no bound). */
+function admissionOf(api: 'api' | 'upload' | 'auth', runtimeSettings: RuntimeSettings): AdmissionOptions | undefined {
+  const maxInFlight = {
+    api: runtimeSettings[ENV.maxInFlightMain],
+    upload: runtimeSettings[ENV.maxInFlightUpload],
+    auth: runtimeSettings[ENV.maxInFlightAuth],
+  };
+  // Every handler runs on this process's one event loop: bounded work per address keeps what is admitted fast
+  // and answers the rest 503 at once (0: no bound).
+  return maxInFlight[api] === 0
+    ? undefined
+    : {
+        maxInFlight: maxInFlight[api],
+        maxQueued: runtimeSettings[ENV.maxQueuedRequests],
+        maxWaitMs: runtimeSettings[ENV.maxQueueWaitMs],
+        overloadWaitMs: Math.min(runtimeSettings[ENV.overloadQueueWaitMs], runtimeSettings[ENV.maxQueueWaitMs]),
+        // Secret checks are what a flood targets: one address's share of the auth address is bounded.
+        ...(api === 'auth' && runtimeSettings[ENV.maxPerSourceAuth] > 0 ? { maxPerSource: runtimeSettings[ENV.maxPerSourceAuth] } : {}),
+      };
+}
+
+/** Starts the main, upload and auth listeners invoking the route table's handlers. @throws Error when a port is taken */
+async function startApiListeners(layout: RuntimeLayout, root: string, stops: StopSteps, log: Log): Promise<void> {
+  const { addresses, ports, runtimeSettings } = layout;
+  for (const api of ['api', 'upload', 'auth'] as const) {
+    const server = createApiServer(
+      api === 'api' ? 'main' : api,
+      ROUTES,
+      root,
+      (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`),
+      {
+        main: addresses.api,
+        upload: addresses.upload,
+        auth: addresses.auth,
+      },
+      admissionOf(api, runtimeSettings),
+    );
+    await listen(server, ports[api]);
+    stops.push(() => closeServer(server));
+  }
+}
+
+/**
+ * Starts the loopback admin listener on a free port and writes its address, with the pid, to RUNTIME_FILE in the
+ * data folder; returns `http://127.0.0.1:<port>`.
+ */
+async function startAdmin(dataDirectory: string, writeCounter: WriteCounter, stops: StopSteps, log: Log): Promise<string> {
+  const admin = createAdminServer(reindexSearch, log, () => writeCounter.counts());
+  await listen(admin, 0);
+  const adminAddress = `http://127.0.0.1:${(admin.address() as { port: number }).port}`;
+  stops.push(() => closeServer(admin));
+  const runtimeFile = join(dataDirectory, RUNTIME_FILE);
+  await writeFile(runtimeFile, `${JSON.stringify({ pid: process.pid, admin: adminAddress })}\n`);
+  stops.push(() => rm(runtimeFile, { force: true }));
+  return adminAddress;
+}
+
+/**
+ * Starts the whole service on 127.0.0.1 with embedded backends: DynamoDB Local (tables with streams), s3rver, the
+ * embedded search index rebuilt from DynamoDB and kept current by the stream poller feeding the search-indexer handler,
+ * the local token issuer, the upload sweeper every UPLOAD_SWEEP_INTERVAL_MS (default 60,000 ms), the heartbeat sweeper
+ * every HEARTBEAT_SWEEP_INTERVAL_MS (default 10,000 ms), the rollout worker on the in-process rollout queue and the
+ * rollout sweeper every ROLLOUT_SWEEP_INTERVAL_MS (default 1,000 ms), and the three API listeners invoking the Lambda
+ * handlers of the route table, each behind its admission control (MAX_IN_FLIGHT_*, MAX_QUEUED_REQUESTS,
+ * MAX_QUEUE_WAIT_MS, OVERLOAD_QUEUE_WAIT_MS, MAX_PER_SOURCE_AUTH). Seeds the demo data on an empty data folder. Handler
+ * configuration is passed through `process.env`, as Lambda's (localEnvironment), and checked against the schemas of the
+ * groups the handlers read before any handler loads.
+ * @throws Error naming every missing or malformed variable (e.g. UPLOAD_SLOT_TTL_SECONDS=0), before any backend starts.
+ * @throws Error when a backend does not start (e.g. Java missing) or a port is taken.
+ */
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const log = options.log ?? (() => undefined);
+  const layout = await configureRuntime(options);
+  const { runtimeSettings, dataDirectory, addresses, s3Endpoint } = layout;
+  const stops: StopSteps = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step().catch((error: unknown) => log(`stop: ${(error as Error).message}`));
+  };
 
   try {
-    const dynamo = await startDynamoDbLocal({ dataDirectory: join(dataDirectory, 'dynamodb'), port: ports.dynamoDb, log });
-    stops.push(dynamo.stop);
-    if (dynamo.endpoint !== dynamoDbEndpoint) throw new Error(`DynamoDB Local answers on ${dynamo.endpoint}, not on ${dynamoDbEndpoint}.`);
-    const s3 = new S3rver({
-      address: '127.0.0.1',
-      port: ports.s3,
-      directory: join(dataDirectory, 's3'),
-      silent: true,
-      configureBuckets: [{ name: LOCAL_BUCKET }],
-    });
-    await s3.run();
-    stops.push(() => s3.close());
-
-    const tableClient = new DynamoDBClient({
-      endpoint: dynamo.endpoint,
-      region: LOCAL_REGION,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    const streamArns = await ensureTables(tableClient, LOCAL_TABLES);
-    const migrated = await migrateDeploymentShards(tableClient, LOCAL_TABLES.deployments);
-    if (migrated.slotsMoved + migrated.slotsLeft + migrated.historyRekeyed > 0) {
-      log(
-        `Migrated the deployments table to sharded keys: ${migrated.slotsMoved} slots moved (${migrated.slotsLeft} left in place), ` +
-          `${migrated.historyRekeyed} history entries re-keyed.`,
-      );
-    }
-    tableClient.destroy();
-    await seedUsers(authDirectory);
+    const { dynamo, s3 } = await startStorageBackends(layout, stops, log);
+    const streamArns = await prepareTables(dynamo.endpoint, log);
+    await seedUsers(layout.authDirectory);
     const built = services();
     const seeded = await seedDemoData(built);
     if (seeded) log('Seeded the demo data (companies acme and globex, 240 devices, 2 scenarios with 2 versions each).');
 
-    const consumer = async (entry: string): Promise<StreamConsumer> => {
-      const handler = await loadHandler<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(
-        options.root,
-        entry,
-      );
-      return (event) => handler(event, {});
-    };
-    const streams = new DynamoDBStreamsClient({
-      endpoint: dynamo.endpoint,
-      region: LOCAL_REGION,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    const poller = new DynamoDbStreamPoller(streams, streamArns.search, await consumer(SEARCH_INDEXER_ENTRY), {
-      onError: (error) => log(`stream poller: ${(error as Error).message}`),
-    });
-    // Deployment changes resume where they stopped (history and events are derived from every change, even one made
-    // just before a crash); the search streams start at LATEST because the index is rebuilt from a scan below.
-    const changesPoller = new DynamoDbStreamPoller(streams, streamArns['deployment-changes'], await consumer(DEPLOYMENT_CHANGES_ENTRY), {
-      onError: (error) => log(`deployment changes poller: ${(error as Error).message}`),
-      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json'), (error) => log(error.message)),
-    });
-    // S3 ObjectCreated notifications → the same handler S3 invokes in AWS (async invocation: S3_EVENT_ATTEMPTS).
-    const uploaded = await loadHandler<(event: ReturnType<typeof toS3Event>, context: unknown) => Promise<void>>(
-      options.root,
-      ARCHIVE_UPLOADED.entry,
-    );
-    const inFlight = new Set<Promise<void>>();
-    s3.on('event', (event) => {
-      for (const record of event.Records) {
-        if (!record.eventName.startsWith('ObjectCreated') || !record.s3.object.key.startsWith(ARCHIVE_UPLOADED.prefix)) continue;
-        const failed = (attempt: number, error: unknown) =>
-          log(
-            `S3 event handler failed (attempt ${attempt} of ${S3_EVENT_ATTEMPTS}) for ${record.s3.object.key}: ${(error as Error).message}`,
-          );
-        let attempts = 0;
-        const invocation = retry(
-          (attempt) => {
-            attempts = attempt;
-            return uploaded(toS3Event(record, region), {});
-          },
-          { attempts: S3_EVENT_ATTEMPTS, minDelayMs: 500, onRetry: ({ error, attempt }) => failed(attempt, error) },
-        ).catch((error: unknown) => failed(attempts, error));
-        inFlight.add(invocation);
-        void invocation.finally(() => inFlight.delete(invocation));
-      }
-    });
-    stops.push(async () => {
-      await Promise.allSettled([...inFlight]);
-    });
-    // The scheduled functions on timers (EventBridge Scheduler runs the same handlers on AWS), each one run at a time:
-    // the upload sweeper, and the heartbeat sweeper that marks silent devices DISCONNECTED.
-    const schedule = async (entry: string, intervalMs: number, name: string): Promise<void> => {
-      const run = await loadHandler<(event: unknown, context: unknown) => Promise<void>>(options.root, entry);
-      let running: Promise<void> | undefined;
-      const timer = setInterval(() => {
-        running ??= run({}, {})
-          .catch((error: unknown) => log(`${name}: ${(error as Error).message}`))
-          .finally(() => {
-            running = undefined;
-          });
-      }, intervalMs);
-      stops.push(async () => {
-        clearInterval(timer);
-        await running;
-      });
-    };
-    await schedule(UPLOAD_SWEEPER.entry, runtimeSettings[ENV.uploadSweepIntervalMs], 'upload sweeper');
-    await schedule(HEARTBEAT_SWEEPER.entry, runtimeSettings[ENV.heartbeatSweepIntervalMs], 'heartbeat sweeper');
-    // Rollouts: the in-process queue feeds the worker handler as SQS feeds it on AWS (same batch size and
-    // concurrency), and the sweeper runs on its timer. Stopped before DynamoDB Local (stops run in reverse order):
-    // the chunks in flight finish; messages still queued are lost with the process and sent again by the sweeper.
-    const rolloutWorker = await loadHandler<(event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>>(
-      options.root,
-      ROLLOUT_WORKER.entry,
-    );
-    const rolloutConsumer = localQueue(LOCAL_ROLLOUT_QUEUE).consume((event) => rolloutWorker(event, {}), {
-      batchSize: ROLLOUT_WORKER.batchSize,
-      concurrency: ROLLOUT_WORKER.maxConcurrency,
-      onError: (error) => log(`rollout worker: ${(error as Error).message}`),
-    });
-    stops.push(() => rolloutConsumer.stop());
-    await schedule(ROLLOUT_SWEEPER.entry, runtimeSettings[ENV.rolloutSweepIntervalMs], 'rollout sweeper');
+    const pollers = await createStreamPollers(dynamo.endpoint, streamArns, options.root, dataDirectory, log);
+    await forwardS3Events(s3, options.root, layout.region, stops, log);
+    await startBackgroundWork(options.root, runtimeSettings, stops, log);
     // What handlers write from here on, for benchmarks (GET {admin}/stats/writes); the start-up rebuild is not counted.
     const writeCounter = new WriteCounter();
     writeCounter.watchDynamoDb(built.dynamoDb);
-    let indexedDocuments = 0;
-    const search = searchIndex();
-    let searchStart: SearchStart | undefined;
-    let snapshots: SearchSnapshots | undefined;
-    if (search instanceof SwappableSearchIndex) {
-      // The embedded engine: loaded from its snapshot in the data folder when usable, else rebuilt from a parallel scan.
-      searchStart = await startEmbeddedSearch({
-        index: search,
-        poller,
-        streamArns: streamArns.search,
-        snapshotFile: searchSnapshotFile(dataDirectory),
-        rebuild: reindexSearch,
-        mark: () => markSearchStreams(dynamo.endpoint, LOCAL_TABLES),
-        log,
-      });
-      indexedDocuments = searchStart.documents;
-      snapshots = new SearchSnapshots({
-        index: search,
-        poller,
-        streamArns: streamArns.search,
-        file: searchSnapshotFile(dataDirectory),
-        log,
-        ...(searchStart.path === 'snapshot' ? { loaded: poller.shardPositions() } : {}),
-      });
-      // Runs after the pollers' stop below (stops run in reverse): the last snapshot covers every batch handled.
-      const taking = snapshots;
-      stops.push(() => taking.stop());
-    } else {
-      await poller.positionAtLatest();
-      try {
-        indexedDocuments = (await reindexSearch()).documents;
-      } catch (error) {
-        if (!(error instanceof ServiceUnavailableError)) throw error;
-        // OpenSearch down: the service starts anyway; search answers 503 and the stream consumer retries until it is back.
-        log(`Search index not rebuilt (${error.message}) Search answers 503 until the backend is back; then run npm run reindex.`);
-      }
-    }
+    const { poller } = pollers;
+    const { indexedDocuments, searchStart, snapshots } = await fillSearchIndex(
+      poller,
+      streamArns,
+      dynamo.endpoint,
+      dataDirectory,
+      stops,
+      log,
+    );
     writeCounter.watchSearchIndex(searchIndex());
-    await changesPoller.resume();
-    poller.start();
-    changesPoller.start();
-    stops.push(async () => {
-      await Promise.all([poller.stop(), changesPoller.stop()]);
-      streams.destroy();
-    });
+    await startStreamPollers(pollers, stops);
     snapshots?.start(runtimeSettings[ENV.searchSnapshotIntervalMs]);
 
-    const maxInFlight = {
-      api: runtimeSettings[ENV.maxInFlightMain],
-      upload: runtimeSettings[ENV.maxInFlightUpload],
-      auth: runtimeSettings[ENV.maxInFlightAuth],
-    };
-    for (const api of ['api', 'upload', 'auth'] as const) {
-      const server = createApiServer(
-        api === 'api' ? 'main' : api,
-        ROUTES,
-        options.root,
-        (error) => log(`handler error: ${(error as Error).stack ?? String(error)}`),
-        {
-          main: addresses.api,
-          upload: addresses.upload,
-          auth: addresses.auth,
-        },
-        // Every handler runs on this process's one event loop: bounded work per address keeps what is admitted fast
-        // and answers the rest 503 at once (0: no bound).
-        maxInFlight[api] === 0
-          ? undefined
-          : {
-              maxInFlight: maxInFlight[api],
-              maxQueued: runtimeSettings[ENV.maxQueuedRequests],
-              maxWaitMs: runtimeSettings[ENV.maxQueueWaitMs],
-              overloadWaitMs: Math.min(runtimeSettings[ENV.overloadQueueWaitMs], runtimeSettings[ENV.maxQueueWaitMs]),
-              // Secret checks are what a flood targets: one address's share of the auth address is bounded.
-              ...(api === 'auth' && runtimeSettings[ENV.maxPerSourceAuth] > 0
-                ? { maxPerSource: runtimeSettings[ENV.maxPerSourceAuth] }
-                : {}),
-            },
-      );
-      await listen(server, ports[api]);
-      stops.push(
-        () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      );
-    }
-    const admin = createAdminServer(reindexSearch, log, () => writeCounter.counts());
-    await listen(admin, 0);
-    const adminAddress = `http://127.0.0.1:${(admin.address() as { port: number }).port}`;
-    stops.push(
-      () =>
-        new Promise<void>((done) => {
-          admin.close(() => done());
-          admin.closeAllConnections();
-        }),
-    );
-    const runtimeFile = join(dataDirectory, RUNTIME_FILE);
-    await writeFile(runtimeFile, `${JSON.stringify({ pid: process.pid, admin: adminAddress })}\n`);
-    stops.push(() => rm(runtimeFile, { force: true }));
+    await startApiListeners(layout, options.root, stops, log);
+    const adminAddress = await startAdmin(dataDirectory, writeCounter, stops, log);
     return {
       addresses: { main: addresses.api, upload: addresses.upload, auth: addresses.auth },
       admin: adminAddress,

@@ -1,4 +1,11 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  type TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive } from '../../core/ports.js';
 import { batchGetAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, overdueItems, sendTransaction, type TableNames } from './dynamodb-shared.js';
@@ -19,80 +26,7 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
     if (company === undefined) return { kind: 'company-not-found' };
     const quotaBytes = Number(company.quotaBytes);
     try {
-      await sendTransaction(this.client, {
-        TransactItems: [
-          {
-            Put: {
-              TableName: this.tables.scenarios,
-              Item: { ...version, sk: `VERSION#${version.scenarioId}#${version.version}`, entity: 'SCENARIO_VERSION' },
-              ConditionExpression: 'attribute_not_exists(sk)',
-            },
-          },
-          {
-            // Charge the quota only if usedBytes + size stays within the quota read above (and the quota is unchanged).
-            Update: {
-              TableName: this.tables.companies,
-              Key: { companyId: version.company },
-              UpdateExpression: 'ADD usedBytes :size',
-              ConditionExpression: 'quotaBytes = :quota AND (attribute_not_exists(usedBytes) OR usedBytes <= :ceiling)',
-              ExpressionAttributeValues: { ':size': version.size, ':quota': quotaBytes, ':ceiling': quotaBytes - version.size },
-            },
-          },
-          {
-            Update: {
-              TableName: this.tables.scenarios,
-              Key: { company: version.company, sk: `SCENARIO#${version.scenarioId}` },
-              UpdateExpression:
-                'SET entity = :entity, scenarioId = :id, #name = :name, description = :description, latestVersion = :version, ' +
-                'versions = list_append(if_not_exists(versions, :empty), :versions), created = if_not_exists(created, :now), updated = :now',
-              ExpressionAttributeNames: { '#name': 'name' },
-              ExpressionAttributeValues: {
-                ':entity': 'SCENARIO',
-                ':id': version.scenarioId,
-                ':name': version.name,
-                ':description': version.description ?? null,
-                ':version': version.version,
-                ':versions': [version.version],
-                ':empty': [],
-                ':now': version.created,
-              },
-            },
-          },
-          ...(guards === undefined
-            ? []
-            : [
-                {
-                  // The staging record goes with the version; an abandoned one (the sweeper deletes its object) fails it.
-                  Delete: {
-                    TableName: this.tables.scenarios,
-                    Key: { company: version.company, sk: `STAGED#${guards.stagedId}` },
-                    ConditionExpression: 'attribute_exists(sk) AND attribute_not_exists(abandoned)',
-                  },
-                },
-              ]),
-          ...(guards?.slot === undefined
-            ? []
-            : [
-                {
-                  // The slot becomes STORED with the version, only under the processor's claim.
-                  Update: {
-                    TableName: this.tables.scenarios,
-                    Key: { company: version.company, sk: `UPLOAD#${guards.slot.uploadId}` },
-                    UpdateExpression: 'SET #status = :stored, #result = :result, problem = :null REMOVE sweepShard, sweepAt',
-                    ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
-                    ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-                    ExpressionAttributeValues: {
-                      ':stored': 'STORED',
-                      ':result': guards.slot.result,
-                      ':null': null,
-                      ':processing': 'PROCESSING',
-                      ':claimedAt': guards.slot.claimedAt,
-                    },
-                  },
-                },
-              ]),
-        ],
-      });
+      await sendTransaction(this.client, { TransactItems: recordVersionItems(this.tables, version, quotaBytes, guards) });
       return { kind: 'stored' };
     } catch (error) {
       const codes = cancellationCodes(error);
@@ -100,18 +34,19 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
       if (codes[4] === 'ConditionalCheckFailed') return { kind: 'claim-lost' };
       if (codes[3] === 'ConditionalCheckFailed') return { kind: 'staging-abandoned' };
       if (codes[0] === 'ConditionalCheckFailed') return { kind: 'version-exists' };
-      if (codes[1] === 'ConditionalCheckFailed') {
-        const current = await this.client.send(
-          new GetCommand({ TableName: this.tables.companies, Key: { companyId: version.company }, ConsistentRead: true }),
-        );
-        return {
-          kind: 'quota-exceeded',
-          quotaBytes: Number(current.Item?.quotaBytes ?? quotaBytes),
-          usedBytes: Number(current.Item?.usedBytes ?? 0),
-        };
-      }
+      if (codes[1] === 'ConditionalCheckFailed') return this.quotaExceeded(version.company, quotaBytes);
       throw error;
     }
+  }
+
+  /** The `quota-exceeded` outcome with the company's quota and use as they are now (`quotaBytes` when unreadable). */
+  private async quotaExceeded(companyId: string, quotaBytes: number): Promise<RecordVersionOutcome> {
+    const current = await this.client.send(new GetCommand({ TableName: this.tables.companies, Key: { companyId }, ConsistentRead: true }));
+    return {
+      kind: 'quota-exceeded',
+      quotaBytes: Number(current.Item?.quotaBytes ?? quotaBytes),
+      usedBytes: Number(current.Item?.usedBytes ?? 0),
+    };
   }
 
   /** @inheritdoc */
@@ -172,4 +107,97 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
     const items = await batchGetAll(this.client, this.tables.scenarios, keys, ['scenarioId', 'version']);
     return new Set(items.map((item) => `${item.scenarioId as string}#${item.version as string}`));
   }
+}
+
+/** One write of a DynamoDB transaction. */
+type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+
+/**
+ * The transaction recording a version, in this order (recordVersion reads the cancellation reasons by index): the
+ * version put (0), the quota charge (1), the scenario update (2), then with guards the staging record's delete (3)
+ * and with a slot its move to STORED (4).
+ */
+function recordVersionItems(
+  tables: TableNames,
+  version: ScenarioVersion,
+  quotaBytes: number,
+  guards: RecordVersionGuards | undefined,
+): TransactItem[] {
+  return [
+    {
+      Put: {
+        TableName: tables.scenarios,
+        Item: { ...version, sk: `VERSION#${version.scenarioId}#${version.version}`, entity: 'SCENARIO_VERSION' },
+        ConditionExpression: 'attribute_not_exists(sk)',
+      },
+    },
+    {
+      // Charge the quota only if usedBytes + size stays within the quota read above (and the quota is unchanged).
+      Update: {
+        TableName: tables.companies,
+        Key: { companyId: version.company },
+        UpdateExpression: 'ADD usedBytes :size',
+        ConditionExpression: 'quotaBytes = :quota AND (attribute_not_exists(usedBytes) OR usedBytes <= :ceiling)',
+        ExpressionAttributeValues: { ':size': version.size, ':quota': quotaBytes, ':ceiling': quotaBytes - version.size },
+      },
+    },
+    scenarioUpdateItem(tables, version),
+    ...(guards === undefined
+      ? []
+      : [
+          {
+            // The staging record goes with the version; an abandoned one (the sweeper deletes its object) fails it.
+            Delete: {
+              TableName: tables.scenarios,
+              Key: { company: version.company, sk: `STAGED#${guards.stagedId}` },
+              ConditionExpression: 'attribute_exists(sk) AND attribute_not_exists(abandoned)',
+            },
+          },
+        ]),
+    ...(guards?.slot === undefined ? [] : [slotStoredItem(tables, version.company, guards.slot)]),
+  ];
+}
+
+/** Creates or updates the scenario's record: its name, description and latest version, the version appended. */
+function scenarioUpdateItem(tables: TableNames, version: ScenarioVersion): TransactItem {
+  return {
+    Update: {
+      TableName: tables.scenarios,
+      Key: { company: version.company, sk: `SCENARIO#${version.scenarioId}` },
+      UpdateExpression:
+        'SET entity = :entity, scenarioId = :id, #name = :name, description = :description, latestVersion = :version, ' +
+        'versions = list_append(if_not_exists(versions, :empty), :versions), created = if_not_exists(created, :now), updated = :now',
+      ExpressionAttributeNames: { '#name': 'name' },
+      ExpressionAttributeValues: {
+        ':entity': 'SCENARIO',
+        ':id': version.scenarioId,
+        ':name': version.name,
+        ':description': version.description ?? null,
+        ':version': version.version,
+        ':versions': [version.version],
+        ':empty': [],
+        ':now': version.created,
+      },
+    },
+  };
+}
+
+/** The slot becomes STORED with the version, only under the processor's claim. */
+function slotStoredItem(tables: TableNames, company: string, slot: NonNullable<RecordVersionGuards['slot']>): TransactItem {
+  return {
+    Update: {
+      TableName: tables.scenarios,
+      Key: { company, sk: `UPLOAD#${slot.uploadId}` },
+      UpdateExpression: 'SET #status = :stored, #result = :result, problem = :null REMOVE sweepShard, sweepAt',
+      ConditionExpression: '#status = :processing AND claimedAt = :claimedAt',
+      ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+      ExpressionAttributeValues: {
+        ':stored': 'STORED',
+        ':result': slot.result,
+        ':null': null,
+        ':processing': 'PROCESSING',
+        ':claimedAt': slot.claimedAt,
+      },
+    },
+  };
 }

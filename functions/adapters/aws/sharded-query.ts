@@ -78,80 +78,118 @@ interface ShardState<T> {
  * @throws Error when `maxQueries` is smaller than the number of shards; whatever `read` throws.
  */
 export async function mergeShards<T>(read: ShardReader<T>, options: MergeOptions<T>): Promise<MergedPage<T>> {
-  const { order, sortKey, limit, maxQueries, maxItemsPerQuery } = options;
+  const { limit, maxQueries } = options;
   if (maxQueries < options.shards.length) throw new Error(`A merged page needs at least one read per shard (${options.shards.length}).`);
-  /** a comes strictly before b in the listing's order. */
-  const before = (a: string, b: string): boolean => (order === 'ascending' ? a < b : a > b);
-  const states: ShardState<T>[] = options.shards.map((shard) => ({
-    shard,
-    buffer: [],
-    position: options.after,
-    exhausted: false,
-    lastLimit: 0,
-  }));
+  const merge = new ShardMerge(read, options);
   const wanted = limit + 1;
   const merged: T[] = [];
-  let queries = 0;
-  let evaluated = 0;
-  let found = 0;
   let budgetSpent = false;
 
-  const readShard = async (state: ShardState<T>, remaining: number, active: number): Promise<void> => {
-    // Items to evaluate for `remaining` matches, at the filter's selectivity seen so far (1 before any read).
-    const needed = Math.ceil(remaining * (evaluated === 0 ? 1 : evaluated / Math.max(found, 1)));
-    const share = Math.ceil((2 * needed) / active) + 1;
-    const readLimit = Math.max(1, Math.min(maxItemsPerQuery, needed, Math.max(share, 2 * state.lastLimit)));
-    state.lastLimit = readLimit;
-    const result = await read(state.shard, state.position, readLimit);
-    queries += 1;
-    evaluated += result.evaluated;
-    found += result.items.length;
-    state.buffer.push(...result.items);
-    if (result.lastEvaluated === undefined) state.exhausted = true;
-    else state.position = result.lastEvaluated;
-  };
-
   while (merged.length < wanted) {
-    let best: ShardState<T> | undefined;
-    for (const state of states) {
-      const head = state.buffer[0];
-      if (head !== undefined && (best === undefined || before(sortKey(head), sortKey(best.buffer[0] as T)))) best = state;
-    }
-    const bestKey = best === undefined ? undefined : sortKey(best.buffer[0] as T);
-    // A shard with nothing buffered may still hold an item ahead of the best one, unless it was read past it.
-    const blocking = states.filter(
-      (state) =>
-        state.buffer.length === 0 &&
-        !state.exhausted &&
-        (bestKey === undefined || state.position === undefined || !before(bestKey, state.position)),
-    );
+    const best = merge.best();
+    const blocking = merge.blocking(best);
     if (blocking.length === 0) {
       if (best === undefined) break;
       merged.push(best.buffer.shift() as T);
       continue;
     }
-    const allowed = maxQueries - queries;
+    const allowed = maxQueries - merge.queries;
     if (allowed <= 0) {
       budgetSpent = true;
       break;
     }
     const remaining = wanted - merged.length;
-    const active = states.filter((state) => !state.exhausted).length;
-    await Promise.all(blocking.slice(0, allowed).map((state) => readShard(state, remaining, active)));
+    const active = merge.states.filter((state) => !state.exhausted).length;
+    await Promise.all(blocking.slice(0, allowed).map((state) => merge.readShard(state, remaining, active)));
   }
 
   if (merged.length > limit) {
     const items = merged.slice(0, limit);
-    return { items, next: sortKey(items.at(-1) as T) };
+    return { items, next: options.sortKey(items.at(-1) as T) };
   }
   if (!budgetSpent) return { items: merged, next: undefined };
-  // Out of reads: resume where every shard has been read up to. That is the least advanced of the shards still to
-  // be read (every shard was read once, so each has a position), which is past every item merged so far (a shard is
-  // read again before any item beyond its position is merged); items buffered beyond it are read again next page.
-  let next: string | undefined;
-  for (const state of states) {
-    if (state.buffer.length > 0 || state.exhausted) continue;
-    if (state.position !== undefined && (next === undefined || before(state.position, next))) next = state.position;
+  return { items: merged, next: merge.resumeKey(merged) };
+}
+
+/** The shards of one mergeShards call and what their reads have seen so far. */
+class ShardMerge<T> {
+  readonly states: ShardState<T>[];
+  /** Reads made. */
+  queries = 0;
+  /** Items the reads evaluated, and those of them that passed the filter: the filter's selectivity. */
+  private evaluated = 0;
+  private found = 0;
+
+  constructor(
+    private readonly read: ShardReader<T>,
+    private readonly options: MergeOptions<T>,
+  ) {
+    this.states = options.shards.map((shard) => ({
+      shard,
+      buffer: [],
+      position: options.after,
+      exhausted: false,
+      lastLimit: 0,
+    }));
   }
-  return { items: merged, next: next ?? (merged.length === 0 ? options.after : sortKey(merged.at(-1) as T)) };
+
+  /** a comes strictly before b in the listing's order. */
+  before(a: string, b: string): boolean {
+    return this.options.order === 'ascending' ? a < b : a > b;
+  }
+
+  /** The shard whose first buffered item comes first, or undefined when every buffer is empty. */
+  best(): ShardState<T> | undefined {
+    const { sortKey } = this.options;
+    let best: ShardState<T> | undefined;
+    for (const state of this.states) {
+      const head = state.buffer[0];
+      if (head !== undefined && (best === undefined || this.before(sortKey(head), sortKey(best.buffer[0] as T)))) best = state;
+    }
+    return best;
+  }
+
+  /** The shards to read before the best buffered item can be merged. */
+  blocking(best: ShardState<T> | undefined): ShardState<T>[] {
+    const bestKey = best === undefined ? undefined : this.options.sortKey(best.buffer[0] as T);
+    // A shard with nothing buffered may still hold an item ahead of the best one, unless it was read past it.
+    return this.states.filter(
+      (state) =>
+        state.buffer.length === 0 &&
+        !state.exhausted &&
+        (bestKey === undefined || state.position === undefined || !this.before(bestKey, state.position)),
+    );
+  }
+
+  /**
+   * Reads the shard's next items into its buffer, sized for `remaining` matches shared among `active` shards (see
+   * mergeShards), and advances its position.
+   */
+  async readShard(state: ShardState<T>, remaining: number, active: number): Promise<void> {
+    // Items to evaluate for `remaining` matches, at the filter's selectivity seen so far (1 before any read).
+    const needed = Math.ceil(remaining * (this.evaluated === 0 ? 1 : this.evaluated / Math.max(this.found, 1)));
+    const share = Math.ceil((2 * needed) / active) + 1;
+    const readLimit = Math.max(1, Math.min(this.options.maxItemsPerQuery, needed, Math.max(share, 2 * state.lastLimit)));
+    state.lastLimit = readLimit;
+    const result = await this.read(state.shard, state.position, readLimit);
+    this.queries += 1;
+    this.evaluated += result.evaluated;
+    this.found += result.items.length;
+    state.buffer.push(...result.items);
+    if (result.lastEvaluated === undefined) state.exhausted = true;
+    else state.position = result.lastEvaluated;
+  }
+
+  /** The cursor of a page cut short by the read budget, after `merged` (its items). */
+  resumeKey(merged: readonly T[]): string | undefined {
+    // Out of reads: resume where every shard has been read up to. That is the least advanced of the shards still to
+    // be read (every shard was read once, so each has a position), which is past every item merged so far (a shard is
+    // read again before any item beyond its position is merged); items buffered beyond it are read again next page.
+    let next: string | undefined;
+    for (const state of this.states) {
+      if (state.buffer.length > 0 || state.exhausted) continue;
+      if (state.position !== undefined && (next === undefined || this.before(state.position, next))) next = state.position;
+    }
+    return next ?? (merged.length === 0 ? this.options.after : this.options.sortKey(merged.at(-1) as T));
+  }
 }

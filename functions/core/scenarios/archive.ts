@@ -121,6 +121,17 @@ export async function validateScenarioArchive(
   return (await inspectScenarioArchive(input, limits)).manifest;
 }
 
+/** Throws the archive's violations. @throws InvalidArchiveError (422) listing `errors` */
+function failWith(errors: ProblemViolation[]): never {
+  throw new InvalidArchiveError(`The scenario archive has ${errors.length} problem(s); nothing was stored.`, errors);
+}
+
+/**
+ * Validates an opened archive: its central directory's entries, scenario.json and the files it references, then
+ * every entry's data in one pass (checkEntriesInOnePass).
+ * @returns the manifest and the archive's hex SHA-256.
+ * @throws InvalidArchiveError (422) listing every violation found.
+ */
 async function validateOpenArchive(
   input: ArchiveInput,
   archive: ZipArchive,
@@ -128,68 +139,11 @@ async function validateOpenArchive(
 ): Promise<{ manifest: ScenarioManifest; sha256: string }> {
   const { directoryStart } = archive;
   const errors: ProblemViolation[] = [];
-  const fail = (): never => {
-    throw new InvalidArchiveError(`The scenario archive has ${errors.length} problem(s); nothing was stored.`, errors);
-  };
   if (archive.entryCount > limits.maxEntries) {
     errors.push({ path: '', message: `the archive has ${archive.entryCount} entries; at most ${limits.maxEntries} are allowed` });
-    fail();
+    failWith(errors);
   }
-
-  const scanned: ScannedEntry[] = [];
-  const seen = new Set<string>();
-  let declaredTotal = 0;
-  try {
-    for await (const item of archive.entries()) {
-      if ('broken' in item) {
-        errors.push({ path: item.broken.name, message: `entry cannot be read safely (${item.broken.message})` });
-        continue;
-      }
-      const entry = item;
-      const { name, rawName } = entry;
-      // Tools that ignore the Info-ZIP Unicode Path field use the raw name: both must be safe.
-      const directory = name.endsWith('/');
-      let readable = !directory;
-      for (const candidate of new Set([name, rawName])) {
-        const problem = unsafeEntryName(candidate);
-        if (problem !== undefined) errors.push({ path: candidate, message: problem });
-      }
-      if (!directory && entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize + (entry.encrypted ? 12 : 0)) {
-        errors.push({
-          path: name,
-          message: `stored entry sizes differ: ${entry.compressedSize} compressed, ${entry.uncompressedSize} uncompressed bytes`,
-        });
-        readable = false;
-      }
-      if (seen.has(name)) errors.push({ path: name, message: 'duplicate entry name' });
-      seen.add(name);
-      if (unixFileType(entry) === 0o120000) {
-        errors.push({ path: name, message: 'symbolic links are not allowed' });
-        readable = false;
-      }
-      if (entry.encrypted) {
-        errors.push({ path: name, message: 'encrypted entries are not allowed' });
-        readable = false;
-      } else if (!directory && entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
-        errors.push({ path: name, message: `unsupported compression method ${entry.compressionMethod} (use stored or deflate)` });
-        readable = false;
-      }
-      if (
-        !directory &&
-        entry.uncompressedSize > limits.compressionRatioMinBytes &&
-        entry.uncompressedSize > Math.max(entry.compressedSize, 1) * limits.maxCompressionRatio
-      ) {
-        const ratio = Math.round(entry.uncompressedSize / Math.max(entry.compressedSize, 1));
-        errors.push({ path: name, message: `compression ratio ${ratio}:1 exceeds the limit of ${limits.maxCompressionRatio}:1` });
-        readable = false;
-      }
-      declaredTotal += entry.uncompressedSize;
-      scanned.push({ name, entry, directory, readable });
-    }
-  } catch (error) {
-    errors.push({ path: '', message: `the archive is truncated or corrupt (${(error as Error).message})` });
-    fail();
-  }
+  const { scanned, declaredTotal } = await scanEntries(archive, limits, errors);
   const tooLarge = declaredTotal > limits.maxUncompressedBytes;
   if (tooLarge) {
     errors.push({
@@ -202,30 +156,118 @@ async function validateOpenArchive(
   if (!scanned.some((item) => item.name.startsWith(RESOURCES_DIRECTORY))) {
     errors.push({ path: RESOURCES_DIRECTORY, message: 'the resources/ directory is missing' });
   }
+  const manifest = await checkManifest(archive, scanned, limits, errors);
+  if (manifest !== undefined) checkReferencedFiles(manifest, files, errors);
 
-  let manifest: ScenarioManifest | undefined;
+  const sha256 = tooLarge ? '' : await checkEntriesInOnePass(input, scanned, directoryStart, errors);
+  if (errors.length > 0) failWith(errors);
+  return { manifest: manifest as ScenarioManifest, sha256 };
+}
+
+/**
+ * Reads the central directory's entries, checking each (checkEntry), and totals their declared uncompressed bytes.
+ * @throws InvalidArchiveError (422) when the central directory is truncated or corrupt
+ */
+async function scanEntries(
+  archive: ZipArchive,
+  limits: ArchiveLimits,
+  errors: ProblemViolation[],
+): Promise<{ scanned: ScannedEntry[]; declaredTotal: number }> {
+  const scanned: ScannedEntry[] = [];
+  const seen = new Set<string>();
+  let declaredTotal = 0;
+  try {
+    for await (const item of archive.entries()) {
+      if ('broken' in item) {
+        errors.push({ path: item.broken.name, message: `entry cannot be read safely (${item.broken.message})` });
+        continue;
+      }
+      const entry = item;
+      const directory = entry.name.endsWith('/');
+      const readable = checkEntry(entry, directory, seen, limits, errors);
+      declaredTotal += entry.uncompressedSize;
+      scanned.push({ name: entry.name, entry, directory, readable });
+    }
+  } catch (error) {
+    errors.push({ path: '', message: `the archive is truncated or corrupt (${(error as Error).message})` });
+    failWith(errors);
+  }
+  return { scanned, declaredTotal };
+}
+
+/**
+ * Checks one central directory entry (names, stored sizes, duplicates, links, encryption, method, compression
+ * ratio), pushing its violations and adding its name to `seen`.
+ * @returns whether its data may be read: a file, not encrypted, not a link, a supported method, not a bomb.
+ */
+function checkEntry(entry: ZipEntry, directory: boolean, seen: Set<string>, limits: ArchiveLimits, errors: ProblemViolation[]): boolean {
+  const { name, rawName } = entry;
+  let readable = !directory;
+  // Tools that ignore the Info-ZIP Unicode Path field use the raw name: both must be safe.
+  for (const candidate of new Set([name, rawName])) {
+    const problem = unsafeEntryName(candidate);
+    if (problem !== undefined) errors.push({ path: candidate, message: problem });
+  }
+  if (!directory && entry.compressionMethod === 0 && entry.compressedSize !== entry.uncompressedSize + (entry.encrypted ? 12 : 0)) {
+    errors.push({
+      path: name,
+      message: `stored entry sizes differ: ${entry.compressedSize} compressed, ${entry.uncompressedSize} uncompressed bytes`,
+    });
+    readable = false;
+  }
+  if (seen.has(name)) errors.push({ path: name, message: 'duplicate entry name' });
+  seen.add(name);
+  if (unixFileType(entry) === 0o120000) {
+    errors.push({ path: name, message: 'symbolic links are not allowed' });
+    readable = false;
+  }
+  if (entry.encrypted) {
+    errors.push({ path: name, message: 'encrypted entries are not allowed' });
+    readable = false;
+  } else if (!directory && entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+    errors.push({ path: name, message: `unsupported compression method ${entry.compressionMethod} (use stored or deflate)` });
+    readable = false;
+  }
+  if (
+    !directory &&
+    entry.uncompressedSize > limits.compressionRatioMinBytes &&
+    entry.uncompressedSize > Math.max(entry.compressedSize, 1) * limits.maxCompressionRatio
+  ) {
+    const ratio = Math.round(entry.uncompressedSize / Math.max(entry.compressedSize, 1));
+    errors.push({ path: name, message: `compression ratio ${ratio}:1 exceeds the limit of ${limits.maxCompressionRatio}:1` });
+    readable = false;
+  }
+  return readable;
+}
+
+/** The archive's scenario.json when it is there, within maxManifestBytes, readable and valid; else pushes why not. */
+async function checkManifest(
+  archive: ZipArchive,
+  scanned: ScannedEntry[],
+  limits: ArchiveLimits,
+  errors: ProblemViolation[],
+): Promise<ScenarioManifest | undefined> {
   const manifestEntry = scanned.find((item) => item.name === MANIFEST_NAME);
   if (manifestEntry === undefined) {
     errors.push({ path: MANIFEST_NAME, message: 'scenario.json is missing at the archive root' });
   } else if (manifestEntry.entry.uncompressedSize > limits.maxManifestBytes) {
     errors.push({ path: MANIFEST_NAME, message: `scenario.json is larger than ${limits.maxManifestBytes} bytes` });
   } else if (manifestEntry.readable) {
-    manifest = await readManifest(archive, manifestEntry, limits, errors);
+    return await readManifest(archive, manifestEntry, limits, errors);
   }
-  if (manifest !== undefined) {
-    manifest.thumbnails.forEach((path, index) => {
-      if (!files.has(path))
-        errors.push({ path: `${MANIFEST_NAME}#/thumbnails/${index}`, message: `referenced file '${path}' is not in the archive` });
-    });
-    manifest.assets.forEach((path, index) => {
-      if (!files.has(path))
-        errors.push({ path: `${MANIFEST_NAME}#/assets/${index}`, message: `referenced file '${path}' is not in the archive` });
-    });
-  }
+  return undefined;
+}
 
-  const sha256 = tooLarge ? '' : await checkEntriesInOnePass(input, scanned, directoryStart, errors);
-  if (errors.length > 0) fail();
-  return { manifest: manifest as ScenarioManifest, sha256 };
+/** Pushes a violation for each thumbnail and asset of the manifest that is not a file of the archive. */
+function checkReferencedFiles(manifest: ScenarioManifest, files: ReadonlySet<string>, errors: ProblemViolation[]): void {
+  manifest.thumbnails.forEach((path, index) => {
+    if (!files.has(path))
+      errors.push({ path: `${MANIFEST_NAME}#/thumbnails/${index}`, message: `referenced file '${path}' is not in the archive` });
+  });
+  manifest.assets.forEach((path, index) => {
+    if (!files.has(path))
+      errors.push({ path: `${MANIFEST_NAME}#/assets/${index}`, message: `referenced file '${path}' is not in the archive` });
+  });
 }
 
 async function readManifest(
@@ -343,110 +385,156 @@ async function checkEntriesInOnePass(
 ): Promise<string> {
   const hash = createHash('sha256');
   const ordered = [...scanned].sort((left, right) => left.entry.relativeOffsetOfLocalHeader - right.entry.relativeOffsetOfLocalHeader);
-  let next = 0;
-  let position = 0;
-  let phase: 'seek' | 'header' | 'names' | 'data' = 'seek';
-  let pending: Buffer[] = [];
-  let pendingLength = 0;
-  let needed = 0;
-  let remaining = 0;
-  let dataEnd = 0;
-  let check: EntryDataCheck | undefined;
-  let current = ordered[0];
-
-  const advance = () => {
-    next += 1;
-    current = ordered[next];
-    phase = 'seek';
-    if (current !== undefined && current.entry.relativeOffsetOfLocalHeader < dataEnd) {
-      errors.push({ path: current.name, message: "entry overlaps the previous entry's data" });
-      // Its bytes have already streamed by; later entries are still checked.
-      while (current !== undefined && current.entry.relativeOffsetOfLocalHeader < dataEnd) {
-        next += 1;
-        current = ordered[next];
-      }
-    }
-  };
-  const collect = (chunk: Buffer, offset: number): number => {
-    const take = Math.min(needed - pendingLength, chunk.length - offset);
-    pending.push(chunk.subarray(offset, offset + take));
-    pendingLength += take;
-    return take;
-  };
-
+  const pass = new EntryPass(ordered, directoryStart, errors);
   for await (const raw of wholeArchive(input)) {
     const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
     hash.update(chunk);
+    await pass.consume(chunk);
+  }
+  pass.finish();
+  return hash.digest('hex');
+}
+
+/**
+ * The state of checkEntriesInOnePass as the archive streams by: the entry being visited, where the stream is, and
+ * which part of the entry it is in (the gap before its local header, the header, its names, its data).
+ */
+class EntryPass {
+  private next = 0;
+  /** Offset in the archive of the next byte to consume. */
+  private position = 0;
+  private phase: 'seek' | 'header' | 'names' | 'data' = 'seek';
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
+  private needed = 0;
+  /** Data bytes of the current entry still to stream by. */
+  private remaining = 0;
+  /** Offset just past the data of the last entry visited: an entry starting before it overlaps. */
+  private dataEnd = 0;
+  private check: EntryDataCheck | undefined;
+  private current: ScannedEntry | undefined;
+
+  /** `ordered`: the entries in offset order. Violations are pushed to `errors`. */
+  constructor(
+    private readonly ordered: readonly ScannedEntry[],
+    private readonly directoryStart: number,
+    private readonly errors: ProblemViolation[],
+  ) {
+    this.current = ordered[0];
+  }
+
+  /** Consumes the archive's next chunk; bytes past the last entry are skipped. */
+  async consume(chunk: Buffer): Promise<void> {
     let offset = 0;
-    while (offset < chunk.length && current !== undefined) {
-      const item: ScannedEntry = current;
-      if (phase === 'seek') {
-        const skip = Math.min(chunk.length - offset, item.entry.relativeOffsetOfLocalHeader - position);
-        offset += skip;
-        position += skip;
-        if (position === item.entry.relativeOffsetOfLocalHeader) {
-          phase = 'header';
-          pending = [];
-          pendingLength = 0;
-          needed = 30;
-        }
-      } else if (phase === 'header' || phase === 'names') {
-        const taken = collect(chunk, offset);
-        offset += taken;
-        position += taken;
-        if (pendingLength < needed) continue;
-        const bytes = Buffer.concat(pending);
-        if (phase === 'header') {
-          if (bytes.readUInt32LE(0) !== LOCAL_FILE_HEADER) {
-            errors.push({ path: item.name, message: 'the local header is missing where the central directory points' });
-            dataEnd = position;
-            advance();
-            continue;
-          }
-          phase = 'names';
-          needed = bytes.readUInt16LE(26) + bytes.readUInt16LE(28);
-          pending = [bytes.subarray(0, 30)];
-          needed += 30;
-          continue;
-        }
-        const localName = bytes.subarray(30, 30 + bytes.readUInt16LE(26));
-        if (!localName.equals(item.entry.fileNameRaw)) {
-          const decoded = decodeEntryName(bytes.readUInt16LE(6), localName);
-          errors.push({ path: item.name, message: `the local header names this entry '${decoded}': both names must be equal` });
-          const problem = unsafeEntryName(decoded);
-          if (problem !== undefined) errors.push({ path: decoded, message: problem });
-        }
-        remaining = item.entry.compressedSize;
-        dataEnd = position + remaining;
-        if (dataEnd > directoryStart) {
-          errors.push({ path: item.name, message: 'entry data runs into the central directory' });
-          advance();
-          continue;
-        }
-        check = item.readable ? new EntryDataCheck(item) : undefined;
-        phase = 'data';
-        if (remaining === 0) {
-          const failure = await check?.end();
-          if (failure !== undefined) errors.push({ path: item.name, message: failure });
-          advance();
-        }
-      } else {
-        const take = Math.min(remaining, chunk.length - offset);
-        if (check !== undefined) await check.write(chunk.subarray(offset, offset + take));
-        offset += take;
-        position += take;
-        remaining -= take;
-        if (remaining === 0) {
-          const failure = await check?.end();
-          if (failure !== undefined) errors.push({ path: item.name, message: failure });
-          advance();
-        }
+    while (offset < chunk.length && this.current !== undefined) {
+      const item: ScannedEntry = this.current;
+      if (this.phase === 'seek') offset = this.seek(item, chunk, offset);
+      else if (this.phase === 'header' || this.phase === 'names') offset = await this.readHeader(item, chunk, offset);
+      else offset = await this.readData(item, chunk, offset);
+    }
+    this.position += chunk.length - offset;
+  }
+
+  /** Once the archive has streamed by: an entry still unvisited means the archive is truncated. */
+  finish(): void {
+    if (this.current !== undefined) {
+      this.errors.push({ path: this.current.name, message: "the archive ends before this entry's data: it is truncated" });
+    }
+  }
+
+  /** Skips the bytes before the entry's local header; returns the new offset in `chunk`. */
+  private seek(item: ScannedEntry, chunk: Buffer, offset: number): number {
+    const skip = Math.min(chunk.length - offset, item.entry.relativeOffsetOfLocalHeader - this.position);
+    this.position += skip;
+    if (this.position === item.entry.relativeOffsetOfLocalHeader) {
+      this.phase = 'header';
+      this.pending = [];
+      this.pendingLength = 0;
+      this.needed = 30;
+    }
+    return offset + skip;
+  }
+
+  /** Collects the local header (30 bytes), then with its names and extra field, and checks each once whole. */
+  private async readHeader(item: ScannedEntry, chunk: Buffer, offset: number): Promise<number> {
+    const take = Math.min(this.needed - this.pendingLength, chunk.length - offset);
+    this.pending.push(chunk.subarray(offset, offset + take));
+    this.pendingLength += take;
+    this.position += take;
+    if (this.pendingLength < this.needed) return offset + take;
+    const bytes = Buffer.concat(this.pending);
+    if (this.phase === 'header') this.checkLocalHeader(item, bytes);
+    else await this.checkLocalName(item, bytes);
+    return offset + take;
+  }
+
+  /** Checks the local header's signature; then collects its name and extra field. */
+  private checkLocalHeader(item: ScannedEntry, bytes: Buffer): void {
+    if (bytes.readUInt32LE(0) !== LOCAL_FILE_HEADER) {
+      this.errors.push({ path: item.name, message: 'the local header is missing where the central directory points' });
+      this.dataEnd = this.position;
+      this.advance();
+      return;
+    }
+    this.phase = 'names';
+    this.needed = bytes.readUInt16LE(26) + bytes.readUInt16LE(28);
+    this.pending = [bytes.subarray(0, 30)];
+    this.needed += 30;
+  }
+
+  /**
+   * Checks that the local header names the entry as the central directory does and that its data ends before the
+   * central directory; then starts the data's check.
+   */
+  private async checkLocalName(item: ScannedEntry, bytes: Buffer): Promise<void> {
+    const localName = bytes.subarray(30, 30 + bytes.readUInt16LE(26));
+    if (!localName.equals(item.entry.fileNameRaw)) {
+      const decoded = decodeEntryName(bytes.readUInt16LE(6), localName);
+      this.errors.push({ path: item.name, message: `the local header names this entry '${decoded}': both names must be equal` });
+      const problem = unsafeEntryName(decoded);
+      if (problem !== undefined) this.errors.push({ path: decoded, message: problem });
+    }
+    this.remaining = item.entry.compressedSize;
+    this.dataEnd = this.position + this.remaining;
+    if (this.dataEnd > this.directoryStart) {
+      this.errors.push({ path: item.name, message: 'entry data runs into the central directory' });
+      this.advance();
+      return;
+    }
+    this.check = item.readable ? new EntryDataCheck(item) : undefined;
+    this.phase = 'data';
+    if (this.remaining === 0) await this.endEntry(item);
+  }
+
+  /** Streams the entry's data through its check; returns the new offset in `chunk`. */
+  private async readData(item: ScannedEntry, chunk: Buffer, offset: number): Promise<number> {
+    const take = Math.min(this.remaining, chunk.length - offset);
+    if (this.check !== undefined) await this.check.write(chunk.subarray(offset, offset + take));
+    this.position += take;
+    this.remaining -= take;
+    if (this.remaining === 0) await this.endEntry(item);
+    return offset + take;
+  }
+
+  /** Ends the entry's data check, pushing its violation, and moves to the next entry. */
+  private async endEntry(item: ScannedEntry): Promise<void> {
+    const failure = await this.check?.end();
+    if (failure !== undefined) this.errors.push({ path: item.name, message: failure });
+    this.advance();
+  }
+
+  /** Moves to the next entry, skipping (with a violation) those that start inside the data already streamed by. */
+  private advance(): void {
+    this.next += 1;
+    this.current = this.ordered[this.next];
+    this.phase = 'seek';
+    if (this.current !== undefined && this.current.entry.relativeOffsetOfLocalHeader < this.dataEnd) {
+      this.errors.push({ path: this.current.name, message: "entry overlaps the previous entry's data" });
+      // Its bytes have already streamed by; later entries are still checked.
+      while (this.current !== undefined && this.current.entry.relativeOffsetOfLocalHeader < this.dataEnd) {
+        this.next += 1;
+        this.current = this.ordered[this.next];
       }
     }
-    position += chunk.length - offset;
   }
-  if (current !== undefined) {
-    errors.push({ path: current.name, message: "the archive ends before this entry's data: it is truncated" });
-  }
-  return hash.digest('hex');
 }

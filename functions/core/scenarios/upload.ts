@@ -4,6 +4,7 @@ import type { ArchiveStore, RandomAccessSource, ScenarioRepository } from './por
 import type { CompanyRepository } from '../shared/companies.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
+import type { ScenarioManifest } from './manifest.js';
 
 /** The 201 body of an upload (docs/contract.md, "Scenario packages"). */
 export interface StoredScenario {
@@ -90,18 +91,7 @@ export async function uploadScenario(
 ): Promise<StoredScenario> {
   authorizeCompany(principal, companyId);
   const size = archive instanceof Uint8Array ? archive.byteLength : archive.source.size;
-  if (size > MAX_ARCHIVE_BYTES) {
-    throw new PayloadTooLargeError(`The archive is ${size} bytes; archives are limited to ${MAX_ARCHIVE_BYTES} bytes. Nothing was stored.`);
-  }
-  // Quota first: an archive that cannot fit is refused before a byte of it is read.
-  const company = await dependencies.companies.get(companyId);
-  if (company === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
-  const quotaError = (quotaBytes: number, usedBytes: number) =>
-    new QuotaExceededError(
-      `Storing this ${size}-byte archive would exceed company '${companyId}' storage quota: ${usedBytes} of ${quotaBytes} bytes are used.`,
-      { quotaBytes, usedBytes, archiveBytes: size },
-    );
-  if (company.usedBytes + size > company.quotaBytes) throw quotaError(company.quotaBytes, company.usedBytes);
+  await admitArchiveSize(dependencies, companyId, size);
   // One pass validates every entry and hashes the archive.
   const { manifest, sha256 } = await inspectScenarioArchive(
     archive instanceof Uint8Array ? archive : archive.source,
@@ -111,59 +101,114 @@ export async function uploadScenario(
   const now = dependencies.now?.() ?? new Date();
   const created = now.toISOString();
   const stagedId = ulid(now.getTime());
-  const archiveKey = archiveKeyFor(companyId, manifest.id, manifest.version, stagedId);
+  const staged: StagedArchive = { companyId, stagedId, archiveKey: archiveKeyFor(companyId, manifest.id, manifest.version, stagedId) };
   const stored: StoredScenario = { id: manifest.id, version: manifest.version, name: manifest.name, size, sha256, created };
   await dependencies.scenarios.stageArchive({
     company: companyId,
     stagedId,
-    archiveKey,
+    archiveKey: staged.archiveKey,
     created,
     sweepAt: new Date(now.getTime() + STAGED_ARCHIVE_TIMEOUT_MS).toISOString(),
   });
-  // Removes what this call wrote; a failure here leaves the staging record, and the sweeper finishes the job.
-  const discard = async () => {
-    await dependencies.archives.delete(archiveKey);
-    await dependencies.scenarios.discardStagedArchive(companyId, stagedId);
-  };
-  let outcome: Awaited<ReturnType<ScenarioRepository['recordVersion']>>;
+  const outcome = await storeAndRecordVersion(dependencies, principal, archive, manifest, stored, staged);
+  if (outcome.kind !== 'stored') {
+    await discardStaged(dependencies, staged);
+    throw refusalOf(outcome, manifest, companyId, size);
+  }
+  return stored;
+}
+
+/** An archive staged under its final key, before its version is recorded. */
+interface StagedArchive {
+  companyId: string;
+  stagedId: string;
+  archiveKey: string;
+}
+
+/** What recording a version may answer other than `stored`. */
+type RecordRefusal = Exclude<Awaited<ReturnType<ScenarioRepository['recordVersion']>>, { kind: 'stored' }>;
+
+/**
+ * Refuses an archive larger than MAX_ARCHIVE_BYTES, or one that cannot fit the company's quota, before a byte of it
+ * is read.
+ * @throws PayloadTooLargeError (413); NotFoundError (404) when the company does not exist; QuotaExceededError (413)
+ */
+async function admitArchiveSize(dependencies: UploadDependencies, companyId: string, size: number): Promise<void> {
+  if (size > MAX_ARCHIVE_BYTES) {
+    throw new PayloadTooLargeError(`The archive is ${size} bytes; archives are limited to ${MAX_ARCHIVE_BYTES} bytes. Nothing was stored.`);
+  }
+  // Quota first: an archive that cannot fit is refused before a byte of it is read.
+  const company = await dependencies.companies.get(companyId);
+  if (company === undefined) throw new NotFoundError(`Company '${companyId}' does not exist.`);
+  if (company.usedBytes + size > company.quotaBytes) throw quotaError(companyId, size, company.quotaBytes, company.usedBytes);
+}
+
+/** The 413 of a `size`-byte archive that the company's quota cannot hold. */
+function quotaError(companyId: string, size: number, quotaBytes: number, usedBytes: number): QuotaExceededError {
+  return new QuotaExceededError(
+    `Storing this ${size}-byte archive would exceed company '${companyId}' storage quota: ${usedBytes} of ${quotaBytes} bytes are used.`,
+    { quotaBytes, usedBytes, archiveBytes: size },
+  );
+}
+
+/**
+ * Writes the staged object (a put of the bytes, or a copy of the uploaded object) and records the version in one
+ * transaction; on a failure, removes what was written and rethrows.
+ * @returns the repository's outcome: `stored`, or why the version was refused.
+ */
+async function storeAndRecordVersion(
+  dependencies: UploadDependencies,
+  principal: Principal,
+  archive: IncomingArchive,
+  manifest: ScenarioManifest,
+  stored: StoredScenario,
+  staged: StagedArchive,
+): Promise<Awaited<ReturnType<ScenarioRepository['recordVersion']>>> {
+  const { companyId, stagedId, archiveKey } = staged;
   try {
     if (archive instanceof Uint8Array) await dependencies.archives.put(archiveKey, archive, 'application/zip');
     else await dependencies.archives.copy(archive.objectKey, archiveKey);
     const slot = archive instanceof Uint8Array ? undefined : archive.slot;
-    outcome = await dependencies.scenarios.recordVersion(
+    return await dependencies.scenarios.recordVersion(
       {
         company: companyId,
         scenarioId: manifest.id,
         version: manifest.version,
         name: manifest.name,
         ...(manifest.description === undefined ? {} : { description: manifest.description }),
-        size,
-        sha256,
+        size: stored.size,
+        sha256: stored.sha256,
         archiveKey,
         uploadedBy: principal.subject,
-        created,
+        created: stored.created,
       },
       { stagedId, ...(slot === undefined ? {} : { slot: { ...slot, result: { ...stored } } }) },
     );
   } catch (error) {
-    await discard().catch(() => undefined);
+    await discardStaged(dependencies, staged).catch(() => undefined);
     throw error;
   }
-  if (outcome.kind !== 'stored') {
-    await discard();
-    switch (outcome.kind) {
-      case 'version-exists':
-        throw new ConflictError(
-          `Scenario '${manifest.id}' version ${manifest.version} already exists; versions are immutable, upload a new version instead.`,
-        );
-      case 'quota-exceeded':
-        throw quotaError(outcome.quotaBytes, outcome.usedBytes);
-      case 'company-not-found':
-        throw new NotFoundError(`Company '${companyId}' does not exist.`);
-      case 'staging-abandoned':
-      case 'claim-lost':
-        throw new UploadAbandonedError('The upload took too long and was given up; nothing was stored. Upload the archive again.');
-    }
+}
+
+/** Removes what an upload wrote; a failure here leaves the staging record, and the sweeper finishes the job. */
+async function discardStaged(dependencies: UploadDependencies, staged: StagedArchive): Promise<void> {
+  await dependencies.archives.delete(staged.archiveKey);
+  await dependencies.scenarios.discardStagedArchive(staged.companyId, staged.stagedId);
+}
+
+/** The error a refused version record answers (409, 413, 404 or 503). */
+function refusalOf(outcome: RecordRefusal, manifest: ScenarioManifest, companyId: string, size: number): Error {
+  switch (outcome.kind) {
+    case 'version-exists':
+      return new ConflictError(
+        `Scenario '${manifest.id}' version ${manifest.version} already exists; versions are immutable, upload a new version instead.`,
+      );
+    case 'quota-exceeded':
+      return quotaError(companyId, size, outcome.quotaBytes, outcome.usedBytes);
+    case 'company-not-found':
+      return new NotFoundError(`Company '${companyId}' does not exist.`);
+    case 'staging-abandoned':
+    case 'claim-lost':
+      return new UploadAbandonedError('The upload took too long and was given up; nothing was stored. Upload the archive again.');
   }
-  return stored;
 }

@@ -152,18 +152,7 @@ function toZipEntry(entry: yauzl.Entry): ZipEntry {
  */
 export async function openZipArchive(input: ZipInput, options: { maxEntries: number }): Promise<ZipArchive> {
   const reader = input instanceof Uint8Array ? undefined : new SourceReader(input);
-  let first: yauzl.ZipFile;
-  try {
-    first =
-      reader === undefined
-        ? await yauzl.fromBufferPromise(
-            Buffer.from((input as Uint8Array).buffer, (input as Uint8Array).byteOffset, (input as Uint8Array).byteLength),
-            YAUZL_OPTIONS,
-          )
-        : await yauzl.fromRandomAccessReaderPromise(reader, (input as RandomAccessSource).size, YAUZL_OPTIONS);
-  } catch (error) {
-    throw new NotAZipArchiveError((error as Error).message, { cause: error });
-  }
+  const first = await openYauzl(input, reader);
   const size = input instanceof Uint8Array ? input.byteLength : input.size;
   const directoryStart = cursorOf(first);
   const opened = [first];
@@ -177,40 +166,10 @@ export async function openZipArchive(input: ZipInput, options: { maxEntries: num
     }
   }
 
-  async function* entries(): AsyncGenerator<ZipEntry | { broken: BrokenZipRecord }> {
-    let zipfile = first;
-    let remaining = first.entryCount;
-    for (;;) {
-      let cursor = cursorOf(zipfile);
-      try {
-        for await (const entry of zipfile.eachEntry()) {
-          remaining -= 1;
-          cursor = cursorOf(zipfile);
-          const plain = toZipEntry(entry);
-          yauzlEntries.set(plain, entry);
-          yield plain;
-        }
-        return;
-      } catch (error) {
-        const broken = await readBrokenRecord(input, cursor);
-        if (broken === undefined) throw error;
-        remaining -= 1;
-        yield { broken: { name: broken.name, message: (error as Error).message } };
-        if (remaining <= 0) return;
-        // A new ZipFile over the same reader, starting at the next record, with the records left to read.
-        const shared = (zipfile as unknown as { reader: yauzl.RandomAccessReader & { ref(): void } }).reader;
-        shared.ref();
-        const Resumed = yauzl.ZipFile as unknown as new (...parameters: unknown[]) => yauzl.ZipFile;
-        zipfile = new Resumed(shared, broken.next, zipfile.fileSize, remaining, '', false, true, false, false, true);
-        opened.push(zipfile);
-      }
-    }
-  }
-
   return {
     entryCount: first.entryCount,
     directoryStart,
-    entries,
+    entries: () => readEntries(input, first, yauzlEntries, opened),
     openEntry: async (entry) => {
       const raw = yauzlEntries.get(entry);
       if (raw === undefined) throw new Error(`entry '${entry.name}' was not read from this archive`);
@@ -220,4 +179,63 @@ export async function openZipArchive(input: ZipInput, options: { maxEntries: num
       for (const each of opened) each.close();
     },
   };
+}
+
+/** Opens the archive with yauzl, from memory or through `reader`. @throws NotAZipArchiveError when yauzl refuses it */
+async function openYauzl(input: ZipInput, reader: SourceReader | undefined): Promise<yauzl.ZipFile> {
+  try {
+    return reader === undefined
+      ? await yauzl.fromBufferPromise(
+          Buffer.from((input as Uint8Array).buffer, (input as Uint8Array).byteOffset, (input as Uint8Array).byteLength),
+          YAUZL_OPTIONS,
+        )
+      : await yauzl.fromRandomAccessReaderPromise(reader, (input as RandomAccessSource).size, YAUZL_OPTIONS);
+  } catch (error) {
+    throw new NotAZipArchiveError((error as Error).message, { cause: error });
+  }
+}
+
+/**
+ * The central directory's records in order, each as a ZipEntry (remembered in `yauzlEntries`, for openEntry) or, when
+ * yauzl refuses it but it can be parsed by hand, as a broken record, after which reading resumes at the next record
+ * (on a new ZipFile pushed to `opened`, to be closed with the archive).
+ * @throws yauzl's error when a refused record cannot be parsed by hand either
+ */
+async function* readEntries(
+  input: ZipInput,
+  first: yauzl.ZipFile,
+  yauzlEntries: WeakMap<ZipEntry, yauzl.Entry>,
+  opened: yauzl.ZipFile[],
+): AsyncGenerator<ZipEntry | { broken: BrokenZipRecord }> {
+  let zipfile = first;
+  let remaining = first.entryCount;
+  for (;;) {
+    let cursor = cursorOf(zipfile);
+    try {
+      for await (const entry of zipfile.eachEntry()) {
+        remaining -= 1;
+        cursor = cursorOf(zipfile);
+        const plain = toZipEntry(entry);
+        yauzlEntries.set(plain, entry);
+        yield plain;
+      }
+      return;
+    } catch (error) {
+      const broken = await readBrokenRecord(input, cursor);
+      if (broken === undefined) throw error;
+      remaining -= 1;
+      yield { broken: { name: broken.name, message: (error as Error).message } };
+      if (remaining <= 0) return;
+      zipfile = resumedZipFile(zipfile, broken.next, remaining);
+      opened.push(zipfile);
+    }
+  }
+}
+
+/** A new ZipFile over the same reader as `zipfile`, starting at the record at `next`, with `remaining` records left. */
+function resumedZipFile(zipfile: yauzl.ZipFile, next: number, remaining: number): yauzl.ZipFile {
+  const shared = (zipfile as unknown as { reader: yauzl.RandomAccessReader & { ref(): void } }).reader;
+  shared.ref();
+  const Resumed = yauzl.ZipFile as unknown as new (...parameters: unknown[]) => yauzl.ZipFile;
+  return new Resumed(shared, next, zipfile.fileSize, remaining, '', false, true, false, false, true);
 }
