@@ -455,13 +455,14 @@ async function scheduleHandler(root: string, entry: string, intervalMs: number, 
 async function startBackgroundWork(root: string, runtimeSettings: RuntimeSettings, stops: StopSteps, log: Log): Promise<void> {
   await scheduleHandler(root, UPLOAD_SWEEPER.entry, runtimeSettings[ENV.uploadSweepIntervalMs], 'upload sweeper', stops, log);
   await scheduleHandler(root, HEARTBEAT_SWEEPER.entry, runtimeSettings[ENV.heartbeatSweepIntervalMs], 'heartbeat sweeper', stops, log);
-  // Rollouts: the in-process queue feeds the worker handler as SQS feeds it on AWS (same batch size and
-  // concurrency), and the sweeper runs on its timer. Stopped before DynamoDB Local (stops run in reverse order):
+  // Rollouts: the in-process queue feeds the worker handler as SQS feeds it on AWS (same batch size, concurrency and
+  // redrive count), and the sweeper runs on its timer. Stopped before DynamoDB Local (stops run in reverse order):
   // the chunks in flight finish; messages still queued are lost with the process and sent again by the sweeper.
   const rolloutWorker = await loadHandler<(event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>>(root, ROLLOUT_WORKER.entry);
   const rolloutConsumer = localQueue(LOCAL_ROLLOUT_QUEUE).consume((event) => rolloutWorker(event, {}), {
     batchSize: ROLLOUT_WORKER.batchSize,
     concurrency: ROLLOUT_WORKER.maxConcurrency,
+    maxReceives: ROLLOUT_WORKER.maxReceiveCount,
     onError: (error) => log(`rollout worker: ${(error as Error).message}`),
   });
   stops.push(() => rolloutConsumer.stop());
