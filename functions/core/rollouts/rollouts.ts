@@ -218,37 +218,10 @@ export async function createRollout(
 ): Promise<RolloutView> {
   authorizeCompany(principal, companyId);
   checkCreateInput(input);
-  if (targetIds.length === 0) throw new UnprocessableRequestError('The targets match no device of the company: nothing to roll out.');
-  if (targetIds.length > MAX_ROLLOUT_TARGETS) {
-    throw new UnprocessableRequestError(
-      `The targets match ${targetIds.length} devices; a rollout may target at most ${MAX_ROLLOUT_TARGETS}. Narrow the query.`,
-    );
-  }
-  const reference = { scenarioId: input.what.id, version: input.what.subId };
-  const found = await deps.scenarios.existingVersions(companyId, [reference]);
-  if (!found.has(`${reference.scenarioId}#${reference.version}`)) {
-    throw new UnprocessableRequestError(
-      `Scenario '${input.what.id}' version ${input.what.subId} does not exist in company '${companyId}': nothing to roll out.`,
-    );
-  }
+  checkTargetCount(targetIds.length);
+  await checkVersionExists(deps, companyId, input.what);
   const now = (deps.now?.() ?? new Date()).toISOString();
-  const chunks: RolloutChunk[] = [];
-  const waves: StoredRolloutWave[] = [];
-  let offset = 0;
-  for (const [wave, size] of planWaves(targetIds.length, input.waves).entries()) {
-    const first = chunks.length;
-    for (let start = 0; start < size; start += ROLLOUT_CHUNK_SIZE) {
-      const deviceIds = targetIds.slice(offset + start, offset + Math.min(size, start + ROLLOUT_CHUNK_SIZE));
-      chunks.push({ index: chunks.length, wave, deviceIds });
-    }
-    offset += size;
-    waves.push({
-      size,
-      state: wave === 0 ? 'RUNNING' : 'PENDING',
-      ...(wave === 0 ? { startedAt: now } : {}),
-      chunks: [first, chunks.length - 1],
-    });
-  }
+  const { chunks, waves } = planChunks(targetIds, input.waves, now);
   const rollout: StoredRollout = {
     id: ulid(Date.parse(now)),
     company: companyId,
@@ -271,6 +244,63 @@ export async function createRollout(
   await deps.rollouts.create(rollout, chunks);
   await sendBestEffort(deps, chunkMessages(rollout, 0), rollout);
   return rolloutView(rollout, new Map());
+}
+
+/**
+ * Refuses a rollout that would target no device, or more than MAX_ROLLOUT_TARGETS.
+ * @throws UnprocessableRequestError saying which, and what to do.
+ */
+function checkTargetCount(count: number): void {
+  if (count === 0) throw new UnprocessableRequestError('The targets match no device of the company: nothing to roll out.');
+  if (count > MAX_ROLLOUT_TARGETS) {
+    throw new UnprocessableRequestError(
+      `The targets match ${count} devices; a rollout may target at most ${MAX_ROLLOUT_TARGETS}. Narrow the query.`,
+    );
+  }
+}
+
+/**
+ * Refuses a rollout of a scenario version the company does not have.
+ * @throws UnprocessableRequestError naming the version.
+ */
+async function checkVersionExists(deps: RolloutDependencies, companyId: string, what: RolloutCreateInput['what']): Promise<void> {
+  const reference = { scenarioId: what.id, version: what.subId };
+  const found = await deps.scenarios.existingVersions(companyId, [reference]);
+  if (!found.has(`${reference.scenarioId}#${reference.version}`)) {
+    throw new UnprocessableRequestError(
+      `Scenario '${what.id}' version ${what.subId} does not exist in company '${companyId}': nothing to roll out.`,
+    );
+  }
+}
+
+/**
+ * Splits the sorted targets into waves of the sizes asked for (planWaves), each wave into chunks of at most
+ * ROLLOUT_CHUNK_SIZE devices numbered across the rollout; the first wave is RUNNING since `now` (ISO-8601), the others
+ * PENDING, each knowing its first and last chunk.
+ */
+function planChunks(
+  targetIds: readonly string[],
+  sizes: RolloutCreateInput['waves'],
+  now: string,
+): { chunks: RolloutChunk[]; waves: StoredRolloutWave[] } {
+  const chunks: RolloutChunk[] = [];
+  const waves: StoredRolloutWave[] = [];
+  let offset = 0;
+  for (const [wave, size] of planWaves(targetIds.length, sizes).entries()) {
+    const first = chunks.length;
+    for (let start = 0; start < size; start += ROLLOUT_CHUNK_SIZE) {
+      const deviceIds = targetIds.slice(offset + start, offset + Math.min(size, start + ROLLOUT_CHUNK_SIZE));
+      chunks.push({ index: chunks.length, wave, deviceIds });
+    }
+    offset += size;
+    waves.push({
+      size,
+      state: wave === 0 ? 'RUNNING' : 'PENDING',
+      ...(wave === 0 ? { startedAt: now } : {}),
+      chunks: [first, chunks.length - 1],
+    });
+  }
+  return { chunks, waves };
 }
 
 /** Sends work messages, reporting a failure through `onError` instead of throwing (the sweeper sends them again). */

@@ -65,57 +65,84 @@ export async function describeFilters(
 
   const fields = FILTER_FIELDS.filter((field) => type === undefined || field.scope === null || field.scope === type);
   const countedFields = fields.filter((field) => field.values.kind !== 'companies').map((field) => field.field);
-  const unselected = countedFields.filter((field) => !query.filters.has(field));
   const base = { companies: query.companies, ...(type === undefined ? {} : { type }) };
+  const counts = await disjunctiveCounts(dependencies.index, principal, query, countedFields, base);
+  const companyNames = new Map((await dependencies.companies.getMany(principal.companies)).map((company) => [company.id, company.name]));
+  const items = fields.map(
+    (field): FilterDescriptor => ({
+      field: field.field,
+      scope: field.scope,
+      definition: {
+        type: 'ENUMERATION',
+        parameters: filterParameters(field, counts.get(field.field) ?? new Map(), principal, companyNames),
+      },
+    }),
+  );
+  return { items };
+}
+
+/** The count of each value of each counted field: what countValues answers, by field then value. */
+type FieldCounts = Map<string, Map<string, { count: number; label?: string }>>;
+
+/**
+ * Counts every value of `countedFields` with the other fields' selections applied: the fields nothing selects in one
+ * request, then each selected field without its own selection (disjunctive faceting); the company field over every
+ * company of the token when the query names only some.
+ */
+async function disjunctiveCounts(
+  index: SearchIndex,
+  principal: Principal,
+  query: ReturnType<typeof searchQueryOf>,
+  countedFields: readonly string[],
+  base: { companies: string[]; type?: ResourceType },
+): Promise<FieldCounts> {
+  const unselected = countedFields.filter((field) => !query.filters.has(field));
   const [shared, ...own] = await Promise.all([
-    dependencies.index.countValues({ ...base, filters: query.filters, fields: [...unselected, 'company'] }),
+    index.countValues({ ...base, filters: query.filters, fields: [...unselected, 'company'] }),
     ...[...query.filters.keys()]
       .filter((field) => countedFields.includes(field))
       .map((field) => {
         const filters = new Map(query.filters);
         filters.delete(field);
-        return dependencies.index.countValues({ ...base, filters, fields: [field] });
+        return index.countValues({ ...base, filters, fields: [field] });
       }),
   ]);
-  const counts = new Map(shared);
+  const counts: FieldCounts = new Map(shared);
   for (const result of own) for (const [field, values] of result) counts.set(field, values);
   if (query.companies.length !== principal.companies.length) {
     // The company field's own selection is removed for its counts, like every other field's.
-    const all = await dependencies.index.countValues({
-      ...base,
-      companies: [...principal.companies],
-      filters: query.filters,
-      fields: ['company'],
-    });
+    const all = await index.countValues({ ...base, companies: [...principal.companies], filters: query.filters, fields: ['company'] });
     counts.set('company', all.get('company') ?? new Map());
   }
+  return counts;
+}
 
-  const companyNames = new Map((await dependencies.companies.getMany(principal.companies)).map((company) => [company.id, company.name]));
-  const items = fields.map((field): FilterDescriptor => {
-    const valueCounts = counts.get(field.field === 'company' ? 'company' : field.field) ?? new Map();
-    let parameters: FilterDescriptor['definition']['parameters'];
-    switch (field.values.kind) {
-      case 'fixed':
-        parameters = field.values.list.map((value) => ({
-          name: FIXED_VALUE_NAMES.get(value) ?? humanize(value),
-          value,
-          count: valueCounts.get(value)?.count ?? 0,
-        }));
-        break;
-      case 'companies':
-        parameters = principal.companies.map((company) => ({
-          name: companyNames.get(company) ?? company,
-          value: company,
-          count: valueCounts.get(company)?.count ?? 0,
-        }));
-        break;
-      case 'data':
-        parameters = [...valueCounts.entries()]
-          .sort(([left], [right]) => NATURAL_ORDER.compare(left, right))
-          .map(([value, { count, label }]) => ({ name: label ?? value, value, count }));
-        break;
-    }
-    return { field: field.field, scope: field.scope, definition: { type: 'ENUMERATION', parameters } };
-  });
-  return { items };
+/**
+ * The values of one filter field with their display names and counts: a fixed enumeration lists every value (0 where
+ * nothing matches), the company field every company of the token, a data field the values found, in natural order.
+ */
+function filterParameters(
+  field: (typeof FILTER_FIELDS)[number],
+  valueCounts: Map<string, { count: number; label?: string }>,
+  principal: Principal,
+  companyNames: Map<string, string>,
+): FilterDescriptor['definition']['parameters'] {
+  switch (field.values.kind) {
+    case 'fixed':
+      return field.values.list.map((value) => ({
+        name: FIXED_VALUE_NAMES.get(value) ?? humanize(value),
+        value,
+        count: valueCounts.get(value)?.count ?? 0,
+      }));
+    case 'companies':
+      return principal.companies.map((company) => ({
+        name: companyNames.get(company) ?? company,
+        value: company,
+        count: valueCounts.get(company)?.count ?? 0,
+      }));
+    case 'data':
+      return [...valueCounts.entries()]
+        .sort(([left], [right]) => NATURAL_ORDER.compare(left, right))
+        .map(([value, { count, label }]) => ({ name: label ?? value, value, count }));
+  }
 }
