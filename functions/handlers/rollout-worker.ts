@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { RolloutChunkIncompleteError, RolloutWorkMessageSchema, runRolloutChunk } from '../core/rollouts.js';
 import type { RolloutWorkMessage } from '../core/ports.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
 
@@ -37,7 +37,7 @@ function messageOf(record: SQSRecord): RolloutWorkMessage | undefined {
  */
 export const handler = eventHandler<SQSEvent, SQSBatchResponse>().handler(async (event) => {
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  const { devices, scenarios, deployments, rollouts } = services();
+  const { devices, scenarios, deployments, rollouts } = storage();
   const onError = (error: unknown, context: Record<string, unknown>) =>
     logger.warn('A rollout deployment met a backend error', { error: error as Error, ...context });
   const dependencies = { devices, scenarios, deployments, rollouts, onError };

@@ -1,16 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { SearchIndex } from '../core/ports.js';
 import { documentKeyString, type DocumentKey, type SearchDocument } from '../core/search/documents.js';
-import { BulkIndexError } from '../adapters/aws/opensearch-search-index.js';
-import { documentKeyFromItem, searchDocumentFromItem } from '../adapters/aws/search-documents.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-import { searchIndex } from '../platform/search-composition.js';
-
-type Image = Record<string, AttributeValue>;
+import { searchIndex, unappliedDocumentIds } from '../platform/composition/search.js';
+import { documentKeyFromImage, searchDocumentFromImage, type StreamImage } from '../platform/composition/stream-images.js';
 
 /** One index write derived from a stream record: an upsert (INSERT, MODIFY) or a removal (REMOVE). */
 type Change = { position: number; upsert: SearchDocument } | { position: number; remove: DocumentKey };
@@ -23,19 +18,19 @@ type Change = { position: number; upsert: SearchDocument } | { position: number;
  */
 function changeOf(record: DynamoDBRecord, position: number): Change | undefined {
   if (record.eventName === 'REMOVE') {
-    const key = documentKeyFromItem(unmarshall((record.dynamodb?.OldImage ?? record.dynamodb?.Keys ?? {}) as Image));
+    const key = documentKeyFromImage((record.dynamodb?.OldImage ?? record.dynamodb?.Keys) as StreamImage);
     return key === undefined ? undefined : { position, remove: key };
   }
-  const item = unmarshall((record.dynamodb?.NewImage ?? {}) as Image);
-  const document = searchDocumentFromItem(item);
+  const image = record.dynamodb?.NewImage as StreamImage;
+  const document = searchDocumentFromImage(image);
   if (document !== undefined && record.eventName === 'MODIFY' && record.dynamodb?.OldImage !== undefined) {
     // Records are applied in order, so the index already holds the old image's document.
-    const before = searchDocumentFromItem(unmarshall(record.dynamodb.OldImage as Image));
+    const before = searchDocumentFromImage(record.dynamodb.OldImage as StreamImage);
     // Compared whatever the order of their members: the two images need not list attributes in the same order.
     if (before !== undefined && isDeepStrictEqual(before, document)) return undefined;
   }
   if (document !== undefined) return { position, upsert: document };
-  const key = documentKeyFromItem(item);
+  const key = documentKeyFromImage(image);
   return key === undefined ? undefined : { position, remove: key };
 }
 
@@ -56,7 +51,7 @@ async function apply(index: SearchIndex, changes: readonly Change[]): Promise<{ 
       else await index.remove(run.map((change) => (change as { remove: DocumentKey }).remove));
     } catch (error) {
       // A partial bulk failure: retry from the first record whose document failed (those before it are written).
-      const failed = error instanceof BulkIndexError ? new Set(error.failedIds) : undefined;
+      const failed = unappliedDocumentIds(error);
       const firstFailed =
         failed === undefined
           ? first
