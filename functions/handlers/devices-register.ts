@@ -1,4 +1,4 @@
-import { RESERVED_DEVICE_IDS } from '../contract/routes.js';
+import { RESERVED_DEVICE_IDS } from '../contract/reserved-device-ids.js';
 import { devicesRegister } from '../contract/routes/devices.js';
 import { registerDevices } from '../core/device-registry.js';
 import { storage } from '../platform/composition/storage.js';
