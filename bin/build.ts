@@ -89,7 +89,9 @@ async function bundle(entry: FunctionEntry): Promise<FunctionBundle> {
   const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('index.mjs'));
   if (output === undefined) throw new Error(`esbuild wrote no index.mjs for ${entry.entry}.`);
   const sdkModules = [
-    ...new Set(output[1].imports.filter((imported) => imported.external && imported.path.startsWith('@aws-sdk/')).map((imported) => imported.path)),
+    ...new Set(
+      output[1].imports.filter((imported) => imported.external && imported.path.startsWith('@aws-sdk/')).map((imported) => imported.path),
+    ),
   ].sort();
   return { ...entry, file, bytes: output[1].bytes, sdkModules };
 }
