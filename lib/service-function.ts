@@ -14,6 +14,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { ENV, type EnvName, SERVICE_NAME } from '../functions/contract/environment.js';
+import { FUNCTION_BUNDLING } from './bundling.js';
 import { acknowledge, wildcardResourceFinding } from './nag.js';
 
 /** Repository root: `entry` paths (functions/contract/routes.ts) are relative to it, and it is the bundler's project root. */
@@ -22,31 +23,11 @@ export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The newest Node.js Lambda runtime aws-cdk-lib 2.276 knows (NODEJS_24_X exists; there is no newer one). */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
-/** esbuild target matching LAMBDA_RUNTIME. */
-const ESBUILD_TARGET = 'node24';
-
 /**
  * API Gateway HTTP APIs stop waiting for an integration after 30 s; 29 s lets the function time out (and log it)
  * before the gateway answers 503 on its own.
  */
 export const HTTP_FUNCTION_TIMEOUT = Duration.seconds(29);
-
-/**
- * Defines `require` in the ESM bundle: CommonJS dependencies bundled into ESM (busboy, jszip's helpers…) call
- * `require('node:…')`, which esbuild leaves as a runtime `require` that ESM does not have.
- */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire as __serviceCreateRequire } from 'node:module'; const require = __serviceCreateRequire(import.meta.url);";
-
-/**
- * The AWS SDK v3 is NOT bundled: the Node.js 24 runtime ships it (as CDK assumes by default for Node 18+), and
- * bundling it pushed the upload function's `index.mjs` to 1.18 MB, over the 1 MiB budget the infra tests enforced then
- * (measured with esbuild 0.28, minified; zod alone is ~455 KB of every bundle that validates input). The price:
- * the SDK version is the runtime's, not the lockfile's. The calls we make (GetItem, Query, BatchGet/Write,
- * TransactWrite, Put/Get/DeleteObject, presigned URLs) are long-stable, and `@smithy/*` is excluded with it so
- * the bundle never mixes our Smithy core with the runtime's clients.
- */
-const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*', '@smithy/*'];
 
 /** Service name in every structured log line, trace and metric (Powertools Logger, Tracer, Metrics). */
 export const POWERTOOLS_SERVICE_NAME = SERVICE_NAME;
@@ -172,15 +153,15 @@ export class ServiceFunction extends NodejsFunction {
       } satisfies FunctionEnvironment,
       bundling: {
         forceDockerBundling: false,
+        // The options `npm run build` bundles with too (lib/bundling.ts).
         format: OutputFormat.ESM,
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        // File and line mapping only: keeps the source map (and the deployment package) small.
-        sourcesContent: false,
-        target: ESBUILD_TARGET,
-        externalModules: RUNTIME_PROVIDED_MODULES,
+        mainFields: [...FUNCTION_BUNDLING.mainFields],
+        banner: FUNCTION_BUNDLING.banner,
+        minify: FUNCTION_BUNDLING.minify,
+        sourceMap: FUNCTION_BUNDLING.sourceMap,
+        sourcesContent: FUNCTION_BUNDLING.sourcesContent,
+        target: FUNCTION_BUNDLING.target,
+        externalModules: [...FUNCTION_BUNDLING.externalModules],
         // Warnings and errors only: no per-file size listing on every synth.
         logLevel: LogLevel.WARNING,
         ...(props.packageFiles === undefined || props.packageFiles.length === 0

@@ -1,5 +1,5 @@
 import { authJwks } from '../contract/routes/service.js';
-import { identityProvider } from '../platform/composition.js';
+import { identityProvider } from '../platform/composition/identity.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /** GET {auth_url}/.well-known/jwks.json: the issuer's public keys. */

@@ -1,6 +1,6 @@
 import { authToken } from '../contract/routes/service.js';
 import { issueUserToken } from '../core/user-tokens.js';
-import { clientAuthentication, identityProvider } from '../platform/composition.js';
+import { clientAuthentication, identityProvider } from '../platform/composition/identity.js';
 import { routeHandler } from '../platform/http.js';
 import { grantDeviceToken, tokenResponse } from '../platform/token-grant.js';
 

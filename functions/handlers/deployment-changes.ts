@@ -1,14 +1,10 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { applyDeploymentChanges, deploymentChangeOf } from '../core/deployment-changes.js';
-import { deploymentSlotFromItem } from '../adapters/aws/dynamodb-deployment-repository.js';
-import { eventPublisher, services } from '../platform/composition.js';
+import { eventPublisher } from '../platform/composition/events.js';
+import { deploymentSlotFromImage, type StreamImage } from '../platform/composition/stream-images.js';
+import { storage } from '../platform/composition/storage.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-
-type Image = Record<string, AttributeValue> | undefined;
-const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? undefined : unmarshall(image));
 
 /**
  * DynamoDB Streams consumer of the deployments table: every DEPLOY (a slot becoming active) and UNDEPLOY (a slot marked
@@ -23,10 +19,14 @@ const slotOf = (image: Image) => deploymentSlotFromItem(image === undefined ? un
  */
 export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
   const changes = event.Records.flatMap(
-    (record) => deploymentChangeOf(slotOf(record.dynamodb?.OldImage as Image), slotOf(record.dynamodb?.NewImage as Image)) ?? [],
+    (record) =>
+      deploymentChangeOf(
+        deploymentSlotFromImage(record.dynamodb?.OldImage as StreamImage),
+        deploymentSlotFromImage(record.dynamodb?.NewImage as StreamImage),
+      ) ?? [],
   );
   try {
-    const { deployments, rollouts, devices } = services();
+    const { deployments, rollouts, devices } = storage();
     await applyDeploymentChanges({ deployments, events: eventPublisher(), rollouts, desiredStates: { devices, deployments } }, changes);
   } catch (error) {
     logger.error('Deriving deployment history and events failed; the batch will be retried', {

@@ -1,7 +1,8 @@
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { deploymentsExecute } from '../contract/routes/deployments.js';
 import { executeDeployments } from '../core/deployments.js';
-import { idempotencyStore, services } from '../platform/composition.js';
+import { idempotencyStore } from '../platform/composition/idempotency.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { idempotencyWhenKeyed } from '../platform/idempotency.js';
 import { logger } from '../platform/logger.js';
@@ -33,7 +34,7 @@ const idempotencyConfig = new IdempotencyConfig({
 export const handler = routeHandler(
   deploymentsExecute,
   async ({ params, query, body }, { principal }) => {
-    const { devices, scenarios, deployments } = services();
+    const { devices, scenarios, deployments } = storage();
     const result = await executeDeployments(
       {
         devices,

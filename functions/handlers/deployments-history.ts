@@ -1,10 +1,10 @@
 import { deploymentsHistory } from '../contract/routes/deployments.js';
 import { listDeploymentHistory } from '../core/deployment-history.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
-services().cursors.load();
+storage().cursors.load();
 
 /**
  * GET {base_url}/companies/{companyId}/resources/deployments/history: every DEPLOY and UNDEPLOY
@@ -12,6 +12,6 @@ services().cursors.load();
  * and paginated with `limit` and `cursor`.
  */
 export const handler = routeHandler(deploymentsHistory, async ({ params, query }, { principal }) => {
-  const { history } = services();
+  const { history } = storage();
   return jsonResponse(200, await listDeploymentHistory({ history }, principal, params.companyId, query));
 });

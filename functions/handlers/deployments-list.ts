@@ -1,14 +1,14 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { deploymentsListAll, deploymentsListDevice } from '../contract/routes/deployments.js';
 import { listActiveDeployments } from '../core/deployments.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { type RouteFunction, jsonResponse, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
-services().cursors.load();
+storage().cursors.load();
 
 const listing: RouteFunction<typeof deploymentsListDevice> = async ({ params, query }, { principal }) => {
-  const { devices, deployments } = services();
+  const { devices, deployments } = storage();
   return jsonResponse(200, await listActiveDeployments({ devices, deployments }, principal, params.companyId, params.deviceId, query));
 };
 const allDevices = routeHandler(deploymentsListAll, (input, context, event) =>

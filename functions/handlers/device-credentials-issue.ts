@@ -1,6 +1,6 @@
 import { deviceCredentialsIssue } from '../contract/routes/devices.js';
 import { issueDeviceCredentials } from '../core/device-registry.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /**
@@ -8,7 +8,7 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * never cached (the secret is shown once); 404 when the device is absent.
  */
 export const handler = routeHandler(deviceCredentialsIssue, async ({ params }, { principal }) =>
-  jsonResponse(201, await issueDeviceCredentials(services(), principal, params.companyId, params.deviceId), {
+  jsonResponse(201, await issueDeviceCredentials(storage(), principal, params.companyId, params.deviceId), {
     'cache-control': 'no-store',
   }),
 );

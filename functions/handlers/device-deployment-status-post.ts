@@ -1,6 +1,6 @@
 import { deviceDeploymentStatusPost } from '../contract/routes/device-side.js';
 import { reportDeviceStatus } from '../core/desired-state.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { routeHandler } from '../platform/http.js';
 
 /**
@@ -8,7 +8,7 @@ import { routeHandler } from '../platform/http.js';
  * (204); 404 when that scenario version is not active on it.
  */
 export const handler = routeHandler(deviceDeploymentStatusPost, async ({ body }, { principal }) => {
-  const { devices, deployments } = services();
+  const { devices, deployments } = storage();
   await reportDeviceStatus({ devices, deployments }, principal, {
     scenarioId: body.what.id,
     version: body.what.subId,

@@ -1,6 +1,7 @@
 import { deviceDeploymentsGet } from '../contract/routes/device-side.js';
 import { deviceDesiredState } from '../core/desired-state.js';
-import { services } from '../platform/composition.js';
+import { archiveStorage } from '../platform/composition/archives.js';
+import { storage } from '../platform/composition/storage.js';
 import { ifNoneMatchHolds, strongEntityTag } from '../platform/etag.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
@@ -10,7 +11,8 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * neither the versions are read nor any URL signed).
  */
 export const handler = routeHandler(deviceDeploymentsGet, async (_input, { principal }, event) => {
-  const { devices, deployments, catalog, archives } = services();
+  const { devices, deployments, catalog } = storage();
+  const { archives } = archiveStorage();
   const ifNoneMatch = event.headers?.['if-none-match'];
   const state = await deviceDesiredState(
     { devices, deployments, catalog, archives },

@@ -1,6 +1,6 @@
 import { deviceHealthPut } from '../contract/routes/device-side.js';
 import { reportDeviceHealth } from '../core/device-health.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { deviceConfig } from '../platform/config.js';
 import { routeHandler } from '../platform/http.js';
 import { recordHealthReportWrites } from '../platform/observability.js';
@@ -10,7 +10,7 @@ import { recordHealthReportWrites } from '../platform/observability.js';
  * writes (DeviceWrites). 204 without a body.
  */
 export const handler = routeHandler(deviceHealthPut, async ({ body }, { principal }) => {
-  const outcome = await reportDeviceHealth({ ...services(), heartbeatSeconds: deviceConfig().heartbeatSeconds }, principal, body);
+  const outcome = await reportDeviceHealth({ ...storage(), heartbeatSeconds: deviceConfig().heartbeatSeconds }, principal, body);
   recordHealthReportWrites(outcome);
   return { statusCode: 204 };
 });

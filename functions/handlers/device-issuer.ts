@@ -1,7 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { openIdConfiguration } from '../adapters/aws/kms-device-token-signer.js';
 import { DEVICE_ISSUER_PATH, deviceIssuerDiscovery, deviceIssuerJwks } from '../contract/routes/device-issuer.js';
-import { awsDeviceIssuer } from '../platform/composition.js';
+import { awsDeviceIssuer } from '../platform/composition/identity.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /** How long verifiers may keep either document, seconds (the key changes only with a new stack). */
@@ -9,11 +8,11 @@ const CACHE_CONTROL = 'public, max-age=3600';
 
 /** GET {auth_url}/device/.well-known/openid-configuration: the device issuer and where its key set is. */
 const discovery = routeHandler(deviceIssuerDiscovery, async () => {
-  const { issuer } = await awsDeviceIssuer();
+  const { issuer, discovery: discoveryDocument } = await awsDeviceIssuer();
   // The issuer is `{auth_url}/device`; devices get their tokens at `{auth_url}/token`.
   const authUrl = issuer.endsWith(DEVICE_ISSUER_PATH) ? issuer.slice(0, -DEVICE_ISSUER_PATH.length) : issuer;
   const tokenEndpoint = `${authUrl}/token`;
-  return jsonResponse(200, openIdConfiguration(issuer, tokenEndpoint), { 'cache-control': CACHE_CONTROL });
+  return jsonResponse(200, discoveryDocument(tokenEndpoint), { 'cache-control': CACHE_CONTROL });
 });
 
 /** GET {auth_url}/device/.well-known/jwks.json: the public half of the KMS key (fetched once per cold start). */

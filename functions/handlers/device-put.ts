@@ -1,7 +1,7 @@
-import { RESERVED_DEVICE_IDS } from '../contract/routes.js';
+import { RESERVED_DEVICE_IDS } from '../contract/reserved-device-ids.js';
 import { devicePut } from '../contract/routes/devices.js';
 import { putDevice } from '../core/device-registry.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /**
@@ -10,7 +10,7 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * being deleted.
  */
 export const handler = routeHandler(devicePut, async ({ params, body }, { principal }) => {
-  const dependencies = { ...services(), reservedIds: RESERVED_DEVICE_IDS };
+  const dependencies = { ...storage(), reservedIds: RESERVED_DEVICE_IDS };
   const { created, device } = await putDevice(dependencies, principal, params.companyId, params.deviceId, body);
   return jsonResponse(created ? 201 : 200, device);
 });

@@ -1,7 +1,7 @@
-import { RESERVED_DEVICE_IDS } from '../contract/routes.js';
+import { RESERVED_DEVICE_IDS } from '../contract/reserved-device-ids.js';
 import { devicesRegister } from '../contract/routes/devices.js';
 import { registerDevices } from '../core/device-registry.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { logger } from '../platform/logger.js';
 
@@ -10,7 +10,7 @@ import { logger } from '../platform/logger.js';
  * result per entry in order (FAILURE entries carry `errors`); 413 above 5,000 entries.
  */
 export const handler = routeHandler(devicesRegister, async ({ params, body }, { principal }) => {
-  const { devices, deployments, presence } = services();
+  const { devices, deployments, presence } = storage();
   const results = await registerDevices(
     {
       devices,

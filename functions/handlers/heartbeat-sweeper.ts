@@ -1,5 +1,5 @@
 import { sweepHeartbeats } from '../core/heartbeat-sweeper.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
 
@@ -9,7 +9,7 @@ import { eventHandler } from '../platform/observability.js';
  * retries, every step being idempotent.
  */
 export const handler = eventHandler<unknown, void>().handler(async () => {
-  const result = await sweepHeartbeats(services());
+  const result = await sweepHeartbeats(storage());
   if (result.disconnected.length + result.released.length > 0) {
     logger.info('Swept silent devices', {
       disconnected: result.disconnected.length,

@@ -4,7 +4,7 @@ import { resolveRolloutTargets } from '../core/rollout-targets.js';
 import { createRollout } from '../core/rollouts.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { rolloutDependencies } from '../platform/rollout-handlers.js';
-import { searchIndex } from '../platform/search-composition.js';
+import { searchIndex } from '../platform/composition/search.js';
 
 /**
  * POST {base_url}/companies/{companyId}/resources/rollouts: resolves the targets once (a device search's query string

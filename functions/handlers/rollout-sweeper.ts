@@ -1,5 +1,6 @@
 import { sweepRollouts } from '../core/rollouts.js';
-import { services } from '../platform/composition.js';
+import { workQueue } from '../platform/composition/queue.js';
+import { storage } from '../platform/composition/storage.js';
 import { rolloutConfig } from '../platform/config.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
@@ -11,7 +12,8 @@ import { eventHandler } from '../platform/observability.js';
  * and looked at again on the next run.
  */
 export const handler = eventHandler<unknown, void>().handler(async () => {
-  const { rollouts, queue } = services();
+  const { rollouts } = storage();
+  const queue = workQueue();
   const result = await sweepRollouts({
     rollouts,
     queue,

@@ -1,16 +1,10 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { ROLLOUT_LAST_ATTEMPT_RECEIVE_COUNT } from '../contract/functions.js';
 import { RolloutChunkIncompleteError, RolloutWorkMessageSchema, runRolloutChunk } from '../core/rollouts.js';
 import type { RolloutWorkMessage } from '../core/ports.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-
-/**
- * Deliveries of a message after which a chunk whose deployments met backend errors is accepted with its NONE results
- * (marked done) rather than retried again: below the queue's redrive count, so that it never lands in the
- * dead-letter queue for that reason alone.
- */
-const LAST_ATTEMPT_RECEIVE_COUNT = 3;
 
 /** The work message of a record, or undefined when its body is not one (logged: it is acknowledged, never retried). */
 function messageOf(record: SQSRecord): RolloutWorkMessage | undefined {
@@ -37,14 +31,14 @@ function messageOf(record: SQSRecord): RolloutWorkMessage | undefined {
  */
 export const handler = eventHandler<SQSEvent, SQSBatchResponse>().handler(async (event) => {
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  const { devices, scenarios, deployments, rollouts } = services();
+  const { devices, scenarios, deployments, rollouts } = storage();
   const onError = (error: unknown, context: Record<string, unknown>) =>
     logger.warn('A rollout deployment met a backend error', { error: error as Error, ...context });
   const dependencies = { devices, scenarios, deployments, rollouts, onError };
   for (const record of event.Records) {
     const message = messageOf(record);
     if (message === undefined) continue;
-    const lastAttempt = Number(record.attributes.ApproximateReceiveCount) >= LAST_ATTEMPT_RECEIVE_COUNT;
+    const lastAttempt = Number(record.attributes.ApproximateReceiveCount) >= ROLLOUT_LAST_ATTEMPT_RECEIVE_COUNT;
     try {
       const outcome = await runRolloutChunk(dependencies, message, { lastAttempt });
       logger.info('Rollout chunk', { ...message, ...outcome });

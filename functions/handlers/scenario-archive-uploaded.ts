@@ -1,6 +1,8 @@
 import type { S3Event } from 'aws-lambda';
 import { processUploadedArchive } from '../core/scenarios/presigned-upload.js';
-import { services } from '../platform/composition.js';
+import { archiveStorage } from '../platform/composition/archives.js';
+import { storage } from '../platform/composition/storage.js';
+import { problemOf } from '../platform/problem.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler, measuredPresignedUpload } from '../platform/observability.js';
 
@@ -13,7 +15,9 @@ import { eventHandler, measuredPresignedUpload } from '../platform/observability
 export const handler = eventHandler<S3Event, void>().handler(async (event) => {
   for (const record of event.Records) {
     const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
-    const outcome = await measuredPresignedUpload(services(), (observed) => processUploadedArchive(observed, key, record.eventTime));
+    const outcome = await measuredPresignedUpload({ ...storage(), ...archiveStorage(), problemOf }, (observed) =>
+      processUploadedArchive(observed, key, record.eventTime),
+    );
     logger.info('Processed uploaded archive', { key, outcome, size: record.s3.object.size });
   }
 });

@@ -1,6 +1,7 @@
 import { scenarioGet } from '../contract/routes/scenarios.js';
 import { getScenario } from '../core/scenarios/catalog.js';
-import { services } from '../platform/composition.js';
+import { archiveStorage } from '../platform/composition/archives.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /**
@@ -8,6 +9,7 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * with a presigned download URL valid 5 minutes.
  */
 export const handler = routeHandler(scenarioGet, async ({ params }, { principal }) => {
-  const { catalog, archives, companies } = services();
+  const { catalog, companies } = storage();
+  const { archives } = archiveStorage();
   return jsonResponse(200, await getScenario({ catalog, archives, companies }, principal, params.companyId, params.scenarioId));
 });

@@ -1,6 +1,8 @@
 import { scenarioUploadSlot } from '../contract/routes/uploads.js';
 import { requestUploadSlot } from '../core/scenarios/presigned-upload.js';
-import { services } from '../platform/composition.js';
+import { archiveStorage } from '../platform/composition/archives.js';
+import { storage } from '../platform/composition/storage.js';
+import { problemOf } from '../platform/problem.js';
 import { uploadSlotLifetimeSeconds } from '../platform/config.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
@@ -11,7 +13,7 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
 export const handler = routeHandler(scenarioUploadSlot, async ({ params: { companyId } }, { principal }) => {
   const lifetime = uploadSlotLifetimeSeconds();
   const grant = await requestUploadSlot(
-    { ...services(), ...(lifetime === undefined ? {} : { urlLifetimeSeconds: lifetime }) },
+    { ...storage(), ...archiveStorage(), problemOf, ...(lifetime === undefined ? {} : { urlLifetimeSeconds: lifetime }) },
     principal,
     companyId,
   );

@@ -1,6 +1,6 @@
 import { scenarioUploadStatus } from '../contract/routes/uploads.js';
 import { getUploadSlot } from '../core/scenarios/presigned-upload.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /**
@@ -8,6 +8,6 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * the 201 body in `result`) or `REJECTED` (with the 409/413/422 problem in `problem`).
  */
 export const handler = routeHandler(scenarioUploadStatus, async ({ params }, { principal }) => {
-  const view = await getUploadSlot(services(), principal, params.companyId, params.uploadId);
+  const view = await getUploadSlot(storage(), principal, params.companyId, params.uploadId);
   return jsonResponse(200, view, { 'cache-control': 'no-store' });
 });

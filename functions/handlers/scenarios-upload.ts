@@ -2,7 +2,8 @@ import { DIRECT_UPLOAD_LIMIT_TEXT, MAX_DIRECT_UPLOAD_BYTES } from '../contract/a
 import { scenarioUpload } from '../contract/routes/uploads.js';
 import { BadRequestError, PayloadTooLargeError } from '../core/errors.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
-import { services } from '../platform/composition.js';
+import { archiveStorage } from '../platform/composition/archives.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { type MultipartForm, multipartFormBody } from '../platform/multipart.js';
 
@@ -26,7 +27,8 @@ export const handler = routeHandler(
         `The archive is larger than ${DIRECT_UPLOAD_LIMIT_TEXT}, the limit of direct uploads; nothing was stored. Request a presigned upload slot (POST .../resources/scenarios/uploads) for larger archives.`,
       );
     }
-    const { companies, scenarios, archives } = services();
+    const { companies, scenarios } = storage();
+    const { archives } = archiveStorage();
     const stored = await uploadScenario({ companies, scenarios, archives }, principal, companyId, new Uint8Array(payload.content));
     return jsonResponse(201, stored, {
       location: `/companies/${encodeURIComponent(companyId)}/resources/scenarios/${encodeURIComponent(stored.id)}/versions/${encodeURIComponent(stored.version)}`,

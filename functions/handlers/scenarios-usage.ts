@@ -1,6 +1,6 @@
 import { scenarioUsage } from '../contract/routes/scenarios.js';
 import { getStorageUsage } from '../core/scenarios/catalog.js';
-import { services } from '../platform/composition.js';
+import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 /**
@@ -8,6 +8,6 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * stored archives and the bytes available, `{ quotaBytes, usedBytes, availableBytes }`.
  */
 export const handler = routeHandler(scenarioUsage, async ({ params }, { principal }) => {
-  const { companies } = services();
+  const { companies } = storage();
   return jsonResponse(200, await getStorageUsage({ companies }, principal, params.companyId));
 });

@@ -1,9 +1,7 @@
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
-import { SETUP_RETRY_POLICY } from '../adapters/aws/opensearch-indexes.js';
-import { retry, type RetryPolicy } from '../adapters/retry.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-import { openSearchIndexes } from '../platform/search-composition.js';
+import { type SetupWaiting, searchIndexSetup } from '../platform/composition/search.js';
 
 /** What the CDK `Provider` framework expects back from `onEvent`. */
 export interface SetupResult {
@@ -27,16 +25,15 @@ export interface SetupResult {
  *   then reports the resource as failed.
  */
 export function createHandler(
-  waiting: Pick<RetryPolicy, 'sleep' | 'now' | 'random'> = {},
+  waiting: Omit<SetupWaiting, 'onRetry'> = {},
 ): (event: CloudFormationCustomResourceEvent, context: Context) => Promise<SetupResult> {
   return eventHandler<CloudFormationCustomResourceEvent, SetupResult>().handler(async (event) => {
-    const indexes = openSearchIndexes();
+    const indexes = searchIndexSetup();
     if (event.RequestType === 'Delete') {
       logger.info('Search index setup: delete requested; the index and its data are retained', { alias: indexes.alias });
       return { PhysicalResourceId: event.PhysicalResourceId };
     }
-    const { indexes: behindAlias, created } = await retry(() => indexes.ensure(), {
-      ...SETUP_RETRY_POLICY,
+    const { indexes: behindAlias, created } = await indexes.ensure({
       ...waiting,
       onRetry: ({ error, attempt, delayMs }) => {
         logger.warn('Search index setup: the domain refused, trying again', {

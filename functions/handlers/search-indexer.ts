@@ -1,16 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { SearchIndex } from '../core/ports.js';
+import { SearchIndexWriteError } from '../core/search/ports.js';
 import { documentKeyString, type DocumentKey, type SearchDocument } from '../core/search/documents.js';
-import { BulkIndexError } from '../adapters/aws/opensearch-search-index.js';
-import { documentKeyFromItem, searchDocumentFromItem } from '../adapters/aws/search-documents.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-import { searchIndex } from '../platform/search-composition.js';
-
-type Image = Record<string, AttributeValue>;
+import { searchIndex } from '../platform/composition/search.js';
+import { documentKeyFromImage, searchDocumentFromImage, type StreamImage } from '../platform/composition/stream-images.js';
 
 /** One index write derived from a stream record: an upsert (INSERT, MODIFY) or a removal (REMOVE). */
 type Change = { position: number; upsert: SearchDocument } | { position: number; remove: DocumentKey };
@@ -23,19 +19,19 @@ type Change = { position: number; upsert: SearchDocument } | { position: number;
  */
 function changeOf(record: DynamoDBRecord, position: number): Change | undefined {
   if (record.eventName === 'REMOVE') {
-    const key = documentKeyFromItem(unmarshall((record.dynamodb?.OldImage ?? record.dynamodb?.Keys ?? {}) as Image));
+    const key = documentKeyFromImage((record.dynamodb?.OldImage ?? record.dynamodb?.Keys) as StreamImage);
     return key === undefined ? undefined : { position, remove: key };
   }
-  const item = unmarshall((record.dynamodb?.NewImage ?? {}) as Image);
-  const document = searchDocumentFromItem(item);
+  const image = record.dynamodb?.NewImage as StreamImage;
+  const document = searchDocumentFromImage(image);
   if (document !== undefined && record.eventName === 'MODIFY' && record.dynamodb?.OldImage !== undefined) {
     // Records are applied in order, so the index already holds the old image's document.
-    const before = searchDocumentFromItem(unmarshall(record.dynamodb.OldImage as Image));
+    const before = searchDocumentFromImage(record.dynamodb.OldImage as StreamImage);
     // Compared whatever the order of their members: the two images need not list attributes in the same order.
     if (before !== undefined && isDeepStrictEqual(before, document)) return undefined;
   }
   if (document !== undefined) return { position, upsert: document };
-  const key = documentKeyFromItem(item);
+  const key = documentKeyFromImage(image);
   return key === undefined ? undefined : { position, remove: key };
 }
 
@@ -56,7 +52,7 @@ async function apply(index: SearchIndex, changes: readonly Change[]): Promise<{ 
       else await index.remove(run.map((change) => (change as { remove: DocumentKey }).remove));
     } catch (error) {
       // A partial bulk failure: retry from the first record whose document failed (those before it are written).
-      const failed = error instanceof BulkIndexError ? new Set(error.failedIds) : undefined;
+      const failed = error instanceof SearchIndexWriteError ? new Set(error.failedIds) : undefined;
       const firstFailed =
         failed === undefined
           ? first
@@ -71,7 +67,7 @@ async function apply(index: SearchIndex, changes: readonly Change[]): Promise<{ 
 /**
  * DynamoDB Streams consumer (devices and scenarios tables): INSERT/MODIFY upsert the item's search document,
  * REMOVE deletes it, in record order, one bulk request per run of same-kind records. When the index refuses or
- * cannot be reached (OpenSearch down: ServiceUnavailableError; some documents refused: BulkIndexError), the
+ * cannot be reached (OpenSearch down: ServiceUnavailableError; some documents refused: SearchIndexWriteError), the
  * handler reports the first record not applied and every later one as `batchItemFailures`, so the event source
  * (Lambda with ReportBatchItemFailures, or the local runtime) retries from there and the index catches up once the
  * backend is back.

@@ -1,6 +1,7 @@
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
+import { type ReindexResult, rebuildSearch } from '../core/search/reindex.js';
+import { searchRebuild } from '../platform/composition/search.js';
 
 /**
  * Rebuilds the search index from DynamoDB without downtime (docs/operations.md, "Reindex"); invoked by hand
@@ -11,7 +12,7 @@ import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
  * @throws ServiceUnavailableError when OpenSearch is unreachable (nothing changed); the invocation then fails.
  */
 export const handler = eventHandler<unknown, ReindexResult>().handler(async () => {
-  const result = await reindexSearch();
+  const result = await rebuildSearch(searchRebuild());
   logger.info('Search index rebuilt', { ...result });
   return result;
 });

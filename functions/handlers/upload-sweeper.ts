@@ -1,5 +1,7 @@
 import { sweepUploads } from '../core/scenarios/upload-sweeper.js';
-import { services } from '../platform/composition.js';
+import { archiveStorage } from '../platform/composition/archives.js';
+import { storage } from '../platform/composition/storage.js';
+import { problemOf } from '../platform/problem.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
 
@@ -9,7 +11,7 @@ import { eventHandler } from '../platform/observability.js';
  * deletes archives written without a version record (sweepUploads). A failure throws; the next run retries.
  */
 export const handler = eventHandler<unknown, void>().handler(async () => {
-  const result = await sweepUploads(services());
+  const result = await sweepUploads({ ...storage(), ...archiveStorage(), problemOf });
   if (result.expired.length + result.interrupted.length + result.orphansDeleted.length + result.waiting.length > 0) {
     logger.info('Swept unfinished uploads', { ...result });
   }

@@ -6,10 +6,10 @@ import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify, t
 import { LRUCache } from 'lru-cache';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
 import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/principal.js';
+import { ACCEPTED_ALGORITHMS } from '../contract/protocol.js';
 import { type AuthConfig, authConfig } from './config.js';
 
-/** Asymmetric algorithms accepted (docs/contract.md): `alg: none` and HMAC are always rejected. */
-export const ACCEPTED_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
+export { ACCEPTED_ALGORITHMS };
 
 let cached: { config: AuthConfig; keys: JWTVerifyGetKey } | undefined;
 

@@ -8,11 +8,11 @@ import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middle
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../contract/protocol.js';
 import { BadRequestError } from '../core/errors.js';
 import { logger } from './logger.js';
 
-/** Longest accepted `Idempotency-Key`, characters (the OpenAPI document says the same). */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+export { MAX_IDEMPOTENCY_KEY_LENGTH };
 
 /** What idempotencyWhenKeyed needs. */
 export interface KeyedIdempotencyOptions {

@@ -1,21 +1,10 @@
 import type middy from '@middy/core';
 import { Busboy } from '@fastify/busboy';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { FilePart } from '../contract/protocol.js';
 import { BadRequestError } from '../core/errors.js';
 
-/** One file part of a multipart/form-data body. */
-export interface FilePart {
-  /** `filename` of the part's Content-Disposition. */
-  filename?: string;
-  /** The part's Content-Type. */
-  mimetype: string;
-  /** The part's Content-Transfer-Encoding. */
-  encoding: string;
-  /** The part's bytes, at most MultipartLimits.fileBytes of them. */
-  content: Buffer;
-  /** Whether the part was longer than MultipartLimits.fileBytes (then `content` holds only its beginning). */
-  truncated: boolean;
-}
+export type { FilePart };
 
 /** A parsed form: each part by name; a name given several times maps to an array, in order of appearance. */
 export type MultipartForm = Record<string, string | string[] | FilePart | FilePart[]>;

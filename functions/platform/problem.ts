@@ -19,6 +19,7 @@ import {
   UnprocessableRequestError,
   UploadNotCompletedError,
 } from '../core/shared/errors.js';
+import { MAX_PROBLEM_ERRORS, OAUTH_TITLES, PROBLEM_KINDS, problemTypeOf as problemTypeOfTitle } from '../contract/problem-kinds.js';
 import { logger } from './logger.js';
 
 /** An RFC 9457 problem body. */
@@ -30,37 +31,6 @@ export interface ProblemBody {
   instance?: string;
   [extension: string]: unknown;
 }
-
-/**
- * Most `errors` entries a problem body carries: a request with thousands of bad parameters (or an archive with
- * thousands of bad entries) gets the first ones, `errorCount` with the total and a detail saying the rest were omitted.
- */
-export const MAX_PROBLEM_ERRORS = 20;
-
-/** The HTTP status and problem title of each kind of domain error (OAuth refusals: oauthStatusOf). */
-const PROBLEM_KINDS: Record<Exclude<DomainErrorKind, 'oauth'>, { status: number; title: string }> = {
-  'bad-request': { status: 400, title: 'Bad Request' },
-  unauthorized: { status: 401, title: 'Unauthorized' },
-  forbidden: { status: 403, title: 'Forbidden' },
-  'not-found': { status: 404, title: 'Not Found' },
-  conflict: { status: 409, title: 'Conflict' },
-  'upload-not-completed': { status: 410, title: 'Upload Not Completed' },
-  'quota-exceeded': { status: 413, title: 'Storage Quota Exceeded' },
-  'payload-too-large': { status: 413, title: 'Payload Too Large' },
-  'unsupported-media-type': { status: 415, title: 'Unsupported Media Type' },
-  'invalid-archive': { status: 422, title: 'Invalid Scenario Archive' },
-  'unprocessable-request': { status: 422, title: 'Unprocessable Request' },
-  'too-many-requests': { status: 429, title: 'Too Many Requests' },
-  'service-unavailable': { status: 503, title: 'Service Unavailable' },
-};
-
-/** Titles of the statuses an OAuth refusal answers with. */
-const OAUTH_TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  429: 'Too Many Requests',
-  503: 'Service Unavailable',
-};
 
 /**
  * The status of a refused token request: `temporarily_unavailable` 429 (the client's attempts) or 503 (the service
@@ -85,7 +55,7 @@ export function titleOf(error: DomainError): string {
 
 /** The problem `type` URI of a domain error: a stable, documented identifier per kind, derived from its title. */
 export function problemTypeOf(error: DomainError): string {
-  return `https://device-scenario-service.dev/problems/${titleOf(error).toLowerCase().replaceAll(' ', '-')}`;
+  return problemTypeOfTitle(titleOf(error));
 }
 
 /**

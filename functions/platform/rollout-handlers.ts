@@ -8,16 +8,17 @@ import type { RouteDefinition } from '../contract/route.js';
 import type { Principal } from '../core/principal.js';
 import type { RolloutDependencies } from '../core/rollouts.js';
 import type { RolloutView } from '../core/rollout-model.js';
-import { services } from './composition.js';
+import { workQueue } from './composition/queue.js';
+import { storage } from './composition/storage.js';
 import { jsonResponse, routeHandler } from './http.js';
 import { logger } from './logger.js';
 
-/** The rollout use cases' dependencies: repositories and queue of services(), a send failure logged as a warning. */
+/** The rollout use cases' dependencies: repositories of storage() and workQueue(), a send failure logged as a warning. */
 export function rolloutDependencies(): RolloutDependencies {
-  const { rollouts, queue, scenarios } = services();
+  const { rollouts, scenarios } = storage();
   return {
     rollouts,
-    queue,
+    queue: workQueue(),
     scenarios,
     onError: (error, context) =>
       logger.warn('Rollout work not sent; the rollout sweeper sends it again', { error: error as Error, ...context }),

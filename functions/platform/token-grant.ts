@@ -6,7 +6,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { RouteInput } from '../contract/route.js';
 import type { authToken } from '../contract/routes/service.js';
 import { issueDeviceToken } from '../core/device-tokens.js';
-import { clientAuthentication, deviceTokenSigner, services } from './composition.js';
+import { clientAuthentication, deviceTokenSigner } from './composition/identity.js';
+import { storage } from './composition/storage.js';
 import { deviceConfig } from './config.js';
 import { jsonResponse } from './http.js';
 
@@ -26,7 +27,7 @@ export async function grantDeviceToken(
   sourceIp: string | undefined,
 ): Promise<{ accessToken: string; expiresInSeconds: number }> {
   return issueDeviceToken(
-    { devices: services().devices, signer: await deviceTokenSigner(), ...clientAuthentication() },
+    { devices: storage().devices, signer: await deviceTokenSigner(), ...clientAuthentication() },
     { grantType: form.grant_type, clientId: form.client_id, clientSecret: form.client_secret, authorization, source: sourceIp },
     deviceConfig().tokenLifetimeSeconds,
   );

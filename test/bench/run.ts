@@ -34,6 +34,10 @@
  * Then the token flood benchmark (token-flood.ts): real devices' token latency while 1,000 wrong client secrets at a
  * time arrive from another address (TOKEN_FLOOD_DEVICES, TOKEN_FLOOD_ATTEMPTS, TOKEN_FLOOD_SECONDS);
  * --only-token-flood runs only it, --skip-token-flood skips it.
+ *
+ * Then the cold-start benchmark (cold-start.ts): every function bundle's size, and the module init of the five largest
+ * against a file importing only their AWS SDK clients and against `node -e 0` (COLD_START_RUNS);
+ * --only-cold-start runs only it, --skip-cold-start skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -41,6 +45,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
+import { reportColdStartBench, runColdStartBench } from './cold-start.js';
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
 import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
@@ -64,6 +69,7 @@ function usage(message?: string): never {
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
       '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
+      '       [--only-cold-start | --skip-cold-start]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -358,6 +364,27 @@ function tokenFloodStep(): Promise<void> {
   );
 }
 
+/** Cold-start benchmark (cold-start.ts): --only-cold-start runs only it, --skip-cold-start skips it. */
+const coldStartMode = stepMode('cold-start');
+
+function coldStartStep(): Promise<void> {
+  return benchmarkStep(
+    'Cold-start benchmark: every function bundle (npm run build), and the module init of the five largest vs their AWS SDK clients alone vs node -e 0.',
+    'Cold-start',
+    'cold-start.json',
+    async () => {
+      const result = await runColdStartBench(log);
+      log('');
+      reportColdStartBench(result, log);
+      return result;
+    },
+  );
+}
+
+if (coldStartMode === 'only') {
+  await coldStartStep();
+  process.exit();
+}
 if (tokenFloodMode === 'only') {
   await tokenFloodStep();
   process.exit();
@@ -631,6 +658,11 @@ if (deviceMode === 'run') {
 if (tokenFloodMode === 'run') {
   log('');
   await tokenFloodStep();
+}
+
+if (coldStartMode === 'run') {
+  log('');
+  await coldStartStep();
 }
 
 if (rolloutMode === 'run') {

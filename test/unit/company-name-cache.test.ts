@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Company, CompanyRepository } from '../../functions/core/ports.js';
-import { CompanyNameCache } from '../../functions/platform/company-name-cache.js';
+import { CompanyNameCache } from '../../functions/adapters/company-name-cache.js';
 
 class CountingCompanies implements CompanyRepository {
   readonly calls: string[][] = [];

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceUnavailableError } from '../../functions/core/errors.js';
 import { createAdminServer, requestLocalReindex, RUNTIME_FILE } from '../../functions/local/admin.js';
 import { freePort } from '../../functions/local/free-port.js';
-import type { ReindexResult } from '../../functions/platform/reindex.js';
+import type { ReindexResult } from '../../functions/core/search/reindex.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

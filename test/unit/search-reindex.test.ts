@@ -1,5 +1,5 @@
 /**
- * Reindexing OpenSearch from DynamoDB without downtime (functions/platform/reindex.ts), against the in-memory
+ * Reindexing OpenSearch from DynamoDB without downtime (functions/core/search/reindex.ts with the adapters' DynamoDB source and OpenSearch alias rebuild), against the in-memory
  * OpenSearch fake and a DynamoDB document client whose Scan is served from in-memory tables (aws-sdk-client-mock).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -13,12 +13,17 @@ import { ServiceUnavailableError } from '../../functions/core/errors.js';
 import { searchDocumentFromItem } from '../../functions/adapters/aws/search-documents.js';
 import type { SearchDocument } from '../../functions/core/search/documents.js';
 import {
+  DynamoDbSearchDocumentSource,
   rebuildSearchIndex,
-  reindexOpenSearch,
   SCAN_SEGMENTS,
-  upsertWithRetries,
   type SearchSource,
-} from '../../functions/platform/reindex.js';
+} from '../../functions/adapters/aws/dynamodb-search-source.js';
+import {
+  OpenSearchAliasRebuild,
+  type OpenSearchRebuildSettings,
+  upsertWithRetries,
+} from '../../functions/adapters/aws/opensearch-reindex.js';
+import { type ReindexResult, rebuildSearch } from '../../functions/core/search/reindex.js';
 import { FakeOpenSearch } from './fake-opensearch.js';
 
 type Item = Record<string, unknown>;
@@ -29,6 +34,11 @@ const documentClient = DynamoDBDocumentClient.from(
 const dynamo = mockClient(documentClient);
 const source: SearchSource = { dynamoDb: documentClient, tables: { devices: 'devices', scenarios: 'scenarios' } };
 const noSleep = async (): Promise<void> => undefined;
+
+/** The OpenSearch rebuild loaded from the tables of `source`, as the composition root wires it. */
+function reindexOpenSearch({ source, ...settings }: OpenSearchRebuildSettings & { source: SearchSource }): Promise<ReindexResult> {
+  return rebuildSearch({ source: new DynamoDbSearchDocumentSource(source), index: new OpenSearchAliasRebuild(settings) });
+}
 
 /** The tables, as DynamoDB items; Scan pages hold PAGE_SIZE items. */
 let tables: Record<string, Item[]>;

@@ -1,5 +1,4 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ENV } from '../../contract/environment.js';
 
@@ -37,28 +36,6 @@ export function createDocumentClient(endpoint?: string): DynamoDBDocumentClient 
   return DynamoDBDocumentClient.from(new DynamoDBClient(dynamoDbConfig(endpoint)), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
-}
-
-/**
- * An S3 client. With `endpoint` (s3rver) it uses path-style addressing, s3rver's credentials, and checksums only
- * when required (s3rver predates the SDK's default CRC trailers). Fails fast on an endpoint that does not accept
- * connections (SDK_MAX_ATTEMPTS, CONNECTION_TIMEOUT_MS).
- */
-export function createS3Client(endpoint?: string): S3Client {
-  const config: S3ClientConfig = { maxAttempts: SDK_MAX_ATTEMPTS, requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS } };
-  return new S3Client(
-    endpoint === undefined
-      ? config
-      : {
-          ...config,
-          endpoint,
-          forcePathStyle: true,
-          region: process.env[ENV.awsRegion] ?? 'us-east-1',
-          credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-          requestChecksumCalculation: 'WHEN_REQUIRED',
-          responseChecksumValidation: 'WHEN_REQUIRED',
-        },
-  );
 }
 
 /** A plain DynamoDB client (for libraries that take one, e.g. Powertools idempotency), configured like createDocumentClient. */

@@ -4,9 +4,24 @@
  * (SigV4-signed for Amazon OpenSearch Service, plain for a local OpenSearch), and the mapping of answers and
  * connection failures to the domain's errors (503 with Retry-After when the backend is unavailable).
  */
+import { EventEmitter } from 'node:events';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { Client, errors, type ApiResponse } from '@opensearch-project/opensearch';
 import { AwsSigv4Signer } from '@opensearch-project/opensearch/aws';
+// The client's parts, not its `Client`: the Client carries every API method of OpenSearch (about 200 KB minified, a
+// fifth of a function bundle), and the adapters only call `transport.request`.
+import type * as OpenSearchClient from '@opensearch-project/opensearch';
+import ConnectionModule from '@opensearch-project/opensearch/lib/Connection.js';
+import * as errors from '@opensearch-project/opensearch/lib/errors.js';
+import { ConnectionPool } from '@opensearch-project/opensearch/lib/pool/index.js';
+import SerializerModule from '@opensearch-project/opensearch/lib/Serializer.js';
+import TransportModule from '@opensearch-project/opensearch/lib/Transport.js';
+
+// Each of these modules is `module.exports = TheClass`, which their typings declare as a default export.
+const Connection = ConnectionModule as unknown as typeof OpenSearchClient.Connection;
+const Serializer = SerializerModule as unknown as typeof OpenSearchClient.Serializer;
+const Transport = TransportModule as unknown as typeof OpenSearchClient.Transport;
+type Transport = OpenSearchClient.Transport;
+type ApiResponse = OpenSearchClient.ApiResponse;
 import { ServiceUnavailableError } from '../../core/errors.js';
 
 /** One HTTP request to OpenSearch. A string body is sent as NDJSON (`_bulk`), anything else as JSON. */
@@ -33,9 +48,9 @@ export interface OpenSearchTransport {
   request(request: OpenSearchRequest): Promise<OpenSearchResponse>;
 }
 
-/** The part of the official client this transport uses (a `Client`, or a fake in tests). */
+/** The part of the official client this transport uses (the client's Transport, or a fake in tests). */
 export interface OpenSearchClientLike {
-  transport: Pick<Client['transport'], 'request'>;
+  transport: Pick<Transport, 'request'>;
 }
 
 /** OpenSearchTransport over the official client's `transport.request` (its retries, timeouts and signing apply). */
@@ -88,22 +103,58 @@ export interface OpenSearchConnectionSettings {
 }
 
 /**
- * Builds the official client for `settings`: one node, no sniffing (a managed domain sits behind one endpoint),
- * SigV4 signing (service `es`, credentials from the default provider chain: the Lambda role in AWS) when
- * `auth` is `aws-sigv4`.
+ * Builds the official client's transport for `settings` as the client's `Client` does with these options (its
+ * defaults: no sniffing, no compression, round-robin over one node, prototype-poisoning protection; basic auth from
+ * the URL's user info): one node (a managed domain sits behind one endpoint), SigV4 signing (service `es`,
+ * credentials from the default provider chain: the Lambda role in AWS) when `auth` is `aws-sigv4`.
  * @throws Error when `aws-sigv4` is asked without a region.
  */
-export function createOpenSearchClient(settings: OpenSearchConnectionSettings): Client {
+export function createOpenSearchClient(settings: OpenSearchConnectionSettings): OpenSearchClientLike {
   const signing =
     settings.auth === 'aws-sigv4'
       ? AwsSigv4Signer({ region: requireRegion(settings.region), service: 'es', getCredentials: defaultProvider() })
-      : {};
-  return new Client({
-    node: settings.url,
-    ...signing,
-    requestTimeout: settings.requestTimeoutMs ?? 10_000,
+      : undefined;
+  const url = new URL(settings.url);
+  const username = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  const auth = username !== '' && password !== '' ? { username, password } : null;
+  const events = new EventEmitter();
+  const emit = events.emit.bind(events);
+  const connectionPool = new ConnectionPool({
+    pingTimeout: 3000,
+    resurrectStrategy: 'ping',
+    ssl: null,
+    agent: null,
+    proxy: null,
+    Connection: signing?.Connection ?? Connection,
+    auth,
+    emit,
+    sniffEnabled: false,
+  } as unknown as ConstructorParameters<typeof ConnectionPool>[0]);
+  connectionPool.addConnection(settings.url);
+  const SignedTransport = (signing?.Transport ?? Transport) as typeof Transport;
+  const transport = new SignedTransport({
+    emit,
+    connectionPool,
+    serializer: new Serializer({ disablePrototypePoisoningProtection: false, enableLongNumeralSupport: false }),
     maxRetries: settings.maxRetries ?? 1,
-  });
+    requestTimeout: settings.requestTimeoutMs ?? 10_000,
+    sniffInterval: false,
+    sniffOnStart: false,
+    sniffOnConnectionFault: false,
+    sniffEndpoint: '_nodes/_all/http',
+    suggestCompression: false,
+    compression: false,
+    headers: process.env.OPENSEARCH_CLIENT_APIVERSIONING === 'true' ? { accept: 'application/vnd.opensearch+json; compatible-with=7' } : {},
+    nodeFilter: null,
+    nodeSelector: 'round-robin',
+    generateRequestId: null,
+    name: 'opensearch-js',
+    opaqueIdPrefix: null,
+    context: null,
+    auth,
+  } as unknown as ConstructorParameters<typeof Transport>[0]);
+  return { transport };
 }
 
 function requireRegion(region: string | undefined): string {

@@ -3,7 +3,7 @@
  * rendered reference page.
  */
 import { z } from 'zod';
-import { ACCEPTED_ALGORITHMS } from '../../platform/auth.js';
+import { ACCEPTED_ALGORITHMS } from '../protocol.js';
 
 export const TokenRequest = z
   .object({

@@ -19,7 +19,7 @@ import {
   UnsupportedMediaTypeError,
 } from '../../core/errors.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
-import { MAX_PROBLEM_ERRORS, problemTypeOf as problemTypeOfError, statusOf, titleOf } from '../../platform/problem.js';
+import { MAX_PROBLEM_ERRORS, PROBLEM_KINDS, problemTypeOf } from '../problem-kinds.js';
 
 /** One `{ path, message }` entry of a problem's `errors`. */
 export const ProblemViolation = z.object({ path: z.string(), message: z.string() }).strict().meta({
@@ -52,10 +52,7 @@ export const Problem = z
 /** The `errors` list of a problem: at most MAX_PROBLEM_ERRORS entries. */
 const violations = z.array(ProblemViolation).min(1).max(MAX_PROBLEM_ERRORS);
 
-/** The problem type URI of a title, as platform/problem.ts (problemTypeOf) and the local gateway build it. */
-export function problemTypeOf(title: string): string {
-  return `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`;
-}
+export { problemTypeOf };
 
 /** A closed problem schema with `type`, `title` and `status` fixed, plus `extensions`. */
 function problemVariant<const Extensions extends z.ZodRawShape>(
@@ -74,18 +71,13 @@ function problemVariant<const Extensions extends z.ZodRawShape>(
 /** A variant of a domain error class. */
 function errorVariant<const Extensions extends z.ZodRawShape>(
   id: string,
-  error: DomainError,
+  error: DomainError & { kind: keyof typeof PROBLEM_KINDS },
   description: string,
   extensions: Extensions,
   examples?: readonly Record<string, unknown>[],
 ) {
-  return problemVariant(
-    id,
-    { type: problemTypeOfError(error), title: titleOf(error), status: statusOf(error) },
-    description,
-    extensions,
-    examples,
-  );
+  const { status, title } = PROBLEM_KINDS[error.kind];
+  return problemVariant(id, { type: problemTypeOf(title), title, status }, description, extensions, examples);
 }
 
 export const BadRequestProblem = errorVariant(
@@ -95,7 +87,7 @@ export const BadRequestProblem = errorVariant(
   { errors: violations.optional() },
   [
     {
-      type: problemTypeOfError(new BadRequestError('')),
+      type: problemTypeOf(PROBLEM_KINDS['bad-request'].title),
       title: 'Bad Request',
       status: 400,
       detail: 'The search request has 1 invalid parameter(s): pageSize.',
@@ -151,7 +143,7 @@ export const QuotaExceededProblem = errorVariant(
   },
   [
     {
-      type: problemTypeOfError(new QuotaExceededError('', { quotaBytes: 0, usedBytes: 0, archiveBytes: 0 })),
+      type: problemTypeOf(PROBLEM_KINDS['quota-exceeded'].title),
       title: 'Storage Quota Exceeded',
       status: 413,
       detail: "Storing this 2097152-byte archive would exceed company 'globex' storage quota: 4194304 of 5242880 bytes are used.",
@@ -168,7 +160,7 @@ export const PayloadTooLargeProblem = errorVariant(
   {},
   [
     {
-      type: problemTypeOfError(new PayloadTooLargeError('')),
+      type: problemTypeOf(PROBLEM_KINDS['payload-too-large'].title),
       title: 'Payload Too Large',
       status: 413,
       detail: 'The request body exceeds 10485760 bytes.',
@@ -182,7 +174,7 @@ export const InvalidArchiveProblem = errorVariant(
   { errors: violations },
   [
     {
-      type: problemTypeOfError(new InvalidArchiveError('', [])),
+      type: problemTypeOf(PROBLEM_KINDS['invalid-archive'].title),
       title: 'Invalid Scenario Archive',
       status: 422,
       detail: 'The scenario archive has 2 problem(s); nothing was stored.',

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/catalog.js';
 import { IDENTIFIER_PATTERN, ScenarioManifestSchema, SEMVER_PATTERN } from '../../core/scenarios/manifest.js';
 import { UPLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/presigned-upload.js';
-import type { FilePart } from '../../platform/multipart.js';
+import type { FilePart } from '../protocol.js';
 import { UploadProblem } from './problems.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);

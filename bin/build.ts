@@ -1,0 +1,126 @@
+/**
+ * `npm run build`: bundles every function (each route's `entry` and each event function) with the esbuild options
+ * the CDK deploys them with (lib/bundling.ts), into dist/functions/<name>/index.mjs (with its source map), prints
+ * each bundle's size and fails when one is over FUNCTION_BUNDLE_LIMIT_BYTES (1 MiB).
+ * `npm run build -- <name>…` bundles only the named functions (e.g. `rollout-create`).
+ */
+import { readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { ROUTES } from '../functions/contract/routes.js';
+import { FUNCTION_BUNDLE_LIMIT_BYTES, FUNCTION_BUNDLING } from '../lib/bundling.js';
+
+const root = resolve(import.meta.dirname, '..');
+
+/** Where the bundles are written (gitignored): `<BUNDLE_DIRECTORY>/<name>/index.mjs`. */
+export const BUNDLE_DIRECTORY = join(root, 'dist', 'functions');
+
+/** One function to bundle. */
+export interface FunctionEntry {
+  /** The entry's file name without `.ts` (`rollout-create`): the bundle's folder. */
+  name: string;
+  /** Handler module, relative to the repository root (`functions/handlers/rollout-create.ts`). */
+  entry: string;
+}
+
+/**
+ * Every function of the service: the routes' entries (functions/contract/routes.ts), then the event functions. The
+ * event functions are found as the handler modules no route names (stream consumers, sweepers, the custom resource,
+ * the Cognito trigger, the AWS token and device issuer endpoints); when the contract lists them itself, take them
+ * from that list instead.
+ */
+export function functionEntries(): FunctionEntry[] {
+  const routeEntries = [...new Set(ROUTES.map((route) => route.entry))];
+  const eventEntries = readdirSync(join(root, 'functions', 'handlers'))
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => `functions/handlers/${file}`)
+    .filter((entry) => !routeEntries.includes(entry))
+    .sort();
+  return [...routeEntries, ...eventEntries].map((entry) => ({ name: basename(entry, '.ts'), entry }));
+}
+
+/** A built bundle. */
+export interface FunctionBundle extends FunctionEntry {
+  /** The bundle's `index.mjs`, absolute path. */
+  file: string;
+  /** Size of `index.mjs`, bytes (the source map apart). */
+  bytes: number;
+  /** The AWS SDK packages the bundle imports (left to the runtime), e.g. `@aws-sdk/client-dynamodb`. */
+  sdkModules: string[];
+}
+
+/**
+ * Bundles `entries` (default: functionEntries()) into BUNDLE_DIRECTORY, two at a time (the build shares the machine).
+ * @throws the esbuild error of a bundle that fails to build.
+ */
+export async function buildFunctionBundles(entries: readonly FunctionEntry[] = functionEntries()): Promise<FunctionBundle[]> {
+  const bundles: FunctionBundle[] = [];
+  const pending = [...entries];
+  const worker = async (): Promise<void> => {
+    for (let entry = pending.shift(); entry !== undefined; entry = pending.shift()) bundles.push(await bundle(entry));
+  };
+  await Promise.all([worker(), worker()]);
+  return bundles.sort((a, b) => entries.indexOf(a) - entries.indexOf(b));
+}
+
+async function bundle(entry: FunctionEntry): Promise<FunctionBundle> {
+  const outdir = join(BUNDLE_DIRECTORY, entry.name);
+  await rm(outdir, { recursive: true, force: true });
+  const file = join(outdir, 'index.mjs');
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [join(root, entry.entry)],
+    outfile: file,
+    bundle: true,
+    platform: FUNCTION_BUNDLING.platform,
+    format: FUNCTION_BUNDLING.format,
+    target: FUNCTION_BUNDLING.target,
+    mainFields: [...FUNCTION_BUNDLING.mainFields],
+    banner: { js: FUNCTION_BUNDLING.banner },
+    minify: FUNCTION_BUNDLING.minify,
+    sourcemap: FUNCTION_BUNDLING.sourceMap,
+    sourcesContent: FUNCTION_BUNDLING.sourcesContent,
+    external: [...FUNCTION_BUNDLING.externalModules],
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('index.mjs'));
+  if (output === undefined) throw new Error(`esbuild wrote no index.mjs for ${entry.entry}.`);
+  const sdkModules = [
+    ...new Set(
+      output[1].imports.filter((imported) => imported.external && imported.path.startsWith('@aws-sdk/')).map((imported) => imported.path),
+    ),
+  ].sort();
+  return { ...entry, file, bytes: output[1].bytes, sdkModules };
+}
+
+/** `1.03 MiB`-style size. */
+export function mebibytes(bytes: number): string {
+  return `${(bytes / 1_048_576).toFixed(2)} MiB`;
+}
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  const entries = functionEntries().filter((entry) => only.length === 0 || only.includes(entry.name));
+  if (entries.length === 0) throw new Error(`No function named ${only.join(', ')}.`);
+  const started = Date.now();
+  const bundles = await buildFunctionBundles(entries);
+  const width = Math.max(...bundles.map((built) => built.name.length));
+  for (const built of [...bundles].sort((a, b) => b.bytes - a.bytes)) {
+    const over = built.bytes > FUNCTION_BUNDLE_LIMIT_BYTES ? '  OVER 1 MiB' : '';
+    process.stdout.write(`${built.name.padEnd(width)}  ${String(built.bytes).padStart(9)} B  ${mebibytes(built.bytes)}${over}\n`);
+  }
+  const over = bundles.filter((built) => built.bytes > FUNCTION_BUNDLE_LIMIT_BYTES);
+  process.stdout.write(
+    `${bundles.length} bundles in ${((Date.now() - started) / 1000).toFixed(1)} s under ${BUNDLE_DIRECTORY}; ` +
+      `largest ${mebibytes(Math.max(...bundles.map((built) => built.bytes)))}, limit ${mebibytes(FUNCTION_BUNDLE_LIMIT_BYTES)}.\n`,
+  );
+  if (over.length > 0) {
+    process.stderr.write(`Over the limit: ${over.map((built) => built.name).join(', ')}.\n`);
+    process.exitCode = 1;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -1,0 +1,28 @@
+/**
+ * DynamoDB stream images read as the domain's values: what the stream consumers (deployment changes, search indexer)
+ * get from a record's `OldImage`, `NewImage` or `Keys`.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DeploymentSlot } from '../../core/ports.js';
+import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
+import { deploymentSlotFromItem } from './dynamodb-deployment-repository.js';
+import { documentKeyFromItem, searchDocumentFromItem } from './search-documents.js';
+
+/** A stream image: the item in DynamoDB's attribute-value form (absent for a record without one). */
+export type StreamImage = Record<string, AttributeValue> | undefined;
+
+/** The deployment slot an image of the deployments table holds, or undefined (no image, or not an active slot item). */
+export function deploymentSlotFromImage(image: StreamImage): DeploymentSlot | undefined {
+  return deploymentSlotFromItem(image === undefined ? undefined : unmarshall(image));
+}
+
+/** The search document of an image of the devices or scenarios table, or undefined when the item is not searchable. */
+export function searchDocumentFromImage(image: StreamImage): SearchDocument | undefined {
+  return searchDocumentFromItem(unmarshall(image ?? {}));
+}
+
+/** The search document key an image's item would have, or undefined when its kind is not searchable. */
+export function documentKeyFromImage(image: StreamImage): DocumentKey | undefined {
+  return documentKeyFromItem(unmarshall(image ?? {}));
+}

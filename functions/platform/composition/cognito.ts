@@ -1,0 +1,18 @@
+/** The user sign-in on AWS, in the composition root: Cognito behind the IdentityProvider port. */
+import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
+import { CognitoIdentityProvider } from '../../adapters/aws/cognito-identity-provider.js';
+import type { IdentityProvider } from '../../core/ports.js';
+import { cognitoClientId } from '../config.js';
+import { logger } from '../logger.js';
+import { traced } from '../observability.js';
+
+let cognito: IdentityProvider | undefined;
+
+/**
+ * Cognito's sign-in on the app client COGNITO_CLIENT_ID (read on each sign-in), on one traced client built on first
+ * use. issueToken answers undefined for refused credentials.
+ */
+export function cognitoIdentityProvider(): IdentityProvider {
+  cognito ??= new CognitoIdentityProvider(traced(new CognitoIdentityProviderClient({})), cognitoClientId, logger);
+  return cognito;
+}

@@ -1,0 +1,25 @@
+/** The event bus of the composition root: EventBridge on AWS, the local bus appending to a file locally. */
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { EventBridgeEventPublisher } from '../../adapters/aws/eventbridge-event-publisher.js';
+import { LocalEventBus } from '../../adapters/embedded/local-event-bus.js';
+import type { EventPublisher } from '../../core/ports.js';
+import { eventsConfig } from '../config.js';
+import { traced } from '../observability.js';
+
+let publisher: EventPublisher | undefined;
+
+/**
+ * The event bus for DeploymentChanged events: EventBridge when `EVENT_BUS_NAME` is set (AWS), the local bus
+ * appending to `LOCAL_EVENTS_FILE` otherwise (local runtime).
+ * @throws EnvironmentError naming EVENT_BUS_NAME when neither variable is set.
+ */
+export function eventPublisher(): EventPublisher {
+  if (publisher === undefined) {
+    const config = eventsConfig();
+    publisher =
+      'busName' in config
+        ? new EventBridgeEventPublisher(traced(new EventBridgeClient({})), config.busName)
+        : new LocalEventBus(config.localFile);
+  }
+  return publisher;
+}

@@ -1,0 +1,10 @@
+/**
+ * How the stream consumers read DynamoDB stream images, chosen here with the rest of the adapters: the tables' item
+ * formats belong to the DynamoDB adapters, so the handlers get their readers from the composition root.
+ */
+export {
+  deploymentSlotFromImage,
+  documentKeyFromImage,
+  searchDocumentFromImage,
+  type StreamImage,
+} from '../../adapters/aws/stream-images.js';
