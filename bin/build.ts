@@ -4,12 +4,12 @@
  * each bundle's size and fails when one is over FUNCTION_BUNDLE_LIMIT_BYTES (1 MiB).
  * `npm run build -- <name>…` bundles only the named functions (e.g. `rollout-create`).
  */
-import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { ROUTES } from '../functions/contract/routes.js';
+import { FUNCTIONS } from '../functions/contract/functions.js';
+import { AWS_ROUTES } from '../functions/contract/routes.js';
 import { FUNCTION_BUNDLE_LIMIT_BYTES, FUNCTION_BUNDLING } from '../lib/bundling.js';
 
 const root = resolve(import.meta.dirname, '..');
@@ -26,19 +26,13 @@ export interface FunctionEntry {
 }
 
 /**
- * Every function of the service: the routes' entries (functions/contract/routes.ts), then the event functions. The
- * event functions are found as the handler modules no route names (stream consumers, sweepers, the custom resource,
- * the Cognito trigger, the AWS token and device issuer endpoints); when the contract lists them itself, take them
- * from that list instead.
+ * Every function of the service: each route's `entry` (functions/contract/routes.ts, with the routes only AWS serves
+ * and the functions AWS serves `auth` routes with), then each function no route runs (functions/contract/functions.ts).
  */
 export function functionEntries(): FunctionEntry[] {
-  const routeEntries = [...new Set(ROUTES.map((route) => route.entry))];
-  const eventEntries = readdirSync(join(root, 'functions', 'handlers'))
-    .filter((file) => file.endsWith('.ts'))
-    .map((file) => `functions/handlers/${file}`)
-    .filter((entry) => !routeEntries.includes(entry))
-    .sort();
-  return [...routeEntries, ...eventEntries].map((entry) => ({ name: basename(entry, '.ts'), entry }));
+  const routeEntries = AWS_ROUTES.flatMap((route) => (route.onAws?.kind === 'function' ? [route.entry, route.onAws.entry] : [route.entry]));
+  const entries = [...new Set([...routeEntries, ...FUNCTIONS.map((definition) => definition.entry)])];
+  return entries.map((entry) => ({ name: basename(entry, '.ts'), entry }));
 }
 
 /** A built bundle. */
