@@ -7,7 +7,7 @@
  * Groups follow what one adapter or entry point needs (storage, token verification, search…): a function reads only
  * the groups it uses, and the stack gives it only those variables.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_CLIENT_FAILURE_POLICY } from '../core/client-failures.js';
 import type { ApiName } from './route.js';
 

@@ -5,7 +5,7 @@
  * draft 2020-12 (the dialect of OpenAPI 3.1) with `z.toJSONSchema`; a schema carrying an `id` in its metadata becomes
  * `#/components/schemas/<id>`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Scope } from '../core/principal.js';
 import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../core/scenarios/catalog.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../core/search/query.js';

@@ -3,7 +3,7 @@
  * receive the query string as an object (a parameter given once → its string, a repeated one → its values in order)
  * and refuse unknown names; messages name the parameter and what is allowed.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../core/paging.js';
 
 /** Longest identifier accepted in a path or query parameter, characters. */

@@ -1,5 +1,6 @@
 import { scenarioSkeleton } from '../contract/routes/scenarios.js';
-import { buildSkeletonArchive, DEFAULT_SKELETON_VERSION } from '../core/scenarios/skeleton.js';
+import { DEFAULT_SKELETON_VERSION } from '../core/scenarios/model.js';
+import { buildSkeletonArchive } from '../core/scenarios/skeleton.js';
 import { routeHandler } from '../platform/http.js';
 
 /** GET {base_url}/companies/{companyId}/resources/scenarios/skeleton.zip?version=: a skeleton ZIP. */

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { handler } from '../../functions/handlers/openapi.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { openApiDocument, openApiDocumentOf } from '../../functions/contract/openapi.js';
 import { defineRoute } from '../../functions/contract/route.js';
 import { ScenarioUploadForm, StoredScenario } from '../../functions/contract/schemas/scenarios.js';

@@ -1,5 +1,5 @@
 /** Deployment routes of the main address: execute (deploy/undeploy), history, active deployments. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_HISTORY_ID_LENGTH, MAX_ULID_TIME, parseInstant } from '../../core/deployment-history.js';
 import { deploymentRequestTooLarge } from '../../core/deployments.js';
 import { boolean, CompanyParams, companyId, ListQuery, pagingParameters, pathId, single, text } from '../parameters.js';

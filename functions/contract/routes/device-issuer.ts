@@ -6,7 +6,7 @@
  * (`{auth_url}`, whose key set is `{auth_url}/.well-known/jwks.json`), so these routes exist on AWS only
  * (AWS_ROUTES of functions/contract/routes.ts adds DEVICE_ISSUER_ROUTES to the auth API).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { JsonWebKeySet } from '../schemas/auth.js';

@@ -2,7 +2,7 @@
  * Device-side routes of the main address (`/device/...`): called by a device with its own token (client credentials
  * grant, scope `device`), never with a user's; they act on the device the token names, so they take no company.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS } from '../../core/desired-state.js';
 import { healthReportTooLarge, MAX_HEALTH_REPORT_BYTES } from '../../core/device-health.js';
 import { MAX_JSON_DEPTH } from '../../core/json-depth.js';

@@ -1,5 +1,5 @@
 /** The device registry of the main address: register, read, delete devices and issue their client credentials. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEVICE_ID_RULE, MAX_REGISTRATION_ENTRIES } from '../../core/device-registry.js';
 import { DEVICE_ID_PATTERN } from '../../core/devices.js';
 import { CompanyParams, companyId, pathId } from '../parameters.js';

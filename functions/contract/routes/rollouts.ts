@@ -1,5 +1,5 @@
 /** Rollout routes of the main address: create, read, list, pause, resume and cancel a rollout. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_FAILURE_THRESHOLD, DEFAULT_WAVE_TIMEOUT_SECONDS, MAX_ROLLOUT_IDS, MAX_ROLLOUT_TARGETS } from '../../core/rollout-model.js';
 import { CompanyParams, companyId, ListQuery, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';

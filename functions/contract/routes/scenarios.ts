@@ -1,6 +1,6 @@
 /** Scenario catalog routes of the main address: skeleton, manifest schema, usage, listing, one scenario, one version. */
-import { z } from 'zod';
-import { DEFAULT_SKELETON_VERSION } from '../../core/scenarios/skeleton.js';
+import * as z from 'zod';
+import { DEFAULT_SKELETON_VERSION } from '../../core/scenarios/model.js';
 import { STORED_ARCHIVES } from '../archives.js';
 import { CompanyParams, companyId, ListQuery, NoQuery, pathId, text } from '../parameters.js';
 import { defineRoute } from '../route.js';

@@ -1,5 +1,5 @@
 /** Search routes of the main address: filter descriptors with counts, resource search. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchParameters } from '../../core/search/query.js';
 import { FILTER_FIELDS, type FilterField, SORT_FIELDS } from '../../core/search/registry.js';

@@ -2,7 +2,7 @@
  * Public routes: the OpenAPI document and its rendered reference page with the page's script (main address), token
  * issuance and key set (authentication address).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { OAuthError } from '../../core/errors.js';

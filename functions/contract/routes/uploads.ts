@@ -1,5 +1,5 @@
 /** Routes of the upload address: direct upload, presigned upload slots and their status. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_DIRECT_UPLOAD_BYTES, STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../archives.js';
 import { CompanyParams, companyId, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';

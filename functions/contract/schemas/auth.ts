@@ -2,7 +2,7 @@
  * The authentication address: token request and answer, the issuer's key set; and the OpenAPI document itself with its
  * rendered reference page.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ACCEPTED_ALGORITHMS } from '../protocol.js';
 
 export const TokenRequest = z

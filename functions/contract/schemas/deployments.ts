@@ -3,7 +3,7 @@
  * stays the validator; this module only adds the documentation), result items, active deployments, history entries,
  * and the device side: a device's desired state and its status reports.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEPLOYMENT_CAUSES, DeploymentRequestBodySchema, HISTORY_ONLY_CAUSES, MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS, DEVICE_STATUS_STATES, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/desired-state.js';
 

@@ -1,5 +1,5 @@
 /** Bodies of the device-side routes (`/device/...`), which a device calls with its own token. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HEALTH_LIMITS, MAX_HEALTH_REPORT_BYTES } from '../../core/device-health.js';
 import { MAX_JSON_DEPTH } from '../../core/json-depth.js';
 import { deviceHealthMembers } from './search.js';

@@ -2,7 +2,7 @@
  * The device registry's bodies: a device's static fields (PUT), bulk registration entries and results, issued
  * credentials. The device resource answered is the search result's (DeviceSearchResource).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEVICE_ID_RULE, type DeviceRegistration, type InvalidRegistration, MAX_REGISTRATION_ENTRIES } from '../../core/device-registry.js';
 import { DEVICE_ID_PATTERN } from '../../core/devices.js';
 import type { ProblemViolation as Violation } from '../../core/errors.js';

@@ -2,7 +2,7 @@
  * RFC 9457 problem bodies: the generic `Problem` and one closed variant per error kind, `type`, `title` and `status`
  * fixed from the domain error class (as platform/problem.ts answers it) or, for the local gateway's own answers, from its title.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   BadRequestError,
   ConflictError,

@@ -3,7 +3,7 @@
  * under `components.responses` / `components.headers` (by name), and refers to it from every route that uses the
  * same object; a route that needs another description spreads one and overrides `description` (then it is inlined).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ResponseHeader, RouteResponse } from '../route.js';
 import {
   BadRequestProblem,

@@ -2,7 +2,7 @@
  * Rollouts: the create body (its output is the core's RolloutCreateInput), the rollout as every rollout route answers
  * it (the core's RolloutView), and the listing's page. Limits come from functions/core/rollout-model.ts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEVICE_ID_RULE } from '../../core/device-registry.js';
 import { DEVICE_ID_PATTERN } from '../../core/devices.js';
 import { DeploymentRequestBodySchema } from '../../core/deployments.js';

@@ -1,8 +1,8 @@
 /** Scenario packages: skeleton, manifest schema, upload form and answer, catalogue, storage usage, upload slots. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/catalog.js';
 import { IDENTIFIER_PATTERN, ScenarioManifestSchema, SEMVER_PATTERN } from '../../core/scenarios/manifest.js';
-import { UPLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/presigned-upload.js';
+import { UPLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/model.js';
 import type { FilePart } from '../protocol.js';
 import { UploadProblem } from './problems.js';
 

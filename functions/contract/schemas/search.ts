@@ -1,5 +1,5 @@
 /** Search responses: the device resource, scenario search documents, result pages and filter descriptors. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   BATTERY_HEALTH_STATES,
   BATTERY_PLUGGED,

@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type DeviceStatusView, deviceStatusView } from '../devices/desired-state.js';
 import { NotFoundError } from '../shared/errors.js';
 import type { ActiveDeployment, DeploymentHistoryEntry } from './model.js';

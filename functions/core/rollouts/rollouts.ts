@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import { encodeTime, ulid } from 'ulid';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type DeploymentDependencies, type DeploymentResultItem, executeDeployments } from '../deployments/deployments.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export { compareSemanticVersions, highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './versions.js';
 import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from './versions.js';

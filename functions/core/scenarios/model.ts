@@ -1,5 +1,17 @@
 /** The stored shapes of scenario versions, their staged archives and presigned upload slots. */
 
+/**
+ * Default version of the skeleton download. Kept here, apart from the skeleton builder, so that the route definitions
+ * that state it do not bundle the ZIP library into every scenario function.
+ */
+export const DEFAULT_SKELETON_VERSION = '1.0.0';
+
+/**
+ * Default lifetime of a presigned upload URL, seconds: the slot's `expiresAt` is this long after the request. Kept
+ * here so that the contract stating it does not bundle the archive validation.
+ */
+export const UPLOAD_URL_LIFETIME_SECONDS = 900;
+
 /** A stored, immutable scenario version. */
 export interface ScenarioVersion {
   company: string;

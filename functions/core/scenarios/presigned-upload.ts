@@ -4,10 +4,8 @@ import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from './p
 import type { CompanyRepository } from '../shared/companies.js';
 import type { UploadSlot } from './model.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
+import { UPLOAD_URL_LIFETIME_SECONDS } from './model.js';
 import { UploadAbandonedError, uploadScenario } from './upload.js';
-
-/** Default lifetime of a presigned upload URL, seconds: the slot's `expiresAt` is this long after the request. */
-export const UPLOAD_URL_LIFETIME_SECONDS = 900;
 
 /** Object key prefix of presigned uploads; the object-created notification is filtered on it. */
 export const UPLOAD_PREFIX = 'uploads/';

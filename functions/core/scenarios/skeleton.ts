@@ -2,9 +2,7 @@ import JSZip from 'jszip';
 import { ulid } from 'ulid';
 import { BadRequestError } from '../shared/errors.js';
 import { SEMVER_PATTERN, type ScenarioManifest } from './manifest.js';
-
-/** Default version of the skeleton download. */
-export const DEFAULT_SKELETON_VERSION = '1.0.0';
+import { DEFAULT_SKELETON_VERSION } from './model.js';
 
 /** A 16×16 PNG thumbnail (a blue square), so the skeleton validates as shipped. */
 const THUMBNAIL_PNG = Buffer.from(
