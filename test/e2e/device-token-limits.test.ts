@@ -7,44 +7,19 @@
  * one answer by form and by HTTP Basic.
  */
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
 import { expectDocumented } from './contract.js';
-import {
-  answerOf,
-  clientFor,
-  DEMO_PASSWORDS,
-  deviceTokenRequest,
-  type JsonResult,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { answerOf, clientFor, DEMO_PASSWORDS, deviceTokenRequest, type JsonResult, useLocalService } from './harness.js';
 
 const WINDOW_SECONDS = 3;
 const LIMIT = 5;
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings, { environment: { CLIENT_FAILURE_WINDOW_SECONDS: String(WINDOW_SECONDS) } });
-  alice = await tokenFor(service, 'alice');
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-});
+const local = useLocalService({ users: ['alice'], environment: { CLIENT_FAILURE_WINDOW_SECONDS: String(WINDOW_SECONDS) } });
 
 /** Registers `deviceId` in acme and gives it credentials. */
 async function deviceWithCredentials(deviceId: string): Promise<{ clientId: string; clientSecret: string }> {
-  const dss = clientFor(service, alice);
+  const dss = clientFor(local.service, local.tokens.alice);
   const path = { params: { path: { companyId: 'acme', deviceId } } };
   expectOk(await dss.main.PUT('/companies/{companyId}/resources/devices/{deviceId}', { ...path, body: { serial: `S-${deviceId}` } }));
   return expectOk(await dss.main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', path));
@@ -52,7 +27,7 @@ async function deviceWithCredentials(deviceId: string): Promise<{ clientId: stri
 
 /** A client credentials request in the form, from 127.0.0.1, as the status, headers and body. */
 async function formToken(clientId: string, clientSecret: string): Promise<JsonResult> {
-  return answerOf(await deviceTokenRequest(service, clientId, clientSecret));
+  return answerOf(await deviceTokenRequest(local.service, clientId, clientSecret));
 }
 
 /**
@@ -60,7 +35,7 @@ async function formToken(clientId: string, clientSecret: string): Promise<JsonRe
  * answer checked against the document.
  */
 function tokenFrom(from: string, body: string, headers: Record<string, string> = {}): Promise<JsonResult> {
-  const url = new URL(`${service.auth}/token`);
+  const url = new URL(`${local.service.auth}/token`);
   return new Promise((done, fail) => {
     const outgoing = request(
       {

@@ -3,42 +3,22 @@
  * (UPLOAD_SLOT_TTL_SECONDS) and the runtime's upload sweeper every 500 ms (UPLOAD_SWEEP_INTERVAL_MS), a slot that
  * gets no archive is REJECTED with reason `expired` soon after its expiresAt.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
-import {
-  clientFor,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { clientFor, eventually, useLocalService } from './harness.js';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings, { environment: { UPLOAD_SLOT_TTL_SECONDS: '2', UPLOAD_SWEEP_INTERVAL_MS: '500' } });
-  alice = await tokenFor(service, 'alice');
-}, 120_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-});
+const local = useLocalService({ users: ['alice'], environment: { UPLOAD_SLOT_TTL_SECONDS: '2', UPLOAD_SWEEP_INTERVAL_MS: '500' } });
 
 /** A new upload slot of acme, as alice. */
 const newSlot = () =>
-  clientFor(service, alice).upload.POST('/companies/{companyId}/resources/scenarios/uploads', { params: { path: { companyId: 'acme' } } });
+  clientFor(local.service, local.tokens.alice).upload.POST('/companies/{companyId}/resources/scenarios/uploads', {
+    params: { path: { companyId: 'acme' } },
+  });
 
 /** The status of an upload slot of acme, as alice (must answer 200). */
 const slotStatus = async (uploadId: string) =>
   expectOk(
-    await clientFor(service, alice).upload.GET('/companies/{companyId}/resources/scenarios/uploads/{uploadId}', {
+    await clientFor(local.service, local.tokens.alice).upload.GET('/companies/{companyId}/resources/scenarios/uploads/{uploadId}', {
       params: { path: { companyId: 'acme', uploadId } },
     }),
   );
