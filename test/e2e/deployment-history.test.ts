@@ -144,6 +144,10 @@ async function deploy(token: string, by: string, company: string, requests: Retu
     recorded.push(...response.items.map((item) => ({ kind: 'ACTION' as const, ...item, at: '', by, note: note ?? null })));
 }
 
+/**
+ * A real wait between requests: the time-range tests need instants t1 and t2 strictly between two requests' `at`
+ * (millisecond ISO times set by the service, in another process, on the real clock), so a few milliseconds must pass.
+ */
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** GET the history of `company` through the typed client: the whole answer, for its status. */

@@ -101,7 +101,8 @@ describe('logging', () => {
     expect(response.response.status).toBe(200);
     expect(expectOk(response).items[0]).toMatchObject({ state: 'SUCCESS' });
     const emptyKey = await deploy({ requests: [entry(kiosk(112), '1.0.0')] }, '');
-    // The runtime prints what the handlers log; give it a moment to flush.
+    // The runtime prints what the handlers log, a moment after the answer: a line that is not there can only be looked
+    // for after a real wait (there is no later line to wait for instead).
     await new Promise((done) => setTimeout(done, 200));
     expect(local.service.output().slice(printedBefore)).not.toMatch(/idempotency_key/i);
     expect(emptyKey.response.status).toBe(400);

@@ -233,6 +233,8 @@ describe('a rollout over the fleet a search selects', () => {
     expect(expectOk(paused).pausedReason).toMatch(/alice|Paused/);
     const twice = await control(created.id, 'pause');
     expect(twice.response.status).toBe(409);
+    // What is checked is that nothing happens: a real wait, over several sweeps (every 200 ms), none of which may move a
+    // paused rollout on.
     await new Promise((done) => setTimeout(done, 1_500));
     const still = await getRollout(created.id);
     expect(still.state).toBe('PAUSED');
