@@ -17,8 +17,6 @@ const LABEL = 'crash';
 
 const local = useLocalService({ ownDynamoDbPort: true, hookTimeoutMs: 180_000 });
 
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
 /** Ids of the active deployments of the crash devices, read straight from the table's shards (undeployed slots excluded). */
 async function activeIds(): Promise<string[]> {
   const client = localDocumentClient(local.dynamoDbEndpoint, 4);
@@ -64,14 +62,7 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
 
     // Kill it once a fair share of the writes is made, so some changes have their history and events and some not.
     // Counted once a second: a tighter loop would slow the very writes it waits for.
-    await eventually(
-      async () => {
-        await sleep(1_000);
-        return (await activeIds()).length >= 800;
-      },
-      '800 writes of the request',
-      180_000,
-    );
+    await eventually(async () => (await activeIds()).length >= 800, '800 writes of the request', 180_000, 1_000);
     process.kill(running.pid, 'SIGKILL');
     const interrupted = await pending;
     expect(interrupted, 'the client saw the connection die').toBeInstanceOf(Error);
