@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, type DssClient, expectOk } from '../../client/index.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS } from '../../functions/local/seed.js';
 import { type DssUser, dssJson, dssUser, killWhen, runDss } from './cli-runner.js';
-import { clientFor, eventually, tokenFor, uploadArchive, useLocalService } from './harness.js';
+import { clientFor, eventually, uploadArchive, useLocalService } from './harness.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
@@ -26,7 +26,7 @@ const DEVICES = Array.from({ length: 300 }, (_, index) => `cli-kiosk-${String(in
 type ActionEntry = components['schemas']['ActionHistoryEntry'];
 type HistoryQuery = { deviceId?: string; scenarioId?: string; version?: string; limit?: number };
 
-const local = useLocalService();
+const local = useLocalService({ users: ['alice'] });
 /** The typed client as alice, to compare what the CLI prints with what the API answers. */
 let api: DssClient;
 /** Alice at the CLI, logged in in a config folder of her own. */
@@ -99,7 +99,7 @@ const activeVersions = async (deviceId: string) =>
 const noStackTrace = (text: string) => expect(text).not.toMatch(/\n\s+at /);
 
 beforeAll(async () => {
-  const token = await tokenFor(local.service, 'alice');
+  const token = local.tokens.alice;
   api = clientFor(local.service, token);
   alice = await dssUser(local.service);
   const registered = expectOk(

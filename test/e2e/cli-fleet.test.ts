@@ -14,10 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFolder } from '../../cli/archives.js';
 import { type DssClient, expectOk } from '../../client/index.js';
 import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
-import { clientFor, DEMO_PASSWORDS, tokenFor, uploadArchive, useLocalService } from './harness.js';
+import { clientFor, DEMO_PASSWORDS, uploadArchive, useLocalService } from './harness.js';
 
-const local = useLocalService({ environment: { ROLLOUT_SWEEP_INTERVAL_MS: '200' } });
-let aliceToken: string;
+const local = useLocalService({ users: ['alice'], environment: { ROLLOUT_SWEEP_INTERVAL_MS: '200' } });
 /** The typed client as alice, to compare what the CLI prints with what the API answers. */
 let api: DssClient;
 /** Scratch folder: the CLI's config folders, skeletons, import files. */
@@ -39,8 +38,7 @@ const scenarioVersion = async (scenarioId: string, version: string) =>
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 beforeAll(async () => {
-  aliceToken = await tokenFor(local.service, 'alice');
-  api = clientFor(local.service, aliceToken);
+  api = clientFor(local.service, local.tokens.alice);
   work = await mkdtemp(join(tmpdir(), 'dss-cli-fleet-'));
   alice = await dssUser(local.service, { configDirectory: join(work, 'config-alice') });
   const login = await dss(['login', '--username', 'alice', '--password-stdin'], `${DEMO_PASSWORDS.alice}\n`);
@@ -112,7 +110,7 @@ describe('scenario packages', () => {
       }),
     );
     // The problem the service gives for this very archive, to compare with what the CLI prints.
-    const uploaded = await uploadArchive(local.service, aliceToken, 'acme', (await zipFolder(broken)).bytes);
+    const uploaded = await uploadArchive(local.service, local.tokens.alice, 'acme', (await zipFolder(broken)).bytes);
     expect(uploaded.response.status).toBe(422);
     const expected = { body: uploaded.error as { title: string; detail: string; errors: Array<{ path: string; message: string }> } };
     expect(expected.body.errors.length).toBeGreaterThanOrEqual(3);
