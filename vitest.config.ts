@@ -1,8 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects, so that the fast loop runs alone: `npm run test:unit` (unit and contract suites, in-process, no
+ * service started), `npm run test:e2e` (starts `bin/local.ts` and DynamoDB Local), `npm run test:infra` (CDK
+ * synthesis). `npm test` runs all three. Settings shared by all live at the root and each project extends them.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
@@ -10,5 +14,10 @@ export default defineConfig({
     // engines) and pin SDK majors that run on it, so the warning is noise in every test file's output.
     // No X-Ray daemon in tests: the Tracer (off outside Lambda anyway) is switched off explicitly.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_TRACE_ENABLED: 'false' },
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts'] } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
+    ],
   },
 });

@@ -189,9 +189,12 @@ function counts(overrides: Partial<CountQuery> & Pick<CountQuery, 'fields'>): Co
 /**
  * Registers the SearchIndex contract suite for one adapter.
  * @param makeIndex returns an empty index; called before every test.
+ * @param skipReason when given, the suite is reported as skipped, with this reason in its name (an adapter whose
+ *   backend is not available here, e.g. OpenSearch without a cluster).
  */
-export function describeSearchIndexContract(name: string, makeIndex: () => Promise<SearchIndex>): void {
-  describe(`SearchIndex contract: ${name}`, () => {
+export function describeSearchIndexContract(name: string, makeIndex: () => Promise<SearchIndex>, skipReason?: string): void {
+  const title = `SearchIndex contract: ${name}${skipReason === undefined ? '' : ` (skipped: ${skipReason})`}`;
+  describe.skipIf(skipReason !== undefined)(title, () => {
     let index: SearchIndex;
 
     beforeEach(async () => {

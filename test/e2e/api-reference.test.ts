@@ -12,12 +12,12 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { REDOC_SCRIPT_MODULE } from '../../functions/contract/routes/service.js';
 import { servedRedocScript } from '../../functions/platform/api-reference.js';
 import { expectDocumented } from './contract.js';
-import { type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService } from './harness.js';
+import { useLocalService } from './harness.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -56,26 +56,15 @@ function chromiumAvailable(): boolean {
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the API reference screenshot');
 
-let settings: ServiceSettings;
-let service: LocalService;
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-}, 120_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-}, 120_000);
+const local = useLocalService();
 
 describe('GET /docs', () => {
   it('is named by the start banner of `npm start`', () => {
-    expect(service.output()).toContain(`  API reference                       ${service.api}/docs\n`);
+    expect(local.service.output()).toContain(`  API reference                       ${local.service.api}/docs\n`);
   });
 
   it('is an HTML page that loads its script and the document by relative URLs, under a same-origin Content-Security-Policy', async () => {
-    const response = await fetch(`${service.api}/docs`);
+    const response = await fetch(`${local.service.api}/docs`);
     expect(response.status).toBe(200);
     await expectDocumented('ApiReference', response);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -92,7 +81,7 @@ describe('GET /docs', () => {
   });
 
   it("serves Redoc's standalone script from the installed package, cacheable for a day", async () => {
-    const response = await fetch(`${service.api}/docs/redoc.standalone.js`);
+    const response = await fetch(`${local.service.api}/docs/redoc.standalone.js`);
     expect(response.status).toBe(200);
     await expectDocumented('ApiReferenceScript', response);
     expect(response.headers.get('content-type')).toBe('application/javascript; charset=utf-8');
@@ -107,7 +96,7 @@ describe('GET /docs', () => {
     async () => {
       const summaries = ROUTES.flatMap((route) => (route.summary === undefined ? [] : [route.summary]));
       expect(summaries.length).toBeGreaterThan(30);
-      const origin = new URL(service.api).origin;
+      const origin = new URL(local.service.api).origin;
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -122,7 +111,7 @@ describe('GET /docs', () => {
           if (answer.status() >= 400) errors.push(`${answer.status()} ${answer.url()}`);
         });
 
-        const response = await page.goto(`${service.api}/docs`, { waitUntil: 'load' });
+        const response = await page.goto(`${local.service.api}/docs`, { waitUntil: 'load' });
         expect(response?.status()).toBe(200);
         // Redoc renders each operation under a heading of its summary once the document has loaded.
         const headings = page.locator('h2:visible');

@@ -10,40 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
-import {
-  answerOf,
-  clientFor,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-  type TypedResult,
-  uploadArchive,
-} from './harness.js';
+import { answerOf, clientFor, eventually, tokenFor, type TypedResult, uploadArchive, useLocalService } from './harness.js';
 
 const GLOBEX_QUOTA = 5_242_880;
 const MiB = 1024 * 1024;
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-let bob: string;
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-  [alice, bob] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob')]);
-}, 120_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-}, 120_000);
+const local = useLocalService({ users: ['alice', 'bob'] });
 
 // ---------------------------------------------------------------------------------------------------------------
 // A tiny ZIP writer (same as the unit corpus): writes whatever it is told, as a hostile client would.
@@ -335,14 +309,14 @@ async function corpus(): Promise<CorpusCase[]> {
 
 /** Every file path under the local S3 folder (s3rver), relative to it. */
 async function s3Files(): Promise<string[]> {
-  const root = join(settings.dataDirectory, 's3');
+  const root = join(local.settings.dataDirectory, 's3');
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   return entries.filter((entry) => entry.isFile()).map((entry) => relative(root, join(entry.parentPath, entry.name)));
 }
 
 async function scenarioSearchIds(token: string): Promise<string[]> {
   const result = expectOk(
-    await clientFor(service, token).main.GET('/resources/search', { params: { query: { type: ['SCENARIO'], pageSize: 100 } } }),
+    await clientFor(local.service, token).main.GET('/resources/search', { params: { query: { type: ['SCENARIO'], pageSize: 100 } } }),
   );
   expect(result.total, 'all scenarios fit in one page').toBeLessThanOrEqual(100);
   return result.resources.map((resource) => resource.id);
@@ -351,7 +325,7 @@ async function scenarioSearchIds(token: string): Promise<string[]> {
 /** The company's storage usage (quota, used and available bytes). */
 async function usage(token: string, company: string) {
   return expectOk(
-    await clientFor(service, token).main.GET('/companies/{companyId}/resources/scenarios/usage', {
+    await clientFor(local.service, token).main.GET('/companies/{companyId}/resources/scenarios/usage', {
       params: { path: { companyId: company } },
     }),
   );
@@ -363,14 +337,14 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
 
   beforeAll(async () => {
     cases = await corpus();
-    usageBefore = await usage(alice, 'acme');
+    usageBefore = await usage(local.tokens.alice, 'acme');
   });
 
   it('each archive gets a 422 problem+json listing exactly the expected violations', async () => {
     const failures: string[] = [];
     for (const item of cases) {
       expect(item.archive.length, `${item.label}: under the direct upload limit`).toBeLessThan(4 * MiB);
-      const result = await uploadArchive(service, alice, 'acme', item.archive, `${item.id}.zip`);
+      const result = await uploadArchive(local.service, local.tokens.alice, 'acme', item.archive, `${item.id}.zip`);
       if (result.response.status !== 422) {
         failures.push(`${item.label}: ${result.response.status} ${JSON.stringify(answerOf(result).body)}`);
         continue;
@@ -386,24 +360,24 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
   });
 
   it('the service still answers: a fresh token, search and a valid upload work', async () => {
-    const token = await tokenFor(service, 'alice');
+    const token = await tokenFor(local.service, 'alice');
     const search = expectOk(
-      await clientFor(service, token).main.GET('/resources/search', { params: { query: { type: ['DEVICE'], pageSize: 1 } } }),
+      await clientFor(local.service, token).main.GET('/resources/search', { params: { query: { type: ['DEVICE'], pageSize: 1 } } }),
     );
     expect(search.total).toBeGreaterThan(0);
-    const control = await uploadArchive(service, token, 'acme', writeZip(validEntries('corpus-control')));
+    const control = await uploadArchive(local.service, token, 'acme', writeZip(validEntries('corpus-control')));
     expect(control.response.status, JSON.stringify(control.error)).toBe(201);
     expect(control.data).toMatchObject({ id: 'corpus-control', version: '1.0.0' });
   });
 
   it('nothing was stored: no rejected id in search (after the control upload shows up), listing, scenario GET or S3; usage unchanged', async () => {
     // The control upload came after every rejected one: once it is searchable, the stream has caught up.
-    await eventually(async () => (await scenarioSearchIds(alice)).includes('corpus-control'), 'corpus-control in search');
+    await eventually(async () => (await scenarioSearchIds(local.tokens.alice)).includes('corpus-control'), 'corpus-control in search');
     const rejectedIds = [...new Set(cases.map((item) => item.id))];
-    const searched = await scenarioSearchIds(alice);
+    const searched = await scenarioSearchIds(local.tokens.alice);
     expect(searched.filter((id) => rejectedIds.includes(id))).toEqual([]);
 
-    const dss = clientFor(service, alice);
+    const dss = clientFor(local.service, local.tokens.alice);
     const listing = expectOk(
       await dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId: 'acme' }, query: { limit: 1000 } } }),
     );
@@ -424,7 +398,7 @@ describe('archive corpus over HTTP: every malicious or broken archive → 422, t
     ).toBe(true);
     expect(files.filter((file) => rejectedIds.some((id) => file.includes(id)))).toEqual([]);
 
-    const usageAfter = await usage(alice, 'acme');
+    const usageAfter = await usage(local.tokens.alice, 'acme');
     const controlSize = writeZip(validEntries('corpus-control')).length;
     expect(usageAfter.usedBytes, 'only the control upload was charged').toBe(usageBefore.usedBytes + controlSize);
   });
@@ -450,12 +424,12 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
       'the 20 archives together do not fit',
     ).toBeGreaterThan(GLOBEX_QUOTA);
 
-    const before = await usage(bob, 'globex');
+    const before = await usage(local.tokens.bob, 'globex');
     expect(before.quotaBytes).toBe(GLOBEX_QUOTA);
     expect(before.usedBytes, 'demo data uses a few KB').toBeLessThan(64 * 1024);
 
     const results = await Promise.all(
-      archives.map((archive, index) => uploadArchive(service, bob, 'globex', archive, `race-${index}.zip`)),
+      archives.map((archive, index) => uploadArchive(local.service, local.tokens.bob, 'globex', archive, `race-${index}.zip`)),
     );
 
     const unexpected = results
@@ -483,7 +457,7 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
       );
     }
 
-    const usedAfter = (await usage(bob, 'globex')).usedBytes;
+    const usedAfter = (await usage(local.tokens.bob, 'globex')).usedBytes;
     const usedBefore = before.usedBytes;
     const summary = `before ${usedBefore}, stored ${stored.length} (${storedBytes} bytes), refused ${refused.length}, after ${usedAfter}`;
     expect(usedBefore + storedBytes, `quota never exceeded: ${summary}`).toBeLessThanOrEqual(GLOBEX_QUOTA);
@@ -500,7 +474,7 @@ describe('quota race: 20 concurrent ~400 KiB uploads into a 5 MiB quota', () => 
 
     // The versions recorded are exactly the 201s, with their sizes.
     const detail = expectOk(
-      await clientFor(service, bob).main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', {
+      await clientFor(local.service, local.tokens.bob).main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', {
         params: { path: { companyId: 'globex', scenarioId: SCENARIO } },
       }),
     );

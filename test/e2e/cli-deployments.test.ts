@@ -14,17 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, type DssClient, expectOk } from '../../client/index.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS } from '../../functions/local/seed.js';
 import { type DssUser, dssJson, dssUser, killWhen, runDss } from './cli-runner.js';
-import {
-  clientFor,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-  uploadArchive,
-} from './harness.js';
+import { clientFor, eventually, uploadArchive, useLocalService } from './harness.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
@@ -36,8 +26,7 @@ const DEVICES = Array.from({ length: 300 }, (_, index) => `cli-kiosk-${String(in
 type ActionEntry = components['schemas']['ActionHistoryEntry'];
 type HistoryQuery = { deviceId?: string; scenarioId?: string; version?: string; limit?: number };
 
-let settings: ServiceSettings;
-let service: LocalService;
+const local = useLocalService({ users: ['alice'] });
 /** The typed client as alice, to compare what the CLI prints with what the API answers. */
 let api: DssClient;
 /** Alice at the CLI, logged in in a config folder of her own. */
@@ -110,11 +99,9 @@ const activeVersions = async (deviceId: string) =>
 const noStackTrace = (text: string) => expect(text).not.toMatch(/\n\s+at /);
 
 beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-  const token = await tokenFor(service, 'alice');
-  api = clientFor(service, token);
-  alice = await dssUser(service);
+  const token = local.tokens.alice;
+  api = clientFor(local.service, token);
+  alice = await dssUser(local.service);
   const registered = expectOk(
     await api.main.POST('/companies/{companyId}/resources/devices', {
       ...path,
@@ -125,7 +112,7 @@ beforeAll(async () => {
   const scenario = DEMO_SCENARIOS.find((candidate) => candidate.id === SCENARIO);
   if (scenario === undefined) throw new Error(`no demo scenario ${SCENARIO}`);
   for (const version of [FIRST, SECOND]) {
-    const uploaded = await uploadArchive(service, token, COMPANY, await buildDemoScenarioArchive(scenario, version));
+    const uploaded = await uploadArchive(local.service, token, COMPANY, await buildDemoScenarioArchive(scenario, version));
     expect(uploaded.response.status).toBe(201);
   }
   devicesCsv = join(alice.configDirectory, 'devices.csv');
@@ -142,8 +129,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
   if (alice !== undefined) await rm(alice.configDirectory, { recursive: true, force: true });
 });
 

@@ -14,21 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFolder } from '../../cli/archives.js';
 import { type DssClient, expectOk } from '../../client/index.js';
 import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
-import {
-  clientFor,
-  DEMO_PASSWORDS,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-  uploadArchive,
-} from './harness.js';
+import { clientFor, DEMO_PASSWORDS, uploadArchive, useLocalService } from './harness.js';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let aliceToken: string;
+const local = useLocalService({ users: ['alice'], environment: { ROLLOUT_SWEEP_INTERVAL_MS: '200' } });
 /** The typed client as alice, to compare what the CLI prints with what the API answers. */
 let api: DssClient;
 /** Scratch folder: the CLI's config folders, skeletons, import files. */
@@ -50,19 +38,14 @@ const scenarioVersion = async (scenarioId: string, version: string) =>
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings, { environment: { ROLLOUT_SWEEP_INTERVAL_MS: '200' } });
-  aliceToken = await tokenFor(service, 'alice');
-  api = clientFor(service, aliceToken);
+  api = clientFor(local.service, local.tokens.alice);
   work = await mkdtemp(join(tmpdir(), 'dss-cli-fleet-'));
-  alice = await dssUser(service, { configDirectory: join(work, 'config-alice') });
+  alice = await dssUser(local.service, { configDirectory: join(work, 'config-alice') });
   const login = await dss(['login', '--username', 'alice', '--password-stdin'], `${DEMO_PASSWORDS.alice}\n`);
   expect(login.code, login.stderr).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
   if (work !== undefined) await rm(work, { recursive: true, force: true });
 }, 120_000);
 
@@ -98,7 +81,7 @@ describe('scenario packages', () => {
     const run = await dss(['upload', folder]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain(`Stored ${scenarioId} 1.0.0.`);
-    expect(run.stdout).toContain(`${service.api}/companies/acme/resources/scenarios/${scenarioId}/versions/1.0.0`);
+    expect(run.stdout).toContain(`${local.service.api}/companies/acme/resources/scenarios/${scenarioId}/versions/1.0.0`);
     expect(run.stderr).toMatch(/Uploading: .* of /);
 
     const version = await scenarioVersion(scenarioId, '1.0.0');
@@ -127,7 +110,7 @@ describe('scenario packages', () => {
       }),
     );
     // The problem the service gives for this very archive, to compare with what the CLI prints.
-    const uploaded = await uploadArchive(service, aliceToken, 'acme', (await zipFolder(broken)).bytes);
+    const uploaded = await uploadArchive(local.service, local.tokens.alice, 'acme', (await zipFolder(broken)).bytes);
     expect(uploaded.response.status).toBe(422);
     const expected = { body: uploaded.error as { title: string; detail: string; errors: Array<{ path: string; message: string }> } };
     expect(expected.body.errors.length).toBeGreaterThanOrEqual(3);
@@ -152,7 +135,7 @@ describe('scenario packages', () => {
 
   it('an archive above the company quota is refused (413) with the quota figures', async () => {
     // globex's quota is 5 MiB: 6 MB of random bytes cannot fit, and take the presigned path on their own.
-    const bob = await dssUser(service, { configDirectory: join(work, 'config-bob') });
+    const bob = await dssUser(local.service, { configDirectory: join(work, 'config-bob') });
     expect((await runDss(bob, ['login', '--username', 'bob', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.bob}\n` })).code).toBe(0);
     const big = join(work, 'big');
     await cp(folder, big, { recursive: true });
@@ -256,7 +239,7 @@ describe('devices', () => {
     const line = run.stdout.split('\n').find((text) => text.startsWith('dss login --client-id '));
     expect(line).toMatch(/^dss login --client-id acme~cli-kiosk-3 --client-secret [A-Za-z0-9_-]{43}$/);
 
-    const kiosk = await dssUser(service, { configDirectory: join(work, 'config-device') });
+    const kiosk = await dssUser(local.service, { configDirectory: join(work, 'config-device') });
     const login = await runDss(kiosk, (line as string).split(' ').slice(1));
     expect(login.code, login.stderr).toBe(0);
     const whoami = await dssJson(kiosk, ['whoami']);

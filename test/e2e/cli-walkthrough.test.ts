@@ -7,22 +7,19 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DssUser, dssJson, dssUser, killWhen, runDss } from './cli-runner.js';
-import { eventually, type LocalService, newServiceSettings, removeDataDirectory, type ServiceSettings, startService } from './harness.js';
+import { eventually, useLocalService } from './harness.js';
 
 const FLEET_SIZE = 2_000;
 const deviceId = (index: number) => `cli-kiosk-${String(index).padStart(4, '0')}`;
 
-let settings: ServiceSettings;
-let service: LocalService;
+const local = useLocalService();
 let user: DssUser;
 let scenarioDirectory: string;
 let devicesCsv: string;
 let scenarioId: string;
 
 beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-  user = await dssUser(service);
+  user = await dssUser(local.service);
   scenarioDirectory = join(user.configDirectory, 'my-scenario');
   devicesCsv = join(user.configDirectory, 'devices.csv');
   const rows = Array.from({ length: FLEET_SIZE }, (_, index) => `${deviceId(index)},SN-CLI-${index},Store ${index % 7}`);
@@ -30,8 +27,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await service?.stop();
-  if (settings) await removeDataDirectory(settings);
   if (user) await rm(user.configDirectory, { recursive: true, force: true });
 });
 

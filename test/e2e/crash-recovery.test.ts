@@ -6,47 +6,20 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
 import { DEPLOYMENT_SHARDS } from '../../functions/adapters/aws/tables.js';
-import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from './fleet.js';
-import {
-  clientFor,
-  dynamoDbLocalStopped,
-  eventually,
-  isRunning,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { clientFor, dynamoDbLocalStopped, eventually, isRunning, type LocalService, tokenFor, useLocalService } from './harness.js';
 
 const ENTRIES = 5_000;
 const LABEL = 'crash';
 
-let settings: ServiceSettings;
-let service: LocalService | undefined;
-let dynamoPort: number;
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  dynamoPort = await freePort();
-  service = await startService(settings, { environment: { DYNAMODB_PORT: String(dynamoPort) } });
-}, 180_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-}, 120_000);
+const local = useLocalService({ ownDynamoDbPort: true, hookTimeoutMs: 180_000 });
 
 /** Ids of the active deployments of the crash devices, read straight from the table's shards (undeployed slots excluded). */
 async function activeIds(): Promise<string[]> {
-  const client = localDocumentClient(`http://127.0.0.1:${dynamoPort}`, 4);
+  const client = localDocumentClient(local.dynamoDbEndpoint, 4);
   const ids: string[] = [];
   for (let shard = 0; shard < DEPLOYMENT_SHARDS; shard += 1) {
     let startKey: Record<string, unknown> | undefined;
@@ -70,10 +43,10 @@ async function activeIds(): Promise<string[]> {
 
 describe('a runtime killed during a 5,000-entry deployment', () => {
   it('ends, after a restart on the same data, with exactly one history entry and one event per change made', async () => {
-    const client = localDocumentClient(`http://127.0.0.1:${dynamoPort}`);
+    const client = localDocumentClient(local.dynamoDbEndpoint);
     await seedDevices(client, fleetDevices('acme', 'ACM', LABEL, ENTRIES));
     client.destroy();
-    const running = service as LocalService;
+    const running = local.service as LocalService;
     const token = await tokenFor(running, 'alice');
     const requests = Array.from({ length: ENTRIES }, (_, index) => ({
       target: { type: 'DEVICE', id: fleetDeviceId('acme', LABEL, index + 1), subId: null },
@@ -89,24 +62,16 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
 
     // Kill it once a fair share of the writes is made, so some changes have their history and events and some not.
     // Counted once a second: a tighter loop would slow the very writes it waits for.
-    await eventually(
-      async () => {
-        await sleep(1_000);
-        return (await activeIds()).length >= 800;
-      },
-      '800 writes of the request',
-      180_000,
-    );
+    await eventually(async () => (await activeIds()).length >= 800, '800 writes of the request', 180_000, 1_000);
     process.kill(running.pid, 'SIGKILL');
     const interrupted = await pending;
     expect(interrupted, 'the client saw the connection die').toBeInstanceOf(Error);
-    await dynamoDbLocalStopped(dynamoPort);
+    await dynamoDbLocalStopped(local.dynamoDbPort);
     await running.stop();
     expect(isRunning(running.pid)).toBe(false);
-    const beforeRestart = await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '');
+    const beforeRestart = await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '');
 
-    service = await startService(settings, { environment: { DYNAMODB_PORT: String(dynamoPort) } });
-    const restarted = service;
+    const restarted = await local.restart();
     const active = await activeIds();
     expect(active.length).toBeGreaterThanOrEqual(800);
     expect(active.length).toBeLessThan(ENTRIES);
@@ -132,7 +97,7 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
       return ids;
     };
     const eventIds = async (): Promise<string[]> =>
-      (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8'))
+      (await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8'))
         .split('\n')
         .filter((line) => line.includes(`"acme-${LABEL}-`))
         .map((line) => (JSON.parse(line) as { deploymentId: string }).deploymentId);

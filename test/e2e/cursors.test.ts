@@ -3,27 +3,12 @@
  * against one local service (`bin/local.ts`): a cursor a client made up, altered by one character, issued by another
  * listing, company or filter, or empty, answers 400 naming `cursor`; the `nextCursor` of page 1 still reads page 2.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, type FetchResult } from '../../client/index.js';
 import { buildDemoScenarioArchive } from '../../functions/local/seed.js';
-import {
-  answerOf,
-  clientFor,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-  type TypedResult,
-  uploadArchive,
-  eventually,
-} from './harness.js';
+import { answerOf, clientFor, type TypedResult, uploadArchive, eventually, useLocalService } from './harness.js';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let bob: string;
-let olivia: string;
+const local = useLocalService({ users: ['bob', 'olivia'] });
 
 /** The three paged listings of a company, by name. */
 const LISTINGS = ['deployments', 'scenarios', 'history'] as const;
@@ -39,10 +24,10 @@ interface Page {
 async function list(
   listing: Listing,
   query: { limit?: number; cursor?: string } = {},
-  token = bob,
+  token = local.tokens.bob,
   company = 'globex',
 ): Promise<FetchResult<Page, unknown>> {
-  const dss = clientFor(service, token);
+  const dss = clientFor(local.service, token);
   const path = { companyId: company };
   if (listing === 'deployments') return dss.main.GET('/companies/{companyId}/resources/DEVICE/deployments', { params: { path, query } });
   if (listing === 'scenarios') return dss.main.GET('/companies/{companyId}/resources/scenarios', { params: { path, query } });
@@ -70,11 +55,8 @@ const alter = (cursor: string, index: number): string => {
 };
 
 beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-  [bob, olivia] = await Promise.all([tokenFor(service, 'bob'), tokenFor(service, 'olivia')]);
   // Three active deployments (and three history entries), two scenarios: every listing has a page 2 with limit=1.
-  const deployed = await clientFor(service, bob).main.POST('/companies/{companyId}/resources/deployments', {
+  const deployed = await clientFor(local.service, local.tokens.bob).main.POST('/companies/{companyId}/resources/deployments', {
     params: { path: { companyId: 'globex' } },
     body: {
       requests: ['globex-kiosk-0001', 'globex-kiosk-0002', 'globex-kiosk-0003'].map((device) => ({
@@ -93,13 +75,8 @@ beforeAll(async () => {
     >[0],
     '1.0.0',
   );
-  const uploaded = await uploadArchive(service, bob, 'globex', archive);
+  const uploaded = await uploadArchive(local.service, local.tokens.bob, 'globex', archive);
   expect(uploaded.response.status, JSON.stringify(uploaded.error)).toBe(201);
-}, 120_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
 }, 120_000);
 
 describe('listing cursors', () => {
@@ -149,7 +126,7 @@ describe('listing cursors', () => {
       }
     }
     // The history filtered by a scenario, and one device's active deployments, do not take the unfiltered cursors.
-    const dss = clientFor(service, bob);
+    const dss = clientFor(local.service, local.tokens.bob);
     const filtered = await dss.main.GET('/companies/{companyId}/resources/deployments/history', {
       params: { path: { companyId: 'globex' }, query: { scenarioId: 'globex-timetable', cursor: cursors.history } },
     });
@@ -159,6 +136,6 @@ describe('listing cursors', () => {
     });
     expectCursorRefused(device, 'device listing');
     // olivia reads both companies: globex's cursor does not page acme's listing.
-    expectCursorRefused(await list('scenarios', { cursor: cursors.scenarios }, olivia, 'acme'), 'other company');
+    expectCursorRefused(await list('scenarios', { cursor: cursors.scenarios }, local.tokens.olivia, 'acme'), 'other company');
   });
 });

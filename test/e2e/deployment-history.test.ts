@@ -9,22 +9,11 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { join } from 'node:path';
 import { ulid } from 'ulid';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../functions/local/free-port.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { type components, expectOk, type operations } from '../../client/index.js';
-import {
-  answerOf,
-  call,
-  clientFor,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-  eventually,
-} from './harness.js';
+import { answerOf, call, clientFor, eventually, useLocalService } from './harness.js';
 
 type HistoryItem = components['schemas']['ActionHistoryEntry'];
 type HistoryQuery = NonNullable<operations['DeploymentsHistory']['parameters']['query']>;
@@ -40,11 +29,14 @@ const D11 = 'acme-kiosk-0011';
 const OLD_DEVICE = 'acme-kiosk-0050';
 const SCENARIO = 'acme-welcome';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-let bob: string;
-let olivia: string;
+const local = useLocalService({
+  users: ['alice', 'bob', 'olivia'],
+  // A deployments table of the previous key design, which the service migrates when it starts.
+  beforeStart: async (settings) => {
+    oldEntry = await createPreviousDeploymentsTable(settings.dataDirectory);
+    recorded.push(oldEntry);
+  },
+});
 /** Every acme action made by this file (plus the pre-migration entry), as the history should report it. */
 const recorded: HistoryItem[] = [];
 /** Instants between the requests: before R1 < t1 < R2 < t2 < R3. */
@@ -142,7 +134,7 @@ const entry = (
 /** POSTs one deployment request as `token` in `company` and records what the history should show for it. */
 async function deploy(token: string, by: string, company: string, requests: ReturnType<typeof entry>[], note?: string): Promise<void> {
   const response = expectOk(
-    await clientFor(service, token).main.POST('/companies/{companyId}/resources/deployments', {
+    await clientFor(local.service, token).main.POST('/companies/{companyId}/resources/deployments', {
       params: { path: { companyId: company } },
       body: { requests, ...(note === undefined ? {} : { note }) },
     }),
@@ -152,11 +144,15 @@ async function deploy(token: string, by: string, company: string, requests: Retu
     recorded.push(...response.items.map((item) => ({ kind: 'ACTION' as const, ...item, at: '', by, note: note ?? null })));
 }
 
+/**
+ * A real wait between requests: the time-range tests need instants t1 and t2 strictly between two requests' `at`
+ * (millisecond ISO times set by the service, in another process, on the real clock), so a few milliseconds must pass.
+ */
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** GET the history of `company` through the typed client: the whole answer, for its status. */
 function historyAnswer(token: string, query: HistoryQuery = {}, company = 'acme') {
-  return clientFor(service, token).main.GET('/companies/{companyId}/resources/deployments/history', {
+  return clientFor(local.service, token).main.GET('/companies/{companyId}/resources/deployments/history', {
     params: { path: { companyId: company }, query },
   });
 }
@@ -174,7 +170,7 @@ async function allPages(query: HistoryQuery, limit: number): Promise<HistoryItem
   const items: HistoryItem[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 100; page += 1) {
-    const response: HistoryPage = await history(alice, { ...query, limit, ...(cursor === null ? {} : { cursor }) });
+    const response: HistoryPage = await history(local.tokens.alice, { ...query, limit, ...(cursor === null ? {} : { cursor }) });
     expect(response.items.length).toBeLessThanOrEqual(limit);
     items.push(...response.items);
     cursor = response.nextCursor;
@@ -193,20 +189,20 @@ function expected(predicate: (item: HistoryItem) => boolean): HistoryItem[] {
 const withoutAt = (items: HistoryItem[]) => items.map(({ at: _at, ...rest }) => rest);
 
 beforeAll(async () => {
-  settings = await newServiceSettings();
-  oldEntry = await createPreviousDeploymentsTable(settings.dataDirectory);
-  recorded.push(oldEntry);
-  service = await startService(settings);
-  [alice, bob, olivia] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob'), tokenFor(service, 'olivia')]);
-
   // R1: two successful DEPLOYs of 1.0.0, with a note.
-  await deploy(alice, 'alice', 'acme', [entry(D10, SCENARIO, '1.0.0', 'DEPLOY'), entry(D11, SCENARIO, '1.0.0', 'DEPLOY')], 'first rollout');
+  await deploy(
+    local.tokens.alice,
+    'alice',
+    'acme',
+    [entry(D10, SCENARIO, '1.0.0', 'DEPLOY'), entry(D11, SCENARIO, '1.0.0', 'DEPLOY')],
+    'first rollout',
+  );
   await sleep(15);
   t1 = new Date().toISOString();
   await sleep(15);
   // R2: an upgrade and two refused actions.
   await deploy(
-    alice,
+    local.tokens.alice,
     'alice',
     'acme',
     [entry(D10, SCENARIO, '1.1.0', 'DEPLOY'), entry(D10, SCENARIO, '1.0.0', 'DEPLOY'), entry(D11, SCENARIO, '1.1.0', 'UNDEPLOY')],
@@ -216,7 +212,7 @@ beforeAll(async () => {
   t2 = new Date().toISOString();
   await sleep(15);
   // R3, without a note: an undeploy, a deploy, and failures on an unknown version, scenario and device.
-  await deploy(alice, 'alice', 'acme', [
+  await deploy(local.tokens.alice, 'alice', 'acme', [
     entry(D10, SCENARIO, '1.0.0', 'UNDEPLOY'),
     entry(D11, SCENARIO, '1.1.0', 'DEPLOY'),
     entry(D10, SCENARIO, '9.9.9', 'DEPLOY'),
@@ -224,16 +220,11 @@ beforeAll(async () => {
     entry('acme-kiosk-9999', SCENARIO, '1.0.0', 'DEPLOY'),
   ]);
   // Another company's history, which acme must never see.
-  await deploy(bob, 'bob', 'globex', [entry('globex-kiosk-0001', 'globex-timetable', '1.0.0', 'DEPLOY')], 'globex rollout');
+  await deploy(local.tokens.bob, 'bob', 'globex', [entry('globex-kiosk-0001', 'globex-timetable', '1.0.0', 'DEPLOY')], 'globex rollout');
   // SUCCESS entries are derived from the deployments table's stream, a moment after the answer.
-  await eventually(async () => (await history(alice, { limit: 1000 })).items.length === recorded.length, 'the acme history');
-  await eventually(async () => (await history(bob, {}, 'globex')).items.length === 1, 'the globex history');
+  await eventually(async () => (await history(local.tokens.alice, { limit: 1000 })).items.length === recorded.length, 'the acme history');
+  await eventually(async () => (await history(local.tokens.bob, {}, 'globex')).items.length === 1, 'the globex history');
 }, 180_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-}, 120_000);
 
 describe('deployment history', () => {
   it('recorded what the requests reported', () => {
@@ -254,7 +245,7 @@ describe('deployment history', () => {
   });
 
   it("lists one device's history newest first, with who, when, note, outcome and cause", async () => {
-    const response = await history(alice, { deviceId: D10 });
+    const response = await history(local.tokens.alice, { deviceId: D10 });
     expect(response.nextCursor).toBeNull();
     expect(withoutAt(response.items)).toEqual(withoutAt(expected((item) => item.target.id === D10)));
     expect(response.items.map((item) => `${item.action} ${item.what.subId} ${item.state} ${item.cause} ${item.note}`)).toEqual([
@@ -280,54 +271,56 @@ describe('deployment history', () => {
   });
 
   it('filters by scenario, by scenario version, and by device and version together', async () => {
-    const scenario = await history(alice, { scenarioId: SCENARIO });
+    const scenario = await history(local.tokens.alice, { scenarioId: SCENARIO });
     expect(withoutAt(scenario.items)).toEqual(withoutAt(expected((item) => item.what.id === SCENARIO)));
     expect(scenario.items).toHaveLength(10);
 
     for (const version of ['1.0.0', '1.1.0']) {
-      const page = await history(alice, { scenarioId: SCENARIO, version });
+      const page = await history(local.tokens.alice, { scenarioId: SCENARIO, version });
       expect(withoutAt(page.items), version).toEqual(
         withoutAt(expected((item) => item.what.id === SCENARIO && item.what.subId === version)),
       );
     }
-    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).items).toHaveLength(6);
+    expect((await history(local.tokens.alice, { scenarioId: SCENARIO, version: '1.0.0' })).items).toHaveLength(6);
 
-    const missing = await history(alice, { scenarioId: 'acme-missing' });
+    const missing = await history(local.tokens.alice, { scenarioId: 'acme-missing' });
     expect(missing.items.map((item) => `${item.target.id} ${item.cause}`)).toEqual([`${D11} WHAT_NOT_FOUND`]);
 
-    const both = await history(alice, { deviceId: D10, scenarioId: SCENARIO, version: '1.0.0' });
+    const both = await history(local.tokens.alice, { deviceId: D10, scenarioId: SCENARIO, version: '1.0.0' });
     expect(withoutAt(both.items)).toEqual(withoutAt(expected((item) => item.target.id === D10 && item.what.subId === '1.0.0')));
     expect(both.items.map((item) => `${item.action} ${item.state}`)).toEqual(['UNDEPLOY SUCCESS', 'DEPLOY FAILURE', 'DEPLOY SUCCESS']);
-    expect((await history(alice, { deviceId: D11, scenarioId: 'acme-missing' })).items).toHaveLength(1);
-    expect((await history(alice, { deviceId: D10, scenarioId: 'acme-missing' })).items).toEqual([]);
+    expect((await history(local.tokens.alice, { deviceId: D11, scenarioId: 'acme-missing' })).items).toHaveLength(1);
+    expect((await history(local.tokens.alice, { deviceId: D10, scenarioId: 'acme-missing' })).items).toEqual([]);
   });
 
   it("lists the company's whole history, including an entry written before the key design changed", async () => {
-    const response = await history(olivia);
+    const response = await history(local.tokens.olivia);
     expect(withoutAt(response.items)).toEqual(withoutAt(expected(() => true)));
     expect(response.items.at(-1)).toEqual(oldEntry);
     // The backfilled entry is found by device and by scenario version too.
-    expect((await history(alice, { deviceId: OLD_DEVICE })).items).toEqual([oldEntry]);
-    expect((await history(alice, { scenarioId: SCENARIO, version: '1.0.0' })).items.at(-1)).toEqual(oldEntry);
+    expect((await history(local.tokens.alice, { deviceId: OLD_DEVICE })).items).toEqual([oldEntry]);
+    expect((await history(local.tokens.alice, { scenarioId: SCENARIO, version: '1.0.0' })).items.at(-1)).toEqual(oldEntry);
   });
 
   it('bounds by time: from inclusive, to exclusive', async () => {
     const requestsOf = (items: HistoryItem[]) => withoutAt(items);
     const [first, second, third] = [recorded.slice(1, 3), recorded.slice(3, 6), recorded.slice(6, 11)];
     const byIdDesc = (items: HistoryItem[]) => [...items].sort((a, b) => (a.id < b.id ? 1 : -1));
-    expect(requestsOf((await history(alice, { from: t1, to: t2 })).items)).toEqual(requestsOf(byIdDesc(second)));
-    expect(requestsOf((await history(alice, { from: t2 })).items)).toEqual(requestsOf(byIdDesc(third)));
-    expect(requestsOf((await history(alice, { to: t1 })).items)).toEqual(requestsOf(byIdDesc([oldEntry, ...first])));
-    expect(requestsOf((await history(alice, { deviceId: D10, from: t1, to: t2 })).items)).toEqual(
+    expect(requestsOf((await history(local.tokens.alice, { from: t1, to: t2 })).items)).toEqual(requestsOf(byIdDesc(second)));
+    expect(requestsOf((await history(local.tokens.alice, { from: t2 })).items)).toEqual(requestsOf(byIdDesc(third)));
+    expect(requestsOf((await history(local.tokens.alice, { to: t1 })).items)).toEqual(requestsOf(byIdDesc([oldEntry, ...first])));
+    expect(requestsOf((await history(local.tokens.alice, { deviceId: D10, from: t1, to: t2 })).items)).toEqual(
       requestsOf(byIdDesc(second.filter((item) => item.target.id === D10))),
     );
     expect(
-      requestsOf((await history(alice, { scenarioId: SCENARIO, version: '1.1.0', from: t1 })).items).map((item) => item.action),
+      requestsOf((await history(local.tokens.alice, { scenarioId: SCENARIO, version: '1.1.0', from: t1 })).items).map(
+        (item) => item.action,
+      ),
     ).toEqual(['DEPLOY', 'UNDEPLOY', 'DEPLOY']);
     // An instant with an offset is the same instant: t1 written in UTC+01:00.
     const t1PlusOne = new Date(Date.parse(t1) + 3_600_000).toISOString().replace('Z', '+01:00');
-    expect(requestsOf((await history(alice, { from: t1PlusOne, to: t2 })).items)).toEqual(requestsOf(byIdDesc(second)));
-    expect(await history(alice, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).toEqual({
+    expect(requestsOf((await history(local.tokens.alice, { from: t1PlusOne, to: t2 })).items)).toEqual(requestsOf(byIdDesc(second)));
+    expect(await history(local.tokens.alice, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).toEqual({
       items: [],
       nextCursor: null,
     });
@@ -349,7 +342,7 @@ describe('deployment history', () => {
     }
     expect(await allPages({}, 1)).toHaveLength(11);
     expect(await allPages({ deviceId: D10, scenarioId: SCENARIO, version: '1.0.0' }, 1)).toHaveLength(3);
-    const exact = await history(alice, { deviceId: D11, limit: expected((item) => item.target.id === D11).length });
+    const exact = await history(local.tokens.alice, { deviceId: D11, limit: expected((item) => item.target.id === D11).length });
     expect(exact.nextCursor).toBeNull();
   });
 
@@ -358,8 +351,8 @@ describe('deployment history', () => {
     const paths = async (query: HistoryQuery | string): Promise<string[]> => {
       const response =
         typeof query === 'string'
-          ? await call(`${service.api}/companies/acme/resources/deployments/history?${query}`, { token: alice })
-          : answerOf(await historyAnswer(alice, query));
+          ? await call(`${local.service.api}/companies/acme/resources/deployments/history?${query}`, { token: local.tokens.alice })
+          : answerOf(await historyAnswer(local.tokens.alice, query));
       expect(response.status, JSON.stringify(query)).toBe(400);
       expect(response.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json/);
       return ((response.body as { errors: { path: string }[] }).errors ?? []).map((error) => error.path).sort();
@@ -375,35 +368,35 @@ describe('deployment history', () => {
     expect(await paths('deviceId=&scenarioId=&limit=x&sort=id')).toEqual(['deviceId', 'limit', 'scenarioId', 'sort']);
     expect(await paths({ cursor: 'not-a-cursor' })).toEqual(['cursor']);
     // A cursor is valid only for the listing that issued it.
-    const companyCursor = (await history(alice, { limit: 2 })).nextCursor ?? '';
-    const deviceCursor = (await history(alice, { deviceId: D10, limit: 2 })).nextCursor ?? '';
+    const companyCursor = (await history(local.tokens.alice, { limit: 2 })).nextCursor ?? '';
+    const deviceCursor = (await history(local.tokens.alice, { deviceId: D10, limit: 2 })).nextCursor ?? '';
     expect(await paths({ deviceId: D10, cursor: companyCursor })).toEqual(['cursor']);
     expect(await paths({ deviceId: D11, cursor: deviceCursor })).toEqual(['cursor']);
     expect(await paths({ scenarioId: SCENARIO, cursor: deviceCursor })).toEqual(['cursor']);
-    const olderThanEverything = (await history(alice, { deviceId: D10, limit: 4 })).nextCursor ?? '';
+    const olderThanEverything = (await history(local.tokens.alice, { deviceId: D10, limit: 4 })).nextCursor ?? '';
     expect(await paths({ deviceId: D10, from: t2, cursor: olderThanEverything })).toEqual(['cursor']);
   });
 
   it('answers 403 to bob on acme and 401 without a token', async () => {
-    const forbidden = await historyAnswer(bob);
+    const forbidden = await historyAnswer(local.tokens.bob);
     expect(forbidden.response.status).toBe(403);
     expect(forbidden.response.headers.get('content-type') ?? '').toMatch(/^application\/problem\+json/);
     expect(forbidden.error).toMatchObject({ status: 403 });
-    expect((await historyAnswer(bob, { deviceId: 'globex-kiosk-0001' })).response.status).toBe(403);
+    expect((await historyAnswer(local.tokens.bob, { deviceId: 'globex-kiosk-0001' })).response.status).toBe(403);
     // Hand-built: no Authorization header.
-    expect((await call(`${service.api}/companies/acme/resources/deployments/history`)).status).toBe(401);
+    expect((await call(`${local.service.api}/companies/acme/resources/deployments/history`)).status).toBe(401);
   });
 
   it("never shows another company's history", async () => {
-    expect(await history(alice, { deviceId: 'globex-kiosk-0001' })).toEqual({ items: [], nextCursor: null });
-    expect(await history(olivia, { deviceId: 'globex-kiosk-0001' })).toEqual({ items: [], nextCursor: null });
-    expect(await history(olivia, { scenarioId: 'globex-timetable' })).toEqual({ items: [], nextCursor: null });
-    expect((await history(olivia)).items.some((item) => item.by === 'bob')).toBe(false);
+    expect(await history(local.tokens.alice, { deviceId: 'globex-kiosk-0001' })).toEqual({ items: [], nextCursor: null });
+    expect(await history(local.tokens.olivia, { deviceId: 'globex-kiosk-0001' })).toEqual({ items: [], nextCursor: null });
+    expect(await history(local.tokens.olivia, { scenarioId: 'globex-timetable' })).toEqual({ items: [], nextCursor: null });
+    expect((await history(local.tokens.olivia)).items.some((item) => item.by === 'bob')).toBe(false);
     // The same device read under its own company.
-    const globex = await history(olivia, { deviceId: 'globex-kiosk-0001' }, 'globex');
+    const globex = await history(local.tokens.olivia, { deviceId: 'globex-kiosk-0001' }, 'globex');
     expect(globex.items.map((item) => `${item.by} ${item.what.id} ${item.state} ${item.note}`)).toEqual([
       'bob globex-timetable SUCCESS globex rollout',
     ]);
-    expect((await history(bob, {}, 'globex')).items).toHaveLength(1);
+    expect((await history(local.tokens.bob, {}, 'globex')).items).toHaveLength(1);
   });
 });

@@ -4,35 +4,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import {
-  call,
-  clientFor,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-  eventually,
-} from './harness.js';
+import { call, clientFor, eventually, useLocalService } from './harness.js';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-let bob: string;
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-  [alice, bob] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob')]);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-});
+const local = useLocalService({ users: ['alice', 'bob'] });
 
 const entry = (device: string, version: string, action: 'DEPLOY' | 'UNDEPLOY' = 'DEPLOY', scenario = 'acme-welcome') => ({
   target: { type: 'DEVICE', id: device, subId: null },
@@ -46,7 +22,7 @@ const deploy = (
   body: components['schemas']['DeploymentRequestBody'],
   options: { dryRun?: boolean; key?: string } = {},
 ) =>
-  clientFor(service, token).main.POST('/companies/{companyId}/resources/deployments', {
+  clientFor(local.service, token).main.POST('/companies/{companyId}/resources/deployments', {
     params: {
       path: { companyId: company },
       query: options.dryRun === undefined ? {} : { dryRun: options.dryRun },
@@ -56,7 +32,7 @@ const deploy = (
   });
 const active = async (device: string) =>
   expectOk(
-    await clientFor(service, alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+    await clientFor(local.service, local.tokens.alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
       params: { path: { companyId: 'acme', deviceId: device } },
     }),
   ).items.map((item) => item.what.subId);
@@ -71,21 +47,24 @@ describe('dry run', () => {
         entry('acme-kiosk-0999', '1.0.0'),
       ],
     };
-    const dry = expectOk(await deploy(alice, 'acme', body, { dryRun: true }));
+    const dry = expectOk(await deploy(local.tokens.alice, 'acme', body, { dryRun: true }));
     expect(dry.dryRun).toBe(true);
     expect(dry.items.map((item) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
     expect(await active('acme-kiosk-0101')).toEqual([]);
 
-    const real = expectOk(await deploy(alice, 'acme', body));
+    const real = expectOk(await deploy(local.tokens.alice, 'acme', body));
     expect(real.dryRun).toBe(false);
     expect(real.items.map((item) => item.cause)).toEqual([null, 'ALREADY_DEPLOYED', null, 'TARGET_NOT_FOUND']);
     expect(await active('acme-kiosk-0101')).toEqual([]);
 
-    expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }));
-    const again = expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }, { dryRun: true }));
+    expectOk(await deploy(local.tokens.alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }));
+    const again = expectOk(await deploy(local.tokens.alice, 'acme', { requests: [entry('acme-kiosk-0101', '1.1.0')] }, { dryRun: true }));
     expect(again.items[0]).toMatchObject({ state: 'FAILURE', cause: 'ALREADY_DEPLOYED' });
     // Hand-built: a dryRun that is not a boolean, which the typed client does not send.
-    const bad = await call(`${service.api}/companies/acme/resources/deployments?dryRun=yes`, { token: alice, json: body });
+    const bad = await call(`${local.service.api}/companies/acme/resources/deployments?dryRun=yes`, {
+      token: local.tokens.alice,
+      json: body,
+    });
     expect(bad.status).toBe(400);
   });
 });
@@ -95,7 +74,7 @@ describe('limits', () => {
     const requests = Array.from({ length: 5_001 }, (_, index) =>
       entry(`acme-kiosk-${String((index % 120) + 1).padStart(4, '0')}`, '1.0.0'),
     );
-    const response = await deploy(alice, 'acme', { requests });
+    const response = await deploy(local.tokens.alice, 'acme', { requests });
     expect(response.response.status).toBe(413);
     expect(response.response.headers.get('content-type')).toBe('application/problem+json');
     expect(response.error?.detail).toContain('5000');
@@ -106,27 +85,27 @@ describe('limits', () => {
 describe('Idempotency-Key', () => {
   it('returns the first response to a retry without executing again', async () => {
     const body = { note: 'idempotent', requests: [entry('acme-kiosk-0102', '1.0.0'), entry('acme-kiosk-0103', '1.0.0')] };
-    const first = await deploy(alice, 'acme', body, { key: 'retry-1' });
+    const first = await deploy(local.tokens.alice, 'acme', body, { key: 'retry-1' });
     expect(first.response.status).toBe(200);
     expect(expectOk(first).items.map((item) => item.state)).toEqual(['SUCCESS', 'SUCCESS']);
-    const retry = await deploy(alice, 'acme', body, { key: 'retry-1' });
+    const retry = await deploy(local.tokens.alice, 'acme', body, { key: 'retry-1' });
     expect(retry.response.status).toBe(200);
     expect(retry.data).toEqual(first.data);
     expect(retry.response.headers.get('idempotent-replayed')).toBe('true');
     // Without the key the same body executes again (and finds the deployments active).
-    const fresh = expectOk(await deploy(alice, 'acme', body));
+    const fresh = expectOk(await deploy(local.tokens.alice, 'acme', body));
     expect(fresh.items.map((item) => item.cause)).toEqual(['ALREADY_DEPLOYED', 'ALREADY_DEPLOYED']);
   });
 
   it('refuses the same key with a different body (422), and scopes keys per company', async () => {
-    expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0104', '1.0.0')] }, { key: 'retry-2' }));
-    const different = await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0105', '1.0.0')] }, { key: 'retry-2' });
+    expectOk(await deploy(local.tokens.alice, 'acme', { requests: [entry('acme-kiosk-0104', '1.0.0')] }, { key: 'retry-2' }));
+    const different = await deploy(local.tokens.alice, 'acme', { requests: [entry('acme-kiosk-0105', '1.0.0')] }, { key: 'retry-2' });
     expect(different.response.status).toBe(422);
     expect(different.response.headers.get('content-type')).toBe('application/problem+json');
     expect(different.error).toMatchObject({ status: 422 });
     expect(await active('acme-kiosk-0105')).toEqual([]);
     const otherCompany = await deploy(
-      bob,
+      local.tokens.bob,
       'globex',
       { requests: [entry('globex-kiosk-0001', '1.0.0', 'DEPLOY', 'globex-timetable')] },
       { key: 'retry-2' },
@@ -139,16 +118,16 @@ describe('Idempotency-Key', () => {
 describe('events', () => {
   it('emits one DeploymentChanged event per SUCCESS, none for failures or dry runs', async () => {
     const response = expectOk(
-      await deploy(alice, 'acme', {
+      await deploy(local.tokens.alice, 'acme', {
         note: 'events',
         requests: [entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0106', '1.0.0'), entry('acme-kiosk-0107', '1.0.0')],
       }),
     );
     const [first, duplicate, second] = response.items;
-    expectOk(await deploy(alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, { dryRun: true }));
+    expectOk(await deploy(local.tokens.alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, { dryRun: true }));
     // Events are derived from the deployments table's stream, a moment after the answer.
     const read = async () =>
-      (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => ''))
+      (await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => ''))
         .trim()
         .split('\n')
         .filter((line) => line !== '')
@@ -177,7 +156,9 @@ describe('events', () => {
 describe('races on DynamoDB Local', () => {
   it('50 concurrent identical DEPLOYs: exactly one SUCCESS; 50 UNDEPLOYs: exactly one SUCCESS', async () => {
     const run = (action: 'DEPLOY' | 'UNDEPLOY') =>
-      Promise.all(Array.from({ length: 50 }, () => deploy(alice, 'acme', { requests: [entry('acme-kiosk-0110', '1.1.0', action)] })));
+      Promise.all(
+        Array.from({ length: 50 }, () => deploy(local.tokens.alice, 'acme', { requests: [entry('acme-kiosk-0110', '1.1.0', action)] })),
+      );
     const deploys = (await run('DEPLOY')).map((response) => expectOk(response).items[0]?.cause);
     expect(deploys.filter((cause) => cause === null)).toHaveLength(1);
     expect(deploys.filter((cause) => cause === 'ALREADY_DEPLOYED')).toHaveLength(49);

@@ -7,39 +7,27 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../functions/local/free-port.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
 import { deviceToken } from '../support/device-token.js';
-import {
-  clientFor,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { clientFor, eventually, useLocalService } from './harness.js';
 
 const KIOSK = 'acme-kiosk-0001';
 const OTHER = 'acme-kiosk-0002';
 const SCENARIO = 'acme-welcome';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
+const local = useLocalService({ users: ['alice'], ownDynamoDbPort: true });
 let kiosk: string;
 let other: string;
 
 const what = (version: string) => ({ type: 'SCENARIO' as const, id: SCENARIO, subId: version });
 
 /** The typed client as the holder of `token` (a user's or a device's); answers are checked against the document. */
-const as = (token: string) => clientFor(service, token);
+const as = (token: string) => clientFor(local.service, token);
 
 async function deployments(action: 'DEPLOY' | 'UNDEPLOY', deviceId: string, version: string): Promise<void> {
   const response = expectOk(
-    await as(alice).main.POST('/companies/{companyId}/resources/deployments', {
+    await as(local.tokens.alice).main.POST('/companies/{companyId}/resources/deployments', {
       params: { path: { companyId: 'acme' } },
       body: { requests: [{ target: { type: 'DEVICE', id: deviceId, subId: null }, what: what(version), action }] },
     }),
@@ -58,29 +46,21 @@ const report = (token: string, version: string, state: 'DOWNLOADING' | 'INSTALLI
 
 const deviceListing = async (deviceId: string) =>
   expectOk(
-    await as(alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+    await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
       params: { path: { companyId: 'acme', deviceId } },
     }),
   );
 
 beforeAll(async () => {
-  settings = await newServiceSettings();
-  const dynamoPort = await freePort();
-  service = await startService(settings, { environment: { DYNAMODB_PORT: String(dynamoPort) } });
-  const issuer = { dataDirectory: settings.dataDirectory, dynamoDbEndpoint: `http://127.0.0.1:${dynamoPort}`, auth: service.auth };
-  [alice, { token: kiosk }, { token: other }] = await Promise.all([
-    tokenFor(service, 'alice'),
-    deviceToken(issuer, 'acme', KIOSK),
-    deviceToken(issuer, 'acme', OTHER),
-  ]);
+  const issuer = {
+    dataDirectory: local.settings.dataDirectory,
+    dynamoDbEndpoint: local.dynamoDbEndpoint,
+    auth: local.service.auth,
+  };
+  [{ token: kiosk }, { token: other }] = await Promise.all([deviceToken(issuer, 'acme', KIOSK), deviceToken(issuer, 'acme', OTHER)]);
   await deployments('DEPLOY', KIOSK, '1.0.0');
   await deployments('DEPLOY', OTHER, '1.1.0');
 }, 180_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-}, 60_000);
 
 describe('the desired state of a device', () => {
   let etag: string;
@@ -140,7 +120,9 @@ describe('the desired state of a device', () => {
     const listed = (await deviceListing(KIOSK)).items[0];
     expect(listed?.deviceStatus).toEqual(pulled?.status);
     const all = expectOk(
-      await as(alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', { params: { path: { companyId: 'acme' } } }),
+      await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+        params: { path: { companyId: 'acme' } },
+      }),
     );
     const byDevice = Object.fromEntries(all.items.map((item) => [item.target.id, item]));
     expect(byDevice[KIOSK]?.deviceStatus).toEqual(pulled?.status);
@@ -149,7 +131,7 @@ describe('the desired state of a device', () => {
     let entries: { kind: string }[] = [];
     await eventually(async () => {
       entries = expectOk(
-        await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+        await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/deployments/history', {
           params: { path: { companyId: 'acme' }, query: { deviceId: KIOSK, scenarioId: SCENARIO, version: '1.0.0' } },
         }),
       ).items;
@@ -168,10 +150,10 @@ describe('the desired state of a device', () => {
     expect(entries.map((entry) => entry.kind)).toEqual(['DEVICE_STATUS', 'ACTION']);
 
     await eventually(async () => {
-      const text = await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8');
+      const text = await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8');
       return text.includes('"DeploymentStatusChanged"');
     }, 'the DeploymentStatusChanged event');
-    const events = (await readFile(join(settings.dataDirectory, 'events', 'events.jsonl'), 'utf8'))
+    const events = (await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8'))
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line))
@@ -206,8 +188,8 @@ describe('the desired state of a device', () => {
     const theirs = await pull(other);
     expect(expectOk(theirs).items.map((item) => item.what.subId)).toEqual(['1.1.0']);
     expect(theirs.response.headers.get('etag')).not.toBe(etag);
-    expect((await pull(alice)).response.status).toBe(403);
-    expect((await report(alice, '1.0.0', 'INSTALLED')).response.status).toBe(403);
+    expect((await pull(local.tokens.alice)).response.status).toBe(403);
+    expect((await report(local.tokens.alice, '1.0.0', 'INSTALLED')).response.status).toBe(403);
   });
 
   it('changes the ETag once the deployment is undeployed, and then takes no report on it', async () => {

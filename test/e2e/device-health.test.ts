@@ -9,22 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
 import type { DeviceHealthReport } from '../../functions/core/device-health.js';
 import type { StoredDevice } from '../../functions/core/devices.js';
-import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { type components, expectOk } from '../../client/index.js';
 import { deviceToken } from '../support/device-token.js';
 import { localDocumentClient } from './fleet.js';
-import {
-  call,
-  clientFor,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { call, clientFor, eventually, useLocalService } from './harness.js';
 
 const HEARTBEAT_SECONDS = 2;
 const DEVICE = 'acme-health-0001';
@@ -32,12 +21,17 @@ const VERSION_CODE = 'e2e-health-7001';
 /** A device that only the tests of refused and free-form reports use, so that the heartbeat tests never see it. */
 const OTHER = 'acme-health-0002';
 
-let settings: ServiceSettings;
-let service: LocalService;
+const local = useLocalService({
+  users: ['alice'],
+  ownDynamoDbPort: true,
+  environment: {
+    DEVICE_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS),
+    HEARTBEAT_SWEEP_INTERVAL_MS: '200',
+  },
+});
 let client: ReturnType<typeof localDocumentClient>;
 let device: string;
 let otherDevice: string;
-let alice: string;
 
 const report: DeviceHealthReport & components['schemas']['DeviceHealthReport'] = {
   versionCode: VERSION_CODE,
@@ -71,7 +65,7 @@ const report: DeviceHealthReport & components['schemas']['DeviceHealthReport'] =
 
 /** PUT /device/health through the typed client: its status. */
 const putHealth = async (body: components['schemas']['DeviceHealthReport'], token = device) =>
-  (await clientFor(service, token).main.PUT('/device/health', { body })).response.status;
+  (await clientFor(local.service, token).main.PUT('/device/health', { body })).response.status;
 const stored = async (deviceId = DEVICE) =>
   (await client.send(new GetCommand({ TableName: LOCAL_TABLES.devices, Key: { company: 'acme', deviceId }, ConsistentRead: true })))
     .Item as StoredDevice;
@@ -87,20 +81,11 @@ const searchDevice = async (state: 'CONNECTED' | 'DISCONNECTED') => {
     'health.hubs.devices.health.state': ['WARNING' as const],
     'health.hubs.devices.capability.type': ['PRINTER' as const],
   };
-  return expectOk(await clientFor(service, alice).main.GET('/resources/search', { params: { query } })).resources;
+  return expectOk(await clientFor(local.service, local.tokens.alice).main.GET('/resources/search', { params: { query } })).resources;
 };
 
 beforeAll(async () => {
-  settings = await newServiceSettings();
-  const dynamoDbPort = await freePort();
-  service = await startService(settings, {
-    environment: {
-      DYNAMODB_PORT: String(dynamoDbPort),
-      DEVICE_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS),
-      HEARTBEAT_SWEEP_INTERVAL_MS: '200',
-    },
-  });
-  client = localDocumentClient(`http://127.0.0.1:${dynamoDbPort}`, 4);
+  client = localDocumentClient(local.dynamoDbEndpoint, 4);
   await new DynamoDbDeviceRepository(client, LOCAL_TABLES).put(
     [DEVICE, OTHER].map((id, index) => ({
       id,
@@ -112,16 +97,13 @@ beforeAll(async () => {
     })),
   );
   // A user token first: the local issuer creates its signing key on its first token.
-  alice = await tokenFor(service, 'alice');
-  const issuer = { ...service, dynamoDbEndpoint: `http://127.0.0.1:${dynamoDbPort}` };
+  const issuer = { ...local.service, dynamoDbEndpoint: local.dynamoDbEndpoint };
   device = (await deviceToken(issuer, 'acme', DEVICE)).token;
   otherDevice = (await deviceToken(issuer, 'acme', OTHER)).token;
 }, 120_000);
 
 afterAll(async () => {
   client?.destroy();
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
 });
 
 describe('device health reports', () => {
@@ -189,7 +171,7 @@ describe('device health reports', () => {
     bad.hubs[0].battery.health.level = 140;
     delete bad.versionName;
     // Hand-built: members of the wrong type or value, and one missing, which the typed client does not let through.
-    const answer = await call(`${service.api}/device/health`, { method: 'PUT', token: device, json: bad });
+    const answer = await call(`${local.service.api}/device/health`, { method: 'PUT', token: device, json: bad });
     expect(answer.status).toBe(400);
     expect(answer.body.errors.map((error: { path: string }) => error.path).sort()).toEqual([
       '/hubs/0/battery/health/level',
@@ -219,7 +201,7 @@ describe('device health reports', () => {
     ];
     for (const { text, pointer } of cases) {
       // Hand-built: no typed client (nor JSON.stringify) makes a body thousands of levels deep.
-      const answer = await call(`${service.api}/device/health`, {
+      const answer = await call(`${local.service.api}/device/health`, {
         method: 'PUT',
         token: otherDevice,
         body: text,
@@ -250,14 +232,14 @@ describe('device health reports', () => {
     expect(await putHealth(sent, otherDevice)).toBe(204);
 
     const shown = expectOk(
-      await clientFor(service, alice).main.GET('/companies/{companyId}/resources/devices/{deviceId}', {
+      await clientFor(local.service, local.tokens.alice).main.GET('/companies/{companyId}/resources/devices/{deviceId}', {
         params: { path: { companyId: 'acme', deviceId: OTHER } },
       }),
     );
     expect(shown.health?.hubs[0]?.devices[0]?.commands[0]).toEqual({ ...sent.hubs[0]?.devices[0]?.commands[0] });
     const found = async () =>
       expectOk(
-        await clientFor(service, alice).main.GET('/resources/search', {
+        await clientFor(local.service, local.tokens.alice).main.GET('/resources/search', {
           params: { query: { company: ['acme'], 'health.versionCode': [versionCode] } },
         }),
       ).resources;
@@ -280,7 +262,7 @@ describe('device health reports', () => {
     ];
     for (const [text, pointer] of cases) {
       // Hand-built: JSON.stringify writes neither 1e400 nor a typed client such a number.
-      const answer = await call(`${service.api}/device/health`, {
+      const answer = await call(`${local.service.api}/device/health`, {
         method: 'PUT',
         token: device,
         body: text,
@@ -297,7 +279,7 @@ describe('device health reports', () => {
       '"payload":{"delay":-0}',
     );
     const send = () =>
-      call(`${service.api}/device/health`, {
+      call(`${local.service.api}/device/health`, {
         method: 'PUT',
         token: device,
         body: withMinusZero,
@@ -312,8 +294,8 @@ describe('device health reports', () => {
   });
 
   it('keeps user tokens off the device routes and device tokens off the user routes (403)', async () => {
-    expect(await putHealth(report, alice)).toBe(403);
-    const asDevice = clientFor(service, device);
+    expect(await putHealth(report, local.tokens.alice)).toBe(403);
+    const asDevice = clientFor(local.service, device);
     expect((await asDevice.main.GET('/resources/search', { params: { query: { company: ['acme'] } } })).response.status).toBe(403);
     const history = await asDevice.main.GET('/companies/{companyId}/resources/deployments/history', {
       params: { path: { companyId: 'acme' } },

@@ -7,19 +7,9 @@
  * A short heartbeat window (2 s, swept every 200 ms) keeps the silence short.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type components, expectOk, type paths } from '../../client/index.js';
-import {
-  clientFor,
-  deviceTokenRequest,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { clientFor, deviceTokenRequest, eventually, useLocalService } from './harness.js';
 
 const COMPANY = 'acme';
 const DEVICE = 'acme-lifecycle-01';
@@ -28,15 +18,15 @@ const SCENARIO = 'acme-welcome';
 const VERSION = '1.0.0';
 const VERSION_CODE = 'lifecycle-4711';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-let bob: string;
+const local = useLocalService({
+  users: ['alice', 'bob'],
+  environment: { DEVICE_HEARTBEAT_SECONDS: '2', HEARTBEAT_SWEEP_INTERVAL_MS: '200' },
+});
 
 type SearchQuery = NonNullable<paths['/resources/search']['get']['parameters']['query']>;
 
 /** The typed client as the holder of `token` (a user's or a device's); answers are checked against the document. */
-const as = (token: string) => clientFor(service, token);
+const as = (token: string) => clientFor(local.service, token);
 
 const health = (level: number): components['schemas']['DeviceHealthReport'] => ({
   versionCode: VERSION_CODE,
@@ -71,7 +61,7 @@ const getDevice = (token: string, deviceId: string) =>
 /** The history of one device of the company, as alice. */
 const deviceHistory = async (deviceId: string) =>
   expectOk(
-    await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+    await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/deployments/history', {
       params: { path: { companyId: COMPANY }, query: { deviceId } },
     }),
   );
@@ -79,7 +69,7 @@ const deviceHistory = async (deviceId: string) =>
 /** Deploys the scenario version to a device as alice. */
 const deployTo = async (deviceId: string) =>
   expectOk(
-    await as(alice).main.POST('/companies/{companyId}/resources/deployments', {
+    await as(local.tokens.alice).main.POST('/companies/{companyId}/resources/deployments', {
       params: { path: { companyId: COMPANY } },
       body: {
         requests: [
@@ -90,17 +80,17 @@ const deployTo = async (deviceId: string) =>
   );
 
 async function registerWithToken(deviceId: string): Promise<{ clientId: string; clientSecret: string; token: string }> {
-  const created = await as(alice).main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
+  const created = await as(local.tokens.alice).main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
     params: { path: { companyId: COMPANY, deviceId } },
     body: { serial: `SN-${deviceId}` },
   });
   expect(created.response.status).toBe(201);
-  const credentials = await as(alice).main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', {
+  const credentials = await as(local.tokens.alice).main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', {
     params: { path: { companyId: COMPANY, deviceId } },
   });
   expect(credentials.response.status).toBe(201);
   const { clientId, clientSecret } = expectOk(credentials);
-  const token = await deviceTokenRequest(service, clientId, clientSecret);
+  const token = await deviceTokenRequest(local.service, clientId, clientSecret);
   expect(token.response.status).toBe(200);
   return { clientId, clientSecret, token: expectOk(token).access_token };
 }
@@ -108,21 +98,10 @@ async function registerWithToken(deviceId: string): Promise<{ clientId: string; 
 /** The device DEVICE among the company's search results for `query`, if it is there. */
 async function searchDevice(query: SearchQuery) {
   const result = expectOk(
-    await as(alice).main.GET('/resources/search', { params: { query: { company: [COMPANY], ...query, pageSize: 100 } } }),
+    await as(local.tokens.alice).main.GET('/resources/search', { params: { query: { company: [COMPANY], ...query, pageSize: 100 } } }),
   );
   return result.resources.find((resource) => resource.id === DEVICE);
 }
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings, { environment: { DEVICE_HEARTBEAT_SECONDS: '2', HEARTBEAT_SWEEP_INTERVAL_MS: '200' } });
-  [alice, bob] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob')]);
-}, 120_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-});
 
 describe('a kiosk from registration to deletion', () => {
   let device: { clientId: string; clientSecret: string; token: string };
@@ -131,7 +110,7 @@ describe('a kiosk from registration to deletion', () => {
   it('is registered, gets credentials and a device token', async () => {
     device = await registerWithToken(DEVICE);
     expect(device.clientId).toBe(`${COMPANY}~${DEVICE}`);
-    const read = expectOk(await getDevice(alice, DEVICE));
+    const read = expectOk(await getDevice(local.tokens.alice, DEVICE));
     expect(read).toMatchObject({ id: DEVICE, serial: `SN-${DEVICE}`, connection: { state: 'UNKNOWN' } });
     expect(JSON.stringify(read)).not.toContain('secretHash');
   });
@@ -184,7 +163,7 @@ describe('a kiosk from registration to deletion', () => {
       expect(reported.response.status).toBe(204);
     }
     const active = expectOk(
-      await as(alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+      await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
         params: { path: { companyId: COMPANY, deviceId: DEVICE } },
       }),
     );
@@ -201,26 +180,26 @@ describe('a kiosk from registration to deletion', () => {
 
   it('becomes DISCONNECTED, with disconnectedSince, once silent beyond the heartbeat window', async () => {
     await eventually(
-      async () => expectOk(await getDevice(alice, DEVICE)).connection.state === 'DISCONNECTED',
+      async () => expectOk(await getDevice(local.tokens.alice, DEVICE)).connection.state === 'DISCONNECTED',
       'the device to become DISCONNECTED',
       10_000,
     );
-    const read = expectOk(await getDevice(alice, DEVICE));
+    const read = expectOk(await getDevice(local.tokens.alice, DEVICE));
     expect(read.connection.disconnectedSince).toEqual(expect.any(String));
     expect(read.connection.connectedSince).toBeUndefined();
   });
 
   it('is deleted: its token is refused, its deployments are undeployed (DEVICE_DELETED) and it leaves search', async () => {
-    const deleted = await as(alice).main.DELETE('/companies/{companyId}/resources/devices/{deviceId}', {
+    const deleted = await as(local.tokens.alice).main.DELETE('/companies/{companyId}/resources/devices/{deviceId}', {
       params: { path: { companyId: COMPANY, deviceId: DEVICE } },
     });
     expect(deleted.response.status).toBe(204);
-    expect((await getDevice(alice, DEVICE)).response.status).toBe(404);
+    expect((await getDevice(local.tokens.alice, DEVICE)).response.status).toBe(404);
     const refused = await as(device.token).main.GET('/device/deployments');
     expect(refused.response.status).toBe(401);
-    expect((await deviceTokenRequest(service, device.clientId, device.clientSecret)).response.status).toBe(401);
+    expect((await deviceTokenRequest(local.service, device.clientId, device.clientSecret)).response.status).toBe(401);
     const active = expectOk(
-      await as(alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+      await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
         params: { path: { companyId: COMPANY }, query: { limit: 1000 } },
       }),
     );
@@ -254,15 +233,17 @@ describe('isolation', () => {
       await getDevice(second.token, `${OTHER}-a`),
       await asDevice.main.GET('/resources/search'),
       await asDevice.main.GET('/companies/{companyId}/resources/DEVICE/deployments', { params: { path: { companyId: COMPANY } } }),
-      await as(alice).main.GET('/device/deployments'),
-      await as(alice).main.PUT('/device/health', { body: health(1) }),
+      await as(local.tokens.alice).main.GET('/device/deployments'),
+      await as(local.tokens.alice).main.PUT('/device/health', { body: health(1) }),
       // globex: no access to acme's registry.
-      await getDevice(bob, `${OTHER}-a`),
+      await getDevice(local.tokens.bob, `${OTHER}-a`),
     ]) {
       expect(answer.response.status, answer.response.url).toBe(403);
     }
     // acme's devices never appear in globex's search.
-    const globex = expectOk(await as(bob).main.GET('/resources/search', { params: { query: { pageSize: 100, global: OTHER } } }));
+    const globex = expectOk(
+      await as(local.tokens.bob).main.GET('/resources/search', { params: { query: { pageSize: 100, global: OTHER } } }),
+    );
     expect(globex.resources).toEqual([]);
   });
 });

@@ -5,45 +5,17 @@
  * DEVICE_DELETED in the history), and the company and scope boundaries.
  */
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import {
-  answerOf,
-  call,
-  clientFor,
-  deviceTokenRequest,
-  eventually,
-  expectError,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { answerOf, call, clientFor, deviceTokenRequest, eventually, expectError, useLocalService } from './harness.js';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-let bob: string;
-let olivia: string;
+const local = useLocalService({ users: ['alice', 'bob', 'olivia'] });
 
 const DEVICE = 'e2e-kiosk-1';
 const SERIAL = 'REGSERIAL9E2E01';
 
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-  [alice, bob, olivia] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob'), tokenFor(service, 'olivia')]);
-});
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-});
-
 /** The typed client as the holder of `token`; answers are checked against the document. */
-const as = (token: string) => clientFor(service, token);
+const as = (token: string) => clientFor(local.service, token);
 
 const path = (deviceId: string, companyId = 'acme') => ({ params: { path: { companyId, deviceId } } });
 const getDevice = (token: string, deviceId: string, company = 'acme') =>
@@ -55,17 +27,17 @@ const deleteDevice = (token: string, deviceId: string) =>
 const issueCredentials = (token: string, deviceId: string) =>
   as(token).main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', path(deviceId));
 const searchSerial = async () =>
-  expectOk(await as(alice).main.GET('/resources/search', { params: { query: { global: SERIAL, company: ['acme'] } } }));
+  expectOk(await as(local.tokens.alice).main.GET('/resources/search', { params: { query: { global: SERIAL, company: ['acme'] } } }));
 
 /** A client credentials request with the client authenticated in the form, as the status, headers and body. */
 async function formToken(clientId: string, clientSecret: string) {
-  return answerOf(await deviceTokenRequest(service, clientId, clientSecret));
+  return answerOf(await deviceTokenRequest(local.service, clientId, clientSecret));
 }
 
 /** A client credentials request with HTTP Basic client authentication (RFC 6749 §2.3.1). */
 async function basicToken(clientId: string, clientSecret: string) {
   const credential = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
-  const result = await clientFor(service).auth.POST('/token', {
+  const result = await clientFor(local.service).auth.POST('/token', {
     body: { grant_type: 'client_credentials' },
     bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${credential}` },
@@ -77,7 +49,10 @@ describe('device registry and device tokens', () => {
   let credentials: { clientId: string; clientSecret: string };
 
   it('registers a device (201), then updates it (200), answering the device resource', async () => {
-    const creation = await putDevice(alice, DEVICE, { serial: SERIAL, location: { name: 'Lobby', description: 'Next to the lifts' } });
+    const creation = await putDevice(local.tokens.alice, DEVICE, {
+      serial: SERIAL,
+      location: { name: 'Lobby', description: 'Next to the lifts' },
+    });
     expect(creation.response.status).toBe(201);
     const created = expectOk(creation);
     expect(created).toMatchObject({
@@ -89,22 +64,22 @@ describe('device registry and device tokens', () => {
       connection: { state: 'UNKNOWN' },
     });
     expect(created).not.toHaveProperty('health');
-    const update = await putDevice(alice, DEVICE, { geoLocation: { latitude: 43.6, longitude: 1.44 } });
+    const update = await putDevice(local.tokens.alice, DEVICE, { geoLocation: { latitude: 43.6, longitude: 1.44 } });
     expect(update.response.status).toBe(200);
     const updated = expectOk(update);
     expect(updated).toMatchObject({ serial: SERIAL, location: { name: 'Lobby' }, geoLocation: { latitude: 43.6, longitude: 1.44 } });
     expect(updated.created).toBe(created.created);
 
-    const badId = expectError(await putDevice(alice, 'bad~id', { serial: 'x' }), 400);
+    const badId = expectError(await putDevice(local.tokens.alice, 'bad~id', { serial: 'x' }), 400);
     expect(badId.errors?.map((error) => error.path)).toEqual(['deviceId']);
-    const noSerial = await putDevice(alice, 'e2e-kiosk-new', {});
+    const noSerial = await putDevice(local.tokens.alice, 'e2e-kiosk-new', {});
     expect(noSerial.response.status).toBe(400);
   });
 
   it('registers in bulk: one result per entry in order, a bad entry FAILURE with errors, the rest written', async () => {
     // Hand-built: the second entry's serial is a number, which the typed client does not let through.
-    const response = await call(`${service.api}/companies/acme/resources/devices`, {
-      token: alice,
+    const response = await call(`${local.service.api}/companies/acme/resources/devices`, {
+      token: local.tokens.alice,
       json: [
         { id: 'e2e-kiosk-2', serial: 'SN-E2E-2' },
         { id: 'e2e-kiosk-3', serial: 42 },
@@ -117,10 +92,10 @@ describe('device registry and device tokens', () => {
       { id: 'e2e-kiosk-3', state: 'FAILURE', errors: [{ path: '/1/serial', message: expect.any(String) }] },
       { id: DEVICE, state: 'UPDATED' },
     ]);
-    expect((await getDevice(alice, 'e2e-kiosk-2')).response.status).toBe(200);
-    expect((await getDevice(alice, 'e2e-kiosk-3')).response.status).toBe(404);
+    expect((await getDevice(local.tokens.alice, 'e2e-kiosk-2')).response.status).toBe(200);
+    expect((await getDevice(local.tokens.alice, 'e2e-kiosk-3')).response.status).toBe(404);
     const tooMany = Array.from({ length: 5_001 }, (_, index) => ({ id: `bulk-${index}`, serial: 'x' }));
-    const refused = await as(alice).main.POST('/companies/{companyId}/resources/devices', {
+    const refused = await as(local.tokens.alice).main.POST('/companies/{companyId}/resources/devices', {
       params: { path: { companyId: 'acme' } },
       body: tooMany,
     });
@@ -129,11 +104,11 @@ describe('device registry and device tokens', () => {
 
   it('refuses device ids that are path segments of the API (400 naming the id), one by one and in bulk', async () => {
     for (const id of ['DEVICE', 'scenarios']) {
-      const refused = expectError(await putDevice(alice, id, { serial: 'SN-RESERVED' }), 400);
+      const refused = expectError(await putDevice(local.tokens.alice, id, { serial: 'SN-RESERVED' }), 400);
       expect(refused.errors).toEqual([{ path: 'deviceId', message: expect.stringContaining(`'${id}' cannot be a new device's id`) }]);
     }
     const bulk = expectOk(
-      await as(alice).main.POST('/companies/{companyId}/resources/devices', {
+      await as(local.tokens.alice).main.POST('/companies/{companyId}/resources/devices', {
         params: { path: { companyId: 'acme' } },
         body: [{ id: 'deployments', serial: 'SN-RESERVED' }],
       }),
@@ -141,29 +116,29 @@ describe('device registry and device tokens', () => {
     expect(bulk).toEqual([
       { id: 'deployments', state: 'FAILURE', errors: [{ path: '/0/id', message: expect.stringContaining('path segment') }] },
     ]);
-    expect((await getDevice(alice, 'DEVICE')).response.status).toBe(404);
+    expect((await getDevice(local.tokens.alice, 'DEVICE')).response.status).toBe(404);
   });
 
   it('reads the device back; olivia may read but not write; bob (globex) does not see it', async () => {
-    const got = expectOk(await getDevice(olivia, DEVICE));
+    const got = expectOk(await getDevice(local.tokens.olivia, DEVICE));
     expect(got).toMatchObject({ id: DEVICE, serial: SERIAL, location: { name: 'Main lobby' } });
     expect(JSON.stringify(got)).not.toMatch(/credential|secretHash|deleting/);
-    expect((await putDevice(olivia, DEVICE, { serial: 'olivia' })).response.status).toBe(403);
-    expect((await issueCredentials(olivia, DEVICE)).response.status).toBe(403);
-    expect((await deleteDevice(olivia, DEVICE)).response.status).toBe(403);
-    expect((await getDevice(bob, DEVICE)).response.status).toBe(403);
-    expect((await getDevice(bob, DEVICE, 'globex')).response.status).toBe(404);
-    expect((await issueCredentials(bob, DEVICE)).response.status).toBe(403);
+    expect((await putDevice(local.tokens.olivia, DEVICE, { serial: 'olivia' })).response.status).toBe(403);
+    expect((await issueCredentials(local.tokens.olivia, DEVICE)).response.status).toBe(403);
+    expect((await deleteDevice(local.tokens.olivia, DEVICE)).response.status).toBe(403);
+    expect((await getDevice(local.tokens.bob, DEVICE)).response.status).toBe(403);
+    expect((await getDevice(local.tokens.bob, DEVICE, 'globex')).response.status).toBe(404);
+    expect((await issueCredentials(local.tokens.bob, DEVICE)).response.status).toBe(403);
   });
 
   it('issues credentials (201, not cached; 404 for an absent device)', async () => {
-    const issued = await issueCredentials(alice, DEVICE);
+    const issued = await issueCredentials(local.tokens.alice, DEVICE);
     expect(issued.response.status).toBe(201);
     expect(issued.response.headers.get('cache-control')).toBe('no-store');
     credentials = expectOk(issued);
     expect(credentials.clientId).toBe(`acme~${DEVICE}`);
     expect(credentials.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect((await issueCredentials(alice, 'e2e-kiosk-absent')).response.status).toBe(404);
+    expect((await issueCredentials(local.tokens.alice, 'e2e-kiosk-absent')).response.status).toBe(404);
   });
 
   it('gives a device token for the client credentials, in the form and with HTTP Basic; refuses a wrong secret', async () => {
@@ -193,24 +168,26 @@ describe('device registry and device tokens', () => {
     expect([unknown.status, unknown.body.error]).toEqual([401, 'invalid_client']);
 
     // Hand-built: a grant other than client credentials, and a form without grant_type.
-    const otherGrant = await call(`${service.auth}/token`, {
+    const otherGrant = await call(`${local.service.auth}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'grant_type=password&username=alice&password=alice-demo-password',
     });
     expect([otherGrant.status, otherGrant.body.error]).toEqual([400, 'unsupported_grant_type']);
-    const malformed = await call(`${service.auth}/token`, {
+    const malformed = await call(`${local.service.auth}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `client_id=${credentials.clientId}`,
     });
     expect([malformed.status, malformed.body.error]).toEqual([400, 'invalid_request']);
     // The users' JSON form is unchanged.
-    expect((await clientFor(service).auth.POST('/token', { body: { username: 'alice', password: 'wrong' } })).response.status).toBe(401);
+    expect((await clientFor(local.service).auth.POST('/token', { body: { username: 'alice', password: 'wrong' } })).response.status).toBe(
+      401,
+    );
   });
 
   it('new credentials make the old secret stop working', async () => {
-    const renewal = await issueCredentials(alice, DEVICE);
+    const renewal = await issueCredentials(local.tokens.alice, DEVICE);
     expect(renewal.response.status).toBe(201);
     const renewed = expectOk(renewal);
     expect(renewed.clientSecret).not.toBe(credentials.clientSecret);
@@ -231,7 +208,7 @@ describe('device registry and device tokens', () => {
   it('deletes the device (204): its deployments are undeployed with DEVICE_DELETED, it leaves search, its credentials stop', async () => {
     const deploy = async (versions: string[]) =>
       expectOk(
-        await as(alice).main.POST('/companies/{companyId}/resources/deployments', {
+        await as(local.tokens.alice).main.POST('/companies/{companyId}/resources/deployments', {
           params: { path: { companyId: 'acme' } },
           body: {
             requests: versions.map((version) => ({
@@ -244,19 +221,19 @@ describe('device registry and device tokens', () => {
       );
     expect((await deploy(['1.0.0', '1.1.0'])).items.map((item) => item.state)).toEqual(['SUCCESS', 'SUCCESS']);
 
-    expect((await deleteDevice(alice, DEVICE)).response.status).toBe(204);
-    expect((await getDevice(alice, DEVICE)).response.status).toBe(404);
-    expect((await deleteDevice(alice, DEVICE)).response.status).toBe(404);
+    expect((await deleteDevice(local.tokens.alice, DEVICE)).response.status).toBe(204);
+    expect((await getDevice(local.tokens.alice, DEVICE)).response.status).toBe(404);
+    expect((await deleteDevice(local.tokens.alice, DEVICE)).response.status).toBe(404);
 
     const active = expectOk(
-      await as(alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+      await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
         params: { path: { companyId: 'acme' }, query: { limit: 1000 } },
       }),
     );
     expect(active.items.filter((item) => item.target.id === DEVICE)).toEqual([]);
     const undeploys = async () =>
       expectOk(
-        await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+        await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/deployments/history', {
           params: { path: { companyId: 'acme' }, query: { deviceId: DEVICE } },
         }),
       ).items.flatMap((item) => (item.kind === 'ACTION' && item.action === 'UNDEPLOY' ? [item] : []));

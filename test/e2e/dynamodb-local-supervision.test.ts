@@ -7,25 +7,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
-import { freePort } from '../../functions/local/free-port.js';
-import {
-  answerOf,
-  clientFor,
-  isRunning,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { answerOf, clientFor, isRunning, useLocalService } from './harness.js';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let dynamoDbPort: number;
-let alice: string;
+const local = useLocalService({
+  users: ['alice'],
+  ownDynamoDbPort: true,
+  // Whatever a failed assertion left behind.
+  afterStop: (settings) => {
+    for (const pid of dynamoDbJvms(settings.dataDirectory)) process.kill(pid, 'SIGKILL');
+  },
+});
 
 /** Pids of the java processes running DynamoDB Local on `dataDirectory` (their command line names its -dbPath). */
 function dynamoDbJvms(dataDirectory: string): number[] {
@@ -64,32 +57,16 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
   return true;
 }
 
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  dynamoDbPort = await freePort();
-  service = await startService(settings, { environment: { DYNAMODB_PORT: String(dynamoDbPort) } });
-  alice = await tokenFor(service, 'alice');
-}, 120_000);
-
-afterAll(async () => {
-  await service?.stop();
-  // Whatever a failed assertion left behind.
-  if (settings !== undefined) {
-    for (const pid of dynamoDbJvms(settings.dataDirectory)) process.kill(pid, 'SIGKILL');
-    await removeDataDirectory(settings);
-  }
-}, 60_000);
-
 describe('DynamoDB Local supervision', () => {
   it('a killed JVM: 503 with Retry-After while it is down, restarted on the same data, 200 again within 30 s', async () => {
     const listing = async () =>
       answerOf(
-        await clientFor(service, alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
+        await clientFor(local.service, local.tokens.alice).main.GET('/companies/{companyId}/resources/DEVICE/deployments', {
           params: { path: { companyId: 'acme' } },
         }),
       );
     expect((await listing()).status).toBe(200);
-    const [jvm] = dynamoDbJvms(settings.dataDirectory);
+    const [jvm] = dynamoDbJvms(local.settings.dataDirectory);
     expect(jvm, 'no DynamoDB Local JVM found').toBeTypeOf('number');
 
     process.kill(jvm as number, 'SIGKILL');
@@ -108,26 +85,28 @@ describe('DynamoDB Local supervision', () => {
       expect([200, 503], JSON.stringify(last.body)).toContain(last.status);
       return last.status === 200;
     }, 30_000);
-    expect(back, `still ${last.status} after 30 s:\n${service.output()}`).toBe(true);
+    expect(back, `still ${last.status} after 30 s:\n${local.service.output()}`).toBe(true);
     // The same data: alice still sees the seeded companies' data (the catalog of acme is not empty).
     const scenarios = expectOk(
-      await clientFor(service, alice).main.GET('/companies/{companyId}/resources/scenarios', { params: { path: { companyId: 'acme' } } }),
+      await clientFor(local.service, local.tokens.alice).main.GET('/companies/{companyId}/resources/scenarios', {
+        params: { path: { companyId: 'acme' } },
+      }),
     );
     expect(scenarios.items.map((scenario) => scenario.id)).toContain('acme-welcome');
-    expect(service.output()).toMatch(/DynamoDB Local exited unexpectedly \(signal SIGKILL\); restarting on the same data/);
-    const restarted = dynamoDbJvms(settings.dataDirectory);
+    expect(local.service.output()).toMatch(/DynamoDB Local exited unexpectedly \(signal SIGKILL\); restarting on the same data/);
+    const restarted = dynamoDbJvms(local.settings.dataDirectory);
     expect(restarted).toHaveLength(1);
     expect(restarted[0]).not.toBe(jvm);
   }, 60_000);
 
   it('a killed runtime (SIGKILL) takes its JVM with it: gone within a few seconds, its port refusing connections', async () => {
-    const [jvm] = dynamoDbJvms(settings.dataDirectory);
+    const [jvm] = dynamoDbJvms(local.settings.dataDirectory);
     expect(jvm, 'no DynamoDB Local JVM found').toBeTypeOf('number');
-    expect(await refuses(dynamoDbPort)).toBe(false);
+    expect(await refuses(local.dynamoDbPort)).toBe(false);
 
-    process.kill(service.pid, 'SIGKILL');
+    process.kill(local.service.pid, 'SIGKILL');
     expect(await waitFor(() => !isRunning(jvm as number), 8_000), 'the JVM outlived the runtime').toBe(true);
-    expect(await refuses(dynamoDbPort)).toBe(true);
-    expect(dynamoDbJvms(settings.dataDirectory)).toEqual([]);
+    expect(await refuses(local.dynamoDbPort)).toBe(true);
+    expect(dynamoDbJvms(local.settings.dataDirectory)).toEqual([]);
   }, 30_000);
 });

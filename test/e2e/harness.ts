@@ -1,14 +1,16 @@
 /**
  * End-to-end harness: runs `bin/local.ts` (what `npm start` runs) as a child process on free ports with a
  * temporary data folder, and offers the typed client on it (`clientFor`) plus `call` for hand-built requests. Both
- * check every answer of the service against its route definition. Every test file stops what it starts.
+ * check every answer of the service against its route definition. Every test file stops what it starts: a file that
+ * needs one service for all its tests calls `useLocalService`, which starts it before the first test and stops it
+ * (and removes its data folder) after the last.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Middleware } from 'openapi-fetch';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createDssClient, type DssClient, expectOk, type ProblemBody, requestClientCredentialsToken } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
 import type { ApiName } from '../../functions/contract/route.js';
@@ -132,6 +134,102 @@ export async function removeDataDirectory(settings: ServiceSettings): Promise<vo
 
 /** Demo credentials (docs/contract.md, "Local demo data"). */
 export const DEMO_PASSWORDS = { alice: 'alice-demo-password', bob: 'bob-demo-password', olivia: 'olivia-demo-password' } as const;
+
+/** A demo user's name. */
+export type DemoUser = keyof typeof DEMO_PASSWORDS;
+
+/** How useLocalService starts the file's service. */
+export interface LocalServiceOptions<User extends DemoUser> extends StartOptions {
+  /** Demo users whose access tokens are fetched once the service is up (LocalServiceFixture.tokens). */
+  users?: readonly User[];
+  /** Runs DynamoDB Local on a port picked here (DYNAMODB_PORT), for tests that read or write the tables directly. */
+  ownDynamoDbPort?: boolean;
+  /** Runs on the fresh data folder before the service starts (e.g. to leave tables of an older design there). */
+  beforeStart?: (settings: ServiceSettings) => Promise<void>;
+  /** Runs once the service has stopped, before its data folder is removed (e.g. to end what a failed test left running). */
+  afterStop?: (settings: ServiceSettings) => Promise<void> | void;
+  /** Timeout of the hooks that start and stop the service, ms. @default 120_000 */
+  hookTimeoutMs?: number;
+}
+
+/** The service of a test file (useLocalService). Every member throws when read before the service has started. */
+export interface LocalServiceFixture<User extends DemoUser> {
+  readonly service: LocalService;
+  readonly settings: ServiceSettings;
+  /** Access tokens of the users named in LocalServiceOptions.users. */
+  readonly tokens: Readonly<Record<User, string>>;
+  /** Port of DynamoDB Local (LocalServiceOptions.ownDynamoDbPort). */
+  readonly dynamoDbPort: number;
+  /** `http://127.0.0.1:<dynamoDbPort>`. */
+  readonly dynamoDbEndpoint: string;
+  /**
+   * Starts the service again on the same ports and data folder, after the test stopped or killed it (stopped here
+   * first when it still runs); `service` is the new one from then on, and the tokens are fetched again.
+   */
+  restart(): Promise<LocalService>;
+}
+
+/**
+ * One local service for all the tests of a file: registers a `beforeAll` that starts `bin/local.ts` on free ports and
+ * a fresh data folder (and fetches the demo users' tokens), and an `afterAll` that stops it and removes the folder.
+ * Call it at the top level of the file, before the file's own hooks: those then run after the start and before the
+ * stop (Vitest runs `afterAll` hooks in the reverse order of their registration).
+ */
+export function useLocalService<User extends DemoUser = never>(options: LocalServiceOptions<User> = {}): LocalServiceFixture<User> {
+  const { users = [], ownDynamoDbPort = false, beforeStart, afterStop, hookTimeoutMs = 120_000, ...start } = options;
+  let settings: ServiceSettings | undefined;
+  let service: LocalService | undefined;
+  let dynamoDbPort: number | undefined;
+  let tokens: Record<User, string> | undefined;
+
+  const started = async (): Promise<LocalService> => {
+    const environment = { ...start.environment, ...(dynamoDbPort === undefined ? {} : { DYNAMODB_PORT: String(dynamoDbPort) }) };
+    const running = await startService(settings as ServiceSettings, { ...start, environment });
+    service = running;
+    const fetched = await Promise.all(users.map((user) => tokenFor(running, user)));
+    tokens = Object.fromEntries(users.map((user, index) => [user, fetched[index]])) as Record<User, string>;
+    return running;
+  };
+  beforeAll(async () => {
+    settings = await newServiceSettings();
+    if (ownDynamoDbPort) dynamoDbPort = await freePort();
+    await beforeStart?.(settings);
+    await started();
+  }, hookTimeoutMs);
+  afterAll(async () => {
+    await service?.stop();
+    if (settings === undefined) return;
+    await afterStop?.(settings);
+    await removeDataDirectory(settings);
+  }, hookTimeoutMs);
+
+  const ready = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${what} is read before useLocalService's beforeAll has started the service`);
+    return value;
+  };
+  return {
+    get service() {
+      return ready(service, 'service');
+    },
+    get settings() {
+      return ready(settings, 'settings');
+    },
+    get tokens() {
+      return ready(tokens, 'tokens');
+    },
+    get dynamoDbPort() {
+      if (!ownDynamoDbPort) throw new Error('dynamoDbPort is only known with useLocalService({ ownDynamoDbPort: true })');
+      return ready(dynamoDbPort, 'dynamoDbPort');
+    },
+    get dynamoDbEndpoint() {
+      return `http://127.0.0.1:${this.dynamoDbPort}`;
+    },
+    async restart() {
+      await service?.stop();
+      return started();
+    },
+  };
+}
 
 /** Gets an access token for a demo user. @throws ApiError when the token endpoint does not answer 200. */
 export async function tokenFor(service: LocalService, username: keyof typeof DEMO_PASSWORDS): Promise<string> {
@@ -281,12 +379,15 @@ export function isRunning(pid: number): boolean {
   }
 }
 
-/** Polls `check` every 100 ms until it returns true (default timeout 15 s): for what the streams derive. */
-export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+/**
+ * Polls `check` every `intervalMs` (default 100 ms) until it returns true (default timeout 15 s): for what the streams
+ * derive, or whatever else the service does in its own time.
+ */
+export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 15_000, intervalMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((done) => setTimeout(done, 100));
+    await new Promise((done) => setTimeout(done, intervalMs));
   }
 }
 

@@ -6,22 +6,10 @@
  * after the restart; a rollout of one company never touches another's devices. The rollout sweeper runs every 200 ms.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import { freePort } from '../../functions/local/free-port.js';
 import { SimulatedFleet } from '../../simulator/fleet.js';
-import {
-  clientFor,
-  DEMO_PASSWORDS,
-  dynamoDbLocalStopped,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { clientFor, DEMO_PASSWORDS, dynamoDbLocalStopped, eventually, useLocalService } from './harness.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
@@ -31,32 +19,28 @@ const SIMULATED_QUERY = 'connection.state=CONNECTED&health.versionCode=40&health
 const SIMULATED_SEARCH = { 'connection.state': ['CONNECTED' as const], 'health.versionCode': ['40', '41', '42'] };
 const ENVIRONMENT = { ROLLOUT_SWEEP_INTERVAL_MS: '200', ROLLOUT_CHUNK_TIMEOUT_SECONDS: '2' };
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-let bob: string;
-let dynamoPort: number;
+const local = useLocalService({ users: ['alice', 'bob'], ownDynamoDbPort: true, environment: ENVIRONMENT });
 const fleets: SimulatedFleet[] = [];
 
 type Rollout = components['schemas']['Rollout'];
 
 /** The typed client on the running service (it changes at the restart) as the holder of `token`. */
-const as = (token: string) => clientFor(service, token);
+const as = (token: string) => clientFor(local.service, token);
 
 /** POST a rollout of COMPANY as alice. */
 const createRollout = (body: components['schemas']['RolloutCreateBody']) =>
-  as(alice).main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: COMPANY } }, body });
+  as(local.tokens.alice).main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: COMPANY } }, body });
 
 /** POST .../rollouts/{id}/pause, resume or cancel as alice. */
 const control = (id: string, verb: 'pause' | 'resume' | 'cancel') =>
-  as(alice).main.POST(`/companies/{companyId}/resources/rollouts/{rolloutId}/${verb}`, {
+  as(local.tokens.alice).main.POST(`/companies/{companyId}/resources/rollouts/{rolloutId}/${verb}`, {
     params: { path: { companyId: COMPANY, rolloutId: id } },
   });
 
 /** The history of one scenario version of COMPANY, up to `limit` entries. */
 const versionHistory = async (version: string, limit: number) =>
   expectOk(
-    await as(alice).main.GET('/companies/{companyId}/resources/deployments/history', {
+    await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/deployments/history', {
       params: { path: { companyId: COMPANY }, query: { scenarioId: SCENARIO, version, limit } },
     }),
   ).items;
@@ -64,8 +48,8 @@ const versionHistory = async (version: string, limit: number) =>
 /** A fleet of `count` simulated kiosks `{prefix}{n}` reporting every 300 ms, installing whatever they are given. */
 async function startFleet(prefix: string, count: number, failureRate: number): Promise<SimulatedFleet> {
   const fleet = new SimulatedFleet({
-    baseUrl: service.api,
-    authUrl: service.auth,
+    baseUrl: local.service.api,
+    authUrl: local.service.auth,
     username: 'alice',
     password: DEMO_PASSWORDS.alice,
     company: COMPANY,
@@ -77,7 +61,7 @@ async function startFleet(prefix: string, count: number, failureRate: number): P
     failureRate,
     silenceRate: 0,
     healthChangeRate: 0,
-    credentialsFile: join(settings.dataDirectory, `fleet-${prefix}.json`),
+    credentialsFile: join(local.settings.dataDirectory, `fleet-${prefix}.json`),
   });
   await fleet.start();
   fleets.push(fleet);
@@ -94,7 +78,7 @@ const fleetIds = (prefix: string, count: number) =>
 
 async function getRollout(id: string): Promise<Rollout> {
   return expectOk(
-    await as(alice).main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
+    await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
       params: { path: { companyId: COMPANY, rolloutId: id } },
     }),
   );
@@ -121,32 +105,22 @@ async function waitFor(id: string, check: (rollout: Rollout) => boolean, what: s
 /** The active deployments of `deviceId` of `version`. */
 async function activeVersions(deviceId: string): Promise<string[]> {
   const result = expectOk(
-    await as(alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+    await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
       params: { path: { companyId: COMPANY, deviceId } },
     }),
   );
   return result.items.filter((item) => item.what.id === SCENARIO).map((item) => item.what.subId);
 }
 
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  dynamoPort = await freePort();
-  service = await startService(settings, { environment: { ...ENVIRONMENT, DYNAMODB_PORT: String(dynamoPort) } });
-  alice = await tokenFor(service, 'alice');
-  bob = await tokenFor(service, 'bob');
-}, 120_000);
-
 afterAll(async () => {
   await Promise.all(fleets.map((fleet) => fleet.stop()));
-  await service?.stop();
-  await removeDataDirectory(settings);
 });
 
 describe('a rollout over the fleet a search selects', () => {
   it('resolves its targets once from the query, and completes wave by wave as the devices report INSTALLED', async () => {
     await startFleet('acme-wave-', 12, 0);
     await eventually(async () => {
-      const found = await as(alice).main.GET('/resources/search', {
+      const found = await as(local.tokens.alice).main.GET('/resources/search', {
         params: { query: { type: ['DEVICE'], ...SIMULATED_SEARCH, pageSize: 100 } },
       });
       return found.response.status === 200 && found.data?.total === 12;
@@ -195,7 +169,7 @@ describe('a rollout over the fleet a search selects', () => {
     expect(statuses.length).toBeGreaterThanOrEqual(12);
 
     const listed = expectOk(
-      await as(alice).main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: COMPANY } } }),
+      await as(local.tokens.alice).main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: COMPANY } } }),
     );
     expect(listed.items.map((rollout) => rollout.id)).toContain(created.id);
   }, 120_000);
@@ -259,6 +233,8 @@ describe('a rollout over the fleet a search selects', () => {
     expect(expectOk(paused).pausedReason).toMatch(/alice|Paused/);
     const twice = await control(created.id, 'pause');
     expect(twice.response.status).toBe(409);
+    // What is checked is that nothing happens: a real wait, over several sweeps (every 200 ms), none of which may move a
+    // paused rollout on.
     await new Promise((done) => setTimeout(done, 1_500));
     const still = await getRollout(created.id);
     expect(still.state).toBe('PAUSED');
@@ -288,12 +264,10 @@ describe('a rollout survives the service', () => {
     const created = expectOk(answer);
     await waitFor(created.id, (rollout) => rollout.waves[0]?.counts.SUCCESS === 3, 'the first wave written');
 
-    const killed = service;
+    const killed = local.service;
     process.kill(killed.pid, 'SIGKILL');
-    await dynamoDbLocalStopped(dynamoPort);
-    await killed.stop();
-    service = await startService(settings, { environment: { ...ENVIRONMENT, DYNAMODB_PORT: String(dynamoPort) } });
-    alice = await tokenFor(service, 'alice');
+    await dynamoDbLocalStopped(local.dynamoDbPort);
+    await local.restart();
     const after = await getRollout(created.id);
     expect(after.state).toBe('RUNNING');
     expect(after.waves[0]?.counts.SUCCESS).toBe(3);
@@ -316,7 +290,7 @@ describe('a rollout survives the service', () => {
 describe('a rollout stays in its company', () => {
   it('never touches another company: its query is restricted, another company in it is refused, and ids of another company are not found', async () => {
     const connected = expectOk(
-      await as(alice).main.GET('/resources/search', {
+      await as(local.tokens.alice).main.GET('/resources/search', {
         params: { query: { type: ['DEVICE'], company: ['acme'], 'connection.state': ['CONNECTED'], pageSize: 1 } },
       }),
     );
@@ -347,18 +321,18 @@ describe('a rollout stays in its company', () => {
     const done = await waitFor(byIds.id, (rollout) => (rollout.waves[0]?.counts.TARGET_NOT_FOUND ?? 0) === 2, 'both ids not found');
     expect(done.waves[0]?.counts.SUCCESS ?? 0).toBe(0);
     const globexActive = expectOk(
-      await as(bob).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
+      await as(local.tokens.bob).main.GET('/companies/{companyId}/resources/{deviceId}/deployments', {
         params: { path: { companyId: 'globex', deviceId: 'globex-kiosk-0001' } },
       }),
     );
     expect(globexActive.items.some((item) => item.what.id === SCENARIO)).toBe(false);
 
-    const foreignRead = await as(bob).main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
+    const foreignRead = await as(local.tokens.bob).main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
       params: { path: { companyId: COMPANY, rolloutId: created.id } },
     });
     expect(foreignRead.response.status).toBe(403);
     const globexList = expectOk(
-      await as(bob).main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: 'globex' } } }),
+      await as(local.tokens.bob).main.GET('/companies/{companyId}/resources/rollouts', { params: { path: { companyId: 'globex' } } }),
     );
     expect(globexList.items).toEqual([]);
   }, 120_000);

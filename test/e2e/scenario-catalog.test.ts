@@ -5,39 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import JSZip from 'jszip';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import {
-  answerOf,
-  call,
-  clientFor,
-  type JsonResult,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-  type TypedResult,
-  uploadArchive,
-} from './harness.js';
+import { answerOf, call, clientFor, type JsonResult, type TypedResult, uploadArchive, useLocalService } from './harness.js';
 
-let settings: ServiceSettings;
-let service: LocalService;
-let alice: string;
-let bob: string;
-let olivia: string;
-
-beforeAll(async () => {
-  settings = await newServiceSettings();
-  service = await startService(settings);
-  [alice, bob, olivia] = await Promise.all([tokenFor(service, 'alice'), tokenFor(service, 'bob'), tokenFor(service, 'olivia')]);
-}, 120_000);
-
-afterAll(async () => {
-  await service?.stop();
-  if (settings !== undefined) await removeDataDirectory(settings);
-}, 120_000);
+const local = useLocalService({ users: ['alice', 'bob', 'olivia'] });
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
@@ -52,10 +24,10 @@ interface Problem {
 }
 
 /** The typed client as the holder of `token` (none: no Authorization header); answers are checked against the document. */
-const as = (token?: string) => clientFor(service, token);
+const as = (token?: string) => clientFor(local.service, token);
 
 /** Hand-built requests (`call`) here are the ones the typed client must not send: undocumented or invalid query parameters. */
-const scenariosUrl = (company: string) => `${service.api}/companies/${company}/resources/scenarios`;
+const scenariosUrl = (company: string) => `${local.service.api}/companies/${company}/resources/scenarios`;
 
 function expectProblem(result: JsonResult | TypedResult, status: number): Problem {
   const answer = answerOf(result);
@@ -134,7 +106,7 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 
 describe('listing scenarios', () => {
   it('shows the demo scenario acme-welcome with versions 1.0.0 and 1.1.0, and only acme scenarios', async () => {
-    const page = expectOk(await list(alice, 'acme'));
+    const page = expectOk(await list(local.tokens.alice, 'acme'));
     const welcome = page.items.find((scenario) => scenario.id === 'acme-welcome');
     expect(welcome).toEqual({
       id: 'acme-welcome',
@@ -151,11 +123,11 @@ describe('listing scenarios', () => {
 
   it('pages with limit=1 and cursor: every scenario exactly once, ordered by id, no cursor on the last page', async () => {
     for (const id of ['catalog-paging-c', 'catalog-paging-a', 'catalog-paging-b']) {
-      expect((await uploadArchive(service, alice, 'acme', await validArchive(id, '1.0.0'))).response.status).toBe(201);
+      expect((await uploadArchive(local.service, local.tokens.alice, 'acme', await validArchive(id, '1.0.0'))).response.status).toBe(201);
     }
-    const all = expectOk(await list(alice, 'acme', { limit: 1000 }));
+    const all = expectOk(await list(local.tokens.alice, 'acme', { limit: 1000 }));
     expect(all.items.length).toBeGreaterThanOrEqual(4);
-    const pages = await listAllPages(alice, 'acme', 1);
+    const pages = await listAllPages(local.tokens.alice, 'acme', 1);
     expect(pages).toHaveLength(all.items.length);
     for (const page of pages) expect(page.items).toHaveLength(1);
     expect(pages.at(-1)?.nextCursor).toBeNull();
@@ -166,23 +138,23 @@ describe('listing scenarios', () => {
     expect(ids).toEqual(expect.arrayContaining(['acme-welcome', 'catalog-paging-a', 'catalog-paging-b', 'catalog-paging-c']));
 
     // limit=2 covers the same scenarios
-    const byTwo = (await listAllPages(alice, 'acme', 2)).flatMap((page) => page.items.map((scenario) => scenario.id));
+    const byTwo = (await listAllPages(local.tokens.alice, 'acme', 2)).flatMap((page) => page.items.map((scenario) => scenario.id));
     expect(byTwo).toEqual(ids);
   });
 
   it('answers 400 for a bad limit, unknown or repeated parameters, naming each', async () => {
     // Hand-built: values and parameters outside the document, which the typed client does not let through.
     for (const limit of ['0', '1001', 'abc', '-1', '1.5', '']) {
-      const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=${limit}`, { token: alice }), 400);
+      const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=${limit}`, { token: local.tokens.alice }), 400);
       expect(problem.errors, limit).toEqual([{ path: 'limit', message: expect.stringMatching(/1 to 1000/) }]);
     }
-    const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=1&limit=2&colour=red`, { token: alice }), 400);
+    const problem = expectProblem(await call(`${scenariosUrl('acme')}?limit=1&limit=2&colour=red`, { token: local.tokens.alice }), 400);
     expect(problem.errors?.map((error) => error.path).sort()).toEqual(['colour', 'limit']);
     expect(problem.errors?.find((error) => error.path === 'colour')?.message).toMatch(/Allowed: limit, cursor/);
   });
 
   it('answers 400 for a tampered cursor: garbage, another company, another item kind', async () => {
-    const first = expectOk(await list(alice, 'acme', { limit: 1 }));
+    const first = expectOk(await list(local.tokens.alice, 'acme', { limit: 1 }));
     expect(first.nextCursor).toEqual(expect.any(String));
     const [payload, signature] = (first.nextCursor as string).split('.') as [string, string];
     const key = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -199,18 +171,18 @@ describe('listing scenarios', () => {
       forge([key]),
     ];
     for (const cursor of tampered) {
-      const problem = expectProblem(await list(alice, 'acme', { limit: 1, cursor }), 400);
+      const problem = expectProblem(await list(local.tokens.alice, 'acme', { limit: 1, cursor }), 400);
       expect(problem.errors, cursor).toEqual([{ path: 'cursor', message: expect.any(String) }]);
     }
     // the genuine cursor still works
-    expectOk(await list(alice, 'acme', { limit: 1, cursor: first.nextCursor as string }));
+    expectOk(await list(local.tokens.alice, 'acme', { limit: 1, cursor: first.nextCursor as string }));
   });
 });
 
 describe('a scenario and its versions', () => {
   it('lists every version with size, sha256, uploader and a 5-minute download URL', async () => {
     const before = Date.now();
-    const scenario = await detail(alice, 'acme', 'acme-welcome');
+    const scenario = await detail(local.tokens.alice, 'acme', 'acme-welcome');
     expect(scenario).toMatchObject({ id: 'acme-welcome', name: 'Acme welcome screen', latestVersion: '1.1.0' });
     expect(scenario.versions.map((version) => version.version)).toEqual(['1.0.0', '1.1.0']);
     for (const version of scenario.versions) {
@@ -230,7 +202,7 @@ describe('a scenario and its versions', () => {
   });
 
   it('serves the archive at the download URL without a token: its sha256 is the listed one and it unzips to that version', async () => {
-    const scenario = await detail(alice, 'acme', 'acme-welcome');
+    const scenario = await detail(local.tokens.alice, 'acme', 'acme-welcome');
     for (const version of scenario.versions) {
       const response = await fetch(version.download.url);
       expect(response.status, version.version).toBe(200);
@@ -248,13 +220,13 @@ describe('a scenario and its versions', () => {
 
   it('answers one version at the Location of a 201 upload, with the 201 body figures', async () => {
     const archive = await validArchive('catalog-location', '3.2.1');
-    const uploaded = await uploadArchive(service, alice, 'acme', archive);
+    const uploaded = await uploadArchive(local.service, local.tokens.alice, 'acme', archive);
     expect(uploaded.response.status).toBe(201);
     const stored = expectOk(uploaded);
     const location = uploaded.response.headers.get('location') as string;
     expect(location).toBe('/companies/acme/resources/scenarios/catalog-location/versions/3.2.1');
     // The typed call below sends exactly that path (ScenarioVersionGet).
-    const version = expectOk(await scenarioVersion(alice, 'acme', 'catalog-location', '3.2.1'));
+    const version = expectOk(await scenarioVersion(local.tokens.alice, 'acme', 'catalog-location', '3.2.1'));
     expect(version).toMatchObject({
       version: '3.2.1',
       size: archive.byteLength,
@@ -267,9 +239,14 @@ describe('a scenario and its versions', () => {
     expect(sha256(downloaded)).toBe(sha256(archive));
 
     // a lower version uploaded later: versions stay in upload order, latestVersion is the highest
-    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.10.0-rc.1'))).response.status).toBe(201);
-    expect((await uploadArchive(service, alice, 'acme', await validArchive('catalog-location', '3.1.0'))).response.status).toBe(201);
-    const scenario = await detail(alice, 'acme', 'catalog-location');
+    expect(
+      (await uploadArchive(local.service, local.tokens.alice, 'acme', await validArchive('catalog-location', '3.10.0-rc.1'))).response
+        .status,
+    ).toBe(201);
+    expect(
+      (await uploadArchive(local.service, local.tokens.alice, 'acme', await validArchive('catalog-location', '3.1.0'))).response.status,
+    ).toBe(201);
+    const scenario = await detail(local.tokens.alice, 'acme', 'catalog-location');
     expect(scenario).toMatchObject({
       id: 'catalog-location',
       name: 'Catalogue catalog-location',
@@ -277,20 +254,22 @@ describe('a scenario and its versions', () => {
       latestVersion: '3.10.0-rc.1',
     });
     expect(scenario.versions.map((entry) => entry.version)).toEqual(['3.2.1', '3.10.0-rc.1', '3.1.0']);
-    const listed = (await listAllPages(alice, 'acme', 1000)).flatMap((page) => page.items).find((entry) => entry.id === 'catalog-location');
+    const listed = (await listAllPages(local.tokens.alice, 'acme', 1000))
+      .flatMap((page) => page.items)
+      .find((entry) => entry.id === 'catalog-location');
     expect(listed).toMatchObject({ latestVersion: '3.10.0-rc.1', versions: ['3.2.1', '3.10.0-rc.1', '3.1.0'] });
   });
 
   it("answers 404 for an unknown scenario, an unknown version, and another company's scenario", async () => {
-    expectProblem(await scenario(alice, 'acme', 'no-such-scenario'), 404);
-    expectProblem(await scenarioVersion(alice, 'acme', 'acme-welcome', '9.9.9'), 404);
-    expectProblem(await scenarioVersion(alice, 'acme', 'acme-welcome', 'not-a-version'), 404);
-    expectProblem(await scenarioVersion(alice, 'acme', 'no-such-scenario', '1.0.0'), 404);
+    expectProblem(await scenario(local.tokens.alice, 'acme', 'no-such-scenario'), 404);
+    expectProblem(await scenarioVersion(local.tokens.alice, 'acme', 'acme-welcome', '9.9.9'), 404);
+    expectProblem(await scenarioVersion(local.tokens.alice, 'acme', 'acme-welcome', 'not-a-version'), 404);
+    expectProblem(await scenarioVersion(local.tokens.alice, 'acme', 'no-such-scenario', '1.0.0'), 404);
     // globex-timetable exists, but in globex: not visible from acme
-    expectProblem(await scenario(olivia, 'acme', 'globex-timetable'), 404);
-    expectProblem(await scenarioVersion(olivia, 'acme', 'globex-timetable', '1.0.0'), 404);
+    expectProblem(await scenario(local.tokens.olivia, 'acme', 'globex-timetable'), 404);
+    expectProblem(await scenarioVersion(local.tokens.olivia, 'acme', 'globex-timetable', '1.0.0'), 404);
     // an id that cannot exist (a key separator, sent as %23) is simply not found
-    const separator = await scenario(alice, 'acme', 'acme-welcome#1.0.0');
+    const separator = await scenario(local.tokens.alice, 'acme', 'acme-welcome#1.0.0');
     expect(new URL(separator.response.url).pathname).toBe('/companies/acme/resources/scenarios/acme-welcome%231.0.0');
     expectProblem(separator, 404);
   });
@@ -298,7 +277,7 @@ describe('a scenario and its versions', () => {
   it('answers 400 for query parameters on the detail, version and usage addresses', async () => {
     // Hand-built: these addresses document no query parameter.
     for (const path of ['/acme-welcome', '/acme-welcome/versions/1.0.0', '/usage']) {
-      const problem = expectProblem(await call(`${scenariosUrl('acme')}${path}?limit=1`, { token: alice }), 400);
+      const problem = expectProblem(await call(`${scenariosUrl('acme')}${path}?limit=1`, { token: local.tokens.alice }), 400);
       expect(problem.errors, path).toEqual([{ path: 'limit', message: expect.stringMatching(/Unknown parameter/) }]);
     }
   });
@@ -306,28 +285,28 @@ describe('a scenario and its versions', () => {
 
 describe('storage usage', () => {
   it('equals the sum of the sizes of every stored version of the company', async () => {
-    const account = await usage(bob, 'globex');
+    const account = await usage(local.tokens.bob, 'globex');
     expect(account.quotaBytes).toBe(5_242_880);
-    expect(account.usedBytes).toBe(await storedBytes(bob, 'globex'));
+    expect(account.usedBytes).toBe(await storedBytes(local.tokens.bob, 'globex'));
     expect(account.usedBytes).toBeGreaterThan(0);
     expect(account.availableBytes).toBe(account.quotaBytes - account.usedBytes);
   });
 
   it('grows by exactly the size of a newly stored version, and not on a refused one', async () => {
-    const before = await usage(bob, 'globex');
+    const before = await usage(local.tokens.bob, 'globex');
     const archive = await validArchive('globex-timetable', '2.0.0');
-    const stored = await uploadArchive(service, bob, 'globex', archive);
+    const stored = await uploadArchive(local.service, local.tokens.bob, 'globex', archive);
     expect(stored.response.status).toBe(201);
     expect(expectOk(stored).size).toBe(archive.byteLength);
-    const after = await usage(bob, 'globex');
+    const after = await usage(local.tokens.bob, 'globex');
     expect(after.usedBytes - before.usedBytes).toBe(archive.byteLength);
-    expect(after.usedBytes).toBe(await storedBytes(bob, 'globex'));
+    expect(after.usedBytes).toBe(await storedBytes(local.tokens.bob, 'globex'));
 
     // the same version again: 409, nothing counted
-    expect((await uploadArchive(service, bob, 'globex', archive)).response.status).toBe(409);
-    expect((await usage(bob, 'globex')).usedBytes).toBe(after.usedBytes);
+    expect((await uploadArchive(local.service, local.tokens.bob, 'globex', archive)).response.status).toBe(409);
+    expect((await usage(local.tokens.bob, 'globex')).usedBytes).toBe(after.usedBytes);
 
-    const timetable = await detail(bob, 'globex', 'globex-timetable');
+    const timetable = await detail(local.tokens.bob, 'globex', 'globex-timetable');
     expect(timetable.latestVersion).toBe('2.0.0');
     expect(timetable.versions.map((version) => [version.version, version.uploadedBy])).toEqual([
       ['1.0.0', 'demo-seed'],
@@ -342,20 +321,20 @@ describe('authentication and authorization', () => {
 
   it('answers 403 to bob on every acme catalogue address', async () => {
     const answers = [
-      await list(bob, 'acme'),
-      await list(bob, 'acme', { limit: 1 }),
-      await scenario(bob, 'acme', 'acme-welcome'),
-      await scenarioVersion(bob, 'acme', 'acme-welcome', '1.0.0'),
-      await usageOf(bob, 'acme'),
+      await list(local.tokens.bob, 'acme'),
+      await list(local.tokens.bob, 'acme', { limit: 1 }),
+      await scenario(local.tokens.bob, 'acme', 'acme-welcome'),
+      await scenarioVersion(local.tokens.bob, 'acme', 'acme-welcome', '1.0.0'),
+      await usageOf(local.tokens.bob, 'acme'),
     ];
     for (const answer of answers) expectProblem(answer, 403);
   });
 
   it('answers 403 before looking at parameters or existence', async () => {
     // Hand-built: invalid and undocumented parameters.
-    expectProblem(await call(`${scenariosUrl('acme')}?limit=0&colour=red`, { token: bob }), 403);
-    expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario?x=1`, { token: bob }), 403);
-    expectProblem(await usageOf(alice, 'no-such-company'), 403);
+    expectProblem(await call(`${scenariosUrl('acme')}?limit=0&colour=red`, { token: local.tokens.bob }), 403);
+    expectProblem(await call(`${scenariosUrl('acme')}/no-such-scenario?x=1`, { token: local.tokens.bob }), 403);
+    expectProblem(await usageOf(local.tokens.alice, 'no-such-company'), 403);
   });
 
   it('answers 401 without a token', async () => {
@@ -368,7 +347,7 @@ describe('authentication and authorization', () => {
   });
 
   it('lets olivia (scenarios:read on acme and globex) read both companies', async () => {
-    expect((await usage(olivia, 'acme')).quotaBytes).toBe(1_073_741_824);
-    expect((await detail(olivia, 'globex', 'globex-timetable')).id).toBe('globex-timetable');
+    expect((await usage(local.tokens.olivia, 'acme')).quotaBytes).toBe(1_073_741_824);
+    expect((await detail(local.tokens.olivia, 'globex', 'globex-timetable')).id).toBe('globex-timetable');
   });
 });

@@ -23,6 +23,7 @@ import {
   startService,
   tokenFor,
   uploadArchive,
+  useLocalService,
 } from './harness.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -58,30 +59,17 @@ const filters = (service: LocalService, token: string) =>
   clientFor(service, token).main.GET('/resources/search/filters', { params: { query: { type: 'DEVICE' } } });
 
 describe('npm run reindex on the embedded engine', () => {
-  let settings: ServiceSettings;
-  let service: LocalService;
-  let token: string;
-
-  beforeAll(async () => {
-    settings = await newServiceSettings();
-    service = await startService(settings);
-    token = await tokenFor(service, 'olivia');
-  }, 120_000);
-
-  afterAll(async () => {
-    await service?.stop();
-    if (settings !== undefined) await removeDataDirectory(settings);
-  }, 120_000);
+  const local = useLocalService({ users: ['olivia'] });
 
   it('rebuilds the index of the running service and swaps it in; searches answer the same', async () => {
-    const before = expectOk(await search(service, token));
-    const reindex = await runReindex(settings.dataDirectory);
+    const before = expectOk(await search(local.service, local.tokens.olivia));
+    const reindex = await runReindex(local.settings.dataDirectory);
     expect(reindex.stderr).toBe('');
     expect(reindex.code).toBe(0);
     expect(JSON.parse(reindex.stdout)).toEqual({ index: 'embedded-3', documents: 242, tookMs: expect.any(Number) });
-    const after = expectOk(await search(service, token));
+    const after = expectOk(await search(local.service, local.tokens.olivia));
     expect(after).toEqual(before);
-    expect(service.output()).toContain('Search index rebuilt: 242 documents');
+    expect(local.service.output()).toContain('Search index rebuilt: 242 documents');
   });
 });
 

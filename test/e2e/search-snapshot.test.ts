@@ -5,50 +5,34 @@
  * the start rebuild from the tables, and search still answers.
  */
 import { access, copyFile, writeFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
 import { readSearchSnapshot, searchSnapshotFile } from '../../functions/local/search-snapshot.js';
-import {
-  clientFor,
-  eventually,
-  type LocalService,
-  newServiceSettings,
-  removeDataDirectory,
-  type ServiceSettings,
-  startService,
-  tokenFor,
-} from './harness.js';
+import { clientFor, eventually, useLocalService } from './harness.js';
 
 const ENVIRONMENT = { SEARCH_SNAPSHOT_INTERVAL_MS: '1000' };
 const SERIAL = 'SN-SNAPSHOT-CATCHUP';
 
 describe('search snapshot across restarts', () => {
-  let settings: ServiceSettings;
-  let service: LocalService | undefined;
-
-  beforeAll(async () => {
-    settings = await newServiceSettings();
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-    if (settings !== undefined) await removeDataDirectory(settings);
-  }, 60_000);
+  const local = useLocalService({ users: ['alice'], environment: ENVIRONMENT });
 
   /** Devices whose serial search finds (global full text), as the operator alice sees them. */
-  async function found(token: string): Promise<string[]> {
-    const running = service as LocalService;
+  async function found(): Promise<string[]> {
     const answer = expectOk(
-      await clientFor(running, token).main.GET('/resources/search', { params: { query: { type: ['DEVICE'], global: SERIAL } } }),
+      await clientFor(local.service, local.tokens.alice).main.GET('/resources/search', {
+        params: { query: { type: ['DEVICE'], global: SERIAL } },
+      }),
     );
     return answer.resources.map((resource) => resource.id);
   }
 
   it('rebuilds at the first start, loads the snapshot and catches up at the next, and rebuilds again when it is damaged', async () => {
-    const file = searchSnapshotFile(settings.dataDirectory);
+    const file = searchSnapshotFile(local.settings.dataDirectory);
 
-    service = await startService(settings, { environment: ENVIRONMENT });
-    expect(service.output()).toMatch(/Search index rebuilt from a parallel scan of the tables \(242 documents\) in .*: no snapshot yet/);
+    // The first start, on a fresh data folder (useLocalService).
+    expect(local.service.output()).toMatch(
+      /Search index rebuilt from a parallel scan of the tables \(242 documents\) in .*: no snapshot yet/,
+    );
     await eventually(
       () =>
         access(file).then(
@@ -59,31 +43,28 @@ describe('search snapshot across restarts', () => {
     );
     // The snapshot as a crash right now would leave it: taken before the device below exists.
     await copyFile(file, `${file}.before`);
-    let token = await tokenFor(service, 'alice');
-    const created = await clientFor(service, token).main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
+    const created = await clientFor(local.service, local.tokens.alice).main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
       params: { path: { companyId: 'acme', deviceId: 'snapshot-kiosk' } },
       body: { serial: SERIAL },
     });
     expect(created.response.status).toBe(201);
-    await eventually(async () => (await found(token)).includes('snapshot-kiosk'), 'the new device searchable');
-    await service.stop();
+    await eventually(async () => (await found()).includes('snapshot-kiosk'), 'the new device searchable');
+    await local.service.stop();
     // Written periodically or at stop: covers the device either way.
     expect((await readSearchSnapshot(file))?.documents.some((document) => document.id === 'snapshot-kiosk')).toBe(true);
 
     await copyFile(`${file}.before`, file);
-    service = await startService(settings, { environment: ENVIRONMENT });
-    expect(service.output()).toMatch(/Search index loaded from the snapshot of .* \(242 documents\)/);
-    expect(service.output()).toContain('242 documents indexed from the search snapshot');
-    token = await tokenFor(service, 'alice');
-    await eventually(async () => (await found(token)).includes('snapshot-kiosk'), 'the device written after the snapshot, caught up');
-    await service.stop();
+    await local.restart();
+    expect(local.service.output()).toMatch(/Search index loaded from the snapshot of .* \(242 documents\)/);
+    expect(local.service.output()).toContain('242 documents indexed from the search snapshot');
+    await eventually(async () => (await found()).includes('snapshot-kiosk'), 'the device written after the snapshot, caught up');
+    await local.service.stop();
 
     await writeFile(file, '{"format":"device-scenario-service/search-snapshot","version":1,"created":');
-    service = await startService(settings, { environment: ENVIRONMENT });
-    expect(service.output()).toMatch(
+    await local.restart();
+    expect(local.service.output()).toMatch(
       /Search index rebuilt from a parallel scan of the tables \(243 documents\) in .*: .*line 1 is not JSON/,
     );
-    token = await tokenFor(service, 'alice');
-    expect(await found(token)).toEqual(['snapshot-kiosk']);
+    expect(await found()).toEqual(['snapshot-kiosk']);
   }, 240_000);
 });

@@ -85,6 +85,8 @@ describe('startDynamoDbLocal', () => {
       const before = messages.length;
       await dynamo.stop();
       expect(isRunning(second)).toBe(false);
+      // What is checked is that nothing happens: a real second, in which a restart (the supervisor starts one at once
+      // after an unexpected exit) would have said so.
       await new Promise((done) => setTimeout(done, 1_000));
       expect(messages.length).toBe(before);
       expect(dynamo.pid).toBeUndefined();

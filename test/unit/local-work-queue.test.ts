@@ -95,7 +95,7 @@ describe('local work queue', () => {
       async () => {
         running += 1;
         most = Math.max(most, running);
-        await sleep(50);
+        await sleep(50); // the work in flight, which stop() must wait for
         running -= 1;
         finished += 1;
         return { batchItemFailures: [] };
@@ -107,7 +107,8 @@ describe('local work queue', () => {
     // Chunks 0 and 1 are being delivered, 2 and 3 wait: 3 again is dropped, 0 again is queued (it is no longer waiting).
     await queue.send([message(3), message(0)]);
     expect(localQueue(name).size).toBe(3);
-    await sleep(10);
+    // Stopped while both invocations are under way.
+    await until(() => running === 2);
     await consumer.stop();
     expect(running).toBe(0);
     expect(finished).toBe(2);

@@ -114,6 +114,8 @@ describe('retry', () => {
     const { operation, calls } = flaky(Number.POSITIVE_INFINITY);
     const started = performance.now();
     const outcome = retry(operation, { attempts: Number.POSITIVE_INFINITY, minDelayMs: 60_000, signal: controller.signal });
+    // A real timer: the abort must land while retry's own wait (node:timers/promises, which fake timers leave alone) is
+    // under way.
     setTimeout(() => controller.abort(new Error('stopped')), 50);
     await expect(outcome).rejects.toThrow('stopped');
     expect(performance.now() - started).toBeLessThan(5_000);

@@ -4,7 +4,7 @@
  * (200, then 304), and counts each answer under its endpoint without errors.
  */
 import { createServer, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ENDPOINTS, SimulatedFleet } from '../../simulator/fleet.js';
 
 let server: Server;
@@ -63,7 +63,14 @@ describe('SimulatedFleet', () => {
       silenceRate: 0,
     });
     await fleet.start();
-    await new Promise((done) => setTimeout(done, 400));
+    // Until the device has reported its health a few times and pulled again after its first pull.
+    await vi.waitFor(
+      () => {
+        expect(fleet.stats.of(ENDPOINTS.health)?.requests).toBeGreaterThan(2);
+        expect(fleet.stats.of(ENDPOINTS.pull304)?.requests).toBeGreaterThan(1);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     await fleet.stop();
     expect(fleet.stats.totals().errors).toBe(0);
     expect(fleet.stats.of(ENDPOINTS.health)?.requests).toBeGreaterThan(2);

@@ -1,7 +1,9 @@
 /**
  * The local runtime's DynamoDB stream poller (functions/local/stream-poller.ts), in front of a mocked DynamoDB
  * Streams client: records reach the consumer in the Lambda event shape, an idle stream is polled less and less
- * often, and a record arriving after an idle spell is still delivered within the idle interval.
+ * often, and a record arriving after an idle spell is still delivered within the idle interval. The poller's pace is
+ * what these tests are about, so they run on Vitest's fake clock (timers, Date and performance.now()), moved by the
+ * test: the figures are exact, whatever the machine's load.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +18,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileStreamCheckpoints } from '../../functions/local/file-checkpoints.js';
 import { DynamoDbStreamPoller, FROM_OLDEST, StalePositionError } from '../../functions/local/stream-poller.js';
 
@@ -32,7 +34,7 @@ function record(sequenceNumber: string): StreamRecord {
   };
 }
 
-/** A one-shard stream whose GetRecords answers with `queued` records once, then nothing; counts GetRecords calls. */
+/** A one-shard stream whose GetRecords answers with `queued` records once, then nothing; records when it was called. */
 function fakeStream() {
   const state = { queued: [] as StreamRecord[], getRecordsCalls: 0, calledAt: [] as number[] };
   streams.reset();
@@ -42,7 +44,7 @@ function fakeStream() {
   streams.on(GetShardIteratorCommand).resolves({ ShardIterator: 'iterator' });
   streams.on(GetRecordsCommand).callsFake(() => {
     state.getRecordsCalls += 1;
-    state.calledAt.push(performance.now());
+    state.calledAt.push(Date.now());
     const records = state.queued;
     state.queued = [];
     return { Records: records, NextShardIterator: 'iterator' };
@@ -54,9 +56,17 @@ let poller: DynamoDbStreamPoller | undefined;
 afterEach(async () => {
   await poller?.stop();
   poller = undefined;
+  vi.useRealTimers();
 });
 
+/** The gaps between consecutive times, ms. */
+const gapsOf = (times: number[]): number[] => times.slice(1).map((at, index) => at - (times[index] as number));
+
 describe('DynamoDbStreamPoller', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+
   it('backs off while the stream is idle and still delivers a late record within the idle interval', async () => {
     const stream = fakeStream();
     const delivered: DynamoDBStreamEvent[] = [];
@@ -70,18 +80,16 @@ describe('DynamoDbStreamPoller', () => {
     );
     await poller.positionAtLatest();
     poller.start();
-    await sleep(1_200);
-    // A fixed 10 ms interval would have polled ~120 times; doubling to the 80 ms cap gives about 4 + 1,200 / 80.
-    expect(stream.getRecordsCalls).toBeGreaterThan(8);
-    expect(stream.getRecordsCalls).toBeLessThan(30);
-    // The wait stops growing at idleIntervalMs: no gap between two polls much above 80 ms (slack for a loaded CI).
-    const gaps = stream.calledAt.slice(1).map((at, index) => at - (stream.calledAt[index] as number));
-    expect(Math.max(...gaps.slice(-5))).toBeLessThan(80 + 150);
+    await vi.advanceTimersByTimeAsync(1_200);
+    // Each empty pass doubles the 10 ms wait, up to the 80 ms idle interval, where it stays: 4 + 1,200 / 80 polls, not
+    // the 120 of a fixed 10 ms interval.
+    const gaps = gapsOf(stream.calledAt);
+    expect(gaps.slice(0, 3)).toEqual([20, 40, 80]);
+    expect(new Set(gaps.slice(3))).toEqual(new Set([80]));
+    expect(stream.getRecordsCalls).toBe(17);
 
     stream.queued = [record('100'), record('101')];
-    const queuedAt = Date.now();
-    while (delivered.length === 0 && Date.now() - queuedAt < 2_000) await sleep(5);
-    expect(Date.now() - queuedAt).toBeLessThan(80 + 150);
+    await vi.advanceTimersByTimeAsync(80);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]?.Records.map((item) => [item.eventSourceARN, item.dynamodb?.SequenceNumber])).toEqual([
       [STREAM, '100'],
@@ -105,9 +113,10 @@ describe('DynamoDbStreamPoller', () => {
     await poller.positionAtLatest();
     stream.queued = [record('200')];
     poller.start();
-    await sleep(300);
-    // With records flowing the poller never backs off to 1 s: about one batch per 10 ms.
-    expect(deliveries).toBeGreaterThan(8);
+    await vi.advanceTimersByTimeAsync(300);
+    // With records flowing the poller never backs off to 1 s: one batch every 10 ms.
+    expect(new Set(gapsOf(stream.calledAt))).toEqual(new Set([10]));
+    expect(deliveries).toBe(31);
   });
 });
 
@@ -144,6 +153,7 @@ describe('DynamoDbStreamPoller record images', () => {
 
 describe('DynamoDbStreamPoller with a shard whose empty reads are slow', () => {
   it('reads that shard less often (20x the time its empty read took) while still reading the fast one every pass', async () => {
+    vi.useFakeTimers();
     const SLOW_STREAM = `${STREAM.replace('devices', 'scenarios')}`;
     const calls = { fast: 0, slow: 0 };
     streams.reset();
@@ -168,11 +178,10 @@ describe('DynamoDbStreamPoller with a shard whose empty reads are slow', () => {
     });
     await poller.positionAtLatest();
     poller.start();
-    await sleep(1_500);
-    // Every ~20 ms pass reads the fast shard; the slow one waits >= 20 x 40 ms = 800 ms after each empty read.
+    await vi.advanceTimersByTimeAsync(1_500);
+    // Every pass reads the fast shard; the slow one waits 20 x 40 ms = 800 ms after each empty read: read at 0 and 840.
     expect(calls.fast).toBeGreaterThan(15);
-    expect(calls.slow).toBeGreaterThanOrEqual(1);
-    expect(calls.slow).toBeLessThanOrEqual(3);
+    expect(calls.slow).toBe(2);
   });
 });
 
@@ -422,6 +431,7 @@ describe('DynamoDbStreamPoller positions (search snapshots)', () => {
   });
 
   it('runs a whenIdle task between two batches, never during one, and holds the next pass until it ends', async () => {
+    vi.useFakeTimers();
     const stream = twoShardStream(6);
     let releaseBatch: () => void = () => undefined;
     const events: string[] = [];
@@ -435,7 +445,8 @@ describe('DynamoDbStreamPoller positions (search snapshots)', () => {
     await poller.positionAtLatest();
     stream.last = 7;
     poller.start();
-    while (events.length === 0) await sleep(5);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(events).toEqual(['batch 7 starts']);
     const task = poller.whenIdle(async () => {
       events.push('task starts');
       const readsBefore = stream.getRecordsCalls;
@@ -443,9 +454,11 @@ describe('DynamoDbStreamPoller positions (search snapshots)', () => {
       events.push(`task ends after ${stream.getRecordsCalls - readsBefore} reads`);
       return poller?.shardPositions().get(`${STREAM}|shard-1`);
     });
-    await sleep(50);
+    await vi.advanceTimersByTimeAsync(50);
     expect(events).toEqual(['batch 7 starts']);
     releaseBatch();
+    // The task's 100 ms, in which the poller's own timer comes due many times over.
+    await vi.advanceTimersByTimeAsync(100);
     expect(await task).toBe('7');
     expect(events).toEqual(['batch 7 starts', 'batch ends', 'task starts', 'task ends after 0 reads']);
   });

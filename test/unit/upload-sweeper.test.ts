@@ -36,6 +36,18 @@ const START = Date.parse('2031-03-01T08:00:00.000Z');
 const MINUTE = 60_000;
 const never = () => new Promise<never>(() => undefined);
 
+/**
+ * A point in a call the test starts without awaiting it: `mark` is called there, and `reached` resolves then. The test
+ * waits for the point itself, however long the writes before it take.
+ */
+function checkpoint(): { reached: Promise<void>; mark: () => void } {
+  let mark: () => void = () => undefined;
+  const reached = new Promise<void>((done) => {
+    mark = done;
+  });
+  return { reached, mark };
+}
+
 /** S3 in a Map: last-modified is the injected clock at the write. */
 class MemoryArchives implements ArchiveStore {
   readonly objects = new Map<string, { body: Uint8Array; lastModified: string }>();
@@ -169,14 +181,15 @@ describe('upload sweeper', () => {
   it('rejects an upload killed during validation (PROCESSING forever) as interrupted and deletes its object', async () => {
     const { grant, objectKey } = await slotWithObject('1.0.0');
     // The archive's reads never finish: validation hangs, as when the function is killed mid-way.
+    const validating = checkpoint();
     const hanging: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
-      openRandomAccess: async (key: string) => ({
-        size: (await archives.stat(key))?.size ?? 0,
-        createReadStream: () => new Readable({ read() {} }),
-      }),
+      openRandomAccess: async (key: string) => {
+        validating.mark();
+        return { size: (await archives.stat(key))?.size ?? 0, createReadStream: () => new Readable({ read() {} }) };
+      },
     });
     void processUploadedArchive({ ...dependencies, archives: hanging }, objectKey, clock.toISOString());
-    await new Promise((done) => setTimeout(done, 500));
+    await validating.reached;
     expect((await getUploadSlot(dependencies, alice(), company, grant.uploadId)).status).toBe('PENDING');
 
     advance(PROCESSING_CLAIM_TIMEOUT_MS - 1_000);
@@ -197,6 +210,7 @@ describe('upload sweeper', () => {
     const gate = new Promise<void>((done) => {
       release = done;
     });
+    const copied = checkpoint();
     const slow: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
       // Validation takes 10 minutes; the copy to the final key then stalls until released.
       openRandomAccess: async (key: string) => {
@@ -206,11 +220,12 @@ describe('upload sweeper', () => {
       },
       copy: async (source: string, target: string) => {
         await archives.copy(source, target);
+        copied.mark();
         await gate;
       },
     });
     const late = processUploadedArchive({ ...dependencies, archives: slow }, objectKey, clock.toISOString());
-    await new Promise((done) => setTimeout(done, 500));
+    await copied.reached;
     expect(archives.keys('companies/')).toHaveLength(1);
     advance(PROCESSING_CLAIM_TIMEOUT_MS - 10 * MINUTE);
     // The claim is overdue, the staged copy (made 10 minutes after the claim) not yet.
@@ -294,14 +309,16 @@ describe('archives arriving after the slot expired', () => {
 
 describe('archives written without their version record', () => {
   it('deletes the archive of a direct upload killed between storing it and recording its version, after the deadline', async () => {
+    const stored = checkpoint();
     const killed: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
       put: async (key: string, body: Uint8Array) => {
         await archives.put(key, body);
+        stored.mark();
         return never();
       },
     });
     void uploadScenario({ ...dependencies, archives: killed }, alice(), company, await archive('1.0.0'));
-    await new Promise((done) => setTimeout(done, 500));
+    await stored.reached;
     const [orphan] = archives.keys('companies/');
     expect(orphan).toMatch(new RegExp(`^companies/${company}/scenarios/acme-welcome/1\\.0\\.0/[0-9A-Z]{26}\\.zip$`));
 
@@ -317,14 +334,16 @@ describe('archives written without their version record', () => {
 
   it('deletes the copy of a presigned upload killed after copying it, and rejects the slot as interrupted', async () => {
     const { grant, objectKey } = await slotWithObject('1.0.0');
+    const copied = checkpoint();
     const killed: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
       copy: async (source: string, target: string) => {
         await archives.copy(source, target);
+        copied.mark();
         return never();
       },
     });
     void processUploadedArchive({ ...dependencies, archives: killed }, objectKey, clock.toISOString());
-    await new Promise((done) => setTimeout(done, 500));
+    await copied.reached;
     const [orphan] = archives.keys('companies/');
     expect(orphan).toBeDefined();
 
@@ -340,14 +359,16 @@ describe('archives written without their version record', () => {
     const gate = new Promise<void>((done) => {
       release = done;
     });
+    const stored = checkpoint();
     const slow: ArchiveStore = Object.assign(Object.create(archives) as MemoryArchives, {
       put: async (key: string, body: Uint8Array) => {
         await archives.put(key, body);
+        stored.mark();
         await gate;
       },
     });
     const upload = uploadScenario({ ...dependencies, archives: slow }, alice(), company, await archive('1.0.0'));
-    await new Promise((done) => setTimeout(done, 500));
+    await stored.reached;
     advance(STAGED_ARCHIVE_TIMEOUT_MS);
     expect((await sweep()).orphansDeleted).toHaveLength(1);
     release();
