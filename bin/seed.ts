@@ -16,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { ENV, readEnvironment } from '../functions/contract/environment.js';
-import { hashDeviceSecret } from '../functions/core/device-tokens.js';
+import { hashDeviceSecret } from '../functions/core/devices/tokens.js';
 import { RUNTIME_FILE } from '../functions/local/admin.js';
 import { DEMO_COMPANIES } from '../functions/local/demo-data.js';
 import { earlierSeedSecret, seedCredentialsFile, seedFleet, writeSeedCredentials } from '../functions/local/fleet-seed.js';

@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import pRetry from 'p-retry';
 import { ulid } from 'ulid';
 import { ApiError, type components } from '../client/index.js';
-import { MAX_DEPLOYMENT_ENTRIES } from '../functions/core/deployments.js';
+import { MAX_DEPLOYMENT_ENTRIES } from '../functions/core/deployments/deployments.js';
 import { UsageError } from './output.js';
 
 /** Most entries one deployment request may carry (the service's own limit): the largest chunk. */

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { type components, expectOk } from '../../client/index.js';
-import { MAX_REGISTRATION_ENTRIES } from '../../functions/core/device-registry.js';
+import { MAX_REGISTRATION_ENTRIES } from '../../functions/core/devices/registry.js';
 import { invocationOf } from '../context.js';
 import { readRecords } from '../files.js';
 import { finiteNumber } from '../arguments.js';

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { type components, type DssClient, expectOk } from '../../client/index.js';
-import { MAX_ROLLOUT_IDS } from '../../functions/core/rollout-model.js';
+import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';

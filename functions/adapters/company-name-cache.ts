@@ -1,4 +1,4 @@
-import type { Company, CompanyRepository } from '../core/ports.js';
+import type { Company, CompanyRepository } from '../core/shared/companies.js';
 
 /** How long a company read for its display name is reused, ms. */
 export const COMPANY_NAME_TTL_MS = 60_000;

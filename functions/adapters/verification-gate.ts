@@ -13,7 +13,7 @@
  * hashes already running and the few trusted attempts ahead of it.
  */
 import { LRUCache } from 'lru-cache';
-import type { VerificationGate, VerificationPass } from '../core/ports.js';
+import type { VerificationGate, VerificationPass } from '../core/access/ports.js';
 import { CountsByKey } from './counts-by-key.js';
 
 /** Settings of a BoundedVerificationGate. */

@@ -8,7 +8,7 @@
  * the groups it uses, and the stack gives it only those variables.
  */
 import * as z from 'zod';
-import { DEFAULT_CLIENT_FAILURE_POLICY } from '../core/client-failures.js';
+import { DEFAULT_CLIENT_FAILURE_POLICY } from '../core/access/client-failures.js';
 import type { ApiName } from './route.js';
 
 /** The name of every variable the service reads or the stack sets, by setting. */

@@ -6,7 +6,7 @@
  * `#/components/schemas/<id>`.
  */
 import * as z from 'zod';
-import type { Scope } from '../core/principal.js';
+import type { Scope } from '../core/shared/principal.js';
 import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../core/scenarios/catalog.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../core/search/query.js';
 import { ACCEPTED_ALGORITHMS, MAX_IDEMPOTENCY_KEY_LENGTH } from './protocol.js';

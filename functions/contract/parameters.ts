@@ -4,7 +4,7 @@
  * and refuse unknown names; messages name the parameter and what is allowed.
  */
 import * as z from 'zod';
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../core/paging.js';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../core/shared/paging.js';
 
 /** Longest identifier accepted in a path or query parameter, characters. */
 export const MAX_PARAMETER_LENGTH = 256;

@@ -4,7 +4,7 @@
  * schemas (schemas/problems.ts) and the platform's error middleware (platform/problem.ts) both read it, so the
  * document and the answers cannot drift.
  */
-import type { DomainErrorKind } from '../core/errors.js';
+import type { DomainErrorKind } from '../core/shared/errors.js';
 
 /** The status and title of each kind of domain error but OAuth refusals (whose status depends on the refusal). */
 export const PROBLEM_KINDS: Readonly<Record<Exclude<DomainErrorKind, 'oauth'>, { status: number; title: string }>> = {

@@ -6,8 +6,8 @@
  * all import it.
  */
 import type { z } from 'zod';
-import type { ProblemViolation } from '../core/errors.js';
-import type { Scope } from '../core/principal.js';
+import type { ProblemViolation } from '../core/shared/errors.js';
+import type { Scope } from '../core/shared/principal.js';
 
 /** Which address a route belongs to (docs/contract.md, "Addresses"). */
 export type ApiName = 'main' | 'upload' | 'auth';

@@ -1,5 +1,5 @@
 import { authToken } from '../contract/routes/service.js';
-import { UnauthorizedError } from '../core/errors.js';
+import { UnauthorizedError } from '../core/shared/errors.js';
 import { cognitoIdentityProvider } from '../platform/composition/cognito.js';
 import { routeHandler } from '../platform/http.js';
 import { grantDeviceToken, tokenResponse } from '../platform/token-grant.js';

@@ -1,5 +1,5 @@
 import { authToken } from '../contract/routes/service.js';
-import { issueUserToken } from '../core/user-tokens.js';
+import { issueUserToken } from '../core/access/user-tokens.js';
 import { clientAuthentication, identityProvider } from '../platform/composition/identity.js';
 import { routeHandler } from '../platform/http.js';
 import { grantDeviceToken, tokenResponse } from '../platform/token-grant.js';

@@ -1,5 +1,5 @@
 import type { PreTokenGenerationV2TriggerEvent } from 'aws-lambda';
-import { COMPANY_ID_PATTERN } from '../core/principal.js';
+import { COMPANY_ID_PATTERN } from '../core/shared/principal.js';
 
 /** User attribute holding the user's companies, comma-separated (`acme,globex`); written by administrators only. */
 export const COMPANIES_ATTRIBUTE = 'custom:companies';

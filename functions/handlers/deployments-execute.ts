@@ -1,6 +1,6 @@
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { deploymentsExecute } from '../contract/routes/deployments.js';
-import { executeDeployments } from '../core/deployments.js';
+import { executeDeployments } from '../core/deployments/deployments.js';
 import { idempotencyStore } from '../platform/composition/idempotency.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';

@@ -1,5 +1,5 @@
 import { deploymentsHistory } from '../contract/routes/deployments.js';
-import { listDeploymentHistory } from '../core/deployment-history.js';
+import { listDeploymentHistory } from '../core/deployments/history.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { deploymentsListAll, deploymentsListDevice } from '../contract/routes/deployments.js';
-import { listActiveDeployments } from '../core/deployments.js';
+import { listActiveDeployments } from '../core/deployments/deployments.js';
 import { storage } from '../platform/composition/storage.js';
 import { type RouteFunction, jsonResponse, routeHandler } from '../platform/http.js';
 

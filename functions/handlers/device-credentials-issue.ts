@@ -1,5 +1,5 @@
 import { deviceCredentialsIssue } from '../contract/routes/devices.js';
-import { issueDeviceCredentials } from '../core/device-registry.js';
+import { issueDeviceCredentials } from '../core/devices/registry.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 

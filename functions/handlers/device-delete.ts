@@ -1,5 +1,5 @@
 import { deviceDelete } from '../contract/routes/devices.js';
-import { deleteDevice } from '../core/device-registry.js';
+import { deleteDevice } from '../core/devices/registry.js';
 import { storage } from '../platform/composition/storage.js';
 import { routeHandler } from '../platform/http.js';
 

@@ -1,5 +1,5 @@
 import { deviceDeploymentStatusPost } from '../contract/routes/device-side.js';
-import { reportDeviceStatus } from '../core/desired-state.js';
+import { reportDeviceStatus } from '../core/devices/desired-state.js';
 import { storage } from '../platform/composition/storage.js';
 import { routeHandler } from '../platform/http.js';
 

@@ -1,5 +1,5 @@
 import { deviceDeploymentsGet } from '../contract/routes/device-side.js';
-import { deviceDesiredState } from '../core/desired-state.js';
+import { deviceDesiredState } from '../core/devices/desired-state.js';
 import { archiveStorage } from '../platform/composition/archives.js';
 import { storage } from '../platform/composition/storage.js';
 import { ifNoneMatchHolds, strongEntityTag } from '../platform/etag.js';

@@ -1,5 +1,5 @@
 import { deviceGet } from '../contract/routes/devices.js';
-import { getDevice } from '../core/device-registry.js';
+import { getDevice } from '../core/devices/registry.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 

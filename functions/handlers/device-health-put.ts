@@ -1,5 +1,5 @@
 import { deviceHealthPut } from '../contract/routes/device-side.js';
-import { reportDeviceHealth } from '../core/device-health.js';
+import { reportDeviceHealth } from '../core/devices/health.js';
 import { storage } from '../platform/composition/storage.js';
 import { deviceConfig } from '../platform/config.js';
 import { routeHandler } from '../platform/http.js';

@@ -1,6 +1,6 @@
 import { RESERVED_DEVICE_IDS } from '../contract/reserved-device-ids.js';
 import { devicePut } from '../contract/routes/devices.js';
-import { putDevice } from '../core/device-registry.js';
+import { putDevice } from '../core/devices/registry.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 

@@ -1,6 +1,6 @@
 import { RESERVED_DEVICE_IDS } from '../contract/reserved-device-ids.js';
 import { devicesRegister } from '../contract/routes/devices.js';
-import { registerDevices } from '../core/device-registry.js';
+import { registerDevices } from '../core/devices/registry.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { logger } from '../platform/logger.js';

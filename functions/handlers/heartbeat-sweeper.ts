@@ -1,4 +1,4 @@
-import { sweepHeartbeats } from '../core/heartbeat-sweeper.js';
+import { sweepHeartbeats } from '../core/devices/heartbeat-sweeper.js';
 import { storage } from '../platform/composition/storage.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';

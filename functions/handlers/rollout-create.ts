@@ -1,7 +1,7 @@
 import { rolloutTargetsOf } from '../contract/rollout-targets.js';
 import { rolloutCreate } from '../contract/routes/rollouts.js';
-import { resolveRolloutTargets } from '../core/rollout-targets.js';
-import { createRollout } from '../core/rollouts.js';
+import { resolveRolloutTargets } from '../core/rollouts/targets.js';
+import { createRollout } from '../core/rollouts/rollouts.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { rolloutDependencies } from '../platform/rollout-handlers.js';
 import { searchIndex } from '../platform/composition/search.js';

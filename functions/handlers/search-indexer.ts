@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { SearchIndex } from '../core/ports.js';
-import { SearchIndexWriteError } from '../core/search/ports.js';
+import { SearchIndexWriteError, type SearchIndex } from '../core/search/ports.js';
 import { documentKeyString, type DocumentKey, type SearchDocument } from '../core/search/documents.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { DomainError } from '../core/errors.js';
+import { DomainError } from '../core/shared/errors.js';
 import { problemHeadersOf, problemTypeOf, statusOf, titleOf } from '../platform/problem.js';
 import type { ReindexResult } from '../platform/reindex.js';
 import type { WriteCounts } from './write-counter.js';

@@ -3,8 +3,8 @@
  * generator of realistic kiosk fleets. Everything here is pure: the same inputs give the same output on every
  * run and machine (seeded PRNG, fixed reference date, no `Math.random`, no `Date.now`).
  */
-import type { Battery, Device, DeviceCommand, Hub, SubDevice } from '../core/devices.js';
-import { SCOPES } from '../core/principal.js';
+import type { Battery, Device, DeviceCommand, Hub, SubDevice } from '../core/devices/model.js';
+import { SCOPES } from '../core/shared/principal.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Public types and constants

@@ -11,7 +11,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { encodeTime } from 'ulid';
 import { deviceItem } from '../adapters/aws/device-items.js';
 import { batchPutAll } from '../adapters/aws/dynamodb-batch.js';
-import type { DeviceCredential } from '../core/devices.js';
+import type { DeviceCredential } from '../core/devices/model.js';
 import { DEMO_EPOCH, DEMO_SEED, type DemoFleetOwner, generateDemoDevices } from './demo-data.js';
 
 /** Crockford's base32 alphabet, as ULIDs use it. */

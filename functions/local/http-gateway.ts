@@ -6,8 +6,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { type AdmissionClock, AdmissionGate, type AdmissionLimits } from './admission.js';
 import { loadHandler } from './handler-module.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
-import { DomainError, ServiceUnavailableError } from '../core/errors.js';
-import { authorize, type Scope } from '../core/principal.js';
+import { DomainError, ServiceUnavailableError } from '../core/shared/errors.js';
+import { authorize, type Scope } from '../core/shared/principal.js';
 import { type JwtAuthorizerContext, verifyBearerToken } from '../platform/auth.js';
 import { recordTokenFailure } from '../platform/observability.js';
 import { problemHeadersOf, problemOf } from '../platform/problem.js';

@@ -27,7 +27,7 @@ import {
 } from '../contract/routes.js';
 import { retry } from '../adapters/retry.js';
 import { localQueue } from '../adapters/embedded/local-work-queue.js';
-import { ServiceUnavailableError } from '../core/errors.js';
+import { ServiceUnavailableError } from '../core/shared/errors.js';
 import { services } from '../platform/composition.js';
 import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
 import { createAdminServer, RUNTIME_FILE } from './admin.js';

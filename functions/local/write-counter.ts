@@ -4,7 +4,7 @@
  * updates. Served by the admin listener (`GET /stats/writes`); counting is a few additions per call.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SearchIndex } from '../core/ports.js';
+import type { SearchIndex } from '../core/search/ports.js';
 
 /** Writes so far: DynamoDB item writes by table name, and search documents upserted or removed. */
 export interface WriteCounts {

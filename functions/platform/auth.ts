@@ -4,8 +4,8 @@
  */
 import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { ServiceUnavailableError, UnauthorizedError } from '../core/errors.js';
-import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/principal.js';
+import { ServiceUnavailableError, UnauthorizedError } from '../core/shared/errors.js';
+import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/shared/principal.js';
 import { ACCEPTED_ALGORITHMS } from '../contract/protocol.js';
 import { type AuthConfig, authConfig } from './config.js';
 

@@ -5,7 +5,7 @@
  * the local runtime sets them before loading the handlers.
  */
 import { ENV, readEnvironment } from '../contract/environment.js';
-import type { ClientFailurePolicy } from '../core/client-failures.js';
+import type { ClientFailurePolicy } from '../core/access/client-failures.js';
 
 /** Table, bucket and endpoint settings. Endpoints are only set locally (DynamoDB Local, s3rver). */
 export interface StorageConfig {

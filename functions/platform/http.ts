@@ -10,10 +10,10 @@ import {
   type ProblemViolation,
   UnauthorizedError,
   UnsupportedMediaTypeError,
-} from '../core/errors.js';
-import { MAX_JSON_DEPTH, tooDeepMember } from '../core/json-depth.js';
-import { STORABLE_NUMBER_RULE, unstorableNumber } from '../core/json-numbers.js';
-import { authorize, type Principal, type Scope } from '../core/principal.js';
+} from '../core/shared/errors.js';
+import { MAX_JSON_DEPTH, tooDeepMember } from '../core/shared/json-depth.js';
+import { STORABLE_NUMBER_RULE, unstorableNumber } from '../core/shared/json-numbers.js';
+import { authorize, type Principal, type Scope } from '../core/shared/principal.js';
 import { type JwtAuthorizerContext, principalFromJwt } from './auth.js';
 import { powertoolsMiddlewares, requestObservability } from './observability.js';
 import { problemJsonErrors } from './problem.js';

@@ -9,7 +9,7 @@ import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/pe
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../contract/protocol.js';
-import { BadRequestError } from '../core/errors.js';
+import { BadRequestError } from '../core/shared/errors.js';
 import { logger } from './logger.js';
 
 export { MAX_IDEMPOTENCY_KEY_LENGTH };

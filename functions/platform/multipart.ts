@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import { Busboy } from '@fastify/busboy';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { FilePart } from '../contract/protocol.js';
-import { BadRequestError } from '../core/errors.js';
+import { BadRequestError } from '../core/shared/errors.js';
 
 export type { FilePart };
 

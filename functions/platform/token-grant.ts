@@ -5,7 +5,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { RouteInput } from '../contract/route.js';
 import type { authToken } from '../contract/routes/service.js';
-import { issueDeviceToken } from '../core/device-tokens.js';
+import { issueDeviceToken } from '../core/devices/tokens.js';
 import { clientAuthentication, deviceTokenSigner } from './composition/identity.js';
 import { storage } from './composition/storage.js';
 import { deviceConfig } from './config.js';

@@ -19,7 +19,7 @@ import { STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../../functions/contract/arc
 import { ENV, type EnvName } from '../../functions/contract/environment.js';
 import type { FunctionDefinition } from '../../functions/contract/function.js';
 import type { FunctionAccess, RouteDefinition, SearchAccess } from '../../functions/contract/route.js';
-import { DEVICE_SCOPE } from '../../functions/core/principal.js';
+import { DEVICE_SCOPE } from '../../functions/core/shared/principal.js';
 import { DEVICE_KEY_ACTIONS } from '../device-token-key.js';
 import { acknowledge, wildcardResourceFinding } from '../nag.js';
 import { SEARCH_ACTIONS, SEARCH_INDEX_ALIAS, searchResources } from '../search-domain.js';

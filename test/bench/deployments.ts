@@ -32,7 +32,7 @@ import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, TransactWri
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import { deploymentShardOf } from '../../functions/adapters/aws/tables.js';
-import * as deploymentCore from '../../functions/core/deployments.js';
+import * as deploymentCore from '../../functions/core/deployments/deployments.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { fleetDeviceId, fleetDevices, localDocumentClient, seedDevices } from '../e2e/fleet.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';

@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { ROLLOUT_WORKER } from '../../functions/contract/routes.js';
-import { DEPLOYMENT_WRITE_CONCURRENCY } from '../../functions/core/deployments.js';
+import { DEPLOYMENT_WRITE_CONCURRENCY } from '../../functions/core/deployments/deployments.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { localDocumentClient } from '../e2e/fleet.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor, type LocalService } from '../e2e/harness.js';

@@ -22,7 +22,7 @@
 import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
 import pLimit from 'p-limit';
-import { newDeviceCredential } from '../../functions/core/device-tokens.js';
+import { newDeviceCredential } from '../../functions/core/devices/tokens.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { DEFAULT_SETTINGS } from '../../lib/settings.js';
 import { samplePeakRss, mib } from './presigned.js';

@@ -4,8 +4,8 @@
  * Only imports the core: an adapter passes when it behaves as the port documents.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CONNECTION_STATES, SUB_DEVICE_HEALTH_STATES, type SubDevice } from '../../functions/core/devices.js';
-import type { SearchIndex } from '../../functions/core/ports.js';
+import { CONNECTION_STATES, SUB_DEVICE_HEALTH_STATES, type SubDevice } from '../../functions/core/devices/model.js';
+import type { SearchIndex } from '../../functions/core/search/ports.js';
 import type { DeviceDocument, ScenarioDocument, SearchDocument } from '../../functions/core/search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, SearchSort } from '../../functions/core/search/query.js';
 

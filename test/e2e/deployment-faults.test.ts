@@ -18,8 +18,8 @@ import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynam
 import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
 import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamodb-scenario-repository.js';
 import { deploymentShardOf } from '../../functions/adapters/aws/tables.js';
-import { executeDeployments } from '../../functions/core/deployments.js';
-import type { Principal } from '../../functions/core/principal.js';
+import { executeDeployments } from '../../functions/core/deployments/deployments.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { generateDemoDevices } from '../../functions/local/demo-data.js';

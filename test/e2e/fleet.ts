@@ -7,7 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { deviceItem } from '../../functions/adapters/aws/device-items.js';
 import { batchPutAll } from '../../functions/adapters/aws/dynamodb-batch.js';
-import type { Device } from '../../functions/core/devices.js';
+import type { Device } from '../../functions/core/devices/model.js';
 import { generateDemoDevices } from '../../functions/local/demo-data.js';
 
 /** Device i (1-based) of a generated fleet: `{company}-{label}-00001`. */

@@ -13,7 +13,7 @@ import type { RouteDefinition } from '../../functions/contract/route.js';
 import { FUNCTIONS } from '../../functions/contract/functions.js';
 import { DEVICE_ISSUER_ROUTES } from '../../functions/contract/routes/device-issuer.js';
 import { ROUTES } from '../../functions/contract/routes.js';
-import { DEVICE_SCOPE } from '../../functions/core/principal.js';
+import { DEVICE_SCOPE } from '../../functions/core/shared/principal.js';
 import { REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage } from '../../lib/stage.js';

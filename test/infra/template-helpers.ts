@@ -26,7 +26,7 @@ import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issu
 import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
 import type { RouteDefinition } from '../../functions/contract/route.js';
-import { DEVICE_SCOPE } from '../../functions/core/principal.js';
+import { DEVICE_SCOPE } from '../../functions/core/shared/principal.js';
 import { REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage, type ServiceDefinitions, type ServiceStage } from '../../lib/stage.js';

@@ -1,5 +1,5 @@
 /** In-memory fakes of the secret checks' attempt store, for unit tests of the use cases. */
-import type { ClientAttemptReservation, ClientFailureStore } from '../../functions/core/ports.js';
+import type { ClientAttemptReservation, ClientFailureStore } from '../../functions/core/access/ports.js';
 
 /** A key's count in its window, as the fake keeps it. */
 export interface StoredAttempts {

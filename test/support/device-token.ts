@@ -11,8 +11,8 @@ import { ulid } from 'ulid';
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
 import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
 import { hashPassword, SIGNING_KEY_FILE } from '../../functions/adapters/embedded/local-identity-provider.js';
-import { deviceClientId, type StoredDevice } from '../../functions/core/devices.js';
-import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS } from '../../functions/core/principal.js';
+import { deviceClientId, type StoredDevice } from '../../functions/core/devices/model.js';
+import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS } from '../../functions/core/shared/principal.js';
 import { LOCAL_AUDIENCE, LOCAL_TABLES } from '../../functions/local/runtime.js';
 
 /** Where the local runtime keeps its state: its data folder, its DynamoDB Local, its token issuer's address. */

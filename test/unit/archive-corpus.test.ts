@@ -9,8 +9,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { InvalidArchiveError, type ProblemViolation } from '../../functions/core/errors.js';
-import type { RandomAccessSource } from '../../functions/core/ports.js';
+import { InvalidArchiveError, type ProblemViolation } from '../../functions/core/shared/errors.js';
+import type { RandomAccessSource } from '../../functions/core/scenarios/ports.js';
 import {
   type ArchiveLimits,
   DEFAULT_ARCHIVE_LIMITS,

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UnauthorizedError } from '../../functions/core/errors.js';
+import { UnauthorizedError } from '../../functions/core/shared/errors.js';
 import { flattenClaims, principalFromJwt, verifyBearerToken } from '../../functions/platform/auth.js';
 
 const ISSUER = 'https://issuer.test';

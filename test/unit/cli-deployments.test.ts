@@ -26,7 +26,7 @@ import {
 } from '../../cli/batch.js';
 import { parseSort } from '../../cli/commands/search.js';
 import { UsageError } from '../../cli/output.js';
-import { MAX_DEPLOYMENT_ENTRIES } from '../../functions/core/deployments.js';
+import { MAX_DEPLOYMENT_ENTRIES } from '../../functions/core/deployments/deployments.js';
 
 let directory: string;
 

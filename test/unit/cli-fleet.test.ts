@@ -14,7 +14,7 @@ import { targetsOf, waveSizes } from '../../cli/commands/rollouts.js';
 import { UsageError } from '../../cli/output.js';
 import { parseScenarioRef } from '../../cli/scenario-ref.js';
 import { countingBody, multipartBody } from '../../cli/upload.js';
-import { MAX_ROLLOUT_IDS } from '../../functions/core/rollout-model.js';
+import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
 
 let work: string;
 

@@ -6,10 +6,10 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BoundedVerificationGate } from '../../functions/adapters/verification-gate.js';
-import { clientSourceOf, DEFAULT_CLIENT_FAILURE_POLICY } from '../../functions/core/client-failures.js';
-import { type ClientCredentialsRequest, issueDeviceToken, newDeviceCredential } from '../../functions/core/device-tokens.js';
-import type { StoredDevice } from '../../functions/core/devices.js';
-import { OAuthError } from '../../functions/core/errors.js';
+import { clientSourceOf, DEFAULT_CLIENT_FAILURE_POLICY } from '../../functions/core/access/client-failures.js';
+import { type ClientCredentialsRequest, issueDeviceToken, newDeviceCredential } from '../../functions/core/devices/tokens.js';
+import type { StoredDevice } from '../../functions/core/devices/model.js';
+import { OAuthError } from '../../functions/core/shared/errors.js';
 import { oauthErrorResponse } from '../../functions/platform/problem.js';
 import { InMemoryClientFailureStore } from '../support/client-failures.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Company, CompanyRepository } from '../../functions/core/ports.js';
+import type { Company, CompanyRepository } from '../../functions/core/shared/companies.js';
 import { CompanyNameCache } from '../../functions/adapters/company-name-cache.js';
 
 class CountingCompanies implements CompanyRepository {

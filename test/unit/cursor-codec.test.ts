@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CursorCodec, cursorListing } from '../../functions/adapters/aws/cursor-codec.js';
-import { BadRequestError } from '../../functions/core/errors.js';
+import { BadRequestError } from '../../functions/core/shared/errors.js';
 import { CURSOR_KEY_FILE, localCursorSigningKey } from '../../functions/local/cursor-key.js';
 import { cursorSigningKey } from '../../functions/platform/config.js';
 import { problemOf } from '../../functions/platform/problem.js';

@@ -7,7 +7,7 @@ import {
   generateDemoDevices,
   type DemoCompany,
 } from '../../functions/local/demo-data.js';
-import type { Battery, Device } from '../../functions/core/devices.js';
+import type { Battery, Device } from '../../functions/core/devices/model.js';
 
 function company(id: string): DemoCompany {
   const found = DEMO_COMPANIES.find((c) => c.id === id);

@@ -2,15 +2,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { applyDeploymentChanges, deploymentChangeOf, devicesWithNewDesiredState } from '../../functions/core/deployment-changes.js';
-import type { StoredDevice } from '../../functions/core/devices.js';
+import { applyDeploymentChanges, deploymentChangeOf, devicesWithNewDesiredState } from '../../functions/core/deployments/changes.js';
+import type { StoredDevice } from '../../functions/core/devices/model.js';
 import type {
   DeploymentChangedEvent,
   DeploymentEvent,
   DeploymentHistoryEntry,
   DeploymentSlot,
   HistoryEntry,
-} from '../../functions/core/ports.js';
+} from '../../functions/core/deployments/model.js';
 import { LocalEventBus } from '../../functions/adapters/embedded/local-event-bus.js';
 import { deploymentSlotFromItem } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 

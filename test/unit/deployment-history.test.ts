@@ -19,10 +19,10 @@ import {
   MAX_ULID_TIME,
   parseInstant,
   ulidBounds,
-} from '../../functions/core/deployment-history.js';
-import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/errors.js';
-import type { DeploymentHistoryEntry } from '../../functions/core/ports.js';
-import type { Principal } from '../../functions/core/principal.js';
+} from '../../functions/core/deployments/history.js';
+import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/shared/errors.js';
+import type { DeploymentHistoryEntry } from '../../functions/core/deployments/model.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
 import { deploymentsHistory } from '../../functions/contract/routes/deployments.js';
 import { queryOf } from '../support/route-input.js';

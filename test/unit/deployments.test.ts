@@ -4,20 +4,20 @@ import {
   listActiveDeployments,
   type DeploymentDependencies,
   type DeploymentResultItem,
-} from '../../functions/core/deployments.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../functions/core/errors.js';
+} from '../../functions/core/deployments/deployments.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../functions/core/shared/errors.js';
 import type {
   ActiveDeployment,
   DeploymentHistoryEntry,
-  DeploymentRepository,
-  DeviceRepository,
   DeviceSlot,
   DeviceStatus,
-  Page,
-  ScenarioRepository,
   UndeployMark,
-} from '../../functions/core/ports.js';
-import type { Principal } from '../../functions/core/principal.js';
+} from '../../functions/core/deployments/model.js';
+import type { DeploymentRepository } from '../../functions/core/deployments/ports.js';
+import type { DeviceRepository } from '../../functions/core/devices/ports.js';
+import type { Page } from '../../functions/core/shared/paging.js';
+import type { ScenarioRepository } from '../../functions/core/scenarios/ports.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import { deploymentsExecute, deploymentsListAll } from '../../functions/contract/routes/deployments.js';
 import { bodyOf, queryOf } from '../support/route-input.js';
 

@@ -8,7 +8,7 @@ import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
 import { deviceDeploymentStatusPost } from '../../functions/contract/routes/device-side.js';
-import { listActiveDeployments } from '../../functions/core/deployments.js';
+import { listActiveDeployments } from '../../functions/core/deployments/deployments.js';
 import {
   DESIRED_STATE_URL_LIFETIME_SECONDS,
   desiredStateTag,
@@ -16,11 +16,12 @@ import {
   MAX_DEVICE_STATUS_MESSAGE_LENGTH,
   refreshDesiredStateTag,
   reportDeviceStatus,
-} from '../../functions/core/desired-state.js';
-import type { StoredDevice } from '../../functions/core/devices.js';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../functions/core/errors.js';
-import type { ActiveDeployment, DeviceSlot, DeviceStatus, ScenarioVersion } from '../../functions/core/ports.js';
-import type { Principal } from '../../functions/core/principal.js';
+} from '../../functions/core/devices/desired-state.js';
+import type { StoredDevice } from '../../functions/core/devices/model.js';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../functions/core/shared/errors.js';
+import type { ActiveDeployment, DeviceSlot, DeviceStatus } from '../../functions/core/deployments/model.js';
+import type { ScenarioVersion } from '../../functions/core/scenarios/model.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import { ifNoneMatchHolds, strongEntityTag } from '../../functions/platform/etag.js';
 import { bodyOf } from '../support/route-input.js';
 

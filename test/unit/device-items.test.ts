@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { deviceFromItem, deviceItem } from '../../functions/adapters/aws/device-items.js';
 import { searchDocumentFromItem } from '../../functions/adapters/aws/search-documents.js';
-import type { DeviceCommand, StoredDevice } from '../../functions/core/devices.js';
+import type { DeviceCommand, StoredDevice } from '../../functions/core/devices/model.js';
 
 const withCommands = (commands: DeviceCommand[]): StoredDevice => ({
   id: 'acme-kiosk-0001',

@@ -8,20 +8,15 @@ import {
   issueDeviceCredentials,
   putDevice,
   registerDevices,
-} from '../../functions/core/device-registry.js';
-import { verifyDeviceSecret } from '../../functions/core/device-tokens.js';
-import type { Device, DeviceCredential, StoredDevice } from '../../functions/core/devices.js';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../../functions/core/errors.js';
-import type {
-  ActiveDeployment,
-  DeploymentRepository,
-  DeviceRepository,
-  DeviceStaticFields,
-  Page,
-  PresenceRepository,
-  UndeployMark,
-} from '../../functions/core/ports.js';
-import type { Principal } from '../../functions/core/principal.js';
+} from '../../functions/core/devices/registry.js';
+import { verifyDeviceSecret } from '../../functions/core/devices/tokens.js';
+import type { Device, DeviceCredential, StoredDevice } from '../../functions/core/devices/model.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../../functions/core/shared/errors.js';
+import type { ActiveDeployment, UndeployMark } from '../../functions/core/deployments/model.js';
+import type { DeploymentRepository } from '../../functions/core/deployments/ports.js';
+import type { DeviceRepository, DeviceStaticFields, PresenceRepository } from '../../functions/core/devices/ports.js';
+import type { Page } from '../../functions/core/shared/paging.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import { bodyOf } from '../support/route-input.js';
 
 /** The devices table in a Map; each call is atomic, as a conditional write is. */

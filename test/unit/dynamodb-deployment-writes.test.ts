@@ -14,7 +14,7 @@ import {
   MAX_QUERIES_PER_MERGED_PAGE,
   MAX_QUERIES_PER_PAGE,
 } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
-import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/ports.js';
+import type { ActiveDeployment, DeploymentHistoryEntry } from '../../functions/core/deployments/model.js';
 
 const tables = {
   companies: 'companies',

@@ -7,7 +7,7 @@ import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from 
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBridgeEventPublisher } from '../../functions/adapters/aws/eventbridge-event-publisher.js';
-import type { DeploymentChangedEvent } from '../../functions/core/ports.js';
+import type { DeploymentChangedEvent } from '../../functions/core/deployments/model.js';
 
 const client = new EventBridgeClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 const mock = mockClient(client);

@@ -19,7 +19,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompressedDynamoDbPersistenceLayer } from '../../functions/adapters/aws/dynamodb-idempotency-store.js';
 import { idempotencyWhenKeyed } from '../../functions/platform/idempotency.js';
-import { BadRequestError } from '../../functions/core/errors.js';
+import { BadRequestError } from '../../functions/core/shared/errors.js';
 import { problemJsonErrors } from '../../functions/platform/problem.js';
 
 const dynamoDb = new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });

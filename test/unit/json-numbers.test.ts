@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { devicePut } from '../../functions/contract/routes/devices.js';
 import { rolloutCreate } from '../../functions/contract/routes/rollouts.js';
-import { BadRequestError } from '../../functions/core/errors.js';
-import { unstorableNumber } from '../../functions/core/json-numbers.js';
+import { BadRequestError } from '../../functions/core/shared/errors.js';
+import { unstorableNumber } from '../../functions/core/shared/json-numbers.js';
 import { bodyOfText } from '../support/route-input.js';
 import { problemOf } from '../../functions/platform/problem.js';
 

@@ -16,7 +16,7 @@ import {
   keyIdOf,
   openIdConfiguration,
 } from '../../functions/adapters/aws/kms-device-token-signer.js';
-import { ServiceUnavailableError } from '../../functions/core/errors.js';
+import { ServiceUnavailableError } from '../../functions/core/shared/errors.js';
 
 const KEY_ID = '1234abcd-12ab-34cd-56ef-1234567890ab';
 const KEY_ARN = `arn:aws:kms:eu-west-1:123456789012:key/${KEY_ID}`;

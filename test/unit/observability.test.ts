@@ -17,7 +17,7 @@ import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import S3rver from 's3rver';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Principal } from '../../functions/core/principal.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import { requestUploadSlot } from '../../functions/core/scenarios/presigned-upload.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';

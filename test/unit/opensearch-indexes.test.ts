@@ -12,7 +12,7 @@ import {
 } from '../../functions/adapters/aws/opensearch-indexes.js';
 import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.js';
 import { OpenSearchRequestError } from '../../functions/adapters/aws/opensearch-transport.js';
-import { ServiceUnavailableError } from '../../functions/core/errors.js';
+import { ServiceUnavailableError } from '../../functions/core/shared/errors.js';
 import { FakeOpenSearch } from './fake-opensearch.js';
 
 const NOW = new Date('2026-11-22T16:16:46.712Z');

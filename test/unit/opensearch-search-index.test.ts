@@ -6,7 +6,7 @@ import {
   type OpenSearchResponse,
   type OpenSearchTransport,
 } from '../../functions/adapters/aws/opensearch-search-index.js';
-import { ServiceUnavailableError } from '../../functions/core/errors.js';
+import { ServiceUnavailableError } from '../../functions/core/shared/errors.js';
 import type { ScenarioDocument } from '../../functions/core/search/documents.js';
 import type { SearchQuery } from '../../functions/core/search/query.js';
 

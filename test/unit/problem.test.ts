@@ -13,7 +13,7 @@ import {
   ServiceUnavailableError,
   TooManyRequestsError,
   UnauthorizedError,
-} from '../../functions/core/errors.js';
+} from '../../functions/core/shared/errors.js';
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
 import { TEST_ROUTE } from '../support/route-input.js';
 import { logger } from '../../functions/platform/logger.js';

@@ -11,14 +11,14 @@ import {
   rolloutsList,
 } from '../../functions/contract/routes/rollouts.js';
 import { Rollout, type RolloutCreateBody, RolloutPage } from '../../functions/contract/schemas/rollouts.js';
-import { BadRequestError, PayloadTooLargeError } from '../../functions/core/errors.js';
+import { BadRequestError, PayloadTooLargeError } from '../../functions/core/shared/errors.js';
 import {
   MAX_ROLLOUT_IDS,
   MAX_ROLLOUT_TARGETS,
   MAX_ROLLOUT_WAVES,
   type RolloutCreateInput,
   type RolloutView,
-} from '../../functions/core/rollout-model.js';
+} from '../../functions/core/rollouts/model.js';
 import { routeInput } from '../../functions/platform/http.js';
 import { bodyOf } from '../support/route-input.js';
 

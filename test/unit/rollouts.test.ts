@@ -15,21 +15,14 @@ import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
 import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentRepository } from '../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { DynamoDbRolloutRepository } from '../../functions/adapters/aws/dynamodb-rollout-repository.js';
-import { applyDeploymentChanges, deploymentChangeOf } from '../../functions/core/deployment-changes.js';
-import type { DeviceStatusState } from '../../functions/core/desired-state.js';
-import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../../functions/core/errors.js';
-import type {
-  ActiveDeployment,
-  DeploymentEvent,
-  DeviceRepository,
-  RolloutRepository,
-  RolloutWorkMessage,
-  ScenarioRepository,
-  StoredRollout,
-  WorkQueue,
-} from '../../functions/core/ports.js';
-import type { Principal } from '../../functions/core/principal.js';
-import type { RolloutCreateInput } from '../../functions/core/rollout-model.js';
+import { applyDeploymentChanges, deploymentChangeOf } from '../../functions/core/deployments/changes.js';
+import type { DeviceStatusState, ActiveDeployment, DeploymentEvent } from '../../functions/core/deployments/model.js';
+import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../../functions/core/shared/errors.js';
+import type { DeviceRepository } from '../../functions/core/devices/ports.js';
+import type { RolloutRepository, WorkQueue } from '../../functions/core/rollouts/ports.js';
+import type { RolloutWorkMessage, StoredRollout, RolloutCreateInput } from '../../functions/core/rollouts/model.js';
+import type { ScenarioRepository } from '../../functions/core/scenarios/ports.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import {
   cancelRollout,
   createRollout,
@@ -43,7 +36,7 @@ import {
   rolloutView,
   runRolloutChunk,
   sweepRollouts,
-} from '../../functions/core/rollouts.js';
+} from '../../functions/core/rollouts/rollouts.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';

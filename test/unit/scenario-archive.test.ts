@@ -1,6 +1,6 @@
 import JSZip from 'jszip';
 import { describe, it, expect } from 'vitest';
-import { BadRequestError, InvalidArchiveError, type ProblemViolation } from '../../functions/core/errors.js';
+import { BadRequestError, InvalidArchiveError, type ProblemViolation } from '../../functions/core/shared/errors.js';
 import { validateScenarioArchive } from '../../functions/core/scenarios/archive.js';
 import { ScenarioManifestSchema, scenarioManifestJsonSchema } from '../../functions/core/scenarios/manifest.js';
 import { DEFAULT_SKELETON_VERSION } from '../../functions/core/scenarios/model.js';

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/errors.js';
-import type { Principal } from '../../functions/core/principal.js';
+import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../functions/core/shared/errors.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchQuery, searchQueryOf } from '../../functions/core/search/query.js';
 import { search } from '../../functions/contract/routes/search.js';
 import { queryOf } from '../support/route-input.js';

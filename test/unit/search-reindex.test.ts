@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OpenSearchRequest, OpenSearchTransport } from '../../functions/adapters/aws/opensearch-transport.js';
 import { BulkIndexError, OpenSearchSearchIndex } from '../../functions/adapters/aws/opensearch-search-index.js';
 import { indexTemplate } from '../../functions/adapters/aws/opensearch-queries.js';
-import { ServiceUnavailableError } from '../../functions/core/errors.js';
+import { ServiceUnavailableError } from '../../functions/core/shared/errors.js';
 import { searchDocumentFromItem } from '../../functions/adapters/aws/search-documents.js';
 import type { SearchDocument } from '../../functions/core/search/documents.js';
 import {

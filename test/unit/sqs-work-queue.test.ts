@@ -7,7 +7,7 @@ import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, SQSClient }
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqsWorkQueue } from '../../functions/adapters/aws/sqs-work-queue.js';
-import type { RolloutWorkMessage } from '../../functions/core/ports.js';
+import type { RolloutWorkMessage } from '../../functions/core/rollouts/model.js';
 
 const client = new SQSClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 const mock = mockClient(client);

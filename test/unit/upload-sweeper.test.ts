@@ -14,8 +14,8 @@ import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
 import { DynamoDbCompanyRepository } from '../../functions/adapters/aws/dynamodb-company-repository.js';
 import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamodb-scenario-repository.js';
 import { DynamoDbUploadSlotRepository } from '../../functions/adapters/aws/dynamodb-upload-slot-repository.js';
-import type { ArchiveStore, RandomAccessSource } from '../../functions/core/ports.js';
-import type { Principal } from '../../functions/core/principal.js';
+import type { ArchiveStore, RandomAccessSource } from '../../functions/core/scenarios/ports.js';
+import type { Principal } from '../../functions/core/shared/principal.js';
 import {
   getUploadSlot,
   PROCESSING_CLAIM_TIMEOUT_MS,

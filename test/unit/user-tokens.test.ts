@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, LocalIdentityProvider, USERS_FILE } from '../../functions/adapters/embedded/local-identity-provider.js';
 import { BoundedVerificationGate } from '../../functions/adapters/verification-gate.js';
-import { DEFAULT_CLIENT_FAILURE_POLICY } from '../../functions/core/client-failures.js';
-import { DomainError } from '../../functions/core/errors.js';
-import type { HashSlot } from '../../functions/core/ports.js';
-import { issueUserToken } from '../../functions/core/user-tokens.js';
+import { DEFAULT_CLIENT_FAILURE_POLICY } from '../../functions/core/access/client-failures.js';
+import { DomainError } from '../../functions/core/shared/errors.js';
+import type { HashSlot } from '../../functions/core/access/ports.js';
+import { issueUserToken } from '../../functions/core/access/user-tokens.js';
 import { InMemoryClientFailureStore } from '../support/client-failures.js';
 import { problemHeadersOf, statusOf } from '../../functions/platform/problem.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BoundedVerificationGate } from '../../functions/adapters/verification-gate.js';
-import type { VerificationPass } from '../../functions/core/ports.js';
+import type { VerificationPass } from '../../functions/core/access/ports.js';
 
 /** A hash the test finishes by hand; `started` lists the names of those that began, in order. */
 function hashes() {

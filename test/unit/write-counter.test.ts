@@ -8,7 +8,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import type { SearchIndex } from '../../functions/core/ports.js';
+import type { SearchIndex } from '../../functions/core/search/ports.js';
 import { WriteCounter } from '../../functions/local/write-counter.js';
 
 /** A client whose requests never reach a backend (nothing listens on port 1): only the counting middleware runs. */

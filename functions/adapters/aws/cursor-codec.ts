@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MIN_CURSOR_KEY_BYTES } from '../../contract/environment.js';
-import { BadRequestError } from '../../core/errors.js';
+import { BadRequestError } from '../../core/shared/errors.js';
 
 /** Bytes of HMAC-SHA256 kept in a cursor: 128 bits (RFC 2104 allows truncating to half the hash), 22 characters. */
 const SIGNATURE_BYTES = 16;

@@ -8,7 +8,7 @@
  * DynamoDB's 400 KB item limit) and the item nests only as deep as the health schema does (9 levels). Items written
  * before this encoding hold the members as maps; they are read as they are.
  */
-import type { Device, DeviceCommand, StoredDevice } from '../../core/devices.js';
+import type { Device, DeviceCommand, StoredDevice } from '../../core/devices/model.js';
 
 /** `entity` of a device item: what the search indexer and the reindex recognise as a device. */
 export const DEVICE_ENTITY = 'DEVICE';

@@ -1,5 +1,5 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Company, CompanyRepository } from '../../core/ports.js';
+import type { Company, CompanyRepository } from '../../core/shared/companies.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import type { TableNames } from './dynamodb-shared.js';
 

@@ -1,6 +1,7 @@
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type DeploymentHistory, type DeploymentHistoryQuery, ulidBounds } from '../../core/deployment-history.js';
-import type { DeploymentHistoryEntry, DeviceStatusHistoryEntry, HistoryEntry, Page } from '../../core/ports.js';
+import { type DeploymentHistory, type DeploymentHistoryQuery, ulidBounds } from '../../core/deployments/history.js';
+import type { DeploymentHistoryEntry, DeviceStatusHistoryEntry, HistoryEntry } from '../../core/deployments/model.js';
+import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import type { TableNames } from './dynamodb-shared.js';
 import { mergeShards, queryBudget, type ShardRead } from './sharded-query.js';

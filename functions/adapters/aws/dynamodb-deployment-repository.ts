@@ -4,14 +4,14 @@ import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDo
 import pLimit from 'p-limit';
 import type {
   ActiveDeployment,
-  DeploymentRepository,
   DeploymentSlot,
   DeviceSlot,
   DeviceStatus,
   HistoryEntry,
-  Page,
   UndeployMark,
-} from '../../core/ports.js';
+} from '../../core/deployments/model.js';
+import type { DeploymentRepository } from '../../core/deployments/ports.js';
+import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { historyKeys } from './dynamodb-deployment-history.js';

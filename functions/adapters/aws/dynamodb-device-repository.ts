@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Device, DeviceCredential, StoredDevice } from '../../core/devices.js';
-import type { DeviceRepository, DeviceStaticFields } from '../../core/ports.js';
+import type { Device, DeviceCredential, StoredDevice } from '../../core/devices/model.js';
+import type { DeviceRepository, DeviceStaticFields } from '../../core/devices/ports.js';
 import { deviceFromItem, deviceItem, storedHealth } from './device-items.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';

@@ -1,6 +1,8 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import type { Page, RolloutChunk, RolloutReport, RolloutRepository, RolloutWaveTally, StoredRollout } from '../../core/ports.js';
+import type { Page } from '../../core/shared/paging.js';
+import type { RolloutChunk, RolloutReport, RolloutWaveTally, StoredRollout } from '../../core/rollouts/model.js';
+import type { RolloutRepository } from '../../core/rollouts/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchPutAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, sendTransaction, type TableNames } from './dynamodb-shared.js';

@@ -6,7 +6,8 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import type { RecordVersionGuards, RecordVersionOutcome, ScenarioRepository, ScenarioVersion, StagedArchive } from '../../core/ports.js';
+import type { RecordVersionGuards, RecordVersionOutcome, ScenarioVersion, StagedArchive } from '../../core/scenarios/model.js';
+import type { ScenarioRepository } from '../../core/scenarios/ports.js';
 import { batchGetAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, overdueItems, sendTransaction, type TableNames } from './dynamodb-shared.js';
 import { sweepShardOf } from './tables.js';

@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { UploadSlot, UploadSlotRepository } from '../../core/ports.js';
+import type { UploadSlot } from '../../core/scenarios/model.js';
+import type { UploadSlotRepository } from '../../core/scenarios/ports.js';
 import { isConditionalCheckFailed, overdueItems, type TableNames } from './dynamodb-shared.js';
 import { sweepShardOf } from './tables.js';
 

@@ -1,5 +1,6 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import type { DeploymentEvent, EventPublisher } from '../../core/ports.js';
+import type { DeploymentEvent } from '../../core/deployments/model.js';
+import type { EventPublisher } from '../../core/deployments/ports.js';
 import { retry, type RetryPolicy } from '../retry.js';
 
 /** Entries a PutEvents call refused (throttled or failed inside EventBridge): sent again. */

@@ -4,7 +4,7 @@
  * reindex builds a new concrete index and moves the alias to it in one atomic `_aliases` call (no downtime).
  */
 import { createHash } from 'node:crypto';
-import { ServiceUnavailableError } from '../../core/errors.js';
+import { ServiceUnavailableError } from '../../core/shared/errors.js';
 import { DEFAULT_REPLICAS, indexTemplate, type Json } from './opensearch-queries.js';
 import {
   callOpenSearch,

@@ -3,8 +3,8 @@
  * template, every document bulk-loaded into it, one atomic `_aliases` call moving the alias to it, the old indexes
  * deleted, then a catch-up pass for the items changed while it ran.
  */
-import { ServiceUnavailableError } from '../../core/errors.js';
-import type { SearchIndex } from '../../core/ports.js';
+import { ServiceUnavailableError } from '../../core/shared/errors.js';
+import type { SearchIndex } from '../../core/search/ports.js';
 import type { SearchDocument } from '../../core/search/documents.js';
 import type { RebuildableSearchIndex, ReindexResult, SearchLoad } from '../../core/search/reindex.js';
 import { retry } from '../retry.js';

@@ -3,10 +3,9 @@
  * (opensearch-transport.ts: the official client, SigV4-signed in AWS), errors mapped to the domain's
  * (ServiceUnavailableError, 503 with Retry-After, when OpenSearch is unreachable, throttling or failing).
  */
-import type { SearchIndex } from '../../core/ports.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
-import { SearchIndexWriteError } from '../../core/search/ports.js';
+import { SearchIndexWriteError, type SearchIndex } from '../../core/search/ports.js';
 import {
   bulkBody,
   countRequestBody,

@@ -22,7 +22,7 @@ const Serializer = SerializerModule as unknown as typeof OpenSearchClient.Serial
 const Transport = TransportModule as unknown as typeof OpenSearchClient.Transport;
 type Transport = OpenSearchClient.Transport;
 type ApiResponse = OpenSearchClient.ApiResponse;
-import { ServiceUnavailableError } from '../../core/errors.js';
+import { ServiceUnavailableError } from '../../core/shared/errors.js';
 
 /** One HTTP request to OpenSearch. A string body is sent as NDJSON (`_bulk`), anything else as JSON. */
 export interface OpenSearchRequest {

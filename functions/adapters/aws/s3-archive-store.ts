@@ -10,7 +10,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { ArchiveStore, RandomAccessSource } from '../../core/ports.js';
+import type { ArchiveStore, RandomAccessSource } from '../../core/scenarios/ports.js';
 
 /** ArchiveStore on one S3 bucket (s3rver locally). Objects are encrypted at rest by the bucket's default encryption. */
 export class S3ArchiveStore implements ArchiveStore {

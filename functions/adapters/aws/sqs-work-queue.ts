@@ -5,7 +5,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
-import type { RolloutWorkMessage, WorkQueue } from '../../core/ports.js';
+import type { RolloutWorkMessage } from '../../core/rollouts/model.js';
+import type { WorkQueue } from '../../core/rollouts/ports.js';
 import { retry, type RetryPolicy } from '../retry.js';
 
 /** Entries of one SendMessageBatch call: SQS's maximum. */

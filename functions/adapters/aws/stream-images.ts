@@ -4,7 +4,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeploymentSlot } from '../../core/ports.js';
+import type { DeploymentSlot } from '../../core/deployments/model.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
 import { deploymentSlotFromItem } from './dynamodb-deployment-repository.js';
 import { documentKeyFromItem, searchDocumentFromItem } from './search-documents.js';

@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { deploymentEventId } from '../../core/deployment-changes.js';
-import type { DeploymentEvent, EventPublisher } from '../../core/ports.js';
+import { deploymentEventId } from '../../core/deployments/changes.js';
+import type { DeploymentEvent } from '../../core/deployments/model.js';
+import type { EventPublisher } from '../../core/deployments/ports.js';
 
 /**
  * The local event bus: emits each event in process (`on('DeploymentChanged', …)`, `on('DeploymentStatusChanged', …)`)

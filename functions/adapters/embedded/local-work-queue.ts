@@ -8,7 +8,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { RolloutWorkMessage, WorkQueue } from '../../core/ports.js';
+import type { RolloutWorkMessage } from '../../core/rollouts/model.js';
+import type { WorkQueue } from '../../core/rollouts/ports.js';
 
 /** One message in a local queue. */
 interface LocalMessage {

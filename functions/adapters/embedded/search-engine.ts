@@ -18,7 +18,7 @@
  *   `search` costs ~2 µs per matching document, too slow for broad terms at 100k).
  */
 import SearchableMap from 'minisearch/SearchableMap';
-import type { SearchIndex } from '../../core/ports.js';
+import type { SearchIndex } from '../../core/search/ports.js';
 import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
 import {
   type CountQuery,

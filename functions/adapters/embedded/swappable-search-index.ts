@@ -1,4 +1,4 @@
-import type { SearchIndex } from '../../core/ports.js';
+import type { SearchIndex } from '../../core/search/ports.js';
 import { documentKeyString, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
 import type { RebuildableSearchIndex, ReindexResult } from '../../core/search/reindex.js';

@@ -3,10 +3,10 @@
  * grant, scope `device`), never with a user's; they act on the device the token names, so they take no company.
  */
 import * as z from 'zod';
-import { DESIRED_STATE_URL_LIFETIME_SECONDS } from '../../core/desired-state.js';
-import { healthReportTooLarge, MAX_HEALTH_REPORT_BYTES } from '../../core/device-health.js';
-import { MAX_JSON_DEPTH } from '../../core/json-depth.js';
-import { DEVICE_SCOPE } from '../../core/principal.js';
+import { DESIRED_STATE_URL_LIFETIME_SECONDS } from '../../core/devices/desired-state.js';
+import { healthReportTooLarge, MAX_HEALTH_REPORT_BYTES } from '../../core/devices/health.js';
+import { MAX_JSON_DEPTH } from '../../core/shared/json-depth.js';
+import { DEVICE_SCOPE } from '../../core/shared/principal.js';
 import { STORED_ARCHIVES } from '../archives.js';
 import { NoQuery } from '../parameters.js';
 import { defineRoute, type ResponseHeader } from '../route.js';

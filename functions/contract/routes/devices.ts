@@ -1,7 +1,7 @@
 /** The device registry of the main address: register, read, delete devices and issue their client credentials. */
 import * as z from 'zod';
-import { DEVICE_ID_RULE, MAX_REGISTRATION_ENTRIES } from '../../core/device-registry.js';
-import { DEVICE_ID_PATTERN } from '../../core/devices.js';
+import { DEVICE_ID_RULE, MAX_REGISTRATION_ENTRIES } from '../../core/devices/registry.js';
+import { DEVICE_ID_PATTERN } from '../../core/devices/model.js';
 import { CompanyParams, companyId, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {

@@ -1,6 +1,11 @@
 /** Rollout routes of the main address: create, read, list, pause, resume and cancel a rollout. */
 import * as z from 'zod';
-import { DEFAULT_FAILURE_THRESHOLD, DEFAULT_WAVE_TIMEOUT_SECONDS, MAX_ROLLOUT_IDS, MAX_ROLLOUT_TARGETS } from '../../core/rollout-model.js';
+import {
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_WAVE_TIMEOUT_SECONDS,
+  MAX_ROLLOUT_IDS,
+  MAX_ROLLOUT_TARGETS,
+} from '../../core/rollouts/model.js';
 import { CompanyParams, companyId, ListQuery, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';

@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
-import { OAuthError } from '../../core/errors.js';
+import { OAuthError } from '../../core/shared/errors.js';
 import {
   ClientCredentialsRequest,
   HtmlPage,

@@ -4,8 +4,14 @@
  * and the device side: a device's desired state and its status reports.
  */
 import * as z from 'zod';
-import { DEPLOYMENT_CAUSES, DeploymentRequestBodySchema, HISTORY_ONLY_CAUSES, MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments.js';
-import { DESIRED_STATE_URL_LIFETIME_SECONDS, DEVICE_STATUS_STATES, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/desired-state.js';
+import {
+  DEPLOYMENT_CAUSES,
+  DeploymentRequestBodySchema,
+  HISTORY_ONLY_CAUSES,
+  MAX_DEPLOYMENT_ENTRIES,
+} from '../../core/deployments/deployments.js';
+import { DESIRED_STATE_URL_LIFETIME_SECONDS, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/devices/desired-state.js';
+import { DEVICE_STATUS_STATES } from '../../core/deployments/model.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 

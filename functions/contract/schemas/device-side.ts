@@ -1,7 +1,7 @@
 /** Bodies of the device-side routes (`/device/...`), which a device calls with its own token. */
 import * as z from 'zod';
-import { HEALTH_LIMITS, MAX_HEALTH_REPORT_BYTES } from '../../core/device-health.js';
-import { MAX_JSON_DEPTH } from '../../core/json-depth.js';
+import { HEALTH_LIMITS, MAX_HEALTH_REPORT_BYTES } from '../../core/devices/health.js';
+import { MAX_JSON_DEPTH } from '../../core/shared/json-depth.js';
 import { deviceHealthMembers } from './search.js';
 
 /** PUT /device/health: the device's `health` (DeviceHealth) as the device sees it; `updated` is the service's. */

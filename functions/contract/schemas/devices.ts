@@ -3,9 +3,14 @@
  * credentials. The device resource answered is the search result's (DeviceSearchResource).
  */
 import * as z from 'zod';
-import { DEVICE_ID_RULE, type DeviceRegistration, type InvalidRegistration, MAX_REGISTRATION_ENTRIES } from '../../core/device-registry.js';
-import { DEVICE_ID_PATTERN } from '../../core/devices.js';
-import type { ProblemViolation as Violation } from '../../core/errors.js';
+import {
+  DEVICE_ID_RULE,
+  type DeviceRegistration,
+  type InvalidRegistration,
+  MAX_REGISTRATION_ENTRIES,
+} from '../../core/devices/registry.js';
+import { DEVICE_ID_PATTERN } from '../../core/devices/model.js';
+import type { ProblemViolation as Violation } from '../../core/shared/errors.js';
 import { ProblemViolation } from './problems.js';
 
 /** Longest serial number, characters. */

@@ -17,7 +17,7 @@ import {
   UnauthorizedError,
   UnprocessableRequestError,
   UnsupportedMediaTypeError,
-} from '../../core/errors.js';
+} from '../../core/shared/errors.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import { MAX_PROBLEM_ERRORS, PROBLEM_KINDS, problemTypeOf } from '../problem-kinds.js';
 

@@ -3,9 +3,9 @@
  * it (the core's RolloutView), and the listing's page. Limits come from functions/core/rollout-model.ts.
  */
 import * as z from 'zod';
-import { DEVICE_ID_RULE } from '../../core/device-registry.js';
-import { DEVICE_ID_PATTERN } from '../../core/devices.js';
-import { DeploymentRequestBodySchema } from '../../core/deployments.js';
+import { DEVICE_ID_RULE } from '../../core/devices/registry.js';
+import { DEVICE_ID_PATTERN } from '../../core/devices/model.js';
+import { DeploymentRequestBodySchema } from '../../core/deployments/deployments.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_WAVE_TIMEOUT_SECONDS,
@@ -17,7 +17,7 @@ import {
   type RolloutCreateInput,
   type RolloutState,
   type WaveState,
-} from '../../core/rollout-model.js';
+} from '../../core/rollouts/model.js';
 import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
 import { DeploymentAction } from './deployments.js';
 

@@ -10,8 +10,8 @@ import {
   HEALTH_MODES,
   MESSAGE_LEVELS,
   SUB_DEVICE_HEALTH_STATES,
-} from '../../core/devices.js';
-import { HEALTH_LIMITS } from '../../core/device-health.js';
+} from '../../core/devices/model.js';
+import { HEALTH_LIMITS } from '../../core/devices/health.js';
 import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import { FILTER_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';

@@ -3,7 +3,7 @@
  * searchable document (the devices and scenarios tables on AWS and locally) loads an index that can be rebuilt while
  * it serves (the OpenSearch alias moved to a fresh concrete index, or the embedded engine swapped for a fresh one).
  */
-import type { SearchIndex } from '../ports.js';
+import type { SearchIndex } from './ports.js';
 
 /** What a reindex did: the index now serving searches, how many documents it holds, and how long it took. */
 export interface ReindexResult {

@@ -5,7 +5,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { S3ArchiveStore } from '../../adapters/aws/s3-archive-store.js';
 import { createS3Client } from '../../adapters/aws/s3-client.js';
-import type { ArchiveStore } from '../../core/ports.js';
+import type { ArchiveStore } from '../../core/scenarios/ports.js';
 import { storageConfig } from '../config.js';
 import { traced } from '../observability.js';
 

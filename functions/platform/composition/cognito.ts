@@ -1,7 +1,7 @@
 /** The user sign-in on AWS, in the composition root: Cognito behind the IdentityProvider port. */
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { CognitoIdentityProvider } from '../../adapters/aws/cognito-identity-provider.js';
-import type { IdentityProvider } from '../../core/ports.js';
+import type { IdentityProvider } from '../../core/access/ports.js';
 import { cognitoClientId } from '../config.js';
 import { logger } from '../logger.js';
 import { traced } from '../observability.js';

@@ -2,7 +2,7 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { EventBridgeEventPublisher } from '../../adapters/aws/eventbridge-event-publisher.js';
 import { LocalEventBus } from '../../adapters/embedded/local-event-bus.js';
-import type { EventPublisher } from '../../core/ports.js';
+import type { EventPublisher } from '../../core/deployments/ports.js';
 import { eventsConfig } from '../config.js';
 import { traced } from '../observability.js';
 

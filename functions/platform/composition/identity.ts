@@ -12,8 +12,9 @@ import {
 import { LocalIdentityProvider } from '../../adapters/embedded/local-identity-provider.js';
 import { BoundedVerificationGate } from '../../adapters/verification-gate.js';
 import { ENV } from '../../contract/environment.js';
-import type { ClientFailurePolicy } from '../../core/client-failures.js';
-import type { ClientFailureStore, DeviceTokenSigner, VerificationGate } from '../../core/ports.js';
+import type { ClientFailurePolicy } from '../../core/access/client-failures.js';
+import type { ClientFailureStore, VerificationGate } from '../../core/access/ports.js';
+import type { DeviceTokenSigner } from '../../core/devices/ports.js';
 import { clientFailuresConfig, deviceIssuerConfig, localIssuerConfig } from '../config.js';
 import { traced } from '../observability.js';
 import { storage } from './storage.js';

@@ -2,7 +2,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SqsWorkQueue } from '../../adapters/aws/sqs-work-queue.js';
 import { LocalWorkQueue } from '../../adapters/embedded/local-work-queue.js';
-import type { WorkQueue } from '../../core/ports.js';
+import type { WorkQueue } from '../../core/rollouts/ports.js';
 import { rolloutConfig } from '../config.js';
 import { traced } from '../observability.js';
 

@@ -12,7 +12,7 @@ import { createOpenSearchTransport, type OpenSearchTransport } from '../../adapt
 import { EmbeddedSearchIndex } from '../../adapters/embedded/search-engine.js';
 import { SwappableSearchIndex } from '../../adapters/embedded/swappable-search-index.js';
 import { type RetryPolicy, retry } from '../../adapters/retry.js';
-import type { SearchIndex } from '../../core/ports.js';
+import type { SearchIndex } from '../../core/search/ports.js';
 import type { SearchRebuildDependencies } from '../../core/search/reindex.js';
 import { openSearchConfig, searchBackend, searchSourceConfig } from '../config.js';
 import { traced } from '../observability.js';

@@ -1,2 +1,0 @@
-/** Temporary re-export of this module's new place, kept until every importer names that place (then deleted). */
-export * from './rollouts/model.js';
