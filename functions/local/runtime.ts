@@ -28,8 +28,9 @@ import {
 import { retry } from '../adapters/retry.js';
 import { localQueue } from '../adapters/embedded/local-work-queue.js';
 import { ServiceUnavailableError } from '../core/shared/errors.js';
-import { services } from '../platform/composition.js';
-import { reindexSearch, type ReindexResult } from '../platform/reindex.js';
+import { services } from '../platform/composition/services.js';
+import { reindexSearch, searchIndex } from '../platform/composition/search.js';
+import type { ReindexResult } from '../core/search/reindex.js';
 import { createAdminServer, RUNTIME_FILE } from './admin.js';
 import { localCursorSigningKey } from './cursor-key.js';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.js';
@@ -43,8 +44,7 @@ import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables, type StreamArns } from './tables.js';
 import { migrateDeploymentShards } from './migrate-shards.js';
 import { WriteCounter } from './write-counter.js';
-import { searchIndex } from '../platform/search-composition.js';
-import { SwappableSearchIndex } from '../platform/swappable-search-index.js';
+import { SwappableSearchIndex } from '../adapters/embedded/swappable-search-index.js';
 import { searchSnapshotFile } from './search-snapshot.js';
 import { markSearchStreams, type SearchStart, SearchSnapshots, startEmbeddedSearch } from './search-startup.js';
 

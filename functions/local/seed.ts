@@ -4,7 +4,7 @@ import JSZip from 'jszip';
 import { hashPassword, USERS_FILE, type LocalUser } from '../adapters/embedded/local-identity-provider.js';
 import type { Principal } from '../core/shared/principal.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
-import type { Services } from '../platform/composition.js';
+import type { Services } from '../platform/composition/services.js';
 import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, generateDemoDevices } from './demo-data.js';
 
 /** The demo scenario of each company: two versions, so deployments can be tried at once (docs/contract.md). */

@@ -9,8 +9,6 @@ import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/share
 import { ACCEPTED_ALGORITHMS } from '../contract/protocol.js';
 import { type AuthConfig, authConfig } from './config.js';
 
-export { ACCEPTED_ALGORITHMS };
-
 let cached: { config: AuthConfig; keys: JWTVerifyGetKey } | undefined;
 
 /** How long a verified token is remembered at most, ms (as API Gateway's authorizer cache default, 300 s). */

@@ -12,8 +12,6 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../contract/protocol.js';
 import { BadRequestError } from '../core/shared/errors.js';
 import { logger } from './logger.js';
 
-export { MAX_IDEMPOTENCY_KEY_LENGTH };
-
 /** What idempotencyWhenKeyed needs. */
 export interface KeyedIdempotencyOptions {
   /** The persistence layer, built on first use (so that configuration is read at invocation, not at load). */

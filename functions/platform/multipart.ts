@@ -4,8 +4,6 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import type { FilePart } from '../contract/protocol.js';
 import { BadRequestError } from '../core/shared/errors.js';
 
-export type { FilePart };
-
 /** A parsed form: each part by name; a name given several times maps to an array, in order of appearance. */
 export type MultipartForm = Record<string, string | string[] | FilePart | FilePart[]>;
 

@@ -17,7 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
 import { USERS_FILE } from '../../functions/adapters/embedded/local-identity-provider.js';
 import { freePort } from '../../functions/local/free-port.js';
-import { services } from '../../functions/platform/composition.js';
+import { services } from '../../functions/platform/composition/services.js';
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';
 import { TEST_ROUTE } from '../support/route-input.js';
 import { logger } from '../../functions/platform/logger.js';

@@ -26,7 +26,7 @@ import { LOCAL_BUCKET, LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { toS3Event } from '../../functions/local/s3-events.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS, seedDemoData } from '../../functions/local/seed.js';
 import { ensureTables } from '../../functions/local/tables.js';
-import { services } from '../../functions/platform/composition.js';
+import { services } from '../../functions/platform/composition/services.js';
 import { scenarioList } from '../../functions/contract/routes/scenarios.js';
 import { search as searchRoute } from '../../functions/contract/routes/search.js';
 import { jsonResponse, routeHandler } from '../../functions/platform/http.js';

@@ -13,7 +13,7 @@ import { EmbeddedSearchIndex } from '../../adapters/embedded/search-engine.js';
 import { SwappableSearchIndex } from '../../adapters/embedded/swappable-search-index.js';
 import { type RetryPolicy, retry } from '../../adapters/retry.js';
 import type { SearchIndex } from '../../core/search/ports.js';
-import type { SearchRebuildDependencies } from '../../core/search/reindex.js';
+import { type ReindexResult, rebuildSearch, type SearchRebuildDependencies } from '../../core/search/reindex.js';
 import { openSearchConfig, searchBackend, searchSourceConfig } from '../config.js';
 import { traced } from '../observability.js';
 
@@ -131,4 +131,14 @@ export function searchRebuild(): SearchRebuildDependencies {
   }
   const { transport, alias, replicas } = openSearch();
   return { source: new DynamoDbSearchDocumentSource(searchSource()), index: new OpenSearchAliasRebuild({ transport, alias, replicas }) };
+}
+
+/**
+ * Rebuilds the configured search index from DynamoDB without downtime (rebuildSearch on searchRebuild()). Used by
+ * `npm run reindex` and the local runtime; the search-reindex function calls the use case itself.
+ * @throws ServiceUnavailableError when OpenSearch is unreachable; EnvironmentError naming a missing variable
+ *   (DEVICES_TABLE, SCENARIOS_TABLE, OPENSEARCH_URL…).
+ */
+export function reindexSearch(): Promise<ReindexResult> {
+  return rebuildSearch(searchRebuild());
 }

@@ -1,9 +1,0 @@
-/** The search side of the composition root moved to composition/search.ts; this path re-exports it for older importers. */
-export {
-  type OpenSearchConnection,
-  openSearch,
-  openSearchIndexes,
-  searchIndex,
-  searchRebuild,
-  searchSource,
-} from './composition/search.js';
