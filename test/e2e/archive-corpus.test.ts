@@ -1,7 +1,7 @@
 /**
  * End-to-end archive corpus and quota race over real HTTP against one local service (`bin/local.ts`):
  * - a representative subset of the malicious/broken archive corpus (built byte by byte below; the full corpus is in
- *   test/unit/archive-corpus.test.ts) is uploaded as alice: each answer is a 422 problem+json listing the expected
+ *   test/unit/scenarios/archive-corpus.test.ts) is uploaded as alice: each answer is a 422 problem+json listing the expected
  *   violations; afterwards the service still answers and nothing was stored (search, listing, S3 folder, usage);
  * - 20 concurrent uploads of ~400 KiB versions by bob into globex's 5 MiB quota: some 201, the rest 413 with the
  *   figures, the stored total never exceeds the quota, and usage moves by exactly the sum of stored sizes.

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
 import { freePort } from '../../functions/local/free-port.js';
-import { FakeOpenSearch } from '../unit/fake-opensearch.js';
+import { FakeOpenSearch } from '../unit/search/fake-opensearch.js';
 import {
   answerOf,
   clientFor,

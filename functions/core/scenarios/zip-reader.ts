@@ -12,7 +12,7 @@
  *   centralDirectoryOffset, fileSize, entryCount, comment, autoClose, lazyEntries, decodeStrings, validateEntrySizes,
  *   strictFileNames), to resume the walk after a record yauzl refused;
  * - `getFileNameLowLevel` (exported but undocumented) to decode names as yauzl does.
- * Upgrading yauzl means checking these against its index.js and running test/unit/archive-corpus.test.ts.
+ * Upgrading yauzl means checking these against its index.js and running test/unit/scenarios/archive-corpus.test.ts.
  */
 import { Readable } from 'node:stream';
 import yauzl from 'yauzl';

@@ -1,0 +1,57 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type LocalUser, USERS_FILE, verifyPassword } from '../../../functions/adapters/embedded/local-identity-provider.js';
+import { seedUsers } from '../../../functions/local/seed.js';
+
+/** users.json as a start before `devices:read` existed wrote it (hashes shortened: they are kept as they are). */
+const EARLIER_USERS: LocalUser[] = [
+  {
+    username: 'alice',
+    passwordHash: 'scrypt$alice',
+    companies: ['acme'],
+    scope: 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:write',
+  },
+  { username: 'bob', passwordHash: 'scrypt$bob', companies: ['globex'], scope: 'search:read' },
+  {
+    username: 'olivia',
+    passwordHash: 'scrypt$olivia',
+    companies: ['acme', 'globex'],
+    scope: 'scenarios:read deployments:read search:read',
+  },
+  { username: 'carol', passwordHash: 'scrypt$carol', companies: ['acme'], scope: 'scenarios:read deployments:read search:read' },
+];
+
+describe('seedUsers', () => {
+  let directory: string;
+  beforeEach(async () => {
+    directory = await mkdtemp(join(tmpdir(), 'dss-seed-users-'));
+  });
+  afterEach(() => rm(directory, { recursive: true, force: true }));
+
+  const users = async () => JSON.parse(await readFile(join(directory, USERS_FILE), 'utf8')) as LocalUser[];
+
+  it('writes the demo users on a fresh folder', async () => {
+    await seedUsers(directory);
+    const written = await users();
+    expect(written.map((user) => user.username)).toEqual(['alice', 'bob', 'olivia']);
+    expect(written.find((user) => user.username === 'olivia')?.scope).toBe('scenarios:read deployments:read search:read devices:read');
+    expect(await verifyPassword('alice-demo-password', written[0]?.passwordHash as string)).toBe(true);
+  });
+
+  it('gives demo users still holding their earlier demo scope set the new scopes, and leaves everyone else alone', async () => {
+    await writeFile(join(directory, USERS_FILE), JSON.stringify(EARLIER_USERS));
+    await seedUsers(directory);
+    const upgraded = await users();
+    expect(upgraded.map((user) => [user.username, user.scope])).toEqual([
+      ['alice', 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write'],
+      // Changed by hand: kept.
+      ['bob', 'search:read'],
+      ['olivia', 'scenarios:read deployments:read search:read devices:read'],
+      // Not a demo user, though holding olivia's earlier set: kept.
+      ['carol', 'scenarios:read deployments:read search:read'],
+    ]);
+    expect(upgraded.map((user) => user.passwordHash)).toEqual(EARLIER_USERS.map((user) => user.passwordHash));
+  });
+});

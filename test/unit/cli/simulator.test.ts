@@ -1,0 +1,81 @@
+/**
+ * The fleet simulator against a scripted stand-in of the service (a loopback HTTP server answering as the contract
+ * says): it signs in, registers, gets credentials and tokens, then reports health (204) and pulls with If-None-Match
+ * (200, then 304), and counts each answer under its endpoint without errors.
+ */
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ENDPOINTS, SimulatedFleet } from '../../../simulator/fleet.js';
+
+let server: Server;
+let base: string;
+const seen: string[] = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    request.resume();
+    const key = `${request.method} ${request.url}`;
+    seen.push(key);
+    const json = (status: number, body: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(body));
+    };
+    if (key === 'POST /token') {
+      json(200, { access_token: 'a.b.c', token_type: 'Bearer', expires_in: 900 });
+    } else if (request.method === 'GET' && request.url?.includes('/resources/devices/')) {
+      json(404, { status: 404 });
+    } else if (key === 'POST /companies/acme/resources/devices') {
+      json(200, [{ id: 'acme-sim-00001', state: 'CREATED' }]);
+    } else if (request.url?.endsWith('/credentials')) {
+      json(201, { clientId: 'acme~acme-sim-00001', clientSecret: 'secret' });
+    } else if (key === 'PUT /device/health') {
+      response.writeHead(204);
+      response.end();
+    } else if (key === 'GET /device/deployments') {
+      if (request.headers['if-none-match'] === '"v1"') {
+        response.writeHead(304, { etag: '"v1"' });
+        response.end();
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json', etag: '"v1"' });
+        response.end(JSON.stringify({ items: [] }));
+      }
+    } else json(404, { status: 404 });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', () => done()));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((done) => server.close(() => done()));
+});
+
+describe('SimulatedFleet', () => {
+  it('records 204 health reports and 304 pulls under their endpoints, with no errors', async () => {
+    const fleet = new SimulatedFleet({
+      baseUrl: base,
+      authUrl: base,
+      username: 'alice',
+      password: 'alice-demo-password',
+      company: 'acme',
+      devices: 1,
+      healthIntervalMs: 20,
+      pullIntervalMs: 20,
+      silenceRate: 0,
+    });
+    await fleet.start();
+    // Until the device has reported its health a few times and pulled again after its first pull.
+    await vi.waitFor(
+      () => {
+        expect(fleet.stats.of(ENDPOINTS.health)?.requests).toBeGreaterThan(2);
+        expect(fleet.stats.of(ENDPOINTS.pull304)?.requests).toBeGreaterThan(1);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await fleet.stop();
+    expect(fleet.stats.totals().errors).toBe(0);
+    expect(fleet.stats.of(ENDPOINTS.health)?.requests).toBeGreaterThan(2);
+    expect(fleet.stats.of(ENDPOINTS.pull200)?.requests).toBe(1);
+    expect(fleet.stats.of(ENDPOINTS.pull304)?.requests).toBeGreaterThan(1);
+    expect(seen).toContain('POST /companies/acme/resources/devices');
+  });
+});
