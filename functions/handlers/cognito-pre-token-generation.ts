@@ -1,5 +1,5 @@
 import type { PreTokenGenerationV2TriggerEvent } from 'aws-lambda';
-import { COMPANY_ID_PATTERN } from '../core/shared/principal.js';
+import { IDENTIFIER_PATTERN } from '../core/shared/identifiers.js';
 
 /** User attribute holding the user's companies, comma-separated (`acme,globex`); written by administrators only. */
 export const COMPANIES_ATTRIBUTE = 'custom:companies';
@@ -36,9 +36,9 @@ export function tokenClaims(attributes: Readonly<Record<string, string>>): { com
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
-  const refused = listed.filter((item) => !COMPANY_ID_PATTERN.test(item));
+  const refused = listed.filter((item) => !IDENTIFIER_PATTERN.test(item));
   if (refused.length > 0) console.warn(JSON.stringify({ level: 'WARN', message: 'Company ids left out of the token', refused }));
-  const companies = [...new Set(listed.filter((item) => COMPANY_ID_PATTERN.test(item)))];
+  const companies = [...new Set(listed.filter((item) => IDENTIFIER_PATTERN.test(item)))];
   const scopes = [...new Set((attributes[SCOPE_ATTRIBUTE] ?? '').split(/[\s,]+/).filter((item) => item !== ''))];
   return { companies, scopes };
 }

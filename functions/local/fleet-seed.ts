@@ -13,9 +13,9 @@ import { deviceItem } from '../adapters/aws/device-items.js';
 import { batchPutAll } from '../adapters/aws/dynamodb-batch.js';
 import type { DeviceCredential } from '../core/devices/model.js';
 import { DEMO_EPOCH, DEMO_SEED, type DemoFleetOwner, generateDemoDevices } from './demo-data.js';
+import { ULID_ALPHABET } from '../core/shared/identifiers.js';
 
 /** Crockford's base32 alphabet, as ULIDs use it. */
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /**
  * The credential id of a seeded device: a ULID whose time is DEMO_EPOCH and whose random part is the first 80 bits
@@ -29,7 +29,7 @@ export function seededCredentialId(company: string, deviceId: string): string {
     const bit = index * 5;
     const byte = bit >> 3;
     const word = ((digest[byte] as number) << 8) | (digest[byte + 1] as number);
-    random += CROCKFORD[(word >> (11 - (bit & 7))) & 31];
+    random += ULID_ALPHABET[(word >> (11 - (bit & 7))) & 31];
   }
   return `${encodeTime(Date.parse(DEMO_EPOCH), 10)}${random}`;
 }

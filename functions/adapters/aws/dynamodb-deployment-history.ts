@@ -6,6 +6,7 @@ import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.j
 import type { TableNames } from './dynamodb-shared.js';
 import { mergeShards, queryBudget, type ShardRead } from './sharded-query.js';
 import { DEPLOYMENT_SHARDS, deploymentShardOf } from './tables.js';
+import { ULID_ALPHABET, ULID_PATTERN } from '../../core/shared/identifiers.js';
 
 /**
  * Key attributes of a history entry on the deployments table (key design in tables.ts). The writer is
@@ -73,9 +74,6 @@ function shapeOf(query: DeploymentHistoryQuery): QueryShape {
   };
 }
 
-const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
 /**
  * The greatest ULID before `id` (the base-32 number minus one), or undefined for the smallest. Every history sort key
  * is a ULID, so `sk <= ulidBefore(id)` is `sk < id`, and a key condition can say it together with a lower bound.
@@ -123,7 +121,7 @@ function decodeCursor(
     typeof pk === 'string' &&
     pk.startsWith(`HISTORY#${query.companyId}#`) &&
     (query.deviceId === undefined || pk === `HISTORY#${query.companyId}#${query.deviceId}`);
-  if ((names !== 'sk' && !legacyPartition) || typeof sk !== 'string' || !ULID.test(sk) || sk < bounds.lower || sk > bounds.upper) {
+  if ((names !== 'sk' && !legacyPartition) || typeof sk !== 'string' || !ULID_PATTERN.test(sk) || sk < bounds.lower || sk > bounds.upper) {
     throw invalidCursor('unknown or altered cursor, or one issued for other filters');
   }
   return sk;

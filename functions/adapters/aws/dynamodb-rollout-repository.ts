@@ -7,6 +7,7 @@ import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.j
 import { batchPutAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, sendTransaction, type TableNames } from './dynamodb-shared.js';
 import { shardOf } from './tables.js';
+import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 
 /**
  * Shards of a rollout's tallies (`COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`): reports and done chunks spread
@@ -26,8 +27,6 @@ const ROLLOUT_KEY_ATTRIBUTES = ['pk', 'sk', 'entity', 'sweepShard'];
 
 /** Attributes of a tally item that are not counts. */
 const TALLY_ATTRIBUTES = new Set(['pk', 'sk', 'chunksDone']);
-
-const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const rolloutKey = (company: string, rolloutId: string) => ({ pk: `ROLLOUT#${company}`, sk: rolloutId });
 const targetsPk = (company: string, rolloutId: string) => `TARGETS#${company}#${rolloutId}`;

@@ -1,7 +1,6 @@
 /** The device registry of the main address: register, read, delete devices and issue their client credentials. */
 import * as z from 'zod';
 import { DEVICE_ID_RULE, MAX_REGISTRATION_ENTRIES } from '../../core/devices/registry.js';
-import { DEVICE_ID_PATTERN } from '../../core/devices/model.js';
 import { CompanyParams, companyId, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {
@@ -14,13 +13,14 @@ import {
 import { ConflictProblem, PayloadTooLargeProblem } from '../schemas/problems.js';
 import { DeviceSearchResource } from '../schemas/search.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
+import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const deviceId = pathId('deviceId', 'A device of the company.');
 
-/** `{deviceId}` of a device being registered: a device id (DEVICE_ID_PATTERN). */
+/** `{deviceId}` of a device being registered: a device id (IDENTIFIER_PATTERN). */
 const newDeviceId = z
   .string()
-  .regex(DEVICE_ID_PATTERN, { error: DEVICE_ID_RULE })
+  .regex(IDENTIFIER_PATTERN, { error: DEVICE_ID_RULE })
   .meta({ description: 'The device to register or update: 1 to 128 letters, digits, `.`, `_` or `-`, starting with a letter or digit.' });
 
 const DEVICE_PATH = '/companies/{companyId}/resources/devices/{deviceId}';

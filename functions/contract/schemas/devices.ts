@@ -9,9 +9,9 @@ import {
   type InvalidRegistration,
   MAX_REGISTRATION_ENTRIES,
 } from '../../core/devices/registry.js';
-import { DEVICE_ID_PATTERN } from '../../core/devices/model.js';
 import type { ProblemViolation as Violation } from '../../core/shared/errors.js';
 import { ProblemViolation } from './problems.js';
+import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 /** Longest serial number, characters. */
 export const MAX_SERIAL_LENGTH = 256;
@@ -50,7 +50,7 @@ export const DeviceBody = z.strictObject(staticFields).meta({
 });
 
 export const DeviceRegistrationEntry = z
-  .strictObject({ id: z.string().regex(DEVICE_ID_PATTERN, DEVICE_ID_RULE).describe('Device identifier.'), ...staticFields })
+  .strictObject({ id: z.string().regex(IDENTIFIER_PATTERN, DEVICE_ID_RULE).describe('Device identifier.'), ...staticFields })
   .meta({ id: 'DeviceRegistrationEntry', description: 'One device of a bulk registration: its id and static fields (see DeviceBody).' });
 
 /** A zod issue as a violation inside the entry (JSON pointer; an unknown member is named by its own pointer). */

@@ -4,7 +4,6 @@
  */
 import * as z from 'zod';
 import { DEVICE_ID_RULE } from '../../core/devices/registry.js';
-import { DEVICE_ID_PATTERN } from '../../core/devices/model.js';
 import { DeploymentRequestBodySchema } from '../../core/deployments/deployments.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
@@ -20,6 +19,7 @@ import {
 } from '../../core/rollouts/model.js';
 import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
 import { DeploymentAction } from './deployments.js';
+import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const count = (value: number) => value.toLocaleString('en-US');
@@ -53,7 +53,7 @@ export const RolloutTargetsBody = z
         examples: ['connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER'],
       }),
     ids: z
-      .array(z.string().regex(DEVICE_ID_PATTERN, { error: DEVICE_ID_RULE }))
+      .array(z.string().regex(IDENTIFIER_PATTERN, { error: DEVICE_ID_RULE }))
       .min(1, { error: "'ids' lists at least one device id." })
       .max(MAX_ROLLOUT_IDS, { error: `'ids' lists at most ${count(MAX_ROLLOUT_IDS)} device ids; select more with 'query'.` })
       .optional()

@@ -15,7 +15,7 @@ import { HEALTH_LIMITS } from '../../core/devices/health.js';
 import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import { FILTER_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
-import { IDENTIFIER_PATTERN } from '../../core/scenarios/manifest.js';
+import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const text = (description: string) => z.string().describe(description);

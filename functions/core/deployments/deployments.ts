@@ -9,7 +9,8 @@ import type { DeviceRepository } from '../devices/ports.js';
 import type { ScenarioRepository } from '../scenarios/ports.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import type { ListParameters, Page } from '../shared/paging.js';
-import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from '../scenarios/manifest.js';
+import { SEMVER_PATTERN } from '../scenarios/manifest.js';
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 
 /** Most entries accepted in one deployment request. */
 export const MAX_DEPLOYMENT_ENTRIES = 5_000;

@@ -12,7 +12,8 @@ import type { DeploymentRepository } from '../deployments/ports.js';
 import type { DeviceRepository } from './ports.js';
 import type { DeviceSlot, DeviceStatus, DeviceStatusState } from '../deployments/model.js';
 import { deviceOf, type Principal } from '../shared/principal.js';
-import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from '../scenarios/versions.js';
+import { SEMVER_PATTERN } from '../scenarios/versions.js';
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 
 /** Longest `message` a status report may carry, characters. */
 export const MAX_DEVICE_STATUS_MESSAGE_LENGTH = 1_000;

@@ -2,13 +2,7 @@
  * The device resource (docs/contract.md, "Devices"), as stored in the devices table and returned by search. Dates are
  * ISO-8601 strings (UTC).
  */
-
-/**
- * What a device id may look like: letters, digits, `.`, `_`, `-`, at most 128 characters, starting with a letter or
- * digit (as company ids). Ids are path segments, sort-key prefixes (`{deviceId}#…`) and halves of an OAuth client id,
- * so they never contain `#`, `~`, `/`, `:` or white space.
- */
-export const DEVICE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 
 /** Separates the company from the device id in a device's OAuth client id; neither id may contain it. */
 const CLIENT_ID_SEPARATOR = '~';
@@ -23,7 +17,7 @@ export function parseDeviceClientId(clientId: string): { company: string; device
   const parts = clientId.split(CLIENT_ID_SEPARATOR);
   if (parts.length !== 2) return undefined;
   const [company, deviceId] = parts as [string, string];
-  return DEVICE_ID_PATTERN.test(company) && DEVICE_ID_PATTERN.test(deviceId) ? { company, deviceId } : undefined;
+  return IDENTIFIER_PATTERN.test(company) && IDENTIFIER_PATTERN.test(deviceId) ? { company, deviceId } : undefined;
 }
 
 /** `connection.state` values. */

@@ -5,7 +5,7 @@
  */
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
-import { DEVICE_ID_PATTERN, type Device, deviceClientId } from './model.js';
+import { type Device, deviceClientId } from './model.js';
 import { newDeviceCredential } from './tokens.js';
 import { BadRequestError, ConflictError, NotFoundError, type ProblemViolation } from '../shared/errors.js';
 import type { DeploymentRepository } from '../deployments/ports.js';
@@ -13,6 +13,7 @@ import type { DeviceRepository, DeviceStaticFields, PresenceRepository } from '.
 import type { UndeployMark } from '../deployments/model.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { type DeviceDocument, deviceDocumentOf } from '../search/documents.js';
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 
 /** Most entries one bulk registration accepts. */
 export const MAX_REGISTRATION_ENTRIES = 5_000;
@@ -126,14 +127,14 @@ export async function putDevice(
   fields: DeviceStaticFields,
 ): Promise<{ created: boolean; device: DeviceDocument }> {
   authorizeCompany(principal, companyId);
-  if (!DEVICE_ID_PATTERN.test(deviceId)) {
+  if (!IDENTIFIER_PATTERN.test(deviceId)) {
     throw new BadRequestError(`'${deviceId.slice(0, 128)}' is not a device id.`, [{ path: 'deviceId', message: DEVICE_ID_RULE }]);
   }
   const refusal = reservedIdRefusal(deviceId, dependencies.reservedIds);
   return register(dependencies, companyId, deviceId, fields, refusal === undefined ? undefined : { path: 'deviceId', message: refusal });
 }
 
-/** What a device id may be, in words (DEVICE_ID_PATTERN). */
+/** What a device id may be, in words (IDENTIFIER_PATTERN). */
 export const DEVICE_ID_RULE = 'A device id is 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit.';
 
 /**
@@ -167,7 +168,7 @@ export async function registerDevices(
   const byId = new Map<string, number[]>();
   entries.forEach((entry, index) => {
     if ('invalid' in entry) return;
-    if (!DEVICE_ID_PATTERN.test(entry.id)) {
+    if (!IDENTIFIER_PATTERN.test(entry.id)) {
       (results[index] as RegistrationResult).errors = [{ path: `/${index}/id`, message: DEVICE_ID_RULE }];
       return;
     }

@@ -36,6 +36,7 @@ import {
   type StoredRollout,
   type StoredRolloutWave,
 } from './model.js';
+import { ULID_ALPHABET, ULID_PATTERN } from '../shared/identifiers.js';
 
 /** What the rollout use cases need. */
 export interface RolloutDependencies {
@@ -50,9 +51,6 @@ export interface RolloutDependencies {
    */
   onError?: (error: unknown, context: Record<string, unknown>) => void;
 }
-
-const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /** Attempts of a read-modify-write of the rollout item (pause, resume, cancel) racing the sweeper. */
 const STATE_WRITE_ATTEMPTS = 5;
@@ -86,7 +84,7 @@ export function rolloutDeploymentId(rolloutId: string, deviceId: string, started
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
-      random += CROCKFORD[(value >> bits) & 31];
+      random += ULID_ALPHABET[(value >> bits) & 31];
     }
     value &= (1 << bits) - 1;
   }

@@ -8,7 +8,8 @@ import type { ArchiveStore, ScenarioCatalog } from './ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
 import type { ScenarioSummary, ScenarioVersion } from './model.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
-import { highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './manifest.js';
+import { highestVersion, SEMVER_PATTERN } from './manifest.js';
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 
 /** Lifetime of a version's presigned download URL, seconds (5 minutes). */
 export const DOWNLOAD_URL_LIFETIME_SECONDS = 300;

@@ -1,7 +1,8 @@
 import * as z from 'zod';
 
-export { compareSemanticVersions, highestVersion, IDENTIFIER_PATTERN, SEMVER_PATTERN } from './versions.js';
-import { IDENTIFIER_PATTERN, SEMVER_PATTERN } from './versions.js';
+export { compareSemanticVersions, highestVersion, SEMVER_PATTERN } from './versions.js';
+import { SEMVER_PATTERN } from './versions.js';
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 
 const resourcePath = z
   .string()

@@ -6,11 +6,13 @@ import type { UploadSlot } from './model.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { UPLOAD_URL_LIFETIME_SECONDS } from './model.js';
 import { UploadAbandonedError, uploadScenario } from './upload.js';
+import { IDENTIFIER_PATTERN, ULID_PATTERN, unanchored } from '../shared/identifiers.js';
 
 /** Object key prefix of presigned uploads; the object-created notification is filtered on it. */
 export const UPLOAD_PREFIX = 'uploads/';
 
-const UPLOAD_KEY_PATTERN = /^uploads\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/([0-9A-HJKMNP-TV-Z]{26})\.zip$/;
+/** The object key of a presigned upload: `uploads/{companyId}/{uploadId}.zip`, the company id and the ULID captured. */
+const UPLOAD_KEY_PATTERN = new RegExp(`^uploads/(${unanchored(IDENTIFIER_PATTERN)})/(${unanchored(ULID_PATTERN)})\\.zip$`);
 
 /** What the presigned-upload use cases need. */
 export interface PresignedUploadDependencies {
@@ -100,7 +102,7 @@ export async function getUploadSlot(
   uploadId: string,
 ): Promise<UploadSlotView> {
   authorizeCompany(principal, companyId);
-  const slot = /^[0-9A-HJKMNP-TV-Z]{26}$/.test(uploadId) ? await dependencies.uploads.get(companyId, uploadId) : undefined;
+  const slot = ULID_PATTERN.test(uploadId) ? await dependencies.uploads.get(companyId, uploadId) : undefined;
   if (slot === undefined) throw new NotFoundError(`Upload '${uploadId}' does not exist in company '${companyId}'.`);
   return {
     // PROCESSING is internal: to the client the archive is still pending.

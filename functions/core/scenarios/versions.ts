@@ -7,9 +7,6 @@
 export const SEMVER_PATTERN =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
 
-/** Identifiers (scenario ids, device ids): letters, digits, `.`, `_`, `-`; 1–128 characters; never `#` or `/`. */
-export const IDENTIFIER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /**
  * Compares two semantic versions by SemVer 2.0.0 precedence (build metadata ignored).
  * @returns a negative number, 0 or a positive number. Strings that are not semantic versions sort first.

@@ -25,13 +25,6 @@ export const DEVICE_SCOPE = 'device';
  */
 export const DEVICE_TOKEN_CLAIMS = { clientId: 'client_id', credentialId: 'cred' } as const;
 
-/**
- * What a company id may look like: letters, digits, `.`, `_`, `-`, at most 128 characters, starting with a letter
- * or digit. Tokens carry the caller's companies as a list that API Gateway flattens into one space-separated string,
- * so an id with a space, comma, bracket or quote could not be told apart from two ids.
- */
-export const COMPANY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 /** One permission name of a user token. */
 export type UserScope = (typeof SCOPES)[number];
 
