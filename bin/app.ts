@@ -9,9 +9,9 @@ import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { FUNCTIONS } from '../functions/contract/functions.js';
 import { AWS_ROUTES } from '../functions/contract/routes.js';
-import { createStage } from '../lib/stage.js';
 import { POWERTOOLS_SERVICE_NAME } from '../lib/service-function.js';
 import { readServiceSettings } from '../lib/settings.js';
+import { createStage } from '../lib/stage.js';
 
 const app = new App();
 const settings = readServiceSettings(app.node);

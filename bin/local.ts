@@ -9,13 +9,13 @@
 import '../functions/local/process-defaults.js';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LOCAL_DEFAULTS } from '../cli/settings.js';
 import { ENV, readEnvironment } from '../functions/contract/environment.js';
 import { DEMO_USERS } from '../functions/local/demo-data.js';
 import { guardUncaughtErrors } from '../functions/local/http-gateway.js';
 import { startLocalRuntime } from '../functions/local/runtime.js';
 import { SimulatedFleet } from '../simulator/fleet.js';
 import { fleetSummaryLine } from '../simulator/report.js';
-import { LOCAL_DEFAULTS } from '../cli/settings.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

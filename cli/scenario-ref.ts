@@ -1,7 +1,7 @@
 /** `SCENARIO@VERSION`, how CLI arguments name one scenario version (`what.id` and `what.subId`). */
 import { SEMVER_PATTERN } from '../functions/core/scenarios/versions.js';
-import { UsageError } from './output.js';
 import { IDENTIFIER_PATTERN } from '../functions/core/shared/identifiers.js';
+import { UsageError } from './output.js';
 
 /** A scenario version named on the command line. */
 export interface ScenarioRef {

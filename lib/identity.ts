@@ -20,10 +20,10 @@ import {
 } from 'aws-cdk-lib/aws-cognito';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { FunctionDefinition } from '../functions/contract/function.js';
 import { acknowledge } from './nag.js';
 import { ServiceFunction } from './service-function.js';
 import type { CognitoPlan } from './settings.js';
-import type { FunctionDefinition } from '../functions/contract/function.js';
 
 /** Lifetime of the access token the token endpoint returns (its `expires_in`), as locally; ID tokens live as long. */
 export const TOKEN_VALIDITY = Duration.hours(1);

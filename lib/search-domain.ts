@@ -13,9 +13,9 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Domain, EngineVersion, TLSSecurityPolicy } from 'aws-cdk-lib/aws-opensearchservice';
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { DEFAULT_SEARCH_ALIAS } from '../functions/contract/environment.js';
 import type { SearchAccess } from '../functions/contract/route.js';
+import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { functionIdOf } from './service-function.js';
 import { SERVICE_STACK_PREFIX } from './settings.js';
 

@@ -2,7 +2,7 @@
  * The one Lambda function construct of the service: every function (HTTP routes and the stream consumer) is a
  * ServiceFunction, so the runtime, architecture, tracing, logging and bundling are decided once, here.
  */
-import type { ObjectAction, TableAccess } from '../functions/contract/route.js';
+
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
@@ -14,6 +14,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { ENV, type EnvName, SERVICE_NAME } from '../functions/contract/environment.js';
+import type { ObjectAction, TableAccess } from '../functions/contract/route.js';
 import { FUNCTION_BUNDLING } from './bundling.js';
 import { acknowledge, wildcardResourceFinding } from './nag.js';
 

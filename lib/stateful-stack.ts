@@ -14,13 +14,13 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
-import { DeviceTokenKey } from './device-token-key.js';
-import { Identity } from './identity.js';
-import { acknowledge } from './nag.js';
 import { UPLOAD_PREFIX } from '../functions/contract/archives.js';
 import type { FunctionDefinition } from '../functions/contract/function.js';
 import type { DeviceKeyUse, RouteDefinition, SearchAccess } from '../functions/contract/route.js';
 import { awsFunctionAccess } from './constructs/function-access.js';
+import { DeviceTokenKey } from './device-token-key.js';
+import { Identity } from './identity.js';
+import { acknowledge } from './nag.js';
 import { SearchDomain } from './search-domain.js';
 import type { ServiceSettings } from './settings.js';
 

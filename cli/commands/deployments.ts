@@ -8,8 +8,8 @@ import {
   CAUSE_MESSAGES,
   checkDeviceIds,
   chunksOf,
-  type DeploymentAction,
   DEFAULT_CHUNK_SIZE,
+  type DeploymentAction,
   MAX_CHUNK_SIZE,
   MAX_LISTED_DEVICES,
   MAX_NOTE_LENGTH,
@@ -18,11 +18,11 @@ import {
   type SendChunk,
   summarize,
 } from '../batch.js';
-import { pageQuery, readPages } from '../paging.js';
-import { parseScenarioRef } from '../scenario-ref.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
-import { CommandFailed, note, printJson, printTable, type Progress, say, startProgress, UsageError } from '../output.js';
+import { CommandFailed, note, type Progress, printJson, printTable, say, startProgress, UsageError } from '../output.js';
+import { pageQuery, readPages } from '../paging.js';
+import { parseScenarioRef } from '../scenario-ref.js';
 import { configDirectory } from '../settings.js';
 
 /** Failed items listed under a batch's summary; `--json` gives every item. */

@@ -5,9 +5,9 @@
 import type { Command } from 'commander';
 import { type components, expectOk } from '../../client/index.js';
 import { MAX_REGISTRATION_ENTRIES } from '../../functions/core/devices/registry.js';
+import { finiteNumber } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { readRecords } from '../files.js';
-import { finiteNumber } from '../arguments.js';
 import { CommandFailed, note, printJson, printRecord, printTable, say, startProgress, UsageError } from '../output.js';
 
 type Device = components['schemas']['DeviceSearchResource'];

@@ -5,9 +5,9 @@
 import type { Command } from 'commander';
 import { type components, type DssClient, expectOk } from '../../client/index.js';
 import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
+import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
-import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { pageQuery, readPages } from '../paging.js';
 import { parseScenarioRef } from '../scenario-ref.js';

@@ -5,10 +5,10 @@ import type { Command } from 'commander';
 import { expectOk } from '../../client/index.js';
 import { MAX_DIRECT_UPLOAD_BYTES } from '../../functions/contract/archives.js';
 import { unzipInto, zipFolder } from '../archives.js';
-import { type Invocation, invocationOf } from '../context.js';
-import { pageQuery, readPages } from '../paging.js';
 import { positiveInteger, positiveNumber } from '../arguments.js';
+import { type Invocation, invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
+import { pageQuery, readPages } from '../paging.js';
 import { type ArchiveSource, archiveFile, rejection, type StoredScenario, uploadDirect, uploadPresigned } from '../upload.js';
 
 /** Default of `dss upload --wait-timeout`, seconds. */

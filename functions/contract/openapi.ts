@@ -6,16 +6,16 @@
  * `#/components/schemas/<id>`.
  */
 import * as z from 'zod';
-import type { Scope } from '../core/shared/principal.js';
 import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../core/scenarios/catalog.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../core/search/query.js';
-import { ACCEPTED_ALGORITHMS, MAX_IDEMPOTENCY_KEY_LENGTH } from './protocol.js';
-import { MAX_PROBLEM_ERRORS } from './problem-kinds.js';
-import type { RequestBody, ResponseHeader, RouteDefinition, RouteResponse } from './route.js';
+import type { Scope } from '../core/shared/principal.js';
 import { API_ADDRESS_ENV } from './environment.js';
+import { MAX_PROBLEM_ERRORS } from './problem-kinds.js';
+import { ACCEPTED_ALGORITHMS, MAX_IDEMPOTENCY_KEY_LENGTH } from './protocol.js';
+import type { RequestBody, ResponseHeader, RouteDefinition, RouteResponse } from './route.js';
 import { type ApiName, ROUTES } from './routes.js';
-import { HEADERS, PROBLEM_RESPONSES } from './schemas/responses.js';
 import { Problem } from './schemas/problems.js';
+import { HEADERS, PROBLEM_RESPONSES } from './schemas/responses.js';
 import { ScenarioManifest, UploadSlotRequest } from './schemas/scenarios.js';
 
 type Json = Record<string, unknown>;

@@ -5,10 +5,11 @@
  * match), and `type` other than DEVICE (a rollout targets devices). The company restriction is the use case's
  * (core/rollout-targets.ts), which knows the rollout's company.
  */
-import { BadRequestError, type ProblemViolation } from '../core/shared/errors.js';
+
 import type { RolloutCreateInput } from '../core/rollouts/model.js';
 import { type RolloutTargets, type TargetSelection, targetQueryPath } from '../core/rollouts/targets.js';
 import { FILTER_FIELDS } from '../core/search/registry.js';
+import { BadRequestError, type ProblemViolation } from '../core/shared/errors.js';
 import { parameterObject } from './parameters.js';
 import { SearchSelectionQuery } from './routes/search.js';
 

@@ -10,15 +10,15 @@ import {
   uploadSweeper,
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
-import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
-import { scenarioSkeleton, scenarioSchema, scenarioUsage, scenarioList, scenarioGet, scenarioVersionGet } from './routes/scenarios.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
-import { searchFilters, search } from './routes/search.js';
-import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
-import { openApiDocument, apiReference, apiReferenceScript, authToken, authJwks } from './routes/service.js';
+import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
 import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, rolloutsList } from './routes/rollouts.js';
+import { scenarioGet, scenarioList, scenarioSchema, scenarioSkeleton, scenarioUsage, scenarioVersionGet } from './routes/scenarios.js';
+import { search, searchFilters } from './routes/search.js';
+import { apiReference, apiReferenceScript, authJwks, authToken, openApiDocument } from './routes/service.js';
+import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime

@@ -1,8 +1,8 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { applyDeploymentChanges, deploymentChangeOf } from '../core/deployments/changes.js';
 import { eventPublisher } from '../platform/composition/events.js';
-import { deploymentSlotFromImage, type StreamImage } from '../platform/composition/stream-images.js';
 import { storage } from '../platform/composition/storage.js';
+import { deploymentSlotFromImage, type StreamImage } from '../platform/composition/stream-images.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
 

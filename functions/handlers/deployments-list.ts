@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { deploymentsListAll, deploymentsListDevice } from '../contract/routes/deployments.js';
 import { listActiveDeployments } from '../core/deployments/deployments.js';
 import { storage } from '../platform/composition/storage.js';
-import { type RouteFunction, jsonResponse, routeHandler } from '../platform/http.js';
+import { jsonResponse, type RouteFunction, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 storage().cursors.load();

@@ -1,10 +1,10 @@
 import { rolloutTargetsOf } from '../contract/rollout-targets.js';
 import { rolloutCreate } from '../contract/routes/rollouts.js';
-import { resolveRolloutTargets } from '../core/rollouts/targets.js';
 import { createRollout } from '../core/rollouts/rollouts.js';
+import { resolveRolloutTargets } from '../core/rollouts/targets.js';
+import { searchIndex } from '../platform/composition/search.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { rolloutDependencies } from '../platform/rollout-handlers.js';
-import { searchIndex } from '../platform/composition/search.js';
 
 /**
  * POST {base_url}/companies/{companyId}/resources/rollouts: resolves the targets once (a device search's query string

@@ -2,9 +2,9 @@ import type { S3Event } from 'aws-lambda';
 import { processUploadedArchive } from '../core/scenarios/presigned-upload.js';
 import { archiveStorage } from '../platform/composition/archives.js';
 import { storage } from '../platform/composition/storage.js';
-import { problemOf } from '../platform/problem.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler, measuredPresignedUpload } from '../platform/observability.js';
+import { problemOf } from '../platform/problem.js';
 
 /**
  * S3 ObjectCreated notification (prefix `uploads/`): validates and stores each archive PUT through a presigned

@@ -2,9 +2,9 @@ import { scenarioUploadSlot } from '../contract/routes/uploads.js';
 import { requestUploadSlot } from '../core/scenarios/presigned-upload.js';
 import { archiveStorage } from '../platform/composition/archives.js';
 import { storage } from '../platform/composition/storage.js';
-import { problemOf } from '../platform/problem.js';
 import { uploadSlotLifetimeSeconds } from '../platform/config.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
+import { problemOf } from '../platform/problem.js';
 
 /**
  * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios/uploads: a presigned upload slot for large

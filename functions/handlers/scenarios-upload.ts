@@ -1,7 +1,7 @@
 import { DIRECT_UPLOAD_LIMIT_TEXT, MAX_DIRECT_UPLOAD_BYTES } from '../contract/archives.js';
 import { scenarioUpload } from '../contract/routes/uploads.js';
-import { BadRequestError, PayloadTooLargeError } from '../core/shared/errors.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
+import { BadRequestError, PayloadTooLargeError } from '../core/shared/errors.js';
 import { archiveStorage } from '../platform/composition/archives.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';

@@ -1,8 +1,8 @@
 import { searchFilters } from '../contract/routes/search.js';
 import { describeFilters } from '../core/search/service.js';
+import { searchIndex } from '../platform/composition/search.js';
 import { companyNames } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
-import { searchIndex } from '../platform/composition/search.js';
 
 /**
  * GET {base_url}/resources/search/filters?type=: filter descriptors with live counts. Company display

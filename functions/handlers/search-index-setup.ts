@@ -1,7 +1,7 @@
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
+import { type SetupWaiting, searchIndexSetup } from '../platform/composition/search.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-import { type SetupWaiting, searchIndexSetup } from '../platform/composition/search.js';
 
 /** What the CDK `Provider` framework expects back from `onEvent`. */
 export interface SetupResult {

@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { SearchIndexWriteError, type SearchIndex } from '../core/search/ports.js';
-import { documentKeyString, type DocumentKey, type SearchDocument } from '../core/search/documents.js';
+import { type DocumentKey, documentKeyString, type SearchDocument } from '../core/search/documents.js';
+import { type SearchIndex, SearchIndexWriteError } from '../core/search/ports.js';
+import { searchIndex } from '../platform/composition/search.js';
+import { documentKeyFromImage, type StreamImage, searchDocumentFromImage } from '../platform/composition/stream-images.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-import { searchIndex } from '../platform/composition/search.js';
-import { documentKeyFromImage, searchDocumentFromImage, type StreamImage } from '../platform/composition/stream-images.js';
 
 /** One index write derived from a stream record: an upsert (INSERT, MODIFY) or a removal (REMOVE). */
 type Change = { position: number; upsert: SearchDocument } | { position: number; remove: DocumentKey };

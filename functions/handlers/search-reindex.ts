@@ -1,7 +1,7 @@
-import { logger } from '../platform/logger.js';
-import { eventHandler } from '../platform/observability.js';
 import { type ReindexResult, rebuildSearch } from '../core/search/reindex.js';
 import { searchRebuild } from '../platform/composition/search.js';
+import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
 
 /**
  * Rebuilds the search index from DynamoDB without downtime (docs/operations.md, "Reindex"); invoked by hand

@@ -1,9 +1,9 @@
 import { sweepUploads } from '../core/scenarios/upload-sweeper.js';
 import { archiveStorage } from '../platform/composition/archives.js';
 import { storage } from '../platform/composition/storage.js';
-import { problemOf } from '../platform/problem.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
+import { problemOf } from '../platform/problem.js';
 
 /**
  * Scheduled every few minutes (an EventBridge rule on AWS, a timer in the local runtime; the event is ignored):

@@ -6,9 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import type { ReindexResult } from '../core/search/reindex.js';
 import { DomainError } from '../core/shared/errors.js';
 import { problemHeadersOf, problemTypeOf, statusOf, titleOf } from '../platform/problem.js';
-import type { ReindexResult } from '../core/search/reindex.js';
 import type { WriteCounts } from './write-counter.js';
 
 /** File of the data folder where a running runtime writes `{ pid, admin }` (removed on stop). */

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { retry, type RetryPolicy } from '../adapters/retry.js';
+import { type RetryPolicy, retry } from '../adapters/retry.js';
 
 /** A running DynamoDB Local. */
 export interface DynamoDbLocal {

@@ -12,8 +12,8 @@ import { encodeTime } from 'ulid';
 import { deviceItem } from '../adapters/aws/device-items.js';
 import { batchPutAll } from '../adapters/aws/dynamodb-batch.js';
 import type { DeviceCredential } from '../core/devices/model.js';
-import { DEMO_EPOCH, DEMO_SEED, type DemoFleetOwner, generateDemoDevices } from './demo-data.js';
 import { ULID_ALPHABET } from '../core/shared/identifiers.js';
+import { DEMO_EPOCH, DEMO_SEED, type DemoFleetOwner, generateDemoDevices } from './demo-data.js';
 
 /** Crockford's base32 alphabet, as ULIDs use it. */
 

@@ -3,14 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type AdmissionClock, AdmissionGate, type AdmissionLimits } from './admission.js';
-import { loadHandler } from './handler-module.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
 import { DomainError, ServiceUnavailableError } from '../core/shared/errors.js';
 import { authorize, type Scope } from '../core/shared/principal.js';
 import { type JwtAuthorizerContext, verifyBearerToken } from '../platform/auth.js';
 import { recordTokenFailure } from '../platform/observability.js';
 import { problemHeadersOf, problemOf } from '../platform/problem.js';
+import { type AdmissionClock, AdmissionGate, type AdmissionLimits } from './admission.js';
+import { loadHandler } from './handler-module.js';
 
 /** API Gateway HTTP API's payload limit, bytes; larger requests get 413 before any handler runs. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;

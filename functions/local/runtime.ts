@@ -1,11 +1,14 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
+import { InvokeStore } from '@aws/lambda-invoke-store';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { InvokeStore } from '@aws/lambda-invoke-store';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import S3rver from 's3rver';
+import { localQueue } from '../adapters/embedded/local-work-queue.js';
+import { SwappableSearchIndex } from '../adapters/embedded/swappable-search-index.js';
+import { retry } from '../adapters/retry.js';
 import {
   checkEnvironment,
   ENV,
@@ -15,6 +18,7 @@ import {
   readEnvironment,
 } from '../contract/environment.js';
 import {
+  type ApiName,
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
@@ -23,30 +27,26 @@ import {
   ROUTES,
   SEARCH_INDEXER_ENTRY,
   UPLOAD_SWEEPER,
-  type ApiName,
 } from '../contract/routes.js';
-import { retry } from '../adapters/retry.js';
-import { localQueue } from '../adapters/embedded/local-work-queue.js';
-import { ServiceUnavailableError } from '../core/shared/errors.js';
-import { services } from '../platform/composition/services.js';
-import { reindexSearch, searchIndex } from '../platform/composition/search.js';
 import type { ReindexResult } from '../core/search/reindex.js';
+import { ServiceUnavailableError } from '../core/shared/errors.js';
+import { reindexSearch, searchIndex } from '../platform/composition/search.js';
+import { services } from '../platform/composition/services.js';
 import { createAdminServer, RUNTIME_FILE } from './admin.js';
 import { localCursorSigningKey } from './cursor-key.js';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.js';
-import { freePort } from './free-port.js';
-import { type AdmissionOptions, createApiServer } from './http-gateway.js';
-import { toS3Event } from './s3-events.js';
-import { seedDemoData, seedUsers } from './seed.js';
 import { FileStreamCheckpoints } from './file-checkpoints.js';
+import { freePort } from './free-port.js';
 import { loadHandler } from './handler-module.js';
+import { type AdmissionOptions, createApiServer } from './http-gateway.js';
+import { migrateDeploymentShards } from './migrate-shards.js';
+import { toS3Event } from './s3-events.js';
+import { searchSnapshotFile } from './search-snapshot.js';
+import { markSearchStreams, SearchSnapshots, type SearchStart, startEmbeddedSearch } from './search-startup.js';
+import { seedDemoData, seedUsers } from './seed.js';
 import { DynamoDbStreamPoller, type StreamConsumer } from './stream-poller.js';
 import { ensureTables, type StreamArns } from './tables.js';
-import { migrateDeploymentShards } from './migrate-shards.js';
 import { WriteCounter } from './write-counter.js';
-import { SwappableSearchIndex } from '../adapters/embedded/swappable-search-index.js';
-import { searchSnapshotFile } from './search-snapshot.js';
-import { markSearchStreams, type SearchStart, SearchSnapshots, startEmbeddedSearch } from './search-startup.js';
 
 /**
  * Invocations of the archive handler per S3 event, the first included, as AWS makes for an asynchronous invocation

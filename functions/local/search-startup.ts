@@ -7,8 +7,8 @@
  */
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { TABLES } from '../adapters/aws/tables.js';
-import type { ReindexResult } from '../core/search/reindex.js';
 import type { SwappableSearchIndex } from '../adapters/embedded/swappable-search-index.js';
+import type { ReindexResult } from '../core/search/reindex.js';
 import {
   readSearchSnapshot,
   removeAbandonedSnapshotFiles,

@@ -1,9 +1,9 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import JSZip from 'jszip';
-import { hashPassword, USERS_FILE, type LocalUser } from '../adapters/embedded/local-identity-provider.js';
-import type { Principal } from '../core/shared/principal.js';
+import { hashPassword, type LocalUser, USERS_FILE } from '../adapters/embedded/local-identity-provider.js';
 import { uploadScenario } from '../core/scenarios/upload.js';
+import type { Principal } from '../core/shared/principal.js';
 import type { Services } from '../platform/composition/services.js';
 import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, generateDemoDevices } from './demo-data.js';
 

@@ -2,16 +2,16 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
-  PutItemCommand,
   type DynamoDBClient,
   type GlobalSecondaryIndex,
+  PutItemCommand,
   ResourceNotFoundException,
   type TableDescription,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { TABLES, type TableKeySchema, type TableName } from '../adapters/aws/tables.js';
-import { retry, type RetryPolicy } from '../adapters/retry.js';
+import { type RetryPolicy, retry } from '../adapters/retry.js';
 
 /** How long adding one index to an existing local table may take before the start fails. */
 const INDEX_CREATION_TIMEOUT_MS = 120_000;

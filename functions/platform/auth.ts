@@ -2,11 +2,11 @@
  * Bearer tokens: the local gateway's verification (verifyBearerToken, what API Gateway's JWT authorizer does on AWS)
  * and the handlers' reading of the caller from the authorizer context either one passes (principalFromJwt).
  */
-import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { ACCEPTED_ALGORITHMS } from '../contract/protocol.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/shared/errors.js';
 import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/shared/principal.js';
-import { ACCEPTED_ALGORITHMS } from '../contract/protocol.js';
 import { type AuthConfig, authConfig } from './config.js';
 
 let cached: { config: AuthConfig; keys: JWTVerifyGetKey } | undefined;

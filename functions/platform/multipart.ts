@@ -1,5 +1,5 @@
-import type middy from '@middy/core';
 import { Busboy } from '@fastify/busboy';
+import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { FilePart } from '../contract/protocol.js';
 import { BadRequestError } from '../core/shared/errors.js';

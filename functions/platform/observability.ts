@@ -9,17 +9,18 @@
  * Format (EMF) documents in the same log stream. Locally (LOG_FORMAT=text, set by the local runtime): readable log
  * lines, no tracing, metrics as DEBUG log lines.
  */
-import middy from '@middy/core';
+
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
+import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ENV } from '../contract/environment.js';
 import { DomainError, UnauthorizedError } from '../core/shared/errors.js';
 import type { Principal } from '../core/shared/principal.js';
 import { tokenFailureReason } from './auth.js';
-import { logger, readableLogs, REQUEST_COMPLETED, SERVICE_NAME } from './logger.js';
+import { logger, REQUEST_COMPLETED, readableLogs, SERVICE_NAME } from './logger.js';
 import { problemOf } from './problem.js';
 
 /** Namespace of every metric when POWERTOOLS_METRICS_NAMESPACE is unset (the CDK sets it to the same name). */

@@ -1,10 +1,11 @@
-import type { MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyPersistenceLayerError,
   IdempotencyValidationError,
 } from '@aws-lambda-powertools/idempotency';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { MAX_PROBLEM_ERRORS, OAUTH_TITLES, PROBLEM_KINDS, problemTypeOf as problemTypeOfTitle } from '../contract/problem-kinds.js';
 import {
   BadRequestError,
   ConflictError,
@@ -19,7 +20,6 @@ import {
   UnprocessableRequestError,
   UploadNotCompletedError,
 } from '../core/shared/errors.js';
-import { MAX_PROBLEM_ERRORS, OAUTH_TITLES, PROBLEM_KINDS, problemTypeOf as problemTypeOfTitle } from '../contract/problem-kinds.js';
 import { logger } from './logger.js';
 
 /** An RFC 9457 problem body. */

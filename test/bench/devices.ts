@@ -25,7 +25,7 @@ import type { WriteCounts } from '../../functions/local/write-counter.js';
 import { SimulatedFleet, simulatedHealth } from '../../simulator/fleet.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { comparableHealth, DeviceLoad, type LoadFigures } from './device-load.js';
-import { samplePeakRss, mib } from './presigned.js';
+import { mib, samplePeakRss } from './presigned.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';

@@ -25,10 +25,10 @@ import { ROLLOUT_WORKER } from '../../functions/contract/routes.js';
 import { DEPLOYMENT_WRITE_CONCURRENCY } from '../../functions/core/deployments/deployments.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { localDocumentClient } from '../e2e/fleet.js';
-import { newServiceSettings, removeDataDirectory, startService, tokenFor, type LocalService } from '../e2e/harness.js';
+import { type LocalService, newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { deviceToken, type LocalIssuer } from '../support/device-token.js';
 import { BENCH_DIRECTORY } from './archives.js';
-import { samplePeakRss, mib } from './presigned.js';
+import { mib, samplePeakRss } from './presigned.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const SCENARIO = 'acme-welcome';

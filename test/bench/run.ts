@@ -47,10 +47,10 @@ import { join, resolve } from 'node:path';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
 import { reportColdStartBench, runColdStartBench } from './cold-start.js';
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
-import { mib, type PresignedResult, runPresigned } from './presigned.js';
-import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
 import { reportDeviceBench, runDeviceBench } from './devices.js';
+import { mib, type PresignedResult, runPresigned } from './presigned.js';
 import { reportRolloutBench, runRolloutBench } from './rollouts.js';
+import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
 import { reportStartupBench, runStartupBench, STARTUP_DEVICE_COUNT } from './startup.js';
 import { reportTokenFloodBench, runTokenFloodBench } from './token-flood.js';
 

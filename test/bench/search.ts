@@ -14,25 +14,25 @@
  * 3. Prints tables and goal verdicts; stops the runtime and deletes the data folder.
  */
 import { spawn } from 'node:child_process';
-import { request, Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { searchDocumentFromItem } from '../../functions/adapters/aws/search-documents.js';
 import { EmbeddedSearchIndex } from '../../functions/adapters/embedded/search-engine.js';
+import { search } from '../../functions/contract/routes/search.js';
 import type { Device } from '../../functions/core/devices/model.js';
+import type { SearchDocument } from '../../functions/core/search/documents.js';
+import { describeFilters, searchResources } from '../../functions/core/search/service.js';
 import type { Company, CompanyRepository } from '../../functions/core/shared/companies.js';
 import type { Principal } from '../../functions/core/shared/principal.js';
-import type { SearchDocument } from '../../functions/core/search/documents.js';
-import { search } from '../../functions/contract/routes/search.js';
-import { describeFilters, searchResources } from '../../functions/core/search/service.js';
-import { queryOf } from '../support/route-input.js';
 import { DEMO_COMPANIES, generateDemoDevices } from '../../functions/local/demo-data.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
-import { newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from '../e2e/harness.js';
-import { cpuWindow, javaChildOf, waitForIdle } from './deployments.js';
 import { localDocumentClient, seedDevices } from '../e2e/fleet.js';
+import { newServiceSettings, removeDataDirectory, type ServiceSettings, startService, tokenFor } from '../e2e/harness.js';
+import { queryOf } from '../support/route-input.js';
+import { cpuWindow, javaChildOf, waitForIdle } from './deployments.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';
 
 /** SEARCH_BENCH_DEVICES=N scales the fleet (default 100,000; 60 % acme, 40 % globex). */

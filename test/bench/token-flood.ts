@@ -23,9 +23,9 @@ import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
 import pLimit from 'p-limit';
 import { newDeviceCredential } from '../../functions/core/devices/tokens.js';
-import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { DEFAULT_SETTINGS } from '../../lib/settings.js';
-import { samplePeakRss, mib } from './presigned.js';
+import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
+import { mib, samplePeakRss } from './presigned.js';
 
 const COMPANY = 'acme';
 /** Goal: a real device's token p99 while the flood runs, ms. */

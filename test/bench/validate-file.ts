@@ -19,8 +19,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
-import type { RandomAccessSource } from '../../functions/core/scenarios/ports.js';
 import { validateScenarioArchive } from '../../functions/core/scenarios/archive.js';
+import type { RandomAccessSource } from '../../functions/core/scenarios/ports.js';
 
 const args = process.argv.slice(2);
 if (args[0] === '--baseline') {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EmbeddedSearchIndex } from '../../functions/adapters/embedded/search-engine.js';
 import { CONNECTION_STATES, HEALTH_MODES, SUB_DEVICE_HEALTH_STATES } from '../../functions/core/devices/model.js';
-import { documentKeyString, valuesAtPath, type DeviceDocument, type SearchDocument } from '../../functions/core/search/documents.js';
+import { type DeviceDocument, documentKeyString, type SearchDocument, valuesAtPath } from '../../functions/core/search/documents.js';
 import type { SearchQuery } from '../../functions/core/search/query.js';
 import { describeSearchIndexContract } from './search-index.contract.js';
 

@@ -5,8 +5,8 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CONNECTION_STATES, SUB_DEVICE_HEALTH_STATES, type SubDevice } from '../../functions/core/devices/model.js';
-import type { SearchIndex } from '../../functions/core/search/ports.js';
 import type { DeviceDocument, ScenarioDocument, SearchDocument } from '../../functions/core/search/documents.js';
+import type { SearchIndex } from '../../functions/core/search/ports.js';
 import type { CountQuery, SearchQuery, SearchResult, SearchSort } from '../../functions/core/search/query.js';
 
 type SubDeviceState = SubDevice['health']['state'];

@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
-import { answerOf, clientFor, eventually, tokenFor, type TypedResult, uploadArchive, useLocalService } from './harness.js';
+import { answerOf, clientFor, eventually, type TypedResult, tokenFor, uploadArchive, useLocalService } from './harness.js';
 
 const GLOBEX_QUOTA = 5_242_880;
 const MiB = 1024 * 1024;

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, type FetchResult } from '../../client/index.js';
 import { buildDemoScenarioArchive } from '../../functions/local/seed.js';
-import { answerOf, clientFor, type TypedResult, uploadArchive, eventually, useLocalService } from './harness.js';
+import { answerOf, clientFor, eventually, type TypedResult, uploadArchive, useLocalService } from './harness.js';
 
 const local = useLocalService({ users: ['bob', 'olivia'] });
 

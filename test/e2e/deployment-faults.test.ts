@@ -20,9 +20,9 @@ import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamod
 import { deploymentShardOf } from '../../functions/adapters/aws/tables.js';
 import { executeDeployments } from '../../functions/core/deployments/deployments.js';
 import type { Principal } from '../../functions/core/shared/principal.js';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../functions/local/dynamodb-local.js';
-import { freePort } from '../../functions/local/free-port.js';
 import { generateDemoDevices } from '../../functions/local/demo-data.js';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
+import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { ensureTables } from '../../functions/local/tables.js';
 

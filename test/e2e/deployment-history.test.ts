@@ -5,14 +5,15 @@
  * backfilled. Then deployments and undeployments (successes and failures, with and without notes) across two devices
  * and two versions, and the history read back through every filter, bound, page and error.
  */
+
+import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { join } from 'node:path';
 import { ulid } from 'ulid';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../functions/local/free-port.js';
-import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { type components, expectOk, type operations } from '../../client/index.js';
+import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
+import { freePort } from '../../functions/local/free-port.js';
 import { answerOf, call, clientFor, eventually, useLocalService } from './harness.js';
 
 type HistoryItem = components['schemas']['ActionHistoryEntry'];

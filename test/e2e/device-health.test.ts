@@ -6,11 +6,11 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type components, expectOk } from '../../client/index.js';
 import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-device-repository.js';
 import type { DeviceHealthReport } from '../../functions/core/devices/health.js';
 import type { StoredDevice } from '../../functions/core/devices/model.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';
-import { type components, expectOk } from '../../client/index.js';
 import { deviceToken } from '../support/device-token.js';
 import { localDocumentClient } from './fleet.js';
 import { call, clientFor, eventually, useLocalService } from './harness.js';

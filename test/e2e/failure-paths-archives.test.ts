@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/contract/archives.js';
 import { expectOk } from '../../client/index.js';
+import { DIRECT_UPLOAD_LIMIT_TEXT } from '../../functions/contract/archives.js';
 import {
   buildZip,
   deploymentHelpers,

@@ -12,9 +12,9 @@ import { join, resolve } from 'node:path';
 import type { Middleware } from 'openapi-fetch';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createDssClient, type DssClient, expectOk, type ProblemBody, requestClientCredentialsToken } from '../../client/index.js';
-import { freePort } from '../../functions/local/free-port.js';
 import type { ApiName } from '../../functions/contract/route.js';
 import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
+import { freePort } from '../../functions/local/free-port.js';
 import { expectDocumented } from './contract.js';
 
 /** The addresses (`host:port`) of the services started here, and which API each serves: `call` checks their answers. */

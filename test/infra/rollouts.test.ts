@@ -4,6 +4,8 @@
  * `rolloutQueue` access is passed to the stack beside the service's routes, whatever rollout routes this branch defines), the least privilege of each
  * function touching the rollouts table, and the alarms.
  */
+
+import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { ENV, readEnvironment } from '../../functions/contract/environment.js';
@@ -21,14 +23,13 @@ import {
   functionsByEntry,
   quickStage,
   type Resource,
-  SERVICE,
   resourcesOf,
   rolePoliciesOf,
+  SERVICE,
   type Statement,
-  statementsOf,
   schedulesOf,
+  statementsOf,
 } from './template-helpers.js';
-import type { Template } from 'aws-cdk-lib/assertions';
 
 /** A route that may send rollout work, passed to the stack beside the service's own routes. */
 const FIXTURE_ROUTE: RouteDefinition = {

@@ -3,10 +3,10 @@
  * bundling skipped (template-helpers.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
-import { DEPLOYMENT_CHANGES_ENTRY, SEARCH_INDEXER_ENTRY } from '../../functions/contract/routes.js';
-import { type Resource, resourcesOf, serviceTemplates, type ServiceTemplates } from './template-helpers.js';
 import { preTokenGeneration } from '../../functions/contract/functions.js';
+import { DEPLOYMENT_CHANGES_ENTRY, SEARCH_INDEXER_ENTRY } from '../../functions/contract/routes.js';
+import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
+import { type Resource, resourcesOf, type ServiceTemplates, serviceTemplates } from './template-helpers.js';
 
 describe('stacks, alarms (bundling skipped)', () => {
   let stateless: ServiceTemplates['stateless'];

@@ -7,18 +7,18 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { DEFAULT_METRICS_NAMESPACE, METRIC } from '../../functions/platform/observability.js';
+import { THROTTLE } from '../../lib/constructs/http-apis.js';
+import { DEFAULT_SETTINGS } from '../../lib/settings.js';
 import {
+  AWS_ROUTES,
   checkAuthorizers,
   flattenJoin,
   type Resource,
   resourcesOf,
+  type ServiceTemplates,
   serviceTemplates,
   TOKEN_FUNCTION_ENTRY,
-  AWS_ROUTES,
-  type ServiceTemplates,
 } from './template-helpers.js';
-import { THROTTLE } from '../../lib/constructs/http-apis.js';
-import { DEFAULT_SETTINGS } from '../../lib/settings.js';
 
 describe('stacks, apis (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

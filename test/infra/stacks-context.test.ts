@@ -5,11 +5,11 @@ import type { App } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
-import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_REINDEX_ENTRY } from '../../functions/contract/routes.js';
 import { DEVICE_ISSUER_ROUTES } from '../../functions/contract/routes/device-issuer.js';
-import type { ServiceStage } from '../../lib/stage.js';
-import { functionsByEntry, quickStage, resourcesOf, acknowledgmentsOf, runNag } from './template-helpers.js';
+import { SEARCH_INDEX_SETUP_ENTRY, SEARCH_REINDEX_ENTRY } from '../../functions/contract/routes.js';
 import { THROTTLE } from '../../lib/constructs/http-apis.js';
+import type { ServiceStage } from '../../lib/stage.js';
+import { acknowledgmentsOf, functionsByEntry, quickStage, resourcesOf, runNag } from './template-helpers.js';
 
 describe('customer parameters from CDK context', () => {
   let app: App;

@@ -4,7 +4,6 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
@@ -12,16 +11,17 @@ import {
   SEARCH_INDEXER_ENTRY,
   UPLOAD_SWEEPER,
 } from '../../functions/contract/routes.js';
+import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import {
   asArray,
   deniesInsecureTransport,
   type Resource,
   resourcesOf,
-  statementsOf,
-  schedulesOf,
-  TABLE_ID_PREFIX,
-  serviceTemplates,
   type ServiceTemplates,
+  schedulesOf,
+  serviceTemplates,
+  statementsOf,
+  TABLE_ID_PREFIX,
 } from './template-helpers.js';
 
 describe('stacks, events (bundling skipped)', () => {

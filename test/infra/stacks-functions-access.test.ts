@@ -5,6 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ENV, type EnvironmentGroup, KNOWN_VARIABLES, readEnvironment } from '../../functions/contract/environment.js';
+import { preTokenGeneration } from '../../functions/contract/functions.js';
+import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
@@ -16,28 +18,26 @@ import {
   SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY,
 } from '../../functions/contract/routes.js';
-import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
-import {
-  SEARCH_CLIENTS,
-  asArray,
-  flattenJoin,
-  isCdkProvided,
-  type Resource,
-  resourcesOf,
-  statementsOf,
-  STATELESS_ENTRIES,
-  LAMBDA_PROVIDED,
-  DEPLOYED_QUEUE_URL,
-  DEPLOYED_KEY_ARN,
-  deployedValue,
-  serviceTemplates,
-  TOKEN_FUNCTION_ENTRY,
-  type ServiceTemplates,
-} from './template-helpers.js';
-import { LAMBDA_RUNTIME } from '../../lib/service-function.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
 import { DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/observability.js';
-import { preTokenGeneration } from '../../functions/contract/functions.js';
+import { LAMBDA_RUNTIME } from '../../lib/service-function.js';
+import {
+  asArray,
+  DEPLOYED_KEY_ARN,
+  DEPLOYED_QUEUE_URL,
+  deployedValue,
+  flattenJoin,
+  isCdkProvided,
+  LAMBDA_PROVIDED,
+  type Resource,
+  resourcesOf,
+  SEARCH_CLIENTS,
+  type ServiceTemplates,
+  STATELESS_ENTRIES,
+  serviceTemplates,
+  statementsOf,
+  TOKEN_FUNCTION_ENTRY,
+} from './template-helpers.js';
 
 describe('stacks, functions access (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

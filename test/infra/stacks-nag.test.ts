@@ -3,7 +3,7 @@
  * lib/stage.ts exactly as bin/app.ts builds them, with bundling skipped (template-helpers.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgmentsOf, runNag, serviceTemplates, type ServiceTemplates } from './template-helpers.js';
+import { acknowledgmentsOf, runNag, type ServiceTemplates, serviceTemplates } from './template-helpers.js';
 
 describe('stacks, nag (bundling skipped)', () => {
   let app: ServiceTemplates['app'];

@@ -5,21 +5,21 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SETUP_RETRY_BUDGET_MS, templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
+import { SEARCH_INDEX_SETUP_ENTRY } from '../../functions/contract/routes.js';
+import { SEARCH_ACTIONS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import {
-  SEARCH_INDEX_SETUP_TIMEOUT,
-  SEARCH_CLIENTS,
   asArray,
   CONTEXT,
   flattenJoin,
   quickStage,
   type Resource,
   resourcesOf,
+  SEARCH_CLIENTS,
+  SEARCH_INDEX_SETUP_TIMEOUT,
+  type ServiceTemplates,
   type Statement,
   serviceTemplates,
-  type ServiceTemplates,
 } from './template-helpers.js';
-import { SEARCH_INDEX_SETUP_ENTRY } from '../../functions/contract/routes.js';
-import { SEARCH_ACTIONS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 
 describe('stacks, search (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

@@ -5,22 +5,22 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
-import { ARCHIVE_UPLOADED } from '../../functions/contract/routes.js';
+import { preTokenGeneration } from '../../functions/contract/functions.js';
 import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
+import { ARCHIVE_UPLOADED } from '../../functions/contract/routes.js';
 import { KEY_ADMINISTRATION_ACTIONS } from '../../lib/device-token-key.js';
 import {
   asArray,
   deniesInsecureTransport,
   type Resource,
   resourcesOf,
+  type ServiceTemplates,
   type Statement,
+  serviceTemplates,
   statementsOf,
   TABLE_ID_PREFIX,
-  serviceTemplates,
   TOKEN_FUNCTION_ENTRY,
-  type ServiceTemplates,
 } from './template-helpers.js';
-import { preTokenGeneration } from '../../functions/contract/functions.js';
 
 describe('stacks, stateful (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];

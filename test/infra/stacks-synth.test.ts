@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/contract/environment.js';
 import { ROUTES } from '../../functions/contract/routes.js';
-import { functionIdOf, REPO_ROOT } from '../../lib/service-function.js';
 import { FUNCTION_BUNDLE_LIMIT_BYTES } from '../../lib/bundling.js';
-import { isCdkProvided, type Resource, STATELESS_ENTRIES, LAMBDA_PROVIDED, DEPLOYED_QUEUE_URL, deployedValue } from './template-helpers.js';
+import { functionIdOf, REPO_ROOT } from '../../lib/service-function.js';
+import { DEPLOYED_QUEUE_URL, deployedValue, isCdkProvided, LAMBDA_PROVIDED, type Resource, STATELESS_ENTRIES } from './template-helpers.js';
 
 describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)', () => {
   const outputRoot = join(REPO_ROOT, 'cdk.out');

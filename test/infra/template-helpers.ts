@@ -2,35 +2,33 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Duration, Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
+import { expect } from 'vitest';
 import type { TableName } from '../../functions/adapters/aws/tables.js';
 import { ENV } from '../../functions/contract/environment.js';
-import { searchIndexSetup } from '../../functions/contract/functions.js';
-import type { FunctionAccess, SearchAccess } from '../../functions/contract/route.js';
+import { FUNCTIONS, searchIndexSetup } from '../../functions/contract/functions.js';
+import type { FunctionAccess, RouteDefinition, SearchAccess } from '../../functions/contract/route.js';
+import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import { authToken } from '../../functions/contract/routes/service.js';
 import {
   ARCHIVE_UPLOADED,
+  AWS_ROUTES,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
   ROLLOUT_SWEEPER,
   ROLLOUT_WORKER,
-  AWS_ROUTES,
   ROUTES,
   SEARCH_INDEX_SETUP_ENTRY,
   SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY,
   UPLOAD_SWEEPER,
 } from '../../functions/contract/routes.js';
-import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
-import { Template } from 'aws-cdk-lib/assertions';
-import { expect } from 'vitest';
-import type { RouteDefinition } from '../../functions/contract/route.js';
 import { DEVICE_SCOPE } from '../../functions/core/shared/principal.js';
 import { REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage, type ServiceDefinitions, type ServiceStage } from '../../lib/stage.js';
-import { FUNCTIONS } from '../../functions/contract/functions.js';
 
 /** What bin/app.ts builds a stage from: every route served on AWS and every function no route runs. */
 export const SERVICE: ServiceDefinitions = { routes: AWS_ROUTES, functions: FUNCTIONS };

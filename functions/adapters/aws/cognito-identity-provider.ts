@@ -3,8 +3,8 @@
  * protections; the access token it answers is the one API Gateway's JWT authorizer verifies.
  */
 import { InitiateAuthCommand, type InitiateAuthCommandOutput } from '@aws-sdk/client-cognito-identity-provider';
-import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../../core/shared/errors.js';
 import type { IdentityProvider } from '../../core/access/ports.js';
+import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../../core/shared/errors.js';
 
 /** Cognito errors that mean "these credentials do not sign in": one 401, whatever the reason (logged, never shown). */
 const REFUSED_SIGN_IN = new Set([

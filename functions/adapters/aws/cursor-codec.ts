@@ -4,8 +4,10 @@ import { BadRequestError } from '../../core/shared/errors.js';
 
 /** Bytes of HMAC-SHA256 kept in a cursor: 128 bits (RFC 2104 allows truncating to half the hash), 22 characters. */
 const SIGNATURE_BYTES = 16;
+
 /** Shortest accepted signing key, bytes (declared with CURSOR_SIGNING_KEY, which is checked against it at cold start). */
 export { MIN_CURSOR_KEY_BYTES };
+
 /** Longest cursor decoded; anything longer was not issued here (cursors hold one key of a few identifiers). */
 const MAX_CURSOR_LENGTH = 2048;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;

@@ -1,6 +1,6 @@
-import pLimit from 'p-limit';
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { retry, type RetryPolicy } from '../retry.js';
+import pLimit from 'p-limit';
+import { type RetryPolicy, retry } from '../retry.js';
 
 /** Items DynamoDB left unprocessed (throttling) after a BatchGetItem or BatchWriteItem call: sent again. */
 class UnprocessedItemsError extends Error {}

@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ServiceUnavailableError } from '../../core/shared/errors.js';
 import type { ClientAttemptReservation, ClientFailureStore } from '../../core/access/ports.js';
+import { ServiceUnavailableError } from '../../core/shared/errors.js';
 import { isConditionalCheckFailed } from './dynamodb-shared.js';
 
 /** The item's attributes, by expression name (names, not reserved words, but spelled once). */

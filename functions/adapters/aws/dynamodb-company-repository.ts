@@ -1,4 +1,4 @@
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Company, CompanyRepository } from '../../core/shared/companies.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import type { TableNames } from './dynamodb-shared.js';

@@ -1,12 +1,12 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type DeploymentHistory, type DeploymentHistoryQuery, ulidBounds } from '../../core/deployments/history.js';
 import type { DeploymentHistoryEntry, DeviceStatusHistoryEntry, HistoryEntry } from '../../core/deployments/model.js';
+import { ULID_ALPHABET, ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import type { TableNames } from './dynamodb-shared.js';
 import { mergeShards, queryBudget, type ShardRead } from './sharded-query.js';
 import { DEPLOYMENT_SHARDS, deploymentShardOf } from './tables.js';
-import { ULID_ALPHABET, ULID_PATTERN } from '../../core/shared/identifiers.js';
 
 /**
  * Key attributes of a history entry on the deployments table (key design in tables.ts). The writer is

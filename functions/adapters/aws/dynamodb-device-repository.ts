@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Device, DeviceCredential, StoredDevice } from '../../core/devices/model.js';
 import type { DeviceRepository, DeviceStaticFields } from '../../core/devices/ports.js';
 import { deviceFromItem, deviceItem, storedHealth } from './device-items.js';

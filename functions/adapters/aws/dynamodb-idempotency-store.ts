@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants as zlib } from 'node:zlib';
 import type { JSONValue } from '@aws-lambda-powertools/commons/types';
-import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { IdempotencyItemAlreadyExistsError } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
+import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);

@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DisconnectOutcome, OverduePresence, PresenceRepository } from '../../core/devices/ports.js';
 import { cancellationCodes, isConditionalCheckFailed, overdueItems, sendTransaction, type TableNames } from './dynamodb-shared.js';
 import { heartbeatShardOf } from './tables.js';

@@ -1,13 +1,13 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import type { Page } from '../../core/shared/paging.js';
 import type { RolloutChunk, RolloutReport, RolloutWaveTally, StoredRollout } from '../../core/rollouts/model.js';
 import type { RolloutRepository } from '../../core/rollouts/ports.js';
+import { ULID_PATTERN } from '../../core/shared/identifiers.js';
+import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchPutAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, sendTransaction, type TableNames } from './dynamodb-shared.js';
 import { shardOf } from './tables.js';
-import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 
 /**
  * Shards of a rollout's tallies (`COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`): reports and done chunks spread

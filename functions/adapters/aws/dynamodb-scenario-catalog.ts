@@ -1,7 +1,7 @@
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Page } from '../../core/shared/paging.js';
-import type { ScenarioCatalog } from '../../core/scenarios/ports.js';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ScenarioSummary, ScenarioVersion } from '../../core/scenarios/model.js';
+import type { ScenarioCatalog } from '../../core/scenarios/ports.js';
+import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchGetAll } from './dynamodb-batch.js';
 import type { TableNames } from './dynamodb-shared.js';

@@ -1,10 +1,10 @@
 import {
   DeleteCommand,
+  type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   type TransactWriteCommand,
   UpdateCommand,
-  type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { RecordVersionGuards, RecordVersionOutcome, ScenarioVersion, StagedArchive } from '../../core/scenarios/model.js';
 import type { ScenarioRepository } from '../../core/scenarios/ports.js';

@@ -2,7 +2,7 @@
  * The DynamoDB side of a search rebuild: every searchable item of the devices and scenarios tables, read by parallel
  * Scans, turned into search documents.
  */
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { SearchDocument } from '../../core/search/documents.js';
 import type { SearchDocumentSource, SearchSink } from '../../core/search/reindex.js';
 import { searchDocumentFromItem } from './search-documents.js';

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { UploadSlot } from '../../core/scenarios/model.js';
 import type { UploadSlotRepository } from '../../core/scenarios/ports.js';
 import { isConditionalCheckFailed, overdueItems, type TableNames } from './dynamodb-shared.js';

@@ -1,7 +1,7 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { DeploymentEvent } from '../../core/deployments/model.js';
 import type { EventPublisher } from '../../core/deployments/ports.js';
-import { retry, type RetryPolicy } from '../retry.js';
+import { type RetryPolicy, retry } from '../retry.js';
 
 /** Entries a PutEvents call refused (throttled or failed inside EventBridge): sent again. */
 class RefusedEntriesError extends Error {}

@@ -8,9 +8,9 @@
  */
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { ulid } from 'ulid';
+import type { DeviceTokenSigner } from '../../core/devices/ports.js';
 import { ServiceUnavailableError } from '../../core/shared/errors.js';
 import { DEVICE_SCOPE } from '../../core/shared/principal.js';
-import type { DeviceTokenSigner } from '../../core/devices/ports.js';
 
 /** The part of the KMS client (the SDK's aggregated `KMS` class) the signer calls. */
 export interface KmsSignApi {

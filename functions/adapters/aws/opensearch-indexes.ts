@@ -5,16 +5,16 @@
  */
 import { createHash } from 'node:crypto';
 import { ServiceUnavailableError } from '../../core/shared/errors.js';
+import type { RetryPolicy } from '../retry.js';
 import { DEFAULT_REPLICAS, indexTemplate, type Json } from './opensearch-queries.js';
 import {
   callOpenSearch,
   DEFAULT_RETRY_AFTER_SECONDS,
   expectSuccess,
   OpenSearchRequestError,
-  sendRequest,
   type OpenSearchTransport,
+  sendRequest,
 } from './opensearch-transport.js';
-import type { RetryPolicy } from '../retry.js';
 
 /** Priority of our index template (higher wins when several templates match a new index). */
 export const TEMPLATE_PRIORITY = 100;

@@ -6,11 +6,11 @@
  * (exactly, as a prefix, or for words of 4+ characters without digits within a small edit distance),
  * sorts with missing values last in both directions and the `TYPE#company#id` tie-breaker, counts per value.
  */
-import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
+import { type DocumentKey, documentKeyString, type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
 import {
+  type CountQuery,
   globalQueryTerms,
   MAX_RESULT_WINDOW,
-  type CountQuery,
   type SearchQuery,
   type SearchResult,
   type ValueCounts,

@@ -3,12 +3,13 @@
  * template, every document bulk-loaded into it, one atomic `_aliases` call moving the alias to it, the old indexes
  * deleted, then a catch-up pass for the items changed while it ran.
  */
-import { ServiceUnavailableError } from '../../core/shared/errors.js';
-import type { SearchIndex } from '../../core/search/ports.js';
+
 import type { SearchDocument } from '../../core/search/documents.js';
+import type { SearchIndex } from '../../core/search/ports.js';
 import type { RebuildableSearchIndex, ReindexResult, SearchLoad } from '../../core/search/reindex.js';
+import { ServiceUnavailableError } from '../../core/shared/errors.js';
 import { retry } from '../retry.js';
-import { OpenSearchIndexes, concreteIndexName } from './opensearch-indexes.js';
+import { concreteIndexName, OpenSearchIndexes } from './opensearch-indexes.js';
 import { documentId } from './opensearch-queries.js';
 import { BulkIndexError, OpenSearchSearchIndex } from './opensearch-search-index.js';
 import type { OpenSearchTransport } from './opensearch-transport.js';

@@ -4,28 +4,28 @@
  * (ServiceUnavailableError, 503 with Retry-After, when OpenSearch is unreachable, throttling or failing).
  */
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
+import { type SearchIndex, SearchIndexWriteError } from '../../core/search/ports.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
-import { SearchIndexWriteError, type SearchIndex } from '../../core/search/ports.js';
 import {
   bulkBody,
   countRequestBody,
   documentId,
   indexTemplate,
+  type Json,
   SELECT_PAGE_SIZE,
   searchRequestBody,
   selectIdsRequestBody,
   toSearchResult,
   toSelectedIds,
   toValueCounts,
-  type Json,
 } from './opensearch-queries.js';
 import {
   callOpenSearch,
   DEFAULT_RETRY_AFTER_SECONDS,
   expectSuccess,
-  sendRequest,
   type OpenSearchRequest,
   type OpenSearchTransport,
+  sendRequest,
 } from './opensearch-transport.js';
 
 export type { OpenSearchRequest, OpenSearchResponse, OpenSearchTransport } from './opensearch-transport.js';

@@ -6,10 +6,10 @@
  */
 import { EventEmitter } from 'node:events';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { AwsSigv4Signer } from '@opensearch-project/opensearch/aws';
 // The client's parts, not its `Client`: the Client carries every API method of OpenSearch (about 200 KB minified, a
 // fifth of a function bundle), and the adapters only call `transport.request`.
 import type * as OpenSearchClient from '@opensearch-project/opensearch';
+import { AwsSigv4Signer } from '@opensearch-project/opensearch/aws';
 import ConnectionModule from '@opensearch-project/opensearch/lib/Connection.js';
 import * as errors from '@opensearch-project/opensearch/lib/errors.js';
 import { ConnectionPool } from '@opensearch-project/opensearch/lib/pool/index.js';
@@ -22,6 +22,7 @@ const Serializer = SerializerModule as unknown as typeof OpenSearchClient.Serial
 const Transport = TransportModule as unknown as typeof OpenSearchClient.Transport;
 type Transport = OpenSearchClient.Transport;
 type ApiResponse = OpenSearchClient.ApiResponse;
+
 import { ServiceUnavailableError } from '../../core/shared/errors.js';
 
 /** One HTTP request to OpenSearch. A string body is sent as NDJSON (`_bulk`), anything else as JSON. */

@@ -7,7 +7,7 @@ import {
 import pLimit from 'p-limit';
 import type { RolloutWorkMessage } from '../../core/rollouts/model.js';
 import type { WorkQueue } from '../../core/rollouts/ports.js';
-import { retry, type RetryPolicy } from '../retry.js';
+import { type RetryPolicy, retry } from '../retry.js';
 
 /** Entries of one SendMessageBatch call: SQS's maximum. */
 export const SQS_BATCH_SIZE = 10;

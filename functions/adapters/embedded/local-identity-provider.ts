@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { ulid } from 'ulid';
-import type { DeviceTokenClaims, DeviceTokenSigner } from '../../core/devices/ports.js';
 import type { HashSlot, IdentityProvider } from '../../core/access/ports.js';
+import type { DeviceTokenClaims, DeviceTokenSigner } from '../../core/devices/ports.js';
 
 const scrypt = promisify(scryptCallback) as (
   password: string,

@@ -18,15 +18,15 @@
  *   `search` costs ~2 µs per matching document, too slow for broad terms at 100k).
  */
 import SearchableMap from 'minisearch/SearchableMap';
+import { type DocumentKey, documentKeyString, type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
 import type { SearchIndex } from '../../core/search/ports.js';
-import { documentKeyString, valuesAtPath, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
 import {
   type CountQuery,
   globalQueryTerms,
   type SearchQuery,
   type SearchResult,
-  type ValueCounts,
   textWords,
+  type ValueCounts,
 } from '../../core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
 

@@ -1,5 +1,5 @@
+import { type DocumentKey, documentKeyString, type SearchDocument } from '../../core/search/documents.js';
 import type { SearchIndex } from '../../core/search/ports.js';
-import { documentKeyString, type DocumentKey, type SearchDocument } from '../../core/search/documents.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
 import type { RebuildableSearchIndex, ReindexResult } from '../../core/search/reindex.js';
 

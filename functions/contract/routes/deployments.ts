@@ -1,7 +1,7 @@
 /** Deployment routes of the main address: execute (deploy/undeploy), history, active deployments. */
 import * as z from 'zod';
-import { MAX_HISTORY_ID_LENGTH, MAX_ULID_TIME, parseInstant } from '../../core/deployments/history.js';
 import { deploymentRequestTooLarge, MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments/deployments.js';
+import { MAX_HISTORY_ID_LENGTH, MAX_ULID_TIME, parseInstant } from '../../core/deployments/history.js';
 import { boolean, CompanyParams, companyId, ListQuery, pagingParameters, pathId, single, text } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentRequestBody, DeploymentResultList } from '../schemas/deployments.js';

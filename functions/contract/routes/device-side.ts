@@ -13,7 +13,7 @@ import { defineRoute, type ResponseHeader } from '../route.js';
 import { DesiredState, DeviceStatusReportBody } from '../schemas/deployments.js';
 import { DeviceHealthReport } from '../schemas/device-side.js';
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
-import { AUTHENTICATED_PROBLEMS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
+import { AUTHENTICATED_PROBLEMS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
 
 /** Headers of the desired state's answers (200 and 304). */
 const DESIRED_STATE_HEADERS = {

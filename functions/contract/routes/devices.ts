@@ -1,6 +1,7 @@
 /** The device registry of the main address: register, read, delete devices and issue their client credentials. */
 import * as z from 'zod';
 import { DEVICE_ID_RULE, MAX_REGISTRATION_ENTRIES } from '../../core/devices/registry.js';
+import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { CompanyParams, companyId, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {
@@ -11,9 +12,8 @@ import {
   registrationTooLarge,
 } from '../schemas/devices.js';
 import { ConflictProblem, PayloadTooLargeProblem } from '../schemas/problems.js';
+import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
 import { DeviceSearchResource } from '../schemas/search.js';
-import { AUTHENTICATED_PROBLEMS, HEADERS, problem, PROBLEM_RESPONSES } from '../schemas/responses.js';
-import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const deviceId = pathId('deviceId', 'A device of the company.');
 

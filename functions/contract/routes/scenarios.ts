@@ -1,10 +1,10 @@
 /** Scenario catalog routes of the main address: skeleton, manifest schema, usage, listing, one scenario, one version. */
 import * as z from 'zod';
+import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/catalog.js';
 import { DEFAULT_SKELETON_VERSION } from '../../core/scenarios/model.js';
 import { STORED_ARCHIVES } from '../archives.js';
 import { CompanyParams, companyId, ListQuery, NoQuery, pathId, text } from '../parameters.js';
 import { defineRoute } from '../route.js';
-import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/catalog.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, problem } from '../schemas/responses.js';
 import { JsonSchemaDocument, ScenarioDetail, ScenarioPage, ScenarioVersion, StorageUsage, ZipArchive } from '../schemas/scenarios.js';
 

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchParameters } from '../../core/search/query.js';
 import { FILTER_FIELDS, type FilterField, SORT_FIELDS } from '../../core/search/registry.js';
-import { MAX_PARAMETER_LENGTH, integer, oneOf, single } from '../parameters.js';
+import { integer, MAX_PARAMETER_LENGTH, oneOf, single } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { AUTHENTICATED_PROBLEMS, problem, serviceUnavailable } from '../schemas/responses.js';
 import { FilterDescriptorList, SearchResponse } from '../schemas/search.js';

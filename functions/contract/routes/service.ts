@@ -3,9 +3,9 @@
  * issuance and key set (authentication address).
  */
 import * as z from 'zod';
+import { OAuthError } from '../../core/shared/errors.js';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
-import { OAuthError } from '../../core/shared/errors.js';
 import {
   ClientCredentialsRequest,
   HtmlPage,

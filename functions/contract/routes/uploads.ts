@@ -9,6 +9,7 @@ import { defineRoute } from '../route.js';
  * that does not exist (404), as it always was; beyond it, 400.
  */
 const UPLOAD_ID_MAX_LENGTH = 4_096;
+
 import { PayloadTooLargeProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
 import { ScenarioUploadForm, StoredScenario, UploadSlotGrant, UploadSlotStatus } from '../schemas/scenarios.js';

@@ -10,8 +10,8 @@ import {
   HISTORY_ONLY_CAUSES,
   MAX_DEPLOYMENT_ENTRIES,
 } from '../../core/deployments/deployments.js';
-import { DESIRED_STATE_URL_LIFETIME_SECONDS, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/devices/desired-state.js';
 import { DEVICE_STATUS_STATES } from '../../core/deployments/model.js';
+import { DESIRED_STATE_URL_LIFETIME_SECONDS, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/devices/desired-state.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 

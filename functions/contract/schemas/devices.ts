@@ -10,8 +10,8 @@ import {
   MAX_REGISTRATION_ENTRIES,
 } from '../../core/devices/registry.js';
 import type { ProblemViolation as Violation } from '../../core/shared/errors.js';
-import { ProblemViolation } from './problems.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
+import { ProblemViolation } from './problems.js';
 
 /** Longest serial number, characters. */
 export const MAX_SERIAL_LENGTH = 256;

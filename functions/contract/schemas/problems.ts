@@ -3,6 +3,7 @@
  * fixed from the domain error class (as platform/problem.ts answers it) or, for the local gateway's own answers, from its title.
  */
 import * as z from 'zod';
+import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import {
   BadRequestError,
   ConflictError,
@@ -18,7 +19,6 @@ import {
   UnprocessableRequestError,
   UnsupportedMediaTypeError,
 } from '../../core/shared/errors.js';
-import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import { MAX_PROBLEM_ERRORS, PROBLEM_KINDS, problemTypeOf } from '../problem-kinds.js';
 
 /** One `{ path, message }` entry of a problem's `errors`. */

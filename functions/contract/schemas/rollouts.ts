@@ -3,8 +3,8 @@
  * it (the core's RolloutView), and the listing's page. Limits come from functions/core/rollout-model.ts.
  */
 import * as z from 'zod';
-import { DEVICE_ID_RULE } from '../../core/devices/registry.js';
 import { DeploymentRequestBodySchema } from '../../core/deployments/deployments.js';
+import { DEVICE_ID_RULE } from '../../core/devices/registry.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_WAVE_TIMEOUT_SECONDS,
@@ -17,9 +17,9 @@ import {
   type RolloutState,
   type WaveState,
 } from '../../core/rollouts/model.js';
+import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
 import { DeploymentAction } from './deployments.js';
-import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const count = (value: number) => value.toLocaleString('en-US');

@@ -3,9 +3,9 @@ import * as z from 'zod';
 import { DOWNLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/catalog.js';
 import { ScenarioManifestSchema, SEMVER_PATTERN } from '../../core/scenarios/manifest.js';
 import { UPLOAD_URL_LIFETIME_SECONDS } from '../../core/scenarios/model.js';
+import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import type { FilePart } from '../protocol.js';
 import { UploadProblem } from './problems.js';
-import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const sha256 = z

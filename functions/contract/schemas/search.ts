@@ -1,5 +1,6 @@
 /** Search responses: the device resource, scenario search documents, result pages and filter descriptors. */
 import * as z from 'zod';
+import { HEALTH_LIMITS } from '../../core/devices/health.js';
 import {
   BATTERY_HEALTH_STATES,
   BATTERY_PLUGGED,
@@ -11,7 +12,6 @@ import {
   MESSAGE_LEVELS,
   SUB_DEVICE_HEALTH_STATES,
 } from '../../core/devices/model.js';
-import { HEALTH_LIMITS } from '../../core/devices/health.js';
 import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import { FILTER_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';

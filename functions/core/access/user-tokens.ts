@@ -3,8 +3,9 @@
  * hash is a secret check like a device's (functions/core/access/client-failures.ts), counted per username and source and
  * hashed through the process's gate. On AWS, Cognito signs users in and applies its own protections instead.
  */
-import { type CheckLimits, type CheckRefusals, clientSourceOf, limitedCheck, userFailureKey } from './client-failures.js';
+
 import { ServiceUnavailableError, TooManyRequestsError, UnauthorizedError } from '../shared/errors.js';
+import { type CheckLimits, type CheckRefusals, clientSourceOf, limitedCheck, userFailureKey } from './client-failures.js';
 import type { IdentityProvider } from './ports.js';
 
 /** What a sign-in uses: the issuer that checks passwords and signs, and the limits of secret checks. */

@@ -8,10 +8,10 @@
 import pLimit from 'p-limit';
 import { type DesiredStateTagDependencies, refreshDesiredStateTag } from '../devices/desired-state.js';
 import { deviceClientId } from '../devices/model.js';
-import type { DeploymentEvent, DeploymentSlot, HistoryEntry } from './model.js';
-import type { DeploymentRepository, EventPublisher } from './ports.js';
 import type { RolloutReport } from '../rollouts/model.js';
 import type { RolloutRepository } from '../rollouts/ports.js';
+import type { DeploymentEvent, DeploymentSlot, HistoryEntry } from './model.js';
+import type { DeploymentRepository, EventPublisher } from './ports.js';
 
 /** The derived consequences of one slot change. */
 export interface DeploymentChange {

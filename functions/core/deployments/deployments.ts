@@ -2,15 +2,15 @@ import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
 import * as z from 'zod';
 import { type DeviceStatusView, deviceStatusView } from '../devices/desired-state.js';
+import type { DeviceRepository } from '../devices/ports.js';
+import { SEMVER_PATTERN } from '../scenarios/manifest.js';
+import type { ScenarioRepository } from '../scenarios/ports.js';
 import { NotFoundError } from '../shared/errors.js';
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
+import type { ListParameters, Page } from '../shared/paging.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
 import type { ActiveDeployment, DeploymentHistoryEntry } from './model.js';
 import type { DeploymentRepository } from './ports.js';
-import type { DeviceRepository } from '../devices/ports.js';
-import type { ScenarioRepository } from '../scenarios/ports.js';
-import { authorizeCompany, type Principal } from '../shared/principal.js';
-import type { ListParameters, Page } from '../shared/paging.js';
-import { SEMVER_PATTERN } from '../scenarios/manifest.js';
-import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 
 /** Most entries accepted in one deployment request. */
 export const MAX_DEPLOYMENT_ENTRIES = 5_000;

@@ -4,11 +4,10 @@
  * device, scenario, scenario version and time, with opaque cursors.
  */
 import { encodeTime, TIME_LEN, TIME_MAX } from 'ulid';
-import type { DeploymentResultItem } from './deployments.js';
-import type { DeviceStatusState } from './model.js';
-import type { HistoryEntry } from './model.js';
 import type { Page } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
+import type { DeploymentResultItem } from './deployments.js';
+import type { DeviceStatusState, HistoryEntry } from './model.js';
 
 /** One history listing, as the port receives it (parameters already validated). */
 export interface DeploymentHistoryQuery {

@@ -5,15 +5,15 @@
  */
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
-import { activeDevice } from './session.js';
-import { NotFoundError } from '../shared/errors.js';
-import type { ArchiveStore, ScenarioCatalog } from '../scenarios/ports.js';
-import type { DeploymentRepository } from '../deployments/ports.js';
-import type { DeviceRepository } from './ports.js';
 import type { DeviceSlot, DeviceStatus, DeviceStatusState } from '../deployments/model.js';
-import { deviceOf, type Principal } from '../shared/principal.js';
+import type { DeploymentRepository } from '../deployments/ports.js';
+import type { ArchiveStore, ScenarioCatalog } from '../scenarios/ports.js';
 import { SEMVER_PATTERN } from '../scenarios/versions.js';
+import { NotFoundError } from '../shared/errors.js';
 import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
+import { deviceOf, type Principal } from '../shared/principal.js';
+import type { DeviceRepository } from './ports.js';
+import { activeDevice } from './session.js';
 
 /** Longest `message` a status report may carry, characters. */
 export const MAX_DEVICE_STATUS_MESSAGE_LENGTH = 1_000;

@@ -4,11 +4,11 @@
  * changes, so a fleet reporting an unchanged health every minute costs one small write per report and no index update.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Device } from './model.js';
-import { activeDevice } from './session.js';
 import { UnauthorizedError } from '../shared/errors.js';
-import type { DeviceRepository, PresenceRepository } from './ports.js';
 import type { Principal } from '../shared/principal.js';
+import type { Device } from './model.js';
+import type { DeviceRepository, PresenceRepository } from './ports.js';
+import { activeDevice } from './session.js';
 
 /**
  * Bounds of a health report's members (the same bounds hold for the health search shows): texts of

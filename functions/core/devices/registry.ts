@@ -5,15 +5,15 @@
  */
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
-import { type Device, deviceClientId } from './model.js';
-import { newDeviceCredential } from './tokens.js';
-import { BadRequestError, ConflictError, NotFoundError, type ProblemViolation } from '../shared/errors.js';
-import type { DeploymentRepository } from '../deployments/ports.js';
-import type { DeviceRepository, DeviceStaticFields, PresenceRepository } from './ports.js';
 import type { UndeployMark } from '../deployments/model.js';
-import { authorizeCompany, type Principal } from '../shared/principal.js';
+import type { DeploymentRepository } from '../deployments/ports.js';
 import { type DeviceDocument, deviceDocumentOf } from '../search/documents.js';
+import { BadRequestError, ConflictError, NotFoundError, type ProblemViolation } from '../shared/errors.js';
 import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
+import { type Device, deviceClientId } from './model.js';
+import type { DeviceRepository, DeviceStaticFields, PresenceRepository } from './ports.js';
+import { newDeviceCredential } from './tokens.js';
 
 /** Most entries one bulk registration accepts. */
 export const MAX_REGISTRATION_ENTRIES = 5_000;

@@ -2,10 +2,11 @@
  * Who a device endpoint is talking to: the device a device token names, checked against the devices table on every
  * call, so that a deleted device or a replaced secret stops its tokens at once rather than when they expire.
  */
-import type { StoredDevice } from './model.js';
+
 import { UnauthorizedError } from '../shared/errors.js';
-import type { DeviceRepository } from './ports.js';
 import { deviceOf, type Principal } from '../shared/principal.js';
+import type { StoredDevice } from './model.js';
+import type { DeviceRepository } from './ports.js';
 
 /**
  * The stored device the caller's device token acts as (one strongly consistent read).

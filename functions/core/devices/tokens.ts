@@ -5,11 +5,11 @@
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import { type DeviceCredential, parseDeviceClientId } from './model.js';
 import { type CheckLimits, type CheckRefusals, clientFailureKey, clientSourceOf, limitedCheck } from '../access/client-failures.js';
 import { OAuthError } from '../shared/errors.js';
-import type { DeviceRepository, DeviceTokenSigner } from './ports.js';
 import { DEVICE_SCOPE } from '../shared/principal.js';
+import { type DeviceCredential, parseDeviceClientId } from './model.js';
+import type { DeviceRepository, DeviceTokenSigner } from './ports.js';
 
 const scrypt = promisify(scryptCallback) as (
   secret: string,

@@ -14,10 +14,10 @@ import pLimit from 'p-limit';
 import { encodeTime, ulid } from 'ulid';
 import * as z from 'zod';
 import { type DeploymentDependencies, type DeploymentResultItem, executeDeployments } from '../deployments/deployments.js';
-import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../shared/errors.js';
-import type { ListParameters, Page } from '../shared/paging.js';
-import type { RolloutRepository, WorkQueue } from './ports.js';
 import type { ScenarioRepository } from '../scenarios/ports.js';
+import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../shared/errors.js';
+import { ULID_ALPHABET, ULID_PATTERN } from '../shared/identifiers.js';
+import type { ListParameters, Page } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
@@ -27,16 +27,16 @@ import {
   MAX_WAVE_TIMEOUT_SECONDS,
   MIN_WAVE_TIMEOUT_SECONDS,
   ROLLOUT_CHUNK_SIZE,
+  type RolloutChunk,
   type RolloutCreateInput,
   type RolloutView,
-  type RolloutWaveView,
-  type RolloutChunk,
   type RolloutWaveTally,
+  type RolloutWaveView,
   type RolloutWorkMessage,
   type StoredRollout,
   type StoredRolloutWave,
 } from './model.js';
-import { ULID_ALPHABET, ULID_PATTERN } from '../shared/identifiers.js';
+import type { RolloutRepository, WorkQueue } from './ports.js';
 
 /** What the rollout use cases need. */
 export interface RolloutDependencies {

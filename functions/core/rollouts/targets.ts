@@ -2,10 +2,11 @@
  * A rollout's targets: the device ids its create request names, resolved once, when the rollout is created, and kept
  * (docs/contract.md, "Rollouts"). A device that matches the query later is not added; one that stops matching stays.
  */
-import { BadRequestError, UnprocessableRequestError } from '../shared/errors.js';
+
 import type { SearchIndex } from '../search/ports.js';
-import { MAX_ROLLOUT_TARGETS } from './model.js';
 import type { SearchParameters } from '../search/query.js';
+import { BadRequestError, UnprocessableRequestError } from '../shared/errors.js';
+import { MAX_ROLLOUT_TARGETS } from './model.js';
 
 /**
  * The selection a device search's query string makes, as the search route parses it: filter field → accepted values

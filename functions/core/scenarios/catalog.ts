@@ -2,14 +2,15 @@
  * Read side of the scenario packages: the company's scenarios and their immutable
  * versions, each version downloadable through a short-lived presigned URL, and the company's storage usage.
  */
-import type { ListParameters } from '../shared/paging.js';
-import { NotFoundError } from '../shared/errors.js';
-import type { ArchiveStore, ScenarioCatalog } from './ports.js';
+
 import type { CompanyRepository } from '../shared/companies.js';
-import type { ScenarioSummary, ScenarioVersion } from './model.js';
+import { NotFoundError } from '../shared/errors.js';
+import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
+import type { ListParameters } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { highestVersion, SEMVER_PATTERN } from './manifest.js';
-import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
+import type { ScenarioSummary, ScenarioVersion } from './model.js';
+import type { ArchiveStore, ScenarioCatalog } from './ports.js';
 
 /** Lifetime of a version's presigned download URL, seconds (5 minutes). */
 export const DOWNLOAD_URL_LIFETIME_SECONDS = 300;

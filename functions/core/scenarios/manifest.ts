@@ -1,8 +1,9 @@
 import * as z from 'zod';
 
 export { compareSemanticVersions, highestVersion, SEMVER_PATTERN } from './versions.js';
-import { SEMVER_PATTERN } from './versions.js';
+
 import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
+import { SEMVER_PATTERN } from './versions.js';
 
 const resourcePath = z
   .string()

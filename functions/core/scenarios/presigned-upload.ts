@@ -1,12 +1,12 @@
 import { ulid } from 'ulid';
-import { DomainError, isServiceFailure, NotFoundError, UploadNotCompletedError } from '../shared/errors.js';
-import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from './ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
-import type { UploadSlot } from './model.js';
-import { authorizeCompany, type Principal } from '../shared/principal.js';
-import { UPLOAD_URL_LIFETIME_SECONDS } from './model.js';
-import { UploadAbandonedError, uploadScenario } from './upload.js';
+import { DomainError, isServiceFailure, NotFoundError, UploadNotCompletedError } from '../shared/errors.js';
 import { IDENTIFIER_PATTERN, ULID_PATTERN, unanchored } from '../shared/identifiers.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
+import type { UploadSlot } from './model.js';
+import { UPLOAD_URL_LIFETIME_SECONDS } from './model.js';
+import type { ArchiveStore, ScenarioRepository, UploadSlotRepository } from './ports.js';
+import { UploadAbandonedError, uploadScenario } from './upload.js';
 
 /** Object key prefix of presigned uploads; the object-created notification is filtered on it. */
 export const UPLOAD_PREFIX = 'uploads/';

@@ -1,7 +1,7 @@
 import JSZip from 'jszip';
 import { ulid } from 'ulid';
 import { BadRequestError } from '../shared/errors.js';
-import { SEMVER_PATTERN, type ScenarioManifest } from './manifest.js';
+import { type ScenarioManifest, SEMVER_PATTERN } from './manifest.js';
 import { DEFAULT_SKELETON_VERSION } from './model.js';
 
 /** A 16×16 PNG thumbnail (a blue square), so the skeleton validates as shipped. */

@@ -1,10 +1,10 @@
 import { ulid } from 'ulid';
-import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../shared/errors.js';
-import type { ArchiveStore, RandomAccessSource, ScenarioRepository } from './ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, QuotaExceededError, ServiceUnavailableError } from '../shared/errors.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { type ArchiveLimits, DEFAULT_ARCHIVE_LIMITS, inspectScenarioArchive } from './archive.js';
 import type { ScenarioManifest } from './manifest.js';
+import type { ArchiveStore, RandomAccessSource, ScenarioRepository } from './ports.js';
 
 /** The 201 body of an upload (docs/contract.md, "Scenario packages"). */
 export interface StoredScenario {

@@ -1,8 +1,8 @@
 import type { CompanyRepository } from '../shared/companies.js';
-import type { SearchIndex } from './ports.js';
 import type { Principal } from '../shared/principal.js';
 import type { ResourceType, SearchDocument } from './documents.js';
-import { type SearchParameters, searchQueryOf, type SearchSort } from './query.js';
+import type { SearchIndex } from './ports.js';
+import { type SearchParameters, type SearchSort, searchQueryOf } from './query.js';
 import { FILTER_FIELDS, humanize } from './registry.js';
 
 /** The search response. */

@@ -4,8 +4,8 @@
  * (and so never loads the S3 or SQS SDK).
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { ArchiveStore } from '../../core/scenarios/ports.js';
 import type { WorkQueue } from '../../core/rollouts/ports.js';
+import type { ArchiveStore } from '../../core/scenarios/ports.js';
 import { problemOf } from '../problem.js';
 import { archiveStorage } from './archives.js';
 import { workQueue } from './queue.js';

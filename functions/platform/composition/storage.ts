@@ -17,11 +17,11 @@ import type { TableNames } from '../../adapters/aws/dynamodb-shared.js';
 import { DynamoDbUploadSlotRepository } from '../../adapters/aws/dynamodb-upload-slot-repository.js';
 import { CompanyNameCache } from '../../adapters/company-name-cache.js';
 import type { DeploymentHistory } from '../../core/deployments/history.js';
-import type { CompanyRepository } from '../../core/shared/companies.js';
 import type { DeploymentRepository } from '../../core/deployments/ports.js';
 import type { DeviceRepository, PresenceRepository } from '../../core/devices/ports.js';
 import type { RolloutRepository } from '../../core/rollouts/ports.js';
 import type { ScenarioCatalog, ScenarioRepository, UploadSlotRepository } from '../../core/scenarios/ports.js';
+import type { CompanyRepository } from '../../core/shared/companies.js';
 import { cursorSigningKey, storageConfig } from '../config.js';
 import { traced } from '../observability.js';
 

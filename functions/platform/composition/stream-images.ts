@@ -5,6 +5,6 @@
 export {
   deploymentSlotFromImage,
   documentKeyFromImage,
-  searchDocumentFromImage,
   type StreamImage,
+  searchDocumentFromImage,
 } from '../../adapters/aws/stream-images.js';

@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BoundedVerificationGate } from '../../../functions/adapters/verification-gate.js';
 import { clientSourceOf, DEFAULT_CLIENT_FAILURE_POLICY } from '../../../functions/core/access/client-failures.js';
-import { type ClientCredentialsRequest, issueDeviceToken, newDeviceCredential } from '../../../functions/core/devices/tokens.js';
 import type { StoredDevice } from '../../../functions/core/devices/model.js';
+import { type ClientCredentialsRequest, issueDeviceToken, newDeviceCredential } from '../../../functions/core/devices/tokens.js';
 import { OAuthError } from '../../../functions/core/shared/errors.js';
 import { oauthErrorResponse } from '../../../functions/platform/problem.js';
 import { InMemoryClientFailureStore } from '../../support/client-failures.js';

@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, LocalIdentityProvider, USERS_FILE } from '../../../functions/adapters/embedded/local-identity-provider.js';
 import { BoundedVerificationGate } from '../../../functions/adapters/verification-gate.js';
 import { DEFAULT_CLIENT_FAILURE_POLICY } from '../../../functions/core/access/client-failures.js';
-import { DomainError } from '../../../functions/core/shared/errors.js';
 import type { HashSlot } from '../../../functions/core/access/ports.js';
 import { issueUserToken } from '../../../functions/core/access/user-tokens.js';
-import { InMemoryClientFailureStore } from '../../support/client-failures.js';
+import { DomainError } from '../../../functions/core/shared/errors.js';
 import { problemHeadersOf, statusOf } from '../../../functions/platform/problem.js';
+import { InMemoryClientFailureStore } from '../../support/client-failures.js';
 
 const T0 = Date.parse('2026-01-02T03:04:05.000Z');
 const PASSWORD = 'alice-password';

@@ -4,7 +4,7 @@
  * the abort case.
  */
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs, retry, type RetryFailure } from '../../../functions/adapters/retry.js';
+import { backoffDelayMs, type RetryFailure, retry } from '../../../functions/adapters/retry.js';
 
 class Transient extends Error {}
 

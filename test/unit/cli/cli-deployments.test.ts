@@ -7,7 +7,6 @@ import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../../client/index.js';
 import { filterArguments } from '../../../cli/arguments.js';
 import {
   type BatchInput,
@@ -26,6 +25,7 @@ import {
 } from '../../../cli/batch.js';
 import { parseSort } from '../../../cli/commands/search.js';
 import { UsageError } from '../../../cli/output.js';
+import { ApiError } from '../../../client/index.js';
 import { MAX_DEPLOYMENT_ENTRIES } from '../../../functions/core/deployments/deployments.js';
 
 let directory: string;

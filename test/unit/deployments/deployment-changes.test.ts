@@ -2,8 +2,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { deploymentSlotFromItem } from '../../../functions/adapters/aws/dynamodb-deployment-repository.js';
+import { LocalEventBus } from '../../../functions/adapters/embedded/local-event-bus.js';
 import { applyDeploymentChanges, deploymentChangeOf, devicesWithNewDesiredState } from '../../../functions/core/deployments/changes.js';
-import type { StoredDevice } from '../../../functions/core/devices/model.js';
 import type {
   DeploymentChangedEvent,
   DeploymentEvent,
@@ -11,8 +12,7 @@ import type {
   DeploymentSlot,
   HistoryEntry,
 } from '../../../functions/core/deployments/model.js';
-import { LocalEventBus } from '../../../functions/adapters/embedded/local-event-bus.js';
-import { deploymentSlotFromItem } from '../../../functions/adapters/aws/dynamodb-deployment-repository.js';
+import type { StoredDevice } from '../../../functions/core/devices/model.js';
 
 const active: DeploymentSlot = {
   id: '01JDEPLOY000000000000000000',

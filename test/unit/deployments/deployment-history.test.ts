@@ -12,6 +12,8 @@ import {
   MAX_QUERIES_PER_PAGE,
   ulidBefore,
 } from '../../../functions/adapters/aws/dynamodb-deployment-history.js';
+import { deploymentsHistory } from '../../../functions/contract/routes/deployments.js';
+import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
 import {
   type DeploymentHistory,
   type DeploymentHistoryQuery,
@@ -20,11 +22,9 @@ import {
   parseInstant,
   ulidBounds,
 } from '../../../functions/core/deployments/history.js';
-import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
 import type { DeploymentHistoryEntry } from '../../../functions/core/deployments/model.js';
+import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
-import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
-import { deploymentsHistory } from '../../../functions/contract/routes/deployments.js';
 import { queryOf } from '../../support/route-input.js';
 
 /** The history route's validation of a query string, as the listing receives it. */

@@ -5,10 +5,11 @@
  * (migrateDeploymentShards) and listed through the adapters. Every listing gives the same items, in the same order,
  * on the same pages, with page sizes 1, 7 and 100; and the deployments stream derives no change from the migration.
  */
+
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { type AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -25,8 +26,8 @@ import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentHistory } from '../../../functions/adapters/aws/dynamodb-deployment-history.js';
 import { DynamoDbDeploymentRepository, deploymentSlotFromItem } from '../../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { DEPLOYMENT_SHARDS } from '../../../functions/adapters/aws/tables.js';
-import type { DeploymentHistoryQuery } from '../../../functions/core/deployments/history.js';
 import { deploymentChangeOf } from '../../../functions/core/deployments/changes.js';
+import type { DeploymentHistoryQuery } from '../../../functions/core/deployments/history.js';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
 import { freePort } from '../../../functions/local/free-port.js';
 import { migrateDeploymentShards } from '../../../functions/local/migrate-shards.js';

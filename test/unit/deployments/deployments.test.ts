@@ -1,11 +1,11 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { deploymentsExecute, deploymentsListAll } from '../../../functions/contract/routes/deployments.js';
 import {
-  executeDeployments,
-  listActiveDeployments,
   type DeploymentDependencies,
   type DeploymentResultItem,
+  executeDeployments,
+  listActiveDeployments,
 } from '../../../functions/core/deployments/deployments.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../../functions/core/shared/errors.js';
 import type {
   ActiveDeployment,
   DeploymentHistoryEntry,
@@ -15,10 +15,10 @@ import type {
 } from '../../../functions/core/deployments/model.js';
 import type { DeploymentRepository } from '../../../functions/core/deployments/ports.js';
 import type { DeviceRepository } from '../../../functions/core/devices/ports.js';
-import type { Page } from '../../../functions/core/shared/paging.js';
 import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../../functions/core/shared/errors.js';
+import type { Page } from '../../../functions/core/shared/paging.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
-import { deploymentsExecute, deploymentsListAll } from '../../../functions/contract/routes/deployments.js';
 import { bodyOf, queryOf } from '../../support/route-input.js';
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import { DynamoDbDeploymentRepository } from '../../../functions/adapters/aws/dy
 import { DynamoDbDeviceRepository } from '../../../functions/adapters/aws/dynamodb-device-repository.js';
 import { deviceDeploymentStatusPost } from '../../../functions/contract/routes/device-side.js';
 import { listActiveDeployments } from '../../../functions/core/deployments/deployments.js';
+import type { ActiveDeployment, DeviceSlot, DeviceStatus } from '../../../functions/core/deployments/model.js';
 import {
   DESIRED_STATE_URL_LIFETIME_SECONDS,
   desiredStateTag,
@@ -18,9 +19,8 @@ import {
   reportDeviceStatus,
 } from '../../../functions/core/devices/desired-state.js';
 import type { StoredDevice } from '../../../functions/core/devices/model.js';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../../functions/core/shared/errors.js';
-import type { ActiveDeployment, DeviceSlot, DeviceStatus } from '../../../functions/core/deployments/model.js';
 import type { ScenarioVersion } from '../../../functions/core/scenarios/model.js';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { ifNoneMatchHolds, strongEntityTag } from '../../../functions/platform/etag.js';
 import { bodyOf } from '../../support/route-input.js';

@@ -10,13 +10,13 @@ import {
   MAX_HEALTH_REPORT_BYTES,
   reportDeviceHealth,
 } from '../../../functions/core/devices/health.js';
-import type { Device, StoredDevice } from '../../../functions/core/devices/model.js';
-import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from '../../../functions/core/shared/errors.js';
 import { sweepHeartbeats } from '../../../functions/core/devices/heartbeat-sweeper.js';
+import type { Device, StoredDevice } from '../../../functions/core/devices/model.js';
 import type { DeviceRepository, DisconnectOutcome, OverduePresence, PresenceRepository } from '../../../functions/core/devices/ports.js';
+import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
-import { bodyOf, bodyOfText } from '../../support/route-input.js';
 import { problemOf } from '../../../functions/platform/problem.js';
+import { bodyOf, bodyOfText } from '../../support/route-input.js';
 
 const HEARTBEAT_SECONDS = 300;
 

@@ -1,16 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { RESERVED_DEVICE_IDS, ROUTES, reservedPathSegments } from '../../../functions/contract/routes.js';
 import { devicesRegister } from '../../../functions/contract/routes/devices.js';
+import { RESERVED_DEVICE_IDS, ROUTES, reservedPathSegments } from '../../../functions/contract/routes.js';
+import type { ActiveDeployment, UndeployMark } from '../../../functions/core/deployments/model.js';
+import type { DeploymentRepository } from '../../../functions/core/deployments/ports.js';
+import type { Device, DeviceCredential, StoredDevice } from '../../../functions/core/devices/model.js';
+import type { DeviceRepository, DeviceStaticFields, PresenceRepository } from '../../../functions/core/devices/ports.js';
 import {
-  deleteDevice,
   type DeviceRegistrationDependencies,
+  deleteDevice,
   getDevice,
   issueDeviceCredentials,
   putDevice,
   registerDevices,
 } from '../../../functions/core/devices/registry.js';
 import { verifyDeviceSecret } from '../../../functions/core/devices/tokens.js';
-import type { Device, DeviceCredential, StoredDevice } from '../../../functions/core/devices/model.js';
 import {
   BadRequestError,
   ConflictError,
@@ -18,9 +21,6 @@ import {
   NotFoundError,
   PayloadTooLargeError,
 } from '../../../functions/core/shared/errors.js';
-import type { ActiveDeployment, UndeployMark } from '../../../functions/core/deployments/model.js';
-import type { DeploymentRepository } from '../../../functions/core/deployments/ports.js';
-import type { DeviceRepository, DeviceStaticFields, PresenceRepository } from '../../../functions/core/devices/ports.js';
 import type { Page } from '../../../functions/core/shared/paging.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { bodyOf } from '../../support/route-input.js';

@@ -1,13 +1,13 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { Battery, Device } from '../../../functions/core/devices/model.js';
 import {
   DEMO_COMPANIES,
   DEMO_DEVICES_PER_COMPANY,
   DEMO_SEED,
   DEMO_USERS,
-  generateDemoDevices,
   type DemoCompany,
+  generateDemoDevices,
 } from '../../../functions/local/demo-data.js';
-import type { Battery, Device } from '../../../functions/core/devices/model.js';
 
 function company(id: string): DemoCompany {
   const found = DEMO_COMPANIES.find((c) => c.id === id);

@@ -7,11 +7,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, it, expect } from 'vitest';
-import { ROUTES, matchRoute, type RouteDefinition } from '../../../functions/contract/routes.js';
-import { handler as whoamiHandler, whoamiRoute } from './fixtures/whoami-handler.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { matchRoute, ROUTES, type RouteDefinition } from '../../../functions/contract/routes.js';
 import { createApiServer, toApiGatewayEvent } from '../../../functions/local/http-gateway.js';
 import { verifyBearerToken } from '../../../functions/platform/auth.js';
+import { handler as whoamiHandler, whoamiRoute } from './fixtures/whoami-handler.js';
 
 function route(id: string): RouteDefinition {
   const found = ROUTES.find((candidate) => candidate.id === id);

@@ -7,10 +7,10 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
-import { createAdminServer, requestLocalReindex, RUNTIME_FILE } from '../../../functions/local/admin.js';
-import { freePort } from '../../../functions/local/free-port.js';
 import type { ReindexResult } from '../../../functions/core/search/reindex.js';
+import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
+import { createAdminServer, RUNTIME_FILE, requestLocalReindex } from '../../../functions/local/admin.js';
+import { freePort } from '../../../functions/local/free-port.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalWorkQueue, localQueue, type LocalQueueConsumer } from '../../../functions/adapters/embedded/local-work-queue.js';
+import { type LocalQueueConsumer, LocalWorkQueue, localQueue } from '../../../functions/adapters/embedded/local-work-queue.js';
 import type { RolloutWorkMessage } from '../../../functions/core/rollouts/model.js';
 
 let names = 0;

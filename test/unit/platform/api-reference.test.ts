@@ -9,10 +9,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
 import { REDOC_SCRIPT_MODULE } from '../../../functions/contract/routes/service.js';
-import { handler as scriptHandler } from '../../../functions/handlers/api-reference-script.js';
+import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
 import { handler as pageHandler } from '../../../functions/handlers/api-reference.js';
+import { handler as scriptHandler } from '../../../functions/handlers/api-reference-script.js';
 import { REDOCLY_LOGO_URL, servedRedocScript } from '../../../functions/platform/api-reference.js';
 
 function get(path: string): APIGatewayProxyEventV2 {

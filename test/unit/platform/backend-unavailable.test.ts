@@ -5,10 +5,10 @@
  * and an endpoint that accepts connections but never answers (the SDK clients' timeouts). A genuine bug stays 500.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { InternalServerError, ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -19,10 +19,10 @@ import { USERS_FILE } from '../../../functions/adapters/embedded/local-identity-
 import { freePort } from '../../../functions/local/free-port.js';
 import { services } from '../../../functions/platform/composition/services.js';
 import { jsonResponse, routeHandler } from '../../../functions/platform/http.js';
-import { TEST_ROUTE } from '../../support/route-input.js';
 import { logger } from '../../../functions/platform/logger.js';
-import { withJwtAuthorizer } from '../access/jwt-authorizer.js';
 import { lambdaContext } from '../../support/lambda-context.js';
+import { TEST_ROUTE } from '../../support/route-input.js';
+import { withJwtAuthorizer } from '../access/jwt-authorizer.js';
 
 vi.hoisted(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';

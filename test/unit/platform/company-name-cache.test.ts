@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Company, CompanyRepository } from '../../../functions/core/shared/companies.js';
 import { CompanyNameCache } from '../../../functions/adapters/company-name-cache.js';
+import type { Company, CompanyRepository } from '../../../functions/core/shared/companies.js';
 
 class CountingCompanies implements CompanyRepository {
   readonly calls: string[][] = [];

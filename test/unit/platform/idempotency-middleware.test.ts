@@ -2,6 +2,8 @@
  * The Idempotency-Key middleware with DynamoDB simulated by aws-sdk-client-mock: a response that cannot be stored is
  * still returned, requests without a key never touch the idempotency table, malformed keys are refused first.
  */
+
+import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -10,16 +12,15 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompressedDynamoDbPersistenceLayer } from '../../../functions/adapters/aws/dynamodb-idempotency-store.js';
-import { idempotencyWhenKeyed } from '../../../functions/platform/idempotency.js';
 import { BadRequestError } from '../../../functions/core/shared/errors.js';
+import { idempotencyWhenKeyed } from '../../../functions/platform/idempotency.js';
 import { problemJsonErrors } from '../../../functions/platform/problem.js';
 
 const dynamoDb = new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { deploymentsExecute } from '../../../functions/contract/routes/deployments.js';
 import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import { MAX_JSON_DEPTH, MAX_POINTER_CHARACTERS, tooDeepMember } from '../../../functions/core/shared/json-depth.js';
-import { bodyOfText } from '../../support/route-input.js';
 import { problemOf } from '../../../functions/platform/problem.js';
+import { bodyOfText } from '../../support/route-input.js';
 
 /** `levels` arrays, one inside the other, around `inner`. */
 const nested = (levels: number, inner = '') => `${'['.repeat(levels)}${inner}${']'.repeat(levels)}`;

@@ -7,8 +7,8 @@ import { devicePut } from '../../../functions/contract/routes/devices.js';
 import { rolloutCreate } from '../../../functions/contract/routes/rollouts.js';
 import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import { unstorableNumber } from '../../../functions/core/shared/json-numbers.js';
-import { bodyOfText } from '../../support/route-input.js';
 import { problemOf } from '../../../functions/platform/problem.js';
+import { bodyOfText } from '../../support/route-input.js';
 
 describe('unstorableNumber', () => {
   it('accepts 0, -0 and every magnitude from 1e-130 to below 1e126, and names the first number outside', () => {

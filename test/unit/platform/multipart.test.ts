@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import type { FilePart } from '../../../functions/contract/protocol.js';
+import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import { parseMultipartForm } from '../../../functions/platform/multipart.js';
 
 const LIMITS = { files: 2, fileBytes: 8, fields: 10 };

@@ -6,9 +6,10 @@
  * Gateway's JWT authorizer hands it (withJwtAuthorizer); token failures are counted where tokens are refused, by the
  * local gateway, which verifies them against a JWKS served on 127.0.0.1.
  */
+
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -17,9 +18,11 @@ import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import JSZip from 'jszip';
 import S3rver from 's3rver';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Principal } from '../../../functions/core/shared/principal.js';
+import { scenarioList } from '../../../functions/contract/routes/scenarios.js';
+import { search as searchRoute } from '../../../functions/contract/routes/search.js';
 import { requestUploadSlot } from '../../../functions/core/scenarios/presigned-upload.js';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
+import type { Principal } from '../../../functions/core/shared/principal.js';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
 import { freePort } from '../../../functions/local/free-port.js';
 import { createApiServer } from '../../../functions/local/http-gateway.js';
 import { LOCAL_BUCKET, LOCAL_TABLES } from '../../../functions/local/runtime.js';
@@ -27,12 +30,10 @@ import { toS3Event } from '../../../functions/local/s3-events.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS, seedDemoData } from '../../../functions/local/seed.js';
 import { ensureTables } from '../../../functions/local/tables.js';
 import { services } from '../../../functions/platform/composition/services.js';
-import { scenarioList } from '../../../functions/contract/routes/scenarios.js';
-import { search as searchRoute } from '../../../functions/contract/routes/search.js';
 import { jsonResponse, routeHandler } from '../../../functions/platform/http.js';
 import { logger } from '../../../functions/platform/logger.js';
-import { withJwtAuthorizer } from '../access/jwt-authorizer.js';
 import { lambdaContext } from '../../support/lambda-context.js';
+import { withJwtAuthorizer } from '../access/jwt-authorizer.js';
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'device-scenario-service';

@@ -1,13 +1,13 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../../functions/contract/routes.js';
-import { handler } from '../../../functions/handlers/openapi.js';
 import * as z from 'zod';
 import { openApiDocument, openApiDocumentOf } from '../../../functions/contract/openapi.js';
 import { defineRoute } from '../../../functions/contract/route.js';
+import { ROUTES } from '../../../functions/contract/routes.js';
 import { ScenarioUploadForm, StoredScenario } from '../../../functions/contract/schemas/scenarios.js';
 import { SearchResponse } from '../../../functions/contract/schemas/search.js';
 import { FILTER_FIELDS } from '../../../functions/core/search/registry.js';
+import { handler } from '../../../functions/handlers/openapi.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { afterEach, describe, it, expect, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   BadRequestError,
   ConflictError,
@@ -15,10 +15,10 @@ import {
   UnauthorizedError,
 } from '../../../functions/core/shared/errors.js';
 import { jsonResponse, routeHandler } from '../../../functions/platform/http.js';
-import { TEST_ROUTE } from '../../support/route-input.js';
 import { logger } from '../../../functions/platform/logger.js';
 import { oauthErrorResponse, problemHeadersOf, statusOf, titleOf } from '../../../functions/platform/problem.js';
 import { lambdaContext } from '../../support/lambda-context.js';
+import { TEST_ROUTE } from '../../support/route-input.js';
 
 // The logger reads its level when its module loads: vi.hoisted runs before the imports above.
 vi.hoisted(() => {

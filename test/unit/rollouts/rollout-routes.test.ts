@@ -1,7 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import { openApiDocument } from '../../../functions/contract/openapi.js';
-import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
 import {
   rolloutCancel,
   rolloutCreate,
@@ -10,8 +9,8 @@ import {
   rolloutResume,
   rolloutsList,
 } from '../../../functions/contract/routes/rollouts.js';
+import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
 import { Rollout, type RolloutCreateBody, RolloutPage } from '../../../functions/contract/schemas/rollouts.js';
-import { BadRequestError, PayloadTooLargeError } from '../../../functions/core/shared/errors.js';
 import {
   MAX_ROLLOUT_IDS,
   MAX_ROLLOUT_TARGETS,
@@ -19,6 +18,7 @@ import {
   type RolloutCreateInput,
   type RolloutView,
 } from '../../../functions/core/rollouts/model.js';
+import { BadRequestError, PayloadTooLargeError } from '../../../functions/core/shared/errors.js';
 import { routeInput } from '../../../functions/platform/http.js';
 import { bodyOf } from '../../support/route-input.js';
 

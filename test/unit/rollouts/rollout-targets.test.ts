@@ -4,12 +4,12 @@ import { parameterObject } from '../../../functions/contract/parameters.js';
 import { parseTargetQuery, rolloutTargetsOf } from '../../../functions/contract/rollout-targets.js';
 import { SearchQuery } from '../../../functions/contract/routes/search.js';
 import { CAPABILITY_TYPES, CONNECTION_STATES, HEALTH_MODES } from '../../../functions/core/devices/model.js';
-import { BadRequestError, UnprocessableRequestError } from '../../../functions/core/shared/errors.js';
-import type { Principal } from '../../../functions/core/shared/principal.js';
 import { MAX_ROLLOUT_TARGETS } from '../../../functions/core/rollouts/model.js';
 import { resolveRolloutTargets } from '../../../functions/core/rollouts/targets.js';
 import type { DeviceDocument, ScenarioDocument } from '../../../functions/core/search/documents.js';
 import { searchQueryOf } from '../../../functions/core/search/query.js';
+import { BadRequestError, UnprocessableRequestError } from '../../../functions/core/shared/errors.js';
+import type { Principal } from '../../../functions/core/shared/principal.js';
 
 /** A device of `company` whose state, mode and sub-device type follow from `n`, so every combination occurs. */
 function device(company: string, n: number): DeviceDocument {

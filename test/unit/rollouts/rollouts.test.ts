@@ -16,13 +16,10 @@ import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentRepository } from '../../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { DynamoDbRolloutRepository } from '../../../functions/adapters/aws/dynamodb-rollout-repository.js';
 import { applyDeploymentChanges, deploymentChangeOf } from '../../../functions/core/deployments/changes.js';
-import type { DeviceStatusState, ActiveDeployment, DeploymentEvent } from '../../../functions/core/deployments/model.js';
-import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../../../functions/core/shared/errors.js';
+import type { ActiveDeployment, DeploymentEvent, DeviceStatusState } from '../../../functions/core/deployments/model.js';
 import type { DeviceRepository } from '../../../functions/core/devices/ports.js';
+import type { RolloutCreateInput, RolloutWorkMessage, StoredRollout } from '../../../functions/core/rollouts/model.js';
 import type { RolloutRepository, WorkQueue } from '../../../functions/core/rollouts/ports.js';
-import type { RolloutWorkMessage, StoredRollout, RolloutCreateInput } from '../../../functions/core/rollouts/model.js';
-import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
-import type { Principal } from '../../../functions/core/shared/principal.js';
 import {
   cancelRollout,
   createRollout,
@@ -30,14 +27,17 @@ import {
   listRollouts,
   pauseRollout,
   planWaves,
-  resumeRollout,
   type RolloutDependencies,
+  resumeRollout,
   rolloutDeploymentId,
   rolloutView,
   runRolloutChunk,
   sweepRollouts,
 } from '../../../functions/core/rollouts/rollouts.js';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
+import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
+import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../../../functions/core/shared/errors.js';
+import type { Principal } from '../../../functions/core/shared/principal.js';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
 import { freePort } from '../../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { ensureTables } from '../../../functions/local/tables.js';

@@ -9,14 +9,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { InvalidArchiveError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
-import type { RandomAccessSource } from '../../../functions/core/scenarios/ports.js';
 import {
   type ArchiveLimits,
   DEFAULT_ARCHIVE_LIMITS,
   inspectScenarioArchive,
   validateScenarioArchive,
 } from '../../../functions/core/scenarios/archive.js';
+import type { RandomAccessSource } from '../../../functions/core/scenarios/ports.js';
+import { InvalidArchiveError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
 import { statusOf } from '../../../functions/platform/problem.js';
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 import JSZip from 'jszip';
-import { describe, it, expect } from 'vitest';
-import { BadRequestError, InvalidArchiveError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
+import { describe, expect, it } from 'vitest';
 import { validateScenarioArchive } from '../../../functions/core/scenarios/archive.js';
 import { ScenarioManifestSchema, scenarioManifestJsonSchema } from '../../../functions/core/scenarios/manifest.js';
 import { DEFAULT_SKELETON_VERSION } from '../../../functions/core/scenarios/model.js';
 import { buildSkeletonArchive } from '../../../functions/core/scenarios/skeleton.js';
+import { BadRequestError, InvalidArchiveError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
 import { statusOf } from '../../../functions/platform/problem.js';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];

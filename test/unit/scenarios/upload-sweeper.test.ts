@@ -15,7 +15,6 @@ import { DynamoDbCompanyRepository } from '../../../functions/adapters/aws/dynam
 import { DynamoDbScenarioRepository } from '../../../functions/adapters/aws/dynamodb-scenario-repository.js';
 import { DynamoDbUploadSlotRepository } from '../../../functions/adapters/aws/dynamodb-upload-slot-repository.js';
 import type { ArchiveStore, RandomAccessSource } from '../../../functions/core/scenarios/ports.js';
-import type { Principal } from '../../../functions/core/shared/principal.js';
 import {
   getUploadSlot,
   PROCESSING_CLAIM_TIMEOUT_MS,
@@ -25,7 +24,8 @@ import {
 } from '../../../functions/core/scenarios/presigned-upload.js';
 import { STAGED_ARCHIVE_TIMEOUT_MS, UploadAbandonedError, uploadScenario } from '../../../functions/core/scenarios/upload.js';
 import { sweepUploads } from '../../../functions/core/scenarios/upload-sweeper.js';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
+import type { Principal } from '../../../functions/core/shared/principal.js';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
 import { freePort } from '../../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS } from '../../../functions/local/seed.js';

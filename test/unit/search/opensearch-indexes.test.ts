@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  OpenSearchIndexes,
   concreteIndexName,
   indexTemplateBody,
+  OpenSearchIndexes,
   templateName,
   templateVersion,
 } from '../../../functions/adapters/aws/opensearch-indexes.js';

@@ -4,20 +4,20 @@ import {
   countRequestBody,
   documentId,
   indexTemplate,
-  replicasFor,
   keywordField,
   MAX_COUNT_BUCKETS,
   pageWindow,
+  replicasFor,
   SELECT_PAGE_SIZE,
+  SORT_KEY_FIELD,
   searchRequestBody,
   selectIdsRequestBody,
-  SORT_KEY_FIELD,
   toSearchResult,
   toSelectedIds,
   toValueCounts,
 } from '../../../functions/adapters/aws/opensearch-queries.js';
 import type { ScenarioDocument } from '../../../functions/core/search/documents.js';
-import { globalQueryTerms, MAX_RESULT_WINDOW, type CountQuery, type SearchQuery } from '../../../functions/core/search/query.js';
+import { type CountQuery, globalQueryTerms, MAX_RESULT_WINDOW, type SearchQuery } from '../../../functions/core/search/query.js';
 import { FILTER_FIELDS, FULL_TEXT_FIELDS, SORT_FIELDS } from '../../../functions/core/search/registry.js';
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   BulkIndexError,
-  OpenSearchSearchIndex,
   type OpenSearchRequest,
   type OpenSearchResponse,
+  OpenSearchSearchIndex,
   type OpenSearchTransport,
 } from '../../../functions/adapters/aws/opensearch-search-index.js';
-import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import type { ScenarioDocument } from '../../../functions/core/search/documents.js';
 import type { SearchQuery } from '../../../functions/core/search/query.js';
+import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 
 /** Records requests and answers with the queued responses (or throws the queued error). */
 class FakeTransport implements OpenSearchTransport {

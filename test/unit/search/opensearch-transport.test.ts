@@ -7,8 +7,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OpenSearchSearchIndex } from '../../../functions/adapters/aws/opensearch-search-index.js';
 import { createOpenSearchTransport, type OpenSearchTransport } from '../../../functions/adapters/aws/opensearch-transport.js';
-import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import type { ScenarioDocument } from '../../../functions/core/search/documents.js';
+import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import { freePort } from '../../../functions/local/free-port.js';
 import { FakeOpenSearch, type FakeRequestRecord } from './fake-opensearch.js';
 

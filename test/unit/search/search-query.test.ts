@@ -1,6 +1,5 @@
-import { describe, it, expect } from 'vitest';
-import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
-import type { Principal } from '../../../functions/core/shared/principal.js';
+import { describe, expect, it } from 'vitest';
+import { search } from '../../../functions/contract/routes/search.js';
 import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
@@ -8,9 +7,10 @@ import {
   type SearchQuery,
   searchQueryOf,
 } from '../../../functions/core/search/query.js';
-import { search } from '../../../functions/contract/routes/search.js';
-import { queryOf } from '../../support/route-input.js';
+import { BadRequestError, ForbiddenError, type ProblemViolation } from '../../../functions/core/shared/errors.js';
+import type { Principal } from '../../../functions/core/shared/principal.js';
 import { statusOf } from '../../../functions/platform/problem.js';
+import { queryOf } from '../../support/route-input.js';
 
 /** The search route's validation of a query string, then the search it runs for the caller. */
 function parseSearchQuery(parameters: [string, string][], principal: Principal): SearchQuery {

@@ -6,24 +6,24 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { OpenSearchRequest, OpenSearchTransport } from '../../../functions/adapters/aws/opensearch-transport.js';
-import { BulkIndexError, OpenSearchSearchIndex } from '../../../functions/adapters/aws/opensearch-search-index.js';
-import { indexTemplate } from '../../../functions/adapters/aws/opensearch-queries.js';
-import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
-import { searchDocumentFromItem } from '../../../functions/adapters/aws/search-documents.js';
-import type { SearchDocument } from '../../../functions/core/search/documents.js';
 import {
   DynamoDbSearchDocumentSource,
   rebuildSearchIndex,
   SCAN_SEGMENTS,
   type SearchSource,
 } from '../../../functions/adapters/aws/dynamodb-search-source.js';
+import { indexTemplate } from '../../../functions/adapters/aws/opensearch-queries.js';
 import {
   OpenSearchAliasRebuild,
   type OpenSearchRebuildSettings,
   upsertWithRetries,
 } from '../../../functions/adapters/aws/opensearch-reindex.js';
+import { BulkIndexError, OpenSearchSearchIndex } from '../../../functions/adapters/aws/opensearch-search-index.js';
+import type { OpenSearchRequest, OpenSearchTransport } from '../../../functions/adapters/aws/opensearch-transport.js';
+import { searchDocumentFromItem } from '../../../functions/adapters/aws/search-documents.js';
+import type { SearchDocument } from '../../../functions/core/search/documents.js';
 import { type ReindexResult, rebuildSearch } from '../../../functions/core/search/reindex.js';
+import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import { FakeOpenSearch } from './fake-opensearch.js';
 
 type Item = Record<string, unknown>;

@@ -19,8 +19,8 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedSearchIndex } from '../../../functions/adapters/embedded/search-engine.js';
-import type { SearchDocument } from '../../../functions/core/search/documents.js';
 import { SwappableSearchIndex } from '../../../functions/adapters/embedded/swappable-search-index.js';
+import type { SearchDocument } from '../../../functions/core/search/documents.js';
 import {
   readSearchSnapshot,
   removeAbandonedSnapshotFiles,

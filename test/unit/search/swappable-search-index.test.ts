@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EmbeddedSearchIndex } from '../../../functions/adapters/embedded/search-engine.js';
+import { SwappableSearchIndex } from '../../../functions/adapters/embedded/swappable-search-index.js';
 import type { DeviceDocument, ScenarioDocument, SearchDocument } from '../../../functions/core/search/documents.js';
 import type { SearchQuery } from '../../../functions/core/search/query.js';
-import { SwappableSearchIndex } from '../../../functions/adapters/embedded/swappable-search-index.js';
 
 const scenario = (id: string, name = `Scenario ${id}`): ScenarioDocument => ({
   type: 'SCENARIO',
