@@ -20,6 +20,9 @@ export interface KeyedIdempotencyOptions {
   config: IdempotencyConfig;
 }
 
+type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
+type Request = Parameters<NonNullable<Middleware['before']>>[0];
+
 /**
  * middy middleware (register it after header normalization): Powertools idempotency for requests that carry an
  * `Idempotency-Key` header; requests without one (the common case) get no record, no lookup and no log line.
@@ -31,10 +34,7 @@ export interface KeyedIdempotencyOptions {
  * - When the handler fails and its in-progress record cannot be removed, the handler's error is answered (logged).
  * Failing to reach the store before the handler runs throws IdempotencyPersistenceLayerError (problem.ts: 503).
  */
-export function idempotencyWhenKeyed(
-  options: KeyedIdempotencyOptions,
-): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
-  type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
+export function idempotencyWhenKeyed(options: KeyedIdempotencyOptions): Middleware {
   let inner: Middleware | undefined;
   const idempotency = () =>
     (inner ??= makeHandlerIdempotent({ persistenceStore: options.store(), config: options.config }) as unknown as Middleware);
@@ -44,14 +44,7 @@ export function idempotencyWhenKeyed(
     before: async (request) => {
       const key = request.event.headers?.['idempotency-key'];
       if (key === undefined) return undefined;
-      const blank = key.trim() === '';
-      if (blank || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-        const message = blank ? 'must not be empty' : `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; got ${key.length}`;
-        throw new BadRequestError(
-          `The Idempotency-Key header ${message}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters naming this request, or leave the header out; nothing was changed.`,
-          [{ path: 'Idempotency-Key', message }],
-        );
-      }
+      checkIdempotencyKey(key);
       // Throws when the request wrote no record of its own (another request holds the key: 409; the store is down:
       // 503). Such a request must not reach Powertools' onError, which would delete the record of the request holding
       // the key, and the next retry would execute again instead of getting that request's response.
@@ -62,39 +55,63 @@ export function idempotencyWhenKeyed(
     },
     after: async (request) => {
       if (!engaged.has(request)) return;
-      try {
-        await idempotency().after?.(request);
-      } catch (error) {
-        if (!(error instanceof IdempotencyPersistenceLayerError)) throw error;
-        logger.error('The response could not be stored for its Idempotency-Key; it is returned, and a retry with this key executes again', {
-          error,
-          path: request.event.rawPath,
-        });
-        await options
-          .store()
-          .deleteRecord(request.event as unknown as JSONValue)
-          .catch((deleteError: unknown) =>
-            logger.error('The in-progress idempotency record could not be removed; a retry with this key answers 409 until it expires', {
-              error: deleteError as Error,
-              path: request.event.rawPath,
-            }),
-          );
-      }
+      await storeResponseOrRelease(idempotency(), options, request);
     },
     onError: async (request) => {
       if (!engaged.has(request)) return;
-      try {
-        await idempotency().onError?.(request);
-      } catch (error) {
-        // Thrown from here it would replace the handler's error and escape the problem+json mapping.
-        logger.error(
-          'The in-progress idempotency record of a failed request could not be removed; a retry with this key answers 409 until it expires',
-          {
-            error: error as Error,
-            path: request.event.rawPath,
-          },
-        );
-      }
+      await releaseAfterFailure(idempotency(), request);
     },
   };
+}
+
+/** Throws BadRequestError (400) naming the header when the key is blank or longer than MAX_IDEMPOTENCY_KEY_LENGTH. */
+function checkIdempotencyKey(key: string): void {
+  const blank = key.trim() === '';
+  if (!blank && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH) return;
+  const message = blank ? 'must not be empty' : `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; got ${key.length}`;
+  throw new BadRequestError(
+    `The Idempotency-Key header ${message}. Send 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters naming this request, or leave the header out; nothing was changed.`,
+    [{ path: 'Idempotency-Key', message }],
+  );
+}
+
+/**
+ * Stores the response for the key. When the store fails the response is still returned (the handler's changes
+ * happened), and the in-progress record is removed so that a retry with the key executes again.
+ */
+async function storeResponseOrRelease(idempotency: Middleware, options: KeyedIdempotencyOptions, request: Request): Promise<void> {
+  try {
+    await idempotency.after?.(request);
+  } catch (error) {
+    if (!(error instanceof IdempotencyPersistenceLayerError)) throw error;
+    logger.error('The response could not be stored for its Idempotency-Key; it is returned, and a retry with this key executes again', {
+      error,
+      path: request.event.rawPath,
+    });
+    await options
+      .store()
+      .deleteRecord(request.event as unknown as JSONValue)
+      .catch((deleteError: unknown) =>
+        logger.error('The in-progress idempotency record could not be removed; a retry with this key answers 409 until it expires', {
+          error: deleteError as Error,
+          path: request.event.rawPath,
+        }),
+      );
+  }
+}
+
+/** Removes the in-progress record of a failed request; a failure to do so is logged, never thrown. */
+async function releaseAfterFailure(idempotency: Middleware, request: Request): Promise<void> {
+  try {
+    await idempotency.onError?.(request);
+  } catch (error) {
+    // Thrown from here it would replace the handler's error and escape the problem+json mapping.
+    logger.error(
+      'The in-progress idempotency record of a failed request could not be removed; a retry with this key answers 409 until it expires',
+      {
+        error: error as Error,
+        path: request.event.rawPath,
+      },
+    );
+  }
 }
