@@ -43,7 +43,8 @@ function toSummary(item: Record<string, unknown>): ScenarioSummary {
     scenarioId: item.scenarioId as string,
     name: item.name as string,
     ...(typeof item.description === 'string' ? { description: item.description } : {}),
-    latestVersion: item.latestVersion as string,
+    // Stored as `latestVersion` (the last upload); the name is kept so stored items read the same.
+    lastUploadedVersion: item.latestVersion as string,
     versions: Array.isArray(item.versions) ? (item.versions as string[]) : [],
     created: item.created as string,
     updated: item.updated as string,

@@ -72,7 +72,7 @@ function toScenarioView(summary: ScenarioSummary): ScenarioView {
     id: summary.scenarioId,
     name: summary.name,
     description: summary.description ?? null,
-    latestVersion: highestVersion(summary.versions) ?? summary.latestVersion,
+    latestVersion: highestVersion(summary.versions) ?? summary.lastUploadedVersion,
     versions: [...summary.versions],
     created: summary.created,
     updated: summary.updated,

@@ -51,10 +51,10 @@ export interface ScenarioSummary {
   name: string;
   description?: string;
   /**
-   * Most recently uploaded version, as stored. Not what the views and search call `latestVersion`: the highest by
-   * SemVer precedence (highestVersion of `versions`), which toScenarioView answers.
+   * Most recently uploaded version (stored as the item's `latestVersion` attribute). Not what the views and search
+   * call `latestVersion`: the highest by SemVer precedence (highestVersion of `versions`), which toScenarioView answers.
    */
-  latestVersion: string;
+  lastUploadedVersion: string;
   /** Stored versions in upload order. */
   versions: string[];
   /** ISO-8601. */
