@@ -70,8 +70,8 @@ export const CAPABILITY_MODES = [
 ] as const;
 
 /**
- * Battery of a hub or sub-device. The specification lists the battery level a
- * second time under the name `status`; we expose it as `level` (percent, 0–100).
+ * Battery of a hub or sub-device. `status` is the charging status; the battery level is a separate member, `level`
+ * (percent, 0–100), so that the one name does not carry two meanings.
  */
 export interface Battery {
   health: {
@@ -109,7 +109,7 @@ export interface SubDevice {
   commands: DeviceCommand[];
 }
 
-/** A hub inside a device, with its sub-devices. `type` values are reserved by the spec. */
+/** A hub inside a device, with its sub-devices. `type` is free text: no values are defined yet, they are reserved for future use. */
 export interface Hub {
   uid: string;
   label: string;
