@@ -228,7 +228,7 @@ export const IdempotencyEnvironment = z.object({
 /**
  * Failed authentications of the token endpoint (docs/contract.md, "Credentials and device tokens"): where attempts
  * are counted, and how many a client id (or, locally, a username) may make from one source in what window
- * (functions/core/client-failures.ts).
+ * (functions/core/access/client-failures.ts).
  */
 export const ClientFailuresEnvironment = z.object({
   [ENV.clientFailuresTable]: tableName().describe(
@@ -330,7 +330,7 @@ export const DeviceEnvironment = z.object({
 });
 
 /**
- * Rollouts: where their work goes (functions/core/rollouts.ts). On AWS an SQS queue URL; in the local runtime
+ * Rollouts: where their work goes (functions/core/rollouts/rollouts.ts). On AWS an SQS queue URL; in the local runtime
  * `local:rollouts`, the in-process queue feeding the same worker handler.
  */
 export const RolloutEnvironment = z.object({

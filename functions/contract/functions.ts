@@ -106,7 +106,7 @@ export const heartbeatSweeper = defineFunction({
 
 /**
  * The rollout worker: consumes the rollout queue (the local runtime's in-process queue locally), each message one
- * chunk of a wave's targets (functions/core/rollouts.ts, RolloutWorkMessage) deployed or undeployed through the
+ * chunk of a wave's targets (functions/core/rollouts/model.ts, RolloutWorkMessage) deployed or undeployed through the
  * ordinary deployment use case (devices and scenario versions read, conditional writes of slots), then marked done in
  * the rollouts table. One chunk per invocation, at most `maxConcurrency` at once whatever the queue's depth, so that a
  * large rollout never takes more of the account's concurrency than that from interactive requests. It sends nothing:

@@ -3,7 +3,7 @@
  * (the filter registry's), the same values, the same parsing (URLSearchParams; a repeated parameter's values OR-ed),
  * without what a rollout has no use for: `global`, `sort`, `direction`, `page` and `pageSize` (a rollout targets every
  * match), and `type` other than DEVICE (a rollout targets devices). The company restriction is the use case's
- * (core/rollout-targets.ts), which knows the rollout's company.
+ * (core/rollouts/targets.ts), which knows the rollout's company.
  */
 
 import type { RolloutCreateInput } from '../core/rollouts/model.js';

@@ -129,7 +129,7 @@ export const HEARTBEAT_SWEEPER = { entry: heartbeatSweeper.entry, everyMinutes: 
 /**
  * The rollout worker: consumes the rollout queue (SQS on AWS, `batchSize` messages per invocation, at most
  * `maxConcurrency` invocations at once; the local runtime's in-process queue locally), each message one chunk of a
- * wave's targets to deploy (functions/core/rollouts.ts, RolloutWorkMessage); a message failed `maxReceiveCount` times
+ * wave's targets to deploy (functions/core/rollouts/model.ts, RolloutWorkMessage); a message failed `maxReceiveCount` times
  * is given up (the dead-letter queue on AWS).
  */
 export const ROLLOUT_WORKER = {

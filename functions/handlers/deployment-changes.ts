@@ -10,7 +10,7 @@ import { eventHandler } from '../platform/observability.js';
  * DynamoDB Streams consumer of the deployments table: every DEPLOY (a slot becoming active) and UNDEPLOY (a slot marked
  * undeployed) gets its history entry and its DeploymentChanged event, then the undeployed slot is purged; every device
  * status report (an active slot's new `deviceStatus`) gets its DEVICE_STATUS history entry and its
- * DeploymentStatusChanged event (core/deployment-changes.ts), and an INSTALLED or FAILED report on a deployment a
+ * DeploymentStatusChanged event (core/deployments/changes.ts), and an INSTALLED or FAILED report on a deployment a
  * rollout made counts once for its wave; the device of every DEPLOY and UNDEPLOY gets its desired state tag refreshed
  * (what `GET /device/deployments` answers 304 to after one read). History entries and other items of the table change
  * nothing here. Everything is idempotent, so a failure throws: the whole batch is retried (Lambda halves it on each

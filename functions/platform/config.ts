@@ -140,7 +140,7 @@ export function idempotencyConfig(): IdempotencyConfig {
   return { tableName: env[ENV.idempotencyTable], ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }) };
 }
 
-/** Where failed client authentications are counted, and the policy (functions/core/client-failures.ts). */
+/** Where failed client authentications are counted, and the policy (functions/core/access/client-failures.ts). */
 export interface ClientFailuresConfig {
   /** CLIENT_FAILURES_TABLE. */
   tableName: string;

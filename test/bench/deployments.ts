@@ -53,7 +53,7 @@ const RAW_PARALLELISMS = [8, 16, 32, 64];
 
 /** Read by name so that this file still runs if the lead renames or drops the constants. */
 const core = deploymentCore as unknown as Record<string, unknown>;
-/** The product's write parallelism (DEPLOYMENT_WRITE_CONCURRENCY of functions/core/deployments.ts), 16 if missing. */
+/** The product's write parallelism (DEPLOYMENT_WRITE_CONCURRENCY of functions/core/deployments/deployments.ts), 16 if missing. */
 export const PRODUCT_PARALLELISM = typeof core.DEPLOYMENT_WRITE_CONCURRENCY === 'number' ? core.DEPLOYMENT_WRITE_CONCURRENCY : 16;
 const MAX_ENTRIES = typeof core.MAX_DEPLOYMENT_ENTRIES === 'number' ? core.MAX_DEPLOYMENT_ENTRIES : 5_000;
 

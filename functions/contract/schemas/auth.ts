@@ -17,7 +17,7 @@ export const ClientCredentialsRequest = z
     grant_type: z.string().min(1).max(64).describe('`client_credentials`; another grant gives 400 `unsupported_grant_type`.'),
     // No length bounds here: an empty or over-long client id or secret is a failed client authentication (401
     // invalid_client, RFC 6749 §5.2), the same answer as through HTTP Basic, whose credential this schema never sees.
-    // The bounds are the grant's (functions/core/device-tokens.ts), within the address's body limit.
+    // The bounds are the grant's (functions/core/devices/tokens.ts), within the address's body limit.
     client_id: z
       .string()
       .describe(

@@ -1,6 +1,6 @@
 /**
  * Rollouts: the create body (its output is the core's RolloutCreateInput), the rollout as every rollout route answers
- * it (the core's RolloutView), and the listing's page. Limits come from functions/core/rollout-model.ts.
+ * it (the core's RolloutView), and the listing's page. Limits come from functions/core/rollouts/model.ts.
  */
 import * as z from 'zod';
 import { DeploymentRequestBodySchema } from '../../core/deployments/deployments.js';

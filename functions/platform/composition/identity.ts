@@ -51,7 +51,7 @@ export async function deviceTokenSigner(): Promise<DeviceTokenSigner> {
 }
 
 /**
- * What secret checks need besides the credentials (functions/core/client-failures.ts, CheckLimits): the client
+ * What secret checks need besides the credentials (functions/core/access/client-failures.ts, CheckLimits): the client
  * credentials grant's, and the local issuer's password checks.
  */
 export interface ClientAuthentication {

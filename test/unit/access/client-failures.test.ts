@@ -1,5 +1,5 @@
 /**
- * Failed client authentications (functions/core/device-tokens.ts, client-failures.ts): per client id and source, a
+ * Failed client authentications (functions/core/devices/tokens.ts, functions/core/access/client-failures.ts): per client id and source, a
  * key at its limit answers 429 until its window closes, without a hash; another source or another client is not
  * affected; a success clears the count; the verification gate answers 503 when full. An injected clock and a counting
  * verifier, no timing.

@@ -1,5 +1,5 @@
 /**
- * A local user's sign-in (functions/core/user-tokens.ts) on the real LocalIdentityProvider: the password's hash runs
+ * A local user's sign-in (functions/core/access/user-tokens.ts) on the real LocalIdentityProvider: the password's hash runs
  * in the process's verification gate and is counted per username and address like a device secret; refusals are
  * problem+json (401, 429 and 503 with Retry-After). An injected clock, no timing.
  */
