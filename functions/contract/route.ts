@@ -47,8 +47,8 @@ export type DeviceKeyUse = 'sign' | 'publicKey';
 /** What the function of a route (or of an event) may touch; everything else is denied. */
 export interface FunctionAccess {
   /**
-   * The handler builds the composition root (`services()`), whose storage configuration requires every table and
-   * bucket name at cold start. Names are not permissions: grants come only from `tables` and `bucket`.
+   * The handler uses the composition root's storage (`storage()`, `archiveStorage()` or `services()` of
+   * functions/platform/composition/), whose configuration requires every table and bucket name at cold start. Names are not permissions: grants come only from `tables` and `bucket`.
    */
   storage: boolean;
   /** Table grants (each also gives the table's name variable). */
