@@ -48,7 +48,8 @@ export type DeviceKeyUse = 'sign' | 'publicKey';
 export interface FunctionAccess {
   /**
    * The handler uses the composition root's storage (`storage()`, `archiveStorage()` or `services()` of
-   * functions/platform/composition/), whose configuration requires every table and bucket name at cold start. Names are not permissions: grants come only from `tables` and `bucket`.
+   * functions/platform/composition/), whose configuration requires every table and bucket name at cold start. Names
+   * are not permissions: grants come only from `tables` and `bucket`.
    */
   storage: boolean;
   /** Table grants (each also gives the table's name variable). */
