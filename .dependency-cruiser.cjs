@@ -1,6 +1,6 @@
 /**
- * The architecture's dependency rules (docs/architecture.md, "Layout"), checked by `npm run lint:architecture` (part of
- * `npm run lint`). Each rule says why it exists; a broken rule fails the lint, and with it CI.
+ * The architecture's dependency rules (docs/architecture.md, "Dependency rules"), checked by
+ * `npm run lint:architecture` (part of `npm run lint`). Each rule says why it exists; a broken rule fails the lint, and with it CI.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
