@@ -1,6 +1,6 @@
 /**
  * The token issuer on AWS: a Cognito user pool whose access tokens are what API Gateway's JWT authorizer verifies
- * (lib/stateless-stack.ts) and the handlers read (functions/platform/auth.ts): `client_id` is the app client id,
+ * (lib/constructs/http-apis.ts) and the handlers read (functions/platform/auth.ts): `client_id` is the app client id,
  * `scope` holds the user's scopes (space-separated) and `companies` is a JSON array, both added by the
  * pre-token-generation trigger from the user attributes `custom:scope` and `custom:companies`. Customizing access
  * tokens needs the V2_0 trigger event, which needs the Essentials or Plus feature plan (Lite only customizes ID tokens).

@@ -170,8 +170,8 @@ export class OpenSearchIndexes {
 /**
  * How long the index setup keeps trying a domain that refuses it, ms. A new domain answers 403 until its access
  * policy (applied asynchronously after CloudFormation reports the stateful stack done) names the setup's role;
- * waiting beats failing and rolling the whole stack back. The setup function's timeout (lib/stateless-stack.ts)
- * leaves room for the last attempt.
+ * waiting beats failing and rolling the whole stack back. The setup function's timeout (searchIndexSetup in
+ * functions/contract/functions.ts) leaves room for the last attempt.
  */
 export const SETUP_RETRY_BUDGET_MS = 10 * 60 * 1000;
 
