@@ -5,6 +5,7 @@
  * - devices:     pk `company`, sk `deviceId`.          Item: the device resource. Stream → search indexer.
  * - scenarios:   pk `company`, sk `sk`:
  *                  `SCENARIO#{scenarioId}`             summary (name, latestVersion, versions); stream → search indexer
+ *                                                      (`latestVersion` holds the last upload: lastUploadedVersion)
  *                  `VERSION#{scenarioId}#{version}`    immutable version (size, sha256, archiveKey, uploadedBy, created)
  *                  `UPLOAD#{uploadId}`                 presigned upload slot (status, expiresAt, claimedAt, result/problem)
  *                  `STAGED#{ulid}`                     archive written under its final key, version not yet recorded
