@@ -159,7 +159,10 @@ function recordVersionItems(
   ];
 }
 
-/** Creates or updates the scenario's record: its name, description and latest version, the version appended. */
+/**
+ * Creates or updates the scenario's record: its name, description and last uploaded version (the stored
+ * `latestVersion` attribute, read back as lastUploadedVersion), the version appended.
+ */
 function scenarioUpdateItem(tables: TableNames, version: ScenarioVersion): TransactItem {
   return {
     Update: {
