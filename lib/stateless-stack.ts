@@ -24,24 +24,19 @@
  * DEVICE_SCOPE) have a second JWT authorizer trusting only that issuer; every other route keeps the Cognito one.
  */
 import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus } from 'aws-cdk-lib/aws-events';
-import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
-import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import type { TableName } from '../functions/adapters/aws/tables.js';
 import type { FunctionDefinition } from '../functions/contract/function.js';
 import type { RouteDefinition } from '../functions/contract/route.js';
 import { createAlarms } from './constructs/alarms.js';
 import { createWorkQueue, EventFunctions, type WorkQueue } from './constructs/event-functions.js';
-import { ServiceFunctions } from './constructs/function-access.js';
+import { type FunctionAccessProps, ServiceFunctions } from './constructs/function-access.js';
 import { HttpApis } from './constructs/http-apis.js';
 import type { Monitoring } from './monitoring.js';
 import type { ServiceFunction } from './service-function.js';
-import type { ServiceSettings } from './settings.js';
 
 export { ARCHIVE_BUCKET_ENV, TABLE_ENV } from './constructs/function-access.js';
 export { DEVICE_ROUTE_THROTTLE, THROTTLE } from './constructs/http-apis.js';
@@ -53,29 +48,20 @@ export { DEVICE_ROUTE_THROTTLE, THROTTLE } from './constructs/http-apis.js';
  */
 export const ROLLOUT_CHUNK_TIMEOUT = Duration.minutes(15);
 
-/** Props of the stateless stack: the routes and functions it runs, and what it uses of the stateful stack. */
-export interface StatelessStackProps extends StackProps {
-  /** Customer parameters (lib/settings.ts). */
-  settings: ServiceSettings;
+/**
+ * Props of the stateless stack: the routes and functions it runs, and what it uses of the stateful stack (the
+ * resources its functions are granted on, as FunctionAccessProps describes them, plus the domain for its alarms and
+ * the identity for the authorizers).
+ */
+export interface StatelessStackProps
+  extends StackProps,
+    Pick<FunctionAccessProps, 'settings' | 'tables' | 'archiveBucket' | 'archiveBucketArnExport' | 'cursorSigningKey' | 'deviceTokens'> {
   /** Every route served on AWS (AWS_ROUTES of functions/contract/routes.ts, or a test's fixtures). */
   routes: readonly RouteDefinition[];
   /** Every function no route runs (FUNCTIONS of functions/contract/functions.ts, or a test's fixtures). */
   functions: readonly FunctionDefinition[];
-  /** The tables of StatefulStack, by logical name. */
-  tables: Readonly<Record<TableName, ITable>>;
-  archiveBucket: IBucket;
-  /** Name of the stateful stack's export of the archive bucket's ARN (StatefulStack.archiveBucketArnExport). */
-  archiveBucketArnExport: string;
-  search: {
-    /** Domain endpoint host name. */
-    domainEndpoint: string;
-    /** Name of the stateful stack's export of the domain ARN (StatefulStack.searchDomainArnExport). */
-    domainArnExport: string;
-    /** Execution role of each function whose access names `search`, by handler module (named in the domain's access policy). */
-    clientRoles: ReadonlyMap<string, IRole>;
-    /** The domain itself, for its CloudWatch metrics (alarms). */
-    domain: IDomain;
-  };
+  /** The search domain's endpoint, ARN export and client roles, and the domain itself for its CloudWatch metrics. */
+  search: FunctionAccessProps['search'] & { domain: IDomain };
   identity: {
     /** Token issuer (`iss`): `https://cognito-idp.<region>.amazonaws.com/<pool id>`, the JWT authorizers' issuer. */
     issuer: string;
@@ -85,15 +71,6 @@ export interface StatelessStackProps extends StackProps {
     clientId: string;
     /** The pool's pre-token-generation trigger (stateful stack): alarmed here with the other functions, under this name. */
     preTokenGeneration: { fn: IFunction; label: string };
-  };
-  /** The key listing cursors are signed with (StatefulStack.cursorSigningKey). */
-  cursorSigningKey: ISecret;
-  /** The device token key (StatefulStack.deviceTokenKey). */
-  deviceTokens: {
-    /** ARN of the KMS key; functions get only this, never key material. */
-    keyArn: string;
-    /** Execution role of each function whose access names `deviceKey`, named in its key policy. */
-    roles: ReadonlyMap<string, IRole>;
   };
 }
 

@@ -111,23 +111,30 @@ export function awsFunctionAccess(
 
 /** What the functions are granted on: the stateful stack's resources and the stateless stack's own. */
 export interface FunctionAccessProps {
+  /** Customer parameters (lib/settings.ts). */
   settings: ServiceSettings;
+  /** The tables of StatefulStack, by logical name. */
   tables: Readonly<Record<TableName, ITable>>;
   /** The archive bucket, named through the explicitly named export of its ARN (so findings can be acknowledged). */
   archiveBucket: IBucket;
   /** Name of the stateful stack's export of the archive bucket's ARN. */
   archiveBucketArnExport: string;
   search: {
+    /** Domain endpoint host name. */
     domainEndpoint: string;
+    /** Name of the stateful stack's export of the domain ARN (StatefulStack.searchDomainArnExport). */
     domainArnExport: string;
     /** The role of each search client, by handler module (named in the domain's access policy). */
     clientRoles: ReadonlyMap<string, IRole>;
   };
+  /** The device token key (StatefulStack.deviceTokenKey). */
   deviceTokens: {
+    /** ARN of the KMS key; functions get only this, never key material. */
     keyArn: string;
     /** The role of each device key user, by handler module (named in the key's policy). */
     roles: ReadonlyMap<string, IRole>;
   };
+  /** The key listing cursors are signed with (StatefulStack.cursorSigningKey). */
   cursorSigningKey: ISecret;
   deploymentEvents: EventBus;
   /** The rollout queue: `rolloutQueue` access sends to it; its senders and consumer read its settings. */
