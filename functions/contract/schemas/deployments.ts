@@ -12,6 +12,7 @@ import {
 } from '../../core/deployments/deployments.js';
 import { DEVICE_STATUS_STATES } from '../../core/deployments/model.js';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/devices/desired-state.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 
@@ -230,7 +231,7 @@ export const DeviceStatusReportBody = z
       .string()
       .max(MAX_DEVICE_STATUS_MESSAGE_LENGTH)
       .optional()
-      .describe(`Free text, at most ${MAX_DEVICE_STATUS_MESSAGE_LENGTH.toLocaleString('en-US')} characters (e.g. why it FAILED).`),
+      .describe(`Free text, at most ${withThousandsSeparators(MAX_DEVICE_STATUS_MESSAGE_LENGTH)} characters (e.g. why it FAILED).`),
   })
   .meta({
     id: 'DeviceStatusReport',
