@@ -20,7 +20,7 @@ import {
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
-import { DeploymentAction } from './deployments.js';
+import { DeploymentAction } from './deployment-action.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const count = withThousandsSeparators;
