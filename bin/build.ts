@@ -41,7 +41,7 @@ export interface FunctionBundle extends FunctionEntry {
   file: string;
   /** Size of `index.mjs`, bytes (the source map apart). */
   bytes: number;
-  /** The AWS SDK packages the bundle imports (left to the runtime), e.g. `@aws-sdk/client-dynamodb`. */
+  /** The AWS SDK packages the bundle imports statically (left to the runtime), e.g. `@aws-sdk/client-dynamodb`. */
   sdkModules: string[];
 }
 
@@ -84,7 +84,11 @@ async function bundle(entry: FunctionEntry): Promise<FunctionBundle> {
   if (output === undefined) throw new Error(`esbuild wrote no index.mjs for ${entry.entry}.`);
   const sdkModules = [
     ...new Set(
-      output[1].imports.filter((imported) => imported.external && imported.path.startsWith('@aws-sdk/')).map((imported) => imported.path),
+      output[1].imports
+        // Only the static imports load with the bundle; a dynamic `import()` (e.g. the OpenSearch signer's credential
+        // provider) loads when first called, so counting it would give the SDK file work the bundle's init does not do.
+        .filter((imported) => imported.external && imported.kind === 'import-statement' && imported.path.startsWith('@aws-sdk/'))
+        .map((imported) => imported.path),
     ),
   ].sort();
   return { ...entry, file, bytes: output[1].bytes, sdkModules };

@@ -28,7 +28,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** Reindexes OpenSearch from this process (the same code as the search-reindex function). */
 async function reindexOpenSearch(): Promise<unknown> {
-  const { reindexSearch } = await import('../functions/platform/composition/search.js');
+  const { reindexSearch } = await import('../functions/platform/composition/search-rebuild.js');
   return reindexSearch();
 }
 

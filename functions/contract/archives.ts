@@ -1,4 +1,5 @@
 /** Where archives live in the archive bucket: the key patterns the route and event definitions grant. */
+import { withThousandsSeparators } from '../core/shared/thousands.js';
 
 /** Key prefix of presigned uploads, until the validation function has run. */
 export const UPLOAD_PREFIX = 'uploads/';
@@ -15,4 +16,4 @@ export const STORED_ARCHIVES = 'companies/*';
 export const MAX_DIRECT_UPLOAD_BYTES = 4 * 1024 * 1024;
 
 /** MAX_DIRECT_UPLOAD_BYTES as the 413 and docs/contract.md state it: `4 MiB (4,194,304 bytes)`. */
-export const DIRECT_UPLOAD_LIMIT_TEXT = `${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} MiB (${MAX_DIRECT_UPLOAD_BYTES.toLocaleString('en-US')} bytes)`;
+export const DIRECT_UPLOAD_LIMIT_TEXT = `${MAX_DIRECT_UPLOAD_BYTES / 1024 ** 2} MiB (${withThousandsSeparators(MAX_DIRECT_UPLOAD_BYTES)} bytes)`;

@@ -195,268 +195,331 @@ const signingKey = () =>
     return key;
   });
 
-// The groups.
+// The groups. Each is built on first use: a function reads two or three of the eighteen, and building them all at
+// module load cost every function ~5 ms of its cold start (zod schemas are objects built by many calls).
+
+/** `build`, called once, on the first call. */
+function once<T>(build: () => T): () => T {
+  let built: { value: T } | undefined;
+  return () => {
+    built ??= { value: build() };
+    return built.value;
+  };
+}
+
+/** An object whose enumerable properties are `builders`' results, each computed on first read. */
+function builtOnFirstUse<Builders extends Record<string, () => unknown>>(
+  builders: Builders,
+): { readonly [Name in keyof Builders]: ReturnType<Builders[Name]> } {
+  const object = {};
+  for (const [name, build] of Object.entries(builders)) Object.defineProperty(object, name, { enumerable: true, get: build });
+  return object as { readonly [Name in keyof Builders]: ReturnType<Builders[Name]> };
+}
 
 /** Table and bucket names, and the local endpoints (unset in AWS). Read by every function that uses the composition root. */
-export const StorageEnvironment = z.object({
-  [ENV.companiesTable]: tableName().describe('DynamoDB table of companies (quota, usage).'),
-  [ENV.devicesTable]: tableName().describe('DynamoDB table of devices.'),
-  [ENV.scenariosTable]: tableName().describe('DynamoDB table of scenarios, their versions and upload slots.'),
-  [ENV.deploymentsTable]: tableName().describe('DynamoDB table of active deployments and their history.'),
-  [ENV.presenceTable]: tableName().describe("DynamoDB table of devices' last-seen times and heartbeat deadlines."),
-  [ENV.rolloutsTable]: tableName().describe('DynamoDB table of rollouts, their target chunks and wave counts.'),
-  [ENV.archiveBucket]: text()
-    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
-    .describe('S3 bucket of scenario archives.'),
-  [ENV.dynamoDbEndpoint]: httpUrl().optional().describe('DynamoDB endpoint, e.g. `http://127.0.0.1:8000` (DynamoDB Local); unset in AWS.'),
-  [ENV.s3Endpoint]: httpUrl().optional().describe('S3 endpoint, e.g. `http://127.0.0.1:4569` (s3rver); unset in AWS.'),
-});
+const StorageEnvironment = once(() =>
+  z.object({
+    [ENV.companiesTable]: tableName().describe('DynamoDB table of companies (quota, usage).'),
+    [ENV.devicesTable]: tableName().describe('DynamoDB table of devices.'),
+    [ENV.scenariosTable]: tableName().describe('DynamoDB table of scenarios, their versions and upload slots.'),
+    [ENV.deploymentsTable]: tableName().describe('DynamoDB table of active deployments and their history.'),
+    [ENV.presenceTable]: tableName().describe("DynamoDB table of devices' last-seen times and heartbeat deadlines."),
+    [ENV.rolloutsTable]: tableName().describe('DynamoDB table of rollouts, their target chunks and wave counts.'),
+    [ENV.archiveBucket]: text()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
+      .describe('S3 bucket of scenario archives.'),
+    [ENV.dynamoDbEndpoint]: httpUrl()
+      .optional()
+      .describe('DynamoDB endpoint, e.g. `http://127.0.0.1:8000` (DynamoDB Local); unset in AWS.'),
+    [ENV.s3Endpoint]: httpUrl().optional().describe('S3 endpoint, e.g. `http://127.0.0.1:4569` (s3rver); unset in AWS.'),
+  }),
+);
 
 /** The two tables a search reindex reads its documents from (DynamoDB, the source of truth). */
-export const SearchSourceEnvironment = StorageEnvironment.pick({
-  [ENV.devicesTable]: true,
-  [ENV.scenariosTable]: true,
-  [ENV.dynamoDbEndpoint]: true,
-});
+const SearchSourceEnvironment = once(() =>
+  StorageEnvironment().pick({
+    [ENV.devicesTable]: true,
+    [ENV.scenariosTable]: true,
+    [ENV.dynamoDbEndpoint]: true,
+  }),
+);
 
 /** Idempotency records of `Idempotency-Key` requests (Powertools persistence layer). */
-export const IdempotencyEnvironment = z.object({
-  [ENV.idempotencyTable]: tableName().describe('DynamoDB table of idempotency records (pk `id`, TTL attribute `expiration`).'),
-  [ENV.dynamoDbEndpoint]: StorageEnvironment.shape[ENV.dynamoDbEndpoint],
-});
+const IdempotencyEnvironment = once(() =>
+  z.object({
+    [ENV.idempotencyTable]: tableName().describe('DynamoDB table of idempotency records (pk `id`, TTL attribute `expiration`).'),
+    [ENV.dynamoDbEndpoint]: StorageEnvironment().shape[ENV.dynamoDbEndpoint],
+  }),
+);
 
 /**
  * Failed authentications of the token endpoint (docs/contract.md, "Credentials and device tokens"): where attempts
  * are counted, and how many a client id (or, locally, a username) may make from one source in what window
  * (functions/core/access/client-failures.ts).
  */
-export const ClientFailuresEnvironment = z.object({
-  [ENV.clientFailuresTable]: tableName().describe(
-    'DynamoDB table of authentication attempts without a success, per key and window (pk `pk`, TTL attribute `expiresAt`).',
-  ),
-  [ENV.clientFailureLimit]: amount('failures', 1, 1_000)
-    .default(DEFAULT_CLIENT_FAILURE_POLICY.limit)
-    .describe(
-      'Attempts without a success of one client id (or username) from one source after which it gets 429 until its window closes; also the most verified per window.',
+const ClientFailuresEnvironment = once(() =>
+  z.object({
+    [ENV.clientFailuresTable]: tableName().describe(
+      'DynamoDB table of authentication attempts without a success, per key and window (pk `pk`, TTL attribute `expiresAt`).',
     ),
-  [ENV.clientFailureWindowSeconds]: amount('seconds', 1, 86_400)
-    .default(DEFAULT_CLIENT_FAILURE_POLICY.windowMs / 1000)
-    .describe("How long a window of failed client authentications lasts from its first failure, seconds (Retry-After's bound)."),
-});
+    [ENV.clientFailureLimit]: amount('failures', 1, 1_000)
+      .default(DEFAULT_CLIENT_FAILURE_POLICY.limit)
+      .describe(
+        'Attempts without a success of one client id (or username) from one source after which it gets 429 until its window closes; also the most verified per window.',
+      ),
+    [ENV.clientFailureWindowSeconds]: amount('seconds', 1, 86_400)
+      .default(DEFAULT_CLIENT_FAILURE_POLICY.windowMs / 1000)
+      .describe("How long a window of failed client authentications lasts from its first failure, seconds (Retry-After's bound)."),
+  }),
+);
 
 /** How bearer tokens are verified (docs/contract.md, "Authentication and permissions"). */
-export const TokenVerificationEnvironment = z.object({
-  [ENV.jwtIssuer]: text().describe('Expected `iss` of tokens: the Cognito user pool URL in AWS, the local auth address locally.'),
-  [ENV.jwtAudience]: text().describe('Expected `aud` of tokens: the Cognito app client id in AWS.'),
-  [ENV.jwksUrl]: httpUrl().describe('Where the issuer publishes its public keys (JWKS).'),
-});
+const TokenVerificationEnvironment = once(() =>
+  z.object({
+    [ENV.jwtIssuer]: text().describe('Expected `iss` of tokens: the Cognito user pool URL in AWS, the local auth address locally.'),
+    [ENV.jwtAudience]: text().describe('Expected `aud` of tokens: the Cognito app client id in AWS.'),
+    [ENV.jwksUrl]: httpUrl().describe('Where the issuer publishes its public keys (JWKS).'),
+  }),
+);
 
 /** The token endpoint on AWS (functions/handlers/auth-cognito-token.ts). */
-export const TokenEndpointEnvironment = z.object({
-  [ENV.cognitoClientId]: text().describe('The Cognito app client the token endpoint signs users in with (USER_PASSWORD_AUTH).'),
-});
+const TokenEndpointEnvironment = once(() =>
+  z.object({
+    [ENV.cognitoClientId]: text().describe('The Cognito app client the token endpoint signs users in with (USER_PASSWORD_AUTH).'),
+  }),
+);
 
 /** Which search index, and how to reach OpenSearch. */
-export const SearchEnvironment = z
-  .object({
-    [ENV.searchBackend]: oneOf(SEARCH_BACKENDS)
-      .default('embedded')
-      .describe('Search adapter: `embedded` (in-memory, the local runtime) or `opensearch` (OPENSEARCH_URL).'),
-    [ENV.openSearchUrl]: httpUrl()
-      .optional()
-      .describe(
-        'OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_BACKEND=opensearch.',
-      ),
-    [ENV.openSearchIndex]: text()
-      .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, { error: 'must be an OpenSearch index name (lowercase letters, digits, . _ -)' })
-      .default(DEFAULT_SEARCH_ALIAS)
-      .describe('The alias searches and writes use; concrete indexes are `<alias>-<UTC time>`.'),
-    [ENV.openSearchAuth]: oneOf(OPENSEARCH_AUTH_MODES)
-      .default('none')
-      .describe('`aws-sigv4` signs OpenSearch requests (service `es`, the role of the function; needs AWS_REGION); `none` does not.'),
-    [ENV.openSearchReplicas]: amount('replicas', 0, 99)
-      .default(0)
-      .describe('`number_of_replicas` of the indexes the setup and a reindex create (0 on a single data node).'),
-    [ENV.awsRegion]: text().optional().describe("The OpenSearch domain's region (set by Lambda); required with OPENSEARCH_AUTH=aws-sigv4."),
-  })
-  .refine((value) => value[ENV.searchBackend] !== 'opensearch' || value[ENV.openSearchUrl] !== undefined, {
-    path: [ENV.openSearchUrl],
-    message: 'is missing (required with SEARCH_BACKEND=opensearch)',
-    when: () => true,
-  })
-  .refine((value) => value[ENV.openSearchAuth] !== 'aws-sigv4' || value[ENV.awsRegion] !== undefined, {
-    path: [ENV.awsRegion],
-    message: 'is missing (required with OPENSEARCH_AUTH=aws-sigv4)',
-    when: () => true,
-  });
+const SearchEnvironment = once(() =>
+  z
+    .object({
+      [ENV.searchBackend]: oneOf(SEARCH_BACKENDS)
+        .default('embedded')
+        .describe('Search adapter: `embedded` (in-memory, the local runtime) or `opensearch` (OPENSEARCH_URL).'),
+      [ENV.openSearchUrl]: httpUrl()
+        .optional()
+        .describe(
+          'OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_BACKEND=opensearch.',
+        ),
+      [ENV.openSearchIndex]: text()
+        .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, { error: 'must be an OpenSearch index name (lowercase letters, digits, . _ -)' })
+        .default(DEFAULT_SEARCH_ALIAS)
+        .describe('The alias searches and writes use; concrete indexes are `<alias>-<UTC time>`.'),
+      [ENV.openSearchAuth]: oneOf(OPENSEARCH_AUTH_MODES)
+        .default('none')
+        .describe('`aws-sigv4` signs OpenSearch requests (service `es`, the role of the function; needs AWS_REGION); `none` does not.'),
+      [ENV.openSearchReplicas]: amount('replicas', 0, 99)
+        .default(0)
+        .describe('`number_of_replicas` of the indexes the setup and a reindex create (0 on a single data node).'),
+      [ENV.awsRegion]: text()
+        .optional()
+        .describe("The OpenSearch domain's region (set by Lambda); required with OPENSEARCH_AUTH=aws-sigv4."),
+    })
+    .refine((value) => value[ENV.searchBackend] !== 'opensearch' || value[ENV.openSearchUrl] !== undefined, {
+      path: [ENV.openSearchUrl],
+      message: 'is missing (required with SEARCH_BACKEND=opensearch)',
+      when: () => true,
+    })
+    .refine((value) => value[ENV.openSearchAuth] !== 'aws-sigv4' || value[ENV.awsRegion] !== undefined, {
+      path: [ENV.awsRegion],
+      message: 'is missing (required with OPENSEARCH_AUTH=aws-sigv4)',
+      when: () => true,
+    }),
+);
 
 /** Where DeploymentChanged events go: EventBridge in AWS, a JSON-lines file locally. */
-export const EventsEnvironment = z
-  .object({
-    [ENV.eventBusName]: text().optional().describe('EventBridge bus of DeploymentChanged events (AWS).'),
-    [ENV.localEventsFile]: text()
-      .optional()
-      .describe('File the local runtime appends DeploymentChanged events to, one JSON object a line.'),
-  })
-  .refine((value) => value[ENV.eventBusName] !== undefined || value[ENV.localEventsFile] !== undefined, {
-    path: [ENV.eventBusName],
-    message: 'is missing (or LOCAL_EVENTS_FILE in the local runtime)',
-    when: () => true,
-  });
+const EventsEnvironment = once(() =>
+  z
+    .object({
+      [ENV.eventBusName]: text().optional().describe('EventBridge bus of DeploymentChanged events (AWS).'),
+      [ENV.localEventsFile]: text()
+        .optional()
+        .describe('File the local runtime appends DeploymentChanged events to, one JSON object a line.'),
+    })
+    .refine((value) => value[ENV.eventBusName] !== undefined || value[ENV.localEventsFile] !== undefined, {
+      path: [ENV.eventBusName],
+      message: 'is missing (or LOCAL_EVENTS_FILE in the local runtime)',
+      when: () => true,
+    }),
+);
 
 /** The key listing cursors are signed with (CursorCodec). */
-export const CursorEnvironment = z.object({
-  [ENV.cursorSigningKey]: signingKey().describe(
-    `HMAC-SHA256 key of listing cursors: at least ${MIN_CURSOR_KEY_BYTES} bytes as hex or base64 (AWS: a Secrets Manager secret; locally generated into the data folder).`,
-  ),
-});
+const CursorEnvironment = once(() =>
+  z.object({
+    [ENV.cursorSigningKey]: signingKey().describe(
+      `HMAC-SHA256 key of listing cursors: at least ${MIN_CURSOR_KEY_BYTES} bytes as hex or base64 (AWS: a Secrets Manager secret; locally generated into the data folder).`,
+    ),
+  }),
+);
 
 /** Presigned upload slots. */
-export const UploadEnvironment = z.object({
-  [ENV.uploadSlotTtlSeconds]: amount('seconds', 1, MAX_PRESIGNED_URL_SECONDS)
-    .optional()
-    // Unset: the upload use case's default applies (UPLOAD_URL_LIFETIME_SECONDS, 900 s), kept in the domain.
-    .describe("Lifetime of presigned upload URLs (a slot's `expiresAt`), seconds; at most S3's 7 days. Default 900."),
-});
+const UploadEnvironment = once(() =>
+  z.object({
+    [ENV.uploadSlotTtlSeconds]: amount('seconds', 1, MAX_PRESIGNED_URL_SECONDS)
+      .optional()
+      // Unset: the upload use case's default applies (UPLOAD_URL_LIFETIME_SECONDS, 900 s), kept in the domain.
+      .describe("Lifetime of presigned upload URLs (a slot's `expiresAt`), seconds; at most S3's 7 days. Default 900."),
+  }),
+);
 
 /** The device side: how long a device may stay silent, and how long its tokens live. */
-export const DeviceEnvironment = z.object({
-  [ENV.deviceHeartbeatSeconds]: amount('seconds', 1, 86_400)
-    .default(300)
-    .describe('A CONNECTED device silent for longer than this becomes DISCONNECTED, seconds.'),
-  [ENV.deviceTokenLifetimeSeconds]: amount('seconds', 60, 900)
-    .default(900)
-    .describe('Lifetime of device tokens (client credentials grant), seconds; at most 15 minutes.'),
-});
+const DeviceEnvironment = once(() =>
+  z.object({
+    [ENV.deviceHeartbeatSeconds]: amount('seconds', 1, 86_400)
+      .default(300)
+      .describe('A CONNECTED device silent for longer than this becomes DISCONNECTED, seconds.'),
+    [ENV.deviceTokenLifetimeSeconds]: amount('seconds', 60, 900)
+      .default(900)
+      .describe('Lifetime of device tokens (client credentials grant), seconds; at most 15 minutes.'),
+  }),
+);
 
 /**
  * Rollouts: where their work goes (functions/core/rollouts/rollouts.ts). On AWS an SQS queue URL; in the local runtime
  * `local:rollouts`, the in-process queue feeding the same worker handler.
  */
-export const RolloutEnvironment = z.object({
-  [ENV.rolloutQueueUrl]: text()
-    .regex(/^(https:\/\/sqs\.[^\s]+|local:[a-z-]+)$/, {
-      error: 'must be an SQS queue URL (https://sqs.…) or local:<name> (the local runtime)',
-    })
-    .describe('Queue of rollout work messages: an SQS queue URL on AWS, `local:rollouts` in the local runtime.'),
-  [ENV.rolloutChunkTimeoutSeconds]: amount('seconds', 1, 86_400)
-    .default(900)
-    .describe('A chunk of a running wave sent this long ago and not done is sent again (its message was lost), seconds.'),
-});
+const RolloutEnvironment = once(() =>
+  z.object({
+    [ENV.rolloutQueueUrl]: text()
+      .regex(/^(https:\/\/sqs\.[^\s]+|local:[a-z-]+)$/, {
+        error: 'must be an SQS queue URL (https://sqs.…) or local:<name> (the local runtime)',
+      })
+      .describe('Queue of rollout work messages: an SQS queue URL on AWS, `local:rollouts` in the local runtime.'),
+    [ENV.rolloutChunkTimeoutSeconds]: amount('seconds', 1, 86_400)
+      .default(900)
+      .describe('A chunk of a running wave sent this long ago and not done is sent again (its message was lost), seconds.'),
+  }),
+);
 
 /**
  * The device token issuer on AWS (functions/adapters/aws/kms-device-token-signer.ts): a KMS key signs device tokens
  * for this issuer and audience; the API Gateway JWT authorizer of the device routes expects both.
  */
-export const DeviceIssuerEnvironment = z.object({
-  [ENV.deviceTokenKeyArn]: text()
-    .regex(/^arn:[a-z-]+:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, {
-      error: 'must be a KMS key ARN (arn:…:kms:<region>:<account>:key/<id>)',
-    })
-    .describe('ARN of the ECC_NIST_P256 KMS key that signs device tokens (only its ARN: the private key never leaves KMS).'),
-  [ENV.deviceTokenIssuer]: httpUrl().describe(
-    '`iss` of device tokens: `{auth_url}/device`, where its discovery document and JWKS are served.',
-  ),
-  [ENV.deviceTokenAudience]: text().describe("`aud` of device tokens: what the device routes' JWT authorizer expects ({base_url})."),
-});
+const DeviceIssuerEnvironment = once(() =>
+  z.object({
+    [ENV.deviceTokenKeyArn]: text()
+      .regex(/^arn:[a-z-]+:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, {
+        error: 'must be a KMS key ARN (arn:…:kms:<region>:<account>:key/<id>)',
+      })
+      .describe('ARN of the ECC_NIST_P256 KMS key that signs device tokens (only its ARN: the private key never leaves KMS).'),
+    [ENV.deviceTokenIssuer]: httpUrl().describe(
+      '`iss` of device tokens: `{auth_url}/device`, where its discovery document and JWKS are served.',
+    ),
+    [ENV.deviceTokenAudience]: text().describe("`aud` of device tokens: what the device routes' JWT authorizer expects ({base_url})."),
+  }),
+);
 
 /** The addresses the OpenAPI document names in `servers` (the local default ports when unset). */
-export const AddressEnvironment = z.object({
-  [ENV.mainApiUrl]: httpUrl().optional().describe('Main API address ({base_url}).'),
-  [ENV.uploadApiUrl]: httpUrl().optional().describe('Upload API address ({scenario_upload_url}).'),
-  [ENV.authApiUrl]: httpUrl().optional().describe('Authentication service address ({auth_url}).'),
-});
+const AddressEnvironment = once(() =>
+  z.object({
+    [ENV.mainApiUrl]: httpUrl().optional().describe('Main API address ({base_url}).'),
+    [ENV.uploadApiUrl]: httpUrl().optional().describe('Upload API address ({scenario_upload_url}).'),
+    [ENV.authApiUrl]: httpUrl().optional().describe('Authentication service address ({auth_url}).'),
+  }),
+);
 
 /** The local token issuer (functions/handlers/auth-token.ts in the local runtime). */
-export const LocalIssuerEnvironment = z.object({
-  [ENV.localAuthDir]: text().describe("Folder of the local issuer's users and signing keys."),
-  [ENV.jwtIssuer]: TokenVerificationEnvironment.shape[ENV.jwtIssuer],
-  [ENV.jwtAudience]: TokenVerificationEnvironment.shape[ENV.jwtAudience],
-  [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400).default(3600).describe('Lifetime of locally issued tokens, seconds.'),
-});
+const LocalIssuerEnvironment = once(() =>
+  z.object({
+    [ENV.localAuthDir]: text().describe("Folder of the local issuer's users and signing keys."),
+    [ENV.jwtIssuer]: TokenVerificationEnvironment().shape[ENV.jwtIssuer],
+    [ENV.jwtAudience]: TokenVerificationEnvironment().shape[ENV.jwtAudience],
+    [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400).default(3600).describe('Lifetime of locally issued tokens, seconds.'),
+  }),
+);
 
 /** The local data folder (`npm start`, `npm run reset`, `npm run reindex`). */
-export const LocalDataEnvironment = z.object({
-  [ENV.dataDir]: text().default('.data').describe("Folder of every local backend's data, relative to the repository root."),
-});
+const LocalDataEnvironment = once(() =>
+  z.object({
+    [ENV.dataDir]: text().default('.data').describe("Folder of every local backend's data, relative to the repository root."),
+  }),
+);
 
 /** The local runtime's listeners and timers (`npm start`). */
-export const LocalRuntimeEnvironment = z.object({
-  [ENV.apiPort]: port().default(3000).describe('Main API port (127.0.0.1).'),
-  [ENV.uploadPort]: port().default(3001).describe('Upload API port (127.0.0.1).'),
-  [ENV.authPort]: port().default(3002).describe('Authentication service port (127.0.0.1).'),
-  [ENV.dynamoDbPort]: port().default(0).describe('DynamoDB Local port (it listens on every interface).'),
-  [ENV.s3Port]: port().default(0).describe('s3rver port (127.0.0.1).'),
-  [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
-    .default(60_000)
-    .describe('How often the upload sweeper rejects unfinished upload slots and deletes orphaned archives, ms.'),
-  [ENV.heartbeatSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
-    .default(10_000)
-    .describe('How often the heartbeat sweeper marks silent devices DISCONNECTED, ms.'),
-  [ENV.rolloutSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
-    .default(1_000)
-    .describe('How often the rollout sweeper completes waves, starts the next and re-sends unfinished work, ms.'),
-  [ENV.searchSnapshotIntervalMs]: amount('milliseconds', 1_000, 86_400_000)
-    .default(60_000)
-    .describe('How often the embedded search index is written to its snapshot in the data folder when it changed, ms (also at stop).'),
-  [ENV.simulate]: amount('devices', 0, 100_000)
-    .default(0)
-    .describe("Simulated kiosks `npm start` keeps alive (acme's first N: health reports, pulls, installs); 0: none."),
-  // Defaults measured on a 2-core machine (docs/capacity.md, "The local runtime under load").
-  [ENV.maxInFlightMain]: amount('requests', 0, 10_000)
-    .default(DEFAULT_ADMISSION.main)
-    .describe('Requests the main address serves at once (token check, body, handler); more wait, then get 503. 0: no bound.'),
-  [ENV.maxInFlightUpload]: amount('requests', 0, 10_000)
-    .default(DEFAULT_ADMISSION.upload)
-    .describe('Requests the upload address serves at once (each may hold an archive of up to 10 MiB); 0: no bound.'),
-  [ENV.maxInFlightAuth]: amount('requests', 0, 10_000)
-    .default(DEFAULT_ADMISSION.auth)
-    .describe('Requests the auth address serves at once (password and client secret checks are scrypt hashes); 0: no bound.'),
-  [ENV.maxQueuedRequests]: amount('requests', 0, 100_000)
-    .default(DEFAULT_ADMISSION.queued)
-    .describe('Requests that may wait for a place on each address; one more is answered 503 with Retry-After at once.'),
-  [ENV.maxQueueWaitMs]: amount('milliseconds', 0, 60_000)
-    .default(DEFAULT_ADMISSION.waitMs)
-    .describe('Longest wait of a request for a place while the queue absorbs a burst, ms; then it is answered 503 with Retry-After.'),
-  [ENV.overloadQueueWaitMs]: amount('milliseconds', 0, 60_000)
-    .default(DEFAULT_ADMISSION.overloadWaitMs)
-    .describe(
-      'Longest wait for a place once the queue has held requests without emptying for longer than this, ms (sustained overload); at most MAX_QUEUE_WAIT_MS.',
-    ),
-  [ENV.maxPerSourceAuth]: amount('requests', 0, 100_000)
-    .default(DEFAULT_ADMISSION.authPerSource)
-    .describe(
-      'Requests one client address may have served or waiting on the auth address at once; one more is answered 503 with Retry-After at once, so a flood from one address leaves room for devices elsewhere. 0: no bound.',
-    ),
-});
+const LocalRuntimeEnvironment = once(() =>
+  z.object({
+    [ENV.apiPort]: port().default(3000).describe('Main API port (127.0.0.1).'),
+    [ENV.uploadPort]: port().default(3001).describe('Upload API port (127.0.0.1).'),
+    [ENV.authPort]: port().default(3002).describe('Authentication service port (127.0.0.1).'),
+    [ENV.dynamoDbPort]: port().default(0).describe('DynamoDB Local port (it listens on every interface).'),
+    [ENV.s3Port]: port().default(0).describe('s3rver port (127.0.0.1).'),
+    [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+      .default(60_000)
+      .describe('How often the upload sweeper rejects unfinished upload slots and deletes orphaned archives, ms.'),
+    [ENV.heartbeatSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+      .default(10_000)
+      .describe('How often the heartbeat sweeper marks silent devices DISCONNECTED, ms.'),
+    [ENV.rolloutSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+      .default(1_000)
+      .describe('How often the rollout sweeper completes waves, starts the next and re-sends unfinished work, ms.'),
+    [ENV.searchSnapshotIntervalMs]: amount('milliseconds', 1_000, 86_400_000)
+      .default(60_000)
+      .describe('How often the embedded search index is written to its snapshot in the data folder when it changed, ms (also at stop).'),
+    [ENV.simulate]: amount('devices', 0, 100_000)
+      .default(0)
+      .describe("Simulated kiosks `npm start` keeps alive (acme's first N: health reports, pulls, installs); 0: none."),
+    // Defaults measured on a 2-core machine (docs/capacity.md, "The local runtime under load").
+    [ENV.maxInFlightMain]: amount('requests', 0, 10_000)
+      .default(DEFAULT_ADMISSION.main)
+      .describe('Requests the main address serves at once (token check, body, handler); more wait, then get 503. 0: no bound.'),
+    [ENV.maxInFlightUpload]: amount('requests', 0, 10_000)
+      .default(DEFAULT_ADMISSION.upload)
+      .describe('Requests the upload address serves at once (each may hold an archive of up to 10 MiB); 0: no bound.'),
+    [ENV.maxInFlightAuth]: amount('requests', 0, 10_000)
+      .default(DEFAULT_ADMISSION.auth)
+      .describe('Requests the auth address serves at once (password and client secret checks are scrypt hashes); 0: no bound.'),
+    [ENV.maxQueuedRequests]: amount('requests', 0, 100_000)
+      .default(DEFAULT_ADMISSION.queued)
+      .describe('Requests that may wait for a place on each address; one more is answered 503 with Retry-After at once.'),
+    [ENV.maxQueueWaitMs]: amount('milliseconds', 0, 60_000)
+      .default(DEFAULT_ADMISSION.waitMs)
+      .describe('Longest wait of a request for a place while the queue absorbs a burst, ms; then it is answered 503 with Retry-After.'),
+    [ENV.overloadQueueWaitMs]: amount('milliseconds', 0, 60_000)
+      .default(DEFAULT_ADMISSION.overloadWaitMs)
+      .describe(
+        'Longest wait for a place once the queue has held requests without emptying for longer than this, ms (sustained overload); at most MAX_QUEUE_WAIT_MS.',
+      ),
+    [ENV.maxPerSourceAuth]: amount('requests', 0, 100_000)
+      .default(DEFAULT_ADMISSION.authPerSource)
+      .describe(
+        'Requests one client address may have served or waiting on the auth address at once; one more is answered 503 with Retry-After at once, so a flood from one address leaves room for devices elsewhere. 0: no bound.',
+      ),
+  }),
+);
 
 /** What every function is given (lib/service-function.ts) or Lambda sets. */
-export const FunctionEnvironment = z.object({
-  [ENV.powertoolsServiceName]: text().default(SERVICE_NAME).describe('Service name of every structured log line.'),
-  [ENV.powertoolsLogLevel]: z
-    .preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), oneOf(LOG_LEVELS))
-    .default('INFO')
-    .describe('Powertools log level of the handlers.'),
-  [ENV.powertoolsMetricsNamespace]: text().optional().describe('CloudWatch namespace of the EMF metrics (Powertools Metrics).'),
-  [ENV.powertoolsTraceEnabled]: z
-    .preprocess((value) => (typeof value === 'string' ? value.toLowerCase() : value), oneOf(['true', 'false', '1', '0'] as const))
-    .optional()
-    .describe('false turns the X-Ray tracer off (the local runtime and tests, where no X-Ray daemon runs).'),
-  [ENV.logFormat]: z
-    .preprocess((value) => (typeof value === 'string' ? value.toLowerCase() : value), oneOf(['json', 'text'] as const))
-    .optional()
-    .describe('text: one readable line per log item and metrics as DEBUG lines (what the local runtime sets); default JSON and EMF.'),
-  [ENV.lambdaMaxConcurrency]: text()
-    .optional()
-    .describe('Concurrent invocations per process: the local runtime serves requests concurrently, each in its own invoke-store context.'),
-  [ENV.nodeOptions]: text()
-    .optional()
-    .describe('Node.js options (`--enable-source-maps` in AWS: stack traces map to the TypeScript sources).'),
-  [ENV.awsRegion]: text().optional().describe('The region (set by Lambda; locally us-east-1 unless set).'),
-});
+const FunctionEnvironment = once(() =>
+  z.object({
+    [ENV.powertoolsServiceName]: text().default(SERVICE_NAME).describe('Service name of every structured log line.'),
+    [ENV.powertoolsLogLevel]: z
+      .preprocess((value) => (typeof value === 'string' ? value.toUpperCase() : value), oneOf(LOG_LEVELS))
+      .default('INFO')
+      .describe('Powertools log level of the handlers.'),
+    [ENV.powertoolsMetricsNamespace]: text().optional().describe('CloudWatch namespace of the EMF metrics (Powertools Metrics).'),
+    [ENV.powertoolsTraceEnabled]: z
+      .preprocess((value) => (typeof value === 'string' ? value.toLowerCase() : value), oneOf(['true', 'false', '1', '0'] as const))
+      .optional()
+      .describe('false turns the X-Ray tracer off (the local runtime and tests, where no X-Ray daemon runs).'),
+    [ENV.logFormat]: z
+      .preprocess((value) => (typeof value === 'string' ? value.toLowerCase() : value), oneOf(['json', 'text'] as const))
+      .optional()
+      .describe('text: one readable line per log item and metrics as DEBUG lines (what the local runtime sets); default JSON and EMF.'),
+    [ENV.lambdaMaxConcurrency]: text()
+      .optional()
+      .describe(
+        'Concurrent invocations per process: the local runtime serves requests concurrently, each in its own invoke-store context.',
+      ),
+    [ENV.nodeOptions]: text()
+      .optional()
+      .describe('Node.js options (`--enable-source-maps` in AWS: stack traces map to the TypeScript sources).'),
+    [ENV.awsRegion]: text().optional().describe('The region (set by Lambda; locally us-east-1 unless set).'),
+  }),
+);
 
-/** Every group, by name: what readEnvironment() reads. */
-export const ENVIRONMENT = {
+/**
+ * Every group, by name: what readEnvironment() reads. Each group's schema is built when first read (see `once`).
+ */
+export const ENVIRONMENT = builtOnFirstUse({
   storage: StorageEnvironment,
   searchSource: SearchSourceEnvironment,
   idempotency: IdempotencyEnvironment,
@@ -475,7 +538,7 @@ export const ENVIRONMENT = {
   localData: LocalDataEnvironment,
   localRuntime: LocalRuntimeEnvironment,
   function: FunctionEnvironment,
-} as const;
+});
 
 /** A group's name. */
 export type EnvironmentGroup = keyof typeof ENVIRONMENT;

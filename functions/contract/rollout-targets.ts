@@ -11,7 +11,7 @@ import { type RolloutTargets, type TargetSelection, targetQueryPath } from '../c
 import { FILTER_FIELDS } from '../core/search/registry.js';
 import { BadRequestError, type ProblemViolation } from '../core/shared/errors.js';
 import { parameterObject } from './parameters.js';
-import { SearchSelectionQuery } from './routes/search.js';
+import { SearchSelectionQuery } from './search-selection.js';
 
 /** Longest `targets.query`, characters. */
 export const MAX_TARGET_QUERY_LENGTH = 2_000;

@@ -16,7 +16,8 @@ import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } fro
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
 import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, rolloutsList } from './routes/rollouts.js';
 import { scenarioGet, scenarioList, scenarioSchema, scenarioSkeleton, scenarioUsage, scenarioVersionGet } from './routes/scenarios.js';
-import { search, searchFilters } from './routes/search.js';
+import { search } from './routes/search.js';
+import { searchFilters } from './routes/search-filters.js';
 import { apiReference, apiReferenceScript, authJwks, authToken, openApiDocument } from './routes/service.js';
 import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
 

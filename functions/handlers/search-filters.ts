@@ -1,4 +1,4 @@
-import { searchFilters } from '../contract/routes/search.js';
+import { searchFilters } from '../contract/routes/search-filters.js';
 import { describeFilters } from '../core/search/service.js';
 import { searchIndex } from '../platform/composition/search.js';
 import { companyNames } from '../platform/composition/storage.js';

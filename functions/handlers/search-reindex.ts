@@ -1,5 +1,5 @@
 import { type ReindexResult, rebuildSearch } from '../core/search/reindex.js';
-import { searchRebuild } from '../platform/composition/search.js';
+import { searchRebuild } from '../platform/composition/search-rebuild.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
 

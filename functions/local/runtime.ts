@@ -30,7 +30,8 @@ import {
 } from '../contract/routes.js';
 import type { ReindexResult } from '../core/search/reindex.js';
 import { ServiceUnavailableError } from '../core/shared/errors.js';
-import { reindexSearch, searchIndex } from '../platform/composition/search.js';
+import { searchIndex } from '../platform/composition/search.js';
+import { reindexSearch } from '../platform/composition/search-rebuild.js';
 import { services } from '../platform/composition/services.js';
 import { createAdminServer, RUNTIME_FILE } from './admin.js';
 import { localCursorSigningKey } from './cursor-key.js';

@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { deploymentRequestTooLarge, MAX_DEPLOYMENT_ENTRIES } from '../../core/deployments/deployments.js';
 import { MAX_HISTORY_ID_LENGTH, MAX_ULID_TIME, parseInstant } from '../../core/deployments/history.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { boolean, CompanyParams, companyId, ListQuery, pagingParameters, pathId, single, text } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentRequestBody, DeploymentResultList } from '../schemas/deployments.js';
@@ -64,7 +65,7 @@ export const deploymentsExecute = defineRoute({
   method: 'POST',
   path: '/companies/{companyId}/resources/deployments',
   summary: 'Deploy or undeploy scenario versions on devices',
-  description: `Carries out each request entry (at most ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')}) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')} entries 413; both change nothing. \`dryRun=true\` answers what would happen without writing anything. Each SUCCESS emits a \`DeploymentChanged\` event (EventBridge in AWS; the local bus appends to \`.data/events/events.jsonl\`). With an \`Idempotency-Key\` header (1 to 255 characters; empty or longer gives 400 before anything runs), a retry returns the first response (marked \`Idempotent-Replayed: true\`) without executing again, whatever its size; keys are scoped per company and kept 24 h. Should storing the response fail, the response is still returned and a retry with the key executes again, which is safe: each entry is a conditional write. Needs \`deployments:write\` on the company.`,
+  description: `Carries out each request entry (at most ${withThousandsSeparators(MAX_DEPLOYMENT_ENTRIES)}) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than ${withThousandsSeparators(MAX_DEPLOYMENT_ENTRIES)} entries 413; both change nothing. \`dryRun=true\` answers what would happen without writing anything. Each SUCCESS emits a \`DeploymentChanged\` event (EventBridge in AWS; the local bus appends to \`.data/events/events.jsonl\`). With an \`Idempotency-Key\` header (1 to 255 characters; empty or longer gives 400 before anything runs), a retry returns the first response (marked \`Idempotent-Replayed: true\`) without executing again, whatever its size; keys are scoped per company and kept 24 h. Should storing the response fail, the response is still returned and a retry with the key executes again, which is safe: each entry is a conditional write. Needs \`deployments:write\` on the company.`,
   tags: ['Deployments'],
   scope: 'deployments:write',
   companyParameter: 'companyId',
@@ -103,7 +104,7 @@ export const deploymentsExecute = defineRoute({
       schema: ConflictProblem,
     },
     413: {
-      description: `Content Too Large: more than ${MAX_DEPLOYMENT_ENTRIES.toLocaleString('en-US')} entries, or a body above the address's limit; split the request. Nothing was changed.`,
+      description: `Content Too Large: more than ${withThousandsSeparators(MAX_DEPLOYMENT_ENTRIES)} entries, or a body above the address's limit; split the request. Nothing was changed.`,
       schema: PayloadTooLargeProblem,
     },
     422: {

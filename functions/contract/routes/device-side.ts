@@ -7,6 +7,7 @@ import { DESIRED_STATE_URL_LIFETIME_SECONDS } from '../../core/devices/desired-s
 import { healthReportTooLarge, MAX_HEALTH_REPORT_BYTES } from '../../core/devices/health.js';
 import { MAX_JSON_DEPTH } from '../../core/shared/json-depth.js';
 import { DEVICE_SCOPE } from '../../core/shared/principal.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { STORED_ARCHIVES } from '../archives.js';
 import { NoQuery } from '../parameters.js';
 import { defineRoute, type ResponseHeader } from '../route.js';
@@ -120,7 +121,7 @@ export const deviceHealthPut = defineRoute({
     ),
     403: problem('Forbidden', 'Forbidden: not a device token (a user token lacks the `device` scope).'),
     413: {
-      description: `Content Too Large: the health report has more than ${MAX_HEALTH_REPORT_BYTES.toLocaleString('en-US')} bytes (serialized without white space), or the body exceeds the address's limit. Nothing was recorded.`,
+      description: `Content Too Large: the health report has more than ${withThousandsSeparators(MAX_HEALTH_REPORT_BYTES)} bytes (serialized without white space), or the body exceeds the address's limit. Nothing was recorded.`,
       schema: PayloadTooLargeProblem,
     },
   },

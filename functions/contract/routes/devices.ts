@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { DEVICE_ID_RULE, MAX_REGISTRATION_ENTRIES } from '../../core/devices/registry.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { CompanyParams, companyId, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {
@@ -112,7 +113,7 @@ export const devicesRegister = defineRoute({
   method: 'POST',
   path: '/companies/{companyId}/resources/devices',
   summary: 'Register or update many devices',
-  description: `Registers or updates each device of the array (at most ${MAX_REGISTRATION_ENTRIES.toLocaleString('en-US')}) as PUT does, and reports one result per entry, in request order: CREATED, UPDATED, or FAILURE with \`errors\` (an entry that is not valid, a new device without \`serial\`, a device being deleted, a database failure on that entry). The other entries proceed, and the status stays 200. Entries with the same id run one after another, in order. Needs \`devices:write\` on the company.`,
+  description: `Registers or updates each device of the array (at most ${withThousandsSeparators(MAX_REGISTRATION_ENTRIES)}) as PUT does, and reports one result per entry, in request order: CREATED, UPDATED, or FAILURE with \`errors\` (an entry that is not valid, a new device without \`serial\`, a device being deleted, a database failure on that entry). The other entries proceed, and the status stays 200. Entries with the same id run one after another, in order. Needs \`devices:write\` on the company.`,
   tags: ['Devices'],
   scope: 'devices:write',
   companyParameter: 'companyId',
@@ -133,7 +134,7 @@ export const devicesRegister = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem('BadRequest', 'Bad Request: the body is not a JSON array. Nothing was changed.'),
     413: {
-      description: `Content Too Large: more than ${MAX_REGISTRATION_ENTRIES.toLocaleString('en-US')} entries, or a body above the address's limit; split the request. Nothing was changed.`,
+      description: `Content Too Large: more than ${withThousandsSeparators(MAX_REGISTRATION_ENTRIES)} entries, or a body above the address's limit; split the request. Nothing was changed.`,
       schema: PayloadTooLargeProblem,
     },
   },

@@ -6,13 +6,14 @@ import {
   MAX_ROLLOUT_IDS,
   MAX_ROLLOUT_TARGETS,
 } from '../../core/rollouts/model.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { CompanyParams, companyId, ListQuery, NoQuery, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem, serviceUnavailable } from '../schemas/responses.js';
 import { Rollout, RolloutCreateBody, RolloutPage, rolloutCreateTooLarge } from '../schemas/rollouts.js';
 
-const count = (value: number) => value.toLocaleString('en-US');
+const count = withThousandsSeparators;
 
 /** The listing's path, and the parent of each rollout's. */
 export const ROLLOUTS_PATH = '/companies/{companyId}/resources/rollouts';

@@ -1,64 +1,12 @@
-/** Search routes of the main address: filter descriptors with counts, resource search. */
+/** The resource search route of the main address (the filter descriptors' is search-filters.ts). */
 import * as z from 'zod';
-import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchParameters } from '../../core/search/query.js';
-import { FILTER_FIELDS, type FilterField, SORT_FIELDS } from '../../core/search/registry.js';
-import { integer, MAX_PARAMETER_LENGTH, oneOf, single } from '../parameters.js';
+import { SORT_FIELDS } from '../../core/search/registry.js';
+import { integer, oneOf, single } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { AUTHENTICATED_PROBLEMS, problem, serviceUnavailable } from '../schemas/responses.js';
-import { FilterDescriptorList, SearchResponse } from '../schemas/search.js';
-
-/** Most values one filter parameter may be given, repeats counted. */
-export const MAX_FILTER_VALUES = 100;
-
-/** One filter parameter: given once or repeated (values OR-ed), each value one of the field's when they are fixed. */
-function filterValues(field: FilterField) {
-  const name = field.field;
-  const value =
-    field.values.kind === 'fixed'
-      ? z
-          .string()
-          .refine((candidate) => (field.values as { list: readonly string[] }).list.includes(candidate), {
-            error: (issue) =>
-              `'${String(issue.input)}' is not a value of '${name}'. Allowed: ${(field.values as { list: readonly string[] }).list.join(', ')}.`,
-          })
-          .meta({ enum: [...field.values.list] })
-      : z
-          .string()
-          .min(1, { error: `'${name}' needs a value.` })
-          .max(MAX_PARAMETER_LENGTH, { error: `A '${name}' value has at most ${MAX_PARAMETER_LENGTH} characters.` });
-  return z
-    .preprocess(
-      (raw) => (typeof raw === 'string' ? [raw] : raw),
-      z.array(value).max(MAX_FILTER_VALUES, { error: `'${name}' may be given at most ${MAX_FILTER_VALUES} times.` }),
-    )
-    .optional()
-    .meta({
-      description: `Filter on \`${name}\`${field.scope === null ? '' : ` (${field.scope} resources)`}; repeat it to accept several values (OR).`,
-      ...(field.values.kind === 'fixed' ? { example: [field.values.list[0]] } : {}),
-    });
-}
-
-const filterParameters = Object.fromEntries(FILTER_FIELDS.map((field) => [field.field, filterValues(field)]));
-
-/** The selection of filter values of a query: each field's distinct values, and the `company` values apart. */
-function selection(query: Record<string, unknown>): Pick<SearchParameters, 'filters' | 'companies'> {
-  const filters = new Map<string, string[]>();
-  let companies: string[] = [];
-  for (const field of FILTER_FIELDS) {
-    const values = query[field.field] as string[] | undefined;
-    if (values === undefined) continue;
-    if (field.values.kind === 'companies') companies = [...new Set(values)];
-    else filters.set(field.field, [...new Set(values)]);
-  }
-  return { filters, companies };
-}
-
-/**
- * The filter parameters of the search alone (no `global`, sort or paging), as the selection they make: what a
- * rollout's `targets.query` holds (functions/contract/rollout-targets.ts).
- */
-export const SearchSelectionQuery = z.strictObject(filterParameters).transform((query) => selection(query));
+import { SearchResponse } from '../schemas/search.js';
+import { filterParameters, selection } from '../search-selection.js';
 
 /** The search's query string: filters, `global`, `sort`/`direction`, `page`/`pageSize`. */
 export const SearchQuery = z
@@ -101,37 +49,6 @@ export const SearchQuery = z
       ...selection(query),
     }),
   );
-
-/** The filter descriptors' query string: `type` and the same filter parameters as the search (disjunctive counts). */
-export const FiltersQuery = z
-  .strictObject({
-    ...filterParameters,
-    // Here `type` restricts the descriptors to one resource type, instead of filtering on it.
-    type: oneOf('type', RESOURCE_TYPES).optional().meta({ description: 'Only the fields (and counts) of this resource type.' }),
-  })
-  .transform((query) => ({ type: query.type, ...selection({ ...query, type: undefined }) }));
-
-/** GET /resources/search/filters */
-export const searchFilters = defineRoute({
-  id: 'SearchFilters',
-  api: 'main',
-  method: 'GET',
-  path: '/resources/search/filters',
-  summary: 'Get the search filters',
-  description:
-    "Every filter field with its selectable values and live counts, computed within the caller's companies. The search's filter parameters may also be given: each field's counts are then computed as if that field's own selection were removed. Needs `search:read`.",
-  tags: ['Search'],
-  scope: 'search:read',
-  request: { query: FiltersQuery },
-  // The index, plus company names for the `company` filter.
-  access: { storage: true, tables: { companies: 'R' }, search: 'search' },
-  entry: 'functions/handlers/search-filters.ts',
-  responses: {
-    200: { description: 'The filter descriptors.', schema: FilterDescriptorList },
-    ...AUTHENTICATED_PROBLEMS,
-    403: problem('Forbidden', 'Forbidden: the token lacks `search:read`, or a `company` filter names a company outside the token.'),
-  },
-});
 
 /** GET /resources/search */
 export const search = defineRoute({

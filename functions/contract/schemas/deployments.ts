@@ -12,14 +12,17 @@ import {
 } from '../../core/deployments/deployments.js';
 import { DEVICE_STATUS_STATES } from '../../core/deployments/model.js';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/devices/desired-state.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
+import { DeploymentAction } from './deployment-action.js';
+
+/** Re-exported: the deployment schemas are where the OpenAPI document and their users look for it. */
+export { DeploymentAction };
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 
 const coreEntry = DeploymentRequestBodySchema.shape.requests.element;
 const coreTarget = coreEntry.shape.target;
 const coreWhat = coreEntry.shape.what;
-
-export const DeploymentAction = z.enum(['DEPLOY', 'UNDEPLOY']).meta({ id: 'DeploymentAction' });
 
 export const DeploymentCause = z.enum(DEPLOYMENT_CAUSES).meta({
   id: 'DeploymentCause',
@@ -230,7 +233,7 @@ export const DeviceStatusReportBody = z
       .string()
       .max(MAX_DEVICE_STATUS_MESSAGE_LENGTH)
       .optional()
-      .describe(`Free text, at most ${MAX_DEVICE_STATUS_MESSAGE_LENGTH.toLocaleString('en-US')} characters (e.g. why it FAILED).`),
+      .describe(`Free text, at most ${withThousandsSeparators(MAX_DEVICE_STATUS_MESSAGE_LENGTH)} characters (e.g. why it FAILED).`),
   })
   .meta({
     id: 'DeviceStatusReport',

@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { HEALTH_LIMITS, MAX_HEALTH_REPORT_BYTES } from '../../core/devices/health.js';
 import { MAX_JSON_DEPTH } from '../../core/shared/json-depth.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { deviceHealthMembers } from './search.js';
 
 /** PUT /device/health: the device's `health` (DeviceHealth) as the device sees it; `updated` is the service's. */
@@ -16,5 +17,5 @@ export const DeviceHealthReport = z
   .strict()
   .meta({
     id: 'DeviceHealthReport',
-    description: `The \`health\` object of the device resource (DeviceHealth), \`updated\` optional and ignored. Bounds: texts of ids, labels, versions, keys and names at most ${HEALTH_LIMITS.shortText} characters, messages and descriptions ${HEALTH_LIMITS.longText}; at most ${HEALTH_LIMITS.hubs} hubs, ${HEALTH_LIMITS.subDevices} sub-devices per hub, ${HEALTH_LIMITS.messages} messages and ${HEALTH_LIMITS.commands} commands per sub-device; ${MAX_JSON_DEPTH} levels of nested objects and arrays in all (a command's \`payload\` and \`arguments\` are at level 8); ${MAX_HEALTH_REPORT_BYTES.toLocaleString('en-US')} bytes in all (serialized without white space).`,
+    description: `The \`health\` object of the device resource (DeviceHealth), \`updated\` optional and ignored. Bounds: texts of ids, labels, versions, keys and names at most ${HEALTH_LIMITS.shortText} characters, messages and descriptions ${HEALTH_LIMITS.longText}; at most ${HEALTH_LIMITS.hubs} hubs, ${HEALTH_LIMITS.subDevices} sub-devices per hub, ${HEALTH_LIMITS.messages} messages and ${HEALTH_LIMITS.commands} commands per sub-device; ${MAX_JSON_DEPTH} levels of nested objects and arrays in all (a command's \`payload\` and \`arguments\` are at level 8); ${withThousandsSeparators(MAX_HEALTH_REPORT_BYTES)} bytes in all (serialized without white space).`,
   });

@@ -11,6 +11,7 @@ import {
 } from '../../core/devices/registry.js';
 import type { ProblemViolation as Violation } from '../../core/shared/errors.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { ProblemViolation } from './problems.js';
 
 /** Longest serial number, characters. */
@@ -79,7 +80,7 @@ export const DeviceRegistrationBody = z
   .max(MAX_REGISTRATION_ENTRIES)
   .meta({
     id: 'DeviceRegistrationBody',
-    description: `Up to ${MAX_REGISTRATION_ENTRIES.toLocaleString('en-US')} devices to register or update. An entry that is not valid is reported FAILURE with its errors; the others proceed.`,
+    description: `Up to ${withThousandsSeparators(MAX_REGISTRATION_ENTRIES)} devices to register or update. An entry that is not valid is reported FAILURE with its errors; the others proceed.`,
   });
 
 /** The 413 check of a bulk registration, on the parsed JSON before its schema. */

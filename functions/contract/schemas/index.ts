@@ -7,3 +7,4 @@ export * from './responses.js';
 export * from './rollouts.js';
 export * from './scenarios.js';
 export * from './search.js';
+export * from './search-filters.js';

@@ -18,11 +18,12 @@ import {
   type WaveState,
 } from '../../core/rollouts/model.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
-import { DeploymentAction } from './deployments.js';
+import { DeploymentAction } from './deployment-action.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
-const count = (value: number) => value.toLocaleString('en-US');
+const count = withThousandsSeparators;
 
 /** Longest `note`, characters (as a deployment request's). */
 const MAX_NOTE_LENGTH = 2_000;

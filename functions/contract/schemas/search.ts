@@ -12,9 +12,8 @@ import {
   MESSAGE_LEVELS,
   SUB_DEVICE_HEALTH_STATES,
 } from '../../core/devices/model.js';
-import { RESOURCE_TYPES } from '../../core/search/documents.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
-import { FILTER_FIELDS, SORT_FIELDS } from '../../core/search/registry.js';
+import { SORT_FIELDS } from '../../core/search/registry.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
@@ -198,34 +197,3 @@ export const SearchResponse = z
   })
   .strict()
   .meta({ id: 'SearchResponse', description: 'One page of matching resources with the effective sort and page.' });
-
-export const FilterDescriptor = z
-  .object({
-    field: z
-      .enum(FILTER_FIELDS.map((field) => field.field) as [string, ...string[]])
-      .describe('Filterable field; also the query parameter name.'),
-    scope: z.enum(RESOURCE_TYPES).nullable().describe('Resource type the field applies to; null when not tied to one type.'),
-    definition: z
-      .object({
-        type: z.literal('ENUMERATION').describe('Filter kind; ENUMERATION is the only kind.'),
-        parameters: z
-          .array(
-            z
-              .object({
-                name: text('Display name.'),
-                value: text('Value to pass as the filter parameter.'),
-                count: z.int().min(0).describe("Resources currently matching this value, within the caller's companies."),
-              })
-              .strict(),
-          )
-          .describe('Selectable values. Fixed enumerations list every value, with count 0 where nothing matches.'),
-      })
-      .strict(),
-  })
-  .strict()
-  .meta({ id: 'FilterDescriptor' });
-
-export const FilterDescriptorList = z
-  .object({ items: z.array(FilterDescriptor) })
-  .strict()
-  .meta({ id: 'FilterDescriptorList' });

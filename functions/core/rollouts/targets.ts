@@ -6,6 +6,7 @@
 import type { SearchIndex } from '../search/ports.js';
 import type { SearchParameters } from '../search/query.js';
 import { BadRequestError, UnprocessableRequestError } from '../shared/errors.js';
+import { withThousandsSeparators } from '../shared/thousands.js';
 import { MAX_ROLLOUT_TARGETS } from './model.js';
 
 /**
@@ -66,6 +67,6 @@ export async function resolveRolloutTargets(
 
 function tooMany(count: number, subject: string): UnprocessableRequestError {
   return new UnprocessableRequestError(
-    `${subject} ${count.toLocaleString('en-US')} devices; a rollout targets at most ${MAX_ROLLOUT_TARGETS.toLocaleString('en-US')}. Narrow the query with more filters, or split the devices into several rollouts (e.g. by location or version).`,
+    `${subject} ${withThousandsSeparators(count)} devices; a rollout targets at most ${withThousandsSeparators(MAX_ROLLOUT_TARGETS)}. Narrow the query with more filters, or split the devices into several rollouts (e.g. by location or version).`,
   );
 }

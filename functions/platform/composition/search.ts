@@ -1,21 +1,17 @@
 /**
- * The search side of the composition root: the one place that picks the search adapter (SEARCH_BACKEND), builds the
- * OpenSearch client and wires the rebuild of the index. Only the functions that search, index or reindex import
- * this module, so only they bundle the OpenSearch client.
+ * The search side of the composition root: the one place that picks the search adapter (SEARCH_BACKEND) and builds the
+ * OpenSearch client. Only the functions that search, index or reindex import this module, so only they bundle the
+ * OpenSearch client. The rebuild of the index, which reads the tables, is search-rebuild.ts: the search function itself
+ * uses no table, and importing the DynamoDB client here loaded it in its cold start.
  */
-import { createDocumentClient } from '../../adapters/aws/clients.js';
-import { DynamoDbSearchDocumentSource, type SearchSource } from '../../adapters/aws/dynamodb-search-source.js';
 import { OpenSearchIndexes, SETUP_RETRY_POLICY } from '../../adapters/aws/opensearch-indexes.js';
-import { OpenSearchAliasRebuild } from '../../adapters/aws/opensearch-reindex.js';
 import { OpenSearchSearchIndex } from '../../adapters/aws/opensearch-search-index.js';
 import { createOpenSearchTransport, type OpenSearchTransport } from '../../adapters/aws/opensearch-transport.js';
 import { EmbeddedSearchIndex } from '../../adapters/embedded/search-engine.js';
 import { SwappableSearchIndex } from '../../adapters/embedded/swappable-search-index.js';
 import { type RetryPolicy, retry } from '../../adapters/retry.js';
 import type { SearchIndex } from '../../core/search/ports.js';
-import { type ReindexResult, rebuildSearch, type SearchRebuildDependencies } from '../../core/search/reindex.js';
-import { openSearchConfig, searchBackend, searchSourceConfig } from '../config.js';
-import { traced } from '../observability.js';
+import { openSearchConfig, searchBackend } from '../config.js';
 
 /** The OpenSearch connection: transport, the alias searches and writes use, and the replicas of new indexes. */
 export interface OpenSearchConnection {
@@ -102,43 +98,4 @@ export function searchIndex(): SearchIndex {
     }
   }
   return index;
-}
-
-let source: SearchSource | undefined;
-
-/** The tables the index is rebuilt from (DEVICES_TABLE, SCENARIOS_TABLE, DYNAMODB_ENDPOINT). @throws Error naming a missing one. */
-export function searchSource(): SearchSource {
-  if (source === undefined) {
-    const config = searchSourceConfig();
-    source = {
-      dynamoDb: traced(createDocumentClient(config.dynamoDbEndpoint)),
-      tables: { devices: config.devicesTable, scenarios: config.scenariosTable },
-    };
-  }
-  return source;
-}
-
-/**
- * What rebuildSearch works with: the tables as the source, and the configured index: the embedded one is rebuilt
- * beside the live one and swapped in; OpenSearch gets a new concrete index and the alias moved to it.
- * @throws Error naming a missing variable (DEVICES_TABLE, SCENARIOS_TABLE, OPENSEARCH_URL…).
- */
-export function searchRebuild(): SearchRebuildDependencies {
-  const search = searchIndex();
-  if (search instanceof SwappableSearchIndex) {
-    // The tables' variables are read when the rebuild starts: a missing one fails the rebuild, the live index is kept.
-    return { source: { load: (sink, options) => new DynamoDbSearchDocumentSource(searchSource()).load(sink, options) }, index: search };
-  }
-  const { transport, alias, replicas } = openSearch();
-  return { source: new DynamoDbSearchDocumentSource(searchSource()), index: new OpenSearchAliasRebuild({ transport, alias, replicas }) };
-}
-
-/**
- * Rebuilds the configured search index from DynamoDB without downtime (rebuildSearch on searchRebuild()). Used by
- * `npm run reindex` and the local runtime; the search-reindex function calls the use case itself.
- * @throws ServiceUnavailableError when OpenSearch is unreachable; EnvironmentError naming a missing variable
- *   (DEVICES_TABLE, SCENARIOS_TABLE, OPENSEARCH_URL…).
- */
-export function reindexSearch(): Promise<ReindexResult> {
-  return rebuildSearch(searchRebuild());
 }
