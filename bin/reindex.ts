@@ -2,7 +2,7 @@
 /**
  * `npm run reindex`: rebuilds the search index from DynamoDB without downtime and prints `{ index, documents, tookMs }`.
  * - SEARCH_BACKEND=opensearch with OPENSEARCH_URL: reindexes that OpenSearch from this process (new concrete index,
- *   atomic alias switch; reindexSearch in functions/platform/composition/search.ts), reading DEVICES_TABLE and
+ *   atomic alias switch; reindexSearch in functions/platform/composition/search-rebuild.ts), reading DEVICES_TABLE and
  *   SCENARIOS_TABLE (DYNAMODB_ENDPOINT for DynamoDB Local); OPENSEARCH_INDEX, OPENSEARCH_AUTH=aws-sigv4 and AWS_REGION as for the functions.
  * - Otherwise: asks the local runtime (`npm start`) running on DATA_DIR (default .data) to rebuild its index: its
  *   embedded index is rebuilt beside the live one and swapped in (or its OpenSearch reindexed, if it runs on one).

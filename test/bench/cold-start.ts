@@ -8,9 +8,8 @@
  * 3. Runs, COLD_START_RUNS times (default 9), interleaved, each in a fresh process: `node -e 0`, the SDK file, the
  *    bundle (`await import()`, then exit: module init only, no invocation); each measured from spawn to exit.
  * 4. Reports the medians, the bundle's time over the SDK file's (the goal: at most COLD_START_GOAL_RATIO), and the
- *    bundle's time above `node -e 0`. A bundle that imports no SDK client has no SDK file: it is compared with
- *    `node -e 0` only, and its ratio is reported as not meaningful (a bundle over an empty file measures nothing the
- *    goal is about); the goal then applies to the bundles that import SDK clients.
+ *    bundle's time above `node -e 0`. A bundle that imports no SDK client has no SDK file: importing "just its SDK
+ *    clients" is importing nothing, so its ratio is to `node -e 0`, and the goal applies to it too.
  * The processes get the variables a deployed function has for its storage (dummy names, AWS_REGION), so modules that
  * read configuration at load find it; no AWS call is made at load.
  */
@@ -59,8 +58,8 @@ export interface ColdStartMeasure {
   bundleMs: number;
   sdkMs: number | undefined;
   nodeMs: number;
-  /** bundleMs / sdkMs; undefined (not meaningful) when the bundle imports no SDK client. */
-  ratio: number | undefined;
+  /** bundleMs / sdkMs, or bundleMs / nodeMs when the bundle imports no SDK client. */
+  ratio: number;
   /** Every run, ms, in order. */
   runs: { bundle: number[]; sdk: number[]; node: number[] };
 }
@@ -73,7 +72,7 @@ export interface ColdStartBenchResult {
   measures: ColdStartMeasure[];
   runs: number;
   goalRatio: number;
-  /** Every bundle under the limit, and each of the five largest that imports SDK clients within the ratio. */
+  /** Every bundle under the limit, and each of the five largest within the ratio. */
   goalMet: boolean;
 }
 
@@ -126,7 +125,9 @@ async function measure(bundle: FunctionBundle, runs: number): Promise<ColdStartM
     bundleMs,
     sdkMs,
     nodeMs: median(times.node),
-    ratio: sdkMs === undefined ? undefined : bundleMs / sdkMs,
+    // A function that imports no SDK client is compared with what importing "just its SDK clients" costs: nothing
+    // beyond starting Node.js (`node -e 0`).
+    ratio: bundleMs / (sdkMs ?? median(times.node)),
     runs: times,
   };
 }
@@ -152,9 +153,7 @@ export async function runColdStartBench(log: (line: string) => void): Promise<Co
     measures,
     runs: COLD_START_RUNS,
     goalRatio: COLD_START_GOAL_RATIO,
-    goalMet:
-      overLimit.length === 0 &&
-      measures.slice(0, COLD_START_FUNCTIONS).every((measured) => measured.ratio === undefined || measured.ratio <= COLD_START_GOAL_RATIO),
+    goalMet: overLimit.length === 0 && measures.slice(0, COLD_START_FUNCTIONS).every((measured) => measured.ratio <= COLD_START_GOAL_RATIO),
   };
 }
 
@@ -174,12 +173,12 @@ export function reportColdStartBench(result: ColdStartBenchResult, log: (line: s
     log(
       `  ${measured.name.padEnd(width)}  ${measured.bundleMs.toFixed(0).padStart(9)}  ${(measured.sdkMs?.toFixed(0) ?? '-').padStart(14)}  ` +
         `${measured.nodeMs.toFixed(0).padStart(12)}  ${(measured.bundleMs - measured.nodeMs).toFixed(0).padStart(13)}  ` +
-        `${(measured.ratio?.toFixed(2) ?? 'n/a').padStart(10)}  ${measured.sdkModules.length === 0 ? '(none: ratio not meaningful, compare with node -e 0)' : measured.sdkModules.join(' ')}`,
+        `${measured.ratio.toFixed(2).padStart(10)}  ${measured.sdkModules.length === 0 ? '(none: the ratio is to node -e 0)' : measured.sdkModules.join(' ')}`,
     );
   }
   log('');
   log(
-    `Goal: every bundle under ${mebibytes(result.limitBytes)} and each of the five largest that imports SDK clients within ${result.goalRatio}x of them: ` +
+    `Goal: every bundle under ${mebibytes(result.limitBytes)} and each of the five largest within ${result.goalRatio}x of its SDK clients alone (node -e 0 for none): ` +
       `${result.goalMet ? 'met' : 'NOT met'}.`,
   );
 }

@@ -81,7 +81,7 @@ let index: SearchIndex | undefined;
 
 /**
  * The search index, built once: `embedded` (default: the local runtime) is an in-memory EmbeddedSearchIndex that
- * searchRebuild() rebuilds and swaps; `opensearch` searches and writes the OpenSearch alias.
+ * searchRebuild() (search-rebuild.ts) rebuilds and swaps; `opensearch` searches and writes the OpenSearch alias.
  * @throws Error naming a missing or wrong variable (SEARCH_BACKEND, OPENSEARCH_*).
  */
 export function searchIndex(): SearchIndex {
