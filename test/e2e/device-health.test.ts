@@ -120,8 +120,9 @@ describe('device health reports', () => {
       void putHealth(report).then((status) => (status === 204 ? (heartbeats += 1) : failures.push(status)));
     }, 400);
     try {
-      // The device's own writes are visible in search within 2 seconds (stream poller + indexer).
-      await eventually(async () => (await searchDevice('CONNECTED')).length === 1, 'the device CONNECTED in search', 2_000);
+      // The device's own writes reach search through the stream poller and the indexer: waited for, not timed (how
+      // long it takes is a figure of `npm run bench`, and varies on a loaded machine; the reports keep it CONNECTED).
+      await eventually(async () => (await searchDevice('CONNECTED')).length === 1, 'the device CONNECTED in search');
       const [found] = await searchDevice('CONNECTED');
       expect(found).toMatchObject({
         type: 'DEVICE',
@@ -154,7 +155,7 @@ describe('device health reports', () => {
       disconnectedSince: new Date(lastSeen + HEARTBEAT_SECONDS * 1_000).toISOString(),
     });
     expect((await presence())?.sweepAt).toBeUndefined();
-    await eventually(async () => (await searchDevice('DISCONNECTED')).length === 1, 'the device DISCONNECTED in search', 2_000);
+    await eventually(async () => (await searchDevice('DISCONNECTED')).length === 1, 'the device DISCONNECTED in search');
 
     // Reporting again reconnects it, with a new connectedSince.
     expect(await putHealth(report)).toBe(204);
