@@ -125,14 +125,18 @@ describe('events', () => {
     );
     const [first, duplicate, second] = response.items;
     expectOk(await deploy(local.tokens.alice, 'acme', { requests: [entry('acme-kiosk-0108', '1.0.0')] }, { dryRun: true }));
-    // Events are derived from the deployments table's stream, a moment after the answer.
+    // Events are derived from the deployments table's stream, a moment after the answer, and in no order across
+    // devices (a company's deployments are spread over several partitions, each its own stream shard).
     const read = async () =>
       (await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => ''))
         .trim()
         .split('\n')
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line));
-    await eventually(async () => (await read()).some((event: { deploymentId: string }) => event.deploymentId === second!.id), 'the events');
+    await eventually(async () => {
+      const ids = (await read()).map((event: { deploymentId: string }) => event.deploymentId);
+      return ids.includes(first!.id) && ids.includes(second!.id);
+    }, 'the events of both deployments');
     const lines = await read();
     const ids = lines.map((event: { deploymentId: string }) => event.deploymentId);
     expect(ids).toContain(first!.id);
