@@ -244,7 +244,7 @@ describe('device health reports', () => {
           params: { query: { company: ['acme'], 'health.versionCode': [versionCode] } },
         }),
       ).resources;
-    await eventually(async () => (await found()).length === 1, 'the device in search with its new health', 5_000);
+    await eventually(async () => (await found()).length === 1, 'the device in search with its new health');
     const [document] = await found();
     expect(document?.type === 'DEVICE' && document.health?.hubs[0]?.devices[0]?.commands[0]).toEqual({
       ...sent.hubs[0]?.devices[0]?.commands[0],

@@ -73,7 +73,8 @@ describe('DynamoDB Local supervision', () => {
     expect(await waitFor(() => !isRunning(jvm as number), 5_000)).toBe(true);
     const started = Date.now();
     const down = await listing();
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Answered, not left hanging: the bound is loose, since the SDK's retries and the JVM's restart share a busy machine.
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(down.status, JSON.stringify(down.body)).toBe(503);
     expect(down.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0);
