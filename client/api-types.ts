@@ -1209,6 +1209,8 @@ export interface components {
              * @enum {string}
              */
             field: "type" | "company" | "connection.state" | "health.mode" | "health.versionCode" | "health.hubs.devices.health.state" | "health.hubs.devices.capability.type" | "health.hubs.battery.health.state";
+            /** @description The field's display name (e.g. `Connection state`), the same in every client. Added to the specified descriptor beside `field`: clients that ignore it lose nothing. */
+            name: string;
             /** @description Resource type the field applies to; null when not tied to one type. */
             scope: ("DEVICE" | "SCENARIO") | null;
             definition: {

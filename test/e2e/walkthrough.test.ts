@@ -209,7 +209,7 @@ describe('walkthrough, through the typed client', () => {
       expectOk(await as(token).main.GET('/resources/search/filters', { params: { query: { type: 'DEVICE' } } }));
     const filters = await filtersOf(alice);
     const connection = filters.items.find((item) => item.field === 'connection.state');
-    expect(connection).toMatchObject({ scope: 'DEVICE', definition: { type: 'ENUMERATION' } });
+    expect(connection).toMatchObject({ name: 'Connection state', scope: 'DEVICE', definition: { type: 'ENUMERATION' } });
     const states = connection?.definition.parameters ?? [];
     expect(states.map((parameter) => parameter.value)).toEqual(['UNKNOWN', 'CONNECTED', 'DISCONNECTED']);
     let sum = 0;

@@ -13,6 +13,9 @@ export const FilterDescriptor = z
     field: z
       .enum(FILTER_FIELDS.map((field) => field.field) as [string, ...string[]])
       .describe('Filterable field; also the query parameter name.'),
+    name: text(
+      "The field's display name (e.g. `Connection state`), the same in every client. Added to the specified descriptor beside `field`: clients that ignore it lose nothing.",
+    ),
     scope: z.enum(RESOURCE_TYPES).nullable().describe('Resource type the field applies to; null when not tied to one type.'),
     definition: z
       .object({

@@ -8,6 +8,8 @@ import { RESOURCE_TYPES, type ResourceType } from './documents.js';
 export interface FilterField {
   /** Dotted resource path, also the query parameter name (e.g. `connection.state`). */
   field: string;
+  /** The field's display name (`Connection state`): the words every client shows for it, so that they agree. */
+  name: string;
   /** Resource type the field applies to, or null when it applies to every type. */
   scope: ResourceType | null;
   /**
@@ -27,14 +29,29 @@ export function humanize(value: string): string {
 
 /** Every filter field, in the order the filters endpoint lists them (docs/contract.md, "Search"). */
 export const FILTER_FIELDS: readonly FilterField[] = [
-  { field: 'type', scope: null, values: { kind: 'fixed', list: RESOURCE_TYPES } },
-  { field: 'company', scope: null, values: { kind: 'companies' } },
-  { field: 'connection.state', scope: 'DEVICE', values: { kind: 'fixed', list: CONNECTION_STATES } },
-  { field: 'health.mode', scope: 'DEVICE', values: { kind: 'fixed', list: HEALTH_MODES } },
-  { field: 'health.versionCode', scope: 'DEVICE', values: { kind: 'data', labelField: 'health.versionName' } },
-  { field: 'health.hubs.devices.health.state', scope: 'DEVICE', values: { kind: 'fixed', list: SUB_DEVICE_HEALTH_STATES } },
-  { field: 'health.hubs.devices.capability.type', scope: 'DEVICE', values: { kind: 'fixed', list: CAPABILITY_TYPES } },
-  { field: 'health.hubs.battery.health.state', scope: 'DEVICE', values: { kind: 'fixed', list: BATTERY_HEALTH_STATES } },
+  { field: 'type', name: 'Resource type', scope: null, values: { kind: 'fixed', list: RESOURCE_TYPES } },
+  { field: 'company', name: 'Company', scope: null, values: { kind: 'companies' } },
+  { field: 'connection.state', name: 'Connection state', scope: 'DEVICE', values: { kind: 'fixed', list: CONNECTION_STATES } },
+  { field: 'health.mode', name: 'Health mode', scope: 'DEVICE', values: { kind: 'fixed', list: HEALTH_MODES } },
+  { field: 'health.versionCode', name: 'Version', scope: 'DEVICE', values: { kind: 'data', labelField: 'health.versionName' } },
+  {
+    field: 'health.hubs.devices.health.state',
+    name: 'Sub-device health',
+    scope: 'DEVICE',
+    values: { kind: 'fixed', list: SUB_DEVICE_HEALTH_STATES },
+  },
+  {
+    field: 'health.hubs.devices.capability.type',
+    name: 'Sub-device capability',
+    scope: 'DEVICE',
+    values: { kind: 'fixed', list: CAPABILITY_TYPES },
+  },
+  {
+    field: 'health.hubs.battery.health.state',
+    name: 'Hub battery health',
+    scope: 'DEVICE',
+    values: { kind: 'fixed', list: BATTERY_HEALTH_STATES },
+  },
 ];
 
 /** Looks a filter field up by name; undefined when the name is not a filter field. */

@@ -46,6 +46,8 @@ const FIXED_VALUE_NAMES = new Map(
 /** A filter descriptor. */
 export interface FilterDescriptor {
   field: string;
+  /** The field's display name (FilterField.name). */
+  name: string;
   scope: ResourceType | null;
   definition: { type: 'ENUMERATION'; parameters: { name: string; value: string; count: number }[] };
 }
@@ -75,6 +77,7 @@ export async function describeFilters(
   const items = fields.map(
     (field): FilterDescriptor => ({
       field: field.field,
+      name: field.name,
       scope: field.scope,
       definition: {
         type: 'ENUMERATION',
