@@ -8,7 +8,7 @@ import type { RouteDefinition } from '../functions/contract/route.js';
 import { FunctionLogGroups } from './function-log-groups.js';
 import { SERVICE_STACK_PREFIX, type ServiceSettings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
-import { StatelessStack } from './stateless-stack.js';
+import { StatelessStack, type StatelessStackProps } from './stateless-stack.js';
 
 /** The two stacks of a stage. */
 export interface ServiceStage {
@@ -38,6 +38,25 @@ export function createStage(app: App, settings: ServiceSettings, definitions: Se
     settings,
     ...definitions,
     description: `Device scenario service (${settings.stage}): functions, HTTP APIs, alarms.`,
+    ...statefulResources(stateful, definitions.functions),
+  });
+  // Functions aws-cdk-lib adds on its own log to groups with the stage's retention too.
+  for (const stack of [stateful, stateless]) Aspects.of(stack).add(new FunctionLogGroups(settings.logRetention));
+  return { stateful, stateless };
+}
+
+/**
+ * What the stateless stack uses of the stateful one: tables, bucket, search domain, identity, keys. The alarm of the
+ * Cognito trigger is named after its definition in `functions`.
+ */
+export function statefulResources(
+  stateful: StatefulStack,
+  functions: readonly FunctionDefinition[],
+): Pick<
+  StatelessStackProps,
+  'tables' | 'archiveBucket' | 'archiveBucketArnExport' | 'search' | 'identity' | 'cursorSigningKey' | 'deviceTokens'
+> {
+  return {
     tables: stateful.tables,
     archiveBucket: stateful.archiveBucket,
     archiveBucketArnExport: stateful.archiveBucketArnExport,
@@ -51,14 +70,11 @@ export function createStage(app: App, settings: ServiceSettings, definitions: Se
       issuer: stateful.identity.issuer,
       jwksUrl: stateful.identity.jwksUrl,
       clientId: stateful.identity.client.userPoolClientId,
-      preTokenGeneration: { fn: stateful.identity.preTokenGeneration, label: cognitoLabel(definitions.functions) },
+      preTokenGeneration: { fn: stateful.identity.preTokenGeneration, label: cognitoLabel(functions) },
     },
     cursorSigningKey: stateful.cursorSigningKey,
     deviceTokens: { keyArn: stateful.deviceTokenKey.key.keyArn, roles: stateful.deviceTokenKey.roles },
-  });
-  // Functions aws-cdk-lib adds on its own log to groups with the stage's retention too.
-  for (const stack of [stateful, stateless]) Aspects.of(stack).add(new FunctionLogGroups(settings.logRetention));
-  return { stateful, stateless };
+  };
 }
 
 /** The alarm name of the Cognito trigger (its definition's label). */

@@ -8,7 +8,7 @@ import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import type { RouteDefinition } from '../../functions/contract/route.js';
 import { readServiceSettings } from '../../lib/settings.js';
-import type { ServiceDefinitions } from '../../lib/stage.js';
+import { type ServiceDefinitions, statefulResources } from '../../lib/stage.js';
 import { StatefulStack } from '../../lib/stateful-stack.js';
 import { StatelessStack } from '../../lib/stateless-stack.js';
 import { CONTEXT, quickStage, SERVICE } from './template-helpers.js';
@@ -38,23 +38,7 @@ function mismatchedStage(statefulDefinitions: ServiceDefinitions, statelessDefin
   new StatelessStack(app, 'Stateless', {
     settings,
     ...statelessDefinitions,
-    tables: stateful.tables,
-    archiveBucket: stateful.archiveBucket,
-    archiveBucketArnExport: stateful.archiveBucketArnExport,
-    search: {
-      domainEndpoint: stateful.search.domain.domainEndpoint,
-      domainArnExport: stateful.searchDomainArnExport,
-      clientRoles: stateful.search.clientRoles,
-      domain: stateful.search.domain,
-    },
-    identity: {
-      issuer: stateful.identity.issuer,
-      jwksUrl: stateful.identity.jwksUrl,
-      clientId: stateful.identity.client.userPoolClientId,
-      preTokenGeneration: { fn: stateful.identity.preTokenGeneration, label: 'Cognito trigger' },
-    },
-    cursorSigningKey: stateful.cursorSigningKey,
-    deviceTokens: { keyArn: stateful.deviceTokenKey.key.keyArn, roles: stateful.deviceTokenKey.roles },
+    ...statefulResources(stateful, statelessDefinitions.functions),
   });
 }
 
