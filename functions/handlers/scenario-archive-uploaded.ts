@@ -1,10 +1,8 @@
 import type { S3Event } from 'aws-lambda';
 import { processUploadedArchive } from '../core/scenarios/presigned-upload.js';
-import { archiveStorage } from '../platform/composition/archives.js';
-import { storage } from '../platform/composition/storage.js';
+import { uploadStorage } from '../platform/composition/archives.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler, measuredPresignedUpload } from '../platform/observability.js';
-import { problemOf } from '../platform/problem.js';
 
 /**
  * S3 ObjectCreated notification (prefix `uploads/`): validates and stores each archive PUT through a presigned
@@ -15,7 +13,7 @@ import { problemOf } from '../platform/problem.js';
 export const handler = eventHandler<S3Event, void>().handler(async (event) => {
   for (const record of event.Records) {
     const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
-    const outcome = await measuredPresignedUpload({ ...storage(), ...archiveStorage(), problemOf }, (observed) =>
+    const outcome = await measuredPresignedUpload({ ...uploadStorage() }, (observed) =>
       processUploadedArchive(observed, key, record.eventTime),
     );
     logger.info('Processed uploaded archive', { key, outcome, size: record.s3.object.size });

@@ -1,10 +1,8 @@
 import { scenarioUploadSlot } from '../contract/routes/uploads.js';
 import { requestUploadSlot } from '../core/scenarios/presigned-upload.js';
-import { archiveStorage } from '../platform/composition/archives.js';
-import { storage } from '../platform/composition/storage.js';
+import { uploadStorage } from '../platform/composition/archives.js';
 import { uploadSlotLifetimeSeconds } from '../platform/config.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
-import { problemOf } from '../platform/problem.js';
 
 /**
  * POST {scenario_upload_url}/companies/{companyId}/resources/scenarios/uploads: a presigned upload slot for large
@@ -13,7 +11,7 @@ import { problemOf } from '../platform/problem.js';
 export const handler = routeHandler(scenarioUploadSlot, async ({ params: { companyId } }, { principal }) => {
   const lifetime = uploadSlotLifetimeSeconds();
   const grant = await requestUploadSlot(
-    { ...storage(), ...archiveStorage(), problemOf, ...(lifetime === undefined ? {} : { urlLifetimeSeconds: lifetime }) },
+    { ...uploadStorage(), ...(lifetime === undefined ? {} : { urlLifetimeSeconds: lifetime }) },
     principal,
     companyId,
   );

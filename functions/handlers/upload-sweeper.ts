@@ -1,9 +1,7 @@
 import { sweepUploads } from '../core/scenarios/upload-sweeper.js';
-import { archiveStorage } from '../platform/composition/archives.js';
-import { storage } from '../platform/composition/storage.js';
+import { uploadStorage } from '../platform/composition/archives.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
-import { problemOf } from '../platform/problem.js';
 
 /**
  * Scheduled every few minutes (an EventBridge rule on AWS, a timer in the local runtime; the event is ignored):
@@ -11,7 +9,7 @@ import { problemOf } from '../platform/problem.js';
  * deletes archives written without a version record (sweepUploads). A failure throws; the next run retries.
  */
 export const handler = eventHandler<unknown, void>().handler(async () => {
-  const result = await sweepUploads({ ...storage(), ...archiveStorage(), problemOf });
+  const result = await sweepUploads({ ...uploadStorage() });
   if (result.expired.length + result.interrupted.length + result.orphansDeleted.length + result.waiting.length > 0) {
     logger.info('Swept unfinished uploads', { ...result });
   }

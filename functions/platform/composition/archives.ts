@@ -8,6 +8,8 @@ import { createS3Client } from '../../adapters/aws/s3-client.js';
 import type { ArchiveStore } from '../../core/scenarios/ports.js';
 import { storageConfig } from '../config.js';
 import { traced } from '../observability.js';
+import { problemOf } from '../problem.js';
+import { type StorageServices, storage } from './storage.js';
 
 let built: { s3: S3Client; archives: ArchiveStore } | undefined;
 
@@ -22,4 +24,13 @@ export function archiveStorage(): { s3: S3Client; archives: ArchiveStore } {
     built = { s3, archives: new S3ArchiveStore(s3, config.archiveBucket) };
   }
   return built;
+}
+
+/**
+ * What the upload use cases take (the presigned slots, the archive validation, the upload sweeper): the tables'
+ * repositories, the archive store, and how a rejected slot's problem body is shaped (platform/problem.ts).
+ * @throws EnvironmentError naming every missing or malformed storage variable.
+ */
+export function uploadStorage(): StorageServices & { s3: S3Client; archives: ArchiveStore; problemOf: typeof problemOf } {
+  return { ...storage(), ...archiveStorage(), problemOf };
 }

@@ -6,10 +6,10 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { WorkQueue } from '../../core/rollouts/ports.js';
 import type { ArchiveStore } from '../../core/scenarios/ports.js';
-import { problemOf } from '../problem.js';
-import { archiveStorage } from './archives.js';
+import type { problemOf } from '../problem.js';
+import { uploadStorage } from './archives.js';
 import { workQueue } from './queue.js';
-import { type StorageServices, storage } from './storage.js';
+import type { StorageServices } from './storage.js';
 
 /** Every adapter a handler may need, but the search index (search.ts: `searchIndex()`). */
 export interface Services extends StorageServices {
@@ -30,7 +30,7 @@ let built: Services | undefined;
 /** Builds (once) and returns the adapters. @throws EnvironmentError naming every missing or malformed storage variable. */
 export function services(): Services {
   if (built === undefined) {
-    const parts: Omit<Services, 'queue'> = { ...storage(), ...archiveStorage(), problemOf };
+    const parts: Omit<Services, 'queue'> = uploadStorage();
     // Not enumerable: a caller spreading services() (`{ ...services(), … }`) must not build the queue, which reads
     // the `rollouts` variables only the functions sending rollout work are given.
     built = Object.defineProperty(parts, 'queue', { get: workQueue, enumerable: false }) as Services;
