@@ -150,7 +150,8 @@ describe('the desired state of a device', () => {
     expect(entries.map((entry) => entry.kind)).toEqual(['DEVICE_STATUS', 'ACTION']);
 
     await eventually(async () => {
-      const text = await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8');
+      // The events file appears with the first event; until then there is nothing to read.
+      const text = await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => '');
       return text.includes('"DeploymentStatusChanged"');
     }, 'the DeploymentStatusChanged event');
     const events = (await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8'))
