@@ -59,6 +59,7 @@ process.stdout.write(
     `  auth service (token, JWKS)          ${runtime.addresses.auth}`,
     `  OpenAPI document                    ${runtime.addresses.main}/openapi.json`,
     `  API reference                       ${runtime.addresses.main}/docs`,
+    `  Operator console                    ${runtime.addresses.main}/console`,
     '',
     'Demo users (username / password: companies; scopes):',
     ...DEMO_USERS.map((user) => `  ${user.username} / ${user.password}: ${user.companies.join(', ')}; ${user.scope}`),

@@ -416,6 +416,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operator console
+         * @description The operator console, for people: sign in, search the fleet by its facets, open a device, deploy, upload scenarios. No bearer token needed for the page itself; it signs in at `{auth_url}/token` and calls this API with the token. The page is never cached (`Cache-Control: no-cache`); its script and style sheet (`console/assets/…`) have content-hashed names.
+         */
+        get: operations["ConsolePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/assets/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Script or style sheet of the operator console
+         * @description One of the console's files, named by its content's hash (`main.<hash>.js`, `main.<hash>.css`): browsers may keep it for good (`Cache-Control: public, max-age=31536000, immutable`). No bearer token needed.
+         */
+        get: operations["ConsoleAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/companies/{companyId}/resources/scenarios/uploads": {
         parameters: {
             query?: never;
@@ -788,6 +828,8 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
+        /** @description A script (application/javascript) or style sheet (text/css) of the console, UTF-8. */
+        ConsoleAsset: string;
         /** @enum {string} */
         DeploymentAction: "DEPLOY" | "UNDEPLOY";
         /**
@@ -3161,6 +3203,96 @@ export interface operations {
                 };
                 content: {
                     "application/javascript": components["schemas"]["JavaScriptSource"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    ConsolePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The console page. */
+            200: {
+                headers: {
+                    /** @description What the page may load: scripts and styles from this origin only (no inline script or style, no eval), requests to the service's three addresses (and locally the storage endpoint, for presigned uploads; on AWS S3 in the region), images from this origin and `data:`; no frames, no framing (`frame-ancestors 'none'`). */
+                    "Content-Security-Policy": string;
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": components["schemas"]["HtmlPage"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
+    ConsoleAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The file name, as the console page names it. */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": components["schemas"]["ConsoleAsset"];
+                    "text/css": components["schemas"]["ConsoleAsset"];
+                };
+            };
+            /** @description Bad Request: the name is not a console file name. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            /** @description Not Found: no console file has this name (an older build: reload the console page). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

@@ -43,6 +43,8 @@ export const ENV = {
   // DeploymentChanged events.
   eventBusName: 'EVENT_BUS_NAME',
   localEventsFile: 'LOCAL_EVENTS_FILE',
+  // The operator console's built files.
+  consoleDirectory: 'CONSOLE_DIRECTORY',
   // Listing cursors.
   cursorSigningKey: 'CURSOR_SIGNING_KEY',
   // Devices: heartbeat window and device token lifetime.
@@ -418,6 +420,17 @@ const AddressEnvironment = once(() =>
   }),
 );
 
+/** Where the operator console's built files are (console/build.ts). */
+const ConsoleEnvironment = once(() =>
+  z.object({
+    [ENV.consoleDirectory]: text()
+      .optional()
+      .describe("Folder of the console's built files; unset on AWS, where they are in the function's bundle (`console/`)."),
+    [ENV.s3Endpoint]: StorageEnvironment().shape[ENV.s3Endpoint],
+    [ENV.awsRegion]: text().optional().describe('The region (set by Lambda): presigned uploads go to S3 there.'),
+  }),
+);
+
 /** The local token issuer (functions/handlers/auth-token.ts in the local runtime). */
 const LocalIssuerEnvironment = once(() =>
   z.object({
@@ -534,6 +547,7 @@ export const ENVIRONMENT = builtOnFirstUse({
   rollouts: RolloutEnvironment,
   deviceIssuer: DeviceIssuerEnvironment,
   addresses: AddressEnvironment,
+  console: ConsoleEnvironment,
   localIssuer: LocalIssuerEnvironment,
   localData: LocalDataEnvironment,
   localRuntime: LocalRuntimeEnvironment,
@@ -559,6 +573,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   rollouts: 'rollouts',
   deviceIssuer: 'device token issuer',
   addresses: 'API addresses',
+  console: 'operator console',
   localIssuer: 'local token issuer',
   localData: 'local data folder',
   localRuntime: 'local runtime',

@@ -91,6 +91,12 @@ export interface FunctionAccess {
    * the same path, so that `createRequire(import.meta.url).resolve` finds it on Lambda as it does locally.
    */
   packageFiles?: readonly string[];
+  /**
+   * Serves the operator console's built files (console/build.ts): the bundler builds them into the function's bundle
+   * under `console/`, where functions/platform/console.ts finds them on Lambda; locally the runtime builds them into
+   * the data folder and names it in CONSOLE_DIRECTORY.
+   */
+  consoleAssets?: boolean;
 }
 
 /** One response header of an operation. */

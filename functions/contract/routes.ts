@@ -10,6 +10,7 @@ import {
   uploadSweeper,
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
+import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
@@ -59,6 +60,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   openApiDocument,
   apiReference,
   apiReferenceScript,
+  consolePage,
+  consoleAsset,
   scenarioUpload,
   scenarioUploadSlot,
   scenarioUploadStatus,

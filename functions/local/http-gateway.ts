@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../contract/cors.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
 import { DomainError, ServiceUnavailableError } from '../core/shared/errors.js';
 import { authorize, type Scope } from '../core/shared/principal.js';
@@ -308,9 +309,10 @@ export function createApiServer(
   onError: (error: unknown) => void,
   addresses: Partial<Record<ApiName, string>> = {},
   admission?: AdmissionOptions,
+  corsOrigins: readonly string[] = [],
 ): Server {
   const gate = admission === undefined ? undefined : new AdmissionGate(admission, admission.clock);
-  const address: GatewayAddress = { api, routes, root, addresses, gate, busy: () => busyError(api, admission) };
+  const address: GatewayAddress = { api, routes, root, addresses, gate, busy: () => busyError(api, admission), corsOrigins };
   const server = createServer((request, response) => {
     // A client that goes away mid-request makes these streams emit `error`; nothing is left to answer.
     request.on('error', () => undefined);
@@ -340,6 +342,33 @@ interface GatewayAddress {
   gate: AdmissionGate | undefined;
   /** The 503 of a request the gate gives no place. */
   busy(): ServiceUnavailableError;
+  /** Browser origins answered with CORS headers (functions/contract/cors.ts); none: no CORS. */
+  corsOrigins: readonly string[];
+}
+
+/**
+ * CORS, as API Gateway's configuration does it: a request from an allowed origin gets `Access-Control-Allow-Origin`
+ * and the exposed headers on whatever it is answered; a preflight (OPTIONS with `Access-Control-Request-Method`) is
+ * answered 204 here, with the allowed methods and headers when its origin is allowed and without them (the browser
+ * then refuses the request) when not.
+ * @returns true when the request was a preflight and is answered
+ */
+function answerCors(address: GatewayAddress, request: IncomingMessage, response: ServerResponse): boolean {
+  const origin = request.headers.origin;
+  const allowed = origin !== undefined && address.corsOrigins.includes(origin);
+  if (allowed) {
+    response.setHeader('access-control-allow-origin', origin);
+    response.setHeader('access-control-expose-headers', CORS_EXPOSED_HEADERS.join(', '));
+  }
+  if (address.corsOrigins.length > 0) response.setHeader('vary', 'Origin');
+  if (request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined || origin === undefined) return false;
+  if (allowed) {
+    response.setHeader('access-control-allow-methods', CORS_ALLOWED_METHODS.join(', '));
+    response.setHeader('access-control-allow-headers', CORS_ALLOWED_HEADERS.join(', '));
+    response.setHeader('access-control-max-age', String(CORS_MAX_AGE_SECONDS));
+  }
+  response.writeHead(204).end();
+  return true;
 }
 
 /** The 503 answered when `api`'s gate admits no more, naming its bounds and the wait (admissionRetryAfterSeconds). */
@@ -355,6 +384,7 @@ function busyError(api: ApiName, admission: AdmissionOptions | undefined): Servi
 async function serveRequest(address: GatewayAddress, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://localhost');
   const method = request.method ?? 'GET';
+  if (answerCors(address, request, response)) return;
   const match = matchRoute(address.routes, address.api, method, url.pathname);
   // Answered without reading the body: Node discards what remains of it once the answer is written.
   if (match === undefined || 'methodNotAllowed' in match) return answerUnrouted(address, response, method, url.pathname, match);

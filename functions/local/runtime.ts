@@ -6,9 +6,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import S3rver from 's3rver';
+import { writeConsole } from '../../console/build.js';
 import { localQueue } from '../adapters/embedded/local-work-queue.js';
 import { SwappableSearchIndex } from '../adapters/embedded/swappable-search-index.js';
 import { retry } from '../adapters/retry.js';
+import { CORS_MAX_AGE_SECONDS } from '../contract/cors.js';
 import {
   checkEnvironment,
   ENV,
@@ -161,6 +163,8 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     // Locally a lost message is one of a crashed runtime: send its chunk again soon after a restart.
     [ENV.rolloutChunkTimeoutSeconds]: inherited[ENV.rolloutChunkTimeoutSeconds] || '15',
     [ENV.localEventsFile]: join(dataDirectory, 'events', 'events.jsonl'),
+    // The console's build (console/build.ts), made at each start.
+    [ENV.consoleDirectory]: consoleDirectoryOf(dataDirectory),
     [ENV.archiveBucket]: LOCAL_BUCKET,
     [ENV.dynamoDbEndpoint]: options.dynamoDbEndpoint,
     [ENV.s3Endpoint]: options.s3Endpoint,
@@ -200,9 +204,15 @@ export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
   'devices',
   'rollouts',
   'addresses',
+  'console',
   'localIssuer',
   'function',
 ];
+
+/** The console's build folder in the data folder. */
+function consoleDirectoryOf(dataDirectory: string): string {
+  return join(dataDirectory, 'console');
+}
 
 /** The local issuer's folder (users, signing keys, the cursor key) in the data folder. */
 function localAuthDirectory(dataDirectory: string): string {
@@ -292,8 +302,15 @@ async function configureRuntime(options: LocalRuntimeOptions): Promise<RuntimeLa
     }),
   );
   checkEnvironment(LOCAL_HANDLER_GROUPS, process.env);
+  // Built from the sources at each start, so the console served is the one in the working tree.
+  await writeConsole(consoleDirectoryOf(dataDirectory));
   const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
   return { runtimeSettings, dataDirectory, ports, addresses, dynamoDbEndpoint, s3Endpoint, authDirectory, region };
+}
+
+/** The archive bucket's CORS configuration (S3's XML): `origin` may PUT, GET and HEAD with any header. */
+function s3CorsConfiguration(origin: string): string {
+  return `<CORSConfiguration><CORSRule><AllowedOrigin>${origin}</AllowedOrigin><AllowedMethod>PUT</AllowedMethod><AllowedMethod>GET</AllowedMethod><AllowedMethod>HEAD</AllowedMethod><AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>${CORS_MAX_AGE_SECONDS}</MaxAgeSeconds></CORSRule></CORSConfiguration>`;
 }
 
 /**
@@ -310,7 +327,8 @@ async function startStorageBackends(layout: RuntimeLayout, stops: StopSteps, log
     port: ports.s3,
     directory: join(dataDirectory, 's3'),
     silent: true,
-    configureBuckets: [{ name: LOCAL_BUCKET }],
+    // The console (served by the main address, another origin) PUTs large archives to presigned URLs.
+    configureBuckets: [{ name: LOCAL_BUCKET, configs: [s3CorsConfiguration(layout.addresses.api)] }],
   });
   await s3.run();
   stops.push(() => s3.close());
@@ -564,6 +582,8 @@ async function startApiListeners(layout: RuntimeLayout, root: string, stops: Sto
         auth: addresses.auth,
       },
       admissionOf(api, runtimeSettings),
+      // The console's page comes from the main address; it signs in and uploads across origins.
+      api === 'api' ? [] : [addresses.api],
     );
     await listen(server, ports[api]);
     stops.push(() => closeServer(server));

@@ -4,54 +4,19 @@
  * it shows every operation of the OpenAPI document, fetched nothing from anywhere but the service, and logged no
  * error. A full-page screenshot is written to test-results/api-reference.png for people to look at.
  *
- * Chromium is /usr/bin/chromium. When it is missing, running as root with apt-get, the test installs the `chromium`
- * package first; when that fails too, the browser test is skipped with a line saying so (the HTTP checks still run).
+ * Chromium comes from test/e2e/browser.ts; without it the browser test is skipped (the HTTP checks still run).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { REDOC_SCRIPT_MODULE } from '../../functions/contract/routes/service.js';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { servedRedocScript } from '../../functions/platform/api-reference.js';
+import { chromiumAvailable, launchChromium, screenshotPath } from './browser.js';
 import { expectDocumented } from './contract.js';
 import { useLocalService } from './harness.js';
 
-const root = resolve(import.meta.dirname, '../..');
-const CHROMIUM = '/usr/bin/chromium';
-/** Where the screenshot goes (test-results/ is not committed). */
-const SCREENSHOT = join(root, 'test-results', 'api-reference.png');
-/**
- * Headless, and quiet on the network: no QUIC, no first-run, background, component-update or sync traffic, so that
- * every request the test sees is one the page made.
- */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-/** Whether Chromium is at CHROMIUM, installing the distribution's package first when it is missing and that is possible. */
-function chromiumAvailable(): boolean {
-  if (existsSync(CHROMIUM)) return true;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) return false;
-  const environment = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () =>
-    spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { env: environment, stdio: 'ignore', timeout: 600_000 }).status === 0;
-  // Without package lists (a fresh container) the install fails until they are fetched.
-  if (!install()) {
-    spawnSync('apt-get', ['update', '-qq'], { env: environment, stdio: 'ignore', timeout: 300_000 });
-    install();
-  }
-  return existsSync(CHROMIUM);
-}
+const SCREENSHOT = screenshotPath('api-reference.png');
 
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the API reference screenshot');
@@ -97,7 +62,7 @@ describe('GET /docs', () => {
       const summaries = ROUTES.flatMap((route) => (route.summary === undefined ? [] : [route.summary]));
       expect(summaries.length).toBeGreaterThan(30);
       const origin = new URL(local.service.api).origin;
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
         const requested: string[] = [];
@@ -123,7 +88,6 @@ describe('GET /docs', () => {
           await expect.poll(missing, { timeout: 60_000, interval: 500 }).toEqual([]);
         } finally {
           // Also when something is missing: the picture shows what the page did render.
-          mkdirSync(join(root, 'test-results'), { recursive: true });
           await page.screenshot({ path: SCREENSHOT, fullPage: true });
           console.log(`API reference screenshot: ${SCREENSHOT}`);
         }

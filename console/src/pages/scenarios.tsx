@@ -1,0 +1,8 @@
+/** The scenarios page (filled in next). */
+export function ScenariosPage() {
+  return (
+    <main id="main">
+      <h1>Scenarios</h1>
+    </main>
+  );
+}

@@ -1,0 +1,42 @@
+/**
+ * The console's whole state is its URL: the page and its state live in the hash (`#/fleet?connection.state=OFFLINE`),
+ * so that one route of the service serves every page, and reload, back/forward and a pasted link give the same page.
+ * A page's query string is one to one with the API's query parameters where the page shows an API listing.
+ */
+import { signal } from '@preact/signals';
+
+/** Where the console is: the path (`/fleet`, `/devices/acme/kiosk-1`) and its query parameters. */
+export interface Location {
+  path: string;
+  query: URLSearchParams;
+}
+
+/** Reads the location from the hash; the fleet page when there is none. */
+function readLocation(): Location {
+  const hash = location.hash.replace(/^#/, '');
+  const [path = '', query = ''] = hash.split('?', 2) as [string?, string?];
+  return { path: path === '' || path === '/' ? '/fleet' : path, query: new URLSearchParams(query) };
+}
+
+export const here = signal<Location>(readLocation());
+
+window.addEventListener('hashchange', () => {
+  here.value = readLocation();
+});
+
+/** The hash of a path and query (`#/fleet?health.mode=…`). */
+export function hrefOf(path: string, query?: URLSearchParams | Record<string, string>): string {
+  const search = query === undefined ? '' : new URLSearchParams(query).toString();
+  return `#${path}${search === '' ? '' : `?${search}`}`;
+}
+
+/**
+ * Goes to a path and query: a new history entry (back returns), or with `replace` the same one (typing in a search
+ * box should not leave one entry per keystroke).
+ */
+export function navigate(path: string, query?: URLSearchParams | Record<string, string>, replace = false): void {
+  const href = hrefOf(path, query);
+  if (replace) history.replaceState(null, '', href);
+  else history.pushState(null, '', href);
+  here.value = readLocation();
+}

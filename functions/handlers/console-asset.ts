@@ -1,0 +1,20 @@
+import { consoleAsset as route } from '../contract/routes/console.js';
+import { NotFoundError } from '../core/shared/errors.js';
+import { CONSOLE_ASSET_MAX_AGE_SECONDS, consoleAsset } from '../platform/console.js';
+import { routeHandler } from '../platform/http.js';
+
+/** GET {base_url}/console/assets/{asset}: one of the console's content-hashed files, cached for good. */
+export const handler = routeHandler(route, async ({ params }) => {
+  const asset = await consoleAsset(params.asset);
+  if (asset === undefined)
+    throw new NotFoundError(`No console file is named '${params.asset}'. Reload the console page to get the current ones.`);
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': asset.contentType,
+      'cache-control': `public, max-age=${CONSOLE_ASSET_MAX_AGE_SECONDS}, immutable`,
+      'x-content-type-options': 'nosniff',
+    },
+    body: asset.body.toString('utf8'),
+  };
+});
