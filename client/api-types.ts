@@ -445,7 +445,7 @@ export interface paths {
         };
         /**
          * Script or style sheet of the operator console
-         * @description One of the console's files, named by its content's hash (`main.<hash>.js`, `main.<hash>.css`): browsers may keep it for good (`Cache-Control: public, max-age=31536000, immutable`). No bearer token needed.
+         * @description One of the console's files, named by its content's hash (`main.<hash>.js`, `main.<hash>.css`): browsers may keep it for good (`Cache-Control: public, max-age=31536000, immutable`). Compressed with gzip when `Accept-Encoding` allows it. No bearer token needed.
          */
         get: operations["ConsoleAsset"];
         put?: never;
@@ -3270,6 +3270,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description `gzip` when the request's `Accept-Encoding` accepts it (the body is then compressed); absent otherwise. */
+                    "Content-Encoding"?: "gzip";
                     [name: string]: unknown;
                 };
                 content: {

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { API_ADDRESS_ENV, ENV, readEnvironment } from '../contract/environment.js';
 import type { ApiName } from '../contract/route.js';
 import { CONSOLE_ASSET_PATTERN } from '../contract/routes/console.js';
@@ -124,25 +125,51 @@ export async function consolePage(): Promise<{ html: string; contentSecurityPoli
   return { html, contentSecurityPolicy: contentSecurityPolicy([...new Set(connect)]) };
 }
 
-const assets = new Map<string, Promise<Buffer | undefined>>();
+/** A built file as served: its bytes, and the same gzip-compressed (RFC 1952), made once. */
+interface ServedAsset {
+  body: Buffer;
+  gzipped: Buffer;
+}
+
+const assets = new Map<string, Promise<ServedAsset | undefined>>();
 
 /**
- * One built file by name (`main.<hash>.js`), read once and kept in memory, with its media type; undefined when there
- * is no such file (a page of an older build asks for it).
+ * Whether an `Accept-Encoding` value (RFC 9110 §12.5.3) accepts gzip: `gzip` (or `x-gzip`) listed without `q=0`.
+ * API Gateway HTTP APIs do not compress answers themselves, so the function does.
  */
-export async function consoleAsset(name: string): Promise<{ body: Buffer; contentType: string } | undefined> {
+export function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  return (acceptEncoding ?? '').split(',').some((part) => {
+    const [coding = '', ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase());
+    if (coding !== 'gzip' && coding !== 'x-gzip') return false;
+    const quality = parameters.find((parameter) => parameter.startsWith('q='));
+    return quality === undefined || Number(quality.slice(2)) > 0;
+  });
+}
+
+/**
+ * One built file by name (`main.<hash>.js`), read and compressed once and kept in memory, with its media type and,
+ * when `gzip`, its gzip-compressed bytes; undefined when there is no such file (a page of an older build asks for it).
+ */
+export async function consoleAsset(
+  name: string,
+  gzip: boolean,
+): Promise<{ body: Buffer; contentType: string; contentEncoding?: 'gzip' } | undefined> {
   if (!CONSOLE_ASSET_PATTERN.test(name)) return undefined;
   const path = join(consoleDirectory(), name);
   let found = assets.get(path);
   if (found === undefined) {
-    found = readFile(path).catch((error: NodeJS.ErrnoException) => {
-      assets.delete(path);
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
+    found = readFile(path).then(
+      (body) => ({ body, gzipped: gzipSync(body, { level: 9 }) }),
+      (error: NodeJS.ErrnoException) => {
+        assets.delete(path);
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      },
+    );
     assets.set(path, found);
   }
-  const body = await found;
-  if (body === undefined) return undefined;
-  return { body, contentType: name.endsWith('.css') ? 'text/css; charset=utf-8' : 'application/javascript; charset=utf-8' };
+  const served = await found;
+  if (served === undefined) return undefined;
+  const contentType = name.endsWith('.css') ? 'text/css; charset=utf-8' : 'application/javascript; charset=utf-8';
+  return gzip ? { body: served.gzipped, contentType, contentEncoding: 'gzip' } : { body: served.body, contentType };
 }

@@ -56,7 +56,7 @@ export const consoleAsset = defineRoute({
   path: '/console/assets/{asset}',
   summary: 'Script or style sheet of the operator console',
   description:
-    "One of the console's files, named by its content's hash (`main.<hash>.js`, `main.<hash>.css`): browsers may keep it for good (`Cache-Control: public, max-age=31536000, immutable`). No bearer token needed.",
+    "One of the console's files, named by its content's hash (`main.<hash>.js`, `main.<hash>.css`): browsers may keep it for good (`Cache-Control: public, max-age=31536000, immutable`). Compressed with gzip when `Accept-Encoding` allows it. No bearer token needed.",
   tags: ['Meta'],
   scope: null,
   request: {
@@ -76,7 +76,13 @@ export const consoleAsset = defineRoute({
       schema: ConsoleAssetBody,
       contentType: 'application/javascript',
       alternatives: { 'text/css': ConsoleAssetBody },
-      headers: { 'Cache-Control': HEADERS['Cache-Control'] },
+      headers: {
+        'Cache-Control': HEADERS['Cache-Control'],
+        'Content-Encoding': {
+          description: "`gzip` when the request's `Accept-Encoding` accepts it (the body is then compressed); absent otherwise.",
+          schema: z.literal('gzip'),
+        },
+      },
     },
     400: { ...PROBLEM_RESPONSES.BadRequest, description: 'Bad Request: the name is not a console file name.' },
     404: problem('NotFound', 'Not Found: no console file has this name (an older build: reload the console page).'),
