@@ -93,7 +93,7 @@ function percentile(sorted: number[], fraction: number): number {
 }
 
 /** A seeded data folder of `devices` devices, made once with `npm run seed` and kept under BENCH_DIRECTORY. */
-async function seededTemplate(devices: number): Promise<string> {
+export async function seededTemplate(devices: number): Promise<string> {
   const template = join(BENCH_DIRECTORY, `rollout-fleet-${devices}`);
   const ready = await stat(join(template, 'seeded')).then(
     () => true,

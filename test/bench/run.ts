@@ -38,6 +38,9 @@
  * Then the cold-start benchmark (cold-start.ts): every function bundle's size, and the module init of the five largest
  * against a file importing only their AWS SDK clients and against `node -e 0` (COLD_START_RUNS);
  * --only-cold-start runs only it, --skip-cold-start skips it.
+ *
+ * Then the console benchmark (console.ts): the operator console in Chromium on 100,000 seeded devices (first load,
+ * sign-in to first results, facet clicks; CONSOLE_BENCH_DEVICES); --only-console runs only it, --skip-console skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -46,6 +49,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
 import { reportColdStartBench, runColdStartBench } from './cold-start.js';
+import { reportConsoleBench, runConsoleBench } from './console.js';
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
 import { reportDeviceBench, runDeviceBench } from './devices.js';
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
@@ -69,7 +73,7 @@ function usage(message?: string): never {
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
       '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
-      '       [--only-cold-start | --skip-cold-start]\n' +
+      '       [--only-cold-start | --skip-cold-start] [--only-console | --skip-console]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -381,6 +385,26 @@ function coldStartStep(): Promise<void> {
   );
 }
 
+/** Console benchmark (console.ts): --only-console runs only it, --skip-console skips it. */
+const consoleMode = stepMode('console');
+
+function consoleStep(): Promise<void> {
+  return benchmarkStep(
+    'Console benchmark: the operator console in Chromium on a seeded fleet of 100,000 devices: first load, sign-in to first results, 50 facet clicks.',
+    'Console',
+    'console.json',
+    async () => {
+      const result = await runConsoleBench();
+      reportConsoleBench(result);
+      return result;
+    },
+  );
+}
+
+if (consoleMode === 'only') {
+  await consoleStep();
+  process.exit();
+}
 if (coldStartMode === 'only') {
   await coldStartStep();
   process.exit();
@@ -663,6 +687,11 @@ if (tokenFloodMode === 'run') {
 if (coldStartMode === 'run') {
   log('');
   await coldStartStep();
+}
+
+if (consoleMode === 'run') {
+  log('');
+  await consoleStep();
 }
 
 if (rolloutMode === 'run') {
