@@ -53,10 +53,18 @@ module.exports = {
       to: { path: '^(lib|cli|bin)/' },
     },
     {
+      name: 'console-sees-only-the-client',
+      comment:
+        'The console is a client like the CLI: it knows the service only through the typed client (client/), never a second contract from functions/ or anything server-side.',
+      severity: 'error',
+      from: { path: '^console/src/' },
+      to: { path: '^(functions|lib|cli|bin|simulator)/' },
+    },
+    {
       name: 'no-cycles',
       comment: 'An import cycle makes module initialisation order matter and areas inseparable: break it with a port or a smaller module.',
       severity: 'error',
-      from: { path: '^(functions|lib|cli|client|simulator)/' },
+      from: { path: '^(functions|lib|cli|client|simulator|console)/' },
       to: { circular: true },
     },
   ],

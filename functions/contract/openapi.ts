@@ -55,8 +55,8 @@ Contract choices where the specification is silent (docs/contract.md):
 - **Addresses.** The main API (\`{base_url}\`), a separate upload address (\`{scenario_upload_url}\`) used only for
   uploads, and an authentication service (\`{auth_url}\`) that issues tokens at \`POST /token\` and publishes its keys at
   \`GET /.well-known/jwks.json\`.
-- **Authentication.** Every endpoint except the token, JWKS, this document and its reference page (\`GET /docs\`)
-  takes \`Authorization: Bearer <JWT>\`. Tokens are checked for issuer, audience, expiry and \`nbf\`, signed with
+- **Authentication.** Every endpoint except the token, JWKS, this document, its reference page (\`GET /docs\`) and
+  the operator console's page and files (\`GET /console\`) takes \`Authorization: Bearer <JWT>\`. Tokens are checked for issuer, audience, expiry and \`nbf\`, signed with
   ${ACCEPTED_ALGORITHMS.join(', ')} only.
   Missing or invalid token: 401 with \`WWW-Authenticate: Bearer\`. The token's \`companies\` claim lists the companies the
   caller may act on and its \`scope\` claim the permissions (\`scenarios:read\`, \`scenarios:write\`, \`deployments:read\`,
@@ -361,7 +361,10 @@ const DOCUMENT_TAGS: readonly Json[] = [
     description: 'Devices: the registry and client credentials (operator tokens), and what a device pulls and reports (its own token).',
   },
   { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
-  { name: 'Meta', description: 'This document, and its rendered reference page for people (`GET /docs`).' },
+  {
+    name: 'Meta',
+    description: 'This document, its rendered reference page for people (`GET /docs`), and the operator console (`GET /console`).',
+  },
 ];
 
 /**
