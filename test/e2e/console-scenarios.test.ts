@@ -162,6 +162,10 @@ describe.skipIf(!hasChromium)('the console scenarios page', () => {
       await expect.poll(async () => (await rowsOf(page, 'Scenarios of acme')).map((cells) => cells[0])).toEqual(all.slice(0, shown + 1));
     }
     await expect.poll(() => page.getByRole('button', { name: 'Show more scenarios' }).count()).toBe(0);
+    // The page size is in the URL: a reload shows the first page of one again.
+    await page.reload();
+    await expect.poll(async () => (await rowsOf(page, 'Scenarios of acme')).map((cells) => cells[0])).toEqual(all.slice(0, 1));
+    expect(await page.getByRole('button', { name: 'Show more scenarios' }).count()).toBe(1);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -295,8 +299,24 @@ describe.skipIf(!hasChromium)('the console scenarios page', () => {
     );
     expect(archive.byteLength).toBeGreaterThan(MAX_DIRECT_UPLOAD_BYTES);
     await page.getByRole('heading', { level: 1, name: 'Scenarios of acme' }).waitFor();
+    // The upload throttled to about 2 MiB/s, so that the bar is seen on its way (the transfer takes ~2 s).
+    const devtools = await page.context().newCDPSession(page);
+    await devtools.send('Network.enable');
+    await devtools.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: 2 * MiB,
+    });
     await upload(page, archive, 'large.zip');
+    const moving = page.getByRole('progressbar', { name: /^Uploaded [\d,]+ of / });
+    await expect
+      .poll(async () => Number((await moving.getAttribute('value').catch(() => null)) ?? 0), { timeout: 30_000, interval: 50 })
+      .toBeGreaterThan(0);
+    const midway = Number(await moving.getAttribute('value'));
+    await devtools.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await page.getByRole('status').filter({ hasText: 'Stored console-large@1.0.0' }).waitFor({ timeout: 120_000 });
+    expect(midway, 'the bar showed a part of the bytes before the whole').toBeLessThan(archive.byteLength);
     const progress = page.getByRole('progressbar', {
       name: `Uploaded ${grouped(archive.byteLength)} of ${grouped(archive.byteLength)} bytes`,
     });
@@ -328,7 +348,12 @@ describe.skipIf(!hasChromium)('the console scenarios page', () => {
     await page.getByLabel('Company').selectOption('globex');
     await page.getByRole('heading', { level: 1, name: 'Scenarios of globex' }).waitFor();
     await expectListingOfApi(page, local.tokens.olivia, 'globex');
+    await expect.poll(() => page.evaluate('location.hash')).toBe('#/scenarios?company=globex');
     await expectAccessible(page, 'scenarios page, read-only');
+    // Back returns to the company before.
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Scenarios of acme' }).waitFor();
+    await expectListingOfApi(page, local.tokens.olivia, 'acme');
     expect(errors).toEqual([]);
     await page.close();
   });
