@@ -1,8 +1,320 @@
-/** The scenarios page (filled in next). */
-export function ScenariosPage() {
+/**
+ * The scenarios page (`#/scenarios?company=<id>[&limit=<n>]`): a company's scenarios and their versions (the listing
+ * paged by the API's own `limit` and `cursor`, "Show more" for the next page), its storage used against the quota, the
+ * skeleton archive to start from, and, with `scenarios:write`, the upload of an archive.
+ */
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import type { components } from '../../../client/index.js';
+import { bytes, count, dateTime } from '../format.js';
+import { here, navigate } from '../router.js';
+import { UploadForm } from '../scenarios/upload-form.js';
+import { api, can, claims, problemText } from '../session.js';
+
+type Scenario = components['schemas']['Scenario'];
+type ScenarioDetail = components['schemas']['ScenarioDetail'];
+type StorageUsage = components['schemas']['StorageUsage'];
+
+/** A listed scenario with its versions' details, or why they could not be read. */
+interface ListedScenario {
+  summary: Scenario;
+  detail?: ScenarioDetail;
+  error?: string;
+}
+
+/** The `limit` of the URL when it is one the API takes (1 to 1,000), else undefined (the API's default). */
+function limitOf(query: URLSearchParams): number | undefined {
+  const value = Number(query.get('limit'));
+  return Number.isInteger(value) && value >= 1 && value <= 1000 ? value : undefined;
+}
+
+/** Reads each scenario's versions (size, upload time): one request per scenario of the page, in parallel. */
+async function withDetails(company: string, items: Scenario[]): Promise<ListedScenario[]> {
+  return Promise.all(
+    items.map(async (summary): Promise<ListedScenario> => {
+      try {
+        const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/scenarios/{scenarioId}', {
+          params: { path: { companyId: company, scenarioId: summary.id } },
+        });
+        return data === undefined ? { summary, error: problemText(error, response.status) } : { summary, detail: data };
+      } catch {
+        return { summary, error: problemText(undefined) };
+      }
+    }),
+  );
+}
+
+/** The company's storage: a meter of the bytes used against the quota, and the figures in words. */
+function Usage({ usage }: { usage: StorageUsage }) {
   return (
-    <main id="main">
-      <h1>Scenarios</h1>
+    <section aria-labelledby="usage-title" class="usage">
+      <h2 id="usage-title">Storage</h2>
+      <label>
+        Storage used
+        <meter min={0} max={Math.max(1, usage.quotaBytes)} value={usage.usedBytes} />
+      </label>
+      <p class="usage-figures">
+        {bytes(usage.usedBytes)} of {bytes(usage.quotaBytes)} used ({bytes(usage.availableBytes)} available; {count(usage.usedBytes)} of{' '}
+        {count(usage.quotaBytes)} bytes).
+      </p>
+    </section>
+  );
+}
+
+/** The `filename` of a Content-Disposition header, else `fallback`. */
+function filenameOf(disposition: string | null, fallback: string): string {
+  const match = /filename="?([^";]+)"?/i.exec(disposition ?? '');
+  return match?.[1] ?? fallback;
+}
+
+/** "Download the skeleton": fetches the skeleton with the token and saves it under the name the service gives it. */
+function SkeletonDownload({ company }: { company: string }) {
+  const error = useSignal<string | null>(null);
+  const busy = useSignal(false);
+  const download = async () => {
+    busy.value = true;
+    error.value = null;
+    try {
+      const {
+        data,
+        error: problem,
+        response,
+      } = await api.main.GET('/companies/{companyId}/resources/scenarios/skeleton.zip', {
+        params: { path: { companyId: company }, query: {} },
+        parseAs: 'blob',
+      });
+      if (data === undefined) {
+        error.value = problemText(problem, response.status);
+        return;
+      }
+      // A link to an object URL of the bytes: the download needs the token, which a plain link could not send.
+      const url = URL.createObjectURL(data);
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = filenameOf(response.headers.get('content-disposition'), 'skeleton.zip');
+      document.body.append(link);
+      link.click();
+      link.remove();
+      // Revoked once the browser has had time to start the download from it.
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    } catch {
+      error.value = problemText(undefined);
+    } finally {
+      busy.value = false;
+    }
+  };
+  return (
+    <section aria-labelledby="skeleton-title">
+      <h2 id="skeleton-title">Start a scenario</h2>
+      <p>
+        The skeleton is a ZIP with a scenario.json (a fresh id, version 1.0.0), a thumbnail, an asset and a README explaining each file.
+      </p>
+      <button type="button" onClick={download} disabled={busy.value}>
+        Download the skeleton
+      </button>
+      {error.value !== null && (
+        <p class="error" role="alert">
+          {error.value}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** One scenario's versions, in upload order. */
+function Versions({ listed }: { listed: ListedScenario }) {
+  const { summary, detail, error } = listed;
+  if (detail === undefined) {
+    return (
+      <p class="error" role="alert">
+        The versions of {summary.id} could not be read: {error}
+      </p>
+    );
+  }
+  return (
+    <table class="versions">
+      <caption>Versions of {summary.id}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Version</th>
+          <th scope="col">Uploaded</th>
+          <th scope="col">Size</th>
+          <th scope="col">Uploaded by</th>
+          <th scope="col">SHA-256</th>
+        </tr>
+      </thead>
+      <tbody>
+        {detail.versions.map((version) => (
+          <tr key={version.version}>
+            <td class="mono">{version.version}</td>
+            <td>
+              <time dateTime={version.created}>{dateTime(version.created)}</time>
+            </td>
+            <td>
+              <span title={`${count(version.size)} bytes`}>{bytes(version.size)}</span>
+            </td>
+            <td>{version.uploadedBy}</td>
+            <td class="mono sha">{version.sha256.slice(0, 12)}…</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The page of `#/scenarios?company=<id>`: the company defaults to the token's first one (written into the URL). */
+export function ScenariosPage() {
+  const { query } = here.value;
+  const companies = claims.value?.companies ?? [];
+  const company = query.get('company') ?? '';
+  const limit = limitOf(query);
+  const listed = useSignal<ListedScenario[]>([]);
+  const nextCursor = useSignal<string | null>(null);
+  const listError = useSignal<string | null>(null);
+  const loading = useSignal(false);
+  const usage = useSignal<StorageUsage | null>(null);
+  const usageError = useSignal<string | null>(null);
+  // Bumped after an upload is stored: the listing and usage are read again.
+  const revision = useSignal(0);
+  // Which load is current: an answer of an earlier one (another company) is dropped.
+  const generation = useSignal(0);
+
+  useEffect(() => {
+    if (company === '' && companies[0] !== undefined) {
+      const next = new URLSearchParams(query);
+      next.set('company', companies[0]);
+      navigate('/scenarios', next, true);
+    }
+  }, [company, companies[0]]);
+
+  const loadPage = async (cursor: string | undefined, current: number) => {
+    loading.value = true;
+    try {
+      const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/scenarios', {
+        params: {
+          path: { companyId: company },
+          query: { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) },
+        },
+      });
+      if (current !== generation.peek()) return;
+      if (data === undefined) {
+        listError.value = problemText(error, response.status);
+        return;
+      }
+      const items = await withDetails(company, data.items);
+      if (current !== generation.peek()) return;
+      listed.value = cursor === undefined ? items : [...listed.value, ...items];
+      nextCursor.value = data.nextCursor;
+      listError.value = null;
+    } catch {
+      if (current === generation.peek()) listError.value = problemText(undefined);
+    } finally {
+      if (current === generation.peek()) loading.value = false;
+    }
+  };
+
+  const loadUsage = async (current: number) => {
+    try {
+      const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/scenarios/usage', {
+        params: { path: { companyId: company } },
+      });
+      if (current !== generation.peek()) return;
+      usage.value = data ?? null;
+      usageError.value = data === undefined ? problemText(error, response.status) : null;
+    } catch {
+      if (current === generation.peek()) usageError.value = problemText(undefined);
+    }
+  };
+
+  useEffect(() => {
+    if (company === '') return;
+    const current = generation.peek() + 1;
+    generation.value = current;
+    listed.value = [];
+    nextCursor.value = null;
+    void loadPage(undefined, current);
+    void loadUsage(current);
+  }, [company, limit, revision.value]);
+
+  if (company === '') {
+    return (
+      <main id="main">
+        <h1>Scenarios</h1>
+        <p>{companies.length === 0 ? 'Your account belongs to no company: there are no scenarios to show.' : 'Choosing a company…'}</p>
+      </main>
+    );
+  }
+  const scenarios = listed.value;
+  return (
+    <main id="main" class="scenarios-page">
+      <h1>Scenarios of {company}</h1>
+      {usage.value !== null && <Usage usage={usage.value} />}
+      {usageError.value !== null && (
+        <p class="error" role="alert">
+          The storage usage could not be read: {usageError.value}
+        </p>
+      )}
+      <SkeletonDownload company={company} />
+      {can('scenarios:write') && (
+        <UploadForm
+          key={company}
+          company={company}
+          onStored={() => {
+            revision.value += 1;
+          }}
+        />
+      )}
+      <section aria-labelledby="catalog-title">
+        <h2 id="catalog-title">Scenarios and versions</h2>
+        {listError.value !== null && (
+          <p class="error" role="alert">
+            The scenarios could not be read: {listError.value}
+          </p>
+        )}
+        <p aria-live="polite" class="muted">
+          {loading.value
+            ? 'Loading the scenarios…'
+            : `${count(scenarios.length)} scenario(s) shown${nextCursor.value === null ? '' : '; more exist'}.`}
+        </p>
+        {scenarios.length > 0 && (
+          <table class="scenarios">
+            <caption>Scenarios of {company}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Id</th>
+                <th scope="col">Name</th>
+                <th scope="col">Latest version</th>
+                <th scope="col">Versions</th>
+                <th scope="col">Last upload</th>
+              </tr>
+            </thead>
+            <tbody>
+              {scenarios.map(({ summary }) => (
+                <tr key={summary.id}>
+                  <td class="mono">{summary.id}</td>
+                  <td>
+                    {summary.name}
+                    {summary.description !== null && <div class="muted">{summary.description}</div>}
+                  </td>
+                  <td class="mono">{summary.latestVersion}</td>
+                  <td class="mono">{summary.versions.join(', ')}</td>
+                  <td>
+                    <time dateTime={summary.updated}>{dateTime(summary.updated)}</time>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {nextCursor.value !== null && (
+          <button type="button" disabled={loading.value} onClick={() => void loadPage(nextCursor.value ?? undefined, generation.peek())}>
+            Show more scenarios
+          </button>
+        )}
+        {scenarios.map((item) => (
+          <Versions key={item.summary.id} listed={item} />
+        ))}
+      </section>
     </main>
   );
 }
