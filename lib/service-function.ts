@@ -112,6 +112,11 @@ export interface ServiceFunctionProps {
    * at the same path. @default none
    */
   packageFiles?: readonly string[];
+  /**
+   * Builds the operator console (console/build.ts) into the bundle under `console/`, where
+   * functions/platform/console.ts reads it on Lambda (FunctionAccess `consoleAssets`). @default false
+   */
+  consoleAssets?: boolean;
 }
 
 /**
@@ -165,9 +170,7 @@ export class ServiceFunction extends NodejsFunction {
         externalModules: [...FUNCTION_BUNDLING.externalModules],
         // Warnings and errors only: no per-file size listing on every synth.
         logLevel: LogLevel.WARNING,
-        ...(props.packageFiles === undefined || props.packageFiles.length === 0
-          ? {}
-          : { commandHooks: packageFileCopies(props.packageFiles) }),
+        ...bundlingHooks(props),
       },
     });
     // What AWSLambdaBasicExecutionRole would grant on every log group, on this function's log group only.
@@ -244,6 +247,38 @@ export function packageFileCopies(files: readonly string[]): ICommandHooks {
         `mkdir -p "${join(outputDir, 'node_modules', dirname(file))}"`,
         `cp "${join(inputDir, 'node_modules', file)}" "${join(outputDir, 'node_modules', file)}"`,
       ]),
+  };
+}
+
+/**
+ * Bundling hooks that build the operator console into `<output>/console` after esbuild ran, with the repository's
+ * own build script (the same build `npm start` and `npm run build` make), so that the bundle holds the page's
+ * content-hashed files and their manifest.
+ */
+export function consoleBuild(): ICommandHooks {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir, outputDir) => [`node --import tsx "${CONSOLE_BUILD_SCRIPT}" "${join(outputDir, 'console')}"`],
+  };
+}
+
+/** console/build.ts, absolute: run by its path, so the hook works whatever folder CDK runs it in. */
+const CONSOLE_BUILD_SCRIPT = join(REPO_ROOT, 'console', 'build.ts');
+
+/** The hooks a function's bundling needs: package file copies, then the console's build; none when it needs neither. */
+function bundlingHooks(props: Pick<ServiceFunctionProps, 'packageFiles' | 'consoleAssets'>): { commandHooks?: ICommandHooks } {
+  const hooks = [
+    ...(props.packageFiles === undefined || props.packageFiles.length === 0 ? [] : [packageFileCopies(props.packageFiles)]),
+    ...(props.consoleAssets === true ? [consoleBuild()] : []),
+  ];
+  if (hooks.length === 0) return {};
+  return {
+    commandHooks: {
+      beforeBundling: (inputDir, outputDir) => hooks.flatMap((hook) => hook.beforeBundling(inputDir, outputDir)),
+      beforeInstall: (inputDir, outputDir) => hooks.flatMap((hook) => hook.beforeInstall(inputDir, outputDir)),
+      afterBundling: (inputDir, outputDir) => hooks.flatMap((hook) => hook.afterBundling(inputDir, outputDir)),
+    },
   };
 }
 

@@ -8,7 +8,7 @@
  * | `stage`                   | `dev`             | suffix of the stack names; several stages live in one account  |
  * | `logLevel`                | `INFO`            | Powertools log level of every function                         |
  * | `logRetentionDays`        | `30`              | retention of function, API access and OpenSearch logs (days)   |
- * | `corsAllowedOrigins`      | none              | browser origins allowed on the three APIs and presigned PUTs   |
+ * | `corsAllowedOrigins`      | see below         | browser origins allowed on the three APIs and presigned PUTs   |
  * | `opensearchInstanceType`  | `t3.small.search` | data node instance type                                        |
  * | `opensearchInstanceCount` | `1`               | data nodes (2 or more: zone awareness across 2 or 3 AZs)       |
  * | `opensearchVolumeGiB`     | `10`              | gp3 volume per data node                                       |
@@ -17,6 +17,10 @@
  * | `deviceTokenLifetimeSeconds` | `900`          | lifetime of device tokens (60 to 900 seconds)                  |
  * | `authRateLimit`           | `200`             | POST /token: steady requests per second (its own bucket)       |
  * | `authBurstLimit`          | `400`             | POST /token: requests it takes at once above the steady rate   |
+ *
+ * Without `corsAllowedOrigins`, CORS serves the operator console at `{base_url}/console`: the upload and auth APIs
+ * allow the main API's origin, the main API needs none (same origin), and the archive bucket allows the region's
+ * API Gateway endpoints (`https://*.execute-api.<region>.amazonaws.com`). A custom domain needs it set.
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
@@ -37,7 +41,10 @@ export interface ServiceSettings {
   stage: string;
   logLevel: string;
   logRetention: RetentionDays;
-  /** Exact origins (`https://app.example.com`) or `*`; empty: no CORS at all. */
+  /**
+   * Exact origins (`https://app.example.com`) or `*`, on the three APIs and the archive bucket; empty: the console's
+   * defaults (the upload and auth APIs allow the main API's origin, the bucket the region's API Gateway endpoints).
+   */
   corsAllowedOrigins: string[];
   opensearch: { instanceType: string; instanceCount: number; volumeGiB: number };
   cognitoFeaturePlan: CognitoPlan;

@@ -15,6 +15,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
 import { UPLOAD_PREFIX } from '../functions/contract/archives.js';
+import { CORS_MAX_AGE_SECONDS } from '../functions/contract/cors.js';
 import type { FunctionDefinition } from '../functions/contract/function.js';
 import type { DeviceKeyUse, RouteDefinition, SearchAccess } from '../functions/contract/route.js';
 import { awsFunctionAccess } from './constructs/function-access.js';
@@ -155,21 +156,24 @@ export class StatefulStack extends Stack {
     return bucket;
   }
 
-  /** The archive bucket: versioned, uploads expire, accesses logged, CORS for the browsers' presigned requests. */
+  /**
+   * The archive bucket: versioned, uploads expire, accesses logged, CORS for the browsers' presigned requests: from
+   * `corsAllowedOrigins`, else from any API Gateway endpoint of the region (this stack cannot name the stateless
+   * stack's API; S3 allows one `*` per origin), so that the operator console's uploads work out of the box.
+   */
   private createArchiveBucket(settings: ServiceSettings): Bucket {
-    const cors: CorsRule[] =
-      settings.corsAllowedOrigins.length === 0
-        ? []
-        : [
-            {
-              // Browsers PUT archives to presigned upload URLs and may fetch presigned download URLs.
-              allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
-              allowedOrigins: settings.corsAllowedOrigins,
-              allowedHeaders: PRESIGNED_HEADERS,
-              exposedHeaders: ['ETag'],
-              maxAge: 3600,
-            },
-          ];
+    const origins =
+      settings.corsAllowedOrigins.length > 0 ? settings.corsAllowedOrigins : [`https://*.execute-api.${this.region}.${this.urlSuffix}`];
+    const cors: CorsRule[] = [
+      {
+        // Browsers PUT archives to presigned upload URLs and may fetch presigned download URLs.
+        allowedMethods: [HttpMethods.PUT, HttpMethods.GET, HttpMethods.HEAD],
+        allowedOrigins: origins,
+        allowedHeaders: PRESIGNED_HEADERS,
+        exposedHeaders: ['ETag'],
+        maxAge: CORS_MAX_AGE_SECONDS,
+      },
+    ];
     const bucket = new Bucket(this, 'ArchiveBucket', {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       encryption: BucketEncryption.S3_MANAGED,
@@ -181,7 +185,7 @@ export class StatefulStack extends Stack {
       versioned: true,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'archive-bucket/',
-      ...(cors.length === 0 ? {} : { cors }),
+      cors,
       lifecycleRules: [
         { id: 'AbortIncompleteMultipartUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
         // Presigned uploads live under uploads/ only until the validation function has run: accepted archives are

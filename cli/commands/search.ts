@@ -166,7 +166,7 @@ async function listFilters(pairs: string[], options: { type?: string }, command:
   printTable(
     rows,
     [
-      { head: 'Field', value: (row) => row.descriptor.field },
+      { head: 'Field', value: (row) => filterLabel(row.descriptor) },
       { head: 'Scope', value: (row) => row.descriptor.scope },
       { head: 'Value', value: (row) => row.parameter.value },
       { head: 'Name', value: (row) => row.parameter.name },
@@ -174,6 +174,14 @@ async function listFilters(pairs: string[], options: { type?: string }, command:
     ],
     'No filter.',
   );
+}
+
+/**
+ * How `dss filters` names a filter: its display name, the one every client shows, then the field to give as
+ * FIELD=VALUE in parentheses: `Connection state (connection.state)`.
+ */
+export function filterLabel(descriptor: Pick<FilterDescriptor, 'name' | 'field'>): string {
+  return `${descriptor.name} (${descriptor.field})`;
 }
 
 interface SearchOptions {

@@ -184,6 +184,7 @@ export class ServiceFunctions {
       ...(access.timeoutSeconds === undefined ? {} : { timeout: Duration.seconds(access.timeoutSeconds) }),
       ...(access.memorySize === undefined ? {} : { memorySize: access.memorySize }),
       ...(access.packageFiles === undefined ? {} : { packageFiles: access.packageFiles }),
+      ...(access.consoleAssets === true ? { consoleAssets: true } : {}),
       ...(role === undefined ? {} : { role }),
       environment: { ...spec.environment, ...this.environmentOf(spec) },
     });

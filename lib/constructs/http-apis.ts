@@ -26,6 +26,7 @@ import {
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
 import { API_ADDRESS_ENV, ENV } from '../../functions/contract/environment.js';
 import type { ApiName, FunctionAccess, RouteDefinition } from '../../functions/contract/route.js';
 import { DEVICE_ISSUER_PATH } from '../../functions/contract/routes/device-issuer.js';
@@ -80,6 +81,14 @@ const APIS: readonly { api: ApiName; id: string; description: string }[] = [
   { api: 'auth', id: 'AuthApi', description: 'Device scenario service: token endpoint and JWKS, backed by Cognito and KMS ({auth_url}).' },
 ];
 
+/**
+ * The origin of an API's default endpoint, `https://<api id>.execute-api.<region>.amazonaws.com`, built from tokens
+ * (its stage URL ends with `/`, which an origin may not).
+ */
+export function apiOrigin(stack: Stack, api: HttpApi): string {
+  return `https://${api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
+}
+
 /** An API and its default stage. */
 export interface ApiStage {
   api: HttpApi;
@@ -114,11 +123,10 @@ export class HttpApis {
     this.access = routeFunctionAccess(props.routes);
     // The APIs and stages come first: the device issuer is `{auth_url}/device` and device tokens are for
     // `{base_url}`, names the token function and the device authorizer both need.
-    const [main, upload, auth] = APIS.map(({ api, id, description }) => this.newApi(id, api, description)) as [
-      ApiStage,
-      ApiStage,
-      ApiStage,
-    ];
+    // The main API first (APIS's order): the others allow its origin by default (the operator console's page).
+    const created: ApiStage[] = [];
+    for (const { api, id, description } of APIS) created.push(this.newApi(id, api, description, created[0]));
+    const [main, upload, auth] = created as [ApiStage, ApiStage, ApiStage];
     this.main = main;
     this.upload = upload;
     this.auth = auth;
@@ -140,9 +148,20 @@ export class HttpApis {
     ];
   }
 
-  private newApi(apiId: string, api: ApiName, description: string): ApiStage {
+  /**
+   * Creates an API and its stage. CORS (functions/contract/cors.ts's values): with `corsAllowedOrigins` set, exactly
+   * those origins on every API; without, the upload and auth APIs allow the main API's own origin (the operator
+   * console, `{base_url}/console`, signs in and uploads across origins) and the main API none (the console calls it
+   * from its own origin).
+   */
+  private newApi(apiId: string, api: ApiName, description: string, main: ApiStage | undefined): ApiStage {
     const { settings } = this.props;
-    const origins = settings.corsAllowedOrigins;
+    const origins =
+      settings.corsAllowedOrigins.length > 0
+        ? settings.corsAllowedOrigins
+        : api === 'main' || main === undefined
+          ? []
+          : [apiOrigin(this.stack, main.api)];
     const httpApi = new HttpApi(this.stack, apiId, {
       description,
       createDefaultStage: false,
@@ -151,10 +170,10 @@ export class HttpApis {
         : {
             corsPreflight: {
               allowOrigins: origins,
-              allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.DELETE, CorsHttpMethod.OPTIONS],
-              allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match'],
-              exposeHeaders: ['location', 'retry-after', 'www-authenticate', 'idempotent-replayed', 'etag'],
-              maxAge: Duration.hours(1),
+              allowMethods: CORS_ALLOWED_METHODS.map((method) => CorsHttpMethod[method]),
+              allowHeaders: [...CORS_ALLOWED_HEADERS],
+              exposeHeaders: [...CORS_EXPOSED_HEADERS],
+              maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
             },
           }),
     });
@@ -227,7 +246,8 @@ export class HttpApis {
           added,
           'AwsSolutions-APIG4',
           `${route.method} ${route.path} is public by contract (docs/contract.md): the token endpoint, the issuers' public keys and ` +
-            'discovery document, or the OpenAPI document, which a caller needs before it has a token. Every other route has a JWT authorizer.',
+            "discovery document, the OpenAPI document and reference page, or the operator console's page and files, which a caller needs " +
+            'before it has a token. Every other route has a JWT authorizer.',
         );
       }
     }

@@ -304,7 +304,9 @@ describe('listings', () => {
 
     const table = await dss(['filters', '--type', 'DEVICE']);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/│ connection\.state\s+│ DEVICE\s+│ CONNECTED/);
+    // Each filter by the display name the API gives it, then the field to search with.
+    expect(table.stdout).toMatch(/│ Connection state \(connection\.state\)\s+│ DEVICE\s+│ CONNECTED/);
+    for (const descriptor of answer.items) expect(table.stdout).toContain(`${descriptor.name} (${descriptor.field})`);
   });
 
   it('searches with filters, following every page with --all', async () => {

@@ -5,6 +5,7 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { DEFAULT_METRICS_NAMESPACE, METRIC } from '../../functions/platform/observability.js';
 import { THROTTLE } from '../../lib/constructs/http-apis.js';
@@ -77,8 +78,6 @@ describe('stacks, apis (bundling skipped)', () => {
           Format: Match.stringLikeRegexp('requestId'),
         },
       });
-      // No CORS unless corsAllowedOrigins is set.
-      expect(apis.find(([id]) => id === apiId)?.[1].Properties?.CorsConfiguration, prefix).toBeUndefined();
     }
     stateless.resourceCountIs('AWS::ApiGatewayV2::Stage', 3);
     for (const output of ['MainApiUrl', 'UploadApiUrl', 'AuthApiUrl', 'SearchReindexFunctionName', 'DeviceTokenIssuer'])
@@ -94,6 +93,27 @@ describe('stacks, apis (bundling skipped)', () => {
       stateful.hasOutput(output, {});
   });
 
+  it("allows by default the main API's origin on the upload and auth APIs (the operator console signs in and uploads from it), no CORS on the main API", () => {
+    const apis = resourcesOf(stateless, 'AWS::ApiGatewayV2::Api');
+    const apiOf = (prefix: string) => apis.find(([id]) => id.startsWith(prefix)) as [string, Resource];
+    const [mainId, main] = apiOf('MainApi');
+    // The console's page and its API calls share the main API's origin: nothing to allow there.
+    expect(main.Properties?.CorsConfiguration).toBeUndefined();
+    for (const prefix of ['UploadApi', 'AuthApi']) {
+      const cors = apiOf(prefix)[1].Properties?.CorsConfiguration as Record<string, unknown> | undefined;
+      expect(cors, prefix).toEqual({
+        AllowOrigins: [expect.anything()],
+        AllowMethods: [...CORS_ALLOWED_METHODS],
+        AllowHeaders: [...CORS_ALLOWED_HEADERS],
+        ExposeHeaders: [...CORS_EXPOSED_HEADERS],
+        MaxAge: CORS_MAX_AGE_SECONDS,
+      });
+      const [origin] = cors?.AllowOrigins as unknown[];
+      expect(origin, prefix).toHaveProperty('Fn::Join');
+      expect(flattenJoin(origin), prefix).toBe(`https://{{${mainId}}}.execute-api.{{AWS::Region}}.{{AWS::URLSuffix}}`);
+    }
+  });
+
   it("puts the Cognito JWT authorizer on user routes and the device issuer's on device routes, each with the route's scope, none on public routes", () => {
     checkAuthorizers(stateful, stateless, AWS_ROUTES);
     expect(
@@ -105,6 +125,8 @@ describe('stacks, apis (bundling skipped)', () => {
       'ApiReferenceScript',
       'AuthJwks',
       'AuthToken',
+      'ConsoleAsset',
+      'ConsolePage',
       'DeviceIssuerDiscovery',
       'DeviceIssuerJwks',
       'OpenApiDocument',

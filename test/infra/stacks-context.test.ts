@@ -78,6 +78,7 @@ describe('customer parameters from CDK context', () => {
     const origins = ['https://console.example.com', 'http://localhost:5173'];
     for (const [id, api] of resourcesOf(stateless, 'AWS::ApiGatewayV2::Api')) {
       expect(api.Properties?.CorsConfiguration, id).toMatchObject({
+        // Exactly these, the main API's own origin not added.
         AllowOrigins: origins,
         AllowHeaders: expect.arrayContaining(['authorization', 'content-type']),
       });
@@ -89,6 +90,14 @@ describe('customer parameters from CDK context', () => {
         ],
       },
     });
+    // Exactly those: no API Gateway wildcard beside them.
+    const withCors = resourcesOf(stateful, 'AWS::S3::Bucket').filter(([, bucket]) => bucket.Properties?.CorsConfiguration !== undefined);
+    expect(withCors).toHaveLength(1);
+    expect(
+      (withCors[0]?.[1].Properties?.CorsConfiguration as { CorsRules: { AllowedOrigins: unknown }[] }).CorsRules.map(
+        (rule) => rule.AllowedOrigins,
+      ),
+    ).toEqual([origins]);
   });
 
   it('applies the log retention, the log level and the Plus plan with threat protection', () => {

@@ -5,6 +5,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
+import { CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
 import { preTokenGeneration } from '../../functions/contract/functions.js';
 import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import { ARCHIVE_UPLOADED } from '../../functions/contract/routes.js';
@@ -89,7 +90,18 @@ describe('stacks, stateful (bundling skipped)', () => {
     stateful.hasResource('AWS::S3::Bucket', {
       Properties: {
         VersioningConfiguration: { Status: 'Enabled' },
-        CorsConfiguration: Match.absent(),
+        // By default the region's API Gateway endpoints (the operator console's page) may PUT and GET presigned URLs.
+        CorsConfiguration: {
+          CorsRules: [
+            {
+              AllowedMethods: ['PUT', 'GET', 'HEAD'],
+              AllowedOrigins: [{ 'Fn::Join': ['', ['https://*.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }]] }],
+              AllowedHeaders: ['content-type'],
+              ExposedHeaders: ['ETag'],
+              MaxAge: CORS_MAX_AGE_SECONDS,
+            },
+          ],
+        },
         LoggingConfiguration: { DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'archive-bucket/' },
         LifecycleConfiguration: {
           Rules: Match.arrayWith([

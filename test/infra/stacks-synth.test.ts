@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/contract/environment.js';
+import { CONSOLE_ASSET_PATTERN } from '../../functions/contract/routes/console.js';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { FUNCTION_BUNDLE_LIMIT_BYTES } from '../../lib/bundling.js';
 import { functionIdOf, REPO_ROOT } from '../../lib/service-function.js';
@@ -83,6 +84,21 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
         expect(existsSync(copied), copied).toBe(true);
         expect(readFileSync(copied).equals(readFileSync(join(REPO_ROOT, 'node_modules', file))), copied).toBe(true);
       }
+    }
+
+    // The functions serving the operator console carry its build (console/build.ts) under console/, where
+    // functions/platform/console.ts reads it on Lambda: a manifest naming a script and a style sheet that are there.
+    const withConsole = ROUTES.filter((route) => route.access?.consoleAssets === true);
+    expect(withConsole.map((route) => route.id).sort()).toEqual(['ConsoleAsset', 'ConsolePage']);
+    for (const route of withConsole) {
+      const bundle = packageFileChecks.find(({ id }) => id.startsWith(functionIdOf(route.entry)));
+      expect(bundle, route.id).toBeDefined();
+      const directory = join(bundle?.directory ?? '', 'console');
+      const manifest = JSON.parse(readFileSync(join(directory, 'manifest.json'), 'utf8')) as { script: string; style: string };
+      expect(manifest.script, route.id).toMatch(CONSOLE_ASSET_PATTERN);
+      expect(manifest.style, route.id).toMatch(CONSOLE_ASSET_PATTERN);
+      for (const file of [manifest.script, manifest.style])
+        expect(statSync(join(directory, file)).size, `${route.id}: ${file}`).toBeGreaterThan(0);
     }
 
     // The ESM bundles load in plain Node (the createRequire banner, externals) and export a handler.

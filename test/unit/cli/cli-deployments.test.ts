@@ -23,7 +23,7 @@ import {
   sendWithRetry,
   summarize,
 } from '../../../cli/batch.js';
-import { parseSort } from '../../../cli/commands/search.js';
+import { filterLabel, parseSort } from '../../../cli/commands/search.js';
 import { UsageError } from '../../../cli/output.js';
 import { ApiError } from '../../../client/index.js';
 import { MAX_DEPLOYMENT_ENTRIES } from '../../../functions/core/deployments/deployments.js';
@@ -310,5 +310,10 @@ describe('search arguments', () => {
     expect(parseSort('updated:desc')).toEqual({ sort: 'updated', direction: 'DESC' });
     expect(parseSort('location.name:ASC')).toEqual({ sort: 'location.name', direction: 'ASC' });
     expect(() => parseSort('updated:down')).toThrow(UsageError);
+  });
+
+  it('names a filter in `dss filters` by its display name, then the field to give as FIELD=VALUE', () => {
+    expect(filterLabel({ name: 'Connection state', field: 'connection.state' })).toBe('Connection state (connection.state)');
+    expect(filterLabel({ name: 'Resource type', field: 'type' })).toBe('Resource type (type)');
   });
 });

@@ -12,7 +12,15 @@ import { handler } from '../../../functions/handlers/openapi.js';
 type Json = Record<string, unknown>;
 
 const document = openApiDocument();
-const PUBLIC_PATHS = new Set(['/token', '/.well-known/jwks.json', '/openapi.json', '/docs', '/docs/redoc.standalone.js', '/console', '/console/assets/{asset}']);
+const PUBLIC_PATHS = new Set([
+  '/token',
+  '/.well-known/jwks.json',
+  '/openapi.json',
+  '/docs',
+  '/docs/redoc.standalone.js',
+  '/console',
+  '/console/assets/{asset}',
+]);
 
 function asObject(value: unknown): Json {
   expect(value, 'expected an object').toBeTypeOf('object');
