@@ -7,6 +7,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_ADDRESS_ENV, ENV } from '../../../functions/contract/environment.js';
 import { consoleAsset, consolePage } from '../../../functions/platform/console.js';
@@ -124,11 +125,20 @@ describe('consolePage', () => {
 describe('consoleAsset', () => {
   it('serves a built file with its media type, and nothing for a well-formed name no build made', async () => {
     environment(await buildFolder());
-    const script = await consoleAsset(SCRIPT);
+    const script = await consoleAsset(SCRIPT, false);
     expect(script?.contentType).toBe('application/javascript; charset=utf-8');
     expect(script?.body.toString('utf8')).toBe('console.log("console");\n');
-    expect((await consoleAsset(STYLE))?.contentType).toBe('text/css; charset=utf-8');
-    expect(await consoleAsset('main.ZZZZ9999.js')).toBeUndefined();
+    expect(script?.contentEncoding).toBeUndefined();
+    expect((await consoleAsset(STYLE, false))?.contentType).toBe('text/css; charset=utf-8');
+    expect(await consoleAsset('main.ZZZZ9999.js', true)).toBeUndefined();
+  });
+
+  it('gives the same file gzip-compressed when asked, decompressing to the same bytes', async () => {
+    environment(await buildFolder());
+    const compressed = await consoleAsset(SCRIPT, true);
+    expect(compressed?.contentEncoding).toBe('gzip');
+    expect(compressed?.contentType).toBe('application/javascript; charset=utf-8');
+    expect(gunzipSync(compressed?.body as Buffer).toString('utf8')).toBe('console.log("console");\n');
   });
 
   it.each([
@@ -146,6 +156,6 @@ describe('consoleAsset', () => {
     environment(folder);
     // Even with a file of that name in the folder.
     await writeFile(join(folder, 'main.js'), 'not served\n');
-    expect(await consoleAsset(name)).toBeUndefined();
+    expect(await consoleAsset(name, true)).toBeUndefined();
   });
 });
