@@ -4,12 +4,15 @@
  * same parameters with the same user's token; its URL holds the search, so reload and back/forward give the same
  * state; the copied curl command, the CSV export, the keyboard and a read-only user's page are checked too.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, type operations } from '../../client/index.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
-import { type ConsolePage, expectAccessible, screenshot, signedIn } from './console-harness.js';
+import { dssJson, dssUser, runDss } from './cli-runner.js';
+import { type ConsolePage, expectAccessible, PASSWORDS, screenshot, signedIn } from './console-harness.js';
 import { clientFor, useLocalService } from './harness.js';
 
 const hasChromium = chromiumAvailable();
@@ -70,6 +73,18 @@ function expectedLabels(descriptors: Awaited<ReturnType<typeof apiFilters>>, wit
 /** "N devices match" as the page words it. */
 function matchWords(total: number): string {
   return `${total.toLocaleString('en-US')} ${total === 1 ? 'device matches' : 'devices match'}`;
+}
+
+/** "N results match": the words of a full-text search, which also finds scenarios. */
+function resultWords(total: number): string {
+  return `${total.toLocaleString('en-US')} ${total === 1 ? 'result matches' : 'results match'}`;
+}
+
+/** The words of a command line as bash splits them (quotes and escapes undone). */
+function shellWords(command: string): string[] {
+  const run = spawnSync('bash', ['-c', `printf '%s\\0' ${command}`], { encoding: 'utf8' });
+  expect(run.status, run.stderr).toBe(0);
+  return run.stdout.split('\0').slice(0, -1);
 }
 
 /** The page's errors, but for the stale requests it aborts on purpose when a newer search replaces them. */
@@ -280,9 +295,32 @@ describe.skipIf(!hasChromium)('the console fleet page', () => {
     expect(matchWords(body.total)).toBe(shown);
 
     await page.getByRole('button', { name: 'Copy as CLI' }).click();
+    const cliBox = page.getByRole('textbox', { name: 'Copied command (CLI)' });
     await expect
-      .poll(() => page.getByRole('textbox', { name: 'Copied command (CLI)' }).inputValue())
+      .poll(() => cliBox.inputValue())
       .toBe('dss search connection.state=DISCONNECTED health.hubs.devices.health.state=WARNING --type DEVICE --sort updated:desc');
+    // Run as a shell would split it, the command gives the same search.
+    const cli = await dssUser(local.service);
+    try {
+      const login = await runDss(cli, ['login', '--username', 'alice', '--password-stdin'], { stdin: `${PASSWORDS.alice}\n` });
+      expect(login.code, login.stderr).toBe(0);
+      const runCopied = async (command: string) =>
+        dssJson<{ total: number; resources: { id: string }[] }>(cli, shellWords(command.replace(/^dss /, '')));
+      const byCli = await runCopied(await cliBox.inputValue());
+      expect(matchWords(byCli.total)).toBe(shown);
+      expect(byCli.resources.map((resource) => resource.id)).toEqual(await rowIds(page));
+
+      // Full text with quotes and spaces survives the shell.
+      await page.getByRole('searchbox', { name: 'Search' }).fill(`Paris 'Rivoli' "4.2.1"`);
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await expectResults(page, { global: `Paris 'Rivoli' "4.2.1"`, sort: 'updated', direction: 'DESC' }, resultWords);
+      await page.getByRole('button', { name: 'Copy as CLI' }).click();
+      const withText = await runCopied(await cliBox.inputValue());
+      expect(resultWords(withText.total)).toBe(await countText(page));
+      expect(withText.resources.map((resource) => resource.id)).toEqual(await rowIds(page));
+    } finally {
+      await rm(cli.configDirectory, { recursive: true, force: true });
+    }
     expect(realErrors(opened)).toEqual([]);
     await page.close();
   });
