@@ -8,6 +8,8 @@ import type { FilterDescriptor } from './search-query.js';
 
 /** What the panel shows and how it changes the search. */
 export interface FacetsProps {
+  /** The counts are being asked for again (the previous ones stay shown meanwhile). */
+  busy: boolean;
   /** The descriptors, or undefined before the first answer. */
   descriptors: FilterDescriptor[] | undefined;
   /** The URL's query: which values are selected. */
@@ -28,13 +30,13 @@ interface FacetValue {
 }
 
 /** The facet panel. */
-export function Facets({ descriptors, query, setAside, showCompany, onToggle }: FacetsProps) {
+export function Facets({ busy, descriptors, query, setAside, showCompany, onToggle }: FacetsProps) {
   const shown = (descriptors ?? []).filter(
     // The page lists devices only: no resource type facet.
     (descriptor) => descriptor.field !== 'type' && (descriptor.field !== 'company' || showCompany),
   );
   return (
-    <div class={setAside ? 'fleet-facets fleet-set-aside' : 'fleet-facets'}>
+    <div class={setAside ? 'fleet-facets fleet-set-aside' : 'fleet-facets'} aria-busy={busy ? 'true' : 'false'}>
       {descriptors === undefined ? <p class="muted">Loading the filters…</p> : null}
       {shown.map((descriptor) => {
         const selected = query.getAll(descriptor.field);

@@ -76,6 +76,7 @@ export function FleetPage() {
   const searching = useSignal(true);
   const searchFailure = useSignal<Failure | null>(null);
   const descriptors = useSignal<FilterDescriptor[] | undefined>(undefined);
+  const countingFilters = useSignal(true);
   const filtersFailure = useSignal<Failure | null>(null);
   const attempt = useSignal(0);
 
@@ -114,6 +115,7 @@ export function FleetPage() {
   // One filters request per change of the filters (their counts do not depend on full text, sort or paging).
   useEffect(() => {
     const controller = new AbortController();
+    countingFilters.value = true;
     api.main
       .GET('/resources/search/filters', {
         params: { query: recordOf(new URLSearchParams(filtersKey)) as FiltersQuery },
@@ -126,9 +128,12 @@ export function FleetPage() {
           descriptors.value = data.items;
           filtersFailure.value = null;
         }
+        countingFilters.value = false;
       })
       .catch((error: unknown) => {
-        if (!controller.signal.aborted) filtersFailure.value = failureOf(error, undefined);
+        if (controller.signal.aborted) return;
+        filtersFailure.value = failureOf(error, undefined);
+        countingFilters.value = false;
       });
     return () => controller.abort();
   }, [filtersKey, attempt.value]);
@@ -138,7 +143,9 @@ export function FleetPage() {
 
   const data = results.value;
   const sort = effectiveSort(query);
-  const pageSize = Number(query.get('pageSize') ?? data?.page.pageSize ?? DEFAULT_PAGE_SIZE);
+  // A pageSize the API refuses is shown in the alert; the select then offers the default.
+  const asked = Number(query.get('pageSize') ?? data?.page.pageSize ?? DEFAULT_PAGE_SIZE);
+  const pageSize = Number.isSafeInteger(asked) && asked > 0 ? asked : DEFAULT_PAGE_SIZE;
   const page = data?.page.page ?? Number(query.get('page') ?? 1);
   const pages = data?.page.pages ?? 0;
   const windowReached = (page + 1) * pageSize > MAX_RESULT_WINDOW && page < pages;
@@ -281,6 +288,7 @@ export function FleetPage() {
             </p>
           )}
           <Facets
+            busy={countingFilters.value}
             descriptors={descriptors.value}
             query={query}
             setAside={fullText !== undefined}
