@@ -361,6 +361,12 @@ describe.skipIf(!hasChromium)('the console fleet page', () => {
     await page.keyboard.press('Space');
     await expect.poll(() => queryOf(page).getAll(field)).toEqual([value]);
     await expectResults(page, { [field]: [value] });
+
+    // A sort header is a button: Enter sorts (serial ascending is the default, so serial descending).
+    await page.getByRole('button', { name: /^Serial/ }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => [queryOf(page).get('sort'), queryOf(page).get('direction')]).toEqual(['serial', 'DESC']);
+    await expectResults(page, { [field]: [value], sort: 'serial', direction: 'DESC' });
     expect(realErrors(opened)).toEqual([]);
     await page.close();
   });

@@ -283,9 +283,14 @@ export function FleetPage() {
           <h2 id="fleet-filters-title">Filters</h2>
           {fullText !== undefined ? <p class="muted">Set aside while searching full text.</p> : null}
           {filtersFailure.value === null ? null : (
-            <p role="alert" class="error">
-              The filters could not be loaded: {filtersFailure.value.text}
-            </p>
+            <div role="alert" class="error">
+              <p>The filters could not be loaded: {filtersFailure.value.text}</p>
+              {filtersFailure.value.retry ? (
+                <button type="button" onClick={() => attempt.value++}>
+                  Try the filters again
+                </button>
+              ) : null}
+            </div>
           )}
           <Facets
             busy={countingFilters.value}
