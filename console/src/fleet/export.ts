@@ -1,0 +1,82 @@
+/**
+ * The fleet page's CSV export: every page of the current search, fetched one after the other at the API's largest
+ * page size (never a request per device), within the search's result window (page × pageSize ≤ 10,000), written as
+ * RFC 4180 CSV with the table's columns and offered as a download named fleet.csv.
+ */
+import { count } from '../format.js';
+import { api, problemText } from '../session.js';
+import type { Column } from './columns.js';
+import {
+  csvText,
+  MAX_PAGE_SIZE,
+  MAX_RESULT_WINDOW,
+  recordOf,
+  type SearchQuery,
+  type SearchResource,
+  searchParamsOf,
+} from './search-query.js';
+
+/** What an export gave: the rows written, the search's total, and how many matches the result window left out. */
+export interface ExportResult {
+  rows: number;
+  total: number;
+  leftOut: number;
+}
+
+/** An export that failed: the words to show. */
+export class ExportError extends Error {}
+
+/**
+ * Fetches every page of the search `query` (the URL's; its own page and pageSize are replaced) and returns the CSV
+ * text with `columns`, reporting progress after each page.
+ * @throws ExportError when a page cannot be fetched (the problem's detail); DOMException AbortError when `signal` aborts
+ */
+export async function fetchCsv(
+  query: URLSearchParams,
+  columns: readonly Column[],
+  onProgress: (fetched: number, total: number) => void,
+  signal?: AbortSignal,
+): Promise<{ csv: string; result: ExportResult }> {
+  const rows: string[][] = [columns.flatMap((column) => column.csvHead)];
+  const resources: SearchResource[] = [];
+  const lastReachable = Math.floor(MAX_RESULT_WINDOW / MAX_PAGE_SIZE);
+  let total = 0;
+  let pages = 1;
+  for (let page = 1; page <= Math.min(pages, lastReachable); page += 1) {
+    const params = searchParamsOf(query);
+    params.set('page', String(page));
+    params.set('pageSize', String(MAX_PAGE_SIZE));
+    const { data, error, response } = await api.main.GET('/resources/search', {
+      params: { query: recordOf(params) as SearchQuery },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (data === undefined) throw new ExportError(problemText(error, response.status));
+    total = data.total;
+    pages = data.page.pages;
+    resources.push(...data.resources);
+    onProgress(resources.length, total);
+  }
+  for (const resource of resources) rows.push(columns.flatMap((column) => column.csv(resource)));
+  return { csv: csvText(rows), result: { rows: resources.length, total, leftOut: Math.max(0, total - resources.length) } };
+}
+
+/** Offers `csv` as a download named `name`, through a Blob object URL and a link's click. */
+export function download(csv: string, name: string): void {
+  const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has started from the click; the URL is released once the browser has had a turn to read it.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** The words that say what an export wrote (and what the result window left out). */
+export function exportSummary(result: ExportResult): string {
+  const written = `Exported ${count(result.rows)} ${result.rows === 1 ? 'row' : 'rows'} to fleet.csv.`;
+  if (result.leftOut === 0) return written;
+  return `${written} ${count(result.leftOut)} more ${result.leftOut === 1 ? 'match was' : 'matches were'} left out: the search pages to its first ${count(MAX_RESULT_WINDOW)} results only; narrow the search with filters to export them.`;
+}

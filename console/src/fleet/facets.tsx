@@ -1,0 +1,73 @@
+/**
+ * The fleet page's facet panel: one fieldset per filter field of GET /resources/search/filters, one checkbox per
+ * value labelled `{name} ({count})`. The counts are the API's disjunctive counts (each field counted as if its own
+ * selection were removed), so a checked value's count says how many devices it adds or keeps.
+ */
+import { count } from '../format.js';
+import type { FilterDescriptor } from './search-query.js';
+
+/** What the panel shows and how it changes the search. */
+export interface FacetsProps {
+  /** The counts are being asked for again (the previous ones stay shown meanwhile). */
+  busy: boolean;
+  /** The descriptors, or undefined before the first answer. */
+  descriptors: FilterDescriptor[] | undefined;
+  /** The URL's query: which values are selected. */
+  query: URLSearchParams;
+  /** Full text is searched: the filters are kept but set aside (dimmed, disabled). */
+  setAside: boolean;
+  /** Whether the company field is shown (only for users of several companies). */
+  showCompany: boolean;
+  /** Selects or clears one value of one field. */
+  onToggle(field: string, value: string, selected: boolean): void;
+}
+
+/** One value of a field as the panel lists it. */
+interface FacetValue {
+  name: string;
+  value: string;
+  count: number;
+}
+
+/** The facet panel. */
+export function Facets({ busy, descriptors, query, setAside, showCompany, onToggle }: FacetsProps) {
+  const shown = (descriptors ?? []).filter(
+    // The page lists devices only: no resource type facet.
+    (descriptor) => descriptor.field !== 'type' && (descriptor.field !== 'company' || showCompany),
+  );
+  return (
+    <div class={setAside ? 'fleet-facets fleet-set-aside' : 'fleet-facets'} aria-busy={busy ? 'true' : 'false'}>
+      {descriptors === undefined ? <p class="muted">Loading the filters…</p> : null}
+      {shown.map((descriptor) => {
+        const selected = query.getAll(descriptor.field);
+        const values: FacetValue[] = [...descriptor.definition.parameters];
+        // A selected value no device has any more is still listed, so that it can be cleared.
+        for (const value of selected) {
+          if (!values.some((candidate) => candidate.value === value)) values.push({ name: value, value, count: 0 });
+        }
+        return (
+          <fieldset key={descriptor.field} class="facet" disabled={setAside}>
+            <legend>{descriptor.name}</legend>
+            {values.map((parameter) => {
+              const checked = selected.includes(parameter.value);
+              const disabled = setAside || (parameter.count === 0 && !checked);
+              return (
+                <label key={parameter.value} class={disabled ? 'disabled' : undefined}>
+                  <input
+                    type="checkbox"
+                    name={descriptor.field}
+                    value={parameter.value}
+                    checked={checked}
+                    disabled={disabled}
+                    onChange={(event) => onToggle(descriptor.field, parameter.value, (event.currentTarget as HTMLInputElement).checked)}
+                  />
+                  {`${parameter.name} (${count(parameter.count)})`}
+                </label>
+              );
+            })}
+          </fieldset>
+        );
+      })}
+    </div>
+  );
+}
