@@ -25,6 +25,7 @@ import {
   type DeploymentResultItem,
   deployEntries,
   findJournal,
+  type RetryOptions,
   runBatch,
   type SummaryLine,
   summarize,
@@ -195,6 +196,13 @@ export function BulkDeploy({ selection, onClose }: { selection: DeploySelection;
   const label = chosen === undefined ? '' : `${chosen.scenario}@${chosen.version}`;
   const busy = phase.value === 'checking' || phase.value === 'deploying';
 
+  /** Says, while a request waits to be retried (503 with Retry-After, 409, 429), why and for how long. */
+  const retry: RetryOptions = {
+    onRetry: (answered, waitMs) => {
+      status.value = `The service answered ${answered}: trying again in ${Math.ceil(waitMs / 1000)} s…`;
+    },
+  };
+
   const choose = (event: Event) => {
     choice.value = (event.currentTarget as HTMLSelectElement).value;
     checked.value = null;
@@ -213,7 +221,7 @@ export function BulkDeploy({ selection, onClose }: { selection: DeploySelection;
     try {
       const items: DeploymentResultItem[] = [];
       for (const entries of chunksOf(deployEntries(chosen.scenario, chosen.version, ids))) {
-        items.push(...(await executeDeployments(chosen.company, entries, { dryRun: true })).items);
+        items.push(...(await executeDeployments(chosen.company, entries, { dryRun: true, retry })).items);
       }
       checked.value = items;
       phase.value = 'reviewed';
@@ -235,12 +243,12 @@ export function BulkDeploy({ selection, onClose }: { selection: DeploySelection;
       const outcome = await runBatch(
         sessionStorage,
         batchInput,
-        async (entries, key) => executeDeployments(chosen.company, entries, { idempotencyKey: key }),
+        async (entries, key) => executeDeployments(chosen.company, entries, { idempotencyKey: key, retry }),
         {
           newId: () => crypto.randomUUID(),
           onStart: ({ journal, resumed }) => {
             status.value = resumed
-              ? `Resuming an interrupted deploy of ${label}: ${journal.done.length} of ${journal.chunks} requests were answered before; they are sent again with the same keys and replayed, not deployed twice.`
+              ? `Resuming an interrupted deploy of ${label}: every request is sent again with the same keys; those the service had executed are replayed, not deployed twice.`
               : `Deploying ${label} to ${devices(journal.ids.length)}…`;
           },
           onProgress: (done, total) => {
@@ -291,6 +299,8 @@ export function BulkDeploy({ selection, onClose }: { selection: DeploySelection;
           </button>
         </div>
       )}
+
+      {resolved.value !== null && all.length === 0 && <p class="notice">No device matches the search: there is nothing to deploy.</p>}
 
       {phase.value !== 'done' && (
         <form class="deploy-choice" onSubmit={dryRun}>
@@ -349,16 +359,17 @@ export function BulkDeploy({ selection, onClose }: { selection: DeploySelection;
           {interrupted !== undefined && phase.value === 'reviewed' && (
             <p class="notice">
               An interrupted deploy of {label} to these devices was found ({interrupted.done.length} of {interrupted.chunks} requests
-              answered): deploying sends every request again with the same keys; the answered ones are replayed, not deployed twice.
+              answered before the reload): resuming sends every request again with the same keys; those the service had executed are
+              replayed, not deployed twice.
             </p>
           )}
           {phase.value === 'reviewed' &&
-            (wouldSucceed === 0 ? (
+            (wouldSucceed === 0 && interrupted === undefined ? (
               <p class="notice">Nothing to deploy: the dry run says every device would fail.</p>
             ) : (
               <div class="toolbar">
                 <button type="button" class="primary" onClick={deploy}>
-                  Deploy to {devices(ids.length)}
+                  {interrupted === undefined ? 'Deploy' : 'Resume the deploy'} to {devices(ids.length)}
                 </button>
                 <button type="button" onClick={onClose}>
                   Cancel
