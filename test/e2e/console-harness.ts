@@ -36,7 +36,11 @@ export async function openConsole(browser: Browser, service: LocalService, hash 
   });
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('request', (request) => requested.push(request.url()));
-  page.on('requestfailed', (request) => errors.push(`failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  page.on('requestfailed', (request) => {
+    // The console aborts a request it no longer needs (a newer search superseded it): by design, not a failure.
+    const reason = request.failure()?.errorText ?? '';
+    if (reason !== 'net::ERR_ABORTED') errors.push(`failed: ${request.url()} ${reason}`);
+  });
   page.on('response', (answer) => {
     if (answer.status() >= 500) errors.push(`${answer.status()} ${answer.url()}`);
   });
