@@ -116,6 +116,11 @@ describe.skipIf(!hasChromium)('the console device page', () => {
     await page.getByText('This secret will not be shown again.').waitFor();
     const clientId = await page.getByLabel('Client id').inputValue();
     const clientSecret = await secretField.inputValue();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: local.service.api });
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await page.getByRole('status').filter({ hasText: 'The secret is copied to the clipboard.' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(clientSecret);
+    await expectAccessible(page, 'device page with a deployment and new credentials');
     expect(clientId).toBe(`acme~${deviceId}`);
     const exchanged = await deviceTokenRequest(local.service, clientId, clientSecret);
     expect(exchanged.response.status).toBe(200);
@@ -219,12 +224,58 @@ describe.skipIf(!hasChromium)('the console device page', () => {
     await page.close();
   });
 
+  it('lists the history newest first, a page at a time with "Show more history"', { timeout: 120_000 }, async () => {
+    const deviceId = 'acme-kiosk-0004';
+    const what = { type: 'SCENARIO' as const, id: scenario, subId: version };
+    const target = { type: 'DEVICE' as const, id: deviceId, subId: null };
+    // 24 actions (entries on one device and version run in order): more than one page of 20.
+    const requests = Array.from({ length: 24 }, (_, index) => ({
+      target,
+      what,
+      action: index % 2 === 0 ? ('DEPLOY' as const) : ('UNDEPLOY' as const),
+    }));
+    const results = expectOk(
+      await alice().main.POST('/companies/{companyId}/resources/deployments', {
+        params: { path: { companyId: 'acme' } },
+        body: { requests },
+      }),
+    );
+    expect(results.items.every((item) => item.state === 'SUCCESS')).toBe(true);
+    const history = async () =>
+      expectOk(
+        await alice().main.GET('/companies/{companyId}/resources/deployments/history', {
+          params: { path: { companyId: 'acme' }, query: { deviceId, limit: 100 } },
+        }),
+      ).items;
+    await eventually(async () => (await history()).length === 24, 'the 24 actions in the history');
+    const expected = await history();
+
+    const { page, errors } = await signedIn(browser, local.service, 'alice', `#/devices/acme/${deviceId}`);
+    const table = page.getByRole('table', { name: /History/ });
+    const rows = table.locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.getByRole('button', { name: 'Show more history' }).click();
+    await expect.poll(() => rows.count()).toBe(24);
+    expect(await page.getByRole('button', { name: 'Show more history' }).count()).toBe(0);
+    // Newest first, as the API lists them: the first row is the last UNDEPLOY, the last row the first DEPLOY.
+    const shown = await rows.locator('td:nth-child(2)').allTextContents();
+    expect(shown).toEqual(expected.map((entry) => (entry.kind === 'ACTION' ? humanize(entry.action) : 'Device status')));
+    expect(shown[0]).toBe('Undeploy');
+    expect(shown[23]).toBe('Deploy');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('shows device texts as text, never as markup', { timeout: 120_000 }, async () => {
     const deviceId = 'acme-markup-0001';
     const markup = '<img src=x onerror=alert(1)>';
     const put = await alice().main.PUT('/companies/{companyId}/resources/devices/{deviceId}', {
       params: { path: { companyId: 'acme', deviceId } },
-      body: { serial: `SN ${markup}`, location: { name: markup, description: `Behind ${markup}` } },
+      body: {
+        serial: `SN ${markup}`,
+        location: { name: markup, description: `Behind ${markup}` },
+        geoLocation: { latitude: 45.764, longitude: -4.8357, altitude: 170 },
+      },
     });
     expect(put.response.status).toBe(201);
     const { page, errors } = await signedIn(browser, local.service, 'alice', `#/devices/acme/${deviceId}`);
@@ -236,6 +287,7 @@ describe.skipIf(!hasChromium)('the console device page', () => {
     await page.getByRole('heading', { level: 1, name: new RegExp(`${deviceId}.*${markup.replace(/[()]/g, '\\$&')}`) }).waitFor();
     await page.getByText(`SN ${markup}`, { exact: true }).waitFor();
     await page.getByText(`Behind ${markup}`, { exact: true }).waitFor();
+    await page.getByText('45.7640° N, 4.8357° W, 170 m', { exact: true }).waitFor();
     expect(await page.locator('img').count()).toBe(0);
     expect(alerted).toBe(false);
     expect(errors).toEqual([]);
