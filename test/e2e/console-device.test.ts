@@ -14,7 +14,7 @@ import { clientFor, deviceTokenRequest, eventually, useLocalService } from './ha
 const hasChromium = chromiumAvailable();
 
 describe.skipIf(!hasChromium)('the console device page', () => {
-  const local = useLocalService({ users: ['alice', 'olivia'] });
+  const local = useLocalService({ users: ['alice', 'bob', 'olivia'] });
   let browser: Browser;
   /** An acme device whose sub-devices have messages (found through search). */
   let withMessages: string;
@@ -190,6 +190,20 @@ describe.skipIf(!hasChromium)('the console device page', () => {
     await page.close();
   });
 
+  it('says why, in an alert, when the service refuses the device to the user', { timeout: 120_000 }, async () => {
+    const refused = await clientFor(local.service, local.tokens.bob).main.GET('/companies/{companyId}/resources/devices/{deviceId}', {
+      params: { path: { companyId: 'acme', deviceId: withMessages } },
+    });
+    expect(refused.response.status).toBe(403);
+    const detail = (refused.error as { detail: string }).detail;
+    const { page, errors } = await signedIn(browser, local.service, 'bob', `#/devices/acme/${withMessages}`);
+    await page.getByRole('alert').filter({ hasText: detail }).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(1);
+    expect(await page.locator('section.sub-device').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('shows a read-only user everything and offers no action', { timeout: 120_000 }, async () => {
     const chosen = `${scenario}@${version}`;
     expectOk(
@@ -205,6 +219,16 @@ describe.skipIf(!hasChromium)('the console device page', () => {
           ],
         },
       }),
+    );
+    // The history is derived from the deployments table's stream: waited for, so the page has one to show.
+    await eventually(
+      async () =>
+        expectOk(
+          await alice().main.GET('/companies/{companyId}/resources/deployments/history', {
+            params: { path: { companyId: 'acme' }, query: { deviceId: withMessages } },
+          }),
+        ).items.length > 0,
+      'the deploy in the history',
     );
     const device = expectOk(await getDevice(withMessages));
     const { page, errors } = await signedIn(browser, local.service, 'olivia', `#/devices/acme/${withMessages}`);

@@ -28,6 +28,23 @@ export function State({ value }: { value: string }) {
   return <span class={toneOf(value)}>{humanize(value)}</span>;
 }
 
+/** Words of an enumeration that stay as written (`CDN`, not `Cdn`). */
+const ACRONYMS: Record<string, string> = { AC: 'AC', CDN: 'CDN', HTTP: 'HTTP', IOT: 'IoT', LED: 'LED', USB: 'USB' };
+
+/** An enumeration value in words, keeping acronyms: `GENERIC_USB` → `Generic USB`, `IOT` → `IoT`. */
+export function words(value: string): string {
+  return value
+    .split('_')
+    .map((word, index) => ACRONYMS[word] ?? (index === 0 ? word.charAt(0) + word.slice(1).toLowerCase() : word.toLowerCase()))
+    .join(' ');
+}
+
+/** A capability mode without its type's prefix, which the capability already says: `PAYMENT_CARD_PHYSICAL` → `card physical`. */
+function modeWords(type: string, mode: string): string {
+  const own = mode.startsWith(`${type}_`) ? mode.slice(type.length + 1) : mode;
+  return words(own).replace(/^[A-Z][a-z]/, (start) => start.toLowerCase());
+}
+
 /** A coordinate in degrees with its hemisphere: `45.7640° N`. */
 function degrees(value: number, positive: string, negative: string): string {
   return `${Math.abs(value).toFixed(4)}° ${value < 0 ? negative : positive}`;
@@ -136,7 +153,7 @@ function BatteryFacts({ battery }: { battery: Battery | undefined }) {
     <>
       <dt>Battery</dt>
       <dd>
-        {level}% · <State value={state} /> health · {humanize(status)} · plugged: {humanize(plugged)} · {cycle} cycles
+        {level}%, {words(status).toLowerCase()}; health <State value={state} />; power source {words(plugged)}; {cycle} charge cycles
       </dd>
     </>
   );
@@ -190,8 +207,10 @@ function SubDeviceView({ sub }: { sub: SubDevice }) {
         <dd>{sub.version}</dd>
         <dt>Capability</dt>
         <dd>
-          {humanize(sub.capability.type)}
-          {sub.capability.modes.length === 0 ? '' : ` (${sub.capability.modes.map(humanize).join(', ')})`}
+          {words(sub.capability.type)}
+          {sub.capability.modes.length === 0
+            ? ''
+            : ` (${sub.capability.modes.map((mode) => modeWords(sub.capability.type, mode)).join(', ')})`}
         </dd>
         <BatteryFacts battery={sub.battery} />
       </dl>

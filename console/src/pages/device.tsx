@@ -104,6 +104,19 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
     );
   }
 
+  if (device !== null && !device.ok) {
+    // Refused or failed: the deployments and history would fail alike, so the one message says it.
+    return (
+      <main id="main">
+        {back}
+        <h1>
+          Device <span class="mono">{deviceId}</span>
+        </h1>
+        <Alert message={device.message} />
+      </main>
+    );
+  }
+
   return (
     <main id="main">
       {back}
@@ -115,8 +128,6 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
       </h1>
       {device === null ? (
         <p role="status">Loading the device…</p>
-      ) : !device.ok ? (
-        <Alert message={device.message} />
       ) : (
         <>
           <section aria-labelledby="device-details">
