@@ -41,11 +41,12 @@ describe.skipIf(!hasChromium)('the console device page', () => {
           params: { query: { company: ['acme'], 'health.hubs.devices.health.state': ['WARNING'], pageSize: 50 } },
         }),
       );
-      found = page.resources.find(
-        (resource) =>
-          resource.type === 'DEVICE' &&
-          (resource.health?.hubs ?? []).some((hub) => hub.devices.some((sub) => sub.health.messages.length > 0)),
-      )?.id;
+      const hubsOf = (resource: (typeof page.resources)[number]) => (resource.type === 'DEVICE' ? (resource.health?.hubs ?? []) : []);
+      const candidates = page.resources.filter((resource) =>
+        hubsOf(resource).some((hub) => hub.devices.some((sub) => sub.health.messages.length > 0)),
+      );
+      // Preferably one with a battery, so that the page shows one too.
+      found = (candidates.find((resource) => hubsOf(resource).some((hub) => hub.battery !== undefined)) ?? candidates[0])?.id;
       return found !== undefined;
     }, 'an acme device with sub-device messages in search');
     withMessages = found as string;
@@ -75,6 +76,7 @@ describe.skipIf(!hasChromium)('the console device page', () => {
       expect(await section.getByRole('heading', { level: 4 }).textContent()).toBe(sub.label);
       const text = (await section.textContent()) ?? '';
       expect(text).toContain(humanize(sub.health.state));
+      if (sub.battery !== undefined) expect(text).toContain(`${sub.battery.health.level}%`);
       for (const message of sub.health.messages) {
         expect(text).toContain(message.message);
         expect(text).toContain(message.key);
@@ -84,6 +86,16 @@ describe.skipIf(!hasChromium)('the console device page', () => {
       }
     }
     expect(await page.getByText(device.serial, { exact: true }).count()).toBeGreaterThan(0);
+    for (const hub of device.health?.hubs ?? []) {
+      const text =
+        (await page
+          .getByRole('region', { name: `Hub ${hub.label}` })
+          .first()
+          .textContent()) ?? '';
+      expect(text).toContain(hub.uid);
+      if (hub.battery !== undefined)
+        expect(text).toContain(`${hub.battery.health.level}%, ${hub.battery.health.status.toLowerCase().replace(/_/g, ' ')}`);
+    }
     await expectAccessible(page, 'device page');
     await screenshot(page, 'console-device.png');
     expect(errors).toEqual([]);
