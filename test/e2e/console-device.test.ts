@@ -118,6 +118,11 @@ describe.skipIf(!hasChromium)('the console device page', () => {
     const active = page.getByRole('table', { name: /Active deployments/ });
     await active.getByRole('row', { name: new RegExp(chosen.replace(/\./g, '\\.')) }).waitFor();
     expect(await activeOn(deviceId)).toContain(chosen);
+    // The history (derived a moment after the action) shows the deploy without a reload.
+    await page
+      .getByRole('table', { name: /History/ })
+      .getByRole('row', { name: new RegExp(`Deploy ${chosen.replace(/\./g, '\\.')} Success`) })
+      .waitFor();
 
     // New credentials: confirmed, shown once, and they work.
     await page.getByRole('button', { name: 'Issue new credentials' }).click();

@@ -100,6 +100,8 @@ export async function loadScenarioVersions(company: string): Promise<Loaded<Scen
 
 /** The outcome of one deploy or undeploy entry, as the page reports it. */
 export interface ActionOutcome {
+  /** The result item's id, which its history entry has too. */
+  id: string;
   action: 'DEPLOY' | 'UNDEPLOY';
   scenario: string;
   version: string;
@@ -131,5 +133,8 @@ export async function deployOne(
   if (!result.ok) return result;
   const item = result.data.items[0];
   if (item === undefined) return { ok: false, message: 'The service answered no result for the request.' };
-  return { ok: true, data: { action, scenario: target.scenario, version: target.version, state: item.state, cause: item.cause } };
+  return {
+    ok: true,
+    data: { id: item.id, action, scenario: target.scenario, version: target.version, state: item.state, cause: item.cause },
+  };
 }

@@ -2,7 +2,7 @@
  * One device's page: its resource (details and health), its active deployments and history, and the actions the
  * token's scopes allow. Everything is read once per visit, in parallel, and the deployments again after an action.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { DeleteDevice, DeployForm, IssueCredentials } from '../device/actions.js';
 import { ActiveDeployments, History } from '../device/deployments.js';
 import { type Device, DeviceFacts, HealthView } from '../device/facts.js';
@@ -20,6 +20,9 @@ import {
 } from '../device/load.js';
 import { hrefOf } from '../router.js';
 import { can } from '../session.js';
+
+/** How many times the history is read again, a second apart, until an action's entry shows in it. */
+const HISTORY_CATCH_UP_ATTEMPTS = 5;
 
 /** The device's history as shown so far: the pages loaded, and the cursor of the next one (null on the last page). */
 interface HistoryState {
@@ -48,11 +51,39 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
   const [loadingMore, setLoadingMore] = useState(false);
 
   /** Reads the active deployments and the first page of history again (after a deploy or undeploy). */
-  const refreshDeployments = async () => {
+  const mounted = useRef(true);
+  useEffect(
+    () => () => {
+      mounted.current = false;
+    },
+    [],
+  );
+
+  /**
+   * Reads the active deployments and the first page of history again (after a deploy or undeploy). The history is
+   * derived from the deployments' change stream, a moment after the action: while the action's entry (`actionId`)
+   * is not in it yet, the first page is read again, a second apart, a few times at most.
+   */
+  const refreshDeployments = async (actionId?: string) => {
     const [nextActive, nextHistory] = await Promise.all([loadActive(company, deviceId), loadHistory(company, deviceId)]);
+    if (!mounted.current) return;
     setActive(nextActive);
     setHistory(nextHistory);
     setMoreError(null);
+    void catchUp(actionId, nextHistory);
+  };
+
+  /** Reads the history's first page again until it holds `actionId` (see refreshDeployments). */
+  const catchUp = async (actionId: string | undefined, read: Loaded<HistoryState>) => {
+    let latest = read;
+    for (let attempt = 0; attempt < HISTORY_CATCH_UP_ATTEMPTS; attempt += 1) {
+      if (actionId === undefined || !latest.ok || latest.data.items.some((entry) => entry.id === actionId)) return;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (!mounted.current) return;
+      latest = await loadHistory(company, deviceId);
+      if (!mounted.current) return;
+      setHistory(latest);
+    }
   };
 
   useEffect(() => {
@@ -69,7 +100,7 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
 
   const act = async (action: 'DEPLOY' | 'UNDEPLOY', target: ScenarioVersion): Promise<{ outcome?: ActionOutcome; error?: string }> => {
     const result = await deployOne(company, deviceId, action, target);
-    await refreshDeployments();
+    await refreshDeployments(result.ok ? result.data.id : undefined);
     return result.ok ? { outcome: result.data } : { error: result.message };
   };
 
