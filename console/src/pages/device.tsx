@@ -50,7 +50,7 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
   const [moreError, setMoreError] = useState<string | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
 
-  /** Reads the active deployments and the first page of history again (after a deploy or undeploy). */
+  // Whether the page is still shown: answers arriving after it is left are dropped.
   const mounted = useRef(true);
   useEffect(
     () => () => {
