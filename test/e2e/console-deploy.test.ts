@@ -121,7 +121,8 @@ describe.skipIf(!hasChromium)('console: bulk deploy from the fleet page', () => 
     expect(failed.map((row) => row[0])).toEqual(already);
     expect(failed.every((row) => row[1] === 'Already deployed')).toBe(true);
     for (const id of already) {
-      await expect.poll(() => page.getByRole('link', { name: id }).getAttribute('href')).toBe(`#/devices/acme/${id}`);
+      const failures = page.getByRole('table', { name: /^Failed devices/ });
+      await expect.poll(() => failures.getByRole('link', { name: id }).getAttribute('href')).toBe(`#/devices/acme/${id}`);
     }
     await screenshot(page, 'console-bulk-deploy.png');
 

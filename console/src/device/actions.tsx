@@ -1,0 +1,237 @@
+/**
+ * What an operator may do to one device, each offered only to a token whose scopes allow it (the page decides):
+ * deploy a scenario version, issue new client credentials (the secret shown once), delete the device.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { components } from '../../../client/index.js';
+import { navigate } from '../router.js';
+import { api, problemText } from '../session.js';
+import { outcomeText } from './deployments.js';
+import type { ActionOutcome, Loaded, ScenarioVersion } from './load.js';
+
+/**
+ * The deploy form: a select of the company's SCENARIO@VERSION and a button naming the choice. `onDeploy` resolves to
+ * the result item's outcome (announced) or an error message (shown as an alert).
+ */
+export function DeployForm({
+  versions,
+  onDeploy,
+}: {
+  versions: Loaded<ScenarioVersion[]> | null;
+  onDeploy: (target: ScenarioVersion) => Promise<{ outcome?: ActionOutcome; error?: string }>;
+}) {
+  const [chosen, setChosen] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const [announcement, setAnnouncement] = useState('');
+  const [error, setError] = useState<string | null>(null);
+
+  if (versions === null) return <p class="muted">Loading the company's scenarios…</p>;
+  if (!versions.ok)
+    return (
+      <p role="alert" class="error">
+        {versions.message}
+      </p>
+    );
+  if (versions.data.length === 0) return <p>The company has no scenario to deploy yet: upload one first.</p>;
+  const target = versions.data[chosen] ?? versions.data[0];
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (target === undefined) return;
+    setBusy(true);
+    setError(null);
+    setAnnouncement('');
+    const result = await onDeploy(target);
+    setBusy(false);
+    if (result.outcome !== undefined) setAnnouncement(outcomeText(result.outcome));
+    if (result.error !== undefined) setError(result.error);
+  };
+
+  return (
+    <form onSubmit={submit} class="toolbar">
+      <label>
+        Scenario version
+        <select value={String(chosen)} onChange={(event) => setChosen(Number((event.currentTarget as HTMLSelectElement).value))}>
+          {versions.data.map((option, index) => (
+            <option key={`${option.scenario}@${option.version}`} value={String(index)}>
+              {option.scenario}@{option.version}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="primary" disabled={busy || target === undefined}>
+        {busy ? 'Deploying…' : `Deploy ${target?.scenario}@${target?.version}`}
+      </button>
+      <p role="status" class="status-line">
+        {announcement}
+      </p>
+      {error === null ? null : (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+type Credentials = components['schemas']['DeviceCredentials'];
+
+/**
+ * Issuing new client credentials: confirmed first (the new secret replaces the current one at once, so the device
+ * must be given it), then the client id and secret shown once. The secret lives only in this component's state:
+ * leaving the page forgets it.
+ */
+export function IssueCredentials({ company, deviceId }: { company: string; deviceId: string }) {
+  const [stage, setStage] = useState<'idle' | 'confirming' | 'busy'>('idle');
+  const [credentials, setCredentials] = useState<Credentials | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [copied, setCopied] = useState('');
+  const secretRef = useRef<HTMLInputElement>(null);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+
+  useEffect(() => {
+    if (stage === 'confirming') confirmRef.current?.focus();
+  }, [stage]);
+  useEffect(() => {
+    if (credentials !== null) secretRef.current?.focus();
+  }, [credentials]);
+
+  const issue = async () => {
+    setStage('busy');
+    setError(null);
+    setCopied('');
+    try {
+      const {
+        data,
+        error: problem,
+        response,
+      } = await api.main.POST('/companies/{companyId}/resources/devices/{deviceId}/credentials', {
+        params: { path: { companyId: company, deviceId } },
+      });
+      if (data !== undefined) setCredentials(data);
+      else setError(problemText(problem, response.status));
+    } catch {
+      setError(problemText(undefined));
+    }
+    setStage('idle');
+  };
+
+  const copy = async () => {
+    const secret = credentials?.clientSecret ?? '';
+    try {
+      await navigator.clipboard.writeText(secret);
+    } catch {
+      // Without the clipboard API (or its permission), the field is selected for the user to copy.
+      secretRef.current?.select();
+      setCopied('Select the secret and copy it with your keyboard (the clipboard is not available here).');
+      return;
+    }
+    setCopied('The secret is copied to the clipboard.');
+  };
+
+  return (
+    <>
+      {credentials === null ? null : (
+        <div class="secret">
+          <p class="warning-box">
+            <strong>This secret will not be shown again.</strong> Give it to the device now: its previous secret no longer works.
+          </p>
+          <label>
+            Client id
+            <input class="mono" readOnly value={credentials.clientId} />
+          </label>
+          <label>
+            Client secret
+            <input class="mono" readOnly value={credentials.clientSecret} ref={secretRef} />
+          </label>
+          <div class="toolbar">
+            <button type="button" onClick={copy}>
+              Copy secret
+            </button>
+          </div>
+          <p role="status" class="status-line">
+            {copied}
+          </p>
+        </div>
+      )}
+      {stage === 'idle' ? (
+        <button type="button" onClick={() => setStage('confirming')}>
+          Issue new credentials
+        </button>
+      ) : (
+        <section class="confirm" aria-labelledby="credentials-confirm-title">
+          <h3 id="credentials-confirm-title">Issue new credentials for {deviceId}?</h3>
+          <p>The new secret replaces the current one at once: the device stops working until it is given the new secret.</p>
+          <div class="toolbar">
+            <button type="button" class="danger" ref={confirmRef} onClick={issue} disabled={stage === 'busy'}>
+              Replace the secret of {deviceId}
+            </button>
+            <button type="button" onClick={() => setStage('idle')} disabled={stage === 'busy'}>
+              Cancel
+            </button>
+          </div>
+        </section>
+      )}
+      {error === null ? null : (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** Deleting the device: the button stays disabled until the device id is typed; then the fleet page shows. */
+export function DeleteDevice({ company, deviceId }: { company: string; deviceId: string }) {
+  const [typed, setTyped] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const remove = async (event: Event) => {
+    event.preventDefault();
+    if (typed !== deviceId) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const { error: problem, response } = await api.main.DELETE('/companies/{companyId}/resources/devices/{deviceId}', {
+        params: { path: { companyId: company, deviceId } },
+      });
+      if (response.ok) {
+        navigate('/fleet');
+        return;
+      }
+      setError(problemText(problem, response.status));
+    } catch {
+      setError(problemText(undefined));
+    }
+    setBusy(false);
+  };
+
+  return (
+    <form onSubmit={remove}>
+      <p>
+        Deleting the device undeploys everything deployed on it, stops its credentials and tokens at once and removes it from search. This
+        cannot be undone.
+      </p>
+      <div class="toolbar">
+        <label>
+          Type {deviceId} to confirm
+          <input
+            value={typed}
+            onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
+            autoComplete="off"
+            spellcheck={false}
+          />
+        </label>
+        <button type="submit" class="danger" disabled={busy || typed !== deviceId}>
+          {busy ? 'Deleting…' : `Delete device ${deviceId}`}
+        </button>
+      </div>
+      {error === null ? null : (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}

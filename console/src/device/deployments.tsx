@@ -1,0 +1,192 @@
+/**
+ * A device's deployments: what is active on it with the status the device reported (and, for operators who may,
+ * an undeploy confirmed inline), and its history, newest first, a page at a time.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { dateTime, humanize } from '../format.js';
+import { State } from './facts.js';
+import type { ActionOutcome, ActiveDeployment, HistoryEntry } from './load.js';
+
+/** `scenario@version` of a deployment's `what`. */
+export const label = (what: { id: string; subId: string }) => `${what.id}@${what.subId}`;
+
+/** What a deploy or undeploy did, in words: `Undeploy acme-welcome@1.0.0: SUCCESS` or `…: FAILURE (Already deployed)`. */
+export function outcomeText(outcome: ActionOutcome): string {
+  const cause = outcome.cause === null || outcome.cause === 'NONE' ? '' : ` (${humanize(outcome.cause)})`;
+  return `${humanize(outcome.action)} ${outcome.scenario}@${outcome.version}: ${outcome.state}${cause}`;
+}
+
+/** The device's reported status of a deployment: state, message, when; or that it has not reported. */
+function ReportedStatus({ status }: { status: ActiveDeployment['deviceStatus'] }) {
+  if (status === undefined) return <span class="muted">Not reported yet</span>;
+  return (
+    <>
+      <State value={status.state} />
+      {status.message === null ? null : <>: {status.message}</>}
+      <br />
+      <span class="muted">
+        at <time dateTime={status.updated}>{dateTime(status.updated)}</time>
+      </span>
+    </>
+  );
+}
+
+/**
+ * The active deployments table. With `onUndeploy` (the user may undeploy), each row has an "Undeploy" button that
+ * asks for confirmation inline; `onUndeploy` resolves to the outcome to announce, or an error message.
+ */
+export function ActiveDeployments({
+  items,
+  onUndeploy,
+}: {
+  items: ActiveDeployment[];
+  onUndeploy?: (deployment: ActiveDeployment) => Promise<{ outcome?: ActionOutcome; error?: string }>;
+}) {
+  const [pending, setPending] = useState<ActiveDeployment | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [announcement, setAnnouncement] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+
+  useEffect(() => {
+    if (pending !== null) confirmRef.current?.focus();
+  }, [pending]);
+
+  const confirm = async () => {
+    if (pending === null || onUndeploy === undefined) return;
+    setBusy(true);
+    setError(null);
+    const result = await onUndeploy(pending);
+    setBusy(false);
+    setPending(null);
+    if (result.outcome !== undefined) setAnnouncement(outcomeText(result.outcome));
+    if (result.error !== undefined) setError(result.error);
+  };
+
+  return (
+    <>
+      {items.length === 0 ? (
+        <p>Nothing is deployed on this device.</p>
+      ) : (
+        <table>
+          <caption>Active deployments ({items.length})</caption>
+          <thead>
+            <tr>
+              <th scope="col">Scenario version</th>
+              <th scope="col">Device status</th>
+              <th scope="col">Deployed</th>
+              <th scope="col">Note</th>
+              {onUndeploy === undefined ? null : <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((deployment) => (
+              <tr key={deployment.id}>
+                <td class="mono">{label(deployment.what)}</td>
+                <td>
+                  <ReportedStatus status={deployment.deviceStatus} />
+                </td>
+                <td>
+                  <time dateTime={deployment.deployedAt}>{dateTime(deployment.deployedAt)}</time>
+                  <br />
+                  <span class="muted">by {deployment.deployedBy}</span>
+                </td>
+                <td>{deployment.note ?? <span class="muted">—</span>}</td>
+                {onUndeploy === undefined ? null : (
+                  <td>
+                    <button type="button" class="danger" onClick={() => setPending(deployment)} disabled={busy}>
+                      Undeploy {label(deployment.what)}
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {pending === null ? null : (
+        <section class="confirm" aria-labelledby="undeploy-confirm-title">
+          <h3 id="undeploy-confirm-title">Undeploy {label(pending.what)}?</h3>
+          <p>The device stops running it and removes it at its next pull.</p>
+          <div class="toolbar">
+            <button type="button" class="danger" ref={confirmRef} onClick={confirm} disabled={busy}>
+              Confirm: undeploy {label(pending.what)}
+            </button>
+            <button type="button" onClick={() => setPending(null)} disabled={busy}>
+              Cancel
+            </button>
+          </div>
+        </section>
+      )}
+      <p role="status" class="status-line">
+        {announcement}
+      </p>
+      {error === null ? null : (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** One history entry's outcome: SUCCESS or FAILURE with its cause, or the status the device reported. */
+function HistoryOutcome({ entry }: { entry: HistoryEntry }) {
+  if (entry.kind === 'DEVICE_STATUS') {
+    return (
+      <>
+        <State value={entry.deviceStatus.state} />
+        {entry.deviceStatus.message === null ? null : <>: {entry.deviceStatus.message}</>}
+      </>
+    );
+  }
+  return (
+    <>
+      <State value={entry.state} />
+      {entry.cause === null || entry.cause === 'NONE' ? null : ` (${humanize(entry.cause)})`}
+    </>
+  );
+}
+
+/** The device's history, newest first; `onMore` (absent on the last page) loads the next page. */
+export function History({ items, onMore, loadingMore }: { items: HistoryEntry[]; onMore?: () => void; loadingMore: boolean }) {
+  if (items.length === 0) return <p>No deployment has been made to this device yet.</p>;
+  return (
+    <>
+      <table>
+        <caption>History, newest first ({items.length} shown)</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">What</th>
+            <th scope="col">Scenario version</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">By</th>
+            <th scope="col">Note</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((entry) => (
+            <tr key={entry.id}>
+              <td>
+                <time dateTime={entry.at}>{dateTime(entry.at)}</time>
+              </td>
+              <td>{entry.kind === 'ACTION' ? humanize(entry.action) : 'Device status'}</td>
+              <td class="mono">{label(entry.what)}</td>
+              <td>
+                <HistoryOutcome entry={entry} />
+              </td>
+              <td>{entry.by}</td>
+              <td>{entry.kind === 'ACTION' && entry.note !== null ? entry.note : <span class="muted">—</span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {onMore === undefined ? null : (
+        <button type="button" onClick={onMore} disabled={loadingMore}>
+          {loadingMore ? 'Loading more history…' : 'Show more history'}
+        </button>
+      )}
+    </>
+  );
+}
