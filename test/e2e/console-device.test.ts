@@ -3,7 +3,7 @@
  * (health, sub-devices, messages), deploys and undeploys a version, shows the status the device reports, issues new
  * credentials that work, deletes the device, offers a read-only user no action, and shows device texts as text.
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../../client/index.js';
 import { humanize } from '../../console/src/format.js';
@@ -12,6 +12,20 @@ import { expectAccessible, screenshot, signedIn } from './console-harness.js';
 import { clientFor, deviceTokenRequest, eventually, useLocalService } from './harness.js';
 
 const hasChromium = chromiumAvailable();
+
+/**
+ * What has the keyboard focus: its tag, its role if it has one, and its words (`button Issue new credentials`,
+ * `p[status] Deploy …: SUCCESS`); `body` when the focus was lost.
+ */
+function focused(page: Page): Promise<string> {
+  return page.evaluate(`(() => {
+    const element = document.activeElement;
+    if (element === null) return '';
+    const role = element.getAttribute('role');
+    const words = element === document.body ? '' : (element.textContent ?? '').replace(/\\s+/g, ' ').trim();
+    return (element.tagName.toLowerCase() + (role === null ? '' : '[' + role + ']') + ' ' + words).trim();
+  })()`) as Promise<string>;
+}
 
 describe.skipIf(!hasChromium)('the console device page', () => {
   const local = useLocalService({ users: ['alice', 'bob', 'olivia'] });
@@ -179,6 +193,54 @@ describe.skipIf(!hasChromium)('the console device page', () => {
       .waitFor();
     await page.getByText('Nothing is deployed on this device.').waitFor();
     expect(await activeOn(deviceId)).not.toContain(chosen);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('keeps the keyboard focus on the page: Cancel returns it to the opening button, a deploy to its button, an undeploy to its outcome', {
+    timeout: 120_000,
+  }, async () => {
+    const deviceId = 'acme-kiosk-0005';
+    const chosen = `${scenario}@${version}`;
+    expect(await activeOn(deviceId)).not.toContain(chosen);
+    const { page, errors } = await signedIn(browser, local.service, 'alice', `#/devices/acme/${deviceId}`);
+
+    // New credentials, cancelled by keyboard: the focus goes back to the button that opened the confirmation.
+    await page.getByRole('button', { name: 'Issue new credentials' }).click();
+    await expect.poll(() => focused(page)).toBe(`button Replace the secret of ${deviceId}`);
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('button Cancel');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('button Issue new credentials');
+    expect(await page.getByLabel('Client secret').count()).toBe(0);
+
+    // A deploy: its button is disabled while it runs, then has the focus again.
+    await page.getByLabel('Scenario version').selectOption({ label: chosen });
+    await page.getByRole('button', { name: `Deploy ${chosen}` }).focus();
+    await page.keyboard.press('Enter');
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Deploy ${chosen}: SUCCESS` })
+      .waitFor();
+    await expect.poll(() => focused(page)).toBe(`button Deploy ${chosen}`);
+    expect(await activeOn(deviceId)).toContain(chosen);
+
+    // An undeploy, cancelled: back to the row's button; then confirmed: its row is gone, the focus is on its outcome.
+    await page.getByRole('button', { name: `Undeploy ${chosen}` }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe(`button Confirm: undeploy ${chosen}`);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe(`button Undeploy ${chosen}`);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe(`button Confirm: undeploy ${chosen}`);
+    await page.keyboard.press('Enter');
+    await page.getByText('Nothing is deployed on this device.').waitFor();
+    await expect.poll(() => focused(page)).toBe(`p[status] Undeploy ${chosen}: SUCCESS`);
+    expect(await activeOn(deviceId)).not.toContain(chosen);
+    // Tab goes on from there, in the page's order: the next control after the active deployments.
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toMatch(/^select /);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -5,7 +5,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { dateTime, humanize } from '../format.js';
 import { State } from './facts.js';
+import { Alert, useFocusLater } from './focus.js';
 import type { ActionOutcome, ActiveDeployment, HistoryEntry } from './load.js';
+import type { ActResult } from './use-device.js';
 
 /** `scenario@version` of a deployment's `what`. */
 export const label = (what: { id: string; subId: string }) => `${what.id}@${what.subId}`;
@@ -31,27 +33,99 @@ function ReportedStatus({ status }: { status: ActiveDeployment['deviceStatus'] }
   );
 }
 
-/**
- * The active deployments table. With `onUndeploy` (the user may undeploy), each row has an "Undeploy" button that
- * asks for confirmation inline; `onUndeploy` resolves to the outcome to announce, or an error message.
- */
-export function ActiveDeployments({
-  items,
-  onUndeploy,
-}: {
+/** The active deployments table; with `onUndeploy`, each row has an "Undeploy" button (disabled while `busy`). */
+function ActiveTable(props: {
   items: ActiveDeployment[];
-  onUndeploy?: (deployment: ActiveDeployment) => Promise<{ outcome?: ActionOutcome; error?: string }>;
+  busy: boolean;
+  onUndeploy?: ((deployment: ActiveDeployment, opener: HTMLButtonElement) => void) | undefined;
 }) {
+  const { items, busy, onUndeploy } = props;
+  return (
+    <table>
+      <caption>Active deployments ({items.length})</caption>
+      <thead>
+        <tr>
+          <th scope="col">Scenario version</th>
+          <th scope="col">Device status</th>
+          <th scope="col">Deployed</th>
+          <th scope="col">Note</th>
+          {onUndeploy === undefined ? null : <th scope="col">Actions</th>}
+        </tr>
+      </thead>
+      <tbody>
+        {items.map((deployment) => (
+          <tr key={deployment.id}>
+            <td class="mono">{label(deployment.what)}</td>
+            <td>
+              <ReportedStatus status={deployment.deviceStatus} />
+            </td>
+            <td>
+              <time dateTime={deployment.deployedAt}>{dateTime(deployment.deployedAt)}</time>
+              <br />
+              <span class="muted">by {deployment.deployedBy}</span>
+            </td>
+            <td>{deployment.note ?? <span class="muted">—</span>}</td>
+            {onUndeploy === undefined ? null : (
+              <td>
+                <button type="button" class="danger" onClick={(event) => onUndeploy(deployment, event.currentTarget)} disabled={busy}>
+                  Undeploy {label(deployment.what)}
+                </button>
+              </td>
+            )}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The inline confirmation of an undeploy; its confirm button takes the focus when it shows. */
+function UndeployConfirm(props: { pending: ActiveDeployment; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
+  const { pending, busy, onConfirm, onCancel } = props;
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    confirmRef.current?.focus();
+  }, [pending]);
+  return (
+    <section class="confirm" aria-labelledby="undeploy-confirm-title">
+      <h3 id="undeploy-confirm-title">Undeploy {label(pending.what)}?</h3>
+      <p>The device stops running it and removes it at its next pull.</p>
+      <div class="toolbar">
+        <button type="button" class="danger" ref={confirmRef} onClick={onConfirm} disabled={busy}>
+          Confirm: undeploy {label(pending.what)}
+        </button>
+        <button type="button" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </section>
+  );
+}
+
+/**
+ * The undeploy of one active deployment: `open` (from its row's button, remembered), `confirm`, `cancel`; the
+ * deployment waiting for confirmation, whether it runs, its announced outcome or error. The focus follows: after
+ * the undeploy, to its outcome (`statusRef`) or error (`alertRef`), since its row and confirmation are gone; after
+ * Cancel, back to the row's button.
+ */
+function useUndeploy(onUndeploy: ((deployment: ActiveDeployment) => Promise<ActResult>) | undefined) {
   const [pending, setPending] = useState<ActiveDeployment | null>(null);
   const [busy, setBusy] = useState(false);
   const [announcement, setAnnouncement] = useState('');
   const [error, setError] = useState<string | null>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
+  const opener = useRef<HTMLButtonElement | null>(null);
+  const statusRef = useRef<HTMLParagraphElement>(null);
+  const alertRef = useRef<HTMLParagraphElement>(null);
+  const focusLater = useFocusLater();
 
-  useEffect(() => {
-    if (pending !== null) confirmRef.current?.focus();
-  }, [pending]);
-
+  const open = (deployment: ActiveDeployment, button: HTMLButtonElement) => {
+    opener.current = button;
+    setPending(deployment);
+  };
+  const cancel = () => {
+    setPending(null);
+    opener.current?.focus();
+  };
   const confirm = async () => {
     if (pending === null || onUndeploy === undefined) return;
     setBusy(true);
@@ -61,71 +135,35 @@ export function ActiveDeployments({
     setPending(null);
     if (result.outcome !== undefined) setAnnouncement(outcomeText(result.outcome));
     if (result.error !== undefined) setError(result.error);
+    focusLater(result.error === undefined ? statusRef : alertRef);
   };
+  return { pending, busy, announcement, error, statusRef, alertRef, open, cancel, confirm };
+}
 
+/**
+ * The active deployments. With `onUndeploy` (the user may undeploy), each row has an "Undeploy" button that asks for
+ * confirmation inline; `onUndeploy` resolves to the outcome to announce, or an error message.
+ */
+export function ActiveDeployments({
+  items,
+  onUndeploy,
+}: {
+  items: ActiveDeployment[];
+  onUndeploy?: (deployment: ActiveDeployment) => Promise<ActResult>;
+}) {
+  const { pending, busy, announcement, error, statusRef, alertRef, open, cancel, confirm } = useUndeploy(onUndeploy);
   return (
     <>
       {items.length === 0 ? (
         <p>Nothing is deployed on this device.</p>
       ) : (
-        <table>
-          <caption>Active deployments ({items.length})</caption>
-          <thead>
-            <tr>
-              <th scope="col">Scenario version</th>
-              <th scope="col">Device status</th>
-              <th scope="col">Deployed</th>
-              <th scope="col">Note</th>
-              {onUndeploy === undefined ? null : <th scope="col">Actions</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((deployment) => (
-              <tr key={deployment.id}>
-                <td class="mono">{label(deployment.what)}</td>
-                <td>
-                  <ReportedStatus status={deployment.deviceStatus} />
-                </td>
-                <td>
-                  <time dateTime={deployment.deployedAt}>{dateTime(deployment.deployedAt)}</time>
-                  <br />
-                  <span class="muted">by {deployment.deployedBy}</span>
-                </td>
-                <td>{deployment.note ?? <span class="muted">—</span>}</td>
-                {onUndeploy === undefined ? null : (
-                  <td>
-                    <button type="button" class="danger" onClick={() => setPending(deployment)} disabled={busy}>
-                      Undeploy {label(deployment.what)}
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ActiveTable items={items} busy={busy} onUndeploy={onUndeploy === undefined ? undefined : open} />
       )}
-      {pending === null ? null : (
-        <section class="confirm" aria-labelledby="undeploy-confirm-title">
-          <h3 id="undeploy-confirm-title">Undeploy {label(pending.what)}?</h3>
-          <p>The device stops running it and removes it at its next pull.</p>
-          <div class="toolbar">
-            <button type="button" class="danger" ref={confirmRef} onClick={confirm} disabled={busy}>
-              Confirm: undeploy {label(pending.what)}
-            </button>
-            <button type="button" onClick={() => setPending(null)} disabled={busy}>
-              Cancel
-            </button>
-          </div>
-        </section>
-      )}
-      <p role="status" class="status-line">
+      {pending === null ? null : <UndeployConfirm pending={pending} busy={busy} onConfirm={confirm} onCancel={cancel} />}
+      <p role="status" class="status-line" tabIndex={-1} ref={statusRef}>
         {announcement}
       </p>
-      {error === null ? null : (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      {error === null ? null : <Alert message={error} focusRef={alertRef} />}
     </>
   );
 }
