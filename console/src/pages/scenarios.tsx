@@ -3,7 +3,7 @@
  * paged by the API's own `limit` and `cursor`, "Show more" for the next page), its storage used against the quota, the
  * skeleton archive to start from, and, with `scenarios:write`, the upload of an archive.
  */
-import { useSignal } from '@preact/signals';
+import { type Signal, useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
 import { bytes, count, dateTime } from '../format.js';
@@ -162,31 +162,27 @@ function Versions({ listed }: { listed: ListedScenario }) {
   );
 }
 
-/** The page of `#/scenarios?company=<id>`: the company defaults to the token's first one (written into the URL). */
-export function ScenariosPage() {
-  const { query } = here.value;
-  const companies = claims.value?.companies ?? [];
-  const company = query.get('company') ?? '';
-  const limit = limitOf(query);
+/** Writes the token's first company into the URL when it names none (replacing the entry: Back skips it). */
+function useDefaultCompany(company: string, first: string | undefined, query: URLSearchParams) {
+  useEffect(() => {
+    if (company === '' && first !== undefined) {
+      const next = new URLSearchParams(query);
+      next.set('company', first);
+      navigate('/scenarios', next, true);
+    }
+  }, [company, first]);
+}
+
+/**
+ * The company's scenarios, a page at a time (`limit` per page, the API's default when undefined), each with its
+ * versions. `loadPage(cursor, current)` reads a page (the first without `cursor`) and keeps its answer only while
+ * `generation` is still `current`.
+ */
+function useListing(company: string, limit: number | undefined, generation: Signal<number>) {
   const listed = useSignal<ListedScenario[]>([]);
   const nextCursor = useSignal<string | null>(null);
   const listError = useSignal<string | null>(null);
   const loading = useSignal(false);
-  const usage = useSignal<StorageUsage | null>(null);
-  const usageError = useSignal<string | null>(null);
-  // Bumped after an upload is stored: the listing and usage are read again.
-  const revision = useSignal(0);
-  // Which load is current: an answer of an earlier one (another company) is dropped.
-  const generation = useSignal(0);
-
-  useEffect(() => {
-    if (company === '' && companies[0] !== undefined) {
-      const next = new URLSearchParams(query);
-      next.set('company', companies[0]);
-      navigate('/scenarios', next, true);
-    }
-  }, [company, companies[0]]);
-
   const loadPage = async (cursor: string | undefined, current: number) => {
     loading.value = true;
     try {
@@ -212,7 +208,13 @@ export function ScenariosPage() {
       if (current === generation.peek()) loading.value = false;
     }
   };
+  return { listed, nextCursor, listError, loading, loadPage };
+}
 
+/** The company's storage usage; `loadUsage(current)` keeps its answer only while `generation` is still `current`. */
+function useUsage(company: string, generation: Signal<number>) {
+  const usage = useSignal<StorageUsage | null>(null);
+  const usageError = useSignal<string | null>(null);
   const loadUsage = async (current: number) => {
     try {
       const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/scenarios/usage', {
@@ -225,16 +227,114 @@ export function ScenariosPage() {
       if (current === generation.peek()) usageError.value = problemText(undefined);
     }
   };
+  return { usage, usageError, loadUsage };
+}
 
+/**
+ * The listing and usage of `company`, read afresh when the company, the page size or `reload()` (after an upload is
+ * stored) asks; `more()` reads the listing's next page.
+ */
+function useCatalog(company: string, limit: number | undefined) {
+  // Which load is current: an answer of an earlier one (another company) is dropped.
+  const generation = useSignal(0);
+  // Bumped after an upload is stored: the listing and usage are read again.
+  const revision = useSignal(0);
+  const listing = useListing(company, limit, generation);
+  const { usage, usageError, loadUsage } = useUsage(company, generation);
   useEffect(() => {
     if (company === '') return;
     const current = generation.peek() + 1;
     generation.value = current;
-    listed.value = [];
-    nextCursor.value = null;
-    void loadPage(undefined, current);
+    listing.listed.value = [];
+    listing.nextCursor.value = null;
+    void listing.loadPage(undefined, current);
     void loadUsage(current);
   }, [company, limit, revision.value]);
+  const reload = () => {
+    revision.value += 1;
+  };
+  const more = () => void listing.loadPage(listing.nextCursor.value ?? undefined, generation.peek());
+  return { ...listing, usage, usageError, reload, more };
+}
+
+/** The scenarios table: one row per listed scenario (id, name and description, latest version, versions, last upload). */
+function ScenarioTable({ company, scenarios }: { company: string; scenarios: ListedScenario[] }) {
+  return (
+    <table class="scenarios">
+      <caption>Scenarios of {company}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Id</th>
+          <th scope="col">Name</th>
+          <th scope="col">Latest version</th>
+          <th scope="col">Versions</th>
+          <th scope="col">Last upload</th>
+        </tr>
+      </thead>
+      <tbody>
+        {scenarios.map(({ summary }) => (
+          <tr key={summary.id}>
+            <td class="mono">{summary.id}</td>
+            <td>
+              {summary.name}
+              {summary.description !== null && <div class="muted">{summary.description}</div>}
+            </td>
+            <td class="mono">{summary.latestVersion}</td>
+            <td class="mono">{summary.versions.join(', ')}</td>
+            <td>
+              <time dateTime={summary.updated}>{dateTime(summary.updated)}</time>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/**
+ * The catalog section: the listing's error, how many scenarios are shown (live), their table, "Show more scenarios"
+ * while `hasMore` (disabled while `loading`), and each scenario's versions.
+ */
+function Catalog(props: {
+  company: string;
+  scenarios: ListedScenario[];
+  error: string | null;
+  loading: boolean;
+  hasMore: boolean;
+  onMore: () => void;
+}) {
+  const { company, scenarios, error, loading, hasMore, onMore } = props;
+  return (
+    <section aria-labelledby="catalog-title">
+      <h2 id="catalog-title">Scenarios and versions</h2>
+      {error !== null && (
+        <p class="error" role="alert">
+          The scenarios could not be read: {error}
+        </p>
+      )}
+      <p aria-live="polite" class="muted">
+        {loading ? 'Loading the scenarios…' : `${count(scenarios.length)} scenario(s) shown${hasMore ? '; more exist' : ''}.`}
+      </p>
+      {scenarios.length > 0 && <ScenarioTable company={company} scenarios={scenarios} />}
+      {hasMore && (
+        <button type="button" disabled={loading} onClick={onMore}>
+          Show more scenarios
+        </button>
+      )}
+      {scenarios.map((item) => (
+        <Versions key={item.summary.id} listed={item} />
+      ))}
+    </section>
+  );
+}
+
+/** The page of `#/scenarios?company=<id>`: the company defaults to the token's first one (written into the URL). */
+export function ScenariosPage() {
+  const { query } = here.value;
+  const companies = claims.value?.companies ?? [];
+  const company = query.get('company') ?? '';
+  useDefaultCompany(company, companies[0], query);
+  const catalog = useCatalog(company, limitOf(query));
 
   if (company === '') {
     return (
@@ -244,77 +344,25 @@ export function ScenariosPage() {
       </main>
     );
   }
-  const scenarios = listed.value;
   return (
     <main id="main" class="scenarios-page">
       <h1>Scenarios of {company}</h1>
-      {usage.value !== null && <Usage usage={usage.value} />}
-      {usageError.value !== null && (
+      {catalog.usage.value !== null && <Usage usage={catalog.usage.value} />}
+      {catalog.usageError.value !== null && (
         <p class="error" role="alert">
-          The storage usage could not be read: {usageError.value}
+          The storage usage could not be read: {catalog.usageError.value}
         </p>
       )}
       <SkeletonDownload company={company} />
-      {can('scenarios:write') && (
-        <UploadForm
-          key={company}
-          company={company}
-          onStored={() => {
-            revision.value += 1;
-          }}
-        />
-      )}
-      <section aria-labelledby="catalog-title">
-        <h2 id="catalog-title">Scenarios and versions</h2>
-        {listError.value !== null && (
-          <p class="error" role="alert">
-            The scenarios could not be read: {listError.value}
-          </p>
-        )}
-        <p aria-live="polite" class="muted">
-          {loading.value
-            ? 'Loading the scenarios…'
-            : `${count(scenarios.length)} scenario(s) shown${nextCursor.value === null ? '' : '; more exist'}.`}
-        </p>
-        {scenarios.length > 0 && (
-          <table class="scenarios">
-            <caption>Scenarios of {company}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Name</th>
-                <th scope="col">Latest version</th>
-                <th scope="col">Versions</th>
-                <th scope="col">Last upload</th>
-              </tr>
-            </thead>
-            <tbody>
-              {scenarios.map(({ summary }) => (
-                <tr key={summary.id}>
-                  <td class="mono">{summary.id}</td>
-                  <td>
-                    {summary.name}
-                    {summary.description !== null && <div class="muted">{summary.description}</div>}
-                  </td>
-                  <td class="mono">{summary.latestVersion}</td>
-                  <td class="mono">{summary.versions.join(', ')}</td>
-                  <td>
-                    <time dateTime={summary.updated}>{dateTime(summary.updated)}</time>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        {nextCursor.value !== null && (
-          <button type="button" disabled={loading.value} onClick={() => void loadPage(nextCursor.value ?? undefined, generation.peek())}>
-            Show more scenarios
-          </button>
-        )}
-        {scenarios.map((item) => (
-          <Versions key={item.summary.id} listed={item} />
-        ))}
-      </section>
+      {can('scenarios:write') && <UploadForm key={company} company={company} onStored={catalog.reload} />}
+      <Catalog
+        company={company}
+        scenarios={catalog.listed.value}
+        error={catalog.listError.value}
+        loading={catalog.loading.value}
+        hasMore={catalog.nextCursor.value !== null}
+        onMore={catalog.more}
+      />
     </main>
   );
 }
