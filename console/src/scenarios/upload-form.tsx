@@ -3,6 +3,7 @@
  * or the service's refusal with every violation or the quota figures).
  */
 import { useSignal } from '@preact/signals';
+import type { RefObject } from 'preact';
 import { useRef } from 'preact/hooks';
 import { bytes, count } from '../format.js';
 import { problemText } from '../session.js';
@@ -15,59 +16,61 @@ import {
   uploadArchive,
 } from './upload.js';
 
+/** The refusal of an archive with its violations (422): each as `path: message`, and how many more were found than listed. */
+function Violations({ problem, status, errors }: { problem: UploadProblem; status: number; errors: NonNullable<UploadProblem['errors']> }) {
+  return (
+    <section class="refusal" role="alert" aria-labelledby="refusal-title">
+      <h3 id="refusal-title">The archive was refused</h3>
+      <p>{problemText(problem, status)}</p>
+      <ul class="violations">
+        {errors.map((violation, index) => (
+          // Violations have no id of their own: the list is replaced whole, never reordered.
+          <li key={index}>
+            <code>{violation.path}</code>: {violation.message}
+          </li>
+        ))}
+      </ul>
+      {typeof problem.errorCount === 'number' && problem.errorCount > errors.length && (
+        <p>{count(problem.errorCount - errors.length)} more violation(s) were found; fix these and upload again to see them.</p>
+      )}
+    </section>
+  );
+}
+
+/** A size in words and in bytes: `4 MiB (4,194,304 bytes)`. */
+const bytesInFull = (value: number) => `${bytes(value)} (${count(value)} bytes)`;
+
+/** The refusal of an archive that does not fit in the company's storage quota (413): the quota, used, available, its size. */
+function QuotaRefusal({ problem, status, quotaBytes }: { problem: UploadProblem; status: number; quotaBytes: number }) {
+  const used = problem.usedBytes ?? 0;
+  return (
+    <section class="refusal" role="alert" aria-labelledby="refusal-title">
+      <h3 id="refusal-title">The archive does not fit in the storage quota</h3>
+      <p>{problemText(problem, status)}</p>
+      <dl class="facts">
+        <dt>Storage quota</dt>
+        <dd>{bytesInFull(quotaBytes)}</dd>
+        <dt>Used</dt>
+        <dd>{bytesInFull(used)}</dd>
+        <dt>Available</dt>
+        <dd>{bytesInFull(Math.max(0, quotaBytes - used))}</dd>
+        {typeof problem.archiveBytes === 'number' && (
+          <>
+            <dt>This archive</dt>
+            <dd>{bytesInFull(problem.archiveBytes)}</dd>
+          </>
+        )}
+      </dl>
+      <p>Delete versions no longer deployed, or ask for a larger quota.</p>
+    </section>
+  );
+}
+
 /** The refusal of an archive: every violation (422), the quota figures (413), else the problem's detail. */
 function Refusal({ problem, status }: { problem: UploadProblem; status: number }) {
-  if (status === 422 && Array.isArray(problem.errors)) {
-    const listed = problem.errors.length;
-    return (
-      <section class="refusal" role="alert" aria-labelledby="refusal-title">
-        <h3 id="refusal-title">The archive was refused</h3>
-        <p>{problemText(problem, status)}</p>
-        <ul class="violations">
-          {problem.errors.map((violation, index) => (
-            // Violations have no id of their own: the list is replaced whole, never reordered.
-            <li key={index}>
-              <code>{violation.path}</code>: {violation.message}
-            </li>
-          ))}
-        </ul>
-        {typeof problem.errorCount === 'number' && problem.errorCount > listed && (
-          <p>{count(problem.errorCount - listed)} more violation(s) were found; fix these and upload again to see them.</p>
-        )}
-      </section>
-    );
-  }
+  if (status === 422 && Array.isArray(problem.errors)) return <Violations problem={problem} status={status} errors={problem.errors} />;
   if (status === 413 && typeof problem.quotaBytes === 'number') {
-    const used = problem.usedBytes ?? 0;
-    return (
-      <section class="refusal" role="alert" aria-labelledby="refusal-title">
-        <h3 id="refusal-title">The archive does not fit in the storage quota</h3>
-        <p>{problemText(problem, status)}</p>
-        <dl class="facts">
-          <dt>Storage quota</dt>
-          <dd>
-            {bytes(problem.quotaBytes)} ({count(problem.quotaBytes)} bytes)
-          </dd>
-          <dt>Used</dt>
-          <dd>
-            {bytes(used)} ({count(used)} bytes)
-          </dd>
-          <dt>Available</dt>
-          <dd>
-            {bytes(Math.max(0, problem.quotaBytes - used))} ({count(Math.max(0, problem.quotaBytes - used))} bytes)
-          </dd>
-          {typeof problem.archiveBytes === 'number' && (
-            <>
-              <dt>This archive</dt>
-              <dd>
-                {bytes(problem.archiveBytes)} ({count(problem.archiveBytes)} bytes)
-              </dd>
-            </>
-          )}
-        </dl>
-        <p>Delete versions no longer deployed, or ask for a larger quota.</p>
-      </section>
-    );
+    return <QuotaRefusal problem={problem} status={status} quotaBytes={problem.quotaBytes} />;
   }
   return (
     <p class="error" role="alert">
@@ -99,11 +102,10 @@ function Outcome({ outcome }: { outcome: UploadOutcome }) {
 }
 
 /**
- * The upload form of a company's scenario archives (offered only with `scenarios:write`).
- * @param onStored called with the stored version after a successful upload (the page then reloads its listing)
+ * The upload's state: whether it runs, its byte progress, how it ended; `submit` uploads the file chosen in `input`
+ * (refusing none or an empty one at once), clears the field once stored and calls `onStored`.
  */
-export function UploadForm({ company, onStored }: { company: string; onStored: (stored: StoredScenario) => void }) {
-  const input = useRef<HTMLInputElement>(null);
+function useUpload(company: string, input: RefObject<HTMLInputElement>, onStored: (stored: StoredScenario) => void) {
   const busy = useSignal(false);
   const progress = useSignal<UploadProgress | null>(null);
   const outcome = useSignal<UploadOutcome | null>(null);
@@ -130,7 +132,37 @@ export function UploadForm({ company, onStored }: { company: string; onStored: (
       onStored(ended.stored);
     }
   };
-  const now = progress.value;
+  return { busy, progress, outcome, submit };
+}
+
+/** The byte progress of the upload (`now`), and its phase in words while it runs (`busy`), in a live region. */
+function ProgressView({ now, busy }: { now: UploadProgress | null; busy: boolean }) {
+  return (
+    <>
+      {now !== null && (
+        <div class="upload-progress">
+          <label>
+            Uploaded {count(now.sent)} of {count(now.total)} bytes
+            <progress max={now.total} value={now.sent} />
+          </label>
+        </div>
+      )}
+      <div aria-live="polite" class="upload-phase">
+        {busy && now !== null && (
+          <p class="muted">{now.phase === 'sending' ? 'Sending the archive…' : 'Sent. The service is validating the archive…'}</p>
+        )}
+      </div>
+    </>
+  );
+}
+
+/**
+ * The upload form of a company's scenario archives (offered only with `scenarios:write`).
+ * @param onStored called with the stored version after a successful upload (the page then reloads its listing)
+ */
+export function UploadForm({ company, onStored }: { company: string; onStored: (stored: StoredScenario) => void }) {
+  const input = useRef<HTMLInputElement>(null);
+  const { busy, progress, outcome, submit } = useUpload(company, input, onStored);
   return (
     <form class="upload" onSubmit={submit} aria-labelledby="upload-title">
       <h2 id="upload-title">Upload a scenario version</h2>
@@ -147,19 +179,7 @@ export function UploadForm({ company, onStored }: { company: string; onStored: (
           Upload
         </button>
       </div>
-      {now !== null && (
-        <div class="upload-progress">
-          <label>
-            Uploaded {count(now.sent)} of {count(now.total)} bytes
-            <progress max={now.total} value={now.sent} />
-          </label>
-        </div>
-      )}
-      <div aria-live="polite" class="upload-phase">
-        {busy.value && now !== null && (
-          <p class="muted">{now.phase === 'sending' ? 'Sending the archive…' : 'Sent. The service is validating the archive…'}</p>
-        )}
-      </div>
+      <ProgressView now={progress.value} busy={busy.value} />
       {outcome.value !== null && <Outcome outcome={outcome.value} />}
     </form>
   );
