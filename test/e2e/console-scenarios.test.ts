@@ -255,6 +255,25 @@ describe.skipIf(!hasChromium)('the console scenarios page', () => {
     await page.close();
   });
 
+  it('shows the violation of a file that is not a ZIP as its message alone, with no empty path before it', {
+    timeout: 120_000,
+  }, async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', '#/scenarios?company=acme');
+    const notZip = new TextEncoder().encode('These are the release notes, not a scenario archive.\n');
+    const problem = expectError(await uploadArchive(local.service, local.tokens.alice, 'acme', notZip), 422);
+    const violation = problem.errors?.[0];
+    expect(problem.errors?.length).toBe(1);
+    expect(violation?.path).toBe('');
+
+    await upload(page, notZip, 'release-notes.zip');
+    const refusal = page.getByRole('alert').filter({ has: page.getByRole('heading', { name: 'The archive was refused' }) });
+    await refusal.waitFor();
+    expect(await refusal.getByRole('listitem').allTextContents()).toEqual([violation?.message]);
+    expect(await refusal.locator('code').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("shows the quota figures of a 413: bob's second 3 MiB archive does not fit in globex's 5 MiB", { timeout: 120_000 }, async () => {
     const first = await uploadArchive(
       local.service,

@@ -16,7 +16,10 @@ import {
   uploadArchive,
 } from './upload.js';
 
-/** The refusal of an archive with its violations (422): each as `path: message`, and how many more were found than listed. */
+/**
+ * The refusal of an archive with its violations (422): each as `path: message`, or the message alone when it has no
+ * path (the archive as a whole, e.g. not a ZIP), and how many more were found than listed.
+ */
 function Violations({ problem, status, errors }: { problem: UploadProblem; status: number; errors: NonNullable<UploadProblem['errors']> }) {
   return (
     <section class="refusal" role="alert" aria-labelledby="refusal-title">
@@ -26,7 +29,12 @@ function Violations({ problem, status, errors }: { problem: UploadProblem; statu
         {errors.map((violation, index) => (
           // Violations have no id of their own: the list is replaced whole, never reordered.
           <li key={index}>
-            <code>{violation.path}</code>: {violation.message}
+            {violation.path === '' ? null : (
+              <>
+                <code>{violation.path}</code>:{' '}
+              </>
+            )}
+            {violation.message}
           </li>
         ))}
       </ul>
