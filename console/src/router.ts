@@ -20,9 +20,30 @@ function readLocation(): Location {
 
 export const here = signal<Location>(readLocation());
 
+/** The fleet page's last query string in this tab: links back to the fleet return to the search the user left. */
+let lastFleetQuery = here.value.path === '/fleet' ? here.value.query.toString() : '';
+
+here.subscribe((location) => {
+  if (location.path === '/fleet') lastFleetQuery = location.query.toString();
+});
+
 window.addEventListener('hashchange', () => {
   here.value = readLocation();
 });
+
+/** The fleet page as the user left it (its last query), for "Back to the fleet" and the header's Fleet link. */
+export function fleetHref(): string {
+  return lastFleetQuery === '' ? '#/fleet' : `#/fleet?${lastFleetQuery}`;
+}
+
+/** Decodes a path segment (`%C3%A9` → `é`); a malformed one (`%E0%A4%A`) is kept as it is rather than failing. */
+export function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
 
 /** The hash of a path and query (`#/fleet?health.mode=…`). */
 export function hrefOf(path: string, query?: URLSearchParams | Record<string, string>): string {
