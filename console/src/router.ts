@@ -1,5 +1,5 @@
 /**
- * The console's whole state is its URL: the page and its state live in the hash (`#/fleet?connection.state=OFFLINE`),
+ * The console's whole state is its URL: the page and its state live in the hash (`#/fleet?connection.state=DISCONNECTED`),
  * so that one route of the service serves every page, and reload, back/forward and a pasted link give the same page.
  * A page's query string is one to one with the API's query parameters where the page shows an API listing.
  */
