@@ -3,12 +3,12 @@
  * scenarios of the companies concerned, resolve "all matching" to device ids, dry run (counts per state and cause),
  * confirm, deploy in journaled chunks with one `Idempotency-Key` each (batch.ts: a reload mid-way followed by the same
  * deploy resends the same keys and nothing is deployed twice), then the summary with the failed devices.
- * The state machine is flow.ts, the steps steps.tsx, the focus on step changes focus.ts.
+ * The state machine is flow.ts, the steps steps.tsx, the focus on each step change focus.ts.
  */
 import { useRef, useState } from 'preact/hooks';
 import { can } from '../session.js';
 import { createFlowState, devices, planOf, useFlowSources } from './flow.js';
-import { useStepFocus } from './focus.js';
+import { useOpenerFocus, useStepFocus } from './focus.js';
 import { DeployProgress, DeploySummary, DryRunReview, MatchingNotes, VersionForm } from './steps.js';
 
 /** One device, by company and id. */
@@ -23,16 +23,26 @@ export interface DeviceRef {
  */
 export type DeploySelection = { kind: 'devices'; devices: DeviceRef[] } | { kind: 'matching'; query: URLSearchParams; total: number };
 
-/** The deploy flow for a selection: choose SCENARIO@VERSION, dry run, confirm, progress, summary. */
+/**
+ * The deploy flow for a selection: choose SCENARIO@VERSION, dry run, confirm, progress, summary. The focus goes to
+ * its heading on open, to each step as it is shown, and back to the control that opened the flow when it closes
+ * (`onClose` is called after that).
+ */
 export function BulkDeploy({ selection, onClose }: { selection: DeploySelection; onClose(): void }) {
   const size = selection.kind === 'devices' ? selection.devices.length : selection.total;
   const heading = useRef<HTMLHeadingElement>(null);
+  const review = useRef<HTMLTableElement>(null);
   const summary = useRef<HTMLHeadingElement>(null);
   const allowed = can('deployments:write');
   const [state] = useState(() => createFlowState(selection));
+  const restoreFocus = useOpenerFocus();
+  const close = () => {
+    restoreFocus();
+    onClose();
+  };
   useFlowSources(state, selection, allowed);
   const phase = state.phase.value;
-  useStepFocus(phase, { heading, summary });
+  useStepFocus(phase, { heading, review, summary });
 
   const title = (
     <h2 id="bulk-deploy-title" tabIndex={-1} ref={heading}>
@@ -44,20 +54,20 @@ export function BulkDeploy({ selection, onClose }: { selection: DeploySelection;
       <section class="bulk-deploy" aria-labelledby="bulk-deploy-title">
         {title}
         <p class="notice">Your access does not allow deploying (it needs the deployments:write scope).</p>
-        <button type="button" onClick={onClose}>
+        <button type="button" onClick={close}>
           Close
         </button>
       </section>
     );
   }
   const plan = planOf(state);
-  const step = { state, plan, onClose };
+  const step = { state, plan, onClose: close };
   return (
     <section class="bulk-deploy" aria-labelledby="bulk-deploy-title">
       {title}
       <MatchingNotes selection={selection} {...step} />
       {phase !== 'done' && <VersionForm {...step} />}
-      {state.checked.value !== null && phase !== 'done' && <DryRunReview {...step} />}
+      {state.checked.value !== null && phase !== 'done' && <DryRunReview {...step} tableRef={review} />}
       {state.progress.value !== null && <DeployProgress progress={state.progress.value} />}
       {phase === 'done' && state.results.value !== null && <DeploySummary {...step} results={state.results.value} headingRef={summary} />}
       {state.error.value !== null && (

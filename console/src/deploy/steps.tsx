@@ -13,17 +13,17 @@ import { choiceValue, chooseVersion, deploy, devices, dryRun, type FlowState, is
 /** Most failed devices listed under the summary (the counts cover them all). */
 const MAX_LISTED_FAILURES = 500;
 
-/** What every step gets: the flow's state, its plan, and closing. */
+/** What every step gets: the flow's state, its plan, and closing (which returns the focus to the opener). */
 interface StepProps {
   state: FlowState;
   plan: Plan;
   onClose(): void;
 }
 
-/** The counts per state and cause as a table with its caption. */
-function CountsTable({ caption, lines }: { caption: string; lines: SummaryLine[] }) {
+/** The counts per state and cause as a table with its caption; `tableRef` lets a step focus it. */
+function CountsTable({ caption, lines, tableRef }: { caption: string; lines: SummaryLine[]; tableRef?: RefObject<HTMLTableElement> }) {
   return (
-    <table class="deploy-counts">
+    <table class="deploy-counts" tabIndex={tableRef === undefined ? undefined : -1} ref={tableRef}>
       <caption>{caption}</caption>
       <thead>
         <tr>
@@ -159,17 +159,21 @@ export function VersionForm({ state, plan, onClose }: StepProps) {
 }
 
 /**
- * The dry run's counts, the interrupted deploy it would resume, and the deploy and Cancel buttons, unless every
- * device would fail.
+ * The dry run's counts (the table `tableRef` focuses), the interrupted deploy it would resume, and the deploy and
+ * Cancel buttons, unless every device would fail.
  */
-export function DryRunReview({ state, plan, onClose }: StepProps) {
+export function DryRunReview({ state, plan, onClose, tableRef }: StepProps & { tableRef: RefObject<HTMLTableElement> }) {
   const checked = state.checked.value ?? [];
   const { interrupted, label, ids } = plan;
   const reviewed = state.phase.value === 'reviewed';
   const wouldSucceed = checked.filter((item) => item.state === 'SUCCESS').length;
   return (
     <div class="deploy-review">
-      <CountsTable caption={`Dry run: what deploying ${label} to ${devices(checked.length)} would do`} lines={summarize(checked)} />
+      <CountsTable
+        caption={`Dry run: what deploying ${label} to ${devices(checked.length)} would do`}
+        lines={summarize(checked)}
+        tableRef={tableRef}
+      />
       <p class="muted">Nothing was changed by the dry run.</p>
       {interrupted !== undefined && reviewed && (
         <p class="notice">
