@@ -29,8 +29,9 @@ export const FUNCTION_BUNDLE_LIMIT_BYTES = 1_048_576;
 
 /**
  * The largest first load of the operator console allowed, bytes of gzip: its page, script and style sheet together
- * (`npm run build` measures them and fails above it). A browser on a slow mobile link (~1.6 Mbit/s) fetches this much
- * in well under a second; the console is ~13 KB, so the budget leaves room for its pages without a framework's weight.
+ * (`npm run build` measures them and fails above it; docs/console.md gives the figure). A browser on a slow mobile
+ * link (~1.6 Mbit/s) fetches this much in under half a second, which leaves room for the pages but not for a
+ * framework's weight.
  */
 export const CONSOLE_FIRST_LOAD_LIMIT_BYTES = 80 * 1024;
 

@@ -2,10 +2,12 @@
  * The console's frame: the sign-in form while no one is signed in, else the header (pages, company choice, who is
  * signed in, sign out) and the page the URL names.
  */
+
+import { useEffect, useRef } from 'preact/hooks';
 import { DevicePage } from './pages/device.js';
 import { FleetPage } from './pages/fleet.js';
 import { ScenariosPage } from './pages/scenarios.js';
-import { here, hrefOf, navigate } from './router.js';
+import { decodeSegment, fleetHref, here, hrefOf, navigate } from './router.js';
 import { claims, signOut, token } from './session.js';
 import { SignIn } from './sign-in.js';
 
@@ -15,11 +17,15 @@ const PAGES = [
   { path: '/scenarios', label: 'Scenarios' },
 ] as const;
 
-/** The company choice of a user of several companies: one of them, or all (no `company` parameter). */
+/**
+ * The company choice of a user of several companies: one of them, or all (no `company` parameter) where the page
+ * shows several companies at once (the fleet); none on a device's page, which names its company in its address.
+ */
 function CompanyPicker() {
   const companies = claims.value?.companies ?? [];
-  if (companies.length < 2) return null;
   const { path, query } = here.value;
+  if (companies.length < 2 || path.startsWith('/devices/')) return null;
+  const allowsAll = path !== '/scenarios';
   const chosen = query.getAll('company');
   const change = (event: Event) => {
     const value = (event.currentTarget as HTMLSelectElement).value;
@@ -32,8 +38,8 @@ function CompanyPicker() {
   return (
     <label class="company-picker">
       Company
-      <select onChange={change} value={chosen.length === 1 ? chosen[0] : ''}>
-        <option value="">All companies</option>
+      <select onChange={change} value={chosen.length === 1 ? chosen[0] : allowsAll ? '' : companies[0]}>
+        {allowsAll && <option value="">All companies</option>}
         {companies.map((company) => (
           <option key={company} value={company}>
             {company}
@@ -48,34 +54,55 @@ function CompanyPicker() {
 function CurrentPage() {
   const { path } = here.value;
   const device = /^\/devices\/([^/]+)\/([^/]+)$/.exec(path);
-  if (device !== null) return <DevicePage company={decodeURIComponent(device[1] ?? '')} deviceId={decodeURIComponent(device[2] ?? '')} />;
+  if (device !== null) return <DevicePage company={decodeSegment(device[1] ?? '')} deviceId={decodeSegment(device[2] ?? '')} />;
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;
   return (
     <main id="main">
       <h1>Page not found</h1>
       <p>
-        There is no page at this address. <a href={hrefOf('/fleet')}>Go to the fleet</a>.
+        There is no page at this address. <a href={fleetHref()}>Go to the fleet</a>.
       </p>
     </main>
   );
 }
 
+/** Moves the keyboard focus to the page's `<main>` (made focusable for it): the skip link, and each change of page. */
+function focusMain(): void {
+  const main = document.getElementById('main');
+  if (main === null) return;
+  main.setAttribute('tabindex', '-1');
+  main.focus();
+}
+
 export function App() {
-  if (token.value === null) return <SignIn />;
   const { path } = here.value;
+  const shownPath = useRef<string | null>(null);
+  const signedIn = token.value !== null;
+  // A new page takes the focus, as a page load would put it at the start: a keyboard or screen reader user is not
+  // left on the link or button that led there, which the old page took away. Not on the first page shown.
+  useEffect(() => {
+    if (!signedIn) return;
+    if (shownPath.current !== null && shownPath.current !== path) focusMain();
+    shownPath.current = path;
+  }, [path, signedIn]);
+  if (!signedIn) return <SignIn />;
   return (
     <>
-      <a class="skip-link" href="#main">
+      {/* A button, not a link to #main: the address's fragment is the page's state, so the skip moves the focus. */}
+      <button type="button" class="skip-link" onClick={focusMain}>
         Skip to the page
-      </a>
+      </button>
       <header class="top">
         <span class="brand">Device scenario console</span>
         <nav aria-label="Pages">
           <ul>
             {PAGES.map((page) => (
               <li key={page.path}>
-                <a href={hrefOf(page.path)} aria-current={path.startsWith(page.path) ? 'page' : undefined}>
+                <a
+                  href={page.path === '/fleet' ? fleetHref() : hrefOf(page.path)}
+                  aria-current={path.startsWith(page.path) ? 'page' : undefined}
+                >
                   {page.label}
                 </a>
               </li>

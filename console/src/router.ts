@@ -1,5 +1,5 @@
 /**
- * The console's whole state is its URL: the page and its state live in the hash (`#/fleet?connection.state=OFFLINE`),
+ * The console's whole state is its URL: the page and its state live in the hash (`#/fleet?connection.state=DISCONNECTED`),
  * so that one route of the service serves every page, and reload, back/forward and a pasted link give the same page.
  * A page's query string is one to one with the API's query parameters where the page shows an API listing.
  */
@@ -20,9 +20,30 @@ function readLocation(): Location {
 
 export const here = signal<Location>(readLocation());
 
+/** The fleet page's last query string in this tab: links back to the fleet return to the search the user left. */
+let lastFleetQuery = here.value.path === '/fleet' ? here.value.query.toString() : '';
+
+here.subscribe((location) => {
+  if (location.path === '/fleet') lastFleetQuery = location.query.toString();
+});
+
 window.addEventListener('hashchange', () => {
   here.value = readLocation();
 });
+
+/** The fleet page as the user left it (its last query), for "Back to the fleet" and the header's Fleet link. */
+export function fleetHref(): string {
+  return lastFleetQuery === '' ? '#/fleet' : `#/fleet?${lastFleetQuery}`;
+}
+
+/** Decodes a path segment (`%C3%A9` → `é`); a malformed one (`%E0%A4%A`) is kept as it is rather than failing. */
+export function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
 
 /** The hash of a path and query (`#/fleet?health.mode=…`). */
 export function hrefOf(path: string, query?: URLSearchParams | Record<string, string>): string {

@@ -76,9 +76,14 @@ export function keepToken(jwt: string): void {
   token.value = jwt;
 }
 
-/** Forgets the token: the sign-in form shows, with `reason` when the session ended rather than the user left. */
+/**
+ * Forgets the token: the sign-in form shows, with `reason` when the session ended rather than the user left. Signing
+ * out also forgets everything else the console kept in the tab (an interrupted deploy's journal); an ended session
+ * keeps it, so that the same user, signed in again, can resume.
+ */
 export function signOut(reason: string | null = null): void {
-  sessionStorage.removeItem(TOKEN_KEY);
+  if (reason === null) sessionStorage.clear();
+  else sessionStorage.removeItem(TOKEN_KEY);
   signInReason.value = reason;
   token.value = null;
 }

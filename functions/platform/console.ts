@@ -68,7 +68,7 @@ function addresses(): Record<ApiName, string | undefined> {
 
 /**
  * What the page may load and call: scripts and styles of this origin only (no inline code, no eval), requests to
- * this origin, the upload and authentication addresses and where presigned uploads go (locally the storage endpoint,
+ * this origin, the three addresses and where presigned uploads go (locally the storage endpoint,
  * on AWS the region's S3 virtual-hosted buckets), images of this origin and `data:` (the empty icon); nothing else,
  * and no framing (clickjacking, `frame-ancestors`, CSP Level 2).
  */
@@ -104,7 +104,11 @@ export async function consolePage(): Promise<{ html: string; contentSecurityPoli
   const storage =
     originOf(environment[ENV.s3Endpoint]) ??
     (environment[ENV.awsRegion] === undefined ? undefined : `https://*.s3.${environment[ENV.awsRegion]}.amazonaws.com`);
-  const connect = [originOf(named.upload), originOf(named.auth), storage].filter((origin): origin is string => origin !== undefined);
+  // The main address too, though usually 'self': the console calls it by its configured URL, which differs from the
+  // page's origin when the page is reached by another name (a custom domain, `localhost` for `127.0.0.1`).
+  const connect = [originOf(named.main), originOf(named.upload), originOf(named.auth), storage].filter(
+    (origin): origin is string => origin !== undefined,
+  );
   const html = `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -2,7 +2,8 @@
  * End-to-end over `npm start` in headless Chromium: the console's bulk deploy from the fleet page. Alice selects every
  * device matching a filtered search, chooses a version of acme's scenario, sees a dry run whose counts per state and
  * cause are the API's own dry run of the same entries, deploys, and the summary's counts and failed devices match;
- * the API then lists an active deployment of that version on each of those devices. The chunking and the journal
+ * the API then lists an active deployment of that version on each of those devices. The keyboard focus follows the
+ * steps (heading, dry run's table, summary) and returns to the opening button on Cancel and Close. The chunking and the journal
  * that make a reload safe are unit-tested (test/unit/console/bulk-deploy.test.ts).
  */
 import type { Page } from 'playwright-core';
@@ -100,21 +101,34 @@ describe.skipIf(!hasChromium)('console: bulk deploy from the fleet page', () => 
 
     const { page, errors } = await signedIn(browser, local.service, 'alice', `#/fleet?${FILTER}`);
     await page.getByRole('button', { name: `Select all ${ids.length.toLocaleString('en-US')} matching` }).click();
-    await page.getByRole('button', { name: 'Deploy to selection…' }).click();
+    const opener = page.getByRole('button', { name: 'Deploy to selection…' });
+    // Evaluated as a string: the test's TypeScript knows no DOM.
+    const focused = () => page.evaluate('document.activeElement?.textContent');
 
-    // The flow takes the focus to its heading.
+    // The flow takes the focus to its heading; Cancel gives it back to the button that opened the flow.
+    await opener.click();
     const heading = page.getByRole('heading', { name: `Deploy to ${ids.length} devices` });
     await heading.waitFor();
-    // Evaluated as a string: the test's TypeScript knows no DOM.
-    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe(`Deploy to ${ids.length} devices`);
+    await expect.poll(focused).toBe(`Deploy to ${ids.length} devices`);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await heading.waitFor({ state: 'detached' });
+    await expect.poll(focused).toBe('Deploy to selection…');
+
+    await opener.click();
+    await expect.poll(focused).toBe(`Deploy to ${ids.length} devices`);
 
     await page.getByLabel('Scenario version').selectOption({ label: `${scenario.id}@${version} (${scenario.name})` });
     await page.getByRole('button', { name: `Dry run on ${ids.length} devices` }).click();
     expect((await rowsOf(page, /^Dry run:/)).sort()).toEqual(countRows(expected));
+    // The focus goes to the dry run's table (its caption names it), just before the deploy button.
+    await expect
+      .poll(() => page.evaluate('document.activeElement?.querySelector("caption")?.textContent'))
+      .toBe(`Dry run: what deploying ${scenario.id}@${version} to ${ids.length} devices would do`);
     await expectAccessible(page, 'bulk deploy dry run');
 
     await page.getByRole('button', { name: `Deploy to ${ids.length} devices` }).click();
     await page.getByRole('heading', { name: `${scenario.id}@${version} deployed: summary` }).waitFor();
+    await expect.poll(focused).toBe(`${scenario.id}@${version} deployed: summary`);
     expect((await rowsOf(page, /: results$/)).sort()).toEqual(countRows(expected));
     // The failed devices are listed with their cause and a link to their page.
     const failed = await rowsOf(page, /^Failed devices/);
@@ -141,8 +155,10 @@ describe.skipIf(!hasChromium)('console: bulk deploy from the fleet page', () => 
     } while (cursor !== undefined);
     expect(ids.filter((id) => !active.has(id))).toEqual([]);
 
+    // Close gives the focus back to the button that opened the flow (not to <body>).
     await page.getByRole('button', { name: 'Close' }).click();
     await page.getByRole('heading', { name: /deployed: summary/ }).waitFor({ state: 'detached' });
+    await expect.poll(focused).toBe('Deploy to selection…');
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -46,7 +46,7 @@ describe.skipIf(!hasChromium)('the console by keyboard alone', () => {
     await browser?.close();
   });
 
-  it('signs in, filters the fleet, opens a device and deploys a version to it', { timeout: 180_000 }, async () => {
+  it('signs in, skips to the page, filters the fleet, opens a device and deploys a version to it', { timeout: 180_000 }, async () => {
     const { page, errors } = await openConsole(browser, local.service, '#/fleet');
 
     await tabTo(page, /^input Username/);
@@ -55,6 +55,15 @@ describe.skipIf(!hasChromium)('the console by keyboard alone', () => {
     await page.keyboard.type(PASSWORDS.alice);
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
+
+    // The first stop of Tab skips the header: the focus moves to the page, and the page's address stays as it was.
+    await page.evaluate('document.activeElement.blur()');
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('button Skip to the page');
+    const before = page.url();
+    await page.keyboard.press('Enter');
+    expect(await focused(page)).toMatch(/^main /);
+    expect(page.url()).toBe(before);
 
     // A facet value, by Tab and Space: the URL takes the filter, the table follows.
     await tabTo(page, /^input Server \(\d+\)/);
@@ -74,6 +83,8 @@ describe.skipIf(!hasChromium)('the console by keyboard alone', () => {
     await tabTo(page, new RegExp(`^a ${deviceId}$`));
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: new RegExp(deviceId) }).waitFor();
+    // The new page has the focus, not the body the old page's link left behind.
+    expect(await focused(page)).toMatch(/^main /);
 
     // Deploy a version: the select by arrow keys, the button by Enter.
     const scenarios = expectOk(

@@ -55,7 +55,12 @@ describe('GET /console and its assets', () => {
     expect(policy).not.toContain('unsafe-inline');
     expect(policy).not.toContain('unsafe-eval');
     expect(directives.get('connect-src')).toEqual(
-      expect.arrayContaining(["'self'", new URL(local.service.upload).origin, new URL(local.service.auth).origin]),
+      expect.arrayContaining([
+        "'self'",
+        new URL(local.service.api).origin,
+        new URL(local.service.upload).origin,
+        new URL(local.service.auth).origin,
+      ]),
     );
     // The page names the addresses it calls (for the console's client) and nothing it would load from elsewhere.
     const html = await response.text();

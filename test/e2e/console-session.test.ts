@@ -55,15 +55,29 @@ describe.skipIf(!hasChromium)('the console session', () => {
     await page.close();
   });
 
-  it('forgets the token on sign-out: a reload shows the sign-in form', { timeout: 120_000 }, async () => {
+  it('forgets the token and all it kept in the tab on sign-out: a reload shows the sign-in form', { timeout: 120_000 }, async () => {
     const { page, errors } = await openConsole(browser, local.service, '#/fleet');
     await signIn(page, 'alice');
     expect(await page.evaluate('sessionStorage.length')).toBe(1);
+    // What an interrupted deploy leaves (its journal) goes too.
+    await page.evaluate("sessionStorage.setItem('dss.deployBatch.example', '{}')");
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a device address with a malformed escape as a page of its own, without failing', { timeout: 120_000 }, async () => {
+    const { page, errors } = await openConsole(browser, local.service, '#/devices/acme/%E0%A4%A');
+    await signIn(page, 'alice');
+    await page
+      .getByRole('heading', { level: 1 })
+      .filter({ hasText: /%E0%A4%A|not found/i })
+      .first()
+      .waitFor();
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -119,9 +119,15 @@ export interface OpenJournal {
   resumed: boolean;
 }
 
-/** The storage key of a batch's journal. */
+/**
+ * The start of every journal's sessionStorage key: signing out removes every key with this prefix, so that the next
+ * user of the tab neither sees nor resumes the previous user's interrupted deploys.
+ */
+export const DEPLOY_JOURNAL_PREFIX = 'dss.deployBatch.';
+
+/** The storage key of a batch's journal: DEPLOY_JOURNAL_PREFIX and its fingerprint. */
 export function journalKey(fingerprint: string): string {
-  return `dss.deployBatch.${fingerprint}`;
+  return `${DEPLOY_JOURNAL_PREFIX}${fingerprint}`;
 }
 
 /** The journal an interrupted batch with this input left, or undefined (none, or not a journal). */

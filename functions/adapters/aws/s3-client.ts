@@ -4,12 +4,19 @@ import { ENV } from '../../contract/environment.js';
 import { CONNECTION_TIMEOUT_MS, SDK_MAX_ATTEMPTS } from './clients.js';
 
 /**
- * An S3 client. With `endpoint` (s3rver) it uses path-style addressing, s3rver's credentials, and checksums only
- * when required (s3rver predates the SDK's default CRC trailers). Fails fast on an endpoint that does not accept
- * connections (SDK_MAX_ATTEMPTS, CONNECTION_TIMEOUT_MS).
+ * An S3 client. Checksums only when an operation requires them: with the SDK's default (`WHEN_SUPPORTED`) a presigned
+ * PUT URL carries `x-amz-checksum-crc32` of an empty body, which S3 then compares with the uploaded archive and
+ * refuses; s3rver also predates the default CRC trailers. With `endpoint` (s3rver) it uses path-style addressing and
+ * s3rver's credentials. Fails fast on an endpoint that does not accept connections (SDK_MAX_ATTEMPTS,
+ * CONNECTION_TIMEOUT_MS).
  */
 export function createS3Client(endpoint?: string): S3Client {
-  const config: S3ClientConfig = { maxAttempts: SDK_MAX_ATTEMPTS, requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS } };
+  const config: S3ClientConfig = {
+    maxAttempts: SDK_MAX_ATTEMPTS,
+    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  };
   return new S3Client(
     endpoint === undefined
       ? config
@@ -19,8 +26,6 @@ export function createS3Client(endpoint?: string): S3Client {
           forcePathStyle: true,
           region: process.env[ENV.awsRegion] ?? 'us-east-1',
           credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-          requestChecksumCalculation: 'WHEN_REQUIRED',
-          responseChecksumValidation: 'WHEN_REQUIRED',
         },
   );
 }

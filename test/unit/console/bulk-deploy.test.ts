@@ -11,6 +11,7 @@ import {
   batchFingerprint,
   chunksOf,
   closeJournal,
+  DEPLOY_JOURNAL_PREFIX,
   type DeploymentEntry,
   type DeploymentResultItem,
   deployEntries,
@@ -151,6 +152,20 @@ describe('the sessionStorage journal', () => {
     closeJournal(storage, first);
     expect(findJournal(storage, input())).toBeUndefined();
     expect(openJournal(storage, input(), newId).journal.batchId).not.toBe(first.batchId);
+  });
+
+  it('is stored under DEPLOY_JOURNAL_PREFIX: removing the keys with that prefix (as sign-out does) forgets an interrupted deploy', () => {
+    const storage = new MemoryStorage();
+    storage.setItem('dss.other', 'kept');
+    const first = openJournal(storage, input(), newId).journal;
+    markChunkDone(storage, first, 0);
+    expect(findJournal(storage, input())?.batchId).toBe(first.batchId);
+    for (const key of [...storage.map.keys()]) if (key.startsWith(DEPLOY_JOURNAL_PREFIX)) storage.removeItem(key);
+    expect([...storage.map.keys()]).toEqual(['dss.other']);
+    expect(findJournal(storage, input())).toBeUndefined();
+    const again = openJournal(storage, input(), newId);
+    expect(again.resumed).toBe(false);
+    expect(again.journal.batchId).not.toBe(first.batchId);
   });
 
   it('ignores what is not a journal of this batch', () => {

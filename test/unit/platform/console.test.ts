@@ -84,10 +84,16 @@ describe('consolePage', () => {
     expect(html.match(/<script/g)).toHaveLength(1);
   });
 
-  it('allows calls to this origin, the upload and auth origins and the local storage endpoint', async () => {
+  it('allows calls to this origin, the three addresses (the main one by its configured name too) and the local storage endpoint', async () => {
     environment(await buildFolder(), { [ENV.s3Endpoint]: 'http://127.0.0.1:4569' });
     const policy = directives((await consolePage()).contentSecurityPolicy);
-    expect(policy.get('connect-src')).toEqual(["'self'", 'http://127.0.0.1:3001', 'http://127.0.0.1:3002', 'http://127.0.0.1:4569']);
+    expect(policy.get('connect-src')).toEqual([
+      "'self'",
+      'http://127.0.0.1:3000',
+      'http://127.0.0.1:3001',
+      'http://127.0.0.1:3002',
+      'http://127.0.0.1:4569',
+    ]);
     expect(policy.get('default-src')).toEqual(["'self'"]);
     expect(policy.get('script-src')).toEqual(["'self'"]);
     expect(policy.get('style-src')).toEqual(["'self'"]);
@@ -99,6 +105,7 @@ describe('consolePage', () => {
     const policy = directives((await consolePage()).contentSecurityPolicy);
     expect(policy.get('connect-src')).toEqual([
       "'self'",
+      'http://127.0.0.1:3000',
       'http://127.0.0.1:3001',
       'http://127.0.0.1:3002',
       'https://*.s3.eu-west-1.amazonaws.com',
@@ -108,7 +115,7 @@ describe('consolePage', () => {
   it('allows no storage origin when it knows neither an endpoint nor a region', async () => {
     environment(await buildFolder());
     const policy = directives((await consolePage()).contentSecurityPolicy);
-    expect(policy.get('connect-src')).toEqual(["'self'", 'http://127.0.0.1:3001', 'http://127.0.0.1:3002']);
+    expect(policy.get('connect-src')).toEqual(["'self'", 'http://127.0.0.1:3000', 'http://127.0.0.1:3001', 'http://127.0.0.1:3002']);
   });
 
   it('rejects while the folder has no manifest, and serves the page once the build is there', async () => {
