@@ -245,6 +245,30 @@ describe.skipIf(!hasChromium)('the console device page', () => {
     await page.close();
   });
 
+  it('links back to the fleet as the user left it, with its search', { timeout: 120_000 }, async () => {
+    const servers = expectOk(
+      await alice().main.GET('/resources/search', { params: { query: { type: ['DEVICE'], 'health.mode': ['SERVER'] } } }),
+    );
+    const deviceId = servers.resources[0]?.id as string;
+    const { page, errors } = await signedIn(browser, local.service, 'alice', '#/fleet?type=DEVICE&health.mode=SERVER');
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${servers.total} devices match` })
+      .waitFor();
+    const fleetHash = (await page.evaluate('location.hash')) as string;
+    expect(fleetHash).toContain('health.mode=SERVER');
+    await page.getByRole('link', { name: deviceId, exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: new RegExp(deviceId) }).waitFor();
+    await page.getByRole('link', { name: 'Back to the fleet' }).click();
+    await expect.poll(() => page.evaluate('location.hash')).toBe(fleetHash);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${servers.total} devices match` })
+      .waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('deletes the device once its id is typed, then shows the fleet; its page then says it is not found', {
     timeout: 120_000,
   }, async () => {

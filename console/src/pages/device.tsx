@@ -8,17 +8,17 @@ import { type Device, DeviceFacts, HealthView } from '../device/facts.js';
 import { Alert } from '../device/focus.js';
 import type { ActiveDeployment, Loaded, ScenarioVersion } from '../device/load.js';
 import { type ActResult, type HistoryState, useDevicePage } from '../device/use-device.js';
-import { hrefOf } from '../router.js';
+import { fleetHref, hrefOf } from '../router.js';
 import { can } from '../session.js';
 
 /** Deploys or undeploys a version on the page's device (see useDevicePage). */
 type Act = (action: 'DEPLOY' | 'UNDEPLOY', target: ScenarioVersion) => Promise<ActResult>;
 
-/** The link back to the fleet page. */
+/** The link back to the fleet page, to the search the user left it at. */
 function BackToFleet() {
   return (
     <p class="breadcrumb">
-      <a href={hrefOf('/fleet')}>Back to the fleet</a>
+      <a href={fleetHref()}>Back to the fleet</a>
     </p>
   );
 }
