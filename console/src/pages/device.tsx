@@ -40,7 +40,7 @@ function DeviceNotFound({ company, deviceId }: { company: string; deviceId: stri
       <h1>Device not found</h1>
       <p>
         There is no device <span class="mono">{deviceId}</span> in {company}: it may have been deleted, or the address is mistyped.{' '}
-        <a href={hrefOf('/fleet')}>Go to the fleet</a>.
+        <a href={fleetHref()}>Go to the fleet</a>.
       </p>
     </main>
   );
