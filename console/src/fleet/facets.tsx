@@ -4,7 +4,9 @@
  * selection were removed), so a checked value's count says how many devices it adds or keeps.
  */
 import { count } from '../format.js';
-import type { FilterDescriptor } from './search-query.js';
+import { clearFilters, toggleFacet } from './navigation.js';
+import type { Requested } from './requests.js';
+import { type FilterDescriptor, isFilter } from './search-query.js';
 
 /** What the panel shows and how it changes the search. */
 export interface FacetsProps {
@@ -69,5 +71,50 @@ export function Facets({ busy, descriptors, query, setAside, showCompany, onTogg
         );
       })}
     </div>
+  );
+}
+
+/** What the filters panel shows: the URL's query, the filters request, and how the page constrains them. */
+export interface FiltersPanelProps {
+  query: URLSearchParams;
+  filters: Requested<FilterDescriptor[]>;
+  /** Full text is searched: the filters are set aside. */
+  fullText: boolean;
+  showCompany: boolean;
+  /** Sends the requests again. */
+  onRetry(): void;
+}
+
+/** The filters panel: its failure (with "Try the filters again" when that may help), the facets, "Clear filters". */
+export function FiltersPanel({ query, filters, fullText, showCompany, onRetry }: FiltersPanelProps) {
+  const anyFilter = [...query.keys()].some(isFilter);
+  return (
+    <section aria-labelledby="fleet-filters-title">
+      <h2 id="fleet-filters-title">Filters</h2>
+      {fullText ? <p class="muted">Set aside while searching full text.</p> : null}
+      {filters.failure === null ? null : (
+        <div role="alert" class="error">
+          <p>The filters could not be loaded: {filters.failure.text}</p>
+          {filters.failure.retry ? (
+            <button type="button" onClick={onRetry}>
+              Try the filters again
+            </button>
+          ) : null}
+        </div>
+      )}
+      <Facets
+        busy={filters.busy}
+        descriptors={filters.value}
+        query={query}
+        setAside={fullText}
+        showCompany={showCompany}
+        onToggle={toggleFacet}
+      />
+      {anyFilter && !fullText ? (
+        <button type="button" onClick={clearFilters}>
+          Clear filters
+        </button>
+      ) : null}
+    </section>
   );
 }
