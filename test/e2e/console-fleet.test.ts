@@ -476,4 +476,53 @@ describe.skipIf(!hasChromium)('the console fleet page', () => {
     expect(realErrors(opened).filter((error) => !error.includes('503'))).toEqual([]);
     await page.close();
   });
+
+  it('fixes the selection while the deploy is open, and each opening deploys to the selection shown', { timeout: 180_000 }, async () => {
+    const params = { 'connection.state': ['DISCONNECTED'] };
+    const opened = await signedIn(browser, local.service, 'alice', '#/fleet?connection.state=DISCONNECTED');
+    const { page } = opened;
+    const answer = await apiSearch(params);
+    await expectResults(page, params);
+    const [first, second, third] = answer.resources.map((resource) => resource.id);
+    const scenario = expectOk(
+      await clientFor(local.service, local.tokens.alice).main.GET('/companies/{companyId}/resources/scenarios', {
+        params: { path: { companyId: 'acme' } },
+      }),
+    ).items[0];
+    if (first === undefined || second === undefined || third === undefined || scenario === undefined) throw new Error('no demo data');
+    const version = `${scenario.id}@${scenario.latestVersion}`;
+    const rowBox = (id: string) => page.getByRole('checkbox', { name: `Select ${id}`, exact: true });
+
+    await rowBox(first).check();
+    await rowBox(second).check();
+    await page.getByText('2 devices selected.').waitFor();
+    await page.getByRole('button', { name: 'Deploy to selection…' }).click();
+    await page.getByRole('heading', { name: 'Deploy to 2 devices' }).waitFor();
+
+    // While the flow is open nothing changes the selection: not the rows, the selection buttons, the filters nor the text.
+    await page.getByText('2 devices selected. Close the deploy to change the selection.').waitFor();
+    for (const id of [first, second, third]) await expect(rowBox(id).isDisabled()).resolves.toBe(true);
+    for (const name of ['Select this page', `Select all ${answer.total} matching`, 'Clear selection', 'Deploy to selection…']) {
+      await expect(page.getByRole('button', { name, exact: true }).isDisabled()).resolves.toBe(true);
+    }
+    const facetBoxes = page.locator('.fleet-facets input[type="checkbox"]');
+    expect(await facetBoxes.count()).toBeGreaterThan(5);
+    expect(await facetBoxes.evaluateAll((boxes) => boxes.every((box) => (box as unknown as { disabled: boolean }).disabled))).toBe(true);
+    await expect(page.getByRole('searchbox', { name: 'Search' }).isDisabled()).resolves.toBe(true);
+    await page.getByLabel('Scenario version').selectOption({ label: `${version} (${scenario.name})` });
+    await page.getByRole('button', { name: 'Dry run on 2 devices' }).waitFor();
+
+    // Closed, the selection changes again; opened again, the flow starts anew on the 3 devices now selected.
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await rowBox(third).check();
+    await page.getByText('3 devices selected.').waitFor();
+    await page.getByRole('button', { name: 'Deploy to selection…' }).click();
+    await page.getByRole('heading', { name: 'Deploy to 3 devices' }).waitFor();
+    await expect(page.getByLabel('Scenario version').inputValue()).resolves.toBe('');
+    await page.getByLabel('Scenario version').selectOption({ label: `${version} (${scenario.name})` });
+    await page.getByRole('button', { name: 'Dry run on 3 devices' }).click();
+    await page.getByRole('table', { name: `Dry run: what deploying ${version} to 3 devices would do` }).waitFor();
+    expect(realErrors(opened)).toEqual([]);
+    await page.close();
+  });
 });

@@ -31,9 +31,10 @@ function ColumnHeader({ column, sort }: { column: Column; sort: Sort }) {
   );
 }
 
-/** How the rows are selected: absent for users who may not deploy. */
+/** How the rows are selected: absent for users who may not deploy; `fixed` disables the checkboxes. */
 export interface RowSelection {
   selection: Selection;
+  fixed: boolean;
 }
 
 /** One result's row; a device's row has its checkbox when `rows` is given. */
@@ -49,7 +50,7 @@ function ResultRow({ resource, columns, rows }: { resource: SearchResource; colu
               <input
                 type="checkbox"
                 checked={checked}
-                disabled={rows.selection.matching !== null}
+                disabled={rows.fixed || rows.selection.matching !== null}
                 onChange={(event) => rows.selection.select([device], (event.currentTarget as HTMLInputElement).checked)}
               />
               <span class="visually-hidden">Select {device.id}</span>

@@ -1,6 +1,8 @@
 /**
  * The fleet page's selection of devices for a deployment: chosen rows (kept across pages and searches), or
- * explicitly every device matching the current search; and the deploy flow opened for it.
+ * explicitly every device matching the current search; and the deploy flow opened for it. While the flow is open
+ * the selection is fixed (its controls are disabled), and each opening mounts a new flow, so the flow always deploys
+ * to the selection the page shows.
  */
 import { useSignal } from '@preact/signals';
 import type { DeploySelection, DeviceRef } from '../deploy/bulk-deploy.js';
@@ -68,9 +70,9 @@ export function useSelection(selectionKey: string): Selection {
   };
 }
 
-/** The deploy flow: its selection, when open. */
+/** The deploy flow: its selection, and which opening it is (the flow's `key`: a new opening mounts a new flow). */
 export interface DeployFlow {
-  open: { selection: DeploySelection } | null;
+  open: { selection: DeploySelection; opening: number } | null;
   start(selection: DeploySelection): void;
   close(): void;
 }
@@ -78,10 +80,12 @@ export interface DeployFlow {
 /** The deploy flow's state: closed, or open for one selection. */
 export function useDeployFlow(): DeployFlow {
   const open = useSignal<DeployFlow['open']>(null);
+  const openings = useSignal(0);
   return {
     open: open.value,
     start: (selection) => {
-      open.value = { selection };
+      openings.value += 1;
+      open.value = { selection, opening: openings.value };
     },
     close: () => {
       open.value = null;
@@ -105,20 +109,22 @@ export interface SelectionBarProps {
   total: number | undefined;
   /** Full text is searched: "every match" is not offered (it also finds scenarios). */
   fullText: boolean;
+  /** The deploy flow is open: the selection is fixed. */
+  locked: boolean;
   onDeploy(): void;
 }
 
 /** The selection's controls and status: select the page or every match, clear, deploy. */
-export function SelectionBar({ selection, shown, total, fullText, onDeploy }: SelectionBarProps) {
+export function SelectionBar({ selection, shown, total, fullText, locked, onDeploy }: SelectionBarProps) {
   return (
     <div class="toolbar fleet-selection">
-      <button type="button" onClick={() => selection.select(shown, true)} disabled={shown.length === 0}>
+      <button type="button" onClick={() => selection.select(shown, true)} disabled={locked || shown.length === 0}>
         Select this page
       </button>
       {fullText ? null : (
         <button
           type="button"
-          disabled={total === undefined || total === 0}
+          disabled={locked || total === undefined || total === 0}
           onClick={() => total !== undefined && selection.selectMatching(total)}
         >
           Select all {count(total ?? 0)} matching
@@ -126,13 +132,14 @@ export function SelectionBar({ selection, shown, total, fullText, onDeploy }: Se
       )}
       <p role="status" class="fleet-selection-status">
         {selectionText(selection)}
+        {locked ? ' Close the deploy to change the selection.' : ''}
       </p>
       {selection.size > 0 ? (
         <>
-          <button type="button" onClick={selection.clear}>
+          <button type="button" onClick={selection.clear} disabled={locked}>
             Clear selection
           </button>
-          <button type="button" class="primary" onClick={onDeploy}>
+          <button type="button" class="primary" onClick={onDeploy} disabled={locked}>
             Deploy to selection…
           </button>
         </>

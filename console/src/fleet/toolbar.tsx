@@ -10,8 +10,8 @@ import { searchText } from './navigation.js';
 import { PageSizeSelect } from './paging.js';
 import { cliCommand, curlCommand, type SearchResponse } from './search-query.js';
 
-/** The full-text search form: the URL's `global`. */
-export function SearchBar({ query }: { query: URLSearchParams }) {
+/** The full-text search form: the URL's `global`; disabled while the selection is fixed (`locked`). */
+export function SearchBar({ query, locked }: { query: URLSearchParams; locked: boolean }) {
   const text = query.get('global') ?? '';
   const submit = (event: Event) => {
     event.preventDefault();
@@ -22,13 +22,13 @@ export function SearchBar({ query }: { query: URLSearchParams }) {
       <label>
         Search
         {/* Keyed by the URL's text: back/forward and reload show the text of the URL. */}
-        <input key={text} type="search" name="global" defaultValue={text} maxLength={1000} />
+        <input key={text} type="search" name="global" defaultValue={text} maxLength={1000} disabled={locked} />
       </label>
-      <button type="submit" class="primary">
+      <button type="submit" class="primary" disabled={locked}>
         Search
       </button>
       {query.has('global') ? (
-        <button type="button" onClick={() => searchText('')}>
+        <button type="button" onClick={() => searchText('')} disabled={locked}>
           Clear search text
         </button>
       ) : null}

@@ -65,6 +65,7 @@ function Results({ query, selectionKey, requests, columns, deploy }: ResultsProp
   const fullText = fullTextOf(query);
   const { value: data, busy } = requests.search;
   const selection = useSelection(selectionKey);
+  const locked = deploy.open !== null;
   const shown = (data?.resources ?? []).filter((resource): resource is DeviceResource => resource.type === 'DEVICE');
   return (
     <section aria-labelledby="fleet-results-title" class="fleet-results">
@@ -80,17 +81,18 @@ function Results({ query, selectionKey, requests, columns, deploy }: ResultsProp
           shown={shown}
           total={data?.total}
           fullText={fullText !== undefined}
+          locked={locked}
           onDeploy={() => deploy.start(selection.toDeploy())}
         />
       ) : null}
-      {deploy.open === null ? null : <BulkDeploy selection={deploy.open.selection} onClose={deploy.close} />}
+      {deploy.open === null ? null : <BulkDeploy key={deploy.open.opening} selection={deploy.open.selection} onClose={deploy.close} />}
       <ResultsTable
         data={data}
         columns={columns}
         sort={effectiveSort(query)}
         fullText={fullText}
         busy={busy}
-        {...(can('deployments:write') ? { rows: { selection } } : {})}
+        {...(can('deployments:write') ? { rows: { selection, fixed: locked } } : {})}
       />
       <Pager query={query} data={data} />
     </section>
@@ -104,10 +106,11 @@ export function FleetPage() {
   const showCompany = (claims.value?.companies ?? []).length > 1;
   const requests = useFleetRequests(searchParamsOf(query).toString(), filtersParamsOf(query).toString());
   const deploy = useDeployFlow();
+  const locked = deploy.open !== null;
   return (
     <main id="main">
       <h1>Fleet</h1>
-      <SearchBar query={query} />
+      <SearchBar query={query} locked={locked} />
       {fullText !== undefined ? (
         <p class="notice">
           Full-text search ignores the filters; clear the search text to apply them again. It also finds scenarios, which are listed with
@@ -120,6 +123,7 @@ export function FleetPage() {
           filters={requests.filters}
           fullText={fullText !== undefined}
           showCompany={showCompany}
+          locked={locked}
           onRetry={requests.retry}
         />
         <Results
