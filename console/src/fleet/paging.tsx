@@ -14,11 +14,12 @@ function pageSizeOf(query: URLSearchParams, data: SearchResponse | undefined): n
   return Number.isSafeInteger(asked) && asked > 0 ? asked : DEFAULT_PAGE_SIZE;
 }
 
-/** The pager: previous, "Page N of M", next, and a notice at the result window's end. */
-export function Pager({ query, data }: { query: URLSearchParams; data: SearchResponse | undefined }) {
-  const pageSize = pageSizeOf(query, data);
-  const page = data?.page.page ?? Number(query.get('page') ?? 1);
-  const pages = data?.page.pages ?? 0;
+/**
+ * The pager of a search answer: previous, "Page N of M", next, and a notice at the result window's end. It takes
+ * its numbers from the answer only (never from the URL's `page`, which may be no number: the API then refuses it).
+ */
+export function Pager({ data }: { data: SearchResponse }) {
+  const { page, pages, pageSize } = data.page;
   const windowReached = (page + 1) * pageSize > MAX_RESULT_WINDOW && page < pages;
   return (
     <>

@@ -30,6 +30,8 @@ interface Answer<T> {
 export interface Requested<T> {
   /** The last successful answer (kept while a newer request runs, and after one failed), undefined before any. */
   value: T | undefined;
+  /** The key (query string) `value` answers. */
+  valueKey: string | undefined;
   /** A request is in flight. */
   busy: boolean;
   /** The last request failed; null once one succeeds. */
@@ -42,7 +44,7 @@ function useLatest<T>(
   attempt: number,
   send: (params: URLSearchParams, signal: AbortSignal) => Promise<Answer<T>>,
 ): Requested<T> {
-  const value = useSignal<T | undefined>(undefined);
+  const answered = useSignal<{ key: string; value: T } | undefined>(undefined);
   const busy = useSignal(true);
   const failure = useSignal<Failure | null>(null);
   useEffect(() => {
@@ -53,7 +55,7 @@ function useLatest<T>(
         if (controller.signal.aborted) return;
         if (data === undefined) failure.value = failureOf(error, response.status);
         else {
-          value.value = data;
+          answered.value = { key, value: data };
           failure.value = null;
         }
         busy.value = false;
@@ -65,7 +67,7 @@ function useLatest<T>(
       });
     return () => controller.abort();
   }, [key, attempt]);
-  return { value: value.value, busy: busy.value, failure: failure.value };
+  return { value: answered.value?.value, valueKey: answered.value?.key, busy: busy.value, failure: failure.value };
 }
 
 /** The page's requests: the search for `searchKey`, the filters for `filtersKey` (query strings), and "Try again". */

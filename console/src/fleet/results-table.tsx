@@ -76,17 +76,19 @@ export interface ResultsTableProps {
   fullText: string | undefined;
   /** A search is in flight (the table is marked busy). */
   busy: boolean;
+  /** The rows are those of an earlier search (the newer one failed): the caption says so. */
+  stale: boolean;
   rows?: RowSelection;
 }
 
 /** The results table, captioned with the search, the page and the sort. */
-export function ResultsTable({ data, columns, sort, fullText, busy, rows }: ResultsTableProps) {
+export function ResultsTable({ data, columns, sort, fullText, busy, stale, rows }: ResultsTableProps) {
   const pages = data?.page.pages ?? 0;
   return (
     <div class="fleet-table" aria-busy={busy ? 'true' : 'false'}>
       <table>
         <caption>
-          {fullText === undefined ? 'Devices' : `Devices and scenarios matching “${fullText}”`}
+          {stale ? 'Results of the previous search' : fullText === undefined ? 'Devices' : `Devices and scenarios matching “${fullText}”`}
           {data !== undefined && pages > 0 ? `, page ${count(data.page.page)} of ${count(pages)}` : ''}
           {sort.field === 'relevance' ? ', by relevance' : ''}
         </caption>

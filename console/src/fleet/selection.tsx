@@ -105,7 +105,7 @@ export interface SelectionBarProps {
   selection: Selection;
   /** The devices on the page. */
   shown: readonly DeviceResource[];
-  /** The search's total, or undefined before its first answer. */
+  /** The search's total, or undefined when there is none to select (no answer yet, or the search failed). */
   total: number | undefined;
   /** Full text is searched: "every match" is not offered (it also finds scenarios). */
   fullText: boolean;

@@ -60,15 +60,17 @@ function useCopy(query: URLSearchParams): { copy(what: string, text: string): Pr
   return { copy, copied: now };
 }
 
-/** What the results' toolbar acts on: the URL's query, the table's columns and the answer shown. */
+/** What the results' toolbar acts on: the URL's query, the table's columns, the answer shown and whether it is stale. */
 export interface ResultsToolbarProps {
   query: URLSearchParams;
   columns: readonly Column[];
   data: SearchResponse | undefined;
+  /** The search failed: the export is not offered for the rows of an earlier search. */
+  stale: boolean;
 }
 
 /** Copy as CLI / curl, Export CSV, the page size; then the copied command and the status lines. */
-export function ResultsToolbar({ query, columns, data }: ResultsToolbarProps) {
+export function ResultsToolbar({ query, columns, data, stale }: ResultsToolbarProps) {
   const { copy, copied } = useCopy(query);
   const csv = useCsvExport();
   return (
@@ -80,7 +82,7 @@ export function ResultsToolbar({ query, columns, data }: ResultsToolbarProps) {
         <button type="button" onClick={() => copy('curl', curlCommand(addresses.main, query))}>
           Copy as curl
         </button>
-        <button type="button" onClick={() => csv.run(query, columns)} disabled={csv.exporting}>
+        <button type="button" onClick={() => csv.run(query, columns)} disabled={csv.exporting || stale}>
           Export CSV
         </button>
         <PageSizeSelect query={query} data={data} />

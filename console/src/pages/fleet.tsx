@@ -4,7 +4,8 @@
  * a pasted link gives the same page, and the same search can be copied as a `dss search` or curl command.
  *
  * Each change of the URL sends one search request and, when the filters changed, one filters request, in parallel;
- * a newer change aborts the requests of the older one, so the last click wins (fleet/requests.ts).
+ * a newer change aborts the requests of the older one, so the last click wins (fleet/requests.ts). When a search
+ * fails, the rows of the previous one stay shown, marked as such, and nothing acts on them as if they matched.
  */
 import { BulkDeploy } from '../deploy/bulk-deploy.js';
 import { type Column, columnsOf } from '../fleet/columns.js';
@@ -63,23 +64,27 @@ interface ResultsProps {
 /** The results: count, alert, toolbar, selection and deploy flow (for users who may deploy), table, pager. */
 function Results({ query, selectionKey, requests, columns, deploy }: ResultsProps) {
   const fullText = fullTextOf(query);
-  const { value: data, busy } = requests.search;
+  const { value: data, valueKey, busy, failure } = requests.search;
+  // After a failed search the rows shown are those of an earlier one: nothing treats them as this search's.
+  const stale = failure !== null && data !== undefined && valueKey !== searchParamsOf(query).toString();
+  const current = stale ? undefined : data;
   const selection = useSelection(selectionKey);
   const locked = deploy.open !== null;
-  const shown = (data?.resources ?? []).filter((resource): resource is DeviceResource => resource.type === 'DEVICE');
+  const shown = (current?.resources ?? []).filter((resource): resource is DeviceResource => resource.type === 'DEVICE');
+  const status = stale ? 'The rows below are those of the previous search.' : busy && data === undefined ? 'Searching…' : '';
   return (
     <section aria-labelledby="fleet-results-title" class="fleet-results">
       <h2 id="fleet-results-title">Devices</h2>
       <p role="status" class="fleet-count">
-        {data === undefined ? (busy ? 'Searching…' : '') : matchText(data.total, fullText !== undefined)}
+        {current === undefined ? status : matchText(current.total, fullText !== undefined)}
       </p>
       <SearchAlert requests={requests} />
-      <ResultsToolbar query={query} columns={columns} data={data} />
+      <ResultsToolbar query={query} columns={columns} data={data} stale={stale} />
       {can('deployments:write') ? (
         <SelectionBar
           selection={selection}
           shown={shown}
-          total={data?.total}
+          total={current?.total}
           fullText={fullText !== undefined}
           locked={locked}
           onDeploy={() => deploy.start(selection.toDeploy())}
@@ -92,9 +97,10 @@ function Results({ query, selectionKey, requests, columns, deploy }: ResultsProp
         sort={effectiveSort(query)}
         fullText={fullText}
         busy={busy}
-        {...(can('deployments:write') ? { rows: { selection, fixed: locked } } : {})}
+        stale={stale}
+        {...(can('deployments:write') ? { rows: { selection, fixed: locked || stale } } : {})}
       />
-      <Pager query={query} data={data} />
+      {current === undefined ? null : <Pager data={current} />}
     </section>
   );
 }
