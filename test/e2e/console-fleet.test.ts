@@ -2,7 +2,8 @@
  * End-to-end over `npm start` in headless Chromium: the console's fleet page (`#/fleet?<search query>`). What it shows
  * (facets and their counts, rows, the count announced, the order) is checked against the API's own answers for the
  * same parameters with the same user's token; its URL holds the search, so reload and back/forward give the same
- * state; the copied curl command, the CSV export, the keyboard and a read-only user's page are checked too.
+ * state; the copied curl command, the CSV export, the keyboard and a read-only user's page are checked too, and so are
+ * the selection kept fixed while a deploy is open and a refused search (no stale count, no page "NaN").
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -467,6 +468,8 @@ describe.skipIf(!hasChromium)('the console fleet page', () => {
     const alert = page.getByRole('alert').filter({ hasText: detail });
     await alert.waitFor();
     expect(await rowIds(page)).toEqual(shown);
+    // Kept, but said to be the previous search's: the count is not the new search's.
+    expect(await countText(page)).toBe('The rows below are those of the previous search.');
     refuse = false;
     await alert.getByRole('button', { name: 'Try again' }).click();
     await expectResults(page, { 'connection.state': ['DISCONNECTED'] });
@@ -475,5 +478,102 @@ describe.skipIf(!hasChromium)('the console fleet page', () => {
     // The 503 answers are the test's own.
     expect(realErrors(opened).filter((error) => !error.includes('503'))).toEqual([]);
     await page.close();
+  });
+
+  it('fixes the selection while the deploy is open, and each opening deploys to the selection shown', { timeout: 180_000 }, async () => {
+    const params = { 'connection.state': ['DISCONNECTED'] };
+    const opened = await signedIn(browser, local.service, 'alice', '#/fleet?connection.state=DISCONNECTED');
+    const { page } = opened;
+    const answer = await apiSearch(params);
+    await expectResults(page, params);
+    const [first, second, third] = answer.resources.map((resource) => resource.id);
+    const scenario = expectOk(
+      await clientFor(local.service, local.tokens.alice).main.GET('/companies/{companyId}/resources/scenarios', {
+        params: { path: { companyId: 'acme' } },
+      }),
+    ).items[0];
+    if (first === undefined || second === undefined || third === undefined || scenario === undefined) throw new Error('no demo data');
+    const version = `${scenario.id}@${scenario.latestVersion}`;
+    const rowBox = (id: string) => page.getByRole('checkbox', { name: `Select ${id}`, exact: true });
+
+    await rowBox(first).check();
+    await rowBox(second).check();
+    await page.getByText('2 devices selected.').waitFor();
+    await page.getByRole('button', { name: 'Deploy to selection…' }).click();
+    await page.getByRole('heading', { name: 'Deploy to 2 devices' }).waitFor();
+
+    // While the flow is open nothing changes the selection: not the rows, the selection buttons, the filters nor the text.
+    await page.getByText('2 devices selected. Close the deploy to change the selection.').waitFor();
+    for (const id of [first, second, third]) await expect(rowBox(id).isDisabled()).resolves.toBe(true);
+    for (const name of ['Select this page', `Select all ${answer.total} matching`, 'Clear selection', 'Deploy to selection…']) {
+      await expect(page.getByRole('button', { name, exact: true }).isDisabled()).resolves.toBe(true);
+    }
+    const facetBoxes = page.locator('.fleet-facets input[type="checkbox"]');
+    expect(await facetBoxes.count()).toBeGreaterThan(5);
+    expect(await facetBoxes.evaluateAll((boxes) => boxes.every((box) => (box as unknown as { disabled: boolean }).disabled))).toBe(true);
+    await expect(page.getByRole('searchbox', { name: 'Search' }).isDisabled()).resolves.toBe(true);
+    await page.getByLabel('Scenario version').selectOption({ label: `${version} (${scenario.name})` });
+    await page.getByRole('button', { name: 'Dry run on 2 devices' }).waitFor();
+
+    // Closed, the selection changes again; opened again, the flow starts anew on the 3 devices now selected.
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await rowBox(third).check();
+    await page.getByText('3 devices selected.').waitFor();
+    await page.getByRole('button', { name: 'Deploy to selection…' }).click();
+    await page.getByRole('heading', { name: 'Deploy to 3 devices' }).waitFor();
+    await expect(page.getByLabel('Scenario version').inputValue()).resolves.toBe('');
+    await page.getByLabel('Scenario version').selectOption({ label: `${version} (${scenario.name})` });
+    await page.getByRole('button', { name: 'Dry run on 3 devices' }).click();
+    await page.getByRole('table', { name: `Dry run: what deploying ${version} to 3 devices would do` }).waitFor();
+    expect(realErrors(opened)).toEqual([]);
+    await page.close();
+  });
+
+  it('after a refused search shows no stale count nor a page "NaN", and acts on no earlier result', { timeout: 120_000 }, async () => {
+    const refused = async (query: string) => {
+      const response = await fetch(`${local.service.api}/resources/search?${query}&type=DEVICE`, {
+        headers: { authorization: `Bearer ${local.tokens.alice}` },
+      });
+      expect(response.status).toBe(400);
+      return ((await response.json()) as { detail: string }).detail;
+    };
+    const params = { 'connection.state': ['DISCONNECTED'] };
+    const opened = await signedIn(browser, local.service, 'alice', '#/fleet?connection.state=DISCONNECTED');
+    const { page } = opened;
+    const answer = await apiSearch(params);
+    await expectResults(page, params);
+
+    // A link with a page size the API refuses: its words in the alert; the rows shown are said to be the previous search's.
+    await page.evaluate(`location.hash = '#/fleet?connection.state=DISCONNECTED&pageSize=500'`);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: await refused('connection.state=DISCONNECTED&pageSize=500') })
+      .waitFor();
+    await expect.poll(() => countText(page)).toBe('The rows below are those of the previous search.');
+    await page.getByRole('table', { name: 'Results of the previous search' }).waitFor();
+    await expect(page.getByRole('button', { name: 'Select all 0 matching' }).isDisabled()).resolves.toBe(true);
+    await expect(page.getByRole('button', { name: 'Select this page' }).isDisabled()).resolves.toBe(true);
+    await expect(page.getByRole('button', { name: 'Export CSV' }).isDisabled()).resolves.toBe(true);
+    await expect(page.getByRole('navigation', { name: 'Pages of results' }).count()).resolves.toBe(0);
+
+    // A page size the select offers gives results again.
+    await page.getByLabel('Devices per page').selectOption('50');
+    await expectResults(page, { ...params, pageSize: '50' });
+    await expect(page.getByRole('button', { name: `Select all ${answer.total} matching` }).isEnabled()).resolves.toBe(true);
+    await expect(page.getByRole('alert').count()).resolves.toBe(0);
+    await page.close();
+
+    // A link to a page that is no number: the API's words, no count and no "Page NaN".
+    const notANumber = await signedIn(browser, local.service, 'alice', '#/fleet?page=abc');
+    await notANumber.page
+      .getByRole('alert')
+      .filter({ hasText: await refused('page=abc') })
+      .waitFor();
+    expect(await countText(notANumber.page)).toBe('');
+    expect(await notANumber.page.locator('main').textContent()).not.toContain('NaN');
+    await expect(notANumber.page.getByRole('navigation', { name: 'Pages of results' }).count()).resolves.toBe(0);
+    // The 400 answers are the test's own.
+    expect([...realErrors(opened), ...realErrors(notANumber)].filter((error) => !error.includes('400'))).toEqual([]);
+    await notANumber.page.close();
   });
 });

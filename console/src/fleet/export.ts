@@ -3,6 +3,8 @@
  * page size (never a request per device), within the search's result window (page × pageSize ≤ 10,000), written as
  * RFC 4180 CSV with the table's columns and offered as a download named fleet.csv.
  */
+import { useSignal } from '@preact/signals';
+import { useEffect, useRef } from 'preact/hooks';
 import { count } from '../format.js';
 import { api, problemText } from '../session.js';
 import type { Column } from './columns.js';
@@ -79,4 +81,41 @@ export function exportSummary(result: ExportResult): string {
   const written = `Exported ${count(result.rows)} ${result.rows === 1 ? 'row' : 'rows'} to fleet.csv.`;
   if (result.leftOut === 0) return written;
   return `${written} ${count(result.leftOut)} more ${result.leftOut === 1 ? 'match was' : 'matches were'} left out: the search pages to its first ${count(MAX_RESULT_WINDOW)} results only; narrow the search with filters to export them.`;
+}
+
+/** An export's state: whether one runs, and its status words (progress, summary or failure). */
+export interface CsvExport {
+  exporting: boolean;
+  status: string;
+  /** Exports the search `query` with `columns`; an export still running is aborted first. */
+  run(query: URLSearchParams, columns: readonly Column[]): Promise<void>;
+}
+
+/** The CSV export of the fleet page; an export in progress stops with the page. */
+export function useCsvExport(): CsvExport {
+  const exporting = useSignal(false);
+  const status = useSignal('');
+  const running = useRef<AbortController | null>(null);
+  useEffect(() => () => running.current?.abort(), []);
+  const run = async (query: URLSearchParams, columns: readonly Column[]) => {
+    running.current?.abort();
+    const controller = new AbortController();
+    running.current = controller;
+    exporting.value = true;
+    status.value = 'Exporting…';
+    try {
+      const progress = (fetched: number, total: number) => {
+        status.value = `Exporting… ${count(fetched)} of ${count(Math.min(total, MAX_RESULT_WINDOW))} rows fetched.`;
+      };
+      const { csv, result } = await fetchCsv(query, columns, progress, controller.signal);
+      download(csv, 'fleet.csv');
+      status.value = exportSummary(result);
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      status.value = `The export failed: ${error instanceof ExportError ? error.message : problemText(undefined)}`;
+    } finally {
+      if (running.current === controller) exporting.value = false;
+    }
+  };
+  return { exporting: exporting.value, status: status.value, run };
 }

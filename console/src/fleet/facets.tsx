@@ -4,7 +4,9 @@
  * selection were removed), so a checked value's count says how many devices it adds or keeps.
  */
 import { count } from '../format.js';
-import type { FilterDescriptor } from './search-query.js';
+import { clearFilters, toggleFacet } from './navigation.js';
+import type { Requested } from './requests.js';
+import { type FilterDescriptor, isFilter } from './search-query.js';
 
 /** What the panel shows and how it changes the search. */
 export interface FacetsProps {
@@ -16,6 +18,8 @@ export interface FacetsProps {
   query: URLSearchParams;
   /** Full text is searched: the filters are kept but set aside (dimmed, disabled). */
   setAside: boolean;
+  /** The selection is fixed (a deploy is open): the filters, which define "every match", are disabled. */
+  locked: boolean;
   /** Whether the company field is shown (only for users of several companies). */
   showCompany: boolean;
   /** Selects or clears one value of one field. */
@@ -30,7 +34,7 @@ interface FacetValue {
 }
 
 /** The facet panel. */
-export function Facets({ busy, descriptors, query, setAside, showCompany, onToggle }: FacetsProps) {
+export function Facets({ busy, descriptors, query, setAside, locked, showCompany, onToggle }: FacetsProps) {
   const shown = (descriptors ?? []).filter(
     // The page lists devices only: no resource type facet.
     (descriptor) => descriptor.field !== 'type' && (descriptor.field !== 'company' || showCompany),
@@ -46,11 +50,11 @@ export function Facets({ busy, descriptors, query, setAside, showCompany, onTogg
           if (!values.some((candidate) => candidate.value === value)) values.push({ name: value, value, count: 0 });
         }
         return (
-          <fieldset key={descriptor.field} class="facet" disabled={setAside}>
+          <fieldset key={descriptor.field} class="facet" disabled={setAside || locked}>
             <legend>{descriptor.name}</legend>
             {values.map((parameter) => {
               const checked = selected.includes(parameter.value);
-              const disabled = setAside || (parameter.count === 0 && !checked);
+              const disabled = setAside || locked || (parameter.count === 0 && !checked);
               return (
                 <label key={parameter.value} class={disabled ? 'disabled' : undefined}>
                   <input
@@ -69,5 +73,53 @@ export function Facets({ busy, descriptors, query, setAside, showCompany, onTogg
         );
       })}
     </div>
+  );
+}
+
+/** What the filters panel shows: the URL's query, the filters request, and how the page constrains them. */
+export interface FiltersPanelProps {
+  query: URLSearchParams;
+  filters: Requested<FilterDescriptor[]>;
+  /** Full text is searched: the filters are set aside. */
+  fullText: boolean;
+  showCompany: boolean;
+  /** The selection is fixed (a deploy is open). */
+  locked: boolean;
+  /** Sends the requests again. */
+  onRetry(): void;
+}
+
+/** The filters panel: its failure (with "Try the filters again" when that may help), the facets, "Clear filters". */
+export function FiltersPanel({ query, filters, fullText, showCompany, locked, onRetry }: FiltersPanelProps) {
+  const anyFilter = [...query.keys()].some(isFilter);
+  return (
+    <section aria-labelledby="fleet-filters-title">
+      <h2 id="fleet-filters-title">Filters</h2>
+      {fullText ? <p class="muted">Set aside while searching full text.</p> : null}
+      {filters.failure === null ? null : (
+        <div role="alert" class="error">
+          <p>The filters could not be loaded: {filters.failure.text}</p>
+          {filters.failure.retry ? (
+            <button type="button" onClick={onRetry}>
+              Try the filters again
+            </button>
+          ) : null}
+        </div>
+      )}
+      <Facets
+        busy={filters.busy}
+        descriptors={filters.value}
+        query={query}
+        setAside={fullText}
+        locked={locked}
+        showCompany={showCompany}
+        onToggle={toggleFacet}
+      />
+      {anyFilter && !fullText ? (
+        <button type="button" onClick={clearFilters} disabled={locked}>
+          Clear filters
+        </button>
+      ) : null}
+    </section>
   );
 }
