@@ -8,7 +8,7 @@ import { type Device, DeviceFacts, HealthView } from '../device/facts.js';
 import { Alert } from '../device/focus.js';
 import type { ActiveDeployment, Loaded, ScenarioVersion } from '../device/load.js';
 import { type ActResult, type HistoryState, useDevicePage } from '../device/use-device.js';
-import { fleetHref, hrefOf } from '../router.js';
+import { fleetHref } from '../router.js';
 import { can } from '../session.js';
 
 /** Deploys or undeploys a version on the page's device (see useDevicePage). */
