@@ -28,14 +28,14 @@ export type DeploySelection = { kind: 'devices'; devices: DeviceRef[] } | { kind
  * its heading on open, to each step as it is shown, and back to the control that opened the flow when it closes
  * (`onClose` is called after that).
  */
-export function BulkDeploy({ selection, onClose }: { selection: DeploySelection; onClose(): void }) {
+export function BulkDeploy({ selection, opener, onClose }: { selection: DeploySelection; opener?: Element | null; onClose(): void }) {
   const size = selection.kind === 'devices' ? selection.devices.length : selection.total;
   const heading = useRef<HTMLHeadingElement>(null);
   const review = useRef<HTMLTableElement>(null);
   const summary = useRef<HTMLHeadingElement>(null);
   const allowed = can('deployments:write');
   const [state] = useState(() => createFlowState(selection));
-  const restoreFocus = useOpenerFocus();
+  const restoreFocus = useOpenerFocus(opener);
   const close = () => {
     restoreFocus();
     onClose();

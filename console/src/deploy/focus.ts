@@ -9,23 +9,28 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Phase } from './flow.js';
 
 /**
- * Records the element that had the focus when the flow mounted (the fleet's "Deploy to selection…" button) and returns
- * `restore()`, which focuses it again if it is still in the document, else the page's `main` (made focusable by script
- * only: tabindex -1 keeps it out of the Tab order). Call restore before the flow unmounts.
+ * Records the element that opened the flow (the fleet's "Deploy to selection…" button: `given`, which the page reads
+ * before it disables the button, as a disabled button loses the focus; else the focused element when the flow
+ * mounted) and returns `restore()`, which focuses it again once the page has re-rendered if it is still in the
+ * document and can take the focus, else the page's `main` (made focusable by script only: tabindex -1 keeps it out of
+ * the Tab order).
  */
-export function useOpenerFocus(): () => void {
+export function useOpenerFocus(given?: Element | null): () => void {
   // Read during the first render, before the flow's own effects move the focus to its heading.
-  const [opener] = useState(() => document.activeElement);
-  return () => {
+  const [opener] = useState(() => given ?? document.activeElement);
+  const focusOpener = () => {
     if (opener instanceof HTMLElement && opener !== document.body && opener.isConnected) {
       opener.focus();
-      return;
+      if (document.activeElement === opener) return;
     }
     const main = document.querySelector('main');
     if (main === null) return;
     if (!main.hasAttribute('tabindex')) main.tabIndex = -1;
     main.focus();
   };
+  // After the page has re-rendered without the flow: the page keeps the opener disabled while the flow is open, and a
+  // disabled button takes no focus.
+  return () => requestAnimationFrame(focusOpener);
 }
 
 /** The elements a step change focuses. */

@@ -70,9 +70,13 @@ export function useSelection(selectionKey: string): Selection {
   };
 }
 
-/** The deploy flow: its selection, and which opening it is (the flow's `key`: a new opening mounts a new flow). */
+/** The deploy flow: closed, or open (see `open`). */
 export interface DeployFlow {
-  open: { selection: DeploySelection; opening: number } | null;
+  /**
+   * The open flow: its selection, which opening it is (its key: each opening starts afresh), and the element that had
+   * the focus when it opened (read before the page disables it), to which closing returns the focus.
+   */
+  open: { selection: DeploySelection; opening: number; opener: Element | null } | null;
   start(selection: DeploySelection): void;
   close(): void;
 }
@@ -84,8 +88,9 @@ export function useDeployFlow(): DeployFlow {
   return {
     open: open.value,
     start: (selection) => {
+      const opener = document.activeElement;
       openings.value += 1;
-      open.value = { selection, opening: openings.value };
+      open.value = { selection, opening: openings.value, opener };
     },
     close: () => {
       open.value = null;

@@ -90,7 +90,9 @@ function Results({ query, selectionKey, requests, columns, deploy }: ResultsProp
           onDeploy={() => deploy.start(selection.toDeploy())}
         />
       ) : null}
-      {deploy.open === null ? null : <BulkDeploy key={deploy.open.opening} selection={deploy.open.selection} onClose={deploy.close} />}
+      {deploy.open === null ? null : (
+        <BulkDeploy key={deploy.open.opening} selection={deploy.open.selection} opener={deploy.open.opener} onClose={deploy.close} />
+      )}
       <ResultsTable
         data={data}
         columns={columns}
