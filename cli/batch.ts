@@ -15,6 +15,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pRetry from 'p-retry';
 import { ulid } from 'ulid';
+import { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize } from '../client/deployment-results.js';
 import { ApiError, type components } from '../client/index.js';
 import { MAX_DEPLOYMENT_ENTRIES } from '../functions/core/deployments/deployments.js';
 import { UsageError } from './output.js';
@@ -35,7 +36,6 @@ export const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** A deployment request entry (the body's `requests[]`). */
 export type DeploymentEntry = components['schemas']['DeploymentRequest'];
 /** A result item of the deployment route. */
-export type DeploymentResultItem = components['schemas']['DeploymentResultItem'];
 /** DEPLOY or UNDEPLOY. */
 export type DeploymentAction = components['schemas']['DeploymentAction'];
 
@@ -332,37 +332,5 @@ export async function sendWithRetry<T>(send: () => Promise<T>, options: RetryOpt
   });
 }
 
-/** One line of a batch summary: how many items ended in a state with a cause. */
-export interface SummaryLine {
-  state: 'SUCCESS' | 'FAILURE';
-  /** null for SUCCESS. */
-  cause: string | null;
-  count: number;
-}
-
-/** Counts the items per (state, cause): SUCCESS first, then the failures, most frequent first. */
-export function summarize(items: readonly DeploymentResultItem[]): SummaryLine[] {
-  const counts = new Map<string, SummaryLine>();
-  for (const item of items) {
-    const key = `${item.state} ${item.cause ?? ''}`;
-    const line = counts.get(key) ?? { state: item.state, cause: item.cause, count: 0 };
-    line.count += 1;
-    counts.set(key, line);
-  }
-  return [...counts.values()].sort(
-    (a, b) =>
-      (a.state === 'SUCCESS' ? 0 : 1) - (b.state === 'SUCCESS' ? 0 : 1) ||
-      b.count - a.count ||
-      String(a.cause).localeCompare(String(b.cause)),
-  );
-}
-
-/** What each failure cause means, for the list of failed items. */
-export const CAUSE_MESSAGES: Readonly<Record<string, string>> = {
-  NONE: 'The action failed without a specific cause.',
-  TARGET_NOT_FOUND: 'No such device in the company.',
-  WHAT_NOT_FOUND: 'No such scenario version: upload it first.',
-  ALREADY_DEPLOYED: 'This version is already deployed on the device.',
-  ALREADY_UNDEPLOYED: 'This version is not deployed on the device.',
-  NOT_IMPLEMENTED: 'Unsupported target or scenario type.',
-};
+// Shared with every client (client/deployment-results.ts); re-exported for this module's users.
+export { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize };

@@ -11,6 +11,8 @@
  * Unlike the CLI's file, the journal also holds the device ids in the order they were sent, so that a resumed batch
  * sends the very same bodies even when a search now lists the devices in another order.
  */
+
+import { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize } from '../../../client/deployment-results.js';
 import type { components } from '../../../client/index.js';
 
 /**
@@ -25,7 +27,6 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** A deployment request entry (the body's `requests[]`). */
 export type DeploymentEntry = components['schemas']['DeploymentRequest'];
 /** One result item of the deployment route: one per entry, in request order. */
-export type DeploymentResultItem = components['schemas']['DeploymentResultItem'];
 
 /** The DEPLOY entries of `scenario@version` on each device id, in order. */
 export function deployEntries(scenario: string, version: string, ids: readonly string[]): DeploymentEntry[] {
@@ -301,37 +302,5 @@ export async function retrying<T>(attempt: () => Promise<Attempt<T>>, options: R
   }
 }
 
-/** One line of a summary: how many items ended in a state with a cause. */
-export interface SummaryLine {
-  state: 'SUCCESS' | 'FAILURE';
-  /** null for SUCCESS. */
-  cause: string | null;
-  count: number;
-}
-
-/** Counts the items per (state, cause): SUCCESS first, then the failures, most frequent first. */
-export function summarize(items: readonly Pick<DeploymentResultItem, 'state' | 'cause'>[]): SummaryLine[] {
-  const counts = new Map<string, SummaryLine>();
-  for (const item of items) {
-    const key = `${item.state} ${item.cause ?? ''}`;
-    const line = counts.get(key) ?? { state: item.state, cause: item.cause, count: 0 };
-    line.count += 1;
-    counts.set(key, line);
-  }
-  return [...counts.values()].sort(
-    (a, b) =>
-      (a.state === 'SUCCESS' ? 0 : 1) - (b.state === 'SUCCESS' ? 0 : 1) ||
-      b.count - a.count ||
-      String(a.cause).localeCompare(String(b.cause)),
-  );
-}
-
-/** What each failure cause means, for the failed items (the CLI's words, cli/batch.ts). */
-export const CAUSE_MESSAGES: Readonly<Record<string, string>> = {
-  NONE: 'The action failed without a specific cause.',
-  TARGET_NOT_FOUND: 'No such device in the company.',
-  WHAT_NOT_FOUND: 'No such scenario version: upload it first.',
-  ALREADY_DEPLOYED: 'This version is already deployed on the device.',
-  ALREADY_UNDEPLOYED: 'This version is not deployed on the device.',
-  NOT_IMPLEMENTED: 'Unsupported target or scenario type.',
-};
+// Shared with every client (client/deployment-results.ts); re-exported for this module's users.
+export { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize };
