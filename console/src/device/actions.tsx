@@ -8,7 +8,7 @@ import type { components } from '../../../client/index.js';
 import { navigate } from '../router.js';
 import { api, problemText } from '../session.js';
 import { outcomeText } from './deployments.js';
-import { Alert, useFocusLater } from './focus.js';
+import { Alert, InlineConfirm, useFocusLater } from './focus.js';
 import type { Loaded, ScenarioVersion } from './load.js';
 import type { ActResult } from './use-device.js';
 
@@ -164,24 +164,15 @@ function NewCredentials(props: { credentials: Credentials; secretRef: Ref<HTMLIn
 
 /** The confirmation of new credentials, inline; its confirm button takes the focus when it shows. */
 function CredentialsConfirm(props: { deviceId: string; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
-  const { deviceId, busy, onConfirm, onCancel } = props;
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    confirmRef.current?.focus();
-  }, []);
+  const { deviceId, ...actions } = props;
   return (
-    <section class="confirm" aria-labelledby="credentials-confirm-title">
-      <h3 id="credentials-confirm-title">Issue new credentials for {deviceId}?</h3>
-      <p>The new secret replaces the current one at once: the device stops working until it is given the new secret.</p>
-      <div class="toolbar">
-        <button type="button" class="danger" ref={confirmRef} onClick={onConfirm} disabled={busy}>
-          Replace the secret of {deviceId}
-        </button>
-        <button type="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
-    </section>
+    <InlineConfirm
+      id="credentials-confirm-title"
+      title={`Issue new credentials for ${deviceId}?`}
+      consequence="The new secret replaces the current one at once: the device stops working until it is given the new secret."
+      confirmLabel={`Replace the secret of ${deviceId}`}
+      {...actions}
+    />
   );
 }
 

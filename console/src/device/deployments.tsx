@@ -2,10 +2,10 @@
  * A device's deployments: what is active on it with the status the device reported (and, for operators who may,
  * an undeploy confirmed inline), and its history, newest first, a page at a time.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { dateTime, humanize } from '../format.js';
 import { State } from './facts.js';
-import { Alert, useFocusLater } from './focus.js';
+import { Alert, InlineConfirm, useFocusLater } from './focus.js';
 import type { ActionOutcome, ActiveDeployment, HistoryEntry } from './load.js';
 import type { ActResult } from './use-device.js';
 
@@ -81,24 +81,16 @@ function ActiveTable(props: {
 
 /** The inline confirmation of an undeploy; its confirm button takes the focus when it shows. */
 function UndeployConfirm(props: { pending: ActiveDeployment; busy: boolean; onConfirm: () => void; onCancel: () => void }) {
-  const { pending, busy, onConfirm, onCancel } = props;
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    confirmRef.current?.focus();
-  }, [pending]);
+  const { pending, ...actions } = props;
   return (
-    <section class="confirm" aria-labelledby="undeploy-confirm-title">
-      <h3 id="undeploy-confirm-title">Undeploy {label(pending.what)}?</h3>
-      <p>The device stops running it and removes it at its next pull.</p>
-      <div class="toolbar">
-        <button type="button" class="danger" ref={confirmRef} onClick={onConfirm} disabled={busy}>
-          Confirm: undeploy {label(pending.what)}
-        </button>
-        <button type="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
-    </section>
+    <InlineConfirm
+      id="undeploy-confirm-title"
+      title={`Undeploy ${label(pending.what)}?`}
+      consequence="The device stops running it and removes it at its next pull."
+      confirmLabel={`Confirm: undeploy ${label(pending.what)}`}
+      focusKey={pending}
+      {...actions}
+    />
   );
 }
 

@@ -2,8 +2,8 @@
  * Keyboard focus after an action: an action's control is disabled while it runs (so the browser drops its focus to
  * the page's body) or is removed when it ends, so the focus is moved on purpose once the page shows the result.
  */
-import type { Ref, RefObject } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import type { ComponentChildren, Ref, RefObject } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 /**
  * Asks for the focus to move to an element once the next render is done (the element may only exist, or be enabled,
@@ -26,5 +26,47 @@ export function Alert({ message, focusRef }: { message: string; focusRef?: Ref<H
     <p role="alert" class="error" ref={focusRef} {...(focusRef === undefined ? {} : { tabIndex: -1 })}>
       {message}
     </p>
+  );
+}
+
+/** What an inline confirmation asks and does. */
+export interface InlineConfirmProps {
+  /** The heading's id (its `aria-labelledby`). */
+  id: string;
+  /** The question (`Undeploy acme-welcome@1.1.0?`). */
+  title: ComponentChildren;
+  /** What confirming does, in a sentence. */
+  consequence: string;
+  /** The confirm button's words: what it does (`Replace the secret of kiosk-1`). */
+  confirmLabel: ComponentChildren;
+  busy: boolean;
+  onConfirm(): void;
+  onCancel(): void;
+  /** Changing it gives the confirm button the focus again (another item to confirm). */
+  focusKey?: unknown;
+}
+
+/**
+ * A confirmation shown in the page (no dialog): its question, the consequence, a danger button that says what it does
+ * and Cancel. The confirm button takes the focus when it shows, so Enter confirms and Tab reaches Cancel.
+ */
+export function InlineConfirm({ id, title, consequence, confirmLabel, busy, onConfirm, onCancel, focusKey }: InlineConfirmProps) {
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    confirmRef.current?.focus();
+  }, [focusKey]);
+  return (
+    <section class="confirm" aria-labelledby={id}>
+      <h3 id={id}>{title}</h3>
+      <p>{consequence}</p>
+      <div class="toolbar">
+        <button type="button" class="danger" ref={confirmRef} onClick={onConfirm} disabled={busy}>
+          {confirmLabel}
+        </button>
+        <button type="button" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </section>
   );
 }
