@@ -571,7 +571,7 @@ export interface paths {
         put?: never;
         /**
          * Create a rollout: deploy a scenario version to a fleet, wave by wave
-         * @description Resolves the targets once, now: the devices of the company that `targets.query` (a device search's query string: the same filters, values and semantics as `GET /resources/search`) matches, or the devices `targets.ids` lists, at most 100,000; devices that match later are not added. The targets, sorted by id, are split into the waves `waves` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in `Location`; follow its progress there. Waves run in order. Each deployment a rollout makes is an ordinary deployment, made in the name of its creator with its note: the same conditional write, history entry and DeploymentChanged event as `POST …/resources/deployments`, and a device that already has the version reports ALREADY_DEPLOYED in the counts. A wave completes when each device it deployed to has reported INSTALLED or FAILED (`POST /device/deployments/status`), or once `waveTimeoutSeconds` have passed since it started; when the share of FAILED reports in a completed wave is above `failureThreshold`, the rollout becomes PAUSED with `pausedReason`, otherwise the next wave starts. The rollout runs in the background and survives restarts: it goes on where it was. Defaults: `failureThreshold` 0.1, `waveTimeoutSeconds` 3600, one wave. Needs `deployments:write` on the company.
+         * @description Resolves the targets once, now: the devices of the company that `targets.query` (a device search's query string: the same filters, values and semantics as `GET /resources/search`) matches, or the devices `targets.ids` lists, at most 100,000; devices that match later are not added. The targets, sorted by id, are split into the waves `waves` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in `Location`; follow its progress there. With `startAt` the rollout is SCHEDULED instead: it deploys nothing until then and starts within a minute after it (cancel it meanwhile; pause and resume do not apply). Waves run in order. Each deployment a rollout makes is an ordinary deployment, made in the name of its creator with its note: the same conditional write, history entry and DeploymentChanged event as `POST …/resources/deployments`, and a device that already has the version reports ALREADY_DEPLOYED in the counts. A wave completes when each device it deployed to has reported INSTALLED or FAILED (`POST /device/deployments/status`), or once `waveTimeoutSeconds` have passed since it started; when the share of FAILED reports in a completed wave is above `failureThreshold`, the rollout becomes PAUSED with `pausedReason`, otherwise the next wave starts. The rollout runs in the background and survives restarts: it goes on where it was. Defaults: `failureThreshold` 0.1, `waveTimeoutSeconds` 3600, one wave. Needs `deployments:write` on the company.
          */
         post: operations["RolloutCreate"];
         delete?: never;
@@ -651,7 +651,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a rollout
-         * @description RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to, and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY). Needs `deployments:write` on the company.
+         * @description SCHEDULED, RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to (a SCHEDULED rollout never starts), and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY). Needs `deployments:write` on the company.
          */
         post: operations["RolloutCancel"];
         delete?: never;
@@ -1584,10 +1584,10 @@ export interface components {
             /** @description Rollout identifier (ULID). */
             id: string;
             /**
-             * @description RUNNING until its last wave completes (COMPLETED); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.
+             * @description SCHEDULED until its `startAt` (nothing deployed yet); RUNNING until its last wave completes (COMPLETED); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.
              * @enum {string}
              */
-            state: "RUNNING" | "PAUSED" | "COMPLETED" | "CANCELLED";
+            state: "SCHEDULED" | "RUNNING" | "PAUSED" | "COMPLETED" | "CANCELLED";
             action: components["schemas"]["DeploymentAction"];
             what: components["schemas"]["RolloutWhat"];
             /** @description How many devices the targets resolved to when the rollout was created. */
@@ -1614,6 +1614,11 @@ export interface components {
             updated: string;
             /** @description Why the rollout is PAUSED: an operator, or a wave with too many failures. */
             pausedReason?: string;
+            /**
+             * Format: date-time
+             * @description When a scheduled rollout starts (or started), UTC; absent for a rollout started when it was created.
+             */
+            startAt?: string;
         };
         /** @description A rollout: deploy (or undeploy) one scenario version on the devices a query selects, wave after wave. */
         RolloutCreateBody: {
@@ -1638,6 +1643,12 @@ export interface components {
             waveTimeoutSeconds?: number;
             /** @description Free text giving the reason; the note of each deployment the rollout makes, kept in the history. */
             note?: string;
+            /**
+             * Format: date-time
+             * @description When to start the rollout, ISO-8601 with an offset: in the future, at most 365 days ahead. The rollout is SCHEDULED until then and deploys nothing; it starts within a minute after it. The targets are resolved at creation all the same. Default: start now.
+             * @example 2030-03-01T22:00:00+01:00
+             */
+            startAt?: string;
         };
         RolloutPage: {
             /** @description Newest first. */
@@ -3642,7 +3653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Rollout"];
                 };
             };
-            /** @description Bad Request: a body that is not valid, e.g. not exactly one of `targets.query` and `targets.ids`, a repeated id, or a query parameter the search does not take or a rollout refuses (`errors[].path` `/targets/query/<parameter>`: `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE, `company` other than the rollout's). Nothing was created. */
+            /** @description Bad Request: a body that is not valid, e.g. not exactly one of `targets.query` and `targets.ids`, a repeated id, or a query parameter the search does not take or a rollout refuses (`errors[].path` `/targets/query/<parameter>`: `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE, `company` other than the rollout's), or a `startAt` not in the future or more than 365 days ahead (the detail says what to give instead). Nothing was created. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3859,7 +3870,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Conflict: the rollout is not RUNNING or PAUSED; the detail names its state. Nothing was changed. */
+            /** @description Conflict: the rollout is not SCHEDULED, RUNNING or PAUSED; the detail names its state. Nothing was changed. */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -16,7 +16,7 @@ import { shardOf } from './tables.js';
  */
 export const ROLLOUT_COUNT_SHARDS = 16;
 
-/** The `sweepShard` of every RUNNING rollout: one partition, since few rollouts run at once. */
+/** The `sweepShard` of every RUNNING or SCHEDULED rollout: one partition, since few rollouts run or wait at once. */
 const SWEEP_SHARD = 'ROLLOUT';
 
 /** Updates of chunks' `dispatchedAt` in flight at once. */
@@ -88,8 +88,10 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
       ...rest,
       ...rolloutKey(rollout.company, rollout.id),
       entity: 'ROLLOUT',
-      // Only a RUNNING rollout is in the sparse sweep index.
-      ...(rollout.state === 'RUNNING' ? { sweepShard: SWEEP_SHARD, sweepAt: sweepAt ?? rollout.updated } : {}),
+      // Only a RUNNING rollout, and a SCHEDULED one (at its startAt), is in the sparse sweep index.
+      ...(rollout.state === 'RUNNING' || rollout.state === 'SCHEDULED'
+        ? { sweepShard: SWEEP_SHARD, sweepAt: sweepAt ?? rollout.startAt ?? rollout.updated }
+        : {}),
     };
   }
 

@@ -4,6 +4,7 @@ import {
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_WAVE_TIMEOUT_SECONDS,
   MAX_ROLLOUT_IDS,
+  MAX_ROLLOUT_SCHEDULE_DAYS,
   MAX_ROLLOUT_TARGETS,
 } from '../../core/rollouts/model.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
@@ -39,7 +40,7 @@ export const rolloutCreate = defineRoute({
   method: 'POST',
   path: ROLLOUTS_PATH,
   summary: 'Create a rollout: deploy a scenario version to a fleet, wave by wave',
-  description: `Resolves the targets once, now: the devices of the company that \`targets.query\` (a device search's query string: the same filters, values and semantics as \`GET /resources/search\`) matches, or the devices \`targets.ids\` lists, at most ${count(MAX_ROLLOUT_TARGETS)}; devices that match later are not added. The targets, sorted by id, are split into the waves \`waves\` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in \`Location\`; follow its progress there. ${HOW_IT_RUNS} Defaults: \`failureThreshold\` ${DEFAULT_FAILURE_THRESHOLD}, \`waveTimeoutSeconds\` ${DEFAULT_WAVE_TIMEOUT_SECONDS}, one wave. Needs \`deployments:write\` on the company.`,
+  description: `Resolves the targets once, now: the devices of the company that \`targets.query\` (a device search's query string: the same filters, values and semantics as \`GET /resources/search\`) matches, or the devices \`targets.ids\` lists, at most ${count(MAX_ROLLOUT_TARGETS)}; devices that match later are not added. The targets, sorted by id, are split into the waves \`waves\` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in \`Location\`; follow its progress there. With \`startAt\` the rollout is SCHEDULED instead: it deploys nothing until then and starts within a minute after it (cancel it meanwhile; pause and resume do not apply). ${HOW_IT_RUNS} Defaults: \`failureThreshold\` ${DEFAULT_FAILURE_THRESHOLD}, \`waveTimeoutSeconds\` ${DEFAULT_WAVE_TIMEOUT_SECONDS}, one wave. Needs \`deployments:write\` on the company.`,
   tags: ['Rollouts'],
   scope: 'deployments:write',
   companyParameter: 'companyId',
@@ -67,7 +68,8 @@ export const rolloutCreate = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem(
       'BadRequest',
-      "Bad Request: a body that is not valid, e.g. not exactly one of `targets.query` and `targets.ids`, a repeated id, or a query parameter the search does not take or a rollout refuses (`errors[].path` `/targets/query/<parameter>`: `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE, `company` other than the rollout's). Nothing was created.",
+      "Bad Request: a body that is not valid, e.g. not exactly one of `targets.query` and `targets.ids`, a repeated id, or a query parameter the search does not take or a rollout refuses (`errors[].path` `/targets/query/<parameter>`: `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE, `company` other than the rollout's), or a `startAt` not in the future or more than " +
+        `${MAX_ROLLOUT_SCHEDULE_DAYS} days ahead (the detail says what to give instead). Nothing was created.`,
     ),
     413: {
       description: `Content Too Large: \`targets.ids\` lists more than ${count(MAX_ROLLOUT_IDS)} ids (select them with \`targets.query\`), or a body above the address's limit. Nothing was created.`,
@@ -193,7 +195,7 @@ export const rolloutCancel = transition({
   verb: 'cancel',
   summary: 'Cancel a rollout',
   description:
-    'RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to, and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY).',
-  from: 'RUNNING or PAUSED',
+    'SCHEDULED, RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to (a SCHEDULED rollout never starts), and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY).',
+  from: 'SCHEDULED, RUNNING or PAUSED',
   entry: 'functions/handlers/rollout-cancel.ts',
 });

@@ -9,6 +9,7 @@ import {
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_WAVE_TIMEOUT_SECONDS,
   MAX_ROLLOUT_IDS,
+  MAX_ROLLOUT_SCHEDULE_DAYS,
   MAX_ROLLOUT_TARGETS,
   MAX_ROLLOUT_WAVES,
   MAX_WAVE_TIMEOUT_SECONDS,
@@ -28,7 +29,7 @@ const count = withThousandsSeparators;
 /** Longest `note`, characters (as a deployment request's). */
 const MAX_NOTE_LENGTH = 2_000;
 
-const ROLLOUT_STATES = ['RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly RolloutState[];
+const ROLLOUT_STATES = ['SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly RolloutState[];
 const WAVE_STATES = ['PENDING', 'RUNNING', 'COMPLETED', 'CANCELLED'] as const satisfies readonly WaveState[];
 
 const coreWhat = DeploymentRequestBodySchema.shape.requests.element.shape.what;
@@ -130,6 +131,12 @@ export const RolloutCreateBody = z
       .max(MAX_NOTE_LENGTH)
       .optional()
       .describe('Free text giving the reason; the note of each deployment the rollout makes, kept in the history.'),
+    // Future and within the bound are checked by the use case, against its clock (400 with what to do instead).
+    startAt: dateTime(
+      `When to start the rollout, ISO-8601 with an offset: in the future, at most ${MAX_ROLLOUT_SCHEDULE_DAYS} days ahead. The rollout is SCHEDULED until then and deploys nothing; it starts within a minute after it. The targets are resolved at creation all the same. Default: start now.`,
+    )
+      .optional()
+      .meta({ examples: ['2030-03-01T22:00:00+01:00'] }),
   })
   .meta({
     id: 'RolloutCreateBody',
@@ -181,7 +188,7 @@ export const Rollout = z
     state: z
       .enum(ROLLOUT_STATES)
       .describe(
-        'RUNNING until its last wave completes (COMPLETED); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.',
+        'SCHEDULED until its `startAt` (nothing deployed yet); RUNNING until its last wave completes (COMPLETED); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.',
       ),
     action: DeploymentAction,
     what: RolloutWhat,
@@ -198,6 +205,7 @@ export const Rollout = z
     created: dateTime('Creation time.'),
     updated: dateTime('Last change of state.'),
     pausedReason: z.string().optional().describe('Why the rollout is PAUSED: an operator, or a wave with too many failures.'),
+    startAt: dateTime('When a scheduled rollout starts (or started), UTC; absent for a rollout started when it was created.').optional(),
   })
   .strict()
   .meta({

@@ -19,9 +19,17 @@ export const DEFAULT_WAVE_TIMEOUT_SECONDS = 3600;
 /** Bounds of `waveTimeoutSeconds`: a minute to a week. */
 export const MIN_WAVE_TIMEOUT_SECONDS = 60;
 export const MAX_WAVE_TIMEOUT_SECONDS = 604_800;
+/**
+ * How far ahead a rollout's `startAt` may be, days: a year covers any campaign planned ahead, and a later date is far
+ * more likely a typo (a wrong year) than a plan.
+ */
+export const MAX_ROLLOUT_SCHEDULE_DAYS = 365;
 
-/** A rollout's state: RUNNING until its last wave completes, PAUSED by an operator or too many failures, or ended. */
-export type RolloutState = 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED';
+/**
+ * A rollout's state: SCHEDULED until its `startAt` (nothing deployed yet), RUNNING until its last wave completes,
+ * PAUSED by an operator or too many failures, or ended.
+ */
+export type RolloutState = 'SCHEDULED' | 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED';
 /**
  * A wave's state: PENDING until it starts, RUNNING while it deploys and waits for reports, COMPLETED when it is done,
  * CANCELLED when the rollout was cancelled before the wave completed (it runs nothing more).
@@ -48,6 +56,11 @@ export interface RolloutCreateInput {
   /** Seconds, MIN_WAVE_TIMEOUT_SECONDS..MAX_WAVE_TIMEOUT_SECONDS. @default DEFAULT_WAVE_TIMEOUT_SECONDS */
   waveTimeoutSeconds?: number;
   note?: string;
+  /**
+   * ISO-8601 date-time with offset: start the rollout then rather than now (state SCHEDULED until then). In the
+   * future, at most MAX_ROLLOUT_SCHEDULE_DAYS ahead. @default now
+   */
+  startAt?: string;
 }
 
 /** One wave as answered: its size, state and counts (deploy results by cause, device reports by state). */
@@ -83,6 +96,8 @@ export interface RolloutView {
   updated: string;
   /** Why the rollout is PAUSED (an operator, or a wave's failures). */
   pausedReason?: string;
+  /** ISO-8601: when a scheduled rollout starts (or started); absent for one started at creation. */
+  startAt?: string;
 }
 
 /** One wave of a stored rollout: its size, state and the range of target chunks holding its devices. */
@@ -124,9 +139,14 @@ export interface StoredRollout {
   updated: string;
   state: RolloutState;
   pausedReason?: string;
+  /** ISO-8601: when a scheduled rollout starts (or started); absent for one started at creation. */
+  startAt?: string;
   /** Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). */
   version: number;
-  /** ISO-8601: while RUNNING, when the sweeper looks at it next (the item is in the sweep index only while RUNNING). */
+  /**
+   * ISO-8601: while RUNNING, when the sweeper looks at it next; while SCHEDULED, its `startAt` (the item is in the
+   * sweep index only in these two states).
+   */
   sweepAt?: string;
 }
 

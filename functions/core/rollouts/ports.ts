@@ -14,7 +14,7 @@ export interface RolloutRepository {
   get(company: string, rolloutId: string): Promise<StoredRollout | undefined>;
   /**
    * Replaces the rollout item only if its stored `version` is `rollout.version - 1` (optimistic lock: the caller read
-   * version n and writes n + 1). A RUNNING rollout enters (or stays in) the sweep index at `sweepAt`; others leave it.
+   * version n and writes n + 1). A RUNNING or SCHEDULED rollout enters (or stays in) the sweep index at `sweepAt`; others leave it.
    * @returns false when another write came first (nothing written).
    */
   update(rollout: StoredRollout): Promise<boolean>;
@@ -44,7 +44,10 @@ export interface RolloutRepository {
    * @returns false when it had (a redelivered stream record, or a later report: nothing counted).
    */
   recordReport(report: RolloutReport): Promise<boolean>;
-  /** RUNNING rollouts whose `sweepAt` is at or before `now` (ISO-8601), at most `limit`, by an index query (no scan). */
+  /**
+   * RUNNING and SCHEDULED rollouts whose `sweepAt` is at or before `now` (ISO-8601 UTC), at most `limit`, by an index
+   * query (no scan).
+   */
   due(now: string, limit: number): Promise<{ company: string; rolloutId: string }[]>;
 }
 

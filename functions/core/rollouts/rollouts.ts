@@ -22,6 +22,7 @@ import { authorizeCompany, type Principal } from '../shared/principal.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_WAVE_TIMEOUT_SECONDS,
+  MAX_ROLLOUT_SCHEDULE_DAYS,
   MAX_ROLLOUT_TARGETS,
   MAX_ROLLOUT_WAVES,
   MAX_WAVE_TIMEOUT_SECONDS,
@@ -167,6 +168,7 @@ export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number,
     created: rollout.created,
     updated: rollout.updated,
     ...(rollout.pausedReason === undefined ? {} : { pausedReason: rollout.pausedReason }),
+    ...(rollout.startAt === undefined ? {} : { startAt: rollout.startAt }),
   };
 }
 
@@ -196,14 +198,49 @@ function checkCreateInput(input: RolloutCreateInput): void {
 }
 
 /**
- * Creates a rollout of `input.what` on `targetIds` and starts its first wave. Writes the target chunks, then the
- * rollout item (RUNNING, wave 1 RUNNING since now, in the sweep index), then sends wave 1's work messages (best effort:
- * a failure is reported through `onError`, and the sweeper sends them again after ROLLOUT_CHUNK_TIMEOUT_SECONDS).
+ * The instant a scheduled rollout starts: `startAt` (ISO-8601 with any offset) as UTC ISO-8601 (`…Z`), since the sweep
+ * index compares `sweepAt` as text and only one form orders as time does.
+ * @throws BadRequestError (`/startAt`) when it is not after `now`, or more than MAX_ROLLOUT_SCHEDULE_DAYS after it;
+ *   the detail says what to give instead.
+ */
+export function scheduledStart(startAt: string, now: Date): string {
+  const at = Date.parse(startAt);
+  const latest = now.getTime() + MAX_ROLLOUT_SCHEDULE_DAYS * 24 * 60 * 60_000;
+  if (!Number.isFinite(at)) {
+    throw new BadRequestError('startAt is not a date-time; nothing was created.', [
+      { path: '/startAt', message: `'${startAt}' is not an ISO-8601 date-time with an offset, e.g. 2030-01-31T22:00:00+01:00.` },
+    ]);
+  }
+  if (at <= now.getTime()) {
+    throw new BadRequestError(
+      `startAt ${startAt} is not in the future (now is ${now.toISOString()}): give a later time, or leave startAt out to start the rollout now. Nothing was created.`,
+      [{ path: '/startAt', message: 'must be in the future' }],
+    );
+  }
+  if (at > latest) {
+    throw new BadRequestError(
+      `startAt ${startAt} is more than ${MAX_ROLLOUT_SCHEDULE_DAYS} days ahead: give a time until ${new Date(latest).toISOString()}, or create the rollout closer to its date. Nothing was created.`,
+      [{ path: '/startAt', message: `must be at most ${MAX_ROLLOUT_SCHEDULE_DAYS} days ahead` }],
+    );
+  }
+  return new Date(at).toISOString();
+}
+
+/**
+ * Creates a rollout of `input.what` on `targetIds` and starts its first wave, or schedules it. Writes the target
+ * chunks, then the rollout item, then (started now) sends wave 1's work messages (best effort: a failure is reported
+ * through `onError`, and the sweeper sends them again after ROLLOUT_CHUNK_TIMEOUT_SECONDS).
+ * - Without `startAt`: RUNNING, wave 1 RUNNING since now, in the sweep index.
+ * - With `startAt`: SCHEDULED, every wave PENDING, in the sweep index at `startAt`; nothing is sent or deployed until
+ *   the sweeper starts it (sweepRollouts). The targets are resolved now all the same, not at the start: the caller
+ *   learns at once whether they match no device or too many (422) instead of the rollout failing unattended at night,
+ *   the rollout shows its target count while it waits, and the sweeper needs no search access.
  * @param targetIds the resolved targets, sorted by device id, unique (resolveRolloutTargets); the devices are
  *   deployed in this order, in waves of the sizes asked for, the rest forming the last wave.
  * @returns the rollout as created (every count empty).
  * @throws ForbiddenError for a company outside the token.
- * @throws BadRequestError when a wave size, the threshold or the timeout is out of bounds.
+ * @throws BadRequestError when a wave size, the threshold or the timeout is out of bounds, or `startAt` is not in the
+ *   future or more than MAX_ROLLOUT_SCHEDULE_DAYS ahead (scheduledStart).
  * @throws UnprocessableRequestError when the scenario version does not exist in the company, or `targetIds` is
  *   empty or longer than MAX_ROLLOUT_TARGETS.
  */
@@ -218,8 +255,10 @@ export async function createRollout(
   checkCreateInput(input);
   checkTargetCount(targetIds.length);
   await checkVersionExists(deps, companyId, input.what);
-  const now = (deps.now?.() ?? new Date()).toISOString();
-  const { chunks, waves } = planChunks(targetIds, input.waves, now);
+  const clock = deps.now?.() ?? new Date();
+  const startAt = input.startAt === undefined ? undefined : scheduledStart(input.startAt, clock);
+  const now = clock.toISOString();
+  const { chunks, waves } = planChunks(targetIds, input.waves, startAt === undefined ? now : undefined);
   const rollout: StoredRollout = {
     id: ulid(Date.parse(now)),
     company: companyId,
@@ -235,12 +274,13 @@ export async function createRollout(
     createdBy: principal.subject,
     created: now,
     updated: now,
-    state: 'RUNNING',
+    state: startAt === undefined ? 'RUNNING' : 'SCHEDULED',
+    ...(startAt === undefined ? {} : { startAt }),
     version: 1,
-    sweepAt: now,
+    sweepAt: startAt ?? now,
   };
   await deps.rollouts.create(rollout, chunks);
-  await sendBestEffort(deps, chunkMessages(rollout, 0), rollout);
+  if (startAt === undefined) await sendBestEffort(deps, chunkMessages(rollout, 0), rollout);
   return rolloutView(rollout, new Map());
 }
 
@@ -273,13 +313,13 @@ async function checkVersionExists(deps: RolloutDependencies, companyId: string, 
 
 /**
  * Splits the sorted targets into waves of the sizes asked for (planWaves), each wave into chunks of at most
- * ROLLOUT_CHUNK_SIZE devices numbered across the rollout; the first wave is RUNNING since `now` (ISO-8601), the others
- * PENDING, each knowing its first and last chunk.
+ * ROLLOUT_CHUNK_SIZE devices numbered across the rollout; the first wave is RUNNING since `startedAt` (ISO-8601), or
+ * PENDING when it is undefined (a scheduled rollout), the others PENDING, each knowing its first and last chunk.
  */
 function planChunks(
   targetIds: readonly string[],
   sizes: RolloutCreateInput['waves'],
-  now: string,
+  startedAt: string | undefined,
 ): { chunks: RolloutChunk[]; waves: StoredRolloutWave[] } {
   const chunks: RolloutChunk[] = [];
   const waves: StoredRolloutWave[] = [];
@@ -291,10 +331,11 @@ function planChunks(
       chunks.push({ index: chunks.length, wave, deviceIds });
     }
     offset += size;
+    const starts = wave === 0 && startedAt !== undefined;
     waves.push({
       size,
-      state: wave === 0 ? 'RUNNING' : 'PENDING',
-      ...(wave === 0 ? { startedAt: now } : {}),
+      state: starts ? 'RUNNING' : 'PENDING',
+      ...(starts ? { startedAt } : {}),
       chunks: [first, chunks.length - 1],
     });
   }
@@ -372,7 +413,8 @@ async function transition(
   for (let attempt = 1; ; attempt += 1) {
     const before = await storedRollout(deps, companyId, rolloutId);
     if (!allowed.includes(before.state)) {
-      throw new ConflictError(`Rollout '${rolloutId}' is ${before.state}; only a ${allowed.join(' or ')} rollout can be ${verb}.`);
+      const states = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}` : allowed.join('');
+      throw new ConflictError(`Rollout '${rolloutId}' is ${before.state}; only a ${states} rollout can be ${verb}.`);
     }
     const now = (deps.now?.() ?? new Date()).toISOString();
     const after = { ...change(structuredClone(before), now), updated: now, version: before.version + 1 };
@@ -433,8 +475,9 @@ export async function resumeRollout(
 }
 
 /**
- * Cancels a RUNNING or PAUSED rollout: nothing more runs; the deployments it made stay. Every wave not COMPLETED
- * becomes CANCELLED, the one that was RUNNING with `completedAt` = now, so that no wave shows RUNNING for ever.
+ * Cancels a SCHEDULED, RUNNING or PAUSED rollout: nothing more runs (a SCHEDULED one never starts: it leaves the sweep
+ * index, and deployed nothing); the deployments it made stay. Every wave not COMPLETED becomes CANCELLED, the one that
+ * was RUNNING with `completedAt` = now, so that no wave shows RUNNING for ever.
  * @throws ForbiddenError, NotFoundError, ConflictError when it has ended already.
  */
 export async function cancelRollout(
@@ -443,14 +486,22 @@ export async function cancelRollout(
   companyId: string,
   rolloutId: string,
 ): Promise<RolloutView> {
-  const { after } = await transition(deps, principal, companyId, rolloutId, 'cancelled', ['RUNNING', 'PAUSED'], (rollout, now) => {
-    const { sweepAt: _sweepAt, pausedReason: _reason, ...rest } = rollout;
-    const waves = rollout.waves.map((wave) => {
-      if (wave.state === 'COMPLETED') return wave;
-      return { ...wave, state: 'CANCELLED' as const, ...(wave.state === 'RUNNING' ? { completedAt: now } : {}) };
-    });
-    return { ...rest, waves, state: 'CANCELLED' };
-  });
+  const { after } = await transition(
+    deps,
+    principal,
+    companyId,
+    rolloutId,
+    'cancelled',
+    ['SCHEDULED', 'RUNNING', 'PAUSED'],
+    (rollout, now) => {
+      const { sweepAt: _sweepAt, pausedReason: _reason, ...rest } = rollout;
+      const waves = rollout.waves.map((wave) => {
+        if (wave.state === 'COMPLETED') return wave;
+        return { ...wave, state: 'CANCELLED' as const, ...(wave.state === 'RUNNING' ? { completedAt: now } : {}) };
+      });
+      return { ...rest, waves, state: 'CANCELLED' };
+    },
+  );
   return viewOf(deps, after);
 }
 
@@ -570,7 +621,7 @@ export interface RolloutSweepDependencies {
 
 /** What the sweeper did with one rollout. */
 export type RolloutSweepOutcome =
-  /** Its wave started, or the next one (chunks sent). */
+  /** It started (a SCHEDULED rollout whose `startAt` has come), its wave started, or the next one (chunks sent). */
   | 'started'
   /** Some chunks were sent again (their message was lost). */
   | 'resent'
@@ -591,8 +642,10 @@ export type RolloutSweepOutcome =
 export type RolloutSweepResult = Record<RolloutSweepOutcome, string[]>;
 
 /**
- * The rollout sweeper (every minute on AWS, every ROLLOUT_SWEEP_INTERVAL_MS locally): for each RUNNING rollout due in
- * the sweep index —
+ * The rollout sweeper (every minute on AWS, every ROLLOUT_SWEEP_INTERVAL_MS locally): for each SCHEDULED or RUNNING
+ * rollout due in the sweep index —
+ * - SCHEDULED and its `startAt` has come: it becomes RUNNING, its first wave starts (RUNNING since now) and its chunks
+ *   are sent; on AWS that is within a minute of `startAt`;
  * - current wave PENDING: it starts (RUNNING since now) and its chunks are sent;
  * - current wave RUNNING with chunks not done: those sent more than `chunkTimeoutSeconds` ago are sent again;
  * - every chunk done: when the wave is complete (waveComplete) it is marked COMPLETED; then, if its share of FAILED
@@ -635,10 +688,17 @@ export async function sweepRollouts(deps: RolloutSweepDependencies): Promise<Rol
 /** One rollout's sweep (sweepRollouts). */
 async function sweepRollout(deps: RolloutSweepDependencies, company: string, rolloutId: string, now: Date): Promise<RolloutSweepOutcome> {
   const rollout = await deps.rollouts.get(company, rolloutId);
-  if (rollout === undefined || rollout.state !== 'RUNNING') return 'skipped';
+  if (rollout === undefined || (rollout.state !== 'RUNNING' && rollout.state !== 'SCHEDULED')) return 'skipped';
   const index = rollout.currentWave;
   const wave = rollout.waves[index] as StoredRolloutWave;
   const nowIso = now.toISOString();
+  if (rollout.state === 'SCHEDULED') {
+    // The index holds it at its startAt, so it is due; the check keeps a rollout from starting early all the same.
+    if (rollout.startAt !== undefined && Date.parse(rollout.startAt) > now.getTime()) return 'waiting';
+    // One write conditioned on the version read: of two sweepers racing, one starts it and sends its chunks.
+    const started: StoredRollout = { ...rollout, state: 'RUNNING', waves: replaceWave(rollout.waves, index, startedWave(wave, nowIso)) };
+    return (await writeThenSend(deps, rollout, started, nowIso)) ? 'started' : 'conflict';
+  }
   if (wave.state === 'PENDING') {
     const started = { ...rollout, waves: replaceWave(rollout.waves, index, startedWave(wave, nowIso)) };
     return (await writeThenSend(deps, rollout, started, nowIso)) ? 'started' : 'conflict';
