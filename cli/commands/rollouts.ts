@@ -30,7 +30,7 @@ export function registerRolloutCommands(program: Command): void {
   for (const [verb, description] of [
     ['pause', 'Pause a RUNNING rollout: no further device is deployed to (those being deployed finish)'],
     ['resume', 'Resume a PAUSED rollout where it was'],
-    ['cancel', 'Cancel a RUNNING or PAUSED rollout for good (the deployments made stay)'],
+    ['cancel', 'Cancel a SCHEDULED, RUNNING or PAUSED rollout for good (the deployments made stay)'],
   ] as const) {
     registerRolloutTransition(rollout, verb, description);
   }
@@ -61,11 +61,16 @@ function registerRolloutCreate(rollout: Command): void {
     .option('--wave-timeout <seconds>', "how long a wave waits for its devices' reports, seconds (service default 3600)", positiveInteger)
     .option('--note <text>', 'why: the note of every deployment the rollout makes')
     .option('--undeploy', 'undeploy the version instead of deploying it')
-    .option('--watch', 'then follow it until it is no longer RUNNING (as `dss rollout get --watch`)')
+    .option(
+      '--start-at <time>',
+      'start it then, not now: an ISO-8601 date-time with an offset (e.g. 2030-03-01T22:00:00+01:00), in the future, at most a year ahead; SCHEDULED until then',
+      startTime,
+    )
+    .option('--watch', 'then follow it until it is no longer SCHEDULED or RUNNING (as `dss rollout get --watch`)')
     .option('--interval <seconds>', `with --watch: seconds between two reads (default ${DEFAULT_WATCH_INTERVAL_SECONDS})`, positiveNumber)
     .addHelpText(
       'after',
-      "\nExamples:\n  dss rollout create acme-welcome@1.1.0 --query 'connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER' --waves 10,100 --failure-threshold 0.05\n  dss rollout create acme-welcome@1.1.0 --devices kiosk-0001,kiosk-0002 --note 'Spring campaign'\n  dss rollout create acme-welcome@1.1.0 --from kiosks.csv --wave-timeout 600 --watch",
+      "\nExamples:\n  dss rollout create acme-welcome@1.1.0 --query 'connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER' --waves 10,100 --failure-threshold 0.05\n  dss rollout create acme-welcome@1.1.0 --devices kiosk-0001,kiosk-0002 --note 'Spring campaign'\n  dss rollout create acme-welcome@1.1.0 --from kiosks.csv --wave-timeout 600 --watch\n  dss rollout create acme-welcome@1.1.0 --query 'location.name=Lyon' --start-at 2030-03-01T22:00:00+01:00",
     )
     .action(createRollout);
 }
@@ -87,6 +92,7 @@ async function createRollout(reference: string, options: CreateOptions, command:
     ...(options.failureThreshold === undefined ? {} : { failureThreshold: options.failureThreshold }),
     ...(options.waveTimeout === undefined ? {} : { waveTimeoutSeconds: options.waveTimeout }),
     ...(options.note === undefined ? {} : { note: options.note }),
+    ...(options.startAt === undefined ? {} : { startAt: options.startAt }),
   };
   const result = await dss.main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId } }, body });
   const created = expectOk(result);
@@ -100,18 +106,22 @@ async function createRollout(reference: string, options: CreateOptions, command:
     printJson(created);
     return;
   }
-  say(`Created rollout ${created.id}: ${created.targets} devices in ${created.waves.length} wave(s).`);
+  const when = created.startAt === undefined ? '' : `, scheduled to start at ${created.startAt}`;
+  say(`Created rollout ${created.id}: ${created.targets} devices in ${created.waves.length} wave(s)${when}.`);
   printRollout(created);
   if (location !== null) note(`Follow it: dss rollout get ${created.id} --watch (${addressOf(settings.baseUrl, location)})`);
 }
 
-/** `dss rollout get`: shows a rollout, once or until it is no longer RUNNING. */
+/** `dss rollout get`: shows a rollout, once or until it is no longer SCHEDULED or RUNNING. */
 function registerRolloutGet(rollout: Command): void {
   rollout
     .command('get')
     .description('Show a rollout: its state and each wave with its counts')
     .argument('<rolloutId>', 'rollout id')
-    .option('--watch', 'read it again until it is no longer RUNNING; exit code 0 when it COMPLETED, 1 when PAUSED or CANCELLED')
+    .option(
+      '--watch',
+      'read it again until it is no longer SCHEDULED or RUNNING; exit code 0 when it COMPLETED, 1 when PAUSED or CANCELLED',
+    )
     .option('--interval <seconds>', `with --watch: seconds between two reads (default ${DEFAULT_WATCH_INTERVAL_SECONDS})`, positiveNumber)
     .addHelpText(
       'after',
@@ -174,6 +184,7 @@ async function listRollouts(options: ListOptions, command: Command): Promise<voi
       { head: 'TARGETS', value: (item) => item.targets },
       { head: 'WAVES', value: (item) => `${item.waves.filter((wave) => wave.state === 'COMPLETED').length}/${item.waves.length} done` },
       { head: 'CREATED', value: (item) => item.created },
+      { head: 'START AT', value: (item) => item.startAt },
     ],
     'No rollouts.',
   );
@@ -229,6 +240,7 @@ interface CreateOptions extends WatchOptions {
   waveTimeout?: number;
   note?: string;
   undeploy?: boolean;
+  startAt?: string;
 }
 
 interface ListOptions {
@@ -244,6 +256,20 @@ export function waveSizes(text: string): number[] {
     throw new UsageError(`--waves '${text}': give wave sizes as integers of 1 or more, comma-separated (e.g. 10,100).`);
   }
   return sizes.map(Number);
+}
+
+/**
+ * `--start-at 2030-03-01T22:00:00+01:00`: an ISO-8601 date-time with an offset (`Z` or `±hh:mm`), passed on as given;
+ * the service checks that it is in the future and within its bound.
+ * @throws UsageError when it is not such a date-time
+ */
+export function startTime(text: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) || Number.isNaN(Date.parse(text))) {
+    throw new UsageError(
+      `--start-at '${text}': give an ISO-8601 date-time with an offset, e.g. 2030-03-01T22:00:00+01:00 or 2030-03-01T21:00:00Z.`,
+    );
+  }
+  return text;
 }
 
 /**
@@ -281,7 +307,8 @@ async function readRollout(dss: DssClient, companyId: string, rolloutId: string)
 }
 
 /**
- * Reads the rollout every `intervalSeconds` and prints it each time it changed, until it is no longer RUNNING.
+ * Reads the rollout every `intervalSeconds` and prints it each time it changed, until it is no longer SCHEDULED or
+ * RUNNING (a scheduled rollout is followed through its start).
  * @throws CommandFailed when it ends PAUSED or CANCELLED (a script waiting for it must not go on as if it completed)
  */
 async function watch(
@@ -301,7 +328,7 @@ async function watch(
       printRollout(current);
     }
     shown = picture;
-    if (current.state !== 'RUNNING') break;
+    if (current.state !== 'RUNNING' && current.state !== 'SCHEDULED') break;
     await new Promise((done) => setTimeout(done, intervalSeconds * 1000));
     current = await readRollout(dss, companyId, current.id);
   }
@@ -319,6 +346,7 @@ export function printRollout(rollout: Rollout): void {
     id: rollout.id,
     state: rollout.state,
     pausedReason: rollout.pausedReason,
+    startAt: rollout.startAt,
     action: rollout.action,
     scenario: `${rollout.what.id}@${rollout.what.subId}`,
     targets: rollout.targets,
