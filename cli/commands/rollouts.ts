@@ -2,7 +2,7 @@
  * `dss rollout create|get|list|pause|resume|cancel`: one scenario version deployed (or undeployed) on a fleet, wave
  * after wave (docs/contract.md, "Rollouts").
  */
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { type components, type DssClient, expectOk } from '../../client/index.js';
 import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
@@ -261,13 +261,11 @@ export function waveSizes(text: string): number[] {
 /**
  * `--start-at 2030-03-01T22:00:00+01:00`: an ISO-8601 date-time with an offset (`Z` or `±hh:mm`), passed on as given;
  * the service checks that it is in the future and within its bound.
- * @throws UsageError when it is not such a date-time
+ * @throws InvalidArgumentError when it is not such a date-time (commander reports it as a usage error)
  */
 export function startTime(text: string): string {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) || Number.isNaN(Date.parse(text))) {
-    throw new UsageError(
-      `--start-at '${text}': give an ISO-8601 date-time with an offset, e.g. 2030-03-01T22:00:00+01:00 or 2030-03-01T21:00:00Z.`,
-    );
+    throw new InvalidArgumentError('give an ISO-8601 date-time with an offset, e.g. 2030-03-01T22:00:00+01:00 or 2030-03-01T21:00:00Z.');
   }
   return text;
 }
