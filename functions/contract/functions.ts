@@ -138,9 +138,10 @@ export const rolloutWorker = defineFunction({
 export const ROLLOUT_LAST_ATTEMPT_RECEIVE_COUNT = rolloutWorker.trigger.maxReceiveCount - 2;
 
 /**
- * The rollout sweeper: queries the rollouts table's `sweep` index for running rollouts, starts, completes or pauses
- * their waves (conditional writes on the rollout's version) and sends their chunks to the rollout queue, again when
- * lost. Under a minute, so that runs do not overlap. Run by a timer locally (ROLLOUT_SWEEP_INTERVAL_MS).
+ * The rollout sweeper: queries the rollouts table's `sweep` index for running rollouts and scheduled ones whose start
+ * has come, starts the latter, starts, completes or pauses waves (conditional writes on the rollout's version) and
+ * sends their chunks to the rollout queue, again when lost. Under a minute, so that runs do not overlap. Run by a
+ * timer locally (ROLLOUT_SWEEP_INTERVAL_MS).
  */
 export const rolloutSweeper = defineFunction({
   id: 'RolloutSweeper',

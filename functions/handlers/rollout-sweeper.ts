@@ -7,7 +7,7 @@ import { eventHandler } from '../platform/observability.js';
 
 /**
  * Scheduled every minute (EventBridge Scheduler on AWS, a timer in the local runtime; the event is ignored): starts
- * rollout waves, completes them on their devices' reports or timeout, pauses a rollout on too many failures, and sends
+ * the SCHEDULED rollouts whose `startAt` has come and rollout waves, completes them on their devices' reports or timeout, pauses a rollout on too many failures, and sends
  * again the chunks whose message was lost (sweepRollouts). Every step is idempotent; a rollout that fails is logged
  * and looked at again on the next run.
  */

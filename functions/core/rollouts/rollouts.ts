@@ -3,7 +3,8 @@
  * "Rollouts"). The targets are resolved once, at creation, and stored in chunks of ROLLOUT_CHUNK_SIZE devices; each
  * chunk is one work message that the worker (runRolloutChunk) runs through the ordinary deployment use case; the
  * sweeper (sweepRollouts) starts waves, completes them on the devices' reports or their timeout, pauses the rollout
- * when too many devices failed, and sends again the work of messages that were lost.
+ * when too many devices failed, and sends again the work of messages that were lost. A rollout created with `startAt`
+ * waits SCHEDULED, deploying nothing, until the sweeper starts it.
  *
  * Everything is idempotent and crash-safe: the state lives in the rollouts table (every state write is one write
  * conditioned on the rollout's `version`), a chunk run twice writes the very same deployments (deterministic ids, the
