@@ -222,7 +222,7 @@ const RolloutTargetsQuery = z.strictObject({
 
 /** GET /companies/{companyId}/resources/rollouts/{rolloutId}/targets */
 export const rolloutTargets = defineRoute({
-  id: 'RolloutTargets',
+  id: 'RolloutTargetsList',
   api: 'main',
   method: 'GET',
   path: `${ROLLOUT_PATH}/targets`,
