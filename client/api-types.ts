@@ -669,7 +669,7 @@ export interface paths {
         };
         /**
          * List a rollout's targets: each device's wave, result and reported status
-         * @description Every target device of the rollout, in wave order then by device id, with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (`deviceStatus`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. The filters `wave`, `state`, `cause` and `deviceStatus` are AND-ed. A page looks at up to 2000 targets: with filters that keep few of them it may hold fewer than `limit` items, or none, and still carry a `nextCursor`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs `deployments:read` on the company.
+         * @description Every target device of the rollout, in wave order then by device id, with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (`deviceStatus`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. The filters `wave`, `state`, `cause` and `deviceStatus` are AND-ed. A page looks at up to 2,000 targets: with filters that keep few of them it may hold fewer than `limit` items, or none, and still carry a `nextCursor`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs `deployments:read` on the company.
          */
         get: operations["RolloutTargetsList"];
         put?: never;

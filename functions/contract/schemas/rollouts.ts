@@ -278,6 +278,7 @@ export const RolloutTarget = z
     ],
   });
 
+/** A page of a rollout's targets (`GET …/rollouts/{rolloutId}/targets`). */
 export const RolloutTargetPage = z
   .object({
     items: z.array(RolloutTarget).describe('In wave order, then by device id.'),
