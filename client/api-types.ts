@@ -660,6 +660,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/companies/{companyId}/resources/rollouts/{rolloutId}/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a rollout's targets: each device's wave, result and reported status
+         * @description Every target device of the rollout, in wave order then by device id, with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (`deviceStatus`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. The filters `wave`, `state`, `cause` and `deviceStatus` are AND-ed. A page looks at up to 2,000 targets: with filters that keep few of them it may hold fewer than `limit` items, or none, and still carry a `nextCursor`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs `deployments:read` on the company.
+         */
+        get: operations["RolloutTargetsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1655,6 +1675,46 @@ export interface components {
             items: components["schemas"]["Rollout"][];
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        /**
+         * @example {
+         *       "deviceId": "kiosk-0042",
+         *       "wave": 1,
+         *       "result": {
+         *         "state": "SUCCESS",
+         *         "cause": null
+         *       },
+         *       "deviceStatus": {
+         *         "state": "FAILED",
+         *         "message": "disk full",
+         *         "updated": "2025-03-01T12:01:10.000Z"
+         *       }
+         *     }
+         */
+        RolloutTarget: {
+            /** @description The target device. */
+            deviceId: string;
+            /** @description The wave that deploys to it, 1-based. */
+            wave: number;
+            result: components["schemas"]["RolloutTargetResult"];
+            /** @description The device's latest report on its active deployment of the rollout's scenario version (`POST /device/deployments/status`), as the active deployments listing shows it; absent until it reports one, or once the version is undeployed. */
+            deviceStatus?: components["schemas"]["DeviceStatus"];
+        };
+        RolloutTargetPage: {
+            /** @description In wave order, then by device id. */
+            items: components["schemas"]["RolloutTarget"][];
+            /** @description Pass as `cursor` (with the same filters) to get the next page; null once every target has been looked at. */
+            nextCursor: string | null;
+        };
+        /** @description The deployment result the rollout recorded for one target. */
+        RolloutTargetResult: {
+            /**
+             * @description SUCCESS (the deployment was made) or FAILURE (see `cause`) once the target's chunk has run; PENDING while it has not (its wave has not started or reached it, or the rollout was paused or cancelled first); UNKNOWN when its chunk ran before per-device results were recorded and did not succeed on every device.
+             * @enum {string}
+             */
+            state: "SUCCESS" | "FAILURE" | "PENDING" | "UNKNOWN";
+            /** @description The failure cause on FAILURE; null otherwise. */
+            cause: components["schemas"]["DeploymentCause"] | null;
         };
         /** @description The devices of the rollout, resolved once, when it is created: exactly one of `query` or `ids`. */
         RolloutTargets: {
@@ -3882,6 +3942,76 @@ export interface operations {
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    RolloutTargetsList: {
+        parameters: {
+            query?: {
+                /** @description Only the targets of this wave (1-based); beyond the rollout's waves gives 400. */
+                wave?: number;
+                /** @description Only the targets whose deployment result (`result.state`) is this. */
+                state?: "SUCCESS" | "FAILURE" | "PENDING" | "UNKNOWN";
+                /** @description Only the targets whose deployment failed with this cause (`result.cause`). */
+                cause?: "NONE" | "TARGET_NOT_FOUND" | "WHAT_NOT_FOUND" | "ALREADY_DEPLOYED" | "ALREADY_UNDEPLOYED" | "NOT_IMPLEMENTED";
+                /** @description Only the targets whose device's latest reported status (`deviceStatus.state`) is this. */
+                deviceStatus?: "DOWNLOADING" | "INSTALLING" | "INSTALLED" | "FAILED";
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description The rollout (its `id`, a ULID). */
+                rolloutId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the rollout's targets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RolloutTargetPage"];
+                };
+            };
+            /** @description Bad Request: a filter value that is not one of its values, a `wave` beyond the rollout's waves, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The company has no such rollout. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            /** @description The database is unavailable. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
         };
     };
 }

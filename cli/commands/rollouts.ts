@@ -1,9 +1,9 @@
 /**
- * `dss rollout create|get|list|pause|resume|cancel`: one scenario version deployed (or undeployed) on a fleet, wave
+ * `dss rollout create|get|list|targets|pause|resume|cancel`: one scenario version deployed (or undeployed) on a fleet, wave
  * after wave (docs/contract.md, "Rollouts").
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { type components, type DssClient, expectOk } from '../../client/index.js';
+import { type components, type DssClient, expectOk, type operations } from '../../client/index.js';
 import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { invocationOf } from '../context.js';
@@ -15,6 +15,7 @@ import { parseScenarioRef } from '../scenario-ref.js';
 type Rollout = components['schemas']['Rollout'];
 type RolloutWave = components['schemas']['RolloutWave'];
 type RolloutCreateBody = components['schemas']['RolloutCreateBody'];
+type RolloutTargetsFilters = NonNullable<operations['RolloutTargetsList']['parameters']['query']>;
 
 /** Default of `--interval`, seconds between two reads of a watched rollout. */
 const DEFAULT_WATCH_INTERVAL_SECONDS = 2;
@@ -27,6 +28,7 @@ export function registerRolloutCommands(program: Command): void {
   registerRolloutCreate(rollout);
   registerRolloutGet(rollout);
   registerRolloutList(rollout);
+  registerRolloutTargets(rollout);
   for (const [verb, description] of [
     ['pause', 'Pause a RUNNING rollout: no further device is deployed to (those being deployed finish)'],
     ['resume', 'Resume a PAUSED rollout where it was'],
@@ -191,6 +193,68 @@ async function listRollouts(options: ListOptions, command: Command): Promise<voi
   if (nextCursor !== null) note(`More rollouts: add --all, or --cursor ${nextCursor}`);
 }
 
+/** `dss rollout targets`: lists a rollout's targets with their wave, result and reported status. */
+function registerRolloutTargets(rollout: Command): void {
+  rollout
+    .command('targets')
+    .description("List a rollout's targets: each device's wave, deployment result and latest reported status (why devices failed)")
+    .argument('<rolloutId>', 'rollout id')
+    .option('--wave <n>', 'only the targets of this wave (1-based)', positiveInteger)
+    .option('--state <state>', 'only this deployment result: SUCCESS, FAILURE, PENDING or UNKNOWN')
+    .option('--cause <cause>', 'only this failure cause, e.g. TARGET_NOT_FOUND or ALREADY_DEPLOYED')
+    .option('--device-status <state>', 'only this reported status: DOWNLOADING, INSTALLING, INSTALLED or FAILED')
+    .option('--limit <n>', 'targets per page (1 to 1000; the service defaults to 100)', positiveInteger)
+    .option('--cursor <cursor>', 'continue a listing from the cursor a previous page printed')
+    .option('--all', 'follow every page')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dss rollout targets 01JD2X3Y4Z5A6B7C8D9E0F1G2H --device-status FAILED --all\n  dss rollout targets 01JD2X3Y4Z5A6B7C8D9E0F1G2H --wave 1 --state FAILURE --json',
+    )
+    .action(listTargets);
+}
+
+/** Action of `dss rollout targets`: a table of DEVICE, WAVE, RESULT, CAUSE, STATUS, MESSAGE, UPDATED (or the page as JSON). */
+async function listTargets(rolloutId: string, options: TargetsOptions, command: Command): Promise<void> {
+  const { dss, json, company } = await invocationOf(command);
+  const companyId = company();
+  // The filters are checked by the service (a value it does not take is a 400 naming the allowed ones).
+  const filters = {
+    ...(options.wave === undefined ? {} : { wave: options.wave }),
+    ...(options.state === undefined ? {} : { state: options.state as RolloutTargetsFilters['state'] }),
+    ...(options.cause === undefined ? {} : { cause: options.cause as RolloutTargetsFilters['cause'] }),
+    ...(options.deviceStatus === undefined ? {} : { deviceStatus: options.deviceStatus as RolloutTargetsFilters['deviceStatus'] }),
+  };
+  const { items, nextCursor } = await readPages(
+    async (cursor) =>
+      expectOk(
+        await dss.main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}/targets', {
+          params: { path: { companyId, rolloutId }, query: { ...filters, ...pageQuery(options.limit, cursor) } },
+        }),
+      ),
+    options.all === true,
+    options.cursor,
+  );
+  if (json) {
+    printJson({ items, nextCursor });
+    return;
+  }
+  printTable(
+    items,
+    [
+      { head: 'DEVICE', value: (item) => item.deviceId },
+      { head: 'WAVE', value: (item) => item.wave },
+      { head: 'RESULT', value: (item) => item.result.state },
+      { head: 'CAUSE', value: (item) => item.result.cause ?? undefined },
+      { head: 'STATUS', value: (item) => item.deviceStatus?.state },
+      { head: 'MESSAGE', value: (item) => item.deviceStatus?.message ?? undefined },
+      { head: 'UPDATED', value: (item) => item.deviceStatus?.updated },
+    ],
+    'No targets.',
+  );
+  // A filtered page may be short, even empty, with more targets after it.
+  if (nextCursor !== null) note(`More targets: add --all, or --cursor ${nextCursor}`);
+}
+
 /** A verb that moves a rollout from one state to another. */
 type RolloutVerb = 'pause' | 'resume' | 'cancel';
 
@@ -247,6 +311,13 @@ interface ListOptions {
   limit?: number;
   cursor?: string;
   all?: boolean;
+}
+
+interface TargetsOptions extends ListOptions {
+  wave?: number;
+  state?: string;
+  cause?: string;
+  deviceStatus?: string;
 }
 
 /** `--waves 10,100`: wave sizes, each an integer of 1 or more. */

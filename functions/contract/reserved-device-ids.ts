@@ -22,4 +22,5 @@ export const RESERVED_DEVICE_IDS: ReadonlySet<string> = new Set([
   'pause',
   'resume',
   'cancel',
+  'targets',
 ]);

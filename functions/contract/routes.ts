@@ -15,7 +15,7 @@ import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deployments
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
-import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, rolloutsList } from './routes/rollouts.js';
+import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, rolloutsList, rolloutTargets } from './routes/rollouts.js';
 import { scenarioGet, scenarioList, scenarioSchema, scenarioSkeleton, scenarioUsage, scenarioVersionGet } from './routes/scenarios.js';
 import { search } from './routes/search.js';
 import { searchFilters } from './routes/search-filters.js';
@@ -76,6 +76,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   rolloutPause,
   rolloutResume,
   rolloutCancel,
+  rolloutTargets,
 ];
 
 /**

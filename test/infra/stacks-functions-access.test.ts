@@ -125,6 +125,7 @@ describe('stacks, functions access (bundling skipped)', () => {
       // Pages the active deployments of the device it deletes.
       'functions/handlers/device-delete.ts',
       'functions/handlers/rollouts-list.ts',
+      'functions/handlers/rollout-targets.ts',
     ];
     for (const entry of STATELESS_ENTRIES) {
       const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -302,6 +303,14 @@ describe('stacks, functions access (bundling skipped)', () => {
     expect(history).toContain('/index/gsi2');
     expect(history).not.toMatch(
       /\/index\/\*|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:/,
+    );
+    // A rollout's targets: reads its chunks (rollouts) and the targets' slots (deployments, BatchGetItem), writes nothing.
+    const targets = policyOf('functions/handlers/rollout-targets.ts');
+    expect(targets).toContain('RolloutsTable');
+    expect(targets).toContain('DeploymentsTable');
+    expect(targets).toContain('dynamodb:BatchGetItem');
+    expect(targets).not.toMatch(
+      /dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|CompaniesTable|DevicesTable|ScenariosTable|s3:|es:|sqs:|kms:/,
     );
     const execute = policyOf('functions/handlers/deployments-execute.ts');
     expect(execute).not.toMatch(/CompaniesTable|s3:|events:PutEvents/);

@@ -11,6 +11,7 @@ import type {
   UndeployMark,
 } from '../../core/deployments/model.js';
 import type { DeploymentRepository } from '../../core/deployments/ports.js';
+import type { TargetStatusReader } from '../../core/rollouts/ports.js';
 import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
@@ -129,7 +130,7 @@ export function deploymentSlotFromItem(item: Record<string, unknown> | undefined
  * table's stream derives (deployment-changes.ts) before purging the undeployed slot. Reads skip undeployed slots;
  * listing cursors are signed by `cursors`.
  */
-export class DynamoDbDeploymentRepository implements DeploymentRepository {
+export class DynamoDbDeploymentRepository implements DeploymentRepository, TargetStatusReader {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tables: TableNames,
@@ -305,6 +306,31 @@ export class DynamoDbDeploymentRepository implements DeploymentRepository {
     ].map(([sk, identity]) => ({ pk: activePartition(companyId, deploymentShardOf(identity.deviceId)), sk }));
     const items = await batchGetAll(this.client, this.tables.deployments, keys, ['sk', 'undeploy']);
     return new Set(items.filter((item) => item.undeploy === undefined).map((item) => item.sk as string));
+  }
+
+  /**
+   * @inheritdoc
+   * BatchGetItem of each device's slot of the version (its shard's `ACTIVE#` partition), projecting its status and
+   * undeploy mark only: an undeployed slot waiting for the stream to purge it has no status to show.
+   */
+  async deviceStatuses(
+    companyId: string,
+    scenarioId: string,
+    version: string,
+    deviceIds: readonly string[],
+  ): Promise<Map<string, DeviceStatus>> {
+    const keys = [...new Set(deviceIds)].map((deviceId) => ({
+      pk: activePartition(companyId, deploymentShardOf(deviceId)),
+      sk: `${deviceId}#${scenarioId}#${version}`,
+    }));
+    const items =
+      keys.length === 0 ? [] : await batchGetAll(this.client, this.tables.deployments, keys, ['deviceId', 'deviceStatus', 'undeploy']);
+    const statuses = new Map<string, DeviceStatus>();
+    for (const item of items) {
+      const status = item.undeploy === undefined ? deviceStatusFromItem(item.deviceStatus) : undefined;
+      if (status !== undefined) statuses.set(item.deviceId as string, status);
+    }
+    return statuses;
   }
 
   /**

@@ -50,6 +50,7 @@ function chunkFromItem(item: Record<string, unknown>): RolloutChunk {
     ...(typeof item.dispatchedAt === 'string' ? { dispatchedAt: item.dispatchedAt } : {}),
     ...(item.done === true ? { done: true } : {}),
     ...(item.results === undefined ? {} : { results: item.results as Record<string, number> }),
+    ...(item.failures === undefined ? {} : { failures: item.failures as Record<string, string> }),
   };
 }
 
@@ -238,7 +239,7 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
 
   /**
    * @inheritdoc
-   * One TransactWriteItems: [0] the chunk gets `done` and `results` if it exists and is not done; [1] its wave's tally
+   * One TransactWriteItems: [0] the chunk gets `done`, `results` and `failures` if it exists and is not done; [1] its wave's tally
    * shard (chosen by the chunk index) ADDs the results and `chunksDone` 1. Cancelled by [0]: already done.
    */
   async markDone(
@@ -246,6 +247,7 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
     rolloutId: string,
     chunk: Pick<RolloutChunk, 'index' | 'wave'>,
     results: Record<string, number>,
+    failures: Record<string, string>,
   ): Promise<boolean> {
     const counters = addCounters({ ...results, chunksDone: 1 });
     try {
@@ -255,9 +257,11 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
             Update: {
               TableName: this.tables.rollouts,
               Key: { pk: targetsPk(company, rolloutId), sk: chunkSk(chunk.index) },
-              UpdateExpression: 'SET done = :true, results = :results',
+              // `failures` (device id → cause) is at most 500 entries of ids ≤ 256 characters: with the chunk's ids,
+              // well within an item's 400 KB.
+              UpdateExpression: 'SET done = :true, results = :results, failures = :failures',
               ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(done)',
-              ExpressionAttributeValues: { ':true': true, ':results': results },
+              ExpressionAttributeValues: { ':true': true, ':results': results, ':failures': failures },
             },
           },
           {

@@ -96,6 +96,7 @@ export const TABLES = {
    * Rollouts (docs/contract.md, "Rollouts"): pk `pk`, sk `sk`.
    *   `ROLLOUT#{company}` / `{rolloutId}`                      the rollout: definition, state, waves
    *   `TARGETS#{company}#{rolloutId}` / `{chunk, 6 digits}`     up to ROLLOUT_CHUNK_SIZE target device ids of one wave
+   *                                                            (once run: `results` by cause, `failures` device id → cause)
    *   `COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`         a wave's tally: deploy results and device reports (16 shards)
    *   `REPORT#{company}#{rolloutId}#{deviceId}` / `-`           the first terminal status a device reported (counts once)
    * A RUNNING rollout carries `sweepShard` (`ROLLOUT`) and `sweepAt` (ISO-8601): the sparse `sweep` index holds only

@@ -1,18 +1,23 @@
-/** Rollout routes of the main address: create, read, list, pause, resume and cancel a rollout. */
+/** Rollout routes of the main address: create, read, list, pause, resume and cancel a rollout, and list its targets. */
 import * as z from 'zod';
+import { DEPLOYMENT_CAUSES } from '../../core/deployments/deployments.js';
+import { DEVICE_STATUS_STATES } from '../../core/deployments/model.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_WAVE_TIMEOUT_SECONDS,
   MAX_ROLLOUT_IDS,
   MAX_ROLLOUT_SCHEDULE_DAYS,
   MAX_ROLLOUT_TARGETS,
+  MAX_ROLLOUT_WAVES,
+  ROLLOUT_CHUNK_SIZE,
 } from '../../core/rollouts/model.js';
+import { MAX_CHUNKS_PER_TARGET_PAGE, TARGET_RESULT_STATES } from '../../core/rollouts/target-results.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
-import { CompanyParams, companyId, ListQuery, NoQuery, pathId } from '../parameters.js';
+import { CompanyParams, companyId, integer, ListQuery, NoQuery, oneOf, pagingParameters, pathId } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem, serviceUnavailable } from '../schemas/responses.js';
-import { Rollout, RolloutCreateBody, RolloutPage, rolloutCreateTooLarge } from '../schemas/rollouts.js';
+import { Rollout, RolloutCreateBody, RolloutPage, RolloutTargetPage, rolloutCreateTooLarge } from '../schemas/rollouts.js';
 
 const count = withThousandsSeparators;
 
@@ -198,4 +203,50 @@ export const rolloutCancel = transition({
     'SCHEDULED, RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to (a SCHEDULED rollout never starts), and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY).',
   from: 'SCHEDULED, RUNNING or PAUSED',
   entry: 'functions/handlers/rollout-cancel.ts',
+});
+
+/** The filters of the targets listing (each optional, AND-ed) and its paging. */
+const RolloutTargetsQuery = z.strictObject({
+  // A rollout has at most MAX_ROLLOUT_WAVES listed waves plus the rest.
+  wave: integer('wave', 1, MAX_ROLLOUT_WAVES + 1)
+    .optional()
+    .meta({ description: "Only the targets of this wave (1-based); beyond the rollout's waves gives 400.", example: 1 }),
+  state: oneOf('state', TARGET_RESULT_STATES)
+    .optional()
+    .meta({ description: 'Only the targets whose deployment result (`result.state`) is this.', example: 'FAILURE' }),
+  cause: oneOf('cause', DEPLOYMENT_CAUSES)
+    .optional()
+    .meta({ description: 'Only the targets whose deployment failed with this cause (`result.cause`).', example: 'TARGET_NOT_FOUND' }),
+  deviceStatus: oneOf('deviceStatus', DEVICE_STATUS_STATES)
+    .optional()
+    .meta({ description: "Only the targets whose device's latest reported status (`deviceStatus.state`) is this.", example: 'FAILED' }),
+  ...pagingParameters,
+});
+
+/** GET /companies/{companyId}/resources/rollouts/{rolloutId}/targets */
+export const rolloutTargets = defineRoute({
+  id: 'RolloutTargetsList',
+  api: 'main',
+  method: 'GET',
+  path: `${ROLLOUT_PATH}/targets`,
+  summary: "List a rollout's targets: each device's wave, result and reported status",
+  description: `Every target device of the rollout, in wave order then by device id, with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (\`deviceStatus\`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. The filters \`wave\`, \`state\`, \`cause\` and \`deviceStatus\` are AND-ed. A page looks at up to ${count(MAX_CHUNKS_PER_TARGET_PAGE * ROLLOUT_CHUNK_SIZE)} targets: with filters that keep few of them it may hold fewer than \`limit\` items, or none, and still carry a \`nextCursor\`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs \`deployments:read\` on the company.`,
+  tags: ['Rollouts'],
+  scope: 'deployments:read',
+  companyParameter: 'companyId',
+  request: { params: RolloutParams, query: RolloutTargetsQuery },
+  // Reads the rollout item and its target chunks (rollouts), and the targets' active slots of the version
+  // (deployments, BatchGetItem); signs its cursors.
+  access: { storage: true, pagesListings: true, tables: { rollouts: 'R', deployments: 'R' } },
+  entry: 'functions/handlers/rollout-targets.ts',
+  responses: {
+    200: { description: "A page of the rollout's targets.", schema: RolloutTargetPage },
+    ...AUTHENTICATED_PROBLEMS,
+    400: problem(
+      'BadRequest',
+      "Bad Request: a filter value that is not one of its values, a `wave` beyond the rollout's waves, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue.",
+    ),
+    404: notFound,
+    503: serviceUnavailable('The database is unavailable. Retry after `Retry-After` seconds.'),
+  },
 });

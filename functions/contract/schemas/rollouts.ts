@@ -18,10 +18,12 @@ import {
   type RolloutState,
   type WaveState,
 } from '../../core/rollouts/model.js';
+import { TARGET_RESULT_STATES } from '../../core/rollouts/target-results.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
 import { DeploymentAction } from './deployment-action.js';
+import { DeploymentCause, DeviceStatus } from './deployments.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const count = withThousandsSeparators;
@@ -247,3 +249,51 @@ export const RolloutPage = z
   })
   .strict()
   .meta({ id: 'RolloutPage' });
+
+/** A target's deployment result, as the targets listing answers it. */
+export const RolloutTargetResult = z
+  .object({
+    state: z
+      .enum(TARGET_RESULT_STATES)
+      .describe(
+        "SUCCESS (the deployment was made) or FAILURE (see `cause`) once the target's chunk has run; PENDING while it has not (its wave has not started or reached it, or the rollout was paused or cancelled first); UNKNOWN when its chunk ran before per-device results were recorded and did not succeed on every device.",
+      ),
+    cause: DeploymentCause.nullable().describe('The failure cause on FAILURE; null otherwise.'),
+  })
+  .strict()
+  .meta({ id: 'RolloutTargetResult', description: 'The deployment result the rollout recorded for one target.' });
+
+/** One target of a rollout: its wave, result and reported status. */
+export const RolloutTarget = z
+  .object({
+    deviceId: z.string().describe('The target device.'),
+    wave: z.int().min(1).describe('The wave that deploys to it, 1-based.'),
+    result: RolloutTargetResult,
+    deviceStatus: DeviceStatus.optional().describe(
+      "The device's latest report on its active deployment of the rollout's scenario version (`POST /device/deployments/status`), as the active deployments listing shows it; absent until it reports one, or once the version is undeployed.",
+    ),
+  })
+  .strict()
+  .meta({
+    id: 'RolloutTarget',
+    examples: [
+      {
+        deviceId: 'kiosk-0042',
+        wave: 1,
+        result: { state: 'SUCCESS', cause: null },
+        deviceStatus: { state: 'FAILED', message: 'disk full', updated: '2025-03-01T12:01:10.000Z' },
+      },
+    ],
+  });
+
+/** A page of a rollout's targets (`GET …/rollouts/{rolloutId}/targets`). */
+export const RolloutTargetPage = z
+  .object({
+    items: z.array(RolloutTarget).describe('In wave order, then by device id.'),
+    nextCursor: z
+      .string()
+      .nullable()
+      .describe('Pass as `cursor` (with the same filters) to get the next page; null once every target has been looked at.'),
+  })
+  .strict()
+  .meta({ id: 'RolloutTargetPage' });

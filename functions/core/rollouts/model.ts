@@ -164,6 +164,11 @@ export interface RolloutChunk {
   done?: boolean;
   /** Its deploy results by cause (`SUCCESS` for a write made), once done. */
   results?: Record<string, number>;
+  /**
+   * Once done: the cause of each device whose deployment was not made (`{ deviceId: cause }`; every other device of
+   * the chunk got SUCCESS). Absent on a chunk done before per-device outcomes were recorded.
+   */
+  failures?: Record<string, string>;
 }
 
 /** The tallies of one wave: deploy results by cause, device reports by state, and how many chunks are done. */

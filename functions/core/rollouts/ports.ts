@@ -1,4 +1,5 @@
 /** Ports of the rollout area: rollouts with their target chunks and tallies, and the work queue. */
+import type { DeviceStatus } from '../deployments/model.js';
 import type { Page } from '../shared/paging.js';
 import type { RolloutChunk, RolloutReport, RolloutWaveTally, RolloutWorkMessage, StoredRollout } from './model.js';
 
@@ -27,14 +28,16 @@ export interface RolloutRepository {
   /** Sets `dispatchedAt` on the chunks not done yet (absent ones are ignored). */
   markDispatched(company: string, rolloutId: string, indexes: readonly number[], at: string): Promise<void>;
   /**
-   * Marks a chunk done with its results and adds them (and one done chunk) to its wave's tally, in one transaction,
-   * only if the chunk is not done yet. @returns false when it was (nothing counted twice).
+   * Marks a chunk done with its results and the cause of each device whose deployment was not made (`failures`,
+   * `{ deviceId: cause }`), and adds the results (and one done chunk) to its wave's tally, in one transaction, only if
+   * the chunk is not done yet. @returns false when it was (nothing counted twice).
    */
   markDone(
     company: string,
     rolloutId: string,
     chunk: Pick<RolloutChunk, 'index' | 'wave'>,
     results: Record<string, number>,
+    failures: Record<string, string>,
   ): Promise<boolean>;
   /** Every wave's tally (waves without any are absent), by wave index. */
   tallies(company: string, rolloutId: string): Promise<Map<number, RolloutWaveTally>>;
@@ -58,4 +61,14 @@ export interface WorkQueue {
    * @throws Error naming how many messages could not be sent after retries.
    */
   send(messages: readonly RolloutWorkMessage[]): Promise<void>;
+}
+
+/** The devices' latest reports on their active deployments (the deployments table's active slots). */
+export interface TargetStatusReader {
+  /**
+   * The latest status each of `deviceIds` reported on its active deployment of the scenario version, for the devices
+   * that have one (an active slot with a report); others are absent from the map. Batched reads (100 keys a call),
+   * never one request per device. @throws Error on a backend failure.
+   */
+  deviceStatuses(company: string, scenarioId: string, version: string, deviceIds: readonly string[]): Promise<Map<string, DeviceStatus>>;
 }

@@ -585,12 +585,15 @@ export async function runRolloutChunk(
     },
   );
   const results = resultCounts(items);
+  // Each device's cause is kept with the chunk (not only the counts), so that the targets listing can say which
+  // devices failed and why without reading the deployments' history.
+  const failures = Object.fromEntries(items.flatMap((item) => (item.cause === null ? [] : [[item.target.id, item.cause]])));
   if ((results.NONE ?? 0) > 0 && options.lastAttempt !== true) {
     throw new RolloutChunkIncompleteError(
       `${results.NONE} of ${items.length} deployments of chunk ${chunk.index} of rollout ${rollout.id} met a backend error; the chunk will run again.`,
     );
   }
-  const marked = await deps.rollouts.markDone(rollout.company, rollout.id, chunk, results);
+  const marked = await deps.rollouts.markDone(rollout.company, rollout.id, chunk, results, failures);
   return marked ? { outcome: 'done', results } : { outcome: 'skipped', reason: 'the chunk was done meanwhile' };
 }
 

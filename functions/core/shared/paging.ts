@@ -14,3 +14,14 @@ export interface Page<T> {
   items: T[];
   nextCursor: string | null;
 }
+
+/**
+ * Signs and checks continuation cursors for listings that page in the domain (the adapters' cursor codec): `encode`
+ * binds a position (a small JSON object) to `listing` (the listing's name, company and filters); `decode` returns it.
+ */
+export interface ListingCursors {
+  /** The cursor continuing `listing` at `key`. */
+  encode(listing: string, key: Record<string, unknown>): string;
+  /** The key the cursor carries. @throws BadRequestError when `cursor` was not issued for `listing`. */
+  decode(listing: string, cursor: string): Record<string, unknown>;
+}

@@ -19,7 +19,7 @@ import { CompanyNameCache } from '../../adapters/company-name-cache.js';
 import type { DeploymentHistory } from '../../core/deployments/history.js';
 import type { DeploymentRepository } from '../../core/deployments/ports.js';
 import type { DeviceRepository, PresenceRepository } from '../../core/devices/ports.js';
-import type { RolloutRepository } from '../../core/rollouts/ports.js';
+import type { RolloutRepository, TargetStatusReader } from '../../core/rollouts/ports.js';
 import type { ScenarioCatalog, ScenarioRepository, UploadSlotRepository } from '../../core/scenarios/ports.js';
 import type { CompanyRepository } from '../../core/shared/companies.js';
 import { cursorSigningKey, storageConfig } from '../config.js';
@@ -44,6 +44,8 @@ export interface StorageServices {
   cursors: CursorCodec;
   /** Rollouts, their target chunks and wave tallies (rollouts table). */
   rollouts: RolloutRepository;
+  /** Devices' latest reports on their active slots of one version, batched (the deployments repository's). */
+  targetStatuses: TargetStatusReader;
 }
 
 let built: StorageServices | undefined;
@@ -68,6 +70,7 @@ export function storage(): StorageServices {
     // One codec signs every listing's cursors; CURSOR_SIGNING_KEY is read on the first cursor, so functions that never
     // page (and are not given the key) never need it.
     const cursors = new CursorCodec(cursorSigningKey);
+    const deployments = new DynamoDbDeploymentRepository(dynamoDb, tables, cursors);
     built = {
       dynamoDb,
       tables,
@@ -76,11 +79,12 @@ export function storage(): StorageServices {
       presence: new DynamoDbPresenceRepository(dynamoDb, tables),
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
       catalog: new DynamoDbScenarioCatalog(dynamoDb, tables, cursors),
-      deployments: new DynamoDbDeploymentRepository(dynamoDb, tables, cursors),
+      deployments,
       history: new DynamoDbDeploymentHistory(dynamoDb, tables, cursors),
       uploads: new DynamoDbUploadSlotRepository(dynamoDb, tables),
       cursors,
       rollouts: new DynamoDbRolloutRepository(dynamoDb, tables, cursors),
+      targetStatuses: deployments,
     };
   }
   return built;

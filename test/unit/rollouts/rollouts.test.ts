@@ -287,7 +287,26 @@ describe('the worker', () => {
     });
     expect(await runRolloutChunk(workerDeps(), message)).toEqual({ outcome: 'skipped', reason: 'the chunk is done' });
     expect((await getRollout(deps, alice(), company, view.id)).waves[0]?.counts).toEqual({ SUCCESS: 3, TARGET_NOT_FOUND: 1 });
+    // The chunk keeps which device failed and why (the targets listing reads it), as well as the counts.
+    expect(await rollouts.chunk(company, view.id, message.chunk)).toMatchObject({
+      done: true,
+      results: { SUCCESS: 3, TARGET_NOT_FOUND: 1 },
+      failures: { 'kiosk-00002': 'TARGET_NOT_FOUND' },
+    });
     expect(await activeCount()).toBe(3);
+  });
+
+  it("reads the targets' reported statuses of the version in one batch: only the devices with an active, reported slot", async () => {
+    unknownDevices = new Set(['kiosk-00002']);
+    await create({}, devices(3));
+    await runRolloutChunk(workerDeps(), queue.sent[0] as RolloutWorkMessage);
+    const identity = { company, deviceId: 'kiosk-00001', scenarioId: SCENARIO.id, version: SCENARIO.subId };
+    const failed = { id: ulid(clock.getTime()), state: 'FAILED' as const, message: 'disk full', updated: clock.toISOString() };
+    expect(await deployments.recordDeviceStatus(identity, failed)).toBe(true);
+    const statuses = await deployments.deviceStatuses(company, SCENARIO.id, SCENARIO.subId, devices(3));
+    expect([...statuses]).toEqual([['kiosk-00001', failed]]);
+    expect((await deployments.deviceStatuses(company, SCENARIO.id, '9.9.9', devices(3))).size).toBe(0);
+    expect((await deployments.deviceStatuses(company, SCENARIO.id, SCENARIO.subId, [])).size).toBe(0);
   });
 
   it('stops at a pause: later chunks are skipped; resume sends them again and the wave goes on', async () => {

@@ -1,0 +1,216 @@
+/**
+ * A rollout's targets and why devices failed: each target device with its wave, the deployment result the rollout
+ * recorded for it, and the latest status the device reported on the rollout's scenario version.
+ *
+ * Where it comes from, and why there: the targets are the rollout's chunks (`TARGETS#…` items, 500 sorted device ids
+ * each, in wave order), and when the worker has run a chunk it stores, with the chunk's counts, the cause of each
+ * device whose deployment was not made (RolloutChunk.failures). So a target's result is read with its id, in the
+ * same item: no per-device item, no extra write per device, and no scan of the deployments' history (which keeps a
+ * FAILURE entry only best effort, and no entry at all per rollout). The device's reported status is read from its
+ * active deployment slot of the version (what the active deployments listing shows), in batches.
+ */
+import type { DeploymentCause } from '../deployments/deployments.js';
+import type { DeviceStatusState } from '../deployments/model.js';
+import { type DeviceStatusView, deviceStatusView } from '../devices/desired-state.js';
+import { BadRequestError, NotFoundError } from '../shared/errors.js';
+import { ULID_PATTERN } from '../shared/identifiers.js';
+import type { ListingCursors, Page } from '../shared/paging.js';
+import { authorizeCompany, type Principal } from '../shared/principal.js';
+import type { RolloutChunk, StoredRollout } from './model.js';
+import type { RolloutRepository, TargetStatusReader } from './ports.js';
+
+/**
+ * A target's deployment result: SUCCESS or FAILURE (with `cause`) once its chunk has run; PENDING while it has not
+ * (its wave has not started or not reached it, or the rollout was paused or cancelled first); UNKNOWN when its chunk
+ * ran before per-device outcomes were recorded and did not succeed on every device.
+ */
+export const TARGET_RESULT_STATES = ['SUCCESS', 'FAILURE', 'PENDING', 'UNKNOWN'] as const;
+/** One of TARGET_RESULT_STATES. */
+export type TargetResultState = (typeof TARGET_RESULT_STATES)[number];
+
+/** Most chunks (of up to 500 targets) one page reads; a page whose filters keep few targets ends early, with a cursor. */
+export const MAX_CHUNKS_PER_TARGET_PAGE = 4;
+
+/** Device ids whose statuses are read in one go while filtering on `deviceStatus` (one BatchGetItem call). */
+const STATUS_BATCH = 100;
+
+/** One target of a rollout, as the targets listing answers it. */
+export interface RolloutTargetView {
+  deviceId: string;
+  /** 1-based index of the wave that deploys (or deployed) to it. */
+  wave: number;
+  /** The result the rollout recorded for it; `cause` is null but on FAILURE. */
+  result: { state: TargetResultState; cause: string | null };
+  /** The device's latest report on its active deployment of the rollout's version; absent until it reports one. */
+  deviceStatus?: DeviceStatusView;
+}
+
+/** The filters of the targets listing, each optional (validated by the route), and its paging. */
+export interface RolloutTargetsQuery {
+  /** 1-based wave. */
+  wave?: number | undefined;
+  state?: TargetResultState | undefined;
+  cause?: DeploymentCause | undefined;
+  deviceStatus?: DeviceStatusState | undefined;
+  /** Page size, 1 to MAX_LIST_LIMIT. */
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/** What listRolloutTargets needs. */
+export interface RolloutTargetsDependencies {
+  rollouts: Pick<RolloutRepository, 'get' | 'chunk'>;
+  statuses: TargetStatusReader;
+  cursors: ListingCursors;
+}
+
+/** A position in the rollout's targets: chunk index and offset in its device ids. */
+interface Position {
+  chunk: number;
+  offset: number;
+}
+
+/** The result of one device of a chunk. */
+function targetResult(chunk: RolloutChunk, deviceId: string): RolloutTargetView['result'] {
+  if (chunk.done !== true) return { state: 'PENDING', cause: null };
+  if (chunk.failures !== undefined) {
+    const cause = chunk.failures[deviceId];
+    return cause === undefined ? { state: 'SUCCESS', cause: null } : { state: 'FAILURE', cause };
+  }
+  // Done before `failures` was recorded: only a chunk whose every deployment succeeded says which result each had.
+  const results = chunk.results ?? {};
+  const allSucceeded = Object.entries(results).every(([cause, count]) => cause === 'SUCCESS' || count === 0);
+  return allSucceeded ? { state: 'SUCCESS', cause: null } : { state: 'UNKNOWN', cause: null };
+}
+
+/** The listing a cursor is bound to: name, company, rollout and every filter, so that it continues only this one. */
+function listing(companyId: string, rolloutId: string, query: RolloutTargetsQuery): string {
+  return JSON.stringify([
+    'rollout-targets',
+    companyId,
+    rolloutId,
+    query.wave ?? null,
+    query.state ?? null,
+    query.cause ?? null,
+    query.deviceStatus ?? null,
+  ]);
+}
+
+/** The one 400 for a cursor whose position does not fit the rollout (it was signed, so it was not issued for it). */
+function cursorMismatch(): BadRequestError {
+  return new BadRequestError(
+    "'cursor' is not a cursor this listing issued. Pass the 'nextCursor' of the previous page unchanged, with the same " +
+      'filters, or start over without cursor.',
+    [{ path: 'cursor', message: 'unknown, altered or issued for another listing' }],
+  );
+}
+
+/**
+ * A page of a rollout's targets in wave order (then device id), each with its wave (1-based), its result and the
+ * device's latest reported status on the rollout's version, filtered by each filter given (AND-ed).
+ *
+ * A page reads at most MAX_CHUNKS_PER_TARGET_PAGE chunks (2,000 targets) and the statuses of the targets it looks at
+ * (batched, 100 a call); when filters leave fewer than `limit` targets in them, the page ends early (possibly empty)
+ * with a cursor. `nextCursor` is null once the last target (of the wave, with `wave`) has been looked at.
+ * @throws ForbiddenError for a company outside the token.
+ * @throws NotFoundError when the company has no such rollout.
+ * @throws BadRequestError when `wave` is beyond the rollout's waves, or on a cursor not issued for this listing
+ *   (company, rollout and filters).
+ */
+export async function listRolloutTargets(
+  deps: RolloutTargetsDependencies,
+  principal: Principal,
+  companyId: string,
+  rolloutId: string,
+  query: RolloutTargetsQuery,
+): Promise<Page<RolloutTargetView>> {
+  authorizeCompany(principal, companyId);
+  const rollout = ULID_PATTERN.test(rolloutId) ? await deps.rollouts.get(companyId, rolloutId) : undefined;
+  if (rollout === undefined) throw new NotFoundError(`Rollout '${rolloutId}' does not exist in company '${companyId}'.`);
+  const [first, last] = chunkRange(rollout, query.wave);
+  const bound = listing(companyId, rollout.id, query);
+  let position: Position = { chunk: first, offset: 0 };
+  if (query.cursor !== undefined) position = decodePosition(deps.cursors.decode(bound, query.cursor), first, last);
+
+  const items: RolloutTargetView[] = [];
+  let chunksRead = 0;
+  while (position.chunk <= last && items.length < query.limit && chunksRead < MAX_CHUNKS_PER_TARGET_PAGE) {
+    const chunk = await deps.rollouts.chunk(companyId, rollout.id, position.chunk);
+    chunksRead += 1;
+    // A chunk written by create always exists; a missing one (a create that crashed midway has no rollout item) is
+    // simply skipped.
+    const deviceIds = chunk?.deviceIds ?? [];
+    let offset = position.offset;
+    while (offset < deviceIds.length && items.length < query.limit) {
+      // Without a status filter every candidate goes on the page: read only as many statuses as the page still takes.
+      const take = query.deviceStatus === undefined ? query.limit - items.length : STATUS_BATCH;
+      const slice = deviceIds.slice(offset, offset + take);
+      const candidates = slice
+        .map((deviceId, index) => ({ deviceId, index: offset + index, result: targetResult(chunk as RolloutChunk, deviceId) }))
+        .filter(({ result }) => matchesResult(result, query));
+      const statuses =
+        candidates.length === 0
+          ? new Map()
+          : await deps.statuses.deviceStatuses(
+              companyId,
+              rollout.what.id,
+              rollout.what.subId,
+              candidates.map(({ deviceId }) => deviceId),
+            );
+      offset += slice.length;
+      for (const candidate of candidates) {
+        const status = statuses.get(candidate.deviceId);
+        if (query.deviceStatus !== undefined && status?.state !== query.deviceStatus) continue;
+        items.push({
+          deviceId: candidate.deviceId,
+          wave: (chunk as RolloutChunk).wave + 1,
+          result: candidate.result,
+          ...(status === undefined ? {} : { deviceStatus: deviceStatusView(status) }),
+        });
+        if (items.length === query.limit) {
+          offset = candidate.index + 1;
+          break;
+        }
+      }
+    }
+    position = offset < deviceIds.length ? { chunk: position.chunk, offset } : { chunk: position.chunk + 1, offset: 0 };
+  }
+  const nextCursor = position.chunk <= last ? deps.cursors.encode(bound, { c: position.chunk, o: position.offset }) : null;
+  return { items, nextCursor };
+}
+
+/** Whether a result passes the `state` and `cause` filters. */
+function matchesResult(result: RolloutTargetView['result'], query: RolloutTargetsQuery): boolean {
+  if (query.state !== undefined && result.state !== query.state) return false;
+  return query.cause === undefined || result.cause === query.cause;
+}
+
+/**
+ * The first and last chunk of the listing: the wave's with `wave`, else every chunk.
+ * @throws BadRequestError when the rollout has fewer waves than `wave`.
+ */
+function chunkRange(rollout: StoredRollout, wave: number | undefined): [number, number] {
+  if (wave === undefined) return [0, (rollout.waves.at(-1)?.chunks[1] ?? -1) as number];
+  const stored = rollout.waves[wave - 1];
+  if (stored === undefined) {
+    const count = rollout.waves.length;
+    throw new BadRequestError(`Rollout '${rollout.id}' has ${count} wave${count === 1 ? '' : 's'}: 'wave' must be 1 to ${count}.`, [
+      { path: 'wave', message: `must be 1 to ${count}; got ${wave}` },
+    ]);
+  }
+  return stored.chunks;
+}
+
+/** A decoded cursor's position, checked to lie in the listing's chunks. @throws BadRequestError otherwise. */
+function decodePosition(key: Record<string, unknown>, first: number, last: number): Position {
+  const { c, o } = key;
+  const valid =
+    Object.keys(key).length === 2 &&
+    Number.isInteger(c) &&
+    Number.isInteger(o) &&
+    (c as number) >= first &&
+    (c as number) <= last &&
+    (o as number) >= 0;
+  if (!valid) throw cursorMismatch();
+  return { chunk: c as number, offset: o as number };
+}
