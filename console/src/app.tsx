@@ -6,6 +6,8 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { DevicePage } from './pages/device.js';
 import { FleetPage } from './pages/fleet.js';
+import { RolloutPage } from './pages/rollout.js';
+import { RolloutsPage } from './pages/rollouts.js';
 import { ScenariosPage } from './pages/scenarios.js';
 import { decodeSegment, fleetHref, here, hrefOf, navigate } from './router.js';
 import { claims, signOut, token } from './session.js';
@@ -15,6 +17,7 @@ import { SignIn } from './sign-in.js';
 const PAGES = [
   { path: '/fleet', label: 'Fleet' },
   { path: '/scenarios', label: 'Scenarios' },
+  { path: '/rollouts', label: 'Rollouts' },
 ] as const;
 
 /**
@@ -55,6 +58,9 @@ function CurrentPage() {
   const { path } = here.value;
   const device = /^\/devices\/([^/]+)\/([^/]+)$/.exec(path);
   if (device !== null) return <DevicePage company={decodeSegment(device[1] ?? '')} deviceId={decodeSegment(device[2] ?? '')} />;
+  const rollout = /^\/rollouts\/([^/]+)\/([^/]+)$/.exec(path);
+  if (rollout !== null) return <RolloutPage company={decodeSegment(rollout[1] ?? '')} rolloutId={decodeSegment(rollout[2] ?? '')} />;
+  if (path === '/rollouts') return <RolloutsPage />;
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;
   return (
