@@ -1,8 +1,151 @@
-/** The rollouts page: a company's rollouts (filled in next). */
+/**
+ * The rollouts page (`#/rollouts?company=<id>`): a company's rollouts, newest first, a page at a time ("Show more"
+ * follows the API's cursor), each with its scenario version, action, state and progress, linked to its own page.
+ */
+import { type Signal, useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { count, dateTime, humanize } from '../format.js';
+import type { Rollout } from '../rollouts/api.js';
+import { doneOf } from '../rollouts/progress.js';
+import { here, hrefOf, navigate } from '../router.js';
+import { api, claims, problemText } from '../session.js';
+
+/** Writes the token's first company into the URL when it names none (replacing the entry: Back skips it). */
+function useDefaultCompany(company: string, first: string | undefined, query: URLSearchParams) {
+  useEffect(() => {
+    if (company === '' && first !== undefined) {
+      const next = new URLSearchParams(query);
+      next.set('company', first);
+      navigate('/rollouts', next, true);
+    }
+  }, [company, first]);
+}
+
+/** The company's rollouts, a page at a time; `loadPage(cursor, current)` keeps its answer while `generation` is `current`. */
+function useRollouts(company: string) {
+  const generation = useSignal(0);
+  const rollouts = useSignal<Rollout[]>([]);
+  const nextCursor = useSignal<string | null>(null);
+  const listError = useSignal<string | null>(null);
+  const loading = useSignal(false);
+  const loadPage = async (cursor: string | undefined, current: number) => {
+    loading.value = true;
+    try {
+      const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/rollouts', {
+        params: { path: { companyId: company }, query: cursor === undefined ? {} : { cursor } },
+      });
+      if (current !== generation.peek()) return;
+      if (data === undefined) {
+        listError.value = problemText(error, response.status);
+        return;
+      }
+      rollouts.value = cursor === undefined ? data.items : [...rollouts.value, ...data.items];
+      nextCursor.value = data.nextCursor;
+      listError.value = null;
+    } catch {
+      if (current === generation.peek()) listError.value = problemText(undefined);
+    } finally {
+      if (current === generation.peek()) loading.value = false;
+    }
+  };
+  useEffect(() => {
+    if (company === '') return;
+    const current = generation.peek() + 1;
+    generation.value = current;
+    rollouts.value = [];
+    nextCursor.value = null;
+    void loadPage(undefined, current);
+  }, [company]);
+  const more = () => void loadPage(nextCursor.value ?? undefined, generation.peek());
+  return { rollouts, nextCursor, listError, loading, more };
+}
+
+/** One rollout's row: its id links to its page; progress as text and a `<progress>`. */
+function RolloutRow({ company, rollout }: { company: string; rollout: Rollout }) {
+  const done = doneOf(rollout);
+  return (
+    <tr>
+      <td class="mono">
+        <a href={hrefOf(`/rollouts/${encodeURIComponent(company)}/${encodeURIComponent(rollout.id)}`)}>{rollout.id}</a>
+      </td>
+      <td class="mono">
+        {rollout.what.id}@{rollout.what.subId}
+      </td>
+      <td>{humanize(rollout.action)}</td>
+      <td>{humanize(rollout.state)}</td>
+      <td>
+        <progress class="rollout-progress" max={Math.max(1, rollout.targets)} value={done} aria-label={`Progress of ${rollout.id}`} />{' '}
+        {count(done)}/{count(rollout.targets)}
+      </td>
+      <td>{rollout.createdBy}</td>
+      <td>
+        <time dateTime={rollout.created}>{dateTime(rollout.created)}</time>
+      </td>
+      <td>{rollout.startAt === undefined ? '' : <time dateTime={rollout.startAt}>{dateTime(rollout.startAt)}</time>}</td>
+    </tr>
+  );
+}
+
+/** The rollouts table, with "Show more" while the API has a next page. */
+function RolloutsTable(props: {
+  company: string;
+  rollouts: Rollout[];
+  nextCursor: Signal<string | null>;
+  loading: boolean;
+  more: () => void;
+}) {
+  const { company, rollouts } = props;
+  return (
+    <>
+      <table class="rollouts">
+        <caption>Rollouts of {company}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Rollout</th>
+            <th scope="col">Scenario version</th>
+            <th scope="col">Action</th>
+            <th scope="col">State</th>
+            <th scope="col">Progress (devices done of targets)</th>
+            <th scope="col">Created by</th>
+            <th scope="col">Created</th>
+            <th scope="col">Starts at</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rollouts.map((rollout) => (
+            <RolloutRow key={rollout.id} company={company} rollout={rollout} />
+          ))}
+        </tbody>
+      </table>
+      {props.nextCursor.value !== null && (
+        <button type="button" onClick={props.more} disabled={props.loading}>
+          Show more rollouts
+        </button>
+      )}
+    </>
+  );
+}
+
+/** The rollouts page of the URL's `company` (the token's first when it names none). */
 export function RolloutsPage() {
+  const query = here.value.query;
+  const company = query.get('company') ?? '';
+  useDefaultCompany(company, claims.value?.companies[0], query);
+  const { rollouts, nextCursor, listError, loading, more } = useRollouts(company);
   return (
     <main id="main">
       <h1>Rollouts</h1>
+      <div aria-live="polite" class="muted">
+        {loading.value ? 'Loading rollouts…' : `${count(rollouts.value.length)} rollouts shown.`}
+      </div>
+      {listError.value !== null && (
+        <p class="error" role="alert">
+          {listError.value}
+        </p>
+      )}
+      {company !== '' && (
+        <RolloutsTable company={company} rollouts={rollouts.value} nextCursor={nextCursor} loading={loading.value} more={more} />
+      )}
     </main>
   );
 }

@@ -1,0 +1,92 @@
+/**
+ * The rollout calls of the console: read a rollout, change its state, read its failed targets (every page of a
+ * filtered targets listing), and roll the same version out again to given devices. Each answers `{ data }` or
+ * `{ error, status }` (status undefined when the service could not be reached).
+ */
+import type { components } from '../../../client/index.js';
+import { api, problemText } from '../session.js';
+
+/** A rollout as the API answers it. */
+export type Rollout = components['schemas']['Rollout'];
+/** One target of a rollout: its wave, deployment result and reported device status. */
+export type RolloutTarget = components['schemas']['RolloutTarget'];
+
+/** A call's outcome: the answer, or the problem's text and the HTTP status (undefined: unreachable). */
+export type Outcome<T> = { data: T } | { error: string; status?: number };
+
+/** Most device ids one rollout's `targets.ids` takes (the API's bound; above it the API answers 413). */
+export const MAX_RETRY_IDS = 10_000;
+
+/** GET the rollout `rolloutId` of `company`: one request. */
+export async function readRollout(company: string, rolloutId: string): Promise<Outcome<Rollout>> {
+  try {
+    const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
+      params: { path: { companyId: company, rolloutId } },
+    });
+    return data === undefined ? { error: problemText(error, response.status), status: response.status } : { data };
+  } catch {
+    return { error: problemText(undefined) };
+  }
+}
+
+/** POST …/{rolloutId}/pause|resume|cancel: the rollout in its new state, or the problem (409 names its state). */
+export async function transition(company: string, rolloutId: string, verb: 'pause' | 'resume' | 'cancel'): Promise<Outcome<Rollout>> {
+  const params = { params: { path: { companyId: company, rolloutId } } };
+  try {
+    const answer =
+      verb === 'pause'
+        ? await api.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/pause', params)
+        : verb === 'resume'
+          ? await api.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/resume', params)
+          : await api.main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', params);
+    const { data, error, response } = answer;
+    return data === undefined ? { error: problemText(error, response.status), status: response.status } : { data };
+  } catch {
+    return { error: problemText(undefined) };
+  }
+}
+
+/** The filter of a failed-targets read: devices that reported FAILED, or deployments that failed. */
+export type FailureFilter = { deviceStatus: 'FAILED' } | { state: 'FAILURE' };
+
+/**
+ * Every target the filter keeps, following `nextCursor` until null (a page may be short, or empty, and still carry
+ * one). One request per page of targets, never one per device.
+ */
+export async function readTargets(company: string, rolloutId: string, filter: FailureFilter): Promise<Outcome<RolloutTarget[]>> {
+  const items: RolloutTarget[] = [];
+  let cursor: string | undefined;
+  try {
+    do {
+      const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}/targets', {
+        params: { path: { companyId: company, rolloutId }, query: { ...filter, limit: 1000, ...(cursor === undefined ? {} : { cursor }) } },
+      });
+      if (data === undefined) return { error: problemText(error, response.status), status: response.status };
+      items.push(...data.items);
+      cursor = data.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    return { data: items };
+  } catch {
+    return { error: problemText(undefined) };
+  }
+}
+
+/** POSTs a new rollout of `of`'s version and action to the devices `ids` (one wave), noting why. */
+export async function rollOutAgain(company: string, of: Rollout, ids: string[]): Promise<Outcome<Rollout>> {
+  try {
+    const { data, error, response } = await api.main.POST('/companies/{companyId}/resources/rollouts', {
+      params: { path: { companyId: company } },
+      body: {
+        action: of.action,
+        what: of.what,
+        targets: { ids },
+        failureThreshold: of.failureThreshold,
+        waveTimeoutSeconds: of.waveTimeoutSeconds,
+        note: `Again to the devices that failed in rollout ${of.id}`,
+      },
+    });
+    return data === undefined ? { error: problemText(error, response.status), status: response.status } : { data };
+  } catch {
+    return { error: problemText(undefined) };
+  }
+}

@@ -1,0 +1,19 @@
+/** Figures derived from a rollout's wave counts. */
+import type { Rollout } from './api.js';
+
+/** Wave count keys that are device reports, not deployment results. */
+export const REPORT_KEYS = ['INSTALLED', 'FAILED'] as const;
+
+/**
+ * Devices done: per wave, the deployment results recorded (SUCCESS plus every failure cause), summed; a device
+ * counts once its wave's work has reached it. At most the rollout's targets.
+ */
+export function doneOf(rollout: Rollout): number {
+  let done = 0;
+  for (const wave of rollout.waves) {
+    for (const [key, value] of Object.entries(wave.counts)) {
+      if (!(REPORT_KEYS as readonly string[]).includes(key)) done += value;
+    }
+  }
+  return Math.min(done, rollout.targets);
+}
