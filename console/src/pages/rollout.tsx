@@ -1,10 +1,109 @@
-/** One rollout's page (filled in next). */
+/**
+ * One rollout's page (`#/rollouts/<company>/<rolloutId>`): its facts, its waves (bars and the same numbers as a
+ * table), Pause / Resume / Cancel, and why devices failed. Kept fresh by polling the rollout (one GET every 2 s while
+ * the tab is visible and the rollout can still change); state changes are announced.
+ */
+import { count, dateTime, humanize } from '../format.js';
+import { RolloutActions } from '../rollouts/actions.js';
+import type { Rollout } from '../rollouts/api.js';
+import { WhyDevicesFailed } from '../rollouts/failures.js';
+import { doneOf } from '../rollouts/progress.js';
+import { useRollout } from '../rollouts/use-rollout.js';
+import { WaveBars, WaveTable } from '../rollouts/waves.js';
+import { hrefOf } from '../router.js';
+
+/** A duration in seconds in words (`3600` → `1 h`, `90` → `90 s`). */
+function duration(seconds: number): string {
+  if (seconds % 3600 === 0) return `${count(seconds / 3600)} h`;
+  if (seconds % 60 === 0) return `${count(seconds / 60)} min`;
+  return `${count(seconds)} s`;
+}
+
+/** The rollout's facts: state, version, action, progress, threshold, timeout, note, creation, start. */
+function Facts({ rollout }: { rollout: Rollout }) {
+  return (
+    <dl class="facts">
+      <dt>State</dt>
+      <dd class="rollout-state">{humanize(rollout.state)}</dd>
+      <dt>Scenario version</dt>
+      <dd class="mono">
+        {rollout.what.id}@{rollout.what.subId}
+      </dd>
+      <dt>Action</dt>
+      <dd>{humanize(rollout.action)}</dd>
+      <dt>Progress</dt>
+      <dd>
+        {count(doneOf(rollout))} of {count(rollout.targets)} devices
+      </dd>
+      <dt>Failure threshold</dt>
+      <dd>{Math.round(rollout.failureThreshold * 1000) / 10} % of a wave reporting FAILED</dd>
+      <dt>Wave timeout</dt>
+      <dd>{duration(rollout.waveTimeoutSeconds)}</dd>
+      <dt>Note</dt>
+      <dd>{rollout.note ?? '—'}</dd>
+      <dt>Created</dt>
+      <dd>
+        by {rollout.createdBy} on <time dateTime={rollout.created}>{dateTime(rollout.created)}</time>
+      </dd>
+      {rollout.startAt !== undefined && (
+        <>
+          <dt>Starts at</dt>
+          <dd>
+            <time dateTime={rollout.startAt}>{dateTime(rollout.startAt)}</time>
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/** The page's body once the rollout is read. */
+function RolloutBody({ company, rollout, show }: { company: string; rollout: Rollout; show: (next: Rollout) => void }) {
+  return (
+    <>
+      {rollout.pausedReason !== undefined && (
+        <p class="notice paused-reason">
+          <strong>Paused:</strong> {rollout.pausedReason}
+        </p>
+      )}
+      <Facts rollout={rollout} />
+      <RolloutActions company={company} rollout={rollout} onChanged={show} />
+      <section aria-labelledby="waves-title">
+        <h2 id="waves-title">Waves</h2>
+        <WaveBars rollout={rollout} />
+        <WaveTable rollout={rollout} />
+      </section>
+      <WhyDevicesFailed company={company} rollout={rollout} />
+    </>
+  );
+}
+
+/** One rollout's page; a rollout the company does not have says so, with a link to the rollouts. */
 export function RolloutPage({ company, rolloutId }: { company: string; rolloutId: string }) {
+  const { rollout, error, status, announcement, show } = useRollout(company, rolloutId);
+  const listHref = hrefOf('/rollouts', { company });
   return (
     <main id="main">
-      <h1>
-        Rollout {rolloutId} ({company})
-      </h1>
+      <p>
+        <a href={listHref}>All rollouts of {company}</a>
+      </p>
+      <h1>Rollout {rolloutId}</h1>
+      <div role="status" aria-live="polite" class="visually-hidden">
+        {announcement.value}
+      </div>
+      {status.value === 404 ? (
+        <p class="error" role="alert">
+          {company} has no rollout {rolloutId}. <a href={listHref}>See its rollouts</a>.
+        </p>
+      ) : (
+        error.value !== null && (
+          <p class="error" role="alert">
+            {error.value}
+          </p>
+        )
+      )}
+      {rollout.value === null && error.value === null && <p class="muted">Reading the rollout…</p>}
+      {rollout.value !== null && <RolloutBody company={company} rollout={rollout.value} show={show} />}
     </main>
   );
 }
