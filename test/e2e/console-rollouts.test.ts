@@ -234,6 +234,42 @@ describe.skipIf(!hasChromium)('the console rollout pages', () => {
     await page.close();
   }, 120_000);
 
+  it('polls a running rollout with one request every 2 s, and not while the tab is hidden', async () => {
+    const runningId = await createRollout(['acme-kiosk-0003', 'acme-kiosk-0004'], { waveTimeoutSeconds: 3600 });
+    const { page, errors, requested } = await signedIn(browser, local.service, 'alice', `#/rollouts/acme/${runningId}`);
+    // The page's timers under the test's clock from its first script on: installed, then the page reloaded (the
+    // session is kept in sessionStorage). Only the reads of the reloaded page count.
+    const start = requested.length;
+    await page.clock.install();
+    await page.reload();
+    const reads = () => requested.slice(start).filter((url) => new URL(url).pathname.endsWith(`/rollouts/${runningId}`)).length;
+    // Shown once its first read is answered, by when the next one is scheduled.
+    await page.getByRole('table', { name: `Waves of rollout ${runningId}` }).waitFor();
+    expect(reads()).toBe(1);
+    await page.clock.runFor(2_000);
+    await expect.poll(reads).toBe(2);
+    // Hidden: the pending read is dropped and none is started, however long it stays hidden.
+    const setHidden = (hidden: boolean) =>
+      page.evaluate((value) => {
+        const doc = (globalThis as unknown as { document: { dispatchEvent(event: unknown): void } }).document;
+        Object.defineProperty(doc, 'hidden', { configurable: true, get: () => value });
+        doc.dispatchEvent(new Event('visibilitychange'));
+      }, hidden);
+    await setHidden(true);
+    await page.clock.runFor(20_000);
+    expect(reads()).toBe(2);
+    // Visible again: the reads go on.
+    await setHidden(false);
+    await expect
+      .poll(async () => {
+        await page.clock.runFor(500);
+        return reads();
+      })
+      .toBeGreaterThan(2);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   it('cancels a running rollout once confirmed', async () => {
     // Demo kiosks that never report: the wave waits for them, the rollout stays RUNNING.
     const runningId = await createRollout(['acme-kiosk-0001', 'acme-kiosk-0002'], { waveTimeoutSeconds: 3600 });
