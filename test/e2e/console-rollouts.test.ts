@@ -282,4 +282,26 @@ describe.skipIf(!hasChromium)('the console rollout pages', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('pages the rollouts with the API\'s cursor: "Show more" adds the next page', async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', '#/rollouts?company=acme&limit=1');
+    const first = expectOk(
+      await alice().main.GET('/companies/{companyId}/resources/rollouts', {
+        params: { path: { companyId: COMPANY }, query: { limit: 1 } },
+      }),
+    );
+    // By now the earlier tests have made several rollouts.
+    expect(first.nextCursor).not.toBeNull();
+    const second = expectOk(
+      await alice().main.GET('/companies/{companyId}/resources/rollouts', {
+        params: { path: { companyId: COMPANY }, query: { limit: 1, cursor: first.nextCursor ?? '' } },
+      }),
+    );
+    const ids = page.getByRole('table', { name: 'Rollouts of acme' }).locator('tbody tr td:first-child');
+    await expect.poll(() => ids.allTextContents()).toEqual(first.items.map((rollout) => rollout.id));
+    await page.getByRole('button', { name: 'Show more rollouts' }).click();
+    await expect.poll(() => ids.allTextContents()).toEqual([...first.items, ...second.items].map((rollout) => rollout.id));
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

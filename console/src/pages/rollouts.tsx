@@ -1,6 +1,6 @@
 /**
- * The rollouts page (`#/rollouts?company=<id>`): a company's rollouts, newest first, a page at a time ("Show more"
- * follows the API's cursor), each with its scenario version, action, state and progress, linked to its own page.
+ * The rollouts page (`#/rollouts?company=<id>[&limit=<n>]`): a company's rollouts, newest first, a page at a time
+ * (`limit` per page, the API's default without it; "Show more" follows the API's cursor), each with its scenario version, action, state and progress, linked to its own page.
  */
 import { type Signal, useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
@@ -9,6 +9,12 @@ import type { Rollout } from '../rollouts/api.js';
 import { doneOf } from '../rollouts/progress.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, claims, problemText } from '../session.js';
+
+/** The `limit` of the URL when it is one the API takes (1 to 1,000), else undefined (the API's default). */
+function limitOf(query: URLSearchParams): number | undefined {
+  const value = Number(query.get('limit'));
+  return Number.isInteger(value) && value >= 1 && value <= 1000 ? value : undefined;
+}
 
 /** Writes the token's first company into the URL when it names none (replacing the entry: Back skips it). */
 function useDefaultCompany(company: string, first: string | undefined, query: URLSearchParams) {
@@ -21,8 +27,8 @@ function useDefaultCompany(company: string, first: string | undefined, query: UR
   }, [company, first]);
 }
 
-/** The company's rollouts, a page at a time; `loadPage(cursor, current)` keeps its answer while `generation` is `current`. */
-function useRollouts(company: string) {
+/** The company's rollouts, `limit` a page; `loadPage(cursor, current)` keeps its answer while `generation` is `current`. */
+function useRollouts(company: string, limit: number | undefined) {
   const generation = useSignal(0);
   const rollouts = useSignal<Rollout[]>([]);
   const nextCursor = useSignal<string | null>(null);
@@ -32,7 +38,10 @@ function useRollouts(company: string) {
     loading.value = true;
     try {
       const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/rollouts', {
-        params: { path: { companyId: company }, query: cursor === undefined ? {} : { cursor } },
+        params: {
+          path: { companyId: company },
+          query: { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) },
+        },
       });
       if (current !== generation.peek()) return;
       if (data === undefined) {
@@ -55,7 +64,7 @@ function useRollouts(company: string) {
     rollouts.value = [];
     nextCursor.value = null;
     void loadPage(undefined, current);
-  }, [company]);
+  }, [company, limit]);
   const more = () => void loadPage(nextCursor.value ?? undefined, generation.peek());
   return { rollouts, nextCursor, listError, loading, more };
 }
@@ -131,7 +140,7 @@ export function RolloutsPage() {
   const query = here.value.query;
   const company = query.get('company') ?? '';
   useDefaultCompany(company, claims.value?.companies[0], query);
-  const { rollouts, nextCursor, listError, loading, more } = useRollouts(company);
+  const { rollouts, nextCursor, listError, loading, more } = useRollouts(company, limitOf(query));
   return (
     <main id="main">
       <h1>Rollouts</h1>
