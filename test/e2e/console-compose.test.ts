@@ -156,6 +156,23 @@ describe.skipIf(!hasChromium)('the fleet page rollout composer', () => {
     expect(errors).toEqual([]);
   });
 
+  it('says why the service refuses a start in the past, and closes back to its button', { timeout: 120_000 }, async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', HASH);
+    const search = await apiSearch();
+    await openComposer(page, search.total, await acmeVersion(), '');
+    await page.getByRole('radio', { name: 'At a time' }).check();
+    await page.getByLabel('Start date and time').fill('2020-01-01T10:00');
+    await page.getByRole('button', { name: 'Create rollout' }).click();
+    const alert = page.locator('.compose [role="alert"]');
+    await alert.waitFor();
+    // The problem's detail as the service words it (a start not in the future), and the page stays on the fleet.
+    expect(await alert.textContent()).toMatch(/future/i);
+    expect(new URL(page.url()).hash).toBe(HASH);
+    await page.getByRole('button', { name: 'Close the rollout form' }).click();
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe(`Roll out to these ${search.total} devices…`);
+    expect(errors).toEqual([]);
+  });
+
   it('is not offered to a user who may not deploy', { timeout: 120_000 }, async () => {
     const { page, errors } = await signedIn(browser, local.service, 'olivia', HASH);
     await page.locator('p[role="status"].fleet-count').filter({ hasText: 'match' }).waitFor();

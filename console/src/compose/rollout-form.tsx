@@ -31,18 +31,28 @@ export interface RolloutComposerProps {
  */
 export function RolloutComposer({ query, total }: RolloutComposerProps) {
   const open = useSignal(false);
+  // Closing the form removes the focused element: the focus goes back to the button that opened it.
+  const closed = useSignal(false);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (closed.value && !open.value) button.current?.focus();
+  }, [closed.value, open.value]);
   const company = rolloutCompany(query, claims.value?.companies ?? []);
   if (company === null) return <p class="muted compose-hint">Choose one company in the header to roll out.</p>;
   if (!open.value) {
     return (
       <div class="toolbar">
-        <button type="button" onClick={() => (open.value = true)} disabled={total === 0}>
+        <button type="button" ref={button} onClick={() => (open.value = true)} disabled={total === 0}>
           Roll out to these {count(total)} {total === 1 ? 'device' : 'devices'}…
         </button>
       </div>
     );
   }
-  return <RolloutForm company={company} query={query} total={total} onClose={() => (open.value = false)} />;
+  const close = () => {
+    closed.value = true;
+    open.value = false;
+  };
+  return <RolloutForm company={company} query={query} total={total} onClose={close} />;
 }
 
 /** The form's fields, as typed. */
