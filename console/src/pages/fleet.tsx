@@ -7,6 +7,7 @@
  * a newer change aborts the requests of the older one, so the last click wins (fleet/requests.ts). When a search
  * fails, the rows of the previous one stay shown, marked as such, and nothing acts on them as if they matched.
  */
+import { RolloutComposer } from '../compose/rollout-form.js';
 import { BulkDeploy } from '../deploy/bulk-deploy.js';
 import { type Column, columnsOf } from '../fleet/columns.js';
 import { FiltersPanel } from '../fleet/facets.js';
@@ -89,6 +90,9 @@ function Results({ query, selectionKey, requests, columns, deploy }: ResultsProp
           locked={locked}
           onDeploy={() => deploy.start(selection.toDeploy())}
         />
+      ) : null}
+      {can('deployments:write') && fullText === undefined && current !== undefined ? (
+        <RolloutComposer key={selectionKey} query={query} total={current.total} />
       ) : null}
       {deploy.open === null ? null : (
         <BulkDeploy key={deploy.open.opening} selection={deploy.open.selection} opener={deploy.open.opener} onClose={deploy.close} />

@@ -1,0 +1,182 @@
+/**
+ * End-to-end over `npm start` in headless Chromium: the fleet page's rollout composer. Its preview (target count,
+ * breakdown by facet field, waves) is checked against the search and filters endpoints' answers for the same query
+ * with the same token; the rollout it creates (now, and scheduled an hour ahead) is read back through the API; a
+ * read-only user is not offered it.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk, type operations } from '../../client/index.js';
+import { chromiumAvailable, launchChromium } from './browser.js';
+import { expectAccessible, screenshot, signedIn } from './console-harness.js';
+import { clientFor, useLocalService } from './harness.js';
+
+const hasChromium = chromiumAvailable();
+if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the rollout composer tests');
+
+const local = useLocalService({ users: ['alice', 'olivia'] });
+
+/** The search of the test: the demo data's few SERVER-mode devices. */
+const FILTERS = { 'health.mode': ['SERVER'] };
+const HASH = '#/fleet?health.mode=SERVER';
+/** The fields the preview breaks the targets down by. */
+const BREAKDOWN_FIELDS = ['health.versionCode', 'health.mode', 'health.hubs.devices.capability.type', 'connection.state'];
+
+/** Alice's typed client. */
+function alice() {
+  return clientFor(local.service, local.tokens.alice);
+}
+
+/** The search API's total and device ids for the test's search. */
+async function apiSearch(): Promise<{ total: number; ids: string[] }> {
+  const query = { ...FILTERS, type: ['DEVICE'], pageSize: '100' } as unknown as operations['Search']['parameters']['query'];
+  const answer = expectOk(await alice().main.GET('/resources/search', { params: { query } }));
+  return { total: answer.total, ids: answer.resources.map((resource) => resource.id) };
+}
+
+/**
+ * The breakdown the preview should show, by caption: the filters endpoint's counts for the same query, where a field
+ * the query selects keeps only its selected values (its counts are computed without its own selection, so its other
+ * values count devices that are not targets), and values counting no device are left out.
+ */
+async function expectedBreakdown(): Promise<Record<string, string[][]>> {
+  const query = { ...FILTERS, type: 'DEVICE' } as unknown as operations['SearchFilters']['parameters']['query'];
+  const descriptors = expectOk(await alice().main.GET('/resources/search/filters', { params: { query } })).items;
+  const selected: Record<string, string[]> = FILTERS;
+  const tables: Record<string, string[][]> = {};
+  for (const field of BREAKDOWN_FIELDS) {
+    const descriptor = descriptors.find((candidate) => candidate.field === field);
+    if (descriptor === undefined) continue;
+    const values = selected[field] ?? [];
+    tables[descriptor.name] = descriptor.definition.parameters
+      .filter((parameter) => parameter.count > 0 && (values.length === 0 || values.includes(parameter.value)))
+      .map((parameter) => [parameter.name, parameter.count.toLocaleString('en-US')]);
+  }
+  return tables;
+}
+
+/** The preview's tables: caption → rows of cells. */
+function previewTables(page: Page): Promise<Record<string, string[][]>> {
+  return page.evaluate(`Object.fromEntries([...document.querySelectorAll('.compose-preview table')].map((table) =>
+    [table.querySelector('caption').textContent,
+     [...table.querySelectorAll('tbody tr')].map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent))]))`);
+}
+
+/** Acme's first scenario and its first version, as the select's value `id@version`. */
+async function acmeVersion(): Promise<string> {
+  const list = expectOk(
+    await alice().main.GET('/companies/{companyId}/resources/scenarios', {
+      params: { path: { companyId: 'acme' }, query: { limit: 100 } },
+    }),
+  );
+  const scenario = list.items[0];
+  if (scenario === undefined) throw new Error('acme has no scenario');
+  return `${scenario.id}@${scenario.versions[0]}`;
+}
+
+/** Opens the composer for the search with `total` devices and fills the scenario version and waves. */
+async function openComposer(page: Page, total: number, version: string, waves: string): Promise<void> {
+  await page.getByRole('button', { name: `Roll out to these ${total.toLocaleString('en-US')} devices…` }).click();
+  await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('compose-title');
+  await page.getByLabel('Scenario version').selectOption(version);
+  await page.getByLabel('Wave sizes').fill(waves);
+}
+
+/** The rollout the page navigated to (`#/rollouts/acme/<id>`), read through the API. */
+async function createdRollout(page: Page) {
+  await expect.poll(() => new URL(page.url()).hash, { timeout: 15_000 }).toMatch(/^#\/rollouts\/acme\/[0-9A-Za-z]+$/);
+  const rolloutId = new URL(page.url()).hash.split('/')[3] ?? '';
+  return expectOk(
+    await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
+      params: { path: { companyId: 'acme', rolloutId } },
+    }),
+  );
+}
+
+describe.skipIf(!hasChromium)('the fleet page rollout composer', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('previews the targets as the API counts them and creates the rollout of the search', { timeout: 180_000 }, async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', HASH);
+    const search = await apiSearch();
+    expect(search.total).toBeGreaterThan(2);
+    const version = await acmeVersion();
+    await openComposer(page, search.total, version, '2');
+
+    await expect.poll(() => page.locator('.compose-targets').textContent()).toBe(`Targets: ${search.total} devices`);
+    const expected = await expectedBreakdown();
+    await expect.poll(() => previewTables(page), { timeout: 15_000 }).toEqual(expected);
+    expect(expected['Health mode']).toEqual([['Server', String(search.total)]]);
+    await expect.poll(() => page.locator('.compose-waves').textContent()).toBe(`Wave 1: 2, wave 2: ${search.total - 2} (the rest)`);
+    await expectAccessible(page, 'rollout form with preview');
+    await screenshot(page, 'console-compose.png');
+
+    await page.getByRole('button', { name: 'Create rollout' }).click();
+    const rollout = await createdRollout(page);
+    expect(rollout.targets).toBe(search.total);
+    expect(rollout.waves.map((wave) => wave.size)).toEqual([2, search.total - 2]);
+    expect(`${rollout.what.id}@${rollout.what.subId}`).toBe(version);
+    expect(rollout.action).toBe('DEPLOY');
+    // The rollout's query is the search's: its targets are the devices the search finds.
+    const targets = expectOk(
+      await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}/targets', {
+        params: { path: { companyId: 'acme', rolloutId: rollout.id }, query: { limit: 100 } },
+      }),
+    );
+    expect(targets.items.map((target) => target.deviceId).sort()).toEqual([...search.ids].sort());
+    expect(errors).toEqual([]);
+  });
+
+  it('schedules a rollout at a time an hour ahead', { timeout: 180_000 }, async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', HASH);
+    const search = await apiSearch();
+    await openComposer(page, search.total, await acmeVersion(), '');
+    await page.getByRole('radio', { name: 'At a time' }).check();
+    const at = Date.now() + 3_600_000;
+    // The browser's own local time, as a datetime-local input takes it.
+    const localTime = (await page.evaluate(`(() => { const d = new Date(${at}); const p = (n) => String(n).padStart(2, '0');
+      return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()); })()`)) as string;
+    await page.getByLabel('Start date and time').fill(localTime);
+    await page.getByRole('button', { name: 'Create rollout' }).click();
+    const rollout = await createdRollout(page);
+    expect(rollout.state).toBe('SCHEDULED');
+    expect(Math.abs(Date.parse(rollout.startAt ?? '') - at)).toBeLessThan(60_000);
+    expect(rollout.waves.map((wave) => wave.size)).toEqual([search.total]);
+    expectOk(
+      await alice().main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', {
+        params: { path: { companyId: 'acme', rolloutId: rollout.id } },
+      }),
+    );
+    expect(errors).toEqual([]);
+  });
+
+  it('says why the service refuses a start in the past, and closes back to its button', { timeout: 120_000 }, async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', HASH);
+    const search = await apiSearch();
+    await openComposer(page, search.total, await acmeVersion(), '');
+    await page.getByRole('radio', { name: 'At a time' }).check();
+    await page.getByLabel('Start date and time').fill('2020-01-01T10:00');
+    await page.getByRole('button', { name: 'Create rollout' }).click();
+    const alert = page.locator('.compose [role="alert"]');
+    await alert.waitFor();
+    // The problem's detail as the service words it (a start not in the future), and the page stays on the fleet.
+    expect(await alert.textContent()).toMatch(/future/i);
+    expect(new URL(page.url()).hash).toBe(HASH);
+    await page.getByRole('button', { name: 'Close the rollout form' }).click();
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe(`Roll out to these ${search.total} devices…`);
+    expect(errors).toEqual([]);
+  });
+
+  it('is not offered to a user who may not deploy', { timeout: 120_000 }, async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'olivia', HASH);
+    await page.locator('p[role="status"].fleet-count').filter({ hasText: 'match' }).waitFor();
+    expect(await page.getByRole('button', { name: /Roll out to these/ }).count()).toBe(0);
+    expect(errors).toEqual([]);
+  });
+});
