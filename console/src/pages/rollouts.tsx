@@ -4,28 +4,12 @@
  */
 import { type Signal, useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
+import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { count, dateTime, humanize } from '../format.js';
 import type { Rollout } from '../rollouts/api.js';
 import { doneOf } from '../rollouts/progress.js';
-import { here, hrefOf, navigate } from '../router.js';
+import { here, hrefOf } from '../router.js';
 import { api, claims, problemText } from '../session.js';
-
-/** The `limit` of the URL when it is one the API takes (1 to 1,000), else undefined (the API's default). */
-function limitOf(query: URLSearchParams): number | undefined {
-  const value = Number(query.get('limit'));
-  return Number.isInteger(value) && value >= 1 && value <= 1000 ? value : undefined;
-}
-
-/** Writes the token's first company into the URL when it names none (replacing the entry: Back skips it). */
-function useDefaultCompany(company: string, first: string | undefined, query: URLSearchParams) {
-  useEffect(() => {
-    if (company === '' && first !== undefined) {
-      const next = new URLSearchParams(query);
-      next.set('company', first);
-      navigate('/rollouts', next, true);
-    }
-  }, [company, first]);
-}
 
 /** The company's rollouts, `limit` a page; `loadPage(cursor, current)` keeps its answer while `generation` is `current`. */
 function useRollouts(company: string, limit: number | undefined) {
@@ -139,7 +123,7 @@ function RolloutsTable(props: {
 export function RolloutsPage() {
   const query = here.value.query;
   const company = query.get('company') ?? '';
-  useDefaultCompany(company, claims.value?.companies[0], query);
+  useDefaultCompany('/rollouts', company, claims.value?.companies[0], query);
   const { rollouts, nextCursor, listError, loading, more } = useRollouts(company, limitOf(query));
   return (
     <main id="main">

@@ -6,8 +6,9 @@
 import { type Signal, useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
+import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { bytes, count, dateTime } from '../format.js';
-import { here, navigate } from '../router.js';
+import { here } from '../router.js';
 import { UploadForm } from '../scenarios/upload-form.js';
 import { api, can, claims, problemText } from '../session.js';
 
@@ -20,12 +21,6 @@ interface ListedScenario {
   summary: Scenario;
   detail?: ScenarioDetail;
   error?: string;
-}
-
-/** The `limit` of the URL when it is one the API takes (1 to 1,000), else undefined (the API's default). */
-function limitOf(query: URLSearchParams): number | undefined {
-  const value = Number(query.get('limit'));
-  return Number.isInteger(value) && value >= 1 && value <= 1000 ? value : undefined;
 }
 
 /** Reads each scenario's versions (size, upload time): one request per scenario of the page, in parallel. */
@@ -160,17 +155,6 @@ function Versions({ listed }: { listed: ListedScenario }) {
       </tbody>
     </table>
   );
-}
-
-/** Writes the token's first company into the URL when it names none (replacing the entry: Back skips it). */
-function useDefaultCompany(company: string, first: string | undefined, query: URLSearchParams) {
-  useEffect(() => {
-    if (company === '' && first !== undefined) {
-      const next = new URLSearchParams(query);
-      next.set('company', first);
-      navigate('/scenarios', next, true);
-    }
-  }, [company, first]);
 }
 
 /**
@@ -333,7 +317,7 @@ export function ScenariosPage() {
   const { query } = here.value;
   const companies = claims.value?.companies ?? [];
   const company = query.get('company') ?? '';
-  useDefaultCompany(company, companies[0], query);
+  useDefaultCompany('/scenarios', company, companies[0], query);
   const catalog = useCatalog(company, limitOf(query));
 
   if (company === '') {
