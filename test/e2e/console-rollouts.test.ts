@@ -6,14 +6,14 @@
  * followed by polling without a reload, Cancel (confirmed) on a rollout that waits for demo kiosks that never report,
  * and a read-only user is offered no action.
  */
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import { SimulatedFleet } from '../../simulator/fleet.js';
+import type { SimulatedFleet } from '../../simulator/fleet.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
 import { expectAccessible, screenshot, signedIn } from './console-harness.js';
-import { clientFor, DEMO_PASSWORDS, eventually, useLocalService } from './harness.js';
+import { clientFor, eventually, useLocalService } from './harness.js';
+import { startSimulatedKiosks } from './simulated-kiosks.js';
 
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the console rollouts tests');
@@ -46,26 +46,9 @@ const humanized = (state: string) => state.charAt(0) + state.slice(1).toLowerCas
 let browser: Browser;
 let pausedId: string;
 
-/** A fleet of `count` simulated kiosks `{prefix}{nn}` reporting every 300 ms, failing every install or none. */
+/** Starts simulated kiosks of COMPANY (simulated-kiosks.ts), stopped after the file. */
 async function startFleet(prefix: string, count: number, failureRate: number): Promise<void> {
-  const fleet = new SimulatedFleet({
-    baseUrl: local.service.api,
-    authUrl: local.service.auth,
-    username: 'alice',
-    password: DEMO_PASSWORDS.alice,
-    company: COMPANY,
-    devices: count,
-    idPrefix: prefix,
-    idDigits: 2,
-    healthIntervalMs: 300,
-    pullIntervalMs: 300,
-    failureRate,
-    silenceRate: 0,
-    healthChangeRate: 0,
-    credentialsFile: join(local.settings.dataDirectory, `fleet-${prefix}.json`),
-  });
-  await fleet.start();
-  fleets.push(fleet);
+  fleets.push(await startSimulatedKiosks(local, { company: COMPANY, prefix, count, failureRate }));
 }
 
 /** The rollout as alice reads it through the API. */

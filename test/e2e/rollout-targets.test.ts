@@ -5,12 +5,12 @@
  * (every answer checked against the OpenAPI document by the harness), filtered and paged, refused with a bad filter
  * or to another company, and printed by `dss rollout targets`. The rollout sweeper runs every 200 ms.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import { SimulatedFleet } from '../../simulator/fleet.js';
+import type { SimulatedFleet } from '../../simulator/fleet.js';
 import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
 import { call, clientFor, DEMO_PASSWORDS, eventually, expectError, useLocalService } from './harness.js';
+import { startSimulatedKiosks } from './simulated-kiosks.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
@@ -35,26 +35,9 @@ const TARGETS = [...BAD, ...GOOD, MISSING];
 let rolloutId: string;
 let alice: DssUser;
 
-/** A fleet of `count` simulated kiosks `{prefix}{nn}` reporting every 300 ms, failing every install or none. */
+/** Starts simulated kiosks of COMPANY (simulated-kiosks.ts), stopped after the file. */
 async function startFleet(prefix: string, count: number, failureRate: number): Promise<void> {
-  const fleet = new SimulatedFleet({
-    baseUrl: local.service.api,
-    authUrl: local.service.auth,
-    username: 'alice',
-    password: DEMO_PASSWORDS.alice,
-    company: COMPANY,
-    devices: count,
-    idPrefix: prefix,
-    idDigits: 2,
-    healthIntervalMs: 300,
-    pullIntervalMs: 300,
-    failureRate,
-    silenceRate: 0,
-    healthChangeRate: 0,
-    credentialsFile: join(local.settings.dataDirectory, `fleet-${prefix}.json`),
-  });
-  await fleet.start();
-  fleets.push(fleet);
+  fleets.push(await startSimulatedKiosks(local, { company: COMPANY, prefix, count, failureRate }));
 }
 
 /** One page of the rollout's targets as alice. */

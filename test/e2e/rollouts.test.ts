@@ -5,11 +5,11 @@
  * after the first wave, which resume and cancel then drive; the service is killed mid-rollout and the rollout goes on
  * after the restart; a rollout of one company never touches another's devices. The rollout sweeper runs every 200 ms.
  */
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import { SimulatedFleet } from '../../simulator/fleet.js';
-import { clientFor, DEMO_PASSWORDS, dynamoDbLocalStopped, eventually, useLocalService } from './harness.js';
+import type { SimulatedFleet } from '../../simulator/fleet.js';
+import { clientFor, dynamoDbLocalStopped, eventually, useLocalService } from './harness.js';
+import { startSimulatedKiosks } from './simulated-kiosks.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
@@ -45,25 +45,9 @@ const versionHistory = async (version: string, limit: number) =>
     }),
   ).items;
 
-/** A fleet of `count` simulated kiosks `{prefix}{n}` reporting every 300 ms, installing whatever they are given. */
+/** Starts simulated kiosks of COMPANY (simulated-kiosks.ts), stopped after the file. */
 async function startFleet(prefix: string, count: number, failureRate: number): Promise<SimulatedFleet> {
-  const fleet = new SimulatedFleet({
-    baseUrl: local.service.api,
-    authUrl: local.service.auth,
-    username: 'alice',
-    password: DEMO_PASSWORDS.alice,
-    company: COMPANY,
-    devices: count,
-    idPrefix: prefix,
-    idDigits: 2,
-    healthIntervalMs: 300,
-    pullIntervalMs: 300,
-    failureRate,
-    silenceRate: 0,
-    healthChangeRate: 0,
-    credentialsFile: join(local.settings.dataDirectory, `fleet-${prefix}.json`),
-  });
-  await fleet.start();
+  const fleet = await startSimulatedKiosks(local, { company: COMPANY, prefix, count, failureRate });
   fleets.push(fleet);
   return fleet;
 }
