@@ -4,13 +4,8 @@
  * has come (once, however many sweepers race), cancel applies while it waits, pause and resume do not, and a `startAt`
  * in the past or more than MAX_ROLLOUT_SCHEDULE_DAYS ahead is refused.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../../functions/adapters/aws/clients.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbRolloutRepository } from '../../../functions/adapters/aws/dynamodb-rollout-repository.js';
 import { rolloutCreate } from '../../../functions/contract/routes/rollouts.js';
@@ -30,10 +25,8 @@ import {
 import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
 import { BadRequestError, ConflictError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
-import { freePort } from '../../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
-import { ensureTables } from '../../../functions/local/tables.js';
+import { useLocalTables } from '../../support/local-tables.js';
 import { bodyOf } from '../../support/route-input.js';
 
 const HOUR = 60 * 60_000;
@@ -49,8 +42,6 @@ class RecordingQueue implements WorkQueue {
   }
 }
 
-let directory: string;
-let dynamo: DynamoDbLocal;
 let client: DynamoDBDocumentClient;
 let clock: Date;
 let company: string;
@@ -75,26 +66,10 @@ const create = (input: Partial<RolloutCreateInput>, targets: readonly string[] =
 const sweep = (repository: RolloutRepository = rollouts) => sweepRollouts({ rollouts: repository, queue, chunkTimeoutSeconds: 15, now });
 const inAnHour = () => new Date(clock.getTime() + HOUR).toISOString();
 
-beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'rollout-schedule-'));
-  dynamo = await startDynamoDbLocal({ dataDirectory: directory, port: await freePort() });
-  const admin = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTables(admin, LOCAL_TABLES);
-  admin.destroy();
-  client = createDocumentClient(dynamo.endpoint);
-}, 90_000);
-
-afterAll(async () => {
-  client?.destroy();
-  await dynamo?.stop();
-  await rm(directory, { recursive: true, force: true });
-});
+const localTables = useLocalTables('rollout-schedule-');
 
 beforeEach(() => {
+  client = localTables();
   // Each test has its own company and a clock a week earlier than the previous test's: the sweep index is shared, and
   // what earlier tests left scheduled or running (at most a few hours after their clock) is not due for this one.
   companyCount += 1;

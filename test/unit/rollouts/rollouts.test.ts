@@ -4,14 +4,9 @@
  * records what is sent, and an injected clock. Device reports go through the deployment changes path (the slot as
  * stored, deploymentChangeOf, applyDeploymentChanges), as the stream consumer runs it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../../functions/adapters/aws/clients.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeploymentRepository } from '../../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { DynamoDbRolloutRepository } from '../../../functions/adapters/aws/dynamodb-rollout-repository.js';
@@ -37,10 +32,8 @@ import {
 import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
-import { freePort } from '../../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
-import { ensureTables } from '../../../functions/local/tables.js';
+import { useLocalTables } from '../../support/local-tables.js';
 
 const DAY = 24 * 60 * 60_000;
 const START = Date.parse('2032-06-01T08:00:00.000Z');
@@ -59,8 +52,6 @@ class RecordingQueue implements WorkQueue {
   }
 }
 
-let directory: string;
-let dynamo: DynamoDbLocal;
 let client: DynamoDBDocumentClient;
 let clock: Date;
 let company: string;
@@ -131,26 +122,10 @@ async function report(deviceId: string, state: DeviceStatusState): Promise<void>
 const create = (input: Partial<RolloutCreateInput>, targets: readonly string[]) =>
   createRollout(deps, alice(), company, { action: 'DEPLOY', what: SCENARIO, targets: { ids: [...targets] }, ...input }, targets);
 
-beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'rollouts-'));
-  dynamo = await startDynamoDbLocal({ dataDirectory: directory, port: await freePort() });
-  const admin = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTables(admin, LOCAL_TABLES);
-  admin.destroy();
-  client = createDocumentClient(dynamo.endpoint);
-}, 90_000);
-
-afterAll(async () => {
-  client?.destroy();
-  await dynamo?.stop();
-  await rm(directory, { recursive: true, force: true });
-});
+const localTables = useLocalTables('rollouts-');
 
 beforeEach(() => {
+  client = localTables();
   // Each test has its own company, and a clock a day earlier than the previous test's: the sweep index is shared, and
   // rollouts left RUNNING by earlier tests are then not due yet for this one.
   companyCount += 1;

@@ -3,14 +3,9 @@
  * writes and the `sweep` index) with an in-memory archive store and an injected clock. A "killed" process is a call
  * that never returns after its write: nothing after it runs, exactly as when Lambda is stopped.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../../functions/adapters/aws/clients.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoDbCompanyRepository } from '../../../functions/adapters/aws/dynamodb-company-repository.js';
 import { DynamoDbScenarioRepository } from '../../../functions/adapters/aws/dynamodb-scenario-repository.js';
 import { DynamoDbUploadSlotRepository } from '../../../functions/adapters/aws/dynamodb-upload-slot-repository.js';
@@ -25,12 +20,10 @@ import {
 import { STAGED_ARCHIVE_TIMEOUT_MS, UploadAbandonedError, uploadScenario } from '../../../functions/core/scenarios/upload.js';
 import { sweepUploads } from '../../../functions/core/scenarios/upload-sweeper.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../../functions/local/dynamodb-local.js';
-import { freePort } from '../../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { buildDemoScenarioArchive, DEMO_SCENARIOS } from '../../../functions/local/seed.js';
-import { ensureTables } from '../../../functions/local/tables.js';
 import { problemOf } from '../../../functions/platform/problem.js';
+import { useLocalTables } from '../../support/local-tables.js';
 
 const START = Date.parse('2031-03-01T08:00:00.000Z');
 const MINUTE = 60_000;
@@ -89,8 +82,6 @@ class MemoryArchives implements ArchiveStore {
   }
 }
 
-let directory: string;
-let dynamo: DynamoDbLocal;
 let client: DynamoDBDocumentClient;
 let clock: Date;
 let archives: MemoryArchives;
@@ -124,26 +115,10 @@ async function slotWithObject(version: string) {
   return { grant, objectKey };
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'upload-sweeper-'));
-  dynamo = await startDynamoDbLocal({ dataDirectory: directory, port: await freePort() });
-  const admin = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTables(admin, LOCAL_TABLES);
-  admin.destroy();
-  client = createDocumentClient(dynamo.endpoint);
-}, 90_000);
-
-afterAll(async () => {
-  client?.destroy();
-  await dynamo?.stop();
-  await rm(directory, { recursive: true, force: true });
-});
+const localTables = useLocalTables('upload-sweeper-');
 
 beforeEach(async () => {
+  client = localTables();
   // Each test has its own company (the sweep index is shared: earlier tests leave nothing open in it).
   companyCount += 1;
   company = `sweep-${companyCount}`;
