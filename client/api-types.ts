@@ -1597,14 +1597,15 @@ export interface components {
          *       "createdBy": "operator-1",
          *       "created": "2025-03-01T12:00:00.000Z",
          *       "updated": "2025-03-01T12:04:10.000Z",
-         *       "pausedReason": "Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel."
+         *       "pausedReason": "Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel.",
+         *       "continuous": false
          *     }
          */
         Rollout: {
             /** @description Rollout identifier (ULID). */
             id: string;
             /**
-             * @description SCHEDULED until its `startAt` (nothing deployed yet); RUNNING until its last wave completes (COMPLETED); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.
+             * @description SCHEDULED until its `startAt` (nothing deployed yet); RUNNING until its last wave completes (COMPLETED; a continuous rollout stays RUNNING until cancelled); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.
              * @enum {string}
              */
             state: "SCHEDULED" | "RUNNING" | "PAUSED" | "COMPLETED" | "CANCELLED";
@@ -1639,6 +1640,10 @@ export interface components {
              * @description When a scheduled rollout starts (or started), UTC; absent for a rollout started when it was created.
              */
             startAt?: string;
+            /** @description Whether devices that start matching the query after creation join (their deployments count in the last wave, whose `size` grows by them). A continuous rollout stays RUNNING after its last wave until it is cancelled. */
+            continuous: boolean;
+            /** @description A continuous rollout: how many devices joined since its creation, each counted once. */
+            joined?: number;
         };
         /** @description A rollout: deploy (or undeploy) one scenario version on the devices a query selects, wave after wave. */
         RolloutCreateBody: {
@@ -1669,6 +1674,8 @@ export interface components {
              * @example 2030-03-01T22:00:00+01:00
              */
             startAt?: string;
+            /** @description Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment, counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false. */
+            continuous?: boolean;
         };
         RolloutPage: {
             /** @description Newest first. */

@@ -45,6 +45,29 @@ export const deploymentChanges = defineFunction({
 });
 
 /**
+ * Continuous rollouts: the devices table's stream (its second reader, beside the search indexer). Each changed device
+ * is matched in memory against its company's running continuous rollouts (one Query of the rollouts table's
+ * `continuous` index per company per batch); a device that matches and is neither a target nor a member joins (one
+ * TransactWriteItems: ConditionCheck, Put, Update), gets its deployment (what the rollout worker writes: reads the
+ * device and the scenario version, writes the deployment slot) and its result is counted (one more transaction). Every
+ * step is idempotent, so a failed batch is retried from the failed record until its records are nearly a day old.
+ */
+export const continuousRollouts = defineFunction({
+  id: 'ContinuousRollouts',
+  label: 'Continuous rollouts',
+  entry: 'functions/handlers/continuous-rollouts.ts',
+  trigger: {
+    kind: 'tableStream',
+    tables: ['devices'],
+    batchSize: 100,
+    maxBatchingWindowSeconds: 1,
+    retryAttempts: -1,
+    maxRecordAgeHours: 23,
+  },
+  access: { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW' }, timeoutSeconds: 60 },
+});
+
+/**
  * Presigned uploads: S3 ObjectCreated under the upload prefix. Reads the upload, stores it like a direct upload
  * (server-side copy to companies/, deleted again only when its version record is refused), deletes the upload; 2
  * minutes for archives above the upload API's 10 MB limit.
@@ -197,6 +220,7 @@ export const preTokenGeneration = defineFunction({
 export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchIndexer,
   deploymentChanges,
+  continuousRollouts,
   archiveUploaded,
   uploadSweeper,
   heartbeatSweeper,

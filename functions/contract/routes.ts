@@ -1,5 +1,6 @@
 import {
   archiveUploaded,
+  continuousRollouts,
   deploymentChanges,
   heartbeatSweeper,
   rolloutSweeper,
@@ -112,6 +113,9 @@ export const SEARCH_INDEXER_ENTRY = searchIndexer.entry;
 
 /** The deployments table's stream feeds this consumer: history entries and DeploymentChanged events of every change. */
 export const DEPLOYMENT_CHANGES_ENTRY = deploymentChanges.entry;
+
+/** The devices table's stream feeds this consumer too: devices that start matching a continuous rollout join it. */
+export const CONTINUOUS_ROLLOUTS_ENTRY = continuousRollouts.entry;
 
 /** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
 export const SEARCH_REINDEX_ENTRY = searchReindex.entry;

@@ -16,7 +16,8 @@ export const handler = routeHandler(rolloutCreate, async ({ params, body }, { pr
   // The selection is checked before the search runs: a query naming another company is refused, not resolved.
   const targets = rolloutTargetsOf(body.targets);
   const ids = await resolveRolloutTargets(searchIndex(), params.companyId, targets);
-  const rollout = await createRollout(rolloutDependencies(), principal, params.companyId, body, ids);
+  const selection = 'selection' in targets ? targets.selection.filters : undefined;
+  const rollout = await createRollout(rolloutDependencies(), principal, params.companyId, body, ids, selection);
   return jsonResponse(202, rollout, {
     location: `/companies/${encodeURIComponent(params.companyId)}/resources/rollouts/${rollout.id}`,
   });

@@ -22,6 +22,7 @@ import {
 import {
   type ApiName,
   ARCHIVE_UPLOADED,
+  CONTINUOUS_ROLLOUTS_ENTRY,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
   ROLLOUT_SWEEPER,
@@ -360,16 +361,18 @@ async function streamConsumerOf(root: string, entry: string): Promise<StreamCons
   return (event) => handler(event, {});
 }
 
-/** The two stream pollers (not started) and the streams client they share. */
+/** The three stream pollers (not started) and the streams client they share. */
 interface StreamPollers {
   streams: DynamoDBStreamsClient;
   /** Feeds the search indexer from the devices and scenarios tables. */
   poller: DynamoDbStreamPoller;
   /** Feeds the deployment-changes handler from the deployments table, checkpointed in the data folder. */
   changesPoller: DynamoDbStreamPoller;
+  /** Feeds the continuous rollouts handler from the devices table, checkpointed in the data folder. */
+  continuousPoller: DynamoDbStreamPoller;
 }
 
-/** Creates the search and deployment-changes stream pollers on DynamoDB Local's streams. */
+/** Creates the search, deployment-changes and continuous rollouts stream pollers on DynamoDB Local's streams. */
 async function createStreamPollers(
   endpoint: string,
   streamArns: StreamArns,
@@ -396,7 +399,17 @@ async function createStreamPollers(
       checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'deployment-changes.json'), (error) => log(error.message)),
     },
   );
-  return { streams, poller, changesPoller };
+  // Devices that start matching a continuous rollout join it even when they changed while the runtime was stopped.
+  const continuousPoller = new DynamoDbStreamPoller(
+    streams,
+    streamArns['continuous-rollouts'],
+    await streamConsumerOf(root, CONTINUOUS_ROLLOUTS_ENTRY),
+    {
+      onError: (error) => log(`continuous rollouts poller: ${(error as Error).message}`),
+      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'continuous-rollouts.json'), (error) => log(error.message)),
+    },
+  );
+  return { streams, poller, changesPoller, continuousPoller };
 }
 
 /**
@@ -434,15 +447,17 @@ async function forwardS3Events(s3: S3rver, root: string, region: string, stops: 
 }
 
 /**
- * Starts both pollers, the deployment changes from their checkpoints; the stop step stops them and closes their
- * streams client.
+ * Starts the pollers, the deployment changes and continuous rollouts from their checkpoints; the stop step stops them
+ * and closes their streams client.
  */
-async function startStreamPollers({ streams, poller, changesPoller }: StreamPollers, stops: StopSteps): Promise<void> {
+async function startStreamPollers({ streams, poller, changesPoller, continuousPoller }: StreamPollers, stops: StopSteps): Promise<void> {
   await changesPoller.resume();
+  await continuousPoller.resume();
   poller.start();
   changesPoller.start();
+  continuousPoller.start();
   stops.push(async () => {
-    await Promise.all([poller.stop(), changesPoller.stop()]);
+    await Promise.all([poller.stop(), changesPoller.stop(), continuousPoller.stop()]);
     streams.destroy();
   });
 }

@@ -10,7 +10,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { TABLES, type TableKeySchema, type TableName } from '../adapters/aws/tables.js';
+import { type StreamConsumer, TABLES, type TableKeySchema, type TableName } from '../adapters/aws/tables.js';
 import { type RetryPolicy, retry } from '../adapters/retry.js';
 
 /** How long adding one index to an existing local table may take before the start fails. */
@@ -120,7 +120,7 @@ async function enableTimeToLive(client: DynamoDBClient, tableName: string, attri
 }
 
 /** Stream ARNs of the local tables, by consumer (TableKeySchema.stream). */
-export type StreamArns = Record<NonNullable<TableKeySchema['stream']>, string[]>;
+export type StreamArns = Record<StreamConsumer, string[]>;
 
 /**
  * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts`, NEW_AND_OLD_IMAGES
@@ -130,7 +130,7 @@ export type StreamArns = Record<NonNullable<TableKeySchema['stream']>, string[]>
  * @returns the stream ARNs, by consumer.
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {
-  const streams: StreamArns = { search: [], 'deployment-changes': [] };
+  const streams: StreamArns = { search: [], 'deployment-changes': [], 'continuous-rollouts': [] };
   for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
     const tableName = names[logical];
     let description: TableDescription | undefined;
@@ -179,7 +179,8 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
       if (schema.stream !== undefined) await anchorStream(client, tableName, schema);
     }
     if (schema.timeToLiveAttribute !== undefined) await enableTimeToLive(client, tableName, schema.timeToLiveAttribute);
-    if (schema.stream !== undefined && description?.LatestStreamArn !== undefined) streams[schema.stream].push(description.LatestStreamArn);
+    const arn = description?.LatestStreamArn;
+    if (arn !== undefined) for (const consumer of [schema.stream ?? []].flat()) streams[consumer].push(arn);
   }
   return streams;
 }

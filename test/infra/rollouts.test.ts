@@ -183,7 +183,7 @@ describe('rollouts on AWS', () => {
       [tableId('rollouts')]: READ_WRITE,
       RolloutWorkQueue: CONSUME_ACTIONS,
     });
-    expect(indexesOf('rollouts')).toEqual(['sweep']);
+    expect(indexesOf('rollouts')).toEqual(['sweep', 'continuous']);
   });
 
   it('runs the sweeper every minute from EventBridge Scheduler, with the rollouts table, its sweep index and sqs:SendMessage on the queue only', () => {

@@ -6,6 +6,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ARCHIVE_UPLOADED,
+  CONTINUOUS_ROLLOUTS_ENTRY,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
   SEARCH_INDEXER_ENTRY,
@@ -35,8 +36,8 @@ describe('stacks, events (bundling skipped)', () => {
   });
 
   it('feeds the indexer from the devices and scenarios streams, retrying from the failed record, failures to an encrypted queue', () => {
-    // The indexer's two, the deployment changes' and the rollout worker's (test/infra/rollouts.test.ts).
-    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+    // The indexer's two, the deployment changes', the continuous rollouts' and the rollout worker's (test/infra/rollouts.test.ts).
+    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 5);
     const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping').filter(
       ([, mapping]) => JSON.stringify(mapping.Properties?.FunctionName) === JSON.stringify({ Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] }),
     );
@@ -57,14 +58,14 @@ describe('stacks, events (bundling skipped)', () => {
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
     expect(sources).toMatch(/DevicesTable.*StreamArn/);
     expect(sources).toMatch(/ScenariosTable.*StreamArn/);
-    // Four dead-letter queues and the rollout queue (test/infra/rollouts.test.ts): all encrypted, all TLS only.
-    stateless.resourceCountIs('AWS::SQS::Queue', 5);
+    // Five dead-letter queues and the rollout queue (test/infra/rollouts.test.ts): all encrypted, all TLS only.
+    stateless.resourceCountIs('AWS::SQS::Queue', 6);
     for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) {
       expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true });
       if (!id.startsWith('RolloutWorkQueue')) expect(queue.Properties?.MessageRetentionPeriod, id).toBe(14 * 24 * 3600);
     }
     const queuePolicies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy');
-    expect(queuePolicies).toHaveLength(5);
+    expect(queuePolicies).toHaveLength(6);
     for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
   });
 
@@ -87,6 +88,21 @@ describe('stacks, events (bundling skipped)', () => {
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
       StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    });
+  });
+
+  it('joins devices to continuous rollouts from the devices stream, from its start, retrying until the records near expiry', () => {
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: ours.get(CONTINUOUS_ROLLOUTS_ENTRY)?.[0] },
+      EventSourceArn: { 'Fn::ImportValue': Match.stringLikeRegexp('DevicesTable.*StreamArn') },
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: -1,
+      MaximumRecordAgeInSeconds: 23 * 3600,
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ContinuousRolloutsDeadLetterQueue'), 'Arn'] } },
+      },
     });
   });
 

@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import type { RolloutChunk, RolloutReport, RolloutWaveTally, StoredRollout } from '../../core/rollouts/model.js';
+import type { RolloutChunk, RolloutMember, RolloutReport, RolloutWaveTally, StoredRollout } from '../../core/rollouts/model.js';
 import type { RolloutRepository } from '../../core/rollouts/ports.js';
 import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { Page } from '../../core/shared/paging.js';
@@ -23,15 +23,25 @@ const SWEEP_SHARD = 'ROLLOUT';
 const DISPATCH_MARK_CONCURRENCY = 8;
 
 /** Attributes of a rollout item that are keys or index attributes, not members of StoredRollout. */
-const ROLLOUT_KEY_ATTRIBUTES = ['pk', 'sk', 'entity', 'sweepShard'];
+const ROLLOUT_KEY_ATTRIBUTES = ['pk', 'sk', 'entity', 'sweepShard', 'continuousCompany'];
 
 /** Attributes of a tally item that are not counts. */
-const TALLY_ATTRIBUTES = new Set(['pk', 'sk', 'chunksDone']);
+const TALLY_ATTRIBUTES = new Set(['pk', 'sk', 'chunksDone', 'joined']);
 
 const rolloutKey = (company: string, rolloutId: string) => ({ pk: `ROLLOUT#${company}`, sk: rolloutId });
 const targetsPk = (company: string, rolloutId: string) => `TARGETS#${company}#${rolloutId}`;
 const chunkSk = (index: number) => String(index).padStart(6, '0');
 const countsPk = (company: string, rolloutId: string, shard: number) => `COUNTS#${company}#${rolloutId}#${shard}`;
+const memberKey = (company: string, rolloutId: string, deviceId: string) => ({ pk: `JOINED#${company}#${rolloutId}`, sk: deviceId });
+
+function memberFromItem(item: Record<string, unknown>): RolloutMember {
+  return {
+    deviceId: item.sk as string,
+    wave: item.wave as number,
+    at: item.at as string,
+    ...(typeof item.result === 'string' ? { result: item.result } : {}),
+  };
+}
 
 /** The listing a rollouts cursor is bound to: the company. */
 const rolloutsListing = (company: string) => cursorListing('rollouts', company);
@@ -89,10 +99,13 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
       ...rest,
       ...rolloutKey(rollout.company, rollout.id),
       entity: 'ROLLOUT',
-      // Only a RUNNING rollout, and a SCHEDULED one (at its startAt), is in the sparse sweep index.
-      ...(rollout.state === 'RUNNING' || rollout.state === 'SCHEDULED'
+      // Only a RUNNING rollout, and a SCHEDULED one (at its startAt), is in the sparse sweep index; a RUNNING continuous
+      // rollout only while it has a `sweepAt` (the sweeper drops it once every wave has completed: nothing left to sweep).
+      ...(rollout.state === 'SCHEDULED' || (rollout.state === 'RUNNING' && (sweepAt !== undefined || rollout.continuous === undefined))
         ? { sweepShard: SWEEP_SHARD, sweepAt: sweepAt ?? rollout.startAt ?? rollout.updated }
         : {}),
+      // A running continuous rollout is in the sparse `continuous` index under its company (continuousOf).
+      ...(rollout.state === 'RUNNING' && rollout.continuous !== undefined ? { continuousCompany: rollout.company } : {}),
     };
   }
 
@@ -308,6 +321,7 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
       const wave = Number(item.sk);
       const tally = tallies.get(wave) ?? { counts: {}, chunksDone: 0 };
       tally.chunksDone += typeof item.chunksDone === 'number' ? item.chunksDone : 0;
+      if (typeof item.joined === 'number') tally.joined = (tally.joined ?? 0) + item.joined;
       for (const [name, value] of Object.entries(item)) {
         if (!TALLY_ATTRIBUTES.has(name) && typeof value === 'number') tally.counts[name] = (tally.counts[name] ?? 0) + value;
       }
@@ -379,5 +393,111 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
       startKey = response.LastEvaluatedKey;
     } while (startKey !== undefined && found.length < limit);
     return found;
+  }
+
+  /** @inheritdoc */
+  async continuousOf(company: string): Promise<StoredRollout[]> {
+    const rollouts: StoredRollout[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const response = await this.client.send(
+        new QueryCommand({
+          TableName: this.tables.rollouts,
+          IndexName: 'continuous',
+          KeyConditionExpression: 'continuousCompany = :company',
+          ExpressionAttributeValues: { ':company': company },
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      rollouts.push(...(response.Items ?? []).map(rolloutFromItem));
+      startKey = response.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return rollouts;
+  }
+
+  /** @inheritdoc */
+  async member(company: string, rolloutId: string, deviceId: string): Promise<RolloutMember | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tables.rollouts, Key: memberKey(company, rolloutId, deviceId), ConsistentRead: true }),
+    );
+    return Item === undefined ? undefined : memberFromItem(Item);
+  }
+
+  /**
+   * @inheritdoc
+   * One TransactWriteItems: [0] the rollout item is RUNNING (ConditionCheck); [1] puts the member if absent; [2] ADDs 1
+   * to `joined` of the wave's tally shard chosen by the device id. Cancelled by [0]: ended; by [1]: a member already.
+   */
+  async join(company: string, rolloutId: string, member: RolloutMember): Promise<'joined' | 'member' | 'ended'> {
+    try {
+      await sendTransaction(this.client, {
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: this.tables.rollouts,
+              Key: rolloutKey(company, rolloutId),
+              ConditionExpression: '#state = :running',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: { ':running': 'RUNNING' },
+            },
+          },
+          {
+            Put: {
+              TableName: this.tables.rollouts,
+              Item: { ...memberKey(company, rolloutId, member.deviceId), entity: 'ROLLOUT_MEMBER', wave: member.wave, at: member.at },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Update: {
+              TableName: this.tables.rollouts,
+              Key: { pk: countsPk(company, rolloutId, shardOf(member.deviceId, ROLLOUT_COUNT_SHARDS)), sk: String(member.wave) },
+              ...addCounters({ joined: 1 }),
+            },
+          },
+        ],
+      });
+      return 'joined';
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes?.[0] === 'ConditionalCheckFailed') return 'ended';
+      if (codes?.[1] === 'ConditionalCheckFailed') return 'member';
+      throw error;
+    }
+  }
+
+  /**
+   * @inheritdoc
+   * One TransactWriteItems: [0] sets the member's `result` if it has none; [1] ADDs 1 to that result's counter of the
+   * wave's tally shard chosen by the device id. Cancelled by [0]: recorded before.
+   */
+  async recordJoinResult(company: string, rolloutId: string, member: RolloutMember & { result: string }): Promise<boolean> {
+    try {
+      await sendTransaction(this.client, {
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tables.rollouts,
+              Key: memberKey(company, rolloutId, member.deviceId),
+              UpdateExpression: 'SET #result = :result',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#result)',
+              ExpressionAttributeNames: { '#result': 'result' },
+              ExpressionAttributeValues: { ':result': member.result },
+            },
+          },
+          {
+            Update: {
+              TableName: this.tables.rollouts,
+              Key: { pk: countsPk(company, rolloutId, shardOf(member.deviceId, ROLLOUT_COUNT_SHARDS)), sk: String(member.wave) },
+              ...addCounters({ [member.result]: 1 }),
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
+      throw error;
+    }
   }
 }

@@ -45,6 +45,9 @@
  * reads become hot, a `gsi3` keyed `HISTORY#{company}#{scenarioId}#{version}` can be added in a later deployment.
  */
 
+/** A consumer of table streams (the local runtime runs one poller per consumer). */
+export type StreamConsumer = 'search' | 'deployment-changes' | 'continuous-rollouts';
+
 /** Key schema of one table: partition key and optional sort key (all string attributes). */
 export interface TableKeySchema {
   partitionKey: string;
@@ -52,10 +55,11 @@ export interface TableKeySchema {
   /** Global secondary indexes (string keys, all attributes projected). */
   globalSecondaryIndexes?: { indexName: string; partitionKey: string; sortKey: string }[];
   /**
-   * Who consumes the table's NEW_AND_OLD_IMAGES stream: the search indexer, or the deployment changes consumer
-   * (history entries and events). Absent: no stream.
+   * Who consumes the table's NEW_AND_OLD_IMAGES stream: the search indexer, the deployment changes consumer (history
+   * entries and events), the continuous rollouts consumer; at most two, DynamoDB Streams' readers per shard. Absent: no
+   * stream.
    */
-  stream?: 'search' | 'deployment-changes';
+  stream?: StreamConsumer | readonly [StreamConsumer, StreamConsumer];
   /** Attribute holding an epoch-seconds expiry that DynamoDB's TTL deletes. */
   timeToLiveAttribute?: string;
 }
@@ -63,7 +67,7 @@ export interface TableKeySchema {
 /** The tables, by logical name. */
 export const TABLES = {
   companies: { partitionKey: 'companyId' },
-  devices: { partitionKey: 'company', sortKey: 'deviceId', stream: 'search' },
+  devices: { partitionKey: 'company', sortKey: 'deviceId', stream: ['search', 'continuous-rollouts'] },
   scenarios: {
     partitionKey: 'company',
     sortKey: 'sk',
@@ -99,13 +103,19 @@ export const TABLES = {
    *                                                            (once run: `results` by cause, `failures` device id → cause)
    *   `COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`         a wave's tally: deploy results and device reports (16 shards)
    *   `REPORT#{company}#{rolloutId}#{deviceId}` / `-`           the first terminal status a device reported (counts once)
+   *   `JOINED#{company}#{rolloutId}` / `{deviceId}`              a device that joined a continuous rollout (`wave`, `at`, `result`)
    * A RUNNING rollout carries `sweepShard` (`ROLLOUT`) and `sweepAt` (ISO-8601): the sparse `sweep` index holds only
-   * running rollouts, so the rollout sweeper finds them with one Query.
+   * running rollouts, so the rollout sweeper finds them with one Query. A RUNNING continuous rollout also carries
+   * `continuousCompany` (its company): the sparse `continuous` index holds only those, so a changed device's company's
+   * continuous rollouts are one Query.
    */
   rollouts: {
     partitionKey: 'pk',
     sortKey: 'sk',
-    globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
+    globalSecondaryIndexes: [
+      { indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' },
+      { indexName: 'continuous', partitionKey: 'continuousCompany', sortKey: 'sk' },
+    ],
   },
   /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
   idempotency: { partitionKey: 'id', timeToLiveAttribute: 'expiration' },

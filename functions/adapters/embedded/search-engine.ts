@@ -18,7 +18,7 @@
  *   `search` costs ~2 µs per matching document, too slow for broad terms at 100k).
  */
 import SearchableMap from 'minisearch/SearchableMap';
-import { type DocumentKey, documentKeyString, type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
+import { type DocumentKey, documentKeyString, documentMatches, type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
 import type { SearchIndex } from '../../core/search/ports.js';
 import {
   type CountQuery,
@@ -628,7 +628,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (unindexed.length > 0) {
       forEachSlot(result, (slot) => {
         const { document } = this.slots[slot] as Entry;
-        const keep = unindexed.every(([field, values]) => valuesAtPath(document, field).some((value) => values.includes(String(value))));
+        const keep = documentMatches(document, unindexed);
         if (!keep) result[slot >>> 5] = (result[slot >>> 5] as number) & ~(1 << (slot & 31));
       });
     }

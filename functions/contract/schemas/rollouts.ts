@@ -139,6 +139,12 @@ export const RolloutCreateBody = z
     )
       .optional()
       .meta({ examples: ['2030-03-01T22:00:00+01:00'] }),
+    continuous: z
+      .boolean()
+      .optional()
+      .describe(
+        'Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment, counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false.',
+      ),
   })
   .meta({
     id: 'RolloutCreateBody',
@@ -190,7 +196,7 @@ export const Rollout = z
     state: z
       .enum(ROLLOUT_STATES)
       .describe(
-        'SCHEDULED until its `startAt` (nothing deployed yet); RUNNING until its last wave completes (COMPLETED); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.',
+        'SCHEDULED until its `startAt` (nothing deployed yet); RUNNING until its last wave completes (COMPLETED; a continuous rollout stays RUNNING until cancelled); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.',
       ),
     action: DeploymentAction,
     what: RolloutWhat,
@@ -208,6 +214,12 @@ export const Rollout = z
     updated: dateTime('Last change of state.'),
     pausedReason: z.string().optional().describe('Why the rollout is PAUSED: an operator, or a wave with too many failures.'),
     startAt: dateTime('When a scheduled rollout starts (or started), UTC; absent for a rollout started when it was created.').optional(),
+    continuous: z
+      .boolean()
+      .describe(
+        'Whether devices that start matching the query after creation join (their deployments count in the last wave, whose `size` grows by them). A continuous rollout stays RUNNING after its last wave until it is cancelled.',
+      ),
+    joined: z.int().min(0).optional().describe('A continuous rollout: how many devices joined since its creation, each counted once.'),
   })
   .strict()
   .meta({
@@ -238,6 +250,7 @@ export const Rollout = z
         updated: '2025-03-01T12:04:10.000Z',
         pausedReason:
           'Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel.',
+        continuous: false,
       },
     ],
   });

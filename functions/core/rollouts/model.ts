@@ -61,6 +61,12 @@ export interface RolloutCreateInput {
    * future, at most MAX_ROLLOUT_SCHEDULE_DAYS ahead. @default now
    */
   startAt?: string;
+  /**
+   * Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or
+   * changed into the query) gets the deployment too, counted in the last wave, until the rollout is cancelled
+   * (docs/rollouts.md, "Continuous rollouts"). Only with `targets.query`. @default false
+   */
+  continuous?: boolean;
 }
 
 /** One wave as answered: its size, state and counts (deploy results by cause, device reports by state). */
@@ -98,6 +104,10 @@ export interface RolloutView {
   pausedReason?: string;
   /** ISO-8601: when a scheduled rollout starts (or started); absent for one started at creation. */
   startAt?: string;
+  /** Whether devices that start matching the query after creation join (RolloutCreateInput.continuous). */
+  continuous: boolean;
+  /** A continuous rollout's devices that joined since its creation (each counted once); absent otherwise. */
+  joined?: number;
 }
 
 /** One wave of a stored rollout: its size, state and the range of target chunks holding its devices. */
@@ -141,6 +151,8 @@ export interface StoredRollout {
   pausedReason?: string;
   /** ISO-8601: when a scheduled rollout starts (or started); absent for one started at creation. */
   startAt?: string;
+  /** Present on a continuous rollout: what a changed device is matched against, and where the rollout's own targets are. */
+  continuous?: ContinuousSpec;
   /** Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). */
   version: number;
   /**
@@ -148,6 +160,28 @@ export interface StoredRollout {
    * sweep index only in these two states).
    */
   sweepAt?: string;
+}
+
+/**
+ * How a continuous rollout tells a changed device apart: `filters` is its target query's selection (field → accepted
+ * values, as the search matches them: documentMatches), `chunkFirstIds` the first device id of each target chunk, in
+ * chunk order (the targets are sorted by id across chunks), so that whether a device is one of its targets is one
+ * chunk's read (at most MAX_ROLLOUT_TARGETS / ROLLOUT_CHUNK_SIZE = 200 ids kept on the rollout item).
+ */
+export interface ContinuousSpec {
+  filters: Record<string, string[]>;
+  chunkFirstIds: string[];
+}
+
+/** A device that joined a continuous rollout after its creation (rollouts table, `JOINED#{company}#{rolloutId}` / deviceId). */
+export interface RolloutMember {
+  deviceId: string;
+  /** The wave it counts in: the last one (0-based). */
+  wave: number;
+  /** ISO-8601: when it joined; also the time of the deployment made on it (its id's time part and `at`). */
+  at: string;
+  /** Its deployment's result, once made: `SUCCESS` or the cause. Absent while the deployment is not made yet. */
+  result?: string;
 }
 
 /** A chunk of a rollout's targets (rollouts table, `TARGETS#{company}#{rolloutId}` / `{index, 6 digits}`). */
@@ -176,6 +210,8 @@ export interface RolloutWaveTally {
   /** e.g. `{ SUCCESS: 480, TARGET_NOT_FOUND: 20, INSTALLED: 470, FAILED: 3 }`; absent keys are 0. */
   counts: Record<string, number>;
   chunksDone: number;
+  /** Devices that joined the (continuous) rollout and count in this wave. */
+  joined?: number;
 }
 
 /** A device's terminal status report on a deployment a rollout made. */

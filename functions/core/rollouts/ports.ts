@@ -1,7 +1,7 @@
 /** Ports of the rollout area: rollouts with their target chunks and tallies, and the work queue. */
 import type { DeviceStatus } from '../deployments/model.js';
 import type { Page } from '../shared/paging.js';
-import type { RolloutChunk, RolloutReport, RolloutWaveTally, RolloutWorkMessage, StoredRollout } from './model.js';
+import type { RolloutChunk, RolloutMember, RolloutReport, RolloutWaveTally, RolloutWorkMessage, StoredRollout } from './model.js';
 
 /** Rollouts, their target chunks and their wave tallies (rollouts table). */
 export interface RolloutRepository {
@@ -52,6 +52,24 @@ export interface RolloutRepository {
    * query (no scan).
    */
   due(now: string, limit: number): Promise<{ company: string; rolloutId: string }[]>;
+  /**
+   * The company's RUNNING continuous rollouts, by an index query (no scan). Eventually consistent: a rollout paused or
+   * cancelled a moment ago may still be listed (join checks its state again), one started a moment ago may not yet be.
+   */
+  continuousOf(company: string): Promise<StoredRollout[]>;
+  /** The member record of a device that joined a continuous rollout (strongly consistent), or undefined. */
+  member(company: string, rolloutId: string, deviceId: string): Promise<RolloutMember | undefined>;
+  /**
+   * Joins a device to a continuous rollout, in one transaction: only while the rollout is RUNNING, the member record
+   * written only if the device has none, and 1 added to the joined count of the member's wave.
+   * @returns `joined`; `member` when it had joined before (nothing written); `ended` when the rollout is not RUNNING.
+   */
+  join(company: string, rolloutId: string, member: RolloutMember): Promise<'joined' | 'member' | 'ended'>;
+  /**
+   * Records a member's deployment result once: the member gets `result` if it has none, and its wave's tally adds 1
+   * to that result, in one transaction. @returns false when a result was recorded before (nothing counted twice).
+   */
+  recordJoinResult(company: string, rolloutId: string, member: RolloutMember & { result: string }): Promise<boolean>;
 }
 
 /** The queue of rollout work (SQS on AWS, the local runtime's in-process queue locally). */

@@ -121,7 +121,10 @@ export function failurePauseReason(rollout: StoredRollout, waveIndex: number, co
   if (share <= rollout.failureThreshold) return undefined;
   return (
     `Wave ${waveIndex + 1}: ${failed} of ${deployed} devices reported FAILED (${percent(share)} %), above the failure ` +
-    `threshold of ${percent(rollout.failureThreshold)} %. Resume to go on with wave ${waveIndex + 2}, or cancel.`
+    `threshold of ${percent(rollout.failureThreshold)} %. ` +
+    (waveIndex + 1 < rollout.waves.length
+      ? `Resume to go on with wave ${waveIndex + 2}, or cancel.`
+      : 'Resume to let devices that start matching join again, or cancel.')
   );
 }
 
@@ -147,6 +150,7 @@ export function waveComplete(rollout: StoredRollout, wave: StoredRolloutWave, co
  */
 export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number, RolloutWaveTally>): RolloutView {
   const ended = (state: StoredRolloutWave['state']) => (rollout.state === 'CANCELLED' && state !== 'COMPLETED' ? 'CANCELLED' : state);
+  const joined = [...tallies.values()].reduce((sum, tally) => sum + (tally.joined ?? 0), 0);
   return {
     id: rollout.id,
     state: rollout.state,
@@ -155,7 +159,8 @@ export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number,
     targets: rollout.targets,
     waves: rollout.waves.map(
       (wave, index): RolloutWaveView => ({
-        size: wave.size,
+        // Devices that joined a continuous rollout count in its last wave, which grows by them.
+        size: wave.size + (tallies.get(index)?.joined ?? 0),
         state: ended(wave.state),
         counts: { ...(tallies.get(index)?.counts ?? {}) },
         ...(wave.startedAt === undefined ? {} : { startedAt: wave.startedAt }),
@@ -170,6 +175,8 @@ export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number,
     updated: rollout.updated,
     ...(rollout.pausedReason === undefined ? {} : { pausedReason: rollout.pausedReason }),
     ...(rollout.startAt === undefined ? {} : { startAt: rollout.startAt }),
+    continuous: rollout.continuous !== undefined,
+    ...(rollout.continuous === undefined ? {} : { joined }),
   };
 }
 
@@ -193,6 +200,12 @@ function checkCreateInput(input: RolloutCreateInput): void {
     errors.push({
       path: 'waveTimeoutSeconds',
       message: `must be whole seconds from ${MIN_WAVE_TIMEOUT_SECONDS} to ${MAX_WAVE_TIMEOUT_SECONDS}`,
+    });
+  }
+  if (input.continuous === true && !('query' in input.targets)) {
+    errors.push({
+      path: 'continuous',
+      message: 'a continuous rollout selects its devices with targets.query (devices that match it later join); listed ids never change',
     });
   }
   if (errors.length > 0) throw new BadRequestError('The rollout is not valid.', errors);
@@ -238,6 +251,8 @@ export function scheduledStart(startAt: string, now: Date): string {
  *   the rollout shows its target count while it waits, and the sweeper needs no search access.
  * @param targetIds the resolved targets, sorted by device id, unique (resolveRolloutTargets); the devices are
  *   deployed in this order, in waves of the sizes asked for, the rest forming the last wave.
+ * @param selection the filters `targets.query` parsed into (field → accepted values): what a continuous rollout
+ *   matches changed devices against. Required with `continuous`.
  * @returns the rollout as created (every count empty).
  * @throws ForbiddenError for a company outside the token.
  * @throws BadRequestError when a wave size, the threshold or the timeout is out of bounds, or `startAt` is not in the
@@ -251,9 +266,12 @@ export async function createRollout(
   companyId: string,
   input: RolloutCreateInput,
   targetIds: readonly string[],
+  selection?: ReadonlyMap<string, readonly string[]>,
 ): Promise<RolloutView> {
   authorizeCompany(principal, companyId);
   checkCreateInput(input);
+  // Without its selection a continuous rollout would match every device of the company: a caller's mistake, refused.
+  if (input.continuous === true && selection === undefined) throw new Error('A continuous rollout needs the selection of its query.');
   checkTargetCount(targetIds.length);
   await checkVersionExists(deps, companyId, input.what);
   const clock = deps.now?.() ?? new Date();
@@ -277,6 +295,14 @@ export async function createRollout(
     updated: now,
     state: startAt === undefined ? 'RUNNING' : 'SCHEDULED',
     ...(startAt === undefined ? {} : { startAt }),
+    ...(input.continuous === true
+      ? {
+          continuous: {
+            filters: Object.fromEntries([...(selection ?? new Map())].map(([field, values]) => [field, [...values]])),
+            chunkFirstIds: chunks.map((chunk) => chunk.deviceIds[0] as string),
+          },
+        }
+      : {}),
     version: 1,
     sweepAt: startAt ?? now,
   };
@@ -465,7 +491,9 @@ export async function resumeRollout(
     const waves = rollout.waves.map((wave, index) =>
       index === rollout.currentWave && wave.state === 'PENDING' ? { ...wave, state: 'RUNNING' as const, startedAt: now } : wave,
     );
-    return { ...rest, waves, state: 'RUNNING', sweepAt: now };
+    // A continuous rollout paused after its last wave has no wave left to sweep: it runs on for the devices that join.
+    const left = waves.some((wave) => wave.state !== 'COMPLETED');
+    return { ...rest, waves, state: 'RUNNING', ...(left ? { sweepAt: now } : {}) };
   });
   try {
     await resendUnfinished(deps, after, after.updated, () => true);
@@ -635,6 +663,8 @@ export type RolloutSweepOutcome =
   | 'paused'
   /** Its last wave completed. */
   | 'completed'
+  /** A continuous rollout's last wave completed: it runs on for the devices that join, out of the sweep index. */
+  | 'following'
   /** Another writer changed it since it was read: nothing done, the next run looks again. */
   | 'conflict'
   /** Not RUNNING any more (the index lags behind). */
@@ -666,6 +696,7 @@ export async function sweepRollouts(deps: RolloutSweepDependencies): Promise<Rol
     waiting: [],
     paused: [],
     completed: [],
+    following: [],
     conflict: [],
     skipped: [],
     failed: [],
@@ -696,6 +727,11 @@ async function sweepRollout(deps: RolloutSweepDependencies, company: string, rol
   const index = rollout.currentWave;
   const wave = rollout.waves[index] as StoredRolloutWave;
   const nowIso = now.toISOString();
+  if (wave.state === 'COMPLETED') {
+    // A continuous rollout past its last wave (resumed, or written so by an earlier version) has nothing to sweep.
+    const { sweepAt: _sweepAt, ...rest } = rollout;
+    return (await writeThenSend(deps, rollout, rest, nowIso)) ? 'following' : 'conflict';
+  }
   if (rollout.state === 'SCHEDULED') {
     // The index holds it at its startAt, so it is due; the check keeps a rollout from starting early all the same.
     if (rollout.startAt !== undefined && Date.parse(rollout.startAt) > now.getTime()) return 'waiting';
@@ -716,6 +752,13 @@ async function sweepRollout(deps: RolloutSweepDependencies, company: string, rol
   if (!waveComplete(rollout, wave, tally.counts, now)) return 'waiting';
   const waves = replaceWave(rollout.waves, index, { ...wave, state: 'COMPLETED', completedAt: nowIso });
   const next = waves[index + 1];
+  if (next === undefined && rollout.continuous !== undefined) {
+    // A continuous rollout runs on after its last wave, for the devices that join, unless that wave failed too often.
+    const { sweepAt: _sweepAt, ...rest } = rollout;
+    const pausedReason = failurePauseReason(rollout, index, tally.counts);
+    const after: StoredRollout = pausedReason === undefined ? { ...rest, waves } : { ...rest, waves, state: 'PAUSED', pausedReason };
+    return (await writeThenSend(deps, rollout, after, nowIso)) ? (pausedReason === undefined ? 'following' : 'paused') : 'conflict';
+  }
   if (next === undefined) {
     const { sweepAt: _sweepAt, ...rest } = rollout;
     return (await writeThenSend(deps, rollout, { ...rest, waves, state: 'COMPLETED' }, nowIso)) ? 'completed' : 'conflict';
@@ -752,7 +795,8 @@ async function writeThenSend(
     ...next,
     updated: now,
     version: read.version + 1,
-    ...(next.state === 'RUNNING' ? { sweepAt: now } : {}),
+    // In the sweep index while some wave is left to run (a continuous rollout past its last wave is not).
+    ...(next.state === 'RUNNING' && next.waves.some((wave) => wave.state !== 'COMPLETED') ? { sweepAt: now } : {}),
   };
   if (!(await deps.rollouts.update(written))) return false;
   const wave = written.waves[written.currentWave];

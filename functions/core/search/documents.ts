@@ -84,3 +84,16 @@ export function valuesAtPath(document: unknown, path: string): (string | number 
   walk(document, 0);
   return out;
 }
+
+/**
+ * Whether `document` matches `filters` as every search adapter matches them: for each field, some value at its path
+ * (valuesAtPath, as text) is one of the field's accepted values; fields AND-ed, a field's values OR-ed; no filter
+ * matches every document. What a continuous rollout checks a changed device with, in memory.
+ */
+export function documentMatches(
+  document: unknown,
+  filters: Iterable<readonly [string, readonly string[]]> | Readonly<Record<string, readonly string[]>>,
+): boolean {
+  const entries = Symbol.iterator in filters ? [...(filters as Iterable<readonly [string, readonly string[]]>)] : Object.entries(filters);
+  return entries.every(([field, values]) => valuesAtPath(document, field).some((value) => values.includes(String(value))));
+}

@@ -159,6 +159,7 @@ describe('Rollout', () => {
     createdBy: 'operator',
     created: '2025-03-01T12:00:00.000Z',
     updated: '2025-03-01T12:04:10.000Z',
+    continuous: false,
   };
 
   it('is the core RolloutView, and describes every view the use cases answer', () => {
@@ -170,6 +171,8 @@ describe('Rollout', () => {
     expect(RolloutPage.parse({ items: [view], nextCursor: null })).toEqual({ items: [view], nextCursor: null });
     expect(Rollout.safeParse({ ...view, state: 'DONE' }).success).toBe(false);
     expect(Rollout.safeParse({ ...view, extra: 1 }).success).toBe(false);
+    expect(Rollout.parse({ ...view, continuous: true, joined: 3 })).toMatchObject({ continuous: true, joined: 3 });
+    expect(Rollout.safeParse({ ...view, continuous: true, joined: -1 }).success).toBe(false);
   });
 });
 

@@ -1,0 +1,183 @@
+/**
+ * Continuous rollouts (docs/rollouts.md, "Continuous rollouts"): a device of the company that starts matching a
+ * continuous rollout's query after its creation (registered later, or changed into the query) joins it and gets its
+ * deployment, counted in the last wave, while the rollout is RUNNING. Driven by the devices table's stream: each
+ * changed device is matched in memory against the company's running continuous rollouts (one index query per company
+ * per batch of changes), never by a search over the fleet.
+ *
+ * Exactly once, whatever crashes or redeliveries happen: joining is one transaction (the rollout still RUNNING, the
+ * member record written only if absent, the joined count added); the deployment is then made with a deterministic id
+ * at the member's join time, so that making it again finds it made; its result is recorded once, with its count.
+ */
+import { type DeploymentDependencies, executeDeployments } from '../deployments/deployments.js';
+import type { DeviceDocument } from '../search/documents.js';
+import { documentMatches } from '../search/documents.js';
+import type { RolloutMember, StoredRollout } from './model.js';
+import type { RolloutRepository } from './ports.js';
+import { rolloutDeploymentId } from './rollouts.js';
+
+/** What joinContinuousRollouts needs: the rollouts and what the deployment use case needs (`now`: the join time). */
+export type ContinuousRolloutDependencies = DeploymentDependencies & {
+  rollouts: Pick<RolloutRepository, 'continuousOf' | 'member' | 'join' | 'recordJoinResult' | 'chunk'>;
+};
+
+/**
+ * A change could not be finished (a backend error): `change` is its index in the changes given, the changes before it
+ * are complete; `cause` is the error. Handling the changes again from `change` finishes the work.
+ */
+export class ContinuousJoinIncompleteError extends Error {
+  constructor(
+    readonly change: number,
+    override readonly cause: unknown,
+  ) {
+    super(`Change ${change} could not be finished: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = new.target.name;
+  }
+}
+
+/** What happened to one changed device for one continuous rollout of its company. */
+export type JoinOutcome =
+  /** It joined now and its deployment was made (`result`: SUCCESS or the cause). */
+  | 'joined'
+  /** It had joined before: nothing done (a redelivered record, or a later change). */
+  | 'member'
+  /** It is one of the targets resolved at creation: the waves deploy it. */
+  | 'target'
+  /** The rollout stopped running meanwhile (paused, cancelled): it did not join. */
+  | 'ended';
+
+/** One changed device: its document after the change. */
+export interface DeviceChange {
+  device: DeviceDocument;
+}
+
+/** Devices handled, by rollout and outcome: `{ joined: [`rolloutId/deviceId`], … }`; devices that matched nothing are not listed. */
+export type ContinuousJoinResult = Record<JoinOutcome, string[]>;
+
+/**
+ * Chunk device ids already read, by `company#rolloutId#index`: a chunk's ids never change, so a warm function reads
+ * each chunk once. Bounded so that a long-lived process does not keep every chunk of every rollout.
+ */
+const chunkCache = new Map<string, readonly string[]>();
+const CHUNK_CACHE_ENTRIES = 400;
+
+/**
+ * Joins each changed device to every RUNNING continuous rollout of its company whose query it matches, unless it is
+ * one of the rollout's own targets or joined before; makes the deployment of each device that joined (in the rollout
+ * creator's name, with its note, tagged with the last wave so that its reports count there) and records its result.
+ * Changes are handled in order; the time a device joins (`deps.now`) is its deployment's instant.
+ * @throws ContinuousJoinIncompleteError naming the first change not finished (a backend failure reading the rollouts,
+ *   joining, or deploying: a deployment that met a backend error is not recorded); handling the changes again from
+ *   there is safe and finishes what was left.
+ */
+export async function joinContinuousRollouts(
+  deps: ContinuousRolloutDependencies,
+  changes: readonly DeviceChange[],
+): Promise<ContinuousJoinResult> {
+  const result: ContinuousJoinResult = { joined: [], member: [], target: [], ended: [] };
+  const byCompany = new Map<string, StoredRollout[]>();
+  for (const [index, { device }] of changes.entries()) {
+    try {
+      let rollouts = byCompany.get(device.company);
+      if (rollouts === undefined) {
+        rollouts = await deps.rollouts.continuousOf(device.company);
+        byCompany.set(device.company, rollouts);
+      }
+      for (const rollout of rollouts) {
+        if (rollout.continuous === undefined || !documentMatches(device, rollout.continuous.filters)) continue;
+        const outcome = await joinOne(deps, rollout, device.id, (deps.now?.() ?? new Date()).toISOString());
+        result[outcome].push(`${rollout.id}/${device.id}`);
+      }
+    } catch (error) {
+      throw new ContinuousJoinIncompleteError(index, error);
+    }
+  }
+  return result;
+}
+
+/** One device and one continuous rollout it matches (joinContinuousRollouts). */
+async function joinOne(deps: ContinuousRolloutDependencies, rollout: StoredRollout, deviceId: string, now: string): Promise<JoinOutcome> {
+  const existing = await deps.rollouts.member(rollout.company, rollout.id, deviceId);
+  if (existing?.result !== undefined) return 'member';
+  let member = existing;
+  if (member === undefined) {
+    if (await isTarget(deps, rollout, deviceId)) return 'target';
+    const candidate: RolloutMember = { deviceId, wave: rollout.waves.length - 1, at: now };
+    const joined = await deps.rollouts.join(rollout.company, rollout.id, candidate);
+    if (joined === 'ended') return 'ended';
+    // Another consumer run joined it first: finish its deployment with its own time (the same deployment id).
+    member = joined === 'joined' ? candidate : await deps.rollouts.member(rollout.company, rollout.id, deviceId);
+    if (member === undefined) throw new Error(`Member ${deviceId} of rollout ${rollout.id} vanished after joining.`);
+    if (member.result !== undefined) return 'member';
+  }
+  await deployMember(deps, rollout, member);
+  return 'joined';
+}
+
+/**
+ * Makes a member's deployment (deterministic id at its join time: made again, it reports SUCCESS, not
+ * ALREADY_DEPLOYED) and records its result once.
+ * @throws Error when the deployment met a backend error (cause NONE): nothing is recorded, the next run makes it.
+ */
+async function deployMember(deps: ContinuousRolloutDependencies, rollout: StoredRollout, member: RolloutMember): Promise<void> {
+  const { items } = await executeDeployments(
+    deps,
+    { subject: rollout.createdBy, companies: [rollout.company], scopes: new Set(['deployments:write']) },
+    rollout.company,
+    {
+      requests: [{ target: { type: 'DEVICE', id: member.deviceId, subId: null }, what: rollout.what, action: rollout.action }],
+      ...(rollout.note === undefined ? {} : { note: rollout.note }),
+    },
+    {
+      at: member.at,
+      ids: [rolloutDeploymentId(rollout.id, member.deviceId, member.at)],
+      rollout: { id: rollout.id, wave: member.wave },
+    },
+  );
+  const cause = items[0]?.cause ?? null;
+  if (cause === 'NONE') {
+    throw new Error(`The deployment of rollout ${rollout.id} on device ${member.deviceId} met a backend error; it is made again.`);
+  }
+  await deps.rollouts.recordJoinResult(rollout.company, rollout.id, { ...member, result: cause ?? 'SUCCESS' });
+}
+
+/**
+ * Whether `deviceId` is one of the targets the rollout resolved at creation: the one chunk that could hold it is
+ * found from the chunks' first ids (targets are sorted by id across chunks), then read (cached: chunks never change).
+ */
+async function isTarget(deps: ContinuousRolloutDependencies, rollout: StoredRollout, deviceId: string): Promise<boolean> {
+  const firstIds = rollout.continuous?.chunkFirstIds ?? [];
+  let low = 0;
+  let high = firstIds.length - 1;
+  let index = -1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    if ((firstIds[middle] as string) <= deviceId) {
+      index = middle;
+      low = middle + 1;
+    } else high = middle - 1;
+  }
+  if (index < 0) return false;
+  const key = `${rollout.company}#${rollout.id}#${index}`;
+  let ids = chunkCache.get(key);
+  if (ids === undefined) {
+    ids = (await deps.rollouts.chunk(rollout.company, rollout.id, index))?.deviceIds ?? [];
+    if (chunkCache.size >= CHUNK_CACHE_ENTRIES) chunkCache.delete(chunkCache.keys().next().value as string);
+    chunkCache.set(key, ids);
+  }
+  return binaryIncludes(ids, deviceId);
+}
+
+/** Whether sorted `ids` hold `id`. */
+function binaryIncludes(ids: readonly string[], id: string): boolean {
+  let low = 0;
+  let high = ids.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = ids[middle] as string;
+    if (at === id) return true;
+    if (at < id) low = middle + 1;
+    else high = middle - 1;
+  }
+  return false;
+}
