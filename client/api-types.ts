@@ -1611,7 +1611,7 @@ export interface components {
             state: "SCHEDULED" | "RUNNING" | "PAUSED" | "COMPLETED" | "CANCELLED";
             action: components["schemas"]["DeploymentAction"];
             what: components["schemas"]["RolloutWhat"];
-            /** @description How many devices the targets resolved to when the rollout was created. */
+            /** @description How many devices the targets resolved to when the rollout was created (0 only for a continuous rollout). */
             targets: number;
             /** @description In the order they run. */
             waves: components["schemas"]["RolloutWave"][];
@@ -1751,7 +1751,7 @@ export interface components {
          *     }
          */
         RolloutWave: {
-            /** @description Devices in the wave. */
+            /** @description Devices in the wave (a continuous rollout's last wave: with the devices that joined). */
             size: number;
             /**
              * @description PENDING (not started), RUNNING (deploying, or waiting for reports), COMPLETED, or CANCELLED (the rollout was cancelled before the wave completed; it runs nothing more).

@@ -15,7 +15,8 @@ import { rolloutDependencies } from '../platform/rollout-handlers.js';
 export const handler = routeHandler(rolloutCreate, async ({ params, body }, { principal }) => {
   // The selection is checked before the search runs: a query naming another company is refused, not resolved.
   const targets = rolloutTargetsOf(body.targets);
-  const ids = await resolveRolloutTargets(searchIndex(), params.companyId, targets);
+  // A continuous rollout may start with no device: the devices that match later join it.
+  const ids = await resolveRolloutTargets(searchIndex(), params.companyId, targets, { allowNone: body.continuous === true });
   const selection = 'selection' in targets ? targets.selection.filters : undefined;
   const rollout = await createRollout(rolloutDependencies(), principal, params.companyId, body, ids, selection);
   return jsonResponse(202, rollout, {

@@ -173,7 +173,7 @@ export function rolloutCreateTooLarge(body: unknown): string | undefined {
 
 export const RolloutWave = z
   .object({
-    size: z.int().min(1).describe('Devices in the wave.'),
+    size: z.int().min(0).describe("Devices in the wave (a continuous rollout's last wave: with the devices that joined)."),
     state: z
       .enum(WAVE_STATES)
       .describe(
@@ -200,7 +200,10 @@ export const Rollout = z
       ),
     action: DeploymentAction,
     what: RolloutWhat,
-    targets: z.int().min(1).describe('How many devices the targets resolved to when the rollout was created.'),
+    targets: z
+      .int()
+      .min(0)
+      .describe('How many devices the targets resolved to when the rollout was created (0 only for a continuous rollout).'),
     waves: z.array(RolloutWave).describe('In the order they run.'),
     failureThreshold: z.number().min(0).max(1).describe("Share of a completed wave's FAILED reports above which the rollout pauses."),
     waveTimeoutSeconds: z

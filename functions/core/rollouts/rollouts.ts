@@ -272,7 +272,7 @@ export async function createRollout(
   checkCreateInput(input);
   // Without its selection a continuous rollout would match every device of the company: a caller's mistake, refused.
   if (input.continuous === true && selection === undefined) throw new Error('A continuous rollout needs the selection of its query.');
-  checkTargetCount(targetIds.length);
+  checkTargetCount(targetIds.length, input.continuous === true);
   await checkVersionExists(deps, companyId, input.what);
   const clock = deps.now?.() ?? new Date();
   const startAt = input.startAt === undefined ? undefined : scheduledStart(input.startAt, clock);
@@ -307,16 +307,18 @@ export async function createRollout(
     sweepAt: startAt ?? now,
   };
   await deps.rollouts.create(rollout, chunks);
-  if (startAt === undefined) await sendBestEffort(deps, chunkMessages(rollout, 0), rollout);
+  const messages = chunkMessages(rollout, 0);
+  if (startAt === undefined && messages.length > 0) await sendBestEffort(deps, messages, rollout);
   return rolloutView(rollout, new Map());
 }
 
 /**
- * Refuses a rollout that would target no device, or more than MAX_ROLLOUT_TARGETS.
+ * Refuses a rollout that would target no device (unless continuous: devices join it later), or more than
+ * MAX_ROLLOUT_TARGETS.
  * @throws UnprocessableRequestError saying which, and what to do.
  */
-function checkTargetCount(count: number): void {
-  if (count === 0) throw new UnprocessableRequestError('The targets match no device of the company: nothing to roll out.');
+function checkTargetCount(count: number, continuous: boolean): void {
+  if (count === 0 && !continuous) throw new UnprocessableRequestError('The targets match no device of the company: nothing to roll out.');
   if (count > MAX_ROLLOUT_TARGETS) {
     throw new UnprocessableRequestError(
       `The targets match ${count} devices; a rollout may target at most ${MAX_ROLLOUT_TARGETS}. Narrow the query.`,
@@ -364,6 +366,16 @@ function planChunks(
       state: starts ? 'RUNNING' : 'PENDING',
       ...(starts ? { startedAt } : {}),
       chunks: [first, chunks.length - 1],
+    });
+  }
+  // A continuous rollout without targets yet: one empty wave (no chunk), which the sweeper completes at once, and
+  // which the devices that join count in.
+  if (waves.length === 0) {
+    waves.push({
+      size: 0,
+      state: startedAt === undefined ? 'PENDING' : 'RUNNING',
+      ...(startedAt === undefined ? {} : { startedAt }),
+      chunks: [0, -1],
     });
   }
   return { chunks, waves };
@@ -545,6 +557,7 @@ async function resendUnfinished(
   due: (lastSent: string) => boolean,
 ): Promise<number> {
   const wave = rollout.waves[rollout.currentWave] as StoredRolloutWave;
+  if (wave.chunks[1] < wave.chunks[0]) return 0; // the empty wave of a continuous rollout created without targets
   const chunks = await deps.rollouts.chunkStates(rollout.company, rollout.id, wave.chunks[0], wave.chunks[1]);
   const resend = chunks.filter((chunk) => chunk.done !== true && due(chunk.dispatchedAt ?? wave.startedAt ?? rollout.created));
   if (resend.length === 0) return 0;
@@ -801,6 +814,7 @@ async function writeThenSend(
   if (!(await deps.rollouts.update(written))) return false;
   const wave = written.waves[written.currentWave];
   const startedNow = written.state === 'RUNNING' && wave?.state === 'RUNNING' && wave.startedAt === now;
-  if (startedNow) await deps.queue.send(chunkMessages(written, written.currentWave));
+  const messages = startedNow ? chunkMessages(written, written.currentWave) : [];
+  if (messages.length > 0) await deps.queue.send(messages);
   return true;
 }

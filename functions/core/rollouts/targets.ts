@@ -28,6 +28,8 @@ export function targetQueryPath(parameter: string): string {
  * A selection matches the company's devices as the search would (values of one filter OR-ed, filters AND-ed; the
  * company's devices only: a `company` filter may name that company, and no other); ids are taken as given, without a
  * search (a device that does not exist is reported by its deployment, TARGET_NOT_FOUND).
+ * @param options `allowNone`: a query matching no device resolves to no target (a continuous rollout, which devices
+ *   join later) instead of being refused.
  * @throws BadRequestError when the selection's `company` filter names another company (`errors[].path`
  *   `/targets/query/company`); UnprocessableRequestError when nothing matches, or more than MAX_ROLLOUT_TARGETS
  *   devices do (the detail names the count); ServiceUnavailableError when the search backend cannot be reached.
@@ -36,6 +38,7 @@ export async function resolveRolloutTargets(
   search: Pick<SearchIndex, 'selectIds'>,
   companyId: string,
   targets: RolloutTargets,
+  options: { allowNone?: boolean } = {},
 ): Promise<string[]> {
   if ('ids' in targets) {
     const ids = [...new Set(targets.ids)].sort();
@@ -57,7 +60,7 @@ export async function resolveRolloutTargets(
   if (total > MAX_ROLLOUT_TARGETS) throw tooMany(total, `The query matches`);
   // The index held no duplicate within one company; a Set keeps the promise should an adapter ever repeat one.
   const unique = [...new Set(ids)].sort();
-  if (unique.length === 0) {
+  if (unique.length === 0 && options.allowNone !== true) {
     throw new UnprocessableRequestError(
       `The query matches no device of company '${companyId}'; a rollout needs at least one. A device search with the same query shows what it matches.`,
     );

@@ -281,6 +281,26 @@ describe('a continuous rollout after its last wave', () => {
   });
 });
 
+describe('a continuous rollout created without targets', () => {
+  it('starts with one empty wave that the sweeper completes, then takes the devices that start matching', async () => {
+    const created = await createContinuous([]);
+    expect(created).toMatchObject({ state: 'RUNNING', targets: 0, joined: 0, waves: [{ size: 0, state: 'RUNNING' }] });
+    expect(queue.sent).toEqual([]);
+    // Paused and resumed before the sweeper came: nothing to send again, nothing fails.
+    await pauseRollout(deps, alice(), company, created.id);
+    await resumeRollout(deps, alice(), company, created.id);
+    advance(1_000);
+    expect((await sweepRollouts({ rollouts, queue, chunkTimeoutSeconds: 15, now })).following).toEqual([`${company}/${created.id}`]);
+    const joined = await joinContinuousRollouts(joinDeps(), [{ device: device('kiosk-first', 'CONNECTED') }]);
+    expect(joined.joined).toEqual([`${created.id}/kiosk-first`]);
+    expect(await getRollout(deps, alice(), company, created.id)).toMatchObject({
+      state: 'RUNNING',
+      joined: 1,
+      waves: [{ size: 1, state: 'COMPLETED', counts: { SUCCESS: 1 } }],
+    });
+  });
+});
+
 describe('createRollout with continuous', () => {
   it('refuses listed ids: a continuous rollout follows a query', async () => {
     const refused = createRollout(
