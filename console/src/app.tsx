@@ -4,6 +4,7 @@
  */
 
 import { useEffect, useRef } from 'preact/hooks';
+import { DashboardPage } from './pages/dashboard.js';
 import { DevicePage } from './pages/device.js';
 import { FleetPage } from './pages/fleet.js';
 import { RolloutPage } from './pages/rollout.js';
@@ -15,6 +16,7 @@ import { SignIn } from './sign-in.js';
 
 /** The pages of the header's navigation, by path. */
 const PAGES = [
+  { path: '/', label: 'Dashboard' },
   { path: '/fleet', label: 'Fleet' },
   { path: '/scenarios', label: 'Scenarios' },
   { path: '/rollouts', label: 'Rollouts' },
@@ -22,7 +24,8 @@ const PAGES = [
 
 /**
  * The company choice of a user of several companies: one of them, or all (no `company` parameter) where the page
- * shows several companies at once (the fleet); none on a device's page, which names its company in its address.
+ * shows several companies at once (the fleet, the dashboard); none on a device's page, which names its company in its
+ * address.
  */
 function CompanyPicker() {
   const companies = claims.value?.companies ?? [];
@@ -63,6 +66,7 @@ function CurrentPage() {
   if (path === '/rollouts') return <RolloutsPage />;
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;
+  if (path === '/') return <DashboardPage />;
   return (
     <main id="main">
       <h1>Page not found</h1>
@@ -107,7 +111,7 @@ export function App() {
               <li key={page.path}>
                 <a
                   href={page.path === '/fleet' ? fleetHref() : hrefOf(page.path)}
-                  aria-current={path.startsWith(page.path) ? 'page' : undefined}
+                  aria-current={(page.path === '/' ? path === '/' : path.startsWith(page.path)) ? 'page' : undefined}
                 >
                   {page.label}
                 </a>
