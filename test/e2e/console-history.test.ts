@@ -15,7 +15,7 @@ import { clientFor, expectError, useLocalService } from './harness.js';
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the console history tests');
 
-const local = useLocalService({ users: ['alice'] });
+const local = useLocalService({ users: ['alice', 'olivia'] });
 
 type HistoryQuery = NonNullable<operations['DeploymentsHistory']['parameters']['query']>;
 
@@ -305,6 +305,25 @@ describe.skipIf(!hasChromium)('the console history page', () => {
       .getByRole('status')
       .filter({ hasText: `Exported ${all.length} entries to history.csv.` })
       .waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('offers a user of two companies the company as a field of the form', async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'olivia', '#/history');
+    await expect.poll(() => new URL(page.url()).hash).toBe('#/history?company=acme');
+    await page.getByRole('table', { name: /^Deployment history of acme/ }).waitFor();
+    await page.getByRole('combobox', { name: /^Company/ }).selectOption('globex');
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await expect.poll(() => new URL(page.url()).hash).toBe('#/history?company=globex');
+    const globex = expectOk(
+      await clientFor(local.service, local.tokens.olivia).main.GET('/companies/{companyId}/resources/deployments/history', {
+        params: { path: { companyId: 'globex' } },
+      }),
+    );
+    // Nothing was deployed in globex here.
+    expect(globex.items).toEqual([]);
+    await page.getByRole('status').filter({ hasText: 'No entry matches these filters.' }).waitFor();
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

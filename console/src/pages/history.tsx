@@ -238,7 +238,7 @@ function HistoryTable({ company, entries }: { company: string; entries: HistoryE
                 <td>{entry.by}</td>
                 <td>{outcomeOf(entry)}</td>
                 <td>{causeOf(entry)}</td>
-                <td>{note === null || note === '' ? <span class="muted">—</span> : note}</td>
+                <td class="history-note">{note === null || note === '' ? <span class="muted">—</span> : note}</td>
               </tr>
             );
           })}
