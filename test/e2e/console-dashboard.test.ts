@@ -199,13 +199,22 @@ describe.skipIf(!hasChromium)('the console dashboard', () => {
   }, 120_000);
 
   it("shows a user of two companies both companies' rollouts, and one company's once picked", async () => {
-    const { page, errors } = await signedIn(browser, local.service, 'olivia', '#/');
+    const { page, errors, requested } = await signedIn(browser, local.service, 'olivia', '#/');
     expect(await shownCounts(page)).toEqual(expectedCounts(await filtersOf('olivia')));
     let rows = await rolloutRows(page);
     expect(rows.map((row) => [row.Rollout, row.Company])).toEqual([
       [made.globex, 'globex'],
       [made.paused, 'acme'],
       [made.running, 'acme'],
+    ]);
+    // One filters request for every count, one rollouts listing per company: none per rollout or device.
+    const paths = requested
+      .map((url) => new URL(url).pathname)
+      .filter((path) => path.startsWith('/resources/') || path.startsWith('/companies/'));
+    expect(paths.sort()).toEqual([
+      '/companies/acme/resources/rollouts',
+      '/companies/globex/resources/rollouts',
+      '/resources/search/filters',
     ]);
     expect(await page.getByRole('link', { name: made.globex }).getAttribute('href')).toBe(`#/rollouts/globex/${made.globex}`);
 

@@ -156,11 +156,11 @@ function parseCsv(text: string): string[][] {
 beforeAll(async () => {
   if (!hasChromium) return;
   browser = await launchChromium();
-  // Seven entries: D1's second deploy of 1.0.0 fails (ALREADY_DEPLOYED), as does the unknown kiosk's.
+  // Seven entries: the deploy of a version that does not exist fails, as does the unknown kiosk's.
   await deploy('first batch, "quoted"', [
     [D1, '1.0.0', 'DEPLOY'],
     [D2, '1.0.0', 'DEPLOY'],
-    [D1, '1.0.0', 'DEPLOY'],
+    [D1, '9.9.9', 'DEPLOY'],
   ]);
   t1 = await nextSecond();
   await deploy(FORMULA_NOTE, [

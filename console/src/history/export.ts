@@ -34,19 +34,17 @@ async function readAll(
   const entries: HistoryEntry[] = [];
   let cursor: string | undefined;
   do {
+    // The same `limit` on every page: a cursor belongs to its listing's query.
     const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/deployments/history', {
-      params: {
-        path: { companyId: company },
-        query: { ...filters, limit: Math.min(PAGE_LIMIT, MAX_EXPORT_ROWS - entries.length), ...(cursor === undefined ? {} : { cursor }) },
-      },
+      params: { path: { companyId: company }, query: { ...filters, limit: PAGE_LIMIT, ...(cursor === undefined ? {} : { cursor }) } },
       signal,
     });
     if (data === undefined) throw new ExportError(problemText(error, response.status));
     entries.push(...data.items);
     cursor = data.nextCursor ?? undefined;
-    onProgress(entries.length);
+    onProgress(Math.min(entries.length, MAX_EXPORT_ROWS));
   } while (cursor !== undefined && entries.length < MAX_EXPORT_ROWS);
-  return { entries, capped: cursor !== undefined };
+  return { entries: entries.slice(0, MAX_EXPORT_ROWS), capped: cursor !== undefined || entries.length > MAX_EXPORT_ROWS };
 }
 
 /** An export's state: whether one runs, its status words (progress, summary), and its failure (for role="alert"). */
