@@ -4,8 +4,10 @@
  */
 
 import { useEffect, useRef } from 'preact/hooks';
+import { DashboardPage } from './pages/dashboard.js';
 import { DevicePage } from './pages/device.js';
 import { FleetPage } from './pages/fleet.js';
+import { HistoryPage } from './pages/history.js';
 import { RolloutPage } from './pages/rollout.js';
 import { RolloutsPage } from './pages/rollouts.js';
 import { ScenariosPage } from './pages/scenarios.js';
@@ -15,19 +17,22 @@ import { SignIn } from './sign-in.js';
 
 /** The pages of the header's navigation, by path. */
 const PAGES = [
+  { path: '/', label: 'Dashboard' },
   { path: '/fleet', label: 'Fleet' },
   { path: '/scenarios', label: 'Scenarios' },
   { path: '/rollouts', label: 'Rollouts' },
+  { path: '/history', label: 'History' },
 ] as const;
 
 /**
  * The company choice of a user of several companies: one of them, or all (no `company` parameter) where the page
- * shows several companies at once (the fleet); none on a device's page, which names its company in its address.
+ * shows several companies at once (the fleet, the dashboard); none on a device's page, which names its company in its
+ * address, nor on the history page, whose filter form has its own.
  */
 function CompanyPicker() {
   const companies = claims.value?.companies ?? [];
   const { path, query } = here.value;
-  if (companies.length < 2 || path.startsWith('/devices/')) return null;
+  if (companies.length < 2 || path.startsWith('/devices/') || path === '/history') return null;
   const allowsAll = path !== '/scenarios';
   const chosen = query.getAll('company');
   const change = (event: Event) => {
@@ -63,6 +68,8 @@ function CurrentPage() {
   if (path === '/rollouts') return <RolloutsPage />;
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;
+  if (path === '/history') return <HistoryPage />;
+  if (path === '/') return <DashboardPage />;
   return (
     <main id="main">
       <h1>Page not found</h1>
@@ -107,7 +114,7 @@ export function App() {
               <li key={page.path}>
                 <a
                   href={page.path === '/fleet' ? fleetHref() : hrefOf(page.path)}
-                  aria-current={path.startsWith(page.path) ? 'page' : undefined}
+                  aria-current={(page.path === '/' ? path === '/' : path.startsWith(page.path)) ? 'page' : undefined}
                 >
                   {page.label}
                 </a>

@@ -11,11 +11,11 @@ export interface Location {
   query: URLSearchParams;
 }
 
-/** Reads the location from the hash; the fleet page when there is none. */
+/** Reads the location from the hash; the home page (the dashboard, `/`) when there is none. */
 function readLocation(): Location {
   const hash = location.hash.replace(/^#/, '');
   const [path = '', query = ''] = hash.split('?', 2) as [string?, string?];
-  return { path: path === '' || path === '/' ? '/fleet' : path, query: new URLSearchParams(query) };
+  return { path: path === '' ? '/' : path, query: new URLSearchParams(query) };
 }
 
 export const here = signal<Location>(readLocation());

@@ -5,18 +5,12 @@
  */
 import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
+import { csvText } from '../csv.js';
+import { download } from '../download.js';
 import { count } from '../format.js';
 import { api, problemText } from '../session.js';
 import type { Column } from './columns.js';
-import {
-  csvText,
-  MAX_PAGE_SIZE,
-  MAX_RESULT_WINDOW,
-  recordOf,
-  type SearchQuery,
-  type SearchResource,
-  searchParamsOf,
-} from './search-query.js';
+import { MAX_PAGE_SIZE, MAX_RESULT_WINDOW, recordOf, type SearchQuery, type SearchResource, searchParamsOf } from './search-query.js';
 
 /** What an export gave: the rows written, the search's total, and how many matches the result window left out. */
 export interface ExportResult {
@@ -60,20 +54,6 @@ export async function fetchCsv(
   }
   for (const resource of resources) rows.push(columns.flatMap((column) => column.csv(resource)));
   return { csv: csvText(rows), result: { rows: resources.length, total, leftOut: Math.max(0, total - resources.length) } };
-}
-
-/** Offers `csv` as a download named `name`, through a Blob object URL and a link's click. */
-export function download(csv: string, name: string): void {
-  const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  link.hidden = true;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // The download has started from the click; the URL is released once the browser has had a turn to read it.
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 /** The words that say what an export wrote (and what the result window left out). */

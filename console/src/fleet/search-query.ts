@@ -138,20 +138,6 @@ export function curlCommand(baseUrl: string, query: URLSearchParams): string {
   return `curl -H "Authorization: Bearer $TOKEN" '${baseUrl}/resources/search?${searchParamsOf(query).toString()}'`;
 }
 
-/**
- * One CSV cell (RFC 4180): always quoted, quotes doubled; a cell starting with = + - @ (or a tab or carriage
- * return) is prefixed with ' so that a spreadsheet does not run it as a formula (CSV injection).
- */
-export function csvCell(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return `"${safe.replace(/"/g, '""')}"`;
-}
-
-/** Rows of cells as CSV text: cells separated by commas, records ended by CRLF (RFC 4180). */
-export function csvText(rows: readonly (readonly string[])[]): string {
-  return rows.map((row) => `${row.map(csvCell).join(',')}\r\n`).join('');
-}
-
 /** How many sub-devices (peripherals) of a device are in WARNING and in DOWN health. */
 export function peripheralTrouble(device: DeviceResource): { warning: number; down: number } {
   let warning = 0;

@@ -8,7 +8,7 @@ import { type Device, DeviceFacts, HealthView } from '../device/facts.js';
 import { Alert } from '../device/focus.js';
 import type { ActiveDeployment, Loaded, ScenarioVersion } from '../device/load.js';
 import { type ActResult, type HistoryState, useDevicePage } from '../device/use-device.js';
-import { fleetHref } from '../router.js';
+import { fleetHref, hrefOf } from '../router.js';
 import { can } from '../session.js';
 
 /** Deploys or undeploys a version on the page's device (see useDevicePage). */
@@ -92,8 +92,13 @@ function DeploymentsSection(props: {
   );
 }
 
-/** The history, newest first, with "Show more history" while pages remain, and the message of a failed "Show more". */
+/**
+ * The history, newest first, with "Show more history" while pages remain, the message of a failed "Show more", and a
+ * link to the history page filtered on the device (its filters, time range and CSV export).
+ */
 function HistorySection(props: {
+  company: string;
+  deviceId: string;
   history: Loaded<HistoryState> | null;
   loadingMore: boolean;
   moreError: string | null;
@@ -103,6 +108,9 @@ function HistorySection(props: {
   return (
     <section aria-labelledby="device-history">
       <h2 id="device-history">History</h2>
+      <p>
+        <a href={hrefOf('/history', { company: props.company, deviceId: props.deviceId })}>Full history</a>
+      </p>
       {history === null ? (
         <p class="muted">Loading the history…</p>
       ) : !history.ok ? (
@@ -154,7 +162,14 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
       <DeviceHeading deviceId={deviceId} location={device?.data.location?.name} />
       <DeviceSummary device={device?.data ?? null} />
       <DeploymentsSection active={active} versions={versions} act={mayDeploy ? act : undefined} />
-      <HistorySection history={history} loadingMore={loadingMore} moreError={moreError} showMore={showMore} />
+      <HistorySection
+        company={company}
+        deviceId={deviceId}
+        history={history}
+        loadingMore={loadingMore}
+        moreError={moreError}
+        showMore={showMore}
+      />
       {mayManage && device?.ok === true ? <ManageSections company={company} deviceId={deviceId} /> : null}
     </main>
   );

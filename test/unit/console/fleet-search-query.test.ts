@@ -1,12 +1,12 @@
 /**
  * The fleet page's search helpers (console/src/fleet/search-query.ts): what it sends for the URL's query, the commands
- * it copies, and CSV cells that are quoted per RFC 4180 and never start a spreadsheet formula.
+ * it copies; and the console's CSV cells (console/src/csv.ts), quoted per RFC 4180 and never starting a spreadsheet
+ * formula.
  */
 import { describe, expect, it } from 'vitest';
+import { csvCell, csvText } from '../../../console/src/csv.js';
 import {
   cliCommand,
-  csvCell,
-  csvText,
   curlCommand,
   effectiveSort,
   filtersParamsOf,

@@ -1,0 +1,301 @@
+/**
+ * The history page (`#/history?company=<id>&deviceId=…&scenarioId=…&version=…&from=…&to=…[&limit=<n>]`): a company's
+ * deployment history (GET …/deployments/history), newest first, filtered as the URL says (history/query.ts), a page
+ * at a time ("Show more" follows the API's cursor), with a filter form that writes the URL and a CSV export of every
+ * matching entry. A refused query (a 400 naming its parameters) shows the service's words.
+ */
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { useDefaultCompany } from '../company-listing.js';
+import { count, dateTime, humanize } from '../format.js';
+import { useHistoryExport } from '../history/export.js';
+import { FILTERS, type HistoryEntry, historyQueryOf, instantOf, localInputOf } from '../history/query.js';
+import { here, hrefOf, navigate } from '../router.js';
+import { api, claims, problemText } from '../session.js';
+
+/** A refused or failed request: the problem's detail and, for a 400, what is wrong with each parameter. */
+interface Refusal {
+  text: string;
+  violations: string[];
+}
+
+/** The refusal of an answer (`status` undefined: the service was not reached). */
+function refusalOf(error: unknown, status?: number): Refusal {
+  const problem = error as { errors?: { path?: string; message?: string }[] } | undefined;
+  const violations = (problem?.errors ?? []).map((violation) =>
+    violation.path === undefined || violation.path === '' ? String(violation.message) : `${violation.path}: ${String(violation.message)}`,
+  );
+  return { text: problemText(error, status), violations };
+}
+
+/** The refusal in an alert region. */
+function RefusalAlert({ refusal, what }: { refusal: Refusal; what: string }) {
+  return (
+    <div role="alert" class="error">
+      <p>
+        {what}: {refusal.text}
+      </p>
+      {refusal.violations.length === 0 ? null : (
+        <ul>
+          {refusal.violations.map((violation) => (
+            <li key={violation}>{violation}</li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** The listing of `company` for the URL's filters (`key`: their query string): the first page, then "Show more". */
+function useHistory(company: string, key: string) {
+  const generation = useSignal(0);
+  const entries = useSignal<HistoryEntry[] | undefined>(undefined);
+  const nextCursor = useSignal<string | null>(null);
+  const refusal = useSignal<Refusal | null>(null);
+  const moreRefusal = useSignal<Refusal | null>(null);
+  const loading = useSignal(false);
+  const loadPage = async (cursor: string | undefined, current: number) => {
+    loading.value = true;
+    const failed = (value: Refusal) => {
+      if (cursor === undefined) refusal.value = value;
+      else moreRefusal.value = value;
+    };
+    try {
+      const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/deployments/history', {
+        params: {
+          path: { companyId: company },
+          query: { ...historyQueryOf(new URLSearchParams(key)), ...(cursor === undefined ? {} : { cursor }) },
+        },
+      });
+      if (current !== generation.peek()) return;
+      if (data === undefined) {
+        failed(refusalOf(error, response.status));
+        return;
+      }
+      entries.value = cursor === undefined ? data.items : [...(entries.value ?? []), ...data.items];
+      nextCursor.value = data.nextCursor;
+      refusal.value = null;
+      moreRefusal.value = null;
+    } catch {
+      if (current === generation.peek()) failed(refusalOf(undefined));
+    } finally {
+      if (current === generation.peek()) loading.value = false;
+    }
+  };
+  useEffect(() => {
+    if (company === '') return;
+    const current = generation.peek() + 1;
+    generation.value = current;
+    entries.value = undefined;
+    nextCursor.value = null;
+    refusal.value = null;
+    moreRefusal.value = null;
+    void loadPage(undefined, current);
+  }, [company, key]);
+  const more = () => void loadPage(nextCursor.value ?? undefined, generation.peek());
+  return {
+    entries: entries.value,
+    nextCursor: nextCursor.value,
+    refusal: refusal.value,
+    moreRefusal: moreRefusal.value,
+    loading: loading.value,
+    more,
+  };
+}
+
+/**
+ * The filter form: its fields show the URL's filters (keyed by them, so back/forward and reload show the URL's);
+ * "Show history" writes them into the URL (a new history entry), which loads the listing. From and To are
+ * datetime-local fields in the browser's time zone, sent as ISO-8601 UTC instants.
+ */
+function FilterForm({ query, companies }: { query: URLSearchParams; companies: string[] }) {
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const field = (name: string) => String(form.get(name) ?? '').trim();
+    const next = new URLSearchParams();
+    next.set('company', companies.length > 1 ? field('company') : (query.get('company') ?? ''));
+    for (const name of FILTERS) {
+      const value = name === 'from' || name === 'to' ? instantOf(field(name), query.get(name)) : field(name);
+      if (value !== '') next.set(name, value);
+    }
+    const limit = query.get('limit');
+    if (limit !== null) next.set('limit', limit);
+    navigate('/history', next);
+  };
+  const clear = () => {
+    const next = new URLSearchParams({ company: query.get('company') ?? '' });
+    const limit = query.get('limit');
+    if (limit !== null) next.set('limit', limit);
+    navigate('/history', next);
+  };
+  const anyFilter = FILTERS.some((name) => query.has(name));
+  return (
+    <form key={query.toString()} class="history-filters" onSubmit={submit}>
+      <fieldset>
+        <legend>Filters</legend>
+        <div class="history-fields">
+          {companies.length > 1 ? (
+            <label>
+              Company
+              <select name="company" defaultValue={query.get('company') ?? companies[0]}>
+                {companies.map((company) => (
+                  <option key={company} value={company}>
+                    {company}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : null}
+          <label>
+            Device
+            <input name="deviceId" defaultValue={query.get('deviceId') ?? ''} maxLength={256} />
+          </label>
+          <label>
+            Scenario
+            <input name="scenarioId" defaultValue={query.get('scenarioId') ?? ''} maxLength={256} />
+          </label>
+          <label>
+            Version (of the scenario)
+            <input name="version" defaultValue={query.get('version') ?? ''} maxLength={256} />
+          </label>
+          <label>
+            From (inclusive)
+            <input name="from" type="datetime-local" step={1} defaultValue={localInputOf(query.get('from'))} />
+          </label>
+          <label>
+            To (exclusive)
+            <input name="to" type="datetime-local" step={1} defaultValue={localInputOf(query.get('to'))} />
+          </label>
+        </div>
+        <div class="toolbar">
+          <button type="submit" class="primary">
+            Show history
+          </button>
+          {anyFilter ? (
+            <button type="button" onClick={clear}>
+              Clear filters
+            </button>
+          ) : null}
+        </div>
+      </fieldset>
+    </form>
+  );
+}
+
+/** An entry's outcome: an action's state, or the state the device reported. */
+function outcomeOf(entry: HistoryEntry): string {
+  return humanize(entry.kind === 'ACTION' ? entry.state : entry.deviceStatus.state);
+}
+
+/** An entry's cause (an action's), or an em dash. */
+function causeOf(entry: HistoryEntry): string {
+  return entry.kind === 'ACTION' && entry.cause !== null ? humanize(entry.cause) : '—';
+}
+
+/** An action's note or a device's message, or null. */
+function noteOf(entry: HistoryEntry): string | null {
+  return entry.kind === 'ACTION' ? entry.note : entry.deviceStatus.message;
+}
+
+/** The entries' table: every cell is text (notes and messages come from users and devices). */
+function HistoryTable({ company, entries }: { company: string; entries: HistoryEntry[] }) {
+  return (
+    <div class="history-table">
+      <table>
+        <caption>
+          Deployment history of {company}, newest first ({count(entries.length)} shown)
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Device</th>
+            <th scope="col">Scenario version</th>
+            <th scope="col">Action</th>
+            <th scope="col">By</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Cause</th>
+            <th scope="col">Note or message</th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map((entry) => {
+            const note = noteOf(entry);
+            return (
+              <tr key={entry.id} data-id={entry.id}>
+                <td class="history-nowrap">
+                  <time dateTime={entry.at}>{dateTime(entry.at)}</time>
+                </td>
+                <td>{entry.kind === 'ACTION' ? 'Action' : 'Device status'}</td>
+                <td class="mono">
+                  <a href={hrefOf(`/devices/${encodeURIComponent(company)}/${encodeURIComponent(entry.target.id)}`)}>{entry.target.id}</a>
+                </td>
+                <td class="mono">
+                  {entry.what.id}@{entry.what.subId}
+                </td>
+                <td>{entry.kind === 'ACTION' ? humanize(entry.action) : '—'}</td>
+                <td>{entry.by}</td>
+                <td>{outcomeOf(entry)}</td>
+                <td>{causeOf(entry)}</td>
+                <td class="history-note">{note === null || note === '' ? <span class="muted">—</span> : note}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The history page of the URL's `company` (the token's first when it names none). */
+export function HistoryPage() {
+  const query = here.value.query;
+  const company = query.get('company') ?? '';
+  const companies = claims.value?.companies ?? [];
+  useDefaultCompany('/history', company, companies[0], query);
+  const filters = historyQueryOf(query);
+  const key = new URLSearchParams(Object.entries(filters).map(([name, value]) => [name, String(value)])).toString();
+  const { entries, nextCursor, refusal, moreRefusal, loading, more } = useHistory(company, key);
+  const csv = useHistoryExport();
+  const status =
+    entries === undefined
+      ? loading
+        ? 'Loading the history…'
+        : ''
+      : entries.length === 0
+        ? 'No entry matches these filters.'
+        : `${count(entries.length)} ${entries.length === 1 ? 'entry' : 'entries'} shown${nextCursor === null ? '' : '; more match'}.`;
+  return (
+    <main id="main">
+      <h1>Deployment history</h1>
+      <FilterForm query={query} companies={companies} />
+      <p role="status">{status}</p>
+      {refusal === null ? null : <RefusalAlert refusal={refusal} what="The history could not be loaded" />}
+      {entries === undefined || company === '' ? null : (
+        <>
+          <div class="toolbar">
+            <button type="button" onClick={() => csv.run(company, filters)} disabled={csv.exporting || entries.length === 0}>
+              Export CSV
+            </button>
+          </div>
+          <p role="status" class="history-export-status">
+            {csv.status}
+          </p>
+          {csv.failure === null ? null : (
+            <p role="alert" class="error">
+              {csv.failure}
+            </p>
+          )}
+          {entries.length === 0 ? null : <HistoryTable company={company} entries={entries} />}
+          {moreRefusal === null ? null : <RefusalAlert refusal={moreRefusal} what="More entries could not be loaded" />}
+          {nextCursor === null ? null : (
+            <button type="button" onClick={more} disabled={loading}>
+              {loading ? 'Loading more entries…' : 'Show more entries'}
+            </button>
+          )}
+        </>
+      )}
+    </main>
+  );
+}
