@@ -68,11 +68,15 @@ function registerRolloutCreate(rollout: Command): void {
       'start it then, not now: an ISO-8601 date-time with an offset (e.g. 2030-03-01T22:00:00+01:00), in the future, at most a year ahead; SCHEDULED until then',
       startTime,
     )
+    .option(
+      '--continuous',
+      'keep going: devices that start matching --query later (registered, or changed into it) join and get the deployment, until the rollout is cancelled',
+    )
     .option('--watch', 'then follow it until it is no longer SCHEDULED or RUNNING (as `dss rollout get --watch`)')
     .option('--interval <seconds>', `with --watch: seconds between two reads (default ${DEFAULT_WATCH_INTERVAL_SECONDS})`, positiveNumber)
     .addHelpText(
       'after',
-      "\nExamples:\n  dss rollout create acme-welcome@1.1.0 --query 'connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER' --waves 10,100 --failure-threshold 0.05\n  dss rollout create acme-welcome@1.1.0 --devices kiosk-0001,kiosk-0002 --note 'Spring campaign'\n  dss rollout create acme-welcome@1.1.0 --from kiosks.csv --wave-timeout 600 --watch\n  dss rollout create acme-welcome@1.1.0 --query 'location.name=Lyon' --start-at 2030-03-01T22:00:00+01:00",
+      "\nExamples:\n  dss rollout create acme-welcome@1.1.0 --query 'connection.state=CONNECTED&health.hubs.devices.capability.type=PRINTER' --waves 10,100 --failure-threshold 0.05\n  dss rollout create acme-welcome@1.1.0 --devices kiosk-0001,kiosk-0002 --note 'Spring campaign'\n  dss rollout create acme-welcome@1.1.0 --from kiosks.csv --wave-timeout 600 --watch\n  dss rollout create acme-welcome@1.1.0 --query 'location.name=Lyon' --start-at 2030-03-01T22:00:00+01:00\n  dss rollout create acme-welcome@1.1.0 --query 'health.versionCode=4021' --continuous",
     )
     .action(createRollout);
 }
@@ -95,6 +99,7 @@ async function createRollout(reference: string, options: CreateOptions, command:
     ...(options.waveTimeout === undefined ? {} : { waveTimeoutSeconds: options.waveTimeout }),
     ...(options.note === undefined ? {} : { note: options.note }),
     ...(options.startAt === undefined ? {} : { startAt: options.startAt }),
+    ...(options.continuous === true ? { continuous: true } : {}),
   };
   const result = await dss.main.POST('/companies/{companyId}/resources/rollouts', { params: { path: { companyId } }, body });
   const created = expectOk(result);
@@ -305,6 +310,7 @@ interface CreateOptions extends WatchOptions {
   note?: string;
   undeploy?: boolean;
   startAt?: string;
+  continuous?: boolean;
 }
 
 interface ListOptions {
@@ -398,6 +404,8 @@ async function watch(
     }
     shown = picture;
     if (current.state !== 'RUNNING' && current.state !== 'SCHEDULED') break;
+    // A continuous rollout runs until cancelled: following it ends once its waves are done, as a completed one's does.
+    if (current.continuous && current.waves.every((wave) => wave.state === 'COMPLETED')) break;
     await new Promise((done) => setTimeout(done, intervalSeconds * 1000));
     current = await readRollout(dss, companyId, current.id);
   }
@@ -416,6 +424,7 @@ export function printRollout(rollout: Rollout): void {
     state: rollout.state,
     pausedReason: rollout.pausedReason,
     startAt: rollout.startAt,
+    continuous: rollout.continuous ? `yes, ${rollout.joined ?? 0} device(s) joined since creation` : undefined,
     action: rollout.action,
     scenario: `${rollout.what.id}@${rollout.what.subId}`,
     targets: rollout.targets,

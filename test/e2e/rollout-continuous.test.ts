@@ -4,12 +4,17 @@
  * device reports the code, and to a device whose health changes into the code, exactly once each (later reports add
  * nothing); once cancelled, a device that starts matching gets nothing (shown by a second continuous rollout that the
  * same device joins afterwards, through the same ordered stream); a device of another company with the same health
- * never joins, while its own company's continuous rollout takes it. The version codes are unique to this file.
+ * never joins, while its own company's continuous rollout takes it; `dss rollout create --continuous` makes one and
+ * `dss rollout get` shows how many joined. The version codes are unique to this file.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
 import { deviceToken } from '../support/device-token.js';
-import { clientFor, eventually, expectError, useLocalService } from './harness.js';
+import { dssJson, dssUser, runDss } from './cli-runner.js';
+import { clientFor, DEMO_PASSWORDS, eventually, expectError, useLocalService } from './harness.js';
 
 type Rollout = components['schemas']['Rollout'];
 type HealthReport = components['schemas']['DeviceHealthReport'];
@@ -215,4 +220,36 @@ describe('a continuous rollout', () => {
     });
     expect(expectError(refused, 400).errors?.map((error) => error.path)).toContain('continuous');
   });
+});
+
+describe('dss rollout create --continuous', () => {
+  it('creates a continuous rollout of a query, and get shows how many devices joined', async () => {
+    const work = await mkdtemp(join(tmpdir(), 'dss-rollout-continuous-'));
+    try {
+      const user = await dssUser(local.service, { configDirectory: join(work, 'config-alice') });
+      const login = await runDss(user, ['login', '--username', 'alice', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.alice}\n` });
+      expect(login.code, login.stderr).toBe(0);
+      const code = `${CODE}-cli`;
+      const created = await dssJson(user, [
+        'rollout',
+        'create',
+        'acme-welcome@1.0.0',
+        '--query',
+        `health.versionCode=${code}`,
+        '--continuous',
+      ]);
+      expect(created).toMatchObject({ state: 'RUNNING', continuous: true, targets: 0, joined: 0 });
+      await report(await register(alice(), 'acme', `acme-cont-cli-${RUN}`), health(code));
+      await eventually(async () => (await getRollout(alice(), 'acme', created.id)).joined === 1, 'the device joined');
+      const get = await runDss(user, ['rollout', 'get', created.id]);
+      expect(get.code, get.stderr).toBe(0);
+      expect(get.stdout).toMatch(/│ continuous +│ yes, 1 device\(s\) joined since creation/);
+      expect((await runDss(user, ['rollout', 'cancel', created.id])).code).toBe(0);
+      const ids = await runDss(user, ['rollout', 'create', 'acme-welcome@1.0.0', '--devices', 'acme-kiosk-0001', '--continuous']);
+      expect(ids.code).not.toBe(0);
+      expect(ids.stderr).toContain('continuous');
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
