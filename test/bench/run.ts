@@ -39,6 +39,9 @@
  * against a file importing only their AWS SDK clients and against `node -e 0` (COLD_START_RUNS);
  * --only-cold-start runs only it, --skip-cold-start skips it.
  *
+ * Then the continuous rollouts benchmark (continuous.ts): what 10 continuous rollouts add per device change, on DynamoDB
+ * Local's stream (CONTINUOUS_BENCH_CHANGES); --only-continuous runs only it, --skip-continuous skips it.
+ *
  * Then the console benchmark (console.ts): the operator console in Chromium on 100,000 seeded devices (first load,
  * sign-in to first results, facet clicks; CONSOLE_BENCH_DEVICES); --only-console runs only it, --skip-console skips it.
  */
@@ -50,6 +53,7 @@ import { join, resolve } from 'node:path';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
 import { reportColdStartBench, runColdStartBench } from './cold-start.js';
 import { reportConsoleBench, runConsoleBench } from './console.js';
+import { reportContinuousBench, runContinuousBench } from './continuous.js';
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
 import { reportDeviceBench, runDeviceBench } from './devices.js';
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
@@ -73,7 +77,7 @@ function usage(message?: string): never {
       '       [--only-deployments | --skip-deployments] [--deployment-runs=N] [--profile-deployments]\n' +
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
       '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
-      '       [--only-cold-start | --skip-cold-start] [--only-console | --skip-console]\n' +
+      '       [--only-cold-start | --skip-cold-start] [--only-continuous | --skip-continuous] [--only-console | --skip-console]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -318,6 +322,22 @@ function deviceStep(): Promise<void> {
   );
 }
 
+/** Continuous rollouts benchmark (continuous.ts): --only-continuous runs only it, --skip-continuous skips it. */
+const continuousMode = stepMode('continuous');
+
+function continuousStep(): Promise<void> {
+  return benchmarkStep(
+    'Continuous rollouts benchmark: 10 continuous rollouts, 10,000 changed devices on the local devices stream, against a company without any.',
+    'Continuous rollouts',
+    'continuous.json',
+    async () => {
+      const result = await runContinuousBench();
+      reportContinuousBench(result, log);
+      return result;
+    },
+  );
+}
+
 /** Rollout benchmark (rollouts.ts): --only-rollouts runs only it, --skip-rollouts skips it. */
 const rolloutMode = stepMode('rollouts');
 
@@ -401,6 +421,10 @@ function consoleStep(): Promise<void> {
   );
 }
 
+if (continuousMode === 'only') {
+  await continuousStep();
+  process.exit();
+}
 if (consoleMode === 'only') {
   await consoleStep();
   process.exit();
@@ -687,6 +711,11 @@ if (tokenFloodMode === 'run') {
 if (coldStartMode === 'run') {
   log('');
   await coldStartStep();
+}
+
+if (continuousMode === 'run') {
+  log('');
+  await continuousStep();
 }
 
 if (consoleMode === 'run') {

@@ -45,7 +45,7 @@ export const rolloutCreate = defineRoute({
   method: 'POST',
   path: ROLLOUTS_PATH,
   summary: 'Create a rollout: deploy a scenario version to a fleet, wave by wave',
-  description: `Resolves the targets once, now: the devices of the company that \`targets.query\` (a device search's query string: the same filters, values and semantics as \`GET /resources/search\`) matches, or the devices \`targets.ids\` lists, at most ${count(MAX_ROLLOUT_TARGETS)}; devices that match later are not added. The targets, sorted by id, are split into the waves \`waves\` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in \`Location\`; follow its progress there. With \`startAt\` the rollout is SCHEDULED instead: it deploys nothing until then and starts within a minute after it (cancel it meanwhile; pause and resume do not apply). ${HOW_IT_RUNS} Defaults: \`failureThreshold\` ${DEFAULT_FAILURE_THRESHOLD}, \`waveTimeoutSeconds\` ${DEFAULT_WAVE_TIMEOUT_SECONDS}, one wave. Needs \`deployments:write\` on the company.`,
+  description: `Resolves the targets once, now: the devices of the company that \`targets.query\` (a device search's query string: the same filters, values and semantics as \`GET /resources/search\`) matches, or the devices \`targets.ids\` lists, at most ${count(MAX_ROLLOUT_TARGETS)}; devices that match later are not added, unless \`continuous\` is true: then each device of the company that starts matching later (registered, or changed into the query) joins once while the rollout is RUNNING, gets the deployment in the last wave, and the rollout runs until cancelled (it may then also start with no target). The targets, sorted by id, are split into the waves \`waves\` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in \`Location\`; follow its progress there. With \`startAt\` the rollout is SCHEDULED instead: it deploys nothing until then and starts within a minute after it (cancel it meanwhile; pause and resume do not apply). ${HOW_IT_RUNS} Defaults: \`failureThreshold\` ${DEFAULT_FAILURE_THRESHOLD}, \`waveTimeoutSeconds\` ${DEFAULT_WAVE_TIMEOUT_SECONDS}, one wave. Needs \`deployments:write\` on the company.`,
   tags: ['Rollouts'],
   scope: 'deployments:write',
   companyParameter: 'companyId',
@@ -81,7 +81,7 @@ export const rolloutCreate = defineRoute({
       schema: PayloadTooLargeProblem,
     },
     422: {
-      description: `Unprocessable: the scenario version does not exist, or the targets resolve to no device or to more than ${count(MAX_ROLLOUT_TARGETS)} (the detail names the count: narrow the query, or split it into several rollouts). Nothing was created.`,
+      description: `Unprocessable: the scenario version does not exist, or the targets resolve to no device (a rollout that is not continuous) or to more than ${count(MAX_ROLLOUT_TARGETS)} (the detail names the count: narrow the query, or split it into several rollouts). Nothing was created.`,
       schema: UnprocessableRequestProblem,
     },
     503: serviceUnavailable(

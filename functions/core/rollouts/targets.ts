@@ -1,6 +1,7 @@
 /**
  * A rollout's targets: the device ids its create request names, resolved once, when the rollout is created, and kept
- * (docs/contract.md, "Rollouts"). A device that matches the query later is not added; one that stops matching stays.
+ * (docs/contract.md, "Rollouts"). A device that matches the query later is not added to them (a continuous rollout
+ * takes it as a member: continuous.ts); one that stops matching stays.
  */
 
 import type { SearchIndex } from '../search/ports.js';
