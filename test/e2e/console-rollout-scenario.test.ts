@@ -8,7 +8,8 @@
  * rollout page then shows, by its own polling, wave 1 running and completing once its kiosks install, wave 2 running
  * and completing with its failures, the rollout paused with the reason and the failed devices grouped by message (as
  * the targets listing gives them), wave 3 running after Resume, and CANCELLED after a confirmed Cancel. A mark put on
- * `window` after the page opened stays: nothing reloaded it.
+ * `window` after the page opened stays: nothing reloaded it. The page reads the rollout's targets only for its
+ * failures: not while none failed, then for the failing wave alone.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -174,6 +175,7 @@ afterAll(async () => {
 describe.skipIf(!hasChromium)('the console rollout scenario', () => {
   it('filters, previews, creates a 3-wave rollout and follows it wave by wave to a pause, a resume and a cancel', async () => {
     const { page, errors, requested } = await signedIn(browser, local.service, 'alice', '#/fleet');
+    const targetReads = () => requested.filter((url) => new URL(url).pathname.endsWith('/targets')).map((url) => new URL(url).search);
 
     // Filter by the version facet: the two values of the simulated kiosks' firmware, as the filters endpoint names them.
     const version = (await apiFilters()).find((descriptor) => descriptor.field === 'health.versionCode');
@@ -225,6 +227,9 @@ describe.skipIf(!hasChromium)('the console rollout scenario', () => {
     await fleets.installs?.start();
     await expect.poll(() => shownStates(page, rolloutId), { timeout: 60_000 }).toBe('Running: Completed, Running, Pending');
     expect((await waveRows(page, rolloutId))[0]?.counts).toMatchObject({ SUCCESS: 2, INSTALLED: 2, FAILED: 0 });
+    // Nothing failed so far: the page says so from the rollout's counts, without reading its targets.
+    await page.getByRole('region', { name: 'Why devices failed' }).getByText('No device has failed.').waitFor();
+    expect(targetReads()).toEqual([]);
 
     // Wave 2's kiosks fail their installs: it completes, and 2 of 2 FAILED (above 50 %) pause the rollout before wave 3.
     await fleets.fails?.start();
@@ -270,7 +275,12 @@ describe.skipIf(!hasChromium)('the console rollout scenario', () => {
     await expectWavesAsApi(page, rolloutId);
 
     expect(await page.evaluate(() => (globalThis as { scenarioMark?: string }).scenarioMark)).toBe(rolloutId);
-    // Watching made no request per device: the rollout's own reads, and its targets listing for the failures.
+    // Watching made no request per device: the rollout's own reads, and its targets listing for the failures, read for
+    // the wave that had them only, and again only when their number changed (at most twice: 1 then 2 FAILED).
+    expect(targetReads().length).toBeGreaterThanOrEqual(1);
+    expect(targetReads().length).toBeLessThanOrEqual(2);
+    for (const search of targetReads())
+      expect(Object.fromEntries(new URLSearchParams(search))).toEqual({ deviceStatus: 'FAILED', wave: '2', limit: '1000' });
     const deviceReads = requested.filter((url) => KIOSKS.some((id) => new URL(url).pathname.includes(id)));
     expect(deviceReads).toEqual([]);
     expect(errors).toEqual([]);
