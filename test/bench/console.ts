@@ -14,6 +14,8 @@
  *    turn); each timed from the click to the moment both answers (the search and the filter counts) arrived and the
  *    page has rendered them (the next animation frame after the results region is no longer busy). Goal: p95 at most
  *    300 ms.
+ * 4. The rollout page of a rollout of every seeded device (console-rollout.ts): navigation to its numbers shown
+ *    (goal ≤ 1 s), and the requests it makes while it polls (goal: exactly one per poll).
  * Every request the page makes is recorded: none may name a device (no request per device anywhere).
  * The seeded fleet is made once (`npm run seed`, as the rollout benchmark's) and copied for the run.
  */
@@ -23,7 +25,8 @@ import type { Page, Response } from 'playwright-core';
 import { freePort } from '../../functions/local/free-port.js';
 import { chromiumAvailable, launchChromium } from '../e2e/browser.js';
 import { PASSWORDS } from '../e2e/console-harness.js';
-import { newServiceSettings, removeDataDirectory, startService } from '../e2e/harness.js';
+import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
+import { type RolloutPageBenchResult, rolloutPageLines, runRolloutPageBench } from './console-rollout.js';
 import { seededTemplate } from './rollouts.js';
 
 /** The first load's goal, bytes gzip (page, script and style sheet together). */
@@ -60,6 +63,8 @@ export interface ConsoleBenchResult {
   /** Requests to the API during the run, by path; the check that none is per device. */
   apiRequests: Record<string, number>;
   perDeviceRequests: number;
+  /** The rollout page step (console-rollout.ts); its requests are counted there, not in `apiRequests`. */
+  rolloutPage: RolloutPageBenchResult;
 }
 
 function percentile(sorted: number[], fraction: number): number {
@@ -97,16 +102,19 @@ export async function runConsoleBench(options: { devices?: number } = {}): Promi
   const settings = await newServiceSettings();
   await rm(settings.dataDirectory, { recursive: true, force: true });
   await cp(template, settings.dataDirectory, { recursive: true });
+  const dynamoDbPort = await freePort();
   const service = await startService(settings, {
     readyTimeoutMs: 900_000,
-    environment: { DYNAMODB_PORT: String(await freePort()), SIMULATE: '0' },
+    environment: { DYNAMODB_PORT: String(dynamoDbPort), SIMULATE: '0' },
   });
   const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const apiRequests: Record<string, number> = {};
+    let counting = true;
     page.on('request', (request) => {
       const url = new URL(request.url());
+      if (!counting) return;
       if (!url.pathname.startsWith('/console')) apiRequests[url.pathname] = (apiRequests[url.pathname] ?? 0) + 1;
     });
 
@@ -158,6 +166,9 @@ export async function runConsoleBench(options: { devices?: number } = {}): Promi
       clicks.push(await afterAction(page, () => value.click()));
     }
     const sorted = [...clicks].sort((a, b) => a - b);
+    counting = false;
+    const issuer = { dataDirectory: settings.dataDirectory, dynamoDbEndpoint: `http://127.0.0.1:${dynamoDbPort}`, auth: service.auth };
+    const rolloutPage = await runRolloutPageBench(page, service, issuer, await tokenFor(service, 'alice'));
     const perDeviceRequests = Object.keys(apiRequests).filter((path) => /\/devices\/[^/]+$/.test(path)).length;
     return {
       devices,
@@ -178,6 +189,7 @@ export async function runConsoleBench(options: { devices?: number } = {}): Promi
       },
       apiRequests,
       perDeviceRequests,
+      rolloutPage,
     };
   } finally {
     await browser.close();
@@ -206,6 +218,7 @@ export function reportConsoleBench(result: ConsoleBenchResult): void {
     `  API requests: ${Object.entries(result.apiRequests)
       .map(([path, count]) => `${path} ×${count}`)
       .join(', ')}; per device: ${result.perDeviceRequests}`,
+    ...rolloutPageLines(result.rolloutPage),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

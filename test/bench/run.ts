@@ -43,7 +43,8 @@
  * Local's stream (CONTINUOUS_BENCH_CHANGES); --only-continuous runs only it, --skip-continuous skips it.
  *
  * Then the console benchmark (console.ts): the operator console in Chromium on 100,000 seeded devices (first load,
- * sign-in to first results, facet clicks; CONSOLE_BENCH_DEVICES); --only-console runs only it, --skip-console skips it.
+ * sign-in to first results, facet clicks, the page of a rollout of every device; CONSOLE_BENCH_DEVICES); --only-console
+ * runs only it, --skip-console skips it.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -410,7 +411,7 @@ const consoleMode = stepMode('console');
 
 function consoleStep(): Promise<void> {
   return benchmarkStep(
-    'Console benchmark: the operator console in Chromium on a seeded fleet of 100,000 devices: first load, sign-in to first results, 50 facet clicks.',
+    'Console benchmark: the operator console in Chromium on a seeded fleet of 100,000 devices: first load, sign-in to first results, 50 facet clicks, the page of a rollout of every device.',
     'Console',
     'console.json',
     async () => {

@@ -17,12 +17,12 @@ export interface SimulatedKiosks {
   failureRate: number;
 }
 
-/** Starts the kiosks on the file's local service; their credentials are kept in its data folder. */
-export async function startSimulatedKiosks(
-  local: { service: LocalService; settings: ServiceSettings },
-  kiosks: SimulatedKiosks,
-): Promise<SimulatedFleet> {
-  const fleet = new SimulatedFleet({
+/** The file's local service, where the kiosks report. */
+type Local = { service: LocalService; settings: ServiceSettings };
+
+/** The fleet of the kiosks, not set up yet; their credentials are kept in the service's data folder. */
+function fleetOf(local: Local, kiosks: SimulatedKiosks): SimulatedFleet {
+  return new SimulatedFleet({
     baseUrl: local.service.api,
     authUrl: local.service.auth,
     username: 'alice',
@@ -38,6 +38,33 @@ export async function startSimulatedKiosks(
     healthChangeRate: 0,
     credentialsFile: join(local.settings.dataDirectory, `fleet-${kiosks.prefix}.json`),
   });
+}
+
+/** Starts the kiosks on the file's local service; their credentials are kept in its data folder. */
+export async function startSimulatedKiosks(local: Local, kiosks: SimulatedKiosks): Promise<SimulatedFleet> {
+  const fleet = fleetOf(local, kiosks);
   await fleet.start();
+  return fleet;
+}
+
+/**
+ * The same kiosks made ready but not started: registered, holding device tokens, and each having reported its health
+ * once (so that a search finds them by it), but pulling nothing: what is deployed to them waits until the caller's
+ * `fleet.start()` sets them going (installing or failing as `failureRate` says). The caller stops it.
+ * @throws Error when a health report is not accepted (204).
+ */
+export async function readySimulatedKiosks(local: Local, kiosks: SimulatedKiosks): Promise<SimulatedFleet> {
+  const fleet = fleetOf(local, kiosks);
+  await fleet.setUp();
+  await Promise.all(
+    fleet.sessions().map(async (session) => {
+      const response = await fetch(`${local.service.api}/device/health`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(session.health),
+      });
+      if (response.status !== 204) throw new Error(`health of ${session.id} answered ${response.status}: ${await response.text()}`);
+    }),
+  );
   return fleet;
 }

@@ -46,8 +46,8 @@ export async function transition(company: string, rolloutId: string, verb: 'paus
   }
 }
 
-/** The filter of a failed-targets read: devices that reported FAILED, or deployments that failed. */
-export type FailureFilter = { deviceStatus: 'FAILED' } | { state: 'FAILURE' };
+/** The filter of a failed-targets read: devices that reported FAILED, or deployments that failed; in one wave (1-based) when given. */
+export type FailureFilter = ({ deviceStatus: 'FAILED' } | { state: 'FAILURE' }) & { wave?: number };
 
 /**
  * Every target the filter keeps, following `nextCursor` until null (a page may be short, or empty, and still carry

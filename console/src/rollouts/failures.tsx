@@ -2,13 +2,15 @@
  * "Why devices failed": the rollout's targets whose device reported FAILED, grouped by the device's message, and those
  * whose deployment failed, grouped by cause; each group with its count and its devices linked to their pages. With
  * `deployments:write`, "Roll out again to the failed ones" creates a rollout of the same version and action to them.
+ * Only the waves whose counts show failures are read, and again only when those figures change (failure-reads.ts).
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { count, humanize } from '../format.js';
 import { hrefOf, navigate } from '../router.js';
 import { can } from '../session.js';
-import { MAX_RETRY_IDS, type Rollout, type RolloutTarget, readTargets, rollOutAgain } from './api.js';
+import { type FailureFilter, MAX_RETRY_IDS, type Rollout, type RolloutTarget, readTargets, rollOutAgain } from './api.js';
+import { failureKey, failureReadsOf } from './failure-reads.js';
 
 /** A group of failed devices: what they share (a message or a cause) and their ids. */
 export interface FailureGroup {
@@ -34,16 +36,37 @@ interface Failures {
   results: RolloutTarget[];
 }
 
-/** Reads both failure listings when `key` changes (the rollout's failure figures), not on every poll. */
-function useFailures(company: string, rolloutId: string, key: string) {
+/** Every target of `waves` (1-based) that the filter keeps: one listing per wave, read at the same time. */
+async function readWaves(
+  company: string,
+  rolloutId: string,
+  filter: FailureFilter,
+  waves: number[],
+): Promise<{ data: RolloutTarget[] } | { error: string }> {
+  const answers = await Promise.all(waves.map((wave) => readTargets(company, rolloutId, { ...filter, wave })));
+  const data: RolloutTarget[] = [];
+  for (const answer of answers) {
+    if (!('data' in answer)) return answer;
+    data.push(...answer.data);
+  }
+  return { data };
+}
+
+/**
+ * Reads the failed targets of the waves whose counts show failures (failureReadsOf; no request when none does), again
+ * only when the failure figures change (failureKey), not on every poll.
+ */
+function useFailures(company: string, rollout: Rollout) {
   const failures = useSignal<Failures | null>(null);
   const error = useSignal<string | null>(null);
+  const key = failureKey(rollout);
   useEffect(() => {
     let stale = false;
+    const reads = failureReadsOf(rollout);
     void (async () => {
       const [reported, results] = await Promise.all([
-        readTargets(company, rolloutId, { deviceStatus: 'FAILED' }),
-        readTargets(company, rolloutId, { state: 'FAILURE' }),
+        readWaves(company, rollout.id, { deviceStatus: 'FAILED' }, reads.reported),
+        readWaves(company, rollout.id, { state: 'FAILURE' }, reads.results),
       ]);
       if (stale) return;
       if ('data' in reported && 'data' in results) {
@@ -54,7 +77,7 @@ function useFailures(company: string, rolloutId: string, key: string) {
     return () => {
       stale = true;
     };
-  }, [company, rolloutId, key]);
+  }, [company, rollout.id, key]);
   return { failures, error };
 }
 
@@ -134,14 +157,9 @@ function RetryButton({ company, rollout, ids }: { company: string; rollout: Roll
   );
 }
 
-/** The key whose change makes the failures be read again: the state and every wave's failure figures. */
-function failureKey(rollout: Rollout): string {
-  return [rollout.state, ...rollout.waves.map((wave) => JSON.stringify(wave.counts))].join('|');
-}
-
 /** The "Why devices failed" section of a rollout's page. */
 export function WhyDevicesFailed({ company, rollout }: { company: string; rollout: Rollout }) {
-  const { failures, error } = useFailures(company, rollout.id, failureKey(rollout));
+  const { failures, error } = useFailures(company, rollout);
   const current = failures.value;
   const reported = current === null ? [] : groupBy(current.reported, (target) => target.deviceStatus?.message || 'No message');
   const results = current === null ? [] : groupBy(current.results, (target) => humanize(target.result.cause ?? 'UNKNOWN'));
