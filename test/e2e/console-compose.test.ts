@@ -2,11 +2,13 @@
  * End-to-end over `npm start` in headless Chromium: the fleet page's rollout composer. Its preview (target count,
  * breakdown by facet field, waves) is checked against the search and filters endpoints' answers for the same query
  * with the same token; the rollout it creates (now, and scheduled an hour ahead) is read back through the API; a
- * read-only user is not offered it.
+ * continuous one shows on its page, without a reload, the device that joins it later; a read-only user is not offered
+ * it.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, type operations } from '../../client/index.js';
+import { deviceToken } from '../support/device-token.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
 import { expectAccessible, screenshot, signedIn } from './console-harness.js';
 import { clientFor, useLocalService } from './harness.js';
@@ -14,7 +16,7 @@ import { clientFor, useLocalService } from './harness.js';
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the rollout composer tests');
 
-const local = useLocalService({ users: ['alice', 'olivia'] });
+const local = useLocalService({ users: ['alice', 'olivia'], ownDynamoDbPort: true });
 
 /** The search of the test: the demo data's few SERVER-mode devices. */
 const FILTERS = { 'health.mode': ['SERVER'] };
@@ -170,6 +172,44 @@ describe.skipIf(!hasChromium)('the fleet page rollout composer', () => {
     expect(new URL(page.url()).hash).toBe(HASH);
     await page.getByRole('button', { name: 'Close the rollout form' }).click();
     await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe(`Roll out to these ${search.total} devices…`);
+    expect(errors).toEqual([]);
+  });
+
+  // Last: the device it registers changes the search's count for the tests above.
+  it('creates a continuous rollout, whose page shows the device that joins later without a reload', { timeout: 180_000 }, async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', HASH);
+    const search = await apiSearch();
+    await openComposer(page, search.total, await acmeVersion(), '');
+    await page.getByLabel(/Keep going: devices that match this search later/).check();
+    await page.getByRole('button', { name: 'Create rollout' }).click();
+    const rollout = await createdRollout(page);
+    expect(rollout).toMatchObject({ continuous: true, joined: 0, targets: search.total });
+    const joined = page.locator('.rollout-joined');
+    await expect.poll(() => joined.textContent()).toMatch(/^0 devices joined since creation/);
+
+    // A kiosk registered now, in the search's health mode, joins: the page's next poll shows it.
+    const deviceId = `acme-compose-joiner-${Date.now().toString(36)}`;
+    expectOk(
+      await alice().main.POST('/companies/{companyId}/resources/devices', {
+        params: { path: { companyId: 'acme' } },
+        body: [{ id: deviceId, serial: `SN-${deviceId}` }],
+      }),
+    );
+    const { token } = await deviceToken({ ...local.service, dynamoDbEndpoint: local.dynamoDbEndpoint }, 'acme', deviceId);
+    const reported = await clientFor(local.service, token).main.PUT('/device/health', {
+      body: { versionCode: 'compose-joiner', versionName: '1.0', mode: 'SERVER', hubs: [] },
+    });
+    expect(reported.response.status).toBe(204);
+    await expect.poll(() => joined.textContent(), { timeout: 30_000 }).toMatch(/^1 device joined since creation/);
+    await expect
+      .poll(() => page.locator('.rollout-progress-text, dd').filter({ hasText: 'devices' }).first().textContent())
+      .toContain(`of ${search.total + 1} devices`);
+    await expectAccessible(page, 'continuous rollout page');
+    expectOk(
+      await alice().main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', {
+        params: { path: { companyId: 'acme', rolloutId: rollout.id } },
+      }),
+    );
     expect(errors).toEqual([]);
   });
 

@@ -65,6 +65,8 @@ interface Draft {
   note: Signal<string>;
   later: Signal<boolean>;
   at: Signal<string>;
+  /** Devices that match the search later join the rollout (`continuous`). */
+  continuous: Signal<boolean>;
 }
 
 /** The form's state. */
@@ -78,6 +80,7 @@ function useDraft(): Draft {
     note: useSignal(''),
     later: useSignal(false),
     at: useSignal(''),
+    continuous: useSignal(false),
   };
 }
 
@@ -109,6 +112,7 @@ function bodyOf(draft: Draft, query: URLSearchParams): { body: CreateBody } | { 
     ...(minutes !== undefined ? { waveTimeoutSeconds: minutes * 60 } : {}),
     ...(draft.note.value.trim() !== '' ? { note: draft.note.value } : {}),
     ...(startAt !== undefined ? { startAt } : {}),
+    ...(draft.continuous.value ? { continuous: true } : {}),
   };
   return { body };
 }
@@ -282,6 +286,14 @@ function DraftFields({ draft, scenarios }: { draft: Draft; scenarios: ScenarioCh
       <TextField label="Wave timeout (minutes)" value={draft.timeout} type="number" hint="empty: 60" />
       <TextField label="Note" value={draft.note} />
       <StartField draft={draft} />
+      <label class="compose-check">
+        <input
+          type="checkbox"
+          checked={draft.continuous.value}
+          onChange={(event) => (draft.continuous.value = (event.target as HTMLInputElement).checked)}
+        />
+        Keep going: devices that match this search later (registered, or changed into it) get it too, until the rollout is cancelled
+      </label>
     </>
   );
 }

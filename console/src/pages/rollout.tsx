@@ -33,8 +33,17 @@ function Facts({ rollout }: { rollout: Rollout }) {
       <dd>{humanize(rollout.action)}</dd>
       <dt>Progress</dt>
       <dd>
-        {count(doneOf(rollout))} of {count(rollout.targets)} devices
+        {count(doneOf(rollout))} of {count(rollout.targets + (rollout.joined ?? 0))} devices
       </dd>
+      {rollout.continuous && (
+        <>
+          <dt>Continuous</dt>
+          <dd class="rollout-joined">
+            {count(rollout.joined ?? 0)} {rollout.joined === 1 ? 'device' : 'devices'} joined since creation (counted in the last wave);
+            devices that start matching its search join until it is cancelled
+          </dd>
+        </>
+      )}
       <dt>Failure threshold</dt>
       <dd>{Math.round(rollout.failureThreshold * 1000) / 10} % of a wave reporting FAILED</dd>
       <dt>Wave timeout</dt>

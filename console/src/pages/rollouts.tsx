@@ -56,6 +56,8 @@ function useRollouts(company: string, limit: number | undefined) {
 /** One rollout's row: its id links to its page; progress as text and a `<progress>`. */
 function RolloutRow({ company, rollout }: { company: string; rollout: Rollout }) {
   const done = doneOf(rollout);
+  // A continuous rollout's devices that joined count in its last wave, beyond the targets resolved at creation.
+  const total = rollout.targets + (rollout.joined ?? 0);
   return (
     <tr>
       <td class="mono">
@@ -65,10 +67,13 @@ function RolloutRow({ company, rollout }: { company: string; rollout: Rollout })
         {rollout.what.id}@{rollout.what.subId}
       </td>
       <td>{humanize(rollout.action)}</td>
-      <td>{humanize(rollout.state)}</td>
       <td>
-        <progress class="rollout-progress" max={Math.max(1, rollout.targets)} value={done} aria-label={`Progress of ${rollout.id}`} />{' '}
-        {count(done)}/{count(rollout.targets)}
+        {humanize(rollout.state)}
+        {rollout.continuous ? ', continuous' : ''}
+      </td>
+      <td>
+        <progress class="rollout-progress" max={Math.max(1, total)} value={done} aria-label={`Progress of ${rollout.id}`} /> {count(done)}/
+        {count(total)}
       </td>
       <td>{rollout.createdBy}</td>
       <td>
