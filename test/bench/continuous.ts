@@ -30,8 +30,8 @@ import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES, localEnvironment } from '../../functions/local/runtime.js';
 import { DynamoDbStreamPoller } from '../../functions/local/stream-poller.js';
-import { logger } from '../../functions/platform/logger.js';
 import { ensureTables } from '../../functions/local/tables.js';
+import { logger } from '../../functions/platform/logger.js';
 
 /** The goal: processing the continuous rollouts add per device change per continuous rollout of the company, ms. */
 export const CONTINUOUS_GOAL_MS = 5;
@@ -151,13 +151,16 @@ export async function runContinuousBench(): Promise<ContinuousBenchResult> {
     };
 
     const baseline = { ...(await phase('quiet', (index) => `bench-v${index % ROLLOUTS}`)), joined: 0 };
-    const measuredPhase = await phase('bench', (index) => (index % JOIN_EVERY === 0 ? `bench-v${(index / JOIN_EVERY) % ROLLOUTS}` : `other-${index}`));
+    const measuredPhase = await phase('bench', (index) =>
+      index % JOIN_EVERY === 0 ? `bench-v${(index / JOIN_EVERY) % ROLLOUTS}` : `other-${index}`,
+    );
     let joined = 0;
     for (const id of ids) {
       const tallies = await rollouts.tallies('bench', id);
       joined += [...tallies.values()].reduce((sum, tally) => sum + (tally.joined ?? 0), 0);
     }
-    if (joined !== Math.ceil(CHANGES / JOIN_EVERY)) throw new Error(`${joined} devices joined; ${Math.ceil(CHANGES / JOIN_EVERY)} expected.`);
+    if (joined !== Math.ceil(CHANGES / JOIN_EVERY))
+      throw new Error(`${joined} devices joined; ${Math.ceil(CHANGES / JOIN_EVERY)} expected.`);
     const measured = { ...measuredPhase, joined };
     return {
       rollouts: ROLLOUTS,
