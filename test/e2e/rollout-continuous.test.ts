@@ -157,6 +157,16 @@ describe('a continuous rollout', () => {
     expect(viewed.waves.at(-1)?.size).toBe(3);
     expect(viewed.waves.at(-1)?.counts.SUCCESS).toBe(3);
     for (const deviceId of [lateId, existingId]) expect(await actionsOn(alice(), 'acme', deviceId)).toHaveLength(1);
+    // The targets listing has them after the target of creation, in the last wave.
+    const targets = expectOk(
+      await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}/targets', {
+        params: { path: { companyId: 'acme', rolloutId: rollout.id } },
+      }),
+    );
+    expect(targets.items.map((target) => [target.deviceId, target.wave, target.result.state])).toEqual([
+      [`acme-cont-first-${RUN}`, 1, 'SUCCESS'],
+      ...[existingId, lateId].sort().map((deviceId) => [deviceId, 1, 'SUCCESS']),
+    ]);
   });
 
   it('takes no device once cancelled', async () => {

@@ -423,6 +423,29 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
     return Item === undefined ? undefined : memberFromItem(Item);
   }
 
+  /** @inheritdoc */
+  async members(
+    company: string,
+    rolloutId: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ items: RolloutMember[]; more: boolean }> {
+    const key = memberKey(company, rolloutId, after ?? '');
+    const response = await this.client.send(
+      new QueryCommand({
+        TableName: this.tables.rollouts,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': key.pk },
+        ConsistentRead: true,
+        // One extra item tells whether more follow.
+        Limit: limit + 1,
+        ...(after === undefined ? {} : { ExclusiveStartKey: key }),
+      }),
+    );
+    const found = response.Items ?? [];
+    return { items: found.slice(0, limit).map(memberFromItem), more: found.length > limit };
+  }
+
   /**
    * @inheritdoc
    * One TransactWriteItems: [0] the rollout item is RUNNING (ConditionCheck); [1] puts the member if absent; [2] ADDs 1

@@ -230,12 +230,12 @@ export const rolloutTargets = defineRoute({
   method: 'GET',
   path: `${ROLLOUT_PATH}/targets`,
   summary: "List a rollout's targets: each device's wave, result and reported status",
-  description: `Every target device of the rollout, in wave order then by device id, with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (\`deviceStatus\`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. The filters \`wave\`, \`state\`, \`cause\` and \`deviceStatus\` are AND-ed. A page looks at up to ${count(MAX_CHUNKS_PER_TARGET_PAGE * ROLLOUT_CHUNK_SIZE)} targets: with filters that keep few of them it may hold fewer than \`limit\` items, or none, and still carry a \`nextCursor\`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs \`deployments:read\` on the company.`,
+  description: `Every target device of the rollout, in wave order then by device id (then the devices that joined a continuous rollout, in its last wave, by device id), with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (\`deviceStatus\`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. The filters \`wave\`, \`state\`, \`cause\` and \`deviceStatus\` are AND-ed. A page looks at up to ${count(MAX_CHUNKS_PER_TARGET_PAGE * ROLLOUT_CHUNK_SIZE)} targets: with filters that keep few of them it may hold fewer than \`limit\` items, or none, and still carry a \`nextCursor\`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs \`deployments:read\` on the company.`,
   tags: ['Rollouts'],
   scope: 'deployments:read',
   companyParameter: 'companyId',
   request: { params: RolloutParams, query: RolloutTargetsQuery },
-  // Reads the rollout item and its target chunks (rollouts), and the targets' active slots of the version
+  // Reads the rollout item, its target chunks and members (rollouts), and the targets' active slots of the version
   // (deployments, BatchGetItem); signs its cursors.
   access: { storage: true, pagesListings: true, tables: { rollouts: 'R', deployments: 'R' } },
   entry: 'functions/handlers/rollout-targets.ts',

@@ -70,6 +70,11 @@ export interface RolloutRepository {
    * to that result, in one transaction. @returns false when a result was recorded before (nothing counted twice).
    */
   recordJoinResult(company: string, rolloutId: string, member: RolloutMember & { result: string }): Promise<boolean>;
+  /**
+   * The members of a continuous rollout by device id, ascending, after `after` (exclusive; from the first without):
+   * at most `limit` (one Query), and whether more follow.
+   */
+  members(company: string, rolloutId: string, after: string | undefined, limit: number): Promise<{ items: RolloutMember[]; more: boolean }>;
 }
 
 /** The queue of rollout work (SQS on AWS, the local runtime's in-process queue locally). */

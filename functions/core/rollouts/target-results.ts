@@ -7,16 +7,17 @@
  * device whose deployment was not made (RolloutChunk.failures). So a target's result is read with its id, in the
  * same item: no per-device item, no extra write per device, and no scan of the deployments' history (which keeps a
  * FAILURE entry only best effort, and no entry at all per rollout). The device's reported status is read from its
- * active deployment slot of the version (what the active deployments listing shows), in batches.
+ * active deployment slot of the version (what the active deployments listing shows), in batches. The devices that
+ * joined a continuous rollout follow its chunks, as members of its last wave, by device id, with their recorded result.
  */
 import type { DeploymentCause } from '../deployments/deployments.js';
-import type { DeviceStatusState } from '../deployments/model.js';
+import type { DeviceStatus, DeviceStatusState } from '../deployments/model.js';
 import { type DeviceStatusView, deviceStatusView } from '../devices/desired-state.js';
 import { BadRequestError, NotFoundError } from '../shared/errors.js';
 import { ULID_PATTERN } from '../shared/identifiers.js';
 import type { ListingCursors, Page } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
-import type { RolloutChunk, StoredRollout } from './model.js';
+import type { RolloutChunk, RolloutMember, StoredRollout } from './model.js';
 import type { RolloutRepository, TargetStatusReader } from './ports.js';
 
 /**
@@ -59,15 +60,25 @@ export interface RolloutTargetsQuery {
 
 /** What listRolloutTargets needs. */
 export interface RolloutTargetsDependencies {
-  rollouts: Pick<RolloutRepository, 'get' | 'chunk'>;
+  rollouts: Pick<RolloutRepository, 'get' | 'chunk' | 'members'>;
   statuses: TargetStatusReader;
   cursors: ListingCursors;
 }
 
-/** A position in the rollout's targets: chunk index and offset in its device ids. */
+/**
+ * A position in the rollout's targets: chunk index and offset in its device ids; past the last chunk (`chunk` = its
+ * index + 1), the members of a continuous rollout, after device id `after`.
+ */
 interface Position {
   chunk: number;
   offset: number;
+  after?: string;
+}
+
+/** The result recorded for a member: PENDING until its deployment is made. */
+function memberResult(member: RolloutMember): RolloutTargetView['result'] {
+  if (member.result === undefined) return { state: 'PENDING', cause: null };
+  return member.result === 'SUCCESS' ? { state: 'SUCCESS', cause: null } : { state: 'FAILURE', cause: member.result };
 }
 
 /** The result of one device of a chunk. */
@@ -128,9 +139,12 @@ export async function listRolloutTargets(
   const rollout = ULID_PATTERN.test(rolloutId) ? await deps.rollouts.get(companyId, rolloutId) : undefined;
   if (rollout === undefined) throw new NotFoundError(`Rollout '${rolloutId}' does not exist in company '${companyId}'.`);
   const [first, last] = chunkRange(rollout, query.wave);
+  // A continuous rollout's members come after its chunks, with the last wave (or every wave).
+  const withMembers = rollout.continuous !== undefined && (query.wave === undefined || query.wave === rollout.waves.length);
+  const end = withMembers ? last + 1 : last;
   const bound = listing(companyId, rollout.id, query);
   let position: Position = { chunk: first, offset: 0 };
-  if (query.cursor !== undefined) position = decodePosition(deps.cursors.decode(bound, query.cursor), first, last);
+  if (query.cursor !== undefined) position = decodePosition(deps.cursors.decode(bound, query.cursor), first, end);
 
   const items: RolloutTargetView[] = [];
   let chunksRead = 0;
@@ -175,8 +189,69 @@ export async function listRolloutTargets(
     }
     position = offset < deviceIds.length ? { chunk: position.chunk, offset } : { chunk: position.chunk + 1, offset: 0 };
   }
-  const nextCursor = position.chunk <= last ? deps.cursors.encode(bound, { c: position.chunk, o: position.offset }) : null;
+  if (withMembers && position.chunk === end && chunksRead < MAX_CHUNKS_PER_TARGET_PAGE && items.length < query.limit) {
+    position = await listMembers(deps, rollout, query, items, position, MAX_CHUNKS_PER_TARGET_PAGE - chunksRead);
+  }
+  const nextCursor =
+    position.chunk <= end
+      ? deps.cursors.encode(bound, {
+          c: position.chunk,
+          o: position.offset,
+          ...(position.after === undefined ? {} : { a: position.after }),
+        })
+      : null;
   return { items, nextCursor };
+}
+
+/** Members read per Query: as many as a chunk holds. */
+const MEMBER_BATCH = 500;
+
+/**
+ * Adds to `items` the members after `position.after` that pass the filters, until the page is full or `reads`
+ * Queries are done. @returns where the next page starts: after the last member looked at, or past the end.
+ */
+async function listMembers(
+  deps: RolloutTargetsDependencies,
+  rollout: StoredRollout,
+  query: RolloutTargetsQuery,
+  items: RolloutTargetView[],
+  position: Position,
+  reads: number,
+): Promise<Position> {
+  let after = position.after;
+  for (let read = 0; read < reads && items.length < query.limit; read += 1) {
+    const page = await deps.rollouts.members(rollout.company, rollout.id, after, MEMBER_BATCH);
+    const candidates = page.items
+      .map((member) => ({ member, result: memberResult(member) }))
+      .filter(({ result }) => matchesResult(result, query));
+    const statuses = new Map<string, DeviceStatus>();
+    for (let start = 0; start < candidates.length; start += STATUS_BATCH) {
+      const ids = candidates.slice(start, start + STATUS_BATCH).map(({ member }) => member.deviceId);
+      for (const [id, status] of await deps.statuses.deviceStatuses(rollout.company, rollout.what.id, rollout.what.subId, ids)) {
+        statuses.set(id, status);
+      }
+    }
+    let full = false;
+    for (const { member, result } of candidates) {
+      const status = statuses.get(member.deviceId);
+      if (query.deviceStatus !== undefined && status?.state !== query.deviceStatus) continue;
+      items.push({
+        deviceId: member.deviceId,
+        wave: member.wave + 1,
+        result,
+        ...(status === undefined ? {} : { deviceStatus: deviceStatusView(status) }),
+      });
+      if (items.length === query.limit) {
+        after = member.deviceId;
+        full = true;
+        break;
+      }
+    }
+    if (full) return { chunk: position.chunk, offset: 0, after: after as string };
+    after = page.items.at(-1)?.deviceId ?? after;
+    if (!page.more) return { chunk: position.chunk + 1, offset: 0 };
+  }
+  return { chunk: position.chunk, offset: 0, ...(after === undefined ? {} : { after }) };
 }
 
 /** Whether a result passes the `state` and `cause` filters. */
@@ -201,16 +276,20 @@ function chunkRange(rollout: StoredRollout, wave: number | undefined): [number, 
   return stored.chunks;
 }
 
-/** A decoded cursor's position, checked to lie in the listing's chunks. @throws BadRequestError otherwise. */
+/**
+ * A decoded cursor's position, checked to lie in the listing's chunks (or, `a` the last member looked at, in the
+ * members that follow them). @throws BadRequestError otherwise.
+ */
 function decodePosition(key: Record<string, unknown>, first: number, last: number): Position {
-  const { c, o } = key;
+  const { c, o, a } = key;
   const valid =
-    Object.keys(key).length === 2 &&
+    Object.keys(key).length === (a === undefined ? 2 : 3) &&
+    (a === undefined || (typeof a === 'string' && a !== '' && c === last)) &&
     Number.isInteger(c) &&
     Number.isInteger(o) &&
     (c as number) >= first &&
     (c as number) <= last &&
     (o as number) >= 0;
   if (!valid) throw cursorMismatch();
-  return { chunk: c as number, offset: o as number };
+  return { chunk: c as number, offset: o as number, ...(typeof a === 'string' ? { after: a } : {}) };
 }

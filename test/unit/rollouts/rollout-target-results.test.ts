@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import type { DeviceStatus } from '../../../functions/core/deployments/model.js';
-import type { RolloutChunk, StoredRollout } from '../../../functions/core/rollouts/model.js';
+import type { RolloutChunk, RolloutMember, StoredRollout } from '../../../functions/core/rollouts/model.js';
 import type { TargetStatusReader } from '../../../functions/core/rollouts/ports.js';
 import {
   listRolloutTargets,
@@ -80,10 +80,20 @@ class FakeStatuses implements TargetStatusReader {
 let statuses: FakeStatuses;
 let deps: RolloutTargetsDependencies;
 let chunkReads: number;
+let memberReads: number;
 
-function dependencies(stored: StoredRollout, storedChunks: RolloutChunk[]): RolloutTargetsDependencies {
+function dependencies(
+  stored: StoredRollout,
+  storedChunks: RolloutChunk[],
+  storedMembers: RolloutMember[] = [],
+): RolloutTargetsDependencies {
   return {
     rollouts: {
+      members: async (_company, _id, after, limit) => {
+        memberReads += 1;
+        const rest = storedMembers.filter((member) => after === undefined || member.deviceId > after);
+        return { items: rest.slice(0, limit), more: rest.length > limit };
+      },
       get: async (company, id) => (company === stored.company && id === stored.id ? stored : undefined),
       chunk: async (_company, _id, index) => {
         chunkReads += 1;
@@ -114,6 +124,7 @@ async function all(query: Partial<RolloutTargetsQuery>): Promise<{ items: Rollou
 
 beforeEach(() => {
   chunkReads = 0;
+  memberReads = 0;
   statuses = new FakeStatuses(
     new Map([
       ['a-1', status('INSTALLED')],
@@ -248,5 +259,66 @@ describe('listRolloutTargets', () => {
     await expect(list({}, reader, 'not-a-ulid')).rejects.toBeInstanceOf(NotFoundError);
     const outsider: Principal = { subject: 'eve', companies: ['globex'], scopes: new Set(['deployments:read']) };
     await expect(list({}, outsider)).rejects.toBeInstanceOf(ForbiddenError);
+  });
+
+  describe('of a continuous rollout', () => {
+    const continuous: StoredRollout = {
+      ...rollout,
+      continuous: { filters: { 'health.mode': ['SERVER'] }, chunkFirstIds: ['a-1', 'b-1', 'c-1', 'c-3'] },
+    };
+    const members: RolloutMember[] = [
+      { deviceId: 'm-1', wave: 2, at: '2025-03-01T13:00:00.000Z', result: 'SUCCESS' },
+      { deviceId: 'm-2', wave: 2, at: '2025-03-01T13:00:01.000Z', result: 'ALREADY_DEPLOYED' },
+      { deviceId: 'm-3', wave: 2, at: '2025-03-01T13:00:02.000Z' },
+    ];
+    beforeEach(() => {
+      deps = dependencies(continuous, chunks, members);
+      statuses.statuses.set('m-1', status('FAILED', 'no space left'));
+    });
+
+    it('lists the devices that joined after the chunks, in the last wave, with their recorded result', async () => {
+      // The four chunks fill the first page's reads: the members follow on the next page.
+      const first = await list({});
+      expect(first.items.map((item) => item.deviceId)).toEqual(['a-1', 'a-2', 'a-3', 'b-1', 'b-2', 'c-1', 'c-2', 'c-3', 'c-4']);
+      expect(first.nextCursor).not.toBeNull();
+      const page = await list({ cursor: first.nextCursor as string });
+      expect(page.nextCursor).toBeNull();
+      expect(page.items).toEqual([
+        {
+          deviceId: 'm-1',
+          wave: 3,
+          result: { state: 'SUCCESS', cause: null },
+          deviceStatus: { state: 'FAILED', message: 'no space left', updated: '2025-03-01T12:01:00.000Z' },
+        },
+        { deviceId: 'm-2', wave: 3, result: { state: 'FAILURE', cause: 'ALREADY_DEPLOYED' } },
+        { deviceId: 'm-3', wave: 3, result: { state: 'PENDING', cause: null } },
+      ]);
+      expect((await all({ wave: 3 })).items.map((item) => item.deviceId)).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'm-1', 'm-2', 'm-3']);
+      expect((await all({ wave: 1 })).items.map((item) => item.deviceId)).toEqual(['a-1', 'a-2', 'a-3']);
+      expect((await all({ deviceStatus: 'FAILED' })).items.map((item) => item.deviceId)).toEqual(['a-2', 'm-1']);
+      expect((await all({ cause: 'ALREADY_DEPLOYED' })).items.map((item) => item.deviceId)).toEqual(['m-2']);
+      expect((await all({ state: 'PENDING', wave: 3 })).items.map((item) => item.deviceId)).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'm-3']);
+    });
+
+    it('pages across the chunks and the members with cursors, every target once', async () => {
+      const paged = await all({ limit: 2 });
+      expect(paged.items.map((item) => item.deviceId)).toEqual([
+        'a-1',
+        'a-2',
+        'a-3',
+        'b-1',
+        'b-2',
+        'c-1',
+        'c-2',
+        'c-3',
+        'c-4',
+        'm-1',
+        'm-2',
+        'm-3',
+      ]);
+      // Two members per page: the page that ends at m-2 leaves its cursor inside the members.
+      expect(paged.pages).toBe(7);
+      expect(memberReads).toBeGreaterThan(1);
+    });
   });
 });
