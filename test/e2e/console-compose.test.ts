@@ -12,6 +12,7 @@ import { deviceToken } from '../support/device-token.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
 import { expectAccessible, screenshot, signedIn } from './console-harness.js';
 import { clientFor, useLocalService } from './harness.js';
+import { expectedBreakdown, previewTables } from './rollout-reads.js';
 
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the rollout composer tests');
@@ -34,34 +35,6 @@ async function apiSearch(): Promise<{ total: number; ids: string[] }> {
   const query = { ...FILTERS, type: ['DEVICE'], pageSize: '100' } as unknown as operations['Search']['parameters']['query'];
   const answer = expectOk(await alice().main.GET('/resources/search', { params: { query } }));
   return { total: answer.total, ids: answer.resources.map((resource) => resource.id) };
-}
-
-/**
- * The breakdown the preview should show, by caption: the filters endpoint's counts for the same query, where a field
- * the query selects keeps only its selected values (its counts are computed without its own selection, so its other
- * values count devices that are not targets), and values counting no device are left out.
- */
-async function expectedBreakdown(): Promise<Record<string, string[][]>> {
-  const query = { ...FILTERS, type: 'DEVICE' } as unknown as operations['SearchFilters']['parameters']['query'];
-  const descriptors = expectOk(await alice().main.GET('/resources/search/filters', { params: { query } })).items;
-  const selected: Record<string, string[]> = FILTERS;
-  const tables: Record<string, string[][]> = {};
-  for (const field of BREAKDOWN_FIELDS) {
-    const descriptor = descriptors.find((candidate) => candidate.field === field);
-    if (descriptor === undefined) continue;
-    const values = selected[field] ?? [];
-    tables[descriptor.name] = descriptor.definition.parameters
-      .filter((parameter) => parameter.count > 0 && (values.length === 0 || values.includes(parameter.value)))
-      .map((parameter) => [parameter.name, parameter.count.toLocaleString('en-US')]);
-  }
-  return tables;
-}
-
-/** The preview's tables: caption → rows of cells. */
-function previewTables(page: Page): Promise<Record<string, string[][]>> {
-  return page.evaluate(`Object.fromEntries([...document.querySelectorAll('.compose-preview table')].map((table) =>
-    [table.querySelector('caption').textContent,
-     [...table.querySelectorAll('tbody tr')].map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent))]))`);
 }
 
 /** Acme's first scenario and its first version, as the select's value `id@version`. */
@@ -112,7 +85,7 @@ describe.skipIf(!hasChromium)('the fleet page rollout composer', () => {
     await openComposer(page, search.total, version, '2');
 
     await expect.poll(() => page.locator('.compose-targets').textContent()).toBe(`Targets: ${search.total} devices`);
-    const expected = await expectedBreakdown();
+    const expected = await expectedBreakdown(alice(), FILTERS, BREAKDOWN_FIELDS);
     await expect.poll(() => previewTables(page), { timeout: 15_000 }).toEqual(expected);
     expect(expected['Health mode']).toEqual([['Server', String(search.total)]]);
     await expect.poll(() => page.locator('.compose-waves').textContent()).toBe(`Wave 1: 2, wave 2: ${search.total - 2} (the rest)`);

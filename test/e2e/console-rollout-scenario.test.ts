@@ -13,11 +13,12 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type components, expectOk, type operations } from '../../client/index.js';
+import { expectOk, type operations } from '../../client/index.js';
 import type { SimulatedFleet } from '../../simulator/fleet.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
 import { expectAccessible, screenshot, signedIn } from './console-harness.js';
 import { clientFor, eventually, useLocalService } from './harness.js';
+import { expectedBreakdown, failedTargets, previewTables, readRollout } from './rollout-reads.js';
 import { readySimulatedKiosks } from './simulated-kiosks.js';
 
 const hasChromium = chromiumAvailable();
@@ -27,9 +28,6 @@ const COMPANY = 'acme';
 const VERSION = 'acme-welcome@1.1.0';
 // The sweeper looks at running rollouts every 200 ms: a wave ends within a poll of the page once its reports are in.
 const local = useLocalService({ users: ['alice'], environment: { ROLLOUT_SWEEP_INTERVAL_MS: '200', ROLLOUT_CHUNK_TIMEOUT_SECONDS: '2' } });
-
-type Rollout = components['schemas']['Rollout'];
-type RolloutTarget = components['schemas']['RolloutTarget'];
 
 /**
  * The fleet page's filter: the simulated kiosks report firmware version codes 41 and 42 (simulatedHealth: 40 + n % 3
@@ -68,57 +66,6 @@ async function apiFilters() {
   return expectOk(await alice().main.GET('/resources/search/filters', { params: { query } })).items;
 }
 
-/**
- * The breakdown the preview should show, by caption: the filters endpoint's counts for the same query, a field the
- * query selects keeping only its selected values (its counts leave its own selection out), values of no device left out.
- */
-async function expectedBreakdown(): Promise<Record<string, string[][]>> {
-  const descriptors = await apiFilters();
-  const selected: Record<string, string[]> = FILTERS;
-  const tables: Record<string, string[][]> = {};
-  for (const field of BREAKDOWN_FIELDS) {
-    const descriptor = descriptors.find((candidate) => candidate.field === field);
-    if (descriptor === undefined) continue;
-    const values = selected[field] ?? [];
-    tables[descriptor.name] = descriptor.definition.parameters
-      .filter((parameter) => parameter.count > 0 && (values.length === 0 || values.includes(parameter.value)))
-      .map((parameter) => [parameter.name, parameter.count.toLocaleString('en-US')]);
-  }
-  return tables;
-}
-
-/** The preview's tables: caption → rows of cells. */
-function previewTables(page: Page): Promise<Record<string, string[][]>> {
-  return page.evaluate(`Object.fromEntries([...document.querySelectorAll('.compose-preview table')].map((table) =>
-    [table.querySelector('caption').textContent,
-     [...table.querySelectorAll('tbody tr')].map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent))]))`);
-}
-
-/** The rollout as alice reads it through the API. */
-async function getRollout(rolloutId: string): Promise<Rollout> {
-  return expectOk(
-    await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
-      params: { path: { companyId: COMPANY, rolloutId } },
-    }),
-  );
-}
-
-/** Every target whose device reported FAILED, followed through the listing's cursors. */
-async function failedTargets(rolloutId: string): Promise<RolloutTarget[]> {
-  const items: RolloutTarget[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = expectOk(
-      await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}/targets', {
-        params: { path: { companyId: COMPANY, rolloutId }, query: { deviceStatus: 'FAILED', ...(cursor === undefined ? {} : { cursor }) } },
-      }),
-    );
-    items.push(...page.items);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined);
-  return items;
-}
-
 /** The waves table as the page shows it: per wave its size, state and each counted key (by `data-key`). */
 async function waveRows(page: Page, rolloutId: string) {
   const table = page.getByRole('table', { name: `Waves of rollout ${rolloutId}`, exact: true });
@@ -145,7 +92,7 @@ async function shownStates(page: Page, rolloutId: string): Promise<string> {
 /** The same as the API's waves: every key the page counts, 0 when the API has none. */
 async function expectWavesAsApi(page: Page, rolloutId: string): Promise<void> {
   const shown = await waveRows(page, rolloutId);
-  const rollout = await getRollout(rolloutId);
+  const rollout = await readRollout(alice(), COMPANY, rolloutId);
   const keys = Object.keys(shown[0]?.counts ?? {});
   for (const wave of rollout.waves) for (const key of Object.keys(wave.counts)) expect(keys).toContain(key);
   expect(shown).toEqual(
@@ -198,7 +145,7 @@ describe.skipIf(!hasChromium)('the console rollout scenario', () => {
     await page.getByLabel('Note').fill('scenario test');
     await expect.poll(() => page.locator('.compose-targets').textContent()).toBe(`Targets: ${search.total} devices`);
     await expect.poll(() => page.locator('.compose-waves').textContent()).toBe('Wave 1: 2, wave 2: 2, wave 3: 2 (the rest)');
-    const breakdown = await expectedBreakdown();
+    const breakdown = await expectedBreakdown(alice(), FILTERS, BREAKDOWN_FIELDS);
     await expect.poll(() => previewTables(page), { timeout: 15_000 }).toEqual(breakdown);
     // And what the kiosks are: three of each version, each with a printer and a card terminal.
     expect(breakdown[version?.name ?? 'Version']?.map(([, devices]) => devices)).toEqual(['3', '3']);
@@ -210,7 +157,7 @@ describe.skipIf(!hasChromium)('the console rollout scenario', () => {
     await page.getByRole('heading', { level: 1, name: `Rollout ${rolloutId}` }).waitFor();
     // From here on the page is only watched: a reload or a navigation would drop this mark.
     await page.evaluate((mark) => Object.assign(globalThis, { scenarioMark: mark }), rolloutId);
-    const created = await getRollout(rolloutId);
+    const created = await readRollout(alice(), COMPANY, rolloutId);
     expect(created).toMatchObject({
       targets: 6,
       failureThreshold: 0.5,
@@ -234,7 +181,7 @@ describe.skipIf(!hasChromium)('the console rollout scenario', () => {
     // Wave 2's kiosks fail their installs: it completes, and 2 of 2 FAILED (above 50 %) pause the rollout before wave 3.
     await fleets.fails?.start();
     await expect.poll(() => shownStates(page, rolloutId), { timeout: 60_000 }).toBe('Paused: Completed, Completed, Pending');
-    const paused = await getRollout(rolloutId);
+    const paused = await readRollout(alice(), COMPANY, rolloutId);
     expect(paused.state).toBe('PAUSED');
     expect(paused.pausedReason).toMatch(/^Wave 2: 2 of 2 devices reported FAILED/);
     await expect.poll(() => page.locator('.paused-reason').textContent()).toBe(`Paused: ${paused.pausedReason}`);
@@ -242,7 +189,7 @@ describe.skipIf(!hasChromium)('the console rollout scenario', () => {
 
     // The failed devices, grouped by the message they reported, as the targets listing has them.
     const expected = new Map<string, string[]>();
-    for (const target of await failedTargets(rolloutId)) {
+    for (const target of await failedTargets(alice(), COMPANY, rolloutId)) {
       const message = target.deviceStatus?.message || 'No message';
       expected.set(message, [...(expected.get(message) ?? []), target.deviceId]);
     }
@@ -264,14 +211,14 @@ describe.skipIf(!hasChromium)('the console rollout scenario', () => {
     await expect.poll(() => shownStates(page, rolloutId), { timeout: 60_000 }).toBe('Running: Completed, Completed, Running');
     await expect.poll(async () => (await waveRows(page, rolloutId))[2]?.counts.SUCCESS, { timeout: 60_000 }).toBe(2);
     expect(await page.locator('.paused-reason').count()).toBe(0);
-    expect((await getRollout(rolloutId)).state).toBe('RUNNING');
+    expect((await readRollout(alice(), COMPANY, rolloutId)).state).toBe('RUNNING');
 
     // Cancel, confirmed: the rollout and its unfinished wave end CANCELLED.
     await page.getByRole('button', { name: `Cancel rollout ${rolloutId}` }).click();
     await page.getByRole('button', { name: 'Confirm: cancel' }).click();
     await expect.poll(() => shownStates(page, rolloutId), { timeout: 30_000 }).toBe('Cancelled: Completed, Completed, Cancelled');
     await page.getByRole('status').filter({ hasText: 'The rollout is now cancelled.' }).waitFor({ state: 'attached' });
-    expect((await getRollout(rolloutId)).state).toBe('CANCELLED');
+    expect((await readRollout(alice(), COMPANY, rolloutId)).state).toBe('CANCELLED');
     await expectWavesAsApi(page, rolloutId);
 
     expect(await page.evaluate(() => (globalThis as { scenarioMark?: string }).scenarioMark)).toBe(rolloutId);

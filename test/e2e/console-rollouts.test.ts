@@ -13,6 +13,7 @@ import type { SimulatedFleet } from '../../simulator/fleet.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
 import { expectAccessible, screenshot, signedIn } from './console-harness.js';
 import { clientFor, eventually, useLocalService } from './harness.js';
+import { failedTargets, readRollout } from './rollout-reads.js';
 import { startSimulatedKiosks } from './simulated-kiosks.js';
 
 const hasChromium = chromiumAvailable();
@@ -26,7 +27,6 @@ const local = useLocalService({ users: ['alice', 'olivia'], environment: ENVIRON
 const fleets: SimulatedFleet[] = [];
 
 type Rollout = components['schemas']['Rollout'];
-type RolloutTarget = components['schemas']['RolloutTarget'];
 
 const BAD = ['acme-cbad-01', 'acme-cbad-02'];
 const GOOD = ['acme-cgood-01', 'acme-cgood-02', 'acme-cgood-03'];
@@ -49,31 +49,6 @@ let pausedId: string;
 /** Starts simulated kiosks of COMPANY (simulated-kiosks.ts), stopped after the file. */
 async function startFleet(prefix: string, count: number, failureRate: number): Promise<void> {
   fleets.push(await startSimulatedKiosks(local, { company: COMPANY, prefix, count, failureRate }));
-}
-
-/** The rollout as alice reads it through the API. */
-async function getRollout(rolloutId: string): Promise<Rollout> {
-  return expectOk(
-    await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
-      params: { path: { companyId: COMPANY, rolloutId } },
-    }),
-  );
-}
-
-/** Every target of a filtered targets listing, followed through its cursors. */
-async function failedTargets(rolloutId: string): Promise<RolloutTarget[]> {
-  const items: RolloutTarget[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = expectOk(
-      await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}/targets', {
-        params: { path: { companyId: COMPANY, rolloutId }, query: { deviceStatus: 'FAILED', ...(cursor === undefined ? {} : { cursor }) } },
-      }),
-    );
-    items.push(...page.items);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined);
-  return items;
 }
 
 /** Creates a rollout of the scenario's 1.1.0 to `ids` as alice; its id. */
@@ -116,7 +91,7 @@ function expectedRows(rollout: Rollout, keys: string[]) {
 /** Checks the page's waves table equals the API's waves of the rollout now. */
 async function expectWavesAsApi(page: Page, rolloutId: string): Promise<void> {
   const shown = await waveRows(page, rolloutId);
-  expect(shown).toEqual(expectedRows(await getRollout(rolloutId), Object.keys(shown[0]?.counts ?? {})));
+  expect(shown).toEqual(expectedRows(await readRollout(alice(), COMPANY, rolloutId), Object.keys(shown[0]?.counts ?? {})));
 }
 
 beforeAll(async () => {
@@ -126,8 +101,8 @@ beforeAll(async () => {
   await startFleet('acme-cgood-', 3, 0);
   // Wave 1 (sorted ids: both failing kiosks and one good) reports 2 of 3 FAILED, above 0.5: the rollout pauses.
   pausedId = await createRollout([...BAD, ...GOOD], { waves: [3], failureThreshold: 0.5 });
-  await eventually(async () => (await getRollout(pausedId)).state === 'PAUSED', 'the rollout PAUSED on its failures');
-  await eventually(async () => (await failedTargets(pausedId)).length === BAD.length, 'both failures reported');
+  await eventually(async () => (await readRollout(alice(), COMPANY, pausedId)).state === 'PAUSED', 'the rollout PAUSED on its failures');
+  await eventually(async () => (await failedTargets(alice(), COMPANY, pausedId)).length === BAD.length, 'both failures reported');
 }, 180_000);
 
 afterAll(async () => {
@@ -139,7 +114,7 @@ describe.skipIf(!hasChromium)('the console rollout pages', () => {
   it('lists the rollout, shows its waves, paused reason and failed devices as the API does', async () => {
     const { page, errors } = await signedIn(browser, local.service, 'alice', '#/rollouts');
     await expect.poll(() => page.url()).toContain('#/rollouts?company=acme');
-    const rollout = await getRollout(pausedId);
+    const rollout = await readRollout(alice(), COMPANY, pausedId);
     const row = page.getByRole('table', { name: 'Rollouts of acme' }).getByRole('row').filter({ hasText: pausedId });
     await row.waitFor();
     await expect.poll(() => row.textContent()).toContain('Paused');
@@ -151,7 +126,7 @@ describe.skipIf(!hasChromium)('the console rollout pages', () => {
 
     const failures = page.getByRole('region', { name: 'Why devices failed' });
     const expected = new Map<string, string[]>();
-    for (const target of await failedTargets(pausedId)) {
+    for (const target of await failedTargets(alice(), COMPANY, pausedId)) {
       const message = target.deviceStatus?.message ?? '';
       expected.set(message, [...(expected.get(message) ?? []), target.deviceId]);
     }
@@ -185,7 +160,7 @@ describe.skipIf(!hasChromium)('the console rollout pages', () => {
     await page.getByRole('button', { name: 'Resume rollout' }).click();
     await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
     await expect.poll(() => page.locator('.rollout-state').textContent(), { timeout: 60_000 }).toBe('Completed');
-    expect((await getRollout(pausedId)).state).toBe('COMPLETED');
+    expect((await readRollout(alice(), COMPANY, pausedId)).state).toBe('COMPLETED');
     expect(await page.evaluate(() => (globalThis as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await expectWavesAsApi(page, pausedId);
     // Polling reads the rollout alone: no request per wave or device.
@@ -197,12 +172,12 @@ describe.skipIf(!hasChromium)('the console rollout pages', () => {
 
   it('rolls out again to the failed devices, then shows the new rollout', async () => {
     const { page, errors } = await signedIn(browser, local.service, 'alice', `#/rollouts/acme/${pausedId}`);
-    const failed = (await failedTargets(pausedId)).map((target) => target.deviceId).sort();
+    const failed = (await failedTargets(alice(), COMPANY, pausedId)).map((target) => target.deviceId).sort();
     await page.getByRole('button', { name: `Roll out again to the failed ones (${failed.length} devices)` }).click();
     await expect.poll(() => page.url()).not.toContain(pausedId);
     const newId = decodeURIComponent(new URL(page.url()).hash.split('/').at(-1) ?? '');
     await page.getByRole('heading', { level: 1, name: `Rollout ${newId}` }).waitFor();
-    const created = await getRollout(newId);
+    const created = await readRollout(alice(), COMPANY, newId);
     expect(created).toMatchObject({ action: 'DEPLOY', what: { id: SCENARIO, subId: '1.1.0' }, targets: failed.length });
     expect(errors).toEqual([]);
     await page.close();
@@ -260,7 +235,7 @@ describe.skipIf(!hasChromium)('the console rollout pages', () => {
     await page.getByRole('button', { name: `Cancel rollout ${runningId}` }).click();
     await page.getByRole('button', { name: 'Confirm: cancel' }).click();
     await expect.poll(() => page.locator('.rollout-state').textContent()).toBe('Cancelled');
-    expect((await getRollout(runningId)).state).toBe('CANCELLED');
+    expect((await readRollout(alice(), COMPANY, runningId)).state).toBe('CANCELLED');
     await page.getByRole('status').filter({ hasText: 'The rollout is now cancelled.' }).waitFor({ state: 'attached' });
     expect(errors).toEqual([]);
     await page.close();

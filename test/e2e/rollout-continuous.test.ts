@@ -15,6 +15,7 @@ import { type components, expectOk } from '../../client/index.js';
 import { deviceToken } from '../support/device-token.js';
 import { dssJson, dssUser, runDss } from './cli-runner.js';
 import { clientFor, DEMO_PASSWORDS, eventually, expectError, useLocalService } from './harness.js';
+import { readRollout } from './rollout-reads.js';
 
 type Rollout = components['schemas']['Rollout'];
 type HealthReport = components['schemas']['DeviceHealthReport'];
@@ -71,13 +72,6 @@ async function createContinuous(client: Client, company: string, scenario: strin
   );
 }
 
-const getRollout = async (client: Client, company: string, id: string): Promise<Rollout> =>
-  expectOk(
-    await client.main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
-      params: { path: { companyId: company, rolloutId: id } },
-    }),
-  );
-
 /** The history's ACTION entries of `deviceId` (every DEPLOY attempted on it), newest first. */
 async function actionsOn(client: Client, company: string, deviceId: string) {
   const page = expectOk(
@@ -114,7 +108,7 @@ describe('a continuous rollout', () => {
 
   afterAll(async () => {
     // Leave nothing RUNNING for the tests that follow in this file's service.
-    if (rollout !== undefined && (await getRollout(alice(), 'acme', rollout.id)).state !== 'CANCELLED') {
+    if (rollout !== undefined && (await readRollout(alice(), 'acme', rollout.id)).state !== 'CANCELLED') {
       await alice().main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', {
         params: { path: { companyId: 'acme', rolloutId: rollout.id } },
       });
@@ -139,7 +133,7 @@ describe('a continuous rollout', () => {
       const [action] = await actionsOn(alice(), 'acme', deviceId);
       expect(action).toMatchObject({ action: 'DEPLOY', note: `continuous ${CODE}`, by: 'alice' });
     }
-    await eventually(async () => (await getRollout(alice(), 'acme', rollout.id)).joined === 2, 'two devices joined');
+    await eventually(async () => (await readRollout(alice(), 'acme', rollout.id)).joined === 2, 'two devices joined');
 
     // Later changes of both devices (still matching) add nothing: shown once the search holds the last change.
     await report(late, health(CODE, 'SERVER'));
@@ -152,7 +146,7 @@ describe('a continuous rollout', () => {
       );
       return found.resources.length === 2;
     }, 'the later changes searchable');
-    const viewed = await getRollout(alice(), 'acme', rollout.id);
+    const viewed = await readRollout(alice(), 'acme', rollout.id);
     expect(viewed.joined).toBe(2);
     expect(viewed.waves.at(-1)?.size).toBe(3);
     expect(viewed.waves.at(-1)?.counts.SUCCESS).toBe(3);
@@ -183,12 +177,12 @@ describe('a continuous rollout', () => {
       const token = await register(alice(), 'acme', afterId);
       await report(token, health(CODE));
       await report(token, health(CONTROL_CODE));
-      await eventually(async () => (await getRollout(alice(), 'acme', control.id)).joined === 1, 'the control rollout took it');
+      await eventually(async () => (await readRollout(alice(), 'acme', control.id)).joined === 1, 'the control rollout took it');
       // The history is derived from the deployments' own stream: it follows shortly.
       await eventually(async () => (await actionsOn(alice(), 'acme', afterId)).length > 0, 'the history of its deployment');
       const actions = await actionsOn(alice(), 'acme', afterId);
       expect(actions.map((action) => action.note)).toEqual([`continuous ${CONTROL_CODE}`]);
-      expect((await getRollout(alice(), 'acme', rollout.id)).joined).toBe(2);
+      expect((await readRollout(alice(), 'acme', rollout.id)).joined).toBe(2);
     } finally {
       await alice().main.POST('/companies/{companyId}/resources/rollouts/{rolloutId}/cancel', {
         params: { path: { companyId: 'acme', rolloutId: control.id } },
@@ -202,10 +196,10 @@ describe('a continuous rollout', () => {
     try {
       const strangerId = `globex-cont-${RUN}`;
       await report(await register(bob(), 'globex', strangerId), health(`${CODE}-shared`));
-      await eventually(async () => (await getRollout(bob(), 'globex', globex.id)).joined === 1, "globex's rollout took it");
+      await eventually(async () => (await readRollout(bob(), 'globex', globex.id)).joined === 1, "globex's rollout took it");
       await eventually(async () => (await actionsOn(bob(), 'globex', strangerId)).length > 0, 'the history of its deployment');
       expect((await actionsOn(bob(), 'globex', strangerId)).map((action) => action.note)).toEqual([`continuous ${CODE}-shared`]);
-      expect((await getRollout(alice(), 'acme', acme.id)).joined).toBe(0);
+      expect((await readRollout(alice(), 'acme', acme.id)).joined).toBe(0);
     } finally {
       for (const [client, company, id] of [
         [alice(), 'acme', acme.id],
@@ -250,7 +244,7 @@ describe('dss rollout create --continuous', () => {
       ]);
       expect(created).toMatchObject({ state: 'RUNNING', continuous: true, targets: 0, joined: 0 });
       await report(await register(alice(), 'acme', `acme-cont-cli-${RUN}`), health(code));
-      await eventually(async () => (await getRollout(alice(), 'acme', created.id)).joined === 1, 'the device joined');
+      await eventually(async () => (await readRollout(alice(), 'acme', created.id)).joined === 1, 'the device joined');
       const get = await runDss(user, ['rollout', 'get', created.id]);
       expect(get.code, get.stderr).toBe(0);
       expect(get.stdout).toMatch(/│ continuous +│ yes, 1 device\(s\) joined since creation/);
