@@ -16,7 +16,7 @@ import {
   joinContinuousRollouts,
 } from '../../../functions/core/rollouts/continuous.js';
 import type { RolloutCreateInput, RolloutWorkMessage } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository, WorkQueue } from '../../../functions/core/rollouts/ports.js';
+import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
 import {
   cancelRollout,
   createRollout,
@@ -28,12 +28,12 @@ import {
   runRolloutChunk,
   sweepRollouts,
 } from '../../../functions/core/rollouts/rollouts.js';
-import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
 import type { DeviceDocument } from '../../../functions/core/search/documents.js';
 import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { useLocalTables } from '../../support/local-tables.js';
+import { everyVersionExists, RecordingQueue } from '../../support/rollout-fixtures.js';
 
 const DAY = 24 * 60 * 60_000;
 const START = Date.parse('2033-03-01T08:00:00.000Z');
@@ -43,13 +43,6 @@ const SELECTION = new Map([
   ['connection.state', ['CONNECTED']],
   ['health.mode', ['EMBEDDED_PLATFORM_ANDROID']],
 ]);
-
-class RecordingQueue implements WorkQueue {
-  readonly sent: RolloutWorkMessage[] = [];
-  async send(messages: readonly RolloutWorkMessage[]): Promise<void> {
-    this.sent.push(...messages);
-  }
-}
 
 let client: DynamoDBDocumentClient;
 let clock: Date;
@@ -67,10 +60,7 @@ const advance = (ms: number) => {
 const alice = (): Principal => ({ subject: 'alice', companies: [company], scopes: new Set(['deployments:write']) });
 
 const fakeDevices = { existing: async (_company: string, ids: readonly string[]) => new Set(ids) } as unknown as DeviceRepository;
-const fakeScenarios = {
-  existingVersions: async (_company: string, references: readonly { scenarioId: string; version: string }[]) =>
-    new Set(references.map((ref) => `${ref.scenarioId}#${ref.version}`)),
-} as unknown as ScenarioRepository;
+const fakeScenarios = everyVersionExists;
 
 const joinDeps = (overrides: Partial<ContinuousRolloutDependencies> = {}): ContinuousRolloutDependencies => ({
   rollouts,

@@ -9,8 +9,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbRolloutRepository } from '../../../functions/adapters/aws/dynamodb-rollout-repository.js';
 import { rolloutCreate } from '../../../functions/contract/routes/rollouts.js';
-import { MAX_ROLLOUT_SCHEDULE_DAYS, type RolloutCreateInput, type RolloutWorkMessage } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository, WorkQueue } from '../../../functions/core/rollouts/ports.js';
+import { MAX_ROLLOUT_SCHEDULE_DAYS, type RolloutCreateInput } from '../../../functions/core/rollouts/model.js';
+import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
 import {
   cancelRollout,
   createRollout,
@@ -22,25 +22,17 @@ import {
   scheduledStart,
   sweepRollouts,
 } from '../../../functions/core/rollouts/rollouts.js';
-import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
 import { BadRequestError, ConflictError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { useLocalTables } from '../../support/local-tables.js';
+import { everyVersionExists, RecordingQueue } from '../../support/rollout-fixtures.js';
 import { bodyOf } from '../../support/route-input.js';
 
 const HOUR = 60 * 60_000;
 const DAY = 24 * HOUR;
 const START = Date.parse('2033-06-01T08:00:00.000Z');
 const SCENARIO = { type: 'SCENARIO' as const, id: 'lobby-loop', subId: '1.0.0' };
-
-/** A queue that keeps what is sent. */
-class RecordingQueue implements WorkQueue {
-  readonly sent: RolloutWorkMessage[] = [];
-  async send(messages: readonly RolloutWorkMessage[]): Promise<void> {
-    this.sent.push(...messages);
-  }
-}
 
 let client: DynamoDBDocumentClient;
 let clock: Date;
@@ -56,10 +48,7 @@ const advance = (ms: number) => {
 };
 const alice = (): Principal => ({ subject: 'alice', companies: [company], scopes: new Set(['deployments:write']) });
 const devices = (count: number) => Array.from({ length: count }, (_, index) => `kiosk-${String(index + 1).padStart(5, '0')}`);
-const fakeScenarios = {
-  existingVersions: async (_company: string, references: readonly { scenarioId: string; version: string }[]) =>
-    new Set(references.map((ref) => `${ref.scenarioId}#${ref.version}`)),
-} as unknown as ScenarioRepository;
+const fakeScenarios = everyVersionExists;
 
 const create = (input: Partial<RolloutCreateInput>, targets: readonly string[] = devices(3)) =>
   createRollout(deps, alice(), company, { action: 'DEPLOY', what: SCENARIO, targets: { ids: [...targets] }, ...input }, targets);

@@ -14,7 +14,7 @@ import { applyDeploymentChanges, deploymentChangeOf } from '../../../functions/c
 import type { ActiveDeployment, DeploymentEvent, DeviceStatusState } from '../../../functions/core/deployments/model.js';
 import type { DeviceRepository } from '../../../functions/core/devices/ports.js';
 import type { RolloutCreateInput, RolloutWorkMessage, StoredRollout } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository, WorkQueue } from '../../../functions/core/rollouts/ports.js';
+import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
 import {
   cancelRollout,
   createRollout,
@@ -34,23 +34,11 @@ import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestErro
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { useLocalTables } from '../../support/local-tables.js';
+import { RecordingQueue } from '../../support/rollout-fixtures.js';
 
 const DAY = 24 * 60 * 60_000;
 const START = Date.parse('2032-06-01T08:00:00.000Z');
 const SCENARIO = { type: 'SCENARIO' as const, id: 'lobby-loop', subId: '1.0.0' };
-
-/** A queue that keeps what is sent, for the test to deliver. */
-class RecordingQueue implements WorkQueue {
-  readonly sent: RolloutWorkMessage[] = [];
-  failNext = false;
-  async send(messages: readonly RolloutWorkMessage[]): Promise<void> {
-    if (this.failNext) {
-      this.failNext = false;
-      throw new Error('simulated SQS outage');
-    }
-    this.sent.push(...messages);
-  }
-}
 
 let client: DynamoDBDocumentClient;
 let clock: Date;

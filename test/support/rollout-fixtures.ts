@@ -1,0 +1,26 @@
+/**
+ * What the rollout unit tests share: a work queue that keeps what is sent (for the test to deliver, or to fail once),
+ * and a scenario repository in which every version asked about exists.
+ */
+import type { RolloutWorkMessage } from '../../functions/core/rollouts/model.js';
+import type { WorkQueue } from '../../functions/core/rollouts/ports.js';
+import type { ScenarioRepository } from '../../functions/core/scenarios/ports.js';
+
+/** A queue that keeps what is sent, in order; `failNext` makes the next send throw (an SQS outage) and nothing kept. */
+export class RecordingQueue implements WorkQueue {
+  readonly sent: RolloutWorkMessage[] = [];
+  failNext = false;
+  async send(messages: readonly RolloutWorkMessage[]): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('simulated SQS outage');
+    }
+    this.sent.push(...messages);
+  }
+}
+
+/** Scenario versions as the rollout use cases ask for them: every one exists. */
+export const everyVersionExists = {
+  existingVersions: async (_company: string, references: readonly { scenarioId: string; version: string }[]) =>
+    new Set(references.map((ref) => `${ref.scenarioId}#${ref.version}`)),
+} as unknown as ScenarioRepository;
