@@ -4,12 +4,11 @@
  * at a time ("Show more" follows the API's cursor), with a filter form that writes the URL and a CSV export of every
  * matching entry. A refused query (a 400 naming its parameters) shows the service's words.
  */
-import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
 import { useDefaultCompany } from '../company-listing.js';
 import { count, dateTime, humanize } from '../format.js';
 import { useHistoryExport } from '../history/export.js';
 import { FILTERS, type HistoryEntry, historyQueryOf, instantOf, localInputOf } from '../history/query.js';
+import { usePagedListing } from '../paged-listing.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, claims, problemText } from '../session.js';
 
@@ -48,58 +47,27 @@ function RefusalAlert({ refusal, what }: { refusal: Refusal; what: string }) {
 
 /** The listing of `company` for the URL's filters (`key`: their query string): the first page, then "Show more". */
 function useHistory(company: string, key: string) {
-  const generation = useSignal(0);
-  const entries = useSignal<HistoryEntry[] | undefined>(undefined);
-  const nextCursor = useSignal<string | null>(null);
-  const refusal = useSignal<Refusal | null>(null);
-  const moreRefusal = useSignal<Refusal | null>(null);
-  const loading = useSignal(false);
-  const loadPage = async (cursor: string | undefined, current: number) => {
-    loading.value = true;
-    const failed = (value: Refusal) => {
-      if (cursor === undefined) refusal.value = value;
-      else moreRefusal.value = value;
-    };
-    try {
+  const listing = usePagedListing<HistoryEntry, Refusal>(
+    [company, key],
+    company !== '',
+    async (cursor) => {
       const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/deployments/history', {
         params: {
           path: { companyId: company },
           query: { ...historyQueryOf(new URLSearchParams(key)), ...(cursor === undefined ? {} : { cursor }) },
         },
       });
-      if (current !== generation.peek()) return;
-      if (data === undefined) {
-        failed(refusalOf(error, response.status));
-        return;
-      }
-      entries.value = cursor === undefined ? data.items : [...(entries.value ?? []), ...data.items];
-      nextCursor.value = data.nextCursor;
-      refusal.value = null;
-      moreRefusal.value = null;
-    } catch {
-      if (current === generation.peek()) failed(refusalOf(undefined));
-    } finally {
-      if (current === generation.peek()) loading.value = false;
-    }
-  };
-  useEffect(() => {
-    if (company === '') return;
-    const current = generation.peek() + 1;
-    generation.value = current;
-    entries.value = undefined;
-    nextCursor.value = null;
-    refusal.value = null;
-    moreRefusal.value = null;
-    void loadPage(undefined, current);
-  }, [company, key]);
-  const more = () => void loadPage(nextCursor.value ?? undefined, generation.peek());
+      return data === undefined ? { failure: refusalOf(error, response.status) } : data;
+    },
+    () => refusalOf(undefined),
+  );
   return {
-    entries: entries.value,
-    nextCursor: nextCursor.value,
-    refusal: refusal.value,
-    moreRefusal: moreRefusal.value,
-    loading: loading.value,
-    more,
+    entries: listing.items.value,
+    nextCursor: listing.nextCursor.value,
+    refusal: listing.failure.value,
+    moreRefusal: listing.moreFailure.value,
+    loading: listing.loading.value,
+    more: listing.more,
   };
 }
 

@@ -2,55 +2,31 @@
  * The rollouts page (`#/rollouts?company=<id>[&limit=<n>]`): a company's rollouts, newest first, a page at a time
  * (`limit` per page, the API's default without it; "Show more" follows the API's cursor), each with its scenario version, action, state and progress, linked to its own page.
  */
-import { type Signal, useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import type { Signal } from '@preact/signals';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { count, dateTime, humanize } from '../format.js';
+import { usePagedListing } from '../paged-listing.js';
 import type { Rollout } from '../rollouts/api.js';
 import { doneOf } from '../rollouts/progress.js';
 import { here, hrefOf } from '../router.js';
 import { api, claims, problemText } from '../session.js';
 
-/** The company's rollouts, `limit` a page; `loadPage(cursor, current)` keeps its answer while `generation` is `current`. */
+/** The company's rollouts, `limit` a page (the API's default when undefined), newest first. */
 function useRollouts(company: string, limit: number | undefined) {
-  const generation = useSignal(0);
-  const rollouts = useSignal<Rollout[]>([]);
-  const nextCursor = useSignal<string | null>(null);
-  const listError = useSignal<string | null>(null);
-  const loading = useSignal(false);
-  const loadPage = async (cursor: string | undefined, current: number) => {
-    loading.value = true;
-    try {
+  return usePagedListing<Rollout, string>(
+    [company, limit],
+    company !== '',
+    async (cursor) => {
       const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/rollouts', {
         params: {
           path: { companyId: company },
           query: { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) },
         },
       });
-      if (current !== generation.peek()) return;
-      if (data === undefined) {
-        listError.value = problemText(error, response.status);
-        return;
-      }
-      rollouts.value = cursor === undefined ? data.items : [...rollouts.value, ...data.items];
-      nextCursor.value = data.nextCursor;
-      listError.value = null;
-    } catch {
-      if (current === generation.peek()) listError.value = problemText(undefined);
-    } finally {
-      if (current === generation.peek()) loading.value = false;
-    }
-  };
-  useEffect(() => {
-    if (company === '') return;
-    const current = generation.peek() + 1;
-    generation.value = current;
-    rollouts.value = [];
-    nextCursor.value = null;
-    void loadPage(undefined, current);
-  }, [company, limit]);
-  const more = () => void loadPage(nextCursor.value ?? undefined, generation.peek());
-  return { rollouts, nextCursor, listError, loading, more };
+      return data === undefined ? { failure: problemText(error, response.status) } : data;
+    },
+    () => problemText(undefined),
+  );
 }
 
 /** One rollout's row: its id links to its page; progress as text and a `<progress>`. */
@@ -129,20 +105,22 @@ export function RolloutsPage() {
   const query = here.value.query;
   const company = query.get('company') ?? '';
   useDefaultCompany('/rollouts', company, claims.value?.companies[0], query);
-  const { rollouts, nextCursor, listError, loading, more } = useRollouts(company, limitOf(query));
+  const { items, nextCursor, failure, moreFailure, loading, more } = useRollouts(company, limitOf(query));
+  const rollouts = items.value ?? [];
+  const listError = failure.value ?? moreFailure.value;
   return (
     <main id="main">
       <h1>Rollouts</h1>
       <div aria-live="polite" class="muted">
-        {loading.value ? 'Loading rollouts…' : `${count(rollouts.value.length)} rollouts shown.`}
+        {loading.value ? 'Loading rollouts…' : `${count(rollouts.length)} rollouts shown.`}
       </div>
-      {listError.value !== null && (
+      {listError !== null && (
         <p class="error" role="alert">
-          {listError.value}
+          {listError}
         </p>
       )}
       {company !== '' && (
-        <RolloutsTable company={company} rollouts={rollouts.value} nextCursor={nextCursor} loading={loading.value} more={more} />
+        <RolloutsTable company={company} rollouts={rollouts} nextCursor={nextCursor} loading={loading.value} more={more} />
       )}
     </main>
   );

@@ -3,11 +3,12 @@
  * paged by the API's own `limit` and `cursor`, "Show more" for the next page), its storage used against the quota, the
  * skeleton archive to start from, and, with `scenarios:write`, the upload of an archive.
  */
-import { type Signal, useSignal } from '@preact/signals';
+import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { bytes, count, dateTime } from '../format.js';
+import { usePagedListing } from '../paged-listing.js';
 import { here } from '../router.js';
 import { UploadForm } from '../scenarios/upload-form.js';
 import { api, can, claims, problemText } from '../session.js';
@@ -159,59 +160,51 @@ function Versions({ listed }: { listed: ListedScenario }) {
 
 /**
  * The company's scenarios, a page at a time (`limit` per page, the API's default when undefined), each with its
- * versions. `loadPage(cursor, current)` reads a page (the first without `cursor`) and keeps its answer only while
- * `generation` is still `current`.
+ * versions; read afresh when the company, the page size or `revision` changes.
  */
-function useListing(company: string, limit: number | undefined, generation: Signal<number>) {
-  const listed = useSignal<ListedScenario[]>([]);
-  const nextCursor = useSignal<string | null>(null);
-  const listError = useSignal<string | null>(null);
-  const loading = useSignal(false);
-  const loadPage = async (cursor: string | undefined, current: number) => {
-    loading.value = true;
-    try {
+function useListing(company: string, limit: number | undefined, revision: number) {
+  return usePagedListing<ListedScenario, string>(
+    [company, limit, revision],
+    company !== '',
+    async (cursor, isCurrent) => {
       const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/scenarios', {
         params: {
           path: { companyId: company },
           query: { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) },
         },
       });
-      if (current !== generation.peek()) return;
-      if (data === undefined) {
-        listError.value = problemText(error, response.status);
-        return;
-      }
-      const items = await withDetails(company, data.items);
-      if (current !== generation.peek()) return;
-      listed.value = cursor === undefined ? items : [...listed.value, ...items];
-      nextCursor.value = data.nextCursor;
-      listError.value = null;
-    } catch {
-      if (current === generation.peek()) listError.value = problemText(undefined);
-    } finally {
-      if (current === generation.peek()) loading.value = false;
-    }
-  };
-  return { listed, nextCursor, listError, loading, loadPage };
+      if (data === undefined) return { failure: problemText(error, response.status) };
+      // Each scenario's versions are read too, unless a newer read has started meanwhile (its answer is dropped).
+      return { items: isCurrent() ? await withDetails(company, data.items) : [], nextCursor: data.nextCursor };
+    },
+    () => problemText(undefined),
+  );
 }
 
-/** The company's storage usage; `loadUsage(current)` keeps its answer only while `generation` is still `current`. */
-function useUsage(company: string, generation: Signal<number>) {
+/** The company's storage usage, read afresh when the company or `revision` changes; a late answer for another is dropped. */
+function useUsage(company: string, revision: number) {
   const usage = useSignal<StorageUsage | null>(null);
   const usageError = useSignal<string | null>(null);
-  const loadUsage = async (current: number) => {
-    try {
-      const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/scenarios/usage', {
-        params: { path: { companyId: company } },
-      });
-      if (current !== generation.peek()) return;
-      usage.value = data ?? null;
-      usageError.value = data === undefined ? problemText(error, response.status) : null;
-    } catch {
-      if (current === generation.peek()) usageError.value = problemText(undefined);
-    }
-  };
-  return { usage, usageError, loadUsage };
+  useEffect(() => {
+    if (company === '') return;
+    let current = true;
+    void (async () => {
+      try {
+        const { data, error, response } = await api.main.GET('/companies/{companyId}/resources/scenarios/usage', {
+          params: { path: { companyId: company } },
+        });
+        if (!current) return;
+        usage.value = data ?? null;
+        usageError.value = data === undefined ? problemText(error, response.status) : null;
+      } catch {
+        if (current) usageError.value = problemText(undefined);
+      }
+    })();
+    return () => {
+      current = false;
+    };
+  }, [company, revision]);
+  return { usage, usageError };
 }
 
 /**
@@ -219,26 +212,23 @@ function useUsage(company: string, generation: Signal<number>) {
  * stored) asks; `more()` reads the listing's next page.
  */
 function useCatalog(company: string, limit: number | undefined) {
-  // Which load is current: an answer of an earlier one (another company) is dropped.
-  const generation = useSignal(0);
   // Bumped after an upload is stored: the listing and usage are read again.
   const revision = useSignal(0);
-  const listing = useListing(company, limit, generation);
-  const { usage, usageError, loadUsage } = useUsage(company, generation);
-  useEffect(() => {
-    if (company === '') return;
-    const current = generation.peek() + 1;
-    generation.value = current;
-    listing.listed.value = [];
-    listing.nextCursor.value = null;
-    void listing.loadPage(undefined, current);
-    void loadUsage(current);
-  }, [company, limit, revision.value]);
+  const listing = useListing(company, limit, revision.value);
+  const { usage, usageError } = useUsage(company, revision.value);
   const reload = () => {
     revision.value += 1;
   };
-  const more = () => void listing.loadPage(listing.nextCursor.value ?? undefined, generation.peek());
-  return { ...listing, usage, usageError, reload, more };
+  return {
+    listed: listing.items.value ?? [],
+    listError: listing.failure.value ?? listing.moreFailure.value,
+    loading: listing.loading.value,
+    hasMore: listing.nextCursor.value !== null,
+    more: listing.more,
+    usage,
+    usageError,
+    reload,
+  };
 }
 
 /** The scenarios table: one row per listed scenario (id, name and description, latest version, versions, last upload). */
@@ -341,10 +331,10 @@ export function ScenariosPage() {
       {can('scenarios:write') && <UploadForm key={company} company={company} onStored={catalog.reload} />}
       <Catalog
         company={company}
-        scenarios={catalog.listed.value}
-        error={catalog.listError.value}
-        loading={catalog.loading.value}
-        hasMore={catalog.nextCursor.value !== null}
+        scenarios={catalog.listed}
+        error={catalog.listError}
+        loading={catalog.loading}
+        hasMore={catalog.hasMore}
         onMore={catalog.more}
       />
     </main>
