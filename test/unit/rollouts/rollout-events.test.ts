@@ -289,4 +289,19 @@ describe('the event log', () => {
     const paused = await pauseRollout(deps, operator('alice'), company, view.id);
     expect(paused.events).toEqual([{ at: at(), type: 'PAUSED', by: 'alice' }]);
   });
+
+  it('a listing page that DynamoDB cut at 1 MB (rollouts carry their logs) ends with a cursor, not as the last page', async () => {
+    const view = await create({}, devices(1));
+    const item = { ...(await rollouts.get(company, view.id)), pk: `ROLLOUT#${company}`, sk: view.id };
+    // What DynamoDB answers when the 1 MB read limit stops a query before `Limit`: fewer items, and a LastEvaluatedKey.
+    const cut = {
+      send: async () => ({ Items: [item], LastEvaluatedKey: { pk: item.pk, sk: item.sk } }),
+    } as unknown as DynamoDBDocumentClient;
+    const listing = new DynamoDbRolloutRepository(cut, LOCAL_TABLES, new CursorCodec(() => Buffer.alloc(32, 7)));
+    const page = await listing.list(company, 50, undefined);
+    expect(page.items.map((rollout) => rollout.id)).toEqual([view.id]);
+    expect(page.nextCursor).not.toBeNull();
+    // The real table, read whole: the last page has no cursor.
+    expect((await rollouts.list(company, 50, undefined)).nextCursor).toBeNull();
+  });
 });
