@@ -210,6 +210,34 @@ describe('the event log', () => {
     ]);
   });
 
+  it('records that a continuous rollout paused on its last wave follows the devices again once resumed', async () => {
+    const view = await createRollout(
+      deps,
+      operator('alice'),
+      company,
+      { action: 'DEPLOY', what: SCENARIO, targets: { query: 'location.name=Lyon' }, continuous: true, failureThreshold: 0.1 },
+      devices(2),
+      new Map([['location.name', ['Lyon']]]),
+    );
+    await drain();
+    advance(60_000);
+    await report('kiosk-00001', 'INSTALLED');
+    await report('kiosk-00002', 'FAILED');
+    const pausedAt = at();
+    expect((await sweep()).paused).toEqual([`${company}/${view.id}`]);
+    advance(60_000);
+    const resumedAt = at();
+    await resumeRollout(deps, operator('bob'), company, view.id);
+    const events = await eventsOf(view.id);
+    expect(events.slice(2).map(({ at, type, wave, by }) => ({ at, type, wave, by }))).toEqual([
+      { at: pausedAt, type: 'WAVE_COMPLETED', wave: 1, by: undefined },
+      { at: pausedAt, type: 'PAUSED', wave: 1, by: undefined },
+      { at: resumedAt, type: 'RESUMED', wave: undefined, by: 'bob' },
+      { at: resumedAt, type: 'FOLLOWING', wave: undefined, by: undefined },
+    ]);
+    expect(events[3]?.reason).toMatch(/^Wave 1: 1 of 2 devices reported FAILED/);
+  });
+
   it('two sweepers racing on a wave record its completion and the next start once', async () => {
     const view = await create({ waves: [1] }, devices(3));
     await drain();
