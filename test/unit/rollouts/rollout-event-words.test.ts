@@ -1,5 +1,6 @@
 /** The event log in words (client/rollout-events.ts), as the CLI and the console show it. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { printRollout } from '../../../cli/commands/rollouts.js';
 import { countsInWords, describeRolloutEvent, EVENTS_KEPT_FIRST, eventLogLines } from '../../../client/rollout-events.js';
 import { ROLLOUT_EVENTS_FIRST } from '../../../functions/core/rollouts/model.js';
 
@@ -46,5 +47,47 @@ describe('eventLogLines', () => {
     expect(lines).toHaveLength(13);
     expect(lines[EVENTS_KEPT_FIRST]).toEqual({ kind: 'dropped', count: 7 });
     expect(lines[EVENTS_KEPT_FIRST + 1]).toEqual({ kind: 'event', event: events[EVENTS_KEPT_FIRST] });
+  });
+});
+
+describe('dss rollout get', () => {
+  it('prints the event log after the waves, with the dropped events in their place', () => {
+    const events = Array.from({ length: 11 }, (_, index) => ({ at, type: 'PAUSED' as const, by: `op-${index}` }));
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      printRollout(
+        {
+          id: '01M840XZ7Q7092F2K9K69CPWC3',
+          state: 'PAUSED',
+          action: 'DEPLOY',
+          what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.1.0' },
+          targets: 1,
+          waves: [{ size: 1, state: 'RUNNING', counts: {} }],
+          failureThreshold: 0.1,
+          waveTimeoutSeconds: 3600,
+          note: null,
+          createdBy: 'alice',
+          created: at,
+          updated: at,
+          continuous: false,
+          events,
+          eventsDropped: 42,
+        },
+        { events: true },
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    const lines = written.join('').split('\n');
+    const log = lines.slice(lines.findIndex((line) => /TIME +│ EVENT/.test(line)) + 1).filter((line) => line.startsWith('│'));
+    expect(log.map((line) => line.split('│')[2]?.trim())).toEqual([
+      ...events.slice(0, EVENTS_KEPT_FIRST).map((event) => `Paused by ${event.by}`),
+      '42 events not kept',
+      'Paused by op-10',
+    ]);
   });
 });
