@@ -1598,7 +1598,36 @@ export interface components {
          *       "created": "2025-03-01T12:00:00.000Z",
          *       "updated": "2025-03-01T12:04:10.000Z",
          *       "pausedReason": "Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel.",
-         *       "continuous": false
+         *       "continuous": false,
+         *       "events": [
+         *         {
+         *           "at": "2025-03-01T12:00:00.000Z",
+         *           "type": "CREATED",
+         *           "by": "operator-1"
+         *         },
+         *         {
+         *           "at": "2025-03-01T12:00:00.000Z",
+         *           "type": "WAVE_STARTED",
+         *           "wave": 1
+         *         },
+         *         {
+         *           "at": "2025-03-01T12:04:10.000Z",
+         *           "type": "WAVE_COMPLETED",
+         *           "wave": 1,
+         *           "counts": {
+         *             "SUCCESS": 10,
+         *             "INSTALLED": 8,
+         *             "FAILED": 2
+         *           }
+         *         },
+         *         {
+         *           "at": "2025-03-01T12:04:10.000Z",
+         *           "type": "PAUSED",
+         *           "wave": 1,
+         *           "reason": "Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel."
+         *         }
+         *       ],
+         *       "eventsDropped": 0
          *     }
          */
         Rollout: {
@@ -1644,6 +1673,10 @@ export interface components {
             continuous: boolean;
             /** @description A continuous rollout: how many devices joined since its creation, each counted once. */
             joined?: number;
+            /** @description Its transitions, oldest first, each recorded by the very write that made it. Bounded: past 200 events, the first 10 and the newest 190 are kept (see `eventsDropped`). Empty for a rollout created before events were recorded. */
+            events: components["schemas"]["RolloutEvent"][];
+            /** @description How many events were dropped between the first 10 and the others of `events`; 0 when none. */
+            eventsDropped: number;
         };
         /** @description A rollout: deploy (or undeploy) one scenario version on the devices a query selects, wave after wave. */
         RolloutCreateBody: {
@@ -1676,6 +1709,45 @@ export interface components {
             startAt?: string;
             /** @description Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment, counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false. */
             continuous?: boolean;
+        };
+        /**
+         * @example {
+         *       "at": "2025-03-01T12:04:10.000Z",
+         *       "type": "WAVE_COMPLETED",
+         *       "wave": 1,
+         *       "counts": {
+         *         "SUCCESS": 10,
+         *         "INSTALLED": 8,
+         *         "FAILED": 2
+         *       }
+         *     }
+         */
+        RolloutEvent: {
+            /**
+             * Format: date-time
+             * @description When the transition happened.
+             */
+            at: string;
+            /**
+             * @description CREATED (`by` its creator, `startAt` when scheduled); STARTED (a scheduled rollout started); WAVE_STARTED; WAVE_COMPLETED (with the wave's `counts` then); PAUSED (`by` an operator, or with the `reason` a wave's failures gave); RESUMED and CANCELLED (`by`); COMPLETED (its last wave completed); FOLLOWING (a continuous rollout's waves are all done: it goes on for the devices that join).
+             * @enum {string}
+             */
+            type: "CREATED" | "STARTED" | "WAVE_STARTED" | "WAVE_COMPLETED" | "PAUSED" | "RESUMED" | "CANCELLED" | "COMPLETED" | "FOLLOWING";
+            /** @description The wave concerned, 1-based (WAVE_STARTED, WAVE_COMPLETED, PAUSED on failures). */
+            wave?: number;
+            /** @description `sub` of the caller who did it; absent for what the service did on its own. */
+            by?: string;
+            /** @description PAUSED on a wave's failures: the `pausedReason` it set. */
+            reason?: string;
+            /** @description WAVE_COMPLETED: the wave's counts when it completed (reports arriving later still add to the wave's `counts`). */
+            counts?: {
+                [key: string]: number;
+            };
+            /**
+             * Format: date-time
+             * @description CREATED of a scheduled rollout: when it is to start.
+             */
+            startAt?: string;
         };
         RolloutPage: {
             /** @description Newest first. */

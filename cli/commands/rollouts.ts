@@ -4,6 +4,7 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { type components, type DssClient, expectOk, type operations } from '../../client/index.js';
+import { describeRolloutEvent, eventLogLines } from '../../client/rollout-events.js';
 import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { invocationOf } from '../context.js';
@@ -147,7 +148,7 @@ async function getRollout(rolloutId: string, options: WatchOptions, command: Com
     return;
   }
   if (json) printJson(current);
-  else printRollout(current);
+  else printRollout(current, { events: true });
 }
 
 /** `dss rollout list`: lists the company's rollouts, newest first. */
@@ -417,8 +418,11 @@ async function watch(
 /** The counts shown in columns of their own; any other (failure causes) go in OTHER. */
 const COUNT_COLUMNS = ['SUCCESS', 'INSTALLED', 'FAILED'] as const;
 
-/** A rollout as a record (state, scenario, settings) and a table of its waves with their counts. */
-export function printRollout(rollout: Rollout): void {
+/**
+ * A rollout as a record (state, scenario, settings) and a table of its waves with their counts; with `events`, then
+ * its event log (time, what happened), oldest first.
+ */
+export function printRollout(rollout: Rollout, options: { events?: boolean } = {}): void {
   printRecord({
     id: rollout.id,
     state: rollout.state,
@@ -446,6 +450,25 @@ export function printRollout(rollout: Rollout): void {
       { head: 'STARTED', value: ({ wave }) => wave.startedAt },
       { head: 'COMPLETED', value: ({ wave }) => wave.completedAt },
     ],
+  );
+  if (options.events === true) printEventLog(rollout);
+}
+
+/** The rollout's event log as a table; the events dropped from its middle (to bound it) are one row saying how many. */
+function printEventLog(rollout: Rollout): void {
+  const rows = eventLogLines(rollout).map((line) =>
+    line.kind === 'event'
+      ? { time: line.event.at, what: describeRolloutEvent(line.event, { action: rollout.action }) }
+      : { time: '…', what: `${line.count} events not kept` },
+  );
+  say();
+  printTable(
+    rows,
+    [
+      { head: 'TIME', value: ({ time }) => time },
+      { head: 'EVENT', value: ({ what }) => what },
+    ],
+    'No event recorded (the rollout was created before events were recorded).',
   );
 }
 

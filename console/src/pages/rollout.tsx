@@ -6,6 +6,7 @@
 import { count, dateTime, humanize } from '../format.js';
 import { RolloutActions } from '../rollouts/actions.js';
 import type { Rollout } from '../rollouts/api.js';
+import { EventLog } from '../rollouts/event-log.js';
 import { WhyDevicesFailed } from '../rollouts/failures.js';
 import { doneOf } from '../rollouts/progress.js';
 import { useRollout } from '../rollouts/use-rollout.js';
@@ -83,6 +84,7 @@ function RolloutBody({ company, rollout, show }: { company: string; rollout: Rol
         <WaveTable rollout={rollout} />
       </section>
       <WhyDevicesFailed company={company} rollout={rollout} />
+      <EventLog rollout={rollout} />
     </>
   );
 }

@@ -180,9 +180,12 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
     const found = response.Items ?? [];
     const items = found.slice(0, limit).map(rolloutFromItem);
     const last = items.at(-1);
+    // A query also stops at 1 MB read (rollouts carry their event logs, up to ~20 KB each): then more may follow
+    // even though fewer than `limit` came back, and the page ends with a cursor rather than claiming to be the last.
+    const more = found.length > limit || response.LastEvaluatedKey !== undefined;
     return {
       items,
-      nextCursor: found.length > limit && last !== undefined ? this.cursors.encode(rolloutsListing(company), { sk: last.id }) : null,
+      nextCursor: more && last !== undefined ? this.cursors.encode(rolloutsListing(company), { sk: last.id }) : null,
     };
   }
 

@@ -14,7 +14,10 @@ import {
   MAX_ROLLOUT_WAVES,
   MAX_WAVE_TIMEOUT_SECONDS,
   MIN_WAVE_TIMEOUT_SECONDS,
+  ROLLOUT_EVENTS_FIRST,
+  ROLLOUT_EVENTS_NEWEST,
   type RolloutCreateInput,
+  type RolloutEventType,
   type RolloutState,
   type WaveState,
 } from '../../core/rollouts/model.js';
@@ -33,6 +36,17 @@ const MAX_NOTE_LENGTH = 2_000;
 
 const ROLLOUT_STATES = ['SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED'] as const satisfies readonly RolloutState[];
 const WAVE_STATES = ['PENDING', 'RUNNING', 'COMPLETED', 'CANCELLED'] as const satisfies readonly WaveState[];
+const EVENT_TYPES = [
+  'CREATED',
+  'STARTED',
+  'WAVE_STARTED',
+  'WAVE_COMPLETED',
+  'PAUSED',
+  'RESUMED',
+  'CANCELLED',
+  'COMPLETED',
+  'FOLLOWING',
+] as const satisfies readonly RolloutEventType[];
 
 const coreWhat = DeploymentRequestBodySchema.shape.requests.element.shape.what;
 
@@ -190,6 +204,30 @@ export const RolloutWave = z
   .strict()
   .meta({ id: 'RolloutWave', examples: [{ size: 10, state: 'RUNNING', counts: { SUCCESS: 10, INSTALLED: 7, FAILED: 1 } }] });
 
+/** One transition of a rollout, as its `events` log answers it (the core's RolloutEvent). */
+export const RolloutEvent = z
+  .object({
+    at: dateTime('When the transition happened.'),
+    type: z
+      .enum(EVENT_TYPES)
+      .describe(
+        "CREATED (`by` its creator, `startAt` when scheduled); STARTED (a scheduled rollout started); WAVE_STARTED; WAVE_COMPLETED (with the wave's `counts` then); PAUSED (`by` an operator, or with the `reason` a wave's failures gave); RESUMED and CANCELLED (`by`); COMPLETED (its last wave completed); FOLLOWING (a continuous rollout's waves are all done: it goes on for the devices that join).",
+      ),
+    wave: z.int().min(1).optional().describe('The wave concerned, 1-based (WAVE_STARTED, WAVE_COMPLETED, PAUSED on failures).'),
+    by: z.string().optional().describe('`sub` of the caller who did it; absent for what the service did on its own.'),
+    reason: z.string().optional().describe("PAUSED on a wave's failures: the `pausedReason` it set."),
+    counts: z
+      .record(z.string(), z.int().min(0))
+      .optional()
+      .describe("WAVE_COMPLETED: the wave's counts when it completed (reports arriving later still add to the wave's `counts`)."),
+    startAt: dateTime('CREATED of a scheduled rollout: when it is to start.').optional(),
+  })
+  .strict()
+  .meta({
+    id: 'RolloutEvent',
+    examples: [{ at: '2025-03-01T12:04:10.000Z', type: 'WAVE_COMPLETED', wave: 1, counts: { SUCCESS: 10, INSTALLED: 8, FAILED: 2 } }],
+  });
+
 export const Rollout = z
   .object({
     id: z.string().describe('Rollout identifier (ULID).'),
@@ -223,6 +261,15 @@ export const Rollout = z
         'Whether devices that start matching the query after creation join (their deployments count in the last wave, whose `size` grows by them). A continuous rollout stays RUNNING after its last wave until it is cancelled.',
       ),
     joined: z.int().min(0).optional().describe('A continuous rollout: how many devices joined since its creation, each counted once.'),
+    events: z
+      .array(RolloutEvent)
+      .describe(
+        `Its transitions, oldest first, each recorded by the very write that made it. Bounded: past ${ROLLOUT_EVENTS_FIRST + ROLLOUT_EVENTS_NEWEST} events, the first ${ROLLOUT_EVENTS_FIRST} and the newest ${ROLLOUT_EVENTS_NEWEST} are kept (see \`eventsDropped\`). Empty for a rollout created before events were recorded.`,
+      ),
+    eventsDropped: z
+      .int()
+      .min(0)
+      .describe(`How many events were dropped between the first ${ROLLOUT_EVENTS_FIRST} and the others of \`events\`; 0 when none.`),
   })
   .strict()
   .meta({
@@ -254,6 +301,19 @@ export const Rollout = z
         pausedReason:
           'Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel.',
         continuous: false,
+        events: [
+          { at: '2025-03-01T12:00:00.000Z', type: 'CREATED', by: 'operator-1' },
+          { at: '2025-03-01T12:00:00.000Z', type: 'WAVE_STARTED', wave: 1 },
+          { at: '2025-03-01T12:04:10.000Z', type: 'WAVE_COMPLETED', wave: 1, counts: { SUCCESS: 10, INSTALLED: 8, FAILED: 2 } },
+          {
+            at: '2025-03-01T12:04:10.000Z',
+            type: 'PAUSED',
+            wave: 1,
+            reason:
+              'Wave 1: 2 of 10 devices reported FAILED (20 %), above the failure threshold of 10 %. Resume to go on with wave 2, or cancel.',
+          },
+        ],
+        eventsDropped: 0,
       },
     ],
   });

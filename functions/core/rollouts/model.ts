@@ -26,6 +26,57 @@ export const MAX_WAVE_TIMEOUT_SECONDS = 604_800;
 export const MAX_ROLLOUT_SCHEDULE_DAYS = 365;
 
 /**
+ * Events a rollout's log keeps: its first ROLLOUT_EVENTS_FIRST (creation and start) and its newest
+ * ROLLOUT_EVENTS_NEWEST; those in between are dropped and counted (`eventsDropped`). The bound keeps the rollout item
+ * far below DynamoDB's 400 KB item limit however often it is paused and resumed: the events that repeat without bound
+ * (an operator's pause, resume) are ~100 bytes (`at` 24, `type` ≤ 14, `by` a token's `sub`, attribute names), and the
+ * largest, at most one per wave (≤ MAX_ROLLOUT_WAVES + 1), are WAVE_COMPLETED with its counts (≤ ~20 causes × ~30
+ * bytes ≈ 600 bytes) and PAUSED with a failure reason (~300 bytes): 200 events × ≤ 1 KB ≤ 200 KB, plus the rest of the
+ * item (≤ 200 chunk first ids of a continuous rollout ≈ 26 KB, the note, ≤ 21 waves) — well under 400 KB, and ~20 KB
+ * in the usual case.
+ */
+export const ROLLOUT_EVENTS_FIRST = 10;
+/** See ROLLOUT_EVENTS_FIRST. */
+export const ROLLOUT_EVENTS_NEWEST = 190;
+
+/**
+ * What a rollout event records: CREATED (by its creator, `startAt` when scheduled), STARTED (a scheduled rollout's
+ * start), WAVE_STARTED / WAVE_COMPLETED (`wave`, the counts at completion), PAUSED (`by` an operator, or `reason` a
+ * wave's failures), RESUMED / CANCELLED (`by`), COMPLETED (its last wave completed), FOLLOWING (a continuous
+ * rollout's waves are all done: it goes on for the devices that join).
+ */
+export type RolloutEventType =
+  | 'CREATED'
+  | 'STARTED'
+  | 'WAVE_STARTED'
+  | 'WAVE_COMPLETED'
+  | 'PAUSED'
+  | 'RESUMED'
+  | 'CANCELLED'
+  | 'COMPLETED'
+  | 'FOLLOWING';
+
+/**
+ * One transition of a rollout, stored on the rollout item and written by the same conditional write as the transition
+ * it records (so it is never lost nor recorded twice), and answered as is.
+ */
+export interface RolloutEvent {
+  /** ISO-8601: when the transition was written. */
+  at: string;
+  type: RolloutEventType;
+  /** The wave it concerns, 1-based (as `pausedReason`'s "Wave 1" and the targets listing): WAVE_*, PAUSED on failures. */
+  wave?: number;
+  /** `sub` of the operator (or creator) who did it; absent when the sweeper did. */
+  by?: string;
+  /** Why: PAUSED on a wave's failures (the `pausedReason` it set). */
+  reason?: string;
+  /** WAVE_COMPLETED: the wave's counts when it completed (later reports still add to the wave's own counts). */
+  counts?: Record<string, number>;
+  /** CREATED of a scheduled rollout: when it is to start (ISO-8601, UTC). */
+  startAt?: string;
+}
+
+/**
  * A rollout's state: SCHEDULED until its `startAt` (nothing deployed yet), RUNNING until its last wave completes,
  * PAUSED by an operator or too many failures, or ended.
  */
@@ -108,6 +159,10 @@ export interface RolloutView {
   continuous: boolean;
   /** A continuous rollout's devices that joined since its creation (each counted once); absent otherwise. */
   joined?: number;
+  /** Its transitions, oldest first: the first and newest kept (ROLLOUT_EVENTS_FIRST); `[]` for one stored before events. */
+  events: RolloutEvent[];
+  /** Events dropped from the middle of `events` to bound it (0 when none). */
+  eventsDropped: number;
 }
 
 /** One wave of a stored rollout: its size, state and the range of target chunks holding its devices. */
@@ -153,6 +208,10 @@ export interface StoredRollout {
   startAt?: string;
   /** Present on a continuous rollout: what a changed device is matched against, and where the rollout's own targets are. */
   continuous?: ContinuousSpec;
+  /** Its transitions, oldest first, bounded (appendEvents); absent on a rollout stored before events were recorded. */
+  events?: RolloutEvent[];
+  /** Events dropped from the middle of `events` to bound it; absent while none. */
+  eventsDropped?: number;
   /** Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). */
   version: number;
   /**

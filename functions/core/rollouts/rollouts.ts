@@ -29,8 +29,11 @@ import {
   MAX_WAVE_TIMEOUT_SECONDS,
   MIN_WAVE_TIMEOUT_SECONDS,
   ROLLOUT_CHUNK_SIZE,
+  ROLLOUT_EVENTS_FIRST,
+  ROLLOUT_EVENTS_NEWEST,
   type RolloutChunk,
   type RolloutCreateInput,
+  type RolloutEvent,
   type RolloutView,
   type RolloutWaveTally,
   type RolloutWaveView,
@@ -177,6 +180,26 @@ export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number,
     ...(rollout.startAt === undefined ? {} : { startAt: rollout.startAt }),
     continuous: rollout.continuous !== undefined,
     ...(rollout.continuous === undefined ? {} : { joined }),
+    events: (rollout.events ?? []).map((event) => ({ ...event, ...(event.counts === undefined ? {} : { counts: { ...event.counts } }) })),
+    eventsDropped: rollout.eventsDropped ?? 0,
+  };
+}
+
+/**
+ * The rollout with `added` appended to its events (oldest first), bounded: past ROLLOUT_EVENTS_FIRST +
+ * ROLLOUT_EVENTS_NEWEST events, the first ROLLOUT_EVENTS_FIRST stay (how it was created and started) and the newest
+ * ROLLOUT_EVENTS_NEWEST, the ones in between are dropped and added to `eventsDropped`. A rollout stored before events
+ * were recorded starts its log with `added`. Pure: the caller writes the result in the same conditional write as the
+ * transition the events record.
+ */
+export function withEvents(rollout: StoredRollout, ...added: RolloutEvent[]): StoredRollout {
+  const all = [...(rollout.events ?? []), ...added];
+  const excess = all.length - (ROLLOUT_EVENTS_FIRST + ROLLOUT_EVENTS_NEWEST);
+  if (excess <= 0) return { ...rollout, events: all };
+  return {
+    ...rollout,
+    events: [...all.slice(0, ROLLOUT_EVENTS_FIRST), ...all.slice(ROLLOUT_EVENTS_FIRST + excess)],
+    eventsDropped: (rollout.eventsDropped ?? 0) + excess,
   };
 }
 
@@ -303,6 +326,10 @@ export async function createRollout(
           },
         }
       : {}),
+    events: [
+      { at: now, type: 'CREATED', by: principal.subject, ...(startAt === undefined ? {} : { startAt }) },
+      ...(startAt === undefined ? [{ at: now, type: 'WAVE_STARTED' as const, wave: 1 }] : []),
+    ],
     version: 1,
     sweepAt: startAt ?? now,
   };
@@ -480,9 +507,12 @@ export async function pauseRollout(
   companyId: string,
   rolloutId: string,
 ): Promise<RolloutView> {
-  const { after } = await transition(deps, principal, companyId, rolloutId, 'paused', ['RUNNING'], (rollout) => {
+  const { after } = await transition(deps, principal, companyId, rolloutId, 'paused', ['RUNNING'], (rollout, now) => {
     const { sweepAt: _sweepAt, ...rest } = rollout;
-    return { ...rest, state: 'PAUSED', pausedReason: `Paused by ${principal.subject}.` };
+    return withEvents(
+      { ...rest, state: 'PAUSED', pausedReason: `Paused by ${principal.subject}.` },
+      { at: now, type: 'PAUSED', by: principal.subject },
+    );
   });
   return viewOf(deps, after);
 }
@@ -505,7 +535,13 @@ export async function resumeRollout(
     );
     // A continuous rollout paused after its last wave has no wave left to sweep: it runs on for the devices that join.
     const left = waves.some((wave) => wave.state !== 'COMPLETED');
-    return { ...rest, waves, state: 'RUNNING', ...(left ? { sweepAt: now } : {}) };
+    const startsWave = rollout.waves[rollout.currentWave]?.state === 'PENDING';
+    return withEvents(
+      { ...rest, waves, state: 'RUNNING', ...(left ? { sweepAt: now } : {}) },
+      { at: now, type: 'RESUMED', by: principal.subject },
+      ...(startsWave ? [{ at: now, type: 'WAVE_STARTED' as const, wave: rollout.currentWave + 1 }] : []),
+      ...(!left && rollout.continuous !== undefined ? [{ at: now, type: 'FOLLOWING' as const }] : []),
+    );
   });
   try {
     await resendUnfinished(deps, after, after.updated, () => true);
@@ -540,7 +576,7 @@ export async function cancelRollout(
         if (wave.state === 'COMPLETED') return wave;
         return { ...wave, state: 'CANCELLED' as const, ...(wave.state === 'RUNNING' ? { completedAt: now } : {}) };
       });
-      return { ...rest, waves, state: 'CANCELLED' };
+      return withEvents({ ...rest, waves, state: 'CANCELLED' }, { at: now, type: 'CANCELLED', by: principal.subject });
     },
   );
   return viewOf(deps, after);
@@ -743,17 +779,25 @@ async function sweepRollout(deps: RolloutSweepDependencies, company: string, rol
   if (wave.state === 'COMPLETED') {
     // A continuous rollout past its last wave (resumed, or written so by an earlier version) has nothing to sweep.
     const { sweepAt: _sweepAt, ...rest } = rollout;
-    return (await writeThenSend(deps, rollout, rest, nowIso)) ? 'following' : 'conflict';
+    const following = rollout.events?.at(-1)?.type === 'FOLLOWING' ? rest : withEvents(rest, { at: nowIso, type: 'FOLLOWING' });
+    return (await writeThenSend(deps, rollout, following, nowIso)) ? 'following' : 'conflict';
   }
   if (rollout.state === 'SCHEDULED') {
     // The index holds it at its startAt, so it is due; the check keeps a rollout from starting early all the same.
     if (rollout.startAt !== undefined && Date.parse(rollout.startAt) > now.getTime()) return 'waiting';
     // One write conditioned on the version read: of two sweepers racing, one starts it and sends its chunks.
-    const started: StoredRollout = { ...rollout, state: 'RUNNING', waves: replaceWave(rollout.waves, index, startedWave(wave, nowIso)) };
+    const started = withEvents(
+      { ...rollout, state: 'RUNNING', waves: replaceWave(rollout.waves, index, startedWave(wave, nowIso)) },
+      { at: nowIso, type: 'STARTED' },
+      { at: nowIso, type: 'WAVE_STARTED', wave: index + 1 },
+    );
     return (await writeThenSend(deps, rollout, started, nowIso)) ? 'started' : 'conflict';
   }
   if (wave.state === 'PENDING') {
-    const started = { ...rollout, waves: replaceWave(rollout.waves, index, startedWave(wave, nowIso)) };
+    const started = withEvents(
+      { ...rollout, waves: replaceWave(rollout.waves, index, startedWave(wave, nowIso)) },
+      { at: nowIso, type: 'WAVE_STARTED', wave: index + 1 },
+    );
     return (await writeThenSend(deps, rollout, started, nowIso)) ? 'started' : 'conflict';
   }
   const tally = (await deps.rollouts.tallies(company, rolloutId)).get(index) ?? { counts: {}, chunksDone: 0 };
@@ -765,24 +809,38 @@ async function sweepRollout(deps: RolloutSweepDependencies, company: string, rol
   if (!waveComplete(rollout, wave, tally.counts, now)) return 'waiting';
   const waves = replaceWave(rollout.waves, index, { ...wave, state: 'COMPLETED', completedAt: nowIso });
   const next = waves[index + 1];
+  const completed: RolloutEvent = { at: nowIso, type: 'WAVE_COMPLETED', wave: index + 1, counts: { ...tally.counts } };
+  const pausedEvent = (reason: string): RolloutEvent => ({ at: nowIso, type: 'PAUSED', wave: index + 1, reason });
   if (next === undefined && rollout.continuous !== undefined) {
     // A continuous rollout runs on after its last wave, for the devices that join, unless that wave failed too often.
     const { sweepAt: _sweepAt, ...rest } = rollout;
     const pausedReason = failurePauseReason(rollout, index, tally.counts);
-    const after: StoredRollout = pausedReason === undefined ? { ...rest, waves } : { ...rest, waves, state: 'PAUSED', pausedReason };
+    const after: StoredRollout =
+      pausedReason === undefined
+        ? withEvents({ ...rest, waves }, completed, { at: nowIso, type: 'FOLLOWING' })
+        : withEvents({ ...rest, waves, state: 'PAUSED', pausedReason }, completed, pausedEvent(pausedReason));
     return (await writeThenSend(deps, rollout, after, nowIso)) ? (pausedReason === undefined ? 'following' : 'paused') : 'conflict';
   }
   if (next === undefined) {
     const { sweepAt: _sweepAt, ...rest } = rollout;
-    return (await writeThenSend(deps, rollout, { ...rest, waves, state: 'COMPLETED' }, nowIso)) ? 'completed' : 'conflict';
+    const after = withEvents({ ...rest, waves, state: 'COMPLETED' }, completed, { at: nowIso, type: 'COMPLETED' });
+    return (await writeThenSend(deps, rollout, after, nowIso)) ? 'completed' : 'conflict';
   }
   const pausedReason = failurePauseReason(rollout, index, tally.counts);
   if (pausedReason !== undefined) {
     const { sweepAt: _sweepAt, ...rest } = rollout;
-    const paused: StoredRollout = { ...rest, waves, currentWave: index + 1, state: 'PAUSED', pausedReason };
+    const paused = withEvents(
+      { ...rest, waves, currentWave: index + 1, state: 'PAUSED', pausedReason },
+      completed,
+      pausedEvent(pausedReason),
+    );
     return (await writeThenSend(deps, rollout, paused, nowIso)) ? 'paused' : 'conflict';
   }
-  const advanced = { ...rollout, waves: replaceWave(waves, index + 1, startedWave(next, nowIso)), currentWave: index + 1 };
+  const advanced = withEvents(
+    { ...rollout, waves: replaceWave(waves, index + 1, startedWave(next, nowIso)), currentWave: index + 1 },
+    completed,
+    { at: nowIso, type: 'WAVE_STARTED', wave: index + 2 },
+  );
   return (await writeThenSend(deps, rollout, advanced, nowIso)) ? 'started' : 'conflict';
 }
 

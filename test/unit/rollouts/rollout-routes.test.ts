@@ -160,6 +160,13 @@ describe('Rollout', () => {
     created: '2025-03-01T12:00:00.000Z',
     updated: '2025-03-01T12:04:10.000Z',
     continuous: false,
+    events: [
+      { at: '2025-03-01T12:00:00.000Z', type: 'CREATED', by: 'operator' },
+      { at: '2025-03-01T12:00:00.000Z', type: 'WAVE_STARTED', wave: 1 },
+      { at: '2025-03-01T12:04:10.000Z', type: 'WAVE_COMPLETED', wave: 1, counts: { SUCCESS: 9, ALREADY_DEPLOYED: 1, INSTALLED: 9 } },
+      { at: '2025-03-01T12:04:10.000Z', type: 'WAVE_STARTED', wave: 2 },
+    ],
+    eventsDropped: 0,
   };
 
   it('is the core RolloutView, and describes every view the use cases answer', () => {
@@ -173,6 +180,8 @@ describe('Rollout', () => {
     expect(Rollout.safeParse({ ...view, extra: 1 }).success).toBe(false);
     expect(Rollout.parse({ ...view, continuous: true, joined: 3 })).toMatchObject({ continuous: true, joined: 3 });
     expect(Rollout.safeParse({ ...view, continuous: true, joined: -1 }).success).toBe(false);
+    expect(Rollout.safeParse({ ...view, events: [{ at: '2025-03-01T12:00:00.000Z', type: 'WAVE_STARTED', wave: 0 }] }).success).toBe(false);
+    expect(Rollout.safeParse({ ...view, events: [{ at: '2025-03-01T12:00:00.000Z', type: 'REWOUND' }] }).success).toBe(false);
   });
 });
 
