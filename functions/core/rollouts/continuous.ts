@@ -18,7 +18,7 @@ import { rolloutDeploymentId } from './rollouts.js';
 
 /** What joinContinuousRollouts needs: the rollouts and what the deployment use case needs (`now`: the join time). */
 export type ContinuousRolloutDependencies = DeploymentDependencies & {
-  rollouts: Pick<RolloutRepository, 'continuousOf' | 'member' | 'join' | 'recordJoinResult' | 'chunk'>;
+  rollouts: Pick<RolloutRepository, 'continuousOf' | 'get' | 'member' | 'join' | 'recordJoinResult' | 'chunk'>;
 };
 
 /**
@@ -43,7 +43,10 @@ export type JoinOutcome =
   | 'member'
   /** It is one of the targets resolved at creation: the waves deploy it. */
   | 'target'
-  /** The rollout stopped running meanwhile (paused, cancelled): it did not join. */
+  /**
+   * The rollout stopped running meanwhile (paused, cancelled): it did not join, or it had joined but the deployment an
+   * earlier run left unfinished is not made (until the rollout runs again and the device changes again).
+   */
   | 'ended';
 
 /** One changed device: its document after the change. */
@@ -109,6 +112,10 @@ async function joinOne(deps: ContinuousRolloutDependencies, rollout: StoredRollo
     member = joined === 'joined' ? candidate : await deps.rollouts.member(rollout.company, rollout.id, deviceId);
     if (member === undefined) throw new Error(`Member ${deviceId} of rollout ${rollout.id} vanished after joining.`);
     if (member.result !== undefined) return 'member';
+  } else if ((await deps.rollouts.get(rollout.company, rollout.id))?.state !== 'RUNNING') {
+    // A deployment an earlier run left unfinished (a backend error, a crash): the list read may be stale, and a paused
+    // or cancelled rollout deploys nothing more.
+    return 'ended';
   }
   await deployMember(deps, rollout, member);
   return 'joined';

@@ -228,6 +228,75 @@ describe('joinContinuousRollouts', () => {
   });
 });
 
+describe('a join whose deployment an earlier run left unfinished', () => {
+  const failingDeployments = () =>
+    Object.assign(Object.create(deployments) as DynamoDbDeploymentRepository, {
+      activate: async () => {
+        throw new Error('simulated DynamoDB outage');
+      },
+    });
+
+  it('is not deployed while the rollout is paused or once it is cancelled, even when the list read still has it running', async () => {
+    const created = await createContinuous(['kiosk-a']);
+    const broken = joinContinuousRollouts(joinDeps({ deployments: failingDeployments(), onError: () => {} }), [
+      { device: device('kiosk-p', 'CONNECTED') },
+    ]);
+    await expect(broken).rejects.toBeInstanceOf(ContinuousJoinIncompleteError);
+    const joinedAt = clock.toISOString();
+    const stale = await rollouts.continuousOf(company);
+    const staleRepository = Object.assign(Object.create(rollouts) as RolloutRepository, { continuousOf: async () => stale });
+
+    // The stream retries the record while the rollout is paused: nothing is deployed.
+    await pauseRollout(deps, alice(), company, created.id);
+    advance(1_000);
+    const paused = await joinContinuousRollouts(joinDeps({ rollouts: staleRepository }), [{ device: device('kiosk-p', 'CONNECTED') }]);
+    expect(paused.ended).toEqual([`${created.id}/kiosk-p`]);
+    expect(await activeOf('kiosk-p')).toEqual([]);
+
+    // Resumed, the device's next change finishes its join, with the deployment of its join time.
+    await resumeRollout(deps, alice(), company, created.id);
+    const resumed = await joinContinuousRollouts(joinDeps(), [{ device: device('kiosk-p', 'CONNECTED') }]);
+    expect(resumed.joined).toEqual([`${created.id}/kiosk-p`]);
+    expect((await activeOf('kiosk-p')).map((slot) => slot.id)).toEqual([rolloutDeploymentId(created.id, 'kiosk-p', joinedAt)]);
+
+    // Another member left unfinished, then the rollout cancelled: it never gets the deployment.
+    await expect(
+      joinContinuousRollouts(joinDeps({ deployments: failingDeployments(), onError: () => {} }), [{ device: device('kiosk-q', 'CONNECTED') }]),
+    ).rejects.toBeInstanceOf(ContinuousJoinIncompleteError);
+    await cancelRollout(deps, alice(), company, created.id);
+    const cancelled = await joinContinuousRollouts(joinDeps({ rollouts: staleRepository }), [{ device: device('kiosk-q', 'CONNECTED') }]);
+    expect(cancelled.ended).toEqual([`${created.id}/kiosk-q`]);
+    expect(await activeOf('kiosk-q')).toEqual([]);
+  });
+
+  it('UNDEPLOY: retried once the undeployed slot was purged, it is recorded ALREADY_UNDEPLOYED (as a chunk run again)', async () => {
+    await deployments.activate({
+      company,
+      deviceId: 'kiosk-u',
+      scenarioId: SCENARIO.id,
+      version: SCENARIO.subId,
+      id: '01HZZZZZZZZZZZZZZZZZZZZZZZ',
+      deployedAt: clock.toISOString(),
+      deployedBy: 'bob',
+    });
+    const created = await createContinuous(['kiosk-a'], { action: 'UNDEPLOY' });
+    advance(1_000);
+    const unrecorded = Object.assign(Object.create(rollouts) as RolloutRepository, {
+      recordJoinResult: async () => {
+        throw new Error('simulated throttling');
+      },
+    });
+    await expect(
+      joinContinuousRollouts(joinDeps({ rollouts: unrecorded }), [{ device: device('kiosk-u', 'CONNECTED') }]),
+    ).rejects.toBeInstanceOf(ContinuousJoinIncompleteError);
+    // The deployments stream purges the undeployed slot (deployment changes), within a second.
+    const undeployId = rolloutDeploymentId(created.id, 'kiosk-u', clock.toISOString());
+    await deployments.purgeUndeployed([{ company, deviceId: 'kiosk-u', scenarioId: SCENARIO.id, version: SCENARIO.subId, undeployId }]);
+    await joinContinuousRollouts(joinDeps(), [{ device: device('kiosk-u', 'CONNECTED') }]);
+    expect((await rollouts.member(company, created.id, 'kiosk-u'))?.result).toBe('ALREADY_UNDEPLOYED');
+  });
+});
+
 describe('a continuous rollout after its last wave', () => {
   const sweep = () => sweepRollouts({ rollouts, queue, chunkTimeoutSeconds: 15, now });
 
