@@ -806,7 +806,10 @@ async function sweepRollout(deps: RolloutSweepDependencies, company: string, rol
     const sent = await resendUnfinished(deps, rollout, nowIso, (lastSent) => Date.parse(lastSent) + timeoutMs <= now.getTime());
     return sent > 0 ? 'resent' : 'waiting';
   }
-  if (!waveComplete(rollout, wave, tally.counts, now)) return 'waiting';
+  // The empty wave of a continuous rollout created without targets completes at once: the counts it holds are only
+  // those of devices that joined, which neither hold it open until they report nor pause it.
+  const empty = wave.chunks[1] < wave.chunks[0];
+  if (!empty && !waveComplete(rollout, wave, tally.counts, now)) return 'waiting';
   const waves = replaceWave(rollout.waves, index, { ...wave, state: 'COMPLETED', completedAt: nowIso });
   const next = waves[index + 1];
   const completed: RolloutEvent = { at: nowIso, type: 'WAVE_COMPLETED', wave: index + 1, counts: { ...tally.counts } };
@@ -814,7 +817,7 @@ async function sweepRollout(deps: RolloutSweepDependencies, company: string, rol
   if (next === undefined && rollout.continuous !== undefined) {
     // A continuous rollout runs on after its last wave, for the devices that join, unless that wave failed too often.
     const { sweepAt: _sweepAt, ...rest } = rollout;
-    const pausedReason = failurePauseReason(rollout, index, tally.counts);
+    const pausedReason = empty ? undefined : failurePauseReason(rollout, index, tally.counts);
     const after: StoredRollout =
       pausedReason === undefined
         ? withEvents({ ...rest, waves }, completed, { at: nowIso, type: 'FOLLOWING' })

@@ -360,6 +360,25 @@ describe('a continuous rollout created without targets', () => {
   });
 });
 
+describe('the empty wave of a continuous rollout created without targets', () => {
+  it('completes at the next sweep even when a device joined before it, neither waiting for its report nor pausing on it', async () => {
+    const created = await createContinuous([]);
+    expect((await joinContinuousRollouts(joinDeps(), [{ device: device('kiosk-early', 'CONNECTED') }])).joined).toEqual([
+      `${created.id}/kiosk-early`,
+    ]);
+    advance(1_000);
+    expect((await sweepRollouts({ rollouts, queue, chunkTimeoutSeconds: 15, now })).following).toEqual([`${company}/${created.id}`]);
+
+    // The same with a joiner that reports FAILED before the sweep: a rollout of no target does not pause on it.
+    const other = await createContinuous([]);
+    await joinContinuousRollouts(joinDeps(), [{ device: device('kiosk-bad', 'CONNECTED') }]);
+    await rollouts.recordReport({ company, rolloutId: other.id, wave: 0, deviceId: 'kiosk-bad', state: 'FAILED', at: clock.toISOString() });
+    advance(1_000);
+    expect((await sweepRollouts({ rollouts, queue, chunkTimeoutSeconds: 15, now })).following).toContain(`${company}/${other.id}`);
+    expect(await getRollout(deps, alice(), company, other.id)).toMatchObject({ state: 'RUNNING', waves: [{ state: 'COMPLETED' }] });
+  });
+});
+
 describe('createRollout with continuous', () => {
   it('refuses listed ids: a continuous rollout follows a query', async () => {
     const refused = createRollout(
