@@ -11,7 +11,7 @@
  */
 import { type DeploymentDependencies, executeDeployments } from '../deployments/deployments.js';
 import type { DeviceDocument } from '../search/documents.js';
-import { documentMatches } from '../search/documents.js';
+import { deviceDocumentOf, documentMatches } from '../search/documents.js';
 import type { RolloutMember, StoredRollout } from './model.js';
 import type { RolloutRepository } from './ports.js';
 import { rolloutDeploymentId } from './rollouts.js';
@@ -44,6 +44,11 @@ export type JoinOutcome =
   /** It is one of the targets resolved at creation: the waves deploy it. */
   | 'target'
   /**
+   * The change matched, but the device as it is now does not (it changed since, or was deleted): the record was older
+   * than the device (a consumer behind, or replaying). It did not join; a later change that matches joins it.
+   */
+  | 'stale'
+  /**
    * The rollout stopped running meanwhile (paused, cancelled): it did not join, or it had joined but the deployment an
    * earlier run left unfinished is not made (until the rollout runs again and the device changes again).
    */
@@ -66,7 +71,8 @@ const CHUNK_CACHE_ENTRIES = 400;
 
 /**
  * Joins each changed device to every RUNNING continuous rollout of its company whose query it matches, unless it is
- * one of the rollout's own targets or joined before; makes the deployment of each device that joined (in the rollout
+ * one of the rollout's own targets, joined before, or no longer matches as it is now (one read of the device, only
+ * for a device about to join); makes the deployment of each device that joined (in the rollout
  * creator's name, with its note, tagged with the last wave so that its reports count there) and records its result.
  * Changes are handled in order; the time a device joins (`deps.now`) is its deployment's instant.
  * @throws ContinuousJoinIncompleteError naming the first change not finished (a backend failure reading the rollouts,
@@ -77,7 +83,7 @@ export async function joinContinuousRollouts(
   deps: ContinuousRolloutDependencies,
   changes: readonly DeviceChange[],
 ): Promise<ContinuousJoinResult> {
-  const result: ContinuousJoinResult = { joined: [], member: [], target: [], ended: [] };
+  const result: ContinuousJoinResult = { joined: [], member: [], target: [], stale: [], ended: [] };
   const byCompany = new Map<string, StoredRollout[]>();
   for (const [index, { device }] of changes.entries()) {
     try {
@@ -105,6 +111,7 @@ async function joinOne(deps: ContinuousRolloutDependencies, rollout: StoredRollo
   let member = existing;
   if (member === undefined) {
     if (await isTarget(deps, rollout, deviceId)) return 'target';
+    if (!(await matchesNow(deps, rollout, deviceId))) return 'stale';
     const candidate: RolloutMember = { deviceId, wave: rollout.waves.length - 1, at: now };
     const joined = await deps.rollouts.join(rollout.company, rollout.id, candidate);
     if (joined === 'ended') return 'ended';
@@ -173,6 +180,18 @@ async function isTarget(deps: ContinuousRolloutDependencies, rollout: StoredRoll
     chunkCache.set(key, ids);
   }
   return binaryIncludes(ids, deviceId);
+}
+
+/**
+ * Whether the device, as it is now (a strongly consistent read), exists and matches the rollout's query: a stream record
+ * handled late (a backlog, a batch retried for a while, a replay) may show a state the device has left since, and a
+ * device that matched only before the rollout was created, then stopped matching, is neither a target nor a joiner.
+ */
+async function matchesNow(deps: ContinuousRolloutDependencies, rollout: StoredRollout, deviceId: string): Promise<boolean> {
+  const current = await deps.devices.get(rollout.company, deviceId);
+  return (
+    current !== undefined && current.deleting !== true && documentMatches(deviceDocumentOf(current), rollout.continuous?.filters ?? {})
+  );
 }
 
 /** Whether sorted `ids` hold `id`. */

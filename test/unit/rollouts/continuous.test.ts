@@ -59,7 +59,12 @@ const advance = (ms: number) => {
 };
 const alice = (): Principal => ({ subject: 'alice', companies: [company], scopes: new Set(['deployments:write']) });
 
-const fakeDevices = { existing: async (_company: string, ids: readonly string[]) => new Set(ids) } as unknown as DeviceRepository;
+/** Each device as it is now: the last document `device` made of it (what the devices table holds). */
+const currentDevices = new Map<string, DeviceDocument>();
+const fakeDevices = {
+  existing: async (_company: string, ids: readonly string[]) => new Set(ids),
+  get: async (owner: string, id: string) => currentDevices.get(`${owner}#${id}`),
+} as unknown as DeviceRepository;
 const fakeScenarios = everyVersionExists;
 
 const joinDeps = (overrides: Partial<ContinuousRolloutDependencies> = {}): ContinuousRolloutDependencies => ({
@@ -78,7 +83,7 @@ function device(
   mode: 'EMBEDDED_PLATFORM_ANDROID' | 'SERVER' = 'EMBEDDED_PLATFORM_ANDROID',
   owner = company,
 ): DeviceDocument {
-  return {
+  const document: DeviceDocument = {
     type: 'DEVICE',
     id,
     company: owner,
@@ -88,6 +93,8 @@ function device(
     connection: { state },
     health: { updated: clock.toISOString(), versionCode: '7', versionName: '7.0', mode, hubs: [] },
   };
+  currentDevices.set(`${owner}#${id}`, document);
+  return document;
 }
 
 async function activeOf(deviceId: string, owner = company): Promise<ActiveDeployment[]> {
@@ -170,11 +177,25 @@ describe('joinContinuousRollouts', () => {
     expect(await activeOf('other-2')).toEqual([]);
   });
 
+  it('joins a device only if it matches now: a lagging or replayed record of a device that has changed since joins nothing', async () => {
+    // The device matched an hour before the rollout, then stopped matching: the search resolved it out of the targets.
+    const old = device('kiosk-was', 'CONNECTED');
+    advance(60 * 60_000);
+    device('kiosk-was', 'DISCONNECTED');
+    const created = await createContinuous(['kiosk-a']);
+    // The stream consumer, behind (a backlog, a batch retried for a while) or replaying, hands the old record now.
+    const result = await joinContinuousRollouts(joinDeps(), [{ device: old }]);
+    expect(result.joined).toEqual([]);
+    expect(result.stale).toEqual([`${created.id}/kiosk-was`]);
+    expect(await activeOf('kiosk-was')).toEqual([]);
+    expect((await getRollout(deps, alice(), company, created.id)).joined).toBe(0);
+  });
+
   it("never joins another company's device, whatever it matches", async () => {
     await createContinuous(['kiosk-a']);
     const stranger = device('kiosk-x', 'CONNECTED', 'EMBEDDED_PLATFORM_ANDROID', `${company}-other`);
     const result = await joinContinuousRollouts(joinDeps(), [{ device: stranger }]);
-    expect(result).toEqual({ joined: [], member: [], target: [], ended: [] });
+    expect(result).toEqual({ joined: [], member: [], target: [], stale: [], ended: [] });
     expect(await activeOf('kiosk-x', `${company}-other`)).toEqual([]);
   });
 
@@ -261,7 +282,9 @@ describe('a join whose deployment an earlier run left unfinished', () => {
 
     // Another member left unfinished, then the rollout cancelled: it never gets the deployment.
     await expect(
-      joinContinuousRollouts(joinDeps({ deployments: failingDeployments(), onError: () => {} }), [{ device: device('kiosk-q', 'CONNECTED') }]),
+      joinContinuousRollouts(joinDeps({ deployments: failingDeployments(), onError: () => {} }), [
+        { device: device('kiosk-q', 'CONNECTED') },
+      ]),
     ).rejects.toBeInstanceOf(ContinuousJoinIncompleteError);
     await cancelRollout(deps, alice(), company, created.id);
     const cancelled = await joinContinuousRollouts(joinDeps({ rollouts: staleRepository }), [{ device: device('kiosk-q', 'CONNECTED') }]);
