@@ -23,10 +23,12 @@ const quotaBytes = z
   .max(MAX_QUOTA_BYTES)
   .describe(`Storage quota for scenario archives, bytes: 0 to ${withThousandsSeparators(MAX_QUOTA_BYTES)} (1 TiB).`);
 
+/** Body of `POST /admin/companies`. */
 export const CompanyCreateBody = z
   .strictObject({ id: companyIdentifier.describe(COMPANY_ID_RULE), name, quotaBytes })
   .meta({ id: 'CompanyCreateBody', description: 'A new company: its id (fixed for good), display name and storage quota.' });
 
+/** Body of `PATCH /admin/companies/{companyId}`: at least one member. */
 export const CompanyUpdateBody = z
   .strictObject({ name: name.optional(), quotaBytes: quotaBytes.optional() })
   .refine((body) => body.name !== undefined || body.quotaBytes !== undefined, {
@@ -49,11 +51,13 @@ const companyFields = {
     ),
 };
 
+/** A company as administration answers it (creation, update, listing items). */
 export const AdminCompany = z
   .object(companyFields)
   .strict()
   .meta({ id: 'AdminCompany', description: 'A company and its storage account.' });
 
+/** A company with its device count (`GET /admin/companies/{companyId}`). */
 export const AdminCompanyDetail = z
   .object({
     ...companyFields,
@@ -62,6 +66,7 @@ export const AdminCompanyDetail = z
   .strict()
   .meta({ id: 'AdminCompanyDetail', description: 'A company, its storage account and its device count.' });
 
+/** A page of the companies listing. */
 export const AdminCompanyPage = z
   .object({
     items: z.array(AdminCompany).describe('In no meaningful order (the table scan order), each company once across the pages.'),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ROLE_NAMES, ROLES, roleOf, scopeClaimOf } from '../../../functions/core/access/roles.js';
+import { isRole, ROLE_NAMES, ROLES, roleOf, scopeClaimOf } from '../../../functions/core/access/roles.js';
 import { SCOPES } from '../../../functions/core/shared/principal.js';
 
 describe('ROLES', () => {
@@ -40,6 +40,11 @@ describe('ROLES', () => {
     expect(holders('companies:read')).toEqual(['platform-admin']);
     expect(holders('users:write')).toEqual(['company-admin', 'platform-admin']);
     expect(holders('devices:write')).toEqual(['operator', 'company-admin', 'platform-admin']);
+  });
+
+  it('tells a role name from anything else', () => {
+    expect(ROLE_NAMES.every(isRole)).toBe(true);
+    for (const name of ['admin', 'root', 'Viewer', 'platform_admin', '']) expect(isRole(name), name).toBe(false);
   });
 
   it('writes a role as the scope claim its users get', () => {
