@@ -61,8 +61,11 @@ process.stdout.write(
     `  API reference                       ${runtime.addresses.main}/docs`,
     `  Operator console                    ${runtime.addresses.main}/console`,
     '',
-    'Demo users (username / password: companies; scopes):',
-    ...DEMO_USERS.map((user) => `  ${user.username} / ${user.password}: ${user.companies.join(', ')}; ${user.scope}`),
+    'Demo users (username / password: companies; role: scopes):',
+    ...DEMO_USERS.map(
+      (user) =>
+        `  ${user.username} / ${user.password}: ${user.companies.length === 0 ? '(no company)' : user.companies.join(', ')}; ${user.role}: ${user.scope}`,
+    ),
     '',
     `Get a token: curl -s -X POST ${runtime.addresses.auth}/token -H 'content-type: application/json' -d '{"username":"alice","password":"alice-demo-password"}'`,
     `Or with the CLI: npx dss login --username alice${defaultPorts ? '' : ` --base-url ${runtime.addresses.main} --upload-url ${runtime.addresses.upload} --auth-url ${runtime.addresses.auth}`}   (then npx dss --help)`,

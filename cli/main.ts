@@ -4,6 +4,7 @@
  * or failed items, 2 bad usage.
  */
 import { Command, CommanderError } from 'commander';
+import { registerAdminCommands } from './commands/admin.js';
 import { registerDeploymentCommands } from './commands/deployments.js';
 import { registerDeviceCommands } from './commands/devices.js';
 import { registerRolloutCommands } from './commands/rollouts.js';
@@ -30,6 +31,7 @@ export function dssProgram(): Command {
   registerDeploymentCommands(program);
   registerRolloutCommands(program);
   registerSearchCommands(program);
+  registerAdminCommands(program);
   return program;
 }
 

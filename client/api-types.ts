@@ -680,6 +680,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/companies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the companies
+         * @description Every company with its storage account, in no meaningful order (the companies table is keyed by the company id alone, so the listing is a paginated Scan; companies are few). A company whose `usedBytes` is above its `quotaBytes` has `overQuota: true`: every upload then answers 413 until the quota is raised. Device counts are only in `GET /admin/companies/{companyId}` (each costs a count of the company's devices). A cursor issued for another listing gives 400. Needs `companies:read`.
+         */
+        get: operations["AdminCompaniesList"];
+        put?: never;
+        /**
+         * Create a company
+         * @description Creates the company with nothing stored (`usedBytes` 0, no device, no scenario), its quota up to 1,099,511,627,776 bytes (1 TiB). Its id is fixed for good: it is the `companies` claim of its users' tokens and part of every key of its data. Answers 201 with the company and its address in `Location`; an existing id is 409. Needs `companies:write`.
+         */
+        post: operations["AdminCompanyCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/companies/{companyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a company, its storage used and its device count
+         * @description The company with its storage account and `deviceCount`, counted on each request: a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices). A company whose `usedBytes` is above its `quotaBytes` has `overQuota: true`: every upload then answers 413 until the quota is raised. Needs `companies:read`.
+         */
+        get: operations["AdminCompanyGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a company's name or quota
+         * @description Sets `name`, `quotaBytes` or both; `usedBytes` is never changed here. A quota below `usedBytes` is accepted (nothing stored is removed) and the answer says so with `overQuota: true`; from then on every upload answers 413 (the upload compares with the quota it reads, and its conditional write fails if the quota changes under it). The search filters may show the old name for up to a minute (they cache company names). Needs `companies:write`.
+         */
+        patch: operations["AdminCompanyUpdate"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -754,6 +802,40 @@ export interface components {
         };
         ActiveDeploymentPage: {
             items: components["schemas"]["ActiveDeployment"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description A company and its storage account. */
+        AdminCompany: {
+            /** @description Company identifier (the `companies` token claim names it). */
+            id: string;
+            /** @description Display name. */
+            name: string;
+            /** @description Storage quota for scenario archives, bytes. */
+            quotaBytes: number;
+            /** @description Bytes of stored archives (the sum of every stored version's size). */
+            usedBytes: number;
+            /** @description True when `usedBytes` is above `quotaBytes` (a quota lowered below what is stored): every upload answers 413 until it is raised. */
+            overQuota: boolean;
+        };
+        /** @description A company, its storage account and its device count. */
+        AdminCompanyDetail: {
+            /** @description Company identifier (the `companies` token claim names it). */
+            id: string;
+            /** @description Display name. */
+            name: string;
+            /** @description Storage quota for scenario archives, bytes. */
+            quotaBytes: number;
+            /** @description Bytes of stored archives (the sum of every stored version's size). */
+            usedBytes: number;
+            /** @description True when `usedBytes` is above `quotaBytes` (a quota lowered below what is stored): every upload answers 413 until it is raised. */
+            overQuota: boolean;
+            /** @description Devices the company has registered (counted on each request). */
+            deviceCount: number;
+        };
+        AdminCompanyPage: {
+            /** @description In no meaningful order (the table scan order), each company once across the pages. */
+            items: components["schemas"]["AdminCompany"][];
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
         };
@@ -832,6 +914,22 @@ export interface components {
             client_secret?: string;
             /** @description Ignored: a device token always has the one scope `device`. */
             scope?: string;
+        };
+        /** @description A new company: its id (fixed for good), display name and storage quota. */
+        CompanyCreateBody: {
+            /** @description A company id is 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit. */
+            id: string;
+            /** @description Display name, 1 to 100 characters. */
+            name: string;
+            /** @description Storage quota for scenario archives, bytes: 0 to 1,099,511,627,776 (1 TiB). */
+            quotaBytes: number;
+        };
+        /** @description What to change (at least one member; the others are kept). A quota below `usedBytes` is accepted. */
+        CompanyUpdateBody: {
+            /** @description Display name, 1 to 100 characters. */
+            name?: string;
+            /** @description Storage quota for scenario archives, bytes: 0 to 1,099,511,627,776 (1 TiB). */
+            quotaBytes?: number;
         };
         /** @description The resource already exists and is immutable (a scenario version), or a request with the same Idempotency-Key is still being processed. */
         ConflictProblem: {
@@ -4091,6 +4189,224 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
+        };
+    };
+    AdminCompaniesList: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of companies. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminCompanyPage"];
+                };
+            };
+            /** @description Bad Request: a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminCompanyCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompanyCreateBody"];
+            };
+        };
+        responses: {
+            /** @description The company is created. */
+            201: {
+                headers: {
+                    /** @description Address of the company (`GET` it for its device count). */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminCompany"];
+                };
+            };
+            /** @description Bad Request: a company id that is not 1 to 128 letters, digits, `.`, `_` or `-` starting with a letter or digit, a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was created. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Conflict: a company with this id exists. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminCompanyGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company: 1 to 128 letters, digits, `.`, `_` or `-`, starting with a letter or digit. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminCompanyDetail"];
+                };
+            };
+            /** @description Bad Request: a company id that is not 1 to 128 letters, digits, `.`, `_` or `-` starting with a letter or digit, or a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such company. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminCompanyUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company: 1 to 128 letters, digits, `.`, `_` or `-`, starting with a letter or digit. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompanyUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description The company after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminCompany"];
+                };
+            };
+            /** @description Bad Request: a company id that is not 1 to 128 letters, digits, `.`, `_` or `-` starting with a letter or digit, an empty body, a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such company. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -5,7 +5,7 @@
  */
 
 /** Methods a cross-origin request may use. */
-export const CORS_ALLOWED_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'] as const;
+export const CORS_ALLOWED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Request headers a cross-origin request may carry besides the CORS-safelisted ones. */
 export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'if-none-match'] as const;

@@ -60,7 +60,9 @@ Contract choices where the specification is silent (docs/contract.md):
   ${ACCEPTED_ALGORITHMS.join(', ')} only.
   Missing or invalid token: 401 with \`WWW-Authenticate: Bearer\`. The token's \`companies\` claim lists the companies the
   caller may act on and its \`scope\` claim the permissions (\`scenarios:read\`, \`scenarios:write\`, \`deployments:read\`,
-  \`deployments:write\`, \`search:read\`, \`devices:read\`, \`devices:write\`); a valid token without the company or the scope gets 403.
+  \`deployments:write\`, \`search:read\`, \`devices:read\`, \`devices:write\`, \`users:read\`, \`users:write\`,
+  \`companies:read\`, \`companies:write\`), given to users through a role (\`viewer\`, \`operator\`, \`company-admin\`,
+  \`platform-admin\`); a valid token without the company or the scope gets 403.
   When the issuer's key set cannot be fetched, authenticated routes answer 503.
 - **Company scoping.** Another company's data is never visible, not even its existence: deploying to a device of
   another company reports \`TARGET_NOT_FOUND\`, and search and filter counts only cover the caller's companies.
@@ -359,6 +361,10 @@ const DOCUMENT_TAGS: readonly Json[] = [
   {
     name: 'Devices',
     description: 'Devices: the registry and client credentials (operator tokens), and what a device pulls and reports (its own token).',
+  },
+  {
+    name: 'Administration',
+    description: "Companies and their storage quotas (a platform administrator's `companies:read` and `companies:write`).",
   },
   { name: 'Authentication', description: 'Token issuance and key set (authentication address).' },
   {

@@ -13,7 +13,7 @@ import type { Scope } from '../core/shared/principal.js';
 export type ApiName = 'main' | 'upload' | 'auth';
 
 /** An HTTP method of a route. */
-export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The tables a function may be granted (the stateful stack's tables, by logical name). */
 export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'presence' | 'rollouts' | 'idempotency' | 'clientFailures';

@@ -11,6 +11,7 @@ import {
   uploadSweeper,
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
+import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
@@ -78,6 +79,10 @@ export const ROUTES: readonly RouteDefinition[] = [
   rolloutResume,
   rolloutCancel,
   rolloutTargets,
+  adminCompanyCreate,
+  adminCompaniesList,
+  adminCompanyGet,
+  adminCompanyUpdate,
 ];
 
 /**

@@ -3,8 +3,9 @@
  * generator of realistic kiosk fleets. Everything here is pure: the same inputs give the same output on every
  * run and machine (seeded PRNG, fixed reference date, no `Math.random`, no `Date.now`).
  */
+
+import { type Role, scopeClaimOf } from '../core/access/roles.js';
 import type { Battery, Device, DeviceCommand, Hub, SubDevice } from '../core/devices/model.js';
-import { SCOPES } from '../core/shared/principal.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Public types and constants
@@ -45,7 +46,9 @@ export interface DemoUser {
   readonly password: string;
   /** Company ids the user may act on (`companies` token claim). */
   readonly companies: readonly string[];
-  /** Space-separated permissions (`scope` token claim). */
+  /** The user's role (functions/core/access/roles.ts). */
+  readonly role: Role;
+  /** Space-separated permissions (`scope` token claim): the role's scopes. */
   readonly scope: string;
 }
 
@@ -275,22 +278,27 @@ export const DEMO_COMPANIES: readonly DemoCompany[] = [
   },
 ];
 
-/** Every permission, space-separated: `scenarios:read scenarios:write deployments:read deployments:write search:read devices:write`. */
-const FULL_SCOPE = SCOPES.join(' ');
+/** A demo user of `role`: its `scope` claim is the role's scopes. */
+const demoUser = (username: string, companies: readonly string[], role: Role): DemoUser => ({
+  username,
+  password: `${username}-demo-password`,
+  companies,
+  role,
+  scope: scopeClaimOf(role),
+});
 
 /**
- * The three demo users: `alice` (acme, every scope), `bob` (globex, every scope), `olivia` (both companies, read
- * scopes only). Passwords are fixed so that the start banner and docs/walkthrough.md can show them.
+ * The demo users: `alice` (acme) and `bob` (globex), operators (every scope they had before roles: reading and
+ * writing scenarios, deployments and devices, and search); `olivia` (both companies), a viewer (read scopes only);
+ * `root`, the platform administrator (companies administration and every other scope) of no company: it administers
+ * companies, it does not act inside one. Passwords are fixed so that the start banner and docs/walkthrough.md can
+ * show them.
  */
 export const DEMO_USERS: readonly DemoUser[] = [
-  { username: 'alice', password: 'alice-demo-password', companies: ['acme'], scope: FULL_SCOPE },
-  { username: 'bob', password: 'bob-demo-password', companies: ['globex'], scope: FULL_SCOPE },
-  {
-    username: 'olivia',
-    password: 'olivia-demo-password',
-    companies: ['acme', 'globex'],
-    scope: 'scenarios:read deployments:read search:read devices:read',
-  },
+  demoUser('alice', ['acme'], 'operator'),
+  demoUser('bob', ['globex'], 'operator'),
+  demoUser('olivia', ['acme', 'globex'], 'viewer'),
+  demoUser('root', [], 'platform-admin'),
 ];
 
 // ---------------------------------------------------------------------------------------------------------------

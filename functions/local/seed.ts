@@ -5,7 +5,7 @@ import { hashPassword, type LocalUser, USERS_FILE } from '../adapters/embedded/l
 import { uploadScenario } from '../core/scenarios/upload.js';
 import type { Principal } from '../core/shared/principal.js';
 import type { Services } from '../platform/composition/services.js';
-import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, generateDemoDevices } from './demo-data.js';
+import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, type DemoUser, generateDemoDevices } from './demo-data.js';
 
 /** The demo scenario of each company: two versions, so deployments can be tried at once (docs/contract.md). */
 export const DEMO_SCENARIOS = [
@@ -73,8 +73,15 @@ export function upgradedDemoUsers(users: readonly LocalUser[]): LocalUser[] | un
 }
 
 /**
+ * Demo users added since users.json was first written: a data folder made before has no such user, and gets it on the
+ * next start (a demo user removed from an older folder by hand is not brought back).
+ */
+const DEMO_USERS_ADDED_SINCE_FIRST_RELEASE = ['root'] as const;
+
+/**
  * Writes users.json (scrypt hashes of the demo users) into `authDirectory` unless it exists; when it exists, gives
- * the demo users that still hold an earlier demo scope set the current one (upgradedDemoUsers).
+ * the demo users that still hold an earlier demo scope set the current one (upgradedDemoUsers), and adds the demo
+ * users added since (DEMO_USERS_ADDED_SINCE_FIRST_RELEASE) that it lacks.
  * @throws Error when an existing users.json is not valid JSON.
  */
 export async function seedUsers(authDirectory: string): Promise<void> {
@@ -85,20 +92,26 @@ export async function seedUsers(authDirectory: string): Promise<void> {
     await writeUsers(path);
     return;
   }
-  const upgraded = upgradedDemoUsers(JSON.parse(await readFile(path, 'utf8')) as LocalUser[]);
-  if (upgraded !== undefined) await writeFile(path, `${JSON.stringify(upgraded, null, 2)}\n`, { mode: 0o600 });
+  const existing = JSON.parse(await readFile(path, 'utf8')) as LocalUser[];
+  const upgraded = upgradedDemoUsers(existing);
+  const missing = DEMO_USERS.filter(
+    (demo) =>
+      (DEMO_USERS_ADDED_SINCE_FIRST_RELEASE as readonly string[]).includes(demo.username) &&
+      !existing.some((user) => user.username === demo.username),
+  );
+  if (upgraded === undefined && missing.length === 0) return;
+  const users = [...(upgraded ?? existing), ...(await Promise.all(missing.map(localUserOf)))];
+  await writeFile(path, `${JSON.stringify(users, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** A demo user as users.json holds it (its password's scrypt hash). */
+async function localUserOf(user: DemoUser): Promise<LocalUser> {
+  return { username: user.username, passwordHash: await hashPassword(user.password), companies: [...user.companies], scope: user.scope };
 }
 
 /** Writes a new users.json holding the demo users. */
 async function writeUsers(path: string): Promise<void> {
-  const users: LocalUser[] = await Promise.all(
-    DEMO_USERS.map(async (user) => ({
-      username: user.username,
-      passwordHash: await hashPassword(user.password),
-      companies: [...user.companies],
-      scope: user.scope,
-    })),
-  );
+  const users: LocalUser[] = await Promise.all(DEMO_USERS.map(localUserOf));
   await writeFile(path, `${JSON.stringify(users, null, 2)}\n`, { mode: 0o600 });
 }
 

@@ -133,7 +133,12 @@ export async function removeDataDirectory(settings: ServiceSettings): Promise<vo
 }
 
 /** Demo credentials (docs/contract.md, "Local demo data"). */
-export const DEMO_PASSWORDS = { alice: 'alice-demo-password', bob: 'bob-demo-password', olivia: 'olivia-demo-password' } as const;
+export const DEMO_PASSWORDS = {
+  alice: 'alice-demo-password',
+  bob: 'bob-demo-password',
+  olivia: 'olivia-demo-password',
+  root: 'root-demo-password',
+} as const;
 
 /** A demo user's name. */
 export type DemoUser = keyof typeof DEMO_PASSWORDS;

@@ -1,7 +1,8 @@
 /**
  * DynamoDB key design, shared by the adapters, the local table creation and the CDK stack.
  *
- * - companies:   pk `companyId`.                      Item: name, quotaBytes, usedBytes.
+ * - companies:   pk `companyId`.                      Item: name, quotaBytes, usedBytes. Listed (administration) by a
+ *                                                      paginated Scan: keyed by the id alone, and companies are few.
  * - devices:     pk `company`, sk `deviceId`.          Item: the device resource. Stream → search indexer.
  * - scenarios:   pk `company`, sk `sk`:
  *                  `SCENARIO#{scenarioId}`             summary (name, latestVersion, versions); stream → search indexer

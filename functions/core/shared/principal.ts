@@ -1,6 +1,9 @@
 import { ForbiddenError } from './errors.js';
 
-/** Permissions carried in the token's space-separated `scope` claim (docs/contract.md, "Authentication and permissions"). */
+/**
+ * Permissions carried in the token's space-separated `scope` claim (docs/contract.md, "Authentication and permissions").
+ * Users are given them through a role (functions/core/access/roles.ts); routes check single scopes.
+ */
 export const SCOPES = [
   'scenarios:read',
   'scenarios:write',
@@ -9,6 +12,10 @@ export const SCOPES = [
   'search:read',
   'devices:read',
   'devices:write',
+  'users:read',
+  'users:write',
+  'companies:read',
+  'companies:write',
 ] as const;
 
 /**

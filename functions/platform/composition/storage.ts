@@ -8,6 +8,7 @@ import { CursorCodec } from '../../adapters/aws/cursor-codec.js';
 import { DynamoDbCompanyRepository } from '../../adapters/aws/dynamodb-company-repository.js';
 import { DynamoDbDeploymentHistory } from '../../adapters/aws/dynamodb-deployment-history.js';
 import { DynamoDbDeploymentRepository } from '../../adapters/aws/dynamodb-deployment-repository.js';
+import { DynamoDbDeviceCounter } from '../../adapters/aws/dynamodb-device-counter.js';
 import { DynamoDbDeviceRepository } from '../../adapters/aws/dynamodb-device-repository.js';
 import { DynamoDbPresenceRepository } from '../../adapters/aws/dynamodb-presence-repository.js';
 import { DynamoDbRolloutRepository } from '../../adapters/aws/dynamodb-rollout-repository.js';
@@ -16,6 +17,7 @@ import { DynamoDbScenarioRepository } from '../../adapters/aws/dynamodb-scenario
 import type { TableNames } from '../../adapters/aws/dynamodb-shared.js';
 import { DynamoDbUploadSlotRepository } from '../../adapters/aws/dynamodb-upload-slot-repository.js';
 import { CompanyNameCache } from '../../adapters/company-name-cache.js';
+import type { DeviceCounter } from '../../core/companies/ports.js';
 import type { DeploymentHistory } from '../../core/deployments/history.js';
 import type { DeploymentRepository } from '../../core/deployments/ports.js';
 import type { DeviceRepository, PresenceRepository } from '../../core/devices/ports.js';
@@ -31,6 +33,8 @@ export interface StorageServices {
   tables: TableNames;
   companies: DynamoDbCompanyRepository;
   devices: DeviceRepository;
+  /** Counts a company's devices (one paginated COUNT Query of its devices partition). */
+  deviceCounts: DeviceCounter;
   /** Devices' last reports and heartbeat deadlines (presence table). */
   presence: PresenceRepository;
   scenarios: ScenarioRepository;
@@ -74,8 +78,9 @@ export function storage(): StorageServices {
     built = {
       dynamoDb,
       tables,
-      companies: new DynamoDbCompanyRepository(dynamoDb, tables),
+      companies: new DynamoDbCompanyRepository(dynamoDb, tables, cursors),
       devices: new DynamoDbDeviceRepository(dynamoDb, tables),
+      deviceCounts: new DynamoDbDeviceCounter(dynamoDb, tables),
       presence: new DynamoDbPresenceRepository(dynamoDb, tables),
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
       catalog: new DynamoDbScenarioCatalog(dynamoDb, tables, cursors),

@@ -35,7 +35,12 @@ describe('seedUsers', () => {
   it('writes the demo users on a fresh folder', async () => {
     await seedUsers(directory);
     const written = await users();
-    expect(written.map((user) => user.username)).toEqual(['alice', 'bob', 'olivia']);
+    expect(written.map((user) => user.username)).toEqual(['alice', 'bob', 'olivia', 'root']);
+    expect(written.find((user) => user.username === 'root')).toMatchObject({
+      companies: [],
+      scope:
+        'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write users:read users:write companies:read companies:write',
+    });
     expect(written.find((user) => user.username === 'olivia')?.scope).toBe('scenarios:read deployments:read search:read devices:read');
     expect(await verifyPassword('alice-demo-password', written[0]?.passwordHash as string)).toBe(true);
   });
@@ -51,7 +56,20 @@ describe('seedUsers', () => {
       ['olivia', 'scenarios:read deployments:read search:read devices:read'],
       // Not a demo user, though holding olivia's earlier set: kept.
       ['carol', 'scenarios:read deployments:read search:read'],
+      // Added since that folder was made: added, with its password.
+      [
+        'root',
+        'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write users:read users:write companies:read companies:write',
+      ],
     ]);
-    expect(upgraded.map((user) => user.passwordHash)).toEqual(EARLIER_USERS.map((user) => user.passwordHash));
+    expect(upgraded.slice(0, -1).map((user) => user.passwordHash)).toEqual(EARLIER_USERS.map((user) => user.passwordHash));
+    expect(await verifyPassword('root-demo-password', upgraded.at(-1)?.passwordHash as string)).toBe(true);
+  });
+
+  it('does not add root again, nor rewrite a folder that is up to date', async () => {
+    await seedUsers(directory);
+    const before = await readFile(join(directory, USERS_FILE), 'utf8');
+    await seedUsers(directory);
+    expect(await readFile(join(directory, USERS_FILE), 'utf8')).toBe(before);
   });
 });

@@ -56,16 +56,24 @@ describe('demo companies and users', () => {
     ]);
   });
 
-  it('defines alice, bob and olivia with the documented companies and scopes', () => {
+  it('defines alice, bob, olivia and root with the documented companies, roles and scopes', () => {
     const full = 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write';
     expect(DEMO_USERS).toEqual([
-      { username: 'alice', password: 'alice-demo-password', companies: ['acme'], scope: full },
-      { username: 'bob', password: 'bob-demo-password', companies: ['globex'], scope: full },
+      { username: 'alice', password: 'alice-demo-password', companies: ['acme'], role: 'operator', scope: full },
+      { username: 'bob', password: 'bob-demo-password', companies: ['globex'], role: 'operator', scope: full },
       {
         username: 'olivia',
         password: 'olivia-demo-password',
         companies: ['acme', 'globex'],
+        role: 'viewer',
         scope: 'scenarios:read deployments:read search:read devices:read',
+      },
+      {
+        username: 'root',
+        password: 'root-demo-password',
+        companies: [],
+        role: 'platform-admin',
+        scope: `${full} users:read users:write companies:read companies:write`,
       },
     ]);
   });

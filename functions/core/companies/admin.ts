@@ -1,0 +1,107 @@
+/**
+ * Companies administration (docs/contract.md, "Companies administration"): a platform administrator creates, lists,
+ * reads and changes companies. The routes are not company-scoped: the `companies:read` / `companies:write` scope of
+ * the route is the whole permission, checked again here so that no other caller reaches the repository.
+ */
+import type { Company } from '../shared/companies.js';
+import { ConflictError, NotFoundError } from '../shared/errors.js';
+import type { ListParameters, Page } from '../shared/paging.js';
+import { authorize, type Principal } from '../shared/principal.js';
+import type { CompanyAdministration, CompanyChanges, DeviceCounter } from './ports.js';
+
+/** Largest storage quota an administrator may set: 1 TiB, far above any company's scenario archives. */
+export const MAX_QUOTA_BYTES = 1024 ** 4;
+
+/** Longest company display name, characters. */
+export const MAX_COMPANY_NAME_LENGTH = 100;
+
+/** A company as administration shows it: its storage account, and whether it holds more than its quota. */
+export interface AdminCompany extends Company {
+  /**
+   * True when `usedBytes` is above `quotaBytes` (a quota lowered below what is stored): every upload then answers 413
+   * until the quota is raised again.
+   */
+  overQuota: boolean;
+}
+
+/** One company with its device count (`GET /admin/companies/{companyId}`). */
+export interface AdminCompanyDetail extends AdminCompany {
+  /** Devices the company has registered. */
+  deviceCount: number;
+}
+
+/** The ports of the use cases below. */
+export interface CompanyAdminPorts {
+  companies: CompanyAdministration;
+}
+
+/** The ports of getCompany: the companies, and the device count. */
+export interface CompanyDetailPorts extends CompanyAdminPorts {
+  devices: DeviceCounter;
+}
+
+/** What creating a company takes. */
+export interface NewCompany {
+  id: string;
+  name: string;
+  quotaBytes: number;
+}
+
+/** A company's administration view. */
+export function adminViewOf(company: Company): AdminCompany {
+  return { ...company, overQuota: company.usedBytes > company.quotaBytes };
+}
+
+/**
+ * Creates a company with nothing stored (`usedBytes` 0).
+ * @throws ForbiddenError without `companies:write`; ConflictError when a company with the id exists (nothing changed).
+ */
+export async function createCompany(ports: CompanyAdminPorts, principal: Principal, company: NewCompany): Promise<AdminCompany> {
+  authorize(principal, 'companies:write');
+  if (!(await ports.companies.create(company))) {
+    throw new ConflictError(`Company '${company.id}' already exists; nothing was changed.`);
+  }
+  return adminViewOf({ ...company, usedBytes: 0 });
+}
+
+/**
+ * A page of every company.
+ * @throws ForbiddenError without `companies:read`; BadRequestError on a cursor this listing did not issue.
+ */
+export async function listCompanies(ports: CompanyAdminPorts, principal: Principal, paging: ListParameters): Promise<Page<AdminCompany>> {
+  authorize(principal, 'companies:read');
+  const page = await ports.companies.list(paging.limit, paging.cursor);
+  return { items: page.items.map(adminViewOf), nextCursor: page.nextCursor };
+}
+
+/**
+ * One company with its storage account and device count.
+ * @throws ForbiddenError without `companies:read`; NotFoundError when it does not exist.
+ */
+export async function getCompany(ports: CompanyDetailPorts, principal: Principal, companyId: string): Promise<AdminCompanyDetail> {
+  authorize(principal, 'companies:read');
+  const company = await ports.companies.get(companyId);
+  if (company === undefined) throw notFound(companyId);
+  return { ...adminViewOf(company), deviceCount: await ports.devices.count(companyId) };
+}
+
+/**
+ * Changes a company's name and/or quota. A quota below what the company stores is accepted: the answer's `overQuota`
+ * says so, and uploads answer 413 from then on (the upload compares with the stored quota).
+ * @throws ForbiddenError without `companies:write`; NotFoundError when it does not exist (nothing changed).
+ */
+export async function updateCompany(
+  ports: CompanyAdminPorts,
+  principal: Principal,
+  companyId: string,
+  changes: CompanyChanges,
+): Promise<AdminCompany> {
+  authorize(principal, 'companies:write');
+  const updated = await ports.companies.update(companyId, changes);
+  if (updated === undefined) throw notFound(companyId);
+  return adminViewOf(updated);
+}
+
+function notFound(companyId: string): NotFoundError {
+  return new NotFoundError(`There is no company '${companyId}'.`);
+}

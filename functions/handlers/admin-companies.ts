@@ -1,0 +1,42 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from '../contract/routes/admin.js';
+import { createCompany, getCompany, listCompanies, updateCompany } from '../core/companies/admin.js';
+import { storage } from '../platform/composition/storage.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
+
+// At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
+storage().cursors.load();
+
+const create = routeHandler(adminCompanyCreate, async ({ body }, { principal }) => {
+  const { companies } = storage();
+  const company = await createCompany({ companies }, principal, body);
+  return jsonResponse(201, company, { location: `/admin/companies/${encodeURIComponent(company.id)}` });
+});
+
+const list = routeHandler(adminCompaniesList, async ({ query }, { principal }) => {
+  const { companies } = storage();
+  return jsonResponse(200, await listCompanies({ companies }, principal, query));
+});
+
+const get = routeHandler(adminCompanyGet, async ({ params }, { principal }) => {
+  const { companies, deviceCounts } = storage();
+  return jsonResponse(200, await getCompany({ companies, devices: deviceCounts }, principal, params.companyId));
+});
+
+const update = routeHandler(adminCompanyUpdate, async ({ params, body }, { principal }) => {
+  const { companies } = storage();
+  return jsonResponse(200, await updateCompany({ companies }, principal, params.companyId, body));
+});
+
+/**
+ * The companies administration routes, one function for the four (one role, one log group, one set of alarms: the
+ * stateless stack stays within CloudFormation's 500 resources):
+ * POST {base_url}/admin/companies (201 with `Location`; 409 when the id exists), GET {base_url}/admin/companies
+ * (`{ items, nextCursor }`), GET {base_url}/admin/companies/{companyId} (with `deviceCount`; 404 when absent) and
+ * PATCH {base_url}/admin/companies/{companyId} (the company after the change, `overQuota` when below its usage).
+ */
+export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+  const method = event.requestContext.http.method.toUpperCase();
+  if (event.pathParameters?.companyId === undefined) return (method === 'POST' ? create : list)(event, context);
+  return (method === 'PATCH' ? update : get)(event, context);
+};

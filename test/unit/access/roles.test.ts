@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { isRole, ROLE_NAMES, ROLES, roleOf, scopeClaimOf } from '../../../functions/core/access/roles.js';
+import { SCOPES } from '../../../functions/core/shared/principal.js';
+
+describe('ROLES', () => {
+  it('maps each role to the documented scopes, each role holding every scope of the one before it', () => {
+    expect(ROLES).toEqual({
+      viewer: ['scenarios:read', 'deployments:read', 'search:read', 'devices:read'],
+      operator: [
+        'scenarios:read',
+        'scenarios:write',
+        'deployments:read',
+        'deployments:write',
+        'search:read',
+        'devices:read',
+        'devices:write',
+      ],
+      'company-admin': [
+        'scenarios:read',
+        'scenarios:write',
+        'deployments:read',
+        'deployments:write',
+        'search:read',
+        'devices:read',
+        'devices:write',
+        'users:read',
+        'users:write',
+      ],
+      'platform-admin': [...SCOPES],
+    });
+    for (const [index, role] of ROLE_NAMES.entries()) {
+      const previous = ROLE_NAMES[index - 1];
+      if (previous !== undefined) expect(ROLES[role]).toEqual(expect.arrayContaining([...ROLES[previous]]));
+    }
+  });
+
+  it('gives companies administration to the platform administrator only, and users administration from company-admin up', () => {
+    const holders = (scope: string) => ROLE_NAMES.filter((role) => (ROLES[role] as readonly string[]).includes(scope));
+    expect(holders('companies:write')).toEqual(['platform-admin']);
+    expect(holders('companies:read')).toEqual(['platform-admin']);
+    expect(holders('users:write')).toEqual(['company-admin', 'platform-admin']);
+    expect(holders('devices:write')).toEqual(['operator', 'company-admin', 'platform-admin']);
+  });
+
+  it('tells a role name from anything else', () => {
+    expect(ROLE_NAMES.every(isRole)).toBe(true);
+    for (const name of ['admin', 'root', 'Viewer', 'platform_admin', '']) expect(isRole(name), name).toBe(false);
+  });
+
+  it('writes a role as the scope claim its users get', () => {
+    expect(scopeClaimOf('viewer')).toBe('scenarios:read deployments:read search:read devices:read');
+  });
+});
+
+describe('roleOf', () => {
+  it('names the role whose scopes a token holds exactly, whatever their order and repetitions', () => {
+    for (const role of ROLE_NAMES) expect(roleOf([...ROLES[role]].reverse())).toBe(role);
+    expect(roleOf(['devices:read', 'search:read', 'deployments:read', 'scenarios:read', 'search:read'])).toBe('viewer');
+  });
+
+  it('names no role for a set that is not exactly one: more or fewer scopes, or an unknown one', () => {
+    expect(roleOf([])).toBeUndefined();
+    expect(roleOf(['scenarios:read'])).toBeUndefined();
+    expect(roleOf([...ROLES.operator, 'users:read'])).toBeUndefined();
+    expect(roleOf([...ROLES.viewer, 'device'])).toBeUndefined();
+    expect(roleOf([...ROLES['platform-admin'], 'admin:everything'])).toBeUndefined();
+  });
+});
