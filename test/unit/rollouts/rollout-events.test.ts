@@ -22,7 +22,7 @@ import {
   type RolloutWorkMessage,
   type StoredRollout,
 } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository, WorkQueue } from '../../../functions/core/rollouts/ports.js';
+import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
 import {
   cancelRollout,
   createRollout,
@@ -35,22 +35,14 @@ import {
   sweepRollouts,
   withEvents,
 } from '../../../functions/core/rollouts/rollouts.js';
-import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { useLocalTables } from '../../support/local-tables.js';
+import { everyVersionExists, RecordingQueue, readingTogether } from '../../support/rollout-fixtures.js';
 
 const DAY = 24 * 60 * 60_000;
 const START = Date.parse('2033-06-01T08:00:00.000Z');
 const SCENARIO = { type: 'SCENARIO' as const, id: 'lobby-loop', subId: '1.0.0' };
-
-/** A queue that keeps what is sent, for the test to deliver. */
-class RecordingQueue implements WorkQueue {
-  readonly sent: RolloutWorkMessage[] = [];
-  async send(messages: readonly RolloutWorkMessage[]): Promise<void> {
-    this.sent.push(...messages);
-  }
-}
 
 let client: DynamoDBDocumentClient;
 let clock: Date;
@@ -72,10 +64,7 @@ const devices = (count: number) => Array.from({ length: count }, (_, index) => `
 const fakeDevices = {
   existing: async (_company: string, ids: readonly string[]) => new Set(ids),
 } as unknown as DeviceRepository;
-const fakeScenarios = {
-  existingVersions: async (_company: string, references: readonly { scenarioId: string; version: string }[]) =>
-    new Set(references.map((ref) => `${ref.scenarioId}#${ref.version}`)),
-} as unknown as ScenarioRepository;
+const fakeScenarios = everyVersionExists;
 
 const sweep = () => sweepRollouts({ rollouts, queue, chunkTimeoutSeconds: 15, now });
 const eventsOf = async (rolloutId: string) => (await getRollout(deps, operator('alice'), company, rolloutId)).events;
@@ -243,20 +232,7 @@ describe('the event log', () => {
     await drain();
     await report('kiosk-00001', 'INSTALLED');
     // Both read the rollout before either writes.
-    let arrived = 0;
-    let release: () => void = () => undefined;
-    const bothRead = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const racing = Object.assign(Object.create(rollouts) as RolloutRepository, {
-      get: async (c: string, r: string) => {
-        const read = await rollouts.get(c, r);
-        arrived += 1;
-        if (arrived === 2) release();
-        await bothRead;
-        return read;
-      },
-    });
+    const racing = readingTogether(rollouts);
     const race = () => sweepRollouts({ rollouts: racing, queue, chunkTimeoutSeconds: 15, now });
     const [one, two] = await Promise.all([race(), race()]);
     expect([...one.conflict, ...two.conflict]).toEqual([`${company}/${view.id}`]);

@@ -26,7 +26,7 @@ import { BadRequestError, ConflictError } from '../../../functions/core/shared/e
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { useLocalTables } from '../../support/local-tables.js';
-import { everyVersionExists, RecordingQueue } from '../../support/rollout-fixtures.js';
+import { everyVersionExists, RecordingQueue, readingTogether } from '../../support/rollout-fixtures.js';
 import { bodyOf } from '../../support/route-input.js';
 
 const HOUR = 60 * 60_000;
@@ -117,20 +117,7 @@ describe('a scheduled rollout', () => {
     const view = await create({ startAt: inAnHour() });
     advance(HOUR);
     // Both read the rollout before either writes.
-    let arrived = 0;
-    let release: () => void = () => undefined;
-    const bothRead = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const racing = Object.assign(Object.create(rollouts) as RolloutRepository, {
-      get: async (c: string, r: string) => {
-        const read = await rollouts.get(c, r);
-        arrived += 1;
-        if (arrived === 2) release();
-        await bothRead;
-        return read;
-      },
-    });
+    const racing = readingTogether(rollouts);
     const [one, two] = await Promise.all([sweep(racing), sweep(racing)]);
     const key = `${company}/${view.id}`;
     expect([...one.started, ...two.started]).toEqual([key]);

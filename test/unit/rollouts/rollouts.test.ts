@@ -34,7 +34,7 @@ import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestErro
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { useLocalTables } from '../../support/local-tables.js';
-import { RecordingQueue } from '../../support/rollout-fixtures.js';
+import { RecordingQueue, readingTogether } from '../../support/rollout-fixtures.js';
 
 const DAY = 24 * 60 * 60_000;
 const START = Date.parse('2032-06-01T08:00:00.000Z');
@@ -435,20 +435,7 @@ describe('the sweeper', () => {
     await drain();
     await report('kiosk-00001', 'INSTALLED');
     // Both read the rollout before either writes.
-    let arrived = 0;
-    let release: () => void = () => undefined;
-    const bothRead = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const racing = Object.assign(Object.create(rollouts) as RolloutRepository, {
-      get: async (c: string, r: string) => {
-        const read = await rollouts.get(c, r);
-        arrived += 1;
-        if (arrived === 2) release();
-        await bothRead;
-        return read;
-      },
-    });
+    const racing = readingTogether(rollouts);
     const race = () => sweepRollouts({ rollouts: racing, queue, chunkTimeoutSeconds: 15, now });
     const [one, two] = await Promise.all([race(), race()]);
     expect([...one.started, ...two.started]).toEqual([`${company}/${view.id}`]);
