@@ -9,7 +9,7 @@
  */
 import { count, dateTime, humanize } from '../format.js';
 import type { Rollout } from '../rollouts/api.js';
-import { doneOf } from '../rollouts/progress.js';
+import { doneOf, totalOf } from '../rollouts/progress.js';
 import { hrefOf } from '../router.js';
 import { api, problemText } from '../session.js';
 
@@ -116,12 +116,12 @@ export function ActiveRolloutsTable({ items, showCompany }: { items: ActiveRollo
               <td>
                 <progress
                   class="dash-progress-bar"
-                  max={Math.max(1, rollout.targets)}
+                  max={Math.max(1, totalOf(rollout))}
                   value={done}
                   aria-label={`Devices deployed by rollout ${rollout.id}`}
                 />
                 <span>
-                  {count(done)} of {count(rollout.targets)}
+                  {count(done)} of {count(totalOf(rollout))}
                 </span>
               </td>
               <td>{standing(rollout)}</td>

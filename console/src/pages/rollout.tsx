@@ -8,7 +8,7 @@ import { RolloutActions } from '../rollouts/actions.js';
 import type { Rollout } from '../rollouts/api.js';
 import { EventLog } from '../rollouts/event-log.js';
 import { WhyDevicesFailed } from '../rollouts/failures.js';
-import { doneOf } from '../rollouts/progress.js';
+import { doneOf, totalOf } from '../rollouts/progress.js';
 import { useRollout } from '../rollouts/use-rollout.js';
 import { WaveBars, WaveTable } from '../rollouts/waves.js';
 import { hrefOf } from '../router.js';
@@ -34,7 +34,7 @@ function Facts({ rollout }: { rollout: Rollout }) {
       <dd>{humanize(rollout.action)}</dd>
       <dt>Progress</dt>
       <dd>
-        {count(doneOf(rollout))} of {count(rollout.targets + (rollout.joined ?? 0))} devices
+        {count(doneOf(rollout))} of {count(totalOf(rollout))} devices
       </dd>
       {rollout.continuous && (
         <>

@@ -7,7 +7,7 @@ import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { count, dateTime, humanize } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
 import type { Rollout } from '../rollouts/api.js';
-import { doneOf } from '../rollouts/progress.js';
+import { doneOf, totalOf } from '../rollouts/progress.js';
 import { here, hrefOf } from '../router.js';
 import { api, claims, problemText } from '../session.js';
 
@@ -32,8 +32,7 @@ function useRollouts(company: string, limit: number | undefined) {
 /** One rollout's row: its id links to its page; progress as text and a `<progress>`. */
 function RolloutRow({ company, rollout }: { company: string; rollout: Rollout }) {
   const done = doneOf(rollout);
-  // A continuous rollout's devices that joined count in its last wave, beyond the targets resolved at creation.
-  const total = rollout.targets + (rollout.joined ?? 0);
+  const total = totalOf(rollout);
   return (
     <tr>
       <td class="mono">

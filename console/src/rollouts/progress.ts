@@ -5,8 +5,16 @@ import type { Rollout } from './api.js';
 export const REPORT_KEYS = ['INSTALLED', 'FAILED'] as const;
 
 /**
+ * The rollout's devices: the targets resolved at creation, and those that joined a continuous rollout since (they
+ * count in its last wave).
+ */
+export function totalOf(rollout: Rollout): number {
+  return rollout.targets + (rollout.joined ?? 0);
+}
+
+/**
  * Devices done: per wave, the deployment results recorded (SUCCESS plus every failure cause), summed; a device
- * counts once its wave's work has reached it. At most the rollout's targets.
+ * counts once its wave's work has reached it. At most the rollout's devices (totalOf).
  */
 export function doneOf(rollout: Rollout): number {
   let done = 0;
@@ -15,5 +23,5 @@ export function doneOf(rollout: Rollout): number {
       if (!(REPORT_KEYS as readonly string[]).includes(key)) done += value;
     }
   }
-  return Math.min(done, rollout.targets);
+  return Math.min(done, totalOf(rollout));
 }
