@@ -1,7 +1,9 @@
 /**
  * Stateless resources of one stage, built from the routes and functions it is given (bin/app.ts: AWS_ROUTES and
  * FUNCTIONS of functions/contract): one ServiceFunction per handler module with the grants of its access
- * (lib/constructs/function-access.ts), the three HTTP APIs (lib/constructs/http-apis.ts), the functions no route runs
+ * (lib/constructs/function-access.ts), the three HTTP APIs (lib/constructs/http-apis.ts; the functions their routes run,
+ * with their integrations, in a nested stack per API, so that the routes' resources do not count against this
+ * stack's 500), the functions no route runs
  * wired to their triggers (lib/constructs/event-functions.ts: the search indexer fed by the devices and scenarios table
  * streams, the function validating archives PUT through presigned upload slots, the sweepers, the rollout worker, the
  * search index setup and the reindex), the DeploymentChanged event bus, and the alarms (lib/constructs/alarms.ts).

@@ -3,8 +3,9 @@
  * and variables read from its `access` (a route's or a function definition's, functions/contract/route.ts), nothing
  * else. A grant a function needs but cannot get fails the synth with the reason: a route without access, a search or
  * device key user without the role the stateful stack's resource policy names, an archive key pattern nobody
- * explained. The functions are children of the stack itself (not of a construct of their own), so that their logical
- * ids are those of the stack before it was split into these parts.
+ * explained. A function is a child of the scope its caller gives (the stack itself for the functions no route runs,
+ * the nested stack of its API for a route's: lib/constructs/http-apis.ts), not of a construct of its own, so that its
+ * logical id stays what it was before the stack was split into these parts.
  */
 import { type CfnElement, Duration, Fn, type Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -13,6 +14,7 @@ import { type IRole, PolicyStatement, Role } from 'aws-cdk-lib/aws-iam';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
 import { replicasFor } from '../../functions/adapters/aws/opensearch-queries.js';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../../functions/contract/archives.js';
@@ -170,13 +172,17 @@ export class ServiceFunctions {
     this.domainArn = Fn.importValue(props.search.domainArnExport);
   }
 
-  /** The function of `spec.entry`, created with its grants on first use. */
-  function(spec: FunctionSpec): ServiceFunction {
+  /**
+   * The function of `spec.entry`, created with its grants on first use, under `scope` (the stack or one of its nested
+   * stacks; its role, policy and log group beside it). A later call for the same entry returns the first function,
+   * wherever it lives.
+   */
+  function(spec: FunctionSpec, scope: Construct = this.stack): ServiceFunction {
     const existing = this.byEntry.get(spec.entry);
     if (existing !== undefined) return existing;
     const { entry, access } = spec;
-    const role = this.statefulRole(entry, access);
-    const fn = new ServiceFunction(this.stack, functionIdOf(entry), {
+    const role = this.statefulRole(entry, access, scope);
+    const fn = new ServiceFunction(scope, functionIdOf(entry), {
       entry,
       description: entry,
       logLevel: this.props.settings.logLevel,
@@ -220,7 +226,7 @@ export class ServiceFunctions {
    * mutable (the function's other permissions become a policy of this stack attached to it); undefined for others.
    * @throws Error when the stateful stack has no role for it: the domain or the key would refuse the function.
    */
-  private statefulRole(entry: string, access: FunctionAccess): IRole | undefined {
+  private statefulRole(entry: string, access: FunctionAccess, scope: Construct): IRole | undefined {
     if (access.search === undefined && access.deviceKey === undefined) return undefined;
     const statefulRole = access.search !== undefined ? this.props.search.clientRoles.get(entry) : this.props.deviceTokens.roles.get(entry);
     if (statefulRole === undefined) {
@@ -229,7 +235,12 @@ export class ServiceFunctions {
           'the resource policy would refuse it; build both stacks from the same routes and functions.',
       );
     }
-    return Role.fromRoleArn(this.stack, `${functionIdOf(entry)}Role`, statefulRole.roleArn, { mutable: true });
+    // Imported beside the function, so that the policy attached to it lives in the function's (nested) stack. The
+    // policy is an inline policy of the stateful role named after its logical id: in a nested stack under another
+    // construct id than the stack's own used, so that on a stage deployed before the route functions moved there, the
+    // stack's cleanup of the old policy does not delete the new one of the same name from the same role.
+    const id = scope === this.stack ? `${functionIdOf(entry)}Role` : `${functionIdOf(entry)}StatefulRole`;
+    return Role.fromRoleArn(scope, id, statefulRole.roleArn, { mutable: true });
   }
 
   /** The variables the access implies: search, cursors, rollout settings. */

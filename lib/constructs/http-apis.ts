@@ -8,10 +8,18 @@
  * pool's JWKS by an HTTP proxy, the device issuer's documents by their own function. Every user route with a scope is
  * behind the API's native JWT authorizer (the pool's access tokens: issuer, the app client id as audience, expiry,
  * signature, the route's scope), device routes (scope DEVICE_SCOPE) behind a second one trusting only the device issuer
- * `{auth_url}/device`. A bad token never invokes a function. Resources are children of the stack itself, so that
- * their logical ids (and so the APIs' URLs) stay those of the stack before it was split into these parts.
+ * `{auth_url}/device`. A bad token never invokes a function.
+ *
+ * Where the resources live: the APIs, their stages, access logs, authorizers and routes are children of the stack
+ * itself, so that their logical ids (and so the APIs' URLs) stay those of the stack before it was split into these
+ * parts. The functions the routes of an API run (each with its role, policy and log group), their integrations and
+ * the permissions API Gateway invokes them with live in a nested stack per API (`MainApiRoutes`, `UploadApiRoutes`,
+ * `AuthApiRoutes`): each route costs its stack about seven resources, and CloudFormation allows 500 per stack, nested
+ * or not (test/infra/stacks-size.test.ts keeps every stack under 450). The routes stay in the stack so that a
+ * stage deployed before the split updates them in place: a route key is unique per API, and a new route created in a
+ * nested stack beside the old one would fail the update.
  */
-import { Duration, type Stack } from 'aws-cdk-lib';
+import { Duration, NestedStack, type Stack } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   type CfnStage,
@@ -19,13 +27,16 @@ import {
   HttpApi,
   HttpMethod,
   type HttpRouteIntegration,
+  type HttpRouteIntegrationBindOptions,
   type HttpStage,
   LogGroupLogDestination,
   type ThrottleSettings,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
 import { API_ADDRESS_ENV, ENV } from '../../functions/contract/environment.js';
 import type { ApiName, FunctionAccess, RouteDefinition } from '../../functions/contract/route.js';
@@ -89,6 +100,26 @@ export function apiOrigin(stack: Stack, api: HttpApi): string {
   return `https://${api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`;
 }
 
+/**
+ * A Lambda integration created in `home`, the nested stack of its API's route functions, rather than under its route
+ * (HttpRoute binds an integration into the route's own scope), together with the permission API Gateway invokes the
+ * function with (HttpLambdaIntegration puts it in the scope it is bound in). The route references the integration's
+ * id through an output of the nested stack.
+ */
+class NestedLambdaIntegration extends HttpLambdaIntegration {
+  constructor(
+    id: string,
+    handler: IFunction,
+    private readonly home: Construct,
+  ) {
+    super(id, handler);
+  }
+
+  override _bindToRoute(options: HttpRouteIntegrationBindOptions): { readonly integrationId: string } {
+    return super._bindToRoute({ ...options, scope: this.home });
+  }
+}
+
 /** An API and its default stage. */
 export interface ApiStage {
   api: HttpApi;
@@ -114,6 +145,8 @@ export class HttpApis {
   readonly deviceIssuer: string;
   /** `aud` of device tokens: `{base_url}`. */
   readonly deviceAudience: string;
+  /** The nested stack of each API's route functions and integrations (none for an API without function routes). */
+  readonly routeStacks = new Map<ApiName, NestedStack>();
   private readonly access: Map<string, FunctionAccess>;
 
   constructor(
@@ -194,14 +227,30 @@ export class HttpApis {
     return this.props.routes.filter((route) => route.api === api);
   }
 
-  /** The route's integration: its function (created on first use) or the pool's key set. */
+  /** The nested stack of the route functions of `api` (`<api id>Routes`), created on first use. */
+  private routeStackOf(api: ApiName): NestedStack {
+    const existing = this.routeStacks.get(api);
+    if (existing !== undefined) return existing;
+    const { id, description } = APIS.find((candidate) => candidate.api === api) as (typeof APIS)[number];
+    const nested = new NestedStack(this.stack, `${id}Routes`, {
+      description: `${description} The functions its routes run, their integrations and invoke permissions.`,
+    });
+    this.routeStacks.set(api, nested);
+    return nested;
+  }
+
+  /**
+   * The route's integration: its function (created on first use, in the nested stack of the route's API) or the
+   * pool's key set.
+   */
   private integrationOf(route: RouteDefinition): HttpRouteIntegration {
     const serving = servingOf(route);
     if (serving === 'cognito-jwks')
       return new HttpUrlIntegration(`${route.id}Integration`, this.props.identity.jwksUrl, { method: HttpMethod.GET });
     const access = this.access.get(serving.entry) as FunctionAccess;
-    const fn = this.props.functions.function({ entry: serving.entry, access, environment: this.environmentOf(access) });
-    return new HttpLambdaIntegration(`${route.id}Integration`, fn);
+    const home = this.routeStackOf(route.api);
+    const fn = this.props.functions.function({ entry: serving.entry, access, environment: this.environmentOf(access) }, home);
+    return new NestedLambdaIntegration(`${route.id}Integration`, fn, home);
   }
 
   /** The variables only the APIs know: the device issuer and audience, the app client id. */

@@ -3,7 +3,7 @@
  * as bin/app.ts registers it), checking every function's bundle.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ENV } from '../../functions/contract/environment.js';
@@ -21,7 +21,7 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     if (outdir !== undefined) rmSync(outdir, { recursive: true, force: true });
   });
 
-  it('synthesizes both stacks in under 3 minutes, cdk-nag clean, every bundle an index.mjs under 1 MiB that exports handler', {
+  it('synthesizes both stacks (and the nested ones) in under 3 minutes, cdk-nag clean, every bundle an index.mjs under 1 MiB that exports handler', {
     timeout: 240_000,
   }, () => {
     mkdirSync(outputRoot, { recursive: true });
@@ -46,8 +46,13 @@ describe('`cdk synth` with esbuild bundling (the CLI, offline, no credentials)',
     // Every variable a function of the stacks is given, with a value it plausibly takes once deployed (deployedValue):
     // functions that read their configuration at cold start fail to load without it, or with one the schema refuses.
     const configuration: Record<string, string> = {};
-    for (const stack of ['Stateful', 'Stateless']) {
-      const template = JSON.parse(readFileSync(join(outdir, `DeviceScenarioService-dev-${stack}.template.json`), 'utf8')) as {
+    // Both stacks and the stateless stack's nested stacks (`<id>.nested.template.json`), where the route functions live.
+    const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
+    expect(templates).toEqual(
+      expect.arrayContaining(['DeviceScenarioService-dev-Stateful.template.json', 'DeviceScenarioService-dev-Stateless.template.json']),
+    );
+    for (const file of templates) {
+      const template = JSON.parse(readFileSync(join(outdir, file), 'utf8')) as {
         Resources: Record<string, Resource>;
       };
       for (const [id, resource] of Object.entries(template.Resources)) {

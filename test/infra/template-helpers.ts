@@ -1,7 +1,7 @@
 /** Template helpers shared by the infrastructure tests. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Duration, Validations } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, NestedStack, type Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -40,10 +40,75 @@ export const CONTEXT: Record<string, unknown> = {
   stage: 'test',
 };
 
+/** The nested stacks of `stack` (one level: the stateless stack's route stacks). */
+export function nestedStacksOf(stack: Stack): NestedStack[] {
+  return stack.node
+    .findAll()
+    .filter((construct): construct is NestedStack => NestedStack.isNestedStack(construct) && construct.nestedStackParent === stack);
+}
+
+/** `value` with every object `replace` answers for replaced, deeply. */
+function substitute(value: unknown, replace: (object: Record<string, unknown>) => unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => substitute(item, replace));
+  if (value === null || typeof value !== 'object') return value;
+  const replaced = replace(value as Record<string, unknown>);
+  if (replaced !== undefined) return substitute(replaced, replace);
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, replace)]));
+}
+
+/**
+ * `stack` and its nested stacks as one template, what CloudFormation deploys in all: the nested stacks' resources
+ * beside the stack's own (under their logical ids in their own template), each `Ref` to a nested stack's parameter
+ * replaced by the value the stack passes it, each `Fn::GetAtt` of a nested stack's output by that output's value, and
+ * the AWS::CloudFormation::Stack resources themselves left out. The assertions on what a function, route or grant is
+ * read the same wherever lib/ puts it; test/infra/stacks-size.test.ts asserts the layout itself.
+ * @throws Error when a logical id is in two of the templates, or a parameter is passed no value.
+ */
+export function flattenedTemplate(stack: Stack): Template {
+  // A copy: toJSON() is the synthesized template itself, which later Template.fromStack calls return again.
+  const merged = structuredClone(Template.fromStack(stack).toJSON()) as { Resources: Record<string, Resource & { DependsOn?: string[] }> };
+  const outputsOf = new Map<string, Record<string, { Value: unknown }>>();
+  for (const nested of nestedStacksOf(stack)) {
+    const resourceId = stack.getLogicalId(nested.nestedStackResource as CfnElement);
+    const passed = (merged.Resources[resourceId]?.Properties?.Parameters ?? {}) as Record<string, unknown>;
+    const template = Template.fromStack(nested).toJSON() as {
+      Parameters?: Record<string, unknown>;
+      Resources: Record<string, Resource>;
+      Outputs?: Record<string, { Value: unknown }>;
+    };
+    for (const name of Object.keys(template.Parameters ?? {})) {
+      if (!(name in passed)) throw new Error(`${nested.node.path}: no value passed for its parameter ${name}.`);
+    }
+    const resolveParameter = (object: Record<string, unknown>) =>
+      typeof object.Ref === 'string' && object.Ref in passed ? passed[object.Ref] : undefined;
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      if (id in merged.Resources) throw new Error(`${nested.node.path}: logical id ${id} is also in ${stack.node.path}.`);
+      merged.Resources[id] = substitute(resource, resolveParameter) as Resource;
+    }
+    outputsOf.set(resourceId, substitute(template.Outputs ?? {}, resolveParameter) as Record<string, { Value: unknown }>);
+    delete merged.Resources[resourceId];
+  }
+  const resolveOutput = (object: Record<string, unknown>) => {
+    const getAtt = object['Fn::GetAtt'];
+    if (!Array.isArray(getAtt) || !outputsOf.has(getAtt[0] as string)) return undefined;
+    const output = outputsOf.get(getAtt[0] as string)?.[(getAtt[1] as string).replace(/^Outputs\./, '')];
+    if (output === undefined) throw new Error(`No output ${getAtt[1]} of ${getAtt[0]}.`);
+    return output.Value;
+  };
+  const resolved = substitute(merged, resolveOutput) as typeof merged;
+  for (const resource of Object.values(resolved.Resources)) {
+    if (resource.DependsOn === undefined) continue;
+    resource.DependsOn = resource.DependsOn.filter((id) => !outputsOf.has(id));
+    if (resource.DependsOn.length === 0) delete resource.DependsOn;
+  }
+  return Template.fromJSON(resolved);
+}
+
 /**
  * Both stacks of a stage built by lib/stage.ts as bin/app.ts builds them, from CONTEXT and `context`, and from
  * `definitions` (the service's own unless a test passes fixtures), with bundling skipped and without CloudFormation's
- * built-in template validation (fast; cdk-nag can still run on `app`).
+ * built-in template validation (fast; cdk-nag can still run on `app`). `stateless` is the stateless stack with its
+ * nested stacks (flattenedTemplate).
  */
 export function quickStage(
   context: Record<string, unknown> = {},
@@ -56,7 +121,7 @@ export function quickStage(
 } {
   const app = new App({ context: { ...CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const stage = createStage(app, readServiceSettings(app.node), definitions);
-  return { app, stage, stateful: Template.fromStack(stage.stateful), stateless: Template.fromStack(stage.stateless) };
+  return { app, stage, stateful: Template.fromStack(stage.stateful), stateless: flattenedTemplate(stage.stateless) };
 }
 
 /** One statement of an IAM policy document. */
