@@ -2,6 +2,7 @@
  * The alarms of the stateless stack, all to one topic. Built by lib/stage.ts exactly as bin/app.ts builds them, with
  * bundling skipped (template-helpers.ts).
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { preTokenGeneration } from '../../functions/contract/functions.js';
 import { CONTINUOUS_ROLLOUTS_ENTRY, DEPLOYMENT_CHANGES_ENTRY, SEARCH_INDEXER_ENTRY } from '../../functions/contract/routes.js';
@@ -69,5 +70,12 @@ describe('stacks, alarms (bundling skipped)', () => {
       );
     }
     stateless.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+  });
+
+  it('has as many alarms as docs/aws.md and docs/operations.md say, whose cost they count', () => {
+    const count = resourcesOf(stateless, 'AWS::CloudWatch::Alarm').length;
+    const aws = readFileSync('docs/aws.md', 'utf8');
+    expect(aws).toContain(`| ${count} CloudWatch alarms (0.10 USD each, 10 free) | ~${((count - 10) * 0.1).toFixed(1)} USD |`);
+    expect(readFileSync('docs/operations.md', 'utf8')).toContain(`**Alarms** (${count} with the defaults)`);
   });
 });
