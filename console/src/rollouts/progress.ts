@@ -1,5 +1,8 @@
 /** Figures derived from a rollout's wave counts. */
-import type { Rollout } from './api.js';
+import type { components } from '../../../client/index.js';
+
+/** A rollout as the API answers it (as rollouts/api.ts names it; read here from the client, which needs no DOM). */
+type Rollout = components['schemas']['Rollout'];
 
 /** Wave count keys that are device reports, not deployment results. */
 export const REPORT_KEYS = ['INSTALLED', 'FAILED'] as const;

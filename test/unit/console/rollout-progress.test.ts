@@ -3,8 +3,10 @@
  * the rollout's devices, which for a continuous rollout include those that joined since its creation.
  */
 import { describe, expect, it } from 'vitest';
-import type { Rollout } from '../../../console/src/rollouts/api.js';
+import type { components } from '../../../client/index.js';
 import { doneOf, totalOf } from '../../../console/src/rollouts/progress.js';
+
+type Rollout = components['schemas']['Rollout'];
 
 const rollout = (targets: number, counts: Record<string, number>[], joined?: number): Rollout =>
   ({
