@@ -12,6 +12,9 @@ import { batchGetAll } from './dynamodb-batch.js';
 import { cancellationCodes, isConditionalCheckFailed, overdueItems, sendTransaction, type TableNames } from './dynamodb-shared.js';
 import { sweepShardOf } from './tables.js';
 
+/** Attempts of a version record whose quota charge failed because the quota changed since it was read. */
+const QUOTA_CHANGE_ATTEMPTS = 3;
+
 /** ScenarioRepository on the scenarios table, with quota accounting on the companies table. */
 export class DynamoDbScenarioRepository implements ScenarioRepository {
   constructor(
@@ -19,35 +22,45 @@ export class DynamoDbScenarioRepository implements ScenarioRepository {
     private readonly tables: TableNames,
   ) {}
 
-  /** @inheritdoc */
+  /**
+   * @inheritdoc
+   * The quota charge is conditional on the quota read first: when an administrator changes the quota in between
+   * (PATCH /admin/companies/{companyId}), the charge fails though the archive may fit; the record is then tried again
+   * against the new quota (nothing was written), up to QUOTA_CHANGE_ATTEMPTS times, and refused only when it does not fit.
+   */
   async recordVersion(version: ScenarioVersion, guards?: RecordVersionGuards): Promise<RecordVersionOutcome> {
-    const { Item: company } = await this.client.send(
-      new GetCommand({ TableName: this.tables.companies, Key: { companyId: version.company }, ConsistentRead: true }),
-    );
-    if (company === undefined) return { kind: 'company-not-found' };
-    const quotaBytes = Number(company.quotaBytes);
-    try {
-      await sendTransaction(this.client, { TransactItems: recordVersionItems(this.tables, version, quotaBytes, guards) });
-      return { kind: 'stored' };
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes === undefined) throw error;
-      if (codes[4] === 'ConditionalCheckFailed') return { kind: 'claim-lost' };
-      if (codes[3] === 'ConditionalCheckFailed') return { kind: 'staging-abandoned' };
-      if (codes[0] === 'ConditionalCheckFailed') return { kind: 'version-exists' };
-      if (codes[1] === 'ConditionalCheckFailed') return this.quotaExceeded(version.company, quotaBytes);
-      throw error;
+    let company = await this.company(version.company);
+    for (let attempt = 1; ; attempt += 1) {
+      if (company === undefined) return { kind: 'company-not-found' };
+      const quotaBytes = Number(company.quotaBytes);
+      try {
+        await sendTransaction(this.client, { TransactItems: recordVersionItems(this.tables, version, quotaBytes, guards) });
+        return { kind: 'stored' };
+      } catch (error) {
+        const codes = cancellationCodes(error);
+        if (codes === undefined) throw error;
+        if (codes[4] === 'ConditionalCheckFailed') return { kind: 'claim-lost' };
+        if (codes[3] === 'ConditionalCheckFailed') return { kind: 'staging-abandoned' };
+        if (codes[0] === 'ConditionalCheckFailed') return { kind: 'version-exists' };
+        if (codes[1] !== 'ConditionalCheckFailed') throw error;
+        const current = await this.company(version.company);
+        if (current !== undefined && Number(current.quotaBytes) !== quotaBytes && attempt < QUOTA_CHANGE_ATTEMPTS) {
+          company = current;
+          continue;
+        }
+        return {
+          kind: 'quota-exceeded',
+          quotaBytes: Number(current?.quotaBytes ?? quotaBytes),
+          usedBytes: Number(current?.usedBytes ?? 0),
+        };
+      }
     }
   }
 
-  /** The `quota-exceeded` outcome with the company's quota and use as they are now (`quotaBytes` when unreadable). */
-  private async quotaExceeded(companyId: string, quotaBytes: number): Promise<RecordVersionOutcome> {
-    const current = await this.client.send(new GetCommand({ TableName: this.tables.companies, Key: { companyId }, ConsistentRead: true }));
-    return {
-      kind: 'quota-exceeded',
-      quotaBytes: Number(current.Item?.quotaBytes ?? quotaBytes),
-      usedBytes: Number(current.Item?.usedBytes ?? 0),
-    };
+  /** The company's item, read consistently, or undefined. */
+  private async company(companyId: string): Promise<Record<string, unknown> | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tables.companies, Key: { companyId }, ConsistentRead: true }));
+    return Item;
   }
 
   /** @inheritdoc */
