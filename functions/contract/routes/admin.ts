@@ -132,7 +132,7 @@ export const adminCompanyUpdate = defineRoute({
   method: 'PATCH',
   path: ADMIN_COMPANY_PATH,
   summary: "Change a company's name or quota",
-  description: `Sets \`name\`, \`quotaBytes\` or both; \`usedBytes\` is never changed here. A quota below \`usedBytes\` is accepted (nothing stored is removed) and the answer says so with \`overQuota: true\`; from then on every upload answers 413 (the upload compares with the quota it reads, and its conditional write fails if the quota changes under it). The search filters may show the old name for up to a minute (they cache company names). Needs \`companies:write\`.`,
+  description: `Sets \`name\`, \`quotaBytes\` or both; \`usedBytes\` is never changed here. A quota below \`usedBytes\` is accepted (nothing stored is removed) and the answer says so with \`overQuota: true\`; from then on every upload that does not fit answers 413 (an upload racing the change is charged against the new quota: its conditional write fails and is tried again with the quota read anew). The search filters may show the old name for up to a minute (they cache company names). Needs \`companies:write\`.`,
   tags: ['Administration'],
   scope: 'companies:write',
   request: {
