@@ -160,17 +160,8 @@ async function deployMember(deps: ContinuousRolloutDependencies, rollout: Stored
  * found from the chunks' first ids (targets are sorted by id across chunks), then read (cached: chunks never change).
  */
 async function isTarget(deps: ContinuousRolloutDependencies, rollout: StoredRollout, deviceId: string): Promise<boolean> {
-  const firstIds = rollout.continuous?.chunkFirstIds ?? [];
-  let low = 0;
-  let high = firstIds.length - 1;
-  let index = -1;
-  while (low <= high) {
-    const middle = (low + high) >>> 1;
-    if ((firstIds[middle] as string) <= deviceId) {
-      index = middle;
-      low = middle + 1;
-    } else high = middle - 1;
-  }
+  // The chunk that could hold it: the last whose first id is at or before it.
+  const index = atOrBefore(rollout.continuous?.chunkFirstIds ?? [], deviceId) - 1;
   if (index < 0) return false;
   const key = `${rollout.company}#${rollout.id}#${index}`;
   let ids = chunkCache.get(key);
@@ -179,7 +170,8 @@ async function isTarget(deps: ContinuousRolloutDependencies, rollout: StoredRoll
     if (chunkCache.size >= CHUNK_CACHE_ENTRIES) chunkCache.delete(chunkCache.keys().next().value as string);
     chunkCache.set(key, ids);
   }
-  return binaryIncludes(ids, deviceId);
+  const position = atOrBefore(ids, deviceId);
+  return position > 0 && ids[position - 1] === deviceId;
 }
 
 /**
@@ -194,16 +186,14 @@ async function matchesNow(deps: ContinuousRolloutDependencies, rollout: StoredRo
   );
 }
 
-/** Whether sorted `ids` hold `id`. */
-function binaryIncludes(ids: readonly string[], id: string): boolean {
+/** How many of the sorted `ids` are at or before `id` (JavaScript's string order, the order the targets are sorted in). */
+function atOrBefore(ids: readonly string[], id: string): number {
   let low = 0;
-  let high = ids.length - 1;
-  while (low <= high) {
+  let high = ids.length;
+  while (low < high) {
     const middle = (low + high) >>> 1;
-    const at = ids[middle] as string;
-    if (at === id) return true;
-    if (at < id) low = middle + 1;
-    else high = middle - 1;
+    if ((ids[middle] as string) <= id) low = middle + 1;
+    else high = middle;
   }
-  return false;
+  return low;
 }
