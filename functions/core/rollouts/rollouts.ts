@@ -534,7 +534,7 @@ export async function resumeRollout(
       index === rollout.currentWave && wave.state === 'PENDING' ? { ...wave, state: 'RUNNING' as const, startedAt: now } : wave,
     );
     // A continuous rollout paused after its last wave has no wave left to sweep: it runs on for the devices that join.
-    const left = waves.some((wave) => wave.state !== 'COMPLETED');
+    const left = hasWaveLeft(waves);
     const startsWave = rollout.waves[rollout.currentWave]?.state === 'PENDING';
     return withEvents(
       { ...rest, waves, state: 'RUNNING', ...(left ? { sweepAt: now } : {}) },
@@ -856,6 +856,14 @@ function replaceWave(waves: readonly StoredRolloutWave[], index: number, wave: S
 }
 
 /**
+ * Whether some wave has not completed: a RUNNING rollout is in the sweep index (has a `sweepAt`) only while so; a
+ * continuous rollout past its last wave is not, and runs on for the devices that join.
+ */
+function hasWaveLeft(waves: readonly StoredRolloutWave[]): boolean {
+  return waves.some((wave) => wave.state !== 'COMPLETED');
+}
+
+/**
  * Writes `next` (version + 1, `updated` now) if the rollout is still at the version read, then, when that write
  * started a wave, sends all its chunks. @returns false when another writer came first (nothing written or sent).
  */
@@ -869,8 +877,7 @@ async function writeThenSend(
     ...next,
     updated: now,
     version: read.version + 1,
-    // In the sweep index while some wave is left to run (a continuous rollout past its last wave is not).
-    ...(next.state === 'RUNNING' && next.waves.some((wave) => wave.state !== 'COMPLETED') ? { sweepAt: now } : {}),
+    ...(next.state === 'RUNNING' && hasWaveLeft(next.waves) ? { sweepAt: now } : {}),
   };
   if (!(await deps.rollouts.update(written))) return false;
   const wave = written.waves[written.currentWave];
