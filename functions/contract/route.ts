@@ -44,6 +44,18 @@ export type SearchAccess = 'search' | 'index' | 'admin';
  */
 export type DeviceKeyUse = 'sign' | 'publicKey';
 
+/** The Cognito user pool actions administration may be granted (cognito-idp IAM actions). */
+export type CognitoAdminAction =
+  | 'AdminCreateUser'
+  | 'AdminGetUser'
+  | 'ListUsers'
+  | 'AdminUpdateUserAttributes'
+  | 'AdminDisableUser'
+  | 'AdminEnableUser'
+  | 'AdminDeleteUser'
+  | 'AdminResetUserPassword'
+  | 'AdminUserGlobalSignOut';
+
 /** What the function of a route (or of an event) may touch; everything else is denied. */
 export interface FunctionAccess {
   /**
@@ -79,6 +91,11 @@ export interface FunctionAccess {
   deviceSettings?: boolean;
   /** Signs users in through the Cognito app client (COGNITO_CLIENT_ID). */
   cognitoClient?: boolean;
+  /**
+   * Cognito administration actions on the service's user pool only (COGNITO_USER_POOL_ID, and `cognito-idp:<action>`
+   * on that pool's ARN), e.g. `AdminCreateUser`: each function is granted exactly the actions it lists.
+   */
+  userPool?: readonly CognitoAdminAction[];
   /** Names the three addresses (their API URLs), e.g. for the OpenAPI document's `servers`. */
   apiAddresses?: boolean;
   /** Function timeout, seconds. @default the HTTP maximum (29 s) for routes */

@@ -5,7 +5,9 @@ import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { ulid } from 'ulid';
 import type { HashSlot, IdentityProvider } from '../../core/access/ports.js';
+import { scopeClaimOf } from '../../core/access/roles.js';
 import type { DeviceTokenClaims, DeviceTokenSigner } from '../../core/devices/ports.js';
+import { type LocalUser, LocalUserStore } from './local-user-store.js';
 
 const scrypt = promisify(scryptCallback) as (
   password: string,
@@ -15,14 +17,7 @@ const scrypt = promisify(scryptCallback) as (
 ) => Promise<Buffer>;
 const SCRYPT = { N: 16_384, r: 8, p: 1, length: 32 };
 
-/** A local user: scrypt password hash (`scrypt$N$r$p$salt$hash`, base64 parts), companies and scope. */
-export interface LocalUser {
-  username: string;
-  passwordHash: string;
-  companies: string[];
-  /** Space-separated scopes. */
-  scope: string;
-}
+export type { LocalUser } from './local-user-store.js';
 
 /** Hashes a password with scrypt into the `scrypt$N$r$p$salt$hash` form stored in users.json. */
 export async function hashPassword(password: string): Promise<string> {
@@ -55,7 +50,8 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
     private readonly settings: { issuer: string; audience: string; tokenLifetimeSeconds: number },
     private readonly privateKey: Awaited<ReturnType<typeof importJWK>>,
     private readonly publicJwk: JWK,
-    private readonly users: Map<string, LocalUser>,
+    /** The users (users.json), which users administration changes at run time. */
+    readonly users: LocalUserStore,
   ) {}
 
   /**
@@ -77,12 +73,12 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
       await writeFile(keyPath, JSON.stringify(privateJwk), { mode: 0o600 });
     }
     const { d: _private, ...publicJwk } = privateJwk;
-    const users = JSON.parse(await readFile(join(directory, USERS_FILE), 'utf8')) as LocalUser[];
+    const users = await LocalUserStore.open(join(directory, USERS_FILE));
     return new LocalIdentityProvider(
       { issuer: settings.issuer, audience: settings.audience, tokenLifetimeSeconds: settings.tokenLifetimeSeconds ?? 3_600 },
       await importJWK(privateJwk, 'ES256'),
       publicJwk,
-      new Map(users.map((user) => [user.username, user])),
+      users,
     );
   }
 
@@ -122,11 +118,16 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
     const matches = await slot(() =>
       verifyPassword(password, user?.passwordHash ?? `scrypt$16384$8$1$${'A'.repeat(24)}$${'A'.repeat(44)}`),
     );
-    if (user === undefined || !matches) return undefined;
+    if (user === undefined || !matches || user.enabled === false) return undefined;
     const accessToken = await this.signed(
-      { sub: user.username, companies: user.companies, scope: user.scope },
+      { sub: user.username, username: user.username, companies: user.companies, scope: scopeOf(user) },
       this.settings.tokenLifetimeSeconds,
     );
     return { accessToken, expiresInSeconds: this.settings.tokenLifetimeSeconds };
   }
+}
+
+/** The scopes a local user's token carries: their role's, or (a user of an older data folder without one) their `scope`. */
+export function scopeOf(user: LocalUser): string {
+  return user.role === undefined ? user.scope : scopeClaimOf(user.role);
 }

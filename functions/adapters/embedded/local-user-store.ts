@@ -1,0 +1,106 @@
+/**
+ * The local identity provider's users (users.json in LOCAL_AUTH_DIR), changed at run time by users administration and
+ * by sign-ins (a new password, refresh tokens). The local runtime is one process: the users live in memory and every
+ * change is written through to the file (a temporary file renamed over it, so a crash leaves the old or the new
+ * file, never half of one), one change at a time.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import type { Role } from '../../core/access/roles.js';
+
+/** One refresh token a local user holds: its SHA-256 (hex), never the token, and when it stops working. */
+export interface LocalRefreshToken {
+  sha256: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+/**
+ * A local user as users.json holds it. The demo users of an earlier data folder have only the first four members:
+ * the others are optional, and a user without `role` signs in with its `scope` as written.
+ */
+export interface LocalUser {
+  username: string;
+  /** scrypt hash (`scrypt$N$r$p$salt$hash`, base64 parts; hashPassword). */
+  passwordHash: string;
+  companies: string[];
+  /** Space-separated scopes: the role's (scopeClaimOf) when `role` is set, kept for older data folders. */
+  scope: string;
+  role?: Role;
+  email?: string;
+  /** @default true */
+  enabled?: boolean;
+  /** Invited or reset: the next sign-in must set a new password (the `new_password_required` challenge). */
+  mustChangePassword?: boolean;
+  /** ISO-8601. */
+  createdAt?: string;
+  /** ISO-8601. */
+  updatedAt?: string;
+  refreshTokens?: LocalRefreshToken[];
+}
+
+/**
+ * What a change function answers for the user it was given: the user to keep, `'delete'` to remove them, or
+ * undefined to leave everything as it is (nothing written).
+ */
+export type LocalUserChange = LocalUser | 'delete' | undefined;
+
+/** The users of users.json, in memory, written through. */
+export class LocalUserStore {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly path: string,
+    private readonly users: Map<string, LocalUser>,
+  ) {}
+
+  /**
+   * Reads users.json at `path`.
+   * @throws Error when the file is missing or not a JSON array.
+   */
+  static async open(path: string): Promise<LocalUserStore> {
+    const users = JSON.parse(await readFile(path, 'utf8')) as unknown;
+    if (!Array.isArray(users)) throw new Error(`${path} does not hold a JSON array of users.`);
+    return new LocalUserStore(path, new Map((users as LocalUser[]).map((user) => [user.username, user])));
+  }
+
+  /** A copy of the user, or undefined when there is none. */
+  get(username: string): LocalUser | undefined {
+    const user = this.users.get(username);
+    return user === undefined ? undefined : structuredClone(user);
+  }
+
+  /** Copies of every user, in username order. */
+  all(): LocalUser[] {
+    return [...this.users.values()].map((user) => structuredClone(user)).sort((a, b) => (a.username < b.username ? -1 : 1));
+  }
+
+  /**
+   * Runs `change` on (a copy of) the user, or undefined when there is none, after every change before it has been
+   * written, and keeps its answer (LocalUserChange). The file is written before the promise resolves.
+   * @returns the user kept (a copy), undefined when deleted or left alone.
+   * @throws Error when `change` throws (nothing written) or the file cannot be written (memory is then left as before).
+   */
+  update(username: string, change: (user: LocalUser | undefined) => LocalUserChange): Promise<LocalUser | undefined> {
+    const run = this.queue.then(async () => {
+      const before = this.users.get(username);
+      const answer = change(before === undefined ? undefined : structuredClone(before));
+      if (answer === undefined) return undefined;
+      const next = new Map(this.users);
+      if (answer === 'delete') next.delete(username);
+      else next.set(username, structuredClone({ ...answer, username }));
+      await this.write(next);
+      if (answer === 'delete') this.users.delete(username);
+      else this.users.set(username, structuredClone({ ...answer, username }));
+      return answer === 'delete' ? undefined : structuredClone(answer);
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async write(users: Map<string, LocalUser>): Promise<void> {
+    const temporary = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(temporary, `${JSON.stringify([...users.values()], null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, this.path);
+  }
+}
