@@ -86,14 +86,14 @@ export function registerAdminCommands(program: Command): void {
 
   companies
     .command('get')
-    .description('Show a company: storage used, quota and device count')
+    .description('Show a company: storage used, quota, device count and user count')
     .argument('<companyId>', 'the company')
     .addHelpText('after', '\nExample:\n  dss admin companies get initech')
     .action(async (companyId: string, _options: unknown, command: Command) => {
       const { dss, json } = await invocationOf(command);
       const company = expectOk(await dss.main.GET('/admin/companies/{companyId}', { params: { path: { companyId } } }));
       if (json) printJson(company);
-      else printCompany(company, company.deviceCount);
+      else printCompany(company, { devices: company.deviceCount, users: company.userCount });
     });
 
   companies
@@ -132,14 +132,15 @@ export function registerAdminCommands(program: Command): void {
     });
 }
 
-/** A company as a two-column record (with its device count when known). */
-function printCompany(company: AdminCompany, deviceCount?: number): void {
+/** A company as a two-column record (with its device and user counts when known). */
+function printCompany(company: AdminCompany, counts?: { devices: number; users: number }): void {
   printRecord({
     id: company.id,
     name: company.name,
     used: `${formatBytes(company.usedBytes)} (${company.usedBytes} bytes)`,
     quota: `${formatBytes(company.quotaBytes)} (${company.quotaBytes} bytes)`,
     overQuota: company.overQuota,
-    devices: deviceCount,
+    devices: counts?.devices,
+    users: counts?.users,
   });
 }

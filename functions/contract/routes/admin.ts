@@ -26,10 +26,15 @@ const ADMIN_COMPANY_PATH = `${ADMIN_COMPANIES_PATH}/{companyId}`;
 
 /**
  * What the one function of the four routes may touch: company items (conditional put and update, reads and the
- * listing's Scan), the devices table for the count (a Query), and the cursor key. Routes sharing an entry share one
- * function and must declare the same access.
+ * listing's Scan), the devices table for the count (a Query), the user pool's listing for the user count, and the
+ * cursor key. Routes sharing an entry share one function and must declare the same access.
  */
-const ADMIN_COMPANIES_ACCESS = { storage: true, pagesListings: true, tables: { companies: 'RW', devices: 'R' } } as const;
+const ADMIN_COMPANIES_ACCESS = {
+  storage: true,
+  pagesListings: true,
+  tables: { companies: 'RW', devices: 'R' },
+  userPool: ['ListUsers'],
+} as const;
 
 /** The handler module of the four routes. */
 const ADMIN_COMPANIES_ENTRY = 'functions/handlers/admin-companies.ts';
@@ -109,8 +114,8 @@ export const adminCompanyGet = defineRoute({
   api: 'main',
   method: 'GET',
   path: ADMIN_COMPANY_PATH,
-  summary: 'Get a company, its storage used and its device count',
-  description: `The company with its storage account and \`deviceCount\`, counted on each request: a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices). ${OVER_QUOTA} Needs \`companies:read\`.`,
+  summary: 'Get a company, its storage used, its device count and its user count',
+  description: `The company with its storage account, \`deviceCount\` and \`userCount\`, counted on each request: \`deviceCount\` by a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices); \`userCount\` by reading the user directory (on AWS, Cognito's ListUsers, one call per 60 users of the pool). ${OVER_QUOTA} Needs \`companies:read\`.`,
   tags: ['Administration'],
   scope: 'companies:read',
   request: { params: AdminCompanyParams, query: NoQuery },
