@@ -1,5 +1,5 @@
 /**
- * `dss admin companies create|list|get|update`: companies administration, for a platform administrator's token
+ * `dss admin companies create|list|get|update`: companies administration (`dss admin users` is in admin-users.ts), for a platform administrator's token
  * (`companies:read`, `companies:write`; docs/contract.md, "Companies administration"). The commands act on the company
  * they name, not on the token's companies, so `--company` does not apply.
  */
@@ -10,6 +10,7 @@ import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { pageQuery, readPages } from '../paging.js';
+import { registerAdminUserCommands } from './admin-users.js';
 
 type AdminCompany = components['schemas']['AdminCompany'];
 
@@ -28,9 +29,9 @@ export function quotaArgument(value: string): number {
   return bytes;
 }
 
-/** Adds `dss admin` and its `companies` subcommands. */
+/** Adds `dss admin` and its `companies` and `users` subcommands. */
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('Administration (a platform administrator token): companies');
+  const admin = program.command('admin').description('Administration: companies (a platform administrator token) and users');
   const companies = admin.command('companies').description('Create, list, show and change companies and their storage quotas');
 
   companies
@@ -130,6 +131,8 @@ export function registerAdminCommands(program: Command): void {
         );
       }
     });
+
+  registerAdminUserCommands(admin);
 }
 
 /** A company as a two-column record (with its device and user counts when known). */
