@@ -2,9 +2,12 @@
 import { createDocumentClient } from '../../adapters/aws/clients.js';
 import { CursorCodec } from '../../adapters/aws/cursor-codec.js';
 import { DynamoDbAuditLog } from '../../adapters/aws/dynamodb-audit-log.js';
+import { DynamoDbCompanyRepository } from '../../adapters/aws/dynamodb-company-repository.js';
 import type { AuditLog } from '../../core/audit/ports.js';
+import type { CompanyAdministration } from '../../core/companies/ports.js';
 import { auditConfig, cursorSigningKey } from '../config.js';
 import { traced } from '../observability.js';
+import { storage } from './storage.js';
 
 let audit: DynamoDbAuditLog | undefined;
 
@@ -24,4 +27,19 @@ export function auditLog(): AuditLog {
     );
   }
   return audit;
+}
+
+let companies: CompanyAdministration | undefined;
+
+/**
+ * Companies administration (built once): storage()'s companies table, client and cursors, each change written in one
+ * transaction with its audit entry on AUDIT_TABLE.
+ * @throws EnvironmentError when a storage variable or AUDIT_TABLE is missing or malformed.
+ */
+export function companyAdministration(): CompanyAdministration {
+  if (companies === undefined) {
+    const { dynamoDb, tables, cursors } = storage();
+    companies = new DynamoDbCompanyRepository(dynamoDb, tables, cursors, auditConfig().tableName);
+  }
+  return companies;
 }
