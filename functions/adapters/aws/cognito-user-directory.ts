@@ -39,13 +39,7 @@ import {
 import { isRole, type Role, roleOf } from '../../core/access/roles.js';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../core/shared/errors.js';
 import type { NewUser, User, UserChanges, UserDirectory, UserStatus } from '../../core/users/ports.js';
-
-/** The attribute holding the user's role (a role name of functions/core/access/roles.ts). */
-export const ROLE_ATTRIBUTE = 'custom:role';
-/** The attribute holding the user's company ids, comma-separated. */
-export const COMPANIES_ATTRIBUTE = 'custom:companies';
-/** The legacy attribute of users made before roles: their scopes, space-separated. */
-export const SCOPE_ATTRIBUTE = 'custom:scope';
+import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from './cognito-attributes.js';
 
 /** Most users one ListUsers call answers (Cognito's limit of its `Limit`). */
 export const LIST_USERS_PAGE = 60;
