@@ -8,8 +8,9 @@ import {
   adminUserUpdate,
 } from '../contract/routes/admin-users.js';
 import { deleteUser, getUser, inviteUser, listUsers, resetUserPassword, type UserAdminPorts, updateUser } from '../core/users/admin.js';
+import { auditLog } from '../platform/composition/audit.js';
 import { storage } from '../platform/composition/storage.js';
-import { userAuditLog, userDirectory } from '../platform/composition/users.js';
+import { userDirectory } from '../platform/composition/users.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
@@ -17,7 +18,7 @@ storage().cursors.load();
 
 async function ports(): Promise<UserAdminPorts> {
   const { companies, cursors } = storage();
-  return { users: await userDirectory(), companies, audit: userAuditLog(), cursors };
+  return { users: await userDirectory(), companies, audit: auditLog(), cursors };
 }
 
 const create = routeHandler(adminUserCreate, async ({ body }, { principal }) => {

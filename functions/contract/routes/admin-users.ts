@@ -44,13 +44,13 @@ export const USER_POOL_ACTIONS: readonly CognitoAdminAction[] = [
 
 /**
  * What the one function of the six routes may touch: the user pool's administration actions, the companies table
- * (reads: the companies a user is given must exist) and the cursor key. Routes sharing an entry share one function
- * and must declare the same access.
+ * (reads: the companies a user is given must exist), the audit table (each change's entry) and the cursor key.
+ * Routes sharing an entry share one function and must declare the same access.
  */
 const ADMIN_USERS_ACCESS = {
   storage: true,
   pagesListings: true,
-  tables: { companies: 'R' },
+  tables: { companies: 'R', audit: 'W' },
   userPool: USER_POOL_ACTIONS,
 } as const;
 

@@ -26,13 +26,15 @@ const ADMIN_COMPANY_PATH = `${ADMIN_COMPANIES_PATH}/{companyId}`;
 
 /**
  * What the one function of the four routes may touch: company items (conditional put and update, reads and the
- * listing's Scan), the devices table for the count (a Query), the user pool's listing for the user count, and the
- * cursor key. Routes sharing an entry share one function and must declare the same access.
+ * listing's Scan), the devices table for the count (a Query), the audit table (each change's entry, written in the
+ * change's transaction), the user pool's listing for the user count, and the cursor key. Routes sharing an entry share
+ * one function and must declare the same access.
  */
 const ADMIN_COMPANIES_ACCESS = {
   storage: true,
   pagesListings: true,
-  tables: { companies: 'RW', devices: 'R' },
+  // Audit: each company change writes its entry in the same transaction.
+  tables: { companies: 'RW', devices: 'R', audit: 'W' },
   userPool: ['ListUsers'],
 } as const;
 

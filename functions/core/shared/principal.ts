@@ -52,7 +52,7 @@ export interface Principal {
   subject: string;
   /**
    * The user's username: the token's `username` claim (local and Cognito access tokens carry it), else `sub`. Set by
-   * principalFromJwt on every principal; absent only on a principal built by hand (usernameOf then reads `subject`).
+   * principalFromJwt on every principal; absent only on a principal built by hand (actorOf, functions/core/audit/entries.ts, then reads `subject`).
    */
   username?: string;
   /** `companies` claim: company ids the caller may act on. */
@@ -61,11 +61,6 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   /** Set when the token is a device token: the device it acts as. Its scopes are then DEVICE_SCOPE only. */
   device?: DeviceIdentity;
-}
-
-/** The caller's username (Principal.username), or `subject` when the principal has none. */
-export function usernameOf(principal: Principal): string {
-  return principal.username ?? principal.subject;
 }
 
 /**

@@ -12,13 +12,13 @@
  * Every change is recorded in the audit log right after the directory's change, with the user's views before and
  * after (never a password).
  */
-import { ulid } from 'ulid';
 import { ROLES, type Role } from '../access/roles.js';
+import { actorOf, auditEntry } from '../audit/entries.js';
 import type { AuditAction, AuditLog } from '../audit/ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../shared/errors.js';
 import type { ListingCursors, ListParameters, Page } from '../shared/paging.js';
-import { authorize, type Principal, usernameOf } from '../shared/principal.js';
+import { authorize, type Principal } from '../shared/principal.js';
 import type { NewUser, User, UserChanges, UserDirectory } from './ports.js';
 
 /** A username: 1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit (Cognito accepts these). */
@@ -135,7 +135,7 @@ async function keepAPlatformAdmin(ports: UserAdminPorts, before: User, after: Us
 
 /** Refuses an administrator's own disabling or deletion (they would lock themselves out). */
 function notOneself(principal: Principal, username: string, what: string): void {
-  if (usernameOf(principal) === username) {
+  if (actorOf(principal) === username) {
     throw new ConflictError(`You cannot ${what} yourself; ask another administrator. Nothing was changed.`);
   }
 }
@@ -149,17 +149,18 @@ async function record(
   before: User | undefined,
   after: User | undefined,
 ): Promise<void> {
-  const companies = [...new Set([...(before?.companies ?? []), ...(after?.companies ?? [])])];
-  await ports.audit.record({
-    id: ulid(),
-    at: (ports.now?.() ?? new Date()).toISOString(),
-    actor: usernameOf(principal),
-    action,
-    target: { kind: 'user', id: username },
-    companies,
-    ...(before === undefined ? {} : { before: { ...before } }),
-    ...(after === undefined ? {} : { after: { ...after } }),
-  });
+  const entry = auditEntry(
+    principal,
+    {
+      action,
+      target: { kind: 'user', id: username },
+      companies: [...(before?.companies ?? []), ...(after?.companies ?? [])],
+      ...(before === undefined ? {} : { before: { ...before } }),
+      ...(after === undefined ? {} : { after: { ...after } }),
+    },
+    ports.now?.(),
+  );
+  await ports.audit.record(entry);
 }
 
 /**

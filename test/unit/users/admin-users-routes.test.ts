@@ -59,13 +59,13 @@ describe('users administration routes', () => {
     });
   });
 
-  it('share one function, granted the Cognito administration actions it calls, reads of companies and the cursor key', () => {
+  it('share one function, granted the Cognito administration actions it calls, reads of companies, writes of audit entries and the cursor key', () => {
     for (const route of USER_ROUTES) {
       expect(route.entry).toBe('functions/handlers/admin-users.ts');
       expect(route.access).toEqual({
         storage: true,
         pagesListings: true,
-        tables: { companies: 'R' },
+        tables: { companies: 'R', audit: 'W' },
         userPool: [
           'AdminCreateUser',
           'AdminGetUser',
