@@ -3,16 +3,22 @@
  * users into a new company, lists, reads and changes them, and makes alice company-admin of acme; alice then
  * administers acme's users only (the other companies' answer 403 or 404, and she grants nothing above her role);
  * a viewer is refused every admin route; hostile input is 400 problem+json and changes nothing; the last platform
- * admin cannot be demoted, disabled or deleted (409); disabling keeps a user from signing in; `dss admin users` does
- * the same from the command line. Every answer is checked against the OpenAPI document (clientFor, call).
+ * admin cannot be demoted, disabled or deleted (409); disabling keeps a user from signing in; each change is in the
+ * audit table (read directly: DynamoDB Local on a port of its own); `dss admin users` does the same from the command
+ * line. Every answer is checked against the OpenAPI document (clientFor, call).
  */
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../functions/adapters/aws/clients.js';
+import { CursorCodec } from '../../functions/adapters/aws/cursor-codec.js';
+import { DynamoDbAuditLog } from '../../functions/adapters/aws/dynamodb-audit-log.js';
+import type { AuditEntry } from '../../functions/core/audit/ports.js';
+import { LOCAL_TABLES } from '../../functions/local/runtime.js';
 import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
 import { expectProblem, expectViolation, MiB } from './failure-paths.js';
 import { call, clientFor, DEMO_PASSWORDS, expectError, tokenFor, useLocalService } from './harness.js';
 
-const local = useLocalService({ users: ['root', 'alice', 'olivia'] });
+const local = useLocalService({ users: ['root', 'alice', 'olivia'], ownDynamoDbPort: true });
 
 const root = () => clientFor(local.service, local.tokens.root).main;
 
@@ -235,6 +241,30 @@ describe('users administration', () => {
     expect(await alice().DELETE('/admin/users/{username}', { params: { path: { username: 'amy' } } })).toMatchObject({
       response: { status: 204 },
     });
+  });
+
+  it('recorded each change in the audit log with the user before and after, never a password', async () => {
+    const audit = new DynamoDbAuditLog(
+      createDocumentClient(local.dynamoDbEndpoint),
+      LOCAL_TABLES.audit,
+      new CursorCodec(() => Buffer.alloc(32)),
+    );
+    const byAlice = (await audit.list({ actor: 'alice' }, 100, undefined)).items;
+    // Newest first: she invited amy, made her an operator, and deleted her; everything she was refused left no entry.
+    expect(byAlice.map((entry) => [entry.action, entry.target.id])).toEqual([
+      ['user.deleted', 'amy'],
+      ['user.updated', 'amy'],
+      ['user.invited', 'amy'],
+    ]);
+    expect(byAlice[1]).toMatchObject({ companies: ['acme'], before: { role: 'viewer' }, after: { role: 'operator' } });
+    const initech = (await audit.list({ company: 'initech' }, 100, undefined)).items;
+    const actions = initech.map((entry: AuditEntry) => `${entry.action} ${entry.target.id}`);
+    expect(actions).toEqual(
+      expect.arrayContaining(['user.invited ivy', 'user.invited vic.tor@initech', 'user.password-reset ivy', 'user.deleted ivy']),
+    );
+    const bob = (await audit.list({ actor: 'root' }, 100, undefined)).items.filter((entry) => entry.target.id === 'bob');
+    expect(bob.map((entry) => entry.after?.enabled)).toEqual([true, false]);
+    expect(JSON.stringify(initech)).not.toMatch(/passwordHash|temporaryPassword|scrypt/);
   });
 
   describe('dss admin users', () => {
