@@ -2448,7 +2448,7 @@ export interface components {
              * @enum {string}
              */
             role: "viewer" | "operator" | "company-admin" | "platform-admin";
-            /** @description Ids of existing companies the user acts on, 0 to 50: at least one for every role but platform-admin. A company admin names only their own. */
+            /** @description Ids of existing companies the user acts on, 0 to 50 (at most 2048 characters joined by commas): at least one for every role but platform-admin. A company admin names only their own. */
             companies: string[];
         };
         /** @description The invited user (status FORCE_CHANGE_PASSWORD). */
@@ -2470,7 +2470,7 @@ export interface components {
              * @enum {string}
              */
             role?: "viewer" | "operator" | "company-admin" | "platform-admin";
-            /** @description Ids of existing companies the user acts on, 0 to 50: at least one for every role but platform-admin. A company admin names only their own. */
+            /** @description Ids of existing companies the user acts on, 0 to 50 (at most 2048 characters joined by commas): at least one for every role but platform-admin. A company admin names only their own. */
             companies?: string[];
             /** @description false: the user cannot sign in, and their refresh tokens are refused from now on. */
             enabled?: boolean;
@@ -4627,7 +4627,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserInvitation"];
                 };
             };
-            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nobody was invited. */
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies (or more than 2,048 characters of them joined by commas) or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nobody was invited. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4801,7 +4801,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an empty body, an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nothing was changed. */
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an empty body, an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies (or more than 2,048 characters of them joined by commas) or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nothing was changed. */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -7,7 +7,8 @@
 import * as z from 'zod';
 import { ROLE_NAMES } from '../../core/access/roles.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
-import { MAX_USER_COMPANIES } from '../../core/users/admin.js';
+import { withThousandsSeparators } from '../../core/shared/thousands.js';
+import { MAX_COMPANIES_TEXT_LENGTH, MAX_USER_COMPANIES } from '../../core/users/admin.js';
 import { NoQuery, pagingParameters, single } from '../parameters.js';
 import type { CognitoAdminAction } from '../route.js';
 import { defineRoute } from '../route.js';
@@ -79,7 +80,7 @@ const notFound = problem(
   "Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed.",
 );
 const badUsername = 'a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit)';
-const badGrant = `an email that is not one (or above 254 characters), a role not one of ${ROLE_NAMES.join(', ')}, more than ${MAX_USER_COMPANIES} companies or one named twice, a company that does not exist (\`detail\` names it), no company for a role other than platform-admin, or an unknown member`;
+const badGrant = `an email that is not one (or above 254 characters), a role not one of ${ROLE_NAMES.join(', ')}, more than ${MAX_USER_COMPANIES} companies (or more than ${withThousandsSeparators(MAX_COMPANIES_TEXT_LENGTH)} characters of them joined by commas) or one named twice, a company that does not exist (\`detail\` names it), no company for a role other than platform-admin, or an unknown member`;
 const lastAdmin =
   'the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves';
 

@@ -1,7 +1,7 @@
 /** Bodies and parameters of users administration (`/admin/users`). */
 import * as z from 'zod';
 import { ROLE_NAMES, type Role } from '../../core/access/roles.js';
-import { MAX_EMAIL_LENGTH, MAX_USER_COMPANIES, USERNAME_PATTERN } from '../../core/users/admin.js';
+import { MAX_COMPANIES_TEXT_LENGTH, MAX_EMAIL_LENGTH, MAX_USER_COMPANIES, USERNAME_PATTERN } from '../../core/users/admin.js';
 import { companyIdentifier } from './companies.js';
 
 /** The rule a username follows, as a 400 states it. */
@@ -23,8 +23,11 @@ const companies = z
   .array(companyIdentifier)
   .max(MAX_USER_COMPANIES, { error: `A user holds at most ${MAX_USER_COMPANIES} companies.` })
   .refine((ids) => new Set(ids).size === ids.length, { error: 'Name each company once.' })
+  .refine((ids) => ids.join(',').length <= MAX_COMPANIES_TEXT_LENGTH, {
+    error: `The companies take at most ${MAX_COMPANIES_TEXT_LENGTH} characters joined by commas (the user directory's limit).`,
+  })
   .describe(
-    `Ids of existing companies the user acts on, 0 to ${MAX_USER_COMPANIES}: at least one for every role but platform-admin. A company admin names only their own.`,
+    `Ids of existing companies the user acts on, 0 to ${MAX_USER_COMPANIES} (at most ${MAX_COMPANIES_TEXT_LENGTH} characters joined by commas): at least one for every role but platform-admin. A company admin names only their own.`,
   );
 
 const email = z

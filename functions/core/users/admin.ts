@@ -27,8 +27,14 @@ export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 /** Longest email address, characters (RFC 5321's limit on a forward path, less its angle brackets). */
 export const MAX_EMAIL_LENGTH = 254;
 
-/** Most companies a user may hold: the `custom:companies` attribute (2,048 characters) holds 50 ids of 40 characters. */
+/** Most companies a user may hold (a token's `companies` claim stays small). */
 export const MAX_USER_COMPANIES = 50;
+
+/**
+ * Most characters a user's companies take joined by commas: Cognito keeps them in the `custom:companies` attribute,
+ * at most 2,048 characters (lib/identity.ts), so 50 ids of up to 39 characters, or fewer longer ones.
+ */
+export const MAX_COMPANIES_TEXT_LENGTH = 2_048;
 
 /** The ports of the use cases below. */
 export interface UserAdminPorts {

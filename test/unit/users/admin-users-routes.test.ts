@@ -101,6 +101,10 @@ describe('users administration routes', () => {
     expect(refused(adminUserCreate, { body: { ...invitation, companies: Array.from({ length: 51 }, (_, i) => `c${i}`) } })).toEqual([
       '/companies',
     ]);
+    // 50 ids of 40 characters do not fit in Cognito's 2,048-character custom:companies; 50 of 39 do.
+    const ids = (length: number) => Array.from({ length: 50 }, (_, i) => `${String(i).padStart(2, '0')}${'c'.repeat(length - 2)}`);
+    expect(refused(adminUserCreate, { body: { ...invitation, companies: ids(39) } })).toBe('accepted');
+    expect(refused(adminUserCreate, { body: { ...invitation, companies: ids(40) } })).toEqual(['/companies']);
     expect(refused(adminUserCreate, { body: { ...invitation, password: 'Secret1!' } })).toEqual(['/password']);
     expect(refused(adminUserCreate, { body: { username: 'frank' } })).toEqual(['/email', '/role', '/companies']);
   });
