@@ -121,7 +121,7 @@ export const adminUsersList = defineRoute({
   method: 'GET',
   path: ADMIN_USERS_PATH,
   summary: 'List the users',
-  description: `The users in username order, only those holding \`company\` when given. A platform admin lists everyone; a company admin must name one of their companies in \`company\` (400 without, 403 for another's) and sees the users within their bounds only (${BOUNDS}), so a page may hold fewer than \`limit\` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs \`users:read\`.`,
+  description: `The users, only those holding \`company\` when given: locally in username order; on AWS each page sorted by username, the pages in the user pool's own order (Cognito's ListUsers), every user once across them. A platform admin lists everyone; a company admin must name one of their companies in \`company\` (400 without, 403 for another's) and sees the users within their bounds only (${BOUNDS}), so a page may hold fewer than \`limit\` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs \`users:read\`.`,
   tags: ['Administration'],
   scope: 'users:read',
   request: { query: UsersListQuery },
