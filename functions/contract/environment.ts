@@ -30,11 +30,15 @@ export const ENV = {
   clientFailuresTable: 'CLIENT_FAILURES_TABLE',
   clientFailureLimit: 'CLIENT_FAILURE_LIMIT',
   clientFailureWindowSeconds: 'CLIENT_FAILURE_WINDOW_SECONDS',
+  // The audit log of administrative changes.
+  auditTable: 'AUDIT_TABLE',
   // Token verification, and the token endpoint on AWS.
   jwtIssuer: 'JWT_ISSUER',
   jwtAudience: 'JWT_AUDIENCE',
   jwksUrl: 'JWKS_URL',
   cognitoClientId: 'COGNITO_CLIENT_ID',
+  // Users administration on AWS: the Cognito user pool.
+  cognitoUserPoolId: 'COGNITO_USER_POOL_ID',
   // Search.
   searchBackend: 'SEARCH_BACKEND',
   openSearchUrl: 'OPENSEARCH_URL',
@@ -276,6 +280,16 @@ const ClientFailuresEnvironment = once(() =>
   }),
 );
 
+/** The audit log of administrative changes (docs/contract.md, "Audit"). */
+const AuditEnvironment = once(() =>
+  z.object({
+    [ENV.auditTable]: tableName().describe(
+      'DynamoDB table of the audit log of administrative changes (pk `pk`, sk `sk`, index `actor`; stream → AdministrativeChange events).',
+    ),
+    [ENV.dynamoDbEndpoint]: StorageEnvironment().shape[ENV.dynamoDbEndpoint],
+  }),
+);
+
 /** How bearer tokens are verified (docs/contract.md, "Authentication and permissions"). */
 const TokenVerificationEnvironment = once(() =>
   z.object({
@@ -289,6 +303,17 @@ const TokenVerificationEnvironment = once(() =>
 const TokenEndpointEnvironment = once(() =>
   z.object({
     [ENV.cognitoClientId]: text().describe('The Cognito app client the token endpoint signs users in with (USER_PASSWORD_AUTH).'),
+  }),
+);
+
+/** Users administration on AWS (functions/adapters/aws/cognito-user-directory.ts): the pool its users live in. */
+const UserPoolEnvironment = once(() =>
+  z.object({
+    [ENV.cognitoUserPoolId]: text()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d_[0-9A-Za-z]+$/, { error: 'must be a Cognito user pool id (<region>_<id>, e.g. eu-west-1_AbC123xyz)' })
+      .describe(
+        'The Cognito user pool users administration manages (AdminCreateUser, ListUsers…); set only on the functions granted its actions.',
+      ),
   }),
 );
 
@@ -540,8 +565,10 @@ export const ENVIRONMENT = builtOnFirstUse({
   searchSource: SearchSourceEnvironment,
   idempotency: IdempotencyEnvironment,
   clientFailures: ClientFailuresEnvironment,
+  audit: AuditEnvironment,
   tokenVerification: TokenVerificationEnvironment,
   tokenEndpoint: TokenEndpointEnvironment,
+  userPool: UserPoolEnvironment,
   search: SearchEnvironment,
   events: EventsEnvironment,
   cursors: CursorEnvironment,
@@ -566,8 +593,10 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   searchSource: 'search source tables',
   idempotency: 'idempotency',
   clientFailures: 'failed client authentications',
+  audit: 'audit log',
   tokenVerification: 'token verification',
   tokenEndpoint: 'token endpoint',
+  userPool: 'user pool',
   search: 'search',
   events: 'deployment events',
   cursors: 'listing cursors',

@@ -62,6 +62,15 @@ export function cognitoClientId(): string {
 }
 
 /**
+ * The Cognito user pool users administration manages on AWS (COGNITO_USER_POOL_ID), set only on the functions whose
+ * access names `userPool` actions.
+ * @throws EnvironmentError when unset or not a pool id (`<region>_<id>`).
+ */
+export function cognitoUserPoolId(): string {
+  return readEnvironment('userPool', process.env)[ENV.cognitoUserPoolId];
+}
+
+/**
  * Which search adapter to use: `embedded` (local runtime, the default) or `opensearch` (with OPENSEARCH_URL).
  * @throws EnvironmentError naming SEARCH_BACKEND or another search variable that is malformed, or OPENSEARCH_URL when
  *   `opensearch` is asked without it.
@@ -138,6 +147,19 @@ export function idempotencyConfig(): IdempotencyConfig {
   const env = readEnvironment('idempotency', process.env);
   const dynamoDbEndpoint = env[ENV.dynamoDbEndpoint];
   return { tableName: env[ENV.idempotencyTable], ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }) };
+}
+
+/** The audit log's table (AUDIT_TABLE) and the local DynamoDB endpoint (undefined in AWS). */
+export interface AuditConfig {
+  tableName: string;
+  dynamoDbEndpoint?: string;
+}
+
+/** Reads the audit log settings. @throws EnvironmentError naming AUDIT_TABLE or DYNAMODB_ENDPOINT. */
+export function auditConfig(): AuditConfig {
+  const env = readEnvironment('audit', process.env);
+  const dynamoDbEndpoint = env[ENV.dynamoDbEndpoint];
+  return { tableName: env[ENV.auditTable], ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }) };
 }
 
 /** Where failed client authentications are counted, and the policy (functions/core/access/client-failures.ts). */
