@@ -507,7 +507,7 @@ export interface paths {
         put?: never;
         /**
          * Get an access token
-         * @description A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.
+         * @description A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (15 minutes) and a refresh token (30 days). A user who must set a new password (invited, or reset) gets 401 with `challenge: "new_password_required"` and sends the same JSON with `new_password` added; `new_password` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user's role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON `{"grant_type": "refresh_token", "refresh_token"}`); a refused one gets 400 `invalid_grant`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.
          */
         post: operations["AuthToken"];
         delete?: never;
@@ -977,7 +977,7 @@ export interface components {
          *     }
          */
         ClientCredentialsRequest: {
-            /** @description `client_credentials`; another grant gives 400 `unsupported_grant_type`. */
+            /** @description `client_credentials`; another grant (but `refresh_token`, RefreshTokenRequest) gives 400 `unsupported_grant_type`. */
             grant_type: string;
             /** @description The device's client id (`{companyId}~{deviceId}`, at most 257 characters; another is an unknown client, 401 `invalid_client`); may be left out with HTTP Basic client authentication. */
             client_id?: string;
@@ -1606,6 +1606,35 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
+        /**
+         * @description The password is right, but the user must set a new one first (invited, or their password was reset): send the same sign-in with `new_password` added. `detail` states the password policy.
+         * @example {
+         *       "type": "https://device-scenario-service.dev/problems/new-password-required",
+         *       "title": "New Password Required",
+         *       "status": 401,
+         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
+         *       "challenge": "new_password_required"
+         *     }
+         */
+        NewPasswordRequiredProblem: {
+            /** @constant */
+            type: "https://device-scenario-service.dev/problems/new-password-required";
+            /** @constant */
+            title: "New Password Required";
+            /** @constant */
+            status: 401;
+            /** @description Explanation specific to this occurrence. */
+            detail: string;
+            /** @description Request path of this occurrence. */
+            instance?: string;
+            /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
+            errorCount?: number;
+            /**
+             * @description The challenge to answer: `new_password_required`.
+             * @constant
+             */
+            challenge: "new_password_required";
+        };
         /** @description The addressed resource does not exist (or belongs to a company the caller cannot see). */
         NotFoundProblem: {
             /** @constant */
@@ -1621,13 +1650,13 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
-        /** @description A refused client credentials request (RFC 6749 §5.2). */
+        /** @description A refused client credentials or refresh request (RFC 6749 §5.2). */
         OAuthErrorBody: {
             /**
-             * @description RFC 6749 §5.2 error code; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
+             * @description RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "temporarily_unavailable";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "temporarily_unavailable";
             /** @description What went wrong, for a developer. */
             error_description: string;
         };
@@ -1722,6 +1751,24 @@ export interface components {
             usedBytes: number;
             /** @description Size of the refused archive, bytes. */
             archiveBytes: number;
+        };
+        /**
+         * @description OAuth 2.0 refresh (RFC 6749 §6): a new access token for a user's refresh token, as JSON or form-encoded. No client authentication.
+         * @example {
+         *       "grant_type": "refresh_token",
+         *       "refresh_token": "<refresh token>"
+         *     }
+         */
+        RefreshTokenRequest: {
+            /** @constant */
+            grant_type: "refresh_token";
+            /**
+             * Format: password
+             * @description The refresh token a sign-in answered.
+             */
+            refresh_token: string;
+            /** @description Ignored: the new token carries the user's scopes as they are now. */
+            scope?: string;
         };
         /** @description The request headers exceed 16 KiB (a very long token or many cookies). */
         RequestHeaderFieldsTooLargeProblem: {
@@ -2206,6 +2253,25 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
+        /** @description Wrong credentials (`Unauthorized`), or a user who must set a new password first (`New Password Required`, with `challenge`). */
+        SignInRefusedProblem: components["schemas"]["UnauthorizedProblem"] | components["schemas"]["NewPasswordRequiredProblem"];
+        /**
+         * @description A user's sign-in with username and password (and, to set a new password, `new_password`).
+         * @example {
+         *       "username": "alice",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        SignInRequest: {
+            username: string;
+            /** Format: password */
+            password: string;
+            /**
+             * Format: password
+             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
+             */
+            new_password?: string;
+        };
         /** @description The company's storage account for scenario archives: the figures a 413 reports. */
         StorageUsage: {
             /** @description Storage quota, bytes. */
@@ -2262,17 +2328,10 @@ export interface components {
             battery?: components["schemas"]["Battery"];
             commands: components["schemas"]["DeviceCommand"][];
         };
-        /**
-         * @example {
-         *       "username": "alice",
-         *       "password": "correct horse battery staple"
-         *     }
-         */
-        TokenRequest: {
-            username: string;
-            /** Format: password */
-            password: string;
-        };
+        /** @description A device's client credentials grant (RFC 6749 §4.4), or a refresh (RFC 6749 §6). */
+        TokenForm: components["schemas"]["RefreshTokenRequest"] | components["schemas"]["ClientCredentialsRequest"];
+        /** @description A user's sign-in (username and password), or a refresh (RFC 6749 §6). */
+        TokenRequest: components["schemas"]["SignInRequest"] | components["schemas"]["RefreshTokenRequest"];
         TokenResponse: {
             /** @description The JWT to send as `Authorization: Bearer <access_token>`. */
             access_token: string;
@@ -2280,6 +2339,8 @@ export interface components {
             token_type: "Bearer";
             /** @description Token lifetime, seconds. */
             expires_in: number;
+            /** @description Only on a user's sign-in: exchange it for a new access token (RefreshTokenRequest) until it expires (30 days) or is revoked; keep it secret. */
+            refresh_token?: string;
         };
         /** @description Too many failed attempts from this address: wait `Retry-After` seconds. */
         TooManyRequestsProblem: {
@@ -3805,11 +3866,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TokenRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ClientCredentialsRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TokenForm"];
             };
         };
         responses: {
-            /** @description The access token. */
+            /** @description The access token; on a user's sign-in, also the refresh token. */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -3819,7 +3880,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Bad Request: a JSON body that is not valid (problem+json); or, for the client credentials grant (application/json, RFC 6749 §5.2), a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), or a grant other than `client_credentials` (`unsupported_grant_type`). */
+            /** @description Bad Request: a JSON body that is not valid, or a `new_password` that does not meet the password policy, which `detail` states (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), a grant other than `client_credentials` and `refresh_token` (`unsupported_grant_type`), or a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted (`invalid_grant`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3829,15 +3890,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
-            /** @description Unauthorized: the username or password is wrong (problem+json); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`. */
+            /** @description Unauthorized: the username or password is wrong, or the user is disabled (problem+json); or the password is right but the user must set a new one (problem+json, type `…/problems/new-password-required`, `challenge: "new_password_required"`: send the same JSON with `new_password` added); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`. */
             401: {
                 headers: {
-                    /** @description `Bearer` for a user, `Basic realm="device"` for a device that authenticated with HTTP Basic. */
+                    /** @description `Bearer` for a user (sign-in refused or challenged), `Basic realm="device"` for a device that authenticated with HTTP Basic. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["SignInRefusedProblem"];
                     "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
@@ -3865,7 +3926,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins or refreshes, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
