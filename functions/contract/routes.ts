@@ -12,6 +12,7 @@ import {
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
+import { adminAuditList } from './routes/admin-audit.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
@@ -83,6 +84,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   adminCompaniesList,
   adminCompanyGet,
   adminCompanyUpdate,
+  adminAuditList,
 ];
 
 /**
