@@ -125,8 +125,9 @@ export type StreamArns = Record<StreamConsumer, string[]>;
 /**
  * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts`, streams (of the view
  * TABLES names, NEW_AND_OLD_IMAGES by default) where TABLES names a consumer and TTL where it names an attribute (the
- * CDK stack declares the same). Existing tables get the indexes they lack (data folders of older versions; their items get the index keys from
- * migrateDeploymentShards, which the runtime runs right after), and their stream when they have none yet.
+ * CDK stack declares the same). Existing tables get the indexes they lack (data folders of older versions; their items
+ * get the index keys from migrateDeploymentShards, which the runtime runs right after), and their stream when they
+ * have none yet.
  * @returns the stream ARNs, by consumer.
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {
