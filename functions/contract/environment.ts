@@ -36,6 +36,8 @@ export const ENV = {
   jwtAudience: 'JWT_AUDIENCE',
   jwksUrl: 'JWKS_URL',
   cognitoClientId: 'COGNITO_CLIENT_ID',
+  // Users administration on AWS: the Cognito user pool.
+  cognitoUserPoolId: 'COGNITO_USER_POOL_ID',
   // Search.
   searchBackend: 'SEARCH_BACKEND',
   openSearchUrl: 'OPENSEARCH_URL',
@@ -303,6 +305,17 @@ const TokenEndpointEnvironment = once(() =>
   }),
 );
 
+/** Users administration on AWS (functions/adapters/aws/cognito-user-directory.ts): the pool its users live in. */
+const UserPoolEnvironment = once(() =>
+  z.object({
+    [ENV.cognitoUserPoolId]: text()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d_[0-9A-Za-z]+$/, { error: 'must be a Cognito user pool id (<region>_<id>, e.g. eu-west-1_AbC123xyz)' })
+      .describe(
+        'The Cognito user pool users administration manages (AdminCreateUser, ListUsers…); set only on the functions granted its actions.',
+      ),
+  }),
+);
+
 /** Which search index, and how to reach OpenSearch. */
 const SearchEnvironment = once(() =>
   z
@@ -552,6 +565,7 @@ export const ENVIRONMENT = builtOnFirstUse({
   audit: AuditEnvironment,
   tokenVerification: TokenVerificationEnvironment,
   tokenEndpoint: TokenEndpointEnvironment,
+  userPool: UserPoolEnvironment,
   search: SearchEnvironment,
   events: EventsEnvironment,
   cursors: CursorEnvironment,
@@ -579,6 +593,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   audit: 'audit log',
   tokenVerification: 'token verification',
   tokenEndpoint: 'token endpoint',
+  userPool: 'user pool',
   search: 'search',
   events: 'deployment events',
   cursors: 'listing cursors',

@@ -62,6 +62,15 @@ export function cognitoClientId(): string {
 }
 
 /**
+ * The Cognito user pool users administration manages on AWS (COGNITO_USER_POOL_ID), set only on the functions whose
+ * access names `userPool` actions.
+ * @throws EnvironmentError when unset or not a pool id (`<region>_<id>`).
+ */
+export function cognitoUserPoolId(): string {
+  return readEnvironment('userPool', process.env)[ENV.cognitoUserPoolId];
+}
+
+/**
  * Which search adapter to use: `embedded` (local runtime, the default) or `opensearch` (with OPENSEARCH_URL).
  * @throws EnvironmentError naming SEARCH_BACKEND or another search variable that is malformed, or OPENSEARCH_URL when
  *   `opensearch` is asked without it.
