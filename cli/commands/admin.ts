@@ -10,6 +10,7 @@ import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { pageQuery, readPages } from '../paging.js';
+import { registerAdminAuditCommands } from './admin-audit.js';
 
 type AdminCompany = components['schemas']['AdminCompany'];
 
@@ -130,6 +131,8 @@ export function registerAdminCommands(program: Command): void {
         );
       }
     });
+
+  registerAdminAuditCommands(admin);
 }
 
 /** A company as a two-column record (with its device count when known). */
