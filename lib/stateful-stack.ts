@@ -258,7 +258,9 @@ export class StatefulStack extends Stack {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
-      ...(schema.stream === undefined ? {} : { stream: StreamViewType.NEW_AND_OLD_IMAGES }),
+      ...(schema.stream === undefined
+        ? {}
+        : { stream: schema.streamView === 'NEW_IMAGE' ? StreamViewType.NEW_IMAGE : StreamViewType.NEW_AND_OLD_IMAGES }),
       ...(schema.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: schema.timeToLiveAttribute }),
       // Retained tables hold the customer's data: CloudFormation or a console click must not delete them either.
       deletionProtection: true,

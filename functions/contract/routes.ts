@@ -1,4 +1,5 @@
 import {
+  administrativeChanges,
   archiveUploaded,
   continuousRollouts,
   deploymentChanges,
@@ -20,6 +21,7 @@ import {
   adminUsersList,
   adminUserUpdate,
 } from './routes/admin-users.js';
+import { adminAuditList } from './routes/admin-audit.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
@@ -97,6 +99,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   adminUserUpdate,
   adminUserDelete,
   adminUserResetPassword,
+  adminAuditList,
 ];
 
 /**
@@ -135,6 +138,9 @@ export const DEPLOYMENT_CHANGES_ENTRY = deploymentChanges.entry;
 
 /** The devices table's stream feeds this consumer too: devices that start matching a continuous rollout join it. */
 export const CONTINUOUS_ROLLOUTS_ENTRY = continuousRollouts.entry;
+
+/** The audit table's stream feeds this consumer: an AdministrativeChange event for every audit entry. */
+export const ADMINISTRATIVE_CHANGES_ENTRY = administrativeChanges.entry;
 
 /** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
 export const SEARCH_REINDEX_ENTRY = searchReindex.entry;
