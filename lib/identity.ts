@@ -23,7 +23,7 @@ import {
 } from 'aws-cdk-lib/aws-cognito';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ROLE_ATTRIBUTE } from '../functions/adapters/aws/cognito-attributes.js';
+import { ROLE_ATTRIBUTE } from '../functions/contract/cognito-attributes.js';
 import type { FunctionDefinition } from '../functions/contract/function.js';
 import type { Role } from '../functions/core/access/roles.js';
 import { acknowledge } from './nag.js';
