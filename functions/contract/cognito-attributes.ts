@@ -1,8 +1,8 @@
 /**
  * The Cognito user attributes that carry a user's authorization, written by administrators only (the app client may
- * not write them, lib/identity.ts): the user directory (functions/adapters/aws/cognito-user-directory.ts) writes and reads them, and the
- * pre-token-generation trigger (functions/handlers/cognito-pre-token-generation.ts) turns them into the access token's
- * `scope` and `companies`.
+ * not write them, lib/identity.ts): the user directory (functions/adapters/aws/cognito-user-directory.ts) writes and
+ * reads them, and the pre-token-generation trigger (functions/handlers/cognito-pre-token-generation.ts) turns them
+ * into the access token's `scope` and `companies`.
  */
 
 /** The user's role, a role name of functions/core/access/roles.ts. */
