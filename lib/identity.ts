@@ -37,11 +37,11 @@ export const TOKEN_VALIDITY = Duration.minutes(15);
 export const REFRESH_TOKEN_VALIDITY = Duration.days(30);
 
 /**
- * The password policy, Cognito's default set explicitly (the token endpoint states it when it refuses a new
- * password): at least 8 characters with a lowercase letter, an uppercase letter, a digit and a symbol. A temporary
+ * The pool's password policy, Cognito's default set explicitly (the token endpoint states it when it refuses a new
+ * password; the local issuer checks the same rules): at least 8 characters with a lowercase letter, an uppercase letter, a digit and a symbol. A temporary
  * password (an invitation's or a reset's) must be replaced within 7 days, after which an administrator resets it again.
  */
-export const PASSWORD_POLICY = {
+export const POOL_PASSWORD_POLICY = {
   minLength: 8,
   requireLowercase: true,
   requireUppercase: true,
@@ -72,7 +72,7 @@ export interface IdentityProps {
 }
 
 /**
- * User pool (administrator-created users only, username sign-in, PASSWORD_POLICY, no self-service recovery, deletion
+ * User pool (administrator-created users only, username sign-in, POOL_PASSWORD_POLICY, no self-service recovery, deletion
  * protection, retained), its app client for the token endpoint (`USER_PASSWORD_AUTH` and refresh, no secret, no OAuth
  * flows, revocable tokens, users cannot write `custom:*` attributes), the trigger, and the first platform
  * administrator. The trigger function lives here, not in the stateless stack, because the pool references it.
@@ -135,13 +135,13 @@ export class Identity extends Construct {
       selfSignUpEnabled: false,
       signInAliases: { username: true },
       signInCaseSensitive: false,
-      passwordPolicy: { ...PASSWORD_POLICY },
+      passwordPolicy: { ...POOL_PASSWORD_POLICY },
       userInvitation: {
         emailSubject: 'Your device scenario service account',
         // Cognito requires both placeholders: the username and the temporary password.
         emailBody:
           'You have been invited to the device scenario service. Your username is {username} and your temporary password ' +
-          `is {####}. Sign in within ${PASSWORD_POLICY.tempPasswordValidity.toDays()} days (dss login, or the console); you will ` +
+          `is {####}. Sign in within ${POOL_PASSWORD_POLICY.tempPasswordValidity.toDays()} days (dss login, or the console); you will ` +
           'be asked to choose your own password.',
       },
       mfa: Mfa.OFF,
