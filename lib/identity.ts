@@ -72,9 +72,9 @@ export interface IdentityProps {
 }
 
 /**
- * User pool (administrator-created users only, username sign-in, POOL_PASSWORD_POLICY, no self-service recovery, deletion
- * protection, retained), its app client for the token endpoint (`USER_PASSWORD_AUTH` and refresh, no secret, no OAuth
- * flows, revocable tokens, users cannot write `custom:*` attributes), the trigger, and the first platform
+ * User pool (administrator-created users only, username sign-in, POOL_PASSWORD_POLICY, no self-service recovery,
+ * deletion protection, retained), its app client for the token endpoint (`USER_PASSWORD_AUTH` and refresh, no secret,
+ * no OAuth flows, revocable tokens, users cannot write `custom:*` attributes), the trigger, and the first platform
  * administrator. The trigger function lives here, not in the stateless stack, because the pool references it.
  */
 export class Identity extends Construct {
