@@ -9,8 +9,8 @@ import { ROLE_NAMES } from '../../core/access/roles.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { MAX_COMPANIES_TEXT_LENGTH, MAX_USER_COMPANIES } from '../../core/users/admin.js';
+import { USER_DIRECTORY_ACTIONS } from '../cognito-attributes.js';
 import { NoQuery, pagingParameters, single } from '../parameters.js';
-import type { CognitoAdminAction } from '../route.js';
 import { defineRoute } from '../route.js';
 import { COMPANY_ID_RULE } from '../schemas/companies.js';
 import { ConflictProblem } from '../schemas/problems.js';
@@ -30,21 +30,8 @@ import {
 export const ADMIN_USERS_PATH = '/admin/users';
 const ADMIN_USER_PATH = `${ADMIN_USERS_PATH}/{username}`;
 
-/** The Cognito administration actions the users function calls on the service's pool (and no other). */
-export const USER_POOL_ACTIONS: readonly CognitoAdminAction[] = [
-  'AdminCreateUser',
-  'AdminGetUser',
-  'ListUsers',
-  'AdminUpdateUserAttributes',
-  'AdminDisableUser',
-  'AdminEnableUser',
-  'AdminDeleteUser',
-  'AdminResetUserPassword',
-  'AdminUserGlobalSignOut',
-];
-
 /**
- * What the one function of the six routes may touch: the user pool's administration actions, the companies table
+ * What the one function of the six routes may touch: the user pool's administration actions the directory calls, the companies table
  * (reads: the companies a user is given must exist), the audit table (each change's entry) and the cursor key.
  * Routes sharing an entry share one function and must declare the same access.
  */
@@ -52,7 +39,7 @@ const ADMIN_USERS_ACCESS = {
   storage: true,
   pagesListings: true,
   tables: { companies: 'R', audit: 'W' },
-  userPool: USER_POOL_ACTIONS,
+  userPool: USER_DIRECTORY_ACTIONS,
 } as const;
 
 /** The handler module of the six routes. */
