@@ -737,7 +737,7 @@ export interface paths {
         };
         /**
          * List the users
-         * @description The users in username order, only those holding `company` when given. A platform admin lists everyone; a company admin must name one of their companies in `company` (400 without, 403 for another's) and sees the users within their bounds only (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.), so a page may hold fewer than `limit` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs `users:read`.
+         * @description The users, only those holding `company` when given: locally in username order; on AWS each page sorted by username, the pages in the user pool's own order (Cognito's ListUsers), every user once across them. A platform admin lists everyone; a company admin must name one of their companies in `company` (400 without, 403 for another's) and sees the users within their bounds only (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.), so a page may hold fewer than `limit` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs `users:read`.
          */
         get: operations["AdminUsersList"];
         put?: never;
@@ -1674,7 +1674,7 @@ export interface components {
          *       "type": "https://device-scenario-service.dev/problems/new-password-required",
          *       "title": "New Password Required",
          *       "status": 401,
-         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
+         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
          *       "challenge": "new_password_required"
          *     }
          */
@@ -2330,7 +2330,7 @@ export interface components {
             password: string;
             /**
              * Format: password
-             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
+             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
              */
             new_password?: string;
         };
@@ -2581,7 +2581,7 @@ export interface components {
             temporaryPassword?: string;
         };
         UserPage: {
-            /** @description In username order; a page may hold fewer than `limit` users and still have a next one. */
+            /** @description Sorted by username (locally the whole listing is; on AWS each page); a page may hold fewer than `limit` users and still have a next one. */
             items: components["schemas"]["User"][];
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
