@@ -712,8 +712,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a company, its storage used and its device count
-         * @description The company with its storage account and `deviceCount`, counted on each request: a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices). A company whose `usedBytes` is above its `quotaBytes` has `overQuota: true`: every upload then answers 413 until the quota is raised. Needs `companies:read`.
+         * Get a company, its storage used, its device count and its user count
+         * @description The company with its storage account, `deviceCount` and `userCount`, counted on each request: `deviceCount` by a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices); `userCount` by reading the user directory (on AWS, Cognito's ListUsers, one call per 60 users of the pool). A company whose `usedBytes` is above its `quotaBytes` has `overQuota: true`: every upload then answers 413 until the quota is raised. Needs `companies:read`.
          */
         get: operations["AdminCompanyGet"];
         put?: never;
@@ -726,6 +726,98 @@ export interface paths {
          * @description Sets `name`, `quotaBytes` or both; `usedBytes` is never changed here. A quota below `usedBytes` is accepted (nothing stored is removed) and the answer says so with `overQuota: true`; from then on every upload that does not fit answers 413 (an upload racing the change is charged against the new quota: its conditional write fails and is tried again with the quota read anew). The search filters may show the old name for up to a minute (they cache company names). Needs `companies:write`.
          */
         patch: operations["AdminCompanyUpdate"];
+        trace?: never;
+    };
+    "/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the users
+         * @description The users in username order, only those holding `company` when given. A platform admin lists everyone; a company admin must name one of their companies in `company` (400 without, 403 for another's) and sees the users within their bounds only (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.), so a page may hold fewer than `limit` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs `users:read`.
+         */
+        get: operations["AdminUsersList"];
+        put?: never;
+        /**
+         * Invite a user
+         * @description Creates the user with a temporary password (status `FORCE_CHANGE_PASSWORD`): on AWS Cognito emails it to `email`; locally the answer's `temporaryPassword` holds it, shown this once. The user sets their own password at their first sign-in (the token endpoint's `new_password_required` challenge). Answers 201 with the user and their address in `Location`; a taken username is 409. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Needs `users:write`.
+         */
+        post: operations["AdminUserCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{username}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user
+         * @description The user, their role, companies, whether they are enabled and where they stand with their password. A company admin gets 404 for a user outside their bounds (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.). Needs `users:read`.
+         */
+        get: operations["AdminUserGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user
+         * @description Deletes the user for good and ends their sessions (their refresh tokens are refused; access tokens already issued expire within 15 minutes). A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Needs `users:write`.
+         */
+        delete: operations["AdminUserDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's role, companies or enabled flag
+         * @description Sets `role`, `companies`, `enabled` or several. The user's next token carries the new role's scopes and companies (tokens already issued keep theirs until they expire, 15 minutes at most). Disabling ends the user's sessions: they cannot sign in, and their refresh tokens are refused from then on. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Needs `users:write`.
+         */
+        patch: operations["AdminUserUpdate"];
+        trace?: never;
+    };
+    "/admin/users/{username}/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a user's password
+         * @description Gives the user a new temporary password (status `FORCE_CHANGE_PASSWORD`) and ends their sessions: on AWS Cognito emails it; locally the answer's `temporaryPassword` holds it, shown this once. The user sets their own at the next sign-in. Takes no body. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Needs `users:write`.
+         */
+        post: operations["AdminUserResetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log of administrative changes
+         * @description The entries of administrative changes (companies created and changed; users invited, changed, deleted, given a new password), newest first, with who made each and the values before and after. `company` keeps the entries concerning that company, `actor` those made by that user; both together, the entries of both. A platform administrator may list every entry; a company administrator must name one of their companies with `company` (403 otherwise). An entry shows in the `actor` listing within about a second of the change (an index). A cursor issued for another listing or other filters gives 400. Needs `users:read`.
+         */
+        get: operations["AdminAuditList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -818,7 +910,7 @@ export interface components {
             /** @description True when `usedBytes` is above `quotaBytes` (a quota lowered below what is stored): every upload answers 413 until it is raised. */
             overQuota: boolean;
         };
-        /** @description A company, its storage account and its device count. */
+        /** @description A company, its storage account, its device count and its user count. */
         AdminCompanyDetail: {
             /** @description Company identifier (the `companies` token claim names it). */
             id: string;
@@ -832,10 +924,54 @@ export interface components {
             overQuota: boolean;
             /** @description Devices the company has registered (counted on each request). */
             deviceCount: number;
+            /** @description Users holding the company (counted on each request). */
+            userCount: number;
         };
         AdminCompanyPage: {
             /** @description In no meaningful order (the table scan order), each company once across the pages. */
             items: components["schemas"]["AdminCompany"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description One administrative change: who changed what, when, with the values before and after. */
+        AuditEntry: {
+            /** @description ULID of the entry: unique, and sorts by time. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was made (ISO-8601, UTC).
+             */
+            at: string;
+            /** @description The username of who made the change (the token's `username`, else its `sub`). */
+            actor: string;
+            /**
+             * @description What the change was.
+             * @enum {string}
+             */
+            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset";
+            target: {
+                /**
+                 * @description What was changed.
+                 * @enum {string}
+                 */
+                kind: "company" | "user";
+                /** @description The company id or the username. */
+                id: string;
+            };
+            /** @description The companies the change concerns: a company's own id; a user's companies before and after. */
+            companies: string[];
+            /** @description The target's values before the change; absent for a creation. */
+            before?: {
+                [key: string]: unknown;
+            };
+            /** @description The target's values after the change; absent for a deletion. */
+            after?: {
+                [key: string]: unknown;
+            };
+        };
+        AuditPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
         };
@@ -1592,6 +1728,11 @@ export interface components {
             openapi: "3.1.0";
         } & {
             [key: string]: unknown;
+        };
+        /** @description The user's sessions are ended; they set a new password at the next sign-in. */
+        PasswordReset: {
+            /** @description Locally only, shown this once: the temporary password to hand the user, who sets their own at the first sign-in. On AWS Cognito emails it, and it is absent. */
+            temporaryPassword?: string;
         };
         /**
          * @description The request body is larger than the address accepts (API Gateway's payload limit, the direct upload limit, or the most deployment entries); larger archives go through a presigned upload.
@@ -2396,6 +2537,72 @@ export interface components {
         };
         /** @description Either storing the archive would exceed the company's storage quota, or the request body exceeds the upload address's limit. */
         UploadTooLargeProblem: components["schemas"]["QuotaExceededProblem"] | components["schemas"]["PayloadTooLargeProblem"];
+        /** @description A user, their role and companies. Never a password. */
+        User: {
+            /** @description Fixed for good. */
+            username: string;
+            /** @description Where invitations and resets are sent (empty for a local demo user of an older data folder). */
+            email: string;
+            /**
+             * @description The role; the token carries its scopes.
+             * @enum {string}
+             */
+            role: "viewer" | "operator" | "company-admin" | "platform-admin";
+            /** @description Company ids the user acts on (the `companies` claim of their tokens). */
+            companies: string[];
+            /** @description false: the user cannot sign in, and their refresh tokens are refused. */
+            enabled: boolean;
+            /**
+             * @description `FORCE_CHANGE_PASSWORD`: invited or reset, sets a new password at the next sign-in; `CONFIRMED`: has set their own.
+             * @enum {string}
+             */
+            status: "FORCE_CHANGE_PASSWORD" | "CONFIRMED";
+            /** @description ISO-8601. */
+            createdAt: string;
+            /** @description ISO-8601. */
+            updatedAt: string;
+        };
+        /** @description A user to invite: username, email, role and companies. */
+        UserCreateBody: {
+            /** @description Fixed for good. A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+            username: string;
+            /**
+             * Format: email
+             * @description Where the invitation and password resets are sent (at most 254 characters).
+             */
+            email: string;
+            /**
+             * @description One of viewer, operator, company-admin, platform-admin (lowest first; each holds every scope of the ones before it). A company admin gives at most their own role.
+             * @enum {string}
+             */
+            role: "viewer" | "operator" | "company-admin" | "platform-admin";
+            /** @description Ids of existing companies the user acts on, 0 to 50 (at most 2048 characters joined by commas): at least one for every role but platform-admin. A company admin names only their own. */
+            companies: string[];
+        };
+        /** @description The invited user (status FORCE_CHANGE_PASSWORD). */
+        UserInvitation: {
+            user: components["schemas"]["User"];
+            /** @description Locally only, shown this once: the temporary password to hand the user, who sets their own at the first sign-in. On AWS Cognito emails it, and it is absent. */
+            temporaryPassword?: string;
+        };
+        UserPage: {
+            /** @description In username order; a page may hold fewer than `limit` users and still have a next one. */
+            items: components["schemas"]["User"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description What to change (at least one member; the others are kept). */
+        UserUpdateBody: {
+            /**
+             * @description One of viewer, operator, company-admin, platform-admin (lowest first; each holds every scope of the ones before it). A company admin gives at most their own role.
+             * @enum {string}
+             */
+            role?: "viewer" | "operator" | "company-admin" | "platform-admin";
+            /** @description Ids of existing companies the user acts on, 0 to 50 (at most 2048 characters joined by commas): at least one for every role but platform-admin. A company admin names only their own. */
+            companies?: string[];
+            /** @description false: the user cannot sign in, and their refresh tokens are refused from now on. */
+            enabled?: boolean;
+        };
         /**
          * Format: binary
          * @description A ZIP archive.
@@ -4470,6 +4677,401 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUsersList: {
+        parameters: {
+            query?: {
+                /** @description Only the users holding this company. A company admin must name one of theirs. */
+                company?: string;
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserPage"];
+                };
+            };
+            /** @description Bad Request: a company admin naming no `company`, a company id out of pattern, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserCreateBody"];
+            };
+        };
+        responses: {
+            /** @description The user is invited. */
+            201: {
+                headers: {
+                    /** @description Address of the user. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInvitation"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies (or more than 2,048 characters of them joined by commas) or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nobody was invited. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Conflict: a user with this username exists. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), or a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), or a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description The user after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an empty body, an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies (or more than 2,048 characters of them joined by commas) or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserResetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The password is reset. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordReset"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), or a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminAuditList: {
+        parameters: {
+            query?: {
+                /** @description Only the entries concerning this company. A company administrator must name one of theirs. */
+                company?: string;
+                /** @description Only the entries of changes this user (username) made. */
+                actor?: string;
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Bad Request: a `limit` out of bounds, a malformed `company`, an unknown parameter, or a cursor this listing did not issue. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`, or a company administrator named no company or one not theirs. On AWS, a token without the scope gets API Gateway's `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

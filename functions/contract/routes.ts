@@ -1,4 +1,5 @@
 import {
+  administrativeChanges,
   archiveUploaded,
   continuousRollouts,
   deploymentChanges,
@@ -12,6 +13,15 @@ import {
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
+import {
+  adminUserCreate,
+  adminUserDelete,
+  adminUserGet,
+  adminUserResetPassword,
+  adminUsersList,
+  adminUserUpdate,
+} from './routes/admin-users.js';
+import { adminAuditList } from './routes/admin-audit.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
@@ -83,6 +93,13 @@ export const ROUTES: readonly RouteDefinition[] = [
   adminCompaniesList,
   adminCompanyGet,
   adminCompanyUpdate,
+  adminUserCreate,
+  adminUsersList,
+  adminUserGet,
+  adminUserUpdate,
+  adminUserDelete,
+  adminUserResetPassword,
+  adminAuditList,
 ];
 
 /**
@@ -121,6 +138,9 @@ export const DEPLOYMENT_CHANGES_ENTRY = deploymentChanges.entry;
 
 /** The devices table's stream feeds this consumer too: devices that start matching a continuous rollout join it. */
 export const CONTINUOUS_ROLLOUTS_ENTRY = continuousRollouts.entry;
+
+/** The audit table's stream feeds this consumer: an AdministrativeChange event for every audit entry. */
+export const ADMINISTRATIVE_CHANGES_ENTRY = administrativeChanges.entry;
 
 /** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
 export const SEARCH_REINDEX_ENTRY = searchReindex.entry;
