@@ -10,8 +10,8 @@ import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { pageQuery, readPages } from '../paging.js';
-import { registerAdminUserCommands } from './admin-users.js';
 import { registerAdminAuditCommands } from './admin-audit.js';
+import { registerAdminUserCommands } from './admin-users.js';
 
 type AdminCompany = components['schemas']['AdminCompany'];
 

@@ -13,6 +13,7 @@ import {
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
+import { adminAuditList } from './routes/admin-audit.js';
 import {
   adminUserCreate,
   adminUserDelete,
@@ -21,7 +22,6 @@ import {
   adminUsersList,
   adminUserUpdate,
 } from './routes/admin-users.js';
-import { adminAuditList } from './routes/admin-audit.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
