@@ -88,7 +88,7 @@ describe('sign-in and refresh', () => {
 
   it('refuses a new password outside the policy with 400 stating it, and keeps the password', async () => {
     const problem = expectError(await signIn('alice', DEMO_PASSWORDS.alice, 'short'), 400);
-    expect(problem.detail).toMatch(/password policy: at least 8 and at most 256 characters, with a lowercase letter/);
+    expect(problem.detail).toMatch(/password policy: at least 12 and at most 256 characters, with a lowercase letter/);
     expect(problem.errors).toEqual([{ path: '/new_password', message: expect.stringContaining('an uppercase letter') }]);
     expect((await signIn('alice', DEMO_PASSWORDS.alice)).response.status).toBe(200);
   });
@@ -193,7 +193,7 @@ describe('the new-password challenge, and disabled users', () => {
       title: 'New Password Required',
       challenge: 'new_password_required',
     });
-    expect(problem.detail).toMatch(/send the same JSON with `new_password` added.*at least 8/);
+    expect(problem.detail).toMatch(/send the same JSON with `new_password` added.*at least 12/);
     expect(challenged.response.headers.get('www-authenticate')).toBe('Bearer');
 
     expectError(await signIn('olivia', 'Olivia-new-pass-1', 'weak'), 400);
