@@ -2325,6 +2325,11 @@ export interface components {
          *     }
          */
         SignInRequest: {
+            /**
+             * @description May be left out; `password` when given (what tells a sign-in from a refresh, whose `grant_type` is `refresh_token`).
+             * @constant
+             */
+            grant_type?: "password";
             username: string;
             /** Format: password */
             password: string;

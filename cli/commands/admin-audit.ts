@@ -37,17 +37,19 @@ export function registerAdminAuditCommands(admin: Command): void {
 
   audit
     .command('list')
-    .description('List administrative changes, newest first (a company administrator names one of their companies)')
-    .option('--company <companyId>', 'only the changes concerning this company')
+    .description(
+      'List administrative changes, newest first: with --company (or DSS_COMPANY) only those concerning it (a company administrator must name one of theirs)',
+    )
     .option('--actor <username>', 'only the changes this user made')
     .option('--limit <n>', 'entries per page (1 to 1000; the service defaults to 100)', positiveInteger)
     .option('--cursor <cursor>', 'continue a listing from the cursor a previous page printed')
     .option('--all', 'follow every page')
     .addHelpText('after', '\nExamples:\n  dss admin audit list\n  dss admin audit list --company initech --actor root --json')
-    .action(async (options: { company?: string; actor?: string; limit?: number; cursor?: string; all?: boolean }, command: Command) => {
-      const { dss, json } = await invocationOf(command);
+    .action(async (options: { actor?: string; limit?: number; cursor?: string; all?: boolean }, command: Command) => {
+      const { dss, json, settings } = await invocationOf(command);
+      // The global --company (or DSS_COMPANY) is the filter: unlike company-scoped commands, none means every company.
       const filters = {
-        ...(options.company === undefined ? {} : { company: options.company }),
+        ...(settings.company === undefined ? {} : { company: settings.company }),
         ...(options.actor === undefined ? {} : { actor: options.actor }),
       };
       const { items, nextCursor } = await readPages(

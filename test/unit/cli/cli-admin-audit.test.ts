@@ -3,12 +3,12 @@ import { changeSummary } from '../../../cli/commands/admin-audit.js';
 import { dssProgram } from '../../../cli/main.js';
 
 describe('dss admin audit', () => {
-  it('registers list under dss admin audit, with the company and actor filters', () => {
+  it('registers list under dss admin audit, with the actor filter (the company is the global --company)', () => {
     const admin = dssProgram().commands.find((command) => command.name() === 'admin');
     const audit = admin?.commands.find((command) => command.name() === 'audit');
     expect(audit?.commands.map((command) => command.name())).toEqual(['list']);
     const options = audit?.commands[0]?.options.map((option) => option.long);
-    expect(options).toEqual(expect.arrayContaining(['--company', '--actor', '--limit', '--cursor', '--all']));
+    expect(options).toEqual(expect.arrayContaining(['--actor', '--limit', '--cursor', '--all']));
   });
 
   it('shows what a change changed: the values that differ, every value of a creation or a deletion', () => {
