@@ -1674,7 +1674,7 @@ export interface components {
          *       "type": "https://device-scenario-service.dev/problems/new-password-required",
          *       "title": "New Password Required",
          *       "status": 401,
-         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
+         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
          *       "challenge": "new_password_required"
          *     }
          */
@@ -2330,7 +2330,7 @@ export interface components {
             password: string;
             /**
              * Format: password
-             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
+             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
              */
             new_password?: string;
         };

@@ -9,6 +9,7 @@ import { ROLE_NAMES } from '../../core/access/roles.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { MAX_COMPANIES_TEXT_LENGTH, MAX_USER_COMPANIES } from '../../core/users/admin.js';
+import { USER_DIRECTORY_ACTIONS } from '../cognito-attributes.js';
 import { NoQuery, pagingParameters, single } from '../parameters.js';
 import type { CognitoAdminAction } from '../route.js';
 import { defineRoute } from '../route.js';
@@ -30,18 +31,11 @@ import {
 export const ADMIN_USERS_PATH = '/admin/users';
 const ADMIN_USER_PATH = `${ADMIN_USERS_PATH}/{username}`;
 
-/** The Cognito administration actions the users function calls on the service's pool (and no other). */
-export const USER_POOL_ACTIONS: readonly CognitoAdminAction[] = [
-  'AdminCreateUser',
-  'AdminGetUser',
-  'ListUsers',
-  'AdminUpdateUserAttributes',
-  'AdminDisableUser',
-  'AdminEnableUser',
-  'AdminDeleteUser',
-  'AdminResetUserPassword',
-  'AdminUserGlobalSignOut',
-];
+/**
+ * The Cognito administration actions the users function calls on the service's pool (and no other): the user
+ * directory's (a reset is AdminSetUserPassword and a new invitation, not AdminResetUserPassword).
+ */
+export const USER_POOL_ACTIONS: readonly CognitoAdminAction[] = USER_DIRECTORY_ACTIONS;
 
 /**
  * What the one function of the six routes may touch: the user pool's administration actions, the companies table

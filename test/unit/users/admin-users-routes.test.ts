@@ -74,7 +74,7 @@ describe('users administration routes', () => {
           'AdminDisableUser',
           'AdminEnableUser',
           'AdminDeleteUser',
-          'AdminResetUserPassword',
+          'AdminSetUserPassword',
           'AdminUserGlobalSignOut',
         ],
       });
