@@ -4,7 +4,6 @@
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { USER_DIRECTORY_ACTIONS } from '../../../functions/contract/cognito-attributes.js';
 import { openApiDocument } from '../../../functions/contract/openapi.js';
 import type { RouteDefinition } from '../../../functions/contract/route.js';
 import {
@@ -67,7 +66,17 @@ describe('users administration routes', () => {
         storage: true,
         pagesListings: true,
         tables: { companies: 'R', audit: 'W' },
-        userPool: USER_DIRECTORY_ACTIONS,
+        userPool: [
+          'AdminCreateUser',
+          'AdminGetUser',
+          'ListUsers',
+          'AdminUpdateUserAttributes',
+          'AdminDisableUser',
+          'AdminEnableUser',
+          'AdminDeleteUser',
+          'AdminSetUserPassword',
+          'AdminUserGlobalSignOut',
+        ],
       });
     }
   });
