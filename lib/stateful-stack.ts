@@ -234,7 +234,7 @@ export class StatefulStack extends Stack {
   /** Stack outputs (docs/aws.md, "First company, first user, first token"), under stable names. */
   private addOutputs(): void {
     new CfnOutput(this, 'UserPoolId', {
-      description: 'Cognito user pool of the token endpoint (create users here).',
+      description: 'Cognito user pool of the token endpoint and of users administration.',
       value: this.identity.userPool.userPoolId,
     });
     new CfnOutput(this, 'UserPoolClientId', {

@@ -9,6 +9,7 @@
  */
 import * as z from 'zod';
 import { DEFAULT_CLIENT_FAILURE_POLICY } from '../core/access/client-failures.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../core/access/user-tokens.js';
 import type { ApiName } from './route.js';
 
 /** The name of every variable the service reads or the stack sets, by setting. */
@@ -462,7 +463,9 @@ const LocalIssuerEnvironment = once(() =>
     [ENV.localAuthDir]: text().describe("Folder of the local issuer's users and signing keys."),
     [ENV.jwtIssuer]: TokenVerificationEnvironment().shape[ENV.jwtIssuer],
     [ENV.jwtAudience]: TokenVerificationEnvironment().shape[ENV.jwtAudience],
-    [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400).default(3600).describe('Lifetime of locally issued tokens, seconds.'),
+    [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400)
+      .default(ACCESS_TOKEN_LIFETIME_SECONDS)
+      .describe("Lifetime of the local issuer's user access tokens, seconds."),
   }),
 );
 

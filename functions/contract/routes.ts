@@ -14,6 +14,14 @@ import {
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
 import { adminAuditList } from './routes/admin-audit.js';
+import {
+  adminUserCreate,
+  adminUserDelete,
+  adminUserGet,
+  adminUserResetPassword,
+  adminUsersList,
+  adminUserUpdate,
+} from './routes/admin-users.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
@@ -85,6 +93,12 @@ export const ROUTES: readonly RouteDefinition[] = [
   adminCompaniesList,
   adminCompanyGet,
   adminCompanyUpdate,
+  adminUserCreate,
+  adminUsersList,
+  adminUserGet,
+  adminUserUpdate,
+  adminUserDelete,
+  adminUserResetPassword,
   adminAuditList,
 ];
 

@@ -195,7 +195,7 @@ export interface LocalIssuerConfig {
   directory: string;
   issuer: string;
   audience: string;
-  /** TOKEN_LIFETIME_SECONDS, seconds. @default 3600 */
+  /** TOKEN_LIFETIME_SECONDS, seconds: user access tokens. @default 900 (ACCESS_TOKEN_LIFETIME_SECONDS) */
   tokenLifetimeSeconds: number;
 }
 
