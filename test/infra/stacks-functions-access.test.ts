@@ -128,6 +128,7 @@ describe('stacks, functions access (bundling skipped)', () => {
       'functions/handlers/rollouts-list.ts',
       'functions/handlers/rollout-targets.ts',
       'functions/handlers/admin-companies.ts',
+      'functions/handlers/admin-users.ts',
       'functions/handlers/admin-audit.ts',
     ];
     for (const entry of STATELESS_ENTRIES) {
