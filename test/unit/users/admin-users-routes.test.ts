@@ -150,7 +150,7 @@ describe('users administration routes', () => {
     expect(statuses('/admin/users/{username}', 'get')).toEqual(['200', ...common, '404'].sort());
     expect(statuses('/admin/users/{username}', 'patch')).toEqual(['200', ...common, '404', '409', '415'].sort());
     expect(statuses('/admin/users/{username}', 'delete')).toEqual(['204', ...common, '404', '409'].sort());
-    expect(statuses('/admin/users/{username}/reset-password', 'post')).toEqual(['200', ...common, '404'].sort());
+    expect(statuses('/admin/users/{username}/reset-password', 'post')).toEqual(['200', ...common, '404', '409'].sort());
     expect(paths['/admin/users/{username}']?.patch?.tags).toEqual(['Administration']);
   });
 });
