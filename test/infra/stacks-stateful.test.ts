@@ -53,7 +53,10 @@ describe('stacks, stateful (bundling skipped)', () => {
           ...('sortKey' in schema ? [{ AttributeName: schema.sortKey, KeyType: 'RANGE' }] : []),
         ],
       });
-      if ('stream' in schema) expect(table.Properties?.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      if ('stream' in schema)
+        expect(table.Properties?.StreamSpecification, name).toEqual({
+          StreamViewType: 'streamView' in schema ? schema.streamView : 'NEW_AND_OLD_IMAGES',
+        });
       else expect(table.Properties?.StreamSpecification).toBeUndefined();
       // TTL where TABLES names an attribute (idempotency records, failed client authentications), nowhere else.
       if ('timeToLiveAttribute' in schema)
