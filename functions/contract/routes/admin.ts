@@ -160,5 +160,10 @@ export const adminCompanyUpdate = defineRoute({
     ),
     403: FORBIDDEN,
     404: notFound,
+    409: {
+      description:
+        "Conflict: other changes to the company kept landing between this change's read and its write (each change is written with its audit entry, whose `before` must be what it replaced). Nothing was changed; send it again.",
+      schema: ConflictProblem,
+    },
   },
 });

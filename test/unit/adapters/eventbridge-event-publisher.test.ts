@@ -1,12 +1,13 @@
 /**
  * The EventBridge publisher (functions/adapters/aws/eventbridge-event-publisher.ts) when PutEvents refuses some
- * entries: those, and only those, are sent once more; entries still refused then fail the call. Simulated with
- * aws-sdk-client-mock.
+ * entries: those, and only those, are sent once more; entries still refused then fail the call. And what an
+ * administrative change looks like on the bus. Simulated with aws-sdk-client-mock.
  */
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EventBridgeEventPublisher } from '../../../functions/adapters/aws/eventbridge-event-publisher.js';
+import { EVENT_SOURCE, EventBridgeEventPublisher } from '../../../functions/adapters/aws/eventbridge-event-publisher.js';
+import { administrativeChangeOf } from '../../../functions/core/audit/changes.js';
 import type { DeploymentChangedEvent } from '../../../functions/core/deployments/model.js';
 
 const client = new EventBridgeClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
@@ -54,5 +55,28 @@ describe('EventBridge publisher', () => {
       'EventBridge refused 1 of 3 events.',
     );
     expect(mock.commandCalls(PutEventsCommand)).toHaveLength(2);
+  });
+
+  it('publishes an administrative change under its own detail type, at the time of the change, the entry as detail', async () => {
+    mock.on(PutEventsCommand).resolves({ Entries: [{ EventId: 'e' }] });
+    const change = administrativeChangeOf({
+      id: '01J00000000000000000000001',
+      at: '2026-11-27T13:00:00.000Z',
+      actor: 'root',
+      action: 'company.updated',
+      target: { kind: 'company', id: 'initech' },
+      companies: ['initech'],
+      before: { id: 'initech', name: 'Initech', quotaBytes: 1 },
+      after: { id: 'initech', name: 'Initech', quotaBytes: 2 },
+    });
+    await new EventBridgeEventPublisher(client, 'bus').publish([change]);
+    const [entry] = mock.commandCalls(PutEventsCommand)[0]?.args[0].input.Entries ?? [];
+    expect(entry).toMatchObject({
+      EventBusName: 'bus',
+      Source: EVENT_SOURCE,
+      DetailType: 'AdministrativeChange',
+      Time: new Date(change.at),
+    });
+    expect(JSON.parse(entry?.Detail ?? '{}')).toEqual(change);
   });
 });

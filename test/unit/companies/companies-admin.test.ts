@@ -205,4 +205,30 @@ describe('the audit entries of company changes', () => {
       after: { name: 'Audited Group', quotaBytes: 3000 },
     });
   });
+
+  it('answers 409 and records nothing when the company changes between every read and write', async () => {
+    const client = localTables();
+    let quota = 4000;
+    // Another administrator's change lands before each attempt's transaction.
+    const racing = {
+      send: async (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
+        if (command instanceof TransactWriteCommand) {
+          quota += 1;
+          await client.send(
+            new UpdateCommand({
+              TableName: LOCAL_TABLES.companies,
+              Key: { companyId: 'audited' },
+              UpdateExpression: 'SET quotaBytes = :quota',
+              ExpressionAttributeValues: { ':quota': quota },
+            }),
+          );
+        }
+        return client.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const entries = (await entriesOf('audited')).length;
+    await expect(updateCompany(ports(racing), root, 'audited', { name: 'Never' })).rejects.toThrow(/kept changing.*Try again/);
+    expect(await stored('audited')).toMatchObject({ name: 'Audited Group', quotaBytes: quota });
+    expect(await entriesOf('audited')).toHaveLength(entries);
+  });
 });
