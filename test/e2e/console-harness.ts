@@ -8,10 +8,10 @@ import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { screenshotPath } from './browser.js';
-import type { LocalService } from './harness.js';
+import { DEMO_PASSWORDS, type LocalService } from './harness.js';
 
-/** The demo users' passwords (functions/local/demo-data.ts). */
-export const PASSWORDS = { alice: 'alice-demo-password', bob: 'bob-demo-password', olivia: 'olivia-demo-password' } as const;
+/** The demo users' passwords (functions/local/demo-data.ts), the platform administrator `root` among them. */
+export const PASSWORDS = DEMO_PASSWORDS;
 
 /** A console page and what went wrong on it so far. */
 export interface ConsolePage {
