@@ -35,6 +35,7 @@ const TABLE_IDS: Record<TableName, string> = {
   rollouts: 'RolloutsTable',
   idempotency: 'IdempotencyTable',
   clientFailures: 'ClientFailuresTable',
+  audit: 'AuditTable',
 };
 
 /** Props of the stateful stack. */

@@ -29,6 +29,8 @@ export const ENV = {
   clientFailuresTable: 'CLIENT_FAILURES_TABLE',
   clientFailureLimit: 'CLIENT_FAILURE_LIMIT',
   clientFailureWindowSeconds: 'CLIENT_FAILURE_WINDOW_SECONDS',
+  // The audit log of administrative changes.
+  auditTable: 'AUDIT_TABLE',
   // Token verification, and the token endpoint on AWS.
   jwtIssuer: 'JWT_ISSUER',
   jwtAudience: 'JWT_AUDIENCE',
@@ -272,6 +274,16 @@ const ClientFailuresEnvironment = once(() =>
     [ENV.clientFailureWindowSeconds]: amount('seconds', 1, 86_400)
       .default(DEFAULT_CLIENT_FAILURE_POLICY.windowMs / 1000)
       .describe("How long a window of failed client authentications lasts from its first failure, seconds (Retry-After's bound)."),
+  }),
+);
+
+/** The audit log of administrative changes (docs/contract.md, "Audit"). */
+const AuditEnvironment = once(() =>
+  z.object({
+    [ENV.auditTable]: tableName().describe(
+      'DynamoDB table of the audit log of administrative changes (pk `pk`, sk `sk`, index `actor`; stream → AdministrativeChange events).',
+    ),
+    [ENV.dynamoDbEndpoint]: StorageEnvironment().shape[ENV.dynamoDbEndpoint],
   }),
 );
 
@@ -537,6 +549,7 @@ export const ENVIRONMENT = builtOnFirstUse({
   searchSource: SearchSourceEnvironment,
   idempotency: IdempotencyEnvironment,
   clientFailures: ClientFailuresEnvironment,
+  audit: AuditEnvironment,
   tokenVerification: TokenVerificationEnvironment,
   tokenEndpoint: TokenEndpointEnvironment,
   search: SearchEnvironment,
@@ -563,6 +576,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   searchSource: 'search source tables',
   idempotency: 'idempotency',
   clientFailures: 'failed client authentications',
+  audit: 'audit log',
   tokenVerification: 'token verification',
   tokenEndpoint: 'token endpoint',
   search: 'search',

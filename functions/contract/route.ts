@@ -16,7 +16,16 @@ export type ApiName = 'main' | 'upload' | 'auth';
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The tables a function may be granted (the stateful stack's tables, by logical name). */
-export type TableName = 'companies' | 'scenarios' | 'devices' | 'deployments' | 'presence' | 'rollouts' | 'idempotency' | 'clientFailures';
+export type TableName =
+  | 'companies'
+  | 'scenarios'
+  | 'devices'
+  | 'deployments'
+  | 'presence'
+  | 'rollouts'
+  | 'idempotency'
+  | 'clientFailures'
+  | 'audit';
 
 /**
  * A table grant: read, read-write, write-only (puts, updates and deletes without reads), or `Item`: single items by

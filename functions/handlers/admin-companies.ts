@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from '../contract/routes/admin.js';
 import { createCompany, getCompany, listCompanies, updateCompany } from '../core/companies/admin.js';
+import { companyAdministration } from '../platform/composition/audit.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
@@ -8,7 +9,7 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
 storage().cursors.load();
 
 const create = routeHandler(adminCompanyCreate, async ({ body }, { principal }) => {
-  const { companies } = storage();
+  const companies = companyAdministration();
   const company = await createCompany({ companies }, principal, body);
   return jsonResponse(201, company, { location: `/admin/companies/${encodeURIComponent(company.id)}` });
 });
@@ -24,7 +25,7 @@ const get = routeHandler(adminCompanyGet, async ({ params }, { principal }) => {
 });
 
 const update = routeHandler(adminCompanyUpdate, async ({ params, body }, { principal }) => {
-  const { companies } = storage();
+  const companies = companyAdministration();
   return jsonResponse(200, await updateCompany({ companies }, principal, params.companyId, body));
 });
 

@@ -118,6 +118,7 @@ export const LOCAL_TABLES = {
   rollouts: 'rollouts',
   idempotency: 'idempotency',
   clientFailures: 'client-failures',
+  audit: 'audit',
 } as const;
 /** ROLLOUT_QUEUE_URL of the local runtime: its in-process rollout queue. */
 export const LOCAL_ROLLOUT_QUEUE = 'local:rollouts';
@@ -159,6 +160,7 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.rolloutsTable]: LOCAL_TABLES.rollouts,
     [ENV.idempotencyTable]: LOCAL_TABLES.idempotency,
     [ENV.clientFailuresTable]: LOCAL_TABLES.clientFailures,
+    [ENV.auditTable]: LOCAL_TABLES.audit,
     // The in-process queue the local runtime feeds the rollout worker from (SQS on AWS).
     [ENV.rolloutQueueUrl]: LOCAL_ROLLOUT_QUEUE,
     // Locally a lost message is one of a crashed runtime: send its chunk again soon after a restart.

@@ -140,6 +140,19 @@ export function idempotencyConfig(): IdempotencyConfig {
   return { tableName: env[ENV.idempotencyTable], ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }) };
 }
 
+/** The audit log's table (AUDIT_TABLE) and the local DynamoDB endpoint (undefined in AWS). */
+export interface AuditConfig {
+  tableName: string;
+  dynamoDbEndpoint?: string;
+}
+
+/** Reads the audit log settings. @throws EnvironmentError naming AUDIT_TABLE or DYNAMODB_ENDPOINT. */
+export function auditConfig(): AuditConfig {
+  const env = readEnvironment('audit', process.env);
+  const dynamoDbEndpoint = env[ENV.dynamoDbEndpoint];
+  return { tableName: env[ENV.auditTable], ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }) };
+}
+
 /** Where failed client authentications are counted, and the policy (functions/core/access/client-failures.ts). */
 export interface ClientFailuresConfig {
   /** CLIENT_FAILURES_TABLE. */

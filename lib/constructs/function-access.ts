@@ -38,6 +38,7 @@ export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
   rollouts: ENV.rolloutsTable,
   idempotency: ENV.idempotencyTable,
   clientFailures: ENV.clientFailuresTable,
+  audit: ENV.auditTable,
 };
 
 /** The variable the archive bucket's name is read from. */

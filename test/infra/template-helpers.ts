@@ -291,6 +291,7 @@ export const TABLE_ID_PREFIX: Record<TableName, string> = {
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
   clientFailures: 'ClientFailuresTable',
+  audit: 'AuditTable',
 };
 
 /** Handler modules deployed as functions of the stateless stack. */

@@ -44,6 +44,18 @@
  * once per index (a 5,000-entry request already writes base + 2 index copies), and CloudFormation adds at most one
  * index per table update: `gsi2` alone keeps the change to an existing stack a single deployment. Should per-version
  * reads become hot, a `gsi3` keyed `HISTORY#{company}#{scenarioId}#{version}` can be added in a later deployment.
+ *
+ * - audit:       pk `pk`, sk `sk` (functions/adapters/aws/dynamodb-audit-log.ts). Administrative changes:
+ *                  `ENTRY` / `{ulid}`              the entry (id, at, actor, action, target, companies, before, after)
+ *                                                  with `actorKey` = its actor: the `actor` index (`actorKey` / `sk`)
+ *                                                  lists one actor's entries newest first. Stream → the administrative
+ *                                                  changes consumer (one AdministrativeChange event per entry item).
+ *                  `COMPANY#{company}` / `{ulid}`  a copy of the entry (without `actorKey`) for each company it concerns,
+ *                                                  so that a company's entries are one Query of its partition.
+ *                All entries share the `ENTRY` partition: administrative changes are made by people, a few a minute,
+ *                far below DynamoDB's 1,000 writes/s per partition key. The copies are base-table items rather than a
+ *                GSI because an entry concerns several companies (a user moved between them) and an index item holds
+ *                one key value; an entry of n companies costs n + 1 item writes (doubled: they are one transaction).
  */
 
 /** A consumer of table streams (the local runtime runs one poller per consumer). */
@@ -127,6 +139,13 @@ export const TABLES = {
    * only it, and nothing here outlives its window.
    */
   clientFailures: { partitionKey: 'pk', timeToLiveAttribute: 'expiresAt' },
+  /** The audit log of administrative changes (see the module comment). */
+  audit: {
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    // One actor's entries: `actorKey` (entry items only, so no copy is listed twice) / `{ulid}`.
+    globalSecondaryIndexes: [{ indexName: 'actor', partitionKey: 'actorKey', sortKey: 'sk' }],
+  },
 } as const satisfies Record<string, TableKeySchema>;
 
 /** Logical table name. */

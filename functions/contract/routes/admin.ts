@@ -26,10 +26,16 @@ const ADMIN_COMPANY_PATH = `${ADMIN_COMPANIES_PATH}/{companyId}`;
 
 /**
  * What the one function of the four routes may touch: company items (conditional put and update, reads and the
- * listing's Scan), the devices table for the count (a Query), and the cursor key. Routes sharing an entry share one
+ * listing's Scan), the devices table for the count (a Query), the audit table (each change's entry, written in the
+ * change's transaction) and the cursor key. Routes sharing an entry share one
  * function and must declare the same access.
  */
-const ADMIN_COMPANIES_ACCESS = { storage: true, pagesListings: true, tables: { companies: 'RW', devices: 'R' } } as const;
+const ADMIN_COMPANIES_ACCESS = {
+  storage: true,
+  pagesListings: true,
+  // Audit: each company change writes its entry in the same transaction.
+  tables: { companies: 'RW', devices: 'R', audit: 'W' },
+} as const;
 
 /** The handler module of the four routes. */
 const ADMIN_COMPANIES_ENTRY = 'functions/handlers/admin-companies.ts';

@@ -3,6 +3,7 @@
  * reads and changes companies. The routes are not company-scoped: the `companies:read` / `companies:write` scope of
  * the route is the whole permission, checked again here so that no other caller reaches the repository.
  */
+import { auditEntry } from '../audit/entries.js';
 import type { Company } from '../shared/companies.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
@@ -52,13 +53,25 @@ export function adminViewOf(company: Company): AdminCompany {
   return { ...company, overQuota: company.usedBytes > company.quotaBytes };
 }
 
+/** What the audit entries of a company change record of it (`before` / `after`): what administration sets. */
+export function auditedCompany(company: Pick<Company, 'id' | 'name' | 'quotaBytes'>): Record<string, unknown> {
+  return { id: company.id, name: company.name, quotaBytes: company.quotaBytes };
+}
+
 /**
- * Creates a company with nothing stored (`usedBytes` 0).
- * @throws ForbiddenError without `companies:write`; ConflictError when a company with the id exists (nothing changed).
+ * Creates a company with nothing stored (`usedBytes` 0), recording a `company.created` entry with it.
+ * @throws ForbiddenError without `companies:write`; ConflictError when a company with the id exists (nothing changed,
+ *   nothing recorded).
  */
 export async function createCompany(ports: CompanyAdminPorts, principal: Principal, company: NewCompany): Promise<AdminCompany> {
   authorize(principal, 'companies:write');
-  if (!(await ports.companies.create(company))) {
+  const entry = auditEntry(principal, {
+    action: 'company.created',
+    target: { kind: 'company', id: company.id },
+    companies: [company.id],
+    after: auditedCompany(company),
+  });
+  if (!(await ports.companies.create(company, entry))) {
     throw new ConflictError(`Company '${company.id}' already exists; nothing was changed.`);
   }
   return adminViewOf({ ...company, usedBytes: 0 });
@@ -86,9 +99,11 @@ export async function getCompany(ports: CompanyDetailPorts, principal: Principal
 }
 
 /**
- * Changes a company's name and/or quota. A quota below what the company stores is accepted: the answer's `overQuota`
- * says so, and uploads answer 413 from then on (the upload compares with the stored quota).
- * @throws ForbiddenError without `companies:write`; NotFoundError when it does not exist (nothing changed).
+ * Changes a company's name and/or quota, recording a `company.updated` entry (before and after) with it. A quota below
+ * what the company stores is accepted: the answer's `overQuota` says so, and uploads answer 413 from then on (the
+ * upload compares with the stored quota).
+ * @throws ForbiddenError without `companies:write`; NotFoundError when it does not exist (nothing changed, nothing
+ *   recorded).
  */
 export async function updateCompany(
   ports: CompanyAdminPorts,
@@ -97,7 +112,15 @@ export async function updateCompany(
   changes: CompanyChanges,
 ): Promise<AdminCompany> {
   authorize(principal, 'companies:write');
-  const updated = await ports.companies.update(companyId, changes);
+  const updated = await ports.companies.update(companyId, changes, (before, after) =>
+    auditEntry(principal, {
+      action: 'company.updated',
+      target: { kind: 'company', id: companyId },
+      companies: [companyId],
+      before: auditedCompany(before),
+      after: auditedCompany(after),
+    }),
+  );
   if (updated === undefined) throw notFound(companyId);
   return adminViewOf(updated);
 }

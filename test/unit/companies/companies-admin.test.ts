@@ -1,11 +1,12 @@
 /**
  * Companies administration (functions/core/companies/admin.ts) on the DynamoDB adapters and DynamoDB Local: create
- * (conditional), the paged Scan with signed cursors, the device count, the update, and the scope check that comes
- * before any of them.
+ * (conditional), the paged Scan with signed cursors, the device count, the update, the scope check that comes
+ * before any of them, and the audit entry each change writes in its own transaction (none for a refused change).
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
+import { DynamoDbAuditLog } from '../../../functions/adapters/aws/dynamodb-audit-log.js';
 import { DynamoDbCompanyRepository } from '../../../functions/adapters/aws/dynamodb-company-repository.js';
 import { DynamoDbDeviceCounter } from '../../../functions/adapters/aws/dynamodb-device-counter.js';
 import { DynamoDbDeviceRepository } from '../../../functions/adapters/aws/dynamodb-device-repository.js';
@@ -25,10 +26,16 @@ const operator: Principal = { subject: 'alice', companies: ['initech', 'umbrella
 /** Holds companies:read only. */
 const reader: Principal = { subject: 'auditor', companies: [], scopes: new Set(['companies:read']) };
 
-function ports() {
-  const client = localTables();
-  const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES, new CursorCodec(() => Buffer.alloc(32, 9)));
+const cursors = new CursorCodec(() => Buffer.alloc(32, 9));
+
+function ports(client: DynamoDBDocumentClient = localTables(), auditTable: string = LOCAL_TABLES.audit) {
+  const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES, cursors, auditTable);
   return { client, companies, devices: new DynamoDbDeviceCounter(client, LOCAL_TABLES) };
+}
+
+/** The audit entries concerning `company`, newest first. */
+async function entriesOf(company: string) {
+  return (await new DynamoDbAuditLog(localTables(), LOCAL_TABLES.audit, cursors).list({ company }, 100, undefined)).items;
 }
 
 async function stored(companyId: string) {
@@ -124,5 +131,75 @@ describe('companies administration', () => {
   it('answers 404 for an unknown company and creates nothing', async () => {
     await expect(updateCompany(ports(), root, 'ghost', { quotaBytes: 1 })).rejects.toBeInstanceOf(NotFoundError);
     expect(await stored('ghost')).toBeUndefined();
+  });
+});
+
+describe('the audit entries of company changes', () => {
+  it('records the creation (actor, after) and each change (before, after), newest first', async () => {
+    await createCompany(ports(), root, { id: 'audited', name: 'Audited', quotaBytes: 1000 });
+    await updateCompany(ports(), root, 'audited', { quotaBytes: 2000 });
+    await updateCompany(ports(), root, 'audited', { name: 'Audited Inc' });
+    const [renamed, requota, created] = await entriesOf('audited');
+    expect(created).toMatchObject({
+      actor: 'root',
+      action: 'company.created',
+      target: { kind: 'company', id: 'audited' },
+      companies: ['audited'],
+      after: { id: 'audited', name: 'Audited', quotaBytes: 1000 },
+    });
+    expect(created?.before).toBeUndefined();
+    expect(requota).toMatchObject({
+      action: 'company.updated',
+      before: { id: 'audited', name: 'Audited', quotaBytes: 1000 },
+      after: { id: 'audited', name: 'Audited', quotaBytes: 2000 },
+    });
+    expect(renamed).toMatchObject({ before: { name: 'Audited', quotaBytes: 2000 }, after: { name: 'Audited Inc', quotaBytes: 2000 } });
+    expect(Date.parse(created?.at as string)).toBeLessThanOrEqual(Date.parse(renamed?.at as string));
+  });
+
+  it('records nothing for a refused change: an existing id (409), an unknown company (404), a caller without the scope', async () => {
+    await expect(createCompany(ports(), root, { id: 'audited', name: 'Again', quotaBytes: 1 })).rejects.toBeInstanceOf(ConflictError);
+    await expect(updateCompany(ports(), root, 'audit-ghost', { name: 'Ghost' })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(updateCompany(ports(), operator, 'audited', { name: 'Taken over' })).rejects.toBeInstanceOf(ForbiddenError);
+    expect(await entriesOf('audited')).toHaveLength(3);
+    expect(await entriesOf('audit-ghost')).toEqual([]);
+  });
+
+  it('changes nothing when its entry cannot be written: the company and its entry are one transaction', async () => {
+    const broken = ports(localTables(), 'no-such-audit-table');
+    await expect(createCompany(broken, root, { id: 'unaudited', name: 'Unaudited', quotaBytes: 1 })).rejects.toThrow();
+    expect(await stored('unaudited')).toBeUndefined();
+    await expect(updateCompany(broken, root, 'audited', { quotaBytes: 1 })).rejects.toThrow();
+    expect((await stored('audited'))?.quotaBytes).toBe(2000);
+  });
+
+  it("records what a change replaced when another change came between the company's read and its write", async () => {
+    const client = localTables();
+    let raced = false;
+    // Another administrator's change lands just before this change's transaction.
+    const racing = {
+      send: async (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
+        if (command instanceof TransactWriteCommand && !raced) {
+          raced = true;
+          await client.send(
+            new UpdateCommand({
+              TableName: LOCAL_TABLES.companies,
+              Key: { companyId: 'audited' },
+              UpdateExpression: 'SET quotaBytes = :quota',
+              ExpressionAttributeValues: { ':quota': 3000 },
+            }),
+          );
+        }
+        return client.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    expect(await updateCompany(ports(racing), root, 'audited', { name: 'Audited Group' })).toMatchObject({
+      name: 'Audited Group',
+      quotaBytes: 3000,
+    });
+    expect((await entriesOf('audited'))[0]).toMatchObject({
+      before: { name: 'Audited Inc', quotaBytes: 3000 },
+      after: { name: 'Audited Group', quotaBytes: 3000 },
+    });
   });
 });
