@@ -38,6 +38,8 @@ export interface StoredLogin {
   subject: string;
   /** When the token expires, ISO-8601. */
   expiresAt: string;
+  /** A user's refresh token, which renews `token` when it expires (cli/refresh.ts); none for a device. */
+  refreshToken?: string;
 }
 
 /** The resolved settings of one command. */

@@ -507,7 +507,7 @@ export interface paths {
         put?: never;
         /**
          * Get an access token
-         * @description A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.
+         * @description A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (15 minutes) and a refresh token (30 days). A user who must set a new password (invited, or reset) gets 401 with `challenge: "new_password_required"` and sends the same JSON with `new_password` added; `new_password` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user's role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON `{"grant_type": "refresh_token", "refresh_token"}`); a refused one gets 400 `invalid_grant`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.
          */
         post: operations["AuthToken"];
         delete?: never;
@@ -712,8 +712,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a company, its storage used and its device count
-         * @description The company with its storage account and `deviceCount`, counted on each request: a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices). A company whose `usedBytes` is above its `quotaBytes` has `overQuota: true`: every upload then answers 413 until the quota is raised. Needs `companies:read`.
+         * Get a company, its storage used, its device count and its user count
+         * @description The company with its storage account, `deviceCount` and `userCount`, counted on each request: `deviceCount` by a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices); `userCount` by reading the user directory (on AWS, Cognito's ListUsers, one call per 60 users of the pool). A company whose `usedBytes` is above its `quotaBytes` has `overQuota: true`: every upload then answers 413 until the quota is raised. Needs `companies:read`.
          */
         get: operations["AdminCompanyGet"];
         put?: never;
@@ -726,6 +726,78 @@ export interface paths {
          * @description Sets `name`, `quotaBytes` or both; `usedBytes` is never changed here. A quota below `usedBytes` is accepted (nothing stored is removed) and the answer says so with `overQuota: true`; from then on every upload that does not fit answers 413 (an upload racing the change is charged against the new quota: its conditional write fails and is tried again with the quota read anew). The search filters may show the old name for up to a minute (they cache company names). Needs `companies:write`.
          */
         patch: operations["AdminCompanyUpdate"];
+        trace?: never;
+    };
+    "/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the users
+         * @description The users in username order, only those holding `company` when given. A platform admin lists everyone; a company admin must name one of their companies in `company` (400 without, 403 for another's) and sees the users within their bounds only (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.), so a page may hold fewer than `limit` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs `users:read`.
+         */
+        get: operations["AdminUsersList"];
+        put?: never;
+        /**
+         * Invite a user
+         * @description Creates the user with a temporary password (status `FORCE_CHANGE_PASSWORD`): on AWS Cognito emails it to `email`; locally the answer's `temporaryPassword` holds it, shown this once. The user sets their own password at their first sign-in (the token endpoint's `new_password_required` challenge). Answers 201 with the user and their address in `Location`; a taken username is 409. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Needs `users:write`.
+         */
+        post: operations["AdminUserCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{username}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user
+         * @description The user, their role, companies, whether they are enabled and where they stand with their password. A company admin gets 404 for a user outside their bounds (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.). Needs `users:read`.
+         */
+        get: operations["AdminUserGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user
+         * @description Deletes the user for good and ends their sessions (their refresh tokens are refused; access tokens already issued expire within 15 minutes). A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Needs `users:write`.
+         */
+        delete: operations["AdminUserDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's role, companies or enabled flag
+         * @description Sets `role`, `companies`, `enabled` or several. The user's next token carries the new role's scopes and companies (tokens already issued keep theirs until they expire, 15 minutes at most). Disabling ends the user's sessions: they cannot sign in, and their refresh tokens are refused from then on. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Needs `users:write`.
+         */
+        patch: operations["AdminUserUpdate"];
+        trace?: never;
+    };
+    "/admin/users/{username}/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a user's password
+         * @description Gives the user a new temporary password (status `FORCE_CHANGE_PASSWORD`) and ends their sessions: on AWS Cognito emails it; locally the answer's `temporaryPassword` holds it, shown this once. The user sets their own at the next sign-in. Takes no body. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Needs `users:write`.
+         */
+        post: operations["AdminUserResetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -818,7 +890,7 @@ export interface components {
             /** @description True when `usedBytes` is above `quotaBytes` (a quota lowered below what is stored): every upload answers 413 until it is raised. */
             overQuota: boolean;
         };
-        /** @description A company, its storage account and its device count. */
+        /** @description A company, its storage account, its device count and its user count. */
         AdminCompanyDetail: {
             /** @description Company identifier (the `companies` token claim names it). */
             id: string;
@@ -832,6 +904,8 @@ export interface components {
             overQuota: boolean;
             /** @description Devices the company has registered (counted on each request). */
             deviceCount: number;
+            /** @description Users holding the company (counted on each request). */
+            userCount: number;
         };
         AdminCompanyPage: {
             /** @description In no meaningful order (the table scan order), each company once across the pages. */
@@ -903,7 +977,7 @@ export interface components {
          *     }
          */
         ClientCredentialsRequest: {
-            /** @description `client_credentials`; another grant gives 400 `unsupported_grant_type`. */
+            /** @description `client_credentials`; another grant (but `refresh_token`, RefreshTokenRequest) gives 400 `unsupported_grant_type`. */
             grant_type: string;
             /** @description The device's client id (`{companyId}~{deviceId}`, at most 257 characters; another is an unknown client, 401 `invalid_client`); may be left out with HTTP Basic client authentication. */
             client_id?: string;
@@ -1532,6 +1606,35 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
+        /**
+         * @description The password is right, but the user must set a new one first (invited, or their password was reset): send the same sign-in with `new_password` added. `detail` states the password policy.
+         * @example {
+         *       "type": "https://device-scenario-service.dev/problems/new-password-required",
+         *       "title": "New Password Required",
+         *       "status": 401,
+         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
+         *       "challenge": "new_password_required"
+         *     }
+         */
+        NewPasswordRequiredProblem: {
+            /** @constant */
+            type: "https://device-scenario-service.dev/problems/new-password-required";
+            /** @constant */
+            title: "New Password Required";
+            /** @constant */
+            status: 401;
+            /** @description Explanation specific to this occurrence. */
+            detail: string;
+            /** @description Request path of this occurrence. */
+            instance?: string;
+            /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
+            errorCount?: number;
+            /**
+             * @description The challenge to answer: `new_password_required`.
+             * @constant
+             */
+            challenge: "new_password_required";
+        };
         /** @description The addressed resource does not exist (or belongs to a company the caller cannot see). */
         NotFoundProblem: {
             /** @constant */
@@ -1547,13 +1650,13 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
-        /** @description A refused client credentials request (RFC 6749 §5.2). */
+        /** @description A refused client credentials or refresh request (RFC 6749 §5.2). */
         OAuthErrorBody: {
             /**
-             * @description RFC 6749 §5.2 error code; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
+             * @description RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "temporarily_unavailable";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "temporarily_unavailable";
             /** @description What went wrong, for a developer. */
             error_description: string;
         };
@@ -1563,6 +1666,11 @@ export interface components {
             openapi: "3.1.0";
         } & {
             [key: string]: unknown;
+        };
+        /** @description The user's sessions are ended; they set a new password at the next sign-in. */
+        PasswordReset: {
+            /** @description Locally only, shown this once: the temporary password to hand the user, who sets their own at the first sign-in. On AWS Cognito emails it, and it is absent. */
+            temporaryPassword?: string;
         };
         /**
          * @description The request body is larger than the address accepts (API Gateway's payload limit, the direct upload limit, or the most deployment entries); larger archives go through a presigned upload.
@@ -1643,6 +1751,24 @@ export interface components {
             usedBytes: number;
             /** @description Size of the refused archive, bytes. */
             archiveBytes: number;
+        };
+        /**
+         * @description OAuth 2.0 refresh (RFC 6749 §6): a new access token for a user's refresh token, as JSON or form-encoded. No client authentication.
+         * @example {
+         *       "grant_type": "refresh_token",
+         *       "refresh_token": "<refresh token>"
+         *     }
+         */
+        RefreshTokenRequest: {
+            /** @constant */
+            grant_type: "refresh_token";
+            /**
+             * Format: password
+             * @description The refresh token a sign-in answered.
+             */
+            refresh_token: string;
+            /** @description Ignored: the new token carries the user's scopes as they are now. */
+            scope?: string;
         };
         /** @description The request headers exceed 16 KiB (a very long token or many cookies). */
         RequestHeaderFieldsTooLargeProblem: {
@@ -2127,6 +2253,25 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
+        /** @description Wrong credentials (`Unauthorized`), or a user who must set a new password first (`New Password Required`, with `challenge`). */
+        SignInRefusedProblem: components["schemas"]["UnauthorizedProblem"] | components["schemas"]["NewPasswordRequiredProblem"];
+        /**
+         * @description A user's sign-in with username and password (and, to set a new password, `new_password`).
+         * @example {
+         *       "username": "alice",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        SignInRequest: {
+            username: string;
+            /** Format: password */
+            password: string;
+            /**
+             * Format: password
+             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
+             */
+            new_password?: string;
+        };
         /** @description The company's storage account for scenario archives: the figures a 413 reports. */
         StorageUsage: {
             /** @description Storage quota, bytes. */
@@ -2183,17 +2328,10 @@ export interface components {
             battery?: components["schemas"]["Battery"];
             commands: components["schemas"]["DeviceCommand"][];
         };
-        /**
-         * @example {
-         *       "username": "alice",
-         *       "password": "correct horse battery staple"
-         *     }
-         */
-        TokenRequest: {
-            username: string;
-            /** Format: password */
-            password: string;
-        };
+        /** @description A device's client credentials grant (RFC 6749 §4.4), or a refresh (RFC 6749 §6). */
+        TokenForm: components["schemas"]["RefreshTokenRequest"] | components["schemas"]["ClientCredentialsRequest"];
+        /** @description A user's sign-in (username and password), or a refresh (RFC 6749 §6). */
+        TokenRequest: components["schemas"]["SignInRequest"] | components["schemas"]["RefreshTokenRequest"];
         TokenResponse: {
             /** @description The JWT to send as `Authorization: Bearer <access_token>`. */
             access_token: string;
@@ -2201,6 +2339,8 @@ export interface components {
             token_type: "Bearer";
             /** @description Token lifetime, seconds. */
             expires_in: number;
+            /** @description Only on a user's sign-in: exchange it for a new access token (RefreshTokenRequest) until it expires (30 days) or is revoked; keep it secret. */
+            refresh_token?: string;
         };
         /** @description Too many failed attempts from this address: wait `Retry-After` seconds. */
         TooManyRequestsProblem: {
@@ -2330,6 +2470,72 @@ export interface components {
         };
         /** @description Either storing the archive would exceed the company's storage quota, or the request body exceeds the upload address's limit. */
         UploadTooLargeProblem: components["schemas"]["QuotaExceededProblem"] | components["schemas"]["PayloadTooLargeProblem"];
+        /** @description A user, their role and companies. Never a password. */
+        User: {
+            /** @description Fixed for good. */
+            username: string;
+            /** @description Where invitations and resets are sent (empty for a local demo user of an older data folder). */
+            email: string;
+            /**
+             * @description The role; the token carries its scopes.
+             * @enum {string}
+             */
+            role: "viewer" | "operator" | "company-admin" | "platform-admin";
+            /** @description Company ids the user acts on (the `companies` claim of their tokens). */
+            companies: string[];
+            /** @description false: the user cannot sign in, and their refresh tokens are refused. */
+            enabled: boolean;
+            /**
+             * @description `FORCE_CHANGE_PASSWORD`: invited or reset, sets a new password at the next sign-in; `CONFIRMED`: has set their own.
+             * @enum {string}
+             */
+            status: "FORCE_CHANGE_PASSWORD" | "CONFIRMED";
+            /** @description ISO-8601. */
+            createdAt: string;
+            /** @description ISO-8601. */
+            updatedAt: string;
+        };
+        /** @description A user to invite: username, email, role and companies. */
+        UserCreateBody: {
+            /** @description Fixed for good. A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+            username: string;
+            /**
+             * Format: email
+             * @description Where the invitation and password resets are sent (at most 254 characters).
+             */
+            email: string;
+            /**
+             * @description One of viewer, operator, company-admin, platform-admin (lowest first; each holds every scope of the ones before it). A company admin gives at most their own role.
+             * @enum {string}
+             */
+            role: "viewer" | "operator" | "company-admin" | "platform-admin";
+            /** @description Ids of existing companies the user acts on, 0 to 50 (at most 2048 characters joined by commas): at least one for every role but platform-admin. A company admin names only their own. */
+            companies: string[];
+        };
+        /** @description The invited user (status FORCE_CHANGE_PASSWORD). */
+        UserInvitation: {
+            user: components["schemas"]["User"];
+            /** @description Locally only, shown this once: the temporary password to hand the user, who sets their own at the first sign-in. On AWS Cognito emails it, and it is absent. */
+            temporaryPassword?: string;
+        };
+        UserPage: {
+            /** @description In username order; a page may hold fewer than `limit` users and still have a next one. */
+            items: components["schemas"]["User"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description What to change (at least one member; the others are kept). */
+        UserUpdateBody: {
+            /**
+             * @description One of viewer, operator, company-admin, platform-admin (lowest first; each holds every scope of the ones before it). A company admin gives at most their own role.
+             * @enum {string}
+             */
+            role?: "viewer" | "operator" | "company-admin" | "platform-admin";
+            /** @description Ids of existing companies the user acts on, 0 to 50 (at most 2048 characters joined by commas): at least one for every role but platform-admin. A company admin names only their own. */
+            companies?: string[];
+            /** @description false: the user cannot sign in, and their refresh tokens are refused from now on. */
+            enabled?: boolean;
+        };
         /**
          * Format: binary
          * @description A ZIP archive.
@@ -3660,11 +3866,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TokenRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ClientCredentialsRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TokenForm"];
             };
         };
         responses: {
-            /** @description The access token. */
+            /** @description The access token; on a user's sign-in, also the refresh token. */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -3674,7 +3880,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Bad Request: a JSON body that is not valid (problem+json); or, for the client credentials grant (application/json, RFC 6749 §5.2), a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), or a grant other than `client_credentials` (`unsupported_grant_type`). */
+            /** @description Bad Request: a JSON body that is not valid, or a `new_password` that does not meet the password policy, which `detail` states (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), a grant other than `client_credentials` and `refresh_token` (`unsupported_grant_type`), or a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted (`invalid_grant`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3684,15 +3890,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
-            /** @description Unauthorized: the username or password is wrong (problem+json); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`. */
+            /** @description Unauthorized: the username or password is wrong, or the user is disabled (problem+json); or the password is right but the user must set a new one (problem+json, type `…/problems/new-password-required`, `challenge: "new_password_required"`: send the same JSON with `new_password` added); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`. */
             401: {
                 headers: {
-                    /** @description `Bearer` for a user, `Basic realm="device"` for a device that authenticated with HTTP Basic. */
+                    /** @description `Bearer` for a user (sign-in refused or challenged), `Basic realm="device"` for a device that authenticated with HTTP Basic. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["UnauthorizedProblem"];
+                    "application/problem+json": components["schemas"]["SignInRefusedProblem"];
                     "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
@@ -3720,7 +3926,7 @@ export interface operations {
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
-            /** @description Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
+            /** @description Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins or refreshes, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4404,6 +4610,350 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUsersList: {
+        parameters: {
+            query?: {
+                /** @description Only the users holding this company. A company admin must name one of theirs. */
+                company?: string;
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserPage"];
+                };
+            };
+            /** @description Bad Request: a company admin naming no `company`, a company id out of pattern, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserCreateBody"];
+            };
+        };
+        responses: {
+            /** @description The user is invited. */
+            201: {
+                headers: {
+                    /** @description Address of the user. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInvitation"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies (or more than 2,048 characters of them joined by commas) or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nobody was invited. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Conflict: a user with this username exists. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), or a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), or a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description The user after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), an empty body, an email that is not one (or above 254 characters), a role not one of viewer, operator, company-admin, platform-admin, more than 50 companies (or more than 2,048 characters of them joined by commas) or one named twice, a company that does not exist (`detail` names it), no company for a role other than platform-admin, or an unknown member. Nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminUserResetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit. */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The password is reset. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordReset"];
+                };
+            };
+            /** @description Bad Request: a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit), or a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

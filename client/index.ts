@@ -78,6 +78,20 @@ export function requestClientCredentialsToken(auth: DssClient['auth'], clientId:
   });
 }
 
+/**
+ * Asks `{auth_url}/token` for a new access token for a user's refresh token (RFC 6749 §6), form-encoded as the RFC
+ * has it.
+ * @returns the openapi-fetch result: `data` (the access token, no new refresh token) on 200, the OAuth `error`
+ *   (`invalid_grant` when the refresh token is unknown, expired or revoked, or its user disabled) otherwise
+ */
+export function requestRefreshToken(auth: DssClient['auth'], refreshToken: string) {
+  return auth.POST('/token', {
+    body: { grant_type: 'refresh_token', refresh_token: refreshToken },
+    bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+}
+
 /** An answer outside 2xx (or 304 where a body was expected): its status and, when it sent one, its problem body. */
 export class ApiError extends Error {
   constructor(

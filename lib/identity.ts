@@ -21,12 +21,17 @@ import {
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { FunctionDefinition } from '../functions/contract/function.js';
+import { PASSWORD_POLICY } from '../functions/core/access/password-policy.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS, REFRESH_TOKEN_LIFETIME_DAYS } from '../functions/core/access/user-tokens.js';
 import { acknowledge } from './nag.js';
 import { ServiceFunction } from './service-function.js';
 import type { CognitoPlan } from './settings.js';
 
 /** Lifetime of the access token the token endpoint returns (its `expires_in`), as locally; ID tokens live as long. */
-export const TOKEN_VALIDITY = Duration.hours(1);
+export const TOKEN_VALIDITY = Duration.seconds(ACCESS_TOKEN_LIFETIME_SECONDS);
+
+/** Lifetime of the refresh token a sign-in returns, as locally. */
+export const REFRESH_TOKEN_VALIDITY = Duration.days(REFRESH_TOKEN_LIFETIME_DAYS);
 
 /** Settings of the identity construct. */
 export interface IdentityProps {
@@ -38,9 +43,10 @@ export interface IdentityProps {
 }
 
 /**
- * User pool (administrator-created users only, username sign-in, 12-character passwords with every character
- * class, no self-service recovery, deletion protection, retained), its app client for the token endpoint
- * (`USER_PASSWORD_AUTH`, no secret, no OAuth flows, users cannot write `custom:*` attributes) and the trigger.
+ * User pool (administrator-created users only, username sign-in, the service's password policy (PASSWORD_POLICY:
+ * Cognito's default, stated), no self-service recovery, deletion protection, retained), its app client for the token
+ * endpoint (`USER_PASSWORD_AUTH` and refresh, no secret, no OAuth flows, users cannot write `custom:*` attributes)
+ * and the trigger.
  * The trigger function lives here, not in the stateless stack, because the pool references it.
  */
 export class Identity extends Construct {
@@ -76,7 +82,7 @@ export class Identity extends Construct {
       enableTokenRevocation: true,
       idTokenValidity: TOKEN_VALIDITY,
       accessTokenValidity: TOKEN_VALIDITY,
-      refreshTokenValidity: Duration.days(1),
+      refreshTokenValidity: REFRESH_TOKEN_VALIDITY,
       // Without this list a user could rewrite custom:companies and custom:scope with their own access token.
       writeAttributes: new ClientAttributes().withStandardAttributes({ fullname: true }),
     });
@@ -94,11 +100,12 @@ export class Identity extends Construct {
       signInAliases: { username: true },
       signInCaseSensitive: false,
       passwordPolicy: {
-        minLength: 12,
-        requireLowercase: true,
-        requireUppercase: true,
-        requireDigits: true,
-        requireSymbols: true,
+        // Checked locally by the same constants (missingFromPassword); Cognito's own maximum length is PASSWORD_POLICY.maxLength.
+        minLength: PASSWORD_POLICY.minLength,
+        requireLowercase: PASSWORD_POLICY.requireLowercase,
+        requireUppercase: PASSWORD_POLICY.requireUppercase,
+        requireDigits: PASSWORD_POLICY.requireDigits,
+        requireSymbols: PASSWORD_POLICY.requireSymbols,
         tempPasswordValidity: Duration.days(3),
       },
       mfa: Mfa.OFF,
@@ -121,7 +128,7 @@ export class Identity extends Construct {
       'AwsSolutions-COG2',
       'MFA is off because the token endpoint contract is username and password in one request (docs/contract.md, POST {auth_url}/token) ' +
         'for kiosk tooling and scripts; an MFA challenge would need a second step the contract does not have. Users are created ' +
-        'by administrators only, passwords need 12 characters of every class, and the auth API is throttled.',
+        `by administrators only, passwords need ${PASSWORD_POLICY.minLength} characters of every class, and the auth API is throttled.`,
     );
     if (!plus) {
       acknowledge(

@@ -1,5 +1,5 @@
 /**
- * `dss admin companies create|list|get|update`: companies administration, for a platform administrator's token
+ * `dss admin companies create|list|get|update`: companies administration (`dss admin users` is in admin-users.ts), for a platform administrator's token
  * (`companies:read`, `companies:write`; docs/contract.md, "Companies administration"). The commands act on the company
  * they name, not on the token's companies, so `--company` does not apply.
  */
@@ -10,6 +10,7 @@ import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { pageQuery, readPages } from '../paging.js';
+import { registerAdminUserCommands } from './admin-users.js';
 
 type AdminCompany = components['schemas']['AdminCompany'];
 
@@ -28,9 +29,9 @@ export function quotaArgument(value: string): number {
   return bytes;
 }
 
-/** Adds `dss admin` and its `companies` subcommands. */
+/** Adds `dss admin` and its `companies` and `users` subcommands. */
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('Administration (a platform administrator token): companies');
+  const admin = program.command('admin').description('Administration: companies (a platform administrator token) and users');
   const companies = admin.command('companies').description('Create, list, show and change companies and their storage quotas');
 
   companies
@@ -86,14 +87,14 @@ export function registerAdminCommands(program: Command): void {
 
   companies
     .command('get')
-    .description('Show a company: storage used, quota and device count')
+    .description('Show a company: storage used, quota, device count and user count')
     .argument('<companyId>', 'the company')
     .addHelpText('after', '\nExample:\n  dss admin companies get initech')
     .action(async (companyId: string, _options: unknown, command: Command) => {
       const { dss, json } = await invocationOf(command);
       const company = expectOk(await dss.main.GET('/admin/companies/{companyId}', { params: { path: { companyId } } }));
       if (json) printJson(company);
-      else printCompany(company, company.deviceCount);
+      else printCompany(company, { devices: company.deviceCount, users: company.userCount });
     });
 
   companies
@@ -130,16 +131,19 @@ export function registerAdminCommands(program: Command): void {
         );
       }
     });
+
+  registerAdminUserCommands(admin);
 }
 
-/** A company as a two-column record (with its device count when known). */
-function printCompany(company: AdminCompany, deviceCount?: number): void {
+/** A company as a two-column record (with its device and user counts when known). */
+function printCompany(company: AdminCompany, counts?: { devices: number; users: number }): void {
   printRecord({
     id: company.id,
     name: company.name,
     used: `${formatBytes(company.usedBytes)} (${company.usedBytes} bytes)`,
     quota: `${formatBytes(company.quotaBytes)} (${company.quotaBytes} bytes)`,
     overQuota: company.overQuota,
-    devices: deviceCount,
+    devices: counts?.devices,
+    users: counts?.users,
   });
 }

@@ -1,16 +1,42 @@
-/** `dss login`, `dss logout`, `dss whoami`. */
+/** `dss login`, `dss logout`, `dss whoami`, `dss password`. */
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { expectOk, requestClientCredentialsToken } from '../../client/index.js';
+import { type DssClient, expectOk, requestClientCredentialsToken } from '../../client/index.js';
 import { invocationOf } from '../context.js';
 import { note, printJson, printRecord, say, UsageError } from '../output.js';
-import { claimsOf, removeLogin, writeLogin } from '../settings.js';
+import { claimsOf, readLogin, removeLogin, type Settings, writeLogin } from '../settings.js';
 
 /** Adds the session commands. */
 export function registerSessionCommands(program: Command): void {
   registerLogin(program);
   registerLogout(program);
   registerWhoami(program);
+  registerPassword(program);
+}
+
+/** What a user's sign-in answers (the token endpoint's 200). */
+type UserTokens = { access_token: string; expires_in: number; refresh_token?: string };
+
+/** The `challenge` of a problem the token endpoint answered, when it is the new-password challenge. */
+export function isNewPasswordChallenge(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { challenge?: unknown }).challenge === 'new_password_required';
+}
+
+/**
+ * Signs a user in; when the service answers the new-password challenge, gets a new password from `newPassword` and
+ * signs in again with it.
+ * @param newPassword asked only on the challenge (with the challenge's detail, which states the policy)
+ * @throws ApiError for any other refusal (wrong password: 401; a new password outside the policy: 400)
+ */
+export async function signInUser(
+  auth: DssClient['auth'],
+  credentials: { username: string; password: string },
+  newPassword: (detail: string) => Promise<string>,
+): Promise<UserTokens> {
+  const first = await auth.POST('/token', { body: credentials });
+  if (!isNewPasswordChallenge(first.error)) return expectOk(first) as UserTokens;
+  const chosen = await newPassword((first.error as { detail?: string }).detail ?? 'Set a new password.');
+  return expectOk(await auth.POST('/token', { body: { ...credentials, new_password: chosen } })) as UserTokens;
 }
 
 /** `dss login`: gets an access token and stores it for the next commands. */
@@ -21,11 +47,18 @@ function registerLogin(program: Command): void {
     .option('-u, --username <name>', 'user name (a user signs in with a password)')
     .option('-p, --password <password>', 'password (prefer the prompt or --password-stdin: a flag shows in the process list)')
     .option('--password-stdin', 'read the password from the first line of stdin')
+    .option('--new-password <password>', 'when the service asks for a new password (invited or reset user): this one')
+    .option('--new-password-stdin', 'when the service asks for a new password: read it from the next line of stdin')
     .option('--client-id <id>', "a device's client id (client credentials grant)")
     .option('--client-secret <secret>', "the device's client secret (or DSS_CLIENT_SECRET)")
     .addHelpText(
       'after',
-      '\nExamples:\n  dss login --username alice\n  echo "$PASSWORD" | dss login --username alice --password-stdin\n  dss login --client-id dev_… --client-secret …',
+      '\nA user who must set a new password (invited, or reset) is asked for one twice on a terminal, or gives it with\n' +
+        '--new-password-stdin or --new-password. The refresh token is stored too: later commands renew the access token\n' +
+        'by themselves when it expires (15 minutes), until the refresh token does (30 days).\n' +
+        '\nExamples:\n  dss login --username alice\n  echo "$PASSWORD" | dss login --username alice --password-stdin\n' +
+        '  printf "%s\\n%s\\n" "$TEMPORARY" "$NEW" | dss login --username dave --password-stdin --new-password-stdin\n' +
+        '  dss login --client-id dev_… --client-secret …',
     )
     .action(login);
 }
@@ -35,8 +68,8 @@ function registerLogin(program: Command): void {
  * @throws UsageError when neither --username nor a complete --client-id/--client-secret pair is given
  */
 async function login(options: LoginOptions, command: Command): Promise<void> {
-  const { settings, dss, json } = await invocationOf(command);
-  let token: { access_token: string; expires_in: number };
+  const { settings, dss, json } = await invocationOf(command, { refresh: false });
+  let token: { access_token: string; expires_in: number; refresh_token?: string };
   let subject: string;
   if (options.clientId !== undefined) {
     const secret = options.clientSecret ?? process.env.DSS_CLIENT_SECRET;
@@ -45,19 +78,17 @@ async function login(options: LoginOptions, command: Command): Promise<void> {
     subject = `client:${options.clientId}`;
   } else {
     if (options.username === undefined) throw new UsageError('Give --username (a user) or --client-id (a device).');
-    const password = options.password ?? (options.passwordStdin ? await firstLineOfStdin() : await prompt('Password: '));
-    token = expectOk(await dss.auth.POST('/token', { body: { username: options.username, password } }));
+    const stdin = new StdinLines();
+    const password = options.password ?? (options.passwordStdin ? await stdin.next('--password-stdin') : await prompt('Password: '));
+    token = await signInUser(dss.auth, { username: options.username, password }, async (detail) => {
+      if (options.newPassword !== undefined) return options.newPassword;
+      if (options.newPasswordStdin) return stdin.next('--new-password-stdin');
+      if (!process.stdin.isTTY) throw new UsageError(`${detail}\nNo terminal to ask it on: give --new-password-stdin or --new-password.`);
+      return askNewPassword(detail);
+    });
     subject = options.username;
   }
-  const expiresAt = new Date(Date.now() + token.expires_in * 1000).toISOString();
-  const path = await writeLogin({
-    baseUrl: settings.baseUrl,
-    uploadUrl: settings.uploadUrl,
-    authUrl: settings.authUrl,
-    token: token.access_token,
-    subject,
-    expiresAt,
-  });
+  const { path, expiresAt } = await storeLogin(settings, subject, token);
   const claims = claimsOf(token.access_token);
   if (json) printJson({ subject, companies: claims.companies, scope: claims.scope, expiresAt, stored: path });
   else say(`Logged in as ${subject} (${claims.companies.join(', ') || 'no company'}) until ${expiresAt}; token stored in ${path}`);
@@ -109,23 +140,106 @@ interface LoginOptions {
   username?: string;
   password?: string;
   passwordStdin?: boolean;
+  newPassword?: string;
+  newPasswordStdin?: boolean;
   clientId?: string;
   clientSecret?: string;
 }
 
-/** The first line of stdin (a piped password). */
-async function firstLineOfStdin(): Promise<string> {
-  const lines = createInterface({ input: process.stdin });
-  for await (const line of lines) {
-    lines.close();
+/** Stores a login's token (and refresh token) with the addresses. @returns the file's path and the token's expiry */
+async function storeLogin(
+  settings: Settings,
+  subject: string,
+  token: { access_token: string; expires_in: number; refresh_token?: string },
+): Promise<{ path: string; expiresAt: string }> {
+  const expiresAt = new Date(Date.now() + token.expires_in * 1000).toISOString();
+  const path = await writeLogin({
+    baseUrl: settings.baseUrl,
+    uploadUrl: settings.uploadUrl,
+    authUrl: settings.authUrl,
+    token: token.access_token,
+    subject,
+    expiresAt,
+    ...(token.refresh_token === undefined ? {} : { refreshToken: token.refresh_token }),
+  });
+  return { path, expiresAt };
+}
+
+/** `dss password`: changes one's own password. */
+function registerPassword(program: Command): void {
+  program
+    .command('password')
+    .description("Change your password: asks the current one and the new one (twice), and stores the new session's token")
+    .option('-u, --username <name>', "user name (default: the stored login's)")
+    .option('--password-stdin', 'read the current password from the first line of stdin')
+    .option('--new-password-stdin', 'read the new password from the next line of stdin')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  dss password\n  printf "%s\\n%s\\n" "$CURRENT" "$NEW" | dss password --password-stdin --new-password-stdin',
+    )
+    .action(changePassword);
+}
+
+interface PasswordOptions {
+  username?: string;
+  passwordStdin?: boolean;
+  newPasswordStdin?: boolean;
+}
+
+/**
+ * Action of `dss password`: a sign-in with `new_password` (which also completes a pending new-password challenge),
+ * then the new session stored as `dss login` stores it.
+ * @throws UsageError when no user can be told, or a password cannot be asked for
+ */
+async function changePassword(options: PasswordOptions, command: Command): Promise<void> {
+  const { settings, dss, json } = await invocationOf(command, { refresh: false });
+  const stored = await readLogin();
+  const username = options.username ?? (stored?.subject.startsWith('client:') ? undefined : stored?.subject);
+  if (username === undefined) throw new UsageError('Give --username, or run `dss login` first.');
+  const stdin = new StdinLines();
+  const password = options.passwordStdin ? await stdin.next('--password-stdin') : await prompt('Current password: ');
+  const newPassword = options.newPasswordStdin ? await stdin.next('--new-password-stdin') : await askNewPassword();
+  const token = expectOk(await dss.auth.POST('/token', { body: { username, password, new_password: newPassword } })) as UserTokens;
+  const { path, expiresAt } = await storeLogin(settings, username, token);
+  if (json) printJson({ subject: username, changed: true, expiresAt, stored: path });
+  else say(`Password changed for ${username}; logged in until ${expiresAt}, token stored in ${path}`);
+}
+
+/**
+ * Asks for a new password twice on the terminal (after `detail`, which states the policy, when given).
+ * @throws UsageError when the two differ, or there is no terminal
+ */
+async function askNewPassword(detail?: string): Promise<string> {
+  if (detail !== undefined) process.stderr.write(`${detail}\n`);
+  const first = await prompt('New password: ');
+  const second = await prompt('New password again: ');
+  if (first !== second) throw new UsageError('The two new passwords differ; nothing was changed.');
+  return first;
+}
+
+/** Stdin's lines, read once to its end (piped secrets: the password, then the new one). */
+class StdinLines {
+  private lines: Promise<string[]> | undefined;
+  private taken = 0;
+
+  /** The next line. @throws UsageError naming `option` when stdin has no more */
+  async next(option: string): Promise<string> {
+    this.lines ??= (async () => {
+      const read: string[] = [];
+      for await (const line of createInterface({ input: process.stdin })) read.push(line);
+      return read;
+    })();
+    const line = (await this.lines)[this.taken];
+    this.taken += 1;
+    if (line === undefined) throw new UsageError(`${option}: stdin has no line ${this.taken}.`);
     return line;
   }
-  throw new UsageError('--password-stdin: stdin was empty.');
 }
 
 /** Asks for a secret on the terminal without echoing it. */
 async function prompt(question: string): Promise<string> {
-  if (!process.stdin.isTTY) throw new UsageError('No terminal to ask the password on: give --password-stdin or --password.');
+  if (!process.stdin.isTTY)
+    throw new UsageError('No terminal to ask a password on: give it on stdin (--password-stdin, --new-password-stdin).');
   const terminal = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
   const output = terminal as unknown as { _writeToOutput: (text: string) => void };
   let asked = false;

@@ -9,6 +9,7 @@
  */
 import * as z from 'zod';
 import { DEFAULT_CLIENT_FAILURE_POLICY } from '../core/access/client-failures.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../core/access/user-tokens.js';
 import type { ApiName } from './route.js';
 
 /** The name of every variable the service reads or the stack sets, by setting. */
@@ -36,6 +37,8 @@ export const ENV = {
   jwtAudience: 'JWT_AUDIENCE',
   jwksUrl: 'JWKS_URL',
   cognitoClientId: 'COGNITO_CLIENT_ID',
+  // Users administration on AWS: the Cognito user pool.
+  cognitoUserPoolId: 'COGNITO_USER_POOL_ID',
   // Search.
   searchBackend: 'SEARCH_BACKEND',
   openSearchUrl: 'OPENSEARCH_URL',
@@ -303,6 +306,17 @@ const TokenEndpointEnvironment = once(() =>
   }),
 );
 
+/** Users administration on AWS (functions/adapters/aws/cognito-user-directory.ts): the pool its users live in. */
+const UserPoolEnvironment = once(() =>
+  z.object({
+    [ENV.cognitoUserPoolId]: text()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d_[0-9A-Za-z]+$/, { error: 'must be a Cognito user pool id (<region>_<id>, e.g. eu-west-1_AbC123xyz)' })
+      .describe(
+        'The Cognito user pool users administration manages (AdminCreateUser, ListUsers…); set only on the functions granted its actions.',
+      ),
+  }),
+);
+
 /** Which search index, and how to reach OpenSearch. */
 const SearchEnvironment = once(() =>
   z
@@ -449,7 +463,9 @@ const LocalIssuerEnvironment = once(() =>
     [ENV.localAuthDir]: text().describe("Folder of the local issuer's users and signing keys."),
     [ENV.jwtIssuer]: TokenVerificationEnvironment().shape[ENV.jwtIssuer],
     [ENV.jwtAudience]: TokenVerificationEnvironment().shape[ENV.jwtAudience],
-    [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400).default(3600).describe('Lifetime of locally issued tokens, seconds.'),
+    [ENV.tokenLifetimeSeconds]: amount('seconds', 1, 86_400)
+      .default(ACCESS_TOKEN_LIFETIME_SECONDS)
+      .describe("Lifetime of the local issuer's user access tokens, seconds."),
   }),
 );
 
@@ -552,6 +568,7 @@ export const ENVIRONMENT = builtOnFirstUse({
   audit: AuditEnvironment,
   tokenVerification: TokenVerificationEnvironment,
   tokenEndpoint: TokenEndpointEnvironment,
+  userPool: UserPoolEnvironment,
   search: SearchEnvironment,
   events: EventsEnvironment,
   cursors: CursorEnvironment,
@@ -579,6 +596,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   audit: 'audit log',
   tokenVerification: 'token verification',
   tokenEndpoint: 'token endpoint',
+  userPool: 'user pool',
   search: 'search',
   events: 'deployment events',
   cursors: 'listing cursors',

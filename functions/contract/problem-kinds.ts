@@ -10,6 +10,7 @@ import type { DomainErrorKind } from '../core/shared/errors.js';
 export const PROBLEM_KINDS: Readonly<Record<Exclude<DomainErrorKind, 'oauth'>, { status: number; title: string }>> = {
   'bad-request': { status: 400, title: 'Bad Request' },
   unauthorized: { status: 401, title: 'Unauthorized' },
+  'new-password-required': { status: 401, title: 'New Password Required' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not Found' },
   conflict: { status: 409, title: 'Conflict' },

@@ -63,6 +63,7 @@ export type CognitoAdminAction =
   | 'AdminEnableUser'
   | 'AdminDeleteUser'
   | 'AdminResetUserPassword'
+  | 'AdminSetUserPassword'
   | 'AdminUserGlobalSignOut';
 
 /** What the function of a route (or of an event) may touch; everything else is denied. */

@@ -12,6 +12,14 @@ import {
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
+import {
+  adminUserCreate,
+  adminUserDelete,
+  adminUserGet,
+  adminUserResetPassword,
+  adminUsersList,
+  adminUserUpdate,
+} from './routes/admin-users.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
@@ -83,6 +91,12 @@ export const ROUTES: readonly RouteDefinition[] = [
   adminCompaniesList,
   adminCompanyGet,
   adminCompanyUpdate,
+  adminUserCreate,
+  adminUsersList,
+  adminUserGet,
+  adminUserUpdate,
+  adminUserDelete,
+  adminUserResetPassword,
 ];
 
 /**

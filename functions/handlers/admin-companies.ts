@@ -3,6 +3,7 @@ import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUp
 import { createCompany, getCompany, listCompanies, updateCompany } from '../core/companies/admin.js';
 import { companyAdministration } from '../platform/composition/audit.js';
 import { storage } from '../platform/composition/storage.js';
+import { userDirectory } from '../platform/composition/users.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
@@ -21,7 +22,10 @@ const list = routeHandler(adminCompaniesList, async ({ query }, { principal }) =
 
 const get = routeHandler(adminCompanyGet, async ({ params }, { principal }) => {
   const { companies, deviceCounts } = storage();
-  return jsonResponse(200, await getCompany({ companies, devices: deviceCounts }, principal, params.companyId));
+  return jsonResponse(
+    200,
+    await getCompany({ companies, devices: deviceCounts, users: await userDirectory() }, principal, params.companyId),
+  );
 });
 
 const update = routeHandler(adminCompanyUpdate, async ({ params, body }, { principal }) => {
@@ -33,7 +37,7 @@ const update = routeHandler(adminCompanyUpdate, async ({ params, body }, { princ
  * The companies administration routes, one function for the four (one role, one log group, one set of alarms: the
  * stateless stack stays within CloudFormation's 500 resources):
  * POST {base_url}/admin/companies (201 with `Location`; 409 when the id exists), GET {base_url}/admin/companies
- * (`{ items, nextCursor }`), GET {base_url}/admin/companies/{companyId} (with `deviceCount`; 404 when absent) and
+ * (`{ items, nextCursor }`), GET {base_url}/admin/companies/{companyId} (with `deviceCount` and `userCount`; 404 when absent) and
  * PATCH {base_url}/admin/companies/{companyId} (the company after the change, `overQuota` when below its usage).
  */
 export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {

@@ -1,32 +1,29 @@
 import { authToken } from '../contract/routes/service.js';
-import { UnauthorizedError } from '../core/shared/errors.js';
+import { signInWithProvider } from '../core/access/user-tokens.js';
 import { cognitoIdentityProvider } from '../platform/composition/cognito.js';
 import { routeHandler } from '../platform/http.js';
-import { grantDeviceToken, tokenResponse } from '../platform/token-grant.js';
-
-/**
- * A user's sign-in on Cognito: its access token (the pre-token-generation trigger gave it the user's scopes and
- * `companies`) and lifetime, seconds.
- * @throws UnauthorizedError (401) for wrong credentials, an unknown, unconfirmed or reset user, or a pending challenge;
- *   BadRequestError (400) when Cognito refuses the parameters; ServiceUnavailableError (503) when Cognito throttles.
- */
-async function signIn(username: string, password: string): Promise<{ accessToken: string; expiresInSeconds: number }> {
-  const token = await cognitoIdentityProvider().issueToken(username, password);
-  if (token === undefined) throw new UnauthorizedError('The username or password is wrong.', null);
-  return token;
-}
+import { grantDeviceToken, refreshResponse, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts): a user's
- * `{ username, password }` signs in on the Cognito app client COGNITO_CLIENT_ID (401 problem+json on bad
- * credentials); a device's client credentials grant (form or HTTP Basic) is checked against the devices table and
- * signed with the KMS key DEVICE_TOKEN_KEY_ARN (RFC 6749 §5.2 refusals). Either way
- * `{ access_token, token_type: "Bearer", expires_in }`, never cached.
+ * `{ username, password, new_password? }` signs in on the Cognito app client COGNITO_CLIENT_ID (401 problem+json on
+ * bad credentials or with the `new_password_required` challenge, 400 for a new password outside the policy, 503 when
+ * Cognito throttles); a refresh (form or JSON) is Cognito's REFRESH_TOKEN_AUTH (400 `invalid_grant` when refused); a
+ * device's client credentials grant (form or HTTP Basic) is checked against the devices table and signed with the KMS
+ * key DEVICE_TOKEN_KEY_ARN (RFC 6749 §5.2 refusals). Either way `{ access_token, token_type: "Bearer", expires_in }`,
+ * never cached.
  */
-export const handler = routeHandler(authToken, async ({ body }, _context, event) =>
-  tokenResponse(
-    'username' in body
-      ? await signIn(body.username, body.password)
-      : await grantDeviceToken(body, event.headers.authorization, event.requestContext?.http?.sourceIp),
-  ),
-);
+export const handler = routeHandler(authToken, async ({ body }, _context, event) => {
+  const request = tokenRequestOf(body);
+  if (request.kind === 'client-credentials')
+    return tokenResponse(await grantDeviceToken(request.body, event.headers.authorization, event.requestContext?.http?.sourceIp));
+  if (request.kind === 'refresh') return refreshResponse(cognitoIdentityProvider(), request.body);
+  const { username, password, new_password } = request.body;
+  return tokenResponse(
+    await signInWithProvider(cognitoIdentityProvider(), {
+      username,
+      password,
+      ...(new_password === undefined ? {} : { newPassword: new_password }),
+    }),
+  );
+});

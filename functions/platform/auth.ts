@@ -102,8 +102,8 @@ function listClaim(value: unknown): string[] | undefined {
 
 /**
  * The caller of a request whose token a JWT authorizer verified (API Gateway on AWS, the local gateway locally),
- * from `event.requestContext.authorizer.jwt`: `sub`, the `companies` claim (in any form listClaim reads) and the
- * scopes (`jwt.scopes` and the `scope` claim, space-separated). The signature, issuer, audience and expiry were
+ * from `event.requestContext.authorizer.jwt`: `sub`, the `username` claim (else `sub`), the `companies` claim (in any
+ * form listClaim reads) and the scopes (`jwt.scopes` and the `scope` claim, space-separated). The signature, issuer, audience and expiry were
  * checked by the authorizer; this only reads.
  * A token holding DEVICE_SCOPE is a device token: its principal carries `device` (company, device id = `sub`,
  * credential id = `cred` claim) and no other scope.
@@ -119,7 +119,9 @@ export function principalFromJwt(jwt: { claims?: Readonly<Record<string, unknown
   const scope = typeof claims.scope === 'string' ? claims.scope.split(' ') : [];
   const scopes = new Set([...(jwt.scopes ?? []), ...scope].filter((item) => item !== ''));
   if (!scopes.has(DEVICE_SCOPE)) {
-    return Object.freeze({ subject, companies: Object.freeze([...new Set(companies)]), scopes });
+    // Cognito's `sub` is a UUID; its access tokens name the user in `username` (the local issuer's carry both).
+    const username = typeof claims.username === 'string' && claims.username !== '' ? claims.username : subject;
+    return Object.freeze({ subject, username, companies: Object.freeze([...new Set(companies)]), scopes });
   }
   // A device token acts as one device of one company, with the device scope only.
   const credentialId = claims[DEVICE_TOKEN_CLAIMS.credentialId];

@@ -62,6 +62,15 @@ export function cognitoClientId(): string {
 }
 
 /**
+ * The Cognito user pool users administration manages on AWS (COGNITO_USER_POOL_ID), set only on the functions whose
+ * access names `userPool` actions.
+ * @throws EnvironmentError when unset or not a pool id (`<region>_<id>`).
+ */
+export function cognitoUserPoolId(): string {
+  return readEnvironment('userPool', process.env)[ENV.cognitoUserPoolId];
+}
+
+/**
  * Which search adapter to use: `embedded` (local runtime, the default) or `opensearch` (with OPENSEARCH_URL).
  * @throws EnvironmentError naming SEARCH_BACKEND or another search variable that is malformed, or OPENSEARCH_URL when
  *   `opensearch` is asked without it.
@@ -186,7 +195,7 @@ export interface LocalIssuerConfig {
   directory: string;
   issuer: string;
   audience: string;
-  /** TOKEN_LIFETIME_SECONDS, seconds. @default 3600 */
+  /** TOKEN_LIFETIME_SECONDS, seconds: user access tokens. @default 900 (ACCESS_TOKEN_LIFETIME_SECONDS) */
   tokenLifetimeSeconds: number;
 }
 

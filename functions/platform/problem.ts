@@ -12,6 +12,7 @@ import {
   DomainError,
   type DomainErrorKind,
   InvalidArchiveError,
+  NewPasswordRequiredError,
   OAuthError,
   QuotaExceededError,
   ServiceUnavailableError,
@@ -60,9 +61,11 @@ export function problemTypeOf(error: DomainError): string {
 
 /**
  * The response headers a domain error carries: `WWW-Authenticate: Bearer` (with the bearer error and the detail, `"`
- * turned into `'`) on an UnauthorizedError, `Retry-After` (whole seconds) when the caller may retry later, else none.
+ * turned into `'`) on an UnauthorizedError, and plain `Bearer` on a sign-in's new-password challenge (a 401 names its
+ * scheme), `Retry-After` (whole seconds) when the caller may retry later, else none.
  */
 export function problemHeadersOf(error: DomainError): Record<string, string> {
+  if (error instanceof NewPasswordRequiredError) return { 'WWW-Authenticate': 'Bearer' };
   if (error instanceof UnauthorizedError) {
     return {
       'WWW-Authenticate':
@@ -77,13 +80,17 @@ export function problemHeadersOf(error: DomainError): Record<string, string> {
   return {};
 }
 
-/** The members a problem body adds for a domain error: its violations (`errors`), quota figures or `reason`. */
+/**
+ * The members a problem body adds for a domain error: its violations (`errors`), quota figures, `reason`, or the
+ * sign-in's `challenge`.
+ */
 function problemMembersOf(error: DomainError): Record<string, unknown> {
   if (error instanceof BadRequestError) return error.violations.length > 0 ? { errors: error.violations } : {};
   if (error instanceof InvalidArchiveError) return { errors: error.violations };
   if (error instanceof QuotaExceededError)
     return { quotaBytes: error.quotaBytes, usedBytes: error.usedBytes, archiveBytes: error.archiveBytes };
   if (error instanceof UploadNotCompletedError) return { reason: error.reason };
+  if (error instanceof NewPasswordRequiredError) return { challenge: error.challenge };
   return {};
 }
 

@@ -1,18 +1,57 @@
 /**
  * What the token endpoint does the same way locally (functions/handlers/auth-token.ts) and on AWS
- * (functions/handlers/auth-cognito-token.ts): the device's client credentials grant, and the token answer.
+ * (functions/handlers/auth-cognito-token.ts): telling its requests apart, the device's client credentials grant, the
+ * refresh, and the token answer.
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { RouteInput } from '../contract/route.js';
 import type { authToken } from '../contract/routes/service.js';
+import type { IdentityProvider } from '../core/access/ports.js';
+import { refreshUserToken } from '../core/access/user-tokens.js';
 import { issueDeviceToken } from '../core/devices/tokens.js';
+import { OAuthError } from '../core/shared/errors.js';
 import { clientAuthentication, deviceTokenSigner } from './composition/identity.js';
 import { storage } from './composition/storage.js';
 import { deviceConfig } from './config.js';
 import { jsonResponse } from './http.js';
 
-/** The form body of the client credentials grant (the token route's non-JSON body). */
-export type ClientCredentialsForm = Exclude<RouteInput<typeof authToken>['body'], { username: string }>;
+/** Any body of the token route, JSON or form. */
+type TokenBody = RouteInput<typeof authToken>['body'];
+
+/** A user's sign-in (JSON). */
+export type SignInBody = Extract<TokenBody, { username: string }>;
+
+/** A refresh (JSON or form, RFC 6749 §6). */
+export type RefreshBody = Extract<TokenBody, { refresh_token: string }>;
+
+/** The form body of the client credentials grant. */
+export type ClientCredentialsForm = Exclude<TokenBody, SignInBody | RefreshBody>;
+
+/**
+ * What a token request asks for: a user's sign-in, a refresh, or a device's client credentials grant.
+ * @throws OAuthError `invalid_request` for a refresh without its `refresh_token` (the form's schema lets it through as
+ *   a grant it then does not know).
+ */
+export function tokenRequestOf(
+  body: TokenBody,
+):
+  | { kind: 'sign-in'; body: SignInBody }
+  | { kind: 'refresh'; body: RefreshBody }
+  | { kind: 'client-credentials'; body: ClientCredentialsForm } {
+  if ('username' in body) return { kind: 'sign-in', body };
+  if ('refresh_token' in body) return { kind: 'refresh', body };
+  if (body.grant_type === 'refresh_token')
+    throw new OAuthError('invalid_request', 'refresh_token: the refresh grant needs the refresh token.');
+  return { kind: 'client-credentials', body };
+}
+
+/**
+ * The answer to a refresh: `{ access_token, token_type, expires_in }` from `identity`.
+ * @throws OAuthError `invalid_grant` (400) when the refresh token is refused; ServiceUnavailableError as the provider.
+ */
+export async function refreshResponse(identity: IdentityProvider, body: RefreshBody): Promise<APIGatewayProxyStructuredResultV2> {
+  return tokenResponse(await refreshUserToken(identity, body.refresh_token));
+}
 
 /**
  * Issues a device token for the grant's form, `Authorization` header (HTTP Basic client authentication) and the
@@ -33,11 +72,23 @@ export async function grantDeviceToken(
   );
 }
 
-/** The 200 answer of the token endpoint: `{ access_token, token_type: "Bearer", expires_in }` (seconds), never cached. */
-export function tokenResponse(token: { accessToken: string; expiresInSeconds: number }): APIGatewayProxyStructuredResultV2 {
+/**
+ * The 200 answer of the token endpoint: `{ access_token, token_type: "Bearer", expires_in }` (seconds), with
+ * `refresh_token` when there is one (a user's sign-in), never cached.
+ */
+export function tokenResponse(token: {
+  accessToken: string;
+  expiresInSeconds: number;
+  refreshToken?: string;
+}): APIGatewayProxyStructuredResultV2 {
   return jsonResponse(
     200,
-    { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds },
+    {
+      access_token: token.accessToken,
+      token_type: 'Bearer',
+      expires_in: token.expiresInSeconds,
+      ...(token.refreshToken === undefined ? {} : { refresh_token: token.refreshToken }),
+    },
     { 'cache-control': 'no-store' },
   );
 }

@@ -46,9 +46,11 @@ describe('companies administration', () => {
     expect(companies.get('initech')).toEqual(created.data);
 
     const got = await root().GET('/admin/companies/{companyId}', { params: { path: { companyId: 'initech' } } });
-    expect(got.data).toEqual({ ...created.data, deviceCount: 0 });
+    expect(got.data).toEqual({ ...created.data, deviceCount: 0, userCount: 0 });
     const acme = await root().GET('/admin/companies/{companyId}', { params: { path: { companyId: 'acme' } } });
     expect(acme.data?.deviceCount).toBeGreaterThanOrEqual(100);
+    // The demo's alice (operator) and olivia (viewer) hold acme.
+    expect(acme.data?.userCount).toBe(2);
     expect(acme.data?.usedBytes).toBeGreaterThan(0);
 
     const renamed = await root().PATCH('/admin/companies/{companyId}', {
@@ -142,6 +144,7 @@ describe('companies administration', () => {
       const shown = await runDss(user, ['admin', 'companies', 'get', 'acme'], asRoot());
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toMatch(/devices\s*│\s*\d+/);
+      expect(shown.stdout).toMatch(/users\s*│\s*2/);
     });
 
     it('fails with the problem for an operator (1) and on bad usage (2)', async () => {

@@ -60,7 +60,7 @@ const uploadStatus = (token: string, uploadId: string) =>
 describe('walkthrough, through the typed client', () => {
   it('issues a bearer token from the authentication service', async () => {
     const token = expectOk(await as().auth.POST('/token', { body: { username: 'alice', password: 'alice-demo-password' } }));
-    expect(token).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+    expect(token).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
     expect(token.access_token.split('.')).toHaveLength(3);
     // The key set is application/jwk-set+json, which openapi-fetch parses as JSON like any other body.
     const jwks = expectOk(await as().auth.GET('/.well-known/jwks.json'));

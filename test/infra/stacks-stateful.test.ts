@@ -137,7 +137,7 @@ describe('stacks, stateful (bundling skipped)', () => {
       UserPoolTier: 'ESSENTIALS',
       LambdaConfig: { PreTokenGenerationConfig: { LambdaArn: { 'Fn::GetAtt': [triggerId, 'Arn'] }, LambdaVersion: 'V2_0' } },
       Policies: {
-        PasswordPolicy: { MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true },
+        PasswordPolicy: { MinimumLength: 8, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true },
       },
       Schema: expect.arrayContaining([
         expect.objectContaining({ Name: 'companies', Mutable: true }),
@@ -155,9 +155,10 @@ describe('stacks, stateful (bundling skipped)', () => {
       GenerateSecret: false,
       AllowedOAuthFlowsUserPoolClient: false,
       PreventUserExistenceErrors: 'ENABLED',
-      // The token endpoint returns the access token: its lifetime is the contract's expires_in (1 h, as locally).
-      AccessTokenValidity: 60,
-      IdTokenValidity: 60,
+      // The token endpoint returns the access token: its lifetime is the contract's expires_in (15 min, as locally).
+      AccessTokenValidity: 15,
+      IdTokenValidity: 15,
+      RefreshTokenValidity: 43_200,
     });
     // Users must not be able to grant themselves companies or scopes.
     const writable = client.Properties?.WriteAttributes as string[];

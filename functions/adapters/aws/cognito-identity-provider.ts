@@ -1,9 +1,19 @@
 /**
- * The identity provider on AWS: Cognito signs users in (USER_PASSWORD_AUTH on the app client) and applies its own
- * protections; the access token it answers is the one API Gateway's JWT authorizer verifies.
+ * The identity provider on AWS: Cognito signs users in (USER_PASSWORD_AUTH on the app client), completes the
+ * new-password challenge (RespondToAuthChallenge), changes a password (ChangePassword with the user's access token)
+ * and renews access tokens (REFRESH_TOKEN_AUTH), applying its own protections; the access token it answers is the one
+ * API Gateway's JWT authorizer verifies.
  */
-import { InitiateAuthCommand, type InitiateAuthCommandOutput } from '@aws-sdk/client-cognito-identity-provider';
-import type { IdentityProvider } from '../../core/access/ports.js';
+import {
+  ChangePasswordCommand,
+  type CognitoIdentityProviderClient,
+  InitiateAuthCommand,
+  type InitiateAuthCommandOutput,
+  RespondToAuthChallengeCommand,
+} from '@aws-sdk/client-cognito-identity-provider';
+import { passwordPolicyError } from '../../core/access/password-policy.js';
+import type { IdentityProvider, SignInOutcome, SignInRequest, UserTokens } from '../../core/access/ports.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../../core/access/user-tokens.js';
 import { BadRequestError, ServiceUnavailableError, UnauthorizedError } from '../../core/shared/errors.js';
 
 /** Cognito errors that mean "these credentials do not sign in": one 401, whatever the reason (logged, never shown). */
@@ -14,82 +24,178 @@ const REFUSED_SIGN_IN = new Set([
   'PasswordResetRequiredException',
 ]);
 
+/**
+ * Cognito errors that mean "this refresh token renews nothing": unknown, expired or revoked token, disabled or deleted
+ * user (Cognito answers NotAuthorizedException for most of them), a malformed token.
+ */
+const REFUSED_REFRESH = new Set([...REFUSED_SIGN_IN, 'InvalidParameterException']);
+
 /** Cognito throttling: the client should retry. */
 const THROTTLED = new Set(['TooManyRequestsException', 'LimitExceededException', 'TooManyFailedAttemptsException']);
 
-/**
- * A Cognito sign-in's answer: the access token (its `client_id` is the app client id, its `scope` and `companies`
- * claims come from the pre-token-generation trigger) and its lifetime, seconds.
- */
-export interface IssuedToken {
-  accessToken: string;
-  expiresInSeconds: number;
-}
+/** Retry-After (s) of a sign-in or refresh Cognito throttled. */
+const THROTTLED_RETRY_AFTER_SECONDS = 5;
 
-/** The part of the Cognito client the sign-in uses (a CognitoIdentityProviderClient, or a fake in tests). */
-export interface InitiateAuthClient {
-  send(command: InitiateAuthCommand): Promise<InitiateAuthCommandOutput>;
-}
+/** The part of the Cognito client the adapter uses (a CognitoIdentityProviderClient, or a mock of it in tests). */
+export type CognitoSignInClient = Pick<CognitoIdentityProviderClient, 'send'>;
 
 /** Where the adapter reports why a sign-in was refused or needs a challenge (the service's logger). */
 export interface SignInLog {
   info(message: string, attributes: Record<string, unknown>): void;
 }
 
-/** IdentityProvider over Cognito's InitiateAuth. */
+/** The name of a thrown Cognito error ('' for anything else). */
+function nameOf(error: unknown): string {
+  return (error as { name?: string }).name ?? '';
+}
+
+/** IdentityProvider over Cognito's InitiateAuth, RespondToAuthChallenge and ChangePassword. */
 export class CognitoIdentityProvider implements IdentityProvider {
   /**
    * @param client the Cognito client (traced by the composition root).
-   * @param clientId the app client (COGNITO_CLIENT_ID), read on each sign-in.
+   * @param clientId the app client (COGNITO_CLIENT_ID), read on each call.
    * @param log where refusals and challenges are reported (never shown to the caller).
    */
   constructor(
-    private readonly client: InitiateAuthClient,
+    private readonly client: CognitoSignInClient,
     private readonly clientId: () => string,
     private readonly log: SignInLog,
   ) {}
 
   /**
-   * Signs `username` in with `USER_PASSWORD_AUTH` on the app client and returns its access token: the token the
-   * pre-token-generation trigger gave the user's scopes and `companies`, which API Gateway's JWT authorizer verifies
-   * (issuer, `client_id` as audience, expiry, the route's scope) before any function runs.
-   * @returns undefined for wrong credentials, an unknown, unconfirmed or reset user.
-   * @throws UnauthorizedError (401) when the user has a challenge to complete first.
-   * @throws BadRequestError (400) when Cognito refuses the parameters.
+   * Signs `username` in with `USER_PASSWORD_AUTH` on the app client: its access token (the pre-token-generation
+   * trigger gave it the user's scopes and `companies`; API Gateway's JWT authorizer verifies it), lifetime and refresh
+   * token. `NEW_PASSWORD_REQUIRED` (an invited or reset user) is the `new-password-required` outcome without
+   * `newPassword`, and answered with it (RespondToAuthChallenge, the challenge's Session) otherwise; `newPassword`
+   * without a challenge changes the password (ChangePassword with the new access token), and the tokens stand.
+   * @returns `refused` for wrong credentials, an unknown, disabled, unconfirmed or reset user, or an expired session.
+   * @throws BadRequestError (400): the new password refused by the pool's policy (passwordPolicyError), or other
+   *   parameters Cognito refuses.
+   * @throws UnauthorizedError (401) when the user has another challenge to complete first (e.g. MFA).
    * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
    */
-  async issueToken(username: string, password: string): Promise<IssuedToken | undefined> {
-    const clientId = this.clientId();
+  async signIn(request: SignInRequest): Promise<SignInOutcome> {
+    const ClientId = this.clientId();
+    let output = await this.call('Sign-in', () =>
+      this.client.send(
+        new InitiateAuthCommand({
+          ClientId,
+          AuthFlow: 'USER_PASSWORD_AUTH',
+          AuthParameters: { USERNAME: request.username, PASSWORD: request.password },
+        }),
+      ),
+    );
+    if (output === undefined) return { outcome: 'refused' };
+    if (output.ChallengeName === 'NEW_PASSWORD_REQUIRED') {
+      this.log.info('Sign-in needs a new password', { completed: request.newPassword !== undefined });
+      if (request.newPassword === undefined) return { outcome: 'new-password-required' };
+      const NEW_PASSWORD = request.newPassword;
+      // The challenge names the user as the pool knows them (usernames are case-insensitive: not always as typed).
+      const USERNAME = output.ChallengeParameters?.USER_ID_FOR_SRP ?? request.username;
+      const Session = output.Session;
+      output = await this.call('New password', () =>
+        this.client.send(
+          new RespondToAuthChallengeCommand({
+            ClientId,
+            ChallengeName: 'NEW_PASSWORD_REQUIRED',
+            Session,
+            ChallengeResponses: { USERNAME, NEW_PASSWORD },
+          }),
+        ),
+      );
+      if (output === undefined) return { outcome: 'refused' };
+      return { outcome: 'signed-in', tokens: this.tokensOf(output) };
+    }
+    const tokens = this.tokensOf(output);
+    if (request.newPassword !== undefined) {
+      const ProposedPassword = request.newPassword;
+      const changed = await this.call('Password change', () =>
+        this.client.send(
+          new ChangePasswordCommand({ AccessToken: tokens.accessToken, PreviousPassword: request.password, ProposedPassword }),
+        ),
+      );
+      if (changed === undefined) return { outcome: 'refused' };
+    }
+    return { outcome: 'signed-in', tokens };
+  }
+
+  /**
+   * Renews an access token with `REFRESH_TOKEN_AUTH`: the pre-token-generation trigger runs again, so the token carries
+   * the user's attributes as they are now.
+   * @returns undefined when Cognito refuses the refresh token (unknown, expired, revoked; the user disabled or deleted).
+   * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
+   */
+  async refresh(refreshToken: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined> {
     let output: InitiateAuthCommandOutput;
     try {
       output = await this.client.send(
         new InitiateAuthCommand({
-          ClientId: clientId,
-          AuthFlow: 'USER_PASSWORD_AUTH',
-          AuthParameters: { USERNAME: username, PASSWORD: password },
+          ClientId: this.clientId(),
+          AuthFlow: 'REFRESH_TOKEN_AUTH',
+          AuthParameters: { REFRESH_TOKEN: refreshToken },
         }),
       );
     } catch (error) {
-      const name = (error as { name?: string }).name ?? '';
-      if (REFUSED_SIGN_IN.has(name)) {
-        this.log.info('Sign-in refused', { reason: name });
+      const name = nameOf(error);
+      if (REFUSED_REFRESH.has(name)) {
+        this.log.info('Refresh refused', { reason: name });
         return undefined;
       }
-      if (name === 'InvalidParameterException') throw new BadRequestError(`The sign-in request was refused: ${(error as Error).message}`);
-      if (THROTTLED.has(name)) throw new ServiceUnavailableError('Too many sign-in requests; retry shortly.', 5);
+      if (THROTTLED.has(name)) throw new ServiceUnavailableError('Too many token requests; retry shortly.', THROTTLED_RETRY_AFTER_SECONDS);
       throw error;
     }
+    const accessToken = output.AuthenticationResult?.AccessToken;
+    if (accessToken === undefined)
+      throw new Error(`Cognito answered REFRESH_TOKEN_AUTH without an access token (${output.ChallengeName}).`);
+    return { accessToken, expiresInSeconds: output.AuthenticationResult?.ExpiresIn ?? ACCESS_TOKEN_LIFETIME_SECONDS };
+  }
+
+  /**
+   * Runs one Cognito call of a sign-in (`step` names it in the log).
+   * @returns its output, or undefined when Cognito refuses the credentials (REFUSED_SIGN_IN).
+   * @throws BadRequestError for a password the pool's policy refuses, or parameters Cognito refuses;
+   *   ServiceUnavailableError when it throttles; anything else as thrown.
+   */
+  private async call<T>(step: string, send: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await send();
+    } catch (error) {
+      const name = nameOf(error);
+      if (REFUSED_SIGN_IN.has(name)) {
+        this.log.info(`${step} refused`, { reason: name });
+        return undefined;
+      }
+      if (name === 'InvalidPasswordException') throw passwordPolicyError();
+      if (name === 'InvalidParameterException') throw new BadRequestError(`The sign-in request was refused: ${(error as Error).message}`);
+      if (THROTTLED.has(name))
+        throw new ServiceUnavailableError('Too many sign-in requests; retry shortly.', THROTTLED_RETRY_AFTER_SECONDS);
+      throw error;
+    }
+  }
+
+  /**
+   * The tokens of a completed sign-in.
+   * @throws UnauthorizedError when Cognito asks for another challenge (MFA, ...), which this endpoint cannot complete.
+   */
+  private tokensOf(output: {
+    ChallengeName?: string;
+    AuthenticationResult?: InitiateAuthCommandOutput['AuthenticationResult'];
+  }): UserTokens {
     if (output.ChallengeName !== undefined) {
       this.log.info('Sign-in needs a challenge', { challenge: output.ChallengeName });
       throw new UnauthorizedError(
-        `The user must complete the ${output.ChallengeName} challenge first; an administrator can set a permanent password ` +
-          '(aws cognito-idp admin-set-user-password --permanent).',
+        `The user must complete the ${output.ChallengeName} challenge first, which this endpoint does not offer; ask an administrator.`,
         null,
       );
     }
-    const accessToken = output.AuthenticationResult?.AccessToken;
-    if (accessToken === undefined) throw new Error('Cognito answered InitiateAuth without an access token.');
+    const result = output.AuthenticationResult;
+    if (result?.AccessToken === undefined || result.RefreshToken === undefined)
+      throw new Error('Cognito answered a sign-in without an access token or refresh token.');
     // ExpiresIn is the access token's lifetime (the app client's accessTokenValidity).
-    return { accessToken, expiresInSeconds: output.AuthenticationResult?.ExpiresIn ?? 3600 };
+    return {
+      accessToken: result.AccessToken,
+      expiresInSeconds: result.ExpiresIn ?? ACCESS_TOKEN_LIFETIME_SECONDS,
+      refreshToken: result.RefreshToken,
+    };
   }
 }

@@ -1,13 +1,14 @@
-import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { ulid } from 'ulid';
-import type { HashSlot, IdentityProvider } from '../../core/access/ports.js';
+import type { HashSlot, IdentityProvider, SignInOutcome, SignInRequest } from '../../core/access/ports.js';
 import { scopeClaimOf } from '../../core/access/roles.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS, REFRESH_TOKEN_LIFETIME_DAYS } from '../../core/access/user-tokens.js';
 import type { DeviceTokenClaims, DeviceTokenSigner } from '../../core/devices/ports.js';
-import { type LocalUser, LocalUserStore } from './local-user-store.js';
+import { type LocalRefreshToken, type LocalUser, LocalUserStore } from './local-user-store.js';
 
 const scrypt = promisify(scryptCallback) as (
   password: string,
@@ -35,6 +36,20 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(expected, actual);
 }
 
+/** Most refresh tokens a local user holds: a new sign-in beyond them forgets the oldest. */
+export const MAX_REFRESH_TOKENS_PER_USER = 20;
+
+/** Lifetime of a local refresh token, ms. */
+const REFRESH_TOKEN_LIFETIME_MS = REFRESH_TOKEN_LIFETIME_DAYS * 86_400_000;
+
+/** A stored hash no password matches, hashed for unknown users so that time does not tell which usernames exist. */
+const NO_USER_HASH = `scrypt$16384$8$1$${'A'.repeat(24)}$${'A'.repeat(44)}`;
+
+/** The SHA-256 (hex) of a refresh token: what users.json keeps of it. */
+function refreshTokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
 /** File names inside the local authentication folder. */
 export const SIGNING_KEY_FILE = 'signing-key.json';
 export const USERS_FILE = 'users.json';
@@ -47,7 +62,7 @@ export const USERS_FILE = 'users.json';
  */
 export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigner {
   private constructor(
-    private readonly settings: { issuer: string; audience: string; tokenLifetimeSeconds: number },
+    private readonly settings: { issuer: string; audience: string; tokenLifetimeSeconds: number; now: () => number },
     private readonly privateKey: Awaited<ReturnType<typeof importJWK>>,
     private readonly publicJwk: JWK,
     /** The users (users.json), which users administration changes at run time. */
@@ -55,12 +70,14 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
   ) {}
 
   /**
-   * Loads the key pair (creating it on first use) and users.json from `directory`.
+   * Loads the key pair (creating it on first use) and users.json from `directory`. `tokenLifetimeSeconds` is the
+   * access tokens' lifetime (@default ACCESS_TOKEN_LIFETIME_SECONDS, 900); `now` the clock refresh tokens expire by
+   * (epoch ms; @default Date.now).
    * @throws Error when users.json is missing or not valid JSON.
    */
   static async fromDirectory(
     directory: string,
-    settings: { issuer: string; audience: string; tokenLifetimeSeconds?: number },
+    settings: { issuer: string; audience: string; tokenLifetimeSeconds?: number; now?: () => number },
   ): Promise<LocalIdentityProvider> {
     await mkdir(directory, { recursive: true });
     const keyPath = join(directory, SIGNING_KEY_FILE);
@@ -75,7 +92,12 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
     const { d: _private, ...publicJwk } = privateJwk;
     const users = await LocalUserStore.open(join(directory, USERS_FILE));
     return new LocalIdentityProvider(
-      { issuer: settings.issuer, audience: settings.audience, tokenLifetimeSeconds: settings.tokenLifetimeSeconds ?? 3_600 },
+      {
+        issuer: settings.issuer,
+        audience: settings.audience,
+        tokenLifetimeSeconds: settings.tokenLifetimeSeconds ?? ACCESS_TOKEN_LIFETIME_SECONDS,
+        now: settings.now ?? Date.now,
+      },
       await importJWK(privateJwk, 'ES256'),
       publicJwk,
       users,
@@ -107,24 +129,69 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
       .sign(this.privateKey);
   }
 
-  /** @inheritdoc */
-  async issueToken(
-    username: string,
-    password: string,
-    slot: HashSlot = (hash) => hash(),
-  ): Promise<{ accessToken: string; expiresInSeconds: number } | undefined> {
-    const user = this.users.get(username);
-    // Hash even for unknown users so response time does not reveal which usernames exist.
-    const matches = await slot(() =>
-      verifyPassword(password, user?.passwordHash ?? `scrypt$16384$8$1$${'A'.repeat(24)}$${'A'.repeat(44)}`),
-    );
-    if (user === undefined || !matches || user.enabled === false) return undefined;
+  /**
+   * Checks the password against users.json (hashed through `slot`, also for unknown users). A disabled user is
+   * refused like a wrong password. A user with `mustChangePassword` gets the challenge unless `newPassword` is given;
+   * with `newPassword` (challenge or not) the password is replaced by it and the flag cleared. On success a refresh
+   * token is kept (its SHA-256, expiring in REFRESH_TOKEN_LIFETIME_DAYS; the user's newest MAX_REFRESH_TOKENS_PER_USER
+   * only, expired ones dropped), in the same write as a new password.
+   * @inheritdoc
+   */
+  async signIn(request: SignInRequest, slot: HashSlot = (hash) => hash()): Promise<SignInOutcome> {
+    const user = this.users.get(request.username);
+    const checked = await slot(async () => {
+      const matches = await verifyPassword(request.password, user?.passwordHash ?? NO_USER_HASH);
+      // The new password's hash runs in the same slot: it costs what a check does.
+      const newHash = matches && request.newPassword !== undefined ? await hashPassword(request.newPassword) : undefined;
+      return { matches, newHash };
+    });
+    if (user === undefined || !checked.matches || user.enabled === false) return { outcome: 'refused' };
+    if (user.mustChangePassword === true && checked.newHash === undefined) return { outcome: 'new-password-required' };
+    const refreshToken = randomBytes(32).toString('base64url');
+    const now = this.settings.now();
+    const kept = await this.users.update(user.username, (current) => {
+      // Disabled, deleted or given another password while the hash ran: this sign-in no longer stands.
+      if (current === undefined || current.enabled === false || current.passwordHash !== user.passwordHash) return undefined;
+      const refreshTokens = [
+        ...liveRefreshTokens(current, now),
+        { sha256: refreshTokenHash(refreshToken), expiresAt: now + REFRESH_TOKEN_LIFETIME_MS },
+      ].slice(-MAX_REFRESH_TOKENS_PER_USER);
+      if (checked.newHash === undefined) return { ...current, refreshTokens };
+      const { mustChangePassword: _done, ...rest } = current;
+      return { ...rest, passwordHash: checked.newHash, refreshTokens, updatedAt: new Date(now).toISOString() };
+    });
+    if (kept === undefined) return { outcome: 'refused' };
+    return { outcome: 'signed-in', tokens: { ...(await this.accessTokenOf(kept)), refreshToken } };
+  }
+
+  /**
+   * Finds the user holding `refreshToken` (by its SHA-256) and signs a new access token from their record as it is
+   * now; undefined for an unknown or expired token, or a disabled or deleted user.
+   * @inheritdoc
+   */
+  async refresh(refreshToken: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined> {
+    const sha256 = refreshTokenHash(refreshToken);
+    const now = this.settings.now();
+    const user = this.users
+      .all()
+      .find((candidate) => (candidate.refreshTokens ?? []).some((held) => held.sha256 === sha256 && held.expiresAt > now));
+    if (user === undefined || user.enabled === false) return undefined;
+    return this.accessTokenOf(user);
+  }
+
+  /** An access token of `user` (role's scopes, companies), valid the configured lifetime. */
+  private async accessTokenOf(user: LocalUser): Promise<{ accessToken: string; expiresInSeconds: number }> {
     const accessToken = await this.signed(
       { sub: user.username, username: user.username, companies: user.companies, scope: scopeOf(user) },
       this.settings.tokenLifetimeSeconds,
     );
     return { accessToken, expiresInSeconds: this.settings.tokenLifetimeSeconds };
   }
+}
+
+/** The refresh tokens of `user` that have not expired at `now` (epoch ms), oldest first. */
+function liveRefreshTokens(user: LocalUser, now: number): LocalRefreshToken[] {
+  return (user.refreshTokens ?? []).filter((held) => held.expiresAt > now).sort((a, b) => a.expiresAt - b.expiresAt);
 }
 
 /** The scopes a local user's token carries: their role's, or (a user of an older data folder without one) their `scope`. */

@@ -27,14 +27,15 @@ const ADMIN_COMPANY_PATH = `${ADMIN_COMPANIES_PATH}/{companyId}`;
 /**
  * What the one function of the four routes may touch: company items (conditional put and update, reads and the
  * listing's Scan), the devices table for the count (a Query), the audit table (each change's entry, written in the
- * change's transaction) and the cursor key. Routes sharing an entry share one
- * function and must declare the same access.
+ * change's transaction), the user pool's listing for the user count, and the cursor key. Routes sharing an entry share
+ * one function and must declare the same access.
  */
 const ADMIN_COMPANIES_ACCESS = {
   storage: true,
   pagesListings: true,
   // Audit: each company change writes its entry in the same transaction.
   tables: { companies: 'RW', devices: 'R', audit: 'W' },
+  userPool: ['ListUsers'],
 } as const;
 
 /** The handler module of the four routes. */
@@ -115,8 +116,8 @@ export const adminCompanyGet = defineRoute({
   api: 'main',
   method: 'GET',
   path: ADMIN_COMPANY_PATH,
-  summary: 'Get a company, its storage used and its device count',
-  description: `The company with its storage account and \`deviceCount\`, counted on each request: a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices). ${OVER_QUOTA} Needs \`companies:read\`.`,
+  summary: 'Get a company, its storage used, its device count and its user count',
+  description: `The company with its storage account, \`deviceCount\` and \`userCount\`, counted on each request: \`deviceCount\` by a paginated COUNT Query of the company's devices, which reads (and bills) every device item though it returns none (about 1,900 read units for 10,000 devices); \`userCount\` by reading the user directory (on AWS, Cognito's ListUsers, one call per 60 users of the pool). ${OVER_QUOTA} Needs \`companies:read\`.`,
   tags: ['Administration'],
   scope: 'companies:read',
   request: { params: AdminCompanyParams, query: NoQuery },

@@ -7,16 +7,16 @@ import { OAuthError } from '../../core/shared/errors.js';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {
-  ClientCredentialsRequest,
   HtmlPage,
   JavaScriptSource,
   JsonWebKeySet,
   OAuthErrorBody,
   OpenApiDocumentBody,
+  TokenForm,
   TokenRequest,
   TokenResponse,
 } from '../schemas/auth.js';
-import { PayloadTooLargeProblem, TooManyRequestsProblem } from '../schemas/problems.js';
+import { PayloadTooLargeProblem, SignInRefusedProblem, TooManyRequestsProblem } from '../schemas/problems.js';
 import { BUSY_PROBLEMS, COMMON_PROBLEMS, HEADERS, PROBLEM_RESPONSES, serviceUnavailable } from '../schemas/responses.js';
 
 /** GET /openapi.json */
@@ -119,7 +119,7 @@ export const authToken = defineRoute({
   path: '/token',
   summary: 'Get an access token',
   description:
-    'A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.',
+    'A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (15 minutes) and a refresh token (30 days). A user who must set a new password (invited, or reset) gets 401 with `challenge: "new_password_required"` and sends the same JSON with `new_password` added; `new_password` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user\'s role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON `{"grant_type": "refresh_token", "refresh_token"}`); a refused one gets 400 `invalid_grant`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.',
   tags: ['Authentication'],
   scope: null,
   request: {
@@ -127,9 +127,10 @@ export const authToken = defineRoute({
     body: {
       kind: 'json',
       schema: TokenRequest,
-      invalidDetail: 'The body must be {"username": "...", "password": "..."}.',
+      invalidDetail:
+        'The body must be {"username": "...", "password": "..."} (with "new_password" to set one), or {"grant_type": "refresh_token", "refresh_token": "..."}.',
       form: {
-        schema: ClientCredentialsRequest,
+        schema: TokenForm,
         invalid: (violations) =>
           new OAuthError('invalid_request', violations.map((violation) => `${violation.path}: ${violation.message}`).join('; ')),
       },
@@ -150,22 +151,28 @@ export const authToken = defineRoute({
   },
   responses: {
     415: PROBLEM_RESPONSES.UnsupportedMediaType,
-    200: { description: 'The access token.', schema: TokenResponse, headers: { 'Cache-Control': HEADERS['Cache-Control'] } },
+    200: {
+      description: "The access token; on a user's sign-in, also the refresh token.",
+      schema: TokenResponse,
+      headers: { 'Cache-Control': HEADERS['Cache-Control'] },
+    },
     400: {
       ...PROBLEM_RESPONSES.BadRequest,
       description:
-        'Bad Request: a JSON body that is not valid (problem+json); or, for the client credentials grant (application/json, RFC 6749 §5.2), a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), or a grant other than `client_credentials` (`unsupported_grant_type`).',
+        'Bad Request: a JSON body that is not valid, or a `new_password` that does not meet the password policy, which `detail` states (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), a grant other than `client_credentials` and `refresh_token` (`unsupported_grant_type`), or a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted (`invalid_grant`).',
       alternatives: { 'application/json': OAuthErrorBody },
     },
     401: {
       ...PROBLEM_RESPONSES.Unauthorized,
+      schema: SignInRefusedProblem,
       description:
-        'Unauthorized: the username or password is wrong (problem+json); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`.',
+        'Unauthorized: the username or password is wrong, or the user is disabled (problem+json); or the password is right but the user must set a new one (problem+json, type `…/problems/new-password-required`, `challenge: "new_password_required"`: send the same JSON with `new_password` added); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`.',
       headers: {
         'WWW-Authenticate': {
           ...HEADERS['WWW-Authenticate'],
           required: false,
-          description: '`Bearer` for a user, `Basic realm="device"` for a device that authenticated with HTTP Basic.',
+          description:
+            '`Bearer` for a user (sign-in refused or challenged), `Basic realm="device"` for a device that authenticated with HTTP Basic.',
         },
       },
       alternatives: { 'application/json': OAuthErrorBody },
@@ -180,7 +187,7 @@ export const authToken = defineRoute({
     },
     503: {
       ...serviceUnavailable(
-        'Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds.',
+        'Service Unavailable: a backend cannot be reached (among them the table counting attempts: then no secret is checked), or on AWS Amazon Cognito throttles sign-ins or refreshes, or locally the service has as many sign-ins under way as it checks at once (problem+json); or, for the client credentials grant (application/json `temporarily_unavailable`), the service has as many client authentications under way as it checks at once. Retry after `Retry-After` seconds.',
       ),
       alternatives: { 'application/json': OAuthErrorBody },
     },

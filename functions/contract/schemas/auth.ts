@@ -3,18 +3,54 @@
  * rendered reference page.
  */
 import * as z from 'zod';
+import { PASSWORD_POLICY_TEXT } from '../../core/access/password-policy.js';
 import { ACCEPTED_ALGORITHMS } from '../protocol.js';
 
-export const TokenRequest = z
+export const SignInRequest = z
   .object({
     username: z.string().min(1).max(256),
     password: z.string().min(1).max(1024).meta({ format: 'password' }),
+    new_password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .meta({ format: 'password' })
+      .describe(
+        `The password to set: answers the \`new_password_required\` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have ${PASSWORD_POLICY_TEXT}; another gets 400 stating the policy.`,
+      )
+      .optional(),
   })
-  .meta({ id: 'TokenRequest', examples: [{ username: 'alice', password: 'correct horse battery staple' }] });
+  .meta({
+    id: 'SignInRequest',
+    description: "A user's sign-in with username and password (and, to set a new password, `new_password`).",
+    examples: [{ username: 'alice', password: 'correct horse battery staple' }],
+  });
+
+export const RefreshTokenRequest = z
+  .object({
+    grant_type: z.literal('refresh_token'),
+    refresh_token: z.string().min(1).max(8192).meta({ format: 'password' }).describe('The refresh token a sign-in answered.'),
+    scope: z.string().max(1024).describe("Ignored: the new token carries the user's scopes as they are now.").optional(),
+  })
+  .meta({
+    id: 'RefreshTokenRequest',
+    description:
+      "OAuth 2.0 refresh (RFC 6749 §6): a new access token for a user's refresh token, as JSON or form-encoded. No client authentication.",
+    examples: [{ grant_type: 'refresh_token', refresh_token: '<refresh token>' }],
+  });
+
+/** The JSON body of the token endpoint: a user's sign-in, or a refresh. */
+export const TokenRequest = z
+  .union([SignInRequest, RefreshTokenRequest])
+  .meta({ id: 'TokenRequest', description: "A user's sign-in (username and password), or a refresh (RFC 6749 §6)." });
 
 export const ClientCredentialsRequest = z
   .object({
-    grant_type: z.string().min(1).max(64).describe('`client_credentials`; another grant gives 400 `unsupported_grant_type`.'),
+    grant_type: z
+      .string()
+      .min(1)
+      .max(64)
+      .describe('`client_credentials`; another grant (but `refresh_token`, RefreshTokenRequest) gives 400 `unsupported_grant_type`.'),
     // No length bounds here: an empty or over-long client id or secret is a failed client authentication (401
     // invalid_client, RFC 6749 §5.2), the same answer as through HTTP Basic, whose credential this schema never sees.
     // The bounds are the grant's (functions/core/devices/tokens.ts), within the address's body limit.
@@ -43,21 +79,34 @@ export const ClientCredentialsRequest = z
 export const OAuthErrorBody = z
   .object({
     error: z
-      .enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'temporarily_unavailable'])
-      .describe('RFC 6749 §5.2 error code; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.'),
+      .enum(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'temporarily_unavailable'])
+      .describe(
+        'RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.',
+      ),
     error_description: z.string().describe('What went wrong, for a developer.'),
   })
   .strict()
-  .meta({ id: 'OAuthErrorBody', description: 'A refused client credentials request (RFC 6749 §5.2).' });
+  .meta({ id: 'OAuthErrorBody', description: 'A refused client credentials or refresh request (RFC 6749 §5.2).' });
 
 export const TokenResponse = z
   .object({
     access_token: z.string().describe('The JWT to send as `Authorization: Bearer <access_token>`.'),
     token_type: z.literal('Bearer'),
     expires_in: z.int().min(1).describe('Token lifetime, seconds.'),
+    refresh_token: z
+      .string()
+      .describe(
+        "Only on a user's sign-in: exchange it for a new access token (RefreshTokenRequest) until it expires (30 days) or is revoked; keep it secret.",
+      )
+      .optional(),
   })
   .strict()
   .meta({ id: 'TokenResponse' });
+
+/** The token endpoint's form body: a device's client credentials grant, or a refresh. */
+export const TokenForm = z
+  .union([RefreshTokenRequest, ClientCredentialsRequest])
+  .meta({ id: 'TokenForm', description: "A device's client credentials grant (RFC 6749 §4.4), or a refresh (RFC 6749 §6)." });
 
 /** A public JWK: open, since a key may carry other registered members (`key_ops`, `x5c`, ...). */
 export const JsonWebKey = z

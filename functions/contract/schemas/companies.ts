@@ -57,14 +57,15 @@ export const AdminCompany = z
   .strict()
   .meta({ id: 'AdminCompany', description: 'A company and its storage account.' });
 
-/** A company with its device count (`GET /admin/companies/{companyId}`). */
+/** A company with its device and user counts (`GET /admin/companies/{companyId}`). */
 export const AdminCompanyDetail = z
   .object({
     ...companyFields,
     deviceCount: z.int().min(0).describe('Devices the company has registered (counted on each request).'),
+    userCount: z.int().min(0).describe('Users holding the company (counted on each request).'),
   })
   .strict()
-  .meta({ id: 'AdminCompanyDetail', description: 'A company, its storage account and its device count.' });
+  .meta({ id: 'AdminCompanyDetail', description: 'A company, its storage account, its device count and its user count.' });
 
 /** A page of the companies listing. */
 export const AdminCompanyPage = z

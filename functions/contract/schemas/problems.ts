@@ -3,6 +3,7 @@
  * fixed from the domain error class (as platform/problem.ts answers it) or, for the local gateway's own answers, from its title.
  */
 import * as z from 'zod';
+import { PASSWORD_POLICY_TEXT } from '../../core/access/password-policy.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import {
   BadRequestError,
@@ -10,6 +11,7 @@ import {
   type DomainError,
   ForbiddenError,
   InvalidArchiveError,
+  NewPasswordRequiredError,
   NotFoundError,
   PayloadTooLargeError,
   QuotaExceededError,
@@ -108,6 +110,27 @@ export const UnauthorizedProblem = errorVariant(
   'Missing, malformed, expired or untrusted bearer token; or wrong credentials at the token endpoint.',
   {},
 );
+export const NewPasswordRequiredProblem = errorVariant(
+  'NewPasswordRequiredProblem',
+  new NewPasswordRequiredError(''),
+  'The password is right, but the user must set a new one first (invited, or their password was reset): send the same sign-in with `new_password` added. `detail` states the password policy.',
+  { challenge: z.literal('new_password_required').describe('The challenge to answer: `new_password_required`.') },
+  [
+    {
+      type: problemTypeOf(PROBLEM_KINDS['new-password-required'].title),
+      title: 'New Password Required',
+      status: 401,
+      detail: `Set a new password: send the same JSON with \`new_password\` added, and the answer is your tokens. The new password must have ${PASSWORD_POLICY_TEXT}.`,
+      challenge: 'new_password_required',
+    },
+  ],
+);
+/** A refused sign-in at the token endpoint: wrong credentials, or the new-password challenge. */
+export const SignInRefusedProblem = z.union([UnauthorizedProblem, NewPasswordRequiredProblem]).meta({
+  id: 'SignInRefusedProblem',
+  description:
+    'Wrong credentials (`Unauthorized`), or a user who must set a new password first (`New Password Required`, with `challenge`).',
+});
 export const ForbiddenProblem = errorVariant(
   'ForbiddenProblem',
   new ForbiddenError(''),

@@ -64,12 +64,47 @@ export interface VerificationPass {
   leave(failed: boolean): void;
 }
 
-/** Issues access tokens for username/password (the local issuer; on AWS Cognito signs users in itself). */
+/** What a user's sign-in answers: an access token and its lifetime, and the refresh token that renews it. */
+export interface UserTokens {
+  /** The JWT to send as the bearer token. */
+  accessToken: string;
+  /** The access token's lifetime, seconds. */
+  expiresInSeconds: number;
+  /** Opaque: exchanged at the token endpoint for a new access token (refresh), until it expires or is revoked. */
+  refreshToken: string;
+}
+
+/** A user's sign-in: username, password and, to set a new password (the challenge, or a change), the new one. */
+export interface SignInRequest {
+  username: string;
+  password: string;
+  /** Already checked against the password policy (functions/core/access/password-policy.ts). */
+  newPassword?: string;
+}
+
+/**
+ * How a sign-in ended: `signed-in` (with `newPassword` given, the password was set first); `new-password-required`
+ * (the password is right but the user must set a new one, and `newPassword` was not given: nothing changed);
+ * `refused` (wrong password, unknown or disabled user: one answer for all).
+ */
+export type SignInOutcome = { outcome: 'signed-in'; tokens: UserTokens } | { outcome: 'new-password-required' } | { outcome: 'refused' };
+
+/** Signs users in and renews their access tokens (the local issuer; on AWS Cognito). */
 export interface IdentityProvider {
   /**
-   * Returns a signed JWT and its lifetime in seconds, or undefined when the credentials are wrong. The password's
-   * hash runs through `slot` (the process's verification gate), so that it shares the CPU bound of every secret check.
+   * Checks the user's password and, on success, issues tokens; with `newPassword`, sets it as the user's password
+   * first (completing the new-password challenge, or changing the password). The password's hash runs through `slot`
+   * (the process's verification gate), so that it shares the CPU bound of every secret check.
    * @param slot runs the hash; @default runs it at once
+   * @throws BadRequestError (functions/core/access/password-policy.ts) when the provider refuses the new password.
+   * @throws ServiceUnavailableError when the provider cannot be used now (throttled).
    */
-  issueToken(username: string, password: string, slot?: HashSlot): Promise<{ accessToken: string; expiresInSeconds: number } | undefined>;
+  signIn(request: SignInRequest, slot?: HashSlot): Promise<SignInOutcome>;
+  /**
+   * A new access token for `refreshToken`, carrying the user's role and companies as they are now; undefined when the
+   * refresh token is unknown, expired or revoked, or its user disabled or deleted (refused at once, whatever the
+   * access tokens still live).
+   * @throws ServiceUnavailableError when the provider cannot be used now (throttled).
+   */
+  refresh(refreshToken: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined>;
 }

@@ -8,6 +8,7 @@ import type { Company } from '../shared/companies.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
+import type { UserDirectory } from '../users/ports.js';
 import type { CompanyAdministration, CompanyChanges, DeviceCounter } from './ports.js';
 
 /** Largest storage quota an administrator may set: 1 TiB, far above any company's scenario archives. */
@@ -25,10 +26,12 @@ export interface AdminCompany extends Company {
   overQuota: boolean;
 }
 
-/** One company with its device count (`GET /admin/companies/{companyId}`). */
+/** One company with its device and user counts (`GET /admin/companies/{companyId}`). */
 export interface AdminCompanyDetail extends AdminCompany {
   /** Devices the company has registered. */
   deviceCount: number;
+  /** Users holding the company. */
+  userCount: number;
 }
 
 /** The ports of the use cases below. */
@@ -36,9 +39,10 @@ export interface CompanyAdminPorts {
   companies: CompanyAdministration;
 }
 
-/** The ports of getCompany: the companies, and the device count. */
+/** The ports of getCompany: the companies, the device count and the user count. */
 export interface CompanyDetailPorts extends CompanyAdminPorts {
   devices: DeviceCounter;
+  users: Pick<UserDirectory, 'countInCompany'>;
 }
 
 /** What creating a company takes. */
@@ -88,14 +92,15 @@ export async function listCompanies(ports: CompanyAdminPorts, principal: Princip
 }
 
 /**
- * One company with its storage account and device count.
+ * One company with its storage account, device count and user count.
  * @throws ForbiddenError without `companies:read`; NotFoundError when it does not exist.
  */
 export async function getCompany(ports: CompanyDetailPorts, principal: Principal, companyId: string): Promise<AdminCompanyDetail> {
   authorize(principal, 'companies:read');
   const company = await ports.companies.get(companyId);
   if (company === undefined) throw notFound(companyId);
-  return { ...adminViewOf(company), deviceCount: await ports.devices.count(companyId) };
+  const [deviceCount, userCount] = await Promise.all([ports.devices.count(companyId), ports.users.countInCompany(companyId)]);
+  return { ...adminViewOf(company), deviceCount, userCount };
 }
 
 /**

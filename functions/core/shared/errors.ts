@@ -15,6 +15,7 @@ export interface ProblemViolation {
 export type DomainErrorKind =
   | 'bad-request'
   | 'unauthorized'
+  | 'new-password-required'
   | 'forbidden'
   | 'not-found'
   | 'conflict'
@@ -61,6 +62,16 @@ export class UnauthorizedError extends DomainError {
   ) {
     super(detail);
   }
+}
+
+/**
+ * A user's password is right, but the user must set a new one before signing in (invited, or their password was
+ * reset): the sign-in is to be sent again with a new password (the `new_password_required` challenge).
+ */
+export class NewPasswordRequiredError extends DomainError {
+  readonly kind = 'new-password-required';
+  /** The challenge's name, as the token endpoint's answer carries it. */
+  readonly challenge = 'new_password_required';
 }
 
 /** Authenticated, but the token lacks the company or the scope. */
@@ -166,7 +177,7 @@ export class UploadNotCompletedError extends DomainError {
  * (RFC 6749 §4.1.2.1, the registered code for a server that cannot answer now; §5.2 has none) for the refusals that
  * ask the client to retry later.
  */
-export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'temporarily_unavailable';
+export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'temporarily_unavailable';
 
 /**
  * Why a token request is refused for now (OAuthError.retryLater): `too-many-attempts` (this client's failed attempts
@@ -175,8 +186,9 @@ export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported
 export type OAuthRetryCause = 'too-many-attempts' | 'busy';
 
 /**
- * A refused OAuth 2.0 token request (client credentials grant), answered the way OAuth clients read it (`error`,
- * `error_description`) rather than as a problem. `invalid_client`: the client did not authenticate; `viaBasic`: it
+ * A refused OAuth 2.0 token request (client credentials or refresh token grant), answered the way OAuth clients read it
+ * (`error`, `error_description`) rather than as a problem. `invalid_client`: the client did not authenticate;
+ * `invalid_grant`: the refresh token is unknown, expired or revoked, or its user disabled or gone; `viaBasic`: it
  * tried with HTTP Basic. `retry`: the refusal is temporary (OAuthError.retryLater).
  */
 export class OAuthError extends DomainError {

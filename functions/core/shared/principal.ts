@@ -50,6 +50,11 @@ export interface DeviceIdentity {
 export interface Principal {
   /** `sub` claim: the user's identifier (username locally). */
   subject: string;
+  /**
+   * The user's username: the token's `username` claim (local and Cognito access tokens carry it), else `sub`. Set by
+   * principalFromJwt on every principal; absent only on a principal built by hand (actorOf, functions/core/audit/entries.ts, then reads `subject`).
+   */
+  username?: string;
   /** `companies` claim: company ids the caller may act on. */
   companies: readonly string[];
   /** `scope` claim, split. Unknown scopes are kept but grant nothing. */

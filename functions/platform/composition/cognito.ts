@@ -10,7 +10,7 @@ let cognito: IdentityProvider | undefined;
 
 /**
  * Cognito's sign-in on the app client COGNITO_CLIENT_ID (read on each sign-in), on one traced client built on first
- * use. issueToken answers undefined for refused credentials.
+ * use.
  */
 export function cognitoIdentityProvider(): IdentityProvider {
   cognito ??= new CognitoIdentityProvider(traced(new CognitoIdentityProviderClient({})), cognitoClientId, logger);

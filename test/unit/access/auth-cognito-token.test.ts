@@ -1,13 +1,18 @@
 /**
  * The AWS token endpoint (functions/handlers/auth-cognito-token.ts) against a mocked Cognito: same request and
  * response contract as the local endpoint (functions/handlers/auth-token.ts), Cognito's refusals mapped to the same
- * 401/400 problem+json, throttling to 503.
+ * 401/400 problem+json, the new-password challenge, password changes, refreshes (400 invalid_grant when refused),
+ * throttling to 503.
  */
 import {
+  ChangePasswordCommand,
   CognitoIdentityProviderClient,
   InitiateAuthCommand,
   InvalidParameterException,
+  InvalidPasswordException,
+  LimitExceededException,
   NotAuthorizedException,
+  RespondToAuthChallengeCommand,
   TooManyRequestsException,
   UserNotFoundException,
 } from '@aws-sdk/client-cognito-identity-provider';
@@ -51,15 +56,23 @@ function event(body: string | undefined, contentType = 'application/json'): APIG
 
 const context = { getRemainingTimeInMillis: () => 30_000, awsRequestId: 'request-1', functionName: 'test' } as unknown as Context;
 
-async function post(body: unknown): Promise<APIGatewayProxyStructuredResultV2 & { json: Record<string, unknown> }> {
+async function post(
+  body: unknown,
+  contentType = 'application/json',
+): Promise<APIGatewayProxyStructuredResultV2 & { json: Record<string, unknown> }> {
   const response = (await handler(
-    event(typeof body === 'string' ? body : JSON.stringify(body)),
+    event(typeof body === 'string' ? body : JSON.stringify(body), contentType),
     context,
   )) as APIGatewayProxyStructuredResultV2;
   return { ...response, json: JSON.parse(response.body ?? '{}') as Record<string, unknown> };
 }
 
 const metadata = { $metadata: {}, message: 'refused' };
+
+/** What Cognito answers a completed sign-in. */
+const SIGNED_IN = {
+  AuthenticationResult: { IdToken: 'id.token.jwt', AccessToken: 'access.token.jwt', ExpiresIn: 900, RefreshToken: 'refresh-token' },
+};
 
 beforeEach(() => {
   cognito.reset();
@@ -71,13 +84,16 @@ afterEach(() => {
 
 describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
   it('returns the access token (not the ID token) with the local contract and signs in on the configured app client', async () => {
-    cognito
-      .on(InitiateAuthCommand)
-      .resolves({ AuthenticationResult: { IdToken: 'id.token.jwt', AccessToken: 'access.token.jwt', ExpiresIn: 3600 } });
+    cognito.on(InitiateAuthCommand).resolves(SIGNED_IN);
     const response = await post({ username: 'alice', password: 'Correct-horse-9' });
     expect(response.statusCode).toBe(200);
     expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'cache-control': 'no-store' });
-    expect(response.json).toEqual({ access_token: 'access.token.jwt', token_type: 'Bearer', expires_in: 3600 });
+    expect(response.json).toEqual({
+      access_token: 'access.token.jwt',
+      token_type: 'Bearer',
+      expires_in: 900,
+      refresh_token: 'refresh-token',
+    });
     expect(cognito.commandCalls(InitiateAuthCommand)[0]?.args[0].input).toEqual({
       ClientId: CLIENT_ID,
       AuthFlow: 'USER_PASSWORD_AUTH',
@@ -96,11 +112,99 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
     expect(response.json).toMatchObject({ status: 401, title: 'Unauthorized', detail: 'The username or password is wrong.' });
   });
 
-  it('answers 401 naming the challenge when the user has no permanent password yet', async () => {
-    cognito.on(InitiateAuthCommand).resolves({ ChallengeName: 'NEW_PASSWORD_REQUIRED', Session: 'session' });
+  it('answers 401 with the new_password_required challenge when an invited user signs in without a new password', async () => {
+    cognito.on(InitiateAuthCommand).resolves({ ChallengeName: 'NEW_PASSWORD_REQUIRED', Session: 'session-1' });
     const response = await post({ username: 'alice', password: 'Temporary-pass-1' });
     expect(response.statusCode).toBe(401);
-    expect(response.json.detail).toMatch(/NEW_PASSWORD_REQUIRED.*admin-set-user-password --permanent/);
+    expect(response.headers).toMatchObject({ 'content-type': 'application/problem+json', 'WWW-Authenticate': 'Bearer' });
+    expect(response.json).toMatchObject({
+      type: 'https://device-scenario-service.dev/problems/new-password-required',
+      status: 401,
+      challenge: 'new_password_required',
+    });
+    expect(response.json.detail).toMatch(/new_password.*at least 8 and at most 256 characters/);
+    expect(cognito.commandCalls(RespondToAuthChallengeCommand)).toHaveLength(0);
+  });
+
+  it('completes the challenge with the new password (RespondToAuthChallenge with its session) and answers the tokens', async () => {
+    cognito
+      .on(InitiateAuthCommand)
+      .resolves({ ChallengeName: 'NEW_PASSWORD_REQUIRED', Session: 'session-1', ChallengeParameters: { USER_ID_FOR_SRP: 'alice' } });
+    cognito.on(RespondToAuthChallengeCommand).resolves(SIGNED_IN);
+    const response = await post({ username: 'Alice', password: 'Temporary-pass-1', new_password: 'Fresh-start-2' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json).toEqual({
+      access_token: 'access.token.jwt',
+      token_type: 'Bearer',
+      expires_in: 900,
+      refresh_token: 'refresh-token',
+    });
+    expect(cognito.commandCalls(RespondToAuthChallengeCommand)[0]?.args[0].input).toEqual({
+      ClientId: CLIENT_ID,
+      ChallengeName: 'NEW_PASSWORD_REQUIRED',
+      Session: 'session-1',
+      ChallengeResponses: { USERNAME: 'alice', NEW_PASSWORD: 'Fresh-start-2' },
+    });
+    expect(cognito.commandCalls(ChangePasswordCommand)).toHaveLength(0);
+  });
+
+  it('changes the password of a signed-in user who gives new_password without a challenge (ChangePassword with the access token)', async () => {
+    cognito.on(InitiateAuthCommand).resolves(SIGNED_IN);
+    cognito.on(ChangePasswordCommand).resolves({});
+    const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json.refresh_token).toBe('refresh-token');
+    expect(cognito.commandCalls(ChangePasswordCommand)[0]?.args[0].input).toEqual({
+      AccessToken: 'access.token.jwt',
+      PreviousPassword: 'Correct-horse-9',
+      ProposedPassword: 'Other-horse-10',
+    });
+  });
+
+  it('answers 400 stating the policy, without calling Cognito, for a new password that does not meet it', async () => {
+    const response = await post({ username: 'alice', password: 'Temporary-pass-1', new_password: 'short' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json.detail).toMatch(
+      /password policy: at least 8 and at most 256 characters.*lacks at least 8 characters, an uppercase letter, a digit, a symbol/,
+    );
+    expect(cognito.calls()).toHaveLength(0);
+  });
+
+  it.each([
+    [
+      'completing the challenge',
+      () =>
+        cognito
+          .on(InitiateAuthCommand)
+          .resolves({ ChallengeName: 'NEW_PASSWORD_REQUIRED', Session: 's' })
+          .on(RespondToAuthChallengeCommand)
+          .rejects(new InvalidPasswordException(metadata)),
+    ],
+    [
+      'changing the password',
+      () => cognito.on(InitiateAuthCommand).resolves(SIGNED_IN).on(ChangePasswordCommand).rejects(new InvalidPasswordException(metadata)),
+    ],
+  ])('answers 400 stating the policy when the pool refuses the new password, %s', async (_case, arrange) => {
+    arrange();
+    const response = await post({ username: 'alice', password: 'Temporary-pass-1', new_password: 'Fresh-start-2' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json).toMatchObject({ title: 'Bad Request', errors: [{ path: '/new_password' }] });
+    expect(response.json.detail).toMatch(/does not meet the password policy: at least 8/);
+  });
+
+  it('answers 503 with Retry-After when Cognito throttles the password change', async () => {
+    cognito.on(InitiateAuthCommand).resolves(SIGNED_IN).on(ChangePasswordCommand).rejects(new LimitExceededException(metadata));
+    const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['Retry-After']).toBe('5');
+  });
+
+  it('answers 401, not a challenge it cannot complete, when Cognito asks for another challenge', async () => {
+    cognito.on(InitiateAuthCommand).resolves({ ChallengeName: 'SMS_MFA', Session: 's' });
+    const response = await post({ username: 'alice', password: 'Correct-horse-9' });
+    expect(response.statusCode).toBe(401);
+    expect(response.json).toMatchObject({ title: 'Unauthorized' });
+    expect(response.json.detail).toContain('SMS_MFA');
   });
 
   it('answers 400 for a malformed body without calling Cognito, as the local endpoint does', async () => {
@@ -136,5 +240,48 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
     const response = await post({ username: 'alice', password: 'x' });
     expect(response.statusCode).toBe(500);
     expect(response.body).not.toContain('User pool client');
+  });
+});
+
+describe('POST /token refresh on AWS (Cognito REFRESH_TOKEN_AUTH)', () => {
+  it.each([
+    ['form-encoded (RFC 6749 §6)', 'grant_type=refresh_token&refresh_token=refresh-token', 'application/x-www-form-urlencoded'],
+    ['JSON', { grant_type: 'refresh_token', refresh_token: 'refresh-token' }, 'application/json'],
+  ])('answers a new access token, without a new refresh token, for a refresh %s', async (_case, body, contentType) => {
+    cognito.on(InitiateAuthCommand).resolves({ AuthenticationResult: { AccessToken: 'renewed.access.jwt', ExpiresIn: 900 } });
+    const response = await post(body, contentType);
+    expect(response.statusCode).toBe(200);
+    expect(response.json).toEqual({ access_token: 'renewed.access.jwt', token_type: 'Bearer', expires_in: 900 });
+    expect(cognito.commandCalls(InitiateAuthCommand)[0]?.args[0].input).toEqual({
+      ClientId: CLIENT_ID,
+      AuthFlow: 'REFRESH_TOKEN_AUTH',
+      AuthParameters: { REFRESH_TOKEN: 'refresh-token' },
+    });
+  });
+
+  it.each([
+    ['a disabled user', 'User is disabled.'],
+    ['a revoked refresh token', 'Refresh Token has been revoked'],
+  ])('answers 400 invalid_grant for %s (Cognito NotAuthorizedException)', async (_case, message) => {
+    cognito.on(InitiateAuthCommand).rejects(new NotAuthorizedException({ $metadata: {}, message }));
+    const response = await post({ grant_type: 'refresh_token', refresh_token: 'refresh-token' });
+    expect(response.statusCode).toBe(400);
+    expect(response.headers).toMatchObject({ 'content-type': 'application/json', 'cache-control': 'no-store' });
+    expect(response.json).toMatchObject({ error: 'invalid_grant' });
+    expect(String(response.json.error_description)).toMatch(/sign in again/);
+  });
+
+  it('answers 400 invalid_request for a refresh form without its refresh token, without calling Cognito', async () => {
+    const response = await post('grant_type=refresh_token', 'application/x-www-form-urlencoded');
+    expect(response.statusCode).toBe(400);
+    expect(response.json).toMatchObject({ error: 'invalid_request' });
+    expect(cognito.calls()).toHaveLength(0);
+  });
+
+  it('answers 503 with Retry-After when Cognito throttles the refresh', async () => {
+    cognito.on(InitiateAuthCommand).rejects(new TooManyRequestsException(metadata));
+    const response = await post({ grant_type: 'refresh_token', refresh_token: 'refresh-token' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['Retry-After']).toBe('5');
   });
 });

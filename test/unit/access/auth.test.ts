@@ -50,6 +50,7 @@ describe('verifyBearerToken', () => {
     const first = await verifyBearerToken(`Bearer ${token}`);
     expect(first.principal).toEqual({
       subject: 'olivia',
+      username: 'olivia',
       companies: ['acme', 'globex'],
       scopes: new Set(['search:read', 'deployments:read']),
     });
@@ -149,6 +150,12 @@ describe('principalFromJwt', () => {
     expect(principalFromJwt({ claims: { ...claims, companies: '[acme]' }, scopes: null }).scopes).toEqual(
       new Set(['search:read', 'deployments:read']),
     );
+  });
+
+  it("names the caller by the token's username claim (Cognito's sub is a UUID), else by sub", () => {
+    const cognito = { sub: '5f3c-uuid', username: 'alice', companies: '[acme]' };
+    expect(principalFromJwt({ claims: cognito, scopes: null })).toMatchObject({ subject: '5f3c-uuid', username: 'alice' });
+    expect(principalFromJwt({ claims: { ...claims, companies: '[acme]' }, scopes: null }).username).toBe('olivia');
   });
 
   it('refuses with 401 a context without sub or without a companies claim', () => {

@@ -1,9 +1,10 @@
 /**
  * The Cognito pre-token-generation trigger (V2_0 event): the access token gets the user's scopes (`scopesToAdd`, so
- * that API Gateway's JWT authorizer finds them in its `scope` claim) and `companies` as a JSON array, the shape
- * functions/platform/auth.ts reads; the ID token gets neither.
+ * that API Gateway's JWT authorizer finds them in its `scope` claim) — their role's, else the legacy `custom:scope` —
+ * and `companies` as a JSON array, the shape functions/platform/auth.ts reads; the ID token gets neither.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ROLES, scopeClaimOf } from '../../../functions/core/access/roles.js';
 import { handler, type PreTokenGenerationV2Event, tokenClaims } from '../../../functions/handlers/cognito-pre-token-generation.js';
 
 function event(userAttributes: Record<string, string>): PreTokenGenerationV2Event {
@@ -34,7 +35,7 @@ describe('cognito-pre-token-generation', () => {
       }),
     );
     expect(result.response.claimsAndScopeOverrideDetails).toEqual({
-      idTokenGeneration: { claimsToSuppress: ['custom:companies', 'custom:scope'] },
+      idTokenGeneration: { claimsToSuppress: ['custom:companies', 'custom:scope', 'custom:role'] },
       accessTokenGeneration: { claimsToAddOrOverride: { companies: ['acme', 'globex'] }, scopesToAdd: ['scenarios:read', 'search:read'] },
     });
   });
@@ -67,5 +68,38 @@ describe('company ids in the token', () => {
       'acme',
       'globex',
     ]);
+  });
+});
+
+describe('roles in the token', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("gives a user with a role exactly the role's scopes, whatever their legacy scopes say", async () => {
+    const result = await handler(
+      event({ 'custom:role': 'company-admin', 'custom:companies': 'acme', 'custom:scope': 'companies:write scenarios:read' }),
+    );
+    const access = result.response.claimsAndScopeOverrideDetails?.accessTokenGeneration;
+    expect(access?.scopesToAdd).toEqual([...ROLES['company-admin']]);
+    expect(access?.scopesToAdd?.join(' ')).toBe(scopeClaimOf('company-admin'));
+    expect(access?.scopesToAdd).not.toContain('companies:write');
+    expect(access?.claimsToAddOrOverride).toEqual({ companies: ['acme'] });
+    // The ID token carries none of the attributes that grant anything.
+    expect(result.response.claimsAndScopeOverrideDetails?.idTokenGeneration?.claimsToSuppress).toEqual(
+      expect.arrayContaining(['custom:role', 'custom:companies', 'custom:scope']),
+    );
+  });
+
+  it('gives each role its scopes: a platform admin manages companies, a viewer only reads', () => {
+    expect(tokenClaims({ 'custom:role': 'platform-admin' }).scopes).toEqual(expect.arrayContaining(['companies:write', 'users:write']));
+    expect(tokenClaims({ 'custom:role': 'viewer' }).scopes.every((scope) => scope.endsWith(':read'))).toBe(true);
+  });
+
+  it('falls back to the legacy scopes when custom:role names no role, and logs the unknown role', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    expect(tokenClaims({ 'custom:role': 'superuser', 'custom:scope': 'search:read' }).scopes).toEqual(['search:read']);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('superuser'));
+    expect(tokenClaims({ 'custom:role': 'superuser' }).scopes).toEqual([]);
   });
 });

@@ -181,7 +181,7 @@ describe('the token route body', () => {
           authToken,
           event('application/x-www-form-urlencoded', form, authorization === undefined ? {} : { authorization }),
         );
-        if ('username' in body) throw new Error('not a client credentials form');
+        if ('username' in body || 'refresh_token' in body) throw new Error('not a client credentials form');
         await issueDeviceToken(
           world().dependencies,
           { grantType: body.grant_type, clientId: body.client_id, clientSecret: body.client_secret, authorization },

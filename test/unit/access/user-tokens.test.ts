@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, LocalIdentityProvider, USERS_FILE } from '../../../functions/adapters/embedded/local-identity-provider.js';
 import { BoundedVerificationGate } from '../../../functions/adapters/verification-gate.js';
 import { DEFAULT_CLIENT_FAILURE_POLICY } from '../../../functions/core/access/client-failures.js';
-import type { HashSlot } from '../../../functions/core/access/ports.js';
-import { issueUserToken } from '../../../functions/core/access/user-tokens.js';
+import type { HashSlot, IdentityProvider, SignInRequest } from '../../../functions/core/access/ports.js';
+import { signInUser } from '../../../functions/core/access/user-tokens.js';
 import { DomainError } from '../../../functions/core/shared/errors.js';
 import { problemHeadersOf, statusOf } from '../../../functions/platform/problem.js';
 import { InMemoryClientFailureStore } from '../../support/client-failures.js';
@@ -38,21 +38,22 @@ function world() {
   let now = T0;
   const gate = new BoundedVerificationGate({ maxAdmitted: { trusted: 2, suspect: 2 } });
   const runningDuringHash: number[] = [];
-  const identity = {
-    issueToken: (username: string, password: string, slot?: HashSlot) =>
-      provider.issueToken(username, password, (hash) =>
+  const identity: IdentityProvider = {
+    signIn: (request: SignInRequest, slot?: HashSlot) =>
+      provider.signIn(request, (hash) =>
         (slot as HashSlot)(() => {
           runningDuringHash.push(gate.stats().running);
           return hash();
         }),
       ),
+    refresh: (token) => provider.refresh(token),
   };
   const failures = new InMemoryClientFailureStore();
   const dependencies = { identity, gate, failures, policy: DEFAULT_CLIENT_FAILURE_POLICY, now: () => now };
   /** The status and Retry-After the token endpoint would answer (problem+json for every refusal). */
   const signIn = async (password: string, source: string, username = 'alice') => {
     try {
-      await issueUserToken(dependencies, { username, password, source });
+      await signInUser(dependencies, { username, password, source });
       return { status: 200 };
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
@@ -93,7 +94,7 @@ describe('a local sign-in', () => {
     const dependencies = { identity: provider, gate: new BoundedVerificationGate(), failures, policy: DEFAULT_CLIENT_FAILURE_POLICY };
     const answers = await Promise.all(
       Array.from({ length: 12 }, () =>
-        issueUserToken(dependencies, { username: 'alice', password: 'wrong', source: '203.0.113.9' }).catch((error: DomainError) =>
+        signInUser(dependencies, { username: 'alice', password: 'wrong', source: '203.0.113.9' }).catch((error: DomainError) =>
           statusOf(error),
         ),
       ),
@@ -105,7 +106,7 @@ describe('a local sign-in', () => {
   it('answers 503 with Retry-After 1, before any count or hash, when the gate admits no more attempts', async () => {
     const w = world();
     const full = new BoundedVerificationGate({ maxAdmitted: { trusted: 0, suspect: 0 } });
-    const error = await issueUserToken(
+    const error = await signInUser(
       { identity: provider, gate: full, failures: w.failures, policy: DEFAULT_CLIENT_FAILURE_POLICY },
       { username: 'alice', password: PASSWORD, source: '198.51.100.7' },
     ).catch((caught: DomainError) => caught);

@@ -30,7 +30,9 @@ const cursors = new CursorCodec(() => Buffer.alloc(32, 9));
 
 function ports(client: DynamoDBDocumentClient = localTables(), auditTable: string = LOCAL_TABLES.audit) {
   const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES, cursors, auditTable);
-  return { client, companies, devices: new DynamoDbDeviceCounter(client, LOCAL_TABLES) };
+  // Two users hold c-1 (the user count is the directory's; test/unit/users counts the local users).
+  const users = { countInCompany: async (company: string) => (company === 'c-1' ? 2 : 0) };
+  return { client, companies, devices: new DynamoDbDeviceCounter(client, LOCAL_TABLES), users };
 }
 
 /** The audit entries concerning `company`, newest first. */
@@ -89,7 +91,7 @@ describe('companies administration', () => {
     await expect(listCompanies(ports(), root, { limit: 1, cursor: altered })).rejects.toBeInstanceOf(BadRequestError);
   });
 
-  it("counts the company's devices, not another company's, nor one being deleted", async () => {
+  it("counts the company's devices, not another company's, nor one being deleted, and gives its user count", async () => {
     const { client } = ports();
     const registry = new DynamoDbDeviceRepository(client, LOCAL_TABLES);
     await registry.put(generateDemoDevices({ id: 'c-1', prefix: 'CA' }, 25, 1));
@@ -102,6 +104,7 @@ describe('companies administration', () => {
       usedBytes: 0,
       overQuota: false,
       deviceCount: 24,
+      userCount: 2,
     });
     expect((await getCompany(ports(), root, 'initech')).deviceCount).toBe(0);
     await expect(getCompany(ports(), root, 'nobody')).rejects.toBeInstanceOf(NotFoundError);

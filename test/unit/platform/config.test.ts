@@ -194,7 +194,7 @@ describe('functions/platform/config.ts', () => {
       directory: '/tmp/auth',
       issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc',
       audience: 'client',
-      tokenLifetimeSeconds: 3600,
+      tokenLifetimeSeconds: 900,
     });
     stub({ UPLOAD_SLOT_TTL_SECONDS: undefined });
     expect(uploadSlotLifetimeSeconds()).toBeUndefined();

@@ -1,0 +1,165 @@
+/**
+ * The user directory of the local runtime: the local identity provider's users (users.json, LocalUserStore), which
+ * its token endpoint signs in. What Cognito emails on AWS (an invitation's or a reset's temporary password) is
+ * answered here instead, to be shown once.
+ */
+import { randomInt } from 'node:crypto';
+import { type Role, roleOf, scopeClaimOf } from '../../core/access/roles.js';
+import type { NewUser, User, UserChanges, UserDirectory } from '../../core/users/ports.js';
+import { hashPassword } from './local-identity-provider.js';
+import type { LocalUser, LocalUserStore } from './local-user-store.js';
+
+/** Characters of a temporary password, by class: one of each is always in it (the password policy's classes). */
+const PASSWORD_CLASSES = ['abcdefghijkmnopqrstuvwxyz', 'ABCDEFGHJKLMNPQRSTUVWXYZ', '23456789', '%+-.:=@_'] as const;
+
+/** Length of a temporary password: twice the policy's 8, about 95 bits of randomness. */
+export const TEMPORARY_PASSWORD_LENGTH = 16;
+
+/**
+ * A random temporary password of TEMPORARY_PASSWORD_LENGTH characters holding a lowercase letter, an uppercase letter,
+ * a digit and a symbol (the password policy), from crypto-strong randomness. Look-alike characters (l, I, O, 0, 1) and
+ * symbols a shell would interpret are left out, so that it can be read out and pasted.
+ */
+export function temporaryPassword(): string {
+  const all = PASSWORD_CLASSES.join('');
+  const characters = PASSWORD_CLASSES.map((set) => set[randomInt(set.length)] as string);
+  while (characters.length < TEMPORARY_PASSWORD_LENGTH) characters.push(all[randomInt(all.length)] as string);
+  // Fisher–Yates, so that the guaranteed classes are not always first.
+  for (let index = characters.length - 1; index > 0; index--) {
+    const other = randomInt(index + 1);
+    [characters[index], characters[other]] = [characters[other] as string, characters[index] as string];
+  }
+  return characters.join('');
+}
+
+/** Shown as `createdAt` of a user written before users were administered (the demo users of an older data folder). */
+const UNKNOWN_TIME = new Date(0).toISOString();
+
+/**
+ * A local user as administration shows it. A user of an older data folder has no role (its role is the one whose
+ * scopes its `scope` holds, else `viewer`), no email (`''`) and no times (the epoch).
+ */
+export function userViewOf(user: LocalUser): User {
+  const role: Role = user.role ?? roleOf(user.scope.split(' ').filter((scope) => scope !== '')) ?? 'viewer';
+  return {
+    username: user.username,
+    email: user.email ?? '',
+    role,
+    companies: [...user.companies],
+    enabled: user.enabled !== false,
+    status: user.mustChangePassword === true ? 'FORCE_CHANGE_PASSWORD' : 'CONFIRMED',
+    createdAt: user.createdAt ?? user.updatedAt ?? UNKNOWN_TIME,
+    updatedAt: user.updatedAt ?? user.createdAt ?? UNKNOWN_TIME,
+  };
+}
+
+/**
+ * The UserDirectory over the local users: every change written through to users.json before it answers. Disabling,
+ * deleting and resetting a password drop the user's refresh tokens, so the token endpoint refuses them at once.
+ * Listing reads the users in memory in username order; its cursor is the last username of the page.
+ */
+export class LocalUserDirectory implements UserDirectory {
+  /** @param now the clock of `createdAt` and `updatedAt`. */
+  constructor(
+    private readonly store: LocalUserStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** @inheritdoc */
+  async create(user: NewUser): Promise<{ user: User; temporaryPassword: string } | undefined> {
+    const password = temporaryPassword();
+    const passwordHash = await hashPassword(password);
+    const at = this.now().toISOString();
+    const created = await this.store.update(user.username, (existing) =>
+      existing !== undefined
+        ? undefined
+        : {
+            username: user.username,
+            passwordHash,
+            companies: [...user.companies],
+            scope: scopeClaimOf(user.role),
+            role: user.role,
+            email: user.email,
+            enabled: true,
+            mustChangePassword: true,
+            createdAt: at,
+            updatedAt: at,
+            refreshTokens: [],
+          },
+    );
+    return created === undefined ? undefined : { user: userViewOf(created), temporaryPassword: password };
+  }
+
+  /** @inheritdoc */
+  async get(username: string): Promise<User | undefined> {
+    const user = this.store.get(username);
+    return user === undefined ? undefined : userViewOf(user);
+  }
+
+  /** @inheritdoc */
+  async list(
+    filter: { company?: string },
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<{ items: User[]; nextCursor: string | undefined }> {
+    const { company } = filter;
+    const matching = this.store
+      .all()
+      .filter((user) => (cursor === undefined || user.username > cursor) && (company === undefined || user.companies.includes(company)));
+    const items = matching.slice(0, limit).map(userViewOf);
+    const last = items.at(-1);
+    return { items, nextCursor: matching.length > limit && last !== undefined ? last.username : undefined };
+  }
+
+  /** @inheritdoc */
+  async update(username: string, changes: UserChanges): Promise<User | undefined> {
+    const at = this.now().toISOString();
+    const updated = await this.store.update(username, (user) => {
+      if (user === undefined) return undefined;
+      const next: LocalUser = { ...user, updatedAt: at };
+      if (changes.role !== undefined) {
+        next.role = changes.role;
+        next.scope = scopeClaimOf(changes.role);
+      }
+      if (changes.companies !== undefined) next.companies = [...changes.companies];
+      if (changes.enabled !== undefined) next.enabled = changes.enabled;
+      if (changes.enabled === false) next.refreshTokens = [];
+      return next;
+    });
+    return updated === undefined ? undefined : userViewOf(updated);
+  }
+
+  /** @inheritdoc */
+  async delete(username: string): Promise<boolean> {
+    let existed = false;
+    await this.store.update(username, (user) => {
+      existed = user !== undefined;
+      return existed ? 'delete' : undefined;
+    });
+    return existed;
+  }
+
+  /** @inheritdoc */
+  async resetPassword(username: string): Promise<{ temporaryPassword: string } | undefined> {
+    const password = temporaryPassword();
+    const passwordHash = await hashPassword(password);
+    const at = this.now().toISOString();
+    const reset = await this.store.update(username, (user) =>
+      user === undefined ? undefined : { ...user, passwordHash, mustChangePassword: true, refreshTokens: [], updatedAt: at },
+    );
+    return reset === undefined ? undefined : { temporaryPassword: password };
+  }
+
+  /** @inheritdoc */
+  async countInCompany(company: string): Promise<number> {
+    return this.store.all().filter((user) => user.companies.includes(company)).length;
+  }
+
+  /** @inheritdoc */
+  async countEnabledPlatformAdmins(): Promise<number> {
+    return this.store
+      .all()
+      .map(userViewOf)
+      .filter((user) => user.role === 'platform-admin' && user.enabled).length;
+  }
+}

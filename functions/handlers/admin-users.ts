@@ -1,0 +1,62 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import {
+  adminUserCreate,
+  adminUserDelete,
+  adminUserGet,
+  adminUserResetPassword,
+  adminUsersList,
+  adminUserUpdate,
+} from '../contract/routes/admin-users.js';
+import { deleteUser, getUser, inviteUser, listUsers, resetUserPassword, type UserAdminPorts, updateUser } from '../core/users/admin.js';
+import { auditLog } from '../platform/composition/audit.js';
+import { storage } from '../platform/composition/storage.js';
+import { userDirectory } from '../platform/composition/users.js';
+import { jsonResponse, routeHandler } from '../platform/http.js';
+
+// At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
+storage().cursors.load();
+
+async function ports(): Promise<UserAdminPorts> {
+  const { companies, cursors } = storage();
+  return { users: await userDirectory(), companies, audit: auditLog(), cursors };
+}
+
+const create = routeHandler(adminUserCreate, async ({ body }, { principal }) => {
+  const invited = await inviteUser(await ports(), principal, body);
+  return jsonResponse(201, invited, { location: `/admin/users/${encodeURIComponent(invited.user.username)}` });
+});
+
+const list = routeHandler(adminUsersList, async ({ query }, { principal }) =>
+  jsonResponse(200, await listUsers(await ports(), principal, query)),
+);
+
+const get = routeHandler(adminUserGet, async ({ params }, { principal }) =>
+  jsonResponse(200, await getUser(await ports(), principal, params.username)),
+);
+
+const update = routeHandler(adminUserUpdate, async ({ params, body }, { principal }) =>
+  jsonResponse(200, await updateUser(await ports(), principal, params.username, body)),
+);
+
+const remove = routeHandler(adminUserDelete, async ({ params }, { principal }) => {
+  await deleteUser(await ports(), principal, params.username);
+  return { statusCode: 204 };
+});
+
+const resetPassword = routeHandler(adminUserResetPassword, async ({ params }, { principal }) =>
+  jsonResponse(200, await resetUserPassword(await ports(), principal, params.username)),
+);
+
+const WITH_USERNAME: Readonly<Record<string, typeof get>> = { POST: resetPassword, PATCH: update, DELETE: remove };
+
+/**
+ * The users administration routes, one function for the six (one role, one log group, one set of alarms):
+ * POST {base_url}/admin/users (201 with `Location`; 409 when the username is taken), GET {base_url}/admin/users
+ * (`{ items, nextCursor }`), GET, PATCH and DELETE {base_url}/admin/users/{username}, and
+ * POST {base_url}/admin/users/{username}/reset-password (the one POST under a username).
+ */
+export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+  const method = event.requestContext.http.method.toUpperCase();
+  if (event.pathParameters?.username === undefined) return (method === 'POST' ? create : list)(event, context);
+  return (WITH_USERNAME[method] ?? get)(event, context);
+};

@@ -1,0 +1,184 @@
+/**
+ * Sign-in, refresh and the new-password challenge end to end over `npm start` (bin/local.ts), every answer checked
+ * against the OpenAPI document: a sign-in answers a 15-minute access token and a refresh token, which renews it (form
+ * and JSON) until its user is disabled; a user who must set a new password gets the challenge and sets one; a new
+ * password outside the policy is 400; and the CLI stores the refresh token, renews an expired or refused stored token
+ * by itself, completes the challenge and changes a password. Users are flagged or disabled in users.json while the
+ * service is stopped (users administration is another route's), then the service starts again on the same data.
+ */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk, requestRefreshToken } from '../../client/index.js';
+import type { LocalUser } from '../../functions/adapters/embedded/local-user-store.js';
+import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
+import { answerOf, call, clientFor, DEMO_PASSWORDS, expectError, useLocalService } from './harness.js';
+
+const local = useLocalService();
+let cli: DssUser;
+
+beforeAll(async () => {
+  cli = await dssUser(local.service);
+});
+
+afterAll(async () => {
+  if (cli) await rm(cli.configDirectory, { recursive: true, force: true });
+});
+
+const auth = () => clientFor(local.service).auth;
+
+/** A demo user's sign-in, through the typed client (answer checked against the document). */
+const signIn = (username: string, password: string, newPassword?: string) =>
+  auth().POST('/token', { body: { username, password, ...(newPassword === undefined ? {} : { new_password: newPassword }) } });
+
+/** A refresh, form-encoded (RFC 6749 §6), through the typed client. */
+const refresh = (refreshToken: string) => requestRefreshToken(auth(), refreshToken);
+
+/** Whether `token` opens a company route on the main address. */
+async function opens(token: string, company: string): Promise<number> {
+  const answer = await clientFor(local.service, token).main.GET('/companies/{companyId}/resources/scenarios/usage', {
+    params: { path: { companyId: company } },
+  });
+  return answer.response.status;
+}
+
+/** Changes users.json of the stopped service, then starts it again on the same data. */
+async function withUsersChanged(change: (users: LocalUser[]) => void): Promise<void> {
+  await local.service.stop();
+  const path = join(local.settings.dataDirectory, 'auth', 'users.json');
+  const users = JSON.parse(await readFile(path, 'utf8')) as LocalUser[];
+  change(users);
+  await writeFile(path, JSON.stringify(users, null, 2));
+  await local.restart();
+  cli = await dssUser(local.service, { configDirectory: cli.configDirectory });
+}
+
+/** The CLI's stored login. */
+async function storedLogin(): Promise<Record<string, string>> {
+  return JSON.parse(await readFile(join(cli.configDirectory, 'login.json'), 'utf8')) as Record<string, string>;
+}
+
+describe('sign-in and refresh', () => {
+  it('answers a 900-second access token and a refresh token, which renews it as form or JSON', async () => {
+    const tokens = expectOk(await signIn('alice', DEMO_PASSWORDS.alice));
+    expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
+    expect(tokens.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const renewed = expectOk(await refresh(tokens.refresh_token as string));
+    expect(renewed).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 900 });
+    expect(await opens(renewed.access_token, 'acme')).toBe(200);
+
+    const asJson = await call(`${local.service.auth}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
+    });
+    expect(asJson.status).toBe(200);
+    expect(asJson.body).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
+  });
+
+  it('refuses an unknown refresh token with 400 invalid_grant', async () => {
+    const refused = answerOf(await refresh('A'.repeat(43)));
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+    expect(refused.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/sign in again/) });
+  });
+
+  it('refuses a new password outside the policy with 400 stating it, and keeps the password', async () => {
+    const problem = expectError(await signIn('alice', DEMO_PASSWORDS.alice, 'short'), 400);
+    expect(problem.detail).toMatch(/password policy: at least 8 and at most 256 characters, with a lowercase letter/);
+    expect(problem.errors).toEqual([{ path: '/new_password', message: expect.stringContaining('an uppercase letter') }]);
+    expect((await signIn('alice', DEMO_PASSWORDS.alice)).response.status).toBe(200);
+  });
+
+  it('changes the password of a signed-in user who sends new_password', async () => {
+    expect((await signIn('olivia', DEMO_PASSWORDS.olivia, 'Olivia-new-pass-1')).response.status).toBe(200);
+    expectError(await signIn('olivia', DEMO_PASSWORDS.olivia), 401);
+    expect((await signIn('olivia', 'Olivia-new-pass-1')).response.status).toBe(200);
+  });
+});
+
+describe('the CLI session', () => {
+  it('stores the refresh token at login and renews an expired stored token by itself', async () => {
+    const login = await runDss(cli, ['login', '--username', 'alice', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.alice}\n` });
+    expect(login.code, login.stderr).toBe(0);
+    const stored = await storedLogin();
+    expect(stored.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    await writeFile(join(cli.configDirectory, 'login.json'), JSON.stringify({ ...stored, expiresAt: '2000-01-01T00:00:00.000Z' }));
+    const whoami = await dssJson<{ subject: string; expired: boolean }>(cli, ['whoami']);
+    expect(whoami).toMatchObject({ subject: 'alice', expired: false });
+    const renewed = await storedLogin();
+    expect(renewed.token).not.toBe(stored.token);
+    expect(renewed.refreshToken).toBe(stored.refreshToken);
+    expect(Date.parse(renewed.expiresAt as string)).toBeGreaterThan(Date.now());
+  });
+
+  it('renews a stored token the service refuses (401) and sends the call again', async () => {
+    const stored = await storedLogin();
+    // Still a JWT, but its signature no longer verifies: the gateway answers 401 although it has not expired.
+    const forged = `${(stored.token as string).slice(0, -6)}AAAAAA`;
+    await writeFile(join(cli.configDirectory, 'login.json'), JSON.stringify({ ...stored, token: forged }));
+    const usage = await dssJson<{ quotaBytes: number }>(cli, ['usage']);
+    expect(usage.quotaBytes).toBeGreaterThan(0);
+    expect((await storedLogin()).token).not.toBe(forged);
+  });
+});
+
+describe('the new-password challenge, and disabled users', () => {
+  let rootRefreshToken: string;
+  let aliceRefreshToken: string;
+
+  beforeAll(async () => {
+    rootRefreshToken = expectOk(await signIn('root', DEMO_PASSWORDS.root)).refresh_token as string;
+    aliceRefreshToken = expectOk(await signIn('alice', DEMO_PASSWORDS.alice)).refresh_token as string;
+    await withUsersChanged((users) => {
+      for (const user of users) {
+        if (user.username === 'bob' || user.username === 'olivia') user.mustChangePassword = true;
+        if (user.username === 'root') user.enabled = false;
+      }
+    });
+  }, 120_000);
+
+  it('gives a user who must set a new password 401 with the challenge, then signs them in with the one they set', async () => {
+    const challenged = await signIn('olivia', 'Olivia-new-pass-1');
+    const problem = expectError(challenged, 401) as ReturnType<typeof expectError> & { challenge?: string };
+    expect(problem).toMatchObject({
+      type: 'https://device-scenario-service.dev/problems/new-password-required',
+      title: 'New Password Required',
+      challenge: 'new_password_required',
+    });
+    expect(problem.detail).toMatch(/send the same JSON with `new_password` added.*at least 8/);
+    expect(challenged.response.headers.get('www-authenticate')).toBe('Bearer');
+
+    expectError(await signIn('olivia', 'Olivia-new-pass-1', 'weak'), 400);
+    const tokens = expectOk(await signIn('olivia', 'Olivia-new-pass-1', 'Olivia-new-pass-2'));
+    expect(await opens(expectOk(await refresh(tokens.refresh_token as string)).access_token, 'acme')).toBe(200);
+    expect((await signIn('olivia', 'Olivia-new-pass-2')).response.status).toBe(200);
+  });
+
+  it('refuses a disabled user: sign-in 401, refresh 400 invalid_grant; other refresh tokens survive the restart', async () => {
+    expectError(await signIn('root', DEMO_PASSWORDS.root), 401);
+    expect(answerOf(await refresh(rootRefreshToken))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect((await refresh(aliceRefreshToken)).response.status).toBe(200);
+  });
+
+  it('lets dss login complete the challenge, and dss password change the password', async () => {
+    const login = await runDss(cli, ['login', '--username', 'bob', '--password-stdin', '--new-password-stdin'], {
+      stdin: `${DEMO_PASSWORDS.bob}\nBob-new-pass-1!\n`,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    expect((await signIn('bob', 'Bob-new-pass-1!')).response.status).toBe(200);
+
+    const withoutTerminal = await runDss(cli, ['password', '--password-stdin'], { stdin: 'Bob-new-pass-1!\n' });
+    expect(withoutTerminal.code).toBe(2);
+
+    const changed = await runDss(cli, ['password', '--password-stdin', '--new-password-stdin'], {
+      stdin: 'Bob-new-pass-1!\nBob-new-pass-2!\n',
+    });
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(changed.stdout).toContain('Password changed for bob');
+    expectError(await signIn('bob', 'Bob-new-pass-1!'), 401);
+    expect((await signIn('bob', 'Bob-new-pass-2!')).response.status).toBe(200);
+  });
+});
