@@ -5,6 +5,7 @@
 
 import { useEffect, useRef } from 'preact/hooks';
 import { AdminCompaniesPage, AdminCompanyPage } from './pages/admin-companies.js';
+import { AdminUserPage, AdminUsersPage } from './pages/admin-users.js';
 import { DashboardPage } from './pages/dashboard.js';
 import { DevicePage } from './pages/device.js';
 import { FleetPage } from './pages/fleet.js';
@@ -24,6 +25,7 @@ const PAGES: readonly { path: string; label: string; scope?: string }[] = [
   { path: '/rollouts', label: 'Rollouts' },
   { path: '/history', label: 'History' },
   { path: '/admin/companies', label: 'Companies', scope: 'companies:read' },
+  { path: '/admin/users', label: 'Users', scope: 'users:read' },
 ];
 
 /**
@@ -70,6 +72,9 @@ function CurrentPage() {
   const company = /^\/admin\/companies\/([^/]+)$/.exec(path);
   if (company !== null) return <AdminCompanyPage companyId={decodeSegment(company[1] ?? '')} />;
   if (path === '/admin/companies') return <AdminCompaniesPage />;
+  const user = /^\/admin\/users\/([^/]+)$/.exec(path);
+  if (user !== null) return <AdminUserPage username={decodeSegment(user[1] ?? '')} />;
+  if (path === '/admin/users') return <AdminUsersPage />;
   if (path === '/rollouts') return <RolloutsPage />;
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;

@@ -1,16 +1,18 @@
 /**
  * End-to-end over `npm start`, in headless Chromium: the console's administration pages. The demo's platform
  * administrator (root) creates a company through the companies page, finds it listed as the API lists it, opens it
- * (its figures as the API's detail gives them) and changes its name and quota; an operator (alice) is offered no
- * administration.
+ * (its figures as the API's detail gives them) and changes its name and quota; root invites a user (the temporary
+ * password shown once is the one that signs in), changes, resets and deletes them; a company administrator is
+ * offered only their companies and the roles they may grant; an operator (alice) is offered no administration.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
-import { bytes, count } from '../../console/src/format.js';
+import { ROLES, roleName } from '../../console/src/admin/roles.js';
+import { bytes, count, dateTime } from '../../console/src/format.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
-import { expectAccessible, screenshot, signedIn } from './console-harness.js';
-import { clientFor, useLocalService } from './harness.js';
+import { expectAccessible, openConsole, screenshot, signedIn, signInWith } from './console-harness.js';
+import { clientFor, expectError, useLocalService } from './harness.js';
 
 const hasChromium = chromiumAvailable();
 if (!hasChromium) console.warn('Chromium not installed and could not be installed: skipping the console administration tests');
@@ -20,6 +22,7 @@ const local = useLocalService({ users: ['root', 'alice'] });
 const root = () => clientFor(local.service, local.tokens.root).main;
 
 type AdminCompany = components['schemas']['AdminCompany'];
+type User = components['schemas']['User'];
 
 /** What the tests read of an element in the page (the root project has no DOM types). */
 interface Element {
@@ -73,7 +76,6 @@ async function detailOf(companyId: string) {
 
 /** The facts a company's page shows for the API's detail. */
 function factsOf(detail: Awaited<ReturnType<typeof detailOf>>): Record<string, string> {
-  const withUsers = detail as typeof detail & { userCount?: number };
   return {
     Id: detail.id,
     Name: detail.name,
@@ -81,7 +83,7 @@ function factsOf(detail: Awaited<ReturnType<typeof detailOf>>): Record<string, s
     Quota: bytes(detail.quotaBytes),
     'Over quota': detail.overQuota ? 'Over quota: every upload is refused until the quota is raised above the storage used.' : 'No',
     Devices: count(detail.deviceCount),
-    ...(withUsers.userCount === undefined ? {} : { Users: count(withUsers.userCount) }),
+    Users: count(detail.userCount),
   };
 }
 
@@ -192,6 +194,206 @@ describe.skipIf(!hasChromium)('the console companies administration', () => {
     expect(await nav.getByRole('link', { name: 'Companies' }).count()).toBe(0);
     expect(await page.getByRole('form', { name: 'Create a company' }).count()).toBe(0);
     await page.getByRole('alert').filter({ hasText: 'companies:read' }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
+
+/** Every user of `company` (every user when undefined) as root lists them, following every page. */
+async function allUsers(company?: string): Promise<User[]> {
+  const found: User[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = expectOk(
+      await root().GET('/admin/users', {
+        params: { query: { ...(company === undefined ? {} : { company }), ...(cursor === undefined ? {} : { cursor }) } },
+      }),
+    );
+    found.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return found;
+}
+
+/** A user's row as the users table shows it. */
+const userRowOf = (user: User) => [
+  user.username,
+  user.email,
+  roleName(user.role),
+  user.companies.join(', '),
+  user.enabled ? 'Enabled' : 'Disabled',
+  user.status === 'FORCE_CHANGE_PASSWORD' ? 'Temporary: sets a new one at the next sign-in' : 'Set by the user',
+  dateTime(user.createdAt),
+];
+
+/** The user as root reads them through the API. */
+async function userOf(username: string): Promise<User> {
+  return expectOk(await root().GET('/admin/users/{username}', { params: { path: { username } } }));
+}
+
+/** What the token endpoint answers a password sign-in: its status and, when refused, its `challenge`. */
+async function tryPassword(username: string, password: string): Promise<{ status: number; challenge?: unknown }> {
+  const answer = await clientFor(local.service).auth.POST('/token', { body: { username, password } });
+  return { status: answer.response.status, challenge: (answer.error as { challenge?: unknown } | undefined)?.challenge };
+}
+
+/** The temporary password the page shows in the status region `region` (its `<code>`). */
+async function shownPassword(region: ReturnType<Page['getByRole']>): Promise<string> {
+  const code = region.locator('code');
+  await code.waitFor();
+  return (await code.textContent()) ?? '';
+}
+
+describe.skipIf(!hasChromium)('the console users administration', () => {
+  it('lets root invite a user of a company, showing the temporary password once, and lists the users as the API does', async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'root', '#/admin/users?company=acme');
+    const nav = page.getByRole('navigation', { name: 'Pages' });
+    expect(await nav.getByRole('link', { name: 'Users' }).getAttribute('aria-current')).toBe('page');
+    await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+
+    const form = page.getByRole('form', { name: 'Invite a user' });
+    await form.getByLabel('Username').fill('carol');
+    await form.getByLabel('Email').fill('carol@example.com');
+    await form.getByLabel('Role').selectOption('operator');
+    // The company the page shows is ticked already.
+    expect(await form.getByRole('checkbox', { name: 'acme (Acme Retail)' }).isChecked()).toBe(true);
+    expect(await form.getByRole('checkbox', { name: 'globex (Globex Transit)' }).isChecked()).toBe(false);
+    await form.getByRole('button', { name: 'Invite the user' }).click();
+    const status = form.getByRole('status');
+    await status.filter({ hasText: 'User carol invited.' }).waitFor();
+    expect(await status.textContent()).toContain('shown only this once');
+    const temporary = await shownPassword(status);
+    // The password shown is the one that signs carol in: the service answers with its new-password challenge.
+    expect(await tryPassword('carol', temporary)).toEqual({ status: 401, challenge: 'new_password_required' });
+    expect(await userOf('carol')).toMatchObject({
+      username: 'carol',
+      email: 'carol@example.com',
+      role: 'operator',
+      companies: ['acme'],
+      enabled: true,
+      status: 'FORCE_CHANGE_PASSWORD',
+    });
+
+    const expected = (await allUsers('acme')).map(userRowOf);
+    expect(expected.map((row) => row[0])).toContain('carol');
+    await expect.poll(() => tableRows(page, 'Users of acme')).toEqual(expected);
+    await expectAccessible(page, 'users page');
+    await screenshot(page, 'console-admin-users.png');
+
+    // Shown once: a reload of the same address shows no password.
+    await page.reload();
+    await page.getByRole('table', { name: 'Users of acme', exact: true }).waitFor();
+    expect(await page.getByText(temporary).count()).toBe(0);
+
+    // Another company, then every company (a platform administrator may list every user).
+    await page.getByRole('combobox', { name: /^Company\b/ }).selectOption('globex');
+    await expect.poll(() => page.url()).toContain('#/admin/users?company=globex');
+    await expect.poll(async () => tableRows(page, 'Users of globex')).toEqual((await allUsers('globex')).map(userRowOf));
+    await page.getByRole('combobox', { name: /^Company\b/ }).selectOption('');
+    await expect.poll(async () => tableRows(page, 'Every user')).toEqual((await allUsers()).map(userRowOf));
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("changes a user's role, companies and sign-in, resets their password and deletes them after a confirmation", async () => {
+    const invited = expectOk(
+      await root().POST('/admin/users', { body: { username: 'erin', email: 'erin@example.com', role: 'viewer', companies: ['acme'] } }),
+    );
+    const { page, errors } = await signedIn(browser, local.service, 'root', '#/admin/users?company=acme');
+    await page.getByRole('table', { name: 'Users of acme', exact: true }).getByRole('link', { name: 'erin' }).click();
+    await page.getByRole('heading', { level: 1, name: 'User erin' }).waitFor();
+    expect(page.url()).toContain('#/admin/users/erin?company=acme');
+
+    const edit = page.getByRole('form', { name: 'Change the user' });
+    await edit.getByLabel('Role').selectOption('operator');
+    await edit.getByRole('checkbox', { name: 'globex (Globex Transit)' }).check();
+    await edit.getByRole('checkbox', { name: /^May sign in/ }).uncheck();
+    await edit.getByRole('button', { name: 'Save the changes' }).click();
+    await edit.getByRole('status').filter({ hasText: 'Changes saved.' }).waitFor();
+    const changed = await userOf('erin');
+    expect(changed).toMatchObject({ role: 'operator', companies: ['acme', 'globex'], enabled: false });
+    expect((await facts(page)).Role).toBe(roleName('operator'));
+    expect((await facts(page))['Sign-in']).toBe('Disabled');
+    // Disabled: even the right password is refused like a wrong one.
+    expect((await tryPassword('erin', invited.temporaryPassword ?? '')).status).toBe(401);
+    expect((await tryPassword('erin', invited.temporaryPassword ?? '')).challenge).toBeUndefined();
+
+    await page
+      .getByRole('form', { name: 'Change the user' })
+      .getByRole('checkbox', { name: /^May sign in/ })
+      .check();
+    await page.getByRole('form', { name: 'Change the user' }).getByRole('button', { name: 'Save the changes' }).click();
+    await expect.poll(async () => (await userOf('erin')).enabled).toBe(true);
+
+    await page.getByRole('button', { name: 'Reset the password of erin' }).click();
+    const reset = page.getByRole('region', { name: 'Password' }).getByRole('status');
+    await reset.filter({ hasText: 'Password of erin reset.' }).waitFor();
+    const renewed = await shownPassword(reset);
+    expect(renewed).not.toBe(invited.temporaryPassword);
+    expect(await tryPassword('erin', renewed)).toEqual({ status: 401, challenge: 'new_password_required' });
+    expect((await tryPassword('erin', invited.temporaryPassword ?? '')).challenge).toBeUndefined();
+
+    await page.getByRole('button', { name: 'Delete erin…' }).click();
+    const confirm = page.getByRole('region', { name: 'Delete erin?' });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect((await userOf('erin')).username).toBe('erin');
+    await page.getByRole('button', { name: 'Delete erin…' }).click();
+    await expectAccessible(page, 'user page, confirming the deletion');
+    await page.getByRole('region', { name: 'Delete erin?' }).getByRole('button', { name: 'Delete erin' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+    expect(page.url()).toContain('#/admin/users?company=acme');
+    await page.getByRole('status').filter({ hasText: 'User erin deleted.' }).waitFor();
+    expectError(await root().GET('/admin/users/{username}', { params: { path: { username: 'erin' } } }), 404);
+    expect(await page.getByRole('table', { name: 'Users of acme', exact: true }).getByRole('link', { name: 'erin' }).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('offers a company administrator only their companies and the roles they may grant', async () => {
+    const invited = expectOk(
+      await root().POST('/admin/users', {
+        body: { username: 'dana', email: 'dana@example.com', role: 'company-admin', companies: ['acme'] },
+      }),
+    );
+    // Dana sets her own password through the token endpoint (the console's new-password step has its own test).
+    const password = 'Dana-admin-2026!';
+    const set = await clientFor(local.service).auth.POST('/token', {
+      body: { username: 'dana', password: invited.temporaryPassword ?? '', new_password: password },
+    });
+    expect(set.response.status).toBe(200);
+
+    const { page, errors } = await openConsole(browser, local.service, '#/admin/users');
+    await signInWith(page, 'dana', password);
+    // A company administrator names one of their companies: the page names her first.
+    await expect.poll(() => page.url()).toContain('#/admin/users?company=acme');
+    const nav = page.getByRole('navigation', { name: 'Pages' });
+    await nav.getByRole('link', { name: 'Users' }).waitFor();
+    expect(await nav.getByRole('link', { name: 'Companies' }).count()).toBe(0);
+    const companySelect = page.getByRole('combobox', { name: /^Company\b/ });
+    expect(await companySelect.locator('option').allTextContents()).toEqual(['acme']);
+    const form = page.getByRole('form', { name: 'Invite a user' });
+    expect(await form.getByRole('checkbox').evaluateAll((boxes: { value?: string }[]) => boxes.map((box) => box.value))).toEqual(['acme']);
+    expect(
+      await form
+        .getByLabel('Role')
+        .locator('option')
+        .evaluateAll((options: { value?: string }[]) => options.map((o) => o.value)),
+    ).toEqual(ROLES.filter((entry) => entry.role !== 'platform-admin').map((entry) => entry.role));
+    // What her own token lists: the users whose companies are all hers (not olivia, of acme and globex).
+    const danaToken = expectOk(await clientFor(local.service).auth.POST('/token', { body: { username: 'dana', password } })).access_token;
+    const hers = expectOk(await clientFor(local.service, danaToken).main.GET('/admin/users', { params: { query: { company: 'acme' } } }));
+    expect(hers.items.map((user) => user.username)).not.toContain('olivia');
+    await expect.poll(async () => tableRows(page, 'Users of acme')).toEqual(hers.items.map(userRowOf));
+    await expectAccessible(page, 'users page of a company administrator');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('offers an operator no users administration', async () => {
+    const { page, errors } = await signedIn(browser, local.service, 'alice', '#/fleet');
+    const nav = page.getByRole('navigation', { name: 'Pages' });
+    await nav.getByRole('link', { name: 'Fleet' }).waitFor();
+    expect(await nav.getByRole('link', { name: 'Users' }).count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

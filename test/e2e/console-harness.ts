@@ -50,8 +50,13 @@ export async function openConsole(browser: Browser, service: LocalService, hash 
 
 /** Signs in on the sign-in form as the page shows it (labels "Username", "Password", button "Sign in"). */
 export async function signIn(page: Page, username: keyof typeof PASSWORDS): Promise<void> {
+  await signInWith(page, username, PASSWORDS[username]);
+}
+
+/** Signs in on the sign-in form with any user's credentials (one the test invited), and waits until signed in. */
+export async function signInWith(page: Page, username: string, password: string): Promise<void> {
   await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(PASSWORDS[username]);
+  await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }

@@ -17,8 +17,7 @@ import { here, hrefOf } from '../router.js';
 import { api, can, problemText } from '../session.js';
 
 type AdminCompany = components['schemas']['AdminCompany'];
-/** The detail, with `userCount` where the service counts users (the users administration adds it). */
-type AdminCompanyDetail = components['schemas']['AdminCompanyDetail'] & { userCount?: number };
+type AdminCompanyDetail = components['schemas']['AdminCompanyDetail'];
 
 /** The address of a company's administration page. */
 export function companyHref(id: string): string {
@@ -269,12 +268,8 @@ function CompanyFacts({ company }: { company: AdminCompanyDetail }) {
       </dd>
       <dt>Devices</dt>
       <dd>{count(company.deviceCount)}</dd>
-      {company.userCount !== undefined && (
-        <>
-          <dt>Users</dt>
-          <dd>{count(company.userCount)}</dd>
-        </>
-      )}
+      <dt>Users</dt>
+      <dd>{count(company.userCount)}</dd>
     </dl>
   );
 }
@@ -323,6 +318,11 @@ export function AdminCompanyPage({ companyId }: { companyId: string }) {
       {shown !== null && (
         <>
           <CompanyFacts company={shown} />
+          {can('users:read') && (
+            <p>
+              <a href={hrefOf('/admin/users', { company: shown.id })}>Users of {shown.id}</a>
+            </p>
+          )}
           {can('companies:write') && (
             <EditCompany key={shown.id} company={shown} onSaved={(changed) => (company.value = { ...shown, ...changed })} />
           )}
