@@ -737,7 +737,7 @@ export interface paths {
         };
         /**
          * List the users
-         * @description The users in username order, only those holding `company` when given. A platform admin lists everyone; a company admin must name one of their companies in `company` (400 without, 403 for another's) and sees the users within their bounds only (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.), so a page may hold fewer than `limit` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs `users:read`.
+         * @description The users, only those holding `company` when given: locally in username order; on AWS each page sorted by username, the pages in the user pool's own order (Cognito's ListUsers), every user once across them. A platform admin lists everyone; a company admin must name one of their companies in `company` (400 without, 403 for another's) and sees the users within their bounds only (A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`.), so a page may hold fewer than `limit` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs `users:read`.
          */
         get: operations["AdminUsersList"];
         put?: never;
@@ -794,6 +794,26 @@ export interface paths {
          * @description Gives the user a new temporary password (status `FORCE_CHANGE_PASSWORD`) and ends their sessions: on AWS Cognito emails it; locally the answer's `temporaryPassword` holds it, shown this once. The user sets their own at the next sign-in. Takes no body. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Needs `users:write`.
          */
         post: operations["AdminUserResetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log of administrative changes
+         * @description The entries of administrative changes (companies created and changed; users invited, changed, deleted, given a new password), newest first, with who made each and the values before and after. `company` keeps the entries concerning that company, `actor` those made by that user; both together, the entries of both. A platform administrator may list every entry; a company administrator must name one of their companies with `company` (403 otherwise). An entry shows in the `actor` listing within about a second of the change (an index). A cursor issued for another listing or other filters gives 400. Needs `users:read`.
+         */
+        get: operations["AdminAuditList"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -910,6 +930,48 @@ export interface components {
         AdminCompanyPage: {
             /** @description In no meaningful order (the table scan order), each company once across the pages. */
             items: components["schemas"]["AdminCompany"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description One administrative change: who changed what, when, with the values before and after. */
+        AuditEntry: {
+            /** @description ULID of the entry: unique, and sorts by time. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was made (ISO-8601, UTC).
+             */
+            at: string;
+            /** @description The username of who made the change (the token's `username`, else its `sub`). */
+            actor: string;
+            /**
+             * @description What the change was.
+             * @enum {string}
+             */
+            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset";
+            target: {
+                /**
+                 * @description What was changed.
+                 * @enum {string}
+                 */
+                kind: "company" | "user";
+                /** @description The company id or the username. */
+                id: string;
+            };
+            /** @description The companies the change concerns: a company's own id; a user's companies before and after. */
+            companies: string[];
+            /** @description The target's values before the change; absent for a creation. */
+            before?: {
+                [key: string]: unknown;
+            };
+            /** @description The target's values after the change; absent for a deletion. */
+            after?: {
+                [key: string]: unknown;
+            };
+        };
+        AuditPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
         };
@@ -1612,7 +1674,7 @@ export interface components {
          *       "type": "https://device-scenario-service.dev/problems/new-password-required",
          *       "title": "New Password Required",
          *       "status": 401,
-         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
+         *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
          *       "challenge": "new_password_required"
          *     }
          */
@@ -2263,12 +2325,17 @@ export interface components {
          *     }
          */
         SignInRequest: {
+            /**
+             * @description May be left out; `password` when given (what tells a sign-in from a refresh, whose `grant_type` is `refresh_token`).
+             * @constant
+             */
+            grant_type?: "password";
             username: string;
             /** Format: password */
             password: string;
             /**
              * Format: password
-             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
+             * @description The password to set: answers the `new_password_required` challenge (an invited or reset user), or changes the password of a user who has none pending. It must have at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?"!@#%&/\,><':;|_~`=+-, or a space that neither starts nor ends it; another gets 400 stating the policy.
              */
             new_password?: string;
         };
@@ -2519,7 +2586,7 @@ export interface components {
             temporaryPassword?: string;
         };
         UserPage: {
-            /** @description In username order; a page may hold fewer than `limit` users and still have a next one. */
+            /** @description Sorted by username (locally the whole listing is; on AWS each page); a page may hold fewer than `limit` users and still have a next one. */
             items: components["schemas"]["User"][];
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
@@ -4952,6 +5019,57 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminAuditList: {
+        parameters: {
+            query?: {
+                /** @description Only the entries concerning this company. A company administrator must name one of theirs. */
+                company?: string;
+                /** @description Only the entries of changes this user (username) made. */
+                actor?: string;
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Bad Request: a `limit` out of bounds, a malformed `company`, an unknown parameter, or a cursor this listing did not issue. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`, or a company administrator named no company or one not theirs. On AWS, a token without the scope gets API Gateway's `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
                 };
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

@@ -46,7 +46,8 @@ export function createStage(app: App, settings: ServiceSettings, definitions: Se
 }
 
 /**
- * What the stateless stack uses of the stateful one: tables, bucket, search domain, identity, keys. The alarm of the
+ * What the stateless stack uses of the stateful one: tables, bucket, search domain, identity, the user pool (for
+ * users administration's grants), keys. The alarm of the
  * Cognito trigger is named after its definition in `functions`.
  */
 export function statefulResources(
@@ -54,7 +55,7 @@ export function statefulResources(
   functions: readonly FunctionDefinition[],
 ): Pick<
   StatelessStackProps,
-  'tables' | 'archiveBucket' | 'archiveBucketArnExport' | 'search' | 'identity' | 'cursorSigningKey' | 'deviceTokens'
+  'tables' | 'archiveBucket' | 'archiveBucketArnExport' | 'search' | 'identity' | 'cursorSigningKey' | 'deviceTokens' | 'userPool'
 > {
   return {
     tables: stateful.tables,
@@ -73,6 +74,7 @@ export function statefulResources(
       preTokenGeneration: { fn: stateful.identity.preTokenGeneration, label: cognitoLabel(functions) },
     },
     cursorSigningKey: stateful.cursorSigningKey,
+    userPool: { userPoolId: stateful.identity.userPool.userPoolId, userPoolArn: stateful.identity.userPool.userPoolArn },
     deviceTokens: { keyArn: stateful.deviceTokenKey.key.keyArn, roles: stateful.deviceTokenKey.roles },
   };
 }

@@ -234,7 +234,7 @@ export class StatefulStack extends Stack {
   /** Stack outputs (docs/aws.md, "First company, first user, first token"), under stable names. */
   private addOutputs(): void {
     new CfnOutput(this, 'UserPoolId', {
-      description: 'Cognito user pool of the token endpoint (create users here).',
+      description: 'Cognito user pool of the token endpoint and of users administration.',
       value: this.identity.userPool.userPoolId,
     });
     new CfnOutput(this, 'UserPoolClientId', {
@@ -258,7 +258,9 @@ export class StatefulStack extends Stack {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
-      ...(schema.stream === undefined ? {} : { stream: StreamViewType.NEW_AND_OLD_IMAGES }),
+      ...(schema.stream === undefined
+        ? {}
+        : { stream: schema.streamView === 'NEW_IMAGE' ? StreamViewType.NEW_IMAGE : StreamViewType.NEW_AND_OLD_IMAGES }),
       ...(schema.timeToLiveAttribute === undefined ? {} : { timeToLiveAttribute: schema.timeToLiveAttribute }),
       // Retained tables hold the customer's data: CloudFormation or a console click must not delete them either.
       deletionProtection: true,

@@ -57,7 +57,10 @@ export const ROLLOUT_CHUNK_TIMEOUT = Duration.minutes(15);
  */
 export interface StatelessStackProps
   extends StackProps,
-    Pick<FunctionAccessProps, 'settings' | 'tables' | 'archiveBucket' | 'archiveBucketArnExport' | 'cursorSigningKey' | 'deviceTokens'> {
+    Pick<
+      FunctionAccessProps,
+      'settings' | 'tables' | 'archiveBucket' | 'archiveBucketArnExport' | 'cursorSigningKey' | 'deviceTokens' | 'userPool'
+    > {
   /** Every route served on AWS (AWS_ROUTES of functions/contract/routes.ts, or a test's fixtures). */
   routes: readonly RouteDefinition[];
   /** Every function no route runs (FUNCTIONS of functions/contract/functions.ts, or a test's fixtures). */

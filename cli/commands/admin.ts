@@ -10,6 +10,7 @@ import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
 import { pageQuery, readPages } from '../paging.js';
+import { registerAdminAuditCommands } from './admin-audit.js';
 import { registerAdminUserCommands } from './admin-users.js';
 
 type AdminCompany = components['schemas']['AdminCompany'];
@@ -133,6 +134,7 @@ export function registerAdminCommands(program: Command): void {
     });
 
   registerAdminUserCommands(admin);
+  registerAdminAuditCommands(admin);
 }
 
 /** A company as a two-column record (with its device and user counts when known). */

@@ -68,6 +68,27 @@ export const continuousRollouts = defineFunction({
 });
 
 /**
+ * Administrative changes: the audit table's stream (NEW_IMAGE) gives every audit entry its AdministrativeChange
+ * event, the entry's id its id. Publishing only (no table access beyond the stream, which the event source grants);
+ * a failed batch is retried (halved each time) until its records are nearly a day old, so a bus outage delays events
+ * without losing them.
+ */
+export const administrativeChanges = defineFunction({
+  id: 'AdministrativeChanges',
+  label: 'Administrative changes',
+  entry: 'functions/handlers/administrative-changes.ts',
+  trigger: {
+    kind: 'tableStream',
+    tables: ['audit'],
+    batchSize: 100,
+    maxBatchingWindowSeconds: 1,
+    retryAttempts: -1,
+    maxRecordAgeHours: 23,
+  },
+  access: { storage: false, events: true, timeoutSeconds: 30, memorySize: 256 },
+});
+
+/**
  * Presigned uploads: S3 ObjectCreated under the upload prefix. Reads the upload, stores it like a direct upload
  * (server-side copy to companies/, deleted again only when its version record is refused), deletes the upload; 2
  * minutes for archives above the upload API's 10 MB limit.
@@ -221,6 +242,7 @@ export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchIndexer,
   deploymentChanges,
   continuousRollouts,
+  administrativeChanges,
   archiveUploaded,
   uploadSweeper,
   heartbeatSweeper,

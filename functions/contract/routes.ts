@@ -1,4 +1,5 @@
 import {
+  administrativeChanges,
   archiveUploaded,
   continuousRollouts,
   deploymentChanges,
@@ -12,6 +13,7 @@ import {
 } from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
+import { adminAuditList } from './routes/admin-audit.js';
 import {
   adminUserCreate,
   adminUserDelete,
@@ -97,6 +99,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   adminUserUpdate,
   adminUserDelete,
   adminUserResetPassword,
+  adminAuditList,
 ];
 
 /**
@@ -135,6 +138,9 @@ export const DEPLOYMENT_CHANGES_ENTRY = deploymentChanges.entry;
 
 /** The devices table's stream feeds this consumer too: devices that start matching a continuous rollout join it. */
 export const CONTINUOUS_ROLLOUTS_ENTRY = continuousRollouts.entry;
+
+/** The audit table's stream feeds this consumer: an AdministrativeChange event for every audit entry. */
+export const ADMINISTRATIVE_CHANGES_ENTRY = administrativeChanges.entry;
 
 /** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
 export const SEARCH_REINDEX_ENTRY = searchReindex.entry;

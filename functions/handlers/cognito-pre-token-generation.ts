@@ -1,5 +1,5 @@
 import type { PreTokenGenerationV2TriggerEvent } from 'aws-lambda';
-import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from '../adapters/aws/cognito-attributes.js';
+import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from '../contract/cognito-attributes.js';
 import { isRole, scopeClaimOf } from '../core/access/roles.js';
 import { IDENTIFIER_PATTERN } from '../core/shared/identifiers.js';
 

@@ -20,6 +20,7 @@ import {
   readEnvironment,
 } from '../contract/environment.js';
 import {
+  ADMINISTRATIVE_CHANGES_ENTRY,
   type ApiName,
   ARCHIVE_UPLOADED,
   CONTINUOUS_ROLLOUTS_ENTRY,
@@ -363,7 +364,7 @@ async function streamConsumerOf(root: string, entry: string): Promise<StreamCons
   return (event) => handler(event, {});
 }
 
-/** The three stream pollers (not started) and the streams client they share. */
+/** The four stream pollers (not started) and the streams client they share. */
 interface StreamPollers {
   streams: DynamoDBStreamsClient;
   /** Feeds the search indexer from the devices and scenarios tables. */
@@ -372,9 +373,14 @@ interface StreamPollers {
   changesPoller: DynamoDbStreamPoller;
   /** Feeds the continuous rollouts handler from the devices table, checkpointed in the data folder. */
   continuousPoller: DynamoDbStreamPoller;
+  /** Feeds the administrative changes handler from the audit table, checkpointed in the data folder. */
+  auditPoller: DynamoDbStreamPoller;
 }
 
-/** Creates the search, deployment-changes and continuous rollouts stream pollers on DynamoDB Local's streams. */
+/**
+ * Creates the search, deployment-changes, continuous rollouts and administrative changes stream pollers on DynamoDB
+ * Local's streams.
+ */
 async function createStreamPollers(
   endpoint: string,
   streamArns: StreamArns,
@@ -411,7 +417,17 @@ async function createStreamPollers(
       checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'continuous-rollouts.json'), (error) => log(error.message)),
     },
   );
-  return { streams, poller, changesPoller, continuousPoller };
+  // Every audit entry gets its event, even one recorded just before a crash.
+  const auditPoller = new DynamoDbStreamPoller(
+    streams,
+    streamArns['administrative-changes'],
+    await streamConsumerOf(root, ADMINISTRATIVE_CHANGES_ENTRY),
+    {
+      onError: (error) => log(`administrative changes poller: ${(error as Error).message}`),
+      checkpoints: new FileStreamCheckpoints(join(dataDirectory, 'streams', 'administrative-changes.json'), (error) => log(error.message)),
+    },
+  );
+  return { streams, poller, changesPoller, continuousPoller, auditPoller };
 }
 
 /**
@@ -449,17 +465,22 @@ async function forwardS3Events(s3: S3rver, root: string, region: string, stops: 
 }
 
 /**
- * Starts the pollers, the deployment changes and continuous rollouts from their checkpoints; the stop step stops them
- * and closes their streams client.
+ * Starts the pollers, the deployment changes, continuous rollouts and administrative changes from their checkpoints;
+ * the stop step stops them and closes their streams client.
  */
-async function startStreamPollers({ streams, poller, changesPoller, continuousPoller }: StreamPollers, stops: StopSteps): Promise<void> {
+async function startStreamPollers(
+  { streams, poller, changesPoller, continuousPoller, auditPoller }: StreamPollers,
+  stops: StopSteps,
+): Promise<void> {
   await changesPoller.resume();
   await continuousPoller.resume();
+  await auditPoller.resume();
   poller.start();
   changesPoller.start();
   continuousPoller.start();
+  auditPoller.start();
   stops.push(async () => {
-    await Promise.all([poller.stop(), changesPoller.stop(), continuousPoller.stop()]);
+    await Promise.all([poller.stop(), changesPoller.stop(), continuousPoller.stop(), auditPoller.stop()]);
     streams.destroy();
   });
 }

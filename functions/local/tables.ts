@@ -123,14 +123,15 @@ async function enableTimeToLive(client: DynamoDBClient, tableName: string, attri
 export type StreamArns = Record<StreamConsumer, string[]>;
 
 /**
- * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts`, NEW_AND_OLD_IMAGES
- * streams where TABLES names a consumer and TTL where it names an attribute (the CDK stack declares the same). Existing
- * tables get the indexes they lack (data folders of older versions; their items get the index keys from
- * migrateDeploymentShards, which the runtime runs right after), and their stream when they have none yet.
+ * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts`, streams (of the view
+ * TABLES names, NEW_AND_OLD_IMAGES by default) where TABLES names a consumer and TTL where it names an attribute (the
+ * CDK stack declares the same). Existing tables get the indexes they lack (data folders of older versions; their items
+ * get the index keys from migrateDeploymentShards, which the runtime runs right after), and their stream when they
+ * have none yet.
  * @returns the stream ARNs, by consumer.
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {
-  const streams: StreamArns = { search: [], 'deployment-changes': [], 'continuous-rollouts': [] };
+  const streams: StreamArns = { search: [], 'deployment-changes': [], 'continuous-rollouts': [], 'administrative-changes': [] };
   for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
     const tableName = names[logical];
     let description: TableDescription | undefined;
@@ -146,7 +147,7 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
           await client.send(
             new UpdateTableCommand({
               TableName: tableName,
-              StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+              StreamSpecification: { StreamEnabled: true, StreamViewType: schema.streamView ?? 'NEW_AND_OLD_IMAGES' },
             }),
           )
         ).TableDescription;
@@ -172,7 +173,7 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
             ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes.map(indexDefinition) }),
             ...(schema.stream === undefined
               ? {}
-              : { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const } }),
+              : { StreamSpecification: { StreamEnabled: true, StreamViewType: schema.streamView ?? 'NEW_AND_OLD_IMAGES' } }),
           }),
         )
       ).TableDescription;

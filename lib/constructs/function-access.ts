@@ -139,6 +139,13 @@ export interface FunctionAccessProps {
   };
   /** The key listing cursors are signed with (StatefulStack.cursorSigningKey). */
   cursorSigningKey: ISecret;
+  /** The Cognito user pool (StatefulStack.identity): `userPool` access is granted on it, and only on it. */
+  userPool: {
+    /** COGNITO_USER_POOL_ID of the functions granted actions on it. */
+    userPoolId: string;
+    /** The resource of their `cognito-idp:<action>` grants. */
+    userPoolArn: string;
+  };
   deploymentEvents: EventBus;
   /** The rollout queue: `rolloutQueue` access sends to it; its senders and consumer read its settings. */
   rolloutQueue: IQueue;
@@ -197,6 +204,7 @@ export class ServiceFunctions {
     });
     this.grantQueueAndSearch(fn, access, role);
     this.grantKeyEventsAndSettings(fn, access);
+    this.grantUserPool(fn, access);
     this.grantTables(fn, access);
     this.grantArchives(fn, access);
     this.byEntry.set(entry, fn);
@@ -301,6 +309,22 @@ export class ServiceFunctions {
       this.props.deploymentEvents.grantPutEventsTo(fn);
       fn.addEnvironment(ENV.eventBusName, this.props.deploymentEvents.eventBusName);
     }
+  }
+
+  /**
+   * Exactly the Cognito administration actions the access lists, on the service's pool only, and the pool's id
+   * (COGNITO_USER_POOL_ID); nothing for a function that lists none.
+   */
+  private grantUserPool(fn: ServiceFunction, access: FunctionAccess): void {
+    const actions = access.userPool ?? [];
+    if (actions.length === 0) return;
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: [...new Set(actions)].map((action) => `cognito-idp:${action}`),
+        resources: [this.props.userPool.userPoolArn],
+      }),
+    );
+    fn.addEnvironment(ENV.cognitoUserPoolId, this.props.userPool.userPoolId);
   }
 
   /** Table grants (reads also on the table's indexes); with `storage`, the names of the other tables. */

@@ -3,8 +3,10 @@
  * against the OpenAPI document: a sign-in answers a 15-minute access token and a refresh token, which renews it (form
  * and JSON) until its user is disabled; a user who must set a new password gets the challenge and sets one; a new
  * password outside the policy is 400; and the CLI stores the refresh token, renews an expired or refused stored token
- * by itself, completes the challenge and changes a password. Users are flagged or disabled in users.json while the
- * service is stopped (users administration is another route's), then the service starts again on the same data.
+ * by itself, completes the challenge and changes a password. An invited user (POST /admin/users) signs in with the
+ * temporary password, gets the challenge, sets a password, and their refresh is refused at once when root disables
+ * them or resets their password. Users are also flagged or disabled in users.json while the service is stopped, then
+ * the service starts again on the same data (refresh tokens outlive a restart).
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ import type { LocalUser } from '../../functions/adapters/embedded/local-user-sto
 import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
 import { answerOf, call, clientFor, DEMO_PASSWORDS, expectError, useLocalService } from './harness.js';
 
-const local = useLocalService();
+const local = useLocalService({ users: ['root'] });
 let cli: DssUser;
 
 beforeAll(async () => {
@@ -86,7 +88,7 @@ describe('sign-in and refresh', () => {
 
   it('refuses a new password outside the policy with 400 stating it, and keeps the password', async () => {
     const problem = expectError(await signIn('alice', DEMO_PASSWORDS.alice, 'short'), 400);
-    expect(problem.detail).toMatch(/password policy: at least 8 and at most 256 characters, with a lowercase letter/);
+    expect(problem.detail).toMatch(/password policy: at least 12 and at most 256 characters, with a lowercase letter/);
     expect(problem.errors).toEqual([{ path: '/new_password', message: expect.stringContaining('an uppercase letter') }]);
     expect((await signIn('alice', DEMO_PASSWORDS.alice)).response.status).toBe(200);
   });
@@ -125,17 +127,60 @@ describe('the CLI session', () => {
   });
 });
 
+describe('an invited user', () => {
+  const admin = () => clientFor(local.service, local.tokens.root).main;
+
+  it('signs in with the temporary password only to set one, refreshes, and is refused at once once disabled', async () => {
+    const invited = expectOk(
+      await admin().POST('/admin/users', { body: { username: 'ivy', email: 'ivy@example.com', role: 'viewer', companies: ['acme'] } }),
+    );
+    const temporary = invited.temporaryPassword as string;
+
+    const challenged = expectError(await signIn('ivy', temporary), 401) as ReturnType<typeof expectError> & { challenge?: string };
+    expect(challenged.challenge).toBe('new_password_required');
+    const tokens = expectOk(await signIn('ivy', temporary, 'Ivy-chosen-pass-1'));
+    expect(await opens(tokens.access_token, 'acme')).toBe(200);
+    const renewed = expectOk(await refresh(tokens.refresh_token as string));
+    expect(await opens(renewed.access_token, 'acme')).toBe(200);
+
+    // A change of companies reaches the next refresh's token.
+    expectOk(await admin().PATCH('/admin/users/{username}', { params: { path: { username: 'ivy' } }, body: { companies: ['globex'] } }));
+    const moved = expectOk(await refresh(tokens.refresh_token as string));
+    expect([await opens(moved.access_token, 'globex'), await opens(moved.access_token, 'acme')]).toEqual([200, 403]);
+
+    expectOk(await admin().PATCH('/admin/users/{username}', { params: { path: { username: 'ivy' } }, body: { enabled: false } }));
+    expect(answerOf(await refresh(tokens.refresh_token as string))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expectError(await signIn('ivy', 'Ivy-chosen-pass-1'), 401);
+  });
+
+  it('gets the challenge again after root resets the password, whose refresh tokens stop at once', async () => {
+    expectOk(
+      await admin().POST('/admin/users', { body: { username: 'rex', email: 'rex@example.com', role: 'viewer', companies: ['acme'] } }),
+    );
+    const first = (await admin().POST('/admin/users/{username}/reset-password', { params: { path: { username: 'rex' } } })).data;
+    const tokens = expectOk(await signIn('rex', first?.temporaryPassword as string, 'Rex-chosen-pass-1'));
+
+    const reset = expectOk(await admin().POST('/admin/users/{username}/reset-password', { params: { path: { username: 'rex' } } }));
+    expect(answerOf(await refresh(tokens.refresh_token as string))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expectError(await signIn('rex', 'Rex-chosen-pass-1'), 401);
+    const again = expectError(await signIn('rex', reset.temporaryPassword as string), 401) as ReturnType<typeof expectError> & {
+      challenge?: string;
+    };
+    expect(again.challenge).toBe('new_password_required');
+  });
+});
+
 describe('the new-password challenge, and disabled users', () => {
-  let rootRefreshToken: string;
   let aliceRefreshToken: string;
+  let rootRefreshToken: string;
 
   beforeAll(async () => {
-    rootRefreshToken = expectOk(await signIn('root', DEMO_PASSWORDS.root)).refresh_token as string;
     aliceRefreshToken = expectOk(await signIn('alice', DEMO_PASSWORDS.alice)).refresh_token as string;
+    rootRefreshToken = expectOk(await signIn('root', DEMO_PASSWORDS.root)).refresh_token as string;
     await withUsersChanged((users) => {
       for (const user of users) {
         if (user.username === 'bob' || user.username === 'olivia') user.mustChangePassword = true;
-        if (user.username === 'root') user.enabled = false;
+        if (user.username === 'alice') user.enabled = false;
       }
     });
   }, 120_000);
@@ -148,7 +193,7 @@ describe('the new-password challenge, and disabled users', () => {
       title: 'New Password Required',
       challenge: 'new_password_required',
     });
-    expect(problem.detail).toMatch(/send the same JSON with `new_password` added.*at least 8/);
+    expect(problem.detail).toMatch(/send the same JSON with `new_password` added.*at least 12/);
     expect(challenged.response.headers.get('www-authenticate')).toBe('Bearer');
 
     expectError(await signIn('olivia', 'Olivia-new-pass-1', 'weak'), 400);
@@ -158,9 +203,9 @@ describe('the new-password challenge, and disabled users', () => {
   });
 
   it('refuses a disabled user: sign-in 401, refresh 400 invalid_grant; other refresh tokens survive the restart', async () => {
-    expectError(await signIn('root', DEMO_PASSWORDS.root), 401);
-    expect(answerOf(await refresh(rootRefreshToken))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
-    expect((await refresh(aliceRefreshToken)).response.status).toBe(200);
+    expectError(await signIn('alice', DEMO_PASSWORDS.alice), 401);
+    expect(answerOf(await refresh(aliceRefreshToken))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect((await refresh(rootRefreshToken)).response.status).toBe(200);
   });
 
   it('lets dss login complete the challenge, and dss password change the password', async () => {

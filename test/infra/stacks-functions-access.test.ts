@@ -25,6 +25,7 @@ import {
   asArray,
   DEPLOYED_KEY_ARN,
   DEPLOYED_QUEUE_URL,
+  DEPLOYED_USER_POOL_ID,
   deployedValue,
   flattenJoin,
   isCdkProvided,
@@ -180,6 +181,7 @@ describe('stacks, functions access (bundling skipped)', () => {
         // An import of the stateful stack's key ARN: what CloudFormation resolves it to.
         ...(ENV.deviceTokenKeyArn in variables ? { [ENV.deviceTokenKeyArn]: DEPLOYED_KEY_ARN } : {}),
         ...(ENV.rolloutQueueUrl in variables ? { [ENV.rolloutQueueUrl]: DEPLOYED_QUEUE_URL } : {}),
+        ...(ENV.cognitoUserPoolId in variables ? { [ENV.cognitoUserPoolId]: DEPLOYED_USER_POOL_ID } : {}),
       };
       const groups: EnvironmentGroup[] = ['function', ...(READS[entry] ?? [])];
       expect(ENV.rolloutQueueUrl in variables, entry).toBe(readsRollouts.has(entry));
@@ -187,6 +189,8 @@ describe('stacks, functions access (bundling skipped)', () => {
       // The composition root reads every storage variable: a function given one table name for it gets them all.
       if (ENV.companiesTable in variables) groups.push('storage');
       if (entry in SEARCH_CLIENTS) groups.push('search');
+      // Users administration: the functions granted Cognito actions get the pool's id.
+      if (ENV.cognitoUserPoolId in variables) groups.push('userPool');
       for (const group of groups) {
         expect(() => readEnvironment(group, environment), `${entry} (${id}): ${group}`).not.toThrow();
         checked.add(group);
@@ -208,6 +212,8 @@ describe('stacks, functions access (bundling skipped)', () => {
       'storage',
       'tokenEndpoint',
       'uploads',
+      // Once a route administers users (its access lists Cognito actions).
+      ...(ROUTES.some((route) => (route.access?.userPool ?? []).length > 0) ? ['userPool' as const] : []),
     ]);
     // The search clients sign their requests: without the region Lambda provides, they would not start.
     const indexer = (ours.get(SEARCH_INDEXER_ENTRY)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;

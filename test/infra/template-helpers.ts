@@ -321,6 +321,9 @@ export const DEPLOYED_QUEUE_URL =
 /** What the device token key's ARN resolves to once deployed. */
 export const DEPLOYED_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
+/** What a reference to the user pool's id resolves to once deployed (`<region>_<id>`). */
+export const DEPLOYED_USER_POOL_ID = 'eu-west-1_AbC123xyz';
+
 /** What Secrets Manager generates for the cursor secret (64 letters and digits, its GenerateSecretString). */
 export const GENERATED_CURSOR_SECRET = `${'Ab3'.repeat(21)}x`;
 

@@ -36,10 +36,10 @@ import {
   ListUsersCommand,
   type UserType,
 } from '@aws-sdk/client-cognito-identity-provider';
+import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from '../../contract/cognito-attributes.js';
 import { isRole, type Role, roleOf } from '../../core/access/roles.js';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../core/shared/errors.js';
 import type { NewUser, User, UserChanges, UserDirectory, UserStatus } from '../../core/users/ports.js';
-import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from './cognito-attributes.js';
 
 /** Most users one ListUsers call answers (Cognito's limit of its `Limit`). */
 export const LIST_USERS_PAGE = 60;

@@ -1,11 +1,13 @@
 /**
- * DynamoDB stream images read as the domain's values: what the stream consumers (deployment changes, search indexer)
- * get from a record's `OldImage`, `NewImage` or `Keys`.
+ * DynamoDB stream images read as the domain's values: what the stream consumers (deployment changes, search indexer,
+ * administrative changes) get from a record's `OldImage`, `NewImage` or `Keys`.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AuditEntry } from '../../core/audit/ports.js';
 import type { DeploymentSlot } from '../../core/deployments/model.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
+import { AUDIT_ENTRY_PARTITION, auditEntryOf } from './dynamodb-audit-log.js';
 import { deploymentSlotFromItem } from './dynamodb-deployment-repository.js';
 import { documentKeyFromItem, searchDocumentFromItem } from './search-documents.js';
 
@@ -25,4 +27,14 @@ export function searchDocumentFromImage(image: StreamImage): SearchDocument | un
 /** The search document key an image's item would have, or undefined when its kind is not searchable. */
 export function documentKeyFromImage(image: StreamImage): DocumentKey | undefined {
   return documentKeyFromItem(unmarshall(image ?? {}));
+}
+
+/**
+ * The audit entry an image of the audit table holds, or undefined when it holds none: no image, or another item (a
+ * company's copy of an entry, the stream's anchor).
+ */
+export function auditEntryFromImage(image: StreamImage): AuditEntry | undefined {
+  if (image === undefined) return undefined;
+  const item = unmarshall(image);
+  return item.pk === AUDIT_ENTRY_PARTITION ? auditEntryOf(item) : undefined;
 }

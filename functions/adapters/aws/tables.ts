@@ -59,7 +59,7 @@
  */
 
 /** A consumer of table streams (the local runtime runs one poller per consumer). */
-export type StreamConsumer = 'search' | 'deployment-changes' | 'continuous-rollouts';
+export type StreamConsumer = 'search' | 'deployment-changes' | 'continuous-rollouts' | 'administrative-changes';
 
 /** Key schema of one table: partition key and optional sort key (all string attributes). */
 export interface TableKeySchema {
@@ -68,11 +68,16 @@ export interface TableKeySchema {
   /** Global secondary indexes (string keys, all attributes projected). */
   globalSecondaryIndexes?: { indexName: string; partitionKey: string; sortKey: string }[];
   /**
-   * Who consumes the table's NEW_AND_OLD_IMAGES stream: the search indexer, the deployment changes consumer (history
-   * entries and events), the continuous rollouts consumer; at most two, DynamoDB Streams' readers per shard. Absent: no
-   * stream.
+   * Who consumes the table's stream: the search indexer, the deployment changes consumer (history entries and events),
+   * the continuous rollouts consumer, the administrative changes consumer (events of audit entries); at most two,
+   * DynamoDB Streams' readers per shard. Absent: no stream.
    */
   stream?: StreamConsumer | readonly [StreamConsumer, StreamConsumer];
+  /**
+   * What the stream's records carry: both images (what changed), or only the new one (a table of items written once,
+   * whose consumer reads what was written). @default 'NEW_AND_OLD_IMAGES'
+   */
+  streamView?: 'NEW_IMAGE' | 'NEW_AND_OLD_IMAGES';
   /** Attribute holding an epoch-seconds expiry that DynamoDB's TTL deletes. */
   timeToLiveAttribute?: string;
 }
@@ -145,6 +150,9 @@ export const TABLES = {
     sortKey: 'sk',
     // One actor's entries: `actorKey` (entry items only, so no copy is listed twice) / `{ulid}`.
     globalSecondaryIndexes: [{ indexName: 'actor', partitionKey: 'actorKey', sortKey: 'sk' }],
+    // Items are written once: the consumer needs only what was written.
+    stream: 'administrative-changes',
+    streamView: 'NEW_IMAGE',
   },
 } as const satisfies Record<string, TableKeySchema>;
 

@@ -1,18 +1,28 @@
 import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { AdministrativeChangeEvent, AdministrativeChangePublisher } from '../../core/audit/changes.js';
 import { deploymentEventId } from '../../core/deployments/changes.js';
 import type { DeploymentEvent } from '../../core/deployments/model.js';
 import type { EventPublisher } from '../../core/deployments/ports.js';
 
+/** Every event the local bus carries. */
+type BusEvent = DeploymentEvent | AdministrativeChangeEvent;
+
+/** What identifies an event: an AdministrativeChange's entry id, a deployment event's deploymentEventId. */
+function eventIdOf(event: BusEvent): string {
+  return event.type === 'AdministrativeChange' ? event.id : deploymentEventId(event);
+}
+
 /**
- * The local event bus: emits each event in process (`on('DeploymentChanged', …)`, `on('DeploymentStatusChanged', …)`)
- * and appends it as one JSON line to `file`, so that tools and tests outside the process can follow events
- * (`tail -f .data/events/events.jsonl`). Events are keyed by deploymentEventId (a DEPLOY's or UNDEPLOY's
- * `deploymentId`, a status report's `statusId`): one already in the file (a stream batch retried after a crash or a
- * failure) is not appended again, so the file holds each change exactly once.
+ * The local event bus: emits each event in process (`on('DeploymentChanged', …)`, `on('DeploymentStatusChanged', …)`,
+ * `on('AdministrativeChange', …)`) and appends it as one JSON line to `file`, so that tools and tests outside the
+ * process can follow events (`tail -f .data/events/events.jsonl`). Events are keyed by their id (a DEPLOY's or
+ * UNDEPLOY's `deploymentId`, a status report's `statusId`, an administrative change's entry `id`): one already in the
+ * file (a stream batch retried after a crash or a failure) is not appended again, so the file holds each change
+ * exactly once.
  */
-export class LocalEventBus extends EventEmitter implements EventPublisher {
+export class LocalEventBus extends EventEmitter implements EventPublisher, AdministrativeChangePublisher {
   private published: Promise<Set<string>> | undefined;
   /** Whether the file ends inside a line (a process killed mid-append): the next append starts a new line first. */
   private tornTail = false;
@@ -30,7 +40,7 @@ export class LocalEventBus extends EventEmitter implements EventPublisher {
         return new Set(
           text.split('\n').flatMap((line) => {
             try {
-              const id = deploymentEventId(JSON.parse(line) as DeploymentEvent) as unknown;
+              const id = eventIdOf(JSON.parse(line) as BusEvent) as unknown;
               return typeof id === 'string' ? [id] : [];
             } catch {
               return [];
@@ -47,17 +57,17 @@ export class LocalEventBus extends EventEmitter implements EventPublisher {
   }
 
   /** @inheritdoc */
-  publish(events: readonly DeploymentEvent[]): Promise<void> {
+  publish(events: readonly BusEvent[]): Promise<void> {
     // One append at a time, so two batches never interleave or both pass the repeat check.
     const done = this.queue.then(async () => {
       const published = await this.publishedIds();
-      const fresh = events.filter((event) => !published.has(deploymentEventId(event)));
+      const fresh = events.filter((event) => !published.has(eventIdOf(event)));
       if (fresh.length === 0) return;
       await mkdir(dirname(this.file), { recursive: true });
       await appendFile(this.file, (this.tornTail ? '\n' : '') + fresh.map((event) => `${JSON.stringify(event)}\n`).join(''));
       this.tornTail = false;
       for (const event of fresh) {
-        published.add(deploymentEventId(event));
+        published.add(eventIdOf(event));
         this.emit(event.type, event);
       }
     });

@@ -55,8 +55,9 @@ export const SIGNING_KEY_FILE = 'signing-key.json';
 export const USERS_FILE = 'users.json';
 
 /**
- * The local token issuer: verifies username/password against users.json and signs ES256 JWTs with a key pair
- * generated on first start (kept in the folder). Tokens carry `sub`, `companies`, `scope`, `iss`, `aud`, `iat`,
+ * The local token issuer: verifies username/password against users.json (with the new-password challenge and
+ * password changes), keeps refresh tokens there (as SHA-256), and signs ES256 JWTs with a key pair generated on
+ * first start (kept in the folder). User tokens carry `sub`, `username`, `companies`, `scope`, `iss`, `aud`, `iat`,
  * `nbf`, `exp`, `jti`. Stands in for Cognito locally. It also signs device tokens (DeviceTokenSigner) with the same
  * key, so the same JWKS verifies both.
  */

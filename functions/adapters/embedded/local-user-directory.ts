@@ -9,7 +9,10 @@ import type { NewUser, User, UserChanges, UserDirectory } from '../../core/users
 import { hashPassword } from './local-identity-provider.js';
 import type { LocalUser, LocalUserStore } from './local-user-store.js';
 
-/** Characters of a temporary password, by class: one of each is always in it (the password policy's classes). */
+/**
+ * Characters of a temporary password, by class: one of each is always in it (the classes of PASSWORD_POLICY,
+ * functions/core/access/password-policy.ts; the symbols are among its PASSWORD_SYMBOLS).
+ */
 const PASSWORD_CLASSES = ['abcdefghijkmnopqrstuvwxyz', 'ABCDEFGHJKLMNPQRSTUVWXYZ', '23456789', '%+-.:=@_'] as const;
 
 /** Length of a temporary password: twice the policy's 8, about 95 bits of randomness. */

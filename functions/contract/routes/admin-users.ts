@@ -9,8 +9,8 @@ import { ROLE_NAMES } from '../../core/access/roles.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { MAX_COMPANIES_TEXT_LENGTH, MAX_USER_COMPANIES } from '../../core/users/admin.js';
+import { USER_DIRECTORY_ACTIONS } from '../cognito-attributes.js';
 import { NoQuery, pagingParameters, single } from '../parameters.js';
-import type { CognitoAdminAction } from '../route.js';
 import { defineRoute } from '../route.js';
 import { COMPANY_ID_RULE } from '../schemas/companies.js';
 import { ConflictProblem } from '../schemas/problems.js';
@@ -30,21 +30,8 @@ import {
 export const ADMIN_USERS_PATH = '/admin/users';
 const ADMIN_USER_PATH = `${ADMIN_USERS_PATH}/{username}`;
 
-/** The Cognito administration actions the users function calls on the service's pool (and no other). */
-export const USER_POOL_ACTIONS: readonly CognitoAdminAction[] = [
-  'AdminCreateUser',
-  'AdminGetUser',
-  'ListUsers',
-  'AdminUpdateUserAttributes',
-  'AdminDisableUser',
-  'AdminEnableUser',
-  'AdminDeleteUser',
-  'AdminResetUserPassword',
-  'AdminUserGlobalSignOut',
-];
-
 /**
- * What the one function of the six routes may touch: the user pool's administration actions, the companies table
+ * What the one function of the six routes may touch: the user pool's administration actions the directory calls, the companies table
  * (reads: the companies a user is given must exist), the audit table (each change's entry) and the cursor key.
  * Routes sharing an entry share one function and must declare the same access.
  */
@@ -52,7 +39,7 @@ const ADMIN_USERS_ACCESS = {
   storage: true,
   pagesListings: true,
   tables: { companies: 'R', audit: 'W' },
-  userPool: USER_POOL_ACTIONS,
+  userPool: USER_DIRECTORY_ACTIONS,
 } as const;
 
 /** The handler module of the six routes. */
@@ -121,7 +108,7 @@ export const adminUsersList = defineRoute({
   method: 'GET',
   path: ADMIN_USERS_PATH,
   summary: 'List the users',
-  description: `The users in username order, only those holding \`company\` when given. A platform admin lists everyone; a company admin must name one of their companies in \`company\` (400 without, 403 for another's) and sees the users within their bounds only (${BOUNDS}), so a page may hold fewer than \`limit\` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs \`users:read\`.`,
+  description: `The users, only those holding \`company\` when given: locally in username order; on AWS each page sorted by username, the pages in the user pool's own order (Cognito's ListUsers), every user once across them. A platform admin lists everyone; a company admin must name one of their companies in \`company\` (400 without, 403 for another's) and sees the users within their bounds only (${BOUNDS}), so a page may hold fewer than \`limit\` users and still have a next one. On AWS the listing reads Cognito's users 60 at a time and filters them by company. A cursor issued for another listing gives 400. Needs \`users:read\`.`,
   tags: ['Administration'],
   scope: 'users:read',
   request: { query: UsersListQuery },

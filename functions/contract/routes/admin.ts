@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { MAX_QUOTA_BYTES } from '../../core/companies/admin.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
+import { USER_COUNT_ACTIONS } from '../cognito-attributes.js';
 import { ListQuery, NoQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {
@@ -35,7 +36,7 @@ const ADMIN_COMPANIES_ACCESS = {
   pagesListings: true,
   // Audit: each company change writes its entry in the same transaction.
   tables: { companies: 'RW', devices: 'R', audit: 'W' },
-  userPool: ['ListUsers'],
+  userPool: USER_COUNT_ACTIONS,
 } as const;
 
 /** The handler module of the four routes. */

@@ -8,6 +8,10 @@ import { ACCEPTED_ALGORITHMS } from '../protocol.js';
 
 export const SignInRequest = z
   .object({
+    grant_type: z
+      .literal('password')
+      .describe('May be left out; `password` when given (what tells a sign-in from a refresh, whose `grant_type` is `refresh_token`).')
+      .optional(),
     username: z.string().min(1).max(256),
     password: z.string().min(1).max(1024).meta({ format: 'password' }),
     new_password: z
@@ -39,9 +43,12 @@ export const RefreshTokenRequest = z
     examples: [{ grant_type: 'refresh_token', refresh_token: '<refresh token>' }],
   });
 
-/** The JSON body of the token endpoint: a user's sign-in, or a refresh. */
+/**
+ * The JSON body of the token endpoint: a user's sign-in, or a refresh, told apart by `grant_type` (absent or
+ * `password`: a sign-in), so that a bad body's violations name the members of the one it is (`/password`).
+ */
 export const TokenRequest = z
-  .union([SignInRequest, RefreshTokenRequest])
+  .discriminatedUnion('grant_type', [SignInRequest, RefreshTokenRequest])
   .meta({ id: 'TokenRequest', description: "A user's sign-in (username and password), or a refresh (RFC 6749 §6)." });
 
 export const ClientCredentialsRequest = z

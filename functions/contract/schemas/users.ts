@@ -90,7 +90,11 @@ export const PasswordReset = z
 /** A page of the users listing. */
 export const UserPage = z
   .object({
-    items: z.array(User).describe('In username order; a page may hold fewer than `limit` users and still have a next one.'),
+    items: z
+      .array(User)
+      .describe(
+        'Sorted by username (locally the whole listing is; on AWS each page); a page may hold fewer than `limit` users and still have a next one.',
+      ),
     nextCursor: z.string().nullable().describe('Pass as `cursor` to get the next page; null on the last page.'),
   })
   .strict()

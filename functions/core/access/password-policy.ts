@@ -1,6 +1,6 @@
 /**
- * The password policy of users (docs/contract.md, "Tokens"): Amazon Cognito's default policy, which the CDK user pool
- * sets explicitly from these constants (lib/identity.ts) and the local issuer checks with missingFromPassword, so a
+ * The password policy of users (docs/contract.md, "Tokens"): Amazon Cognito's default rules with 12 characters at
+ * least (the pool's length since its first release), which the CDK user pool sets explicitly from these constants (lib/identity.ts) and the local issuer checks with missingFromPassword, so a
  * password refused on one is refused on the other. Source of the rules and of the symbol set: the Cognito user pool
  * password policy (Amazon Cognito Developer Guide, "Adding user pool password requirements").
  */
@@ -8,8 +8,8 @@ import { BadRequestError } from '../shared/errors.js';
 
 /** The policy's settings, named as the CDK UserPool's `passwordPolicy` names them (minLength, requireDigits, ...). */
 export const PASSWORD_POLICY = {
-  /** Fewest characters (Cognito's default; its MinimumLength may be 6 to 99). */
-  minLength: 8,
+  /** Fewest characters (Cognito's MinimumLength may be 6 to 99; its default is 8): the pool's policy since its first release. */
+  minLength: 12,
   /** Most characters: Cognito's limit on a password parameter (its API refuses longer ones). */
   maxLength: 256,
   requireLowercase: true,

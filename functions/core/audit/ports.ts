@@ -4,8 +4,18 @@
  */
 import type { Page } from '../shared/paging.js';
 
+/** What an entry may record, as the contract lists them. */
+export const AUDIT_ACTIONS = [
+  'company.created',
+  'company.updated',
+  'user.invited',
+  'user.updated',
+  'user.deleted',
+  'user.password-reset',
+] as const;
+
 /** What an entry records. */
-export type AuditAction = 'company.created' | 'company.updated' | 'user.invited' | 'user.updated' | 'user.deleted' | 'user.password-reset';
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** One administrative change. */
 export interface AuditEntry {

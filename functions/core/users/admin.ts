@@ -211,7 +211,10 @@ export async function listUsers(ports: UserAdminPorts, principal: Principal, que
   if (query.cursor !== undefined) {
     const key = ports.cursors.decode(listingOf(company), query.cursor);
     if (typeof key.after !== 'string')
-      throw new BadRequestError("'cursor' is not a cursor this listing issued.", [{ path: 'cursor', message: 'unknown position' }]);
+      throw new BadRequestError(
+        "'cursor' is not a cursor this listing issued. Pass the 'nextCursor' of the previous page unchanged, with the same company, or start over without cursor.",
+        [{ path: 'cursor', message: 'unknown position' }],
+      );
     after = key.after;
   }
   const page = await ports.users.list(company === undefined ? {} : { company }, query.limit, after);

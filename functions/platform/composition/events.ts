@@ -2,18 +2,19 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { EventBridgeEventPublisher } from '../../adapters/aws/eventbridge-event-publisher.js';
 import { LocalEventBus } from '../../adapters/embedded/local-event-bus.js';
+import type { AdministrativeChangePublisher } from '../../core/audit/changes.js';
 import type { EventPublisher } from '../../core/deployments/ports.js';
 import { eventsConfig } from '../config.js';
 import { traced } from '../observability.js';
 
-let publisher: EventPublisher | undefined;
+let publisher: (EventPublisher & AdministrativeChangePublisher) | undefined;
 
 /**
- * The event bus for DeploymentChanged events: EventBridge when `EVENT_BUS_NAME` is set (AWS), the local bus
+ * The event bus for deployment and administrative change events: EventBridge when `EVENT_BUS_NAME` is set (AWS), the local bus
  * appending to `LOCAL_EVENTS_FILE` otherwise (local runtime).
  * @throws EnvironmentError naming EVENT_BUS_NAME when neither variable is set.
  */
-export function eventPublisher(): EventPublisher {
+export function eventPublisher(): EventPublisher & AdministrativeChangePublisher {
   if (publisher === undefined) {
     const config = eventsConfig();
     publisher =

@@ -3,6 +3,7 @@
  * formats belong to the DynamoDB adapters, so the handlers get their readers from the composition root.
  */
 export {
+  auditEntryFromImage,
   deploymentSlotFromImage,
   documentKeyFromImage,
   type StreamImage,

@@ -122,7 +122,7 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
       status: 401,
       challenge: 'new_password_required',
     });
-    expect(response.json.detail).toMatch(/new_password.*at least 8 and at most 256 characters/);
+    expect(response.json.detail).toMatch(/new_password.*at least 12 and at most 256 characters/);
     expect(cognito.commandCalls(RespondToAuthChallengeCommand)).toHaveLength(0);
   });
 
@@ -165,7 +165,7 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
     const response = await post({ username: 'alice', password: 'Temporary-pass-1', new_password: 'short' });
     expect(response.statusCode).toBe(400);
     expect(response.json.detail).toMatch(
-      /password policy: at least 8 and at most 256 characters.*lacks at least 8 characters, an uppercase letter, a digit, a symbol/,
+      /password policy: at least 12 and at most 256 characters.*lacks at least 12 characters, an uppercase letter, a digit, a symbol/,
     );
     expect(cognito.calls()).toHaveLength(0);
   });
@@ -189,7 +189,7 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
     const response = await post({ username: 'alice', password: 'Temporary-pass-1', new_password: 'Fresh-start-2' });
     expect(response.statusCode).toBe(400);
     expect(response.json).toMatchObject({ title: 'Bad Request', errors: [{ path: '/new_password' }] });
-    expect(response.json.detail).toMatch(/does not meet the password policy: at least 8/);
+    expect(response.json.detail).toMatch(/does not meet the password policy: at least 12/);
   });
 
   it('answers 503 with Retry-After when Cognito throttles the password change', async () => {

@@ -116,7 +116,7 @@ describe('the local sign-in', () => {
         challenge: 'new_password_required',
       },
     });
-    expect(JSON.stringify(challenged)).toMatch(/new_password.*at least 8 and at most 256 characters/);
+    expect(JSON.stringify(challenged)).toMatch(/new_password.*at least 12 and at most 256 characters/);
     expect(await stored('bob')).toMatchObject({ mustChangePassword: true });
     expect((await stored('bob'))?.refreshTokens).toBeUndefined();
     // A wrong password gets no challenge: it says nothing about the account.
@@ -135,7 +135,7 @@ describe('the local sign-in', () => {
     const before = await stored('bob');
     const refused = await signIn('bob', 'Temporary-pass-1', 'fresh');
     expect(refused).toMatchObject({ problem: { status: 400, errors: [{ path: '/new_password' }] } });
-    expect(JSON.stringify(refused)).toMatch(/does not meet the password policy: at least 8/);
+    expect(JSON.stringify(refused)).toMatch(/does not meet the password policy: at least 12/);
     expect(await stored('bob')).toEqual(before);
   });
 

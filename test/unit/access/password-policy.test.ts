@@ -6,7 +6,7 @@ import { BadRequestError } from '../../../functions/core/shared/errors.js';
 describe('the password policy', () => {
   it("is Cognito's default: 8 to 256 characters, lowercase, uppercase, digit and symbol", () => {
     expect(PASSWORD_POLICY).toEqual({
-      minLength: 8,
+      minLength: 12,
       maxLength: 256,
       requireLowercase: true,
       requireUppercase: true,
@@ -17,16 +17,16 @@ describe('the password policy', () => {
 
   it.each([
     ['Correct-horse-9', []],
-    ['Aa1!aaaa', []],
-    ['Aa1 aaaa', []],
-    ['Aa1!aaa', ['at least 8 characters']],
+    ['Aa1!aaaaaaaa', []],
+    ['Aa1 aaaaaaaa', []],
+    ['Aa1!aaaaaaa', ['at least 12 characters']],
     ['correct-horse-9', ['an uppercase letter']],
     ['CORRECT-HORSE-9', ['a lowercase letter']],
     ['Correct-horse-x', ['a digit']],
     ['Correcthorse99', ['a symbol']],
     [' Correcthorse9 ', ['a symbol']],
     ['Correcthorse9€', ['a symbol']],
-    ['', ['at least 8 characters', 'a lowercase letter', 'an uppercase letter', 'a digit', 'a symbol']],
+    ['', ['at least 12 characters', 'a lowercase letter', 'an uppercase letter', 'a digit', 'a symbol']],
     [`Aa1!${'a'.repeat(253)}`, ['at most 256 characters']],
   ])('finds what %j lacks: %j', (password, missing) => {
     expect(missingFromPassword(password)).toEqual(missing);
@@ -41,10 +41,10 @@ describe('the password policy', () => {
     }
     expect(thrown).toBeInstanceOf(BadRequestError);
     expect((thrown as BadRequestError).message).toMatch(
-      /^The new password does not meet the password policy: at least 8 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol/,
+      /^The new password does not meet the password policy: at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol/,
     );
     expect((thrown as BadRequestError).violations).toEqual([
-      { path: '/new_password', message: 'lacks at least 8 characters, an uppercase letter, a digit, a symbol' },
+      { path: '/new_password', message: 'lacks at least 12 characters, an uppercase letter, a digit, a symbol' },
     ]);
     expect(() => checkNewPassword('Correct-horse-9')).not.toThrow();
   });

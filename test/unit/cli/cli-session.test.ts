@@ -153,7 +153,7 @@ describe('dss login and dss password', () => {
             type: 'https://device-scenario-service.dev/problems/new-password-required',
             title: 'New Password Required',
             status: 401,
-            detail: 'Set a new password: … at least 8 …',
+            detail: 'Set a new password: … at least 12 …',
             challenge: 'new_password_required',
           },
           'application/problem+json',
@@ -170,7 +170,7 @@ describe('dss login and dss password', () => {
       },
     );
     expect(tokens).toMatchObject({ access_token: 'a.b.c', refresh_token: 'refresh-9' });
-    expect(asked).toEqual(['Set a new password: … at least 8 …']);
+    expect(asked).toEqual(['Set a new password: … at least 12 …']);
     expect(bodies).toEqual([
       { username: 'dave', password: 'Temporary-1!' },
       { username: 'dave', password: 'Temporary-1!', new_password: 'Chosen-pass-2' },

@@ -4,6 +4,7 @@
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { USER_DIRECTORY_ACTIONS } from '../../../functions/contract/cognito-attributes.js';
 import { openApiDocument } from '../../../functions/contract/openapi.js';
 import type { RouteDefinition } from '../../../functions/contract/route.js';
 import {
@@ -66,17 +67,7 @@ describe('users administration routes', () => {
         storage: true,
         pagesListings: true,
         tables: { companies: 'R', audit: 'W' },
-        userPool: [
-          'AdminCreateUser',
-          'AdminGetUser',
-          'ListUsers',
-          'AdminUpdateUserAttributes',
-          'AdminDisableUser',
-          'AdminEnableUser',
-          'AdminDeleteUser',
-          'AdminResetUserPassword',
-          'AdminUserGlobalSignOut',
-        ],
+        userPool: USER_DIRECTORY_ACTIONS,
       });
     }
   });

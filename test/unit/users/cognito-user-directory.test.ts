@@ -20,13 +20,14 @@ import {
   type UserType,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   CognitoUserDirectory,
   LIST_USERS_PAGE,
   statusOf,
   unknowablePassword,
 } from '../../../functions/adapters/aws/cognito-user-directory.js';
+import { USER_COUNT_ACTIONS, USER_DIRECTORY_ACTIONS } from '../../../functions/contract/cognito-attributes.js';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 
 const POOL = 'eu-west-1_TestPool';
@@ -52,8 +53,23 @@ function cognitoUser(username: string, attributes: Record<string, string>, extra
 /** The commands sent, by name, in order. */
 const sent = () => cognito.calls().map((call) => (call.args[0] as { constructor: { name: string } }).constructor.name);
 
-afterEach(() => {
+/** Every Cognito action any test below made the directory call (`AdminGetUserCommand` → `AdminGetUser`). */
+const called = new Set<string>();
+/** The actions counting a company's users called. */
+const calledToCount = new Set<string>();
+
+/** Forgets the calls and behaviours of the mocked client, noting the calls in `called` first. */
+function resetCognito(): void {
+  for (const name of sent()) called.add(name.replace(/Command$/, ''));
   cognito.reset();
+}
+
+afterEach(resetCognito);
+
+afterAll(() => {
+  // The IAM grants are read from these lists: a call missing from them would be refused on AWS.
+  expect([...called].sort()).toEqual([...USER_DIRECTORY_ACTIONS].sort());
+  expect([...calledToCount]).toEqual([...USER_COUNT_ACTIONS]);
 });
 
 describe('inviting a user', () => {
@@ -229,6 +245,7 @@ describe('listing users', () => {
       .on(ListUsersCommand, { PaginationToken: 'next' })
       .resolves({ Users: [cognitoUser('acme-root', { 'custom:role': 'platform-admin', 'custom:companies': 'acme' })] });
     expect(await directory.countInCompany('acme')).toBe(2);
+    for (const name of sent()) calledToCount.add(name.replace(/Command$/, ''));
     expect(await directory.countEnabledPlatformAdmins()).toBe(2);
     for (const call of cognito.commandCalls(ListUsersCommand)) expect(call.args[0].input.Limit).toBe(LIST_USERS_PAGE);
   });
@@ -296,7 +313,7 @@ describe('changing users', () => {
     expect(await directory.delete('ana')).toBe(true);
     expect(sent()).toEqual(['AdminUserGlobalSignOutCommand', 'AdminDeleteUserCommand']);
     expect(cognito.commandCalls(AdminDeleteUserCommand)[0]?.args[0].input).toEqual({ UserPoolId: POOL, Username: 'ana' });
-    cognito.reset();
+    resetCognito();
     cognito.on(AdminUserGlobalSignOutCommand).rejects(new UserNotFoundException({ message: 'User does not exist.', $metadata: {} }));
     expect(await directory.delete('nobody')).toBe(false);
     expect(cognito.commandCalls(AdminDeleteUserCommand)).toHaveLength(0);

@@ -1,0 +1,89 @@
+/**
+ * Reading the audit log (functions/core/audit/admin.ts and `GET /admin/audit`'s definition): who may list what, and
+ * what the route's query accepts.
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { adminAuditList } from '../../../functions/contract/routes/admin-audit.js';
+import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
+import { ROLES } from '../../../functions/core/access/roles.js';
+import { listAudit } from '../../../functions/core/audit/admin.js';
+import type { AuditFilter, AuditLog } from '../../../functions/core/audit/ports.js';
+import { BadRequestError, ForbiddenError } from '../../../functions/core/shared/errors.js';
+import type { Principal } from '../../../functions/core/shared/principal.js';
+import { routeInput } from '../../../functions/platform/http.js';
+
+const root: Principal = { subject: 'root', companies: [], scopes: new Set(ROLES['platform-admin']) };
+const admin: Principal = { subject: 'carol', companies: ['initech', 'globex'], scopes: new Set(ROLES['company-admin']) };
+const operator: Principal = { subject: 'alice', companies: ['initech'], scopes: new Set(ROLES.operator) };
+
+/** An audit log that answers every listing with an empty page and remembers the filters it was asked. */
+function recordingLog(): AuditLog & { asked: AuditFilter[] } {
+  const asked: AuditFilter[] = [];
+  return {
+    asked,
+    async record() {},
+    async list(filter) {
+      asked.push(filter);
+      return { items: [], nextCursor: null };
+    },
+  };
+}
+
+function query(rawQueryString: string): unknown {
+  try {
+    return routeInput(adminAuditList, { rawQueryString, pathParameters: {}, headers: {} } as unknown as APIGatewayProxyEventV2).query;
+  } catch (error) {
+    if (!(error instanceof BadRequestError)) throw error;
+    return error.violations.map((violation) => violation.path);
+  }
+}
+
+describe('listing the audit log', () => {
+  it('lets a platform administrator list every entry, or filter by company and actor', async () => {
+    const audit = recordingLog();
+    await listAudit({ audit }, root, {}, { limit: 10 });
+    await listAudit({ audit }, root, { company: 'umbrella', actor: 'carol' }, { limit: 10 });
+    expect(audit.asked).toEqual([{}, { company: 'umbrella', actor: 'carol' }]);
+  });
+
+  it('lets a company administrator list only a named company of theirs (403 otherwise), with or without an actor', async () => {
+    const audit = recordingLog();
+    await listAudit({ audit }, admin, { company: 'globex' }, { limit: 10 });
+    await listAudit({ audit }, admin, { company: 'initech', actor: 'root' }, { limit: 10 });
+    await expect(listAudit({ audit }, admin, {}, { limit: 10 })).rejects.toThrow(
+      /Name one of your companies with 'company' \(initech, globex\)/,
+    );
+    await expect(listAudit({ audit }, admin, { actor: 'root' }, { limit: 10 })).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(listAudit({ audit }, admin, { company: 'umbrella' }, { limit: 10 })).rejects.toThrow(/company 'umbrella'/);
+    expect(audit.asked).toEqual([{ company: 'globex' }, { company: 'initech', actor: 'root' }]);
+  });
+
+  it('refuses a caller without users:read, even naming their own company', async () => {
+    const audit = recordingLog();
+    await expect(listAudit({ audit }, operator, { company: 'initech' }, { limit: 10 })).rejects.toThrow(/users:read/);
+    expect(audit.asked).toEqual([]);
+  });
+});
+
+describe('GET /admin/audit', () => {
+  it('is a users:read route of the main address, reading the audit table only', () => {
+    expect(ROUTES).toContain(adminAuditList);
+    expect(matchRoute(ROUTES, 'main', 'GET', '/admin/audit')).toMatchObject({ route: { id: 'AdminAuditList' } });
+    expect([adminAuditList.scope, 'companyParameter' in adminAuditList]).toEqual(['users:read', false]);
+    expect(adminAuditList.access).toEqual({ storage: false, pagesListings: true, tables: { audit: 'R' } });
+  });
+
+  it('takes company, actor, limit and cursor, and refuses a malformed company or an unknown parameter', () => {
+    expect(query('company=initech&actor=carol%40example.com&limit=5')).toEqual({
+      company: 'initech',
+      actor: 'carol@example.com',
+      limit: 5,
+    });
+    expect(query('')).toEqual({ limit: 100 });
+    expect(query('company=in%20itech')).toEqual(['company']);
+    expect(query('actor=')).toEqual(['actor']);
+    expect(query('user=carol')).toEqual(['user']);
+    expect(query('limit=0')).toEqual(['limit']);
+  });
+});
