@@ -4,6 +4,7 @@
  */
 
 import { useEffect, useRef } from 'preact/hooks';
+import { AdminAuditPage } from './pages/admin-audit.js';
 import { AdminCompaniesPage, AdminCompanyPage } from './pages/admin-companies.js';
 import { AdminUserPage, AdminUsersPage } from './pages/admin-users.js';
 import { DashboardPage } from './pages/dashboard.js';
@@ -26,6 +27,7 @@ const PAGES: readonly { path: string; label: string; scope?: string }[] = [
   { path: '/history', label: 'History' },
   { path: '/admin/companies', label: 'Companies', scope: 'companies:read' },
   { path: '/admin/users', label: 'Users', scope: 'users:read' },
+  { path: '/admin/audit', label: 'Audit', scope: 'users:read' },
 ];
 
 /**
@@ -75,6 +77,7 @@ function CurrentPage() {
   const user = /^\/admin\/users\/([^/]+)$/.exec(path);
   if (user !== null) return <AdminUserPage username={decodeSegment(user[1] ?? '')} />;
   if (path === '/admin/users') return <AdminUsersPage />;
+  if (path === '/admin/audit') return <AdminAuditPage />;
   if (path === '/rollouts') return <RolloutsPage />;
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;

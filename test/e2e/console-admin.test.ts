@@ -3,11 +3,13 @@
  * administrator (root) creates a company through the companies page, finds it listed as the API lists it, opens it
  * (its figures as the API's detail gives them) and changes its name and quota; root invites a user (the temporary
  * password shown once is the one that signs in), changes, resets and deletes them; a company administrator is
- * offered only their companies and the roles they may grant; an operator (alice) is offered no administration.
+ * offered only their companies and the roles they may grant; the audit page shows the changes as the API lists them;
+ * an operator (alice) is offered no administration.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
+import { changeLines } from '../../console/src/admin/audit-text.js';
 import { ROLES, roleName } from '../../console/src/admin/roles.js';
 import { bytes, count, dateTime } from '../../console/src/format.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
@@ -23,6 +25,7 @@ const root = () => clientFor(local.service, local.tokens.root).main;
 
 type AdminCompany = components['schemas']['AdminCompany'];
 type User = components['schemas']['User'];
+type AuditEntry = components['schemas']['AuditEntry'];
 
 /** What the tests read of an element in the page (the root project has no DOM types). */
 interface Element {
@@ -394,6 +397,62 @@ describe.skipIf(!hasChromium)('the console users administration', () => {
     const nav = page.getByRole('navigation', { name: 'Pages' });
     await nav.getByRole('link', { name: 'Fleet' }).waitFor();
     expect(await nav.getByRole('link', { name: 'Users' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Audit' }).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
+
+/** The audit entries matching `query` as root reads them, following every page. */
+async function allEntries(query: { company?: string; actor?: string }): Promise<AuditEntry[]> {
+  const found: AuditEntry[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = expectOk(
+      await root().GET('/admin/audit', { params: { query: { ...query, ...(cursor === undefined ? {} : { cursor }) } } }),
+    );
+    found.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return found;
+}
+
+/** An entry's row as the audit table shows it. */
+const entryRowOf = (entry: AuditEntry) => [
+  dateTime(entry.at),
+  entry.actor,
+  (entry.action.charAt(0).toUpperCase() + entry.action.slice(1)).replace(/[.-]/g, ' '),
+  `${entry.target.kind === 'company' ? 'Company' : 'User'} ${entry.target.id}`,
+  changeLines(entry.before, entry.after).join(''),
+];
+
+describe.skipIf(!hasChromium)('the console audit page', () => {
+  it('shows the administrative changes as the API lists them, filtered by company and actor', async () => {
+    expectOk(await root().POST('/admin/companies', { body: { id: 'umbrella', name: 'Umbrella', quotaBytes: 1024 ** 2 } }));
+    expectOk(
+      await root().PATCH('/admin/companies/{companyId}', { params: { path: { companyId: 'umbrella' } }, body: { name: 'Umbrella Corp' } }),
+    );
+    expectOk(
+      await root().POST('/admin/users', { body: { username: 'ivan', email: 'ivan@example.com', role: 'viewer', companies: ['umbrella'] } }),
+    );
+    const { page, errors } = await signedIn(browser, local.service, 'root', '#/admin/audit?company=umbrella');
+    const nav = page.getByRole('navigation', { name: 'Pages' });
+    expect(await nav.getByRole('link', { name: 'Audit' }).getAttribute('aria-current')).toBe('page');
+    const caption = 'Administrative changes, newest first';
+    const expected = (await allEntries({ company: 'umbrella' })).map(entryRowOf);
+    expect(expected.map((row) => row[2])).toEqual(['User invited', 'Company updated', 'Company created']);
+    expect(expected[1]?.[4]).toBe('name: Umbrella → Umbrella Corp');
+    await expect.poll(() => tableRows(page, caption)).toEqual(expected);
+    await expectAccessible(page, 'audit page');
+    await screenshot(page, 'console-admin-audit.png');
+
+    // Filtered by actor through the form: the URL holds the API's parameters.
+    const filters = page.getByRole('form', { name: 'Which changes' });
+    await filters.getByLabel('Company').selectOption('');
+    await filters.getByLabel('Made by (username)').fill('root');
+    await filters.getByRole('button', { name: 'Show the changes' }).click();
+    await expect.poll(() => page.url()).toContain('#/admin/audit?actor=root');
+    await expect.poll(async () => tableRows(page, caption)).toEqual((await allEntries({ actor: 'root' })).map(entryRowOf));
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
