@@ -114,6 +114,9 @@ describe.skipIf(!hasChromium)('the console companies administration', () => {
     await form.getByLabel('Unit').selectOption('MB');
     await form.getByRole('button', { name: 'Create the company' }).click();
     await form.getByRole('status').filter({ hasText: 'Company initech created.' }).waitFor();
+    // The form is emptied for the next one, its unit back to GB.
+    expect(await form.getByLabel('Company id').inputValue()).toBe('');
+    expect(await form.getByLabel('Unit').inputValue()).toBe('GB');
     expect(await detailOf('initech')).toMatchObject({
       id: 'initech',
       name: 'Initech',

@@ -17,7 +17,9 @@ export function QuotaFields({ amount = '', unit = 'GB' }: { amount?: string; uni
         Unit
         <select name="quotaUnit">
           {QUOTA_UNITS.map((candidate) => (
-            <option key={candidate.unit} value={candidate.unit} selected={candidate.unit === unit}>
+            // defaultSelected (the `selected` attribute), not `selected`: a form reset then returns to it. Preact sets
+            // it as the DOM property; its JSX types do not name it, hence the spread.
+            <option key={candidate.unit} value={candidate.unit} {...{ defaultSelected: candidate.unit === unit }}>
               {candidate.unit}
             </option>
           ))}
