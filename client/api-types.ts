@@ -791,7 +791,7 @@ export interface paths {
         put?: never;
         /**
          * Reset a user's password
-         * @description Gives the user a new temporary password (status `FORCE_CHANGE_PASSWORD`) and ends their sessions: on AWS Cognito emails it; locally the answer's `temporaryPassword` holds it, shown this once. The user sets their own at the next sign-in. Takes no body. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Needs `users:write`.
+         * @description Gives the user a new temporary password (status `FORCE_CHANGE_PASSWORD`) and ends their sessions: on AWS Cognito emails it; locally the answer's `temporaryPassword` holds it, shown this once. The user sets their own at the next sign-in. A disabled user is 409: enable them first. Takes no body. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Needs `users:write`.
          */
         post: operations["AdminUserResetPassword"];
         delete?: never;
@@ -5019,6 +5019,15 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the user is disabled; enable them first. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
                 };
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

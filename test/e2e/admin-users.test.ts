@@ -218,6 +218,7 @@ describe('users administration', () => {
     const bob = { params: { path: { username: 'bob' } } };
     expect((await root().PATCH('/admin/users/{username}', { ...bob, body: { enabled: false } })).data).toMatchObject({ enabled: false });
     expect((await signIn('bob')).response.status).toBe(401);
+    expectProblem(await root().POST('/admin/users/{username}/reset-password', bob), 409, /enable them first/);
     expect((await root().PATCH('/admin/users/{username}', { ...bob, body: { enabled: true } })).data).toMatchObject({ enabled: true });
     expect((await signIn('bob')).response.status).toBe(200);
 

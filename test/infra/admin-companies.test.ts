@@ -1,7 +1,8 @@
 /**
  * The companies administration function on AWS (one function serves the four routes): its role holds exactly the
  * grants the routes' `access` declares (the companies table read and written, the devices table read for the device
- * count), nothing on another table, no bucket, no search, no queue, no key; and it gets the cursor key.
+ * count, audit entries written, the user pool's ListUsers for the user count), nothing on another table, no bucket, no
+ * search, no queue, no key; and it gets the cursor key.
  */
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { asArray, flattenJoin, functionsByEntry, quickStage, type Resource, role
 
 const READ = [...DYNAMODB_READ_ACTIONS].sort();
 const READ_WRITE = [...new Set([...DYNAMODB_READ_ACTIONS, ...DYNAMODB_WRITE_ACTIONS])].sort();
+const WRITE = [...DYNAMODB_WRITE_ACTIONS].sort();
 
 /** The construct id prefix of a table of the stateful stack (`companies` → `CompaniesTable`). */
 const tableId = (name: TableName) => `${name.charAt(0).toUpperCase()}${name.slice(1)}Table`;
@@ -72,7 +74,7 @@ describe('companies administration on AWS', () => {
     return { id, grants: grantsOf(stateless, fn) };
   };
 
-  it('serves the four routes from one function with the companies table read and written and the devices table read', () => {
+  it('serves the four routes from one function with the companies table read and written, the devices table read, audit entries written and the user pool listed', () => {
     const routes = [adminCompanyCreate, adminCompaniesList, adminCompanyGet, adminCompanyUpdate];
     expect(new Set(routes.map((route) => route.entry)).size).toBe(1);
     const { id, grants } = grantsOfEntry(adminCompanyCreate.entry);
@@ -81,6 +83,10 @@ describe('companies administration on AWS', () => {
       ...tableReads('companies'),
       [tableId('companies')]: READ_WRITE,
       ...tableReads('devices'),
+      // Each company change writes its audit entry in the same transaction.
+      [tableId('audit')]: WRITE,
+      // The user count of GET /admin/companies/{companyId} reads the pool (UserDirectory.countInCompany).
+      IdentityUserPool: ['cognito-idp:ListUsers'],
     });
   });
 

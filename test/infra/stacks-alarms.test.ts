@@ -5,7 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { preTokenGeneration } from '../../functions/contract/functions.js';
-import { CONTINUOUS_ROLLOUTS_ENTRY, DEPLOYMENT_CHANGES_ENTRY, SEARCH_INDEXER_ENTRY } from '../../functions/contract/routes.js';
+import {
+  ADMINISTRATIVE_CHANGES_ENTRY,
+  CONTINUOUS_ROLLOUTS_ENTRY,
+  DEPLOYMENT_CHANGES_ENTRY,
+  SEARCH_INDEXER_ENTRY,
+} from '../../functions/contract/routes.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { type Resource, resourcesOf, type ServiceTemplates, serviceTemplates } from './template-helpers.js';
 
@@ -55,7 +60,7 @@ describe('stacks, alarms (bundling skipped)', () => {
       expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
     const iteratorAges = byMetric('IteratorAge');
     expect(iteratorAges.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
-      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, CONTINUOUS_ROLLOUTS_ENTRY]
+      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, CONTINUOUS_ROLLOUTS_ENTRY, ADMINISTRATIVE_CHANGES_ENTRY]
         .map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }]))
         .sort(),
     );

@@ -5,6 +5,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  ADMINISTRATIVE_CHANGES_ENTRY,
   ARCHIVE_UPLOADED,
   CONTINUOUS_ROLLOUTS_ENTRY,
   DEPLOYMENT_CHANGES_ENTRY,
@@ -36,8 +37,9 @@ describe('stacks, events (bundling skipped)', () => {
   });
 
   it('feeds the indexer from the devices and scenarios streams, retrying from the failed record, failures to an encrypted queue', () => {
-    // The indexer's two, the deployment changes', the continuous rollouts' and the rollout worker's (test/infra/rollouts.test.ts).
-    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 5);
+    // The indexer's two, the deployment changes', the continuous rollouts', the administrative changes' and the rollout
+    // worker's (test/infra/rollouts.test.ts).
+    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 6);
     const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping').filter(
       ([, mapping]) => JSON.stringify(mapping.Properties?.FunctionName) === JSON.stringify({ Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] }),
     );
@@ -58,14 +60,14 @@ describe('stacks, events (bundling skipped)', () => {
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
     expect(sources).toMatch(/DevicesTable.*StreamArn/);
     expect(sources).toMatch(/ScenariosTable.*StreamArn/);
-    // Five dead-letter queues and the rollout queue (test/infra/rollouts.test.ts): all encrypted, all TLS only.
-    stateless.resourceCountIs('AWS::SQS::Queue', 6);
+    // Six dead-letter queues and the rollout queue (test/infra/rollouts.test.ts): all encrypted, all TLS only.
+    stateless.resourceCountIs('AWS::SQS::Queue', 7);
     for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) {
       expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true });
       if (!id.startsWith('RolloutWorkQueue')) expect(queue.Properties?.MessageRetentionPeriod, id).toBe(14 * 24 * 3600);
     }
     const queuePolicies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy');
-    expect(queuePolicies).toHaveLength(6);
+    expect(queuePolicies).toHaveLength(7);
     for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
   });
 
@@ -103,6 +105,33 @@ describe('stacks, events (bundling skipped)', () => {
       DestinationConfig: {
         OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ContinuousRolloutsDeadLetterQueue'), 'Arn'] } },
       },
+    });
+  });
+
+  it("emits the audit table's entries as events from its NEW_IMAGE stream, from its start, retrying until the records near expiry", () => {
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: ours.get(ADMINISTRATIVE_CHANGES_ENTRY)?.[0] },
+      EventSourceArn: { 'Fn::ImportValue': Match.stringLikeRegexp('AuditTable.*StreamArn') },
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: -1,
+      MaximumRecordAgeInSeconds: 23 * 3600,
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^AdministrativeChangesDeadLetterQueue'), 'Arn'] } },
+      },
+    });
+    const [id, fn] = ours.get(ADMINISTRATIVE_CHANGES_ENTRY) as [string, Resource];
+    const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    // It publishes; it reads no table (the event source reads the stream) and needs no table name.
+    expect(variables.EVENT_BUS_NAME, id).toBeDefined();
+    expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE'))).toEqual([]);
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'actor' })],
+      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
     });
   });
 

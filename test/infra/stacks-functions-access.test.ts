@@ -128,6 +128,8 @@ describe('stacks, functions access (bundling skipped)', () => {
       'functions/handlers/rollouts-list.ts',
       'functions/handlers/rollout-targets.ts',
       'functions/handlers/admin-companies.ts',
+      'functions/handlers/admin-users.ts',
+      'functions/handlers/admin-audit.ts',
     ];
     for (const entry of STATELESS_ENTRIES) {
       const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;

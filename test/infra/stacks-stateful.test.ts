@@ -2,6 +2,7 @@
  * The stateful stack: tables, buckets, the Cognito pool, the device token key, and no physical names. Built by
  * lib/stage.ts exactly as bin/app.ts builds them, with bundling skipped (template-helpers.ts).
  */
+
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
@@ -9,6 +10,7 @@ import { CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
 import { preTokenGeneration } from '../../functions/contract/functions.js';
 import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import { ARCHIVE_UPLOADED } from '../../functions/contract/routes.js';
+import { PASSWORD_POLICY } from '../../functions/core/access/password-policy.js';
 import { KEY_ADMINISTRATION_ACTIONS } from '../../lib/device-token-key.js';
 import {
   asArray,
@@ -51,7 +53,10 @@ describe('stacks, stateful (bundling skipped)', () => {
           ...('sortKey' in schema ? [{ AttributeName: schema.sortKey, KeyType: 'RANGE' }] : []),
         ],
       });
-      if ('stream' in schema) expect(table.Properties?.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      if ('stream' in schema)
+        expect(table.Properties?.StreamSpecification, name).toEqual({
+          StreamViewType: 'streamView' in schema ? schema.streamView : 'NEW_AND_OLD_IMAGES',
+        });
       else expect(table.Properties?.StreamSpecification).toBeUndefined();
       // TTL where TABLES names an attribute (idempotency records, failed client authentications), nowhere else.
       if ('timeToLiveAttribute' in schema)
@@ -137,7 +142,13 @@ describe('stacks, stateful (bundling skipped)', () => {
       UserPoolTier: 'ESSENTIALS',
       LambdaConfig: { PreTokenGenerationConfig: { LambdaArn: { 'Fn::GetAtt': [triggerId, 'Arn'] }, LambdaVersion: 'V2_0' } },
       Policies: {
-        PasswordPolicy: { MinimumLength: 8, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true },
+        PasswordPolicy: {
+          MinimumLength: PASSWORD_POLICY.minLength,
+          RequireLowercase: true,
+          RequireUppercase: true,
+          RequireNumbers: true,
+          RequireSymbols: true,
+        },
       },
       Schema: expect.arrayContaining([
         expect.objectContaining({ Name: 'companies', Mutable: true }),

@@ -13,6 +13,7 @@ import type { FunctionAccess, RouteDefinition, SearchAccess } from '../../functi
 import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import { authToken } from '../../functions/contract/routes/service.js';
 import {
+  ADMINISTRATIVE_CHANGES_ENTRY,
   ARCHIVE_UPLOADED,
   AWS_ROUTES,
   CONTINUOUS_ROLLOUTS_ENTRY,
@@ -301,6 +302,7 @@ export const STATELESS_ENTRIES = [
   SEARCH_INDEXER_ENTRY,
   DEPLOYMENT_CHANGES_ENTRY,
   CONTINUOUS_ROLLOUTS_ENTRY,
+  ADMINISTRATIVE_CHANGES_ENTRY,
   ARCHIVE_UPLOADED.entry,
   SEARCH_REINDEX_ENTRY,
   SEARCH_INDEX_SETUP_ENTRY,

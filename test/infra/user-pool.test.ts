@@ -3,12 +3,18 @@
  * attribute, which users cannot write; the password policy; token lifetimes, flows and revocation), the first
  * platform administrator invited from the AdminEmail parameter, and the grants of `access.userPool`: exactly the listed
  * `cognito-idp` actions, on this pool only, with COGNITO_USER_POOL_ID, and no Cognito administration for any other
- * function. A fixture route declares the actions, beside the service's own routes.
+ * function: for a fixture route beside the service's own, and for the service's users and companies administration
+ * functions.
  */
+
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { USER_COUNT_ACTIONS, USER_DIRECTORY_ACTIONS } from '../../functions/contract/cognito-attributes.js';
 import { ENV, readEnvironment } from '../../functions/contract/environment.js';
 import type { RouteDefinition } from '../../functions/contract/route.js';
+import { adminCompanyGet } from '../../functions/contract/routes/admin.js';
+import { adminUserCreate } from '../../functions/contract/routes/admin-users.js';
+import { PASSWORD_POLICY } from '../../functions/core/access/password-policy.js';
 import { ADMIN_EMAIL_PATTERN } from '../../lib/identity.js';
 import {
   accessByEntry,
@@ -73,10 +79,10 @@ describe('the user pool', () => {
     }
   });
 
-  it("sets Cognito's default password policy explicitly, temporary passwords valid 7 days", () => {
+  it('sets the password policy the token endpoint checks (PASSWORD_POLICY) explicitly, temporary passwords valid 7 days', () => {
     const [[, pool]] = resourcesOf(stateful, 'AWS::Cognito::UserPool') as [[string, Resource]];
     expect((pool.Properties?.Policies as { PasswordPolicy: unknown }).PasswordPolicy).toEqual({
-      MinimumLength: 8,
+      MinimumLength: PASSWORD_POLICY.minLength,
       RequireLowercase: true,
       RequireUppercase: true,
       RequireNumbers: true,
@@ -182,15 +188,26 @@ describe('the user pool', () => {
     }
   });
 
-  it("grants each of the service's own users administration functions exactly its declared actions", () => {
+  it('grants the users administration function every action of the user directory, the companies one ListUsers, on the pool only, and no other function any', () => {
     const { stateless: service } = quickStage();
     const serviceFunctions = functionsByEntry(service);
-    for (const [entry, access] of accessByEntry()) {
-      const actions = access.userPool ?? [];
-      const found = serviceFunctions.get(entry);
-      if (found === undefined) continue;
-      const granted = Object.values(cognitoGrantsOf(service, found[1])).flat().sort();
-      expect(granted, entry).toEqual([...new Set(actions)].map((action) => `cognito-idp:${action}`).sort());
+    const poolArn = new RegExp(`^\\{"Fn::ImportValue":"[^"]*ExportsOutputFnGetAtt${poolId}Arn[0-9A-F]{8}"\\}$`);
+    const expected: Record<string, readonly string[]> = {
+      [adminUserCreate.entry]: USER_DIRECTORY_ACTIONS,
+      [adminCompanyGet.entry]: USER_COUNT_ACTIONS,
+    };
+    for (const [entry, [id, fn]] of serviceFunctions) {
+      const grants = cognitoGrantsOf(service, fn);
+      const actions = expected[entry];
+      if (actions === undefined) {
+        expect(grants, `${entry} (${id})`).toEqual({});
+        continue;
+      }
+      expect(Object.keys(grants), entry).toHaveLength(1);
+      expect(Object.keys(grants)[0], entry).toMatch(poolArn);
+      expect(Object.values(grants)[0], entry).toEqual(actions.map((action) => `cognito-idp:${action}`).sort());
+      const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.stringify(variables[ENV.cognitoUserPoolId]), entry).toContain(`ExportsOutputRef${poolId}`);
     }
   });
 });

@@ -141,8 +141,9 @@ export function userOf(cognito: CognitoUserFields): User {
 }
 
 /**
- * A password nobody is told, that meets the pool's policy (at least 8 characters with a lowercase letter, an
- * uppercase letter, a digit and a symbol): what a reset sets before Cognito emails a new temporary one.
+ * A password nobody is told, that meets the pool's policy (PASSWORD_POLICY, functions/core/access/password-policy.ts:
+ * far longer than its minimum, with a lowercase letter, an uppercase letter, a digit and a symbol): what a reset sets
+ * before Cognito emails a new temporary one.
  */
 export function unknowablePassword(): string {
   const pick = (characters: string) => characters.charAt(randomInt(characters.length));

@@ -205,7 +205,7 @@ export const adminUserResetPassword = defineRoute({
   method: 'POST',
   path: `${ADMIN_USER_PATH}/reset-password`,
   summary: "Reset a user's password",
-  description: `Gives the user a new temporary password (status \`FORCE_CHANGE_PASSWORD\`) and ends their sessions: on AWS Cognito emails it; locally the answer's \`temporaryPassword\` holds it, shown this once. The user sets their own at the next sign-in. Takes no body. ${BOUNDS} Needs \`users:write\`.`,
+  description: `Gives the user a new temporary password (status \`FORCE_CHANGE_PASSWORD\`) and ends their sessions: on AWS Cognito emails it; locally the answer's \`temporaryPassword\` holds it, shown this once. The user sets their own at the next sign-in. A disabled user is 409: enable them first. Takes no body. ${BOUNDS} Needs \`users:write\`.`,
   tags: ['Administration'],
   scope: 'users:write',
   request: { params: AdminUserParams, query: NoQuery },
@@ -217,5 +217,6 @@ export const adminUserResetPassword = defineRoute({
     400: problem('BadRequest', `Bad Request: ${badUsername}, or a query parameter.`),
     403: forbidden('users:write'),
     404: notFound,
+    409: { description: 'Conflict: the user is disabled; enable them first. Nothing was changed.', schema: ConflictProblem },
   },
 });

@@ -6,13 +6,10 @@ import { ulid } from 'ulid';
 import type { Principal } from '../shared/principal.js';
 import type { AuditAction, AuditEntry } from './ports.js';
 
-/**
- * The actor of a change: the principal's username (the token's `username` claim), else its subject (`sub`). Read
- * through an optional member so that it holds before and after principals carry `username`.
- */
+/** The actor of a change: the principal's username (the token's `username` claim), else its subject (`sub`). */
 export function actorOf(principal: Principal): string {
-  const { username } = principal as Principal & { username?: string };
-  return typeof username === 'string' && username !== '' ? username : principal.subject;
+  const { username } = principal;
+  return username !== undefined && username !== '' ? username : principal.subject;
 }
 
 /** What an entry records, besides its id, time and actor. */

@@ -285,8 +285,10 @@ export async function deleteUser(ports: UserAdminPorts, principal: Principal, us
 
 /**
  * Gives a user a new temporary password (Cognito emails it; locally it is answered, to be shown once) and ends their
- * sessions; they set their own at their next sign-in.
- * @throws ForbiddenError without `users:write`; NotFoundError when there is none (or outside a company admin's bounds).
+ * sessions; they set their own at their next sign-in. A disabled user is not reset (Cognito refuses to set a disabled
+ * user's password; the local directory is held to the same rule): enable them first.
+ * @throws ForbiddenError without `users:write`; NotFoundError when there is none (or outside a company admin's
+ *   bounds); ConflictError when the user is disabled. Nothing changed in each case.
  */
 export async function resetUserPassword(
   ports: UserAdminPorts,
@@ -295,6 +297,11 @@ export async function resetUserPassword(
 ): Promise<{ temporaryPassword?: string }> {
   authorize(principal, 'users:write');
   const before = await visibleUser(ports, principal, username);
+  if (!before.enabled) {
+    throw new ConflictError(
+      `'${username}' is disabled: enable them first (enabled: true), then reset their password. Nothing was changed.`,
+    );
+  }
   const reset = await ports.users.resetPassword(username);
   if (reset === undefined) throw notFound(username);
   const after = (await ports.users.get(username)) ?? { ...before, status: 'FORCE_CHANGE_PASSWORD' };

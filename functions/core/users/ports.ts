@@ -75,7 +75,8 @@ export interface UserDirectory {
   delete(username: string): Promise<boolean>;
   /**
    * Gives the user a new temporary password (status FORCE_CHANGE_PASSWORD) and ends their sessions. Cognito emails
-   * it (AdminResetUserPassword); locally it is returned, to be shown once.
+   * it (a new invitation: AdminSetUserPassword, then AdminCreateUser with RESEND); locally it is returned, to be shown
+   * once.
    * @returns undefined when there is no such user.
    */
   resetPassword(username: string): Promise<{ temporaryPassword?: string } | undefined>;

@@ -28,6 +28,7 @@ import {
   unknowablePassword,
 } from '../../../functions/adapters/aws/cognito-user-directory.js';
 import { USER_COUNT_ACTIONS, USER_DIRECTORY_ACTIONS } from '../../../functions/contract/cognito-attributes.js';
+import { missingFromPassword } from '../../../functions/core/access/password-policy.js';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 
 const POOL = 'eu-west-1_TestPool';
@@ -333,15 +334,11 @@ describe('resetting a password', () => {
       DesiredDeliveryMediums: ['EMAIL'],
     });
     // The password set first is told to nobody: RESEND makes Cognito generate the temporary one it emails.
-    expect(set?.Password?.length).toBeGreaterThanOrEqual(8);
+    expect(missingFromPassword(set?.Password ?? '')).toEqual([]);
   });
 
-  it('sets passwords that meet the pool policy (8+ characters, lower, upper, digit, symbol)', () => {
-    for (let i = 0; i < 50; i += 1) {
-      const password = unknowablePassword();
-      expect(password.length).toBeGreaterThanOrEqual(8);
-      for (const pattern of [/[a-z]/, /[A-Z]/, /[0-9]/, /[\^$*.[\]{}()?!@#%&/,><:;|_~+=-]/]) expect(password).toMatch(pattern);
-    }
+  it('sets passwords that meet the password policy Cognito enforces (else AdminSetUserPassword would refuse them)', () => {
+    for (let i = 0; i < 50; i += 1) expect(missingFromPassword(unknowablePassword())).toEqual([]);
   });
 
   it('answers undefined for an unknown user, and 409 for a disabled one (Cognito refuses; enable first)', async () => {

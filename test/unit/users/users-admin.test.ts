@@ -286,7 +286,7 @@ describe('deleting and resetting', () => {
     expect(await users.get('bob')).toBeDefined();
   });
 
-  it('resets a password to a new temporary one, the user then having to change it', async () => {
+  it('resets a password to a new temporary one, the user then having to change it, and refuses a disabled user (409)', async () => {
     const reset = await resetUserPassword(ports, alice, 'dave');
     expect(reset.temporaryPassword).toMatch(/^.{16}$/);
     expect((await getUser(ports, root, 'dave')).status).toBe('FORCE_CHANGE_PASSWORD');
@@ -299,6 +299,10 @@ describe('deleting and resetting', () => {
     ]);
     expect(JSON.stringify(audit)).not.toContain(reset.temporaryPassword);
     await expect(resetUserPassword(ports, alice, 'carol')).rejects.toThrow(NotFoundError);
+    // A disabled user is enabled before a reset (Cognito refuses to set a disabled user's password).
+    await updateUser(ports, alice, 'erin', { enabled: false });
+    await expect(resetUserPassword(ports, alice, 'erin')).rejects.toThrow(/enable them first/);
+    expect((await getUser(ports, root, 'erin')).status).toBe('CONFIRMED');
     await expect(resetUserPassword(ports, operator, 'bob')).rejects.toThrow(ForbiddenError);
   });
 });
