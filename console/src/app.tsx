@@ -4,6 +4,9 @@
  */
 
 import { useEffect, useRef } from 'preact/hooks';
+import { AdminAuditPage } from './pages/admin-audit.js';
+import { AdminCompaniesPage, AdminCompanyPage } from './pages/admin-companies.js';
+import { AdminUserPage, AdminUsersPage } from './pages/admin-users.js';
 import { DashboardPage } from './pages/dashboard.js';
 import { DevicePage } from './pages/device.js';
 import { FleetPage } from './pages/fleet.js';
@@ -12,27 +15,30 @@ import { RolloutPage } from './pages/rollout.js';
 import { RolloutsPage } from './pages/rollouts.js';
 import { ScenariosPage } from './pages/scenarios.js';
 import { decodeSegment, fleetHref, here, hrefOf, navigate } from './router.js';
-import { claims, signOut, token } from './session.js';
+import { can, claims, signOut, token } from './session.js';
 import { SignIn } from './sign-in.js';
 
-/** The pages of the header's navigation, by path. */
-const PAGES = [
+/** The pages of the header's navigation, by path; those with a `scope` only for tokens holding it. */
+const PAGES: readonly { path: string; label: string; scope?: string }[] = [
   { path: '/', label: 'Dashboard' },
   { path: '/fleet', label: 'Fleet' },
   { path: '/scenarios', label: 'Scenarios' },
   { path: '/rollouts', label: 'Rollouts' },
   { path: '/history', label: 'History' },
-] as const;
+  { path: '/admin/companies', label: 'Companies', scope: 'companies:read' },
+  { path: '/admin/users', label: 'Users', scope: 'users:read' },
+  { path: '/admin/audit', label: 'Audit', scope: 'users:read' },
+];
 
 /**
  * The company choice of a user of several companies: one of them, or all (no `company` parameter) where the page
  * shows several companies at once (the fleet, the dashboard); none on a device's page, which names its company in its
- * address, nor on the history page, whose filter form has its own.
+ * address, nor on the history page and the administration pages, whose forms have their own.
  */
 function CompanyPicker() {
   const companies = claims.value?.companies ?? [];
   const { path, query } = here.value;
-  if (companies.length < 2 || path.startsWith('/devices/') || path === '/history') return null;
+  if (companies.length < 2 || path.startsWith('/devices/') || path === '/history' || path.startsWith('/admin/')) return null;
   const allowsAll = path !== '/scenarios';
   const chosen = query.getAll('company');
   const change = (event: Event) => {
@@ -65,6 +71,13 @@ function CurrentPage() {
   if (device !== null) return <DevicePage company={decodeSegment(device[1] ?? '')} deviceId={decodeSegment(device[2] ?? '')} />;
   const rollout = /^\/rollouts\/([^/]+)\/([^/]+)$/.exec(path);
   if (rollout !== null) return <RolloutPage company={decodeSegment(rollout[1] ?? '')} rolloutId={decodeSegment(rollout[2] ?? '')} />;
+  const company = /^\/admin\/companies\/([^/]+)$/.exec(path);
+  if (company !== null) return <AdminCompanyPage companyId={decodeSegment(company[1] ?? '')} />;
+  if (path === '/admin/companies') return <AdminCompaniesPage />;
+  const user = /^\/admin\/users\/([^/]+)$/.exec(path);
+  if (user !== null) return <AdminUserPage username={decodeSegment(user[1] ?? '')} />;
+  if (path === '/admin/users') return <AdminUsersPage />;
+  if (path === '/admin/audit') return <AdminAuditPage />;
   if (path === '/rollouts') return <RolloutsPage />;
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;
@@ -110,7 +123,7 @@ export function App() {
         <span class="brand">Device scenario console</span>
         <nav aria-label="Pages">
           <ul>
-            {PAGES.map((page) => (
+            {PAGES.filter((page) => page.scope === undefined || can(page.scope)).map((page) => (
               <li key={page.path}>
                 <a
                   href={page.path === '/fleet' ? fleetHref() : hrefOf(page.path)}

@@ -1,10 +1,10 @@
 /**
- * Who is signed in and how the console reaches the service: the three addresses (named by the page), the access
- * token (kept in sessionStorage, so it ends with the tab and is never written to disk by us), its claims as the
- * console reads them (companies, scopes: what to offer; the service checks them again on every call), and the typed
- * client every page calls the API through.
+ * Who is signed in and how the console reaches the service: the three addresses (named by the page), the access and
+ * refresh tokens (kept in sessionStorage, so they end with the tab and are never written to disk by us), their
+ * claims as the console reads them (companies, scopes: what to offer; the service checks them again on every call),
+ * the silent refresh that keeps the session going, and the typed client every page calls the API through.
  */
-import { computed, signal } from '@preact/signals';
+import { computed, effect, signal } from '@preact/signals';
 import { createDssClient, type DssClient, type ProblemBody } from '../../client/index.js';
 
 /** The service's three addresses, as the page names them in `<meta name="dss-addresses">`. */
@@ -25,6 +25,10 @@ function readAddresses(): Addresses {
 export const addresses: Addresses = readAddresses();
 
 const TOKEN_KEY = 'dss.accessToken';
+const REFRESH_KEY = 'dss.refreshToken';
+
+/** What the sign-in form says when a session ends rather than the user leaving. */
+const SESSION_ENDED = 'Your session has ended. Sign in again to go on where you were.';
 
 /** The access token (a JWT), or null when signed out. */
 export const token = signal<string | null>(sessionStorage.getItem(TOKEN_KEY));
@@ -39,6 +43,8 @@ export interface Claims {
   scopes: Set<string>;
   /** Expiry, ms since the epoch. */
   expiresAt: number;
+  /** When it was issued (`iat`), ms since the epoch; undefined when the token does not say. */
+  issuedAt: number | undefined;
 }
 
 /** Decodes a JWT's payload (base64url JSON) without verifying it: the service verifies every use. */
@@ -55,6 +61,7 @@ function decodeClaims(jwt: string): Claims | null {
       companies,
       scopes: new Set(list(payload.scope)),
       expiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : Number.POSITIVE_INFINITY,
+      issuedAt: typeof payload.iat === 'number' ? payload.iat * 1000 : undefined,
     };
   } catch {
     return null;
@@ -69,9 +76,13 @@ export function can(scope: string): boolean {
   return claims.value?.scopes.has(scope) ?? false;
 }
 
-/** Keeps `jwt` for this tab and clears any sign-in reason. */
-export function keepToken(jwt: string): void {
+/**
+ * Keeps `jwt` for this tab, and `refreshToken` when given (a refresh answers none: the one kept stays), and clears any
+ * sign-in reason.
+ */
+export function keepToken(jwt: string, refreshToken?: string): void {
   sessionStorage.setItem(TOKEN_KEY, jwt);
+  if (refreshToken !== undefined) sessionStorage.setItem(REFRESH_KEY, refreshToken);
   signInReason.value = null;
   token.value = jwt;
 }
@@ -83,14 +94,22 @@ export function keepToken(jwt: string): void {
  */
 export function signOut(reason: string | null = null): void {
   if (reason === null) sessionStorage.clear();
-  else sessionStorage.removeItem(TOKEN_KEY);
+  else {
+    sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(REFRESH_KEY);
+  }
   signInReason.value = reason;
   token.value = null;
 }
 
+/** A request of the main or upload address as it was before it was sent, to send again after a refresh. */
+const unsent = new WeakMap<Request, Request>();
+
 /**
  * The typed client (client/index.ts) over the three addresses with the current token. A 401 from the main or upload
- * address ends the session: the sign-in form shows and, once signed in again, the same URL (page and state) returns.
+ * address refreshes the session once (refreshSession) and sends the request again with the new token; when that
+ * cannot be done, or the service refuses again, the session ends: the sign-in form shows and, once signed in again,
+ * the same URL (page and state) returns.
  */
 export const api: DssClient = createDssClient({
   baseUrl: addresses.main,
@@ -99,14 +118,94 @@ export const api: DssClient = createDssClient({
   token: () => token.value ?? undefined,
   middleware: [
     {
-      onResponse({ request, response }) {
-        if (response.status === 401 && request.headers.has('authorization')) {
-          signOut('Your session has ended. Sign in again to go on where you were.');
+      onRequest({ request }) {
+        if (request.headers.has('authorization')) unsent.set(request, request.clone());
+        return undefined;
+      },
+      async onResponse({ request, response, options }) {
+        if (response.status !== 401 || !request.headers.has('authorization')) return response;
+        const again = unsent.get(request);
+        if (again !== undefined && (await refreshSession()) === 'refreshed' && token.value !== null) {
+          again.headers.set('authorization', `Bearer ${token.value}`);
+          // Called unbound: the browser's fetch refuses to run with `this` set to another object.
+          const send = options.fetch;
+          const answer = await send(again);
+          if (answer.status !== 401) return answer;
         }
+        signOut(SESSION_ENDED);
         return response;
       },
     },
   ],
+});
+
+/** How a refresh went: a new access token kept, refused by the service (the session is over), or not reached. */
+export type RefreshOutcome = 'refreshed' | 'refused' | 'unreachable';
+
+let refreshing: Promise<RefreshOutcome> | null = null;
+
+/**
+ * Exchanges the refresh token (RFC 6749 §6) for a new access token and keeps it; one exchange at a time, whoever asks
+ * (the timer, several requests answered 401 together). Refused (`invalid_grant`: expired, revoked, the user disabled
+ * or deleted) or without a refresh token, it forgets the refresh token; the caller decides whether the session ends.
+ */
+export function refreshSession(): Promise<RefreshOutcome> {
+  refreshing ??= (async (): Promise<RefreshOutcome> => {
+    const refreshToken = sessionStorage.getItem(REFRESH_KEY);
+    if (refreshToken === null) return 'refused';
+    try {
+      const { data, response } = await api.auth.POST('/token', {
+        body: { grant_type: 'refresh_token', refresh_token: refreshToken },
+      });
+      if (data !== undefined && 'access_token' in data) {
+        keepToken(data.access_token);
+        return 'refreshed';
+      }
+      if (response.status >= 500) return 'unreachable';
+      sessionStorage.removeItem(REFRESH_KEY);
+      return 'refused';
+    } catch {
+      return 'unreachable';
+    }
+  })().finally(() => {
+    refreshing = null;
+  });
+  return refreshing;
+}
+
+/**
+ * How long before its expiry an access token is refreshed, ms: a minute, or a quarter of the token's lifetime when
+ * that is shorter (a short-lived token is still used for most of its life).
+ */
+function refreshLead(current: Claims): number {
+  const lifetime = current.issuedAt === undefined ? 900_000 : current.expiresAt - current.issuedAt;
+  return Math.min(60_000, Math.max(0, lifetime / 4));
+}
+
+/** When a refresh could not reach the service, how long until it is tried again, ms (while the token lasts). */
+const REFRESH_RETRY_MS = 15_000;
+
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Refreshes now; a refusal ends the session, an unreachable service is tried again while the token lasts. */
+async function refreshOnTime(): Promise<void> {
+  const outcome = await refreshSession();
+  if (outcome === 'refused' && token.value !== null) signOut(SESSION_ENDED);
+  else if (outcome === 'unreachable') {
+    const expiresAt = claims.value?.expiresAt ?? 0;
+    const wait = Math.min(REFRESH_RETRY_MS, (expiresAt - Date.now()) / 2);
+    if (wait > 0) refreshTimer = setTimeout(() => void refreshOnTime(), wait);
+  }
+}
+
+// Each access token (signed in, refreshed, or read from the tab on a reload) schedules its own silent refresh
+// shortly before it expires, when there is a refresh token to do it with.
+effect(() => {
+  clearTimeout(refreshTimer);
+  const current = claims.value;
+  if (current === null || !Number.isFinite(current.expiresAt) || sessionStorage.getItem(REFRESH_KEY) === null) return;
+  const delay = Math.max(0, current.expiresAt - refreshLead(current) - Date.now());
+  refreshTimer = setTimeout(() => void refreshOnTime(), delay);
 });
 
 /** A failed call's message for people: the problem's `detail` (it says what to do), else its title, else the status. */
@@ -122,18 +221,32 @@ export function problemText(error: unknown, status?: number): string {
 }
 
 /**
- * Signs in with a username and password at `{auth_url}/token`.
- * @returns null when signed in, else what to tell the user
+ * How a sign-in went: signed in; asked to set a new password first (an invited user, or one whose password was
+ * reset), with the service's words; or refused, with what to tell the user.
  */
-export async function signIn(username: string, password: string): Promise<string | null> {
+export type SignInOutcome =
+  | { kind: 'signed-in' }
+  | { kind: 'new-password-required'; detail: string }
+  | { kind: 'refused'; message: string };
+
+/**
+ * Signs in with a username and password at `{auth_url}/token`, and `newPassword` when the service asked for one (the
+ * `new_password_required` challenge): it is then set, and the answer signs in. Keeps the access and refresh tokens.
+ */
+export async function signIn(username: string, password: string, newPassword?: string): Promise<SignInOutcome> {
   try {
-    const { data, error, response } = await api.auth.POST('/token', { body: { username, password } });
+    const { data, error, response } = await api.auth.POST('/token', {
+      body: { username, password, ...(newPassword === undefined ? {} : { new_password: newPassword }) },
+    });
     if (data !== undefined && 'access_token' in data) {
-      keepToken(data.access_token);
-      return null;
+      keepToken(data.access_token, 'refresh_token' in data ? data.refresh_token : undefined);
+      return { kind: 'signed-in' };
     }
-    return problemText(error, response.status);
+    if ((error as { challenge?: unknown } | undefined)?.challenge === 'new_password_required') {
+      return { kind: 'new-password-required', detail: problemText(error, response.status) };
+    }
+    return { kind: 'refused', message: problemText(error, response.status) };
   } catch {
-    return 'The authentication service could not be reached. Check your connection and try again.';
+    return { kind: 'refused', message: 'The authentication service could not be reached. Check your connection and try again.' };
   }
 }

@@ -1,16 +1,100 @@
-/** The sign-in form: a username and password exchanged at `{auth_url}/token` for the access token of this tab. */
+/**
+ * The sign-in form: a username and password exchanged at `{auth_url}/token` for the tokens of this tab. When the
+ * service answers that the user must set a new password first (an invited user's first sign-in, or after a reset: the
+ * `new_password_required` challenge), a second step asks for it, twice, and signs in with it.
+ */
 import { useSignal } from '@preact/signals';
+import { useEffect, useRef } from 'preact/hooks';
 import { signIn, signInReason } from './session.js';
+
+/**
+ * The password policy in words: the service's (functions/core/access/password-policy.ts, Cognito's default set on
+ * the pool). The service checks it and says it again when it refuses a password.
+ */
+const PASSWORD_POLICY =
+  'At least 8 characters, with a lowercase letter, an uppercase letter, a digit and a symbol (such as ! or #); at most 256 characters.';
+
+/** The credentials of the first step, kept in memory only while the new password is asked for. */
+interface Challenged {
+  username: string;
+  password: string;
+}
+
+/** An error message in an alert region, or nothing. */
+function Refusal({ message }: { message: string | null }) {
+  if (message === null) return null;
+  return (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+/** The second step: the new password and its confirmation; signs in once the service has set it. */
+function NewPassword({ challenged, onBack }: { challenged: Challenged; onBack: () => void }) {
+  const error = useSignal<string | null>(null);
+  const busy = useSignal(false);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    first.current?.focus();
+  }, []);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const newPassword = String(form.get('newPassword') ?? '');
+    if (newPassword !== String(form.get('confirmPassword') ?? '')) {
+      error.value = 'The two passwords differ: type the same new password in both fields.';
+      return;
+    }
+    busy.value = true;
+    error.value = null;
+    const outcome = await signIn(challenged.username, challenged.password, newPassword);
+    busy.value = false;
+    if (outcome.kind === 'refused') error.value = outcome.message;
+    else if (outcome.kind === 'new-password-required') error.value = outcome.detail;
+  };
+  return (
+    <form onSubmit={submit} aria-labelledby="new-password-title">
+      <h2 id="new-password-title">Set a new password</h2>
+      <p>
+        {challenged.username}, choose your own password to finish signing in: the one you signed in with was temporary (given at your
+        invitation or by a password reset).
+      </p>
+      <p id="password-policy">{PASSWORD_POLICY}</p>
+      <label>
+        New password
+        <input ref={first} name="newPassword" type="password" autocomplete="new-password" required aria-describedby="password-policy" />
+      </label>
+      <label>
+        Confirm the new password
+        <input name="confirmPassword" type="password" autocomplete="new-password" required />
+      </label>
+      <Refusal message={error.value} />
+      <button type="submit" class="primary" disabled={busy.value}>
+        Set the password and sign in
+      </button>
+      <button type="button" onClick={onBack} disabled={busy.value}>
+        Back to sign-in
+      </button>
+    </form>
+  );
+}
 
 export function SignIn() {
   const error = useSignal<string | null>(null);
   const busy = useSignal(false);
+  const challenged = useSignal<Challenged | null>(null);
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
+    const username = String(form.get('username') ?? '');
+    const password = String(form.get('password') ?? '');
     busy.value = true;
-    error.value = await signIn(String(form.get('username') ?? ''), String(form.get('password') ?? ''));
+    error.value = null;
+    const outcome = await signIn(username, password);
     busy.value = false;
+    if (outcome.kind === 'refused') error.value = outcome.message;
+    else if (outcome.kind === 'new-password-required') challenged.value = { username, password };
   };
   return (
     <main class="sign-in" id="main">
@@ -20,25 +104,25 @@ export function SignIn() {
           {signInReason.value}
         </p>
       )}
-      <form onSubmit={submit} aria-labelledby="sign-in-title">
-        <h2 id="sign-in-title">Sign in</h2>
-        <label>
-          Username
-          <input name="username" autocomplete="username" required />
-        </label>
-        <label>
-          Password
-          <input name="password" type="password" autocomplete="current-password" required />
-        </label>
-        {error.value !== null && (
-          <p class="error" role="alert">
-            {error.value}
-          </p>
-        )}
-        <button type="submit" disabled={busy.value}>
-          Sign in
-        </button>
-      </form>
+      {challenged.value !== null ? (
+        <NewPassword challenged={challenged.value} onBack={() => (challenged.value = null)} />
+      ) : (
+        <form onSubmit={submit} aria-labelledby="sign-in-title">
+          <h2 id="sign-in-title">Sign in</h2>
+          <label>
+            Username
+            <input name="username" autocomplete="username" required />
+          </label>
+          <label>
+            Password
+            <input name="password" type="password" autocomplete="current-password" required />
+          </label>
+          <Refusal message={error.value} />
+          <button type="submit" disabled={busy.value}>
+            Sign in
+          </button>
+        </form>
+      )}
     </main>
   );
 }

@@ -8,10 +8,10 @@ import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { screenshotPath } from './browser.js';
-import type { LocalService } from './harness.js';
+import { DEMO_PASSWORDS, type LocalService } from './harness.js';
 
-/** The demo users' passwords (functions/local/demo-data.ts). */
-export const PASSWORDS = { alice: 'alice-demo-password', bob: 'bob-demo-password', olivia: 'olivia-demo-password' } as const;
+/** The demo users' passwords (functions/local/demo-data.ts), the platform administrator `root` among them. */
+export const PASSWORDS = DEMO_PASSWORDS;
 
 /** A console page and what went wrong on it so far. */
 export interface ConsolePage {
@@ -50,8 +50,13 @@ export async function openConsole(browser: Browser, service: LocalService, hash 
 
 /** Signs in on the sign-in form as the page shows it (labels "Username", "Password", button "Sign in"). */
 export async function signIn(page: Page, username: keyof typeof PASSWORDS): Promise<void> {
+  await signInWith(page, username, PASSWORDS[username]);
+}
+
+/** Signs in on the sign-in form with any user's credentials (one the test invited), and waits until signed in. */
+export async function signInWith(page: Page, username: string, password: string): Promise<void> {
   await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(PASSWORDS[username]);
+  await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }

@@ -5,7 +5,7 @@
  * browser API that reports an upload's progress; every other call goes through the typed client.
  */
 import type { components, ProblemBody } from '../../../client/index.js';
-import { addresses, api, signOut, token } from '../session.js';
+import { addresses, api, refreshSession, signOut, token } from '../session.js';
 
 /**
  * Largest archive a direct upload accepts, bytes (4 MiB): a copy of MAX_DIRECT_UPLOAD_BYTES in
@@ -99,8 +99,14 @@ function endSessionOn401(status: number): void {
 /**
  * A direct upload: `file` as part `payload` of a multipart/form-data body (built here, so that the bytes of the
  * archive within the body are known for the progress), POSTed to `{scenario_upload_url}/companies/{company}/resources/scenarios`.
+ * A 401 refreshes the session and sends it once more (`retried`), as the typed client does; a second 401 ends it.
  */
-async function uploadDirect(company: string, file: File, onProgress: (progress: UploadProgress) => void): Promise<UploadOutcome> {
+async function uploadDirect(
+  company: string,
+  file: File,
+  onProgress: (progress: UploadProgress) => void,
+  retried = false,
+): Promise<UploadOutcome> {
   const boundary = `dss-${crypto.randomUUID()}`;
   // A quote or line break in a file name would end the header: they are replaced.
   const filename = file.name.replace(/["\r\n\\]/g, '_');
@@ -119,6 +125,7 @@ async function uploadDirect(company: string, file: File, onProgress: (progress: 
   if (sent.status === 0)
     return { kind: 'failed', message: 'The upload address could not be reached. Check your connection and try again.' };
   if (sent.status === 201) return { kind: 'stored', stored: JSON.parse(sent.text) as StoredScenario };
+  if (sent.status === 401 && !retried && (await refreshSession()) === 'refreshed') return uploadDirect(company, file, onProgress, true);
   endSessionOn401(sent.status);
   return { kind: 'refused', status: sent.status, problem: problemOf(sent) };
 }

@@ -1,0 +1,176 @@
+/**
+ * The audit page (`#/admin/audit?company=<id>&actor=<username>[&limit=<n>]`, `users:read`): the administrative
+ * changes, newest first, a page at a time (`GET /admin/audit`, whose own query parameters the URL holds): when, who,
+ * what, on which company or user, and what changed (before → after), as text. A company administrator always names
+ * one of their companies (their first when the URL names none, as the API asks them to); a platform administrator
+ * may name none for every change.
+ */
+import type { Signal } from '@preact/signals';
+import type { components } from '../../../client/index.js';
+import { changeLines } from '../admin/audit-text.js';
+import { optionLabel, useCompanyOptions } from '../admin/company-options.js';
+import { limitOf, useDefaultCompany } from '../company-listing.js';
+import { count, dateTime } from '../format.js';
+import { usePagedListing } from '../paged-listing.js';
+import { here, hrefOf, navigate } from '../router.js';
+import { api, can, claims, problemText } from '../session.js';
+
+type AuditEntry = components['schemas']['AuditEntry'];
+
+/** An action for people: `user.password-reset` → `User password reset`. */
+function actionText(action: string): string {
+  const words = action.replace(/[.-]/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The entry's target, linked to its administration page. */
+function Target({ target }: { target: AuditEntry['target'] }) {
+  const href =
+    target.kind === 'company'
+      ? can('companies:read')
+        ? hrefOf(`/admin/companies/${encodeURIComponent(target.id)}`)
+        : undefined
+      : hrefOf(`/admin/users/${encodeURIComponent(target.id)}`);
+  return (
+    <>
+      {target.kind === 'company' ? 'Company ' : 'User '}
+      {href === undefined ? <span class="mono">{target.id}</span> : <a href={href}>{target.id}</a>}
+    </>
+  );
+}
+
+/** The changes matching `company` and `actor` (empty: any), `limit` a page, newest first. */
+function useEntries(company: string, actor: string, limit: number | undefined, enabled: boolean) {
+  return usePagedListing<AuditEntry, string>(
+    [company, actor, limit, enabled],
+    enabled,
+    async (cursor) => {
+      const { data, error, response } = await api.main.GET('/admin/audit', {
+        params: {
+          query: {
+            ...(company === '' ? {} : { company }),
+            ...(actor === '' ? {} : { actor }),
+            ...(limit === undefined ? {} : { limit }),
+            ...(cursor === undefined ? {} : { cursor }),
+          },
+        },
+      });
+      return data === undefined ? { failure: problemText(error, response.status) } : data;
+    },
+    () => problemText(undefined),
+  );
+}
+
+/** The filter form: company and actor, written into the URL on submit. */
+function AuditFilters({ company, actor }: { company: string; actor: string }) {
+  const { options } = useCompanyOptions();
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const next: Record<string, string> = {};
+    const chosen = String(form.get('company') ?? '');
+    const who = String(form.get('actor') ?? '').trim();
+    if (chosen !== '') next.company = chosen;
+    if (who !== '') next.actor = who;
+    navigate('/admin/audit', next);
+  };
+  const shown =
+    options.value.some((option) => option.id === company) || company === '' ? options.value : [{ id: company }, ...options.value];
+  return (
+    <form class="toolbar" onSubmit={submit} aria-label="Which changes">
+      <label>
+        Company
+        <select name="company" key={`${company}:${shown.length}`}>
+          {can('companies:read') && (
+            <option value="" selected={company === ''}>
+              All companies
+            </option>
+          )}
+          {shown.map((option) => (
+            <option key={option.id} value={option.id} selected={option.id === company}>
+              {optionLabel(option)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Made by (username)
+        <input name="actor" key={actor} defaultValue={actor} maxLength={128} autocomplete="off" />
+      </label>
+      <button type="submit">Show the changes</button>
+    </form>
+  );
+}
+
+/** The changes table, with "Show more" while the API has a next page. */
+function AuditTable(props: { entries: AuditEntry[]; nextCursor: Signal<string | null>; loading: boolean; more: () => void }) {
+  return (
+    <>
+      <table class="admin-table">
+        <caption>Administrative changes, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Made by</th>
+            <th scope="col">Action</th>
+            <th scope="col">Target</th>
+            <th scope="col">Change (before → after)</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.entries.map((entry) => (
+            <tr key={entry.id}>
+              <td class="admin-nowrap">
+                <time dateTime={entry.at}>{dateTime(entry.at)}</time>
+              </td>
+              <td>{entry.actor}</td>
+              <td>{actionText(entry.action)}</td>
+              <td>
+                <Target target={entry.target} />
+              </td>
+              <td>
+                <ul class="admin-change">
+                  {changeLines(entry.before, entry.after).map((line) => (
+                    <li key={line}>{line}</li>
+                  ))}
+                </ul>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.nextCursor.value !== null && (
+        <button type="button" onClick={props.more} disabled={props.loading}>
+          Show more changes
+        </button>
+      )}
+    </>
+  );
+}
+
+/** The audit page of the URL's filters. */
+export function AdminAuditPage() {
+  const query = here.value.query;
+  const company = query.get('company') ?? '';
+  const actor = query.get('actor') ?? '';
+  const everyCompany = can('companies:read');
+  useDefaultCompany('/admin/audit', company, everyCompany ? undefined : claims.value?.companies[0], query);
+  const listed = useEntries(company, actor, limitOf(query), everyCompany || company !== '');
+  const entries = listed.items.value ?? [];
+  const listError = listed.failure.value ?? listed.moreFailure.value;
+  return (
+    <main id="main" class="admin-page">
+      <h1>Audit</h1>
+      <AuditFilters company={company} actor={actor} />
+      <div aria-live="polite" class="muted">
+        {listed.loading.value ? 'Loading changes…' : `${count(entries.length)} changes shown.`}
+      </div>
+      {listError !== null && (
+        <p class="error" role="alert">
+          {listError}
+        </p>
+      )}
+      <AuditTable entries={entries} nextCursor={listed.nextCursor} loading={listed.loading.value} more={listed.more} />
+    </main>
+  );
+}
