@@ -103,7 +103,18 @@ describe('companies administration routes', () => {
     expect(statuses('/admin/companies', 'post')).toEqual(['201', '400', '401', '403', '409', '415', '431', '500', '503']);
     expect(statuses('/admin/companies', 'get')).toEqual(['200', '400', '401', '403', '431', '500', '503']);
     expect(statuses('/admin/companies/{companyId}', 'get')).toEqual(['200', '400', '401', '403', '404', '431', '500', '503']);
-    expect(statuses('/admin/companies/{companyId}', 'patch')).toEqual(['200', '400', '401', '403', '404', '409', '415', '431', '500', '503']);
+    expect(statuses('/admin/companies/{companyId}', 'patch')).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '415',
+      '431',
+      '500',
+      '503',
+    ]);
     expect(paths['/admin/companies/{companyId}']?.patch?.tags).toEqual(['Administration']);
   });
 });
