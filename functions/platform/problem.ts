@@ -90,7 +90,7 @@ function problemMembersOf(error: DomainError): Record<string, unknown> {
   if (error instanceof QuotaExceededError)
     return { quotaBytes: error.quotaBytes, usedBytes: error.usedBytes, archiveBytes: error.archiveBytes };
   if (error instanceof UploadNotCompletedError) return { reason: error.reason };
-  if (error instanceof NewPasswordRequiredError) return { challenge: error.challenge };
+  if (error instanceof NewPasswordRequiredError) return { challenge: error.challenge, passwordPolicy: error.passwordPolicy };
   return {};
 }
 

@@ -37,7 +37,7 @@ import {
   type UserType,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from '../../contract/cognito-attributes.js';
-import { isRole, type Role, roleOf } from '../../core/access/roles.js';
+import { isRole, type Role, roleCovering } from '../../core/access/roles.js';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../core/shared/errors.js';
 import type { NewUser, User, UserChanges, UserDirectory, UserStatus } from '../../core/users/ports.js';
 
@@ -104,7 +104,7 @@ export function companiesOf(attribute: string | undefined): string[] {
 export function roleFromAttributes(attributes: Readonly<Record<string, string>>): Role {
   const role = attributes[ROLE_ATTRIBUTE];
   if (role !== undefined && isRole(role)) return role;
-  return roleOf((attributes[SCOPE_ATTRIBUTE] ?? '').split(/[\s,]+/).filter((scope) => scope !== '')) ?? 'viewer';
+  return roleCovering((attributes[SCOPE_ATTRIBUTE] ?? '').split(/[\s,]+/).filter((scope) => scope !== ''));
 }
 
 /** Cognito's attribute list as a record. */

@@ -4,7 +4,7 @@
  * answered here instead, to be shown once.
  */
 import { randomInt } from 'node:crypto';
-import { type Role, roleOf, scopeClaimOf } from '../../core/access/roles.js';
+import { type Role, roleCovering, scopeClaimOf } from '../../core/access/roles.js';
 import type { NewUser, User, UserChanges, UserDirectory } from '../../core/users/ports.js';
 import { hashPassword } from './local-identity-provider.js';
 import type { LocalUser, LocalUserStore } from './local-user-store.js';
@@ -43,7 +43,7 @@ const UNKNOWN_TIME = new Date(0).toISOString();
  * scopes its `scope` holds, else `viewer`), no email (`''`) and no times (the epoch).
  */
 export function userViewOf(user: LocalUser): User {
-  const role: Role = user.role ?? roleOf(user.scope.split(' ').filter((scope) => scope !== '')) ?? 'viewer';
+  const role: Role = user.role ?? roleCovering(user.scope.split(' ').filter((scope) => scope !== ''));
   return {
     username: user.username,
     email: user.email ?? '',

@@ -112,9 +112,12 @@ export const UnauthorizedProblem = errorVariant(
 );
 export const NewPasswordRequiredProblem = errorVariant(
   'NewPasswordRequiredProblem',
-  new NewPasswordRequiredError(''),
-  'The password is right, but the user must set a new one first (invited, or their password was reset): send the same sign-in with `new_password` added. `detail` states the password policy.',
-  { challenge: z.literal('new_password_required').describe('The challenge to answer: `new_password_required`.') },
+  new NewPasswordRequiredError('', ''),
+  'The password is right, but the user must set a new one first (invited, or their password was reset): send the same sign-in with `new_password` added. `detail` states the password policy, and `passwordPolicy` states it alone.',
+  {
+    challenge: z.literal('new_password_required').describe('The challenge to answer: `new_password_required`.'),
+    passwordPolicy: z.string().describe('The password policy in words, for a form to show before the new password is typed.'),
+  },
   [
     {
       type: problemTypeOf(PROBLEM_KINDS['new-password-required'].title),
@@ -122,6 +125,7 @@ export const NewPasswordRequiredProblem = errorVariant(
       status: 401,
       detail: `Set a new password: send the same JSON with \`new_password\` added, and the answer is your tokens. The new password must have ${PASSWORD_POLICY_TEXT}.`,
       challenge: 'new_password_required',
+      passwordPolicy: PASSWORD_POLICY_TEXT,
     },
   ],
 );

@@ -54,3 +54,24 @@ export function roleOf(scopes: Iterable<string>): Role | undefined {
   }
   return undefined;
 }
+
+/** Whether `scopes` hold every scope of `role` (a Cognito access token also carries `aws.cognito.signin.user.admin`). */
+export function holdsEveryScopeOf(scopes: ReadonlySet<string>, role: Role): boolean {
+  return ROLES[role].every((scope) => scopes.has(scope));
+}
+
+/** Whether a token's scopes make its holder a platform administrator (they hold every scope of the role, and maybe more). */
+export function isPlatformAdmin(scopes: ReadonlySet<string>): boolean {
+  return holdsEveryScopeOf(scopes, 'platform-admin');
+}
+
+/**
+ * The role a user made before roles is shown and bounded as, from their scope list: the lowest role holding every one
+ * of their scopes, so that an administrator's bounds never take them for less than their token grants (a viewer's
+ * scopes plus `companies:write` is a platform-admin). Scopes no role grants are ignored (they grant nothing).
+ */
+export function roleCovering(scopes: Iterable<string>): Role {
+  const known = new Set<string>(ROLES['platform-admin']);
+  const held = [...scopes].filter((scope) => known.has(scope));
+  return ROLE_NAMES.find((role) => held.every((scope) => ROLES[role].includes(scope as UserScope))) ?? 'platform-admin';
+}

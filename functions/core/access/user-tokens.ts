@@ -53,6 +53,7 @@ function tokensOf(outcome: SignInOutcome): UserTokens {
     throw new NewPasswordRequiredError(
       'Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. ' +
         `The new password must have ${PASSWORD_POLICY_TEXT}.`,
+      PASSWORD_POLICY_TEXT,
     );
   }
   throw refused();

@@ -2,7 +2,7 @@
  * Reading the audit log (docs/contract.md, "Audit"): a platform administrator reads every entry; a company
  * administrator (`users:read` without the platform role) only the entries concerning one of their companies, named.
  */
-import { roleOf } from '../access/roles.js';
+import { isPlatformAdmin } from '../access/roles.js';
 import { ForbiddenError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
@@ -27,7 +27,7 @@ export async function listAudit(
   paging: ListParameters,
 ): Promise<Page<AuditEntry>> {
   authorize(principal, 'users:read');
-  if (roleOf(principal.scopes) !== 'platform-admin') {
+  if (!isPlatformAdmin(principal.scopes)) {
     if (filter.company === undefined) {
       throw new ForbiddenError(
         `Name one of your companies with 'company' (${principal.companies.join(', ') || 'the token names none'}): only a platform administrator reads every company's entries.`,

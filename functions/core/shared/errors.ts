@@ -72,6 +72,18 @@ export class NewPasswordRequiredError extends DomainError {
   readonly kind = 'new-password-required';
   /** The challenge's name, as the token endpoint's answer carries it. */
   readonly challenge = 'new_password_required';
+
+  /**
+   * @param detail what to send, with the policy.
+   * @param passwordPolicy the password policy in words (`at least 12 and at most 256 characters, with …`), for a form
+   *   to show before the user types the new password.
+   */
+  constructor(
+    detail: string,
+    readonly passwordPolicy: string,
+  ) {
+    super(detail);
+  }
 }
 
 /** Authenticated, but the token lacks the company or the scope. */

@@ -12,7 +12,7 @@
  * Every change is recorded in the audit log right after the directory's change, with the user's views before and
  * after (never a password).
  */
-import { ROLES, type Role } from '../access/roles.js';
+import { holdsEveryScopeOf, isPlatformAdmin, type Role } from '../access/roles.js';
 import { actorOf, auditEntry } from '../audit/entries.js';
 import type { AuditAction, AuditLog } from '../audit/ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
@@ -63,12 +63,12 @@ export interface Invitation {
 
 /** Whether the caller holds every scope of `role`. */
 function holdsRole(principal: Principal, role: Role): boolean {
-  return ROLES[role].every((scope) => principal.scopes.has(scope));
+  return holdsEveryScopeOf(principal.scopes, role);
 }
 
 /** Whether the caller manages every user (a platform administrator's token). */
 function managesEveryone(principal: Principal): boolean {
-  return holdsRole(principal, 'platform-admin');
+  return isPlatformAdmin(principal.scopes);
 }
 
 /** Whether a company admin's bounds hold `role` and `companies`: a role they hold, never platform-admin; companies all theirs. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRole, ROLE_NAMES, ROLES, roleOf, scopeClaimOf } from '../../../functions/core/access/roles.js';
+import { isPlatformAdmin, isRole, ROLE_NAMES, ROLES, roleCovering, roleOf, scopeClaimOf } from '../../../functions/core/access/roles.js';
 import { SCOPES } from '../../../functions/core/shared/principal.js';
 
 describe('ROLES', () => {
@@ -64,5 +64,27 @@ describe('roleOf', () => {
     expect(roleOf([...ROLES.operator, 'users:read'])).toBeUndefined();
     expect(roleOf([...ROLES.viewer, 'device'])).toBeUndefined();
     expect(roleOf([...ROLES['platform-admin'], 'admin:everything'])).toBeUndefined();
+  });
+});
+
+describe('roleCovering', () => {
+  it('takes a scope list made before roles for the lowest role holding every scope of it', () => {
+    expect(roleCovering(ROLES.viewer)).toBe('viewer');
+    expect(roleCovering(['scenarios:read'])).toBe('viewer');
+    expect(roleCovering([...ROLES.viewer, 'deployments:write'])).toBe('operator');
+    // A viewer's scopes plus companies:write grant what only a platform admin holds: never shown as less.
+    expect(roleCovering(['scenarios:read', 'companies:write'])).toBe('platform-admin');
+    expect(roleCovering(['users:write'])).toBe('company-admin');
+    // Scopes no role grants grant nothing.
+    expect(roleCovering(['scenarios:read', 'aws.cognito.signin.user.admin'])).toBe('viewer');
+    expect(roleCovering([])).toBe('viewer');
+  });
+});
+
+describe('isPlatformAdmin', () => {
+  it('holds for every scope of the role, with more scopes or without, and not for fewer', () => {
+    expect(isPlatformAdmin(new Set(ROLES['platform-admin']))).toBe(true);
+    expect(isPlatformAdmin(new Set([...ROLES['platform-admin'], 'aws.cognito.signin.user.admin']))).toBe(true);
+    expect(isPlatformAdmin(new Set(ROLES['company-admin']))).toBe(false);
   });
 });

@@ -47,6 +47,13 @@ describe('listing the audit log', () => {
     expect(audit.asked).toEqual([{}, { company: 'umbrella', actor: 'carol' }]);
   });
 
+  it("recognises a platform administrator's Cognito token, which also carries aws.cognito.signin.user.admin", async () => {
+    const audit = recordingLog();
+    const cognitoRoot: Principal = { ...root, scopes: new Set([...ROLES['platform-admin'], 'aws.cognito.signin.user.admin']) };
+    await listAudit({ audit }, cognitoRoot, {}, { limit: 10 });
+    expect(audit.asked).toEqual([{}]);
+  });
+
   it('lets a company administrator list only a named company of theirs (403 otherwise), with or without an actor', async () => {
     const audit = recordingLog();
     await listAudit({ audit }, admin, { company: 'globex' }, { limit: 10 });
