@@ -201,13 +201,13 @@ describe('users administration', () => {
     expect(await allUsers()).toEqual(before);
   });
 
-  it('keeps the last enabled platform admin: root cannot demote, disable or delete themselves (409)', async () => {
+  it('keeps root, the only platform admin: root cannot demote, disable or delete themselves (409)', async () => {
     const before = await allUsers();
     const path = { params: { path: { username: 'root' } } };
     expectProblem(
       await root().PATCH('/admin/users/{username}', { ...path, body: { role: 'company-admin', companies: ['acme'] } }),
       409,
-      /last enabled platform administrator/,
+      /cannot change the role of yourself/,
     );
     expectError(await root().PATCH('/admin/users/{username}', { ...path, body: { enabled: false } }), 409);
     expectError(await root().DELETE('/admin/users/{username}', path), 409);

@@ -340,10 +340,10 @@ export class CognitoUserDirectory implements UserDirectory {
    * Enabled users whose role is platform-admin: every page of ListUsers.
    * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
    */
-  async countEnabledPlatformAdmins(): Promise<number> {
+  async countActivePlatformAdmins(): Promise<number> {
     let count = 0;
     await this.eachUser((user) => {
-      if (user.enabled && user.role === 'platform-admin') count += 1;
+      if (user.enabled && user.role === 'platform-admin' && user.status === 'CONFIRMED') count += 1;
     });
     return count;
   }

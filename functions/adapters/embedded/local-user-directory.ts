@@ -159,10 +159,10 @@ export class LocalUserDirectory implements UserDirectory {
   }
 
   /** @inheritdoc */
-  async countEnabledPlatformAdmins(): Promise<number> {
+  async countActivePlatformAdmins(): Promise<number> {
     return this.store
       .all()
       .map(userViewOf)
-      .filter((user) => user.role === 'platform-admin' && user.enabled).length;
+      .filter((user) => user.role === 'platform-admin' && user.enabled && user.status === 'CONFIRMED').length;
   }
 }

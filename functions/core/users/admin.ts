@@ -7,12 +7,15 @@
  *   (at least one) are all among the token's `companies`, before and after the change; they grant at most their own
  *   role, never `platform-admin`. Users outside those bounds are answered 404 when read (their existence is not
  *   revealed), 403 when a change would take a user outside them;
- * - nobody demotes, disables or deletes the last enabled platform administrator, and nobody disables or deletes
- *   themselves (409): the service always keeps someone who can administer it.
+ * - nobody demotes, disables or deletes the last active platform administrator (enabled, signed in at least once),
+ *   and nobody changes their own role or enabled flag or deletes themselves (409): the service always keeps someone
+ *   who can administer it;
+ * - a change is made with the caller's token bounded by their user as it is now: a user disabled, demoted or deleted
+ *   cannot use a token issued before (valid up to 15 minutes) to undo that.
  * Every change is recorded in the audit log right after the directory's change, with the user's views before and
  * after (never a password).
  */
-import { holdsEveryScopeOf, isPlatformAdmin, type Role } from '../access/roles.js';
+import { holdsEveryScopeOf, isPlatformAdmin, ROLES, type Role } from '../access/roles.js';
 import { actorOf, auditEntry } from '../audit/entries.js';
 import type { AuditAction, AuditLog } from '../audit/ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
@@ -128,22 +131,53 @@ async function checkGrant(ports: UserAdminPorts, principal: Principal, role: Rol
   }
 }
 
-/** Refuses to remove the last enabled platform administrator (demoting, disabling or deleting them). */
+/**
+ * Refuses to remove the last active platform administrator (demoting, disabling or deleting them): enabled, with a
+ * password of their own. An invited one who never signed in does not count: their temporary password lapses.
+ */
 async function keepAPlatformAdmin(ports: UserAdminPorts, before: User, after: User | undefined): Promise<void> {
-  const wasOne = before.role === 'platform-admin' && before.enabled;
+  const wasOne = before.role === 'platform-admin' && before.enabled && before.status === 'CONFIRMED';
   const staysOne = after !== undefined && after.role === 'platform-admin' && after.enabled;
-  if (wasOne && !staysOne && (await ports.users.countEnabledPlatformAdmins()) <= 1) {
+  if (wasOne && !staysOne && (await ports.users.countActivePlatformAdmins()) <= 1) {
     throw new ConflictError(
-      `'${before.username}' is the last enabled platform administrator: make another user platform-admin (or enable one) first. Nothing was changed.`,
+      `'${before.username}' is the last active platform administrator (enabled, with a password of their own): make another user platform-admin, and let them sign in, first. Nothing was changed.`,
     );
   }
 }
 
-/** Refuses an administrator's own disabling or deletion (they would lock themselves out). */
+/**
+ * Whether `username` names the caller. Case aside: Cognito's usernames are case-insensitive (the pool signs in
+ * `ADMIN` as `admin`), so `ADMIN` must not pass for someone else.
+ */
+function isCaller(principal: Principal, username: string): boolean {
+  return actorOf(principal).toLowerCase() === username.toLowerCase();
+}
+
+/** Refuses an administrator's change of their own role or enabled flag, or their own deletion. */
 function notOneself(principal: Principal, username: string, what: string): void {
-  if (actorOf(principal) === username) {
+  if (isCaller(principal, username)) {
     throw new ConflictError(`You cannot ${what} yourself; ask another administrator. Nothing was changed.`);
   }
+}
+
+/**
+ * The caller as a writer: their token bounded by what their user is now. An access token outlives a change to its
+ * user by up to 15 minutes; without this, a company admin just disabled, demoted or deleted could use it to undo that
+ * (enable themselves again, or invite themselves back). Their scopes are those of both the token and their current
+ * role, their companies those of both.
+ * @throws ForbiddenError when the caller's user no longer exists or is disabled.
+ */
+async function currentWriter(ports: UserAdminPorts, principal: Principal): Promise<Principal> {
+  const caller = await ports.users.get(actorOf(principal));
+  if (caller === undefined || !caller.enabled) {
+    throw new ForbiddenError('Your user is disabled or deleted: your token no longer administers users. Nothing was changed.');
+  }
+  const current = new Set<string>(ROLES[caller.role]);
+  return {
+    ...principal,
+    scopes: new Set([...principal.scopes].filter((scope) => current.has(scope) || !ROLES['platform-admin'].includes(scope as never))),
+    companies: principal.companies.filter((company) => caller.role === 'platform-admin' || caller.companies.includes(company)),
+  };
 }
 
 /** Records the change in the audit log: the views before and after, the companies of both. */
@@ -175,7 +209,9 @@ async function record(
  * @throws ForbiddenError without `users:write` or outside the caller's bounds; BadRequestError for no company or an
  *   unknown one; ConflictError when the username is taken. Nothing changed in each case.
  */
-export async function inviteUser(ports: UserAdminPorts, principal: Principal, user: NewUser): Promise<Invitation> {
+export async function inviteUser(ports: UserAdminPorts, token: Principal, user: NewUser): Promise<Invitation> {
+  authorize(token, 'users:write');
+  const principal = await currentWriter(ports, token);
   authorize(principal, 'users:write');
   await checkGrant(ports, principal, user.role, user.companies);
   const created = await ports.users.create({ ...user, companies: [...new Set(user.companies)] });
@@ -241,11 +277,13 @@ export async function getUser(ports: UserAdminPorts, principal: Principal, usern
  *   company or an unknown one; ConflictError when it would demote or disable the last enabled platform admin, or
  *   disable the caller. Nothing changed in each case.
  */
-export async function updateUser(ports: UserAdminPorts, principal: Principal, username: string, changes: UserChanges): Promise<User> {
-  authorize(principal, 'users:write');
+export async function updateUser(ports: UserAdminPorts, token: Principal, username: string, changes: UserChanges): Promise<User> {
+  authorize(token, 'users:write');
   if (changes.role === undefined && changes.companies === undefined && changes.enabled === undefined) {
     throw new BadRequestError('Give `role`, `companies` or `enabled` (or several); nothing was changed.');
   }
+  const principal = await currentWriter(ports, token);
+  authorize(principal, 'users:write');
   const before = await visibleUser(ports, principal, username);
   const wanted: User = {
     ...before,
@@ -256,7 +294,8 @@ export async function updateUser(ports: UserAdminPorts, principal: Principal, us
   if (changes.role !== undefined || changes.companies !== undefined) {
     await checkGrant(ports, principal, wanted.role, changes.companies === undefined ? wanted.companies : changes.companies);
   }
-  if (changes.enabled === false && before.enabled) notOneself(principal, username, 'disable');
+  if (changes.enabled !== undefined && changes.enabled !== before.enabled) notOneself(principal, before.username, 'enable or disable');
+  if (changes.role !== undefined && changes.role !== before.role) notOneself(principal, before.username, 'change the role of');
   await keepAPlatformAdmin(ports, before, wanted);
   const normalized: UserChanges = {
     ...(changes.role === undefined ? {} : { role: changes.role }),
@@ -265,7 +304,7 @@ export async function updateUser(ports: UserAdminPorts, principal: Principal, us
   };
   const after = await ports.users.update(username, normalized);
   if (after === undefined) throw notFound(username);
-  await record(ports, principal, 'user.updated', username, before, after);
+  await record(ports, principal, 'user.updated', before.username, before, after);
   return after;
 }
 
@@ -274,13 +313,15 @@ export async function updateUser(ports: UserAdminPorts, principal: Principal, us
  * @throws ForbiddenError without `users:write`; NotFoundError when there is none (or outside a company admin's
  *   bounds); ConflictError for the caller themselves or the last enabled platform admin. Nothing changed in each case.
  */
-export async function deleteUser(ports: UserAdminPorts, principal: Principal, username: string): Promise<void> {
+export async function deleteUser(ports: UserAdminPorts, token: Principal, username: string): Promise<void> {
+  authorize(token, 'users:write');
+  const principal = await currentWriter(ports, token);
   authorize(principal, 'users:write');
   const before = await visibleUser(ports, principal, username);
-  notOneself(principal, username, 'delete');
+  notOneself(principal, before.username, 'delete');
   await keepAPlatformAdmin(ports, before, undefined);
   if (!(await ports.users.delete(username))) throw notFound(username);
-  await record(ports, principal, 'user.deleted', username, before, undefined);
+  await record(ports, principal, 'user.deleted', before.username, before, undefined);
 }
 
 /**
@@ -292,9 +333,11 @@ export async function deleteUser(ports: UserAdminPorts, principal: Principal, us
  */
 export async function resetUserPassword(
   ports: UserAdminPorts,
-  principal: Principal,
+  token: Principal,
   username: string,
 ): Promise<{ temporaryPassword?: string }> {
+  authorize(token, 'users:write');
+  const principal = await currentWriter(ports, token);
   authorize(principal, 'users:write');
   const before = await visibleUser(ports, principal, username);
   if (!before.enabled) {
@@ -305,6 +348,6 @@ export async function resetUserPassword(
   const reset = await ports.users.resetPassword(username);
   if (reset === undefined) throw notFound(username);
   const after = (await ports.users.get(username)) ?? { ...before, status: 'FORCE_CHANGE_PASSWORD' };
-  await record(ports, principal, 'user.password-reset', username, before, after);
+  await record(ports, principal, 'user.password-reset', before.username, before, after);
   return reset;
 }

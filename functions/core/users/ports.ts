@@ -82,6 +82,9 @@ export interface UserDirectory {
   resetPassword(username: string): Promise<{ temporaryPassword?: string } | undefined>;
   /** Users holding `company` (a company's `userCount`). */
   countInCompany(company: string): Promise<number>;
-  /** Enabled users whose role is `platform-admin` (the last one cannot be demoted, disabled or deleted). */
-  countEnabledPlatformAdmins(): Promise<number>;
+  /**
+   * Users whose role is `platform-admin`, enabled, who have set their own password (CONFIRMED): the last one cannot be
+   * demoted, disabled or deleted. An invited admin who never signed in does not count: their temporary password lapses.
+   */
+  countActivePlatformAdmins(): Promise<number>;
 }

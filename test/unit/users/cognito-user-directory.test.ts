@@ -247,7 +247,7 @@ describe('listing users', () => {
       .resolves({ Users: [cognitoUser('acme-root', { 'custom:role': 'platform-admin', 'custom:companies': 'acme' })] });
     expect(await directory.countInCompany('acme')).toBe(2);
     for (const name of sent()) calledToCount.add(name.replace(/Command$/, ''));
-    expect(await directory.countEnabledPlatformAdmins()).toBe(2);
+    expect(await directory.countActivePlatformAdmins()).toBe(2);
     for (const call of cognito.commandCalls(ListUsersCommand)) expect(call.args[0].input.Limit).toBe(LIST_USERS_PAGE);
   });
 });
@@ -361,7 +361,7 @@ describe('throttling', () => {
       () => directory.update('ana', { enabled: false }),
       () => directory.delete('ana'),
       () => directory.resetPassword('ana'),
-      () => directory.countEnabledPlatformAdmins(),
+      () => directory.countActivePlatformAdmins(),
       () => directory.create({ username: 'ana', email: 'ana@example.com', role: 'viewer', companies: ['acme'] }),
     ];
     for (const call of calls) {

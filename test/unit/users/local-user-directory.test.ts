@@ -85,7 +85,7 @@ describe('LocalUserDirectory', () => {
       updatedAt: '1970-01-01T00:00:00.000Z',
     });
     expect(userViewOf(legacy('odd', 'devices:read search:read', ['acme'])).role).toBe('viewer');
-    expect(await users.countEnabledPlatformAdmins()).toBe(1);
+    expect(await users.countActivePlatformAdmins()).toBe(1);
     expect(await users.countInCompany('acme')).toBe(2);
     expect(await users.countInCompany('globex')).toBe(1);
     expect(await users.countInCompany('initech')).toBe(0);

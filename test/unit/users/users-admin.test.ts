@@ -51,8 +51,6 @@ const principal = (username: string, role: Role, companies: string[]): Principal
 const root = principal('root', 'platform-admin', []);
 /** alice administers acme. */
 const alice = principal('alice', 'company-admin', ['acme']);
-/** A platform admin's token for a user the directory does not hold (e.g. made before the directory). */
-const ops = principal('ops', 'platform-admin', []);
 const operator = principal('bob', 'operator', ['globex']);
 
 let directory: string;
@@ -254,23 +252,49 @@ describe('changing', () => {
     expect(audit).toEqual([]);
   });
 
-  it('keeps the last enabled platform admin (409), and lets the demotion through once there is another', async () => {
+  it('keeps the last active platform admin (409): an invited one who never signed in does not count', async () => {
+    // pat is a platform admin who has not set a password yet: root stays the last active one.
+    await inviteUser(ports, root, { username: 'pat', email: 'pat@example.com', role: 'platform-admin', companies: [] });
+    const pat = principal('pat', 'platform-admin', []);
     const before = await everyone();
-    await expect(updateUser(ports, ops, 'root', { role: 'company-admin', companies: ['acme'] })).rejects.toThrow(ConflictError);
-    await expect(updateUser(ports, ops, 'root', { enabled: false })).rejects.toThrow(/last enabled platform administrator/);
-    await expect(deleteUser(ports, ops, 'root')).rejects.toThrow(/make another user platform-admin/);
-    await expect(updateUser(ports, root, 'root', { role: 'operator', companies: ['acme'] })).rejects.toThrow(ConflictError);
+    await expect(updateUser(ports, pat, 'root', { role: 'company-admin', companies: ['acme'] })).rejects.toThrow(ConflictError);
+    await expect(updateUser(ports, pat, 'root', { enabled: false })).rejects.toThrow(/last active platform administrator/);
+    await expect(deleteUser(ports, pat, 'root')).rejects.toThrow(/make another user platform-admin/);
     expect(await everyone()).toEqual(before);
+    // erin has a password of her own: once she is platform-admin, root may go.
     await updateUser(ports, root, 'erin', { role: 'platform-admin' });
-    expect(await updateUser(ports, root, 'root', { role: 'operator', companies: ['acme'] })).toMatchObject({ role: 'operator' });
+    expect(await updateUser(ports, pat, 'root', { role: 'operator', companies: ['acme'] })).toMatchObject({ role: 'operator' });
   });
 
-  it('refuses an admin disabling or deleting themselves (409)', async () => {
+  it('refuses an admin changing their own role or enabled flag, or deleting themselves (409)', async () => {
     await expect(updateUser(ports, alice, 'alice', { enabled: false })).rejects.toThrow(ConflictError);
     await expect(deleteUser(ports, alice, 'alice')).rejects.toThrow(/cannot delete yourself/);
+    await expect(updateUser(ports, alice, 'alice', { role: 'operator' })).rejects.toThrow(/cannot change the role of yourself/);
     await updateUser(ports, root, 'erin', { role: 'platform-admin' });
-    await expect(updateUser(ports, root, 'root', { enabled: false })).rejects.toThrow(/cannot disable yourself/);
+    await expect(updateUser(ports, root, 'root', { enabled: false })).rejects.toThrow(/cannot enable or disable yourself/);
     expect((await getUser(ports, root, 'alice')).enabled).toBe(true);
+    // Their own companies, within their bounds, are theirs to change.
+    expect(await updateUser(ports, root, 'root', { companies: ['acme'] })).toMatchObject({ companies: ['acme'] });
+  });
+
+  it('refuses the writes of a token whose user has since been disabled, demoted or deleted (nothing changed)', async () => {
+    // alice's token says company-admin of acme; root disables her: that token administers no more.
+    await updateUser(ports, root, 'alice', { enabled: false });
+    await expect(updateUser(ports, alice, 'alice', { enabled: true })).rejects.toThrow(/disabled or deleted/);
+    await expect(
+      inviteUser(ports, alice, { username: 'mallory', email: 'm@example.com', role: 'viewer', companies: ['acme'] }),
+    ).rejects.toThrow(ForbiddenError);
+    // Enabled again as an operator: the old company-admin token still writes nothing.
+    await updateUser(ports, root, 'alice', { enabled: true, role: 'operator' });
+    await expect(updateUser(ports, alice, 'dave', { enabled: false })).rejects.toThrow(/users:write/);
+    // Deleted: she cannot invite herself back.
+    await deleteUser(ports, root, 'alice');
+    await expect(
+      inviteUser(ports, alice, { username: 'alice', email: 'alice@example.com', role: 'company-admin', companies: ['acme'] }),
+    ).rejects.toThrow(ForbiddenError);
+    expect(await users.get('alice')).toBeUndefined();
+    expect(await users.get('mallory')).toBeUndefined();
+    expect((await users.get('dave'))?.enabled).toBe(true);
   });
 });
 
