@@ -1669,13 +1669,14 @@ export interface components {
             errorCount?: number;
         };
         /**
-         * @description The password is right, but the user must set a new one first (invited, or their password was reset): send the same sign-in with `new_password` added. `detail` states the password policy.
+         * @description The password is right, but the user must set a new one first (invited, or their password was reset): send the same sign-in with `new_password` added. `detail` states the password policy, and `passwordPolicy` states it alone.
          * @example {
          *       "type": "https://device-scenario-service.dev/problems/new-password-required",
          *       "title": "New Password Required",
          *       "status": 401,
          *       "detail": "Set a new password: send the same JSON with `new_password` added, and the answer is your tokens. The new password must have at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it.",
-         *       "challenge": "new_password_required"
+         *       "challenge": "new_password_required",
+         *       "passwordPolicy": "at least 12 and at most 256 characters, with a lowercase letter, an uppercase letter, a digit and a symbol: one of ^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-, or a space that neither starts nor ends it"
          *     }
          */
         NewPasswordRequiredProblem: {
@@ -1696,6 +1697,8 @@ export interface components {
              * @constant
              */
             challenge: "new_password_required";
+            /** @description The password policy in words, for a form to show before the new password is typed. */
+            passwordPolicy: string;
         };
         /** @description The addressed resource does not exist (or belongs to a company the caller cannot see). */
         NotFoundProblem: {
@@ -4758,6 +4761,8 @@ export interface operations {
                 headers: {
                     /** @description Address of the user. */
                     Location: string;
+                    /** @description `no-store`: the answer may hold a temporary password. */
+                    "Cache-Control": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4996,6 +5001,8 @@ export interface operations {
             /** @description The password is reset. */
             200: {
                 headers: {
+                    /** @description `no-store`: the answer may hold a temporary password. */
+                    "Cache-Control": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -23,7 +23,11 @@ async function ports(): Promise<UserAdminPorts> {
 
 const create = routeHandler(adminUserCreate, async ({ body }, { principal }) => {
   const invited = await inviteUser(await ports(), principal, body);
-  return jsonResponse(201, invited, { location: `/admin/users/${encodeURIComponent(invited.user.username)}` });
+  // The answer may hold a temporary password: no cache keeps it (RFC 9111 §5.2.2.5).
+  return jsonResponse(201, invited, {
+    location: `/admin/users/${encodeURIComponent(invited.user.username)}`,
+    'cache-control': 'no-store',
+  });
 });
 
 const list = routeHandler(adminUsersList, async ({ query }, { principal }) =>
@@ -44,7 +48,7 @@ const remove = routeHandler(adminUserDelete, async ({ params }, { principal }) =
 });
 
 const resetPassword = routeHandler(adminUserResetPassword, async ({ params }, { principal }) =>
-  jsonResponse(200, await resetUserPassword(await ports(), principal, params.username)),
+  jsonResponse(200, await resetUserPassword(await ports(), principal, params.username), { 'cache-control': 'no-store' }),
 );
 
 const WITH_USERNAME: Readonly<Record<string, typeof get>> = { POST: resetPassword, PATCH: update, DELETE: remove };

@@ -54,6 +54,8 @@ describe('users administration', () => {
     });
     expect(ivy.response.status).toBe(201);
     expect(ivy.response.headers.get('location')).toBe('/admin/users/ivy');
+    // The answer holds the temporary password: no cache may keep it.
+    expect(ivy.response.headers.get('cache-control')).toBe('no-store');
     expect(ivy.data?.user).toEqual({
       username: 'ivy',
       email: 'ivy@initech.example',
@@ -226,6 +228,7 @@ describe('users administration', () => {
     const reset = await root().POST('/admin/users/{username}/reset-password', ivy);
     expect(reset.response.status).toBe(200);
     expect(reset.data?.temporaryPassword).toMatch(/^.{16}$/);
+    expect(reset.response.headers.get('cache-control')).toBe('no-store');
     expect((await root().GET('/admin/users/{username}', ivy)).data?.status).toBe('FORCE_CHANGE_PASSWORD');
 
     const deleted = await root().DELETE('/admin/users/{username}', ivy);

@@ -56,9 +56,6 @@ export const THROTTLED_RETRY_AFTER_SECONDS = 5;
 /** Cognito throttling: the request may be retried shortly. */
 const THROTTLED = new Set(['TooManyRequestsException', 'LimitExceededException']);
 
-/** The attributes a listing reads (ListUsers `AttributesToGet`): a user's view and nothing else. */
-const VIEW_ATTRIBUTES = ['email', ROLE_ATTRIBUTE, COMPANIES_ATTRIBUTE, SCOPE_ATTRIBUTE];
-
 /** The part of the Cognito client the directory uses (a CognitoIdentityProviderClient, or aws-sdk-client-mock's). */
 export type CognitoUsersClient = Pick<CognitoIdentityProviderClient, 'send'>;
 
@@ -292,9 +289,9 @@ export class CognitoUserDirectory implements UserDirectory {
   }
 
   /**
-   * AdminSetUserPassword (an unknowable password, `Permanent: false`: FORCE_CHANGE_PASSWORD), AdminCreateUser with
-   * `MessageAction: RESEND` by email (Cognito generates and emails a new temporary password), then
-   * AdminUserGlobalSignOut. No temporary password is returned: Cognito emails it.
+   * AdminSetUserPassword (an unknowable password, `Permanent: false`: FORCE_CHANGE_PASSWORD), AdminUserGlobalSignOut,
+   * then AdminCreateUser with `MessageAction: RESEND` by email (Cognito generates and emails a new temporary password;
+   * when that fails, the user is already signed out and a new reset sends it). No temporary password is returned: Cognito emails it.
    * @returns undefined when there is no such user (UserNotFoundException).
    * @throws ConflictError (409) when the user is disabled (Cognito refuses it; enable them first).
    * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
@@ -307,12 +304,14 @@ export class CognitoUserDirectory implements UserDirectory {
           new AdminSetUserPasswordCommand({ UserPoolId, Username: username, Password: unknowablePassword(), Permanent: false }),
         ),
       );
+      // Sessions end before the email is asked for: when the email fails (Cognito's default sender sends 50 a day), the
+      // old password is already gone and must not live on in refresh tokens.
+      await this.signOut(UserPoolId, username);
       await this.call(
         this.client.send(
           new AdminCreateUserCommand({ UserPoolId, Username: username, MessageAction: 'RESEND', DesiredDeliveryMediums: ['EMAIL'] }),
         ),
       );
-      await this.signOut(UserPoolId, username);
       return {};
     } catch (error) {
       if (nameOf(error) === 'UserNotFoundException') return undefined;
@@ -358,14 +357,13 @@ export class CognitoUserDirectory implements UserDirectory {
     } while (token !== undefined);
   }
 
-  /** One ListUsers call, reading only the view's attributes. */
+  /** One ListUsers call, with every attribute (AttributesToGet fails when a custom attribute asked for is unset on a user). */
   private listPage(limit: number, token: string | undefined): Promise<{ Users?: UserType[]; PaginationToken?: string }> {
     return this.call(
       this.client.send(
         new ListUsersCommand({
           UserPoolId: this.userPoolId(),
           Limit: limit,
-          AttributesToGet: VIEW_ATTRIBUTES,
           ...(token === undefined ? {} : { PaginationToken: token }),
         }),
       ),

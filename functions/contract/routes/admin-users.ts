@@ -92,7 +92,10 @@ export const adminUserCreate = defineRoute({
     201: {
       description: 'The user is invited.',
       schema: UserInvitation,
-      headers: { Location: { ...HEADERS.Location, description: 'Address of the user.' } },
+      headers: {
+        Location: { ...HEADERS.Location, description: 'Address of the user.' },
+        'Cache-Control': { ...HEADERS['Cache-Control'], description: '`no-store`: the answer may hold a temporary password.' },
+      },
     },
     ...AUTHENTICATED_PROBLEMS,
     400: problem('BadRequest', `Bad Request: ${badUsername}, ${badGrant}. Nobody was invited.`),
@@ -212,7 +215,11 @@ export const adminUserResetPassword = defineRoute({
   access: ADMIN_USERS_ACCESS,
   entry: ADMIN_USERS_ENTRY,
   responses: {
-    200: { description: 'The password is reset.', schema: PasswordReset },
+    200: {
+      description: 'The password is reset.',
+      schema: PasswordReset,
+      headers: { 'Cache-Control': { ...HEADERS['Cache-Control'], description: '`no-store`: the answer may hold a temporary password.' } },
+    },
     ...AUTHENTICATED_PROBLEMS,
     400: problem('BadRequest', `Bad Request: ${badUsername}, or a query parameter.`),
     403: forbidden('users:write'),

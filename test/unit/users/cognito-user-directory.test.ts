@@ -12,6 +12,7 @@ import {
   AdminUserGlobalSignOutCommand,
   CognitoIdentityProviderClient,
   InvalidParameterException,
+  LimitExceededException,
   ListUsersCommand,
   NotAuthorizedException,
   TooManyRequestsException,
@@ -216,10 +217,11 @@ describe('listing users', () => {
       [1, 'page-2'],
       [1, 'page-3'],
     ]);
-    expect(cognito.commandCalls(ListUsersCommand)[0]?.args[0].input).toMatchObject({
-      UserPoolId: POOL,
-      AttributesToGet: ['email', 'custom:role', 'custom:companies', 'custom:scope'],
-    });
+    // No AttributesToGet: Cognito refuses it when a custom attribute asked for is unset on a user (a platform
+    // admin has no custom:companies, a user made with a role no custom:scope).
+    const input = cognito.commandCalls(ListUsersCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ UserPoolId: POOL });
+    expect(input).not.toHaveProperty('AttributesToGet');
   });
 
   it('asks at most 60 users of Cognito per call, and ends without a cursor when the pool ends', async () => {
@@ -322,9 +324,9 @@ describe('changing users', () => {
 });
 
 describe('resetting a password', () => {
-  it('puts the user back in FORCE_CHANGE_PASSWORD, has Cognito email a new temporary password, and signs them out', async () => {
+  it('puts the user back in FORCE_CHANGE_PASSWORD, signs them out, and has Cognito email a new temporary password', async () => {
     expect(await directory.resetPassword('ana')).toEqual({});
-    expect(sent()).toEqual(['AdminSetUserPasswordCommand', 'AdminCreateUserCommand', 'AdminUserGlobalSignOutCommand']);
+    expect(sent()).toEqual(['AdminSetUserPasswordCommand', 'AdminUserGlobalSignOutCommand', 'AdminCreateUserCommand']);
     const set = cognito.commandCalls(AdminSetUserPasswordCommand)[0]?.args[0].input;
     expect(set).toMatchObject({ UserPoolId: POOL, Username: 'ana', Permanent: false });
     expect(cognito.commandCalls(AdminCreateUserCommand)[0]?.args[0].input).toEqual({
@@ -335,6 +337,12 @@ describe('resetting a password', () => {
     });
     // The password set first is told to nobody: RESEND makes Cognito generate the temporary one it emails.
     expect(missingFromPassword(set?.Password ?? '')).toEqual([]);
+  });
+
+  it('has signed the user out when the invitation email fails (the old password must not live on in refresh tokens)', async () => {
+    cognito.on(AdminCreateUserCommand).rejects(new LimitExceededException({ message: 'Exceeded daily email limit.', $metadata: {} }));
+    await expect(directory.resetPassword('ana')).rejects.toThrow();
+    expect(sent()).toEqual(['AdminSetUserPasswordCommand', 'AdminUserGlobalSignOutCommand', 'AdminCreateUserCommand']);
   });
 
   it('sets passwords that meet the password policy Cognito enforces (else AdminSetUserPassword would refuse them)', () => {
