@@ -226,7 +226,7 @@ export function problemText(error: unknown, status?: number): string {
  */
 export type SignInOutcome =
   | { kind: 'signed-in' }
-  | { kind: 'new-password-required'; detail: string }
+  | { kind: 'new-password-required'; detail: string; passwordPolicy: string }
   | { kind: 'refused'; message: string };
 
 /**
@@ -242,8 +242,10 @@ export async function signIn(username: string, password: string, newPassword?: s
       keepToken(data.access_token, 'refresh_token' in data ? data.refresh_token : undefined);
       return { kind: 'signed-in' };
     }
-    if ((error as { challenge?: unknown } | undefined)?.challenge === 'new_password_required') {
-      return { kind: 'new-password-required', detail: problemText(error, response.status) };
+    const challenge = error as { challenge?: unknown; passwordPolicy?: unknown } | undefined;
+    if (challenge?.challenge === 'new_password_required') {
+      const policy = typeof challenge.passwordPolicy === 'string' ? challenge.passwordPolicy : '';
+      return { kind: 'new-password-required', detail: problemText(error, response.status), passwordPolicy: policy };
     }
     return { kind: 'refused', message: problemText(error, response.status) };
   } catch {

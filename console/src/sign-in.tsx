@@ -8,16 +8,13 @@ import { useEffect, useRef } from 'preact/hooks';
 import { signIn, signInReason } from './session.js';
 
 /**
- * The password policy in words: the service's (functions/core/access/password-policy.ts, Cognito's default set on
- * the pool). The service checks it and says it again when it refuses a password.
+ * The credentials of the first step, kept in memory only while the new password is asked for, and the password policy
+ * in the service's words (the challenge's `passwordPolicy`), so that the page never states a policy of its own.
  */
-const PASSWORD_POLICY =
-  'At least 8 characters, with a lowercase letter, an uppercase letter, a digit and a symbol (such as ! or #); at most 256 characters.';
-
-/** The credentials of the first step, kept in memory only while the new password is asked for. */
 interface Challenged {
   username: string;
   password: string;
+  passwordPolicy: string;
 }
 
 /** An error message in an alert region, or nothing. */
@@ -60,7 +57,11 @@ function NewPassword({ challenged, onBack }: { challenged: Challenged; onBack: (
         {challenged.username}, choose your own password to finish signing in: the one you signed in with was temporary (given at your
         invitation or by a password reset).
       </p>
-      <p id="password-policy">{PASSWORD_POLICY}</p>
+      <p id="password-policy">
+        {challenged.passwordPolicy === ''
+          ? 'The service states its password policy if it refuses the new password.'
+          : `The new password must have ${challenged.passwordPolicy}.`}
+      </p>
       <label>
         New password
         <input ref={first} name="newPassword" type="password" autocomplete="new-password" required aria-describedby="password-policy" />
@@ -94,7 +95,7 @@ export function SignIn() {
     const outcome = await signIn(username, password);
     busy.value = false;
     if (outcome.kind === 'refused') error.value = outcome.message;
-    else if (outcome.kind === 'new-password-required') challenged.value = { username, password };
+    else if (outcome.kind === 'new-password-required') challenged.value = { username, password, passwordPolicy: outcome.passwordPolicy };
   };
   return (
     <main class="sign-in" id="main">

@@ -136,8 +136,13 @@ describe('an invited user', () => {
     );
     const temporary = invited.temporaryPassword as string;
 
-    const challenged = expectError(await signIn('ivy', temporary), 401) as ReturnType<typeof expectError> & { challenge?: string };
+    const challenged = expectError(await signIn('ivy', temporary), 401) as ReturnType<typeof expectError> & {
+      challenge?: string;
+      passwordPolicy?: string;
+    };
     expect(challenged.challenge).toBe('new_password_required');
+    // The policy alone, for a form to show before the new password is typed.
+    expect(challenged.passwordPolicy).toMatch(/^at least 12 and at most 256 characters, with a lowercase letter/);
     const tokens = expectOk(await signIn('ivy', temporary, 'Ivy-chosen-pass-1'));
     expect(await opens(tokens.access_token, 'acme')).toBe(200);
     const renewed = expectOk(await refresh(tokens.refresh_token as string));

@@ -121,6 +121,7 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
       type: 'https://device-scenario-service.dev/problems/new-password-required',
       status: 401,
       challenge: 'new_password_required',
+      passwordPolicy: expect.stringMatching(/^at least 12 and at most 256 characters/),
     });
     expect(response.json.detail).toMatch(/new_password.*at least 12 and at most 256 characters/);
     expect(cognito.commandCalls(RespondToAuthChallengeCommand)).toHaveLength(0);
