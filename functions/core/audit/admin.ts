@@ -2,7 +2,7 @@
  * Reading the audit log (docs/contract.md, "Audit"): a platform administrator reads every entry; a company
  * administrator (`users:read` without the platform role) only the entries concerning one of their companies, named.
  */
-import { isPlatformAdmin } from '../access/roles.js';
+import { holdsEveryScopeOf, isPlatformAdmin, isRole } from '../access/roles.js';
 import { ForbiddenError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
@@ -14,9 +14,9 @@ export interface AuditReadPorts {
 }
 
 /**
- * A page of the entries matching `filter`, newest first. A platform administrator (a token holding exactly the
- * `platform-admin` role's scopes) may list every entry; anyone else holding `users:read` must name one of their
- * companies in `filter.company`.
+ * A page of the entries matching `filter`, newest first. A platform administrator (a token holding every scope of the
+ * `platform-admin` role) may list every entry; anyone else holding `users:read` must name one of their companies in
+ * `filter.company`, and sees only the entries of users they administer (and the company's own).
  * @throws ForbiddenError without `users:read`, or when a caller other than a platform administrator names no company
  *   or one not theirs; BadRequestError on a cursor this listing did not issue.
  */
@@ -39,5 +39,29 @@ export async function listAudit(
       );
     }
   }
-  return ports.audit.list(filter, paging.limit, paging.cursor);
+  const page = await ports.audit.list(filter, paging.limit, paging.cursor);
+  if (isPlatformAdmin(principal.scopes)) return page;
+  return { items: page.items.filter((entry) => withinCallersBounds(principal, entry)), nextCursor: page.nextCursor };
+}
+
+/**
+ * Whether a company administrator may see the entry: a company's, or a user's whose every view (before and after)
+ * is a user they administer (a role they hold, never platform-admin, companies all theirs). The users listing answers
+ * 404 for the others, so that their existence is not revealed; their entries are left out the same way (a page may
+ * then hold fewer entries than `limit`).
+ */
+function withinCallersBounds(principal: Principal, entry: AuditEntry): boolean {
+  if (entry.target.kind !== 'user') return true;
+  return [entry.before, entry.after].every((view) => {
+    if (view === undefined) return true;
+    const { role, companies } = view as { role?: unknown; companies?: unknown };
+    return (
+      typeof role === 'string' &&
+      isRole(role) &&
+      role !== 'platform-admin' &&
+      holdsEveryScopeOf(principal.scopes, role) &&
+      Array.isArray(companies) &&
+      companies.every((company) => principal.companies.includes(company as string))
+    );
+  });
 }

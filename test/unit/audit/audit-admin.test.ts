@@ -8,7 +8,7 @@ import { adminAuditList } from '../../../functions/contract/routes/admin-audit.j
 import { matchRoute, ROUTES } from '../../../functions/contract/routes.js';
 import { ROLES } from '../../../functions/core/access/roles.js';
 import { listAudit } from '../../../functions/core/audit/admin.js';
-import type { AuditFilter, AuditLog } from '../../../functions/core/audit/ports.js';
+import type { AuditEntry, AuditFilter, AuditLog } from '../../../functions/core/audit/ports.js';
 import { BadRequestError, ForbiddenError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { routeInput } from '../../../functions/platform/http.js';
@@ -18,15 +18,30 @@ const admin: Principal = { subject: 'carol', companies: ['initech', 'globex'], s
 const operator: Principal = { subject: 'alice', companies: ['initech'], scopes: new Set(ROLES.operator) };
 
 /** An audit log that answers every listing with an empty page and remembers the filters it was asked. */
-function recordingLog(): AuditLog & { asked: AuditFilter[] } {
+function recordingLog(items: AuditEntry[] = []): AuditLog & { asked: AuditFilter[] } {
   const asked: AuditFilter[] = [];
   return {
     asked,
     async record() {},
     async list(filter) {
       asked.push(filter);
-      return { items: [], nextCursor: null };
+      return { items, nextCursor: null };
     },
+  };
+}
+
+/** An entry of a change to user `id`, whose views before and after are `views`. */
+function userEntry(id: string, ...views: { role: string; companies: string[] }[]): AuditEntry {
+  const [before, after] = views.length === 1 ? [undefined, views[0]] : views;
+  return {
+    id: `01J${id.toUpperCase().padEnd(23, '0')}`,
+    at: '2026-11-27T12:00:00.000Z',
+    actor: 'root',
+    action: before === undefined ? 'user.invited' : 'user.updated',
+    target: { kind: 'user', id },
+    companies: [...(before?.companies ?? []), ...(after?.companies ?? [])],
+    ...(before === undefined ? {} : { before: { username: id, ...before } }),
+    ...(after === undefined ? {} : { after: { username: id, ...after } }),
   };
 }
 
@@ -64,6 +79,25 @@ describe('listing the audit log', () => {
     await expect(listAudit({ audit }, admin, { actor: 'root' }, { limit: 10 })).rejects.toBeInstanceOf(ForbiddenError);
     await expect(listAudit({ audit }, admin, { company: 'umbrella' }, { limit: 10 })).rejects.toThrow(/company 'umbrella'/);
     expect(audit.asked).toEqual([{ company: 'globex' }, { company: 'initech', actor: 'root' }]);
+  });
+
+  it('leaves out, for a company administrator, the entries of users they do not administer (as the users listing does)', async () => {
+    const entries: AuditEntry[] = [
+      userEntry('amy', { role: 'operator', companies: ['initech'] }),
+      // A platform admin who holds initech: a 404 for carol, so not listed either.
+      userEntry('pia', { role: 'platform-admin', companies: ['initech'] }),
+      // Moved by root to a company not carol's: its views are not all within her bounds.
+      userEntry('max', { role: 'viewer', companies: ['initech'] }, { role: 'viewer', companies: ['umbrella'] }),
+      {
+        ...userEntry('ida', { role: 'viewer', companies: ['initech'] }),
+        action: 'company.updated',
+        target: { kind: 'company', id: 'initech' },
+      },
+    ];
+    const forCarol = await listAudit({ audit: recordingLog(entries) }, admin, { company: 'initech' }, { limit: 10 });
+    expect(forCarol.items.map((entry) => entry.target.id)).toEqual(['amy', 'initech']);
+    const forRoot = await listAudit({ audit: recordingLog(entries) }, root, { company: 'initech' }, { limit: 10 });
+    expect(forRoot.items).toHaveLength(4);
   });
 
   it('refuses a caller without users:read, even naming their own company', async () => {
