@@ -1,4 +1,5 @@
 /** Cursor-paged listings (`{ items, nextCursor }`, docs/contract.md "Deployments") read page after page. */
+import { type Column, note, printJson, printTable } from './output.js';
 
 /** A listing's first page and, with `all`, every page's items. */
 export interface Listing<T> {
@@ -33,4 +34,24 @@ export async function readPages<T>(
 /** The paging parameters of one page's request: `limit` (page size) and `cursor`, each only when given. */
 export function pageQuery(limit: number | undefined, cursor: string | undefined): { limit?: number; cursor?: string } {
   return { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) };
+}
+
+/**
+ * Prints a listing read by readPages: with `json`, `{ items, nextCursor }` on stdout; else a table of `columns` on
+ * stdout (`words.empty` when there is no item) and, when pages remain, how to read them on stderr
+ * (`More <words.more>: add --all, or --cursor <nextCursor>`). A filtered page may be short, even empty, with more after it.
+ */
+export function printListing<T>(
+  listing: { items: readonly T[]; nextCursor: string | null },
+  json: boolean,
+  columns: readonly Column<T>[],
+  words: { empty: string; more: string },
+): void {
+  const { items, nextCursor } = listing;
+  if (json) {
+    printJson({ items, nextCursor });
+    return;
+  }
+  printTable(items, columns, words.empty);
+  if (nextCursor !== null) note(`More ${words.more}: add --all, or --cursor ${nextCursor}`);
 }

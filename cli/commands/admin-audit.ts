@@ -7,8 +7,7 @@ import type { Command } from 'commander';
 import { type components, expectOk } from '../../client/index.js';
 import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
-import { note, printJson, printTable } from '../output.js';
-import { pageQuery, readPages } from '../paging.js';
+import { pageQuery, printListing, readPages } from '../paging.js';
 
 type AuditEntry = components['schemas']['AuditEntry'];
 
@@ -52,18 +51,15 @@ export function registerAdminAuditCommands(admin: Command): void {
         ...(settings.company === undefined ? {} : { company: settings.company }),
         ...(options.actor === undefined ? {} : { actor: options.actor }),
       };
-      const { items, nextCursor } = await readPages(
+      const listing = await readPages(
         async (cursor) =>
           expectOk(await dss.main.GET('/admin/audit', { params: { query: { ...filters, ...pageQuery(options.limit, cursor) } } })),
         options.all === true,
         options.cursor,
       );
-      if (json) {
-        printJson({ items, nextCursor });
-        return;
-      }
-      printTable(
-        items,
+      printListing(
+        listing,
+        json,
         [
           { head: 'AT', value: (item) => item.at },
           { head: 'ACTOR', value: (item) => item.actor },
@@ -71,8 +67,7 @@ export function registerAdminAuditCommands(admin: Command): void {
           { head: 'TARGET', value: (item) => `${item.target.kind} ${item.target.id}` },
           { head: 'CHANGES', value: changeSummary },
         ],
-        'No administrative changes.',
+        { empty: 'No administrative changes.', more: 'changes' },
       );
-      if (nextCursor !== null) note(`More changes: add --all, or --cursor ${nextCursor}`);
     });
 }

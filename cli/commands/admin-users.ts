@@ -8,8 +8,8 @@ import { type components, expectOk } from '../../client/index.js';
 import { isRole, ROLE_NAMES, type Role } from '../../functions/core/access/roles.js';
 import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
-import { note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
-import { pageQuery, readPages } from '../paging.js';
+import { note, printJson, printRecord, say, UsageError } from '../output.js';
+import { pageQuery, printListing, readPages } from '../paging.js';
 
 type User = components['schemas']['User'];
 
@@ -79,7 +79,7 @@ export function registerAdminUserCommands(admin: Command): void {
     .action(async (options: { limit?: number; cursor?: string; all?: boolean }, command: Command) => {
       const { dss, json, settings } = await invocationOf(command);
       const company = settings.company;
-      const { items, nextCursor } = await readPages(
+      const listing = await readPages(
         async (cursor) =>
           expectOk(
             await dss.main.GET('/admin/users', {
@@ -89,12 +89,9 @@ export function registerAdminUserCommands(admin: Command): void {
         options.all === true,
         options.cursor,
       );
-      if (json) {
-        printJson({ items, nextCursor });
-        return;
-      }
-      printTable(
-        items,
+      printListing(
+        listing,
+        json,
         [
           { head: 'USERNAME', value: (user) => user.username },
           { head: 'ROLE', value: (user) => user.role },
@@ -103,9 +100,8 @@ export function registerAdminUserCommands(admin: Command): void {
           { head: 'STATUS', value: (user) => user.status },
           { head: 'EMAIL', value: (user) => user.email },
         ],
-        'No users.',
+        { empty: 'No users.', more: 'users' },
       );
-      if (nextCursor !== null) note(`More users: add --all, or --cursor ${nextCursor}`);
     });
 
   users

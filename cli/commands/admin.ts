@@ -8,8 +8,8 @@ import { type components, expectOk } from '../../client/index.js';
 import { MAX_QUOTA_BYTES } from '../../functions/core/companies/admin.js';
 import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
-import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
-import { pageQuery, readPages } from '../paging.js';
+import { formatBytes, note, printJson, printRecord, say, UsageError } from '../output.js';
+import { pageQuery, printListing, readPages } from '../paging.js';
 import { registerAdminAuditCommands } from './admin-audit.js';
 import { registerAdminUserCommands } from './admin-users.js';
 
@@ -63,17 +63,14 @@ export function registerAdminCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  dss admin companies list\n  dss admin companies list --all --json')
     .action(async (options: { limit?: number; cursor?: string; all?: boolean }, command: Command) => {
       const { dss, json } = await invocationOf(command);
-      const { items, nextCursor } = await readPages(
+      const listing = await readPages(
         async (cursor) => expectOk(await dss.main.GET('/admin/companies', { params: { query: pageQuery(options.limit, cursor) } })),
         options.all === true,
         options.cursor,
       );
-      if (json) {
-        printJson({ items, nextCursor });
-        return;
-      }
-      printTable(
-        items,
+      printListing(
+        listing,
+        json,
         [
           { head: 'ID', value: (item) => item.id },
           { head: 'NAME', value: (item) => item.name },
@@ -81,9 +78,8 @@ export function registerAdminCommands(program: Command): void {
           { head: 'QUOTA', value: (item) => formatBytes(item.quotaBytes) },
           { head: 'OVER QUOTA', value: (item) => (item.overQuota ? 'yes' : '') },
         ],
-        'No companies.',
+        { empty: 'No companies.', more: 'companies' },
       );
-      if (nextCursor !== null) note(`More companies: add --all, or --cursor ${nextCursor}`);
     });
 
   companies

@@ -10,7 +10,7 @@ import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
 import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
-import { pageQuery, readPages } from '../paging.js';
+import { pageQuery, printListing, readPages } from '../paging.js';
 import { parseScenarioRef } from '../scenario-ref.js';
 
 type Rollout = components['schemas']['Rollout'];
@@ -167,7 +167,7 @@ function registerRolloutList(rollout: Command): void {
 async function listRollouts(options: ListOptions, command: Command): Promise<void> {
   const { dss, json, company } = await invocationOf(command);
   const companyId = company();
-  const { items, nextCursor } = await readPages(
+  const listing = await readPages(
     async (cursor) => {
       return expectOk(
         await dss.main.GET('/companies/{companyId}/resources/rollouts', {
@@ -178,12 +178,9 @@ async function listRollouts(options: ListOptions, command: Command): Promise<voi
     options.all === true,
     options.cursor,
   );
-  if (json) {
-    printJson({ items, nextCursor });
-    return;
-  }
-  printTable(
-    items,
+  printListing(
+    listing,
+    json,
     [
       { head: 'ID', value: (item) => item.id },
       { head: 'STATE', value: (item) => item.state },
@@ -194,9 +191,8 @@ async function listRollouts(options: ListOptions, command: Command): Promise<voi
       { head: 'CREATED', value: (item) => item.created },
       { head: 'START AT', value: (item) => item.startAt },
     ],
-    'No rollouts.',
+    { empty: 'No rollouts.', more: 'rollouts' },
   );
-  if (nextCursor !== null) note(`More rollouts: add --all, or --cursor ${nextCursor}`);
 }
 
 /** `dss rollout targets`: lists a rollout's targets with their wave, result and reported status. */
@@ -230,7 +226,7 @@ async function listTargets(rolloutId: string, options: TargetsOptions, command: 
     ...(options.cause === undefined ? {} : { cause: options.cause as RolloutTargetsFilters['cause'] }),
     ...(options.deviceStatus === undefined ? {} : { deviceStatus: options.deviceStatus as RolloutTargetsFilters['deviceStatus'] }),
   };
-  const { items, nextCursor } = await readPages(
+  const listing = await readPages(
     async (cursor) =>
       expectOk(
         await dss.main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}/targets', {
@@ -240,12 +236,9 @@ async function listTargets(rolloutId: string, options: TargetsOptions, command: 
     options.all === true,
     options.cursor,
   );
-  if (json) {
-    printJson({ items, nextCursor });
-    return;
-  }
-  printTable(
-    items,
+  printListing(
+    listing,
+    json,
     [
       { head: 'DEVICE', value: (item) => item.deviceId },
       { head: 'WAVE', value: (item) => item.wave },
@@ -255,10 +248,8 @@ async function listTargets(rolloutId: string, options: TargetsOptions, command: 
       { head: 'MESSAGE', value: (item) => item.deviceStatus?.message ?? undefined },
       { head: 'UPDATED', value: (item) => item.deviceStatus?.updated },
     ],
-    'No targets.',
+    { empty: 'No targets.', more: 'targets' },
   );
-  // A filtered page may be short, even empty, with more targets after it.
-  if (nextCursor !== null) note(`More targets: add --all, or --cursor ${nextCursor}`);
 }
 
 /** A verb that moves a rollout from one state to another. */

@@ -8,7 +8,7 @@ import { unzipInto, zipFolder } from '../archives.js';
 import { positiveInteger, positiveNumber } from '../arguments.js';
 import { type Invocation, invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
-import { pageQuery, readPages } from '../paging.js';
+import { pageQuery, printListing, readPages } from '../paging.js';
 import { type ArchiveSource, archiveFile, rejection, type StoredScenario, uploadDirect, uploadPresigned } from '../upload.js';
 
 /** Default of `dss upload --wait-timeout`, seconds. */
@@ -147,7 +147,7 @@ async function showScenarios(scenarioId: string | undefined, options: ScenariosO
 
 /** Prints one page of the company's scenarios (or every page with --all), and the cursor of the next. */
 async function listScenarios({ dss, json }: Invocation, companyId: string, options: ScenariosOptions): Promise<void> {
-  const { items, nextCursor } = await readPages(
+  const listing = await readPages(
     async (cursor) => {
       return expectOk(
         await dss.main.GET('/companies/{companyId}/resources/scenarios', {
@@ -158,12 +158,9 @@ async function listScenarios({ dss, json }: Invocation, companyId: string, optio
     options.all === true,
     options.cursor,
   );
-  if (json) {
-    printJson({ items, nextCursor });
-    return;
-  }
-  printTable(
-    items,
+  printListing(
+    listing,
+    json,
     [
       { head: 'ID', value: (scenario) => scenario.id },
       { head: 'NAME', value: (scenario) => scenario.name },
@@ -171,9 +168,8 @@ async function listScenarios({ dss, json }: Invocation, companyId: string, optio
       { head: 'VERSIONS', value: (scenario) => scenario.versions.join(', ') },
       { head: 'UPDATED', value: (scenario) => scenario.updated },
     ],
-    'No scenarios.',
+    { empty: 'No scenarios.', more: 'scenarios' },
   );
-  if (nextCursor !== null) note(`More scenarios: add --all, or --cursor ${nextCursor}`);
 }
 
 /** Prints one stored version of a scenario, with its download URL. */
