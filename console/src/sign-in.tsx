@@ -5,6 +5,7 @@
  */
 import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
+import { Alert } from './device/focus.js';
 import { signIn, signInReason } from './session.js';
 
 /**
@@ -15,16 +16,6 @@ interface Challenged {
   username: string;
   password: string;
   passwordPolicy: string;
-}
-
-/** An error message in an alert region, or nothing. */
-function Refusal({ message }: { message: string | null }) {
-  if (message === null) return null;
-  return (
-    <p class="error" role="alert">
-      {message}
-    </p>
-  );
 }
 
 /** The second step: the new password and its confirmation; signs in once the service has set it. */
@@ -70,7 +61,7 @@ function NewPassword({ challenged, onBack }: { challenged: Challenged; onBack: (
         Confirm the new password
         <input name="confirmPassword" type="password" autocomplete="new-password" required />
       </label>
-      <Refusal message={error.value} />
+      {error.value !== null && <Alert message={error.value} />}
       <button type="submit" class="primary" disabled={busy.value}>
         Set the password and sign in
       </button>
@@ -118,7 +109,7 @@ export function SignIn() {
             Password
             <input name="password" type="password" autocomplete="current-password" required />
           </label>
-          <Refusal message={error.value} />
+          {error.value !== null && <Alert message={error.value} />}
           <button type="submit" disabled={busy.value}>
             Sign in
           </button>

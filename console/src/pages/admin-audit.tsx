@@ -10,6 +10,7 @@ import type { components } from '../../../client/index.js';
 import { changeLines } from '../admin/audit-text.js';
 import { optionLabel, useCompanyOptions } from '../admin/company-options.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
+import { Alert } from '../device/focus.js';
 import { count, dateTime } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
 import { here, hrefOf, navigate } from '../router.js';
@@ -165,11 +166,7 @@ export function AdminAuditPage() {
       <div aria-live="polite" class="muted">
         {listed.loading.value ? 'Loading changes…' : `${count(entries.length)} changes shown.`}
       </div>
-      {listError !== null && (
-        <p class="error" role="alert">
-          {listError}
-        </p>
-      )}
+      {listError !== null && <Alert message={listError} />}
       <AuditTable entries={entries} nextCursor={listed.nextCursor} loading={listed.loading.value} more={listed.more} />
     </main>
   );

@@ -11,6 +11,7 @@ import { quotaBytesOf, quotaFieldsOf } from '../admin/quota.js';
 import { QuotaFields } from '../admin/quota-fields.js';
 import { refusalText } from '../admin/refusal.js';
 import { limitOf } from '../company-listing.js';
+import { Alert } from '../device/focus.js';
 import { bytes, count } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
 import { here, hrefOf } from '../router.js';
@@ -109,11 +110,7 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
           </>
         )}
       </p>
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
     </form>
   );
 }
@@ -174,11 +171,7 @@ export function AdminCompaniesPage() {
       <div aria-live="polite" class="muted">
         {loading.value ? 'Loading companies…' : `${count(companies.length)} companies shown.`}
       </div>
-      {listError !== null && (
-        <p class="error" role="alert">
-          {listError}
-        </p>
-      )}
+      {listError !== null && <Alert message={listError} />}
       <CompaniesTable companies={companies} nextCursor={nextCursor} loading={loading.value} more={more} />
     </main>
   );
@@ -237,11 +230,7 @@ function EditCompany({ company, onSaved }: { company: AdminCompanyDetail; onSave
       <p role="status" class="admin-status">
         {saved.value}
       </p>
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
     </form>
   );
 }
@@ -309,11 +298,7 @@ export function AdminCompanyPage({ companyId }: { companyId: string }) {
         <a href={hrefOf('/admin/companies')}>All companies</a>
       </p>
       <h1>Company {companyId}</h1>
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
       {shown === null && error.value === null && <p class="muted">Loading the company…</p>}
       {shown !== null && (
         <>

@@ -13,7 +13,7 @@ import { type CompanyOption, optionLabel, useCompanyOptions } from '../admin/com
 import { refusalText } from '../admin/refusal.js';
 import { grantableRoles, type Role, roleName } from '../admin/roles.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
-import { InlineConfirm } from '../device/focus.js';
+import { Alert, InlineConfirm } from '../device/focus.js';
 import { count, dateTime } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
 import { here, hrefOf, navigate } from '../router.js';
@@ -183,11 +183,7 @@ function InviteUser({ options, company, onInvited }: { options: CompanyOption[];
           </>
         )}
       </div>
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
     </form>
   );
 }
@@ -286,11 +282,7 @@ export function AdminUsersPage() {
       <div aria-live="polite" class="muted">
         {listed.loading.value ? 'Loading users…' : `${count(users.length)} users shown.`}
       </div>
-      {listError !== null && (
-        <p class="error" role="alert">
-          {listError}
-        </p>
-      )}
+      {listError !== null && <Alert message={listError} />}
       <UsersTable users={users} company={company} nextCursor={listed.nextCursor} loading={listed.loading.value} more={listed.more} />
     </main>
   );
@@ -382,11 +374,7 @@ function EditUser({ user, options, onSaved }: { user: User; options: CompanyOpti
       <p role="status" class="admin-status">
         {saved.value}
       </p>
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
     </form>
   );
 }
@@ -431,11 +419,7 @@ function ResetPassword({ user, onReset }: { user: User; onReset: () => void }) {
           </>
         )}
       </div>
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
     </section>
   );
 }
@@ -481,11 +465,7 @@ function DeleteUser({ user, company }: { user: User; company: string }) {
           Delete {user.username}…
         </button>
       )}
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
     </section>
   );
 }
@@ -522,11 +502,7 @@ export function AdminUserPage({ username }: { username: string }) {
         <a href={usersHref(company)}>All users{company === '' ? '' : ` of ${company}`}</a>
       </p>
       <h1>User {username}</h1>
-      {error.value !== null && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      {error.value !== null && <Alert message={error.value} />}
       {shown === null && error.value === null && <p class="muted">Loading the user…</p>}
       {shown !== null && (
         <>
