@@ -21,7 +21,6 @@
  *   documents revocation only for sign-out and disabling: signing out first does not depend on that.
  */
 
-import { randomBytes, randomInt } from 'node:crypto';
 import {
   AdminCreateUserCommand,
   AdminDeleteUserCommand,
@@ -37,6 +36,7 @@ import {
   type UserType,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from '../../contract/cognito-attributes.js';
+import { randomPassword } from '../../core/access/password-policy.js';
 import { isRole, type Role, roleCovering } from '../../core/access/roles.js';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../core/shared/errors.js';
 import type { NewUser, User, UserChanges, UserDirectory, UserStatus } from '../../core/users/ports.js';
@@ -143,9 +143,8 @@ export function userOf(cognito: CognitoUserFields): User {
  * before Cognito emails a new temporary one.
  */
 export function unknowablePassword(): string {
-  const pick = (characters: string) => characters.charAt(randomInt(characters.length));
-  // 32 random bytes (base64url: letters, digits, - and _), plus one character of each class the policy asks for.
-  return `${randomBytes(32).toString('base64url')}${pick('abcdefghijklmnopqrstuvwxyz')}${pick('ABCDEFGHIJKLMNOPQRSTUVWXYZ')}${pick('0123456789')}${pick('^$*.[]{}()?!@#%&/,><:;|_~+=')}`;
+  // 48 characters: about 280 bits.
+  return randomPassword(48);
 }
 
 /** The error's name (the SDK's exception class name), or ''. */

@@ -3,37 +3,14 @@
  * its token endpoint signs in. What Cognito emails on AWS (an invitation's or a reset's temporary password) is
  * answered here instead, to be shown once.
  */
-import { randomInt } from 'node:crypto';
+import { randomPassword } from '../../core/access/password-policy.js';
 import { type Role, roleCovering, scopeClaimOf } from '../../core/access/roles.js';
 import type { NewUser, User, UserChanges, UserDirectory } from '../../core/users/ports.js';
 import { hashPassword } from './local-identity-provider.js';
 import type { LocalUser, LocalUserStore } from './local-user-store.js';
 
-/**
- * Characters of a temporary password, by class: one of each is always in it (the classes of PASSWORD_POLICY,
- * functions/core/access/password-policy.ts; the symbols are among its PASSWORD_SYMBOLS).
- */
-const PASSWORD_CLASSES = ['abcdefghijkmnopqrstuvwxyz', 'ABCDEFGHJKLMNPQRSTUVWXYZ', '23456789', '%+-.:=@_'] as const;
-
-/** Length of a temporary password: twice the policy's 8, about 95 bits of randomness. */
+/** Length of a temporary password: about 95 bits of randomness (randomPassword), short enough to read out. */
 export const TEMPORARY_PASSWORD_LENGTH = 16;
-
-/**
- * A random temporary password of TEMPORARY_PASSWORD_LENGTH characters holding a lowercase letter, an uppercase letter,
- * a digit and a symbol (the password policy), from crypto-strong randomness. Look-alike characters (l, I, O, 0, 1) and
- * symbols a shell would interpret are left out, so that it can be read out and pasted.
- */
-export function temporaryPassword(): string {
-  const all = PASSWORD_CLASSES.join('');
-  const characters = PASSWORD_CLASSES.map((set) => set[randomInt(set.length)] as string);
-  while (characters.length < TEMPORARY_PASSWORD_LENGTH) characters.push(all[randomInt(all.length)] as string);
-  // Fisher–Yates, so that the guaranteed classes are not always first.
-  for (let index = characters.length - 1; index > 0; index--) {
-    const other = randomInt(index + 1);
-    [characters[index], characters[other]] = [characters[other] as string, characters[index] as string];
-  }
-  return characters.join('');
-}
 
 /** Shown as `createdAt` of a user written before users were administered (the demo users of an older data folder). */
 const UNKNOWN_TIME = new Date(0).toISOString();
@@ -70,7 +47,7 @@ export class LocalUserDirectory implements UserDirectory {
 
   /** @inheritdoc */
   async create(user: NewUser): Promise<{ user: User; temporaryPassword: string } | undefined> {
-    const password = temporaryPassword();
+    const password = randomPassword(TEMPORARY_PASSWORD_LENGTH);
     const passwordHash = await hashPassword(password);
     const at = this.now().toISOString();
     const created = await this.store.update(user.username, (existing) =>
@@ -144,7 +121,7 @@ export class LocalUserDirectory implements UserDirectory {
 
   /** @inheritdoc */
   async resetPassword(username: string): Promise<{ temporaryPassword: string } | undefined> {
-    const password = temporaryPassword();
+    const password = randomPassword(TEMPORARY_PASSWORD_LENGTH);
     const passwordHash = await hashPassword(password);
     const at = this.now().toISOString();
     const reset = await this.store.update(username, (user) =>

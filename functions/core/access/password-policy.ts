@@ -4,6 +4,7 @@
  * password refused on one is refused on the other. Source of the rules and of the symbol set: the Cognito user pool
  * password policy (Amazon Cognito Developer Guide, "Adding user pool password requirements").
  */
+import { randomInt } from 'node:crypto';
 import { BadRequestError } from '../shared/errors.js';
 
 /** The policy's settings, named as the CDK UserPool's `passwordPolicy` names them (minLength, requireDigits, ...). */
@@ -71,4 +72,27 @@ export function passwordPolicyError(missing: readonly string[] = []): BadRequest
 export function checkNewPassword(password: string): void {
   const missing = missingFromPassword(password);
   if (missing.length > 0) throw passwordPolicyError(missing);
+}
+
+/**
+ * Characters of a generated password, by class: one of each is always in it (the classes of PASSWORD_POLICY; the
+ * symbols are among PASSWORD_SYMBOLS). Look-alike characters (l, I, O, 0, 1) and symbols a shell would interpret are
+ * left out, so that a password can be read out and pasted.
+ */
+const PASSWORD_CLASSES = ['abcdefghijkmnopqrstuvwxyz', 'ABCDEFGHJKLMNPQRSTUVWXYZ', '23456789', '%+-.:=@_'] as const;
+
+/**
+ * A crypto-random password of `length` characters (at least PASSWORD_POLICY.minLength) holding a lowercase letter, an
+ * uppercase letter, a digit and a symbol: it meets the password policy. About 5.9 bits per character.
+ */
+export function randomPassword(length: number): string {
+  const all = PASSWORD_CLASSES.join('');
+  const characters = PASSWORD_CLASSES.map((set) => set[randomInt(set.length)] as string);
+  while (characters.length < Math.max(length, PASSWORD_POLICY.minLength)) characters.push(all[randomInt(all.length)] as string);
+  // Fisher–Yates, so that the guaranteed classes are not always first.
+  for (let index = characters.length - 1; index > 0; index--) {
+    const other = randomInt(index + 1);
+    [characters[index], characters[other]] = [characters[other] as string, characters[index] as string];
+  }
+  return characters.join('');
 }

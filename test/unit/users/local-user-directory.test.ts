@@ -9,14 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../../functions/adapters/embedded/local-identity-provider.js';
-import {
-  LocalUserDirectory,
-  TEMPORARY_PASSWORD_LENGTH,
-  temporaryPassword,
-  userViewOf,
-} from '../../../functions/adapters/embedded/local-user-directory.js';
+import { LocalUserDirectory, TEMPORARY_PASSWORD_LENGTH, userViewOf } from '../../../functions/adapters/embedded/local-user-directory.js';
 import { type LocalUser, LocalUserStore } from '../../../functions/adapters/embedded/local-user-store.js';
-import { missingFromPassword } from '../../../functions/core/access/password-policy.js';
+import { missingFromPassword, randomPassword } from '../../../functions/core/access/password-policy.js';
 import { scopeClaimOf } from '../../../functions/core/access/roles.js';
 
 const T0 = new Date('2026-11-27T12:00:00.000Z');
@@ -59,9 +54,9 @@ beforeEach(async () => {
 
 afterEach(() => rm(folder, { recursive: true, force: true }));
 
-describe('temporaryPassword', () => {
+describe('a temporary password (randomPassword)', () => {
   it('is random and meets the policy: a lowercase and an uppercase letter, a digit and a symbol', () => {
-    const passwords = Array.from({ length: 200 }, temporaryPassword);
+    const passwords = Array.from({ length: 200 }, () => randomPassword(TEMPORARY_PASSWORD_LENGTH));
     expect(new Set(passwords).size).toBe(200);
     for (const password of passwords) {
       expect(password).toHaveLength(TEMPORARY_PASSWORD_LENGTH);
