@@ -75,3 +75,22 @@ export function roleCovering(scopes: Iterable<string>): Role {
   const held = [...scopes].filter((scope) => known.has(scope));
   return ROLE_NAMES.find((role) => held.every((scope) => ROLES[role].includes(scope as UserScope))) ?? 'platform-admin';
 }
+
+/**
+ * Whether the holder of a token (its `scopes` and `companies`) administers a user of `role` and `companies`: a
+ * platform administrator every user; anyone else a user of a role whose scopes they all hold, never platform-admin,
+ * with at least one company and every company among theirs.
+ */
+export function administers(
+  caller: { scopes: ReadonlySet<string>; companies: readonly string[] },
+  role: Role,
+  companies: readonly string[],
+): boolean {
+  if (isPlatformAdmin(caller.scopes)) return true;
+  return (
+    role !== 'platform-admin' &&
+    holdsEveryScopeOf(caller.scopes, role) &&
+    companies.length > 0 &&
+    companies.every((company) => caller.companies.includes(company))
+  );
+}

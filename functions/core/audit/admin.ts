@@ -2,7 +2,7 @@
  * Reading the audit log (docs/contract.md, "Audit"): a platform administrator reads every entry; a company
  * administrator (`users:read` without the platform role) only the entries concerning one of their companies, named.
  */
-import { holdsEveryScopeOf, isPlatformAdmin, isRole } from '../access/roles.js';
+import { administers, isPlatformAdmin, isRole } from '../access/roles.js';
 import { ForbiddenError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
@@ -55,13 +55,6 @@ function withinCallersBounds(principal: Principal, entry: AuditEntry): boolean {
   return [entry.before, entry.after].every((view) => {
     if (view === undefined) return true;
     const { role, companies } = view as { role?: unknown; companies?: unknown };
-    return (
-      typeof role === 'string' &&
-      isRole(role) &&
-      role !== 'platform-admin' &&
-      holdsEveryScopeOf(principal.scopes, role) &&
-      Array.isArray(companies) &&
-      companies.every((company) => principal.companies.includes(company as string))
-    );
+    return typeof role === 'string' && isRole(role) && Array.isArray(companies) && administers(principal, role, companies as string[]);
   });
 }

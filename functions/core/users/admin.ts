@@ -15,7 +15,7 @@
  * Every change is recorded in the audit log right after the directory's change, with the user's views before and
  * after (never a password).
  */
-import { holdsEveryScopeOf, isPlatformAdmin, ROLES, type Role } from '../access/roles.js';
+import { administers, holdsEveryScopeOf, isPlatformAdmin, ROLES, type Role } from '../access/roles.js';
 import { actorOf, auditEntry } from '../audit/entries.js';
 import type { AuditAction, AuditLog } from '../audit/ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
@@ -74,17 +74,6 @@ function managesEveryone(principal: Principal): boolean {
   return isPlatformAdmin(principal.scopes);
 }
 
-/** Whether a company admin's bounds hold `role` and `companies`: a role they hold, never platform-admin; companies all theirs. */
-function withinBounds(principal: Principal, role: Role, companies: readonly string[]): boolean {
-  if (managesEveryone(principal)) return true;
-  return (
-    role !== 'platform-admin' &&
-    holdsRole(principal, role) &&
-    companies.length > 0 &&
-    companies.every((company) => principal.companies.includes(company))
-  );
-}
-
 /** The same 404 for a user who does not exist and for one outside the caller's bounds. */
 function notFound(username: string): NotFoundError {
   return new NotFoundError(`There is no user '${username}' you can administer. List the users of one of your companies to find them.`);
@@ -93,7 +82,7 @@ function notFound(username: string): NotFoundError {
 /** The user, when the caller may see them. @throws NotFoundError when there is none, or one outside the caller's bounds. */
 async function visibleUser(ports: UserAdminPorts, principal: Principal, username: string): Promise<User> {
   const user = USERNAME_PATTERN.test(username) ? await ports.users.get(username) : undefined;
-  if (user === undefined || !withinBounds(principal, user.role, user.companies)) throw notFound(username);
+  if (user === undefined || !administers(principal, user.role, user.companies)) throw notFound(username);
   return user;
 }
 
@@ -255,7 +244,7 @@ export async function listUsers(ports: UserAdminPorts, principal: Principal, que
   }
   const page = await ports.users.list(company === undefined ? {} : { company }, query.limit, after);
   return {
-    items: page.items.filter((user) => withinBounds(principal, user.role, user.companies)),
+    items: page.items.filter((user) => administers(principal, user.role, user.companies)),
     nextCursor: page.nextCursor === undefined ? null : ports.cursors.encode(listingOf(company), { after: page.nextCursor }),
   };
 }
