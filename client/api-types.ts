@@ -768,14 +768,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a user
-         * @description Deletes the user for good and ends their sessions (their refresh tokens are refused; access tokens already issued expire within 15 minutes). A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Needs `users:write`.
+         * @description Deletes the user for good and ends their sessions (their refresh tokens are refused; access tokens already issued expire within 15 minutes). A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last active platform admin (enabled, with a password of their own) cannot be demoted, disabled or deleted (make another user platform-admin, and let them sign in, first), and an admin cannot change their own role or enabled flag, nor delete themselves. Needs `users:write`.
          */
         delete: operations["AdminUserDelete"];
         options?: never;
         head?: never;
         /**
          * Change a user's role, companies or enabled flag
-         * @description Sets `role`, `companies`, `enabled` or several. The user's next token carries the new role's scopes and companies (tokens already issued keep theirs until they expire, 15 minutes at most). Disabling ends the user's sessions: they cannot sign in, and their refresh tokens are refused from then on. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Needs `users:write`.
+         * @description Sets `role`, `companies`, `enabled` or several. The user's next token carries the new role's scopes and companies (tokens already issued keep theirs until they expire, 15 minutes at most). Disabling ends the user's sessions: they cannot sign in, and their refresh tokens are refused from then on. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Also 409: the last active platform admin (enabled, with a password of their own) cannot be demoted, disabled or deleted (make another user platform-admin, and let them sign in, first), and an admin cannot change their own role or enabled flag, nor delete themselves. Needs `users:write`.
          */
         patch: operations["AdminUserUpdate"];
         trace?: never;
@@ -4779,7 +4779,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4886,7 +4886,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4904,7 +4904,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Conflict: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Nothing was changed. */
+            /** @description Conflict: the last active platform admin (enabled, with a password of their own) cannot be demoted, disabled or deleted (make another user platform-admin, and let them sign in, first), and an admin cannot change their own role or enabled flag, nor delete themselves. Nothing was changed. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4953,7 +4953,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4971,7 +4971,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
-            /** @description Conflict: the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves. Nothing was changed. */
+            /** @description Conflict: the last active platform admin (enabled, with a password of their own) cannot be demoted, disabled or deleted (make another user platform-admin, and let them sign in, first), and an admin cannot change their own role or enabled flag, nor delete themselves. Nothing was changed. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5019,7 +5019,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;

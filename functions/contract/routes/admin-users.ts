@@ -60,7 +60,7 @@ const BOUNDS =
 const forbidden = (what: string) =>
   problem(
     'Forbidden',
-    `Forbidden: the token lacks \`${what}\` (a company admin's or a platform admin's), or the change is outside the caller's bounds. ${BOUNDS} Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
+    `Forbidden: the token lacks \`${what}\` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. ${BOUNDS} Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
   );
 const notFound = problem(
   'NotFound',
@@ -69,7 +69,7 @@ const notFound = problem(
 const badUsername = 'a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit)';
 const badGrant = `an email that is not one (or above 254 characters), a role not one of ${ROLE_NAMES.join(', ')}, more than ${MAX_USER_COMPANIES} companies (or more than ${withThousandsSeparators(MAX_COMPANIES_TEXT_LENGTH)} characters of them joined by commas) or one named twice, a company that does not exist (\`detail\` names it), no company for a role other than platform-admin, or an unknown member`;
 const lastAdmin =
-  'the last enabled platform admin cannot be demoted, disabled or deleted (make another user platform-admin first), and an admin cannot disable or delete themselves';
+  'the last active platform admin (enabled, with a password of their own) cannot be demoted, disabled or deleted (make another user platform-admin, and let them sign in, first), and an admin cannot change their own role or enabled flag, nor delete themselves';
 
 /** POST /admin/users */
 export const adminUserCreate = defineRoute({
