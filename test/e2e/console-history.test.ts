@@ -117,12 +117,23 @@ async function expectRows(page: Page, entries: Entry[]): Promise<void> {
   await expect.poll(() => shownRows(page)).toEqual(expectedRows(entries));
 }
 
-/** An instant as the page's datetime-local field shows it, in the browser's time zone. */
+/**
+ * An instant as the page's datetime-local field shows it, in the browser's time zone: the value set, read back from
+ * a field, since the browser normalizes it (HTML's normalized local date and time string drops `:00` seconds).
+ */
 function localValue(page: Page, iso: string): Promise<string> {
   return page.evaluate((value) => {
     const date = new Date(value);
     const pad = (n: number) => String(n).padStart(2, '0');
-    return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+    // The root type check has no DOM library: the page's document, as far as this uses it.
+    const { document } = globalThis as unknown as {
+      document: { createElement(tag: 'input'): { type: string; step: string; value: string } };
+    };
+    const field = document.createElement('input');
+    field.type = 'datetime-local';
+    field.step = '1';
+    field.value = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+    return field.value;
   }, iso);
 }
 
