@@ -299,9 +299,35 @@ describe.skipIf(!hasChromium)('the console device page', () => {
     });
     expect(refused.response.status).toBe(403);
     const detail = (refused.error as { detail: string }).detail;
-    const { page, errors } = await signedIn(browser, local.service, 'bob', `#/devices/acme/${withMessages}`);
+    // The device's own answer is held until the history's and the active deployments' (refused alike) are in and
+    // drawn: the order in which the page would otherwise show their messages first, then replace them with its own.
+    const { page, errors } = await signedIn(browser, local.service, 'bob');
+    const othersAnswered = Promise.all(
+      [`/resources/deployments/history?deviceId=${withMessages}`, `/resources/${withMessages}/deployments?`].map((part) =>
+        page.waitForResponse((response) => response.url().includes(part)),
+      ),
+    );
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(
+      (url) => url.pathname.endsWith(`/resources/devices/${withMessages}`),
+      async (route) => {
+        await released;
+        await route.continue();
+      },
+    );
+    await page.goto(`${local.service.api}/console#/devices/acme/${withMessages}`);
+    await Promise.all((await othersAnswered).map((response) => response.finished()));
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+    const alertsBeforeTheDevice = await page.getByRole('alert').count();
+    const historyLoading = await page.getByText('Loading the history…').count();
+    release();
     await page.getByRole('alert').filter({ hasText: detail }).waitFor();
     expect(await page.getByRole('alert').count()).toBe(1);
+    expect(alertsBeforeTheDevice).toBe(0);
+    expect(historyLoading).toBe(1);
     expect(await page.locator('section.sub-device').count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();

@@ -156,16 +156,19 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
       </main>
     );
   }
+  // The sections show as loading until the device's own answer is in: should it be refused, that one message says
+  // why, rather than the sections' copies of it showing first and then vanishing.
+  const known = device !== null;
   return (
     <main id="main">
       <BackToFleet />
       <DeviceHeading deviceId={deviceId} location={device?.data.location?.name} />
       <DeviceSummary device={device?.data ?? null} />
-      <DeploymentsSection active={active} versions={versions} act={mayDeploy ? act : undefined} />
+      <DeploymentsSection active={known ? active : null} versions={known ? versions : null} act={mayDeploy ? act : undefined} />
       <HistorySection
         company={company}
         deviceId={deviceId}
-        history={history}
+        history={known ? history : null}
         loadingMore={loadingMore}
         moreError={moreError}
         showMore={showMore}
