@@ -10,6 +10,7 @@ import {
   InitiateAuthCommand,
   type InitiateAuthCommandOutput,
   RespondToAuthChallengeCommand,
+  RevokeTokenCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
 import { passwordPolicyError } from '../../core/access/password-policy.js';
 import type { IdentityProvider, SignInOutcome, SignInRequest, UserTokens } from '../../core/access/ports.js';
@@ -30,6 +31,12 @@ const REFUSED_SIGN_IN = new Set([
  */
 const REFUSED_REFRESH = new Set([...REFUSED_SIGN_IN, 'InvalidParameterException']);
 
+/**
+ * Cognito errors of RevokeToken that mean "this token revokes nothing": not a refresh token of this app client, or
+ * malformed. RFC 7009 §2.2 answers them as a success.
+ */
+const UNKNOWN_TO_REVOKE = new Set(['UnauthorizedException', 'InvalidParameterException', 'NotAuthorizedException']);
+
 /** Cognito throttling: the client should retry. */
 const THROTTLED = new Set(['TooManyRequestsException', 'LimitExceededException', 'TooManyFailedAttemptsException']);
 
@@ -49,7 +56,7 @@ function nameOf(error: unknown): string {
   return (error as { name?: string }).name ?? '';
 }
 
-/** IdentityProvider over Cognito's InitiateAuth, RespondToAuthChallenge and ChangePassword. */
+/** IdentityProvider over Cognito's InitiateAuth, RespondToAuthChallenge, ChangePassword and RevokeToken. */
 export class CognitoIdentityProvider implements IdentityProvider {
   /**
    * @param client the Cognito client (traced by the composition root).
@@ -148,6 +155,30 @@ export class CognitoIdentityProvider implements IdentityProvider {
     if (accessToken === undefined)
       throw new Error(`Cognito answered REFRESH_TOKEN_AUTH without an access token (${output.ChallengeName}).`);
     return { accessToken, expiresInSeconds: output.AuthenticationResult?.ExpiresIn ?? ACCESS_TOKEN_LIFETIME_SECONDS };
+  }
+
+  /**
+   * Revokes a refresh token with RevokeToken on the app client (token revocation is enabled on it, lib/identity.ts):
+   * Cognito refuses it from then on, and so do the access tokens it issued, for Cognito's own APIs only (API Gateway
+   * verifies them by signature until they expire).
+   * @returns `unsupported` for an access or ID token (UnsupportedTokenTypeException), `revoked` otherwise, also for a
+   *   token Cognito does not know (RFC 7009 §2.2).
+   * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles; anything else as thrown.
+   */
+  async revoke(refreshToken: string): Promise<'revoked' | 'unsupported'> {
+    try {
+      await this.client.send(new RevokeTokenCommand({ ClientId: this.clientId(), Token: refreshToken }));
+    } catch (error) {
+      const name = nameOf(error);
+      if (name === 'UnsupportedTokenTypeException') return 'unsupported';
+      if (UNKNOWN_TO_REVOKE.has(name)) {
+        this.log.info('Revocation of an unknown token', { reason: name });
+        return 'revoked';
+      }
+      if (THROTTLED.has(name)) throw new ServiceUnavailableError('Too many token requests; retry shortly.', THROTTLED_RETRY_AFTER_SECONDS);
+      throw error;
+    }
+    return 'revoked';
   }
 
   /**

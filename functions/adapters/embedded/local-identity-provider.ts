@@ -135,7 +135,7 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
    * refused like a wrong password. A user with `mustChangePassword` gets the challenge unless `newPassword` is given;
    * with `newPassword` (challenge or not) the password is replaced by it and the flag cleared. On success a refresh
    * token is kept (its SHA-256, expiring in REFRESH_TOKEN_LIFETIME_DAYS; the user's newest MAX_REFRESH_TOKENS_PER_USER
-   * only, expired ones dropped), in the same write as a new password.
+   * only, expired ones dropped), in the same write as a new password, which forgets the user's other refresh tokens.
    * @inheritdoc
    */
   async signIn(request: SignInRequest, slot: HashSlot = (hash) => hash()): Promise<SignInOutcome> {
@@ -153,11 +153,12 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
     const kept = await this.users.update(user.username, (current) => {
       // Disabled, deleted or given another password while the hash ran: this sign-in no longer stands.
       if (current === undefined || current.enabled === false || current.passwordHash !== user.passwordHash) return undefined;
-      const refreshTokens = [
-        ...liveRefreshTokens(current, now),
-        { sha256: refreshTokenHash(refreshToken), expiresAt: now + REFRESH_TOKEN_LIFETIME_MS },
-      ].slice(-MAX_REFRESH_TOKENS_PER_USER);
-      if (checked.newHash === undefined) return { ...current, refreshTokens };
+      const issued = { sha256: refreshTokenHash(refreshToken), expiresAt: now + REFRESH_TOKEN_LIFETIME_MS };
+      if (checked.newHash === undefined) {
+        return { ...current, refreshTokens: [...liveRefreshTokens(current, now), issued].slice(-MAX_REFRESH_TOKENS_PER_USER) };
+      }
+      // A new password ends the user's other sessions: their refresh tokens are forgotten, this sign-in's kept.
+      const refreshTokens = [issued];
       const { mustChangePassword: _done, ...rest } = current;
       return { ...rest, passwordHash: checked.newHash, refreshTokens, updatedAt: new Date(now).toISOString() };
     });
@@ -178,6 +179,23 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
       .find((candidate) => (candidate.refreshTokens ?? []).some((held) => held.sha256 === sha256 && held.expiresAt > now));
     if (user === undefined || user.enabled === false) return undefined;
     return this.accessTokenOf(user);
+  }
+
+  /**
+   * Forgets `refreshToken` (by its SHA-256) from the user holding it, in users.json; a token nobody holds is no error.
+   * @returns `unsupported` for a JWT (this issuer's access tokens: three dot-separated parts), which only expiry ends;
+   *   `revoked` otherwise.
+   * @inheritdoc
+   */
+  async revoke(refreshToken: string): Promise<'revoked' | 'unsupported'> {
+    if (refreshToken.split('.').length === 3) return 'unsupported';
+    const sha256 = refreshTokenHash(refreshToken);
+    const holder = this.users.all().find((candidate) => (candidate.refreshTokens ?? []).some((held) => held.sha256 === sha256));
+    if (holder === undefined) return 'revoked';
+    await this.users.update(holder.username, (current) =>
+      current === undefined ? undefined : { ...current, refreshTokens: (current.refreshTokens ?? []).filter((held) => held.sha256 !== sha256) },
+    );
+    return 'revoked';
   }
 
   /** An access token of `user` (role's scopes, companies), valid the configured lifetime. */

@@ -107,4 +107,11 @@ export interface IdentityProvider {
    * @throws ServiceUnavailableError when the provider cannot be used now (throttled).
    */
   refresh(refreshToken: string): Promise<{ accessToken: string; expiresInSeconds: number } | undefined>;
+  /**
+   * Revokes `refreshToken` (RFC 7009), so that it renews nothing from now on; the access tokens it renewed live out
+   * their lifetime. A token the provider does not know (unknown, expired, already revoked) is no error.
+   * @returns `unsupported` when the token is one the provider does not revoke (an access token), else `revoked`.
+   * @throws ServiceUnavailableError when the provider cannot be used now (throttled).
+   */
+  revoke(refreshToken: string): Promise<'revoked' | 'unsupported'>;
 }

@@ -122,3 +122,20 @@ export async function refreshUserToken(
   }
   return token;
 }
+
+/**
+ * Revokes a user's refresh token (RFC 7009 §2): it renews nothing from then on, wherever it is held (sign-out). The
+ * access tokens it renewed stay valid until they expire (ACCESS_TOKEN_LIFETIME_SECONDS at most): API Gateway and the
+ * local runtime verify them by signature alone. An unknown, expired or already revoked token is no error (§2.2), so
+ * that revoking twice, or after the user was deleted, succeeds alike.
+ * @throws OAuthError `unsupported_token_type` (400, RFC 7009 §2.2.1) for an access token, which only expiry ends.
+ * @throws ServiceUnavailableError when the provider cannot be used now.
+ */
+export async function revokeUserToken(identity: IdentityProvider, token: string): Promise<void> {
+  if ((await identity.revoke(token)) === 'unsupported') {
+    throw new OAuthError(
+      'unsupported_token_type',
+      `Only refresh tokens are revoked; an access token stops working when it expires (at most ${ACCESS_TOKEN_LIFETIME_SECONDS / 60} minutes): forget it.`,
+    );
+  }
+}

@@ -185,11 +185,18 @@ export class UploadNotCompletedError extends DomainError {
 }
 
 /**
- * The error codes of an OAuth 2.0 token request this service answers: RFC 6749 §5.2's, and `temporarily_unavailable`
- * (RFC 6749 §4.1.2.1, the registered code for a server that cannot answer now; §5.2 has none) for the refusals that
- * ask the client to retry later.
+ * The error codes of an OAuth 2.0 token or revocation request this service answers: RFC 6749 §5.2's,
+ * `unsupported_token_type` (RFC 7009 §2.2.1: a token of a type the server does not revoke), and
+ * `temporarily_unavailable` (RFC 6749 §4.1.2.1, the registered code for a server that cannot answer now; §5.2 has
+ * none) for the refusals that ask the client to retry later.
  */
-export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'temporarily_unavailable';
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'unsupported_token_type'
+  | 'temporarily_unavailable';
 
 /**
  * Why a token request is refused for now (OAuthError.retryLater): `too-many-attempts` (this client's failed attempts

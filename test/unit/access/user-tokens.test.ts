@@ -47,6 +47,7 @@ function world() {
         }),
       ),
     refresh: (token) => provider.refresh(token),
+    revoke: (token) => provider.revoke(token),
   };
   const failures = new InMemoryClientFailureStore();
   const dependencies = { identity, gate, failures, policy: DEFAULT_CLIENT_FAILURE_POLICY, now: () => now };
