@@ -516,6 +516,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a refresh token (sign out)
+         * @description Token revocation (RFC 7009): the refresh token renews nothing from then on, so a user who signs out is not signed in again by whoever finds it. Form-encoded or JSON `{"token"}`; no client authentication. An unknown, expired or already revoked token is answered 200 as well (RFC 7009 §2.2). The access tokens it renewed stay valid until they expire (15 minutes at most): forget them. An access token is 400 `unsupported_token_type`. A user's own password change (`new_password` on POST /token) ends every other session of theirs the same way.
+         */
+        post: operations["AuthRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -1715,13 +1735,13 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
-        /** @description A refused client credentials or refresh request (RFC 6749 §5.2). */
+        /** @description A refused client credentials, refresh or revocation request (RFC 6749 §5.2, RFC 7009 §2.2.1). */
         OAuthErrorBody: {
             /**
-             * @description RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
+             * @description RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `unsupported_token_type` (RFC 7009 §2.2.1) when an access token is given to revoke; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "temporarily_unavailable";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "unsupported_token_type" | "temporarily_unavailable";
             /** @description What went wrong, for a developer. */
             error_description: string;
         };
@@ -1849,6 +1869,22 @@ export interface components {
             instance?: string;
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
+        };
+        /**
+         * @description Revocation of a user's refresh token (RFC 7009 §2.1), as JSON or form-encoded. Other members are ignored.
+         * @example {
+         *       "token": "<refresh token>",
+         *       "token_type_hint": "refresh_token"
+         *     }
+         */
+        RevokeRequest: {
+            /**
+             * Format: password
+             * @description The refresh token to revoke, as a sign-in answered it.
+             */
+            token: string;
+            /** @description Ignored (RFC 7009 §2.1 allows it): only refresh tokens are revoked; an access token is 400 `unsupported_token_type`. */
+            token_type_hint?: string;
         };
         /**
          * @description A rollout: its state, targets and waves with their counts.
@@ -4005,6 +4041,53 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                     "application/json": components["schemas"]["OAuthErrorBody"];
+                };
+            };
+        };
+    };
+    AuthRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RevokeRequest"];
+            };
+        };
+        responses: {
+            /** @description The token is revoked, or was not one to revoke (unknown, expired, already revoked): either way it renews nothing. No body. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request: a JSON body that is not valid (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid or a repeated member (`invalid_request`), or an access token given (`unsupported_token_type`, RFC 7009 §2.2.1). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                    "application/json": components["schemas"]["OAuthErrorBody"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            /** @description Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles revocations (problem+json). Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
         };

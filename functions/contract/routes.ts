@@ -31,7 +31,7 @@ import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, 
 import { scenarioGet, scenarioList, scenarioSchema, scenarioSkeleton, scenarioUsage, scenarioVersionGet } from './routes/scenarios.js';
 import { search } from './routes/search.js';
 import { searchFilters } from './routes/search-filters.js';
-import { apiReference, apiReferenceScript, authJwks, authToken, openApiDocument } from './routes/service.js';
+import { apiReference, apiReferenceScript, authJwks, authRevoke, authToken, openApiDocument } from './routes/service.js';
 import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
 
 /**
@@ -78,6 +78,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   scenarioUploadSlot,
   scenarioUploadStatus,
   authToken,
+  authRevoke,
   authJwks,
   deviceHealthPut,
   // After DeploymentsListDevice: `/companies/{c}/resources/rollouts/deployments` matches both it and RolloutGet with as

@@ -1,8 +1,16 @@
-import { authToken } from '../contract/routes/service.js';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { authRevoke, authToken } from '../contract/routes/service.js';
 import { signInWithProvider } from '../core/access/user-tokens.js';
 import { cognitoIdentityProvider } from '../platform/composition/cognito.js';
 import { routeHandler } from '../platform/http.js';
-import { grantDeviceToken, refreshResponse, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
+import {
+  grantDeviceToken,
+  REVOKE_ROUTE_KEY,
+  refreshResponse,
+  revokeResponse,
+  tokenRequestOf,
+  tokenResponse,
+} from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts): a user's
@@ -13,7 +21,7 @@ import { grantDeviceToken, refreshResponse, tokenRequestOf, tokenResponse } from
  * key DEVICE_TOKEN_KEY_ARN (RFC 6749 §5.2 refusals). Either way `{ access_token, token_type: "Bearer", expires_in }`,
  * never cached.
  */
-export const handler = routeHandler(authToken, async ({ body }, _context, event) => {
+const token = routeHandler(authToken, async ({ body }, _context, event) => {
   const request = tokenRequestOf(body);
   if (request.kind === 'client-credentials')
     return tokenResponse(await grantDeviceToken(request.body, event.headers.authorization, event.requestContext?.http?.sourceIp));
@@ -27,3 +35,13 @@ export const handler = routeHandler(authToken, async ({ body }, _context, event)
     }),
   );
 });
+
+const revoke = routeHandler(authRevoke, async ({ body }) => revokeResponse(cognitoIdentityProvider(), body));
+
+/**
+ * The authentication address's two function routes on AWS: POST {auth_url}/token (above) and POST {auth_url}/revoke,
+ * Cognito's RevokeToken on the app client (200 without a body, also for a token Cognito does not know; 400
+ * `unsupported_token_type` for an access token; 503 when Cognito throttles).
+ */
+export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
+  (event.routeKey === REVOKE_ROUTE_KEY ? revoke : token)(event, context);

@@ -1,8 +1,16 @@
-import { authToken } from '../contract/routes/service.js';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { authRevoke, authToken } from '../contract/routes/service.js';
 import { signInUser } from '../core/access/user-tokens.js';
 import { clientAuthentication, identityProvider } from '../platform/composition/identity.js';
 import { routeHandler } from '../platform/http.js';
-import { grantDeviceToken, refreshResponse, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
+import {
+  grantDeviceToken,
+  REVOKE_ROUTE_KEY,
+  refreshResponse,
+  revokeResponse,
+  tokenRequestOf,
+  tokenResponse,
+} from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token (docs/contract.md, "Tokens"), locally. A user: JSON `{ username, password, new_password? }`,
@@ -14,7 +22,7 @@ import { grantDeviceToken, refreshResponse, tokenRequestOf, tokenResponse } from
  * `{ error, error_description }` (400 invalid_request, invalid_grant or unsupported_grant_type, 401 invalid_client,
  * 429 or 503 temporarily_unavailable). Either way `{ access_token, token_type: "Bearer", expires_in }`, never cached.
  */
-export const handler = routeHandler(authToken, async ({ body }, _context, event) => {
+const token = routeHandler(authToken, async ({ body }, _context, event) => {
   const sourceIp = event.requestContext?.http?.sourceIp;
   const request = tokenRequestOf(body);
   if (request.kind === 'client-credentials')
@@ -29,3 +37,13 @@ export const handler = routeHandler(authToken, async ({ body }, _context, event)
     ),
   );
 });
+
+const revoke = routeHandler(authRevoke, async ({ body }) => revokeResponse(await identityProvider(), body));
+
+/**
+ * The local authentication address's two POST routes, one function: POST {auth_url}/token (above) and
+ * POST {auth_url}/revoke (RFC 7009: the refresh token is forgotten; 200 without a body, also for an unknown token;
+ * 400 `unsupported_token_type` for an access token).
+ */
+export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
+  (event.routeKey === REVOKE_ROUTE_KEY ? revoke : token)(event, context);

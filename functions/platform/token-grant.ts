@@ -5,9 +5,9 @@
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { RouteInput } from '../contract/route.js';
-import type { authToken } from '../contract/routes/service.js';
+import type { authRevoke, authToken } from '../contract/routes/service.js';
 import type { IdentityProvider } from '../core/access/ports.js';
-import { refreshUserToken } from '../core/access/user-tokens.js';
+import { refreshUserToken, revokeUserToken } from '../core/access/user-tokens.js';
 import { issueDeviceToken } from '../core/devices/tokens.js';
 import { OAuthError } from '../core/shared/errors.js';
 import { clientAuthentication, deviceTokenSigner } from './composition/identity.js';
@@ -51,6 +51,22 @@ export function tokenRequestOf(
  */
 export async function refreshResponse(identity: IdentityProvider, body: RefreshBody): Promise<APIGatewayProxyStructuredResultV2> {
   return tokenResponse(await refreshUserToken(identity, body.refresh_token));
+}
+
+/** The route key (API Gateway's `routeKey`, the local gateway's alike) of the revocation, which the token function also serves. */
+export const REVOKE_ROUTE_KEY = 'POST /revoke';
+
+/**
+ * The answer to a revocation (RFC 7009 §2.2): 200 without a body, never cached, whether the token was revoked or was
+ * not one to revoke.
+ * @throws OAuthError `unsupported_token_type` (400) for an access token; ServiceUnavailableError as the provider.
+ */
+export async function revokeResponse(
+  identity: IdentityProvider,
+  body: RouteInput<typeof authRevoke>['body'],
+): Promise<APIGatewayProxyStructuredResultV2> {
+  await revokeUserToken(identity, body.token);
+  return { statusCode: 200, headers: { 'cache-control': 'no-store' } };
 }
 
 /**

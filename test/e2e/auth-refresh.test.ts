@@ -5,13 +5,14 @@
  * password outside the policy is 400; and the CLI stores the refresh token, renews an expired or refused stored token
  * by itself, completes the challenge and changes a password. An invited user (POST /admin/users) signs in with the
  * temporary password, gets the challenge, sets a password, and their refresh is refused at once when root disables
- * them or resets their password. Users are also flagged or disabled in users.json while the service is stopped, then
+ * them or resets their password. A refresh token is revoked (sign-out), and a password change ends the user's other
+ * sessions. Users are also flagged or disabled in users.json while the service is stopped, then
  * the service starts again on the same data (refresh tokens outlive a restart).
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOk, requestRefreshToken } from '../../client/index.js';
+import { expectOk, requestRefreshToken, revokeRefreshToken } from '../../client/index.js';
 import type { LocalUser } from '../../functions/adapters/embedded/local-user-store.js';
 import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
 import { answerOf, call, clientFor, DEMO_PASSWORDS, expectError, useLocalService } from './harness.js';
@@ -97,6 +98,67 @@ describe('sign-in and refresh', () => {
     expect((await signIn('olivia', DEMO_PASSWORDS.olivia, 'Olivia-new-pass-1')).response.status).toBe(200);
     expectError(await signIn('olivia', DEMO_PASSWORDS.olivia), 401);
     expect((await signIn('olivia', 'Olivia-new-pass-1')).response.status).toBe(200);
+  });
+});
+
+describe('revocation (sign-out)', () => {
+  /** A revocation as JSON, through the typed client (answer checked against the document). */
+  const revokeAsJson = (token: string) => auth().POST('/revoke', { body: { token } });
+
+  it("revokes one session's refresh token (form or JSON), leaves the others alone, and answers 200 again and for unknown tokens", async () => {
+    const first = expectOk(await signIn('alice', DEMO_PASSWORDS.alice)).refresh_token as string;
+    const second = expectOk(await signIn('alice', DEMO_PASSWORDS.alice)).refresh_token as string;
+
+    const revoked = answerOf(await revokeRefreshToken(auth(), first));
+    expect(revoked.status).toBe(200);
+    expect(revoked.headers.get('cache-control')).toBe('no-store');
+    expect(answerOf(await refresh(first))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await opens(expectOk(await refresh(second)).access_token, 'acme')).toBe(200);
+
+    // RFC 7009 §2.2: a token already revoked, or never issued, is answered alike.
+    expect((await revokeRefreshToken(auth(), first)).response.status).toBe(200);
+    expect((await revokeAsJson('A'.repeat(43))).response.status).toBe(200);
+    expect((await revokeAsJson(second)).response.status).toBe(200);
+    expect(answerOf(await refresh(second))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+
+  it('refuses an access token with 400 unsupported_token_type, and a request without a token', async () => {
+    const tokens = expectOk(await signIn('alice', DEMO_PASSWORDS.alice));
+    const access = answerOf(await revokeRefreshToken(auth(), tokens.access_token));
+    expect(access).toMatchObject({
+      status: 400,
+      body: { error: 'unsupported_token_type', error_description: expect.stringMatching(/expires/) },
+    });
+    expect(await opens(tokens.access_token, 'acme')).toBe(200);
+
+    const emptyForm = await call(`${local.service.auth}/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=',
+    });
+    expect(emptyForm).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    const noToken = await call(`${local.service.auth}/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token_type_hint: 'refresh_token' }),
+    });
+    expect(noToken.status).toBe(400);
+    expect(noToken.headers.get('content-type')).toBe('application/problem+json');
+    expect(await opens(expectOk(await refresh(tokens.refresh_token as string)).access_token, 'acme')).toBe(200);
+  });
+
+  it("ends a user's other sessions when they change their password, and keeps the changing one", async () => {
+    const admin = clientFor(local.service, local.tokens.root).main;
+    const invited = expectOk(
+      await admin.POST('/admin/users', { body: { username: 'pam', email: 'pam@example.com', role: 'viewer', companies: ['acme'] } }),
+    );
+    const before = expectOk(await signIn('pam', invited.temporaryPassword as string, 'Pam-chosen-pass-1')).refresh_token as string;
+    const other = expectOk(await signIn('pam', 'Pam-chosen-pass-1')).refresh_token as string;
+    const changing = expectOk(await signIn('pam', 'Pam-chosen-pass-1', 'Pam-second-pass-2')).refresh_token as string;
+    for (const ended of [before, other]) {
+      expect(answerOf(await refresh(ended))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    }
+    expect(await opens(expectOk(await refresh(changing)).access_token, 'acme')).toBe(200);
   });
 });
 

@@ -193,7 +193,9 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
     const holder = this.users.all().find((candidate) => (candidate.refreshTokens ?? []).some((held) => held.sha256 === sha256));
     if (holder === undefined) return 'revoked';
     await this.users.update(holder.username, (current) =>
-      current === undefined ? undefined : { ...current, refreshTokens: (current.refreshTokens ?? []).filter((held) => held.sha256 !== sha256) },
+      current === undefined
+        ? undefined
+        : { ...current, refreshTokens: (current.refreshTokens ?? []).filter((held) => held.sha256 !== sha256) },
     );
     return 'revoked';
   }

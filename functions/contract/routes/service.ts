@@ -12,6 +12,7 @@ import {
   JsonWebKeySet,
   OAuthErrorBody,
   OpenApiDocumentBody,
+  RevokeRequest,
   TokenForm,
   TokenRequest,
   TokenResponse,
@@ -191,6 +192,53 @@ export const authToken = defineRoute({
       ),
       alternatives: { 'application/json': OAuthErrorBody },
     },
+    ...COMMON_PROBLEMS,
+  },
+});
+
+/** POST /revoke: served by the token route's function (the same entries and access). */
+export const authRevoke = defineRoute({
+  id: 'AuthRevoke',
+  api: 'auth',
+  method: 'POST',
+  path: '/revoke',
+  summary: 'Revoke a refresh token (sign out)',
+  description:
+    'Token revocation (RFC 7009): the refresh token renews nothing from then on, so a user who signs out is not signed in again by whoever finds it. Form-encoded or JSON `{"token"}`; no client authentication. An unknown, expired or already revoked token is answered 200 as well (RFC 7009 §2.2). The access tokens it renewed stay valid until they expire (15 minutes at most): forget them. An access token is 400 `unsupported_token_type`. A user\'s own password change (`new_password` on POST /token) ends every other session of theirs the same way.',
+  tags: ['Authentication'],
+  scope: null,
+  request: {
+    query: IgnoredQuery,
+    body: {
+      kind: 'json',
+      schema: RevokeRequest,
+      invalidDetail: 'The body must be {"token": "<refresh token>"}, or the same form-encoded (RFC 7009 §2.1).',
+      form: {
+        schema: RevokeRequest,
+        invalid: (violations) =>
+          new OAuthError('invalid_request', violations.map((violation) => `${violation.path}: ${violation.message}`).join('; ')),
+      },
+    },
+  },
+  access: authToken.access,
+  entry: authToken.entry,
+  onAws: authToken.onAws,
+  responses: {
+    200: {
+      description:
+        'The token is revoked, or was not one to revoke (unknown, expired, already revoked): either way it renews nothing. No body.',
+      headers: { 'Cache-Control': HEADERS['Cache-Control'] },
+    },
+    400: {
+      ...PROBLEM_RESPONSES.BadRequest,
+      description:
+        'Bad Request: a JSON body that is not valid (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid or a repeated member (`invalid_request`), or an access token given (`unsupported_token_type`, RFC 7009 §2.2.1).',
+      alternatives: { 'application/json': OAuthErrorBody },
+    },
+    415: PROBLEM_RESPONSES.UnsupportedMediaType,
+    503: serviceUnavailable(
+      'Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles revocations (problem+json). Retry after `Retry-After` seconds.',
+    ),
     ...COMMON_PROBLEMS,
   },
 });

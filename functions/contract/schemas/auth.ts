@@ -86,14 +86,24 @@ export const ClientCredentialsRequest = z
 export const OAuthErrorBody = z
   .object({
     error: z
-      .enum(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'temporarily_unavailable'])
+      .enum([
+        'invalid_request',
+        'invalid_client',
+        'invalid_grant',
+        'unsupported_grant_type',
+        'unsupported_token_type',
+        'temporarily_unavailable',
+      ])
       .describe(
-        'RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.',
+        'RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `unsupported_token_type` (RFC 7009 §2.2.1) when an access token is given to revoke; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.',
       ),
     error_description: z.string().describe('What went wrong, for a developer.'),
   })
   .strict()
-  .meta({ id: 'OAuthErrorBody', description: 'A refused client credentials or refresh request (RFC 6749 §5.2).' });
+  .meta({
+    id: 'OAuthErrorBody',
+    description: 'A refused client credentials, refresh or revocation request (RFC 6749 §5.2, RFC 7009 §2.2.1).',
+  });
 
 export const TokenResponse = z
   .object({
@@ -109,6 +119,25 @@ export const TokenResponse = z
   })
   .strict()
   .meta({ id: 'TokenResponse' });
+
+/**
+ * A token revocation request (RFC 7009 §2.1), form-encoded or JSON: the refresh token to revoke. No client
+ * authentication: the app client is public, and holding the token is what allows revoking it.
+ */
+export const RevokeRequest = z
+  .object({
+    token: z.string().min(1).max(8192).meta({ format: 'password' }).describe('The refresh token to revoke, as a sign-in answered it.'),
+    token_type_hint: z
+      .string()
+      .max(64)
+      .describe('Ignored (RFC 7009 §2.1 allows it): only refresh tokens are revoked; an access token is 400 `unsupported_token_type`.')
+      .optional(),
+  })
+  .meta({
+    id: 'RevokeRequest',
+    description: "Revocation of a user's refresh token (RFC 7009 §2.1), as JSON or form-encoded. Other members are ignored.",
+    examples: [{ token: '<refresh token>', token_type_hint: 'refresh_token' }],
+  });
 
 /** The token endpoint's form body: a device's client credentials grant, or a refresh. */
 export const TokenForm = z
