@@ -1,7 +1,7 @@
 /** `dss login`, `dss logout`, `dss whoami`, `dss password`. */
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { type DssClient, expectOk, requestClientCredentialsToken } from '../../client/index.js';
+import { createDssClient, type DssClient, expectOk, requestClientCredentialsToken, revokeRefreshToken } from '../../client/index.js';
 import { invocationOf } from '../context.js';
 import { note, printJson, printRecord, say, UsageError } from '../output.js';
 import { claimsOf, readLogin, removeLogin, type Settings, writeLogin } from '../settings.js';
@@ -94,14 +94,43 @@ async function login(options: LoginOptions, command: Command): Promise<void> {
   else say(`Logged in as ${subject} (${claims.companies.join(', ') || 'no company'}) until ${expiresAt}; token stored in ${path}`);
 }
 
-/** `dss logout`: forgets the stored token. */
+/** `dss logout`: revokes the stored refresh token and forgets the stored login. */
 function registerLogout(program: Command): void {
-  program.command('logout').description('Forget the stored token').action(logout);
+  program
+    .command('logout')
+    .description("Revoke the stored refresh token (a user's) at the service, then forget the stored login")
+    .addHelpText(
+      'after',
+      '\nThe login is forgotten even when the service cannot be reached; the refresh token then still works until it\n' +
+        'expires (30 days), and the command says so and exits with 1.',
+    )
+    .action(logout);
 }
 
-/** Action of `dss logout`. */
+/**
+ * Action of `dss logout`: revokes the stored login's refresh token at its own authentication address (RFC 7009), then
+ * removes the login file whatever the answer, since a user who logs out wants the token gone from this machine.
+ * @throws Error (exit 1) after forgetting the login, when the revocation could not be done: the refresh token then
+ *   still works until it expires.
+ */
 async function logout(): Promise<void> {
-  say((await removeLogin()) ? 'Logged out.' : 'Not logged in.');
+  const stored = await readLogin();
+  let unrevoked: string | undefined;
+  if (stored?.refreshToken !== undefined) {
+    try {
+      const { auth } = createDssClient({ baseUrl: stored.baseUrl, uploadUrl: stored.uploadUrl, authUrl: stored.authUrl });
+      expectOk(await revokeRefreshToken(auth, stored.refreshToken));
+    } catch (error) {
+      unrevoked = (error as Error).message;
+    }
+  }
+  const removed = await removeLogin();
+  if (unrevoked !== undefined) {
+    throw new Error(
+      `Logged out here, but the service did not revoke the refresh token (${unrevoked}); it works until it expires. Sign in and out again once the service answers.`,
+    );
+  }
+  say(removed ? 'Logged out.' : 'Not logged in.');
 }
 
 /** `dss whoami`: shows who the token acts as. */

@@ -187,6 +187,25 @@ describe('the CLI session', () => {
     expect(usage.quotaBytes).toBeGreaterThan(0);
     expect((await storedLogin()).token).not.toBe(forged);
   });
+
+  it('revokes the stored refresh token at dss logout, and forgets the login even when the service cannot be reached', async () => {
+    const stored = await storedLogin();
+    const out = await runDss(cli, ['logout']);
+    expect(out, out.stderr).toMatchObject({ code: 0, stdout: 'Logged out.\n' });
+    await expect(readFile(join(cli.configDirectory, 'login.json'))).rejects.toThrow(/ENOENT/);
+    expect(answerOf(await refresh(stored.refreshToken as string))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
+    // A login whose service is gone (nothing listens on port 1): forgotten, with exit 1 saying the token still works.
+    const login = await runDss(cli, ['login', '--username', 'alice', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.alice}\n` });
+    expect(login.code, login.stderr).toBe(0);
+    const live = await storedLogin();
+    await writeFile(join(cli.configDirectory, 'login.json'), JSON.stringify({ ...live, authUrl: 'http://127.0.0.1:1' }));
+    const unreachable = await runDss(cli, ['logout']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/did not revoke the refresh token .* it works until it expires/);
+    await expect(readFile(join(cli.configDirectory, 'login.json'))).rejects.toThrow(/ENOENT/);
+    expect((await refresh(live.refreshToken as string)).response.status).toBe(200);
+  });
 });
 
 describe('an invited user', () => {
