@@ -1,12 +1,14 @@
 /**
  * The identity provider on AWS: Cognito signs users in (USER_PASSWORD_AUTH on the app client), completes the
- * new-password challenge (RespondToAuthChallenge), changes a password (ChangePassword with the user's access token)
- * and renews access tokens (REFRESH_TOKEN_AUTH), applying its own protections; the access token it answers is the one
- * API Gateway's JWT authorizer verifies.
+ * new-password challenge (RespondToAuthChallenge), changes a password (ChangePassword with the user's access token,
+ * then GlobalSignOut to end the user's other sessions and a sign-in with the new password), renews access tokens
+ * (REFRESH_TOKEN_AUTH) and revokes refresh tokens (RevokeToken), applying its own protections; the access token it
+ * answers is the one API Gateway's JWT authorizer verifies.
  */
 import {
   ChangePasswordCommand,
   type CognitoIdentityProviderClient,
+  GlobalSignOutCommand,
   InitiateAuthCommand,
   type InitiateAuthCommandOutput,
   RespondToAuthChallengeCommand,
@@ -43,6 +45,9 @@ const THROTTLED = new Set(['TooManyRequestsException', 'LimitExceededException',
 /** Retry-After (s) of a sign-in or refresh Cognito throttled. */
 const THROTTLED_RETRY_AFTER_SECONDS = 5;
 
+/** The detail of a throttled sign-in: the same request may be sent again. */
+const THROTTLED_SIGN_IN = 'Too many sign-in requests; retry shortly.';
+
 /** The part of the Cognito client the adapter uses (a CognitoIdentityProviderClient, or a mock of it in tests). */
 export type CognitoSignInClient = Pick<CognitoIdentityProviderClient, 'send'>;
 
@@ -56,7 +61,10 @@ function nameOf(error: unknown): string {
   return (error as { name?: string }).name ?? '';
 }
 
-/** IdentityProvider over Cognito's InitiateAuth, RespondToAuthChallenge, ChangePassword and RevokeToken. */
+/**
+ * IdentityProvider over Cognito's InitiateAuth, RespondToAuthChallenge, ChangePassword, GlobalSignOut and RevokeToken:
+ * public APIs of the app client, authorized by the user's password or tokens (no IAM grant).
+ */
 export class CognitoIdentityProvider implements IdentityProvider {
   /**
    * @param client the Cognito client (traced by the composition root).
@@ -73,13 +81,16 @@ export class CognitoIdentityProvider implements IdentityProvider {
    * Signs `username` in with `USER_PASSWORD_AUTH` on the app client: its access token (the pre-token-generation
    * trigger gave it the user's scopes and `companies`; API Gateway's JWT authorizer verifies it), lifetime and refresh
    * token. `NEW_PASSWORD_REQUIRED` (an invited or reset user) is the `new-password-required` outcome without
-   * `newPassword`, and answered with it (RespondToAuthChallenge, the challenge's Session) otherwise; `newPassword`
-   * without a challenge changes the password (ChangePassword with the new access token), and the tokens stand.
-   * @returns `refused` for wrong credentials, an unknown, disabled, unconfirmed or reset user, or an expired session.
+   * `newPassword`, and answered with it (RespondToAuthChallenge, the challenge's Session) otherwise: an invited or
+   * reset user has no other session to end. `newPassword` without a challenge changes the password (changePassword):
+   * the user's other sessions end, and the tokens answered are those of a sign-in with the new password.
+   * @returns `refused` for wrong credentials, an unknown, disabled, unconfirmed or reset user, or an expired session;
+   *   also when the user is disabled, deleted or reset while their password changes.
    * @throws BadRequestError (400): the new password refused by the pool's policy (passwordPolicyError), or other
    *   parameters Cognito refuses.
    * @throws UnauthorizedError (401) when the user has another challenge to complete first (e.g. MFA).
-   * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles.
+   * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles; after a password change, its detail
+   *   says the password is changed (the same request would now be refused).
    */
   async signIn(request: SignInRequest): Promise<SignInOutcome> {
     const ClientId = this.clientId();
@@ -114,16 +125,50 @@ export class CognitoIdentityProvider implements IdentityProvider {
       return { outcome: 'signed-in', tokens: this.tokensOf(output) };
     }
     const tokens = this.tokensOf(output);
-    if (request.newPassword !== undefined) {
-      const ProposedPassword = request.newPassword;
-      const changed = await this.call('Password change', () =>
+    if (request.newPassword === undefined) return { outcome: 'signed-in', tokens };
+    return this.changePassword(ClientId, { ...request, newPassword: request.newPassword }, tokens.accessToken);
+  }
+
+  /**
+   * Changes the password of a user signed in with `accessToken` (ChangePassword), then ends every session of the user
+   * (GlobalSignOut with that token: Cognito revokes all their refresh tokens, this sign-in's too, as a new password
+   * does locally) and signs in with the new password (USER_PASSWORD_AUTH), whose tokens it answers. In this order so
+   * that every session opened with the old password, however late, ends too. A refusal after the change (the user
+   * disabled, deleted or reset meanwhile) is `refused`: what their next sign-in would answer anyway.
+   * @throws as signIn.
+   */
+  private async changePassword(
+    ClientId: string,
+    request: SignInRequest & { newPassword: string },
+    AccessToken: string,
+  ): Promise<SignInOutcome> {
+    const changed = await this.call('Password change', () =>
+      this.client.send(
+        new ChangePasswordCommand({ AccessToken, PreviousPassword: request.password, ProposedPassword: request.newPassword }),
+      ),
+    );
+    if (changed === undefined) return { outcome: 'refused' };
+    // From here the old password is refused: a throttled step says what to do instead of "retry".
+    const signedOut = await this.call(
+      'Sign-out of the other sessions',
+      () => this.client.send(new GlobalSignOutCommand({ AccessToken })),
+      'The password was changed, but too many requests kept your other sessions from being ended; sign in with the new password, and change it again to end them.',
+    );
+    if (signedOut === undefined) return { outcome: 'refused' };
+    const output = await this.call(
+      'Sign-in with the new password',
+      () =>
         this.client.send(
-          new ChangePasswordCommand({ AccessToken: tokens.accessToken, PreviousPassword: request.password, ProposedPassword }),
+          new InitiateAuthCommand({
+            ClientId,
+            AuthFlow: 'USER_PASSWORD_AUTH',
+            AuthParameters: { USERNAME: request.username, PASSWORD: request.newPassword },
+          }),
         ),
-      );
-      if (changed === undefined) return { outcome: 'refused' };
-    }
-    return { outcome: 'signed-in', tokens };
+      'The password was changed and your other sessions ended, but too many sign-in requests are under way; sign in with the new password shortly.',
+    );
+    if (output === undefined) return { outcome: 'refused' };
+    return { outcome: 'signed-in', tokens: this.tokensOf(output) };
   }
 
   /**
@@ -183,11 +228,12 @@ export class CognitoIdentityProvider implements IdentityProvider {
 
   /**
    * Runs one Cognito call of a sign-in (`step` names it in the log).
+   * @param throttled the detail of the ServiceUnavailableError when Cognito throttles the call.
    * @returns its output, or undefined when Cognito refuses the credentials (REFUSED_SIGN_IN).
    * @throws BadRequestError for a password the pool's policy refuses, or parameters Cognito refuses;
    *   ServiceUnavailableError when it throttles; anything else as thrown.
    */
-  private async call<T>(step: string, send: () => Promise<T>): Promise<T | undefined> {
+  private async call<T>(step: string, send: () => Promise<T>, throttled = THROTTLED_SIGN_IN): Promise<T | undefined> {
     try {
       return await send();
     } catch (error) {
@@ -198,8 +244,7 @@ export class CognitoIdentityProvider implements IdentityProvider {
       }
       if (name === 'InvalidPasswordException') throw passwordPolicyError();
       if (name === 'InvalidParameterException') throw new BadRequestError(`The sign-in request was refused: ${(error as Error).message}`);
-      if (THROTTLED.has(name))
-        throw new ServiceUnavailableError('Too many sign-in requests; retry shortly.', THROTTLED_RETRY_AFTER_SECONDS);
+      if (THROTTLED.has(name)) throw new ServiceUnavailableError(throttled, THROTTLED_RETRY_AFTER_SECONDS);
       throw error;
     }
   }

@@ -1,24 +1,30 @@
 /**
  * The AWS token endpoint (functions/handlers/auth-cognito-token.ts) against a mocked Cognito: same request and
  * response contract as the local endpoint (functions/handlers/auth-token.ts), Cognito's refusals mapped to the same
- * 401/400 problem+json, the new-password challenge, password changes, refreshes (400 invalid_grant when refused),
- * throttling to 503.
+ * 401/400 problem+json, the new-password challenge, password changes (which end the user's other sessions), refreshes
+ * (400 invalid_grant when refused), throttling to 503; and the provider's revocation of refresh tokens (RevokeToken).
  */
 import {
   ChangePasswordCommand,
   CognitoIdentityProviderClient,
+  GlobalSignOutCommand,
   InitiateAuthCommand,
   InvalidParameterException,
   InvalidPasswordException,
   LimitExceededException,
   NotAuthorizedException,
   RespondToAuthChallengeCommand,
+  RevokeTokenCommand,
   TooManyRequestsException,
+  UnauthorizedException,
+  UnsupportedTokenTypeException,
   UserNotFoundException,
 } from '@aws-sdk/client-cognito-identity-provider';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CognitoIdentityProvider } from '../../../functions/adapters/aws/cognito-identity-provider.js';
+import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import { handler } from '../../../functions/handlers/auth-cognito-token.js';
 
 vi.hoisted(() => {
@@ -73,6 +79,19 @@ const metadata = { $metadata: {}, message: 'refused' };
 const SIGNED_IN = {
   AuthenticationResult: { IdToken: 'id.token.jwt', AccessToken: 'access.token.jwt', ExpiresIn: 900, RefreshToken: 'refresh-token' },
 };
+
+/** What Cognito answers the sign-in with a new password, after a password change. */
+const SIGNED_IN_AGAIN = {
+  AuthenticationResult: {
+    IdToken: 'second.id.jwt',
+    AccessToken: 'second.access.jwt',
+    ExpiresIn: 900,
+    RefreshToken: 'second-refresh-token',
+  },
+};
+
+/** The Cognito commands sent, in order. */
+const sent = () => cognito.calls().map((call) => (call.args[0] as { constructor: { name: string } }).constructor.name);
 
 beforeEach(() => {
   cognito.reset();
@@ -149,17 +168,69 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
     expect(cognito.commandCalls(ChangePasswordCommand)).toHaveLength(0);
   });
 
-  it('changes the password of a signed-in user who gives new_password without a challenge (ChangePassword with the access token)', async () => {
-    cognito.on(InitiateAuthCommand).resolves(SIGNED_IN);
+  it('changes the password of a signed-in user who gives new_password without a challenge, ends their other sessions and answers a sign-in with the new password', async () => {
+    cognito.on(InitiateAuthCommand).resolvesOnce(SIGNED_IN).resolvesOnce(SIGNED_IN_AGAIN);
     cognito.on(ChangePasswordCommand).resolves({});
+    cognito.on(GlobalSignOutCommand).resolves({});
     const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
     expect(response.statusCode).toBe(200);
-    expect(response.json.refresh_token).toBe('refresh-token');
+    expect(response.json).toEqual({
+      access_token: 'second.access.jwt',
+      token_type: 'Bearer',
+      expires_in: 900,
+      refresh_token: 'second-refresh-token',
+    });
+    // ChangePassword before GlobalSignOut, so that a session opened with the old password in between ends as well;
+    // GlobalSignOut revokes the first sign-in's refresh token too, hence the second sign-in.
+    expect(sent()).toEqual(['InitiateAuthCommand', 'ChangePasswordCommand', 'GlobalSignOutCommand', 'InitiateAuthCommand']);
     expect(cognito.commandCalls(ChangePasswordCommand)[0]?.args[0].input).toEqual({
       AccessToken: 'access.token.jwt',
       PreviousPassword: 'Correct-horse-9',
       ProposedPassword: 'Other-horse-10',
     });
+    expect(cognito.commandCalls(GlobalSignOutCommand)[0]?.args[0].input).toEqual({ AccessToken: 'access.token.jwt' });
+    expect(cognito.commandCalls(InitiateAuthCommand).map((call) => call.args[0].input)).toEqual([
+      { ClientId: CLIENT_ID, AuthFlow: 'USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'alice', PASSWORD: 'Correct-horse-9' } },
+      { ClientId: CLIENT_ID, AuthFlow: 'USER_PASSWORD_AUTH', AuthParameters: { USERNAME: 'alice', PASSWORD: 'Other-horse-10' } },
+    ]);
+  });
+
+  it('answers 401 and neither signs out nor signs in again when Cognito refuses the password change', async () => {
+    cognito.on(InitiateAuthCommand).resolves(SIGNED_IN).on(ChangePasswordCommand).rejects(new NotAuthorizedException(metadata));
+    const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
+    expect(response.statusCode).toBe(401);
+    expect(response.json).toMatchObject({ status: 401, detail: 'The username or password is wrong.' });
+    expect(sent()).toEqual(['InitiateAuthCommand', 'ChangePasswordCommand']);
+  });
+
+  it('answers 503 with Retry-After, saying the password was changed, when Cognito throttles ending the other sessions', async () => {
+    cognito.on(InitiateAuthCommand).resolves(SIGNED_IN);
+    cognito.on(ChangePasswordCommand).resolves({});
+    cognito.on(GlobalSignOutCommand).rejects(new TooManyRequestsException(metadata));
+    const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['Retry-After']).toBe('5');
+    expect(response.json.detail).toMatch(/password was changed.*other sessions.*sign in with the new password/);
+    expect(sent()).toEqual(['InitiateAuthCommand', 'ChangePasswordCommand', 'GlobalSignOutCommand']);
+  });
+
+  it('answers 503 with Retry-After, saying the password was changed, when Cognito throttles the sign-in with the new password', async () => {
+    cognito.on(InitiateAuthCommand).resolvesOnce(SIGNED_IN).rejectsOnce(new TooManyRequestsException(metadata));
+    cognito.on(ChangePasswordCommand).resolves({});
+    cognito.on(GlobalSignOutCommand).resolves({});
+    const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['Retry-After']).toBe('5');
+    expect(response.json.detail).toMatch(/password was changed.*sign in with the new password/);
+  });
+
+  it('answers 401 when the user is disabled while the password changes (Cognito refuses ending the sessions)', async () => {
+    cognito.on(InitiateAuthCommand).resolves(SIGNED_IN);
+    cognito.on(ChangePasswordCommand).resolves({});
+    cognito.on(GlobalSignOutCommand).rejects(new NotAuthorizedException({ $metadata: {}, message: 'User is disabled.' }));
+    const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
+    expect(response.statusCode).toBe(401);
+    expect(sent()).toEqual(['InitiateAuthCommand', 'ChangePasswordCommand', 'GlobalSignOutCommand']);
   });
 
   it('answers 400 stating the policy, without calling Cognito, for a new password that does not meet it', async () => {
@@ -284,5 +355,51 @@ describe('POST /token refresh on AWS (Cognito REFRESH_TOKEN_AUTH)', () => {
     const response = await post({ grant_type: 'refresh_token', refresh_token: 'refresh-token' });
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['Retry-After']).toBe('5');
+  });
+});
+
+describe('CognitoIdentityProvider.revoke (RFC 7009 on Cognito RevokeToken)', () => {
+  /** The provider on the app client CLIENT_ID (read from process.env at each call, as the composition root does). */
+  const provider = () =>
+    new CognitoIdentityProvider(new CognitoIdentityProviderClient({}), () => process.env.COGNITO_CLIENT_ID ?? '', {
+      info: () => undefined,
+    });
+
+  it('revokes the refresh token with RevokeToken on the configured app client', async () => {
+    cognito.on(RevokeTokenCommand).resolves({});
+    process.env.COGNITO_CLIENT_ID = 'another-app-client';
+    await expect(provider().revoke('refresh-token')).resolves.toBe('revoked');
+    expect(cognito.commandCalls(RevokeTokenCommand).map((call) => call.args[0].input)).toEqual([
+      { ClientId: 'another-app-client', Token: 'refresh-token' },
+    ]);
+  });
+
+  it('answers unsupported for an access token (UnsupportedTokenTypeException)', async () => {
+    cognito.on(RevokeTokenCommand).rejects(new UnsupportedTokenTypeException(metadata));
+    await expect(provider().revoke('access.token.jwt')).resolves.toBe('unsupported');
+  });
+
+  it.each([
+    ['not a refresh token of this app client (UnauthorizedException)', new UnauthorizedException(metadata)],
+    ['a malformed token (InvalidParameterException)', new InvalidParameterException(metadata)],
+    ['a token Cognito refuses (NotAuthorizedException)', new NotAuthorizedException(metadata)],
+  ])('answers revoked, as RFC 7009 §2.2 says, for %s', async (_case, error) => {
+    cognito.on(RevokeTokenCommand).rejects(error);
+    await expect(provider().revoke('unknown-token')).resolves.toBe('revoked');
+  });
+
+  it('throws ServiceUnavailableError with a Retry-After when Cognito throttles', async () => {
+    cognito.on(RevokeTokenCommand).rejects(new TooManyRequestsException(metadata));
+    const thrown = await provider()
+      .revoke('refresh-token')
+      .catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(ServiceUnavailableError);
+    expect((thrown as ServiceUnavailableError).retryAfterSeconds).toBe(5);
+  });
+
+  it('rethrows any other Cognito failure as it is', async () => {
+    const failure = new Error('ResourceNotFoundException: User pool client does not exist');
+    cognito.on(RevokeTokenCommand).rejects(failure);
+    await expect(provider().revoke('refresh-token')).rejects.toBe(failure);
   });
 });
