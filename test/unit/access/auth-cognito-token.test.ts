@@ -35,12 +35,12 @@ vi.hoisted(() => {
 const cognito = mockClient(CognitoIdentityProviderClient);
 const CLIENT_ID = 'test-app-client';
 
-function event(body: string | undefined, contentType = 'application/json'): APIGatewayProxyEventV2 {
+function event(body: string | undefined, contentType = 'application/json', path = '/token'): APIGatewayProxyEventV2 {
   const now = new Date();
   return {
     version: '2.0',
-    routeKey: 'POST /token',
-    rawPath: '/token',
+    routeKey: `POST ${path}`,
+    rawPath: path,
     rawQueryString: '',
     headers: { 'content-type': contentType },
     requestContext: {
@@ -48,9 +48,9 @@ function event(body: string | undefined, contentType = 'application/json'): APIG
       apiId: 'auth',
       domainName: 'localhost',
       domainPrefix: 'localhost',
-      http: { method: 'POST', path: '/token', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
       requestId: 'request-1',
-      routeKey: 'POST /token',
+      routeKey: `POST ${path}`,
       stage: '$default',
       time: now.toUTCString(),
       timeEpoch: now.getTime(),
@@ -65,9 +65,10 @@ const context = { getRemainingTimeInMillis: () => 30_000, awsRequestId: 'request
 async function post(
   body: unknown,
   contentType = 'application/json',
+  path = '/token',
 ): Promise<APIGatewayProxyStructuredResultV2 & { json: Record<string, unknown> }> {
   const response = (await handler(
-    event(typeof body === 'string' ? body : JSON.stringify(body), contentType),
+    event(typeof body === 'string' ? body : JSON.stringify(body), contentType, path),
     context,
   )) as APIGatewayProxyStructuredResultV2;
   return { ...response, json: JSON.parse(response.body ?? '{}') as Record<string, unknown> };
@@ -355,6 +356,30 @@ describe('POST /token refresh on AWS (Cognito REFRESH_TOKEN_AUTH)', () => {
     const response = await post({ grant_type: 'refresh_token', refresh_token: 'refresh-token' });
     expect(response.statusCode).toBe(503);
     expect(response.headers?.['Retry-After']).toBe('5');
+  });
+});
+
+describe('POST /revoke on AWS', () => {
+  it('revokes a form-encoded refresh token with RevokeToken and answers 200 without a body, never cached', async () => {
+    cognito.on(RevokeTokenCommand).resolves({});
+    const answer = await post('token=refresh-token&token_type_hint=refresh_token', 'application/x-www-form-urlencoded', '/revoke');
+    expect(answer.statusCode).toBe(200);
+    expect(answer.body).toBeUndefined();
+    expect(answer.headers?.['cache-control']).toBe('no-store');
+    expect(sent()).toEqual(['RevokeTokenCommand']);
+    expect(cognito.commandCalls(RevokeTokenCommand)[0]?.args[0].input).toEqual({ ClientId: CLIENT_ID, Token: 'refresh-token' });
+  });
+
+  it('answers 400 unsupported_token_type for an access token, and 503 with Retry-After when Cognito throttles', async () => {
+    cognito.on(RevokeTokenCommand).rejects({ name: 'UnsupportedTokenTypeException', ...metadata });
+    const access = await post({ token: 'access.token.jwt' }, 'application/json', '/revoke');
+    expect(access.statusCode).toBe(400);
+    expect(access.json).toMatchObject({ error: 'unsupported_token_type' });
+
+    cognito.on(RevokeTokenCommand).rejects({ name: 'TooManyRequestsException', ...metadata });
+    const throttled = await post({ token: 'refresh-token' }, 'application/json', '/revoke');
+    expect(throttled.statusCode).toBe(503);
+    expect(throttled.headers?.['Retry-After']).toBe('5');
   });
 });
 
