@@ -5,7 +5,7 @@
  * the silent refresh that keeps the session going, and the typed client every page calls the API through.
  */
 import { computed, effect, signal } from '@preact/signals';
-import { createDssClient, type DssClient, type ProblemBody } from '../../client/index.js';
+import { createDssClient, type DssClient, type ProblemBody, revokeRefreshToken } from '../../client/index.js';
 
 /** The service's three addresses, as the page names them in `<meta name="dss-addresses">`. */
 export interface Addresses {
@@ -89,12 +89,18 @@ export function keepToken(jwt: string, refreshToken?: string): void {
 
 /**
  * Forgets the token: the sign-in form shows, with `reason` when the session ended rather than the user left. Signing
- * out also forgets everything else the console kept in the tab (an interrupted deploy's journal); an ended session
- * keeps it, so that the same user, signed in again, can resume.
+ * out also revokes the refresh token at the service (RFC 7009), so that a copy of it renews nothing, and forgets
+ * everything else the console kept in the tab (an interrupted deploy's journal); an ended session keeps it, so that
+ * the same user, signed in again, can resume.
  */
 export function signOut(reason: string | null = null): void {
-  if (reason === null) sessionStorage.clear();
-  else {
+  if (reason === null) {
+    const refreshToken = sessionStorage.getItem(REFRESH_KEY);
+    // Not awaited: the user is signed out here at once; a revocation that fails leaves a token this tab forgot,
+    // which expires by itself.
+    if (refreshToken !== null) void revokeRefreshToken(api.auth, refreshToken).catch(() => undefined);
+    sessionStorage.clear();
+  } else {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(REFRESH_KEY);
   }

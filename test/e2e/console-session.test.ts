@@ -1,15 +1,15 @@
 /**
  * End-to-end over `npm start`, in headless Chromium: signing in to the operator console and what becomes of the
- * session. The console keeps its access and refresh tokens in the tab's sessionStorage; signing out forgets them; an
- * access token about to expire is refreshed silently, and one the service refuses is refreshed once and the request
- * sent again; a session whose refresh is refused (the user was disabled) leads to the sign-in form and, once signed in
+ * session. The console keeps its access and refresh tokens in the tab's sessionStorage; signing out revokes the refresh
+ * token and forgets them; an access token about to expire is refreshed silently, and one the service refuses is
+ * refreshed once and the request sent again; a session whose refresh is refused (the user was disabled) leads to the sign-in form and, once signed in
  * again, back to the same page and state. An invited user signs in with their temporary password and sets their own
  * in the page. The service here issues access tokens that live 5 s (TOKEN_LIFETIME_SECONDS), so that they expire
  * within the tests.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOk } from '../../client/index.js';
+import { expectOk, requestRefreshToken } from '../../client/index.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
 import { expectAccessible, openConsole, screenshot, signIn, signInWith } from './console-harness.js';
 import { clientFor, eventually, tokenFor, useLocalService } from './harness.js';
@@ -96,16 +96,23 @@ describe.skipIf(!hasChromium)('the console session', () => {
     await page.close();
   });
 
-  it('forgets the token and all it kept in the tab on sign-out: a reload shows the sign-in form', { timeout: 120_000 }, async () => {
+  it('revokes the refresh token and forgets all it kept in the tab on sign-out: a reload shows the sign-in form', {
+    timeout: 120_000,
+  }, async () => {
     const { page, errors } = await openConsole(browser, local.service, '#/fleet');
     await signIn(page, 'alice');
     // The access token and the refresh token.
     expect(await page.evaluate('sessionStorage.length')).toBe(2);
+    const refreshToken = (await page.evaluate("sessionStorage.getItem('dss.refreshToken')")) as string;
     // What an interrupted deploy leaves (its journal) goes too.
     await page.evaluate("sessionStorage.setItem('dss.deployBatch.example', '{}')");
+    const revoked = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith('/revoke'));
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    expect((await revoked).status()).toBe(200);
+    const refused = await requestRefreshToken(clientFor(local.service).auth, refreshToken);
+    expect([refused.response.status, (refused.error as { error?: string } | undefined)?.error]).toEqual([400, 'invalid_grant']);
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(errors).toEqual([]);
