@@ -61,7 +61,8 @@ describe('stacks, apis (bundling skipped)', () => {
           expect(flattenJoin(integration.Properties?.IntegrationUri)).toMatch(/^https:\/\/cognito-idp\..*\/\.well-known\/jwks\.json$/);
           continue;
         }
-        const entry = definition.id === 'AuthToken' ? TOKEN_FUNCTION_ENTRY : definition.entry;
+        // The revocation is served by the token route's function (the same onAws).
+        const entry = definition.id === 'AuthToken' || definition.id === 'AuthRevoke' ? TOKEN_FUNCTION_ENTRY : definition.entry;
         const uri = integration.Properties?.IntegrationUri as { 'Fn::GetAtt': [string, string] };
         expect(uri['Fn::GetAtt'][0], definition.id).toBe(functionIds.get(entry));
       }
@@ -124,6 +125,7 @@ describe('stacks, apis (bundling skipped)', () => {
       'ApiReference',
       'ApiReferenceScript',
       'AuthJwks',
+      'AuthRevoke',
       'AuthToken',
       'ConsoleAsset',
       'ConsolePage',

@@ -32,21 +32,30 @@ describe('customer parameters from CDK context', () => {
     }));
   });
 
-  it('throttles the token route in a bucket of its own at the given rate and burst, apart from the key sets and discovery document', () => {
+  it('throttles the token and revocation routes, each in a bucket of its own at the given rate and burst, apart from the key sets and discovery document', () => {
     const apiIds = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
     const stageOf = (api: string) =>
       resourcesOf(stateless, 'AWS::ApiGatewayV2::Stage').find(
         ([, candidate]) => (candidate.Properties?.ApiId as { Ref: string }).Ref === apiIds.get(api),
       )?.[1].Properties ?? {};
     const auth = stageOf('AuthApi');
-    // POST /token alone has route settings: the routes a device authorizer fetches (discovery document, key set) and
-    // the Cognito key set stay in the stage's default bucket, which a flood of token requests does not drain.
-    expect(auth.RouteSettings).toEqual({ 'POST /token': { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 } });
+    // POST /token and POST /revoke alone have route settings, a bucket each: the routes a device authorizer fetches
+    // (discovery document, key set) and the Cognito key set stay in the stage's default bucket, which a flood of token
+    // or revocation requests does not drain.
+    expect(auth.RouteSettings).toEqual({
+      'POST /token': { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 },
+      'POST /revoke': { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 },
+    });
     const authRouteKeys = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route')
       .filter(([, route]) => (route.Properties?.ApiId as { Ref: string }).Ref === apiIds.get('AuthApi'))
       .map(([, route]) => route.Properties?.RouteKey);
     expect(authRouteKeys).toEqual(
-      expect.arrayContaining(['POST /token', 'GET /.well-known/jwks.json', ...DEVICE_ISSUER_ROUTES.map((route) => `GET ${route.path}`)]),
+      expect.arrayContaining([
+        'POST /token',
+        'POST /revoke',
+        'GET /.well-known/jwks.json',
+        ...DEVICE_ISSUER_ROUTES.map((route) => `GET ${route.path}`),
+      ]),
     );
     expect(auth.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 });
     expect(stageOf('MainApi').DefaultRouteSettings).toEqual({
