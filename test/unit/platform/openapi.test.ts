@@ -14,6 +14,7 @@ type Json = Record<string, unknown>;
 const document = openApiDocument();
 const PUBLIC_PATHS = new Set([
   '/token',
+  '/revoke',
   '/.well-known/jwks.json',
   '/openapi.json',
   '/docs',
