@@ -1564,6 +1564,10 @@ export interface components {
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
         };
+        /** @description API Gateway's own body of a throttled request (AWS only). */
+        GatewayThrottledBody: {
+            message: string;
+        };
         HealthMessage: {
             /** @description Message key. */
             key: string;
@@ -4077,7 +4081,25 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
+            /** @description Content Too Large: the request body exceeds the address's limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description Too Many Requests (AWS only): the route's throttle, a bucket of its own beside the token route's, refused the request, with API Gateway's own `{"message":"Too Many Requests"}` and no Retry-After; retry with backoff. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayThrottledBody"];
+                };
+            };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             /** @description Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles revocations (problem+json). Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */

@@ -2,7 +2,7 @@ import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } fr
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { compactVerify, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { ulid } from 'ulid';
 import type { HashSlot, IdentityProvider, SignInOutcome, SignInRequest } from '../../core/access/ports.js';
 import { scopeClaimOf } from '../../core/access/roles.js';
@@ -68,6 +68,7 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
     private readonly publicJwk: JWK,
     /** The users (users.json), which users administration changes at run time. */
     readonly users: LocalUserStore,
+    private readonly publicKey: Awaited<ReturnType<typeof importJWK>>,
   ) {}
 
   /**
@@ -102,6 +103,7 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
       await importJWK(privateJwk, 'ES256'),
       publicJwk,
       users,
+      await importJWK(publicJwk, 'ES256'),
     );
   }
 
@@ -183,12 +185,12 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
 
   /**
    * Forgets `refreshToken` (by its SHA-256) from the user holding it, in users.json; a token nobody holds is no error.
-   * @returns `unsupported` for a JWT (this issuer's access tokens: three dot-separated parts), which only expiry ends;
-   *   `revoked` otherwise.
+   * @returns `unsupported` for a token this issuer signed (an access token, a device's), which only expiry ends;
+   *   `revoked` otherwise, also for any other string (RFC 7009 §2.2: an invalid token is no error).
    * @inheritdoc
    */
   async revoke(refreshToken: string): Promise<'revoked' | 'unsupported'> {
-    if (refreshToken.split('.').length === 3) return 'unsupported';
+    if (await this.signedHere(refreshToken)) return 'unsupported';
     const sha256 = refreshTokenHash(refreshToken);
     const holder = this.users.all().find((candidate) => (candidate.refreshTokens ?? []).some((held) => held.sha256 === sha256));
     if (holder === undefined) return 'revoked';
@@ -198,6 +200,17 @@ export class LocalIdentityProvider implements IdentityProvider, DeviceTokenSigne
         : { ...current, refreshTokens: (current.refreshTokens ?? []).filter((held) => held.sha256 !== sha256) },
     );
     return 'revoked';
+  }
+
+  /** Whether `token` is a JWT whose signature this issuer's key verifies, expired or not (a refresh token never is). */
+  private async signedHere(token: string): Promise<boolean> {
+    if (token.split('.').length !== 3) return false;
+    try {
+      await compactVerify(token, this.publicKey);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** An access token of `user` (role's scopes, companies), valid the configured lifetime. */

@@ -11,6 +11,7 @@ import {
   JavaScriptSource,
   JsonWebKeySet,
   OAuthErrorBody,
+  GatewayThrottledBody,
   OpenApiDocumentBody,
   RevokeRequest,
   TokenForm,
@@ -235,7 +236,14 @@ export const authRevoke = defineRoute({
         'Bad Request: a JSON body that is not valid (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid or a repeated member (`invalid_request`), or an access token given (`unsupported_token_type`, RFC 7009 §2.2.1).',
       alternatives: { 'application/json': OAuthErrorBody },
     },
+    413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },
     415: PROBLEM_RESPONSES.UnsupportedMediaType,
+    429: {
+      description:
+        'Too Many Requests (AWS only): the route\'s throttle, a bucket of its own beside the token route\'s, refused the request, with API Gateway\'s own `{"message":"Too Many Requests"}` and no Retry-After; retry with backoff.',
+      schema: GatewayThrottledBody,
+      contentType: 'application/json',
+    },
     503: serviceUnavailable(
       'Service Unavailable: a backend cannot be reached, or on AWS Amazon Cognito throttles revocations (problem+json). Retry after `Retry-After` seconds.',
     ),

@@ -127,9 +127,9 @@ export const TokenResponse = z
 export const RevokeRequest = z
   .object({
     token: z.string().min(1).max(8192).meta({ format: 'password' }).describe('The refresh token to revoke, as a sign-in answered it.'),
+    // Unbounded but for the body's limit: RFC 7009 §2.1 has a hint the server does not understand ignored, not refused.
     token_type_hint: z
       .string()
-      .max(64)
       .describe('Ignored (RFC 7009 §2.1 allows it): only refresh tokens are revoked; an access token is 400 `unsupported_token_type`.')
       .optional(),
   })
@@ -138,6 +138,12 @@ export const RevokeRequest = z
     description: "Revocation of a user's refresh token (RFC 7009 §2.1), as JSON or form-encoded. Other members are ignored.",
     examples: [{ token: '<refresh token>', token_type_hint: 'refresh_token' }],
   });
+
+/** API Gateway's own answer when a route's throttle refuses a request (AWS only): `{"message":"Too Many Requests"}`. */
+export const GatewayThrottledBody = z
+  .object({ message: z.string() })
+  .strict()
+  .meta({ id: 'GatewayThrottledBody', description: "API Gateway's own body of a throttled request (AWS only)." });
 
 /** The token endpoint's form body: a device's client credentials grant, or a refresh. */
 export const TokenForm = z

@@ -2,7 +2,8 @@
  * The local issuer's sign-ins and refreshes (functions/adapters/embedded/local-identity-provider.ts) through the
  * token endpoint's use cases (functions/core/access/user-tokens.ts), on a temporary users.json: the new-password
  * challenge and its completion, a password change, refresh tokens (current role and companies, refused at once for a
- * disabled or deleted user, expired after 30 days by an injected clock, the newest 20 kept).
+ * disabled or deleted user, expired after 30 days by an injected clock, the newest 20 kept), their revocation, and a
+ * password change ending the user's other sessions.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { hashPassword, LocalIdentityProvider, USERS_FILE } from '../../../functi
 import type { LocalUser } from '../../../functions/adapters/embedded/local-user-store.js';
 import { BoundedVerificationGate } from '../../../functions/adapters/verification-gate.js';
 import { DEFAULT_CLIENT_FAILURE_POLICY } from '../../../functions/core/access/client-failures.js';
-import { refreshUserToken, signInUser } from '../../../functions/core/access/user-tokens.js';
+import { refreshUserToken, revokeUserToken, signInUser } from '../../../functions/core/access/user-tokens.js';
 import { DomainError, OAuthError } from '../../../functions/core/shared/errors.js';
 import { problemOf } from '../../../functions/platform/problem.js';
 import { InMemoryClientFailureStore } from '../../support/client-failures.js';
@@ -201,5 +202,50 @@ describe('the local refresh', () => {
     expect(await refresh(tokens[0] as string)).toEqual({ error: 'invalid_grant' });
     expect(await refresh(tokens[1] as string)).toHaveProperty('claims');
     expect(await refresh(tokens[20] as string)).toHaveProperty('claims');
+  });
+});
+
+describe('the local revocation', () => {
+  /** What the revocation endpoint's use case answers: nothing, or the OAuth error code. */
+  async function revoke(token: string) {
+    try {
+      await revokeUserToken(provider, token);
+      return 'revoked';
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      return error.code;
+    }
+  }
+
+  it("forgets the revoked refresh token in users.json and keeps the user's others", async () => {
+    const first = await signIn('alice', 'Alice-pass-1');
+    const second = await signIn('alice', 'Alice-pass-1');
+    if (!('refreshToken' in first) || !('refreshToken' in second)) throw new Error('no sign-in');
+    expect(await revoke(first.refreshToken)).toBe('revoked');
+    expect((await stored('alice'))?.refreshTokens).toHaveLength(1);
+    expect(await refresh(first.refreshToken)).toEqual({ error: 'invalid_grant' });
+    expect(await refresh(second.refreshToken)).toHaveProperty('claims');
+    // Again, or a token never issued: no error (RFC 7009 §2.2).
+    expect(await revoke(first.refreshToken)).toBe('revoked');
+    expect(await revoke('A'.repeat(43))).toBe('revoked');
+  });
+
+  it('refuses an access token this issuer signed with unsupported_token_type, and takes other dotted strings as unknown tokens', async () => {
+    const tokens = await signIn('alice', 'Alice-pass-1');
+    if (!('accessToken' in tokens)) throw new Error('no sign-in');
+    expect(await revoke(tokens.accessToken)).toBe('unsupported_token_type');
+    expect(await revoke('a.b.c')).toBe('revoked');
+    const [header, payload] = tokens.accessToken.split('.');
+    expect(await revoke(`${header}.${payload}.${'A'.repeat(86)}`)).toBe('revoked');
+    expect(await refresh(tokens.refreshToken)).toHaveProperty('claims');
+  });
+
+  it("ends the user's other sessions when they change their password, keeping the changing sign-in's", async () => {
+    const other = await signIn('alice', 'Alice-pass-1');
+    const changing = await signIn('alice', 'Alice-pass-1', 'Alice-pass-2!');
+    if (!('refreshToken' in other) || !('refreshToken' in changing)) throw new Error('no sign-in');
+    expect(await refresh(other.refreshToken)).toEqual({ error: 'invalid_grant' });
+    expect(await refresh(changing.refreshToken)).toHaveProperty('claims');
+    expect((await stored('alice'))?.refreshTokens).toHaveLength(1);
   });
 });
