@@ -94,12 +94,18 @@ export function requestRefreshToken(auth: DssClient['auth'], refreshToken: strin
 
 /**
  * Revokes a user's refresh token at `{auth_url}/revoke` (RFC 7009 §2.1), form-encoded as the RFC has it: signing out,
- * so that the token renews nothing from then on.
+ * so that the token renews nothing from then on. `init.signal` bounds the wait; `init.keepalive` lets the request
+ * outlive a page being closed (fetch's own options).
  * @returns the openapi-fetch result: 200 without a body when revoked or not one to revoke (unknown, expired, already
  *   revoked), the OAuth `error` (`unsupported_token_type` for an access token) otherwise
  */
-export function revokeRefreshToken(auth: DssClient['auth'], refreshToken: string) {
+export function revokeRefreshToken(
+  auth: DssClient['auth'],
+  refreshToken: string,
+  init: { signal?: AbortSignal; keepalive?: boolean } = {},
+) {
   return auth.POST('/revoke', {
+    ...init,
     body: { token: refreshToken, token_type_hint: 'refresh_token' },
     bodySerializer: (body) => new URLSearchParams(body as Record<string, string>).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { createDssClient, type DssClient, expectOk, requestClientCredentialsToken, revokeRefreshToken } from '../../client/index.js';
 import { invocationOf } from '../context.js';
 import { note, printJson, printRecord, say, UsageError } from '../output.js';
-import { claimsOf, readLogin, removeLogin, type Settings, writeLogin } from '../settings.js';
+import { claimsOf, readLogin, removeLogin, type Settings, type StoredLogin, writeLogin } from '../settings.js';
 
 /** Adds the session commands. */
 export function registerSessionCommands(program: Command): void {
@@ -107,27 +107,38 @@ function registerLogout(program: Command): void {
     .action(logout);
 }
 
+/** How long `dss logout` and a replaced login wait for the revocation, ms. */
+const REVOKE_TIMEOUT_MS = 10_000;
+
 /**
- * Action of `dss logout`: revokes the stored login's refresh token at its own authentication address (RFC 7009), then
- * removes the login file whatever the answer, since a user who logs out wants the token gone from this machine.
+ * Revokes `login`'s refresh token at its own authentication address (RFC 7009), waiting REVOKE_TIMEOUT_MS at most.
+ * @returns undefined when revoked (or there was none to revoke), else why it was not (the service's answer, or the
+ *   network's error).
+ */
+async function revokeStored(login: StoredLogin): Promise<string | undefined> {
+  if (login.refreshToken === undefined) return undefined;
+  try {
+    const { auth } = createDssClient({ baseUrl: login.baseUrl, uploadUrl: login.uploadUrl, authUrl: login.authUrl });
+    expectOk(await revokeRefreshToken(auth, login.refreshToken, { signal: AbortSignal.timeout(REVOKE_TIMEOUT_MS) }));
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
+ * Action of `dss logout`: revokes the stored login's refresh token, then removes the login file whatever the answer,
+ * since a user who logs out wants the token gone from this machine.
  * @throws Error (exit 1) after forgetting the login, when the revocation could not be done: the refresh token then
- *   still works until it expires.
+ *   still works until it expires, or until the user changes their password (which ends every other session).
  */
 async function logout(): Promise<void> {
   const stored = await readLogin();
-  let unrevoked: string | undefined;
-  if (stored?.refreshToken !== undefined) {
-    try {
-      const { auth } = createDssClient({ baseUrl: stored.baseUrl, uploadUrl: stored.uploadUrl, authUrl: stored.authUrl });
-      expectOk(await revokeRefreshToken(auth, stored.refreshToken));
-    } catch (error) {
-      unrevoked = (error as Error).message;
-    }
-  }
+  const unrevoked = stored === undefined ? undefined : await revokeStored(stored);
   const removed = await removeLogin();
   if (unrevoked !== undefined) {
     throw new Error(
-      `Logged out here, but the service did not revoke the refresh token (${unrevoked}); it works until it expires. Sign in and out again once the service answers.`,
+      `Logged out here, but the service did not revoke the refresh token (${unrevoked}); it works until it expires. To end it now, change your password (dss password --username ${stored?.subject ?? '<you>'}), which ends every other session.`,
     );
   }
   say(removed ? 'Logged out.' : 'Not logged in.');
@@ -175,13 +186,17 @@ interface LoginOptions {
   clientSecret?: string;
 }
 
-/** Stores a login's token (and refresh token) with the addresses. @returns the file's path and the token's expiry */
+/**
+ * Stores a login's token (and refresh token) with the addresses, then revokes the refresh token of the login it
+ * replaces (a note on stderr when that cannot be done). @returns the file's path and the token's expiry
+ */
 async function storeLogin(
   settings: Settings,
   subject: string,
   token: { access_token: string; expires_in: number; refresh_token?: string },
 ): Promise<{ path: string; expiresAt: string }> {
   const expiresAt = new Date(Date.now() + token.expires_in * 1000).toISOString();
+  const replaced = await readLogin();
   const path = await writeLogin({
     baseUrl: settings.baseUrl,
     uploadUrl: settings.uploadUrl,
@@ -191,6 +206,11 @@ async function storeLogin(
     expiresAt,
     ...(token.refresh_token === undefined ? {} : { refreshToken: token.refresh_token }),
   });
+  // The replaced login's session would otherwise go on, held nowhere: it is revoked, at best effort (the new login stands).
+  if (replaced?.refreshToken !== undefined && replaced.refreshToken !== token.refresh_token) {
+    const unrevoked = await revokeStored(replaced);
+    if (unrevoked !== undefined) note(`The replaced login's refresh token was not revoked (${unrevoked}); it works until it expires.`);
+  }
   return { path, expiresAt };
 }
 

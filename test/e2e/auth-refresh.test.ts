@@ -188,7 +188,13 @@ describe('the CLI session', () => {
     expect((await storedLogin()).token).not.toBe(forged);
   });
 
-  it('revokes the stored refresh token at dss logout, and forgets the login even when the service cannot be reached', async () => {
+  it('revokes the stored refresh token at dss logout and at a new login, and forgets the login even when the service cannot be reached', async () => {
+    const loginAlice = () => runDss(cli, ['login', '--username', 'alice', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.alice}\n` });
+    expect((await loginAlice()).code).toBe(0);
+    const replaced = await storedLogin();
+    expect((await loginAlice()).code).toBe(0);
+    expect(answerOf(await refresh(replaced.refreshToken as string))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
     const stored = await storedLogin();
     const out = await runDss(cli, ['logout']);
     expect(out, out.stderr).toMatchObject({ code: 0, stdout: 'Logged out.\n' });
@@ -196,13 +202,15 @@ describe('the CLI session', () => {
     expect(answerOf(await refresh(stored.refreshToken as string))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
     // A login whose service is gone (nothing listens on port 1): forgotten, with exit 1 saying the token still works.
-    const login = await runDss(cli, ['login', '--username', 'alice', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.alice}\n` });
+    const login = await loginAlice();
     expect(login.code, login.stderr).toBe(0);
     const live = await storedLogin();
     await writeFile(join(cli.configDirectory, 'login.json'), JSON.stringify({ ...live, authUrl: 'http://127.0.0.1:1' }));
     const unreachable = await runDss(cli, ['logout']);
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toMatch(/did not revoke the refresh token .* it works until it expires/);
+    expect(unreachable.stderr).toMatch(
+      /did not revoke the refresh token .* it works until it expires\. To end it now, change your password \(dss password --username alice\)/,
+    );
     await expect(readFile(join(cli.configDirectory, 'login.json'))).rejects.toThrow(/ENOENT/);
     expect((await refresh(live.refreshToken as string)).response.status).toBe(200);
   });
