@@ -98,7 +98,8 @@ export function signOut(reason: string | null = null): void {
     const refreshToken = sessionStorage.getItem(REFRESH_KEY);
     // Not awaited: the user is signed out here at once; a revocation that fails leaves a token this tab forgot,
     // which expires by itself.
-    if (refreshToken !== null) void revokeRefreshToken(api.auth, refreshToken).catch(() => undefined);
+    // keepalive: the revocation goes out even when the tab is closed right after.
+    if (refreshToken !== null) void revokeRefreshToken(api.auth, refreshToken, { keepalive: true }).catch(() => undefined);
     sessionStorage.clear();
   } else {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -131,22 +132,27 @@ export const api: DssClient = createDssClient({
       async onResponse({ request, response, options }) {
         if (response.status !== 401 || !request.headers.has('authorization')) return response;
         const again = unsent.get(request);
-        if (again !== undefined && (await refreshSession()) === 'refreshed' && token.value !== null) {
+        const outcome = again === undefined ? 'refused' : await refreshSession();
+        if (again !== undefined && outcome === 'refreshed' && token.value !== null) {
           again.headers.set('authorization', `Bearer ${token.value}`);
           // Called unbound: the browser's fetch refuses to run with `this` set to another object.
           const send = options.fetch;
           const answer = await send(again);
           if (answer.status !== 401) return answer;
         }
-        signOut(SESSION_ENDED);
+        // A session that ended or changed meanwhile (signed out, signed in again) is not this request's to end.
+        if (outcome !== 'superseded') signOut(SESSION_ENDED);
         return response;
       },
     },
   ],
 });
 
-/** How a refresh went: a new access token kept, refused by the service (the session is over), or not reached. */
-export type RefreshOutcome = 'refreshed' | 'refused' | 'unreachable';
+/**
+ * How a refresh went: a new access token kept, refused by the service (the session is over), not reached, or
+ * superseded (the user signed out or in while it was on its way: its answer is dropped).
+ */
+export type RefreshOutcome = 'refreshed' | 'refused' | 'unreachable' | 'superseded';
 
 let refreshing: Promise<RefreshOutcome> | null = null;
 
@@ -154,6 +160,7 @@ let refreshing: Promise<RefreshOutcome> | null = null;
  * Exchanges the refresh token (RFC 6749 §6) for a new access token and keeps it; one exchange at a time, whoever asks
  * (the timer, several requests answered 401 together). Refused (`invalid_grant`: expired, revoked, the user disabled
  * or deleted) or without a refresh token, it forgets the refresh token; the caller decides whether the session ends.
+ * An answer that arrives after the user signed out or in is dropped (`superseded`): it never signs them in again.
  */
 export function refreshSession(): Promise<RefreshOutcome> {
   refreshing ??= (async (): Promise<RefreshOutcome> => {
@@ -163,6 +170,8 @@ export function refreshSession(): Promise<RefreshOutcome> {
       const { data, response } = await api.auth.POST('/token', {
         body: { grant_type: 'refresh_token', refresh_token: refreshToken },
       });
+      // Signed out (or in as someone else) while the answer was on its way: it renews a session that is over.
+      if (sessionStorage.getItem(REFRESH_KEY) !== refreshToken) return 'superseded';
       if (data !== undefined && 'access_token' in data) {
         keepToken(data.access_token);
         return 'refreshed';

@@ -131,6 +131,43 @@ describe.skipIf(!hasChromium)('the console session', () => {
     await page.close();
   });
 
+  it('stays signed out when a refresh that was on its way at sign-out answers afterwards', { timeout: 120_000 }, async () => {
+    const { page, errors } = await openConsole(browser, local.service, '#/fleet');
+    await signIn(page, 'alice');
+    // The silent refresh (due a quarter of the token's life before expiry) is answered by the service at once, but its
+    // answer reaches the page only after the user has signed out (and revoked the refresh token).
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = () => {};
+    const refreshHeld = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    await page.route(
+      (url) => url.pathname.endsWith('/token'),
+      async (route) => {
+        if (!(route.request().postData() ?? '').includes('refresh_token')) return route.continue();
+        const response = await route.fetch();
+        held();
+        await released;
+        return route.fulfill({ response });
+      },
+    );
+    await refreshHeld;
+    const answered = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith('/token'));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    release();
+    await (await answered).finished();
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('keeps the session going past the access token expiry by refreshing it silently', { timeout: 120_000 }, async () => {
     const { page, errors } = await openConsole(browser, local.service, '#/fleet');
     const sent = tokenRequests(page);
