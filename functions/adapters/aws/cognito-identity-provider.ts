@@ -42,6 +42,12 @@ const UNKNOWN_TO_REVOKE = new Set(['UnauthorizedException', 'InvalidParameterExc
 /** Cognito throttling: the client should retry. */
 const THROTTLED = new Set(['TooManyRequestsException', 'LimitExceededException', 'TooManyFailedAttemptsException']);
 
+/**
+ * How long a password change waits between ending the user's sessions (GlobalSignOut) and signing in with the new
+ * password, ms: past the whole second the sign-out was recorded in, with a margin for the clocks' difference.
+ */
+export const SIGN_OUT_SETTLE_MS = 1_100;
+
 /** Retry-After (s) of a sign-in or refresh Cognito throttled. */
 const THROTTLED_RETRY_AFTER_SECONDS = 5;
 
@@ -70,11 +76,13 @@ export class CognitoIdentityProvider implements IdentityProvider {
    * @param client the Cognito client (traced by the composition root).
    * @param clientId the app client (COGNITO_CLIENT_ID), read on each call.
    * @param log where refusals and challenges are reported (never shown to the caller).
+   * @param pause waits `ms` milliseconds (a timer; tests inject their own).
    */
   constructor(
     private readonly client: CognitoSignInClient,
     private readonly clientId: () => string,
     private readonly log: SignInLog,
+    private readonly pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
 
   /**
@@ -133,9 +141,10 @@ export class CognitoIdentityProvider implements IdentityProvider {
    * Changes the password of a user signed in with `accessToken` (ChangePassword), then ends every session of the user
    * (GlobalSignOut with that token: Cognito revokes all their refresh tokens, this sign-in's too, as a new password
    * does locally) and signs in with the new password (USER_PASSWORD_AUTH), whose tokens it answers. In this order so
-   * that every session opened with the old password, however late, ends too. A refusal after the change (the user
-   * disabled, deleted or reset meanwhile) is `refused`: what their next sign-in would answer anyway.
-   * @throws as signIn.
+   * that every session opened with the old password, however late, ends too; the new sign-in waits SIGN_OUT_SETTLE_MS
+   * after the sign-out, lest its tokens fall in the revoked second.
+   * @throws UnauthorizedError saying the password was changed, when a step after the change is refused (the user
+   *   disabled, deleted or reset meanwhile); otherwise as signIn.
    */
   private async changePassword(
     ClientId: string,
@@ -154,7 +163,10 @@ export class CognitoIdentityProvider implements IdentityProvider {
       () => this.client.send(new GlobalSignOutCommand({ AccessToken })),
       'The password was changed, but too many requests kept your other sessions from being ended; sign in with the new password, and change it again to end them.',
     );
-    if (signedOut === undefined) return { outcome: 'refused' };
+    if (signedOut === undefined) return this.refusedAfterChange();
+    // Cognito revokes by the second: tokens issued within the second of a global sign-out are reported to come back
+    // revoked, so the new sign-in waits until that second is surely over, by Cognito's clock too.
+    await this.pause(SIGN_OUT_SETTLE_MS);
     const output = await this.call(
       'Sign-in with the new password',
       () =>
@@ -167,8 +179,20 @@ export class CognitoIdentityProvider implements IdentityProvider {
         ),
       'The password was changed and your other sessions ended, but too many sign-in requests are under way; sign in with the new password shortly.',
     );
-    if (output === undefined) return { outcome: 'refused' };
+    if (output === undefined) return this.refusedAfterChange();
     return { outcome: 'signed-in', tokens: this.tokensOf(output) };
+  }
+
+  /**
+   * A refusal after the password was changed (the user disabled, deleted or reset meanwhile): not "the password is
+   * wrong", which would send the user back to the old one.
+   * @throws UnauthorizedError (401) always.
+   */
+  private refusedAfterChange(): never {
+    throw new UnauthorizedError(
+      'Your password was changed, but signing in with it was refused; sign in with the new password, and ask an administrator if that is refused too.',
+      null,
+    );
   }
 
   /**

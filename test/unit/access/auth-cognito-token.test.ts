@@ -23,7 +23,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CognitoIdentityProvider } from '../../../functions/adapters/aws/cognito-identity-provider.js';
+import { CognitoIdentityProvider, SIGN_OUT_SETTLE_MS } from '../../../functions/adapters/aws/cognito-identity-provider.js';
 import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import { handler } from '../../../functions/handlers/auth-cognito-token.js';
 
@@ -231,7 +231,28 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
     cognito.on(GlobalSignOutCommand).rejects(new NotAuthorizedException({ $metadata: {}, message: 'User is disabled.' }));
     const response = await post({ username: 'alice', password: 'Correct-horse-9', new_password: 'Other-horse-10' });
     expect(response.statusCode).toBe(401);
+    // Not "the password is wrong": the old one no longer works.
+    expect(response.json.detail).toMatch(/^Your password was changed, but signing in with it was refused; sign in with the new password/);
     expect(sent()).toEqual(['InitiateAuthCommand', 'ChangePasswordCommand', 'GlobalSignOutCommand']);
+  });
+
+  it('signs in with the new password only SIGN_OUT_SETTLE_MS after the sign-out, past the second Cognito revokes by', async () => {
+    cognito.on(InitiateAuthCommand).resolvesOnce(SIGNED_IN).resolvesOnce(SIGNED_IN_AGAIN);
+    cognito.on(ChangePasswordCommand).resolves({});
+    cognito.on(GlobalSignOutCommand).resolves({});
+    const pauses: { ms: number; after: string[] }[] = [];
+    const provider = new CognitoIdentityProvider(
+      new CognitoIdentityProviderClient({}),
+      () => CLIENT_ID,
+      { info: () => undefined },
+      async (ms) => {
+        pauses.push({ ms, after: sent() });
+      },
+    );
+    const outcome = await provider.signIn({ username: 'alice', password: 'Correct-horse-9', newPassword: 'Other-horse-10' });
+    expect(outcome).toMatchObject({ outcome: 'signed-in', tokens: { refreshToken: 'second-refresh-token' } });
+    expect(pauses).toEqual([{ ms: SIGN_OUT_SETTLE_MS, after: ['InitiateAuthCommand', 'ChangePasswordCommand', 'GlobalSignOutCommand'] }]);
+    expect(SIGN_OUT_SETTLE_MS).toBeGreaterThan(1_000);
   });
 
   it('answers 400 stating the policy, without calling Cognito, for a new password that does not meet it', async () => {
