@@ -7,11 +7,11 @@ import { OAuthError } from '../../core/shared/errors.js';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {
+  GatewayThrottledBody,
   HtmlPage,
   JavaScriptSource,
   JsonWebKeySet,
   OAuthErrorBody,
-  GatewayThrottledBody,
   OpenApiDocumentBody,
   RevokeRequest,
   TokenForm,
