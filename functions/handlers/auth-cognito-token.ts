@@ -1,16 +1,8 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { authRevoke, authToken } from '../contract/routes/service.js';
+import { authToken } from '../contract/routes/service.js';
 import { signInWithProvider } from '../core/access/user-tokens.js';
 import { cognitoIdentityProvider } from '../platform/composition/cognito.js';
 import { routeHandler } from '../platform/http.js';
-import {
-  grantDeviceToken,
-  REVOKE_ROUTE_KEY,
-  refreshResponse,
-  revokeResponse,
-  tokenRequestOf,
-  tokenResponse,
-} from '../platform/token-grant.js';
+import { grantDeviceToken, refreshResponse, tokenFunction, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts): a user's
@@ -36,12 +28,8 @@ const token = routeHandler(authToken, async ({ body }, _context, event) => {
   );
 });
 
-const revoke = routeHandler(authRevoke, async ({ body }) => revokeResponse(cognitoIdentityProvider(), body));
-
 /**
  * The authentication address's two function routes on AWS: POST {auth_url}/token (above) and POST {auth_url}/revoke,
- * Cognito's RevokeToken on the app client (200 without a body, also for a token Cognito does not know; 400
- * `unsupported_token_type` for an access token; 503 when Cognito throttles).
+ * Cognito's RevokeToken on the app client (503 when Cognito throttles).
  */
-export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
-  (event.routeKey === REVOKE_ROUTE_KEY ? revoke : token)(event, context);
+export const handler = tokenFunction(token, cognitoIdentityProvider);

@@ -1,16 +1,8 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { authRevoke, authToken } from '../contract/routes/service.js';
+import { authToken } from '../contract/routes/service.js';
 import { signInUser } from '../core/access/user-tokens.js';
 import { clientAuthentication, identityProvider } from '../platform/composition/identity.js';
 import { routeHandler } from '../platform/http.js';
-import {
-  grantDeviceToken,
-  REVOKE_ROUTE_KEY,
-  refreshResponse,
-  revokeResponse,
-  tokenRequestOf,
-  tokenResponse,
-} from '../platform/token-grant.js';
+import { grantDeviceToken, refreshResponse, tokenFunction, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token (docs/contract.md, "Tokens"), locally. A user: JSON `{ username, password, new_password? }`,
@@ -38,12 +30,8 @@ const token = routeHandler(authToken, async ({ body }, _context, event) => {
   );
 });
 
-const revoke = routeHandler(authRevoke, async ({ body }) => revokeResponse(await identityProvider(), body));
-
 /**
  * The local authentication address's two POST routes, one function: POST {auth_url}/token (above) and
- * POST {auth_url}/revoke (RFC 7009: the refresh token is forgotten; 200 without a body, also for an unknown token;
- * 400 `unsupported_token_type` for an access token).
+ * POST {auth_url}/revoke (RFC 7009: the refresh token is forgotten).
  */
-export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
-  (event.routeKey === REVOKE_ROUTE_KEY ? revoke : token)(event, context);
+export const handler = tokenFunction(token, identityProvider);

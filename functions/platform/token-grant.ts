@@ -3,9 +3,9 @@
  * (functions/handlers/auth-cognito-token.ts): telling its requests apart, the device's client credentials grant, the
  * refresh, and the token answer.
  */
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { RouteInput } from '../contract/route.js';
-import type { authRevoke, authToken } from '../contract/routes/service.js';
+import { authRevoke, type authToken } from '../contract/routes/service.js';
 import type { IdentityProvider } from '../core/access/ports.js';
 import { refreshUserToken, revokeUserToken } from '../core/access/user-tokens.js';
 import { issueDeviceToken } from '../core/devices/tokens.js';
@@ -13,7 +13,7 @@ import { OAuthError } from '../core/shared/errors.js';
 import { clientAuthentication, deviceTokenSigner } from './composition/identity.js';
 import { storage } from './composition/storage.js';
 import { deviceConfig } from './config.js';
-import { jsonResponse } from './http.js';
+import { jsonResponse, routeHandler } from './http.js';
 
 /** Any body of the token route, JSON or form. */
 type TokenBody = RouteInput<typeof authToken>['body'];
@@ -54,19 +54,22 @@ export async function refreshResponse(identity: IdentityProvider, body: RefreshB
 }
 
 /** The route key (API Gateway's `routeKey`, the local gateway's alike) of the revocation, which the token function also serves. */
-export const REVOKE_ROUTE_KEY = 'POST /revoke';
+const REVOKE_ROUTE_KEY = 'POST /revoke';
+
+/** A Lambda handler of the HTTP API's payload v2. */
+type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /**
- * The answer to a revocation (RFC 7009 §2.2): 200 without a body, never cached, whether the token was revoked or was
- * not one to revoke.
- * @throws OAuthError `unsupported_token_type` (400) for an access token; ServiceUnavailableError as the provider.
+ * The token function's handler: POST /revoke (RFC 7009, on `identity`: 200 without a body, never cached, whether the
+ * token was revoked or was not one to revoke; 400 `unsupported_token_type` for an access token) and, any other route
+ * key, `token` (POST /token). One function serves both, locally and on AWS, told apart by the event's `routeKey`.
  */
-export async function revokeResponse(
-  identity: IdentityProvider,
-  body: RouteInput<typeof authRevoke>['body'],
-): Promise<APIGatewayProxyStructuredResultV2> {
-  await revokeUserToken(identity, body.token);
-  return { statusCode: 200, headers: { 'cache-control': 'no-store' } };
+export function tokenFunction(token: HttpHandler, identity: () => IdentityProvider | Promise<IdentityProvider>): HttpHandler {
+  const revoke = routeHandler(authRevoke, async ({ body }) => {
+    await revokeUserToken(await identity(), body.token);
+    return { statusCode: 200, headers: { 'cache-control': 'no-store' } };
+  });
+  return (event, context) => (event.routeKey === REVOKE_ROUTE_KEY ? revoke : token)(event, context);
 }
 
 /**

@@ -113,6 +113,13 @@ export const apiReferenceScript = defineRoute({
  */
 const TOKEN_TABLES = { devices: 'R', clientFailures: 'Item' } as const;
 
+/** A refused form of the auth address's POST routes: RFC 6749 §5.2 `invalid_request`, naming each violation. */
+const invalidOAuthForm = (violations: readonly { path: string; message: string }[]) =>
+  new OAuthError('invalid_request', violations.map((violation) => `${violation.path}: ${violation.message}`).join('; '));
+
+/** The 413 of the auth address's POST routes. */
+const BODY_TOO_LARGE = { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem };
+
 /** POST /token */
 export const authToken = defineRoute({
   id: 'AuthToken',
@@ -133,8 +140,7 @@ export const authToken = defineRoute({
         'The body must be {"username": "...", "password": "..."} (with "new_password" to set one), or {"grant_type": "refresh_token", "refresh_token": "..."}.',
       form: {
         schema: TokenForm,
-        invalid: (violations) =>
-          new OAuthError('invalid_request', violations.map((violation) => `${violation.path}: ${violation.message}`).join('; ')),
+        invalid: invalidOAuthForm,
       },
     },
   },
@@ -179,7 +185,7 @@ export const authToken = defineRoute({
       },
       alternatives: { 'application/json': OAuthErrorBody },
     },
-    413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },
+    413: BODY_TOO_LARGE,
     429: {
       description:
         'Too Many Requests: this client id (client credentials grant, application/json `temporarily_unavailable`), or locally this username (problem+json), has made as many attempts without a success as allowed from this address (its /64 for IPv6) within the window that opened at its first one (by default 5 in 5 minutes; simultaneous attempts count, the right secret too); every attempt from there, with the right secret too, gets this answer until the window closes, `Retry-After` seconds from now. Other addresses, and other clients, are not affected. On AWS, the token route\'s throttling answers 429 too, with API Gateway\'s own `{"message":"Too Many Requests"}`.',
@@ -216,8 +222,7 @@ export const authRevoke = defineRoute({
       invalidDetail: 'The body must be {"token": "<refresh token>"}, or the same form-encoded (RFC 7009 §2.1).',
       form: {
         schema: RevokeRequest,
-        invalid: (violations) =>
-          new OAuthError('invalid_request', violations.map((violation) => `${violation.path}: ${violation.message}`).join('; ')),
+        invalid: invalidOAuthForm,
       },
     },
   },
@@ -236,7 +241,7 @@ export const authRevoke = defineRoute({
         'Bad Request: a JSON body that is not valid (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid or a repeated member (`invalid_request`), or an access token given (`unsupported_token_type`, RFC 7009 §2.2.1).',
       alternatives: { 'application/json': OAuthErrorBody },
     },
-    413: { description: "Content Too Large: the request body exceeds the address's limit.", schema: PayloadTooLargeProblem },
+    413: BODY_TOO_LARGE,
     415: PROBLEM_RESPONSES.UnsupportedMediaType,
     429: {
       description:
