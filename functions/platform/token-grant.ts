@@ -41,7 +41,7 @@ export function tokenRequestOf(
   if ('username' in body) return { kind: 'sign-in', body };
   if ('refresh_token' in body) return { kind: 'refresh', body };
   if (body.grant_type === 'refresh_token')
-    throw new OAuthError('invalid_request', 'refresh_token: the refresh grant needs the refresh token.');
+    throw new OAuthError('invalid_request', 'refresh_token: the refresh grant needs the refresh token, of 1 to 8,192 characters.');
   return { kind: 'client-credentials', body };
 }
 

@@ -85,6 +85,12 @@ describe('sign-in and refresh', () => {
     expect(refused.status).toBe(400);
     expect(refused.headers.get('cache-control')).toBe('no-store');
     expect(refused.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/sign in again/) });
+    // Beyond its bound, the form's refresh token is said to be out of bounds rather than missing.
+    const oversized = answerOf(await refresh('A'.repeat(8193)));
+    expect(oversized).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', error_description: expect.stringContaining('1 to 8,192 characters') },
+    });
   });
 
   it('refuses a new password outside the policy with 400 stating it, and keeps the password', async () => {
