@@ -54,7 +54,7 @@ export async function refreshResponse(identity: IdentityProvider, body: RefreshB
 }
 
 /** The route key (API Gateway's `routeKey`, the local gateway's alike) of the revocation, which the token function also serves. */
-const REVOKE_ROUTE_KEY = 'POST /revoke';
+const REVOKE_ROUTE_KEY = `${authRevoke.method} ${authRevoke.path}`;
 
 /** A Lambda handler of the HTTP API's payload v2. */
 type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
