@@ -2,7 +2,8 @@
  * The local identity provider's users (users.json in LOCAL_AUTH_DIR), changed at run time by users administration and
  * by sign-ins (a new password, refresh tokens). The local runtime is one process: the users live in memory and every
  * change is written through to the file (a temporary file renamed over it, so a crash leaves the old or the new
- * file, never half of one), one change at a time.
+ * file, never half of one), one change at a time. Usernames are case-insensitive, as the user pool's are on AWS
+ * (`signInCaseSensitive: false`): `Alice` finds `alice`, and a user keeps the case they were created with.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
@@ -45,7 +46,12 @@ export interface LocalUser {
  */
 export type LocalUserChange = LocalUser | 'delete' | undefined;
 
-/** The users of users.json, in memory, written through. */
+/** The key of `username` in the store: usernames that differ only in case are one user. */
+function keyOf(username: string): string {
+  return username.toLowerCase();
+}
+
+/** The users of users.json, in memory, written through, keyed by keyOf(username). */
 export class LocalUserStore {
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -61,12 +67,22 @@ export class LocalUserStore {
   static async open(path: string): Promise<LocalUserStore> {
     const users = JSON.parse(await readFile(path, 'utf8')) as unknown;
     if (!Array.isArray(users)) throw new Error(`${path} does not hold a JSON array of users.`);
-    return new LocalUserStore(path, new Map((users as LocalUser[]).map((user) => [user.username, user])));
+    const byKey = new Map<string, LocalUser>();
+    for (const user of users as LocalUser[]) {
+      const twin = byKey.get(keyOf(user.username));
+      if (twin !== undefined) {
+        throw new Error(
+          `${path} holds the users '${twin.username}' and '${user.username}', one username but for case; rename or remove one.`,
+        );
+      }
+      byKey.set(keyOf(user.username), user);
+    }
+    return new LocalUserStore(path, byKey);
   }
 
-  /** A copy of the user, or undefined when there is none. */
+  /** A copy of the user (`username` in any case), or undefined when there is none. */
   get(username: string): LocalUser | undefined {
-    const user = this.users.get(username);
+    const user = this.users.get(keyOf(username));
     return user === undefined ? undefined : structuredClone(user);
   }
 
@@ -76,23 +92,26 @@ export class LocalUserStore {
   }
 
   /**
-   * Runs `change` on (a copy of) the user, or undefined when there is none, after every change before it has been
+   * Runs `change` on (a copy of) the user (`username` in any case), or undefined when there is none, after every change before it has been
    * written, and keeps its answer (LocalUserChange). The file is written before the promise resolves.
    * @returns the user kept (a copy), undefined when deleted or left alone.
    * @throws Error when `change` throws (nothing written) or the file cannot be written (memory is then left as before).
    */
   update(username: string, change: (user: LocalUser | undefined) => LocalUserChange): Promise<LocalUser | undefined> {
+    const key = keyOf(username);
     const run = this.queue.then(async () => {
-      const before = this.users.get(username);
+      const before = this.users.get(key);
       const answer = change(before === undefined ? undefined : structuredClone(before));
       if (answer === undefined) return undefined;
+      // A user keeps the case they were created with, whatever case names them here.
+      const kept = answer === 'delete' ? undefined : { ...answer, username: before?.username ?? username };
       const next = new Map(this.users);
-      if (answer === 'delete') next.delete(username);
-      else next.set(username, structuredClone({ ...answer, username }));
+      if (kept === undefined) next.delete(key);
+      else next.set(key, structuredClone(kept));
       await this.write(next);
-      if (answer === 'delete') this.users.delete(username);
-      else this.users.set(username, structuredClone({ ...answer, username }));
-      return answer === 'delete' ? undefined : structuredClone(answer);
+      if (kept === undefined) this.users.delete(key);
+      else this.users.set(key, structuredClone(kept));
+      return kept === undefined ? undefined : structuredClone(kept);
     });
     this.queue = run.catch(() => undefined);
     return run;

@@ -58,11 +58,13 @@ export function clientFailureKey(clientId: string, source: string): string {
 }
 
 /**
- * The key a user's failed sign-ins are counted under: `user:{username}#{source}`. No device key starts with `user:`
+ * The key a user's failed sign-ins are counted under: `user:{username in lower case}#{source}`. No device key starts with `user:`
  * (a company id has no colon), so a username never shares a device's count.
  */
 export function userFailureKey(username: string, source: string): string {
-  return `user:${username}#${source}`;
+  // Usernames are case-insensitive (the user pool's and the local store's): `Alice` and `alice` share one count, else
+  // each spelling would get attempts of its own.
+  return `user:${username.toLowerCase()}#${source}`;
 }
 
 /** Seconds a client is told to wait when the process has too many verifications under way (503). */

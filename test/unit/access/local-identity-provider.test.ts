@@ -146,6 +146,12 @@ describe('the local sign-in', () => {
     expect(await signIn('alice', 'Alice-pass-2')).toHaveProperty('accessToken');
   });
 
+  it('takes the username in any case, signing in as the stored user', async () => {
+    const tokens = await signIn('ALICE', 'Alice-pass-1');
+    if (!('accessToken' in tokens)) throw new Error(JSON.stringify(tokens));
+    expect(decodeJwt(tokens.accessToken)).toMatchObject({ sub: 'alice', username: 'alice' });
+  });
+
   it('refuses a disabled user like a wrong password', async () => {
     await provider.users.update('alice', (user) => user && { ...user, enabled: false });
     expect(await signIn('alice', 'Alice-pass-1')).toMatchObject({

@@ -90,6 +90,15 @@ describe('a local sign-in', () => {
     expect(await w.signIn(PASSWORD, '203.0.113.9')).toEqual({ status: 200 });
   });
 
+  it("counts a user's failures across the spellings of their username, which is case-insensitive", async () => {
+    const w = world();
+    for (const spelling of ['Alice', 'aLice', 'alIce', 'aliCe', 'alicE']) {
+      expect(await w.signIn('wrong', '203.0.113.9', spelling)).toEqual({ status: 401 });
+    }
+    expect(await w.signIn(PASSWORD, '203.0.113.9', 'ALICE')).toMatchObject({ status: 429 });
+    expect(await w.signIn(PASSWORD, '198.51.100.7', 'ALICE')).toEqual({ status: 200 });
+  });
+
   it('counts simultaneous sign-ins before their hashes: 5 of 12 are checked, the others get 429', async () => {
     const failures = new InMemoryClientFailureStore();
     const dependencies = { identity: provider, gate: new BoundedVerificationGate(), failures, policy: DEFAULT_CLIENT_FAILURE_POLICY };

@@ -2,7 +2,8 @@
  * The local user directory (functions/adapters/embedded/local-user-directory.ts) on users.json in a temporary folder:
  * every change is in the file when it answers (a reopened store reads it), temporary passwords meet the policy and
  * sign in, disabling, deleting and resetting drop the refresh tokens, listing pages in username order, and the users
- * of an older data folder (no role, email or times) are shown with the role their scopes make.
+ * of an older data folder (no role, email or times) are shown with the role their scopes make; usernames are
+ * case-insensitive.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -125,6 +126,23 @@ describe('LocalUserDirectory', () => {
     expect((await file())[0]).toMatchObject({ enabled: false, refreshTokens: [] });
     expect(await (await open()).get('alice')).toMatchObject({ enabled: false, role: 'company-admin' });
     expect(await fresh.update('nobody', { enabled: false })).toBeUndefined();
+  });
+
+  it('takes usernames in any case, as the user pool does: one user, keeping the case it was created with', async () => {
+    const users = await open();
+    expect(await users.create({ username: 'Frank', email: 'frank@example.com', role: 'viewer', companies: ['acme'] })).toBeDefined();
+    // A taken username, but for case: refused, nothing written.
+    expect(await users.create({ username: 'frank', email: 'other@example.com', role: 'operator', companies: ['acme'] })).toBeUndefined();
+    expect((await file()).filter((user) => user.username.toLowerCase() === 'frank')).toHaveLength(1);
+    expect(await users.update('FRANK', { role: 'operator' })).toMatchObject({ username: 'Frank', role: 'operator' });
+    expect(await (await open()).get('frank')).toMatchObject({ username: 'Frank', role: 'operator' });
+    expect(await users.delete('fRaNk')).toBe(true);
+    expect(await users.get('Frank')).toBeUndefined();
+  });
+
+  it('refuses to open a users.json holding two usernames that differ only in case, naming them', async () => {
+    await writeFile(path, JSON.stringify([legacy('alice', '', ['acme']), legacy('Alice', '', ['acme'])]));
+    await expect(LocalUserStore.open(path)).rejects.toThrow(/'alice' and 'Alice', one username but for case/);
   });
 
   it('deletes a user from the file, and says whether there was one', async () => {
