@@ -118,6 +118,8 @@ export async function resolveSettings(options: GlobalOptions, environment: NodeJ
 /** The claims of a token the CLI reads (it does not verify them: the service does). */
 export interface TokenClaims {
   sub?: string;
+  /** A user's username as the service stores it (Cognito's `sub` is a UUID); absent from device tokens. */
+  username?: string;
   companies: string[];
   scope: string[];
   /** Expiry, ISO-8601, when the token has one. */
@@ -138,6 +140,7 @@ export function claimsOf(token: string): TokenClaims {
     scope: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
   };
   if (payload.sub !== undefined) claims.sub = payload.sub;
+  if (typeof payload.username === 'string') claims.username = payload.username;
   if (typeof payload.exp === 'number') claims.expiresAt = new Date(payload.exp * 1000).toISOString();
   if (typeof payload.client_id === 'string') claims.clientId = payload.client_id;
   return claims;

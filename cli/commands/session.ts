@@ -86,7 +86,8 @@ async function login(options: LoginOptions, command: Command): Promise<void> {
       if (!process.stdin.isTTY) throw new UsageError(`${detail}\nNo terminal to ask it on: give --new-password-stdin or --new-password.`);
       return askNewPassword(detail);
     });
-    subject = options.username;
+    // As the service names the user: usernames are case-insensitive, and `ALICE` signs in as `alice`.
+    subject = claimsOf(token.access_token).username ?? options.username;
   }
   const { path, expiresAt } = await storeLogin(settings, subject, token);
   const claims = claimsOf(token.access_token);
@@ -249,9 +250,10 @@ async function changePassword(options: PasswordOptions, command: Command): Promi
   const password = options.passwordStdin ? await stdin.next('--password-stdin') : await prompt('Current password: ');
   const newPassword = options.newPasswordStdin ? await stdin.next('--new-password-stdin') : await askNewPassword();
   const token = expectOk(await dss.auth.POST('/token', { body: { username, password, new_password: newPassword } })) as UserTokens;
-  const { path, expiresAt } = await storeLogin(settings, username, token);
-  if (json) printJson({ subject: username, changed: true, expiresAt, stored: path });
-  else say(`Password changed for ${username}; logged in until ${expiresAt}, token stored in ${path}`);
+  const subject = claimsOf(token.access_token).username ?? username;
+  const { path, expiresAt } = await storeLogin(settings, subject, token);
+  if (json) printJson({ subject, changed: true, expiresAt, stored: path });
+  else say(`Password changed for ${subject}; logged in until ${expiresAt}, token stored in ${path}`);
 }
 
 /**

@@ -195,8 +195,11 @@ describe('the CLI session', () => {
   });
 
   it('revokes the stored refresh token at dss logout and at a new login, and forgets the login even when the service cannot be reached', async () => {
-    const loginAlice = () => runDss(cli, ['login', '--username', 'alice', '--password-stdin'], { stdin: `${DEMO_PASSWORDS.alice}\n` });
-    expect((await loginAlice()).code).toBe(0);
+    const loginAlice = (as = 'alice') =>
+      runDss(cli, ['login', '--username', as, '--password-stdin'], { stdin: `${DEMO_PASSWORDS.alice}\n` });
+    // Usernames are case-insensitive: the login is stored under the name the service gives the user.
+    expect(await loginAlice('ALICE')).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Logged in as alice /) });
+    expect((await storedLogin()).subject).toBe('alice');
     const replaced = await storedLogin();
     expect((await loginAlice()).code).toBe(0);
     expect(answerOf(await refresh(replaced.refreshToken as string))).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
