@@ -5,14 +5,14 @@
  * one of their companies (their first when the URL names none, as the API asks them to); a platform administrator
  * may name none for every change.
  */
-import type { Signal } from '@preact/signals';
 import type { components } from '../../../client/index.js';
 import { changeLines } from '../admin/audit-text.js';
 import { optionLabel, useCompanyOptions } from '../admin/company-options.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
-import { Alert } from '../device/focus.js';
-import { count, dateTime } from '../format.js';
+import { formField } from '../form-field.js';
+import { dateTime } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
+import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, can, claims, problemText } from '../session.js';
 
@@ -70,7 +70,7 @@ function AuditFilters({ company, actor }: { company: string; actor: string }) {
     const form = new FormData(event.currentTarget as HTMLFormElement);
     const next: Record<string, string> = {};
     const chosen = String(form.get('company') ?? '');
-    const who = String(form.get('actor') ?? '').trim();
+    const who = formField(form, 'actor');
     if (chosen !== '') next.company = chosen;
     if (who !== '') next.actor = who;
     navigate('/admin/audit', next);
@@ -103,49 +103,42 @@ function AuditFilters({ company, actor }: { company: string; actor: string }) {
   );
 }
 
-/** The changes table, with "Show more" while the API has a next page. */
-function AuditTable(props: { entries: AuditEntry[]; nextCursor: Signal<string | null>; loading: boolean; more: () => void }) {
+/** The changes table. */
+function AuditTable(props: { entries: AuditEntry[] }) {
   return (
-    <>
-      <table class="admin-table">
-        <caption>Administrative changes, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Made by</th>
-            <th scope="col">Action</th>
-            <th scope="col">Target</th>
-            <th scope="col">Change (before → after)</th>
+    <table class="admin-table">
+      <caption>Administrative changes, newest first</caption>
+      <thead>
+        <tr>
+          <th scope="col">When</th>
+          <th scope="col">Made by</th>
+          <th scope="col">Action</th>
+          <th scope="col">Target</th>
+          <th scope="col">Change (before → after)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.entries.map((entry) => (
+          <tr key={entry.id}>
+            <td class="admin-nowrap">
+              <time dateTime={entry.at}>{dateTime(entry.at)}</time>
+            </td>
+            <td>{entry.actor}</td>
+            <td>{actionText(entry.action)}</td>
+            <td>
+              <Target target={entry.target} />
+            </td>
+            <td>
+              <ul class="admin-change">
+                {changeLines(entry.before, entry.after).map((line) => (
+                  <li key={line}>{line}</li>
+                ))}
+              </ul>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {props.entries.map((entry) => (
-            <tr key={entry.id}>
-              <td class="admin-nowrap">
-                <time dateTime={entry.at}>{dateTime(entry.at)}</time>
-              </td>
-              <td>{entry.actor}</td>
-              <td>{actionText(entry.action)}</td>
-              <td>
-                <Target target={entry.target} />
-              </td>
-              <td>
-                <ul class="admin-change">
-                  {changeLines(entry.before, entry.after).map((line) => (
-                    <li key={line}>{line}</li>
-                  ))}
-                </ul>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {props.nextCursor.value !== null && (
-        <button type="button" onClick={props.more} disabled={props.loading}>
-          Show more changes
-        </button>
-      )}
-    </>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -157,17 +150,13 @@ export function AdminAuditPage() {
   const everyCompany = can('companies:read');
   useDefaultCompany('/admin/audit', company, everyCompany ? undefined : claims.value?.companies[0], query);
   const listed = useEntries(company, actor, limitOf(query), everyCompany || company !== '');
-  const entries = listed.items.value ?? [];
-  const listError = listed.failure.value ?? listed.moreFailure.value;
   return (
     <main id="main" class="admin-page">
       <h1>Audit</h1>
       <AuditFilters company={company} actor={actor} />
-      <div aria-live="polite" class="muted">
-        {listed.loading.value ? 'Loading changes…' : `${count(entries.length)} changes shown.`}
-      </div>
-      {listError !== null && <Alert message={listError} />}
-      <AuditTable entries={entries} nextCursor={listed.nextCursor} loading={listed.loading.value} more={listed.more} />
+      <ListingStatus listing={listed} what="changes" />
+      <AuditTable entries={listed.items.value ?? []} />
+      <ShowMore listing={listed} what="changes" />
     </main>
   );
 }

@@ -4,7 +4,7 @@
  * form that creates one) and a company's page (`#/admin/companies/<id>`, its figures with the device and user counts
  * the API counts on each read, and the form that changes its name and quota).
  */
-import { type Signal, useSignal } from '@preact/signals';
+import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
 import { quotaBytesOf, quotaFieldsOf } from '../admin/quota.js';
@@ -12,8 +12,10 @@ import { QuotaFields } from '../admin/quota-fields.js';
 import { refusalText } from '../admin/refusal.js';
 import { limitOf } from '../company-listing.js';
 import { Alert } from '../device/focus.js';
+import { formField } from '../form-field.js';
 import { bytes, count } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
+import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf } from '../router.js';
 import { api, can, problemText } from '../session.js';
 
@@ -50,11 +52,6 @@ function useCompanies(limit: number | undefined, revision: number) {
   );
 }
 
-/** A form's text field, trimmed. */
-function field(form: FormData, name: string): string {
-  return String(form.get(name) ?? '').trim();
-}
-
 /** "Create a company": id, name and quota; says what it created (with a link) or why not. */
 function CreateCompany({ onCreated }: { onCreated: () => void }) {
   const busy = useSignal(false);
@@ -64,7 +61,7 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
     event.preventDefault();
     const formElement = event.currentTarget as HTMLFormElement;
     const form = new FormData(formElement);
-    const quotaBytes = quotaBytesOf(field(form, 'quotaAmount'), field(form, 'quotaUnit'));
+    const quotaBytes = quotaBytesOf(formField(form, 'quotaAmount'), formField(form, 'quotaUnit'));
     error.value = null;
     created.value = null;
     if (quotaBytes === undefined) {
@@ -73,8 +70,8 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
     }
     busy.value = true;
     try {
-      const id = field(form, 'id');
-      const answer = await api.main.POST('/admin/companies', { body: { id, name: field(form, 'name'), quotaBytes } });
+      const id = formField(form, 'id');
+      const answer = await api.main.POST('/admin/companies', { body: { id, name: formField(form, 'name'), quotaBytes } });
       if (answer.data === undefined) {
         error.value = refusalText(answer.error, answer.response.status);
         return;
@@ -115,64 +112,53 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-/** The companies table, with "Show more" while the API has a next page. */
-function CompaniesTable(props: { companies: AdminCompany[]; nextCursor: Signal<string | null>; loading: boolean; more: () => void }) {
+/** The companies table. */
+function CompaniesTable(props: { companies: AdminCompany[] }) {
   return (
-    <>
-      <table class="admin-table">
-        <caption>Companies</caption>
-        <thead>
-          <tr>
-            <th scope="col">Company</th>
-            <th scope="col">Name</th>
-            <th scope="col">Storage used</th>
-            <th scope="col">Quota</th>
-            <th scope="col">Over quota</th>
+    <table class="admin-table">
+      <caption>Companies</caption>
+      <thead>
+        <tr>
+          <th scope="col">Company</th>
+          <th scope="col">Name</th>
+          <th scope="col">Storage used</th>
+          <th scope="col">Quota</th>
+          <th scope="col">Over quota</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.companies.map((company) => (
+          <tr key={company.id}>
+            <td class="mono">
+              <a href={companyHref(company.id)}>{company.id}</a>
+            </td>
+            <td>{company.name}</td>
+            <td>
+              <Size value={company.usedBytes} />
+            </td>
+            <td>
+              <Size value={company.quotaBytes} />
+            </td>
+            <td class={company.overQuota ? 'error' : undefined}>{overQuotaText(company)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {props.companies.map((company) => (
-            <tr key={company.id}>
-              <td class="mono">
-                <a href={companyHref(company.id)}>{company.id}</a>
-              </td>
-              <td>{company.name}</td>
-              <td>
-                <Size value={company.usedBytes} />
-              </td>
-              <td>
-                <Size value={company.quotaBytes} />
-              </td>
-              <td class={company.overQuota ? 'error' : undefined}>{overQuotaText(company)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {props.nextCursor.value !== null && (
-        <button type="button" onClick={props.more} disabled={props.loading}>
-          Show more companies
-        </button>
-      )}
-    </>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
 /** The companies page: the listing and, with `companies:write`, the creation form. */
 export function AdminCompaniesPage() {
   const revision = useSignal(0);
-  const { items, nextCursor, failure, moreFailure, loading, more } = useCompanies(limitOf(here.value.query), revision.value);
-  const companies = items.value ?? [];
-  const listError = failure.value ?? moreFailure.value;
+  const listed = useCompanies(limitOf(here.value.query), revision.value);
   return (
     <main id="main" class="admin-page">
       <h1>Companies</h1>
       {can('companies:write') && <CreateCompany onCreated={() => (revision.value += 1)} />}
       <h2>All companies</h2>
-      <div aria-live="polite" class="muted">
-        {loading.value ? 'Loading companies…' : `${count(companies.length)} companies shown.`}
-      </div>
-      {listError !== null && <Alert message={listError} />}
-      <CompaniesTable companies={companies} nextCursor={nextCursor} loading={loading.value} more={more} />
+      <ListingStatus listing={listed} what="companies" />
+      <CompaniesTable companies={listed.items.value ?? []} />
+      <ShowMore listing={listed} what="companies" />
     </main>
   );
 }
@@ -186,8 +172,8 @@ function EditCompany({ company, onSaved }: { company: AdminCompanyDetail; onSave
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const name = field(form, 'name');
-    const quotaBytes = quotaBytesOf(field(form, 'quotaAmount'), field(form, 'quotaUnit'));
+    const name = formField(form, 'name');
+    const quotaBytes = quotaBytesOf(formField(form, 'quotaAmount'), formField(form, 'quotaUnit'));
     error.value = null;
     saved.value = null;
     if (quotaBytes === undefined) {

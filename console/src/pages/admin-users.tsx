@@ -6,7 +6,7 @@
  * local service answers it; on AWS Cognito emails it) is shown once, in the page's state only: never in the URL or
  * the tab's storage.
  */
-import { type Signal, signal, useSignal } from '@preact/signals';
+import { signal, useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
 import { type CompanyOption, optionLabel, useCompanyOptions } from '../admin/company-options.js';
@@ -14,8 +14,10 @@ import { refusalText } from '../admin/refusal.js';
 import { grantableRoles, type Role, roleName } from '../admin/roles.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { Alert, InlineConfirm } from '../device/focus.js';
-import { count, dateTime } from '../format.js';
+import { formField } from '../form-field.js';
+import { dateTime } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
+import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, can, claims, problemText } from '../session.js';
 
@@ -42,11 +44,6 @@ function signInText(user: User): string {
 /** Where the user stands with their password, in words. */
 function passwordText(user: User): string {
   return user.status === 'FORCE_CHANGE_PASSWORD' ? 'Temporary: sets a new one at the next sign-in' : 'Set by the user';
-}
-
-/** A form's text field, trimmed. */
-function field(form: FormData, name: string): string {
-  return String(form.get(name) ?? '').trim();
 }
 
 /** The users of `company` (every user when empty), `limit` a page; read afresh when `revision` changes. */
@@ -137,9 +134,9 @@ function InviteUser({ options, company, onInvited }: { options: CompanyOption[];
     busy.value = true;
     try {
       const body = {
-        username: field(form, 'username'),
-        email: field(form, 'email'),
-        role: field(form, 'role') as Role,
+        username: formField(form, 'username'),
+        email: formField(form, 'email'),
+        role: formField(form, 'role') as Role,
         companies: form.getAll('companies').map(String),
       };
       const answer = await api.main.POST('/admin/users', { body });
@@ -212,47 +209,40 @@ function CompanyFilter({ options, company }: { options: CompanyOption[]; company
   );
 }
 
-/** The users table, with "Show more" while the API has a next page. */
-function UsersTable(props: { users: User[]; company: string; nextCursor: Signal<string | null>; loading: boolean; more: () => void }) {
+/** The users table. */
+function UsersTable(props: { users: User[]; company: string }) {
   return (
-    <>
-      <table class="admin-table">
-        <caption>{props.company === '' ? 'Every user' : `Users of ${props.company}`}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Username</th>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Companies</th>
-            <th scope="col">Sign-in</th>
-            <th scope="col">Password</th>
-            <th scope="col">Created</th>
+    <table class="admin-table">
+      <caption>{props.company === '' ? 'Every user' : `Users of ${props.company}`}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Username</th>
+          <th scope="col">Email</th>
+          <th scope="col">Role</th>
+          <th scope="col">Companies</th>
+          <th scope="col">Sign-in</th>
+          <th scope="col">Password</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.users.map((user) => (
+          <tr key={user.username}>
+            <td class="mono">
+              <a href={userHref(user.username, props.company)}>{user.username}</a>
+            </td>
+            <td>{user.email}</td>
+            <td>{roleName(user.role)}</td>
+            <td>{user.companies.join(', ')}</td>
+            <td class={user.enabled ? undefined : 'warning'}>{signInText(user)}</td>
+            <td>{passwordText(user)}</td>
+            <td>
+              <time dateTime={user.createdAt}>{dateTime(user.createdAt)}</time>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {props.users.map((user) => (
-            <tr key={user.username}>
-              <td class="mono">
-                <a href={userHref(user.username, props.company)}>{user.username}</a>
-              </td>
-              <td>{user.email}</td>
-              <td>{roleName(user.role)}</td>
-              <td>{user.companies.join(', ')}</td>
-              <td class={user.enabled ? undefined : 'warning'}>{signInText(user)}</td>
-              <td>{passwordText(user)}</td>
-              <td>
-                <time dateTime={user.createdAt}>{dateTime(user.createdAt)}</time>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {props.nextCursor.value !== null && (
-        <button type="button" onClick={props.more} disabled={props.loading}>
-          Show more users
-        </button>
-      )}
-    </>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -268,8 +258,6 @@ export function AdminUsersPage() {
   const { options, failure: optionsFailure } = useCompanyOptions();
   const revision = useSignal(0);
   const listed = useUsers(company, limitOf(query), everyCompany || company !== '', revision.value);
-  const users = listed.items.value ?? [];
-  const listError = listed.failure.value ?? listed.moreFailure.value ?? optionsFailure.value;
   return (
     <main id="main" class="admin-page">
       <h1>Users</h1>
@@ -279,11 +267,9 @@ export function AdminUsersPage() {
       <CompanyFilter options={options.value} company={company} />
       {can('users:write') && <InviteUser options={options.value} company={company} onInvited={() => (revision.value += 1)} />}
       <h2>{company === '' ? 'Every user' : `Users of ${company}`}</h2>
-      <div aria-live="polite" class="muted">
-        {listed.loading.value ? 'Loading users…' : `${count(users.length)} users shown.`}
-      </div>
-      {listError !== null && <Alert message={listError} />}
-      <UsersTable users={users} company={company} nextCursor={listed.nextCursor} loading={listed.loading.value} more={listed.more} />
+      <ListingStatus listing={listed} what="users" otherFailure={optionsFailure.value} />
+      <UsersTable users={listed.items.value ?? []} company={company} />
+      <ShowMore listing={listed} what="users" />
     </main>
   );
 }
@@ -325,7 +311,7 @@ function EditUser({ user, options, onSaved }: { user: User; options: CompanyOpti
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const role = field(form, 'role') as Role;
+    const role = formField(form, 'role') as Role;
     const companies = form.getAll('companies').map(String);
     const enabled = self ? user.enabled : form.get('enabled') !== null;
     const sameCompanies = companies.length === user.companies.length && companies.every((id) => user.companies.includes(id));

@@ -5,6 +5,7 @@
  * matching entry. A refused query (a 400 naming its parameters) shows the service's words.
  */
 import { useDefaultCompany } from '../company-listing.js';
+import { formField } from '../form-field.js';
 import { count, dateTime, humanize } from '../format.js';
 import { useHistoryExport } from '../history/export.js';
 import { FILTERS, type HistoryEntry, historyQueryOf, instantOf, localInputOf } from '../history/query.js';
@@ -80,7 +81,7 @@ function FilterForm({ query, companies }: { query: URLSearchParams; companies: s
   const submit = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const field = (name: string) => String(form.get(name) ?? '').trim();
+    const field = (name: string) => formField(form, name);
     const next = new URLSearchParams();
     next.set('company', companies.length > 1 ? field('company') : (query.get('company') ?? ''));
     for (const name of FILTERS) {

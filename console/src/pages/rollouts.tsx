@@ -2,10 +2,10 @@
  * The rollouts page (`#/rollouts?company=<id>[&limit=<n>]`): a company's rollouts, newest first, a page at a time
  * (`limit` per page, the API's default without it; "Show more" follows the API's cursor), each with its scenario version, action, state and progress, linked to its own page.
  */
-import type { Signal } from '@preact/signals';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { count, dateTime, humanize } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
+import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import type { Rollout } from '../rollouts/api.js';
 import { doneOf, totalOf } from '../rollouts/progress.js';
 import { here, hrefOf } from '../router.js';
@@ -59,43 +59,30 @@ function RolloutRow({ company, rollout }: { company: string; rollout: Rollout })
   );
 }
 
-/** The rollouts table, with "Show more" while the API has a next page. */
-function RolloutsTable(props: {
-  company: string;
-  rollouts: Rollout[];
-  nextCursor: Signal<string | null>;
-  loading: boolean;
-  more: () => void;
-}) {
+/** The rollouts table. */
+function RolloutsTable(props: { company: string; rollouts: Rollout[] }) {
   const { company, rollouts } = props;
   return (
-    <>
-      <table class="rollouts">
-        <caption>Rollouts of {company}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Rollout</th>
-            <th scope="col">Scenario version</th>
-            <th scope="col">Action</th>
-            <th scope="col">State</th>
-            <th scope="col">Progress (devices done of targets)</th>
-            <th scope="col">Created by</th>
-            <th scope="col">Created</th>
-            <th scope="col">Starts at</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rollouts.map((rollout) => (
-            <RolloutRow key={rollout.id} company={company} rollout={rollout} />
-          ))}
-        </tbody>
-      </table>
-      {props.nextCursor.value !== null && (
-        <button type="button" onClick={props.more} disabled={props.loading}>
-          Show more rollouts
-        </button>
-      )}
-    </>
+    <table class="rollouts">
+      <caption>Rollouts of {company}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Rollout</th>
+          <th scope="col">Scenario version</th>
+          <th scope="col">Action</th>
+          <th scope="col">State</th>
+          <th scope="col">Progress (devices done of targets)</th>
+          <th scope="col">Created by</th>
+          <th scope="col">Created</th>
+          <th scope="col">Starts at</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rollouts.map((rollout) => (
+          <RolloutRow key={rollout.id} company={company} rollout={rollout} />
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -104,22 +91,16 @@ export function RolloutsPage() {
   const query = here.value.query;
   const company = query.get('company') ?? '';
   useDefaultCompany('/rollouts', company, claims.value?.companies[0], query);
-  const { items, nextCursor, failure, moreFailure, loading, more } = useRollouts(company, limitOf(query));
-  const rollouts = items.value ?? [];
-  const listError = failure.value ?? moreFailure.value;
+  const listed = useRollouts(company, limitOf(query));
   return (
     <main id="main">
       <h1>Rollouts</h1>
-      <div aria-live="polite" class="muted">
-        {loading.value ? 'Loading rollouts…' : `${count(rollouts.length)} rollouts shown.`}
-      </div>
-      {listError !== null && (
-        <p class="error" role="alert">
-          {listError}
-        </p>
-      )}
+      <ListingStatus listing={listed} what="rollouts" />
       {company !== '' && (
-        <RolloutsTable company={company} rollouts={rollouts} nextCursor={nextCursor} loading={loading.value} more={more} />
+        <>
+          <RolloutsTable company={company} rollouts={listed.items.value ?? []} />
+          <ShowMore listing={listed} what="rollouts" />
+        </>
       )}
     </main>
   );
