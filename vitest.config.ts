@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three projects, so that the fast loop runs alone: `npm run test:unit` (unit and contract suites, in-process, no
- * service started), `npm run test:e2e` (starts `bin/local.ts` and DynamoDB Local), `npm run test:infra` (CDK
- * synthesis). `npm test` runs all three. Settings shared by all live at the root and each project extends them.
+ * Four projects, so that the fast loop runs alone: `npm run test:unit` (unit and contract suites, in-process, no
+ * service started), `npm run test:opensearch` (the contract and parity suites on a real OpenSearch node),
+ * `npm run test:e2e` (starts `bin/local.ts` and DynamoDB Local), `npm run test:infra` (CDK synthesis). `npm test`
+ * runs all four. Settings shared by all live at the root and each project extends them.
  */
 export default defineConfig({
   test: {
@@ -15,7 +16,19 @@ export default defineConfig({
     // No X-Ray daemon in tests: the Tracer (off outside Lambda anyway) is switched off explicitly.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_TRACE_ENABLED: 'false' },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts'],
+          exclude: ['test/contract/opensearch-*.test.ts'],
+        },
+      },
+      // On a real OpenSearch node, started once for the project (or OPENSEARCH_URL's).
+      {
+        extends: true,
+        test: { name: 'opensearch', include: ['test/contract/opensearch-*.test.ts'], globalSetup: ['test/opensearch/global-setup.ts'] },
+      },
       { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
       { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
     ],

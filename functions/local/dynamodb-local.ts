@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { type RetryPolicy, retry } from '../adapters/retry.js';
+import { javaTool } from './java.js';
 
 /** A running DynamoDB Local. */
 export interface DynamoDbLocal {
@@ -64,20 +65,6 @@ function locateJar(): { jar: string; libraryPath: string } {
     jar: join(packageRoot, 'lib', release, 'DynamoDBLocal.jar'),
     libraryPath: join(packageRoot, 'lib', release, 'DynamoDBLocal_lib'),
   };
-}
-
-/** @throws Error with installation advice when no Java 17+ runtime is on the PATH (or in JAVA_HOME). */
-function javaCommand(): string {
-  const java = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
-  const probe = spawnSync(java, ['-version'], { encoding: 'utf8' });
-  const version = /version "(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1];
-  if (probe.error !== undefined || version === undefined) {
-    throw new Error(
-      'DynamoDB Local needs a Java 17+ runtime: install one (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME.',
-    );
-  }
-  if (Number(version) < 17) throw new Error(`DynamoDB Local needs Java 17 or newer; found Java ${version}.`);
-  return java;
 }
 
 /** A JVM (behind its watchdog) as launchInstance launches it. */
@@ -234,7 +221,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   await mkdir(options.dataDirectory, { recursive: true });
   const log = options.log ?? (() => undefined);
   const jvmArguments = jvmArgumentsOf(options);
-  const java = javaCommand();
+  const java = javaTool('java', 'DynamoDB Local');
   const endpoint = `http://127.0.0.1:${options.port}`;
   const launch = () => launchInstance(java, jvmArguments);
 

@@ -1,20 +1,18 @@
 /**
- * The SearchIndex contract suite against OpenSearch, when OPENSEARCH_URL is set (e.g. `http://localhost:9200`;
- * OPENSEARCH_AUTH=aws-sigv4 with AWS_REGION for an Amazon OpenSearch Service domain), through the official client.
+ * The SearchIndex contract suite against a real OpenSearch (`npm run test:opensearch`): the node the project's
+ * global setup starts, or OPENSEARCH_URL's (OPENSEARCH_AUTH=aws-sigv4 with AWS_REGION for an Amazon OpenSearch
+ * Service domain), through the official client.
  * Each test gets a fresh index created from the template; bulk writes use `refresh=wait_for` so they are visible
  * to the next search. The indexes of the run are deleted at the end.
  */
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { OpenSearchSearchIndex } from '../../functions/adapters/aws/opensearch-search-index.js';
 import { createOpenSearchTransport, type OpenSearchTransport } from '../../functions/adapters/aws/opensearch-transport.js';
 import { describeSearchIndexContract } from './search-index.contract.js';
 
-const url = process.env.OPENSEARCH_URL ?? '';
-/** Why the suite is skipped, when it is: printed, and named in the skipped suite's title. */
-const skipReason = url === '' ? 'set OPENSEARCH_URL to run it' : undefined;
-if (skipReason !== undefined) console.log(`OpenSearch contract suite skipped: ${skipReason}`);
+const url = inject('opensearchUrl');
 
-/** One transport for the run, made on the first index (none when the suite is skipped). */
+/** One transport for the run, made on the first index. */
 let transport: OpenSearchTransport | undefined;
 function openSearchTransport(): OpenSearchTransport {
   const signed = process.env.OPENSEARCH_AUTH === 'aws-sigv4';
@@ -38,7 +36,6 @@ describeSearchIndexContract(
     created.push(index);
     return index;
   },
-  skipReason,
 );
 
 afterAll(async () => {
