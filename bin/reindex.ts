@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run reindex`: rebuilds the search index from DynamoDB without downtime and prints `{ index, documents, tookMs }`.
- * - SEARCH_BACKEND=opensearch with OPENSEARCH_URL: reindexes that OpenSearch from this process (new concrete index,
+ * - SEARCH_ENGINE=opensearch with OPENSEARCH_URL: reindexes that OpenSearch from this process (new concrete index,
  *   atomic alias switch; reindexSearch in functions/platform/composition/search-rebuild.ts), reading DEVICES_TABLE and
  *   SCENARIOS_TABLE (DYNAMODB_ENDPOINT for DynamoDB Local); OPENSEARCH_INDEX, OPENSEARCH_AUTH=aws-sigv4 and AWS_REGION as for the functions.
  * - Otherwise: asks the local runtime (`npm start`) running on DATA_DIR (default .data) to rebuild its index: its
@@ -20,7 +20,7 @@ const USAGE = `Usage: npm run reindex
 Rebuilds the search index from DynamoDB without downtime and prints { index, documents, tookMs }.
 
   Local runtime (default): asks the running \`npm start\` (found through DATA_DIR, default .data) to rebuild.
-  OpenSearch: SEARCH_BACKEND=opensearch OPENSEARCH_URL=https://… DEVICES_TABLE=… SCENARIOS_TABLE=… npm run reindex
+  OpenSearch: SEARCH_ENGINE=opensearch OPENSEARCH_URL=https://… DEVICES_TABLE=… SCENARIOS_TABLE=… npm run reindex
               (also OPENSEARCH_INDEX, default resources; OPENSEARCH_AUTH=aws-sigv4 with AWS_REGION; DYNAMODB_ENDPOINT)
 `;
 
@@ -42,8 +42,8 @@ if (process.argv.length > 2) {
 }
 
 try {
-  // A malformed search variable, or SEARCH_BACKEND=opensearch without OPENSEARCH_URL, fails here with its name.
-  const toOpenSearch = readEnvironment('search', process.env)[ENV.searchBackend] === 'opensearch';
+  // A malformed search variable, or SEARCH_ENGINE=opensearch without OPENSEARCH_URL, fails here with its name.
+  const toOpenSearch = readEnvironment('search', process.env)[ENV.searchEngine] === 'opensearch';
   const result = await (toOpenSearch
     ? reindexOpenSearch()
     : requestLocalReindex(resolve(root, readEnvironment('localData', process.env)[ENV.dataDir])));

@@ -40,7 +40,7 @@ export const ENV = {
   // Users administration on AWS: the Cognito user pool.
   cognitoUserPoolId: 'COGNITO_USER_POOL_ID',
   // Search.
-  searchBackend: 'SEARCH_BACKEND',
+  searchEngine: 'SEARCH_ENGINE',
   openSearchUrl: 'OPENSEARCH_URL',
   openSearchIndex: 'OPENSEARCH_INDEX',
   openSearchAuth: 'OPENSEARCH_AUTH',
@@ -114,7 +114,7 @@ export const SERVICE_NAME = 'device-scenario-service';
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 
 /** Search adapters: `embedded` (the local runtime's in-memory engine) or `opensearch` (OPENSEARCH_URL). */
-export const SEARCH_BACKENDS = ['embedded', 'opensearch'] as const;
+export const SEARCH_ENGINES = ['embedded', 'opensearch'] as const;
 
 /** OpenSearch request signing: `aws-sigv4` (service `es`, the function's role) or `none`. */
 export const OPENSEARCH_AUTH_MODES = ['aws-sigv4', 'none'] as const;
@@ -321,13 +321,13 @@ const UserPoolEnvironment = once(() =>
 const SearchEnvironment = once(() =>
   z
     .object({
-      [ENV.searchBackend]: oneOf(SEARCH_BACKENDS)
+      [ENV.searchEngine]: oneOf(SEARCH_ENGINES)
         .default('embedded')
         .describe('Search adapter: `embedded` (in-memory, the local runtime) or `opensearch` (OPENSEARCH_URL).'),
       [ENV.openSearchUrl]: httpUrl()
         .optional()
         .describe(
-          'OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_BACKEND=opensearch.',
+          'OpenSearch endpoint, e.g. `https://search-….es.amazonaws.com` (basic auth in the URL allowed); required with SEARCH_ENGINE=opensearch.',
         ),
       [ENV.openSearchIndex]: text()
         .regex(/^[a-z0-9][a-z0-9._-]{0,199}$/, { error: 'must be an OpenSearch index name (lowercase letters, digits, . _ -)' })
@@ -343,9 +343,9 @@ const SearchEnvironment = once(() =>
         .optional()
         .describe("The OpenSearch domain's region (set by Lambda); required with OPENSEARCH_AUTH=aws-sigv4."),
     })
-    .refine((value) => value[ENV.searchBackend] !== 'opensearch' || value[ENV.openSearchUrl] !== undefined, {
+    .refine((value) => value[ENV.searchEngine] !== 'opensearch' || value[ENV.openSearchUrl] !== undefined, {
       path: [ENV.openSearchUrl],
-      message: 'is missing (required with SEARCH_BACKEND=opensearch)',
+      message: 'is missing (required with SEARCH_ENGINE=opensearch)',
       when: () => true,
     })
     .refine((value) => value[ENV.openSearchAuth] !== 'aws-sigv4' || value[ENV.awsRegion] !== undefined, {

@@ -5,7 +5,7 @@ import { eventHandler } from '../platform/observability.js';
 
 /**
  * Rebuilds the search index from DynamoDB without downtime (docs/operations.md, "Reindex"); invoked by hand
- * (`aws lambda invoke --function-name <SearchReindexFunction> out.json`), any payload. With SEARCH_BACKEND=opensearch:
+ * (`aws lambda invoke --function-name <SearchReindexFunction> out.json`), any payload. With SEARCH_ENGINE=opensearch:
  * a new concrete index `<alias>-<UTC time>`, every document of DEVICES_TABLE and SCENARIOS_TABLE bulk-loaded, the
  * alias switched atomically, the old indexes deleted, then the items changed meanwhile rewritten.
  * Returns `{ index, documents, tookMs }`.

@@ -85,7 +85,7 @@ export async function requestLocalReindex(dataDirectory: string): Promise<Reinde
   } catch {
     throw new Error(
       `No local runtime found in ${dataDirectory} (no ${RUNTIME_FILE}): start it with npm start (same DATA_DIR), ` +
-        'or set SEARCH_BACKEND=opensearch and OPENSEARCH_URL to reindex an OpenSearch.',
+        'or set SEARCH_ENGINE=opensearch and OPENSEARCH_URL to reindex an OpenSearch.',
     );
   }
   const response = await fetch(`${admin}${REINDEX_PATH}`, { method: 'POST' }).catch((error: unknown) => {

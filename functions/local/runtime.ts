@@ -146,7 +146,7 @@ export interface LocalEnvironmentOptions {
 /**
  * The environment the local runtime gives its handlers (through `process.env`, as Lambda's): the local table and
  * bucket names, the embedded backends' endpoints, the local issuer, the events file, the cursor key, and the
- * addresses actually listened on. SEARCH_BACKEND (default `embedded`) and AWS_REGION (default us-east-1) come from
+ * addresses actually listened on. SEARCH_ENGINE (default `embedded`) and AWS_REGION (default us-east-1) come from
  * `inherited`; so do the other variables a user may set (OPENSEARCH_*, UPLOAD_SLOT_TTL_SECONDS, TOKEN_LIFETIME_SECONDS),
  * which this leaves in place.
  */
@@ -172,8 +172,8 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.archiveBucket]: LOCAL_BUCKET,
     [ENV.dynamoDbEndpoint]: options.dynamoDbEndpoint,
     [ENV.s3Endpoint]: options.s3Endpoint,
-    // The embedded engine, unless SEARCH_BACKEND=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
-    [ENV.searchBackend]: inherited[ENV.searchBackend] || 'embedded',
+    // The embedded engine, unless SEARCH_ENGINE=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
+    [ENV.searchEngine]: inherited[ENV.searchEngine] || 'embedded',
     [ENV.localAuthDir]: localAuthDirectory(dataDirectory),
     [ENV.jwtIssuer]: addresses.auth,
     [ENV.jwtAudience]: LOCAL_AUDIENCE,

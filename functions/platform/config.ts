@@ -72,14 +72,14 @@ export function cognitoUserPoolId(): string {
 
 /**
  * Which search adapter to use: `embedded` (local runtime, the default) or `opensearch` (with OPENSEARCH_URL).
- * @throws EnvironmentError naming SEARCH_BACKEND or another search variable that is malformed, or OPENSEARCH_URL when
+ * @throws EnvironmentError naming SEARCH_ENGINE or another search variable that is malformed, or OPENSEARCH_URL when
  *   `opensearch` is asked without it.
  */
-export function searchBackend(): 'embedded' | 'opensearch' {
-  return readEnvironment('search', process.env)[ENV.searchBackend];
+export function searchEngine(): 'embedded' | 'opensearch' {
+  return readEnvironment('search', process.env)[ENV.searchEngine];
 }
 
-/** How to reach OpenSearch (SEARCH_BACKEND=opensearch). */
+/** How to reach OpenSearch (SEARCH_ENGINE=opensearch). */
 export interface OpenSearchConfig {
   /** OPENSEARCH_URL: the domain endpoint, e.g. `https://search-….es.amazonaws.com`, or `http://localhost:9200`. */
   url: string;
@@ -103,8 +103,8 @@ export interface OpenSearchConfig {
  *   is asked without it.
  */
 export function openSearchConfig(): OpenSearchConfig {
-  // Read as an OpenSearch client whatever SEARCH_BACKEND says: the setup and reindex functions only ever use OpenSearch.
-  const env = readEnvironment('search', { ...process.env, [ENV.searchBackend]: 'opensearch' });
+  // Read as an OpenSearch client whatever SEARCH_ENGINE says: the setup and reindex functions only ever use OpenSearch.
+  const env = readEnvironment('search', { ...process.env, [ENV.searchEngine]: 'opensearch' });
   const region = env[ENV.awsRegion];
   return {
     url: env[ENV.openSearchUrl] as string,

@@ -376,7 +376,7 @@ export class ServiceFunctions {
 /** The variables of a search client: the domain, its alias, SigV4. */
 function searchEnvironment(domainEndpoint: string): FunctionEnvironment {
   return {
-    [ENV.searchBackend]: 'opensearch',
+    [ENV.searchEngine]: 'opensearch',
     [ENV.openSearchUrl]: `https://${domainEndpoint}`,
     [ENV.openSearchIndex]: SEARCH_INDEX_ALIAS,
     [ENV.openSearchAuth]: 'aws-sigv4',

@@ -2,7 +2,7 @@
  * The SearchIndex contract suite against a real OpenSearch (`npm run test:opensearch`): the node the project's
  * global setup starts, or OPENSEARCH_URL's (OPENSEARCH_AUTH=aws-sigv4 with AWS_REGION for an Amazon OpenSearch
  * Service domain), through the official client.
- * Each test gets a fresh index created from the template; bulk writes use `refresh=wait_for` so they are visible
+ * Each test gets a fresh index created from the template; bulk writes use `refresh=true` so they are visible
  * to the next search. The indexes of the run are deleted at the end.
  */
 import { afterAll, inject } from 'vitest';
@@ -31,7 +31,7 @@ describeSearchIndexContract(
   async () => {
     transport ??= openSearchTransport();
     const name = `${run}-${created.length + 1}`;
-    const index = new OpenSearchSearchIndex({ transport, alias: `${name}-alias`, index: name, refresh: 'wait_for' });
+    const index = new OpenSearchSearchIndex({ transport, alias: `${name}-alias`, index: name, refresh: 'true' });
     await index.createIndex();
     created.push(index);
     return index;

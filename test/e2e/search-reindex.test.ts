@@ -1,7 +1,7 @@
 /**
  * Search index maintenance over real HTTP against the local runtime (`bin/local.ts`):
  * - `npm run reindex` (bin/reindex.ts) rebuilds the embedded index of a running `npm start` and swaps it in;
- * - with SEARCH_BACKEND=opensearch and an OpenSearch that does not answer, search and filters answer 503
+ * - with SEARCH_ENGINE=opensearch and an OpenSearch that does not answer, search and filters answer 503
  *   problem+json with Retry-After while deployments and uploads keep working; once OpenSearch is back (an in-memory
  *   fake here: no real OpenSearch is needed), the stream consumer's retries deliver the writes it missed, and
  *   `npm run reindex` rebuilds the index through a new concrete index and an alias switch.
@@ -27,7 +27,7 @@ import {
 } from './harness.js';
 
 const root = resolve(import.meta.dirname, '../..');
-const SEARCH_VARIABLES = ['SEARCH_BACKEND', 'OPENSEARCH_URL', 'OPENSEARCH_INDEX', 'OPENSEARCH_AUTH'];
+const SEARCH_VARIABLES = ['SEARCH_ENGINE', 'OPENSEARCH_URL', 'OPENSEARCH_INDEX', 'OPENSEARCH_AUTH'];
 
 /** Runs `npm run reindex` (bin/reindex.ts) against the data folder; resolves with its exit code and output. */
 function runReindex(dataDirectory: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -82,7 +82,7 @@ describe('OpenSearch unreachable, then back', () => {
 
   beforeAll(async () => {
     port = await freePort();
-    Object.assign(process.env, { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: `http://127.0.0.1:${port}`, OPENSEARCH_INDEX: 'resources' });
+    Object.assign(process.env, { SEARCH_ENGINE: 'opensearch', OPENSEARCH_URL: `http://127.0.0.1:${port}`, OPENSEARCH_INDEX: 'resources' });
     settings = await newServiceSettings();
     try {
       service = await startService(settings);

@@ -98,13 +98,13 @@ describe('stacks, functions access (bundling skipped)', () => {
       expect(variables.JWKS_URL, entry).toBeUndefined();
       if (entry in SEARCH_CLIENTS) {
         expect(variables, entry).toMatchObject({
-          SEARCH_BACKEND: 'opensearch',
+          SEARCH_ENGINE: 'opensearch',
           OPENSEARCH_INDEX: 'resources',
           OPENSEARCH_AUTH: 'aws-sigv4',
         });
         expect(flattenJoin(variables.OPENSEARCH_URL), entry).toMatch(/^https:\/\/.*DomainEndpoint/);
       } else {
-        expect(variables.SEARCH_BACKEND, entry).toBeUndefined();
+        expect(variables.SEARCH_ENGINE, entry).toBeUndefined();
         expect(variables.OPENSEARCH_URL, entry).toBeUndefined();
       }
     }

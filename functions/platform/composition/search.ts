@@ -1,5 +1,5 @@
 /**
- * The search side of the composition root: the one place that picks the search adapter (SEARCH_BACKEND) and builds the
+ * The search side of the composition root: the one place that picks the search adapter (SEARCH_ENGINE) and builds the
  * OpenSearch client. Only the functions that search, index or reindex import this module, so only they bundle the
  * OpenSearch client. The rebuild of the index, which reads the tables, is search-rebuild.ts: the search function itself
  * uses no table, and importing the DynamoDB client here loaded it in its cold start.
@@ -11,7 +11,7 @@ import { EmbeddedSearchIndex } from '../../adapters/embedded/search-engine.js';
 import { SwappableSearchIndex } from '../../adapters/embedded/swappable-search-index.js';
 import { type RetryPolicy, retry } from '../../adapters/retry.js';
 import type { SearchIndex } from '../../core/search/ports.js';
-import { openSearchConfig, searchBackend } from '../config.js';
+import { openSearchConfig, searchEngine } from '../config.js';
 
 /** The OpenSearch connection: transport, the alias searches and writes use, and the replicas of new indexes. */
 export interface OpenSearchConnection {
@@ -82,11 +82,11 @@ let index: SearchIndex | undefined;
 /**
  * The search index, built once: `embedded` (default: the local runtime) is an in-memory EmbeddedSearchIndex that
  * searchRebuild() (search-rebuild.ts) rebuilds and swaps; `opensearch` searches and writes the OpenSearch alias.
- * @throws Error naming a missing or wrong variable (SEARCH_BACKEND, OPENSEARCH_*).
+ * @throws Error naming a missing or wrong variable (SEARCH_ENGINE, OPENSEARCH_*).
  */
 export function searchIndex(): SearchIndex {
   if (index === undefined) {
-    switch (searchBackend()) {
+    switch (searchEngine()) {
       case 'embedded':
         index = new SwappableSearchIndex(() => new EmbeddedSearchIndex());
         break;

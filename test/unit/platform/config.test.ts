@@ -23,7 +23,7 @@ import {
   idempotencyConfig,
   localIssuerConfig,
   openSearchConfig,
-  searchBackend,
+  searchEngine,
   storageConfig,
   uploadSlotLifetimeSeconds,
 } from '../../../functions/platform/config.js';
@@ -83,8 +83,8 @@ describe('the environment schema', () => {
   });
 
   it('types numbers, applies defaults and reads an empty value as unset', () => {
-    expect(readEnvironment('search', { OPENSEARCH_REPLICAS: '', SEARCH_BACKEND: '' })).toEqual({
-      SEARCH_BACKEND: 'embedded',
+    expect(readEnvironment('search', { OPENSEARCH_REPLICAS: '', SEARCH_ENGINE: '' })).toEqual({
+      SEARCH_ENGINE: 'embedded',
       OPENSEARCH_INDEX: 'resources',
       OPENSEARCH_AUTH: 'none',
       OPENSEARCH_REPLICAS: 0,
@@ -127,12 +127,12 @@ describe('the environment schema', () => {
     );
   });
 
-  it('requires OPENSEARCH_URL with SEARCH_BACKEND=opensearch and AWS_REGION with signed requests, and names enum values', () => {
-    expect(errorOf('search', { SEARCH_BACKEND: 'opensearch', OPENSEARCH_AUTH: 'aws-sigv4' }).message).toBe(
-      'Invalid environment (search): OPENSEARCH_URL is missing (required with SEARCH_BACKEND=opensearch); AWS_REGION is missing (required with OPENSEARCH_AUTH=aws-sigv4).',
+  it('requires OPENSEARCH_URL with SEARCH_ENGINE=opensearch and AWS_REGION with signed requests, and names enum values', () => {
+    expect(errorOf('search', { SEARCH_ENGINE: 'opensearch', OPENSEARCH_AUTH: 'aws-sigv4' }).message).toBe(
+      'Invalid environment (search): OPENSEARCH_URL is missing (required with SEARCH_ENGINE=opensearch); AWS_REGION is missing (required with OPENSEARCH_AUTH=aws-sigv4).',
     );
-    expect(errorOf('search', { SEARCH_BACKEND: 'elastic', OPENSEARCH_AUTH: 'iam' }).message).toBe(
-      "Invalid environment (search): SEARCH_BACKEND must be one of embedded, opensearch, got 'elastic'; OPENSEARCH_AUTH must be one of aws-sigv4, none, got 'iam'.",
+    expect(errorOf('search', { SEARCH_ENGINE: 'elastic', OPENSEARCH_AUTH: 'iam' }).message).toBe(
+      "Invalid environment (search): SEARCH_ENGINE must be one of embedded, opensearch, got 'elastic'; OPENSEARCH_AUTH must be one of aws-sigv4, none, got 'iam'.",
     );
   });
 
@@ -205,15 +205,15 @@ describe('functions/platform/config.ts', () => {
     expect(() => storageConfig()).toThrow(/^Invalid environment \(storage\): SCENARIOS_TABLE is missing\.$/);
     stub({ JWT_ISSUER: 'https://issuer.test', JWT_AUDIENCE: undefined, JWKS_URL: 'https://issuer.test/jwks.json' });
     expect(() => authConfig()).toThrow(/JWT_AUDIENCE is missing/);
-    stub({ OPENSEARCH_URL: 'http://127.0.0.1:9200', OPENSEARCH_REPLICAS: 'two', SEARCH_BACKEND: undefined });
+    stub({ OPENSEARCH_URL: 'http://127.0.0.1:9200', OPENSEARCH_REPLICAS: 'two', SEARCH_ENGINE: undefined });
     expect(() => openSearchConfig()).toThrow(/OPENSEARCH_REPLICAS must be whole replicas from 0 to 99, got 'two'/);
-    stub({ OPENSEARCH_REPLICAS: '1', SEARCH_BACKEND: 'OpenSearch' });
-    expect(() => searchBackend()).toThrow(/SEARCH_BACKEND must be one of embedded, opensearch/);
+    stub({ OPENSEARCH_REPLICAS: '1', SEARCH_ENGINE: 'OpenSearch' });
+    expect(() => searchEngine()).toThrow(/SEARCH_ENGINE must be one of embedded, opensearch/);
   });
 
-  it('reads OpenSearch settings whatever SEARCH_BACKEND says, requiring OPENSEARCH_URL', () => {
+  it('reads OpenSearch settings whatever SEARCH_ENGINE says, requiring OPENSEARCH_URL', () => {
     stub({
-      SEARCH_BACKEND: undefined,
+      SEARCH_ENGINE: undefined,
       OPENSEARCH_URL: undefined,
       OPENSEARCH_AUTH: undefined,
       OPENSEARCH_INDEX: undefined,
@@ -244,18 +244,18 @@ describe('the local runtime environment', () => {
     const environment = localEnvironment({ ...options, inherited: {} });
     for (const name of Object.keys(environment)) expect(KNOWN_VARIABLES.has(name), name).toBe(true);
     for (const group of LOCAL_HANDLER_GROUPS) expect(() => readEnvironment(group, environment), group).not.toThrow();
-    expect(readEnvironment('search', environment)[ENV.searchBackend]).toBe('embedded');
+    expect(readEnvironment('search', environment)[ENV.searchEngine]).toBe('embedded');
     expect(readEnvironment('events', environment)).toEqual({ LOCAL_EVENTS_FILE: '/tmp/dss-data/events/events.jsonl' });
     expect(environment[ENV.awsRegion]).toBe('us-east-1');
   });
 
   it("keeps the user's settings, and a start with bad ones fails naming every one of them", () => {
-    const inherited = { SEARCH_BACKEND: 'opensearch', AWS_REGION: 'eu-west-1', UPLOAD_SLOT_TTL_SECONDS: '0' };
+    const inherited = { SEARCH_ENGINE: 'opensearch', AWS_REGION: 'eu-west-1', UPLOAD_SLOT_TTL_SECONDS: '0' };
     const environment = { ...inherited, ...localEnvironment({ ...options, inherited }) };
-    expect(environment).toMatchObject({ SEARCH_BACKEND: 'opensearch', AWS_REGION: 'eu-west-1' });
+    expect(environment).toMatchObject({ SEARCH_ENGINE: 'opensearch', AWS_REGION: 'eu-west-1' });
     expect(() => checkEnvironment(LOCAL_HANDLER_GROUPS, environment)).toThrow(
       new Error(
-        'Invalid environment (search): OPENSEARCH_URL is missing (required with SEARCH_BACKEND=opensearch).\n' +
+        'Invalid environment (search): OPENSEARCH_URL is missing (required with SEARCH_ENGINE=opensearch).\n' +
           "Invalid environment (upload slots): UPLOAD_SLOT_TTL_SECONDS must be whole seconds from 1 to 604800, got '0'.",
       ),
     );

@@ -90,7 +90,7 @@ beforeAll(async () => {
     AWS_REGION: 'us-east-1',
     LOCAL_EVENTS_FILE: join(directory, 'events.jsonl'),
     CURSOR_SIGNING_KEY: 'ab'.repeat(32),
-    SEARCH_BACKEND: 'embedded',
+    SEARCH_ENGINE: 'embedded',
   });
   const admin = new DynamoDBClient({
     endpoint: dynamo.endpoint,

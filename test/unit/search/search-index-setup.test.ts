@@ -43,7 +43,7 @@ function expectBackoff(waits: number[], nominal: number[]): void {
 beforeAll(async () => {
   const url = await fake.listen();
   Object.assign(process.env, {
-    SEARCH_BACKEND: 'opensearch',
+    SEARCH_ENGINE: 'opensearch',
     OPENSEARCH_URL: url,
     OPENSEARCH_INDEX: 'devices-search',
     OPENSEARCH_AUTH: 'none',

@@ -1,5 +1,5 @@
 /**
- * The DynamoDB Streams consumer (functions/handlers/search-indexer.ts) on SEARCH_BACKEND=opensearch, through the
+ * The DynamoDB Streams consumer (functions/handlers/search-indexer.ts) on SEARCH_ENGINE=opensearch, through the
  * real composition and the official client, against the OpenSearch fake served over HTTP: records applied in order
  * as bulk requests, and every record not applied reported in `batchItemFailures` so Lambda retries it.
  */
@@ -19,7 +19,7 @@ let handler: Handler;
 beforeAll(async () => {
   port = await freePort();
   Object.assign(process.env, {
-    SEARCH_BACKEND: 'opensearch',
+    SEARCH_ENGINE: 'opensearch',
     OPENSEARCH_URL: `http://127.0.0.1:${port}`,
     OPENSEARCH_INDEX: 'resources',
     OPENSEARCH_AUTH: 'none',
