@@ -29,7 +29,23 @@ export default defineConfig({
         extends: true,
         test: { name: 'opensearch', include: ['test/contract/opensearch-*.test.ts'], globalSetup: ['test/opensearch/global-setup.ts'] },
       },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], exclude: ['test/e2e/opensearch-*.test.ts'] } },
+      // The search, reindex, rollout-by-query and console fleet journeys once more with the runtime on OpenSearch (one
+      // node for the project; each service its own index), and the journeys only OpenSearch has.
+      {
+        extends: true,
+        test: {
+          name: 'e2e-opensearch',
+          include: [
+            'test/e2e/opensearch-*.test.ts',
+            'test/e2e/docs-walkthrough.test.ts',
+            'test/e2e/rollouts.test.ts',
+            'test/e2e/console-fleet.test.ts',
+          ],
+          env: { SEARCH_ENGINE: 'opensearch' },
+          globalSetup: ['test/opensearch/global-setup.ts'],
+        },
+      },
       { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'] } },
     ],
   },

@@ -77,6 +77,8 @@ export const ENV = {
   authPort: 'AUTH_PORT',
   dynamoDbPort: 'DYNAMODB_PORT',
   s3Port: 'S3_PORT',
+  openSearchPort: 'OPENSEARCH_PORT',
+  openSearchHeapMib: 'OPENSEARCH_HEAP_MIB',
   uploadSweepIntervalMs: 'UPLOAD_SWEEP_INTERVAL_MS',
   heartbeatSweepIntervalMs: 'HEARTBEAT_SWEEP_INTERVAL_MS',
   rolloutSweepIntervalMs: 'ROLLOUT_SWEEP_INTERVAL_MS',
@@ -484,6 +486,10 @@ const LocalRuntimeEnvironment = once(() =>
     [ENV.authPort]: port().default(3002).describe('Authentication service port (127.0.0.1).'),
     [ENV.dynamoDbPort]: port().default(0).describe('DynamoDB Local port (it listens on every interface).'),
     [ENV.s3Port]: port().default(0).describe('s3rver port (127.0.0.1).'),
+    [ENV.openSearchPort]: port()
+      .default(0)
+      .describe('HTTP port (127.0.0.1) of the OpenSearch node started with SEARCH_ENGINE=opensearch when OPENSEARCH_URL is unset.'),
+    [ENV.openSearchHeapMib]: amount('MiB', 256, 32_768).default(512).describe('JVM heap of that OpenSearch node, MiB.'),
     [ENV.uploadSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
       .default(60_000)
       .describe('How often the upload sweeper rejects unfinished upload slots and deletes orphaned archives, ms.'),

@@ -24,7 +24,9 @@ export function javaTool(tool: 'java' | 'javac', forWhat: string): string {
     );
   }
   if (Number(version) < MINIMUM_JAVA) {
-    throw new Error(`${forWhat} needs Java ${MINIMUM_JAVA} or newer; found Java ${version} (\`apt-get install ${debianPackage}\`, or set JAVA_HOME).`);
+    throw new Error(
+      `${forWhat} needs Java ${MINIMUM_JAVA} or newer; found Java ${version} (\`apt-get install ${debianPackage}\`, or set JAVA_HOME).`,
+    );
   }
   return command;
 }

@@ -140,7 +140,8 @@ export async function prepareOpenSearch(log: (message: string) => void = () => u
     if (maven.error !== undefined) {
       throw new Error('The OpenSearch node is fetched by Maven: install it (`apt-get install maven`) or put `mvn` on the PATH.');
     }
-    if (maven.code !== 0) throw new Error(`Maven could not resolve OpenSearch ${version} (mvn exited with ${maven.code}):\n${maven.output}`);
+    if (maven.code !== 0)
+      throw new Error(`Maven could not resolve OpenSearch ${version} (mvn exited with ${maven.code}):\n${maven.output}`);
     await rename(partial, classpathFile);
     jars = await cachedClasspath(classpathFile);
     if (jars === undefined) throw new Error(`Maven wrote no usable classpath for OpenSearch ${version} in ${classpathFile}.`);
@@ -175,7 +176,8 @@ function alive(pid: number): boolean {
 function pruneAbandonedFolders(): void {
   for (const name of readdirSync(tmpdir())) {
     const pid = Number(name.startsWith(TEMPORARY_PREFIX) ? name.slice(TEMPORARY_PREFIX.length).split('-')[0] : Number.NaN);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid))
+      rmSync(join(tmpdir(), name), { recursive: true, force: true });
   }
 }
 
@@ -185,7 +187,10 @@ function pruneAbandonedFolders(): void {
  */
 function boundAddress(jvm: ChildProcess, output: () => string): Promise<string> {
   return new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`The OpenSearch node did not start within ${START_TIMEOUT_MS / 1000} s:\n${output()}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`The OpenSearch node did not start within ${START_TIMEOUT_MS / 1000} s:\n${output()}`)),
+      START_TIMEOUT_MS,
+    );
     const lines = createInterface({ input: jvm.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
       const address = /^http=(.+)$/.exec(line)?.[1];
@@ -210,7 +215,8 @@ async function waitUntilYellow(url: string): Promise<void> {
   for (;;) {
     const response = await fetch(`${url}/_cluster/health?wait_for_status=yellow&timeout=10s`).catch(() => undefined);
     if (response?.ok && !((await response.json()) as { timed_out?: boolean }).timed_out) return;
-    if (Date.now() > deadline) throw new Error(`The OpenSearch node on ${url} did not report a yellow cluster within ${START_TIMEOUT_MS / 1000} s.`);
+    if (Date.now() > deadline)
+      throw new Error(`The OpenSearch node on ${url} did not report a yellow cluster within ${START_TIMEOUT_MS / 1000} s.`);
     await new Promise((next) => setTimeout(next, 250));
   }
 }

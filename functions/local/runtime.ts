@@ -45,6 +45,7 @@ import { freePort } from './free-port.js';
 import { loadHandler } from './handler-module.js';
 import { type AdmissionOptions, createApiServer } from './http-gateway.js';
 import { migrateDeploymentShards } from './migrate-shards.js';
+import { startOpenSearchNode } from './opensearch-node.js';
 import { toS3Event } from './s3-events.js';
 import { searchSnapshotFile } from './search-snapshot.js';
 import { markSearchStreams, SearchSnapshots, type SearchStart, startEmbeddedSearch } from './search-startup.js';
@@ -172,7 +173,7 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.archiveBucket]: LOCAL_BUCKET,
     [ENV.dynamoDbEndpoint]: options.dynamoDbEndpoint,
     [ENV.s3Endpoint]: options.s3Endpoint,
-    // The embedded engine, unless SEARCH_ENGINE=opensearch (with OPENSEARCH_URL) asks for an OpenSearch of yours.
+    // The embedded engine, unless SEARCH_ENGINE=opensearch asks for OpenSearch: OPENSEARCH_URL's, or a node started here.
     [ENV.searchEngine]: inherited[ENV.searchEngine] || 'embedded',
     [ENV.localAuthDir]: localAuthDirectory(dataDirectory),
     [ENV.jwtIssuer]: addresses.auth,
@@ -263,6 +264,11 @@ interface RuntimeLayout {
   authDirectory: string;
   /** The region the handlers' clients name. */
   region: string;
+  /**
+   * The OpenSearch node to start (SEARCH_ENGINE=opensearch without OPENSEARCH_URL): its port, already named by
+   * OPENSEARCH_URL in the handlers' environment, and its heap; absent otherwise.
+   */
+  openSearchNode?: { port: number; heapMiB: number };
 }
 
 /**
@@ -290,6 +296,13 @@ async function configureRuntime(options: LocalRuntimeOptions): Promise<RuntimeLa
   };
   const dynamoDbEndpoint = `http://127.0.0.1:${ports.dynamoDb}`;
   const s3Endpoint = `http://127.0.0.1:${ports.s3}`;
+  // SEARCH_ENGINE=opensearch without an OpenSearch of the user's: the runtime starts a node, whose address (like
+  // every other) follows from its port, so that the handlers' environment is complete before any backend starts.
+  const openSearchNode =
+    process.env[ENV.searchEngine] === 'opensearch' && !process.env[ENV.openSearchUrl]
+      ? { port: runtimeSettings[ENV.openSearchPort] || (await freePort()), heapMiB: runtimeSettings[ENV.openSearchHeapMib] }
+      : undefined;
+  if (openSearchNode !== undefined) process.env[ENV.openSearchUrl] = `http://127.0.0.1:${openSearchNode.port}`;
   const authDirectory = localAuthDirectory(dataDirectory);
   await mkdir(authDirectory, { recursive: true });
   // The handlers' environment is known before any backend starts (every address follows from its port): checked
@@ -309,12 +322,42 @@ async function configureRuntime(options: LocalRuntimeOptions): Promise<RuntimeLa
   // Built from the sources at each start, so the console served is the one in the working tree.
   await writeConsole(consoleDirectoryOf(dataDirectory));
   const region = process.env[ENV.awsRegion] ?? LOCAL_REGION;
-  return { runtimeSettings, dataDirectory, ports, addresses, dynamoDbEndpoint, s3Endpoint, authDirectory, region };
+  return {
+    runtimeSettings,
+    dataDirectory,
+    ports,
+    addresses,
+    dynamoDbEndpoint,
+    s3Endpoint,
+    authDirectory,
+    region,
+    ...(openSearchNode === undefined ? {} : { openSearchNode }),
+  };
 }
 
 /** The archive bucket's CORS configuration (S3's XML): `origin` may PUT, GET and HEAD with any header. */
 function s3CorsConfiguration(origin: string): string {
   return `<CORSConfiguration><CORSRule><AllowedOrigin>${origin}</AllowedOrigin><AllowedMethod>PUT</AllowedMethod><AllowedMethod>GET</AllowedMethod><AllowedMethod>HEAD</AllowedMethod><AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>${CORS_MAX_AGE_SECONDS}</MaxAgeSeconds></CORSRule></CORSConfiguration>`;
+}
+
+/**
+ * Starts the OpenSearch node the layout asks for (in the data folder's `opensearch`, kept across restarts), pushing
+ * its stop; nothing when there is none to start.
+ * @throws Error naming the Debian package when Java 17, javac or Maven is missing, or with the node's output
+ */
+async function startSearchBackend(layout: RuntimeLayout, stops: StopSteps, log: Log): Promise<void> {
+  if (layout.openSearchNode === undefined) return;
+  const started = performance.now();
+  const node = await startOpenSearchNode({
+    dataDirectory: join(layout.dataDirectory, 'opensearch'),
+    port: layout.openSearchNode.port,
+    heapMiB: layout.openSearchNode.heapMiB,
+    log,
+  });
+  stops.push(node.stop);
+  log(
+    `OpenSearch ${node.version} is answering on ${node.url} (${((performance.now() - started) / 1000).toFixed(1)} s, heap ${node.heapMiB} MiB).`,
+  );
 }
 
 /**
@@ -666,7 +709,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   };
 
   try {
-    const { dynamo, s3 } = await startStorageBackends(layout, stops, log);
+    // Side by side (two JVMs starting), and both settled before a failure stops the start: a backend still starting
+    // when the other failed would push its stop after the stop steps ran, and outlive the runtime.
+    const [storage, search] = await Promise.allSettled([startStorageBackends(layout, stops, log), startSearchBackend(layout, stops, log)]);
+    if (storage.status === 'rejected') throw storage.reason;
+    if (search.status === 'rejected') throw search.reason;
+    const { dynamo, s3 } = storage.value;
     const streamArns = await prepareTables(dynamo.endpoint, log);
     await seedUsers(layout.authDirectory);
     const built = services();

@@ -10,12 +10,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Middleware } from 'openapi-fetch';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { createDssClient, type DssClient, expectOk, type ProblemBody, requestClientCredentialsToken } from '../../client/index.js';
 import type { ApiName } from '../../functions/contract/route.js';
 import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { expectDocumented } from './contract.js';
+
+/**
+ * The search settings of a service started in the `e2e-opensearch` project (SEARCH_ENGINE=opensearch in its
+ * environment): the project's one OpenSearch node, and an index of the service's own, named after its main port, so
+ * that services side by side never share one and a restart on the same settings finds its own again. None elsewhere.
+ */
+function searchEnvironment(settings: ServiceSettings): Record<string, string> {
+  if (process.env.SEARCH_ENGINE !== 'opensearch' || process.env.OPENSEARCH_URL) return {};
+  return { OPENSEARCH_URL: inject('opensearchUrl'), OPENSEARCH_INDEX: `e2e-${settings.ports.api}` };
+}
 
 /** The addresses (`host:port`) of the services started here, and which API each serves: `call` checks their answers. */
 const ADDRESSES = new Map<string, ApiName>();
@@ -76,6 +86,7 @@ export async function startService(settings: ServiceSettings, options: StartOpti
       cwd: root,
       env: {
         ...process.env,
+        ...searchEnvironment(settings),
         ...options.environment,
         API_PORT: String(settings.ports.api),
         UPLOAD_PORT: String(settings.ports.upload),
