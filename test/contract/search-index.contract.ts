@@ -364,6 +364,20 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
         expect(await sorted({ field: 'location.name', direction: 'DESC' })).toEqual(['dev-2', 'dev-5', 'dev-1', 'dev-4', 'dev-3']);
       });
 
+      it('sorts strings by code point (UTF-8 byte order): upper case before lower, an emoji after U+FFFD', async () => {
+        const named = (id: string, location: string) => device({ id, serial: `SN-${id}`, location });
+        await index.upsert([
+          named('dev-1', 'b kiosk'),
+          named('dev-2', 'B kiosk'),
+          named('dev-3', '\u{1F600} kiosk'),
+          named('dev-4', '\uFFFD kiosk'),
+          named('dev-5', '\uE000 kiosk'),
+          named('dev-6', 'é kiosk'),
+        ]);
+        expect(await sorted({ field: 'location.name', direction: 'ASC' })).toEqual(['dev-2', 'dev-1', 'dev-6', 'dev-5', 'dev-4', 'dev-3']);
+        expect(await sorted({ field: 'location.name', direction: 'DESC' })).toEqual(['dev-3', 'dev-4', 'dev-5', 'dev-6', 'dev-1', 'dev-2']);
+      });
+
       it('sorts ISO dates chronologically', async () => {
         expect(await sorted({ field: 'created', direction: 'ASC' })).toEqual(['dev-2', 'dev-4', 'dev-1', 'dev-5', 'dev-3']);
         expect(await sorted({ field: 'created', direction: 'DESC' })).toEqual(['dev-3', 'dev-5', 'dev-1', 'dev-4', 'dev-2']);
@@ -453,6 +467,16 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
           100: { count: 2, label: '1.0.0' },
           101: { count: 2, label: '1.0.1' },
         });
+      });
+
+      it('label a data value from the matching document with the smallest key when its documents disagree', async () => {
+        const versioned = (id: string, versionName: string) =>
+          device({ id, serial: `SN-${id}`, health: { mode: 'SERVER', versionCode: '300', versionName, subDevices: [] } });
+        // Written in an order unlike their keys', so that neither write order nor storage order picks the label.
+        await index.upsert([versioned('dev-9', '3.0.0-nine'), versioned('dev-7', '3.0.0-seven')]);
+        await index.upsert([versioned('dev-8', '3.0.0-eight')]);
+        const result = await index.countValues(counts({ fields: ['health.versionCode'] }));
+        expect(result.get('health.versionCode')?.get('300')).toEqual({ count: 3, label: '3.0.0-seven' });
       });
 
       it('restrict to the type and give an empty map to fields without values', async () => {

@@ -209,7 +209,7 @@ interface Entry {
   slot: number;
   key: string;
   document: SearchDocument;
-  /** First value (as a string) at each SORT_FIELDS path; undefined when missing. */
+  /** First value at each SORT_FIELDS path as a string in codePointSortKey form; undefined when missing. */
   sortValues: (string | undefined)[];
 }
 
@@ -240,6 +240,25 @@ function forEachSlot(bits: Uint32Array, visit: (slot: number) => void): void {
 
 function hasSlot(bits: Uint32Array, slot: number): boolean {
   return (((bits[slot >>> 5] as number) >>> (slot & 31)) & 1) === 1;
+}
+
+/** Code units that UTF-16 order and code point order place differently: surrogates and U+E000–U+FFFF. */
+const ASTRAL_OR_HIGH_BMP = /[\uD800-\uFFFF]/;
+
+/**
+ * `text` rewritten so that comparing rewritten strings with `<` (UTF-16 code unit order) orders them as their code
+ * points, which is UTF-8 byte order: the order of OpenSearch's keyword fields and of DynamoDB's string keys. Only
+ * surrogates and U+E000–U+FFFF move (U+E000–U+FFFF down by 0x800, surrogates up by 0x2000), so that a character beyond
+ * the Basic Multilingual Plane (an emoji) sorts after U+FFFD, not before U+E000. Sort keys only: never shown.
+ */
+export function codePointSortKey(text: string): string {
+  if (!ASTRAL_OR_HIGH_BMP.test(text)) return text;
+  let out = '';
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    out += String.fromCharCode(unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
+  }
+  return out;
 }
 
 function compareKeys(a: Entry, b: Entry): number {
@@ -379,8 +398,12 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const result: ValueCounts = new Map();
     for (const field of query.fields) {
       const labelField = LABEL_FIELDS.get(field);
-      /** Value → count and a matching document carrying it (the label source). */
+      /**
+       * Value → count and, for a field with a label, the matching document with the smallest key carrying it: the
+       * label's source, the same document on every engine (OpenSearch's top hit by `_key`), whatever the slot order.
+       */
       const counted = new Map<string, { count: number; slot: number }>();
+      const smallerKey = (slot: number, than: number) => ((this.slots[slot] as Entry).key < (this.slots[than] as Entry).key ? slot : than);
       const position = INDEXED_FIELD_POSITION.get(field);
       if (position !== undefined) {
         const index = this.fields[position] as FieldIndex;
@@ -390,8 +413,15 @@ export class EmbeddedSearchIndex implements SearchIndex {
           for (let word = 0; word < matches.length; word += 1) {
             const both = (matches[word] as number) & (bits[word] as number);
             if (both === 0) continue;
-            if (first < 0) first = word * 32 + 31 - Math.clz32(both & -both);
             count += popcount(both);
+            if (labelField === undefined) {
+              if (first < 0) first = word * 32 + 31 - Math.clz32(both & -both);
+              continue;
+            }
+            for (let rest = both; rest !== 0; rest &= rest - 1) {
+              const slot = word * 32 + 31 - Math.clz32(rest & -rest);
+              first = first < 0 ? slot : smallerKey(slot, first);
+            }
           }
           if (count > 0) counted.set(index.values[code] as string, { count, slot: first });
         });
@@ -400,7 +430,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
           for (const value of new Set(valuesAtPath((this.slots[slot] as Entry).document, field).map(String))) {
             const current = counted.get(value);
             if (current === undefined) counted.set(value, { count: 1, slot });
-            else current.count += 1;
+            else {
+              current.count += 1;
+              if (labelField !== undefined) current.slot = smallerKey(slot, current.slot);
+            }
           }
         });
       }
@@ -517,7 +550,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       document,
       sortValues: SORT_FIELDS.map((field) => {
         const first = valuesAtPath(document, field)[0];
-        return first === undefined ? undefined : String(first);
+        return first === undefined ? undefined : codePointSortKey(String(first));
       }),
     };
     this.slots[slot] = entry;
@@ -661,7 +694,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       const sortValues = new Map(
         entries.map((entry) => {
           const first = valuesAtPath(entry.document, field)[0];
-          return [entry, first === undefined ? undefined : String(first)] as const;
+          return [entry, first === undefined ? undefined : codePointSortKey(String(first))] as const;
         }),
       );
       const sign = descending ? -1 : 1;
