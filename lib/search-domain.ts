@@ -15,6 +15,7 @@ import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from '
 import { Construct } from 'constructs';
 import { DEFAULT_SEARCH_ALIAS } from '../functions/contract/environment.js';
 import type { SearchAccess } from '../functions/contract/route.js';
+import { ignoreCfnLint } from './cfn-lint.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from './nag.js';
 import { functionIdOf } from './service-function.js';
 import { SERVICE_STACK_PREFIX } from './settings.js';
@@ -223,6 +224,13 @@ export class SearchDomain extends Construct {
         managedPolicyFinding('service-role/AWSLambdaBasicExecutionRole'),
         "CDK's AwsCustomResource function (applies the OpenSearch access policy and the CloudWatch Logs resource policy at " +
           'deploy time) is created by aws-cdk-lib with the basic execution managed policy; it runs only during deployments.',
+      );
+      ignoreCfnLint(
+        singleton,
+        'AWS::Lambda::Function',
+        ['ES1005', 'WS1000'],
+        "CDK's AwsCustomResource function runs only during deployments, with the memory aws-cdk-lib gives it (the Lambda " +
+          'default) and without X-Ray tracing, which would need a wider role for a function that serves no request.',
       );
     }
     acknowledge(

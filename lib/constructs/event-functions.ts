@@ -33,6 +33,7 @@ import type {
   ScheduleTrigger,
   TableStreamTrigger,
 } from '../../functions/contract/function.js';
+import { ignoreCfnLint } from '../cfn-lint.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from '../nag.js';
 import { SEARCH_INDEX_ALIAS } from '../search-domain.js';
 import { HTTP_FUNCTION_TIMEOUT, type ServiceFunction } from '../service-function.js';
@@ -55,6 +56,13 @@ export function visibilityTimeoutOf(consumer: FunctionDefinition<QueueTrigger>):
  */
 export function deadLetterQueue(scope: Construct, id: string, of: 'lambda' | 'queue' = 'lambda'): Queue {
   const queue = new Queue(scope, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+  ignoreCfnLint(
+    queue,
+    'AWS::SQS::Queue',
+    ['ES6000'],
+    'A dead-letter queue has no redrive policy of its own; the rule recognizes a dead-letter queue only by a Ref in another ' +
+      "queue's redrive policy, not the Fn::GetAtt aws-cdk-lib writes there nor a Lambda event source's or invocation's destination.",
+  );
   if (of === 'queue') return queue;
   acknowledge(
     queue,
@@ -146,6 +154,13 @@ export class EventFunctions {
       "aws-cdk-lib's S3 notification handler (configures the uploads/ ObjectCreated notification at deploy time) comes with the " +
         'basic execution managed policy; it runs only during deployments.',
     );
+    ignoreCfnLint(
+      notifications,
+      'AWS::Lambda::Function',
+      ['ES1005', 'WS1000'],
+      "aws-cdk-lib's S3 notification handler runs only during deployments, with the memory aws-cdk-lib gives it (the Lambda " +
+        'default) and without X-Ray tracing, which would need a wider role for a function that serves no request.',
+    );
   }
 
   /** Connects `fn` to the trigger of `definition`; returns its dead-letter queue, if any. */
@@ -215,6 +230,13 @@ export class EventFunctions {
       onFailure: new SqsDestination(deadLetter),
     });
     this.props.archiveBucket.addEventNotification(EventType.OBJECT_CREATED, new LambdaDestination(fn), { prefix: trigger.prefix });
+    ignoreCfnLint(
+      this.props.archiveBucket,
+      'AWS::Lambda::Permission',
+      ['ES1007'],
+      'The function has an EventInvokeConfig with an on-failure destination (the dead-letter queue above); the rule matches ' +
+        'it to the permission only when both name the function alike, and aws-cdk-lib names it by ARN in one and by Ref in the other.',
+    );
     return deadLetter;
   }
 
@@ -231,6 +253,13 @@ export class EventFunctions {
         reportBatchItemFailures: true,
       }),
     );
+    ignoreCfnLint(
+      fn,
+      'AWS::Lambda::EventSourceMapping',
+      ['ES1001'],
+      'An SQS event source mapping takes no on-failure destination (Lambda supports one for streams and Kafka only): failed ' +
+        "messages reach the work queue's dead-letter queue through its redrive policy, after maxReceiveCount receives.",
+    );
   }
 
   /** A rule or an EventBridge Scheduler schedule runs `fn` every `everyMinutes`; a missed run is made up by the next. */
@@ -239,11 +268,17 @@ export class EventFunctions {
       scheduleEvery(this.stack, definition.id, fn, { entry: definition.entry, ...trigger });
       return;
     }
-    new Rule(this.stack, `${definition.id}Schedule`, {
+    const rule = new Rule(this.stack, `${definition.id}Schedule`, {
       description: trigger.description,
       schedule: Schedule.rate(Duration.minutes(trigger.everyMinutes)),
       targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
     });
+    // A scheduled event carries nothing but its time: a dead-letter queue (ES4000) or an on-failure destination
+    // (ES1007) would only collect empty events, while the next run redoes what a failed one left.
+    const reason =
+      'A scheduled run needs no dead-letter queue or failure destination: the next run makes up a failed one, and its errors are alarmed.';
+    ignoreCfnLint(rule, 'AWS::Events::Rule', ['ES4000'], reason);
+    ignoreCfnLint(rule, 'AWS::Lambda::Permission', ['ES1007'], reason);
   }
 
   /**
@@ -279,6 +314,13 @@ export class EventFunctions {
       wildcardResourceFinding(`<${onEventId}.Arn>:*`),
       'The provider framework invokes the index setup function and any of its versions (lambda:InvokeFunction on <arn>:*), as ' +
         'aws-cdk-lib grants it; nothing else.',
+    );
+    ignoreCfnLint(
+      provider,
+      'AWS::Lambda::Function',
+      ['ES1005', 'WS1000'],
+      'The provider framework function of aws-cdk-lib only relays CloudFormation events during deployments, with the memory ' +
+        'aws-cdk-lib gives it (the Lambda default) and without X-Ray tracing; the index setup function it invokes is traced.',
     );
   }
 }
