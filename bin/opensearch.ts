@@ -2,10 +2,11 @@
 /**
  * `npm run opensearch`: one real OpenSearch node (the version functions/local/opensearch/pom.xml pins) on 127.0.0.1,
  * until Ctrl+C. Options: `--heap <MiB>` (512), `--port <port>` (0: a free one), `--data <folder>` (kept; default a
- * temporary folder removed at stop). Prints the URL to give OPENSEARCH_URL.
+ * temporary folder removed at stop), `--prepare` (fetch and compile only, then exit: CI runs it before the tests).
+ * Prints the URL to give OPENSEARCH_URL.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_HEAP_MIB, startOpenSearchNode } from '../functions/local/opensearch-node.js';
+import { DEFAULT_HEAP_MIB, prepareOpenSearch, startOpenSearchNode } from '../functions/local/opensearch-node.js';
 
 /** Parses a whole number within [low, high] for commander. @throws InvalidArgumentError otherwise */
 function wholeNumber(low: number, high: number): (value: string) => number {
@@ -21,8 +22,18 @@ const options = new Command('npm run opensearch')
   .option('--heap <MiB>', 'JVM heap, MiB', wholeNumber(256, 32_768), DEFAULT_HEAP_MIB)
   .option('--port <port>', 'HTTP port (0: a free one)', wholeNumber(0, 65_535), 0)
   .option('--data <folder>', 'data folder kept across starts (default: a temporary one, removed at stop)')
+  .option('--prepare', 'only fetch the artifacts through Maven and compile the launcher (cached), then exit')
   .parse()
-  .opts<{ heap: number; port: number; data?: string }>();
+  .opts<{ heap: number; port: number; data?: string; prepare?: boolean }>();
+
+if (options.prepare === true) {
+  const prepared = await prepareOpenSearch((message) => process.stderr.write(`${message}\n`)).catch((error: unknown) => {
+    process.stderr.write(`Could not prepare OpenSearch: ${(error as Error).message}\n`);
+    process.exit(1);
+  });
+  process.stdout.write(`OpenSearch ${prepared.version} is ready to start (${prepared.classpath.split(':').length - 1} jars).\n`);
+  process.exit(0);
+}
 
 const started = Date.now();
 const node = await startOpenSearchNode({

@@ -207,7 +207,10 @@ afterAll(async () => {
   await openSearch.deleteIndex();
 });
 
-describe(`search parity of the embedded engine and OpenSearch (${documents.length} documents)`, () => {
+/** Each comparison runs hundreds of queries on two engines; CI runs other suites beside it on two cores. */
+const COMPARISON_TIMEOUT_MS = 300_000;
+
+describe(`search parity of the embedded engine and OpenSearch (${documents.length} documents)`, { timeout: COMPARISON_TIMEOUT_MS }, () => {
   it('holds every document in both', async () => {
     const everything: SearchQuery = {
       companies: COMPANIES,
