@@ -83,7 +83,7 @@ const HOSTILE = [
 /** A 1,000-character name: long words and spaces, with a marker that tells the twins apart at the end. */
 function longName(marker: string): string {
   const word = 'Lorem-ipsum-dolor-sit-amet ';
-  return (word.repeat(Math.ceil(1_000 / word.length)).slice(0, 1_000 - marker.length - 1) + ` ${marker}`).slice(0, 1_000);
+  return `${word.repeat(Math.ceil(1_000 / word.length)).slice(0, 1_000 - marker.length - 1)} ${marker}`;
 }
 
 /** The generated fleet: demo devices per company, every 13th with hostile location and serial strings. */

@@ -26,17 +26,14 @@ function openSearchTransport(): OpenSearchTransport {
 const run = `contract-${Date.now().toString(36)}-${process.pid}`;
 const created: OpenSearchSearchIndex[] = [];
 
-describeSearchIndexContract(
-  'OpenSearch',
-  async () => {
-    transport ??= openSearchTransport();
-    const name = `${run}-${created.length + 1}`;
-    const index = new OpenSearchSearchIndex({ transport, alias: `${name}-alias`, index: name, refresh: 'true' });
-    await index.createIndex();
-    created.push(index);
-    return index;
-  },
-);
+describeSearchIndexContract('OpenSearch', async () => {
+  transport ??= openSearchTransport();
+  const name = `${run}-${created.length + 1}`;
+  const index = new OpenSearchSearchIndex({ transport, alias: `${name}-alias`, index: name, refresh: 'true' });
+  await index.createIndex();
+  created.push(index);
+  return index;
+});
 
 afterAll(async () => {
   await Promise.all(created.map((index) => index.deleteIndex()));
