@@ -852,10 +852,16 @@ function makeHub(
  * - every timestamp is at or before {@link DEMO_EPOCH}, `updated` ≥ `created`.
  */
 export function generateDemoDevices(company: DemoFleetOwner, count: number, seed: number): Device[] {
+  return [...iterateDemoDevices(company, seed, 1, count)];
+}
+
+/**
+ * Devices `first` to `last` (1-based, inclusive) of the fleet generateDemoDevices makes, one at a time, so that a
+ * fleet of millions (the OpenSearch benchmark's) never sits in memory: device n is the same in both.
+ */
+export function* iterateDemoDevices(company: DemoFleetOwner, seed: number, first: number, last: number): Generator<Device> {
   const fleet = demoFleetOf(company, seed);
-  const devices: Device[] = [];
-  for (let n = 1; n <= count; n++) devices.push(generateDemoDevice(fleet, n));
-  return devices;
+  for (let n = first; n <= last; n++) yield generateDemoDevice(fleet, n);
 }
 
 /** What every device of one company's demo fleet is drawn from. */

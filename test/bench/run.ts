@@ -45,6 +45,10 @@
  * Then the console benchmark (console.ts): the operator console in Chromium on 100,000 seeded devices (first load,
  * sign-in to first results, facet clicks, the page of a rollout of every device; CONSOLE_BENCH_DEVICES); --only-console
  * runs only it, --skip-console skips it.
+ *
+ * Then the OpenSearch benchmark (opensearch.ts): 1,000,000 devices (OPENSEARCH_BENCH_DEVICES) indexed into a real
+ * OpenSearch node through the indexer's bulk path, the search benchmark's queries over HTTP at 100,000 and at the end,
+ * the embedded engine at 100,000 for the ratio, the node's heap and RSS; --only-opensearch / --skip-opensearch.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -57,6 +61,7 @@ import { reportConsoleBench, runConsoleBench } from './console.js';
 import { reportContinuousBench, runContinuousBench } from './continuous.js';
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
 import { reportDeviceBench, runDeviceBench } from './devices.js';
+import { OPENSEARCH_DEVICE_COUNT, reportOpenSearchBench, runOpenSearchBench } from './opensearch.js';
 import { mib, type PresignedResult, runPresigned } from './presigned.js';
 import { reportRolloutBench, runRolloutBench } from './rollouts.js';
 import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
@@ -79,6 +84,7 @@ function usage(message?: string): never {
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
       '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
       '       [--only-cold-start | --skip-cold-start] [--only-continuous | --skip-continuous] [--only-console | --skip-console]\n' +
+      '       [--only-opensearch | --skip-opensearch]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -422,6 +428,28 @@ function consoleStep(): Promise<void> {
   );
 }
 
+/** OpenSearch benchmark (opensearch.ts): --only-opensearch runs only it, --skip-opensearch skips it. */
+const openSearchMode = stepMode('opensearch');
+
+function openSearchStep(): Promise<void> {
+  return benchmarkStep(
+    `OpenSearch benchmark: ${OPENSEARCH_DEVICE_COUNT.toLocaleString('en-US')} devices indexed into a real OpenSearch node through the indexer's bulk path, then the search benchmark's queries over HTTP on the runtime, with the embedded engine at 100,000 for the ratio.`,
+    'OpenSearch',
+    'opensearch.json',
+    async () => {
+      const result = await runOpenSearchBench(log);
+      log('');
+      reportOpenSearchBench(result, log);
+      if (result.error !== undefined) throw new Error(result.error);
+      return result;
+    },
+  );
+}
+
+if (openSearchMode === 'only') {
+  await openSearchStep();
+  process.exit();
+}
 if (continuousMode === 'only') {
   await continuousStep();
   process.exit();
@@ -722,6 +750,11 @@ if (continuousMode === 'run') {
 if (consoleMode === 'run') {
   log('');
   await consoleStep();
+}
+
+if (openSearchMode === 'run') {
+  log('');
+  await openSearchStep();
 }
 
 if (rolloutMode === 'run') {

@@ -46,10 +46,10 @@ const SEED = 5_005;
 const SCAN_PAGE = 340;
 export const GOALS = { searchP50: 15, searchP99: 40, filtersP50: 30, overhead: 1.3 };
 
-const QUERY_A =
+export const QUERY_A =
   'connection.state=DISCONNECTED&connection.state=UNKNOWN&health.mode=EMBEDDED_PLATFORM_ANDROID&sort=updated&direction=DESC&page=2&pageSize=20';
-const GLOBAL_TERMS = ['printer', 'Lyon', 'Amsterdam'];
-const OLIVIA: Principal = {
+export const GLOBAL_TERMS = ['printer', 'Lyon', 'Amsterdam'];
+export const OLIVIA: Principal = {
   subject: 'olivia',
   companies: ['acme', 'globex'],
   scopes: new Set(['scenarios:read', 'deployments:read', 'search:read']),
@@ -104,7 +104,7 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-function stats(samples: number[]): Stats {
+export function stats(samples: number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] as number;
   return {
@@ -116,7 +116,7 @@ function stats(samples: number[]): Stats {
   };
 }
 
-async function timeLoop(iterations: number, warmup: number, body: (index: number) => Promise<unknown>): Promise<Stats> {
+export async function timeLoop(iterations: number, warmup: number, body: (index: number) => Promise<unknown>): Promise<Stats> {
   for (let index = 0; index < warmup; index += 1) await body(index);
   const samples: number[] = [];
   for (let index = 0; index < iterations; index += 1) {
@@ -128,9 +128,9 @@ async function timeLoop(iterations: number, warmup: number, body: (index: number
 }
 
 /** The search route's validated parameters of a query string, as the handler passes them to the use case. */
-const pairs = (query: string) => queryOf(search, [...new URLSearchParams(query).entries()]);
+export const pairs = (query: string) => queryOf(search, [...new URLSearchParams(query).entries()]);
 /** No filter selected: the filter descriptors of the whole fleet. */
-const NO_FILTERS = { filters: new Map<string, string[]>(), companies: [] };
+export const NO_FILTERS = { filters: new Map<string, string[]>(), companies: [] };
 
 /** The 100,000 bench devices; every occurrence of the generated id (hub uids embed it) is rewritten. */
 export function benchDevices(): Device[] {
@@ -148,7 +148,7 @@ export function benchDevices(): Device[] {
   return devices;
 }
 
-const fakeCompanies: CompanyRepository = {
+export const fakeCompanies: CompanyRepository = {
   async get(companyId) {
     return (await this.getMany([companyId]))[0];
   },
@@ -175,7 +175,7 @@ async function seedDevicesAt(endpoint: string, devices: Device[], parallelism = 
 }
 
 /** GET with a keep-alive agent; resolves with status and body length once the body is fully read. */
-function get(agent: Agent, url: string, token: string): Promise<{ status: number; bytes: number; body: string }> {
+export function get(agent: Agent, url: string, token: string): Promise<{ status: number; bytes: number; body: string }> {
   return new Promise((done, fail) => {
     const outgoing = request(url, { agent, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } }, (response) => {
       const chunks: Buffer[] = [];
