@@ -25,6 +25,7 @@ import {
 import { MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchQuery, type ValueCounts } from '../../functions/core/search/query.js';
 import { FILTER_FIELDS, SORT_FIELDS } from '../../functions/core/search/registry.js';
 import { DEMO_COMPANIES, DEMO_SEED, generateDemoDevices } from '../../functions/local/demo-data.js';
+import { openSearchSettings } from '../opensearch/settings.js';
 
 /** Devices per company: 20,000 in all. */
 const FLEET = { acme: 11_000, globex: 6_000, initech: 3_000 } as const;
@@ -188,19 +189,16 @@ function plain(counts: ValueCounts): Record<string, Record<string, { count: numb
 const documents = fleet();
 const embedded = new EmbeddedSearchIndex();
 const run = `parity-${Date.now().toString(36)}-${process.pid}`;
-const openSearch = new OpenSearchSearchIndex({
-  transport: createOpenSearchTransport({ url: inject('opensearchUrl'), auth: 'none' }),
-  alias: `${run}-alias`,
-  index: run,
-});
+const transport = createOpenSearchTransport(openSearchSettings(inject('opensearchUrl')));
+const openSearch = new OpenSearchSearchIndex({ transport, alias: `${run}-alias`, index: run });
 
 beforeAll(async () => {
   await openSearch.createIndex();
   await embedded.upsert(documents);
   // Through the indexer's bulk path, in the stream consumer's batch size; one refresh at the end.
   for (let start = 0; start < documents.length; start += 1_000) await openSearch.upsert(documents.slice(start, start + 1_000));
-  const refreshed = await fetch(`${inject('opensearchUrl')}/${run}/_refresh`, { method: 'POST' });
-  expect(refreshed.ok).toBe(true);
+  const refreshed = await transport.request({ method: 'POST', path: `/${run}/_refresh` });
+  expect(refreshed.statusCode).toBe(200);
 }, 300_000);
 
 afterAll(async () => {

@@ -8,26 +8,19 @@
 import { afterAll, inject } from 'vitest';
 import { OpenSearchSearchIndex } from '../../functions/adapters/aws/opensearch-search-index.js';
 import { createOpenSearchTransport, type OpenSearchTransport } from '../../functions/adapters/aws/opensearch-transport.js';
+import { openSearchSettings } from '../opensearch/settings.js';
 import { describeSearchIndexContract } from './search-index.contract.js';
 
 const url = inject('opensearchUrl');
 
 /** One transport for the run, made on the first index. */
 let transport: OpenSearchTransport | undefined;
-function openSearchTransport(): OpenSearchTransport {
-  const signed = process.env.OPENSEARCH_AUTH === 'aws-sigv4';
-  return createOpenSearchTransport({
-    url,
-    auth: signed ? 'aws-sigv4' : 'none',
-    ...(signed ? { region: process.env.AWS_REGION ?? '' } : {}),
-  });
-}
 
 const run = `contract-${Date.now().toString(36)}-${process.pid}`;
 const created: OpenSearchSearchIndex[] = [];
 
 describeSearchIndexContract('OpenSearch', async () => {
-  transport ??= openSearchTransport();
+  transport ??= createOpenSearchTransport(openSearchSettings(url));
   const name = `${run}-${created.length + 1}`;
   const index = new OpenSearchSearchIndex({ transport, alias: `${name}-alias`, index: name, refresh: 'true' });
   await index.createIndex();

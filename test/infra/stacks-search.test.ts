@@ -3,6 +3,8 @@
  * index setup custom resource, the domain's alarms and the shared logs policy. Built by lib/stage.ts exactly as
  * bin/app.ts builds them, with bundling skipped (template-helpers.ts).
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SETUP_RETRY_BUDGET_MS, templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
 import { SEARCH_INDEX_SETUP_ENTRY } from '../../functions/contract/routes.js';
@@ -51,6 +53,14 @@ describe('stacks, search (bundling skipped)', () => {
     expect(domain.Properties?.AdvancedSecurityOptions).toBeUndefined();
     expect(domain.Properties?.VPCOptions).toBeUndefined();
     expect(domain.Properties?.AccessPolicies).toBeUndefined();
+  });
+
+  it('runs the OpenSearch minor version the contract and parity suites run on (functions/local/opensearch/pom.xml)', () => {
+    const pom = readFileSync(resolve(import.meta.dirname, '../../functions/local/opensearch/pom.xml'), 'utf8');
+    const tested = /<opensearch\.version>(\d+)\.(\d+)\.\d+<\/opensearch\.version>/.exec(pom);
+    expect(tested).not.toBeNull();
+    const [[, domain]] = resourcesOf(stateful, 'AWS::OpenSearchService::Domain') as [[string, Resource]];
+    expect(domain.Properties?.EngineVersion).toBe(`OpenSearch_${tested?.[1]}.${tested?.[2]}`);
   });
 
   it("limits the domain's access policy to one role per client function and the paths that function uses", () => {
