@@ -27,7 +27,11 @@ export default defineConfig({
       // On a real OpenSearch node, started once for the project (or OPENSEARCH_URL's).
       {
         extends: true,
-        test: { name: 'opensearch', include: ['test/contract/opensearch-*.test.ts'], globalSetup: ['test/opensearch/global-setup.ts'] },
+        test: {
+          name: 'opensearch',
+          include: ['test/contract/opensearch-*.test.ts', 'test/opensearch/**/*.test.ts'],
+          globalSetup: ['test/opensearch/global-setup.ts'],
+        },
       },
       { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], exclude: ['test/e2e/opensearch-*.test.ts'] } },
       // The search, reindex, rollout-by-query and console fleet journeys once more with the runtime on OpenSearch (one
