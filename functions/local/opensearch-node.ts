@@ -5,7 +5,7 @@
  * both cached outside the repository (CACHE_ROOT) and reused without Maven or the network once there.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
@@ -108,7 +108,20 @@ async function cachedClasspath(file: string): Promise<string | undefined> {
  * @throws Error in one line naming the Debian package when `java`, `javac` or `mvn` is missing; with Maven's output
  *   when the resolution fails (no network and nothing cached, say).
  */
-export async function prepareOpenSearch(log: (message: string) => void = () => undefined): Promise<PreparedOpenSearch> {
+export function prepareOpenSearch(log: (message: string) => void = () => undefined): Promise<PreparedOpenSearch> {
+  // One preparation per process (two test projects' setups start nodes at once); a failed one may be tried again.
+  preparing ??= prepare(log).catch((error: unknown) => {
+    preparing = undefined;
+    throw error;
+  });
+  return preparing;
+}
+
+/** The preparation under way or done in this process. */
+let preparing: Promise<PreparedOpenSearch> | undefined;
+
+/** prepareOpenSearch's work. */
+async function prepare(log: (message: string) => void): Promise<PreparedOpenSearch> {
   const java = javaTool('java', 'The OpenSearch node');
   const [pom, launcher, log4j] = await Promise.all([readFile(POM, 'utf8'), readFile(LAUNCHER, 'utf8'), readFile(LOG4J, 'utf8')]);
   const version = await pinnedVersion(pom);
@@ -126,7 +139,7 @@ export async function prepareOpenSearch(log: (message: string) => void = () => u
   await mkdir(folder, { recursive: true });
   if (jars === undefined) {
     log(`Fetching OpenSearch ${version} through Maven (once; cached in ${folder} and Maven's local repository)…`);
-    const partial = `${classpathFile}.${process.pid}.tmp`;
+    const partial = `${classpathFile}.${randomUUID()}.tmp`;
     const maven = await run(process.env.MAVEN_COMMAND || 'mvn', [
       '-B',
       '-q',
@@ -147,7 +160,7 @@ export async function prepareOpenSearch(log: (message: string) => void = () => u
     if (jars === undefined) throw new Error(`Maven wrote no usable classpath for OpenSearch ${version} in ${classpathFile}.`);
   }
   // Compiled into a fresh folder, then renamed: a concurrent preparation never sees half a build.
-  const building = `${classes}.${process.pid}.tmp`;
+  const building = `${classes}.${randomUUID()}.tmp`;
   await rm(building, { recursive: true, force: true });
   const compiled = await run(javac, ['-d', building, '-cp', jars, LAUNCHER]);
   if (compiled.code !== 0) throw new Error(`javac could not compile ${LAUNCHER}:\n${compiled.output}`);
@@ -157,8 +170,9 @@ export async function prepareOpenSearch(log: (message: string) => void = () => u
     if (!existsSync(join(classes, 'EmbeddedOpenSearch.class'))) throw error;
     await rm(building, { recursive: true, force: true });
   });
-  await writeFile(`${log4jConfiguration}.${process.pid}.tmp`, log4j);
-  await rename(`${log4jConfiguration}.${process.pid}.tmp`, log4jConfiguration);
+  const configuration = `${log4jConfiguration}.${randomUUID()}.tmp`;
+  await writeFile(configuration, log4j);
+  await rename(configuration, log4jConfiguration);
   return { version, classpath: `${classes}:${jars}`, log4jConfiguration };
 }
 
