@@ -95,6 +95,8 @@ describe('the environment schema', () => {
       AUTH_PORT: 3002,
       DYNAMODB_PORT: 0,
       S3_PORT: 0,
+      OPENSEARCH_PORT: 0,
+      OPENSEARCH_HEAP_MIB: 512,
       UPLOAD_SWEEP_INTERVAL_MS: 500,
       HEARTBEAT_SWEEP_INTERVAL_MS: 10_000,
       ROLLOUT_SWEEP_INTERVAL_MS: 1_000,
