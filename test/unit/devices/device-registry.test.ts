@@ -30,6 +30,8 @@ class FakeDevices implements Omit<DeviceRepository, 'recordHealth'> {
   readonly items = new Map<string, StoredDevice>();
   /** Makes create/update throw for this device id. */
   failFor: string | undefined;
+  /** Creates and updates attempted, each a conditional write. */
+  writes = 0;
 
   private key(companyId: string, deviceId: string): string {
     return `${companyId}#${deviceId}`;
@@ -45,12 +47,14 @@ class FakeDevices implements Omit<DeviceRepository, 'recordHealth'> {
     return item === undefined ? undefined : structuredClone(item);
   }
   async create(device: Device): Promise<boolean> {
+    this.writes += 1;
     if (this.failFor === device.id) throw new Error('simulated database failure');
     if (this.items.has(this.key(device.company, device.id))) return false;
     this.items.set(this.key(device.company, device.id), structuredClone(device));
     return true;
   }
   async update(companyId: string, deviceId: string, fields: DeviceStaticFields, updated: string): Promise<StoredDevice | undefined> {
+    this.writes += 1;
     if (this.failFor === deviceId) throw new Error('simulated database failure');
     const item = this.items.get(this.key(companyId, deviceId));
     if (item === undefined || item.deleting === true) return undefined;
@@ -330,6 +334,52 @@ describe('registerDevices', () => {
     expect(results[1]?.errors?.[0]?.path).toBe('/1');
     expect(w.errors).toHaveLength(1);
     expect(w.devices.items.get('acme#kiosk-1')?.serial).toBe('second');
+  });
+
+  it('answers a body repeating one id 5,000 times with one write, each entry reporting what it did in its turn', async () => {
+    const w = world();
+    const body = bodyOf(
+      devicesRegister,
+      [
+        { id: 'kiosk-1', location: { name: 'Hall' } },
+        { id: 'kiosk-1', serial: 'SN-1', location: { name: 'Lobby' } },
+        ...Array.from({ length: 4_997 }, () => ({ id: 'kiosk-1', geoLocation: { latitude: 48.1 } })),
+        { id: 'kiosk-1', serial: 'SN-2' },
+      ],
+      { companyId: 'acme' },
+    );
+    const results = await registerDevices(w.dependencies, alice, 'acme', body);
+    expect(results).toHaveLength(5_000);
+    expect(results.slice(0, 2)).toEqual([
+      { id: 'kiosk-1', state: 'FAILURE', errors: [{ path: '/0/serial', message: 'Required to register a new device.' }] },
+      { id: 'kiosk-1', state: 'CREATED' },
+    ]);
+    expect(new Set(results.slice(2).map((result) => result.state))).toEqual(new Set(['UPDATED']));
+    expect(w.devices.items.get('acme#kiosk-1')).toMatchObject({
+      serial: 'SN-2',
+      location: { name: 'Lobby' },
+      geoLocation: { latitude: 48.1 },
+    });
+    expect(w.devices.writes).toBe(1);
+  });
+
+  it('fails every repeat of a device being deleted, and every written repeat of one whose write fails (reported once)', async () => {
+    const w = world();
+    await putDevice(w.dependencies, alice, 'acme', 'kiosk-1', { serial: 'SN-1' });
+    await w.devices.markDeleting('acme', 'kiosk-1');
+    const deleting = await registerDevices(w.dependencies, alice, 'acme', [
+      { id: 'kiosk-1', serial: 'SN-2' },
+      { id: 'kiosk-1', serial: 'SN-3' },
+    ]);
+    expect(deleting.map((result) => result.errors?.[0]?.path)).toEqual(['/0/id', '/1/id']);
+    expect(deleting.map((result) => result.state)).toEqual(['FAILURE', 'FAILURE']);
+    w.devices.failFor = 'kiosk-2';
+    const failing = await registerDevices(w.dependencies, alice, 'acme', [
+      { id: 'kiosk-2', serial: 'SN-4' },
+      { id: 'kiosk-2', serial: 'SN-5' },
+    ]);
+    expect(failing.map((result) => result.errors?.[0]?.path)).toEqual(['/0', '/1']);
+    expect(w.errors).toHaveLength(1);
   });
 
   it('refuses more than 5,000 entries whole (413)', () => {
