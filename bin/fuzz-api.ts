@@ -19,10 +19,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { createDssClient, expectOk, requestClientCredentialsToken } from '../client/index.js';
 import { DEMO_COMPANIES, DEMO_USERS } from '../functions/local/demo-data.js';
 import { freePort } from '../functions/local/free-port.js';
+import { wholeNumber } from './whole-number.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -60,15 +61,6 @@ const CHECKS = [
  * together, and a token that expires mid-run would turn every later answer into a 401.
  */
 const TOKEN_LIFETIME_SECONDS = 3_600;
-
-/** Parses a whole number within [low, high] for commander. @throws InvalidArgumentError otherwise */
-function wholeNumber(low: number, high: number): (value: string) => number {
-  return (value) => {
-    const number = Number(value);
-    if (!Number.isInteger(number) || number < low || number > high) throw new InvalidArgumentError(`a whole number from ${low} to ${high}`);
-    return number;
-  };
-}
 
 const options = new Command('npm run fuzz:api --')
   .description('Runs schemathesis against a local runtime started here, as alice, root and a device, and fails on any finding.')

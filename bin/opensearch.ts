@@ -5,17 +5,9 @@
  * temporary folder removed at stop), `--prepare` (fetch and compile only, then exit: CI runs it before the tests).
  * Prints the URL to give OPENSEARCH_URL.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { DEFAULT_HEAP_MIB, prepareOpenSearch, startOpenSearchNode } from '../functions/local/opensearch-node.js';
-
-/** Parses a whole number within [low, high] for commander. @throws InvalidArgumentError otherwise */
-function wholeNumber(low: number, high: number): (value: string) => number {
-  return (value) => {
-    const number = Number(value);
-    if (!Number.isInteger(number) || number < low || number > high) throw new InvalidArgumentError(`a whole number from ${low} to ${high}`);
-    return number;
-  };
-}
+import { wholeNumber } from './whole-number.js';
 
 const options = new Command('npm run opensearch')
   .description('Starts one OpenSearch node on 127.0.0.1 until Ctrl+C.')

@@ -21,23 +21,16 @@ import { RUNTIME_FILE } from '../functions/local/admin.js';
 import { DEMO_COMPANIES } from '../functions/local/demo-data.js';
 import { earlierSeedSecret, seedCredentialsFile, seedFleet, writeSeedCredentials } from '../functions/local/fleet-seed.js';
 import { LOCAL_TABLES, startLocalRuntime } from '../functions/local/runtime.js';
+import { wholeNumber } from './whole-number.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // The handlers' own log lines (one per stream batch) would drown the progress lines.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
-const whole = (minimum: number, maximum: number) => (value: string) => {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < minimum || number > maximum) {
-    throw new InvalidArgumentError(`a whole number from ${minimum} to ${maximum}`);
-  }
-  return number;
-};
-
 const program = new Command('npm run seed --')
   .description('Seeds a fleet of kiosks into the local data folder (DATA_DIR, default .data) and writes its search snapshot.')
-  .requiredOption('--devices <count>', 'kiosks to write: {company}-kiosk-0001 …', whole(1, 1_000_000))
+  .requiredOption('--devices <count>', 'kiosks to write: {company}-kiosk-0001 …', wholeNumber(1, 1_000_000))
   .option(
     '--company <id>',
     `demo company owning them (${DEMO_COMPANIES.map((company) => company.id).join(', ')})`,
@@ -47,7 +40,7 @@ const program = new Command('npm run seed --')
     },
     'acme',
   )
-  .option('--concurrency <calls>', 'BatchWriteItem calls in flight', whole(1, 64), 16)
+  .option('--concurrency <calls>', 'BatchWriteItem calls in flight', wholeNumber(1, 64), 16)
   .showHelpAfterError();
 program.parse();
 const options = program.opts<{ devices: number; company: string; concurrency: number }>();
