@@ -105,12 +105,22 @@ async function register(
     if (updated !== undefined) return { created: false, device: deviceDocumentOf(updated) };
     const stored = await dependencies.devices.get(companyId, deviceId);
     if (stored?.deleting === true) throw new ConflictError(BEING_DELETED);
-    if (stored === undefined && creationRefused !== undefined) throw new BadRequestError(creationRefused.message, [creationRefused]);
-    if (stored === undefined && fields.serial === undefined) {
-      throw new BadRequestError('A new device needs a serial.', [{ path: '/serial', message: 'Required to register a new device.' }]);
-    }
+    const refusal = stored === undefined ? newDeviceRefusal(fields, creationRefused) : undefined;
+    if (refusal !== undefined) throw refusal;
   }
   throw new ConflictError('The device changed while it was being registered; send the request again.');
+}
+
+/**
+ * Why a device that does not exist cannot be created from `fields`: `creationRefused` (a reserved id), else a missing
+ * serial; undefined when it can.
+ */
+function newDeviceRefusal(fields: DeviceStaticFields, creationRefused: ProblemViolation | undefined): BadRequestError | undefined {
+  if (creationRefused !== undefined) return new BadRequestError(creationRefused.message, [creationRefused]);
+  if (fields.serial === undefined) {
+    return new BadRequestError('A new device needs a serial.', [{ path: '/serial', message: 'Required to register a new device.' }]);
+  }
+  return undefined;
 }
 
 /**
@@ -208,9 +218,14 @@ async function registerEntry(
     const { created } = await register(dependencies, companyId, id, fields, creationRefused);
     return { id, state: created ? 'CREATED' : 'UPDATED' };
   } catch (error) {
-    if (!(error instanceof BadRequestError || error instanceof ConflictError)) dependencies.onError?.(error, { companyId, deviceId: id });
+    reportUnexpected(dependencies, companyId, id, error);
     return failedEntry(id, index, error);
   }
+}
+
+/** Reports `error` to `onError` unless it is a refusal (BadRequestError, ConflictError) the entry's result carries. */
+function reportUnexpected(dependencies: DeviceRegistryDependencies, companyId: string, id: string, error: unknown): void {
+  if (!(error instanceof BadRequestError || error instanceof ConflictError)) dependencies.onError?.(error, { companyId, deviceId: id });
 }
 
 /** The FAILURE result of entry `index` whose write threw `error`. */
@@ -259,19 +274,9 @@ async function registerRepeated(
   let exists = stored !== undefined;
   let fields: DeviceStaticFields = {};
   for (const entry of entries) {
-    if (!exists && creationRefused !== undefined) {
-      outcomes.push({
-        index: entry.index,
-        result: failedEntry(id, entry.index, new BadRequestError(creationRefused.message, [creationRefused])),
-      });
-      continue;
-    }
-    if (!exists && entry.fields.serial === undefined) {
-      const violation = { path: '/serial', message: 'Required to register a new device.' };
-      outcomes.push({
-        index: entry.index,
-        result: failedEntry(id, entry.index, new BadRequestError('A new device needs a serial.', [violation])),
-      });
+    const refusal = exists ? undefined : newDeviceRefusal(entry.fields, creationRefused);
+    if (refusal !== undefined) {
+      outcomes.push({ index: entry.index, result: failedEntry(id, entry.index, refusal) });
       continue;
     }
     exists = true;
@@ -283,7 +288,7 @@ async function registerRepeated(
     const { created } = await register(dependencies, companyId, id, fields, creationRefused);
     for (const index of written) outcomes.push({ index, result: { id, state: created && index === written[0] ? 'CREATED' : 'UPDATED' } });
   } catch (error) {
-    if (!(error instanceof BadRequestError || error instanceof ConflictError)) dependencies.onError?.(error, { companyId, deviceId: id });
+    reportUnexpected(dependencies, companyId, id, error);
     for (const index of written) outcomes.push({ index, result: failedEntry(id, index, error) });
   }
   return outcomes;
