@@ -39,19 +39,53 @@ export function endQuietlyOnClosedStdout(): void {
   });
 }
 
-/** Writes a line to stdout. */
+/**
+ * Characters a terminal acts on, or that reorder what it shows, instead of showing them: C0 controls (U+0000–U+001F),
+ * DEL and C1 controls (U+007F–U+009F; ESC and CSI start ECMA-48 sequences that recolour, retitle or clear the screen),
+ * and the bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069: Unicode UAX #9; CVE-2021-42574,
+ * "Trojan Source"). A line break is among them only inside a table cell or value (see visible).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this function is for.
+const HIDDEN_IN_VALUE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this function is for.
+const HIDDEN_IN_LINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** How line feed, carriage return and tab are written (the other controls as `\xNN`). */
+const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * `text` with every character a terminal would act on rather than show written visibly, as kubectl and git do:
+ * `\n`, `\r` and `\t` for a line feed, carriage return and tab, `\x1b` for another C0 or C1 control or DEL, `\u202e`
+ * for a bidirectional formatting character; everything else as it is.
+ * @param lines true when `text` is whole lines of output, whose line feeds are kept; false (a value, a table cell)
+ *   shows line feeds as `\n` too.
+ * @example visible('\u001b[31mRED') // '\\x1b[31mRED'
+ */
+export function visible(text: string, lines = false): string {
+  return text.replace(lines ? HIDDEN_IN_LINES : HIDDEN_IN_VALUE, (character) => {
+    const code = character.charCodeAt(0);
+    const escape = ESCAPES[character];
+    if (escape !== undefined) return escape;
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
+  });
+}
+
+/** Writes lines to stdout, their hidden characters shown (visible): every line a person reads goes through here. */
 export function say(line = ''): void {
-  process.stdout.write(`${line}\n`);
+  process.stdout.write(`${visible(line, true)}\n`);
 }
 
-/** Writes a line to stderr (progress, notes: what scripts reading stdout must not see). */
+/** Writes a line to stderr (progress, notes: what scripts reading stdout must not see), its hidden characters shown. */
 export function note(line: string): void {
-  process.stderr.write(`${line}\n`);
+  process.stderr.write(`${visible(line, true)}\n`);
 }
 
-/** Prints a value as indented JSON on stdout (`--json`). */
+/**
+ * Prints a value as indented JSON on stdout (`--json`): exact, for scripts. JSON escapes C0 controls itself (`\u001b`);
+ * other characters are written as the service answered them.
+ */
 export function printJson(value: unknown): void {
-  say(JSON.stringify(value, null, 2));
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** A table column: its heading and how a row shows in it. */
@@ -81,10 +115,10 @@ export function printRecord(record: Readonly<Record<string, unknown>>): void {
   say(table.toString());
 }
 
+/** A value as a table cell shows it: on one line, its hidden characters shown (visible). */
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  return visible(typeof value === 'object' ? JSON.stringify(value) : String(value));
 }
 
 /** A progress display on stderr: a bar on a terminal, a line per update elsewhere (logs, tests, CI). */

@@ -1253,13 +1253,13 @@ export interface components {
          *     }
          */
         DeviceBody: {
-            /** @description Serial number. Required to register a new device. */
+            /** @description Serial number, one line without control characters. Required to register a new device. */
             serial?: string;
             /** @description Where the device stands; replaces the stored location whole. */
             location?: {
-                /** @description Short location text. */
+                /** @description Short location text, one line without control characters. */
                 name?: string;
-                /** @description Long location text. */
+                /** @description Long location text; line breaks and tabs are its only control characters. */
                 description?: string;
             };
             /** @description Coordinates of the device; replaces the stored ones whole. */
@@ -1321,7 +1321,7 @@ export interface components {
             mode: "SERVER" | "EMBEDDED_PLATFORM_COMPUTER" | "EMBEDDED_PLATFORM_ANDROID" | "EMBEDDED_PLATFORM_UNKNOWN";
             hubs: components["schemas"]["Hub"][];
         };
-        /** @description The `health` object of the device resource (DeviceHealth), `updated` optional and ignored. Bounds: texts of ids, labels, versions, keys and names at most 256 characters, messages and descriptions 2048; at most 16 hubs, 64 sub-devices per hub, 32 messages and 32 commands per sub-device; 31 levels of nested objects and arrays in all (a command's `payload` and `arguments` are at level 8); 65,536 bytes in all (serialized without white space). */
+        /** @description The `health` object of the device resource (DeviceHealth), `updated` optional and ignored. Bounds: texts of ids, labels, versions, keys and names at most 256 characters, messages and descriptions 2048; at most 16 hubs, 64 sub-devices per hub, 32 messages and 32 commands per sub-device; 31 levels of nested objects and arrays in all (a command's `payload` and `arguments` are at level 8); 65,536 bytes in all (serialized without white space). No text holds a control character (U+0000–U+001F, U+007F–U+009F) but messages and descriptions, which may hold tab, line feed and carriage return; a command's `payload` and `arguments` are free JSON. */
         DeviceHealthReport: {
             /**
              * Format: date-time
@@ -1347,13 +1347,13 @@ export interface components {
         DeviceRegistrationEntry: {
             /** @description Device identifier. */
             id: string;
-            /** @description Serial number. Required to register a new device. */
+            /** @description Serial number, one line without control characters. Required to register a new device. */
             serial?: string;
             /** @description Where the device stands; replaces the stored location whole. */
             location?: {
-                /** @description Short location text. */
+                /** @description Short location text, one line without control characters. */
                 name?: string;
-                /** @description Long location text. */
+                /** @description Long location text; line breaks and tabs are its only control characters. */
                 description?: string;
             };
             /** @description Coordinates of the device; replaces the stored ones whole. */
@@ -2233,11 +2233,11 @@ export interface components {
         ScenarioManifest: {
             /** @description Scenario identifier: `what.id` in deployments. Uploading a new version with the same id adds a version. */
             id: string;
-            /** @description Display name. */
+            /** @description Display name, one line without control characters. */
             name: string;
             /** @description Semantic version, immutable once uploaded: `what.subId` in deployments. */
             version: string;
-            /** @description What the scenario does. */
+            /** @description What the scenario does; line breaks and tabs are its only control characters. */
             description?: string;
             /**
              * @description Thumbnail images, paths inside the archive under resources/.

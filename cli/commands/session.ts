@@ -261,7 +261,7 @@ async function changePassword(options: PasswordOptions, command: Command): Promi
  * @throws UsageError when the two differ, or there is no terminal
  */
 async function askNewPassword(detail?: string): Promise<string> {
-  if (detail !== undefined) process.stderr.write(`${detail}\n`);
+  if (detail !== undefined) note(detail);
   const first = await prompt('New password: ');
   const second = await prompt('New password again: ');
   if (first !== second) throw new UsageError('The two new passwords differ; nothing was changed.');

@@ -102,6 +102,34 @@ describe('device registry and device tokens', () => {
     expect(refused.response.status).toBe(413);
   });
 
+  it('refuses control characters in a serial or location (400 naming the member), keeps bidirectional text as sent', async () => {
+    // What an attacker's device would register to recolour, retitle or clear an operator's terminal.
+    const refused = expectError(
+      await putDevice(local.tokens.alice, 'e2e-kiosk-escape', {
+        serial: '\u001b[31mRED\u001b[0m\u001b]0;pwned\u0007',
+        location: { name: '\u001b[2J\u001b[HCLEARED', description: 'Two\nlines' },
+      }),
+      400,
+    );
+    expect(refused.errors).toEqual([
+      { path: '/serial', message: expect.stringContaining('U+001B at character 1') },
+      { path: '/location/name', message: expect.stringContaining('U+001B at character 1') },
+    ]);
+    const bulk = expectOk(
+      await as(local.tokens.alice).main.POST('/companies/{companyId}/resources/devices', {
+        params: { path: { companyId: 'acme' } },
+        body: [{ id: 'e2e-kiosk-bell', serial: 'SN-BELL', location: { description: 'rings\u0007' } }],
+      }),
+    );
+    expect(bulk).toEqual([
+      { id: 'e2e-kiosk-bell', state: 'FAILURE', errors: [{ path: '/0/location/description', message: expect.stringContaining('U+0007') }] },
+    ]);
+    expect((await getDevice(local.tokens.alice, 'e2e-kiosk-escape')).response.status).toBe(404);
+
+    const rtl = { serial: 'SN-RTL-1', location: { name: '\u202Egnp.exe\u202C', description: 'Line one\r\n\tline two' } };
+    expect(expectOk(await putDevice(local.tokens.alice, 'e2e-kiosk-rtl', rtl))).toMatchObject(rtl);
+  });
+
   it('refuses device ids that are path segments of the API (400 naming the id), one by one and in bulk', async () => {
     for (const id of ['DEVICE', 'scenarios']) {
       const refused = expectError(await putDevice(local.tokens.alice, id, { serial: 'SN-RESERVED' }), 400);

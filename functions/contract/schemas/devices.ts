@@ -10,6 +10,7 @@ import {
   MAX_REGISTRATION_ENTRIES,
 } from '../../core/devices/registry.js';
 import type { ProblemViolation as Violation } from '../../core/shared/errors.js';
+import { displayText } from '../../core/shared/display-text.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { ProblemViolation } from './problems.js';
@@ -25,11 +26,17 @@ const coordinate = (description: string, bound: number) => z.number().min(-bound
 
 /** The static fields of a device: what its operator sets. */
 const staticFields = {
-  serial: z.string().min(1).max(MAX_SERIAL_LENGTH).describe('Serial number. Required to register a new device.').optional(),
+  serial: displayText(z.string().min(1).max(MAX_SERIAL_LENGTH), 'line')
+    .describe('Serial number, one line without control characters. Required to register a new device.')
+    .optional(),
   location: z
     .strictObject({
-      name: z.string().max(MAX_LOCATION_NAME_LENGTH).describe('Short location text.').optional(),
-      description: z.string().max(MAX_LOCATION_DESCRIPTION_LENGTH).describe('Long location text.').optional(),
+      name: displayText(z.string().max(MAX_LOCATION_NAME_LENGTH), 'line')
+        .describe('Short location text, one line without control characters.')
+        .optional(),
+      description: displayText(z.string().max(MAX_LOCATION_DESCRIPTION_LENGTH), 'prose')
+        .describe('Long location text; line breaks and tabs are its only control characters.')
+        .optional(),
     })
     .describe('Where the device stands; replaces the stored location whole.')
     .optional(),

@@ -2,6 +2,7 @@ import * as z from 'zod';
 
 export { compareSemanticVersions, highestVersion, SEMVER_PATTERN } from './versions.js';
 
+import { displayText } from '../shared/display-text.js';
 import { IDENTIFIER_PATTERN } from '../shared/identifiers.js';
 import { SEMVER_PATTERN } from './versions.js';
 
@@ -21,12 +22,14 @@ export const ScenarioManifestSchema = z
       .string()
       .regex(IDENTIFIER_PATTERN, 'must be 1–128 letters, digits, ".", "_" or "-", starting with a letter or digit')
       .describe('Scenario identifier: `what.id` in deployments. Uploading a new version with the same id adds a version.'),
-    name: z.string().min(1).max(200).describe('Display name.'),
+    name: displayText(z.string().min(1).max(200), 'line').describe('Display name, one line without control characters.'),
     version: z
       .string()
       .regex(SEMVER_PATTERN, 'must be a semantic version such as 1.0.0')
       .describe('Semantic version, immutable once uploaded: `what.subId` in deployments.'),
-    description: z.string().max(2000).optional().describe('What the scenario does.'),
+    description: displayText(z.string().max(2000), 'prose')
+      .optional()
+      .describe('What the scenario does; line breaks and tabs are its only control characters.'),
     thumbnails: z.array(resourcePath).max(20).default([]).describe('Thumbnail images, paths inside the archive under resources/.'),
     assets: z
       .array(resourcePath)

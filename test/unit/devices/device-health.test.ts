@@ -261,6 +261,32 @@ describe('the health report body', () => {
     }
   });
 
+  it('refuses control characters in its texts, naming each member, and keeps line breaks in messages and free JSON as sent', () => {
+    const body = report() as unknown as Record<string, any>;
+    body.hubs[0].label = '\u001b]0;pwned\u0007';
+    body.hubs[0].devices[0].health.message = 'Paper low\r\n\tcheck tray 2';
+    body.hubs[0].devices[0].health.messages = [{ key: 'k\u009b2J', message: 'ok\nthen', level: 'INFO' }];
+    body.hubs[0].devices[0].commands[0].description = 'rings\u0007';
+    body.hubs[0].devices[0].commands[0].payload = { text: '\u001b[2J' };
+    try {
+      bodyOf(deviceHealthPut, body);
+      expect.unreachable('the body holds control characters');
+    } catch (error) {
+      expect(error).toBeInstanceOf(BadRequestError);
+      expect(
+        (problemOf(error as BadRequestError).errors as { path: string; message: string }[]).sort((a, b) => a.path.localeCompare(b.path)),
+      ).toEqual([
+        { path: '/hubs/0/devices/0/commands/0/description', message: expect.stringContaining('U+0007 at character 6') },
+        { path: '/hubs/0/devices/0/health/messages/0/key', message: expect.stringContaining('U+009B at character 2') },
+        { path: '/hubs/0/label', message: expect.stringContaining('U+001B at character 1') },
+      ]);
+    }
+    body.hubs[0].label = '\u202Egnp.exe\u202C';
+    body.hubs[0].devices[0].health.messages[0].key = 'paper';
+    body.hubs[0].devices[0].commands[0].description = 'rings';
+    expect(bodyOf(deviceHealthPut, body)).toMatchObject({ hubs: [{ label: '\u202Egnp.exe\u202C' }] });
+  });
+
   it('bounds the number of hubs and the size of the report', () => {
     const many = { ...report(), hubs: Array.from({ length: 17 }, () => report().hubs[0]) };
     expect(() => bodyOf(deviceHealthPut, many)).toThrow(BadRequestError);

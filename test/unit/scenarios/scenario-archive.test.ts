@@ -181,6 +181,17 @@ describe('validateScenarioArchive rejects', () => {
     expect(paths).not.toContain('scenario.json#/thumbnails/1');
   });
 
+  it('a name or description holding control characters, naming the member, the character and where it is', async () => {
+    const manifest = { id: 'kiosk-menu', name: 'Menu\u001b[2J', version: '1.0.0', description: 'Line one\nline two\u0007' };
+    const violations = await violationsOf(await zipOf(goodEntries(manifest)));
+    expect(violations).toEqual([
+      { path: 'scenario.json#/name', message: expect.stringContaining('U+001B at character 5') },
+      { path: 'scenario.json#/description', message: expect.stringContaining('U+0007 at character 18') },
+    ]);
+    const fine = { ...manifest, name: 'Menu \u202Bعربي\u202C', description: 'Line one\r\n\tline two' };
+    expect(await validateScenarioArchive(await zipOf(goodEntries(fine)))).toMatchObject({ name: fine.name, description: fine.description });
+  });
+
   it('a manifest that is not an object', async () => {
     expect(await violationPaths(await zipOf(goodEntries(['not', 'an', 'object'])))).toEqual(['scenario.json#/']);
   });
