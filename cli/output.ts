@@ -64,8 +64,8 @@ const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\
 export function visible(text: string, lines = false): string {
   return text.replace(lines ? HIDDEN_IN_LINES : HIDDEN_IN_VALUE, (character) => {
     const code = character.charCodeAt(0);
-    const escape = ESCAPES[character];
-    if (escape !== undefined) return escape;
+    const named = ESCAPES[character];
+    if (named !== undefined) return named;
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
   });
 }

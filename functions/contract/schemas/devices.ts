@@ -9,8 +9,8 @@ import {
   type InvalidRegistration,
   MAX_REGISTRATION_ENTRIES,
 } from '../../core/devices/registry.js';
-import type { ProblemViolation as Violation } from '../../core/shared/errors.js';
 import { displayText } from '../../core/shared/display-text.js';
+import type { ProblemViolation as Violation } from '../../core/shared/errors.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { ProblemViolation } from './problems.js';
