@@ -1073,7 +1073,7 @@ export interface components {
         };
         /** @description A new company: its id (fixed for good), display name and storage quota. */
         CompanyCreateBody: {
-            /** @description A company id is 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit. */
+            /** @description A new company id is 1 to 128 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit (^[a-z0-9][a-z0-9._-]{0,127}$). Fixed for good; companies never differ by case alone. */
             id: string;
             /** @description Display name, 1 to 100 characters. */
             name: string;

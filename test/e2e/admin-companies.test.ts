@@ -94,6 +94,10 @@ describe('companies administration', () => {
       400,
     );
     expectError(await root().POST('/admin/companies', { body: { id: 'initech', name: 'Again', quotaBytes: 1 } }), 409);
+    // Beside `initech`, `INITECH` would be a second company differing by case alone: new ids are lower case.
+    const upper = expectError(await root().POST('/admin/companies', { body: { id: 'INITECH', name: 'Shadow', quotaBytes: 1 } }), 400);
+    expect(upper.errors).toEqual([{ path: '/id', message: expect.stringContaining('lower-case letters') }]);
+    expect(upper.errors?.[0]?.message).toContain("Use 'initech'.");
     expectError(await root().POST('/admin/companies', { body: { id: 'x', name: 'X', quotaBytes: 2 * 1024 ** 4 } }), 400);
     expectError(await root().PATCH('/admin/companies/{companyId}', { params: { path: { companyId: 'initech' } }, body: {} }), 400);
     expect(await allCompanies()).toEqual(before);

@@ -1,6 +1,12 @@
 /** Bodies of companies administration (`/admin/companies`). */
 import * as z from 'zod';
-import { MAX_COMPANY_NAME_LENGTH, MAX_QUOTA_BYTES } from '../../core/companies/admin.js';
+import {
+  MAX_COMPANY_NAME_LENGTH,
+  MAX_QUOTA_BYTES,
+  NEW_COMPANY_ID_PATTERN,
+  NEW_COMPANY_ID_RULE,
+  newCompanyIdRefusal,
+} from '../../core/companies/admin.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 
@@ -25,7 +31,14 @@ const quotaBytes = z
 
 /** Body of `POST /admin/companies`. */
 export const CompanyCreateBody = z
-  .strictObject({ id: companyIdentifier.describe(COMPANY_ID_RULE), name, quotaBytes })
+  .strictObject({
+    id: z
+      .string()
+      .regex(NEW_COMPANY_ID_PATTERN, { error: (issue) => newCompanyIdRefusal(String(issue.input)) ?? NEW_COMPANY_ID_RULE })
+      .describe(`${NEW_COMPANY_ID_RULE} Fixed for good; companies never differ by case alone.`),
+    name,
+    quotaBytes,
+  })
   .meta({ id: 'CompanyCreateBody', description: 'A new company: its id (fixed for good), display name and storage quota.' });
 
 /** Body of `PATCH /admin/companies/{companyId}`: at least one member. */

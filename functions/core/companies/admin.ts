@@ -5,7 +5,7 @@
  */
 import { auditEntry } from '../audit/entries.js';
 import type { Company } from '../shared/companies.js';
-import { ConflictError, NotFoundError } from '../shared/errors.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
 import type { UserDirectory } from '../users/ports.js';
@@ -13,6 +13,29 @@ import type { CompanyAdministration, CompanyChanges, DeviceCounter } from './por
 
 /** Largest storage quota an administrator may set: 1 TiB, far above any company's scenario archives. */
 export const MAX_QUOTA_BYTES = 1024 ** 4;
+
+/**
+ * A new company's id: 1 to 128 lower-case letters, digits, `.`, `_` or `-`, starting with a letter or digit. Lower
+ * case only, so that two companies never differ by case alone (`ACME` beside `acme`): ids appear in paths, token
+ * claims and user records, where usernames are already compared case aside. Ids created before this rule (any case of
+ * IDENTIFIER_PATTERN) keep working wherever an existing company is named.
+ */
+export const NEW_COMPANY_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+
+/** The rule of NEW_COMPANY_ID_PATTERN, as a 400 states it. */
+export const NEW_COMPANY_ID_RULE =
+  'A new company id is 1 to 128 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit (^[a-z0-9][a-z0-9._-]{0,127}$).';
+
+/**
+ * Why `id` cannot be a new company's id (NEW_COMPANY_ID_RULE, and the lower-case id to use when that one would do),
+ * or undefined when it can.
+ * @example newCompanyIdRefusal('ACME') // "A new company id is … Use 'acme'."
+ */
+export function newCompanyIdRefusal(id: string): string | undefined {
+  if (NEW_COMPANY_ID_PATTERN.test(id)) return undefined;
+  const lower = id.toLowerCase();
+  return NEW_COMPANY_ID_PATTERN.test(lower) ? `${NEW_COMPANY_ID_RULE} Use '${lower}'.` : NEW_COMPANY_ID_RULE;
+}
 
 /** Longest company display name, characters. */
 export const MAX_COMPANY_NAME_LENGTH = 100;
@@ -64,11 +87,13 @@ export function auditedCompany(company: Pick<Company, 'id' | 'name' | 'quotaByte
 
 /**
  * Creates a company with nothing stored (`usedBytes` 0), recording a `company.created` entry with it.
- * @throws ForbiddenError without `companies:write`; ConflictError when a company with the id exists (nothing changed,
- *   nothing recorded).
+ * @throws ForbiddenError without `companies:write`; BadRequestError when the id is not lower case
+ *   (NEW_COMPANY_ID_PATTERN); ConflictError when a company with the id exists (nothing changed, nothing recorded).
  */
 export async function createCompany(ports: CompanyAdminPorts, principal: Principal, company: NewCompany): Promise<AdminCompany> {
   authorize(principal, 'companies:write');
+  const refusal = newCompanyIdRefusal(company.id);
+  if (refusal !== undefined) throw new BadRequestError(`${refusal} Nothing was changed.`, [{ path: '/id', message: refusal }]);
   const entry = auditEntry(principal, {
     action: 'company.created',
     target: { kind: 'company', id: company.id },

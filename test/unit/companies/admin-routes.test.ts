@@ -62,7 +62,7 @@ describe('companies administration routes', () => {
   it('accept a valid new company and refuse an id out of pattern, a bad name or quota, an unknown member', () => {
     expect(refused(adminCompanyCreate, { body: { id: 'initech', name: 'Initech', quotaBytes: 10_485_760 } })).toBe('accepted');
     expect(refused(adminCompanyCreate, { body: { id: 'a.b_c-9', name: 'x'.repeat(100), quotaBytes: MAX_QUOTA_BYTES } })).toBe('accepted');
-    for (const id of ['', '-initech', 'in itech', 'init#ech', 'a/b', 'x'.repeat(129), 'ÉCOLE', 'a,b']) {
+    for (const id of ['', '-initech', 'in itech', 'init#ech', 'a/b', 'x'.repeat(129), 'ÉCOLE', 'a,b', 'ACME', 'Initech']) {
       expect(refused(adminCompanyCreate, { body: { id, name: 'N', quotaBytes: 0 } }), id).toEqual(['/id']);
     }
     expect(refused(adminCompanyCreate, { body: { id: 'a', name: '', quotaBytes: 0 } })).toEqual(['/name']);
@@ -75,8 +75,9 @@ describe('companies administration routes', () => {
     expect(refused(adminCompanyCreate, { body: { name: 'N', quotaBytes: 0 } })).toEqual(['/id']);
   });
 
-  it('refuse a company id out of pattern in the path', () => {
+  it('refuse a company id out of pattern in the path, where an id of any case created before the lower-case rule is named', () => {
     expect(refused(adminCompanyGet, { companyId: 'initech' })).toBe('accepted');
+    expect(refused(adminCompanyGet, { companyId: 'Initech' })).toBe('accepted');
     expect(refused(adminCompanyGet, { companyId: 'bad id' })).toEqual(['companyId']);
     expect(refused(adminCompanyUpdate, { companyId: '#acme', body: { name: 'N' } })).toEqual(['companyId']);
   });

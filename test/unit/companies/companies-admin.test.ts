@@ -91,6 +91,15 @@ describe('companies administration', () => {
     await expect(listCompanies(ports(), root, { limit: 1, cursor: altered })).rejects.toBeInstanceOf(BadRequestError);
   });
 
+  it('refuses a new id that differs from an existing one by case alone: new ids are lower case (400 naming the id to use)', async () => {
+    await createCompany(ports(), root, { id: 'acme-case', name: 'Acme', quotaBytes: 1 });
+    const refused = createCompany(ports(), root, { id: 'ACME-case', name: 'Shadow Acme', quotaBytes: 1 });
+    await expect(refused).rejects.toBeInstanceOf(BadRequestError);
+    await expect(refused).rejects.toThrow(/lower-case.*Use 'acme-case'/);
+    expect(await stored('ACME-case')).toBeUndefined();
+    expect((await entriesOf('ACME-case')).length).toBe(0);
+  });
+
   it("counts the company's devices, not another company's, nor one being deleted, and gives its user count", async () => {
     const { client } = ports();
     const registry = new DynamoDbDeviceRepository(client, LOCAL_TABLES);
