@@ -2595,6 +2595,16 @@ export interface components {
             companies: string[];
             /** @description false: the user cannot sign in, and their refresh tokens are refused. */
             enabled: boolean;
+            /** @description While the user is disabled: who disabled them. A user a platform-admin disabled is enabled again, reset or deleted only by a platform-admin (403 for a company-admin). Absent for a user disabled before this was recorded. */
+            disabledBy?: {
+                /** @description The administrator who disabled the user. */
+                username: string;
+                /**
+                 * @description The role they acted with.
+                 * @enum {string}
+                 */
+                role: "viewer" | "operator" | "company-admin" | "platform-admin";
+            };
             /**
              * @description `FORCE_CHANGE_PASSWORD`: invited or reset, sets a new password at the next sign-in; `CONFIRMED`: has set their own.
              * @enum {string}

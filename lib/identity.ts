@@ -154,6 +154,8 @@ export class Identity extends Construct {
         companies: new StringAttribute({ minLen: 0, maxLen: 2048, mutable: true }),
         scope: new StringAttribute({ minLen: 0, maxLen: 2048, mutable: true }),
         role: new StringAttribute({ minLen: 0, maxLen: 64, mutable: true }),
+        // Who disabled a disabled user, `<role>:<username>` (a role name and a username of at most 128 characters).
+        disabledBy: new StringAttribute({ minLen: 0, maxLen: 256, mutable: true }),
       },
       featurePlan: plus ? FeaturePlan.PLUS : FeaturePlan.ESSENTIALS,
       ...(plus ? { standardThreatProtectionMode: StandardThreatProtectionMode.FULL_FUNCTION } : {}),

@@ -14,6 +14,12 @@ export const ROLE_ATTRIBUTE = 'custom:role';
 export const COMPANIES_ATTRIBUTE = 'custom:companies';
 
 /**
+ * Who disabled the user while they are disabled, `<role>:<username>` (`platform-admin:root`; neither holds a colon):
+ * a platform administrator's disable holds against company administrators (functions/core/users/admin.ts).
+ */
+export const DISABLED_BY_ATTRIBUTE = 'custom:disabledBy';
+
+/**
  * The scopes of a user made before roles, space-separated (`scenarios:read search:read`): read only when the user has
  * no role.
  */
@@ -38,3 +44,9 @@ export const USER_DIRECTORY_ACTIONS: readonly CognitoAdminAction[] = [
 
 /** What counting a company's users (UserDirectory.countInCompany) calls: ListUsers only. */
 export const USER_COUNT_ACTIONS: readonly CognitoAdminAction[] = ['ListUsers'];
+
+/**
+ * What reading the caller's own user calls (UserDirectory.get, AdminGetUser): every administration route bounds the
+ * token by the caller as they are now (functions/core/users/current-administrator.ts).
+ */
+export const CURRENT_USER_ACTIONS: readonly CognitoAdminAction[] = ['AdminGetUser'];

@@ -1,6 +1,7 @@
 import { adminAuditList } from '../contract/routes/admin-audit.js';
 import { listAudit } from '../core/audit/admin.js';
 import { auditLog } from '../platform/composition/audit.js';
+import { userDirectory } from '../platform/composition/users.js';
 import { cursorSigningKey } from '../platform/config.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 
@@ -15,5 +16,5 @@ auditLog();
 export const handler = routeHandler(adminAuditList, async ({ query }, { principal }) => {
   const { company, actor, limit, cursor } = query;
   const filter = { ...(company === undefined ? {} : { company }), ...(actor === undefined ? {} : { actor }) };
-  return jsonResponse(200, await listAudit({ audit: auditLog() }, principal, filter, { limit, cursor }));
+  return jsonResponse(200, await listAudit({ audit: auditLog(), users: await userDirectory() }, principal, filter, { limit, cursor }));
 });

@@ -11,13 +11,13 @@ storage().cursors.load();
 
 const create = routeHandler(adminCompanyCreate, async ({ body }, { principal }) => {
   const companies = companyAdministration();
-  const company = await createCompany({ companies }, principal, body);
+  const company = await createCompany({ companies, users: await userDirectory() }, principal, body);
   return jsonResponse(201, company, { location: `/admin/companies/${encodeURIComponent(company.id)}` });
 });
 
 const list = routeHandler(adminCompaniesList, async ({ query }, { principal }) => {
   const { companies } = storage();
-  return jsonResponse(200, await listCompanies({ companies }, principal, query));
+  return jsonResponse(200, await listCompanies({ companies, users: await userDirectory() }, principal, query));
 });
 
 const get = routeHandler(adminCompanyGet, async ({ params }, { principal }) => {
@@ -30,7 +30,7 @@ const get = routeHandler(adminCompanyGet, async ({ params }, { principal }) => {
 
 const update = routeHandler(adminCompanyUpdate, async ({ params, body }, { principal }) => {
   const companies = companyAdministration();
-  return jsonResponse(200, await updateCompany({ companies }, principal, params.companyId, body));
+  return jsonResponse(200, await updateCompany({ companies, users: await userDirectory() }, principal, params.companyId, body));
 });
 
 /**

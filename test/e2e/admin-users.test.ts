@@ -271,6 +271,49 @@ describe('users administration', () => {
     expect(JSON.stringify(initech)).not.toMatch(/passwordHash|temporaryPassword|scrypt/);
   });
 
+  it("holds a platform admin's disable against a company admin: enabling, resetting and deleting are 403 naming root", async () => {
+    const henry = { params: { path: { username: 'henry' } } };
+    expect(
+      (await root().POST('/admin/users', { body: { username: 'henry', email: 'henry@acme.example', role: 'viewer', companies: ['acme'] } }))
+        .response.status,
+    ).toBe(201);
+    const disabled = await root().PATCH('/admin/users/{username}', { ...henry, body: { enabled: false } });
+    expect(disabled.data).toMatchObject({ enabled: false, disabledBy: { username: 'root', role: 'platform-admin' } });
+
+    // alice, company admin of acme, administers henry otherwise (she reads him), but cannot undo root's decision.
+    expect((await alice().GET('/admin/users/{username}', henry)).data).toMatchObject({ disabledBy: { username: 'root' } });
+    const refusal = /disabled by platform administrator 'root'/;
+    expectProblem(await alice().PATCH('/admin/users/{username}', { ...henry, body: { enabled: true } }), 403, refusal);
+    expectProblem(await alice().POST('/admin/users/{username}/reset-password', henry), 403, refusal);
+    expectProblem(await alice().DELETE('/admin/users/{username}', henry), 403, refusal);
+    expect((await root().GET('/admin/users/{username}', henry)).data).toMatchObject({ enabled: false });
+
+    // Who disabled whom is in the audit log.
+    let entry: AuditEntry | undefined;
+    await eventually(async () => {
+      const { data } = await root().GET('/admin/audit', { params: { query: { actor: 'root', limit: 10 } } });
+      entry = data?.items.find((item) => item.target.id === 'henry' && item.action === 'user.updated');
+      return entry !== undefined;
+    }, "root's disable of henry in the audit log");
+    expect(entry).toMatchObject({
+      actor: 'root',
+      before: { enabled: true },
+      after: { enabled: false, disabledBy: { username: 'root', role: 'platform-admin' } },
+    });
+  });
+
+  it("checks administration reads against the user as they are now: alice's company-admin token reads nothing once she is an operator", async () => {
+    expect((await alice().GET('/admin/users', { params: { query: { company: 'acme' } } })).response.status).toBe(200);
+    expect((await alice().GET('/admin/audit', { params: { query: { company: 'acme' } } })).response.status).toBe(200);
+    const demoted = await root().PATCH('/admin/users/{username}', { params: { path: { username: 'alice' } }, body: { role: 'operator' } });
+    expect(demoted.data).toMatchObject({ role: 'operator' });
+    // The same access token, still within its 15 minutes.
+    const demotion = /Your role is now operator/;
+    expectProblem(await alice().GET('/admin/users', { params: { query: { company: 'acme' } } }), 403, demotion);
+    expectProblem(await alice().GET('/admin/users/{username}', { params: { path: { username: 'henry' } } }), 403, demotion);
+    expectProblem(await alice().GET('/admin/audit', { params: { query: { company: 'acme' } } }), 403, demotion);
+  });
+
   describe('dss admin users', () => {
     let user: DssUser;
     const asRoot = () => ({ environment: { DSS_TOKEN: local.tokens.root } });

@@ -35,11 +35,11 @@ import {
   ListUsersCommand,
   type UserType,
 } from '@aws-sdk/client-cognito-identity-provider';
-import { COMPANIES_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from '../../contract/cognito-attributes.js';
+import { COMPANIES_ATTRIBUTE, DISABLED_BY_ATTRIBUTE, ROLE_ATTRIBUTE, SCOPE_ATTRIBUTE } from '../../contract/cognito-attributes.js';
 import { randomPassword } from '../../core/access/password-policy.js';
 import { isRole, type Role, roleCovering } from '../../core/access/roles.js';
 import { BadRequestError, ConflictError, ServiceUnavailableError } from '../../core/shared/errors.js';
-import type { NewUser, User, UserChanges, UserDirectory, UserStatus } from '../../core/users/ports.js';
+import type { DirectoryChanges, DisabledBy, NewUser, User, UserDirectory, UserStatus } from '../../core/users/ports.js';
 
 /** Most users one ListUsers call answers (Cognito's limit of its `Limit`). */
 export const LIST_USERS_PAGE = 60;
@@ -104,6 +104,15 @@ export function roleFromAttributes(attributes: Readonly<Record<string, string>>)
   return roleCovering((attributes[SCOPE_ATTRIBUTE] ?? '').split(/[\s,]+/).filter((scope) => scope !== ''));
 }
 
+/** `custom:disabledBy` (`<role>:<username>`) read back; undefined when empty or not of that form. */
+export function disabledByOf(value: string | undefined): DisabledBy | undefined {
+  const colon = value?.indexOf(':') ?? -1;
+  if (value === undefined || colon < 0) return undefined;
+  const role = value.slice(0, colon);
+  const username = value.slice(colon + 1);
+  return isRole(role) && username !== '' ? { username, role } : undefined;
+}
+
 /** Cognito's attribute list as a record. */
 function attributeRecord(attributes: readonly AttributeType[] | undefined): Record<string, string> {
   return Object.fromEntries(
@@ -125,12 +134,15 @@ interface CognitoUserFields {
 export function userOf(cognito: CognitoUserFields): User {
   const attributes = attributeRecord(cognito.Attributes);
   const createdAt = (cognito.UserCreateDate ?? new Date(0)).toISOString();
+  const enabled = cognito.Enabled ?? true;
+  const disabledBy = enabled ? undefined : disabledByOf(attributes[DISABLED_BY_ATTRIBUTE]);
   return {
     username: cognito.Username ?? '',
     email: attributes.email ?? '',
     role: roleFromAttributes(attributes),
     companies: companiesOf(attributes[COMPANIES_ATTRIBUTE]),
-    enabled: cognito.Enabled ?? true,
+    enabled,
+    ...(disabledBy === undefined ? {} : { disabledBy }),
     status: statusOf(cognito.UserStatus),
     createdAt,
     updatedAt: cognito.UserLastModifiedDate?.toISOString() ?? createdAt,
@@ -239,30 +251,35 @@ export class CognitoUserDirectory implements UserDirectory {
   }
 
   /**
-   * AdminUpdateUserAttributes for `role` and `companies` (an empty list is written as an empty attribute); for
-   * `enabled: false` AdminDisableUser then AdminUserGlobalSignOut, for `enabled: true` AdminEnableUser; then the user
-   * as Cognito holds them (AdminGetUser).
+   * AdminUpdateUserAttributes for `role`, `companies` (an empty list is written as an empty attribute) and, when a
+   * disable records who made it, `custom:disabledBy`; for `enabled: false` AdminDisableUser then
+   * AdminUserGlobalSignOut, for `enabled: true` AdminEnableUser, then `custom:disabledBy` emptied; then the user as
+   * Cognito holds them (AdminGetUser). Who disabled the user is written before the disable and cleared after the
+   * enable, so that a failure between two calls never leaves a disabled user without it.
    * @returns undefined when there is no such user (UserNotFoundException on the first call: nothing changed).
    * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles (the calls made before it stand).
    */
-  async update(username: string, changes: UserChanges): Promise<User | undefined> {
+  async update(username: string, changes: DirectoryChanges): Promise<User | undefined> {
     const UserPoolId = this.userPoolId();
+    const { disabledBy } = changes;
     const attributes: AttributeType[] = [
       ...(changes.role === undefined ? [] : [{ Name: ROLE_ATTRIBUTE, Value: changes.role }]),
       ...(changes.companies === undefined ? [] : [{ Name: COMPANIES_ATTRIBUTE, Value: changes.companies.join(',') }]),
+      ...(disabledBy === undefined || disabledBy === null
+        ? []
+        : [{ Name: DISABLED_BY_ATTRIBUTE, Value: `${disabledBy.role}:${disabledBy.username}` }]),
     ];
+    const updateAttributes = (UserAttributes: AttributeType[]) =>
+      this.call(this.client.send(new AdminUpdateUserAttributesCommand({ UserPoolId, Username: username, UserAttributes })));
     try {
-      if (attributes.length > 0) {
-        await this.call(
-          this.client.send(new AdminUpdateUserAttributesCommand({ UserPoolId, Username: username, UserAttributes: attributes })),
-        );
-      }
+      if (attributes.length > 0) await updateAttributes(attributes);
       if (changes.enabled === false) {
         await this.call(this.client.send(new AdminDisableUserCommand({ UserPoolId, Username: username })));
         await this.signOut(UserPoolId, username);
       } else if (changes.enabled === true) {
         await this.call(this.client.send(new AdminEnableUserCommand({ UserPoolId, Username: username })));
       }
+      if (disabledBy === null) await updateAttributes([{ Name: DISABLED_BY_ATTRIBUTE, Value: '' }]);
     } catch (error) {
       if (nameOf(error) === 'UserNotFoundException') return undefined;
       throw error;

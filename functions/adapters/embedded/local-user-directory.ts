@@ -5,7 +5,7 @@
  */
 import { randomPassword } from '../../core/access/password-policy.js';
 import { type Role, roleCovering, scopeClaimOf } from '../../core/access/roles.js';
-import type { NewUser, User, UserChanges, UserDirectory } from '../../core/users/ports.js';
+import type { DirectoryChanges, NewUser, User, UserDirectory } from '../../core/users/ports.js';
 import { hashPassword } from './local-identity-provider.js';
 import type { LocalUser, LocalUserStore } from './local-user-store.js';
 
@@ -27,6 +27,7 @@ export function userViewOf(user: LocalUser): User {
     role,
     companies: [...user.companies],
     enabled: user.enabled !== false,
+    ...(user.enabled === false && user.disabledBy !== undefined ? { disabledBy: { ...user.disabledBy } } : {}),
     status: user.mustChangePassword === true ? 'FORCE_CHANGE_PASSWORD' : 'CONFIRMED',
     createdAt: user.createdAt ?? user.updatedAt ?? UNKNOWN_TIME,
     updatedAt: user.updatedAt ?? user.createdAt ?? UNKNOWN_TIME,
@@ -92,7 +93,7 @@ export class LocalUserDirectory implements UserDirectory {
   }
 
   /** @inheritdoc */
-  async update(username: string, changes: UserChanges): Promise<User | undefined> {
+  async update(username: string, changes: DirectoryChanges): Promise<User | undefined> {
     const at = this.now().toISOString();
     const updated = await this.store.update(username, (user) => {
       if (user === undefined) return undefined;
@@ -104,6 +105,8 @@ export class LocalUserDirectory implements UserDirectory {
       if (changes.companies !== undefined) next.companies = [...changes.companies];
       if (changes.enabled !== undefined) next.enabled = changes.enabled;
       if (changes.enabled === false) next.refreshTokens = [];
+      if (changes.disabledBy === null) delete next.disabledBy;
+      else if (changes.disabledBy !== undefined) next.disabledBy = { ...changes.disabledBy };
       return next;
     });
     return updated === undefined ? undefined : userViewOf(updated);

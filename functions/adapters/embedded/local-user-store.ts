@@ -5,9 +5,11 @@
  * file, never half of one), one change at a time. Usernames are case-insensitive, as the user pool's are on AWS
  * (`signInCaseSensitive: false`): `Alice` finds `alice`, and a user keeps the case they were created with.
  */
+
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Role } from '../../core/access/roles.js';
+import type { DisabledBy } from '../../core/users/ports.js';
 
 /** One refresh token a local user holds: its SHA-256 (hex), never the token, and when it stops working. */
 export interface LocalRefreshToken {
@@ -31,6 +33,8 @@ export interface LocalUser {
   email?: string;
   /** @default true */
   enabled?: boolean;
+  /** Who disabled the user, while they are disabled. */
+  disabledBy?: DisabledBy;
   /** Invited or reset: the next sign-in must set a new password (the `new_password_required` challenge). */
   mustChangePassword?: boolean;
   /** ISO-8601. */

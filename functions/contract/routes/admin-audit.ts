@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
+import { CURRENT_USER_ACTIONS } from '../cognito-attributes.js';
 import { pagingParameters, text } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import { AuditPage } from '../schemas/audit.js';
@@ -35,7 +36,8 @@ export const adminAuditList = defineRoute({
   tags: ['Administration'],
   scope: 'users:read',
   request: { query: AuditListQuery },
-  access: { storage: false, pagesListings: true, tables: { audit: 'R' } },
+  // The caller's own user: the token is bounded by what they are now (a demoted administrator reads nothing).
+  access: { storage: false, pagesListings: true, tables: { audit: 'R' }, userPool: CURRENT_USER_ACTIONS },
   entry: 'functions/handlers/admin-audit.ts',
   responses: {
     200: { description: 'A page of entries, newest first.', schema: AuditPage },

@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import { MAX_QUOTA_BYTES } from '../../core/companies/admin.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
-import { USER_COUNT_ACTIONS } from '../cognito-attributes.js';
+import { CURRENT_USER_ACTIONS, USER_COUNT_ACTIONS } from '../cognito-attributes.js';
 import { ListQuery, NoQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
 import {
@@ -28,7 +28,8 @@ const ADMIN_COMPANY_PATH = `${ADMIN_COMPANIES_PATH}/{companyId}`;
 /**
  * What the one function of the four routes may touch: company items (conditional put and update, reads and the
  * listing's Scan), the devices table for the count (a Query), the audit table (each change's entry, written in the
- * change's transaction), the user pool's listing for the user count, and the cursor key. Routes sharing an entry share
+ * change's transaction), the user pool's listing for the user count and the caller's own user (every request is
+ * bounded by what the caller is now), and the cursor key. Routes sharing an entry share
  * one function and must declare the same access.
  */
 const ADMIN_COMPANIES_ACCESS = {
@@ -36,7 +37,7 @@ const ADMIN_COMPANIES_ACCESS = {
   pagesListings: true,
   // Audit: each company change writes its entry in the same transaction.
   tables: { companies: 'RW', devices: 'R', audit: 'W' },
-  userPool: USER_COUNT_ACTIONS,
+  userPool: [...USER_COUNT_ACTIONS, ...CURRENT_USER_ACTIONS],
 } as const;
 
 /** The handler module of the four routes. */

@@ -60,6 +60,16 @@ export const User = z
     role: z.enum(ROLE_NAMES as [Role, ...Role[]]).describe('The role; the token carries its scopes.'),
     companies: z.array(z.string()).describe('Company ids the user acts on (the `companies` claim of their tokens).'),
     enabled: z.boolean().describe('false: the user cannot sign in, and their refresh tokens are refused.'),
+    disabledBy: z
+      .object({
+        username: z.string().describe('The administrator who disabled the user.'),
+        role: z.enum(ROLE_NAMES as [Role, ...Role[]]).describe('The role they acted with.'),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'While the user is disabled: who disabled them. A user a platform-admin disabled is enabled again, reset or deleted only by a platform-admin (403 for a company-admin). Absent for a user disabled before this was recorded.',
+      ),
     status: z
       .enum(['FORCE_CHANGE_PASSWORD', 'CONFIRMED'])
       .describe('`FORCE_CHANGE_PASSWORD`: invited or reset, sets a new password at the next sign-in; `CONFIRMED`: has set their own.'),

@@ -5,28 +5,35 @@
 import { administers, isPlatformAdmin, isRole } from '../access/roles.js';
 import { ForbiddenError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
-import { authorize, type Principal } from '../shared/principal.js';
+import type { Principal } from '../shared/principal.js';
+import { currentAdministrator } from '../users/current-administrator.js';
+import type { UserDirectory } from '../users/ports.js';
 import type { AuditEntry, AuditFilter, AuditLog } from './ports.js';
 
 /** The ports of listAudit. */
 export interface AuditReadPorts {
   audit: AuditLog;
+  /** The caller's user, read to bound their token by what they are now (currentAdministrator). */
+  users: Pick<UserDirectory, 'get'>;
 }
 
 /**
  * A page of the entries matching `filter`, newest first. A platform administrator (a token holding every scope of the
  * `platform-admin` role) may list every entry; anyone else holding `users:read` must name one of their companies in
  * `filter.company`, and sees only the entries of users they administer (and the company's own).
- * @throws ForbiddenError without `users:read`, or when a caller other than a platform administrator names no company
- *   or one not theirs; BadRequestError on a cursor this listing did not issue.
+ * The token is bounded by the caller's user as it is now: a user disabled, deleted or demoted since it was issued
+ * reads nothing.
+ * @throws ForbiddenError without `users:read` (in the token, or in the caller's current role), for a disabled or
+ *   deleted caller, or when a caller other than a platform administrator names no company or one not theirs;
+ *   BadRequestError on a cursor this listing did not issue.
  */
 export async function listAudit(
   ports: AuditReadPorts,
-  principal: Principal,
+  token: Principal,
   filter: AuditFilter,
   paging: ListParameters,
 ): Promise<Page<AuditEntry>> {
-  authorize(principal, 'users:read');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:read');
   if (!isPlatformAdmin(principal.scopes)) {
     if (filter.company === undefined) {
       throw new ForbiddenError(

@@ -1,13 +1,16 @@
 /**
  * Companies administration (docs/contract.md, "Companies administration"): a platform administrator creates, lists,
  * reads and changes companies. The routes are not company-scoped: the `companies:read` / `companies:write` scope of
- * the route is the whole permission, checked again here so that no other caller reaches the repository.
+ * the route is the whole permission, checked again here, on the token bounded by the caller's user as it is now
+ * (currentAdministrator), so that no other caller reaches the repository, nor one demoted or disabled since their
+ * token was issued.
  */
 import { auditEntry } from '../audit/entries.js';
 import type { Company } from '../shared/companies.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
-import { authorize, type Principal } from '../shared/principal.js';
+import type { Principal } from '../shared/principal.js';
+import { currentAdministrator } from '../users/current-administrator.js';
 import type { UserDirectory } from '../users/ports.js';
 import type { CompanyAdministration, CompanyChanges, DeviceCounter } from './ports.js';
 
@@ -60,12 +63,14 @@ export interface AdminCompanyDetail extends AdminCompany {
 /** The ports of the use cases below. */
 export interface CompanyAdminPorts {
   companies: CompanyAdministration;
+  /** The caller's user, read to bound their token by what they are now (currentAdministrator). */
+  users: Pick<UserDirectory, 'get'>;
 }
 
 /** The ports of getCompany: the companies, the device count and the user count. */
 export interface CompanyDetailPorts extends CompanyAdminPorts {
   devices: DeviceCounter;
-  users: Pick<UserDirectory, 'countInCompany'>;
+  users: Pick<UserDirectory, 'get' | 'countInCompany'>;
 }
 
 /** What creating a company takes. */
@@ -90,8 +95,8 @@ export function auditedCompany(company: Pick<Company, 'id' | 'name' | 'quotaByte
  * @throws ForbiddenError without `companies:write`; BadRequestError when the id is not lower case
  *   (NEW_COMPANY_ID_PATTERN); ConflictError when a company with the id exists (nothing changed, nothing recorded).
  */
-export async function createCompany(ports: CompanyAdminPorts, principal: Principal, company: NewCompany): Promise<AdminCompany> {
-  authorize(principal, 'companies:write');
+export async function createCompany(ports: CompanyAdminPorts, token: Principal, company: NewCompany): Promise<AdminCompany> {
+  const { principal } = await currentAdministrator(ports.users, token, 'companies:write');
   const refusal = newCompanyIdRefusal(company.id);
   if (refusal !== undefined) throw new BadRequestError(`${refusal} Nothing was changed.`, [{ path: '/id', message: refusal }]);
   const entry = auditEntry(principal, {
@@ -110,8 +115,8 @@ export async function createCompany(ports: CompanyAdminPorts, principal: Princip
  * A page of every company.
  * @throws ForbiddenError without `companies:read`; BadRequestError on a cursor this listing did not issue.
  */
-export async function listCompanies(ports: CompanyAdminPorts, principal: Principal, paging: ListParameters): Promise<Page<AdminCompany>> {
-  authorize(principal, 'companies:read');
+export async function listCompanies(ports: CompanyAdminPorts, token: Principal, paging: ListParameters): Promise<Page<AdminCompany>> {
+  await currentAdministrator(ports.users, token, 'companies:read');
   const page = await ports.companies.list(paging.limit, paging.cursor);
   return { items: page.items.map(adminViewOf), nextCursor: page.nextCursor };
 }
@@ -120,8 +125,8 @@ export async function listCompanies(ports: CompanyAdminPorts, principal: Princip
  * One company with its storage account, device count and user count.
  * @throws ForbiddenError without `companies:read`; NotFoundError when it does not exist.
  */
-export async function getCompany(ports: CompanyDetailPorts, principal: Principal, companyId: string): Promise<AdminCompanyDetail> {
-  authorize(principal, 'companies:read');
+export async function getCompany(ports: CompanyDetailPorts, token: Principal, companyId: string): Promise<AdminCompanyDetail> {
+  await currentAdministrator(ports.users, token, 'companies:read');
   const company = await ports.companies.get(companyId);
   if (company === undefined) throw notFound(companyId);
   const [deviceCount, userCount] = await Promise.all([ports.devices.count(companyId), ports.users.countInCompany(companyId)]);
@@ -137,11 +142,11 @@ export async function getCompany(ports: CompanyDetailPorts, principal: Principal
  */
 export async function updateCompany(
   ports: CompanyAdminPorts,
-  principal: Principal,
+  token: Principal,
   companyId: string,
   changes: CompanyChanges,
 ): Promise<AdminCompany> {
-  authorize(principal, 'companies:write');
+  const { principal } = await currentAdministrator(ports.users, token, 'companies:write');
   const updated = await ports.companies.update(companyId, changes, (before, after) =>
     auditEntry(principal, {
       action: 'company.updated',

@@ -10,19 +10,23 @@
  * - nobody demotes, disables or deletes the last active platform administrator (enabled, signed in at least once),
  *   and nobody changes their own role or enabled flag or deletes themselves (409): the service always keeps someone
  *   who can administer it;
- * - a change is made with the caller's token bounded by their user as it is now: a user disabled, demoted or deleted
- *   cannot use a token issued before (valid up to 15 minutes) to undo that.
+ * - every request, read or change, is made with the caller's token bounded by their user as it is now
+ *   (currentAdministrator): a user disabled, demoted or deleted cannot use a token issued before (valid up to 15
+ *   minutes) to read users or to undo that;
+ * - a user a platform administrator disabled stays disabled until a platform administrator enables them: a company
+ *   administrator can neither enable them, reset their password nor delete them (403 naming who disabled them).
  * Every change is recorded in the audit log right after the directory's change, with the user's views before and
  * after (never a password).
  */
-import { administers, holdsEveryScopeOf, isPlatformAdmin, ROLES, type Role } from '../access/roles.js';
+import { administers, holdsEveryScopeOf, isPlatformAdmin, type Role } from '../access/roles.js';
 import { actorOf, auditEntry } from '../audit/entries.js';
 import type { AuditAction, AuditLog } from '../audit/ports.js';
 import type { CompanyRepository } from '../shared/companies.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../shared/errors.js';
 import type { ListingCursors, ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
-import type { NewUser, User, UserChanges, UserDirectory } from './ports.js';
+import { type CurrentAdministrator, currentAdministrator } from './current-administrator.js';
+import type { DirectoryChanges, DisabledBy, NewUser, User, UserChanges, UserDirectory } from './ports.js';
 
 /** A username: 1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit (Cognito accepts these). */
 export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
@@ -150,23 +154,28 @@ function notOneself(principal: Principal, username: string, what: string): void 
 }
 
 /**
- * The caller as a writer: their token bounded by what their user is now. An access token outlives a change to its
- * user by up to 15 minutes; without this, a company admin just disabled, demoted or deleted could use it to undo that
- * (enable themselves again, or invite themselves back). Their scopes are those of both the token and their current
- * role, their companies those of both.
- * @throws ForbiddenError when the caller's user no longer exists or is disabled.
+ * Refuses a company administrator's enabling, reset or deletion of a user a platform administrator disabled: that
+ * decision holds until a platform administrator reverses it (re-inviting a deleted user would undo it too).
+ * @throws ForbiddenError naming who disabled the user.
  */
-async function currentWriter(ports: UserAdminPorts, principal: Principal): Promise<Principal> {
-  const caller = await ports.users.get(actorOf(principal));
-  if (caller === undefined || !caller.enabled) {
-    throw new ForbiddenError('Your user is disabled or deleted: your token no longer administers users. Nothing was changed.');
-  }
-  const current = new Set<string>(ROLES[caller.role]);
-  return {
-    ...principal,
-    scopes: new Set([...principal.scopes].filter((scope) => current.has(scope) || !ROLES['platform-admin'].includes(scope as never))),
-    companies: principal.companies.filter((company) => caller.role === 'platform-admin' || caller.companies.includes(company)),
-  };
+function respectPlatformDisable(principal: Principal, user: User, what: string): void {
+  if (user.enabled || user.disabledBy?.role !== 'platform-admin' || managesEveryone(principal)) return;
+  throw new ForbiddenError(
+    `'${user.username}' was disabled by platform administrator '${user.disabledBy.username}': only a platform administrator can ${what}. Ask one. Nothing was changed.`,
+  );
+}
+
+/**
+ * Who disabled the user after a change of their enabled flag: the caller when they disable an enabled user (or a
+ * platform administrator disables one a company administrator disabled); nobody when they are enabled again;
+ * undefined to leave it as it is.
+ */
+function disabledByAfter(caller: CurrentAdministrator, before: User, enabled: boolean | undefined): { disabledBy?: DisabledBy | null } {
+  if (enabled === true && !before.enabled) return { disabledBy: null };
+  if (enabled !== false) return {};
+  const holds = !before.enabled && before.disabledBy?.role === 'platform-admin';
+  if (!before.enabled && (holds || caller.role !== 'platform-admin')) return {};
+  return { disabledBy: { username: actorOf(caller.principal), role: caller.role } };
 }
 
 /** Records the change in the audit log: the views before and after, the companies of both. */
@@ -199,9 +208,7 @@ async function record(
  *   unknown one; ConflictError when the username is taken. Nothing changed in each case.
  */
 export async function inviteUser(ports: UserAdminPorts, token: Principal, user: NewUser): Promise<Invitation> {
-  authorize(token, 'users:write');
-  const principal = await currentWriter(ports, token);
-  authorize(principal, 'users:write');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   await checkGrant(ports, principal, user.role, user.companies);
   const created = await ports.users.create({ ...user, companies: [...new Set(user.companies)] });
   if (created === undefined) throw new ConflictError(`User '${user.username}' already exists; nothing was changed.`);
@@ -221,8 +228,8 @@ function listingOf(company: string | undefined): string {
  * @throws ForbiddenError without `users:read`, or for a company admin naming another company; BadRequestError for a
  *   company admin naming none, or a cursor this listing did not issue.
  */
-export async function listUsers(ports: UserAdminPorts, principal: Principal, query: UserListQuery): Promise<Page<User>> {
-  authorize(principal, 'users:read');
+export async function listUsers(ports: UserAdminPorts, token: Principal, query: UserListQuery): Promise<Page<User>> {
+  const { principal } = await currentAdministrator(ports.users, token, 'users:read');
   const { company } = query;
   if (!managesEveryone(principal)) {
     if (company === undefined) {
@@ -253,16 +260,17 @@ export async function listUsers(ports: UserAdminPorts, principal: Principal, que
  * One user.
  * @throws ForbiddenError without `users:read`; NotFoundError when there is none, or one outside a company admin's bounds.
  */
-export async function getUser(ports: UserAdminPorts, principal: Principal, username: string): Promise<User> {
-  authorize(principal, 'users:read');
+export async function getUser(ports: UserAdminPorts, token: Principal, username: string): Promise<User> {
+  const { principal } = await currentAdministrator(ports.users, token, 'users:read');
   return visibleUser(ports, principal, username);
 }
 
 /**
  * Changes a user's role, companies and/or enabled flag. Disabling ends the user's sessions (their refresh tokens are
  * refused from then on; access tokens already issued live out their 15 minutes).
- * @throws ForbiddenError without `users:write`, or when the user before or after the change is outside the caller's
- *   bounds; NotFoundError when there is none (or outside the bounds); BadRequestError for an empty change, no
+ * @throws ForbiddenError without `users:write` (in the token or the caller's current role), when the user before or
+ *   after the change is outside the caller's bounds, or when a company admin enables a user a platform admin
+ *   disabled; NotFoundError when there is none (or outside the bounds); BadRequestError for an empty change, no
  *   company or an unknown one; ConflictError when it would demote or disable the last enabled platform admin, or
  *   disable the caller. Nothing changed in each case.
  */
@@ -271,9 +279,10 @@ export async function updateUser(ports: UserAdminPorts, token: Principal, userna
   if (changes.role === undefined && changes.companies === undefined && changes.enabled === undefined) {
     throw new BadRequestError('Give `role`, `companies` or `enabled` (or several); nothing was changed.');
   }
-  const principal = await currentWriter(ports, token);
-  authorize(principal, 'users:write');
+  const caller = await currentAdministrator(ports.users, token, 'users:write');
+  const { principal } = caller;
   const before = await visibleUser(ports, principal, username);
+  if (changes.enabled === true) respectPlatformDisable(principal, before, 'enable them again');
   const wanted: User = {
     ...before,
     ...(changes.role === undefined ? {} : { role: changes.role }),
@@ -286,10 +295,11 @@ export async function updateUser(ports: UserAdminPorts, token: Principal, userna
   if (changes.enabled !== undefined && changes.enabled !== before.enabled) notOneself(principal, before.username, 'enable or disable');
   if (changes.role !== undefined && changes.role !== before.role) notOneself(principal, before.username, 'change the role of');
   await keepAPlatformAdmin(ports, before, wanted);
-  const normalized: UserChanges = {
+  const normalized: DirectoryChanges = {
     ...(changes.role === undefined ? {} : { role: changes.role }),
     ...(changes.companies === undefined ? {} : { companies: wanted.companies }),
     ...(changes.enabled === undefined ? {} : { enabled: changes.enabled }),
+    ...disabledByAfter(caller, before, changes.enabled),
   };
   const after = await ports.users.update(username, normalized);
   if (after === undefined) throw notFound(username);
@@ -299,14 +309,14 @@ export async function updateUser(ports: UserAdminPorts, token: Principal, userna
 
 /**
  * Deletes a user and ends their sessions.
- * @throws ForbiddenError without `users:write`; NotFoundError when there is none (or outside a company admin's
- *   bounds); ConflictError for the caller themselves or the last enabled platform admin. Nothing changed in each case.
+ * @throws ForbiddenError without `users:write`, or for a company admin deleting a user a platform admin disabled;
+ *   NotFoundError when there is none (or outside a company admin's bounds); ConflictError for the caller themselves or
+ *   the last enabled platform admin. Nothing changed in each case.
  */
 export async function deleteUser(ports: UserAdminPorts, token: Principal, username: string): Promise<void> {
-  authorize(token, 'users:write');
-  const principal = await currentWriter(ports, token);
-  authorize(principal, 'users:write');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   const before = await visibleUser(ports, principal, username);
+  respectPlatformDisable(principal, before, 'delete them');
   notOneself(principal, before.username, 'delete');
   await keepAPlatformAdmin(ports, before, undefined);
   if (!(await ports.users.delete(username))) throw notFound(username);
@@ -317,18 +327,17 @@ export async function deleteUser(ports: UserAdminPorts, token: Principal, userna
  * Gives a user a new temporary password (Cognito emails it; locally it is answered, to be shown once) and ends their
  * sessions; they set their own at their next sign-in. A disabled user is not reset (Cognito refuses to set a disabled
  * user's password; the local directory is held to the same rule): enable them first.
- * @throws ForbiddenError without `users:write`; NotFoundError when there is none (or outside a company admin's
- *   bounds); ConflictError when the user is disabled. Nothing changed in each case.
+ * @throws ForbiddenError without `users:write`, or for a company admin resetting a user a platform admin disabled;
+ *   NotFoundError when there is none (or outside a company admin's bounds); ConflictError when the user is disabled. Nothing changed in each case.
  */
 export async function resetUserPassword(
   ports: UserAdminPorts,
   token: Principal,
   username: string,
 ): Promise<{ temporaryPassword?: string }> {
-  authorize(token, 'users:write');
-  const principal = await currentWriter(ports, token);
-  authorize(principal, 'users:write');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   const before = await visibleUser(ports, principal, username);
+  respectPlatformDisable(principal, before, 'reset their password (after enabling them)');
   if (!before.enabled) {
     throw new ConflictError(
       `'${username}' is disabled: enable them first (enabled: true), then reset their password. Nothing was changed.`,

@@ -12,6 +12,17 @@ import type { Role } from '../access/roles.js';
  */
 export type UserStatus = 'FORCE_CHANGE_PASSWORD' | 'CONFIRMED';
 
+/**
+ * Who disabled a user, and the role they acted with: a user a platform administrator disabled stays disabled until a
+ * platform administrator enables them (a company administrator can neither enable them, reset their password nor
+ * delete them).
+ */
+export interface DisabledBy {
+  /** The administrator's username (the audit entry's `actor`). */
+  username: string;
+  role: Role;
+}
+
 /** A user as administration shows it. Never holds a password or its hash. */
 export interface User {
   /** 1 to 128 characters: letters, digits, `.`, `_`, `-` or `@`, starting with a letter or digit; fixed for good. */
@@ -23,6 +34,8 @@ export interface User {
   companies: string[];
   /** false: the user cannot sign in, and their refresh tokens are refused. */
   enabled: boolean;
+  /** Who disabled the user, while they are disabled (absent for a user disabled before this was recorded). */
+  disabledBy?: DisabledBy;
   status: UserStatus;
   /** ISO-8601. */
   createdAt: string;
@@ -43,6 +56,11 @@ export interface UserChanges {
   role?: Role;
   companies?: string[];
   enabled?: boolean;
+}
+
+/** What the directory writes on a change: the administrator's changes, and who disabled the user (null: nobody now). */
+export interface DirectoryChanges extends UserChanges {
+  disabledBy?: DisabledBy | null;
 }
 
 /**
@@ -66,11 +84,11 @@ export interface UserDirectory {
    */
   list(filter: { company?: string }, limit: number, cursor: string | undefined): Promise<{ items: User[]; nextCursor: string | undefined }>;
   /**
-   * Changes the user's role, companies and/or enabled flag. Disabling also ends every session: refresh tokens are
-   * refused from then on (Cognito: AdminDisableUser, then AdminUserGlobalSignOut).
+   * Changes the user's role, companies, enabled flag and/or who disabled them. Disabling also ends every session:
+   * refresh tokens are refused from then on (Cognito: AdminDisableUser, then AdminUserGlobalSignOut).
    * @returns the user after the change, or undefined when there is none (nothing written).
    */
-  update(username: string, changes: UserChanges): Promise<User | undefined>;
+  update(username: string, changes: DirectoryChanges): Promise<User | undefined>;
   /** Deletes the user and ends their sessions. @returns false when there was none. */
   delete(username: string): Promise<boolean>;
   /**

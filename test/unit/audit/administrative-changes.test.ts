@@ -4,6 +4,7 @@
  * entry (none for the company copies), its id the entry's, and a batch delivered again (a retry, a restart) announces
  * nothing twice.
  */
+
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,7 @@ import { freePort } from '../../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { DynamoDbStreamPoller } from '../../../functions/local/stream-poller.js';
 import { ensureTables } from '../../../functions/local/tables.js';
+import { callersDirectory } from '../../support/administrators.js';
 
 const nextId = monotonicFactory();
 const root: Principal = { subject: 'root', companies: [], scopes: new Set(ROLES['platform-admin']) };
@@ -116,7 +118,11 @@ describe('AdministrativeChange events', () => {
     await log.record(moved);
     await log.record(moved);
     const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES, undefined, LOCAL_TABLES.audit);
-    await createCompany({ companies }, root, { id: 'initech', name: 'Initech', quotaBytes: 1000 });
+    await createCompany({ companies, users: callersDirectory({ root: { role: 'platform-admin' } }) }, root, {
+      id: 'initech',
+      name: 'Initech',
+      quotaBytes: 1000,
+    });
     await drainStream();
     const events = await publishedEvents();
     expect(events).toHaveLength(2);

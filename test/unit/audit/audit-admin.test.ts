@@ -12,10 +12,17 @@ import type { AuditEntry, AuditFilter, AuditLog } from '../../../functions/core/
 import { BadRequestError, ForbiddenError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { routeInput } from '../../../functions/platform/http.js';
+import { callersDirectory } from '../../support/administrators.js';
 
 const root: Principal = { subject: 'root', companies: [], scopes: new Set(ROLES['platform-admin']) };
 const admin: Principal = { subject: 'carol', companies: ['initech', 'globex'], scopes: new Set(ROLES['company-admin']) };
 const operator: Principal = { subject: 'alice', companies: ['initech'], scopes: new Set(ROLES.operator) };
+/** The callers as they are now; a test demoting or disabling one restores them. */
+const users = callersDirectory({
+  root: { role: 'platform-admin' },
+  carol: { role: 'company-admin', companies: ['initech', 'globex'] },
+  alice: { role: 'operator', companies: ['initech'] },
+});
 
 /** An audit log that answers every listing with an empty page and remembers the filters it was asked. */
 function recordingLog(items: AuditEntry[] = []): AuditLog & { asked: AuditFilter[] } {
@@ -57,27 +64,27 @@ function query(rawQueryString: string): unknown {
 describe('listing the audit log', () => {
   it('lets a platform administrator list every entry, or filter by company and actor', async () => {
     const audit = recordingLog();
-    await listAudit({ audit }, root, {}, { limit: 10 });
-    await listAudit({ audit }, root, { company: 'umbrella', actor: 'carol' }, { limit: 10 });
+    await listAudit({ audit, users }, root, {}, { limit: 10 });
+    await listAudit({ audit, users }, root, { company: 'umbrella', actor: 'carol' }, { limit: 10 });
     expect(audit.asked).toEqual([{}, { company: 'umbrella', actor: 'carol' }]);
   });
 
   it("recognises a platform administrator's Cognito token, which also carries aws.cognito.signin.user.admin", async () => {
     const audit = recordingLog();
     const cognitoRoot: Principal = { ...root, scopes: new Set([...ROLES['platform-admin'], 'aws.cognito.signin.user.admin']) };
-    await listAudit({ audit }, cognitoRoot, {}, { limit: 10 });
+    await listAudit({ audit, users }, cognitoRoot, {}, { limit: 10 });
     expect(audit.asked).toEqual([{}]);
   });
 
   it('lets a company administrator list only a named company of theirs (403 otherwise), with or without an actor', async () => {
     const audit = recordingLog();
-    await listAudit({ audit }, admin, { company: 'globex' }, { limit: 10 });
-    await listAudit({ audit }, admin, { company: 'initech', actor: 'root' }, { limit: 10 });
-    await expect(listAudit({ audit }, admin, {}, { limit: 10 })).rejects.toThrow(
+    await listAudit({ audit, users }, admin, { company: 'globex' }, { limit: 10 });
+    await listAudit({ audit, users }, admin, { company: 'initech', actor: 'root' }, { limit: 10 });
+    await expect(listAudit({ audit, users }, admin, {}, { limit: 10 })).rejects.toThrow(
       /Name one of your companies with 'company' \(initech, globex\)/,
     );
-    await expect(listAudit({ audit }, admin, { actor: 'root' }, { limit: 10 })).rejects.toBeInstanceOf(ForbiddenError);
-    await expect(listAudit({ audit }, admin, { company: 'umbrella' }, { limit: 10 })).rejects.toThrow(/company 'umbrella'/);
+    await expect(listAudit({ audit, users }, admin, { actor: 'root' }, { limit: 10 })).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(listAudit({ audit, users }, admin, { company: 'umbrella' }, { limit: 10 })).rejects.toThrow(/company 'umbrella'/);
     expect(audit.asked).toEqual([{ company: 'globex' }, { company: 'initech', actor: 'root' }]);
   });
 
@@ -94,25 +101,45 @@ describe('listing the audit log', () => {
         target: { kind: 'company', id: 'initech' },
       },
     ];
-    const forCarol = await listAudit({ audit: recordingLog(entries) }, admin, { company: 'initech' }, { limit: 10 });
+    const forCarol = await listAudit({ audit: recordingLog(entries), users }, admin, { company: 'initech' }, { limit: 10 });
     expect(forCarol.items.map((entry) => entry.target.id)).toEqual(['amy', 'initech']);
-    const forRoot = await listAudit({ audit: recordingLog(entries) }, root, { company: 'initech' }, { limit: 10 });
+    const forRoot = await listAudit({ audit: recordingLog(entries), users }, root, { company: 'initech' }, { limit: 10 });
     expect(forRoot.items).toHaveLength(4);
   });
 
   it('refuses a caller without users:read, even naming their own company', async () => {
     const audit = recordingLog();
-    await expect(listAudit({ audit }, operator, { company: 'initech' }, { limit: 10 })).rejects.toThrow(/users:read/);
+    await expect(listAudit({ audit, users }, operator, { company: 'initech' }, { limit: 10 })).rejects.toThrow(/users:read/);
     expect(audit.asked).toEqual([]);
+  });
+
+  it("reads with the caller as they are now: a demoted or disabled administrator's earlier token reads nothing", async () => {
+    const audit = recordingLog();
+    try {
+      users.callers.carol = { role: 'operator', companies: ['initech', 'globex'] };
+      await expect(listAudit({ audit, users }, admin, { company: 'initech' }, { limit: 10 })).rejects.toThrow(
+        /Your role is now operator, which does not grant 'users:read'/,
+      );
+      users.callers.carol = { role: 'company-admin', companies: ['globex'] };
+      await expect(listAudit({ audit, users }, admin, { company: 'initech' }, { limit: 10 })).rejects.toThrow(/company 'initech'/);
+      users.callers.carol = { role: 'company-admin', companies: ['initech', 'globex'], enabled: false };
+      await expect(listAudit({ audit, users }, admin, { company: 'initech' }, { limit: 10 })).rejects.toThrow(/disabled or deleted/);
+      users.callers.root = { role: 'company-admin', companies: ['initech'] };
+      await expect(listAudit({ audit, users }, root, {}, { limit: 10 })).rejects.toBeInstanceOf(ForbiddenError);
+      expect(audit.asked).toEqual([]);
+    } finally {
+      users.callers.carol = { role: 'company-admin', companies: ['initech', 'globex'] };
+      users.callers.root = { role: 'platform-admin' };
+    }
   });
 });
 
 describe('GET /admin/audit', () => {
-  it('is a users:read route of the main address, reading the audit table only', () => {
+  it("is a users:read route of the main address, reading the audit table and the caller's own user", () => {
     expect(ROUTES).toContain(adminAuditList);
     expect(matchRoute(ROUTES, 'main', 'GET', '/admin/audit')).toMatchObject({ route: { id: 'AdminAuditList' } });
     expect([adminAuditList.scope, 'companyParameter' in adminAuditList]).toEqual(['users:read', false]);
-    expect(adminAuditList.access).toEqual({ storage: false, pagesListings: true, tables: { audit: 'R' } });
+    expect(adminAuditList.access).toEqual({ storage: false, pagesListings: true, tables: { audit: 'R' }, userPool: ['AdminGetUser'] });
   });
 
   it('takes company, actor, limit and cursor, and refuses a malformed company or an unknown parameter', () => {

@@ -47,14 +47,14 @@ describe('companies administration routes', () => {
     });
   });
 
-  it('share one function, which may touch the companies table, read the devices table, write the audit table, list the users and sign cursors', () => {
+  it('share one function, which may touch the companies table, read the devices table, write the audit table, list the users, read the caller and sign cursors', () => {
     for (const route of ADMIN_ROUTES) {
       expect(route.entry).toBe('functions/handlers/admin-companies.ts');
       expect(route.access).toEqual({
         storage: true,
         pagesListings: true,
         tables: { companies: 'RW', devices: 'R', audit: 'W' },
-        userPool: ['ListUsers'],
+        userPool: ['ListUsers', 'AdminGetUser'],
       });
     }
   });

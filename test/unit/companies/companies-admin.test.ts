@@ -3,6 +3,7 @@
  * (conditional), the paged Scan with signed cursors, the device count, the update, the scope check that comes
  * before any of them, and the audit entry each change writes in its own transaction (none for a refused change).
  */
+
 import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
@@ -16,6 +17,7 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '.
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { generateDemoDevices } from '../../../functions/local/demo-data.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
+import { callersDirectory } from '../../support/administrators.js';
 import { useLocalTables } from '../../support/local-tables.js';
 
 const localTables = useLocalTables('companies-admin-');
@@ -28,10 +30,17 @@ const reader: Principal = { subject: 'auditor', companies: [], scopes: new Set([
 
 const cursors = new CursorCodec(() => Buffer.alloc(32, 9));
 
+/** The callers as the directory holds them now (every administration request is bounded by it). */
+const callers = callersDirectory({
+  root: { role: 'platform-admin' },
+  alice: { role: 'operator', companies: ['initech', 'umbrella'] },
+  auditor: { role: 'platform-admin' },
+});
+
 function ports(client: DynamoDBDocumentClient = localTables(), auditTable: string = LOCAL_TABLES.audit) {
   const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES, cursors, auditTable);
   // Two users hold c-1 (the user count is the directory's; test/unit/users counts the local users).
-  const users = { countInCompany: async (company: string) => (company === 'c-1' ? 2 : 0) };
+  const users = { ...callers, countInCompany: async (company: string) => (company === 'c-1' ? 2 : 0) };
   return { client, companies, devices: new DynamoDbDeviceCounter(client, LOCAL_TABLES), users };
 }
 

@@ -306,6 +306,30 @@ describe('changing users', () => {
     expect(sent()).toEqual(['AdminEnableUserCommand', 'AdminGetUserCommand']);
   });
 
+  it('records who disabled the user before disabling them, reads it back while disabled, and empties it after enabling', async () => {
+    const disabledBy = { Name: 'custom:disabledBy', Value: 'platform-admin:root' };
+    cognito.on(AdminGetUserCommand).resolves({ ...after, Enabled: false, UserAttributes: [...after.UserAttributes, disabledBy] });
+    const user = await directory.update('ana', { enabled: false, disabledBy: { username: 'root', role: 'platform-admin' } });
+    expect(sent()).toEqual([
+      'AdminUpdateUserAttributesCommand',
+      'AdminDisableUserCommand',
+      'AdminUserGlobalSignOutCommand',
+      'AdminGetUserCommand',
+    ]);
+    expect(cognito.commandCalls(AdminUpdateUserAttributesCommand)[0]?.args[0].input.UserAttributes).toEqual([disabledBy]);
+    expect(user).toMatchObject({ enabled: false, disabledBy: { username: 'root', role: 'platform-admin' } });
+    resetCognito();
+
+    // Enabled again: the attribute is emptied after the enable, and an enabled user shows no disabledBy whatever it holds.
+    cognito.on(AdminGetUserCommand).resolves({ ...after, UserAttributes: [...after.UserAttributes, disabledBy] });
+    const enabled = await directory.update('ana', { enabled: true, disabledBy: null });
+    expect(sent()).toEqual(['AdminEnableUserCommand', 'AdminUpdateUserAttributesCommand', 'AdminGetUserCommand']);
+    expect(cognito.commandCalls(AdminUpdateUserAttributesCommand)[0]?.args[0].input.UserAttributes).toEqual([
+      { Name: 'custom:disabledBy', Value: '' },
+    ]);
+    expect(enabled).not.toHaveProperty('disabledBy');
+  });
+
   it('answers undefined for an unknown user, having changed nothing', async () => {
     cognito.on(AdminUpdateUserAttributesCommand).rejects(new UserNotFoundException({ message: 'User does not exist.', $metadata: {} }));
     expect(await directory.update('nobody', { role: 'viewer', enabled: false })).toBeUndefined();

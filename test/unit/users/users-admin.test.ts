@@ -298,6 +298,81 @@ describe('changing', () => {
   });
 });
 
+describe("a platform administrator's disable", () => {
+  it('holds against a company admin: enabling, resetting and deleting are 403 naming who disabled them, nothing changed', async () => {
+    const disabled = await updateUser(ports, root, 'dave', { enabled: false });
+    expect(disabled).toMatchObject({ enabled: false, disabledBy: { username: 'root', role: 'platform-admin' } });
+    // Who disabled whom is in the audit: the entry's actor and target, and the user after the change.
+    expect(audit.at(-1)).toMatchObject({
+      actor: 'root',
+      action: 'user.updated',
+      target: { kind: 'user', id: 'dave' },
+      before: { enabled: true },
+      after: { enabled: false, disabledBy: { username: 'root', role: 'platform-admin' } },
+    });
+    expect(audit.at(-1)?.before).not.toHaveProperty('disabledBy');
+    const before = await everyone();
+    const entries = audit.length;
+    await expect(updateUser(ports, alice, 'dave', { enabled: true })).rejects.toThrow(ForbiddenError);
+    await expect(updateUser(ports, alice, 'dave', { enabled: true })).rejects.toThrow(
+      /'dave' was disabled by platform administrator 'root': only a platform administrator can enable them again/,
+    );
+    await expect(resetUserPassword(ports, alice, 'dave')).rejects.toThrow(
+      /disabled by platform administrator 'root'.*reset their password/,
+    );
+    await expect(deleteUser(ports, alice, 'dave')).rejects.toThrow(/disabled by platform administrator 'root'.*delete them/);
+    // Disabling again does not take the decision over.
+    await updateUser(ports, alice, 'dave', { enabled: false });
+    expect(await everyone()).toEqual(before);
+    expect(audit.slice(entries).map((entry) => entry.after)).toEqual([
+      expect.objectContaining({ disabledBy: { username: 'root', role: 'platform-admin' } }),
+    ]);
+    // Changing what the user holds stays the company admin's.
+    expect(await updateUser(ports, alice, 'dave', { role: 'operator' })).toMatchObject({ enabled: false, role: 'operator' });
+    // A platform admin enables them; then the company admin's rights are whole again.
+    const enabled = await updateUser(ports, root, 'dave', { enabled: true });
+    expect(enabled.enabled).toBe(true);
+    expect(enabled).not.toHaveProperty('disabledBy');
+    expect((await resetUserPassword(ports, alice, 'dave')).temporaryPassword).toMatch(/^.{16}$/);
+  });
+
+  it("is a company admin's own disable otherwise: another company admin may enable the user again", async () => {
+    expect(await updateUser(ports, alice, 'dave', { enabled: false })).toMatchObject({
+      disabledBy: { username: 'alice', role: 'company-admin' },
+    });
+    const erin = principal('erin', 'company-admin', ['acme']);
+    expect(await updateUser(ports, erin, 'dave', { enabled: true })).toMatchObject({ enabled: true });
+    // A platform admin disabling a user a company admin disabled makes it theirs.
+    await updateUser(ports, alice, 'dave', { enabled: false });
+    expect(await updateUser(ports, root, 'dave', { enabled: false })).toMatchObject({
+      disabledBy: { username: 'root', role: 'platform-admin' },
+    });
+    await expect(updateUser(ports, erin, 'dave', { enabled: true })).rejects.toThrow(/platform administrator 'root'/);
+  });
+
+  it('is kept in users.json across a restart of the directory', async () => {
+    await updateUser(ports, root, 'dave', { enabled: false });
+    const reopened = new LocalUserDirectory(await LocalUserStore.open(join(directory, 'users.json')));
+    expect(await reopened.get('dave')).toMatchObject({ enabled: false, disabledBy: { username: 'root', role: 'platform-admin' } });
+  });
+});
+
+describe('reading', () => {
+  it("reads with the caller as they are now: a demoted or disabled administrator's earlier token lists and reads nothing", async () => {
+    expect((await listUsers(ports, alice, { limit: 10, company: 'acme' })).items.length).toBeGreaterThan(0);
+    await updateUser(ports, root, 'alice', { role: 'operator' });
+    await expect(listUsers(ports, alice, { limit: 10, company: 'acme' })).rejects.toThrow(
+      /Your role is now operator, which does not grant 'users:read'/,
+    );
+    await expect(getUser(ports, alice, 'dave')).rejects.toThrow(ForbiddenError);
+    await updateUser(ports, root, 'alice', { role: 'company-admin', companies: ['globex'] });
+    await expect(listUsers(ports, alice, { limit: 10, company: 'acme' })).rejects.toThrow(/company 'acme'/);
+    await expect(getUser(ports, alice, 'dave')).rejects.toThrow(NotFoundError);
+    await updateUser(ports, root, 'alice', { companies: ['acme'], enabled: false });
+    await expect(getUser(ports, alice, 'dave')).rejects.toThrow(/disabled or deleted/);
+  });
+});
+
 describe('deleting and resetting', () => {
   it('deletes a user within the bounds, recording them as they were', async () => {
     const dave = await getUser(ports, root, 'dave');
