@@ -74,7 +74,7 @@ describe('companies administration on AWS', () => {
     return { id, grants: grantsOf(stateless, fn) };
   };
 
-  it('serves the four routes from one function with the companies table read and written, the devices table read, audit entries written and the user pool listed', () => {
+  it('serves the four routes from one function with the companies table read and written, the devices table read, audit entries written, the user pool listed and the caller read', () => {
     const routes = [adminCompanyCreate, adminCompaniesList, adminCompanyGet, adminCompanyUpdate];
     expect(new Set(routes.map((route) => route.entry)).size).toBe(1);
     const { id, grants } = grantsOfEntry(adminCompanyCreate.entry);
@@ -85,8 +85,9 @@ describe('companies administration on AWS', () => {
       ...tableReads('devices'),
       // Each company change writes its audit entry in the same transaction.
       [tableId('audit')]: WRITE,
-      // The user count of GET /admin/companies/{companyId} reads the pool (UserDirectory.countInCompany).
-      IdentityUserPool: ['cognito-idp:ListUsers'],
+      // The user count of GET /admin/companies/{companyId} reads the pool (UserDirectory.countInCompany); every request
+      // reads the caller's own user (currentAdministrator).
+      IdentityUserPool: ['cognito-idp:AdminGetUser', 'cognito-idp:ListUsers'],
     });
   });
 

@@ -9,10 +9,11 @@
 
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { USER_COUNT_ACTIONS, USER_DIRECTORY_ACTIONS } from '../../functions/contract/cognito-attributes.js';
+import { CURRENT_USER_ACTIONS, USER_COUNT_ACTIONS, USER_DIRECTORY_ACTIONS } from '../../functions/contract/cognito-attributes.js';
 import { ENV, readEnvironment } from '../../functions/contract/environment.js';
 import type { RouteDefinition } from '../../functions/contract/route.js';
 import { adminCompanyGet } from '../../functions/contract/routes/admin.js';
+import { adminAuditList } from '../../functions/contract/routes/admin-audit.js';
 import { adminUserCreate } from '../../functions/contract/routes/admin-users.js';
 import { PASSWORD_POLICY } from '../../functions/core/access/password-policy.js';
 import { ADMIN_EMAIL_PATTERN } from '../../lib/identity.js';
@@ -68,10 +69,10 @@ describe('the user pool', () => {
     [[poolId]] = resourcesOf(stateful, 'AWS::Cognito::UserPool') as [[string, Resource]];
   });
 
-  it('holds each user’s role in custom:role, mutable, beside their companies and legacy scopes', () => {
+  it('holds each user’s role in custom:role, mutable, beside their companies, legacy scopes and who disabled them', () => {
     const [[, pool]] = resourcesOf(stateful, 'AWS::Cognito::UserPool') as [[string, Resource]];
     const schema = pool.Properties?.Schema as { Name: string; Mutable: boolean; AttributeDataType: string }[];
-    for (const name of ['role', 'companies', 'scope']) {
+    for (const name of ['role', 'companies', 'scope', 'disabledBy']) {
       expect(
         schema.find((attribute) => attribute.Name === name),
         name,
@@ -112,7 +113,8 @@ describe('the user pool', () => {
     const [[, client]] = resourcesOf(stateful, 'AWS::Cognito::UserPoolClient') as [[string, Resource]];
     const writable = client.Properties?.WriteAttributes as string[];
     expect(writable.length).toBeGreaterThan(0);
-    for (const attribute of ['custom:role', 'custom:companies', 'custom:scope']) expect(writable).not.toContain(attribute);
+    for (const attribute of ['custom:role', 'custom:companies', 'custom:scope', 'custom:disabledBy'])
+      expect(writable).not.toContain(attribute);
     expect(writable.filter((attribute) => attribute.startsWith('custom:'))).toEqual([]);
   });
 
@@ -188,13 +190,14 @@ describe('the user pool', () => {
     }
   });
 
-  it('grants the users administration function every action of the user directory, the companies one ListUsers, on the pool only, and no other function any', () => {
+  it("grants the users administration function every action of the user directory, the companies one ListUsers and the caller's user, the audit one the caller's user, on the pool only, and no other function any", () => {
     const { stateless: service } = quickStage();
     const serviceFunctions = functionsByEntry(service);
     const poolArn = new RegExp(`^\\{"Fn::ImportValue":"[^"]*ExportsOutputFnGetAtt${poolId}Arn[0-9A-F]{8}"\\}$`);
     const expected: Record<string, readonly string[]> = {
       [adminUserCreate.entry]: USER_DIRECTORY_ACTIONS,
-      [adminCompanyGet.entry]: USER_COUNT_ACTIONS,
+      [adminCompanyGet.entry]: [...USER_COUNT_ACTIONS, ...CURRENT_USER_ACTIONS],
+      [adminAuditList.entry]: CURRENT_USER_ACTIONS,
     };
     for (const [entry, [id, fn]] of serviceFunctions) {
       const grants = cognitoGrantsOf(service, fn);
