@@ -17,6 +17,7 @@ import { ScenariosPage } from './pages/scenarios.js';
 import { decodeSegment, fleetHref, here, hrefOf, navigate } from './router.js';
 import { can, claims, signOut, token } from './session.js';
 import { SignIn } from './sign-in.js';
+import { UserText, visibleText } from './user-text.js';
 
 /** The pages of the header's navigation, by path; those with a `scope` only for tokens holding it. */
 const PAGES: readonly { path: string; label: string; scope?: string }[] = [
@@ -56,7 +57,7 @@ function CompanyPicker() {
         {allowsAll && <option value="">All companies</option>}
         {companies.map((company) => (
           <option key={company} value={company}>
-            {company}
+            {visibleText(company)}
           </option>
         ))}
       </select>
@@ -136,7 +137,9 @@ export function App() {
           </ul>
         </nav>
         <CompanyPicker />
-        <span class="who">Signed in as {claims.value?.subject}</span>
+        <span class="who">
+          Signed in as <UserText text={claims.value?.subject ?? ''} />
+        </span>
         <button type="button" onClick={() => signOut()}>
           Sign out
         </button>

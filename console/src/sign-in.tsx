@@ -7,6 +7,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { Alert } from './device/focus.js';
 import { signIn, signInReason } from './session.js';
+import { UserText } from './user-text.js';
 
 /**
  * The credentials of the first step, kept in memory only while the new password is asked for, and the password policy
@@ -45,8 +46,8 @@ function NewPassword({ challenged, onBack }: { challenged: Challenged; onBack: (
     <form onSubmit={submit} aria-labelledby="new-password-title">
       <h2 id="new-password-title">Set a new password</h2>
       <p>
-        {challenged.username}, choose your own password to finish signing in: the one you signed in with was temporary (given at your
-        invitation or by a password reset).
+        <UserText text={challenged.username} />, choose your own password to finish signing in: the one you signed in with was temporary
+        (given at your invitation or by a password reset).
       </p>
       <p id="password-policy">
         {challenged.passwordPolicy === ''

@@ -15,14 +15,36 @@ export function valueText(value: unknown): string {
 const BOOKKEEPING = new Set(['createdAt', 'updatedAt']);
 
 /**
- * The lines of a change from `before` to `after` (either absent: a creation or a deletion), members in the order
- * they first appear, unchanged and bookkeeping members left out.
+ * One member of a change: its value as created (`after` only), as deleted (`before` only), or before and after. The
+ * page shows each value as a text of its own (a right-to-left value must not swap the arrow's sides).
  */
-export function changeLines(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): string[] {
+export interface ChangePart {
+  member: string;
+  before?: string;
+  after?: string;
+}
+
+/**
+ * The members of a change from `before` to `after` (either absent: a creation or a deletion), in the order they first
+ * appear, unchanged and bookkeeping members left out.
+ */
+export function changeParts(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): ChangePart[] {
   const members = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])].filter((member) => !BOOKKEEPING.has(member));
-  if (before === undefined) return members.map((member) => `${member}: ${valueText(after?.[member])}`);
-  if (after === undefined) return members.map((member) => `${member}: ${valueText(before[member])} (deleted)`);
+  if (before === undefined) return members.map((member) => ({ member, after: valueText(after?.[member]) }));
+  if (after === undefined) return members.map((member) => ({ member, before: valueText(before[member]) }));
   return members
     .filter((member) => JSON.stringify(before[member]) !== JSON.stringify(after[member]))
-    .map((member) => `${member}: ${valueText(before[member])} → ${valueText(after[member])}`);
+    .map((member) => ({ member, before: valueText(before[member]), after: valueText(after[member]) }));
+}
+
+/** A member of a change as one line: `member: value`, `member: value (deleted)` or `member: before → after`. */
+export function changeLine({ member, before, after }: ChangePart): string {
+  if (before === undefined) return `${member}: ${after ?? ''}`;
+  if (after === undefined) return `${member}: ${before} (deleted)`;
+  return `${member}: ${before} → ${after}`;
+}
+
+/** The lines of a change from `before` to `after` (changeParts, each as changeLine). */
+export function changeLines(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): string[] {
+  return changeParts(before, after).map(changeLine);
 }

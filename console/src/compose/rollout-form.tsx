@@ -13,6 +13,7 @@ import { DEVICE_TYPE, recordOf } from '../fleet/search-query.js';
 import { count } from '../format.js';
 import { navigate } from '../router.js';
 import { api, claims, problemText } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 import { type Breakdown, breakdownOf, isoWithOffset, parseWaves, rolloutCompany, splitWaves, targetQueryOf } from './plan.js';
 
 type CreateBody = components['schemas']['RolloutCreateBody'];
@@ -194,11 +195,11 @@ function RolloutForm({ company, query, total, onClose }: FormProps) {
   return (
     <section class="compose" aria-labelledby="compose-title">
       <h2 id="compose-title" tabIndex={-1} ref={heading}>
-        Roll out to {count(total)} {total === 1 ? 'device' : 'devices'} of {company}
+        Roll out to {count(total)} {total === 1 ? 'device' : 'devices'} of <UserText text={company} />
       </h2>
       {failure === null ? null : (
         <p role="alert" class="error">
-          {failure}
+          <UserText text={failure} />
         </p>
       )}
       <form onSubmit={submit}>
@@ -227,11 +228,15 @@ function RefusalAlert({ refusal }: { refusal: Refusal | null }) {
   if (refusal === null) return null;
   return (
     <div role="alert" class="error">
-      <p>{refusal.text}</p>
+      <p>
+        <UserText text={refusal.text} />
+      </p>
       {refusal.paths.length === 0 ? null : (
         <ul>
           {refusal.paths.map((path) => (
-            <li key={path}>{path}</li>
+            <li key={path}>
+              <UserText text={path} />
+            </li>
           ))}
         </ul>
       )}
@@ -261,7 +266,7 @@ function DraftFields({ draft, scenarios }: { draft: Draft; scenarios: ScenarioCh
           {(scenarios ?? []).flatMap((scenario) =>
             scenario.versions.map((version) => (
               <option key={`${scenario.id}@${version}`} value={`${scenario.id}@${version}`}>
-                {scenario.name} ({scenario.id}@{version})
+                {visibleText(`${scenario.name} (${scenario.id}@${version})`)}
               </option>
             )),
           )}
@@ -358,7 +363,9 @@ function Preview({ total, waves, breakdown }: { total: number; waves: string; br
             <tbody>
               {field.rows.map((row) => (
                 <tr key={row.value}>
-                  <td>{row.name}</td>
+                  <td>
+                    <UserText text={row.name} />
+                  </td>
                   <td class="number">{count(row.count)}</td>
                 </tr>
               ))}

@@ -12,6 +12,7 @@ import type { Rollout } from '../rollouts/api.js';
 import { doneOf, totalOf } from '../rollouts/progress.js';
 import { hrefOf } from '../router.js';
 import { api, problemText } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 
 /** How many of each company's newest rollouts are looked at (one page of the listing). */
 export const ROLLOUTS_LOOKED_AT = 100;
@@ -70,7 +71,7 @@ function wavesText(rollout: Rollout): string {
 
 /** Where the rollout stands: why it is paused, when a scheduled one starts, else nothing. */
 function standing(rollout: Rollout) {
-  if (rollout.state === 'PAUSED') return rollout.pausedReason ?? '';
+  if (rollout.state === 'PAUSED') return rollout.pausedReason === undefined ? '' : <UserText text={rollout.pausedReason} />;
   if (rollout.state === 'SCHEDULED' && rollout.startAt !== undefined) {
     return (
       <>
@@ -104,11 +105,17 @@ export function ActiveRolloutsTable({ items, showCompany }: { items: ActiveRollo
           return (
             <tr key={`${company}/${rollout.id}`} data-id={rollout.id}>
               <td class="mono">
-                <a href={hrefOf(`/rollouts/${encodeURIComponent(company)}/${encodeURIComponent(rollout.id)}`)}>{rollout.id}</a>
+                <a href={hrefOf(`/rollouts/${encodeURIComponent(company)}/${encodeURIComponent(rollout.id)}`)}>
+                  <UserText text={rollout.id} />
+                </a>
               </td>
-              {showCompany ? <td>{company}</td> : null}
+              {showCompany ? (
+                <td>
+                  <UserText text={company} />
+                </td>
+              ) : null}
               <td class="mono">
-                {rollout.what.id}@{rollout.what.subId}
+                <UserText text={`${rollout.what.id}@${rollout.what.subId}`} />
               </td>
               <td>{humanize(rollout.action)}</td>
               <td>{humanize(rollout.state)}</td>
@@ -118,7 +125,7 @@ export function ActiveRolloutsTable({ items, showCompany }: { items: ActiveRollo
                   class="dash-progress-bar"
                   max={Math.max(1, totalOf(rollout))}
                   value={done}
-                  aria-label={`Devices deployed by rollout ${rollout.id}`}
+                  aria-label={`Devices deployed by rollout ${visibleText(rollout.id)}`}
                 />
                 <span>
                   {count(done)} of {count(totalOf(rollout))}

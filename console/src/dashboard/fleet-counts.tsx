@@ -7,6 +7,7 @@
 import type { FilterDescriptor } from '../fleet/search-query.js';
 import { count } from '../format.js';
 import { hrefOf } from '../router.js';
+import { UserText } from '../user-text.js';
 
 /** The fields the dashboard shows, in its order, with the words of each table's caption. */
 export const DASHBOARD_FIELDS = [
@@ -49,7 +50,15 @@ function FieldTable(props: { descriptor: FilterDescriptor; caption: string; tota
           const percent = share(parameter.count, total);
           return (
             <tr key={parameter.value}>
-              <th scope="row">{parameter.count === 0 ? parameter.name : <a href={hrefOf('/fleet', query)}>{parameter.name}</a>}</th>
+              <th scope="row">
+                {parameter.count === 0 ? (
+                  <UserText text={parameter.name} />
+                ) : (
+                  <a href={hrefOf('/fleet', query)}>
+                    <UserText text={parameter.name} />
+                  </a>
+                )}
+              </th>
               <td class="dash-number">{count(parameter.count)}</td>
               <td>
                 <div class="dash-share">
@@ -87,7 +96,7 @@ export function FleetCounts({ descriptors, companies }: { descriptors: FilterDes
         >
           {count(total)} {total === 1 ? 'device' : 'devices'}
         </a>{' '}
-        in {companies.length === 0 ? 'the fleet' : companies.join(', ')}.
+        in {companies.length === 0 ? 'the fleet' : <UserText text={companies.join(', ')} />}.
       </p>
       <div class="dash-grid">
         {DASHBOARD_FIELDS.map(({ field, caption }) => {

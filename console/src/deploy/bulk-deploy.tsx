@@ -7,6 +7,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { can } from '../session.js';
+import { UserText } from '../user-text.js';
 import { createFlowState, devices, planOf, useFlowSources } from './flow.js';
 import { useOpenerFocus, useStepFocus } from './focus.js';
 import { DeployProgress, DeploySummary, DryRunReview, MatchingNotes, VersionForm } from './steps.js';
@@ -72,11 +73,11 @@ export function BulkDeploy({ selection, opener, onClose }: { selection: DeploySe
       {phase === 'done' && state.results.value !== null && <DeploySummary {...step} results={state.results.value} headingRef={summary} />}
       {state.error.value !== null && (
         <p role="alert" class="error">
-          {state.error.value}
+          <UserText text={state.error.value} />
         </p>
       )}
       <p role="status" class="visually-hidden">
-        {state.status.value}
+        <UserText text={state.status.value} />
       </p>
     </section>
   );

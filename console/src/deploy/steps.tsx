@@ -2,9 +2,10 @@
  * The deploy flow's steps, as components over its state (flow.ts): the notes while "all matching" is resolved, the
  * version choice, the dry run's review, the progress of the deploy and its summary with the failed devices.
  */
-import type { RefObject } from 'preact';
+import type { ComponentChildren, RefObject } from 'preact';
 import { count, humanize } from '../format.js';
 import { hrefOf } from '../router.js';
+import { UserText, visibleText } from '../user-text.js';
 import { type ScenarioChoice, SEARCH_RESULT_WINDOW } from './api.js';
 import { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize } from './batch.js';
 import type { DeploySelection } from './bulk-deploy.js';
@@ -21,7 +22,8 @@ interface StepProps {
 }
 
 /** The counts per state and cause as a table with its caption; `tableRef` lets a step focus it. */
-function CountsTable({ caption, lines, tableRef }: { caption: string; lines: SummaryLine[]; tableRef?: RefObject<HTMLTableElement> }) {
+function CountsTable(props: { caption: ComponentChildren; lines: SummaryLine[]; tableRef?: RefObject<HTMLTableElement> }) {
+  const { caption, lines, tableRef } = props;
   return (
     <table class="deploy-counts" tabIndex={tableRef === undefined ? undefined : -1} ref={tableRef}>
       <caption>{caption}</caption>
@@ -81,13 +83,13 @@ function VersionOptions({ offered, byCompany }: { offered: ScenarioChoice[]; byC
   return (
     <>
       {byCompany.map((company) => (
-        <optgroup key={company} label={company}>
+        <optgroup key={company} label={visibleText(company)}>
           {offered
             .filter((scenario) => scenario.company === company)
             .flatMap((scenario) =>
               scenario.versions.map((version) => (
                 <option key={`${scenario.id}@${version}`} value={choiceValue({ company, scenario: scenario.id, version })}>
-                  {scenario.id}@{version} ({scenario.name})
+                  {visibleText(`${scenario.id}@${version} (${scenario.name})`)}
                 </option>
               )),
             )}
@@ -106,12 +108,14 @@ function ChoiceNotes({ state, plan }: Omit<StepProps, 'onClose'>) {
       {leftOut > 0 && (
         <p class="notice">
           {devices(leftOut)} of the selection {leftOut === 1 ? 'is' : 'are'} of{' '}
-          {otherCompanies.length === 1 ? 'another company' : 'other companies'} ({otherCompanies.join(', ')}) and left out: a scenario
-          belongs to one company, {chosen.company}.
+          {otherCompanies.length === 1 ? 'another company' : 'other companies'} (<UserText text={otherCompanies.join(', ')} />) and left
+          out: a scenario belongs to one company, <UserText text={chosen.company} />.
         </p>
       )}
       {state.resolved.value !== null && ids.length === 0 && (
-        <p class="notice">None of the selected devices is of {chosen.company}: there is nothing to deploy.</p>
+        <p class="notice">
+          None of the selected devices is of <UserText text={chosen.company} />: there is nothing to deploy.
+        </p>
       )}
     </>
   );
@@ -170,16 +174,20 @@ export function DryRunReview({ state, plan, onClose, tableRef }: StepProps & { t
   return (
     <div class="deploy-review">
       <CountsTable
-        caption={`Dry run: what deploying ${label} to ${devices(checked.length)} would do`}
+        caption={
+          <>
+            Dry run: what deploying <UserText text={label} /> to {devices(checked.length)} would do
+          </>
+        }
         lines={summarize(checked)}
         tableRef={tableRef}
       />
       <p class="muted">Nothing was changed by the dry run.</p>
       {interrupted !== undefined && reviewed && (
         <p class="notice">
-          An interrupted deploy of {label} to these devices was found ({interrupted.done.length} of {interrupted.chunks} requests answered
-          before the reload): resuming sends every request again with the same keys; those the service had executed are replayed, not
-          deployed twice.
+          An interrupted deploy of <UserText text={label} /> to these devices was found ({interrupted.done.length} of {interrupted.chunks}{' '}
+          requests answered before the reload): resuming sends every request again with the same keys; those the service had executed are
+          replayed, not deployed twice.
         </p>
       )}
       {reviewed &&
@@ -225,7 +233,9 @@ function FailedDevices({ company, failures }: { company: string; failures: Deplo
         {failures.slice(0, MAX_LISTED_FAILURES).map((item) => (
           <tr key={item.id}>
             <td>
-              <a href={hrefOf(`/devices/${encodeURIComponent(company)}/${encodeURIComponent(item.target.id)}`)}>{item.target.id}</a>
+              <a href={hrefOf(`/devices/${encodeURIComponent(company)}/${encodeURIComponent(item.target.id)}`)}>
+                <UserText text={item.target.id} />
+              </a>
             </td>
             <td>{item.cause === null ? '—' : humanize(item.cause)}</td>
             <td>{CAUSE_MESSAGES[item.cause ?? 'NONE']}</td>
@@ -250,15 +260,22 @@ export function DeploySummary({
   return (
     <div class="deploy-summary">
       <h3 tabIndex={-1} ref={headingRef}>
-        {label} deployed: summary
+        <UserText text={label} /> deployed: summary
       </h3>
       {replayed > 0 && (
         <p class="muted">{replayed} of the requests had been answered before the page was reloaded: the service replayed their answers.</p>
       )}
-      <CountsTable caption={`Deploying ${label} to ${devices(results.length)}: results`} lines={summarize(results)} />
+      <CountsTable
+        caption={
+          <>
+            Deploying <UserText text={label} /> to {devices(results.length)}: results
+          </>
+        }
+        lines={summarize(results)}
+      />
       {leftOut > 0 && (
         <p class="muted">
-          {devices(leftOut)} of {otherCompanies.join(', ')} {leftOut === 1 ? 'was' : 'were'} left out.
+          {devices(leftOut)} of <UserText text={otherCompanies.join(', ')} /> {leftOut === 1 ? 'was' : 'were'} left out.
         </p>
       )}
       {failures.length > 0 && <FailedDevices company={plan.chosen?.company ?? ''} failures={failures} />}

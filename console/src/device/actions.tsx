@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
 import { navigate } from '../router.js';
 import { api, problemText } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 import { outcomeText } from './deployments.js';
 import { Alert, InlineConfirm, useFocusLater } from './focus.js';
 import type { Loaded, ScenarioVersion } from './load.js';
@@ -63,16 +64,22 @@ function DeployChoice({ versions, onDeploy }: { versions: ScenarioVersion[]; onD
         <select value={String(chosen)} onChange={(event) => setChosen(Number((event.currentTarget as HTMLSelectElement).value))}>
           {versions.map((option, index) => (
             <option key={`${option.scenario}@${option.version}`} value={String(index)}>
-              {option.scenario}@{option.version}
+              {visibleText(`${option.scenario}@${option.version}`)}
             </option>
           ))}
         </select>
       </label>
       <button type="submit" class="primary" ref={button} disabled={busy || target === undefined}>
-        {busy ? 'Deploying…' : `Deploy ${target?.scenario}@${target?.version}`}
+        {busy ? (
+          'Deploying…'
+        ) : (
+          <>
+            Deploy <UserText text={`${target?.scenario}@${target?.version}`} />
+          </>
+        )}
       </button>
       <p role="status" class="status-line">
-        {announcement}
+        {announcement === '' ? null : <UserText text={announcement} />}
       </p>
       {error === null ? null : <Alert message={error} />}
     </form>
@@ -168,9 +175,17 @@ function CredentialsConfirm(props: { deviceId: string; busy: boolean; onConfirm:
   return (
     <InlineConfirm
       id="credentials-confirm-title"
-      title={`Issue new credentials for ${deviceId}?`}
+      title={
+        <>
+          Issue new credentials for <UserText text={deviceId} />?
+        </>
+      }
       consequence="The new secret replaces the current one at once: the device stops working until it is given the new secret."
-      confirmLabel={`Replace the secret of ${deviceId}`}
+      confirmLabel={
+        <>
+          Replace the secret of <UserText text={deviceId} />
+        </>
+      }
       {...actions}
     />
   );
@@ -243,7 +258,9 @@ export function DeleteDevice({ company, deviceId }: { company: string; deviceId:
       </p>
       <div class="toolbar">
         <label>
-          Type {deviceId} to confirm
+          <span>
+            Type <UserText text={deviceId} /> to confirm
+          </span>
           <input
             value={typed}
             onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
@@ -252,12 +269,18 @@ export function DeleteDevice({ company, deviceId }: { company: string; deviceId:
           />
         </label>
         <button type="submit" class="danger" disabled={busy || typed !== deviceId}>
-          {busy ? 'Deleting…' : `Delete device ${deviceId}`}
+          {busy ? (
+            'Deleting…'
+          ) : (
+            <>
+              Delete device <UserText text={deviceId} />
+            </>
+          )}
         </button>
       </div>
       {error === null ? null : (
         <p role="alert" class="error">
-          {error}
+          <UserText text={error} />
         </p>
       )}
     </form>

@@ -4,6 +4,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { dateTime, humanize } from '../format.js';
+import { UserText } from '../user-text.js';
 import { State } from './facts.js';
 import { Alert, InlineConfirm, useFocusLater } from './focus.js';
 import type { ActionOutcome, ActiveDeployment, HistoryEntry } from './load.js';
@@ -24,7 +25,11 @@ function ReportedStatus({ status }: { status: ActiveDeployment['deviceStatus'] }
   return (
     <>
       <State value={status.state} />
-      {status.message === null ? null : <>: {status.message}</>}
+      {status.message === null ? null : (
+        <>
+          : <UserText text={status.message} />
+        </>
+      )}
       <br />
       <span class="muted">
         at <time dateTime={status.updated}>{dateTime(status.updated)}</time>
@@ -55,20 +60,30 @@ function ActiveTable(props: {
       <tbody>
         {items.map((deployment) => (
           <tr key={deployment.id}>
-            <td class="mono">{label(deployment.what)}</td>
+            <td class="mono">
+              <UserText text={label(deployment.what)} />
+            </td>
             <td>
               <ReportedStatus status={deployment.deviceStatus} />
             </td>
             <td>
               <time dateTime={deployment.deployedAt}>{dateTime(deployment.deployedAt)}</time>
               <br />
-              <span class="muted">by {deployment.deployedBy}</span>
+              <span class="muted">
+                by <UserText text={deployment.deployedBy} />
+              </span>
             </td>
-            <td>{deployment.note ?? <span class="muted">—</span>}</td>
+            <td>
+              {deployment.note === undefined || deployment.note === null ? (
+                <span class="muted">—</span>
+              ) : (
+                <UserText text={deployment.note} />
+              )}
+            </td>
             {onUndeploy === undefined ? null : (
               <td>
                 <button type="button" class="danger" onClick={(event) => onUndeploy(deployment, event.currentTarget)} disabled={busy}>
-                  Undeploy {label(deployment.what)}
+                  Undeploy <UserText text={label(deployment.what)} />
                 </button>
               </td>
             )}
@@ -85,9 +100,17 @@ function UndeployConfirm(props: { pending: ActiveDeployment; busy: boolean; onCo
   return (
     <InlineConfirm
       id="undeploy-confirm-title"
-      title={`Undeploy ${label(pending.what)}?`}
+      title={
+        <>
+          Undeploy <UserText text={label(pending.what)} />?
+        </>
+      }
       consequence="The device stops running it and removes it at its next pull."
-      confirmLabel={`Confirm: undeploy ${label(pending.what)}`}
+      confirmLabel={
+        <>
+          Confirm: undeploy <UserText text={label(pending.what)} />
+        </>
+      }
       focusKey={pending}
       {...actions}
     />
@@ -153,7 +176,7 @@ export function ActiveDeployments({
       )}
       {pending === null ? null : <UndeployConfirm pending={pending} busy={busy} onConfirm={confirm} onCancel={cancel} />}
       <p role="status" class="status-line" tabIndex={-1} ref={statusRef}>
-        {announcement}
+        {announcement === '' ? null : <UserText text={announcement} />}
       </p>
       {error === null ? null : <Alert message={error} focusRef={alertRef} />}
     </>
@@ -166,7 +189,11 @@ function HistoryOutcome({ entry }: { entry: HistoryEntry }) {
     return (
       <>
         <State value={entry.deviceStatus.state} />
-        {entry.deviceStatus.message === null ? null : <>: {entry.deviceStatus.message}</>}
+        {entry.deviceStatus.message === null ? null : (
+          <>
+            : <UserText text={entry.deviceStatus.message} />
+          </>
+        )}
       </>
     );
   }
@@ -202,12 +229,16 @@ export function History({ items, onMore, loadingMore }: { items: HistoryEntry[];
                 <time dateTime={entry.at}>{dateTime(entry.at)}</time>
               </td>
               <td>{entry.kind === 'ACTION' ? humanize(entry.action) : 'Device status'}</td>
-              <td class="mono">{label(entry.what)}</td>
+              <td class="mono">
+                <UserText text={label(entry.what)} />
+              </td>
               <td>
                 <HistoryOutcome entry={entry} />
               </td>
-              <td>{entry.by}</td>
-              <td>{entry.kind === 'ACTION' && entry.note !== null ? entry.note : <span class="muted">—</span>}</td>
+              <td>
+                <UserText text={entry.by} />
+              </td>
+              <td>{entry.kind === 'ACTION' && entry.note !== null ? <UserText text={entry.note} /> : <span class="muted">—</span>}</td>
             </tr>
           ))}
         </tbody>

@@ -1,9 +1,10 @@
 /**
  * A device resource as a person reads it: its static fields, connection and version, then its health, hub by hub,
- * each sub-device with its state and messages. Every text the device or its operator wrote is JSX text.
+ * each sub-device with its state and messages. Every text the device or its operator wrote is a UserText.
  */
 import type { components } from '../../../client/index.js';
 import { ago, dateTime, humanize } from '../format.js';
+import { UserText, visibleText } from '../user-text.js';
 
 /** The device resource (GET /companies/{companyId}/resources/devices/{deviceId}). */
 export type Device = components['schemas']['DeviceSearchResource'];
@@ -90,17 +91,25 @@ export function DeviceFacts({ device }: { device: Device }) {
   return (
     <dl class="facts">
       <dt>Device id</dt>
-      <dd class="mono">{device.id}</dd>
+      <dd class="mono">
+        <UserText text={device.id} />
+      </dd>
       <dt>Company</dt>
-      <dd>{device.company}</dd>
+      <dd>
+        <UserText text={device.company} />
+      </dd>
       <dt>Serial number</dt>
-      <dd class="mono">{device.serial}</dd>
+      <dd class="mono">
+        <UserText text={device.serial} />
+      </dd>
       <dt>Location</dt>
-      <dd>{device.location?.name ?? <span class="muted">None given</span>}</dd>
+      <dd>{device.location?.name === undefined ? <span class="muted">None given</span> : <UserText text={device.location.name} />}</dd>
       {device.location?.description === undefined ? null : (
         <>
           <dt>Location details</dt>
-          <dd>{device.location.description}</dd>
+          <dd>
+            <UserText text={device.location.description} />
+          </dd>
         </>
       )}
       {geo === null ? null : (
@@ -121,7 +130,11 @@ export function DeviceFacts({ device }: { device: Device }) {
           <span class="muted">Not reported yet</span>
         ) : (
           <>
-            {device.health.versionName} (code <span class="mono">{device.health.versionCode}</span>)
+            <UserText text={device.health.versionName} /> (code{' '}
+            <span class="mono">
+              <UserText text={device.health.versionCode} />
+            </span>
+            )
           </>
         )}
       </dd>
@@ -165,7 +178,9 @@ function Messages({ sub }: { sub: SubDevice }) {
   if (messages.length === 0) return <p class="muted">No messages.</p>;
   return (
     <table class="messages">
-      <caption>Messages of {sub.label}</caption>
+      <caption>
+        Messages of <UserText text={sub.label} />
+      </caption>
       <thead>
         <tr>
           <th scope="col">Level</th>
@@ -180,8 +195,12 @@ function Messages({ sub }: { sub: SubDevice }) {
             <td>
               <State value={message.level} />
             </td>
-            <td>{message.message}</td>
-            <td class="mono">{message.key}</td>
+            <td>
+              <UserText text={message.message} />
+            </td>
+            <td class="mono">
+              <UserText text={message.key} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -192,19 +211,25 @@ function Messages({ sub }: { sub: SubDevice }) {
 /** One sub-device: its facts, then its messages. */
 function SubDeviceView({ sub }: { sub: SubDevice }) {
   return (
-    <section class="sub-device" aria-label={`Sub-device ${sub.label}`}>
-      <h4>{sub.label}</h4>
+    <section class="sub-device" aria-label={`Sub-device ${visibleText(sub.label)}`}>
+      <h4>
+        <UserText text={sub.label} />
+      </h4>
       <dl class="facts">
         <dt>State</dt>
         <dd>
           <State value={sub.health.state} />
         </dd>
         <dt>Message</dt>
-        <dd>{sub.health.message === '' ? <span class="muted">None</span> : sub.health.message}</dd>
+        <dd>{sub.health.message === '' ? <span class="muted">None</span> : <UserText text={sub.health.message} />}</dd>
         <dt>Unique id</dt>
-        <dd class="mono">{sub.uid}</dd>
+        <dd class="mono">
+          <UserText text={sub.uid} />
+        </dd>
         <dt>Version</dt>
-        <dd>{sub.version}</dd>
+        <dd>
+          <UserText text={sub.version} />
+        </dd>
         <dt>Capability</dt>
         <dd>
           {words(sub.capability.type)}
@@ -222,15 +247,23 @@ function SubDeviceView({ sub }: { sub: SubDevice }) {
 /** One hub: its facts and its sub-devices. */
 function HubView({ hub }: { hub: Hub }) {
   return (
-    <section class="hub" aria-label={`Hub ${hub.label}`}>
-      <h3>Hub {hub.label}</h3>
+    <section class="hub" aria-label={`Hub ${visibleText(hub.label)}`}>
+      <h3>
+        Hub <UserText text={hub.label} />
+      </h3>
       <dl class="facts">
         <dt>Unique id</dt>
-        <dd class="mono">{hub.uid}</dd>
+        <dd class="mono">
+          <UserText text={hub.uid} />
+        </dd>
         <dt>Version</dt>
-        <dd>{hub.version}</dd>
+        <dd>
+          <UserText text={hub.version} />
+        </dd>
         <dt>Type</dt>
-        <dd>{hub.type}</dd>
+        <dd>
+          <UserText text={hub.type} />
+        </dd>
         <dt>Registered</dt>
         <dd>
           <When iso={hub.registeredSince} />

@@ -4,6 +4,7 @@
  */
 import type { ComponentChildren, Ref, RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { UserText } from '../user-text.js';
 
 /**
  * Asks for the focus to move to an element once the next render is done (the element may only exist, or be enabled,
@@ -18,13 +19,13 @@ export function useFocusLater(): (target: RefObject<HTMLElement>) => void {
 }
 
 /**
- * An error message in an alert region. With `focusRef`, an action can move the focus to it (tabIndex -1: focusable by
- * script, not a Tab stop).
+ * An error message in an alert region, as a UserText (the service's words may quote what a device or user wrote).
+ * With `focusRef`, an action can move the focus to it (tabIndex -1: focusable by script, not a Tab stop).
  */
 export function Alert({ message, focusRef }: { message: string; focusRef?: Ref<HTMLParagraphElement> }) {
   return (
     <p role="alert" class="error" ref={focusRef} {...(focusRef === undefined ? {} : { tabIndex: -1 })}>
-      {message}
+      <UserText text={message} />
     </p>
   );
 }
@@ -36,7 +37,7 @@ export interface InlineConfirmProps {
   /** The question (`Undeploy acme-welcome@1.1.0?`). */
   title: ComponentChildren;
   /** What confirming does, in a sentence. */
-  consequence: string;
+  consequence: ComponentChildren;
   /** The confirm button's words: what it does (`Replace the secret of kiosk-1`). */
   confirmLabel: ComponentChildren;
   busy: boolean;

@@ -5,13 +5,14 @@
 import type { ComponentChildren } from 'preact';
 import { ago, count, dateTime, humanize } from '../format.js';
 import { hrefOf } from '../router.js';
+import { UserText } from '../user-text.js';
 import { type DeviceResource, peripheralTrouble, type SearchResource } from './search-query.js';
 
 /** One column of the fleet table. */
 export interface Column {
   /** The header's words. */
   head: string;
-  /** The cells keep to one line (ids, serials, dates). */
+  /** The cells keep to one line (ids, serials, dates): a long id or serial is cut with an ellipsis, whole in its title. */
   nowrap?: boolean;
   /** The search's `sort` value for this column, or undefined when the API cannot sort on it. */
   sort?: string;
@@ -70,9 +71,13 @@ const ID_COLUMN: Column = {
   nowrap: true,
   cell: (resource) =>
     resource.type === 'DEVICE' ? (
-      <a href={hrefOf(`/devices/${encodeURIComponent(resource.company)}/${encodeURIComponent(resource.id)}`)}>{resource.id}</a>
+      <a href={hrefOf(`/devices/${encodeURIComponent(resource.company)}/${encodeURIComponent(resource.id)}`)}>
+        <UserText text={resource.id} truncate />
+      </a>
     ) : (
-      <a href={hrefOf('/scenarios', { company: resource.company })}>{resource.id}</a>
+      <a href={hrefOf('/scenarios', { company: resource.company })}>
+        <UserText text={resource.id} truncate />
+      </a>
     ),
   csv: (resource) => [resource.id],
   csvHead: ['ID'],
@@ -82,7 +87,7 @@ const ID_COLUMN: Column = {
 const COMPANY_COLUMN: Column = {
   head: 'Company',
   sort: 'company',
-  cell: (resource) => resource.company,
+  cell: (resource) => <UserText text={resource.company} />,
   csv: (resource) => [resource.company],
   csvHead: ['Company'],
 };
@@ -93,14 +98,26 @@ const OTHER_COLUMNS: Column[] = [
     head: 'Serial',
     sort: 'serial',
     nowrap: true,
-    cell: (resource) => (resource.type === 'DEVICE' ? <span class="mono">{resource.serial}</span> : `Scenario: ${resource.name}`),
+    cell: (resource) =>
+      resource.type === 'DEVICE' ? (
+        <span class="mono">
+          <UserText text={resource.serial} truncate />
+        </span>
+      ) : (
+        <>
+          Scenario: <UserText text={resource.name} truncate />
+        </>
+      ),
     csv: (resource) => [resource.type === 'DEVICE' ? resource.serial : `Scenario: ${resource.name}`],
     csvHead: ['Serial'],
   },
   {
     head: 'Location',
     sort: 'location.name',
-    cell: ofDevice<ComponentChildren>((device) => device.location?.name ?? '—', '—'),
+    cell: ofDevice<ComponentChildren>(
+      (device) => (device.location?.name === undefined ? '—' : <UserText text={device.location.name} />),
+      '—',
+    ),
     csv: ofDevice((device) => [device.location?.name ?? ''], ['']),
     csvHead: ['Location'],
   },
@@ -121,7 +138,7 @@ const OTHER_COLUMNS: Column[] = [
   {
     head: 'Version',
     sort: 'health.versionCode',
-    cell: ofDevice<ComponentChildren>((device) => device.health?.versionName ?? '—', '—'),
+    cell: ofDevice<ComponentChildren>((device) => (device.health === undefined ? '—' : <UserText text={device.health.versionName} />), '—'),
     csv: ofDevice((device) => [device.health?.versionName ?? '', device.health?.versionCode ?? ''], ['', '']),
     csvHead: ['Version', 'Version code'],
   },

@@ -4,6 +4,7 @@
  * selection were removed), so a checked value's count says how many devices it adds or keeps.
  */
 import { count } from '../format.js';
+import { UserText } from '../user-text.js';
 import { clearFilters, toggleFacet } from './navigation.js';
 import type { Requested } from './requests.js';
 import { type FilterDescriptor, isFilter } from './search-query.js';
@@ -65,7 +66,10 @@ export function Facets({ busy, descriptors, query, setAside, locked, showCompany
                     disabled={disabled}
                     onChange={(event) => onToggle(descriptor.field, parameter.value, (event.currentTarget as HTMLInputElement).checked)}
                   />
-                  {`${parameter.name} (${count(parameter.count)})`}
+                  {/* One flex item: the value (a device's text, for versions) and its count. */}
+                  <span>
+                    <UserText text={parameter.name} /> ({count(parameter.count)})
+                  </span>
                 </label>
               );
             })}
@@ -98,7 +102,9 @@ export function FiltersPanel({ query, filters, fullText, showCompany, locked, on
       {fullText ? <p class="muted">Set aside while searching full text.</p> : null}
       {filters.failure === null ? null : (
         <div role="alert" class="error">
-          <p>The filters could not be loaded: {filters.failure.text}</p>
+          <p>
+            The filters could not be loaded: <UserText text={filters.failure.text} />
+          </p>
           {filters.failure.retry ? (
             <button type="button" onClick={onRetry}>
               Try the filters again

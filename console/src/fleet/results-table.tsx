@@ -3,6 +3,7 @@
  * columns.tsx with their sort buttons, and for users who may deploy a checkbox per device row.
  */
 import { count } from '../format.js';
+import { UserText, visibleText } from '../user-text.js';
 import type { Column } from './columns.js';
 import { sortBy } from './navigation.js';
 import type { SearchResource, SearchResponse } from './search-query.js';
@@ -53,7 +54,7 @@ function ResultRow({ resource, columns, rows }: { resource: SearchResource; colu
                 disabled={rows.fixed || rows.selection.matching !== null}
                 onChange={(event) => rows.selection.select([device], (event.currentTarget as HTMLInputElement).checked)}
               />
-              <span class="visually-hidden">Select {device.id}</span>
+              <span class="visually-hidden">Select {visibleText(device.id)}</span>
             </label>
           )}
         </td>
@@ -88,7 +89,15 @@ export function ResultsTable({ data, columns, sort, fullText, busy, stale, rows 
     <div class="fleet-table" aria-busy={busy ? 'true' : 'false'}>
       <table>
         <caption>
-          {stale ? 'Results of the previous search' : fullText === undefined ? 'Devices' : `Devices and scenarios matching “${fullText}”`}
+          {stale ? (
+            'Results of the previous search'
+          ) : fullText === undefined ? (
+            'Devices'
+          ) : (
+            <>
+              Devices and scenarios matching “<UserText text={fullText} />”
+            </>
+          )}
           {data !== undefined && pages > 0 ? `, page ${count(data.page.page)} of ${count(pages)}` : ''}
           {sort.field === 'relevance' ? ', by relevance' : ''}
         </caption>

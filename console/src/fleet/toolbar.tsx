@@ -4,6 +4,7 @@
  */
 import { useSignal } from '@preact/signals';
 import { addresses } from '../session.js';
+import { UserText } from '../user-text.js';
 import type { Column } from './columns.js';
 import { useCsvExport } from './export.js';
 import { searchText } from './navigation.js';
@@ -99,7 +100,7 @@ export function ResultsToolbar({ query, columns, data, stale }: ResultsToolbarPr
         {copied?.status ?? ''}
       </p>
       <p role="status" class="fleet-export-status">
-        {csv.status}
+        {csv.status === '' ? null : <UserText text={csv.status} />}
       </p>
     </>
   );

@@ -6,7 +6,7 @@
  * may name none for every change.
  */
 import type { components } from '../../../client/index.js';
-import { changeLines } from '../admin/audit-text.js';
+import { type ChangePart, changeLine, changeParts } from '../admin/audit-text.js';
 import { optionLabel, useCompanyOptions } from '../admin/company-options.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { formField } from '../form-field.js';
@@ -15,6 +15,7 @@ import { usePagedListing } from '../paged-listing.js';
 import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, can, claims, problemText } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 
 type AuditEntry = components['schemas']['AuditEntry'];
 
@@ -35,7 +36,28 @@ function Target({ target }: { target: AuditEntry['target'] }) {
   return (
     <>
       {target.kind === 'company' ? 'Company ' : 'User '}
-      {href === undefined ? <span class="mono">{target.id}</span> : <a href={href}>{target.id}</a>}
+      {href === undefined ? (
+        <span class="mono">
+          <UserText text={target.id} />
+        </span>
+      ) : (
+        <a href={href}>
+          <UserText text={target.id} />
+        </a>
+      )}
+    </>
+  );
+}
+
+/** A member of a change (its line, changeLine), each value a text of its own. */
+function Change({ part }: { part: ChangePart }) {
+  const { member, before, after } = part;
+  return (
+    <>
+      {member}: {before === undefined ? null : <UserText text={before} />}
+      {before === undefined || after === undefined ? null : ' → '}
+      {after === undefined ? null : <UserText text={after} />}
+      {after === undefined ? ' (deleted)' : null}
     </>
   );
 }
@@ -89,7 +111,7 @@ function AuditFilters({ company, actor }: { company: string; actor: string }) {
           )}
           {shown.map((option) => (
             <option key={option.id} value={option.id} selected={option.id === company}>
-              {optionLabel(option)}
+              {visibleText(optionLabel(option))}
             </option>
           ))}
         </select>
@@ -123,15 +145,19 @@ function AuditTable(props: { entries: AuditEntry[] }) {
             <td class="admin-nowrap">
               <time dateTime={entry.at}>{dateTime(entry.at)}</time>
             </td>
-            <td>{entry.actor}</td>
+            <td>
+              <UserText text={entry.actor} />
+            </td>
             <td>{actionText(entry.action)}</td>
             <td>
               <Target target={entry.target} />
             </td>
             <td>
               <ul class="admin-change">
-                {changeLines(entry.before, entry.after).map((line) => (
-                  <li key={line}>{line}</li>
+                {changeParts(entry.before, entry.after).map((part) => (
+                  <li key={changeLine(part)}>
+                    <Change part={part} />
+                  </li>
                 ))}
               </ul>
             </td>

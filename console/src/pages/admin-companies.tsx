@@ -18,6 +18,7 @@ import { usePagedListing } from '../paged-listing.js';
 import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf } from '../router.js';
 import { api, can, problemText } from '../session.js';
+import { UserText } from '../user-text.js';
 
 type AdminCompany = components['schemas']['AdminCompany'];
 type AdminCompanyDetail = components['schemas']['AdminCompanyDetail'];
@@ -103,7 +104,10 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
       <p role="status" class="admin-status">
         {created.value !== null && (
           <>
-            Company {created.value} created. <a href={companyHref(created.value)}>Open {created.value}</a>
+            Company <UserText text={created.value} /> created.{' '}
+            <a href={companyHref(created.value)}>
+              Open <UserText text={created.value} />
+            </a>
           </>
         )}
       </p>
@@ -130,9 +134,13 @@ function CompaniesTable(props: { companies: AdminCompany[] }) {
         {props.companies.map((company) => (
           <tr key={company.id}>
             <td class="mono">
-              <a href={companyHref(company.id)}>{company.id}</a>
+              <a href={companyHref(company.id)}>
+                <UserText text={company.id} />
+              </a>
             </td>
-            <td>{company.name}</td>
+            <td>
+              <UserText text={company.name} />
+            </td>
             <td>
               <Size value={company.usedBytes} />
             </td>
@@ -226,9 +234,13 @@ function CompanyFacts({ company }: { company: AdminCompanyDetail }) {
   return (
     <dl class="facts">
       <dt>Id</dt>
-      <dd class="mono">{company.id}</dd>
+      <dd class="mono">
+        <UserText text={company.id} />
+      </dd>
       <dt>Name</dt>
-      <dd>{company.name}</dd>
+      <dd>
+        <UserText text={company.name} />
+      </dd>
       <dt>Storage used</dt>
       <dd>
         <Size value={company.usedBytes} />
@@ -283,7 +295,9 @@ export function AdminCompanyPage({ companyId }: { companyId: string }) {
       <p>
         <a href={hrefOf('/admin/companies')}>All companies</a>
       </p>
-      <h1>Company {companyId}</h1>
+      <h1>
+        Company <UserText text={companyId} />
+      </h1>
       {error.value !== null && <Alert message={error.value} />}
       {shown === null && error.value === null && <p class="muted">Loading the company…</p>}
       {shown !== null && (
@@ -291,7 +305,9 @@ export function AdminCompanyPage({ companyId }: { companyId: string }) {
           <CompanyFacts company={shown} />
           {can('users:read') && (
             <p>
-              <a href={hrefOf('/admin/users', { company: shown.id })}>Users of {shown.id}</a>
+              <a href={hrefOf('/admin/users', { company: shown.id })}>
+                Users of <UserText text={shown.id} />
+              </a>
             </p>
           )}
           {can('companies:write') && (

@@ -20,6 +20,7 @@ import { usePagedListing } from '../paged-listing.js';
 import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, can, claims, problemText } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 
 type User = components['schemas']['User'];
 
@@ -94,7 +95,7 @@ function CompanyChecks({ options, checked }: { options: CompanyOption[]; checked
       {shown.map((option) => (
         <label key={option.id} class="admin-check">
           <input type="checkbox" name="companies" value={option.id} defaultChecked={checked.includes(option.id)} />
-          {optionLabel(option)}
+          <UserText text={optionLabel(option)} />
         </label>
       ))}
       {shown.length === 0 && <p class="muted">No company to choose.</p>}
@@ -105,16 +106,20 @@ function CompanyChecks({ options, checked }: { options: CompanyOption[]; checked
 /** A temporary password shown once, with what to do with it; or, when the service emailed it, where to. */
 function TemporaryPassword({ username, email, password }: { username: string; email: string; password: string | undefined }) {
   if (password === undefined) {
-    return <p>The service emailed a temporary password to {email}.</p>;
+    return (
+      <p>
+        The service emailed a temporary password to <UserText text={email} />.
+      </p>
+    );
   }
   return (
     <>
       <p>
-        Temporary password of {username}, shown only this once: <code class="admin-secret">{password}</code>
+        Temporary password of <UserText text={username} />, shown only this once: <code class="admin-secret">{password}</code>
       </p>
       <p class="notice">
-        Give it to {username} by a safe channel. They choose their own password when they first sign in with it; it is not shown again, and
-        a new one takes a password reset.
+        Give it to <UserText text={username} /> by a safe channel. They choose their own password when they first sign in with it; it is not
+        shown again, and a new one takes a password reset.
       </p>
     </>
   );
@@ -174,7 +179,10 @@ function InviteUser({ options, company, onInvited }: { options: CompanyOption[];
         {shown !== null && (
           <>
             <p>
-              User {shown.username} invited. <a href={userHref(shown.username, company)}>Open {shown.username}</a>
+              User <UserText text={shown.username} /> invited.{' '}
+              <a href={userHref(shown.username, company)}>
+                Open <UserText text={shown.username} />
+              </a>
             </p>
             <TemporaryPassword username={shown.username} email={shown.email} password={shown.password} />
           </>
@@ -200,7 +208,7 @@ function CompanyFilter({ options, company }: { options: CompanyOption[]; company
           {can('companies:read') && <option value="">All companies</option>}
           {shown.map((option) => (
             <option key={option.id} value={option.id}>
-              {optionLabel(option)}
+              {visibleText(optionLabel(option))}
             </option>
           ))}
         </select>
@@ -213,7 +221,15 @@ function CompanyFilter({ options, company }: { options: CompanyOption[]; company
 function UsersTable(props: { users: User[]; company: string }) {
   return (
     <table class="admin-table">
-      <caption>{props.company === '' ? 'Every user' : `Users of ${props.company}`}</caption>
+      <caption>
+        {props.company === '' ? (
+          'Every user'
+        ) : (
+          <>
+            Users of <UserText text={props.company} />
+          </>
+        )}
+      </caption>
       <thead>
         <tr>
           <th scope="col">Username</th>
@@ -229,11 +245,17 @@ function UsersTable(props: { users: User[]; company: string }) {
         {props.users.map((user) => (
           <tr key={user.username}>
             <td class="mono">
-              <a href={userHref(user.username, props.company)}>{user.username}</a>
+              <a href={userHref(user.username, props.company)}>
+                <UserText text={user.username} />
+              </a>
             </td>
-            <td>{user.email}</td>
+            <td>
+              <UserText text={user.email} />
+            </td>
             <td>{roleName(user.role)}</td>
-            <td>{user.companies.join(', ')}</td>
+            <td>
+              <UserText text={user.companies.join(', ')} />
+            </td>
             <td class={user.enabled ? undefined : 'warning'}>{signInText(user)}</td>
             <td>{passwordText(user)}</td>
             <td>
@@ -262,11 +284,19 @@ export function AdminUsersPage() {
     <main id="main" class="admin-page">
       <h1>Users</h1>
       <p role="status" class="admin-status">
-        {deleted.value}
+        {deleted.value === null ? null : <UserText text={deleted.value} />}
       </p>
       <CompanyFilter options={options.value} company={company} />
       {can('users:write') && <InviteUser options={options.value} company={company} onInvited={() => (revision.value += 1)} />}
-      <h2>{company === '' ? 'Every user' : `Users of ${company}`}</h2>
+      <h2>
+        {company === '' ? (
+          'Every user'
+        ) : (
+          <>
+            Users of <UserText text={company} />
+          </>
+        )}
+      </h2>
       <ListingStatus listing={listed} what="users" otherFailure={optionsFailure.value} />
       <UsersTable users={listed.items.value ?? []} company={company} />
       <ShowMore listing={listed} what="users" />
@@ -279,13 +309,17 @@ function UserFacts({ user }: { user: User }) {
   return (
     <dl class="facts">
       <dt>Username</dt>
-      <dd class="mono">{user.username}</dd>
+      <dd class="mono">
+        <UserText text={user.username} />
+      </dd>
       <dt>Email</dt>
-      <dd>{user.email}</dd>
+      <dd>
+        <UserText text={user.email} />
+      </dd>
       <dt>Role</dt>
       <dd>{roleName(user.role)}</dd>
       <dt>Companies</dt>
-      <dd>{user.companies.length === 0 ? 'None' : user.companies.join(', ')}</dd>
+      <dd>{user.companies.length === 0 ? 'None' : <UserText text={user.companies.join(', ')} />}</dd>
       <dt>Sign-in</dt>
       <dd>{signInText(user)}</dd>
       <dt>Password</dt>
@@ -392,15 +426,18 @@ function ResetPassword({ user, onReset }: { user: User; onReset: () => void }) {
     <section aria-labelledby="reset-title">
       <h2 id="reset-title">Password</h2>
       <p>
-        A reset gives {user.username} a new temporary password and ends their sessions; they choose a new password when they next sign in.
+        A reset gives <UserText text={user.username} /> a new temporary password and ends their sessions; they choose a new password when
+        they next sign in.
       </p>
       <button type="button" onClick={click} disabled={busy.value}>
-        Reset the password of {user.username}
+        Reset the password of <UserText text={user.username} />
       </button>
       <div role="status" class="admin-status">
         {reset.value !== null && (
           <>
-            <p>Password of {user.username} reset.</p>
+            <p>
+              Password of <UserText text={user.username} /> reset.
+            </p>
             <TemporaryPassword username={user.username} email={user.email} password={reset.value.password} />
           </>
         )}
@@ -439,16 +476,29 @@ function DeleteUser({ user, company }: { user: User; company: string }) {
       {confirming.value ? (
         <InlineConfirm
           id="delete-confirm-title"
-          title={`Delete ${user.username}?`}
-          consequence={`${user.username} can no longer sign in and their sessions end. This cannot be undone: to let them back, invite them again.`}
-          confirmLabel={`Delete ${user.username}`}
+          title={
+            <>
+              Delete <UserText text={user.username} />?
+            </>
+          }
+          consequence={
+            <>
+              <UserText text={user.username} /> can no longer sign in and their sessions end. This cannot be undone: to let them back,
+              invite them again.
+            </>
+          }
+          confirmLabel={
+            <>
+              Delete <UserText text={user.username} />
+            </>
+          }
           busy={busy.value}
           onConfirm={() => void confirm()}
           onCancel={() => (confirming.value = false)}
         />
       ) : (
         <button type="button" class="danger" onClick={() => (confirming.value = true)}>
-          Delete {user.username}…
+          Delete <UserText text={user.username} />…
         </button>
       )}
       {error.value !== null && <Alert message={error.value} />}
@@ -485,9 +535,21 @@ export function AdminUserPage({ username }: { username: string }) {
   return (
     <main id="main" class="admin-page">
       <p>
-        <a href={usersHref(company)}>All users{company === '' ? '' : ` of ${company}`}</a>
+        <a href={usersHref(company)}>
+          All users
+          {company === '' ? (
+            ''
+          ) : (
+            <>
+              {' of '}
+              <UserText text={company} />
+            </>
+          )}
+        </a>
       </p>
-      <h1>User {username}</h1>
+      <h1>
+        User <UserText text={username} />
+      </h1>
       {error.value !== null && <Alert message={error.value} />}
       {shown === null && error.value === null && <p class="muted">Loading the user…</p>}
       {shown !== null && (

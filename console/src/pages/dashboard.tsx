@@ -15,6 +15,7 @@ import type { FilterDescriptor } from '../fleet/search-query.js';
 import { count } from '../format.js';
 import { here, hrefOf } from '../router.js';
 import { api, can, claims, problemText } from '../session.js';
+import { UserText } from '../user-text.js';
 
 /** A request's state as the page shows it: loading (undefined), its answer, or what went wrong. */
 type Loaded<T> = { data: T } | { error: string } | undefined;
@@ -68,7 +69,7 @@ function FleetSection({ companies }: { companies: string[] }) {
         <p role="status">Loading the fleet's counts…</p>
       ) : 'error' in counts ? (
         <p role="alert" class="error">
-          The fleet's counts could not be loaded: {counts.error}
+          The fleet's counts could not be loaded: <UserText text={counts.error} />
         </p>
       ) : (
         <FleetCounts descriptors={counts.data} companies={companies} />
@@ -97,7 +98,9 @@ function RolloutsSection({ companies, showCompany }: { companies: string[]; show
               <p>Some rollouts could not be listed:</p>
               <ul>
                 {active.failures.map((failure) => (
-                  <li key={failure}>{failure}</li>
+                  <li key={failure}>
+                    <UserText text={failure} />
+                  </li>
                 ))}
               </ul>
             </div>
@@ -105,8 +108,11 @@ function RolloutsSection({ companies, showCompany }: { companies: string[]; show
           {active.items.length === 0 ? null : <ActiveRolloutsTable items={active.items} showCompany={showCompany} />}
           {active.truncated.map((company) => (
             <p key={company} class="notice">
-              Only the newest {count(ROLLOUTS_LOOKED_AT)} rollouts of {company} were looked at:{' '}
-              <a href={hrefOf('/rollouts', { company })}>see every rollout of {company}</a>.
+              Only the newest {count(ROLLOUTS_LOOKED_AT)} rollouts of <UserText text={company} /> were looked at:{' '}
+              <a href={hrefOf('/rollouts', { company })}>
+                see every rollout of <UserText text={company} />
+              </a>
+              .
             </p>
           ))}
         </>

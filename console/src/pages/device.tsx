@@ -10,6 +10,7 @@ import type { ActiveDeployment, Loaded, ScenarioVersion } from '../device/load.j
 import { type ActResult, type HistoryState, useDevicePage } from '../device/use-device.js';
 import { fleetHref, hrefOf } from '../router.js';
 import { can } from '../session.js';
+import { UserText } from '../user-text.js';
 
 /** Deploys or undeploys a version on the page's device (see useDevicePage). */
 type Act = (action: 'DEPLOY' | 'UNDEPLOY', target: ScenarioVersion) => Promise<ActResult>;
@@ -27,8 +28,16 @@ function BackToFleet() {
 function DeviceHeading({ deviceId, location }: { deviceId: string; location?: string | undefined }) {
   return (
     <h1>
-      Device <span class="mono">{deviceId}</span>
-      {location === undefined ? null : <span class="subtitle"> — {location}</span>}
+      Device{' '}
+      <span class="mono">
+        <UserText text={deviceId} />
+      </span>
+      {location === undefined ? null : (
+        <span class="subtitle">
+          {' — '}
+          <UserText text={location} />
+        </span>
+      )}
     </h1>
   );
 }
@@ -39,8 +48,11 @@ function DeviceNotFound({ company, deviceId }: { company: string; deviceId: stri
     <main id="main">
       <h1>Device not found</h1>
       <p>
-        There is no device <span class="mono">{deviceId}</span> in {company}: it may have been deleted, or the address is mistyped.{' '}
-        <a href={fleetHref()}>Go to the fleet</a>.
+        There is no device{' '}
+        <span class="mono">
+          <UserText text={deviceId} />
+        </span>{' '}
+        in <UserText text={company} />: it may have been deleted, or the address is mistyped. <a href={fleetHref()}>Go to the fleet</a>.
       </p>
     </main>
   );

@@ -27,6 +27,7 @@ import { ResultsToolbar, SearchBar } from '../fleet/toolbar.js';
 import { count } from '../format.js';
 import { here } from '../router.js';
 import { can, claims } from '../session.js';
+import { UserText } from '../user-text.js';
 
 /** "N devices match", with thousands separators. */
 function matchText(total: number, fullText: boolean): string {
@@ -41,7 +42,7 @@ function SearchAlert({ requests }: { requests: FleetRequests }) {
   return (
     <div role="alert" class="error">
       <p>
-        {failure.text}
+        <UserText text={failure.text} />
         {failure.retry ? ' The search may answer again in a moment.' : ''}
       </p>
       {failure.retry ? (

@@ -12,6 +12,7 @@ import { FILTERS, type HistoryEntry, historyQueryOf, instantOf, localInputOf } f
 import { usePagedListing } from '../paged-listing.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, claims, problemText } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 
 /** A refused or failed request: the problem's detail and, for a 400, what is wrong with each parameter. */
 interface Refusal {
@@ -33,12 +34,14 @@ function RefusalAlert({ refusal, what }: { refusal: Refusal; what: string }) {
   return (
     <div role="alert" class="error">
       <p>
-        {what}: {refusal.text}
+        {what}: <UserText text={refusal.text} />
       </p>
       {refusal.violations.length === 0 ? null : (
         <ul>
           {refusal.violations.map((violation) => (
-            <li key={violation}>{violation}</li>
+            <li key={violation}>
+              <UserText text={violation} />
+            </li>
           ))}
         </ul>
       )}
@@ -110,7 +113,7 @@ function FilterForm({ query, companies }: { query: URLSearchParams; companies: s
               <select name="company" defaultValue={query.get('company') ?? companies[0]}>
                 {companies.map((company) => (
                   <option key={company} value={company}>
-                    {company}
+                    {visibleText(company)}
                   </option>
                 ))}
               </select>
@@ -167,13 +170,13 @@ function noteOf(entry: HistoryEntry): string | null {
   return entry.kind === 'ACTION' ? entry.note : entry.deviceStatus.message;
 }
 
-/** The entries' table: every cell is text (notes and messages come from users and devices). */
+/** The entries' table: every cell is text, and what users and devices wrote (ids, notes, messages) a UserText. */
 function HistoryTable({ company, entries }: { company: string; entries: HistoryEntry[] }) {
   return (
     <div class="history-table">
       <table>
         <caption>
-          Deployment history of {company}, newest first ({count(entries.length)} shown)
+          Deployment history of <UserText text={company} />, newest first ({count(entries.length)} shown)
         </caption>
         <thead>
           <tr>
@@ -198,16 +201,20 @@ function HistoryTable({ company, entries }: { company: string; entries: HistoryE
                 </td>
                 <td>{entry.kind === 'ACTION' ? 'Action' : 'Device status'}</td>
                 <td class="mono">
-                  <a href={hrefOf(`/devices/${encodeURIComponent(company)}/${encodeURIComponent(entry.target.id)}`)}>{entry.target.id}</a>
+                  <a href={hrefOf(`/devices/${encodeURIComponent(company)}/${encodeURIComponent(entry.target.id)}`)}>
+                    <UserText text={entry.target.id} />
+                  </a>
                 </td>
                 <td class="mono">
-                  {entry.what.id}@{entry.what.subId}
+                  <UserText text={`${entry.what.id}@${entry.what.subId}`} />
                 </td>
                 <td>{entry.kind === 'ACTION' ? humanize(entry.action) : '—'}</td>
-                <td>{entry.by}</td>
+                <td>
+                  <UserText text={entry.by} />
+                </td>
                 <td>{outcomeOf(entry)}</td>
                 <td>{causeOf(entry)}</td>
-                <td class="history-note">{note === null || note === '' ? <span class="muted">—</span> : note}</td>
+                <td class="history-note">{note === null || note === '' ? <span class="muted">—</span> : <UserText text={note} />}</td>
               </tr>
             );
           })}
@@ -249,11 +256,11 @@ export function HistoryPage() {
             </button>
           </div>
           <p role="status" class="history-export-status">
-            {csv.status}
+            {csv.status === '' ? null : <UserText text={csv.status} />}
           </p>
           {csv.failure === null ? null : (
             <p role="alert" class="error">
-              {csv.failure}
+              <UserText text={csv.failure} />
             </p>
           )}
           {entries.length === 0 ? null : <HistoryTable company={company} entries={entries} />}

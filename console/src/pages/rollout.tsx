@@ -12,6 +12,7 @@ import { doneOf, totalOf } from '../rollouts/progress.js';
 import { useRollout } from '../rollouts/use-rollout.js';
 import { WaveBars, WaveTable } from '../rollouts/waves.js';
 import { hrefOf } from '../router.js';
+import { UserText } from '../user-text.js';
 
 /** A duration in seconds in words (`3600` → `1 h`, `90` → `90 s`). */
 function duration(seconds: number): string {
@@ -28,7 +29,7 @@ function Facts({ rollout }: { rollout: Rollout }) {
       <dd class="rollout-state">{humanize(rollout.state)}</dd>
       <dt>Scenario version</dt>
       <dd class="mono">
-        {rollout.what.id}@{rollout.what.subId}
+        <UserText text={`${rollout.what.id}@${rollout.what.subId}`} />
       </dd>
       <dt>Action</dt>
       <dd>{humanize(rollout.action)}</dd>
@@ -50,10 +51,10 @@ function Facts({ rollout }: { rollout: Rollout }) {
       <dt>Wave timeout</dt>
       <dd>{duration(rollout.waveTimeoutSeconds)}</dd>
       <dt>Note</dt>
-      <dd>{rollout.note ?? '—'}</dd>
+      <dd>{rollout.note === null ? '—' : <UserText text={rollout.note} />}</dd>
       <dt>Created</dt>
       <dd>
-        by {rollout.createdBy} on <time dateTime={rollout.created}>{dateTime(rollout.created)}</time>
+        by <UserText text={rollout.createdBy} /> on <time dateTime={rollout.created}>{dateTime(rollout.created)}</time>
       </dd>
       {rollout.startAt !== undefined && (
         <>
@@ -73,7 +74,7 @@ function RolloutBody({ company, rollout, show }: { company: string; rollout: Rol
     <>
       {rollout.pausedReason !== undefined && (
         <p class="notice paused-reason">
-          <strong>Paused:</strong> {rollout.pausedReason}
+          <strong>Paused:</strong> <UserText text={rollout.pausedReason} />
         </p>
       )}
       <Facts rollout={rollout} />
@@ -96,20 +97,24 @@ export function RolloutPage({ company, rolloutId }: { company: string; rolloutId
   return (
     <main id="main">
       <p>
-        <a href={listHref}>All rollouts of {company}</a>
+        <a href={listHref}>
+          All rollouts of <UserText text={company} />
+        </a>
       </p>
-      <h1>Rollout {rolloutId}</h1>
+      <h1>
+        Rollout <UserText text={rolloutId} />
+      </h1>
       <div role="status" aria-live="polite" class="visually-hidden">
         {announcement.value}
       </div>
       {status.value === 404 ? (
         <p class="error" role="alert">
-          {company} has no rollout {rolloutId}. <a href={listHref}>See its rollouts</a>.
+          <UserText text={company} /> has no rollout <UserText text={rolloutId} />. <a href={listHref}>See its rollouts</a>.
         </p>
       ) : (
         error.value !== null && (
           <p class="error" role="alert">
-            {error.value}
+            <UserText text={error.value} />
           </p>
         )
       )}

@@ -10,6 +10,7 @@ import type { Rollout } from '../rollouts/api.js';
 import { doneOf, totalOf } from '../rollouts/progress.js';
 import { here, hrefOf } from '../router.js';
 import { api, claims, problemText } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 
 /** The company's rollouts, `limit` a page (the API's default when undefined), newest first. */
 function useRollouts(company: string, limit: number | undefined) {
@@ -36,10 +37,12 @@ function RolloutRow({ company, rollout }: { company: string; rollout: Rollout })
   return (
     <tr>
       <td class="mono">
-        <a href={hrefOf(`/rollouts/${encodeURIComponent(company)}/${encodeURIComponent(rollout.id)}`)}>{rollout.id}</a>
+        <a href={hrefOf(`/rollouts/${encodeURIComponent(company)}/${encodeURIComponent(rollout.id)}`)}>
+          <UserText text={rollout.id} />
+        </a>
       </td>
       <td class="mono">
-        {rollout.what.id}@{rollout.what.subId}
+        <UserText text={`${rollout.what.id}@${rollout.what.subId}`} />
       </td>
       <td>{humanize(rollout.action)}</td>
       <td>
@@ -47,10 +50,12 @@ function RolloutRow({ company, rollout }: { company: string; rollout: Rollout })
         {rollout.continuous ? ', continuous' : ''}
       </td>
       <td>
-        <progress class="rollout-progress" max={Math.max(1, total)} value={done} aria-label={`Progress of ${rollout.id}`} /> {count(done)}/
-        {count(total)}
+        <progress class="rollout-progress" max={Math.max(1, total)} value={done} aria-label={`Progress of ${visibleText(rollout.id)}`} />{' '}
+        {count(done)}/{count(total)}
       </td>
-      <td>{rollout.createdBy}</td>
+      <td>
+        <UserText text={rollout.createdBy} />
+      </td>
       <td>
         <time dateTime={rollout.created}>{dateTime(rollout.created)}</time>
       </td>
@@ -64,7 +69,9 @@ function RolloutsTable(props: { company: string; rollouts: Rollout[] }) {
   const { company, rollouts } = props;
   return (
     <table class="rollouts">
-      <caption>Rollouts of {company}</caption>
+      <caption>
+        Rollouts of <UserText text={company} />
+      </caption>
       <thead>
         <tr>
           <th scope="col">Rollout</th>

@@ -12,6 +12,7 @@ import { usePagedListing } from '../paged-listing.js';
 import { here } from '../router.js';
 import { UploadForm } from '../scenarios/upload-form.js';
 import { api, can, claims, problemText } from '../session.js';
+import { UserText } from '../user-text.js';
 
 type Scenario = components['schemas']['Scenario'];
 type ScenarioDetail = components['schemas']['ScenarioDetail'];
@@ -110,7 +111,7 @@ function SkeletonDownload({ company }: { company: string }) {
       </button>
       {error.value !== null && (
         <p class="error" role="alert">
-          {error.value}
+          <UserText text={error.value} />
         </p>
       )}
     </section>
@@ -123,13 +124,15 @@ function Versions({ listed }: { listed: ListedScenario }) {
   if (detail === undefined) {
     return (
       <p class="error" role="alert">
-        The versions of {summary.id} could not be read: {error}
+        The versions of <UserText text={summary.id} /> could not be read: <UserText text={error ?? ''} />
       </p>
     );
   }
   return (
     <table class="versions">
-      <caption>Versions of {summary.id}</caption>
+      <caption>
+        Versions of <UserText text={summary.id} />
+      </caption>
       <thead>
         <tr>
           <th scope="col">Version</th>
@@ -142,14 +145,18 @@ function Versions({ listed }: { listed: ListedScenario }) {
       <tbody>
         {detail.versions.map((version) => (
           <tr key={version.version}>
-            <td class="mono">{version.version}</td>
+            <td class="mono">
+              <UserText text={version.version} />
+            </td>
             <td>
               <time dateTime={version.created}>{dateTime(version.created)}</time>
             </td>
             <td>
               <span title={`${count(version.size)} bytes`}>{bytes(version.size)}</span>
             </td>
-            <td>{version.uploadedBy}</td>
+            <td>
+              <UserText text={version.uploadedBy} />
+            </td>
             <td class="mono sha">{version.sha256.slice(0, 12)}…</td>
           </tr>
         ))}
@@ -235,7 +242,9 @@ function useCatalog(company: string, limit: number | undefined) {
 function ScenarioTable({ company, scenarios }: { company: string; scenarios: ListedScenario[] }) {
   return (
     <table class="scenarios">
-      <caption>Scenarios of {company}</caption>
+      <caption>
+        Scenarios of <UserText text={company} />
+      </caption>
       <thead>
         <tr>
           <th scope="col">Id</th>
@@ -248,13 +257,23 @@ function ScenarioTable({ company, scenarios }: { company: string; scenarios: Lis
       <tbody>
         {scenarios.map(({ summary }) => (
           <tr key={summary.id}>
-            <td class="mono">{summary.id}</td>
-            <td>
-              {summary.name}
-              {summary.description !== null && <div class="muted">{summary.description}</div>}
+            <td class="mono">
+              <UserText text={summary.id} />
             </td>
-            <td class="mono">{summary.latestVersion}</td>
-            <td class="mono">{summary.versions.join(', ')}</td>
+            <td>
+              <UserText text={summary.name} />
+              {summary.description !== null && (
+                <div class="muted">
+                  <UserText text={summary.description} />
+                </div>
+              )}
+            </td>
+            <td class="mono">
+              <UserText text={summary.latestVersion} />
+            </td>
+            <td class="mono">
+              <UserText text={summary.versions.join(', ')} />
+            </td>
             <td>
               <time dateTime={summary.updated}>{dateTime(summary.updated)}</time>
             </td>
@@ -283,7 +302,7 @@ function Catalog(props: {
       <h2 id="catalog-title">Scenarios and versions</h2>
       {error !== null && (
         <p class="error" role="alert">
-          The scenarios could not be read: {error}
+          The scenarios could not be read: <UserText text={error} />
         </p>
       )}
       <p aria-live="polite" class="muted">
@@ -320,11 +339,13 @@ export function ScenariosPage() {
   }
   return (
     <main id="main" class="scenarios-page">
-      <h1>Scenarios of {company}</h1>
+      <h1>
+        Scenarios of <UserText text={company} />
+      </h1>
       {catalog.usage.value !== null && <Usage usage={catalog.usage.value} />}
       {catalog.usageError.value !== null && (
         <p class="error" role="alert">
-          The storage usage could not be read: {catalog.usageError.value}
+          The storage usage could not be read: <UserText text={catalog.usageError.value} />
         </p>
       )}
       <SkeletonDownload company={company} />

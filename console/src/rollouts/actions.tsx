@@ -4,6 +4,7 @@
  */
 import { useSignal } from '@preact/signals';
 import { can } from '../session.js';
+import { UserText } from '../user-text.js';
 import { type Rollout, transition } from './api.js';
 
 /** What an action needs: the rollout, its company, and where its answer goes. */
@@ -17,7 +18,9 @@ interface ActionProps {
 function CancelConfirm({ id, busy, confirm, back }: { id: string; busy: boolean; confirm: () => void; back: () => void }) {
   return (
     <section class="confirm" aria-labelledby="cancel-title">
-      <h3 id="cancel-title">Cancel rollout {id}?</h3>
+      <h3 id="cancel-title">
+        Cancel rollout <UserText text={id} />?
+      </h3>
       <p>No further device is deployed to; the deployments already made stay.</p>
       <button type="button" class="danger" onClick={confirm} disabled={busy}>
         Confirm: cancel
@@ -59,7 +62,7 @@ export function RolloutActions({ company, rollout, onChanged }: ActionProps) {
       )}
       {(state === 'SCHEDULED' || state === 'RUNNING' || state === 'PAUSED') && !confirming.value && (
         <button type="button" onClick={() => (confirming.value = true)} disabled={busy.value}>
-          Cancel rollout {rollout.id}
+          Cancel rollout <UserText text={rollout.id} />
         </button>
       )}
       {confirming.value && (
@@ -67,7 +70,7 @@ export function RolloutActions({ company, rollout, onChanged }: ActionProps) {
       )}
       {error.value !== null && (
         <p class="error" role="alert">
-          {error.value}
+          <UserText text={error.value} />
         </p>
       )}
     </div>

@@ -4,6 +4,7 @@
  */
 import { describeRolloutEvent, eventLogLines } from '../../../client/rollout-events.js';
 import { count, dateTime } from '../format.js';
+import { UserText } from '../user-text.js';
 import type { Rollout } from './api.js';
 
 /**
@@ -29,7 +30,10 @@ export function EventLog({ rollout }: { rollout: Rollout }) {
                 <time class="event-time" dateTime={line.event.at}>
                   {dateTime(line.event.at)}
                 </time>{' '}
-                <span class="event-what">{describeRolloutEvent(line.event, { action: rollout.action, time: (iso) => dateTime(iso) })}</span>
+                {/* Its words hold who acted and why a rollout paused: a UserText. */}
+                <span class="event-what">
+                  <UserText text={describeRolloutEvent(line.event, { action: rollout.action, time: (iso) => dateTime(iso) })} />
+                </span>
               </li>
             ),
           )}

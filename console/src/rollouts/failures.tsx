@@ -9,6 +9,7 @@ import { useEffect } from 'preact/hooks';
 import { count, humanize } from '../format.js';
 import { hrefOf, navigate } from '../router.js';
 import { can } from '../session.js';
+import { UserText, visibleText } from '../user-text.js';
 import { type FailureFilter, MAX_RETRY_IDS, type Rollout, type RolloutTarget, readTargets, rollOutAgain } from './api.js';
 import { failureKey, failureReadsOf } from './failure-reads.js';
 
@@ -86,13 +87,16 @@ function Group({ company, group, label }: { company: string; group: FailureGroup
   return (
     <li>
       <p>
-        <strong>{group.reason}</strong> — {count(group.deviceIds.length)} {group.deviceIds.length === 1 ? 'device' : 'devices'}
+        <strong>
+          <UserText text={group.reason} />
+        </strong>{' '}
+        — {count(group.deviceIds.length)} {group.deviceIds.length === 1 ? 'device' : 'devices'}
       </p>
-      <ul class="device-links" aria-label={`${label}: ${group.reason}`}>
+      <ul class="device-links" aria-label={`${label}: ${visibleText(group.reason)}`}>
         {group.deviceIds.map((id) => (
           <li key={id}>
             <a class="mono" href={hrefOf(`/devices/${encodeURIComponent(company)}/${encodeURIComponent(id)}`)}>
-              {id}
+              <UserText text={id} />
             </a>
           </li>
         ))}
@@ -150,7 +154,7 @@ function RetryButton({ company, rollout, ids }: { company: string; rollout: Roll
       </button>
       {error.value !== null && (
         <p class="error" role="alert">
-          {error.value}
+          <UserText text={error.value} />
         </p>
       )}
     </div>
@@ -168,7 +172,7 @@ export function WhyDevicesFailed({ company, rollout }: { company: string; rollou
       <h2 id="failures-title">Why devices failed</h2>
       {error.value !== null && (
         <p class="error" role="alert">
-          {error.value}
+          <UserText text={error.value} />
         </p>
       )}
       {current === null && error.value === null && <p class="muted">Reading the failed devices…</p>}

@@ -3,6 +3,7 @@
  * a table (the accessible truth). Results are SUCCESS or a failure cause; reports are INSTALLED or FAILED.
  */
 import { count, humanize } from '../format.js';
+import { UserText } from '../user-text.js';
 import type { Rollout } from './api.js';
 import { REPORT_KEYS } from './progress.js';
 
@@ -63,7 +64,9 @@ export function WaveTable({ rollout }: { rollout: Rollout }) {
   const keys = [...resultKeys(rollout.waves), ...REPORT_KEYS];
   return (
     <table class="waves">
-      <caption>Waves of rollout {rollout.id}</caption>
+      <caption>
+        Waves of rollout <UserText text={rollout.id} />
+      </caption>
       <thead>
         <tr>
           <th scope="col">Wave</th>

@@ -7,6 +7,7 @@ import type { RefObject } from 'preact';
 import { useRef } from 'preact/hooks';
 import { bytes, count } from '../format.js';
 import { problemText } from '../session.js';
+import { UserText } from '../user-text.js';
 import {
   MAX_DIRECT_UPLOAD_BYTES,
   type StoredScenario,
@@ -24,17 +25,22 @@ function Violations({ problem, status, errors }: { problem: UploadProblem; statu
   return (
     <section class="refusal" role="alert" aria-labelledby="refusal-title">
       <h3 id="refusal-title">The archive was refused</h3>
-      <p>{problemText(problem, status)}</p>
+      <p>
+        <UserText text={problemText(problem, status)} />
+      </p>
       <ul class="violations">
         {errors.map((violation, index) => (
           // Violations have no id of their own: the list is replaced whole, never reordered.
           <li key={index}>
             {violation.path === '' ? null : (
               <>
-                <code>{violation.path}</code>:{' '}
+                <code>
+                  <UserText text={violation.path} />
+                </code>
+                :{' '}
               </>
             )}
-            {violation.message}
+            <UserText text={violation.message} />
           </li>
         ))}
       </ul>
@@ -54,7 +60,9 @@ function QuotaRefusal({ problem, status, quotaBytes }: { problem: UploadProblem;
   return (
     <section class="refusal" role="alert" aria-labelledby="refusal-title">
       <h3 id="refusal-title">The archive does not fit in the storage quota</h3>
-      <p>{problemText(problem, status)}</p>
+      <p>
+        <UserText text={problemText(problem, status)} />
+      </p>
       <dl class="facts">
         <dt>Storage quota</dt>
         <dd>{bytesInFull(quotaBytes)}</dd>
@@ -82,7 +90,7 @@ function Refusal({ problem, status }: { problem: UploadProblem; status: number }
   }
   return (
     <p class="error" role="alert">
-      {problemText(problem, status)}
+      <UserText text={problemText(problem, status)} />
     </p>
   );
 }
@@ -95,16 +103,16 @@ function Outcome({ outcome }: { outcome: UploadOutcome }) {
       <p class="notice" role="status">
         Stored{' '}
         <strong class="mono">
-          {stored.id}@{stored.version}
+          <UserText text={`${stored.id}@${stored.version}`} />
         </strong>{' '}
-        ({stored.name}, {bytes(stored.size)}).
+        (<UserText text={stored.name} />, {bytes(stored.size)}).
       </p>
     );
   }
   if (outcome.kind === 'refused') return <Refusal problem={outcome.problem} status={outcome.status} />;
   return (
     <p class="error" role="alert">
-      {outcome.message}
+      <UserText text={outcome.message} />
     </p>
   );
 }
