@@ -1511,7 +1511,7 @@ export interface components {
                 subId: string;
             };
             state: components["schemas"]["DeviceStatusState"];
-            /** @description Free text, at most 1,000 characters (e.g. why it FAILED). */
+            /** @description Free text, at most 1,000 characters (e.g. why it FAILED); tab, line feed and carriage return are its only control characters. */
             message?: string;
         };
         /**

@@ -3,6 +3,7 @@
  * stays the validator; this module only adds the documentation), result items, active deployments, history entries,
  * and the device side: a device's desired state and its status reports.
  */
+
 import * as z from 'zod';
 import {
   DEPLOYMENT_CAUSES,
@@ -12,6 +13,7 @@ import {
 } from '../../core/deployments/deployments.js';
 import { DEVICE_STATUS_STATES } from '../../core/deployments/model.js';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/devices/desired-state.js';
+import { displayText } from '../../core/shared/display-text.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { DeploymentAction } from './deployment-action.js';
 
@@ -229,11 +231,11 @@ export const DeviceStatusReportBody = z
   .strictObject({
     what: ScenarioWhat.describe('The scenario version reported on; it must be active on the calling device.'),
     state: DeviceStatusState,
-    message: z
-      .string()
-      .max(MAX_DEVICE_STATUS_MESSAGE_LENGTH)
+    message: displayText(z.string().max(MAX_DEVICE_STATUS_MESSAGE_LENGTH), 'prose')
       .optional()
-      .describe(`Free text, at most ${withThousandsSeparators(MAX_DEVICE_STATUS_MESSAGE_LENGTH)} characters (e.g. why it FAILED).`),
+      .describe(
+        `Free text, at most ${withThousandsSeparators(MAX_DEVICE_STATUS_MESSAGE_LENGTH)} characters (e.g. why it FAILED); tab, line feed and carriage return are its only control characters.`,
+      ),
   })
   .meta({
     id: 'DeviceStatusReport',

@@ -409,7 +409,7 @@ describe('reportDeviceStatus', () => {
     expect(calls.statusWrites).toBe(1);
   });
 
-  it("the route's body takes the four states and a bounded message only", () => {
+  it("the route's body takes the four states and a bounded message without control characters only", () => {
     const what = { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' };
     for (const state of ['DOWNLOADING', 'INSTALLING', 'INSTALLED', 'FAILED']) {
       expect(bodyOf(deviceDeploymentStatusPost, { what, state }).state).toBe(state);
@@ -427,6 +427,9 @@ describe('reportDeviceStatus', () => {
     expect(paths({ what, state: 'FAILED', message: 'x'.repeat(MAX_DEVICE_STATUS_MESSAGE_LENGTH + 1) })).toEqual(['/message']);
     expect(paths({ what: { ...what, type: 'DEVICE' }, state: 'FAILED' })).toEqual(['/what/type']);
     expect(paths({ what, state: 'FAILED', deviceId: 'acme-kiosk-0002' })).toEqual(['/deviceId']);
+    // A message is a display text: no control character but tab and line breaks; bidirectional text stays as sent.
+    expect(paths({ what, state: 'FAILED', message: 'disk full\u001b]0;pwned\u0007' })).toEqual(['/message']);
+    expect(paths({ what, state: 'FAILED', message: 'disk full\r\n\tretry \u202Egnp.exe\u202C' })).toEqual([]);
   });
 });
 
