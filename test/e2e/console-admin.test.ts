@@ -108,6 +108,9 @@ describe.skipIf(!hasChromium)('the console companies administration', () => {
     await page.getByRole('heading', { level: 1, name: 'Companies' }).waitFor();
 
     const form = page.getByRole('form', { name: 'Create a company' });
+    // New company ids are lower case (the API refuses `Initech` beside `initech`): the field says so before sending.
+    await form.getByLabel('Company id').fill('Initech');
+    expect(await form.getByLabel('Company id').evaluate((input: HTMLInputElement) => input.validity.patternMismatch)).toBe(true);
     await form.getByLabel('Company id').fill('initech');
     await form.getByLabel('Name').fill('Initech');
     await form.getByLabel('Amount').fill('10');

@@ -90,8 +90,8 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
     <form class="admin-form" onSubmit={submit} aria-labelledby="create-company-title">
       <h2 id="create-company-title">Create a company</h2>
       <label>
-        Company id (letters, digits, “.”, “_” or “-”; fixed for good)
-        <input name="id" required maxLength={128} pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,127}" autocomplete="off" />
+        Company id (lower-case letters, digits, “.”, “_” or “-”; fixed for good)
+        <input name="id" required maxLength={128} pattern="[a-z0-9][a-z0-9._\-]{0,127}" autocomplete="off" />
       </label>
       <label>
         Name
