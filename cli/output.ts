@@ -81,12 +81,22 @@ export function note(line: string): void {
 }
 
 /**
- * Prints a value as indented JSON on stdout (`--json`): exact, for scripts. JSON escapes C0 controls itself (`\u001b`);
- * other characters are written as the service answered them.
+ * Prints a value as indented JSON on stdout (`--json`): exact, for scripts. JSON escapes C0 controls itself (`\u001b`),
+ * and DEL, C1 controls and bidirectional formatting characters are escaped too (UNESCAPED_IN_JSON): the parsed value
+ * is the service's, character for character, and a terminal shows the JSON without acting on it.
  */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(value, null, 2).replace(UNESCAPED_IN_JSON, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`,
+  );
 }
+
+/**
+ * What JSON.stringify writes raw but a terminal would act on or reorder: DEL, C1 controls, the bidirectional
+ * formatting characters, and the line and paragraph separators. printJson writes them as `\u009b`-style escapes,
+ * which parse to the very same string.
+ */
+const UNESCAPED_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
 /** A table column: its heading and how a row shows in it. */
 export interface Column<T> {
@@ -115,9 +125,13 @@ export function printRecord(record: Readonly<Record<string, unknown>>): void {
   say(table.toString());
 }
 
-/** A value as a table cell shows it: on one line, its hidden characters shown (visible). */
+/**
+ * A value as a table cell shows it, its hidden characters shown (visible): on one line, or an array of strings one
+ * per line (a record's errors).
+ */
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
+  if (Array.isArray(value) && value.every((line) => typeof line === 'string')) return value.map((line) => visible(line)).join('\n');
   return visible(typeof value === 'object' ? JSON.stringify(value) : String(value));
 }
 
@@ -190,8 +204,10 @@ export function reportError(error: unknown): number {
   }
   if (error instanceof ApiError) {
     const { problem } = error;
-    note(`error: ${error.status} ${problem.title}: ${problem.detail}`);
-    for (const violation of problem.errors ?? []) note(`  ${violation.path}: ${violation.message}`);
+    // What the service wrote is shown on its line whatever it holds: a line feed in a detail must not start a line
+    // that reads as the CLI's own.
+    note(`error: ${error.status} ${visible(problem.title)}: ${visible(problem.detail)}`);
+    for (const violation of problem.errors ?? []) note(`  ${visible(violation.path)}: ${visible(violation.message)}`);
     // A 413 of the storage quota names the figures: what it allows, what is used, what the archive needed.
     const { quotaBytes, usedBytes, archiveBytes } = problem as { quotaBytes?: unknown; usedBytes?: unknown; archiveBytes?: unknown };
     if (typeof quotaBytes === 'number' && typeof usedBytes === 'number' && typeof archiveBytes === 'number') {

@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { ApiError, type components, type DssClient, expectOk } from '../client/index.js';
 import { MAX_DIRECT_UPLOAD_BYTES } from '../functions/contract/archives.js';
 import { MAX_ARCHIVE_BYTES } from '../functions/core/scenarios/upload.js';
-import { CommandFailed, formatBytes, note, startProgress, UsageError } from './output.js';
+import { CommandFailed, formatBytes, note, startProgress, UsageError, visible } from './output.js';
 
 export type StoredScenario = components['schemas']['StoredScenario'];
 export type UploadSlotStatus = components['schemas']['UploadSlotStatus'];
@@ -176,7 +176,9 @@ export async function uploadPresigned(
     });
     if (!put.ok) {
       const text = (await put.text()).trim().slice(0, 500);
-      throw new CommandFailed(`The storage refused the archive (${put.status} ${put.statusText})${text === '' ? '' : `: ${text}`}`);
+      throw new CommandFailed(
+        `The storage refused the archive (${put.status} ${visible(put.statusText)})${text === '' ? '' : `: ${visible(text)}`}`,
+      );
     }
   } finally {
     progress.stop();

@@ -715,7 +715,7 @@ export interface paths {
         put?: never;
         /**
          * Create a company
-         * @description Creates the company with nothing stored (`usedBytes` 0, no device, no scenario), its quota up to 1,099,511,627,776 bytes (1 TiB). Its id is fixed for good: it is the `companies` claim of its users' tokens and part of every key of its data. Answers 201 with the company and its address in `Location`; an existing id is 409. Needs `companies:write`.
+         * @description Creates the company with nothing stored (`usedBytes` 0, no device, no scenario), its quota up to 1,099,511,627,776 bytes (1 TiB). Its id is fixed for good: it is the `companies` claim of its users' tokens and part of every key of its data. New ids are lower case, so that no two companies differ by case alone. Answers 201 with the company and its address in `Location`; an existing id, or one differing by case alone from a company created before that rule, is 409. Needs `companies:write`.
          */
         post: operations["AdminCompanyCreate"];
         delete?: never;
@@ -4615,7 +4615,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4653,7 +4653,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminCompany"];
                 };
             };
-            /** @description Bad Request: a company id that is not 1 to 128 letters, digits, `.`, `_` or `-` starting with a letter or digit, a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was created. */
+            /** @description Bad Request: an id that is not 1 to 128 lower-case letters, digits, `.`, `_` or `-` starting with a letter or digit (the violation names the lower-case id to use), a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was created. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4663,7 +4663,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4672,7 +4672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ForbiddenProblem"];
                 };
             };
-            /** @description Conflict: a company with this id exists. Nothing was changed. */
+            /** @description Conflict: a company with this id exists, or one whose id differs by case alone. Nothing was changed. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4718,7 +4718,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4776,7 +4776,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4844,7 +4844,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. */
+            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4894,7 +4894,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4949,7 +4949,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:read`. */
+            /** @description Forbidden: the token lacks `users:read`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5001,7 +5001,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5068,7 +5068,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5134,7 +5134,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5203,7 +5203,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:read`, or a company administrator named no company or one not theirs. On AWS, a token without the scope gets API Gateway's `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:read`, or a company administrator named no company or one not theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, a token without the scope gets API Gateway's `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;

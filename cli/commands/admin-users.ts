@@ -192,6 +192,7 @@ function printUser(user: User): void {
     role: user.role,
     companies: user.companies.join(', '),
     enabled: user.enabled,
+    disabledBy: user.disabledBy === undefined ? undefined : `${user.disabledBy.username} (${user.disabledBy.role})`,
     status: user.status,
     created: user.createdAt,
     updated: user.updatedAt,

@@ -269,7 +269,7 @@ function printSummary(summary: ImportSummary): void {
   printTable(summary.failures, [
     { head: 'RECORD', value: (failure) => failure.record },
     { head: 'ID', value: (failure) => failure.id ?? '(none)' },
-    { head: 'ERRORS', value: (failure) => failure.errors.join('\n') },
+    { head: 'ERRORS', value: (failure) => failure.errors },
   ]);
 }
 

@@ -9,7 +9,7 @@ import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
-import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
+import { CommandFailed, note, printJson, printRecord, printTable, say, UsageError, visible } from '../output.js';
 import { pageQuery, printListing, readPages } from '../paging.js';
 import { parseScenarioRef } from '../scenario-ref.js';
 
@@ -402,7 +402,8 @@ async function watch(
     current = await readRollout(dss, companyId, current.id);
   }
   if (json) printJson(current);
-  if (current.state === 'PAUSED') throw new CommandFailed(`Rollout ${current.id} is PAUSED: ${current.pausedReason ?? 'no reason given'}`);
+  if (current.state === 'PAUSED')
+    throw new CommandFailed(`Rollout ${current.id} is PAUSED: ${visible(current.pausedReason ?? 'no reason given')}`);
   if (current.state === 'CANCELLED') throw new CommandFailed(`Rollout ${current.id} was CANCELLED.`);
 }
 

@@ -110,7 +110,11 @@ describe.skipIf(!hasChromium)('the console companies administration', () => {
     const form = page.getByRole('form', { name: 'Create a company' });
     // New company ids are lower case (the API refuses `Initech` beside `initech`): the field says so before sending.
     await form.getByLabel('Company id').fill('Initech');
-    expect(await form.getByLabel('Company id').evaluate((input: HTMLInputElement) => input.validity.patternMismatch)).toBe(true);
+    expect(
+      await form
+        .getByLabel('Company id')
+        .evaluate((input) => (input as { validity: { patternMismatch: boolean } }).validity.patternMismatch),
+    ).toBe(true);
     await form.getByLabel('Company id').fill('initech');
     await form.getByLabel('Name').fill('Initech');
     await form.getByLabel('Amount').fill('10');

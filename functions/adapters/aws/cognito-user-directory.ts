@@ -255,7 +255,7 @@ export class CognitoUserDirectory implements UserDirectory {
    * disable records who made it, `custom:disabledBy`; for `enabled: false` AdminDisableUser then
    * AdminUserGlobalSignOut, for `enabled: true` AdminEnableUser, then `custom:disabledBy` emptied; then the user as
    * Cognito holds them (AdminGetUser). Who disabled the user is written before the disable and cleared after the
-   * enable, so that a failure between two calls never leaves a disabled user without it.
+   * enable (best effort), so that a failure between two calls never leaves a disabled user without it.
    * @returns undefined when there is no such user (UserNotFoundException on the first call: nothing changed).
    * @throws ServiceUnavailableError (503, Retry-After) when Cognito throttles (the calls made before it stand).
    */
@@ -279,7 +279,11 @@ export class CognitoUserDirectory implements UserDirectory {
       } else if (changes.enabled === true) {
         await this.call(this.client.send(new AdminEnableUserCommand({ UserPoolId, Username: username })));
       }
-      if (disabledBy === null) await updateAttributes([{ Name: DISABLED_BY_ATTRIBUTE, Value: '' }]);
+      if (disabledBy === null) {
+        // After the enable, which stands whatever follows: a value left behind is harmless (it is not read while the
+        // user is enabled, and the next disable overwrites it), so a throttled clear does not fail the request.
+        await updateAttributes([{ Name: DISABLED_BY_ATTRIBUTE, Value: '' }]).catch(() => undefined);
+      }
     } catch (error) {
       if (nameOf(error) === 'UserNotFoundException') return undefined;
       throw error;

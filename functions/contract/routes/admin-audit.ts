@@ -10,6 +10,7 @@ import { defineRoute } from '../route.js';
 import { AuditPage } from '../schemas/audit.js';
 import { COMPANY_ID_RULE } from '../schemas/companies.js';
 import { AUTHENTICATED_PROBLEMS, problem } from '../schemas/responses.js';
+import { CURRENT_CALLER_RULE } from '../schemas/users.js';
 
 /** Longest `actor` filter: a username is at most 128 characters. */
 const MAX_ACTOR_LENGTH = 128;
@@ -48,7 +49,7 @@ export const adminAuditList = defineRoute({
     ),
     403: problem(
       'Forbidden',
-      'Forbidden: the token lacks `users:read`, or a company administrator named no company or one not theirs. On AWS, a token without the scope gets API Gateway\'s `{"message":"Forbidden"}` (application/json).',
+      `Forbidden: the token lacks \`users:read\`, or a company administrator named no company or one not theirs. ${CURRENT_CALLER_RULE} On AWS, a token without the scope gets API Gateway's \`{"message":"Forbidden"}\` (application/json).`,
     ),
   },
 });

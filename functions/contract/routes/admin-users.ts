@@ -16,6 +16,7 @@ import { COMPANY_ID_RULE } from '../schemas/companies.js';
 import { ConflictProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
 import {
+  CURRENT_CALLER_RULE,
   PasswordReset,
   USERNAME_RULE,
   User,
@@ -60,7 +61,7 @@ const BOUNDS =
 const forbidden = (what: string) =>
   problem(
     'Forbidden',
-    `Forbidden: the token lacks \`${what}\` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or (for a change) the caller's own user is now disabled or deleted: a change is bounded by the caller's user as it is now, not as the token was issued. ${BOUNDS} Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
+    `Forbidden: the token lacks \`${what}\` (a company admin's or a platform admin's), or the change is outside the caller's bounds${what === 'users:write' ? ', or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who)' : ''}. ${CURRENT_CALLER_RULE} ${BOUNDS} Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
   );
 const notFound = problem(
   'NotFound',
@@ -124,7 +125,10 @@ export const adminUsersList = defineRoute({
       'BadRequest',
       'Bad Request: a company admin naming no `company`, a company id out of pattern, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue.',
     ),
-    403: problem('Forbidden', "Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs."),
+    403: problem(
+      'Forbidden',
+      `Forbidden: the token lacks \`users:read\`, or a company admin's \`company\` is not one of theirs. ${CURRENT_CALLER_RULE}`,
+    ),
   },
 });
 
@@ -145,7 +149,7 @@ export const adminUserGet = defineRoute({
     200: { description: 'The user.', schema: User },
     ...AUTHENTICATED_PROBLEMS,
     400: problem('BadRequest', `Bad Request: ${badUsername}, or a query parameter.`),
-    403: problem('Forbidden', 'Forbidden: the token lacks `users:read`.'),
+    403: problem('Forbidden', `Forbidden: the token lacks \`users:read\`. ${CURRENT_CALLER_RULE}`),
     404: notFound,
   },
 });

@@ -20,6 +20,7 @@ import {
 } from '../schemas/companies.js';
 import { ConflictProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
+import { CURRENT_CALLER_RULE } from '../schemas/users.js';
 
 /** The companies listing's path, and the parent of each company's. */
 export const ADMIN_COMPANIES_PATH = '/admin/companies';
@@ -51,7 +52,7 @@ const AdminCompanyParams = z.object({
 
 const FORBIDDEN = problem(
   'Forbidden',
-  'Forbidden: the token lacks the scope (a platform administrator\'s; the caller\'s companies do not matter). On AWS, API Gateway\'s JWT authorizer answers `{"message":"Forbidden"}` (application/json).',
+  `Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). ${CURRENT_CALLER_RULE} On AWS, API Gateway's JWT authorizer answers \`{"message":"Forbidden"}\` (application/json).`,
 );
 const notFound = problem('NotFound', 'Not Found: there is no such company. Nothing was changed.');
 const badCompanyId = 'a company id that is not 1 to 128 letters, digits, `.`, `_` or `-` starting with a letter or digit';
@@ -65,7 +66,7 @@ export const adminCompanyCreate = defineRoute({
   method: 'POST',
   path: ADMIN_COMPANIES_PATH,
   summary: 'Create a company',
-  description: `Creates the company with nothing stored (\`usedBytes\` 0, no device, no scenario), its quota up to ${withThousandsSeparators(MAX_QUOTA_BYTES)} bytes (1 TiB). Its id is fixed for good: it is the \`companies\` claim of its users' tokens and part of every key of its data. Answers 201 with the company and its address in \`Location\`; an existing id is 409. Needs \`companies:write\`.`,
+  description: `Creates the company with nothing stored (\`usedBytes\` 0, no device, no scenario), its quota up to ${withThousandsSeparators(MAX_QUOTA_BYTES)} bytes (1 TiB). Its id is fixed for good: it is the \`companies\` claim of its users' tokens and part of every key of its data. New ids are lower case, so that no two companies differ by case alone. Answers 201 with the company and its address in \`Location\`; an existing id, or one differing by case alone from a company created before that rule, is 409. Needs \`companies:write\`.`,
   tags: ['Administration'],
   scope: 'companies:write',
   request: {
@@ -84,10 +85,13 @@ export const adminCompanyCreate = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem(
       'BadRequest',
-      `Bad Request: ${badCompanyId}, a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was created.`,
+      `Bad Request: an id that is not 1 to 128 lower-case letters, digits, \`.\`, \`_\` or \`-\` starting with a letter or digit (the violation names the lower-case id to use), a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was created.`,
     ),
     403: FORBIDDEN,
-    409: { description: 'Conflict: a company with this id exists. Nothing was changed.', schema: ConflictProblem },
+    409: {
+      description: 'Conflict: a company with this id exists, or one whose id differs by case alone. Nothing was changed.',
+      schema: ConflictProblem,
+    },
   },
 });
 

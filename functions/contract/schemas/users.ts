@@ -7,6 +7,13 @@ import { companyIdentifier } from './companies.js';
 /** The rule a username follows, as a 400 states it. */
 export const USERNAME_RULE = 'A username is 1 to 128 letters, digits, ".", "_", "@" or "-", starting with a letter or digit.';
 
+/**
+ * How every administration route reads its caller, as its 403 states it: the token bounded by the caller's user as it
+ * is now (functions/core/users/current-administrator.ts).
+ */
+export const CURRENT_CALLER_RULE =
+  "The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too.";
+
 /** A username, as a body member or path parameter. */
 export const username = z.string().regex(USERNAME_PATTERN, { error: USERNAME_RULE });
 

@@ -92,13 +92,20 @@ export function auditedCompany(company: Pick<Company, 'id' | 'name' | 'quotaByte
 
 /**
  * Creates a company with nothing stored (`usedBytes` 0), recording a `company.created` entry with it.
- * @throws ForbiddenError without `companies:write`; BadRequestError when the id is not lower case
- *   (NEW_COMPANY_ID_PATTERN); ConflictError when a company with the id exists (nothing changed, nothing recorded).
+ * @throws ForbiddenError without `companies:write` (in the token or the caller's current role); BadRequestError when
+ *   the id is not lower case (NEW_COMPANY_ID_PATTERN); ConflictError when a company with the id exists, or one whose
+ *   id differs by case alone (created before the lower-case rule). Nothing changed, nothing recorded in each case.
  */
 export async function createCompany(ports: CompanyAdminPorts, token: Principal, company: NewCompany): Promise<AdminCompany> {
   const { principal } = await currentAdministrator(ports.users, token, 'companies:write');
   const refusal = newCompanyIdRefusal(company.id);
   if (refusal !== undefined) throw new BadRequestError(`${refusal} Nothing was changed.`, [{ path: '/id', message: refusal }]);
+  const twin = await companyDifferingByCase(ports.companies, company.id);
+  if (twin !== undefined) {
+    throw new ConflictError(
+      `Company '${twin}' exists, and ids that differ by case alone would name two companies one reads as the same; choose another id. Nothing was changed.`,
+    );
+  }
   const entry = auditEntry(principal, {
     action: 'company.created',
     target: { kind: 'company', id: company.id },
@@ -111,9 +118,30 @@ export async function createCompany(ports: CompanyAdminPorts, token: Principal, 
   return adminViewOf({ ...company, usedBytes: 0 });
 }
 
+/** Companies read per page while looking for an id that differs by case alone. */
+const CASE_CHECK_PAGE = 100;
+
+/**
+ * The id of an existing company that differs from `id` by case alone (`Acme` for `acme`), or undefined. Only a company
+ * created before new ids were lower case can be one; there is no index by lower-case id, so every company is read,
+ * page by page (companies are few, and created rarely).
+ */
+async function companyDifferingByCase(companies: CompanyAdministration, id: string): Promise<string | undefined> {
+  const lower = id.toLowerCase();
+  let cursor: string | undefined;
+  do {
+    const page = await companies.list(CASE_CHECK_PAGE, cursor);
+    const twin = page.items.find((company) => company.id !== id && company.id.toLowerCase() === lower);
+    if (twin !== undefined) return twin.id;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return undefined;
+}
+
 /**
  * A page of every company.
- * @throws ForbiddenError without `companies:read`; BadRequestError on a cursor this listing did not issue.
+ * @throws ForbiddenError without `companies:read` (in the token or the caller's current role); BadRequestError on a
+ *   cursor this listing did not issue.
  */
 export async function listCompanies(ports: CompanyAdminPorts, token: Principal, paging: ListParameters): Promise<Page<AdminCompany>> {
   await currentAdministrator(ports.users, token, 'companies:read');
@@ -123,7 +151,8 @@ export async function listCompanies(ports: CompanyAdminPorts, token: Principal, 
 
 /**
  * One company with its storage account, device count and user count.
- * @throws ForbiddenError without `companies:read`; NotFoundError when it does not exist.
+ * @throws ForbiddenError without `companies:read` (in the token or the caller's current role); NotFoundError when it
+ *   does not exist.
  */
 export async function getCompany(ports: CompanyDetailPorts, token: Principal, companyId: string): Promise<AdminCompanyDetail> {
   await currentAdministrator(ports.users, token, 'companies:read');
@@ -137,8 +166,8 @@ export async function getCompany(ports: CompanyDetailPorts, token: Principal, co
  * Changes a company's name and/or quota, recording a `company.updated` entry (before and after) with it. A quota below
  * what the company stores is accepted: the answer's `overQuota` says so, and uploads answer 413 from then on (the
  * upload compares with the stored quota).
- * @throws ForbiddenError without `companies:write`; NotFoundError when it does not exist (nothing changed, nothing
- *   recorded).
+ * @throws ForbiddenError without `companies:write` (in the token or the caller's current role); NotFoundError when it
+ *   does not exist (nothing changed, nothing recorded).
  */
 export async function updateCompany(
   ports: CompanyAdminPorts,

@@ -5,7 +5,7 @@
  * themselves back). Every administration route, read or write, bounds the token by the caller's user first.
  */
 
-import { isPlatformAdmin, ROLES, type Role } from '../access/roles.js';
+import { holdsEveryScopeOf, ROLE_NAMES, ROLES, type Role } from '../access/roles.js';
 import { actorOf } from '../audit/entries.js';
 import { ForbiddenError } from '../shared/errors.js';
 import { authorize, type Principal, type Scope } from '../shared/principal.js';
@@ -15,8 +15,16 @@ import type { UserDirectory } from './ports.js';
 export interface CurrentAdministrator {
   /** The token's scopes and companies, less what the user's current role and companies no longer grant. */
   principal: Principal;
-  /** `platform-admin` when the bounded token holds every scope of that role, else the user's current role. */
+  /**
+   * The highest role whose every scope the bounded token holds: what the caller acts with now. Neither the user's role
+   * alone (a user promoted to platform-admin still acts with their company-admin token) nor the token's alone.
+   */
   role: Role;
+}
+
+/** The highest role whose every scope `scopes` holds (ROLE_NAMES is lowest first); `viewer` when none is whole. */
+function actingRole(scopes: ReadonlySet<string>): Role {
+  return [...ROLE_NAMES].reverse().find((role) => holdsEveryScopeOf(scopes, role)) ?? 'viewer';
 }
 
 /**
@@ -49,5 +57,5 @@ export async function currentAdministrator(
       `Your role is now ${caller.role}, which does not grant '${scope}': your token, issued before the change, no longer does either. Sign in again. Nothing was read or changed.`,
     );
   }
-  return { principal, role: isPlatformAdmin(principal.scopes) ? 'platform-admin' : caller.role };
+  return { principal, role: actingRole(principal.scopes) };
 }

@@ -117,7 +117,7 @@ describe('AdministrativeChange events', () => {
     const moved = entry('carol', ['initech', 'umbrella']);
     await log.record(moved);
     await log.record(moved);
-    const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES, undefined, LOCAL_TABLES.audit);
+    const companies = new DynamoDbCompanyRepository(client, LOCAL_TABLES, new CursorCodec(() => Buffer.alloc(32, 1)), LOCAL_TABLES.audit);
     await createCompany({ companies, users: callersDirectory({ root: { role: 'platform-admin' } }) }, root, {
       id: 'initech',
       name: 'Initech',

@@ -26,7 +26,7 @@ const device = {
   serial: SERIAL,
   created: '2026-12-01T10:00:00.000Z',
   updated: '2026-12-01T10:00:00.000Z',
-  location: { name: LOCATION, description: `Line one\nline two ${SPOOF}` },
+  location: { name: LOCATION, description: `Line one\nline two ${SPOOF}\u009b2J` },
   connection: { state: 'CONNECTED' },
 };
 
@@ -56,7 +56,8 @@ beforeAll(async () => {
           type: 'about:blank',
           title: 'Not Found',
           status: 404,
-          detail: `No device ${SPOOF}\u001b]0;owned\u0007`,
+          // A line feed that would start a line reading as the CLI's own.
+          detail: `No device ${SPOOF}\u001b]0;owned\u0007\nLogged in as root (acme)`,
           errors: [{ path: '/x', message: LOCATION }],
         },
         'application/problem+json',
@@ -92,6 +93,9 @@ function dss(args: readonly string[]): Promise<{ code: number | null; stdout: st
 /** Control characters other than line feed, and the bidirectional formatting characters. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for exactly these.
 const HIDDEN = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** The same, line breaks and tabs too: a JSON text holds none but its own line feeds and indentation. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for exactly these.
+const HIDDEN_IN_JSON = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
 describe('visible', () => {
   it('writes controls as \\xNN and bidirectional formatting characters as \\uNNNN, leaving other text alone', () => {
@@ -117,24 +121,29 @@ describe('the CLI facing hostile texts', () => {
     expect(JSON.parse(json.stdout).resources[0]).toEqual(device);
   });
 
-  it('dss devices get shows them visibly, a multi-line description on one line; --json answers them exactly', async () => {
+  it('dss devices get shows them visibly, a multi-line description on one line; --json answers them exactly, escaped', async () => {
     const record = await dss(['devices', 'get', 'kiosk-1']);
     expect(record.stderr).toBe('');
     expect(record.code).toBe(0);
     expect(record.stdout).not.toMatch(HIDDEN);
     expect(record.stdout).toContain('\\x1b[2J\\x1b[HCLEARED');
-    expect(record.stdout).toContain('Line one\\nline two \\u202egnp.exe\\u202c');
+    expect(record.stdout).toContain('Line one\\nline two \\u202egnp.exe\\u202c\\x9b2J');
 
+    // The JSON parses to the very same device, and escapes what a terminal would act on or reorder.
     const json = await dss(['--json', 'devices', 'get', 'kiosk-1']);
     expect(JSON.parse(json.stdout)).toEqual(device);
-    expect(json.stdout).toContain(SPOOF);
+    expect(json.stdout).not.toMatch(HIDDEN_IN_JSON);
+    expect(json.stdout).toContain('\\u202egnp.exe\\u202c');
+    expect(json.stdout).toContain('\\u001b[2J');
+    expect(json.stdout).toContain('\\u009b2J');
   });
 
   it("shows an error's detail and violations visibly on stderr", async () => {
     const refused = await dss(['devices', 'get', 'kiosk-2']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).not.toMatch(HIDDEN);
-    expect(refused.stderr).toContain('No device \\u202egnp.exe\\u202c\\x1b]0;owned\\x07');
+    expect(refused.stderr).toContain('No device \\u202egnp.exe\\u202c\\x1b]0;owned\\x07\\nLogged in as root (acme)');
+    expect(refused.stderr.split('\n').filter((line) => line.startsWith('Logged in'))).toEqual([]);
     expect(refused.stderr).toContain('/x: \\x1b[2J\\x1b[HCLEARED');
   });
 });

@@ -4,7 +4,14 @@
  * before any of them, and the audit entry each change writes in its own transaction (none for a refused change).
  */
 
-import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbAuditLog } from '../../../functions/adapters/aws/dynamodb-audit-log.js';
@@ -100,13 +107,24 @@ describe('companies administration', () => {
     await expect(listCompanies(ports(), root, { limit: 1, cursor: altered })).rejects.toBeInstanceOf(BadRequestError);
   });
 
-  it('refuses a new id that differs from an existing one by case alone: new ids are lower case (400 naming the id to use)', async () => {
-    await createCompany(ports(), root, { id: 'acme-case', name: 'Acme', quotaBytes: 1 });
+  it('refuses a new id that is not lower case (400 naming the id to use), and one that differs by case alone from an older company (409)', async () => {
     const refused = createCompany(ports(), root, { id: 'ACME-case', name: 'Shadow Acme', quotaBytes: 1 });
     await expect(refused).rejects.toBeInstanceOf(BadRequestError);
     await expect(refused).rejects.toThrow(/lower-case.*Use 'acme-case'/);
+    // A company created before the lower-case rule, written as it was then.
+    await localTables().send(
+      new PutCommand({
+        TableName: LOCAL_TABLES.companies,
+        Item: { companyId: 'Legacy-Case', name: 'Legacy', quotaBytes: 1, usedBytes: 0 },
+      }),
+    );
+    const twin = createCompany(ports(), root, { id: 'legacy-case', name: 'Shadow Legacy', quotaBytes: 1 });
+    await expect(twin).rejects.toBeInstanceOf(ConflictError);
+    await expect(twin).rejects.toThrow(/'Legacy-Case' exists/);
     expect(await stored('ACME-case')).toBeUndefined();
-    expect((await entriesOf('ACME-case')).length).toBe(0);
+    expect(await stored('legacy-case')).toBeUndefined();
+    expect((await entriesOf('legacy-case')).length).toBe(0);
+    await localTables().send(new DeleteCommand({ TableName: LOCAL_TABLES.companies, Key: { companyId: 'Legacy-Case' } }));
   });
 
   it("counts the company's devices, not another company's, nor one being deleted, and gives its user count", async () => {

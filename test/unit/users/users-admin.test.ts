@@ -350,6 +350,15 @@ describe("a platform administrator's disable", () => {
     await expect(updateUser(ports, erin, 'dave', { enabled: true })).rejects.toThrow(/platform administrator 'root'/);
   });
 
+  it('records the role the caller acts with: a company-admin token of a user since made platform-admin disables as a company admin', async () => {
+    await updateUser(ports, root, 'alice', { role: 'platform-admin', companies: ['acme'] });
+    expect(await updateUser(ports, alice, 'dave', { enabled: false })).toMatchObject({
+      disabledBy: { username: 'alice', role: 'company-admin' },
+    });
+    const erin = principal('erin', 'company-admin', ['acme']);
+    expect(await updateUser(ports, erin, 'dave', { enabled: true })).toMatchObject({ enabled: true });
+  });
+
   it('is kept in users.json across a restart of the directory', async () => {
     await updateUser(ports, root, 'dave', { enabled: false });
     const reopened = new LocalUserDirectory(await LocalUserStore.open(join(directory, 'users.json')));
