@@ -234,7 +234,7 @@ const userRowOf = (user: User) => [
   user.email,
   roleName(user.role),
   user.companies.join(', '),
-  user.enabled ? 'Enabled' : 'Disabled',
+  user.enabled ? 'Enabled' : `Disabled by ${user.disabledBy?.username} (${user.disabledBy?.role})`,
   user.status === 'FORCE_CHANGE_PASSWORD' ? 'Temporary: sets a new one at the next sign-in' : 'Set by the user',
   dateTime(user.createdAt),
 ];
@@ -326,7 +326,8 @@ describe.skipIf(!hasChromium)('the console users administration', () => {
     const changed = await userOf('erin');
     expect(changed).toMatchObject({ role: 'operator', companies: ['acme', 'globex'], enabled: false });
     expect((await facts(page)).Role).toBe(roleName('operator'));
-    expect((await facts(page))['Sign-in']).toBe('Disabled');
+    // Who disabled them, and with which role: only a platform-admin enables a user a platform-admin disabled.
+    expect((await facts(page))['Sign-in']).toBe('Disabled by root (platform-admin)');
     // Disabled: even the right password is refused like a wrong one.
     expect((await tryPassword('erin', invited.temporaryPassword ?? '')).status).toBe(401);
     expect((await tryPassword('erin', invited.temporaryPassword ?? '')).challenge).toBeUndefined();

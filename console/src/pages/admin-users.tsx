@@ -37,9 +37,13 @@ function userHref(username: string, company: string): string {
 /** What the users page says after a deletion made on a user's page (which then returns to it). */
 const deleted = signal<string | null>(null);
 
-/** Whether the user may sign in, in words. */
+/**
+ * Whether the user may sign in, in words, and who disabled them (`Disabled by root (platform-admin)`: only a
+ * platform-admin enables such a user again). Usernames hold no bidirectional or control character (their pattern).
+ */
 function signInText(user: User): string {
-  return user.enabled ? 'Enabled' : 'Disabled';
+  if (user.enabled) return 'Enabled';
+  return user.disabledBy === undefined ? 'Disabled' : `Disabled by ${user.disabledBy.username} (${user.disabledBy.role})`;
 }
 
 /** Where the user stands with their password, in words. */
