@@ -346,6 +346,7 @@ describe('users administration', () => {
         companies: ['initech', 'acme'],
       });
       expect(await dssJson(user, ['admin', 'users', 'disable', 'quinn'], asRoot())).toMatchObject({ enabled: false });
+      expect((await runDss(user, ['admin', 'users', 'get', 'quinn'], asRoot())).stdout).toMatch(/disabledBy\s*│ root \(platform-admin\)/);
       expect(await dssJson(user, ['admin', 'users', 'enable', 'quinn'], asRoot())).toMatchObject({ enabled: true });
       const reset = await runDss(user, ['admin', 'users', 'reset-password', 'quinn'], asRoot());
       expect(reset.code, reset.stderr).toBe(0);
