@@ -4,14 +4,13 @@
  * runs as a child process (bin/dss.mjs) against a small service on 127.0.0.1 that answers texts the API now refuses,
  * as a store written before that rule, or any other service, may hold.
  */
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { visible } from '../../../cli/output.js';
-
-const DSS = resolve(import.meta.dirname, '../../../bin/dss.mjs');
+import { type DssRun, runDss } from '../../e2e/cli-runner.js';
 
 /** The issue's reproducer: a serial that recolours the terminal and sets its title, a location that clears it. */
 const SERIAL = '\u001b[31mRED\u001b[0m\u001b]0;pwned\u0007';
@@ -72,22 +71,10 @@ afterAll(async () => {
   await new Promise((done) => server.close(done));
 });
 
-/** Runs `dss <args>` against the small service with a token given on the command line. */
-function dss(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DSS_')));
-  const child = spawn(process.execPath, [DSS, '--base-url', baseUrl, '--token', 'a.b.c', '--company', 'acme', ...args], {
-    env: { ...environment, DSS_CONFIG_DIR: resolve(import.meta.dirname, 'no-such-folder'), NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((done) => child.on('close', (code) => done({ code, stdout, stderr })));
+/** Runs `dss <args>` against the small service, with a token and company of the environment and no stored login. */
+function dss(args: readonly string[]): Promise<DssRun> {
+  const environment = { DSS_BASE_URL: baseUrl, DSS_TOKEN: 'a.b.c', DSS_COMPANY: 'acme', DSS_CONFIG_DIR: join(tmpdir(), 'dss-no-login') };
+  return runDss({ environment, configDirectory: environment.DSS_CONFIG_DIR }, args, { timeoutMs: 60_000 });
 }
 
 /** Control characters other than line feed, and the bidirectional formatting characters. */
