@@ -1,6 +1,6 @@
 /** Bodies of the device-side routes (`/device/...`), which a device calls with its own token. */
 import * as z from 'zod';
-import { HEALTH_LIMITS, healthTextViolations, MAX_HEALTH_REPORT_BYTES } from '../../core/devices/health.js';
+import { HEALTH_LIMITS, MAX_HEALTH_REPORT_BYTES } from '../../core/devices/health.js';
 import { MAX_JSON_DEPTH } from '../../core/shared/json-depth.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { deviceHealthMembers } from './search.js';
@@ -15,18 +15,6 @@ export const DeviceHealthReport = z
     ...deviceHealthMembers,
   })
   .strict()
-  .superRefine((report, context) => {
-    for (const { path, message } of healthTextViolations(report)) {
-      context.addIssue({
-        code: 'custom',
-        path: path
-          .slice(1)
-          .split('/')
-          .map((step) => (/^\d+$/.test(step) ? Number(step) : step)),
-        message,
-      });
-    }
-  })
   .meta({
     id: 'DeviceHealthReport',
     description: `The \`health\` object of the device resource (DeviceHealth), \`updated\` optional and ignored. Bounds: texts of ids, labels, versions, keys and names at most ${HEALTH_LIMITS.shortText} characters, messages and descriptions ${HEALTH_LIMITS.longText}; at most ${HEALTH_LIMITS.hubs} hubs, ${HEALTH_LIMITS.subDevices} sub-devices per hub, ${HEALTH_LIMITS.messages} messages and ${HEALTH_LIMITS.commands} commands per sub-device; ${MAX_JSON_DEPTH} levels of nested objects and arrays in all (a command's \`payload\` and \`arguments\` are at level 8); ${withThousandsSeparators(MAX_HEALTH_REPORT_BYTES)} bytes in all (serialized without white space). No text holds a control character (U+0000–U+001F, U+007F–U+009F) but messages and descriptions, which may hold tab, line feed and carriage return; a command's \`payload\` and \`arguments\` are free JSON.`,

@@ -14,14 +14,21 @@ import {
 } from '../../core/devices/model.js';
 import { MAX_PAGE_SIZE } from '../../core/search/query.js';
 import { SORT_FIELDS } from '../../core/search/registry.js';
+import { displayText } from '../../core/shared/display-text.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const text = (description: string) => z.string().describe(description);
-/** A health member's text: at most HEALTH_LIMITS.shortText characters (ids, labels, versions, keys, names). */
-const shortText = (description: string) => z.string().max(HEALTH_LIMITS.shortText).describe(description);
-/** A health member's prose: at most HEALTH_LIMITS.longText characters (messages, descriptions). */
-const longText = (description: string) => z.string().max(HEALTH_LIMITS.longText).describe(description);
+/**
+ * A health member's text: at most HEALTH_LIMITS.shortText characters (ids, labels, versions, keys, names), one line
+ * without control characters (a display text, functions/core/shared/display-text.ts).
+ */
+const shortText = (description: string) => displayText(z.string().max(HEALTH_LIMITS.shortText), 'line').describe(description);
+/**
+ * A health member's prose: at most HEALTH_LIMITS.longText characters (messages, descriptions), no control character but
+ * tab and line breaks.
+ */
+const longText = (description: string) => displayText(z.string().max(HEALTH_LIMITS.longText), 'prose').describe(description);
 
 export const Battery = z
   .object({

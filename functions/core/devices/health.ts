@@ -4,8 +4,7 @@
  * changes, so a fleet reporting an unchanged health every minute costs one small write per report and no index update.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { type DisplayTextKind, displayTextViolation } from '../shared/display-text.js';
-import { type ProblemViolation, UnauthorizedError } from '../shared/errors.js';
+import { UnauthorizedError } from '../shared/errors.js';
 import type { Principal } from '../shared/principal.js';
 import type { Device } from './model.js';
 import type { DeviceRepository, PresenceRepository } from './ports.js';
@@ -66,42 +65,6 @@ function serializedBytes(value: unknown): number {
 /** Whether JSON.stringify leaves this member out of an object (and writes `null` for it in an array). */
 function isOmitted(value: unknown): boolean {
   return value === undefined || typeof value === 'function' || typeof value === 'symbol';
-}
-
-/**
- * The display texts of a health report that hold control characters (functions/core/shared/display-text.ts), each
- * as a violation with the member's JSON pointer (`/hubs/0/devices/1/health/messages/2/message`): ids, labels,
- * versions, keys, types and command names and titles are one line; messages and descriptions are prose. A command's
- * free-form `payload` and `arguments` are JSON for the device, not display texts, and are not read.
- * @returns an empty array when every text is a display text.
- */
-export function healthTextViolations(report: Omit<DeviceHealthReport, 'mode'>): ProblemViolation[] {
-  const violations: ProblemViolation[] = [];
-  const check = (text: string | undefined, kind: DisplayTextKind, path: string) => {
-    const violation = text === undefined ? undefined : displayTextViolation(text, kind);
-    if (violation !== undefined) violations.push({ path, message: violation });
-  };
-  check(report.versionCode, 'line', '/versionCode');
-  check(report.versionName, 'line', '/versionName');
-  check(report.connectedTo, 'line', '/connectedTo');
-  report.hubs.forEach((hub, h) => {
-    for (const member of ['uid', 'label', 'version', 'type'] as const) check(hub[member], 'line', `/hubs/${h}/${member}`);
-    hub.devices.forEach((sub, d) => {
-      const at = `/hubs/${h}/devices/${d}`;
-      for (const member of ['uid', 'label', 'version'] as const) check(sub[member], 'line', `${at}/${member}`);
-      check(sub.health.message, 'prose', `${at}/health/message`);
-      sub.health.messages.forEach((message, m) => {
-        check(message.key, 'line', `${at}/health/messages/${m}/key`);
-        check(message.message, 'prose', `${at}/health/messages/${m}/message`);
-      });
-      sub.commands.forEach((command, c) => {
-        check(command.command, 'line', `${at}/commands/${c}/command`);
-        check(command.title, 'line', `${at}/commands/${c}/title`);
-        check(command.description, 'prose', `${at}/commands/${c}/description`);
-      });
-    });
-  });
-  return violations;
 }
 
 /** A device's health as stored and shown (`health` of the device resource). */
