@@ -5,6 +5,7 @@
  */
 import { SingleBar } from 'cli-progress';
 import Table from 'cli-table3';
+import { BIDI_FORMATTING_RANGES, hiddenCharacters } from '../client/hidden-characters.js';
 import { ApiError } from '../client/index.js';
 
 /** Exit code of a successful command. */
@@ -40,15 +41,10 @@ export function endQuietlyOnClosedStdout(): void {
 }
 
 /**
- * Characters a terminal acts on, or that reorder what it shows, instead of showing them: C0 controls (U+0000–U+001F),
- * DEL and C1 controls (U+007F–U+009F; ESC and CSI start ECMA-48 sequences that recolour, retitle or clear the screen),
- * and the bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069: Unicode UAX #9; CVE-2021-42574,
- * "Trojan Source"). A line break is among them only inside a table cell or value (see visible).
+ * Characters a terminal acts on, or that reorder what it shows, instead of showing them: control characters and the
+ * bidirectional formatting characters (client/hidden-characters.ts).
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this function is for.
-const HIDDEN_IN_VALUE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this function is for.
-const HIDDEN_IN_LINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const HIDDEN = hiddenCharacters();
 
 /** How line feed, carriage return and tab are written (the other controls as `\xNN`). */
 const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
@@ -62,7 +58,8 @@ const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\
  * @example visible('\u001b[31mRED') // '\\x1b[31mRED'
  */
 export function visible(text: string, lines = false): string {
-  return text.replace(lines ? HIDDEN_IN_LINES : HIDDEN_IN_VALUE, (character) => {
+  return text.replace(HIDDEN, (character) => {
+    if (lines && character === '\n') return character;
     const code = character.charCodeAt(0);
     const named = ESCAPES[character];
     if (named !== undefined) return named;
@@ -96,7 +93,7 @@ export function printJson(value: unknown): void {
  * formatting characters, and the line and paragraph separators. printJson writes them as `\u009b`-style escapes,
  * which parse to the very same string.
  */
-const UNESCAPED_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const UNESCAPED_IN_JSON = new RegExp(`[\\u007f-\\u009f${BIDI_FORMATTING_RANGES}\\u2028\\u2029]`, 'g');
 
 /** A table column: its heading and how a row shows in it. */
 export interface Column<T> {

@@ -9,22 +9,10 @@
  * white space they are. No DOM here: the CSV exports and the unit tests use it as it is; user-text.tsx draws it.
  */
 
-/** The bidirectional formatting characters of CVE-2021-42574, with their Unicode names. */
-const BIDI_NAMES: Readonly<Record<string, string>> = {
-  '\u202a': 'LEFT-TO-RIGHT EMBEDDING',
-  '\u202b': 'RIGHT-TO-LEFT EMBEDDING',
-  '\u202c': 'POP DIRECTIONAL FORMATTING',
-  '\u202d': 'LEFT-TO-RIGHT OVERRIDE',
-  '\u202e': 'RIGHT-TO-LEFT OVERRIDE',
-  '\u2066': 'LEFT-TO-RIGHT ISOLATE',
-  '\u2067': 'RIGHT-TO-LEFT ISOLATE',
-  '\u2068': 'FIRST STRONG ISOLATE',
-  '\u2069': 'POP DIRECTIONAL ISOLATE',
-};
+import { BIDI_FORMATTING_NAMES, hiddenCharacters } from '../../client/hidden-characters.js';
 
-/** Every character shown as a mark: the bidirectional ones above, and the C0 and C1 controls but tab, line feed and carriage return. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this module is for.
-const HIDDEN = /[\u202a-\u202e\u2066-\u2069\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+/** Every character shown as a mark (client/hidden-characters.ts), but tab, line feed and carriage return. */
+const HIDDEN = hiddenCharacters('\t\n\r');
 
 /** A piece of a text: text shown as it is, or the mark of a hidden character with that character's name. */
 export type Piece = { text: string } | { mark: string; name: string };
@@ -33,7 +21,7 @@ export type Piece = { text: string } | { mark: string; name: string };
 function markOf(character: string): { mark: string; name: string } {
   const code = character.codePointAt(0) ?? 0;
   const hex = code.toString(16).toUpperCase().padStart(4, '0');
-  const bidi = BIDI_NAMES[character];
+  const bidi = BIDI_FORMATTING_NAMES[character];
   if (bidi !== undefined) return { mark: `<U+${hex}>`, name: bidi };
   return { mark: `\\x${code.toString(16).padStart(2, '0')}`, name: `CONTROL CHARACTER U+${hex}` };
 }

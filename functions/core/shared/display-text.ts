@@ -15,12 +15,20 @@ import type * as z from 'zod';
 /** Whether a display text is one line (ids, names, labels) or prose that may break lines (descriptions, messages). */
 export type DisplayTextKind = 'line' | 'prose';
 
-/** C0 controls (U+0000–U+001F), DEL (U+007F) and C1 controls (U+0080–U+009F): what a one-line text may not hold. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this module is for.
-const LINE_CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
-/** The same, less tab (U+0009), line feed (U+000A) and carriage return (U+000D): what prose may not hold. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this module is for.
-const PROSE_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/u;
+/**
+ * What each kind may not hold, as a character class's ranges: C0 controls (U+0000–U+001F), DEL (U+007F) and C1
+ * controls (U+0080–U+009F); prose the same less tab (U+0009), line feed (U+000A) and carriage return (U+000D).
+ */
+const CONTROL_RANGES: Readonly<Record<DisplayTextKind, string>> = {
+  line: '\\u0000-\\u001f\\u007f-\\u009f',
+  prose: '\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f',
+};
+
+/** The first character a text of each kind may not hold. */
+const FIRST_CONTROL: Readonly<Record<DisplayTextKind, RegExp>> = {
+  line: new RegExp(`[${CONTROL_RANGES.line}]`, 'u'),
+  prose: new RegExp(`[${CONTROL_RANGES.prose}]`, 'u'),
+};
 
 /**
  * The rule as a 400 states it.
@@ -38,7 +46,7 @@ export function controlCharacterRule(kind: DisplayTextKind): string {
  * @example displayTextViolation('\u001b[31mRED', 'line') // 'must not hold control characters (…): U+001B at character 1'
  */
 export function displayTextViolation(text: string, kind: DisplayTextKind): string | undefined {
-  const found = (kind === 'line' ? LINE_CONTROL : PROSE_CONTROL).exec(text);
+  const found = FIRST_CONTROL[kind].exec(text);
   if (found === null) return undefined;
   const codePoint = (found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
   return `${controlCharacterRule(kind)}: U+${codePoint} at character ${found.index + 1}`;
@@ -46,10 +54,8 @@ export function displayTextViolation(text: string, kind: DisplayTextKind): strin
 
 /** What a display text of each kind matches: no control character (a `pattern` in the OpenAPI document). */
 export const DISPLAY_TEXT_PATTERNS: Readonly<Record<DisplayTextKind, RegExp>> = {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this module is for.
-  line: /^[^\u0000-\u001f\u007f-\u009f]*$/u,
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this module is for.
-  prose: /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*$/u,
+  line: new RegExp(`^[^${CONTROL_RANGES.line}]*$`, 'u'),
+  prose: new RegExp(`^[^${CONTROL_RANGES.prose}]*$`, 'u'),
 };
 
 /**
