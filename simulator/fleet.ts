@@ -293,7 +293,15 @@ export class SimulatedFleet {
       if (device.handled.has(key)) continue;
       device.handled.add(key);
       if (item.status?.state === 'INSTALLED' || item.status?.state === 'FAILED') continue;
-      await this.install(device, item);
+      try {
+        await this.install(device, item);
+      } catch (error) {
+        // A report the service did not take (a 503 under load, a timeout) is tried again from the next pull, as a real
+        // kiosk does: forgetting the item and the tag makes that pull answer 200 with it.
+        device.handled.delete(key);
+        device.etag = undefined;
+        throw error;
+      }
     }
   }
 

@@ -3,17 +3,26 @@
  * says): it signs in, registers, gets credentials and tokens, then reports health (204) and pulls with If-None-Match
  * (200, then 304), and counts each answer under its endpoint without errors.
  */
+
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ENDPOINTS, SimulatedFleet } from '../../../simulator/fleet.js';
 
+const SCENARIO_BYTES = Buffer.from('a scenario archive');
+
 let server: Server;
 let base: string;
 const seen: string[] = [];
+/** What `GET /device/deployments` answers as items, and the status reports the service took, in order. */
+let desired: unknown[] = [];
+const reports: string[] = [];
+/** How many INSTALLED reports are still answered 503, as a busy service does. */
+let refuseInstalled = 0;
 
 beforeAll(async () => {
   server = createServer((request, response) => {
-    request.resume();
+    if (!(request.method === 'POST' && request.url === '/device/deployments/status')) request.resume();
     const key = `${request.method} ${request.url}`;
     seen.push(key);
     const json = (status: number, body: unknown) => {
@@ -31,13 +40,34 @@ beforeAll(async () => {
     } else if (key === 'PUT /device/health') {
       response.writeHead(204);
       response.end();
+    } else if (key === 'POST /device/deployments/status') {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        const state = (JSON.parse(body) as { state: string }).state;
+        if (state === 'INSTALLED' && refuseInstalled > 0) {
+          refuseInstalled -= 1;
+          response.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' });
+          response.end(JSON.stringify({ status: 503, detail: 'Busy; try again.' }));
+          return;
+        }
+        reports.push(state);
+        response.writeHead(204);
+        response.end();
+      });
+      return;
+    } else if (key === 'GET /scenario.zip') {
+      response.writeHead(200, { 'content-type': 'application/zip' });
+      response.end(SCENARIO_BYTES);
     } else if (key === 'GET /device/deployments') {
       if (request.headers['if-none-match'] === '"v1"') {
         response.writeHead(304, { etag: '"v1"' });
         response.end();
       } else {
         response.writeHead(200, { 'content-type': 'application/json', etag: '"v1"' });
-        response.end(JSON.stringify({ items: [] }));
+        response.end(JSON.stringify({ items: desired }));
       }
     } else json(404, { status: 404 });
   });
@@ -77,5 +107,33 @@ describe('SimulatedFleet', () => {
     expect(fleet.stats.of(ENDPOINTS.pull200)?.requests).toBe(1);
     expect(fleet.stats.of(ENDPOINTS.pull304)?.requests).toBeGreaterThan(1);
     expect(seen).toContain('POST /companies/acme/resources/devices');
+  });
+
+  it('tries an installation again from the next pull when the service refused its INSTALLED report', async () => {
+    desired = [
+      {
+        what: { type: 'SCENARIO', id: 'acme-welcome', subId: '1.0.0' },
+        downloadUrl: `${base}/scenario.zip`,
+        sha256: createHash('sha256').update(SCENARIO_BYTES).digest('hex'),
+      },
+    ];
+    refuseInstalled = 1;
+    const fleet = new SimulatedFleet({
+      baseUrl: base,
+      authUrl: base,
+      username: 'alice',
+      password: 'alice-demo-password',
+      company: 'acme',
+      devices: 1,
+      healthIntervalMs: 1_000,
+      pullIntervalMs: 20,
+      silenceRate: 0,
+      failureRate: 0,
+    });
+    await fleet.start();
+    await vi.waitFor(() => expect(reports).toContain('INSTALLED'), { timeout: 10_000, interval: 20 });
+    await fleet.stop();
+    expect(refuseInstalled).toBe(0);
+    expect(reports.filter((state) => state === 'INSTALLED')).toHaveLength(1);
   });
 });
