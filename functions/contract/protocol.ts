@@ -1,7 +1,7 @@
 /**
  * Protocol facts the contract states and the platform enforces: the accepted token algorithms, the longest
- * `Idempotency-Key`, and the shape of a multipart file part. Plain values and types, so that the contract depends on
- * nothing of the platform.
+ * `Idempotency-Key` and how long its answer is kept, and the shape of a multipart file part. Plain values and types,
+ * so that the contract depends on nothing of the platform.
  */
 
 /** Asymmetric algorithms accepted (docs/contract.md): `alg: none` and HMAC are always rejected. */
@@ -9,6 +9,9 @@ export const ACCEPTED_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 
 /** Longest accepted `Idempotency-Key`, characters (the OpenAPI document says the same). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** How long the service keeps an `Idempotency-Key`'s answer, seconds (24 h); a later request with the key executes anew. */
+export const IDEMPOTENCY_KEY_RETENTION_SECONDS = 24 * 60 * 60;
 
 /** One file part of a multipart/form-data body. */
 export interface FilePart {

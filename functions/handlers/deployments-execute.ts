@@ -1,4 +1,5 @@
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
+import { IDEMPOTENCY_KEY_RETENTION_SECONDS } from '../contract/protocol.js';
 import { deploymentsExecute } from '../contract/routes/deployments.js';
 import { executeDeployments } from '../core/deployments/deployments.js';
 import { idempotencyStore } from '../platform/composition/idempotency.js';
@@ -18,7 +19,7 @@ const idempotencyConfig = new IdempotencyConfig({
   eventKeyJmesPath: '[pathParameters.companyId, headers."idempotency-key"]',
   payloadValidationJmesPath: '[body, rawQueryString]',
   throwOnNoIdempotencyKey: true,
-  expiresAfterSeconds: 24 * 60 * 60,
+  expiresAfterSeconds: IDEMPOTENCY_KEY_RETENTION_SECONDS,
   responseHook: (response) => {
     const replayed = response as { headers?: Record<string, string> };
     replayed.headers = { ...(replayed.headers ?? {}), 'idempotent-replayed': 'true' };
