@@ -1,0 +1,166 @@
+/**
+ * The embedded search engine's full-text index (`global`): MiniSearch's radix tree (SearchableMap) as the term
+ * dictionary, for its exact, prefix and fuzzy term matching, with per-field postings scored with MiniSearch's BM25+
+ * (MiniSearch's own `search` costs ~2 µs per matching document, too slow for broad terms at 100,000 documents).
+ */
+import SearchableMap from 'minisearch/SearchableMap';
+import { type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
+import { globalQueryTerms, textWords } from '../../core/search/query.js';
+import { FULL_TEXT_FIELDS } from '../../core/search/registry.js';
+import { hasSlot } from './slot-bitsets.js';
+
+/** MiniSearch's defaults: BM25+ parameters, weights of prefix and fuzzy matches, largest edit distance. */
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+const PREFIX_WEIGHT = 0.375;
+const FUZZY_WEIGHT = 0.45;
+const MAX_FUZZY = 6;
+
+/**
+ * Index-time tokenizer: MiniSearch's default split (whitespace and punctuation) and lower case, plus, for a word
+ * with inner punctuation such as a serial `ACM-000123` or a version `v1.2`, the whole word with its parts joined
+ * by `-`.
+ */
+function tokenizeText(text: string): string[] {
+  const tokens: string[] = [];
+  for (const parts of textWords(text)) {
+    tokens.push(...parts);
+    if (parts.length > 1) tokens.push(parts.join('-'));
+  }
+  return tokens;
+}
+
+/** No fuzziness for terms with digits (serials, versions: a near miss is another device); 0.2 from 4 letters. */
+function fuzziness(term: string): number | false {
+  return term.length >= 4 && !/\p{N}/u.test(term) ? 0.2 : false;
+}
+
+/** One term's postings: per FULL_TEXT_FIELDS position, slot → occurrences of the term in that field. */
+type TermPostings = (Map<number, number> | undefined)[];
+
+/**
+ * Full-text index over FULL_TEXT_FIELDS (multi-values joined with spaces), documents identified by slot.
+ * Matching follows MiniSearch (`combineWith: 'AND'`, `prefix: true`, `fuzzy: fuzziness`): a document matches when
+ * each query term matches one of its terms exactly, as a prefix or within the edit distance. Scores are MiniSearch's
+ * BM25+ per field, weighted 1 for exact, PREFIX_WEIGHT and FUZZY_WEIGHT (decreasing with distance) otherwise.
+ */
+export class FullTextIndex {
+  private readonly terms = new SearchableMap<TermPostings>();
+  /** Per field: token count of the field, by slot. */
+  private lengths: Uint32Array[];
+  /** Per field: total tokens and number of documents having the field, for the average field length. */
+  private readonly totalLength: number[] = FULL_TEXT_FIELDS.map(() => 0);
+  private readonly documentsWithField: number[] = FULL_TEXT_FIELDS.map(() => 0);
+  private documentCount = 0;
+
+  /** An empty index with room for `capacity` slots (grow makes more). */
+  constructor(capacity: number) {
+    this.lengths = FULL_TEXT_FIELDS.map(() => new Uint32Array(capacity));
+  }
+
+  /** Makes room for `capacity` slots. */
+  grow(capacity: number): void {
+    this.lengths = this.lengths.map((lengths) => {
+      const larger = new Uint32Array(capacity);
+      larger.set(lengths);
+      return larger;
+    });
+  }
+
+  /** Indexes `document` under `slot` (the slot must not be indexed). */
+  add(slot: number, document: SearchDocument): void {
+    this.documentCount += 1;
+    this.eachField(document, (field, tokens, counts) => {
+      (this.lengths[field] as Uint32Array)[slot] = tokens;
+      this.totalLength[field] = (this.totalLength[field] as number) + tokens;
+      this.documentsWithField[field] = (this.documentsWithField[field] as number) + 1;
+      for (const [term, count] of counts) {
+        let postings = this.terms.get(term);
+        if (postings === undefined) {
+          postings = [];
+          this.terms.set(term, postings);
+        }
+        (postings[field] ??= new Map()).set(slot, count);
+      }
+    });
+  }
+
+  /** Unindexes `document` from `slot` (the document given to `add`). */
+  remove(slot: number, document: SearchDocument): void {
+    this.documentCount -= 1;
+    this.eachField(document, (field, tokens, counts) => {
+      (this.lengths[field] as Uint32Array)[slot] = 0;
+      this.totalLength[field] = (this.totalLength[field] as number) - tokens;
+      this.documentsWithField[field] = (this.documentsWithField[field] as number) - 1;
+      for (const term of counts.keys()) {
+        const postings = this.terms.get(term);
+        if (postings === undefined) continue;
+        postings[field]?.delete(slot);
+        if (postings[field]?.size === 0) postings[field] = undefined;
+        if (postings.every((bySlot) => bySlot === undefined)) this.terms.delete(term);
+      }
+    });
+  }
+
+  /**
+   * Slots in `scope` matching every term of `text`, with their scores (indexed by slot).
+   * No terms (blank or punctuation only) matches nothing.
+   */
+  search(text: string, scope: Uint32Array): { slots: number[]; scores: Float64Array } {
+    const queryTerms = globalQueryTerms(text);
+    const scores = new Float64Array(scope.length * 32);
+    /** How many query terms each slot has matched so far. */
+    const matched = new Uint16Array(scope.length * 32);
+    const candidates: number[] = [];
+    queryTerms.forEach((queryTerm, index) => {
+      for (const [term, weight] of this.expand(queryTerm)) {
+        (this.terms.get(term) as TermPostings).forEach((bySlot, field) => {
+          if (bySlot === undefined) return;
+          const idf = Math.log(1 + (this.documentCount - bySlot.size + 0.5) / (bySlot.size + 0.5));
+          const averageLength = (this.totalLength[field] as number) / Math.max(1, this.documentsWithField[field] as number);
+          const lengths = this.lengths[field] as Uint32Array;
+          bySlot.forEach((count, slot) => {
+            const already = matched[slot] as number;
+            if (already < index || (index === 0 && !hasSlot(scope, slot))) return;
+            if (already === index) {
+              matched[slot] = index + 1;
+              if (index === 0) candidates.push(slot);
+            }
+            const norm = 1 - BM25.b + (BM25.b * (lengths[slot] as number)) / averageLength;
+            scores[slot] = (scores[slot] as number) + weight * idf * (BM25.d + (count * (BM25.k + 1)) / (count + BM25.k * norm));
+          });
+        });
+      }
+    });
+    return { slots: candidates.filter((slot) => matched[slot] === queryTerms.length), scores };
+  }
+
+  /** Indexed terms that `queryTerm` matches, with their weights: exact 1, prefix and fuzzy as in MiniSearch. */
+  private expand(queryTerm: string): Map<string, number> {
+    const weights = new Map<string, number>();
+    if (this.terms.has(queryTerm)) weights.set(queryTerm, 1);
+    for (const term of this.terms.atPrefix(queryTerm).keys()) {
+      const distance = term.length - queryTerm.length;
+      if (distance > 0) weights.set(term, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * distance));
+    }
+    const fuzzy = fuzziness(queryTerm);
+    const maxDistance = fuzzy === false ? 0 : Math.min(MAX_FUZZY, Math.round(queryTerm.length * fuzzy));
+    if (maxDistance > 0) {
+      for (const [term, [, distance]] of this.terms.fuzzyGet(queryTerm, maxDistance)) {
+        if (distance > 0 && !weights.has(term)) weights.set(term, (FUZZY_WEIGHT * term.length) / (term.length + distance));
+      }
+    }
+    return weights;
+  }
+
+  /** Calls `visit` for each full-text field the document has: its token count and term → occurrences. */
+  private eachField(document: SearchDocument, visit: (field: number, tokens: number, counts: Map<string, number>) => void): void {
+    FULL_TEXT_FIELDS.forEach((path, field) => {
+      const values = valuesAtPath(document, path);
+      if (values.length === 0) return;
+      const tokens = tokenizeText(values.join(' '));
+      const counts = new Map<string, number>();
+      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+      visit(field, tokens.length, counts);
+    });
+  }
+}
