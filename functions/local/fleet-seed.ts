@@ -13,7 +13,8 @@ import { deviceItem } from '../adapters/aws/device-items.js';
 import { batchPutAll } from '../adapters/aws/dynamodb-batch.js';
 import type { DeviceCredential } from '../core/devices/model.js';
 import { ULID_ALPHABET } from '../core/shared/identifiers.js';
-import { DEMO_EPOCH, DEMO_SEED, type DemoFleetOwner, generateDemoDevices } from './demo-data.js';
+import { DEMO_EPOCH, DEMO_SEED, type DemoFleetOwner } from './demo-data.js';
+import { generateDemoDevices } from './demo-fleet.js';
 
 /** Crockford's base32 alphabet, as ULIDs use it. */
 
@@ -80,6 +81,8 @@ export interface FleetSeedOptions {
   secretHash: string;
   /** BatchWriteItem calls in flight. @default 16 */
   concurrency?: number;
+  /** The reference instant of the devices' times (ISO-8601). @default the seeding's instant */
+  now?: string;
   /** Called after each slice of devices is written, with the number written so far. */
   progress?: (written: number) => void;
 }
@@ -103,7 +106,7 @@ export async function seedFleet(options: FleetSeedOptions): Promise<void> {
     { marshallOptions: { removeUndefinedValues: true } },
   );
   try {
-    const devices = generateDemoDevices(options.owner, options.count, DEMO_SEED);
+    const devices = generateDemoDevices(options.owner, options.count, DEMO_SEED, options.now ?? new Date().toISOString());
     for (let start = 0; start < devices.length; start += SLICE) {
       const items = devices.slice(start, start + SLICE).map((device) => {
         const credential: DeviceCredential = {

@@ -5,7 +5,8 @@ import { hashPassword, type LocalUser, USERS_FILE } from '../adapters/embedded/l
 import { uploadScenario } from '../core/scenarios/upload.js';
 import type { Principal } from '../core/shared/principal.js';
 import type { Services } from '../platform/composition/services.js';
-import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, type DemoUser, generateDemoDevices } from './demo-data.js';
+import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, type DemoUser } from './demo-data.js';
+import { generateDemoDevices } from './demo-fleet.js';
 
 /** The demo scenario of each company: two versions, so deployments can be tried at once (docs/contract.md). */
 export const DEMO_SCENARIOS = [
@@ -117,16 +118,18 @@ async function writeUsers(path: string): Promise<void> {
 
 /**
  * Seeds the deterministic demo (docs/contract.md, "Local demo data") when the companies table is empty: companies,
- * 120 devices per company, and two versions of one scenario per company, uploaded through the upload use case.
+ * 120 devices per company with times relative to `now` (ISO-8601; the seeding's instant by default, so that a
+ * connected kiosk reported minutes ago), and two versions of one scenario per company, uploaded through the upload
+ * use case.
  * @returns whether anything was seeded.
  */
-export async function seedDemoData(services: Services): Promise<boolean> {
+export async function seedDemoData(services: Services, now: string = new Date().toISOString()): Promise<boolean> {
   if ((await services.companies.getMany(DEMO_COMPANIES.map((company) => company.id))).length > 0) return false;
   await services.companies.put(
     DEMO_COMPANIES.map((company) => ({ id: company.id, name: company.name, quotaBytes: company.quotaBytes, usedBytes: 0 })),
   );
   for (const company of DEMO_COMPANIES) {
-    await services.devices.put(generateDemoDevices(company, DEMO_DEVICES_PER_COMPANY, DEMO_SEED));
+    await services.devices.put(generateDemoDevices(company, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, now));
   }
   for (const scenario of DEMO_SCENARIOS) {
     const seeder: Principal = { subject: 'demo-seed', companies: [scenario.company], scopes: new Set(['scenarios:write']) };

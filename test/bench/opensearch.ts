@@ -22,7 +22,8 @@ import { EmbeddedSearchIndex } from '../../functions/adapters/embedded/search-en
 import type { SearchDocument } from '../../functions/core/search/documents.js';
 import type { SearchIndex } from '../../functions/core/search/ports.js';
 import { describeFilters, searchResources } from '../../functions/core/search/service.js';
-import { DEMO_COMPANIES, iterateDemoDevices } from '../../functions/local/demo-data.js';
+import { DEMO_COMPANIES } from '../../functions/local/demo-data.js';
+import { iterateDemoDevices } from '../../functions/local/demo-fleet.js';
 import { startOpenSearchNode } from '../../functions/local/opensearch-node.js';
 import { newServiceSettings, removeDataDirectory, startService, tokenFor } from '../e2e/harness.js';
 import { memoryOf, mib, type RunningService } from './presigned.js';

@@ -24,7 +24,8 @@ import {
 } from '../../functions/core/search/documents.js';
 import { MAX_PAGE_SIZE, MAX_RESULT_WINDOW, type SearchQuery, type ValueCounts } from '../../functions/core/search/query.js';
 import { FILTER_FIELDS, SORT_FIELDS } from '../../functions/core/search/registry.js';
-import { DEMO_COMPANIES, DEMO_SEED, generateDemoDevices } from '../../functions/local/demo-data.js';
+import { DEMO_COMPANIES, DEMO_SEED } from '../../functions/local/demo-data.js';
+import { generateDemoDevices } from '../../functions/local/demo-fleet.js';
 import { openSearchSettings } from '../opensearch/settings.js';
 
 /** Devices per company: 20,000 in all. */

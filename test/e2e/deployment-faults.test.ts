@@ -20,7 +20,7 @@ import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamod
 import { deploymentShardOf } from '../../functions/adapters/aws/tables.js';
 import { executeDeployments } from '../../functions/core/deployments/deployments.js';
 import type { Principal } from '../../functions/core/shared/principal.js';
-import { generateDemoDevices } from '../../functions/local/demo-data.js';
+import { generateDemoDevices } from '../../functions/local/demo-fleet.js';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES } from '../../functions/local/runtime.js';

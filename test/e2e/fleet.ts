@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { deviceItem } from '../../functions/adapters/aws/device-items.js';
 import { batchPutAll } from '../../functions/adapters/aws/dynamodb-batch.js';
 import type { Device } from '../../functions/core/devices/model.js';
-import { generateDemoDevices } from '../../functions/local/demo-data.js';
+import { generateDemoDevices } from '../../functions/local/demo-fleet.js';
 
 /** Device i (1-based) of a generated fleet: `{company}-{label}-00001`. */
 export const fleetDeviceId = (company: string, label: string, index: number) => `${company}-${label}-${String(index).padStart(5, '0')}`;

@@ -22,7 +22,7 @@ import { ROLES } from '../../../functions/core/access/roles.js';
 import { createCompany, getCompany, listCompanies, updateCompany } from '../../../functions/core/companies/admin.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
-import { generateDemoDevices } from '../../../functions/local/demo-data.js';
+import { generateDemoDevices } from '../../../functions/local/demo-fleet.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { callersDirectory } from '../../support/administrators.js';
 import { useLocalTables } from '../../support/local-tables.js';

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Battery, Device } from '../../../functions/core/devices/model.js';
-import {
-  DEMO_COMPANIES,
-  DEMO_DEVICES_PER_COMPANY,
-  DEMO_SEED,
-  DEMO_USERS,
-  type DemoCompany,
-  generateDemoDevices,
-} from '../../../functions/local/demo-data.js';
+import { DEMO_COMPANIES, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, DEMO_USERS, type DemoCompany } from '../../../functions/local/demo-data.js';
+import { generateDemoDevices } from '../../../functions/local/demo-fleet.js';
 
 function company(id: string): DemoCompany {
   const found = DEMO_COMPANIES.find((c) => c.id === id);
@@ -211,5 +205,30 @@ describe('generateDemoDevices', () => {
     const devices = generateDemoDevices({ id: 'initech', prefix: 'INI' }, 30, 1);
     expect(devices.every((d) => d.location?.name?.startsWith('Initech '))).toBe(true);
     expect(devices.every((d) => d.serial.startsWith('INI-K'))).toBe(true);
+  });
+
+  it('dates the fleet relative to its reference instant: connected kiosks reported minutes ago, disconnected ones went quiet hours to days ago', () => {
+    const now = '2026-12-06T09:30:00.000Z';
+    const nowMs = Date.parse(now);
+    const devices = generateDemoDevices(acme, DEMO_DEVICES_PER_COMPANY, DEMO_SEED, now);
+    const minutesAgo = (date: string | undefined) => (nowMs - Date.parse(date as string)) / 60_000;
+    for (const device of devices) {
+      expect(minutesAgo(device.updated)).toBeGreaterThanOrEqual(0);
+      expect(minutesAgo(device.created)).toBeLessThanOrEqual(731 * 24 * 60);
+      if (device.connection.state === 'CONNECTED') expect(minutesAgo(device.health?.updated)).toBeLessThanOrEqual(15);
+      if (device.connection.state === 'DISCONNECTED') {
+        expect(minutesAgo(device.connection.disconnectedSince)).toBeGreaterThanOrEqual(10);
+        expect(minutesAgo(device.connection.disconnectedSince)).toBeLessThanOrEqual(14 * 24 * 60);
+      }
+    }
+    const quiet = devices
+      .filter((device) => device.connection.state === 'DISCONNECTED')
+      .map((device) => minutesAgo(device.connection.disconnectedSince));
+    // Most outages are short: at least a quarter of the disconnected kiosks went quiet within the last 12 hours.
+    expect(quiet.filter((minutes) => minutes <= 12 * 60).length).toBeGreaterThanOrEqual(quiet.length / 4);
+    // The same fleet as at the default instant, moved in time: ids, serials and states do not depend on it.
+    expect(devices.map((device) => [device.id, device.serial, device.connection.state])).toEqual(
+      acmeDevices.map((device) => [device.id, device.serial, device.connection.state]),
+    );
   });
 });
