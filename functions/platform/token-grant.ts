@@ -3,17 +3,19 @@
  * (functions/handlers/auth-cognito-token.ts): telling its requests apart, the device's client credentials grant, the
  * refresh, and the token answer.
  */
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { RouteInput } from '../contract/route.js';
-import { authRevoke, type authToken } from '../contract/routes/service.js';
+import { authRevoke, authToken } from '../contract/routes/service.js';
 import type { IdentityProvider } from '../core/access/ports.js';
 import { refreshUserToken, revokeUserToken } from '../core/access/user-tokens.js';
-import { issueDeviceToken } from '../core/devices/tokens.js';
+import { checkClientCredentialsGrant, issueDeviceToken } from '../core/devices/tokens.js';
 import { OAuthError } from '../core/shared/errors.js';
+import { clientCredentialsOf } from './client-credentials.js';
 import { clientAuthentication, deviceTokenSigner } from './composition/identity.js';
 import { storage } from './composition/storage.js';
 import { deviceConfig } from './config.js';
 import { jsonResponse, routeHandler } from './http.js';
+import { type HttpHandler, type RouteDispatcher, routeDispatcher } from './router.js';
 
 /** Any body of the token route, JSON or form. */
 type TokenBody = RouteInput<typeof authToken>['body'];
@@ -53,40 +55,42 @@ export async function refreshResponse(identity: IdentityProvider, body: RefreshB
   return tokenResponse(await refreshUserToken(identity, body.refresh_token));
 }
 
-/** The route key (API Gateway's `routeKey`, the local gateway's alike) of the revocation, which the token function also serves. */
-const REVOKE_ROUTE_KEY = `${authRevoke.method} ${authRevoke.path}`;
-
-/** A Lambda handler of the HTTP API's payload v2. */
-type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-
 /**
  * The token function's handler: POST /revoke (RFC 7009, on `identity`: 200 without a body, never cached, whether the
- * token was revoked or was not one to revoke; 400 `unsupported_token_type` for an access token) and, any other route
- * key, `token` (POST /token). One function serves both, locally and on AWS, told apart by the event's `routeKey`.
+ * token was revoked or was not one to revoke; 400 `unsupported_token_type` for an access token) and `token`
+ * (POST /token). One function serves both, locally and on AWS, told apart by the event's `routeKey` (routeDispatcher).
  */
-export function tokenFunction(token: HttpHandler, identity: () => IdentityProvider | Promise<IdentityProvider>): HttpHandler {
+export function tokenFunction(token: HttpHandler, identity: () => IdentityProvider | Promise<IdentityProvider>): RouteDispatcher {
   const revoke = routeHandler(authRevoke, async ({ body }) => {
     await revokeUserToken(await identity(), body.token);
     return { statusCode: 200, headers: { 'cache-control': 'no-store' } };
   });
-  return (event, context) => (event.routeKey === REVOKE_ROUTE_KEY ? revoke : token)(event, context);
+  return routeDispatcher([
+    [authToken, token],
+    [authRevoke, revoke],
+  ]);
 }
 
 /**
- * Issues a device token for the grant's form, `Authorization` header (HTTP Basic client authentication) and the
- * caller's address (`sourceIp`, whose failed attempts are counted per client id), checked against the devices table
- * and signed by deviceTokenSigner() (the local issuer's key, or KMS on AWS), valid DEVICE_TOKEN_LIFETIME_SECONDS.
+ * Issues a device token for the grant's form, `Authorization` header (HTTP Basic client authentication, read by
+ * clientCredentialsOf) and the caller's address (`sourceIp`, whose failed attempts are counted per client id), checked
+ * against the devices table and signed by deviceTokenSigner() (the local issuer's key, or KMS on AWS), valid
+ * DEVICE_TOKEN_LIFETIME_SECONDS.
  * @throws OAuthError (RFC 6749 §5.2: 400 invalid_request or unsupported_grant_type, 401 invalid_client; 429 or 503
- *   temporarily_unavailable with Retry-After).
+ *   temporarily_unavailable, answered with Retry-After).
  */
 export async function grantDeviceToken(
   form: ClientCredentialsForm,
   authorization: string | undefined,
   sourceIp: string | undefined,
 ): Promise<{ accessToken: string; expiresInSeconds: number }> {
+  const dependencies = { devices: storage().devices, signer: await deviceTokenSigner(), ...clientAuthentication() };
+  // The grant first, as the grant itself checks it: another grant is unsupported whatever its credentials look like.
+  checkClientCredentialsGrant(form.grant_type);
+  const credentials = clientCredentialsOf({ clientId: form.client_id, clientSecret: form.client_secret }, authorization);
   return issueDeviceToken(
-    { devices: storage().devices, signer: await deviceTokenSigner(), ...clientAuthentication() },
-    { grantType: form.grant_type, clientId: form.client_id, clientSecret: form.client_secret, authorization, source: sourceIp },
+    dependencies,
+    { grantType: form.grant_type, ...credentials, source: sourceIp },
     deviceConfig().tokenLifetimeSeconds,
   );
 }

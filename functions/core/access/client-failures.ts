@@ -10,7 +10,7 @@ import type { ClientFailureStore, HashSlot, VerificationGate } from './ports.js'
 export interface ClientFailurePolicy {
   /**
    * Attempts of one key (client id and source) verified per window, at most: every attempt is counted before its
-   * hash, a success clears the count, so this is the number of failures after which the key's attempts answer 429
+   * hash, a success clears the count, so this is the number of failures after which the key's attempts are refused
    * until its window closes, and also the most attempts of one key verified at once.
    */
   limit: number;
@@ -67,7 +67,7 @@ export function userFailureKey(username: string, source: string): string {
   return `user:${username.toLowerCase()}#${source}`;
 }
 
-/** Seconds a client is told to wait when the process has too many verifications under way (503). */
+/** Seconds a client is told to wait when the process has too many verifications under way. */
 export const BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** What bounds secret checks: the durable count per key, this process's gate, the policy and the clock. */
@@ -84,17 +84,17 @@ export interface CheckLimits {
 
 /** How a check refused before its hash is answered (each credential form answers in its own format). */
 export interface CheckRefusals {
-  /** The process has as many attempts under way as it admits: a 503 asking to retry after `seconds`. */
+  /** The process has as many attempts under way as it admits: the service is busy; retry after `seconds`. */
   busy(seconds: number): Error;
-  /** The key is at its limit: a 429 asking to retry after `seconds` (until its window closes, at least 1). */
+  /** The key is at its limit: too many attempts; retry after `seconds` (until its window closes, at least 1). */
   blocked(seconds: number): Error;
 }
 
 /**
  * Runs one secret check of `key` (clientFailureKey, userFailureKey) from `source` (clientSourceOf) within `limits`,
- * in cost order: the gate admits it before any I/O (else `refusals.busy`, Retry-After BUSY_RETRY_AFTER_SECONDS); the
- * store reserves the attempt before any hash (else `refusals.blocked`, Retry-After the seconds until the key's window
- * closes), so a key gets at most `policy.limit` hashes per window across every process; then `check` runs, its hash
+ * in cost order: the gate admits it before any I/O (else `refusals.busy`, to retry after BUSY_RETRY_AFTER_SECONDS);
+ * the store reserves the attempt before any hash (else `refusals.blocked`, to retry after the seconds until the key's
+ * window closes), so a key gets at most `policy.limit` hashes per window across every process; then `check` runs, its hash
  * through `slot` (behind the attempts of trusted sources when the key has other attempts in its window). A check that
  * authenticates clears the key's count; a wrong secret leaves the attempt counted; a check that throws (a backend
  * failed) gives the attempt back (best effort). The pass always leaves the gate.

@@ -35,10 +35,10 @@ export interface UserTokenDependencies extends CheckLimits {
 /** A sign-in's refusals before a hash: problem+json, as every answer to the user form. */
 const USER_REFUSALS: CheckRefusals = {
   busy: (seconds) =>
-    new ServiceUnavailableError(`Too many sign-ins are being checked right now; retry after ${seconds} second(s) (Retry-After).`, seconds),
+    new ServiceUnavailableError(`Too many sign-ins are being checked right now; retry after ${seconds} second(s).`, seconds),
   blocked: (seconds) =>
     new TooManyRequestsError(
-      `Too many failed sign-ins for this user from this address; retry after ${seconds} second(s) (Retry-After), with the right password.`,
+      `Too many failed sign-ins for this user from this address; retry after ${seconds} second(s), with the right password.`,
       seconds,
     ),
 };

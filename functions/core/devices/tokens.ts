@@ -1,7 +1,7 @@
 /**
  * Device credentials and the OAuth 2.0 client credentials grant (RFC 6749 §4.4): a device authenticates with its
- * client id (`{company}~{deviceId}`) and secret, in the form body or with HTTP Basic (§2.3.1), and gets a short-lived
- * token that acts only as that device (DEVICE_SCOPE).
+ * client id (`{company}~{deviceId}`) and secret (§2.3.1; the token endpoint reads them from the form or from HTTP
+ * Basic) and gets a short-lived token that acts only as that device (DEVICE_SCOPE).
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -74,16 +74,22 @@ export async function newDeviceCredential(id: string, created: string): Promise<
   return { secret, credential: { id, secretHash: await hashDeviceSecret(secret), created } };
 }
 
-/** A token request as the token endpoint received it (form members, and the Authorization header if any). */
+/**
+ * How a client authenticated (RFC 6749 §2.3.1; the names are RFC 7591 §2's): with HTTP Basic, or with `client_id` and
+ * `client_secret` in the form. A refusal of a Basic client is answered with a Basic challenge.
+ */
+export type ClientAuthenticationMethod = 'client_secret_basic' | 'client_secret_post';
+
+/** A client credentials grant request: its form's grant and the client's credentials, however the client sent them. */
 export interface ClientCredentialsRequest {
   /** `grant_type`. */
   grantType: string;
-  /** `client_id` of the form, if given. */
+  /** The client id, if the client gave one. */
   clientId?: string;
-  /** `client_secret` of the form, if given. */
+  /** The client secret, if the client gave one. */
   clientSecret?: string;
-  /** The `Authorization` header, if any (`Basic base64(urlencode(id) ":" urlencode(secret))`). */
-  authorization?: string;
+  /** How the client sent its credentials. @default 'client_secret_post' */
+  method?: ClientAuthenticationMethod;
   /** The peer's address (`requestContext.http.sourceIp`): failed attempts are counted per client id and source. */
   source?: string;
 }
@@ -95,36 +101,15 @@ export interface IssuedDeviceToken {
   expiresInSeconds: number;
 }
 
-/** Decodes one half of a Basic credential: `application/x-www-form-urlencoded` (RFC 6749 §2.3.1), `+` a space. */
-function formDecoded(value: string): string {
-  return decodeURIComponent(value.replaceAll('+', ' '));
-}
-
 /**
- * The client id and secret of a request, from HTTP Basic or the form (never both: RFC 6749 §2.3.1 allows one method).
- * @throws OAuthError invalid_request when both are used, or the Basic credential is not `base64(id:secret)`.
+ * Checks that a token request asks for the client credentials grant, the one grant of a device: the first check of
+ * a request, before its client's credentials are read.
+ * @throws OAuthError unsupported_grant_type for any other grant.
  */
-export function clientCredentialsOf(request: ClientCredentialsRequest): { clientId?: string; clientSecret?: string; viaBasic: boolean } {
-  const basic = /^basic\s+(\S+)\s*$/i.exec(request.authorization ?? '');
-  if (basic === null) return { clientId: request.clientId, clientSecret: request.clientSecret, viaBasic: false };
-  if (request.clientSecret !== undefined) {
-    throw new OAuthError('invalid_request', 'Authenticate the client once: with HTTP Basic or with client_secret in the body, not both.');
+export function checkClientCredentialsGrant(grantType: string): void {
+  if (grantType !== 'client_credentials') {
+    throw new OAuthError('unsupported_grant_type', `grant_type '${grantType}' is not supported; use client_credentials.`);
   }
-  const decoded = Buffer.from(basic[1] as string, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  let clientId: string;
-  let clientSecret: string;
-  try {
-    if (colon < 0) throw new URIError('no colon');
-    clientId = formDecoded(decoded.slice(0, colon));
-    clientSecret = formDecoded(decoded.slice(colon + 1));
-  } catch {
-    throw new OAuthError('invalid_request', 'The Basic credential must be base64 of "<client_id>:<client_secret>", each form-urlencoded.');
-  }
-  if (request.clientId !== undefined && request.clientId !== clientId) {
-    throw new OAuthError('invalid_request', 'client_id in the body differs from the client of the Authorization header.');
-  }
-  return { clientId, clientSecret, viaBasic: true };
 }
 
 /** What the client credentials grant uses: the devices, the signer, and the limits of secret checks. */
@@ -140,13 +125,13 @@ const DEVICE_REFUSALS: CheckRefusals = {
   busy: (seconds) =>
     OAuthError.retryLater(
       'busy',
-      `Too many client authentications are being checked right now; retry after ${seconds} second(s) (Retry-After).`,
+      `Too many client authentications are being checked right now; retry after ${seconds} second(s).`,
       seconds,
     ),
   blocked: (seconds) =>
     OAuthError.retryLater(
       'too-many-attempts',
-      `Too many failed client authentications for this client from this address; retry after ${seconds} second(s) (Retry-After), with the right secret.`,
+      `Too many failed client authentications for this client from this address; retry after ${seconds} second(s), with the right secret.`,
       seconds,
     ),
 };
@@ -158,15 +143,15 @@ const DEVICE_REFUSALS: CheckRefusals = {
  *
  * Attempts are counted per client id and source (clientFailureKey, `request.source`) through limitedCheck: each is
  * reserved in the store before its hash, so a key gets at most `policy.limit` hashes per window across every
- * process, and once it has `policy.limit` attempts without a success in its window, its attempts answer 429 until
+ * process, and once it has `policy.limit` attempts without a success in its window, its attempts are refused until
  * the window closes, whatever the secret, after one write and no read of the device. A success clears the key's
- * count. Hashes run through `gate`: a full gate answers 503 before any I/O.
- * @throws OAuthError unsupported_grant_type (400) for a grant other than client_credentials; invalid_request (400)
- *   for a request using two client authentication methods or a malformed Basic credential; invalid_client (401)
- *   for a missing, unknown or malformed client id, a missing or wrong secret, a device that is deleted or being
- *   deleted, or one without credentials: one answer for all, which tells nothing about which devices exist;
- *   temporarily_unavailable 429 with Retry-After (seconds until the key's window closes) for a key at its limit, or
- *   503 with Retry-After BUSY_RETRY_AFTER_SECONDS when the gate admits no more attempts.
+ * count. Hashes run through `gate`: a full gate refuses the attempt before any I/O.
+ * @throws OAuthError unsupported_grant_type for a grant other than client_credentials; invalid_client (`viaBasic`
+ *   when the client used HTTP Basic) for a missing, unknown or malformed client id, a missing or wrong secret, a
+ *   device that is deleted or being deleted, or one without credentials: one answer for all, which tells nothing
+ *   about which devices exist; temporarily_unavailable (OAuthError.retryLater) `too-many-attempts` for a key at its
+ *   limit, retry after the seconds until its window closes, or `busy` when the gate admits no more attempts, retry
+ *   after BUSY_RETRY_AFTER_SECONDS.
  * @throws ServiceUnavailableError when the store of attempts cannot be used: no secret is checked then.
  */
 export async function issueDeviceToken(
@@ -174,14 +159,12 @@ export async function issueDeviceToken(
   request: ClientCredentialsRequest,
   lifetimeSeconds: number,
 ): Promise<IssuedDeviceToken> {
-  if (request.grantType !== 'client_credentials') {
-    throw new OAuthError('unsupported_grant_type', `grant_type '${request.grantType}' is not supported; use client_credentials.`);
-  }
-  const { clientId, clientSecret, viaBasic } = clientCredentialsOf(request);
+  checkClientCredentialsGrant(request.grantType);
+  const { clientId, clientSecret } = request;
   const refused = new OAuthError(
     'invalid_client',
     'Client authentication failed: unknown client, wrong secret, or no credentials.',
-    viaBasic,
+    request.method === 'client_secret_basic',
   );
   // Bounds apply alike whichever way the client authenticated (form or HTTP Basic): a client id out of them names no
   // client, a secret out of them is wrong; both are a failed client authentication (RFC 6749 §5.2 invalid_client).
