@@ -1,6 +1,7 @@
 /** `dss deploy`, `dss undeploy` (chunked, resumable batches: cli/batch.ts), `dss deployments`, `dss history`. */
 import { type Command, Option } from 'commander';
 import { type components, type DssClient, expectOk } from '../../client/index.js';
+import { MAX_LIST_LIMIT } from '../../client/limits.js';
 import { integerArgument } from '../arguments.js';
 import {
   type BatchInput,
@@ -28,7 +29,7 @@ import { configDirectory } from '../settings.js';
 /** Failed items listed under a batch's summary; `--json` gives every item. */
 export const MAX_LISTED_FAILURES = 50;
 /** Most entries a listing page may hold (the API's `limit`). */
-const MAX_LIMIT = 1_000;
+const MAX_LIMIT = MAX_LIST_LIMIT;
 
 type ActiveDeployment = components['schemas']['ActiveDeployment'];
 

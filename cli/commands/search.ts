@@ -1,14 +1,15 @@
 /** `dss search` and `dss filters`: the search routes, filters given as `FIELD=VALUE` arguments. */
 import type { Command } from 'commander';
 import { type components, expectOk, type operations } from '../../client/index.js';
+import { SEARCH_MAX_PAGE_SIZE, SEARCH_RESULT_WINDOW } from '../../client/limits.js';
 import { collect, filterArguments, integerArgument } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { note, printJson, printTable, UsageError } from '../output.js';
 
 /** Largest page of the search (the API's `pageSize` limit). */
-const MAX_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = SEARCH_MAX_PAGE_SIZE;
 /** Deepest result the search pages to: `page × pageSize` may not exceed it. */
-export const MAX_RESULT_WINDOW = 10_000;
+export const MAX_RESULT_WINDOW = SEARCH_RESULT_WINDOW;
 
 type SearchResource = components['schemas']['SearchResource'];
 type SearchResponse = components['schemas']['SearchResponse'];

@@ -3,11 +3,12 @@
  * `targets.query`, the wave sizes typed by the user and how they split the targets, the preview's breakdown of the
  * targets by facet field, and a datetime-local value as ISO-8601 with the browser's offset.
  */
+import { MAX_ROLLOUT_WAVES } from '../../../client/limits.js';
 import type { FilterDescriptor } from '../fleet/search-query.js';
 import { isFilter } from '../fleet/search-query.js';
 
-/** At most this many wave sizes (MAX_ROLLOUT_WAVES of functions/core/rollouts/model.ts, copied, not imported). */
-export const MAX_WAVES = 20;
+/** At most this many wave sizes (the service's MAX_ROLLOUT_WAVES). */
+export const MAX_WAVES = MAX_ROLLOUT_WAVES;
 
 /** The facet fields the preview breaks the targets down by, in the order shown. */
 export const BREAKDOWN_FIELDS = ['health.versionCode', 'health.mode', 'health.hubs.devices.capability.type', 'connection.state'] as const;

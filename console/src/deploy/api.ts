@@ -3,6 +3,7 @@
  * versions of a company, and the device ids of a search. Answers that ask for a retry (503 with `Retry-After`, 409 of a
  * key still being processed, 429) are retried a few times with backoff before being reported.
  */
+import { SEARCH_MAX_PAGE_SIZE, SEARCH_RESULT_WINDOW } from '../../../client/limits.js';
 import { api, problemText } from '../session.js';
 import { type Attempt, type DeploymentEntry, type DeploymentResultItem, type RetryOptions, retrying } from './batch.js';
 import type { DeviceRef } from './bulk-deploy.js';
@@ -119,10 +120,8 @@ export async function scenariosOf(company: string, retry?: RetryOptions): Promis
   return scenarios;
 }
 
-/** Largest `pageSize` of the search: MAX_PAGE_SIZE of functions/core/search/query.ts (copied, not imported). */
-export const SEARCH_MAX_PAGE_SIZE = 100;
-/** Deepest result paging reaches (`page × pageSize`): MAX_RESULT_WINDOW of functions/core/search/query.ts (copied). */
-export const SEARCH_RESULT_WINDOW = 10_000;
+// The search's page size and result window, for the pages that show how far paging reaches.
+export { SEARCH_MAX_PAGE_SIZE, SEARCH_RESULT_WINDOW };
 
 /** The devices a search reaches. */
 export interface ResolvedDevices {

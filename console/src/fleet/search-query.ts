@@ -20,12 +20,13 @@ export type DeviceResource = components['schemas']['DeviceSearchResource'];
 /** A filter field with its values and disjunctive counts. */
 export type FilterDescriptor = components['schemas']['FilterDescriptor'];
 
-/** Largest `pageSize` the API accepts. */
-export const MAX_PAGE_SIZE = 100;
-/** Deepest result the search pages to: `page × pageSize` may not exceed it. */
-export const MAX_RESULT_WINDOW = 10_000;
-/** `pageSize` when the URL has none (the API's default). */
-export const DEFAULT_PAGE_SIZE = 20;
+// The search's largest page size, deepest reachable result (`page × pageSize`) and default page size, by the names
+// the fleet pages use.
+export {
+  SEARCH_DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE,
+  SEARCH_MAX_PAGE_SIZE as MAX_PAGE_SIZE,
+  SEARCH_RESULT_WINDOW as MAX_RESULT_WINDOW,
+} from '../../../client/limits.js';
 /** Fields the API sorts on (SORT_FIELDS of the search registry), the ones the page's columns can use. */
 export const SORTABLE = new Set([
   'serial',

@@ -7,6 +7,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
+import { MAX_COMPANY_NAME_LENGTH, NEW_COMPANY_ID_HTML_PATTERN } from '../../../client/limits.js';
 import { quotaBytesOf, quotaFieldsOf } from '../admin/quota.js';
 import { QuotaFields } from '../admin/quota-fields.js';
 import { refusalText } from '../admin/refusal.js';
@@ -91,11 +92,11 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
       <h2 id="create-company-title">Create a company</h2>
       <label>
         Company id (lower-case letters, digits, “.”, “_” or “-”; fixed for good)
-        <input name="id" required maxLength={128} pattern="[a-z0-9][a-z0-9._\-]{0,127}" autocomplete="off" />
+        <input name="id" required maxLength={128} pattern={NEW_COMPANY_ID_HTML_PATTERN} autocomplete="off" />
       </label>
       <label>
         Name
-        <input name="name" required maxLength={100} autocomplete="off" />
+        <input name="name" required maxLength={MAX_COMPANY_NAME_LENGTH} autocomplete="off" />
       </label>
       <QuotaFields />
       <button type="submit" class="primary admin-submit" disabled={busy.value}>
@@ -215,7 +216,7 @@ function EditCompany({ company, onSaved }: { company: AdminCompanyDetail; onSave
       <h2 id="edit-company-title">Change the company</h2>
       <label>
         Name
-        <input name="name" required maxLength={100} defaultValue={company.name} autocomplete="off" />
+        <input name="name" required maxLength={MAX_COMPANY_NAME_LENGTH} defaultValue={company.name} autocomplete="off" />
       </label>
       <QuotaFields amount={quota.amount} unit={quota.unit} />
       <button type="submit" class="primary admin-submit" disabled={busy.value}>

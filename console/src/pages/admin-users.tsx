@@ -9,6 +9,7 @@
 import { signal, useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { components } from '../../../client/index.js';
+import { MAX_EMAIL_LENGTH, USERNAME_HTML_PATTERN } from '../../../client/limits.js';
 import { type CompanyOption, optionLabel, useCompanyOptions } from '../admin/company-options.js';
 import { refusalText } from '../admin/refusal.js';
 import { grantableRoles, type Role, roleName } from '../admin/roles.js';
@@ -168,11 +169,11 @@ function InviteUser({ options, company, onInvited }: { options: CompanyOption[];
       <h2 id="invite-title">Invite a user</h2>
       <label>
         Username (letters, digits, “.”, “_”, “-” or “@”; fixed for good)
-        <input name="username" required maxLength={128} pattern="[A-Za-z0-9][A-Za-z0-9._@\-]{0,127}" autocomplete="off" />
+        <input name="username" required maxLength={128} pattern={USERNAME_HTML_PATTERN} autocomplete="off" />
       </label>
       <label>
         Email
-        <input name="email" type="email" required maxLength={254} autocomplete="off" />
+        <input name="email" type="email" required maxLength={MAX_EMAIL_LENGTH} autocomplete="off" />
       </label>
       <RoleSelect selected="viewer" />
       <CompanyChecks key={`${options.length}:${company}`} options={options} checked={company === '' ? [] : [company]} />

@@ -4,6 +4,7 @@
  * at a time ("Show more" follows the API's cursor), with a filter form that writes the URL and a CSV export of every
  * matching entry. A refused query (a 400 naming its parameters) shows the service's words.
  */
+import { MAX_HISTORY_ID_LENGTH } from '../../../client/limits.js';
 import { useDefaultCompany } from '../company-listing.js';
 import { formField } from '../form-field.js';
 import { count, dateTime, humanize } from '../format.js';
@@ -121,15 +122,15 @@ function FilterForm({ query, companies }: { query: URLSearchParams; companies: s
           ) : null}
           <label>
             Device
-            <input name="deviceId" defaultValue={query.get('deviceId') ?? ''} maxLength={256} />
+            <input name="deviceId" defaultValue={query.get('deviceId') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
           </label>
           <label>
             Scenario
-            <input name="scenarioId" defaultValue={query.get('scenarioId') ?? ''} maxLength={256} />
+            <input name="scenarioId" defaultValue={query.get('scenarioId') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
           </label>
           <label>
             Version (of the scenario)
-            <input name="version" defaultValue={query.get('version') ?? ''} maxLength={256} />
+            <input name="version" defaultValue={query.get('version') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
           </label>
           <label>
             From (inclusive)

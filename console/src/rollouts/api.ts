@@ -14,8 +14,8 @@ export type RolloutTarget = components['schemas']['RolloutTarget'];
 /** A call's outcome: the answer, or the problem's text and the HTTP status (undefined: unreachable). */
 export type Outcome<T> = { data: T } | { error: string; status?: number };
 
-/** Most device ids one rollout's `targets.ids` takes (the API's bound; above it the API answers 413). */
-export const MAX_RETRY_IDS = 10_000;
+// Most device ids one rollout's `targets.ids` takes (above it the API answers 413): the most a retry may list.
+export { MAX_ROLLOUT_IDS as MAX_RETRY_IDS } from '../../../client/limits.js';
 
 /** GET the rollout `rolloutId` of `company`: one request. */
 export async function readRollout(company: string, rolloutId: string): Promise<Outcome<Rollout>> {

@@ -5,14 +5,11 @@
  * browser API that reports an upload's progress; every other call goes through the typed client.
  */
 import type { components, ProblemBody } from '../../../client/index.js';
+import { MAX_DIRECT_UPLOAD_BYTES } from '../../../client/limits.js';
 import { addresses, api, refreshSession, signOut, token } from '../session.js';
 
-/**
- * Largest archive a direct upload accepts, bytes (4 MiB): a copy of MAX_DIRECT_UPLOAD_BYTES in
- * functions/contract/archives.ts (docs/contract.md: "Direct uploads are limited to 4 MiB (4,194,304 bytes)"), kept
- * here so that the console's bundle takes nothing from the service's sources. Larger archives take a presigned slot.
- */
-export const MAX_DIRECT_UPLOAD_BYTES = 4 * 1024 * 1024;
+// Largest archive a direct upload accepts, bytes (4 MiB); larger archives take a presigned slot.
+export { MAX_DIRECT_UPLOAD_BYTES };
 
 /** Pause between two reads of a presigned upload's status, ms. */
 const STATUS_POLL_MS = 1000;
