@@ -6,9 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import { problemTypeOf } from '../contract/problem-kinds.js';
 import type { ReindexResult } from '../core/search/reindex.js';
 import { DomainError } from '../core/shared/errors.js';
-import { problemHeadersOf, problemTypeOf, statusOf, titleOf } from '../platform/problem.js';
+import { problemHeadersOf, problemTypeOfError, statusOf, titleOf } from '../platform/problem.js';
 import type { WriteCounts } from './write-counter.js';
 
 /** File of the data folder where a running runtime writes `{ pid, admin }` (removed on stop). */
@@ -43,12 +44,7 @@ export function createAdminServer(
       return;
     }
     if (request.method !== 'POST' || request.url !== REINDEX_PATH) {
-      problem(
-        404,
-        'Not Found',
-        `The admin listener serves POST ${REINDEX_PATH} and GET ${WRITES_PATH}.`,
-        'https://device-scenario-service.dev/problems/not-found',
-      );
+      problem(404, 'Not Found', `The admin listener serves POST ${REINDEX_PATH} and GET ${WRITES_PATH}.`, problemTypeOf('Not Found'));
       return;
     }
     reindex().then(
@@ -60,14 +56,9 @@ export function createAdminServer(
       (error: unknown) => {
         log(`Search reindex failed: ${(error as Error).message}`);
         if (error instanceof DomainError)
-          problem(statusOf(error), titleOf(error), error.message, problemTypeOf(error), problemHeadersOf(error));
+          problem(statusOf(error), titleOf(error), error.message, problemTypeOfError(error), problemHeadersOf(error));
         else
-          problem(
-            500,
-            'Internal Server Error',
-            `The reindex failed: ${(error as Error).message}`,
-            'https://device-scenario-service.dev/problems/internal-server-error',
-          );
+          problem(500, 'Internal Server Error', `The reindex failed: ${(error as Error).message}`, problemTypeOf('Internal Server Error'));
       },
     );
   });

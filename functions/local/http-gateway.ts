@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../contract/cors.js';
+import { problemTypeOf } from '../contract/problem-kinds.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
 import { DomainError, ServiceUnavailableError } from '../core/shared/errors.js';
 import { authorize, type Scope } from '../core/shared/principal.js';
@@ -117,7 +118,7 @@ function lambdaContext(route: RouteDefinition, requestId: string): Context {
 
 function problemBody(status: number, title: string, detail: string): string {
   return JSON.stringify({
-    type: `https://device-scenario-service.dev/problems/${title.toLowerCase().replaceAll(' ', '-')}`,
+    type: problemTypeOf(title),
     title,
     status,
     detail,

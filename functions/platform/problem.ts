@@ -5,7 +5,7 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { MAX_PROBLEM_ERRORS, OAUTH_TITLES, PROBLEM_KINDS, problemTypeOf as problemTypeOfTitle } from '../contract/problem-kinds.js';
+import { MAX_PROBLEM_ERRORS, OAUTH_TITLES, PROBLEM_KINDS, problemTypeOf } from '../contract/problem-kinds.js';
 import {
   BadRequestError,
   ConflictError,
@@ -54,9 +54,9 @@ export function titleOf(error: DomainError): string {
     : PROBLEM_KINDS[error.kind as Exclude<DomainErrorKind, 'oauth'>].title;
 }
 
-/** The problem `type` URI of a domain error: a stable, documented identifier per kind, derived from its title. */
-export function problemTypeOf(error: DomainError): string {
-  return problemTypeOfTitle(titleOf(error));
+/** The problem `type` URI of a domain error: a stable, documented identifier per kind, derived from its title (problemTypeOf). */
+export function problemTypeOfError(error: DomainError): string {
+  return problemTypeOf(titleOf(error));
 }
 
 /**
@@ -101,7 +101,7 @@ function problemMembersOf(error: DomainError): Record<string, unknown> {
  */
 export function problemOf(error: DomainError): { type: string; title: string; status: number; detail: string } & Record<string, unknown> {
   const members = problemMembersOf(error);
-  const problem = { type: problemTypeOf(error), title: titleOf(error), status: statusOf(error), detail: error.message, ...members };
+  const problem = { type: problemTypeOfError(error), title: titleOf(error), status: statusOf(error), detail: error.message, ...members };
   const errors = members.errors;
   if (!Array.isArray(errors) || errors.length <= MAX_PROBLEM_ERRORS) return problem;
   return {
@@ -210,6 +210,9 @@ export function classifyBackendError(error: unknown, depth = 0): 'throttled' | '
   return undefined;
 }
 
+/** The title of the answer to an unexpected error (a 500, which no domain error kind has). */
+const INTERNAL_SERVER_ERROR = 'Internal Server Error';
+
 /** Turns any thrown value into a DomainError, or undefined when it is unexpected (→ 500). */
 function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
@@ -262,8 +265,8 @@ export function problemJsonErrors(): MiddlewareObj<APIGatewayProxyEventV2, APIGa
       if (error === undefined) {
         logger.error('Unhandled error', { error: request.error as Error, path: instance });
         request.response = problemResponse({
-          type: 'https://device-scenario-service.dev/problems/internal-server-error',
-          title: 'Internal Server Error',
+          type: problemTypeOf(INTERNAL_SERVER_ERROR),
+          title: INTERNAL_SERVER_ERROR,
           status: 500,
           detail: 'An unexpected error occurred; it has been logged.',
           ...(instance === undefined ? {} : { instance }),
