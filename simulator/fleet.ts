@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import pLimit from 'p-limit';
+import { type DesiredItem, type DeviceCredentials, type SimulatedDevice, SimulatorHttpError } from './device.js';
+import { changeHealth, simulatedHealth, stripServerFields } from './health.js';
 import { RequestStats } from './stats.js';
 
 /** Endpoint names of the statistics (the rows of the final table). */
@@ -74,45 +76,6 @@ export interface FleetProgress {
   failed: number;
   /** sha256 mismatches of downloaded archives (each also reported FAILED). */
   checksumMismatches: number;
-}
-
-interface DeviceCredentials {
-  clientId: string;
-  clientSecret: string;
-}
-
-interface DesiredItem {
-  what: { type: string; id: string; subId: string };
-  sha256: string;
-  size: number;
-  downloadUrl: string;
-  status?: { state: string };
-}
-
-interface SimulatedDevice {
-  id: string;
-  index: number;
-  credentials?: DeviceCredentials;
-  token?: string;
-  /** Epoch ms after which the token is refreshed. */
-  tokenRefreshAt: number;
-  etag?: string;
-  health: Record<string, unknown>;
-  silentUntil: number;
-  lost: boolean;
-  /** `scenarioId@version` handled (being or done installing). */
-  handled: Set<string>;
-  timers: NodeJS.Timeout[];
-}
-
-/** A failed HTTP exchange: the status (0 when no answer) and what the service said. */
-export class SimulatorHttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const jitter = (ms: number): number => ms * (0.8 + Math.random() * 0.4);
@@ -511,49 +474,4 @@ export class SimulatedFleet {
     this.stats.record(name(response.status), performance.now() - started, expected.includes(response.status));
     return buffered;
   }
-}
-
-/** Drops what the service sets itself from a health read back from the device resource. */
-function stripServerFields(health: Record<string, unknown>): Record<string, unknown> {
-  const { updated: _updated, ...rest } = health;
-  return rest;
-}
-
-/** Nudges one battery level, as a real kiosk's health drifts. */
-function changeHealth(health: Record<string, unknown>): void {
-  const hubs = health.hubs as { battery?: { health: { level: number } } }[] | undefined;
-  const battery = hubs?.find((hub) => hub.battery !== undefined)?.battery;
-  if (battery !== undefined) battery.health.level = Math.max(0, Math.min(100, Math.round(battery.health.level + (Math.random() * 10 - 5))));
-  else health.versionName = `${String(health.versionName).replace(/\+.*$/, '')}+${Date.now() % 1000}`;
-}
-
-/** A plausible health for simulated device number `index`: one hub with a printer and a payment terminal. */
-export function simulatedHealth(index: number): Record<string, unknown> {
-  const subDevice = (uid: string, label: string, type: string, modes: string[]) => ({
-    uid,
-    label,
-    version: '2.1.0',
-    health: { state: 'NOMINAL', message: 'OK', messages: [] },
-    capability: { type, modes },
-    commands: [],
-  });
-  return {
-    versionCode: `${40 + (index % 3)}`,
-    versionName: `4.${index % 3}.0`,
-    mode: index % 2 === 0 ? 'EMBEDDED_PLATFORM_ANDROID' : 'EMBEDDED_PLATFORM_COMPUTER',
-    hubs: [
-      {
-        uid: `hub-${index}`,
-        label: 'Main hub',
-        version: '1.4.2',
-        registeredSince: '2026-01-01T00:00:00Z',
-        type: 'USB',
-        battery: { health: { state: 'GOOD', plugged: 'AC', status: 'CHARGING', level: 50 + (index % 50), cycle: 10 + (index % 90) } },
-        devices: [
-          subDevice(`printer-${index}`, 'Receipt printer', 'PRINTER', ['PRINTER_PRINT']),
-          subDevice(`payment-${index}`, 'Card terminal', 'PAYMENT', ['PAYMENT_CARD_CONTACTLESS']),
-        ],
-      },
-    ],
-  };
 }
