@@ -13,11 +13,24 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import pRetry from 'p-retry';
 import { ulid } from 'ulid';
+import {
+  BatchStopped,
+  batchIdempotencyKey,
+  type ChunkAnswer,
+  CLI_RETRY,
+  chunksOf,
+  type DeploymentAction,
+  type DeploymentEntry,
+  deploymentEntries,
+  outlivesKeyRetention,
+  planChunks,
+  retrying,
+  sendChunks,
+} from '../client/deployment-batch.js';
 import { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize } from '../client/deployment-results.js';
-import { ApiError, type components } from '../client/index.js';
-import { MAX_DEPLOYMENT_ENTRIES } from '../functions/core/deployments/deployments.js';
+import { ApiError } from '../client/index.js';
+import { MAX_DEPLOYMENT_ENTRIES, MAX_DEPLOYMENT_NOTE_LENGTH, MAX_DEPLOYMENT_TARGET_ID_LENGTH } from '../client/limits.js';
 import { UsageError } from './output.js';
 
 /** Most entries one deployment request may carry (the service's own limit): the largest chunk. */
@@ -27,17 +40,9 @@ export const DEFAULT_CHUNK_SIZE = MAX_CHUNK_SIZE;
 /** Most ids a `--devices` list may hold (a longer list belongs in a file: `--from`). */
 export const MAX_LISTED_DEVICES = 10_000;
 /** Longest `--note`, characters (the request body's `note` limit). */
-export const MAX_NOTE_LENGTH = 2_000;
+export const MAX_NOTE_LENGTH = MAX_DEPLOYMENT_NOTE_LENGTH;
 /** Longest device id the request body accepts, characters: a longer one would make the whole chunk a 400. */
-export const MAX_TARGET_ID_LENGTH = 256;
-/** How long the service keeps an `Idempotency-Key`'s response, ms (24 h): a journal older than that resumes nothing. */
-export const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
-
-/** A deployment request entry (the body's `requests[]`). */
-export type DeploymentEntry = components['schemas']['DeploymentRequest'];
-/** A result item of the deployment route. */
-/** DEPLOY or UNDEPLOY. */
-export type DeploymentAction = components['schemas']['DeploymentAction'];
+export const MAX_TARGET_ID_LENGTH = MAX_DEPLOYMENT_TARGET_ID_LENGTH;
 
 /**
  * The device ids of a `--devices a,b,c` list: trimmed, blanks dropped, each kept once in first-seen order.
@@ -66,14 +71,6 @@ export function checkDeviceIds(ids: readonly string[]): void {
   if (long !== undefined) throw new UsageError(`Device id '${long.slice(0, 40)}…' is longer than ${MAX_TARGET_ID_LENGTH} characters.`);
 }
 
-/** Splits `items` into consecutive chunks of `size` (the last one shorter). */
-export function chunksOf<T>(items: readonly T[], size: number): T[][] {
-  if (!Number.isInteger(size) || size < 1) throw new RangeError(`chunk size must be a positive integer; got ${size}`);
-  const chunks: T[][] = [];
-  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
-  return chunks;
-}
-
 /** Everything that decides a batch's request bodies and where they go. */
 export interface BatchInput {
   /** `{base_url}` the chunks are sent to. */
@@ -92,11 +89,7 @@ export interface BatchInput {
 
 /** The entries of a batch, in order: one per device id. */
 export function entriesOf(input: BatchInput): DeploymentEntry[] {
-  return input.ids.map((id) => ({
-    target: { type: 'DEVICE', id },
-    what: { type: 'SCENARIO', id: input.scenario, subId: input.version },
-    action: input.action,
-  }));
+  return deploymentEntries(input.action, input.scenario, input.version, input.ids);
 }
 
 /**
@@ -118,7 +111,7 @@ export function batchFingerprint(input: BatchInput): string {
 
 /** The `Idempotency-Key` of chunk `index` (0-based) of run `runId`: `dss-<runId>-<index>` (well under 255 characters). */
 export function idempotencyKey(runId: string, index: number): string {
-  return `dss-${runId}-${index}`;
+  return batchIdempotencyKey('dss', runId, index);
 }
 
 /** What a batch journal holds. */
@@ -191,13 +184,6 @@ export async function writeJournal(path: string, journal: Journal): Promise<void
   await rename(temporary, path);
 }
 
-/** What one chunk's request answered. */
-export interface ChunkAnswer {
-  items: DeploymentResultItem[];
-  /** The service replayed a stored response (`Idempotent-Replayed: true`): the chunk had been answered before. */
-  replayed: boolean;
-}
-
 /**
  * Sends one chunk: its entries and, for a real run, its `Idempotency-Key` (undefined on a dry run).
  * @throws ApiError when the service refuses it
@@ -236,63 +222,63 @@ export interface BatchOutcome {
 }
 
 /**
- * Runs a batch: opens (or resumes) its journal, sends every chunk in order with its key, records each answered chunk
- * in the journal, and removes the journal once every chunk was answered. A chunk that cannot be sent stops the run
- * with its error and leaves the journal, so that the same command resumes it.
+ * Runs a batch: opens (or resumes) its journal, sends every chunk in order with its key (sendChunks, each retried as
+ * sendWithRetry does), records each answered chunk in the journal, and removes the journal once every chunk was
+ * answered. A chunk that cannot be sent stops the run with its error and leaves the journal, so that the same command
+ * resumes it.
  * @throws UsageError when there are no ids; ApiError (or a connection error) of the chunk that failed
  */
 export async function runBatch(input: BatchInput, options: BatchOptions): Promise<BatchOutcome> {
   if (input.ids.length === 0) throw new UsageError('No device to act on.');
   const now = options.now ?? (() => new Date());
   const say = options.note ?? (() => {});
-  const chunks = chunksOf(entriesOf(input), input.chunkSize);
-  const items: DeploymentResultItem[] = [];
-  const outcome: BatchOutcome = { items, dryRun: options.dryRun, chunks: chunks.length, resumed: false, replayedChunks: 0 };
-  let open: OpenJournal | undefined;
-  if (!options.dryRun) {
-    open = await openJournal(options.directory, input, chunks.length, now());
+  const chunkCount = chunksOf(input.ids, input.chunkSize).length;
+  const outcome: BatchOutcome = { items: [], dryRun: options.dryRun, chunks: chunkCount, resumed: false, replayedChunks: 0 };
+  const open = options.dryRun ? undefined : await openJournal(options.directory, input, chunkCount, now());
+  if (open !== undefined) {
     outcome.runId = open.journal.runId;
     outcome.resumed = open.resumed;
-    if (open.resumed) {
-      const { journal } = open;
-      say(
-        `Resuming an interrupted run (run ${journal.runId}, started ${journal.startedAt}, ${journal.answered.length} of ${journal.chunks} chunks answered): every chunk is sent again with its key; the service replays the answered ones.`,
-      );
-      if (now().getTime() - Date.parse(journal.startedAt) > IDEMPOTENCY_KEY_LIFETIME_MS) {
-        say('The run started more than 24 h ago: the service no longer holds its answers, so answered chunks execute again.');
-      }
-    }
+    if (open.resumed) sayResuming(open.journal, now(), say);
   }
-  options.progress?.(0);
-  for (const [index, entries] of chunks.entries()) {
-    let answer: ChunkAnswer;
-    try {
-      const key = open === undefined ? undefined : idempotencyKey(open.journal.runId, index);
-      answer = await sendWithRetry(() => options.send(entries, key), { ...options.retry, note: say });
-    } catch (error) {
-      if (open !== undefined) {
-        say(
-          `Stopped at chunk ${index + 1} of ${chunks.length}: run the same command again to resume (${index} chunks answered; journal ${open.path}).`,
-        );
-      }
-      throw error;
+  const chunks = planChunks(entriesOf(input), input.chunkSize, (index) => open && idempotencyKey(open.journal.runId, index));
+  try {
+    const sent = await sendChunks(chunks, {
+      send: (chunk) => sendWithRetry(() => options.send(chunk.entries, chunk.key), { ...options.retry, note: say }),
+      answered: (index) => open && markAnswered(open, index),
+      progress: options.progress,
+    });
+    Object.assign(outcome, sent);
+  } catch (error) {
+    if (!(error instanceof BatchStopped)) throw error;
+    if (open !== undefined) {
+      say(
+        `Stopped at chunk ${error.chunk + 1} of ${error.chunks}: run the same command again to resume (${error.chunk} chunks answered; journal ${open.path}).`,
+      );
     }
-    if (answer.items.length !== entries.length) {
-      throw new Error(`The service answered ${answer.items.length} items for a chunk of ${entries.length} entries.`);
-    }
-    items.push(...answer.items);
-    if (answer.replayed) outcome.replayedChunks += 1;
-    if (open !== undefined && !open.journal.answered.includes(index)) {
-      open.journal.answered.push(index);
-      await writeJournal(open.path, open.journal);
-    }
-    options.progress?.(items.length);
+    throw error.cause;
   }
   if (open !== undefined) await rm(open.path, { force: true });
   return outcome;
 }
 
-/** How sendWithRetry retries. */
+/** Tells that a run resumes an interrupted one, and when the service no longer holds that run's answers. */
+function sayResuming(journal: Journal, now: Date, say: (line: string) => void): void {
+  say(
+    `Resuming an interrupted run (run ${journal.runId}, started ${journal.startedAt}, ${journal.answered.length} of ${journal.chunks} chunks answered): every chunk is sent again with its key; the service replays the answered ones.`,
+  );
+  if (outlivesKeyRetention(journal.startedAt, now)) {
+    say('The run started more than 24 h ago: the service no longer holds its answers, so answered chunks execute again.');
+  }
+}
+
+/** Records in an open journal (and its file) that chunk `index` was answered. */
+async function markAnswered(open: OpenJournal, index: number): Promise<void> {
+  if (open.journal.answered.includes(index)) return;
+  open.journal.answered.push(index);
+  await writeJournal(open.path, open.journal);
+}
+
+/** How sendWithRetry retries (CLI_RETRY of client/deployment-batch.ts unless given). */
 export interface RetryOptions {
   /** Retries after the first attempt. @default 12 */
   retries?: number;
@@ -307,30 +293,43 @@ export interface RetryOptions {
 }
 
 /**
- * Calls `send` and retries it, with the same key, on the answers that ask for it: 409 (the same key is still being
- * processed: its response comes once it is done) and 429/503 (waiting `Retry-After` seconds first when given).
- * Anything else, connection errors included, fails at once.
+ * Calls `send` and retries it, with the same key, on the answers that ask for it (retrying of
+ * client/deployment-batch.ts): 409 (the same key is still being processed: its response comes once it is done) and
+ * 429/503 (waiting `Retry-After` seconds when given, else the backoff). Anything else, connection errors included,
+ * fails at once.
  */
 export async function sendWithRetry<T>(send: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
-  const maxRetryAfter = options.maxRetryAfter ?? 60_000;
-  return pRetry(send, {
-    retries: options.retries ?? 12,
-    minTimeout: options.minTimeout ?? 500,
-    maxTimeout: options.maxTimeout ?? 5_000,
-    shouldRetry: ({ error }) => error instanceof ApiError && [409, 429, 503].includes(error.status),
-    onFailedAttempt: async ({ error, retriesLeft }) => {
-      if (!(error instanceof ApiError) || ![409, 429, 503].includes(error.status) || retriesLeft === 0) return;
-      const retryAfter = Number(error.response.headers.get('retry-after'));
-      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, maxRetryAfter) : 0;
+  const attempt = async () => {
+    try {
+      return { ok: true as const, value: await send() };
+    } catch (failure) {
+      const status = failure instanceof ApiError ? failure.status : 0;
+      const retryAfter = failure instanceof ApiError ? failure.response.headers.get('retry-after') : null;
+      return { ok: false as const, status, retryAfter, failure };
+    }
+  };
+  return retrying(attempt, {
+    retries: options.retries ?? CLI_RETRY.retries,
+    backoff: options.minTimeout ?? CLI_RETRY.backoff,
+    maxBackoff: options.maxTimeout ?? CLI_RETRY.maxBackoff,
+    maxWait: options.maxRetryAfter ?? CLI_RETRY.maxWait,
+    onRetry: (status, wait) =>
       options.note?.(
-        error.status === 409
+        status === 409
           ? 'The service is still processing this chunk (an earlier attempt with its key): waiting for its answer.'
-          : `The service answered ${error.status}: retrying${wait > 0 ? ` in ${wait / 1000} s` : ''}.`,
-      );
-      if (wait > 0) await new Promise((done) => setTimeout(done, wait));
-    },
+          : `The service answered ${status}: retrying in ${wait / 1000} s.`,
+      ),
   });
 }
 
-// Shared with every client (client/deployment-results.ts); re-exported for this module's users.
-export { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize };
+// Shared with every client (client/deployment-batch.ts, client/deployment-results.ts); re-exported for this module's users.
+export {
+  CAUSE_MESSAGES,
+  type ChunkAnswer,
+  chunksOf,
+  type DeploymentAction,
+  type DeploymentEntry,
+  type DeploymentResultItem,
+  type SummaryLine,
+  summarize,
+};

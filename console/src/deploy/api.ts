@@ -3,10 +3,12 @@
  * versions of a company, and the device ids of a search. Answers that ask for a retry (503 with `Retry-After`, 409 of a
  * key still being processed, 429) are retried a few times with backoff before being reported.
  */
+
+import { type Attempt, CONSOLE_RETRY, type DeploymentEntry, type RetryOptions, retrying } from '../../../client/deployment-batch.js';
+import type { DeploymentResultItem } from '../../../client/deployment-results.js';
 import { SEARCH_MAX_PAGE_SIZE, SEARCH_RESULT_WINDOW } from '../../../client/limits.js';
 import { api, problemText } from '../session.js';
-import { type Attempt, type DeploymentEntry, type DeploymentResultItem, type RetryOptions, retrying } from './batch.js';
-import type { DeviceRef } from './bulk-deploy.js';
+import type { DeviceRef } from './selection.js';
 
 /** A call the service refused or that could not be made: what to tell the user, and the status when there was one. */
 export class DeployCallError extends Error {
@@ -56,7 +58,7 @@ export interface ExecuteOptions {
   dryRun?: boolean;
   /** 1 to 255 characters; a retry (or a resend after a reload) with the same key and body is answered from the first. */
   idempotencyKey?: string;
-  /** How 409/429/503 answers are retried (see retrying). */
+  /** How 409/429/503 answers are retried (see retrying): CONSOLE_RETRY unless given. */
   retry?: RetryOptions;
 }
 
@@ -83,7 +85,7 @@ export async function executeDeployments(
           body: { requests: entries },
         }),
       ),
-    options.retry,
+    { ...CONSOLE_RETRY, ...options.retry },
   );
   if (data.items.length !== entries.length) {
     throw new DeployCallError(`The service answered ${data.items.length} items for ${entries.length} entries.`);
@@ -112,7 +114,7 @@ export async function scenariosOf(company: string, retry?: RetryOptions): Promis
             params: { path: { companyId: company }, query: { limit: 100, ...(after === undefined ? {} : { cursor: after }) } },
           }),
         ),
-      retry,
+      { ...CONSOLE_RETRY, ...retry },
     );
     for (const item of data.items) scenarios.push({ company, id: item.id, name: item.name, versions: item.versions });
     cursor = data.nextCursor ?? undefined;
@@ -166,7 +168,7 @@ export async function resolveMatching(
     const { data } = await retrying(
       // The query's names are the search's own parameters, checked by the service (a 400 names a bad one).
       () => attemptOf(() => api.main.GET('/resources/search', { params: { query: queryObject(params) as never } })),
-      retry,
+      { ...CONSOLE_RETRY, ...retry },
     );
     if (page === 1) total = data.total;
     for (const resource of data.resources) {

@@ -1,64 +1,46 @@
 /**
- * The console's deployment batches, without the DOM or the network (the unit tests run them in Node): the entries of a
- * scenario version on a list of devices, their chunks of at most MAX_DEPLOYMENT_ENTRIES with one `Idempotency-Key`
- * each, the journal kept in the tab's sessionStorage, the retry of answers that ask for one, and the counts per state
- * and cause.
+ * The console's deployment batches, without the DOM or the network (the unit tests run them in Node): the DEPLOY
+ * entries of a scenario version on a list of devices, and the journal kept in the tab's sessionStorage. The protocol
+ * itself (chunks of at most MAX_DEPLOYMENT_ENTRIES, their keys, the journaled sending, the retries) is the one every
+ * client follows, client/deployment-batch.ts.
  *
- * The journal follows the CLI's batches (cli/batch.ts): it is written before the first chunk is sent and names the
- * batch id every chunk's key derives from, so that a reload in the middle of a deploy, followed by the same deploy
- * (same company, scenario version and devices), sends every chunk again with the same keys: the service replays the
- * chunks it had answered (`Idempotent-Replayed: true`) instead of deploying them twice, and executes the others.
- * Unlike the CLI's file, the journal also holds the device ids in the order they were sent, so that a resumed batch
- * sends the very same bodies even when a search now lists the devices in another order.
+ * A reload in the middle of a deploy, followed by the same deploy (same company, scenario version and devices), finds
+ * the journal and its batch id, so every chunk is sent again with the same key: the service replays the chunks it had
+ * answered (`Idempotent-Replayed: true`) instead of deploying them twice, and executes the others. Unlike the CLI's
+ * file, the journal also holds the device ids in the order they were sent, so that a resumed batch sends the very same
+ * bodies even when a search now lists the devices in another order.
  */
-
+import {
+  type Attempt,
+  BatchStopped,
+  batchIdempotencyKey,
+  type ChunkAnswer,
+  chunksOf,
+  type DeploymentEntry,
+  deploymentEntries,
+  type PlannedChunk,
+  planChunks as planKeyedChunks,
+  type RetryOptions,
+  retryDelay,
+  retrying,
+  sendChunks,
+} from '../../../client/deployment-batch.js';
 import { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize } from '../../../client/deployment-results.js';
-import type { components } from '../../../client/index.js';
-
-/**
- * Most entries one deployment request may carry: MAX_DEPLOYMENT_ENTRIES of functions/core/deployments/deployments.ts
- * (copied: the console bundle imports nothing from functions/; more gives 413 and changes nothing).
- */
-export const MAX_DEPLOYMENT_ENTRIES = 5_000;
-
-/** Longest `Idempotency-Key` the service accepts, characters (the deployment route's header). */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-
-/** A deployment request entry (the body's `requests[]`). */
-export type DeploymentEntry = components['schemas']['DeploymentRequest'];
-/** One result item of the deployment route: one per entry, in request order. */
+import { MAX_DEPLOYMENT_ENTRIES } from '../../../client/limits.js';
 
 /** The DEPLOY entries of `scenario@version` on each device id, in order. */
 export function deployEntries(scenario: string, version: string, ids: readonly string[]): DeploymentEntry[] {
-  return ids.map((id) => ({ target: { type: 'DEVICE', id }, what: { type: 'SCENARIO', id: scenario, subId: version }, action: 'DEPLOY' }));
+  return deploymentEntries('DEPLOY', scenario, version, ids);
 }
 
-/** Splits `items` into consecutive chunks of at most `size` (the last one shorter). @throws RangeError for a size below 1 */
-export function chunksOf<T>(items: readonly T[], size = MAX_DEPLOYMENT_ENTRIES): T[][] {
-  if (!Number.isInteger(size) || size < 1) throw new RangeError(`chunk size must be a positive integer; got ${size}`);
-  const chunks: T[][] = [];
-  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
-  return chunks;
-}
-
-/** The `Idempotency-Key` of chunk `index` (0-based) of batch `batchId`: `console-<batchId>-<index>`. */
+/** The `Idempotency-Key` of chunk `index` (0-based) of batch `batchId`: `console-<batchId>-<index>`. @throws RangeError when too long */
 export function idempotencyKeyOf(batchId: string, index: number): string {
-  const key = `console-${batchId}-${index}`;
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
-    throw new RangeError(`batch id too long for an Idempotency-Key: ${batchId.length} characters`);
-  return key;
-}
-
-/** One request of a batch: its entries and its key. */
-export interface PlannedChunk {
-  index: number;
-  key: string;
-  entries: DeploymentEntry[];
+  return batchIdempotencyKey('console', batchId, index);
 }
 
 /** The requests of a batch: its entries in chunks of at most `size`, each with the key of its index. */
-export function planChunks(batchId: string, entries: readonly DeploymentEntry[], size = MAX_DEPLOYMENT_ENTRIES): PlannedChunk[] {
-  return chunksOf(entries, size).map((chunk, index) => ({ index, key: idempotencyKeyOf(batchId, index), entries: chunk }));
+export function planChunks(batchId: string, entries: readonly DeploymentEntry[], size = MAX_DEPLOYMENT_ENTRIES): PlannedChunk<string>[] {
+  return planKeyedChunks(entries, size, (index) => idempotencyKeyOf(batchId, index));
 }
 
 /** What decides a batch's request bodies: the company they go to, the scenario version, the devices. */
@@ -188,7 +170,7 @@ export function closeJournal(storage: StorageLike, journal: Journal): void {
 }
 
 /** Sends one chunk with its key. @returns its items (one per entry) and whether the service replayed a stored answer */
-export type SendChunk = (entries: DeploymentEntry[], key: string) => Promise<{ items: DeploymentResultItem[]; replayed: boolean }>;
+export type SendChunk = (entries: DeploymentEntry[], key: string) => Promise<ChunkAnswer>;
 
 /** What runBatch did. */
 export interface BatchOutcome {
@@ -201,23 +183,9 @@ export interface BatchOutcome {
   replayedChunks: number;
 }
 
-/** Where a batch stopped: the chunk that failed, and the failure. */
-export class BatchStopped extends Error {
-  constructor(
-    /** Index of the chunk whose request failed (the ones before were answered and journaled). */
-    readonly chunk: number,
-    readonly chunks: number,
-    override readonly cause: unknown,
-  ) {
-    super(`stopped at chunk ${chunk + 1} of ${chunks}`);
-    this.name = 'BatchStopped';
-  }
-}
-
 /**
- * Deploys a batch: opens (or resumes) its journal, then sends every chunk in order with its key, recording each
- * answered chunk, and forgets the journal once all were answered. Every chunk is sent, answered ones included: the
- * service replays those (its answer is the items the summary needs), which is also what makes a reload safe.
+ * Deploys a batch: opens (or resumes) its journal, then sends every chunk in order with its key (sendChunks),
+ * recording each answered chunk, and forgets the journal once all were answered.
  * @param onStart told the journal and whether it resumes one, before the first chunk
  * @param onProgress told the number of entries answered so far
  * @throws BatchStopped when a chunk's request fails (the journal is kept, so that the same deploy resumes)
@@ -232,75 +200,28 @@ export async function runBatch(
   const { journal } = open;
   options.onStart?.(open);
   const chunks = planChunks(journal.batchId, deployEntries(journal.scenario, journal.version, journal.ids));
-  const items: DeploymentResultItem[] = [];
-  let replayedChunks = 0;
-  options.onProgress?.(0, journal.ids.length);
-  for (const chunk of chunks) {
-    let answer: Awaited<ReturnType<SendChunk>>;
-    try {
-      answer = await send(chunk.entries, chunk.key);
-    } catch (error) {
-      throw new BatchStopped(chunk.index, chunks.length, error);
-    }
-    if (answer.items.length !== chunk.entries.length) {
-      throw new BatchStopped(
-        chunk.index,
-        chunks.length,
-        new Error(`${answer.items.length} items answered for ${chunk.entries.length} entries`),
-      );
-    }
-    items.push(...answer.items);
-    if (answer.replayed) replayedChunks += 1;
-    markChunkDone(storage, journal, chunk.index);
-    options.onProgress?.(items.length, journal.ids.length);
-  }
+  const { items, replayedChunks } = await sendChunks(chunks, {
+    send: (chunk) => send(chunk.entries, chunk.key),
+    answered: (index) => markChunkDone(storage, journal, index),
+    progress: (done) => options.onProgress?.(done, journal.ids.length),
+  });
   closeJournal(storage, journal);
   return { items, journal, resumed: open.resumed, replayedChunks };
 }
 
-/** One attempt's outcome for `retrying`: a value, or a status that may ask for a retry (with its `Retry-After`). */
-export type Attempt<T> = { ok: true; value: T } | { ok: false; status: number; retryAfter: string | null; failure: unknown };
-
-/** How `retrying` waits and how often. */
-export interface RetryOptions {
-  /** Retries after the first attempt. @default 3 */
-  retries?: number;
-  /** First backoff, ms, doubled at each retry. @default 1_000 */
-  backoff?: number;
-  /** Longest `Retry-After` honoured, ms. @default 30_000 */
-  maxWait?: number;
-  /** Waits `ms` (tests pass a fake). */
-  sleep?: (ms: number) => Promise<void>;
-  /** Told before each wait: the status and how long. */
-  onRetry?: (status: number, waitMs: number) => void;
-}
-
-/** Statuses worth a retry with the same request: 409 (the same key is still being processed), 429 and 503. */
-export const RETRIED_STATUSES: readonly number[] = [409, 429, 503];
-
-/** How long to wait before retry `retry` (0-based): `Retry-After` seconds when given (at most maxWait), else the backoff. */
-export function retryDelay(retryAfter: string | null, retry: number, backoff = 1_000, maxWait = 30_000): number {
-  const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, maxWait);
-  return Math.min(backoff * 2 ** retry, maxWait);
-}
-
-/**
- * Runs `attempt` until it succeeds or fails for good: a failure with a RETRIED_STATUSES status is tried again, a few
- * times, after its delay (retryDelay). @returns the value; @throws the last failure's `failure`
- */
-export async function retrying<T>(attempt: () => Promise<Attempt<T>>, options: RetryOptions = {}): Promise<T> {
-  const retries = options.retries ?? 3;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)));
-  for (let retry = 0; ; retry++) {
-    const outcome = await attempt();
-    if (outcome.ok) return outcome.value;
-    if (!RETRIED_STATUSES.includes(outcome.status) || retry >= retries) throw outcome.failure;
-    const wait = retryDelay(outcome.retryAfter, retry, options.backoff, options.maxWait);
-    options.onRetry?.(outcome.status, wait);
-    await sleep(wait);
-  }
-}
-
-// Shared with every client (client/deployment-results.ts); re-exported for this module's users.
-export { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize };
+// The protocol's pieces (client/deployment-batch.ts) and the summary (client/deployment-results.ts), for this
+// module's users.
+export {
+  type Attempt,
+  BatchStopped,
+  CAUSE_MESSAGES,
+  chunksOf,
+  type DeploymentEntry,
+  type DeploymentResultItem,
+  MAX_DEPLOYMENT_ENTRIES,
+  type RetryOptions,
+  retryDelay,
+  retrying,
+  type SummaryLine,
+  summarize,
+};

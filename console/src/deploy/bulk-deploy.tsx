@@ -10,19 +10,8 @@ import { can } from '../session.js';
 import { UserText } from '../user-text.js';
 import { createFlowState, devices, planOf, useFlowSources } from './flow.js';
 import { useOpenerFocus, useStepFocus } from './focus.js';
+import type { DeploySelection } from './selection.js';
 import { DeployProgress, DeploySummary, DryRunReview, MatchingNotes, VersionForm } from './steps.js';
-
-/** One device, by company and id. */
-export interface DeviceRef {
-  company: string;
-  id: string;
-}
-
-/**
- * What the operator selected on the fleet page: chosen rows (or a page of them), or explicitly every device matching
- * the current search (`query`: the search's query string as the URL holds it; `total`: the count the search gave).
- */
-export type DeploySelection = { kind: 'devices'; devices: DeviceRef[] } | { kind: 'matching'; query: URLSearchParams; total: number };
 
 /**
  * The deploy flow for a selection: choose SCENARIO@VERSION, dry run, confirm, progress, summary. The focus goes to

@@ -20,7 +20,7 @@ import {
   type RetryOptions,
   runBatch,
 } from './batch.js';
-import type { DeploySelection, DeviceRef } from './bulk-deploy.js';
+import type { DeploySelection, DeviceRef } from './selection.js';
 
 /** Where the flow is. */
 export type Phase = 'choose' | 'checking' | 'reviewed' | 'deploying' | 'done';

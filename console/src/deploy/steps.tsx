@@ -8,8 +8,8 @@ import { hrefOf } from '../router.js';
 import { UserText, visibleText } from '../user-text.js';
 import { type ScenarioChoice, SEARCH_RESULT_WINDOW } from './api.js';
 import { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize } from './batch.js';
-import type { DeploySelection } from './bulk-deploy.js';
 import { choiceValue, chooseVersion, deploy, devices, dryRun, type FlowState, isBusy, type Plan } from './flow.js';
+import type { DeploySelection } from './selection.js';
 
 /** Most failed devices listed under the summary (the counts cover them all). */
 const MAX_LISTED_FAILURES = 500;

@@ -5,7 +5,7 @@
  * to the selection the page shows.
  */
 import { useSignal } from '@preact/signals';
-import type { DeploySelection, DeviceRef } from '../deploy/bulk-deploy.js';
+import type { DeploySelection, DeviceRef } from '../deploy/selection.js';
 import { count } from '../format.js';
 import type { DeviceResource } from './search-query.js';
 
