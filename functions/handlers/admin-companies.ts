@@ -1,10 +1,10 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from '../contract/routes/admin.js';
 import { createCompany, getCompany, listCompanies, updateCompany } from '../core/companies/admin.js';
 import { companyAdministration } from '../platform/composition/audit.js';
 import { storage } from '../platform/composition/storage.js';
 import { userDirectory } from '../platform/composition/users.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
+import { routeDispatcher } from '../platform/router.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 storage().cursors.load();
@@ -40,8 +40,9 @@ const update = routeHandler(adminCompanyUpdate, async ({ params, body }, { princ
  * (`{ items, nextCursor }`), GET {base_url}/admin/companies/{companyId} (with `deviceCount` and `userCount`; 404 when absent) and
  * PATCH {base_url}/admin/companies/{companyId} (the company after the change, `overQuota` when below its usage).
  */
-export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
-  const method = event.requestContext.http.method.toUpperCase();
-  if (event.pathParameters?.companyId === undefined) return (method === 'POST' ? create : list)(event, context);
-  return (method === 'PATCH' ? update : get)(event, context);
-};
+export const handler = routeDispatcher([
+  [adminCompanyCreate, create],
+  [adminCompaniesList, list],
+  [adminCompanyGet, get],
+  [adminCompanyUpdate, update],
+]);

@@ -1,4 +1,3 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import {
   adminUserCreate,
   adminUserDelete,
@@ -12,6 +11,7 @@ import { auditLog } from '../platform/composition/audit.js';
 import { storage } from '../platform/composition/storage.js';
 import { userDirectory } from '../platform/composition/users.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
+import { routeDispatcher } from '../platform/router.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 storage().cursors.load();
@@ -51,16 +51,17 @@ const resetPassword = routeHandler(adminUserResetPassword, async ({ params }, { 
   jsonResponse(200, await resetUserPassword(await ports(), principal, params.username), { 'cache-control': 'no-store' }),
 );
 
-const WITH_USERNAME: Readonly<Record<string, typeof get>> = { POST: resetPassword, PATCH: update, DELETE: remove };
-
 /**
  * The users administration routes, one function for the six (one role, one log group, one set of alarms):
  * POST {base_url}/admin/users (201 with `Location`; 409 when the username is taken), GET {base_url}/admin/users
  * (`{ items, nextCursor }`), GET, PATCH and DELETE {base_url}/admin/users/{username}, and
  * POST {base_url}/admin/users/{username}/reset-password (the one POST under a username).
  */
-export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
-  const method = event.requestContext.http.method.toUpperCase();
-  if (event.pathParameters?.username === undefined) return (method === 'POST' ? create : list)(event, context);
-  return (WITH_USERNAME[method] ?? get)(event, context);
-};
+export const handler = routeDispatcher([
+  [adminUserCreate, create],
+  [adminUsersList, list],
+  [adminUserGet, get],
+  [adminUserUpdate, update],
+  [adminUserDelete, remove],
+  [adminUserResetPassword, resetPassword],
+]);

@@ -1,8 +1,8 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { deploymentsListAll, deploymentsListDevice } from '../contract/routes/deployments.js';
 import { listActiveDeployments } from '../core/deployments/deployments.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, type RouteFunction, routeHandler } from '../platform/http.js';
+import { routeDispatcher } from '../platform/router.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 storage().cursors.load();
@@ -21,5 +21,7 @@ const oneDevice = routeHandler(deploymentsListDevice, listing);
  * GET {base_url}/companies/{companyId}/resources/DEVICE/deployments: active deployments,
  * `{ items, nextCursor }`, paginated with `limit` and `cursor`. One function serves both routes.
  */
-export const handler = (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> =>
-  (event.pathParameters?.deviceId === undefined ? allDevices : oneDevice)(event, context);
+export const handler = routeDispatcher([
+  [deploymentsListAll, allDevices],
+  [deploymentsListDevice, oneDevice],
+]);

@@ -1,7 +1,7 @@
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { DEVICE_ISSUER_PATH, deviceIssuerDiscovery, deviceIssuerJwks } from '../contract/routes/device-issuer.js';
 import { awsDeviceIssuer } from '../platform/composition/identity.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
+import { routeDispatcher } from '../platform/router.js';
 
 /** How long verifiers may keep either document, seconds (the key changes only with a new stack). */
 const CACHE_CONTROL = 'public, max-age=3600';
@@ -24,5 +24,7 @@ const jwks = routeHandler(deviceIssuerJwks, async () =>
 );
 
 /** The device issuer's two documents on AWS (functions/contract/routes/device-issuer.ts), one function. */
-export const handler = (event: APIGatewayProxyEventV2, context: Context) =>
-  (event.routeKey === `GET ${deviceIssuerJwks.path}` ? jwks : discovery)(event, context);
+export const handler = routeDispatcher([
+  [deviceIssuerDiscovery, discovery],
+  [deviceIssuerJwks, jwks],
+]);

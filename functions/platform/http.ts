@@ -68,7 +68,11 @@ export function authorization(scope: Scope, companyParameter?: string): HttpMidd
   };
 }
 
-function stack(routeId: string, middlewares: HttpMiddleware[]) {
+/**
+ * The middy chain every HTTP answer goes through, logged and counted as `routeId`: observability, problem+json errors
+ * (an unexpected error: logged once, a generic 500), header normalization, then `middlewares` in order.
+ */
+export function httpStack(routeId: string, middlewares: HttpMiddleware[]) {
   // Tracing, Lambda context logging and the metrics flush outermost, then the request's log fields and summary (its
   // after/onError see problem+json's answer); problem+json before the rest so that its onError runs after theirs
   // (middy's onion order), then header normalization.
@@ -96,7 +100,7 @@ export type RouteFunction<T extends RouteDefinition> = (
  */
 export function routeHandler<T extends RouteDefinition>(route: T, fn: RouteFunction<T>, ...middlewares: HttpMiddleware[]) {
   const access = route.scope === null ? [] : [bearerAuthentication(), authorization(route.scope, route.companyParameter)];
-  return stack(route.id, [...access, ...middlewares]).handler(((event: APIGatewayProxyEventV2, context: AuthenticatedContext) =>
+  return httpStack(route.id, [...access, ...middlewares]).handler(((event: APIGatewayProxyEventV2, context: AuthenticatedContext) =>
     fn(routeInput(route, event), context, event)) as unknown as RouteHandler<Context>);
 }
 
