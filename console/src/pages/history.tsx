@@ -77,6 +77,77 @@ function useHistory(company: string, key: string) {
 }
 
 /**
+ * The URL query the filter form asks for: the company (the chosen one, or the URL's when there is no choice), each
+ * filter given (From and To as ISO-8601 UTC instants), and the URL's `limit`, kept.
+ */
+function filterQueryOf(form: FormData, query: URLSearchParams, companies: string[]): URLSearchParams {
+  const field = (name: string) => formField(form, name);
+  const next = new URLSearchParams();
+  next.set('company', companies.length > 1 ? field('company') : (query.get('company') ?? ''));
+  for (const name of FILTERS) {
+    const value = name === 'from' || name === 'to' ? instantOf(field(name), query.get(name)) : field(name);
+    if (value !== '') next.set(name, value);
+  }
+  const limit = query.get('limit');
+  if (limit !== null) next.set('limit', limit);
+  return next;
+}
+
+/** The URL query without filters: the URL's company and `limit` only. */
+function clearedQueryOf(query: URLSearchParams): URLSearchParams {
+  const next = new URLSearchParams({ company: query.get('company') ?? '' });
+  const limit = query.get('limit');
+  if (limit !== null) next.set('limit', limit);
+  return next;
+}
+
+/** The company select, offered only to a token of more than one company. */
+function CompanyField({ query, companies }: { query: URLSearchParams; companies: string[] }) {
+  if (companies.length <= 1) return null;
+  return (
+    <label>
+      Company
+      <select name="company" defaultValue={query.get('company') ?? companies[0]}>
+        {companies.map((company) => (
+          <option key={company} value={company}>
+            {visibleText(company)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** The filter fields, prefilled with the URL's filters. */
+function FilterFields({ query, companies }: { query: URLSearchParams; companies: string[] }) {
+  return (
+    <div class="history-fields">
+      <CompanyField query={query} companies={companies} />
+      <label>
+        Device
+        <input name="deviceId" defaultValue={query.get('deviceId') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
+      </label>
+      <label>
+        Scenario
+        <input name="scenarioId" defaultValue={query.get('scenarioId') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
+      </label>
+      <label>
+        Version (of the scenario)
+        <input name="version" defaultValue={query.get('version') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
+      </label>
+      <label>
+        From (inclusive)
+        <input name="from" type="datetime-local" step={1} defaultValue={localInputOf(query.get('from'))} />
+      </label>
+      <label>
+        To (exclusive)
+        <input name="to" type="datetime-local" step={1} defaultValue={localInputOf(query.get('to'))} />
+      </label>
+    </div>
+  );
+}
+
+/**
  * The filter form: its fields show the URL's filters (keyed by them, so back/forward and reload show the URL's);
  * "Show history" writes them into the URL (a new history entry), which loads the listing. From and To are
  * datetime-local fields in the browser's time zone, sent as ISO-8601 UTC instants.
@@ -84,63 +155,15 @@ function useHistory(company: string, key: string) {
 function FilterForm({ query, companies }: { query: URLSearchParams; companies: string[] }) {
   const submit = (event: Event) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
-    const field = (name: string) => formField(form, name);
-    const next = new URLSearchParams();
-    next.set('company', companies.length > 1 ? field('company') : (query.get('company') ?? ''));
-    for (const name of FILTERS) {
-      const value = name === 'from' || name === 'to' ? instantOf(field(name), query.get(name)) : field(name);
-      if (value !== '') next.set(name, value);
-    }
-    const limit = query.get('limit');
-    if (limit !== null) next.set('limit', limit);
-    navigate('/history', next);
+    navigate('/history', filterQueryOf(new FormData(event.currentTarget as HTMLFormElement), query, companies));
   };
-  const clear = () => {
-    const next = new URLSearchParams({ company: query.get('company') ?? '' });
-    const limit = query.get('limit');
-    if (limit !== null) next.set('limit', limit);
-    navigate('/history', next);
-  };
+  const clear = () => navigate('/history', clearedQueryOf(query));
   const anyFilter = FILTERS.some((name) => query.has(name));
   return (
     <form key={query.toString()} class="history-filters" onSubmit={submit}>
       <fieldset>
         <legend>Filters</legend>
-        <div class="history-fields">
-          {companies.length > 1 ? (
-            <label>
-              Company
-              <select name="company" defaultValue={query.get('company') ?? companies[0]}>
-                {companies.map((company) => (
-                  <option key={company} value={company}>
-                    {visibleText(company)}
-                  </option>
-                ))}
-              </select>
-            </label>
-          ) : null}
-          <label>
-            Device
-            <input name="deviceId" defaultValue={query.get('deviceId') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
-          </label>
-          <label>
-            Scenario
-            <input name="scenarioId" defaultValue={query.get('scenarioId') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
-          </label>
-          <label>
-            Version (of the scenario)
-            <input name="version" defaultValue={query.get('version') ?? ''} maxLength={MAX_HISTORY_ID_LENGTH} />
-          </label>
-          <label>
-            From (inclusive)
-            <input name="from" type="datetime-local" step={1} defaultValue={localInputOf(query.get('from'))} />
-          </label>
-          <label>
-            To (exclusive)
-            <input name="to" type="datetime-local" step={1} defaultValue={localInputOf(query.get('to'))} />
-          </label>
-        </div>
+        <FilterFields query={query} companies={companies} />
         <div class="toolbar">
           <button type="submit" class="primary">
             Show history
