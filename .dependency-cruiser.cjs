@@ -76,7 +76,9 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.mjs', '.js', '.json'],
+      // '.tsx': the console's components are imported by their .js names like every module; without it those imports
+      // stay unresolved, and neither the cycle rule nor the console's rule sees them.
+      extensions: ['.ts', '.tsx', '.mjs', '.js', '.json'],
     },
     reporterOptions: { text: { highlightFocused: true } },
   },
