@@ -6,6 +6,8 @@
  * stack of its API (lib/constructs/http-apis.ts), the routes themselves, the functions no route runs and the alarms
  * in the stateless stack. Built by lib/stage.ts exactly as bin/app.ts builds it, with bundling skipped.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -111,5 +113,20 @@ describe('stacks, size and layout (bundling skipped)', () => {
     );
     expect(resourcesOf(own, 'AWS::Lambda::Function').filter(([id]) => !isCdkProvided(id))).toHaveLength(functionsByEntry(own).size);
     expect(resourcesOf(own, 'AWS::ApiGatewayV2::Route')).toHaveLength(AWS_ROUTES.length);
+  });
+
+  it('matches the counts docs/aws.md gives, the one place the docs state them', () => {
+    const documented = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'aws.md'), 'utf8')
+      .split('\n')
+      .flatMap((line) => {
+        const row = /^\| `…-(\w+)`(?: \/ `(\w+)`)? \| (\d+) \| (\d+) \| (\d+) \|$/.exec(line);
+        if (row === null) return [];
+        const [, stack, nested, resources, parameters, outputs] = row;
+        const path = `DeviceScenarioService-test-${stack}${nested === undefined ? '' : `/${nested} (nested)`}`;
+        return [{ stack: path, resources: Number(resources), parameters: Number(parameters), outputs: Number(outputs) }];
+      });
+    const byStack = (sizes: { stack: string }[]) => [...sizes].sort((a, b) => a.stack.localeCompare(b.stack));
+    // A route or a function more changes the counts: write the printed ones in docs/aws.md's table.
+    expect(byStack(documented)).toEqual(byStack(sizesOf(app)));
   });
 });
