@@ -224,8 +224,11 @@ export function IssueCredentials({ company, deviceId }: { company: string; devic
   );
 }
 
-/** Deleting the device: the button stays disabled until the device id is typed; then the fleet page shows. */
-export function DeleteDevice({ company, deviceId }: { company: string; deviceId: string }) {
+/**
+ * The state of deleting the device: the id typed to confirm, whether the deletion runs, its error message, and
+ * `remove`, the form's submit handler (nothing until the typed id is the device's; once deleted, the fleet page shows).
+ */
+function useDeleteDevice(company: string, deviceId: string) {
   const [typed, setTyped] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -250,6 +253,12 @@ export function DeleteDevice({ company, deviceId }: { company: string; deviceId:
     setBusy(false);
   };
 
+  return { typed, setTyped, busy, error, remove };
+}
+
+/** Deleting the device: the button stays disabled until the device id is typed; then the fleet page shows. */
+export function DeleteDevice({ company, deviceId }: { company: string; deviceId: string }) {
+  const { typed, setTyped, busy, error, remove } = useDeleteDevice(company, deviceId);
   return (
     <form onSubmit={remove}>
       <p>

@@ -85,11 +85,11 @@ function Connection({ connection }: { connection: Device['connection'] }) {
   );
 }
 
-/** The static fields, connection and version of a device. */
-export function DeviceFacts({ device }: { device: Device }) {
+/** Who and where the device is, as `dt`/`dd` pairs of the enclosing list: id, company, serial, location, coordinates. */
+function IdentityFacts({ device }: { device: Device }) {
   const geo = geoLine(device.geoLocation);
   return (
-    <dl class="facts">
+    <>
       <dt>Device id</dt>
       <dd class="mono">
         <UserText text={device.id} />
@@ -118,34 +118,52 @@ export function DeviceFacts({ device }: { device: Device }) {
           <dd>{geo}</dd>
         </>
       )}
-      <dt>Connection</dt>
-      <dd>
-        <Connection connection={device.connection} />
-      </dd>
+    </>
+  );
+}
+
+/** What the device last reported of itself, as `dt`/`dd` pairs of the enclosing list: platform, version, when. */
+function ReportedFacts({ health }: { health: Device['health'] }) {
+  return (
+    <>
       <dt>Platform</dt>
-      <dd>{device.health === undefined ? <span class="muted">Not reported yet</span> : humanize(device.health.mode)}</dd>
+      <dd>{health === undefined ? <span class="muted">Not reported yet</span> : humanize(health.mode)}</dd>
       <dt>Version</dt>
       <dd>
-        {device.health === undefined ? (
+        {health === undefined ? (
           <span class="muted">Not reported yet</span>
         ) : (
           <>
-            <UserText text={device.health.versionName} /> (code{' '}
+            <UserText text={health.versionName} /> (code{' '}
             <span class="mono">
-              <UserText text={device.health.versionCode} />
+              <UserText text={health.versionCode} />
             </span>
             )
           </>
         )}
       </dd>
-      {device.health === undefined ? null : (
+      {health === undefined ? null : (
         <>
           <dt>Health reported</dt>
           <dd>
-            <When iso={device.health.updated} />
+            <When iso={health.updated} />
           </dd>
         </>
       )}
+    </>
+  );
+}
+
+/** The static fields, connection and version of a device. */
+export function DeviceFacts({ device }: { device: Device }) {
+  return (
+    <dl class="facts">
+      <IdentityFacts device={device} />
+      <dt>Connection</dt>
+      <dd>
+        <Connection connection={device.connection} />
+      </dd>
+      <ReportedFacts health={device.health} />
       <dt>Registered</dt>
       <dd>
         <When iso={device.created} />
