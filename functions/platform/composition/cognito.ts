@@ -1,6 +1,6 @@
 /** The user sign-in on AWS, in the composition root: Cognito behind the IdentityProvider port. */
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
-import { CognitoIdentityProvider } from '../../adapters/aws/cognito-identity-provider.js';
+import { CognitoSignIn } from '../../adapters/aws/cognito-sign-in.js';
 import type { IdentityProvider } from '../../core/access/ports.js';
 import { cognitoClientId } from '../config.js';
 import { logger } from '../logger.js';
@@ -13,6 +13,6 @@ let cognito: IdentityProvider | undefined;
  * use.
  */
 export function cognitoIdentityProvider(): IdentityProvider {
-  cognito ??= new CognitoIdentityProvider(traced(new CognitoIdentityProviderClient({})), cognitoClientId, logger);
+  cognito ??= new CognitoSignIn(traced(new CognitoIdentityProviderClient({})), cognitoClientId, logger);
   return cognito;
 }

@@ -23,7 +23,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CognitoIdentityProvider, SIGN_OUT_SETTLE_MS } from '../../../functions/adapters/aws/cognito-identity-provider.js';
+import { CognitoSignIn, SIGN_OUT_SETTLE_MS } from '../../../functions/adapters/aws/cognito-sign-in.js';
 import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import { handler } from '../../../functions/handlers/auth-cognito-token.js';
 
@@ -241,7 +241,7 @@ describe('POST /token on AWS (Cognito USER_PASSWORD_AUTH)', () => {
     cognito.on(ChangePasswordCommand).resolves({});
     cognito.on(GlobalSignOutCommand).resolves({});
     const pauses: { ms: number; after: string[] }[] = [];
-    const provider = new CognitoIdentityProvider(
+    const provider = new CognitoSignIn(
       new CognitoIdentityProviderClient({}),
       () => CLIENT_ID,
       { info: () => undefined },
@@ -404,10 +404,10 @@ describe('POST /revoke on AWS', () => {
   });
 });
 
-describe('CognitoIdentityProvider.revoke (RFC 7009 on Cognito RevokeToken)', () => {
+describe('CognitoSignIn.revoke (RFC 7009 on Cognito RevokeToken)', () => {
   /** The provider on the app client CLIENT_ID (read from process.env at each call, as the composition root does). */
   const provider = () =>
-    new CognitoIdentityProvider(new CognitoIdentityProviderClient({}), () => process.env.COGNITO_CLIENT_ID ?? '', {
+    new CognitoSignIn(new CognitoIdentityProviderClient({}), () => process.env.COGNITO_CLIENT_ID ?? '', {
       info: () => undefined,
     });
 

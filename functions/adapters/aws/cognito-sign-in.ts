@@ -71,7 +71,7 @@ function nameOf(error: unknown): string {
  * IdentityProvider over Cognito's InitiateAuth, RespondToAuthChallenge, ChangePassword, GlobalSignOut and RevokeToken:
  * public APIs of the app client, authorized by the user's password or tokens (no IAM grant).
  */
-export class CognitoIdentityProvider implements IdentityProvider {
+export class CognitoSignIn implements IdentityProvider {
   /**
    * @param client the Cognito client (traced by the composition root).
    * @param clientId the app client (COGNITO_CLIENT_ID), read on each call.
