@@ -54,8 +54,12 @@ function useCompanies(limit: number | undefined, revision: number) {
   );
 }
 
-/** "Create a company": id, name and quota; says what it created (with a link) or why not. */
-function CreateCompany({ onCreated }: { onCreated: () => void }) {
+/**
+ * The state of the creation form: whether it is sending, its error message, the id of the company it created, and
+ * `submit`, the form's submit handler (the quota checked first; once created, the form is emptied and `onCreated`
+ * called).
+ */
+function useCreateCompany(onCreated: () => void) {
   const busy = useSignal(false);
   const error = useSignal<string | null>(null);
   const created = useSignal<string | null>(null);
@@ -87,6 +91,12 @@ function CreateCompany({ onCreated }: { onCreated: () => void }) {
       busy.value = false;
     }
   };
+  return { busy, error, created, submit };
+}
+
+/** "Create a company": id, name and quota; says what it created (with a link) or why not. */
+function CreateCompany({ onCreated }: { onCreated: () => void }) {
+  const { busy, error, created, submit } = useCreateCompany(onCreated);
   return (
     <form class="admin-form" onSubmit={submit} aria-labelledby="create-company-title">
       <h2 id="create-company-title">Create a company</h2>
