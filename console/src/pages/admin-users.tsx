@@ -8,13 +8,14 @@
  */
 import { signal, useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import type { components } from '../../../client/index.js';
 import { MAX_EMAIL_LENGTH, USERNAME_HTML_PATTERN } from '../../../client/limits.js';
 import { type CompanyOption, optionLabel, useCompanyOptions } from '../admin/company-options.js';
 import { refusalText } from '../admin/refusal.js';
-import { grantableRoles, type Role, roleName } from '../admin/roles.js';
+import { type Role, roleName } from '../admin/roles.js';
+import { CompanyChecks, RoleSelect, TemporaryPassword } from '../admin/user-fields.js';
+import { DeleteUser, EditUser, ResetPassword, type User } from '../admin/user-forms.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
-import { Alert, InlineConfirm } from '../device/focus.js';
+import { Alert } from '../device/focus.js';
 import { formField } from '../form-field.js';
 import { dateTime } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
@@ -22,8 +23,6 @@ import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { api, can, claims, problemText } from '../session.js';
 import { UserText, visibleText } from '../user-text.js';
-
-type User = components['schemas']['User'];
 
 /** The users page of `company` (every user when empty). */
 function usersHref(company: string): string {
@@ -73,65 +72,12 @@ function useUsers(company: string, limit: number | undefined, enabled: boolean, 
   );
 }
 
-/** A role select (`name="role"`) of the roles the administrator may grant, `selected` chosen (plus it when not grantable). */
-function RoleSelect({ selected }: { selected: Role }) {
-  const roles = grantableRoles(can('companies:write'));
-  const shown = roles.some((entry) => entry.role === selected) ? roles : [...roles, { role: selected, label: roleName(selected) }];
-  return (
-    <label>
-      Role
-      <select name="role">
-        {shown.map((entry) => (
-          <option key={entry.role} value={entry.role} selected={entry.role === selected}>
-            {entry.label}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
-
-/** A fieldset of one checkbox per company (`name="companies"`), those of `checked` ticked. */
-function CompanyChecks({ options, checked }: { options: CompanyOption[]; checked: readonly string[] }) {
-  const shown = [...options, ...checked.filter((id) => !options.some((option) => option.id === id)).map((id) => ({ id }))];
-  return (
-    <fieldset class="admin-companies">
-      <legend>Companies</legend>
-      {shown.map((option) => (
-        <label key={option.id} class="admin-check">
-          <input type="checkbox" name="companies" value={option.id} defaultChecked={checked.includes(option.id)} />
-          <UserText text={optionLabel(option)} />
-        </label>
-      ))}
-      {shown.length === 0 && <p class="muted">No company to choose.</p>}
-    </fieldset>
-  );
-}
-
-/** A temporary password shown once, with what to do with it; or, when the service emailed it, where to. */
-function TemporaryPassword({ username, email, password }: { username: string; email: string; password: string | undefined }) {
-  if (password === undefined) {
-    return (
-      <p>
-        The service emailed a temporary password to <UserText text={email} />.
-      </p>
-    );
-  }
-  return (
-    <>
-      <p>
-        Temporary password of <UserText text={username} />, shown only this once: <code class="admin-secret">{password}</code>
-      </p>
-      <p class="notice">
-        Give it to <UserText text={username} /> by a safe channel. They choose their own password when they first sign in with it; it is not
-        shown again, and a new one takes a password reset.
-      </p>
-    </>
-  );
-}
-
-/** "Invite a user": username, email, role and companies; shows the temporary password once. */
-function InviteUser({ options, company, onInvited }: { options: CompanyOption[]; company: string; onInvited: () => void }) {
+/**
+ * The state of the invitation form: whether it is sending, its error message, the user it invited (with the
+ * temporary password when the service answers it), and `submit`, the form's submit handler (once invited, the form is
+ * emptied and `onInvited` called).
+ */
+function useInviteUser(onInvited: () => void) {
   const busy = useSignal(false);
   const error = useSignal<string | null>(null);
   const invited = useSignal<{ username: string; email: string; password: string | undefined } | null>(null);
@@ -163,6 +109,12 @@ function InviteUser({ options, company, onInvited }: { options: CompanyOption[];
       busy.value = false;
     }
   };
+  return { busy, error, invited, submit };
+}
+
+/** "Invite a user": username, email, role and companies; shows the temporary password once. */
+function InviteUser({ options, company, onInvited }: { options: CompanyOption[]; company: string; onInvited: () => void }) {
+  const { busy, error, invited, submit } = useInviteUser(onInvited);
   const shown = invited.value;
   return (
     <form class="admin-form" onSubmit={submit} aria-labelledby="invite-title">
@@ -341,183 +293,15 @@ function UserFacts({ user }: { user: User }) {
   );
 }
 
-/** "Change the user": role, companies and whether they may sign in; sends only what changed. */
-function EditUser({ user, options, onSaved }: { user: User; options: CompanyOption[]; onSaved: (changed: User) => void }) {
-  const busy = useSignal(false);
-  const error = useSignal<string | null>(null);
-  const saved = useSignal<string | null>(null);
-  const self = user.username === claims.value?.subject;
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
-    const role = formField(form, 'role') as Role;
-    const companies = form.getAll('companies').map(String);
-    const enabled = self ? user.enabled : form.get('enabled') !== null;
-    const sameCompanies = companies.length === user.companies.length && companies.every((id) => user.companies.includes(id));
-    const changes = {
-      ...(role === user.role ? {} : { role }),
-      ...(sameCompanies ? {} : { companies }),
-      ...(enabled === user.enabled ? {} : { enabled }),
-    };
-    error.value = null;
-    saved.value = null;
-    if (Object.keys(changes).length === 0) {
-      saved.value = 'Nothing to save: the role, companies and sign-in are as they were.';
-      return;
-    }
-    busy.value = true;
-    try {
-      const answer = await api.main.PATCH('/admin/users/{username}', { params: { path: { username: user.username } }, body: changes });
-      if (answer.data === undefined) {
-        error.value = refusalText(answer.error, answer.response.status);
-        return;
-      }
-      saved.value = 'Changes saved.';
-      onSaved(answer.data);
-    } catch {
-      error.value = problemText(undefined);
-    } finally {
-      busy.value = false;
-    }
-  };
-  return (
-    <form class="admin-form" onSubmit={submit} aria-labelledby="edit-user-title">
-      <h2 id="edit-user-title">Change the user</h2>
-      <RoleSelect selected={user.role} />
-      <CompanyChecks key={options.length} options={options} checked={user.companies} />
-      {self ? (
-        <p class="muted">You cannot disable yourself: another administrator can.</p>
-      ) : (
-        <label class="admin-check">
-          <input type="checkbox" name="enabled" defaultChecked={user.enabled} />
-          May sign in (enabled); disabling also ends their sessions
-        </label>
-      )}
-      <button type="submit" class="primary admin-submit" disabled={busy.value}>
-        Save the changes
-      </button>
-      <p role="status" class="admin-status">
-        {saved.value}
-      </p>
-      {error.value !== null && <Alert message={error.value} />}
-    </form>
-  );
-}
-
-/** "Reset the password": a new temporary password, shown once; the user's sessions end. */
-function ResetPassword({ user, onReset }: { user: User; onReset: () => void }) {
-  const busy = useSignal(false);
-  const error = useSignal<string | null>(null);
-  const reset = useSignal<{ password: string | undefined } | null>(null);
-  const click = async () => {
-    busy.value = true;
-    error.value = null;
-    reset.value = null;
-    try {
-      const answer = await api.main.POST('/admin/users/{username}/reset-password', { params: { path: { username: user.username } } });
-      if (answer.data === undefined) {
-        error.value = refusalText(answer.error, answer.response.status);
-        return;
-      }
-      reset.value = { password: answer.data.temporaryPassword };
-      onReset();
-    } catch {
-      error.value = problemText(undefined);
-    } finally {
-      busy.value = false;
-    }
-  };
-  return (
-    <section aria-labelledby="reset-title">
-      <h2 id="reset-title">Password</h2>
-      <p>
-        A reset gives <UserText text={user.username} /> a new temporary password and ends their sessions; they choose a new password when
-        they next sign in.
-      </p>
-      <button type="button" onClick={click} disabled={busy.value}>
-        Reset the password of <UserText text={user.username} />
-      </button>
-      <div role="status" class="admin-status">
-        {reset.value !== null && (
-          <>
-            <p>
-              Password of <UserText text={user.username} /> reset.
-            </p>
-            <TemporaryPassword username={user.username} email={user.email} password={reset.value.password} />
-          </>
-        )}
-      </div>
-      {error.value !== null && <Alert message={error.value} />}
-    </section>
-  );
-}
-
-/** "Delete the user", confirmed in the page; returns to the users page once done. */
-function DeleteUser({ user, company }: { user: User; company: string }) {
-  const confirming = useSignal(false);
-  const busy = useSignal(false);
-  const error = useSignal<string | null>(null);
-  const confirm = async () => {
-    busy.value = true;
-    error.value = null;
-    try {
-      const answer = await api.main.DELETE('/admin/users/{username}', { params: { path: { username: user.username } } });
-      if (!answer.response.ok) {
-        error.value = refusalText(answer.error, answer.response.status);
-        confirming.value = false;
-        return;
-      }
-      deleted.value = `User ${user.username} deleted.`;
-      navigate('/admin/users', company === '' ? {} : { company });
-    } catch {
-      error.value = problemText(undefined);
-    } finally {
-      busy.value = false;
-    }
-  };
-  return (
-    <section aria-labelledby="delete-title">
-      <h2 id="delete-title">Delete the user</h2>
-      {confirming.value ? (
-        <InlineConfirm
-          id="delete-confirm-title"
-          title={
-            <>
-              Delete <UserText text={user.username} />?
-            </>
-          }
-          consequence={
-            <>
-              <UserText text={user.username} /> can no longer sign in and their sessions end. This cannot be undone: to let them back,
-              invite them again.
-            </>
-          }
-          confirmLabel={
-            <>
-              Delete <UserText text={user.username} />
-            </>
-          }
-          busy={busy.value}
-          onConfirm={() => void confirm()}
-          onCancel={() => (confirming.value = false)}
-        />
-      ) : (
-        <button type="button" class="danger" onClick={() => (confirming.value = true)}>
-          Delete <UserText text={user.username} />…
-        </button>
-      )}
-      {error.value !== null && <Alert message={error.value} />}
-    </section>
-  );
-}
-
-/** A user's page: their figures and, with `users:write`, the forms that change, reset and delete them. */
-export function AdminUserPage({ username }: { username: string }) {
-  const company = here.value.query.get('company') ?? '';
+/**
+ * The user `username` as the API gives it, read again when `revision` changes (the user a former `username` gave is
+ * kept until the answer comes: the page checks the name), and why it could not be read. Reading a user's page
+ * forgets the notice of a deletion.
+ */
+function useUserRecord(username: string) {
   const user = useSignal<User | null>(null);
   const error = useSignal<string | null>(null);
   const revision = useSignal(0);
-  const { options } = useCompanyOptions();
   useEffect(() => {
     deleted.value = null;
     let current = true;
@@ -535,6 +319,14 @@ export function AdminUserPage({ username }: { username: string }) {
       current = false;
     };
   }, [username, revision.value]);
+  return { user, error, revision };
+}
+
+/** A user's page: their figures and, with `users:write`, the forms that change, reset and delete them. */
+export function AdminUserPage({ username }: { username: string }) {
+  const company = here.value.query.get('company') ?? '';
+  const { options } = useCompanyOptions();
+  const { user, error, revision } = useUserRecord(username);
   const shown = user.value?.username === username ? user.value : null;
   const self = username === claims.value?.subject;
   return (
@@ -564,7 +356,15 @@ export function AdminUserPage({ username }: { username: string }) {
             <>
               <EditUser key={shown.username} user={shown} options={options.value} onSaved={(changed) => (user.value = changed)} />
               <ResetPassword user={shown} onReset={() => (revision.value += 1)} />
-              {!self && <DeleteUser user={shown} company={company} />}
+              {!self && (
+                <DeleteUser
+                  user={shown}
+                  onDeleted={() => {
+                    deleted.value = `User ${shown.username} deleted.`;
+                    navigate('/admin/users', company === '' ? {} : { company });
+                  }}
+                />
+              )}
             </>
           )}
         </>
