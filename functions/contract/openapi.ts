@@ -11,7 +11,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../core/search/query.js';
 import type { Scope } from '../core/shared/principal.js';
 import { API_ADDRESS_ENV } from './environment.js';
 import { MAX_PROBLEM_ERRORS } from './problem-kinds.js';
-import { ACCEPTED_ALGORITHMS, MAX_IDEMPOTENCY_KEY_LENGTH } from './protocol.js';
+import { ACCEPTED_ALGORITHMS, IDEMPOTENCY_KEY_RETENTION_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from './protocol.js';
 import type { RequestBody, ResponseHeader, RouteDefinition, RouteResponse } from './route.js';
 import { type ApiName, ROUTES } from './routes.js';
 import { Problem } from './schemas/problems.js';
@@ -108,7 +108,7 @@ const HEADER_PARAMETERS: Readonly<Record<string, readonly Json[]>> = {
       name: 'Idempotency-Key',
       in: 'header',
       required: false,
-      description: `A string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters chosen by the client for this request; a retry with the same key and the same body returns the first response without executing again (24 h, per company). An empty or longer key gives 400.`,
+      description: `A string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters chosen by the client for this request; a retry with the same key and the same body returns the first response without executing again (${IDEMPOTENCY_KEY_RETENTION_SECONDS / 3600} h, per company). An empty or longer key gives 400.`,
       schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
     },
   ],

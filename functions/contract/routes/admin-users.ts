@@ -6,9 +6,10 @@
  */
 import * as z from 'zod';
 import { ROLE_NAMES } from '../../core/access/roles.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../../core/access/user-tokens.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
-import { MAX_COMPANIES_TEXT_LENGTH, MAX_USER_COMPANIES } from '../../core/users/admin.js';
+import { MAX_COMPANIES_TEXT_LENGTH, MAX_EMAIL_LENGTH, MAX_USER_COMPANIES } from '../../core/users/admin.js';
 import { USER_DIRECTORY_ACTIONS } from '../cognito-attributes.js';
 import { NoQuery, pagingParameters, single } from '../parameters.js';
 import { defineRoute } from '../route.js';
@@ -68,7 +69,7 @@ const notFound = problem(
   "Not Found: there is no such user, or (for a company admin) the user is outside the caller's companies: the two are not told apart. Nothing was changed.",
 );
 const badUsername = 'a username out of pattern (1 to 128 letters, digits, `.`, `_`, `@` or `-`, starting with a letter or digit)';
-const badGrant = `an email that is not one (or above 254 characters), a role not one of ${ROLE_NAMES.join(', ')}, more than ${MAX_USER_COMPANIES} companies (or more than ${withThousandsSeparators(MAX_COMPANIES_TEXT_LENGTH)} characters of them joined by commas) or one named twice, a company that does not exist (\`detail\` names it), no company for a role other than platform-admin, or an unknown member`;
+const badGrant = `an email that is not one (or above ${MAX_EMAIL_LENGTH} characters), a role not one of ${ROLE_NAMES.join(', ')}, more than ${MAX_USER_COMPANIES} companies (or more than ${withThousandsSeparators(MAX_COMPANIES_TEXT_LENGTH)} characters of them joined by commas) or one named twice, a company that does not exist (\`detail\` names it), no company for a role other than platform-admin, or an unknown member`;
 const lastAdmin =
   'the last active platform admin (enabled, with a password of their own) cannot be demoted, disabled or deleted (make another user platform-admin, and let them sign in, first), and an admin cannot change their own role or enabled flag, nor delete themselves';
 
@@ -161,7 +162,7 @@ export const adminUserUpdate = defineRoute({
   method: 'PATCH',
   path: ADMIN_USER_PATH,
   summary: "Change a user's role, companies or enabled flag",
-  description: `Sets \`role\`, \`companies\`, \`enabled\` or several. The user's next token carries the new role's scopes and companies (tokens already issued keep theirs until they expire, 15 minutes at most). Disabling ends the user's sessions: they cannot sign in, and their refresh tokens are refused from then on. ${BOUNDS} Also 409: ${lastAdmin}. Needs \`users:write\`.`,
+  description: `Sets \`role\`, \`companies\`, \`enabled\` or several. The user's next token carries the new role's scopes and companies (tokens already issued keep theirs until they expire, ${ACCESS_TOKEN_LIFETIME_SECONDS / 60} minutes at most). Disabling ends the user's sessions: they cannot sign in, and their refresh tokens are refused from then on. ${BOUNDS} Also 409: ${lastAdmin}. Needs \`users:write\`.`,
   tags: ['Administration'],
   scope: 'users:write',
   request: {
@@ -189,7 +190,7 @@ export const adminUserDelete = defineRoute({
   method: 'DELETE',
   path: ADMIN_USER_PATH,
   summary: 'Delete a user',
-  description: `Deletes the user for good and ends their sessions (their refresh tokens are refused; access tokens already issued expire within 15 minutes). ${BOUNDS} Also 409: ${lastAdmin}. Needs \`users:write\`.`,
+  description: `Deletes the user for good and ends their sessions (their refresh tokens are refused; access tokens already issued expire within ${ACCESS_TOKEN_LIFETIME_SECONDS / 60} minutes). ${BOUNDS} Also 409: ${lastAdmin}. Needs \`users:write\`.`,
   tags: ['Administration'],
   scope: 'users:write',
   request: { params: AdminUserParams, query: NoQuery },

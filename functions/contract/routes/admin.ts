@@ -5,7 +5,7 @@
  * apply, and the route's scope is the whole permission.
  */
 import * as z from 'zod';
-import { MAX_QUOTA_BYTES } from '../../core/companies/admin.js';
+import { MAX_COMPANY_NAME_LENGTH, MAX_QUOTA_BYTES } from '../../core/companies/admin.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { CURRENT_USER_ACTIONS, USER_COUNT_ACTIONS } from '../cognito-attributes.js';
 import { ListQuery, NoQuery } from '../parameters.js';
@@ -44,6 +44,9 @@ const ADMIN_COMPANIES_ACCESS = {
 /** The handler module of the four routes. */
 const ADMIN_COMPANIES_ENTRY = 'functions/handlers/admin-companies.ts';
 
+/** MAX_QUOTA_BYTES as the descriptions state it: `1 TiB`. */
+const QUOTA_LIMIT_TEXT = `${MAX_QUOTA_BYTES / 1024 ** 4} TiB`;
+
 const AdminCompanyParams = z.object({
   companyId: companyIdentifier.meta({
     description: 'The company: 1 to 128 letters, digits, `.`, `_` or `-`, starting with a letter or digit.',
@@ -66,7 +69,7 @@ export const adminCompanyCreate = defineRoute({
   method: 'POST',
   path: ADMIN_COMPANIES_PATH,
   summary: 'Create a company',
-  description: `Creates the company with nothing stored (\`usedBytes\` 0, no device, no scenario), its quota up to ${withThousandsSeparators(MAX_QUOTA_BYTES)} bytes (1 TiB). Its id is fixed for good: it is the \`companies\` claim of its users' tokens and part of every key of its data. New ids are lower case, so that no two companies differ by case alone. Answers 201 with the company and its address in \`Location\`; an existing id, or one differing by case alone from a company created before that rule, is 409. Needs \`companies:write\`.`,
+  description: `Creates the company with nothing stored (\`usedBytes\` 0, no device, no scenario), its quota up to ${withThousandsSeparators(MAX_QUOTA_BYTES)} bytes (${QUOTA_LIMIT_TEXT}). Its id is fixed for good: it is the \`companies\` claim of its users' tokens and part of every key of its data. New ids are lower case, so that no two companies differ by case alone. Answers 201 with the company and its address in \`Location\`; an existing id, or one differing by case alone from a company created before that rule, is 409. Needs \`companies:write\`.`,
   tags: ['Administration'],
   scope: 'companies:write',
   request: {
@@ -85,7 +88,7 @@ export const adminCompanyCreate = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem(
       'BadRequest',
-      `Bad Request: an id that is not 1 to 128 lower-case letters, digits, \`.\`, \`_\` or \`-\` starting with a letter or digit (the violation names the lower-case id to use), a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was created.`,
+      `Bad Request: an id that is not 1 to 128 lower-case letters, digits, \`.\`, \`_\` or \`-\` starting with a letter or digit (the violation names the lower-case id to use), a name not 1 to ${MAX_COMPANY_NAME_LENGTH} characters, a quota not an integer from 0 to ${QUOTA_LIMIT_TEXT}, or an unknown member. Nothing was created.`,
     ),
     403: FORBIDDEN,
     409: {
@@ -161,7 +164,7 @@ export const adminCompanyUpdate = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem(
       'BadRequest',
-      `Bad Request: ${badCompanyId}, an empty body, a name not 1 to 100 characters, a quota not an integer from 0 to 1 TiB, or an unknown member. Nothing was changed.`,
+      `Bad Request: ${badCompanyId}, an empty body, a name not 1 to ${MAX_COMPANY_NAME_LENGTH} characters, a quota not an integer from 0 to ${QUOTA_LIMIT_TEXT}, or an unknown member. Nothing was changed.`,
     ),
     403: FORBIDDEN,
     404: notFound,

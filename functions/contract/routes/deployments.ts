@@ -4,6 +4,7 @@ import { deploymentRequestTooLarge, MAX_DEPLOYMENT_ENTRIES } from '../../core/de
 import { MAX_HISTORY_ID_LENGTH, MAX_ULID_TIME, parseInstant } from '../../core/deployments/history.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { boolean, CompanyParams, companyId, ListQuery, pagingParameters, pathId, single, text } from '../parameters.js';
+import { IDEMPOTENCY_KEY_RETENTION_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '../protocol.js';
 import { defineRoute } from '../route.js';
 import { ActiveDeploymentPage, DeploymentHistoryPage, DeploymentRequestBody, DeploymentResultList } from '../schemas/deployments.js';
 import { ConflictProblem, PayloadTooLargeProblem, UnprocessableRequestProblem } from '../schemas/problems.js';
@@ -65,7 +66,7 @@ export const deploymentsExecute = defineRoute({
   method: 'POST',
   path: '/companies/{companyId}/resources/deployments',
   summary: 'Deploy or undeploy scenario versions on devices',
-  description: `Carries out each request entry (at most ${withThousandsSeparators(MAX_DEPLOYMENT_ENTRIES)}) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than ${withThousandsSeparators(MAX_DEPLOYMENT_ENTRIES)} entries 413; both change nothing. \`dryRun=true\` answers what would happen without writing anything. Each SUCCESS emits a \`DeploymentChanged\` event (EventBridge in AWS; the local bus appends to \`.data/events/events.jsonl\`). With an \`Idempotency-Key\` header (1 to 255 characters; empty or longer gives 400 before anything runs), a retry returns the first response (marked \`Idempotent-Replayed: true\`) without executing again, whatever its size; keys are scoped per company and kept 24 h. Should storing the response fail, the response is still returned and a retry with the key executes again, which is safe: each entry is a conditional write. Needs \`deployments:write\` on the company.`,
+  description: `Carries out each request entry (at most ${withThousandsSeparators(MAX_DEPLOYMENT_ENTRIES)}) and reports one result item per entry, in request order; per-item failures are reported with state FAILURE and a cause, and the status stays 200. Entries with the same (device, scenario, version) run one after another, in order. A structurally invalid body gives 400 and more than ${withThousandsSeparators(MAX_DEPLOYMENT_ENTRIES)} entries 413; both change nothing. \`dryRun=true\` answers what would happen without writing anything. Each SUCCESS emits a \`DeploymentChanged\` event (EventBridge in AWS; the local bus appends to \`.data/events/events.jsonl\`). With an \`Idempotency-Key\` header (1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; empty or longer gives 400 before anything runs), a retry returns the first response (marked \`Idempotent-Replayed: true\`) without executing again, whatever its size; keys are scoped per company and kept ${IDEMPOTENCY_KEY_RETENTION_SECONDS / 3600} h. Should storing the response fail, the response is still returned and a retry with the key executes again, which is safe: each entry is a conditional write. Needs \`deployments:write\` on the company.`,
   tags: ['Deployments'],
   scope: 'deployments:write',
   companyParameter: 'companyId',
@@ -97,7 +98,7 @@ export const deploymentsExecute = defineRoute({
     ...AUTHENTICATED_PROBLEMS,
     400: problem(
       'BadRequest',
-      'Bad Request: a body that is not valid, a `dryRun` other than true or false, or an `Idempotency-Key` that is empty or longer than 255 characters (`errors[].path` `Idempotency-Key`). Nothing was changed.',
+      `Bad Request: a body that is not valid, a \`dryRun\` other than true or false, or an \`Idempotency-Key\` that is empty or longer than ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (\`errors[].path\` \`Idempotency-Key\`). Nothing was changed.`,
     ),
     409: {
       description: 'Conflict: a request with this Idempotency-Key is still being processed; retry shortly to get its response.',

@@ -3,6 +3,7 @@
  * issuance and key set (authentication address).
  */
 import * as z from 'zod';
+import { ACCESS_TOKEN_LIFETIME_SECONDS, REFRESH_TOKEN_LIFETIME_DAYS } from '../../core/access/user-tokens.js';
 import { OAuthError } from '../../core/shared/errors.js';
 import { IgnoredQuery } from '../parameters.js';
 import { defineRoute } from '../route.js';
@@ -127,8 +128,7 @@ export const authToken = defineRoute({
   method: 'POST',
   path: '/token',
   summary: 'Get an access token',
-  description:
-    'A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (15 minutes) and a refresh token (30 days). A user who must set a new password (invited, or reset) gets 401 with `challenge: "new_password_required"` and sends the same JSON with `new_password` added; `new_password` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user\'s role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON `{"grant_type": "refresh_token", "refresh_token"}`); a refused one gets 400 `invalid_grant`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.',
+  description: `A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (${ACCESS_TOKEN_LIFETIME_SECONDS / 60} minutes) and a refresh token (${REFRESH_TOKEN_LIFETIME_DAYS} days). A user who must set a new password (invited, or reset) gets 401 with \`challenge: "new_password_required"\` and sends the same JSON with \`new_password\` added; \`new_password\` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user's role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON \`{"grant_type": "refresh_token", "refresh_token"}\`); a refused one gets 400 \`invalid_grant\`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, \`application/x-www-form-urlencoded\`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope \`device\`, at most 15 minutes; claims \`sub\` the device id, \`companies\` its company, \`client_id\`, \`cred\` the credential id). A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: \`application/json\` \`{ "error", "error_description" }\`.`,
   tags: ['Authentication'],
   scope: null,
   request: {
@@ -210,8 +210,7 @@ export const authRevoke = defineRoute({
   method: 'POST',
   path: '/revoke',
   summary: 'Revoke a refresh token (sign out)',
-  description:
-    'Token revocation (RFC 7009): the refresh token renews nothing from then on, so a user who signs out is not signed in again by whoever finds it. Form-encoded or JSON `{"token"}`; no client authentication. An unknown, expired or already revoked token is answered 200 as well (RFC 7009 §2.2). The access tokens it renewed stay valid until they expire (15 minutes at most): forget them. An access token is 400 `unsupported_token_type`. A user\'s own password change (`new_password` on POST /token) ends every other session of theirs the same way.',
+  description: `Token revocation (RFC 7009): the refresh token renews nothing from then on, so a user who signs out is not signed in again by whoever finds it. Form-encoded or JSON \`{"token"}\`; no client authentication. An unknown, expired or already revoked token is answered 200 as well (RFC 7009 §2.2). The access tokens it renewed stay valid until they expire (${ACCESS_TOKEN_LIFETIME_SECONDS / 60} minutes at most): forget them. An access token is 400 \`unsupported_token_type\`. A user's own password change (\`new_password\` on POST /token) ends every other session of theirs the same way.`,
   tags: ['Authentication'],
   scope: null,
   request: {

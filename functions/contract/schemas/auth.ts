@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { PASSWORD_POLICY_TEXT } from '../../core/access/password-policy.js';
+import { REFRESH_TOKEN_LIFETIME_DAYS } from '../../core/access/user-tokens.js';
 import { ACCEPTED_ALGORITHMS } from '../protocol.js';
 
 export const SignInRequest = z
@@ -113,7 +114,7 @@ export const TokenResponse = z
     refresh_token: z
       .string()
       .describe(
-        "Only on a user's sign-in: exchange it for a new access token (RefreshTokenRequest) until it expires (30 days) or is revoked; keep it secret.",
+        `Only on a user's sign-in: exchange it for a new access token (RefreshTokenRequest) until it expires (${REFRESH_TOKEN_LIFETIME_DAYS} days) or is revoked; keep it secret.`,
       )
       .optional(),
   })
