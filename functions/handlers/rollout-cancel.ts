@@ -1,5 +1,5 @@
 import { rolloutCancel } from '../contract/routes/rollouts.js';
-import { cancelRollout } from '../core/rollouts/rollouts.js';
+import { cancelRollout } from '../core/rollouts/transitions.js';
 import { rolloutTransitionHandler } from '../platform/rollout-handlers.js';
 
 /**

@@ -1,6 +1,6 @@
 import { rolloutTargetsOf } from '../contract/rollout-targets.js';
 import { rolloutCreate } from '../contract/routes/rollouts.js';
-import { createRollout } from '../core/rollouts/rollouts.js';
+import { createRollout } from '../core/rollouts/create.js';
 import { resolveRolloutTargets } from '../core/rollouts/targets.js';
 import { searchIndex } from '../platform/composition/search.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';

@@ -1,5 +1,5 @@
 import { rolloutGet } from '../contract/routes/rollouts.js';
-import { getRollout } from '../core/rollouts/rollouts.js';
+import { getRollout } from '../core/rollouts/reads.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 

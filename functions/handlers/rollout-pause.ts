@@ -1,5 +1,5 @@
 import { rolloutPause } from '../contract/routes/rollouts.js';
-import { pauseRollout } from '../core/rollouts/rollouts.js';
+import { pauseRollout } from '../core/rollouts/transitions.js';
 import { rolloutTransitionHandler } from '../platform/rollout-handlers.js';
 
 /**

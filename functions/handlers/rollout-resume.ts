@@ -1,5 +1,5 @@
 import { rolloutResume } from '../contract/routes/rollouts.js';
-import { resumeRollout } from '../core/rollouts/rollouts.js';
+import { resumeRollout } from '../core/rollouts/transitions.js';
 import { rolloutTransitionHandler } from '../platform/rollout-handlers.js';
 
 /**

@@ -1,4 +1,4 @@
-import { sweepRollouts } from '../core/rollouts/rollouts.js';
+import { sweepRollouts } from '../core/rollouts/sweeper.js';
 import { workQueue } from '../platform/composition/queue.js';
 import { storage } from '../platform/composition/storage.js';
 import { rolloutConfig } from '../platform/config.js';

@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ROLLOUT_LAST_ATTEMPT_RECEIVE_COUNT } from '../contract/functions.js';
 import type { RolloutWorkMessage } from '../core/rollouts/model.js';
-import { RolloutChunkIncompleteError, RolloutWorkMessageSchema, runRolloutChunk } from '../core/rollouts/rollouts.js';
+import { RolloutChunkIncompleteError, RolloutWorkMessageSchema, runRolloutChunk } from '../core/rollouts/worker.js';
 import { storage } from '../platform/composition/storage.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';

@@ -1,5 +1,5 @@
 import { rolloutsList } from '../contract/routes/rollouts.js';
-import { listRollouts } from '../core/rollouts/rollouts.js';
+import { listRollouts } from '../core/rollouts/reads.js';
 import { storage } from '../platform/composition/storage.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 

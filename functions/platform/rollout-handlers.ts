@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { RouteDefinition } from '../contract/route.js';
 import type { RolloutView } from '../core/rollouts/model.js';
-import type { RolloutDependencies } from '../core/rollouts/rollouts.js';
+import type { RolloutDependencies } from '../core/rollouts/ports.js';
 import type { Principal } from '../core/shared/principal.js';
 import { workQueue } from './composition/queue.js';
 import { storage } from './composition/storage.js';

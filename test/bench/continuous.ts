@@ -25,7 +25,7 @@ import { DynamoDbDeviceRepository } from '../../functions/adapters/aws/dynamodb-
 import { DynamoDbRolloutRepository } from '../../functions/adapters/aws/dynamodb-rollout-repository.js';
 import { DynamoDbScenarioRepository } from '../../functions/adapters/aws/dynamodb-scenario-repository.js';
 import type { Device } from '../../functions/core/devices/model.js';
-import { createRollout } from '../../functions/core/rollouts/rollouts.js';
+import { createRollout } from '../../functions/core/rollouts/create.js';
 import { startDynamoDbLocal } from '../../functions/local/dynamodb-local.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { LOCAL_TABLES, localEnvironment } from '../../functions/local/runtime.js';

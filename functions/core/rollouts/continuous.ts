@@ -14,7 +14,7 @@ import type { DeviceDocument } from '../search/documents.js';
 import { deviceDocumentOf, documentMatches } from '../search/documents.js';
 import type { RolloutMember, StoredRollout } from './model.js';
 import type { RolloutRepository } from './ports.js';
-import { rolloutDeploymentId } from './rollouts.js';
+import { rolloutDeploymentId } from './worker.js';
 
 /** What joinContinuousRollouts needs: the rollouts and what the deployment use case needs (`now`: the join time). */
 export type ContinuousRolloutDependencies = DeploymentDependencies & {

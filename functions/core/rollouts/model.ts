@@ -1,7 +1,7 @@
 /**
- * The rollout model shared by the use cases (rollouts.ts), target resolution (targets.ts) and the HTTP
- * contract (docs/contract.md, "Rollouts"): limits, states, the create input, the view every route answers,
- * and the stored rollout with its target chunks and tallies.
+ * The rollout model shared by the use cases (create.ts, reads.ts, transitions.ts, worker.ts, sweeper.ts), target
+ * resolution (targets.ts) and the HTTP contract (docs/contract.md, "Rollouts"): limits, states, the create input, the
+ * view every route answers, and the stored rollout with its target chunks and tallies.
  */
 
 /** Most devices one rollout may target (a query matching more is refused, naming the count). */
@@ -208,17 +208,15 @@ export interface StoredRollout {
   startAt?: string;
   /** Present on a continuous rollout: what a changed device is matched against, and where the rollout's own targets are. */
   continuous?: ContinuousSpec;
-  /** Its transitions, oldest first, bounded (appendEvents); absent on a rollout stored before events were recorded. */
+  /** Its transitions, oldest first, bounded (withEvents, state.ts); absent on a rollout stored before events were recorded. */
   events?: RolloutEvent[];
   /** Events dropped from the middle of `events` to bound it; absent while none. */
   eventsDropped?: number;
-  /** Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). */
-  version: number;
   /**
-   * ISO-8601: while RUNNING, when the sweeper looks at it next; while SCHEDULED, its `startAt` (the item is in the
-   * sweep index only in these two states).
+   * Optimistic lock: incremented by every write of the rollout item (RolloutRepository.update). When the sweeper looks
+   * at the rollout next is not stored with it but derived from it (sweepIndexAt, state.ts).
    */
-  sweepAt?: string;
+  version: number;
 }
 
 /**

@@ -1,5 +1,9 @@
-/** Ports of the rollout area: rollouts with their target chunks and tallies, and the work queue. */
+/**
+ * Ports of the rollout area: rollouts with their target chunks and tallies, and the work queue; and what the
+ * management use cases (create, reads, transitions) receive.
+ */
 import type { DeviceStatus } from '../deployments/model.js';
+import type { ScenarioRepository } from '../scenarios/ports.js';
 import type { Page } from '../shared/paging.js';
 import type { RolloutChunk, RolloutMember, RolloutReport, RolloutWaveTally, RolloutWorkMessage, StoredRollout } from './model.js';
 
@@ -7,7 +11,8 @@ import type { RolloutChunk, RolloutMember, RolloutReport, RolloutWaveTally, Roll
 export interface RolloutRepository {
   /**
    * Writes the target chunks (batched puts), then the rollout item (a conditional put: only if new) last, so that a
-   * crash in between leaves only chunks no rollout refers to.
+   * crash in between leaves only chunks no rollout refers to. The rollout enters the sweep index at
+   * sweepIndexAt(rollout).
    * @throws Error when a write fails (nothing refers to what was written).
    */
   create(rollout: StoredRollout, chunks: readonly RolloutChunk[]): Promise<void>;
@@ -15,7 +20,8 @@ export interface RolloutRepository {
   get(company: string, rolloutId: string): Promise<StoredRollout | undefined>;
   /**
    * Replaces the rollout item only if its stored `version` is `rollout.version - 1` (optimistic lock: the caller read
-   * version n and writes n + 1). A RUNNING or SCHEDULED rollout enters (or stays in) the sweep index at `sweepAt`; others leave it.
+   * version n and writes n + 1). The rollout enters (or stays in) the sweep index at sweepIndexAt(rollout), or leaves
+   * it when that is undefined.
    * @returns false when another write came first (nothing written).
    */
   update(rollout: StoredRollout): Promise<boolean>;
@@ -48,8 +54,8 @@ export interface RolloutRepository {
    */
   recordReport(report: RolloutReport): Promise<boolean>;
   /**
-   * RUNNING and SCHEDULED rollouts whose `sweepAt` is at or before `now` (ISO-8601 UTC), at most `limit`, by an index
-   * query (no scan).
+   * The rollouts of the sweep index whose time there (sweepIndexAt, as last written) is at or before `now` (ISO-8601
+   * UTC), at most `limit`, by an index query (no scan).
    */
   due(now: string, limit: number): Promise<{ company: string; rolloutId: string }[]>;
   /**
@@ -75,6 +81,20 @@ export interface RolloutRepository {
    * at most `limit` (one Query), and whether more follow.
    */
   members(company: string, rolloutId: string, after: string | undefined, limit: number): Promise<{ items: RolloutMember[]; more: boolean }>;
+}
+
+/** What the rollout management use cases (create, reads, pause, resume, cancel) need. */
+export interface RolloutDependencies {
+  rollouts: RolloutRepository;
+  queue: WorkQueue;
+  scenarios: Pick<ScenarioRepository, 'existingVersions'>;
+  /** Current time; injectable for tests. */
+  now?: () => Date;
+  /**
+   * Called with an error the use case survives: sending work at creation or resumption (the sweeper sends it again
+   * once ROLLOUT_CHUNK_TIMEOUT_SECONDS have passed).
+   */
+  onError?: (error: unknown, context: Record<string, unknown>) => void;
 }
 
 /** The queue of rollout work (SQS on AWS, the local runtime's in-process queue locally). */

@@ -15,19 +15,13 @@ import {
   type ContinuousRolloutDependencies,
   joinContinuousRollouts,
 } from '../../../functions/core/rollouts/continuous.js';
+import { createRollout } from '../../../functions/core/rollouts/create.js';
 import type { RolloutCreateInput, RolloutWorkMessage } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
-import {
-  cancelRollout,
-  createRollout,
-  getRollout,
-  pauseRollout,
-  type RolloutDependencies,
-  resumeRollout,
-  rolloutDeploymentId,
-  runRolloutChunk,
-  sweepRollouts,
-} from '../../../functions/core/rollouts/rollouts.js';
+import type { RolloutDependencies, RolloutRepository } from '../../../functions/core/rollouts/ports.js';
+import { getRollout } from '../../../functions/core/rollouts/reads.js';
+import { sweepRollouts } from '../../../functions/core/rollouts/sweeper.js';
+import { cancelRollout, pauseRollout, resumeRollout } from '../../../functions/core/rollouts/transitions.js';
+import { rolloutDeploymentId, runRolloutChunk } from '../../../functions/core/rollouts/worker.js';
 import type { DeviceDocument } from '../../../functions/core/search/documents.js';
 import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';

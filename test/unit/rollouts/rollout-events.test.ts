@@ -14,6 +14,7 @@ import { DynamoDbRolloutRepository } from '../../../functions/adapters/aws/dynam
 import { applyDeploymentChanges, deploymentChangeOf } from '../../../functions/core/deployments/changes.js';
 import type { DeviceStatusState } from '../../../functions/core/deployments/model.js';
 import type { DeviceRepository } from '../../../functions/core/devices/ports.js';
+import { createRollout } from '../../../functions/core/rollouts/create.js';
 import {
   ROLLOUT_EVENTS_FIRST,
   ROLLOUT_EVENTS_NEWEST,
@@ -22,19 +23,12 @@ import {
   type RolloutWorkMessage,
   type StoredRollout,
 } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
-import {
-  cancelRollout,
-  createRollout,
-  getRollout,
-  pauseRollout,
-  type RolloutDependencies,
-  resumeRollout,
-  rolloutView,
-  runRolloutChunk,
-  sweepRollouts,
-  withEvents,
-} from '../../../functions/core/rollouts/rollouts.js';
+import type { RolloutDependencies, RolloutRepository } from '../../../functions/core/rollouts/ports.js';
+import { getRollout, rolloutView } from '../../../functions/core/rollouts/reads.js';
+import { withEvents } from '../../../functions/core/rollouts/state.js';
+import { sweepRollouts } from '../../../functions/core/rollouts/sweeper.js';
+import { cancelRollout, pauseRollout, resumeRollout } from '../../../functions/core/rollouts/transitions.js';
+import { runRolloutChunk } from '../../../functions/core/rollouts/worker.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';
 import { useLocalTables } from '../../support/local-tables.js';

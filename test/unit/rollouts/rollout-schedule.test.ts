@@ -9,19 +9,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbRolloutRepository } from '../../../functions/adapters/aws/dynamodb-rollout-repository.js';
 import { rolloutCreate } from '../../../functions/contract/routes/rollouts.js';
+import { createRollout, scheduledStart } from '../../../functions/core/rollouts/create.js';
 import { MAX_ROLLOUT_SCHEDULE_DAYS, type RolloutCreateInput } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
-import {
-  cancelRollout,
-  createRollout,
-  getRollout,
-  listRollouts,
-  pauseRollout,
-  type RolloutDependencies,
-  resumeRollout,
-  scheduledStart,
-  sweepRollouts,
-} from '../../../functions/core/rollouts/rollouts.js';
+import type { RolloutDependencies, RolloutRepository } from '../../../functions/core/rollouts/ports.js';
+import { getRollout, listRollouts } from '../../../functions/core/rollouts/reads.js';
+import { sweepRollouts } from '../../../functions/core/rollouts/sweeper.js';
+import { cancelRollout, pauseRollout, resumeRollout } from '../../../functions/core/rollouts/transitions.js';
 import { BadRequestError, ConflictError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/runtime.js';

@@ -13,22 +13,13 @@ import { DynamoDbRolloutRepository } from '../../../functions/adapters/aws/dynam
 import { applyDeploymentChanges, deploymentChangeOf } from '../../../functions/core/deployments/changes.js';
 import type { ActiveDeployment, DeploymentEvent, DeviceStatusState } from '../../../functions/core/deployments/model.js';
 import type { DeviceRepository } from '../../../functions/core/devices/ports.js';
+import { createRollout, planWaves } from '../../../functions/core/rollouts/create.js';
 import type { RolloutCreateInput, RolloutWorkMessage, StoredRollout } from '../../../functions/core/rollouts/model.js';
-import type { RolloutRepository } from '../../../functions/core/rollouts/ports.js';
-import {
-  cancelRollout,
-  createRollout,
-  getRollout,
-  listRollouts,
-  pauseRollout,
-  planWaves,
-  type RolloutDependencies,
-  resumeRollout,
-  rolloutDeploymentId,
-  rolloutView,
-  runRolloutChunk,
-  sweepRollouts,
-} from '../../../functions/core/rollouts/rollouts.js';
+import type { RolloutDependencies, RolloutRepository } from '../../../functions/core/rollouts/ports.js';
+import { getRollout, listRollouts, rolloutView } from '../../../functions/core/rollouts/reads.js';
+import { sweepRollouts } from '../../../functions/core/rollouts/sweeper.js';
+import { cancelRollout, pauseRollout, resumeRollout } from '../../../functions/core/rollouts/transitions.js';
+import { rolloutDeploymentId, runRolloutChunk } from '../../../functions/core/rollouts/worker.js';
 import type { ScenarioRepository } from '../../../functions/core/scenarios/ports.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
