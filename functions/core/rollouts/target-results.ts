@@ -153,41 +153,8 @@ export async function listRolloutTargets(
     chunksRead += 1;
     // A chunk written by create always exists; a missing one (a create that crashed midway has no rollout item) is
     // simply skipped.
-    const deviceIds = chunk?.deviceIds ?? [];
-    let offset = position.offset;
-    while (offset < deviceIds.length && items.length < query.limit) {
-      // Without a status filter every candidate goes on the page: read only as many statuses as the page still takes.
-      const take = query.deviceStatus === undefined ? query.limit - items.length : STATUS_BATCH;
-      const slice = deviceIds.slice(offset, offset + take);
-      const candidates = slice
-        .map((deviceId, index) => ({ deviceId, index: offset + index, result: targetResult(chunk as RolloutChunk, deviceId) }))
-        .filter(({ result }) => matchesResult(result, query));
-      const statuses =
-        candidates.length === 0
-          ? new Map()
-          : await deps.statuses.deviceStatuses(
-              companyId,
-              rollout.what.id,
-              rollout.what.subId,
-              candidates.map(({ deviceId }) => deviceId),
-            );
-      offset += slice.length;
-      for (const candidate of candidates) {
-        const status = statuses.get(candidate.deviceId);
-        if (query.deviceStatus !== undefined && status?.state !== query.deviceStatus) continue;
-        items.push({
-          deviceId: candidate.deviceId,
-          wave: (chunk as RolloutChunk).wave + 1,
-          result: candidate.result,
-          ...(status === undefined ? {} : { deviceStatus: deviceStatusView(status) }),
-        });
-        if (items.length === query.limit) {
-          offset = candidate.index + 1;
-          break;
-        }
-      }
-    }
-    position = offset < deviceIds.length ? { chunk: position.chunk, offset } : { chunk: position.chunk + 1, offset: 0 };
+    const offset = chunk === undefined ? 0 : await listChunkTargets(deps, rollout, query, chunk, position.offset, items);
+    position = offset < (chunk?.deviceIds.length ?? 0) ? { chunk: position.chunk, offset } : { chunk: position.chunk + 1, offset: 0 };
   }
   if (withMembers && position.chunk === end && chunksRead < MAX_CHUNKS_PER_TARGET_PAGE && items.length < query.limit) {
     position = await listMembers(deps, rollout, query, items, position, MAX_CHUNKS_PER_TARGET_PAGE - chunksRead);
@@ -201,6 +168,52 @@ export async function listRolloutTargets(
         })
       : null;
   return { items, nextCursor };
+}
+
+/**
+ * Adds to `items` the targets of `chunk` from `offset` on that pass the filters, until the page is full or the chunk
+ * ends. @returns the offset the next page starts at (the chunk's length once it is all looked at).
+ */
+async function listChunkTargets(
+  deps: RolloutTargetsDependencies,
+  rollout: StoredRollout,
+  query: RolloutTargetsQuery,
+  chunk: RolloutChunk,
+  offset: number,
+  items: RolloutTargetView[],
+): Promise<number> {
+  let next = offset;
+  while (next < chunk.deviceIds.length && items.length < query.limit) {
+    // Without a status filter every candidate goes on the page: read only as many statuses as the page still takes.
+    const take = query.deviceStatus === undefined ? query.limit - items.length : STATUS_BATCH;
+    const start = next;
+    const slice = chunk.deviceIds.slice(start, start + take);
+    const candidates = slice
+      .map((deviceId, index) => ({ deviceId, index: start + index, result: targetResult(chunk, deviceId) }))
+      .filter(({ result }) => matchesResult(result, query));
+    const statuses =
+      candidates.length === 0
+        ? new Map<string, DeviceStatus>()
+        : await deps.statuses.deviceStatuses(
+            rollout.company,
+            rollout.what.id,
+            rollout.what.subId,
+            candidates.map(({ deviceId }) => deviceId),
+          );
+    next += slice.length;
+    for (const candidate of candidates) {
+      const status = statuses.get(candidate.deviceId);
+      if (query.deviceStatus !== undefined && status?.state !== query.deviceStatus) continue;
+      items.push({
+        deviceId: candidate.deviceId,
+        wave: chunk.wave + 1,
+        result: candidate.result,
+        ...(status === undefined ? {} : { deviceStatus: deviceStatusView(status) }),
+      });
+      if (items.length === query.limit) return candidate.index + 1;
+    }
+  }
+  return next;
 }
 
 /** Members read per Query: as many as a chunk holds. */
