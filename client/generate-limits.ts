@@ -5,6 +5,7 @@
  */
 import { MAX_DIRECT_UPLOAD_BYTES } from '../functions/contract/archives.js';
 import { IDEMPOTENCY_KEY_RETENTION_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '../functions/contract/protocol.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../functions/core/access/user-tokens.js';
 import { MAX_COMPANY_NAME_LENGTH, NEW_COMPANY_ID_PATTERN } from '../functions/core/companies/admin.js';
 import { DeploymentRequestBodySchema, MAX_DEPLOYMENT_ENTRIES } from '../functions/core/deployments/deployments.js';
 import { MAX_HISTORY_ID_LENGTH } from '../functions/core/deployments/history.js';
@@ -64,6 +65,11 @@ const LIMITS: readonly Limit[] = [
   },
   { name: 'MAX_COMPANY_NAME_LENGTH', value: MAX_COMPANY_NAME_LENGTH, doc: 'Longest company display name, characters.' },
   { name: 'MAX_EMAIL_LENGTH', value: MAX_EMAIL_LENGTH, doc: "Longest user's email address, characters." },
+  {
+    name: 'ACCESS_TOKEN_LIFETIME_SECONDS',
+    value: ACCESS_TOKEN_LIFETIME_SECONDS,
+    doc: "A user's access token lifetime, seconds, unless the service is configured otherwise (its claims tell).",
+  },
   { name: 'IDENTIFIER_PATTERN', value: IDENTIFIER_PATTERN, doc: 'A device, scenario or company id.' },
   { name: 'NEW_COMPANY_ID_PATTERN', value: NEW_COMPANY_ID_PATTERN, doc: "A new company's id (lower case only)." },
   { name: 'USERNAME_PATTERN', value: USERNAME_PATTERN, doc: 'A username.' },

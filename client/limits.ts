@@ -49,6 +49,9 @@ export const MAX_COMPANY_NAME_LENGTH = 100;
 /** Longest user's email address, characters. */
 export const MAX_EMAIL_LENGTH = 254;
 
+/** A user's access token lifetime, seconds, unless the service is configured otherwise (its claims tell). */
+export const ACCESS_TOKEN_LIFETIME_SECONDS = 900;
+
 /** A device, scenario or company id. */
 export const IDENTIFIER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

@@ -6,6 +6,7 @@
  */
 import { computed, effect, signal } from '@preact/signals';
 import { createDssClient, type DssClient, type ProblemBody, revokeRefreshToken } from '../../client/index.js';
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../../client/limits.js';
 
 /** The service's three addresses, as the page names them in `<meta name="dss-addresses">`. */
 export interface Addresses {
@@ -193,7 +194,7 @@ export function refreshSession(): Promise<RefreshOutcome> {
  * that is shorter (a short-lived token is still used for most of its life).
  */
 function refreshLead(current: Claims): number {
-  const lifetime = current.issuedAt === undefined ? 900_000 : current.expiresAt - current.issuedAt;
+  const lifetime = current.issuedAt === undefined ? ACCESS_TOKEN_LIFETIME_SECONDS * 1000 : current.expiresAt - current.issuedAt;
   return Math.min(60_000, Math.max(0, lifetime / 4));
 }
 
