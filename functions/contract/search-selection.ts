@@ -34,7 +34,7 @@ function filterValues(field: FilterField) {
     )
     .optional()
     .meta({
-      description: `Filter on \`${name}\`${field.scope === null ? '' : ` (${field.scope} resources)`}; repeat it to accept several values (OR).`,
+      description: `Filter on \`${name}\`${field.appliesTo === null ? '' : ` (${field.appliesTo} resources)`}; repeat it to accept several values (OR).`,
       ...(field.values.kind === 'fixed' ? { example: [field.values.list[0]] } : {}),
     });
 }

@@ -102,14 +102,14 @@ export class FullTextIndex {
   }
 
   /**
-   * Slots in `scope` matching every term of `text`, with their scores (indexed by slot).
+   * Slots in `within` matching every term of `text`, with their scores (indexed by slot).
    * No terms (blank or punctuation only) matches nothing.
    */
-  search(text: string, scope: Uint32Array): { slots: number[]; scores: Float64Array } {
+  search(text: string, within: Uint32Array): { slots: number[]; scores: Float64Array } {
     const queryTerms = globalQueryTerms(text);
-    const scores = new Float64Array(scope.length * 32);
+    const scores = new Float64Array(within.length * 32);
     /** How many query terms each slot has matched so far. */
-    const matched = new Uint16Array(scope.length * 32);
+    const matched = new Uint16Array(within.length * 32);
     const candidates: number[] = [];
     queryTerms.forEach((queryTerm, index) => {
       for (const [term, weight] of this.expand(queryTerm)) {
@@ -120,7 +120,7 @@ export class FullTextIndex {
           const lengths = this.lengths[field] as Uint32Array;
           bySlot.forEach((count, slot) => {
             const already = matched[slot] as number;
-            if (already < index || (index === 0 && !hasSlot(scope, slot))) return;
+            if (already < index || (index === 0 && !hasSlot(within, slot))) return;
             if (already === index) {
               matched[slot] = index + 1;
               if (index === 0) candidates.push(slot);

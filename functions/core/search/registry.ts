@@ -10,8 +10,8 @@ export interface FilterField {
   field: string;
   /** The field's display name (`Connection state`): the words every client shows for it, so that they agree. */
   name: string;
-  /** Resource type the field applies to, or null when it applies to every type. */
-  scope: ResourceType | null;
+  /** Resource type the field applies to, or null when it applies to every type (the filters answer's `scope`). */
+  appliesTo: ResourceType | null;
   /**
    * `fixed`: the listed values are the only valid ones and all are listed, with count 0 where nothing matches.
    * `data`: values come from the indexed data (e.g. version codes).
@@ -29,27 +29,27 @@ export function humanize(value: string): string {
 
 /** Every filter field, in the order the filters endpoint lists them (docs/contract.md, "Search"). */
 export const FILTER_FIELDS: readonly FilterField[] = [
-  { field: 'type', name: 'Resource type', scope: null, values: { kind: 'fixed', list: RESOURCE_TYPES } },
-  { field: 'company', name: 'Company', scope: null, values: { kind: 'companies' } },
-  { field: 'connection.state', name: 'Connection state', scope: 'DEVICE', values: { kind: 'fixed', list: CONNECTION_STATES } },
-  { field: 'health.mode', name: 'Health mode', scope: 'DEVICE', values: { kind: 'fixed', list: HEALTH_MODES } },
-  { field: 'health.versionCode', name: 'Version', scope: 'DEVICE', values: { kind: 'data', labelField: 'health.versionName' } },
+  { field: 'type', name: 'Resource type', appliesTo: null, values: { kind: 'fixed', list: RESOURCE_TYPES } },
+  { field: 'company', name: 'Company', appliesTo: null, values: { kind: 'companies' } },
+  { field: 'connection.state', name: 'Connection state', appliesTo: 'DEVICE', values: { kind: 'fixed', list: CONNECTION_STATES } },
+  { field: 'health.mode', name: 'Health mode', appliesTo: 'DEVICE', values: { kind: 'fixed', list: HEALTH_MODES } },
+  { field: 'health.versionCode', name: 'Version', appliesTo: 'DEVICE', values: { kind: 'data', labelField: 'health.versionName' } },
   {
     field: 'health.hubs.devices.health.state',
     name: 'Sub-device health',
-    scope: 'DEVICE',
+    appliesTo: 'DEVICE',
     values: { kind: 'fixed', list: SUB_DEVICE_HEALTH_STATES },
   },
   {
     field: 'health.hubs.devices.capability.type',
     name: 'Sub-device capability',
-    scope: 'DEVICE',
+    appliesTo: 'DEVICE',
     values: { kind: 'fixed', list: CAPABILITY_TYPES },
   },
   {
     field: 'health.hubs.battery.health.state',
     name: 'Hub battery health',
-    scope: 'DEVICE',
+    appliesTo: 'DEVICE',
     values: { kind: 'fixed', list: BATTERY_HEALTH_STATES },
   },
 ];

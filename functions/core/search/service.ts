@@ -48,6 +48,7 @@ export interface FilterDescriptor {
   field: string;
   /** The field's display name (FilterField.name). */
   name: string;
+  /** The resource type the field applies to (FilterField.appliesTo); `scope` on the wire. */
   scope: ResourceType | null;
   definition: { type: 'ENUMERATION'; parameters: { name: string; value: string; count: number }[] };
 }
@@ -69,7 +70,7 @@ export async function describeFilters(
   const query = searchQueryOf({ page: 1, pageSize: 1, filters: new Map(request.filters), companies: request.companies }, principal);
   if (type !== undefined) query.filters.delete('type');
 
-  const fields = FILTER_FIELDS.filter((field) => type === undefined || field.scope === null || field.scope === type);
+  const fields = FILTER_FIELDS.filter((field) => type === undefined || field.appliesTo === null || field.appliesTo === type);
   const countedFields = fields.filter((field) => field.values.kind !== 'companies').map((field) => field.field);
   const base = { companies: query.companies, ...(type === undefined ? {} : { type }) };
   const counts = await disjunctiveCounts(dependencies.index, principal, query, countedFields, base);
@@ -78,7 +79,7 @@ export async function describeFilters(
     (field): FilterDescriptor => ({
       field: field.field,
       name: field.name,
-      scope: field.scope,
+      scope: field.appliesTo,
       definition: {
         type: 'ENUMERATION',
         parameters: filterParameters(field, counts.get(field.field) ?? new Map(), principal, companyNames),
