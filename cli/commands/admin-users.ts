@@ -44,7 +44,18 @@ export function registerAdminUserCommands(admin: Command): void {
     .description(
       "Invite, list, show, change, disable, delete users and reset their passwords (a company admin's or platform admin's token)",
     );
+  registerUserInvite(users);
+  registerUserList(users);
+  registerUserGet(users);
+  registerUserUpdate(users);
+  registerUserDisable(users);
+  registerUserEnable(users);
+  registerUserDelete(users);
+  registerUserResetPassword(users);
+}
 
+/** `dss admin users invite`: invites a user, printing their temporary password once (locally). */
+function registerUserInvite(users: Command): void {
   users
     .command('invite')
     .description('Invite a user: they get a temporary password and set their own at their first sign-in')
@@ -68,7 +79,10 @@ export function registerAdminUserCommands(admin: Command): void {
       printUser(invited.user);
       showTemporaryPassword(invited.user.username, invited.temporaryPassword);
     });
+}
 
+/** `dss admin users list`: lists the users in username order, of one company with --company. */
+function registerUserList(users: Command): void {
   users
     .command('list')
     .description('List the users in username order (a company admin names one of their companies with --company)')
@@ -103,7 +117,10 @@ export function registerAdminUserCommands(admin: Command): void {
         { empty: 'No users.', more: 'users' },
       );
     });
+}
 
+/** `dss admin users get`: shows a user. */
+function registerUserGet(users: Command): void {
   users
     .command('get')
     .description('Show a user: email, role, companies, whether enabled, password status')
@@ -114,7 +131,10 @@ export function registerAdminUserCommands(admin: Command): void {
       if (json) printJson(user);
       else printUser(user);
     });
+}
 
+/** `dss admin users update`: changes a user's role and/or companies. */
+function registerUserUpdate(users: Command): void {
   users
     .command('update')
     .description("Change a user's role and/or companies (their next token carries them)")
@@ -132,19 +152,28 @@ export function registerAdminUserCommands(admin: Command): void {
         ...(options.companies === undefined ? {} : { companies: options.companies }),
       });
     });
+}
 
+/** `dss admin users disable`: disables a user and ends their sessions. */
+function registerUserDisable(users: Command): void {
   users
     .command('disable')
     .description('Disable a user: they cannot sign in, and their sessions end (refresh tokens are refused)')
     .argument('<username>', 'the user')
     .action((username: string, _options: unknown, command: Command) => changeUser(command, username, { enabled: false }));
+}
 
+/** `dss admin users enable`: enables a disabled user again. */
+function registerUserEnable(users: Command): void {
   users
     .command('enable')
     .description('Enable a disabled user again')
     .argument('<username>', 'the user')
     .action((username: string, _options: unknown, command: Command) => changeUser(command, username, { enabled: true }));
+}
 
+/** `dss admin users delete`: deletes a user for good. */
+function registerUserDelete(users: Command): void {
   users
     .command('delete')
     .description('Delete a user for good and end their sessions')
@@ -155,7 +184,10 @@ export function registerAdminUserCommands(admin: Command): void {
       if (json) printJson({ deleted: username });
       else say(`Deleted user ${username}.`);
     });
+}
 
+/** `dss admin users reset-password`: gives a user a new temporary password, printed once (locally). */
+function registerUserResetPassword(users: Command): void {
   users
     .command('reset-password')
     .description('Give a user a new temporary password and end their sessions; they set their own at the next sign-in')

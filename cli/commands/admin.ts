@@ -34,7 +34,16 @@ export function quotaArgument(value: string): number {
 export function registerAdminCommands(program: Command): void {
   const admin = program.command('admin').description('Administration: companies (a platform administrator token) and users');
   const companies = admin.command('companies').description('Create, list, show and change companies and their storage quotas');
+  registerCompanyCreate(companies);
+  registerCompanyList(companies);
+  registerCompanyGet(companies);
+  registerCompanyUpdate(companies);
+  registerAdminUserCommands(admin);
+  registerAdminAuditCommands(admin);
+}
 
+/** `dss admin companies create`: creates a company with its quota. */
+function registerCompanyCreate(companies: Command): void {
   companies
     .command('create')
     .description('Create a company (nothing stored, no device)')
@@ -53,7 +62,10 @@ export function registerAdminCommands(program: Command): void {
         printCompany(created);
       }
     });
+}
 
+/** `dss admin companies list`: lists the companies with their storage used and quota. */
+function registerCompanyList(companies: Command): void {
   companies
     .command('list')
     .description('List the companies with their storage used and quota (in no meaningful order)')
@@ -81,7 +93,10 @@ export function registerAdminCommands(program: Command): void {
         { empty: 'No companies.', more: 'companies' },
       );
     });
+}
 
+/** `dss admin companies get`: shows a company with its device and user counts. */
+function registerCompanyGet(companies: Command): void {
   companies
     .command('get')
     .description('Show a company: storage used, quota, device count and user count')
@@ -93,7 +108,10 @@ export function registerAdminCommands(program: Command): void {
       if (json) printJson(company);
       else printCompany(company, { devices: company.deviceCount, users: company.userCount });
     });
+}
 
+/** `dss admin companies update`: changes a company's name and/or quota, noting a quota now below its usage. */
+function registerCompanyUpdate(companies: Command): void {
   companies
     .command('update')
     .description("Change a company's name and/or quota (a quota below its usage is accepted: uploads then answer 413)")
@@ -128,9 +146,6 @@ export function registerAdminCommands(program: Command): void {
         );
       }
     });
-
-  registerAdminUserCommands(admin);
-  registerAdminAuditCommands(admin);
 }
 
 /** A company as a two-column record (with its device and user counts when known). */
