@@ -13,30 +13,18 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CorsRule, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { TABLES, type TableKeySchema, type TableName } from '../functions/adapters/aws/tables.js';
+import { TABLES, type TableKeySchema } from '../functions/adapters/aws/tables.js';
 import { UPLOAD_PREFIX } from '../functions/contract/archives.js';
 import { CORS_MAX_AGE_SECONDS } from '../functions/contract/cors.js';
 import type { FunctionDefinition } from '../functions/contract/function.js';
 import type { DeviceKeyUse, RouteDefinition, SearchAccess } from '../functions/contract/route.js';
+import { TABLE_DEFINITIONS, TABLE_NAMES, type TableName } from '../functions/contract/tables.js';
 import { awsFunctionAccess } from './constructs/function-access.js';
 import { DeviceTokenKey } from './device-token-key.js';
 import { Identity } from './identity.js';
 import { acknowledge } from './nag.js';
 import { SearchDomain } from './search-domain.js';
 import type { ServiceSettings } from './settings.js';
-
-/** Construct id of each table. */
-const TABLE_IDS: Record<TableName, string> = {
-  companies: 'CompaniesTable',
-  devices: 'DevicesTable',
-  scenarios: 'ScenariosTable',
-  deployments: 'DeploymentsTable',
-  presence: 'PresenceTable',
-  rollouts: 'RolloutsTable',
-  idempotency: 'IdempotencyTable',
-  clientFailures: 'ClientFailuresTable',
-  audit: 'AuditTable',
-};
 
 /** Props of the stateful stack. */
 export interface StatefulStackProps extends StackProps {
@@ -124,11 +112,9 @@ export class StatefulStack extends Stack {
     this.addOutputs();
   }
 
-  /** Every table of TABLES, and the outputs naming the two the customer writes. */
+  /** Every table of TABLE_DEFINITIONS with its key design (TABLES), and the outputs naming the two the customer writes. */
   private createTables(): Record<TableName, Table> {
-    const tables = Object.fromEntries(
-      (Object.keys(TABLE_IDS) as TableName[]).map((name) => [name, this.table(name, TABLES[name])]),
-    ) as Record<TableName, Table>;
+    const tables = Object.fromEntries(TABLE_NAMES.map((name) => [name, this.table(name, TABLES[name])])) as Record<TableName, Table>;
     // Companies and devices are written by the customer (docs/aws.md, "First company, first user, first token").
     new CfnOutput(this, 'CompaniesTableName', {
       description: 'Companies table (one item per company: quota).',
@@ -252,7 +238,7 @@ export class StatefulStack extends Stack {
   }
 
   private table(name: TableName, schema: TableKeySchema): Table {
-    const table = new Table(this, TABLE_IDS[name], {
+    const table = new Table(this, TABLE_DEFINITIONS[name].constructId, {
       partitionKey: { name: schema.partitionKey, type: AttributeType.STRING },
       ...(schema.sortKey === undefined ? {} : { sortKey: { name: schema.sortKey, type: AttributeType.STRING } }),
       billingMode: BillingMode.PAY_PER_REQUEST,

@@ -11,27 +11,29 @@ import * as z from 'zod';
 import { DEFAULT_CLIENT_FAILURE_POLICY } from '../core/access/client-failures.js';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../core/access/user-tokens.js';
 import type { ApiName } from './route.js';
+import { TABLE_DEFINITIONS } from './tables.js';
 
 /** The name of every variable the service reads or the stack sets, by setting. */
 export const ENV = {
-  // Storage (DynamoDB tables, the archive bucket; endpoints only locally).
-  companiesTable: 'COMPANIES_TABLE',
-  devicesTable: 'DEVICES_TABLE',
-  scenariosTable: 'SCENARIOS_TABLE',
-  deploymentsTable: 'DEPLOYMENTS_TABLE',
-  presenceTable: 'PRESENCE_TABLE',
-  rolloutsTable: 'ROLLOUTS_TABLE',
+  // Storage (DynamoDB tables, whose variables functions/contract/tables.ts names with the tables; the archive bucket;
+  // endpoints only locally).
+  companiesTable: TABLE_DEFINITIONS.companies.env,
+  devicesTable: TABLE_DEFINITIONS.devices.env,
+  scenariosTable: TABLE_DEFINITIONS.scenarios.env,
+  deploymentsTable: TABLE_DEFINITIONS.deployments.env,
+  presenceTable: TABLE_DEFINITIONS.presence.env,
+  rolloutsTable: TABLE_DEFINITIONS.rollouts.env,
   archiveBucket: 'ARCHIVE_BUCKET',
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
   // Idempotency records.
-  idempotencyTable: 'IDEMPOTENCY_TABLE',
+  idempotencyTable: TABLE_DEFINITIONS.idempotency.env,
   // Failed client authentications of the token endpoint.
-  clientFailuresTable: 'CLIENT_FAILURES_TABLE',
+  clientFailuresTable: TABLE_DEFINITIONS.clientFailures.env,
   clientFailureLimit: 'CLIENT_FAILURE_LIMIT',
   clientFailureWindowSeconds: 'CLIENT_FAILURE_WINDOW_SECONDS',
   // The audit log of administrative changes.
-  auditTable: 'AUDIT_TABLE',
+  auditTable: TABLE_DEFINITIONS.audit.env,
   // Token verification, and the token endpoint on AWS.
   jwtIssuer: 'JWT_ISSUER',
   jwtAudience: 'JWT_AUDIENCE',

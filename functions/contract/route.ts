@@ -8,24 +8,16 @@
 import type { z } from 'zod';
 import type { ProblemViolation } from '../core/shared/errors.js';
 import type { Scope } from '../core/shared/principal.js';
+import type { TableName } from './tables.js';
+
+/** The tables a function may be granted: the stateful stack's tables, by logical name (functions/contract/tables.ts). */
+export type { TableName };
 
 /** Which address a route belongs to (docs/contract.md, "Addresses"). */
 export type ApiName = 'main' | 'upload' | 'auth';
 
 /** An HTTP method of a route. */
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** The tables a function may be granted (the stateful stack's tables, by logical name). */
-export type TableName =
-  | 'companies'
-  | 'scenarios'
-  | 'devices'
-  | 'deployments'
-  | 'presence'
-  | 'rollouts'
-  | 'idempotency'
-  | 'clientFailures'
-  | 'audit';
 
 /**
  * A table grant: read, read-write, write-only (puts, updates and deletes without reads), or `Item`: single items by

@@ -24,7 +24,7 @@ import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
 import { replicasFor } from '../../functions/adapters/aws/opensearch-queries.js';
-import { TABLES, type TableKeySchema, type TableName } from '../../functions/adapters/aws/tables.js';
+import { TABLES, type TableKeySchema } from '../../functions/adapters/aws/tables.js';
 import type {
   CustomResourceTrigger,
   FunctionDefinition,
@@ -33,6 +33,7 @@ import type {
   ScheduleTrigger,
   TableStreamTrigger,
 } from '../../functions/contract/function.js';
+import { TABLE_NAMES, type TableName } from '../../functions/contract/tables.js';
 import { ignoreCfnLint } from '../cfn-lint.js';
 import { acknowledge, managedPolicyFinding, wildcardResourceFinding } from '../nag.js';
 import { SEARCH_INDEX_ALIAS } from '../search-domain.js';
@@ -196,8 +197,8 @@ export class EventFunctions {
       const schema: TableKeySchema = TABLES[name];
       if (schema.stream === undefined) throw new Error(`The ${name} table has no stream for ${id} (TABLES).`);
     }
-    // In the order of TABLES, whatever the order the trigger names them in.
-    for (const name of (Object.keys(TABLES) as TableName[]).filter((candidate) => trigger.tables.includes(candidate))) {
+    // In the order of TABLE_NAMES, whatever the order the trigger names them in.
+    for (const name of TABLE_NAMES.filter((candidate) => trigger.tables.includes(candidate))) {
       fn.addEventSource(
         new DynamoEventSource(this.props.tables[name], {
           startingPosition: StartingPosition.TRIM_HORIZON,

@@ -16,11 +16,12 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { replicasFor } from '../../functions/adapters/aws/opensearch-queries.js';
-import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
+import { TABLES } from '../../functions/adapters/aws/tables.js';
 import { STORED_ARCHIVES, UPLOADED_ARCHIVES } from '../../functions/contract/archives.js';
-import { ENV, type EnvName } from '../../functions/contract/environment.js';
+import { ENV } from '../../functions/contract/environment.js';
 import type { FunctionDefinition } from '../../functions/contract/function.js';
-import type { FunctionAccess, RouteDefinition, SearchAccess } from '../../functions/contract/route.js';
+import type { FunctionAccess, RouteDefinition, SearchAccess, TableName } from '../../functions/contract/route.js';
+import { TABLE_ENV } from '../../functions/contract/tables.js';
 import { DEVICE_SCOPE } from '../../functions/core/shared/principal.js';
 import { DEVICE_KEY_ACTIONS } from '../device-token-key.js';
 import { acknowledge, wildcardResourceFinding } from '../nag.js';
@@ -28,18 +29,8 @@ import { SEARCH_ACTIONS, SEARCH_INDEX_ALIAS, searchResources } from '../search-d
 import { type FunctionEnvironment, functionIdOf, ServiceFunction } from '../service-function.js';
 import type { ServiceSettings } from '../settings.js';
 
-/** The variable each table's name is read from (functions/contract/environment.ts). */
-export const TABLE_ENV: Readonly<Record<TableName, EnvName>> = {
-  companies: ENV.companiesTable,
-  devices: ENV.devicesTable,
-  scenarios: ENV.scenariosTable,
-  deployments: ENV.deploymentsTable,
-  presence: ENV.presenceTable,
-  rollouts: ENV.rolloutsTable,
-  idempotency: ENV.idempotencyTable,
-  clientFailures: ENV.clientFailuresTable,
-  audit: ENV.auditTable,
-};
+/** The variable each table's name is read from (functions/contract/tables.ts). */
+export { TABLE_ENV };
 
 /** The variable the archive bucket's name is read from. */
 export const ARCHIVE_BUCKET_ENV = ENV.archiveBucket;

@@ -58,6 +58,11 @@
  *                one key value; an entry of n companies costs n + 1 item writes (doubled: they are one transaction).
  */
 
+import type { TableName } from '../../contract/tables.js';
+
+/** A table's logical name: the tables themselves are listed once, in functions/contract/tables.ts. */
+export type { TableName };
+
 /** A consumer of table streams (the local runtime runs one poller per consumer). */
 export type StreamConsumer = 'search' | 'deployment-changes' | 'continuous-rollouts' | 'administrative-changes';
 
@@ -82,7 +87,7 @@ export interface TableKeySchema {
   timeToLiveAttribute?: string;
 }
 
-/** The tables, by logical name. */
+/** The key design of every table (TABLE_DEFINITIONS), by logical name. */
 export const TABLES = {
   companies: { partitionKey: 'companyId' },
   devices: { partitionKey: 'company', sortKey: 'deviceId', stream: ['search', 'continuous-rollouts'] },
@@ -154,10 +159,7 @@ export const TABLES = {
     stream: 'administrative-changes',
     streamView: 'NEW_IMAGE',
   },
-} as const satisfies Record<string, TableKeySchema>;
-
-/** Logical table name. */
-export type TableName = keyof typeof TABLES;
+} as const satisfies Record<TableName, TableKeySchema>;
 
 /**
  * Partitions of the `sweep` index per kind of item. Uploads are rare (the upload API allows 10 requests/s), so a
