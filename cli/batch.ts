@@ -30,7 +30,12 @@ import {
 } from '../client/deployment-batch.js';
 import { CAUSE_MESSAGES, type DeploymentResultItem, type SummaryLine, summarize } from '../client/deployment-results.js';
 import { ApiError } from '../client/index.js';
-import { MAX_DEPLOYMENT_ENTRIES, MAX_DEPLOYMENT_NOTE_LENGTH, MAX_DEPLOYMENT_TARGET_ID_LENGTH } from '../client/limits.js';
+import {
+  IDEMPOTENCY_KEY_RETENTION_SECONDS,
+  MAX_DEPLOYMENT_ENTRIES,
+  MAX_DEPLOYMENT_NOTE_LENGTH,
+  MAX_DEPLOYMENT_TARGET_ID_LENGTH,
+} from '../client/limits.js';
 import { UsageError } from './output.js';
 
 /** Most entries one deployment request may carry (the service's own limit): the largest chunk. */
@@ -109,7 +114,7 @@ export function batchFingerprint(input: BatchInput): string {
   return createHash('sha256').update(canonical).digest('hex');
 }
 
-/** The `Idempotency-Key` of chunk `index` (0-based) of run `runId`: `dss-<runId>-<index>` (well under 255 characters). */
+/** The `Idempotency-Key` of chunk `index` (0-based) of run `runId`: `dss-<runId>-<index>`. @throws RangeError when too long */
 export function idempotencyKey(runId: string, index: number): string {
   return batchIdempotencyKey('dss', runId, index);
 }
@@ -267,7 +272,9 @@ function sayResuming(journal: Journal, now: Date, say: (line: string) => void): 
     `Resuming an interrupted run (run ${journal.runId}, started ${journal.startedAt}, ${journal.answered.length} of ${journal.chunks} chunks answered): every chunk is sent again with its key; the service replays the answered ones.`,
   );
   if (outlivesKeyRetention(journal.startedAt, now)) {
-    say('The run started more than 24 h ago: the service no longer holds its answers, so answered chunks execute again.');
+    say(
+      `The run started more than ${IDEMPOTENCY_KEY_RETENTION_SECONDS / 3600} h ago: the service no longer holds its answers, so answered chunks execute again.`,
+    );
   }
 }
 

@@ -56,7 +56,7 @@ export interface DeploymentAnswer {
 export interface ExecuteOptions {
   /** `dryRun=true`: the service says what would happen and changes nothing. */
   dryRun?: boolean;
-  /** 1 to 255 characters; a retry (or a resend after a reload) with the same key and body is answered from the first. */
+  /** 1 to MAX_IDEMPOTENCY_KEY_LENGTH characters; a retry (or a resend after a reload) with the same key and body is answered from the first. */
   idempotencyKey?: string;
   /** How 409/429/503 answers are retried (see retrying): CONSOLE_RETRY unless given. */
   retry?: RetryOptions;

@@ -91,7 +91,7 @@ export interface Journal {
   chunks: number;
   /** Indexes of the chunks the service has answered, ascending. */
   done: number[];
-  /** When the batch started, ISO-8601 (the service keeps a key's answer 24 h). */
+  /** When the batch started, ISO-8601 (the service keeps a key's answer IDEMPOTENCY_KEY_RETENTION_SECONDS). */
   startedAt: string;
 }
 
