@@ -122,6 +122,9 @@ async function enableTimeToLive(client: DynamoDBClient, tableName: string, attri
 /** Stream ARNs of the local tables, by consumer (TableKeySchema.stream). */
 export type StreamArns = Record<StreamConsumer, string[]>;
 
+/** The stream ARN of each local table that has a stream, by the table's logical name. */
+export type TableStreamArns = Partial<Record<TableName, string>>;
+
 /**
  * Creates the tables in DynamoDB Local if they do not exist, with the key design of `tables.ts`, streams (of the view
  * TABLES names, NEW_AND_OLD_IMAGES by default) where TABLES names a consumer and TTL where it names an attribute (the
@@ -131,57 +134,79 @@ export type StreamArns = Record<StreamConsumer, string[]>;
  * @returns the stream ARNs, by consumer.
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {
+  const byTable = await ensureTableStreams(client, names);
   const streams: StreamArns = { search: [], 'deployment-changes': [], 'continuous-rollouts': [], 'administrative-changes': [] };
   for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
-    const tableName = names[logical];
-    let description: TableDescription | undefined;
-    try {
-      description = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
-    } catch (error) {
-      if (!(error instanceof ResourceNotFoundException)) throw error;
-    }
-    if (description !== undefined) {
-      await addMissingIndexes(client, tableName, schema, description);
-      if (schema.stream !== undefined && description.StreamSpecification?.StreamEnabled !== true) {
-        description = (
-          await client.send(
-            new UpdateTableCommand({
-              TableName: tableName,
-              StreamSpecification: { StreamEnabled: true, StreamViewType: schema.streamView ?? 'NEW_AND_OLD_IMAGES' },
-            }),
-          )
-        ).TableDescription;
-        await anchorStream(client, tableName, schema);
-      }
-    } else {
-      const indexes = schema.globalSecondaryIndexes ?? [];
-      const attributes = new Set<string>([schema.partitionKey, ...(schema.sortKey === undefined ? [] : [schema.sortKey])]);
-      for (const index of indexes) {
-        attributes.add(index.partitionKey);
-        attributes.add(index.sortKey);
-      }
-      description = (
-        await client.send(
-          new CreateTableCommand({
-            TableName: tableName,
-            BillingMode: 'PAY_PER_REQUEST',
-            AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
-            KeySchema: [
-              { AttributeName: schema.partitionKey, KeyType: 'HASH' },
-              ...(schema.sortKey === undefined ? [] : [{ AttributeName: schema.sortKey, KeyType: 'RANGE' as const }]),
-            ],
-            ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes.map(indexDefinition) }),
-            ...(schema.stream === undefined
-              ? {}
-              : { StreamSpecification: { StreamEnabled: true, StreamViewType: schema.streamView ?? 'NEW_AND_OLD_IMAGES' } }),
-          }),
-        )
-      ).TableDescription;
-      if (schema.stream !== undefined) await anchorStream(client, tableName, schema);
-    }
-    if (schema.timeToLiveAttribute !== undefined) await enableTimeToLive(client, tableName, schema.timeToLiveAttribute);
-    const arn = description?.LatestStreamArn;
+    const arn = byTable[logical];
     if (arn !== undefined) for (const consumer of [schema.stream ?? []].flat()) streams[consumer].push(arn);
   }
   return streams;
+}
+
+/**
+ * ensureTables, returning the stream ARN of each streamed table by its logical name (what the local runtime reads: a
+ * stream consumer's definition names its tables, as the CDK stack reads them).
+ */
+export async function ensureTableStreams(client: DynamoDBClient, names: Record<TableName, string>): Promise<TableStreamArns> {
+  const streams: TableStreamArns = {};
+  for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
+    const arn = await ensureTable(client, names[logical], schema);
+    if (arn !== undefined) streams[logical] = arn;
+  }
+  return streams;
+}
+
+/** Creates or completes one table (see ensureTables); returns its stream ARN, if it has a stream. */
+async function ensureTable(client: DynamoDBClient, tableName: string, schema: TableKeySchema): Promise<string | undefined> {
+  let description: TableDescription | undefined;
+  try {
+    description = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  if (description !== undefined) {
+    await addMissingIndexes(client, tableName, schema, description);
+    if (schema.stream !== undefined && description.StreamSpecification?.StreamEnabled !== true) {
+      description = (
+        await client.send(
+          new UpdateTableCommand({
+            TableName: tableName,
+            StreamSpecification: { StreamEnabled: true, StreamViewType: schema.streamView ?? 'NEW_AND_OLD_IMAGES' },
+          }),
+        )
+      ).TableDescription;
+      await anchorStream(client, tableName, schema);
+    }
+  } else {
+    description = await createTable(client, tableName, schema);
+    if (schema.stream !== undefined) await anchorStream(client, tableName, schema);
+  }
+  if (schema.timeToLiveAttribute !== undefined) await enableTimeToLive(client, tableName, schema.timeToLiveAttribute);
+  return schema.stream === undefined ? undefined : description?.LatestStreamArn;
+}
+
+/** Creates a table with the keys, indexes and stream of `schema`; returns its description. */
+async function createTable(client: DynamoDBClient, tableName: string, schema: TableKeySchema): Promise<TableDescription | undefined> {
+  const indexes = schema.globalSecondaryIndexes ?? [];
+  const attributes = new Set<string>([schema.partitionKey, ...(schema.sortKey === undefined ? [] : [schema.sortKey])]);
+  for (const index of indexes) {
+    attributes.add(index.partitionKey);
+    attributes.add(index.sortKey);
+  }
+  const created = await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [...attributes].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+      KeySchema: [
+        { AttributeName: schema.partitionKey, KeyType: 'HASH' },
+        ...(schema.sortKey === undefined ? [] : [{ AttributeName: schema.sortKey, KeyType: 'RANGE' as const }]),
+      ],
+      ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes.map(indexDefinition) }),
+      ...(schema.stream === undefined
+        ? {}
+        : { StreamSpecification: { StreamEnabled: true, StreamViewType: schema.streamView ?? 'NEW_AND_OLD_IMAGES' } }),
+    }),
+  );
+  return created.TableDescription;
 }
