@@ -1,8 +1,9 @@
 /**
  * One definition per function that no HTTP route runs: what invokes it (its trigger) and what it may touch (its
  * access, as a route's). From it follow, on AWS, the function, its event source, schedule or queue, its IAM grants and
- * its alarms, and locally the runtime's pollers and timers. Plain data: the CDK app, the local runtime and the tests
- * all import it.
+ * its alarms, and locally the stand-in of its trigger's kind (a stream poller, the in-process queue, a timer, the S3
+ * event bridge: functions/local/event-functions.ts). Plain data: the CDK app, the local runtime and the tests all
+ * import it.
  */
 import type { FunctionAccess, TableName } from './route.js';
 

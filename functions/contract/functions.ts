@@ -1,7 +1,8 @@
 /**
  * Every function of the service that no HTTP route runs (functions/contract/function.ts): stream consumers, the
  * archive validation, the sweepers, the rollout worker, the search index setup and reindex, and the Cognito trigger.
- * The CDK stacks build them from FUNCTIONS; the local runtime runs the same handlers from its pollers and timers.
+ * The CDK stacks build them from FUNCTIONS, and the local runtime starts them from it by trigger kind
+ * (functions/local/event-functions.ts): a definition here and its handler are all a new function needs.
  */
 import { STORED_ARCHIVES, UPLOAD_PREFIX, UPLOADED_ARCHIVES } from './archives.js';
 import { defineFunction, type FunctionDefinition } from './function.js';
@@ -252,3 +253,57 @@ export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchReindex,
   preTokenGeneration,
 ];
+
+// Shorthands of the definitions above, for the code that names one of these functions by its handler module or
+// figures (the stacks' tests, the benchmarks): each read from its definition, so that none can disagree with it. The
+// local runtime needs none of them: it starts every function of FUNCTIONS by its trigger (functions/local/).
+
+/** The search indexer, fed by DynamoDB Streams of the searchable tables. */
+export const SEARCH_INDEXER_ENTRY = searchIndexer.entry;
+
+/** The deployments table's stream feeds this consumer: history entries and DeploymentChanged events of every change. */
+export const DEPLOYMENT_CHANGES_ENTRY = deploymentChanges.entry;
+
+/** The devices table's stream feeds this consumer too: devices that start matching a continuous rollout join it. */
+export const CONTINUOUS_ROLLOUTS_ENTRY = continuousRollouts.entry;
+
+/** The audit table's stream feeds this consumer: an AdministrativeChange event for every audit entry. */
+export const ADMINISTRATIVE_CHANGES_ENTRY = administrativeChanges.entry;
+
+/** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
+export const SEARCH_REINDEX_ENTRY = searchReindex.entry;
+
+/** AWS only: the CloudFormation custom resource (CDK Provider `onEvent`) installing the index template and alias. */
+export const SEARCH_INDEX_SETUP_ENTRY = searchIndexSetup.entry;
+
+/** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
+export const ARCHIVE_UPLOADED = { prefix: archiveUploaded.trigger.prefix, entry: archiveUploaded.entry } as const;
+
+/** The upload sweeper: run every `everyMinutes` by a schedule on AWS, by a timer locally (UPLOAD_SWEEP_INTERVAL_MS). */
+export const UPLOAD_SWEEPER = { entry: uploadSweeper.entry, everyMinutes: uploadSweeper.trigger.everyMinutes } as const;
+
+/**
+ * The heartbeat sweeper: marks devices silent beyond DEVICE_HEARTBEAT_SECONDS DISCONNECTED. Run every
+ * `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally (HEARTBEAT_SWEEP_INTERVAL_MS).
+ */
+export const HEARTBEAT_SWEEPER = { entry: heartbeatSweeper.entry, everyMinutes: heartbeatSweeper.trigger.everyMinutes } as const;
+
+/**
+ * The rollout worker: consumes the rollout queue (SQS on AWS, `batchSize` messages per invocation, at most
+ * `maxConcurrency` invocations at once; the local runtime's in-process queue locally), each message one chunk of a
+ * wave's targets to deploy (functions/core/rollouts/model.ts, RolloutWorkMessage); a message failed `maxReceiveCount` times
+ * is given up (the dead-letter queue on AWS).
+ */
+export const ROLLOUT_WORKER = {
+  entry: rolloutWorker.entry,
+  batchSize: rolloutWorker.trigger.batchSize,
+  maxConcurrency: rolloutWorker.trigger.maxConcurrency,
+  maxReceiveCount: rolloutWorker.trigger.maxReceiveCount,
+} as const;
+
+/**
+ * The rollout sweeper: completes waves (all reports in, or timed out), pauses on failures, starts the next wave and
+ * re-sends chunks whose message was lost. Run every `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally
+ * (ROLLOUT_SWEEP_INTERVAL_MS).
+ */
+export const ROLLOUT_SWEEPER = { entry: rolloutSweeper.entry, everyMinutes: rolloutSweeper.trigger.everyMinutes } as const;

@@ -1,16 +1,3 @@
-import {
-  administrativeChanges,
-  archiveUploaded,
-  continuousRollouts,
-  deploymentChanges,
-  heartbeatSweeper,
-  rolloutSweeper,
-  rolloutWorker,
-  searchIndexer,
-  searchIndexSetup,
-  searchReindex,
-  uploadSweeper,
-} from './functions.js';
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
 import { adminAuditList } from './routes/admin-audit.js';
@@ -127,59 +114,6 @@ export const AWS_ROUTES: readonly RouteDefinition[] = [...ROUTES, ...DEVICE_ISSU
 
 /** Ids no device may have (reservedPathSegments of ROUTES): a new route's segments are reserved with it. */
 export const RESERVED_DEVICE_IDS = reservedPathSegments(ROUTES);
-
-// The handler modules and figures of the functions no route runs, for the local runtime's pollers and timers: each
-// read from its definition (functions/contract/functions.ts), so that AWS and the local runtime cannot disagree.
-
-/** The search indexer, fed by DynamoDB Streams of the searchable tables. */
-export const SEARCH_INDEXER_ENTRY = searchIndexer.entry;
-
-/** The deployments table's stream feeds this consumer: history entries and DeploymentChanged events of every change. */
-export const DEPLOYMENT_CHANGES_ENTRY = deploymentChanges.entry;
-
-/** The devices table's stream feeds this consumer too: devices that start matching a continuous rollout join it. */
-export const CONTINUOUS_ROLLOUTS_ENTRY = continuousRollouts.entry;
-
-/** The audit table's stream feeds this consumer: an AdministrativeChange event for every audit entry. */
-export const ADMINISTRATIVE_CHANGES_ENTRY = administrativeChanges.entry;
-
-/** AWS only: the function, invoked by hand, that rebuilds the OpenSearch index from DynamoDB (`npm run reindex` locally). */
-export const SEARCH_REINDEX_ENTRY = searchReindex.entry;
-
-/** AWS only: the CloudFormation custom resource (CDK Provider `onEvent`) installing the index template and alias. */
-export const SEARCH_INDEX_SETUP_ENTRY = searchIndexSetup.entry;
-
-/** S3 ObjectCreated notifications of the archive bucket, by key prefix: presigned uploads are validated here. */
-export const ARCHIVE_UPLOADED = { prefix: archiveUploaded.trigger.prefix, entry: archiveUploaded.entry } as const;
-
-/** The upload sweeper: run every `everyMinutes` by a schedule on AWS, by a timer locally (UPLOAD_SWEEP_INTERVAL_MS). */
-export const UPLOAD_SWEEPER = { entry: uploadSweeper.entry, everyMinutes: uploadSweeper.trigger.everyMinutes } as const;
-
-/**
- * The heartbeat sweeper: marks devices silent beyond DEVICE_HEARTBEAT_SECONDS DISCONNECTED. Run every
- * `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally (HEARTBEAT_SWEEP_INTERVAL_MS).
- */
-export const HEARTBEAT_SWEEPER = { entry: heartbeatSweeper.entry, everyMinutes: heartbeatSweeper.trigger.everyMinutes } as const;
-
-/**
- * The rollout worker: consumes the rollout queue (SQS on AWS, `batchSize` messages per invocation, at most
- * `maxConcurrency` invocations at once; the local runtime's in-process queue locally), each message one chunk of a
- * wave's targets to deploy (functions/core/rollouts/model.ts, RolloutWorkMessage); a message failed `maxReceiveCount` times
- * is given up (the dead-letter queue on AWS).
- */
-export const ROLLOUT_WORKER = {
-  entry: rolloutWorker.entry,
-  batchSize: rolloutWorker.trigger.batchSize,
-  maxConcurrency: rolloutWorker.trigger.maxConcurrency,
-  maxReceiveCount: rolloutWorker.trigger.maxReceiveCount,
-} as const;
-
-/**
- * The rollout sweeper: completes waves (all reports in, or timed out), pauses on failures, starts the next wave and
- * re-sends chunks whose message was lost. Run every `everyMinutes` by EventBridge Scheduler on AWS, by a timer locally
- * (ROLLOUT_SWEEP_INTERVAL_MS).
- */
-export const ROLLOUT_SWEEPER = { entry: rolloutSweeper.entry, everyMinutes: rolloutSweeper.trigger.everyMinutes } as const;
 
 /**
  * Picks the route for a request path the way API Gateway HTTP APIs do: the most specific match wins (static

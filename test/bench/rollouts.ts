@@ -21,7 +21,7 @@ import { cp, mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import { ROLLOUT_WORKER } from '../../functions/contract/routes.js';
+import { ROLLOUT_WORKER } from '../../functions/contract/functions.js';
 import { DEPLOYMENT_WRITE_CONCURRENCY } from '../../functions/core/deployments/deployments.js';
 import { freePort } from '../../functions/local/free-port.js';
 import { localDocumentClient } from '../e2e/fleet.js';

@@ -4,13 +4,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { preTokenGeneration } from '../../functions/contract/functions.js';
 import {
   ADMINISTRATIVE_CHANGES_ENTRY,
   CONTINUOUS_ROLLOUTS_ENTRY,
   DEPLOYMENT_CHANGES_ENTRY,
+  preTokenGeneration,
   SEARCH_INDEXER_ENTRY,
-} from '../../functions/contract/routes.js';
+} from '../../functions/contract/functions.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { type Resource, resourcesOf, type ServiceTemplates, serviceTemplates } from './template-helpers.js';
 

@@ -12,7 +12,7 @@ import {
   HEARTBEAT_SWEEPER,
   SEARCH_INDEXER_ENTRY,
   UPLOAD_SWEEPER,
-} from '../../functions/contract/routes.js';
+} from '../../functions/contract/functions.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import {
   asArray,

@@ -5,19 +5,19 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ENV, type EnvironmentGroup, KNOWN_VARIABLES, readEnvironment } from '../../functions/contract/environment.js';
-import { preTokenGeneration } from '../../functions/contract/functions.js';
-import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import {
   ARCHIVE_UPLOADED,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
+  preTokenGeneration,
   ROLLOUT_SWEEPER,
   ROLLOUT_WORKER,
-  ROUTES,
   SEARCH_INDEX_SETUP_ENTRY,
   SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY,
-} from '../../functions/contract/routes.js';
+} from '../../functions/contract/functions.js';
+import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
+import { ROUTES } from '../../functions/contract/routes.js';
 import { SERVICE_NAME } from '../../functions/platform/logger.js';
 import { DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/observability.js';
 import { LAMBDA_RUNTIME } from '../../lib/service-function.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SETUP_RETRY_BUDGET_MS, templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
-import { SEARCH_INDEX_SETUP_ENTRY } from '../../functions/contract/routes.js';
+import { SEARCH_INDEX_SETUP_ENTRY } from '../../functions/contract/functions.js';
 import { SEARCH_ACTIONS, SEARCH_LOGS_POLICY_NAME } from '../../lib/search-domain.js';
 import {
   asArray,

@@ -7,9 +7,8 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
-import { preTokenGeneration } from '../../functions/contract/functions.js';
+import { ARCHIVE_UPLOADED, preTokenGeneration } from '../../functions/contract/functions.js';
 import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
-import { ARCHIVE_UPLOADED } from '../../functions/contract/routes.js';
 import { PASSWORD_POLICY } from '../../functions/core/access/password-policy.js';
 import { KEY_ADMINISTRATION_ACTIONS } from '../../lib/device-token-key.js';
 import {

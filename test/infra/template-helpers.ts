@@ -8,25 +8,25 @@ import type { IConstruct } from 'constructs';
 import { expect } from 'vitest';
 import type { TableName } from '../../functions/adapters/aws/tables.js';
 import { ENV } from '../../functions/contract/environment.js';
-import { FUNCTIONS, searchIndexSetup } from '../../functions/contract/functions.js';
-import type { FunctionAccess, RouteDefinition, SearchAccess } from '../../functions/contract/route.js';
-import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
-import { authToken } from '../../functions/contract/routes/service.js';
 import {
   ADMINISTRATIVE_CHANGES_ENTRY,
   ARCHIVE_UPLOADED,
-  AWS_ROUTES,
   CONTINUOUS_ROLLOUTS_ENTRY,
   DEPLOYMENT_CHANGES_ENTRY,
+  FUNCTIONS,
   HEARTBEAT_SWEEPER,
   ROLLOUT_SWEEPER,
   ROLLOUT_WORKER,
-  ROUTES,
   SEARCH_INDEX_SETUP_ENTRY,
   SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY,
+  searchIndexSetup,
   UPLOAD_SWEEPER,
-} from '../../functions/contract/routes.js';
+} from '../../functions/contract/functions.js';
+import type { FunctionAccess, RouteDefinition, SearchAccess } from '../../functions/contract/route.js';
+import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
+import { authToken } from '../../functions/contract/routes/service.js';
+import { AWS_ROUTES, ROUTES } from '../../functions/contract/routes.js';
 import { DEVICE_SCOPE } from '../../functions/core/shared/principal.js';
 import { REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
