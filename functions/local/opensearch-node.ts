@@ -235,6 +235,101 @@ async function waitUntilYellow(url: string): Promise<void> {
   }
 }
 
+/** The folders a node runs in: `root` (data and home), and the temporary one to remove at stop, if any. */
+interface NodeFolders {
+  root: string;
+  home: string;
+  temporary?: string;
+}
+
+/** Creates the node's folders: in `dataDirectory`, or in a new temporary folder (TEMPORARY_PREFIX). */
+async function nodeFolders(dataDirectory: string | undefined): Promise<NodeFolders> {
+  const temporary = dataDirectory === undefined ? await mkdtemp(join(tmpdir(), `${TEMPORARY_PREFIX}${process.pid}-`)) : undefined;
+  const root = dataDirectory ?? (temporary as string);
+  const home = join(root, 'home');
+  await mkdir(join(home, 'tmp'), { recursive: true });
+  await mkdir(join(root, 'data'), { recursive: true });
+  return { root, home, ...(temporary === undefined ? {} : { temporary }) };
+}
+
+/**
+ * Launches the launcher's JVM with `heapMiB` of heap on `port` (0: any), in its own process group (so that Ctrl+C
+ * in a terminal reaches only this process, whose stop() closes the node).
+ */
+function launchJvm(java: string, prepared: PreparedOpenSearch, folders: NodeFolders, heapMiB: number, port: number): ChildProcess {
+  return spawn(
+    java,
+    [
+      `-Xms${heapMiB}m`,
+      `-Xmx${heapMiB}m`,
+      '-XX:+UseG1GC',
+      '-Djava.awt.headless=true',
+      '-Dfile.encoding=UTF-8',
+      `-Djava.io.tmpdir=${join(folders.home, 'tmp')}`,
+      `-Dlog4j2.configurationFile=${prepared.log4jConfiguration}`,
+      '-Dlog4j2.disable.jmx=true',
+      '-cp',
+      prepared.classpath,
+      'EmbeddedOpenSearch',
+      folders.home,
+      join(folders.root, 'data'),
+      String(port),
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'], detached: true },
+  );
+}
+
+/**
+ * Keeps the JVM's last 4,000 characters of standard error (for a failed start's message) and, once `started()` is
+ * called, logs each of its lines.
+ */
+function watchStandardError(jvm: ChildProcess, log: (message: string) => void): { output(): string; started(): void } {
+  let output = '';
+  let started = false;
+  const stderr = createInterface({ input: jvm.stderr as NodeJS.ReadableStream });
+  stderr.on('line', (line) => {
+    output = `${output}${line}\n`.slice(-4_000);
+    if (started) log(`OpenSearch: ${line}`);
+  });
+  return {
+    output: () => output,
+    started: () => {
+      started = true;
+    },
+  };
+}
+
+/** A node whose JVM is up: its stop closes it (standard input's end), SIGKILL after STOP_TIMEOUT_MS. */
+function runningNode(
+  jvm: ChildProcess,
+  details: { url: string; version: string; heapMiB: number },
+  exited: OpenSearchNode['exited'],
+  release: () => Promise<void>,
+  log: (message: string) => void,
+): OpenSearchNode {
+  let stopping = false;
+  let stopped: Promise<void> | undefined;
+  void exited.then((status) => {
+    if (!stopping) log(`The OpenSearch node on ${details.url} exited unexpectedly (${status.signal ?? `code ${status.code}`}).`);
+  });
+  return {
+    ...details,
+    pid: jvm.pid as number,
+    exited,
+    stop() {
+      stopped ??= (async () => {
+        stopping = true;
+        jvm.stdin?.end();
+        const timer = setTimeout(() => jvm.kill('SIGKILL'), STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+        await release();
+      })();
+      return stopped;
+    },
+  };
+}
+
 /**
  * Starts one OpenSearch node (the pinned 2.19 version, with the HTTP transport and the common analysis plugin) in a
  * JVM of `heapMiB` MiB, bound to 127.0.0.1 only, and waits until it answers with a yellow cluster. The JVM stops with
@@ -250,39 +345,10 @@ export async function startOpenSearchNode(options: OpenSearchNodeOptions = {}): 
   const prepared = await prepareOpenSearch(log);
   const java = javaTool('java', 'The OpenSearch node');
   pruneAbandonedFolders();
-  const temporary = options.dataDirectory === undefined ? await mkdtemp(join(tmpdir(), `${TEMPORARY_PREFIX}${process.pid}-`)) : undefined;
-  const root = options.dataDirectory ?? (temporary as string);
-  const home = join(root, 'home');
-  await mkdir(join(home, 'tmp'), { recursive: true });
-  await mkdir(join(root, 'data'), { recursive: true });
-
-  const jvm = spawn(
-    java,
-    [
-      `-Xms${heapMiB}m`,
-      `-Xmx${heapMiB}m`,
-      '-XX:+UseG1GC',
-      '-Djava.awt.headless=true',
-      '-Dfile.encoding=UTF-8',
-      `-Djava.io.tmpdir=${join(home, 'tmp')}`,
-      `-Dlog4j2.configurationFile=${prepared.log4jConfiguration}`,
-      '-Dlog4j2.disable.jmx=true',
-      '-cp',
-      prepared.classpath,
-      'EmbeddedOpenSearch',
-      home,
-      join(root, 'data'),
-      String(options.port ?? 0),
-    ],
-    { stdio: ['pipe', 'pipe', 'pipe'], detached: true },
-  );
-  let output = '';
-  let started = false;
-  const stderr = createInterface({ input: jvm.stderr });
-  stderr.on('line', (line) => {
-    output = `${output}${line}\n`.slice(-4_000);
-    if (started) log(`OpenSearch: ${line}`);
-  });
+  const folders = await nodeFolders(options.dataDirectory);
+  const { temporary } = folders;
+  const jvm = launchJvm(java, prepared, folders, heapMiB, options.port ?? 0);
+  const stderr = watchStandardError(jvm, log);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     jvm.once('exit', (code, signal) => done({ code, signal })),
   );
@@ -292,45 +358,21 @@ export async function startOpenSearchNode(options: OpenSearchNodeOptions = {}): 
     if (temporary !== undefined) rmSync(temporary, { recursive: true, force: true });
   };
   process.once('exit', killOnExit);
-  const removeTemporary = async () => {
+  const release = async () => {
+    process.off('exit', killOnExit);
     if (temporary !== undefined) await rm(temporary, { recursive: true, force: true });
   };
 
   let url: string;
   try {
-    const address = await boundAddress(jvm, () => output);
-    url = `http://${address}`;
+    url = `http://${await boundAddress(jvm, stderr.output)}`;
     await waitUntilYellow(url);
   } catch (error) {
     jvm.kill('SIGKILL');
     await exited;
-    process.off('exit', killOnExit);
-    await removeTemporary();
+    await release();
     throw error;
   }
-  started = true;
-  let stopping = false;
-  let stopped: Promise<void> | undefined;
-  void exited.then((status) => {
-    if (!stopping) log(`The OpenSearch node on ${url} exited unexpectedly (${status.signal ?? `code ${status.code}`}).`);
-  });
-  return {
-    url,
-    version: prepared.version,
-    heapMiB,
-    pid: jvm.pid as number,
-    exited,
-    stop() {
-      stopped ??= (async () => {
-        stopping = true;
-        jvm.stdin?.end();
-        const timer = setTimeout(() => jvm.kill('SIGKILL'), STOP_TIMEOUT_MS);
-        await exited;
-        clearTimeout(timer);
-        process.off('exit', killOnExit);
-        await removeTemporary();
-      })();
-      return stopped;
-    },
-  };
+  stderr.started();
+  return runningNode(jvm, { url, version: prepared.version, heapMiB }, exited, release, log);
 }
