@@ -32,7 +32,7 @@ const MAX_SOURCE_LENGTH = 64;
  * The source of an attempt as the limiter counts it: an IPv4 address as given (an IPv4-mapped IPv6 address as its
  * IPv4), an IPv6 address as its /64 prefix (`2001:db8:1:2::/64`: one host is given a whole /64 and can pick any
  * address in it, so counting per address would count nothing), `unknown` when there is none.
- * @param address the peer's address: `requestContext.http.sourceIp` of API Gateway or of the local gateway.
+ * @param address the address the request came from, as the service's edge saw it (undefined when unknown).
  */
 export function clientSourceOf(address: string | undefined): string {
   const trimmed = (address ?? '').trim().slice(0, MAX_SOURCE_LENGTH);

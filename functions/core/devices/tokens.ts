@@ -90,7 +90,7 @@ export interface ClientCredentialsRequest {
   clientSecret?: string;
   /** How the client sent its credentials. @default 'client_secret_post' */
   method?: ClientAuthenticationMethod;
-  /** The peer's address (`requestContext.http.sourceIp`): failed attempts are counted per client id and source. */
+  /** The address the request came from (clientSourceOf): failed attempts are counted per client id and source. */
   source?: string;
 }
 
