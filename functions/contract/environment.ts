@@ -407,7 +407,7 @@ const DeviceEnvironment = once(() =>
 );
 
 /**
- * Rollouts: where their work goes (functions/core/rollouts/rollouts.ts). On AWS an SQS queue URL; in the local runtime
+ * Rollouts: where their work goes (functions/core/rollouts/dispatch.ts sends it, worker.ts does it). On AWS an SQS queue URL; in the local runtime
  * `local:rollouts`, the in-process queue feeding the same worker handler.
  */
 const RolloutEnvironment = once(() =>
