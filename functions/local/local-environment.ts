@@ -5,19 +5,15 @@
 import { join } from 'node:path';
 import { ENV, type EnvironmentGroup, type EnvName } from '../contract/environment.js';
 import type { ApiName } from '../contract/route.js';
+import { TABLE_ENV, TABLE_NAMES, type TableName } from '../contract/tables.js';
 
-/** Local table and bucket names (CloudFormation generates unique ones in AWS). */
-export const LOCAL_TABLES = {
-  companies: 'companies',
-  devices: 'devices',
-  scenarios: 'scenarios',
-  deployments: 'deployments',
-  presence: 'presence',
-  rollouts: 'rollouts',
-  idempotency: 'idempotency',
-  clientFailures: 'client-failures',
-  audit: 'audit',
-} as const;
+/**
+ * Local table names, by logical name: each table of TABLE_DEFINITIONS under its name in kebab case, e.g.
+ * `client-failures` (CloudFormation generates unique ones on AWS).
+ */
+export const LOCAL_TABLES: { readonly [Name in TableName]: string } = Object.fromEntries(
+  TABLE_NAMES.map((name) => [name, name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)]),
+) as { readonly [Name in TableName]: string };
 /** ROLLOUT_QUEUE_URL of the local runtime: its in-process rollout queue. */
 export const LOCAL_ROLLOUT_QUEUE = 'local:rollouts';
 /** ARCHIVE_BUCKET of the local runtime: s3rver's one bucket. */
@@ -51,15 +47,7 @@ export interface LocalEnvironmentOptions {
 export function localEnvironment(options: LocalEnvironmentOptions): Partial<Record<EnvName, string>> {
   const { addresses, dataDirectory, inherited } = options;
   return {
-    [ENV.companiesTable]: LOCAL_TABLES.companies,
-    [ENV.devicesTable]: LOCAL_TABLES.devices,
-    [ENV.scenariosTable]: LOCAL_TABLES.scenarios,
-    [ENV.deploymentsTable]: LOCAL_TABLES.deployments,
-    [ENV.presenceTable]: LOCAL_TABLES.presence,
-    [ENV.rolloutsTable]: LOCAL_TABLES.rollouts,
-    [ENV.idempotencyTable]: LOCAL_TABLES.idempotency,
-    [ENV.clientFailuresTable]: LOCAL_TABLES.clientFailures,
-    [ENV.auditTable]: LOCAL_TABLES.audit,
+    ...Object.fromEntries(TABLE_NAMES.map((name) => [TABLE_ENV[name], LOCAL_TABLES[name]])),
     // The in-process queue the local runtime feeds the rollout worker from (SQS on AWS).
     [ENV.rolloutQueueUrl]: LOCAL_ROLLOUT_QUEUE,
     // Locally a lost message is one of a crashed runtime: send its chunk again soon after a restart.
