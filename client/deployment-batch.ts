@@ -161,12 +161,13 @@ export const CONSOLE_RETRY: Readonly<RetryOptions> = { retries: 3, backoff: 1_00
 export const RETRIED_STATUSES: readonly number[] = [409, 429, 503];
 
 /**
- * How long to wait before retry `retry` (0-based), ms: `Retry-After` seconds when given (at most maxWait), else the
- * backoff doubled at each retry (at most maxBackoff).
+ * How long to wait before retry `retry` (0-based), ms: `Retry-After` seconds when given as a positive number (at most
+ * maxWait), else the backoff doubled at each retry (at most maxBackoff). A `Retry-After` of 0 or an empty one gets
+ * the backoff, so that a busy service is never retried in a tight loop.
  */
 export function retryDelay(retryAfter: string | null, retry: number, backoff = 1_000, maxWait = 30_000, maxBackoff = maxWait): number {
-  const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, maxWait);
+  const seconds = retryAfter === null || retryAfter.trim() === '' ? Number.NaN : Number(retryAfter);
+  if (Number.isFinite(seconds) && seconds > 0) return Math.min(seconds * 1000, maxWait);
   return Math.min(backoff * 2 ** retry, maxBackoff);
 }
 

@@ -184,8 +184,22 @@ function fileNameOf(id: string): string {
   return id.replace(/(?<=[a-z0-9])([A-Z])/g, '-$1').toLowerCase();
 }
 
+/** Records one local stream read may deliver at the least: see localStreamBatchSize. */
+export const LOCAL_STREAM_BATCH_RECORDS = 500;
+
 /**
- * A poller over the streams of the definition's tables (tableStreamArnsOf), batches of its `batchSize`, checkpointed in `streams/<id>.json` unless the runtime positions it. A batch
+ * Records per local read and handler call of a stream consumer: its definition's `batchSize`, and at least
+ * LOCAL_STREAM_BATCH_RECORDS. Locally one poller reads each shard once per 100 ms while records flow (Lambda polls a
+ * shard several times a second and invokes concurrently), so a read of 100 would drain a seeded fleet's backlog at a
+ * fifth of the rate the local runtime always had; every stream consumer is idempotent over its batch's size.
+ */
+export function localStreamBatchSize(definition: FunctionDefinition<TableStreamTrigger>): number {
+  return Math.max(definition.trigger.batchSize, LOCAL_STREAM_BATCH_RECORDS);
+}
+
+/**
+ * A poller over the streams of the definition's tables (tableStreamArnsOf), in batches of localStreamBatchSize,
+ * checkpointed in `streams/<id>.json` unless the runtime positions it. A batch
  * the handler fails is delivered again from its first failed record until it succeeds, whatever `retryAttempts`
  * says: locally there is no dead-letter queue to describe a given-up batch in, and every stream consumer is
  * idempotent. No batching window: locally a change is delivered as soon as it is read.
@@ -200,7 +214,7 @@ async function startStreamConsumer(
   const { log } = context;
   const file = join(context.dataDirectory, 'streams', `${fileNameOf(definition.id)}.json`);
   const poller = new DynamoDbStreamPoller(context.streams, arns, (event) => handler(event, {}), {
-    batchSize: definition.trigger.batchSize,
+    batchSize: localStreamBatchSize(definition),
     onError: (error) => log(`${definition.label}: ${(error as Error).message}`),
     ...(context.positionedByRuntime.has(definition.id)
       ? {}

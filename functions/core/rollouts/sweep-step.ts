@@ -49,6 +49,14 @@ export function sweepStep(rollout: StoredRollout, tallies: ReadonlyMap<number, R
   }
 }
 
+/**
+ * Whether sweepStep reads `rollout`'s tallies: only for a RUNNING rollout whose current wave is RUNNING (the other
+ * steps depend on the rollout alone), so that the sweeper reads them only then.
+ */
+export function sweepNeedsTallies(rollout: StoredRollout): boolean {
+  return rollout.state === 'RUNNING' && rollout.waves[rollout.currentWave]?.state === 'RUNNING';
+}
+
 /** A SCHEDULED rollout: it starts, with its first wave, once its `startAt` has come. */
 function scheduledStep(rollout: StoredRollout, now: Date): SweepStep {
   // The index holds it at its startAt, so it is due; the check keeps a rollout from starting early all the same.

@@ -7,7 +7,7 @@
 import pLimit from 'p-limit';
 import { resendUnfinished } from './dispatch.js';
 import type { RolloutRepository, WorkQueue } from './ports.js';
-import { sweepStep } from './sweep-step.js';
+import { sweepNeedsTallies, sweepStep } from './sweep-step.js';
 
 /** What sweepRollouts needs. */
 export interface RolloutSweepDependencies {
@@ -99,7 +99,8 @@ export async function sweepRollouts(deps: RolloutSweepDependencies): Promise<Rol
 async function sweepRollout(deps: RolloutSweepDependencies, company: string, rolloutId: string, now: Date): Promise<RolloutSweepOutcome> {
   const rollout = await deps.rollouts.get(company, rolloutId);
   if (rollout === undefined) return 'skipped';
-  const step = sweepStep(rollout, await deps.rollouts.tallies(company, rolloutId), now);
+  const tallies = sweepNeedsTallies(rollout) ? await deps.rollouts.tallies(company, rolloutId) : new Map();
+  const step = sweepStep(rollout, tallies, now);
   switch (step.outcome) {
     case 'skipped':
     case 'waiting':

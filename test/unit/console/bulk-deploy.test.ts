@@ -277,6 +277,9 @@ describe('retrying', () => {
     expect([0, 1, 2].map((retry) => retryDelay(null, retry, 1_000))).toEqual([1_000, 2_000, 4_000]);
     expect(retryDelay('3600', 0, 1_000, 30_000)).toBe(30_000);
     expect(retryDelay('not a number', 1, 500)).toBe(1_000);
+    // A Retry-After of 0, or an empty one, would retry at once: the backoff spaces the retries instead.
+    expect(retryDelay('0', 2, 500)).toBe(2_000);
+    expect(retryDelay('', 0, 500)).toBe(500);
   });
 });
 

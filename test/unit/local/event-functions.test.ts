@@ -22,7 +22,12 @@ import { localQueue } from '../../../functions/adapters/embedded/local-work-queu
 import { readEnvironment } from '../../../functions/contract/environment.js';
 import { defineFunction, type FunctionDefinition, type ScheduleTrigger } from '../../../functions/contract/function.js';
 import { FUNCTIONS, heartbeatSweeper, rolloutSweeper, searchIndexer, uploadSweeper } from '../../../functions/contract/functions.js';
-import { type EventFunctionsContext, localScheduleIntervalMs, startEventFunctions } from '../../../functions/local/event-functions.js';
+import {
+  type EventFunctionsContext,
+  localScheduleIntervalMs,
+  localStreamBatchSize,
+  startEventFunctions,
+} from '../../../functions/local/event-functions.js';
 import { LOCAL_ROLLOUT_QUEUE } from '../../../functions/local/local-environment.js';
 import type { StopSteps } from '../../../functions/local/runtime-layout.js';
 
@@ -121,7 +126,7 @@ describe('the functions no route runs, locally', () => {
     expect([...calls.keys()].sort()).toEqual(expected.map((definition) => definition.entry).sort());
   });
 
-  it('feeds each stream consumer the streams of its tables, in batches of its size, checkpointed unless the runtime positions it', async () => {
+  it('feeds each stream consumer the streams of its tables, in batches of its size (at least the local read size), checkpointed unless the runtime positions it', async () => {
     const functions = await startEventFunctions(context());
     const consumers = ofKind('tableStream');
     expect([...functions.pollers.keys()].sort()).toEqual(consumers.map((definition) => definition.id).sort());
@@ -136,7 +141,7 @@ describe('the functions no route runs, locally', () => {
       expect(new Set(arns), definition.id).toEqual(new Set(definition.trigger.tables.map((table) => STREAM_ARNS[table])));
     }
     const expectedReads = consumers.flatMap((definition) =>
-      definition.trigger.tables.map((table) => `${STREAM_ARNS[table]}|${definition.trigger.batchSize}`),
+      definition.trigger.tables.map((table) => `${STREAM_ARNS[table]}|${localStreamBatchSize(definition)}`),
     );
     expect(reads).toEqual(new Set(expectedReads));
     // The checkpoint files of earlier versions' data folders, one per consumer; none for the search indexer. Stopped
@@ -187,14 +192,15 @@ describe('the functions no route runs, locally', () => {
       id: 'NightlyReport',
       label: 'Nightly report',
       entry: 'functions/handlers/nightly-report.ts',
-      trigger: { kind: 'tableStream', tables: ['audit'], batchSize: 7, retryAttempts: -1 },
+      trigger: { kind: 'tableStream', tables: ['audit'], batchSize: 700, retryAttempts: -1 },
       access: { storage: false },
     });
     const functions = await startEventFunctions(context(), [added]);
     expect(functions.started).toEqual(['NightlyReport']);
     await functions.startStreams();
     await until(() => (calls.get(added.entry) ?? []).length > 0);
-    expect(reads).toEqual(new Set([`${STREAM_ARNS.audit}|7`]));
+    // Its own batch size, being above the local read's floor.
+    expect(reads).toEqual(new Set([`${STREAM_ARNS.audit}|700`]));
     await functions.pollers.get('NightlyReport')?.stop();
     await expect(access(join(dataDirectory, 'streams', 'nightly-report.json'))).resolves.toBeUndefined();
   });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutWaveTally, StoredRollout, StoredRolloutWave } from '../../../functions/core/rollouts/model.js';
 import { sweepIndexAt } from '../../../functions/core/rollouts/state.js';
-import { type SweepStep, sweepStep } from '../../../functions/core/rollouts/sweep-step.js';
+import { type SweepStep, sweepNeedsTallies, sweepStep } from '../../../functions/core/rollouts/sweep-step.js';
 
 const STARTED = '2034-03-01T08:00:00.000Z';
 const LATER = new Date('2034-03-01T08:10:00.000Z');
@@ -223,5 +223,24 @@ describe('sweepStep on a continuous rollout', () => {
     const again = written(sweepStep(first, new Map(), LATER));
     expect(again.events).toEqual(first.events);
     expect(sweepIndexAt(again)).toBeUndefined();
+  });
+});
+
+describe('sweepNeedsTallies', () => {
+  it('asks for the tallies only when the current wave is RUNNING, so a scheduled start or a pending wave costs no tally read', () => {
+    expect(sweepNeedsTallies(running())).toBe(true);
+    expect(sweepNeedsTallies(running({ state: 'SCHEDULED', waves: [{ size: 1_200, state: 'PENDING', chunks: [0, 2] }] }))).toBe(false);
+    expect(
+      sweepNeedsTallies(
+        running({
+          currentWave: 1,
+          waves: [
+            { size: 1_000, state: 'COMPLETED', chunks: [0, 1] },
+            { size: 200, state: 'PENDING', chunks: [2, 2] },
+          ],
+        }),
+      ),
+    ).toBe(false);
+    expect(sweepNeedsTallies(running({ state: 'PAUSED' }))).toBe(false);
   });
 });
