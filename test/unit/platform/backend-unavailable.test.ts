@@ -20,6 +20,7 @@ import { freePort } from '../../../functions/local/free-port.js';
 import { services } from '../../../functions/platform/composition/services.js';
 import { jsonResponse, routeHandler } from '../../../functions/platform/http.js';
 import { logger } from '../../../functions/platform/logger.js';
+import { httpApiEvent } from '../../support/http-event.js';
 import { lambdaContext } from '../../support/lambda-context.js';
 import { TEST_ROUTE } from '../../support/route-input.js';
 import { withJwtAuthorizer } from '../access/jwt-authorizer.js';
@@ -70,43 +71,19 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-function event(
-  method: 'GET' | 'POST',
-  routeKey: string,
-  rawPath: string,
-  extra: { body?: string; headers?: Record<string, string> } = {},
-): APIGatewayProxyEventV2 {
-  const now = new Date();
+function event(routeKey: string, rawPath: string, extra: { body?: string; headers?: Record<string, string> } = {}): APIGatewayProxyEventV2 {
   // As the gateway hands it over once alice's token is verified.
   return withJwtAuthorizer(
-    {
-      version: '2.0',
-      routeKey,
-      rawPath,
-      rawQueryString: '',
+    httpApiEvent(routeKey, rawPath, {
       headers: { authorization: 'Bearer verified.by.gateway', ...(extra.headers ?? {}) },
       pathParameters: { companyId: 'acme' },
-      requestContext: {
-        accountId: 'test',
-        apiId: 'main',
-        domainName: 'localhost',
-        domainPrefix: 'localhost',
-        http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-        requestId: 'request-1',
-        routeKey,
-        stage: '$default',
-        time: now.toUTCString(),
-        timeEpoch: now.getTime(),
-      },
-      isBase64Encoded: false,
       ...(extra.body === undefined ? {} : { body: extra.body }),
-    },
+    }),
     { sub: 'alice', companies: ['acme'], scope: 'deployments:read deployments:write' },
   );
 }
 
-const listEvent = () =>
-  event('GET', 'GET /companies/{companyId}/resources/DEVICE/deployments', '/companies/acme/resources/DEVICE/deployments');
+const listEvent = () => event('GET /companies/{companyId}/resources/DEVICE/deployments', '/companies/acme/resources/DEVICE/deployments');
 
 /** Asserts a 503 problem with `Retry-After: retryAfter` and a detail that says to retry. */
 function expectUnavailable(result: APIGatewayProxyStructuredResultV2, retryAfter: string): void {
@@ -133,7 +110,7 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
   it('POST deployments with an Idempotency-Key while the idempotency table is unreachable: 503', async () => {
     const body = JSON.stringify({ requests: [] });
     const result = await executeDeployments(
-      event('POST', 'POST /companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', {
+      event('POST /companies/{companyId}/resources/deployments', '/companies/acme/resources/deployments', {
         body,
         headers: { 'content-type': 'application/json', 'idempotency-key': 'key-1' },
       }),
@@ -202,7 +179,7 @@ describe('a backend that cannot serve the request answers 503 with Retry-After',
 
   /** POST /token with the client credentials grant, a wrong secret. */
   const wrongSecret = () => {
-    const request = event('POST', 'POST /token', '/token', {
+    const request = event('POST /token', '/token', {
       body: 'grant_type=client_credentials&client_id=acme~kiosk-1&client_secret=wrong',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });

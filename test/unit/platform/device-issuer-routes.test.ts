@@ -2,11 +2,12 @@
  * The device issuer's function (functions/handlers/device-issuer.ts), which only AWS runs, so no e2e test reaches it:
  * each of its two route keys gets its own document, with the KMS key set stood in for.
  */
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { deviceIssuerDiscovery, deviceIssuerJwks } from '../../../functions/contract/routes/device-issuer.js';
 import { handler } from '../../../functions/handlers/device-issuer.js';
 import { routeKeyOf } from '../../../functions/platform/router.js';
+import { httpApiEvent } from '../../support/http-event.js';
 import { lambdaContext } from '../../support/lambda-context.js';
 
 vi.hoisted(() => {
@@ -26,27 +27,7 @@ vi.mock('../../../functions/platform/composition/identity.js', () => ({
 
 /** A GET of `path` as API Gateway hands it to the function, with `routeKey`. */
 function get(routeKey: string, path: string): Promise<APIGatewayProxyStructuredResultV2> {
-  const now = new Date();
-  const event: APIGatewayProxyEventV2 = {
-    version: '2.0',
-    routeKey,
-    rawPath: path,
-    rawQueryString: '',
-    headers: {},
-    requestContext: {
-      accountId: 'test',
-      apiId: 'auth',
-      domainName: 'auth.example.com',
-      domainPrefix: 'auth',
-      http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-      requestId: 'request-1',
-      routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    isBase64Encoded: false,
-  };
+  const event = httpApiEvent(routeKey, path, { apiId: 'auth', domainName: 'auth.example.com' });
   return handler(event, lambdaContext());
 }
 

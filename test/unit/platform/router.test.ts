@@ -9,6 +9,7 @@ import type { RouteDefinition } from '../../../functions/contract/route.js';
 import { jsonResponse, routeHandler } from '../../../functions/platform/http.js';
 import { logger } from '../../../functions/platform/logger.js';
 import { routeDispatcher, routeKeyOf } from '../../../functions/platform/router.js';
+import { httpApiEvent } from '../../support/http-event.js';
 import { lambdaContext } from '../../support/lambda-context.js';
 import { withJwtAuthorizer } from '../access/jwt-authorizer.js';
 
@@ -41,31 +42,8 @@ const getThing = {
 const deleteThing = { ...getThing, id: 'ThingDelete', method: 'DELETE', scope: null } as const satisfies RouteDefinition;
 
 /** A payload v2 event of `routeKey` for `rawPath`, with these path parameters. */
-function event(routeKey: string, rawPath: string, pathParameters?: Record<string, string>): APIGatewayProxyEventV2 {
-  const now = new Date();
-  const method = routeKey.split(' ')[0] ?? 'GET';
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath,
-    rawQueryString: '',
-    headers: {},
-    ...(pathParameters === undefined ? {} : { pathParameters }),
-    requestContext: {
-      accountId: 'test',
-      apiId: 'main',
-      domainName: 'localhost',
-      domainPrefix: 'localhost',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-      requestId: 'request-1',
-      routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    isBase64Encoded: false,
-  };
-}
+const event = (routeKey: string, rawPath: string, pathParameters?: Record<string, string>): APIGatewayProxyEventV2 =>
+  httpApiEvent(routeKey, rawPath, pathParameters === undefined ? {} : { pathParameters });
 
 const things = routeDispatcher([
   [listThings, routeHandler(listThings, async () => jsonResponse(200, { served: 'list' }))],
