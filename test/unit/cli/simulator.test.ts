@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ENDPOINTS, SimulatedFleet } from '../../../simulator/fleet.js';
+import { ENDPOINTS, type FleetOptions, SimulatedFleet } from '../../../simulator/fleet.js';
 
 const SCENARIO_BYTES = Buffer.from('a scenario archive');
 
@@ -79,19 +79,23 @@ afterAll(async () => {
   await new Promise<void>((done) => server.close(() => done()));
 });
 
+/** One never-silent kiosk of acme on the stand-in, pulling every 20 ms, with `options` on top. */
+const oneKiosk = (options: Partial<FleetOptions>) =>
+  new SimulatedFleet({
+    baseUrl: base,
+    authUrl: base,
+    username: 'alice',
+    password: 'alice-demo-password',
+    company: 'acme',
+    devices: 1,
+    pullIntervalMs: 20,
+    silenceRate: 0,
+    ...options,
+  });
+
 describe('SimulatedFleet', () => {
   it('records 204 health reports and 304 pulls under their endpoints, with no errors', async () => {
-    const fleet = new SimulatedFleet({
-      baseUrl: base,
-      authUrl: base,
-      username: 'alice',
-      password: 'alice-demo-password',
-      company: 'acme',
-      devices: 1,
-      healthIntervalMs: 20,
-      pullIntervalMs: 20,
-      silenceRate: 0,
-    });
+    const fleet = oneKiosk({ healthIntervalMs: 20 });
     await fleet.start();
     // Until the device has reported its health a few times and pulled again after its first pull.
     await vi.waitFor(
@@ -118,18 +122,7 @@ describe('SimulatedFleet', () => {
       },
     ];
     refuseInstalled = 1;
-    const fleet = new SimulatedFleet({
-      baseUrl: base,
-      authUrl: base,
-      username: 'alice',
-      password: 'alice-demo-password',
-      company: 'acme',
-      devices: 1,
-      healthIntervalMs: 1_000,
-      pullIntervalMs: 20,
-      silenceRate: 0,
-      failureRate: 0,
-    });
+    const fleet = oneKiosk({ healthIntervalMs: 1_000, failureRate: 0 });
     await fleet.start();
     await vi.waitFor(() => expect(reports).toContain('INSTALLED'), { timeout: 10_000, interval: 20 });
     await fleet.stop();
