@@ -231,6 +231,14 @@ export interface RouteDefinition {
   responses?: Readonly<Record<number, RouteResponse>>;
 }
 
+/**
+ * The route key of a route, as API Gateway's HTTP API names it (payload v2 `routeKey`, stage route settings):
+ * `${method} ${path}`, e.g. `GET /admin/users/{username}`. The local gateway sets it and the router reads it.
+ */
+export function routeKeyOf(route: Pick<RouteDefinition, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}
+
 /** Declares a route, keeping its literal types (so a handler's input is typed from its schemas). */
 export function defineRoute<const T extends RouteDefinition>(definition: T): T {
   return definition;

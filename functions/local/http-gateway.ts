@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../contract/cors.js';
 import { problemTypeOf } from '../contract/problem-kinds.js';
+import { routeKeyOf } from '../contract/route.js';
 import { type ApiName, matchRoute, type RouteDefinition } from '../contract/routes.js';
 import { DomainError, ServiceUnavailableError } from '../core/shared/errors.js';
 import { authorize, type Scope } from '../core/shared/principal.js';
@@ -52,7 +53,7 @@ export function toApiGatewayEvent(
   const now = new Date();
   return {
     version: '2.0',
-    routeKey: `${route.method} ${route.path}`,
+    routeKey: routeKeyOf(route),
     rawPath: url.pathname,
     rawQueryString: url.search.replace(/^\?/, ''),
     ...(cookies === undefined || cookies.length === 0 ? {} : { cookies }),
@@ -72,7 +73,7 @@ export function toApiGatewayEvent(
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
-      routeKey: `${route.method} ${route.path}`,
+      routeKey: routeKeyOf(route),
       stage: '$default',
       time: now.toUTCString(),
       timeEpoch: now.getTime(),

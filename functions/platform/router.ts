@@ -11,7 +11,7 @@
  * 2.35.0, behind the installed Powertools 2.36.0 whose packages move together.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { RouteDefinition } from '../contract/route.js';
+import { type RouteDefinition, routeKeyOf } from '../contract/route.js';
 import { httpStack } from './http.js';
 
 /** A Lambda handler of the HTTP API's payload v2: what routeHandler builds for one route. */
@@ -22,11 +22,6 @@ export type RouteEntry = readonly [route: RouteDefinition, handler: HttpHandler]
 
 /** The handler of a function serving several routes, and those routes (in the order given). */
 export type RouteDispatcher = HttpHandler & { readonly routes: readonly RouteDefinition[] };
-
-/** The route key of a route, as API Gateway's payload v2 `routeKey`: `${method} ${path}`, e.g. `GET /admin/users/{username}`. */
-export function routeKeyOf(route: Pick<RouteDefinition, 'method' | 'path'>): string {
-  return `${route.method} ${route.path}`;
-}
 
 /** An event whose route key names no route of the function: a wiring mistake (a route added to an entry without its handler). */
 export class UnknownRouteKeyError extends Error {

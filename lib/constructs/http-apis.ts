@@ -39,7 +39,7 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
 import { API_ADDRESS_ENV, ENV } from '../../functions/contract/environment.js';
-import type { ApiName, FunctionAccess, RouteDefinition } from '../../functions/contract/route.js';
+import { type ApiName, type FunctionAccess, type RouteDefinition, routeKeyOf } from '../../functions/contract/route.js';
 import { DEVICE_ISSUER_PATH } from '../../functions/contract/routes/device-issuer.js';
 import { countTokenFailures } from '../monitoring.js';
 import { acknowledge } from '../nag.js';
@@ -310,12 +310,11 @@ export class HttpApis {
    * authorizer fetches.
    */
   private throttleRoutes(stage: HttpStage, api: ApiName): void {
-    const key = (route: RouteDefinition) => `${route.method} ${route.path}`;
     const routes = this.routesOn(api);
-    const throttled: [string, ThrottleSettings][] = routes.filter(isDeviceRoute).map((route) => [key(route), DEVICE_ROUTE_THROTTLE]);
+    const throttled: [string, ThrottleSettings][] = routes.filter(isDeviceRoute).map((route) => [routeKeyOf(route), DEVICE_ROUTE_THROTTLE]);
     for (const route of routes) {
       if (route.onAws?.kind === 'function' && route.onAws.ownThrottle === true)
-        throttled.push([key(route), this.props.settings.authThrottle]);
+        throttled.push([routeKeyOf(route), this.props.settings.authThrottle]);
     }
     if (throttled.length === 0) return;
     const routeSettings = Object.fromEntries(

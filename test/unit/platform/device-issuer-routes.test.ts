@@ -4,9 +4,9 @@
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
+import { routeKeyOf } from '../../../functions/contract/route.js';
 import { deviceIssuerDiscovery, deviceIssuerJwks } from '../../../functions/contract/routes/device-issuer.js';
 import { handler } from '../../../functions/handlers/device-issuer.js';
-import { routeKeyOf } from '../../../functions/platform/router.js';
 import { httpApiEvent } from '../../support/http-event.js';
 import { lambdaContext } from '../../support/lambda-context.js';
 

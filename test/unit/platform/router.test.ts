@@ -5,10 +5,10 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { RouteDefinition } from '../../../functions/contract/route.js';
+import { type RouteDefinition, routeKeyOf } from '../../../functions/contract/route.js';
 import { jsonResponse, routeHandler } from '../../../functions/platform/http.js';
 import { logger } from '../../../functions/platform/logger.js';
-import { routeDispatcher, routeKeyOf } from '../../../functions/platform/router.js';
+import { routeDispatcher } from '../../../functions/platform/router.js';
 import { httpApiEvent } from '../../support/http-event.js';
 import { lambdaContext } from '../../support/lambda-context.js';
 import { withJwtAuthorizer } from '../access/jwt-authorizer.js';
