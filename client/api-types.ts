@@ -1524,7 +1524,7 @@ export interface components {
              * @description Filterable field; also the query parameter name.
              * @enum {string}
              */
-            field: "type" | "company" | "connection.state" | "health.mode" | "health.versionCode" | "health.hubs.devices.health.state" | "health.hubs.devices.capability.type" | "health.hubs.battery.health.state";
+            field: "type" | "company" | "connection.state" | "health.mode" | "health.versionCode" | "health.hubs.devices.health.state" | "health.hubs.devices.capability.type" | "health.hubs.devices.commands.command" | "health.hubs.battery.health.state";
             /** @description The field's display name (e.g. `Connection state`), the same in every client. Added to the specified descriptor beside `field`: clients that ignore it lose nothing. */
             name: string;
             /** @description Resource type the field applies to; null when not tied to one type. */
@@ -3508,6 +3508,8 @@ export interface operations {
                 "health.hubs.devices.health.state"?: ("BOOTING" | "NOMINAL" | "WARNING" | "DOWN" | "HIBERNATION")[];
                 /** @description Filter on `health.hubs.devices.capability.type` (DEVICE resources); repeat it to accept several values (OR). */
                 "health.hubs.devices.capability.type"?: ("SCENARIO" | "PRINTER" | "CDN" | "DATA" | "IOT" | "PAYMENT" | "GENERIC" | "GENERIC_USB" | "GENERIC_SERIAL" | "GENERIC_MONITORING" | "MEDIA" | "WEB")[];
+                /** @description Filter on `health.hubs.devices.commands.command` (DEVICE resources); repeat it to accept several values (OR). */
+                "health.hubs.devices.commands.command"?: string[];
                 /** @description Filter on `health.hubs.battery.health.state` (DEVICE resources); repeat it to accept several values (OR). */
                 "health.hubs.battery.health.state"?: ("COLD" | "DEAD" | "GOOD" | "OVERHEAT" | "OVER_VOLTAGE" | "UNKNOWN" | "UNSPECIFIED_VALUE")[];
             };
@@ -3569,6 +3571,8 @@ export interface operations {
                 "health.hubs.devices.health.state"?: ("BOOTING" | "NOMINAL" | "WARNING" | "DOWN" | "HIBERNATION")[];
                 /** @description Filter on `health.hubs.devices.capability.type` (DEVICE resources); repeat it to accept several values (OR). */
                 "health.hubs.devices.capability.type"?: ("SCENARIO" | "PRINTER" | "CDN" | "DATA" | "IOT" | "PAYMENT" | "GENERIC" | "GENERIC_USB" | "GENERIC_SERIAL" | "GENERIC_MONITORING" | "MEDIA" | "WEB")[];
+                /** @description Filter on `health.hubs.devices.commands.command` (DEVICE resources); repeat it to accept several values (OR). */
+                "health.hubs.devices.commands.command"?: string[];
                 /** @description Filter on `health.hubs.battery.health.state` (DEVICE resources); repeat it to accept several values (OR). */
                 "health.hubs.battery.health.state"?: ("COLD" | "DEAD" | "GOOD" | "OVERHEAT" | "OVER_VOLTAGE" | "UNKNOWN" | "UNSPECIFIED_VALUE")[];
             };

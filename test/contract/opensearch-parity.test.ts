@@ -111,6 +111,15 @@ function fleet(): SearchDocument[] {
           health: { ...changed.health, versionCode: random.pick(['rc1', 'RC1', 'Rc1']), versionName: random.pick(HOSTILE) },
         };
       }
+      if (n % 89 === 13 && changed.health !== undefined) {
+        // Advertised commands (a data filter field) that differ only by case, and hostile ones.
+        const names = [random.pick(['print-test-page', 'PRINT-TEST-PAGE', 'Print-Test-Page']), random.pick(HOSTILE)];
+        const commands = names.map((command) => ({ command, title: command, description: '', payload: {}, arguments: [] }));
+        const hubs = changed.health.hubs.map((hub, position) =>
+          position === 0 ? { ...hub, devices: hub.devices.map((sub, index) => (index === 0 ? { ...sub, commands } : sub)) } : hub,
+        );
+        changed = { ...changed, health: { ...changed.health, hubs } };
+      }
       documents.push({ ...changed, type: 'DEVICE' } satisfies DeviceDocument);
     });
     for (let n = 1; n <= 30; n += 1) {

@@ -25,8 +25,8 @@ interface DeviceSpec {
     mode: NonNullable<DeviceDocument['health']>['mode'];
     versionCode: string;
     versionName: string;
-    /** One sub-device per entry, all on one hub. */
-    subDevices: { state: SubDeviceState; type: CapabilityType; label: string }[];
+    /** One sub-device per entry, all on one hub, with the names of the commands it advertises (none unless given). */
+    subDevices: { state: SubDeviceState; type: CapabilityType; label: string; commands?: string[] }[];
   };
 }
 
@@ -69,7 +69,13 @@ function device(spec: DeviceSpec): DeviceDocument {
                   version: '1.4.2',
                   health: { state: sub.state, message: sub.state === 'NOMINAL' ? 'OK' : 'Check device', messages: [] },
                   capability: { type: sub.type, modes: [] },
-                  commands: [],
+                  commands: (sub.commands ?? []).map((command) => ({
+                    command,
+                    title: command,
+                    description: `Runs ${command}.`,
+                    payload: {},
+                    arguments: [],
+                  })),
                 })),
               },
             ],
@@ -92,8 +98,13 @@ function scenario(id: string, company: string, name: string): ScenarioDocument {
   };
 }
 
-const printer = (state: SubDeviceState) => ({ state, type: 'PRINTER' as const, label: 'Receipt printer' });
-const payment = (state: SubDeviceState) => ({ state, type: 'PAYMENT' as const, label: 'Card reader' });
+const printer = (state: SubDeviceState) => ({
+  state,
+  type: 'PRINTER' as const,
+  label: 'Receipt printer',
+  commands: ['reboot', 'print-test-page'],
+});
+const payment = (state: SubDeviceState) => ({ state, type: 'PAYMENT' as const, label: 'Card reader', commands: ['reboot', 'reconcile'] });
 
 /**
  * acme: five devices (one without health, one without location) and a scenario; globex: a device sharing
@@ -128,7 +139,8 @@ function fixture(): SearchDocument[] {
         mode: 'EMBEDDED_PLATFORM_COMPUTER',
         versionCode: '101',
         versionName: '1.0.1',
-        subDevices: [printer('NOMINAL'), { state: 'NOMINAL', type: 'MEDIA', label: 'Touch screen' }],
+        // `Reboot` differs from the printer's `reboot` only by case: another command.
+        subDevices: [printer('NOMINAL'), { state: 'NOMINAL', type: 'MEDIA', label: 'Touch screen', commands: ['Reboot', 'show-image'] }],
       },
     }),
     device({
@@ -158,6 +170,8 @@ function fixture(): SearchDocument[] {
 }
 
 const ACME_DEVICES = ['dev-1', 'dev-2', 'dev-3', 'dev-4', 'dev-5'];
+/** The filter field of the commands sub-devices advertise (a data field: its values are whatever devices report). */
+const COMMAND = 'health.hubs.devices.commands.command';
 
 /** A search of acme, sorted by serial, one big page, with what the test overrides. */
 function query(overrides: Partial<SearchQuery> = {}): SearchQuery {
@@ -278,6 +292,19 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
           }),
         );
         expect(ids(result)).toEqual(['dev-1']);
+      });
+
+      it('matches a device on a command any of its sub-devices advertises, exactly and case-sensitively', async () => {
+        const byCommand = async (commands: string[], others: Record<string, string[]> = {}) =>
+          ids(await index.search(query({ filters: filters({ [COMMAND]: commands, ...others }) })));
+        expect(await byCommand(['print-test-page'])).toEqual(['dev-1', 'dev-2', 'dev-4']);
+        expect(await byCommand(['Reboot'])).toEqual(['dev-4']);
+        expect(await byCommand(['reconcile', 'show-image'])).toEqual(['dev-1', 'dev-4']);
+        expect(await byCommand(['print-test-page'], { 'health.hubs.devices.health.state': ['DOWN'] })).toEqual(['dev-2']);
+        // Neither a prefix nor another case of a value matches.
+        expect(await byCommand(['print', 'PRINT-TEST-PAGE'])).toEqual([]);
+        const globex = await index.search(query({ companies: ['globex'], filters: filters({ [COMMAND]: ['print-test-page'] }) }));
+        expect(refs(globex)).toEqual(['globex/dev-1']);
       });
 
       it('matches nothing on a value no document has', async () => {
@@ -461,6 +488,32 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
         });
       });
 
+      it('count each advertised command once per device that has it, in code point order, without labels', async () => {
+        // dev-1 advertises `reboot` on its printer and on its card reader: it counts once.
+        const result = await index.countValues(counts({ fields: [COMMAND] }));
+        expect([...(result.get(COMMAND) ?? [])]).toEqual([
+          ['Reboot', { count: 1 }],
+          ['print-test-page', { count: 3 }],
+          ['reboot', { count: 3 }],
+          ['reconcile', { count: 1 }],
+          ['show-image', { count: 1 }],
+        ]);
+        for (const [value, { count }] of result.get(COMMAND) ?? []) {
+          const { total } = await index.search(query({ filters: filters({ type: ['DEVICE'], [COMMAND]: [value] }) }));
+          expect(count, value).toBe(total);
+        }
+        const filtered = await index.countValues(
+          counts({ fields: [COMMAND], filters: filters({ 'health.hubs.devices.health.state': ['WARNING'] }) }),
+        );
+        expect([...(filtered.get(COMMAND) ?? [])]).toEqual([
+          ['print-test-page', { count: 1 }],
+          ['reboot', { count: 1 }],
+          ['reconcile', { count: 1 }],
+        ]);
+        const scenarios = await index.countValues(counts({ type: 'SCENARIO', fields: [COMMAND] }));
+        expect(scenarios.get(COMMAND)).toEqual(new Map());
+      });
+
       it('label data values with their label field', async () => {
         const result = await index.countValues(counts({ fields: ['health.versionCode'] }));
         expect(Object.fromEntries(result.get('health.versionCode') ?? [])).toEqual({
@@ -507,6 +560,7 @@ export function describeSearchIndexContract(name: string, makeIndex: () => Promi
           { 'connection.state': ['CONNECTED', 'UNKNOWN'] },
           { 'connection.state': ['CONNECTED'], 'health.mode': ['SERVER'] },
           { 'health.hubs.devices.health.state': ['WARNING'], 'health.hubs.devices.capability.type': ['PRINTER'] },
+          { [COMMAND]: ['print-test-page', 'Reboot'], 'connection.state': ['CONNECTED'] },
           { 'health.versionCode': ['999'] },
           { type: ['DEVICE'], 'health.versionCode': ['101'] },
         ];

@@ -2,8 +2,8 @@
  * The local runtime on a real OpenSearch (the `e2e-opensearch` project: SEARCH_ENGINE=opensearch, the project's node,
  * an index of this service's own): the start-up rebuild fills it, a device registered through the API reaches it
  * through the stream indexer (DynamoDB Local's stream, the search-indexer handler, a bulk request) and is found by
- * search, and `npm run reindex` builds a new concrete index, switches the alias to it and removes the old one, while
- * searches answer as before.
+ * search, the commands the kiosks advertise are a facet, and `npm run reindex` builds a new concrete index, switches
+ * the alias to it and removes the old one, while searches answer as before.
  */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -63,6 +63,23 @@ describe('the local runtime on OpenSearch', () => {
     await eventually(async () => (await searchSerial('OSN-000001')).total === 1, 'the new device to be found on OpenSearch');
     const found = await searchSerial('zurich');
     expect(found.resources.map((resource) => resource.id)).toContain('opensearch-kiosk-1');
+  });
+
+  it('lists the commands the kiosks advertise with their counts, and finds the kiosks that advertise one', async () => {
+    const field = 'health.hubs.devices.commands.command';
+    const main = clientFor(local.service, local.tokens.alice).main;
+    const filters = expectOk(await main.GET('/resources/search/filters', { params: { query: { type: 'DEVICE' } } }));
+    const commands = filters.items.find((item) => item.field === field);
+    expect(commands).toMatchObject({ name: 'Advertised command', scope: 'DEVICE' });
+    const printing = commands?.definition.parameters.find((parameter) => parameter.value === 'print-test-page');
+    expect(printing?.count).toBeGreaterThan(0);
+    const found = expectOk(await main.GET('/resources/search', { params: { query: { [field]: ['print-test-page'], pageSize: 100 } } }));
+    expect(found.total).toBe(printing?.count);
+    for (const device of found.resources) {
+      const advertised =
+        device.type === 'DEVICE' ? (device.health?.hubs ?? []).flatMap((hub) => hub.devices.flatMap((sub) => sub.commands)) : [];
+      expect(advertised.map((command) => command.command)).toContain('print-test-page');
+    }
   });
 
   it('npm run reindex builds a new index, switches the alias and removes the old one; searches answer as before', async () => {

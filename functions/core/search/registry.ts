@@ -47,6 +47,13 @@ export const FILTER_FIELDS: readonly FilterField[] = [
     values: { kind: 'fixed', list: CAPABILITY_TYPES },
   },
   {
+    // The names of the commands sub-devices advertise in their latest health report: free text, hence data values.
+    field: 'health.hubs.devices.commands.command',
+    name: 'Advertised command',
+    appliesTo: 'DEVICE',
+    values: { kind: 'data' },
+  },
+  {
     field: 'health.hubs.battery.health.state',
     name: 'Hub battery health',
     appliesTo: 'DEVICE',

@@ -129,6 +129,7 @@ describe('generateDemoDevices', () => {
     ['health.versionCode', 3],
     ['health.hubs.devices.health.state', 3],
     ['health.hubs.devices.capability.type', 3],
+    ['health.hubs.devices.commands.command', 3],
     ['health.hubs.battery.health.state', 3],
   ])('gives the filter field %s at least %i distinct values', (path, min) => {
     expect(new Set(valuesAt(acmeDevices, path)).size).toBeGreaterThanOrEqual(min);
