@@ -276,6 +276,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/companies/{companyId}/resources/devices/{deviceId}/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the commands of a device
+         * @description Every command run on the device, newest first. A command is QUEUED until the device pulls it with its desired state (`GET /device/deployments`, whose `ETag` changes when a command is queued), DELIVERED once fetched, then SUCCEEDED or FAILED as the device reports, EXPIRED when not final at `expiresAt`, or CANCELLED. Needs `devices:read` on the company.
+         */
+        get: operations["CommandsList"];
+        put?: never;
+        /**
+         * Run a command on a sub-device
+         * @description Queues a command for one sub-device of the device, which must advertise it in the device's latest health report (`health.hubs[].devices[].commands[]`; otherwise 409 with `cause` COMMAND_NOT_ADVERTISED, and nothing is written). `arguments` (any JSON, at most 8,192 bytes) are kept and delivered as sent. Answers 202 with the command and its address in `Location`. A command is QUEUED until the device pulls it with its desired state (`GET /device/deployments`, whose `ETag` changes when a command is queued), DELIVERED once fetched, then SUCCEEDED or FAILED as the device reports, EXPIRED when not final at `expiresAt`, or CANCELLED. Needs `devices:write` on the company.
+         */
+        post: operations["CommandCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/resources/devices/{deviceId}/commands/{commandId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a command
+         * @description The command, its state and, once the device reported it, its result. A command is QUEUED until the device pulls it with its desired state (`GET /device/deployments`, whose `ETag` changes when a command is queued), DELIVERED once fetched, then SUCCEEDED or FAILED as the device reports, EXPIRED when not final at `expiresAt`, or CANCELLED. Needs `devices:read` on the company.
+         */
+        get: operations["CommandGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/resources/devices/{deviceId}/commands/{commandId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a command
+         * @description A QUEUED or DELIVERED command becomes CANCELLED: it leaves the device’s desired state (a device that fetched it learns by its next pull, where it is gone), and a result reported afterwards is refused. Needs `devices:write` on the company.
+         */
+        post: operations["CommandCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/resources/search/filters": {
         parameters: {
             query?: never;
@@ -350,6 +414,26 @@ export interface paths {
          * @description Records the state the device is in for one scenario version active on it (DOWNLOADING, INSTALLING, INSTALLED, FAILED, with an optional message). It becomes the deployment's `deviceStatus` in the active deployment listings and the `status` of its desired state item at once, and a `DEVICE_STATUS` entry of the deployment history and a `DeploymentStatusChanged` event shortly after. Only for device tokens (scope `device`); a user token gets 403.
          */
         post: operations["DeviceDeploymentStatusPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/device/commands/{commandId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the result of one of the calling device’s commands
+         * @description The device reports SUCCEEDED or FAILED for a command it pulled, with an optional message and `output` (any JSON, at most 8,192 bytes). Recorded once: a command already final, or past its `expiresAt`, is 409. Only for device tokens (scope `device`); a user token gets 403.
+         */
+        post: operations["DeviceCommandStatusPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1071,6 +1155,124 @@ export interface components {
             /** @description Ignored: a device token always has the one scope `device`. */
             scope?: string;
         };
+        /** @description A command run on one sub-device of a device. */
+        Command: {
+            /** @description ULID: sorts by creation time. */
+            id: string;
+            target: {
+                /** @constant */
+                type: "DEVICE";
+                /** @description The device. */
+                id: string;
+                /** @description `{hub uid}/{sub-device uid}`. */
+                subId: string;
+            };
+            command: string;
+            /** @description As sent; null when none were. */
+            arguments: unknown;
+            state: components["schemas"]["CommandState"];
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            created: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601: the last change of state.
+             */
+            updated: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601: a command not final then becomes EXPIRED.
+             */
+            expiresAt: string;
+            /** @description Who ran it: a username, or `rollout:{rolloutId}`. */
+            by: string;
+            note?: string;
+            /** @description What the device reported with SUCCEEDED or FAILED. */
+            result?: components["schemas"]["CommandResult"];
+            /** @description The rollout that created it. */
+            rolloutId?: string;
+        };
+        /**
+         * @example {
+         *       "hub": "hub-1",
+         *       "device": "printer-1",
+         *       "command": "PRINT_TEST_PAGE",
+         *       "arguments": {
+         *         "copies": 1
+         *       },
+         *       "expiresInSeconds": 600
+         *     }
+         */
+        CommandCreate: {
+            /** @description The `uid` of the hub, in the device’s latest health report. */
+            hub: string;
+            /** @description The `uid` of the sub-device within that hub. */
+            device: string;
+            /** @description The name of a command the sub-device advertises (`health.hubs[].devices[].commands[].command`). */
+            command: string;
+            /** @description Arguments for the command, kept and delivered as sent. Any JSON of at most 8,192 bytes (serialized without white space). */
+            arguments?: unknown;
+            /** @description Seconds until a command that is not final becomes EXPIRED, 10 to 604,800 (7 days); default 3,600. */
+            expiresInSeconds?: number;
+            /** @description Why it was run, at most 2,000 characters. */
+            note?: string;
+        };
+        /** @description The named sub-device does not advertise the command in its device’s latest health report (or the device has no such hub or sub-device); nothing was queued. */
+        CommandNotAdvertisedProblem: {
+            /** @constant */
+            type: "https://device-scenario-service.dev/problems/conflict";
+            /** @constant */
+            title: "Conflict";
+            /** @constant */
+            status: 409;
+            /** @description Explanation specific to this occurrence. */
+            detail: string;
+            /** @description Request path of this occurrence. */
+            instance?: string;
+            /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
+            errorCount?: number;
+            /**
+             * @description Why: the command is not advertised.
+             * @constant
+             */
+            cause: "COMMAND_NOT_ADVERTISED";
+        };
+        CommandPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["Command"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        CommandResult: {
+            /** @description What the device said. */
+            message?: string;
+            /** @description What the device returned (any JSON). */
+            output?: unknown;
+        };
+        /**
+         * @description QUEUED (waiting for the device to pull it), DELIVERED (the device fetched it), then one final state: SUCCEEDED or FAILED (the device reported it), EXPIRED (not final at `expiresAt`) or CANCELLED.
+         * @enum {string}
+         */
+        CommandState: "QUEUED" | "DELIVERED" | "SUCCEEDED" | "FAILED" | "EXPIRED" | "CANCELLED";
+        /**
+         * @example {
+         *       "state": "SUCCEEDED",
+         *       "message": "Printed 1 page."
+         *     }
+         */
+        CommandStatusReport: {
+            /**
+             * @description SUCCEEDED or FAILED.
+             * @enum {string}
+             */
+            state: "SUCCEEDED" | "FAILED";
+            /** @description Free text, at most 1,000 characters (e.g. why it FAILED); tab, line feed and carriage return are its only control characters. */
+            message?: string;
+            /** @description What the command returned. Any JSON of at most 8,192 bytes (serialized without white space). */
+            output?: unknown;
+        };
         /** @description A new company: its id (fixed for good), display name and storage quota. */
         CompanyCreateBody: {
             /** @description A new company id is 1 to 128 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit (^[a-z0-9][a-z0-9._-]{0,127}$). Fixed for good; companies never differ by case alone. */
@@ -1241,6 +1443,8 @@ export interface components {
         DesiredState: {
             /** @description Every scenario version active on the device, ordered by (scenario, version). */
             items: components["schemas"]["DesiredDeployment"][];
+            /** @description The commands for the device to run: each one QUEUED or DELIVERED and not expired, oldest first. Fetching one makes it DELIVERED. */
+            commands: components["schemas"]["PendingCommand"][];
         };
         /**
          * @description The static fields of a device. Registering a new device needs `serial`; on an existing device, members left out are kept, and `location` or `geoLocation` given replace the stored object whole. Health and connection are reported by the device itself.
@@ -1783,6 +1987,28 @@ export interface components {
             instance?: string;
             /** @description Present when `errors` was cut: the total number of violations, of which only the first 20 are listed (`detail` says how many were omitted). */
             errorCount?: number;
+        };
+        /** @description A command for the calling device to run. */
+        PendingCommand: {
+            /** @description Report its result with `POST /device/commands/{id}/status`. */
+            id: string;
+            /** @description The hub’s `uid`. */
+            hub: string;
+            /** @description The sub-device’s `uid`. */
+            device: string;
+            command: string;
+            /** @description As the operator sent them; null when none were. */
+            arguments: unknown;
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            created: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601: report the result before then.
+             */
+            expiresAt: string;
         };
         /** @description RFC 9457 problem details. Extension members depend on the problem type. */
         Problem: {
@@ -3491,6 +3717,200 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    CommandsList: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A device of the company. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of commands, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The device does not exist in the company (or is being deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    CommandCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A device of the company. */
+                deviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommandCreate"];
+            };
+        };
+        responses: {
+            /** @description Queued: the command, QUEUED. */
+            202: {
+                headers: {
+                    /** @description Address of the command (`GET` it to follow its state). */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Command"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The device does not exist in the company (or is being deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the sub-device does not advertise the command; nothing was queued. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["CommandNotAdvertisedProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    CommandGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A device of the company. */
+                deviceId: string;
+                /** @description A command of the device (its ULID). */
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The command. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Command"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The device has no such command. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    CommandCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A device of the company. */
+                deviceId: string;
+                /** @description A command of the device (its ULID). */
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The command, CANCELLED. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Command"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The device has no such command. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the command is already final (SUCCEEDED, FAILED, EXPIRED or CANCELLED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     SearchFilters: {
         parameters: {
             query?: {
@@ -3690,6 +4110,56 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    DeviceCommandStatusPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A command of the calling device (the `id` its pull carried). */
+                commandId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommandStatusReport"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The command is not one of the calling device’s; nothing was recorded. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the command is already final, or expired; nothing was recorded. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];

@@ -23,6 +23,7 @@ export const ENV = {
   deploymentsTable: TABLE_DEFINITIONS.deployments.env,
   presenceTable: TABLE_DEFINITIONS.presence.env,
   rolloutsTable: TABLE_DEFINITIONS.rollouts.env,
+  commandsTable: TABLE_DEFINITIONS.commands.env,
   archiveBucket: 'ARCHIVE_BUCKET',
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
@@ -84,6 +85,7 @@ export const ENV = {
   uploadSweepIntervalMs: 'UPLOAD_SWEEP_INTERVAL_MS',
   heartbeatSweepIntervalMs: 'HEARTBEAT_SWEEP_INTERVAL_MS',
   rolloutSweepIntervalMs: 'ROLLOUT_SWEEP_INTERVAL_MS',
+  commandSweepIntervalMs: 'COMMAND_SWEEP_INTERVAL_MS',
   searchSnapshotIntervalMs: 'SEARCH_SNAPSHOT_INTERVAL_MS',
   simulate: 'SIMULATE',
   // Local runtime only: admission control of each address (functions/local/admission.ts).
@@ -236,6 +238,7 @@ const StorageEnvironment = once(() =>
     [ENV.deploymentsTable]: tableName().describe('DynamoDB table of active deployments and their history.'),
     [ENV.presenceTable]: tableName().describe("DynamoDB table of devices' last-seen times and heartbeat deadlines."),
     [ENV.rolloutsTable]: tableName().describe('DynamoDB table of rollouts, their target chunks and wave counts.'),
+    [ENV.commandsTable]: tableName().describe("DynamoDB table of commands run on devices' sub-devices."),
     [ENV.archiveBucket]: text()
       .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
       .describe('S3 bucket of scenario archives.'),
@@ -501,6 +504,9 @@ const LocalRuntimeEnvironment = once(() =>
     [ENV.rolloutSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
       .default(1_000)
       .describe('How often the rollout sweeper completes waves, starts the next and re-sends unfinished work, ms.'),
+    [ENV.commandSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+      .default(5_000)
+      .describe('How often the command expiry sweeper makes commands past their `expiresAt` EXPIRED, ms.'),
     [ENV.searchSnapshotIntervalMs]: amount('milliseconds', 1_000, 86_400_000)
       .default(60_000)
       .describe('How often the embedded search index is written to its snapshot in the data folder when it changed, ms (also at stop).'),

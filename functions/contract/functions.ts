@@ -42,7 +42,12 @@ export const deploymentChanges = defineFunction({
     retryAttempts: -1,
     maxRecordAgeHours: 23,
   },
-  access: { storage: true, tables: { deployments: 'RW', devices: 'Item', rollouts: 'W' }, events: true, timeoutSeconds: 60 },
+  access: {
+    storage: true,
+    tables: { deployments: 'RW', devices: 'Item', rollouts: 'W', commands: 'R' },
+    events: true,
+    timeoutSeconds: 60,
+  },
 });
 
 /**
@@ -238,6 +243,46 @@ export const preTokenGeneration = defineFunction({
   access: { storage: false, timeoutSeconds: 5, memorySize: 256 },
 });
 
+/**
+ * Command changes: the commands table's stream gives every change of a command's state its CommandStateChanged event,
+ * refreshes the desired state tag of each device whose pending commands changed (reads the device and queries its
+ * active slots and pending commands, then one conditional UpdateItem of the device), and counts each final command of
+ * a rollout for its wave (one TransactWriteItems of a Put and an Update, as device reports of deployments). Idempotent;
+ * a failed batch is retried until its records are nearly a day old.
+ */
+export const commandChanges = defineFunction({
+  id: 'CommandChanges',
+  label: 'Command changes',
+  entry: 'functions/handlers/command-changes.ts',
+  trigger: {
+    kind: 'tableStream',
+    tables: ['commands'],
+    batchSize: 500,
+    maxBatchingWindowSeconds: 1,
+    retryAttempts: -1,
+    maxRecordAgeHours: 23,
+  },
+  access: { storage: true, tables: { commands: 'R', deployments: 'R', devices: 'Item', rollouts: 'W' }, events: true, timeoutSeconds: 60 },
+});
+
+/**
+ * The command expiry sweeper: queries the commands table's sparse `sweep` index for pending commands past their
+ * `expiresAt` and makes each EXPIRED (one conditional UpdateItem each). Under a minute, so that runs do not overlap.
+ * Run by a timer locally (COMMAND_SWEEP_INTERVAL_MS).
+ */
+export const commandExpirySweeper = defineFunction({
+  id: 'CommandExpirySweeper',
+  label: 'Command expiry sweeper',
+  entry: 'functions/handlers/command-expiry-sweeper.ts',
+  trigger: {
+    kind: 'schedule',
+    everyMinutes: 1,
+    via: 'scheduler',
+    description: 'Makes commands not final at their expiry EXPIRED.',
+  },
+  access: { storage: true, tables: { commands: 'RW' }, timeoutSeconds: 50, memorySize: 256 },
+});
+
 /** Every function no route runs, in the order the stateless stack creates them. */
 export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchIndexer,
@@ -249,6 +294,8 @@ export const FUNCTIONS: readonly FunctionDefinition[] = [
   heartbeatSweeper,
   rolloutWorker,
   rolloutSweeper,
+  commandChanges,
+  commandExpirySweeper,
   searchIndexSetup,
   searchReindex,
   preTokenGeneration,

@@ -9,6 +9,7 @@ import {
   adminUsersList,
   adminUserUpdate,
 } from './routes/admin-users.js';
+import { commandCancel, commandCreate, commandGet, commandsList, deviceCommandStatusPost } from './routes/commands.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
@@ -52,10 +53,15 @@ export const ROUTES: readonly RouteDefinition[] = [
   deviceDelete,
   devicesRegister,
   deviceCredentialsIssue,
+  commandCreate,
+  commandsList,
+  commandGet,
+  commandCancel,
   searchFilters,
   search,
   deviceDeploymentsGet,
   deviceDeploymentStatusPost,
+  deviceCommandStatusPost,
   openApiDocument,
   apiReference,
   apiReferenceScript,

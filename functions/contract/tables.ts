@@ -24,6 +24,7 @@ export const TABLE_DEFINITIONS = {
   idempotency: { env: 'IDEMPOTENCY_TABLE', constructId: 'IdempotencyTable' },
   clientFailures: { env: 'CLIENT_FAILURES_TABLE', constructId: 'ClientFailuresTable' },
   audit: { env: 'AUDIT_TABLE', constructId: 'AuditTable' },
+  commands: { env: 'COMMANDS_TABLE', constructId: 'CommandsTable' },
 } as const satisfies Record<string, TableIdentity>;
 
 /** A table's logical name. */

@@ -26,8 +26,11 @@ export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       ) ?? [],
   );
   try {
-    const { deployments, rollouts, devices } = storage();
-    await applyDeploymentChanges({ deployments, events: eventPublisher(), rollouts, desiredStates: { devices, deployments } }, changes);
+    const { deployments, rollouts, devices, commands } = storage();
+    await applyDeploymentChanges(
+      { deployments, events: eventPublisher(), rollouts, desiredStates: { devices, deployments, commands } },
+      changes,
+    );
   } catch (error) {
     logger.error('Deriving deployment history and events failed; the batch will be retried', {
       error: error as Error,

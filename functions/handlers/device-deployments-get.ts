@@ -11,15 +11,15 @@ import { jsonResponse, routeHandler } from '../platform/http.js';
  * neither the versions are read nor any URL signed).
  */
 export const handler = routeHandler(deviceDeploymentsGet, async (_input, { principal }, event) => {
-  const { devices, deployments, catalog } = storage();
+  const { devices, deployments, catalog, commands } = storage();
   const { archives } = archiveStorage();
   const ifNoneMatch = event.headers?.['if-none-match'];
   const state = await deviceDesiredState(
-    { devices, deployments, catalog, archives },
+    { devices, deployments, catalog, archives, commands },
     principal,
     ifNoneMatch === undefined ? undefined : (tag) => ifNoneMatchHolds(ifNoneMatch, tag),
   );
   const headers = { etag: strongEntityTag(state.tag), 'cache-control': 'private, no-cache' };
   if (state.unchanged) return { statusCode: 304, headers };
-  return jsonResponse(200, { items: state.items }, headers);
+  return jsonResponse(200, { items: state.items, commands: state.commands }, headers);
 });

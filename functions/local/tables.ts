@@ -135,7 +135,13 @@ export type TableStreamArns = Partial<Record<TableName, string>>;
  */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableName, string>): Promise<StreamArns> {
   const byTable = await ensureTableStreams(client, names);
-  const streams: StreamArns = { search: [], 'deployment-changes': [], 'continuous-rollouts': [], 'administrative-changes': [] };
+  const streams: StreamArns = {
+    search: [],
+    'deployment-changes': [],
+    'continuous-rollouts': [],
+    'administrative-changes': [],
+    'command-changes': [],
+  };
   for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
     const arn = byTable[logical];
     if (arn !== undefined) for (const consumer of [schema.stream ?? []].flat()) streams[consumer].push(arn);

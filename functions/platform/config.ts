@@ -15,6 +15,7 @@ export interface StorageConfig {
   deploymentsTable: string;
   presenceTable: string;
   rolloutsTable: string;
+  commandsTable: string;
   archiveBucket: string;
   /** e.g. `http://127.0.0.1:8000`; undefined in AWS. */
   dynamoDbEndpoint?: string;
@@ -34,6 +35,7 @@ export function storageConfig(): StorageConfig {
     deploymentsTable: env[ENV.deploymentsTable],
     presenceTable: env[ENV.presenceTable],
     rolloutsTable: env[ENV.rolloutsTable],
+    commandsTable: env[ENV.commandsTable],
     archiveBucket: env[ENV.archiveBucket],
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     ...(s3Endpoint === undefined ? {} : { s3Endpoint }),

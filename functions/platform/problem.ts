@@ -6,6 +6,7 @@ import {
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { MAX_PROBLEM_ERRORS, OAUTH_TITLES, PROBLEM_KINDS, problemTypeOf } from '../contract/problem-kinds.js';
+import { CommandNotAdvertisedError } from '../core/commands/commands.js';
 import {
   BadRequestError,
   ConflictError,
@@ -90,6 +91,7 @@ function problemMembersOf(error: DomainError): Record<string, unknown> {
   if (error instanceof QuotaExceededError)
     return { quotaBytes: error.quotaBytes, usedBytes: error.usedBytes, archiveBytes: error.archiveBytes };
   if (error instanceof UploadNotCompletedError) return { reason: error.reason };
+  if (error instanceof CommandNotAdvertisedError) return { cause: error.conflictCause };
   if (error instanceof NewPasswordRequiredError) return { challenge: error.challenge, passwordPolicy: error.passwordPolicy };
   return {};
 }

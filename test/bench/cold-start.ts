@@ -42,6 +42,7 @@ const FUNCTION_ENVIRONMENT: Readonly<Record<string, string>> = {
   DEPLOYMENTS_TABLE: 'deployments',
   PRESENCE_TABLE: 'presence',
   ROLLOUTS_TABLE: 'rollouts',
+  COMMANDS_TABLE: 'commands',
   ARCHIVE_BUCKET: 'archives',
   CURSOR_SIGNING_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
   POWERTOOLS_SERVICE_NAME: 'device-scenario-service',

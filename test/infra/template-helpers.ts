@@ -289,6 +289,7 @@ export const TABLE_ID_PREFIX: Record<TableName, string> = {
   scenarios: 'ScenariosTable',
   presence: 'PresenceTable',
   rollouts: 'RolloutsTable',
+  commands: 'CommandsTable',
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
   clientFailures: 'ClientFailuresTable',

@@ -2,12 +2,15 @@
  * DynamoDB stream images read as the domain's values: what the stream consumers (deployment changes, search indexer,
  * administrative changes) get from a record's `OldImage`, `NewImage` or `Keys`.
  */
+
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AuditEntry } from '../../core/audit/ports.js';
+import type { Command } from '../../core/commands/model.js';
 import type { DeploymentSlot } from '../../core/deployments/model.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
 import { AUDIT_ENTRY_PARTITION, auditEntryOf } from './dynamodb-audit-log.js';
+import { commandFromItem } from './dynamodb-command-repository.js';
 import { deploymentSlotFromItem } from './dynamodb-deployment-repository.js';
 import { documentKeyFromItem, searchDocumentFromItem } from './search-documents.js';
 
@@ -17,6 +20,13 @@ export type StreamImage = Record<string, AttributeValue> | undefined;
 /** The deployment slot an image of the deployments table holds, or undefined (no image, or not an active slot item). */
 export function deploymentSlotFromImage(image: StreamImage): DeploymentSlot | undefined {
   return deploymentSlotFromItem(image === undefined ? undefined : unmarshall(image));
+}
+
+/** The command of an image of the commands table, or undefined for no image or another item (the local stream anchor). */
+export function commandFromImage(image: StreamImage): Command | undefined {
+  if (image === undefined) return undefined;
+  const item = unmarshall(image);
+  return typeof item.id === 'string' && typeof item.state === 'string' ? commandFromItem(item) : undefined;
 }
 
 /** The search document of an image of the devices or scenarios table, or undefined when the item is not searchable. */

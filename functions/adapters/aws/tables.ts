@@ -64,7 +64,7 @@ import type { TableName } from '../../contract/tables.js';
 export type { TableName };
 
 /** A consumer of table streams (the local runtime runs one poller per consumer). */
-export type StreamConsumer = 'search' | 'deployment-changes' | 'continuous-rollouts' | 'administrative-changes';
+export type StreamConsumer = 'search' | 'deployment-changes' | 'continuous-rollouts' | 'administrative-changes' | 'command-changes';
 
 /** Key schema of one table: partition key and optional sort key (all string attributes). */
 export interface TableKeySchema {
@@ -159,6 +159,19 @@ export const TABLES = {
     stream: 'administrative-changes',
     streamView: 'NEW_IMAGE',
   },
+  /**
+   * Commands (docs/contract.md, "Commands"): pk `pk` = `{company}#{deviceId}`, sk `sk` = the command's ULID, so a
+   * device's commands are one partition, newest first when read backwards. A pending command (QUEUED or DELIVERED)
+   * carries `sweepShard` (`COMMAND#{0..COMMAND_SWEEP_SHARDS-1}`, a hash of the device key) and `sweepAt` (its
+   * `expiresAt`): the sparse `sweep` index holds only pending commands, so the expiry sweeper queries the overdue ones.
+   * Stream → command changes (events, desired state tags, rollout tallies).
+   */
+  commands: {
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
+    stream: 'command-changes',
+  },
 } as const satisfies Record<TableName, TableKeySchema>;
 
 /**
@@ -182,6 +195,17 @@ export function shardOf(value: string, shards: number): number {
   let hash = 0;
   for (const character of value) hash = (hash * 31 + character.charCodeAt(0)) >>> 0;
   return hash % shards;
+}
+
+/**
+ * Partitions of the commands table's `sweep` index: a command rollout to 100,000 devices writes 100,000 index entries
+ * in minutes, spread over 16 keys like the heartbeats.
+ */
+export const COMMAND_SWEEP_SHARDS = 16;
+
+/** The `sweepShard` value of a pending command of the device `{company}#{deviceId}`. */
+export function commandShardOf(deviceKey: string): string {
+  return `COMMAND#${shardOf(deviceKey, COMMAND_SWEEP_SHARDS)}`;
 }
 
 /** The `sweepShard` value of a connected device: a stable hash of `{company}#{deviceId}` into HEARTBEAT_SHARDS. */

@@ -46,7 +46,12 @@ export const deviceDeploymentsGet = defineRoute({
   // Reads the device (its token check and its stored tag: all a matching If-None-Match costs), else lists its active
   // deployments (one Query), stores the tag when it has none or another (one conditional UpdateItem: single items, so
   // an Item grant), reads their versions (batched), presigns each archive.
-  access: { storage: true, tables: { devices: 'Item', deployments: 'R', scenarios: 'R' }, bucketGetObjectKeyPattern: STORED_ARCHIVES },
+  // Also queries its pending commands and marks the QUEUED ones DELIVERED (one conditional UpdateItem each).
+  access: {
+    storage: true,
+    tables: { devices: 'Item', deployments: 'R', scenarios: 'R', commands: 'RW' },
+    bucketGetObjectKeyPattern: STORED_ARCHIVES,
+  },
   entry: 'functions/handlers/device-deployments-get.ts',
   responses: {
     200: { description: 'The desired state.', schema: DesiredState, headers: DESIRED_STATE_HEADERS },

@@ -15,6 +15,7 @@ import { DEVICE_STATUS_STATES } from '../../core/deployments/model.js';
 import { DESIRED_STATE_URL_LIFETIME_SECONDS, MAX_DEVICE_STATUS_MESSAGE_LENGTH } from '../../core/devices/desired-state.js';
 import { displayText } from '../../core/shared/display-text.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
+import { PendingCommand } from './commands.js';
 import { DeploymentAction } from './deployment-action.js';
 
 /** Re-exported: the deployment schemas are where the OpenAPI document and their users look for it. */
@@ -223,7 +224,14 @@ export const DesiredDeployment = z
   .meta({ id: 'DesiredDeployment', description: 'One scenario version the device should have installed.' });
 
 export const DesiredState = z
-  .object({ items: z.array(DesiredDeployment).describe('Every scenario version active on the device, ordered by (scenario, version).') })
+  .object({
+    items: z.array(DesiredDeployment).describe('Every scenario version active on the device, ordered by (scenario, version).'),
+    commands: z
+      .array(PendingCommand)
+      .describe(
+        'The commands for the device to run: each one QUEUED or DELIVERED and not expired, oldest first. Fetching one makes it DELIVERED.',
+      ),
+  })
   .strict()
   .meta({ id: 'DesiredState' });
 

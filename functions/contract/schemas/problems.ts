@@ -153,6 +153,18 @@ export const ConflictProblem = errorVariant(
   'The resource already exists and is immutable (a scenario version), or a request with the same Idempotency-Key is still being processed.',
   {},
 );
+/** The 409 of a command that the named sub-device does not advertise. */
+export const CommandNotAdvertisedProblem = errorVariant(
+  'CommandNotAdvertisedProblem',
+  new ConflictError(''),
+  'The named sub-device does not advertise the command in its device’s latest health report (or the device has no such hub or sub-device); nothing was queued.',
+  { cause: z.literal('COMMAND_NOT_ADVERTISED').describe('Why: the command is not advertised.') },
+);
+/** A 409 of the commands routes: not advertised, or (cancel) already final. */
+export const CommandConflictProblem = z.union([CommandNotAdvertisedProblem, ConflictProblem]).meta({
+  id: 'CommandConflictProblem',
+  description: 'The command is not advertised (with `cause`), or it is already final.',
+});
 export const UnprocessableRequestProblem = errorVariant(
   'UnprocessableRequestProblem',
   new UnprocessableRequestError(''),

@@ -6,6 +6,7 @@
  * action's or the report's id, so applying the same change twice writes the same entry.
  */
 import pLimit from 'p-limit';
+import { commandEventId } from '../commands/model.js';
 import { type DesiredStateTagDependencies, refreshDesiredStateTag } from '../devices/desired-state.js';
 import { deviceClientId } from '../devices/model.js';
 import type { RolloutReport } from '../rollouts/model.js';
@@ -109,9 +110,10 @@ function statusChange(slot: DeploymentSlot & { deviceStatus: NonNullable<Deploym
 /**
  * What identifies an event: a consumer (and the local bus) that sees the same id twice has seen one change. The
  * DEPLOY's or UNDEPLOY's id for DeploymentChanged, the report's id for DeploymentStatusChanged (whose `deploymentId`
- * names the deployment reported on, shared by all its reports).
+ * names the deployment reported on, shared by all its reports), commandEventId for CommandStateChanged.
  */
 export function deploymentEventId(event: DeploymentEvent): string {
+  if (event.type === 'CommandStateChanged') return commandEventId(event);
   return event.type === 'DeploymentStatusChanged' ? event.statusId : event.deploymentId;
 }
 

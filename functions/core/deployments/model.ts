@@ -2,6 +2,7 @@
  * The stored shapes of the deployment area: active deployments, the device status reports on them, the history
  * lines and the events derived from them.
  */
+import type { CommandStateChangedEvent } from '../commands/model.js';
 
 /** What a device reports about one of its active deployments while it installs it. */
 export const DEVICE_STATUS_STATES = ['DOWNLOADING', 'INSTALLING', 'INSTALLED', 'FAILED'] as const;
@@ -166,5 +167,5 @@ export interface DeploymentStatusChangedEvent {
   by: string;
 }
 
-/** Every event the service publishes. */
-export type DeploymentEvent = DeploymentChangedEvent | DeploymentStatusChangedEvent;
+/** Every event the deployment and command stream consumers publish. */
+export type DeploymentEvent = DeploymentChangedEvent | DeploymentStatusChangedEvent | CommandStateChangedEvent;

@@ -5,6 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
+import { deliverPendingCommands } from '../commands/device-side.js';
+import { type Command, type PendingCommandView, pendingCommandView } from '../commands/model.js';
+import type { CommandRepository } from '../commands/ports.js';
 import type { DeviceSlot, DeviceStatus, DeviceStatusState } from '../deployments/model.js';
 import type { DeploymentRepository } from '../deployments/ports.js';
 import type { ArchiveStore, ScenarioCatalog } from '../scenarios/ports.js';
@@ -58,22 +61,38 @@ export interface DesiredDeploymentView {
 
 /**
  * The version tag of a device's desired state: base64url of the first 16 bytes of the SHA-256 of the active
- * deployments' (scenario id, version, deployment id), sorted. It changes exactly when the set of active deployments
- * changes (a deploy, an undeploy, a redeploy under a new id), not when a status report or a download URL does, and
- * does not depend on the order the slots are given in.
+ * deployments' (scenario id, version, deployment id), sorted, and of the ids of its pending commands (QUEUED or
+ * DELIVERED), sorted. It changes exactly when the set of active deployments changes (a deploy, an undeploy, a
+ * redeploy under a new id) or a command is queued or leaves the pending set (a result, a cancel, an expiry), not when
+ * a status report, a command's delivery or a download URL does, and does not depend on the order of either list. A
+ * device with no pending command has the tag its deployments alone give (as before commands existed).
  */
-export function desiredStateTag(slots: readonly Pick<DeviceSlot, 'id' | 'scenarioId' | 'version'>[]): string {
+export function desiredStateTag(
+  slots: readonly Pick<DeviceSlot, 'id' | 'scenarioId' | 'version'>[],
+  commandIds: readonly string[] = [],
+): string {
   const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   const identities = slots
     .map((slot) => [slot.scenarioId, slot.version, slot.id] as const)
     .sort((a, b) => compare(a[0], b[0]) || compare(a[1], b[1]) || compare(a[2], b[2]));
-  return createHash('sha256').update(JSON.stringify(identities)).digest().subarray(0, 16).toString('base64url');
+  const hash = createHash('sha256').update(JSON.stringify(identities));
+  if (commandIds.length > 0) hash.update(`\ncommands:${JSON.stringify([...commandIds].sort(compare))}`);
+  return hash.digest().subarray(0, 16).toString('base64url');
+}
+
+/** The tag of a device's slots and pending commands. */
+function tagOf(slots: readonly DeviceSlot[], pending: readonly Command[]): string {
+  return desiredStateTag(
+    slots,
+    pending.map((command) => command.id),
+  );
 }
 
 /** What the desired-state use case needs. */
 export interface DesiredStateDependencies {
   devices: Pick<DeviceRepository, 'get' | 'setDesiredState'>;
   deployments: Pick<DeploymentRepository, 'activeOnDevice'>;
+  commands: Pick<CommandRepository, 'pending' | 'transition'>;
   catalog: Pick<ScenarioCatalog, 'getVersions'>;
   archives: Pick<ArchiveStore, 'presignGet'>;
   now?: () => Date;
@@ -94,7 +113,9 @@ export interface DesiredStateDependencies {
 export const STORED_TAG_CHECK_ONE_IN = 20;
 
 /** The desired state: its tag, and its items unless the caller already holds that tag. */
-export type DesiredState = { tag: string; unchanged: true } | { tag: string; unchanged: false; items: DesiredDeploymentView[] };
+export type DesiredState =
+  | { tag: string; unchanged: true }
+  | { tag: string; unchanged: false; items: DesiredDeploymentView[]; commands: PendingCommandView[] };
 
 /**
  * The calling device's desired state. With `holds` (the device sent `If-None-Match`), the device item is read first
@@ -123,29 +144,36 @@ export async function deviceDesiredState(
 ): Promise<DesiredState> {
   const { company, deviceId } = deviceOf(principal);
   let slots: DeviceSlot[];
+  let pending: Command[];
   if (holds === undefined) {
-    // Nothing to compare: the deployments are queried while the device read checks the token is still good (the
-    // query's result is dropped when the check refuses).
-    [, slots] = await Promise.all([
+    // Nothing to compare: the deployments and commands are queried while the device read checks the token is still
+    // good (the queries' results are dropped when the check refuses).
+    [, slots, pending] = await Promise.all([
       activeDevice(dependencies.devices, principal),
       dependencies.deployments.activeOnDevice(company, deviceId),
+      dependencies.commands.pending(company, deviceId),
     ]);
   } else {
     const device = await activeDevice(dependencies.devices, principal);
     const stored = device.desiredState;
     const check = dependencies.checkStoredTag ?? (() => Math.random() < 1 / STORED_TAG_CHECK_ONE_IN);
     if (stored !== undefined && holds(stored.tag) && !check()) return { tag: stored.tag, unchanged: true };
-    slots = await dependencies.deployments.activeOnDevice(company, deviceId);
+    [slots, pending] = await Promise.all([
+      dependencies.deployments.activeOnDevice(company, deviceId),
+      dependencies.commands.pending(company, deviceId),
+    ]);
     // Queried after the device was read: safe to store with a compare-and-set on the generation read (a refresh
     // written meanwhile wins, see refreshDesiredStateTag). Written when there is none, or it differs (a lost refresh).
-    const current = desiredStateTag(slots);
+    const current = tagOf(slots, pending);
     if (stored?.tag !== current) await dependencies.devices.setDesiredState(company, deviceId, current, stored?.generation);
   }
-  const tag = desiredStateTag(slots);
+  const tag = tagOf(slots, pending);
   if (holds?.(tag) === true) return { tag, unchanged: true };
+  const now = dependencies.now?.() ?? new Date();
+  const commands = (await deliverPendingCommands(dependencies.commands, pending, now)).map(pendingCommandView);
   const versions = await dependencies.catalog.getVersions(company, slots);
   const byKey = new Map(versions.map((version) => [`${version.scenarioId}#${version.version}`, version]));
-  const expiresAt = new Date((dependencies.now?.() ?? new Date()).getTime() + DESIRED_STATE_URL_LIFETIME_SECONDS * 1000).toISOString();
+  const expiresAt = new Date(now.getTime() + DESIRED_STATE_URL_LIFETIME_SECONDS * 1000).toISOString();
   const items = await Promise.all(
     slots.flatMap((slot) => {
       const version = byKey.get(`${slot.scenarioId}#${slot.version}`);
@@ -170,7 +198,7 @@ export async function deviceDesiredState(
       ];
     }),
   );
-  return { tag, unchanged: false, items };
+  return { tag, unchanged: false, items, commands };
 }
 
 /** Compare-and-set rounds of refreshDesiredStateTag before it gives up (only writers racing on one device conflict). */
@@ -180,11 +208,13 @@ const DESIRED_STATE_WRITE_ATTEMPTS = 5;
 export interface DesiredStateTagDependencies {
   devices: Pick<DeviceRepository, 'get' | 'setDesiredState'>;
   deployments: Pick<DeploymentRepository, 'activeOnDevice'>;
+  commands: Pick<CommandRepository, 'pending'>;
 }
 
 /**
  * Brings the device's stored desired state tag (StoredDevice.desiredState) up to date after a change of its active
- * deployments: reads the device (its generation), then queries its active deployments, then writes their tag with
+ * deployments or pending commands: reads the device (its generation), then queries its active deployments and pending
+ * commands, then writes their tag with
  * the next generation on condition that the generation is still the one read; on a conflict, all over again. It
  * always writes, even a tag equal to the stored one, so that the last successful write is always one whose query
  * came after every change committed before its read: run after a change is committed (by the stream consumer), the
@@ -197,7 +227,11 @@ export async function refreshDesiredStateTag(dependencies: DesiredStateTagDepend
   for (let attempt = 1; attempt <= DESIRED_STATE_WRITE_ATTEMPTS; attempt += 1) {
     const device = await dependencies.devices.get(company, deviceId);
     if (device === undefined) return;
-    const tag = desiredStateTag(await dependencies.deployments.activeOnDevice(company, deviceId));
+    const [slots, pending] = await Promise.all([
+      dependencies.deployments.activeOnDevice(company, deviceId),
+      dependencies.commands.pending(company, deviceId),
+    ]);
+    const tag = tagOf(slots, pending);
     const outcome = await dependencies.devices.setDesiredState(company, deviceId, tag, device.desiredState?.generation);
     if (outcome !== 'conflict') return;
   }

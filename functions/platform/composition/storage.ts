@@ -5,6 +5,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../adapters/aws/clients.js';
 import { CursorCodec } from '../../adapters/aws/cursor-codec.js';
+import { DynamoDbCommandRepository } from '../../adapters/aws/dynamodb-command-repository.js';
 import { DynamoDbCompanyRepository } from '../../adapters/aws/dynamodb-company-repository.js';
 import { DynamoDbDeploymentHistory } from '../../adapters/aws/dynamodb-deployment-history.js';
 import { DynamoDbDeploymentRepository } from '../../adapters/aws/dynamodb-deployment-repository.js';
@@ -17,6 +18,7 @@ import { DynamoDbScenarioRepository } from '../../adapters/aws/dynamodb-scenario
 import type { TableNames } from '../../adapters/aws/dynamodb-shared.js';
 import { DynamoDbUploadSlotRepository } from '../../adapters/aws/dynamodb-upload-slot-repository.js';
 import { CompanyNameCache } from '../../adapters/company-name-cache.js';
+import type { CommandRepository } from '../../core/commands/ports.js';
 import type { DeviceCounter } from '../../core/companies/ports.js';
 import type { DeploymentHistory } from '../../core/deployments/history.js';
 import type { DeploymentRepository } from '../../core/deployments/ports.js';
@@ -50,6 +52,8 @@ export interface StorageServices {
   rollouts: RolloutRepository;
   /** Devices' latest reports on their active slots of one version, batched (the deployments repository's). */
   targetStatuses: TargetStatusReader;
+  /** Commands run on devices' sub-devices (commands table). */
+  commands: CommandRepository;
 }
 
 let built: StorageServices | undefined;
@@ -70,6 +74,7 @@ export function storage(): StorageServices {
       deployments: config.deploymentsTable,
       presence: config.presenceTable,
       rollouts: config.rolloutsTable,
+      commands: config.commandsTable,
     };
     // One codec signs every listing's cursors; CURSOR_SIGNING_KEY is read on the first cursor, so functions that never
     // page (and are not given the key) never need it.
@@ -90,6 +95,7 @@ export function storage(): StorageServices {
       cursors,
       rollouts: new DynamoDbRolloutRepository(dynamoDb, tables, cursors),
       targetStatuses: deployments,
+      commands: new DynamoDbCommandRepository(dynamoDb, tables, cursors),
     };
   }
   return built;

@@ -4,6 +4,7 @@
  */
 export {
   auditEntryFromImage,
+  commandFromImage,
   deploymentSlotFromImage,
   documentKeyFromImage,
   type StreamImage,

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deploymentSlotFromItem } from '../../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { LocalEventBus } from '../../../functions/adapters/embedded/local-event-bus.js';
-import { applyDeploymentChanges, deploymentChangeOf, devicesWithNewDesiredState } from '../../../functions/core/deployments/changes.js';
+import {
+  applyDeploymentChanges,
+  deploymentChangeOf,
+  deploymentEventId,
+  devicesWithNewDesiredState,
+} from '../../../functions/core/deployments/changes.js';
 import type {
   DeploymentChangedEvent,
   DeploymentEvent,
@@ -209,9 +214,7 @@ describe('deploymentChangeOf: status reports', () => {
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line) as DeploymentEvent);
-      expect(
-        lines.map((event) => `${event.type} ${event.type === 'DeploymentStatusChanged' ? event.statusId : event.deploymentId}`),
-      ).toEqual([
+      expect(lines.map((event) => `${event.type} ${deploymentEventId(event)}`)).toEqual([
         `DeploymentChanged ${active.id}`,
         'DeploymentStatusChanged 01JSTATUS000000000000000001',
         'DeploymentStatusChanged 01JSTATUS000000000000000002',
@@ -294,6 +297,7 @@ describe('applyDeploymentChanges: the desired state tags', () => {
         },
       },
       deployments: { activeOnDevice: async () => [] },
+      commands: { pending: async () => [] },
     };
     const deployments = { recordHistory: async () => undefined, purgeUndeployed: async () => undefined };
     await applyDeploymentChanges({ deployments, events: { publish: async () => undefined }, desiredStates }, changes);
@@ -310,6 +314,7 @@ describe('applyDeploymentChanges: the desired state tags', () => {
         setDesiredState: async () => 'written' as const,
       },
       deployments: { activeOnDevice: async () => [] },
+      commands: { pending: async () => [] },
     };
     const deployments = { recordHistory: async () => undefined, purgeUndeployed: async () => undefined };
     const events = {

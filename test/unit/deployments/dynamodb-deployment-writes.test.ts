@@ -23,6 +23,7 @@ const tables = {
   deployments: 'deployments',
   presence: 'presence',
   rollouts: 'rollouts',
+  commands: 'commands',
 };
 const documentClient = DynamoDBDocumentClient.from(
   new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),

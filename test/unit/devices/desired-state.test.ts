@@ -5,6 +5,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
+import { DynamoDbCommandRepository } from '../../../functions/adapters/aws/dynamodb-command-repository.js';
 import { DynamoDbDeploymentRepository } from '../../../functions/adapters/aws/dynamodb-deployment-repository.js';
 import { DynamoDbDeviceRepository } from '../../../functions/adapters/aws/dynamodb-device-repository.js';
 import { deviceDeploymentStatusPost } from '../../../functions/contract/routes/device-side.js';
@@ -23,6 +24,7 @@ import type { ScenarioVersion } from '../../../functions/core/scenarios/model.js
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { ifNoneMatchHolds, strongEntityTag } from '../../../functions/platform/etag.js';
+import { InMemoryCommands } from '../../support/in-memory-commands.js';
 import { bodyOf } from '../../support/route-input.js';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -180,6 +182,7 @@ function world(slots: Record<string, DeviceSlot> = {}) {
       return `http://127.0.0.1:9/archives/${key}?signed`;
     },
   };
+  const commands = new InMemoryCommands();
   // The sampled check of the stored tag is off unless a test turns it on (`check.next`).
   const check = { next: false };
   return {
@@ -187,7 +190,8 @@ function world(slots: Record<string, DeviceSlot> = {}) {
     calls,
     stored,
     check,
-    dependencies: { devices, deployments, catalog, archives, now: () => NOW, checkStoredTag: () => check.next },
+    commands,
+    dependencies: { devices, deployments, catalog, archives, commands, now: () => NOW, checkStoredTag: () => check.next },
   };
 }
 
@@ -480,7 +484,15 @@ describe('DynamoDbDeploymentRepository, device side (mocked DynamoDB)', () => {
   );
   const mock = mockClient(documentClient);
   afterEach(() => mock.reset());
-  const tables = { companies: 'c', devices: 'd', scenarios: 's', deployments: 'deployments', presence: 'p', rollouts: 'r' };
+  const tables = {
+    companies: 'c',
+    devices: 'd',
+    scenarios: 's',
+    deployments: 'deployments',
+    presence: 'p',
+    rollouts: 'r',
+    commands: 'commands',
+  };
   const repository = new DynamoDbDeploymentRepository(documentClient, tables, new CursorCodec(() => randomBytes(32)));
   const status: DeviceStatus = { id: '01JS00000000000000000000SS', state: 'INSTALLED', updated: NOW.toISOString() };
 
@@ -530,15 +542,25 @@ describe('the desired state on DynamoDB (mocked): what a poll costs', () => {
   );
   const mock = mockClient(documentClient);
   afterEach(() => mock.reset());
-  const tables = { companies: 'c', devices: 'devices', scenarios: 's', deployments: 'deployments', presence: 'p', rollouts: 'r' };
+  const tables = {
+    companies: 'c',
+    devices: 'devices',
+    scenarios: 's',
+    deployments: 'deployments',
+    presence: 'p',
+    rollouts: 'r',
+    commands: 'commands',
+  };
   const devices = new DynamoDbDeviceRepository(documentClient, tables);
   const deployments = new DynamoDbDeploymentRepository(documentClient, tables, new CursorCodec(() => randomBytes(32)));
+  const commands = new DynamoDbCommandRepository(documentClient, tables, new CursorCodec(() => randomBytes(32)));
   const unused = async (): Promise<never> => {
     throw new Error('not read on this path');
   };
   const dependencies = {
     devices,
     deployments,
+    commands,
     catalog: { getVersions: unused },
     archives: { presignGet: unused },
     checkStoredTag: () => false,
@@ -562,12 +584,19 @@ describe('the desired state on DynamoDB (mocked): what a poll costs', () => {
     // The stored tag lags (the stream consumer has not refreshed it yet); the device already holds the current one.
     mock.on(GetCommand).resolves({ Item: { ...item, desiredState: { tag: 'AAAAAAAAAAAAAAAAAAAAAA', generation: 2 } } });
     mock
-      .on(QueryCommand)
+      .on(QueryCommand, { TableName: 'deployments' })
       .resolves({ Items: [{ id: '01JA00000000000000000000AA', scenarioId: 'acme-welcome', version: '1.0.0', deployedAt: 'T1' }] });
+    mock.on(QueryCommand, { TableName: 'commands' }).resolves({ Items: [] });
     const state = await deviceDesiredState(dependencies, kiosk, (candidate) => candidate === tag);
     expect(state).toEqual({ tag, unchanged: true });
-    // The stored tag is corrected, on condition that it is still the one read (generation 2).
-    expect(mock.calls().map((call) => call.args[0].constructor.name)).toEqual(['GetCommand', 'QueryCommand', 'UpdateCommand']);
+    // The stored tag is corrected, on condition that it is still the one read (generation 2); the deployments and the
+    // pending commands are queried at once.
+    expect(mock.calls().map((call) => call.args[0].constructor.name)).toEqual([
+      'GetCommand',
+      'QueryCommand',
+      'QueryCommand',
+      'UpdateCommand',
+    ]);
     expect(mock.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
       ExpressionAttributeValues: { ':desired': { tag, generation: 3 }, ':expected': 2 },
     });

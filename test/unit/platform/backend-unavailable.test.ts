@@ -45,6 +45,7 @@ beforeAll(async () => {
     DEPLOYMENTS_TABLE: 'deployments',
     PRESENCE_TABLE: 'presence',
     ROLLOUTS_TABLE: 'rollouts',
+    COMMANDS_TABLE: 'commands',
     IDEMPOTENCY_TABLE: 'idempotency',
     CLIENT_FAILURES_TABLE: 'client-failures',
     ARCHIVE_BUCKET: 'archives',

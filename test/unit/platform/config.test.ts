@@ -35,6 +35,7 @@ const STORAGE = {
   DEPLOYMENTS_TABLE: 'deployments',
   PRESENCE_TABLE: 'presence',
   ROLLOUTS_TABLE: 'rollouts',
+  COMMANDS_TABLE: 'commands',
   ARCHIVE_BUCKET: 'scenario-archives',
 };
 
@@ -100,6 +101,7 @@ describe('the environment schema', () => {
       UPLOAD_SWEEP_INTERVAL_MS: 500,
       HEARTBEAT_SWEEP_INTERVAL_MS: 10_000,
       ROLLOUT_SWEEP_INTERVAL_MS: 1_000,
+      COMMAND_SWEEP_INTERVAL_MS: 5_000,
       SEARCH_SNAPSHOT_INTERVAL_MS: 60_000,
       SIMULATE: 0,
       MAX_IN_FLIGHT_MAIN: DEFAULT_ADMISSION.main,
@@ -174,6 +176,7 @@ describe('functions/platform/config.ts', () => {
       deploymentsTable: 'deployments',
       presenceTable: 'presence',
       rolloutsTable: 'rollouts',
+      commandsTable: 'commands',
       archiveBucket: 'scenario-archives',
       dynamoDbEndpoint: 'http://127.0.0.1:8000',
     });

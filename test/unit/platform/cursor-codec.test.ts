@@ -177,6 +177,7 @@ describe('a paging function', () => {
       DEPLOYMENTS_TABLE: 'deployments',
       PRESENCE_TABLE: 'presence',
       ROLLOUTS_TABLE: 'rollouts',
+      COMMANDS_TABLE: 'commands',
       ARCHIVE_BUCKET: 'archives',
       AWS_REGION: 'us-east-1',
     });

@@ -43,6 +43,7 @@ beforeAll(async () => {
     DEPLOYMENTS_TABLE: 'deployments',
     PRESENCE_TABLE: 'presence',
     ROLLOUTS_TABLE: 'rollouts',
+    COMMANDS_TABLE: 'commands',
     AUDIT_TABLE: 'audit',
     ARCHIVE_BUCKET: 'archives',
     CURSOR_SIGNING_KEY: 'ab'.repeat(32),
@@ -56,13 +57,14 @@ afterAll(async () => {
 });
 
 describe('functions serving several routes', () => {
-  it('are the admin users, admin companies, active deployments, token and device issuer functions', () => {
+  it('are the admin users, admin companies, active deployments, device commands, token and device issuer functions', () => {
     expect(MULTI_ROUTE_ENTRIES.map(([entry]) => entry).sort()).toEqual([
       'functions/handlers/admin-companies.ts',
       'functions/handlers/admin-users.ts',
       'functions/handlers/auth-cognito-token.ts',
       'functions/handlers/auth-token.ts',
       'functions/handlers/deployments-list.ts',
+      'functions/handlers/device-commands.ts',
       'functions/handlers/device-issuer.ts',
     ]);
   });

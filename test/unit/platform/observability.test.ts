@@ -83,6 +83,7 @@ beforeAll(async () => {
     DEPLOYMENTS_TABLE: LOCAL_TABLES.deployments,
     PRESENCE_TABLE: LOCAL_TABLES.presence,
     ROLLOUTS_TABLE: LOCAL_TABLES.rollouts,
+    COMMANDS_TABLE: LOCAL_TABLES.commands,
     IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
     ARCHIVE_BUCKET: LOCAL_BUCKET,
     DYNAMODB_ENDPOINT: dynamo.endpoint,

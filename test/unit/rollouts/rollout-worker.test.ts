@@ -25,6 +25,7 @@ beforeAll(async () => {
     DEPLOYMENTS_TABLE: 'deployments',
     PRESENCE_TABLE: 'presence',
     ROLLOUTS_TABLE: 'rollouts',
+    COMMANDS_TABLE: 'commands',
     ARCHIVE_BUCKET: 'archives',
     DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`,
     S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
