@@ -20,7 +20,7 @@ import { AUTHENTICATED_PROBLEMS, PROBLEM_RESPONSES, problem } from '../schemas/r
 const DESIRED_STATE_HEADERS = {
   ETag: {
     description:
-      'Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later).',
+      'Strong entity tag of the set of active deployments (scenario, version, deployment id) and of the pending commands (their ids): it changes when a deployment is made or undeployed and when a command is queued or becomes final (a result, a cancel, an expiry), never when a status is reported, a command is delivered or a download URL is renewed. Send it back as `If-None-Match`; a change is seen by the first poll after the change stream has been processed (moments later).',
     schema: z.string().regex(/^"[^"]*"$/),
     required: true,
   },
@@ -38,8 +38,8 @@ export const deviceDeploymentsGet = defineRoute({
   api: 'main',
   method: 'GET',
   path: '/device/deployments',
-  summary: "Get the calling device's desired state",
-  description: `Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid ${DESIRED_STATE_URL_LIFETIME_SECONDS / 60} minutes, when it was deployed and the latest status the device reported on it. Poll it with \`If-None-Match: <ETag of the last 200>\`: while the set of active deployments is unchanged the answer is 304 with no body, after one read of the device (nothing else is read or signed); a deploy or an undeploy reaches the poll within moments (the tag polls are compared with follows the deployments' change stream). A list of tags, weak tags (\`W/"…"\`) and \`*\` are understood as RFC 9110 says. Only for device tokens (scope \`device\`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.`,
+  summary: "Get the calling device's desired state and pending commands",
+  description: `Every scenario version active on the device the token names, and the commands for it to run (QUEUED or DELIVERED and not expired: answering them makes the QUEUED ones DELIVERED; report each one's result with \`POST /device/commands/{commandId}/status\`), with its size, SHA-256, a presigned download URL valid ${DESIRED_STATE_URL_LIFETIME_SECONDS / 60} minutes, when it was deployed and the latest status the device reported on it. Poll it with \`If-None-Match: <ETag of the last 200>\`: while the set of active deployments and pending commands is unchanged the answer is 304 with no body, after one read of the device (nothing else is read or signed); a deploy, an undeploy or a new command reaches the poll within moments (the tag polls are compared with follows the deployments' and commands' change streams). A list of tags, weak tags (\`W/"…"\`) and \`*\` are understood as RFC 9110 says. Only for device tokens (scope \`device\`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.`,
   tags: ['Devices'],
   scope: DEVICE_SCOPE,
   request: { query: NoQuery },

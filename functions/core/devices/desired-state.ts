@@ -118,9 +118,10 @@ export type DesiredState =
   | { tag: string; unchanged: false; items: DesiredDeploymentView[]; commands: PendingCommandView[] };
 
 /**
- * The calling device's desired state. With `holds` (the device sent `If-None-Match`), the device item is read first
+ * The calling device's desired state: its active deployments and its pending commands (those still QUEUED become
+ * DELIVERED as they are answered, deliverPendingCommands). With `holds` (the device sent `If-None-Match`), the device item is read first
  * (the token check, one strongly consistent GetItem): when `holds` its stored tag (StoredDevice.desiredState), that is
- * the whole answer: one read. Otherwise (no tag stored yet, or another one) its active deployments are queried and the
+ * the whole answer: one read. Otherwise (no tag stored yet, or another one) its active deployments and pending commands are queried and the
  * tag computed from them; a device without a stored tag, or with another one, gets it stored (a compare-and-set on the
  * generation read, which loses to any other writer, see refreshDesiredStateTag). Without `holds`, the device and its
  * deployments are read at once (one round trip). When the device holds the computed tag nothing else is read or signed;
