@@ -6,6 +6,13 @@
 import { MAX_DIRECT_UPLOAD_BYTES } from '../functions/contract/archives.js';
 import { IDEMPOTENCY_KEY_RETENTION_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '../functions/contract/protocol.js';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../functions/core/access/user-tokens.js';
+import {
+  DEFAULT_COMMAND_EXPIRY_SECONDS,
+  MAX_COMMAND_EXPIRY_SECONDS,
+  MAX_COMMAND_JSON_BYTES,
+  MAX_COMMAND_NOTE_LENGTH,
+  MIN_COMMAND_EXPIRY_SECONDS,
+} from '../functions/core/commands/model.js';
 import { MAX_COMPANY_NAME_LENGTH, NEW_COMPANY_ID_PATTERN } from '../functions/core/companies/admin.js';
 import { DeploymentRequestBodySchema, MAX_DEPLOYMENT_ENTRIES } from '../functions/core/deployments/deployments.js';
 import { MAX_HISTORY_ID_LENGTH } from '../functions/core/deployments/history.js';
@@ -58,6 +65,19 @@ const LIMITS: readonly Limit[] = [
   },
   { name: 'MAX_ROLLOUT_WAVES', value: MAX_ROLLOUT_WAVES, doc: "Most wave sizes a rollout's `waves` may list." },
   { name: 'MAX_ROLLOUT_IDS', value: MAX_ROLLOUT_IDS, doc: "Most device ids a rollout's `targets.ids` may hold (more is a 413)." },
+  {
+    name: 'MAX_COMMAND_JSON_BYTES',
+    value: MAX_COMMAND_JSON_BYTES,
+    doc: "Most bytes of a command's `arguments` (and of a result's `output`), serialized without white space.",
+  },
+  { name: 'MAX_COMMAND_NOTE_LENGTH', value: MAX_COMMAND_NOTE_LENGTH, doc: 'Longest `note` of a command, characters.' },
+  { name: 'MIN_COMMAND_EXPIRY_SECONDS', value: MIN_COMMAND_EXPIRY_SECONDS, doc: 'Shortest `expiresInSeconds` of a command.' },
+  { name: 'MAX_COMMAND_EXPIRY_SECONDS', value: MAX_COMMAND_EXPIRY_SECONDS, doc: 'Longest `expiresInSeconds` of a command (7 days).' },
+  {
+    name: 'DEFAULT_COMMAND_EXPIRY_SECONDS',
+    value: DEFAULT_COMMAND_EXPIRY_SECONDS,
+    doc: "A command's `expiresInSeconds` when none is given.",
+  },
   {
     name: 'MAX_DIRECT_UPLOAD_BYTES',
     value: MAX_DIRECT_UPLOAD_BYTES,

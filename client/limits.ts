@@ -40,6 +40,21 @@ export const MAX_ROLLOUT_WAVES = 20;
 /** Most device ids a rollout's `targets.ids` may hold (more is a 413). */
 export const MAX_ROLLOUT_IDS = 10_000;
 
+/** Most bytes of a command's `arguments` (and of a result's `output`), serialized without white space. */
+export const MAX_COMMAND_JSON_BYTES = 8_192;
+
+/** Longest `note` of a command, characters. */
+export const MAX_COMMAND_NOTE_LENGTH = 2_000;
+
+/** Shortest `expiresInSeconds` of a command. */
+export const MIN_COMMAND_EXPIRY_SECONDS = 10;
+
+/** Longest `expiresInSeconds` of a command (7 days). */
+export const MAX_COMMAND_EXPIRY_SECONDS = 604_800;
+
+/** A command's `expiresInSeconds` when none is given. */
+export const DEFAULT_COMMAND_EXPIRY_SECONDS = 3_600;
+
 /** Largest archive a direct upload accepts, bytes; a larger one takes a presigned slot. */
 export const MAX_DIRECT_UPLOAD_BYTES = 4_194_304;
 

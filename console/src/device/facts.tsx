@@ -19,8 +19,8 @@ const LEVEL_RANK: Record<Level, number> = { ERROR: 0, WARNING: 1, INFO: 2, DEBUG
 /** The class that colours a level or a state (CSS variables with AA contrast in both schemes). */
 function toneOf(value: string): string | undefined {
   if (value === 'ERROR' || value === 'DOWN' || value === 'FAILED' || value === 'FAILURE') return 'error';
-  if (value === 'WARNING' || value === 'HIBERNATION') return 'warning';
-  if (value === 'NOMINAL' || value === 'CONNECTED' || value === 'INSTALLED' || value === 'SUCCESS') return 'ok';
+  if (value === 'WARNING' || value === 'HIBERNATION' || value === 'EXPIRED') return 'warning';
+  if (value === 'NOMINAL' || value === 'CONNECTED' || value === 'INSTALLED' || value === 'SUCCESS' || value === 'SUCCEEDED') return 'ok';
   return undefined;
 }
 

@@ -27,7 +27,7 @@ export type HistoryEntry = NonNullable<Awaited<ReturnType<typeof historyPage>>['
 export type Loaded<T> = { ok: true; data: T } | { ok: false; message: string; status?: number };
 
 /** Runs one typed-client call and turns its answer (or a network failure) into a Loaded. */
-async function attempt<T>(call: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Loaded<T>> {
+export async function attempt<T>(call: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Loaded<T>> {
   try {
     const { data, error, response } = await call();
     if (data !== undefined) return { ok: true, data };

@@ -1,8 +1,11 @@
 /**
- * One device's page: its resource (details and health), its active deployments and history, and the actions the
- * token's scopes allow. Everything is read once per visit, in parallel, and the deployments again after an action.
+ * One device's page: its resource (details and health), the commands its sub-devices advertise and its command
+ * history (live while a command is pending), its active deployments and history, and the actions the token's scopes
+ * allow. Everything is read once per visit, in parallel, and the deployments again after an action.
  */
+
 import { DeleteDevice, DeployForm, IssueCredentials } from '../device/actions.js';
+import { CommandsSection } from '../device/commands.js';
 import { ActiveDeployments, History } from '../device/deployments.js';
 import { type Device, DeviceFacts, HealthView } from '../device/facts.js';
 import { Alert } from '../device/focus.js';
@@ -176,6 +179,7 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
       <BackToFleet />
       <DeviceHeading deviceId={deviceId} location={device?.data.location?.name} />
       <DeviceSummary device={device?.data ?? null} />
+      {device?.ok === true ? <CommandsSection company={company} deviceId={deviceId} device={device.data} mayRun={mayManage} /> : null}
       <DeploymentsSection active={known ? active : null} versions={known ? versions : null} act={mayDeploy ? act : undefined} />
       <HistorySection
         company={company}
