@@ -42,6 +42,9 @@
  * Then the continuous rollouts benchmark (continuous.ts): what 10 continuous rollouts add per device change, on DynamoDB
  * Local's stream (CONTINUOUS_BENCH_CHANGES); --only-continuous runs only it, --skip-continuous skips it.
  *
+ * Then the command delivery benchmark (commands.ts): commands run on a kiosk polling every second, the time until its
+ * poll carries each (COMMAND_BENCH_COMMANDS, COMMAND_BENCH_POLL_MS); --only-commands runs only it, --skip-commands skips it.
+ *
  * Then the console benchmark (console.ts): the operator console in Chromium on 100,000 seeded devices (first load,
  * sign-in to first results, facet clicks, the page of a rollout of every device; CONSOLE_BENCH_DEVICES); --only-console
  * runs only it, --skip-console skips it.
@@ -57,6 +60,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
 import { reportColdStartBench, runColdStartBench } from './cold-start.js';
+import { reportCommandBench, runCommandBench } from './commands.js';
 import { reportConsoleBench, runConsoleBench } from './console.js';
 import { reportContinuousBench, runContinuousBench } from './continuous.js';
 import { PRODUCT_PARALLELISM, reportDeploymentBench, runDeploymentBench } from './deployments.js';
@@ -84,7 +88,7 @@ function usage(message?: string): never {
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
       '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
       '       [--only-cold-start | --skip-cold-start] [--only-continuous | --skip-continuous] [--only-console | --skip-console]\n' +
-      '       [--only-opensearch | --skip-opensearch]\n' +
+      '       [--only-opensearch | --skip-opensearch] [--only-commands | --skip-commands]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -345,6 +349,22 @@ function continuousStep(): Promise<void> {
   );
 }
 
+/** Command delivery benchmark (commands.ts): --only-commands runs only it, --skip-commands skips it. */
+const commandMode = stepMode('commands');
+
+function commandStep(): Promise<void> {
+  return benchmarkStep(
+    'Command benchmark: commands run on a kiosk that polls its desired state every second with If-None-Match, on the demo data.',
+    'Commands',
+    'commands.json',
+    async () => {
+      const result = await runCommandBench();
+      reportCommandBench(result, log);
+      return result;
+    },
+  );
+}
+
 /** Rollout benchmark (rollouts.ts): --only-rollouts runs only it, --skip-rollouts skips it. */
 const rolloutMode = stepMode('rollouts');
 
@@ -452,6 +472,10 @@ if (openSearchMode === 'only') {
 }
 if (continuousMode === 'only') {
   await continuousStep();
+  process.exit();
+}
+if (commandMode === 'only') {
+  await commandStep();
   process.exit();
 }
 if (consoleMode === 'only') {
@@ -745,6 +769,11 @@ if (coldStartMode === 'run') {
 if (continuousMode === 'run') {
   log('');
   await continuousStep();
+}
+
+if (commandMode === 'run') {
+  log('');
+  await commandStep();
 }
 
 if (consoleMode === 'run') {
