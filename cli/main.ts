@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerDeploymentCommands } from './commands/deployments.js';
+import { registerCommandCommands } from './commands/device-commands.js';
 import { registerDeviceCommands } from './commands/devices.js';
 import { registerRolloutCommands } from './commands/rollouts.js';
 import { registerScenarioCommands } from './commands/scenarios.js';
@@ -30,6 +31,7 @@ export function dssProgram(): Command {
   registerDeviceCommands(program);
   registerDeploymentCommands(program);
   registerRolloutCommands(program);
+  registerCommandCommands(program);
   registerSearchCommands(program);
   registerAdminCommands(program);
   return program;
