@@ -7,28 +7,30 @@
 
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { ENV, readEnvironment } from '../../functions/contract/environment.js';
 import { DEPLOYMENT_CHANGES_ENTRY, ROLLOUT_SWEEPER, ROLLOUT_WORKER, rolloutWorker } from '../../functions/contract/functions.js';
 import type { RouteDefinition } from '../../functions/contract/route.js';
 import { ROUTES } from '../../functions/contract/routes.js';
 import { visibilityTimeoutOf } from '../../lib/constructs/event-functions.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
-import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS } from '../../lib/service-function.js';
 import { ROLLOUT_CHUNK_TIMEOUT } from '../../lib/stateless-stack.js';
 import {
   asArray,
+  baseGrants,
   deniesInsecureTransport,
-  flattenJoin,
   functionsByEntry,
+  grantsOf,
+  indexesOf,
   quickStage,
+  READ_WRITE,
   type Resource,
   resourcesOf,
-  rolePoliciesOf,
   SERVICE,
-  type Statement,
   schedulesOf,
   statementsOf,
+  tableId,
+  tableReads,
+  WRITE,
 } from './template-helpers.js';
 
 /** A route that may send rollout work, passed to the stack beside the service's own routes. */
@@ -59,55 +61,6 @@ const CONSUME_ACTIONS = [
   'sqs:GetQueueUrl',
   'sqs:ReceiveMessage',
 ];
-
-const READ = [...DYNAMODB_READ_ACTIONS].sort();
-const READ_WRITE = [...new Set([...DYNAMODB_READ_ACTIONS, ...DYNAMODB_WRITE_ACTIONS])].sort();
-const WRITE = [...DYNAMODB_WRITE_ACTIONS].sort();
-
-/** The construct id prefix of a table of the stateful stack (`rollouts` → `RolloutsTable`). */
-const tableId = (name: TableName) => `${name.charAt(0).toUpperCase()}${name.slice(1)}Table`;
-
-/** The GSIs of a table (TABLES). */
-const indexesOf = (name: TableName): string[] =>
-  ((TABLES[name] as { globalSecondaryIndexes?: readonly { indexName: string }[] }).globalSecondaryIndexes ?? []).map(
-    (index) => index.indexName,
-  );
-
-/**
- * A policy resource by the construct it names: `RolloutsTable`, `RolloutsTable/index/sweep` (an export of the
- * stateful stack), `RolloutWorkQueue`, `RolloutWorkerFunctionLogs` (a resource of this stack), or `*`.
- */
-function resourceName(resource: unknown): string {
-  return flattenJoin(resource)
-    .replace(/\{"Fn::ImportValue":"[^"]*ExportsOutputFnGetAtt([A-Za-z]+?)[0-9A-F]{8}Arn[0-9A-F]{8}"\}/g, '$1')
-    .replace(/\{\{([A-Za-z]+?)[0-9A-F]{8}\.Arn\}\}/g, '$1');
-}
-
-/** Every action the role of `fn` is allowed, by resource name (resourceName), each list sorted. */
-function grantsOf(template: Template, fn: Resource): Record<string, string[]> {
-  const grants: Record<string, Set<string>> = {};
-  for (const [, policy] of rolePoliciesOf(template, fn)) {
-    for (const statement of (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement) {
-      expect(statement.Effect).toBe('Allow');
-      for (const resource of asArray(statement.Resource)) {
-        const name = resourceName(resource);
-        grants[name] ??= new Set();
-        for (const action of asArray(statement.Action)) grants[name].add(action);
-      }
-    }
-  }
-  return Object.fromEntries(Object.entries(grants).map(([name, actions]) => [name, [...actions].sort()]));
-}
-
-/** What every function's role has: X-Ray (no resource-level permissions) and its own log group. */
-const baseGrants = (functionId: string) => ({
-  '*': ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
-  [`${functionId.replace(/[0-9A-F]{8}$/, '')}Logs`]: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-});
-
-/** Reads of a table and each of its indexes, by resource name. */
-const tableReads = (name: TableName) =>
-  Object.fromEntries([tableId(name), ...indexesOf(name).map((index) => `${tableId(name)}/index/${index}`)].map((id) => [id, READ]));
 
 describe('rollouts on AWS', () => {
   let stateless: Template;

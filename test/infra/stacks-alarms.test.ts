@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMINISTRATIVE_CHANGES_ENTRY,
   CONTINUOUS_ROLLOUTS_ENTRY,
+  commandChanges,
   DEPLOYMENT_CHANGES_ENTRY,
   preTokenGeneration,
   SEARCH_INDEXER_ENTRY,
@@ -60,7 +61,7 @@ describe('stacks, alarms (bundling skipped)', () => {
       expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
     const iteratorAges = byMetric('IteratorAge');
     expect(iteratorAges.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
-      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, CONTINUOUS_ROLLOUTS_ENTRY, ADMINISTRATIVE_CHANGES_ENTRY]
+      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, CONTINUOUS_ROLLOUTS_ENTRY, ADMINISTRATIVE_CHANGES_ENTRY, commandChanges.entry]
         .map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }]))
         .sort(),
     );

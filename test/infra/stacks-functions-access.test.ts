@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ENV, type EnvironmentGroup, KNOWN_VARIABLES, readEnvironment } from '../../functions/contract/environment.js';
 import {
   ARCHIVE_UPLOADED,
+  commandChanges,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
   preTokenGeneration,
@@ -39,6 +40,22 @@ import {
   statementsOf,
   TOKEN_FUNCTION_ENTRY,
 } from './template-helpers.js';
+
+/** The functions that page listings (their access's `pagesListings`), which alone get the cursor signing key. */
+const PAGING = [
+  'functions/handlers/deployments-list.ts',
+  'functions/handlers/deployments-history.ts',
+  'functions/handlers/scenarios-list.ts',
+  // Pages the active deployments of the device it deletes.
+  'functions/handlers/device-delete.ts',
+  'functions/handlers/rollouts-list.ts',
+  'functions/handlers/rollout-targets.ts',
+  'functions/handlers/admin-companies.ts',
+  'functions/handlers/admin-users.ts',
+  'functions/handlers/admin-audit.ts',
+  // Pages a device's commands (GET …/devices/{deviceId}/commands); its other three routes share the function.
+  'functions/handlers/device-commands.ts',
+];
 
 describe('stacks, functions access (bundling skipped)', () => {
   let stateful: ServiceTemplates['stateful'];
@@ -119,21 +136,9 @@ describe('stacks, functions access (bundling skipped)', () => {
     expect(secret.UpdateReplacePolicy).toBe('Retain');
     // 64 letters and digits: base64 of 48 bytes, as CURSOR_SIGNING_KEY expects (functions/platform/config.ts).
     expect(secret.Properties?.GenerateSecretString).toEqual({ PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false });
-    const paging = [
-      'functions/handlers/deployments-list.ts',
-      'functions/handlers/deployments-history.ts',
-      'functions/handlers/scenarios-list.ts',
-      // Pages the active deployments of the device it deletes.
-      'functions/handlers/device-delete.ts',
-      'functions/handlers/rollouts-list.ts',
-      'functions/handlers/rollout-targets.ts',
-      'functions/handlers/admin-companies.ts',
-      'functions/handlers/admin-users.ts',
-      'functions/handlers/admin-audit.ts',
-    ];
     for (const entry of STATELESS_ENTRIES) {
       const variables = (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
-      if (paging.includes(entry)) {
+      if (PAGING.includes(entry)) {
         // A dynamic reference to the stateful stack's secret, resolved by CloudFormation at deployment.
         expect(flattenJoin(variables.CURSOR_SIGNING_KEY), entry).toMatch(
           new RegExp(`^\\{\\{resolve:secretsmanager:.*Ref${secretId}.*:SecretString:::\\}\\}$`),
@@ -145,24 +150,18 @@ describe('stacks, functions access (bundling skipped)', () => {
   });
 
   it('gives functions only variables the environment schema declares, valid for every group their handler reads', () => {
-    const paging = [
-      'functions/handlers/deployments-list.ts',
-      'functions/handlers/deployments-history.ts',
-      'functions/handlers/scenarios-list.ts',
-      // Pages the active deployments of the device it deletes.
-      'functions/handlers/device-delete.ts',
-    ];
     /** Groups read beyond what every function reads (`function`) and what the common flags below imply. */
     const READS: Readonly<Record<string, readonly EnvironmentGroup[]>> = {
       'functions/handlers/deployments-execute.ts': ['idempotency'],
       [DEPLOYMENT_CHANGES_ENTRY]: ['events'],
+      [commandChanges.entry]: ['events'],
       'functions/handlers/openapi.ts': ['addresses'],
       'functions/handlers/scenarios-upload-slot.ts': ['uploads'],
       [TOKEN_FUNCTION_ENTRY]: ['tokenEndpoint', 'deviceIssuer', 'devices', 'clientFailures'],
       [DEVICE_ISSUER_ENTRY]: ['deviceIssuer'],
       [HEARTBEAT_SWEEPER.entry]: ['devices'],
       [SEARCH_REINDEX_ENTRY]: ['searchSource'],
-      ...Object.fromEntries(paging.map((entry) => [entry, ['cursors']])),
+      ...Object.fromEntries(PAGING.map((entry) => [entry, ['cursors']])),
     };
     // The rollout settings: the functions that may send to the rollout queue, and the worker.
     const readsRollouts = new Set([
@@ -288,9 +287,10 @@ describe('stacks, functions access (bundling skipped)', () => {
     const issuer = policyOf(DEVICE_ISSUER_ENTRY);
     expect(issuer).toMatch(/"Action":"kms:GetPublicKey"/);
     expect(issuer).not.toMatch(/kms:Sign|dynamodb:|s3:|es:/);
-    // The device poll and the deployment changes consumer read and conditionally update single device items (the
-    // desired state tag): the table of every device's credential hash is never scanned, queried or batch-written by them.
-    for (const entry of ['functions/handlers/device-deployments-get.ts', DEPLOYMENT_CHANGES_ENTRY]) {
+    // The device poll and the deployment and command changes consumers read and conditionally update single device
+    // items (the desired state tag): the table of every device's credential hash is never scanned, queried or
+    // batch-written by them.
+    for (const entry of ['functions/handlers/device-deployments-get.ts', DEPLOYMENT_CHANGES_ENTRY, commandChanges.entry]) {
       const statements = (JSON.parse(policyOf(entry)) as { Statement: { Action: string | string[]; Resource: unknown }[] }[]).flatMap(
         (document) => document.Statement,
       );

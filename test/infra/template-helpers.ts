@@ -6,12 +6,14 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, NagPack } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { expect } from 'vitest';
-import type { TableName } from '../../functions/adapters/aws/tables.js';
+import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { ENV } from '../../functions/contract/environment.js';
 import {
   ADMINISTRATIVE_CHANGES_ENTRY,
   ARCHIVE_UPLOADED,
   CONTINUOUS_ROLLOUTS_ENTRY,
+  commandChanges,
+  commandExpirySweeper,
   DEPLOYMENT_CHANGES_ENTRY,
   FUNCTIONS,
   HEARTBEAT_SWEEPER,
@@ -28,7 +30,7 @@ import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issu
 import { authToken } from '../../functions/contract/routes/service.js';
 import { AWS_ROUTES, ROUTES } from '../../functions/contract/routes.js';
 import { DEVICE_SCOPE } from '../../functions/core/shared/principal.js';
-import { REPO_ROOT } from '../../lib/service-function.js';
+import { DYNAMODB_ITEM_ACTIONS, DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, REPO_ROOT } from '../../lib/service-function.js';
 import { readServiceSettings } from '../../lib/settings.js';
 import { createStage, type ServiceDefinitions, type ServiceStage } from '../../lib/stage.js';
 
@@ -312,7 +314,61 @@ export const STATELESS_ENTRIES = [
   HEARTBEAT_SWEEPER.entry,
   ROLLOUT_WORKER.entry,
   ROLLOUT_SWEEPER.entry,
+  commandChanges.entry,
+  commandExpirySweeper.entry,
 ];
+
+/** DynamoDB actions as the grants list them (grantsOf: sorted): of a table read, written, read and written, or of single items. */
+export const READ = [...DYNAMODB_READ_ACTIONS].sort();
+export const WRITE = [...DYNAMODB_WRITE_ACTIONS].sort();
+export const READ_WRITE = [...new Set([...DYNAMODB_READ_ACTIONS, ...DYNAMODB_WRITE_ACTIONS])].sort();
+export const ITEM = [...DYNAMODB_ITEM_ACTIONS].sort();
+
+/** The construct id prefix of a table of the stateful stack (`rollouts` → `RolloutsTable`). */
+export const tableId = (name: TableName): string => TABLE_ID_PREFIX[name];
+
+/** The GSIs of a table (TABLES). */
+export const indexesOf = (name: TableName): string[] =>
+  ((TABLES[name] as { globalSecondaryIndexes?: readonly { indexName: string }[] }).globalSecondaryIndexes ?? []).map(
+    (index) => index.indexName,
+  );
+
+/** Reads of a table and each of its indexes, by resource name (grantsOf). */
+export const tableReads = (name: TableName): Record<string, string[]> =>
+  Object.fromEntries([tableId(name), ...indexesOf(name).map((index) => `${tableId(name)}/index/${index}`)].map((id) => [id, READ]));
+
+/**
+ * A policy resource by the construct it names: `RolloutsTable`, `RolloutsTable/index/sweep` (an export of the
+ * stateful stack), `RolloutWorkQueue`, `RolloutWorkerFunctionLogs` (a resource of this stack), or `*`; anything else
+ * (a stream ARN, the event bus) as flattenJoin writes it.
+ */
+export function resourceName(resource: unknown): string {
+  return flattenJoin(resource)
+    .replace(/\{"Fn::ImportValue":"[^"]*ExportsOutputFnGetAtt([A-Za-z]+?)[0-9A-F]{8}Arn[0-9A-F]{8}"\}/g, '$1')
+    .replace(/\{\{([A-Za-z]+?)[0-9A-F]{8}\.Arn\}\}/g, '$1');
+}
+
+/** Every action the role of `fn` is allowed, by resource name (resourceName), each list sorted. */
+export function grantsOf(template: Template, fn: Resource): Record<string, string[]> {
+  const grants: Record<string, Set<string>> = {};
+  for (const [, policy] of rolePoliciesOf(template, fn)) {
+    for (const statement of (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement) {
+      expect(statement.Effect).toBe('Allow');
+      for (const resource of asArray(statement.Resource)) {
+        const name = resourceName(resource);
+        grants[name] ??= new Set();
+        for (const action of asArray(statement.Action)) grants[name].add(action);
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(grants).map(([name, actions]) => [name, [...actions].sort()]));
+}
+
+/** What every function's role has: X-Ray (no resource-level permissions) and its own log group. */
+export const baseGrants = (functionId: string): Record<string, string[]> => ({
+  '*': ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+  [`${functionId.replace(/[0-9A-F]{8}$/, '')}Logs`]: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+});
 
 /** What Lambda itself adds to every function's environment at run time (absent from the template). */
 export const LAMBDA_PROVIDED: Readonly<Record<string, string>> = { [ENV.awsRegion]: 'eu-west-1' };
