@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * `npm run simulate -- --devices 1000 [--duration 60] [--failure-rate 0.05]`: a fleet of simulated kiosks against a
- * running service (`npm start` by default), through its public HTTP contract only (simulator/fleet.ts). Prints a live
+ * `npm run simulate -- --devices 1000 [--duration 60] [--failure-rate 0.05] [--command-failure-rate 0.1]`: a fleet of
+ * simulated kiosks against a running service (`npm start` by default), through its public HTTP contract only
+ * (simulator/fleet.ts): health reports, pulls, installs, and the commands operators run on them. Prints a live
  * one-line summary, then a table of request counts, errors and p50/p99 latency per endpoint. Exit code 1 when some
  * request failed, 2 on bad usage.
  */
@@ -26,7 +27,7 @@ function number(min: number, max: number, integer: boolean) {
 }
 
 const program = new Command('simulate')
-  .description('Simulate a fleet of kiosks against the service: health reports, pulls, downloads and status reports.')
+  .description('Simulate a fleet of kiosks against the service: health reports, pulls, downloads, status reports and commands.')
   .option('--devices <n>', 'how many devices', number(1, 100_000, true), 100)
   .option('--duration <seconds>', 'how long to run, seconds (0: until Ctrl+C)', number(0, 604_800, true), 60)
   .option('--failure-rate <share>', 'share of installations reported FAILED, 0 to 1', number(0, 1, false), 0.05)
@@ -34,6 +35,9 @@ const program = new Command('simulate')
   .option('--pull-interval <seconds>', 'mean seconds between pulls', number(0.1, 86_400, false), 30)
   .option('--silence-rate <share>', 'chance per health tick that a device falls silent for --silence seconds', number(0, 1, false), 0.002)
   .option('--silence <seconds>', 'how long a silent device stays silent', number(0, 86_400, false), 120)
+  .option('--command-failure-rate <share>', 'share of commands (reboots aside) reported FAILED, 0 to 1', number(0, 1, false), 0)
+  .option('--command-delay <seconds>', 'mean seconds from receiving a command to reporting its result', number(0, 3_600, false), 1)
+  .option('--reboot-downtime <seconds>', 'how long a kiosk running a reboot command stays quiet', number(0, 86_400, false), 30)
   .option('--company <id>', 'company of the devices', 'acme')
   .option('--user <username>', 'operator with devices:write on the company', 'alice')
   .option('--password <password>', "the operator's password", 'alice-demo-password')
@@ -52,6 +56,9 @@ const options = program.opts<{
   pullInterval: number;
   silenceRate: number;
   silence: number;
+  commandFailureRate: number;
+  commandDelay: number;
+  rebootDowntime: number;
   company: string;
   user: string;
   password: string;
@@ -75,6 +82,9 @@ const fleetOptions: FleetOptions = {
   failureRate: options.failureRate,
   silenceRate: options.silenceRate,
   silenceMs: options.silence * 1000,
+  commandFailureRate: options.commandFailureRate,
+  commandDelayMs: options.commandDelay * 1000,
+  rebootMs: options.rebootDowntime * 1000,
   credentialsFile: resolve(dataDirectory, 'simulator', `${options.company}-credentials.json`),
   log: (message) => process.stderr.write(`${message}\n`),
 };

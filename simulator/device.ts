@@ -15,6 +15,27 @@ export interface DesiredItem {
   status?: { state: string };
 }
 
+/** One item of the `commands` of `GET /device/deployments`: a command for one of the kiosk's sub-devices to run. */
+export interface PendingCommand {
+  id: string;
+  /** The hub's `uid`. */
+  hub: string;
+  /** The sub-device's `uid` within the hub. */
+  device: string;
+  command: string;
+  arguments: unknown;
+  created: string;
+  /** ISO-8601: a result reported after it is refused (409). */
+  expiresAt: string;
+}
+
+/** A command's result, as `POST /device/commands/{id}/status` takes it. */
+export interface CommandReport {
+  state: 'SUCCEEDED' | 'FAILED';
+  message?: string;
+  output?: unknown;
+}
+
 /** One simulated kiosk's state: credentials, token, entity tag, health, silence and what it has handled. */
 export interface SimulatedDevice {
   id: string;
@@ -29,6 +50,13 @@ export interface SimulatedDevice {
   lost: boolean;
   /** `scenarioId@version` handled (being or done installing). */
   handled: Set<string>;
+  /**
+   * Commands received (run, being run or waiting to run), by id, each with its `expiresAt` (epoch ms): a command is
+   * run once however many pulls list it, and forgotten once past its expiry, when no pull lists it any more.
+   */
+  commands: Map<string, number>;
+  /** Results the service did not take (busy, no answer), by id: sent again before each pull until their expiry. */
+  unreported: Map<string, { report: CommandReport; expiresAt: number }>;
   timers: NodeJS.Timeout[];
 }
 

@@ -3,87 +3,37 @@
  * only. Each device gets credentials from the operator (or reuses ones kept from an earlier run), fetches device
  * tokens with the client-credentials grant, reports its health on an interval with jitter, pulls its desired state
  * with `If-None-Match`, downloads each new archive through its presigned URL and checks its sha256, reports
- * DOWNLOADING, INSTALLING and INSTALLED (or FAILED at the failure rate), and now and then falls silent for a while so
- * that the heartbeat sweeper marks it DISCONNECTED.
+ * DOWNLOADING, INSTALLING and INSTALLED (or FAILED at the failure rate), runs the commands its pull lists and reports
+ * their results (simulator/commands.ts: a reboot makes it quiet for a while), and now and then falls silent for a while
+ * so that the heartbeat sweeper marks it DISCONNECTED.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import pLimit from 'p-limit';
-import { type DesiredItem, type DeviceCredentials, type SimulatedDevice, SimulatorHttpError } from './device.js';
-import { changeHealth, simulatedHealth, stripServerFields } from './health.js';
+import { type CommandHost, receiveCommands, sendUnreported } from './commands.js';
+import {
+  type CommandReport,
+  type DesiredItem,
+  type DeviceCredentials,
+  type PendingCommand,
+  type SimulatedDevice,
+  SimulatorHttpError,
+} from './device.js';
+import { ENDPOINTS, type FleetOptions, type FleetProgress, type FleetSettings, fleetSettings, jitter } from './fleet-settings.js';
+import { changeHealth, resumedHealth, simulatedHealth } from './health.js';
+import { type ExchangeBody, timedExchange } from './http.js';
 import { RequestStats } from './stats.js';
 
-/** Endpoint names of the statistics (the rows of the final table). */
-export const ENDPOINTS = {
-  userToken: 'POST /token (user)',
-  deviceGet: 'GET …/devices/{id}',
-  register: 'POST …/resources/devices',
-  credentials: 'POST …/devices/{id}/credentials',
-  deviceToken: 'POST /token (device)',
-  health: 'PUT /device/health',
-  pull200: 'GET /device/deployments 200',
-  pull304: 'GET /device/deployments 304',
-  download: 'GET archive (presigned)',
-  status: 'POST /device/deployments/status',
-} as const;
-
-/** Settings of a simulated fleet. */
-export interface FleetOptions {
-  /** `{base_url}`, e.g. `http://127.0.0.1:3000`. */
-  baseUrl: string;
-  /** `{auth_url}`, e.g. `http://127.0.0.1:3002`. */
-  authUrl: string;
-  /** Operator credentials (devices:read and devices:write on `company`). */
-  username: string;
-  password: string;
-  company: string;
-  /** How many devices. */
-  devices: number;
-  /** Device ids are `{idPrefix}{n}` with n from 1, zero-padded to `idDigits`. @default `{company}-sim-` */
-  idPrefix?: string;
-  /** @default 5 */
-  idDigits?: number;
-  /** Mean interval between health reports, ms (each wait is jittered ±20 %). @default 10,000 */
-  healthIntervalMs?: number;
-  /** Mean interval between pulls, ms. @default 30,000 */
-  pullIntervalMs?: number;
-  /** Share of installations reported FAILED, 0..1. @default 0.05 */
-  failureRate?: number;
-  /** Chance per health tick that a device falls silent. @default 0.002 */
-  silenceRate?: number;
-  /** How long a silent device stays silent, ms. @default 120,000 */
-  silenceMs?: number;
-  /** Chance per health report that something in the health changes (a battery level). @default 0.02 */
-  healthChangeRate?: number;
-  /** JSON file keeping the devices' client credentials between runs (written 0600); none when undefined. */
-  credentialsFile?: string;
-  /** Concurrent requests while setting up (registration, credentials, tokens). @default 16 */
-  setupConcurrency?: number;
-  /** Progress lines of the setup. */
-  log?: (message: string) => void;
-}
-
-/** What the fleet has done so far. */
-export interface FleetProgress {
-  devices: number;
-  /** Devices currently reporting (not silent, not lost). */
-  reporting: number;
-  silent: number;
-  /** Devices whose credentials stopped working (deleted by an operator). */
-  lost: number;
-  installed: number;
-  failed: number;
-  /** sha256 mismatches of downloaded archives (each also reported FAILED). */
-  checksumMismatches: number;
-}
-
-const jitter = (ms: number): number => ms * (0.8 + Math.random() * 0.4);
+export { ENDPOINTS, type FleetOptions, type FleetProgress } from './fleet-settings.js';
 
 /** A fleet of simulated devices. `start()` sets it up and sets it going; `stop()` stops every device. */
 export class SimulatedFleet {
   readonly stats = new RequestStats();
-  private readonly options: Required<Omit<FleetOptions, 'credentialsFile' | 'log'>> & Pick<FleetOptions, 'credentialsFile' | 'log'>;
+  private readonly options: FleetSettings;
+  private readonly fetch: typeof globalThis.fetch;
+  private readonly commandHost: CommandHost;
+  private readonly commandCounts = { SUCCEEDED: 0, FAILED: 0, REBOOTED: 0 };
   private readonly devices: SimulatedDevice[] = [];
   private readonly inFlight = new Set<Promise<unknown>>();
   private operatorToken = '';
@@ -93,18 +43,9 @@ export class SimulatedFleet {
   private checksumMismatches = 0;
 
   constructor(options: FleetOptions) {
-    this.options = {
-      idPrefix: `${options.company}-sim-`,
-      idDigits: 5,
-      healthIntervalMs: 10_000,
-      pullIntervalMs: 30_000,
-      failureRate: 0.05,
-      silenceRate: 0.002,
-      silenceMs: 120_000,
-      healthChangeRate: 0.02,
-      setupConcurrency: 16,
-      ...options,
-    };
+    this.options = fleetSettings(options);
+    this.fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.commandHost = this.commandHostOf();
     for (let index = 1; index <= options.devices; index += 1) {
       this.devices.push({
         id: `${this.options.idPrefix}${String(index).padStart(this.options.idDigits, '0')}`,
@@ -114,6 +55,8 @@ export class SimulatedFleet {
         silentUntil: 0,
         lost: false,
         handled: new Set(),
+        commands: new Map(),
+        unreported: new Map(),
         timers: [],
       });
     }
@@ -147,7 +90,7 @@ export class SimulatedFleet {
         limit(async () => {
           const existing = await this.getDevice(device.id);
           if (existing === undefined) missing.push(device);
-          else if (existing.health !== undefined) device.health = stripServerFields(existing.health);
+          else if (existing.health !== undefined) device.health = resumedHealth(existing.health, device.index);
         }),
       ),
     );
@@ -213,6 +156,9 @@ export class SimulatedFleet {
       installed: this.installed,
       failed: this.failed,
       checksumMismatches: this.checksumMismatches,
+      commandsSucceeded: this.commandCounts.SUCCEEDED,
+      commandsFailed: this.commandCounts.FAILED,
+      reboots: this.commandCounts.REBOOTED,
     };
   }
 
@@ -231,6 +177,47 @@ export class SimulatedFleet {
     device.timers.push(timer);
   }
 
+  /** Runs `run` once after `delayMs` (unless stopped before), its request counted in flight as a tick's. */
+  private once(device: SimulatedDevice, delayMs: number, run: () => Promise<void>): void {
+    if (this.stopped || device.lost) return;
+    const timer = setTimeout(() => {
+      device.timers = device.timers.filter((item) => item !== timer);
+      const running = run()
+        .catch(() => undefined)
+        .finally(() => this.inFlight.delete(running));
+      this.inFlight.add(running);
+    }, delayMs);
+    device.timers.push(timer);
+  }
+
+  /** What the commands of the kiosks (simulator/commands.ts) use of the fleet. */
+  private commandHostOf(): CommandHost {
+    return {
+      settings: { failureRate: this.options.commandFailureRate, delayMs: this.options.commandDelayMs, rebootMs: this.options.rebootMs },
+      report: (device, commandId, report) => this.reportCommand(device, commandId, report),
+      later: (device, delayMs, run) => this.once(device, delayMs, run),
+      reconnected: (device) => this.healthTick(device),
+      counted: (outcome) => {
+        this.commandCounts[outcome] += 1;
+      },
+    };
+  }
+
+  /**
+   * Reports a command's result. @returns true when the service took it (204) or never will (409: final or expired;
+   * another 4xx such as 404), false when it should be sent again (no answer, 408, 429, 5xx).
+   */
+  private async reportCommand(device: SimulatedDevice, commandId: string, report: CommandReport): Promise<boolean> {
+    const path = `/device/commands/${encodeURIComponent(commandId)}/status`;
+    try {
+      await this.asDevice(device, ENDPOINTS.commandStatus, 'POST', path, { json: report }, [204, 409]);
+      return true;
+    } catch (error) {
+      const status = error instanceof SimulatorHttpError ? error.status : 0;
+      return status >= 400 && status < 500 && status !== 408 && status !== 429;
+    }
+  }
+
   private async healthTick(device: SimulatedDevice): Promise<void> {
     const now = Date.now();
     if (device.silentUntil > now) return;
@@ -244,13 +231,15 @@ export class SimulatedFleet {
 
   private async pullTick(device: SimulatedDevice): Promise<void> {
     if (device.silentUntil > Date.now()) return;
+    await sendUnreported(this.commandHost, device);
     const headers: Record<string, string> = device.etag === undefined ? {} : { 'if-none-match': device.etag };
     const response = await this.asDevice(device, ENDPOINTS.pull200, 'GET', '/device/deployments', { headers }, [200, 304], (status) =>
       status === 304 ? ENDPOINTS.pull304 : ENDPOINTS.pull200,
     );
     if (response.status === 304) return;
     device.etag = response.headers.get('etag') ?? undefined;
-    const { items } = (await response.json()) as { items: DesiredItem[] };
+    const { items, commands } = (await response.json()) as { items: DesiredItem[]; commands?: PendingCommand[] };
+    receiveCommands(this.commandHost, device, commands ?? []);
     for (const item of items) {
       const key = `${item.what.id}@${item.what.subId}`;
       if (device.handled.has(key)) continue;
@@ -289,7 +278,7 @@ export class SimulatedFleet {
     const started = performance.now();
     let digest: string;
     try {
-      const response = await fetch(item.downloadUrl);
+      const response = await this.fetch(item.downloadUrl);
       if (response.status !== 200) throw new SimulatorHttpError(response.status, `download answered ${response.status}`);
       digest = createHash('sha256')
         .update(Buffer.from(await response.arrayBuffer()))
@@ -438,40 +427,15 @@ export class SimulatedFleet {
     await writeFile(this.options.credentialsFile, `${JSON.stringify(kept)}\n`, { mode: 0o600 });
   }
 
-  /** One HTTP exchange, timed and recorded under `name(status)`; a network failure answers status 0. */
-  private async timed(
+  /** One HTTP exchange, timed and recorded under `name(status)` (http.ts); a network failure answers 599. */
+  private timed(
     name: (status: number) => string,
     url: string,
     method: string,
     token: string | undefined,
-    body: { json?: unknown; form?: URLSearchParams; headers?: Record<string, string> },
+    body: ExchangeBody,
     expected: number[],
   ): Promise<Response> {
-    const headers: Record<string, string> = { ...body.headers };
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    let payload: string | undefined;
-    if (body.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      payload = JSON.stringify(body.json);
-    } else if (body.form !== undefined) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      payload = body.form.toString();
-    }
-    const started = performance.now();
-    let response: Response;
-    try {
-      response = await fetch(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
-    } catch (error) {
-      this.stats.record(name(0), performance.now() - started, false);
-      response = new Response(JSON.stringify({ detail: (error as Error).message }), { status: 599 });
-      return response;
-    }
-    // The body is part of the exchange: read before the clock stops (the caller reads it again from a copy).
-    const bytes = await response.arrayBuffer();
-    // 204 and 304 are null-body statuses: a Response with a body (even an empty one) cannot carry them.
-    const nullBody = response.status === 204 || response.status === 205 || response.status === 304;
-    const buffered = new Response(nullBody ? null : bytes, { status: response.status, headers: response.headers });
-    this.stats.record(name(response.status), performance.now() - started, expected.includes(response.status));
-    return buffered;
+    return timedExchange(this.stats, this.fetch, name, { url, method, token, body, expected });
   }
 }

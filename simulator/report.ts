@@ -1,11 +1,12 @@
 /** How the simulator shows what its fleet did: a live one-line summary and a final table per endpoint. */
 import type Table from 'cli-table3';
-import { ENDPOINTS, type SimulatedFleet } from './fleet.js';
+import { ENDPOINTS, type FleetProgress, type SimulatedFleet } from './fleet.js';
 
 const ms = (value: number | undefined): string => (value === undefined || Number.isNaN(value) ? '-' : value.toFixed(1));
 
 /**
- * One line: time, devices reporting / silent / lost, requests, errors, health p99 and 304-pull p50 (ms), installs.
+ * One line: time, devices reporting / silent / lost, requests, errors, health p99 and 304-pull p50 (ms), installs, and
+ * commands once some were run.
  * @param elapsedSeconds seconds of traffic so far; @param durationSeconds the planned total (0: open-ended).
  */
 export function fleetSummaryLine(fleet: SimulatedFleet, elapsedSeconds: number, durationSeconds: number): string {
@@ -20,6 +21,7 @@ export function fleetSummaryLine(fleet: SimulatedFleet, elapsedSeconds: number, 
     `health p99 ${ms(fleet.stats.of(ENDPOINTS.health)?.p99)} ms`,
     `304 p50 ${ms(fleet.stats.of(ENDPOINTS.pull304)?.p50)} ms`,
     `installed ${progress.installed}, failed ${progress.failed}`,
+    ...(commandsRun(progress) > 0 ? [commandLine(progress)] : []),
   ].join(' | ');
 }
 
@@ -34,8 +36,17 @@ export function fleetTable(fleet: SimulatedFleet, TableClass: typeof Table): str
   table.push([
     {
       colSpan: 5,
-      content: `installed ${progress.installed}, failed ${progress.failed} (sha256 mismatches ${progress.checksumMismatches})`,
+      content: `installed ${progress.installed}, failed ${progress.failed} (sha256 mismatches ${progress.checksumMismatches}); ${commandLine(progress)}`,
     },
   ]);
   return table.toString();
+}
+
+function commandsRun(progress: FleetProgress): number {
+  return progress.commandsSucceeded + progress.commandsFailed + progress.reboots;
+}
+
+/** `commands 5 succeeded, 1 failed, 2 reboots`. */
+function commandLine(progress: FleetProgress): string {
+  return `commands ${progress.commandsSucceeded} succeeded, ${progress.commandsFailed} failed, ${progress.reboots} reboots`;
 }
