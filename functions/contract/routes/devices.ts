@@ -96,8 +96,9 @@ export const deviceDelete = defineRoute({
   scope: 'devices:write',
   companyParameter: 'companyId',
   request: { params: z.object({ companyId, deviceId }) },
-  // Marks and deletes the device, pages and undeploys its active deployments, deletes its presence item.
-  access: { storage: true, pagesListings: true, tables: { devices: 'W', deployments: 'RW', presence: 'W' } },
+  // Marks and deletes the device, pages and undeploys its active deployments, cancels its pending commands, deletes its
+  // presence item.
+  access: { storage: true, pagesListings: true, tables: { devices: 'W', deployments: 'RW', presence: 'W', commands: 'RW' } },
   entry: 'functions/handlers/device-delete.ts',
   responses: {
     204: { description: 'The device is deleted.' },

@@ -157,11 +157,21 @@ export async function listCommands(
   return { items: page.items.map(commandView), nextCursor: page.nextCursor };
 }
 
+/** Why a command cannot be cancelled, and what to do instead. */
+function cancelRefusal(command: Command, at: string): string {
+  if (command.state === 'DELIVERED' && command.expiresAt > at) {
+    return `Command '${command.id}' was already delivered to the device and may be running; it ends with the result the device reports, or EXPIRED at ${command.expiresAt}. Only a QUEUED command can be cancelled.`;
+  }
+  if (isPending(command.state)) return `Command '${command.id}' expired at ${command.expiresAt}; there is nothing left to cancel.`;
+  return `Command '${command.id}' is already ${command.state}; only a QUEUED command can be cancelled.`;
+}
+
 /**
- * Cancels a pending command (QUEUED or DELIVERED becomes CANCELLED: one conditional update). A device that already
- * fetched it is told by its next pull, where it no longer appears.
+ * Cancels a command the device has not fetched yet (QUEUED, not past its expiry, becomes CANCELLED: one conditional
+ * update). A DELIVERED command may be running on the device: cancelling it would throw away the result the device is
+ * about to report, so it is refused; it ends with that result or its expiry.
  * @throws ForbiddenError for a company not the caller's; NotFoundError for an unknown command; ConflictError when the
- *   command is already final (naming its state).
+ *   command is DELIVERED, past its expiry or already final (naming its state).
  */
 export async function cancelCommand(
   deps: Pick<CommandDependencies, 'commands' | 'now'>,
@@ -172,12 +182,8 @@ export async function cancelCommand(
 ): Promise<CommandView> {
   authorizeCompany(principal, company);
   const at = (deps.now?.() ?? new Date()).toISOString();
-  const outcome = await deps.commands.transition(company, deviceId, commandId, { from: ['QUEUED', 'DELIVERED'], to: 'CANCELLED', at });
+  const outcome = await deps.commands.transition(company, deviceId, commandId, { from: ['QUEUED'], to: 'CANCELLED', at, notExpiredAt: at });
   if (outcome.outcome === 'absent') throw new NotFoundError(`Command '${commandId}' does not exist on device '${deviceId}'.`);
-  if (outcome.outcome === 'final') {
-    throw new ConflictError(
-      `Command '${commandId}' is already ${outcome.command.state}${isPending(outcome.command.state) ? ' past its expiry' : ''}; only a QUEUED or DELIVERED command can be cancelled.`,
-    );
-  }
+  if (outcome.outcome === 'final') throw new ConflictError(cancelRefusal(outcome.command, at));
   return commandView(outcome.command);
 }

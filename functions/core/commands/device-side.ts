@@ -11,9 +11,22 @@ import type { Command, CommandResult, CommandResultState } from './model.js';
 import type { CommandRepository } from './ports.js';
 
 /**
- * The commands a device pulls: its pending commands whose expiry is after `now`, oldest first. Those still QUEUED
- * become DELIVERED (one conditional update each, in parallel); one that changed meanwhile (cancelled, expired) is left
- * as it is and still listed this once: the device learns of the change by its next pull, where it is gone.
+ * Most commands one pull hands a device: a kiosk works through them in order and gets the next ones by its next pulls
+ * as it reports; the bound keeps a pull's answer and its writes small (at most 32 × 8 KiB of arguments, far below
+ * Lambda's 6 MB response) however many commands an operator queued.
+ */
+export const MAX_COMMANDS_PER_PULL = 32;
+
+/** Delivery writes in flight at once for one pull. */
+const DELIVERY_CONCURRENCY = 8;
+
+/**
+ * The commands a device pulls: its pending commands whose expiry is after `now`, oldest first, at most
+ * MAX_COMMANDS_PER_PULL. Those still QUEUED become DELIVERED (one conditional update each, DELIVERY_CONCURRENCY at
+ * once), and only those whose update succeeded are handed over with the ones already DELIVERED: a command cancelled or
+ * expired between the read and its delivery is not handed to the device, so an operator's cancel that answered 200
+ * is never run. A DELIVERED command is handed over again by every full pull until it is final (the device recognises
+ * it by its id).
  */
 export async function deliverPendingCommands(
   commands: Pick<CommandRepository, 'transition'>,
@@ -21,15 +34,26 @@ export async function deliverPendingCommands(
   now: Date,
 ): Promise<Command[]> {
   const at = now.toISOString();
-  const live = pending.filter((command) => command.expiresAt > at);
-  await Promise.all(
-    live
-      .filter((command) => command.state === 'QUEUED')
-      .map((command) =>
-        commands.transition(command.company, command.deviceId, command.id, { from: ['QUEUED'], to: 'DELIVERED', at, notExpiredAt: at }),
-      ),
-  );
-  return live;
+  const live = pending.filter((command) => command.expiresAt > at).slice(0, MAX_COMMANDS_PER_PULL);
+  const delivered: (Command | undefined)[] = new Array(live.length);
+  for (let start = 0; start < live.length; start += DELIVERY_CONCURRENCY) {
+    await Promise.all(
+      live.slice(start, start + DELIVERY_CONCURRENCY).map(async (command, offset) => {
+        if (command.state !== 'QUEUED') {
+          delivered[start + offset] = command;
+          return;
+        }
+        const outcome = await commands.transition(command.company, command.deviceId, command.id, {
+          from: ['QUEUED'],
+          to: 'DELIVERED',
+          at,
+          notExpiredAt: at,
+        });
+        if (outcome.outcome === 'changed') delivered[start + offset] = outcome.command;
+      }),
+    );
+  }
+  return delivered.filter((command): command is Command => command !== undefined);
 }
 
 /** A device's report on one of its commands (the route's validated body). */

@@ -3,8 +3,10 @@
  * client credentials (docs/contract.md, "Devices"). The device's own reports (health, connection) are written by the
  * device side, never here.
  */
+
 import pLimit from 'p-limit';
 import { monotonicFactory } from 'ulid';
+import type { CommandRepository } from '../commands/ports.js';
 import type { UndeployMark } from '../deployments/model.js';
 import type { DeploymentRepository } from '../deployments/ports.js';
 import { type DeviceDocument, deviceDocumentOf } from '../search/documents.js';
@@ -323,15 +325,21 @@ function notFound(deviceId: string): NotFoundError {
   return new NotFoundError(`Device '${deviceId.slice(0, 128)}' does not exist in this company.`);
 }
 
+/** What deleting a device needs besides the registry's ports: its commands, to cancel those still pending. */
+export interface DeviceDeletionDependencies extends DeviceRegistryDependencies {
+  commands: Pick<CommandRepository, 'pending' | 'transition'>;
+}
+
 /**
  * Deletes a device: marks it `deleting` (from then on it is absent for deployments, reads, search and its tokens),
  * undeploys each of its active deployments (an UNDEPLOY by the caller with cause DEVICE_DELETED, recorded in the
- * history like any other), forgets its presence, then deletes its item. Every step is idempotent, so a delete that
- * failed half-way is completed by sending it again.
+ * history like any other), cancels its pending commands (so that a device registered later under the same id is
+ * never handed them; its command history stays, as its deployment history does), forgets its presence, then deletes
+ * its item. Every step is idempotent, so a delete that failed half-way is completed by sending it again.
  * @throws ForbiddenError for a company outside the token; NotFoundError when the device does not exist.
  */
 export async function deleteDevice(
-  dependencies: DeviceRegistryDependencies,
+  dependencies: DeviceDeletionDependencies,
   principal: Principal,
   companyId: string,
   deviceId: string,
@@ -341,8 +349,32 @@ export async function deleteDevice(
   const at = (dependencies.now?.() ?? new Date()).toISOString();
   // Twice: a deployment whose existence check passed just before the mark may activate during the first pass.
   for (let pass = 0; pass < 2; pass += 1) await undeployAll(dependencies, companyId, deviceId, at, principal.subject);
+  await cancelPendingCommands(dependencies.commands, companyId, deviceId, at);
   await dependencies.presence.forget(companyId, deviceId);
   await dependencies.devices.remove(companyId, deviceId);
+}
+
+/** Cancels every pending command of a device being deleted, REGISTRY_WRITE_CONCURRENCY at a time (one conditional update each). */
+async function cancelPendingCommands(
+  commands: DeviceDeletionDependencies['commands'],
+  companyId: string,
+  deviceId: string,
+  at: string,
+): Promise<void> {
+  const limit = pLimit(REGISTRY_WRITE_CONCURRENCY);
+  const pending = await commands.pending(companyId, deviceId);
+  await Promise.all(
+    pending.map((command) =>
+      limit(() =>
+        commands.transition(companyId, deviceId, command.id, {
+          from: ['QUEUED', 'DELIVERED'],
+          to: 'CANCELLED',
+          at,
+          result: { message: 'The device was deleted.' },
+        }),
+      ),
+    ),
+  );
 }
 
 /** Undeploys every active deployment of the device, REGISTRY_WRITE_CONCURRENCY at a time, page by page. */

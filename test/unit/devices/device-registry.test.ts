@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { devicesRegister } from '../../../functions/contract/routes/devices.js';
 import { RESERVED_DEVICE_IDS, ROUTES, reservedPathSegments } from '../../../functions/contract/routes.js';
+import type { Command } from '../../../functions/core/commands/model.js';
 import type { ActiveDeployment, UndeployMark } from '../../../functions/core/deployments/model.js';
 import type { DeploymentRepository } from '../../../functions/core/deployments/ports.js';
 import type { Device, DeviceCredential, StoredDevice } from '../../../functions/core/devices/model.js';
@@ -23,6 +24,7 @@ import {
 } from '../../../functions/core/shared/errors.js';
 import type { Page } from '../../../functions/core/shared/paging.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
+import { InMemoryCommands } from '../../support/in-memory-commands.js';
 import { bodyOf } from '../../support/route-input.js';
 
 /** The devices table in a Map; each call is atomic, as a conditional write is. */
@@ -137,17 +139,19 @@ function world() {
   const devices = new FakeDevices();
   const deployments = new FakeDeployments();
   const presence = new FakePresence();
+  const commands = new InMemoryCommands();
   const errors: unknown[] = [];
   let now = T0;
-  const dependencies: DeviceRegistrationDependencies = {
+  const dependencies: DeviceRegistrationDependencies & { commands: InMemoryCommands } = {
     devices,
     deployments,
     presence,
+    commands,
     reservedIds: RESERVED_DEVICE_IDS,
     now: () => now,
     onError: (error) => errors.push(error),
   };
-  return { devices, deployments, presence, errors, dependencies, at: (time: Date) => (now = time) };
+  return { devices, deployments, presence, commands, errors, dependencies, at: (time: Date) => (now = time) };
 }
 
 function deployment(deviceId: string, scenarioId: string, version: string): ActiveDeployment {
@@ -408,8 +412,35 @@ describe('deleteDevice', () => {
     w.deployments.add(deployment('kiosk-2', 'welcome', '1.0.0'));
     // A deployment whose existence check passed just before the delete, activating while the first pass runs.
     w.deployments.onFirstList = () => w.deployments.add(deployment('kiosk-1', 'late', '1.0.0'));
+    const command = (id: string, state: Command['state'], deviceId = 'kiosk-1'): Command => ({
+      id,
+      company: 'acme',
+      deviceId,
+      hub: 'hub-1',
+      device: 'printer-1',
+      command: 'open-locker',
+      arguments: { locker: 7 },
+      state,
+      created: T0.toISOString(),
+      updated: T0.toISOString(),
+      expiresAt: '2099-01-01T00:00:00.000Z',
+      by: 'alice',
+    });
+    await w.commands.createEach([
+      command('01JCMD00000000000000000001', 'QUEUED'),
+      command('01JCMD00000000000000000002', 'DELIVERED'),
+      command('01JCMD00000000000000000003', 'SUCCEEDED'),
+      command('01JCMD00000000000000000004', 'QUEUED', 'kiosk-2'),
+    ]);
     w.at(T1);
     await deleteDevice(w.dependencies, alice, 'acme', 'kiosk-1');
+    // Its pending commands are cancelled, so that a device registered again under its id is never handed them.
+    expect([...w.commands.items.values()].map((item) => `${item.deviceId} ${item.state}`)).toEqual([
+      'kiosk-1 CANCELLED',
+      'kiosk-1 CANCELLED',
+      'kiosk-1 SUCCEEDED',
+      'kiosk-2 QUEUED',
+    ]);
     expect(w.deployments.marks.map((entry) => entry.deployment).sort()).toEqual([
       'acme#kiosk-1#late#1.0.0',
       'acme#kiosk-1#welcome#1.0.0',
