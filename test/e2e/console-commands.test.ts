@@ -172,7 +172,17 @@ describe.skipIf(!hasChromium)('commands in the console', () => {
           return stateOf(page, id);
         })
         .toBe(expected);
+    await expect
+      .poll(() =>
+        page
+          .locator(`tr[data-command-id="${id}"]`)
+          .getByRole('button', { name: `Cancel ${advertised.command}` })
+          .count(),
+      )
+      .toBe(1);
     await advance('Delivered');
+    // Fetched, it may be running: it is no longer offered to cancel.
+    expect(await page.locator(`tr[data-command-id="${id}"]`).getByRole('button').count()).toBe(0);
     const reported = await kiosk.main.POST('/device/commands/{commandId}/status', {
       params: { path: { commandId: id } },
       body: { state: 'SUCCEEDED', message: 'Printed 2 pages.', output: { pages: 2, markup: '<b>not bold</b>' } },

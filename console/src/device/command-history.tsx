@@ -2,12 +2,12 @@
  * The device's command history as a table, newest first: the command, its sub-device (by its label in the health
  * report, and its `<hub uid>/<sub-device uid>`), its state (and, while pending, when it expires), when it was created
  * and last changed, who ran it, and what the device answered: its message, and its output as JSON text in a `<pre>`,
- * never HTML. With `onCancel`, a pending command has "Cancel <command>".
+ * never HTML. With `onCancel`, a QUEUED command has "Cancel <command>" (a DELIVERED one may be running: it is not offered).
  */
 import { dateTime } from '../format.js';
 import { UserText } from '../user-text.js';
 import type { Command } from './command-api.js';
-import { isPending } from './command-list.js';
+import { isCancellable, isPending } from './command-list.js';
 import { State } from './facts.js';
 
 /** An instant as a `<time>` in the browser's local time. */
@@ -85,7 +85,7 @@ function Row(props: {
       </td>
       {onCancel === undefined ? null : (
         <td>
-          {pending ? (
+          {isCancellable(command.state) ? (
             <button type="button" class="danger" onClick={() => onCancel(command)} disabled={busy}>
               Cancel <UserText text={command.command} />
             </button>
@@ -98,7 +98,7 @@ function Row(props: {
 
 /**
  * The history table (see the module comment); `busyId` is the command being cancelled (its button disabled). The
- * actions column shows while a command shown is pending. Without commands, a sentence says so.
+ * actions column shows while a command shown can be cancelled. Without commands, a sentence says so.
  */
 export function CommandHistoryTable(props: {
   items: Command[];
@@ -109,7 +109,7 @@ export function CommandHistoryTable(props: {
   const { items, nameOf, busyId } = props;
   if (items.length === 0) return <p>No command has been run on this device yet.</p>;
   // The actions column only while a command shown can be cancelled.
-  const onCancel = items.some((command) => isPending(command.state)) ? props.onCancel : undefined;
+  const onCancel = items.some((command) => isCancellable(command.state)) ? props.onCancel : undefined;
   return (
     <table class="command-history">
       <caption>Command history, newest first ({items.length} shown)</caption>

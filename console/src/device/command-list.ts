@@ -18,6 +18,14 @@ export function isPending(state: CommandState): boolean {
   return state === 'QUEUED' || state === 'DELIVERED';
 }
 
+/**
+ * Whether a command in `state` can be cancelled: only while QUEUED (a DELIVERED one may be running on the device; it
+ * ends with its result or its expiry).
+ */
+export function isCancellable(state: CommandState): boolean {
+  return state === 'QUEUED';
+}
+
 /** Newest first, as the API lists them: by id, a ULID, which sorts by creation time. */
 function newestFirst(commands: Command[]): Command[] {
   return commands.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));

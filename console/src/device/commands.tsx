@@ -1,7 +1,7 @@
 /**
  * The device page's "Commands" section: what each sub-device of the latest health report advertises (title,
  * description, command name), each with "Run" for a token with `devices:write` (run-command.tsx), then the device's
- * command history, live while a command is pending (use-commands.ts), each pending command with "Cancel" for the same
+ * command history, live while a command is pending (use-commands.ts), each QUEUED command with "Cancel" for the same
  * tokens. A viewer sees both, without the buttons. Texts from the device (titles, labels, messages, outputs) are text.
  */
 import { useRef, useState } from 'preact/hooks';
@@ -150,8 +150,7 @@ function Advertised(props: { company: string; deviceId: string; subs: Advertisin
 }
 
 /**
- * Cancelling a pending command: `cancel` (no confirmation: a pending command does nothing yet, and the device learns
- * by its next pull), the id of the one being cancelled, its outcome announced or its problem's detail. The row's button
+ * Cancelling a QUEUED command: `cancel` (no confirmation: the device has not fetched it, so it has done nothing yet), the id of the one being cancelled, its outcome announced or its problem's detail. The row's button
  * goes away with the pending state: the focus moves to the outcome (`statusRef`) or the alert (`alertRef`).
  */
 function useCancel(company: string, deviceId: string, history: CommandHistory, nameOf: (subId: string) => string) {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { components } from '../../../client/index.js';
 import { MAX_COMMAND_JSON_BYTES } from '../../../client/limits.js';
 import { argumentsText, parseArguments } from '../../../console/src/device/command-draft.js';
-import { appendPage, isPending, mergeFirstPage, newlyFinal, withCommand } from '../../../console/src/device/command-list.js';
+import { appendPage, isCancellable, isPending, mergeFirstPage, newlyFinal, withCommand } from '../../../console/src/device/command-list.js';
 
 type Command = components['schemas']['Command'];
 type State = Command['state'];
@@ -58,11 +58,13 @@ describe('the arguments text', () => {
 });
 
 describe('the command history as the page keeps it', () => {
-  it('says which states are pending', () => {
+  it('says which states are pending, and which can be cancelled', () => {
     expect((['QUEUED', 'DELIVERED', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const).filter(isPending)).toEqual([
       'QUEUED',
       'DELIVERED',
     ]);
+    // Only a command the device has not fetched can be cancelled: a DELIVERED one may be running.
+    expect((['QUEUED', 'DELIVERED', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const).filter(isCancellable)).toEqual(['QUEUED']);
   });
 
   it('shows a fresh first page in place of the old states, and keeps the older commands shown, newest first, each once', () => {
