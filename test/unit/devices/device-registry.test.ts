@@ -426,12 +426,13 @@ describe('deleteDevice', () => {
       expiresAt: '2099-01-01T00:00:00.000Z',
       by: 'alice',
     });
-    await w.commands.createEach([
+    for (const item of [
       command('01JCMD00000000000000000001', 'QUEUED'),
       command('01JCMD00000000000000000002', 'DELIVERED'),
       command('01JCMD00000000000000000003', 'SUCCEEDED'),
       command('01JCMD00000000000000000004', 'QUEUED', 'kiosk-2'),
-    ]);
+    ])
+      await w.commands.create(item);
     w.at(T1);
     await deleteDevice(w.dependencies, alice, 'acme', 'kiosk-1');
     // Its pending commands are cancelled, so that a device registered again under its id is never handed them.
