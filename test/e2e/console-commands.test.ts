@@ -137,7 +137,7 @@ describe.skipIf(!hasChromium)('commands in the console', () => {
     await submit.click();
     await expect.poll(() => args.getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('#run-command-arguments-error').textContent()).toMatch(/^The arguments are not valid JSON/);
-    expect(await focused(page)).toBe('textarea');
+    expect(await focused(page)).toBe('run-command-arguments');
     await expectAccessible(page, 'run form refusing its JSON');
     expect(await commandsOf(target.deviceId)).toEqual([]);
 
@@ -232,6 +232,7 @@ describe.skipIf(!hasChromium)('commands in the console', () => {
     await page.keyboard.press('Enter');
     await submit.waitFor();
     await submit.press('Enter');
+    await page.getByRole('status').filter({ hasText: `${advertised.title} on ${target.label}: Queued.` }).waitFor();
     const [queued] = await commandsOf(target.deviceId);
     const id = queued?.id as string;
     await expect.poll(() => stateOf(page, id)).toBe('Queued');

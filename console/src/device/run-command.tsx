@@ -78,12 +78,13 @@ function ArgumentsField(props: {
 }) {
   const { value, error, fieldRef, onInput } = props;
   return (
-    <label class="compose-field">
-      Arguments (JSON)
+    <div class="form-field">
+      <label htmlFor="run-command-arguments">Arguments (JSON)</label>
       <span class="muted" id="run-command-arguments-hint">
         As the device advertised them; null for none. At most {count(MAX_COMMAND_JSON_BYTES)} bytes.
       </span>
       <textarea
+        id="run-command-arguments"
         ref={fieldRef}
         class="mono command-arguments"
         rows={Math.min(12, Math.max(3, value.split('\n').length + 1))}
@@ -98,7 +99,7 @@ function ArgumentsField(props: {
           {error}
         </span>
       )}
-    </label>
+    </div>
   );
 }
 
