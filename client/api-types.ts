@@ -388,8 +388,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get the calling device's desired state
-         * @description Every scenario version active on the device the token names, with its size, SHA-256, a presigned download URL valid 60 minutes, when it was deployed and the latest status the device reported on it. Poll it with `If-None-Match: <ETag of the last 200>`: while the set of active deployments is unchanged the answer is 304 with no body, after one read of the device (nothing else is read or signed); a deploy or an undeploy reaches the poll within moments (the tag polls are compared with follows the deployments' change stream). A list of tags, weak tags (`W/"…"`) and `*` are understood as RFC 9110 says. Only for device tokens (scope `device`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.
+         * Get the calling device's desired state and pending commands
+         * @description Every scenario version active on the device the token names, and the commands for it to run (QUEUED or DELIVERED and not expired: answering them makes the QUEUED ones DELIVERED; report each one's result with `POST /device/commands/{commandId}/status`), with its size, SHA-256, a presigned download URL valid 60 minutes, when it was deployed and the latest status the device reported on it. Poll it with `If-None-Match: <ETag of the last 200>`: while the set of active deployments and pending commands is unchanged the answer is 304 with no body, after one read of the device (nothing else is read or signed); a deploy, an undeploy or a new command reaches the poll within moments (the tag polls are compared with follows the deployments' and commands' change streams). A list of tags, weak tags (`W/"…"`) and `*` are understood as RFC 9110 says. Only for device tokens (scope `device`); a user token gets 403. 401 when the device was deleted or its credentials replaced since the token was issued.
          */
         get: operations["DeviceDeploymentsGet"];
         put?: never;
@@ -674,10 +674,30 @@ export interface paths {
         get: operations["RolloutsList"];
         put?: never;
         /**
-         * Create a rollout: deploy a scenario version to a fleet, wave by wave
-         * @description Resolves the targets once, now: the devices of the company that `targets.query` (a device search's query string: the same filters, values and semantics as `GET /resources/search`) matches, or the devices `targets.ids` lists, at most 100,000; devices that match later are not added, unless `continuous` is true: then each device of the company that starts matching later (registered, or changed into the query) joins once while the rollout is RUNNING, gets the deployment in the last wave, and the rollout runs until cancelled (it may then also start with no target). The targets, sorted by id, are split into the waves `waves` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in `Location`; follow its progress there. With `startAt` the rollout is SCHEDULED instead: it deploys nothing until then and starts within a minute after it (cancel it meanwhile; pause and resume do not apply). Waves run in order. Each deployment a rollout makes is an ordinary deployment, made in the name of its creator with its note: the same conditional write, history entry and DeploymentChanged event as `POST …/resources/deployments`, and a device that already has the version reports ALREADY_DEPLOYED in the counts. A wave completes when each device it deployed to has reported INSTALLED or FAILED (`POST /device/deployments/status`), or once `waveTimeoutSeconds` have passed since it started; when the share of FAILED reports in a completed wave is above `failureThreshold`, the rollout becomes PAUSED with `pausedReason`, otherwise the next wave starts. The rollout runs in the background and survives restarts: it goes on where it was. Defaults: `failureThreshold` 0.1, `waveTimeoutSeconds` 3600, one wave. Needs `deployments:write` on the company.
+         * Create a rollout: deploy a scenario version to a fleet, or run a command on it, wave by wave
+         * @description Resolves the targets once, now: the devices of the company that `targets.query` (a device search's query string: the same filters, values and semantics as `GET /resources/search`) matches, or the devices `targets.ids` lists, at most 100,000; devices that match later are not added, unless `continuous` is true: then each device of the company that starts matching later (registered, or changed into the query) joins once while the rollout is RUNNING, gets the deployment in the last wave, and the rollout runs until cancelled (it may then also start with no target). The targets, sorted by id, are split into the waves `waves` gives (the rest forming the last wave). Answers 202 with the rollout (state RUNNING, its first wave about to start) and its address in `Location`; follow its progress there. With `startAt` the rollout is SCHEDULED instead: it deploys nothing until then and starts within a minute after it (cancel it meanwhile; pause and resume do not apply). Waves run in order. Each deployment a rollout makes is an ordinary deployment, made in the name of its creator with its note: the same conditional write, history entry and DeploymentChanged event as `POST …/resources/deployments`, and a device that already has the version reports ALREADY_DEPLOYED in the counts. A wave completes when each device it deployed to has reported INSTALLED or FAILED (`POST /device/deployments/status`), or once `waveTimeoutSeconds` have passed since it started; when the share of FAILED reports in a completed wave is above `failureThreshold`, the rollout becomes PAUSED with `pausedReason`, otherwise the next wave starts. A COMMAND rollout queues, on each target, one ordinary command (`…/devices/{deviceId}/commands`, `by` its creator, `rolloutId` set) per sub-device that advertises the command in the target's latest health report, or records the target FAILURE with cause COMMAND_NOT_ADVERTISED; its wave completes when its commands are final (or at `waveTimeoutSeconds`), and its failure share is that of its commands FAILED or EXPIRED. The rollout runs in the background and survives restarts: it goes on where it was. `POST …/rollouts/preview` with the same body answers what it would do, writing nothing. Defaults: `failureThreshold` 0.1, `waveTimeoutSeconds` 3600, one wave. Needs `deployments:write` on the company, and `devices:write` too for a COMMAND rollout (running commands writes to devices: 403 without it).
          */
         post: operations["RolloutCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/resources/rollouts/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a rollout: what creating it would do, without creating it
+         * @description Takes the body of `POST …/rollouts`, checks it and resolves its targets as creating it would (the same 400, 403 and 422), and answers what the rollout would do, writing and sending nothing: how many targets, in which waves, and, for a COMMAND rollout, what their latest health reports advertise now: how many targets advertise the command (each would get it on every sub-device that advertises it), how many do not (each would be a FAILURE with cause COMMAND_NOT_ADVERTISED), how many listed ids no device has, and the commands it would queue, by sub-device type (`capability.type`). It reads every target's health report (batched, as the rollout's worker will): a report sent before a target's wave reaches it changes what the rollout finds. Needs `deployments:write` on the company, and `devices:write` too for a COMMAND rollout.
+         */
+        post: operations["RolloutPreview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -693,7 +713,7 @@ export interface paths {
         };
         /**
          * Get a rollout
-         * @description The rollout's state and, per wave, its size, state and counts: the deployment results by outcome (SUCCESS or the failure cause) and the devices' reports (INSTALLED, FAILED). Waves run in order. Each deployment a rollout makes is an ordinary deployment, made in the name of its creator with its note: the same conditional write, history entry and DeploymentChanged event as `POST …/resources/deployments`, and a device that already has the version reports ALREADY_DEPLOYED in the counts. A wave completes when each device it deployed to has reported INSTALLED or FAILED (`POST /device/deployments/status`), or once `waveTimeoutSeconds` have passed since it started; when the share of FAILED reports in a completed wave is above `failureThreshold`, the rollout becomes PAUSED with `pausedReason`, otherwise the next wave starts. The rollout runs in the background and survives restarts: it goes on where it was. Needs `deployments:read` on the company.
+         * @description The rollout's state and, per wave, its size, state and counts: the deployment results by outcome (SUCCESS or the failure cause) and the devices' reports (INSTALLED, FAILED). Waves run in order. Each deployment a rollout makes is an ordinary deployment, made in the name of its creator with its note: the same conditional write, history entry and DeploymentChanged event as `POST …/resources/deployments`, and a device that already has the version reports ALREADY_DEPLOYED in the counts. A wave completes when each device it deployed to has reported INSTALLED or FAILED (`POST /device/deployments/status`), or once `waveTimeoutSeconds` have passed since it started; when the share of FAILED reports in a completed wave is above `failureThreshold`, the rollout becomes PAUSED with `pausedReason`, otherwise the next wave starts. A COMMAND rollout queues, on each target, one ordinary command (`…/devices/{deviceId}/commands`, `by` its creator, `rolloutId` set) per sub-device that advertises the command in the target's latest health report, or records the target FAILURE with cause COMMAND_NOT_ADVERTISED; its wave completes when its commands are final (or at `waveTimeoutSeconds`), and its failure share is that of its commands FAILED or EXPIRED. The rollout runs in the background and survives restarts: it goes on where it was. Needs `deployments:read` on the company.
          */
         get: operations["RolloutGet"];
         put?: never;
@@ -755,7 +775,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a rollout
-         * @description SCHEDULED, RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to (a SCHEDULED rollout never starts), and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY). Needs `deployments:write` on the company.
+         * @description SCHEDULED, RUNNING or PAUSED → CANCELLED, for good: no further device is deployed to (a SCHEDULED rollout never starts), and every wave not COMPLETED becomes CANCELLED. The deployments already made stay (undeploy them with `POST …/resources/deployments`, or with a rollout whose action is UNDEPLOY). A COMMAND rollout's commands still QUEUED become CANCELLED, in the background, moments later; those a device has fetched (DELIVERED) or answered stay as they are. Needs `deployments:write` on the company.
          */
         post: operations["RolloutCancel"];
         delete?: never;
@@ -773,7 +793,7 @@ export interface paths {
         };
         /**
          * List a rollout's targets: each device's wave, result and reported status
-         * @description Every target device of the rollout, in wave order then by device id (then the devices that joined a continuous rollout, in its last wave, by device id), with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (`deviceStatus`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. The filters `wave`, `state`, `cause` and `deviceStatus` are AND-ed. A page looks at up to 2,000 targets: with filters that keep few of them it may hold fewer than `limit` items, or none, and still carry a `nextCursor`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs `deployments:read` on the company.
+         * @description Every target device of the rollout, in wave order then by device id (then the devices that joined a continuous rollout, in its last wave, by device id), with its wave, the deployment result the rollout recorded for it (SUCCESS, FAILURE with its cause, or PENDING until its wave's work has reached it) and its latest reported status on the rollout's scenario version (`deviceStatus`: DOWNLOADING, INSTALLING, INSTALLED or FAILED with the device's message): why devices failed. For a COMMAND rollout, the result says whether the target's commands were queued (SUCCESS) or why not (COMMAND_NOT_ADVERTISED, TARGET_NOT_FOUND), and `commands` lists them with their states now (QUEUED … SUCCEEDED, FAILED with the device's message, EXPIRED, CANCELLED). The filters `wave`, `state`, `cause`, `deviceStatus` and `commandState` are AND-ed. A page looks at up to 2,000 targets: with filters that keep few of them it may hold fewer than `limit` items, or none, and still carry a `nextCursor`; follow it until it is null. A cursor issued for another listing (or other filters) gives 400. Needs `deployments:read` on the company.
          */
         get: operations["RolloutTargetsList"];
         put?: never;
@@ -1186,12 +1206,12 @@ export interface components {
              * @description ISO-8601: a command not final then becomes EXPIRED.
              */
             expiresAt: string;
-            /** @description Who ran it: a username, or `rollout:{rolloutId}`. */
+            /** @description Who ran it: a username (for a command a rollout queued, the rollout’s creator). */
             by: string;
             note?: string;
             /** @description What the device reported with SUCCEEDED or FAILED. */
             result?: components["schemas"]["CommandResult"];
-            /** @description The rollout that created it. */
+            /** @description The rollout that queued it (a COMMAND rollout). */
             rolloutId?: string;
         };
         /**
@@ -1250,6 +1270,42 @@ export interface components {
             message?: string;
             /** @description What the device returned (any JSON). */
             output?: unknown;
+        };
+        /** @description Run a command on each target, on every sub-device that advertises it in the target’s latest health report when its wave reaches it; a target advertising it nowhere is a FAILURE with cause COMMAND_NOT_ADVERTISED. Needs `devices:write` too. */
+        CommandRolloutCreateBody: {
+            /**
+             * @description Run a command on the targets. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            action: "COMMAND";
+            command: components["schemas"]["RolloutCommandBody"];
+            targets: components["schemas"]["RolloutTargets"];
+            /**
+             * @description Sizes of the first waves, in order, 1 to 20 of them; the remaining targets form one more, last wave (sizes beyond the targets are trimmed, empty waves dropped). Default: one wave of every target.
+             * @example [
+             *       10,
+             *       100,
+             *       1000
+             *     ]
+             */
+            waves?: number[];
+            /**
+             * @description Share of a completed wave's devices reporting FAILED (a COMMAND rollout: of its commands FAILED or EXPIRED) above which the rollout pauses (0 to 1). Default 0.1.
+             * @example 0.05
+             */
+            failureThreshold?: number;
+            /** @description How long a wave waits for its devices' INSTALLED or FAILED reports (a COMMAND rollout: for its commands to be final) before it completes anyway, seconds, 60 to 604,800. Default 3600. */
+            waveTimeoutSeconds?: number;
+            /** @description Free text giving the reason; the note of each deployment (or command) the rollout makes, kept in the history. */
+            note?: string;
+            /**
+             * Format: date-time
+             * @description When to start the rollout, ISO-8601 with an offset: in the future, at most 365 days ahead. The rollout is SCHEDULED until then and deploys nothing; it starts within a minute after it. The targets are resolved at creation all the same. Default: start now.
+             * @example 2030-03-01T22:00:00+01:00
+             */
+            startAt?: string;
+            /** @description Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment (or its commands), counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false. */
+            continuous?: boolean;
         };
         /**
          * @description QUEUED (waiting for the device to pull it), DELIVERED (the device fetched it), then one final state: SUCCEEDED or FAILED (the device reported it), EXPIRED (not final at `expiresAt`) or CANCELLED.
@@ -1383,6 +1439,42 @@ export interface components {
             items: components["schemas"]["DeploymentResultItem"][];
             /** @description true when nothing was written (`dryRun=true`): the items say what would have happened. */
             dryRun: boolean;
+        };
+        /** @description Deploy or undeploy one scenario version (`what`). */
+        DeploymentRolloutCreateBody: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            action: "DEPLOY" | "UNDEPLOY";
+            what: components["schemas"]["RolloutWhat"];
+            targets: components["schemas"]["RolloutTargets"];
+            /**
+             * @description Sizes of the first waves, in order, 1 to 20 of them; the remaining targets form one more, last wave (sizes beyond the targets are trimmed, empty waves dropped). Default: one wave of every target.
+             * @example [
+             *       10,
+             *       100,
+             *       1000
+             *     ]
+             */
+            waves?: number[];
+            /**
+             * @description Share of a completed wave's devices reporting FAILED (a COMMAND rollout: of its commands FAILED or EXPIRED) above which the rollout pauses (0 to 1). Default 0.1.
+             * @example 0.05
+             */
+            failureThreshold?: number;
+            /** @description How long a wave waits for its devices' INSTALLED or FAILED reports (a COMMAND rollout: for its commands to be final) before it completes anyway, seconds, 60 to 604,800. Default 3600. */
+            waveTimeoutSeconds?: number;
+            /** @description Free text giving the reason; the note of each deployment (or command) the rollout makes, kept in the history. */
+            note?: string;
+            /**
+             * Format: date-time
+             * @description When to start the rollout, ISO-8601 with an offset: in the future, at most 365 days ahead. The rollout is SCHEDULED until then and deploys nothing; it starts within a minute after it. The targets are resolved at creation all the same. Default: start now.
+             * @example 2030-03-01T22:00:00+01:00
+             */
+            startAt?: string;
+            /** @description Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment (or its commands), counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false. */
+            continuous?: boolean;
         };
         DeploymentTarget: {
             /**
@@ -2193,8 +2285,15 @@ export interface components {
              * @enum {string}
              */
             state: "SCHEDULED" | "RUNNING" | "PAUSED" | "COMPLETED" | "CANCELLED";
-            action: components["schemas"]["DeploymentAction"];
-            what: components["schemas"]["RolloutWhat"];
+            /**
+             * @description DEPLOY or UNDEPLOY the scenario version `what`, or run the command `command` (COMMAND).
+             * @enum {string}
+             */
+            action: "DEPLOY" | "UNDEPLOY" | "COMMAND";
+            /** @description DEPLOY and UNDEPLOY: the scenario version; absent for a COMMAND rollout. */
+            what?: components["schemas"]["RolloutWhat"];
+            /** @description COMMAND: the command it runs; absent otherwise. */
+            command?: components["schemas"]["RolloutCommand"];
             /** @description How many devices the targets resolved to when the rollout was created (0 only for a continuous rollout). */
             targets: number;
             /** @description In the order they run. */
@@ -2233,38 +2332,45 @@ export interface components {
             /** @description How many events were dropped between the first 10 and the others of `events`; 0 when none. */
             eventsDropped: number;
         };
-        /** @description A rollout: deploy (or undeploy) one scenario version on the devices a query selects, wave after wave. */
-        RolloutCreateBody: {
-            action: components["schemas"]["DeploymentAction"];
-            what: components["schemas"]["RolloutWhat"];
-            targets: components["schemas"]["RolloutTargets"];
-            /**
-             * @description Sizes of the first waves, in order, 1 to 20 of them; the remaining targets form one more, last wave (sizes beyond the targets are trimmed, empty waves dropped). Default: one wave of every target.
-             * @example [
-             *       10,
-             *       100,
-             *       1000
-             *     ]
-             */
-            waves?: number[];
-            /**
-             * @description Share of a completed wave's devices reporting FAILED above which the rollout pauses (0 to 1). Default 0.1.
-             * @example 0.05
-             */
-            failureThreshold?: number;
-            /** @description How long a wave waits for its devices' INSTALLED or FAILED reports before it completes anyway, seconds, 60 to 604,800. Default 3600. */
-            waveTimeoutSeconds?: number;
-            /** @description Free text giving the reason; the note of each deployment the rollout makes, kept in the history. */
-            note?: string;
-            /**
-             * Format: date-time
-             * @description When to start the rollout, ISO-8601 with an offset: in the future, at most 365 days ahead. The rollout is SCHEDULED until then and deploys nothing; it starts within a minute after it. The targets are resolved at creation all the same. Default: start now.
-             * @example 2030-03-01T22:00:00+01:00
-             */
-            startAt?: string;
-            /** @description Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment, counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false. */
-            continuous?: boolean;
+        /** @description What a COMMAND rollout runs. */
+        RolloutCommand: {
+            /** @description The command run on each target’s advertising sub-devices. */
+            command: string;
+            /** @description Sent with every command; null when none were given. */
+            arguments: unknown;
+            /** @description Each command’s lifetime, seconds. */
+            expiresInSeconds: number;
         };
+        /**
+         * @example {
+         *       "command": "reboot",
+         *       "expiresInSeconds": 600
+         *     }
+         */
+        RolloutCommandBody: {
+            /** @description The name of the command to run: each target gets it on every sub-device that advertises it in its latest health report (`health.hubs[].devices[].commands[].command`). */
+            command: string;
+            /** @description Arguments sent with every command, as sent. Any JSON of at most 8,192 bytes (serialized without white space). */
+            arguments?: unknown;
+            /** @description Seconds from when a command is queued (its wave's work reaching its target) until it becomes EXPIRED if not final, 10 to 604,800; default 3,600. */
+            expiresInSeconds?: number;
+        };
+        RolloutCommandPreview: {
+            /** @description Targets with at least one sub-device advertising the command: each would get it. */
+            advertising: number;
+            /** @description Targets that advertise it nowhere: each would be a FAILURE with cause COMMAND_NOT_ADVERTISED. */
+            notAdvertising: number;
+            /** @description Listed ids no device of the company has: each would be a FAILURE with cause TARGET_NOT_FOUND. */
+            notFound: number;
+            /** @description Commands it would queue: one per advertising sub-device. */
+            commands: number;
+            /** @description Those commands by the sub-device’s `capability.type` (PRINTER, SCANNER, …). */
+            bySubDeviceType: {
+                [key: string]: number;
+            };
+        };
+        /** @description A rollout: deploy (or undeploy) one scenario version, or run one command, on the devices a query selects, wave after wave. */
+        RolloutCreateBody: components["schemas"]["DeploymentRolloutCreateBody"] | components["schemas"]["CommandRolloutCreateBody"];
         /**
          * @example {
          *       "at": "2025-03-01T12:04:10.000Z",
@@ -2311,6 +2417,40 @@ export interface components {
             nextCursor: string | null;
         };
         /**
+         * @description What creating the rollout would do; nothing was written.
+         * @example {
+         *       "dryRun": true,
+         *       "action": "COMMAND",
+         *       "targets": 120,
+         *       "waves": [
+         *         10,
+         *         110
+         *       ],
+         *       "command": {
+         *         "advertising": 117,
+         *         "notAdvertising": 3,
+         *         "notFound": 0,
+         *         "commands": 140,
+         *         "bySubDeviceType": {
+         *           "PRINTER": 117,
+         *           "SCANNER": 23
+         *         }
+         *       }
+         *     }
+         */
+        RolloutPreview: {
+            /** @constant */
+            dryRun: true;
+            /** @enum {string} */
+            action: "DEPLOY" | "UNDEPLOY" | "COMMAND";
+            /** @description How many devices the targets resolve to now. */
+            targets: number;
+            /** @description The sizes of the waves it would run, in order. */
+            waves: number[];
+            /** @description COMMAND only: what the targets’ latest health reports advertise now (read as the worker will read them; a report sent meanwhile changes what a chunk finds). */
+            command?: components["schemas"]["RolloutCommandPreview"];
+        };
+        /**
          * @example {
          *       "deviceId": "kiosk-0042",
          *       "wave": 1,
@@ -2333,6 +2473,27 @@ export interface components {
             result: components["schemas"]["RolloutTargetResult"];
             /** @description The device's latest report on its active deployment of the rollout's scenario version (`POST /device/deployments/status`), as the active deployments listing shows it; absent until it reports one, or once the version is undeployed. */
             deviceStatus?: components["schemas"]["DeviceStatus"];
+            /** @description A COMMAND rollout only: the commands it queued on the target (one per advertising sub-device), with their states now; empty until its chunk has run, or when it advertised the command nowhere. */
+            commands?: components["schemas"]["RolloutTargetCommand"][];
+        };
+        /**
+         * @description Why the rollout could not act on a target: a deployment cause (see DeploymentCause; NONE: a backend error), or, for a COMMAND rollout, COMMAND_NOT_ADVERTISED (no sub-device of the target advertises the command in its latest health report) or TARGET_NOT_FOUND.
+         * @enum {string}
+         */
+        RolloutTargetCause: "NONE" | "TARGET_NOT_FOUND" | "WHAT_NOT_FOUND" | "ALREADY_DEPLOYED" | "ALREADY_UNDEPLOYED" | "NOT_IMPLEMENTED" | "COMMAND_NOT_ADVERTISED";
+        RolloutTargetCommand: {
+            /** @description The command (`GET …/devices/{deviceId}/commands/{id}`). */
+            id: string;
+            /** @description `{hub uid}/{sub-device uid}`: the sub-device it runs on. */
+            subId: string;
+            state: components["schemas"]["CommandState"];
+            /**
+             * Format: date-time
+             * @description Its last change of state.
+             */
+            updated: string;
+            /** @description What the device said with its result, when it said something. */
+            message?: string;
         };
         RolloutTargetPage: {
             /** @description In wave order, then by device id. */
@@ -2348,7 +2509,7 @@ export interface components {
              */
             state: "SUCCESS" | "FAILURE" | "PENDING" | "UNKNOWN";
             /** @description The failure cause on FAILURE; null otherwise. */
-            cause: components["schemas"]["DeploymentCause"] | null;
+            cause: components["schemas"]["RolloutTargetCause"] | null;
         };
         /** @description The devices of the rollout, resolved once, when it is created: exactly one of `query` or `ids`. */
         RolloutTargets: {
@@ -2385,7 +2546,7 @@ export interface components {
              * @enum {string}
              */
             state: "PENDING" | "RUNNING" | "COMPLETED" | "CANCELLED";
-            /** @description The wave's deployment results by outcome (SUCCESS, or the failure cause: TARGET_NOT_FOUND, ALREADY_DEPLOYED, ...) and its devices' reports (INSTALLED, FAILED); an absent key is 0. */
+            /** @description The wave's deployment results by outcome (SUCCESS, or the failure cause: TARGET_NOT_FOUND, ALREADY_DEPLOYED, ...) and its devices' reports (INSTALLED, FAILED); for a COMMAND rollout, its targets' results (SUCCESS: their commands are queued, COMMAND_NOT_ADVERTISED, TARGET_NOT_FOUND), the commands it queued (COMMANDS) and their final states, each command counted once (SUCCEEDED, FAILED, EXPIRED, CANCELLED). An absent key is 0. */
             counts: {
                 [key: string]: number;
             };
@@ -4051,7 +4212,7 @@ export interface operations {
             /** @description The desired state. */
             200: {
                 headers: {
-                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later). */
+                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id) and of the pending commands (their ids): it changes when a deployment is made or undeployed and when a command is queued or becomes final (a result, a cancel, an expiry), never when a status is reported, a command is delivered or a download URL is renewed. Send it back as `If-None-Match`; a change is seen by the first poll after the change stream has been processed (moments later). */
                     ETag: string;
                     /** @description `private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse. */
                     "Cache-Control": "private, no-cache";
@@ -4064,7 +4225,7 @@ export interface operations {
             /** @description Not Modified: `If-None-Match` holds the current ETag (or `*`); the device already has this desired state. No body. */
             304: {
                 headers: {
-                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id): it changes when a deployment is made or undeployed, never when a status is reported or a download URL is renewed. Send it back as `If-None-Match`; a deploy or undeploy is seen by the first poll after the deployments change stream has been processed (moments later). */
+                    /** @description Strong entity tag of the set of active deployments (scenario, version, deployment id) and of the pending commands (their ids): it changes when a deployment is made or undeployed and when a command is queued or becomes final (a result, a cancel, an expiry), never when a status is reported, a command is delivered or a download URL is renewed. Send it back as `If-None-Match`; a change is seen by the first poll after the change stream has been processed (moments later). */
                     ETag: string;
                     /** @description `private, no-cache`: a cache may keep the answer for this device only, and must revalidate it (`If-None-Match`) before reuse. */
                     "Cache-Control": "private, no-cache";
@@ -4799,6 +4960,75 @@ export interface operations {
             };
         };
     };
+    RolloutPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RolloutCreateBody"];
+            };
+        };
+        responses: {
+            /** @description What the rollout would do; nothing was written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RolloutPreview"];
+                };
+            };
+            /** @description Bad Request: a body that is not valid, as for `POST …/rollouts`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Content Too Large: `targets.ids` lists more than 10,000 ids, or a body above the address's limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Unprocessable: the scenario version does not exist, or the targets resolve to no device (a rollout that is not continuous) or to more than 100,000. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnprocessableRequestProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            /** @description A backend (the database or the search index the query runs on) is unavailable. Retry after `Retry-After` seconds. Locally also when the address is already serving and queueing as many requests as it admits (`MAX_IN_FLIGHT_*`, `MAX_QUEUED_REQUESTS`, `MAX_QUEUE_WAIT_MS`, `OVERLOAD_QUEUE_WAIT_MS`; on the auth address, `MAX_PER_SOURCE_AUTH` of one client address): the request was not processed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
+                };
+            };
+        };
+    };
     RolloutGet: {
         parameters: {
             query?: never;
@@ -4993,10 +5223,12 @@ export interface operations {
                 wave?: number;
                 /** @description Only the targets whose deployment result (`result.state`) is this. */
                 state?: "SUCCESS" | "FAILURE" | "PENDING" | "UNKNOWN";
-                /** @description Only the targets whose deployment failed with this cause (`result.cause`). */
-                cause?: "NONE" | "TARGET_NOT_FOUND" | "WHAT_NOT_FOUND" | "ALREADY_DEPLOYED" | "ALREADY_UNDEPLOYED" | "NOT_IMPLEMENTED";
-                /** @description Only the targets whose device's latest reported status (`deviceStatus.state`) is this. */
+                /** @description Only the targets whose result failed with this cause (`result.cause`). */
+                cause?: "NONE" | "TARGET_NOT_FOUND" | "WHAT_NOT_FOUND" | "ALREADY_DEPLOYED" | "ALREADY_UNDEPLOYED" | "NOT_IMPLEMENTED" | "COMMAND_NOT_ADVERTISED";
+                /** @description Only the targets whose device's latest reported status (`deviceStatus.state`) is this. Not for a COMMAND rollout (400). */
                 deviceStatus?: "DOWNLOADING" | "INSTALLING" | "INSTALLED" | "FAILED";
+                /** @description A COMMAND rollout only (400 otherwise): the targets with a command in this state (`commands[].state`). */
+                commandState?: "QUEUED" | "DELIVERED" | "SUCCEEDED" | "FAILED" | "EXPIRED" | "CANCELLED";
                 /** @description Page size, 1 to 1000; default 100. */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
@@ -5022,7 +5254,7 @@ export interface operations {
                     "application/json": components["schemas"]["RolloutTargetPage"];
                 };
             };
-            /** @description Bad Request: a filter value that is not one of its values, a `wave` beyond the rollout's waves, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue. */
+            /** @description Bad Request: a filter value that is not one of its values, a `wave` beyond the rollout's waves, `deviceStatus` on a COMMAND rollout or `commandState` on another, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue. */
             400: {
                 headers: {
                     [name: string]: unknown;

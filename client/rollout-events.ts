@@ -1,16 +1,32 @@
 /**
  * A rollout's event log in words, the same in every client (the CLI, the console): "Wave 2 completed: 98 deployed,
- * 2 failed", "Paused by alice", "Paused: <the reason>"…
+ * 2 failed", "Paused by alice", "Paused: <the reason>"…; and what a rollout does, in a few words.
  */
 import type { components } from './api-types.js';
 
 /** One event of a rollout's `events` log. */
 export type RolloutEvent = components['schemas']['RolloutEvent'];
 
+/** What a rollout does on each target, as `{ action, what, command }` of the contract's `Rollout` say it. */
+export interface RolloutSubject {
+  action: 'DEPLOY' | 'UNDEPLOY' | 'COMMAND';
+  what?: { id: string; subId: string } | undefined;
+  command?: { command: string } | undefined;
+}
+
+/**
+ * What a rollout does, in a few words: its scenario version (`acme-welcome@1.1.0`), or `command reboot` for a COMMAND
+ * rollout.
+ */
+export function rolloutSubject(rollout: RolloutSubject): string {
+  if (rollout.action === 'COMMAND' || rollout.what === undefined) return `command ${rollout.command?.command ?? '?'}`;
+  return `${rollout.what.id}@${rollout.what.subId}`;
+}
+
 /** How a client writes what the words hold: an ISO-8601 instant (the CLI keeps it as is, the console shows local time). */
 export interface EventWording {
-  /** The rollout's action: the SUCCESS count of an UNDEPLOY wave is "undeployed". */
-  action: 'DEPLOY' | 'UNDEPLOY';
+  /** The rollout's action: the SUCCESS count of an UNDEPLOY wave is "undeployed", of a COMMAND wave "sent". */
+  action: RolloutSubject['action'];
   /** @default the ISO-8601 text itself */
   time?: (iso: string) => string;
 }
@@ -33,21 +49,26 @@ export function eventLogLines(rollout: { events: readonly RolloutEvent[]; events
 
 /** The counts named first, in this order; any other key (a failure cause) follows, by name. */
 const FIRST_COUNTS = ['SUCCESS', 'INSTALLED', 'FAILED'] as const;
+/** A COMMAND wave's counts named first: its targets reached, the commands queued, then their final states. */
+const FIRST_COMMAND_COUNTS = ['SUCCESS', 'COMMANDS', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
 
 /**
  * A wave's counts in words: `{ SUCCESS: 98, FAILED: 2, ALREADY_DEPLOYED: 1 }` → "98 deployed, 2 failed, 1 already
- * deployed"; zero counts are left out; "nothing deployed" when every count is 0.
+ * deployed"; a COMMAND wave's `{ SUCCESS: 10, COMMANDS: 12, SUCCEEDED: 11, FAILED: 1 }` → "10 sent, 12 commands,
+ * 11 succeeded, 1 failed"; zero counts are left out; "nothing deployed" ("nothing sent") when every count is 0.
  */
 export function countsInWords(counts: Readonly<Record<string, number>>, action: EventWording['action'] = 'DEPLOY'): string {
   const names: Record<string, string> = {
-    SUCCESS: action === 'UNDEPLOY' ? 'undeployed' : 'deployed',
+    SUCCESS: action === 'UNDEPLOY' ? 'undeployed' : action === 'COMMAND' ? 'sent' : 'deployed',
     INSTALLED: 'installed',
     FAILED: 'failed',
+    COMMANDS: 'commands',
   };
+  const first: readonly string[] = action === 'COMMAND' ? FIRST_COMMAND_COUNTS : FIRST_COUNTS;
   const others = Object.keys(counts)
-    .filter((key) => !(FIRST_COUNTS as readonly string[]).includes(key))
+    .filter((key) => !first.includes(key))
     .sort();
-  const parts = [...FIRST_COUNTS, ...others]
+  const parts = [...first, ...others]
     .filter((key) => (counts[key] ?? 0) > 0)
     .map((key) => `${(counts[key] ?? 0).toLocaleString('en-US')} ${names[key] ?? key.toLowerCase().replaceAll('_', ' ')}`);
   return parts.length > 0 ? parts.join(', ') : `nothing ${names.SUCCESS}`;

@@ -70,7 +70,13 @@ export const continuousRollouts = defineFunction({
     retryAttempts: -1,
     maxRecordAgeHours: 23,
   },
-  access: { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW' }, timeoutSeconds: 60 },
+  // A device joining a COMMAND rollout gets its commands (conditional PutItems), cancelled at once (UpdateItem) if the
+  // rollout was cancelled meanwhile.
+  access: {
+    storage: true,
+    tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW', commands: 'W' },
+    timeoutSeconds: 60,
+  },
 });
 
 /**
@@ -177,7 +183,13 @@ export const rolloutWorker = defineFunction({
     // Longer than any wave waits for its chunks: the sweeper sends a chunk again after its chunk timeout anyway.
     retentionDays: 4,
   },
-  access: { storage: true, tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW' }, timeoutSeconds: 120 },
+  // A COMMAND rollout's chunk reads its targets' health (devices) and puts its commands, conditionally; a cancel's
+  // work moves them to CANCELLED (commands: conditional PutItem and UpdateItem only).
+  access: {
+    storage: true,
+    tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW', commands: 'W' },
+    timeoutSeconds: 120,
+  },
 });
 
 /**

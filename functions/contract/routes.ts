@@ -15,7 +15,16 @@ import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deployments
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
-import { rolloutCancel, rolloutCreate, rolloutGet, rolloutPause, rolloutResume, rolloutsList, rolloutTargets } from './routes/rollouts.js';
+import {
+  rolloutCancel,
+  rolloutCreate,
+  rolloutGet,
+  rolloutPause,
+  rolloutPreview,
+  rolloutResume,
+  rolloutsList,
+  rolloutTargets,
+} from './routes/rollouts.js';
 import { scenarioGet, scenarioList, scenarioSchema, scenarioSkeleton, scenarioUsage, scenarioVersionGet } from './routes/scenarios.js';
 import { search } from './routes/search.js';
 import { searchFilters } from './routes/search-filters.js';
@@ -77,6 +86,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   // After DeploymentsListDevice: `/companies/{c}/resources/rollouts/deployments` matches both it and RolloutGet with as
   // many static segments (a rollout id is a ULID, never `deployments`; a device id `rollouts` is refused).
   rolloutCreate,
+  rolloutPreview,
   rolloutsList,
   rolloutGet,
   rolloutPause,

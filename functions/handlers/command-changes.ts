@@ -1,6 +1,7 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { applyCommandChanges, commandChangeOf } from '../core/commands/changes.js';
 import { refreshDesiredStateTag } from '../core/devices/desired-state.js';
+import { countRolloutCommand } from '../core/rollouts/command-work.js';
 import { eventPublisher } from '../platform/composition/events.js';
 import { storage } from '../platform/composition/storage.js';
 import { commandFromImage, type StreamImage } from '../platform/composition/stream-images.js';
@@ -22,11 +23,12 @@ export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
       ) ?? [],
   );
   try {
-    const { devices, deployments, commands } = storage();
+    const { devices, deployments, commands, rollouts } = storage();
     await applyCommandChanges(
       {
         events: eventPublisher(),
         refreshDesiredState: (company, deviceId) => refreshDesiredStateTag({ devices, deployments, commands }, company, deviceId),
+        countRolloutResult: async (command) => void (await countRolloutCommand(rollouts, command)),
       },
       changes,
     );

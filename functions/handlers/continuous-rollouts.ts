@@ -40,11 +40,11 @@ export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
     changes.push(change);
   });
   if (changes.length === 0) return { batchItemFailures: [] };
-  const { devices, scenarios, deployments, rollouts } = storage();
+  const { devices, scenarios, deployments, rollouts, commands } = storage();
   const onError = (error: unknown, context: Record<string, unknown>) =>
     logger.warn('A continuous rollout deployment met a backend error', { error: error as Error, ...context });
   try {
-    const result = await joinContinuousRollouts({ devices, scenarios, deployments, rollouts, onError }, changes);
+    const result = await joinContinuousRollouts({ devices, scenarios, deployments, rollouts, commands, onError }, changes);
     if (result.joined.length > 0) logger.info('Devices joined continuous rollouts', { joined: result.joined });
     return { batchItemFailures: [] };
   } catch (error) {

@@ -8,13 +8,20 @@ storage().cursors.load();
 
 /**
  * GET {base_url}/companies/{companyId}/resources/rollouts/{rolloutId}/targets: the rollout's targets in wave order,
- * each with its wave, result and reported status, filtered by `wave`, `state`, `cause` and `deviceStatus`,
+ * each with its wave, result and reported status (a COMMAND rollout's: its commands' states), filtered by `wave`,
+ * `state`, `cause`, `deviceStatus` and `commandState`,
  * `{ items, nextCursor }`; 404 when the rollout is absent.
  */
 export const handler = routeHandler(rolloutTargets, async ({ params, query }, { principal }) => {
-  const { rollouts, targetStatuses, cursors } = storage();
+  const { rollouts, targetStatuses, commands, cursors } = storage();
   return jsonResponse(
     200,
-    await listRolloutTargets({ rollouts, statuses: targetStatuses, cursors }, principal, params.companyId, params.rolloutId, query),
+    await listRolloutTargets(
+      { rollouts, statuses: targetStatuses, commands, cursors },
+      principal,
+      params.companyId,
+      params.rolloutId,
+      query,
+    ),
   );
 });

@@ -96,7 +96,7 @@ describe.skipIf(!hasChromium)('the fleet page rollout composer', () => {
     const rollout = await createdRollout(page);
     expect(rollout.targets).toBe(search.total);
     expect(rollout.waves.map((wave) => wave.size)).toEqual([2, search.total - 2]);
-    expect(`${rollout.what.id}@${rollout.what.subId}`).toBe(version);
+    expect(`${rollout.what?.id}@${rollout.what?.subId}`).toBe(version);
     expect(rollout.action).toBe('DEPLOY');
     // The rollout's query is the search's: its targets are the devices the search finds.
     const targets = expectOk(

@@ -5,9 +5,16 @@
  * bundling skipped (template-helpers.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { commandChanges, commandExpirySweeper, DEPLOYMENT_CHANGES_ENTRY } from '../../functions/contract/functions.js';
+import {
+  CONTINUOUS_ROLLOUTS_ENTRY,
+  commandChanges,
+  commandExpirySweeper,
+  DEPLOYMENT_CHANGES_ENTRY,
+  ROLLOUT_WORKER,
+} from '../../functions/contract/functions.js';
 import { commandCreate, deviceCommandStatusPost } from '../../functions/contract/routes/commands.js';
 import { deviceDeploymentsGet } from '../../functions/contract/routes/device-side.js';
+import { rolloutTargets } from '../../functions/contract/routes/rollouts.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import {
   asArray,
@@ -227,7 +234,8 @@ describe('commands on AWS', () => {
       [tableId('commands')]: WRITE,
     });
     // No other function touches the table: the pull lists pending commands and marks them DELIVERED, the deployment
-    // changes consumer reads them into the desired state tag.
+    // changes consumer reads them into the desired state tag; a COMMAND rollout's worker and continuous consumer put
+    // its commands and cancel them (conditional writes, no read), its targets listing reads their states.
     const expected: Record<string, string[]> = {
       [commandCreate.entry]: READ_WRITE,
       [deviceCommandStatusPost.entry]: WRITE,
@@ -235,6 +243,9 @@ describe('commands on AWS', () => {
       [DEPLOYMENT_CHANGES_ENTRY]: READ,
       [commandChanges.entry]: READ,
       [commandExpirySweeper.entry]: READ_WRITE,
+      [ROLLOUT_WORKER.entry]: WRITE,
+      [CONTINUOUS_ROLLOUTS_ENTRY]: WRITE,
+      [rolloutTargets.entry]: READ,
     };
     for (const [entry, [, fn]] of ours) expect(grantsOf(stateless, fn)[tableId('commands')], entry).toEqual(expected[entry]);
   });

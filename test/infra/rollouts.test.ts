@@ -124,7 +124,7 @@ describe('rollouts on AWS', () => {
     expect(ROLLOUT_WORKER.maxConcurrency).toBeLessThanOrEqual(10);
   });
 
-  it("grants the worker a deployment's tables, the rollouts table and its sweep index, and consuming the queue, not sending to it", () => {
+  it("grants the worker a deployment's tables, the rollouts table and its sweep index, writing commands, and consuming the queue, not sending to it", () => {
     const [workerId, worker] = functionOf(ROLLOUT_WORKER.entry);
     expect(grantsOf(stateless, worker)).toEqual({
       ...baseGrants(workerId),
@@ -134,6 +134,8 @@ describe('rollouts on AWS', () => {
       ...tableReads('rollouts'),
       [tableId('deployments')]: READ_WRITE,
       [tableId('rollouts')]: READ_WRITE,
+      // A COMMAND rollout's chunk puts its commands, and a cancel's work cancels them: conditional writes, no read.
+      [tableId('commands')]: WRITE,
       RolloutWorkQueue: CONSUME_ACTIONS,
     });
     expect(indexesOf('rollouts')).toEqual(['sweep', 'continuous']);

@@ -2,7 +2,7 @@
 
 import type { Command } from '../../functions/core/commands/model.js';
 import { isPending } from '../../functions/core/commands/model.js';
-import type { CommandRepository, CommandTransition, OverdueCommand } from '../../functions/core/commands/ports.js';
+import type { CommandRepository, CommandTransition, CommandWriteOutcome, OverdueCommand } from '../../functions/core/commands/ports.js';
 import type { Page } from '../../functions/core/shared/paging.js';
 
 /** A CommandRepository on a Map keyed `{company}#{deviceId}#{commandId}`; `items` is open for assertions. */
@@ -21,8 +21,20 @@ export class InMemoryCommands implements CommandRepository {
     this.items.set(key, structuredClone(command));
   }
 
-  async createMany(commands: readonly Command[]): Promise<void> {
-    for (const command of commands) this.items.set(this.key(command.company, command.deviceId, command.id), structuredClone(command));
+  async createEach(commands: readonly Command[]): Promise<CommandWriteOutcome[]> {
+    return commands.map((command) => {
+      const key = this.key(command.company, command.deviceId, command.id);
+      if (this.items.has(key)) return 'exists';
+      this.items.set(key, structuredClone(command));
+      return 'created';
+    });
+  }
+
+  async getMany(company: string, keys: readonly { deviceId: string; commandId: string }[]): Promise<Command[]> {
+    return keys.flatMap(({ deviceId, commandId }) => {
+      const found = this.items.get(this.key(company, deviceId, commandId));
+      return found === undefined ? [] : [structuredClone(found)];
+    });
   }
 
   async get(company: string, deviceId: string, commandId: string): Promise<Command | undefined> {

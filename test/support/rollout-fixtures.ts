@@ -2,20 +2,23 @@
  * What the rollout unit tests share: a work queue that keeps what is sent (for the test to deliver, or to fail once),
  * and a scenario repository in which every version asked about exists.
  */
-import type { RolloutWorkMessage } from '../../functions/core/rollouts/model.js';
+import type { RolloutQueueMessage, RolloutWorkMessage } from '../../functions/core/rollouts/model.js';
 import type { RolloutRepository, WorkQueue } from '../../functions/core/rollouts/ports.js';
 import type { ScenarioRepository } from '../../functions/core/scenarios/ports.js';
 
-/** A queue that keeps what is sent, in order; `failNext` makes the next send throw (an SQS outage) and nothing kept. */
-export class RecordingQueue implements WorkQueue {
-  readonly sent: RolloutWorkMessage[] = [];
+/**
+ * A queue that keeps what is sent, in order; `failNext` makes the next send throw (an SQS outage) and nothing kept.
+ * `Message` is what the test reads back: chunks only (the default), or cancels too (RolloutQueueMessage).
+ */
+export class RecordingQueue<Message extends RolloutQueueMessage = RolloutWorkMessage> implements WorkQueue {
+  readonly sent: Message[] = [];
   failNext = false;
-  async send(messages: readonly RolloutWorkMessage[]): Promise<void> {
+  async send(messages: readonly RolloutQueueMessage[]): Promise<void> {
     if (this.failNext) {
       this.failNext = false;
       throw new Error('simulated SQS outage');
     }
-    this.sent.push(...messages);
+    this.sent.push(...(messages as Message[]));
   }
 }
 

@@ -1,13 +1,15 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import pLimit from 'p-limit';
 import type { Command, CommandResult, CommandState } from '../../core/commands/model.js';
 import { isPending, PENDING_COMMAND_STATES } from '../../core/commands/model.js';
-import type { CommandRepository, CommandTransition, OverdueCommand } from '../../core/commands/ports.js';
+import type { CommandRepository, CommandTransition, CommandWriteOutcome, OverdueCommand } from '../../core/commands/ports.js';
+import { DEPLOYMENT_WRITE_CONCURRENCY } from '../../core/deployments/deployments.js';
 import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
-import { batchPutAll } from './dynamodb-batch.js';
+import { batchGetAll } from './dynamodb-batch.js';
 import { isConditionalCheckFailed, overdueItems, type TableNames } from './dynamodb-shared.js';
 import { commandShardOf } from './tables.js';
 
@@ -42,6 +44,25 @@ function resultItem(result: CommandResult): Record<string, unknown> {
     ...(result.output === undefined ? {} : { outputJson: JSON.stringify(result.output) }),
   };
 }
+
+/** Every attribute commandFromItem reads: the projection of a batched read. */
+const COMMAND_ATTRIBUTES = [
+  'id',
+  'company',
+  'deviceId',
+  'hub',
+  'device',
+  'command',
+  'argumentsJson',
+  'state',
+  'created',
+  'updated',
+  'expiresAt',
+  'by',
+  'note',
+  'result',
+  'rollout',
+] as const;
 
 /** The command an item holds (the table's item, or a stream image unmarshalled). */
 export function commandFromItem(item: Record<string, unknown>): Command {
@@ -91,9 +112,38 @@ export class DynamoDbCommandRepository implements CommandRepository {
     );
   }
 
+  /**
+   * @inheritdoc
+   * Conditional PutItems, DEPLOYMENT_WRITE_CONCURRENCY at once: a rollout's chunk writes as many items, as fast, as
+   * a deployment rollout's chunk does (one conditional put per write). A BatchWriteItem cannot carry a condition, so it
+   * would put a command back to QUEUED when a chunk runs again after its device fetched or answered it.
+   */
+  async createEach(commands: readonly Command[]): Promise<CommandWriteOutcome[]> {
+    const limit = pLimit(DEPLOYMENT_WRITE_CONCURRENCY);
+    return Promise.all(
+      commands.map((command) =>
+        limit(async (): Promise<CommandWriteOutcome> => {
+          try {
+            await this.create(command);
+            return 'created';
+          } catch (error) {
+            return isConditionalCheckFailed(error) ? 'exists' : 'failed';
+          }
+        }),
+      ),
+    );
+  }
+
   /** @inheritdoc */
-  async createMany(commands: readonly Command[]): Promise<void> {
-    await batchPutAll(this.client, this.tables.commands, commands.map(commandItem));
+  async getMany(company: string, keys: readonly { deviceId: string; commandId: string }[]): Promise<Command[]> {
+    const valid = keys.filter(({ commandId }) => ULID_PATTERN.test(commandId));
+    const items = await batchGetAll(
+      this.client,
+      this.tables.commands,
+      valid.map(({ deviceId, commandId }) => ({ pk: commandPartition(company, deviceId), sk: commandId })),
+      [...COMMAND_ATTRIBUTES],
+    );
+    return items.map(commandFromItem);
   }
 
   /** @inheritdoc */

@@ -3,6 +3,7 @@ import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, Upd
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Device, DeviceCredential, StoredDevice } from '../../core/devices/model.js';
 import type { DeviceRepository, DeviceStaticFields } from '../../core/devices/ports.js';
+import type { TargetHealthReader } from '../../core/rollouts/ports.js';
 import { deviceFromItem, deviceItem, storedHealth } from './device-items.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
@@ -18,9 +19,9 @@ const PRESENT_AND_NOT_DELETING = 'attribute_exists(deviceId) AND attribute_not_e
 
 /**
  * DeviceRepository on the devices table (pk `company`, sk `deviceId`; the item is the device resource plus `entity`,
- * commands' free-form members as JSON text: device-items.ts).
+ * commands' free-form members as JSON text: device-items.ts); and the rollouts' TargetHealthReader.
  */
-export class DynamoDbDeviceRepository implements DeviceRepository {
+export class DynamoDbDeviceRepository implements DeviceRepository, TargetHealthReader {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tables: TableNames,
@@ -32,6 +33,18 @@ export class DynamoDbDeviceRepository implements DeviceRepository {
     const keys = [...new Set(deviceIds)].map((deviceId) => ({ company: companyId, deviceId }));
     const items = await batchGetAll(this.client, this.tables.devices, keys, ['deviceId', 'deleting']);
     return new Set(items.filter((item) => item.deleting !== true).map((item) => item.deviceId as string));
+  }
+
+  /** @inheritdoc (TargetHealthReader: the `health` member alone is read, never the credential) */
+  async healthOf(companyId: string, deviceIds: readonly string[]): Promise<Map<string, Pick<StoredDevice, 'health'>>> {
+    if (deviceIds.length === 0) return new Map();
+    const keys = [...new Set(deviceIds)].map((deviceId) => ({ company: companyId, deviceId }));
+    const items = await batchGetAll(this.client, this.tables.devices, keys, ['deviceId', 'deleting', 'health']);
+    return new Map(
+      items
+        .filter((item) => item.deleting !== true)
+        .map((item) => [item.deviceId as string, { health: deviceFromItem({ deviceId: item.deviceId, health: item.health }).health }]),
+    );
   }
 
   /** @inheritdoc */

@@ -5,13 +5,28 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import type { RolloutChunk, RolloutMember, RolloutReport, RolloutWaveTally, StoredRollout } from '../../core/rollouts/model.js';
+import type {
+  RolloutChunk,
+  RolloutCommandResult,
+  RolloutMember,
+  RolloutReport,
+  RolloutWaveTally,
+  StoredRollout,
+} from '../../core/rollouts/model.js';
 import type { RolloutRepository } from '../../core/rollouts/ports.js';
 import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { batchPutAll } from './dynamodb-batch.js';
-import { joinMember, markChunkDone, type RolloutTable, readTallies, recordJoinResult, recordReport } from './dynamodb-rollout-tallies.js';
+import {
+  joinMember,
+  markChunkDone,
+  type RolloutTable,
+  readTallies,
+  recordCommandResult,
+  recordJoinResult,
+  recordReport,
+} from './dynamodb-rollout-tallies.js';
 import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
 import {
   chunkFromItem,
@@ -198,8 +213,9 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
     chunk: Pick<RolloutChunk, 'index' | 'wave'>,
     results: Record<string, number>,
     failures: Record<string, string>,
+    commands?: Record<string, string[]>,
   ): Promise<boolean> {
-    return markChunkDone(this.table, company, rolloutId, chunk, results, failures);
+    return markChunkDone(this.table, company, rolloutId, chunk, results, failures, commands);
   }
 
   /** @inheritdoc */
@@ -210,6 +226,11 @@ export class DynamoDbRolloutRepository implements RolloutRepository {
   /** @inheritdoc (dynamodb-rollout-tallies.ts) */
   async recordReport(report: RolloutReport): Promise<boolean> {
     return recordReport(this.table, report);
+  }
+
+  /** @inheritdoc (dynamodb-rollout-tallies.ts) */
+  async recordCommandResult(result: RolloutCommandResult): Promise<boolean> {
+    return recordCommandResult(this.table, result);
   }
 
   /** @inheritdoc */

@@ -5,7 +5,8 @@
  * The RolloutRepository methods of the same names (dynamodb-rollout-repository.ts) delegate here.
  */
 import { type DynamoDBDocumentClient, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { RolloutChunk, RolloutMember, RolloutReport, RolloutWaveTally } from '../../core/rollouts/model.js';
+import { COMMANDS_COUNT } from '../../core/rollouts/command-work.js';
+import type { RolloutChunk, RolloutCommandResult, RolloutMember, RolloutReport, RolloutWaveTally } from '../../core/rollouts/model.js';
 import { cancellationCodes, sendTransaction } from './dynamodb-shared.js';
 import { addCounters, chunkSk, countsPk, memberKey, ROLLOUT_COUNT_SHARDS, rolloutKey, targetsPk } from './rollout-items.js';
 import { shardOf } from './tables.js';
@@ -34,8 +35,9 @@ function tallyUpdate(
 }
 
 /**
- * RolloutRepository.markDone. One TransactWriteItems: [0] the chunk gets `done`, `results` and `failures` if it exists
- * and is not done; [1] its wave's tally shard (chosen by the chunk index) ADDs the results and `chunksDone` 1.
+ * RolloutRepository.markDone. One TransactWriteItems: [0] the chunk gets `done`, `results`, `failures` (and a COMMAND
+ * rollout's `commands`) if it exists and is not done; [1] its wave's tally shard (chosen by the chunk index) ADDs the
+ * results and `chunksDone` 1.
  * @returns false when cancelled by [0]: already done. @throws Error on any other failure.
  */
 export async function markChunkDone(
@@ -45,16 +47,22 @@ export async function markChunkDone(
   chunk: Pick<RolloutChunk, 'index' | 'wave'>,
   results: Record<string, number>,
   failures: Record<string, string>,
+  commands?: Record<string, string[]>,
 ): Promise<boolean> {
   const done = {
     Update: {
       TableName: table.tableName,
       Key: { pk: targetsPk(company, rolloutId), sk: chunkSk(chunk.index) },
-      // `failures` (device id → cause) is at most 500 entries of ids ≤ 256 characters: with the chunk's ids, well
-      // within an item's 400 KB.
-      UpdateExpression: 'SET done = :true, results = :results, failures = :failures',
+      // `failures` (device id → cause) is at most 500 entries of ids ≤ 256 characters, `commands` as many device ids
+      // with a 26-character id per advertising sub-device: with the chunk's ids, well within an item's 400 KB.
+      UpdateExpression: `SET done = :true, results = :results, failures = :failures${commands === undefined ? '' : ', commands = :commands'}`,
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(done)',
-      ExpressionAttributeValues: { ':true': true, ':results': results, ':failures': failures },
+      ExpressionAttributeValues: {
+        ':true': true,
+        ':results': results,
+        ':failures': failures,
+        ...(commands === undefined ? {} : { ':commands': commands }),
+      },
     },
   };
   const shard = chunk.index % ROLLOUT_COUNT_SHARDS;
@@ -126,6 +134,30 @@ export async function recordReport(table: RolloutTable, report: RolloutReport): 
 }
 
 /**
+ * RolloutRepository.recordCommandResult. One TransactWriteItems: [0] puts
+ * `COMMAND#{company}#{rolloutId}#{commandId}` / `-` if absent; [1] ADDs 1 to the state's counter of the wave's tally
+ * shard chosen by the command id.
+ * @returns false when cancelled by [0]: counted before. @throws Error on any other failure.
+ */
+export async function recordCommandResult(table: RolloutTable, result: RolloutCommandResult): Promise<boolean> {
+  const counted = {
+    Put: {
+      TableName: table.tableName,
+      Item: {
+        pk: `COMMAND#${result.company}#${result.rolloutId}#${result.commandId}`,
+        sk: '-',
+        entity: 'ROLLOUT_COMMAND_RESULT',
+        wave: result.wave,
+        state: result.state,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+  const shard = shardOf(result.commandId, ROLLOUT_COUNT_SHARDS);
+  return firstWriteOnce(table, [counted, tallyUpdate(table, result.company, result.rolloutId, shard, result.wave, { [result.state]: 1 })]);
+}
+
+/**
  * RolloutRepository.join. One TransactWriteItems: [0] the rollout item is RUNNING (ConditionCheck); [1] puts the
  * member if absent; [2] ADDs 1 to `joined` of the wave's tally shard chosen by the device id.
  * @returns `ended` when cancelled by [0]; `member` when cancelled by [1]. @throws Error on any other failure.
@@ -167,8 +199,9 @@ export async function joinMember(
 }
 
 /**
- * RolloutRepository.recordJoinResult. One TransactWriteItems: [0] sets the member's `result` if it has none; [1] ADDs
- * 1 to that result's counter of the wave's tally shard chosen by the device id.
+ * RolloutRepository.recordJoinResult. One TransactWriteItems: [0] sets the member's `result` (and `commands`) if it has
+ * none; [1] ADDs 1 to that result's counter (and the commands to COMMANDS) of the wave's tally shard chosen by the
+ * device id.
  * @returns false when cancelled by [0]: recorded before. @throws Error on any other failure.
  */
 export async function recordJoinResult(
@@ -181,14 +214,15 @@ export async function recordJoinResult(
     Update: {
       TableName: table.tableName,
       Key: memberKey(company, rolloutId, member.deviceId),
-      UpdateExpression: 'SET #result = :result',
+      UpdateExpression: `SET #result = :result${member.commands === undefined ? '' : ', commands = :commands'}`,
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#result)',
       ExpressionAttributeNames: { '#result': 'result' },
-      ExpressionAttributeValues: { ':result': member.result },
+      ExpressionAttributeValues: { ':result': member.result, ...(member.commands === undefined ? {} : { ':commands': member.commands }) },
     },
   };
   const shard = shardOf(member.deviceId, ROLLOUT_COUNT_SHARDS);
-  return firstWriteOnce(table, [recorded, tallyUpdate(table, company, rolloutId, shard, member.wave, { [member.result]: 1 })]);
+  const amounts = { [member.result]: 1, ...(member.commands === undefined ? {} : { [COMMANDS_COUNT]: member.commands.length }) };
+  return firstWriteOnce(table, [recorded, tallyUpdate(table, company, rolloutId, shard, member.wave, amounts)]);
 }
 
 /**

@@ -43,8 +43,19 @@ export const memberKey = (company: string, rolloutId: string, deviceId: string) 
  */
 export function rolloutItem(rollout: StoredRollout): Record<string, unknown> {
   const sweepAt = sweepIndexAt(rollout);
+  const { command, ...rest } = rollout;
   return {
-    ...rollout,
+    ...rest,
+    // A command's free JSON `arguments` as text, as the commands table keeps them: DynamoDB's types refuse some JSON.
+    ...(command === undefined
+      ? {}
+      : {
+          command: {
+            command: command.command,
+            argumentsJson: JSON.stringify(command.arguments ?? null),
+            expiresInSeconds: command.expiresInSeconds,
+          },
+        }),
     ...rolloutKey(rollout.company, rollout.id),
     entity: 'ROLLOUT',
     ...(sweepAt === undefined ? {} : { sweepShard: SWEEP_SHARD, sweepAt }),
@@ -56,6 +67,14 @@ export function rolloutItem(rollout: StoredRollout): Record<string, unknown> {
 export function rolloutFromItem(item: Record<string, unknown>): StoredRollout {
   const rollout = { ...item };
   for (const name of ROLLOUT_KEY_ATTRIBUTES) delete rollout[name];
+  const command = item.command as { command: string; argumentsJson?: string; expiresInSeconds: number } | undefined;
+  if (command !== undefined) {
+    rollout.command = {
+      command: command.command,
+      arguments: JSON.parse(command.argumentsJson ?? 'null'),
+      expiresInSeconds: Number(command.expiresInSeconds),
+    };
+  }
   return rollout as unknown as StoredRollout;
 }
 
@@ -69,6 +88,7 @@ export function chunkFromItem(item: Record<string, unknown>): RolloutChunk {
     ...(item.done === true ? { done: true } : {}),
     ...(item.results === undefined ? {} : { results: item.results as Record<string, number> }),
     ...(item.failures === undefined ? {} : { failures: item.failures as Record<string, string> }),
+    ...(item.commands === undefined ? {} : { commands: item.commands as Record<string, string[]> }),
   };
 }
 
@@ -79,6 +99,7 @@ export function memberFromItem(item: Record<string, unknown>): RolloutMember {
     wave: item.wave as number,
     at: item.at as string,
     ...(typeof item.result === 'string' ? { result: item.result } : {}),
+    ...(Array.isArray(item.commands) ? { commands: item.commands as string[] } : {}),
   };
 }
 

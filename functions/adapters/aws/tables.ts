@@ -123,12 +123,18 @@ export const TABLES = {
    * Rollouts (docs/contract.md, "Rollouts"): pk `pk`, sk `sk`.
    *   `ROLLOUT#{company}` / `{rolloutId}`                      the rollout: definition, state, waves
    *   `TARGETS#{company}#{rolloutId}` / `{chunk, 6 digits}`     up to ROLLOUT_CHUNK_SIZE target device ids of one wave
-   *                                                            (once run: `results` by cause, `failures` device id → cause)
-   *   `COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`         a wave's tally: deploy results and device reports (16 shards)
+   *                                                            (once run: `results` by cause, `failures` device id → cause,
+   *                                                            a COMMAND rollout's `commands` device id → command ids)
+   *   `COUNTS#{company}#{rolloutId}#{shard}` / `{wave}`         a wave's tally: deploy results and device reports, or
+   *                                                            commands queued and their final states (16 shards)
    *   `REPORT#{company}#{rolloutId}#{deviceId}` / `-`           the first terminal status a device reported (counts once)
-   *   `JOINED#{company}#{rolloutId}` / `{deviceId}`              a device that joined a continuous rollout (`wave`, `at`, `result`)
+   *   `COMMAND#{company}#{rolloutId}#{commandId}` / `-`         a COMMAND rollout's command counted in its final state
+   *                                                            (counts once)
+   *   `JOINED#{company}#{rolloutId}` / `{deviceId}`              a device that joined a continuous rollout (`wave`, `at`,
+   *                                                            `result`; a COMMAND rollout's `commands`)
    * A RUNNING rollout carries `sweepShard` (`ROLLOUT`) and `sweepAt` (ISO-8601): the sparse `sweep` index holds only
-   * running rollouts, so the rollout sweeper finds them with one Query. A RUNNING continuous rollout also carries
+   * running rollouts (and scheduled ones, and cancelled COMMAND rollouts whose commands' cancel is not sent yet), so
+   * the rollout sweeper finds them with one Query. A RUNNING continuous rollout also carries
    * `continuousCompany` (its company): the sparse `continuous` index holds only those, so a changed device's company's
    * continuous rollouts are one Query.
    */

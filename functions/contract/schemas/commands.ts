@@ -17,12 +17,13 @@ import { withThousandsSeparators } from '../../core/shared/thousands.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 /** A name from a health report: what the report's own schema accepts (HEALTH_LIMITS.shortText, one line). */
-const healthName = (description: string) => displayText(z.string().min(1).max(HEALTH_LIMITS.shortText), 'line').describe(description);
+export const healthName = (description: string) =>
+  displayText(z.string().min(1).max(HEALTH_LIMITS.shortText), 'line').describe(description);
 
 const encoder = new TextEncoder();
 
 /** Free JSON of at most MAX_COMMAND_JSON_BYTES, serialized without white space. */
-function boundedJson(description: string) {
+export function boundedJson(description: string) {
   return z
     .unknown()
     .refine((value) => value === undefined || encoder.encode(JSON.stringify(value)).length <= MAX_COMMAND_JSON_BYTES, {
@@ -88,10 +89,10 @@ export const Command = z
     created: dateTime('ISO-8601.'),
     updated: dateTime('ISO-8601: the last change of state.'),
     expiresAt: dateTime('ISO-8601: a command not final then becomes EXPIRED.'),
-    by: z.string().describe('Who ran it: a username, or `rollout:{rolloutId}`.'),
+    by: z.string().describe('Who ran it: a username (for a command a rollout queued, the rollout’s creator).'),
     note: z.string().optional(),
     result: CommandResult.optional().describe('What the device reported with SUCCEEDED or FAILED.'),
-    rolloutId: z.string().optional().describe('The rollout that created it.'),
+    rolloutId: z.string().optional().describe('The rollout that queued it (a COMMAND rollout).'),
   })
   .strict()
   .meta({ id: 'Command', description: 'A command run on one sub-device of a device.' });

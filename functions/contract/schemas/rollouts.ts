@@ -26,7 +26,8 @@ import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
 import { withThousandsSeparators } from '../../core/shared/thousands.js';
 import { MAX_TARGET_QUERY_LENGTH, parseTargetQuery } from '../rollout-targets.js';
 import { DeploymentAction } from './deployment-action.js';
-import { DeploymentCause, DeviceStatus } from './deployments.js';
+import { DeviceStatus } from './deployments.js';
+import { RolloutCommand, RolloutCommandBody, RolloutTargetCause, RolloutTargetCommand } from './rollout-commands.js';
 
 const dateTime = (description: string) => z.iso.datetime({ offset: true }).describe(description);
 const count = withThousandsSeparators;
@@ -110,59 +111,87 @@ export const RolloutTargetsBody = z
     maxProperties: 1,
   });
 
-/** The body of `POST /companies/{companyId}/resources/rollouts`; its output is the core's RolloutCreateInput. */
+/** The members of a create body every action takes. */
+const createMembers = {
+  targets: RolloutTargetsBody,
+  waves: z
+    .array(z.int().min(1).max(MAX_ROLLOUT_TARGETS).meta({ description: 'Devices in this wave.' }))
+    .min(1)
+    .max(MAX_ROLLOUT_WAVES)
+    .optional()
+    .meta({
+      description: `Sizes of the first waves, in order, 1 to ${MAX_ROLLOUT_WAVES} of them; the remaining targets form one more, last wave (sizes beyond the targets are trimmed, empty waves dropped). Default: one wave of every target.`,
+      examples: [[10, 100, 1000]],
+    }),
+  failureThreshold: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .meta({
+      description: `Share of a completed wave's devices reporting FAILED (a COMMAND rollout: of its commands FAILED or EXPIRED) above which the rollout pauses (0 to 1). Default ${DEFAULT_FAILURE_THRESHOLD}.`,
+      examples: [0.05],
+    }),
+  waveTimeoutSeconds: z
+    .int()
+    .min(MIN_WAVE_TIMEOUT_SECONDS)
+    .max(MAX_WAVE_TIMEOUT_SECONDS)
+    .optional()
+    .meta({
+      description: `How long a wave waits for its devices' INSTALLED or FAILED reports (a COMMAND rollout: for its commands to be final) before it completes anyway, seconds, ${MIN_WAVE_TIMEOUT_SECONDS} to ${count(MAX_WAVE_TIMEOUT_SECONDS)}. Default ${DEFAULT_WAVE_TIMEOUT_SECONDS}.`,
+    }),
+  note: z
+    .string()
+    .max(MAX_NOTE_LENGTH)
+    .optional()
+    .describe('Free text giving the reason; the note of each deployment (or command) the rollout makes, kept in the history.'),
+  // Future and within the bound are checked by the use case, against its clock (400 with what to do instead).
+  startAt: dateTime(
+    `When to start the rollout, ISO-8601 with an offset: in the future, at most ${MAX_ROLLOUT_SCHEDULE_DAYS} days ahead. The rollout is SCHEDULED until then and deploys nothing; it starts within a minute after it. The targets are resolved at creation all the same. Default: start now.`,
+  )
+    .optional()
+    .meta({ examples: ['2030-03-01T22:00:00+01:00'] }),
+  continuous: z
+    .boolean()
+    .optional()
+    .describe(
+      'Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment (or its commands), counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false.',
+    ),
+};
+
+/**
+ * The body of `POST /companies/{companyId}/resources/rollouts`, one of two by `action`: DEPLOY or UNDEPLOY with `what`,
+ * COMMAND with `command`; its output is the core's RolloutCreateInput.
+ */
 export const RolloutCreateBody = z
-  .strictObject({
-    action: DeploymentAction,
-    what: RolloutWhat,
-    targets: RolloutTargetsBody,
-    waves: z
-      .array(z.int().min(1).max(MAX_ROLLOUT_TARGETS).meta({ description: 'Devices in this wave.' }))
-      .min(1)
-      .max(MAX_ROLLOUT_WAVES)
-      .optional()
+  .discriminatedUnion('action', [
+    z
+      .strictObject({ action: DeploymentAction, what: RolloutWhat, ...createMembers })
+      .meta({ id: 'DeploymentRolloutCreateBody', description: 'Deploy or undeploy one scenario version (`what`).' }),
+    z
+      .strictObject({
+        action: z.literal('COMMAND').describe('Run a command on the targets.'),
+        command: RolloutCommandBody,
+        ...createMembers,
+      })
       .meta({
-        description: `Sizes of the first waves, in order, 1 to ${MAX_ROLLOUT_WAVES} of them; the remaining targets form one more, last wave (sizes beyond the targets are trimmed, empty waves dropped). Default: one wave of every target.`,
-        examples: [[10, 100, 1000]],
+        id: 'CommandRolloutCreateBody',
+        description:
+          'Run a command on each target, on every sub-device that advertises it in the target’s latest health report when its wave reaches it; a target advertising it nowhere is a FAILURE with cause COMMAND_NOT_ADVERTISED. Needs `devices:write` too.',
       }),
-    failureThreshold: z
-      .number()
-      .min(0)
-      .max(1)
-      .optional()
-      .meta({
-        description: `Share of a completed wave's devices reporting FAILED above which the rollout pauses (0 to 1). Default ${DEFAULT_FAILURE_THRESHOLD}.`,
-        examples: [0.05],
-      }),
-    waveTimeoutSeconds: z
-      .int()
-      .min(MIN_WAVE_TIMEOUT_SECONDS)
-      .max(MAX_WAVE_TIMEOUT_SECONDS)
-      .optional()
-      .meta({
-        description: `How long a wave waits for its devices' INSTALLED or FAILED reports before it completes anyway, seconds, ${MIN_WAVE_TIMEOUT_SECONDS} to ${count(MAX_WAVE_TIMEOUT_SECONDS)}. Default ${DEFAULT_WAVE_TIMEOUT_SECONDS}.`,
-      }),
-    note: z
-      .string()
-      .max(MAX_NOTE_LENGTH)
-      .optional()
-      .describe('Free text giving the reason; the note of each deployment the rollout makes, kept in the history.'),
-    // Future and within the bound are checked by the use case, against its clock (400 with what to do instead).
-    startAt: dateTime(
-      `When to start the rollout, ISO-8601 with an offset: in the future, at most ${MAX_ROLLOUT_SCHEDULE_DAYS} days ahead. The rollout is SCHEDULED until then and deploys nothing; it starts within a minute after it. The targets are resolved at creation all the same. Default: start now.`,
-    )
-      .optional()
-      .meta({ examples: ['2030-03-01T22:00:00+01:00'] }),
-    continuous: z
-      .boolean()
-      .optional()
-      .describe(
-        'Keep going: a device of the company that starts matching `targets.query` after creation (registered later, or changed into the query) joins the rollout and gets its deployment, counted in the last wave, while the rollout is RUNNING, until it is cancelled; a device that stops matching keeps what it got. Only with `targets.query` (400 with ids). Default false.',
-      ),
-  })
+  ])
   .meta({
     id: 'RolloutCreateBody',
-    description: 'A rollout: deploy (or undeploy) one scenario version on the devices a query selects, wave after wave.',
+    discriminator: {
+      propertyName: 'action',
+      mapping: {
+        DEPLOY: '#/components/schemas/DeploymentRolloutCreateBody',
+        UNDEPLOY: '#/components/schemas/DeploymentRolloutCreateBody',
+        COMMAND: '#/components/schemas/CommandRolloutCreateBody',
+      },
+    },
+    description:
+      'A rollout: deploy (or undeploy) one scenario version, or run one command, on the devices a query selects, wave after wave.',
     examples: [
       {
         action: 'DEPLOY',
@@ -171,6 +200,13 @@ export const RolloutCreateBody = z
         waves: [10, 100],
         failureThreshold: 0.05,
         note: 'Spring campaign',
+      },
+      {
+        action: 'COMMAND',
+        command: { command: 'reboot', expiresInSeconds: 600 },
+        targets: { query: 'location.name=Lyon' },
+        waves: [5],
+        failureThreshold: 0.2,
       },
     ],
   });
@@ -196,7 +232,7 @@ export const RolloutWave = z
     counts: z
       .record(z.string(), z.int().min(0))
       .describe(
-        "The wave's deployment results by outcome (SUCCESS, or the failure cause: TARGET_NOT_FOUND, ALREADY_DEPLOYED, ...) and its devices' reports (INSTALLED, FAILED); an absent key is 0.",
+        "The wave's deployment results by outcome (SUCCESS, or the failure cause: TARGET_NOT_FOUND, ALREADY_DEPLOYED, ...) and its devices' reports (INSTALLED, FAILED); for a COMMAND rollout, its targets' results (SUCCESS: their commands are queued, COMMAND_NOT_ADVERTISED, TARGET_NOT_FOUND), the commands it queued (COMMANDS) and their final states, each command counted once (SUCCEEDED, FAILED, EXPIRED, CANCELLED). An absent key is 0.",
       ),
     startedAt: dateTime('When the wave started; absent while PENDING.').optional(),
     completedAt: dateTime('When the wave completed, or was cancelled while RUNNING; absent until then.').optional(),
@@ -236,8 +272,11 @@ export const Rollout = z
       .describe(
         'SCHEDULED until its `startAt` (nothing deployed yet); RUNNING until its last wave completes (COMPLETED; a continuous rollout stays RUNNING until cancelled); PAUSED by an operator or by too many failures (see `pausedReason`); CANCELLED.',
       ),
-    action: DeploymentAction,
-    what: RolloutWhat,
+    action: z
+      .enum(['DEPLOY', 'UNDEPLOY', 'COMMAND'])
+      .describe('DEPLOY or UNDEPLOY the scenario version `what`, or run the command `command` (COMMAND).'),
+    what: RolloutWhat.optional().describe('DEPLOY and UNDEPLOY: the scenario version; absent for a COMMAND rollout.'),
+    command: RolloutCommand.optional().describe('COMMAND: the command it runs; absent otherwise.'),
     targets: z
       .int()
       .min(0)
@@ -334,7 +373,7 @@ export const RolloutTargetResult = z
       .describe(
         "SUCCESS (the deployment was made) or FAILURE (see `cause`) once the target's chunk has run; PENDING while it has not (its wave has not started or reached it, or the rollout was paused or cancelled first); UNKNOWN when its chunk ran before per-device results were recorded and did not succeed on every device.",
       ),
-    cause: DeploymentCause.nullable().describe('The failure cause on FAILURE; null otherwise.'),
+    cause: RolloutTargetCause.nullable().describe('The failure cause on FAILURE; null otherwise.'),
   })
   .strict()
   .meta({ id: 'RolloutTargetResult', description: 'The deployment result the rollout recorded for one target.' });
@@ -348,6 +387,12 @@ export const RolloutTarget = z
     deviceStatus: DeviceStatus.optional().describe(
       "The device's latest report on its active deployment of the rollout's scenario version (`POST /device/deployments/status`), as the active deployments listing shows it; absent until it reports one, or once the version is undeployed.",
     ),
+    commands: z
+      .array(RolloutTargetCommand)
+      .optional()
+      .describe(
+        'A COMMAND rollout only: the commands it queued on the target (one per advertising sub-device), with their states now; empty until its chunk has run, or when it advertised the command nowhere.',
+      ),
   })
   .strict()
   .meta({

@@ -4,6 +4,7 @@
  * next pull with the tag it holds is answered with the change, not 304). Idempotent: a batch applied twice publishes
  * events with the same ids (the bus drops repeats locally) and writes the same tag.
  */
+import pLimit from 'p-limit';
 import type { EventPublisher } from '../deployments/ports.js';
 import { type Command, type CommandState, type CommandStateChangedEvent, commandSubId, isPending } from './model.js';
 
@@ -39,6 +40,9 @@ export function commandEventOf({ command }: CommandChange): CommandStateChangedE
   };
 }
 
+/** Rollout results counted at once (each one small transaction), as the deployment reports are. */
+const COUNT_CONCURRENCY = 8;
+
 /** What applyCommandChanges needs. */
 export interface CommandChangeDependencies {
   events: EventPublisher;
@@ -66,6 +70,8 @@ export async function applyCommandChanges(deps: CommandChangeDependencies, chang
   for (const { company, deviceId } of devices.values()) await deps.refreshDesiredState(company, deviceId);
   const count = deps.countRolloutResult;
   if (count !== undefined) {
-    for (const { command } of changes) if (command.rollout !== undefined && !isPending(command.state)) await count(command);
+    const limit = pLimit(COUNT_CONCURRENCY);
+    const final = changes.filter(({ command }) => command.rollout !== undefined && !isPending(command.state));
+    await Promise.all(final.map(({ command }) => limit(() => count(command))));
   }
 }

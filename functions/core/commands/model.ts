@@ -69,7 +69,7 @@ export interface Command {
   updated: string;
   /** ISO-8601: a command still pending then becomes EXPIRED. */
   expiresAt: string;
-  /** Who ran it: the user's username, or `rollout:{rolloutId}` for a command a rollout created. */
+  /** Who ran it: the user's username (for a command a rollout created, the rollout's creator's; `rollout` names it). */
   by: string;
   note?: string;
   result?: CommandResult;

@@ -11,6 +11,15 @@ export interface OverdueCommand {
   expiresAt: string;
 }
 
+/** The outcome of writing one new command of many (CommandRepository.createEach). */
+export type CommandWriteOutcome =
+  /** Written now. */
+  | 'created'
+  /** A command with its id was there already (written by an earlier run): left as it is. */
+  | 'exists'
+  /** The write met a backend error: whether it was made is unknown. */
+  | 'failed';
+
 /** The outcome of a conditional change of state. */
 export type CommandTransition = { outcome: 'changed'; command: Command } | { outcome: 'absent' } | { outcome: 'final'; command: Command };
 
@@ -18,8 +27,18 @@ export type CommandTransition = { outcome: 'changed'; command: Command } | { out
 export interface CommandRepository {
   /** Writes a new command (one conditional put: only if its id is new). While pending it sits in the sweep index by `expiresAt`. */
   create(command: Command): Promise<void>;
-  /** Writes new commands (batched puts; a rollout's, whose ids are derived from the rollout, so a rewrite is the same item). */
-  createMany(commands: readonly Command[]): Promise<void>;
+  /**
+   * Writes new commands, each with one conditional put (only if its id is new), a bounded number at once: a rollout's,
+   * whose ids are derived from the rollout, so that writing them again leaves each as it is now (a command already
+   * delivered or final is not made QUEUED again). Never throws for one command's write.
+   * @returns the outcome of each command, in order.
+   */
+  createEach(commands: readonly Command[]): Promise<CommandWriteOutcome[]>;
+  /**
+   * The commands of `keys` that exist (batched reads, 100 keys a call; eventually consistent), in no particular order.
+   * @throws Error on a backend failure.
+   */
+  getMany(company: string, keys: readonly { deviceId: string; commandId: string }[]): Promise<Command[]>;
   /** One command of a device (a strongly consistent read), or undefined. */
   get(company: string, deviceId: string, commandId: string): Promise<Command | undefined>;
   /** A device's commands, newest first. @throws BadRequestError for a cursor of another listing. */

@@ -6,19 +6,26 @@
  * per batch of changes), never by a search over the fleet.
  *
  * Exactly once, whatever crashes or redeliveries happen: joining is one transaction (the rollout still RUNNING, the
- * member record written only if absent, the joined count added); the deployment is then made with a deterministic id
- * at the member's join time, so that making it again finds it made; its result is recorded once, with its count.
+ * member record written only if absent, the joined count added); the deployment (a COMMAND rollout's commands) is then
+ * made with a deterministic id at the member's join time, so that making it again finds it made; its result is
+ * recorded once, with its count.
  */
+import type { CommandRepository } from '../commands/ports.js';
 import { type DeploymentDependencies, executeDeployments } from '../deployments/deployments.js';
 import type { DeviceDocument } from '../search/documents.js';
 import { deviceDocumentOf, documentMatches } from '../search/documents.js';
+import { cancelQueued, queueRolloutCommands } from './command-work.js';
+import { rolloutDeploymentId } from './derived-ids.js';
 import type { RolloutMember, StoredRollout } from './model.js';
 import type { RolloutRepository } from './ports.js';
-import { rolloutDeploymentId } from './worker.js';
 
-/** What joinContinuousRollouts needs: the rollouts and what the deployment use case needs (`now`: the join time). */
+/**
+ * What joinContinuousRollouts needs: the rollouts and what the deployment use case needs (`now`: the join time); for
+ * COMMAND rollouts, the commands too (a member of one throws without them).
+ */
 export type ContinuousRolloutDependencies = DeploymentDependencies & {
   rollouts: Pick<RolloutRepository, 'continuousOf' | 'get' | 'member' | 'join' | 'recordJoinResult' | 'chunk'>;
+  commands?: Pick<CommandRepository, 'createEach' | 'transition'>;
 };
 
 /**
@@ -124,8 +131,33 @@ async function joinOne(deps: ContinuousRolloutDependencies, rollout: StoredRollo
     // or cancelled rollout deploys nothing more.
     return 'ended';
   }
-  await deployMember(deps, rollout, member);
+  if (rollout.action === 'COMMAND') await commandMember(deps, rollout, member);
+  else await deployMember(deps, rollout, member);
   return 'joined';
+}
+
+/**
+ * Queues a COMMAND rollout's commands on a member (ids derived from its join time: queued again, they are found
+ * written) and records its result once, with the commands' ids; a rollout cancelled meanwhile has them cancelled at
+ * once, since the cancel's work may have read the members before this one's result.
+ * @throws Error when a write met a backend error (NONE): nothing is recorded, the next run queues them.
+ */
+async function commandMember(deps: ContinuousRolloutDependencies, rollout: StoredRollout, member: RolloutMember): Promise<void> {
+  const { commands } = deps;
+  if (commands === undefined) throw new Error('A COMMAND rollout needs the commands.');
+  // The device as it is now (strongly consistent): a device registered a moment ago is found.
+  const device = await deps.devices.get(rollout.company, member.deviceId);
+  const health = new Map(device === undefined || device.deleting === true ? [] : [[member.deviceId, device]]);
+  const queued = await queueRolloutCommands({ ...deps, commands }, rollout, member.wave, [member.deviceId], health, member.at);
+  const cause = queued.failures[member.deviceId] ?? 'SUCCESS';
+  if (cause === 'NONE') {
+    throw new Error(`A command of rollout ${rollout.id} on device ${member.deviceId} met a backend error; it is queued again.`);
+  }
+  const ids = queued.commands[member.deviceId] ?? [];
+  await deps.rollouts.recordJoinResult(rollout.company, rollout.id, { ...member, result: cause, commands: ids });
+  if (ids.length > 0 && (await deps.rollouts.get(rollout.company, rollout.id))?.state === 'CANCELLED') {
+    await cancelQueued({ ...deps, commands }, rollout.company, { [member.deviceId]: ids });
+  }
 }
 
 /**
@@ -139,7 +171,13 @@ async function deployMember(deps: ContinuousRolloutDependencies, rollout: Stored
     { subject: rollout.createdBy, companies: [rollout.company], scopes: new Set(['deployments:write']) },
     rollout.company,
     {
-      requests: [{ target: { type: 'DEVICE', id: member.deviceId, subId: null }, what: rollout.what, action: rollout.action }],
+      requests: [
+        {
+          target: { type: 'DEVICE', id: member.deviceId, subId: null },
+          what: rollout.what as NonNullable<StoredRollout['what']>,
+          action: rollout.action as 'DEPLOY' | 'UNDEPLOY',
+        },
+      ],
       ...(rollout.note === undefined ? {} : { note: rollout.note }),
     },
     {

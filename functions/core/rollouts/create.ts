@@ -4,8 +4,9 @@
  * rollout left SCHEDULED until its `startAt` (the sweeper starts it).
  */
 import { ulid } from 'ulid';
+import { DEFAULT_COMMAND_EXPIRY_SECONDS, MAX_COMMAND_EXPIRY_SECONDS, MIN_COMMAND_EXPIRY_SECONDS } from '../commands/model.js';
 import { BadRequestError, UnprocessableRequestError } from '../shared/errors.js';
-import { authorizeCompany, type Principal } from '../shared/principal.js';
+import { authorize, authorizeCompany, type Principal } from '../shared/principal.js';
 import { chunkMessages } from './dispatch.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
@@ -43,7 +44,7 @@ export function planWaves(targets: number, sizes: readonly number[] = []): numbe
 }
 
 /** Checks the create input's bounds (the route's schema checks them first). @throws BadRequestError listing each one. */
-function checkCreateInput(input: RolloutCreateInput): void {
+export function checkCreateInput(input: RolloutCreateInput): void {
   const errors: { path: string; message: string }[] = [];
   const waves = input.waves ?? [];
   if (waves.length > MAX_ROLLOUT_WAVES) errors.push({ path: 'waves', message: `at most ${MAX_ROLLOUT_WAVES} waves may be listed` });
@@ -57,6 +58,7 @@ function checkCreateInput(input: RolloutCreateInput): void {
       message: `must be whole seconds from ${MIN_WAVE_TIMEOUT_SECONDS} to ${MAX_WAVE_TIMEOUT_SECONDS}`,
     });
   }
+  errors.push(...subjectErrors(input));
   if (input.continuous === true && !('query' in input.targets)) {
     errors.push({
       path: 'continuous',
@@ -64,6 +66,57 @@ function checkCreateInput(input: RolloutCreateInput): void {
     });
   }
   if (errors.length > 0) throw new BadRequestError('The rollout is not valid.', errors);
+}
+
+/** What is wrong with the input's `what` or `command` for its action (the route's schema checks them first). */
+function subjectErrors(input: RolloutCreateInput): { path: string; message: string }[] {
+  if (input.action !== 'COMMAND') {
+    return input.what === undefined || input.command !== undefined
+      ? [{ path: 'what', message: `a ${input.action} rollout gives 'what' (the scenario version), and no 'command'` }]
+      : [];
+  }
+  if (input.command === undefined || input.what !== undefined) {
+    return [{ path: 'command', message: "a COMMAND rollout gives 'command' (the command to run), and no 'what'" }];
+  }
+  const expires = input.command.expiresInSeconds ?? DEFAULT_COMMAND_EXPIRY_SECONDS;
+  if (!Number.isInteger(expires) || expires < MIN_COMMAND_EXPIRY_SECONDS || expires > MAX_COMMAND_EXPIRY_SECONDS) {
+    return [
+      {
+        path: 'command/expiresInSeconds',
+        message: `must be whole seconds from ${MIN_COMMAND_EXPIRY_SECONDS} to ${MAX_COMMAND_EXPIRY_SECONDS}`,
+      },
+    ];
+  }
+  return [];
+}
+
+/**
+ * What the rollout does on each target, as stored: the scenario version (checked to exist), or the command with who
+ * runs it (the caller's username).
+ * @throws ForbiddenError for a COMMAND rollout when the caller lacks `devices:write` (running commands writes to
+ *   devices); UnprocessableRequestError when the scenario version does not exist.
+ */
+export async function subjectOf(
+  deps: Pick<RolloutDependencies, 'scenarios'>,
+  principal: Principal,
+  companyId: string,
+  input: RolloutCreateInput,
+): Promise<Pick<StoredRollout, 'what' | 'command' | 'commandBy'>> {
+  if (input.action !== 'COMMAND') {
+    const what = input.what as NonNullable<RolloutCreateInput['what']>;
+    await checkVersionExists(deps, companyId, what);
+    return { what: { type: 'SCENARIO', id: what.id, subId: what.subId } };
+  }
+  authorize(principal, 'devices:write');
+  const command = input.command as NonNullable<RolloutCreateInput['command']>;
+  return {
+    command: {
+      command: command.command,
+      arguments: command.arguments ?? null,
+      expiresInSeconds: command.expiresInSeconds ?? DEFAULT_COMMAND_EXPIRY_SECONDS,
+    },
+    commandBy: principal.username ?? principal.subject,
+  };
 }
 
 /**
@@ -96,7 +149,8 @@ export function scheduledStart(startAt: string, now: Date): string {
 }
 
 /**
- * Creates a rollout of `input.what` on `targetIds` and starts its first wave, or schedules it. Writes the target
+ * Creates a rollout of `input.what` (or, action COMMAND, of `input.command`) on `targetIds` and starts its first wave,
+ * or schedules it. Writes the target
  * chunks, then the rollout item, then (started now) sends wave 1's work messages (best effort: a failure is reported
  * through `onError`, and the sweeper sends them again after ROLLOUT_CHUNK_TIMEOUT_SECONDS).
  * - Without `startAt`: RUNNING, wave 1 RUNNING since now, in the sweep index.
@@ -109,8 +163,9 @@ export function scheduledStart(startAt: string, now: Date): string {
  * @param selection the filters `targets.query` parsed into (field → accepted values): what a continuous rollout
  *   matches changed devices against. Required with `continuous`.
  * @returns the rollout as created (every count empty).
- * @throws ForbiddenError for a company outside the token.
- * @throws BadRequestError when a wave size, the threshold or the timeout is out of bounds, or `startAt` is not in the
+ * @throws ForbiddenError for a company outside the token, or a COMMAND rollout without `devices:write`.
+ * @throws BadRequestError when a wave size, the threshold, the timeout or a command's expiry is out of bounds, `what`
+ *   or `command` does not fit the action, or `startAt` is not in the
  *   future or more than MAX_ROLLOUT_SCHEDULE_DAYS ahead (scheduledStart).
  * @throws UnprocessableRequestError when the scenario version does not exist in the company, or `targetIds` is
  *   empty or longer than MAX_ROLLOUT_TARGETS.
@@ -128,7 +183,7 @@ export async function createRollout(
   // Without its selection a continuous rollout would match every device of the company: a caller's mistake, refused.
   if (input.continuous === true && selection === undefined) throw new Error('A continuous rollout needs the selection of its query.');
   checkTargetCount(targetIds.length, input.continuous === true);
-  await checkVersionExists(deps, companyId, input.what);
+  const subject = await subjectOf(deps, principal, companyId, input);
   const clock = deps.now?.() ?? new Date();
   const startAt = input.startAt === undefined ? undefined : scheduledStart(input.startAt, clock);
   const now = clock.toISOString();
@@ -137,7 +192,7 @@ export async function createRollout(
     id: ulid(Date.parse(now)),
     company: companyId,
     action: input.action,
-    what: { type: 'SCENARIO', id: input.what.id, subId: input.what.subId },
+    ...subject,
     targetsSpec: 'query' in input.targets ? { query: input.targets.query } : { ids: input.targets.ids.length },
     targets: targetIds.length,
     waves,
@@ -175,7 +230,7 @@ export async function createRollout(
  * MAX_ROLLOUT_TARGETS.
  * @throws UnprocessableRequestError saying which, and what to do.
  */
-function checkTargetCount(count: number, continuous: boolean): void {
+export function checkTargetCount(count: number, continuous: boolean): void {
   if (count === 0 && !continuous) throw new UnprocessableRequestError('The targets match no device of the company: nothing to roll out.');
   if (count > MAX_ROLLOUT_TARGETS) {
     throw new UnprocessableRequestError(
@@ -188,7 +243,11 @@ function checkTargetCount(count: number, continuous: boolean): void {
  * Refuses a rollout of a scenario version the company does not have.
  * @throws UnprocessableRequestError naming the version.
  */
-async function checkVersionExists(deps: RolloutDependencies, companyId: string, what: RolloutCreateInput['what']): Promise<void> {
+async function checkVersionExists(
+  deps: Pick<RolloutDependencies, 'scenarios'>,
+  companyId: string,
+  what: NonNullable<RolloutCreateInput['what']>,
+): Promise<void> {
   const reference = { scenarioId: what.id, version: what.subId };
   const found = await deps.scenarios.existingVersions(companyId, [reference]);
   if (!found.has(`${reference.scenarioId}#${reference.version}`)) {

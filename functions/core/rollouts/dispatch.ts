@@ -3,7 +3,7 @@
  * message looks lost (by the sweeper) or that a pause held back (on resume). Delivery is at least once; the worker
  * runs a chunk once whatever arrives twice.
  */
-import type { RolloutWorkMessage, StoredRollout, StoredRolloutWave } from './model.js';
+import type { RolloutCancelMessage, RolloutWorkMessage, StoredRollout, StoredRolloutWave } from './model.js';
 import type { RolloutRepository, WorkQueue } from './ports.js';
 
 /** The work messages of a wave's chunks (all of them, or those listed by index). */
@@ -11,6 +11,18 @@ export function chunkMessages(rollout: StoredRollout, waveIndex: number, indexes
   const wave = rollout.waves[waveIndex] as StoredRolloutWave;
   const chunks = indexes ?? Array.from({ length: wave.chunks[1] - wave.chunks[0] + 1 }, (_, offset) => wave.chunks[0] + offset);
   return chunks.map((chunk) => ({ type: 'RolloutChunk', company: rollout.company, rolloutId: rollout.id, wave: waveIndex, chunk }));
+}
+
+/**
+ * The work messages that cancel a cancelled COMMAND rollout's QUEUED commands: one per chunk of each wave that started
+ * (the others queued nothing), and one for the members of a continuous rollout.
+ */
+export function cancelMessages(rollout: StoredRollout): RolloutCancelMessage[] {
+  const key = { type: 'RolloutCancelCommands' as const, company: rollout.company, rolloutId: rollout.id };
+  const chunks = rollout.waves
+    .filter((wave) => wave.startedAt !== undefined)
+    .flatMap((wave) => Array.from({ length: Math.max(0, wave.chunks[1] - wave.chunks[0] + 1) }, (_, offset) => wave.chunks[0] + offset));
+  return [...chunks.map((chunk) => ({ ...key, chunk })), ...(rollout.continuous === undefined ? [] : [{ ...key, members: true as const }])];
 }
 
 /**

@@ -94,10 +94,27 @@ export interface RolloutWhat {
   subId: string;
 }
 
-/** The body of a create request, validated by the route. */
-export interface RolloutCreateInput {
-  action: 'DEPLOY' | 'UNDEPLOY';
-  what: RolloutWhat;
+/**
+ * What a rollout does on each target: deploy or undeploy a scenario version (`what`), or run a command on each of the
+ * target's sub-devices that advertise it (`command`).
+ */
+export type RolloutAction = 'DEPLOY' | 'UNDEPLOY' | 'COMMAND';
+
+/**
+ * The command a COMMAND rollout runs (docs/rollouts.md, "Command rollouts"): on each target, one command per
+ * sub-device that advertises `command` in the target's latest health report when its chunk runs.
+ */
+export interface RolloutCommand {
+  /** The advertised command's name. */
+  command: string;
+  /** Sent with every command as is (free JSON, at most MAX_COMMAND_JSON_BYTES serialized); null when none. */
+  arguments: unknown;
+  /** Each command's lifetime from when the worker queues it, seconds (MIN_COMMAND_EXPIRY_SECONDS..MAX_COMMAND_EXPIRY_SECONDS). */
+  expiresInSeconds: number;
+}
+
+/** What every create request gives, whatever its action. */
+interface RolloutCreateCommon {
   /** The query string of a device search (e.g. `connection.state=CONNECTED&location.name=Lyon`), or device ids. */
   targets: { query: string } | { ids: string[] };
   /** Sizes of the first waves, in order; the remaining targets form the last wave. @default one wave of every target */
@@ -120,6 +137,17 @@ export interface RolloutCreateInput {
   continuous?: boolean;
 }
 
+/**
+ * The body of a create request, validated by the route (whose schema is a union on `action`): DEPLOY and UNDEPLOY give
+ * the scenario version (`what`), COMMAND the command to run (`command`, with `arguments` and `expiresInSeconds`
+ * optional: null and DEFAULT_COMMAND_EXPIRY_SECONDS).
+ */
+export interface RolloutCreateInput extends RolloutCreateCommon {
+  action: RolloutAction;
+  what?: RolloutWhat;
+  command?: { command: string; arguments?: unknown; expiresInSeconds?: number | undefined };
+}
+
 /** One wave as answered: its size, state and counts (deploy results by cause, device reports by state). */
 export interface RolloutWaveView {
   size: number;
@@ -137,8 +165,11 @@ export interface RolloutView {
   /** ULID. */
   id: string;
   state: RolloutState;
-  action: 'DEPLOY' | 'UNDEPLOY';
-  what: RolloutWhat;
+  action: RolloutAction;
+  /** DEPLOY and UNDEPLOY: the scenario version. */
+  what?: RolloutWhat;
+  /** COMMAND: the command run on the targets' advertising sub-devices. */
+  command?: RolloutCommand;
   /** How many devices the targets resolved to at creation. */
   targets: number;
   waves: RolloutWaveView[];
@@ -182,8 +213,18 @@ export interface StoredRollout {
   /** ULID. */
   id: string;
   company: string;
-  action: 'DEPLOY' | 'UNDEPLOY';
-  what: RolloutWhat;
+  action: RolloutAction;
+  /** DEPLOY and UNDEPLOY: the scenario version. */
+  what?: RolloutWhat;
+  /** COMMAND: the command run on the targets' advertising sub-devices. */
+  command?: RolloutCommand;
+  /** COMMAND: who the commands are run by (their `by`): the creator's username. */
+  commandBy?: string;
+  /**
+   * COMMAND, once cancelled: set by the cancel until the work messages that cancel the rollout's QUEUED commands are
+   * sent (the sweeper sends them when the cancel could not); the rollout stays in the sweep index meanwhile.
+   */
+  cancelCommands?: boolean;
   /** How the targets were given: the search query string, or how many ids were listed. */
   targetsSpec: { query: string } | { ids: number };
   /** Devices targeted (resolved at creation). */
@@ -239,6 +280,8 @@ export interface RolloutMember {
   at: string;
   /** Its deployment's result, once made: `SUCCESS` or the cause. Absent while the deployment is not made yet. */
   result?: string;
+  /** A COMMAND rollout's member, once its result is recorded: the ids of the commands queued on it. */
+  commands?: string[];
 }
 
 /** A chunk of a rollout's targets (rollouts table, `TARGETS#{company}#{rolloutId}` / `{index, 6 digits}`). */
@@ -260,6 +303,11 @@ export interface RolloutChunk {
    * the chunk got SUCCESS). Absent on a chunk done before per-device outcomes were recorded.
    */
   failures?: Record<string, string>;
+  /**
+   * Once done, a COMMAND rollout's chunk: the ids of the commands queued on each device (`{ deviceId: [commandId] }`,
+   * the devices that got SUCCESS), what the targets listing reads their states with and a cancel cancels.
+   */
+  commands?: Record<string, string[]>;
 }
 
 /** The tallies of one wave: deploy results by cause, device reports by state, and how many chunks are done. */
@@ -283,6 +331,18 @@ export interface RolloutReport {
   at: string;
 }
 
+/**
+ * A final state of a command a COMMAND rollout queued, counted once for its wave (RolloutRepository.recordCommandResult).
+ */
+export interface RolloutCommandResult {
+  company: string;
+  rolloutId: string;
+  /** The wave that queued it (0-based). */
+  wave: number;
+  commandId: string;
+  state: 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'CANCELLED';
+}
+
 /** The body of a rollout work message (SQS body JSON, and the local queue's): one chunk of a wave to run. */
 export interface RolloutWorkMessage {
   type: 'RolloutChunk';
@@ -293,3 +353,15 @@ export interface RolloutWorkMessage {
   /** The chunk's index. */
   chunk: number;
 }
+
+/**
+ * The QUEUED commands of a cancelled COMMAND rollout to cancel: those of one chunk (`chunk`), or those of the devices
+ * that joined it (`members`: a continuous rollout's).
+ */
+export type RolloutCancelMessage = { type: 'RolloutCancelCommands'; company: string; rolloutId: string } & (
+  | { chunk: number }
+  | { members: true }
+);
+
+/** What the rollout queue carries: a chunk to run (its deployments, or its commands), or commands to cancel. */
+export type RolloutQueueMessage = RolloutWorkMessage | RolloutCancelMessage;

@@ -3,9 +3,18 @@
  * management use cases (create, reads, transitions) receive.
  */
 import type { DeviceStatus } from '../deployments/model.js';
+import type { StoredDevice } from '../devices/model.js';
 import type { ScenarioRepository } from '../scenarios/ports.js';
 import type { Page } from '../shared/paging.js';
-import type { RolloutChunk, RolloutMember, RolloutReport, RolloutWaveTally, RolloutWorkMessage, StoredRollout } from './model.js';
+import type {
+  RolloutChunk,
+  RolloutCommandResult,
+  RolloutMember,
+  RolloutQueueMessage,
+  RolloutReport,
+  RolloutWaveTally,
+  StoredRollout,
+} from './model.js';
 
 /** Rollouts, their target chunks and their wave tallies (rollouts table). */
 export interface RolloutRepository {
@@ -35,8 +44,9 @@ export interface RolloutRepository {
   markDispatched(company: string, rolloutId: string, indexes: readonly number[], at: string): Promise<void>;
   /**
    * Marks a chunk done with its results and the cause of each device whose deployment was not made (`failures`,
-   * `{ deviceId: cause }`), and adds the results (and one done chunk) to its wave's tally, in one transaction, only if
-   * the chunk is not done yet. @returns false when it was (nothing counted twice).
+   * `{ deviceId: cause }`), and, for a COMMAND rollout, the ids of the commands queued on each device (`commands`), and
+   * adds the results (and one done chunk) to its wave's tally, in one transaction, only if the chunk is not done yet.
+   * @returns false when it was (nothing counted twice).
    */
   markDone(
     company: string,
@@ -44,6 +54,7 @@ export interface RolloutRepository {
     chunk: Pick<RolloutChunk, 'index' | 'wave'>,
     results: Record<string, number>,
     failures: Record<string, string>,
+    commands?: Record<string, string[]>,
   ): Promise<boolean>;
   /** Every wave's tally (waves without any are absent), by wave index. */
   tallies(company: string, rolloutId: string): Promise<Map<number, RolloutWaveTally>>;
@@ -53,6 +64,12 @@ export interface RolloutRepository {
    * @returns false when it had (a redelivered stream record, or a later report: nothing counted).
    */
   recordReport(report: RolloutReport): Promise<boolean>;
+  /**
+   * Counts a final state of a command a COMMAND rollout queued, once: records that the command was counted and adds 1
+   * to its wave's counter of that state, in one transaction, only if the command was not counted before (a command
+   * enters one final state only). @returns false when it was (a redelivered stream record: nothing counted).
+   */
+  recordCommandResult(result: RolloutCommandResult): Promise<boolean>;
   /**
    * The rollouts of the sweep index whose time there (sweepIndexAt, as last written) is at or before `now` (ISO-8601
    * UTC), at most `limit`, by an index query (no scan).
@@ -72,8 +89,10 @@ export interface RolloutRepository {
    */
   join(company: string, rolloutId: string, member: RolloutMember): Promise<'joined' | 'member' | 'ended'>;
   /**
-   * Records a member's deployment result once: the member gets `result` if it has none, and its wave's tally adds 1
-   * to that result, in one transaction. @returns false when a result was recorded before (nothing counted twice).
+   * Records a member's deployment result once: the member gets `result` (and, for a COMMAND rollout, the ids of the
+   * commands queued on it, `commands`) if it has none, and its wave's tally adds 1 to that result (and the number of
+   * those commands to `COMMANDS`), in one transaction. @returns false when a result was recorded before (nothing
+   * counted twice).
    */
   recordJoinResult(company: string, rolloutId: string, member: RolloutMember & { result: string }): Promise<boolean>;
   /**
@@ -103,7 +122,7 @@ export interface WorkQueue {
    * Sends the messages (in batches); delivery is at least once, in no particular order.
    * @throws Error naming how many messages could not be sent after retries.
    */
-  send(messages: readonly RolloutWorkMessage[]): Promise<void>;
+  send(messages: readonly RolloutQueueMessage[]): Promise<void>;
 }
 
 /** The devices' latest reports on their active deployments (the deployments table's active slots). */
@@ -114,4 +133,14 @@ export interface TargetStatusReader {
    * never one request per device. @throws Error on a backend failure.
    */
   deviceStatuses(company: string, scenarioId: string, version: string, deviceIds: readonly string[]): Promise<Map<string, DeviceStatus>>;
+}
+
+/** The latest health reports of a rollout's targets: which of their sub-devices advertise which commands. */
+export interface TargetHealthReader {
+  /**
+   * The `health` of each of `deviceIds` that exists in `company` and is not being deleted (a device that never
+   * reported maps to undefined health); others are absent from the map. Batched reads (100 keys a call), never one
+   * request per device. @throws Error on a backend failure.
+   */
+  healthOf(company: string, deviceIds: readonly string[]): Promise<Map<string, Pick<StoredDevice, 'health'>>>;
 }

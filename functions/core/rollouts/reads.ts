@@ -25,7 +25,8 @@ export function rolloutView(rollout: StoredRollout, tallies: ReadonlyMap<number,
     id: rollout.id,
     state: rollout.state,
     action: rollout.action,
-    what: rollout.what,
+    ...(rollout.what === undefined ? {} : { what: rollout.what }),
+    ...(rollout.command === undefined ? {} : { command: structuredClone(rollout.command) }),
     targets: rollout.targets,
     waves: rollout.waves.map(
       (wave, index): RolloutWaveView => ({

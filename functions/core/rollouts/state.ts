@@ -43,12 +43,14 @@ export function hasWaveLeft(waves: readonly StoredRolloutWave[]): boolean {
 
 /**
  * When the sweeper is to look at the rollout as written (ISO-8601 UTC, compared as text by the sweep index), or
- * undefined when it has nothing to sweep: a SCHEDULED rollout at its `startAt`; a RUNNING one with a wave left at
- * once, from its last write (`updated`); never a PAUSED or ended one, nor a continuous one past its last wave. The one
+ * undefined when it has nothing to sweep: a SCHEDULED rollout at its `startAt`; a RUNNING one with a wave left, or a
+ * cancelled COMMAND rollout whose commands' cancel is not sent yet (`cancelCommands`), at once, from its last write
+ * (`updated`); never a PAUSED or ended one otherwise, nor a continuous one past its last wave. The one
  * place the sweep index key is derived: the repository stores the rollout in the index at this time, or out of it.
  */
 export function sweepIndexAt(rollout: StoredRollout): string | undefined {
   if (rollout.state === 'SCHEDULED') return rollout.startAt ?? rollout.updated;
+  if (rollout.state === 'CANCELLED' && rollout.cancelCommands === true) return rollout.updated;
   if (rollout.state === 'RUNNING' && hasWaveLeft(rollout.waves)) return rollout.updated;
   return undefined;
 }

@@ -4,8 +4,16 @@
  * written, or what to wait for. One `switch` on the rollout's state, then on its current wave's; sweeper.ts reads,
  * writes and sends.
  */
-import { chunkMessages } from './dispatch.js';
-import type { RolloutEvent, RolloutWaveTally, RolloutWorkMessage, StoredRollout, StoredRolloutWave } from './model.js';
+import { COMMANDS_COUNT } from './command-work.js';
+import { cancelMessages, chunkMessages } from './dispatch.js';
+import type {
+  RolloutCancelMessage,
+  RolloutEvent,
+  RolloutWaveTally,
+  RolloutWorkMessage,
+  StoredRollout,
+  StoredRolloutWave,
+} from './model.js';
 import { replaceWave, startedWave, withEvents } from './state.js';
 
 /** What a sweep does with one rollout (sweepStep). */
@@ -21,7 +29,12 @@ export type SweepStep =
    * (the chunks of a wave the write starts; none otherwise). `outcome` says what the write does: a rollout or a wave
    * started, a pause on failures, the last wave completed, or a continuous rollout following the devices that join.
    */
-  | { outcome: 'started' | 'paused' | 'completed' | 'following'; next: StoredRollout; messages: RolloutWorkMessage[] };
+  | { outcome: 'started' | 'paused' | 'completed' | 'following'; next: StoredRollout; messages: RolloutWorkMessage[] }
+  /**
+   * A cancelled COMMAND rollout whose commands' cancel was not sent (the cancel could not): send `messages` first,
+   * then write `next` (without `cancelCommands`, out of the sweep index); sent twice, they cancel nothing more.
+   */
+  | { outcome: 'cancelled'; next: StoredRollout; messages: RolloutCancelMessage[] };
 
 /**
  * What the sweeper does next with `rollout`, at `now`:
@@ -33,7 +46,8 @@ export type SweepStep =
  *   the next wave starts (`started`), or the rollout is COMPLETED after its last wave (`completed`). A continuous
  *   rollout's last wave instead leaves it RUNNING for the devices that join (`following`), unless it failed too often;
  * - RUNNING past its last wave (a continuous rollout): it leaves the sweep index (`following`);
- * - PAUSED, COMPLETED, CANCELLED: `skipped`.
+ * - CANCELLED with its commands' cancel not sent (`cancelCommands`): `cancelled`, the messages that cancel them;
+ * - PAUSED, COMPLETED, CANCELLED otherwise: `skipped`.
  * @param tallies the rollout's tallies by wave index (RolloutRepository.tallies); a wave without one has none counted.
  */
 export function sweepStep(rollout: StoredRollout, tallies: ReadonlyMap<number, RolloutWaveTally>, now: Date): SweepStep {
@@ -42,11 +56,22 @@ export function sweepStep(rollout: StoredRollout, tallies: ReadonlyMap<number, R
       return scheduledStep(rollout, now);
     case 'RUNNING':
       return runningStep(rollout, tallies, now);
+    case 'CANCELLED':
+      return rollout.cancelCommands === true ? cancelledStep(rollout, now) : { outcome: 'skipped' };
     case 'PAUSED':
     case 'COMPLETED':
-    case 'CANCELLED':
       return { outcome: 'skipped' };
   }
+}
+
+/** A cancelled COMMAND rollout whose commands' cancel is to be sent: the messages, and the rollout without the mark. */
+function cancelledStep(rollout: StoredRollout, now: Date): SweepStep {
+  const { cancelCommands: _sent, ...rest } = rollout;
+  return {
+    outcome: 'cancelled',
+    next: { ...rest, updated: now.toISOString(), version: rollout.version + 1 },
+    messages: cancelMessages(rollout),
+  };
 }
 
 /**
@@ -157,16 +182,19 @@ function written(
 
 /**
  * Why a completed wave pauses the rollout, or undefined when it does not: its share of FAILED reports among the
- * devices it deployed to (FAILED / max(SUCCESS, 1)) is above the threshold. UNDEPLOY waves get no reports.
+ * devices it deployed to (FAILED / max(SUCCESS, 1)) is above the threshold; for a COMMAND rollout, its share of
+ * commands FAILED or EXPIRED among those it queued (COMMANDS). UNDEPLOY waves get no reports.
  */
 export function failurePauseReason(rollout: StoredRollout, waveIndex: number, counts: Record<string, number>): string | undefined {
-  if (rollout.action !== 'DEPLOY') return undefined;
-  const failed = counts.FAILED ?? 0;
-  const deployed = counts.SUCCESS ?? 0;
-  const share = failed / Math.max(deployed, 1);
+  if (rollout.action === 'UNDEPLOY') return undefined;
+  const command = rollout.action === 'COMMAND';
+  const failed = (counts.FAILED ?? 0) + (command ? (counts.EXPIRED ?? 0) : 0);
+  const made = (command ? counts[COMMANDS_COUNT] : counts.SUCCESS) ?? 0;
+  const share = failed / Math.max(made, 1);
   if (share <= rollout.failureThreshold) return undefined;
+  const what = command ? 'commands FAILED or EXPIRED' : 'devices reported FAILED';
   return (
-    `Wave ${waveIndex + 1}: ${failed} of ${deployed} devices reported FAILED (${percent(share)} %), above the failure ` +
+    `Wave ${waveIndex + 1}: ${failed} of ${made} ${what} (${percent(share)} %), above the failure ` +
     `threshold of ${percent(rollout.failureThreshold)} %. ` +
     (waveIndex + 1 < rollout.waves.length
       ? `Resume to go on with wave ${waveIndex + 2}, or cancel.`
@@ -179,12 +207,19 @@ function percent(share: number): string {
   return String(Math.round(share * 1000) / 10);
 }
 
+/** The final states of a command, each counted once in its wave: what a COMMAND wave waits for. */
+const FINAL_COMMAND_COUNTS = ['SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELLED'] as const;
+
 /**
  * Whether a RUNNING wave whose chunks are all done is complete: an UNDEPLOY wave at once; a DEPLOY wave when its
- * devices' first INSTALLED and FAILED reports are at least its successful deploys, or its timeout has passed.
+ * devices' first INSTALLED and FAILED reports are at least its successful deploys; a COMMAND wave when its commands'
+ * final states are at least the commands it queued; or once its timeout has passed.
  */
 export function waveComplete(rollout: StoredRollout, wave: StoredRolloutWave, counts: Record<string, number>, now: Date): boolean {
   if (rollout.action === 'UNDEPLOY') return true;
-  if ((counts.INSTALLED ?? 0) + (counts.FAILED ?? 0) >= (counts.SUCCESS ?? 0)) return true;
+  if (rollout.action === 'COMMAND') {
+    const final = FINAL_COMMAND_COUNTS.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
+    if (final >= (counts[COMMANDS_COUNT] ?? 0)) return true;
+  } else if ((counts.INSTALLED ?? 0) + (counts.FAILED ?? 0) >= (counts.SUCCESS ?? 0)) return true;
   return wave.startedAt !== undefined && now.getTime() >= Date.parse(wave.startedAt) + rollout.waveTimeoutSeconds * 1000;
 }

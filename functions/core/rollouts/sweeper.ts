@@ -39,6 +39,8 @@ export type RolloutSweepOutcome =
   | 'completed'
   /** A continuous rollout's last wave completed: it runs on for the devices that join, out of the sweep index. */
   | 'following'
+  /** A cancelled COMMAND rollout: the work that cancels its QUEUED commands was sent (the cancel itself could not). */
+  | 'cancelled'
   /** Another writer changed it since it was read: nothing done, the next run looks again. */
   | 'conflict'
   /** Not RUNNING any more (the index lags behind). */
@@ -56,7 +58,8 @@ export type RolloutSweepResult = Record<RolloutSweepOutcome, string[]>;
  *   sent; on AWS that is within a minute of `startAt`; a PENDING current wave starts the same way;
  * - a RUNNING wave's chunks not done and sent more than `chunkTimeoutSeconds` ago are sent again;
  * - a wave whose chunks are all done completes on its reports or its timeout; then the rollout pauses on too many
- *   failures, starts its next wave (chunks sent), completes, or (continuous) follows the devices that join.
+ *   failures, starts its next wave (chunks sent), completes, or (continuous) follows the devices that join;
+ * - a cancelled COMMAND rollout whose cancel could not send the work that cancels its QUEUED commands gets it sent.
  * Every state change is one write conditioned on the version read, so two sweepers racing change a rollout once (the
  * other gets `conflict` and sends nothing).
  */
@@ -69,6 +72,7 @@ export async function sweepRollouts(deps: RolloutSweepDependencies): Promise<Rol
     paused: [],
     completed: [],
     following: [],
+    cancelled: [],
     conflict: [],
     skipped: [],
     failed: [],
@@ -110,6 +114,10 @@ async function sweepRollout(deps: RolloutSweepDependencies, company: string, rol
       const overdue = (lastSent: string) => Date.parse(lastSent) + timeoutMs <= now.getTime();
       return (await resendUnfinished(deps, rollout, now.toISOString(), overdue)) > 0 ? 'resent' : 'waiting';
     }
+    case 'cancelled':
+      // Sent before the write that takes the rollout out of the sweep index: a crash between them sends them again.
+      await deps.queue.send(step.messages);
+      return (await deps.rollouts.update(step.next)) ? 'cancelled' : 'conflict';
     default:
       if (!(await deps.rollouts.update(step.next))) return 'conflict';
       if (step.messages.length > 0) await deps.queue.send(step.messages);

@@ -10,15 +10,24 @@
  * active deployment slot of the version (what the active deployments listing shows), in batches. The devices that
  * joined a continuous rollout follow its chunks, as members of its last wave, by device id, with their recorded result.
  */
+import type { COMMAND_NOT_ADVERTISED } from '../commands/commands.js';
 import type { DeploymentCause } from '../deployments/deployments.js';
-import type { DeviceStatus, DeviceStatusState } from '../deployments/model.js';
-import { type DeviceStatusView, deviceStatusView } from '../devices/desired-state.js';
+import type { DeviceStatusState } from '../deployments/model.js';
+import type { DeviceStatusView } from '../devices/desired-state.js';
 import { BadRequestError, NotFoundError } from '../shared/errors.js';
 import { ULID_PATTERN } from '../shared/identifiers.js';
 import type { ListingCursors, Page } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import type { RolloutChunk, RolloutMember, StoredRollout } from './model.js';
-import type { RolloutRepository, TargetStatusReader } from './ports.js';
+import type { RolloutRepository } from './ports.js';
+import {
+  type AnnotatedTarget,
+  type AnnotationReaders,
+  annotationMatches,
+  annotationsOf,
+  checkAnnotationFilters,
+  type RolloutTargetCommand,
+} from './target-annotations.js';
 
 /**
  * A target's deployment result: SUCCESS or FAILURE (with `cause`) once its chunk has run; PENDING while it has not
@@ -32,7 +41,7 @@ export type TargetResultState = (typeof TARGET_RESULT_STATES)[number];
 /** Most chunks (of up to 500 targets) one page reads; a page whose filters keep few targets ends early, with a cursor. */
 export const MAX_CHUNKS_PER_TARGET_PAGE = 4;
 
-/** Device ids whose statuses are read in one go while filtering on `deviceStatus` (one BatchGetItem call). */
+/** Targets whose statuses (or commands) are read in one go while filtering on them (about one BatchGetItem call). */
 const STATUS_BATCH = 100;
 
 /** One target of a rollout, as the targets listing answers it. */
@@ -44,6 +53,8 @@ export interface RolloutTargetView {
   result: { state: TargetResultState; cause: string | null };
   /** The device's latest report on its active deployment of the rollout's version; absent until it reports one. */
   deviceStatus?: DeviceStatusView;
+  /** A COMMAND rollout's: the commands it queued on the target, with their states (empty while none). */
+  commands?: RolloutTargetCommand[];
 }
 
 /** The filters of the targets listing, each optional (validated by the route), and its paging. */
@@ -51,17 +62,19 @@ export interface RolloutTargetsQuery {
   /** 1-based wave. */
   wave?: number | undefined;
   state?: TargetResultState | undefined;
-  cause?: DeploymentCause | undefined;
+  cause?: DeploymentCause | typeof COMMAND_NOT_ADVERTISED | undefined;
+  /** DEPLOY and UNDEPLOY rollouts only. */
   deviceStatus?: DeviceStatusState | undefined;
+  /** COMMAND rollouts only: the targets with a command in this state. */
+  commandState?: RolloutTargetCommand['state'] | undefined;
   /** Page size, 1 to MAX_LIST_LIMIT. */
   limit: number;
   cursor?: string | undefined;
 }
 
-/** What listRolloutTargets needs. */
-export interface RolloutTargetsDependencies {
+/** What listRolloutTargets needs (`commands` for a COMMAND rollout's). */
+export interface RolloutTargetsDependencies extends AnnotationReaders {
   rollouts: Pick<RolloutRepository, 'get' | 'chunk' | 'members'>;
-  statuses: TargetStatusReader;
   cursors: ListingCursors;
 }
 
@@ -104,6 +117,8 @@ function listing(companyId: string, rolloutId: string, query: RolloutTargetsQuer
     query.state ?? null,
     query.cause ?? null,
     query.deviceStatus ?? null,
+    // Appended so that a cursor issued before this filter existed still continues its listing.
+    ...(query.commandState === undefined ? [] : [query.commandState]),
   ]);
 }
 
@@ -138,6 +153,7 @@ export async function listRolloutTargets(
   authorizeCompany(principal, companyId);
   const rollout = ULID_PATTERN.test(rolloutId) ? await deps.rollouts.get(companyId, rolloutId) : undefined;
   if (rollout === undefined) throw new NotFoundError(`Rollout '${rolloutId}' does not exist in company '${companyId}'.`);
+  checkAnnotationFilters(rollout, query);
   const [first, last] = chunkRange(rollout, query.wave);
   // A continuous rollout's members come after its chunks, with the last wave (or every wave).
   const withMembers = rollout.continuous !== undefined && (query.wave === undefined || query.wave === rollout.waves.length);
@@ -184,36 +200,56 @@ async function listChunkTargets(
 ): Promise<number> {
   let next = offset;
   while (next < chunk.deviceIds.length && items.length < query.limit) {
-    // Without a status filter every candidate goes on the page: read only as many statuses as the page still takes.
-    const take = query.deviceStatus === undefined ? query.limit - items.length : STATUS_BATCH;
+    // Without a filter on them every candidate goes on the page: annotate only as many as the page still takes.
+    const take = filtersAnnotations(query) ? STATUS_BATCH : query.limit - items.length;
     const start = next;
     const slice = chunk.deviceIds.slice(start, start + take);
     const candidates = slice
-      .map((deviceId, index) => ({ deviceId, index: start + index, result: targetResult(chunk, deviceId) }))
+      .map((deviceId, index) => ({
+        deviceId,
+        index: start + index,
+        wave: chunk.wave,
+        result: targetResult(chunk, deviceId),
+        commandIds: chunk.commands?.[deviceId],
+      }))
       .filter(({ result }) => matchesResult(result, query));
-    const statuses =
-      candidates.length === 0
-        ? new Map<string, DeviceStatus>()
-        : await deps.statuses.deviceStatuses(
-            rollout.company,
-            rollout.what.id,
-            rollout.what.subId,
-            candidates.map(({ deviceId }) => deviceId),
-          );
     next += slice.length;
-    for (const candidate of candidates) {
-      const status = statuses.get(candidate.deviceId);
-      if (query.deviceStatus !== undefined && status?.state !== query.deviceStatus) continue;
-      items.push({
-        deviceId: candidate.deviceId,
-        wave: chunk.wave + 1,
-        result: candidate.result,
-        ...(status === undefined ? {} : { deviceStatus: deviceStatusView(status) }),
-      });
-      if (items.length === query.limit) return candidate.index + 1;
-    }
+    const full = await addAnnotated(deps, rollout, query, candidates, items);
+    if (full !== undefined) return full.index + 1;
   }
   return next;
+}
+
+/** Whether the query filters on what annotationsOf reads: then candidates are annotated before they are kept. */
+function filtersAnnotations(query: RolloutTargetsQuery): boolean {
+  return query.deviceStatus !== undefined || query.commandState !== undefined;
+}
+
+/**
+ * Annotates `candidates` (annotationsOf) and adds to `items` those that pass the annotation filters, in order, until
+ * the page is full. @returns the candidate that filled the page, or undefined when it is not full.
+ */
+async function addAnnotated<Candidate extends AnnotatedTarget & { wave: number; result: RolloutTargetView['result'] }>(
+  deps: RolloutTargetsDependencies,
+  rollout: StoredRollout,
+  query: RolloutTargetsQuery,
+  candidates: readonly Candidate[],
+  items: RolloutTargetView[],
+): Promise<Candidate | undefined> {
+  const annotations = await annotationsOf(deps, rollout, candidates);
+  for (const candidate of candidates) {
+    const annotation = annotations.get(candidate.deviceId);
+    if (!annotationMatches(annotation, query)) continue;
+    items.push({
+      deviceId: candidate.deviceId,
+      wave: candidate.wave + 1,
+      result: candidate.result,
+      ...(annotation?.deviceStatus === undefined ? {} : { deviceStatus: annotation.deviceStatus }),
+      ...(rollout.action === 'COMMAND' ? { commands: annotation?.commands ?? [] } : {}),
+    });
+    if (items.length === query.limit) return candidate;
+  }
+  return undefined;
 }
 
 /** Members read per Query: as many as a chunk holds. */
@@ -235,29 +271,14 @@ async function listMembers(
   for (let read = 0; read < reads && items.length < query.limit; read += 1) {
     const page = await deps.rollouts.members(rollout.company, rollout.id, after, MEMBER_BATCH);
     const candidates = page.items
-      .map((member) => ({ member, result: memberResult(member) }))
+      .map((member) => ({ deviceId: member.deviceId, wave: member.wave, result: memberResult(member), commandIds: member.commands }))
       .filter(({ result }) => matchesResult(result, query));
-    const statuses = new Map<string, DeviceStatus>();
-    for (let start = 0; start < candidates.length; start += STATUS_BATCH) {
-      const ids = candidates.slice(start, start + STATUS_BATCH).map(({ member }) => member.deviceId);
-      for (const [id, status] of await deps.statuses.deviceStatuses(rollout.company, rollout.what.id, rollout.what.subId, ids)) {
-        statuses.set(id, status);
-      }
-    }
     let full = false;
-    for (const { member, result } of candidates) {
-      const status = statuses.get(member.deviceId);
-      if (query.deviceStatus !== undefined && status?.state !== query.deviceStatus) continue;
-      items.push({
-        deviceId: member.deviceId,
-        wave: member.wave + 1,
-        result,
-        ...(status === undefined ? {} : { deviceStatus: deviceStatusView(status) }),
-      });
-      if (items.length === query.limit) {
-        after = member.deviceId;
+    for (let start = 0; start < candidates.length && !full; start += STATUS_BATCH) {
+      const filled = await addAnnotated(deps, rollout, query, candidates.slice(start, start + STATUS_BATCH), items);
+      if (filled !== undefined) {
+        after = filled.deviceId;
         full = true;
-        break;
       }
     }
     if (full) return { chunk: position.chunk, offset: 0, after: after as string };

@@ -4,7 +4,7 @@
  */
 import { ConflictError } from '../shared/errors.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
-import { resendUnfinished } from './dispatch.js';
+import { cancelMessages, resendUnfinished } from './dispatch.js';
 import type { RolloutView, StoredRollout } from './model.js';
 import type { RolloutDependencies } from './ports.js';
 import { storedRollout, viewOf } from './reads.js';
@@ -101,7 +101,8 @@ export async function resumeRollout(
 /**
  * Cancels a SCHEDULED, RUNNING or PAUSED rollout: nothing more runs (a SCHEDULED one never starts: it leaves the sweep
  * index, and deployed nothing); the deployments it made stay. Every wave not COMPLETED becomes CANCELLED, the one that
- * was RUNNING with `completedAt` = now, so that no wave shows RUNNING for ever.
+ * was RUNNING with `completedAt` = now, so that no wave shows RUNNING for ever. A COMMAND rollout's commands still
+ * QUEUED are cancelled in the background (cancelCommands): those a device has fetched (DELIVERED) or answered stay.
  * @throws ForbiddenError, NotFoundError, ConflictError when it has ended already.
  */
 export async function cancelRollout(
@@ -117,7 +118,24 @@ export async function cancelRollout(
       if (wave.state === 'COMPLETED') return wave;
       return { ...wave, state: 'CANCELLED' as const, ...(wave.state === 'RUNNING' ? { completedAt: now } : {}) };
     });
-    return withEvents({ ...rest, waves, state: 'CANCELLED' }, { at: now, type: 'CANCELLED', by: principal.subject });
+    const commands = rollout.action === 'COMMAND' && cancelMessages(rollout).length > 0 ? { cancelCommands: true } : {};
+    return withEvents({ ...rest, waves, state: 'CANCELLED', ...commands }, { at: now, type: 'CANCELLED', by: principal.subject });
   });
+  if (after.cancelCommands === true) await cancelCommands(deps, after);
   return viewOf(deps, after);
+}
+
+/**
+ * Sends the work that cancels a cancelled COMMAND rollout's QUEUED commands, then takes the rollout out of the sweep
+ * index (one more write on its version). Best effort: when sending fails (reported through `onError`) or another write
+ * came first, the rollout stays marked and the sweeper sends the work again (cancelling twice changes nothing).
+ */
+async function cancelCommands(deps: RolloutDependencies, rollout: StoredRollout): Promise<void> {
+  try {
+    await deps.queue.send(cancelMessages(rollout));
+    const { cancelCommands: _sent, ...rest } = rollout;
+    await deps.rollouts.update({ ...rest, version: rollout.version + 1 });
+  } catch (error) {
+    deps.onError?.(error, { operation: 'cancelRolloutCommands', rolloutId: rollout.id, company: rollout.company });
+  }
 }

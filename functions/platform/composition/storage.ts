@@ -23,7 +23,7 @@ import type { DeviceCounter } from '../../core/companies/ports.js';
 import type { DeploymentHistory } from '../../core/deployments/history.js';
 import type { DeploymentRepository } from '../../core/deployments/ports.js';
 import type { DeviceRepository, PresenceRepository } from '../../core/devices/ports.js';
-import type { RolloutRepository, TargetStatusReader } from '../../core/rollouts/ports.js';
+import type { RolloutRepository, TargetHealthReader, TargetStatusReader } from '../../core/rollouts/ports.js';
 import type { ScenarioCatalog, ScenarioRepository, UploadSlotRepository } from '../../core/scenarios/ports.js';
 import type { CompanyRepository } from '../../core/shared/companies.js';
 import { cursorSigningKey, storageConfig } from '../config.js';
@@ -52,6 +52,8 @@ export interface StorageServices {
   rollouts: RolloutRepository;
   /** Devices' latest reports on their active slots of one version, batched (the deployments repository's). */
   targetStatuses: TargetStatusReader;
+  /** Devices' latest health reports, batched (the devices repository's): what a COMMAND rollout's targets advertise. */
+  targetHealth: TargetHealthReader;
   /** Commands run on devices' sub-devices (commands table). */
   commands: CommandRepository;
 }
@@ -80,11 +82,12 @@ export function storage(): StorageServices {
     // page (and are not given the key) never need it.
     const cursors = new CursorCodec(cursorSigningKey);
     const deployments = new DynamoDbDeploymentRepository(dynamoDb, tables, cursors);
+    const devices = new DynamoDbDeviceRepository(dynamoDb, tables);
     built = {
       dynamoDb,
       tables,
       companies: new DynamoDbCompanyRepository(dynamoDb, tables, cursors),
-      devices: new DynamoDbDeviceRepository(dynamoDb, tables),
+      devices,
       deviceCounts: new DynamoDbDeviceCounter(dynamoDb, tables),
       presence: new DynamoDbPresenceRepository(dynamoDb, tables),
       scenarios: new DynamoDbScenarioRepository(dynamoDb, tables),
@@ -95,6 +98,7 @@ export function storage(): StorageServices {
       cursors,
       rollouts: new DynamoDbRolloutRepository(dynamoDb, tables, cursors),
       targetStatuses: deployments,
+      targetHealth: devices,
       commands: new DynamoDbCommandRepository(dynamoDb, tables, cursors),
     };
   }

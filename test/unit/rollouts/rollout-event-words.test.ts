@@ -1,7 +1,7 @@
 /** The event log in words (client/rollout-events.ts), as the CLI and the console show it. */
 import { describe, expect, it, vi } from 'vitest';
 import { printRollout } from '../../../cli/commands/rollouts.js';
-import { countsInWords, describeRolloutEvent, EVENTS_KEPT_FIRST, eventLogLines } from '../../../client/rollout-events.js';
+import { countsInWords, describeRolloutEvent, EVENTS_KEPT_FIRST, eventLogLines, rolloutSubject } from '../../../client/rollout-events.js';
 import { ROLLOUT_EVENTS_FIRST } from '../../../functions/core/rollouts/model.js';
 
 const at = '2030-01-01T10:00:00.000Z';
@@ -35,6 +35,18 @@ describe('describeRolloutEvent', () => {
 
   it('countsInWords orders deployed, installed, failed, then the causes by name', () => {
     expect(countsInWords({ WHAT_NOT_FOUND: 1, ALREADY_DEPLOYED: 2, SUCCESS: 3 })).toBe('3 deployed, 2 already deployed, 1 what not found');
+  });
+
+  it("countsInWords names a COMMAND wave's targets sent, its commands and their final states first", () => {
+    expect(countsInWords({ COMMAND_NOT_ADVERTISED: 1, FAILED: 1, COMMANDS: 4, SUCCESS: 3, SUCCEEDED: 2, EXPIRED: 1 }, 'COMMAND')).toBe(
+      '3 sent, 4 commands, 2 succeeded, 1 failed, 1 expired, 1 command not advertised',
+    );
+    expect(countsInWords({}, 'COMMAND')).toBe('nothing sent');
+  });
+
+  it('rolloutSubject says what a rollout does: its scenario version, or its command', () => {
+    expect(rolloutSubject({ action: 'DEPLOY', what: { id: 'welcome', subId: '1.2.0' } })).toBe('welcome@1.2.0');
+    expect(rolloutSubject({ action: 'COMMAND', command: { command: 'reboot' } })).toBe('command reboot');
   });
 });
 

@@ -6,6 +6,7 @@ import {
   rolloutCreate,
   rolloutGet,
   rolloutPause,
+  rolloutPreview,
   rolloutResume,
   rolloutsList,
 } from '../../../functions/contract/routes/rollouts.js';
@@ -136,6 +137,42 @@ describe('RolloutCreateBody', () => {
   });
 });
 
+describe('RolloutCreateBody of a COMMAND rollout', () => {
+  const command = { action: 'COMMAND', command: { command: 'reboot' }, targets: { ids: ['kiosk-1'] } };
+
+  it('gives the create input with the command, its arguments and expiry only when given', () => {
+    expect(bodyOf(rolloutCreate, command)).toEqual(command);
+    const full = { ...command, command: { command: 'print-test-page', arguments: { copies: 2 }, expiresInSeconds: 600 }, waves: [1] };
+    expect(bodyOf(rolloutCreate, full)).toEqual(full);
+  });
+
+  it('takes `command` instead of `what`, and no action other than DEPLOY, UNDEPLOY and COMMAND', () => {
+    expect(paths({ ...command, what: valid.what })).toEqual(['/what']);
+    expect(paths({ action: 'COMMAND', targets: command.targets })).toEqual(['/command']);
+    expect(paths({ ...valid, command: command.command })).toEqual(['/command']);
+    expect(paths({ ...command, action: 'RUN' })).toEqual(['/action']);
+  });
+
+  it('bounds the command name, its arguments and its expiry', () => {
+    for (const value of [
+      { command: '' },
+      { command: 'x'.repeat(257) },
+      { command: 'line\nbreak' },
+      { command: 'reboot', expiresInSeconds: 9 },
+      { command: 'reboot', expiresInSeconds: 604_801 },
+      { command: 'reboot', arguments: { blob: 'x'.repeat(8_192) } },
+      { command: 'reboot', colour: 'red' },
+    ]) {
+      const found = paths({ ...command, command: value });
+      expect(found.length, JSON.stringify(value).slice(0, 60)).toBeGreaterThan(0);
+      expect(
+        found.every((path) => path.startsWith('/command')),
+        found.join(', '),
+      ).toBe(true);
+    }
+  });
+});
+
 describe('Rollout', () => {
   const view: RolloutView = {
     id: '01JD2X3Y4Z5A6B7C8D9E0F1G2H',
@@ -229,7 +266,7 @@ describe('rollout routes', () => {
   });
 
   it('declare the scope, access and handler of each operation', () => {
-    const routes = [rolloutCreate, rolloutsList, rolloutGet, rolloutPause, rolloutResume, rolloutCancel];
+    const routes = [rolloutCreate, rolloutsList, rolloutGet, rolloutPause, rolloutResume, rolloutCancel, rolloutPreview];
     expect(routes.map((route) => [route.id, route.scope, route.entry])).toEqual([
       ['RolloutCreate', 'deployments:write', 'functions/handlers/rollout-create.ts'],
       ['RolloutsList', 'deployments:read', 'functions/handlers/rollouts-list.ts'],
@@ -237,6 +274,7 @@ describe('rollout routes', () => {
       ['RolloutPause', 'deployments:write', 'functions/handlers/rollout-pause.ts'],
       ['RolloutResume', 'deployments:write', 'functions/handlers/rollout-resume.ts'],
       ['RolloutCancel', 'deployments:write', 'functions/handlers/rollout-cancel.ts'],
+      ['RolloutPreview', 'deployments:write', 'functions/handlers/rollout-preview.ts'],
     ]);
     expect(routes.map((route) => route.access)).toEqual([
       { storage: true, tables: { rollouts: 'RW', scenarios: 'R' }, rolloutQueue: true, search: 'search' },
@@ -244,7 +282,10 @@ describe('rollout routes', () => {
       { storage: true, tables: { rollouts: 'R' } },
       { storage: true, tables: { rollouts: 'RW' } },
       { storage: true, tables: { rollouts: 'RW' }, rolloutQueue: true },
-      { storage: true, tables: { rollouts: 'RW' } },
+      // A COMMAND rollout's cancel sends the work that cancels its QUEUED commands.
+      { storage: true, tables: { rollouts: 'RW' }, rolloutQueue: true },
+      // The preview writes nothing: it reads the scenario version and the targets' health.
+      { storage: true, tables: { scenarios: 'R', devices: 'R' }, search: 'search' },
     ]);
     for (const route of routes) expect(ROUTES, route.id).toContain(route);
   });
@@ -297,7 +338,14 @@ describe('the OpenAPI document of the rollout routes', () => {
     expect(operation(base, 'post').requestBody.content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/RolloutCreateBody',
     });
-    const targets = deref(document.components.schemas.RolloutCreateBody.properties.targets);
+    expect(document.components.schemas.RolloutCreateBody.oneOf).toEqual([
+      { $ref: '#/components/schemas/DeploymentRolloutCreateBody' },
+      { $ref: '#/components/schemas/CommandRolloutCreateBody' },
+    ]);
+    const command = document.components.schemas.CommandRolloutCreateBody;
+    expect(command.required).toEqual(expect.arrayContaining(['action', 'command', 'targets']));
+    expect(command.properties.what).toBeUndefined();
+    const targets = deref(document.components.schemas.DeploymentRolloutCreateBody.properties.targets);
     expect(targets).toMatchObject({ minProperties: 1, maxProperties: 1, additionalProperties: false });
     expect(targets.properties.ids).toMatchObject({ minItems: 1, maxItems: MAX_ROLLOUT_IDS });
     expect(targets.properties.query).toMatchObject({ maxLength: 2_000 });
@@ -307,7 +355,6 @@ describe('the OpenAPI document of the rollout routes', () => {
         'id',
         'state',
         'action',
-        'what',
         'targets',
         'waves',
         'failureThreshold',
@@ -319,5 +366,8 @@ describe('the OpenAPI document of the rollout routes', () => {
       ]),
     );
     expect(rollout.required).not.toContain('pausedReason');
+    // `what` for DEPLOY and UNDEPLOY, `command` for COMMAND: neither is always there.
+    expect(rollout.required).not.toContain('what');
+    expect(rollout.required).not.toContain('command');
   });
 });

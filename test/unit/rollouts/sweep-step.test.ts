@@ -54,7 +54,7 @@ function written(step: SweepStep): StoredRollout {
 
 /** The chunks a step sends once its write is done. */
 function sent(step: SweepStep): number[] {
-  return 'messages' in step ? step.messages.map((message) => message.chunk) : [];
+  return 'messages' in step ? step.messages.flatMap((message) => ('chunk' in message ? [message.chunk] : [])) : [];
 }
 
 describe('sweepStep', () => {
