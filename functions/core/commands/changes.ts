@@ -40,7 +40,7 @@ export function commandEventOf({ command }: CommandChange): CommandStateChangedE
   };
 }
 
-/** Rollout results counted at once (each one small transaction), as the deployment reports are. */
+/** Desired state tags refreshed, and rollout results counted, at once (each a few small calls), as the deployment changes consumer does. */
 const COUNT_CONCURRENCY = 8;
 
 /** What applyCommandChanges needs. */
@@ -67,7 +67,8 @@ export async function applyCommandChanges(deps: CommandChangeDependencies, chang
       devices.set(`${command.company}#${command.deviceId}`, { company: command.company, deviceId: command.deviceId });
     }
   }
-  for (const { company, deviceId } of devices.values()) await deps.refreshDesiredState(company, deviceId);
+  const refreshes = pLimit(COUNT_CONCURRENCY);
+  await Promise.all([...devices.values()].map(({ company, deviceId }) => refreshes(() => deps.refreshDesiredState(company, deviceId))));
   const count = deps.countRolloutResult;
   if (count !== undefined) {
     const limit = pLimit(COUNT_CONCURRENCY);
