@@ -4,6 +4,7 @@
  * privilege of every function touching commands. Built by lib/stage.ts exactly as bin/app.ts builds them, with
  * bundling skipped (template-helpers.ts).
  */
+
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CONTINUOUS_ROLLOUTS_ENTRY,
@@ -14,6 +15,7 @@ import {
 } from '../../functions/contract/functions.js';
 import { commandCreate, deviceCommandStatusPost } from '../../functions/contract/routes/commands.js';
 import { deviceDeploymentsGet } from '../../functions/contract/routes/device-side.js';
+import { deviceDelete } from '../../functions/contract/routes/devices.js';
 import { rolloutTargets } from '../../functions/contract/routes/rollouts.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import {
@@ -235,7 +237,8 @@ describe('commands on AWS', () => {
     });
     // No other function touches the table: the pull lists pending commands and marks them DELIVERED, the deployment
     // changes consumer reads them into the desired state tag; a COMMAND rollout's worker and continuous consumer put
-    // its commands and cancel them (conditional writes, no read), its targets listing reads their states.
+    // its commands and cancel them (conditional writes, no read), its targets listing reads their states; deleting a
+    // device reads its pending commands and cancels them.
     const expected: Record<string, string[]> = {
       [commandCreate.entry]: READ_WRITE,
       [deviceCommandStatusPost.entry]: WRITE,
@@ -246,6 +249,7 @@ describe('commands on AWS', () => {
       [ROLLOUT_WORKER.entry]: WRITE,
       [CONTINUOUS_ROLLOUTS_ENTRY]: WRITE,
       [rolloutTargets.entry]: READ,
+      [deviceDelete.entry]: READ_WRITE,
     };
     for (const [entry, [, fn]] of ours) expect(grantsOf(stateless, fn)[tableId('commands')], entry).toEqual(expected[entry]);
   });
