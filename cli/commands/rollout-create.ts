@@ -5,9 +5,9 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { type components, expectOk } from '../../client/index.js';
-import { MAX_COMMAND_EXPIRY_SECONDS, MIN_COMMAND_EXPIRY_SECONDS } from '../../functions/core/commands/model.js';
 import { MAX_ROLLOUT_IDS } from '../../functions/core/rollouts/model.js';
 import { finiteNumber, positiveInteger, positiveNumber } from '../arguments.js';
+import { expiresInArgument, jsonArgument } from '../command-arguments.js';
 import { invocationOf } from '../context.js';
 import { readIds } from '../files.js';
 import { note, printJson, printRecord, printTable, say, UsageError } from '../output.js';
@@ -36,7 +36,7 @@ export function registerRolloutCreate(rollout: Command): void {
     .option(
       '--expires-in <duration>',
       'with --command: how long each command may wait for its result: 90s, 10m, 2h, 7d (service default 1h)',
-      expiresIn,
+      expiresInArgument,
     )
     .option(
       '--waves <sizes>',
@@ -185,34 +185,6 @@ interface CreateOptions {
   preview?: boolean;
   watch?: boolean;
   interval?: number;
-}
-
-/** Seconds in one unit of `--expires-in`. */
-const UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3_600, d: 86_400 };
-
-/**
- * `--expires-in 10m`: seconds (`600`) or a whole number of one unit (`90s`, `10m`, `2h`, `7d`), from
- * MIN_COMMAND_EXPIRY_SECONDS to MAX_COMMAND_EXPIRY_SECONDS, as seconds.
- * @throws InvalidArgumentError naming the accepted forms and bounds (commander reports it as a usage error)
- */
-export function expiresIn(text: string): number {
-  const match = /^\s*(\d{1,9})\s*([smhd]?)\s*$/i.exec(text);
-  const seconds = match === null ? undefined : Number(match[1]) * (UNIT_SECONDS[(match[2] ?? '').toLowerCase()] ?? 1);
-  if (seconds === undefined || seconds < MIN_COMMAND_EXPIRY_SECONDS || seconds > MAX_COMMAND_EXPIRY_SECONDS) {
-    throw new InvalidArgumentError(
-      `give a duration from ${MIN_COMMAND_EXPIRY_SECONDS} s to ${MAX_COMMAND_EXPIRY_SECONDS / 86_400} days: seconds, or a whole number with s, m, h or d (90s, 10m, 2h, 7d).`,
-    );
-  }
-  return seconds;
-}
-
-/** `--arguments '{"copies":1}'`: any JSON value. @throws InvalidArgumentError with the parser's reason */
-export function jsonArgument(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new InvalidArgumentError(`not valid JSON (${(error as Error).message}); e.g. '{"copies": 1}' (quote it for the shell).`);
-  }
 }
 
 /** `--waves 10,100`: wave sizes, each an integer of 1 or more. */

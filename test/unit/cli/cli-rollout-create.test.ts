@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { expiresIn, jsonArgument } from '../../../cli/commands/rollout-create.js';
+import { expiresInArgument as expiresIn, jsonArgument } from '../../../cli/command-arguments.js';
 
 describe('dss rollout create --command', () => {
   it('reads --expires-in as seconds, or a whole number of seconds, minutes, hours or days, from 10 s to 7 days', () => {
@@ -15,7 +15,7 @@ describe('dss rollout create --command', () => {
     expect(expiresIn('2H')).toBe(7_200);
     expect(expiresIn('7d')).toBe(604_800);
     for (const text of ['9', '8d', '1.5h', '10 minutes', '', '-5m']) expect(() => expiresIn(text), text).toThrow(InvalidArgumentError);
-    expect(() => expiresIn('8d')).toThrow(/from 10 s to 7 days: seconds, or a whole number with s, m, h or d/);
+    expect(() => expiresIn('8d')).toThrow(/from 10 s to 7 days \(604800 s\): seconds, or a whole number with s, m, h or d/);
   });
 
   it('reads --arguments as any JSON value, and says why a text is not JSON', () => {
