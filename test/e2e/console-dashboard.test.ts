@@ -176,7 +176,7 @@ describe.skipIf(!hasChromium)('the console dashboard', () => {
     expect(rows.map((row) => row.Rollout)).toEqual([made.paused, made.running]);
     expect(rows[0]).toEqual({
       Rollout: made.paused,
-      'Scenario version': 'acme-welcome@1.0.0',
+      'Scenario version or command': 'acme-welcome@1.0.0',
       Action: 'Deploy',
       State: 'Paused',
       Waves: '0 of 2 waves done',

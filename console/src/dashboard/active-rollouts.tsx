@@ -7,6 +7,8 @@
  * here, on that page. A rollout older than that page that still runs is not shown; the section then says so and
  * links to the company's rollouts page, which pages through all of them.
  */
+
+import { rolloutSubject } from '../../../client/rollout-events.js';
 import { count, dateTime, humanize } from '../format.js';
 import type { Rollout } from '../rollouts/api.js';
 import { doneOf, totalOf } from '../rollouts/progress.js';
@@ -91,7 +93,7 @@ export function ActiveRolloutsTable({ items, showCompany }: { items: ActiveRollo
         <tr>
           <th scope="col">Rollout</th>
           {showCompany ? <th scope="col">Company</th> : null}
-          <th scope="col">Scenario version</th>
+          <th scope="col">Scenario version or command</th>
           <th scope="col">Action</th>
           <th scope="col">State</th>
           <th scope="col">Waves</th>
@@ -115,7 +117,7 @@ export function ActiveRolloutsTable({ items, showCompany }: { items: ActiveRollo
                 </td>
               ) : null}
               <td class="mono">
-                <UserText text={`${rollout.what.id}@${rollout.what.subId}`} />
+                <UserText text={rolloutSubject(rollout)} />
               </td>
               <td>{humanize(rollout.action)}</td>
               <td>{humanize(rollout.state)}</td>

@@ -1,11 +1,18 @@
 /**
  * One rollout's page (`#/rollouts/<company>/<rolloutId>`): its facts, its waves (bars and the same numbers as a
- * table), Pause / Resume / Cancel, and why devices failed. Kept fresh by polling the rollout (one GET every 2 s while
- * the tab is visible and the rollout can still change); state changes are announced.
+ * table), Pause / Resume / Cancel, and why devices failed; for a COMMAND rollout, its command and arguments, its
+ * commands' final states per wave, and its targets with their commands' states and messages. Kept fresh by polling
+ * the rollout (one GET every 2 s while the tab is visible and the rollout can still change); state changes are
+ * announced.
  */
+
+import { rolloutSubject } from '../../../client/rollout-events.js';
 import { count, dateTime, humanize } from '../format.js';
 import { RolloutActions } from '../rollouts/actions.js';
 import type { Rollout } from '../rollouts/api.js';
+import { WhyCommandsFailed } from '../rollouts/command-failures.js';
+import { CommandTargets } from '../rollouts/command-targets.js';
+import { CommandWaveBars, CommandWaveTable } from '../rollouts/command-waves.js';
 import { EventLog } from '../rollouts/event-log.js';
 import { WhyDevicesFailed } from '../rollouts/failures.js';
 import { doneOf, totalOf } from '../rollouts/progress.js';
@@ -21,16 +28,46 @@ function duration(seconds: number): string {
   return `${count(seconds)} s`;
 }
 
-/** The rollout's facts: state, version, action, progress, threshold, timeout, note, creation, start. */
+/**
+ * What the rollout does, as `dt`/`dd` pairs of the enclosing list: its scenario version; or its command, the arguments
+ * sent with each (JSON as text) and how long each command may wait for the device.
+ */
+function Subject({ rollout }: { rollout: Rollout }) {
+  if (rollout.action === 'COMMAND' && rollout.command !== undefined) {
+    return (
+      <>
+        <dt>Command</dt>
+        <dd class="mono rollout-command">
+          <UserText text={rollout.command.command} />
+        </dd>
+        <dt>Arguments</dt>
+        <dd>
+          <pre class="command-output rollout-arguments">
+            <UserText text={JSON.stringify(rollout.command.arguments ?? null, null, 2)} />
+          </pre>
+        </dd>
+        <dt>Each command expires after</dt>
+        <dd>{duration(rollout.command.expiresInSeconds)}</dd>
+      </>
+    );
+  }
+  return (
+    <>
+      <dt>Scenario version</dt>
+      <dd class="mono">
+        <UserText text={rolloutSubject(rollout)} />
+      </dd>
+    </>
+  );
+}
+
+/** The rollout's facts: state, version or command, action, progress, threshold, timeout, note, creation, start. */
 function Facts({ rollout }: { rollout: Rollout }) {
   return (
     <dl class="facts">
       <dt>State</dt>
       <dd class="rollout-state">{humanize(rollout.state)}</dd>
-      <dt>Scenario version</dt>
-      <dd class="mono">
-        <UserText text={`${rollout.what.id}@${rollout.what.subId}`} />
-      </dd>
+      <Subject rollout={rollout} />
       <dt>Action</dt>
       <dd>{humanize(rollout.action)}</dd>
       <dt>Progress</dt>
@@ -47,7 +84,10 @@ function Facts({ rollout }: { rollout: Rollout }) {
         </>
       )}
       <dt>Failure threshold</dt>
-      <dd>{Math.round(rollout.failureThreshold * 1000) / 10} % of a wave reporting FAILED</dd>
+      <dd>
+        {Math.round(rollout.failureThreshold * 1000) / 10} %{' '}
+        {rollout.action === 'COMMAND' ? "of a wave's commands FAILED or EXPIRED" : 'of a wave reporting FAILED'}
+      </dd>
       <dt>Wave timeout</dt>
       <dd>{duration(rollout.waveTimeoutSeconds)}</dd>
       <dt>Note</dt>
@@ -81,10 +121,17 @@ function RolloutBody({ company, rollout, show }: { company: string; rollout: Rol
       <RolloutActions company={company} rollout={rollout} onChanged={show} />
       <section aria-labelledby="waves-title">
         <h2 id="waves-title">Waves</h2>
-        <WaveBars rollout={rollout} />
-        <WaveTable rollout={rollout} />
+        {rollout.action === 'COMMAND' ? <CommandWaveBars rollout={rollout} /> : <WaveBars rollout={rollout} />}
+        {rollout.action === 'COMMAND' ? <CommandWaveTable rollout={rollout} /> : <WaveTable rollout={rollout} />}
       </section>
-      <WhyDevicesFailed company={company} rollout={rollout} />
+      {rollout.action === 'COMMAND' ? (
+        <>
+          <WhyCommandsFailed company={company} rollout={rollout} />
+          <CommandTargets company={company} rollout={rollout} />
+        </>
+      ) : (
+        <WhyDevicesFailed company={company} rollout={rollout} />
+      )}
       <EventLog rollout={rollout} />
     </>
   );

@@ -2,6 +2,8 @@
  * The rollouts page (`#/rollouts?company=<id>[&limit=<n>]`): a company's rollouts, newest first, a page at a time
  * (`limit` per page, the API's default without it; "Show more" follows the API's cursor), each with its scenario version, action, state and progress, linked to its own page.
  */
+
+import { rolloutSubject } from '../../../client/rollout-events.js';
 import { limitOf, useDefaultCompany } from '../company-listing.js';
 import { count, dateTime, humanize } from '../format.js';
 import { usePagedListing } from '../paged-listing.js';
@@ -42,7 +44,7 @@ function RolloutRow({ company, rollout }: { company: string; rollout: Rollout })
         </a>
       </td>
       <td class="mono">
-        <UserText text={`${rollout.what.id}@${rollout.what.subId}`} />
+        <UserText text={rolloutSubject(rollout)} />
       </td>
       <td>{humanize(rollout.action)}</td>
       <td>
@@ -75,7 +77,7 @@ function RolloutsTable(props: { company: string; rollouts: Rollout[] }) {
       <thead>
         <tr>
           <th scope="col">Rollout</th>
-          <th scope="col">Scenario version</th>
+          <th scope="col">Scenario version or command</th>
           <th scope="col">Action</th>
           <th scope="col">State</th>
           <th scope="col">Progress (devices done of targets)</th>

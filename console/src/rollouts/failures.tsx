@@ -38,7 +38,7 @@ interface Failures {
 }
 
 /** Every target of `waves` (1-based) that the filter keeps: one listing per wave, read at the same time. */
-async function readWaves(
+export async function readWaves(
   company: string,
   rolloutId: string,
   filter: FailureFilter,
@@ -106,7 +106,7 @@ function Group({ company, group, label }: { company: string; group: FailureGroup
 }
 
 /** A titled list of groups; nothing when there is none. */
-function Groups({ company, title, groups, label }: { company: string; title: string; groups: FailureGroup[]; label: string }) {
+export function Groups({ company, title, groups, label }: { company: string; title: string; groups: FailureGroup[]; label: string }) {
   if (groups.length === 0) return null;
   return (
     <>
@@ -127,11 +127,15 @@ export function retryIds(failures: Failures): string[] {
   return [...ids].sort();
 }
 
-/** "Roll out again to the failed ones": at most MAX_RETRY_IDS devices (it says so when there are more). */
-function RetryButton({ company, rollout, ids }: { company: string; rollout: Rollout; ids: string[] }) {
+/**
+ * "Roll out again to the failed ones" (for a COMMAND rollout, "Run the command again on the failed ones", which needs
+ * `devices:write` too): at most MAX_RETRY_IDS devices (it says so when there are more).
+ */
+export function RetryButton({ company, rollout, ids }: { company: string; rollout: Rollout; ids: string[] }) {
   const busy = useSignal(false);
   const error = useSignal<string | null>(null);
-  if (!can('deployments:write') || ids.length === 0) return null;
+  const command = rollout.action === 'COMMAND';
+  if (!can('deployments:write') || (command && !can('devices:write')) || ids.length === 0) return null;
   const chosen = ids.slice(0, MAX_RETRY_IDS);
   const again = async () => {
     busy.value = true;
@@ -150,7 +154,8 @@ function RetryButton({ company, rollout, ids }: { company: string; rollout: Roll
         </p>
       )}
       <button type="button" onClick={() => void again()} disabled={busy.value}>
-        Roll out again to the failed ones ({count(chosen.length)} {chosen.length === 1 ? 'device' : 'devices'})
+        {command ? 'Run the command again on the failed ones' : 'Roll out again to the failed ones'} ({count(chosen.length)}{' '}
+        {chosen.length === 1 ? 'device' : 'devices'})
       </button>
       {error.value !== null && (
         <p class="error" role="alert">

@@ -1,5 +1,6 @@
 /** Figures derived from a rollout's wave counts. */
 import type { components } from '../../../client/index.js';
+import { targetsDone } from './command-rollout.js';
 
 /** A rollout as the API answers it (as rollouts/api.ts names it; read here from the client, which needs no DOM). */
 type Rollout = components['schemas']['Rollout'];
@@ -17,9 +18,11 @@ export function totalOf(rollout: Rollout): number {
 
 /**
  * Devices done: per wave, the deployment results recorded (SUCCESS plus every failure cause), summed; a device
- * counts once its wave's work has reached it. At most the rollout's devices (totalOf).
+ * counts once its wave's work has reached it (for a COMMAND rollout: its commands were queued, or it got none). At
+ * most the rollout's devices (totalOf).
  */
 export function doneOf(rollout: Rollout): number {
+  if (rollout.action === 'COMMAND') return Math.min(targetsDone(rollout), totalOf(rollout));
   let done = 0;
   for (const wave of rollout.waves) {
     for (const [key, value] of Object.entries(wave.counts)) {

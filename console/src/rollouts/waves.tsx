@@ -17,17 +17,20 @@ export function resultKeys(waves: Wave[]): string[] {
   return [...keys].sort((a, b) => (a === 'SUCCESS' ? -1 : b === 'SUCCESS' ? 1 : a.localeCompare(b)));
 }
 
-/** The CSS class of a bar segment for a count key: SUCCESS, a failure cause, INSTALLED, FAILED, or not yet. */
+/**
+ * The CSS class of a bar segment for a count key: SUCCESS, a failure cause, INSTALLED, FAILED (a report or a command),
+ * a command SUCCEEDED or CANCELLED, or not yet.
+ */
 function segmentClass(key: string): string {
-  if (key === 'SUCCESS' || key === 'INSTALLED') return 'segment segment-ok';
+  if (key === 'SUCCESS' || key === 'INSTALLED' || key === 'SUCCEEDED') return 'segment segment-ok';
   if (key === 'FAILED') return 'segment segment-failed';
-  if (key === 'ALREADY_DEPLOYED') return 'segment segment-neutral';
+  if (key === 'ALREADY_DEPLOYED' || key === 'CANCELLED') return 'segment segment-neutral';
   if (key === '') return 'segment segment-none';
   return 'segment segment-cause';
 }
 
-/** One line of a bar: segments whose widths are their share of the wave's size (set through CSSOM, not an attribute). */
-function BarLine({ size, parts }: { size: number; parts: [string, number][] }) {
+/** One line of a bar: segments whose widths are their share of `size` (set through CSSOM, not an attribute). */
+export function BarLine({ size, parts }: { size: number; parts: [string, number][] }) {
   const used = parts.reduce((sum, [, value]) => sum + value, 0);
   const all: [string, number][] = [...parts, ['', Math.max(0, size - used)]];
   return (
