@@ -3,7 +3,9 @@
  * command a sub-device advertises (JSON that does not parse refused in the form), and watches it go QUEUED →
  * DELIVERED → SUCCEEDED without a reload while the test, acting as the kiosk with a device token, pulls it and reports
  * its result; the polling stops once nothing is pending. A pending command is cancelled; a command the sub-device no
- * longer advertises shows the service's detail; a viewer sees the commands and history without Run or Cancel.
+ * longer advertises shows the service's detail; a viewer sees the commands and history without Run or Cancel. On the
+ * fleet page, a command is run on the devices a search finds, in waves, after the service's preview; the test, acting
+ * as the kiosks, fails the first wave above the threshold, and the paused rollout's page shows who failed and why.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +95,74 @@ function stateOf(page: Page, commandId: string): Promise<string> {
 /** A token of the kiosk `deviceId` (a fresh credential, as the client credentials grant gives). */
 async function kioskToken(deviceId: string): Promise<string> {
   return (await deviceToken({ ...local.service, dynamoDbEndpoint: local.dynamoDbEndpoint }, 'acme', deviceId)).token;
+}
+
+/** A sub-device of a test kiosk's health: its uid, label, capability type and the commands it advertises. */
+function subDevice(uid: string, label: string, type: 'PRINTER' | 'PAYMENT', commands: string[]) {
+  return {
+    uid,
+    label,
+    version: '1.0.0',
+    health: { state: 'NOMINAL', message: 'OK', messages: [] },
+    capability: { type, modes: [] },
+    commands: commands.map((command) => ({ command, title: command, description: `Runs ${command}.`, payload: {}, arguments: [] })),
+  };
+}
+
+/**
+ * Registers five kiosks of acme reporting the version code `code` (their search), and returns their ids, sorted (the
+ * order of a rollout's waves) with their tokens. The first advertises `command` on its printer and its card terminal,
+ * the second advertises only `beep`, the others `command` on their printer.
+ */
+async function commandFleet(code: string, command: string): Promise<{ ids: string[]; tokens: Map<string, string> }> {
+  const ids = [1, 2, 3, 4, 5].map((n) => `${code}-${n}`);
+  expectOk(
+    await alice().main.POST('/companies/{companyId}/resources/devices', {
+      params: { path: { companyId: 'acme' } },
+      body: ids.map((id) => ({ id, serial: `SN-${id}` })),
+    }),
+  );
+  const tokens = new Map<string, string>();
+  for (const [index, id] of ids.entries()) {
+    const printer = subDevice(`${id}-printer`, 'Receipt printer', 'PRINTER', index === 1 ? ['beep'] : [command]);
+    const devices = index === 0 ? [printer, subDevice(`${id}-payment`, 'Card terminal', 'PAYMENT', [command])] : [printer];
+    const hub = { uid: `${id}-hub`, label: 'Main hub', version: '1.0.0', registeredSince: '2026-01-01T00:00:00Z', type: 'USB', devices };
+    const token = await kioskToken(id);
+    const health = { versionCode: code, versionName: '1.0', mode: 'SERVER', hubs: [hub] };
+    expect((await clientFor(local.service, token).main.PUT('/device/health', { body: health as never })).response.status).toBe(204);
+    tokens.set(id, token);
+  }
+  await eventually(async () => {
+    const found = expectOk(
+      await alice().main.GET('/resources/search', { params: { query: { 'health.versionCode': [code], type: ['DEVICE'] } } }),
+    );
+    return found.total === ids.length;
+  }, 'the five kiosks in search');
+  return { ids, tokens };
+}
+
+/** The kiosk's pending commands once its pull lists `count` of them. */
+async function pulled(token: string, count: number) {
+  const kiosk = clientFor(local.service, token);
+  let commands: { id: string; device: string; command: string }[] = [];
+  await eventually(
+    async () => {
+      commands = (await kiosk.main.GET('/device/deployments', { params: { header: {} } })).data?.commands ?? [];
+      return commands.length === count;
+    },
+    `${count} commands in the kiosk pull`,
+    30_000,
+  );
+  return commands;
+}
+
+/** Reports a command's result as the kiosk of `token`. */
+async function report(token: string, commandId: string, state: 'SUCCEEDED' | 'FAILED', message: string): Promise<void> {
+  const answer = await clientFor(local.service, token).main.POST('/device/commands/{commandId}/status', {
+    params: { path: { commandId } },
+    body: { state, message },
+  });
+  expect(answer.response.status).toBe(204);
 }
 
 describe.skipIf(!hasChromium)('commands in the console', () => {
@@ -232,7 +302,10 @@ describe.skipIf(!hasChromium)('commands in the console', () => {
     await page.keyboard.press('Enter');
     await submit.waitFor();
     await submit.press('Enter');
-    await page.getByRole('status').filter({ hasText: `${advertised.title} on ${target.label}: Queued.` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${advertised.title} on ${target.label}: Queued.` })
+      .waitFor();
     const [queued] = await commandsOf(target.deviceId);
     const id = queued?.id as string;
     await expect.poll(() => stateOf(page, id)).toBe('Queued');
@@ -295,6 +368,107 @@ describe.skipIf(!hasChromium)('commands in the console', () => {
     expect(await page.getByRole('button', { name: /^Run / }).count()).toBe(0);
     expect(await page.getByRole('button', { name: /^Cancel / }).count()).toBe(0);
     await expectAccessible(page, 'device page of a viewer, with a pending command');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('runs a command on a searched fleet in two waves: wave 1 failing above the threshold pauses it, and its page shows why', {
+    timeout: 240_000,
+  }, async () => {
+    const code = `cmd-e2e-${Date.now().toString(36)}`;
+    const { ids, tokens } = await commandFleet(code, 'run-diagnostics');
+    const [first, second, third] = ids as [string, string, string];
+    const { page, errors } = await signedIn(browser, local.service, 'alice', `#/fleet?health.versionCode=${code}`);
+
+    // The form: the command suggested from what the five advertise, previewed by the service before it starts.
+    await page.getByRole('button', { name: 'Run a command on these 5 devices…' }).click();
+    await expect.poll(() => focused(page)).toBe('command-compose-title');
+    const form = page.getByRole('region', { name: /^Run a command on 5 devices of acme/ });
+    await form.getByText('Advertised by these devices: run-diagnostics (4 devices), beep (1 device)').waitFor();
+    await form.getByRole('button', { name: 'Preview' }).click();
+    await expect.poll(() => focused(page)).toBe('command-rollout-command');
+    expect(await form.getByLabel('Command', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await form.getByLabel('Command', { exact: true }).fill('run-diagnostics');
+    await form.getByLabel('Arguments (JSON)').fill('{ "level": "full" }');
+    await form.getByLabel('Wave sizes').fill('3');
+    await form.getByLabel('Failure threshold (%)').fill('10');
+    await form.getByLabel('Note', { exact: true }).fill('Console e2e: diagnostics');
+    await form.getByRole('button', { name: 'Preview' }).click();
+    const preview = form.getByRole('region', { name: 'Preview' });
+    await preview.waitFor();
+    expect(await preview.locator('.command-preview-advertising').textContent()).toBe(
+      '4 of 5 devices advertise run-diagnostics: each gets it, 5 commands in all (one per sub-device that advertises it).',
+    );
+    expect(await preview.locator('.command-preview-missing').textContent()).toBe(
+      '1 device advertises it nowhere: each will fail with the cause Command not advertised.',
+    );
+    const types = await preview.getByRole('table', { name: 'Commands by sub-device type' }).locator('tbody tr').allTextContents();
+    expect(types).toEqual(['Printer4', 'Payment1']);
+    expect(await preview.locator('.command-preview-waves').textContent()).toBe('Wave 1: 3, wave 2: 2');
+    await expectAccessible(page, 'command rollout form with its preview');
+    await screenshot(page, 'console-command-rollout-form.png');
+
+    // Started: the rollout's page, and the rollout as the API holds it.
+    await form.getByRole('button', { name: 'Start: run run-diagnostics on 5 devices' }).click();
+    await expect.poll(() => new URL(page.url()).hash, { timeout: 15_000 }).toMatch(/^#\/rollouts\/acme\/[0-9A-Za-z]+$/);
+    const rolloutId = new URL(page.url()).hash.split('/')[3] ?? '';
+    const rollout = expectOk(
+      await alice().main.GET('/companies/{companyId}/resources/rollouts/{rolloutId}', {
+        params: { path: { companyId: 'acme', rolloutId } },
+      }),
+    );
+    expect(rollout).toMatchObject({
+      action: 'COMMAND',
+      command: { command: 'run-diagnostics', arguments: { level: 'full' }, expiresInSeconds: 3_600 },
+      failureThreshold: 0.1,
+      note: 'Console e2e: diagnostics',
+      targets: 5,
+    });
+    expect(rollout.waves.map((wave) => wave.size)).toEqual([3, 2]);
+    await page.locator('.rollout-command').filter({ hasText: 'run-diagnostics' }).waitFor();
+    expect(await page.locator('pre.rollout-arguments').textContent()).toBe(JSON.stringify({ level: 'full' }, null, 2));
+
+    // Wave 1 is the first three kiosks: the second advertises nothing of it; the test, as the others, reports.
+    const [printer, terminal] = await pulled(tokens.get(first) as string, 2).then((commands) =>
+      [...commands].sort((a, b) => a.device.localeCompare(b.device)).reverse(),
+    );
+    await report(tokens.get(first) as string, printer?.id as string, 'FAILED', 'Paper jam in the receipt printer');
+    await report(tokens.get(first) as string, terminal?.id as string, 'SUCCEEDED', 'Terminal diagnostics passed');
+    const [third1] = await pulled(tokens.get(third) as string, 1);
+    await report(tokens.get(third) as string, third1?.id as string, 'FAILED', 'Paper jam in the receipt printer');
+
+    // Two of its three commands FAILED, above 10 %: paused, and the page shows who failed and why, without a reload.
+    await expect.poll(() => page.locator('.rollout-state').textContent(), { timeout: 30_000 }).toBe('Paused');
+    await page.locator('.paused-reason').waitFor();
+    const waves = page.getByRole('table', { name: `Waves of rollout ${rolloutId}` });
+    const headings = await waves.locator('thead th').allTextContents();
+    const wave1 = await waves.locator('tbody tr').first().locator('th, td').allTextContents();
+    const row = Object.fromEntries(headings.map((heading, index) => [heading, wave1[index]]));
+    expect(row).toMatchObject({
+      Size: '3',
+      'Targets with the command': '2',
+      'Command not advertised': '1',
+      'Commands queued': '3',
+      Succeeded: '1',
+      Failed: '2',
+    });
+    const failed = page.getByRole('list', { name: 'Command failed: Paper jam in the receipt printer' });
+    await failed.waitFor();
+    expect(await failed.getByRole('link').allTextContents()).toEqual([first, third]);
+    expect(await page.getByRole('list', { name: 'No command: Command not advertised' }).getByRole('link').allTextContents()).toEqual([
+      second,
+    ]);
+
+    // The targets listing, filtered on the failed commands: each device with its commands' states and messages.
+    await page.getByLabel('Show the targets').selectOption({ label: 'With a command that failed' });
+    await expect.poll(() => new URL(page.url()).hash).toBe(`#/rollouts/acme/${rolloutId}?commandState=FAILED`);
+    const targets = page.getByRole('table', { name: /^Targets of rollout .*: with a command that failed/ });
+    await expect.poll(() => targets.locator('tbody tr').count()).toBe(2);
+    const firstRow = (await targets.locator(`tr[data-device-id="${first}"]`).textContent()) ?? '';
+    expect(firstRow).toContain('Failed — Paper jam in the receipt printer');
+    expect(firstRow).toContain('Succeeded — Terminal diagnostics passed');
+    await expectAccessible(page, 'paused command rollout page');
+    await screenshot(page, 'console-command-rollout.png');
     expect(errors).toEqual([]);
     await page.close();
   });

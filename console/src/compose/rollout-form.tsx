@@ -15,6 +15,7 @@ import { navigate } from '../router.js';
 import { api, claims, problemText } from '../session.js';
 import { UserText, visibleText } from '../user-text.js';
 import { type Breakdown, breakdownOf, isoWithOffset, parseWaves, rolloutCompany, splitWaves, targetQueryOf } from './plan.js';
+import { type Refusal, RefusalAlert, refusalOf } from './refusal.js';
 
 type CreateBody = components['schemas']['RolloutCreateBody'];
 
@@ -118,12 +119,6 @@ function bodyOf(draft: Draft, query: URLSearchParams): { body: CreateBody } | { 
   return { body };
 }
 
-/** A refusal: the problem's detail and the paths its `errors` name. */
-interface Refusal {
-  text: string;
-  paths: string[];
-}
-
 /** Sends the create request; on 202 navigates to the rollout's page, else answers the refusal. */
 async function createRollout(company: string, body: CreateBody): Promise<Refusal | null> {
   try {
@@ -135,10 +130,9 @@ async function createRollout(company: string, body: CreateBody): Promise<Refusal
       navigate(`/rollouts/${encodeURIComponent(company)}/${encodeURIComponent(data.id)}`);
       return null;
     }
-    const errors = (error as { errors?: { path: string; message: string }[] } | undefined)?.errors ?? [];
-    return { text: problemText(error, response.status), paths: errors.map((entry) => `${entry.path}: ${entry.message}`) };
+    return refusalOf(error, response.status);
   } catch {
-    return { text: problemText(undefined), paths: [] };
+    return refusalOf(undefined);
   }
 }
 
@@ -220,27 +214,6 @@ function RolloutForm({ company, query, total, onClose }: FormProps) {
         </div>
       </form>
     </section>
-  );
-}
-
-/** The refusal, in an alert: its text and the paths its `errors` name. */
-function RefusalAlert({ refusal }: { refusal: Refusal | null }) {
-  if (refusal === null) return null;
-  return (
-    <div role="alert" class="error">
-      <p>
-        <UserText text={refusal.text} />
-      </p>
-      {refusal.paths.length === 0 ? null : (
-        <ul>
-          {refusal.paths.map((path) => (
-            <li key={path}>
-              <UserText text={path} />
-            </li>
-          ))}
-        </ul>
-      )}
-    </div>
   );
 }
 
