@@ -21,6 +21,7 @@ export const RESERVED_DEVICE_IDS: ReadonlySet<string> = new Set([
   'filters',
   'uploads',
   'rollouts',
+  'preview',
   'pause',
   'resume',
   'targets',
