@@ -2,7 +2,13 @@
 
 import type { Command } from '../../functions/core/commands/model.js';
 import { isPending } from '../../functions/core/commands/model.js';
-import type { CommandRepository, CommandTransition, CommandWriteOutcome, OverdueCommand } from '../../functions/core/commands/ports.js';
+import type {
+  CommandRepository,
+  CommandStateChange,
+  CommandTransition,
+  CommandWriteOutcome,
+  OverdueCommand,
+} from '../../functions/core/commands/ports.js';
 import type { Page } from '../../functions/core/shared/paging.js';
 
 /** A CommandRepository on a Map keyed `{company}#{deviceId}#{commandId}`; `items` is open for assertions. */
@@ -60,12 +66,7 @@ export class InMemoryCommands implements CommandRepository {
     return structuredClone(this.ofDevice(company, deviceId).filter((command) => isPending(command.state)));
   }
 
-  async transition(
-    company: string,
-    deviceId: string,
-    commandId: string,
-    change: Parameters<CommandRepository['transition']>[3],
-  ): Promise<CommandTransition> {
+  async transition(company: string, deviceId: string, commandId: string, change: CommandStateChange): Promise<CommandTransition> {
     this.transitions.push({ commandId, to: change.to });
     const command = this.items.get(this.key(company, deviceId, commandId));
     if (command === undefined) return { outcome: 'absent' };

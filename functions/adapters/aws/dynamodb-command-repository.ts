@@ -3,8 +3,14 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, Upda
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit from 'p-limit';
 import type { Command, CommandResult, CommandState } from '../../core/commands/model.js';
-import { isPending, PENDING_COMMAND_STATES } from '../../core/commands/model.js';
-import type { CommandRepository, CommandTransition, CommandWriteOutcome, OverdueCommand } from '../../core/commands/ports.js';
+import { isPending } from '../../core/commands/model.js';
+import type {
+  CommandRepository,
+  CommandStateChange,
+  CommandTransition,
+  CommandWriteOutcome,
+  OverdueCommand,
+} from '../../core/commands/ports.js';
 import { DEPLOYMENT_WRITE_CONCURRENCY } from '../../core/deployments/deployments.js';
 import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { Page } from '../../core/shared/paging.js';
@@ -218,19 +224,7 @@ export class DynamoDbCommandRepository implements CommandRepository {
    * refusal returns the item as stored (ReturnValuesOnConditionCheckFailure), so telling `absent` from `final` costs
    * no read.
    */
-  async transition(
-    company: string,
-    deviceId: string,
-    commandId: string,
-    change: {
-      from: readonly CommandState[];
-      to: CommandState;
-      at: string;
-      result?: CommandResult;
-      notExpiredAt?: string;
-      expiredAt?: string;
-    },
-  ): Promise<CommandTransition> {
+  async transition(company: string, deviceId: string, commandId: string, change: CommandStateChange): Promise<CommandTransition> {
     if (!ULID_PATTERN.test(commandId)) return { outcome: 'absent' };
     const names: Record<string, string> = { '#state': 'state', '#updated': 'updated' };
     const values: Record<string, unknown> = { ':to': change.to, ':at': change.at };
@@ -253,7 +247,7 @@ export class DynamoDbCommandRepository implements CommandRepository {
       names['#result'] = 'result';
       values[':result'] = resultItem(change.result);
     }
-    const final = !(PENDING_COMMAND_STATES as readonly CommandState[]).includes(change.to);
+    const final = !isPending(change.to);
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({

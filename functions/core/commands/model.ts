@@ -21,7 +21,7 @@ export type CommandResultState = (typeof COMMAND_RESULT_STATES)[number];
 
 /** Whether a command in `state` is pending (QUEUED or DELIVERED). */
 export function isPending(state: CommandState): boolean {
-  return state === 'QUEUED' || state === 'DELIVERED';
+  return (PENDING_COMMAND_STATES as readonly CommandState[]).includes(state);
 }
 
 /** Default lifetime of a command, seconds (1 hour). */

@@ -20,6 +20,20 @@ export type CommandWriteOutcome =
   /** The write met a backend error: whether it was made is unknown. */
   | 'failed';
 
+/**
+ * A conditional change of a command's state: from one of `from` to `to` at `at` (ISO-8601), with the device's
+ * `result` for a final state; with `notExpiredAt` only while `expiresAt` is after it, with `expiredAt` only once it is
+ * at or before it.
+ */
+export interface CommandStateChange {
+  from: readonly CommandState[];
+  to: CommandState;
+  at: string;
+  result?: CommandResult;
+  notExpiredAt?: string;
+  expiredAt?: string;
+}
+
 /** The outcome of a conditional change of state. */
 export type CommandTransition = { outcome: 'changed'; command: Command } | { outcome: 'absent' } | { outcome: 'final'; command: Command };
 
@@ -52,19 +66,7 @@ export interface CommandRepository {
    * @returns `changed` with the command after; `absent` for no such command; `final` (with the command as stored)
    *   when its state is not one of `from` (or it expired).
    */
-  transition(
-    company: string,
-    deviceId: string,
-    commandId: string,
-    change: {
-      from: readonly CommandState[];
-      to: CommandState;
-      at: string;
-      result?: CommandResult;
-      notExpiredAt?: string;
-      expiredAt?: string;
-    },
-  ): Promise<CommandTransition>;
+  transition(company: string, deviceId: string, commandId: string, change: CommandStateChange): Promise<CommandTransition>;
   /** Pending commands whose `expiresAt` is at or before `now` (the sparse `sweep` index), at most `limit`. */
   overdue(now: string, limit: number): Promise<OverdueCommand[]>;
 }
