@@ -24,6 +24,8 @@ export const ENV = {
   presenceTable: TABLE_DEFINITIONS.presence.env,
   rolloutsTable: TABLE_DEFINITIONS.rollouts.env,
   commandsTable: TABLE_DEFINITIONS.commands.env,
+  webhooksTable: TABLE_DEFINITIONS.webhooks.env,
+  alertsTable: TABLE_DEFINITIONS.alerts.env,
   archiveBucket: 'ARCHIVE_BUCKET',
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
@@ -239,6 +241,8 @@ const StorageEnvironment = once(() =>
     [ENV.presenceTable]: tableName().describe("DynamoDB table of devices' last-seen times and heartbeat deadlines."),
     [ENV.rolloutsTable]: tableName().describe('DynamoDB table of rollouts, their target chunks and wave counts.'),
     [ENV.commandsTable]: tableName().describe("DynamoDB table of commands run on devices' sub-devices."),
+    [ENV.webhooksTable]: tableName().describe("DynamoDB table of the companies' webhooks and their deliveries."),
+    [ENV.alertsTable]: tableName().describe('DynamoDB table of alert rules, what they watch, and alerts.'),
     [ENV.archiveBucket]: text()
       .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
       .describe('S3 bucket of scenario archives.'),

@@ -25,6 +25,8 @@ export const TABLE_DEFINITIONS = {
   clientFailures: { env: 'CLIENT_FAILURES_TABLE', constructId: 'ClientFailuresTable' },
   audit: { env: 'AUDIT_TABLE', constructId: 'AuditTable' },
   commands: { env: 'COMMANDS_TABLE', constructId: 'CommandsTable' },
+  webhooks: { env: 'WEBHOOKS_TABLE', constructId: 'WebhooksTable' },
+  alerts: { env: 'ALERTS_TABLE', constructId: 'AlertsTable' },
 } as const satisfies Record<string, TableIdentity>;
 
 /** A table's logical name. */

@@ -141,6 +141,8 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
     'continuous-rollouts': [],
     'administrative-changes': [],
     'command-changes': [],
+    'webhook-deliveries': [],
+    'alert-changes': [],
   };
   for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
     const arn = byTable[logical];

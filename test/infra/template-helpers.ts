@@ -292,6 +292,8 @@ export const TABLE_ID_PREFIX: Record<TableName, string> = {
   presence: 'PresenceTable',
   rollouts: 'RolloutsTable',
   commands: 'CommandsTable',
+  webhooks: 'WebhooksTable',
+  alerts: 'AlertsTable',
   deployments: 'DeploymentsTable',
   idempotency: 'IdempotencyTable',
   clientFailures: 'ClientFailuresTable',

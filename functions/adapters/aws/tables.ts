@@ -64,7 +64,14 @@ import type { TableName } from '../../contract/tables.js';
 export type { TableName };
 
 /** A consumer of table streams (the local runtime runs one poller per consumer). */
-export type StreamConsumer = 'search' | 'deployment-changes' | 'continuous-rollouts' | 'administrative-changes' | 'command-changes';
+export type StreamConsumer =
+  | 'search'
+  | 'deployment-changes'
+  | 'continuous-rollouts'
+  | 'administrative-changes'
+  | 'command-changes'
+  | 'webhook-deliveries'
+  | 'alert-changes';
 
 /** Key schema of one table: partition key and optional sort key (all string attributes). */
 export interface TableKeySchema {
@@ -177,6 +184,38 @@ export const TABLES = {
     sortKey: 'sk',
     globalSecondaryIndexes: [{ indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' }],
     stream: 'command-changes',
+  },
+  /**
+   * Webhooks and their deliveries (docs/webhooks.md):
+   *   `WEBHOOK#{company}` / `{webhookId}`                      a webhook, with its signing secrets
+   *   `DELIVERY#{company}#{webhookId}` / `{deliveryId}`        one event's delivery to it (newest first when read
+   *                                                            backwards), `expiresAt` (epoch seconds) once final
+   * A PENDING delivery carries `dueShard` (`DUE#{0..WEBHOOK_DUE_SHARDS-1}`, a hash of its pk) and `dueAt` (its
+   * nextAttemptAt): the sparse `due` index holds only deliveries waiting for an attempt, so the retry sweeper queries
+   * the due ones. Stream → the delivery function (first attempts and redeliveries, as soon as written).
+   */
+  webhooks: {
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalSecondaryIndexes: [{ indexName: 'due', partitionKey: 'dueShard', sortKey: 'dueAt' }],
+    stream: 'webhook-deliveries',
+    streamView: 'NEW_IMAGE',
+    timeToLiveAttribute: 'expiresAt',
+  },
+  /**
+   * Alert rules, what each watches, and alerts (docs/alerts.md):
+   *   `RULE#{company}` / `{ruleId}`                            a rule
+   *   `WATCH#{company}#{ruleId}` / `{deviceId}`                 a device for which the rule's condition holds: `since`,
+   *                                                            and `openAlertId` once raised
+   *   `ALERT#{company}` / `{alertId}`                          an alert, OPEN or RESOLVED
+   * A watch not raised yet carries `dueShard` and `dueAt` (since + the rule's minutes): the sparse `due` index holds
+   * only those, so the alert sweeper raises what is due without scanning the fleet. Stream → alert changes (events).
+   */
+  alerts: {
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    globalSecondaryIndexes: [{ indexName: 'due', partitionKey: 'dueShard', sortKey: 'dueAt' }],
+    stream: 'alert-changes',
   },
 } as const satisfies Record<TableName, TableKeySchema>;
 

@@ -10,16 +10,16 @@ export type Role = 'viewer' | 'operator' | 'company-admin' | 'platform-admin';
 /** `scopes` in the order of SCOPES, so that a role's `scope` claim reads the same as the scope list everywhere. */
 const inScopeOrder = (scopes: readonly UserScope[]): readonly UserScope[] => SCOPES.filter((scope) => scopes.includes(scope));
 
-const VIEWER = inScopeOrder(['scenarios:read', 'deployments:read', 'search:read', 'devices:read']);
-const OPERATOR = inScopeOrder([...VIEWER, 'scenarios:write', 'deployments:write', 'devices:write']);
-const COMPANY_ADMIN = inScopeOrder([...OPERATOR, 'users:read', 'users:write']);
+const VIEWER = inScopeOrder(['scenarios:read', 'deployments:read', 'search:read', 'devices:read', 'alerts:read']);
+const OPERATOR = inScopeOrder([...VIEWER, 'scenarios:write', 'deployments:write', 'devices:write', 'webhooks:read', 'alerts:write']);
+const COMPANY_ADMIN = inScopeOrder([...OPERATOR, 'users:read', 'users:write', 'webhooks:write']);
 const PLATFORM_ADMIN = inScopeOrder([...COMPANY_ADMIN, 'companies:read', 'companies:write']);
 
 /**
  * Each role's scopes, each role holding every scope of the roles before it:
- * - `viewer`: every read scope of a company's resources;
- * - `operator`: viewer, plus writing scenarios, deployments and devices;
- * - `company-admin`: operator, plus reading and managing the users of their companies;
+ * - `viewer`: every read scope of a company's resources, alerts included;
+ * - `operator`: viewer, plus writing scenarios, deployments, devices and alert rules, and reading webhooks;
+ * - `company-admin`: operator, plus reading and managing the users of their companies, and managing webhooks;
  * - `platform-admin`: company-admin, plus reading and managing companies (and so every user).
  */
 export const ROLES: Readonly<Record<Role, readonly UserScope[]>> = {

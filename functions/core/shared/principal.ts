@@ -16,6 +16,10 @@ export const SCOPES = [
   'users:write',
   'companies:read',
   'companies:write',
+  'webhooks:read',
+  'webhooks:write',
+  'alerts:read',
+  'alerts:write',
 ] as const;
 
 /**

@@ -1,0 +1,175 @@
+/**
+ * What webhooks carry, derived from the service's bus events (durable first: every bus event comes from a table's
+ * stream): which bus event is which webhook event type, its id and its `data` (docs/webhooks.md, "Event types").
+ */
+import type { AdministrativeChangeEvent } from '../audit/changes.js';
+import { deploymentEventId } from '../deployments/changes.js';
+import type { DeploymentEvent } from '../deployments/model.js';
+import type { WebhookEvent } from './model.js';
+
+/**
+ * A device's connection changed (CONNECTED ⇄ DISCONNECTED), derived from the devices table's stream. Its id is
+ * `{company}#{deviceId}:{state}:{since}`: the same change seen twice has one id.
+ */
+export interface DeviceConnectionChangedEvent {
+  type: 'DeviceConnectionChanged';
+  company: string;
+  deviceId: string;
+  serial: string;
+  state: 'CONNECTED' | 'DISCONNECTED';
+  /** ISO-8601: connection.connectedSince or disconnectedSince. */
+  at: string;
+}
+
+/**
+ * A rollout paused or completed, derived from the rollouts table's stream (the rollout item's new event). Its id is
+ * `{rolloutId}:{state}:{at}`.
+ */
+export interface RolloutStateChangedEvent {
+  type: 'RolloutStateChanged';
+  company: string;
+  rolloutId: string;
+  name: string | null;
+  state: 'PAUSED' | 'COMPLETED';
+  /** ISO-8601: when the transition was written. */
+  at: string;
+  /** Who paused it (a user's subject), absent when the sweeper did. */
+  by?: string;
+  /** Why it paused (a wave's failures), when it did by itself. */
+  reason?: string;
+}
+
+/**
+ * An alert raised or resolved, derived from the alerts table's stream. Its id is `{alertId}:{state}`.
+ */
+export interface AlertChangedEvent {
+  type: 'AlertChanged';
+  company: string;
+  alertId: string;
+  ruleId: string;
+  ruleName: string;
+  state: 'OPEN' | 'RESOLVED';
+  target: { type: 'DEVICE'; id: string; subId?: string };
+  /** ISO-8601: raisedAt (OPEN) or resolvedAt (RESOLVED). */
+  at: string;
+  /** What held (or stopped holding), for a person. */
+  detail: string;
+}
+
+/** Every event the service's bus carries (EventBridge `detail-type` = `type`). */
+export type BusEvent =
+  | DeploymentEvent
+  | AdministrativeChangeEvent
+  | DeviceConnectionChangedEvent
+  | RolloutStateChangedEvent
+  | AlertChangedEvent;
+
+/** The bus event types webhooks are derived from (the EventBridge rule's `detail-type` list). */
+export const WEBHOOK_SOURCE_EVENT_TYPES = [
+  'DeploymentStatusChanged',
+  'DeviceConnectionChanged',
+  'RolloutStateChanged',
+  'CommandStateChanged',
+  'AlertChanged',
+] as const satisfies readonly BusEvent['type'][];
+
+/** What identifies a bus event: the same change delivered twice (a retried stream batch) has the same id. */
+export function busEventId(event: BusEvent): string {
+  switch (event.type) {
+    case 'AdministrativeChange':
+      return event.id;
+    case 'DeviceConnectionChanged':
+      return `${event.company}#${event.deviceId}:${event.state}:${event.at}`;
+    case 'RolloutStateChanged':
+      return `${event.rolloutId}:${event.state}:${event.at}`;
+    case 'AlertChanged':
+      return `${event.alertId}:${event.state}`;
+    default:
+      return deploymentEventId(event);
+  }
+}
+
+/**
+ * The webhook event a bus event is, or undefined when webhooks carry none: a device's INSTALLED report is
+ * `deployment.succeeded`, FAILED `deployment.failed` (DOWNLOADING and INSTALLING are none); a command's SUCCEEDED,
+ * FAILED and EXPIRED are `command.*` (other states none); deployment actions and administrative changes are none.
+ */
+export function webhookEventOf(event: BusEvent): WebhookEvent | undefined {
+  if (event.type === 'AdministrativeChange') return undefined;
+  const base = { company: event.company, eventId: busEventId(event), timestamp: event.at };
+  switch (event.type) {
+    case 'DeploymentStatusChanged': {
+      if (event.state !== 'INSTALLED' && event.state !== 'FAILED') return undefined;
+      const { deploymentId, deviceId, scenarioId, version, message, statusId } = event;
+      return {
+        ...base,
+        type: event.state === 'INSTALLED' ? 'deployment.succeeded' : 'deployment.failed',
+        data: {
+          deploymentId,
+          statusId,
+          target: { type: 'DEVICE', id: deviceId },
+          what: { type: 'SCENARIO', id: scenarioId, subId: version },
+          state: event.state,
+          message,
+        },
+      };
+    }
+    case 'DeviceConnectionChanged':
+      return {
+        ...base,
+        type: event.state === 'CONNECTED' ? 'device.connected' : 'device.disconnected',
+        data: { deviceId: event.deviceId, serial: event.serial, state: event.state, since: event.at },
+      };
+    case 'RolloutStateChanged':
+      return {
+        ...base,
+        type: event.state === 'PAUSED' ? 'rollout.paused' : 'rollout.completed',
+        data: {
+          rolloutId: event.rolloutId,
+          name: event.name,
+          state: event.state,
+          ...(event.by === undefined ? {} : { by: event.by }),
+          ...(event.reason === undefined ? {} : { reason: event.reason }),
+        },
+      };
+    case 'CommandStateChanged': {
+      const type =
+        event.state === 'SUCCEEDED'
+          ? 'command.succeeded'
+          : event.state === 'FAILED'
+            ? 'command.failed'
+            : event.state === 'EXPIRED'
+              ? 'command.expired'
+              : undefined;
+      if (type === undefined) return undefined;
+      return {
+        ...base,
+        type,
+        data: {
+          commandId: event.commandId,
+          target: { type: 'DEVICE', id: event.deviceId, subId: event.subId },
+          command: event.command,
+          state: event.state,
+          message: event.message,
+          rolloutId: event.rolloutId,
+          by: event.by,
+        },
+      };
+    }
+    case 'AlertChanged':
+      return {
+        ...base,
+        type: event.state === 'OPEN' ? 'alert.raised' : 'alert.resolved',
+        data: {
+          alertId: event.alertId,
+          ruleId: event.ruleId,
+          ruleName: event.ruleName,
+          state: event.state,
+          target: event.target,
+          detail: event.detail,
+        },
+      };
+    default:
+      return undefined;
+  }
+}
