@@ -1,7 +1,7 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import type { AdministrativeChangeEvent, AdministrativeChangePublisher } from '../../core/audit/changes.js';
-import type { DeploymentEvent } from '../../core/deployments/model.js';
+import type { AdministrativeChangePublisher } from '../../core/audit/changes.js';
 import type { EventPublisher } from '../../core/deployments/ports.js';
+import type { BusEvent, BusEventPublisher } from '../../core/webhooks/events.js';
 import { type RetryPolicy, retry } from '../retry.js';
 
 /** Entries a PutEvents call refused (throttled or failed inside EventBridge): sent again. */
@@ -18,14 +18,14 @@ export const EVENT_SOURCE = 'device-scenario-service';
  * `Detail` = the event. Entries EventBridge refuses are retried once (REFUSED_ENTRIES_RETRY), then reported.
  * @throws Error naming how many events could not be published.
  */
-export class EventBridgeEventPublisher implements EventPublisher, AdministrativeChangePublisher {
+export class EventBridgeEventPublisher implements BusEventPublisher, EventPublisher, AdministrativeChangePublisher {
   constructor(
     private readonly client: EventBridgeClient,
     private readonly eventBusName: string,
   ) {}
 
   /** @inheritdoc */
-  async publish(events: readonly (DeploymentEvent | AdministrativeChangeEvent)[]): Promise<void> {
+  async publish(events: readonly BusEvent[]): Promise<void> {
     let failed = 0;
     for (let start = 0; start < events.length; start += 10) {
       let entries = events.slice(start, start + 10).map((event) => ({

@@ -1,28 +1,19 @@
 import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AdministrativeChangeEvent, AdministrativeChangePublisher } from '../../core/audit/changes.js';
-import { deploymentEventId } from '../../core/deployments/changes.js';
-import type { DeploymentEvent } from '../../core/deployments/model.js';
+import type { AdministrativeChangePublisher } from '../../core/audit/changes.js';
 import type { EventPublisher } from '../../core/deployments/ports.js';
-
-/** Every event the local bus carries. */
-type BusEvent = DeploymentEvent | AdministrativeChangeEvent;
-
-/** What identifies an event: an AdministrativeChange's entry id, a deployment event's deploymentEventId. */
-function eventIdOf(event: BusEvent): string {
-  return event.type === 'AdministrativeChange' ? event.id : deploymentEventId(event);
-}
+import { type BusEvent, type BusEventPublisher, busEventId as eventIdOf } from '../../core/webhooks/events.js';
 
 /**
- * The local event bus: emits each event in process (`on('DeploymentChanged', …)`, `on('DeploymentStatusChanged', …)`,
- * `on('AdministrativeChange', …)`) and appends it as one JSON line to `file`, so that tools and tests outside the
- * process can follow events (`tail -f .data/events/events.jsonl`). Events are keyed by their id (a DEPLOY's or
- * UNDEPLOY's `deploymentId`, a status report's `statusId`, an administrative change's entry `id`): one already in the
+ * The local event bus: emits each event in process (`on(type, …)` for each BusEvent type: `DeploymentStatusChanged`,
+ * `AdministrativeChange`, `RolloutStateChanged`…) and appends it as one JSON line to `file`, so that tools and tests outside the
+ * process can follow events (`tail -f .data/events/events.jsonl`). Events are keyed by their id (busEventId: a DEPLOY's or
+ * UNDEPLOY's `deploymentId`, a status report's `statusId`, an administrative change's entry `id`…): one already in the
  * file (a stream batch retried after a crash or a failure) is not appended again, so the file holds each change
  * exactly once.
  */
-export class LocalEventBus extends EventEmitter implements EventPublisher, AdministrativeChangePublisher {
+export class LocalEventBus extends EventEmitter implements BusEventPublisher, EventPublisher, AdministrativeChangePublisher {
   private published: Promise<Set<string>> | undefined;
   /** Whether the file ends inside a line (a process killed mid-append): the next append starts a new line first. */
   private tornTail = false;

@@ -64,6 +64,19 @@ export type BusEvent =
   | RolloutStateChangedEvent
   | AlertChangedEvent;
 
+/**
+ * The service's event bus, for every bus event (EventBridge on AWS, the local bus locally): the EventPublisher of
+ * deployments and the AdministrativeChangePublisher are narrower views of it.
+ */
+export interface BusEventPublisher {
+  /**
+   * Publishes events in order. Publishing an event published before (the same busEventId) is allowed (a stream
+   * consumer retries whole batches); the local bus drops such repeats, EventBridge delivers at least once.
+   * @throws when the bus refuses them (the stream consumer then retries the batch).
+   */
+  publish(events: readonly BusEvent[]): Promise<void>;
+}
+
 /** The bus event types webhooks are derived from (the EventBridge rule's `detail-type` list). */
 export const WEBHOOK_SOURCE_EVENT_TYPES = [
   'DeploymentStatusChanged',

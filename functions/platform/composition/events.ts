@@ -4,17 +4,18 @@ import { EventBridgeEventPublisher } from '../../adapters/aws/eventbridge-event-
 import { LocalEventBus } from '../../adapters/embedded/local-event-bus.js';
 import type { AdministrativeChangePublisher } from '../../core/audit/changes.js';
 import type { EventPublisher } from '../../core/deployments/ports.js';
+import type { BusEventPublisher } from '../../core/webhooks/events.js';
 import { eventsConfig } from '../config.js';
 import { traced } from '../observability.js';
 
-let publisher: (EventPublisher & AdministrativeChangePublisher) | undefined;
+let publisher: (BusEventPublisher & EventPublisher & AdministrativeChangePublisher) | undefined;
 
 /**
- * The event bus for deployment and administrative change events: EventBridge when `EVENT_BUS_NAME` is set (AWS), the local bus
+ * The event bus for every bus event (deployments, commands, administrative changes, connections, rollouts, alerts): EventBridge when `EVENT_BUS_NAME` is set (AWS), the local bus
  * appending to `LOCAL_EVENTS_FILE` otherwise (local runtime).
  * @throws EnvironmentError naming EVENT_BUS_NAME when neither variable is set.
  */
-export function eventPublisher(): EventPublisher & AdministrativeChangePublisher {
+export function eventPublisher(): BusEventPublisher & EventPublisher & AdministrativeChangePublisher {
   if (publisher === undefined) {
     const config = eventsConfig();
     publisher =
