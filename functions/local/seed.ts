@@ -43,15 +43,19 @@ export async function buildDemoScenarioArchive(scenario: (typeof DEMO_SCENARIOS)
 }
 
 /**
- * Scopes added to the demo users' sets since users.json was first written: a data folder made before has demo users
- * holding their set without them.
+ * Scopes added to the demo users' sets since users.json was first written, oldest addition first: a data folder made
+ * before an addition has demo users holding their set without it (and without every later one).
  */
-const SCOPES_ADDED_SINCE_FIRST_RELEASE = ['devices:read'] as const;
+const SCOPES_ADDED_SINCE_FIRST_RELEASE: readonly (readonly string[])[] = [
+  ['devices:read'],
+  ['webhooks:read', 'webhooks:write', 'alerts:read', 'alerts:write'],
+];
 
 /**
- * The users of an existing users.json with the demo users brought up to date: a demo user still holding exactly the
- * scope set an earlier start gave it (its current set less SCOPES_ADDED_SINCE_FIRST_RELEASE) gets its current set.
- * Users changed by hand, and everyone else, are left as they are. Returns undefined when nothing changes.
+ * The users of an existing users.json with the demo users brought up to date: a demo user still holding exactly a
+ * scope set an earlier start gave it (its current set less the scopes of one addition of
+ * SCOPES_ADDED_SINCE_FIRST_RELEASE and every later one) gets its current set. Users changed by hand, and everyone
+ * else, are left as they are. Returns undefined when nothing changes.
  */
 export function upgradedDemoUsers(users: readonly LocalUser[]): LocalUser[] | undefined {
   const sameSet = (left: Iterable<string>, right: Iterable<string>) => {
@@ -64,9 +68,12 @@ export function upgradedDemoUsers(users: readonly LocalUser[]): LocalUser[] | un
     const demo = DEMO_USERS.find((candidate) => candidate.username === user.username);
     if (demo === undefined) return user;
     const current = demo.scope.split(' ');
-    const earlier = current.filter((scope) => !(SCOPES_ADDED_SINCE_FIRST_RELEASE as readonly string[]).includes(scope));
+    const earlierSets = SCOPES_ADDED_SINCE_FIRST_RELEASE.map((_, since) => {
+      const added = new Set(SCOPES_ADDED_SINCE_FIRST_RELEASE.slice(since).flat());
+      return current.filter((scope) => !added.has(scope));
+    });
     const held = user.scope.split(' ').filter((scope) => scope !== '');
-    if (sameSet(held, current) || !sameSet(held, earlier)) return user;
+    if (sameSet(held, current) || !earlierSets.some((earlier) => sameSet(held, earlier))) return user;
     changed = true;
     return { ...user, scope: demo.scope };
   });

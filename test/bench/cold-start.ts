@@ -43,6 +43,8 @@ const FUNCTION_ENVIRONMENT: Readonly<Record<string, string>> = {
   PRESENCE_TABLE: 'presence',
   ROLLOUTS_TABLE: 'rollouts',
   COMMANDS_TABLE: 'commands',
+  WEBHOOKS_TABLE: 'webhooks',
+  ALERTS_TABLE: 'alerts',
   ARCHIVE_BUCKET: 'archives',
   CURSOR_SIGNING_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
   POWERTOOLS_SERVICE_NAME: 'device-scenario-service',

@@ -5,7 +5,7 @@ import { SCOPES } from '../../../functions/core/shared/principal.js';
 describe('ROLES', () => {
   it('maps each role to the documented scopes, each role holding every scope of the one before it', () => {
     expect(ROLES).toEqual({
-      viewer: ['scenarios:read', 'deployments:read', 'search:read', 'devices:read'],
+      viewer: ['scenarios:read', 'deployments:read', 'search:read', 'devices:read', 'alerts:read'],
       operator: [
         'scenarios:read',
         'scenarios:write',
@@ -14,6 +14,9 @@ describe('ROLES', () => {
         'search:read',
         'devices:read',
         'devices:write',
+        'webhooks:read',
+        'alerts:read',
+        'alerts:write',
       ],
       'company-admin': [
         'scenarios:read',
@@ -25,6 +28,10 @@ describe('ROLES', () => {
         'devices:write',
         'users:read',
         'users:write',
+        'webhooks:read',
+        'webhooks:write',
+        'alerts:read',
+        'alerts:write',
       ],
       'platform-admin': [...SCOPES],
     });
@@ -40,6 +47,10 @@ describe('ROLES', () => {
     expect(holders('companies:read')).toEqual(['platform-admin']);
     expect(holders('users:write')).toEqual(['company-admin', 'platform-admin']);
     expect(holders('devices:write')).toEqual(['operator', 'company-admin', 'platform-admin']);
+    expect(holders('webhooks:write')).toEqual(['company-admin', 'platform-admin']);
+    expect(holders('webhooks:read')).toEqual(['operator', 'company-admin', 'platform-admin']);
+    expect(holders('alerts:write')).toEqual(['operator', 'company-admin', 'platform-admin']);
+    expect(holders('alerts:read')).toEqual(ROLE_NAMES);
   });
 
   it('tells a role name from anything else', () => {
@@ -48,14 +59,14 @@ describe('ROLES', () => {
   });
 
   it('writes a role as the scope claim its users get', () => {
-    expect(scopeClaimOf('viewer')).toBe('scenarios:read deployments:read search:read devices:read');
+    expect(scopeClaimOf('viewer')).toBe('scenarios:read deployments:read search:read devices:read alerts:read');
   });
 });
 
 describe('roleOf', () => {
   it('names the role whose scopes a token holds exactly, whatever their order and repetitions', () => {
     for (const role of ROLE_NAMES) expect(roleOf([...ROLES[role]].reverse())).toBe(role);
-    expect(roleOf(['devices:read', 'search:read', 'deployments:read', 'scenarios:read', 'search:read'])).toBe('viewer');
+    expect(roleOf(['alerts:read', 'devices:read', 'search:read', 'deployments:read', 'scenarios:read', 'search:read'])).toBe('viewer');
   });
 
   it('names no role for a set that is not exactly one: more or fewer scopes, or an unknown one', () => {

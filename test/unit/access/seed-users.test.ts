@@ -39,9 +39,11 @@ describe('seedUsers', () => {
     expect(written.find((user) => user.username === 'root')).toMatchObject({
       companies: [],
       scope:
-        'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write users:read users:write companies:read companies:write',
+        'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write users:read users:write companies:read companies:write webhooks:read webhooks:write alerts:read alerts:write',
     });
-    expect(written.find((user) => user.username === 'olivia')?.scope).toBe('scenarios:read deployments:read search:read devices:read');
+    expect(written.find((user) => user.username === 'olivia')?.scope).toBe(
+      'scenarios:read deployments:read search:read devices:read alerts:read',
+    );
     expect(await verifyPassword('alice-demo-password', written[0]?.passwordHash as string)).toBe(true);
   });
 
@@ -50,20 +52,32 @@ describe('seedUsers', () => {
     await seedUsers(directory);
     const upgraded = await users();
     expect(upgraded.map((user) => [user.username, user.scope])).toEqual([
-      ['alice', 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write'],
+      [
+        'alice',
+        'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write webhooks:read alerts:read alerts:write',
+      ],
       // Changed by hand: kept.
       ['bob', 'search:read'],
-      ['olivia', 'scenarios:read deployments:read search:read devices:read'],
+      ['olivia', 'scenarios:read deployments:read search:read devices:read alerts:read'],
       // Not a demo user, though holding olivia's earlier set: kept.
       ['carol', 'scenarios:read deployments:read search:read'],
       // Added since that folder was made: added, with its password.
       [
         'root',
-        'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write users:read users:write companies:read companies:write',
+        'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write users:read users:write companies:read companies:write webhooks:read webhooks:write alerts:read alerts:write',
       ],
     ]);
     expect(upgraded.slice(0, -1).map((user) => user.passwordHash)).toEqual(EARLIER_USERS.map((user) => user.passwordHash));
     expect(await verifyPassword('root-demo-password', upgraded.at(-1)?.passwordHash as string)).toBe(true);
+  });
+
+  it('gives a demo user of a folder made after devices:read but before webhooks and alerts the scopes added since', async () => {
+    const olivia = { ...(EARLIER_USERS[2] as LocalUser), scope: 'scenarios:read deployments:read search:read devices:read' };
+    await writeFile(join(directory, USERS_FILE), JSON.stringify([olivia]));
+    await seedUsers(directory);
+    expect((await users()).find((user) => user.username === 'olivia')?.scope).toBe(
+      'scenarios:read deployments:read search:read devices:read alerts:read',
+    );
   });
 
   it('does not add root again, nor rewrite a folder that is up to date', async () => {

@@ -52,22 +52,23 @@ describe('demo companies and users', () => {
 
   it('defines alice, bob, olivia and root with the documented companies, roles and scopes', () => {
     const full = 'scenarios:read scenarios:write deployments:read deployments:write search:read devices:read devices:write';
+    const operator = `${full} webhooks:read alerts:read alerts:write`;
     expect(DEMO_USERS).toEqual([
-      { username: 'alice', password: 'alice-demo-password', companies: ['acme'], role: 'operator', scope: full },
-      { username: 'bob', password: 'bob-demo-password', companies: ['globex'], role: 'operator', scope: full },
+      { username: 'alice', password: 'alice-demo-password', companies: ['acme'], role: 'operator', scope: operator },
+      { username: 'bob', password: 'bob-demo-password', companies: ['globex'], role: 'operator', scope: operator },
       {
         username: 'olivia',
         password: 'olivia-demo-password',
         companies: ['acme', 'globex'],
         role: 'viewer',
-        scope: 'scenarios:read deployments:read search:read devices:read',
+        scope: 'scenarios:read deployments:read search:read devices:read alerts:read',
       },
       {
         username: 'root',
         password: 'root-demo-password',
         companies: [],
         role: 'platform-admin',
-        scope: `${full} users:read users:write companies:read companies:write`,
+        scope: `${full} users:read users:write companies:read companies:write webhooks:read webhooks:write alerts:read alerts:write`,
       },
     ]);
   });

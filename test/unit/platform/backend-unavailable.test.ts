@@ -46,6 +46,8 @@ beforeAll(async () => {
     PRESENCE_TABLE: 'presence',
     ROLLOUTS_TABLE: 'rollouts',
     COMMANDS_TABLE: 'commands',
+    WEBHOOKS_TABLE: 'webhooks',
+    ALERTS_TABLE: 'alerts',
     IDEMPOTENCY_TABLE: 'idempotency',
     CLIENT_FAILURES_TABLE: 'client-failures',
     ARCHIVE_BUCKET: 'archives',

@@ -36,6 +36,8 @@ const STORAGE = {
   PRESENCE_TABLE: 'presence',
   ROLLOUTS_TABLE: 'rollouts',
   COMMANDS_TABLE: 'commands',
+  WEBHOOKS_TABLE: 'webhooks',
+  ALERTS_TABLE: 'alerts',
   ARCHIVE_BUCKET: 'scenario-archives',
 };
 

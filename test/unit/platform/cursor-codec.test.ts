@@ -178,6 +178,8 @@ describe('a paging function', () => {
       PRESENCE_TABLE: 'presence',
       ROLLOUTS_TABLE: 'rollouts',
       COMMANDS_TABLE: 'commands',
+      WEBHOOKS_TABLE: 'webhooks',
+      ALERTS_TABLE: 'alerts',
       ARCHIVE_BUCKET: 'archives',
       AWS_REGION: 'us-east-1',
     });

@@ -44,6 +44,8 @@ beforeAll(async () => {
     PRESENCE_TABLE: 'presence',
     ROLLOUTS_TABLE: 'rollouts',
     COMMANDS_TABLE: 'commands',
+    WEBHOOKS_TABLE: 'webhooks',
+    ALERTS_TABLE: 'alerts',
     AUDIT_TABLE: 'audit',
     ARCHIVE_BUCKET: 'archives',
     CURSOR_SIGNING_KEY: 'ab'.repeat(32),

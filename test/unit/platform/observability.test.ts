@@ -84,6 +84,8 @@ beforeAll(async () => {
     PRESENCE_TABLE: LOCAL_TABLES.presence,
     ROLLOUTS_TABLE: LOCAL_TABLES.rollouts,
     COMMANDS_TABLE: LOCAL_TABLES.commands,
+    WEBHOOKS_TABLE: LOCAL_TABLES.webhooks,
+    ALERTS_TABLE: LOCAL_TABLES.alerts,
     IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
     ARCHIVE_BUCKET: LOCAL_BUCKET,
     DYNAMODB_ENDPOINT: dynamo.endpoint,

@@ -26,6 +26,8 @@ beforeAll(async () => {
     PRESENCE_TABLE: 'presence',
     ROLLOUTS_TABLE: 'rollouts',
     COMMANDS_TABLE: 'commands',
+    WEBHOOKS_TABLE: 'webhooks',
+    ALERTS_TABLE: 'alerts',
     ARCHIVE_BUCKET: 'archives',
     DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`,
     S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
