@@ -61,7 +61,7 @@ Contract choices where the specification is silent (docs/contract.md):
   Missing or invalid token: 401 with \`WWW-Authenticate: Bearer\`. The token's \`companies\` claim lists the companies the
   caller may act on and its \`scope\` claim the permissions (\`scenarios:read\`, \`scenarios:write\`, \`deployments:read\`,
   \`deployments:write\`, \`search:read\`, \`devices:read\`, \`devices:write\`, \`users:read\`, \`users:write\`,
-  \`companies:read\`, \`companies:write\`), given to users through a role (\`viewer\`, \`operator\`, \`company-admin\`,
+  \`companies:read\`, \`companies:write\`, \`webhooks:read\`, \`webhooks:write\`, \`alerts:read\`, \`alerts:write\`), given to users through a role (\`viewer\`, \`operator\`, \`company-admin\`,
   \`platform-admin\`); a valid token without the company or the scope gets 403.
   When the issuer's key set cannot be fetched, authenticated routes answer 503.
 - **Company scoping.** Another company's data is never visible, not even its existence: deploying to a device of
