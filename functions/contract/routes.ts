@@ -9,6 +9,7 @@ import {
   adminUsersList,
   adminUserUpdate,
 } from './routes/admin-users.js';
+import { alertGet, alertRuleCreate, alertRuleDelete, alertRuleGet, alertRulesList, alertRuleUpdate, alertsList } from './routes/alerts.js';
 import { commandCancel, commandCreate, commandGet, commandsList, deviceCommandStatusPost } from './routes/commands.js';
 import { consoleAsset, consolePage } from './routes/console.js';
 import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deploymentsListDevice } from './routes/deployments.js';
@@ -66,6 +67,13 @@ export const ROUTES: readonly RouteDefinition[] = [
   commandsList,
   commandGet,
   commandCancel,
+  alertRuleCreate,
+  alertRulesList,
+  alertRuleGet,
+  alertRuleUpdate,
+  alertRuleDelete,
+  alertsList,
+  alertGet,
   searchFilters,
   search,
   deviceDeploymentsGet,

@@ -50,3 +50,52 @@ export interface Alert {
   /** What held, for a person (e.g. "Disconnected since 2026-12-06T10:00:00Z"). */
   detail: string;
 }
+
+/** Longest rule name, characters. */
+export const MAX_ALERT_RULE_NAME_LENGTH = 128;
+/** Shortest and longest wait of a `…_FOR` condition, minutes (1 minute to 7 days). */
+export const MIN_ALERT_MINUTES = 1;
+export const MAX_ALERT_MINUTES = 10_080;
+/** Bounds of BATTERY_BELOW's `percent`. */
+export const MIN_ALERT_BATTERY_PERCENT = 1;
+export const MAX_ALERT_BATTERY_PERCENT = 100;
+/** Most rules a company may have: every rule of a company is evaluated, in memory, on each change of its devices. */
+export const MAX_ALERT_RULES_PER_COMPANY = 100;
+
+/**
+ * A rule as stored: the rule, the filters its query parses into (field → accepted values, as a continuous rollout
+ * keeps them), and its `revision`, which changes when its query or condition does (not its name): what a device was
+ * evaluated against, so that a watch or alert written for an older revision is refused (evaluation.ts).
+ */
+export interface StoredAlertRule extends AlertRule {
+  filters: Record<string, string[]>;
+  /** ULID of the last change of query or condition (the creation's at first). */
+  revision: string;
+}
+
+/**
+ * A device for which a rule's condition holds (one per rule and device): since when, for which sub-device, and once
+ * raised the open alert's id; until then `dueAt` (since + the rule's minutes), when the sweeper raises it.
+ */
+export interface AlertWatch {
+  company: string;
+  ruleId: string;
+  /** The rule's revision it was started for. */
+  revision: string;
+  deviceId: string;
+  /** ISO-8601: since when the condition holds. */
+  since: string;
+  /** `{hub uid}` or `{hub uid}/{sub-device uid}`: what holds the condition, when not the device itself. */
+  subId?: string;
+  /** What holds, for a person. */
+  detail: string;
+  /** ISO-8601: when the alert is due, until raised. */
+  dueAt?: string;
+  /** The OPEN alert's id, once raised. */
+  openAlertId?: string;
+}
+
+/** The minutes a condition must hold before it is raised (0: at once). */
+export function waitMinutesOf(condition: AlertCondition): number {
+  return condition.type === 'BATTERY_BELOW' ? 0 : condition.minutes;
+}
