@@ -22,6 +22,12 @@ export interface TableStreamTrigger {
   retryAttempts: number;
   /** @default the stream's retention (24 hours) */
   maxRecordAgeHours?: number;
+  /**
+   * Only the records whose new image's partition key begins with this reach the function (an event filter on AWS,
+   * the local poller drops the others): writes of the table's other items, and deletions, invoke nothing.
+   * @default every record
+   */
+  partitionKeyPrefix?: string;
 }
 
 /**

@@ -295,6 +295,28 @@ export const commandExpirySweeper = defineFunction({
   access: { storage: true, tables: { commands: 'RW' }, timeoutSeconds: 50, memorySize: 256 },
 });
 
+/**
+ * Rollout changes: the rollouts table's stream gives a rollout that paused or completed its RolloutStateChanged event
+ * (webhooks' rollout.paused and rollout.completed). Only the rollout items' records reach it (`ROLLOUT#` partitions):
+ * the tallies and reports, written once per device, invoke nothing. It reads no table. Idempotent; a failed batch is
+ * retried until its records are nearly a day old.
+ */
+export const rolloutChanges = defineFunction({
+  id: 'RolloutChanges',
+  label: 'Rollout changes',
+  entry: 'functions/handlers/rollout-changes.ts',
+  trigger: {
+    kind: 'tableStream',
+    tables: ['rollouts'],
+    batchSize: 100,
+    maxBatchingWindowSeconds: 1,
+    retryAttempts: -1,
+    maxRecordAgeHours: 23,
+    partitionKeyPrefix: 'ROLLOUT#',
+  },
+  access: { storage: false, events: true, timeoutSeconds: 30, memorySize: 256 },
+});
+
 /** Every function no route runs, in the order the stateless stack creates them. */
 export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchIndexer,
@@ -308,6 +330,7 @@ export const FUNCTIONS: readonly FunctionDefinition[] = [
   rolloutSweeper,
   commandChanges,
   commandExpirySweeper,
+  rolloutChanges,
   searchIndexSetup,
   searchReindex,
   preTokenGeneration,

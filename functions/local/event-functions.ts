@@ -214,7 +214,8 @@ async function startStreamConsumer(
   const handler = await context.load<(event: DynamoDBStreamEvent, context: unknown) => Promise<DynamoDBBatchResponse>>(definition.entry);
   const { log } = context;
   const file = join(context.dataDirectory, 'streams', `${fileNameOf(definition.id)}.json`);
-  const poller = new DynamoDbStreamPoller(context.streams, arns, (event) => handler(event, {}), {
+  const filtered = recordsFilter(definition.trigger);
+  const poller = new DynamoDbStreamPoller(context.streams, arns, (event) => filtered(event, (kept) => handler(kept, {})), {
     batchSize: localStreamBatchSize(definition),
     onError: (error) => log(`${definition.label}: ${(error as Error).message}`),
     ...(context.positionedByRuntime.has(definition.id)
@@ -222,6 +223,28 @@ async function startStreamConsumer(
       : { checkpoints: new FileStreamCheckpoints(file, (error) => log(error.message)) }),
   });
   pollers.set(definition.id, poller);
+}
+
+/** A stream handler's invocation, given the event of the records it is to receive. */
+type StreamInvocation = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+
+/**
+ * How a batch reaches the handler of `trigger`: whole, or, with a `partitionKeyPrefix`, only the records whose new
+ * image's partition key (any of its tables' key attribute) begins with it, and no invocation when none does (as the
+ * event filter does on AWS).
+ */
+export function recordsFilter(
+  trigger: TableStreamTrigger,
+): (event: DynamoDBStreamEvent, invoke: StreamInvocation) => Promise<DynamoDBBatchResponse> {
+  const prefix = trigger.partitionKeyPrefix;
+  if (prefix === undefined) return (event, invoke) => invoke(event);
+  const attributes = [...new Set(trigger.tables.map((table) => TABLES[table].partitionKey))];
+  const kept = (image: Record<string, { S?: string }> | undefined) =>
+    attributes.some((attribute) => image?.[attribute]?.S?.startsWith(prefix) === true);
+  return async (event, invoke) => {
+    const records = event.Records.filter((record) => kept(record.dynamodb?.NewImage as Record<string, { S?: string }> | undefined));
+    return records.length === 0 ? { batchItemFailures: [] } : invoke({ Records: records });
+  };
 }
 
 /**

@@ -143,6 +143,7 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableNa
     'command-changes': [],
     'webhook-deliveries': [],
     'alert-changes': [],
+    'rollout-changes': [],
   };
   for (const [logical, schema] of Object.entries(TABLES) as [TableName, TableKeySchema][]) {
     const arn = byTable[logical];

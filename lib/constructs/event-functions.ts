@@ -11,7 +11,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -211,6 +211,9 @@ export class EventFunctions {
           ...(trigger.maxRecordAgeHours === undefined ? {} : { maxRecordAge: Duration.hours(trigger.maxRecordAgeHours) }),
           reportBatchItemFailures: true,
           onFailure: new SqsDlq(deadLetter),
+          ...(trigger.partitionKeyPrefix === undefined
+            ? {}
+            : { filters: [partitionKeyFilter(TABLES[name].partitionKey, trigger.partitionKeyPrefix)] }),
         }),
       );
     }
@@ -354,4 +357,12 @@ function scheduleEvery(
     `The schedule's role may invoke ${schedule.entry} and its versions (lambda:InvokeFunction on <arn>:*, as aws-cdk-lib ` +
       'grants an invocation); no other function, no other action.',
   );
+}
+
+/**
+ * The event filter that lets through only the stream records whose new image's partition key (`attribute`) begins
+ * with `prefix` (TableStreamTrigger.partitionKeyPrefix): the others are dropped before any invocation, at no cost.
+ */
+function partitionKeyFilter(attribute: string, prefix: string): Record<string, unknown> {
+  return FilterCriteria.filter({ dynamodb: { NewImage: { [attribute]: { S: FilterRule.beginsWith(prefix) } } } });
 }

@@ -23,8 +23,10 @@ export const SWEEP_SHARD = 'ROLLOUT';
  */
 const ROLLOUT_KEY_ATTRIBUTES = ['pk', 'sk', 'entity', 'sweepShard', 'sweepAt', 'continuousCompany'];
 
+/** How the partition key of every rollout item begins (and of no other item of the table). */
+export const ROLLOUT_PARTITION_PREFIX = 'ROLLOUT#';
 /** The key of a rollout item. */
-export const rolloutKey = (company: string, rolloutId: string) => ({ pk: `ROLLOUT#${company}`, sk: rolloutId });
+export const rolloutKey = (company: string, rolloutId: string) => ({ pk: `${ROLLOUT_PARTITION_PREFIX}${company}`, sk: rolloutId });
 /** The partition key of a rollout's target chunks. */
 export const targetsPk = (company: string, rolloutId: string) => `TARGETS#${company}#${rolloutId}`;
 /** The sort key of a target chunk: its index on 6 digits, so that chunks sort by index. */

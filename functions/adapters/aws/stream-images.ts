@@ -8,10 +8,12 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AuditEntry } from '../../core/audit/ports.js';
 import type { Command } from '../../core/commands/model.js';
 import type { DeploymentSlot } from '../../core/deployments/model.js';
+import type { StoredRollout } from '../../core/rollouts/model.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
 import { AUDIT_ENTRY_PARTITION, auditEntryOf } from './dynamodb-audit-log.js';
 import { commandFromItem } from './dynamodb-command-repository.js';
 import { deploymentSlotFromItem } from './dynamodb-deployment-repository.js';
+import { ROLLOUT_PARTITION_PREFIX, rolloutFromItem } from './rollout-items.js';
 import { documentKeyFromItem, searchDocumentFromItem } from './search-documents.js';
 
 /** A stream image: the item in DynamoDB's attribute-value form (absent for a record without one). */
@@ -47,4 +49,13 @@ export function auditEntryFromImage(image: StreamImage): AuditEntry | undefined 
   if (image === undefined) return undefined;
   const item = unmarshall(image);
   return item.pk === AUDIT_ENTRY_PARTITION ? auditEntryOf(item) : undefined;
+}
+
+/**
+ * The rollout an image of the rollouts table holds, or undefined for no image or another item (targets, tallies,
+ * reports, members, the stream's anchor): only `ROLLOUT#…` partitions hold rollouts.
+ */
+export function rolloutFromImage(image: StreamImage): StoredRollout | undefined {
+  if (image === undefined || image.pk?.S?.startsWith(ROLLOUT_PARTITION_PREFIX) !== true) return undefined;
+  return rolloutFromItem(unmarshall(image));
 }

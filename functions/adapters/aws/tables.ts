@@ -71,7 +71,8 @@ export type StreamConsumer =
   | 'administrative-changes'
   | 'command-changes'
   | 'webhook-deliveries'
-  | 'alert-changes';
+  | 'alert-changes'
+  | 'rollout-changes';
 
 /** Key schema of one table: partition key and optional sort key (all string attributes). */
 export interface TableKeySchema {
@@ -144,6 +145,8 @@ export const TABLES = {
    * the rollout sweeper finds them with one Query. A RUNNING continuous rollout also carries
    * `continuousCompany` (its company): the sparse `continuous` index holds only those, so a changed device's company's
    * continuous rollouts are one Query.
+   * Stream → rollout changes (a rollout paused or completed becomes an event); on AWS only the records of `ROLLOUT#`
+   * items reach the function (an event filter), so the tallies' and reports' writes invoke nothing.
    */
   rollouts: {
     partitionKey: 'pk',
@@ -152,6 +155,7 @@ export const TABLES = {
       { indexName: 'sweep', partitionKey: 'sweepShard', sortKey: 'sweepAt' },
       { indexName: 'continuous', partitionKey: 'continuousCompany', sortKey: 'sk' },
     ],
+    stream: 'rollout-changes',
   },
   /** Powertools idempotency records of deployment requests (`Idempotency-Key`), expired by TTL after 24 h. */
   idempotency: { partitionKey: 'id', timeToLiveAttribute: 'expiration' },

@@ -22,20 +22,27 @@ export interface DeviceConnectionChangedEvent {
 }
 
 /**
- * A rollout paused or completed, derived from the rollouts table's stream (the rollout item's new event). Its id is
- * `{rolloutId}:{state}:{at}`.
+ * A rollout paused or completed, derived from the rollouts table's stream (the rollout item's newest PAUSED or
+ * COMPLETED event: core/rollouts/changes.ts). Its id is `{rolloutId}:{state}:{at}`: a rollout paused twice has two.
+ * A rollout has no name: it is told by what it does (`what` or `command`).
  */
 export interface RolloutStateChangedEvent {
   type: 'RolloutStateChanged';
   company: string;
   rolloutId: string;
-  name: string | null;
+  action: 'DEPLOY' | 'UNDEPLOY' | 'COMMAND';
+  /** DEPLOY and UNDEPLOY: the scenario version. */
+  what?: { type: 'SCENARIO'; id: string; subId: string };
+  /** COMMAND: the command's name. */
+  command?: string;
   state: 'PAUSED' | 'COMPLETED';
   /** ISO-8601: when the transition was written. */
   at: string;
-  /** Who paused it (a user's subject), absent when the sweeper did. */
+  /** The wave (1-based) it paused in on failures. */
+  wave?: number;
+  /** Who paused it (a user's subject), absent when it paused by itself. */
   by?: string;
-  /** Why it paused (a wave's failures), when it did by itself. */
+  /** Why it paused (the wave's failures), when it did by itself. */
   reason?: string;
 }
 
@@ -137,13 +144,7 @@ export function webhookEventOf(event: BusEvent): WebhookEvent | undefined {
       return {
         ...base,
         type: event.state === 'PAUSED' ? 'rollout.paused' : 'rollout.completed',
-        data: {
-          rolloutId: event.rolloutId,
-          name: event.name,
-          state: event.state,
-          ...(event.by === undefined ? {} : { by: event.by }),
-          ...(event.reason === undefined ? {} : { reason: event.reason }),
-        },
+        data: rolloutData(event),
       };
     case 'CommandStateChanged': {
       const type =
@@ -185,4 +186,11 @@ export function webhookEventOf(event: BusEvent): WebhookEvent | undefined {
     default:
       return undefined;
   }
+}
+
+/** The `data` of rollout.paused and rollout.completed: the event without its bus fields, absent members left out. */
+function rolloutData(event: RolloutStateChangedEvent): Record<string, unknown> {
+  const { rolloutId, action, what, command, state, wave, by, reason } = event;
+  const data = { rolloutId, action, what, command, state, wave, by, reason };
+  return Object.fromEntries(Object.entries(data).filter(([, value]) => value !== undefined));
 }

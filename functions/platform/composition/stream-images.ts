@@ -7,6 +7,7 @@ export {
   commandFromImage,
   deploymentSlotFromImage,
   documentKeyFromImage,
+  rolloutFromImage,
   type StreamImage,
   searchDocumentFromImage,
 } from '../../adapters/aws/stream-images.js';

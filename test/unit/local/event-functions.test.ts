@@ -50,8 +50,8 @@ const STREAM_ARNS: Partial<Record<TableName, string>> = Object.fromEntries(
 );
 
 /**
- * A streams client whose every stream has one shard holding one record, and that notes the `Limit` of each read by
- * stream (`arn|limit`).
+ * A streams client whose every stream has one shard holding one record (whose new image's partition key passes every
+ * consumer's `partitionKeyPrefix`), and that notes the `Limit` of each read by stream (`arn|limit`).
  */
 function fakeStreams(reads: Set<string>): DynamoDBStreamsClient {
   const send = async (command: unknown) => {
@@ -61,8 +61,12 @@ function fakeStreams(reads: Set<string>): DynamoDBStreamsClient {
     if (command instanceof GetRecordsCommand) {
       const [arn, position] = (command.input.ShardIterator as string).split('#');
       reads.add(`${arn}|${command.input.Limit}`);
+      const table = (Object.entries(STREAM_ARNS) as [TableName, string][]).find(([, candidate]) => candidate === arn)?.[0] as TableName;
+      const NewImage = { [TABLES[table].partitionKey]: { S: 'ROLLOUT#x' } };
       const records =
-        position === '0' ? [{ eventID: 'e1', eventName: 'INSERT', dynamodb: { SequenceNumber: '100', Keys: { id: { S: 'x' } } } }] : [];
+        position === '0'
+          ? [{ eventID: 'e1', eventName: 'INSERT', dynamodb: { SequenceNumber: '100', Keys: { id: { S: 'x' } }, NewImage } }]
+          : [];
       return { Records: records, NextShardIterator: `${arn}#1` };
     }
     throw new Error(`unexpected command ${(command as object).constructor.name}`);
