@@ -1072,14 +1072,14 @@ export interface components {
              * @description What the change was.
              * @enum {string}
              */
-            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset";
+            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset" | "webhook.disabled";
             target: {
                 /**
                  * @description What was changed.
                  * @enum {string}
                  */
-                kind: "company" | "user";
-                /** @description The company id or the username. */
+                kind: "company" | "user" | "webhook";
+                /** @description The company id, the username, or the webhook id. */
                 id: string;
             };
             /** @description The companies the change concerns: a company's own id; a user's companies before and after. */

@@ -32,10 +32,12 @@ function Target({ target }: { target: AuditEntry['target'] }) {
       ? can('companies:read')
         ? hrefOf(`/admin/companies/${encodeURIComponent(target.id)}`)
         : undefined
-      : hrefOf(`/admin/users/${encodeURIComponent(target.id)}`);
+      : target.kind === 'user'
+        ? hrefOf(`/admin/users/${encodeURIComponent(target.id)}`)
+        : undefined;
   return (
     <>
-      {target.kind === 'company' ? 'Company ' : 'User '}
+      {target.kind === 'company' ? 'Company ' : target.kind === 'user' ? 'User ' : 'Webhook '}
       {href === undefined ? (
         <span class="mono">
           <UserText text={target.id} />

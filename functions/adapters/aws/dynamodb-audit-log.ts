@@ -67,7 +67,7 @@ export function isAlreadyRecorded(error: unknown): boolean {
 
 /** The entry an entry item (or a copy, or a stream image unmarshalled) holds. */
 export function auditEntryOf(item: Record<string, unknown>): AuditEntry {
-  const target = item.target as { kind: 'company' | 'user'; id: string };
+  const target = item.target as AuditEntry['target'];
   return {
     id: item.id as string,
     at: item.at as string,

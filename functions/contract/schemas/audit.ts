@@ -16,8 +16,8 @@ export const AuditEntry = z
     action: z.enum(AUDIT_ACTIONS).describe('What the change was.'),
     target: z
       .object({
-        kind: z.enum(['company', 'user']).describe('What was changed.'),
-        id: z.string().describe('The company id or the username.'),
+        kind: z.enum(['company', 'user', 'webhook']).describe('What was changed.'),
+        id: z.string().describe('The company id, the username, or the webhook id.'),
       })
       .strict(),
     companies: z

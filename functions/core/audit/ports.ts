@@ -12,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'user.updated',
   'user.deleted',
   'user.password-reset',
+  'webhook.disabled',
 ] as const;
 
 /** What an entry records. */
@@ -26,8 +27,8 @@ export interface AuditEntry {
   /** The username of who made the change (the token's `username`, or `sub` when it has none). */
   actor: string;
   action: AuditAction;
-  /** What was changed: a company id or a username. */
-  target: { kind: 'company' | 'user'; id: string };
+  /** What was changed: a company id, a username, or a webhook id (disabled after failing for days). */
+  target: { kind: 'company' | 'user' | 'webhook'; id: string };
   /** Companies the change concerns (a company's own id; a user's companies before and after): a company admin sees these. */
   companies: string[];
   /** The target's values before the change (absent for a creation); never a password. */
