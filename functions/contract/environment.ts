@@ -88,6 +88,7 @@ export const ENV = {
   heartbeatSweepIntervalMs: 'HEARTBEAT_SWEEP_INTERVAL_MS',
   rolloutSweepIntervalMs: 'ROLLOUT_SWEEP_INTERVAL_MS',
   commandSweepIntervalMs: 'COMMAND_SWEEP_INTERVAL_MS',
+  alertSweepIntervalMs: 'ALERT_SWEEP_INTERVAL_MS',
   searchSnapshotIntervalMs: 'SEARCH_SNAPSHOT_INTERVAL_MS',
   simulate: 'SIMULATE',
   // Local runtime only: admission control of each address (functions/local/admission.ts).
@@ -511,6 +512,9 @@ const LocalRuntimeEnvironment = once(() =>
     [ENV.commandSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
       .default(5_000)
       .describe('How often the command expiry sweeper makes commands past their `expiresAt` EXPIRED, ms.'),
+    [ENV.alertSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+      .default(1_000)
+      .describe("How often the alert sweeper raises the alerts whose condition has held for their rule's minutes, ms."),
     [ENV.searchSnapshotIntervalMs]: amount('milliseconds', 1_000, 86_400_000)
       .default(60_000)
       .describe('How often the embedded search index is written to its snapshot in the data folder when it changed, ms (also at stop).'),

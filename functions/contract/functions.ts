@@ -51,16 +51,21 @@ export const deploymentChanges = defineFunction({
 });
 
 /**
- * Continuous rollouts: the devices table's stream (its second reader, beside the search indexer). Each changed device
- * is matched in memory against its company's running continuous rollouts (one Query of the rollouts table's
- * `continuous` index per company per batch); a device that matches and is neither a target nor a member joins (one
- * TransactWriteItems: ConditionCheck, Put, Update), gets its deployment (what the rollout worker writes: reads the
- * device and the scenario version, writes the deployment slot) and its result is counted (one more transaction). Every
- * step is idempotent, so a failed batch is retried from the failed record until its records are nearly a day old.
+ * Device changes: the devices table's stream (its second reader, beside the search indexer; DynamoDB Streams allows
+ * two). Each change is evaluated in memory against its company's alert rules (one Query of the alerts table per company
+ * per batch, cached a few seconds) and only a rule whose holding flips writes (a watch started, an alert raised, or a
+ * watch ended and its alert resolved: one TransactWriteItems each, a GetItem of the watch before an end); a change of
+ * connection state publishes its DeviceConnectionChanged event. Then each changed device is matched in memory against
+ * its company's running continuous rollouts (one Query of the rollouts table's `continuous` index per company per
+ * batch); a device that matches and is neither a target nor a member joins (one TransactWriteItems: ConditionCheck,
+ * Put, Update), gets its deployment (what the rollout worker writes: reads the device and the scenario version, writes
+ * the deployment slot) and its result is counted (one more transaction). Every step is idempotent, so a failed batch
+ * is retried from the failed record until its records are nearly a day old. Its id and entry keep the name of its
+ * first task, continuous rollouts.
  */
 export const continuousRollouts = defineFunction({
   id: 'ContinuousRollouts',
-  label: 'Continuous rollouts',
+  label: 'Device changes',
   entry: 'functions/handlers/continuous-rollouts.ts',
   trigger: {
     kind: 'tableStream',
@@ -74,7 +79,8 @@ export const continuousRollouts = defineFunction({
   // rollout was cancelled meanwhile.
   access: {
     storage: true,
-    tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW', commands: 'W' },
+    tables: { devices: 'R', scenarios: 'R', deployments: 'RW', rollouts: 'RW', commands: 'W', alerts: 'RW' },
+    events: true,
     timeoutSeconds: 60,
   },
 });
@@ -317,6 +323,46 @@ export const rolloutChanges = defineFunction({
   access: { storage: false, events: true, timeoutSeconds: 30, memorySize: 256 },
 });
 
+/**
+ * Alert changes: the alerts table's stream gives every alert that became OPEN or RESOLVED its AlertChanged event
+ * (webhooks' alert.raised and alert.resolved), and ends the watches of a rule deleted or whose query or condition
+ * changed (a Query of the rule's watches, then one TransactWriteItems per watch: its Delete and its alert's Update).
+ * Idempotent; a failed batch is retried until its records are nearly a day old.
+ */
+export const alertChanges = defineFunction({
+  id: 'AlertChanges',
+  label: 'Alert changes',
+  entry: 'functions/handlers/alert-changes.ts',
+  trigger: {
+    kind: 'tableStream',
+    tables: ['alerts'],
+    batchSize: 100,
+    maxBatchingWindowSeconds: 1,
+    retryAttempts: -1,
+    maxRecordAgeHours: 23,
+  },
+  access: { storage: true, tables: { alerts: 'RW' }, events: true, timeoutSeconds: 60, memorySize: 256 },
+});
+
+/**
+ * The alert sweeper: queries the alerts table's sparse `due` index for watches whose rule's minutes have passed,
+ * reads the rule and the device again, and raises the alert (one TransactWriteItems: ConditionCheck of the rule, the
+ * watch's Update, the alert's Put) or ends the watch of a device that recovered. Under a minute, so that runs do not
+ * overlap. Run by a timer locally (ALERT_SWEEP_INTERVAL_MS).
+ */
+export const alertSweeper = defineFunction({
+  id: 'AlertSweeper',
+  label: 'Alert sweeper',
+  entry: 'functions/handlers/alert-sweeper.ts',
+  trigger: {
+    kind: 'schedule',
+    everyMinutes: 1,
+    via: 'scheduler',
+    description: "Raises the alerts whose condition has held for their rule's minutes.",
+  },
+  access: { storage: true, tables: { alerts: 'RW', devices: 'R' }, timeoutSeconds: 50, memorySize: 256 },
+});
+
 /** Every function no route runs, in the order the stateless stack creates them. */
 export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchIndexer,
@@ -331,6 +377,8 @@ export const FUNCTIONS: readonly FunctionDefinition[] = [
   commandChanges,
   commandExpirySweeper,
   rolloutChanges,
+  alertChanges,
+  alertSweeper,
   searchIndexSetup,
   searchReindex,
   preTokenGeneration,

@@ -20,7 +20,7 @@ import type {
   ScheduleTrigger,
   TableStreamTrigger,
 } from '../contract/function.js';
-import { commandExpirySweeper, FUNCTIONS, heartbeatSweeper, rolloutSweeper, uploadSweeper } from '../contract/functions.js';
+import { alertSweeper, commandExpirySweeper, FUNCTIONS, heartbeatSweeper, rolloutSweeper, uploadSweeper } from '../contract/functions.js';
 import { FileStreamCheckpoints } from './file-checkpoints.js';
 import { LOCAL_ROLLOUT_QUEUE } from './local-environment.js';
 import type { Log, RuntimeSettings, StopSteps } from './runtime-layout.js';
@@ -124,11 +124,12 @@ const LOCAL_SCHEDULE_SETTINGS: Readonly<Record<string, keyof RuntimeSettings>> =
   [heartbeatSweeper.id]: ENV.heartbeatSweepIntervalMs,
   [rolloutSweeper.id]: ENV.rolloutSweepIntervalMs,
   [commandExpirySweeper.id]: ENV.commandSweepIntervalMs,
+  [alertSweeper.id]: ENV.alertSweepIntervalMs,
 };
 
 /**
  * How often a scheduled function runs locally, ms: its local setting (UPLOAD_SWEEP_INTERVAL_MS,
- * HEARTBEAT_SWEEP_INTERVAL_MS, ROLLOUT_SWEEP_INTERVAL_MS, COMMAND_SWEEP_INTERVAL_MS) when it has one, else its definition's `everyMinutes`.
+ * HEARTBEAT_SWEEP_INTERVAL_MS, ROLLOUT_SWEEP_INTERVAL_MS, COMMAND_SWEEP_INTERVAL_MS, ALERT_SWEEP_INTERVAL_MS) when it has one, else its definition's `everyMinutes`.
  */
 export function localScheduleIntervalMs(definition: FunctionDefinition<ScheduleTrigger>, settings: RuntimeSettings): number {
   const setting = LOCAL_SCHEDULE_SETTINGS[definition.id];
