@@ -10,6 +10,7 @@ import {
   commandChanges,
   DEPLOYMENT_CHANGES_ENTRY,
   preTokenGeneration,
+  rolloutChanges,
   SEARCH_INDEXER_ENTRY,
 } from '../../functions/contract/functions.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
@@ -61,7 +62,14 @@ describe('stacks, alarms (bundling skipped)', () => {
       expect(alarm.Properties, id).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
     const iteratorAges = byMetric('IteratorAge');
     expect(iteratorAges.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
-      [SEARCH_INDEXER_ENTRY, DEPLOYMENT_CHANGES_ENTRY, CONTINUOUS_ROLLOUTS_ENTRY, ADMINISTRATIVE_CHANGES_ENTRY, commandChanges.entry]
+      [
+        SEARCH_INDEXER_ENTRY,
+        DEPLOYMENT_CHANGES_ENTRY,
+        CONTINUOUS_ROLLOUTS_ENTRY,
+        ADMINISTRATIVE_CHANGES_ENTRY,
+        commandChanges.entry,
+        rolloutChanges.entry,
+      ]
         .map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }]))
         .sort(),
     );

@@ -19,6 +19,7 @@ import {
   HEARTBEAT_SWEEPER,
   ROLLOUT_SWEEPER,
   ROLLOUT_WORKER,
+  rolloutChanges,
   SEARCH_INDEX_SETUP_ENTRY,
   SEARCH_INDEXER_ENTRY,
   SEARCH_REINDEX_ENTRY,
@@ -318,6 +319,7 @@ export const STATELESS_ENTRIES = [
   ROLLOUT_SWEEPER.entry,
   commandChanges.entry,
   commandExpirySweeper.entry,
+  rolloutChanges.entry,
 ];
 
 /** DynamoDB actions as the grants list them (grantsOf: sorted): of a table read, written, read and written, or of single items. */
