@@ -340,6 +340,250 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/companies/{companyId}/alert-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the alert rules of a company
+         * @description Every rule of the company (at most 100), oldest first. Needs `alerts:read` on the company.
+         */
+        get: operations["AlertRulesList"];
+        put?: never;
+        /**
+         * Create an alert rule
+         * @description A rule watches the devices of the company its `query` selects (a device search's query string, as a continuous rollout's) for its `condition`, from each device's next change on. An alert is raised once per rule and device when the condition holds (for its minutes), and resolved when it stops holding; each is an `alert.raised` / `alert.resolved` event (docs/alerts.md). At most 100 rules per company (422 beyond). Answers 201 with the rule and its address in `Location`. Needs `alerts:write` on the company.
+         */
+        post: operations["AlertRuleCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/alert-rules/{ruleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an alert rule
+         * @description The rule. Needs `alerts:read` on the company.
+         */
+        get: operations["AlertRuleGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an alert rule
+         * @description Deletes the rule; its open alerts are resolved and what it watched is removed within seconds (the alerts stay listed, RESOLVED). Needs `alerts:write` on the company.
+         */
+        delete: operations["AlertRuleDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an alert rule
+         * @description Changes what is given of `name`, `query` and `condition`. A new query or condition ends what the rule watched: its open alerts are resolved, and each device is watched again from its next change. A new name alone keeps them (alerts keep the name they were raised with). Needs `alerts:write` on the company.
+         */
+        patch: operations["AlertRuleUpdate"];
+        trace?: never;
+    };
+    "/companies/{companyId}/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the alerts of a company
+         * @description The company's alerts, newest first (by when their condition started to hold), only OPEN or RESOLVED ones with `state`. An alert is raised once per rule and device when the condition holds (for its minutes), and resolved when it stops holding; each is an `alert.raised` / `alert.resolved` event (docs/alerts.md). Needs `alerts:read` on the company.
+         */
+        get: operations["AlertsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/alerts/{alertId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an alert
+         * @description The alert. Needs `alerts:read` on the company.
+         */
+        get: operations["AlertGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the webhooks of a company
+         * @description The company's webhooks, oldest first, without their secrets. Needs `webhooks:read` on the company (operators and administrators).
+         */
+        get: operations["WebhooksList"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Subscribes a URL to event types of the company: each event is POSTed to it as the Standard Webhooks specification says, signed with the webhook's secret, which this answer shows once (`secret`). The URL must be absolute, at most 2048 characters, `https` (`http` only for a host `WEBHOOK_ALLOWED_HTTP_HOSTS` names), without user name, password or fragment; an IP address in a private, loopback, link-local, carrier-grade NAT or metadata range is refused at once, and a host name at every delivery, against each address it resolves to then. A company has at most 100 webhooks. Needs `webhooks:write` on the company (company and platform administrators).
+         */
+        post: operations["WebhookCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description The webhook, without its secret. Needs `webhooks:read` on the company (operators and administrators).
+         */
+        get: operations["WebhookGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Nothing more is delivered to the webhook, retries included; its deliveries are no longer listed. Needs `webhooks:write` on the company (company and platform administrators).
+         */
+        delete: operations["WebhookDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Replaces the members sent: `url`, `events`, `description` (null clears it), `enabled` (false stops deliveries; true resumes them and restarts the failure clock of a webhook the service disabled). The URL must be absolute, at most 2048 characters, `https` (`http` only for a host `WEBHOOK_ALLOWED_HTTP_HOSTS` names), without user name, password or fragment; an IP address in a private, loopback, link-local, carrier-grade NAT or metadata range is refused at once, and a host name at every delivery, against each address it resolves to then. Needs `webhooks:write` on the company (company and platform administrators).
+         */
+        patch: operations["WebhookUpdate"];
+        trace?: never;
+    };
+    "/companies/{companyId}/webhooks/{webhookId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description Draws a new signing secret, shown once in this answer. For 24 hours (`previousSecretExpiresAt`) every delivery is signed with both, the new one and the one it replaces (two signatures in `webhook-signature`), so that the receiver can switch without losing a delivery. Needs `webhooks:write` on the company (company and platform administrators).
+         */
+        post: operations["WebhookSecretRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook
+         * @description Queues a `webhook.test` event for the webhook (enabled or not), delivered and retried like any other; follow it in the webhook's deliveries. Needs `webhooks:write` on the company (company and platform administrators).
+         */
+        post: operations["WebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the deliveries of a webhook
+         * @description The webhook's deliveries, newest first, each with its state, attempts and their statuses. Final deliveries are kept 30 days. Needs `webhooks:read` on the company (operators and administrators).
+         */
+        get: operations["WebhookDeliveriesList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/webhooks/{webhookId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery of a webhook
+         * @description One delivery, with its state and attempts. Needs `webhooks:read` on the company (operators and administrators).
+         */
+        get: operations["WebhookDeliveryGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/companies/{companyId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Makes the delivery PENDING with an attempt due now: the same `webhook-id` and body, its earlier attempts kept. Needs `webhooks:write` on the company (company and platform administrators).
+         */
+        post: operations["WebhookDeliveryRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/resources/search/filters": {
         parameters: {
             query?: never;
@@ -1057,6 +1301,130 @@ export interface components {
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
         };
+        /** @description An alert: raised once per rule and device while its condition holds. */
+        Alert: {
+            /** @description ULID whose time is when the condition started to hold. */
+            id: string;
+            company: string;
+            ruleId: string;
+            /** @description The rule’s name when the alert was raised. */
+            ruleName: string;
+            target: {
+                /** @constant */
+                type: "DEVICE";
+                /** @description The device. */
+                id: string;
+                /** @description `{hub uid}` or `{hub uid}/{sub-device uid}`: what holds the condition. */
+                subId?: string;
+            };
+            state: components["schemas"]["AlertState"];
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            raisedAt: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601, once RESOLVED.
+             */
+            resolvedAt?: string;
+            /** @description What held, for a person (shown as text). */
+            detail: string;
+        };
+        /** @description What a rule watches (DISCONNECTED_FOR, SUBDEVICE_STATE_FOR, BATTERY_BELOW): the device DISCONNECTED for more than `minutes`; one of its sub-devices in one of `states` for more than `minutes`; a hub's or sub-device's battery below `percent`. */
+        AlertCondition: {
+            /** @constant */
+            type: "DISCONNECTED_FOR";
+            /** @description Minutes the condition must hold before the alert is raised, 1 to 10,080 (7 days). */
+            minutes: number;
+        } | {
+            /** @constant */
+            type: "SUBDEVICE_STATE_FOR";
+            /** @description Minutes the condition must hold before the alert is raised, 1 to 10,080 (7 days). */
+            minutes: number;
+            /** @description Sub-device health states (`health.hubs.devices.health.state`) that hold the condition. */
+            states: ("BOOTING" | "NOMINAL" | "WARNING" | "DOWN" | "HIBERNATION")[];
+        } | {
+            /** @constant */
+            type: "BATTERY_BELOW";
+            /** @description A hub’s or sub-device’s `battery.health.level` below this percent holds the condition, at once. */
+            percent: number;
+        };
+        AlertPage: {
+            /** @description Newest first (by when the condition started to hold). */
+            items: components["schemas"]["Alert"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description An alert rule: the devices a query selects and a condition on them. */
+        AlertRule: {
+            /** @description ULID. */
+            id: string;
+            company: string;
+            name: string;
+            /** @description The device search query string the rule watches. */
+            query: string;
+            condition: components["schemas"]["AlertCondition"];
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            created: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            updated: string;
+            /** @description Who created or last changed it. */
+            by: string;
+        };
+        /**
+         * @example {
+         *       "name": "Lyon kiosks offline",
+         *       "query": "location.name=Lyon",
+         *       "condition": {
+         *         "type": "DISCONNECTED_FOR",
+         *         "minutes": 15
+         *       }
+         *     }
+         */
+        AlertRuleCreate: {
+            /** @description A name for people, 1 to 128 characters. */
+            name: string;
+            /**
+             * @description The query string of a device search (`GET /resources/search`, without the leading `?`): its filter parameters, values of one parameter OR-ed, different parameters AND-ed, within the rule's company; empty watches every device of the company. `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE and `company` other than the rule's are refused. At most 2,000 characters.
+             * @example location.name=Lyon
+             */
+            query: string;
+            condition: components["schemas"]["AlertCondition"];
+        };
+        AlertRuleList: {
+            /** @description Oldest first; at most 100. */
+            items: components["schemas"]["AlertRule"][];
+        };
+        /**
+         * @example {
+         *       "condition": {
+         *         "type": "DISCONNECTED_FOR",
+         *         "minutes": 30
+         *       }
+         *     }
+         */
+        AlertRulePatch: {
+            /** @description A name for people, 1 to 128 characters. */
+            name?: string;
+            /**
+             * @description The query string of a device search (`GET /resources/search`, without the leading `?`): its filter parameters, values of one parameter OR-ed, different parameters AND-ed, within the rule's company; empty watches every device of the company. `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE and `company` other than the rule's are refused. At most 2,000 characters.
+             * @example location.name=Lyon
+             */
+            query?: string;
+            condition?: components["schemas"]["AlertCondition"];
+        };
+        /**
+         * @description OPEN while the condition holds, then RESOLVED.
+         * @enum {string}
+         */
+        AlertState: "OPEN" | "RESOLVED";
         /** @description One administrative change: who changed what, when, with the values before and after. */
         AuditEntry: {
             /** @description ULID of the entry: unique, and sorts by time. */
@@ -1362,6 +1730,19 @@ export interface components {
         };
         /** @description A script (application/javascript) or style sheet (text/css) of the console, UTF-8. */
         ConsoleAsset: string;
+        DeliveryAttempt: {
+            /**
+             * Format: date-time
+             * @description ISO-8601: when the attempt started.
+             */
+            at: string;
+            /** @description The receiver's HTTP status; null when none came (refused, unreachable, timed out). */
+            status: number | null;
+            /** @description Why the attempt failed (e.g. `refused: 10.0.0.1 is a private address`); null on success. */
+            error: string | null;
+            /** @description ms from connect to the status; null when refused before connecting. */
+            durationMs: number | null;
+        };
         /** @enum {string} */
         DeploymentAction: "DEPLOY" | "UNDEPLOY";
         /**
@@ -3043,6 +3424,134 @@ export interface components {
             /** @description false: the user cannot sign in, and their refresh tokens are refused from now on. */
             enabled?: boolean;
         };
+        /** @description A webhook: where events of the company are delivered. Its secret is never shown again. */
+        Webhook: {
+            /** @description ULID: sorts by creation time. */
+            id: string;
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            description: string | null;
+            /** @description false: nothing is delivered (disabled by a PATCH, or by the service after 5 days of failures). */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            created: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601: the last change.
+             */
+            updated: string;
+            /** @description Who created it (a username). */
+            by: string;
+            failingSince: string | null;
+            previousSecretExpiresAt: string | null;
+        };
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/kiosks",
+         *       "events": [
+         *         "deployment.failed",
+         *         "device.disconnected"
+         *       ],
+         *       "description": "On-call"
+         *     }
+         */
+        WebhookCreate: {
+            /** @description Where deliveries are POSTed: an absolute `https` URL (`http` only for the hosts `WEBHOOK_ALLOWED_HTTP_HOSTS` names), without user name, password or fragment, at most 2,048 characters. An IP address in a private, loopback, link-local, carrier-grade NAT or metadata range is refused; a host name is resolved, and checked, at every delivery. */
+            url: string;
+            /** @description The event types delivered: at least one, each once. */
+            events: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+        };
+        /** @description One event’s delivery to a webhook, with its attempts. */
+        WebhookDelivery: {
+            /** @description ULID (time part: the event’s), the same whenever the event is replayed. */
+            id: string;
+            /** @description The event delivered. */
+            eventId: string;
+            /** @description The `webhook-id` header of every attempt: `msg_` + the delivery id. */
+            messageId: string;
+            type: components["schemas"]["WebhookEventType"];
+            /**
+             * @description PENDING until a 2xx (SUCCEEDED) or its last attempt failed (FAILED; at most 8 attempts).
+             * @enum {string}
+             */
+            state: "PENDING" | "SUCCEEDED" | "FAILED";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description The last attempt's HTTP status; null when none answered (or none was made). */
+            lastStatus: number | null;
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            created: string;
+            /** @description The attempts, oldest first (the latest 12). */
+            history: components["schemas"]["DeliveryAttempt"][];
+        };
+        WebhookDeliveryPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
+         * @description An event a webhook may subscribe to (docs/webhooks.md, "Event types", documents each body).
+         * @enum {string}
+         */
+        WebhookEventType: "deployment.succeeded" | "deployment.failed" | "device.connected" | "device.disconnected" | "rollout.paused" | "rollout.completed" | "command.succeeded" | "command.failed" | "command.expired" | "alert.raised" | "alert.resolved" | "webhook.test";
+        WebhookPage: {
+            /** @description Oldest first. */
+            items: components["schemas"]["Webhook"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /**
+         * @example {
+         *       "events": [
+         *         "deployment.failed"
+         *       ],
+         *       "enabled": true
+         *     }
+         */
+        WebhookUpdate: {
+            /** @description Where deliveries are POSTed: an absolute `https` URL (`http` only for the hosts `WEBHOOK_ALLOWED_HTTP_HOSTS` names), without user name, password or fragment, at most 2,048 characters. An IP address in a private, loopback, link-local, carrier-grade NAT or metadata range is refused; a host name is resolved, and checked, at every delivery. */
+            url?: string;
+            /** @description The event types delivered: at least one, each once. */
+            events?: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+            /** @description false stops deliveries; true resumes them (also after the service disabled a webhook failing for 5 days). */
+            enabled?: boolean;
+        };
+        /** @description A webhook with its new signing secret (create and rotate only). */
+        WebhookWithSecret: {
+            /** @description ULID: sorts by creation time. */
+            id: string;
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            description: string | null;
+            /** @description false: nothing is delivered (disabled by a PATCH, or by the service after 5 days of failures). */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description ISO-8601.
+             */
+            created: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601: the last change.
+             */
+            updated: string;
+            /** @description Who created it (a username). */
+            by: string;
+            failingSince: string | null;
+            previousSecretExpiresAt: string | null;
+            /** @description The signing secret (`whsec_` + base64 of 32 bytes; Standard Webhooks): shown only in this answer. Keep it to verify `webhook-signature`. */
+            secret: string;
+        };
         /**
          * Format: binary
          * @description A ZIP archive.
@@ -4065,6 +4574,735 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AlertRulesList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AlertRuleCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRuleCreate"];
+            };
+        };
+        responses: {
+            /** @description Created: the rule. */
+            201: {
+                headers: {
+                    /** @description Address of the rule. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Unprocessable: the company has 100 rules already; nothing was created. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnprocessableRequestProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AlertRuleGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description An alert rule of the company (its ULID). */
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The company has no such alert rule. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AlertRuleDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description An alert rule of the company (its ULID). */
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The company has no such alert rule. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AlertRuleUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description An alert rule of the company (its ULID). */
+                ruleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertRulePatch"];
+            };
+        };
+        responses: {
+            /** @description The rule as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The company has no such alert rule. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: the rule changed meanwhile; read it again and retry. Nothing was changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AlertsList: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+                /** @description Only the alerts in this state. */
+                state?: "OPEN" | "RESOLVED";
+            };
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of alerts, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AlertGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description An alert of the company (its ULID). */
+                alertId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The alert. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Alert"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The company has no such alert. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhooksList: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhooks, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description Created: the webhook and its secret (shown only here). */
+            201: {
+                headers: {
+                    /** @description Address of the webhook. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description Bad Request: a URL refused, events empty, unknown or repeated, a description too long, or an unknown member; `errors` names each member (`/url` with why the URL is refused). Nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Conflict: the company already has 100 webhooks; delete one, or subscribe an existing one to more events. Nothing was created. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The webhook after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request: an empty body, a URL refused, events empty, unknown or repeated, a description too long, or an unknown member; `errors` names each member (`/url` with why the URL is refused). Nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: other changes to the webhook kept landing meanwhile; nothing was changed. Read it and send the change again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookSecretRotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook and its new secret (shown only here). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: other changes to the webhook kept landing meanwhile; no secret was drawn. Send it again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the delivery, PENDING, its first attempt due now. */
+            202: {
+                headers: {
+                    /** @description Address of the delivery. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookDeliveriesList: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookDeliveryGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+                /** @description A delivery of the webhook (its ULID). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook, or the webhook no such delivery. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    WebhookDeliveryRedeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company the call acts on; one of the token's `companies`. */
+                companyId: string;
+                /** @description A webhook of the company (its ULID). */
+                webhookId: string;
+                /** @description A delivery of the webhook (its ULID). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the delivery, PENDING again. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not Found: the company has no such webhook, or the webhook no such delivery. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
                 };
             };
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

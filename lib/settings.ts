@@ -17,6 +17,7 @@
  * | `deviceTokenLifetimeSeconds` | `900`          | lifetime of device tokens (60 to 900 seconds)                  |
  * | `authRateLimit`           | `200`             | POST /token: steady requests per second (its own bucket)       |
  * | `authBurstLimit`          | `400`             | POST /token: requests it takes at once above the steady rate   |
+ * | `webhookAllowedHttpHosts` | empty             | hosts webhooks may use plain http with (WEBHOOK_ALLOWED_HTTP_HOSTS) |
  *
  * Without `corsAllowedOrigins`, CORS serves the operator console at `{base_url}/console`: the upload and auth APIs
  * allow the main API's origin, the main API needs none (same origin), and the archive bucket allows the region's
@@ -57,6 +58,11 @@ export interface ServiceSettings {
    * address, this the total. Shared by every caller: it is no per-caller limit (docs/contract.md).
    */
   authThrottle: { rateLimit: number; burstLimit: number };
+  /**
+   * WEBHOOK_ALLOWED_HTTP_HOSTS of the functions that check or send to webhook URLs: hosts a webhook may use plain http
+   * with, comma-separated; empty (the default): https only.
+   */
+  webhookAllowedHttpHosts: string;
 }
 
 /** The defaults of ServiceSettings (docs/aws.md, "Parameters (CDK context)"). */
@@ -72,6 +78,7 @@ export const DEFAULT_SETTINGS: Readonly<ServiceSettings> = {
   // again for a fleet reconnecting at once. At that rate wrong secrets cost at most ~200 hashes a second (a few
   // concurrent executions), whoever sends them.
   authThrottle: { rateLimit: 200, burstLimit: 400 },
+  webhookAllowedHttpHosts: '',
 };
 
 /** Retention values CloudWatch Logs accepts (RetentionDays), in days. */
@@ -105,7 +112,17 @@ export function readServiceSettings(node: Node): ServiceSettings {
       rateLimit: integerSetting('authRateLimit', context('authRateLimit'), DEFAULT_SETTINGS.authThrottle.rateLimit, 1, 10_000),
       burstLimit: integerSetting('authBurstLimit', context('authBurstLimit'), DEFAULT_SETTINGS.authThrottle.burstLimit, 1, 5_000),
     },
+    webhookAllowedHttpHosts: webhookHostsSetting(context('webhookAllowedHttpHosts')),
   };
+}
+
+/** `webhookAllowedHttpHosts`: host names or IP addresses separated by commas, or nothing. */
+function webhookHostsSetting(value: unknown): string {
+  const hosts = stringSetting('webhookAllowedHttpHosts', value, DEFAULT_SETTINGS.webhookAllowedHttpHosts);
+  if (hosts !== '' && !/^\s*[^\s,]+\s*(,\s*[^\s,]+\s*)*$/.test(hosts)) {
+    throw new Error(`CDK context 'webhookAllowedHttpHosts' must be host names or IP addresses separated by commas; got '${hosts}'.`);
+  }
+  return hosts;
 }
 
 /** A context key's value, undefined when absent (null and '' count as absent). */

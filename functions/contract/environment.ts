@@ -67,6 +67,8 @@ export const ENV = {
   // Rollouts: the queue their work messages go through.
   rolloutQueueUrl: 'ROLLOUT_QUEUE_URL',
   rolloutChunkTimeoutSeconds: 'ROLLOUT_CHUNK_TIMEOUT_SECONDS',
+  // Webhooks: the hosts a webhook may be sent to over plain http.
+  webhookAllowedHttpHosts: 'WEBHOOK_ALLOWED_HTTP_HOSTS',
   // Presigned uploads.
   uploadSlotTtlSeconds: 'UPLOAD_SLOT_TTL_SECONDS',
   // The three addresses, for the OpenAPI document's `servers`.
@@ -432,6 +434,23 @@ const RolloutEnvironment = once(() =>
 );
 
 /**
+ * Webhooks (docs/webhooks.md): the hosts a webhook's URL may name with `http` (and, for a loopback address, be sent
+ * to), read by the routes that check a webhook's URL and by the delivery function. Empty on AWS: https only.
+ */
+const WebhookEnvironment = once(() =>
+  z.object({
+    [ENV.webhookAllowedHttpHosts]: text()
+      .regex(/^\s*[^\s,]+\s*(,\s*[^\s,]+\s*)*$/, {
+        error: 'must be host names or IP addresses separated by commas (e.g. 127.0.0.1,localhost)',
+      })
+      .optional()
+      .describe(
+        'Hosts a webhook may use http with, comma-separated (e.g. `127.0.0.1,localhost`, the local default); a loopback address among them may be delivered to. Unset on AWS: https only, public addresses only.',
+      ),
+  }),
+);
+
+/**
  * The device token issuer on AWS (functions/adapters/aws/kms-device-token-signer.ts): a KMS key signs device tokens
  * for this issuer and audience; the API Gateway JWT authorizer of the device routes expects both.
  */
@@ -597,6 +616,7 @@ export const ENVIRONMENT = builtOnFirstUse({
   uploads: UploadEnvironment,
   devices: DeviceEnvironment,
   rollouts: RolloutEnvironment,
+  webhooks: WebhookEnvironment,
   deviceIssuer: DeviceIssuerEnvironment,
   addresses: AddressEnvironment,
   console: ConsoleEnvironment,
@@ -625,6 +645,7 @@ const GROUP_LABELS: Readonly<Record<EnvironmentGroup, string>> = {
   uploads: 'upload slots',
   devices: 'devices',
   rollouts: 'rollouts',
+  webhooks: 'webhooks',
   deviceIssuer: 'device token issuer',
   addresses: 'API addresses',
   console: 'operator console',

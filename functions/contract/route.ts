@@ -91,6 +91,8 @@ export interface FunctionAccess {
    * them anyway when the route is a device route or touches the presence table.
    */
   deviceSettings?: boolean;
+  /** Checks or sends to webhook URLs: reads the webhook settings (WEBHOOK_ALLOWED_HTTP_HOSTS). */
+  webhookSettings?: boolean;
   /** Signs users in through the Cognito app client (COGNITO_CLIENT_ID). */
   cognitoClient?: boolean;
   /**

@@ -31,6 +31,7 @@ import { search } from './routes/search.js';
 import { searchFilters } from './routes/search-filters.js';
 import { apiReference, apiReferenceScript, authJwks, authRevoke, authToken, openApiDocument } from './routes/service.js';
 import { scenarioUpload, scenarioUploadSlot, scenarioUploadStatus } from './routes/uploads.js';
+import { WEBHOOK_ROUTES } from './routes/webhooks.js';
 
 /**
  * The route table: one list shared by the CDK stack (API Gateway routes → Lambda functions) and the local runtime
@@ -74,6 +75,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   alertRuleDelete,
   alertsList,
   alertGet,
+  ...WEBHOOK_ROUTES,
   searchFilters,
   search,
   deviceDeploymentsGet,

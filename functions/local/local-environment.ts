@@ -16,6 +16,8 @@ export const LOCAL_TABLES: { readonly [Name in TableName]: string } = Object.fro
 ) as { readonly [Name in TableName]: string };
 /** ROLLOUT_QUEUE_URL of the local runtime: its in-process rollout queue. */
 export const LOCAL_ROLLOUT_QUEUE = 'local:rollouts';
+/** WEBHOOK_ALLOWED_HTTP_HOSTS of the local runtime unless set: receivers on this machine. */
+export const LOCAL_WEBHOOK_HTTP_HOSTS = '127.0.0.1,localhost';
 /** ARCHIVE_BUCKET of the local runtime: s3rver's one bucket. */
 export const LOCAL_BUCKET = 'scenario-archives';
 /** `aud` of locally issued tokens. */
@@ -52,6 +54,8 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.rolloutQueueUrl]: LOCAL_ROLLOUT_QUEUE,
     // Locally a lost message is one of a crashed runtime: send its chunk again soon after a restart.
     [ENV.rolloutChunkTimeoutSeconds]: inherited[ENV.rolloutChunkTimeoutSeconds] || '15',
+    // Receivers on this machine (tests, a developer's listener) may get webhooks over plain http.
+    [ENV.webhookAllowedHttpHosts]: inherited[ENV.webhookAllowedHttpHosts] || LOCAL_WEBHOOK_HTTP_HOSTS,
     [ENV.localEventsFile]: join(dataDirectory, 'events', 'events.jsonl'),
     // The console's build (console/build.ts), made at each start.
     [ENV.consoleDirectory]: consoleDirectoryOf(dataDirectory),
@@ -93,6 +97,7 @@ export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
   'uploads',
   'devices',
   'rollouts',
+  'webhooks',
   'addresses',
   'console',
   'localIssuer',

@@ -6,6 +6,7 @@
  */
 import { ENV, readEnvironment } from '../contract/environment.js';
 import type { ClientFailurePolicy } from '../core/access/client-failures.js';
+import { parseAllowedHttpHosts } from '../core/webhooks/addresses.js';
 
 /** Table, bucket and endpoint settings. Endpoints are only set locally (DynamoDB Local, s3rver). */
 export interface StorageConfig {
@@ -277,4 +278,16 @@ export interface RolloutConfig {
 export function rolloutConfig(): RolloutConfig {
   const env = readEnvironment('rollouts', process.env);
   return { queueUrl: env[ENV.rolloutQueueUrl], chunkTimeoutSeconds: env[ENV.rolloutChunkTimeoutSeconds] };
+}
+
+/** The webhook settings (the `webhooks` group). */
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOWED_HTTP_HOSTS: hosts a webhook may use plain http with, lowercase, without brackets; empty: none. */
+  allowedHttpHosts: string[];
+}
+
+/** Reads the webhook settings. @throws EnvironmentError naming WEBHOOK_ALLOWED_HTTP_HOSTS when malformed. */
+export function webhookConfig(): WebhookConfig {
+  const env = readEnvironment('webhooks', process.env);
+  return { allowedHttpHosts: parseAllowedHttpHosts(env[ENV.webhookAllowedHttpHosts]) };
 }

@@ -296,6 +296,10 @@ export class ServiceFunctions {
       fn.addEnvironment(ENV.deviceHeartbeatSeconds, String(this.props.settings.devices.heartbeatSeconds));
       fn.addEnvironment(ENV.deviceTokenLifetimeSeconds, String(this.props.settings.devices.tokenLifetimeSeconds));
     }
+    // Unset (https and public addresses only) unless the stage names hosts.
+    if (access.webhookSettings === true && this.props.settings.webhookAllowedHttpHosts !== '') {
+      fn.addEnvironment(ENV.webhookAllowedHttpHosts, this.props.settings.webhookAllowedHttpHosts);
+    }
     if (access.events === true) {
       this.props.deploymentEvents.grantPutEventsTo(fn);
       fn.addEnvironment(ENV.eventBusName, this.props.deploymentEvents.eventBusName);

@@ -192,8 +192,11 @@ export const TABLES = {
   /**
    * Webhooks and their deliveries (docs/webhooks.md):
    *   `WEBHOOK#{company}` / `{webhookId}`                      a webhook, with its signing secrets
+   *   `WEBHOOKS#{company}` / `COUNT`                           `webhookCount`: how many the company has (written in
+   *                                                            the transaction of each create and delete, bounding it)
    *   `DELIVERY#{company}#{webhookId}` / `{deliveryId}`        one event's delivery to it (newest first when read
    *                                                            backwards), `expiresAt` (epoch seconds) once final
+   * Each item carries `entity` (WEBHOOK, WEBHOOK_COUNT, DELIVERY), so that the stream's consumer keeps deliveries only.
    * A PENDING delivery carries `dueShard` (`DUE#{0..WEBHOOK_DUE_SHARDS-1}`, a hash of its pk) and `dueAt` (its
    * nextAttemptAt): the sparse `due` index holds only deliveries waiting for an attempt, so the retry sweeper queries
    * the due ones. Stream → the delivery function (first attempts and redeliveries, as soon as written).
@@ -265,6 +268,17 @@ export function heartbeatShardOf(deviceKey: string): string {
 /** The `sweepShard` value of an item of `kind` with this id (ULID): a stable hash of the id into SWEEP_SHARDS. */
 export function sweepShardOf(kind: 'UPLOAD' | 'STAGED', id: string): string {
   return `${kind}#${shardOf(id, SWEEP_SHARDS)}`;
+}
+
+/**
+ * Partitions of the webhooks table's sparse `due` index: 100 webhooks and 1,000 events a minute make ~1,700 pending
+ * deliveries' index writes a second at most, spread over 16 keys like the heartbeats.
+ */
+export const WEBHOOK_DUE_SHARDS = 16;
+
+/** The `dueShard` value of a PENDING delivery of partition `pk` (`DELIVERY#{company}#{webhookId}`). */
+export function webhookDueShardOf(pk: string): string {
+  return `DUE#${shardOf(pk, WEBHOOK_DUE_SHARDS)}`;
 }
 
 /**

@@ -55,6 +55,9 @@ export const MAX_WEBHOOKS_PER_COMPANY = 100;
 /** The longest webhook URL accepted, characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
+/** The longest webhook description accepted, characters. */
+export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 256;
+
 /** How long a rotated-out secret keeps signing beside the new one, ms (24 h). */
 export const PREVIOUS_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 

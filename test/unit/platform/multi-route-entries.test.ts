@@ -59,15 +59,18 @@ afterAll(async () => {
 });
 
 describe('functions serving several routes', () => {
-  it('are the admin users, admin companies, active deployments, device commands, token and device issuer functions', () => {
+  it('are the admin users, admin companies, active deployments, alert rules, alerts, device commands, token, device issuer and webhooks functions', () => {
     expect(MULTI_ROUTE_ENTRIES.map(([entry]) => entry).sort()).toEqual([
       'functions/handlers/admin-companies.ts',
       'functions/handlers/admin-users.ts',
+      'functions/handlers/alert-rules.ts',
+      'functions/handlers/alerts.ts',
       'functions/handlers/auth-cognito-token.ts',
       'functions/handlers/auth-token.ts',
       'functions/handlers/deployments-list.ts',
       'functions/handlers/device-commands.ts',
       'functions/handlers/device-issuer.ts',
+      'functions/handlers/webhooks.ts',
     ]);
   });
 
