@@ -69,7 +69,8 @@ function attemptOf(outcome: SendOutcome, at: Date): DeliveryAttempt {
   switch (outcome.kind) {
     case 'answered': {
       const ok = outcome.status >= 200 && outcome.status < 300;
-      const error = ok ? null : `the receiver answered ${outcome.status}`;
+      const redirect = outcome.status >= 300 && outcome.status < 400 ? ' (redirects are not followed)' : '';
+      const error = ok ? null : `the receiver answered ${outcome.status}${redirect}`;
       return { ...base, status: outcome.status, error, durationMs: outcome.durationMs };
     }
     case 'refused':

@@ -136,6 +136,12 @@ describe('attemptDelivery', () => {
     });
   });
 
+  it('says a redirect is not followed', async () => {
+    const w = world([answered(302)]);
+    expect(await attemptDelivery(w.ports, w.stored(), w.options)).toBe('retrying');
+    expect(w.stored().history[0]?.error).toBe('the receiver answered 302 (redirects are not followed)');
+  });
+
   it('does nothing to a delivery not yet due, or already final', async () => {
     const w = world([answered(200)]);
     const early = { ...w.stored(), nextAttemptAt: new Date(T0.getTime() + 1).toISOString() };
