@@ -7,6 +7,12 @@ import { MAX_DIRECT_UPLOAD_BYTES } from '../functions/contract/archives.js';
 import { IDEMPOTENCY_KEY_RETENTION_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '../functions/contract/protocol.js';
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../functions/core/access/user-tokens.js';
 import {
+  MAX_ALERT_MINUTES,
+  MAX_ALERT_RULE_NAME_LENGTH,
+  MAX_ALERT_RULES_PER_COMPANY,
+  MIN_ALERT_MINUTES,
+} from '../functions/core/alerts/model.js';
+import {
   DEFAULT_COMMAND_EXPIRY_SECONDS,
   MAX_COMMAND_EXPIRY_SECONDS,
   MAX_COMMAND_JSON_BYTES,
@@ -78,6 +84,10 @@ const LIMITS: readonly Limit[] = [
     value: DEFAULT_COMMAND_EXPIRY_SECONDS,
     doc: "A command's `expiresInSeconds` when none is given.",
   },
+  { name: 'MAX_ALERT_RULE_NAME_LENGTH', value: MAX_ALERT_RULE_NAME_LENGTH, doc: 'Longest `name` of an alert rule, characters.' },
+  { name: 'MIN_ALERT_MINUTES', value: MIN_ALERT_MINUTES, doc: "Shortest `minutes` of an alert rule's condition." },
+  { name: 'MAX_ALERT_MINUTES', value: MAX_ALERT_MINUTES, doc: "Longest `minutes` of an alert rule's condition (7 days)." },
+  { name: 'MAX_ALERT_RULES_PER_COMPANY', value: MAX_ALERT_RULES_PER_COMPANY, doc: 'Most alert rules a company may have.' },
   {
     name: 'MAX_DIRECT_UPLOAD_BYTES',
     value: MAX_DIRECT_UPLOAD_BYTES,

@@ -55,6 +55,18 @@ export const MAX_COMMAND_EXPIRY_SECONDS = 604_800;
 /** A command's `expiresInSeconds` when none is given. */
 export const DEFAULT_COMMAND_EXPIRY_SECONDS = 3_600;
 
+/** Longest `name` of an alert rule, characters. */
+export const MAX_ALERT_RULE_NAME_LENGTH = 128;
+
+/** Shortest `minutes` of an alert rule's condition. */
+export const MIN_ALERT_MINUTES = 1;
+
+/** Longest `minutes` of an alert rule's condition (7 days). */
+export const MAX_ALERT_MINUTES = 10_080;
+
+/** Most alert rules a company may have. */
+export const MAX_ALERT_RULES_PER_COMPANY = 100;
+
 /** Largest archive a direct upload accepts, bytes; a larger one takes a presigned slot. */
 export const MAX_DIRECT_UPLOAD_BYTES = 4_194_304;
 
