@@ -45,6 +45,9 @@
  * Then the command delivery benchmark (commands.ts): commands run on a kiosk polling every second, the time until its
  * poll carries each (COMMAND_BENCH_COMMANDS, COMMAND_BENCH_POLL_MS); --only-commands runs only it, --skip-commands skips it.
  *
+ * Then the alert rule benchmark (alerts.ts): what evaluating 1 and 100 alert rules adds to each of 100,000 device
+ * changes, in process (ALERT_BENCH_DEVICES); --only-alerts runs only it, --skip-alerts skips it.
+ *
  * Then the console benchmark (console.ts): the operator console in Chromium on 100,000 seeded devices (first load,
  * sign-in to first results, facet clicks, the page of a rollout of every device; CONSOLE_BENCH_DEVICES); --only-console
  * runs only it, --skip-console skips it.
@@ -58,6 +61,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { reportAlertBench, runAlertBench } from './alerts.js';
 import { ALL_SIZES, BENCH_DIRECTORY, type BenchSize, ensureArchive } from './archives.js';
 import { reportColdStartBench, runColdStartBench } from './cold-start.js';
 import { reportCommandBench, runCommandBench } from './commands.js';
@@ -88,7 +92,7 @@ function usage(message?: string): never {
       '       [--only-search | --skip-search] [--only-devices | --skip-devices] [--only-rollouts | --skip-rollouts]\n' +
       '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
       '       [--only-cold-start | --skip-cold-start] [--only-continuous | --skip-continuous] [--only-console | --skip-console]\n' +
-      '       [--only-opensearch | --skip-opensearch] [--only-commands | --skip-commands]\n' +
+      '       [--only-opensearch | --skip-opensearch] [--only-commands | --skip-commands] [--only-alerts | --skip-alerts]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -365,6 +369,22 @@ function commandStep(): Promise<void> {
   );
 }
 
+/** Alert rule benchmark (alerts.ts): --only-alerts runs only it, --skip-alerts skips it. */
+const alertMode = stepMode('alerts');
+
+function alertStep(): Promise<void> {
+  return benchmarkStep(
+    'Alert rule benchmark: 1 and 100 alert rules evaluated on each of 100,000 device changes, in process.',
+    'Alerts',
+    'alerts.json',
+    async () => {
+      const result = await runAlertBench();
+      reportAlertBench(result, log);
+      return result;
+    },
+  );
+}
+
 /** Rollout benchmark (rollouts.ts): --only-rollouts runs only it, --skip-rollouts skips it. */
 const rolloutMode = stepMode('rollouts');
 
@@ -476,6 +496,10 @@ if (continuousMode === 'only') {
 }
 if (commandMode === 'only') {
   await commandStep();
+  process.exit();
+}
+if (alertMode === 'only') {
+  await alertStep();
   process.exit();
 }
 if (consoleMode === 'only') {
@@ -774,6 +798,11 @@ if (continuousMode === 'run') {
 if (commandMode === 'run') {
   log('');
   await commandStep();
+}
+
+if (alertMode === 'run') {
+  log('');
+  await alertStep();
 }
 
 if (consoleMode === 'run') {
