@@ -17,6 +17,7 @@ describe('readServiceSettings', () => {
       cognitoFeaturePlan: 'ESSENTIALS',
       devices: { heartbeatSeconds: 300, tokenLifetimeSeconds: 900 },
       authThrottle: { rateLimit: 200, burstLimit: 400 },
+      webhookAllowedHttpHosts: '',
     });
     expect(read({})).toEqual(DEFAULT_SETTINGS);
   });
@@ -35,6 +36,7 @@ describe('readServiceSettings', () => {
       deviceTokenLifetimeSeconds: '600',
       authRateLimit: '50',
       authBurstLimit: '80',
+      webhookAllowedHttpHosts: 'hooks.internal.example,10.20.0.5',
     });
     const fromJson = read({
       stage: 'staging',
@@ -49,6 +51,7 @@ describe('readServiceSettings', () => {
       deviceTokenLifetimeSeconds: 600,
       authRateLimit: 50,
       authBurstLimit: 80,
+      webhookAllowedHttpHosts: 'hooks.internal.example,10.20.0.5',
     });
     expect(fromCli).toEqual(fromJson);
     expect(fromCli).toMatchObject({
@@ -59,6 +62,7 @@ describe('readServiceSettings', () => {
       cognitoFeaturePlan: 'PLUS',
       devices: { heartbeatSeconds: 120, tokenLifetimeSeconds: 600 },
       authThrottle: { rateLimit: 50, burstLimit: 80 },
+      webhookAllowedHttpHosts: 'hooks.internal.example,10.20.0.5',
     });
   });
 
@@ -80,6 +84,8 @@ describe('readServiceSettings', () => {
     // API Gateway's account defaults bound a stage's throttle; 0 would refuse every token request.
     [{ authRateLimit: '0' }, /authRateLimit/],
     [{ authBurstLimit: '5001' }, /authBurstLimit/],
+    [{ webhookAllowedHttpHosts: 'a.example,,b.example' }, /webhookAllowedHttpHosts/],
+    [{ webhookAllowedHttpHosts: 'a.example b.example' }, /webhookAllowedHttpHosts/],
   ])('refuses %j naming the key', (context, message) => {
     expect(() => read(context)).toThrow(message);
   });
