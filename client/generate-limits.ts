@@ -27,6 +27,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RESULT_WINDOW } from '../function
 import { IDENTIFIER_PATTERN } from '../functions/core/shared/identifiers.js';
 import { MAX_LIST_LIMIT } from '../functions/core/shared/paging.js';
 import { MAX_EMAIL_LENGTH, USERNAME_PATTERN } from '../functions/core/users/admin.js';
+import { MAX_WEBHOOK_DESCRIPTION_LENGTH, MAX_WEBHOOK_URL_LENGTH, MAX_WEBHOOKS_PER_COMPANY } from '../functions/core/webhooks/model.js';
 
 /** One constant of client/limits.ts: its name, its value and its docstring (one line). */
 interface Limit {
@@ -88,6 +89,13 @@ const LIMITS: readonly Limit[] = [
   { name: 'MIN_ALERT_MINUTES', value: MIN_ALERT_MINUTES, doc: "Shortest `minutes` of an alert rule's condition." },
   { name: 'MAX_ALERT_MINUTES', value: MAX_ALERT_MINUTES, doc: "Longest `minutes` of an alert rule's condition (7 days)." },
   { name: 'MAX_ALERT_RULES_PER_COMPANY', value: MAX_ALERT_RULES_PER_COMPANY, doc: 'Most alert rules a company may have.' },
+  { name: 'MAX_WEBHOOKS_PER_COMPANY', value: MAX_WEBHOOKS_PER_COMPANY, doc: 'Most webhooks a company may have (one more is a 409).' },
+  { name: 'MAX_WEBHOOK_URL_LENGTH', value: MAX_WEBHOOK_URL_LENGTH, doc: 'Longest `url` of a webhook, characters.' },
+  {
+    name: 'MAX_WEBHOOK_DESCRIPTION_LENGTH',
+    value: MAX_WEBHOOK_DESCRIPTION_LENGTH,
+    doc: 'Longest `description` of a webhook, characters (one line).',
+  },
   {
     name: 'MAX_DIRECT_UPLOAD_BYTES',
     value: MAX_DIRECT_UPLOAD_BYTES,

@@ -67,6 +67,15 @@ export const MAX_ALERT_MINUTES = 10_080;
 /** Most alert rules a company may have. */
 export const MAX_ALERT_RULES_PER_COMPANY = 100;
 
+/** Most webhooks a company may have (one more is a 409). */
+export const MAX_WEBHOOKS_PER_COMPANY = 100;
+
+/** Longest `url` of a webhook, characters. */
+export const MAX_WEBHOOK_URL_LENGTH = 2_048;
+
+/** Longest `description` of a webhook, characters (one line). */
+export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 256;
+
 /** Largest archive a direct upload accepts, bytes; a larger one takes a presigned slot. */
 export const MAX_DIRECT_UPLOAD_BYTES = 4_194_304;
 
