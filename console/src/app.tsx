@@ -7,10 +7,12 @@ import { useEffect, useRef } from 'preact/hooks';
 import { AdminAuditPage } from './pages/admin-audit.js';
 import { AdminCompaniesPage, AdminCompanyPage } from './pages/admin-companies.js';
 import { AdminUserPage, AdminUsersPage } from './pages/admin-users.js';
+import { AlertsPage } from './pages/alerts.js';
 import { DashboardPage } from './pages/dashboard.js';
 import { DevicePage } from './pages/device.js';
 import { FleetPage } from './pages/fleet.js';
 import { HistoryPage } from './pages/history.js';
+import { IntegrationsPage } from './pages/integrations.js';
 import { RolloutPage } from './pages/rollout.js';
 import { RolloutsPage } from './pages/rollouts.js';
 import { ScenariosPage } from './pages/scenarios.js';
@@ -26,6 +28,8 @@ const PAGES: readonly { path: string; label: string; scope?: string }[] = [
   { path: '/scenarios', label: 'Scenarios' },
   { path: '/rollouts', label: 'Rollouts' },
   { path: '/history', label: 'History' },
+  { path: '/alerts', label: 'Alerts', scope: 'alerts:read' },
+  { path: '/integrations', label: 'Integrations', scope: 'webhooks:read' },
   { path: '/admin/companies', label: 'Companies', scope: 'companies:read' },
   { path: '/admin/users', label: 'Users', scope: 'users:read' },
   { path: '/admin/audit', label: 'Audit', scope: 'users:read' },
@@ -40,13 +44,17 @@ function CompanyPicker() {
   const companies = claims.value?.companies ?? [];
   const { path, query } = here.value;
   if (companies.length < 2 || path.startsWith('/devices/') || path === '/history' || path.startsWith('/admin/')) return null;
-  const allowsAll = path !== '/scenarios';
+  // A page of one company's resources (scenarios, alerts, webhooks) shows one company at a time.
+  const allowsAll = path !== '/scenarios' && path !== '/alerts' && path !== '/integrations';
   const chosen = query.getAll('company');
   const change = (event: Event) => {
     const value = (event.currentTarget as HTMLSelectElement).value;
     const next = new URLSearchParams(query);
     next.delete('company');
     next.delete('page');
+    // A webhook and a deliveries cursor belong to the company they were read for.
+    next.delete('webhook');
+    next.delete('cursor');
     if (value !== '') next.set('company', value);
     navigate(path, next);
   };
@@ -83,6 +91,8 @@ function CurrentPage() {
   if (path === '/scenarios') return <ScenariosPage />;
   if (path === '/fleet') return <FleetPage />;
   if (path === '/history') return <HistoryPage />;
+  if (path === '/alerts') return <AlertsPage />;
+  if (path === '/integrations') return <IntegrationsPage />;
   if (path === '/') return <DashboardPage />;
   return (
     <main id="main">

@@ -1,16 +1,17 @@
 /**
- * The dashboard, the console's home page (`#/`, `#/?company=<id>`): the fleet by its facet counts, each count a link
- * into the fleet page, and the rollouts that are not over. The company picker's `company` narrows both to one
- * company; without it they cover every company of the token.
+ * The dashboard, the console's home page (`#/`, `#/?company=<id>`): the count of open alerts (a link to the Alerts
+ * page), the fleet by its facet counts, each count a link into the fleet page, and the rollouts that are not over.
+ * The company picker's `company` narrows them to one company; without it they cover every company of the token.
  *
- * Requests per visit: one GET /resources/search/filters (every field's counts in one answer) and one rollouts listing
- * per company shown (dashboard/active-rollouts.ts), sent in parallel; a change of company sends them again and aborts
- * the previous ones.
+ * Requests per visit: one GET /resources/search/filters (every field's counts in one answer), one rollouts listing
+ * per company shown (dashboard/active-rollouts.ts) and one listing of its open alerts (dashboard/open-alerts.tsx),
+ * sent in parallel; a change of company sends them again and aborts the previous ones.
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { type ActiveRollouts, ActiveRolloutsTable, ROLLOUTS_LOOKED_AT, readActiveRollouts } from '../dashboard/active-rollouts.js';
 import { FleetCounts } from '../dashboard/fleet-counts.js';
+import { OpenAlertsSection } from '../dashboard/open-alerts.js';
 import type { FilterDescriptor } from '../fleet/search-query.js';
 import { count } from '../format.js';
 import { here, hrefOf } from '../router.js';
@@ -125,11 +126,12 @@ function RolloutsSection({ companies, showCompany }: { companies: string[]; show
 export function DashboardPage() {
   const chosen = here.value.query.getAll('company');
   const mine = claims.value?.companies ?? [];
-  // The rollouts are listed per company: the chosen ones, else every company of the token.
+  // The rollouts and alerts are listed per company: the chosen ones, else every company of the token.
   const rolloutCompanies = chosen.length === 0 ? mine : chosen;
   return (
     <main id="main">
       <h1>Dashboard</h1>
+      {can('alerts:read') ? <OpenAlertsSection companies={rolloutCompanies} /> : null}
       <FleetSection companies={chosen} />
       {can('deployments:read') ? <RolloutsSection companies={rolloutCompanies} showCompany={rolloutCompanies.length > 1} /> : null}
     </main>

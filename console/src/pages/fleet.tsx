@@ -7,6 +7,7 @@
  * a newer change aborts the requests of the older one, so the last click wins (fleet/requests.ts). When a search
  * fails, the rows of the previous one stay shown, marked as such, and nothing acts on them as if they matched.
  */
+import { RuleComposer } from '../alerts/rule-composer.js';
 import { CommandRolloutComposer } from '../compose/command-rollout-form.js';
 import { RolloutComposer } from '../compose/rollout-form.js';
 import { BulkDeploy } from '../deploy/bulk-deploy.js';
@@ -66,7 +67,8 @@ interface ResultsProps {
 
 /**
  * The results: count, alert, toolbar, selection and deploy flow (for users who may deploy), the rollout composers (a
- * version, for users who may deploy; a command, for those who may also write devices), table, pager.
+ * version, for users who may deploy; a command, for those who may also write devices), the alert rule composer (for
+ * those who may write alert rules), table, pager.
  */
 function Results({ query, selectionKey, requests, columns, deploy }: ResultsProps) {
   const fullText = fullTextOf(query);
@@ -101,6 +103,9 @@ function Results({ query, selectionKey, requests, columns, deploy }: ResultsProp
       ) : null}
       {can('deployments:write') && can('devices:write') && fullText === undefined && current !== undefined ? (
         <CommandRolloutComposer key={selectionKey} query={query} total={current.total} />
+      ) : null}
+      {can('alerts:write') && current !== undefined ? (
+        <RuleComposer key={selectionKey} query={query} total={current.total} fullText={fullText !== undefined} />
       ) : null}
       {deploy.open === null ? null : (
         <BulkDeploy key={deploy.open.opening} selection={deploy.open.selection} opener={deploy.open.opener} onClose={deploy.close} />

@@ -1,0 +1,62 @@
+/**
+ * A webhook's signing secret, shown once (after a create or a rotation): the words that say it is not shown again,
+ * the secret in a read-only field that takes the focus, and "Copy secret". It lives only in the page's state: never
+ * in the URL or the tab's storage, so leaving the page forgets it.
+ */
+import { useSignal } from '@preact/signals';
+import { useEffect, useRef } from 'preact/hooks';
+import { dateTime } from '../format.js';
+
+/** What the secret box shows: the secret and, after a rotation, until when the previous one still signs. */
+export interface ShownSecret {
+  secret: string;
+  /** ISO-8601: until when the previous secret signs beside this one; null after a create. */
+  previousSecretExpiresAt: string | null;
+}
+
+/** The secret box (see the module comment). */
+export function SecretOnce({ shown }: { shown: ShownSecret }) {
+  const field = useRef<HTMLInputElement>(null);
+  const copied = useSignal('');
+  useEffect(() => {
+    field.current?.focus();
+    field.current?.select();
+  }, [shown.secret]);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(shown.secret);
+      copied.value = 'The secret is copied to the clipboard.';
+    } catch {
+      // Without the clipboard API (or its permission), the field is selected for the user to copy.
+      field.current?.select();
+      copied.value = 'Select the secret and copy it with your keyboard (the clipboard is not available here).';
+    }
+  };
+  return (
+    <div class="secret">
+      <p class="warning-box">
+        <strong>This secret is not shown again.</strong> Copy it now into the receiver, which verifies each delivery's{' '}
+        <code>webhook-signature</code> with it.
+        {shown.previousSecretExpiresAt === null ? null : (
+          <>
+            {' '}
+            The previous secret keeps signing beside it until{' '}
+            <time dateTime={shown.previousSecretExpiresAt}>{dateTime(shown.previousSecretExpiresAt)}</time>, then stops.
+          </>
+        )}
+      </p>
+      <label>
+        Signing secret
+        <input class="mono" readOnly value={shown.secret} ref={field} />
+      </label>
+      <div class="toolbar">
+        <button type="button" onClick={copy}>
+          Copy secret
+        </button>
+      </div>
+      <p role="status" class="status-line">
+        {copied.value}
+      </p>
+    </div>
+  );
+}
