@@ -8,6 +8,7 @@
 import { type Signal, useSignal } from '@preact/signals';
 import type { RefObject } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import { MAX_ALERT_MINUTES, MAX_ALERT_RULE_NAME_LENGTH, MIN_ALERT_MINUTES } from '../../../client/limits.js';
 import { rolloutCompany, targetQueryOf } from '../compose/plan.js';
 import { Alert, useFocusLater } from '../device/focus.js';
 import { count, humanize } from '../format.js';
@@ -109,7 +110,7 @@ function KindFields({ kind }: { kind: Kind }) {
       ) : null}
       <label>
         For more than (minutes)
-        <input name="minutes" type="number" min={1} max={10_080} step={1} required defaultValue="15" />
+        <input name="minutes" type="number" min={MIN_ALERT_MINUTES} max={MAX_ALERT_MINUTES} step={1} required defaultValue="15" />
       </label>
     </>
   );
@@ -204,7 +205,7 @@ function RuleForm({ company, query, total, onClose }: { company: string; query: 
       <KindFields kind={state.kind.value} />
       <label>
         Rule name
-        <input name="name" required maxLength={128} autocomplete="off" />
+        <input name="name" required maxLength={MAX_ALERT_RULE_NAME_LENGTH} autocomplete="off" />
       </label>
       <div class="toolbar">
         <button type="submit" class="primary" disabled={state.busy.value}>

@@ -4,6 +4,7 @@
  */
 
 import type { components } from '../../../client/index.js';
+import { MAX_ALERT_MINUTES, MIN_ALERT_MINUTES } from '../../../client/limits.js';
 import { count } from '../format.js';
 
 // The types from the client itself, not from ./api.js: this module is pure, for the unit tests without a browser.
@@ -65,7 +66,7 @@ function wholeNumber(text: string, min: number, max: number): number | undefined
 
 /**
  * The condition the rule form describes (only the fields its kind needs), or what to fix first, in words. The bounds
- * are the service's: 1 to 10,080 minutes (7 days), 1 to 100 %.
+ * are the service's (client/limits.ts): 1 to 10,080 minutes (7 days), 1 to 100 %.
  */
 export function conditionOf(draft: ConditionDraft): { condition: AlertCondition } | { error: string } {
   if (draft.kind === 'BATTERY_BELOW') {
@@ -74,8 +75,9 @@ export function conditionOf(draft: ConditionDraft): { condition: AlertCondition 
       ? { error: 'The battery level is a whole percent from 1 to 100.' }
       : { condition: { type: draft.kind, percent } };
   }
-  const minutes = wholeNumber(draft.minutes, 1, 10_080);
-  if (minutes === undefined) return { error: 'The minutes are a whole number from 1 to 10,080 (7 days).' };
+  const minutes = wholeNumber(draft.minutes, MIN_ALERT_MINUTES, MAX_ALERT_MINUTES);
+  if (minutes === undefined)
+    return { error: `The minutes are a whole number from ${count(MIN_ALERT_MINUTES)} to ${count(MAX_ALERT_MINUTES)} (7 days).` };
   if (draft.kind === 'DISCONNECTED_FOR') return { condition: { type: draft.kind, minutes } };
   const states = SUB_DEVICE_STATES.filter((state) => draft.states.includes(state));
   if (states.length === 0) return { error: 'Choose at least one sub-device state.' };

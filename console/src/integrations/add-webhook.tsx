@@ -5,6 +5,7 @@
 import { useSignal } from '@preact/signals';
 import type { RefObject } from 'preact';
 import { useRef } from 'preact/hooks';
+import { MAX_WEBHOOK_DESCRIPTION_LENGTH, MAX_WEBHOOK_URL_LENGTH } from '../../../client/limits.js';
 import { Alert, useFocusLater } from '../device/focus.js';
 import { formField } from '../form-field.js';
 import { UserText } from '../user-text.js';
@@ -72,12 +73,19 @@ export function AddWebhook({ company, onCreated }: { company: string; onCreated:
       <h2 id="add-webhook-title">Add webhook</h2>
       <label>
         URL (https; the service posts each event to it)
-        <input name="url" type="url" required maxLength={2048} autocomplete="off" placeholder="https://example.com/webhooks/dss" />
+        <input
+          name="url"
+          type="url"
+          required
+          maxLength={MAX_WEBHOOK_URL_LENGTH}
+          autocomplete="off"
+          placeholder="https://example.com/webhooks/dss"
+        />
       </label>
       <EventChecks />
       <label>
         Description (optional)
-        <input name="description" maxLength={256} autocomplete="off" />
+        <input name="description" maxLength={MAX_WEBHOOK_DESCRIPTION_LENGTH} autocomplete="off" />
       </label>
       <button type="submit" class="primary admin-submit" disabled={busy.value}>
         Add webhook
