@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './commands/admin.js';
+import { registerAlertCommands } from './commands/alerts.js';
 import { registerDeploymentCommands } from './commands/deployments.js';
 import { registerCommandCommands } from './commands/device-commands.js';
 import { registerDeviceCommands } from './commands/devices.js';
@@ -12,6 +13,7 @@ import { registerRolloutCommands } from './commands/rollouts.js';
 import { registerScenarioCommands } from './commands/scenarios.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerSessionCommands } from './commands/session.js';
+import { registerWebhookCommands } from './commands/webhooks.js';
 import { EXIT_USAGE, reportError } from './output.js';
 
 /** Builds the program with every command (exported for tests of parsing and help). */
@@ -33,6 +35,8 @@ export function dssProgram(): Command {
   registerRolloutCommands(program);
   registerCommandCommands(program);
   registerSearchCommands(program);
+  registerWebhookCommands(program);
+  registerAlertCommands(program);
   registerAdminCommands(program);
   return program;
 }
