@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMINISTRATIVE_CHANGES_ENTRY,
+  alertChanges,
   CONTINUOUS_ROLLOUTS_ENTRY,
   commandChanges,
   DEPLOYMENT_CHANGES_ENTRY,
@@ -69,6 +70,7 @@ describe('stacks, alarms (bundling skipped)', () => {
         ADMINISTRATIVE_CHANGES_ENTRY,
         commandChanges.entry,
         rolloutChanges.entry,
+        alertChanges.entry,
       ]
         .map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }]))
         .sort(),

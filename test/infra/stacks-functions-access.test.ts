@@ -7,6 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ENV, type EnvironmentGroup, KNOWN_VARIABLES, readEnvironment } from '../../functions/contract/environment.js';
 import {
   ARCHIVE_UPLOADED,
+  alertChanges,
+  CONTINUOUS_ROLLOUTS_ENTRY,
   commandChanges,
   DEPLOYMENT_CHANGES_ENTRY,
   HEARTBEAT_SWEEPER,
@@ -55,6 +57,8 @@ const PAGING = [
   'functions/handlers/admin-audit.ts',
   // Pages a device's commands (GET …/devices/{deviceId}/commands); its other three routes share the function.
   'functions/handlers/device-commands.ts',
+  // Pages a company's alerts (GET …/alerts); GET …/alerts/{alertId} shares the function.
+  'functions/handlers/alerts.ts',
 ];
 
 describe('stacks, functions access (bundling skipped)', () => {
@@ -155,6 +159,8 @@ describe('stacks, functions access (bundling skipped)', () => {
       'functions/handlers/deployments-execute.ts': ['idempotency'],
       [DEPLOYMENT_CHANGES_ENTRY]: ['events'],
       [commandChanges.entry]: ['events'],
+      [CONTINUOUS_ROLLOUTS_ENTRY]: ['events'],
+      [alertChanges.entry]: ['events'],
       'functions/handlers/openapi.ts': ['addresses'],
       'functions/handlers/scenarios-upload-slot.ts': ['uploads'],
       [TOKEN_FUNCTION_ENTRY]: ['tokenEndpoint', 'deviceIssuer', 'devices', 'clientFailures'],

@@ -11,6 +11,8 @@ import { ENV } from '../../functions/contract/environment.js';
 import {
   ADMINISTRATIVE_CHANGES_ENTRY,
   ARCHIVE_UPLOADED,
+  alertChanges,
+  alertSweeper,
   CONTINUOUS_ROLLOUTS_ENTRY,
   commandChanges,
   commandExpirySweeper,
@@ -320,6 +322,8 @@ export const STATELESS_ENTRIES = [
   commandChanges.entry,
   commandExpirySweeper.entry,
   rolloutChanges.entry,
+  alertChanges.entry,
+  alertSweeper.entry,
 ];
 
 /** DynamoDB actions as the grants list them (grantsOf: sorted): of a table read, written, read and written, or of single items. */
