@@ -118,15 +118,24 @@ describe.skipIf(!hasChromium)('alert rules and the Alerts page', () => {
     const table = page.getByRole('table', { name: 'Alerts, newest first' });
     const row = table.getByRole('row').filter({ hasText: KIOSK });
     await row.waitFor();
-    expect(await row.getByRole('link', { name: KIOSK }).getAttribute('href')).toBe(`#/devices/acme/${KIOSK}`);
+    // The battery is the hub's: the alert names it, and its link lands on it.
+    expect(open?.target.subId).toBe(`${KIOSK}-hub`);
+    expect(await row.getByRole('link', { name: KIOSK }).getAttribute('href')).toBe(`#/devices/acme/${KIOSK}?sub=${KIOSK}-hub`);
     await row.getByText(open?.detail as string).waitFor();
     await row.getByText('Kiosk battery low').waitFor();
-    if (open?.target.subId !== undefined) await row.getByText(`Sub-device ${open.target.subId}`).waitFor();
+    await row.getByText(`Sub-device ${KIOSK}-hub`).waitFor();
     const ruleRow = page.getByRole('table', { name: 'Alert rules of acme' }).getByRole('row').filter({ hasText: 'Kiosk battery low' });
     await ruleRow.getByText('A battery below 20 %').waitFor();
     expect(await ruleRow.getByRole('link').getAttribute('href')).toBe(`#/fleet?health.versionCode=${CODE}`);
     await expectAccessible(page, 'the Alerts page with an open alert');
     await screenshot(page, 'console-alerts.png');
+    await row.getByRole('link', { name: KIOSK }).click();
+    await page.getByRole('heading', { level: 1, name: new RegExp(KIOSK) }).waitFor();
+    await eventually(
+      async () => (await page.evaluate("document.activeElement?.getAttribute('data-sub-id')")) === `${KIOSK}-hub`,
+      'the hub focused',
+    );
+    await page.goBack();
 
     // Back to 80 %: resolved, and listed as such.
     await reportBattery(80);

@@ -227,9 +227,9 @@ function Messages({ sub }: { sub: SubDevice }) {
 }
 
 /** One sub-device: its facts, then its messages. */
-function SubDeviceView({ sub }: { sub: SubDevice }) {
+function SubDeviceView({ sub, hubUid }: { sub: SubDevice; hubUid: string }) {
   return (
-    <section class="sub-device" aria-label={`Sub-device ${visibleText(sub.label)}`}>
+    <section class="sub-device" aria-label={`Sub-device ${visibleText(sub.label)}`} data-sub-id={`${hubUid}/${sub.uid}`}>
       <h4>
         <UserText text={sub.label} />
       </h4>
@@ -265,7 +265,7 @@ function SubDeviceView({ sub }: { sub: SubDevice }) {
 /** One hub: its facts and its sub-devices. */
 function HubView({ hub }: { hub: Hub }) {
   return (
-    <section class="hub" aria-label={`Hub ${visibleText(hub.label)}`}>
+    <section class="hub" aria-label={`Hub ${visibleText(hub.label)}`} data-sub-id={hub.uid}>
       <h3>
         Hub <UserText text={hub.label} />
       </h3>
@@ -291,7 +291,7 @@ function HubView({ hub }: { hub: Hub }) {
       {hub.devices.length === 0 ? (
         <p class="muted">No sub-devices connected.</p>
       ) : (
-        hub.devices.map((sub) => <SubDeviceView key={sub.uid} sub={sub} />)
+        hub.devices.map((sub) => <SubDeviceView key={sub.uid} sub={sub} hubUid={hub.uid} />)
       )}
     </section>
   );

@@ -4,6 +4,7 @@
  * allow. Everything is read once per visit, in parallel, and the deployments again after an action.
  */
 
+import { useEffect } from 'preact/hooks';
 import { DeleteDevice, DeployForm, IssueCredentials } from '../device/actions.js';
 import { CommandsSection } from '../device/commands.js';
 import { ActiveDeployments, History } from '../device/deployments.js';
@@ -11,7 +12,7 @@ import { type Device, DeviceFacts, HealthView } from '../device/facts.js';
 import { Alert } from '../device/focus.js';
 import type { ActiveDeployment, Loaded, ScenarioVersion } from '../device/load.js';
 import { type ActResult, type HistoryState, useDevicePage } from '../device/use-device.js';
-import { fleetHref, hrefOf } from '../router.js';
+import { fleetHref, here, hrefOf } from '../router.js';
 import { can } from '../session.js';
 import { UserText } from '../user-text.js';
 
@@ -159,6 +160,7 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
   const mayDeploy = can('deployments:write');
   const mayManage = can('devices:write');
   const { device, active, history, versions, moreError, loadingMore, showMore, act } = useDevicePage(company, deviceId, mayDeploy);
+  useSubDeviceFocus(device?.ok === true);
 
   if (device !== null && !device.ok && device.status === 404) return <DeviceNotFound company={company} deviceId={deviceId} />;
   if (device !== null && !device.ok) {
@@ -194,7 +196,24 @@ function DeviceView({ company, deviceId }: { company: string; deviceId: string }
   );
 }
 
-/** One device's page, routed from `#/devices/<company>/<deviceId>`. */
+/**
+ * Once the device is shown, scrolls to and focuses the hub or sub-device the URL's `sub` names (`<hub uid>` or
+ * `<hub uid>/<sub-device uid>`, as an alert's `target.subId`), so that a link from an alert lands on what holds it.
+ */
+function useSubDeviceFocus(shown: boolean): void {
+  const sub = here.value.query.get('sub');
+  useEffect(() => {
+    if (!shown || sub === null) return;
+    const element = document.querySelector<HTMLElement>(`[data-sub-id="${CSS.escape(sub)}"]`);
+    if (element === null) return;
+    element.setAttribute('tabindex', '-1');
+    element.classList.add('sub-device-target');
+    element.scrollIntoView({ block: 'start' });
+    element.focus({ preventScroll: true });
+  }, [shown, sub]);
+}
+
+/** One device's page, routed from `#/devices/<company>/<deviceId>[?sub=<hub uid>[/<sub-device uid>]]`. */
 export function DevicePage({ company, deviceId }: { company: string; deviceId: string }) {
   return <DeviceView key={`${company}/${deviceId}`} company={company} deviceId={deviceId} />;
 }
