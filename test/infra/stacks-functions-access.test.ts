@@ -59,6 +59,8 @@ const PAGING = [
   'functions/handlers/device-commands.ts',
   // Pages a company's alerts (GET …/alerts); GET …/alerts/{alertId} shares the function.
   'functions/handlers/alerts.ts',
+  // Pages a company's webhooks and a webhook's deliveries; its other routes share the function.
+  'functions/handlers/webhooks.ts',
 ];
 
 describe('stacks, functions access (bundling skipped)', () => {
@@ -168,6 +170,8 @@ describe('stacks, functions access (bundling skipped)', () => {
       [HEARTBEAT_SWEEPER.entry]: ['devices'],
       [SEARCH_REINDEX_ENTRY]: ['searchSource'],
       ...Object.fromEntries(PAGING.map((entry) => [entry, ['cursors']])),
+      // Checks webhook URLs against WEBHOOK_ALLOWED_HTTP_HOSTS (unset on AWS by default: https only).
+      'functions/handlers/webhooks.ts': ['cursors', 'webhooks'],
     };
     // The rollout settings: the functions that may send to the rollout queue, and the worker.
     const readsRollouts = new Set([
@@ -221,6 +225,7 @@ describe('stacks, functions access (bundling skipped)', () => {
       'uploads',
       // Once a route administers users (its access lists Cognito actions).
       ...(ROUTES.some((route) => (route.access?.userPool ?? []).length > 0) ? ['userPool' as const] : []),
+      'webhooks',
     ]);
     // The search clients sign their requests: without the region Lambda provides, they would not start.
     const indexer = (ours.get(SEARCH_INDEXER_ENTRY)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
