@@ -175,7 +175,7 @@ export class DynamoDbAlertStore implements AlertStore {
   }
 
   /** @inheritdoc */
-  resolve(watch: AlertWatch, at: string): Promise<WatchOutcome> {
+  async resolve(watch: AlertWatch, at: string): Promise<WatchOutcome> {
     const open = watch.openAlertId;
     const deleteWatch = {
       Delete: {
@@ -186,19 +186,27 @@ export class DynamoDbAlertStore implements AlertStore {
       },
     };
     if (open === undefined) return this.conditional([deleteWatch]);
-    return this.conditional([
-      deleteWatch,
-      {
-        Update: {
-          TableName: this.table,
-          Key: { pk: alertPartition(watch.company), sk: open },
-          UpdateExpression: 'SET #state = :resolved, resolvedAt = if_not_exists(resolvedAt, :at)',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':resolved': 'RESOLVED', ':at': at },
-        },
+    const resolveAlert = {
+      Update: {
+        TableName: this.table,
+        Key: { pk: alertPartition(watch.company), sk: open },
+        UpdateExpression: 'SET #state = :resolved, resolvedAt = if_not_exists(resolvedAt, :at)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':resolved': 'RESOLVED', ':at': at },
       },
-    ]);
+    };
+    try {
+      await sendTransaction(this.client, { TransactItems: [deleteWatch, resolveAlert] as never });
+      return 'written';
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes === undefined) throw error;
+      // The alert is gone (deleted by hand): the watch is ended alone, rather than refused for ever.
+      if (codes[0] !== 'ConditionalCheckFailed' && codes[1] === 'ConditionalCheckFailed') return this.conditional([deleteWatch]);
+      if (codes.includes('ConditionalCheckFailed')) return 'skipped';
+      throw error;
+    }
   }
 
   /** @inheritdoc */

@@ -3,6 +3,7 @@
  * transaction, the watch and alert transactions, the `due` index), a fake device registry, an injected clock. Device
  * changes are handed to evaluateDeviceChanges as the devices stream's consumer hands them (both images).
  */
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbAlertRuleStore } from '../../../functions/adapters/aws/dynamodb-alert-rule-store.js';
@@ -246,6 +247,15 @@ describe('SUBDEVICE_STATE_FOR and BATTERY_BELOW', () => {
     advanceTo(3);
     expect((await change(low, device('k5', { battery: 60 }))).resolved).toHaveLength(1);
     expect(await alertsOf('OPEN')).toEqual([]);
+  });
+  it('ends the watch of an alert deleted by hand instead of refusing the change for ever', async () => {
+    const watching = await rule({ type: 'BATTERY_BELOW', percent: 20 });
+    const low = device('k9', { battery: 5 });
+    await change(device('k9', { battery: 50, updated: at(-1) }), low);
+    const [raised] = await alertsOf('OPEN');
+    await tables().send(new DeleteCommand({ TableName: LOCAL_TABLES.alerts, Key: { pk: `ALERT#${company}`, sk: raised?.id } }));
+    expect((await change(low, device('k9', { battery: 90 }))).resolved).toEqual([`${watching.id}/k9`]);
+    expect(await alerts.watch(company, watching.id, 'k9')).toBeUndefined();
   });
 });
 
