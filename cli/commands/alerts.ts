@@ -65,14 +65,14 @@ function registerRuleCreate(group: Command): void {
     .command('create')
     .description('Create an alert rule: the devices a search query selects, and one condition')
     .requiredOption('--name <name>', 'a name for people')
-    .option('--query <query>', "a device search's query string, e.g. location.name=Lyon (default: every device of the company)", '')
+    .option('--query <query>', "a device search's query string, e.g. health.mode=SERVER (default: every device of the company)", '')
     .option('--disconnected-for <minutes>', 'condition: the device DISCONNECTED for more than this many minutes', minutesArgument)
     .option('--subdevice-state <states>', 'condition: a sub-device in one of these health states (comma-separated, e.g. DOWN,WARNING)…')
     .option('--for <minutes>', '…for more than this many minutes', minutesArgument)
     .option('--battery-below <percent>', "condition: a hub's or sub-device's battery below this percent", positiveInteger)
     .addHelpText(
       'after',
-      `\nExamples:\n  dss alerts rules create --name "Lyon kiosks offline" --query location.name=Lyon --disconnected-for 15\n  dss alerts rules create --name "Printer down" --subdevice-state DOWN --for 5\n  dss alerts rules create --name "Battery low" --battery-below 20\n\nMinutes: ${MIN_ALERT_MINUTES} to ${MAX_ALERT_MINUTES}. An alert is raised once per rule and device when the condition holds, and resolved when it stops holding.`,
+      `\nExamples:\n  dss alerts rules create --name "Android kiosks offline" --query health.mode=EMBEDDED_PLATFORM_ANDROID --disconnected-for 15\n  dss alerts rules create --name "Printer down" --query health.hubs.devices.capability.type=PRINTER --subdevice-state DOWN --for 5\n  dss alerts rules create --name "Battery low" --battery-below 20\n\nMinutes: ${MIN_ALERT_MINUTES} to ${MAX_ALERT_MINUTES}. An alert is raised once per rule and device when the condition holds, and resolved when it stops holding.`,
     )
     .action(async (options: ConditionOptions & { name: string; query: string }, command: Command) => {
       const condition = conditionOf(options);
