@@ -119,6 +119,7 @@ describe('webhooks of a company', () => {
       [{ ...valid, url: 'https://hooks.example.com/in#top' }, '/url', /fragment/],
       [{ ...valid, url: 'hooks.example.com/in' }, '/url', /absolute/],
       [{ ...valid, url: `https://hooks.example.com/${'a'.repeat(2048)}` }, '/url'],
+      [{ ...valid, url: 'https://hooks.exam\nple.com/in' }, '/url', /control characters/],
       [{ ...valid, events: [] }, '/events'],
       [{ ...valid, events: ['device.exploded'] }, '/events/0'],
       [{ ...valid, events: ['webhook.test', 'webhook.test'] }, '/events', /twice/],

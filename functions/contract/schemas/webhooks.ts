@@ -20,13 +20,9 @@ export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
   description: 'An event a webhook may subscribe to (docs/webhooks.md, "Event types", documents each body).',
 });
 
-const url = z
-  .string()
-  .min(1)
-  .max(MAX_WEBHOOK_URL_LENGTH)
-  .describe(
-    `Where deliveries are POSTed: an absolute \`https\` URL (\`http\` only for the hosts \`WEBHOOK_ALLOWED_HTTP_HOSTS\` names), without user name, password or fragment, at most ${withThousandsSeparators(MAX_WEBHOOK_URL_LENGTH)} characters. An IP address in a private, loopback, link-local, carrier-grade NAT or metadata range is refused; a host name is resolved, and checked, at every delivery.`,
-  );
+const url = displayText(z.string().min(1).max(MAX_WEBHOOK_URL_LENGTH), 'line').describe(
+  `Where deliveries are POSTed: an absolute \`https\` URL (\`http\` only for the hosts \`WEBHOOK_ALLOWED_HTTP_HOSTS\` names), without user name, password or fragment, at most ${withThousandsSeparators(MAX_WEBHOOK_URL_LENGTH)} characters. An IP address in a private, loopback, link-local, carrier-grade NAT or metadata range is refused; a host name is resolved, and checked, at every delivery.`,
+);
 
 const events = z
   .array(WebhookEventType)

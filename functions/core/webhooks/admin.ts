@@ -66,6 +66,8 @@ export function webhookView(webhook: StoredWebhook): WebhookView {
  * literal IP address public or an allowed loopback one), for a person; undefined when it can.
  */
 export function urlRefusal(url: string, allowedHttpHosts: readonly string[]): string | undefined {
+  // The URL parser drops surrounding spaces (and tabs and line breaks anywhere): what is stored must be what is sent.
+  if (url.trim() !== url) return 'must not start or end with white space';
   const problem = webhookUrlProblem(url, allowedHttpHosts);
   if (problem !== undefined) return problem;
   if (url.includes('#')) return 'must not carry a fragment (#…): receivers never see it';

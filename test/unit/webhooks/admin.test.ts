@@ -46,6 +46,7 @@ describe('webhook URLs', () => {
     ['https://[::ffff:10.0.0.1]/in', /private/],
     ['https://100.64.0.1/in', /carrier-grade NAT/],
     ['https://127.0.0.2/in', /loopback/],
+    [' https://hooks.example.com/in', /white space/],
   ])('%s: %s', (url, refused) => {
     const refusal = urlRefusal(url, LOCAL_HOSTS);
     if (refused === undefined) expect(refusal).toBeUndefined();
