@@ -282,6 +282,31 @@ describe('the alerts table changes', () => {
   });
 });
 
+describe('the alerts listing', () => {
+  it('pages a state at a time, newest first, through alerts of the other state', async () => {
+    await rule({ type: 'BATTERY_BELOW', percent: 20 });
+    for (const [index, id] of ['a1', 'a2', 'a3', 'a4'].entries()) {
+      advanceTo(index);
+      await change(device(id, { battery: 50, updated: at(index - 0.5) }), device(id, { battery: 5 }));
+    }
+    advanceTo(10);
+    await change(device('a3', { battery: 5, updated: at(2) }), device('a3', { battery: 80 }));
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listAlerts({ alerts }, alice(), company, { limit: 1, state: 'OPEN', cursor });
+      expect(page.items.length).toBeLessThanOrEqual(1);
+      seen.push(...page.items.map((alert) => alert.target.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(['a4', 'a2', 'a1']);
+    expect((await alertsOf('RESOLVED')).map((alert) => alert.target.id)).toEqual(['a3']);
+    await expect(listAlerts({ alerts }, alice(), company, { limit: 1, state: 'RESOLVED', cursor: 'forged' })).rejects.toBeInstanceOf(
+      BadRequestError,
+    );
+  });
+});
+
 describe('connection events', () => {
   it('are published for a change to CONNECTED or DISCONNECTED only, at the connection time', () => {
     clock = new Date(START);
