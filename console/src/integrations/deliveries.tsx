@@ -41,7 +41,7 @@ function Attempts({ delivery }: { delivery: Delivery }) {
         {delivery.history.map((attempt) => (
           <li key={attempt.at}>
             <time dateTime={attempt.at}>{dateTime(attempt.at)}</time>: {statusText(attempt.status)}
-            {attempt.durationMs === null ? '' : ` in ${count(attempt.durationMs)} ms`}
+            {attempt.durationMs === null ? '' : ` in ${count(Math.round(attempt.durationMs))} ms`}
             {attempt.error === null ? null : (
               <>
                 {' — '}

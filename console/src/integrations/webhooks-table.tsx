@@ -1,7 +1,7 @@
 /**
  * The company's webhooks on the Integrations page: URL (a link that opens the webhook), events, enabled, failing
- * since, and the state of its last deliveries (one small read of its deliveries per webhook shown: a company has at
- * most 100 webhooks).
+ * since, and the state of its last deliveries (one small read of its deliveries per webhook shown, again while one is
+ * pending: a company has at most 100 webhooks).
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
@@ -15,9 +15,16 @@ export function webhookHref(company: string, webhookId: string): string {
   return hrefOf('/integrations', { company, webhook: webhookId });
 }
 
-/** The states of a webhook's last deliveries, newest first, in words (`Succeeded, Failed`); read once per revision. */
+/** How often the last deliveries are read again while one of them is PENDING, ms. */
+const PENDING_REFRESH_MS = 3_000;
+
+/**
+ * The states of a webhook's last deliveries, newest first, in words (`Succeeded, Failed`): read once per revision,
+ * and again every few seconds while one of them is PENDING (not while the tab is hidden).
+ */
 function LastDeliveries({ company, webhookId, revision }: { company: string; webhookId: string; revision: number }) {
   const states = useSignal<Delivery['state'][] | string | undefined>(undefined);
+  const reads = useSignal(0);
   useEffect(() => {
     let current = true;
     void loadDeliveries(company, webhookId, LAST_DELIVERIES).then((loaded) => {
@@ -26,8 +33,16 @@ function LastDeliveries({ company, webhookId, revision }: { company: string; web
     return () => {
       current = false;
     };
-  }, [company, webhookId, revision]);
+  }, [company, webhookId, revision, reads.value]);
   const value = states.value;
+  const pending = Array.isArray(value) && value.includes('PENDING');
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') reads.value += 1;
+    }, PENDING_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [pending]);
   if (value === undefined) return <span class="muted">Loading…</span>;
   if (typeof value === 'string') return <UserText text={value} />;
   if (value.length === 0) return <span class="muted">None yet</span>;
