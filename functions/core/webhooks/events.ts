@@ -3,9 +3,10 @@
  * stream): which bus event is which webhook event type, its id and its `data` (docs/webhooks.md, "Event types").
  */
 import type { AdministrativeChangeEvent } from '../audit/changes.js';
+import type { CommandStateChangedEvent } from '../commands/model.js';
 import { deploymentEventId } from '../deployments/changes.js';
-import type { DeploymentEvent } from '../deployments/model.js';
-import type { WebhookEvent } from './model.js';
+import type { DeploymentEvent, DeploymentStatusChangedEvent } from '../deployments/model.js';
+import type { WebhookEvent, WebhookEventType } from './model.js';
 
 /**
  * A device's connection changed (CONNECTED ⇄ DISCONNECTED), derived from the devices table's stream. Its id is
@@ -113,79 +114,71 @@ export function busEventId(event: BusEvent): string {
  * The webhook event a bus event is, or undefined when webhooks carry none: a device's INSTALLED report is
  * `deployment.succeeded`, FAILED `deployment.failed` (DOWNLOADING and INSTALLING are none); a command's SUCCEEDED,
  * FAILED and EXPIRED are `command.*` (other states none); deployment actions and administrative changes are none.
+ * Its `data` is documented, with an example of each type, in docs/webhooks.md ("Event types").
  */
 export function webhookEventOf(event: BusEvent): WebhookEvent | undefined {
   if (event.type === 'AdministrativeChange') return undefined;
-  const base = { company: event.company, eventId: busEventId(event), timestamp: event.at };
+  const carried = carriedOf(event);
+  if (carried === undefined) return undefined;
+  return { company: event.company, eventId: busEventId(event), timestamp: event.at, ...carried };
+}
+
+/** A webhook event's type and data. */
+type Carried = Pick<WebhookEvent, 'type' | 'data'>;
+
+/** The webhook event type of each command state webhooks carry. */
+const COMMAND_EVENT_TYPES: Readonly<Partial<Record<CommandStateChangedEvent['state'], WebhookEventType>>> = {
+  SUCCEEDED: 'command.succeeded',
+  FAILED: 'command.failed',
+  EXPIRED: 'command.expired',
+};
+
+/** What webhooks carry of a bus event (but an administrative change), or undefined for none. */
+function carriedOf(event: Exclude<BusEvent, AdministrativeChangeEvent>): Carried | undefined {
   switch (event.type) {
-    case 'DeploymentStatusChanged': {
-      if (event.state !== 'INSTALLED' && event.state !== 'FAILED') return undefined;
-      const { deploymentId, deviceId, scenarioId, version, message, statusId } = event;
-      return {
-        ...base,
-        type: event.state === 'INSTALLED' ? 'deployment.succeeded' : 'deployment.failed',
-        data: {
-          deploymentId,
-          statusId,
-          target: { type: 'DEVICE', id: deviceId },
-          what: { type: 'SCENARIO', id: scenarioId, subId: version },
-          state: event.state,
-          message,
-        },
-      };
-    }
+    case 'DeploymentStatusChanged':
+      return deploymentCarried(event);
     case 'DeviceConnectionChanged':
       return {
-        ...base,
         type: event.state === 'CONNECTED' ? 'device.connected' : 'device.disconnected',
         data: { deviceId: event.deviceId, serial: event.serial, state: event.state, since: event.at },
       };
     case 'RolloutStateChanged':
-      return {
-        ...base,
-        type: event.state === 'PAUSED' ? 'rollout.paused' : 'rollout.completed',
-        data: rolloutData(event),
-      };
-    case 'CommandStateChanged': {
-      const type =
-        event.state === 'SUCCEEDED'
-          ? 'command.succeeded'
-          : event.state === 'FAILED'
-            ? 'command.failed'
-            : event.state === 'EXPIRED'
-              ? 'command.expired'
-              : undefined;
-      if (type === undefined) return undefined;
-      return {
-        ...base,
-        type,
-        data: {
-          commandId: event.commandId,
-          target: { type: 'DEVICE', id: event.deviceId, subId: event.subId },
-          command: event.command,
-          state: event.state,
-          message: event.message,
-          rolloutId: event.rolloutId,
-          by: event.by,
-        },
-      };
+      return { type: event.state === 'PAUSED' ? 'rollout.paused' : 'rollout.completed', data: rolloutData(event) };
+    case 'CommandStateChanged':
+      return commandCarried(event);
+    case 'AlertChanged': {
+      const { alertId, ruleId, ruleName, state, target, detail } = event;
+      return { type: state === 'OPEN' ? 'alert.raised' : 'alert.resolved', data: { alertId, ruleId, ruleName, state, target, detail } };
     }
-    case 'AlertChanged':
-      return {
-        ...base,
-        type: event.state === 'OPEN' ? 'alert.raised' : 'alert.resolved',
-        data: {
-          alertId: event.alertId,
-          ruleId: event.ruleId,
-          ruleName: event.ruleName,
-          state: event.state,
-          target: event.target,
-          detail: event.detail,
-        },
-      };
     default:
       return undefined;
   }
+}
+
+/** deployment.succeeded (INSTALLED) or deployment.failed (FAILED); none for a report still in progress. */
+function deploymentCarried(event: DeploymentStatusChangedEvent): Carried | undefined {
+  if (event.state !== 'INSTALLED' && event.state !== 'FAILED') return undefined;
+  const { deploymentId, deviceId, scenarioId, version, message, statusId } = event;
+  return {
+    type: event.state === 'INSTALLED' ? 'deployment.succeeded' : 'deployment.failed',
+    data: {
+      deploymentId,
+      statusId,
+      target: { type: 'DEVICE', id: deviceId },
+      what: { type: 'SCENARIO', id: scenarioId, subId: version },
+      state: event.state,
+      message,
+    },
+  };
+}
+
+/** command.succeeded, command.failed or command.expired; none for a command not final, or cancelled. */
+function commandCarried(event: CommandStateChangedEvent): Carried | undefined {
+  const type = COMMAND_EVENT_TYPES[event.state];
+  if (type === undefined) return undefined;
+  const { commandId, deviceId, subId, command, state, message, rolloutId, by } = event;
+  return { type, data: { commandId, target: { type: 'DEVICE', id: deviceId, subId }, command, state, message, rolloutId, by } };
 }
 
 /** The `data` of rollout.paused and rollout.completed: the event without its bus fields, absent members left out. */

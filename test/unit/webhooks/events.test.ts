@@ -180,6 +180,23 @@ describe('webhookEventOf', () => {
       { ...(installed as Extract<BusEvent, { type: 'DeploymentStatusChanged' }>), state: 'INSTALLING' },
       { ...(succeeded as Extract<BusEvent, { type: 'CommandStateChanged' }>), state: 'DELIVERED' },
       { ...(succeeded as Extract<BusEvent, { type: 'CommandStateChanged' }>), state: 'CANCELLED' },
+      {
+        type: 'DeploymentChanged',
+        company: COMPANY,
+        deploymentId: '01JPB6Z8X4N2Q7R5T3V9W1Y6ZA',
+        action: 'DEPLOY',
+        deviceId: DEVICE,
+        scenarioId: 'spring-promo',
+        version: '1.2.0',
+        at: '2026-03-14T09:20:00.000Z',
+        by: 'alice',
+        note: null,
+      },
+      {
+        type: 'AdministrativeChange',
+        id: '01JPB6Z8X4N2Q7R5T3V9W1Y6ZC',
+        at: '2026-03-14T09:20:00.000Z',
+      } as unknown as BusEvent,
     ];
     for (const event of none) expect(webhookEventOf(event), `${event.type} ${JSON.stringify(event)}`).toBeUndefined();
   });
