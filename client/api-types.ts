@@ -1380,8 +1380,8 @@ export interface components {
         };
         /**
          * @example {
-         *       "name": "Lyon kiosks offline",
-         *       "query": "location.name=Lyon",
+         *       "name": "Printer kiosks offline",
+         *       "query": "health.hubs.devices.capability.type=PRINTER",
          *       "condition": {
          *         "type": "DISCONNECTED_FOR",
          *         "minutes": 15
@@ -1393,7 +1393,7 @@ export interface components {
             name: string;
             /**
              * @description The query string of a device search (`GET /resources/search`, without the leading `?`): its filter parameters, values of one parameter OR-ed, different parameters AND-ed, within the rule's company; empty watches every device of the company. `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE and `company` other than the rule's are refused. At most 2,000 characters.
-             * @example location.name=Lyon
+             * @example health.hubs.devices.capability.type=PRINTER
              */
             query: string;
             condition: components["schemas"]["AlertCondition"];
@@ -1415,7 +1415,7 @@ export interface components {
             name?: string;
             /**
              * @description The query string of a device search (`GET /resources/search`, without the leading `?`): its filter parameters, values of one parameter OR-ed, different parameters AND-ed, within the rule's company; empty watches every device of the company. `global`, `sort`, `direction`, `page`, `pageSize`, `type` other than DEVICE and `company` other than the rule's are refused. At most 2,000 characters.
-             * @example location.name=Lyon
+             * @example health.hubs.devices.capability.type=PRINTER
              */
             query?: string;
             condition?: components["schemas"]["AlertCondition"];

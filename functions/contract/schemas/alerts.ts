@@ -21,7 +21,8 @@ const dateTime = (description: string) => z.iso.datetime({ offset: true }).descr
 
 /** Search parameters a rule's query may not hold, with why. */
 const REFUSED: Readonly<Record<string, string>> = {
-  global: "'global' (full-text search) cannot select a rule's devices: select them with filter parameters, e.g. location.name=Lyon.",
+  global:
+    "'global' (full-text search) cannot select a rule's devices: select them with filter parameters, e.g. health.hubs.devices.capability.type=PRINTER.",
   sort: "'sort' orders search results; a rule watches every device its query matches. Remove it.",
   direction: "'direction' orders search results; a rule watches every device its query matches. Remove it.",
   page: "'page' pages search results; a rule watches every device its query matches. Remove it.",
@@ -92,12 +93,18 @@ const ruleQuery = z
   })
   .meta({
     description: `The query string of a device search (\`GET /resources/search\`, without the leading \`?\`): its filter parameters, values of one parameter OR-ed, different parameters AND-ed, within the rule's company; empty watches every device of the company. \`global\`, \`sort\`, \`direction\`, \`page\`, \`pageSize\`, \`type\` other than DEVICE and \`company\` other than the rule's are refused. At most ${count(MAX_TARGET_QUERY_LENGTH)} characters.`,
-    examples: ['location.name=Lyon'],
+    examples: ['health.hubs.devices.capability.type=PRINTER'],
   });
 
 export const AlertRuleCreateBody = z.strictObject({ name: ruleName, query: ruleQuery, condition: AlertCondition }).meta({
   id: 'AlertRuleCreate',
-  examples: [{ name: 'Lyon kiosks offline', query: 'location.name=Lyon', condition: { type: 'DISCONNECTED_FOR', minutes: 15 } }],
+  examples: [
+    {
+      name: 'Printer kiosks offline',
+      query: 'health.hubs.devices.capability.type=PRINTER',
+      condition: { type: 'DISCONNECTED_FOR', minutes: 15 },
+    },
+  ],
 });
 
 export const AlertRulePatchBody = z

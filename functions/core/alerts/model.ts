@@ -21,7 +21,7 @@ export interface AlertRule {
   id: string;
   company: string;
   name: string;
-  /** The device search query string the rule watches (the fleet page's, e.g. `location.name=Lyon`). */
+  /** The device search query string the rule watches (the fleet page's, e.g. `health.hubs.devices.capability.type=PRINTER`). */
   query: string;
   condition: AlertCondition;
   /** ISO-8601. */

@@ -56,6 +56,14 @@ describe('a rule body', () => {
     expect(issuesOf({ ...valid, query: 'global=lyon' })).toEqual(['query.global']);
   });
 
+  it('accepts the examples the API reference shows', () => {
+    for (const schema of [AlertRuleCreateBody, AlertRulePatchBody]) {
+      const examples = (schema.meta()?.examples ?? []) as unknown[];
+      expect(examples.length).toBeGreaterThan(0);
+      for (const example of examples) expect(schema.safeParse(example).success, JSON.stringify(example)).toBe(true);
+    }
+  });
+
   it('needs something to change in a patch', () => {
     expect(AlertRulePatchBody.safeParse({}).success).toBe(false);
     expect(AlertRulePatchBody.safeParse({ name: 'Renamed' }).success).toBe(true);
