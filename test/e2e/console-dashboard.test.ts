@@ -1,9 +1,10 @@
 /**
  * End-to-end over `npm start`, in headless Chromium: the console's dashboard (its home page). The fleet's counts are
  * those of GET /resources/search/filters for the same token, a count's link lands on the fleet page filtered on it
- * with as many devices as the count said, the company picker narrows the counts and the rollouts, and the rollouts
+ * with as many devices as the count said, the company picker narrows the counts and the rollouts, the rollouts
  * that are not over (one running and one paused for acme, made here; one running for globex) are listed with their
- * progress as the API reports it and linked to their pages.
+ * progress as the API reports it and linked to their pages, and each company's open alerts are counted, linked to
+ * its Alerts page.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -207,15 +208,24 @@ describe.skipIf(!hasChromium)('the console dashboard', () => {
       [made.paused, 'acme'],
       [made.running, 'acme'],
     ]);
-    // One filters request for every count, one rollouts listing per company: none per rollout or device.
+    // One filters request for every count, one rollouts listing and one open alerts listing per company: none per
+    // rollout, alert or device.
+    await page.getByRole('link', { name: 'No open alert' }).first().waitFor();
     const paths = requested
       .map((url) => new URL(url).pathname)
       .filter((path) => path.startsWith('/resources/') || path.startsWith('/companies/'));
     expect(paths.sort()).toEqual([
+      '/companies/acme/alerts',
       '/companies/acme/resources/rollouts',
+      '/companies/globex/alerts',
       '/companies/globex/resources/rollouts',
       '/resources/search/filters',
     ]);
+    expect(await page.getByRole('region', { name: 'Alerts' }).getByRole('listitem').allTextContents()).toEqual([
+      'acme: No open alert',
+      'globex: No open alert',
+    ]);
+    expect(await page.getByRole('link', { name: 'No open alert' }).first().getAttribute('href')).toBe('#/alerts?company=acme&state=OPEN');
     expect(await page.getByRole('link', { name: made.globex }).getAttribute('href')).toBe(`#/rollouts/globex/${made.globex}`);
 
     await page.getByLabel('Company').selectOption('globex');
