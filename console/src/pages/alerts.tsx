@@ -105,6 +105,17 @@ function useRules(company: string, revision: number) {
   );
 }
 
+/** What a page of one company's resources shows while no company is named: choosing one, or that there is none. */
+export function NoCompany({ title }: { title: string }) {
+  const none = (claims.value?.companies ?? []).length === 0;
+  return (
+    <main id="main">
+      <h1>{title}</h1>
+      <p>{none ? 'Your account belongs to no company: there is nothing to show here.' : 'Choosing a company…'}</p>
+    </main>
+  );
+}
+
 /** The Alerts page (see the module comment). */
 export function AlertsPage() {
   const query = here.value.query;
@@ -124,6 +135,7 @@ export function AlertsPage() {
   );
   const rules = useRules(company, revision.value);
   const deleted = useSignal<string | null>(null);
+  if (company === '') return <NoCompany title="Alerts" />;
   return (
     <main id="main" class="admin-page">
       <h1>Alerts</h1>

@@ -17,6 +17,7 @@ import { ListingStatus, ShowMore } from '../paged-listing-view.js';
 import { here, hrefOf, navigate } from '../router.js';
 import { can, claims, problemText } from '../session.js';
 import { UserText } from '../user-text.js';
+import { NoCompany } from './alerts.js';
 
 /** The webhook `webhookId` of `company` as the API gives it (none without an id), and why it could not be read. */
 function useWebhook(company: string, webhookId: string | null) {
@@ -75,6 +76,7 @@ export function IntegrationsPage() {
   const notice = useSignal<string | null>(null);
   const { webhook, error } = useWebhook(company, webhookId);
   const shown = webhook.value?.id === webhookId ? webhook.value : null;
+  if (company === '') return <NoCompany title="Integrations" />;
   return (
     <main id="main" class="admin-page">
       <h1>Integrations</h1>
@@ -85,7 +87,7 @@ export function IntegrationsPage() {
       <p role="status" class="admin-status">
         {notice.value === null ? null : <UserText text={notice.value} />}
       </p>
-      {company === '' ? null : <WebhookList company={company} revision={revision.value} onCreated={() => (revision.value += 1)} />}
+      <WebhookList company={company} revision={revision.value} onCreated={() => (revision.value += 1)} />
       {error.value === null ? null : <Alert message={error.value} />}
       {shown === null ? null : (
         <WebhookPanel
