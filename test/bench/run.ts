@@ -48,6 +48,10 @@
  * Then the alert rule benchmark (alerts.ts): what evaluating 1 and 100 alert rules adds to each of 100,000 device
  * changes, in process (ALERT_BENCH_DEVICES); --only-alerts runs only it, --skip-alerts skips it.
  *
+ * Then the webhook benchmark (webhooks.ts): from a durable change to its signed delivery with 100 webhooks at 1,000
+ * events a minute, and a receiver down for 10 minutes of the retry schedule (WEBHOOK_BENCH_*); --only-webhooks runs
+ * only it, --skip-webhooks skips it.
+ *
  * Then the console benchmark (console.ts): the operator console in Chromium on 100,000 seeded devices (first load,
  * sign-in to first results, facet clicks, the page of a rollout of every device; CONSOLE_BENCH_DEVICES); --only-console
  * runs only it, --skip-console skips it.
@@ -75,6 +79,7 @@ import { reportRolloutBench, runRolloutBench } from './rollouts.js';
 import { reportSearchBench, runSearchBench, SEARCH_DEVICE_COUNT } from './search.js';
 import { reportStartupBench, runStartupBench, STARTUP_DEVICE_COUNT } from './startup.js';
 import { reportTokenFloodBench, runTokenFloodBench } from './token-flood.js';
+import { reportWebhookBench, runWebhookBench } from './webhooks.js';
 
 // The AWS SDK announces on Node 20 that its 2027 releases will need Node 22; the SDK's own switch (as bin/local.ts).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -93,6 +98,7 @@ function usage(message?: string): never {
       '       [--only-startup | --skip-startup] [--only-token-flood | --skip-token-flood]\n' +
       '       [--only-cold-start | --skip-cold-start] [--only-continuous | --skip-continuous] [--only-console | --skip-console]\n' +
       '       [--only-opensearch | --skip-opensearch] [--only-commands | --skip-commands] [--only-alerts | --skip-alerts]\n' +
+      '       [--only-webhooks | --skip-webhooks]\n' +
       '       (BENCH_SIZES=10MiB,100MiB also limits the sizes; SEARCH_BENCH_DEVICES=N scales the search fleet, default 100000)\n',
   );
   process.exit(message === undefined ? 0 : 2);
@@ -385,6 +391,22 @@ function alertStep(): Promise<void> {
   );
 }
 
+/** Webhook benchmark (webhooks.ts): --only-webhooks runs only it, --skip-webhooks skips it. */
+const webhookMode = stepMode('webhooks');
+
+function webhookStep(): Promise<void> {
+  return benchmarkStep(
+    'Webhook benchmark: durable change to signed delivery, 100 webhooks at 1,000 events a minute; then a receiver down for 10 minutes of the retry schedule.',
+    'Webhooks',
+    'webhooks.json',
+    async () => {
+      const result = await runWebhookBench();
+      reportWebhookBench(result, log);
+      return result;
+    },
+  );
+}
+
 /** Rollout benchmark (rollouts.ts): --only-rollouts runs only it, --skip-rollouts skips it. */
 const rolloutMode = stepMode('rollouts');
 
@@ -500,6 +522,10 @@ if (commandMode === 'only') {
 }
 if (alertMode === 'only') {
   await alertStep();
+  process.exit();
+}
+if (webhookMode === 'only') {
+  await webhookStep();
   process.exit();
 }
 if (consoleMode === 'only') {
@@ -803,6 +829,11 @@ if (commandMode === 'run') {
 if (alertMode === 'run') {
   log('');
   await alertStep();
+}
+
+if (webhookMode === 'run') {
+  log('');
+  await webhookStep();
 }
 
 if (consoleMode === 'run') {
