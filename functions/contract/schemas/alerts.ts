@@ -53,6 +53,7 @@ const minutes = z
   .max(MAX_ALERT_MINUTES)
   .describe(`Minutes the condition must hold before the alert is raised, ${MIN_ALERT_MINUTES} to ${count(MAX_ALERT_MINUTES)} (7 days).`);
 
+/** A rule's condition, one of three by `type` (core/alerts/model.ts, AlertCondition). */
 export const AlertCondition = z
   .discriminatedUnion('type', [
     z.strictObject({ type: z.literal('DISCONNECTED_FOR'), minutes }),
@@ -96,6 +97,7 @@ const ruleQuery = z
     examples: ['health.hubs.devices.capability.type=PRINTER'],
   });
 
+/** The body of POST …/alert-rules. */
 export const AlertRuleCreateBody = z.strictObject({ name: ruleName, query: ruleQuery, condition: AlertCondition }).meta({
   id: 'AlertRuleCreate',
   examples: [
@@ -107,6 +109,7 @@ export const AlertRuleCreateBody = z.strictObject({ name: ruleName, query: ruleQ
   ],
 });
 
+/** The body of PATCH …/alert-rules/{ruleId}: at least one member. */
 export const AlertRulePatchBody = z
   .strictObject({ name: ruleName.optional(), query: ruleQuery.optional(), condition: AlertCondition.optional() })
   .refine((body) => body.name !== undefined || body.query !== undefined || body.condition !== undefined, {
@@ -114,6 +117,7 @@ export const AlertRulePatchBody = z
   })
   .meta({ id: 'AlertRulePatch', examples: [{ condition: { type: 'DISCONNECTED_FOR', minutes: 30 } }] });
 
+/** A rule as answered (its parsed filters and revision are not shown). */
 export const AlertRule = z
   .object({
     id: z.string().regex(ULID_PATTERN).describe('ULID.'),
@@ -128,15 +132,18 @@ export const AlertRule = z
   .strict()
   .meta({ id: 'AlertRule', description: 'An alert rule: the devices a query selects and a condition on them.' });
 
+/** GET …/alert-rules: every rule of the company. */
 export const AlertRuleList = z
   .object({ items: z.array(AlertRule).max(MAX_ALERT_RULES_PER_COMPANY).describe(`Oldest first; at most ${MAX_ALERT_RULES_PER_COMPANY}.`) })
   .strict()
   .meta({ id: 'AlertRuleList' });
 
+/** OPEN or RESOLVED. */
 export const AlertState = z
   .enum(['OPEN', 'RESOLVED'])
   .meta({ id: 'AlertState', description: 'OPEN while the condition holds, then RESOLVED.' });
 
+/** An alert as answered. */
 export const Alert = z
   .object({
     id: z.string().regex(ULID_PATTERN).describe('ULID whose time is when the condition started to hold.'),
@@ -158,6 +165,7 @@ export const Alert = z
   .strict()
   .meta({ id: 'Alert', description: 'An alert: raised once per rule and device while its condition holds.' });
 
+/** A page of GET …/alerts. */
 export const AlertPage = z
   .object({
     items: z.array(Alert).describe('Newest first (by when the condition started to hold).'),

@@ -53,11 +53,13 @@ export interface Alert {
 
 /** Longest rule name, characters. */
 export const MAX_ALERT_RULE_NAME_LENGTH = 128;
-/** Shortest and longest wait of a `…_FOR` condition, minutes (1 minute to 7 days). */
+/** Shortest wait of a `…_FOR` condition, minutes. */
 export const MIN_ALERT_MINUTES = 1;
+/** Longest wait of a `…_FOR` condition, minutes (7 days). */
 export const MAX_ALERT_MINUTES = 10_080;
-/** Bounds of BATTERY_BELOW's `percent`. */
+/** Lowest `percent` of BATTERY_BELOW. */
 export const MIN_ALERT_BATTERY_PERCENT = 1;
+/** Highest `percent` of BATTERY_BELOW. */
 export const MAX_ALERT_BATTERY_PERCENT = 100;
 /** Most rules a company may have: every rule of a company is evaluated, in memory, on each change of its devices. */
 export const MAX_ALERT_RULES_PER_COMPANY = 100;
