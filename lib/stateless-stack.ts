@@ -127,6 +127,7 @@ export class StatelessStack extends Stack {
       tables: props.tables,
       archiveBucket,
       workQueue: this.workQueue,
+      eventBus: deploymentEvents,
       factory,
     });
     factory.checkStatefulRoles();

@@ -69,6 +69,8 @@ export const ENV = {
   rolloutChunkTimeoutSeconds: 'ROLLOUT_CHUNK_TIMEOUT_SECONDS',
   // Webhooks: the hosts a webhook may be sent to over plain http.
   webhookAllowedHttpHosts: 'WEBHOOK_ALLOWED_HTTP_HOSTS',
+  // Webhooks: the retry schedule's divisor (tests of the local runtime only).
+  webhookRetryDivisor: 'WEBHOOK_RETRY_DIVISOR',
   // Presigned uploads.
   uploadSlotTtlSeconds: 'UPLOAD_SLOT_TTL_SECONDS',
   // The three addresses, for the OpenAPI document's `servers`.
@@ -91,6 +93,7 @@ export const ENV = {
   rolloutSweepIntervalMs: 'ROLLOUT_SWEEP_INTERVAL_MS',
   commandSweepIntervalMs: 'COMMAND_SWEEP_INTERVAL_MS',
   alertSweepIntervalMs: 'ALERT_SWEEP_INTERVAL_MS',
+  webhookSweepIntervalMs: 'WEBHOOK_SWEEP_INTERVAL_MS',
   searchSnapshotIntervalMs: 'SEARCH_SNAPSHOT_INTERVAL_MS',
   simulate: 'SIMULATE',
   // Local runtime only: admission control of each address (functions/local/admission.ts).
@@ -447,6 +450,11 @@ const WebhookEnvironment = once(() =>
       .describe(
         'Hosts a webhook may use http with, comma-separated (e.g. `127.0.0.1,localhost`, the local default); a loopback address among them may be delivered to. Unset on AWS: https only, public addresses only.',
       ),
+    [ENV.webhookRetryDivisor]: amount('divisions', 1, 1_000_000)
+      .default(1)
+      .describe(
+        "Divides every wait of the deliveries' retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 1, the schedule itself, unless a test of the local runtime shortens it (e.g. 1000: 5 ms, 300 ms…). Never set on AWS.",
+      ),
   }),
 );
 
@@ -534,6 +542,9 @@ const LocalRuntimeEnvironment = once(() =>
     [ENV.alertSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
       .default(1_000)
       .describe("How often the alert sweeper raises the alerts whose condition has held for their rule's minutes, ms."),
+    [ENV.webhookSweepIntervalMs]: amount('milliseconds', 100, 86_400_000)
+      .default(1_000)
+      .describe('How often the webhook retry sweeper attempts the deliveries whose next attempt is due, ms.'),
     [ENV.searchSnapshotIntervalMs]: amount('milliseconds', 1_000, 86_400_000)
       .default(60_000)
       .describe('How often the embedded search index is written to its snapshot in the data folder when it changed, ms (also at stop).'),

@@ -48,6 +48,28 @@ export interface QueueTrigger {
 }
 
 /**
+ * The service's own bus events of `detailTypes` (EventBridge `detail-type`s, source EVENT_SOURCE): on AWS an
+ * EventBridge rule on the bus sends them to the SQS queue `<queue>Queue` (dead-letter queue `<queue>DeadLetterQueue`
+ * after `maxReceiveCount` receives), which feeds the function batches of `batchSize` SQS messages, each body the
+ * EventBridge envelope (`detail` = the bus event), at most `maxConcurrency` invocations at once. Locally a follower of
+ * the local bus's file hands the same envelopes to the same handler, resuming after its checkpoint after a restart.
+ */
+export interface BusEventsTrigger {
+  kind: 'busEvents';
+  detailTypes: readonly string[];
+  queue: string;
+  /** The queue's name in alarms. */
+  queueLabel: string;
+  batchSize: number;
+  /** @default no batching window */
+  maxBatchingWindowSeconds?: number;
+  maxConcurrency: number;
+  /** Receives of a message before it moves to the dead-letter queue (each one an invocation that failed it). */
+  maxReceiveCount: number;
+  retentionDays: number;
+}
+
+/**
  * A run every `everyMinutes`: from EventBridge Scheduler (`scheduler`: a role that may invoke this function only,
  * the schedule's own failure metrics, alarmed when runs stop) or an EventBridge rule (`rule`). A missed run is not
  * retried: the next one does what it left.
@@ -94,6 +116,7 @@ export interface ManualTrigger {
 export type FunctionTrigger =
   | TableStreamTrigger
   | QueueTrigger
+  | BusEventsTrigger
   | ScheduleTrigger
   | ObjectCreatedTrigger
   | CustomResourceTrigger

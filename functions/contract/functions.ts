@@ -4,8 +4,12 @@
  * The CDK stacks build them from FUNCTIONS, and the local runtime starts them from it by trigger kind
  * (functions/local/event-functions.ts): a definition here and its handler are all a new function needs.
  */
+
 import { STORED_ARCHIVES, UPLOAD_PREFIX, UPLOADED_ARCHIVES } from './archives.js';
 import { defineFunction, type FunctionDefinition } from './function.js';
+import { webhookDeliveries, webhookFanout, webhookRetrySweeper } from './webhook-functions.js';
+
+export { webhookDeliveries, webhookFanout, webhookRetrySweeper };
 
 /**
  * The search indexer: the streams of the searchable tables, in order per item, retried from the failed record.
@@ -377,6 +381,9 @@ export const FUNCTIONS: readonly FunctionDefinition[] = [
   commandChanges,
   commandExpirySweeper,
   rolloutChanges,
+  webhookFanout,
+  webhookDeliveries,
+  webhookRetrySweeper,
   alertChanges,
   alertSweeper,
   searchIndexSetup,

@@ -13,6 +13,7 @@ import { localQueue } from '../adapters/embedded/local-work-queue.js';
 import { retry } from '../adapters/retry.js';
 import { ENV } from '../contract/environment.js';
 import type {
+  BusEventsTrigger,
   FunctionDefinition,
   FunctionTrigger,
   ObjectCreatedTrigger,
@@ -20,9 +21,18 @@ import type {
   ScheduleTrigger,
   TableStreamTrigger,
 } from '../contract/function.js';
-import { alertSweeper, commandExpirySweeper, FUNCTIONS, heartbeatSweeper, rolloutSweeper, uploadSweeper } from '../contract/functions.js';
+import {
+  alertSweeper,
+  commandExpirySweeper,
+  FUNCTIONS,
+  heartbeatSweeper,
+  rolloutSweeper,
+  uploadSweeper,
+  webhookRetrySweeper,
+} from '../contract/functions.js';
+import { LocalBusFollower } from './bus-follower.js';
 import { FileStreamCheckpoints } from './file-checkpoints.js';
-import { LOCAL_ROLLOUT_QUEUE } from './local-environment.js';
+import { LOCAL_ROLLOUT_QUEUE, localEventsFileOf } from './local-environment.js';
 import type { Log, RuntimeSettings, StopSteps } from './runtime-layout.js';
 import { type S3rverRecord, toS3Event } from './s3-events.js';
 import { DynamoDbStreamPoller } from './stream-poller.js';
@@ -95,6 +105,7 @@ interface NotStartedLocally {
 const LOCAL_TRIGGERS: { [K in FunctionTrigger['kind']]: Starter<Extract<FunctionTrigger, { kind: K }>> | NotStartedLocally } = {
   tableStream: startStreamConsumer,
   queue: startQueueConsumer,
+  busEvents: startBusEventsConsumer,
   schedule: startSchedule,
   objectCreated: startObjectCreated,
   customResource: {
@@ -125,11 +136,13 @@ const LOCAL_SCHEDULE_SETTINGS: Readonly<Record<string, keyof RuntimeSettings>> =
   [rolloutSweeper.id]: ENV.rolloutSweepIntervalMs,
   [commandExpirySweeper.id]: ENV.commandSweepIntervalMs,
   [alertSweeper.id]: ENV.alertSweepIntervalMs,
+  [webhookRetrySweeper.id]: ENV.webhookSweepIntervalMs,
 };
 
 /**
  * How often a scheduled function runs locally, ms: its local setting (UPLOAD_SWEEP_INTERVAL_MS,
- * HEARTBEAT_SWEEP_INTERVAL_MS, ROLLOUT_SWEEP_INTERVAL_MS, COMMAND_SWEEP_INTERVAL_MS, ALERT_SWEEP_INTERVAL_MS) when it has one, else its definition's `everyMinutes`.
+ * HEARTBEAT_SWEEP_INTERVAL_MS, ROLLOUT_SWEEP_INTERVAL_MS, COMMAND_SWEEP_INTERVAL_MS, ALERT_SWEEP_INTERVAL_MS,
+ * WEBHOOK_SWEEP_INTERVAL_MS) when it has one, else its definition's `everyMinutes`.
  */
 export function localScheduleIntervalMs(definition: FunctionDefinition<ScheduleTrigger>, settings: RuntimeSettings): number {
   const setting = LOCAL_SCHEDULE_SETTINGS[definition.id];
@@ -263,6 +276,28 @@ async function startQueueConsumer(definition: FunctionDefinition<QueueTrigger>, 
     onError: (error) => context.log(`${definition.label}: ${(error as Error).message}`),
   });
   context.stops.push(() => consumer.stop());
+}
+
+/**
+ * A follower of the local bus's file (LocalBusFollower) handing the events of the trigger's detail types to the
+ * handler as SQS events of EventBridge envelopes, in batches of its batch size, as the rule and queue do on AWS; its
+ * offset is kept in `events/<id>.offset.json`, so it resumes there after a restart or a crash. Its stop lets the
+ * batch in flight finish.
+ */
+async function startBusEventsConsumer(definition: FunctionDefinition<BusEventsTrigger>, context: EventFunctionsContext): Promise<void> {
+  const handler = await context.load<(event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>>(definition.entry);
+  const follower = new LocalBusFollower({
+    eventsFile: localEventsFileOf(context.dataDirectory),
+    checkpointFile: join(context.dataDirectory, 'events', `${fileNameOf(definition.id)}.offset.json`),
+    detailTypes: definition.trigger.detailTypes,
+    batchSize: definition.trigger.batchSize,
+    queue: definition.trigger.queue,
+    region: context.region,
+    handler: (event) => handler(event, {}),
+    onError: (error) => context.log(`${definition.label}: ${error.message}`),
+  });
+  await follower.start();
+  context.stops.push(() => follower.stop());
 }
 
 /**

@@ -56,7 +56,7 @@ export function localEnvironment(options: LocalEnvironmentOptions): Partial<Reco
     [ENV.rolloutChunkTimeoutSeconds]: inherited[ENV.rolloutChunkTimeoutSeconds] || '15',
     // Receivers on this machine (tests, a developer's listener) may get webhooks over plain http.
     [ENV.webhookAllowedHttpHosts]: inherited[ENV.webhookAllowedHttpHosts] || LOCAL_WEBHOOK_HTTP_HOSTS,
-    [ENV.localEventsFile]: join(dataDirectory, 'events', 'events.jsonl'),
+    [ENV.localEventsFile]: localEventsFileOf(dataDirectory),
     // The console's build (console/build.ts), made at each start.
     [ENV.consoleDirectory]: consoleDirectoryOf(dataDirectory),
     [ENV.archiveBucket]: LOCAL_BUCKET,
@@ -103,6 +103,11 @@ export const LOCAL_HANDLER_GROUPS: readonly EnvironmentGroup[] = [
   'localIssuer',
   'function',
 ];
+
+/** The local event bus's file in the data folder (LOCAL_EVENTS_FILE), which the bus event followers read too. */
+export function localEventsFileOf(dataDirectory: string): string {
+  return join(dataDirectory, 'events', 'events.jsonl');
+}
 
 /** The console's build folder in the data folder. */
 export function consoleDirectoryOf(dataDirectory: string): string {

@@ -284,10 +284,15 @@ export function rolloutConfig(): RolloutConfig {
 export interface WebhookConfig {
   /** WEBHOOK_ALLOWED_HTTP_HOSTS: hosts a webhook may use plain http with, lowercase, without brackets; empty: none. */
   allowedHttpHosts: string[];
+  /** WEBHOOK_RETRY_DIVISOR: what every retry wait is divided by (1, the schedule itself, but in local tests). */
+  retryDivisor: number;
 }
 
-/** Reads the webhook settings. @throws EnvironmentError naming WEBHOOK_ALLOWED_HTTP_HOSTS when malformed. */
+/**
+ * Reads the webhook settings.
+ * @throws EnvironmentError naming WEBHOOK_ALLOWED_HTTP_HOSTS or WEBHOOK_RETRY_DIVISOR when malformed.
+ */
 export function webhookConfig(): WebhookConfig {
   const env = readEnvironment('webhooks', process.env);
-  return { allowedHttpHosts: parseAllowedHttpHosts(env[ENV.webhookAllowedHttpHosts]) };
+  return { allowedHttpHosts: parseAllowedHttpHosts(env[ENV.webhookAllowedHttpHosts]), retryDivisor: env[ENV.webhookRetryDivisor] };
 }

@@ -41,9 +41,10 @@ export function createAlarms(stack: Stack, props: AlarmsProps): Monitoring {
 }
 
 /** The alarms of one event function's trigger: its dead letters, its streams' lag, its schedule. */
-function alarmEventFunction(monitoring: Monitoring, { definition, fn, deadLetterQueue }: EventFunction): void {
+function alarmEventFunction(monitoring: Monitoring, { definition, fn, deadLetterQueue, queue }: EventFunction): void {
   const { id, label, trigger } = definition;
   if (deadLetterQueue !== undefined) monitoring.deadLetters(`${id}DeadLetters`, deadLetterQueue, label);
+  if (queue !== undefined && trigger.kind === 'busEvents') monitoring.queueAge(`${trigger.queue}QueueAge`, queue, trigger.queueLabel);
   if (trigger.kind === 'tableStream') monitoring.iteratorAge(`${id}IteratorAge`, fn, label);
   if (trigger.kind === 'schedule' && trigger.via === 'scheduler') {
     monitoring.scheduledFunction(id, fn, label, {

@@ -8,8 +8,8 @@
  */
 import { type CfnElement, CustomResource, Duration, type Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction, SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -22,10 +22,12 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
+import { EVENT_SOURCE } from '../../functions/adapters/aws/eventbridge-event-publisher.js';
 import { templateVersion } from '../../functions/adapters/aws/opensearch-indexes.js';
 import { replicasFor } from '../../functions/adapters/aws/opensearch-queries.js';
 import { TABLES, type TableKeySchema } from '../../functions/adapters/aws/tables.js';
 import type {
+  BusEventsTrigger,
   CustomResourceTrigger,
   FunctionDefinition,
   ObjectCreatedTrigger,
@@ -46,7 +48,7 @@ import type { ServiceFunctions } from './function-access.js';
  * function, so that a message is not delivered again while an invocation (or its retries by the event source after a
  * throttle) may still be working on it.
  */
-export function visibilityTimeoutOf(consumer: FunctionDefinition<QueueTrigger>): Duration {
+export function visibilityTimeoutOf(consumer: FunctionDefinition<QueueTrigger | BusEventsTrigger>): Duration {
   const timeout = consumer.access.timeoutSeconds ?? HTTP_FUNCTION_TIMEOUT.toSeconds();
   return Duration.seconds(6 * timeout);
 }
@@ -111,14 +113,17 @@ export interface EventFunctionsProps {
   /** The archive bucket, imported into this stack (its notification's custom resource lives here). */
   archiveBucket: IBucket;
   workQueue: WorkQueue;
+  /** The service's event bus: busEvents functions get a rule on it. */
+  eventBus: IEventBus;
   factory: ServiceFunctions;
 }
 
-/** One event function and the dead-letter queue of its trigger, if it has one. */
+/** One event function, the dead-letter queue of its trigger if it has one, and the queue feeding it if one does. */
 export interface EventFunction {
   definition: FunctionDefinition;
   fn: ServiceFunction;
   deadLetterQueue?: Queue;
+  queue?: Queue;
 }
 
 /** The functions of FUNCTIONS this stack runs, wired to their triggers (see the module comment). */
@@ -165,7 +170,7 @@ export class EventFunctions {
   }
 
   /** Connects `fn` to the trigger of `definition`; returns its dead-letter queue, if any. */
-  private wire(definition: FunctionDefinition, fn: ServiceFunction): { deadLetterQueue?: Queue } {
+  private wire(definition: FunctionDefinition, fn: ServiceFunction): { deadLetterQueue?: Queue; queue?: Queue } {
     const { trigger } = definition;
     switch (trigger.kind) {
       case 'tableStream':
@@ -175,6 +180,8 @@ export class EventFunctions {
       case 'queue':
         this.queue(trigger, fn);
         return {};
+      case 'busEvents':
+        return this.busEvents(definition as FunctionDefinition<BusEventsTrigger>, fn);
       case 'schedule':
         this.schedule(definition, trigger, fn);
         return {};
@@ -264,6 +271,48 @@ export class EventFunctions {
       'An SQS event source mapping takes no on-failure destination (Lambda supports one for streams and Kafka only): failed ' +
         "messages reach the work queue's dead-letter queue through its redrive policy, after maxReceiveCount receives.",
     );
+  }
+
+  /**
+   * An EventBridge rule on the service's bus (source EVENT_SOURCE, the trigger's detail types) sends each event to the
+   * queue `<queue>Queue`, which feeds `fn` (partial batch responses, at most `maxConcurrency` invocations). A message
+   * received `maxReceiveCount` times moves to `<queue>DeadLetterQueue` (alarmed), which also takes the events the rule
+   * could not send to the queue.
+   */
+  private busEvents(definition: FunctionDefinition<BusEventsTrigger>, fn: ServiceFunction): { deadLetterQueue: Queue; queue: Queue } {
+    const { trigger } = definition;
+    const deadLetter = deadLetterQueue(this.stack, `${trigger.queue}DeadLetterQueue`, 'queue');
+    const queue = new Queue(this.stack, `${trigger.queue}Queue`, {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: visibilityTimeoutOf(definition),
+      retentionPeriod: Duration.days(trigger.retentionDays),
+      deadLetterQueue: { queue: deadLetter, maxReceiveCount: trigger.maxReceiveCount },
+    });
+    new Rule(this.stack, `${definition.id}Rule`, {
+      eventBus: this.props.eventBus,
+      description: `${definition.label}: the bus events it consumes, to its queue.`,
+      eventPattern: { source: [EVENT_SOURCE], detailType: [...trigger.detailTypes] },
+      targets: [new SqsQueue(queue, { deadLetterQueue: deadLetter, retryAttempts: 185, maxEventAge: Duration.hours(24) })],
+    });
+    fn.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: trigger.batchSize,
+        maxConcurrency: trigger.maxConcurrency,
+        reportBatchItemFailures: true,
+        ...(trigger.maxBatchingWindowSeconds === undefined
+          ? {}
+          : { maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds) }),
+      }),
+    );
+    ignoreCfnLint(
+      fn,
+      'AWS::Lambda::EventSourceMapping',
+      ['ES1001'],
+      'An SQS event source mapping takes no on-failure destination (Lambda supports one for streams and Kafka only): failed ' +
+        "messages reach the queue's dead-letter queue through its redrive policy, after maxReceiveCount receives.",
+    );
+    return { deadLetterQueue: deadLetter, queue };
   }
 
   /** A rule or an EventBridge Scheduler schedule runs `fn` every `everyMinutes`; a missed run is made up by the next. */

@@ -13,6 +13,7 @@ import {
   preTokenGeneration,
   rolloutChanges,
   SEARCH_INDEXER_ENTRY,
+  webhookDeliveries,
 } from '../../functions/contract/functions.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { type Resource, resourcesOf, type ServiceTemplates, serviceTemplates } from './template-helpers.js';
@@ -51,11 +52,12 @@ describe('stacks, alarms (bundling skipped)', () => {
       byMetric('Errors').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions).includes(triggerId)),
       'trigger errors',
     ).toHaveLength(1);
-    // Every queue but the rollout queue is a dead-letter queue (the rollout queue's age is alarmed instead).
+    // Every queue but the rollout queue and the webhook events queue is a dead-letter queue (those two queues' age is
+    // alarmed instead).
     const deadLetters = byMetric('ApproximateNumberOfMessagesVisible');
     expect(deadLetters.map(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions)).sort()).toEqual(
       resourcesOf(stateless, 'AWS::SQS::Queue')
-        .filter(([queueId]) => !queueId.startsWith('RolloutWorkQueue'))
+        .filter(([queueId]) => !queueId.startsWith('RolloutWorkQueue') && !queueId.startsWith('WebhookEventsQueue'))
         .map(([queueId]) => JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]))
         .sort(),
     );
@@ -71,6 +73,7 @@ describe('stacks, alarms (bundling skipped)', () => {
         commandChanges.entry,
         rolloutChanges.entry,
         alertChanges.entry,
+        webhookDeliveries.entry,
       ]
         .map((entry) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: ours.get(entry)?.[0] } }]))
         .sort(),

@@ -39,8 +39,9 @@ describe('stacks, events (bundling skipped)', () => {
   it('feeds the indexer from the devices and scenarios streams, retrying from the failed record, failures to an encrypted queue', () => {
     // The indexer's two, the deployment changes', the continuous rollouts', the administrative changes', the command
     // changes' (test/infra/commands.test.ts), the rollout changes' (test/infra/rollout-changes.test.ts), the alert
-    // changes' and the rollout worker's (test/infra/rollouts.test.ts).
-    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 9);
+    // changes', the rollout worker's (test/infra/rollouts.test.ts), and the webhook fan-out's queue and the webhook
+    // deliveries' stream (test/infra/webhook-deliveries.test.ts).
+    stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 11);
     const mappings = resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping').filter(
       ([, mapping]) => JSON.stringify(mapping.Properties?.FunctionName) === JSON.stringify({ Ref: ours.get(SEARCH_INDEXER_ENTRY)?.[0] }),
     );
@@ -61,15 +62,17 @@ describe('stacks, events (bundling skipped)', () => {
     const sources = JSON.stringify(mappings.map(([, mapping]) => mapping.Properties?.EventSourceArn));
     expect(sources).toMatch(/DevicesTable.*StreamArn/);
     expect(sources).toMatch(/ScenariosTable.*StreamArn/);
-    // Nine dead-letter queues (one per stream consumer, the archive validator's, the rollout queue's) and the rollout
-    // queue (test/infra/rollouts.test.ts): all encrypted, all TLS only.
-    stateless.resourceCountIs('AWS::SQS::Queue', 10);
+    // Eleven dead-letter queues (one per stream consumer, the archive validator's, the rollout queue's, the webhook
+    // events queue's), the rollout queue (test/infra/rollouts.test.ts) and the webhook events queue
+    // (test/infra/webhook-deliveries.test.ts): all encrypted, all TLS only.
+    stateless.resourceCountIs('AWS::SQS::Queue', 13);
     for (const [id, queue] of resourcesOf(stateless, 'AWS::SQS::Queue')) {
       expect(queue.Properties, id).toMatchObject({ SqsManagedSseEnabled: true });
-      if (!id.startsWith('RolloutWorkQueue')) expect(queue.Properties?.MessageRetentionPeriod, id).toBe(14 * 24 * 3600);
+      const workQueue = id.startsWith('RolloutWorkQueue') || id.startsWith('WebhookEventsQueue');
+      if (!workQueue) expect(queue.Properties?.MessageRetentionPeriod, id).toBe(14 * 24 * 3600);
     }
     const queuePolicies = resourcesOf(stateless, 'AWS::SQS::QueuePolicy');
-    expect(queuePolicies).toHaveLength(10);
+    expect(queuePolicies).toHaveLength(13);
     for (const [id, policy] of queuePolicies) expect(deniesInsecureTransport(policy.Properties?.PolicyDocument), id).toBe(true);
   });
 

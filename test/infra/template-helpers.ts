@@ -27,6 +27,9 @@ import {
   SEARCH_REINDEX_ENTRY,
   searchIndexSetup,
   UPLOAD_SWEEPER,
+  webhookDeliveries,
+  webhookFanout,
+  webhookRetrySweeper,
 } from '../../functions/contract/functions.js';
 import type { FunctionAccess, RouteDefinition, SearchAccess } from '../../functions/contract/route.js';
 import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
@@ -324,6 +327,9 @@ export const STATELESS_ENTRIES = [
   rolloutChanges.entry,
   alertChanges.entry,
   alertSweeper.entry,
+  webhookFanout.entry,
+  webhookDeliveries.entry,
+  webhookRetrySweeper.entry,
 ];
 
 /** DynamoDB actions as the grants list them (grantsOf: sorted): of a table read, written, read and written, or of single items. */

@@ -10,8 +10,10 @@ import type { Command } from '../../core/commands/model.js';
 import type { DeploymentSlot } from '../../core/deployments/model.js';
 import type { StoredRollout } from '../../core/rollouts/model.js';
 import type { DocumentKey, SearchDocument } from '../../core/search/documents.js';
+import type { StoredDelivery } from '../../core/webhooks/model.js';
 import { AUDIT_ENTRY_PARTITION, auditEntryOf } from './dynamodb-audit-log.js';
 import { commandFromItem } from './dynamodb-command-repository.js';
+import { deliveryFromItem, isDeliveryItem } from './dynamodb-delivery-store.js';
 import { deploymentSlotFromItem } from './dynamodb-deployment-repository.js';
 import { ROLLOUT_PARTITION_PREFIX, rolloutFromItem } from './rollout-items.js';
 import { documentKeyFromItem, searchDocumentFromItem } from './search-documents.js';
@@ -29,6 +31,13 @@ export function commandFromImage(image: StreamImage): Command | undefined {
   if (image === undefined) return undefined;
   const item = unmarshall(image);
   return typeof item.id === 'string' && typeof item.state === 'string' ? commandFromItem(item) : undefined;
+}
+
+/** The webhook delivery an image of the webhooks table holds, or undefined (no image, or a webhook or count item). */
+export function deliveryFromImage(image: StreamImage): StoredDelivery | undefined {
+  if (image === undefined) return undefined;
+  const item = unmarshall(image);
+  return isDeliveryItem(item) ? deliveryFromItem(item) : undefined;
 }
 
 /** The search document of an image of the devices or scenarios table, or undefined when the item is not searchable. */

@@ -5,6 +5,7 @@
 export {
   auditEntryFromImage,
   commandFromImage,
+  deliveryFromImage,
   deploymentSlotFromImage,
   documentKeyFromImage,
   rolloutFromImage,

@@ -5,7 +5,7 @@
  * wire; so a definition added to FUNCTIONS runs locally, or this fails.
  */
 import { EventEmitter } from 'node:events';
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,9 +49,17 @@ const STREAM_ARNS: Partial<Record<TableName, string>> = Object.fromEntries(
     .map(([table]) => [table, `arn:aws:dynamodb:local:000000000000:table/${table}/stream/1`]),
 );
 
+/** The partition key prefix the consumer of `table` filters on, if one does. */
+const prefixOf = (table: TableName): string =>
+  FUNCTIONS.flatMap((definition) =>
+    definition.trigger.kind === 'tableStream' && definition.trigger.tables.includes(table)
+      ? [definition.trigger.partitionKeyPrefix ?? '']
+      : [],
+  ).find((prefix) => prefix !== '') ?? '';
+
 /**
- * A streams client whose every stream has one shard holding one record (whose new image's partition key passes every
- * consumer's `partitionKeyPrefix`), and that notes the `Limit` of each read by stream (`arn|limit`).
+ * A streams client whose every stream has one shard holding one record (whose new image's partition key passes the
+ * `partitionKeyPrefix` of its table's consumers), and that notes the `Limit` of each read by stream (`arn|limit`).
  */
 function fakeStreams(reads: Set<string>): DynamoDBStreamsClient {
   const send = async (command: unknown) => {
@@ -62,7 +70,7 @@ function fakeStreams(reads: Set<string>): DynamoDBStreamsClient {
       const [arn, position] = (command.input.ShardIterator as string).split('#');
       reads.add(`${arn}|${command.input.Limit}`);
       const table = (Object.entries(STREAM_ARNS) as [TableName, string][]).find(([, candidate]) => candidate === arn)?.[0] as TableName;
-      const NewImage = { [TABLES[table].partitionKey]: { S: 'ROLLOUT#x' } };
+      const NewImage = { [TABLES[table].partitionKey]: { S: `${prefixOf(table)}x` } };
       const records =
         position === '0'
           ? [{ eventID: 'e1', eventName: 'INSERT', dynamodb: { SequenceNumber: '100', Keys: { id: { S: 'x' } }, NewImage } }]
@@ -155,6 +163,21 @@ describe('the functions no route runs, locally', () => {
       await expect(access(join(dataDirectory, 'streams', `${name}.json`))).resolves.toBeUndefined();
     }
     await expect(access(join(dataDirectory, 'streams', 'search-indexer.json'))).rejects.toThrow();
+  });
+
+  it('hands the bus events of its detail types to a bus events consumer, as SQS messages of EventBridge envelopes', async () => {
+    await startEventFunctions(context());
+    const [consumer] = ofKind('busEvents');
+    if (consumer === undefined) throw new Error('no busEvents function');
+    const [type] = consumer.trigger.detailTypes;
+    await mkdir(join(dataDirectory, 'events'), { recursive: true });
+    const event = { type, company: 'acme', at: '2026-12-06T10:00:00.000Z' };
+    await writeFile(join(dataDirectory, 'events', 'events.jsonl'), `${JSON.stringify({ type: 'Other' })}\n${JSON.stringify(event)}\n`);
+    await until(() => (calls.get(consumer.entry) ?? []).length > 0);
+    const [delivered] = calls.get(consumer.entry) as SQSEvent[];
+    expect(delivered?.Records.map((record) => JSON.parse(record.body))).toEqual([
+      expect.objectContaining({ 'detail-type': type, source: 'device-scenario-service', detail: event }),
+    ]);
   });
 
   it('hands the S3 ObjectCreated notifications under its prefix to the archive function, and nothing else', async () => {

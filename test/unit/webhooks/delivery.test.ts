@@ -1,5 +1,6 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { describe, expect, it, vi } from 'vitest';
+import { dueOfImages, sweepDueDeliveries } from '../../../functions/core/webhooks/attempts.js';
 import { newDelivery } from '../../../functions/core/webhooks/deliveries.js';
 import { attemptDelivery, type DeliveryOptions, LEASE_MARGIN_MS } from '../../../functions/core/webhooks/delivery.js';
 import {
@@ -238,5 +239,25 @@ describe("a webhook's health", () => {
     await w.ports.webhooks.replace(edited, original.updated);
     await attemptDelivery(w.ports, image, w.options);
     expect(w.hook()).toMatchObject({ url: 'https://new.example.com/', failingSince: null });
+  });
+});
+
+describe('attempting many deliveries', () => {
+  it('attempts only the last image of each delivery in a stream batch, when due', async () => {
+    const w = world([answered(200)]);
+    const created = w.stored();
+    const claimed = { ...created, nextAttemptAt: new Date(T0.getTime() + 70_000).toISOString() };
+    expect(dueOfImages([created, claimed], T0)).toEqual([]);
+    expect(dueOfImages([claimed, created], T0)).toEqual([created]);
+  });
+
+  it('sweeps the due deliveries and leaves those not due', async () => {
+    const w = world([answered(200)]);
+    const later = { ...w.stored(), id: '01JLATER000000000000000000', nextAttemptAt: new Date(T0.getTime() + 60_000).toISOString() };
+    w.ports.deliveries.items.set(`acme#${later.id}`, later);
+    const counts = await sweepDueDeliveries(w.ports, w.options, 30_000);
+    expect(counts).toMatchObject({ succeeded: 1, retrying: 0, failed: 0 });
+    expect(w.stored().state).toBe('SUCCEEDED');
+    expect(w.ports.deliveries.items.get(`acme#${later.id}`)?.state).toBe('PENDING');
   });
 });

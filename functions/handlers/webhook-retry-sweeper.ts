@@ -1,0 +1,21 @@
+import { sweepDueDeliveries } from '../core/webhooks/attempts.js';
+import { deliveryEngine } from '../platform/composition/webhook-deliveries.js';
+import { logger } from '../platform/logger.js';
+import { eventHandler } from '../platform/observability.js';
+
+/**
+ * How long a run keeps reading due deliveries, ms: with attempts of at most 10 s, the run ends within its 50-second
+ * timeout; what is left is due at the next run.
+ */
+export const WEBHOOK_SWEEP_BUDGET_MS = 30_000;
+
+/**
+ * Scheduled every minute (EventBridge Scheduler on AWS, a timer in the local runtime at WEBHOOK_SWEEP_INTERVAL_MS;
+ * the event is ignored): attempts the webhook deliveries whose next attempt is due (sweepDueDeliveries). A failure
+ * throws; the next run retries, every attempt being claimed first.
+ */
+export const handler = eventHandler<unknown, void>().handler(async () => {
+  const { ports, options } = deliveryEngine();
+  const counts = await sweepDueDeliveries(ports, options, WEBHOOK_SWEEP_BUDGET_MS);
+  if (counts.succeeded + counts.retrying + counts.failed > 0) logger.info('Due webhook deliveries attempted', { ...counts });
+});
