@@ -1,25 +1,62 @@
 /**
  * End-to-end over `npm start` (bin/local.ts): a rollout that pauses or completes puts one RolloutStateChanged event on
- * the service's bus (`.data/events/events.jsonl` locally), derived from the rollouts table's stream, which is what
- * webhooks deliver as rollout.paused and rollout.completed. Simulated kiosks (simulated-kiosks.ts) that fail every
- * install pause a rollout on its first wave's failures; kiosks that install complete one; an operator's pause names
- * them. The rollout sweeper runs every 200 ms.
+ * the service's bus (`.data/events/events.jsonl` locally), derived from the rollouts table's stream, which webhooks
+ * deliver as rollout.paused and rollout.completed: a receiver on 127.0.0.1 gets each once, signed as the Standard
+ * Webhooks specification says (checked with the `standardwebhooks` package). Simulated kiosks (simulated-kiosks.ts)
+ * that fail every install pause a rollout on its first wave's failures; kiosks that install complete one; an
+ * operator's pause names them. The rollout sweeper runs every 200 ms.
  */
 import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
 import type { RolloutStateChangedEvent } from '../../functions/core/webhooks/events.js';
 import type { SimulatedFleet } from '../../simulator/fleet.js';
-import { clientFor, eventually, useLocalService } from './harness.js';
+import { clientFor, eventually, tokenFor, useLocalService } from './harness.js';
 import { startSimulatedKiosks } from './simulated-kiosks.js';
 
 const COMPANY = 'acme';
 const SCENARIO = 'acme-welcome';
 const ENVIRONMENT = { ROLLOUT_SWEEP_INTERVAL_MS: '200', ROLLOUT_CHUNK_TIMEOUT_SECONDS: '2' };
 
-const local = useLocalService({ users: ['alice'], environment: ENVIRONMENT });
+const local = useLocalService({ users: ['alice', 'root'], environment: ENVIRONMENT });
 const fleets: SimulatedFleet[] = [];
+
+/** What the receiver on 127.0.0.1 got: each request's headers and body. */
+const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+let receiver: Server;
+/** The webhook subscribed to rollout.paused and rollout.completed, with its secret. */
+let webhook: components['schemas']['WebhookWithSecret'];
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on('end', () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((listening) => receiver.listen(0, '127.0.0.1', listening));
+  // Webhooks are a company administrator's: root makes alice one, and her new token carries the role.
+  const root = clientFor(local.service, local.tokens.root);
+  expectOk(await root.main.PATCH('/admin/users/{username}', { params: { path: { username: 'alice' } }, body: { role: 'company-admin' } }));
+  const admin = clientFor(local.service, await tokenFor(local.service, 'alice'));
+  webhook = expectOk(
+    await admin.main.POST('/companies/{companyId}/webhooks', {
+      params: { path: { companyId: COMPANY } },
+      body: {
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/rollouts`,
+        events: ['rollout.paused', 'rollout.completed'],
+      },
+    }),
+  );
+}, 60_000);
 
 type Rollout = components['schemas']['Rollout'];
 
@@ -27,7 +64,21 @@ const alice = () => clientFor(local.service, local.tokens.alice);
 
 afterAll(async () => {
   await Promise.all(fleets.map((fleet) => fleet.stop()));
+  await new Promise((closed) => receiver?.close(closed));
 });
+
+/** The rollout events the receiver got for rollout `id`, each verified with the webhook's secret (throws if one is not). */
+function deliveredFor(id: string): { id: string; body: { type: string; timestamp: string; data: Record<string, unknown> } }[] {
+  const verifier = new StandardWebhook(webhook.secret);
+  return received.flatMap(({ headers, body }) => {
+    const verified = verifier.verify(body, headers as Record<string, string>) as {
+      type: string;
+      timestamp: string;
+      data: Record<string, unknown>;
+    };
+    return verified.data.rolloutId === id ? [{ id: headers['webhook-id'] as string, body: verified }] : [];
+  });
+}
 
 /** Starts `count` simulated kiosks `{prefix}{nn}` of COMPANY; returns their ids. */
 async function startFleet(prefix: string, count: number, failureRate: number): Promise<string[]> {
@@ -111,6 +162,26 @@ describe('rollout events on the bus', () => {
     // Each change once: the first rollout's pause was not published again while the second ran.
     expect(await rolloutEvents(paused.id)).toHaveLength(1);
     expect(await rolloutEvents(completed.id)).toHaveLength(1);
+
+    // The webhook received each, signed: rollout.paused with the pause's wave and reason, rollout.completed.
+    await eventually(async () => deliveredFor(paused.id).length > 0 && deliveredFor(completed.id).length > 0, 'both deliveries', 30_000);
+    expect(deliveredFor(paused.id).map(({ body }) => body)).toEqual([
+      {
+        type: 'rollout.paused',
+        timestamp: pause?.at,
+        data: {
+          rolloutId: paused.id,
+          action: 'DEPLOY',
+          what: { type: 'SCENARIO', id: SCENARIO, subId: '1.1.0' },
+          state: 'PAUSED',
+          wave: 1,
+          reason: rollout.pausedReason,
+        },
+      },
+    ]);
+    expect(deliveredFor(completed.id).map(({ body }) => [body.type, body.timestamp, body.data.state])).toEqual([
+      ['rollout.completed', done?.at, 'COMPLETED'],
+    ]);
   }, 150_000);
 
   it('names the operator who paused a rollout, and a second pause is a second event', async () => {
