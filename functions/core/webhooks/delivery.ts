@@ -82,7 +82,8 @@ function attemptOf(outcome: SendOutcome, at: Date): DeliveryAttempt {
 
 /**
  * Makes the next attempt of `delivery` if it is due: claims it (a lease of the timeout plus LEASE_MARGIN_MS), reads
- * its webhook (a deleted or disabled one makes it FAILED without sending), sends it signed with the webhook's current
+ * its webhook (a deleted one makes it FAILED without sending, and so does a disabled one, but for a `webhook.test`
+ * delivery: a test checks an endpoint before it is enabled again), sends it signed with the webhook's current
  * secrets, records the attempt (SUCCEEDED on a 2xx; else PENDING again after the schedule's next wait, or FAILED
  * after the last) and updates the webhook's health (keepHealth).
  * @throws what the stores throw (the caller's batch is retried; the claim's lease makes the delivery due again)
@@ -97,7 +98,7 @@ export async function attemptDelivery(
   const leaseUntil = new Date(start.getTime() + options.timeoutMs + LEASE_MARGIN_MS).toISOString();
   if (!(await ports.deliveries.claim(delivery, leaseUntil))) return 'taken';
   const webhook = await ports.webhooks.get(delivery.company, delivery.webhookId);
-  if (webhook === undefined || !webhook.enabled) {
+  if (webhook === undefined || !(webhook.enabled || delivery.type === 'webhook.test')) {
     const error = `not sent: the webhook is ${webhook === undefined ? 'deleted' : 'disabled'}`;
     const attempt: DeliveryAttempt = { at: start.toISOString(), status: null, error, durationMs: null };
     const recorded = await ports.deliveries.recordAttempt(delivery, attempt, { state: 'FAILED', nextAttemptAt: null });
@@ -144,7 +145,7 @@ export async function keepHealth(
     await ports.webhooks.replace({ ...webhook, failingSince: at, updated: at }, webhook.updated);
     return;
   }
-  if (now.getTime() - Date.parse(webhook.failingSince) < DISABLE_AFTER_FAILING_MS) return;
+  if (!webhook.enabled || now.getTime() - Date.parse(webhook.failingSince) < DISABLE_AFTER_FAILING_MS) return;
   if (!(await ports.webhooks.replace({ ...webhook, enabled: false, updated: at }, webhook.updated))) return;
   await ports.audit.record(disabledEntry(webhook, now));
 }

@@ -174,6 +174,19 @@ describe('attemptDelivery', () => {
     expect([...disabled.ports.sender.sent, ...deleted.ports.sender.sent]).toHaveLength(0);
   });
 
+  it('sends a test event to a disabled webhook, without disabling it again', async () => {
+    const since = new Date(T0.getTime() - DISABLE_AFTER_FAILING_MS).toISOString();
+    const hook = webhook({ enabled: false, failingSince: since });
+    const w = world([answered(500)], hook);
+    const test = newDelivery({ ...event, eventId: 'test-1', type: 'webhook.test', data: { webhookId: hook.id } }, hook, T0);
+    w.ports.deliveries.items.set(`acme#${test.id}`, structuredClone(test));
+    expect(await attemptDelivery(w.ports, test, w.options)).toBe('retrying');
+    expect(w.ports.sender.sent).toHaveLength(1);
+    expect(w.ports.audit.entries.size).toBe(0);
+    expect(await attemptDelivery(w.ports, w.stored(), w.options)).toBe('failed');
+    expect(w.ports.sender.sent).toHaveLength(1);
+  });
+
   it('signs with the webhook as it is now (a rotated secret), not as it was when the event came', async () => {
     const next = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;
     const w = world(
