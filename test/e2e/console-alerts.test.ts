@@ -69,12 +69,17 @@ beforeAll(async () => {
   );
   kioskToken = (await deviceToken({ ...local.service, dynamoDbEndpoint: local.dynamoDbEndpoint }, 'acme', KIOSK)).token;
   await reportBattery(80);
-  await eventually(async () => {
-    const found = expectOk(
-      await alice().GET('/resources/search', { params: { query: { 'health.versionCode': [CODE], type: ['DEVICE'] } } }),
-    );
-    return found.total === 1;
-  }, 'the kiosk in search');
+  await eventually(
+    async () => {
+      const found = expectOk(
+        await alice().GET('/resources/search', { params: { query: { 'health.versionCode': [CODE], type: ['DEVICE'] } } }),
+      );
+      return found.total === 1;
+      // A loaded machine's stream consumers may take a while: the indexing is not what this file tests.
+    },
+    'the kiosk in search',
+    60_000,
+  );
 }, 120_000);
 
 afterAll(async () => {
