@@ -1440,7 +1440,7 @@ export interface components {
              * @description What the change was.
              * @enum {string}
              */
-            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset" | "webhook.disabled";
+            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset" | "webhook.created" | "webhook.updated" | "webhook.secret-rotated" | "webhook.deleted" | "webhook.disabled";
             target: {
                 /**
                  * @description What was changed.

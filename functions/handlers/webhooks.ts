@@ -21,7 +21,7 @@ import {
 } from '../core/webhooks/admin.js';
 import { type DeliveryAdminDependencies, getDelivery, listDeliveries, redeliver, testWebhook } from '../core/webhooks/delivery-admin.js';
 import { storage } from '../platform/composition/storage.js';
-import { deliveryStore, webhookSettings, webhookStore } from '../platform/composition/webhooks.js';
+import { auditedWebhookStore, deliveryStore, webhookSettings, webhookStore } from '../platform/composition/webhooks.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { routeDispatcher } from '../platform/router.js';
 
@@ -30,7 +30,10 @@ import { routeDispatcher } from '../platform/router.js';
 storage().cursors.load();
 webhookSettings();
 
-const admin = (): WebhookAdminDependencies => ({ webhooks: webhookStore(), allowedHttpHosts: webhookSettings().allowedHttpHosts });
+const admin = (): WebhookAdminDependencies => ({
+  webhooks: auditedWebhookStore(),
+  allowedHttpHosts: webhookSettings().allowedHttpHosts,
+});
 const deliveries = (): DeliveryAdminDependencies => ({ webhooks: webhookStore(), deliveries: deliveryStore() });
 const webhookPath = (companyId: string, webhookId: string) =>
   `/companies/${encodeURIComponent(companyId)}/webhooks/${encodeURIComponent(webhookId)}`;

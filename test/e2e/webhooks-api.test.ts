@@ -1,7 +1,7 @@
 /**
  * The webhooks API over the local runtime, every answer checked against the OpenAPI document: a company admin of acme
  * (invited by root) creates a webhook and sees its secret once, lists, reads, changes, rotates the secret, sends a
- * test event, follows and redelivers its delivery, and deletes the webhook; an operator reads but cannot write, a
+ * test event, follows and redelivers its delivery, and deletes the webhook, each change in the audit log; an operator reads but cannot write, a
  * viewer cannot read; another company's webhook is 404; every bound is a 400 problem naming the member. Webhook URLs
  * here name 127.0.0.1's discard port: nothing is ever sent beyond this machine.
  */
@@ -87,6 +87,21 @@ describe('webhooks of a company', () => {
     expectError(await as(carol).GET('/companies/{companyId}/webhooks/{webhookId}', hook(webhook.id)), 404);
     expectError(await as(carol).GET('/companies/{companyId}/webhooks/{webhookId}/deliveries', hook(webhook.id)), 404);
     expectError(await as(carol).DELETE('/companies/{companyId}/webhooks/{webhookId}', hook(webhook.id)), 404);
+
+    // Every change is in the audit log, by carol, never with a secret.
+    const audit = expectOk(await as(carol).GET('/admin/audit', { params: { query: { company: 'acme' } } }));
+    const entries = audit.items.filter((entry) => entry.target.kind === 'webhook' && entry.target.id === webhook.id);
+    expect(entries.map((entry) => [entry.action, entry.actor])).toEqual([
+      ['webhook.deleted', 'carol'],
+      ['webhook.secret-rotated', 'carol'],
+      ['webhook.updated', 'carol'],
+      ['webhook.created', 'carol'],
+    ]);
+    expect(entries[2]).toMatchObject({
+      before: { events: ['deployment.failed', 'device.disconnected'] },
+      after: { events: ['rollout.paused'] },
+    });
+    expect(JSON.stringify(entries)).not.toContain('whsec_');
   });
 
   it('are read by operators, changed only by administrators, hidden from viewers and from other companies', async () => {

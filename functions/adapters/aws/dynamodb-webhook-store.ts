@@ -1,9 +1,11 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuditEntry } from '../../core/audit/ports.js';
 import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { ListParameters, Page } from '../../core/shared/paging.js';
 import type { StoredWebhook, WebhookEventType } from '../../core/webhooks/model.js';
 import type { WebhookStore } from '../../core/webhooks/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
+import { type AuditPut, auditItems } from './dynamodb-audit-log.js';
 import { cancellationCodes, isConditionalCheckFailed, sendTransaction } from './dynamodb-shared.js';
 
 /** The partition of a company's webhooks: `WEBHOOK#{company}`. */
@@ -44,21 +46,34 @@ export function webhookFromItem(item: Record<string, unknown>): StoredWebhook {
 
 /**
  * WebhookStore on the webhooks table (key design in tables.ts): a webhook is one item in its company's partition;
- * a counter item beside them bounds how many a company has, written in the same transaction as a create or delete.
+ * a counter item beside them bounds how many a company has, written in the same transaction as a create or delete,
+ * and each audited change's entry on the audit table too.
  */
 export class DynamoDbWebhookStore implements WebhookStore {
+  /**
+   * @param auditTable the audit table's name: only the changes given an audit entry need it.
+   */
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly cursors: CursorCodec,
+    private readonly auditTable?: string,
   ) {}
+
+  /** The audit items of `entry` (none without one). @throws Error when an entry is given without the audit table. */
+  private audited(entry: AuditEntry | undefined): AuditPut[] {
+    if (entry === undefined) return [];
+    if (this.auditTable === undefined) throw new Error('DynamoDbWebhookStore needs the audit table to record a change');
+    return auditItems(this.auditTable, entry);
+  }
 
   /**
    * @inheritdoc
    * One transaction: the webhook's put (only if its id is new) and the company's count incremented only while below
    * `limit`, so racing creates never pass it.
    */
-  async create(webhook: StoredWebhook, limit: number): Promise<boolean> {
+  async create(webhook: StoredWebhook, limit: number, audit?: AuditEntry): Promise<boolean> {
+    const auditPuts = this.audited(audit);
     try {
       await sendTransaction(this.client, {
         TransactItems: [
@@ -72,6 +87,7 @@ export class DynamoDbWebhookStore implements WebhookStore {
               ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':entity': 'WEBHOOK_COUNT' },
             },
           },
+          ...auditPuts,
         ],
       });
       return true;
@@ -118,28 +134,37 @@ export class DynamoDbWebhookStore implements WebhookStore {
     return { items, nextCursor: more && last !== undefined ? this.cursors.encode(webhooksListing(company), { sk: last.id }) : null };
   }
 
-  /** @inheritdoc One PutItem conditioned on the item existing with `updated` = `expectedUpdated`. */
-  async replace(webhook: StoredWebhook, expectedUpdated: string): Promise<boolean> {
+  /**
+   * @inheritdoc
+   * One PutItem conditioned on the item existing with `updated` = `expectedUpdated`; with an audit entry, one
+   * transaction of that Put and the entry's items.
+   */
+  async replace(webhook: StoredWebhook, expectedUpdated: string, audit?: AuditEntry): Promise<boolean> {
+    const put = {
+      TableName: this.tableName,
+      Item: webhookItem(webhook),
+      ConditionExpression: 'attribute_exists(pk) AND #updated = :expected',
+      ExpressionAttributeNames: { '#updated': 'updated' },
+      ExpressionAttributeValues: { ':expected': expectedUpdated },
+    };
     try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: webhookItem(webhook),
-          ConditionExpression: 'attribute_exists(pk) AND #updated = :expected',
-          ExpressionAttributeNames: { '#updated': 'updated' },
-          ExpressionAttributeValues: { ':expected': expectedUpdated },
-        }),
-      );
+      if (audit === undefined) await this.client.send(new PutCommand(put));
+      else await sendTransaction(this.client, { TransactItems: [{ Put: put }, ...this.audited(audit)] });
       return true;
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
+      if (isConditionalCheckFailed(error) || cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
       throw error;
     }
   }
 
-  /** @inheritdoc One transaction: the webhook's delete (only if it exists) and the company's count decremented. */
-  async delete(company: string, webhookId: string): Promise<boolean> {
+  /**
+   * @inheritdoc
+   * One transaction: the webhook's delete (only if it exists, and is as read), the company's count decremented, and
+   * the audit entry's items.
+   */
+  async delete(company: string, webhookId: string, audit?: AuditEntry, expectedUpdated?: string): Promise<boolean> {
     if (!ULID_PATTERN.test(webhookId)) return false;
+    const auditPuts = this.audited(audit);
     try {
       await sendTransaction(this.client, {
         TransactItems: [
@@ -147,7 +172,13 @@ export class DynamoDbWebhookStore implements WebhookStore {
             Delete: {
               TableName: this.tableName,
               Key: { pk: webhookPartition(company), sk: webhookId },
-              ConditionExpression: 'attribute_exists(pk)',
+              ...(expectedUpdated === undefined
+                ? { ConditionExpression: 'attribute_exists(pk)' }
+                : {
+                    ConditionExpression: 'attribute_exists(pk) AND #updated = :expected',
+                    ExpressionAttributeNames: { '#updated': 'updated' },
+                    ExpressionAttributeValues: { ':expected': expectedUpdated },
+                  }),
             },
           },
           {
@@ -158,6 +189,7 @@ export class DynamoDbWebhookStore implements WebhookStore {
               ExpressionAttributeValues: { ':minusOne': -1 },
             },
           },
+          ...auditPuts,
         ],
       });
       return true;

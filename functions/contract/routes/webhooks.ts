@@ -28,8 +28,9 @@ const WEBHOOKS_PATH = '/companies/{companyId}/webhooks';
 const WEBHOOK_PATH = `${WEBHOOKS_PATH}/{webhookId}`;
 const DELIVERY_PATH = `${WEBHOOK_PATH}/deliveries/{deliveryId}`;
 const ENTRY = 'functions/handlers/webhooks.ts';
-// The ten routes share one function: webhooks and deliveries are items of the one webhooks table.
-const ACCESS: FunctionAccess = { storage: true, pagesListings: true, webhookSettings: true, tables: { webhooks: 'RW' } };
+// The ten routes share one function: webhooks and deliveries are items of the one webhooks table; each change of a
+// webhook writes its audit entry in the same transaction.
+const ACCESS: FunctionAccess = { storage: true, pagesListings: true, webhookSettings: true, tables: { webhooks: 'RW', audit: 'W' } };
 const TAGS = ['Webhooks'];
 const READ = 'Needs `webhooks:read` on the company (operators and administrators).';
 const WRITE = 'Needs `webhooks:write` on the company (company and platform administrators).';

@@ -12,6 +12,10 @@ export const AUDIT_ACTIONS = [
   'user.updated',
   'user.deleted',
   'user.password-reset',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.secret-rotated',
+  'webhook.deleted',
   'webhook.disabled',
 ] as const;
 
@@ -27,7 +31,7 @@ export interface AuditEntry {
   /** The username of who made the change (the token's `username`, or `sub` when it has none). */
   actor: string;
   action: AuditAction;
-  /** What was changed: a company id, a username, or a webhook id (disabled after failing for days). */
+  /** What was changed: a company id, a username, or a webhook id. */
   target: { kind: 'company' | 'user' | 'webhook'; id: string };
   /** Companies the change concerns (a company's own id; a user's companies before and after): a company admin sees these. */
   companies: string[];

@@ -1,10 +1,12 @@
 /**
  * A company's administration of its webhooks (docs/webhooks.md, "API"): create, list, read, change, delete, and
- * rotate the signing secret. Each change is one conditional write of the webhook; what is delivered follows from the
- * service's events and the webhooks table's stream, never from these requests.
+ * rotate the signing secret. Each change is one conditional write of the webhook with its audit entry; what is
+ * delivered follows from the service's events and the webhooks table's stream, never from these requests.
  */
 import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
+import { auditEntry } from '../audit/entries.js';
+import type { AuditAction, AuditEntry } from '../audit/ports.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
@@ -89,6 +91,38 @@ export async function existingWebhook(webhooks: Pick<WebhookStore, 'get'>, compa
   return webhook;
 }
 
+/** What a webhook's audit entries record of it (`before` / `after`): what administration sets, never a secret. */
+export function auditedValues(webhook: StoredWebhook): Record<string, unknown> {
+  return {
+    url: webhook.url,
+    events: webhook.events,
+    description: webhook.description,
+    enabled: webhook.enabled,
+    previousSecretExpiresAt: webhook.previousSecretExpiresAt,
+  };
+}
+
+/** The audit entry of `action` on `webhook` by `principal` at `now`, with the values before and after. */
+function webhookAudit(
+  principal: Principal,
+  action: AuditAction,
+  webhook: StoredWebhook,
+  now: Date,
+  values: { before?: StoredWebhook; after?: StoredWebhook },
+): AuditEntry {
+  return auditEntry(
+    principal,
+    {
+      action,
+      target: { kind: 'webhook', id: webhook.id },
+      companies: [webhook.company],
+      ...(values.before === undefined ? {} : { before: auditedValues(values.before) }),
+      ...(values.after === undefined ? {} : { after: auditedValues(values.after) }),
+    },
+    now,
+  );
+}
+
 /** An ISO-8601 instant after `previous` (a change's `updated`, so that a compare-and-set always sees it move). */
 function laterThan(previous: string, now: Date): string {
   const at = Math.max(now.getTime(), Date.parse(previous) + 1);
@@ -108,7 +142,8 @@ export async function createWebhook(
 ): Promise<WebhookWithSecret> {
   authorizeCompany(principal, company);
   checkUrl(request.url, deps.allowedHttpHosts);
-  const now = (deps.now?.() ?? new Date()).toISOString();
+  const at = deps.now?.() ?? new Date();
+  const now = at.toISOString();
   const webhook: StoredWebhook = {
     id: ulid(Date.parse(now)),
     company,
@@ -124,7 +159,8 @@ export async function createWebhook(
     secret: newSecret(deps.random),
     previousSecret: null,
   };
-  if (!(await deps.webhooks.create(webhook, MAX_WEBHOOKS_PER_COMPANY))) {
+  const audit = webhookAudit(principal, 'webhook.created', webhook, at, { after: webhook });
+  if (!(await deps.webhooks.create(webhook, MAX_WEBHOOKS_PER_COMPANY, audit))) {
     throw new ConflictError(
       `Company '${company}' already has ${MAX_WEBHOOKS_PER_COMPANY} webhooks, the most it may have; nothing was created. Delete one it no longer needs, or subscribe an existing one to more event types (PATCH its events).`,
     );
@@ -156,21 +192,23 @@ export async function getWebhook(
 }
 
 /**
- * Applies `change` to the webhook as it is now, with one compare-and-set on its `updated`, read again and retried
- * when another change won meanwhile.
+ * Applies `change` to the webhook as it is now, with one compare-and-set on its `updated` that writes its `action`
+ * audit entry too, read again and retried when another change won meanwhile.
  * @throws NotFoundError when it is gone; ConflictError after CHANGE_ATTEMPTS lost races.
  */
 async function changeWebhook(
   deps: Pick<WebhookAdminDependencies, 'webhooks' | 'now'>,
-  company: string,
-  webhookId: string,
+  principal: Principal,
+  target: { company: string; webhookId: string; action: AuditAction },
   change: (webhook: StoredWebhook, now: Date) => StoredWebhook,
 ): Promise<StoredWebhook> {
+  const { company, webhookId, action } = target;
   for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
     const current = await existingWebhook(deps.webhooks, company, webhookId);
     const now = deps.now?.() ?? new Date();
     const next = { ...change(current, now), updated: laterThan(current.updated, now) };
-    if (await deps.webhooks.replace(next, current.updated)) return next;
+    const audit = webhookAudit(principal, action, current, now, { before: current, after: next });
+    if (await deps.webhooks.replace(next, current.updated, audit)) return next;
   }
   throw new ConflictError(
     `Webhook '${webhookId}' kept changing while this change was applied; nothing was changed. Read it and try again.`,
@@ -192,7 +230,7 @@ export async function updateWebhook(
 ): Promise<WebhookView> {
   authorizeCompany(principal, company);
   if (change.url !== undefined) checkUrl(change.url, deps.allowedHttpHosts);
-  const changed = await changeWebhook(deps, company, webhookId, (webhook) => ({
+  const changed = await changeWebhook(deps, principal, { company, webhookId, action: 'webhook.updated' }, (webhook) => ({
     ...webhook,
     ...(change.url === undefined ? {} : { url: change.url }),
     ...(change.events === undefined ? {} : { events: [...change.events] }),
@@ -217,7 +255,7 @@ export async function rotateWebhookSecret(
 ): Promise<WebhookWithSecret> {
   authorizeCompany(principal, company);
   const secret = newSecret(deps.random);
-  const changed = await changeWebhook(deps, company, webhookId, (webhook, now) => ({
+  const changed = await changeWebhook(deps, principal, { company, webhookId, action: 'webhook.secret-rotated' }, (webhook, now) => ({
     ...webhook,
     secret,
     previousSecret: webhook.secret,
@@ -227,17 +265,22 @@ export async function rotateWebhookSecret(
 }
 
 /**
- * Deletes a webhook: nothing more is delivered to it (its deliveries stay until their expiry, readable by nobody).
- * @throws ForbiddenError for a company not the caller's; NotFoundError for an unknown webhook.
+ * Deletes a webhook: nothing more is delivered to it (its deliveries stay until their expiry, readable by nobody),
+ * with its audit entry (the webhook as read; read again when it changed meanwhile).
+ * @throws ForbiddenError for a company not the caller's; NotFoundError for an unknown webhook; ConflictError when
+ *   concurrent changes keep winning.
  */
 export async function deleteWebhook(
-  deps: Pick<WebhookAdminDependencies, 'webhooks'>,
+  deps: Pick<WebhookAdminDependencies, 'webhooks' | 'now'>,
   principal: Principal,
   company: string,
   webhookId: string,
 ): Promise<void> {
   authorizeCompany(principal, company);
-  if (!(await deps.webhooks.delete(company, webhookId))) {
-    throw new NotFoundError(`Webhook '${webhookId}' does not exist in company '${company}'.`);
+  for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt += 1) {
+    const current = await existingWebhook(deps.webhooks, company, webhookId);
+    const audit = webhookAudit(principal, 'webhook.deleted', current, deps.now?.() ?? new Date(), { before: current });
+    if (await deps.webhooks.delete(company, webhookId, audit, current.updated)) return;
   }
+  throw new ConflictError(`Webhook '${webhookId}' kept changing while it was deleted; nothing was deleted. Try again.`);
 }

@@ -1,25 +1,30 @@
 /** The ports of webhooks: where webhooks and their deliveries are kept, and how a delivery is sent. */
+import type { AuditEntry } from '../audit/ports.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import type { DeliveryAttempt, StoredDelivery, StoredWebhook, WebhookEventType } from './model.js';
 
 /** A company's webhooks (functions/adapters/aws/dynamodb-webhook-store.ts). */
 export interface WebhookStore {
   /**
-   * Writes a new webhook, unless the company already has `limit` webhooks.
+   * Writes a new webhook, unless the company already has `limit` webhooks, with `audit` (when given) in the same
+   * write: both or neither.
    * @returns false when the company is at its limit (nothing written)
    */
-  create(webhook: StoredWebhook, limit: number): Promise<boolean>;
+  create(webhook: StoredWebhook, limit: number, audit?: AuditEntry): Promise<boolean>;
   get(company: string, webhookId: string): Promise<StoredWebhook | undefined>;
   /** The company's webhooks, oldest first. */
   list(company: string, parameters: ListParameters): Promise<Page<StoredWebhook>>;
   /**
    * Replaces the stored webhook with `webhook` if it still exists and its `updated` is `expectedUpdated` (a
-   * compare-and-set: two changes never lose one another).
+   * compare-and-set: two changes never lose one another), with `audit` (when given) in the same write.
    * @returns false when it is gone or changed meanwhile (nothing written)
    */
-  replace(webhook: StoredWebhook, expectedUpdated: string): Promise<boolean>;
-  /** Deletes the webhook (its deliveries stay, readable by nobody, until their TTL). @returns false when absent. */
-  delete(company: string, webhookId: string): Promise<boolean>;
+  replace(webhook: StoredWebhook, expectedUpdated: string, audit?: AuditEntry): Promise<boolean>;
+  /**
+   * Deletes the webhook (its deliveries stay, readable by nobody, until their TTL), with `audit` (when given) in the
+   * same write; with `expectedUpdated`, only while its `updated` is that. @returns false when absent (or changed).
+   */
+  delete(company: string, webhookId: string, audit?: AuditEntry, expectedUpdated?: string): Promise<boolean>;
   /** The company's enabled webhooks subscribed to `type`. */
   subscribed(company: string, type: WebhookEventType): Promise<StoredWebhook[]>;
 }

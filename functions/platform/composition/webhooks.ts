@@ -6,7 +6,7 @@ import { DynamoDbDeliveryStore } from '../../adapters/aws/dynamodb-delivery-stor
 import { DynamoDbWebhookStore } from '../../adapters/aws/dynamodb-webhook-store.js';
 import { ENV, readEnvironment } from '../../contract/environment.js';
 import type { DeliveryStore, WebhookStore } from '../../core/webhooks/ports.js';
-import { type WebhookConfig, webhookConfig } from '../config.js';
+import { auditConfig, type WebhookConfig, webhookConfig } from '../config.js';
 import { storage } from './storage.js';
 
 /** The webhooks table's name (WEBHOOKS_TABLE, of the storage variables). */
@@ -15,6 +15,7 @@ function webhooksTable(): string {
 }
 
 let webhooks: WebhookStore | undefined;
+let audited: WebhookStore | undefined;
 let deliveries: DeliveryStore | undefined;
 let settings: WebhookConfig | undefined;
 
@@ -28,6 +29,19 @@ export function webhookStore(): WebhookStore {
     webhooks = new DynamoDbWebhookStore(dynamoDb, webhooksTable(), cursors);
   }
   return webhooks;
+}
+
+/**
+ * The company's webhooks for their administration (built once, on storage()'s client): each change is written with
+ * its audit entry on AUDIT_TABLE.
+ * @throws EnvironmentError naming every missing or malformed storage variable, or AUDIT_TABLE.
+ */
+export function auditedWebhookStore(): WebhookStore {
+  if (audited === undefined) {
+    const { dynamoDb, cursors } = storage();
+    audited = new DynamoDbWebhookStore(dynamoDb, webhooksTable(), cursors, auditConfig().tableName);
+  }
+  return audited;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AuditEntry } from '../../../functions/core/audit/ports.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import {
@@ -11,15 +12,36 @@ import {
   urlRefusal,
 } from '../../../functions/core/webhooks/admin.js';
 import { getDelivery, listDeliveries, redeliver, testWebhook } from '../../../functions/core/webhooks/delivery-admin.js';
-import { MAX_WEBHOOKS_PER_COMPANY } from '../../../functions/core/webhooks/model.js';
+import { MAX_WEBHOOKS_PER_COMPANY, type StoredWebhook } from '../../../functions/core/webhooks/model.js';
 import { InMemoryDeliveries, InMemoryWebhooks } from '../../support/in-memory-webhooks.js';
 
 const admin: Principal = { subject: 'sub-ada', username: 'ada', companies: ['acme'], scopes: new Set(['webhooks:write']) };
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
 const T0 = new Date('2026-12-06T10:00:00.000Z');
 
+/** The in-memory webhooks, keeping the audit entry each write carries. */
+class AuditedWebhooks extends InMemoryWebhooks {
+  readonly audit: AuditEntry[] = [];
+  override async create(webhook: StoredWebhook, limit: number, audit?: AuditEntry) {
+    const created = await super.create(webhook, limit);
+    if (created && audit !== undefined) this.audit.push(audit);
+    return created;
+  }
+  override async replace(webhook: StoredWebhook, expectedUpdated: string, audit?: AuditEntry) {
+    const replaced = await super.replace(webhook, expectedUpdated);
+    if (replaced && audit !== undefined) this.audit.push(audit);
+    return replaced;
+  }
+  override async delete(company: string, id: string, audit?: AuditEntry, expectedUpdated?: string) {
+    if (expectedUpdated !== undefined && (await super.get(company, id))?.updated !== expectedUpdated) return false;
+    const deleted = await super.delete(company, id);
+    if (deleted && audit !== undefined) this.audit.push(audit);
+    return deleted;
+  }
+}
+
 function setup(now: () => Date = () => T0) {
-  const webhooks = new InMemoryWebhooks();
+  const webhooks = new AuditedWebhooks();
   const deliveries = new InMemoryDeliveries();
   return {
     webhooks,
@@ -132,6 +154,35 @@ describe('webhook administration', () => {
     expect(rotated.previousSecretExpiresAt).toBe('2026-12-07T10:00:00.000Z');
     expect(webhooks.items.get(`acme#${created.id}`)).toMatchObject({ secret: rotated.secret, previousSecret: created.secret });
     expect(await getWebhook(deps, admin, 'acme', created.id)).not.toHaveProperty('secret');
+  });
+
+  it('records who created, changed, rotated and deleted a webhook, with its values before and after, never a secret', async () => {
+    let now = T0;
+    const { admin: deps, webhooks } = setup(() => now);
+    const created = await createWebhook(deps, admin, 'acme', request);
+    now = new Date(T0.getTime() + 1_000);
+    await updateWebhook(deps, admin, 'acme', created.id, { enabled: false });
+    const rotated = await rotateWebhookSecret(deps, admin, 'acme', created.id);
+    await deleteWebhook(deps, admin, 'acme', created.id);
+    expect(webhooks.audit.map((entry) => entry.action)).toEqual([
+      'webhook.created',
+      'webhook.updated',
+      'webhook.secret-rotated',
+      'webhook.deleted',
+    ]);
+    for (const entry of webhooks.audit) {
+      expect(entry).toMatchObject({ actor: 'ada', target: { kind: 'webhook', id: created.id }, companies: ['acme'] });
+    }
+    expect(webhooks.audit[0]).toMatchObject({ at: T0.toISOString(), after: { url: request.url, events: request.events, enabled: true } });
+    expect(webhooks.audit[0]).not.toHaveProperty('before');
+    expect(webhooks.audit[1]).toMatchObject({ before: { enabled: true }, after: { enabled: false } });
+    expect(webhooks.audit[2]).toMatchObject({ after: { previousSecretExpiresAt: rotated.previousSecretExpiresAt } });
+    expect(webhooks.audit[3]).toMatchObject({ before: { url: request.url } });
+    expect(webhooks.audit[3]).not.toHaveProperty('after');
+    const recorded = JSON.stringify(webhooks.audit);
+    expect(recorded).not.toContain(created.secret);
+    expect(recorded).not.toContain(rotated.secret);
+    expect(recorded).not.toContain('whsec_');
   });
 
   it('deletes a webhook once', async () => {

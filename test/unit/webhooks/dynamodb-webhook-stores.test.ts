@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeliveryStore, deliveryPartition } from '../../../functions/adapters/aws/dynamodb-delivery-store.js';
 import { DynamoDbWebhookStore } from '../../../functions/adapters/aws/dynamodb-webhook-store.js';
+import type { AuditEntry } from '../../../functions/core/audit/ports.js';
 import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import { newDelivery } from '../../../functions/core/webhooks/deliveries.js';
 import { MAX_KEPT_ATTEMPTS, type StoredWebhook } from '../../../functions/core/webhooks/model.js';
@@ -12,7 +13,7 @@ import { useLocalTables } from '../../support/local-tables.js';
 
 const client = useLocalTables('dss-webhooks-');
 const cursors = new CursorCodec(() => randomBytes(32));
-const webhooks = () => new DynamoDbWebhookStore(client(), LOCAL_TABLES.webhooks, cursors);
+const webhooks = () => new DynamoDbWebhookStore(client(), LOCAL_TABLES.webhooks, cursors, LOCAL_TABLES.audit);
 const deliveries = () => new DynamoDbDeliveryStore(client(), LOCAL_TABLES.webhooks, cursors);
 
 const base: StoredWebhook = {
@@ -79,6 +80,43 @@ describe('DynamoDbWebhookStore on DynamoDB Local', () => {
     expect(await store.replace(webhook('01JWHK00000000000000000039', { company }), base.updated)).toBe(false);
     expect((await store.subscribed(company, 'deployment.failed')).map((item) => item.id)).toEqual([original.id]);
     expect((await store.subscribed(company, 'webhook.test')).map((item) => item.id)).toEqual(['01JWHK00000000000000000033']);
+  });
+});
+
+describe('DynamoDbWebhookStore with audit entries', () => {
+  const entry = (id: string, action: AuditEntry['action']): AuditEntry => ({
+    id,
+    at: '2026-12-06T10:00:00.000Z',
+    actor: 'ada',
+    action,
+    target: { kind: 'webhook', id: '01JWHK00000000000000000051' },
+    companies: ['audited'],
+  });
+  const auditItem = async (id: string) =>
+    (await client().send(new GetCommand({ TableName: LOCAL_TABLES.audit, Key: { pk: 'ENTRY', sk: id } }))).Item;
+
+  it('writes each change with its audit entry, and neither when the change is refused', async () => {
+    const store = webhooks();
+    const company = 'audited';
+    const hook = webhook('01JWHK00000000000000000051', { company });
+    expect(await store.create(hook, 1, entry('01JAUD00000000000000000001', 'webhook.created'))).toBe(true);
+    expect(await auditItem('01JAUD00000000000000000001')).toMatchObject({ action: 'webhook.created', actor: 'ada' });
+    // At the limit: neither the webhook nor its entry.
+    expect(
+      await store.create(webhook('01JWHK00000000000000000052', { company }), 1, entry('01JAUD00000000000000000002', 'webhook.created')),
+    ).toBe(false);
+    expect(await auditItem('01JAUD00000000000000000002')).toBeUndefined();
+    const changed = { ...hook, enabled: false, updated: '2026-12-06T10:00:01.000Z' };
+    expect(await store.replace(changed, hook.updated, entry('01JAUD00000000000000000003', 'webhook.updated'))).toBe(true);
+    expect(await store.replace(changed, hook.updated, entry('01JAUD00000000000000000004', 'webhook.updated'))).toBe(false);
+    expect(await auditItem('01JAUD00000000000000000003')).toBeDefined();
+    expect(await auditItem('01JAUD00000000000000000004')).toBeUndefined();
+    // A delete of the webhook as read before the change: refused, nothing recorded.
+    expect(await store.delete(company, hook.id, entry('01JAUD00000000000000000005', 'webhook.deleted'), hook.updated)).toBe(false);
+    expect(await auditItem('01JAUD00000000000000000005')).toBeUndefined();
+    expect(await store.delete(company, hook.id, entry('01JAUD00000000000000000006', 'webhook.deleted'), changed.updated)).toBe(true);
+    expect(await auditItem('01JAUD00000000000000000006')).toMatchObject({ action: 'webhook.deleted' });
+    expect(await store.get(company, hook.id)).toBeUndefined();
   });
 });
 
