@@ -131,7 +131,7 @@ export function DashboardPage() {
   return (
     <main id="main">
       <h1>Dashboard</h1>
-      {can('alerts:read') ? <OpenAlertsSection companies={rolloutCompanies} /> : null}
+      {can('alerts:read') && rolloutCompanies.length > 0 ? <OpenAlertsSection companies={rolloutCompanies} /> : null}
       <FleetSection companies={chosen} />
       {can('deployments:read') ? <RolloutsSection companies={rolloutCompanies} showCompany={rolloutCompanies.length > 1} /> : null}
     </main>
