@@ -1,11 +1,14 @@
 /**
  * End-to-end over `npm start` (bin/local.ts), as a company administrator uses the `dss` CLI (a child process per
- * command through cli-runner.ts): webhooks created (the secret printed once, never listed), read, changed, tested,
- * their deliveries listed and one redelivered, the secret rotated, a webhook deleted; alert rules created with each
+ * command through cli-runner.ts): webhooks created (the secret printed once, never listed), read, changed, tested
+ * (a receiver on 127.0.0.1 answers, and the deliveries show its status), a delivery sent again with the same
+ * webhook-id, the secret rotated, a webhook deleted; alert rules created with each
  * kind of condition, bad conditions refused before anything is sent, rules listed and deleted; a kiosk whose battery
  * runs low raises an alert `dss alerts list` shows OPEN, then RESOLVED once charged.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,8 +18,11 @@ import { type DssUser, dssJson, dssUser, runDss } from './cli-runner.js';
 import { clientFor, DEMO_PASSWORDS, deviceTokenRequest, eventually, useLocalService } from './harness.js';
 
 const COMPANY = 'acme';
-/** An address on 127.0.0.1, which the local runtime allows over http; nothing needs to listen there. */
-const RECEIVER = 'http://127.0.0.1:9/hooks/kiosks';
+/** The `webhook-id` of each request the receiver on 127.0.0.1 (which the local runtime allows over http) got. */
+const received: string[] = [];
+let receiver: Server;
+/** The receiver's URL. */
+let RECEIVER: string;
 
 const local = useLocalService({ users: ['alice', 'root'] });
 let work: string;
@@ -26,6 +32,12 @@ let alice: DssUser;
 const dss = (args: readonly string[]) => runDss(alice, args);
 
 beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    received.push(request.headers['webhook-id'] as string);
+    request.resume().on('end', () => response.writeHead(204).end());
+  });
+  await new Promise<void>((listening) => receiver.listen(0, '127.0.0.1', listening));
+  RECEIVER = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/kiosks`;
   const root = clientFor(local.service, local.tokens.root);
   expectOk(await root.main.PATCH('/admin/users/{username}', { params: { path: { username: 'alice' } }, body: { role: 'company-admin' } }));
   work = await mkdtemp(join(tmpdir(), 'dss-cli-webhooks-'));
@@ -36,6 +48,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (work !== undefined) await rm(work, { recursive: true, force: true });
+  await new Promise((closed) => receiver?.close(closed));
 });
 
 type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
@@ -85,9 +98,10 @@ describe('dss webhooks', () => {
     const refused = await dss(['webhooks', 'update', webhook.id, '--events', 'rollout.exploded']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/400/);
+    expect(await dssJson(alice, ['webhooks', 'update', webhook.id, '--enable'])).toMatchObject({ enabled: true });
   });
 
-  it('test queues a webhook.test delivery that deliveries lists and shows, and redeliver makes PENDING again', async () => {
+  it("test queues a webhook.test delivery, deliveries show it SUCCEEDED with the receiver's status, redeliver sends the same webhook-id again", async () => {
     const test = await dss(['webhooks', 'test', webhook.id]);
     expect(test.code, test.stderr).toBe(0);
     const deliveryId = /delivery (\S+) is PENDING/.exec(test.stdout)?.[1] as string;
@@ -98,11 +112,19 @@ describe('dss webhooks', () => {
     expect(listed.items.map((delivery) => [delivery.id, delivery.type])).toContainEqual([deliveryId, 'webhook.test']);
     const table = await dss(['webhooks', 'deliveries', webhook.id]);
     expect(table.stdout).toMatch(new RegExp(`${deliveryId}.*webhook\\.test`));
-    const one = await dssJson<WebhookDelivery>(alice, ['webhooks', 'deliveries', webhook.id, deliveryId]);
-    expect(one).toMatchObject({ id: deliveryId, type: 'webhook.test', messageId: `msg_${deliveryId}` });
+    const delivered = async () => dssJson<WebhookDelivery>(alice, ['webhooks', 'deliveries', webhook.id, deliveryId]);
+    await eventually(async () => (await delivered()).state === 'SUCCEEDED', 'the test delivery SUCCEEDED', 30_000, 500);
+    const one = await delivered();
+    expect(one).toMatchObject({ id: deliveryId, type: 'webhook.test', messageId: `msg_${deliveryId}`, attempts: 1, lastStatus: 204 });
+    const shown = await dss(['webhooks', 'deliveries', webhook.id, deliveryId]);
+    expect(shown.stdout).toMatch(/SUCCEEDED/);
+    expect(shown.stdout).toMatch(/Attempts:[\s\S]*│ 204 /);
+    expect(received).toEqual([one.messageId]);
 
     const again = await dssJson<WebhookDelivery>(alice, ['webhooks', 'redeliver', webhook.id, deliveryId]);
     expect(again).toMatchObject({ id: deliveryId, state: 'PENDING', messageId: one.messageId });
+    await eventually(async () => (await delivered()).attempts === 2, 'the second attempt', 30_000, 500);
+    expect(received).toEqual([one.messageId, one.messageId]);
     const unknown = await dss(['webhooks', 'redeliver', webhook.id, '01JPB7C2M9D4F6H8K0N2Q4S6V8']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/404/);
