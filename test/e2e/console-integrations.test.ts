@@ -123,7 +123,12 @@ describe.skipIf(!hasChromium)('the console Integrations page', () => {
     expect(page.url()).toContain(`webhook=${created?.id}`);
     await panel.getByText('Nothing was delivered to this webhook yet.').waitFor();
 
-    // Rotate: confirmed, then the new secret once and until when the previous one signs.
+    // Rotate: Cancel changes nothing and gives the focus back to its button; confirmed, the new secret shows once
+    // with until when the previous one signs.
+    await panel.getByRole('button', { name: 'Rotate secret' }).click();
+    await panel.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Rotate secret');
+    expect(await panel.getByRole('button', { name: 'Rotate the secret' }).count()).toBe(0);
     await panel.getByRole('button', { name: 'Rotate secret' }).click();
     await panel.getByRole('button', { name: 'Rotate the secret' }).click();
     const rotated = await panel.getByLabel('Signing secret', { exact: true }).inputValue();

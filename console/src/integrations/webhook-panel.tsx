@@ -116,25 +116,28 @@ function useActions({ company, webhook, onChanged, onTested, onDeleted }: Action
 /** The actions (see the module comment). */
 function WebhookActions(props: ActionsProps) {
   const { confirming, busy, status, error, secret, test, rotate, toggle, remove } = useActions(props);
-  const opener = useRef<HTMLButtonElement>(null);
+  // Cancel gives the focus back to the button that opened the confirmation.
+  const rotateButton = useRef<HTMLButtonElement>(null);
+  const deleteButton = useRef<HTMLButtonElement>(null);
   const focusLater = useFocusLater();
   const cancel = () => {
+    focusLater(confirming.value === 'rotate' ? rotateButton : deleteButton);
     confirming.value = null;
-    focusLater(opener);
   };
+
   return (
     <>
       <div class="toolbar">
         <button type="button" onClick={test} disabled={busy.value}>
           Send test event
         </button>
-        <button type="button" onClick={() => (confirming.value = 'rotate')} disabled={busy.value}>
+        <button type="button" ref={rotateButton} onClick={() => (confirming.value = 'rotate')} disabled={busy.value}>
           Rotate secret
         </button>
         <button type="button" onClick={toggle} disabled={busy.value}>
           {props.webhook.enabled ? 'Disable' : 'Enable'}
         </button>
-        <button type="button" class="danger" ref={opener} onClick={() => (confirming.value = 'delete')} disabled={busy.value}>
+        <button type="button" class="danger" ref={deleteButton} onClick={() => (confirming.value = 'delete')} disabled={busy.value}>
           Delete webhook
         </button>
       </div>
