@@ -1,5 +1,4 @@
-/** In-memory WebhookStore, DeliveryStore, WebhookSender and AuditLog, with the ports' conditional semantics, for the delivery engine's unit tests. */
-import type { AuditEntry, AuditLog } from '../../functions/core/audit/ports.js';
+/** In-memory WebhookStore, DeliveryStore and WebhookSender, with the ports' conditional semantics, for the delivery engine's unit tests. */
 import type { DeliveryAttempt, StoredDelivery, StoredWebhook, WebhookEventType } from '../../functions/core/webhooks/model.js';
 import { MAX_KEPT_ATTEMPTS } from '../../functions/core/webhooks/model.js';
 import type { DeliveryStore, SendOutcome, WebhookSender, WebhookStore } from '../../functions/core/webhooks/ports.js';
@@ -114,15 +113,5 @@ export class ScriptedSender implements WebhookSender {
     const outcome = this.outcomes.length > 1 ? this.outcomes.shift() : this.outcomes[0];
     if (outcome === undefined) throw new Error('no outcome scripted');
     return outcome;
-  }
-}
-
-export class InMemoryAuditLog implements AuditLog {
-  readonly entries = new Map<string, AuditEntry>();
-  async record(entry: AuditEntry) {
-    this.entries.set(entry.id, entry);
-  }
-  async list() {
-    return { items: [...this.entries.values()].reverse(), nextCursor: null };
   }
 }

@@ -5,19 +5,18 @@
  * consumer for new and redelivered deliveries and by the retry sweeper for due ones: both may see the same delivery,
  * the claim decides.
  */
-import type { AuditEntry, AuditLog } from '../audit/ports.js';
+import type { AuditEntry } from '../audit/ports.js';
 import { derivedId } from '../rollouts/derived-ids.js';
 import { DELIVERY_TIMEOUT_MS, type DeliveryAttempt, DISABLE_AFTER_FAILING_MS, type StoredDelivery, type StoredWebhook } from './model.js';
 import type { DeliveryStore, SendOutcome, WebhookSender, WebhookStore } from './ports.js';
 import { retryDelayMs } from './schedule.js';
 import { signedHeaders } from './signing.js';
 
-/** What attempting a delivery needs. */
+/** What attempting a delivery needs: `webhooks` writes the audit entry given with a change in the same write. */
 export interface DeliveryPorts {
   webhooks: WebhookStore;
   deliveries: DeliveryStore;
   sender: WebhookSender;
-  audit: AuditLog;
 }
 
 /** How attempts are made: the clock, the jitter's randomness, the retry schedule's scale and the timeout. */
@@ -126,12 +125,12 @@ export async function attemptDelivery(
 /**
  * Keeps a webhook's health after an attempt at `now`: a success clears `failingSince`, a failure sets it when it was
  * null, and a failure when it has been failing DISABLE_AFTER_FAILING_MS disables it (enabled=false, `updated` now)
- * and records `webhook.disabled` in the audit log. Writes only on a change, as a compare-and-set on `updated`: when a
+ * with its `webhook.disabled` audit entry in the same write. Writes only on a change, as a compare-and-set on `updated`: when a
  * person changed the webhook meanwhile (or a concurrent attempt did the same), nothing is written; the next attempt
  * sees the webhook as it is.
  */
 export async function keepHealth(
-  ports: Pick<DeliveryPorts, 'webhooks' | 'audit'>,
+  ports: Pick<DeliveryPorts, 'webhooks'>,
   webhook: StoredWebhook,
   succeeded: boolean,
   now: Date,
@@ -146,17 +145,16 @@ export async function keepHealth(
     return;
   }
   if (!webhook.enabled || now.getTime() - Date.parse(webhook.failingSince) < DISABLE_AFTER_FAILING_MS) return;
-  if (!(await ports.webhooks.replace({ ...webhook, enabled: false, updated: at }, webhook.updated))) return;
-  await ports.audit.record(disabledEntry(webhook, now));
+  await ports.webhooks.replace({ ...webhook, enabled: false, updated: at }, webhook.updated, disabledEntry(webhook, now));
 }
 
 /** The actor of the entries the delivery engine records. */
 export const DELIVERY_ACTOR = 'webhook-deliveries';
 
 /**
- * The audit entry of a webhook disabled at `now` after failing since its `failingSince` (recorded once: only the
- * attempt whose compare-and-set disabled the webhook records it). Its id is derived from the webhook and `now`, so
- * that the audit log's own retry of the write keeps one entry.
+ * The audit entry of a webhook disabled at `now` after failing since its `failingSince`, written with the change
+ * (recorded once: only the compare-and-set that disabled the webhook writes it). Its id is derived from the webhook
+ * and `now`.
  */
 export function disabledEntry(webhook: StoredWebhook, now: Date): AuditEntry {
   const failingSince = webhook.failingSince ?? now.toISOString();

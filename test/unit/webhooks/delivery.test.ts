@@ -1,5 +1,6 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { describe, expect, it, vi } from 'vitest';
+import type { AuditEntry } from '../../../functions/core/audit/ports.js';
 import { dueOfImages, sweepDueDeliveries } from '../../../functions/core/webhooks/attempts.js';
 import { newDelivery } from '../../../functions/core/webhooks/deliveries.js';
 import { attemptDelivery, type DeliveryOptions, LEASE_MARGIN_MS } from '../../../functions/core/webhooks/delivery.js';
@@ -11,7 +12,17 @@ import {
   type WebhookEvent,
 } from '../../../functions/core/webhooks/model.js';
 import type { SendOutcome } from '../../../functions/core/webhooks/ports.js';
-import { InMemoryAuditLog, InMemoryDeliveries, InMemoryWebhooks, ScriptedSender } from '../../support/in-memory-webhooks.js';
+import { InMemoryDeliveries, InMemoryWebhooks, ScriptedSender } from '../../support/in-memory-webhooks.js';
+
+/** The in-memory webhooks, keeping the audit entry each write carries, by id. */
+class AuditedWebhooks extends InMemoryWebhooks {
+  readonly entries = new Map<string, AuditEntry>();
+  override async replace(webhook: StoredWebhook, expectedUpdated: string, audit?: AuditEntry) {
+    const replaced = await super.replace(webhook, expectedUpdated);
+    if (replaced && audit !== undefined) this.entries.set(audit.id, audit);
+    return replaced;
+  }
+}
 
 const T0 = new Date('2026-12-06T10:00:00.000Z');
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
@@ -45,17 +56,16 @@ const answered = (status: number): SendOutcome => ({ kind: 'answered', status, d
 
 /** A world of fakes with one webhook and one new delivery, and a clock the test moves. */
 function world(outcomes: SendOutcome[], hook: StoredWebhook = webhook()) {
-  const webhooks = new InMemoryWebhooks();
+  const webhooks = new AuditedWebhooks();
   webhooks.items.set(`${hook.company}#${hook.id}`, hook);
   const deliveries = new InMemoryDeliveries();
   const delivery = newDelivery(event, hook, T0);
   deliveries.items.set(`acme#${delivery.id}`, structuredClone(delivery));
   const sender = new ScriptedSender(outcomes);
-  const audit = new InMemoryAuditLog();
   let now = T0;
   const options: DeliveryOptions = { now: () => now, random: () => 0.5, retryScale: 1, timeoutMs: 10_000 };
   return {
-    ports: { webhooks, deliveries, sender, audit },
+    ports: { webhooks, deliveries, sender },
     options,
     stored: () => structuredClone(deliveries.items.get(`acme#${delivery.id}`) as StoredDelivery),
     hook: () => structuredClone(webhooks.items.get(`acme#${hook.id}`) as StoredWebhook),
@@ -182,7 +192,7 @@ describe('attemptDelivery', () => {
     w.ports.deliveries.items.set(`acme#${test.id}`, structuredClone(test));
     expect(await attemptDelivery(w.ports, test, w.options)).toBe('retrying');
     expect(w.ports.sender.sent).toHaveLength(1);
-    expect(w.ports.audit.entries.size).toBe(0);
+    expect(w.ports.webhooks.entries.size).toBe(0);
     expect(await attemptDelivery(w.ports, w.stored(), w.options)).toBe('failed');
     expect(w.ports.sender.sent).toHaveLength(1);
   });
@@ -220,7 +230,7 @@ describe("a webhook's health", () => {
     const w = world([answered(500)], webhook({ failingSince: since }));
     await attemptDelivery(w.ports, w.stored(), w.options);
     expect(w.hook()).toMatchObject({ enabled: false, updated: T0.toISOString() });
-    const entries = [...w.ports.audit.entries.values()];
+    const entries = [...w.ports.webhooks.entries.values()];
     expect(entries).toEqual([
       expect.objectContaining({
         action: 'webhook.disabled',
@@ -231,7 +241,7 @@ describe("a webhook's health", () => {
     ]);
     w.setNow(new Date(w.stored().nextAttemptAt ?? ''));
     expect(await attemptDelivery(w.ports, w.stored(), w.options)).toBe('failed');
-    expect(w.ports.audit.entries.size).toBe(1);
+    expect(w.ports.webhooks.entries.size).toBe(1);
     expect(w.ports.sender.sent).toHaveLength(1);
   });
 
@@ -240,7 +250,7 @@ describe("a webhook's health", () => {
     const w = world([answered(500)], webhook({ failingSince: since }));
     await attemptDelivery(w.ports, w.stored(), w.options);
     expect(w.hook().enabled).toBe(true);
-    expect(w.ports.audit.entries.size).toBe(0);
+    expect(w.ports.webhooks.entries.size).toBe(0);
   });
 
   it('leaves a webhook a person changed meanwhile as they left it', async () => {
