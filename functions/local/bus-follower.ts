@@ -1,13 +1,14 @@
 /**
  * The local stand-in of an EventBridge rule feeding an SQS queue (BusEventsTrigger): a follower of the local bus's
  * file (`.data/events/events.jsonl`, one event per line, LocalEventBus) that hands the events of the trigger's detail
- * types to the handler as SQS events whose bodies are EventBridge envelopes, as the queue does on AWS. Durable: it
+ * types to the handler as SQS events whose bodies are EventBridge envelopes, as the queue does on AWS, from the
+ * events published after it first started. Durable: it
  * keeps the byte offset after the last line its handler accepted in a checkpoint file (replaced atomically), so a
  * restart or a crash at any moment resumes there and at worst hands a batch again, which the consumers' idempotent
  * writes make harmless.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { EVENT_SOURCE } from '../adapters/aws/eventbridge-event-publisher.js';
@@ -72,9 +73,17 @@ export class LocalBusFollower {
 
   constructor(private readonly options: BusFollowerOptions) {}
 
-  /** Loads the checkpoint (none, or an unreadable one: from the file's start) and starts following. */
+  /**
+   * Loads the checkpoint and starts following. Without one (a new data folder, or a folder older than this consumer)
+   * it starts at the file's current end and saves that, as a new EventBridge rule receives only the events published
+   * after it exists: a folder's past events are not fanned out. An unreadable checkpoint counts as the file's start.
+   */
   async start(): Promise<void> {
-    this.offset = await this.loadOffset();
+    const saved = await this.loadOffset();
+    if (saved === undefined) {
+      this.offset = await this.fileSize();
+      await this.saveOffset();
+    } else this.offset = saved;
     this.timer = setInterval(() => {
       this.running ??= this.step()
         .catch((error: unknown) => this.options.onError(error as Error))
@@ -172,12 +181,30 @@ export class LocalBusFollower {
     };
   }
 
-  private async loadOffset(): Promise<number> {
+  /** The saved offset: undefined without a checkpoint file, 0 for one that cannot be read as an offset. */
+  private async loadOffset(): Promise<number | undefined> {
+    let text: string;
     try {
-      const saved = JSON.parse(await readFile(this.options.checkpointFile, 'utf8')) as { offset?: unknown };
+      text = await readFile(this.options.checkpointFile, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const saved = JSON.parse(text) as { offset?: unknown };
       return typeof saved.offset === 'number' && Number.isSafeInteger(saved.offset) && saved.offset >= 0 ? saved.offset : 0;
     } catch {
       return 0;
+    }
+  }
+
+  /** The bus file's size, bytes (0 while it does not exist). */
+  private async fileSize(): Promise<number> {
+    try {
+      return (await stat(this.options.eventsFile)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw error;
     }
   }
 

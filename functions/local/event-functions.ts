@@ -290,7 +290,8 @@ async function startBusEventsConsumer(definition: FunctionDefinition<BusEventsTr
     eventsFile: localEventsFileOf(context.dataDirectory),
     checkpointFile: join(context.dataDirectory, 'events', `${fileNameOf(definition.id)}.offset.json`),
     detailTypes: definition.trigger.detailTypes,
-    batchSize: definition.trigger.batchSize,
+    // As many events per call as a local stream read, at least: the fan-out is idempotent over any batch.
+    batchSize: Math.max(definition.trigger.batchSize, LOCAL_STREAM_BATCH_RECORDS),
     queue: definition.trigger.queue,
     region: context.region,
     handler: (event) => handler(event, {}),

@@ -62,14 +62,14 @@ async function follow(answer: (event: SQSEvent) => SQSBatchResponse | Promise<SQ
 describe('LocalBusFollower', () => {
   it('hands the events of its detail types, in order, in batches of its size', async () => {
     const sizes: number[] = [];
-    await writeFile(
-      join(directory, 'events.jsonl'),
-      [1, 2, 3].map((n) => line('Wanted', n)).join('') + line('Other', 4) + line('Wanted', 5),
-    );
     const { handed } = await follow((event) => {
       sizes.push(event.Records.length);
       return { batchItemFailures: [] };
     });
+    await writeFile(
+      join(directory, 'events.jsonl'),
+      [1, 2, 3].map((n) => line('Wanted', n)).join('') + line('Other', 4) + line('Wanted', 5),
+    );
     await until(() => handed.length === 4);
     expect(handed).toEqual([1, 2, 3, 5]);
     expect(Math.max(...sizes)).toBe(2);
@@ -77,8 +77,8 @@ describe('LocalBusFollower', () => {
 
   it('resumes after the last event handled when started again, and follows lines appended later', async () => {
     const file = join(directory, 'events.jsonl');
-    await writeFile(file, line('Wanted', 1) + line('Wanted', 2));
     const first = await follow();
+    await writeFile(file, line('Wanted', 1) + line('Wanted', 2));
     await until(() => first.handed.length === 2);
     await first.follower.stop();
     await appendFile(file, line('Wanted', 3));
@@ -91,11 +91,11 @@ describe('LocalBusFollower', () => {
   });
 
   it('hands a failed batch again until it succeeds, without skipping it', async () => {
-    await writeFile(join(directory, 'events.jsonl'), line('Wanted', 1));
     let calls = 0;
     const { handed, errors } = await follow((event) =>
       ++calls === 1 ? { batchItemFailures: [{ itemIdentifier: event.Records[0]?.messageId ?? '' }] } : { batchItemFailures: [] },
     );
+    await writeFile(join(directory, 'events.jsonl'), line('Wanted', 1));
     await until(() => handed.length === 1);
     expect(calls).toBe(2);
     expect(errors).toEqual(['1 of 1 bus events failed; handing them again']);
@@ -103,8 +103,8 @@ describe('LocalBusFollower', () => {
 
   it('skips a line torn by a crash, and waits for a line still being written', async () => {
     const file = join(directory, 'events.jsonl');
-    await writeFile(file, `{"type":"Wan\n${line('Wanted', 2)}{"type":"Wanted","n":3`);
     const { handed } = await follow();
+    await writeFile(file, `{"type":"Wan\n${line('Wanted', 2)}{"type":"Wanted","n":3`);
     await until(() => handed.length === 1);
     expect(handed).toEqual([2]);
     await appendFile(file, ',"company":"acme"}\n');
@@ -118,5 +118,14 @@ describe('LocalBusFollower', () => {
     await writeFile(file, line('Wanted', 1));
     const { handed } = await follow();
     await until(() => handed.length === 1);
+  });
+
+  it('starts at the end of an existing file when it has no checkpoint: past events are not handed', async () => {
+    const file = join(directory, 'events.jsonl');
+    await writeFile(file, line('Wanted', 1));
+    const { handed } = await follow();
+    await appendFile(file, line('Wanted', 2));
+    await until(() => handed.length === 1);
+    expect(handed).toEqual([2]);
   });
 });
