@@ -330,8 +330,10 @@ export const rolloutChanges = defineFunction({
 /**
  * Alert changes: the alerts table's stream gives every alert that became OPEN or RESOLVED its AlertChanged event
  * (webhooks' alert.raised and alert.resolved), and ends the watches of a rule deleted or whose query or condition
- * changed (a Query of the rule's watches, then one TransactWriteItems per watch: its Delete and its alert's Update).
- * Idempotent; a failed batch is retried until its records are nearly a day old.
+ * changed (a Query of the rule's watches, then one TransactWriteItems per watch: its Delete and its alert's Update),
+ * and evaluates a rule created or changed on the devices already holding its condition (the search's ids, at most
+ * 10,000, then BatchGetItem of the devices; a watch or alert started per holder). Idempotent; a failed batch is
+ * retried until its records are nearly a day old.
  */
 export const alertChanges = defineFunction({
   id: 'AlertChanges',
@@ -345,7 +347,7 @@ export const alertChanges = defineFunction({
     retryAttempts: -1,
     maxRecordAgeHours: 23,
   },
-  access: { storage: true, tables: { alerts: 'RW' }, events: true, timeoutSeconds: 60, memorySize: 256 },
+  access: { storage: true, tables: { alerts: 'RW', devices: 'R' }, search: 'search', events: true, timeoutSeconds: 60, memorySize: 256 },
 });
 
 /**

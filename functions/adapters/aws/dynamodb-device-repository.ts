@@ -1,9 +1,11 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DeviceDocumentReader } from '../../core/alerts/backfill.js';
 import type { Device, DeviceCredential, StoredDevice } from '../../core/devices/model.js';
 import type { DeviceRepository, DeviceStaticFields } from '../../core/devices/ports.js';
 import type { TargetHealthReader } from '../../core/rollouts/ports.js';
+import { type DeviceDocument, deviceDocumentOf } from '../../core/search/documents.js';
 import { deviceFromItem, deviceItem, storedHealth } from './device-items.js';
 import { batchGetAll, batchPutAll } from './dynamodb-batch.js';
 import { isConditionalCheckFailed, type TableNames } from './dynamodb-shared.js';
@@ -17,11 +19,25 @@ function storedOnRefusal(error: unknown): Record<string, unknown> | undefined {
 /** Only an existing device that is not being deleted may change. */
 const PRESENT_AND_NOT_DELETING = 'attribute_exists(deviceId) AND attribute_not_exists(deleting)';
 
+/** The attributes of a device's search document (and its `deleting` mark): no credential, no desired state. */
+const DOCUMENT_ATTRIBUTES = [
+  'company',
+  'deviceId',
+  'serial',
+  'created',
+  'updated',
+  'connection',
+  'location',
+  'geoLocation',
+  'health',
+  'deleting',
+] as const;
+
 /**
  * DeviceRepository on the devices table (pk `company`, sk `deviceId`; the item is the device resource plus `entity`,
  * commands' free-form members as JSON text: device-items.ts); and the rollouts' TargetHealthReader.
  */
-export class DynamoDbDeviceRepository implements DeviceRepository, TargetHealthReader {
+export class DynamoDbDeviceRepository implements DeviceRepository, TargetHealthReader, DeviceDocumentReader {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tables: TableNames,
@@ -45,6 +61,14 @@ export class DynamoDbDeviceRepository implements DeviceRepository, TargetHealthR
         .filter((item) => item.deleting !== true)
         .map((item) => [item.deviceId as string, { health: deviceFromItem({ deviceId: item.deviceId, health: item.health }).health }]),
     );
+  }
+
+  /** @inheritdoc (DeviceDocumentReader: the resource's members alone are read, never the credential) */
+  async documentsOf(companyId: string, deviceIds: readonly string[]): Promise<DeviceDocument[]> {
+    if (deviceIds.length === 0) return [];
+    const keys = [...new Set(deviceIds)].map((deviceId) => ({ company: companyId, deviceId }));
+    const items = await batchGetAll(this.client, this.tables.devices, keys, [...DOCUMENT_ATTRIBUTES]);
+    return items.filter((item) => item.deleting !== true).map((item) => deviceDocumentOf(deviceFromItem(item)));
   }
 
   /** @inheritdoc */

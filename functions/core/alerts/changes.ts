@@ -4,6 +4,7 @@
  * condition changed (a new revision), has its watches ended and its open alerts resolved.
  */
 import type { AlertChangedEvent } from '../webhooks/events.js';
+import { backfillRule, type RuleBackfillDependencies, type RuleBackfillResult, startsBackfill } from './backfill.js';
 import type { Alert, StoredAlertRule } from './model.js';
 import type { AlertStore } from './ports.js';
 
@@ -21,7 +22,14 @@ export interface AlertEventPublisher {
 /** What applyAlertTableChanges needs. */
 export interface AlertChangesDependencies {
   events: AlertEventPublisher;
-  alerts: Pick<AlertStore, 'watchesOf' | 'resolve'>;
+  alerts: Pick<AlertStore, 'watchesOf' | 'resolve' | 'watch' | 'startWatch' | 'raise'>;
+  /**
+   * The search and the devices' state, for the devices a new rule or revision sees at once (backfill.ts); absent, a
+   * rule sees devices from their next change only (a caller that hands deleted rules alone).
+   */
+  backfill?: Pick<RuleBackfillDependencies, 'search' | 'devices'>;
+  /** Told of each rule's backfill (for the log: how many candidates, whether it stopped at the bound). */
+  onBackfill?: (rule: StoredAlertRule, result: RuleBackfillResult) => void;
   now?: () => Date;
 }
 
@@ -48,15 +56,25 @@ export function endsWatches(before: StoredAlertRule | undefined, after: StoredAl
 }
 
 /**
- * Publishes the alerts' events and ends the watches of rules deleted or changed (each watch deleted and its open alert
- * resolved: one transaction each, whose alert change comes back through this stream as its RESOLVED event).
- * Idempotent: a watch already ended is not found again, an event published again has the same id.
+ * Publishes the alerts' events, ends the watches of rules deleted or changed (each watch deleted and its open alert
+ * resolved: one transaction each, whose alert change comes back through this stream as its RESOLVED event), then
+ * evaluates each rule created or changed on the devices already holding its condition (backfillRule).
+ * Idempotent: a watch already ended is not found again, one already started is not started again (nor one of a
+ * revision since replaced), an event published again has the same id.
  * @throws Error on a backend failure (the batch is retried).
  */
 export async function applyAlertTableChanges(deps: AlertChangesDependencies, changes: readonly AlertTableChange[]): Promise<void> {
   const events = changes.flatMap((change) => (change.kind === 'alert' ? (alertChangedEventOf(change.before, change.after) ?? []) : []));
   for (const change of changes) {
-    if (change.kind === 'rule' && endsWatches(change.before, change.after)) await endWatches(deps, change.company, change.ruleId);
+    if (change.kind !== 'rule') continue;
+    if (endsWatches(change.before, change.after)) await endWatches(deps, change.company, change.ruleId);
+    if (deps.backfill !== undefined && change.after !== undefined && startsBackfill(change.before, change.after)) {
+      const result = await backfillRule(
+        { ...deps.backfill, alerts: deps.alerts, ...(deps.now === undefined ? {} : { now: deps.now }) },
+        change.after,
+      );
+      deps.onBackfill?.(change.after, result);
+    }
   }
   if (events.length > 0) await deps.events.publish(events);
 }

@@ -18,6 +18,7 @@ import { DynamoDbScenarioRepository } from '../../adapters/aws/dynamodb-scenario
 import type { TableNames } from '../../adapters/aws/dynamodb-shared.js';
 import { DynamoDbUploadSlotRepository } from '../../adapters/aws/dynamodb-upload-slot-repository.js';
 import { CompanyNameCache } from '../../adapters/company-name-cache.js';
+import type { DeviceDocumentReader } from '../../core/alerts/backfill.js';
 import type { CommandRepository } from '../../core/commands/ports.js';
 import type { DeviceCounter } from '../../core/companies/ports.js';
 import type { DeploymentHistory } from '../../core/deployments/history.js';
@@ -56,6 +57,8 @@ export interface StorageServices {
   targetHealth: TargetHealthReader;
   /** Commands run on devices' sub-devices (commands table). */
   commands: CommandRepository;
+  /** Devices' search documents, batched (the devices repository's): what a new alert rule is evaluated on. */
+  deviceDocuments: DeviceDocumentReader;
 }
 
 let built: StorageServices | undefined;
@@ -100,6 +103,7 @@ export function storage(): StorageServices {
       targetStatuses: deployments,
       targetHealth: devices,
       commands: new DynamoDbCommandRepository(dynamoDb, tables, cursors),
+      deviceDocuments: devices,
     };
   }
   return built;
