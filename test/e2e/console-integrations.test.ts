@@ -3,8 +3,9 @@
  * (invited here by root: no demo user holds `webhooks:write`) adds a webhook through the page (its URL a receiver on
  * 127.0.0.1), sees its secret once, rotates the secret (the new one once, with when the previous stops signing),
  * disables and deletes it; sends a test event that the receiver gets and the page shows SUCCEEDED with its attempt,
- * then redelivers it (the receiver gets the same `webhook-id` again); alice, an operator, reads the webhooks without
- * any action. Each page is axe clean, and screenshots are saved.
+ * then redelivers it (the receiver gets the same `webhook-id` again); a delivery to a closed loopback port shows its
+ * attempt's error, retrying, and when the next attempt is due; alice, an operator, reads the webhooks without any
+ * action. Each page is axe clean, and screenshots are saved.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -203,6 +204,49 @@ describe.skipIf(!hasChromium)('the console Integrations page', () => {
     await eventually(async () => tests().length === 2, 'the redelivery', 30_000);
     expect(tests()[1]?.id).toBe(delivery?.messageId);
     await deliveries.getByText('2 attempts', { exact: true }).waitFor({ timeout: 30_000 });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("shows a failed attempt's error, its delivery retrying and when the next attempt is due", { timeout: 120_000 }, async () => {
+    // A loopback port nothing listens on (bound, then closed): each attempt is refused by the receiver's host.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const url = `http://127.0.0.1:${port}/down`;
+    const made = expectOk(
+      await admin().POST('/companies/{companyId}/webhooks', {
+        params: { path: { companyId: 'acme' } },
+        body: { url, events: ['webhook.test'] },
+      }),
+    );
+    const path = { companyId: 'acme', webhookId: made.id };
+    expectOk(await admin().POST('/companies/{companyId}/webhooks/{webhookId}/test', { params: { path } }));
+    const listDeliveries = async () =>
+      expectOk(await admin().GET('/companies/{companyId}/webhooks/{webhookId}/deliveries', { params: { path } })).items;
+    let failed: Awaited<ReturnType<typeof listDeliveries>>[number] | undefined;
+    await eventually(
+      async () => {
+        failed = (await listDeliveries())[0];
+        return (failed?.attempts ?? 0) >= 1;
+      },
+      'the first attempt',
+      30_000,
+    );
+    const { page, errors } = await openConsole(browser, local.service, `#/integrations?company=acme&webhook=${made.id}`);
+    await signInWith(page, ADMIN, ADMIN_PASSWORD);
+    const deliveries = page.getByRole('table', { name: 'Deliveries, newest first' });
+    await deliveries.getByRole('cell', { name: /^Pending: retrying|^Failed/ }).waitFor();
+    await deliveries.getByText(/^\d+ attempts?$/).click();
+    await deliveries.getByText(`${failed?.history[0]?.error}`, { exact: false }).first().waitFor();
+    expect(failed?.history[0]?.status).toBeNull();
+    await deliveries.getByRole('cell', { name: 'No answer' }).waitFor();
+    // Retrying: the next attempt's time is shown where a final delivery shows a dash.
+    expect(failed?.state).toBe('PENDING');
+    const nextAttempt = await deliveries.locator('tbody tr').first().locator('td').nth(5).textContent();
+    expect(nextAttempt).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
+    await expectAccessible(page, 'a failing delivery');
     expect(errors).toEqual([]);
     await page.close();
   });
