@@ -99,7 +99,7 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
     const eventIds = async (): Promise<string[]> =>
       (await readFile(join(local.settings.dataDirectory, 'events', 'events.jsonl'), 'utf8').catch(() => ''))
         .split('\n')
-        .filter((line) => line.includes(`"acme-${LABEL}-`))
+        .filter((line) => line.includes(`"acme-${LABEL}-`) && line.includes('"type":"DeploymentChanged"'))
         .map((line) => (JSON.parse(line) as { deploymentId: string }).deploymentId);
 
     await eventually(
@@ -109,7 +109,9 @@ describe('a runtime killed during a 5,000-entry deployment', () => {
     );
     const history = await historyIds();
     const events = await eventIds();
-    const eventsBefore = beforeRestart.split('\n').filter((line) => line.includes(`"acme-${LABEL}-`)).length;
+    const eventsBefore = beforeRestart
+      .split('\n')
+      .filter((line) => line.includes(`"acme-${LABEL}-`) && line.includes('"type":"DeploymentChanged"')).length;
     console.log(
       `crash recovery: ${active.length} active deployments; before the restart ${eventsBefore} events; after it ${history.length} history entries and ${events.length} events`,
     );

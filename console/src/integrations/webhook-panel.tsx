@@ -113,6 +113,48 @@ function useActions({ company, webhook, onChanged, onTested, onDeleted }: Action
   return { confirming, busy, status, error, secret, test, rotate, toggle, remove };
 }
 
+/** The confirmation a destructive action asks for (rotating or deleting), or nothing. */
+function Confirmation(props: {
+  which: 'rotate' | 'delete' | null;
+  url: string;
+  busy: boolean;
+  rotate: () => void;
+  remove: () => void;
+  cancel: () => void;
+}) {
+  if (props.which === 'rotate') {
+    return (
+      <InlineConfirm
+        id="rotate-confirm-title"
+        title="Rotate the signing secret?"
+        consequence="A new secret signs every delivery from now on; the current one keeps signing beside it for 24 hours, time enough to give the receiver the new one."
+        confirmLabel="Rotate the secret"
+        busy={props.busy}
+        onConfirm={props.rotate}
+        onCancel={props.cancel}
+      />
+    );
+  }
+  if (props.which === 'delete') {
+    return (
+      <InlineConfirm
+        id="delete-confirm-title"
+        title="Delete this webhook?"
+        consequence={
+          <>
+            Nothing more is delivered to <UserText text={props.url} />, and its deliveries are forgotten.
+          </>
+        }
+        confirmLabel="Delete the webhook"
+        busy={props.busy}
+        onConfirm={props.remove}
+        onCancel={props.cancel}
+      />
+    );
+  }
+  return null;
+}
+
 /** The actions (see the module comment). */
 function WebhookActions(props: ActionsProps) {
   const { confirming, busy, status, error, secret, test, rotate, toggle, remove } = useActions(props);
@@ -141,32 +183,7 @@ function WebhookActions(props: ActionsProps) {
           Delete webhook
         </button>
       </div>
-      {confirming.value === 'rotate' ? (
-        <InlineConfirm
-          id="rotate-confirm-title"
-          title="Rotate the signing secret?"
-          consequence="A new secret signs every delivery from now on; the current one keeps signing beside it for 24 hours, time enough to give the receiver the new one."
-          confirmLabel="Rotate the secret"
-          busy={busy.value}
-          onConfirm={rotate}
-          onCancel={cancel}
-        />
-      ) : null}
-      {confirming.value === 'delete' ? (
-        <InlineConfirm
-          id="delete-confirm-title"
-          title="Delete this webhook?"
-          consequence={
-            <>
-              Nothing more is delivered to <UserText text={props.webhook.url} />, and its deliveries are forgotten.
-            </>
-          }
-          confirmLabel="Delete the webhook"
-          busy={busy.value}
-          onConfirm={remove}
-          onCancel={cancel}
-        />
-      ) : null}
+      <Confirmation which={confirming.value} url={props.webhook.url} busy={busy.value} rotate={rotate} remove={remove} cancel={cancel} />
       {secret.value === null ? null : <SecretOnce shown={secret.value} />}
       <p role="status" class="status-line">
         {status.value}
