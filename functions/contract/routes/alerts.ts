@@ -33,7 +33,7 @@ export const alertRuleCreate = defineRoute({
   method: 'POST',
   path: RULES_PATH,
   summary: 'Create an alert rule',
-  description: `A rule watches the devices of the company its \`query\` selects (a device search's query string, as a continuous rollout's) for its \`condition\`, from each device's next change on. ${HOW} At most ${MAX_ALERT_RULES_PER_COMPANY} rules per company (422 beyond). Answers 201 with the rule and its address in \`Location\`. Needs \`alerts:write\` on the company.`,
+  description: `A rule watches the devices of the company its \`query\` selects (a device search's query string, as a continuous rollout's) for its \`condition\`: within seconds of its creation, the devices that already hold it (the first 10,000 the search finds), then each device from its next change on. ${HOW} At most ${MAX_ALERT_RULES_PER_COMPANY} rules per company (422 beyond). Answers 201 with the rule and its address in \`Location\`. Needs \`alerts:write\` on the company.`,
   tags: ['Alerts'],
   scope: 'alerts:write',
   companyParameter: 'companyId',
@@ -101,7 +101,7 @@ export const alertRuleUpdate = defineRoute({
   path: RULE_PATH,
   summary: 'Change an alert rule',
   description:
-    'Changes what is given of `name`, `query` and `condition`. A new query or condition ends what the rule watched: its open alerts are resolved, and each device is watched again from its next change. A new name alone keeps them (alerts keep the name they were raised with). Needs `alerts:write` on the company.',
+    'Changes what is given of `name`, `query` and `condition`. A new query or condition ends what the rule watched: its open alerts are resolved, the devices already holding the new condition are found within seconds (as at creation), and every other device is watched from its next change. A new name alone keeps them (alerts keep the name they were raised with). Needs `alerts:write` on the company.',
   tags: ['Alerts'],
   scope: 'alerts:write',
   companyParameter: 'companyId',
