@@ -1,6 +1,7 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { MAX_BACKFILL_DEVICES } from '../core/alerts/backfill.js';
+import { MAX_BACKFILL_DEVICES, type RuleBackfillResult } from '../core/alerts/backfill.js';
 import { applyAlertTableChanges } from '../core/alerts/changes.js';
+import type { StoredAlertRule } from '../core/alerts/model.js';
 import { alertStorage, alertTableChangeOf } from '../platform/composition/alerts.js';
 import { eventPublisher } from '../platform/composition/events.js';
 import { searchIndex } from '../platform/composition/search.js';
@@ -8,6 +9,19 @@ import { storage } from '../platform/composition/storage.js';
 import type { StreamImage } from '../platform/composition/stream-images.js';
 import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
+
+/** Logs a rule's first evaluation: a warning when it could not see every device already holding its condition. */
+function logBackfill(rule: StoredAlertRule, result: RuleBackfillResult): void {
+  const fields = { company: rule.company, ruleId: rule.id, revision: rule.revision, ...result };
+  if (result.searchUnavailable)
+    logger.warn('The search could not be reached: the new alert rule sees devices from their next change only', fields);
+  else if (result.truncated)
+    logger.warn('An alert rule matches more devices than its creation evaluates; the others alert from their next change', {
+      ...fields,
+      max: MAX_BACKFILL_DEVICES,
+    });
+  else logger.info('Alert rule evaluated on the devices already holding its condition', fields);
+}
 
 /**
  * DynamoDB Streams consumer of the alerts table: an AlertChanged event for every alert that became OPEN or RESOLVED,
@@ -26,15 +40,7 @@ export const handler = eventHandler<DynamoDBStreamEvent, DynamoDBBatchResponse>(
         events: eventPublisher(),
         alerts: alertStorage().alerts,
         backfill: { search: searchIndex(), devices: storage().deviceDocuments },
-        onBackfill: (rule, result) => {
-          const fields = { company: rule.company, ruleId: rule.id, revision: rule.revision, ...result };
-          if (result.truncated)
-            logger.warn('An alert rule matches more devices than its creation evaluates; the others alert from their next change', {
-              ...fields,
-              max: MAX_BACKFILL_DEVICES,
-            });
-          else logger.info('Alert rule evaluated on the devices already holding its condition', fields);
-        },
+        onBackfill: logBackfill,
       },
       changes,
     );

@@ -9,6 +9,7 @@
  */
 import type { DeviceDocument } from '../search/documents.js';
 import type { SearchIndex } from '../search/ports.js';
+import { ServiceUnavailableError } from '../shared/errors.js';
 import { evaluateDeviceChanges } from './evaluation.js';
 import type { AlertCondition, StoredAlertRule } from './model.js';
 import type { AlertStore } from './ports.js';
@@ -47,6 +48,8 @@ export interface RuleBackfillResult {
   raised: number;
   /** Whether `total` exceeded MAX_BACKFILL_DEVICES (the devices beyond it were not evaluated). */
   truncated: boolean;
+  /** Whether the search could not be reached: nothing was evaluated, the devices alert from their next change. */
+  searchUnavailable?: boolean;
 }
 
 /** Whether a rule's change calls for a backfill: created, or a new revision (its query or condition changed). */
@@ -85,13 +88,23 @@ export function backfillFilters(rule: Pick<StoredAlertRule, 'filters' | 'conditi
 /**
  * Evaluates a rule on the devices of its company that may already hold its condition (at most MAX_BACKFILL_DEVICES,
  * read BACKFILL_PAGE at a time), as devices that have just started to match it.
- * @throws ServiceUnavailableError when the search cannot be reached; Error on a table failure (safe to run again).
+ * When the search cannot be reached, nothing is evaluated (`searchUnavailable`): the alert events of the batch are not
+ * held back for it, and the devices alert from their next change.
+ * @throws Error on a table failure (safe to run again).
  */
 export async function backfillRule(deps: RuleBackfillDependencies, rule: StoredAlertRule): Promise<RuleBackfillResult> {
   const result: RuleBackfillResult = { total: 0, evaluated: 0, started: 0, raised: 0, truncated: false };
   const filters = backfillFilters(rule);
   if (filters === undefined) return result;
-  const { ids, total } = await deps.search.selectIds({ companies: [rule.company], filters }, MAX_BACKFILL_DEVICES);
+  let selected: { ids: string[]; total: number };
+  try {
+    selected = await deps.search.selectIds({ companies: [rule.company], filters }, MAX_BACKFILL_DEVICES);
+  } catch (error) {
+    // Not retried: the batch's alert events would wait for the search to come back.
+    if (error instanceof ServiceUnavailableError) return { ...result, searchUnavailable: true };
+    throw error;
+  }
+  const { ids, total } = selected;
   result.total = total;
   result.truncated = total > MAX_BACKFILL_DEVICES;
   const evaluation = { rulesOf: async () => [rule], alerts: deps.alerts, ...(deps.now === undefined ? {} : { now: deps.now }) };

@@ -17,6 +17,7 @@ import type { AlertCondition, StoredAlertRule } from '../../../functions/core/al
 import { createAlertRule, updateAlertRule } from '../../../functions/core/alerts/rules.js';
 import type { Device, SubDevice } from '../../../functions/core/devices/model.js';
 import { deviceDocumentOf } from '../../../functions/core/search/documents.js';
+import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/local-environment.js';
 import { useLocalTables } from '../../support/local-tables.js';
@@ -181,6 +182,18 @@ describe('a new alert rule', () => {
     expect((await openAlerts()).map((open) => [open.target.id, open.detail])).toEqual([
       ['k-low', 'Sub-device hub-1/sub-1 battery at 5% (below 20%).'],
     ]);
+  });
+
+  it('without the search, evaluates nothing and does not fail, so the alert events of its batch are not held back', async () => {
+    await store(kiosk('k-off', { disconnectedSince: -60 }));
+    search = {
+      selectIds: async () => Promise.reject(new ServiceUnavailableError('The search is unreachable.')),
+    } as unknown as EmbeddedSearchIndex;
+    const created = await rule({ type: 'DISCONNECTED_FOR', minutes: 15 });
+    expect(await ruleChanged(undefined, created)).toEqual([
+      { total: 0, evaluated: 0, started: 0, raised: 0, truncated: false, searchUnavailable: true },
+    ]);
+    expect(await alerts.watch(company, created.id, 'k-off')).toBeUndefined();
   });
 
   it('filters on the condition within its own filters, and no candidate when they cannot both hold', () => {
