@@ -48,6 +48,8 @@ export interface WebhookLatency {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** p99 of the events of each 10 s of the run, ms, first first: whether the latency holds or grows with the run. */
+  p99By10sMs: number[];
 }
 
 /** The outage part's figures. */
@@ -258,6 +260,12 @@ function measureLatency(): Promise<WebhookLatency> {
     await received(receiver, reports * SUBSCRIBED, 60_000);
     await receiver.down();
     const latencies = receiver.arrivals.map((arrival) => arrival.at - Date.parse(arrival.timestamp)).sort((a, b) => a - b);
+    const first = Math.min(...receiver.arrivals.map((arrival) => Date.parse(arrival.timestamp)));
+    const windows: number[][] = [];
+    for (const arrival of receiver.arrivals) {
+      const index = Math.floor((Date.parse(arrival.timestamp) - first) / 10_000);
+      (windows[index] ??= []).push(arrival.at - Date.parse(arrival.timestamp));
+    }
     return {
       webhooks: WEBHOOKS,
       subscribed: SUBSCRIBED,
@@ -268,6 +276,12 @@ function measureLatency(): Promise<WebhookLatency> {
       p50Ms: percentile(latencies, 0.5),
       p99Ms: percentile(latencies, 0.99),
       maxMs: latencies.at(-1) ?? Number.NaN,
+      p99By10sMs: [...windows].map((window) =>
+        percentile(
+          (window ?? []).sort((a, b) => a - b),
+          0.99,
+        ),
+      ),
     };
   });
 }
@@ -314,6 +328,7 @@ export function reportWebhookBench(result: WebhookBenchResult, log: (line: strin
   log(
     `  change → delivery p50 / p99 / max      ${latency.p50Ms.toFixed(0)} / ${latency.p99Ms.toFixed(0)} / ${latency.maxMs.toFixed(0)} ms (goal p99 ≤ 2,000 ms)`,
   );
+  log(`  p99 of each 10 s of the run            ${latency.p99By10sMs.map((ms) => ms.toFixed(0)).join(' / ')} ms`);
   log(`  outage of 10 min at schedule ÷ ${outage.retryDivisor}       ${outage.outageMs.toFixed(0)} ms down`);
   log(`  events during the outage / received    ${outage.events} / ${outage.received}`);
   log(`  received again after a 2xx             ${outage.duplicatesAfter2xx} (answered ${outage.answered})`);
