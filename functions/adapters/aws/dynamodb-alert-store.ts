@@ -45,6 +45,7 @@ function watchFromItem(item: Record<string, unknown>): AlertWatch {
     since: item.since as string,
     detail: item.detail as string,
     ...optional('subId'),
+    ...optional('episode'),
     ...optional('dueAt'),
     ...optional('openAlertId'),
   };

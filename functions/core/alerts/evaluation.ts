@@ -35,10 +35,14 @@ export interface AlertEvaluationResult {
   resolved: string[];
 }
 
-/** The alert a watch raises at `raisedAt`: its id derived from the holding's since, rule and device. */
+/**
+ * The alert a watch raises at `raisedAt`: its id derived from the holding's since, the rule and its revision, the
+ * device and the watch's episode, so that a replay raises the same alert while a new holding (after the rule changed,
+ * or after the device left and re-entered the rule's query with the same `since`) raises a new one.
+ */
 export function alertOf(rule: Pick<StoredAlertRule, 'id' | 'name'>, watch: AlertWatch, raisedAt: string): Alert {
   return {
-    id: derivedId(watch.since, rule.id + watch.deviceId),
+    id: derivedId(watch.since, `${rule.id}#${watch.revision}#${watch.deviceId}#${watch.episode ?? ''}`),
     company: watch.company,
     ruleId: rule.id,
     ruleName: rule.name,
@@ -64,7 +68,7 @@ export async function evaluateDeviceChanges(
       const before = holdingOf(rule, change.before);
       const after = holdingOf(rule, change.after);
       if (before === undefined && after !== undefined) {
-        const outcome = await startHolding(deps, rule, change.deviceId, after);
+        const outcome = await startHolding(deps, rule, change.deviceId, after, change.after?.updated);
         if (outcome !== undefined) result[outcome].push(`${rule.id}/${change.deviceId}`);
       } else if (before !== undefined && after === undefined) {
         if (await stopHolding(deps, rule, change.deviceId)) result.resolved.push(`${rule.id}/${change.deviceId}`);
@@ -80,6 +84,7 @@ async function startHolding(
   rule: StoredAlertRule,
   deviceId: string,
   holding: Holding,
+  episode: string | undefined,
 ): Promise<'started' | 'raised' | undefined> {
   const now = deps.now?.() ?? new Date();
   const watch: AlertWatch = {
@@ -89,6 +94,7 @@ async function startHolding(
     deviceId,
     since: holding.since,
     ...(holding.subId === undefined ? {} : { subId: holding.subId }),
+    ...(episode === undefined ? {} : { episode }),
     detail: holding.detail,
   };
   const dueAt = Date.parse(holding.since) + waitMinutesOf(rule.condition) * 60_000;

@@ -89,6 +89,11 @@ export interface AlertWatch {
   since: string;
   /** `{hub uid}` or `{hub uid}/{sub-device uid}`: what holds the condition, when not the device itself. */
   subId?: string;
+  /**
+   * ISO-8601: the device's `updated` in the change that started the watch (the same on a replay of that change), part
+   * of the alert's id so that each holding raises its own alert.
+   */
+  episode?: string;
   /** What holds, for a person. */
   detail: string;
   /** ISO-8601: when the alert is due, until raised. */

@@ -215,6 +215,23 @@ describe('DISCONNECTED_FOR', () => {
     expect(await alertsOf('OPEN')).toHaveLength(1);
   });
 
+  it('raises a new alert for a device that leaves the query and comes back still disconnected since the same time', async () => {
+    await rule({ type: 'DISCONNECTED_FOR', minutes: 15 });
+    advanceTo(30);
+    const inLyon = device('k6', { disconnectedSince: at(0), location: 'Lyon' });
+    const inParis = device('k6', { disconnectedSince: at(0), location: 'Paris', updated: at(31) });
+    expect((await change(device('k6', { disconnectedSince: at(0), location: 'Paris', updated: at(29) }), inLyon)).raised).toHaveLength(1);
+    advanceTo(31);
+    expect((await change(inLyon, inParis)).resolved).toHaveLength(1);
+    advanceTo(40);
+    const backInLyon = device('k6', { disconnectedSince: at(0), location: 'Lyon' });
+    expect((await change(inParis, backInLyon)).raised).toHaveLength(1);
+    // The same change delivered again raises nothing more.
+    expect((await change(inParis, backInLyon)).raised).toHaveLength(0);
+    expect(await alertsOf('RESOLVED')).toHaveLength(1);
+    expect(await alertsOf('OPEN')).toMatchObject([{ target: { id: 'k6' }, raisedAt: at(40) }]);
+  });
+
   it('has the sweeper end the watch of a device that recovered before its change reached the evaluation', async () => {
     await rule({ type: 'DISCONNECTED_FOR', minutes: 5 });
     await change(device('k3'), device('k3', { disconnectedSince: at(0) }));
