@@ -160,31 +160,39 @@ export class DynamoDbDeliveryStore implements DeliveryStore {
 
   /**
    * @inheritdoc
-   * One Query per shard of the sparse `due` index (eventually consistent: claim decides), then the oldest due first.
+   * One Query per shard of the sparse `due` index, all at once, each for up to `limit` of its oldest due (eventually
+   * consistent: claim decides); then the oldest due first across shards, so that a shard crowded with one failing
+   * webhook's deliveries never keeps the other shards' from being read.
    */
   async due(now: string, limit: number): Promise<StoredDelivery[]> {
-    const items: Record<string, unknown>[] = [];
-    for (let shard = 0; shard < WEBHOOK_DUE_SHARDS && items.length < limit; shard += 1) {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: 'due',
-            KeyConditionExpression: 'dueShard = :shard AND dueAt <= :now',
-            ExpressionAttributeValues: { ':shard': `DUE#${shard}`, ':now': now },
-            Limit: limit - items.length,
-            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-          }),
-        );
-        items.push(...(page.Items ?? []));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined && items.length < limit);
-    }
-    return items
+    const shards = Array.from({ length: WEBHOOK_DUE_SHARDS }, (_, shard) => this.dueOfShard(shard, now, limit));
+    return (await Promise.all(shards))
+      .flat()
       .map(deliveryFromItem)
       .filter((delivery) => delivery.state === 'PENDING')
-      .sort((a, b) => (a.nextAttemptAt ?? '').localeCompare(b.nextAttemptAt ?? ''));
+      .sort((a, b) => (a.nextAttemptAt ?? '').localeCompare(b.nextAttemptAt ?? ''))
+      .slice(0, limit);
+  }
+
+  /** Up to `limit` items of one shard of the `due` index due at `now`, oldest due first. */
+  private async dueOfShard(shard: number, now: string, limit: number): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'due',
+          KeyConditionExpression: 'dueShard = :shard AND dueAt <= :now',
+          ExpressionAttributeValues: { ':shard': `DUE#${shard}`, ':now': now },
+          Limit: limit - items.length,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined && items.length < limit);
+    return items;
   }
 
   /** @inheritdoc One UpdateItem conditioned on the delivery still PENDING with the attempts and due time read. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../functions/adapters/aws/cursor-codec.js';
 import { DynamoDbDeliveryStore, deliveryPartition } from '../../../functions/adapters/aws/dynamodb-delivery-store.js';
 import { DynamoDbWebhookStore } from '../../../functions/adapters/aws/dynamodb-webhook-store.js';
+import { webhookDueShardOf } from '../../../functions/adapters/aws/tables.js';
 import type { AuditEntry } from '../../../functions/core/audit/ports.js';
 import { BadRequestError } from '../../../functions/core/shared/errors.js';
 import { newDelivery } from '../../../functions/core/webhooks/deliveries.js';
@@ -135,6 +136,31 @@ describe('DynamoDbDeliveryStore on DynamoDB Local', () => {
     expect(first.items).toEqual([newer]);
     const second = await store.list('acme', target.id, { limit: 1, cursor: first.nextCursor ?? undefined });
     expect(second).toEqual({ items: [older], nextCursor: null });
+  });
+
+  it("finds the oldest due deliveries across every shard, not the first shards' only", async () => {
+    const store = deliveries();
+    const shard = (id: string) => Number(webhookDueShardOf(deliveryPartition('fair', id)).slice('DUE#'.length));
+    const ids = Array.from({ length: 200 }, (_, index) => `01JWHKFAIR${String(index).padStart(16, '0')}`);
+    const crowded = ids.find((id) => shard(id) === 0) as string;
+    const quiet = ids.find((id) => shard(id) === 15) as string;
+    // Before every other test's deliveries: the crowded webhook's five, and the quiet one's one, older still.
+    const crowding = Array.from({ length: 5 }, (_, index) =>
+      newDelivery(
+        event(`e-crowd-${index}`, '2020-01-01T00:00:00.000Z'),
+        webhook(crowded, { company: 'fair' }),
+        new Date('2020-01-01T00:00:00.000Z'),
+      ),
+    );
+    const waiting = newDelivery(
+      event('e-quiet', '2019-12-31T00:00:00.000Z'),
+      webhook(quiet, { company: 'fair' }),
+      new Date('2019-12-31T00:00:00.000Z'),
+    );
+    await store.createEach([...crowding, waiting]);
+    const due = await store.due('2020-01-01T00:00:00.000Z', 3);
+    expect(due).toHaveLength(3);
+    expect(due[0]?.id).toBe(waiting.id);
   });
 
   it('finds due deliveries, lets one sender claim an attempt, records it, and keeps a final one out of the due index with a TTL', async () => {
