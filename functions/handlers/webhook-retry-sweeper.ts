@@ -4,10 +4,10 @@ import { logger } from '../platform/logger.js';
 import { eventHandler } from '../platform/observability.js';
 
 /**
- * How long a run keeps reading due deliveries, ms: with attempts of at most 10 s, the run ends within its 50-second
- * timeout; what is left is due at the next run.
+ * By when a run's attempts have all ended, ms from its start: within the function's 50-second timeout, with 5 s to
+ * spare (sweepDueDeliveries starts no page whose attempts could end later); what is left is due at the next run.
  */
-export const WEBHOOK_SWEEP_BUDGET_MS = 30_000;
+export const WEBHOOK_SWEEP_BUDGET_MS = 45_000;
 
 /**
  * Scheduled every minute (EventBridge Scheduler on AWS, a timer in the local runtime at WEBHOOK_SWEEP_INTERVAL_MS;

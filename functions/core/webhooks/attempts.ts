@@ -4,7 +4,7 @@
  */
 import pLimit from 'p-limit';
 import { type AttemptResult, attemptDelivery, type DeliveryOptions, type DeliveryPorts, isDue } from './delivery.js';
-import type { StoredDelivery } from './model.js';
+import { DELIVERY_TIMEOUT_MS, type StoredDelivery } from './model.js';
 
 /** Attempts in flight at once per caller (each waits at most the delivery timeout on its receiver). */
 export const ATTEMPT_CONCURRENCY = 16;
@@ -47,21 +47,32 @@ export async function attemptEach(
 }
 
 /**
- * The retry sweeper's run: reads the due deliveries (DeliveryStore.due, SWEEP_PAGE_SIZE at a time) and attempts them,
- * until none is due, a page made no progress (every one taken by another sender), or `budgetMs` has passed since the
- * run started (what is left is due at the next run).
+ * The longest one round of ATTEMPT_CONCURRENCY attempts may take, ms: the send's timeout and a second for the claim,
+ * the webhook's read and the record.
+ */
+const ROUND_WORST_MS = DELIVERY_TIMEOUT_MS + 1_000;
+
+/**
+ * The retry sweeper's run: reads the due deliveries (DeliveryStore.due) and attempts them, until none is due, a page
+ * made no progress (every one taken by another sender), or no more can end within `budgetMs` of the run's start:
+ * each page is at most as large as the rounds of ATTEMPT_CONCURRENCY that fit in what is left, each counted at its
+ * worst (ROUND_WORST_MS), so that no attempt outlives the function's timeout with its result unrecorded (what is left
+ * is due at the next run).
  * @returns how many attempts ended each way
  * @throws what the stores throw
  */
 export async function sweepDueDeliveries(ports: DeliveryPorts, options: DeliveryOptions, budgetMs: number): Promise<AttemptCounts> {
   const started = options.now().getTime();
   const counts = noAttempts();
-  while (options.now().getTime() - started < budgetMs) {
-    const due = await ports.deliveries.due(options.now().toISOString(), SWEEP_PAGE_SIZE);
+  for (;;) {
+    const rounds = Math.floor((budgetMs - (options.now().getTime() - started)) / ROUND_WORST_MS);
+    const pageSize = Math.min(SWEEP_PAGE_SIZE, rounds * ATTEMPT_CONCURRENCY);
+    if (pageSize <= 0) break;
+    const due = await ports.deliveries.due(options.now().toISOString(), pageSize);
     const page = await attemptEach(ports, due, options);
     for (const [result, count] of Object.entries(page) as [AttemptResult, number][]) counts[result] += count;
     const progressed = page.succeeded + page.retrying + page.failed > 0;
-    if (due.length < SWEEP_PAGE_SIZE || !progressed) break;
+    if (due.length < pageSize || !progressed) break;
   }
   return counts;
 }

@@ -283,4 +283,25 @@ describe('attempting many deliveries', () => {
     expect(w.stored().state).toBe('SUCCEEDED');
     expect(w.ports.deliveries.items.get(`acme#${later.id}`)?.state).toBe('PENDING');
   });
+
+  it('starts no more attempts than can end within its budget, each counted at the send timeout', async () => {
+    const w = world([answered(200)]);
+    for (let index = 0; index < 40; index += 1) {
+      const id = `01JDUE${String(index).padStart(20, '0')}`;
+      w.ports.deliveries.items.set(`acme#${id}`, { ...w.stored(), id, messageId: `msg_${id}` });
+    }
+    // Less than one round's worst (10 s of timeout and 1 s of store calls): nothing is started.
+    expect(await sweepDueDeliveries(w.ports, w.options, 10_999)).toMatchObject({ succeeded: 0 });
+    expect(w.ports.sender.sent).toHaveLength(0);
+    // One round's worst: one round of 16 attempts at once, each taking its whole timeout; the rest left to the next run.
+    const send = w.ports.sender.send.bind(w.ports.sender);
+    let clock = T0.getTime();
+    w.ports.sender.send = async (...request) => {
+      clock += 10_000;
+      w.setNow(new Date(clock));
+      return send(...request);
+    };
+    expect(await sweepDueDeliveries(w.ports, w.options, 11_000)).toMatchObject({ succeeded: 16 });
+    expect(w.ports.sender.sent).toHaveLength(16);
+  });
 });
