@@ -10,7 +10,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { type ClientRequest, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { addressRefusal, isAllowedHttpHost, isIpLiteral } from '../core/webhooks/addresses.js';
+import { addressRefusal, isAllowedHttpHost, isIpLiteral, isLoopbackAllowed } from '../core/webhooks/addresses.js';
 import type { SendOutcome, WebhookSender } from '../core/webhooks/ports.js';
 
 /** Every address a host name resolves to (dns.lookup with `all`), or a rejection when it resolves to none. */
@@ -42,7 +42,7 @@ export interface WebhookSenderOptions {
 
 /**
  * A `lookup` for node:net that resolves with `resolve` and fails with AddressRefused when any address is not allowed
- * (loopback is, for an allowed host), answering in the form node asks for (`all` or one address).
+ * (loopback is, for `localhost` when allowed: isLoopbackAllowed), answering in the form node asks for (`all` or one address).
  */
 export function guardedLookup(resolve: ResolveAll, loopbackAllowed: boolean): LookupFunction {
   return (hostname, options, callback) => {
@@ -85,15 +85,16 @@ export class HttpWebhookSender implements WebhookSender {
     if (target.protocol !== 'https:' && !(target.protocol === 'http:' && allowed)) {
       return { kind: 'refused', reason: `refused: ${target.protocol} is not allowed for ${target.hostname}` };
     }
+    const loopbackAllowed = isLoopbackAllowed(target.hostname, this.options.allowedHttpHosts);
     if (isIpLiteral(target.hostname)) {
-      const reason = addressRefusal(target.hostname, allowed);
+      const reason = addressRefusal(target.hostname, loopbackAllowed);
       if (reason !== undefined) return { kind: 'refused', reason };
     }
     const options: RequestOptions = {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'dss-webhooks/1' },
       agent: false,
-      lookup: guardedLookup(this.resolve, allowed),
+      lookup: guardedLookup(this.resolve, loopbackAllowed),
     };
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     return post((callback) => send(target, options, callback), body, timeoutMs);

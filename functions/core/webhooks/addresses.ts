@@ -146,6 +146,15 @@ export function isAllowedHttpHost(hostname: string, allowedHttpHosts: readonly s
   return allowedHttpHosts.includes(bare(hostname.toLowerCase()));
 }
 
+/**
+ * Whether a URL's `hostname` may reach loopback: `localhost` or an IP literal, when WEBHOOK_ALLOWED_HTTP_HOSTS names
+ * it. Any other allowed name may use http but not loopback, so that a name whose DNS its owner points at 127.0.0.1 never
+ * reaches what listens on the service's own host (on AWS, the Lambda runtime API).
+ */
+export function isLoopbackAllowed(hostname: string, allowedHttpHosts: readonly string[]): boolean {
+  return isAllowedHttpHost(hostname, allowedHttpHosts) && (bare(hostname.toLowerCase()) === 'localhost' || isIpLiteral(hostname));
+}
+
 /** Whether `hostname` (as URL parses it) is an IP address literal rather than a name to resolve. */
 export function isIpLiteral(hostname: string): boolean {
   return ipaddr.isValid(bare(hostname)) && (hostname.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(hostname));

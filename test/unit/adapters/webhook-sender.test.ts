@@ -78,13 +78,24 @@ describe('HttpWebhookSender', () => {
     ]);
   });
 
-  it('connects to the address its resolver gave for an allowed host name', async () => {
+  it('connects to the address its resolver gave for localhost, when allowed', async () => {
+    const hooks = await receiver((response) => response.writeHead(200).end('ok'));
+    const dns = stubResolver({ localhost: ['127.0.0.1'] });
+    const sender = new HttpWebhookSender({ allowedHttpHosts: ['localhost'], resolve: dns.resolve });
+    expect(await sender.send(`http://localhost:${hooks.port}/`, HEADERS, BODY, 5_000)).toMatchObject({ kind: 'answered', status: 200 });
+    expect(dns.asked).toEqual(['localhost']);
+    expect(hooks.received).toHaveLength(1);
+  });
+
+  it('lets another allowed name use http but never reach loopback (a name its owner points at 127.0.0.1)', async () => {
     const hooks = await receiver((response) => response.writeHead(200).end('ok'));
     const dns = stubResolver({ 'receiver.test': ['127.0.0.1'] });
     const sender = new HttpWebhookSender({ allowedHttpHosts: ['receiver.test'], resolve: dns.resolve });
-    expect(await sender.send(`http://receiver.test:${hooks.port}/`, HEADERS, BODY, 5_000)).toMatchObject({ kind: 'answered', status: 200 });
-    expect(dns.asked).toEqual(['receiver.test']);
-    expect(hooks.received).toHaveLength(1);
+    expect(await sender.send(`http://receiver.test:${hooks.port}/`, HEADERS, BODY, 5_000)).toEqual({
+      kind: 'refused',
+      reason: 'refused: 127.0.0.1 is a loopback address (receiver.test)',
+    });
+    expect(hooks.received).toHaveLength(0);
   });
 
   it.each([
@@ -113,9 +124,9 @@ describe('HttpWebhookSender', () => {
     const hooks = await receiver((response) => response.writeHead(200).end());
     const answers = [['127.0.0.1'], ['169.254.169.254']];
     const resolve: ResolveAll = async () => (answers.shift() ?? []).map((address) => ({ address, family: 4 }));
-    const sender = new HttpWebhookSender({ allowedHttpHosts: ['flip.test'], resolve });
-    expect(await sender.send(`http://flip.test:${hooks.port}/`, HEADERS, BODY, 5_000)).toMatchObject({ kind: 'answered' });
-    expect(await sender.send(`http://flip.test:${hooks.port}/`, HEADERS, BODY, 5_000)).toMatchObject({
+    const sender = new HttpWebhookSender({ allowedHttpHosts: ['localhost'], resolve });
+    expect(await sender.send(`http://localhost:${hooks.port}/`, HEADERS, BODY, 5_000)).toMatchObject({ kind: 'answered' });
+    expect(await sender.send(`http://localhost:${hooks.port}/`, HEADERS, BODY, 5_000)).toMatchObject({
       kind: 'refused',
       reason: expect.stringMatching(/metadata/),
     });
