@@ -86,6 +86,31 @@ export function backfillFilters(rule: Pick<StoredAlertRule, 'filters' | 'conditi
 }
 
 /**
+ * Reads again the devices whose alert was just raised at once and resolves the alert of each that no longer holds the
+ * condition: one that recovered between its read and the raise changed while no watch of it existed yet, so the
+ * devices' stream consumer had nothing to resolve (a watch not due yet needs nothing: the sweeper reads it again).
+ */
+async function resolveRecovered(
+  deps: RuleBackfillDependencies,
+  evaluation: Parameters<typeof evaluateDeviceChanges>[0],
+  rule: StoredAlertRule,
+  read: readonly DeviceDocument[],
+  raised: readonly string[],
+): Promise<void> {
+  if (raised.length === 0) return;
+  const before = new Map(read.map((document) => [document.id, document]));
+  const now = await deps.devices.documentsOf(rule.company, [...raised]);
+  const current = new Map(now.map((document) => [document.id, document]));
+  const changes = raised.map((deviceId) => ({
+    company: rule.company,
+    deviceId,
+    before: before.get(deviceId),
+    after: current.get(deviceId),
+  }));
+  await evaluateDeviceChanges(evaluation, changes);
+}
+
+/**
  * Evaluates a rule on the devices of its company that may already hold its condition (at most MAX_BACKFILL_DEVICES,
  * read BACKFILL_PAGE at a time), as devices that have just started to match it.
  * When the search cannot be reached, nothing is evaluated (`searchUnavailable`): the alert events of the batch are not
@@ -113,10 +138,13 @@ export async function backfillRule(deps: RuleBackfillDependencies, rule: StoredA
     const changes = documents.map((after) => ({ company: rule.company, deviceId: after.id, after }));
     // A few evaluations at once: one that writes waits for its transaction, and a fleet-wide outage writes for each.
     const lanes = Array.from({ length: BACKFILL_LANES }, (_, lane) => changes.filter((_, index) => index % BACKFILL_LANES === lane));
+    const raised: string[] = [];
     for (const written of await Promise.all(lanes.map((lane) => evaluateDeviceChanges(evaluation, lane)))) {
       result.started += written.started.length;
       result.raised += written.raised.length;
+      raised.push(...written.raised.map((entry) => entry.slice(rule.id.length + 1)));
     }
+    await resolveRecovered(deps, evaluation, rule, documents, raised);
     result.evaluated += documents.length;
   }
   return result;

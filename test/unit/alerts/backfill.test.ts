@@ -147,6 +147,29 @@ describe('a new alert rule', () => {
     expect((await openAlerts()).map((open) => open.id)).toEqual([alert?.id]);
   });
 
+  it('resolves at once the alert of a kiosk that came back online between its read and the raise', async () => {
+    await store(kiosk('k-back', { disconnectedSince: -60 }));
+    const created = await rule({ type: 'DISCONNECTED_FOR', minutes: 15 });
+    let reads = 0;
+    // The kiosk reports right after the backfill read it: its change finds no watch of the new rule to end.
+    const racing = {
+      documentsOf: async (owner: string, ids: string[]) => {
+        const read = await devices.documentsOf(owner, ids);
+        reads += 1;
+        if (reads === 1) await devices.put([kiosk('k-back')]);
+        return read;
+      },
+    };
+    await applyAlertTableChanges({ events: { publish: async () => {} }, alerts, backfill: { search, devices: racing }, now }, [
+      { kind: 'rule', company, ruleId: created.id, after: created },
+    ]);
+    expect(await openAlerts()).toEqual([]);
+    expect((await listAlerts({ alerts }, alice(), company, { limit: 100, state: 'RESOLVED' })).items).toMatchObject([
+      { target: { id: 'k-back' } },
+    ]);
+    expect(await alerts.watch(company, created.id, 'k-back')).toBeUndefined();
+  });
+
   it('goes by the devices table, not the index, for what holds now (a kiosk back online since it was indexed)', async () => {
     await store(kiosk('k-back', { disconnectedSince: -60 }));
     await devices.put([kiosk('k-back')]);
