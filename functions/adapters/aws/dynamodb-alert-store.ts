@@ -7,9 +7,12 @@ import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { ruleFromItem, rulePartition } from './dynamodb-alert-rule-store.js';
-import { cancellationCodes, sendTransaction } from './dynamodb-shared.js';
+import { cancellationCodes, type DueIndex, dueItemsByShardOrder, sendTransaction } from './dynamodb-shared.js';
 import type { StreamImage } from './stream-images.js';
 import { shardOf } from './tables.js';
+
+/** The alerts table's sparse index of watches not raised yet, by due time. */
+const DUE_INDEX: DueIndex = { name: 'due', shardKey: 'dueShard', dueKey: 'dueAt' };
 
 /**
  * Partitions of the alerts table's `due` index (`DUE#{0..ALERT_DUE_SHARDS-1}`, a hash of the watch's key): a network
@@ -212,24 +215,7 @@ export class DynamoDbAlertStore implements AlertStore {
 
   /** @inheritdoc */
   async due(now: string, limit: number): Promise<DueWatch[]> {
-    const items: Record<string, unknown>[] = [];
-    for (let shard = 0; shard < ALERT_DUE_SHARDS && items.length < limit; shard += 1) {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await this.client.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: 'due',
-            KeyConditionExpression: 'dueShard = :shard AND dueAt <= :now',
-            ExpressionAttributeValues: { ':shard': `DUE#${shard}`, ':now': now },
-            Limit: limit - items.length,
-            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-          }),
-        );
-        items.push(...(page.Items ?? []));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined && items.length < limit);
-    }
+    const items = await dueItemsByShardOrder(this.client, this.table, DUE_INDEX, { prefix: 'DUE', count: ALERT_DUE_SHARDS }, now, limit);
     return items.map((item) => {
       const { company, ruleId, deviceId, since, revision } = watchFromItem(item);
       return { company, ruleId, deviceId, since, revision };

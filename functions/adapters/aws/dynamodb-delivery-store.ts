@@ -11,8 +11,12 @@ import {
 } from '../../core/webhooks/model.js';
 import type { DeliveryStore } from '../../core/webhooks/ports.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
-import { isConditionalCheckFailed } from './dynamodb-shared.js';
+import { type DueIndex, dueItemsOfShard, isConditionalCheckFailed } from './dynamodb-shared.js';
+
 import { webhookDueShardOf as dueShardOf, WEBHOOK_DUE_SHARDS } from './tables.js';
+
+/** The webhooks table's sparse index of PENDING deliveries, by next attempt. */
+const DUE_INDEX: DueIndex = { name: 'due', shardKey: 'dueShard', dueKey: 'dueAt' };
 
 /** How long a final delivery is kept (its `expiresAt`, the table's TTL), ms: 30 days. */
 export const FINAL_DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
@@ -165,34 +169,15 @@ export class DynamoDbDeliveryStore implements DeliveryStore {
    * webhook's deliveries never keeps the other shards' from being read.
    */
   async due(now: string, limit: number): Promise<StoredDelivery[]> {
-    const shards = Array.from({ length: WEBHOOK_DUE_SHARDS }, (_, shard) => this.dueOfShard(shard, now, limit));
+    const shards = Array.from({ length: WEBHOOK_DUE_SHARDS }, (_, shard) =>
+      dueItemsOfShard(this.client, this.tableName, DUE_INDEX, `DUE#${shard}`, now, limit),
+    );
     return (await Promise.all(shards))
       .flat()
       .map(deliveryFromItem)
       .filter((delivery) => delivery.state === 'PENDING')
       .sort((a, b) => (a.nextAttemptAt ?? '').localeCompare(b.nextAttemptAt ?? ''))
       .slice(0, limit);
-  }
-
-  /** Up to `limit` items of one shard of the `due` index due at `now`, oldest due first. */
-  private async dueOfShard(shard: number, now: string, limit: number): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'due',
-          KeyConditionExpression: 'dueShard = :shard AND dueAt <= :now',
-          ExpressionAttributeValues: { ':shard': `DUE#${shard}`, ':now': now },
-          Limit: limit - items.length,
-          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey !== undefined && items.length < limit);
-    return items;
   }
 
   /** @inheritdoc One UpdateItem conditioned on the delivery still PENDING with the attempts and due time read. */

@@ -26,39 +26,82 @@ export function isConditionalCheckFailed(error: unknown): boolean {
   );
 }
 
+/** A sparse index of items by due time: its name and its attributes (shard key, ISO-8601 due time). */
+export interface DueIndex {
+  name: string;
+  shardKey: string;
+  dueKey: string;
+}
+
+/**
+ * Up to `limit` items of one shard (`shard`, the shard key's value) of a sparse due-time index whose due time is at or
+ * before `now` (ISO-8601), oldest due first, page after page (eventually consistent, as every index read: the callers'
+ * conditional writes decide).
+ */
+export async function dueItemsOfShard(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  index: DueIndex,
+  shard: string,
+  now: string,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: index.name,
+        KeyConditionExpression: `${index.shardKey} = :shard AND ${index.dueKey} <= :now`,
+        ExpressionAttributeValues: { ':shard': shard, ':now': now },
+        Limit: limit - items.length,
+        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined && items.length < limit);
+  return items;
+}
+
+/**
+ * Up to `limit` items in all of a sparse due-time index's shards `{prefix}#0` to `{prefix}#{shards - 1}`, due at or
+ * before `now`, read shard after shard (dueItemsOfShard).
+ */
+export async function dueItemsByShardOrder(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  index: DueIndex,
+  shards: { prefix: string; count: number },
+  now: string,
+  limit: number,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let shard = 0; shard < shards.count && items.length < limit; shard += 1) {
+    items.push(...(await dueItemsOfShard(client, tableName, index, `${shards.prefix}#${shard}`, now, limit - items.length)));
+  }
+  return items;
+}
+
+/** The `sweep` index of the scenarios, presence and commands tables. */
+const SWEEP_INDEX: DueIndex = { name: 'sweep', shardKey: 'sweepShard', dueKey: 'sweepAt' };
+
 /**
  * Items of one kind in the `sweep` index whose `sweepAt` is at or before `now`: one Query per shard (eventually
  * consistent, as every index read; the callers' conditional writes decide), at most `limit` items in all. `HEARTBEAT`
  * is the presence table's index (HEARTBEAT_SHARDS shards), `COMMAND` the commands table's (COMMAND_SWEEP_SHARDS), the
  * others the scenarios table's (SWEEP_SHARDS).
  */
-export async function overdueItems(
+export function overdueItems(
   client: DynamoDBDocumentClient,
   tableName: string,
   kind: 'UPLOAD' | 'STAGED' | 'HEARTBEAT' | 'COMMAND',
   now: string,
   limit: number,
 ): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  const shards = kind === 'HEARTBEAT' ? HEARTBEAT_SHARDS : kind === 'COMMAND' ? COMMAND_SWEEP_SHARDS : SWEEP_SHARDS;
-  for (let shard = 0; shard < shards && items.length < limit; shard += 1) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await client.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: 'sweep',
-          KeyConditionExpression: 'sweepShard = :shard AND sweepAt <= :now',
-          ExpressionAttributeValues: { ':shard': `${kind}#${shard}`, ':now': now },
-          Limit: limit - items.length,
-          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey !== undefined && items.length < limit);
-  }
-  return items;
+  const count = kind === 'HEARTBEAT' ? HEARTBEAT_SHARDS : kind === 'COMMAND' ? COMMAND_SWEEP_SHARDS : SWEEP_SHARDS;
+  return dueItemsByShardOrder(client, tableName, SWEEP_INDEX, { prefix: kind, count }, now, limit);
 }
 
 /** The cancellation reason codes of a cancelled transaction, in the order of its items; undefined for other errors. */
