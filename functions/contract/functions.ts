@@ -353,8 +353,10 @@ export const alertChanges = defineFunction({
 /**
  * The alert sweeper: queries the alerts table's sparse `due` index for watches whose rule's minutes have passed,
  * reads the rule and the device again, and raises the alert (one TransactWriteItems: ConditionCheck of the rule, the
- * watch's Update, the alert's Put) or ends the watch of a device that recovered. Under a minute, so that runs do not
- * overlap. Run by a timer locally (ALERT_SWEEP_INTERVAL_MS).
+ * watch's Update, the alert's Put) or ends the watch of a device that recovered; and for the rules created or changed
+ * half a minute ago, asks the search again for the devices holding their condition (the backfill of AlertChanges once
+ * more, then an UpdateItem ending the recheck). Under a minute, so that runs do not overlap. Run by a timer locally
+ * (ALERT_SWEEP_INTERVAL_MS).
  */
 export const alertSweeper = defineFunction({
   id: 'AlertSweeper',
@@ -366,7 +368,7 @@ export const alertSweeper = defineFunction({
     via: 'scheduler',
     description: "Raises the alerts whose condition has held for their rule's minutes.",
   },
-  access: { storage: true, tables: { alerts: 'RW', devices: 'R' }, timeoutSeconds: 50, memorySize: 256 },
+  access: { storage: true, tables: { alerts: 'RW', devices: 'R' }, search: 'search', timeoutSeconds: 50, memorySize: 256 },
 });
 
 /** Every function no route runs, in the order the stateless stack creates them. */

@@ -1,8 +1,9 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AlertCondition, StoredAlertRule } from '../../core/alerts/model.js';
 import type { AlertRuleStore } from '../../core/alerts/ports.js';
 import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import { cancellationCodes, isConditionalCheckFailed, sendTransaction } from './dynamodb-shared.js';
+import { alertDueShardOf } from './tables.js';
 
 /** The partition of a company's rules: `RULE#{company}`. */
 export function rulePartition(company: string): string {
@@ -12,15 +13,20 @@ export function rulePartition(company: string): string {
 /** The sort key of a company's rule count, in its rules' partition (never a ULID, so never a rule). */
 const RULE_COUNT_SK = '#count';
 
-/** The item of a rule: the rule, its filters as JSON text (field names hold dots, values any text). */
+/**
+ * The item of a rule: the rule, its filters as JSON text (field names hold dots, values any text), and while its
+ * recheck is pending in the sparse `due` index (`dueShard`, `dueAt`: its `recheckAt`) beside the watches.
+ */
 export function ruleItem(rule: StoredAlertRule): Record<string, unknown> {
   const { filters, condition, ...rest } = rule;
+  const pk = rulePartition(rule.company);
   return {
     ...rest,
-    pk: rulePartition(rule.company),
+    pk,
     sk: rule.id,
     filtersJson: JSON.stringify(filters),
     conditionJson: JSON.stringify(condition),
+    ...(rule.recheckAt === undefined ? {} : { dueShard: alertDueShardOf(`${pk}#${rule.id}`), dueAt: rule.recheckAt }),
   };
 }
 
@@ -35,6 +41,7 @@ export function ruleFromItem(item: Record<string, unknown>): StoredAlertRule | u
     condition: JSON.parse(item.conditionJson) as AlertCondition,
     filters: JSON.parse((item.filtersJson as string | undefined) ?? '{}') as Record<string, string[]>,
     revision: item.revision as string,
+    ...(typeof item.recheckAt === 'string' ? { recheckAt: item.recheckAt } : {}),
     created: item.created as string,
     updated: item.updated as string,
     by: item.by as string,
@@ -114,6 +121,25 @@ export class DynamoDbAlertRuleStore implements AlertRuleStore {
           ConditionExpression: '#updated = :expected',
           ExpressionAttributeNames: { '#updated': 'updated' },
           ExpressionAttributeValues: { ':expected': expectedUpdated },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** @inheritdoc One UpdateItem removing the recheck time and the `due` index's keys, conditional on the revision. */
+  async rechecked(company: string, ruleId: string, revision: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: rulePartition(company), sk: ruleId },
+          UpdateExpression: 'REMOVE recheckAt, dueShard, dueAt',
+          ConditionExpression: 'revision = :revision',
+          ExpressionAttributeValues: { ':revision': revision },
         }),
       );
       return true;

@@ -2,23 +2,17 @@ import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AlertTableChange } from '../../core/alerts/changes.js';
 import type { Alert, AlertState, AlertWatch } from '../../core/alerts/model.js';
-import type { AlertStore, DueWatch, WatchOutcome } from '../../core/alerts/ports.js';
+import type { AlertStore, DueEntry, WatchOutcome } from '../../core/alerts/ports.js';
 import { ULID_PATTERN } from '../../core/shared/identifiers.js';
 import type { Page } from '../../core/shared/paging.js';
 import { type CursorCodec, cursorListing, invalidCursor } from './cursor-codec.js';
 import { ruleFromItem, rulePartition } from './dynamodb-alert-rule-store.js';
 import { cancellationCodes, type DueIndex, dueItemsByShardOrder, sendTransaction } from './dynamodb-shared.js';
 import type { StreamImage } from './stream-images.js';
-import { shardOf } from './tables.js';
+import { ALERT_DUE_SHARDS, alertDueShardOf } from './tables.js';
 
-/** The alerts table's sparse index of watches not raised yet, by due time. */
+/** The alerts table's sparse index of watches not raised yet and of rules' rechecks, by due time. */
 const DUE_INDEX: DueIndex = { name: 'due', shardKey: 'dueShard', dueKey: 'dueAt' };
-
-/**
- * Partitions of the alerts table's `due` index (`DUE#{0..ALERT_DUE_SHARDS-1}`, a hash of the watch's key): a network
- * outage that disconnects 100,000 kiosks at once writes as many watches in minutes, spread over 8 keys.
- */
-export const ALERT_DUE_SHARDS = 8;
 
 /** Query rounds a filtered alerts page reads at most before it answers what it found (with a cursor). */
 const MAX_LISTING_ROUNDS = 10;
@@ -34,7 +28,7 @@ const alertsListing = (company: string, state: AlertState | undefined) => cursor
 function watchItem(watch: AlertWatch): Record<string, unknown> {
   const pk = watchPartition(watch.company, watch.ruleId);
   const due = watch.dueAt !== undefined && watch.openAlertId === undefined;
-  return { ...watch, pk, sk: watch.deviceId, ...(due ? { dueShard: `DUE#${shardOf(`${pk}#${watch.deviceId}`, ALERT_DUE_SHARDS)}` } : {}) };
+  return { ...watch, pk, sk: watch.deviceId, ...(due ? { dueShard: alertDueShardOf(`${pk}#${watch.deviceId}`) } : {}) };
 }
 
 /** The watch an item holds. */
@@ -214,11 +208,13 @@ export class DynamoDbAlertStore implements AlertStore {
   }
 
   /** @inheritdoc */
-  async due(now: string, limit: number): Promise<DueWatch[]> {
+  async due(now: string, limit: number): Promise<DueEntry[]> {
     const items = await dueItemsByShardOrder(this.client, this.table, DUE_INDEX, { prefix: 'DUE', count: ALERT_DUE_SHARDS }, now, limit);
-    return items.map((item) => {
+    return items.flatMap((item): DueEntry[] => {
+      const rule = ruleFromItem(item);
+      if (rule !== undefined) return [{ kind: 'recheck', company: rule.company, ruleId: rule.id, revision: rule.revision }];
       const { company, ruleId, deviceId, since, revision } = watchFromItem(item);
-      return { company, ruleId, deviceId, since, revision };
+      return [{ kind: 'watch', company, ruleId, deviceId, since, revision }];
     });
   }
 

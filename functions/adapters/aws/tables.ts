@@ -282,6 +282,17 @@ export function webhookDueShardOf(pk: string): string {
 }
 
 /**
+ * Partitions of the alerts table's sparse `due` index (`DUE#{0..ALERT_DUE_SHARDS-1}`): a network outage that
+ * disconnects 100,000 kiosks at once writes as many watches in minutes, spread over 8 keys.
+ */
+export const ALERT_DUE_SHARDS = 8;
+
+/** The `dueShard` value of an alerts table item due for the sweeper (a watch or a rule's recheck), by `{pk}#{sk}`. */
+export function alertDueShardOf(key: string): string {
+  return `DUE#${shardOf(key, ALERT_DUE_SHARDS)}`;
+}
+
+/**
  * Partitions of a company's hot deployment keys: the active slots (`ACTIVE#{company}#{shard}`) and the scenario and
  * company history indexes (`gsi1`, `gsi2`). A 100,000-device rollout writes each of them once per device; spread
  * over 16 keys, each stays far below DynamoDB's 1,000 writes/s per partition (docs/capacity.md). A company-wide

@@ -73,7 +73,20 @@ export interface StoredAlertRule extends AlertRule {
   filters: Record<string, string[]>;
   /** ULID of the last change of query or condition (the creation's at first). */
   revision: string;
+  /**
+   * ISO-8601: when the sweeper searches the rule's devices once more (RULE_RECHECK_MS after its creation or revision),
+   * then cleared. The first search, at once, can miss a device that started holding just then: the search had not
+   * indexed its change yet, or the devices' stream consumer evaluated it with the company's rules read before the rule.
+   */
+  recheckAt?: string;
 }
+
+/**
+ * How long after a rule's creation or revision its devices are searched again, ms: beyond the devices' consumers'
+ * rule cache (5 s, RuleCache) and the search index's lag behind the devices table (its indexer's batch window and
+ * the engine's 1 s refresh), with room for a busy stream.
+ */
+export const RULE_RECHECK_MS = 30_000;
 
 /**
  * A device for which a rule's condition holds (one per rule and device): since when, for which sub-device, and once

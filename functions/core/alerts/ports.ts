@@ -15,6 +15,11 @@ export interface AlertRuleStore {
   get(company: string, ruleId: string): Promise<StoredAlertRule | undefined>;
   /** Replaces a rule while its `updated` is still `expectedUpdated`. @returns false when it changed or is gone. */
   replace(rule: StoredAlertRule, expectedUpdated: string): Promise<boolean>;
+  /**
+   * Ends a rule's pending recheck (its `recheckAt`, out of the `due` index) while it is still at `revision`.
+   * @returns false when the rule changed revision or is gone (nothing written).
+   */
+  rechecked(company: string, ruleId: string, revision: string): Promise<boolean>;
   /** Deletes a rule and uncounts it. @returns the rule deleted, or undefined when there was none. */
   delete(company: string, ruleId: string): Promise<StoredAlertRule | undefined>;
 }
@@ -31,6 +36,9 @@ export type WatchOutcome =
 
 /** A watch due for raising, as the `due` index lists it. */
 export type DueWatch = Pick<AlertWatch, 'company' | 'ruleId' | 'deviceId' | 'since' | 'revision'>;
+
+/** What the `due` index lists: a watch due for raising, or a rule (at `revision`) due for its recheck. */
+export type DueEntry = ({ kind: 'watch' } & DueWatch) | { kind: 'recheck'; company: string; ruleId: string; revision: string };
 
 /** Watches and alerts (`WATCH#…` and `ALERT#…` items). */
 export interface AlertStore {
@@ -52,8 +60,11 @@ export interface AlertStore {
    * RESOLVED at `at` (one transaction).
    */
   resolve(watch: AlertWatch, at: string): Promise<WatchOutcome>;
-  /** Watches not raised whose `dueAt` is at or before `now` (the sparse `due` index), at most `limit`. */
-  due(now: string, limit: number): Promise<DueWatch[]>;
+  /**
+   * Watches not raised and rules' rechecks whose `dueAt` is at or before `now` (the sparse `due` index), at most
+   * `limit`.
+   */
+  due(now: string, limit: number): Promise<DueEntry[]>;
   /** A page of a rule's watches (its one partition), `cursor` from the previous page. */
   watchesOf(company: string, ruleId: string, cursor: string | undefined): Promise<{ items: AlertWatch[]; cursor?: string }>;
   /** A company's alerts, newest first by since when, OPEN or RESOLVED only when `state` is given. */

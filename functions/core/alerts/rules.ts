@@ -6,7 +6,7 @@
 import { ulid } from 'ulid';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableRequestError } from '../shared/errors.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
-import { type AlertCondition, type AlertRule, MAX_ALERT_RULES_PER_COMPANY, type StoredAlertRule } from './model.js';
+import { type AlertCondition, type AlertRule, MAX_ALERT_RULES_PER_COMPANY, RULE_RECHECK_MS, type StoredAlertRule } from './model.js';
 import type { AlertRuleStore } from './ports.js';
 
 /** What the rule use cases need. */
@@ -31,9 +31,9 @@ export interface AlertRuleInput {
   condition: AlertCondition;
 }
 
-/** A rule as answered (its stored filters and revision left out). */
+/** A rule as answered (its stored filters, revision and recheck time left out). */
 export function ruleView(rule: StoredAlertRule): AlertRule {
-  const { filters: _filters, revision: _revision, ...view } = rule;
+  const { filters: _filters, revision: _revision, recheckAt: _recheckAt, ...view } = rule;
   return view;
 }
 
@@ -74,7 +74,17 @@ export async function createAlertRule(
   const now = deps.now?.() ?? new Date();
   const id = ulid(now.getTime());
   const at = now.toISOString();
-  const rule: StoredAlertRule = { id, company, ...input, filters, revision: id, created: at, updated: at, by: actorOf(principal) };
+  const rule: StoredAlertRule = {
+    id,
+    company,
+    ...input,
+    filters,
+    revision: id,
+    recheckAt: new Date(now.getTime() + RULE_RECHECK_MS).toISOString(),
+    created: at,
+    updated: at,
+    by: actorOf(principal),
+  };
   if ((await deps.rules.create(rule, MAX_ALERT_RULES_PER_COMPANY)) === 'full') {
     throw new UnprocessableRequestError(
       `Company '${company}' has ${MAX_ALERT_RULES_PER_COMPANY} alert rules, the most it may have; delete one it no longer needs, or widen one's query.`,
@@ -140,6 +150,7 @@ export async function updateAlertRule(
     condition,
     filters,
     revision: evaluated ? ulid(now.getTime()) : rule.revision,
+    ...(evaluated ? { recheckAt: new Date(now.getTime() + RULE_RECHECK_MS).toISOString() } : {}),
     updated: now.toISOString(),
     by: actorOf(principal),
   };

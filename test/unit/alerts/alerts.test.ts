@@ -103,11 +103,20 @@ async function rule(condition: AlertCondition, query = 'location.name=Lyon'): Pr
   const filters = new Map<string, string[]>();
   for (const [name, value] of new URLSearchParams(query)) filters.set(name, [...(filters.get(name) ?? []), value]);
   const created = await createAlertRule({ rules, now }, alice(), company, { name: 'Watch', query, condition }, { filters, companies: [] });
+  // The rule's recheck by the search is backfill.test.ts's subject: ended here, so that sweeps count watches only.
+  const stored = (await rules.get(company, created.id)) as StoredAlertRule;
+  await rules.rechecked(company, stored.id, stored.revision);
   return (await rules.get(company, created.id)) as StoredAlertRule;
 }
 
+/** The search and device documents of a rule's recheck: never reached here (every rule's recheck is ended at once). */
+const noRecheck = {
+  search: { selectIds: async () => Promise.reject(new Error('No recheck is expected in these tests.')) },
+  devices: { documentsOf: async () => Promise.reject(new Error('No recheck is expected in these tests.')) },
+};
+
 const alertsOf = async (state?: 'OPEN' | 'RESOLVED') => (await listAlerts({ alerts }, alice(), company, { limit: 100, state })).items;
-const sweep = () => sweepDueAlerts({ alerts, rules, devices, now });
+const sweep = () => sweepDueAlerts({ alerts, rules, devices, backfill: noRecheck, now });
 
 beforeAll(() => {
   const cursors = new CursorCodec(() => Buffer.alloc(32, 9));
@@ -129,7 +138,9 @@ describe('alert rules', () => {
     advanceTo(1);
     const renamed = await updateAlertRule({ rules, now }, alice(), company, created.id, { name: 'Lyon offline' }, undefined);
     expect(renamed.name).toBe('Lyon offline');
-    expect((await rules.get(company, created.id))?.revision).toBe(created.revision);
+    expect(await rules.get(company, created.id)).toMatchObject({ revision: created.revision });
+    // A rename is not searched again: the rule's query and condition, what the search looks for, are unchanged.
+    expect((await rules.get(company, created.id))?.recheckAt).toBeUndefined();
     advanceTo(2);
     await updateAlertRule(
       { rules, now },
@@ -139,7 +150,11 @@ describe('alert rules', () => {
       { condition: { type: 'DISCONNECTED_FOR', minutes: 30 } },
       undefined,
     );
-    expect((await rules.get(company, created.id))?.revision).not.toBe(created.revision);
+    const revised = (await rules.get(company, created.id)) as StoredAlertRule;
+    expect(revised.revision).not.toBe(created.revision);
+    expect(revised.recheckAt).toBe(new Date(START + 2 * MINUTE + 30_000).toISOString());
+    expect(await rules.rechecked(company, created.id, created.revision)).toBe(false);
+    expect(await rules.rechecked(company, created.id, revised.revision)).toBe(true);
   });
 
   it('refuses a query naming another company, a stale change, and an unknown rule', async () => {
@@ -183,11 +198,11 @@ describe('DISCONNECTED_FOR', () => {
     const offline = device('k1', { disconnectedSince: at(0) });
     expect((await change(online, offline)).started).toEqual([`${watching.id}/k1`]);
     advanceTo(14);
-    expect(await sweep()).toEqual({ raised: 0, ended: 0 });
+    expect(await sweep()).toEqual({ raised: 0, ended: 0, rechecked: 0 });
     expect(await alertsOf()).toEqual([]);
     advanceTo(15);
-    expect(await sweep()).toEqual({ raised: 1, ended: 0 });
-    expect(await sweep()).toEqual({ raised: 0, ended: 0 });
+    expect(await sweep()).toEqual({ raised: 1, ended: 0, rechecked: 0 });
+    expect(await sweep()).toEqual({ raised: 0, ended: 0, rechecked: 0 });
     const [raised] = await alertsOf('OPEN');
     expect(raised).toMatchObject({ ruleId: watching.id, target: { type: 'DEVICE', id: 'k1' }, state: 'OPEN', raisedAt: at(15) });
     expect(raised?.detail).toContain(at(0));
@@ -200,7 +215,7 @@ describe('DISCONNECTED_FOR', () => {
     advanceTo(40);
     await change(online, offline);
     await change(offline, back);
-    expect(await sweep()).toEqual({ raised: 0, ended: 0 });
+    expect(await sweep()).toEqual({ raised: 0, ended: 0, rechecked: 0 });
     expect(await alertsOf()).toHaveLength(1);
   });
 
@@ -237,7 +252,7 @@ describe('DISCONNECTED_FOR', () => {
     await change(device('k3'), device('k3', { disconnectedSince: at(0) }));
     current.set(`${company}#k3`, device('k3') as StoredDevice);
     advanceTo(6);
-    expect(await sweep()).toEqual({ raised: 0, ended: 1 });
+    expect(await sweep()).toEqual({ raised: 0, ended: 1, rechecked: 0 });
     expect(await alertsOf()).toEqual([]);
   });
 });

@@ -13,8 +13,9 @@ import { EmbeddedSearchIndex } from '../../../functions/adapters/embedded/search
 import { listAlerts } from '../../../functions/core/alerts/alerts.js';
 import { backfillFilters, type RuleBackfillResult } from '../../../functions/core/alerts/backfill.js';
 import { applyAlertTableChanges } from '../../../functions/core/alerts/changes.js';
-import type { AlertCondition, StoredAlertRule } from '../../../functions/core/alerts/model.js';
+import { type AlertCondition, RULE_RECHECK_MS, type StoredAlertRule } from '../../../functions/core/alerts/model.js';
 import { createAlertRule, updateAlertRule } from '../../../functions/core/alerts/rules.js';
+import { sweepDueAlerts } from '../../../functions/core/alerts/sweeper.js';
 import type { Device, SubDevice } from '../../../functions/core/devices/model.js';
 import { deviceDocumentOf } from '../../../functions/core/search/documents.js';
 import { ServiceUnavailableError } from '../../../functions/core/shared/errors.js';
@@ -226,5 +227,67 @@ describe('a new alert rule', () => {
       ['location.name', ['Lyon']],
       ['connection.state', ['DISCONNECTED']],
     ]);
+  });
+});
+
+describe("a new rule's recheck, half a minute after its creation", () => {
+  const sweepAt = (ms: number) => {
+    clock = new Date(START + ms);
+    return sweepDueAlerts({ alerts, rules, devices, backfill: { search, devices }, now });
+  };
+
+  it('sees a kiosk the first search missed (not indexed yet), then is ended', async () => {
+    // In the table, not yet in the index: the indexer has not caught up with its change when the rule is created.
+    await devices.put([kiosk('k-late', { disconnectedSince: -60 })]);
+    const created = await rule({ type: 'DISCONNECTED_FOR', minutes: 15 });
+    expect(created.recheckAt).toBe(new Date(START + RULE_RECHECK_MS).toISOString());
+    expect(await ruleChanged(undefined, created)).toEqual([{ total: 0, evaluated: 0, started: 0, raised: 0, truncated: false }]);
+    await search.upsert([deviceDocumentOf(kiosk('k-late', { disconnectedSince: -60 }))]);
+    await sweepAt(RULE_RECHECK_MS - 1);
+    expect(await openAlerts()).toEqual([]);
+    await sweepAt(RULE_RECHECK_MS);
+    expect((await openAlerts()).map((open) => open.target.id)).toEqual(['k-late']);
+    expect((await rules.get(company, created.id))?.recheckAt).toBeUndefined();
+    // Ended: a kiosk indexed later is left to its own next change.
+    await store(kiosk('k-later', { disconnectedSince: -60 }));
+    await sweepAt(RULE_RECHECK_MS + MINUTE);
+    expect((await openAlerts()).map((open) => open.target.id)).toEqual(['k-late']);
+  });
+
+  it('stays due while the search cannot be reached, and runs once it can', async () => {
+    await store(kiosk('k-off', { disconnectedSince: -60 }));
+    const created = await rule({ type: 'DISCONNECTED_FOR', minutes: 15 });
+    const reachable = search;
+    search = {
+      selectIds: async () => Promise.reject(new ServiceUnavailableError('The search is unreachable.')),
+    } as unknown as EmbeddedSearchIndex;
+    await ruleChanged(undefined, created);
+    await sweepAt(RULE_RECHECK_MS);
+    expect(await openAlerts()).toEqual([]);
+    expect((await rules.get(company, created.id))?.recheckAt).toBe(created.recheckAt);
+    search = reachable;
+    await sweepAt(RULE_RECHECK_MS + MINUTE);
+    expect((await openAlerts()).map((open) => open.target.id)).toEqual(['k-off']);
+    expect((await rules.get(company, created.id))?.recheckAt).toBeUndefined();
+  });
+
+  it("of a revision since replaced does nothing, and the new revision's recheck sees what it holds", async () => {
+    await store(kiosk('k-down', { subState: 'DOWN' }));
+    const created = await rule({ type: 'DISCONNECTED_FOR', minutes: 15 });
+    clock = new Date(START + 10_000);
+    await updateAlertRule(
+      { rules, now },
+      alice(),
+      company,
+      created.id,
+      { condition: { type: 'SUBDEVICE_STATE_FOR', minutes: 60, states: ['DOWN'] } },
+      undefined,
+    );
+    const revised = (await rules.get(company, created.id)) as StoredAlertRule;
+    expect(revised.recheckAt).toBe(new Date(START + 10_000 + RULE_RECHECK_MS).toISOString());
+    await sweepAt(RULE_RECHECK_MS);
+    expect(await openAlerts()).toEqual([]);
+    await sweepAt(10_000 + RULE_RECHECK_MS);
+    expect((await openAlerts()).map((open) => [open.target.id, open.target.subId])).toEqual([['k-down', 'hub-1/sub-1']]);
   });
 });
