@@ -26,6 +26,7 @@ export const ENV = {
   commandsTable: TABLE_DEFINITIONS.commands.env,
   webhooksTable: TABLE_DEFINITIONS.webhooks.env,
   alertsTable: TABLE_DEFINITIONS.alerts.env,
+  apiClientsTable: TABLE_DEFINITIONS.apiClients.env,
   archiveBucket: 'ARCHIVE_BUCKET',
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
@@ -249,6 +250,7 @@ const StorageEnvironment = once(() =>
     [ENV.commandsTable]: tableName().describe("DynamoDB table of commands run on devices' sub-devices."),
     [ENV.webhooksTable]: tableName().describe("DynamoDB table of the companies' webhooks and their deliveries."),
     [ENV.alertsTable]: tableName().describe('DynamoDB table of alert rules, what they watch, and alerts.'),
+    [ENV.apiClientsTable]: tableName().describe("DynamoDB table of the companies' API clients and their hashed secrets."),
     [ENV.archiveBucket]: text()
       .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name (3 to 63 lowercase letters, digits, . and -)' })
       .describe('S3 bucket of scenario archives.'),

@@ -27,6 +27,7 @@ export const TABLE_DEFINITIONS = {
   commands: { env: 'COMMANDS_TABLE', constructId: 'CommandsTable' },
   webhooks: { env: 'WEBHOOKS_TABLE', constructId: 'WebhooksTable' },
   alerts: { env: 'ALERTS_TABLE', constructId: 'AlertsTable' },
+  apiClients: { env: 'API_CLIENTS_TABLE', constructId: 'ApiClientsTable' },
 } as const satisfies Record<string, TableIdentity>;
 
 /** A table's logical name. */

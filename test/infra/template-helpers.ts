@@ -304,6 +304,7 @@ export const TABLE_ID_PREFIX: Record<TableName, string> = {
   idempotency: 'IdempotencyTable',
   clientFailures: 'ClientFailuresTable',
   audit: 'AuditTable',
+  apiClients: 'ApiClientsTable',
 };
 
 /** Handler modules deployed as functions of the stateless stack. */

@@ -224,6 +224,24 @@ export const TABLES = {
     globalSecondaryIndexes: [{ indexName: 'due', partitionKey: 'dueShard', sortKey: 'dueAt' }],
     stream: 'alert-changes',
   },
+  /**
+   * API clients (docs/contract.md, "API clients"): pk `clientId`.
+   *   `api_{ulid}`                 a client (functions/adapters/aws/dynamodb-api-client-store.ts), with `company`
+   *                                and `listed` (`CLIENT`), so that both indexes hold it
+   *   `COUNT#{company}`            `clients`: how many the company has, written in the transaction of each create
+   *                                and delete (bounding it); it has neither `company` nor `listed`, so no index
+   *                                lists it
+   * `byCompany` (`company` / `clientId`) lists a company's clients in id (creation) order; `all` (`listed` /
+   * `clientId`) lists every client in that order for a platform administrator. Clients are created by people, a few
+   * a day, so the one `all` partition stays far below DynamoDB's per-partition write limit.
+   */
+  apiClients: {
+    partitionKey: 'clientId',
+    globalSecondaryIndexes: [
+      { indexName: 'byCompany', partitionKey: 'company', sortKey: 'clientId' },
+      { indexName: 'all', partitionKey: 'listed', sortKey: 'clientId' },
+    ],
+  },
 } as const satisfies Record<TableName, TableKeySchema>;
 
 /**
