@@ -5,7 +5,9 @@ import { IDENTIFIER_PATTERN, ULID_PATTERN } from '../../core/shared/identifiers.
 
 const values = z
   .record(z.string(), z.unknown())
-  .describe("The target's values: a company's `id`, `name`, `quotaBytes`; a user's view (never a password).");
+  .describe(
+    "The target's values: a company's `id`, `name`, `quotaBytes`; a user's view (never a password); an API client's view (never a secret or its hash).",
+  );
 
 /** One administrative change. */
 export const AuditEntry = z
@@ -16,8 +18,8 @@ export const AuditEntry = z
     action: z.enum(AUDIT_ACTIONS).describe('What the change was.'),
     target: z
       .object({
-        kind: z.enum(['company', 'user', 'webhook']).describe('What was changed.'),
-        id: z.string().describe('The company id, the username, or the webhook id.'),
+        kind: z.enum(['company', 'user', 'webhook', 'api-client']).describe('What was changed.'),
+        id: z.string().describe('The company id, the username, the webhook id, or the API client id.'),
       })
       .strict(),
     companies: z

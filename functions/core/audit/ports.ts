@@ -17,6 +17,10 @@ export const AUDIT_ACTIONS = [
   'webhook.secret-rotated',
   'webhook.deleted',
   'webhook.disabled',
+  'api-client.created',
+  'api-client.updated',
+  'api-client.secret-rotated',
+  'api-client.deleted',
 ] as const;
 
 /** What an entry records. */
@@ -31,8 +35,8 @@ export interface AuditEntry {
   /** The username of who made the change (the token's `username`, or `sub` when it has none). */
   actor: string;
   action: AuditAction;
-  /** What was changed: a company id, a username, or a webhook id. */
-  target: { kind: 'company' | 'user' | 'webhook'; id: string };
+  /** What was changed: a company id, a username, a webhook id, or an API client id. */
+  target: { kind: 'company' | 'user' | 'webhook' | 'api-client'; id: string };
   /** Companies the change concerns (a company's own id; a user's companies before and after): a company admin sees these. */
   companies: string[];
   /** The target's values before the change (absent for a creation); never a password. */
