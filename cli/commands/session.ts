@@ -1,7 +1,8 @@
 /** `dss login`, `dss logout`, `dss whoami`, `dss password`. */
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { createDssClient, type DssClient, expectOk, requestClientCredentialsToken, revokeRefreshToken } from '../../client/index.js';
+import { createDssClient, type DssClient, expectOk, revokeRefreshToken } from '../../client/index.js';
+import { clientCredentialsToken } from '../client-login.js';
 import { invocationOf } from '../context.js';
 import { note, printJson, printRecord, say, UsageError } from '../output.js';
 import { claimsOf, readLogin, removeLogin, type Settings, type StoredLogin, writeLogin } from '../settings.js';
@@ -49,35 +50,51 @@ function registerLogin(program: Command): void {
     .option('--password-stdin', 'read the password from the first line of stdin')
     .option('--new-password <password>', 'when the service asks for a new password (invited or reset user): this one')
     .option('--new-password-stdin', 'when the service asks for a new password: read it from the next line of stdin')
-    .option('--client-id <id>', "a device's client id (client credentials grant)")
-    .option('--client-secret <secret>', "the device's client secret (or DSS_CLIENT_SECRET)")
+    .option('--client-id <id>', "an API client's id (api_…) or a device's (client credentials grant)")
+    .option('--client-secret-stdin', 'read the client secret from the first line of stdin (it is never stored)')
+    .option('--client-secret <secret>', 'the client secret (or DSS_CLIENT_SECRET; prefer --client-secret-stdin)')
     .addHelpText(
       'after',
       '\nA user who must set a new password (invited, or reset) is asked for one twice on a terminal, or gives it with\n' +
         '--new-password-stdin or --new-password. The refresh token is stored too: later commands renew the access token\n' +
         'by themselves when it expires (15 minutes), until the refresh token does (30 days).\n' +
+        "\nA client's login (an API client's or a device's) stores only its token, never its secret: once the token\n" +
+        'expires (15 minutes), commands say to log in again.\n' +
         '\nExamples:\n  dss login --username alice\n  echo "$PASSWORD" | dss login --username alice --password-stdin\n' +
         '  printf "%s\\n%s\\n" "$TEMPORARY" "$NEW" | dss login --username dave --password-stdin --new-password-stdin\n' +
-        '  dss login --client-id dev_… --client-secret …',
+        '  dss login --client-id api_01JPA2B4D6F8H0K2M4P6R8T0W2 --client-secret-stdin < secret.txt\n' +
+        '  dss login --client-id acme~kiosk-1 --client-secret …',
     )
     .action(login);
 }
 
 /**
- * Action of `dss login`: a user's password grant, or a device's client credentials grant.
- * @throws UsageError when neither --username nor a complete --client-id/--client-secret pair is given
+ * The client secret of a client's `dss login`: stdin's first line with --client-secret-stdin, else --client-secret,
+ * else DSS_CLIENT_SECRET.
+ * @throws UsageError when none is given, or stdin's line is empty
+ */
+async function clientSecretOf(options: LoginOptions): Promise<string> {
+  const secret = options.clientSecretStdin
+    ? (await new StdinLines().next('--client-secret-stdin')).trim()
+    : (options.clientSecret ?? process.env.DSS_CLIENT_SECRET);
+  if (!secret) throw new UsageError('--client-id needs the client secret: --client-secret-stdin (or --client-secret, DSS_CLIENT_SECRET).');
+  return secret;
+}
+
+/**
+ * Action of `dss login`: a user's password grant, or a client's (an API client's or a device's) client credentials
+ * grant.
+ * @throws UsageError when neither --username nor --client-id with its secret is given
  */
 async function login(options: LoginOptions, command: Command): Promise<void> {
   const { settings, dss, json } = await invocationOf(command, { refresh: false });
   let token: { access_token: string; expires_in: number; refresh_token?: string };
   let subject: string;
   if (options.clientId !== undefined) {
-    const secret = options.clientSecret ?? process.env.DSS_CLIENT_SECRET;
-    if (!secret) throw new UsageError('--client-id needs --client-secret (or DSS_CLIENT_SECRET).');
-    token = expectOk(await requestClientCredentialsToken(dss.auth, options.clientId, secret));
+    token = await clientCredentialsToken(dss.auth, options.clientId, await clientSecretOf(options));
     subject = `client:${options.clientId}`;
   } else {
-    if (options.username === undefined) throw new UsageError('Give --username (a user) or --client-id (a device).');
+    if (options.username === undefined) throw new UsageError('Give --username (a user) or --client-id (an API client or a device).');
     const stdin = new StdinLines();
     const password = options.password ?? (options.passwordStdin ? await stdin.next('--password-stdin') : await prompt('Password: '));
     token = await signInUser(dss.auth, { username: options.username, password }, async (detail) => {
@@ -185,6 +202,7 @@ interface LoginOptions {
   newPasswordStdin?: boolean;
   clientId?: string;
   clientSecret?: string;
+  clientSecretStdin?: boolean;
 }
 
 /**
