@@ -1,9 +1,10 @@
 /**
- * A webhook's signing secret, shown once (after a create or a rotation): the words that say it is not shown again,
- * the secret in a read-only field that takes the focus, and "Copy secret". It lives only in the page's state: never
- * in the URL or the tab's storage, so leaving the page forgets it.
+ * A secret shown once (a webhook's signing secret or an API client's secret, after a create or a rotation): the words
+ * that say it is not shown again, the secret in a read-only field that takes the focus, and "Copy secret". It lives
+ * only in the page's state: never in the URL or the tab's storage, so leaving the page forgets it.
  */
 import { useSignal } from '@preact/signals';
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { dateTime } from '../format.js';
 
@@ -14,8 +15,29 @@ export interface ShownSecret {
   previousSecretExpiresAt: string | null;
 }
 
-/** The secret box (see the module comment). */
-export function SecretOnce({ shown }: { shown: ShownSecret }) {
+/** What the box says of the secret: its field's label, where to put it, and how the previous one goes on. */
+export interface SecretWords {
+  /** The field's label (its accessible name). */
+  label: string;
+  /** What to do with it, after "This secret is not shown again." */
+  use: ComponentChildren;
+  /** Before the previous secret's end, after a rotation (`The previous secret keeps signing beside it until`). */
+  previous: string;
+}
+
+/** A webhook's signing secret. */
+const WEBHOOK_SECRET: SecretWords = {
+  label: 'Signing secret',
+  use: (
+    <>
+      Copy it now into the receiver, which verifies each delivery's <code>webhook-signature</code> with it.
+    </>
+  ),
+  previous: 'The previous secret keeps signing beside it until',
+};
+
+/** The secret box (see the module comment); the words of a webhook's signing secret unless `words` says others. */
+export function SecretOnce({ shown, words = WEBHOOK_SECRET }: { shown: ShownSecret; words?: SecretWords }) {
   const field = useRef<HTMLInputElement>(null);
   const copied = useSignal('');
   useEffect(() => {
@@ -35,18 +57,16 @@ export function SecretOnce({ shown }: { shown: ShownSecret }) {
   return (
     <div class="secret">
       <p class="warning-box">
-        <strong>This secret is not shown again.</strong> Copy it now into the receiver, which verifies each delivery's{' '}
-        <code>webhook-signature</code> with it.
+        <strong>This secret is not shown again.</strong> {words.use}
         {shown.previousSecretExpiresAt === null ? null : (
           <>
             {' '}
-            The previous secret keeps signing beside it until{' '}
-            <time dateTime={shown.previousSecretExpiresAt}>{dateTime(shown.previousSecretExpiresAt)}</time>, then stops.
+            {words.previous} <time dateTime={shown.previousSecretExpiresAt}>{dateTime(shown.previousSecretExpiresAt)}</time>, then stops.
           </>
         )}
       </p>
       <label>
-        Signing secret
+        {words.label}
         <input class="mono" readOnly value={shown.secret} ref={field} />
       </label>
       <div class="toolbar">
