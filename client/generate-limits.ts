@@ -12,6 +12,7 @@ import {
   MAX_ALERT_RULES_PER_COMPANY,
   MIN_ALERT_MINUTES,
 } from '../functions/core/alerts/model.js';
+import { MAX_API_CLIENT_NAME_LENGTH, MAX_API_CLIENTS_PER_COMPANY, MAX_PREVIOUS_SECRET_SECONDS } from '../functions/core/clients/model.js';
 import {
   DEFAULT_COMMAND_EXPIRY_SECONDS,
   MAX_COMMAND_EXPIRY_SECONDS,
@@ -100,6 +101,13 @@ const LIMITS: readonly Limit[] = [
     name: 'MAX_DIRECT_UPLOAD_BYTES',
     value: MAX_DIRECT_UPLOAD_BYTES,
     doc: 'Largest archive a direct upload accepts, bytes; a larger one takes a presigned slot.',
+  },
+  { name: 'MAX_API_CLIENTS_PER_COMPANY', value: MAX_API_CLIENTS_PER_COMPANY, doc: 'Most API clients a company may have.' },
+  { name: 'MAX_API_CLIENT_NAME_LENGTH', value: MAX_API_CLIENT_NAME_LENGTH, doc: 'Longest `name` of an API client, characters.' },
+  {
+    name: 'MAX_PREVIOUS_SECRET_SECONDS',
+    value: MAX_PREVIOUS_SECRET_SECONDS,
+    doc: "Longest time an API client's previous secret keeps working after a rotation, seconds (24 hours), and the default.",
   },
   { name: 'MAX_COMPANY_NAME_LENGTH', value: MAX_COMPANY_NAME_LENGTH, doc: 'Longest company display name, characters.' },
   { name: 'MAX_EMAIL_LENGTH', value: MAX_EMAIL_LENGTH, doc: "Longest user's email address, characters." },

@@ -79,6 +79,15 @@ export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 256;
 /** Largest archive a direct upload accepts, bytes; a larger one takes a presigned slot. */
 export const MAX_DIRECT_UPLOAD_BYTES = 4_194_304;
 
+/** Most API clients a company may have. */
+export const MAX_API_CLIENTS_PER_COMPANY = 50;
+
+/** Longest `name` of an API client, characters. */
+export const MAX_API_CLIENT_NAME_LENGTH = 128;
+
+/** Longest time an API client's previous secret keeps working after a rotation, seconds (24 hours), and the default. */
+export const MAX_PREVIOUS_SECRET_SECONDS = 86_400;
+
 /** Longest company display name, characters. */
 export const MAX_COMPANY_NAME_LENGTH = 100;
 
