@@ -16,6 +16,7 @@ import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deployments
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
+import { authOpenIdConfiguration, authServerMetadata } from './routes/discovery.js';
 import {
   rolloutCancel,
   rolloutCreate,
@@ -92,6 +93,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   authToken,
   authRevoke,
   authJwks,
+  authServerMetadata,
+  authOpenIdConfiguration,
   deviceHealthPut,
   // After DeploymentsListDevice: `/companies/{c}/resources/rollouts/deployments` matches both it and RolloutGet with as
   // many static segments (a rollout id is a ULID, never `deployments`; a device id `rollouts` is refused).

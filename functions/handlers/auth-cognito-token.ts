@@ -2,7 +2,7 @@ import { authToken } from '../contract/routes/service.js';
 import { signInWithProvider } from '../core/access/user-tokens.js';
 import { cognitoIdentityProvider } from '../platform/composition/cognito.js';
 import { routeHandler } from '../platform/http.js';
-import { grantDeviceToken, refreshResponse, tokenFunction, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
+import { grantClientCredentials, refreshResponse, tokenFunction, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token on AWS, with the local endpoint's contract (functions/handlers/auth-token.ts): a user's
@@ -16,7 +16,7 @@ import { grantDeviceToken, refreshResponse, tokenFunction, tokenRequestOf, token
 const token = routeHandler(authToken, async ({ body }, _context, event) => {
   const request = tokenRequestOf(body);
   if (request.kind === 'client-credentials')
-    return tokenResponse(await grantDeviceToken(request.body, event.headers.authorization, event.requestContext?.http?.sourceIp));
+    return tokenResponse(await grantClientCredentials(request.body, event.headers.authorization, event.requestContext?.http?.sourceIp));
   if (request.kind === 'refresh') return refreshResponse(cognitoIdentityProvider(), request.body);
   const { username, password, new_password } = request.body;
   return tokenResponse(

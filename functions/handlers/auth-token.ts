@@ -2,7 +2,7 @@ import { authToken } from '../contract/routes/service.js';
 import { signInUser } from '../core/access/user-tokens.js';
 import { clientAuthentication, identityProvider } from '../platform/composition/identity.js';
 import { routeHandler } from '../platform/http.js';
-import { grantDeviceToken, refreshResponse, tokenFunction, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
+import { grantClientCredentials, refreshResponse, tokenFunction, tokenRequestOf, tokenResponse } from '../platform/token-grant.js';
 
 /**
  * POST {auth_url}/token (docs/contract.md, "Tokens"), locally. A user: JSON `{ username, password, new_password? }`,
@@ -18,7 +18,7 @@ const token = routeHandler(authToken, async ({ body }, _context, event) => {
   const sourceIp = event.requestContext?.http?.sourceIp;
   const request = tokenRequestOf(body);
   if (request.kind === 'client-credentials')
-    return tokenResponse(await grantDeviceToken(request.body, event.headers.authorization, sourceIp));
+    return tokenResponse(await grantClientCredentials(request.body, event.headers.authorization, sourceIp));
   const identity = await identityProvider();
   if (request.kind === 'refresh') return refreshResponse(identity, request.body);
   const { username, password, new_password } = request.body;

@@ -5,6 +5,7 @@
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ACCEPTED_ALGORITHMS } from '../contract/protocol.js';
+import { isApiClientId } from '../core/clients/model.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/shared/errors.js';
 import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/shared/principal.js';
 import { type AuthConfig, authConfig } from './config.js';
@@ -121,7 +122,13 @@ export function principalFromJwt(jwt: { claims?: Readonly<Record<string, unknown
   if (!scopes.has(DEVICE_SCOPE)) {
     // Cognito's `sub` is a UUID; its access tokens name the user in `username` (the local issuer's carry both).
     const username = typeof claims.username === 'string' && claims.username !== '' ? claims.username : subject;
-    return Object.freeze({ subject, username, companies: Object.freeze([...new Set(companies)]), scopes });
+    const principal = { subject, username, companies: Object.freeze([...new Set(companies)]), scopes };
+    // An API client's token: `sub` and `client_id` are its id (a Cognito user token's `client_id` is the app client's).
+    if (claims.client_id === subject && isApiClientId(subject)) {
+      if (companies.length !== 1) throw new UnauthorizedError("An API client's token must name one company.");
+      return Object.freeze({ ...principal, apiClient: Object.freeze({ clientId: subject }) });
+    }
+    return Object.freeze(principal);
   }
   // A device token acts as one device of one company, with the device scope only.
   const credentialId = claims[DEVICE_TOKEN_CLAIMS.credentialId];

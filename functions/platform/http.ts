@@ -34,8 +34,11 @@ export type HttpMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, APIGate
  * middy middleware: puts the caller on `context.principal`, read from the JWT authorizer's context
  * (`event.requestContext.authorizer.jwt`, see principalFromJwt). The token was verified before the function ran, by
  * API Gateway's JWT authorizer on AWS and by the local gateway locally; a bad token never reaches the function.
+ * An API client's token is checked against its client (ApiClientSessions: enabled, same company, a role holding the
+ * token's scopes), read at most every 30 s per process.
  * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the event carries no authorizer context (the
- *   function was invoked without the authorizer) or the token lacks `sub` or `companies`.
+ *   function was invoked without the authorizer), the token lacks `sub` or `companies`, or its API client no longer
+ *   grants it.
  */
 export function bearerAuthentication(): HttpMiddleware {
   return {
@@ -48,7 +51,11 @@ export function bearerAuthentication(): HttpMiddleware {
           null,
         );
       }
-      (request.context as AuthenticatedContext).principal = principalFromJwt(jwt);
+      const principal = principalFromJwt(jwt);
+      // An API client's token stops with its client (disabled, deleted, a lower role) within the recheck time.
+      if (principal.apiClient !== undefined)
+        await (await import('./composition/api-client-sessions.js')).apiClientSessions().check(principal);
+      (request.context as AuthenticatedContext).principal = principal;
     },
   };
 }

@@ -8,6 +8,8 @@ import type { RouteInput } from '../contract/route.js';
 import { authRevoke, authToken } from '../contract/routes/service.js';
 import type { IdentityProvider } from '../core/access/ports.js';
 import { refreshUserToken, revokeUserToken } from '../core/access/user-tokens.js';
+import { isApiClientId } from '../core/clients/model.js';
+import { issueClientToken } from '../core/clients/tokens.js';
 import { checkClientCredentialsGrant, issueDeviceToken } from '../core/devices/tokens.js';
 import { OAuthError } from '../core/shared/errors.js';
 import { clientCredentialsOf } from './client-credentials.js';
@@ -72,27 +74,31 @@ export function tokenFunction(token: HttpHandler, identity: () => IdentityProvid
 }
 
 /**
- * Issues a device token for the grant's form, `Authorization` header (HTTP Basic client authentication, read by
- * clientCredentialsOf) and the caller's address (`sourceIp`, whose failed attempts are counted per client id), checked
- * against the devices table and signed by deviceTokenSigner() (the local issuer's key, or KMS on AWS), valid
- * DEVICE_TOKEN_LIFETIME_SECONDS.
- * @throws OAuthError (RFC 6749 §5.2: 400 invalid_request or unsupported_grant_type, 401 invalid_client; 429 or 503
- *   temporarily_unavailable, answered with Retry-After).
+ * The client credentials grant (RFC 6749 §4.4) for the form, `Authorization` header (HTTP Basic client authentication,
+ * read by clientCredentialsOf) and the caller's address (`sourceIp`, whose failed attempts are counted per client id):
+ * an API client's id (`api_…`) is checked against the apiClients table (issueClientToken), any other as a device's
+ * against the devices table (issueDeviceToken); either token is signed by deviceTokenSigner() (the local issuer's key,
+ * or KMS on AWS), valid DEVICE_TOKEN_LIFETIME_SECONDS (at most 15 minutes).
+ * @throws OAuthError (RFC 6749 §5.2: 400 invalid_request, unsupported_grant_type or invalid_scope, 401 invalid_client;
+ *   429 or 503 temporarily_unavailable, answered with Retry-After).
  */
-export async function grantDeviceToken(
+export async function grantClientCredentials(
   form: ClientCredentialsForm,
   authorization: string | undefined,
   sourceIp: string | undefined,
-): Promise<{ accessToken: string; expiresInSeconds: number }> {
-  const dependencies = { devices: storage().devices, signer: await deviceTokenSigner(), ...clientAuthentication() };
+): Promise<{ accessToken: string; expiresInSeconds: number; scope?: string }> {
   // The grant first, as the grant itself checks it: another grant is unsupported whatever its credentials look like.
   checkClientCredentialsGrant(form.grant_type);
   const credentials = clientCredentialsOf({ clientId: form.client_id, clientSecret: form.client_secret }, authorization);
-  return issueDeviceToken(
-    dependencies,
-    { grantType: form.grant_type, ...credentials, source: sourceIp },
-    deviceConfig().tokenLifetimeSeconds,
-  );
+  const request = { grantType: form.grant_type, ...credentials, source: sourceIp };
+  const signer = await deviceTokenSigner();
+  const lifetime = deviceConfig().tokenLifetimeSeconds;
+  if (isApiClientId(credentials.clientId)) {
+    const clients = (await import('./composition/api-clients.js')).apiClientStore();
+    const scope = form.scope === undefined ? {} : { scope: form.scope };
+    return issueClientToken({ clients, signer, ...clientAuthentication() }, { ...request, ...scope }, lifetime);
+  }
+  return issueDeviceToken({ devices: storage().devices, signer, ...clientAuthentication() }, request, lifetime);
 }
 
 /**
@@ -103,6 +109,7 @@ export function tokenResponse(token: {
   accessToken: string;
   expiresInSeconds: number;
   refreshToken?: string;
+  scope?: string;
 }): APIGatewayProxyStructuredResultV2 {
   return jsonResponse(
     200,
@@ -111,6 +118,7 @@ export function tokenResponse(token: {
       token_type: 'Bearer',
       expires_in: token.expiresInSeconds,
       ...(token.refreshToken === undefined ? {} : { refresh_token: token.refreshToken }),
+      ...(token.scope === undefined ? {} : { scope: token.scope }),
     },
     { 'cache-control': 'no-store' },
   );

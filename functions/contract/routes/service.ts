@@ -109,10 +109,11 @@ export const apiReferenceScript = defineRoute({
 });
 
 /**
- * What the token endpoint's function reads and writes, locally and on AWS: a device's stored credential (client
- * credentials grant) and the failed attempts' counts, by key only.
+ * What the token endpoint's function reads and writes, locally and on AWS: a device's or an API client's stored
+ * credential (client credentials grant; a client's `lastUsedAt` is updated) and the failed attempts' counts, by key
+ * only.
  */
-const TOKEN_TABLES = { devices: 'R', clientFailures: 'Item' } as const;
+const TOKEN_TABLES = { devices: 'R', clientFailures: 'Item', apiClients: 'Item' } as const;
 
 /** A refused form of the auth address's POST routes: RFC 6749 §5.2 `invalid_request`, naming each violation. */
 const invalidOAuthForm = (violations: readonly { path: string; message: string }[]) =>
@@ -128,7 +129,7 @@ export const authToken = defineRoute({
   method: 'POST',
   path: '/token',
   summary: 'Get an access token',
-  description: `A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (${ACCESS_TOKEN_LIFETIME_SECONDS / 60} minutes) and a refresh token (${REFRESH_TOKEN_LIFETIME_DAYS} days). A user who must set a new password (invited, or reset) gets 401 with \`challenge: "new_password_required"\` and sends the same JSON with \`new_password\` added; \`new_password\` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user's role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON \`{"grant_type": "refresh_token", "refresh_token"}\`); a refused one gets 400 \`invalid_grant\`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, \`application/x-www-form-urlencoded\`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope \`device\`, at most 15 minutes; claims \`sub\` the device id, \`companies\` its company, \`client_id\`, \`cred\` the credential id). A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: \`application/json\` \`{ "error", "error_description" }\`.`,
+  description: `A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (${ACCESS_TOKEN_LIFETIME_SECONDS / 60} minutes) and a refresh token (${REFRESH_TOKEN_LIFETIME_DAYS} days). A user who must set a new password (invited, or reset) gets 401 with \`challenge: "new_password_required"\` and sends the same JSON with \`new_password\` added; \`new_password\` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user's role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON \`{"grant_type": "refresh_token", "refresh_token"}\`); a refused one gets 400 \`invalid_grant\`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, \`application/x-www-form-urlencoded\`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope \`device\`, at most 15 minutes; claims \`sub\` the device id, \`companies\` its company, \`client_id\`, \`cred\` the credential id). An API client uses the same grant with its client id (\`api_…\`) and secret (the previous secret too, until its \`previousSecretExpiresAt\`), optionally narrowing \`scope\`, and gets a token acting for its one company with its role's scopes (at most 15 minutes; claims \`sub\` and \`client_id\` the client id, \`username\` \`client:{clientId}\`, \`companies\`, \`scope\`; the answer's \`scope\` lists them); each request with it is refused (401) within 30 s of the client being disabled, deleted or given a lower role. A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: \`application/json\` \`{ "error", "error_description" }\`.`,
   tags: ['Authentication'],
   scope: null,
   request: {
@@ -167,14 +168,14 @@ export const authToken = defineRoute({
     400: {
       ...PROBLEM_RESPONSES.BadRequest,
       description:
-        'Bad Request: a JSON body that is not valid, or a `new_password` that does not meet the password policy, which `detail` states (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), a grant other than `client_credentials` and `refresh_token` (`unsupported_grant_type`), or a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted (`invalid_grant`).',
+        'Bad Request: a JSON body that is not valid, or a `new_password` that does not meet the password policy, which `detail` states (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), a grant other than `client_credentials` and `refresh_token` (`unsupported_grant_type`), a `scope` beyond those of the API client role (`invalid_scope`), or a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted (`invalid_grant`).',
       alternatives: { 'application/json': OAuthErrorBody },
     },
     401: {
       ...PROBLEM_RESPONSES.Unauthorized,
       schema: SignInRefusedProblem,
       description:
-        'Unauthorized: the username or password is wrong, or the user is disabled (problem+json); or the password is right but the user must set a new one (problem+json, type `…/problems/new-password-required`, `challenge: "new_password_required"`: send the same JSON with `new_password` added); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`.',
+        'Unauthorized: the username or password is wrong, or the user is disabled (problem+json); or the password is right but the user must set a new one (problem+json, type `…/problems/new-password-required`, `challenge: "new_password_required"`: send the same JSON with `new_password` added); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong (or a previous secret past its overlap), the API client disabled, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`.',
       headers: {
         'WWW-Authenticate': {
           ...HEADERS['WWW-Authenticate'],

@@ -65,22 +65,28 @@ export const ClientCredentialsRequest = z
     client_id: z
       .string()
       .describe(
-        "The device's client id (`{companyId}~{deviceId}`, at most 257 characters; another is an unknown client, 401 `invalid_client`); may be left out with HTTP Basic client authentication.",
+        "The client id: a device's (`{companyId}~{deviceId}`, at most 257 characters) or an API client's (`api_` and a ULID); another is an unknown client, 401 `invalid_client`. May be left out with HTTP Basic client authentication.",
       )
       .optional(),
     client_secret: z
       .string()
       .meta({ format: 'password' })
       .describe(
-        "The device's client secret (43 characters as issued; over 256 is a wrong secret, 401 `invalid_client`); leave it out with HTTP Basic client authentication.",
+        'The client secret (43 characters as issued; over 256 is a wrong secret, 401 `invalid_client`); leave it out with HTTP Basic client authentication.',
       )
       .optional(),
-    scope: z.string().max(1024).describe('Ignored: a device token always has the one scope `device`.').optional(),
+    scope: z
+      .string()
+      .max(1024)
+      .describe(
+        "An API client's scopes, space-separated (RFC 6749 §3.3): some of its role's, to narrow the token; absent, all of them; one its role does not hold is 400 `invalid_scope`. Ignored for a device: its token always has the one scope `device`.",
+      )
+      .optional(),
   })
   .meta({
     id: 'ClientCredentialsRequest',
     description:
-      'OAuth 2.0 client credentials grant (RFC 6749 §4.4) of a device. The client authenticates with `client_id` and `client_secret` here, or with HTTP Basic (`Authorization: Basic base64(urlencode(client_id) ":" urlencode(client_secret))`, RFC 6749 §2.3.1), not both. Other members are ignored.',
+      'OAuth 2.0 client credentials grant (RFC 6749 §4.4) of a device or an API client. The client authenticates with `client_id` and `client_secret` here, or with HTTP Basic (`Authorization: Basic base64(urlencode(client_id) ":" urlencode(client_secret))`, RFC 6749 §2.3.1), not both. Other members are ignored.',
     examples: [{ grant_type: 'client_credentials', client_id: 'acme~acme-kiosk-0001', client_secret: '<secret>' }],
   });
 
@@ -93,10 +99,11 @@ export const OAuthErrorBody = z
         'invalid_grant',
         'unsupported_grant_type',
         'unsupported_token_type',
+        'invalid_scope',
         'temporarily_unavailable',
       ])
       .describe(
-        'RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `unsupported_token_type` (RFC 7009 §2.2.1) when an access token is given to revoke; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.',
+        'RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted; `invalid_scope`: an API client asked for a scope its role does not hold); `unsupported_token_type` (RFC 7009 §2.2.1) when an access token is given to revoke; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.',
       ),
     error_description: z.string().describe('What went wrong, for a developer.'),
   })
@@ -117,6 +124,7 @@ export const TokenResponse = z
         `Only on a user's sign-in: exchange it for a new access token (RefreshTokenRequest) until it expires (${REFRESH_TOKEN_LIFETIME_DAYS} days) or is revoked; keep it secret.`,
       )
       .optional(),
+    scope: z.string().describe("Only on an API client's token: its scopes, space-separated (RFC 6749 §5.1).").optional(),
   })
   .strict()
   .meta({ id: 'TokenResponse' });

@@ -16,6 +16,11 @@ export const API_CLIENT_ID_PREFIX = 'api_';
 /** A client id: `api_` and a ULID (30 characters). */
 export const API_CLIENT_ID_PATTERN = /^api_[0-9A-HJKMNP-TV-Z]{26}$/;
 
+/** Whether `clientId` is an API client's id (`api_` and a ULID): the token endpoint sends it to issueClientToken. */
+export function isApiClientId(clientId: string | undefined): clientId is string {
+  return clientId !== undefined && API_CLIENT_ID_PATTERN.test(clientId);
+}
+
 /** Most clients a company may have. */
 export const MAX_API_CLIENTS_PER_COMPANY = 50;
 

@@ -1,4 +1,6 @@
 /** Ports of the device area: device records, device token signing and the presence (heartbeat) records. */
+
+import type { ClientTokenClaims } from '../clients/tokens.js';
 import type { Device, DeviceCredential, StoredDevice } from './model.js';
 
 /** Device records (devices table). */
@@ -82,13 +84,16 @@ export interface DeviceTokenClaims {
   cred: string;
 }
 
-/** Signs device tokens with the issuer's key (the local issuer's key locally, a KMS key on AWS). */
+/**
+ * Signs device tokens, and API clients' tokens (ClientTokenClaims), with the issuer's key (the local issuer's key
+ * locally, a KMS key on AWS).
+ */
 export interface DeviceTokenSigner {
   /**
    * A compact JWS (JWT) carrying `claims` plus `iss`, `aud`, `iat`, `nbf` (= iat), `exp` (= iat + lifetimeSeconds)
    * and a fresh `jti`, signed with an algorithm the token verifiers accept (ES256, RS256 or EdDSA) and the key's `kid`.
    */
-  sign(claims: DeviceTokenClaims, lifetimeSeconds: number): Promise<string>;
+  sign(claims: DeviceTokenClaims | ClientTokenClaims, lifetimeSeconds: number): Promise<string>;
 }
 
 /** A connected device's presence entry whose heartbeat deadline has passed (presence table, `sweep` index). */

@@ -196,6 +196,7 @@ export type OAuthErrorCode =
   | 'invalid_grant'
   | 'unsupported_grant_type'
   | 'unsupported_token_type'
+  | 'invalid_scope'
   | 'temporarily_unavailable';
 
 /**

@@ -65,6 +65,11 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   /** Set when the token is a device token: the device it acts as. Its scopes are then DEVICE_SCOPE only. */
   device?: DeviceIdentity;
+  /**
+   * Set when the token is an API client's (client credentials grant, functions/core/clients/tokens.ts): the client it
+   * acts as, whose one company is `companies[0]`. Each request checks the client is still enabled with the role.
+   */
+  apiClient?: { clientId: string };
 }
 
 /**

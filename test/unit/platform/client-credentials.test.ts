@@ -47,7 +47,7 @@ interface TokenEndpointRequest {
   authorization?: string;
 }
 
-/** What the token endpoint does with a request (grantDeviceToken, without the composition root): grant, credentials, token. */
+/** What the token endpoint does with a request (grantClientCredentials, without the composition root): grant, credentials, token. */
 async function grant(request: TokenEndpointRequest, using = dependencies()) {
   checkClientCredentialsGrant(request.grantType);
   const credentials = clientCredentialsOf(request, request.authorization);
