@@ -835,7 +835,7 @@ export interface paths {
         put?: never;
         /**
          * Get an access token
-         * @description A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (15 minutes) and a refresh token (30 days). A user who must set a new password (invited, or reset) gets 401 with `challenge: "new_password_required"` and sends the same JSON with `new_password` added; `new_password` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user's role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON `{"grant_type": "refresh_token", "refresh_token"}`); a refused one gets 400 `invalid_grant`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.
+         * @description A user exchanges a username and password (JSON) for a JWT to use as the bearer token on the other addresses (15 minutes) and a refresh token (30 days). A user who must set a new password (invited, or reset) gets 401 with `challenge: "new_password_required"` and sends the same JSON with `new_password` added; `new_password` on any sign-in changes the password. The refresh token is exchanged for a new access token, carrying the user's role and companies as they are then, with the OAuth 2.0 refresh request (RFC 6749 §6, form-encoded or JSON `{"grant_type": "refresh_token", "refresh_token"}`); a refused one gets 400 `invalid_grant`, at once for a disabled or deleted user. A device uses the OAuth 2.0 client credentials grant (RFC 6749 §4.4, `application/x-www-form-urlencoded`) with the client id and secret issued for it, in the form or with HTTP Basic, and gets a token that acts only as that device (scope `device`, at most 15 minutes; claims `sub` the device id, `companies` its company, `client_id`, `cred` the credential id). An API client uses the same grant with its client id (`api_…`) and secret (the previous secret too, until its `previousSecretExpiresAt`), optionally narrowing `scope`, and gets a token acting for its one company with its role's scopes (at most 15 minutes; claims `sub` and `client_id` the client id, `username` `client:{clientId}`, `companies`, `scope`; the answer's `scope` lists them); each request with it is refused (401) within 30 s of the client being disabled, deleted or given a lower role. A refused client credentials or refresh request is answered as RFC 6749 §5.2 asks: `application/json` `{ "error", "error_description" }`.
          */
         post: operations["AuthToken"];
         delete?: never;
@@ -876,6 +876,46 @@ export interface paths {
          * @description The JSON Web Key Set used to verify access tokens.
          */
         get: operations["AuthJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The authorization server's metadata (RFC 8414)
+         * @description Where clients get and revoke tokens, the key set that verifies them, the grants and client authentication methods: what OAuth libraries read to configure themselves from the issuer.
+         */
+        get: operations["AuthServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The authorization server's metadata (OpenID Connect Discovery name)
+         * @description The same document as `/.well-known/oauth-authorization-server`, for libraries that look for it under this name.
+         */
+        get: operations["AuthOpenIdConfiguration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1168,6 +1208,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/api-clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the API clients
+         * @description The clients in id (creation) order, of `company` when given. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. A cursor issued for another listing gives 400. Never a secret. Needs `users:read` (company and platform admins).
+         */
+        get: operations["AdminApiClientsList"];
+        put?: never;
+        /**
+         * Create an API client
+         * @description Creates a client of one company with a role, enabled, and draws its secret, shown once in this answer (`clientSecret`; only its hash is kept). The client gets tokens at the token endpoint with the client credentials grant (`client_id` and `client_secret`). A company has at most 50 clients. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         */
+        post: operations["AdminApiClientCreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api-clients/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an API client
+         * @description The client: its company, role, whether it is enabled, when it was last used and until when its previous secret works. Never a secret. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:read` (company and platform admins).
+         */
+        get: operations["AdminApiClientGet"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an API client
+         * @description Deletes the client for good. A disabled or deleted client gets no token, and the tokens it holds stop working within 30 seconds and one request; a lower role takes effect in the same time. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         */
+        delete: operations["AdminApiClientDelete"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an API client, change its role, or disable or enable it
+         * @description Sets `name`, `role`, `enabled` or several. A disabled or deleted client gets no token, and the tokens it holds stop working within 30 seconds and one request; a lower role takes effect in the same time. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         */
+        patch: operations["AdminApiClientUpdate"];
+        trace?: never;
+    };
+    "/admin/api-clients/{clientId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API client's secret
+         * @description Draws a new secret, shown once in this answer (`clientSecret`). The secret it replaces keeps working for `previousSecretValidSeconds` (default and most 86400 seconds, 24 hours; `previousSecretExpiresAt` says until when; 0: it stops at once), so that the new one can be rolled out before the old one stops; a secret replaced by an earlier rotation stops at once. The body is optional. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         */
+        post: operations["AdminApiClientRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit": {
         parameters: {
             query?: never;
@@ -1425,6 +1537,119 @@ export interface components {
          * @enum {string}
          */
         AlertState: "OPEN" | "RESOLVED";
+        /** @description An API client of one company. Never its secret. */
+        ApiClient: {
+            /** @description The client id (`api_` and a ULID): the `client_id` of its token requests. */
+            clientId: string;
+            /** @description What the client is for. */
+            name: string;
+            /** @description The one company its tokens act for. */
+            company: string;
+            /**
+             * @description The role; its tokens carry its scopes.
+             * @enum {string}
+             */
+            role: "viewer" | "operator";
+            /** @description false: the client gets no token, and its live tokens stop working. */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was created (ISO-8601).
+             */
+            created: string;
+            /** @description Who created it: a username, or `client:{clientId}`. */
+            createdBy: string;
+            /**
+             * Format: date-time
+             * @description When it was last changed or its secret rotated (ISO-8601).
+             */
+            updated: string;
+            /**
+             * Format: date-time
+             * @description Its last token or request, to the minute (at most one write a minute): absent when it was never used.
+             */
+            lastUsedAt?: string;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still works (ISO-8601); absent when there is none.
+             */
+            previousSecretExpiresAt?: string;
+        };
+        /** @description A new API client: its name, its company and its role. */
+        ApiClientCreate: {
+            /** @description What the client is for (shown to administrators), 1 to 128 characters. */
+            name: string;
+            /** @description The one company the client acts for: an existing one, one of a company admin’s own. */
+            company: string;
+            /**
+             * @description `viewer`: reads and searches the company; `operator`: also deploys, uploads, changes devices and alert rules. A client never administers.
+             * @enum {string}
+             */
+            role: "viewer" | "operator";
+        };
+        ApiClientPage: {
+            /** @description In id (creation) order. */
+            items: components["schemas"]["ApiClient"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description How the rotation overlaps the secrets; the body may be absent. */
+        ApiClientRotate: {
+            /** @description How long the secret being replaced keeps working, seconds, 0 to 86,400; default 86,400 (24 hours). 0: it stops at once. */
+            previousSecretValidSeconds?: number;
+        };
+        /** @description What to change (at least one member; the others are kept). */
+        ApiClientUpdate: {
+            /** @description What the client is for (shown to administrators), 1 to 128 characters. */
+            name?: string;
+            /**
+             * @description `viewer`: reads and searches the company; `operator`: also deploys, uploads, changes devices and alert rules. A client never administers.
+             * @enum {string}
+             */
+            role?: "viewer" | "operator";
+            /** @description false: the client gets no token, and the tokens it holds stop working within 30 seconds and one request. */
+            enabled?: boolean;
+        };
+        /** @description An API client and its new secret, shown this once. */
+        ApiClientWithSecret: {
+            /** @description The client id (`api_` and a ULID): the `client_id` of its token requests. */
+            clientId: string;
+            /** @description What the client is for. */
+            name: string;
+            /** @description The one company its tokens act for. */
+            company: string;
+            /**
+             * @description The role; its tokens carry its scopes.
+             * @enum {string}
+             */
+            role: "viewer" | "operator";
+            /** @description false: the client gets no token, and its live tokens stop working. */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was created (ISO-8601).
+             */
+            created: string;
+            /** @description Who created it: a username, or `client:{clientId}`. */
+            createdBy: string;
+            /**
+             * Format: date-time
+             * @description When it was last changed or its secret rotated (ISO-8601).
+             */
+            updated: string;
+            /**
+             * Format: date-time
+             * @description Its last token or request, to the minute (at most one write a minute): absent when it was never used.
+             */
+            lastUsedAt?: string;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still works (ISO-8601); absent when there is none.
+             */
+            previousSecretExpiresAt?: string;
+            /** @description The client secret (43 characters), shown this once: only its hash is kept. Store it in the integrator’s secret store. */
+            clientSecret: string;
+        };
         /** @description One administrative change: who changed what, when, with the values before and after. */
         AuditEntry: {
             /** @description ULID of the entry: unique, and sorts by time. */
@@ -1440,14 +1665,14 @@ export interface components {
              * @description What the change was.
              * @enum {string}
              */
-            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset" | "webhook.created" | "webhook.updated" | "webhook.secret-rotated" | "webhook.deleted" | "webhook.disabled";
+            action: "company.created" | "company.updated" | "user.invited" | "user.updated" | "user.deleted" | "user.password-reset" | "webhook.created" | "webhook.updated" | "webhook.secret-rotated" | "webhook.deleted" | "webhook.disabled" | "api-client.created" | "api-client.updated" | "api-client.secret-rotated" | "api-client.deleted";
             target: {
                 /**
                  * @description What was changed.
                  * @enum {string}
                  */
-                kind: "company" | "user" | "webhook";
-                /** @description The company id, the username, or the webhook id. */
+                kind: "company" | "user" | "webhook" | "api-client";
+                /** @description The company id, the username, the webhook id, or the API client id. */
                 id: string;
             };
             /** @description The companies the change concerns: a company's own id; a user's companies before and after. */
@@ -1466,6 +1691,37 @@ export interface components {
             items: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` to get the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        /** @description OAuth 2.0 Authorization Server Metadata (RFC 8414). */
+        AuthorizationServerMetadata: {
+            /**
+             * Format: uri
+             * @description Exactly the `iss` of the tokens the token endpoint issues to clients.
+             */
+            issuer: string;
+            /**
+             * Format: uri
+             * @description `{auth_url}/token`.
+             */
+            token_endpoint: string;
+            /**
+             * Format: uri
+             * @description The issuer's key set.
+             */
+            jwks_uri: string;
+            /**
+             * Format: uri
+             * @description `{auth_url}/revoke` (RFC 7009: refresh tokens).
+             */
+            revocation_endpoint: string;
+            /** @description `client_credentials` and `refresh_token`. */
+            grant_types_supported: string[];
+            /** @description `client_secret_basic` and `client_secret_post`. */
+            token_endpoint_auth_methods_supported: string[];
+            scopes_supported: string[];
+            response_types_supported: string[];
+        } & {
+            [key: string]: unknown;
         };
         /**
          * @description The request is malformed: unknown or repeated query parameter, bad value, invalid JSON or body structure. `errors` names each parameter or body path with the allowed values.
@@ -1523,7 +1779,7 @@ export interface components {
             };
         };
         /**
-         * @description OAuth 2.0 client credentials grant (RFC 6749 §4.4) of a device. The client authenticates with `client_id` and `client_secret` here, or with HTTP Basic (`Authorization: Basic base64(urlencode(client_id) ":" urlencode(client_secret))`, RFC 6749 §2.3.1), not both. Other members are ignored.
+         * @description OAuth 2.0 client credentials grant (RFC 6749 §4.4) of a device or an API client. The client authenticates with `client_id` and `client_secret` here, or with HTTP Basic (`Authorization: Basic base64(urlencode(client_id) ":" urlencode(client_secret))`, RFC 6749 §2.3.1), not both. Other members are ignored.
          * @example {
          *       "grant_type": "client_credentials",
          *       "client_id": "acme~acme-kiosk-0001",
@@ -1533,14 +1789,14 @@ export interface components {
         ClientCredentialsRequest: {
             /** @description `client_credentials`; another grant (but `refresh_token`, RefreshTokenRequest) gives 400 `unsupported_grant_type`. */
             grant_type: string;
-            /** @description The device's client id (`{companyId}~{deviceId}`, at most 257 characters; another is an unknown client, 401 `invalid_client`); may be left out with HTTP Basic client authentication. */
+            /** @description The client id: a device's (`{companyId}~{deviceId}`, at most 257 characters) or an API client's (`api_` and a ULID); another is an unknown client, 401 `invalid_client`. May be left out with HTTP Basic client authentication. */
             client_id?: string;
             /**
              * Format: password
-             * @description The device's client secret (43 characters as issued; over 256 is a wrong secret, 401 `invalid_client`); leave it out with HTTP Basic client authentication.
+             * @description The client secret (43 characters as issued; over 256 is a wrong secret, 401 `invalid_client`); leave it out with HTTP Basic client authentication.
              */
             client_secret?: string;
-            /** @description Ignored: a device token always has the one scope `device`. */
+            /** @description An API client's scopes, space-separated (RFC 6749 §3.3): some of its role's, to narrow the token; absent, all of them; one its role does not hold is 400 `invalid_scope`. Ignored for a device: its token always has the one scope `device`. */
             scope?: string;
         };
         /** @description A command run on one sub-device of a device. */
@@ -2419,10 +2675,10 @@ export interface components {
         /** @description A refused client credentials, refresh or revocation request (RFC 6749 §5.2, RFC 7009 §2.2.1). */
         OAuthErrorBody: {
             /**
-             * @description RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted); `unsupported_token_type` (RFC 7009 §2.2.1) when an access token is given to revoke; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
+             * @description RFC 6749 §5.2 error code (`invalid_grant`: a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted; `invalid_scope`: an API client asked for a scope its role does not hold); `unsupported_token_type` (RFC 7009 §2.2.1) when an access token is given to revoke; `temporarily_unavailable` (RFC 6749 §4.1.2.1) on a 429 or 503 with `Retry-After`.
              * @enum {string}
              */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "unsupported_token_type" | "temporarily_unavailable";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unsupported_grant_type" | "unsupported_token_type" | "invalid_scope" | "temporarily_unavailable";
             /** @description What went wrong, for a developer. */
             error_description: string;
         };
@@ -3219,6 +3475,8 @@ export interface components {
             expires_in: number;
             /** @description Only on a user's sign-in: exchange it for a new access token (RefreshTokenRequest) until it expires (30 days) or is revoked; keep it secret. */
             refresh_token?: string;
+            /** @description Only on an API client's token: its scopes, space-separated (RFC 6749 §5.1). */
+            scope?: string;
         };
         /** @description Too many failed attempts from this address: wait `Retry-After` seconds. */
         TooManyRequestsProblem: {
@@ -5873,7 +6131,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description Bad Request: a JSON body that is not valid, or a `new_password` that does not meet the password policy, which `detail` states (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), a grant other than `client_credentials` and `refresh_token` (`unsupported_grant_type`), or a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted (`invalid_grant`). */
+            /** @description Bad Request: a JSON body that is not valid, or a `new_password` that does not meet the password policy, which `detail` states (problem+json); or (application/json, RFC 6749 §5.2) a form that is not valid, a repeated member or two client authentication methods (`invalid_request`), a grant other than `client_credentials` and `refresh_token` (`unsupported_grant_type`), a `scope` beyond those of the API client role (`invalid_scope`), or a refresh token that is unknown, expired or revoked, or whose user is disabled or deleted (`invalid_grant`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5883,7 +6141,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthErrorBody"];
                 };
             };
-            /** @description Unauthorized: the username or password is wrong, or the user is disabled (problem+json); or the password is right but the user must set a new one (problem+json, type `…/problems/new-password-required`, `challenge: "new_password_required"`: send the same JSON with `new_password` added); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`. */
+            /** @description Unauthorized: the username or password is wrong, or the user is disabled (problem+json); or the password is right but the user must set a new one (problem+json, type `…/problems/new-password-required`, `challenge: "new_password_required"`: send the same JSON with `new_password` added); or, for the client credentials grant (application/json `invalid_client`), the client is unknown, the secret wrong (or a previous secret past its overlap), the API client disabled, or the device deleted or without credentials. With HTTP Basic client authentication the answer carries `WWW-Authenticate: Basic realm="device"`. */
             401: {
                 headers: {
                     /** @description `Bearer` for a user (sign-in refused or challenged), `Basic realm="device"` for a device that authenticated with HTTP Basic. */
@@ -6028,6 +6286,52 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
                 };
             };
+        };
+    };
+    AuthServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    AuthOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     DeviceHealthPut: {
@@ -7105,6 +7409,359 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ConflictProblem"];
                 };
             };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminApiClientsList: {
+        parameters: {
+            query?: {
+                /** @description Only this company's clients. Without it a platform admin lists every client, a company admin the clients of their one company (400 for a company admin of several). */
+                company?: string;
+                /** @description Page size, 1 to 1000; default 100. */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page of the same listing; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of clients. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiClientPage"];
+                };
+            };
+            /** @description Bad Request: a company id out of pattern, a company admin of several companies naming none, a `limit` out of bounds, an unknown parameter, or a cursor this listing did not issue. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminApiClientCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiClientCreate"];
+            };
+        };
+        responses: {
+            /** @description The client and its secret (shown only here). */
+            201: {
+                headers: {
+                    /** @description Address of the client. */
+                    Location: string;
+                    /** @description `no-store`: the answer holds a client secret. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiClientWithSecret"];
+                };
+            };
+            /** @description `errors` names each member: an empty or too long name, a company id out of pattern or of no existing company (`detail` names it), a role not `viewer` or `operator`, or an unknown member. Nothing was created. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write`, or a company admin's `company` is not one of theirs. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Conflict: the company already has 50 clients, the most it may have; delete one first. Nothing was created. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminApiClientGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client id (`api_` and a ULID). */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiClient"];
+                };
+            };
+            /** @description Bad Request: a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:read`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such client, or (for a company admin) it is another company's: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminApiClientDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client id (`api_` and a ULID). */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client is deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request: a query parameter. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such client, or (for a company admin) it is another company's: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminApiClientUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client id (`api_` and a ULID). */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiClientUpdate"];
+            };
+        };
+        responses: {
+            /** @description The client after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiClient"];
+                };
+            };
+            /** @description `errors` names each member: an empty body, an empty or too long name, a role not `viewer` or `operator`, or an unknown member. Nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such client, or (for a company admin) it is another company's: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: other changes to the client kept landing meanwhile; nothing was changed. Read it and send it again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    AdminApiClientRotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client id (`api_` and a ULID). */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiClientRotate"];
+            };
+        };
+        responses: {
+            /** @description The client and its new secret (shown only here). */
+            200: {
+                headers: {
+                    /** @description `no-store`: the answer holds a client secret. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiClientWithSecret"];
+                };
+            };
+            /** @description Bad Request: `previousSecretValidSeconds` not a whole number from 0 to 86400, an unknown member, or a body that is not JSON. No secret was drawn. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BadRequestProblem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Forbidden: the token lacks `users:write`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ForbiddenProblem"];
+                };
+            };
+            /** @description Not Found: there is no such client, or (for a company admin) it is another company's: the two are not told apart. Nothing was changed. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["NotFoundProblem"];
+                };
+            };
+            /** @description Conflict: other changes to the client kept landing meanwhile; nothing was changed. Read it and send it again. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ConflictProblem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

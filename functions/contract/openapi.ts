@@ -274,7 +274,7 @@ class DocumentBuilder {
     const mediaType = { json: 'application/json', multipart: 'multipart/form-data' }[body.kind];
     const form = body.kind === 'json' ? body.form : undefined;
     return {
-      required: true,
+      required: !(body.kind === 'json' && body.optional === true),
       ...(body.description === undefined ? {} : { description: body.description }),
       content: {
         [mediaType]: { schema: this.schemas.render(body.schema, 'input') },

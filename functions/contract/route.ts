@@ -155,6 +155,11 @@ export type RequestBody =
       invalidDetail?: string;
       /** Also accepted: an `application/x-www-form-urlencoded` body (see FormBody). */
       form?: FormBody;
+      /**
+       * The body may be left out (documented as not required): the route's handler reads an absent body as `{}`.
+       * @default false
+       */
+      optional?: boolean;
     }
   | { kind: 'multipart'; schema: z.ZodType; description?: string };
 

@@ -1,5 +1,6 @@
 import type { ApiName, RouteDefinition } from './route.js';
 import { adminCompaniesList, adminCompanyCreate, adminCompanyGet, adminCompanyUpdate } from './routes/admin.js';
+import { ADMIN_API_CLIENT_ROUTES } from './routes/admin-api-clients.js';
 import { adminAuditList } from './routes/admin-audit.js';
 import {
   adminUserCreate,
@@ -116,6 +117,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   adminUserUpdate,
   adminUserDelete,
   adminUserResetPassword,
+  ...ADMIN_API_CLIENT_ROUTES,
   adminAuditList,
 ];
 
