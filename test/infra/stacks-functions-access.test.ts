@@ -54,6 +54,8 @@ const PAGING = [
   'functions/handlers/rollout-targets.ts',
   'functions/handlers/admin-companies.ts',
   'functions/handlers/admin-users.ts',
+  // Pages the API clients (GET /admin/api-clients); its other five routes share the function.
+  'functions/handlers/admin-api-clients.ts',
   'functions/handlers/admin-audit.ts',
   // Pages a device's commands (GET …/devices/{deviceId}/commands); its other three routes share the function.
   'functions/handlers/device-commands.ts',
