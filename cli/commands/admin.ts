@@ -10,6 +10,7 @@ import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
 import { formatBytes, note, printJson, printRecord, say, UsageError } from '../output.js';
 import { pageQuery, printListing, readPages } from '../paging.js';
+import { registerAdminApiClientCommands } from './admin-api-clients.js';
 import { registerAdminAuditCommands } from './admin-audit.js';
 import { registerAdminUserCommands } from './admin-users.js';
 
@@ -30,15 +31,18 @@ export function quotaArgument(value: string): number {
   return bytes;
 }
 
-/** Adds `dss admin` and its `companies` and `users` subcommands. */
+/** Adds `dss admin` and its `companies`, `users`, `api-clients` and `audit` subcommands. */
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('Administration: companies (a platform administrator token) and users');
+  const admin = program
+    .command('admin')
+    .description('Administration: companies (a platform administrator token), users, API clients and the audit log');
   const companies = admin.command('companies').description('Create, list, show and change companies and their storage quotas');
   registerCompanyCreate(companies);
   registerCompanyList(companies);
   registerCompanyGet(companies);
   registerCompanyUpdate(companies);
   registerAdminUserCommands(admin);
+  registerAdminApiClientCommands(admin);
   registerAdminAuditCommands(admin);
 }
 
