@@ -4,6 +4,7 @@
  */
 
 import { useEffect, useRef } from 'preact/hooks';
+import { AdminApiClientsPage } from './pages/admin-api-clients.js';
 import { AdminAuditPage } from './pages/admin-audit.js';
 import { AdminCompaniesPage, AdminCompanyPage } from './pages/admin-companies.js';
 import { AdminUserPage, AdminUsersPage } from './pages/admin-users.js';
@@ -32,6 +33,7 @@ const PAGES: readonly { path: string; label: string; scope?: string }[] = [
   { path: '/integrations', label: 'Integrations', scope: 'webhooks:read' },
   { path: '/admin/companies', label: 'Companies', scope: 'companies:read' },
   { path: '/admin/users', label: 'Users', scope: 'users:read' },
+  { path: '/admin/api-clients', label: 'API clients', scope: 'users:read' },
   { path: '/admin/audit', label: 'Audit', scope: 'users:read' },
 ];
 
@@ -86,6 +88,7 @@ function CurrentPage() {
   const user = /^\/admin\/users\/([^/]+)$/.exec(path);
   if (user !== null) return <AdminUserPage username={decodeSegment(user[1] ?? '')} />;
   if (path === '/admin/users') return <AdminUsersPage />;
+  if (path === '/admin/api-clients') return <AdminApiClientsPage />;
   if (path === '/admin/audit') return <AdminAuditPage />;
   if (path === '/rollouts') return <RolloutsPage />;
   if (path === '/scenarios') return <ScenariosPage />;
