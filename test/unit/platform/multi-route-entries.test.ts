@@ -46,6 +46,7 @@ beforeAll(async () => {
     COMMANDS_TABLE: 'commands',
     WEBHOOKS_TABLE: 'webhooks',
     ALERTS_TABLE: 'alerts',
+    API_CLIENTS_TABLE: 'api-clients',
     AUDIT_TABLE: 'audit',
     ARCHIVE_BUCKET: 'archives',
     CURSOR_SIGNING_KEY: 'ab'.repeat(32),
@@ -59,13 +60,15 @@ afterAll(async () => {
 });
 
 describe('functions serving several routes', () => {
-  it('are the admin users, admin companies, active deployments, alert rules, alerts, device commands, token, device issuer and webhooks functions', () => {
+  it('are the admin users, admin companies, admin API clients, active deployments, alert rules, alerts, device commands, token, authorization server metadata, device issuer and webhooks functions', () => {
     expect(MULTI_ROUTE_ENTRIES.map(([entry]) => entry).sort()).toEqual([
+      'functions/handlers/admin-api-clients.ts',
       'functions/handlers/admin-companies.ts',
       'functions/handlers/admin-users.ts',
       'functions/handlers/alert-rules.ts',
       'functions/handlers/alerts.ts',
       'functions/handlers/auth-cognito-token.ts',
+      'functions/handlers/auth-discovery.ts',
       'functions/handlers/auth-token.ts',
       'functions/handlers/deployments-list.ts',
       'functions/handlers/device-commands.ts',

@@ -16,6 +16,8 @@ const PUBLIC_PATHS = new Set([
   '/token',
   '/revoke',
   '/.well-known/jwks.json',
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
   '/openapi.json',
   '/docs',
   '/docs/redoc.standalone.js',
