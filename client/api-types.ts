@@ -1217,13 +1217,13 @@ export interface paths {
         };
         /**
          * List the API clients
-         * @description The clients in id (creation) order, of `company` when given. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. A cursor issued for another listing gives 400. Never a secret. Needs `users:read` (company and platform admins).
+         * @description The clients in id (creation) order, of `company` when given. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. A cursor issued for another listing gives 400. Never a secret. Needs `users:read` (company and platform admins). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too.
          */
         get: operations["AdminApiClientsList"];
         put?: never;
         /**
          * Create an API client
-         * @description Creates a client of one company with a role, enabled, and draws its secret, shown once in this answer (`clientSecret`; only its hash is kept). The client gets tokens at the token endpoint with the client credentials grant (`client_id` and `client_secret`). A company has at most 50 clients. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         * @description Creates a client of one company with a role, enabled, and draws its secret, shown once in this answer (`clientSecret`; only its hash is kept). The client gets tokens at the token endpoint with the client credentials grant (`client_id` and `client_secret`). A company has at most 50 clients. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too.
          */
         post: operations["AdminApiClientCreate"];
         delete?: never;
@@ -1241,21 +1241,21 @@ export interface paths {
         };
         /**
          * Get an API client
-         * @description The client: its company, role, whether it is enabled, when it was last used and until when its previous secret works. Never a secret. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:read` (company and platform admins).
+         * @description The client: its company, role, whether it is enabled, when it was last used and until when its previous secret works. Never a secret. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:read` (company and platform admins). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too.
          */
         get: operations["AdminApiClientGet"];
         put?: never;
         post?: never;
         /**
          * Delete an API client
-         * @description Deletes the client for good. A disabled or deleted client gets no token, and the tokens it holds stop working within 30 seconds and one request; a lower role takes effect in the same time. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         * @description Deletes the client for good. A disabled or deleted client gets no token, and the tokens it holds stop working within 30 seconds and one request; a lower role takes effect in the same time. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too.
          */
         delete: operations["AdminApiClientDelete"];
         options?: never;
         head?: never;
         /**
          * Rename an API client, change its role, or disable or enable it
-         * @description Sets `name`, `role`, `enabled` or several. A disabled or deleted client gets no token, and the tokens it holds stop working within 30 seconds and one request; a lower role takes effect in the same time. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         * @description Sets `name`, `role`, `enabled` or several. A disabled or deleted client gets no token, and the tokens it holds stop working within 30 seconds and one request; a lower role takes effect in the same time. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too.
          */
         patch: operations["AdminApiClientUpdate"];
         trace?: never;
@@ -1271,7 +1271,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an API client's secret
-         * @description Draws a new secret, shown once in this answer (`clientSecret`). The secret it replaces keeps working for `previousSecretValidSeconds` (default and most 86400 seconds, 24 hours; `previousSecretExpiresAt` says until when; 0: it stops at once), so that the new one can be rolled out before the old one stops; a secret replaced by an earlier rotation stops at once. The body is optional. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins).
+         * @description Draws a new secret, shown once in this answer (`clientSecret`). The secret it replaces keeps working for `previousSecretValidSeconds` (default and most 86400 seconds, 24 hours; `previousSecretExpiresAt` says until when; 0: it stops at once), so that the new one can be rolled out before the old one stops; a secret replaced by an earlier rotation stops at once. The body is optional. A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client. Needs `users:write` (company and platform admins). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too.
          */
         post: operations["AdminApiClientRotate"];
         delete?: never;
@@ -7449,7 +7449,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7499,7 +7499,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`, or a company admin's `company` is not one of theirs. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`, or a company admin's `company` is not one of theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7554,7 +7554,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:read`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:read`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7606,7 +7606,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7664,7 +7664,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7734,7 +7734,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -19,43 +19,44 @@ import {
 import { apiClientStore } from '../platform/composition/api-clients.js';
 import { auditLog } from '../platform/composition/audit.js';
 import { storage } from '../platform/composition/storage.js';
+import { userDirectory } from '../platform/composition/users.js';
 import { jsonResponse, routeHandler } from '../platform/http.js';
 import { type HttpHandler, routeDispatcher } from '../platform/router.js';
 
 // At cold start: a function without CURSOR_SIGNING_KEY fails its initialization, naming the variable.
 storage().cursors.load();
 
-function ports(): ApiClientAdminPorts {
-  return { clients: apiClientStore(), companies: storage().companies, audit: auditLog() };
+async function ports(): Promise<ApiClientAdminPorts> {
+  return { clients: apiClientStore(), users: await userDirectory(), companies: storage().companies, audit: auditLog() };
 }
 
 // An answer holding a secret: no cache keeps it (RFC 9111 §5.2.2.5).
 const NO_STORE = { 'cache-control': 'no-store' };
 
 const create = routeHandler(adminApiClientCreate, async ({ body }, { principal }) => {
-  const created = await createApiClient(ports(), principal, body);
+  const created = await createApiClient(await ports(), principal, body);
   return jsonResponse(201, created, { location: `/admin/api-clients/${encodeURIComponent(created.clientId)}`, ...NO_STORE });
 });
 
 const list = routeHandler(adminApiClientsList, async ({ query }, { principal }) =>
-  jsonResponse(200, await listApiClients(ports(), principal, query)),
+  jsonResponse(200, await listApiClients(await ports(), principal, query)),
 );
 
 const get = routeHandler(adminApiClientGet, async ({ params }, { principal }) =>
-  jsonResponse(200, await getApiClient(ports(), principal, params.clientId)),
+  jsonResponse(200, await getApiClient(await ports(), principal, params.clientId)),
 );
 
 const update = routeHandler(adminApiClientUpdate, async ({ params, body }, { principal }) =>
-  jsonResponse(200, await updateApiClient(ports(), principal, params.clientId, body)),
+  jsonResponse(200, await updateApiClient(await ports(), principal, params.clientId, body)),
 );
 
 const remove = routeHandler(adminApiClientDelete, async ({ params }, { principal }) => {
-  await deleteApiClient(ports(), principal, params.clientId);
+  await deleteApiClient(await ports(), principal, params.clientId);
   return { statusCode: 204 };
 });
 
 const rotateWithBody = routeHandler(adminApiClientRotate, async ({ params, body }, { principal }) =>
-  jsonResponse(200, await rotateApiClientSecret(ports(), principal, params.clientId, body.previousSecretValidSeconds), NO_STORE),
+  jsonResponse(200, await rotateApiClientSecret(await ports(), principal, params.clientId, body.previousSecretValidSeconds), NO_STORE),
 );
 
 /** The rotation's body is optional (`optional` in its definition): an absent or empty one is read as `{}`. */

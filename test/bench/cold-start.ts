@@ -45,6 +45,7 @@ const FUNCTION_ENVIRONMENT: Readonly<Record<string, string>> = {
   COMMANDS_TABLE: 'commands',
   WEBHOOKS_TABLE: 'webhooks',
   ALERTS_TABLE: 'alerts',
+  API_CLIENTS_TABLE: 'api-clients',
   ARCHIVE_BUCKET: 'archives',
   CURSOR_SIGNING_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
   POWERTOOLS_SERVICE_NAME: 'device-scenario-service',

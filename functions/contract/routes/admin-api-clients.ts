@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { API_CLIENT_RECHECK_MS, MAX_API_CLIENTS_PER_COMPANY, MAX_PREVIOUS_SECRET_SECONDS } from '../../core/clients/model.js';
 import { IDENTIFIER_PATTERN } from '../../core/shared/identifiers.js';
+import { CURRENT_USER_ACTIONS } from '../cognito-attributes.js';
 import { NoQuery, pagingParameters, pathId, single } from '../parameters.js';
 import { defineRoute, type FunctionAccess } from '../route.js';
 import {
@@ -20,6 +21,7 @@ import {
 import { COMPANY_ID_RULE } from '../schemas/companies.js';
 import { ConflictProblem } from '../schemas/problems.js';
 import { AUTHENTICATED_PROBLEMS, HEADERS, PROBLEM_RESPONSES, problem } from '../schemas/responses.js';
+import { CURRENT_CALLER_RULE } from '../schemas/users.js';
 
 /** The clients listing's path, and the parent of each client's. */
 export const ADMIN_API_CLIENTS_PATH = '/admin/api-clients';
@@ -27,13 +29,14 @@ const ADMIN_API_CLIENT_PATH = `${ADMIN_API_CLIENTS_PATH}/{clientId}`;
 
 /**
  * What the one function of the six routes may touch: the apiClients table, the companies table (reads: a client's
- * company must exist), the audit table (each change's entry) and the cursor key. Routes sharing an entry share one
- * function and must declare the same access.
+ * company must exist), the audit table (each change's entry), the cursor key, and the caller's user in the user pool
+ * (every request bounds the token by it). Routes sharing an entry share one function and must declare the same access.
  */
 const ACCESS: FunctionAccess = {
   storage: true,
   pagesListings: true,
   tables: { apiClients: 'RW', companies: 'R', audit: 'W' },
+  userPool: CURRENT_USER_ACTIONS,
 };
 
 /** The handler module of the six routes. */
@@ -56,8 +59,8 @@ const ApiClientsListQuery = z.strictObject({
 const RECHECK = `A disabled or deleted client gets no token, and the tokens it holds stop working within ${API_CLIENT_RECHECK_MS / 1000} seconds and one request; a lower role takes effect in the same time.`;
 const BOUNDS =
   "A company admin manages only the clients of the token's `companies` (403 when creating one for another company, 404 for another company's client); a platform admin manages every client.";
-const READ = 'Needs `users:read` (company and platform admins).';
-const WRITE = 'Needs `users:write` (company and platform admins).';
+const READ = `Needs \`users:read\` (company and platform admins). ${CURRENT_CALLER_RULE}`;
+const WRITE = `Needs \`users:write\` (company and platform admins). ${CURRENT_CALLER_RULE}`;
 const notFound = problem(
   'NotFound',
   "Not Found: there is no such client, or (for a company admin) it is another company's: the two are not told apart. Nothing was changed.",
@@ -65,7 +68,7 @@ const notFound = problem(
 const forbidden = (scope: string, more = '') =>
   problem(
     'Forbidden',
-    `Forbidden: the token lacks \`${scope}\`${more}. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
+    `Forbidden: the token lacks \`${scope}\`${more}. ${CURRENT_CALLER_RULE} Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
   );
 const raced = {
   description: 'Conflict: other changes to the client kept landing meanwhile; nothing was changed. Read it and send it again.',

@@ -5,6 +5,9 @@
  * - a company administrator manages only the clients of the token's `companies`: creating one for another company is
  *   403, and another company's client is answered 404 when read or changed, as an unknown one is (its existence is
  *   not revealed).
+ * Every request, read or change, is made with the caller's token bounded by their user as it is now
+ * (currentAdministrator): an administrator disabled or demoted cannot use a token issued before to create a client,
+ * whose secret would outlive their access.
  * A secret is 32 random bytes (base64url), answered once by a create or a rotation and stored only as its scrypt
  * hash. Every change is recorded in the audit log right after the client's write, with the client's views before
  * and after (never a secret or a hash).
@@ -19,6 +22,8 @@ import type { CompanyRepository } from '../shared/companies.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../shared/errors.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
+import { currentAdministrator } from '../users/current-administrator.js';
+import type { UserDirectory } from '../users/ports.js';
 import {
   API_CLIENT_ID_PREFIX,
   type ApiClient,
@@ -32,6 +37,8 @@ import type { ApiClientStore } from './ports.js';
 /** What the use cases below need. */
 export interface ApiClientAdminPorts {
   clients: ApiClientStore;
+  /** The callers' users as they are now: every request bounds the token by its caller (currentAdministrator). */
+  users: Pick<UserDirectory, 'get'>;
   /** Whether the company a client is created for exists. */
   companies: Pick<CompanyRepository, 'get'>;
   audit: AuditLog;
@@ -111,7 +118,7 @@ function checkRole(principal: Principal, role: ApiClientRole): void {
   }
 }
 
-/** What a client's audit entries record of it (`before` / `after`): what administration sets, never a secret or a hash. */
+/** What a client's audit entries record of it (`before` / `after`): what administration sets, never a secret. */
 function auditedValues(client: StoredApiClient): Record<string, unknown> {
   return {
     name: client.name,
@@ -169,16 +176,16 @@ async function checkCompany(ports: Pick<ApiClientAdminPorts, 'companies'>, princ
 
 /**
  * Creates a client, enabled, with a new secret (answered here only, stored as its hash).
- * @throws ForbiddenError without `users:write`, for another company than a company administrator's, or a role above
- *   theirs; BadRequestError for an unknown company; ConflictError when the company already has
- *   MAX_API_CLIENTS_PER_COMPANY clients. Nothing created in each case.
+ * @throws ForbiddenError without `users:write` (in the token or the caller's current role), for another company than a
+ *   company administrator's, or a role above theirs; BadRequestError for an unknown company; ConflictError when the
+ *   company already has MAX_API_CLIENTS_PER_COMPANY clients. Nothing created in each case.
  */
 export async function createApiClient(
   ports: ApiClientAdminPorts,
-  principal: Principal,
+  token: Principal,
   request: ApiClientRequest,
 ): Promise<ApiClientWithSecret> {
-  authorize(principal, 'users:write');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   checkRole(principal, request.role);
   await checkCompany(ports, principal, request.company);
   const at = ports.now?.() ?? new Date();
@@ -225,15 +232,16 @@ function listedCompany(principal: Principal, company: string | undefined): strin
 /**
  * A page of clients in id (creation) order: of `company` when given; else every client for a platform
  * administrator, the clients of their one company for a company administrator.
- * @throws ForbiddenError without `users:read`, or for a company administrator's other company; BadRequestError for a
- *   company administrator of several companies naming none, or a cursor this listing did not issue.
+ * @throws ForbiddenError without `users:read` (in the token or the caller's current role), or for a company
+ *   administrator's other company; BadRequestError for a company administrator of several companies naming none,
+ *   or a cursor this listing did not issue.
  */
 export async function listApiClients(
-  ports: Pick<ApiClientAdminPorts, 'clients'>,
-  principal: Principal,
+  ports: Pick<ApiClientAdminPorts, 'clients' | 'users'>,
+  token: Principal,
   query: ApiClientListQuery,
 ): Promise<Page<ApiClient>> {
-  authorize(principal, 'users:read');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:read');
   const company = listedCompany(principal, query.company);
   const page = await ports.clients.list(company, query.limit, query.cursor);
   return { items: page.items.map(apiClientView), nextCursor: page.nextCursor };
@@ -241,15 +249,15 @@ export async function listApiClients(
 
 /**
  * One client.
- * @throws ForbiddenError without `users:read`; NotFoundError when there is none, or one of another company than a
- *   company administrator's.
+ * @throws ForbiddenError without `users:read` (in the token or the caller's current role); NotFoundError when there
+ *   is none, or one of another company than a company administrator's.
  */
 export async function getApiClient(
-  ports: Pick<ApiClientAdminPorts, 'clients'>,
-  principal: Principal,
+  ports: Pick<ApiClientAdminPorts, 'clients' | 'users'>,
+  token: Principal,
   clientId: string,
 ): Promise<ApiClient> {
-  authorize(principal, 'users:read');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:read');
   return apiClientView(await visibleClient(ports, principal, clientId));
 }
 
@@ -281,20 +289,21 @@ async function changeApiClient(
 /**
  * Renames a client, changes its role, or disables or enables it. A disabled client gets no token, and its live tokens
  * stop within API_CLIENT_RECHECK_MS; a lower role takes effect in the same time.
- * @throws ForbiddenError without `users:write`, or for a role above a company administrator's; BadRequestError for an
- *   empty change; NotFoundError when there is none (or another company's); ConflictError when concurrent changes keep
- *   winning. Nothing changed in each case.
+ * @throws ForbiddenError without `users:write` (in the token or the caller's current role), or for a role above a
+ *   company administrator's; BadRequestError for an empty change; NotFoundError when there is none (or another
+ *   company's); ConflictError when concurrent changes keep winning. Nothing changed in each case.
  */
 export async function updateApiClient(
   ports: ApiClientAdminPorts,
-  principal: Principal,
+  token: Principal,
   clientId: string,
   change: ApiClientChange,
 ): Promise<ApiClient> {
-  authorize(principal, 'users:write');
+  authorize(token, 'users:write');
   if (change.name === undefined && change.role === undefined && change.enabled === undefined) {
     throw new BadRequestError('Give `name`, `role` or `enabled` (or several); nothing was changed.');
   }
+  const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   if (change.role !== undefined) checkRole(principal, change.role);
   const changed = await changeApiClient(ports, principal, { clientId, action: 'api-client.updated' }, (client) => ({
     ...client,
@@ -310,16 +319,16 @@ export async function updateApiClient(
  * working for `previousSecretValidSeconds` (`previousSecretExpiresAt`; none when 0), so that a deployment can roll the
  * new secret out first. A previous secret still in its overlap is dropped: only the last two secrets ever work.
  * @param previousSecretValidSeconds 0 to MAX_PREVIOUS_SECRET_SECONDS (the route validates it); the default is the most.
- * @throws ForbiddenError without `users:write`; NotFoundError when there is none (or another company's);
- *   ConflictError when concurrent changes keep winning.
+ * @throws ForbiddenError without `users:write` (in the token or the caller's current role); NotFoundError when there is
+ *   none (or another company's); ConflictError when concurrent changes keep winning.
  */
 export async function rotateApiClientSecret(
   ports: ApiClientAdminPorts,
-  principal: Principal,
+  token: Principal,
   clientId: string,
   previousSecretValidSeconds: number = MAX_PREVIOUS_SECRET_SECONDS,
 ): Promise<ApiClientWithSecret> {
-  authorize(principal, 'users:write');
+  const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   const clientSecret = newClientSecret(ports.random);
   const secretHash = await hashDeviceSecret(clientSecret);
   const changed = await changeApiClient(ports, principal, { clientId, action: 'api-client.secret-rotated' }, (client, now) => {
@@ -333,10 +342,11 @@ export async function rotateApiClientSecret(
 
 /**
  * Deletes a client: its next token request is refused, and its live tokens stop within API_CLIENT_RECHECK_MS.
- * @throws ForbiddenError without `users:write`; NotFoundError when there is none (or another company's).
+ * @throws ForbiddenError without `users:write` (in the token or the caller's current role); NotFoundError when there is
+ *   none (or another company's).
  */
-export async function deleteApiClient(ports: ApiClientAdminPorts, principal: Principal, clientId: string): Promise<void> {
-  authorize(principal, 'users:write');
+export async function deleteApiClient(ports: ApiClientAdminPorts, token: Principal, clientId: string): Promise<void> {
+  const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   await visibleClient(ports, principal, clientId);
   const deleted = await ports.clients.delete(clientId);
   if (deleted === undefined) throw notFound(clientId);

@@ -23,6 +23,7 @@ import { verifyDeviceSecret } from '../../../functions/core/devices/tokens.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../../functions/core/shared/errors.js';
 import type { Principal } from '../../../functions/core/shared/principal.js';
 import { LOCAL_TABLES } from '../../../functions/local/local-environment.js';
+import { callersDirectory } from '../../support/administrators.js';
 import { useLocalTables } from '../../support/local-tables.js';
 
 const tables = useLocalTables('dss-api-clients-');
@@ -42,6 +43,7 @@ let store: DynamoDbApiClientStore;
 let audit: AuditEntry[];
 let clock: number;
 let ports: ApiClientAdminPorts;
+let directory: ReturnType<typeof callersDirectory>;
 /** Each test has companies of its own, so that listings and counts start empty. */
 let acme: string;
 let globex: string;
@@ -60,8 +62,14 @@ beforeEach(() => {
   globex = `globex-${run}`;
   audit = [];
   clock = START;
+  directory = callersDirectory({
+    root: { role: 'platform-admin' },
+    erin: { role: 'company-admin', companies: [acme, globex] },
+    vic: { role: 'viewer', companies: [acme] },
+  });
   ports = {
     clients: store,
+    users: directory,
     companies: { get: async (id) => ([acme, globex].includes(id) ? { id, name: id, quotaBytes: 1, usedBytes: 0 } : undefined) },
     audit: {
       record: async (entry) => {
@@ -114,6 +122,18 @@ describe('creating a client', () => {
     await expect(createApiClient(ports, principal('vic', 'viewer', [acme]), { name: 'CI', company: acme, role: 'viewer' })).rejects.toThrow(
       ForbiddenError,
     );
+    expect(audit.map((entry) => entry.action)).toEqual(['api-client.created']);
+  });
+
+  it('refuses an administrator disabled or demoted since their token was issued', async () => {
+    const created = await createApiClient(ports, acmeAdmin(), { name: 'CI', company: acme, role: 'viewer' });
+    directory.callers.erin = { role: 'operator', companies: [acme] };
+    await expect(createApiClient(ports, acmeAdmin(), { name: 'Backdoor', company: acme, role: 'operator' })).rejects.toThrow(
+      /Your role is now operator/,
+    );
+    await expect(listApiClients(ports, acmeAdmin(), { limit: 10 })).rejects.toThrow(ForbiddenError);
+    directory.callers.erin = { role: 'company-admin', companies: [acme], enabled: false };
+    await expect(rotateApiClientSecret(ports, acmeAdmin(), created.clientId)).rejects.toThrow(/disabled or deleted/);
     expect(audit.map((entry) => entry.action)).toEqual(['api-client.created']);
   });
 

@@ -48,6 +48,7 @@ beforeAll(async () => {
     COMMANDS_TABLE: 'commands',
     WEBHOOKS_TABLE: 'webhooks',
     ALERTS_TABLE: 'alerts',
+    API_CLIENTS_TABLE: 'api-clients',
     IDEMPOTENCY_TABLE: 'idempotency',
     CLIENT_FAILURES_TABLE: 'client-failures',
     ARCHIVE_BUCKET: 'archives',

@@ -38,6 +38,7 @@ const STORAGE = {
   COMMANDS_TABLE: 'commands',
   WEBHOOKS_TABLE: 'webhooks',
   ALERTS_TABLE: 'alerts',
+  API_CLIENTS_TABLE: 'api-clients',
   ARCHIVE_BUCKET: 'scenario-archives',
 };
 

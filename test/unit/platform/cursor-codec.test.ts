@@ -180,6 +180,7 @@ describe('a paging function', () => {
       COMMANDS_TABLE: 'commands',
       WEBHOOKS_TABLE: 'webhooks',
       ALERTS_TABLE: 'alerts',
+      API_CLIENTS_TABLE: 'api-clients',
       ARCHIVE_BUCKET: 'archives',
       AWS_REGION: 'us-east-1',
     });

@@ -86,6 +86,7 @@ beforeAll(async () => {
     COMMANDS_TABLE: LOCAL_TABLES.commands,
     WEBHOOKS_TABLE: LOCAL_TABLES.webhooks,
     ALERTS_TABLE: LOCAL_TABLES.alerts,
+    API_CLIENTS_TABLE: LOCAL_TABLES.apiClients,
     IDEMPOTENCY_TABLE: LOCAL_TABLES.idempotency,
     ARCHIVE_BUCKET: LOCAL_BUCKET,
     DYNAMODB_ENDPOINT: dynamo.endpoint,

@@ -28,6 +28,7 @@ beforeAll(async () => {
     COMMANDS_TABLE: 'commands',
     WEBHOOKS_TABLE: 'webhooks',
     ALERTS_TABLE: 'alerts',
+    API_CLIENTS_TABLE: 'api-clients',
     ARCHIVE_BUCKET: 'archives',
     DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`,
     S3_ENDPOINT: `http://127.0.0.1:${deadPort}`,
