@@ -1,8 +1,8 @@
 /**
  * End-to-end over `npm start`, in headless Chromium: the console's API clients page. Root (a platform administrator)
  * creates a client of acme through the page, sees its secret once (gone after a reload), opens it, rotates the secret
- * (the new one once, with until when the previous one works), disables, enables and deletes it; the table shows the
- * clients as the API lists them. A company administrator of acme (invited here by root) is offered only acme, creates
+ * (the new one once, with until when the previous one works), disables, enables, renames it with a lower role and
+ * deletes it; the table shows the clients as the API lists them. A company administrator of acme (invited here by root) is offered only acme, creates
  * a client there, and a pasted address of a globex client shows the service's refusal. An operator (alice) is not
  * offered the page. Each page is axe clean in light and dark, and screenshots are saved.
  */
@@ -77,7 +77,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!hasChromium)('the console API clients page', () => {
-  it('lets root create a client, shows its secret once, rotates it, disables, enables and deletes the client', {
+  it('lets root create a client, shows its secret once, rotates it, disables, enables, changes and deletes the client', {
     timeout: 120_000,
   }, async () => {
     const { page, errors } = await signedIn(browser, local.service, 'root', '#/admin/users');
@@ -174,7 +174,10 @@ describe.skipIf(!hasChromium)('the console API clients page', () => {
   });
 });
 
-/** Opens `client` from the table, rotates its secret, disables, enables and deletes it, checking the API each time. */
+/**
+ * Opens `client` from the table, rotates its secret, disables and enables it, renames it and lowers its role, then
+ * deletes it, checking the API each time.
+ */
 async function openAndChange(page: Page, client: ApiClient, secret: string): Promise<void> {
   await page.getByRole('table', { name: 'API clients of acme' }).getByRole('link', { name: client.name }).click();
   const panel = page.getByRole('region', { name: `API client ${client.name}` });
@@ -204,9 +207,29 @@ async function openAndChange(page: Page, client: ApiClient, secret: string): Pro
   await panel.getByRole('button', { name: 'Enable' }).click();
   await panel.getByText(/The API client is enabled/).waitFor();
   expect((await clientsOf('acme'))[0]?.enabled).toBe(true);
-  await panel.getByRole('button', { name: 'Delete API client' }).click();
-  await panel.getByRole('button', { name: 'Delete the API client' }).click();
-  await page.getByText(`The API client ${client.name} is deleted.`).waitFor();
+
+  // Rename it and lower its role: only what changed is sent, and the table follows.
+  const edit = panel.getByRole('form', { name: 'Change the API client' });
+  expect(await edit.getByRole('radio', { name: /^Operator/ }).isChecked()).toBe(true);
+  await edit.getByRole('button', { name: 'Save the changes' }).click();
+  await edit.getByText('Nothing to save: the name and role are as they were.').waitFor();
+  const renamed = `${client.name} (Lyon)`;
+  await edit.getByLabel('Name').fill(renamed);
+  await edit
+    .getByRole('group', { name: 'Role' })
+    .getByRole('radio', { name: /^Viewer/ })
+    .check();
+  await edit.getByRole('button', { name: 'Save the changes' }).click();
+  await edit.getByText('Changes saved.').waitFor();
+  expect((await clientsOf('acme'))[0]).toMatchObject({ name: renamed, role: 'viewer', enabled: true });
+  await expect
+    .poll(async () => (await tableRows(page, 'API clients of acme'))[0]?.slice(0, 4))
+    .toEqual([renamed, client.clientId, 'acme', 'Viewer']);
+
+  const renamedPanel = page.getByRole('region', { name: `API client ${renamed}` });
+  await renamedPanel.getByRole('button', { name: 'Delete API client' }).click();
+  await renamedPanel.getByRole('button', { name: 'Delete the API client' }).click();
+  await page.getByText(`The API client ${renamed} is deleted.`).waitFor();
   await page.getByText('No API client yet.').waitFor();
   expect(page.url()).not.toContain('client=');
   expect(await clientsOf('acme')).toEqual([]);

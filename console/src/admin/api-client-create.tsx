@@ -48,14 +48,14 @@ function useCreateApiClient(onCreated: (client: ApiClient) => void, alert: RefOb
   return { busy, error, created, submit };
 }
 
-/** The fieldset "Role": one radio button per role a client may hold, with what it may do; viewer checked. */
-function RoleChoice() {
+/** The fieldset "Role": one radio button per role a client may hold, with what it may do; `checked` checked. */
+export function RoleChoice({ checked = 'viewer' }: { checked?: ApiClientRole }) {
   return (
     <fieldset class="admin-companies">
       <legend>Role</legend>
       {API_CLIENT_ROLES.map((entry) => (
         <label key={entry.role} class="admin-check">
-          <input type="radio" name="role" value={entry.role} defaultChecked={entry.role === 'viewer'} required />
+          <input type="radio" name="role" value={entry.role} defaultChecked={entry.role === checked} required />
           {entry.label}
         </label>
       ))}

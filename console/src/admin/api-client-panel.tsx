@@ -1,7 +1,7 @@
 /**
  * One API client on the API clients page (the URL's `client`): its facts, and for `users:write` "Rotate secret"
- * (confirmed; the new secret shown once, with until when the previous one still works), "Disable" or "Enable", and
- * "Delete API client" (confirmed).
+ * (confirmed; the new secret shown once, with until when the previous one still works), "Disable" or "Enable",
+ * "Delete API client" (confirmed), and "Change the API client" (its name and role).
  */
 import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
@@ -11,6 +11,7 @@ import { dateTime } from '../format.js';
 import { SecretOnce, type ShownSecret } from '../integrations/secret.js';
 import { can } from '../session.js';
 import { UserText } from '../user-text.js';
+import { EditApiClient } from './api-client-edit.js';
 import { CLIENT_SECRET_WORDS } from './api-client-secret.js';
 import { type ApiClient, clientRoleName, deleteApiClient, rotateApiClientSecret, updateApiClient } from './api-clients.js';
 
@@ -181,7 +182,12 @@ export function ApiClientPanel(props: ActionsProps) {
         API client <UserText text={props.client.name} />
       </h2>
       <ClientFacts client={props.client} />
-      {can('users:write') ? <ClientActions {...props} /> : null}
+      {can('users:write') ? (
+        <>
+          <ClientActions {...props} />
+          <EditApiClient client={props.client} onSaved={props.onChanged} />
+        </>
+      ) : null}
     </section>
   );
 }

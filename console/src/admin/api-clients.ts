@@ -37,10 +37,14 @@ export interface ApiClientCreate {
 }
 
 /** The roles a client may hold, with what each may do, lowest first. */
-export const API_CLIENT_ROLES: readonly { role: ApiClientRole; label: string }[] = [
+export const API_CLIENT_ROLES = [
   { role: 'viewer', label: 'Viewer: reads and searches the company’s fleet' },
-  { role: 'operator', label: 'Operator: also uploads, deploys and runs commands' },
-];
+  { role: 'operator', label: 'Operator: also uploads, deploys, and changes devices and alert rules' },
+] as const satisfies readonly { role: ApiClientRole; label: string }[];
+
+// Fails to compile when the contract has a role the list above lacks.
+const everyRoleListed: Exclude<ApiClientRole, (typeof API_CLIENT_ROLES)[number]['role']> extends never ? true : never = true;
+void everyRoleListed;
 
 /** A role's short name for tables (`Operator`). */
 export function clientRoleName(role: string): string {
