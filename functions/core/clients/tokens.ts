@@ -3,11 +3,13 @@
  * during a rotation's overlap) get a short-lived token acting for its one company with its role's scopes, or fewer
  * when the request's `scope` asks for fewer (never more: `invalid_scope`).
  */
-import { type CheckLimits, type CheckRefusals, clientFailureKey, clientSourceOf, limitedCheck } from '../access/client-failures.js';
+import { type CheckLimits, clientFailureKey, clientSourceOf, limitedCheck } from '../access/client-failures.js';
 import { ROLES } from '../access/roles.js';
 import {
+  CLIENT_CREDENTIALS_REFUSALS,
   type ClientCredentialsRequest,
   checkClientCredentialsGrant,
+  DECOY_HASH,
   MAX_CLIENT_SECRET_LENGTH,
   verifyDeviceSecret,
 } from '../devices/tokens.js';
@@ -53,25 +55,6 @@ export interface IssuedClientToken {
   expiresInSeconds: number;
   scope: string;
 }
-
-/** A hash no secret matches, checked for unknown clients so that they take as long to refuse as a wrong secret. */
-const DECOY_HASH = `scrypt$4096$8$1$${'A'.repeat(24)}$${'A'.repeat(44)}`;
-
-/** The refusals before a hash, as the device grant's: OAuth `temporarily_unavailable`. */
-const CLIENT_REFUSALS: CheckRefusals = {
-  busy: (seconds) =>
-    OAuthError.retryLater(
-      'busy',
-      `Too many client authentications are being checked right now; retry after ${seconds} second(s).`,
-      seconds,
-    ),
-  blocked: (seconds) =>
-    OAuthError.retryLater(
-      'too-many-attempts',
-      `Too many failed client authentications for this client from this address; retry after ${seconds} second(s), with the right secret.`,
-      seconds,
-    ),
-};
 
 /**
  * The scopes a token of `client` gets for the `requested` scope text: the role's, or the requested ones when each is
@@ -136,7 +119,7 @@ export async function issueClientToken(
   const authenticated = await limitedCheck(
     dependencies,
     { key: clientFailureKey(clientId, source), source },
-    CLIENT_REFUSALS,
+    CLIENT_CREDENTIALS_REFUSALS,
     async (slot) => {
       const found = await dependencies.clients.get(clientId);
       const secret = clientSecret !== undefined && clientSecret.length <= MAX_CLIENT_SECRET_LENGTH ? clientSecret : '';

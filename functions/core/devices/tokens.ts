@@ -66,7 +66,7 @@ export async function verifyDeviceSecret(secret: string, stored: string): Promis
 }
 
 /** A hash no secret matches, verified for unknown clients so that the answer takes as long as for known ones. */
-const DECOY_HASH = `scrypt$${SECRET_SCRYPT.N}$${SECRET_SCRYPT.r}$${SECRET_SCRYPT.p}$${'A'.repeat(24)}$${'A'.repeat(44)}`;
+export const DECOY_HASH = `scrypt$${SECRET_SCRYPT.N}$${SECRET_SCRYPT.r}$${SECRET_SCRYPT.p}$${'A'.repeat(24)}$${'A'.repeat(44)}`;
 
 /** A new device secret and its stored credential (`id` a fresh ULID chosen by the caller). */
 export async function newDeviceCredential(id: string, created: string): Promise<{ secret: string; credential: DeviceCredential }> {
@@ -121,7 +121,7 @@ export interface DeviceTokenDependencies extends CheckLimits {
 }
 
 /** The client credentials grant's refusals before a hash: OAuth `temporarily_unavailable` (RFC 6749 JSON). */
-const DEVICE_REFUSALS: CheckRefusals = {
+export const CLIENT_CREDENTIALS_REFUSALS: CheckRefusals = {
   busy: (seconds) =>
     OAuthError.retryLater(
       'busy',
@@ -178,7 +178,7 @@ export async function issueDeviceToken(
   const authenticated = await limitedCheck(
     dependencies,
     { key: clientFailureKey(clientId as string, source), source },
-    DEVICE_REFUSALS,
+    CLIENT_CREDENTIALS_REFUSALS,
     async (slot) => {
       const device = await dependencies.devices.get(named.company, named.deviceId);
       const credential = device === undefined || device.deleting === true ? undefined : device.credential;
