@@ -1,5 +1,5 @@
 /**
- * `dss admin api-clients create|list|get|rotate|disable|enable|delete`: API clients administration, for a company
+ * `dss admin api-clients create|list|get|update|rotate|disable|enable|delete`: API clients administration, for a company
  * admin's token (their companies) or a platform admin's (any company): `users:read`, `users:write` (docs/cli.md,
  * "API clients"). A client's secret is printed once, by create and rotate; `dss login --client-id … --client-secret-stdin`
  * gets a token with it.
@@ -9,7 +9,7 @@ import { type components, expectOk } from '../../client/index.js';
 import { API_CLIENT_ROLES, type ApiClientRole, MAX_PREVIOUS_SECRET_SECONDS } from '../../functions/core/clients/model.js';
 import { positiveInteger } from '../arguments.js';
 import { invocationOf } from '../context.js';
-import { note, printJson, printRecord, say } from '../output.js';
+import { note, printJson, printRecord, say, UsageError } from '../output.js';
 import { pageQuery, printListing, readPages } from '../paging.js';
 
 type ApiClient = components['schemas']['ApiClient'];
@@ -41,9 +41,12 @@ export function registerAdminApiClientCommands(admin: Command): void {
   registerCreate(clients);
   registerList(clients);
   registerGet(clients);
+  registerUpdate(clients);
   registerRotate(clients);
-  registerEnabled(clients, 'disable', false, 'Disable a client: it gets no token, and its live tokens stop within a minute');
-  registerEnabled(clients, 'enable', true, 'Enable a disabled client again');
+  registerChange(clients, 'disable', 'Disable a client: it gets no token, and its live tokens stop within a minute', () => ({
+    enabled: false,
+  }));
+  registerChange(clients, 'enable', 'Enable a disabled client again', () => ({ enabled: true }));
   registerDelete(clients);
 }
 
@@ -172,20 +175,56 @@ function registerRotate(clients: Command): void {
     });
 }
 
-/** `dss admin api-clients disable|enable`: turns a client's tokens off or on. */
-function registerEnabled(clients: Command, name: string, enabled: boolean, description: string): void {
-  clients
+/** What `update`, `disable` and `enable` change. */
+type ClientChanges = { name?: string; role?: ApiClientRole; enabled?: boolean };
+
+/** `dss admin api-clients update`: renames a client and/or changes its role. */
+function registerUpdate(clients: Command): void {
+  const command = registerChange(
+    clients,
+    'update',
+    'Rename a client and/or change its role (a lower role reaches its live tokens within a minute)',
+    (options) => {
+      if (options.name === undefined && options.role === undefined) throw new UsageError('give --name, --role or both.');
+      return {
+        ...(options.name === undefined ? {} : { name: options.name }),
+        ...(options.role === undefined ? {} : { role: options.role }),
+      };
+    },
+  );
+  command
+    .option('--name <name>', 'new name, 1 to 128 characters')
+    .option('--role <role>', `new role: one of ${API_CLIENT_ROLES.join(', ')}`, clientRoleArgument)
+    .addHelpText(
+      'after',
+      "\nExamples:\n  dss admin api-clients update api_01JPA2B4D6F8H0K2M4P6R8T0W2 --role viewer\n  dss admin api-clients update api_01JPA2B4D6F8H0K2M4P6R8T0W2 --name 'Back office (Lyon)'",
+    );
+}
+
+/**
+ * A subcommand `name` that PATCHes a client with what `changes` makes of its options, then prints it as changed.
+ * @returns the subcommand, for more options
+ */
+function registerChange(
+  clients: Command,
+  name: string,
+  description: string,
+  changes: (options: { name?: string; role?: ApiClientRole }) => ClientChanges,
+): Command {
+  return clients
     .command(name)
     .description(description)
     .argument('<clientId>', 'the client id (api_…)')
-    .action(async (clientId: string, _options: unknown, command: Command) => {
+    .action(async (clientId: string, options: { name?: string; role?: ApiClientRole }, command: Command) => {
+      const body = changes(options);
       const { dss, json } = await invocationOf(command);
-      const client = expectOk(await dss.main.PATCH('/admin/api-clients/{clientId}', { params: { path: { clientId } }, body: { enabled } }));
+      const client = expectOk(await dss.main.PATCH('/admin/api-clients/{clientId}', { params: { path: { clientId } }, body }));
       if (json) {
         printJson(client);
         return;
       }
-      say(`${enabled ? 'Enabled' : 'Disabled'} API client ${client.clientId}.`);
+      const verb = body.enabled === undefined ? 'Updated' : body.enabled ? 'Enabled' : 'Disabled';
+      say(`${verb} API client ${client.clientId}.`);
       printClient(client);
     });
 }

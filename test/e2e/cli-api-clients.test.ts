@@ -1,7 +1,7 @@
 /**
  * End-to-end over `npm start` (bin/local.ts), with the `dss` CLI (a child process per command through cli-runner.ts):
  * root creates API clients for acme (the secret printed once, with the words to store it; never listed), lists,
- * reads, rotates (with and without the overlap), disables, enables and deletes them; a company administrator of acme
+ * reads, rotates (with and without the overlap), disables, enables, renames, changes the role of and deletes them; a company administrator of acme
  * creates one for acme and is refused one for globex; a client logs in with `dss login --client-id …
  * --client-secret-stdin` (the secret read from stdin, never stored), searches acme and is refused the
  * administration; once its stored token has expired, a command says to log in again; a disabled client's login is
@@ -119,12 +119,25 @@ describe('dss admin api-clients', () => {
     expect(shown.previousSecretExpiresAt).toBeUndefined();
   });
 
-  it('disable, enable and delete change the client as the API then shows it', async () => {
+  it('disable, enable, update and delete change the client as the API then shows it', async () => {
     const disabled = await runDss(root, ['admin', 'api-clients', 'disable', client.clientId]);
     expect(disabled.code, disabled.stderr).toBe(0);
     expect(disabled.stdout).toContain(`Disabled API client ${client.clientId}.`);
     expect((await dssJson<ApiClient>(root, ['admin', 'api-clients', 'get', client.clientId])).enabled).toBe(false);
     expect((await dssJson<ApiClient>(root, ['admin', 'api-clients', 'enable', client.clientId])).enabled).toBe(true);
+    const nothing = await runDss(root, ['admin', 'api-clients', 'update', client.clientId]);
+    expect(nothing.code).toBe(2);
+    const updated = await dssJson<ApiClient>(root, [
+      'admin',
+      'api-clients',
+      'update',
+      client.clientId,
+      '--name',
+      'CI (Lyon)',
+      '--role',
+      'operator',
+    ]);
+    expect(updated).toMatchObject({ clientId: client.clientId, name: 'CI (Lyon)', role: 'operator', enabled: true });
 
     const deleted = await runDss(root, ['admin', 'api-clients', 'delete', client.clientId]);
     expect(deleted.code, deleted.stderr).toBe(0);

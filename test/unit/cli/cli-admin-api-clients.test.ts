@@ -26,7 +26,16 @@ describe('dss admin api-clients', () => {
   it('registers every subcommand under dss admin api-clients', () => {
     const admin = dssProgram().commands.find((command) => command.name() === 'admin');
     const clients = admin?.commands.find((command) => command.name() === 'api-clients');
-    expect(clients?.commands.map((command) => command.name())).toEqual(['create', 'list', 'get', 'rotate', 'disable', 'enable', 'delete']);
+    expect(clients?.commands.map((command) => command.name())).toEqual([
+      'create',
+      'list',
+      'get',
+      'update',
+      'rotate',
+      'disable',
+      'enable',
+      'delete',
+    ]);
     const rotate = clients?.commands.find((command) => command.name() === 'rotate');
     expect(rotate?.options.map((option) => option.long)).toEqual(['--previous-secret-valid-seconds']);
   });
