@@ -13,6 +13,7 @@ import { CURRENT_USER_ACTIONS, USER_COUNT_ACTIONS, USER_DIRECTORY_ACTIONS } from
 import { ENV, readEnvironment } from '../../functions/contract/environment.js';
 import type { RouteDefinition } from '../../functions/contract/route.js';
 import { adminCompanyGet } from '../../functions/contract/routes/admin.js';
+import { adminApiClientCreate } from '../../functions/contract/routes/admin-api-clients.js';
 import { adminAuditList } from '../../functions/contract/routes/admin-audit.js';
 import { adminUserCreate } from '../../functions/contract/routes/admin-users.js';
 import { PASSWORD_POLICY } from '../../functions/core/access/password-policy.js';
@@ -190,7 +191,7 @@ describe('the user pool', () => {
     }
   });
 
-  it("grants the users administration function every action of the user directory, the companies one ListUsers and the caller's user, the audit one the caller's user, on the pool only, and no other function any", () => {
+  it("grants the users administration function every action of the user directory, the companies one ListUsers and the caller's user, the audit and API clients ones the caller's user, on the pool only, and no other function any", () => {
     const { stateless: service } = quickStage();
     const serviceFunctions = functionsByEntry(service);
     const poolArn = new RegExp(`^\\{"Fn::ImportValue":"[^"]*ExportsOutputFnGetAtt${poolId}Arn[0-9A-F]{8}"\\}$`);
@@ -198,6 +199,7 @@ describe('the user pool', () => {
       [adminUserCreate.entry]: USER_DIRECTORY_ACTIONS,
       [adminCompanyGet.entry]: [...USER_COUNT_ACTIONS, ...CURRENT_USER_ACTIONS],
       [adminAuditList.entry]: CURRENT_USER_ACTIONS,
+      [adminApiClientCreate.entry]: CURRENT_USER_ACTIONS,
     };
     for (const [entry, [id, fn]] of serviceFunctions) {
       const grants = cognitoGrantsOf(service, fn);
