@@ -12,10 +12,11 @@ const sorted = (actions: readonly string[]) => [...new Set(actions)].sort();
 describe('the Cognito actions routes declare', () => {
   const declaring = ROUTES.filter((route) => (route.access?.userPool ?? []).length > 0);
 
-  it("are every action of the user directory for users administration, the caller's own user for the audit log, and that and ListUsers for companies", () => {
+  it("are every action of the user directory for users administration, the caller's own user for the audit log and API clients, and that and ListUsers for companies", () => {
     for (const route of declaring) {
       const actions = sorted(route.access?.userPool ?? []);
-      if (route.id === 'AdminAuditList') expect(actions, route.id).toEqual(sorted(CURRENT_USER_ACTIONS));
+      if (route.id === 'AdminAuditList' || route.id.startsWith('AdminApiClient'))
+        expect(actions, route.id).toEqual(sorted(CURRENT_USER_ACTIONS));
       else if (route.scope === 'users:read' || route.scope === 'users:write')
         expect(actions, route.id).toEqual(sorted(USER_DIRECTORY_ACTIONS));
       else expect(actions, route.id).toEqual(sorted([...USER_COUNT_ACTIONS, ...CURRENT_USER_ACTIONS]));
