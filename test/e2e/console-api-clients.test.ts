@@ -9,6 +9,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type components, expectOk } from '../../client/index.js';
+import { clientRoleName } from '../../console/src/admin/client-roles.js';
 import { dateTime } from '../../console/src/format.js';
 import { chromiumAvailable, launchChromium } from './browser.js';
 import { expectAccessible, openConsole, screenshot, signedIn, signInWith } from './console-harness.js';
@@ -50,7 +51,7 @@ const rowOf = (client: ApiClient) => [
   client.name,
   client.clientId,
   client.company,
-  client.role === 'operator' ? 'Operator' : 'Viewer',
+  clientRoleName(client.role),
   client.enabled ? 'Yes' : 'No',
   client.lastUsedAt === undefined ? 'Never' : dateTime(client.lastUsedAt),
   client.previousSecretExpiresAt === undefined ? '—' : dateTime(client.previousSecretExpiresAt),

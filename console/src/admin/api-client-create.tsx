@@ -13,7 +13,8 @@ import { SecretOnce, type ShownSecret } from '../integrations/secret.js';
 import { hrefOf } from '../router.js';
 import { UserText, visibleText } from '../user-text.js';
 import { CLIENT_SECRET_WORDS } from './api-client-secret.js';
-import { API_CLIENT_ROLES, type ApiClient, type ApiClientRole, createApiClient } from './api-clients.js';
+import { type ApiClient, createApiClient } from './api-clients.js';
+import { API_CLIENT_ROLES, type ApiClientRole } from './client-roles.js';
 import { type CompanyOption, optionLabel } from './company-options.js';
 
 /** The form's state and its submit handler: the client created, the form emptied, its secret kept to show once. */

@@ -7,7 +7,8 @@ import { MAX_API_CLIENT_NAME_LENGTH } from '../../../client/limits.js';
 import { Alert } from '../device/focus.js';
 import { formField } from '../form-field.js';
 import { RoleChoice } from './api-client-create.js';
-import { type ApiClient, type ApiClientRole, updateApiClient } from './api-clients.js';
+import { type ApiClient, updateApiClient } from './api-clients.js';
+import type { ApiClientRole } from './client-roles.js';
 
 /** The changes the form asks for against `client`: only the name and role that differ. */
 function changesOf(form: FormData, client: ApiClient): { name?: string; role?: ApiClientRole } {

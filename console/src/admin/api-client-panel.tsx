@@ -13,7 +13,8 @@ import { can } from '../session.js';
 import { UserText } from '../user-text.js';
 import { EditApiClient } from './api-client-edit.js';
 import { CLIENT_SECRET_WORDS } from './api-client-secret.js';
-import { type ApiClient, clientRoleName, deleteApiClient, rotateApiClientSecret, updateApiClient } from './api-clients.js';
+import { type ApiClient, deleteApiClient, rotateApiClientSecret, updateApiClient } from './api-clients.js';
+import { clientRoleName } from './client-roles.js';
 
 /** An optional time as the page shows it: a `<time>`, or `absent` when there is none. */
 function when(iso: string | undefined, absent: string): ComponentChildren {

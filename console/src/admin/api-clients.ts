@@ -2,10 +2,11 @@
  * The calls of the API clients page, each answering its data or the message to show (device/load.ts's Loaded): a
  * page of clients (of one company, or of every company for a platform administrator), one client, create one (its
  * secret answered once), change its name, role or whether it is enabled, delete it, rotate its secret (the new one
- * answered once).
+ * answered once). The roles offered are in client-roles.ts.
  */
 import { attempt, type Loaded } from '../device/load.js';
 import { api, problemText } from '../session.js';
+import type { ApiClientRole } from './client-roles.js';
 import { refusalText } from './refusal.js';
 
 /** A page of clients as the typed client answers it. */
@@ -27,28 +28,11 @@ const createCall = (body: ApiClientCreate) => api.main.POST('/admin/api-clients'
 export type ApiClient = NonNullable<Awaited<ReturnType<typeof clientsPage>>['data']>['items'][number];
 /** A client with its new secret: the answer of a create or a rotation, the only ones that show it. */
 export type ApiClientWithSecret = NonNullable<Awaited<ReturnType<typeof createCall>>['data']>;
-/** A client's role: `viewer` or `operator`. */
-export type ApiClientRole = ApiClient['role'];
 /** What a new client is made of. */
 export interface ApiClientCreate {
   name: string;
   company: string;
   role: ApiClientRole;
-}
-
-/** The roles a client may hold, with what each may do, lowest first. */
-export const API_CLIENT_ROLES = [
-  { role: 'viewer', label: 'Viewer: reads and searches the company’s fleet' },
-  { role: 'operator', label: 'Operator: also uploads, deploys, and changes devices and alert rules' },
-] as const satisfies readonly { role: ApiClientRole; label: string }[];
-
-// Fails to compile when the contract has a role the list above lacks.
-const everyRoleListed: Exclude<ApiClientRole, (typeof API_CLIENT_ROLES)[number]['role']> extends never ? true : never = true;
-void everyRoleListed;
-
-/** A role's short name for tables (`Operator`). */
-export function clientRoleName(role: string): string {
-  return (API_CLIENT_ROLES.find((entry) => entry.role === role)?.label ?? role).replace(/:.*$/, '');
 }
 
 /** A page of clients of `company` (every company when empty), `limit` a page, from `cursor`. */
