@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { API_CLIENT_ID_PATTERN, type ApiClientRole, type StoredApiClient } from '../../core/clients/model.js';
 import type { ApiClientStore } from '../../core/clients/ports.js';
 import type { Page } from '../../core/shared/paging.js';
@@ -7,6 +7,9 @@ import { cancellationCodes, isConditionalCheckFailed, sendTransaction } from './
 
 /** The `listed` value every client carries: the one partition of the `all` index. */
 const LISTED = 'CLIENT';
+
+/** The attributes of a previous secret, removed by a change that leaves the client without one. */
+const PREVIOUS_SECRET_ATTRIBUTES = ['previousSecretHash', 'previousSecretExpiresAt'];
 
 /** The key of a company's client count: never a client id (`api_…`), and without `company`, so no index lists it. */
 function countKey(company: string): { clientId: string } {
@@ -120,16 +123,31 @@ export class DynamoDbApiClientStore implements ApiClientStore {
     };
   }
 
-  /** @inheritdoc */
+  /**
+   * @inheritdoc
+   * One conditional UpdateItem setting every attribute of the client but its id and `lastUsedAt` (so that a use
+   * recorded since the client was read is kept), and removing the previous secret's when it has none.
+   */
   async replace(apiClient: StoredApiClient, expectedUpdated: string): Promise<boolean> {
+    const { clientId: _id, lastUsedAt: _used, ...set } = clientItem(apiClient);
+    const present = Object.keys(set).filter((name) => set[name] !== undefined);
+    const absent = PREVIOUS_SECRET_ATTRIBUTES.filter((name) => set[name] === undefined);
+    const names = [...present, ...absent];
     try {
       await this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.table,
-          Item: clientItem(apiClient),
+          Key: { clientId: apiClient.clientId },
+          UpdateExpression: [
+            `SET ${present.map((name) => `#${name} = :${name}`).join(', ')}`,
+            ...(absent.length === 0 ? [] : [`REMOVE ${absent.map((name) => `#${name}`).join(', ')}`]),
+          ].join(' '),
           ConditionExpression: '#updated = :expected',
-          ExpressionAttributeNames: { '#updated': 'updated' },
-          ExpressionAttributeValues: { ':expected': expectedUpdated },
+          ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(present.map((name) => [`:${name}`, set[name]])),
+            ':expected': expectedUpdated,
+          },
         }),
       );
       return true;

@@ -82,10 +82,14 @@ export function newClientSecret(random: (count: number) => Uint8Array = randomBy
   return Buffer.from(random(SECRET_BYTES)).toString('base64url');
 }
 
-/** The client as answered: without its hashes. */
+/** The client as answered: what ApiClient holds, never its hashes nor what only the token checks read. */
 export function apiClientView(client: StoredApiClient): ApiClient {
-  const { secretHash: _secret, previousSecretHash: _previous, ...view } = client;
-  return view;
+  const { clientId, name, company, role, enabled, created, createdBy, updated, lastUsedAt, previousSecretExpiresAt } = client;
+  return {
+    ...{ clientId, name, company, role, enabled, created, createdBy, updated },
+    ...(lastUsedAt === undefined ? {} : { lastUsedAt }),
+    ...(previousSecretExpiresAt === undefined ? {} : { previousSecretExpiresAt }),
+  };
 }
 
 /** Whether the caller manages every client (a platform administrator's token). */

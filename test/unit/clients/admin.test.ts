@@ -292,4 +292,13 @@ describe('the store', () => {
     expect(await store.replace({ ...stored, name: 'second', updated: '2026-12-01T11:00:01.000Z' }, stored.updated)).toBe(false);
     expect((await store.get(created.clientId))?.name).toBe('first');
   });
+
+  it('keeps a lastUsedAt written between the read and the change of a client', async () => {
+    const created = await createApiClient(ports, root, { name: 'Busy', company: acme, role: 'operator' });
+    const stored = await store.get(created.clientId);
+    if (stored === undefined) throw new Error('not stored');
+    await store.touch(created.clientId, '2026-12-01T10:03:00.000Z', '2026-12-01T10:02:00.000Z');
+    expect(await store.replace({ ...stored, enabled: false, updated: '2026-12-01T10:03:01.000Z' }, stored.updated)).toBe(true);
+    expect(await store.get(created.clientId)).toMatchObject({ enabled: false, lastUsedAt: '2026-12-01T10:03:00.000Z' });
+  });
 });
