@@ -893,7 +893,7 @@ export interface paths {
         };
         /**
          * The authorization server's metadata (RFC 8414)
-         * @description Where clients get and revoke tokens, the key set that verifies them, the grants and client authentication methods: what OAuth libraries read to configure themselves from the issuer.
+         * @description Where clients get and revoke tokens, the key set that verifies them, the grants and client authentication methods: what OAuth libraries read to configure themselves from the issuer. Local runtime only: on AWS the issuer of API clients' tokens is `{auth_url}/device`, whose metadata is `{auth_url}/device/.well-known/openid-configuration`.
          */
         get: operations["AuthServerMetadata"];
         put?: never;
@@ -913,7 +913,7 @@ export interface paths {
         };
         /**
          * The authorization server's metadata (OpenID Connect Discovery name)
-         * @description The same document as `/.well-known/oauth-authorization-server`, for libraries that look for it under this name.
+         * @description The same document as `/.well-known/oauth-authorization-server`, for libraries that look for it under this name. Local runtime only, as that one.
          */
         get: operations["AuthOpenIdConfiguration"];
         put?: never;

@@ -17,7 +17,7 @@ import { deploymentsExecute, deploymentsHistory, deploymentsListAll, deployments
 import { DEVICE_ISSUER_ROUTES } from './routes/device-issuer.js';
 import { deviceDeploymentStatusPost, deviceDeploymentsGet, deviceHealthPut } from './routes/device-side.js';
 import { deviceCredentialsIssue, deviceDelete, deviceGet, devicePut, devicesRegister } from './routes/devices.js';
-import { authOpenIdConfiguration, authServerMetadata } from './routes/discovery.js';
+import { authOpenIdConfiguration, authServerMetadata, DISCOVERY_ROUTES } from './routes/discovery.js';
 import {
   rolloutCancel,
   rolloutCreate,
@@ -138,10 +138,14 @@ export function reservedPathSegments(routes: readonly RouteDefinition[]): Readon
 }
 
 /**
- * Every route served on AWS: ROUTES (the `auth` ones as their `onAws` says) and the device issuer's documents on the
- * authentication address, which only AWS has (the local runtime is its own device issuer).
+ * Every route served on AWS: ROUTES (the `auth` ones as their `onAws` says) but the local issuer's metadata
+ * (DISCOVERY_ROUTES), and the device issuer's documents on the authentication address, which only AWS has (the local
+ * runtime is its own device issuer).
  */
-export const AWS_ROUTES: readonly RouteDefinition[] = [...ROUTES, ...DEVICE_ISSUER_ROUTES];
+export const AWS_ROUTES: readonly RouteDefinition[] = [
+  ...ROUTES.filter((route) => !DISCOVERY_ROUTES.includes(route)),
+  ...DEVICE_ISSUER_ROUTES,
+];
 
 /** Ids no device may have (reservedPathSegments of ROUTES): a new route's segments are reserved with it. */
 export const RESERVED_DEVICE_IDS = reservedPathSegments(ROUTES);

@@ -125,8 +125,12 @@ export function principalFromJwt(jwt: { claims?: Readonly<Record<string, unknown
     const principal = { subject, username, companies: Object.freeze([...new Set(companies)]), scopes };
     // An API client's token: `sub` and `client_id` are its id (a Cognito user token's `client_id` is the app client's).
     if (claims.client_id === subject && isApiClientId(subject)) {
-      if (companies.length !== 1) throw new UnauthorizedError("An API client's token must name one company.");
-      return Object.freeze({ ...principal, apiClient: Object.freeze({ clientId: subject }) });
+      const issuedAt = Number(claims.iat);
+      if (companies.length !== 1 || !Number.isFinite(issuedAt)) {
+        throw new UnauthorizedError('An API client\'s token must name one company and when it was issued ("iat").');
+      }
+      const apiClient = Object.freeze({ clientId: subject, issuedAt: new Date(issuedAt * 1000).toISOString() });
+      return Object.freeze({ ...principal, apiClient });
     }
     return Object.freeze(principal);
   }

@@ -4,7 +4,7 @@
  * document alone and gets a token with the client credentials grant; the token searches and deploys in acme and is
  * refused in globex and on the administration; a viewer client cannot deploy; after a rotation both secrets work until
  * the overlap ends and only the new one after; a disabled client gets `invalid_client` and its live token stops
- * within a minute. Every answer of the typed client is checked against the OpenAPI document.
+ * within a minute; a company admin of acme cannot create a client of globex. Every answer of the typed client is checked against the OpenAPI document.
  */
 import * as oauth from 'openid-client';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +93,21 @@ describe('an API client of acme', () => {
       await as(local.tokens.root).GET('/admin/api-clients/{clientId}', { params: { path: { clientId: operator.clientId } } }),
     );
     expect(Date.now() - Date.parse(used.lastUsedAt as string)).toBeLessThan(120_000);
+  });
+
+  it('is made by a company admin of acme for acme only', async () => {
+    const invited = expectOk(
+      await as(local.tokens.root).POST('/admin/users', {
+        body: { username: 'carla', email: 'carla@acme.example', role: 'company-admin', companies: ['acme'] },
+      }),
+    );
+    const auth = clientFor(local.service).auth;
+    const password = invited.temporaryPassword as string;
+    const signedIn = await auth.POST('/token', { body: { username: 'carla', password, new_password: 'Acme-clients-2026!' } });
+    const carla = as(expectOk(signedIn).access_token);
+    const body = { name: 'Globex feed', company: 'globex', role: 'viewer' as const };
+    expectError(await carla.POST('/admin/api-clients', { body }), 403);
+    expect((await carla.POST('/admin/api-clients', { body: { ...body, name: 'Acme feed', company: 'acme' } })).response.status).toBe(201);
   });
 
   it('of the viewer role searches but cannot deploy, and no scope widens it', async () => {

@@ -270,9 +270,9 @@ describe('stacks, functions access (bundling skipped)', () => {
     expect(reindex).not.toMatch(/CompaniesTable|DeploymentsTable|dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)|s3:/);
     const setup = policyOf(SEARCH_INDEX_SETUP_ENTRY);
     expect(setup).not.toMatch(/dynamodb:|s3:/);
-    // The token endpoint calls Cognito's unauthenticated InitiateAuth (no permission), reads devices (their credential),
-    // reserves and clears attempts' counts by key (items only: no Query, Scan or batch), and signs device tokens with
-    // the KMS key; nothing else.
+    // The token endpoint calls Cognito's unauthenticated InitiateAuth (no permission), reads devices and API clients
+    // (their credential), reserves and clears attempts' counts by key (items only: no Query, Scan or batch), writes an
+    // API client's lastUsedAt by key, and signs device and client tokens with the KMS key; nothing else.
     const token = policyOf(TOKEN_FUNCTION_ENTRY);
     expect(token).not.toMatch(/cognito-idp:|s3:|es:|kms:GetPublicKey/);
     expect(token).toMatch(/DevicesTable/);
@@ -284,7 +284,10 @@ describe('stacks, functions access (bundling skipped)', () => {
     const writes = tokenStatements.filter((statement) =>
       asArray(statement.Action).some((action) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(action)),
     );
-    expect(writes.map((statement) => JSON.stringify(statement.Resource))).toEqual([expect.stringMatching(/ClientFailuresTable/)]);
+    expect(writes.map((statement) => JSON.stringify(statement.Resource)).sort()).toEqual([
+      expect.stringMatching(/ApiClientsTable/),
+      expect.stringMatching(/ClientFailuresTable/),
+    ]);
     const onFailures = tokenStatements.filter((statement) => JSON.stringify(statement.Resource).includes('ClientFailuresTable'));
     expect(onFailures.flatMap((statement) => asArray(statement.Action)).sort()).toEqual([
       'dynamodb:DeleteItem',
@@ -294,6 +297,7 @@ describe('stacks, functions access (bundling skipped)', () => {
     ]);
     const reads = tokenStatements.filter((statement) => asArray(statement.Action).includes('dynamodb:GetItem'));
     expect(reads.map((statement) => JSON.stringify(statement.Resource)).sort()).toEqual([
+      expect.stringMatching(/ApiClientsTable/),
       expect.stringMatching(/ClientFailuresTable/),
       expect.stringMatching(/DevicesTable/),
     ]);

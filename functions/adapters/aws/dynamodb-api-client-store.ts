@@ -40,6 +40,7 @@ function clientFromItem(item: Record<string, unknown>): StoredApiClient {
     ...optional('previousSecretExpiresAt'),
     secretHash: item.secretHash as string,
     ...optional('previousSecretHash'),
+    ...optional('tokensNotBefore'),
   };
 }
 

@@ -8,6 +8,7 @@
  */
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { ulid } from 'ulid';
+import { ROLES } from '../../core/access/roles.js';
 import type { DeviceTokenSigner } from '../../core/devices/ports.js';
 import { ServiceUnavailableError } from '../../core/shared/errors.js';
 import { DEVICE_SCOPE } from '../../core/shared/principal.js';
@@ -241,9 +242,11 @@ export class KmsDeviceIssuerKeys {
 /**
  * The OpenID Provider discovery document of the device issuer (OpenID Connect Discovery 1.0 §3), as far as a JWT
  * verifier needs it: `issuer` (exactly the tokens' `iss`) and `jwks_uri` (`{issuer}/.well-known/jwks.json`); the
- * token endpoint is the service's `{auth_url}/token` (client credentials).
+ * token endpoint is the service's `{auth_url}/token` (client credentials), for devices and API clients alike, whose
+ * scopes it lists: an OAuth library pointed at the device issuer configures itself from it (RFC 8414 §3.3: it is
+ * served at `{issuer}/.well-known/openid-configuration`).
  * @param issuer the device issuer, without a trailing slash.
- * @param tokenEndpoint where devices obtain tokens.
+ * @param tokenEndpoint where devices and API clients obtain tokens.
  */
 export function openIdConfiguration(issuer: string, tokenEndpoint: string): Record<string, unknown> {
   return {
@@ -255,6 +258,6 @@ export function openIdConfiguration(issuer: string, tokenEndpoint: string): Reco
     id_token_signing_alg_values_supported: ['ES256'],
     response_types_supported: ['token'],
     subject_types_supported: ['public'],
-    scopes_supported: [DEVICE_SCOPE],
+    scopes_supported: [DEVICE_SCOPE, ...ROLES.operator],
   };
 }

@@ -7,7 +7,7 @@ import { ulid } from 'ulid';
 import type { HashSlot, IdentityProvider, SignInOutcome, SignInRequest } from '../../core/access/ports.js';
 import { scopeClaimOf } from '../../core/access/roles.js';
 import { ACCESS_TOKEN_LIFETIME_SECONDS, REFRESH_TOKEN_LIFETIME_DAYS } from '../../core/access/user-tokens.js';
-import type { ClientTokenClaims } from '../../core/clients/tokens.js';
+import type { ClientTokenClaims } from '../../core/clients/model.js';
 import type { DeviceTokenClaims, DeviceTokenSigner } from '../../core/devices/ports.js';
 import { type LocalRefreshToken, type LocalUser, LocalUserStore } from './local-user-store.js';
 

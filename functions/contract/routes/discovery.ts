@@ -2,10 +2,14 @@
  * The authorization server's metadata at the authentication address (RFC 8414, and the same document under OpenID
  * Connect Discovery 1.0's name), so that a standard OAuth library configures itself from the issuer's address alone:
  * where tokens are issued and revoked, the key set, the grants and the client authentication methods.
+ *
+ * Served by the local runtime only (DISCOVERY_ROUTES, left out of AWS_ROUTES): RFC 8414 §3.3 has a document name the
+ * address it is fetched from as `issuer`, and locally the issuer of every token is `{auth_url}`. On AWS clients' tokens
+ * are the device issuer's, `{auth_url}/device`, whose own document (device-issuer.ts) says the same things there.
  */
 import * as z from 'zod';
 import { IgnoredQuery } from '../parameters.js';
-import { defineRoute } from '../route.js';
+import { defineRoute, type RouteDefinition } from '../route.js';
 import { COMMON_PROBLEMS, HEADERS } from '../schemas/responses.js';
 
 /** The one function serving both documents (it reads its settings, nothing else). */
@@ -26,7 +30,7 @@ export const AuthorizationServerMetadata = z
   .loose()
   .meta({ id: 'AuthorizationServerMetadata', description: 'OAuth 2.0 Authorization Server Metadata (RFC 8414).' });
 
-/** What the two routes share: public, one function. On AWS the issuer is the device issuer, whose name it reads. */
+/** What the two routes share: public, one function reading the issuer's settings. */
 const common = {
   api: 'auth',
   method: 'GET',
@@ -35,8 +39,8 @@ const common = {
   request: { query: IgnoredQuery },
   access: { storage: false, memorySize: 256 },
   entry: DISCOVERY_ENTRY,
-  // On AWS clients' tokens are the device issuer's (the KMS key): the function reads its name (no use of the key).
-  onAws: { kind: 'function', entry: DISCOVERY_ENTRY, access: { storage: false, memorySize: 256, deviceKey: 'publicKey' } },
+  // Never deployed (DISCOVERY_ROUTES): the device issuer's document serves this on AWS.
+  onAws: { kind: 'entry' },
   responses: {
     200: {
       description: 'The metadata.',
@@ -54,7 +58,7 @@ export const authServerMetadata = defineRoute({
   path: '/.well-known/oauth-authorization-server',
   summary: "The authorization server's metadata (RFC 8414)",
   description:
-    'Where clients get and revoke tokens, the key set that verifies them, the grants and client authentication methods: what OAuth libraries read to configure themselves from the issuer.',
+    "Where clients get and revoke tokens, the key set that verifies them, the grants and client authentication methods: what OAuth libraries read to configure themselves from the issuer. Local runtime only: on AWS the issuer of API clients' tokens is `{auth_url}/device`, whose metadata is `{auth_url}/device/.well-known/openid-configuration`.",
 });
 
 /** GET /.well-known/openid-configuration */
@@ -63,5 +67,9 @@ export const authOpenIdConfiguration = defineRoute({
   id: 'AuthOpenIdConfiguration',
   path: '/.well-known/openid-configuration',
   summary: "The authorization server's metadata (OpenID Connect Discovery name)",
-  description: 'The same document as `/.well-known/oauth-authorization-server`, for libraries that look for it under this name.',
+  description:
+    'The same document as `/.well-known/oauth-authorization-server`, for libraries that look for it under this name. Local runtime only, as that one.',
 });
+
+/** The two documents: routes of the local runtime, not of AWS_ROUTES. */
+export const DISCOVERY_ROUTES: readonly RouteDefinition[] = [authServerMetadata, authOpenIdConfiguration];

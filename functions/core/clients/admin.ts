@@ -309,11 +309,13 @@ export async function updateApiClient(
   }
   const { principal } = await currentAdministrator(ports.users, token, 'users:write');
   if (change.role !== undefined) checkRole(principal, change.role);
-  const changed = await changeApiClient(ports, principal, { clientId, action: 'api-client.updated' }, (client) => ({
+  const changed = await changeApiClient(ports, principal, { clientId, action: 'api-client.updated' }, (client, now) => ({
     ...client,
     ...(change.name === undefined ? {} : { name: change.name }),
     ...(change.role === undefined ? {} : { role: change.role }),
     ...(change.enabled === undefined ? {} : { enabled: change.enabled }),
+    // A disable ends every live token for good: enabling the client again brings none back.
+    ...(change.enabled === false && client.enabled ? { tokensNotBefore: now.toISOString() } : {}),
   }));
   return apiClientView(changed);
 }
@@ -321,7 +323,8 @@ export async function updateApiClient(
 /**
  * Rotates a client's secret: the new one (answered here only) works from now on, and the one it replaces keeps
  * working for `previousSecretValidSeconds` (`previousSecretExpiresAt`; none when 0), so that a deployment can roll the
- * new secret out first. A previous secret still in its overlap is dropped: only the last two secrets ever work.
+ * new secret out first. A previous secret still in its overlap is dropped: only the last two secrets ever work. With
+ * 0, every token issued until now stops too (`tokensNotBefore`: within API_CLIENT_RECHECK_MS).
  * @param previousSecretValidSeconds 0 to MAX_PREVIOUS_SECRET_SECONDS (the route validates it); the default is the most.
  * @throws ForbiddenError without `users:write` (in the token or the caller's current role); NotFoundError when there is
  *   none (or another company's); ConflictError when concurrent changes keep winning.
@@ -337,7 +340,8 @@ export async function rotateApiClientSecret(
   const secretHash = await hashDeviceSecret(clientSecret);
   const changed = await changeApiClient(ports, principal, { clientId, action: 'api-client.secret-rotated' }, (client, now) => {
     const { previousSecretHash: _hash, previousSecretExpiresAt: _expires, ...rest } = client;
-    if (previousSecretValidSeconds <= 0) return { ...rest, secretHash };
+    // No overlap is the answer to a leaked secret: the tokens it got end too.
+    if (previousSecretValidSeconds <= 0) return { ...rest, secretHash, tokensNotBefore: now.toISOString() };
     const expires = new Date(now.getTime() + previousSecretValidSeconds * 1000).toISOString();
     return { ...rest, secretHash, previousSecretHash: client.secretHash, previousSecretExpiresAt: expires };
   });

@@ -66,4 +66,21 @@ export interface ApiClient {
 export interface StoredApiClient extends ApiClient {
   secretHash: string;
   previousSecretHash?: string;
+  /**
+   * ISO-8601: tokens issued before it are refused. Set when the client is disabled or its secret rotated without an
+   * overlap, the answers to a leak: they end every live token, and enabling the client again brings none back.
+   */
+  tokensNotBefore?: string;
+}
+
+/**
+ * The claims of an API client's token besides iss, aud, iat, nbf, exp and jti: `sub` and `client_id` the client id,
+ * `username` its audit actor (`client:{clientId}`), `companies` its one company, `scope` its scopes.
+ */
+export interface ClientTokenClaims {
+  sub: string;
+  username: string;
+  companies: [string];
+  scope: string;
+  client_id: string;
 }

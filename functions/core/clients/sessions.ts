@@ -22,13 +22,19 @@ interface Remembered {
 }
 
 /**
- * Whether `client` still grants a token of `company` carrying `scopes`: it exists, is enabled, is of that company,
- * and its role holds each scope.
+ * Whether `client` still grants a token of `company` carrying `scopes`, issued at `issuedAt` (ISO-8601, whole
+ * seconds as `iat`): it exists, is enabled, is of that company, its role holds each scope, and the token is not older
+ * than its `tokensNotBefore`.
  */
-export function clientGrants(client: StoredApiClient | undefined, company: string | undefined, scopes: ReadonlySet<string>): boolean {
-  if (client === undefined || !client.enabled || client.company !== company) return false;
+export function clientGrants(
+  client: StoredApiClient | undefined,
+  token: { company: string | undefined; scopes: ReadonlySet<string>; issuedAt: string },
+): boolean {
+  if (client === undefined || !client.enabled || client.company !== token.company) return false;
+  // `iat` has whole seconds: a token of the same second as the cut is refused too.
+  if (client.tokensNotBefore !== undefined && Date.parse(token.issuedAt) <= Date.parse(client.tokensNotBefore)) return false;
   const held: readonly string[] = ROLES[client.role];
-  return [...scopes].every((scope) => held.includes(scope));
+  return [...token.scopes].every((scope) => held.includes(scope));
 }
 
 /** The per-process check of API client tokens (one instance per process, built by the composition root). */
@@ -44,17 +50,18 @@ export class ApiClientSessions {
   /**
    * Checks the request of a principal acting as an API client (`principal.apiClient`; any other passes untouched),
    * and records its use (`lastUsedAt`, at most one write per client per LAST_USED_WRITE_INTERVAL_MS).
-   * @throws UnauthorizedError (401) when the client is gone, disabled, of another company, or its role no longer holds
-   *   one of the token's scopes: the detail says to request a new token. Store failures are thrown as they are.
+   * @throws UnauthorizedError (401) when the client is gone, disabled, of another company, its role no longer holds
+   *   one of the token's scopes, or the token is older than its `tokensNotBefore`: the detail says to request a new
+   *   token. A failed read is thrown as it is (503); a failed `lastUsedAt` write is ignored.
    */
   async check(principal: Principal): Promise<void> {
-    const clientId = principal.apiClient?.clientId;
-    if (clientId === undefined) return;
+    if (principal.apiClient === undefined) return;
+    const { clientId, issuedAt } = principal.apiClient;
     const entry = this.entryOf(clientId);
     const client = await entry.client;
-    if (!clientGrants(client, principal.companies[0], principal.scopes)) {
+    if (!clientGrants(client, { company: principal.companies[0], scopes: principal.scopes, issuedAt })) {
       throw new UnauthorizedError(
-        `API client '${clientId}' is disabled, deleted or has a lower role than when this token was issued; request a new token.`,
+        `API client '${clientId}' is disabled, deleted, has a lower role, or ended its tokens since this one was issued; request a new token.`,
       );
     }
     await this.touch(clientId, entry, client as StoredApiClient);
@@ -84,6 +91,7 @@ export class ApiClientSessions {
       return;
     }
     entry.touchedAt = now;
-    await this.clients.touch(clientId, new Date(now).toISOString(), new Date(since).toISOString());
+    // Best effort: a throttled write must not fail the request it records.
+    await this.clients.touch(clientId, new Date(now).toISOString(), new Date(since).toISOString()).catch(() => undefined);
   }
 }

@@ -14,20 +14,10 @@ import {
   verifyDeviceSecret,
 } from '../devices/tokens.js';
 import { OAuthError } from '../shared/errors.js';
-import { clientActor, isApiClientId, LAST_USED_WRITE_INTERVAL_MS, type StoredApiClient } from './model.js';
+import { type ClientTokenClaims, clientActor, isApiClientId, LAST_USED_WRITE_INTERVAL_MS, type StoredApiClient } from './model.js';
 import type { ApiClientStore } from './ports.js';
 
-/**
- * The claims of an API client's token besides iss, aud, iat, nbf, exp and jti: `sub` and `client_id` the client id,
- * `username` its audit actor (`client:{clientId}`), `companies` its one company, `scope` its scopes.
- */
-export interface ClientTokenClaims {
-  sub: string;
-  username: string;
-  companies: [string];
-  scope: string;
-  client_id: string;
-}
+export type { ClientTokenClaims } from './model.js';
 
 /** Signs API clients' tokens with the issuer's key (the local issuer's locally, the device issuer's KMS key on AWS). */
 export interface ClientTokenSigner {
@@ -74,19 +64,25 @@ export function grantedScopes(client: Pick<StoredApiClient, 'role'>, requested: 
   return held.filter((scope) => asked.includes(scope)).join(' ');
 }
 
-/** Whether `secret` is the client's secret, or its previous one before `previousSecretExpiresAt`. */
+/**
+ * Whether `secret` is the client's secret, or its previous one before `previousSecretExpiresAt`. Two hashes whatever
+ * is stored (the decoy's where there is no client or no previous secret), so that the time taken tells nothing.
+ */
 async function secretMatches(
   verify: (secret: string, stored: string) => Promise<boolean>,
   client: StoredApiClient | undefined,
   secret: string,
   now: Date,
 ): Promise<boolean> {
-  if (await verify(secret, client?.secretHash ?? DECOY_HASH)) return client !== undefined;
   const previousValid =
     client?.previousSecretHash !== undefined &&
     client.previousSecretExpiresAt !== undefined &&
     Date.parse(client.previousSecretExpiresAt) > now.getTime();
-  return previousValid && (await verify(secret, client.previousSecretHash as string));
+  const [current, previous] = await Promise.all([
+    verify(secret, client?.secretHash ?? DECOY_HASH),
+    verify(secret, previousValid ? (client.previousSecretHash as string) : DECOY_HASH),
+  ]);
+  return client !== undefined && (current || (previousValid && previous));
 }
 
 /**
@@ -139,6 +135,10 @@ export async function issueClientToken(
     client_id: clientId,
   };
   const accessToken = await dependencies.signer.sign(claims, lifetimeSeconds);
-  await dependencies.clients.touch(clientId, now.toISOString(), new Date(now.getTime() - LAST_USED_WRITE_INTERVAL_MS).toISOString());
+  const since = now.getTime() - LAST_USED_WRITE_INTERVAL_MS;
+  // At most one write a minute (the read client's lastUsedAt says whether one is due), and never a refused token.
+  if (client.lastUsedAt === undefined || Date.parse(client.lastUsedAt) < since) {
+    await dependencies.clients.touch(clientId, now.toISOString(), new Date(since).toISOString()).catch(() => undefined);
+  }
   return { accessToken, expiresInSeconds: lifetimeSeconds, scope };
 }

@@ -1,6 +1,6 @@
 /** Ports of the device area: device records, device token signing and the presence (heartbeat) records. */
 
-import type { ClientTokenClaims } from '../clients/tokens.js';
+import type { ClientTokenClaims } from '../clients/model.js';
 import type { Device, DeviceCredential, StoredDevice } from './model.js';
 
 /** Device records (devices table). */

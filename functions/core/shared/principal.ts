@@ -69,7 +69,7 @@ export interface Principal {
    * Set when the token is an API client's (client credentials grant, functions/core/clients/tokens.ts): the client it
    * acts as, whose one company is `companies[0]`. Each request checks the client is still enabled with the role.
    */
-  apiClient?: { clientId: string };
+  apiClient?: { clientId: string /** ISO-8601: the token's `iat`. */; issuedAt: string };
 }
 
 /**

@@ -137,6 +137,22 @@ describe('the client credentials grant of an API client', () => {
     await expect(issueClientToken(dependencies, request(SECRET), 900)).resolves.toMatchObject({ accessToken: 'token-3' });
   });
 
+  it('writes lastUsedAt once a minute however many tokens it issues, and checks two hashes whatever is stored', async () => {
+    const { dependencies, touches, advance } = await world();
+    let hashes = 0;
+    const counted = {
+      ...dependencies,
+      verify: async (secret: string, stored: string) => ++hashes > 0 && stored !== '' && secret === SECRET,
+    };
+    await issueClientToken(dependencies, request(SECRET), 900);
+    advance(30_000);
+    await issueClientToken(dependencies, request(SECRET), 900);
+    expect(touches).toHaveLength(1);
+    await issueClientToken(counted, request('wrong'), 900).catch(() => undefined);
+    await issueClientToken(counted, { ...request('wrong'), clientId: 'api_01JEX0000000000000000000ZZ' }, 900).catch(() => undefined);
+    expect(hashes).toBe(4);
+  });
+
   it('blocks a client id after the failed attempts the policy allows, the right secret too', async () => {
     const { dependencies } = await world();
     for (let attempt = 0; attempt < DEFAULT_CLIENT_FAILURE_POLICY.limit; attempt += 1)
@@ -148,12 +164,12 @@ describe('the client credentials grant of an API client', () => {
 });
 
 describe("an API client's live tokens", () => {
-  const principal = (scopes: readonly string[] = ROLES.operator): Principal => ({
+  const principal = (scopes: readonly string[] = ROLES.operator, issuedAt = new Date(T0).toISOString()): Principal => ({
     subject: CLIENT_ID,
     username: `client:${CLIENT_ID}`,
     companies: ['acme'],
     scopes: new Set(scopes),
-    apiClient: { clientId: CLIENT_ID },
+    apiClient: { clientId: CLIENT_ID, issuedAt },
   });
 
   it('work while the client grants them, read at most once per 30 s, and stop within 30 s of a disable', async () => {
@@ -179,6 +195,24 @@ describe("an API client's live tokens", () => {
     const deleted = await world();
     deleted.change(undefined);
     await expect(new ApiClientSessions(deleted.clients, deleted.now).check(principal())).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+
+  it('stay ended once the client ended its tokens (a disable, a rotation without overlap), even when enabled again', async () => {
+    const { clients, change, advance, now } = await world();
+    const sessions = new ApiClientSessions(clients, now);
+    await sessions.check(principal());
+    advance(5_000);
+    change({ enabled: true, tokensNotBefore: new Date(now()).toISOString() });
+    advance(30_000);
+    await expect(sessions.check(principal())).rejects.toThrow(/ended its tokens/);
+    // A token issued after the cut (the next second, as `iat` counts) works.
+    await expect(sessions.check(principal(ROLES.operator, new Date(T0 + 6_000).toISOString()))).resolves.toBeUndefined();
+  });
+
+  it('do not fail a request when its lastUsedAt cannot be written', async () => {
+    const { clients, now } = await world();
+    const failing = { ...clients, touch: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')) };
+    await expect(new ApiClientSessions(failing, now).check(principal())).resolves.toBeUndefined();
   });
 
   it('write lastUsedAt at most once a minute, and pass a user token without reading anything', async () => {
