@@ -3,12 +3,11 @@
  * (confirmed; the new secret shown once, with until when the previous one still works), "Disable" or "Enable",
  * "Delete API client" (confirmed), and "Change the API client" (its name and role).
  */
-import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { useRef } from 'preact/hooks';
 import { Alert, InlineConfirm, useFocusLater } from '../device/focus.js';
 import { dateTime } from '../format.js';
-import { SecretOnce, type ShownSecret } from '../integrations/secret.js';
+import { SecretOnce, useSecretActions } from '../integrations/secret.js';
 import { can } from '../session.js';
 import { UserText } from '../user-text.js';
 import { EditApiClient } from './api-client-edit.js';
@@ -62,21 +61,7 @@ interface ActionsProps {
 
 /** The actions' state: which confirmation is open, whether a call runs, what it said, and the secret to show. */
 function useActions({ client, onChanged, onDeleted }: ActionsProps) {
-  const confirming = useSignal<'rotate' | 'delete' | null>(null);
-  const busy = useSignal(false);
-  const status = useSignal('');
-  const error = useSignal<string | null>(null);
-  const secret = useSignal<ShownSecret | null>(null);
-  const run = async <T,>(call: () => Promise<{ ok: true; data: T } | { ok: false; message: string }>, done: (data: T) => void) => {
-    busy.value = true;
-    error.value = null;
-    status.value = '';
-    const answer = await call();
-    busy.value = false;
-    confirming.value = null;
-    if (answer.ok) done(answer.data);
-    else error.value = answer.message;
-  };
+  const { confirming, busy, status, error, secret, run } = useSecretActions();
   const rotate = () =>
     run(
       () => rotateApiClientSecret(client.clientId),

@@ -80,3 +80,31 @@ export function SecretOnce({ shown, words = WEBHOOK_SECRET }: { shown: ShownSecr
     </div>
   );
 }
+
+/** A call of the console's API helpers: its data, or the message to show. */
+type Answer<T> = { ok: true; data: T } | { ok: false; message: string };
+
+/**
+ * The state of a panel's actions on a resource holding a secret (a webhook, an API client): which confirmation is
+ * open (rotating or deleting), whether a call runs, what the last one said or why it failed, and a secret to show
+ * once. `run(call, done)` runs one action: busy meanwhile, the confirmation closed after, `done` with its data, or its
+ * message as the error.
+ */
+export function useSecretActions() {
+  const confirming = useSignal<'rotate' | 'delete' | null>(null);
+  const busy = useSignal(false);
+  const status = useSignal('');
+  const error = useSignal<string | null>(null);
+  const secret = useSignal<ShownSecret | null>(null);
+  const run = async <T,>(call: () => Promise<Answer<T>>, done: (data: T) => void) => {
+    busy.value = true;
+    error.value = null;
+    status.value = '';
+    const answer = await call();
+    busy.value = false;
+    confirming.value = null;
+    if (answer.ok) done(answer.data);
+    else error.value = answer.message;
+  };
+  return { confirming, busy, status, error, secret, run };
+}

@@ -11,7 +11,7 @@ import { can } from '../session.js';
 import { UserText } from '../user-text.js';
 import { deleteWebhook, rotateSecret, sendTest, setEnabled, type Webhook } from './api.js';
 import { Deliveries } from './deliveries.js';
-import { SecretOnce, type ShownSecret } from './secret.js';
+import { SecretOnce, useSecretActions } from './secret.js';
 
 /** The webhook's facts. */
 function WebhookFacts({ webhook }: { webhook: Webhook }) {
@@ -65,21 +65,7 @@ interface ActionsProps {
 
 /** The actions' state: which confirmation is open, whether a call runs, what it said, and the secret to show. */
 function useActions({ company, webhook, onChanged, onTested, onDeleted }: ActionsProps) {
-  const confirming = useSignal<'rotate' | 'delete' | null>(null);
-  const busy = useSignal(false);
-  const status = useSignal('');
-  const error = useSignal<string | null>(null);
-  const secret = useSignal<ShownSecret | null>(null);
-  const run = async <T,>(call: () => Promise<{ ok: true; data: T } | { ok: false; message: string }>, done: (data: T) => void) => {
-    busy.value = true;
-    error.value = null;
-    status.value = '';
-    const answer = await call();
-    busy.value = false;
-    confirming.value = null;
-    if (answer.ok) done(answer.data);
-    else error.value = answer.message;
-  };
+  const { confirming, busy, status, error, secret, run } = useSecretActions();
   const test = () =>
     run(
       () => sendTest(company, webhook.id),
