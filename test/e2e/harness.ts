@@ -180,7 +180,8 @@ export interface LocalServiceFixture<User extends DemoUser> {
   readonly dynamoDbEndpoint: string;
   /**
    * Starts the service again on the same ports and data folder, after the test stopped or killed it (stopped here
-   * first when it still runs); `service` is the new one from then on, and the tokens are fetched again.
+   * first when it still runs); `service` is the new one from then on, and the tokens are fetched again. When a port
+   * was taken meanwhile (EADDRINUSE), on new ports: `service` and `settings` name them.
    */
   restart(): Promise<LocalService>;
 }
@@ -242,7 +243,16 @@ export function useLocalService<User extends DemoUser = never>(options: LocalSer
     },
     async restart() {
       await service?.stop();
-      return started();
+      try {
+        return await started();
+      } catch (error) {
+        // While this runtime was stopped, another test file's server may have been given one of its ports (freePort
+        // draws at random): start on new ones rather than fail. The fixture's `service` names the new addresses.
+        if (!(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
+        const current = settings as ServiceSettings;
+        settings = { ...current, ports: { api: await freePort(), upload: await freePort(), auth: await freePort() } };
+        return started();
+      }
     },
   };
 }
