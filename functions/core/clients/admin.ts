@@ -20,6 +20,7 @@ import type { AuditAction, AuditLog } from '../audit/ports.js';
 import { hashDeviceSecret } from '../devices/tokens.js';
 import type { CompanyRepository } from '../shared/companies.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../shared/errors.js';
+import { laterThan } from '../shared/instants.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorize, type Principal } from '../shared/principal.js';
 import { currentAdministrator } from '../users/current-administrator.js';
@@ -154,11 +155,6 @@ async function record(
     at,
   );
   await ports.audit.record(entry);
-}
-
-/** An ISO-8601 instant after `previous` (a change's `updated`, so that a compare-and-set always sees it move). */
-function laterThan(previous: string, now: Date): string {
-  return new Date(Math.max(now.getTime(), Date.parse(previous) + 1)).toISOString();
 }
 
 /**

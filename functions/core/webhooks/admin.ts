@@ -8,6 +8,7 @@ import { ulid } from 'ulid';
 import { auditEntry } from '../audit/entries.js';
 import type { AuditAction, AuditEntry } from '../audit/ports.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../shared/errors.js';
+import { laterThan } from '../shared/instants.js';
 import type { ListParameters, Page } from '../shared/paging.js';
 import { authorizeCompany, type Principal } from '../shared/principal.js';
 import { webhookUrlProblem } from './addresses.js';
@@ -121,12 +122,6 @@ function webhookAudit(
     },
     now,
   );
-}
-
-/** An ISO-8601 instant after `previous` (a change's `updated`, so that a compare-and-set always sees it move). */
-function laterThan(previous: string, now: Date): string {
-  const at = Math.max(now.getTime(), Date.parse(previous) + 1);
-  return new Date(at).toISOString();
 }
 
 /**
