@@ -33,13 +33,9 @@ function serverMetadata(): Record<string, unknown> {
  * GET {auth_url}/.well-known/oauth-authorization-server (RFC 8414) and GET {auth_url}/.well-known/openid-configuration
  * (the same document) of the local runtime: one function.
  */
-export const handler = routeDispatcher([
-  [
-    authServerMetadata,
-    routeHandler(authServerMetadata, async () => jsonResponse(200, serverMetadata(), { 'cache-control': CACHE_CONTROL })),
-  ],
-  [
-    authOpenIdConfiguration,
-    routeHandler(authOpenIdConfiguration, async () => jsonResponse(200, serverMetadata(), { 'cache-control': CACHE_CONTROL })),
-  ],
-]);
+export const handler = routeDispatcher(
+  [authServerMetadata, authOpenIdConfiguration].map((route) => [
+    route,
+    routeHandler(route, async () => jsonResponse(200, serverMetadata(), { 'cache-control': CACHE_CONTROL })),
+  ]),
+);

@@ -85,11 +85,8 @@ export class ApiClientSessions {
   private async touch(clientId: string, entry: Remembered, client: StoredApiClient): Promise<void> {
     const now = this.clock();
     const since = now - LAST_USED_WRITE_INTERVAL_MS;
-    if ((entry.touchedAt ?? 0) > since) return;
-    if (client.lastUsedAt !== undefined && Date.parse(client.lastUsedAt) > since && entry.touchedAt === undefined) {
-      entry.touchedAt = Date.parse(client.lastUsedAt);
-      return;
-    }
+    const stored = client.lastUsedAt === undefined ? 0 : Date.parse(client.lastUsedAt);
+    if (Math.max(entry.touchedAt ?? 0, stored) > since) return;
     entry.touchedAt = now;
     // Best effort: a throttled write must not fail the request it records.
     await this.clients.touch(clientId, new Date(now).toISOString(), new Date(since).toISOString()).catch(() => undefined);
