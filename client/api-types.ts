@@ -3835,7 +3835,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ConflictProblem"];
             };
         };
-        /** @description Forbidden: the token lacks the required scope or does not grant access to the company. On AWS, a token without the route's scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+        /** @description Forbidden: the token lacks the required scope or does not grant access to the company. On AWS, a device token without the route's scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -3891,7 +3891,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ServiceUnavailableProblem"];
             };
         };
-        /** @description Unauthorized: the bearer token is missing, malformed, expired or untrusted. On AWS, API Gateway's JWT authorizer answers this itself, before any function runs, with `{"message":"Unauthorized"}` (application/json). */
+        /** @description Unauthorized: the bearer token is missing, malformed, expired or untrusted. On AWS, API Gateway's authorizer answers this itself, before any function runs, with `{"message":"Unauthorized"}` (application/json). */
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -6863,7 +6863,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6911,7 +6911,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6966,7 +6966,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7024,7 +7024,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. On AWS, API Gateway's JWT authorizer answers `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7142,7 +7142,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7249,7 +7249,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7316,7 +7316,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7382,7 +7382,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write` (a company admin's or a platform admin's), or the change is outside the caller's bounds, or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who). The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. A company admin manages only users whose role is at most their own and whose companies are all among the token's `companies`, before and after the change; they give at most their own role, never `platform-admin`. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7449,7 +7449,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:read`, or a company admin's `company` is not one of theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7499,7 +7499,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`, or a company admin's `company` is not one of theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`, or a company admin's `company` is not one of theirs. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7554,7 +7554,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:read`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:read`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7606,7 +7606,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7664,7 +7664,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7734,7 +7734,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with `{"message":"Forbidden"}` (application/json). */
+            /** @description Forbidden: the token lacks `users:write`. The token is bounded by the caller's user as it is now, not as the token was issued: a caller disabled, deleted or demoted since (their role no longer granting the scope) is 403 too. Nothing was changed. */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -5,7 +5,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
-import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, Unit } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData, Unit } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, type LogGroup, type MetricFilter } from 'aws-cdk-lib/aws-logs';
@@ -13,7 +13,7 @@ import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { POWERTOOLS_METRICS_NAMESPACE } from './service-function.js';
+import { POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME } from './service-function.js';
 
 /** The thresholds (docs/operations.md, "On AWS" lists them). */
 export const ALARM_THRESHOLDS = {
@@ -50,6 +50,12 @@ const FIVE_MINUTES = Duration.minutes(5);
 
 /** Name of the token failure count: the handlers' METRIC.tokenFailures (functions/platform/observability.ts). */
 export const TOKEN_FAILURES_METRIC = 'TokenFailures';
+
+/**
+ * Name of the bearer authorizer's refusal count: the handlers' METRIC.authorizerRefusals
+ * (functions/platform/observability.ts), published with the one dimension `service`.
+ */
+export const AUTHORIZER_REFUSALS_METRIC = 'AuthorizerRefusals';
 
 /**
  * Counts the requests answered 401 in `accessLogs` (an HTTP API's JSON access log, `status` as text) as TokenFailures
@@ -99,14 +105,39 @@ export class Monitoring extends Construct {
     });
   }
 
-  /** Errors and throttles of `fn`. */
-  functionHealth(id: string, fn: IFunction, name: string): Alarm[] {
+  /**
+   * Errors and throttles of `fn`. With `expectedErrors`, the errors alarm counts the function's errors less that metric
+   * of its own (dimension `service`): the errors it raises on purpose, as an authorizer refusing a token.
+   */
+  functionHealth(id: string, fn: IFunction, name: string, options: { expectedErrors?: string } = {}): Alarm[] {
+    const errors = fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES });
     return [
       this.alarm(`${id}Errors`, {
-        metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
+        metric:
+          options.expectedErrors === undefined
+            ? errors
+            : new MathExpression({
+                // Errors the function raises on purpose (its count, published by the function itself) are not failures.
+                expression: 'errors - FILL(expected, 0)',
+                usingMetrics: {
+                  errors,
+                  expected: new Metric({
+                    namespace: POWERTOOLS_METRICS_NAMESPACE,
+                    metricName: options.expectedErrors,
+                    dimensionsMap: { service: POWERTOOLS_SERVICE_NAME },
+                    statistic: 'Sum',
+                    period: FIVE_MINUTES,
+                  }),
+                },
+                period: FIVE_MINUTES,
+                label: `${name} errors, less its ${options.expectedErrors}`,
+              }),
         threshold: ALARM_THRESHOLDS.functionErrors,
         comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        description: `${name}: unhandled errors or timeouts (5 minutes).`,
+        description:
+          options.expectedErrors === undefined
+            ? `${name}: unhandled errors or timeouts (5 minutes).`
+            : `${name}: unhandled errors or timeouts (5 minutes), less the ${options.expectedErrors} it raises on purpose.`,
       }),
       this.alarm(`${id}Throttles`, {
         metric: fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),

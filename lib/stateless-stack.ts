@@ -120,6 +120,7 @@ export class StatelessStack extends Stack {
       identity: props.identity,
       deviceKeyArn: props.deviceTokens.keyArn,
       functions: factory,
+      definitions: props.functions,
     });
     this.eventFunctions = new EventFunctions(this, {
       settings,

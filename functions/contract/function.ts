@@ -105,6 +105,16 @@ export interface CognitoTrigger {
   operation: 'preTokenGeneration';
 }
 
+/**
+ * API Gateway's Lambda REQUEST authorizer of the user routes of `apis` (payload 2.0, simple responses), its answer
+ * cached per `Authorization` header for `resultsCacheTtlSeconds` (API Gateway allows 0 to 3,600).
+ */
+export interface HttpAuthorizerTrigger {
+  kind: 'httpAuthorizer';
+  apis: readonly ('main' | 'upload')[];
+  resultsCacheTtlSeconds: number;
+}
+
 /** Invoked by hand only (an operator's command). */
 export interface ManualTrigger {
   kind: 'manual';
@@ -121,6 +131,7 @@ export type FunctionTrigger =
   | ObjectCreatedTrigger
   | CustomResourceTrigger
   | CognitoTrigger
+  | HttpAuthorizerTrigger
   | ManualTrigger;
 
 /** A function that no HTTP route runs: see the module comment. */

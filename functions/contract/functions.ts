@@ -371,6 +371,23 @@ export const alertSweeper = defineFunction({
   access: { storage: true, tables: { alerts: 'RW', devices: 'R' }, search: 'search', timeoutSeconds: 50, memorySize: 256 },
 });
 
+/**
+ * AWS only: the bearer authorizer of the main and upload APIs' user routes (API Gateway's JWT authorizer trusts one
+ * issuer, and these routes take two: the user pool's access tokens and the API clients' tokens of the device issuer).
+ * It verifies the token (signature, issuer, audience, expiry: the pool's keys fetched once per cold start, the device
+ * issuer's public key read from KMS once) and hands the route's function its claims; the function checks the scope
+ * and company. Its answer is cached 300 s per token, so a caller's second request within five minutes invokes no
+ * authorizer; the route's function refuses a token that has expired meanwhile. Locally the gateway runs the same
+ * verification (verifyBearerToken) before each handler.
+ */
+export const bearerAuthorizer = defineFunction({
+  id: 'BearerAuthorizer',
+  label: 'Bearer token authorizer',
+  entry: 'functions/handlers/bearer-authorizer.ts',
+  trigger: { kind: 'httpAuthorizer', apis: ['main', 'upload'], resultsCacheTtlSeconds: 300 },
+  access: { storage: false, deviceKey: 'publicKey', userTokens: true, timeoutSeconds: 10, memorySize: 256 },
+});
+
 /** Every function no route runs, in the order the stateless stack creates them. */
 export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchIndexer,
@@ -393,6 +410,7 @@ export const FUNCTIONS: readonly FunctionDefinition[] = [
   searchIndexSetup,
   searchReindex,
   preTokenGeneration,
+  bearerAuthorizer,
 ];
 
 // Shorthands of the definitions above, for the code that names one of these functions by its handler module or

@@ -96,6 +96,11 @@ export interface FunctionAccess {
   /** Signs users in through the Cognito app client (COGNITO_CLIENT_ID). */
   cognitoClient?: boolean;
   /**
+   * Verifies the user pool's access tokens: JWT_ISSUER (the pool's URL), JWT_AUDIENCE (the app client id, which those
+   * tokens carry as `client_id`) and JWKS_URL (the pool's keys).
+   */
+  userTokens?: boolean;
+  /**
    * Cognito administration actions on the service's user pool only (COGNITO_USER_POOL_ID, and `cognito-idp:<action>`
    * on that pool's ARN), e.g. `AdminCreateUser`: each function is granted exactly the actions it lists.
    */
@@ -209,8 +214,9 @@ export interface RouteDefinition {
   /** API Gateway path template, e.g. `/companies/{companyId}/resources/deployments`. */
   path: string;
   /**
-   * The permission a caller's token must hold (its `scope` claim): API Gateway's JWT authorizer checks it on AWS, the
-   * local gateway locally, and the handler stack again. null: a public route (no token).
+   * The permission a caller's token must hold (its `scope` claim): the handler stack checks it (after API Gateway's
+   * authorizer on AWS, the local gateway locally, verified the token), and on AWS the device routes' JWT authorizer
+   * too. null: a public route (no token).
    */
   scope: Scope | null;
   /**

@@ -119,6 +119,11 @@ const LOCAL_TRIGGERS: { [K in FunctionTrigger['kind']]: Starter<Extract<Function
       'The local runtime has no Cognito user pool: its own issuer puts the scopes and companies the pre-token-generation ' +
       'trigger adds on AWS into the tokens it issues.',
   },
+  httpAuthorizer: {
+    notStartedLocally:
+      'The local gateway verifies every bearer token itself before it invokes a handler, with the same verifyBearerToken ' +
+      "the authorizer runs on AWS, trusting the one local issuer that signs users', devices' and API clients' tokens.",
+  },
   manual: {
     notStartedLocally:
       "Invoked by an operator's command, never by an event: locally the same rebuild is npm run reindex (the admin " +

@@ -2,15 +2,13 @@
  * Bearer tokens: the local gateway's verification (verifyBearerToken, what API Gateway's JWT authorizer does on AWS)
  * and the handlers' reading of the caller from the authorizer context either one passes (principalFromJwt).
  */
-import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ACCEPTED_ALGORITHMS } from '../contract/protocol.js';
 import { isApiClientId } from '../core/clients/model.js';
 import { ServiceUnavailableError, UnauthorizedError } from '../core/shared/errors.js';
 import { DEVICE_SCOPE, DEVICE_TOKEN_CLAIMS, type Principal } from '../core/shared/principal.js';
 import { type AuthConfig, authConfig } from './config.js';
-
-let cached: { config: AuthConfig; keys: JWTVerifyGetKey } | undefined;
 
 /** How long a verified token is remembered at most, ms (as API Gateway's authorizer cache default, 300 s). */
 export const VERIFIED_TOKEN_TTL_MS = 300_000;
@@ -165,26 +163,72 @@ export function tokenFailureReason(error: unknown): TokenFailureReason | undefin
   return typeof error === 'object' && error !== null ? refusals.get(error) : undefined;
 }
 
-function verifierSettings(): { config: AuthConfig; keys: JWTVerifyGetKey } {
-  if (cached === undefined) {
-    const config = authConfig();
-    cached = { config, keys: createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }) };
+/**
+ * An issuer whose tokens a verifier accepts: its `iss`, the audience its tokens must be for, and its public keys.
+ * The audience rule is API Gateway's JWT authorizer's: a token with an `aud` claim must name `audience` in it; a token
+ * without one (a Cognito access token) must carry it as `client_id`.
+ */
+export interface TrustedIssuer {
+  /** The exact `iss`. */
+  issuer: string;
+  /** The `aud` (or, for a token without `aud`, the `client_id`) required. */
+  audience: string;
+  /** The issuer's public keys (a remote JWKS, or a local one). */
+  keys: JWTVerifyGetKey;
+}
+
+let localTrust: readonly TrustedIssuer[] | undefined;
+
+/**
+ * The issuer the local gateway trusts (JWT_ISSUER, JWT_AUDIENCE, its keys fetched from JWKS_URL and kept 10 minutes),
+ * built once. @throws EnvironmentError naming each bad variable of the `tokenVerification` group.
+ */
+export function configuredTrust(): readonly TrustedIssuer[] {
+  if (localTrust === undefined) {
+    const config: AuthConfig = authConfig();
+    localTrust = Object.freeze([{ issuer: config.issuer, audience: config.audience, keys: remoteKeys(config.jwksUrl) }]);
   }
-  return cached;
+  return localTrust;
+}
+
+/** An issuer's JWKS at `url`, fetched on first use and kept 10 minutes (an unknown `kid` refetches after 30 s). */
+export function remoteKeys(url: string): JWTVerifyGetKey {
+  return createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+}
+
+/** The `iss` a compact JWT claims, read without verifying anything (to pick the issuer's keys); undefined if unreadable. */
+function claimedIssuer(token: string): string | undefined {
+  try {
+    const { iss } = decodeJwt(token);
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `payload` is for `audience` (TrustedIssuer's rule: `aud` when the token has one, else `client_id`). */
+function isForAudience(payload: JWTPayload, audience: string): boolean {
+  if (payload.aud === undefined) return payload.client_id === audience;
+  return Array.isArray(payload.aud) ? payload.aud.includes(audience) : payload.aud === audience;
 }
 
 /**
- * Verifies a bearer token with `jose` against the issuer's JWKS (issuer, audience, expiry, nbf, asymmetric algorithm),
- * as API Gateway's JWT authorizer does on AWS; the local gateway calls it before invoking a route's handler. Returns
- * the caller and the authorizer context to hand the handler (claims flattened as API Gateway does, the token's
- * scopes). A token verified before in this process is answered from a cache until its expiry (at most
- * VERIFIED_TOKEN_TTL_MS); the returned object is shared and must not be modified.
+ * Verifies a bearer token with `jose` against the keys of the issuer it names among `trust` (issuer, audience,
+ * expiry, nbf, asymmetric algorithm), as API Gateway's JWT authorizer does for one issuer: the local gateway calls it
+ * before invoking a route's handler (with configuredTrust, the local issuer), the AWS bearer authorizer with the
+ * Cognito pool and the device issuer. Returns the caller and the authorizer context to hand the handler (claims
+ * flattened as API Gateway does, the token's scopes). A token verified before in this process is answered from a
+ * cache until its expiry (at most VERIFIED_TOKEN_TTL_MS); the returned object is shared and must not be modified.
  * @param authorization the `Authorization` header value.
- * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the token is missing, malformed, expired or
- *   untrusted, or has no `companies` claim.
- * @throws ServiceUnavailableError (503) when the issuer's JWKS cannot be fetched.
+ * @param trust the issuers accepted (a process uses one list: the cache does not tell lists apart).
+ * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the token is missing, malformed, expired, from an
+ *   issuer not in `trust` or for another audience, badly signed, or has no `companies` claim.
+ * @throws ServiceUnavailableError (503) when the issuer's keys cannot be fetched.
  */
-export async function verifyBearerToken(authorization: string | undefined): Promise<VerifiedToken> {
+export async function verifyBearerToken(
+  authorization: string | undefined,
+  trust: readonly TrustedIssuer[] = configuredTrust(),
+): Promise<VerifiedToken> {
   if (authorization === undefined || authorization === '') {
     throw refused('missing', 'An Authorization: Bearer <token> header is required.', null);
   }
@@ -194,12 +238,13 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
   const remembered = verifiedTokenCache().get(token);
   // The cache's TTL runs on a monotonic clock that may lag after a pause (a frozen Lambda); `exp` is wall-clock time.
   if (remembered !== undefined && Date.now() < remembered.expiresAtMs) return remembered.verified;
-  const { config, keys } = verifierSettings();
+  const claimed = claimedIssuer(token);
+  const trusted = trust.find((candidate) => candidate.issuer === claimed);
+  if (trusted === undefined) throw refused('invalid', 'The token is not valid: its issuer ("iss") is not trusted here.');
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, keys, {
-      issuer: config.issuer,
-      audience: config.audience,
+    ({ payload } = await jwtVerify(token, trusted.keys, {
+      issuer: trusted.issuer,
       algorithms: ACCEPTED_ALGORITHMS,
       requiredClaims: ['sub', 'exp'],
     }));
@@ -211,6 +256,7 @@ export async function verifyBearerToken(authorization: string | undefined): Prom
     if (error instanceof joseErrors.JOSEError) throw refused('invalid', `The token is not valid: ${error.message}.`);
     throw error;
   }
+  if (!isForAudience(payload, trusted.audience)) throw refused('invalid', 'The token is not valid: it is for another audience ("aud").');
   const jwt = jwtAuthorizerContext(payload);
   const verified: VerifiedToken = Object.freeze({ principal: principalFromJwt(jwt), jwt });
   const expiresAtMs = (payload.exp as number) * 1000;

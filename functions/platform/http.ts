@@ -31,26 +31,34 @@ export type RouteHandler<TContext extends Context = AuthenticatedContext> = (
 export type HttpMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
 
 /**
- * middy middleware: puts the caller on `context.principal`, read from the JWT authorizer's context
- * (`event.requestContext.authorizer.jwt`, see principalFromJwt). The token was verified before the function ran, by
- * API Gateway's JWT authorizer on AWS and by the local gateway locally; a bad token never reaches the function.
+ * middy middleware: puts the caller on `context.principal`, read from the authorizer's context (see principalFromJwt):
+ * `event.requestContext.authorizer.jwt` (API Gateway's JWT authorizer on device routes, the local gateway locally) or
+ * `event.requestContext.authorizer.lambda` (the claims the bearer authorizer hands user routes on AWS,
+ * functions/handlers/bearer-authorizer.ts). The token was verified before the function ran; a bad token never reaches
+ * the function. Because API Gateway caches the bearer authorizer's answer per token (up to 300 s), a token whose `exp`
+ * has passed is refused here.
  * An API client's token is checked against its client (ApiClientSessions: enabled, same company, a role holding the
  * token's scopes), read at most every 30 s per process.
  * @throws UnauthorizedError (401, `WWW-Authenticate: Bearer`) when the event carries no authorizer context (the
- *   function was invoked without the authorizer), the token lacks `sub` or `companies`, or its API client no longer
- *   grants it.
+ *   function was invoked without the authorizer), the token has expired, lacks `sub` or `companies`, or its API client
+ *   no longer grants it.
  */
 export function bearerAuthentication(): HttpMiddleware {
   return {
     before: async (request) => {
-      const { authorizer } = request.event.requestContext as { authorizer?: { jwt?: JwtAuthorizerContext | null } | null };
-      const jwt = authorizer?.jwt;
+      const { authorizer } = request.event.requestContext as {
+        authorizer?: { jwt?: JwtAuthorizerContext | null; lambda?: Readonly<Record<string, unknown>> | null } | null;
+      };
+      const jwt = authorizer?.jwt ?? (authorizer?.lambda ? { claims: authorizer.lambda, scopes: null } : undefined);
       if (jwt === undefined || jwt === null) {
         throw new UnauthorizedError(
           'No verified token reached this operation; send an Authorization: Bearer <token> header to the API address.',
           null,
         );
       }
+      const expiresAt = Number(jwt.claims.exp);
+      if (Number.isFinite(expiresAt) && expiresAt * 1000 <= Date.now())
+        throw new UnauthorizedError('The token has expired; request a new one.');
       const principal = principalFromJwt(jwt);
       // An API client's token stops with its client (disabled, deleted, a lower role) within the recheck time.
       if (principal.apiClient !== undefined)

@@ -43,6 +43,12 @@ export const METRIC = {
    */
   tokenFailures: 'TokenFailures',
   /**
+   * Count of tokens the AWS bearer authorizer refused (functions/handlers/bearer-authorizer.ts), dimension `service`
+   * only: each is an invocation that threw `Unauthorized` on purpose, which the authorizer's error alarm subtracts
+   * from its Lambda errors (lib/constructs/alarms.ts). The access logs count the same refusals as TokenFailures.
+   */
+  authorizerRefusals: 'AuthorizerRefusals',
+  /**
    * Count of DynamoDB item writes made by device health reports, dimension `kind`: `presence` (one per report, ~100
    * bytes) or `device` (the device item, only when its health changed or it became CONNECTED; each one is also a
    * stream record and a search index update). Their ratio is what an unchanged report saves.
@@ -203,6 +209,11 @@ function recordUpload(channel: 'direct' | 'presigned', outcome: 'accepted' | Upl
  */
 export function recordTokenFailure(error: unknown): void {
   if (error instanceof UnauthorizedError) count(METRIC.tokenFailures, { reason: tokenFailureReason(error) ?? 'invalid' });
+}
+
+/** Counts a token the AWS bearer authorizer refused (AuthorizerRefusals, published at once). */
+export function recordAuthorizerRefusal(): void {
+  count(METRIC.authorizerRefusals, {});
 }
 
 /** Metrics of a route's answer: direct uploads accepted or refused, search latency. */

@@ -1,14 +1,15 @@
 /**
  * The three HTTP APIs of a stage (docs/contract.md, "Addresses") built from the routes the stack is given: one
  * default stage each with access logs and throttling, every route integrated with its function (routes sharing a
- * handler module share one), behind a JWT authorizer when it has a scope.
+ * handler module share one), behind an authorizer when it has a scope.
  *
  * On AWS the authentication address is served as each `auth` route's `onAws` says: the token route by a function
  * behind the local endpoint's contract (users through the Cognito pool, devices signed by the device token key), the
  * pool's JWKS by an HTTP proxy, the device issuer's documents by their own function. Every user route with a scope is
- * behind the API's native JWT authorizer (the pool's access tokens: issuer, the app client id as audience, expiry,
- * signature, the route's scope), device routes (scope DEVICE_SCOPE) behind a second one trusting only the device issuer
- * `{auth_url}/device`. A bad token never invokes a function.
+ * behind the API's bearer authorizer (the Lambda REQUEST authorizer of functions/contract/functions.ts: a user's
+ * Cognito access token or an API client's token of the device issuer, answers cached per token; the route's function
+ * checks the scope), device routes (scope DEVICE_SCOPE) behind API Gateway's native JWT authorizer trusting only the
+ * device issuer `{auth_url}/device` with the route's scope. A bad token never invokes a route's function.
  *
  * Where the resources live: the APIs, their stages, access logs, authorizers and routes are children of the stack
  * itself, so that their logical ids (and so the APIs' URLs) stay those of the stack before it was split into these
@@ -32,13 +33,14 @@ import {
   LogGroupLogDestination,
   type ThrottleSettings,
 } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpJwtAuthorizer, HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration, HttpUrlIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
 import { API_ADDRESS_ENV, ENV } from '../../functions/contract/environment.js';
+import type { FunctionDefinition, HttpAuthorizerTrigger } from '../../functions/contract/function.js';
 import { type ApiName, type FunctionAccess, type RouteDefinition, routeKeyOf } from '../../functions/contract/route.js';
 import { DEVICE_ISSUER_PATH } from '../../functions/contract/routes/device-issuer.js';
 import { countTokenFailures } from '../monitoring.js';
@@ -134,6 +136,8 @@ export interface HttpApisProps {
   identity: { issuer: string; jwksUrl: string; clientId: string };
   deviceKeyArn: string;
   functions: ServiceFunctions;
+  /** The functions no route runs (FUNCTIONS): the one whose trigger is `httpAuthorizer` guards the user routes. */
+  definitions: readonly FunctionDefinition[];
 }
 
 /** The three APIs with their routes (see the module comment). */
@@ -253,10 +257,14 @@ export class HttpApis {
     return new NestedLambdaIntegration(`${route.id}Integration`, fn, home);
   }
 
-  /** The variables only the APIs know: the device issuer and audience, the app client id. */
+  /** The variables only the APIs know: the device issuer and audience, the app client id, the pool's issuer. */
   private environmentOf(access: FunctionAccess): FunctionEnvironment {
+    const { identity } = this.props;
     return {
-      ...(access.cognitoClient === true ? { [ENV.cognitoClientId]: this.props.identity.clientId } : {}),
+      ...(access.cognitoClient === true ? { [ENV.cognitoClientId]: identity.clientId } : {}),
+      ...(access.userTokens === true
+        ? { [ENV.jwtIssuer]: identity.issuer, [ENV.jwtAudience]: identity.clientId, [ENV.jwksUrl]: identity.jwksUrl }
+        : {}),
       ...(access.deviceKey === undefined
         ? {}
         : {
@@ -268,27 +276,55 @@ export class HttpApis {
   }
 
   /**
-   * Adds the routes of `api`. One authorizer per API and issuer (an authorizer belongs to one API). Users: the pool's
-   * access tokens, whose `client_id` is the app client (API Gateway checks `client_id` when a token has no `aud`); the
-   * issuer is built from tokens (region, pool id), nothing hard-coded. Devices: the device issuer, whose discovery
-   * document API Gateway reads, and the audience device tokens carry; created only on an API with device routes.
+   * The bearer authorizer of `api`'s user routes: the Lambda REQUEST authorizer of the `httpAuthorizer` definition
+   * naming `api` (its function created on first use, in the main API's nested stack), payload 2.0 with simple
+   * responses, identity source the Authorization header (a request without it is 401 without an invocation), answers
+   * cached per header for the definition's TTL.
+   * @throws Error when no definition names `api`: its user routes would have no authorizer.
+   */
+  private bearerAuthorizerOf(api: ApiName): HttpLambdaAuthorizer {
+    const definition = this.props.definitions.find(
+      (candidate): candidate is FunctionDefinition<HttpAuthorizerTrigger> =>
+        candidate.trigger.kind === 'httpAuthorizer' && (candidate.trigger.apis as readonly ApiName[]).includes(api),
+    );
+    if (definition === undefined) throw new Error(`No function's trigger is an httpAuthorizer of the ${api} API, which has user routes.`);
+    const fn = this.props.functions.function(
+      { entry: definition.entry, access: definition.access, environment: this.environmentOf(definition.access) },
+      this.routeStackOf('main'),
+    );
+    return new HttpLambdaAuthorizer(definition.id, fn, {
+      authorizerName: definition.id,
+      identitySource: ['$request.header.Authorization'],
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      resultsCacheTtl: Duration.seconds(definition.trigger.resultsCacheTtlSeconds),
+    });
+  }
+
+  /**
+   * Adds the routes of `api`. One authorizer per API and kind of caller (an authorizer belongs to one API). Users and
+   * API clients: the bearer authorizer (bearerAuthorizerOf). Devices: the device issuer, whose discovery document API
+   * Gateway reads, with the audience device tokens carry and the route's scope; created only on an API with device
+   * routes.
    */
   private addRoutes({ api: httpApi, stage }: ApiStage, api: ApiName): void {
-    const { identity } = this.props;
-    const userAuthorizer = new HttpJwtAuthorizer('CognitoAccessToken', identity.issuer, { jwtAudience: [identity.clientId] });
+    let userAuthorizer: HttpLambdaAuthorizer | undefined;
     let deviceAuthorizer: HttpJwtAuthorizer | undefined;
     for (const route of this.routesOn(api)) {
-      let authorizer: HttpJwtAuthorizer | undefined;
+      let authorization = {};
       if (isDeviceRoute(route)) {
         deviceAuthorizer ??= new HttpJwtAuthorizer('DeviceAccessToken', this.deviceIssuer, { jwtAudience: [this.deviceAudience] });
-        authorizer = deviceAuthorizer;
-      } else if (route.scope !== null) authorizer = userAuthorizer;
+        // The token must hold the route's scope (its `scope` claim).
+        authorization = { authorizer: deviceAuthorizer, authorizationScopes: [route.scope] };
+      } else if (route.scope !== null) {
+        // The scope and the company in the path are the function's first checks (a cached answer serves every route).
+        userAuthorizer ??= this.bearerAuthorizerOf(api);
+        authorization = { authorizer: userAuthorizer };
+      }
       const [added] = httpApi.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
         integration: this.integrationOf(route),
-        // The token must hold the route's scope (its `scope` claim); the company in the path is the handler's check.
-        ...(authorizer === undefined || route.scope === null ? {} : { authorizer, authorizationScopes: [route.scope] }),
+        ...authorization,
       });
       if (route.scope === null && added !== undefined) {
         acknowledge(
@@ -296,7 +332,7 @@ export class HttpApis {
           'AwsSolutions-APIG4',
           `${route.method} ${route.path} is public by contract (docs/contract.md): the token endpoint, the issuers' public keys and ` +
             "discovery document, the OpenAPI document and reference page, or the operator console's page and files, which a caller needs " +
-            'before it has a token. Every other route has a JWT authorizer.',
+            'before it has a token. Every other route has an authorizer.',
         );
       }
     }

@@ -1,7 +1,7 @@
 /**
  * The stateless stack built with a device route beside the service's routes (a fixture, whatever device routes this
  * branch defines):
- * the route gets the device issuer's JWT authorizer and the device route throttle, user routes keep the Cognito
+ * the route gets the device issuer's JWT authorizer and the device route throttle, user routes keep the bearer
  * authorizer, and the route's function gets the device settings and only its declared tables.
  */
 import { readFileSync } from 'node:fs';
@@ -49,7 +49,7 @@ describe('a device route on AWS', () => {
   // With its nested stacks, where the route functions live (lib/constructs/http-apis.ts).
   const stateless = flattenedTemplate(stage.stateless);
 
-  it('is behind the device issuer’s authorizer with the device scope; user routes keep Cognito’s', () => {
+  it('is behind the device issuer’s authorizer with the device scope; user routes keep the bearer authorizer', () => {
     expect(FIXTURE_ROUTE.scope).toBe(DEVICE_SCOPE);
     checkAuthorizers(stateful, stateless, [...ROUTES_WITH_FIXTURE, ...DEVICE_ISSUER_ROUTES]);
     // The main API has both authorizers; the device one serves device routes only.
@@ -57,10 +57,7 @@ describe('a device route on AWS', () => {
     const mainAuthorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer').filter(
       ([, authorizer]) => (authorizer.Properties?.ApiId as { Ref: string }).Ref === main,
     );
-    expect(mainAuthorizers.map(([, authorizer]) => authorizer.Properties?.Name).sort()).toEqual([
-      'CognitoAccessToken',
-      'DeviceAccessToken',
-    ]);
+    expect(mainAuthorizers.map(([, authorizer]) => authorizer.Properties?.Name).sort()).toEqual(['BearerAuthorizer', 'DeviceAccessToken']);
     const deviceAuthorizerId = mainAuthorizers.find(([, authorizer]) => authorizer.Properties?.Name === 'DeviceAccessToken')?.[0];
     const behindDevice = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route')
       .filter(([, route]) => (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref === deviceAuthorizerId)

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMINISTRATIVE_CHANGES_ENTRY,
   alertChanges,
+  bearerAuthorizer,
   CONTINUOUS_ROLLOUTS_ENTRY,
   commandChanges,
   DEPLOYMENT_CHANGES_ENTRY,
@@ -33,7 +34,8 @@ describe('stacks, alarms (bundling skipped)', () => {
     for (const [id, alarm] of alarms) expect(alarm.Properties?.AlarmActions, id).toEqual([{ Ref: topicId }]);
     const byMetric = (name: string) => alarms.filter(([, alarm]) => alarm.Properties?.MetricName === name);
     for (const [entry, [functionId]] of ours) {
-      for (const metric of ['Errors', 'Throttles']) {
+      // The authorizer's errors less its refusals: below.
+      for (const metric of entry === bearerAuthorizer.entry ? ['Throttles'] : ['Errors', 'Throttles']) {
         const found = byMetric(metric).filter(
           ([, alarm]) =>
             JSON.stringify(alarm.Properties?.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: functionId } }]),
@@ -47,6 +49,26 @@ describe('stacks, alarms (bundling skipped)', () => {
         });
       }
     }
+    // The bearer authorizer throws to refuse a token (API Gateway's only way to answer 401): its alarm subtracts the
+    // refusals it counts itself, so that bad tokens from the internet page nobody while a real failure still does.
+    const [authorizerId] = ours.get(bearerAuthorizer.entry) as [string, Resource];
+    const authorizerErrors = alarms.filter(([, alarm]) => JSON.stringify(alarm.Properties?.Metrics ?? []).includes(authorizerId));
+    expect(authorizerErrors, 'authorizer errors').toHaveLength(1);
+    const [, authorizerAlarm] = authorizerErrors[0] as [string, Resource];
+    expect(authorizerAlarm.Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    const metrics = authorizerAlarm.Properties?.Metrics as {
+      Id: string;
+      Expression?: string;
+      MetricStat?: { Metric: { MetricName: string; Namespace?: string; Dimensions?: unknown[] }; Stat: string; Period: number };
+    }[];
+    const expression = metrics.find((metric) => metric.Expression !== undefined);
+    const byName = (name: string) => metrics.find((metric) => metric.MetricStat?.Metric.MetricName === name);
+    expect(expression?.Expression).toBe(`${byName('Errors')?.Id} - FILL(${byName('AuthorizerRefusals')?.Id}, 0)`);
+    expect(byName('AuthorizerRefusals')?.MetricStat).toMatchObject({
+      Metric: { Namespace: 'DeviceScenarioService', Dimensions: [{ Name: 'service', Value: 'device-scenario-service' }] },
+      Stat: 'Sum',
+      Period: 300,
+    });
     const [triggerId] = statefulFunctions.get(preTokenGeneration.entry) as [string, Resource];
     expect(
       byMetric('Errors').filter(([, alarm]) => JSON.stringify(alarm.Properties?.Dimensions).includes(triggerId)),
@@ -80,7 +102,8 @@ describe('stacks, alarms (bundling skipped)', () => {
     );
     for (const [id, alarm] of iteratorAges)
       expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.iteratorAgeMs, Statistic: 'Maximum' });
-    const rates = alarms.filter(([, alarm]) => alarm.Properties?.Metrics !== undefined);
+    const authorizerAlarmIds = new Set(authorizerErrors.map(([id]) => id));
+    const rates = alarms.filter(([id, alarm]) => alarm.Properties?.Metrics !== undefined && !authorizerAlarmIds.has(id));
     expect(rates).toHaveLength(3);
     for (const [id, alarm] of rates) {
       expect(alarm.Properties, id).toMatchObject({ Threshold: ALARM_THRESHOLDS.api5xxPercent, EvaluationPeriods: 3, DatapointsToAlarm: 2 });

@@ -115,7 +115,7 @@ describe('stacks, apis (bundling skipped)', () => {
     }
   });
 
-  it("puts the Cognito JWT authorizer on user routes and the device issuer's on device routes, each with the route's scope, none on public routes", () => {
+  it("puts the bearer authorizer (user pool and device issuer) on user routes and the device issuer's JWT authorizer with the route's scope on device routes, none on public routes", () => {
     checkAuthorizers(stateful, stateless, AWS_ROUTES);
     expect(
       AWS_ROUTES.filter((route) => route.scope === null)

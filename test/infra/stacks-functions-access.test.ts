@@ -8,6 +8,7 @@ import { ENV, type EnvironmentGroup, KNOWN_VARIABLES, readEnvironment } from '..
 import {
   ARCHIVE_UPLOADED,
   alertChanges,
+  bearerAuthorizer,
   CONTINUOUS_ROLLOUTS_ENTRY,
   commandChanges,
   DEPLOYMENT_CHANGES_ENTRY,
@@ -111,7 +112,7 @@ describe('stacks, functions access (bundling skipped)', () => {
     }
   });
 
-  it('gives no function token settings (API Gateway verifies tokens) and the OpenSearch settings only to search clients', () => {
+  it('gives the token settings to the bearer authorizer only (API Gateway runs it before any function) and the OpenSearch settings only to search clients', () => {
     const variablesOf = (entry: string) =>
       (ours.get(entry)?.[1].Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
 
@@ -119,8 +120,12 @@ describe('stacks, functions access (bundling skipped)', () => {
     for (const entry of STATELESS_ENTRIES) {
       const variables = variablesOf(entry);
       expect(variables, entry).toMatchObject({ POWERTOOLS_SERVICE_NAME: 'device-scenario-service', POWERTOOLS_LOG_LEVEL: 'INFO' });
-      expect(variables.JWT_ISSUER, entry).toBeUndefined();
-      expect(variables.JWKS_URL, entry).toBeUndefined();
+      if (entry === bearerAuthorizer.entry) {
+        expect(Object.keys(variables), entry).toEqual(expect.arrayContaining(['JWT_ISSUER', 'JWT_AUDIENCE', 'JWKS_URL']));
+      } else {
+        expect(variables.JWT_ISSUER, entry).toBeUndefined();
+        expect(variables.JWKS_URL, entry).toBeUndefined();
+      }
       if (entry in SEARCH_CLIENTS) {
         expect(variables, entry).toMatchObject({
           SEARCH_ENGINE: 'opensearch',
@@ -363,7 +368,7 @@ describe('stacks, functions access (bundling skipped)', () => {
     expect(download).not.toMatch(/s3:PutObject|s3:DeleteObject|dynamodb:PutItem/);
   });
 
-  it('gives no function key material: the key ARN, the issuer and the audience, to the two functions using the key only', () => {
+  it('gives no function key material: the key ARN, the issuer and the audience, to the three functions using the key only', () => {
     const [keyId] = resourcesOf(stateful, 'AWS::KMS::Key')[0] as [string, Resource];
     const apis = new Map(resourcesOf(stateless, 'AWS::ApiGatewayV2::Api').map(([id]) => [id.replace(/[0-9A-F]{8}$/, ''), id]));
     for (const [entry, [, fn]] of [...ours, ...statefulFunctions]) {
@@ -371,7 +376,7 @@ describe('stacks, functions access (bundling skipped)', () => {
       const text = JSON.stringify(variables);
       // Nothing that looks like a private key, a JWK's private member or PEM.
       expect(text, entry).not.toMatch(/PRIVATE KEY|"d":|BEGIN /);
-      if (entry === TOKEN_FUNCTION_ENTRY || entry === DEVICE_ISSUER_ENTRY) {
+      if (entry === TOKEN_FUNCTION_ENTRY || entry === DEVICE_ISSUER_ENTRY || entry === bearerAuthorizer.entry) {
         expect(JSON.stringify(variables.DEVICE_TOKEN_KEY_ARN), entry).toContain(keyId);
         expect(flattenJoin(variables.DEVICE_TOKEN_ISSUER), entry).toMatch(
           new RegExp(`^https://\\{\\{${apis.get('AuthApi')}\\}\\}\\..*/device$`),

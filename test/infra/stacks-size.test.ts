@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { type App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bearerAuthorizer } from '../../functions/contract/functions.js';
 import type { ApiName } from '../../functions/contract/route.js';
 import { servingOf } from '../../lib/constructs/function-access.js';
 import type { ServiceStage } from '../../lib/stage.js';
@@ -91,7 +92,9 @@ describe('stacks, size and layout (bundling skipped)', () => {
       ['auth', 'AuthApiRoutes'],
     ] as const) {
       const template = nested.get(id) as Template;
-      expect([...functionsByEntry(template).keys()].sort(), id).toEqual([...entriesOf(api)].sort());
+      // The bearer authorizer's function lives with the main API's route functions (lib/constructs/http-apis.ts).
+      const expected = api === 'main' ? [...entriesOf(api), bearerAuthorizer.entry] : [...entriesOf(api)];
+      expect([...functionsByEntry(template).keys()].sort(), id).toEqual(expected.sort());
       const functionRoutes = AWS_ROUTES.filter((route) => route.api === api && servingOf(route) !== 'cognito-jwks');
       expect(resourcesOf(template, 'AWS::ApiGatewayV2::Integration'), id).toHaveLength(functionRoutes.length);
       expect(resourcesOf(template, 'AWS::Lambda::Permission'), id).toHaveLength(functionRoutes.length);
@@ -107,7 +110,7 @@ describe('stacks, size and layout (bundling skipped)', () => {
     // The functions no route runs stay beside their queues, schedules and notifications.
     expect([...functionsByEntry(own).keys()].sort()).toEqual(
       SERVICE.functions
-        .filter((definition) => definition.trigger.kind !== 'cognito')
+        .filter((definition) => definition.trigger.kind !== 'cognito' && definition.trigger.kind !== 'httpAuthorizer')
         .map((definition) => definition.entry)
         .sort(),
     );

@@ -7,7 +7,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, type TableName } from '../../functions/adapters/aws/tables.js';
 import { CORS_MAX_AGE_SECONDS } from '../../functions/contract/cors.js';
-import { ARCHIVE_UPLOADED, preTokenGeneration } from '../../functions/contract/functions.js';
+import { ARCHIVE_UPLOADED, bearerAuthorizer, preTokenGeneration } from '../../functions/contract/functions.js';
 import { DEVICE_ISSUER_ENTRY } from '../../functions/contract/routes/device-issuer.js';
 import { PASSWORD_POLICY } from '../../functions/core/access/password-policy.js';
 import { KEY_ADMINISTRATION_ACTIONS } from '../../lib/device-token-key.js';
@@ -176,7 +176,7 @@ describe('stacks, stateful (bundling skipped)', () => {
     expect(writable.filter((attribute) => attribute.startsWith('custom:'))).toEqual([]);
   });
 
-  it('signs device tokens with a retained P-256 KMS key whose policy lets only the token function sign and the issuer function read it', () => {
+  it('signs device tokens with a retained P-256 KMS key whose policy lets only the token function sign and the issuer and authorizer functions read it', () => {
     const keys = resourcesOf(stateful, 'AWS::KMS::Key');
     expect(keys).toHaveLength(1);
     const [, key] = keys[0] as [string, Resource];
@@ -204,13 +204,14 @@ describe('stacks, stateful (bundling skipped)', () => {
       Principal: { AWS: { 'Fn::GetAtt': [roleIdOf(TOKEN_FUNCTION_ENTRY), 'Arn'] } },
       Condition: { StringEquals: { 'kms:SigningAlgorithm': 'ECDSA_SHA_256', 'kms:MessageType': 'DIGEST' } },
     });
-    expect(read).toMatchObject({
-      Effect: 'Allow',
-      Action: 'kms:GetPublicKey',
-      Principal: { AWS: { 'Fn::GetAtt': [roleIdOf(DEVICE_ISSUER_ENTRY), 'Arn'] } },
-    });
-    // Those two functions run with those roles (imported by the stateless stack).
-    for (const entry of [TOKEN_FUNCTION_ENTRY, DEVICE_ISSUER_ENTRY]) {
+    expect(read).toMatchObject({ Effect: 'Allow', Action: 'kms:GetPublicKey' });
+    expect(
+      asArray((read.Principal as { AWS: unknown }).AWS)
+        .map((principal) => (principal as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0])
+        .sort(),
+    ).toEqual([roleIdOf(DEVICE_ISSUER_ENTRY), roleIdOf(bearerAuthorizer.entry)].sort());
+    // Those functions run with those roles (imported by the stateless stack).
+    for (const entry of [TOKEN_FUNCTION_ENTRY, DEVICE_ISSUER_ENTRY, bearerAuthorizer.entry]) {
       expect(JSON.stringify(ours.get(entry)?.[1].Properties?.Role), entry).toContain('Fn::ImportValue');
       expect(JSON.stringify(ours.get(entry)?.[1].Properties?.Role), entry).toContain(roleIdOf(entry));
     }
@@ -218,7 +219,7 @@ describe('stacks, stateful (bundling skipped)', () => {
     for (const template of [stateful, stateless]) {
       for (const [id, statement] of statementsOf(template)) {
         if (asArray(statement.Action).some((action) => action.startsWith('kms:'))) {
-          expect(id, JSON.stringify(statement)).toMatch(/^(AuthCognitoTokenFunction|DeviceIssuerFunction)/);
+          expect(id, JSON.stringify(statement)).toMatch(/^(AuthCognitoTokenFunction|DeviceIssuerFunction|BearerAuthorizerFunction)/);
         }
       }
     }

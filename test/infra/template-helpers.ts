@@ -13,6 +13,7 @@ import {
   ARCHIVE_UPLOADED,
   alertChanges,
   alertSweeper,
+  bearerAuthorizer,
   CONTINUOUS_ROLLOUTS_ENTRY,
   commandChanges,
   commandExpirySweeper,
@@ -221,9 +222,11 @@ export function flattenJoin(value: unknown): string {
 }
 
 /**
- * Checks the JWT authorizers against `routes` (what the stack was built from): user routes behind their API's Cognito
- * authorizer (the pool's issuer, the app client as audience), device routes (DEVICE_SCOPE) behind their API's device
- * authorizer (issuer `{auth_url}/device`, audience `{base_url}`), each with the route's scope; public routes without.
+ * Checks the authorizers against `routes` (what the stack was built from): user routes behind their API's bearer
+ * authorizer (a Lambda REQUEST authorizer with simple responses, cached 300 s per Authorization header, running the
+ * bearer authorizer's function, which trusts the pool's issuer with the app client as audience and the device issuer),
+ * without authorization scopes (the function checks them); device routes (DEVICE_SCOPE) behind their API's device
+ * JWT authorizer (issuer `{auth_url}/device`, audience `{base_url}`) with the route's scope; public routes without.
  */
 export function checkAuthorizers(stateful: Template, stateless: Template, routes: readonly RouteDefinition[]): void {
   const [poolId] = resourcesOf(stateful, 'AWS::Cognito::UserPool')[0] as [string, Resource];
@@ -232,12 +235,11 @@ export function checkAuthorizers(stateful: Template, stateless: Template, routes
   const apiIdOf = (api: string) =>
     apis.find(([id]) => id.startsWith({ main: 'MainApi', upload: 'UploadApi', auth: 'AuthApi' }[api] as string))?.[0];
   const authorizers = resourcesOf(stateless, 'AWS::ApiGatewayV2::Authorizer');
-  const issuerOf = (authorizer: Resource) =>
-    flattenJoin((authorizer.Properties?.JwtConfiguration as { Issuer: unknown } | undefined)?.Issuer);
-  const cognitoIssuer = /^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/;
+  const kindOf = (authorizer: Resource) => (authorizer.Properties?.AuthorizerType === 'REQUEST' ? 'user' : 'device');
   const deviceIssuer = new RegExp(
     `^https://\\{\\{${apiIdOf('auth')}\\}\\}\\.execute-api\\.\\{\\{AWS::Region\\}\\}\\.\\{\\{AWS::URLSuffix\\}\\}/device$`,
   );
+  const mainAudience = new RegExp(`^https://\\{\\{${apiIdOf('main')}\\}\\}\\.execute-api\\.`);
   // One authorizer per API and kind of caller that API has routes for.
   const expected = new Set(
     routes
@@ -245,25 +247,35 @@ export function checkAuthorizers(stateful: Template, stateless: Template, routes
       .map((route) => `${apiIdOf(route.api)} ${route.scope === DEVICE_SCOPE ? 'device' : 'user'}`),
   );
   expect(
-    authorizers
-      .map(
-        ([, authorizer]) =>
-          `${(authorizer.Properties?.ApiId as { Ref: string }).Ref} ${cognitoIssuer.test(issuerOf(authorizer)) ? 'user' : 'device'}`,
-      )
-      .sort(),
+    authorizers.map(([, authorizer]) => `${(authorizer.Properties?.ApiId as { Ref: string }).Ref} ${kindOf(authorizer)}`).sort(),
   ).toEqual([...expected].sort());
+  const functions = resourcesOf(stateless, 'AWS::Lambda::Function');
   for (const [id, authorizer] of authorizers) {
-    expect(authorizer.Properties, id).toMatchObject({ AuthorizerType: 'JWT', IdentitySource: ['$request.header.Authorization'] });
+    expect(authorizer.Properties?.IdentitySource, id).toEqual(['$request.header.Authorization']);
+    if (kindOf(authorizer) === 'user') {
+      expect(authorizer.Properties, id).toMatchObject({
+        AuthorizerPayloadFormatVersion: '2.0',
+        EnableSimpleResponses: true,
+        AuthorizerResultTtlInSeconds: 300,
+      });
+      const functionId = /\{\{([A-Za-z0-9]+)\.Arn\}\}/.exec(flattenJoin(authorizer.Properties?.AuthorizerUri))?.[1];
+      const [, fn] = functions.find(([candidate]) => candidate === functionId) as [string, Resource];
+      const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      // https://cognito-idp.<region>.amazonaws.com/<pool id>: the stack's region and the stateful stack's pool id, nothing literal.
+      expect(flattenJoin(variables.JWT_ISSUER), id).toMatch(
+        /^https:\/\/cognito-idp\.\{\{AWS::Region\}\}\.amazonaws\.com\/\{"Fn::ImportValue":"[^"]+"\}$/,
+      );
+      expect(JSON.stringify(variables.JWT_ISSUER), id).toContain(poolId);
+      expect(JSON.stringify(variables.JWT_AUDIENCE), id).toContain(clientId);
+      expect(flattenJoin(variables.DEVICE_TOKEN_ISSUER), id).toMatch(deviceIssuer);
+      expect(flattenJoin(variables.DEVICE_TOKEN_AUDIENCE), id).toMatch(mainAudience);
+      continue;
+    }
+    expect(authorizer.Properties?.AuthorizerType, id).toBe('JWT');
     const { Issuer, Audience } = authorizer.Properties?.JwtConfiguration as { Issuer: unknown; Audience: unknown[] };
     expect(Audience, id).toHaveLength(1);
-    if (cognitoIssuer.test(issuerOf(authorizer))) {
-      // https://cognito-idp.<region>.amazonaws.com/<pool id>: the stack's region and the stateful stack's pool id, nothing literal.
-      expect(JSON.stringify(Issuer), id).toContain(poolId);
-      expect(JSON.stringify(Audience), id).toContain(clientId);
-    } else {
-      expect(issuerOf(authorizer), id).toMatch(deviceIssuer);
-      expect(flattenJoin(Audience[0]), id).toMatch(new RegExp(`^https://\\{\\{${apiIdOf('main')}\\}\\}\\.execute-api\\.`));
-    }
+    expect(flattenJoin(Issuer), id).toMatch(deviceIssuer);
+    expect(flattenJoin(Audience[0]), id).toMatch(mainAudience);
   }
   const stackRoutes = resourcesOf(stateless, 'AWS::ApiGatewayV2::Route');
   for (const definition of routes) {
@@ -279,11 +291,17 @@ export function checkAuthorizers(stateful: Template, stateless: Template, routes
       expect(route.Properties?.AuthorizationScopes, definition.id).toBeUndefined();
       continue;
     }
-    expect(route.Properties, definition.id).toMatchObject({ AuthorizationType: 'JWT', AuthorizationScopes: [definition.scope] });
     const authorizerId = (route.Properties?.AuthorizerId as { Ref: string } | undefined)?.Ref;
     const authorizer = authorizers.find(([id]) => id === authorizerId)?.[1] as Resource;
     expect((authorizer.Properties?.ApiId as { Ref: string } | undefined)?.Ref, definition.id).toBe(apiId);
-    expect(issuerOf(authorizer), definition.id).toMatch(definition.scope === DEVICE_SCOPE ? deviceIssuer : cognitoIssuer);
+    if (definition.scope === DEVICE_SCOPE) {
+      expect(route.Properties, definition.id).toMatchObject({ AuthorizationType: 'JWT', AuthorizationScopes: [definition.scope] });
+      expect(kindOf(authorizer), definition.id).toBe('device');
+    } else {
+      expect(route.Properties?.AuthorizationType, definition.id).toBe('CUSTOM');
+      expect(route.Properties?.AuthorizationScopes, definition.id).toBeUndefined();
+      expect(kindOf(authorizer), definition.id).toBe('user');
+    }
   }
 }
 
@@ -331,6 +349,7 @@ export const STATELESS_ENTRIES = [
   webhookFanout.entry,
   webhookDeliveries.entry,
   webhookRetrySweeper.entry,
+  bearerAuthorizer.entry,
 ];
 
 /** DynamoDB actions as the grants list them (grantsOf: sorted): of a table read, written, read and written, or of single items. */

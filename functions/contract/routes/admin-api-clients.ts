@@ -66,10 +66,7 @@ const notFound = problem(
   "Not Found: there is no such client, or (for a company admin) it is another company's: the two are not told apart. Nothing was changed.",
 );
 const forbidden = (scope: string, more = '') =>
-  problem(
-    'Forbidden',
-    `Forbidden: the token lacks \`${scope}\`${more}. ${CURRENT_CALLER_RULE} Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
-  );
+  problem('Forbidden', `Forbidden: the token lacks \`${scope}\`${more}. ${CURRENT_CALLER_RULE} Nothing was changed.`);
 const raced = {
   description: 'Conflict: other changes to the client kept landing meanwhile; nothing was changed. Read it and send it again.',
   schema: ConflictProblem,

@@ -62,7 +62,7 @@ const BOUNDS =
 const forbidden = (what: string) =>
   problem(
     'Forbidden',
-    `Forbidden: the token lacks \`${what}\` (a company admin's or a platform admin's), or the change is outside the caller's bounds${what === 'users:write' ? ', or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who)' : ''}. ${CURRENT_CALLER_RULE} ${BOUNDS} Nothing was changed. On AWS, a token without the scope is answered by API Gateway's JWT authorizer with \`{"message":"Forbidden"}\` (application/json).`,
+    `Forbidden: the token lacks \`${what}\` (a company admin's or a platform admin's), or the change is outside the caller's bounds${what === 'users:write' ? ', or a company admin would enable, reset or delete a user a platform admin disabled (`detail` names who)' : ''}. ${CURRENT_CALLER_RULE} ${BOUNDS} Nothing was changed.`,
   );
 const notFound = problem(
   'NotFound',

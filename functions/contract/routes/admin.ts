@@ -55,7 +55,7 @@ const AdminCompanyParams = z.object({
 
 const FORBIDDEN = problem(
   'Forbidden',
-  `Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). ${CURRENT_CALLER_RULE} On AWS, API Gateway's JWT authorizer answers \`{"message":"Forbidden"}\` (application/json).`,
+  `Forbidden: the token lacks the scope (a platform administrator's; the caller's companies do not matter). ${CURRENT_CALLER_RULE}`,
 );
 const notFound = problem('NotFound', 'Not Found: there is no such company. Nothing was changed.');
 const badCompanyId = 'a company id that is not 1 to 128 letters, digits, `.`, `_` or `-` starting with a letter or digit';

@@ -61,13 +61,13 @@ export const PROBLEM_RESPONSES = {
   },
   Unauthorized: {
     description:
-      'Unauthorized: the bearer token is missing, malformed, expired or untrusted. On AWS, API Gateway\'s JWT authorizer answers this itself, before any function runs, with `{"message":"Unauthorized"}` (application/json).',
+      'Unauthorized: the bearer token is missing, malformed, expired or untrusted. On AWS, API Gateway\'s authorizer answers this itself, before any function runs, with `{"message":"Unauthorized"}` (application/json).',
     schema: UnauthorizedProblem,
     headers: { 'WWW-Authenticate': HEADERS['WWW-Authenticate'] },
   },
   Forbidden: {
     description:
-      'Forbidden: the token lacks the required scope or does not grant access to the company. On AWS, a token without the route\'s scope is answered by API Gateway\'s JWT authorizer with `{"message":"Forbidden"}` (application/json).',
+      'Forbidden: the token lacks the required scope or does not grant access to the company. On AWS, a device token without the route\'s scope is answered by API Gateway\'s JWT authorizer with `{"message":"Forbidden"}` (application/json).',
     schema: ForbiddenProblem,
   },
   NotFound: { description: 'Not Found: the addressed resource does not exist for this company.', schema: NotFoundProblem },

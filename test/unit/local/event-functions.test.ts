@@ -32,7 +32,7 @@ import { LOCAL_ROLLOUT_QUEUE } from '../../../functions/local/local-environment.
 import type { StopSteps } from '../../../functions/local/runtime-layout.js';
 
 /** The trigger kinds that have, deliberately, no local stand-in (each says why in event-functions.ts). */
-const NOT_RUN_LOCALLY = new Set(['customResource', 'cognito', 'manual']);
+const NOT_RUN_LOCALLY = new Set(['customResource', 'cognito', 'httpAuthorizer', 'manual']);
 
 /** Resolves once `condition` holds (polled), or fails after 5 s. */
 async function until(condition: () => boolean): Promise<void> {
