@@ -7,16 +7,18 @@ import { count } from './format.js';
 import type { PagedListing } from './paged-listing.js';
 
 /**
- * "Loading <what>…" while a page is read, else "<n> <what> shown." (announced politely), then the first page's or the
- * last "Show more"'s failure, else `otherFailure` (what else the page read), in an alert.
+ * "Loading <what>…" while a page is read, else "<n> <what> shown." ("1 <one> shown." for one item; announced
+ * politely), then the first page's or the last "Show more"'s failure, else `otherFailure` (what else the page read),
+ * in an alert.
  */
-export function ListingStatus<T>(props: { listing: PagedListing<T, string>; what: string; otherFailure?: string | null }) {
-  const { listing, what } = props;
+export function ListingStatus<T>(props: { listing: PagedListing<T, string>; what: string; one: string; otherFailure?: string | null }) {
+  const { listing, what, one } = props;
   const failure = listing.failure.value ?? listing.moreFailure.value ?? props.otherFailure ?? null;
+  const shown = listing.items.value?.length ?? 0;
   return (
     <>
       <div aria-live="polite" class="muted">
-        {listing.loading.value ? `Loading ${what}…` : `${count(listing.items.value?.length ?? 0)} ${what} shown.`}
+        {listing.loading.value ? `Loading ${what}…` : `${count(shown)} ${shown === 1 ? one : what} shown.`}
       </div>
       {failure !== null && <Alert message={failure} />}
     </>

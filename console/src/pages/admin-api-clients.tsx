@@ -206,7 +206,7 @@ export function AdminApiClientsPage() {
       <h2>
         <Clients company={company} />
       </h2>
-      <ListingStatus listing={listed} what="API clients" otherFailure={optionsFailure.value} />
+      <ListingStatus listing={listed} what="API clients" one="API client" otherFailure={optionsFailure.value} />
       {listing !== undefined && listing.length === 0 ? (
         <p class="muted">No API client yet.</p>
       ) : (

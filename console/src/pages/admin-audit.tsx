@@ -182,7 +182,7 @@ export function AdminAuditPage() {
     <main id="main" class="admin-page">
       <h1>Audit</h1>
       <AuditFilters company={company} actor={actor} />
-      <ListingStatus listing={listed} what="changes" />
+      <ListingStatus listing={listed} what="changes" one="change" />
       <AuditTable entries={listed.items.value ?? []} />
       <ShowMore listing={listed} what="changes" />
     </main>

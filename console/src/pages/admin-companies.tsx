@@ -175,7 +175,7 @@ export function AdminCompaniesPage() {
       <h1>Companies</h1>
       {can('companies:write') && <CreateCompany onCreated={() => (revision.value += 1)} />}
       <h2>All companies</h2>
-      <ListingStatus listing={listed} what="companies" />
+      <ListingStatus listing={listed} what="companies" one="company" />
       <CompaniesTable companies={listed.items.value ?? []} />
       <ShowMore listing={listed} what="companies" />
     </main>

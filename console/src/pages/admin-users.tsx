@@ -254,7 +254,7 @@ export function AdminUsersPage() {
           </>
         )}
       </h2>
-      <ListingStatus listing={listed} what="users" otherFailure={optionsFailure.value} />
+      <ListingStatus listing={listed} what="users" one="user" otherFailure={optionsFailure.value} />
       <UsersTable users={listed.items.value ?? []} company={company} />
       <ShowMore listing={listed} what="users" />
     </main>

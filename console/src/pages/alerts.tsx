@@ -140,7 +140,7 @@ export function AlertsPage() {
     <main id="main" class="admin-page">
       <h1>Alerts</h1>
       <StateFilter query={query} state={state} />
-      <ListingStatus listing={alerts} what="alerts" />
+      <ListingStatus listing={alerts} what="alerts" one="alert" />
       {alerts.items.value !== undefined && alerts.items.value.length === 0 ? (
         <p class="muted">
           {state === 'RESOLVED' ? 'No alert was resolved yet.' : state === 'OPEN' ? 'No alert is open.' : 'No alert yet.'}

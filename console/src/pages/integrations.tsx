@@ -55,7 +55,7 @@ function WebhookList({ company, revision, onCreated }: { company: string; revisi
     <>
       {can('webhooks:write') ? <AddWebhook company={company} onCreated={onCreated} /> : null}
       <h2>Webhooks</h2>
-      <ListingStatus listing={listed} what="webhooks" />
+      <ListingStatus listing={listed} what="webhooks" one="webhook" />
       {listed.items.value !== undefined && listed.items.value.length === 0 ? (
         <p class="muted">No webhook yet.</p>
       ) : (

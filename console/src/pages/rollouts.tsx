@@ -104,7 +104,7 @@ export function RolloutsPage() {
   return (
     <main id="main">
       <h1>Rollouts</h1>
-      <ListingStatus listing={listed} what="rollouts" />
+      <ListingStatus listing={listed} what="rollouts" one="rollout" />
       {company !== '' && (
         <>
           <RolloutsTable company={company} rollouts={listed.items.value ?? []} />

@@ -143,7 +143,7 @@ export function CommandTargets({ company, rollout }: { company: string; rollout:
           ))}
         </select>
       </label>
-      <ListingStatus listing={listing} what="targets" />
+      <ListingStatus listing={listing} what="targets" one="target" />
       {listing.items.value === undefined ? null : (
         <TargetsTable company={company} rollout={rollout} items={listing.items.value} label={choice.label} />
       )}
