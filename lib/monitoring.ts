@@ -52,10 +52,10 @@ const FIVE_MINUTES = Duration.minutes(5);
 export const TOKEN_FAILURES_METRIC = 'TokenFailures';
 
 /**
- * Name of the bearer authorizer's refusal count: the handlers' METRIC.authorizerRefusals
+ * Name of the bearer authorizer's failure count: the handlers' METRIC.authorizerFailures
  * (functions/platform/observability.ts), published with the one dimension `service`.
  */
-export const AUTHORIZER_REFUSALS_METRIC = 'AuthorizerRefusals';
+export const AUTHORIZER_FAILURES_METRIC = 'AuthorizerFailures';
 
 /**
  * Counts the requests answered 401 in `accessLogs` (an HTTP API's JSON access log, `status` as text) as TokenFailures
@@ -106,38 +106,29 @@ export class Monitoring extends Construct {
   }
 
   /**
-   * Errors and throttles of `fn`. With `expectedErrors`, the errors alarm counts the function's errors less that metric
-   * of its own (dimension `service`): the errors it raises on purpose, as an authorizer refusing a token.
+   * Errors and throttles of `fn`. With `failuresMetric`, the errors alarm counts that metric of the function's own
+   * (dimension `service`, published at once) instead of its Lambda errors: for a function that throws on purpose, as
+   * an authorizer refusing a token. Its timeouts and crashes then show as its API's 5xx answers (api5xxRate).
    */
-  functionHealth(id: string, fn: IFunction, name: string, options: { expectedErrors?: string } = {}): Alarm[] {
-    const errors = fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES });
+  functionHealth(id: string, fn: IFunction, name: string, options: { failuresMetric?: string } = {}): Alarm[] {
     return [
       this.alarm(`${id}Errors`, {
         metric:
-          options.expectedErrors === undefined
-            ? errors
-            : new MathExpression({
-                // Errors the function raises on purpose (its count, published by the function itself) are not failures.
-                expression: 'errors - FILL(expected, 0)',
-                usingMetrics: {
-                  errors,
-                  expected: new Metric({
-                    namespace: POWERTOOLS_METRICS_NAMESPACE,
-                    metricName: options.expectedErrors,
-                    dimensionsMap: { service: POWERTOOLS_SERVICE_NAME },
-                    statistic: 'Sum',
-                    period: FIVE_MINUTES,
-                  }),
-                },
+          options.failuresMetric === undefined
+            ? fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES })
+            : new Metric({
+                namespace: POWERTOOLS_METRICS_NAMESPACE,
+                metricName: options.failuresMetric,
+                dimensionsMap: { service: POWERTOOLS_SERVICE_NAME },
+                statistic: 'Sum',
                 period: FIVE_MINUTES,
-                label: `${name} errors, less its ${options.expectedErrors}`,
               }),
         threshold: ALARM_THRESHOLDS.functionErrors,
         comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         description:
-          options.expectedErrors === undefined
+          options.failuresMetric === undefined
             ? `${name}: unhandled errors or timeouts (5 minutes).`
-            : `${name}: unhandled errors or timeouts (5 minutes), less the ${options.expectedErrors} it raises on purpose.`,
+            : `${name}: ${options.failuresMetric} (5 minutes): it could not decide (an issuer's keys unreachable, or a bug).`,
       }),
       this.alarm(`${id}Throttles`, {
         metric: fn.metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),

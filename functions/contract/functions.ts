@@ -374,8 +374,8 @@ export const alertSweeper = defineFunction({
 /**
  * AWS only: the bearer authorizer of the main and upload APIs' user routes (API Gateway's JWT authorizer trusts one
  * issuer, and these routes take two: the user pool's access tokens and the API clients' tokens of the device issuer).
- * It verifies the token (signature, issuer, audience, expiry: the pool's keys fetched once per cold start, the device
- * issuer's public key read from KMS once) and hands the route's function its claims; the function checks the scope
+ * It verifies the token (signature, issuer, audience, expiry: the pool's keys fetched and kept 10 minutes, the device
+ * issuer's public key read from KMS once per cold start) and hands the route's function its claims; the function checks the scope
  * and company. Its answer is cached 300 s per token, so a caller's second request within five minutes invokes no
  * authorizer; the route's function refuses a token that has expired meanwhile. Locally the gateway runs the same
  * verification (verifyBearerToken) before each handler.

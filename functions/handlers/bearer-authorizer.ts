@@ -3,7 +3,7 @@ import { UnauthorizedError } from '../core/shared/errors.js';
 import { tokenFailureReason, verifyBearerToken } from '../platform/auth.js';
 import { awsBearerTrust } from '../platform/composition/bearer-trust.js';
 import { logger } from '../platform/logger.js';
-import { eventHandler, recordAuthorizerRefusal } from '../platform/observability.js';
+import { eventHandler, recordAuthorizerFailure } from '../platform/observability.js';
 
 /** What the authorizer hands the route's function in `requestContext.authorizer.lambda`: the token's claims as text. */
 export type BearerAuthorizerContext = Readonly<Record<string, string>>;
@@ -27,8 +27,10 @@ export const handler = eventHandler<
     const verified = await verifyBearerToken(event.headers?.authorization, awsBearerTrust());
     return { isAuthorized: true, context: verified.jwt.claims as BearerAuthorizerContext };
   } catch (error) {
-    if (!(error instanceof UnauthorizedError)) throw error;
-    recordAuthorizerRefusal();
+    if (!(error instanceof UnauthorizedError)) {
+      recordAuthorizerFailure();
+      throw error;
+    }
     logger.info('Bearer token refused', { reason: tokenFailureReason(error) ?? 'invalid', detail: error.message });
     // The one error API Gateway turns into 401 (any other is a 500).
     throw new Error('Unauthorized');

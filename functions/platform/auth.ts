@@ -1,6 +1,6 @@
 /**
- * Bearer tokens: the local gateway's verification (verifyBearerToken, what API Gateway's JWT authorizer does on AWS)
- * and the handlers' reading of the caller from the authorizer context either one passes (principalFromJwt).
+ * Bearer tokens: their verification (verifyBearerToken: the local gateway's, and on AWS the bearer authorizer's) and
+ * the handlers' reading of the caller from the authorizer context (principalFromJwt).
  */
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, type JWTVerifyGetKey, errors as joseErrors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -16,16 +16,21 @@ export const VERIFIED_TOKEN_TTL_MS = 300_000;
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 /**
- * Tokens already verified in this process (the exact compact JWT → its caller and claims), each kept until the
- * earlier of its `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature check
- * (~0.3 ms) but is never accepted past the token's expiry. Any other string, a tampered one included, is verified in
- * full. Built on first use: the cache preallocates its VERIFIED_TOKEN_CACHE_SIZE slots (~1 ms), and on AWS, where API
- * Gateway verifies the tokens, no handler ever verifies one.
+ * Tokens already verified in this process (the exact compact JWT → its caller and claims), per trust list, each kept
+ * until the earlier of its `exp` and VERIFIED_TOKEN_TTL_MS, so that a repeat request skips the ECDSA/RSA signature
+ * check (~0.3 ms) but is never accepted past the token's expiry. Any other string, a tampered one included, is
+ * verified in full. Each cache is built on first use (it preallocates its VERIFIED_TOKEN_CACHE_SIZE slots, ~1 ms): on
+ * AWS only the bearer authorizer verifies tokens, never a route's function.
  */
-let verifiedTokens: LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }> | undefined;
-function verifiedTokenCache(): LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }> {
-  verifiedTokens ??= new LRUCache({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
-  return verifiedTokens;
+const verifiedTokens = new WeakMap<readonly TrustedIssuer[], LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }>>();
+/** The cache of the tokens verified against `trust` (one per trust list: a token another list accepted proves nothing). */
+function verifiedTokenCache(trust: readonly TrustedIssuer[]): LRUCache<string, { verified: VerifiedToken; expiresAtMs: number }> {
+  let cache = verifiedTokens.get(trust);
+  if (cache === undefined) {
+    cache = new LRUCache({ max: VERIFIED_TOKEN_CACHE_SIZE, ttl: VERIFIED_TOKEN_TTL_MS });
+    verifiedTokens.set(trust, cache);
+  }
+  return cache;
 }
 
 /**
@@ -175,6 +180,8 @@ export interface TrustedIssuer {
   audience: string;
   /** The issuer's public keys (a remote JWKS, or a local one). */
   keys: JWTVerifyGetKey;
+  /** Claims its tokens must carry with exactly these values (the pool's: `token_use` `access`, not its ID tokens). */
+  requiredClaims?: Readonly<Record<string, string>>;
 }
 
 let localTrust: readonly TrustedIssuer[] | undefined;
@@ -235,7 +242,7 @@ export async function verifyBearerToken(
   const match = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i.exec(authorization.trim());
   if (match === null) throw refused('malformed', 'The Authorization header must be "Bearer <JWT>".', 'invalid_request');
   const token = match[1] as string;
-  const remembered = verifiedTokenCache().get(token);
+  const remembered = verifiedTokenCache(trust).get(token);
   // The cache's TTL runs on a monotonic clock that may lag after a pause (a frozen Lambda); `exp` is wall-clock time.
   if (remembered !== undefined && Date.now() < remembered.expiresAtMs) return remembered.verified;
   const claimed = claimedIssuer(token);
@@ -249,7 +256,14 @@ export async function verifyBearerToken(
       requiredClaims: ['sub', 'exp'],
     }));
   } catch (error) {
-    if (error instanceof joseErrors.JWKSTimeout || (error instanceof TypeError && /fetch/i.test(error.message))) {
+    // The key set unreachable, answering other than 200 (a generic JOSEError) or not a key set: the issuer's outage,
+    // not a bad token.
+    if (
+      error instanceof joseErrors.JWKSTimeout ||
+      error instanceof joseErrors.JWKSInvalid ||
+      (error instanceof joseErrors.JOSEError && error.code === 'ERR_JOSE_GENERIC') ||
+      (error instanceof TypeError && /fetch/i.test(error.message))
+    ) {
       throw new ServiceUnavailableError('The token issuer cannot be reached to verify the token; retry shortly.');
     }
     if (error instanceof joseErrors.JWTExpired) throw refused('expired', 'The token has expired; request a new one.');
@@ -257,11 +271,14 @@ export async function verifyBearerToken(
     throw error;
   }
   if (!isForAudience(payload, trusted.audience)) throw refused('invalid', 'The token is not valid: it is for another audience ("aud").');
+  for (const [claim, value] of Object.entries(trusted.requiredClaims ?? {})) {
+    if (payload[claim] !== value) throw refused('invalid', `The token is not valid: its "${claim}" claim is not "${value}".`);
+  }
   const jwt = jwtAuthorizerContext(payload);
   const verified: VerifiedToken = Object.freeze({ principal: principalFromJwt(jwt), jwt });
   const expiresAtMs = (payload.exp as number) * 1000;
   const untilExpiryMs = expiresAtMs - Date.now();
   if (untilExpiryMs > 0)
-    verifiedTokenCache().set(token, { verified, expiresAtMs }, { ttl: Math.min(VERIFIED_TOKEN_TTL_MS, untilExpiryMs) });
+    verifiedTokenCache(trust).set(token, { verified, expiresAtMs }, { ttl: Math.min(VERIFIED_TOKEN_TTL_MS, untilExpiryMs) });
   return verified;
 }

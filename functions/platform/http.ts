@@ -56,7 +56,9 @@ export function bearerAuthentication(): HttpMiddleware {
           null,
         );
       }
+      // The bearer authorizer only hands on tokens with `exp`, and its cached answer may outlive the token.
       const expiresAt = Number(jwt.claims.exp);
+      if (authorizer?.jwt == null && !Number.isFinite(expiresAt)) throw new UnauthorizedError('The token has no expiry ("exp").');
       if (Number.isFinite(expiresAt) && expiresAt * 1000 <= Date.now())
         throw new UnauthorizedError('The token has expired; request a new one.');
       const principal = principalFromJwt(jwt);

@@ -43,11 +43,12 @@ export const METRIC = {
    */
   tokenFailures: 'TokenFailures',
   /**
-   * Count of tokens the AWS bearer authorizer refused (functions/handlers/bearer-authorizer.ts), dimension `service`
-   * only: each is an invocation that threw `Unauthorized` on purpose, which the authorizer's error alarm subtracts
-   * from its Lambda errors (lib/constructs/alarms.ts). The access logs count the same refusals as TokenFailures.
+   * Count of the AWS bearer authorizer's failures (functions/handlers/bearer-authorizer.ts): invocations that could
+   * not decide, because an issuer's keys could not be read or of a bug (API Gateway answers 500), dimension `service`
+   * only. Its errors alarm counts these instead of its Lambda errors, which also count every token it refuses by
+   * throwing `Unauthorized` (lib/constructs/alarms.ts); the access logs count those refusals as TokenFailures.
    */
-  authorizerRefusals: 'AuthorizerRefusals',
+  authorizerFailures: 'AuthorizerFailures',
   /**
    * Count of DynamoDB item writes made by device health reports, dimension `kind`: `presence` (one per report, ~100
    * bytes) or `device` (the device item, only when its health changed or it became CONNECTED; each one is also a
@@ -211,9 +212,9 @@ export function recordTokenFailure(error: unknown): void {
   if (error instanceof UnauthorizedError) count(METRIC.tokenFailures, { reason: tokenFailureReason(error) ?? 'invalid' });
 }
 
-/** Counts a token the AWS bearer authorizer refused (AuthorizerRefusals, published at once). */
-export function recordAuthorizerRefusal(): void {
-  count(METRIC.authorizerRefusals, {});
+/** Counts a failure of the AWS bearer authorizer (AuthorizerFailures, published at once). */
+export function recordAuthorizerFailure(): void {
+  count(METRIC.authorizerFailures, {});
 }
 
 /** Metrics of a route's answer: direct uploads accepted or refused, search latency. */

@@ -6,7 +6,7 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IDomain } from 'aws-cdk-lib/aws-opensearchservice';
-import { AUTHORIZER_REFUSALS_METRIC, Monitoring } from '../monitoring.js';
+import { AUTHORIZER_FAILURES_METRIC, Monitoring } from '../monitoring.js';
 import { HTTP_FUNCTION_TIMEOUT, type ServiceFunction } from '../service-function.js';
 import type { EventFunction, WorkQueue } from './event-functions.js';
 import type { ApiStage } from './http-apis.js';
@@ -30,12 +30,12 @@ export interface AlarmsProps {
 export function createAlarms(stack: Stack, props: AlarmsProps): Monitoring {
   const monitoring = new Monitoring(stack, 'Monitoring');
   for (const [{ api }, name] of props.apis) monitoring.api5xxRate(`${api.node.id}5xxRate`, api, name);
-  // An authorizer refuses a token by throwing (API Gateway's only way to answer 401): those errors are not failures.
+  // An authorizer refuses a token by throwing (API Gateway's only way to answer 401): it counts its real failures.
   const authorizers = new Set(
     props.eventFunctions.filter(({ definition }) => definition.trigger.kind === 'httpAuthorizer').map(({ fn }) => fn),
   );
   for (const [entry, fn] of props.functions)
-    monitoring.functionHealth(fn.node.id, fn, entry, authorizers.has(fn) ? { expectedErrors: AUTHORIZER_REFUSALS_METRIC } : {});
+    monitoring.functionHealth(fn.node.id, fn, entry, authorizers.has(fn) ? { failuresMetric: AUTHORIZER_FAILURES_METRIC } : {});
   for (const [fn, name] of props.otherFunctions) monitoring.functionHealth(fn.node.id, fn, name);
   for (const eventFunction of props.eventFunctions) alarmEventFunction(monitoring, eventFunction);
   const { queue, deadLetterQueue, consumer } = props.workQueue;

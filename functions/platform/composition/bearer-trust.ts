@@ -10,8 +10,8 @@ import { awsDeviceIssuer } from './identity.js';
 let trust: readonly TrustedIssuer[] | undefined;
 
 /**
- * The two issuers, built once: the pool (JWT_ISSUER, its app client JWT_AUDIENCE as `client_id`, its keys from
- * JWKS_URL) and the device issuer (DEVICE_TOKEN_ISSUER, DEVICE_TOKEN_AUDIENCE as `aud`, its public key read from KMS
+ * The two issuers, built once: the pool (JWT_ISSUER, its app client JWT_AUDIENCE as `client_id`, `token_use`
+ * `access`, its keys from JWKS_URL, kept 10 minutes) and the device issuer (DEVICE_TOKEN_ISSUER, DEVICE_TOKEN_AUDIENCE as `aud`, its public key read from KMS
  * with GetPublicKey once per cold start, the call failing over to the next request when KMS throttles).
  * @throws EnvironmentError naming each missing or malformed variable of the `tokenVerification` or `deviceIssuer` group.
  */
@@ -30,7 +30,8 @@ export function awsBearerTrust(): readonly TrustedIssuer[] {
       return (await local)(header, token);
     };
     trust = Object.freeze([
-      { issuer: users.issuer, audience: users.audience, keys: remoteKeys(users.jwksUrl) },
+      // Access tokens only: the pool's ID tokens name the app client as `aud` too.
+      { issuer: users.issuer, audience: users.audience, keys: remoteKeys(users.jwksUrl), requiredClaims: { token_use: 'access' } },
       { issuer: devices.issuer, audience: devices.audience, keys: deviceKeys },
     ]);
   }

@@ -44,6 +44,8 @@ vi.mock('../../../functions/adapters/aws/kms-device-token-signer.js', async (ori
 let server: Server;
 let handler: typeof import('../../../functions/handlers/bearer-authorizer.js').handler;
 let jwksRequests = 0;
+/** What the pool's key set answers (a Cognito outage: 500). */
+let jwksStatus = 200;
 
 /** A compact ES256 JWT of `claims`, valid `seconds` from now (negative: expired). */
 async function sign(key: KeyObject, kid: string, claims: Record<string, unknown>, seconds = 600): Promise<string> {
@@ -139,7 +141,7 @@ beforeAll(async () => {
   const jwks = { keys: [{ ...(await exportJWK(pool.publicKey)), kid: 'pool-key', alg: 'ES256', use: 'sig' }] };
   server = createServer((_request, response) => {
     jwksRequests += 1;
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
+    response.writeHead(jwksStatus, { 'content-type': 'application/json' }).end(jwksStatus === 200 ? JSON.stringify(jwks) : '{}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -183,6 +185,8 @@ describe('the bearer authorizer of the user routes on AWS', () => {
     // A pool token of another app client (no `aud`, another `client_id`).
     expect(await authorize(`Bearer ${await userToken({ client_id: 'another-app-client' })}`)).toBe('Unauthorized');
     expect(await authorize(`Bearer ${await userToken({}, -60)}`)).toBe('Unauthorized');
+    // The pool's ID token names the app client as `aud`: only access tokens act on the API.
+    expect(await authorize(`Bearer ${await userToken({ token_use: 'id', aud: APP_CLIENT_ID })}`)).toBe('Unauthorized');
   });
 
   it('fails (API Gateway answers 500, nothing cached) while KMS cannot give the public key, and recovers on the next token', async () => {
@@ -196,6 +200,18 @@ describe('the bearer authorizer of the user routes on AWS', () => {
     const before = kms.calls;
     await expect(fresh(authorizerEvent(`Bearer ${await clientToken()}`), context)).resolves.toMatchObject({ isAuthorized: true });
     expect(kms.calls).toBe(before + 1);
+  });
+
+  it("fails, rather than refusing the token, while the pool's key set answers 500", async () => {
+    vi.resetModules();
+    const fresh = (await import('../../../functions/handlers/bearer-authorizer.js')).handler;
+    jwksStatus = 500;
+    try {
+      const failing = fresh(authorizerEvent(`Bearer ${await userToken()}`), context);
+      await expect(failing).rejects.toThrow(/issuer cannot be reached/);
+    } finally {
+      jwksStatus = 200;
+    }
   });
 
   it("hands a route's function what it needs: the caller, its scopes; an expired token whose answer API Gateway cached is refused there", async () => {
@@ -214,6 +230,8 @@ describe('the bearer authorizer of the user routes on AWS', () => {
     const refused = await callRoute(narrow);
     expect(refused.statusCode).toBe(403);
     expect(String(refused.body.detail)).toContain('search:read');
-    expect(jwksRequests).toBe(1);
+    // A context without `exp` is no bearer authorizer's: refused.
+    const { exp: _exp, ...noExpiry } = claims;
+    expect((await callRoute(noExpiry)).statusCode).toBe(401);
   });
 });
