@@ -43,7 +43,6 @@ vi.mock('../../../functions/adapters/aws/kms-device-token-signer.js', async (ori
 }));
 let server: Server;
 let handler: typeof import('../../../functions/handlers/bearer-authorizer.js').handler;
-let jwksRequests = 0;
 /** What the pool's key set answers (a Cognito outage: 500). */
 let jwksStatus = 200;
 
@@ -140,7 +139,6 @@ async function callRoute(claims: Record<string, string>): Promise<{ statusCode: 
 beforeAll(async () => {
   const jwks = { keys: [{ ...(await exportJWK(pool.publicKey)), kid: 'pool-key', alg: 'ES256', use: 'sig' }] };
   server = createServer((_request, response) => {
-    jwksRequests += 1;
     response.writeHead(jwksStatus, { 'content-type': 'application/json' }).end(jwksStatus === 200 ? JSON.stringify(jwks) : '{}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
