@@ -8,7 +8,7 @@ import { documentMatches, type SearchDocument, valuesAtPath } from '../../core/s
 import type { ValueCounts } from '../../core/search/query.js';
 import { FILTER_FIELDS } from '../../core/search/registry.js';
 import { forEachSlot, popcount } from './slot-bitsets.js';
-import type { Entry } from './sort-order.js';
+import { documentOf, type Entry } from './sort-order.js';
 
 /** Fields with bitset postings: every filter field. */
 const INDEXED_FIELDS: readonly string[] = FILTER_FIELDS.map((field) => field.field);
@@ -66,13 +66,13 @@ export class FilterPostings {
     });
   }
 
-  /** Clears the slot of `entry` from the bitsets of its document's values (the document given to `add`). */
-  remove(entry: Entry): void {
+  /** Clears `slot` from the bitsets of the values of `document` (the document given to `add` for that slot). */
+  remove(slot: number, document: SearchDocument): void {
     INDEXED_FIELDS.forEach((field, position) => {
       const index = this.fields[position] as FieldIndex;
-      for (const raw of valuesAtPath(entry.document, field)) {
+      for (const raw of valuesAtPath(document, field)) {
         const bits = index.bits[index.codeOf.get(String(raw)) as number] as Uint32Array;
-        bits[entry.slot >>> 5] = (bits[entry.slot >>> 5] as number) & ~(1 << (entry.slot & 31));
+        bits[slot >>> 5] = (bits[slot >>> 5] as number) & ~(1 << (slot & 31));
       }
     });
   }
@@ -116,8 +116,7 @@ export class FilterPostings {
     }
     if (unindexed.length > 0) {
       forEachSlot(result, (slot) => {
-        const { document } = this.slots[slot] as Entry;
-        const keep = documentMatches(document, unindexed);
+        const keep = documentMatches(documentOf(this.slots[slot] as Entry), unindexed);
         if (!keep) result[slot >>> 5] = (result[slot >>> 5] as number) & ~(1 << (slot & 31));
       });
     }
@@ -143,7 +142,7 @@ export class FilterPostings {
       const values = new Map<string, { count: number; label?: string }>();
       for (const value of [...counted.keys()].sort()) {
         const { count, slot } = counted.get(value) as { count: number; slot: number };
-        const label = labelField === undefined ? undefined : valuesAtPath((this.slots[slot] as Entry).document, labelField)[0];
+        const label = labelField === undefined ? undefined : valuesAtPath(documentOf(this.slots[slot] as Entry), labelField)[0];
         values.set(value, label === undefined ? { count } : { count, label: String(label) });
       }
       result.set(field, values);
@@ -180,7 +179,7 @@ export class FilterPostings {
   private countUnindexed(matches: Uint32Array, field: string, labelled: boolean): Counted {
     const counted: Counted = new Map();
     forEachSlot(matches, (slot) => {
-      for (const value of new Set(valuesAtPath((this.slots[slot] as Entry).document, field).map(String))) {
+      for (const value of new Set(valuesAtPath(documentOf(this.slots[slot] as Entry), field).map(String))) {
         const current = counted.get(value);
         if (current === undefined) counted.set(value, { count: 1, slot });
         else {

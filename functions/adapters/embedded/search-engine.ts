@@ -6,7 +6,8 @@
  * tie-breaker, facet counts).
  *
  * Layout, sized for ~100,000 documents:
- * - each document sits in an Entry with a numeric slot;
+ * - each document sits in an Entry with a numeric slot, kept encoded (document-codec.ts: a few hundred bytes
+ *   rather than kilobytes of objects), decoded only for a page of results, a count's label or its removal;
  * - every filter field (`type` and `company` included) has one bitset of slots
  *   per value, so filtering is word-wise OR/AND and counting is a popcount
  *   (filter-postings.ts, over slot-bitsets.ts);
@@ -23,10 +24,11 @@ import { type DocumentKey, documentKeyString, type SearchDocument } from '../../
 import type { SearchIndex } from '../../core/search/ports.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
 import { SORT_FIELDS } from '../../core/search/registry.js';
+import { DocumentCodec } from './document-codec.js';
 import { FilterPostings } from './filter-postings.js';
 import { FullTextIndex } from './full-text-index.js';
 import { forEachSlot, hasSlot, popcount } from './slot-bitsets.js';
-import { compareKeys, type Entry, entryOf, PresortedSlots, smallest, sortComparator, sortValueOf } from './sort-order.js';
+import { compareKeys, documentOf, type Entry, entryOf, PresortedSlots, smallest, sortComparator, sortValueOf } from './sort-order.js';
 
 export { codePointSortKey } from './sort-order.js';
 
@@ -39,19 +41,10 @@ const INCREMENTAL_SORT_LIMIT = 128;
 /** Adopted documents added to the full-text index per background slice (adopt). */
 const TEXT_SLICE = 500;
 
-/** Freezes `value` and everything it holds (typed arrays, which cannot be frozen, excepted); returns it. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
-
 /**
- * In-memory SearchIndex for the local runtime and the tests. Documents are copied and deeply frozen on the way
- * in and returned frozen, so callers cannot alter the index through them (a write to a result throws TypeError).
- * Work is synchronous; the promises only reject on bugs.
+ * In-memory SearchIndex for the local runtime and the tests. Documents are kept encoded (DocumentCodec), so callers
+ * cannot alter the index through what they gave or got; results are decoded and deeply frozen (a write to one
+ * throws TypeError). Work is synchronous; the promises only reject on bugs.
  *
  * Full text (`global`): every query word must match (AND), exactly, as a prefix or, for words of 4 or more
  * characters without digits, within 0.2 × length edits; relevance is BM25+. A word with inner punctuation (a
@@ -73,11 +66,17 @@ export class EmbeddedSearchIndex implements SearchIndex {
    */
   private readonly textBacklog = new Set<number>();
   private textWorker: NodeJS.Immediate | undefined;
+  /** How the documents are kept (its string table is made of the first documents written). */
+  readonly codec: DocumentCodec;
+
+  /** An empty index; `codec`: one whose string table is fixed already (a snapshot's). */
+  constructor(codec: DocumentCodec = new DocumentCodec()) {
+    this.codec = codec;
+  }
 
   /**
    * One page of results (`query.page` is 1-based; past the end, `resources` is empty) and the total number of
-   * matching documents. Resources are the index's own deeply frozen documents: read-only, never copied (a copy of
-   * a 20-device page cost ~1 ms, a third of the query).
+   * matching documents. Resources are decoded for the page only (about 50 µs each) and deeply frozen.
    */
   async search(query: SearchQuery): Promise<SearchResult> {
     const start = (query.page - 1) * query.pageSize;
@@ -108,7 +107,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       else if (query.sort.field === 'relevance') page = this.sortedPage(matches, total, 'id', false, start, end, true);
       else page = this.sortedPage(matches, total, query.sort.field, query.sort.direction === 'DESC', start, end);
     }
-    return { total, resources: page.map((entry) => entry.document) };
+    return { total, resources: page.map(documentOf) };
   }
 
   /**
@@ -130,7 +129,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     const matches = this.filters.match(query.companies, 'DEVICE', query.filters);
     const ids: string[] = [];
     forEachSlot(matches, (slot) => {
-      ids.push((this.slots[slot] as Entry).document.id);
+      ids.push((this.slots[slot] as Entry).id);
     });
     const total = ids.length;
     ids.sort();
@@ -142,8 +141,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
   async upsert(documents: SearchDocument[]): Promise<void> {
     const patchSorted = documents.length <= INCREMENTAL_SORT_LIMIT;
     if (!patchSorted) this.sorted.clear();
-    for (const original of documents) {
-      const document = deepFreeze(structuredClone(original));
+    this.codec.prime(documents);
+    for (const document of documents) {
       const key = documentKeyString(document);
       const previous = this.byKey.get(key);
       if (previous !== undefined) this.detach(previous, patchSorted);
@@ -152,21 +151,21 @@ export class EmbeddedSearchIndex implements SearchIndex {
   }
 
   /**
-   * Takes `documents` over without copying them (they are frozen in place: the caller must not keep using them) and
-   * inserts or replaces them by key, like upsert. Made for loading a snapshot: about 4x faster than upsert, because
-   * the copy is skipped and the full-text index of these documents is built afterwards, in slices of
-   * TEXT_SLICE documents between other work (each slice ~0.1 s at 100,000 documents), or at once by the first
-   * `global` search that comes before it is done. Filters, counts and sorts see the documents at once.
+   * Inserts or replaces `documents` by key, like upsert, with the full-text index of these documents built
+   * afterwards, in slices of TEXT_SLICE documents between other work (each slice ~0.1 s at 100,000 documents), or at
+   * once by the first `global` search that comes before it is done. Filters, counts and sorts see the documents at
+   * once. Made for loading a snapshot; `stored[n]`, when given, is `documents[n]` as this index's codec encoded it
+   * (the snapshot's bytes), which spares encoding it again.
    */
-  adopt(documents: SearchDocument[]): void {
+  adopt(documents: SearchDocument[], stored?: readonly Uint8Array[]): void {
     this.sorted.clear();
-    for (const document of documents) {
-      deepFreeze(document);
+    this.codec.prime(documents);
+    documents.forEach((document, position) => {
       const key = documentKeyString(document);
       const previous = this.byKey.get(key);
       if (previous !== undefined) this.detach(previous, false);
-      this.attach(key, document, false, true);
-    }
+      this.attach(key, document, false, true, stored?.[position]);
+    });
     this.textWorker ??= setImmediate(() => this.indexTextInBackground());
   }
 
@@ -175,10 +174,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return this.textBacklog.size === 0;
   }
 
-  /** Every document held, in slot order: the index's own frozen objects (read-only, never copied). */
+  /** Every document held, in slot order, decoded (deeply frozen). */
   documents(): SearchDocument[] {
     const documents: SearchDocument[] = [];
-    for (const entry of this.slots) if (entry !== undefined) documents.push(entry.document);
+    for (const entry of this.slots) if (entry !== undefined) documents.push(documentOf(entry));
     return documents;
   }
 
@@ -194,7 +193,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     for (const slot of this.textBacklog) {
       if (done >= limit) break;
       this.textBacklog.delete(slot);
-      this.text.add(slot, (this.slots[slot] as Entry).document);
+      this.text.add(slot, documentOf(this.slots[slot] as Entry));
       done += 1;
     }
   }
@@ -213,10 +212,10 @@ export class EmbeddedSearchIndex implements SearchIndex {
    * Adds a document to every structure: map, slots, bitsets, presorted arrays (when patching), full text (or the
    * full-text backlog with `deferText`).
    */
-  private attach(key: string, document: SearchDocument, patchSorted: boolean, deferText = false): void {
+  private attach(key: string, document: SearchDocument, patchSorted: boolean, deferText = false, stored?: Uint8Array): void {
     const slot = this.freeSlots.pop() ?? this.slots.length;
     if (slot >= this.capacity) this.grow();
-    const entry = entryOf(slot, key, document);
+    const entry = entryOf(slot, key, document, this.codec, stored);
     this.slots[slot] = entry;
     this.byKey.set(key, entry);
     this.filters.add(slot, document);
@@ -228,8 +227,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
   /** Takes a document out of every structure, the full-text index included, and frees its slot. */
   private detach(entry: Entry, patchSorted: boolean): void {
     if (patchSorted) this.sorted.remove(entry);
-    this.filters.remove(entry);
-    if (!this.textBacklog.delete(entry.slot)) this.text.remove(entry.slot, entry.document);
+    const document = documentOf(entry);
+    this.filters.remove(entry.slot, document);
+    if (!this.textBacklog.delete(entry.slot)) this.text.remove(entry.slot, document);
     this.byKey.delete(entry.key);
     this.slots[entry.slot] = undefined;
     this.freeSlots.push(entry.slot);
@@ -270,7 +270,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
     if (position === undefined) {
       // Not a registry sort field (the query parser never produces one): sort on the fly.
       const entries = collect();
-      const sortValues = new Map(entries.map((entry) => [entry, sortValueOf(entry.document, field)] as const));
+      const sortValues = new Map(entries.map((entry) => [entry, sortValueOf(documentOf(entry), field)] as const));
       const sign = descending ? -1 : 1;
       return smallest(entries, end, (a, b) => {
         const va = sortValues.get(a);

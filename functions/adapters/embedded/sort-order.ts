@@ -5,15 +5,25 @@
  */
 import { type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
 import { SORT_FIELDS } from '../../core/search/registry.js';
+import type { DocumentCodec } from './document-codec.js';
 
 /** One stored document. */
 export interface Entry {
   /** Position in the bitsets and the full-text index. */
   slot: number;
   key: string;
-  document: SearchDocument;
+  /** The document's `id`. */
+  id: string;
+  /** The document, encoded by `codec` (documentOf reads it). */
+  stored: Uint8Array;
+  codec: DocumentCodec;
   /** First value at each SORT_FIELDS path as a string in codePointSortKey form; undefined when missing. */
   sortValues: (string | undefined)[];
+}
+
+/** The document of `entry`, decoded (deeply frozen; a new object each call). */
+export function documentOf(entry: Entry): SearchDocument {
+  return entry.codec.decode(entry.stored);
 }
 
 /** Code units that UTF-16 order and code point order place differently: surrogates and U+E000–U+FFFF. */
@@ -41,9 +51,19 @@ export function sortValueOf(document: SearchDocument, field: string): string | u
   return first === undefined ? undefined : codePointSortKey(String(first));
 }
 
-/** The entry of `document` stored under `key` in `slot`, with its value at each SORT_FIELDS path. */
-export function entryOf(slot: number, key: string, document: SearchDocument): Entry {
-  return { slot, key, document, sortValues: SORT_FIELDS.map((field) => sortValueOf(document, field)) };
+/**
+ * The entry of `document` stored under `key` in `slot`, with its value at each SORT_FIELDS path: `stored` when the
+ * caller has its encoded bytes already (a snapshot), else encoded by `codec`.
+ */
+export function entryOf(slot: number, key: string, document: SearchDocument, codec: DocumentCodec, stored?: Uint8Array): Entry {
+  return {
+    slot,
+    key,
+    id: document.id,
+    stored: stored ?? codec.encode(document),
+    codec,
+    sortValues: SORT_FIELDS.map((field) => sortValueOf(document, field)),
+  };
 }
 
 /** Orders entries by document key, ascending (code unit order). */
