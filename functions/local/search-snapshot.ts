@@ -1,24 +1,27 @@
 /**
- * The embedded search index's snapshot in the data folder (`{data}/search/snapshot.jsonl`), so that a large local
- * fleet starts without scanning its tables: JSON lines, first a header (format, version, the search streams and the
- * position in each of their shards the documents cover), then one search document per line.
+ * The embedded search index's snapshot in the data folder (`{data}/search/snapshot.bin`), so that a large local
+ * fleet starts without scanning its tables: one line of JSON, the header (format, version, the search streams and
+ * the position in each of their shards the documents cover, and the string table of the index's document codec),
+ * then each document as the engine keeps it (functions/adapters/embedded/document-codec.ts), its length (an unsigned
+ * LEB128 varint) before it.
  *
- * Documents rather than the engine's internal state: loading 100,000 documents into the engine (adopt) costs about
- * as much as parsing them, its structures are rebuilt from them, and the file stays readable by any later engine
- * version that keeps the document shape.
+ * The engine's encoded documents rather than its other structures: the file is about a quarter of the documents'
+ * JSON, is read without parsing any JSON but the header, and the filters, sorts and full text are rebuilt from it at
+ * load (the full text in the background). Version 1 files (JSON lines of documents, `snapshot.jsonl`) are not read:
+ * the runtime rebuilds from the tables once, writes a version 2 snapshot and removes the old file.
  */
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { SearchDocument } from '../core/search/documents.js';
 import type { ShardPosition } from './stream-poller.js';
 
 /** `format` of the header line. */
 export const SEARCH_SNAPSHOT_FORMAT = 'device-scenario-service/search-snapshot';
 /** `version` of the header line: a snapshot of another version is not read (the runtime rebuilds instead). */
-export const SEARCH_SNAPSHOT_VERSION = 1;
-/** Documents serialized per write while a snapshot is written (the event loop runs between two). */
-const WRITE_CHUNK = 1_000;
+export const SEARCH_SNAPSHOT_VERSION = 2;
+/** Documents written per write call while a snapshot is written (the event loop runs between two). */
+const WRITE_CHUNK = 5_000;
+/** The file version 1 snapshots were written to, removed once a version 2 snapshot is written beside it. */
+const VERSION_1_FILE = 'snapshot.jsonl';
 
 /** The first line of a snapshot. */
 export interface SearchSnapshotHeader {
@@ -33,14 +36,22 @@ export interface SearchSnapshotHeader {
    * FROM_OLDEST when none of that shard's records was read (see ShardPosition).
    */
   positions: Record<string, ShardPosition>;
-  /** Document lines that follow. */
+  /** Documents that follow. */
   documents: number;
+  /** The string table of the codec the documents were encoded with (DocumentCodec.strings). */
+  strings: string[];
 }
 
-/** A snapshot as read back. */
+/** A snapshot as read back: the documents as the index's codec encoded them, in the header's table. */
 export interface SearchSnapshot {
   header: SearchSnapshotHeader;
-  documents: SearchDocument[];
+  documents: Uint8Array[];
+}
+
+/** What a snapshot is written from: the index's encoded documents and its codec's table, taken together. */
+export interface SearchSnapshotContents {
+  strings: readonly string[];
+  documents: readonly Uint8Array[];
 }
 
 /** The snapshot file is there but cannot be used: another format or version, damaged, or truncated. */
@@ -53,7 +64,7 @@ export class UnreadableSnapshotError extends Error {
 
 /** The snapshot file of a data folder. */
 export function searchSnapshotFile(dataDirectory: string): string {
-  return join(dataDirectory, 'search', 'snapshot.jsonl');
+  return join(dataDirectory, 'search', 'snapshot.bin');
 }
 
 /** Whether a process with this pid is running (signal 0 probes without sending anything; EPERM means it exists). */
@@ -68,7 +79,7 @@ function processIsAlive(pid: number): boolean {
 
 /**
  * Removes the temporary files that writeSearchSnapshot left beside `file` when its process died mid-write
- * (`snapshot.jsonl.<pid>.tmp`; each as large as a snapshot, ~284 MiB for 100,000 devices). A file whose writer is
+ * (`snapshot.bin.<pid>.tmp`; each as large as a snapshot). A file whose writer is
  * still running is kept, so that two runtimes started on one data folder by mistake do not break each other's write;
  * the current process's own file is removed (it is not writing yet when this runs at start).
  * @param isAlive whether a pid is running; injectable for tests.
@@ -92,34 +103,50 @@ export async function removeAbandonedSnapshotFiles(file: string, isAlive: (pid: 
   return abandoned;
 }
 
+/** `value` as an unsigned LEB128 varint. */
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest >= 0x80) {
+    bytes.push((rest & 0x7f) | 0x80);
+    rest >>>= 7;
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
+}
+
 /**
  * Writes a snapshot atomically: to a temporary file beside `file` (flushed to disk), then renamed over it, so a
- * crash at any moment leaves the previous snapshot or the new one, never part of one. `documents` must not change
- * while it runs (the index's own documents are frozen: pass the array of them taken between two stream batches).
+ * crash at any moment leaves the previous snapshot or the new one, never part of one; then removes a version 1
+ * snapshot left beside it. The contents must not change while it runs (the index's encoded documents never change:
+ * pass the arrays taken between two stream batches).
  * @returns the file's size, bytes.
  * @throws what the file system throws (the temporary file is removed).
  */
 export async function writeSearchSnapshot(
   file: string,
-  snapshot: { streamArns: readonly string[]; positions: ReadonlyMap<string, ShardPosition>; documents: readonly SearchDocument[] },
+  snapshot: { streamArns: readonly string[]; positions: ReadonlyMap<string, ShardPosition>; contents: SearchSnapshotContents },
   now: Date = new Date(),
 ): Promise<number> {
+  const { contents } = snapshot;
   const header: SearchSnapshotHeader = {
     format: SEARCH_SNAPSHOT_FORMAT,
     version: SEARCH_SNAPSHOT_VERSION,
     created: now.toISOString(),
     streamArns: [...snapshot.streamArns],
     positions: Object.fromEntries(snapshot.positions),
-    documents: snapshot.documents.length,
+    documents: contents.documents.length,
+    strings: [...contents.strings],
   };
   await mkdir(dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
   const handle = await open(temporary, 'w');
   try {
     await handle.write(`${JSON.stringify(header)}\n`);
-    for (let start = 0; start < snapshot.documents.length; start += WRITE_CHUNK) {
-      const lines = snapshot.documents.slice(start, start + WRITE_CHUNK).map((document) => `${JSON.stringify(document)}\n`);
-      await handle.write(lines.join(''));
+    for (let start = 0; start < contents.documents.length; start += WRITE_CHUNK) {
+      const parts: Uint8Array[] = [];
+      for (const document of contents.documents.slice(start, start + WRITE_CHUNK)) parts.push(varint(document.length), document);
+      await handle.write(Buffer.concat(parts));
     }
     await handle.sync();
   } catch (error) {
@@ -129,6 +156,7 @@ export async function writeSearchSnapshot(
   }
   await handle.close();
   await rename(temporary, file);
+  await rm(join(dirname(file), VERSION_1_FILE), { force: true });
   return (await stat(file)).size;
 }
 
@@ -150,7 +178,9 @@ function checkHeader(value: unknown, file: string): SearchSnapshotHeader {
     typeof positions !== 'object' ||
     !Object.values(positions).every((position) => typeof position === 'string') ||
     !Number.isInteger(header.documents) ||
-    typeof header.created !== 'string'
+    typeof header.created !== 'string' ||
+    !Array.isArray(header.strings) ||
+    !header.strings.every((text) => typeof text === 'string')
   ) {
     throw new UnreadableSnapshotError(`${file} has a malformed header.`);
   }
@@ -158,44 +188,49 @@ function checkHeader(value: unknown, file: string): SearchSnapshotHeader {
 }
 
 /**
- * Reads a snapshot written by writeSearchSnapshot.
+ * Reads a snapshot written by writeSearchSnapshot (the whole file at once: ~70 MiB for 100,000 devices). The documents
+ * are views of the file's bytes, undecoded.
  * @returns undefined when there is no snapshot file.
  * @throws UnreadableSnapshotError when the file is of another format or version, damaged, or holds another number of
  *   documents than its header says (truncated); other file system errors as thrown.
  */
 export async function readSearchSnapshot(file: string): Promise<SearchSnapshot | undefined> {
-  let header: SearchSnapshotHeader | undefined;
-  const documents: SearchDocument[] = [];
-  let lineNumber = 0;
-  const take = (line: string) => {
-    lineNumber += 1;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      throw new UnreadableSnapshotError(`${file}: line ${lineNumber} is not JSON (damaged or truncated).`);
-    }
-    if (header === undefined) header = checkHeader(value, file);
-    else documents.push(value as SearchDocument);
-  };
+  let bytes: Buffer;
   try {
-    let rest = '';
-    for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 1024 * 1024 })) {
-      const text = rest + (chunk as string);
-      let start = 0;
-      for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
-        take(text.slice(start, end));
-        start = end + 1;
-      }
-      rest = text.slice(start);
-    }
-    if (rest !== '') take(rest);
+    bytes = await readFile(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  if (header === undefined) throw new UnreadableSnapshotError(`${file} is empty.`);
-  if (documents.length !== header.documents) {
+  if (bytes.length === 0) throw new UnreadableSnapshotError(`${file} is empty.`);
+  const end = bytes.indexOf(0x0a);
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.subarray(0, end < 0 ? bytes.length : end).toString('utf8'));
+  } catch {
+    throw new UnreadableSnapshotError(`${file} is not a search snapshot (its first line is not JSON).`);
+  }
+  const header = checkHeader(value, file);
+  const documents: Uint8Array[] = [];
+  let position = end + 1;
+  while (position < bytes.length) {
+    let length = 0;
+    let shift = 0;
+    for (;;) {
+      if (position >= bytes.length || shift > 28)
+        throw new UnreadableSnapshotError(`${file}: a document's length is cut short (truncated).`);
+      const byte = bytes[position++] as number;
+      length += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte < 0x80) break;
+    }
+    if (position + length > bytes.length) {
+      throw new UnreadableSnapshotError(`${file}: document ${documents.length + 1} is cut short (truncated).`);
+    }
+    documents.push(bytes.subarray(position, position + length));
+    position += length;
+  }
+  if (end < 0 || documents.length !== header.documents) {
     throw new UnreadableSnapshotError(`${file} holds ${documents.length} documents; its header says ${header.documents} (truncated).`);
   }
   return { header, documents };

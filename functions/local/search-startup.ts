@@ -96,13 +96,10 @@ export async function startEmbeddedSearch(options: SearchStartOptions): Promise<
   const snapshot = await usableSnapshot(options);
   if (!('reason' in snapshot)) {
     const { documents, header } = snapshot;
-    await options.index.rebuild(
-      async (sink) => {
-        await sink.upsert(documents);
-        return documents.length;
-      },
-      { adopt: true },
-    );
+    await options.index.rebuild(async (sink) => {
+      await sink.adoptEncoded(header.strings, documents);
+      return documents.length;
+    });
     const tookMs = performance.now() - started;
     options.log(
       `Search index loaded from the snapshot of ${header.created} (${documents.length} documents) in ${seconds(tookMs)}; ` +
@@ -196,14 +193,14 @@ export class SearchSnapshots {
 
   private async write(): Promise<SnapshotOutcome> {
     const { index, poller } = this.options;
-    // Between two batches: the documents are the index's own frozen objects, so holding the array keeps them as
-    // they are now while the file is written and the poller goes on.
+    // Between two batches: the index's encoded documents are never changed (a write replaces them), so holding the
+    // array keeps them as they are now while the file is written and the poller goes on.
     const captured = await poller.whenIdle(() => {
       const positions = poller.shardPositions();
-      const documents = index.documents();
-      return { positions, documents, key: this.keyOf(index.generation, positions) };
+      const contents = index.snapshotContents();
+      return { positions, contents, key: this.keyOf(index.generation, positions) };
     });
-    if (captured.documents === undefined) return { written: false, why: 'not embedded' };
+    if (captured.contents === undefined) return { written: false, why: 'not embedded' };
     if (captured.key === this.lastKey) return { written: false, why: 'unchanged' };
     const positions = new Map<string, ShardPosition>();
     for (const [key, position] of captured.positions) {
@@ -214,10 +211,10 @@ export class SearchSnapshots {
     const bytes = await writeSearchSnapshot(this.options.file, {
       streamArns: this.options.streamArns,
       positions,
-      documents: captured.documents,
+      contents: captured.contents,
     });
     this.lastKey = captured.key;
-    return { written: true, documents: captured.documents.length, bytes, tookMs: performance.now() - started };
+    return { written: true, documents: captured.contents.documents.length, bytes, tookMs: performance.now() - started };
   }
 
   /** Takes a snapshot every `intervalMs` (when changed); failures are logged and the next tick tries again. */

@@ -38,7 +38,7 @@ const SORT_FIELD_POSITION = new Map<string, number>(SORT_FIELDS.map((field, posi
 const DIRECT_SORT_LIMIT = 2_000;
 /** Writes of more documents than this drop the presorted arrays (rebuilt on next use) instead of patching them. */
 const INCREMENTAL_SORT_LIMIT = 128;
-/** Adopted documents added to the full-text index per background slice (adopt). */
+/** Adopted documents added to the full-text index per background slice (adoptEncoded). */
 const TEXT_SLICE = 500;
 
 /**
@@ -61,18 +61,13 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private readonly sorted = new PresortedSlots(this.slots);
   private readonly text = new FullTextIndex(this.capacity);
   /**
-   * Slots adopted (adopt) but not yet in the full-text index, in adoption order: indexed in slices in the
+   * Slots adopted (adoptEncoded) but not yet in the full-text index, in adoption order: indexed in slices in the
    * background, and all at once by the first `global` search that finds some left.
    */
   private readonly textBacklog = new Set<number>();
   private textWorker: NodeJS.Immediate | undefined;
-  /** How the documents are kept (its string table is made of the first documents written). */
-  readonly codec: DocumentCodec;
-
-  /** An empty index; `codec`: one whose string table is fixed already (a snapshot's). */
-  constructor(codec: DocumentCodec = new DocumentCodec()) {
-    this.codec = codec;
-  }
+  /** How the documents are kept (its string table is made of the first documents written, or a snapshot's). */
+  private codec = new DocumentCodec();
 
   /**
    * One page of results (`query.page` is 1-based; past the end, `resources` is empty) and the total number of
@@ -151,27 +146,38 @@ export class EmbeddedSearchIndex implements SearchIndex {
   }
 
   /**
-   * Inserts or replaces `documents` by key, like upsert, with the full-text index of these documents built
-   * afterwards, in slices of TEXT_SLICE documents between other work (each slice ~0.1 s at 100,000 documents), or at
-   * once by the first `global` search that comes before it is done. Filters, counts and sorts see the documents at
-   * once. Made for loading a snapshot; `stored[n]`, when given, is `documents[n]` as this index's codec encoded it
-   * (the snapshot's bytes), which spares encoding it again.
+   * Loads a snapshot's documents into this empty index: `stored[n]` is a document as a codec with the string table
+   * `strings` encoded it (SnapshotContents of the index that wrote it), kept as it is. Filters, counts and sorts see
+   * them at once; their full-text index is built afterwards, in slices of TEXT_SLICE documents between other work
+   * (each slice ~0.1 s at 100,000 documents), or at once by the first `global` search that comes before it is done.
+   * A document whose key `skip` names (written since, and newer) is left out.
+   * @throws Error when the index holds documents already, or a document is not the codec's.
    */
-  adopt(documents: SearchDocument[], stored?: readonly Uint8Array[]): void {
+  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[], skip: (key: string) => boolean = () => false): void {
+    if (this.byKey.size > 0 || this.codec.strings.length > 0) throw new Error('Only an empty index adopts a snapshot.');
+    this.codec = DocumentCodec.withTable(strings);
     this.sorted.clear();
-    this.codec.prime(documents);
-    documents.forEach((document, position) => {
+    for (const bytes of stored) {
+      const document = this.codec.decode(bytes);
       const key = documentKeyString(document);
+      if (skip(key)) continue;
       const previous = this.byKey.get(key);
       if (previous !== undefined) this.detach(previous, false);
-      this.attach(key, document, false, true, stored?.[position]);
-    });
+      this.attach(key, document, false, true, bytes);
+    }
     this.textWorker ??= setImmediate(() => this.indexTextInBackground());
   }
 
-  /** Whether every document is in the full-text index (adopt defers it). */
+  /** Whether every document is in the full-text index (adoptEncoded defers it). */
   get textComplete(): boolean {
     return this.textBacklog.size === 0;
+  }
+
+  /** What a snapshot holds: the codec's string table and every document as it is kept, in slot order (never changed). */
+  snapshotContents(): { strings: readonly string[]; documents: Uint8Array[] } {
+    const documents: Uint8Array[] = [];
+    for (const entry of this.slots) if (entry !== undefined) documents.push(entry.stored);
+    return { strings: this.codec.strings, documents };
   }
 
   /** Every document held, in slot order, decoded (deeply frozen). */

@@ -2,23 +2,38 @@ import { type DocumentKey, documentKeyString, type SearchDocument } from '../../
 import type { SearchIndex } from '../../core/search/ports.js';
 import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../core/search/query.js';
 import type { RebuildableSearchIndex, ReindexResult } from '../../core/search/reindex.js';
+import { DocumentCodec } from './document-codec.js';
+
+/** What a snapshot holds of an index: its codec's string table and its encoded documents (never changed). */
+export interface SnapshotContents {
+  strings: readonly string[];
+  documents: readonly Uint8Array[];
+}
 
 /**
- * What snapshots need of an index (EmbeddedSearchIndex has it): its documents, and taking documents over without a
- * copy.
+ * What snapshots need of an index (EmbeddedSearchIndex has it): its encoded documents, and loading them into an empty
+ * index as they are.
  */
 export interface SnapshotCapableIndex extends SearchIndex {
-  /** Every document held (read-only). */
-  documents(): SearchDocument[];
-  /** Inserts or replaces documents that the caller hands over (no copy is made). */
-  adopt(documents: SearchDocument[]): void;
+  snapshotContents(): SnapshotContents;
+  /** Loads encoded documents into this empty index; those whose key `skip` names are left out. */
+  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[], skip?: (key: string) => boolean): void;
 }
 
 function isSnapshotCapable(index: SearchIndex): index is SnapshotCapableIndex {
   return (
-    typeof (index as Partial<SnapshotCapableIndex>).documents === 'function' &&
-    typeof (index as Partial<SnapshotCapableIndex>).adopt === 'function'
+    typeof (index as Partial<SnapshotCapableIndex>).snapshotContents === 'function' &&
+    typeof (index as Partial<SnapshotCapableIndex>).adoptEncoded === 'function'
   );
+}
+
+/** Where a rebuild's documents go: upserts, or a snapshot's encoded documents (SnapshotCapableIndex.adoptEncoded). */
+export interface RebuildSink extends Pick<SearchIndex, 'upsert'> {
+  /**
+   * Loads a snapshot's documents as they are (an index of another kind gets them decoded and upserted).
+   * @throws Error when the documents are not the string table's, or the sink took documents already.
+   */
+  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[]): Promise<void>;
 }
 
 /**
@@ -59,11 +74,11 @@ export class SwappableSearchIndex implements SearchIndex, RebuildableSearchIndex
   }
 
   /**
-   * The live index's documents (read-only; the live index's own objects), or undefined when its kind cannot give
-   * them (see SnapshotCapableIndex). Changes of count `changes` and swaps of `generation` tell whether they changed.
+   * What a snapshot of the live index holds, or undefined when its kind cannot give it (see SnapshotCapableIndex).
+   * Changes of count `changes` and swaps of `generation` tell whether it changed.
    */
-  documents(): SearchDocument[] | undefined {
-    return isSnapshotCapable(this.live) ? this.live.documents() : undefined;
+  snapshotContents(): SnapshotContents | undefined {
+    return isSnapshotCapable(this.live) ? this.live.snapshotContents() : undefined;
   }
 
   /** Number of the live index: 1 at first, +1 at each swap (rebuild). */
@@ -77,25 +92,28 @@ export class SwappableSearchIndex implements SearchIndex, RebuildableSearchIndex
   }
 
   /**
-   * Builds a fresh index with `load` (which upserts every document into the sink it is given and returns how many),
-   * then swaps it in. A rebuild asked while one runs joins it. With `adopt` (documents just read from a snapshot,
-   * referenced nowhere else), the sink hands them over without a copy when the new index can take them
-   * (SnapshotCapableIndex.adopt).
+   * Builds a fresh index with `load` (which upserts every document into the sink it is given, or hands it a snapshot's
+   * encoded documents, and returns how many), then swaps it in. A rebuild asked while one runs joins it.
    * @throws what `load` throws; the live index is then kept.
    */
-  rebuild(load: (sink: Pick<SearchIndex, 'upsert'>) => Promise<number>, options: { adopt?: boolean } = {}): Promise<ReindexResult> {
+  rebuild(load: (sink: RebuildSink) => Promise<number>): Promise<ReindexResult> {
     this.running ??= (async () => {
       const started = Date.now();
       const next = this.create();
       const touched = new Set<string>();
       this.building = { next, touched };
       try {
-        const adopting = options.adopt === true && isSnapshotCapable(next) ? next : undefined;
         const documents = await load({
           upsert: async (batch) => {
-            const fresh = batch.filter((document) => !touched.has(documentKeyString(document)));
-            if (adopting === undefined) await next.upsert(fresh);
-            else adopting.adopt(fresh);
+            await next.upsert(batch.filter((document) => !touched.has(documentKeyString(document))));
+          },
+          adoptEncoded: async (strings, stored) => {
+            if (isSnapshotCapable(next)) next.adoptEncoded(strings, stored, (key) => touched.has(key));
+            else {
+              const codec = DocumentCodec.withTable(strings);
+              const decoded = stored.map((bytes) => codec.decode(bytes));
+              await next.upsert(decoded.filter((document) => !touched.has(documentKeyString(document))));
+            }
           },
         });
         this.live = next;

@@ -18,6 +18,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DocumentCodec } from '../../../functions/adapters/embedded/document-codec.js';
 import { EmbeddedSearchIndex } from '../../../functions/adapters/embedded/search-engine.js';
 import { SwappableSearchIndex } from '../../../functions/adapters/embedded/swappable-search-index.js';
 import type { SearchDocument } from '../../../functions/core/search/documents.js';
@@ -25,6 +26,8 @@ import {
   readSearchSnapshot,
   removeAbandonedSnapshotFiles,
   SEARCH_SNAPSHOT_VERSION,
+  type SearchSnapshot,
+  type SearchSnapshotContents,
   searchSnapshotFile,
   UnreadableSnapshotError,
   writeSearchSnapshot,
@@ -60,54 +63,85 @@ afterEach(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
+/** What a snapshot of an index holding `documents` is written from. */
+async function contentsOf(documents: SearchDocument[]): Promise<SearchSnapshotContents> {
+  const index = new EmbeddedSearchIndex();
+  await index.upsert(documents);
+  return index.snapshotContents();
+}
+
+/** The documents of a snapshot read back, decoded with its table. */
+function decoded(snapshot: SearchSnapshot | undefined): SearchDocument[] | undefined {
+  if (snapshot === undefined) return undefined;
+  const codec = DocumentCodec.withTable(snapshot.header.strings);
+  return snapshot.documents.map((bytes) => codec.decode(bytes));
+}
+
 describe('search snapshot file', () => {
-  it('reads back the documents and the stream positions it was written with', async () => {
+  it('reads back the documents, the codec table and the stream positions it was written with', async () => {
     const documents = [device('k1'), device('k2', 'Paris')];
+    const contents = await contentsOf(documents);
     const bytes = await writeSearchSnapshot(
       file,
-      { streamArns: [STREAM], positions: new Map([[SHARD, '000042']]), documents },
+      { streamArns: [STREAM], positions: new Map([[SHARD, '000042']]), contents },
       new Date('2026-11-23T08:00:00.000Z'),
     );
 
     expect(bytes).toBeGreaterThan(0);
-    expect(await readSearchSnapshot(file)).toEqual({
-      header: {
-        format: 'device-scenario-service/search-snapshot',
-        version: SEARCH_SNAPSHOT_VERSION,
-        created: '2026-11-23T08:00:00.000Z',
-        streamArns: [STREAM],
-        positions: { [SHARD]: '000042' },
-        documents: 2,
-      },
-      documents,
+    const read = await readSearchSnapshot(file);
+    expect(read?.header).toEqual({
+      format: 'device-scenario-service/search-snapshot',
+      version: SEARCH_SNAPSHOT_VERSION,
+      created: '2026-11-23T08:00:00.000Z',
+      streamArns: [STREAM],
+      positions: { [SHARD]: '000042' },
+      documents: 2,
+      strings: [...contents.strings],
     });
-    expect(await readSearchSnapshot(join(folder, 'none.jsonl'))).toBeUndefined();
+    expect(decoded(read)).toEqual(documents);
+    expect(await readSearchSnapshot(join(folder, 'none.bin'))).toBeUndefined();
   });
 
-  it('replaces the previous snapshot whole or not at all (no temporary file left behind)', async () => {
-    await writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map([[SHARD, '1']]), documents: [device('k1')] });
-    const unserializable = { ...device('k2'), extra: 1n } as unknown as SearchDocument;
+  it('replaces the previous snapshot whole or not at all (no temporary file left behind), and then the version 1 file', async () => {
+    await writeSearchSnapshot(file, {
+      streamArns: [STREAM],
+      positions: new Map([[SHARD, '1']]),
+      contents: await contentsOf([device('k1')]),
+    });
+    const good = await contentsOf([device('k3')]);
+    const broken = { strings: good.strings, documents: [...good.documents, 'not bytes' as unknown as Uint8Array] };
 
     await expect(
-      writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map([[SHARD, '2']]), documents: [device('k3'), unserializable] }),
-    ).rejects.toThrow(/BigInt/);
+      writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map([[SHARD, '2']]), contents: broken }),
+    ).rejects.toThrow();
 
-    expect((await readSearchSnapshot(file))?.documents.map((document) => document.id)).toEqual(['k1']);
-    expect(await readdir(join(folder, 'search'))).toEqual(['snapshot.jsonl']);
+    expect(decoded(await readSearchSnapshot(file))?.map((document) => document.id)).toEqual(['k1']);
+    await writeFile(join(folder, 'search', 'snapshot.jsonl'), '{"format":"device-scenario-service/search-snapshot","version":1}\n');
+    expect((await readdir(join(folder, 'search'))).sort()).toEqual(['snapshot.bin', 'snapshot.jsonl']);
+    await writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map([[SHARD, '3']]), contents: good });
+    expect(await readdir(join(folder, 'search'))).toEqual(['snapshot.bin']);
   });
 
   it('refuses a file of another format or version, and a truncated or damaged one', async () => {
-    await writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map(), documents: [device('k1'), device('k2')] });
-    const text = await readFile(file, 'utf8');
-    const [header, ...lines] = text.split('\n');
+    await writeSearchSnapshot(file, {
+      streamArns: [STREAM],
+      positions: new Map(),
+      contents: await contentsOf([device('k1'), device('k2')]),
+    });
+    const bytes = await readFile(file);
+    const end = bytes.indexOf(0x0a);
+    const header = bytes.subarray(0, end).toString();
+    const body = bytes.subarray(end);
 
-    await writeFile(file, `${header?.replace(`"version":${SEARCH_SNAPSHOT_VERSION}`, '"version":99')}\n${lines.join('\n')}`);
-    await expect(readSearchSnapshot(file)).rejects.toThrow(/version 99 snapshot; this runtime reads version 1/);
+    await writeFile(file, Buffer.concat([Buffer.from(header.replace(`"version":${SEARCH_SNAPSHOT_VERSION}`, '"version":99')), body]));
+    await expect(readSearchSnapshot(file)).rejects.toThrow(/version 99 snapshot; this runtime reads version 2/);
     await writeFile(file, '{"format":"something else"}\n');
     await expect(readSearchSnapshot(file)).rejects.toThrow(/is not a search snapshot/);
-    await writeFile(file, `${header}\n${lines[0]}\n`);
-    await expect(readSearchSnapshot(file)).rejects.toThrow(/holds 1 documents; its header says 2 \(truncated\)/);
-    await writeFile(file, text.slice(0, -20));
+    await writeFile(file, `${header}\n`);
+    await expect(readSearchSnapshot(file)).rejects.toThrow(/holds 0 documents; its header says 2 \(truncated\)/);
+    await writeFile(file, bytes.subarray(0, bytes.length - 3));
+    await expect(readSearchSnapshot(file)).rejects.toThrow(/cut short \(truncated\)/);
+    await writeFile(file, bytes.subarray(0, 20));
     await expect(readSearchSnapshot(file)).rejects.toThrow(UnreadableSnapshotError);
   });
 });
@@ -162,8 +196,12 @@ describe('startEmbeddedSearch', () => {
     });
     return { start, calls, logged, poller, found: found.resources.map((document) => document.id) };
   };
-  const snapshotOf = (position: string) =>
-    writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map([[SHARD, position]]), documents: [device('k1', 'Paris')] });
+  const snapshotOf = async (position: string) =>
+    writeSearchSnapshot(file, {
+      streamArns: [STREAM],
+      positions: new Map([[SHARD, position]]),
+      contents: await contentsOf([device('k1', 'Paris')]),
+    });
 
   it('loads a usable snapshot and reads the streams on after its positions', async () => {
     const requests = stream();
@@ -186,7 +224,7 @@ describe('startEmbeddedSearch', () => {
         'damaged',
         () => mkdir(dirname(file), { recursive: true }).then(() => writeFile(file, 'not json\n')),
         undefined,
-        /line 1 is not JSON/,
+        /its first line is not JSON/,
       ],
       ['other streams', () => snapshotOf('7'), ['arn:other'], /taken of other streams/],
       ['trimmed', () => snapshotOf('3'), undefined, /snapshot is stale \(Cannot read shard-1 after 3: trimmed\)/],
@@ -237,7 +275,7 @@ describe('unfinished snapshot files', () => {
 
     expect(start.path).toBe('rebuild');
     expect((await readdir(dirname(file))).sort()).toEqual(['notes.tmp']);
-    expect(logged[0]).toMatch(/^Removed 2 unfinished search snapshot file\(s\) of stopped runs: snapshot\.jsonl\.\d+\.tmp, /);
+    expect(logged[0]).toMatch(/^Removed 2 unfinished search snapshot file\(s\) of stopped runs: snapshot\.bin\.\d+\.tmp, /);
   });
 
   it('are kept while the process writing them runs', async () => {
@@ -248,12 +286,12 @@ describe('unfinished snapshot files', () => {
 
     const removed = await removeAbandonedSnapshotFiles(file, (pid) => pid === 101);
 
-    expect(removed.sort()).toEqual([`snapshot.jsonl.${process.pid}.tmp`, 'snapshot.jsonl.202.tmp'].sort());
-    expect(await readdir(dirname(file))).toEqual(['snapshot.jsonl.101.tmp']);
+    expect(removed.sort()).toEqual([`snapshot.bin.${process.pid}.tmp`, 'snapshot.bin.202.tmp'].sort());
+    expect(await readdir(dirname(file))).toEqual(['snapshot.bin.101.tmp']);
   });
 
   it('are nothing to remove when the data folder has no search folder yet', async () => {
-    expect(await removeAbandonedSnapshotFiles(join(folder, 'absent', 'snapshot.jsonl'))).toEqual([]);
+    expect(await removeAbandonedSnapshotFiles(join(folder, 'absent', 'snapshot.bin'))).toEqual([]);
   });
 });
 
