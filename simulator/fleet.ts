@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { type CommandHost, receiveCommands, sendUnreported } from './commands.js';
 import {
@@ -27,6 +28,10 @@ import { RequestStats } from './stats.js';
 
 export { ENDPOINTS, type FleetOptions, type FleetProgress } from './fleet-settings.js';
 
+/** Token requests a device makes at most while the auth address answers 503 or 429 (each after its Retry-After). */
+const TOKEN_ATTEMPTS = 6;
+/** The longest Retry-After a device honours before asking again, seconds. */
+const RETRY_AFTER_MAX_SECONDS = 10;
 /** A fleet of simulated devices. `start()` sets it up and sets it going; `stop()` stops every device. */
 export class SimulatedFleet {
   readonly stats = new RequestStats();
@@ -339,7 +344,14 @@ export class SimulatedFleet {
       client_id: credentials.clientId,
       client_secret: credentials.clientSecret,
     });
-    const response = await this.timed(() => ENDPOINTS.deviceToken, `${this.options.authUrl}/token`, 'POST', undefined, { form }, [200]);
+    let response = await this.timed(() => ENDPOINTS.deviceToken, `${this.options.authUrl}/token`, 'POST', undefined, { form }, [200]);
+    // Busy (503: its admission queue is full) or limiting (429): a kiosk waits what Retry-After says, and asks again.
+    for (let attempt = 1; (response.status === 503 || response.status === 429) && attempt < TOKEN_ATTEMPTS; attempt += 1) {
+      const seconds = Number(response.headers.get('retry-after'));
+      await response.body?.cancel();
+      await delay(jitter(Math.min(Math.max(Number.isFinite(seconds) ? seconds : 1, 1), RETRY_AFTER_MAX_SECONDS) * 1000));
+      response = await this.timed(() => ENDPOINTS.deviceToken, `${this.options.authUrl}/token`, 'POST', undefined, { form }, [200]);
+    }
     if (response.status !== 200) {
       if (response.status === 401 && device.token !== undefined) device.lost = true;
       throw new SimulatorHttpError(response.status, `device token for ${device.id}: ${await response.text()}`);

@@ -19,6 +19,8 @@ let desired: unknown[] = [];
 const reports: string[] = [];
 /** How many INSTALLED reports are still answered 503, as a busy service does. */
 let refuseInstalled = 0;
+/** How many device token requests are still answered 503 with Retry-After, as a busy auth address does. */
+let refuseDeviceTokens = 0;
 
 beforeAll(async () => {
   server = createServer((request, response) => {
@@ -29,7 +31,15 @@ beforeAll(async () => {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(body));
     };
-    if (key === 'POST /token') {
+    if (
+      key === 'POST /token' &&
+      request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') &&
+      refuseDeviceTokens > 0
+    ) {
+      refuseDeviceTokens -= 1;
+      response.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '1' });
+      response.end(JSON.stringify({ status: 503, detail: 'The auth address is serving as many requests as it admits.' }));
+    } else if (key === 'POST /token') {
       json(200, { access_token: 'a.b.c', token_type: 'Bearer', expires_in: 900 });
     } else if (request.method === 'GET' && request.url?.includes('/resources/devices/')) {
       json(404, { status: 404 });
@@ -111,6 +121,18 @@ describe('SimulatedFleet', () => {
     expect(fleet.stats.of(ENDPOINTS.pull200)?.requests).toBe(1);
     expect(fleet.stats.of(ENDPOINTS.pull304)?.requests).toBeGreaterThan(1);
     expect(seen).toContain('POST /companies/acme/resources/devices');
+  });
+
+  it('waits what Retry-After says and asks again for its token while the auth address is busy (503)', async () => {
+    refuseDeviceTokens = 2;
+    const fleet = oneKiosk({ healthIntervalMs: 1_000 });
+    const started = performance.now();
+    await fleet.start();
+    await fleet.stop();
+    expect(refuseDeviceTokens).toBe(0);
+    // Two waits of Retry-After (1 s, jittered ±20 %).
+    expect(performance.now() - started).toBeGreaterThan(1_500);
+    expect(fleet.sessions()).toHaveLength(1);
   });
 
   it('tries an installation again from the next pull when the service refused its INSTALLED report', async () => {
