@@ -124,24 +124,36 @@ class Reader {
     }
   }
 
+  /** A string written as its UTF-8 length and bytes. */
+  private utf8(): string {
+    const length = this.varint();
+    const text = decoder.decode(this.bytes.subarray(this.position, this.position + length));
+    this.position += length;
+    return text;
+  }
+
+  /** An object's entries, after its tag; the outermost one's `id` is kept for the IdSuffix strings after it. */
+  private object(): Readonly<Record<string, unknown>> {
+    const top = !this.begun;
+    this.begun = true;
+    const count = this.varint();
+    const object: Record<string, unknown> = {};
+    for (let index = 0; index < count; index += 1) {
+      const key = this.value() as string;
+      const value = this.value();
+      if (top && key === 'id' && typeof value === 'string') this.id = value;
+      // As JSON.parse does: `__proto__` is an own property, never the prototype.
+      if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+      else object[key] = value;
+    }
+    return Object.freeze(object);
+  }
+
   value(): unknown {
     const tag = this.bytes[this.position++] as Tag;
     switch (tag) {
-      case Tag.Object: {
-        const top = !this.begun;
-        this.begun = true;
-        const count = this.varint();
-        const object: Record<string, unknown> = {};
-        for (let index = 0; index < count; index += 1) {
-          const key = this.value() as string;
-          const value = this.value();
-          if (top && key === 'id' && typeof value === 'string') this.id = value;
-          // As JSON.parse does: `__proto__` is an own property, never the prototype.
-          if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-          else object[key] = value;
-        }
-        return Object.freeze(object);
-      }
+      case Tag.Object:
+        return this.object();
       case Tag.Array: {
         const length = this.varint();
         const array: unknown[] = new Array(length);
@@ -150,12 +162,8 @@ class Reader {
       }
       case Tag.TableString:
         return this.table[this.varint()];
-      case Tag.String: {
-        const length = this.varint();
-        const text = decoder.decode(this.bytes.subarray(this.position, this.position + length));
-        this.position += length;
-        return text;
-      }
+      case Tag.String:
+        return this.utf8();
       case Tag.Integer: {
         const zigzag = this.varint();
         return zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2;
@@ -165,12 +173,8 @@ class Reader {
         this.position += 8;
         return value;
       }
-      case Tag.EscapedString: {
-        const length = this.varint();
-        const text = JSON.parse(decoder.decode(this.bytes.subarray(this.position, this.position + length))) as string;
-        this.position += length;
-        return text;
-      }
+      case Tag.EscapedString:
+        return JSON.parse(this.utf8()) as string;
       case Tag.Instant: {
         const zigzag = this.varint();
         return new Date(zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2).toISOString();
