@@ -81,6 +81,11 @@ class Writer {
     this.bytes[this.length++] = rest;
   }
 
+  /** A safe integer, zig-zag (0, -1, 1, -2… as 0, 1, 2, 3…), as a varint. */
+  signed(value: number): void {
+    this.varint(value >= 0 ? value * 2 : -value * 2 - 1);
+  }
+
   float(value: number): void {
     this.reserve(8);
     new DataView(this.bytes.buffer).setFloat64(this.length, value, true);
@@ -124,6 +129,12 @@ class Reader {
     }
   }
 
+  /** A zig-zag varint (Writer.signed). */
+  private signed(): number {
+    const zigzag = this.varint();
+    return zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2;
+  }
+
   /** A string written as its UTF-8 length and bytes. */
   private utf8(): string {
     const length = this.varint();
@@ -165,8 +176,7 @@ class Reader {
       case Tag.String:
         return this.utf8();
       case Tag.Integer: {
-        const zigzag = this.varint();
-        return zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2;
+        return this.signed();
       }
       case Tag.Float: {
         const value = new DataView(this.bytes.buffer, this.bytes.byteOffset).getFloat64(this.position, true);
@@ -176,8 +186,7 @@ class Reader {
       case Tag.EscapedString:
         return JSON.parse(this.utf8()) as string;
       case Tag.Instant: {
-        const zigzag = this.varint();
-        return new Date(zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2).toISOString();
+        return new Date(this.signed()).toISOString();
       }
       case Tag.IdSuffix:
         return this.id + (this.value() as string);
@@ -277,7 +286,7 @@ export class DocumentCodec {
       const milliseconds = Date.parse(value);
       if (Number.isSafeInteger(milliseconds) && new Date(milliseconds).toISOString() === value) {
         writer.byte(Tag.Instant);
-        writer.varint(milliseconds >= 0 ? milliseconds * 2 : -milliseconds * 2 - 1);
+        writer.signed(milliseconds);
         return;
       }
     }
@@ -311,13 +320,10 @@ export class DocumentCodec {
     if (typeof value === 'string') this.string(value, writer);
     else if (typeof value === 'number') {
       if (!Number.isFinite(value)) writer.byte(Tag.Null);
-      else if (Number.isSafeInteger(value) && !Object.is(value, -0)) {
+      else if (Number.isSafeInteger(value)) {
+        // -0 too: zig-zag makes it 0, as JSON writes it.
         writer.byte(Tag.Integer);
-        writer.varint(value >= 0 ? value * 2 : -value * 2 - 1);
-      } else if (Object.is(value, -0)) {
-        // JSON writes -0 as 0.
-        writer.byte(Tag.Integer);
-        writer.varint(0);
+        writer.signed(value);
       } else {
         writer.byte(Tag.Float);
         writer.float(value);

@@ -180,13 +180,6 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return { strings: this.codec.strings, documents };
   }
 
-  /** Every document held, in slot order, decoded (deeply frozen). */
-  documents(): SearchDocument[] {
-    const documents: SearchDocument[] = [];
-    for (const entry of this.slots) if (entry !== undefined) documents.push(documentOf(entry));
-    return documents;
-  }
-
   /** One slice of the full-text backlog, then the next one after pending I/O, until none is left. */
   private indexTextInBackground(): void {
     this.indexTextBacklog(TEXT_SLICE);
