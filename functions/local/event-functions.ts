@@ -176,7 +176,8 @@ export async function startEventFunctions(
     started,
     pollers,
     startStreams: async () => {
-      for (const [id, poller] of pollers) if (!context.positionedByRuntime.has(id)) await poller.resume();
+      // Side by side: each resume is a few DynamoDB Local round trips, and a start waits for all of them.
+      await Promise.all([...pollers].filter(([id]) => !context.positionedByRuntime.has(id)).map(([, poller]) => poller.resume()));
       for (const poller of pollers.values()) poller.start();
       context.stops.push(async () => {
         await Promise.all([...pollers.values()].map((poller) => poller.stop()));

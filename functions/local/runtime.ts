@@ -23,7 +23,14 @@ import { startAdmin, startApiListeners } from './listeners.js';
 import { LOCAL_REGION, LOCAL_TABLES } from './local-environment.js';
 import { configureRuntime, type LocalRuntimeOptions, type Log, type RuntimeLayout, type StopSteps } from './runtime-layout.js';
 import { searchSnapshotFile } from './search-snapshot.js';
-import { markSearchStreams, SearchSnapshots, type SearchStart, startEmbeddedSearch } from './search-startup.js';
+import {
+  markSearchStreams,
+  type PreloadedSnapshot,
+  preloadSearchSnapshot,
+  SearchSnapshots,
+  type SearchStart,
+  startEmbeddedSearch,
+} from './search-startup.js';
 import { seedDemoData, seedUsers } from './seed.js';
 import type { DynamoDbStreamPoller } from './stream-poller.js';
 import type { TableStreamArns } from './tables.js';
@@ -89,6 +96,7 @@ interface SearchFill {
 /**
  * Fills the search index and positions the search poller: the embedded engine from its snapshot when usable, else
  * by a rebuild (pushing the final snapshot's stop step); OpenSearch by a rebuild, skipped while it is unreachable.
+ * `preloaded`: the embedded snapshot as preloadSearchSnapshot read and loaded it while the backends started.
  * @throws what the rebuild throws, but ServiceUnavailableError from OpenSearch
  */
 async function fillSearchIndex(
@@ -98,6 +106,7 @@ async function fillSearchIndex(
   dataDirectory: string,
   stops: StopSteps,
   log: Log,
+  preloaded?: Promise<PreloadedSnapshot>,
 ): Promise<SearchFill> {
   const search = searchIndex();
   if (search instanceof SwappableSearchIndex) {
@@ -107,6 +116,7 @@ async function fillSearchIndex(
       poller,
       streamArns,
       snapshotFile: searchSnapshotFile(dataDirectory),
+      ...(preloaded === undefined ? {} : { preloaded }),
       rebuild: reindexSearch,
       mark: () => markSearchStreams(dynamoDbEndpoint, LOCAL_TABLES),
       log,
@@ -217,6 +227,9 @@ async function startService(
   stop: () => Promise<void>,
 ): Promise<LocalRuntime> {
   const { runtimeSettings, dataDirectory, addresses } = layout;
+  const search = searchIndex();
+  // The embedded index loads its snapshot while DynamoDB Local starts (a JVM on the other core).
+  const preloaded = search instanceof SwappableSearchIndex ? preloadSearchSnapshot(searchSnapshotFile(dataDirectory), search) : undefined;
   const { dynamo, s3 } = await startBackends(layout, stops, log);
   const streamArns = await prepareTables(dynamo.endpoint, log);
   await seedUsers(layout.authDirectory);
@@ -238,6 +251,7 @@ async function startService(
     dataDirectory,
     stops,
     log,
+    preloaded,
   );
   writeCounter.watchSearchIndex(searchIndex());
   await functions.startStreams();

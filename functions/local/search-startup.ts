@@ -39,6 +39,8 @@ export interface SearchStartOptions {
   /** The search streams (devices and scenarios tables) as they are now. */
   streamArns: readonly string[];
   snapshotFile: string;
+  /** The snapshot file read and loaded into `index` while the backends started (read now when not given). */
+  preloaded?: Promise<PreloadedSnapshot>;
   /** Rebuilds the index from the tables (reindexSearch). */
   rebuild: () => Promise<ReindexResult>;
   /** Writes one record into each search stream (markSearchStreams), so that the poller soon knows its position. */
@@ -49,43 +51,70 @@ export interface SearchStartOptions {
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /**
- * The snapshot, if it can be used: it exists, is of this format and version, was taken of the same streams (a reset
- * data folder has new ones), and every position in it can still be read (poller.resumeAfter: no shard gone, no
- * record trimmed). The poller is then positioned after those positions.
- * @returns the snapshot, or why it cannot be used.
+ * The snapshot file as read at start: its documents loaded into the index (`snapshot`, with how long reading and
+ * loading took, ms), why there are none (`reason`: no file, or an unreadable one), or the error reading it threw.
  */
-async function usableSnapshot(options: SearchStartOptions): Promise<SearchSnapshot | { reason: string }> {
-  let snapshot: SearchSnapshot | undefined;
+export type PreloadedSnapshot = { snapshot: SearchSnapshot; tookMs: number } | { reason: string } | { error: unknown };
+
+/**
+ * Reads the snapshot file and loads its documents into `index` (a rebuild that adopts them: full text completed in
+ * the background), before anything else needs the index. The runtime calls it before starting DynamoDB Local, so that
+ * the decoding overlaps the JVM's start; whether the snapshot can be used (its streams and positions) is only known
+ * once the streams can be read, and startEmbeddedSearch rebuilds from the tables when it cannot. Never rejects.
+ */
+export async function preloadSearchSnapshot(file: string, index: SwappableSearchIndex): Promise<PreloadedSnapshot> {
+  const started = performance.now();
   try {
-    snapshot = await readSearchSnapshot(options.snapshotFile);
+    const snapshot = await readSearchSnapshot(file);
+    if (snapshot === undefined) return { reason: 'no snapshot yet' };
+    await index.rebuild(async (sink) => {
+      await sink.adoptEncoded(snapshot.header.strings, snapshot.documents);
+      return snapshot.documents.length;
+    });
+    return { snapshot, tookMs: performance.now() - started };
   } catch (error) {
-    if (!(error instanceof UnreadableSnapshotError)) throw error;
-    return { reason: error.message };
+    return error instanceof UnreadableSnapshotError ? { reason: error.message } : { error };
   }
-  if (snapshot === undefined) return { reason: 'no snapshot yet' };
-  const taken = new Set(snapshot.header.streamArns);
+}
+
+/**
+ * Whether the preloaded snapshot can be used: it was taken of the same streams (a reset data folder has new ones), and
+ * every position in it can still be read (poller.resumeAfter: no shard gone, no record trimmed). The poller is then
+ * positioned after those positions.
+ * @returns the snapshot, or why it cannot be used.
+ * @throws what reading the file threw, other than UnreadableSnapshotError.
+ */
+async function usableSnapshot(
+  options: SearchStartOptions,
+  preloaded: PreloadedSnapshot,
+): Promise<{ snapshot: SearchSnapshot; tookMs: number } | { reason: string }> {
+  if ('error' in preloaded) throw preloaded.error;
+  if ('reason' in preloaded) return preloaded;
+  const taken = new Set(preloaded.snapshot.header.streamArns);
   if (taken.size !== options.streamArns.length || !options.streamArns.every((arn) => taken.has(arn))) {
     return { reason: 'the snapshot was taken of other streams (the tables were created again since)' };
   }
   try {
-    await options.poller.resumeAfter(new Map(Object.entries(snapshot.header.positions)));
+    await options.poller.resumeAfter(new Map(Object.entries(preloaded.snapshot.header.positions)));
   } catch (error) {
     if (!(error instanceof StalePositionError)) throw error;
     return { reason: `the snapshot is stale (${error.message})` };
   }
-  return snapshot;
+  return preloaded;
 }
 
 /**
  * Fills the embedded index at start, and positions the search poller to match (the caller then starts it):
- * - from the snapshot when usableSnapshot accepts it: its documents are handed to a fresh index (adopt: full text
- *   completed in the background), and the poller reads on after the snapshot's positions, so the changes made since
- *   it was taken (while the runtime was down, or after it was taken before a crash) are applied once it starts;
+ * - from the snapshot when usableSnapshot accepts it: its documents are in the index already (preloadSearchSnapshot:
+ *   `options.preloaded`, or read now), and the poller reads on after the snapshot's positions, so the changes made
+ *   since it was taken (while the runtime was down, or after it was taken before a crash) are applied once it starts;
  * - else: the poller is positioned at LATEST, the streams are marked (so their positions become known and the next
- *   snapshot can be taken), and the index is rebuilt from a parallel scan of the tables.
+ *   snapshot can be taken), and the index is rebuilt from a parallel scan of the tables (which replaces a preloaded
+ *   snapshot's documents).
  * Logs which path was taken, why, and how long it took. First removes the temporary snapshot files that runs killed
  * while writing one left behind (removeAbandonedSnapshotFiles).
- * @throws what the rebuild throws (ServiceUnavailableError is not expected of the embedded engine).
+ * @throws what the rebuild throws (ServiceUnavailableError is not expected of the embedded engine), and what reading
+ *   the snapshot threw other than UnreadableSnapshotError.
  */
 export async function startEmbeddedSearch(options: SearchStartOptions): Promise<SearchStart> {
   const started = performance.now();
@@ -93,19 +122,14 @@ export async function startEmbeddedSearch(options: SearchStartOptions): Promise<
   if (abandoned.length > 0) {
     options.log(`Removed ${abandoned.length} unfinished search snapshot file(s) of stopped runs: ${abandoned.join(', ')}.`);
   }
-  const snapshot = await usableSnapshot(options);
+  const snapshot = await usableSnapshot(options, await (options.preloaded ?? preloadSearchSnapshot(options.snapshotFile, options.index)));
   if (!('reason' in snapshot)) {
-    const { documents, header } = snapshot;
-    await options.index.rebuild(async (sink) => {
-      await sink.adoptEncoded(header.strings, documents);
-      return documents.length;
-    });
-    const tookMs = performance.now() - started;
+    const { documents, header } = snapshot.snapshot;
     options.log(
-      `Search index loaded from the snapshot of ${header.created} (${documents.length} documents) in ${seconds(tookMs)}; ` +
+      `Search index loaded from the snapshot of ${header.created} (${documents.length} documents) in ${seconds(snapshot.tookMs)}; ` +
         'catching up with the changes since from the streams.',
     );
-    return { path: 'snapshot', documents: documents.length, tookMs };
+    return { path: 'snapshot', documents: documents.length, tookMs: snapshot.tookMs };
   }
   await options.poller.positionAtLatest();
   await options.mark();
