@@ -3,15 +3,21 @@
  * fleet starts without scanning its tables: one line of JSON, the header (format, version, the search streams and
  * the position in each of their shards the documents cover, and the string table of the index's document codec),
  * then each document as the engine keeps it (functions/adapters/embedded/document-codec.ts), its length (an unsigned
- * LEB128 varint) before it.
+ * LEB128 varint) before it; the whole written through gzip at level 1 (RFC 1952; a file without gzip's magic bytes is
+ * read as it is, as the runtime wrote them before).
  *
- * The engine's encoded documents rather than its other structures: the file is about a quarter of the documents'
- * JSON, is read without parsing any JSON but the header, and the filters, sorts and full text are rebuilt from it at
- * load (the full text in the background). Version 1 files (JSON lines of documents, `snapshot.jsonl`) are not read:
+ * The engine's encoded documents rather than its other structures: they are about a quarter of the documents' JSON,
+ * and gzip takes them to about a fifth of that (100,000 seeded kiosks: 284 MiB of JSON lines, 71 MiB encoded, 13.5 MiB
+ * compressed; half a second to compress or decompress, on libuv's threads); the file is read without parsing any JSON
+ * but the header, and the filters, sorts and full text are rebuilt from it at load (the full text in the background). Version 1 files (JSON lines of documents, `snapshot.jsonl`) are not read:
  * the runtime rebuilds from the tables once, writes a version 2 snapshot and removes the old file.
  */
+
+import { once } from 'node:events';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { createGzip, gunzip } from 'node:zlib';
 import type { ShardPosition } from './stream-poller.js';
 
 /** `format` of the header line. */
@@ -20,6 +26,10 @@ export const SEARCH_SNAPSHOT_FORMAT = 'device-scenario-service/search-snapshot';
 export const SEARCH_SNAPSHOT_VERSION = 2;
 /** Documents written per write call while a snapshot is written (the event loop runs between two). */
 const WRITE_CHUNK = 5_000;
+/** gzip's level: the fastest (level 1 already takes the encoded documents to a fifth; 6 saves little more). */
+const GZIP_LEVEL = 1;
+const gunzipped = promisify(gunzip);
+
 /** The file version 1 snapshots were written to, removed once a version 2 snapshot is written beside it. */
 const VERSION_1_FILE = 'snapshot.jsonl';
 
@@ -141,13 +151,29 @@ export async function writeSearchSnapshot(
   await mkdir(dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
   const handle = await open(temporary, 'w');
-  try {
-    await handle.write(`${JSON.stringify(header)}\n`);
+  function* chunks(): Generator<Buffer> {
+    yield Buffer.from(`${JSON.stringify(header)}\n`);
     for (let start = 0; start < contents.documents.length; start += WRITE_CHUNK) {
       const parts: Uint8Array[] = [];
       for (const document of contents.documents.slice(start, start + WRITE_CHUNK)) parts.push(varint(document.length), document);
-      await handle.write(Buffer.concat(parts));
+      yield Buffer.concat(parts);
     }
+  }
+  try {
+    const gzip = createGzip({ level: GZIP_LEVEL });
+    const written = (async () => {
+      for await (const compressed of gzip) await handle.write(compressed as Buffer);
+    })();
+    try {
+      for (const chunk of chunks()) if (!gzip.write(chunk)) await once(gzip, 'drain');
+      gzip.end();
+    } catch (error) {
+      // Stop the writes in flight before the handle is closed below.
+      gzip.destroy();
+      await written.catch(() => undefined);
+      throw error;
+    }
+    await written;
     await handle.sync();
   } catch (error) {
     await handle.close();
@@ -203,6 +229,13 @@ export async function readSearchSnapshot(file: string): Promise<SearchSnapshot |
     throw error;
   }
   if (bytes.length === 0) throw new UnreadableSnapshotError(`${file} is empty.`);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      bytes = await gunzipped(bytes);
+    } catch (error) {
+      throw new UnreadableSnapshotError(`${file} cannot be decompressed (${(error as Error).message}): truncated or damaged.`);
+    }
+  }
   const end = bytes.indexOf(0x0a);
   let value: unknown;
   try {

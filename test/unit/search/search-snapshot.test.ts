@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -128,7 +129,15 @@ describe('search snapshot file', () => {
       positions: new Map(),
       contents: await contentsOf([device('k1'), device('k2')]),
     });
-    const bytes = await readFile(file);
+    const compressed = await readFile(file);
+    // Written through gzip; what it holds is read alike without it (a file the runtime wrote before).
+    expect([...compressed.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+    const bytes = gunzipSync(compressed);
+    expect((await readSearchSnapshot(file))?.documents).toHaveLength(2);
+    await writeFile(file, compressed.subarray(0, compressed.length - 12));
+    await expect(readSearchSnapshot(file)).rejects.toThrow(/cannot be decompressed .*truncated or damaged/);
+    await writeFile(file, bytes);
+    expect((await readSearchSnapshot(file))?.documents).toHaveLength(2);
     const end = bytes.indexOf(0x0a);
     const header = bytes.subarray(0, end).toString();
     const body = bytes.subarray(end);
