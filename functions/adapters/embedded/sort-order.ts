@@ -1,7 +1,8 @@
 /**
  * The embedded search engine's orders: the stored entry with its sort values, the comparators (the value in code point
  * order, missing values last in both directions, then the document key ascending), the bounded selection of a page's
- * first items, and the presorted slot arrays the engine walks to read a page of a large result.
+ * first items, and the presorted slot arrays the engine walks to read a page of a large result, kept in order by every
+ * write (a splice per entry for the smallest, one merge pass per array for the others) rather than rebuilt.
  */
 import { type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
 import { SORT_FIELDS } from '../../core/search/registry.js';
@@ -121,13 +122,28 @@ export function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T
   return heap.sort(compare);
 }
 
+/** One presorted array, the order it keeps and the writes it has still to take in. */
+interface Presorted {
+  compare: (a: Entry, b: Entry) => number;
+  /** Every live slot in `compare` order of its entry, but for the changes below. */
+  slots: number[];
+  /** Slots whose entries were taken out since `slots` was last patched (a slot may hold another entry now). */
+  removed: number[];
+  /** Entries put in since `slots` was last patched and still there. */
+  added: Set<Entry>;
+}
+
 /**
- * The presorted slot arrays, one per (sort field position, direction), built on first use from the live entries,
- * patched by small writes (insert, remove) and dropped by large ones (clear), to be rebuilt on next use.
+ * The presorted slot arrays, one per (sort field position, direction), built on first use from the live entries and
+ * kept as a fresh build would give them, never rebuilt: the smallest writes splice each entry in or out at once
+ * (`insert`, `remove`: a binary search and a splice per array), larger ones note their entries (`noteRemoved`,
+ * `noteAdded`) and then patch each array in one pass (`patchOne`, or the next read of that array), O(n + k log n)
+ * for k changes instead of k splices (O(k·n)) or a rebuild (O(n log n), ~0.2 s at 100,000 entries). `clear` drops
+ * them (rebuilt on next use).
  */
 export class PresortedSlots {
-  /** Presorted slots per `position:direction` of a sort field. */
-  private readonly sorted = new Map<string, number[]>();
+  /** Presorted arrays per `position:direction` of a sort field. */
+  private readonly sorted = new Map<string, Presorted>();
 
   /** `slots`: the engine's entries by slot (undefined for free slots), read, never changed. */
   constructor(private readonly slots: readonly (Entry | undefined)[]) {}
@@ -137,33 +153,115 @@ export class PresortedSlots {
     this.sorted.clear();
   }
 
-  /** Inserts the slot of `entry` into every array built, where its order puts it. */
+  /** Inserts the slot of `entry` (in the engine's slots already) into every array built, where its order puts it. */
   insert(entry: Entry): void {
-    for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 0, entry.slot);
+    for (const presorted of this.sorted.values()) {
+      this.patch(presorted);
+      presorted.slots.splice(this.lowerBound(presorted.slots, entry, presorted.compare), 0, entry.slot);
+    }
   }
 
   /** Removes the slot of `entry` (still in the engine's slots) from every array built. */
   remove(entry: Entry): void {
-    for (const [cacheKey, array] of this.sorted) array.splice(this.sortedIndexOf(cacheKey, array, entry), 1);
+    for (const presorted of this.sorted.values()) {
+      this.patch(presorted);
+      presorted.slots.splice(this.lowerBound(presorted.slots, entry, presorted.compare), 1);
+    }
   }
 
-  /** Every live slot in the order of the sort field at `position`, built from `live` (every entry held) when missing. */
+  /** Notes that `entry` was taken out of the engine (its slot freed) for the next patch of every array built. */
+  noteRemoved(entry: Entry): void {
+    for (const { removed, added } of this.sorted.values()) if (!added.delete(entry)) removed.push(entry.slot);
+  }
+
+  /** Notes that `entry` was put in the engine (in its slots already) for the next patch of every array built. */
+  noteAdded(entry: Entry): void {
+    for (const { added } of this.sorted.values()) added.add(entry);
+  }
+
+  /** Whether an array has noted changes still to take in. */
+  get stale(): boolean {
+    for (const { removed, added } of this.sorted.values()) if (removed.length > 0 || added.size > 0) return true;
+    return false;
+  }
+
+  /** Takes the noted changes into one array that has some (see `patch`). */
+  patchOne(): void {
+    for (const presorted of this.sorted.values()) {
+      if (presorted.removed.length > 0 || presorted.added.size > 0) {
+        this.patch(presorted);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Every live slot in the order of the sort field at `position`: built from `live` (every entry held) when missing,
+   * patched first when changes are noted.
+   */
   slotsInOrder(position: number, descending: boolean, live: Iterable<Entry>): number[] {
     const cacheKey = `${position}:${descending ? 'DESC' : 'ASC'}`;
-    let array = this.sorted.get(cacheKey);
-    if (array === undefined) {
-      array = buildSorted(live, position, descending);
-      this.sorted.set(cacheKey, array);
+    let presorted = this.sorted.get(cacheKey);
+    if (presorted === undefined) {
+      const slots = buildSorted(live, position, descending);
+      presorted = { compare: sortComparator(position, descending), slots, removed: [], added: new Set() };
+      this.sorted.set(cacheKey, presorted);
     }
-    return array;
+    this.patch(presorted);
+    return presorted.slots;
   }
 
-  /** Binary search: the index of `entry` (or where it would go) in a presorted array. */
-  private sortedIndexOf(cacheKey: string, array: number[], entry: Entry): number {
-    const [position, direction] = cacheKey.split(':');
-    const compare = sortComparator(Number(position), direction === 'DESC');
-    let low = 0;
-    let high = array.length;
+  /**
+   * Takes the noted changes into `presorted` in one pass: drops the slots noted removed, then merges in the entries
+   * noted added where their order puts them. The array is then what a fresh build from the live entries gives.
+   */
+  private patch(presorted: Presorted): void {
+    const { compare, slots, removed, added } = presorted;
+    if (removed.length === 0 && added.size === 0) return;
+    let kept = slots.length;
+    if (removed.length > 0) {
+      const gone = new Uint8Array(removed.reduce((top, slot) => Math.max(top, slot + 1), 0));
+      for (const slot of removed) gone[slot] = 1;
+      kept = compact(slots, gone);
+    }
+    this.merge(slots, kept, [...added].sort(compare), compare);
+    presorted.removed = [];
+    added.clear();
+  }
+
+  /**
+   * Makes `array` its first `kept` slots with the slots of `incoming` (sorted by `compare`, none among them) inserted
+   * where their order puts them, moving each slot once.
+   */
+  private merge(array: number[], kept: number, incoming: readonly Entry[], compare: (a: Entry, b: Entry) => number): void {
+    const at: number[] = [];
+    let from = 0;
+    for (const entry of incoming) {
+      from = this.lowerBound(array, entry, compare, from, kept);
+      at.push(from);
+    }
+    const length = kept + incoming.length;
+    // Length changes only at the end, so the array keeps its backing store when as many slots leave as come.
+    while (array.length < length) array.push(0);
+    // From the back: every kept slot moves right by the number of incoming slots placed before it.
+    let read = kept - 1;
+    let write = length - 1;
+    for (let index = incoming.length - 1; index >= 0; index -= 1) {
+      const position = at[index] as number;
+      while (read >= position) array[write--] = array[read--] as number;
+      array[write--] = (incoming[index] as Entry).slot;
+    }
+    if (array.length > length) array.length = length;
+  }
+
+  /** Binary search of `array` between `low` and `high`: the index of `entry` (or where it would go) in `compare` order. */
+  private lowerBound(
+    array: readonly number[],
+    entry: Entry,
+    compare: (a: Entry, b: Entry) => number,
+    low = 0,
+    high = array.length,
+  ): number {
     while (low < high) {
       const middle = (low + high) >>> 1;
       if (compare(this.slots[array[middle] as number] as Entry, entry) < 0) low = middle + 1;
@@ -171,6 +269,16 @@ export class PresortedSlots {
     }
     return low;
   }
+}
+
+/** Moves the slots of `array` that `gone` does not mark to its front, in order; returns how many (the rest is stale). */
+function compact(array: number[], gone: Uint8Array): number {
+  let kept = 0;
+  for (let read = 0; read < array.length; read += 1) {
+    const slot = array[read] as number;
+    if (slot >= gone.length || gone[slot] === 0) array[kept++] = slot;
+  }
+  return kept;
 }
 
 /** The slots of `live` in the order of the sort field at `position`. */
