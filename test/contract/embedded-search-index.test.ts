@@ -131,7 +131,7 @@ describe('EmbeddedSearchIndex on larger data (presorted arrays)', () => {
     await index.remove(removed);
     for (const document of removed) all.delete(documentKeyString(document));
     await check();
-    // A large write drops them; they are rebuilt on the next search.
+    // A large write patches them in one pass per array.
     await write(documents(3000, 3));
     await check();
   });

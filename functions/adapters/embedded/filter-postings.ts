@@ -7,7 +7,7 @@
 import { documentMatches, type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
 import type { ValueCounts } from '../../core/search/query.js';
 import { FILTER_FIELDS } from '../../core/search/registry.js';
-import { forEachSlot, popcount } from './slot-bitsets.js';
+import { forEachSlot, hasSlot, popcount } from './slot-bitsets.js';
 import { documentOf, type Entry } from './sort-order.js';
 
 /** Fields with bitset postings: every filter field. */
@@ -127,10 +127,10 @@ export class FilterPostings {
    * Per field of `fields`: each distinct value carried by the documents in `matches` and how many carry it (a
    * document counts once per value), with a `label` for data fields that declare a label field, read from the
    * matching document with the smallest key carrying the value: the same document on every engine (OpenSearch's top
-   * hit by `_key`), whatever the slot order. A field without values maps to an empty Map; values are listed in
-   * ascending order.
+   * hit by `_key`), whatever the slot order. `keyOrder` gives every live slot in key order (asked for only when a
+   * labelled field is counted). A field without values maps to an empty Map; values are listed in ascending order.
    */
-  countValues(matches: Uint32Array, fields: readonly string[]): ValueCounts {
+  countValues(matches: Uint32Array, fields: readonly string[], keyOrder: () => readonly number[]): ValueCounts {
     const result: ValueCounts = new Map();
     for (const field of fields) {
       const labelField = LABEL_FIELDS.get(field);
@@ -138,7 +138,7 @@ export class FilterPostings {
       const counted =
         position === undefined
           ? this.countUnindexed(matches, field, labelField !== undefined)
-          : this.countIndexed(matches, position, labelField !== undefined);
+          : this.countIndexed(matches, position, labelField === undefined ? undefined : keyOrder);
       const values = new Map<string, { count: number; label?: string }>();
       for (const value of [...counted.keys()].sort()) {
         const { count, slot } = counted.get(value) as { count: number; slot: number };
@@ -150,10 +150,16 @@ export class FilterPostings {
     return result;
   }
 
-  /** The values of the filter field at `position` in `matches`, by popcount; `labelled`: track the smallest key. */
-  private countIndexed(matches: Uint32Array, position: number, labelled: boolean): Counted {
+  /**
+   * The values of the filter field at `position` in `matches`, by popcount, each with its first matching slot; with
+   * `keyOrder`, the first in key order (found by walking it until every value has one: a value carried by many
+   * documents is met early, and one walk serves them all).
+   */
+  private countIndexed(matches: Uint32Array, position: number, keyOrder?: () => readonly number[]): Counted {
     const counted: Counted = new Map();
     const index = this.fields[position] as FieldIndex;
+    /** Codes of the values counted, whose first slot in key order is still to be found. */
+    const pending: number[] = [];
     index.bits.forEach((bits, code) => {
       let count = 0;
       let first = -1;
@@ -161,17 +167,23 @@ export class FilterPostings {
         const both = (matches[word] as number) & (bits[word] as number);
         if (both === 0) continue;
         count += popcount(both);
-        if (!labelled) {
-          if (first < 0) first = word * 32 + 31 - Math.clz32(both & -both);
-          continue;
-        }
-        for (let rest = both; rest !== 0; rest &= rest - 1) {
-          const slot = word * 32 + 31 - Math.clz32(rest & -rest);
-          first = first < 0 ? slot : this.smallerKey(slot, first);
-        }
+        if (first < 0) first = word * 32 + 31 - Math.clz32(both & -both);
       }
-      if (count > 0) counted.set(index.values[code] as string, { count, slot: first });
+      if (count === 0) return;
+      counted.set(index.values[code] as string, { count, slot: first });
+      pending.push(code);
     });
+    if (keyOrder === undefined || pending.length === 0) return counted;
+    for (const slot of keyOrder()) {
+      if (!hasSlot(matches, slot)) continue;
+      for (let at = pending.length - 1; at >= 0; at -= 1) {
+        const code = pending[at] as number;
+        if (!hasSlot(index.bits[code] as Uint32Array, slot)) continue;
+        (counted.get(index.values[code] as string) as { count: number; slot: number }).slot = slot;
+        pending.splice(at, 1);
+      }
+      if (pending.length === 0) break;
+    }
     return counted;
   }
 

@@ -78,24 +78,43 @@ export class FullTextIndex {
    */
   add(slot: number, document: SearchDocument): void {
     this.documentCount += 1;
-    this.eachField(document, (field, tokens, counts) => {
-      (this.lengths[field] as Uint32Array)[slot] = tokens;
-      this.totalLength[field] = (this.totalLength[field] as number) + tokens;
-      this.documentsWithField[field] = (this.documentsWithField[field] as number) + 1;
-      for (const [term, count] of counts) this.postings.add(this.terms.idOf(term) ?? this.terms.add(term), slot, field, count);
-    });
+    this.change(slot, [], fieldTermsOf(document));
   }
 
   /** Unindexes `document` from `slot` (the document given to `add`). */
   remove(slot: number, document: SearchDocument): void {
     this.documentCount -= 1;
-    this.eachField(document, (field, tokens, counts) => {
-      (this.lengths[field] as Uint32Array)[slot] = 0;
-      this.totalLength[field] = (this.totalLength[field] as number) - tokens;
-      this.documentsWithField[field] = (this.documentsWithField[field] as number) - 1;
-      for (const term of counts.keys()) {
+    this.change(slot, fieldTermsOf(document), []);
+  }
+
+  /**
+   * Indexes `after` under `slot` in place of `before` (the document given to `add`), touching only the postings that
+   * differ: a device's report changes a field or two, and a term such as the company's name has a posting in most
+   * documents, which each removal and insertion moves.
+   */
+  update(slot: number, before: SearchDocument, after: SearchDocument): void {
+    this.change(slot, fieldTermsOf(before), fieldTermsOf(after));
+  }
+
+  /** Replaces the field terms `before` of `slot` (none when new) by `after` (none when removed). */
+  private change(slot: number, before: (FieldTerms | undefined)[], after: (FieldTerms | undefined)[]): void {
+    FULL_TEXT_FIELDS.forEach((_, field) => {
+      const old = before[field];
+      const next = after[field];
+      if (old === undefined && next === undefined) return;
+      const tokens = next?.tokens ?? 0;
+      (this.lengths[field] as Uint32Array)[slot] = tokens;
+      this.totalLength[field] = (this.totalLength[field] as number) - (old?.tokens ?? 0) + tokens;
+      this.documentsWithField[field] =
+        (this.documentsWithField[field] as number) - (old === undefined ? 0 : 1) + (next === undefined ? 0 : 1);
+      for (const [term, count] of old?.counts ?? []) {
+        if (next?.counts.get(term) === count) continue;
         const id = this.terms.idOf(term);
         if (id !== undefined && this.postings.remove(id, slot, field) === 0) this.terms.delete(term);
+      }
+      for (const [term, count] of next?.counts ?? []) {
+        if (old?.counts.get(term) === count) continue;
+        this.postings.add(this.terms.idOf(term) ?? this.terms.add(term), slot, field, count);
       }
     });
   }
@@ -150,16 +169,22 @@ export class FullTextIndex {
     }
     return weights;
   }
+}
 
-  /** Calls `visit` for each full-text field the document has: its token count and term → occurrences. */
-  private eachField(document: SearchDocument, visit: (field: number, tokens: number, counts: Map<string, number>) => void): void {
-    FULL_TEXT_FIELDS.forEach((path, field) => {
-      const values = valuesAtPath(document, path);
-      if (values.length === 0) return;
-      const tokens = tokenizeText(values.join(' '));
-      const counts = new Map<string, number>();
-      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
-      visit(field, tokens.length, counts);
-    });
-  }
+/** One full-text field of a document: its token count and term → occurrences. */
+interface FieldTerms {
+  tokens: number;
+  counts: Map<string, number>;
+}
+
+/** Per FULL_TEXT_FIELDS position, the field's terms, or undefined when the document does not have the field. */
+function fieldTermsOf(document: SearchDocument): (FieldTerms | undefined)[] {
+  return FULL_TEXT_FIELDS.map((path) => {
+    const values = valuesAtPath(document, path);
+    if (values.length === 0) return undefined;
+    const tokens = tokenizeText(values.join(' '));
+    const counts = new Map<string, number>();
+    for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+    return { tokens: tokens.length, counts };
+  });
 }

@@ -137,7 +137,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
    * A field without values maps to an empty Map; values are listed in ascending order.
    */
   async countValues(query: CountQuery): Promise<ValueCounts> {
-    return this.filters.countValues(this.filters.match(query.companies, query.type, query.filters), query.fields);
+    return this.filters.countValues(this.filters.match(query.companies, query.type, query.filters), query.fields, () =>
+      this.sorted.slotsInKeyOrder(this.byKey.values()),
+    );
   }
 
   /**
@@ -170,8 +172,9 @@ export class EmbeddedSearchIndex implements SearchIndex {
       await this.inSlices(batch, (document, sortUpdate) => {
         const key = documentKeyString(document);
         const previous = this.byKey.get(key);
-        if (previous !== undefined) this.detach(previous, sortUpdate);
-        this.attach(key, document, sortUpdate);
+        // A replaced document keeps its slot (the slot freed last is taken first), so its full text is only updated.
+        const before = previous === undefined ? undefined : { slot: previous.slot, document: this.detach(previous, sortUpdate, true) };
+        this.attach(key, document, sortUpdate, false, undefined, before);
       });
     });
   }
@@ -265,9 +268,17 @@ export class EmbeddedSearchIndex implements SearchIndex {
 
   /**
    * Adds a document to every structure: map, slots, bitsets, presorted arrays (as `sortUpdate` says; left out when
-   * they are cleared), full text (or the full-text backlog with `deferText`).
+   * they are cleared), full text (or the full-text backlog with `deferText`, or where the slot is in it already).
+   * `before`: the document this one replaces, whose full text detach kept in `before.slot`.
    */
-  private attach(key: string, document: SearchDocument, sortUpdate?: SortUpdate, deferText = false, stored?: Uint8Array): void {
+  private attach(
+    key: string,
+    document: SearchDocument,
+    sortUpdate?: SortUpdate,
+    deferText = false,
+    stored?: Uint8Array,
+    before?: { slot: number; document: SearchDocument },
+  ): void {
     const slot = this.freeSlots.pop() ?? this.slots.length;
     if (slot >= this.capacity) this.grow();
     const entry = entryOf(slot, key, document, this.codec, stored);
@@ -276,23 +287,32 @@ export class EmbeddedSearchIndex implements SearchIndex {
     this.filters.add(slot, document);
     if (sortUpdate === 'splice') this.sorted.insert(entry);
     else if (sortUpdate === 'note') this.sorted.noteAdded(entry);
+    if (before !== undefined && (before.slot !== slot || this.textBacklog.has(before.slot))) {
+      // Not where the replaced document's full text is (or that is still to be indexed): take it out as usual.
+      if (!this.textBacklog.delete(before.slot)) this.text.remove(before.slot, before.document);
+      before = undefined;
+    }
     if (deferText) this.textBacklog.add(slot);
+    else if (before !== undefined) this.text.update(slot, before.document, document);
     else this.text.add(slot, document);
   }
 
   /**
-   * Takes a document out of every structure, the full-text index included, and frees its slot; out of the presorted
-   * arrays as `sortUpdate` says (left out when they are cleared).
+   * Takes a document out of every structure, the full-text index included unless `keepText` (the caller replaces it
+   * at once: attach's `before`), and frees its slot; out of the presorted arrays as `sortUpdate` says (left out when
+   * they are cleared).
+   * @returns the document taken out.
    */
-  private detach(entry: Entry, sortUpdate?: SortUpdate): void {
+  private detach(entry: Entry, sortUpdate?: SortUpdate, keepText = false): SearchDocument {
     if (sortUpdate === 'splice') this.sorted.remove(entry);
     else if (sortUpdate === 'note') this.sorted.noteRemoved(entry);
     const document = documentOf(entry);
     this.filters.remove(entry.slot, document);
-    if (!this.textBacklog.delete(entry.slot)) this.text.remove(entry.slot, document);
+    if (!keepText && !this.textBacklog.delete(entry.slot)) this.text.remove(entry.slot, document);
     this.byKey.delete(entry.key);
     this.slots[entry.slot] = undefined;
     this.freeSlots.push(entry.slot);
+    return document;
   }
 
   /** Doubles the slot capacity of every bitset and of the full-text index. */

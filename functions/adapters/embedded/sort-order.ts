@@ -142,7 +142,7 @@ interface Presorted {
  * them (rebuilt on next use).
  */
 export class PresortedSlots {
-  /** Presorted arrays per `position:direction` of a sort field. */
+  /** Presorted arrays per `position:direction` of a sort field, and `key` for document key order. */
   private readonly sorted = new Map<string, Presorted>();
 
   /** `slots`: the engine's entries by slot (undefined for free slots), read, never changed. */
@@ -206,6 +206,22 @@ export class PresortedSlots {
       const slots = buildSorted(live, position, descending);
       presorted = { compare: sortComparator(position, descending), slots, removed: [], added: new Set() };
       this.sorted.set(cacheKey, presorted);
+    }
+    this.patch(presorted);
+    return presorted.slots;
+  }
+
+  /**
+   * Every live slot in document key order (the order a count's label is picked in): built from `live` when missing,
+   * kept in order by writes as the sort fields' arrays are.
+   */
+  slotsInKeyOrder(live: Iterable<Entry>): number[] {
+    let presorted = this.sorted.get('key');
+    if (presorted === undefined) {
+      const records = [...live].map((entry) => ({ k: entry.key, s: entry.slot }));
+      records.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+      presorted = { compare: compareKeys, slots: records.map((record) => record.s), removed: [], added: new Set() };
+      this.sorted.set('key', presorted);
     }
     this.patch(presorted);
     return presorted.slots;
