@@ -3,7 +3,7 @@
  * MiniSearch's fuzzy term matching) and, per term, its postings packed in typed arrays, scored with MiniSearch's BM25+
  * (MiniSearch's own `search` costs ~2 µs per matching document, too slow for broad terms at 100,000 documents).
  *
- * Memory, 100,000 bench devices (~320,000 terms, ~4.3 million postings): 358 MiB when each term had a radix tree node
+ * Memory, 100,000 bench devices (~320,000 terms, ~4.3 million postings): 346 MiB when each term had a radix tree node
  * and a Map of postings per field; a posting is now 4 bytes and a term that occurs once none beyond its number.
  */
 import { type SearchDocument, valuesAtPath } from '../../core/search/documents.js';
