@@ -87,6 +87,8 @@ describe('LocalBusFollower', () => {
     await appendFile(file, line('Wanted', 4));
     await until(() => second.handed.length === 2);
     expect(second.handed).toEqual([3, 4]);
+    // The offset is saved after the handler returns: stopping waits for that save.
+    await second.follower.stop();
     expect(JSON.parse(await readFile(join(directory, 'fanout.offset.json'), 'utf8'))).toEqual({ offset: (await readFile(file)).length });
   });
 
