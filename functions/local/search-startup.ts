@@ -8,7 +8,9 @@
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { TABLES } from '../adapters/aws/tables.js';
 import type { SwappableSearchIndex } from '../adapters/embedded/swappable-search-index.js';
+import { type RetryPolicy, retry } from '../adapters/retry.js';
 import type { ReindexResult } from '../core/search/reindex.js';
+import { classifyBackendError } from '../platform/problem.js';
 import {
   readSearchSnapshot,
   removeAbandonedSnapshotFiles,
@@ -49,6 +51,37 @@ export interface SearchStartOptions {
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** Names of the errors of a request that timed out on the service's side (classifyBackendError sees only the client's). */
+const REQUEST_TIMEOUT_NAMES = new Set(['RequestTimeout', 'RequestTimeoutException']);
+
+/**
+ * Whether a step of the start failed only for the moment: DynamoDB Local (or its streams) did not answer in time (the
+ * SDK's TimeoutError, after the SDK's own attempts), dropped the connection, throttled, or failed on its side (5xx).
+ */
+function isTransientStartError(error: unknown): boolean {
+  return classifyBackendError(error) !== undefined || REQUEST_TIMEOUT_NAMES.has((error as Error | undefined)?.name ?? '');
+}
+
+/**
+ * How a step of the search start that calls DynamoDB Local (positioning the streams, marking them, the rebuild's
+ * scan) is tried again after a transient error (isTransientStartError): 4 attempts in all, waits of 1 s doubling
+ * (jittered: each between half and all of that), so at most about 7 s of waiting beside the attempts; any other error
+ * is thrown at once. A busy 2-core machine scanning 100,000 devices while the sweepers run can leave a Scan page of
+ * DynamoDB Local unanswered past DYNAMODB_REQUEST_TIMEOUT_MS on each of the SDK's attempts.
+ */
+const START_STEP_RETRY: RetryPolicy = { attempts: 4, minDelayMs: 1_000, maxDelayMs: 4_000, retryable: isTransientStartError };
+
+/** Runs `run`, a step of the start described by `step`, under START_STEP_RETRY, logging each retry. */
+function startStep<T>(options: Pick<SearchStartOptions, 'log'>, step: string, run: () => Promise<T>): Promise<T> {
+  return retry(run, {
+    ...START_STEP_RETRY,
+    onRetry: ({ error, attempt, delayMs }) =>
+      options.log(
+        `Search start: ${step} failed (${(error as Error).message}); trying again in ${seconds(delayMs)} (attempt ${attempt + 1} of ${START_STEP_RETRY.attempts}).`,
+      ),
+  });
+}
 
 /**
  * The snapshot file as read at start: its documents loaded into the index (`snapshot`, with how long reading and
@@ -95,7 +128,8 @@ async function usableSnapshot(
     return { reason: 'the snapshot was taken of other streams (the tables were created again since)' };
   }
   try {
-    await options.poller.resumeAfter(new Map(Object.entries(preloaded.snapshot.header.positions)));
+    const positions = new Map(Object.entries(preloaded.snapshot.header.positions));
+    await startStep(options, 'reading the streams after the snapshot', () => options.poller.resumeAfter(positions));
   } catch (error) {
     if (!(error instanceof StalePositionError)) throw error;
     return { reason: `the snapshot is stale (${error.message})` };
@@ -111,10 +145,11 @@ async function usableSnapshot(
  * - else: the poller is positioned at LATEST, the streams are marked (so their positions become known and the next
  *   snapshot can be taken), and the index is rebuilt from a parallel scan of the tables (which replaces a preloaded
  *   snapshot's documents).
- * Logs which path was taken, why, and how long it took. First removes the temporary snapshot files that runs killed
- * while writing one left behind (removeAbandonedSnapshotFiles).
+ * Each step that calls DynamoDB Local is tried again after a transient error (START_STEP_RETRY), so that a loaded
+ * DynamoDB Local does not stop the start. Logs which path was taken, why, and how long it took. First removes the
+ * temporary snapshot files that runs killed while writing one left behind (removeAbandonedSnapshotFiles).
  * @throws what the rebuild throws (ServiceUnavailableError is not expected of the embedded engine), and what reading
- *   the snapshot threw other than UnreadableSnapshotError.
+ *   the snapshot threw other than UnreadableSnapshotError; a transient error once START_STEP_RETRY's attempts are spent.
  */
 export async function startEmbeddedSearch(options: SearchStartOptions): Promise<SearchStart> {
   const started = performance.now();
@@ -131,9 +166,11 @@ export async function startEmbeddedSearch(options: SearchStartOptions): Promise<
     );
     return { path: 'snapshot', documents: documents.length, tookMs: snapshot.tookMs };
   }
-  await options.poller.positionAtLatest();
-  await options.mark();
-  const result = await options.rebuild();
+  await startStep(options, 'positioning the search streams', () => options.poller.positionAtLatest());
+  await startStep(options, 'marking the search streams', options.mark);
+  // A failed rebuild keeps the live index, and the next attempt scans the tables again into a fresh one (the failed
+  // attempt's other Scan segments finish their reads into the index it dropped).
+  const result = await startStep(options, 'the rebuild from the tables', options.rebuild);
   const tookMs = performance.now() - started;
   options.log(
     `Search index rebuilt from a parallel scan of the tables (${result.documents} documents) in ${seconds(tookMs)}: ${snapshot.reason}.`,
