@@ -3,14 +3,18 @@
  * fleet starts without scanning its tables: one line of JSON, the header (format, version, the search streams and
  * the position in each of their shards the documents cover, and the string table of the index's document codec),
  * then each document as the engine keeps it (functions/adapters/embedded/document-codec.ts), its length (an unsigned
- * LEB128 varint) before it; the whole written through gzip at level 1 (RFC 1952; a file without gzip's magic bytes is
- * read as it is, as the runtime wrote them before).
+ * LEB128 varint) before it, then the engine's full text in its snapshot form (FullTextIndex.snapshot: the term
+ * dictionary and the postings, documents numbered by their position in the file); the whole written through gzip at
+ * level 1 (RFC 1952; a file without gzip's magic bytes is read as it is, as the runtime wrote them before).
  *
- * The engine's encoded documents rather than its other structures: they are about a quarter of the documents' JSON,
- * and gzip takes them to about a fifth of that (100,000 seeded kiosks: 284 MiB of JSON lines, 71 MiB encoded, 13.5 MiB
- * compressed; half a second to compress or decompress, on libuv's threads); the file is read without parsing any JSON
- * but the header, and the filters, sorts and full text are rebuilt from it at load (the full text in the background). Version 1 files (JSON lines of documents, `snapshot.jsonl`) are not read:
- * the runtime rebuilds from the tables once, writes a version 2 snapshot and removes the old file.
+ * The engine's encoded documents and full text rather than its other structures: the documents are about a quarter of
+ * their JSON, and gzip takes them to about a fifth of that (100,000 seeded kiosks: 284 MiB of JSON lines, 71 MiB
+ * encoded, 13.5 MiB compressed without the full text; half a second to compress or decompress, on libuv's threads);
+ * the file is read without parsing any JSON but the header. Filters and sorts are rebuilt from the documents at load;
+ * the full text is read as it is, which takes a fraction of the time building it from the documents takes (that is
+ * still done, in the background, for a snapshot without it or whose full text is of another version).
+ * Version 2 files (without the full text) are read; version 1 files (JSON lines of documents, `snapshot.jsonl`) are
+ * not: the runtime rebuilds from the tables once, writes a version 3 snapshot and removes the old file.
  */
 
 import { once } from 'node:events';
@@ -22,8 +26,10 @@ import type { ShardPosition } from './stream-poller.js';
 
 /** `format` of the header line. */
 export const SEARCH_SNAPSHOT_FORMAT = 'device-scenario-service/search-snapshot';
-/** `version` of the header line: a snapshot of another version is not read (the runtime rebuilds instead). */
-export const SEARCH_SNAPSHOT_VERSION = 2;
+/** `version` of the header line written: a snapshot of a version not in READABLE_VERSIONS is not read (the runtime rebuilds instead). */
+export const SEARCH_SNAPSHOT_VERSION = 3;
+/** Versions read: 2 has no full text after the documents. */
+const READABLE_VERSIONS: readonly number[] = [2, 3];
 /** Documents written per write call while a snapshot is written (the event loop runs between two). */
 const WRITE_CHUNK = 5_000;
 /** gzip's level: the fastest (level 1 already takes the encoded documents to a fifth; 6 saves little more). */
@@ -36,7 +42,7 @@ const VERSION_1_FILE = 'snapshot.jsonl';
 /** The first line of a snapshot. */
 export interface SearchSnapshotHeader {
   format: typeof SEARCH_SNAPSHOT_FORMAT;
-  version: typeof SEARCH_SNAPSHOT_VERSION;
+  version: 2 | typeof SEARCH_SNAPSHOT_VERSION;
   /** ISO-8601: when the documents were taken. */
   created: string;
   /** The search streams (devices and scenarios tables) the positions are in. */
@@ -50,18 +56,28 @@ export interface SearchSnapshotHeader {
   documents: number;
   /** The string table of the codec the documents were encoded with (DocumentCodec.strings). */
   strings: string[];
+  /** Bytes of full text after the documents (0: none, the index had part of it still to build); version 3. */
+  text?: number;
 }
 
-/** A snapshot as read back: the documents as the index's codec encoded them, in the header's table. */
+/**
+ * A snapshot as read back: the documents as the index's codec encoded them, in the header's table, and the full text
+ * in its snapshot form when the file has it.
+ */
 export interface SearchSnapshot {
   header: SearchSnapshotHeader;
   documents: Uint8Array[];
+  text?: Uint8Array;
 }
 
-/** What a snapshot is written from: the index's encoded documents and its codec's table, taken together. */
+/**
+ * What a snapshot is written from: the index's encoded documents and its codec's table, taken together, and its full
+ * text's snapshot form in chunks, taken with them (none when the index could not give it).
+ */
 export interface SearchSnapshotContents {
   strings: readonly string[];
   documents: readonly Uint8Array[];
+  text?: readonly Uint8Array[];
 }
 
 /** The snapshot file is there but cannot be used: another format or version, damaged, or truncated. */
@@ -147,6 +163,7 @@ export async function writeSearchSnapshot(
     positions: Object.fromEntries(snapshot.positions),
     documents: contents.documents.length,
     strings: [...contents.strings],
+    text: (contents.text ?? []).reduce((bytes, chunk) => bytes + chunk.length, 0),
   };
   await mkdir(dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
@@ -158,6 +175,7 @@ export async function writeSearchSnapshot(
       for (const document of contents.documents.slice(start, start + WRITE_CHUNK)) parts.push(varint(document.length), document);
       yield Buffer.concat(parts);
     }
+    for (const chunk of contents.text ?? []) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
   }
   try {
     const gzip = createGzip({ level: GZIP_LEVEL });
@@ -191,9 +209,9 @@ function checkHeader(value: unknown, file: string): SearchSnapshotHeader {
   if (header === null || typeof header !== 'object' || header.format !== SEARCH_SNAPSHOT_FORMAT) {
     throw new UnreadableSnapshotError(`${file} is not a search snapshot.`);
   }
-  if (header.version !== SEARCH_SNAPSHOT_VERSION) {
+  if (!READABLE_VERSIONS.includes(header.version as number)) {
     throw new UnreadableSnapshotError(
-      `${file} is a version ${String(header.version)} snapshot; this runtime reads version ${SEARCH_SNAPSHOT_VERSION}.`,
+      `${file} is a version ${String(header.version)} snapshot; this runtime reads versions ${READABLE_VERSIONS.join(' and ')}.`,
     );
   }
   const positions = header.positions;
@@ -206,7 +224,8 @@ function checkHeader(value: unknown, file: string): SearchSnapshotHeader {
     !Number.isInteger(header.documents) ||
     typeof header.created !== 'string' ||
     !Array.isArray(header.strings) ||
-    !header.strings.every((text) => typeof text === 'string')
+    !header.strings.every((text) => typeof text === 'string') ||
+    (header.text !== undefined && !(Number.isInteger(header.text) && header.text >= 0))
   ) {
     throw new UnreadableSnapshotError(`${file} has a malformed header.`);
   }
@@ -214,11 +233,11 @@ function checkHeader(value: unknown, file: string): SearchSnapshotHeader {
 }
 
 /**
- * Reads a snapshot written by writeSearchSnapshot (the whole file at once: ~70 MiB for 100,000 devices). The documents
- * are views of the file's bytes, undecoded.
+ * Reads a snapshot written by writeSearchSnapshot (the whole file at once: ~70 MiB for 100,000 devices, and the full
+ * text). The documents and the full text are views of the file's bytes, undecoded.
  * @returns undefined when there is no snapshot file.
  * @throws UnreadableSnapshotError when the file is of another format or version, damaged, or holds another number of
- *   documents than its header says (truncated); other file system errors as thrown.
+ *   documents or bytes of full text than its header says (truncated); other file system errors as thrown.
  */
 export async function readSearchSnapshot(file: string): Promise<SearchSnapshot | undefined> {
   let bytes: Buffer;
@@ -244,9 +263,10 @@ export async function readSearchSnapshot(file: string): Promise<SearchSnapshot |
     throw new UnreadableSnapshotError(`${file} is not a search snapshot (its first line is not JSON).`);
   }
   const header = checkHeader(value, file);
+  if (end < 0) throw new UnreadableSnapshotError(`${file} holds no documents after its header (truncated).`);
   const documents: Uint8Array[] = [];
   let position = end + 1;
-  while (position < bytes.length) {
+  while (documents.length < header.documents && position < bytes.length) {
     let length = 0;
     let shift = 0;
     for (;;) {
@@ -263,8 +283,14 @@ export async function readSearchSnapshot(file: string): Promise<SearchSnapshot |
     documents.push(bytes.subarray(position, position + length));
     position += length;
   }
-  if (end < 0 || documents.length !== header.documents) {
+  if (documents.length !== header.documents) {
     throw new UnreadableSnapshotError(`${file} holds ${documents.length} documents; its header says ${header.documents} (truncated).`);
   }
-  return { header, documents };
+  const text = bytes.subarray(position);
+  if (text.length !== (header.text ?? 0)) {
+    throw new UnreadableSnapshotError(
+      `${file} holds ${text.length} bytes of full text after its documents; its header says ${header.text ?? 0} (truncated or damaged).`,
+    );
+  }
+  return text.length === 0 ? { header, documents } : { header, documents, text };
 }

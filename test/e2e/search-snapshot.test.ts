@@ -58,7 +58,7 @@ describe('search snapshot across restarts', () => {
 
     await copyFile(`${file}.before`, file);
     await local.restart();
-    expect(local.service.output()).toMatch(/Search index loaded from the snapshot of .* \(242 documents\)/);
+    expect(local.service.output()).toMatch(/Search index loaded from the snapshot of .* \(242 documents, with their full text\)/);
     expect(local.service.output()).toContain('242 documents indexed from the search snapshot');
     await eventually(async () => (await found()).includes('snapshot-kiosk'), 'the device written after the snapshot, caught up');
     await local.service.stop();

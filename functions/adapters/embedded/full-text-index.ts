@@ -11,7 +11,16 @@ import { globalQueryTerms, textWords } from '../../core/search/query.js';
 import { FULL_TEXT_FIELDS } from '../../core/search/registry.js';
 import { PostingLists } from './posting-lists.js';
 import { hasSlot } from './slot-bitsets.js';
+import { ByteReader, ByteWriter } from './snapshot-bytes.js';
 import { type FuzzyRule, TermDictionary } from './term-dictionary.js';
+
+/**
+ * Version of the full text's snapshot form (FullTextIndex.snapshot): raise it whenever the tokenizer, the fuzzy rule or
+ * the encoding changes, so that a snapshot of another version is rebuilt from its documents instead of being trusted.
+ */
+export const FULL_TEXT_SNAPSHOT_VERSION = 1;
+/** Bytes of a snapshot chunk: the caller lets the event loop turn between two. */
+const SNAPSHOT_CHUNK_BYTES = 256 * 1024;
 
 /** MiniSearch's defaults: BM25+ parameters, weights of prefix and fuzzy matches, largest edit distance. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
@@ -49,7 +58,7 @@ function allowedDistance(term: string): number {
  * BM25+ per field, weighted 1 for exact, PREFIX_WEIGHT and FUZZY_WEIGHT (decreasing with distance) otherwise.
  */
 export class FullTextIndex {
-  private readonly terms = new TermDictionary(FUZZY);
+  private terms = new TermDictionary(FUZZY);
   private readonly postings = new PostingLists();
   /** Per field: token count of the field, by slot. */
   private lengths: Uint32Array[];
@@ -57,10 +66,16 @@ export class FullTextIndex {
   private readonly totalLength: number[] = FULL_TEXT_FIELDS.map(() => 0);
   private readonly documentsWithField: number[] = FULL_TEXT_FIELDS.map(() => 0);
   private documentCount = 0;
+  private changeCount = 0;
 
   /** An empty index with room for `capacity` slots (grow makes more). */
   constructor(capacity: number) {
     this.lengths = FULL_TEXT_FIELDS.map(() => new Uint32Array(capacity));
+  }
+
+  /** How many times a document's terms were changed (added, removed or updated) since the index was made. */
+  get changes(): number {
+    return this.changeCount;
   }
 
   /** Makes room for `capacity` slots. */
@@ -98,6 +113,7 @@ export class FullTextIndex {
 
   /** Replaces the field terms `before` of `slot` (none when new) by `after` (none when removed). */
   private change(slot: number, before: (FieldTerms | undefined)[], after: (FieldTerms | undefined)[]): void {
+    this.changeCount += 1;
     FULL_TEXT_FIELDS.forEach((_, field) => {
       const old = before[field];
       const next = after[field];
@@ -117,6 +133,67 @@ export class FullTextIndex {
         this.postings.add(this.terms.idOf(term) ?? this.terms.add(term), slot, field, count);
       }
     });
+  }
+
+  /**
+   * The index in its snapshot form, in chunks of about SNAPSHOT_CHUNK_BYTES, each slot replaced by `positionOf[slot]`
+   * (−1 for a free slot; positions increase with slots and number `positions` in all; every indexed slot has one):
+   * the version and the field names; the document count; per field its total tokens and documents having it, then its
+   * token count at each position; then the terms in code unit order, each with its postings (PostingLists.encode).
+   * The index must not change until the last chunk is taken.
+   * @throws RangeError when an indexed slot has no position.
+   */
+  *snapshot(positionOf: Int32Array, positions: number): Generator<Uint8Array> {
+    const out = new ByteWriter();
+    out.varint(FULL_TEXT_SNAPSHOT_VERSION);
+    out.varint(FULL_TEXT_FIELDS.length);
+    for (const field of FULL_TEXT_FIELDS) out.text(field);
+    out.varint(positions);
+    out.varint(this.documentCount);
+    for (const [field, lengths] of this.lengths.entries()) {
+      out.varint(this.totalLength[field] as number);
+      out.varint(this.documentsWithField[field] as number);
+      positionOf.forEach((position, slot) => {
+        if (position >= 0) out.varint(lengths[slot] as number);
+      });
+      if (out.size >= SNAPSHOT_CHUNK_BYTES) yield out.take();
+    }
+    out.varint(this.terms.size);
+    for (const [term, id] of this.terms.entries()) {
+      out.text(term);
+      this.postings.encode(id, positionOf, out);
+      if (out.size >= SNAPSHOT_CHUNK_BYTES) yield out.take();
+    }
+    yield out.take();
+  }
+
+  /**
+   * The index a `snapshot` of `positions` documents describes, each document's slot its position, with room for
+   * `capacity` slots (at least `positions`).
+   * @throws RangeError when `bytes` are of another version or other fields, cut short, or malformed.
+   */
+  static fromSnapshot(bytes: Uint8Array, positions: number, capacity: number): FullTextIndex {
+    const input = new ByteReader(bytes);
+    const version = input.varint();
+    if (version !== FULL_TEXT_SNAPSHOT_VERSION) throw new RangeError(`The full text is of version ${version}.`);
+    const fields = Array.from({ length: input.varint() }, () => input.text());
+    if (fields.join('\n') !== FULL_TEXT_FIELDS.join('\n')) throw new RangeError('The full text has other fields.');
+    if (input.varint() !== positions) throw new RangeError(`The full text is not of ${positions} documents.`);
+    const index = new FullTextIndex(Math.max(capacity, positions));
+    index.documentCount = input.varint();
+    for (const [field, lengths] of index.lengths.entries()) {
+      index.totalLength[field] = input.varint();
+      index.documentsWithField[field] = input.varint();
+      for (let position = 0; position < positions; position += 1) lengths[position] = input.varint();
+    }
+    const terms = Array.from({ length: input.varint() }, (_, id) => {
+      const term = input.text();
+      index.postings.decode(id, input, positions, FULL_TEXT_FIELDS.length);
+      return term;
+    });
+    if (!input.done) throw new RangeError('The full text has bytes after its last term.');
+    index.terms = TermDictionary.ofSorted(terms, FUZZY);
+    return index;
   }
 
   /**

@@ -6,6 +6,8 @@
  * in a side Map (a word repeated that often in one field is rare).
  */
 
+import type { ByteReader, ByteWriter } from './snapshot-bytes.js';
+
 /** Field positions a posting can name (FULL_TEXT_FIELDS has fewer). */
 const FIELDS = 16;
 /** Occurrence counts a posting holds itself; the largest value means "see the overflow Map". */
@@ -111,6 +113,52 @@ export class PostingLists {
       into[field] = (into[field] as number) + 1;
     }
     return into;
+  }
+
+  /**
+   * Writes the postings of term `id` to `out` with each slot replaced by `positionOf[slot]` (which must increase with
+   * the slot): their number, then each posting as its difference from the one before (the first from 0), a varint,
+   * followed by its exact count when the posting holds COUNTS − 1.
+   * @throws RangeError when `positionOf` gives a slot of the term no position (−1).
+   */
+  encode(id: number, positionOf: Int32Array, out: ByteWriter): void {
+    out.varint(this.sizes[id] ?? 0);
+    let previous = 0;
+    this.forEach(id, (slot, field, count) => {
+      const position = positionOf[slot] ?? -1;
+      if (position < 0) throw new RangeError(`Slot ${slot} has postings but no position.`);
+      const stored = Math.min(count, COUNTS - 1);
+      const posting = (position * FIELDS + field) * COUNTS + stored;
+      out.varint(posting - previous);
+      if (stored === COUNTS - 1) out.varint(count);
+      previous = posting;
+    });
+  }
+
+  /**
+   * Reads postings that `encode` wrote into term `id` (a term without postings), their positions taken as slots.
+   * @throws RangeError when they are malformed: cut short, out of order, naming a slot of `slots` or more or a field
+   *   of `fields` or more, or a count of 0.
+   */
+  decode(id: number, input: ByteReader, slots: number, fields: number): void {
+    const size = input.varint();
+    if (size === 0 || (this.sizes[id] ?? 0) > 0) throw new RangeError(`Term ${id} has no postings, or some already.`);
+    const list = new Uint32Array(size);
+    let posting = 0;
+    for (let index = 0; index < size; index += 1) {
+      const delta = input.varint();
+      posting += delta;
+      const key = Math.floor(posting / COUNTS);
+      const stored = posting % COUNTS;
+      if ((delta === 0 && index > 0) || stored === 0 || key % FIELDS >= fields || Math.floor(key / FIELDS) >= slots) {
+        throw new RangeError(`Term ${id} has a malformed posting.`);
+      }
+      if (stored === COUNTS - 1) this.overflow.set(`${id}:${key}`, input.varint());
+      list[index] = posting;
+    }
+    this.sizes[id] = size;
+    if (size === 1) this.single[id] = list[0] as number;
+    else this.lists[id] = list;
   }
 
   private visitPosting(id: number, posting: number, visit: (slot: number, field: number, count: number) => void): void {

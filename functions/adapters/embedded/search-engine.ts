@@ -30,7 +30,18 @@ import { DocumentCodec } from './document-codec.js';
 import { FilterPostings } from './filter-postings.js';
 import { FullTextIndex } from './full-text-index.js';
 import { forEachSlot, hasSlot, popcount } from './slot-bitsets.js';
-import { compareKeys, documentOf, type Entry, entryOf, PresortedSlots, smallest, sortComparator, sortValueOf } from './sort-order.js';
+import {
+  compareKeys,
+  documentOf,
+  type Entry,
+  entryOf,
+  frozenDocumentOf,
+  PresortedSlots,
+  smallest,
+  sortComparator,
+  sortValueOf,
+} from './sort-order.js';
+import type { SnapshotContents } from './swappable-search-index.js';
 
 export { codePointSortKey } from './sort-order.js';
 
@@ -83,7 +94,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
   private capacity = 1024;
   private readonly filters = new FilterPostings(this.slots, this.capacity);
   private readonly sorted = new PresortedSlots(this.slots);
-  private readonly text = new FullTextIndex(this.capacity);
+  private text = new FullTextIndex(this.capacity);
   /**
    * Slots adopted (adoptEncoded) but not yet in the full-text index, in adoption order: indexed in slices in the
    * background, and all at once by the first `global` search that finds some left.
@@ -128,7 +139,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
       else if (query.sort.field === 'relevance') page = this.sortedPage(matches, total, 'id', false, start, end, true);
       else page = this.sortedPage(matches, total, query.sort.field, query.sort.direction === 'DESC', start, end);
     }
-    return { total, resources: page.map(documentOf) };
+    return { total, resources: page.map(frozenDocumentOf) };
   }
 
   /**
@@ -174,7 +185,7 @@ export class EmbeddedSearchIndex implements SearchIndex {
         const previous = this.byKey.get(key);
         // A replaced document keeps its slot (the slot freed last is taken first), so its full text is only updated.
         const before = previous === undefined ? undefined : { slot: previous.slot, document: this.detach(previous, sortUpdate, true) };
-        this.attach(key, document, sortUpdate, false, undefined, before);
+        this.attach(key, document, { sortUpdate, before });
       });
     });
   }
@@ -217,24 +228,53 @@ export class EmbeddedSearchIndex implements SearchIndex {
   /**
    * Loads a snapshot's documents into this empty index: `stored[n]` is a document as a codec with the string table
    * `strings` encoded it (SnapshotContents of the index that wrote it), kept as it is. Filters, counts and sorts see
-   * them at once; their full-text index is built afterwards, in slices of TEXT_SLICE documents between other work
-   * (each slice ~0.1 s at 100,000 documents), or at once by the first `global` search that comes before it is done.
-   * A document whose key `skip` names (written since, and newer) is left out.
+   * them at once. Their full text is `text` (the snapshot's, FullTextIndex.snapshot) when given and readable; else it
+   * is built afterwards, in slices of TEXT_SLICE documents between other work (each slice ~0.1 s at 100,000
+   * documents), or at once by the first `global` search that comes before it is done. A document whose key `skip`
+   * names (written since, and newer) is left out.
+   * @returns whether `text` was used.
    * @throws Error when the index holds documents already, or a document is not the codec's.
    */
-  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[], skip: (key: string) => boolean = () => false): void {
+  adoptEncoded(
+    strings: readonly string[],
+    stored: readonly Uint8Array[],
+    skip: (key: string) => boolean = () => false,
+    text?: Uint8Array,
+  ): boolean {
     if (this.byKey.size > 0 || this.codec.strings.length > 0) throw new Error('Only an empty index adopts a snapshot.');
     this.codec = DocumentCodec.withTable(strings);
     this.sorted.clear();
-    for (const bytes of stored) {
-      const document = this.codec.decode(bytes);
+    const adopted = text !== undefined && this.adoptText(text, stored.length);
+    const skipped: number[] = [];
+    stored.forEach((bytes, position) => {
+      const document = this.codec.decode(bytes, false);
       const key = documentKeyString(document);
-      if (skip(key)) continue;
+      if (skip(key)) {
+        if (!adopted) return;
+        // The snapshot's full text has this document at its position: take it out, and free the slot.
+        this.text.remove(position, document);
+        skipped.push(position);
+        return;
+      }
       const previous = this.byKey.get(key);
       if (previous !== undefined) this.detach(previous);
-      this.attach(key, document, undefined, true, bytes);
+      this.attach(key, document, { text: adopted ? 'present' : 'defer', stored: bytes, slot: adopted ? position : undefined });
+    });
+    this.freeSlots.push(...skipped.reverse());
+    if (!adopted) this.textWorker ??= setImmediate(() => this.indexTextInBackground());
+    return adopted;
+  }
+
+  /** Takes a snapshot's full text of `documents` documents as the index's, when it can be read. */
+  private adoptText(text: Uint8Array, documents: number): boolean {
+    while (this.capacity < documents) this.grow();
+    try {
+      this.text = FullTextIndex.fromSnapshot(text, documents, this.capacity);
+      return true;
+    } catch {
+      // Another version or damaged: the documents are still good, and the text is built from them.
+      return false;
     }
-    this.textWorker ??= setImmediate(() => this.indexTextInBackground());
   }
 
   /** Whether every document is in the full-text index (adoptEncoded defers it). */
@@ -242,11 +282,21 @@ export class EmbeddedSearchIndex implements SearchIndex {
     return this.textBacklog.size === 0;
   }
 
-  /** What a snapshot holds: the codec's string table and every document as it is kept, in slot order (never changed). */
-  snapshotContents(): { strings: readonly string[]; documents: Uint8Array[] } {
+  /**
+   * What a snapshot holds: the codec's string table, every document as it is kept, in slot order (never changed), and,
+   * unless part of it is still to be built, the full text in its snapshot form with each slot replaced by its
+   * document's position, to be taken (`text`) before the index changes: taking it throws once the full text changed.
+   */
+  snapshotContents(): SnapshotContents {
     const documents: Uint8Array[] = [];
-    for (const entry of this.slots) if (entry !== undefined) documents.push(entry.stored);
-    return { strings: this.codec.strings, documents };
+    const positionOf = new Int32Array(this.slots.length).fill(-1);
+    for (const entry of this.slots) {
+      if (entry === undefined) continue;
+      positionOf[entry.slot] = documents.length;
+      documents.push(entry.stored);
+    }
+    const text = this.textBacklog.size === 0 ? textSnapshot(this.text, positionOf, documents.length) : undefined;
+    return { strings: this.codec.strings, documents, text };
   }
 
   /** One slice of the full-text backlog, then the next one after pending I/O, until none is left. */
@@ -268,19 +318,25 @@ export class EmbeddedSearchIndex implements SearchIndex {
 
   /**
    * Adds a document to every structure: map, slots, bitsets, presorted arrays (as `sortUpdate` says; left out when
-   * they are cleared), full text (or the full-text backlog with `deferText`, or where the slot is in it already).
-   * `before`: the document this one replaces, whose full text detach kept in `before.slot`.
+   * they are cleared), full text as `text` says: `add` it (the default), `defer` it to the full-text backlog, or it is
+   * `present` already (a snapshot's) — or where the slot is in the backlog already. `before`: the document this one
+   * replaces, whose full text detach kept in `before.slot`. `slot`: the slot to take (free) instead of the next one.
    */
   private attach(
     key: string,
     document: SearchDocument,
-    sortUpdate?: SortUpdate,
-    deferText = false,
-    stored?: Uint8Array,
-    before?: { slot: number; document: SearchDocument },
+    options: {
+      sortUpdate?: SortUpdate;
+      text?: 'add' | 'defer' | 'present';
+      stored?: Uint8Array;
+      before?: { slot: number; document: SearchDocument };
+      slot?: number;
+    } = {},
   ): void {
-    const slot = this.freeSlots.pop() ?? this.slots.length;
-    if (slot >= this.capacity) this.grow();
+    const { sortUpdate, text = 'add', stored } = options;
+    let { before } = options;
+    const slot = options.slot ?? this.freeSlots.pop() ?? this.slots.length;
+    while (slot >= this.capacity) this.grow();
     const entry = entryOf(slot, key, document, this.codec, stored);
     this.slots[slot] = entry;
     this.byKey.set(key, entry);
@@ -292,7 +348,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
       if (!this.textBacklog.delete(before.slot)) this.text.remove(before.slot, before.document);
       before = undefined;
     }
-    if (deferText) this.textBacklog.add(slot);
+    if (text === 'defer') this.textBacklog.add(slot);
+    else if (text === 'present') return;
     else if (before !== undefined) this.text.update(slot, before.document, document);
     else this.text.add(slot, document);
   }
@@ -372,4 +429,19 @@ export class EmbeddedSearchIndex implements SearchIndex {
     }
     return page;
   }
+}
+
+/**
+ * The chunks of `text.snapshot(positionOf, positions)`, made as they are taken, each checked before it is handed: the
+ * full text must not have changed since this was called (a chunk made after a change could mix the index's states).
+ * The iterator throws Error when it did.
+ */
+function textSnapshot(text: FullTextIndex, positionOf: Int32Array, positions: number): Iterable<Uint8Array> {
+  const changes = text.changes;
+  return (function* () {
+    for (const chunk of text.snapshot(positionOf, positions)) {
+      if (text.changes !== changes) throw new Error('The full text changed while its snapshot was taken.');
+      yield chunk;
+    }
+  })();
 }

@@ -22,8 +22,16 @@ export interface Entry {
   sortValues: (string | undefined)[];
 }
 
-/** The document of `entry`, decoded (deeply frozen; a new object each call). */
+/**
+ * The document of `entry`, decoded (a new object each call), not frozen: for the engine's own reads (indexing, counts,
+ * removals), never handed out; a result's document is frozenDocumentOf's.
+ */
 export function documentOf(entry: Entry): SearchDocument {
+  return entry.codec.decode(entry.stored, false);
+}
+
+/** The document of `entry`, decoded and deeply frozen (a new object each call): what a search hands out. */
+export function frozenDocumentOf(entry: Entry): SearchDocument {
   return entry.codec.decode(entry.stored);
 }
 

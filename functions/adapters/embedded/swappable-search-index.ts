@@ -4,10 +4,15 @@ import type { CountQuery, SearchQuery, SearchResult, ValueCounts } from '../../c
 import type { RebuildableSearchIndex, ReindexResult } from '../../core/search/reindex.js';
 import { DocumentCodec } from './document-codec.js';
 
-/** What a snapshot holds of an index: its codec's string table and its encoded documents (never changed). */
+/**
+ * What a snapshot holds of an index: its codec's string table, its encoded documents (never changed), and its full
+ * text's snapshot form (FullTextIndex.snapshot) when the index has it complete: chunks made as they are taken, which
+ * must be taken before the index changes (the iterator throws Error once it did).
+ */
 export interface SnapshotContents {
   strings: readonly string[];
   documents: readonly Uint8Array[];
+  text?: Iterable<Uint8Array>;
 }
 
 /**
@@ -16,8 +21,12 @@ export interface SnapshotContents {
  */
 export interface SnapshotCapableIndex extends SearchIndex {
   snapshotContents(): SnapshotContents;
-  /** Loads encoded documents into this empty index; those whose key `skip` names are left out. */
-  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[], skip?: (key: string) => boolean): void;
+  /**
+   * Loads encoded documents into this empty index; those whose key `skip` names are left out. `text`: the snapshot's
+   * full text, used when it can be read (else the full text is built from the documents).
+   * @returns whether `text` was used.
+   */
+  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[], skip?: (key: string) => boolean, text?: Uint8Array): boolean;
 }
 
 function isSnapshotCapable(index: SearchIndex): index is SnapshotCapableIndex {
@@ -30,10 +39,12 @@ function isSnapshotCapable(index: SearchIndex): index is SnapshotCapableIndex {
 /** Where a rebuild's documents go: upserts, or a snapshot's encoded documents (SnapshotCapableIndex.adoptEncoded). */
 export interface RebuildSink extends Pick<SearchIndex, 'upsert'> {
   /**
-   * Loads a snapshot's documents as they are (an index of another kind gets them decoded and upserted).
+   * Loads a snapshot's documents as they are (an index of another kind gets them decoded and upserted), with the
+   * snapshot's full text when it has one (SnapshotContents.text, joined).
+   * @returns whether the full text was used (else it is built from the documents).
    * @throws Error when the documents are not the string table's, or the sink took documents already.
    */
-  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[]): Promise<void>;
+  adoptEncoded(strings: readonly string[], stored: readonly Uint8Array[], text?: Uint8Array): Promise<boolean>;
 }
 
 /**
@@ -107,13 +118,12 @@ export class SwappableSearchIndex implements SearchIndex, RebuildableSearchIndex
           upsert: async (batch) => {
             await next.upsert(batch.filter((document) => !touched.has(documentKeyString(document))));
           },
-          adoptEncoded: async (strings, stored) => {
-            if (isSnapshotCapable(next)) next.adoptEncoded(strings, stored, (key) => touched.has(key));
-            else {
-              const codec = DocumentCodec.withTable(strings);
-              const decoded = stored.map((bytes) => codec.decode(bytes));
-              await next.upsert(decoded.filter((document) => !touched.has(documentKeyString(document))));
-            }
+          adoptEncoded: async (strings, stored, text) => {
+            if (isSnapshotCapable(next)) return next.adoptEncoded(strings, stored, (key) => touched.has(key), text);
+            const codec = DocumentCodec.withTable(strings);
+            const decoded = stored.map((bytes) => codec.decode(bytes));
+            await next.upsert(decoded.filter((document) => !touched.has(documentKeyString(document))));
+            return false;
           },
         });
         this.live = next;

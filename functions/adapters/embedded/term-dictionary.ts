@@ -29,12 +29,23 @@ const DIGIT = /\p{N}/gu;
  * (each must be deleted or replaced).
  */
 export function fuzzyReachable(term: string, rule: FuzzyRule): boolean {
-  const digits = term.match(DIGIT)?.length ?? 0;
+  const digits = digitCount(term);
   for (let length = rule.minLength; length <= term.length + rule.maxDistance; length += 1) {
     const allowed = Math.min(rule.maxDistance, Math.round(length * rule.fraction));
     if (allowed > 0 && digits <= allowed && Math.abs(term.length - length) <= allowed) return true;
   }
   return false;
+}
+
+/** How many of `term`'s characters are digits (Unicode `N`); ASCII terms, nearly all of them, without a RegExp. */
+function digitCount(term: string): number {
+  let digits = 0;
+  for (let index = 0; index < term.length; index += 1) {
+    const code = term.charCodeAt(index);
+    if (code >= 0x80) return term.match(DIGIT)?.length ?? 0;
+    if (code >= 0x30 && code <= 0x39) digits += 1;
+  }
+  return digits;
 }
 
 /** Terms added since the sorted array was last merged, scanned by prefix lookups until there are more than this. */
@@ -58,6 +69,28 @@ export class TermDictionary {
 
   /** `rule`: the fuzzy matching the index's queries use (decides which terms the radix tree holds). */
   constructor(private readonly rule: FuzzyRule) {}
+
+  /**
+   * A dictionary of `terms` (each once, in code unit order), term n with id n.
+   * @throws RangeError when the terms are not in strictly increasing code unit order.
+   */
+  static ofSorted(terms: string[], rule: FuzzyRule): TermDictionary {
+    const dictionary = new TermDictionary(rule);
+    terms.forEach((term, id) => {
+      if (id > 0 && !((terms[id - 1] as string) < term)) throw new RangeError('The terms are not in order.');
+      dictionary.ids.set(term, id);
+      if (fuzzyReachable(term, rule)) dictionary.fuzzyTerms.set(term, id);
+    });
+    dictionary.sorted = terms;
+    dictionary.nextId = terms.length;
+    return dictionary;
+  }
+
+  /** Every term in code unit order, with its id. */
+  *entries(): Generator<[term: string, id: number]> {
+    if (this.recent.length > 0 || this.deletedSinceMerge > 0) this.merge();
+    for (const term of this.sorted) yield [term, this.ids.get(term) as number];
+  }
 
   /** Number of terms. */
   get size(): number {

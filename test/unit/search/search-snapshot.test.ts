@@ -68,7 +68,8 @@ afterEach(async () => {
 async function contentsOf(documents: SearchDocument[]): Promise<SearchSnapshotContents> {
   const index = new EmbeddedSearchIndex();
   await index.upsert(documents);
-  return index.snapshotContents();
+  const contents = index.snapshotContents();
+  return { ...contents, text: [...(contents.text ?? [])] };
 }
 
 /** The documents of a snapshot read back, decoded with its table. */
@@ -98,8 +99,11 @@ describe('search snapshot file', () => {
       positions: { [SHARD]: '000042' },
       documents: 2,
       strings: [...contents.strings],
+      text: Buffer.concat(contents.text ?? []).length,
     });
     expect(decoded(read)).toEqual(documents);
+    expect(Buffer.from(read?.text ?? []).equals(Buffer.concat(contents.text ?? []))).toBe(true);
+    expect(read?.header.text).toBeGreaterThan(0);
     expect(await readSearchSnapshot(join(folder, 'none.bin'))).toBeUndefined();
   });
 
@@ -123,6 +127,23 @@ describe('search snapshot file', () => {
     expect(await readdir(join(folder, 'search'))).toEqual(['snapshot.bin']);
   });
 
+  it('reads a version 2 file, which has no full text after its documents', async () => {
+    const contents = await contentsOf([device('k1'), device('k2', 'Paris')]);
+    await writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map(), contents: { ...contents, text: undefined } });
+    const bytes = gunzipSync(await readFile(file));
+    const end = bytes.indexOf(0x0a);
+    const header = JSON.parse(bytes.subarray(0, end).toString()) as Record<string, unknown>;
+    expect(header.text).toBe(0);
+    delete header.text;
+    await writeFile(file, Buffer.concat([Buffer.from(JSON.stringify({ ...header, version: 2 })), bytes.subarray(end)]));
+
+    const read = await readSearchSnapshot(file);
+
+    expect(read?.header.version).toBe(2);
+    expect(read?.text).toBeUndefined();
+    expect(decoded(read)?.map((document) => document.id)).toEqual(['k1', 'k2']);
+  });
+
   it('refuses a file of another format or version, and a truncated or damaged one', async () => {
     await writeSearchSnapshot(file, {
       streamArns: [STREAM],
@@ -143,12 +164,14 @@ describe('search snapshot file', () => {
     const body = bytes.subarray(end);
 
     await writeFile(file, Buffer.concat([Buffer.from(header.replace(`"version":${SEARCH_SNAPSHOT_VERSION}`, '"version":99')), body]));
-    await expect(readSearchSnapshot(file)).rejects.toThrow(/version 99 snapshot; this runtime reads version 2/);
+    await expect(readSearchSnapshot(file)).rejects.toThrow(/version 99 snapshot; this runtime reads versions 2 and 3/);
     await writeFile(file, '{"format":"something else"}\n');
     await expect(readSearchSnapshot(file)).rejects.toThrow(/is not a search snapshot/);
     await writeFile(file, `${header}\n`);
     await expect(readSearchSnapshot(file)).rejects.toThrow(/holds 0 documents; its header says 2 \(truncated\)/);
     await writeFile(file, bytes.subarray(0, bytes.length - 3));
+    await expect(readSearchSnapshot(file)).rejects.toThrow(/bytes of full text after its documents; its header says \d+ \(truncated/);
+    await writeFile(file, bytes.subarray(0, bytes.length - Number(JSON.parse(header).text) - 3));
     await expect(readSearchSnapshot(file)).rejects.toThrow(/cut short \(truncated\)/);
     await writeFile(file, bytes.subarray(0, 20));
     await expect(readSearchSnapshot(file)).rejects.toThrow(UnreadableSnapshotError);
@@ -223,7 +246,9 @@ describe('startEmbeddedSearch', () => {
     expect(requests).toEqual(['AFTER_SEQUENCE_NUMBER 7']);
     expect(poller.shardPositions()).toEqual(new Map([[SHARD, '7']]));
     expect(found).toEqual(['k1']);
-    expect(logged).toEqual([expect.stringMatching(/^Search index loaded from the snapshot of .* \(1 documents\) in \d+\.\d s;/)]);
+    expect(logged).toEqual([
+      expect.stringMatching(/^Search index loaded from the snapshot of .* \(1 documents, with their full text\) in \d+\.\d s;/),
+    ]);
   });
 
   it('rebuilds from the tables, streams read from LATEST and marked, when there is no usable snapshot', async () => {
