@@ -9,7 +9,7 @@
  *    startLocalRuntime call resolved), reads the runtime's peak RSS (VmHWM) and DynamoDB Local's, stops it.
  * 3. Without: the snapshot moved aside, the same start (the index rebuilt from a parallel scan of the tables), then
  *    the snapshot put back (the start's own snapshot at stop is replaced by it).
- * The goal: READY in less than 30 s with the snapshot.
+ * The goal: READY in at most 10 s with the snapshot, and the runtime's peak RSS at most 512 MiB.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rename, rm } from 'node:fs/promises';
@@ -25,7 +25,7 @@ const root = resolve(import.meta.dirname, '../..');
 /** STARTUP_BENCH_DEVICES=N seeds another fleet size (default 100,000). */
 export const STARTUP_DEVICE_COUNT = Number(process.env.STARTUP_BENCH_DEVICES ?? 100_000);
 /** READY within this with the snapshot, ms. */
-export const STARTUP_GOAL_MS = 30_000;
+export const STARTUP_GOAL_MS = 10_000;
 
 /** One measured start. */
 export interface StartMeasure {
@@ -72,7 +72,7 @@ function seed(dataDirectory: string, devices: number, log: (line: string) => voi
 }
 
 /** Starts bin/local.ts on `dataDirectory` and measures the start (see StartMeasure); always stops it. */
-async function measureStart(dataDirectory: string): Promise<StartMeasure> {
+export async function measureStart(dataDirectory: string): Promise<StartMeasure> {
   const settings = { dataDirectory, ports: { api: await freePort(), upload: await freePort(), auth: await freePort() } };
   const started = performance.now();
   const service: LocalService = await startService(settings, { readyTimeoutMs: 30 * 60_000, stopGraceMs: 120_000 });
