@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
@@ -142,6 +142,18 @@ describe('search snapshot file', () => {
     expect(read?.header.version).toBe(2);
     expect(read?.text).toBeUndefined();
     expect(decoded(read)?.map((document) => document.id)).toEqual(['k1', 'k2']);
+  });
+
+  it('reads a file of several gzip members, whose trailer gives only the last one’s size', async () => {
+    const contents = await contentsOf([device('k1'), device('k2', 'Paris'), device('k3')]);
+    await writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map(), contents });
+    const bytes = gunzipSync(await readFile(file));
+    await writeFile(file, Buffer.concat([gzipSync(bytes.subarray(0, 40)), gzipSync(bytes.subarray(40))]));
+
+    const read = await readSearchSnapshot(file);
+
+    expect(decoded(read)?.map((document) => document.id)).toEqual(['k1', 'k2', 'k3']);
+    expect(Buffer.from(read?.text ?? []).equals(Buffer.concat(contents.text ?? []))).toBe(true);
   });
 
   it('refuses a file of another format or version, and a truncated or damaged one', async () => {
