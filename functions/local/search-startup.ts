@@ -222,7 +222,7 @@ export type SnapshotOutcome =
 /**
  * Takes snapshots of the embedded index into `file`: consistent (the documents and the positions read together
  * between two batches of the search poller), and only when the index changed since the last one (another position
- * in a stream, or a rebuild swapped in). One at a time.
+ * in a stream, or a rebuild swapped in) or its full text, which the last one lacked, is complete now. One at a time.
  */
 export class SearchSnapshots {
   private lastKey: string | undefined;
@@ -231,7 +231,8 @@ export class SearchSnapshots {
 
   /**
    * @param loaded the positions of the snapshot the index was loaded from, if it was: no new snapshot until the
-   *   index moves on from it.
+   *   index moves on from it, or has its full text complete when the snapshot had none (else every start would build
+   *   it again).
    */
   constructor(
     private readonly options: {
@@ -243,11 +244,15 @@ export class SearchSnapshots {
       loaded?: ReadonlyMap<string, ShardPosition | undefined>;
     },
   ) {
-    if (options.loaded !== undefined) this.lastKey = this.keyOf(options.index.generation, options.loaded);
+    if (options.loaded !== undefined) {
+      const withText = options.index.snapshotContents()?.text !== undefined;
+      this.lastKey = this.keyOf(options.index.generation, options.loaded, withText);
+    }
   }
 
-  private keyOf(generation: number, positions: ReadonlyMap<string, ShardPosition | undefined>): string {
-    return JSON.stringify([generation, [...positions].sort(([a], [b]) => (a < b ? -1 : 1))]);
+  /** What a snapshot holds: the index, the positions, and whether with the full text. */
+  private keyOf(generation: number, positions: ReadonlyMap<string, ShardPosition | undefined>, withText: boolean): string {
+    return JSON.stringify([generation, withText, [...positions].sort(([a], [b]) => (a < b ? -1 : 1))]);
   }
 
   /** Writes a snapshot if the index changed since the last one and every shard's position is known. */
@@ -265,12 +270,14 @@ export class SearchSnapshots {
     // place: its chunks are made before the poller hands the next batch, a turn of the event loop between two.
     const captured = await poller.whenIdle(async () => {
       const positions = poller.shardPositions();
-      const key = this.keyOf(index.generation, positions);
+      const generation = index.generation;
       const contents = index.snapshotContents();
+      const key = this.keyOf(generation, positions, contents?.text !== undefined);
       if (contents === undefined || key === this.lastKey || [...positions.values()].includes(undefined)) {
         return { positions, key, contents: undefined };
       }
-      return { positions, key, contents: { ...contents, text: await chunksOf(contents.text) } };
+      const text = await chunksOf(contents.text);
+      return { positions, key: this.keyOf(generation, positions, text !== undefined), contents: { ...contents, text } };
     });
     if (captured.key === this.lastKey) return { written: false, why: 'unchanged' };
     const positions = new Map<string, ShardPosition>();

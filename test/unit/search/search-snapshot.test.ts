@@ -366,4 +366,29 @@ describe('SearchSnapshots', () => {
     expect(await snapshots.take()).toMatchObject({ written: true, documents: 2 });
     expect((await readSearchSnapshot(file))?.header.positions).toEqual({ [SHARD]: '7' });
   });
+
+  it('writes the full text of an index loaded from a snapshot without it once it is built, though nothing else changed', async () => {
+    stream();
+    const { strings, documents, text } = await contentsOf([device('k1'), device('k2', 'Paris')]);
+    const poller = new DynamoDbStreamPoller(new DynamoDBStreamsClient({ region: 'us-east-1' }), [STREAM], async () => undefined);
+    await poller.resumeAfter(new Map([[SHARD, '7']]));
+    const loadedFrom = async (withText: boolean) => {
+      const index = new SwappableSearchIndex(() => new EmbeddedSearchIndex());
+      await index.rebuild(async (sink) => {
+        await sink.adoptEncoded(strings, documents, withText ? Buffer.concat(text ?? []) : undefined);
+        return documents.length;
+      });
+      return new SearchSnapshots({ index, poller, streamArns: [STREAM], file, log: () => undefined, loaded: poller.shardPositions() });
+    };
+
+    // Loaded with its full text: nothing to write until the index moves on.
+    expect(await (await loadedFrom(true)).take()).toEqual({ written: false, why: 'unchanged' });
+    // A version 2 snapshot (or one taken while the full text was being built): the text is built after the load, and
+    // then written, or every start would build it again.
+    const snapshots = await loadedFrom(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await snapshots.take()).toMatchObject({ written: true, documents: 2, withText: true });
+    expect((await readSearchSnapshot(file))?.text).toBeDefined();
+    expect(await snapshots.take()).toEqual({ written: false, why: 'unchanged' });
+  });
 });
