@@ -38,26 +38,52 @@ const GZIP_LEVEL = 1;
 const GUNZIP_CHUNK = 1024 * 1024;
 
 /**
- * The decompressed bytes of a gzip file (RFC 1952), in one buffer allocated once with the size its trailer gives
- * (ISIZE: the size modulo 2^32; grown should it be wrong): zlib's `gunzip` gathers the chunks and then copies them
- * into one buffer, twice the memory at the start's peak (~90 MiB more at 100,000 devices).
+ * The decompressed bytes of a gzip file (RFC 1952), in buffers allocated once with the size its trailer gives (ISIZE:
+ * the size modulo 2^32): zlib's `gunzip` gathers the chunks and then copies them into one buffer, twice the memory at
+ * the start's peak (~90 MiB more at 100,000 devices). The last `tailBytes(first)` bytes (`first`: the first chunk
+ * decompressed) are a buffer of their own, `tail`, so that views of `head` kept do not keep them in memory; when the
+ * trailer's size is not the bytes' (a file of several members), they are all in `head`.
  * @throws Error when the bytes are not gzip, damaged or truncated.
  */
-async function gunzipWhole(compressed: Buffer): Promise<Buffer> {
-  let out = Buffer.allocUnsafe(compressed.length >= 18 ? compressed.readUInt32LE(compressed.length - 4) : 0);
+async function gunzipWhole(compressed: Buffer, tailBytes: (first: Buffer) => number): Promise<{ head: Buffer; tail?: Buffer }> {
+  const size = compressed.length >= 18 ? compressed.readUInt32LE(compressed.length - 4) : 0;
+  let parts: [head: Buffer, tail: Buffer] | undefined;
   let length = 0;
   const gunzip = createGunzip({ chunkSize: GUNZIP_CHUNK });
   gunzip.end(compressed);
   for await (const chunk of gunzip as AsyncIterable<Buffer>) {
-    if (length + chunk.length > out.length) {
-      const larger = Buffer.allocUnsafe(Math.max(out.length * 2, length + chunk.length));
-      out.copy(larger, 0, 0, length);
-      out = larger;
+    const tailSize = parts === undefined ? Math.min(size, Math.max(0, tailBytes(chunk))) : 0;
+    parts ??= [Buffer.allocUnsafe(size - tailSize), Buffer.allocUnsafe(tailSize)];
+    const [head] = parts;
+    const inHead = Math.max(0, Math.min(chunk.length, head.length - length));
+    chunk.copy(head, length, 0, inHead);
+    if (inHead < chunk.length) {
+      // Past the head: into the tail, grown should the trailer's size be wrong.
+      const at = length + inHead - head.length;
+      if (at + chunk.length - inHead > parts[1].length) {
+        const larger = Buffer.allocUnsafe(Math.max(parts[1].length * 2, at + chunk.length - inHead));
+        parts[1].copy(larger, 0, 0, at);
+        parts[1] = larger;
+      }
+      chunk.copy(parts[1], at, inHead);
     }
-    chunk.copy(out, length);
     length += chunk.length;
   }
-  return out.subarray(0, length);
+  const [head, tail] = parts ?? [Buffer.alloc(0), Buffer.alloc(0)];
+  if (length === size) return { head, tail };
+  // The tail's start is not known then: one buffer, of the bytes' size.
+  return { head: Buffer.concat([head.subarray(0, length), tail.subarray(0, Math.max(0, length - head.length))]) };
+}
+
+/** The bytes of full text that a snapshot's header line, at the start of `first`, announces (0 when it cannot tell). */
+function textBytesOf(first: Buffer): number {
+  const end = first.indexOf(0x0a);
+  try {
+    const text = end < 0 ? undefined : (JSON.parse(first.subarray(0, end).toString('utf8')) as { text?: unknown }).text;
+    return typeof text === 'number' && Number.isInteger(text) && text >= 0 ? text : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** The file version 1 snapshots were written to, removed once a version 2 snapshot is written beside it. */
@@ -272,9 +298,11 @@ export async function readSearchSnapshot(file: string): Promise<SearchSnapshot |
     throw error;
   }
   if (bytes.length === 0) throw new UnreadableSnapshotError(`${file} is empty.`);
+  // With the full text apart: the documents are views of `bytes`, which the index keeps as long as it keeps one.
+  let tail: Buffer | undefined;
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
-      bytes = await gunzipWhole(bytes);
+      ({ head: bytes, tail } = await gunzipWhole(bytes, textBytesOf));
     } catch (error) {
       throw new UnreadableSnapshotError(`${file} cannot be decompressed (${(error as Error).message}): truncated or damaged.`);
     }
@@ -310,10 +338,11 @@ export async function readSearchSnapshot(file: string): Promise<SearchSnapshot |
   if (documents.length !== header.documents) {
     throw new UnreadableSnapshotError(`${file} holds ${documents.length} documents; its header says ${header.documents} (truncated).`);
   }
-  const text = bytes.subarray(position);
-  if (text.length !== (header.text ?? 0)) {
+  const text = tail ?? bytes.subarray(position);
+  const textLength = bytes.length - position + (tail?.length ?? 0);
+  if (textLength !== (header.text ?? 0)) {
     throw new UnreadableSnapshotError(
-      `${file} holds ${text.length} bytes of full text after its documents; its header says ${header.text ?? 0} (truncated or damaged).`,
+      `${file} holds ${textLength} bytes of full text after its documents; its header says ${header.text ?? 0} (truncated or damaged).`,
     );
   }
   return text.length === 0 ? { header, documents } : { header, documents, text };

@@ -127,6 +127,19 @@ describe('search snapshot file', () => {
     expect(await readdir(join(folder, 'search'))).toEqual(['snapshot.bin']);
   });
 
+  it('reads the full text into memory of its own, which the documents kept by the index do not hold', async () => {
+    const documents = Array.from({ length: 300 }, (_, n) => device(`k${n}`, `City${n}`));
+    const contents = await contentsOf(documents);
+    await writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map(), contents });
+
+    const read = await readSearchSnapshot(file);
+
+    expect(Buffer.from(read?.text ?? []).equals(Buffer.concat(contents.text ?? []))).toBe(true);
+    expect(decoded(read)).toEqual(documents);
+    expect(read?.text?.length).toBeGreaterThan(4096);
+    expect(read?.documents.every((document) => document.buffer !== read.text?.buffer)).toBe(true);
+  });
+
   it('reads a version 2 file, which has no full text after its documents', async () => {
     const contents = await contentsOf([device('k1'), device('k2', 'Paris')]);
     await writeSearchSnapshot(file, { streamArns: [STREAM], positions: new Map(), contents: { ...contents, text: undefined } });
