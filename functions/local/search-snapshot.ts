@@ -21,6 +21,7 @@ import { once } from 'node:events';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { createGunzip, createGzip } from 'node:zlib';
+import { ByteWriter } from '../adapters/embedded/snapshot-bytes.js';
 import type { ShardPosition } from './stream-poller.js';
 
 /** `format` of the header line. */
@@ -179,18 +180,6 @@ export async function removeAbandonedSnapshotFiles(file: string, isAlive: (pid: 
   return abandoned;
 }
 
-/** `value` as an unsigned LEB128 varint. */
-function varint(value: number): Buffer {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest >= 0x80) {
-    bytes.push((rest & 0x7f) | 0x80);
-    rest >>>= 7;
-  }
-  bytes.push(rest);
-  return Buffer.from(bytes);
-}
-
 /**
  * Writes a snapshot atomically: to a temporary file beside `file` (flushed to disk), then renamed over it, so a
  * crash at any moment leaves the previous snapshot or the new one, never part of one; then removes a version 1
@@ -220,10 +209,14 @@ export async function writeSearchSnapshot(
   const handle = await open(temporary, 'w');
   function* chunks(): Generator<Buffer> {
     yield Buffer.from(`${JSON.stringify(header)}\n`);
+    const out = new ByteWriter();
     for (let start = 0; start < contents.documents.length; start += WRITE_CHUNK) {
-      const parts: Uint8Array[] = [];
-      for (const document of contents.documents.slice(start, start + WRITE_CHUNK)) parts.push(varint(document.length), document);
-      yield Buffer.concat(parts);
+      for (const document of contents.documents.slice(start, start + WRITE_CHUNK)) {
+        out.varint(document.length);
+        out.raw(document);
+      }
+      const chunk = out.take();
+      yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     }
     for (const chunk of contents.text ?? []) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
   }

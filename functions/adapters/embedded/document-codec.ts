@@ -14,6 +14,7 @@
  * so a response serializes to the same bytes.
  */
 import type { SearchDocument } from '../../core/search/documents.js';
+import { ByteWriter } from './snapshot-bytes.js';
 
 /** How many strings the shared table holds at most. */
 export const TABLE_MAX_STRINGS = 16_384;
@@ -48,37 +49,12 @@ function hasLoneSurrogate(value: string): boolean {
   return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value);
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A growable byte buffer the encoder writes into. */
-class Writer {
-  bytes = new Uint8Array(4096);
-  length = 0;
-
-  private reserve(count: number): void {
-    if (this.length + count <= this.bytes.length) return;
-    let size = this.bytes.length * 2;
-    while (size < this.length + count) size *= 2;
-    const larger = new Uint8Array(size);
-    larger.set(this.bytes.subarray(0, this.length));
-    this.bytes = larger;
-  }
-
-  byte(value: number): void {
-    this.reserve(1);
-    this.bytes[this.length++] = value;
-  }
-
-  /** An unsigned LEB128 varint (value ≤ 2^53). */
-  varint(value: number): void {
-    this.reserve(8);
-    let rest = value;
-    while (rest >= 0x80) {
-      this.bytes[this.length++] = (rest % 0x80) | 0x80;
-      rest = Math.floor(rest / 0x80);
-    }
-    this.bytes[this.length++] = rest;
+/** The encoder's buffer: a ByteWriter with the codec's signed integers and floats. */
+class Writer extends ByteWriter {
+  constructor() {
+    super(4096);
   }
 
   /** A safe integer, zig-zag (0, -1, 1, -2… as 0, 1, 2, 3…), as a varint. */
@@ -90,18 +66,6 @@ class Writer {
     this.reserve(8);
     new DataView(this.bytes.buffer).setFloat64(this.length, value, true);
     this.length += 8;
-  }
-
-  /** `value` as its UTF-8 length (varint) and bytes. */
-  text(value: string): void {
-    // A UTF-16 code unit takes at most 3 UTF-8 bytes; the bytes are written past the longest length, then moved.
-    const most = value.length * 3;
-    this.reserve(8 + most);
-    const scratch = this.length + 5;
-    const { written } = encoder.encodeInto(value, this.bytes.subarray(scratch, scratch + most));
-    this.varint(written);
-    this.bytes.copyWithin(this.length, scratch, scratch + written);
-    this.length += written;
   }
 }
 
@@ -261,10 +225,10 @@ export class DocumentCodec {
   encode(document: SearchDocument): Uint8Array {
     this.prime([document]);
     const writer = this.writer;
-    writer.length = 0;
+    writer.reset();
     this.id = '';
     this.write(document, writer, true);
-    return writer.bytes.slice(0, writer.length);
+    return writer.take();
   }
 
   /**

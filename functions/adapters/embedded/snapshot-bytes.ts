@@ -1,25 +1,34 @@
 /**
- * Bytes of the embedded engine's snapshot sections: unsigned LEB128 varints (the integers, up to 2^53 − 1) and UTF-8
- * strings prefixed with their byte length, written into a growing buffer taken in chunks, and read back with a
- * bounds check on every read.
+ * Bytes of the embedded engine's encoded documents and snapshot sections: unsigned LEB128 varints (the integers, up to
+ * 2^53 − 1) and UTF-8 strings prefixed with their byte length, written into a growing buffer taken in chunks, and read
+ * back with a bounds check on every read.
  */
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** A growing byte buffer; `take` hands over what was written so far and starts a new chunk. */
+/**
+ * A growing byte buffer; `take` hands over what was written so far and starts again. The document codec's writer
+ * (document-codec.ts) is one, with its own kinds of values.
+ */
 export class ByteWriter {
-  private bytes: Uint8Array;
-  private length = 0;
+  protected bytes: Uint8Array;
+  protected length = 0;
 
-  /** `initialBytes`: the first chunk's capacity (it grows by doubling). */
+  /** `initialBytes`: the buffer's first capacity (it grows by doubling). */
   constructor(initialBytes = 64 * 1024) {
     this.bytes = new Uint8Array(initialBytes);
   }
 
-  /** Bytes written since the last `take`. */
+  /** Bytes written since the last `take` or `reset`. */
   get size(): number {
     return this.length;
+  }
+
+  /** Appends one byte (0 to 255). */
+  byte(value: number): void {
+    this.reserve(1);
+    this.bytes[this.length++] = value;
   }
 
   /** Appends `value` (a non-negative safe integer) as an unsigned LEB128 varint. */
@@ -33,25 +42,47 @@ export class ByteWriter {
     this.bytes[this.length++] = rest;
   }
 
-  /** Appends `text` as its UTF-8 byte length (a varint) and the bytes. */
-  text(text: string): void {
-    const utf8 = encoder.encode(text);
-    this.varint(utf8.length);
-    this.reserve(utf8.length);
-    this.bytes.set(utf8, this.length);
-    this.length += utf8.length;
+  /**
+   * Appends `bytes` as they are.
+   * @throws TypeError when `bytes` is not a Uint8Array (a Uint8Array's `set` would take any array-like).
+   */
+  raw(bytes: Uint8Array): void {
+    if (!(bytes instanceof Uint8Array)) throw new TypeError('Only bytes can be written as they are.');
+    this.reserve(bytes.length);
+    this.bytes.set(bytes, this.length);
+    this.length += bytes.length;
   }
 
-  /** The bytes written since the last `take` (a copy the writer no longer touches). */
+  /** Appends `text` as its UTF-8 byte length (a varint) and the bytes (a lone surrogate becomes U+FFFD). */
+  text(text: string): void {
+    // A UTF-16 code unit takes at most 3 UTF-8 bytes; the bytes are written past the longest length, then moved.
+    const most = text.length * 3;
+    this.reserve(8 + most);
+    const scratch = this.length + 5;
+    const { written } = encoder.encodeInto(text, this.bytes.subarray(scratch, scratch + most));
+    this.varint(written);
+    this.bytes.copyWithin(this.length, scratch, scratch + written);
+    this.length += written;
+  }
+
+  /** The bytes written since the last `take` or `reset` (a copy the writer no longer touches); starts again. */
   take(): Uint8Array {
     const chunk = this.bytes.slice(0, this.length);
     this.length = 0;
     return chunk;
   }
 
-  private reserve(bytes: number): void {
-    if (this.length + bytes <= this.bytes.length) return;
-    const larger = new Uint8Array(Math.max(this.bytes.length * 2, this.length + bytes));
+  /** Drops what was written since the last `take` or `reset`. */
+  reset(): void {
+    this.length = 0;
+  }
+
+  /** Makes room for `count` more bytes. */
+  protected reserve(count: number): void {
+    if (this.length + count <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < this.length + count) size *= 2;
+    const larger = new Uint8Array(size);
     larger.set(this.bytes.subarray(0, this.length));
     this.bytes = larger;
   }
