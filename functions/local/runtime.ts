@@ -127,7 +127,9 @@ async function fillSearchIndex(
       streamArns,
       file: searchSnapshotFile(dataDirectory),
       log,
-      ...(searchStart.path === 'snapshot' ? { loaded: poller.shardPositions() } : {}),
+      ...(searchStart.path === 'snapshot'
+        ? { loaded: { positions: poller.shardPositions(), withText: searchStart.withText === true } }
+        : {}),
     });
     // Runs after the pollers' stop (stops run in reverse): the last snapshot covers every batch handled.
     stops.push(() => snapshots.stop());

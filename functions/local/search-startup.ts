@@ -31,6 +31,8 @@ export interface SearchStart {
   tookMs: number;
   /** Why the snapshot was not used (path `rebuild`). */
   reason?: string;
+  /** Whether the snapshot's full text was used (path `snapshot`; else it is built from the documents after the start). */
+  withText?: boolean;
 }
 
 /** What startEmbeddedSearch works with. */
@@ -170,7 +172,7 @@ export async function startEmbeddedSearch(options: SearchStartOptions): Promise<
         `${snapshot.withText ? 'with their full text' : 'full text built in the background'}) in ${seconds(snapshot.tookMs)}; ` +
         'catching up with the changes since from the streams.',
     );
-    return { path: 'snapshot', documents: documents.length, tookMs: snapshot.tookMs };
+    return { path: 'snapshot', documents: documents.length, tookMs: snapshot.tookMs, withText: snapshot.withText };
   }
   await startStep(options, 'positioning the search streams', () => options.poller.positionAtLatest());
   await startStep(options, 'marking the search streams', options.mark);
@@ -230,9 +232,9 @@ export class SearchSnapshots {
   private timer: NodeJS.Timeout | undefined;
 
   /**
-   * @param loaded the positions of the snapshot the index was loaded from, if it was: no new snapshot until the
-   *   index moves on from it, or has its full text complete when the snapshot had none (else every start would build
-   *   it again).
+   * @param loaded the snapshot the index was loaded from, if it was: its positions, and whether its full text was used
+   *   (SearchStart.withText). No new snapshot until the index moves on from it, or has its full text complete when the
+   *   snapshot gave none (else every start would build it again).
    */
   constructor(
     private readonly options: {
@@ -241,13 +243,11 @@ export class SearchSnapshots {
       streamArns: readonly string[];
       file: string;
       log: (message: string) => void;
-      loaded?: ReadonlyMap<string, ShardPosition | undefined>;
+      loaded?: { positions: ReadonlyMap<string, ShardPosition | undefined>; withText: boolean };
     },
   ) {
-    if (options.loaded !== undefined) {
-      const withText = options.index.snapshotContents()?.text !== undefined;
-      this.lastKey = this.keyOf(options.index.generation, options.loaded, withText);
-    }
+    const { loaded } = options;
+    if (loaded !== undefined) this.lastKey = this.keyOf(options.index.generation, loaded.positions, loaded.withText);
   }
 
   /** What a snapshot holds: the index, the positions, and whether with the full text. */
