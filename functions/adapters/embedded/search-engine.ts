@@ -260,7 +260,8 @@ export class EmbeddedSearchIndex implements SearchIndex {
       if (previous !== undefined) this.detach(previous);
       this.attach(key, document, { text: adopted ? 'present' : 'defer', stored: bytes, slot: adopted ? position : undefined });
     });
-    this.freeSlots.push(...skipped.reverse());
+    // In reverse, so the lowest is taken first; one push each (a spread of 100,000 would exceed the call stack).
+    for (let index = skipped.length - 1; index >= 0; index -= 1) this.freeSlots.push(skipped[index] as number);
     if (!adopted) this.textWorker ??= setImmediate(() => this.indexTextInBackground());
     return adopted;
   }
