@@ -17,8 +17,16 @@ import { type FuzzyRule, TermDictionary } from './term-dictionary.js';
 /**
  * Version of the full text's snapshot form (FullTextIndex.snapshot): raise it whenever the tokenizer, the fuzzy rule or
  * the encoding changes, so that a snapshot of another version is rebuilt from its documents instead of being trusted.
+ * Version 2 added TOKENIZER_PROBE's tokens.
  */
-export const FULL_TEXT_SNAPSHOT_VERSION = 1;
+export const FULL_TEXT_SNAPSHOT_VERSION = 2;
+/**
+ * Text the snapshot stores the tokens of, as the tokenizer split it when the snapshot was written; a load whose
+ * tokenizer splits it otherwise refuses the full text (rebuilt from the documents then), so that a tokenizer change
+ * made without raising FULL_TEXT_SNAPSHOT_VERSION cannot leave terms that queries no longer find. It holds what the
+ * tokenizer decides on: case, accents, inner punctuation (serials, versions, paths), underscores, digits, other scripts.
+ */
+const TOKENIZER_PROBE = "Café ÉCOLE ACM-000123 v1.2.3 lobby/kiosk_02 d'Arc 12,5% São-Paulo Ελλάδα 東京 e-mail@x.io";
 /** Bytes of a snapshot chunk: the caller lets the event loop turn between two. */
 const SNAPSHOT_CHUNK_BYTES = 256 * 1024;
 
@@ -138,7 +146,7 @@ export class FullTextIndex {
   /**
    * The index in its snapshot form, in chunks of about SNAPSHOT_CHUNK_BYTES, each slot replaced by `positionOf[slot]`
    * (−1 for a free slot; positions increase with slots and number `positions` in all; every indexed slot has one):
-   * the version and the field names; the document count; per field its total tokens and documents having it, then its
+   * the version, TOKENIZER_PROBE's tokens and the field names; the document count; per field its total tokens and documents having it, then its
    * token count at each position; then the terms in code unit order, each with its postings (PostingLists.encode).
    * The index must not change until the last chunk is taken.
    * @throws RangeError when an indexed slot has no position.
@@ -146,6 +154,7 @@ export class FullTextIndex {
   *snapshot(positionOf: Int32Array, positions: number): Generator<Uint8Array> {
     const out = new ByteWriter();
     out.varint(FULL_TEXT_SNAPSHOT_VERSION);
+    out.text(tokenizeText(TOKENIZER_PROBE).join('\n'));
     out.varint(FULL_TEXT_FIELDS.length);
     for (const field of FULL_TEXT_FIELDS) out.text(field);
     out.varint(positions);
@@ -170,12 +179,13 @@ export class FullTextIndex {
   /**
    * The index a `snapshot` of `positions` documents describes, each document's slot its position, with room for
    * `capacity` slots (at least `positions`).
-   * @throws RangeError when `bytes` are of another version or other fields, cut short, or malformed.
+   * @throws RangeError when `bytes` are of another version, tokenizer or fields, cut short, or malformed.
    */
   static fromSnapshot(bytes: Uint8Array, positions: number, capacity: number): FullTextIndex {
     const input = new ByteReader(bytes);
     const version = input.varint();
     if (version !== FULL_TEXT_SNAPSHOT_VERSION) throw new RangeError(`The full text is of version ${version}.`);
+    if (input.text() !== tokenizeText(TOKENIZER_PROBE).join('\n')) throw new RangeError('The full text was split by another tokenizer.');
     const fields = Array.from({ length: input.varint() }, () => input.text());
     if (fields.join('\n') !== FULL_TEXT_FIELDS.join('\n')) throw new RangeError('The full text has other fields.');
     if (input.varint() !== positions) throw new RangeError(`The full text is not of ${positions} documents.`);

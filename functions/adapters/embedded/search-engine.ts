@@ -290,13 +290,14 @@ export class EmbeddedSearchIndex implements SearchIndex {
    */
   snapshotContents(): SnapshotContents {
     const documents: Uint8Array[] = [];
-    const positionOf = new Int32Array(this.slots.length).fill(-1);
+    // Positions only matter to a full text that is offered: one still being built is not.
+    const positionOf = this.textBacklog.size === 0 ? new Int32Array(this.slots.length).fill(-1) : undefined;
     for (const entry of this.slots) {
       if (entry === undefined) continue;
-      positionOf[entry.slot] = documents.length;
+      if (positionOf !== undefined) positionOf[entry.slot] = documents.length;
       documents.push(entry.stored);
     }
-    const text = this.textBacklog.size === 0 ? textSnapshot(this.text, positionOf, documents.length) : undefined;
+    const text = positionOf === undefined ? undefined : textSnapshot(this.text, positionOf, documents.length);
     return { strings: this.codec.strings, documents, text };
   }
 

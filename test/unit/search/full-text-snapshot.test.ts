@@ -1,8 +1,8 @@
 /**
  * The embedded engine's full text in a snapshot (FullTextIndex.snapshot, EmbeddedSearchIndex.adoptEncoded with
  * `text`): an index loaded with it answers every `global` search as the index that wrote it, at once and after more
- * writes, with documents left out by the load taken out of it; a full text of another version or a damaged one is
- * not used (the text is built from the documents instead), and taking it after the index changed throws.
+ * writes, with documents left out by the load taken out of it; a full text of another version, one another tokenizer
+ * split, or a damaged one is not used (the text is built from the documents instead), and taking it after the index changed throws.
  */
 import { describe, expect, it } from 'vitest';
 import { searchDocumentFromItem } from '../../../functions/adapters/aws/search-documents.js';
@@ -97,7 +97,7 @@ describe('the full text in a snapshot', () => {
     expect(await answers(loaded)).toEqual(await answers(writer));
   });
 
-  it('is not used when it is of another version or damaged: the text is built from the documents', async () => {
+  it('is not used when it is of another version or tokenizer, or damaged: the text is built from the documents', async () => {
     const writer = await writtenIndex();
     const { strings, documents, text } = snapshotOf(writer);
     const otherVersion = Uint8Array.from(text);
@@ -106,7 +106,19 @@ describe('the full text in a snapshot', () => {
     const damaged = Uint8Array.from(text);
     damaged.fill(0xff, Math.floor(text.length / 2), Math.floor(text.length / 2) + 8);
 
-    for (const bad of [otherVersion, truncated, damaged]) {
+    // Written by a tokenizer that split its probe text otherwise: kept "café" whole where this one folds it, say.
+    const header = new ByteReader(text);
+    const version = header.varint();
+    const probeTokens = header.text();
+    const headerBytes = new ByteWriter();
+    headerBytes.varint(version);
+    headerBytes.text(probeTokens);
+    const otherHeader = new ByteWriter();
+    otherHeader.varint(version);
+    otherHeader.text(`${probeTokens}\nsplit-otherwise`);
+    const otherTokenizer = Buffer.concat([otherHeader.take(), text.subarray(headerBytes.take().length)]);
+
+    for (const bad of [otherVersion, truncated, damaged, otherTokenizer]) {
       const loaded = new EmbeddedSearchIndex();
       expect(loaded.adoptEncoded(strings, documents, undefined, bad)).toBe(false);
       expect(loaded.textComplete).toBe(false);
