@@ -24,9 +24,12 @@ export const FULL_TEXT_SNAPSHOT_VERSION = 2;
  * Text the snapshot stores the tokens of, as the tokenizer split it when the snapshot was written; a load whose
  * tokenizer splits it otherwise refuses the full text (rebuilt from the documents then), so that a tokenizer change
  * made without raising FULL_TEXT_SNAPSHOT_VERSION cannot leave terms that queries no longer find. It holds what the
- * tokenizer decides on: case, accents, inner punctuation (serials, versions, paths), underscores, digits, other scripts.
+ * tokenizer decides on: case (special lower-case forms too), accents, inner punctuation (serials, versions, paths),
+ * underscores, symbols, digits, tabs, no-break spaces, line breaks, other scripts. Only what the probe holds is
+ * compared: a change that splits nothing of it differently goes unnoticed.
  */
-const TOKENIZER_PROBE = "Café ÉCOLE ACM-000123 v1.2.3 lobby/kiosk_02 d'Arc 12,5% São-Paulo Ελλάδα 東京 e-mail@x.io";
+const TOKENIZER_PROBE =
+  "Café ÉCOLE ACM-000123 v1.2.3 lobby/kiosk_02 d'Arc 12,5% São-Paulo Ελλάδα 東京 e-mail@x.io a\tb x\u00a0y line\nbreak\r\nend C++ a+b $5 x=y|z ~w İstanbul ß";
 /** Bytes of a snapshot chunk: the caller lets the event loop turn between two. */
 const SNAPSHOT_CHUNK_BYTES = 256 * 1024;
 

@@ -25,7 +25,7 @@ async function serving(answers: readonly { status: number; detail?: string }[]):
   const seen: string[] = [];
   server = createServer((request: IncomingMessage, response) => {
     const answer = answers[Math.min(seen.length, answers.length - 1)] as { status: number; detail?: string };
-    seen.push(request.method ?? '');
+    seen.push(`${request.method} ${request.headers.authorization}`);
     if (answer.status === 200) {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(USAGE));
       return;
@@ -62,7 +62,8 @@ describe('the e2e client on a busy runtime', () => {
     const answer = await usage(service);
     expect(answer.response.status).toBe(200);
     expect(answer.data).toEqual(USAGE);
-    expect(seen()).toEqual(['GET', 'GET']);
+    // The read sent again is the same, with its bearer token.
+    expect(seen()).toEqual(['GET Bearer token', 'GET Bearer token']);
     expect(performance.now() - started).toBeGreaterThanOrEqual(950);
   });
 
@@ -71,6 +72,6 @@ describe('the e2e client on a busy runtime', () => {
     const answer = await usage(service);
     expect(answer.response.status).toBe(503);
     expect(answer.error?.detail).toBe(DOWN);
-    expect(seen()).toEqual(['GET']);
+    expect(seen()).toEqual(['GET Bearer token']);
   });
 });

@@ -106,7 +106,7 @@ describe('the full text in a snapshot', () => {
     const damaged = Uint8Array.from(text);
     damaged.fill(0xff, Math.floor(text.length / 2), Math.floor(text.length / 2) + 8);
 
-    // Written by a tokenizer that split its probe text otherwise: kept "café" whole where this one folds it, say.
+    // Written by a tokenizer that split its probe text otherwise: one more word than this one finds in it.
     const header = new ByteReader(text);
     const version = header.varint();
     const probeTokens = header.text();
