@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Middleware } from 'openapi-fetch';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { retryDelay } from '../../client/deployment-batch.js';
 import { createDssClient, type DssClient, expectOk, type ProblemBody, requestClientCredentialsToken } from '../../client/index.js';
 import type { ApiName } from '../../functions/contract/route.js';
 import { matchRoute, ROUTES } from '../../functions/contract/routes.js';
@@ -267,9 +268,9 @@ export async function tokenFor(service: LocalService, username: keyof typeof DEM
 const REFUSED_READ_RETRIES = 10;
 
 /**
- * Sends a GET again, after its `Retry-After` (at most REFUSED_READ_RETRIES times), when the local runtime's admission
- * control refused it unprocessed (503 "serving as many requests as it admits", functions/local/http-gateway.ts), as a
- * client honouring Retry-After does. On CI's two busy cores a test's polling read can wait past the queue's bound
+ * Sends a GET again, after its `Retry-After` (retryDelay, as the CLI and the console wait; at most REFUSED_READ_RETRIES
+ * times), when the local runtime's admission control refused it unprocessed (503 "serving as many requests as it
+ * admits", functions/local/http-gateway.ts), as a client honouring Retry-After does. On CI's two busy cores a test's polling read can wait past the queue's bound
  * while simulated kiosks load the runtime; that refusal is the runtime protecting itself, not what the test checks. A
  * 503 of a backend that is down says something else and is returned as it is, as is every other answer.
  */
@@ -283,8 +284,7 @@ const readsAgainWhenRefused: Middleware = {
         .catch(() => undefined)) as ProblemBody | undefined;
       if (!problem?.detail?.includes('as many requests as it admits')) break;
       await answer.body?.cancel();
-      const seconds = Number(answer.headers.get('retry-after'));
-      const waitMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1_000 : 1_000;
+      const waitMs = retryDelay(answer.headers.get('retry-after'), retry);
       // Visible in the test's output: a runtime that sheds load more than it should shows here before tests time out.
       console.warn(
         `${request.method} ${request.url} refused by the busy runtime (${retry + 1} of ${REFUSED_READ_RETRIES}); again in ${waitMs} ms.`,

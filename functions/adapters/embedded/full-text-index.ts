@@ -53,6 +53,9 @@ function tokenizeText(text: string): string[] {
   return tokens;
 }
 
+/** TOKENIZER_PROBE's tokens, one a line, as this runtime's tokenizer splits it: what a snapshot stores and a load compares. */
+const PROBE_TOKENS = tokenizeText(TOKENIZER_PROBE).join('\n');
+
 /** No fuzziness for terms with digits (serials, versions: a near miss is another device); 0.2 from 4 letters. */
 const FUZZY: FuzzyRule = { minLength: 4, fraction: 0.2, maxDistance: MAX_FUZZY };
 
@@ -149,15 +152,16 @@ export class FullTextIndex {
   /**
    * The index in its snapshot form, in chunks of about SNAPSHOT_CHUNK_BYTES, each slot replaced by `positionOf[slot]`
    * (−1 for a free slot; positions increase with slots and number `positions` in all; every indexed slot has one):
-   * the version, TOKENIZER_PROBE's tokens and the field names; the document count; per field its total tokens and documents having it, then its
-   * token count at each position; then the terms in code unit order, each with its postings (PostingLists.encode).
+   * the version, PROBE_TOKENS and the field names; the document count; per field its total tokens and documents
+   * having it, then its token count at each position; then the terms in code unit order, each with its postings
+   * (PostingLists.encode).
    * The index must not change until the last chunk is taken.
    * @throws RangeError when an indexed slot has no position.
    */
   *snapshot(positionOf: Int32Array, positions: number): Generator<Uint8Array> {
     const out = new ByteWriter();
     out.varint(FULL_TEXT_SNAPSHOT_VERSION);
-    out.text(tokenizeText(TOKENIZER_PROBE).join('\n'));
+    out.text(PROBE_TOKENS);
     out.varint(FULL_TEXT_FIELDS.length);
     for (const field of FULL_TEXT_FIELDS) out.text(field);
     out.varint(positions);
@@ -188,7 +192,7 @@ export class FullTextIndex {
     const input = new ByteReader(bytes);
     const version = input.varint();
     if (version !== FULL_TEXT_SNAPSHOT_VERSION) throw new RangeError(`The full text is of version ${version}.`);
-    if (input.text() !== tokenizeText(TOKENIZER_PROBE).join('\n')) throw new RangeError('The full text was split by another tokenizer.');
+    if (input.text() !== PROBE_TOKENS) throw new RangeError('The full text was split by another tokenizer.');
     const fields = Array.from({ length: input.varint() }, () => input.text());
     if (fields.join('\n') !== FULL_TEXT_FIELDS.join('\n')) throw new RangeError('The full text has other fields.');
     if (input.varint() !== positions) throw new RangeError(`The full text is not of ${positions} documents.`);
